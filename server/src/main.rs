@@ -1,0 +1,1 @@
+fn main() { println!("{}", kruise_lua_engine::smoke()); }
