@@ -13,6 +13,7 @@ pub mod vm;
 pub mod yaml;
 pub mod testcase;
 pub mod discovery;
+pub mod runner;
 
 pub use error::{ErrorKind, ScriptError};
 pub use luadata::{Data, IngressData, LuaData};

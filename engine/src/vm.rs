@@ -1,6 +1,7 @@
 //! A fresh, sandboxed Lua 5.1 state per run, with the time and memory budget armed,
 //! and execution of a chunk with its failure classified into an [`ErrorKind`].
 
+use std::cell::Cell;
 use std::time::Duration;
 
 use mlua::Lua;
@@ -35,11 +36,17 @@ pub fn new_state(limits: &Limits) -> mlua::Result<Lua> {
     todo!("vm helper")
 }
 
+/// App data of a state made by [`new_state`]: which budget the run has spent, if any.
+/// The hook and the allocator-limit handling set it; library code reads it.
+#[derive(Debug, Default)]
+pub struct RunBudget {
+    pub hit: Cell<Option<LimitHit>>,
+}
+
 /// `Some` once the run in `lua` has spent its time or memory budget. Library code that
 /// catches errors (pcall, xpcall) uses this to re-raise instead of swallowing the limit.
 pub fn limit_hit(lua: &Lua) -> Option<LimitHit> {
-    let _ = lua;
-    todo!("vm helper")
+    lua.app_data_ref::<RunBudget>().and_then(|budget| budget.hit.get())
 }
 
 /// Loads `source` as a text chunk named `=<string>` (so messages read `<string>:LINE:` as in
