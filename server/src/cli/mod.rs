@@ -1,0 +1,166 @@
+//! Command-line parsing and dispatch: one module per subcommand, shared option types, and
+//! the exit-code convention (0 all good, 1 findings, 2 usage or I/O error).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use kruise_lua_engine::json::KeyOrder;
+use kruise_lua_engine::runner::{Mode, RunOptions};
+use kruise_lua_engine::vm::Limits;
+
+pub mod check;
+pub mod lua_source;
+pub mod obj;
+pub mod paths;
+pub mod report;
+pub mod run;
+pub mod yaml_out;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "kruise-lua",
+    version,
+    about = "Runs OpenKruise Rollout traffic-routing Lua scripts exactly as Kruise does",
+    propagate_version = true
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands. An `lsp` subcommand (language server over stdio) is planned as a sibling.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run every test case of every script and report per step (exit 1 on any failure)
+    Check(check::CheckArgs),
+    /// Print the `obj` each step of a test case hands to the script, as loadable Lua source
+    Obj(obj::ObjArgs),
+    /// Run a script on the steps of a test case and print the resulting resources as YAML
+    Run(run::RunArgs),
+}
+
+/// Which verdict rules apply (see conformance 2.5/2.6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum ModeArg {
+    /// Upstream's unit-test harness: empty table → `[]`, a non-table result → `{}`
+    #[default]
+    Harness,
+    /// The controller: empty table → `null`, a non-table result is an error
+    Production,
+}
+
+impl From<ModeArg> for Mode {
+    fn from(mode: ModeArg) -> Mode {
+        match mode {
+            ModeArg::Harness => Mode::Harness,
+            ModeArg::Production => Mode::Production,
+        }
+    }
+}
+
+/// When to colour the human report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum ColorArg {
+    /// Colour when stdout is a terminal and `NO_COLOR` is not set
+    #[default]
+    Auto,
+    Always,
+    Never,
+}
+
+impl ColorArg {
+    /// Whether to colour output written to stdout.
+    pub fn enabled(self) -> bool {
+        use std::io::IsTerminal;
+        match self {
+            ColorArg::Always => true,
+            ColorArg::Never => false,
+            ColorArg::Auto => {
+                std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty()) && std::io::stdout().is_terminal()
+            }
+        }
+    }
+}
+
+/// The run budget options shared by `check` and `run`.
+#[derive(Debug, Clone, Args)]
+pub struct LimitArgs {
+    /// Wall-clock budget of one script run, in milliseconds (Kruise's is 1000)
+    #[arg(long, value_name = "MS", default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub timeout: u64,
+    /// Memory cap of one script run, in MiB (a limit of ours; Kruise has none)
+    #[arg(long, value_name = "MB", default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=65536))]
+    pub memory: u64,
+}
+
+impl LimitArgs {
+    pub fn run_options(&self) -> RunOptions {
+        RunOptions {
+            limits: Limits {
+                timeout: Duration::from_millis(self.timeout),
+                memory_bytes: (self.memory as usize).saturating_mul(1024 * 1024),
+            },
+            key_order: KeyOrder::Sorted,
+        }
+    }
+}
+
+/// A failure that ends the command with exit code 2 (bad usage, unreadable input).
+#[derive(Debug)]
+pub struct UsageError(pub String);
+
+impl UsageError {
+    pub fn io(path: &std::path::Path, err: &std::io::Error) -> UsageError {
+        UsageError(format!("{}: {}", paths::display(path), io_message(err)))
+    }
+}
+
+/// An I/O error's message without Rust's " (os error N)" suffix.
+fn io_message(err: &std::io::Error) -> String {
+    match err.kind() {
+        std::io::ErrorKind::NotFound => "no such file or directory".to_string(),
+        std::io::ErrorKind::PermissionDenied => "permission denied".to_string(),
+        _ => {
+            let text = err.to_string();
+            match text.find(" (os error") {
+                Some(cut) => text[..cut].to_string(),
+                None => text,
+            }
+        }
+    }
+}
+
+/// Exit codes of every subcommand.
+pub const EXIT_OK: u8 = 0;
+pub const EXIT_FINDINGS: u8 = 1;
+pub const EXIT_USAGE: u8 = 2;
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Check(args) => check::execute(args),
+        Command::Obj(args) => obj::execute(args),
+        Command::Run(args) => run::execute(args),
+    };
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(UsageError(message)) => {
+            eprintln!("kruise-lua: error: {message}");
+            ExitCode::from(EXIT_USAGE)
+        }
+    }
+}
+
+/// Reads a whole file as UTF-8 for a subcommand's input; errors name the path.
+pub fn read_text(path: &std::path::Path) -> Result<String, UsageError> {
+    let bytes = std::fs::read(path).map_err(|err| UsageError::io(path, &err))?;
+    String::from_utf8(bytes)
+        .map_err(|_| UsageError(format!("{}: not valid UTF-8", paths::display(path))))
+}
+
+/// A PATH argument that must exist.
+pub fn existing(path: &PathBuf) -> Result<(), UsageError> {
+    std::fs::metadata(path).map(|_| ()).map_err(|err| UsageError::io(path, &err))
+}

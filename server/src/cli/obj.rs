@@ -1,0 +1,66 @@
+//! `kruise-lua obj CASE.yaml [--step N]`: the `obj` each step of a test case hands to the
+//! script, as Lua source an author can paste into a REPL or a debugging script.
+//!
+//! Every step is a chunk `obj = { … }` under a `--` header naming the case and the step. With
+//! several steps the chunks follow each other (the whole output still loads; the last step's
+//! `obj` wins); `--step N` prints one chunk only.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use kruise_lua_engine::testcase::{CaseKind, parse_case};
+
+use super::{EXIT_FINDINGS, EXIT_OK, UsageError, lua_source, paths, read_text};
+
+#[derive(Debug, Args)]
+pub struct ObjArgs {
+    /// The test case (a testdata/*.yaml file)
+    #[arg(value_name = "CASE.yaml")]
+    pub case: PathBuf,
+    /// Print only step N (0-based)
+    #[arg(long, value_name = "N")]
+    pub step: Option<usize>,
+}
+
+pub fn execute(args: ObjArgs) -> Result<u8, UsageError> {
+    let text = read_text(&args.case)?;
+    let name = paths::display(&args.case);
+    let case = match parse_case(&text) {
+        Ok(case) => case,
+        Err(error) => {
+            let line = error.span.map(|span| format!(":{}", span.start.line)).unwrap_or_default();
+            eprintln!("{name}{line}: case error: {}", error.message);
+            return Ok(EXIT_FINDINGS);
+        }
+    };
+    let selected: Vec<usize> = match args.step {
+        Some(step) if step < case.steps.len() => vec![step],
+        Some(step) => {
+            return Err(UsageError(format!(
+                "--step {step}: {name} has {} step(s), numbered from 0",
+                case.steps.len()
+            )));
+        }
+        None => (0..case.steps.len()).collect(),
+    };
+    let source = kind_label(case.kind);
+    let mut out = String::new();
+    for (position, index) in selected.iter().enumerate() {
+        if position > 0 {
+            out.push('\n');
+        }
+        out.push_str(&format!("-- {name}: step {index} of {} ({source})\n", case.steps.len()));
+        out.push_str("obj = ");
+        out.push_str(&lua_source::to_lua(&case.steps[*index].obj.to_json(), 0));
+        out.push('\n');
+    }
+    print!("{out}");
+    Ok(EXIT_OK)
+}
+
+fn kind_label(kind: CaseKind) -> &'static str {
+    match kind {
+        CaseKind::Rollout => "rollout canary step",
+        CaseKind::TrafficRouting => "trafficRouting",
+    }
+}

@@ -1,0 +1,144 @@
+//! GitHub Actions workflow commands: `::error file=…,line=…,title=…::message` per failing
+//! field (at the field's line in the case, else at `expected[i]`), per script error (at the
+//! Lua line), per case error, and `::warning` for warnings; then the summary line.
+//! Values are escaped as the Actions toolkit does (`%`, CR, LF; plus `:` and `,` in properties).
+
+use std::io::{self, Write};
+
+use kruise_lua_engine::runner::StepStatus;
+
+use super::{
+    CaseReport, Location, Report, ScriptReport, Summary, case_error_location, case_warning_location,
+    diff_location, fail_location, format_path, format_value, step_error_location,
+};
+use crate::cli::paths;
+
+pub fn write(report: &Report, out: &mut dyn Write) -> io::Result<()> {
+    for script in &report.scripts {
+        if let Some(reason) = &script.skipped {
+            let location = Location { file: script.path.clone(), line: Some(script.first_line.max(1)) };
+            command(out, "notice", &location, &format!("{} skipped", script.id()), reason)?;
+        }
+        for case in &script.cases {
+            write_case(out, script, case)?;
+        }
+    }
+    writeln!(out, "{}", Summary::of(report).line())
+}
+
+fn write_case(out: &mut dyn Write, script: &ScriptReport, case: &CaseReport) -> io::Result<()> {
+    let short = paths::relative(&case.path, &script.case_base);
+    for warning in &case.outcome.warnings {
+        command(out, "warning", &case_warning_location(case, warning), short, &warning.message)?;
+    }
+    if let Some(error) = &case.outcome.case_error {
+        command(out, "error", &case_error_location(case, error), &format!("{short}: case error"), &error.message)?;
+    }
+    for step in &case.outcome.steps {
+        let title = format!("{short} step {}", step.index);
+        match step.status {
+            StepStatus::Pass => {}
+            StepStatus::Fail => {
+                for (position, diff) in step.diff.iter().enumerate() {
+                    let mut message = format!(
+                        "expected {}, actual {}",
+                        format_value(diff.expected.as_ref()),
+                        format_value(diff.actual.as_ref())
+                    );
+                    if position == 0 && !step.unified_diff.is_empty() {
+                        message.push_str("\n\n");
+                        message.push_str(&step.unified_diff);
+                    }
+                    let title = format!("{title}: {} differs", format_path(&diff.path));
+                    command(out, "error", &diff_location(case, step, diff), &title, &message)?;
+                }
+                if step.diff.is_empty() {
+                    let message = format!(
+                        "expected {}\nactual   {}",
+                        step.expected.as_deref().unwrap_or("(none)"),
+                        step.actual.as_deref().unwrap_or("(none)")
+                    );
+                    command(out, "error", &fail_location(case, step), &format!("{title}: result differs"), &message)?;
+                }
+            }
+            StepStatus::Error => {
+                let (kind, message) = match &step.error {
+                    Some(error) => (error.kind.as_str(), error.message.as_str()),
+                    None => ("unknown", ""),
+                };
+                let location = step_error_location(script, case, step);
+                command(out, "error", &location, &format!("{title}: {kind} error"), message)?;
+            }
+        }
+        let step_location = Location { file: case.path.clone(), line: step.step_span.map(|span| span.start.line) };
+        if let Some(finding) = case.order_finding(step.index) {
+            command(out, "error", &step_location, &format!("{title}: nondeterministic"), &finding.message())?;
+        }
+        for warning in &step.warnings {
+            command(out, "warning", &step_location, &title, warning)?;
+        }
+    }
+    Ok(())
+}
+
+fn command(out: &mut dyn Write, name: &str, location: &Location, title: &str, message: &str) -> io::Result<()> {
+    write!(out, "::{name} file={}", escape_property(&location.file))?;
+    if let Some(line) = location.line.filter(|line| *line > 0) {
+        write!(out, ",line={line}")?;
+    }
+    writeln!(out, ",title={}::{}", escape_property(title), escape_data(message))
+}
+
+/// Escapes a command's message.
+pub fn escape_data(text: &str) -> String {
+    text.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
+}
+
+/// Escapes a command property value (`file`, `title`).
+pub fn escape_property(text: &str) -> String {
+    escape_data(text).replace(':', "%3A").replace(',', "%2C")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::fixtures;
+    use super::*;
+
+    fn render() -> Vec<String> {
+        let mut out = Vec::new();
+        write(&fixtures::report(), &mut out).unwrap();
+        String::from_utf8(out).unwrap().lines().map(str::to_string).collect()
+    }
+
+    #[test]
+    fn escaping_follows_the_toolkit() {
+        assert_eq!(escape_data("100%\r\nok: a,b"), "100%25%0D%0Aok: a,b");
+        assert_eq!(escape_property("a:b,c%"), "a%3Ab%2Cc%25");
+    }
+
+    #[test]
+    fn annotations_point_at_fields_script_lines_and_case_nodes() {
+        let lines = render();
+        let case = "lua_configuration/example.io/Demo/testdata";
+        let expect = [
+            format!("::warning file={case}/pass.yaml,line=12,title=testdata/pass.yaml::unknown field `weight` in steps[0]"),
+            format!(
+                "::error file={case}/fail.yaml,line=34,title=testdata/fail.yaml step 1%3A spec.weight differs::expected 20, actual 30%0A%0A--- expected%0A+++ actual%0A@@ -1,2 +1,3 @@%0A spec:%0A-  weight: 20%0A+  host: a<&>\"b%0A+  weight: 30%0A"
+            ),
+            format!(
+                "::error file={case}/fail.yaml,line=30,title=testdata/fail.yaml step 1%3A spec.host differs::expected (absent), actual \"a<&>\\\"b\""
+            ),
+            "::error file=lua_configuration/example.io/Demo/trafficRouting.lua,line=7,title=testdata/error.yaml step 0%3A runtime error::<string>:7: attempt to index a nil value%0Astack traceback".to_string(),
+            format!("::error file={case}/error.yaml,line=6,title=testdata/error.yaml step 1%3A timeout error::script exceeded 100 ms"),
+            format!("::error file={case}/broken.yaml,line=1,title=testdata/broken.yaml%3A case error::neither rollout nor trafficRouting defined"),
+        ];
+        for line in &expect {
+            assert!(lines.contains(line), "missing {line}\nin:\n{}", lines.join("\n"));
+        }
+        assert!(lines.iter().any(|l| l.starts_with("::warning") && l.contains("controller")));
+        assert_eq!(lines.last().unwrap(), "2 passed, 1 failed, 3 errors, 2 warnings");
+        for line in &lines[..lines.len() - 1] {
+            assert!(line.starts_with("::"), "every line but the summary is a command: {line}");
+        }
+    }
+}

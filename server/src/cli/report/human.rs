@@ -1,0 +1,213 @@
+//! The report for people: per script, per case, per step ✓/✗/!, with the differing JSON
+//! paths and a coloured unified diff for failures, `file:line:` errors and warnings, and a
+//! final `N passed, N failed, N errors` line.
+
+use std::io::{self, Write};
+
+use kruise_lua_engine::runner::{StepOutcome, StepStatus};
+
+use super::{
+    CaseReport, Report, ScriptReport, Summary, Verdict, case_error_location, case_warning_location, describe_diff,
+    diff_location, step_error_location,
+};
+use crate::cli::paths;
+
+const RED: &str = "\x1b[31m";
+const GREEN: &str = "\x1b[32m";
+const YELLOW: &str = "\x1b[33m";
+const CYAN: &str = "\x1b[36m";
+const BOLD: &str = "\x1b[1m";
+const DIM: &str = "\x1b[2m";
+const RESET: &str = "\x1b[0m";
+
+struct Painter {
+    color: bool,
+}
+
+impl Painter {
+    fn paint(&self, style: &str, text: &str) -> String {
+        if self.color && !text.is_empty() { format!("{style}{text}{RESET}") } else { text.to_string() }
+    }
+
+    fn mark(&self, verdict: Verdict) -> String {
+        match verdict {
+            Verdict::Pass => self.paint(GREEN, "✓"),
+            Verdict::Fail => self.paint(RED, "✗"),
+            Verdict::Error => self.paint(RED, "!"),
+        }
+    }
+}
+
+pub fn write(report: &Report, color: bool, out: &mut dyn Write) -> io::Result<()> {
+    let painter = Painter { color };
+    for script in &report.scripts {
+        write_script(&painter, script, out)?;
+    }
+    let summary = Summary::of(report);
+    let style = if summary.exit_code() == 0 { GREEN } else { RED };
+    if !report.scripts.is_empty() {
+        writeln!(out)?;
+    }
+    if report.shuffle_runs > 0 {
+        writeln!(out, "key order: every case also ran {} times with obj's keys shuffled", report.shuffle_runs)?;
+    }
+    writeln!(out, "{}", painter.paint(style, &summary.line()))
+}
+
+fn write_script(painter: &Painter, script: &ScriptReport, out: &mut dyn Write) -> io::Result<()> {
+    let title = match &script.key {
+        Some(key) => format!("{} [{}]", script.path, key),
+        None => script.path.clone(),
+    };
+    if let Some(reason) = &script.skipped {
+        writeln!(out, "- {}", painter.paint(BOLD, &title))?;
+        writeln!(out, "    {}", painter.paint(YELLOW, &format!("skipped: {reason}")))?;
+        return Ok(());
+    }
+    writeln!(out, "{} {}", painter.mark(script.verdict()), painter.paint(BOLD, &title))?;
+    for case in &script.cases {
+        write_case(painter, script, case, out)?;
+    }
+    Ok(())
+}
+
+fn write_case(painter: &Painter, script: &ScriptReport, case: &CaseReport, out: &mut dyn Write) -> io::Result<()> {
+    let name = paths::relative(&case.path, &script.case_base);
+    writeln!(out, "  {} {}", painter.mark(case.verdict()), name)?;
+    for warning in &case.outcome.warnings {
+        let location = case_warning_location(case, warning);
+        writeln!(out, "      {}", painter.paint(YELLOW, &format!("{location}: warning: {}", warning.message)))?;
+    }
+    if let Some(error) = &case.outcome.case_error {
+        let location = case_error_location(case, error);
+        write_block(out, "      ", &painter.paint(RED, &format!("{location}: case error: {}", error.message)))?;
+    }
+    for step in &case.outcome.steps {
+        write_step(painter, script, case, step, out)?;
+    }
+    Ok(())
+}
+
+fn write_step(
+    painter: &Painter,
+    script: &ScriptReport,
+    case: &CaseReport,
+    step: &StepOutcome,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let finding = case.order_finding(step.index);
+    let verdict = match step.status {
+        StepStatus::Pass if finding.is_some() => Verdict::Fail,
+        StepStatus::Pass => Verdict::Pass,
+        StepStatus::Fail => Verdict::Fail,
+        StepStatus::Error => Verdict::Error,
+    };
+    writeln!(out, "      {} step {}", painter.mark(verdict), step.index)?;
+    const DETAIL: &str = "          ";
+    match step.status {
+        StepStatus::Pass => {}
+        StepStatus::Fail => {
+            for diff in &step.diff {
+                let location = diff_location(case, step, diff);
+                writeln!(out, "{DETAIL}{}  {}", describe_diff(diff), painter.paint(DIM, &format!("({location})")))?;
+            }
+            if step.diff.is_empty() {
+                // No structural diff (e.g. number formatting): show both canonical texts.
+                writeln!(out, "{DETAIL}expected {}", step.expected.as_deref().unwrap_or("(none)"))?;
+                writeln!(out, "{DETAIL}actual   {}", step.actual.as_deref().unwrap_or("(none)"))?;
+            }
+            for line in step.unified_diff.lines() {
+                let style = if line.starts_with("---") || line.starts_with("+++") {
+                    BOLD
+                } else if line.starts_with('-') {
+                    RED
+                } else if line.starts_with('+') {
+                    GREEN
+                } else if line.starts_with("@@") {
+                    CYAN
+                } else {
+                    ""
+                };
+                writeln!(out, "{DETAIL}{}", painter.paint(style, line))?;
+            }
+        }
+        StepStatus::Error => {
+            let location = step_error_location(script, case, step);
+            let message = match &step.error {
+                Some(error) => format!("{} error: {}", error.kind, error.message),
+                None => "error".to_string(),
+            };
+            write_block(out, DETAIL, &painter.paint(RED, &format!("{location}: {message}")))?;
+        }
+    }
+    if let Some(finding) = finding {
+        write_block(out, DETAIL, &painter.paint(RED, &finding.message()))?;
+    }
+    for warning in &step.warnings {
+        write_block(out, DETAIL, &painter.paint(YELLOW, &format!("warning: {warning}")))?;
+    }
+    if step.status != StepStatus::Pass {
+        for print in &step.prints {
+            write_block(out, DETAIL, &painter.paint(DIM, &format!("print: {print}")))?;
+        }
+    }
+    Ok(())
+}
+
+/// Writes possibly multi-line text with every line indented.
+fn write_block(out: &mut dyn Write, indent: &str, text: &str) -> io::Result<()> {
+    for line in text.lines() {
+        writeln!(out, "{indent}{line}")?;
+    }
+    if text.is_empty() {
+        writeln!(out)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::fixtures;
+    use super::*;
+
+    fn render(color: bool) -> String {
+        let mut out = Vec::new();
+        write(&fixtures::report(), color, &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn plain_report_lists_every_step_with_locations() {
+        let text = render(false);
+        assert!(!text.contains('\x1b'), "no colour when disabled:\n{text}");
+        let expected_lines = [
+            "! lua_configuration/example.io/Demo/trafficRouting.lua",
+            "  ✓ testdata/pass.yaml",
+            "      lua_configuration/example.io/Demo/testdata/pass.yaml:12: warning: unknown field `weight` in steps[0]",
+            "  ✗ testdata/fail.yaml",
+            "      ✗ step 1",
+            "          spec.weight: expected 20, actual 30  (lua_configuration/example.io/Demo/testdata/fail.yaml:34)",
+            "          spec.host: expected (absent), actual \"a<&>\\\"b\"  (lua_configuration/example.io/Demo/testdata/fail.yaml:30)",
+            "          -  weight: 20",
+            "          warning: the controller's result differs: {\"spec\":null}",
+            "          print: debug 100%",
+            "      ! step 0",
+            "          lua_configuration/example.io/Demo/trafficRouting.lua:7: runtime error: <string>:7: attempt to index a nil value",
+            "          stack traceback",
+            "          lua_configuration/example.io/Demo/testdata/error.yaml:6: timeout error: script exceeded 100 ms",
+            "      lua_configuration/example.io/Demo/testdata/broken.yaml:1: case error: neither rollout nor trafficRouting defined",
+        ];
+        for line in expected_lines {
+            assert!(text.lines().any(|l| l == line), "missing line {line:?} in:\n{text}");
+        }
+        assert_eq!(text.lines().last(), Some("2 passed, 1 failed, 3 errors, 2 warnings"));
+    }
+
+    #[test]
+    fn colour_marks_diff_lines() {
+        let text = render(true);
+        assert!(text.contains(&format!("{RED}-  weight: 20{RESET}")), "{text}");
+        assert!(text.contains(&format!("{GREEN}+  weight: 30{RESET}")), "{text}");
+        assert!(text.contains(&format!("{GREEN}✓{RESET}")), "{text}");
+    }
+}

@@ -1,0 +1,150 @@
+//! JSON Lines report: one object per step, and one with `"step": null` per case-level error.
+//!
+//! Fields: `script`, `case`, `step`, `status` (`pass`/`fail`/`error`), `error_kind`, `error`,
+//! `line`, `actual`, `expected` (canonical JSON strings), `warnings`. `line` is a line of the
+//! script file for script errors, of the case file otherwise (the failing field or
+//! `expected[i]` for failures, the offending node for case errors; `null` for passes).
+//! Case warnings (`file:line: message`) are listed with the case's first object.
+
+use std::io::{self, Write};
+
+use kruise_lua_engine::runner::{StepOutcome, StepStatus};
+use serde::Serialize;
+
+use super::{CaseReport, Report, ScriptReport, case_error_location, case_warning_location, fail_location, step_error_location};
+
+/// One line of the report.
+#[derive(Debug, Serialize)]
+pub struct Line<'a> {
+    pub script: String,
+    pub case: &'a str,
+    pub step: Option<usize>,
+    pub status: &'static str,
+    pub error_kind: Option<&'static str>,
+    pub error: Option<String>,
+    pub line: Option<u32>,
+    pub actual: Option<&'a str>,
+    pub expected: Option<&'a str>,
+    pub warnings: Vec<String>,
+}
+
+pub fn write(report: &Report, out: &mut dyn Write) -> io::Result<()> {
+    for script in &report.scripts {
+        for case in &script.cases {
+            for line in case_lines(script, case) {
+                serde_json::to_writer(&mut *out, &line)?;
+                out.write_all(b"\n")?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The lines of one case, in step order.
+pub fn case_lines<'a>(script: &ScriptReport, case: &'a CaseReport) -> Vec<Line<'a>> {
+    let mut case_warnings: Vec<String> = case
+        .outcome
+        .warnings
+        .iter()
+        .map(|warning| format!("{}: {}", case_warning_location(case, warning), warning.message))
+        .collect();
+    let mut lines = Vec::new();
+    if let Some(error) = &case.outcome.case_error {
+        lines.push(Line {
+            script: script.id(),
+            case: &case.path,
+            step: None,
+            status: "error",
+            error_kind: Some("case"),
+            error: Some(error.message.clone()),
+            line: case_error_location(case, error).line,
+            actual: None,
+            expected: None,
+            warnings: std::mem::take(&mut case_warnings),
+        });
+    }
+    for step in &case.outcome.steps {
+        let mut warnings = std::mem::take(&mut case_warnings);
+        warnings.extend(step.warnings.iter().cloned());
+        if let Some(finding) = case.order_finding(step.index) {
+            warnings.push(finding.message());
+        }
+        lines.push(step_line(script, case, step, warnings));
+    }
+    lines
+}
+
+fn step_line<'a>(script: &ScriptReport, case: &'a CaseReport, step: &'a StepOutcome, warnings: Vec<String>) -> Line<'a> {
+    let (status, line) = match step.status {
+        StepStatus::Pass => ("pass", None),
+        StepStatus::Fail => ("fail", fail_location(case, step).line),
+        StepStatus::Error => ("error", step_error_location(script, case, step).line),
+    };
+    Line {
+        script: script.id(),
+        case: &case.path,
+        step: Some(step.index),
+        status,
+        error_kind: step.error.as_ref().map(|error| error.kind.as_str()),
+        error: step.error.as_ref().map(|error| error.message.clone()),
+        line,
+        actual: step.actual.as_deref(),
+        expected: step.expected.as_deref(),
+        warnings,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::fixtures;
+    use super::*;
+    use serde_json::Value;
+
+    fn lines() -> Vec<Value> {
+        let mut out = Vec::new();
+        write(&fixtures::report(), &mut out).unwrap();
+        String::from_utf8(out).unwrap().lines().map(|line| serde_json::from_str(line).unwrap()).collect()
+    }
+
+    #[test]
+    fn one_object_per_step_and_per_case_error() {
+        let lines = lines();
+        assert_eq!(lines.len(), 6);
+        let keys = ["script", "case", "step", "status", "error_kind", "error", "line", "actual", "expected", "warnings"];
+        assert_eq!(lines[0].as_object().unwrap().len(), keys.len());
+        let mut out = Vec::new();
+        write(&fixtures::report(), &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let first = text.lines().next().unwrap();
+        let positions: Vec<usize> = keys.iter().map(|key| first.find(&format!("\"{key}\":")).unwrap()).collect();
+        assert!(positions.windows(2).all(|pair| pair[0] < pair[1]), "keys in documented order: {first}");
+        assert_eq!(lines[0]["script"], "lua_configuration/example.io/Demo/trafficRouting.lua");
+        assert_eq!(lines[0]["status"], "pass");
+        assert_eq!(lines[0]["line"], Value::Null);
+        assert_eq!(
+            lines[0]["warnings"][0],
+            "lua_configuration/example.io/Demo/testdata/pass.yaml:12: unknown field `weight` in steps[0]"
+        );
+    }
+
+    #[test]
+    fn failures_and_errors_carry_kind_line_and_texts() {
+        let lines = lines();
+        let fail = &lines[2];
+        assert_eq!((fail["step"].as_u64(), fail["status"].as_str()), (Some(1), Some("fail")));
+        assert_eq!(fail["line"], 34);
+        assert_eq!(fail["expected"], r#"{"spec":{"weight":20}}"#);
+        assert_eq!(fail["error_kind"], Value::Null);
+        let runtime = &lines[3];
+        assert_eq!(runtime["error_kind"], "runtime");
+        assert_eq!(runtime["line"], 7);
+        assert_eq!(runtime["actual"], Value::Null);
+        let timeout = &lines[4];
+        assert_eq!(timeout["error_kind"], "timeout");
+        assert_eq!(timeout["line"], 6, "a timeout points at the step in the case");
+        let case_error = &lines[5];
+        assert_eq!(case_error["step"], Value::Null);
+        assert_eq!(case_error["error_kind"], "case");
+        assert_eq!(case_error["line"], 1);
+    }
+}

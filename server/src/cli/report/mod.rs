@@ -1,0 +1,558 @@
+//! The result of a `check` run as plain data (scripts → cases → engine outcomes, in walk
+//! order), the summary and exit code derived from it, and the formatters that print it.
+
+use std::fmt::Write as _;
+use std::io::{self, Write};
+
+use kruise_lua_engine::ErrorKind;
+use kruise_lua_engine::runner::{CaseOutcome, FieldDiff, StepOutcome, StepStatus};
+use kruise_lua_engine::testcase::{CaseError, CaseWarning};
+use kruise_lua_engine::value::JsonValue;
+use kruise_lua_engine::yaml::{PathSeg, Span};
+
+pub mod github;
+pub mod human;
+pub mod json;
+pub mod junit;
+
+/// Everything `check` found, in walk order (independent of how the work was scheduled).
+#[derive(Debug, Clone, Default)]
+pub struct Report {
+    pub scripts: Vec<ScriptReport>,
+    /// How many shuffled-key-order reruns each case had (`--shuffle N`; 0 when off).
+    pub shuffle_runs: u32,
+}
+
+/// One script and the outcome of each of its cases.
+#[derive(Debug, Clone, Default)]
+pub struct ScriptReport {
+    /// Display path of the file holding the script (a `.lua` file or a ConfigMap manifest).
+    pub path: String,
+    /// The ConfigMap key, for a script embedded in a manifest.
+    pub key: Option<String>,
+    /// Line of `path` where the script's line 1 sits (1 for a `.lua` file).
+    pub first_line: u32,
+    /// Display folder case names are shown relative to in the human report.
+    pub case_base: String,
+    pub cases: Vec<CaseReport>,
+    /// Why the script was not run at all (e.g. an ingress-class script has no test format).
+    pub skipped: Option<String>,
+}
+
+/// One case file (or the missing `testdata` folder) and what happened to it.
+#[derive(Debug, Clone)]
+pub struct CaseReport {
+    /// Display path of the case file.
+    pub path: String,
+    pub outcome: CaseOutcome,
+    /// Steps whose result changed when `obj`'s keys were inserted in another order.
+    pub order_dependent: Vec<OrderFinding>,
+}
+
+/// A step whose result depends on the order `pairs()` visits `obj`'s keys.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OrderFinding {
+    pub step: usize,
+    /// Distinct results seen across `runs` runs.
+    pub distinct: usize,
+    pub runs: usize,
+    /// One result that differs from the sorted-order run's.
+    pub sample: String,
+}
+
+impl OrderFinding {
+    pub fn message(&self) -> String {
+        format!(
+            "nondeterministic: the result depends on the order pairs() visits obj's keys ({} distinct results in {} runs with shuffled key order); another run gave {}",
+            self.distinct, self.runs, self.sample
+        )
+    }
+}
+
+impl ScriptReport {
+    /// The script's identity in machine-readable reports: its path, plus `#key` when it
+    /// is embedded in a ConfigMap.
+    pub fn id(&self) -> String {
+        match &self.key {
+            Some(key) => format!("{}#{}", self.path, key),
+            None => self.path.clone(),
+        }
+    }
+
+    /// The line of [`ScriptReport::path`] holding the script's line `lua_line`.
+    pub fn file_line(&self, lua_line: u32) -> u32 {
+        self.first_line.max(1) + lua_line.saturating_sub(1)
+    }
+}
+
+/// A file and (when known) a 1-based line in it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Location {
+    pub file: String,
+    pub line: Option<u32>,
+}
+
+impl std::fmt::Display for Location {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.line {
+            Some(line) => write!(f, "{}:{}", self.file, line),
+            None => f.write_str(&self.file),
+        }
+    }
+}
+
+fn span_line(span: Option<&Span>) -> Option<u32> {
+    span.map(|span| span.start.line).filter(|line| *line > 0)
+}
+
+/// Where a step's error is: the Lua line for script errors, the step's YAML line for case
+/// errors (e.g. a missing `expected[i]`) and for script errors without a line.
+pub fn step_error_location(script: &ScriptReport, case: &CaseReport, step: &StepOutcome) -> Location {
+    match &step.error {
+        Some(error) if error.kind == ErrorKind::Case => Location {
+            file: case.path.clone(),
+            line: span_line(step.expected_span.as_ref()).or(span_line(step.step_span.as_ref())),
+        },
+        // A script error without a Lua line (timeout, memory, encode, …): point at the step.
+        Some(error) => match error.line {
+            Some(line) => Location { file: script.path.clone(), line: Some(script.file_line(line)) },
+            None => Location { file: case.path.clone(), line: span_line(step.step_span.as_ref()) },
+        },
+        None => Location { file: case.path.clone(), line: span_line(step.step_span.as_ref()) },
+    }
+}
+
+/// Where a failing step points: its first differing field with a position, else `expected[i]`.
+pub fn fail_location(case: &CaseReport, step: &StepOutcome) -> Location {
+    let line = step
+        .diff
+        .iter()
+        .find_map(|diff| span_line(diff.span.as_ref()))
+        .or(span_line(step.expected_span.as_ref()))
+        .or(span_line(step.step_span.as_ref()));
+    Location { file: case.path.clone(), line }
+}
+
+/// Where one differing field is written (its own line, else the `expected[i]` node's).
+pub fn diff_location(case: &CaseReport, step: &StepOutcome, diff: &FieldDiff) -> Location {
+    let line = span_line(diff.span.as_ref())
+        .or(span_line(step.expected_span.as_ref()))
+        .or(span_line(step.step_span.as_ref()));
+    Location { file: case.path.clone(), line }
+}
+
+pub fn case_error_location(case: &CaseReport, error: &CaseError) -> Location {
+    Location { file: case.path.clone(), line: span_line(error.span.as_ref()) }
+}
+
+pub fn case_warning_location(case: &CaseReport, warning: &CaseWarning) -> Location {
+    Location { file: case.path.clone(), line: span_line(warning.span.as_ref()) }
+}
+
+/// A JSON path as authors write it: `spec.http[0].route[1].weight`, odd keys as `["a.b"]`.
+pub fn format_path(path: &[PathSeg]) -> String {
+    if path.is_empty() {
+        return "(root)".to_string();
+    }
+    let mut out = String::new();
+    for seg in path {
+        match seg {
+            PathSeg::Key(key) if is_plain_key(key) => {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(key);
+            }
+            PathSeg::Key(key) => {
+                out.push('[');
+                out.push_str(&json_string(key));
+                out.push(']');
+            }
+            PathSeg::Index(index) => {
+                let _ = write!(out, "[{index}]");
+            }
+        }
+    }
+    out
+}
+
+fn is_plain_key(key: &str) -> bool {
+    !key.is_empty() && key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || b == b'/')
+}
+
+/// A field value for messages: compact JSON (keys sorted, Go's number format, but without
+/// Go's HTML escapes, which only hinder reading), or `(absent)`.
+pub fn format_value(value: Option<&JsonValue>) -> String {
+    match value {
+        Some(value) => {
+            let mut out = String::new();
+            write_compact(&mut out, value);
+            out
+        }
+        None => "(absent)".to_string(),
+    }
+}
+
+fn write_compact(out: &mut String, value: &JsonValue) {
+    match value {
+        JsonValue::Null => out.push_str("null"),
+        JsonValue::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        JsonValue::Int(i) => {
+            let _ = write!(out, "{i}");
+        }
+        JsonValue::Float(f) => out.push_str(&go_number(*f)),
+        JsonValue::String(s) => out.push_str(&json_string(s)),
+        JsonValue::Array(items) => {
+            out.push('[');
+            for (index, item) in items.iter().enumerate() {
+                if index > 0 {
+                    out.push(',');
+                }
+                write_compact(out, item);
+            }
+            out.push(']');
+        }
+        JsonValue::Object(map) => {
+            out.push('{');
+            for (index, (key, item)) in map.iter().enumerate() {
+                if index > 0 {
+                    out.push(',');
+                }
+                out.push_str(&json_string(key));
+                out.push(':');
+                write_compact(out, item);
+            }
+            out.push('}');
+        }
+    }
+}
+
+fn json_string(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_else(|_| format!("{s:?}"))
+}
+
+/// A double as Go's `encoding/json` writes it (`50`, `0.5`, `1e+21`, `1e-7`).
+pub fn go_number(f: f64) -> String {
+    if !f.is_finite() {
+        return f.to_string();
+    }
+    let magnitude = f.abs();
+    if magnitude == 0.0 || (1e-6..1e21).contains(&magnitude) {
+        return format!("{f}");
+    }
+    let text = format!("{f:e}");
+    match text.split_once('e') {
+        Some((mantissa, exponent)) if !exponent.starts_with('-') => format!("{mantissa}e+{exponent}"),
+        _ => text,
+    }
+}
+
+/// `path: expected X, actual Y` for one differing field.
+pub fn describe_diff(diff: &FieldDiff) -> String {
+    format!(
+        "{}: expected {}, actual {}",
+        format_path(&diff.path),
+        format_value(diff.expected.as_ref()),
+        format_value(diff.actual.as_ref())
+    )
+}
+
+/// A case's overall verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Verdict {
+    Pass,
+    Fail,
+    Error,
+}
+
+impl CaseReport {
+    pub fn verdict(&self) -> Verdict {
+        if self.outcome.case_error.is_some() {
+            return Verdict::Error;
+        }
+        let mut verdict = if self.order_dependent.is_empty() { Verdict::Pass } else { Verdict::Fail };
+        for step in &self.outcome.steps {
+            let step_verdict = match step.status {
+                StepStatus::Pass => Verdict::Pass,
+                StepStatus::Fail => Verdict::Fail,
+                StepStatus::Error => Verdict::Error,
+            };
+            verdict = verdict.max(step_verdict);
+        }
+        verdict
+    }
+
+    pub fn order_finding(&self, step: usize) -> Option<&OrderFinding> {
+        self.order_dependent.iter().find(|finding| finding.step == step)
+    }
+}
+
+impl ScriptReport {
+    pub fn verdict(&self) -> Verdict {
+        self.cases.iter().map(CaseReport::verdict).max().unwrap_or(Verdict::Pass)
+    }
+}
+
+/// Counts for the final line, and the exit code they imply.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Summary {
+    pub passed: usize,
+    pub failed: usize,
+    /// Step errors plus case-level errors.
+    pub errors: usize,
+    pub warnings: usize,
+    /// Steps whose result depends on key order (`--shuffle`); they make the exit code 1.
+    pub nondeterministic: usize,
+    pub skipped_scripts: usize,
+}
+
+impl Summary {
+    pub fn of(report: &Report) -> Summary {
+        let mut summary = Summary::default();
+        for script in &report.scripts {
+            if script.skipped.is_some() {
+                summary.skipped_scripts += 1;
+            }
+            for case in &script.cases {
+                summary.warnings += case.outcome.warnings.len();
+                summary.nondeterministic += case.order_dependent.len();
+                if case.outcome.case_error.is_some() {
+                    summary.errors += 1;
+                }
+                for step in &case.outcome.steps {
+                    summary.warnings += step.warnings.len();
+                    match step.status {
+                        StepStatus::Pass => summary.passed += 1,
+                        StepStatus::Fail => summary.failed += 1,
+                        StepStatus::Error => summary.errors += 1,
+                    }
+                }
+            }
+        }
+        summary
+    }
+
+    /// 0 when every step passed deterministically, 1 otherwise.
+    pub fn exit_code(&self) -> u8 {
+        if self.failed + self.errors + self.nondeterministic > 0 { 1 } else { 0 }
+    }
+
+    /// `N passed, N failed, N errors` and the optional counts after it.
+    pub fn line(&self) -> String {
+        let mut line = format!("{} passed, {} failed, {} errors", self.passed, self.failed, self.errors);
+        if self.nondeterministic > 0 {
+            let _ = write!(line, ", {} nondeterministic", self.nondeterministic);
+        }
+        if self.warnings > 0 {
+            let _ = write!(line, ", {} warnings", self.warnings);
+        }
+        if self.skipped_scripts > 0 {
+            let _ = write!(line, ", {} scripts skipped", self.skipped_scripts);
+        }
+        line
+    }
+}
+
+/// Output formats of `check`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Format {
+    /// Per script, case and step, with diffs (for people)
+    #[default]
+    Human,
+    /// JSON Lines, one object per step (and per case-level error)
+    Json,
+    /// JUnit XML: a testsuite per script, a testcase per step
+    Junit,
+    /// GitHub Actions workflow annotations (::error / ::warning)
+    Github,
+}
+
+/// Writes `report` in `format`.
+pub fn write(report: &Report, format: Format, color: bool, out: &mut dyn Write) -> io::Result<()> {
+    match format {
+        Format::Human => human::write(report, color, out),
+        Format::Json => json::write(report, out),
+        Format::Junit => junit::write(report, out),
+        Format::Github => github::write(report, out),
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod fixtures {
+    //! Hand-built outcomes for the formatters' unit tests (no engine run needed).
+
+    use super::*;
+    use kruise_lua_engine::ScriptError;
+    use kruise_lua_engine::luadata::LuaData;
+    use kruise_lua_engine::yaml::Pos;
+
+    pub fn span(line: u32) -> Option<Span> {
+        Some(Span { start: Pos { line, column: 5, offset: 0 }, end: Pos { line, column: 9, offset: 0 } })
+    }
+
+    pub fn step(index: usize, status: StepStatus) -> StepOutcome {
+        StepOutcome {
+            index,
+            status,
+            obj: LuaData::default(),
+            actual: Some(r#"{"spec":{"weight":10}}"#.to_string()),
+            expected: Some(r#"{"spec":{"weight":10}}"#.to_string()),
+            error: None,
+            diff: vec![],
+            unified_diff: String::new(),
+            warnings: vec![],
+            prints: vec![],
+            expected_span: span(20 + 10 * index as u32),
+            step_span: span(5 + index as u32),
+        }
+    }
+
+    /// One script with a passing case, a failing step, a runtime error, a case error and
+    /// warnings; the failing step has `<&>` and a quote in its values to exercise escaping.
+    pub fn report() -> Report {
+        let mut failing = step(1, StepStatus::Fail);
+        failing.actual = Some(r#"{"spec":{"host":"a<&>\"b","weight":30}}"#.to_string());
+        failing.expected = Some(r#"{"spec":{"weight":20}}"#.to_string());
+        failing.diff = vec![
+            FieldDiff {
+                path: vec![PathSeg::Key("spec".into()), PathSeg::Key("weight".into())],
+                expected: Some(JsonValue::Int(20)),
+                actual: Some(JsonValue::Float(30.0)),
+                span: span(34),
+            },
+            FieldDiff {
+                path: vec![PathSeg::Key("spec".into()), PathSeg::Key("host".into())],
+                expected: None,
+                actual: Some(JsonValue::String("a<&>\"b".into())),
+                span: None,
+            },
+        ];
+        failing.unified_diff =
+            "--- expected\n+++ actual\n@@ -1,2 +1,3 @@\n spec:\n-  weight: 20\n+  host: a<&>\"b\n+  weight: 30\n"
+                .to_string();
+        failing.warnings = vec!["the controller's result differs: {\"spec\":null}".to_string()];
+        failing.prints = vec!["debug 100%".to_string()];
+
+        let mut erroring = step(0, StepStatus::Error);
+        erroring.actual = None;
+        erroring.error = Some(
+            ScriptError::new(ErrorKind::Runtime, "<string>:7: attempt to index a nil value\nstack traceback")
+                .at_line(Some(7)),
+        );
+        let mut timing_out = step(1, StepStatus::Error);
+        timing_out.actual = None;
+        timing_out.error = Some(ScriptError::new(ErrorKind::Timeout, "script exceeded 100 ms"));
+
+        let script = ScriptReport {
+            path: "lua_configuration/example.io/Demo/trafficRouting.lua".into(),
+            key: None,
+            first_line: 1,
+            case_base: "lua_configuration/example.io/Demo".into(),
+            skipped: None,
+            cases: vec![
+                CaseReport {
+                    path: "lua_configuration/example.io/Demo/testdata/pass.yaml".into(),
+                    outcome: CaseOutcome {
+                        case_error: None,
+                        warnings: vec![CaseWarning {
+                            message: "unknown field `weight` in steps[0]".into(),
+                            span: span(12),
+                        }],
+                        steps: vec![step(0, StepStatus::Pass)],
+                    },
+                    order_dependent: vec![],
+                },
+                CaseReport {
+                    path: "lua_configuration/example.io/Demo/testdata/fail.yaml".into(),
+                    outcome: CaseOutcome {
+                        case_error: None,
+                        warnings: vec![],
+                        steps: vec![step(0, StepStatus::Pass), failing],
+                    },
+                    order_dependent: vec![],
+                },
+                CaseReport {
+                    path: "lua_configuration/example.io/Demo/testdata/error.yaml".into(),
+                    outcome: CaseOutcome { case_error: None, warnings: vec![], steps: vec![erroring, timing_out] },
+                    order_dependent: vec![],
+                },
+                CaseReport {
+                    path: "lua_configuration/example.io/Demo/testdata/broken.yaml".into(),
+                    outcome: CaseOutcome {
+                        case_error: Some(CaseError {
+                            message: "neither rollout nor trafficRouting defined".into(),
+                            span: span(1),
+                        }),
+                        warnings: vec![],
+                        steps: vec![],
+                    },
+                    order_dependent: vec![],
+                },
+            ],
+        };
+        Report { scripts: vec![script], shuffle_runs: 0 }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_read_as_written_in_yaml() {
+        let path = vec![
+            PathSeg::Key("spec".into()),
+            PathSeg::Key("http".into()),
+            PathSeg::Index(0),
+            PathSeg::Key("a.b".into()),
+        ];
+        assert_eq!(format_path(&path), r#"spec.http[0]["a.b"]"#);
+        assert_eq!(format_path(&[]), "(root)");
+        assert_eq!(format_path(&[PathSeg::Index(2)]), "[2]");
+    }
+
+    #[test]
+    fn values_read_like_go_json() {
+        assert_eq!(go_number(50.0), "50");
+        assert_eq!(go_number(0.5), "0.5");
+        assert_eq!(go_number(1e21), "1e+21");
+        assert_eq!(go_number(1e-7), "1e-7");
+        assert_eq!(go_number(1e20), "100000000000000000000");
+        let value = JsonValue::Array(vec![JsonValue::Int(1), JsonValue::String("a\"<".into()), JsonValue::Null]);
+        assert_eq!(format_value(Some(&value)), r#"[1,"a\"<",null]"#);
+        assert_eq!(format_value(None), "(absent)");
+    }
+
+    #[test]
+    fn summary_counts_steps_and_case_errors() {
+        let summary = Summary::of(&fixtures::report());
+        assert_eq!((summary.passed, summary.failed, summary.errors), (2, 1, 3));
+        assert_eq!(summary.warnings, 2);
+        assert_eq!(summary.exit_code(), 1);
+        assert_eq!(summary.line(), "2 passed, 1 failed, 3 errors, 2 warnings");
+    }
+
+    #[test]
+    fn order_dependence_alone_fails_the_run() {
+        let mut report = fixtures::report();
+        report.scripts[0].cases.truncate(1);
+        assert_eq!(Summary::of(&report).exit_code(), 0);
+        report.scripts[0].cases[0].order_dependent.push(OrderFinding {
+            step: 0,
+            distinct: 2,
+            runs: 4,
+            sample: "{}".into(),
+        });
+        let summary = Summary::of(&report);
+        assert_eq!(summary.exit_code(), 1);
+        assert_eq!(report.scripts[0].cases[0].verdict(), Verdict::Fail);
+    }
+
+    #[test]
+    fn configmap_lines_are_offset() {
+        let script = ScriptReport { first_line: 10, key: Some("lua.traffic.routing.K.g".into()), path: "cm.yaml".into(), ..Default::default() };
+        assert_eq!(script.file_line(1), 10);
+        assert_eq!(script.file_line(4), 13);
+        assert_eq!(script.id(), "cm.yaml#lua.traffic.routing.K.g");
+    }
+}

@@ -1,0 +1,169 @@
+//! `kruise-lua run SCRIPT --case CASE.yaml [--step N] [--mode …]`: runs a custom-provider
+//! script on the steps of a test case and prints each resulting resource as a YAML document
+//! shaped like `expected[i]`: apiVersion, kind and metadata from `original` (with the
+//! result's labels and annotations), spec from the result. Errors go to stderr as
+//! `file:line: message`, and what the script printed goes to stderr too, so stdout stays YAML.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use clap::Args;
+use kruise_lua_engine::luadata::Data;
+use kruise_lua_engine::runner::run_custom;
+use kruise_lua_engine::testcase::parse_case;
+use kruise_lua_engine::value::JsonValue;
+use kruise_lua_engine::yaml::{YamlNode, YamlValue};
+
+use super::{EXIT_FINDINGS, EXIT_OK, LimitArgs, ModeArg, UsageError, paths, read_text, yaml_out};
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The script (a trafficRouting.lua file)
+    #[arg(value_name = "SCRIPT")]
+    pub script: PathBuf,
+    /// The test case whose steps give the script its obj
+    #[arg(long, value_name = "CASE.yaml")]
+    pub case: PathBuf,
+    /// Run only step N (0-based)
+    #[arg(long, value_name = "N")]
+    pub step: Option<usize>,
+    /// Result rules: the unit-test harness's (default) or the controller's
+    #[arg(long, value_enum, default_value_t = ModeArg::Harness)]
+    pub mode: ModeArg,
+    #[command(flatten)]
+    pub limits: LimitArgs,
+}
+
+pub fn execute(args: RunArgs) -> Result<u8, UsageError> {
+    let source = read_text(&args.script)?;
+    let text = read_text(&args.case)?;
+    let script_name = paths::display(&args.script);
+    let case_name = paths::display(&args.case);
+    let case = match parse_case(&text) {
+        Ok(case) => case,
+        Err(error) => {
+            let line = error.span.map(|span| format!(":{}", span.start.line)).unwrap_or_default();
+            eprintln!("{case_name}{line}: case error: {}", error.message);
+            return Ok(EXIT_FINDINGS);
+        }
+    };
+    let selected: Vec<usize> = match args.step {
+        Some(step) if step < case.steps.len() => vec![step],
+        Some(step) => {
+            return Err(UsageError(format!(
+                "--step {step}: {case_name} has {} step(s), numbered from 0",
+                case.steps.len()
+            )));
+        }
+        None => (0..case.steps.len()).collect(),
+    };
+    let original = field_ignoring_case(&case.root, "original").map(YamlNode::to_json);
+    let options = args.limits.run_options();
+    let mode = args.mode.into();
+    let mut out = String::new();
+    let mut code = EXIT_OK;
+    for index in selected {
+        let step = &case.steps[index];
+        let run = run_custom(&source, &step.obj, &options);
+        for print in &run.prints {
+            eprintln!("{script_name}: step {index}: print: {print}");
+        }
+        match run.result(mode) {
+            Ok(data) => {
+                if !out.is_empty() {
+                    out.push_str("---\n");
+                }
+                out.push_str(&format!("# {case_name}: step {index}\n"));
+                out.push_str(&resource(original.as_ref(), data));
+            }
+            Err(error) => {
+                let line = error.line.map(|line| format!(":{line}")).unwrap_or_default();
+                eprintln!("{script_name}{line}: step {index}: {} error: {}", error.kind, error.message);
+                code = EXIT_FINDINGS;
+            }
+        }
+    }
+    print!("{out}");
+    Ok(code)
+}
+
+/// The value under `key` of a map node: an exact match, else the first that matches
+/// ignoring ASCII case (Kruise's decoder matches field names that way).
+fn field_ignoring_case<'a>(node: &'a YamlNode, key: &str) -> Option<&'a YamlNode> {
+    let YamlValue::Map(entries) = &node.value else {
+        return None;
+    };
+    let name = |k: &YamlNode| match &k.value {
+        YamlValue::String(s) => Some(s.clone()),
+        _ => None,
+    };
+    entries
+        .iter()
+        .find(|(k, _)| name(k).as_deref() == Some(key))
+        .or_else(|| entries.iter().find(|(k, _)| name(k).is_some_and(|n| n.eq_ignore_ascii_case(key))))
+        .map(|(_, v)| v)
+}
+
+/// The `expected[i]`-shaped resource for a result.
+pub fn resource(original: Option<&JsonValue>, data: &Data) -> String {
+    let get = |key: &str| match original {
+        Some(JsonValue::Object(map)) => map.get(key).cloned(),
+        _ => None,
+    };
+    let mut metadata = match get("metadata") {
+        Some(JsonValue::Object(map)) => map,
+        _ => BTreeMap::new(),
+    };
+    metadata.remove("labels");
+    metadata.remove("annotations");
+    let strings = |map: &BTreeMap<String, String>| {
+        JsonValue::Object(map.iter().map(|(k, v)| (k.clone(), JsonValue::String(v.clone()))).collect())
+    };
+    if let Some(labels) = &data.labels {
+        metadata.insert("labels".to_string(), strings(labels));
+    }
+    if let Some(annotations) = &data.annotations {
+        metadata.insert("annotations".to_string(), strings(annotations));
+    }
+    let api_version = get("apiVersion");
+    let kind = get("kind");
+    let metadata = JsonValue::Object(metadata);
+    let mut entries: Vec<(&str, &JsonValue)> = Vec::new();
+    if let Some(api_version) = &api_version {
+        entries.push(("apiVersion", api_version));
+    }
+    if let Some(kind) = &kind {
+        entries.push(("kind", kind));
+    }
+    entries.push(("metadata", &metadata));
+    if let Some(spec) = &data.spec {
+        entries.push(("spec", spec));
+    }
+    yaml_out::document(&entries)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resource_takes_identity_from_original_and_content_from_result() {
+        let mut meta = BTreeMap::new();
+        meta.insert("name".to_string(), JsonValue::String("demo".into()));
+        meta.insert("labels".to_string(), JsonValue::Object(BTreeMap::new()));
+        let mut original = BTreeMap::new();
+        original.insert("apiVersion".to_string(), JsonValue::String("example.io/v1".into()));
+        original.insert("kind".to_string(), JsonValue::String("Demo".into()));
+        original.insert("metadata".to_string(), JsonValue::Object(meta));
+        original.insert("spec".to_string(), JsonValue::String("old".into()));
+        let data = Data {
+            spec: Some(JsonValue::Object(BTreeMap::from([("weight".to_string(), JsonValue::Float(20.0))]))),
+            labels: None,
+            annotations: Some(BTreeMap::from([("a".to_string(), "yes".to_string())])),
+        };
+        assert_eq!(
+            resource(Some(&JsonValue::Object(original)), &data),
+            "apiVersion: example.io/v1\nkind: Demo\nmetadata:\n  annotations:\n    a: \"yes\"\n  name: demo\nspec:\n  weight: 20\n"
+        );
+    }
+}
