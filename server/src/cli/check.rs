@@ -65,7 +65,12 @@ struct Job {
 }
 
 pub fn execute(args: CheckArgs) -> Result<u8, UsageError> {
-    let filters: Vec<String> = args.filters.iter().map(|f| f.trim().to_string()).filter(|f| !f.is_empty()).collect();
+    let filters: Vec<String> = args
+        .filters
+        .iter()
+        .map(|f| f.trim().to_string())
+        .filter(|f| !f.is_empty())
+        .collect();
     let planned = plan(&args.paths, &filters)?;
     let mut options = args.limits.run_options();
     options.key_order = KeyOrder::Sorted;
@@ -73,7 +78,8 @@ pub fn execute(args: CheckArgs) -> Result<u8, UsageError> {
     let summary = Summary::of(&report);
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
-    let written = report::write(&report, args.format, args.color.enabled(), &mut out).and_then(|_| out.flush());
+    let written = report::write(&report, args.format, args.color.enabled(), &mut out)
+        .and_then(|_| out.flush());
     if let Err(err) = written
         && err.kind() != std::io::ErrorKind::BrokenPipe
     {
@@ -102,20 +108,27 @@ fn plan(roots: &[PathBuf], filters: &[String]) -> Result<Vec<Planned>, UsageErro
     for (root, entry) in &found {
         let header = header(root, entry);
         let cases = cases_of(root, entry, &found);
-        let script_matches = filters.is_empty() || filters.iter().any(|f| header.id().contains(f.as_str()));
+        let script_matches =
+            filters.is_empty() || filters.iter().any(|f| header.id().contains(f.as_str()));
         let mut jobs = Vec::new();
         match cases {
             Ok(case_paths) => {
                 for case_path in case_paths {
                     let path = paths::display(&case_path);
                     if script_matches || filters.iter().any(|f| path.contains(f.as_str())) {
-                        jobs.push(Job { input: read_case(&case_path)?, path });
+                        jobs.push(Job {
+                            input: read_case(&case_path)?,
+                            path,
+                        });
                     }
                 }
             }
             Err((path, error)) => {
                 if script_matches {
-                    jobs.push(Job { path, input: Err(error) });
+                    jobs.push(Job {
+                        path,
+                        input: Err(error),
+                    });
                 }
             }
         }
@@ -130,10 +143,17 @@ fn plan(roots: &[PathBuf], filters: &[String]) -> Result<Vec<Planned>, UsageErro
             ));
             jobs.clear();
         }
-        planned.push(Planned { header, source: entry.source.clone(), jobs });
+        planned.push(Planned {
+            header,
+            source: entry.source.clone(),
+            jobs,
+        });
     }
     if planned.is_empty() && !filters.is_empty() {
-        return Err(UsageError(format!("--filter {} matched no script or case", filters.join(","))));
+        return Err(UsageError(format!(
+            "--filter {} matched no script or case",
+            filters.join(",")
+        )));
     }
     Ok(planned)
 }
@@ -142,7 +162,9 @@ fn plan(roots: &[PathBuf], filters: &[String]) -> Result<Vec<Planned>, UsageErro
 fn header(root: &Path, entry: &ScriptEntry) -> ScriptReport {
     let (path, key, first_line) = match &entry.origin {
         ScriptOrigin::File(path) => (under_root(root, path), None, 1),
-        ScriptOrigin::ConfigMap { path, key, line } => (under_root(root, path), Some(key.clone()), *line),
+        ScriptOrigin::ConfigMap { path, key, line } => {
+            (under_root(root, path), Some(key.clone()), *line)
+        }
     };
     let case_base = match &entry.origin {
         ScriptOrigin::File(_) => path.parent().map(paths::display).unwrap_or_default(),
@@ -166,7 +188,10 @@ fn cases_of(
     found: &[(PathBuf, ScriptEntry)],
 ) -> Result<Vec<PathBuf>, (String, CaseError)> {
     let own = |root: &Path, entry: &ScriptEntry| match &entry.cases {
-        Ok(cases) => Ok(cases.iter().map(|case| under_root(root, case)).collect::<Vec<_>>()),
+        Ok(cases) => Ok(cases
+            .iter()
+            .map(|case| under_root(root, case))
+            .collect::<Vec<_>>()),
         Err(error) => Err((missing_testdata_path(root, entry), error.clone())),
     };
     let ScriptOrigin::ConfigMap { path, .. } = &entry.origin else {
@@ -177,9 +202,9 @@ fn cases_of(
     {
         return own(root, entry);
     }
-    let tree = found
-        .iter()
-        .find(|(_, other)| other.kind == entry.kind && matches!(other.origin, ScriptOrigin::File(_)));
+    let tree = found.iter().find(|(_, other)| {
+        other.kind == entry.kind && matches!(other.origin, ScriptOrigin::File(_))
+    });
     match tree {
         Some((tree_root, other)) => own(tree_root, other),
         None => {
@@ -217,7 +242,11 @@ fn under_root(root: &Path, path: &Path) -> PathBuf {
     if path.is_absolute() || path.starts_with(root) || root == path {
         return path.to_path_buf();
     }
-    if root.is_dir() { root.join(path) } else { root.parent().unwrap_or(Path::new("")).join(path) }
+    if root.is_dir() {
+        root.join(path)
+    } else {
+        root.parent().unwrap_or(Path::new("")).join(path)
+    }
 }
 
 /// Reads a case file. I/O failures are usage errors; a folder or non-UTF-8 text is a case
@@ -225,17 +254,25 @@ fn under_root(root: &Path, path: &Path) -> PathBuf {
 fn read_case(path: &Path) -> Result<Result<String, CaseError>, UsageError> {
     let metadata = std::fs::metadata(path).map_err(|err| UsageError::io(path, &err))?;
     if metadata.is_dir() {
-        return Ok(Err(CaseError { message: "is a directory, not a test case file".to_string(), span: None }));
+        return Ok(Err(CaseError {
+            message: "is a directory, not a test case file".to_string(),
+            span: None,
+        }));
     }
     let bytes = std::fs::read(path).map_err(|err| UsageError::io(path, &err))?;
-    Ok(String::from_utf8(bytes)
-        .map_err(|_| CaseError { message: "the file is not valid UTF-8".to_string(), span: None }))
+    Ok(String::from_utf8(bytes).map_err(|_| CaseError {
+        message: "the file is not valid UTF-8".to_string(),
+        span: None,
+    }))
 }
 
 /// Runs every job in parallel and assembles the report in plan order.
 fn run(planned: Vec<Planned>, mode: Mode, options: &RunOptions, shuffle: u32) -> Report {
-    let work: Vec<(usize, &Job)> =
-        planned.iter().enumerate().flat_map(|(index, plan)| plan.jobs.iter().map(move |job| (index, job))).collect();
+    let work: Vec<(usize, &Job)> = planned
+        .iter()
+        .enumerate()
+        .flat_map(|(index, plan)| plan.jobs.iter().map(move |job| (index, job)))
+        .collect();
     let results: Vec<CaseReport> = work
         .par_iter()
         .map(|(index, job)| run_job(&planned[*index].source, job, mode, options, shuffle))
@@ -244,13 +281,20 @@ fn run(planned: Vec<Planned>, mode: Mode, options: &RunOptions, shuffle: u32) ->
     for ((index, _), result) in work.iter().zip(results) {
         scripts[*index].cases.push(result);
     }
-    Report { scripts, shuffle_runs: shuffle }
+    Report {
+        scripts,
+        shuffle_runs: shuffle,
+    }
 }
 
 fn run_job(source: &str, job: &Job, mode: Mode, options: &RunOptions, shuffle: u32) -> CaseReport {
     let failed = |error: CaseError| CaseReport {
         path: job.path.clone(),
-        outcome: CaseOutcome { case_error: Some(error), warnings: Vec::new(), steps: Vec::new() },
+        outcome: CaseOutcome {
+            case_error: Some(error),
+            warnings: Vec::new(),
+            steps: Vec::new(),
+        },
         order_dependent: Vec::new(),
     };
     let text = match &job.input {
@@ -275,7 +319,11 @@ fn run_job(source: &str, job: &Job, mode: Mode, options: &RunOptions, shuffle: u
     } else {
         Vec::new()
     };
-    CaseReport { path: job.path.clone(), outcome, order_dependent }
+    CaseReport {
+        path: job.path.clone(),
+        outcome,
+        order_dependent,
+    }
 }
 
 /// What must stay the same across key orders for a step to be deterministic.
@@ -291,7 +339,11 @@ fn step_results(outcome: &CaseOutcome) -> Vec<StepResult> {
                 StepStatus::Fail => 1,
                 StepStatus::Error => 2,
             };
-            (status, step.actual.clone(), step.error.as_ref().map(|error| error.kind.as_str()))
+            (
+                status,
+                step.actual.clone(),
+                step.error.as_ref().map(|error| error.kind.as_str()),
+            )
         })
         .collect()
 }
@@ -309,7 +361,10 @@ fn order_findings(
     let reruns: Vec<Vec<StepResult>> = (0..runs)
         .into_par_iter()
         .map(|run| {
-            let options = RunOptions { key_order: KeyOrder::Shuffled(shuffle_seed(run)), ..*options };
+            let options = RunOptions {
+                key_order: KeyOrder::Shuffled(shuffle_seed(run)),
+                ..*options
+            };
             step_results(&run_case(source, case, mode, &options))
         })
         .collect();
@@ -349,7 +404,8 @@ fn describe_result(result: &StepResult) -> String {
 /// The seed of shuffled run `run` (SplitMix64 of the run number, so every run differs and
 /// reports are reproducible).
 fn shuffle_seed(run: u32) -> u64 {
-    let mut z = 0x6b72_7569_7365_6c75u64.wrapping_add((u64::from(run) + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    let mut z = 0x6b72_7569_7365_6c75u64
+        .wrapping_add((u64::from(run) + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     z ^ (z >> 31)

@@ -19,7 +19,10 @@ fn write_value(out: &mut String, value: &JsonValue, indent: usize) {
         JsonValue::Float(f) => out.push_str(&number(*f)),
         JsonValue::String(s) => out.push_str(&string(s)),
         JsonValue::Array(items) => {
-            let items: Vec<&JsonValue> = items.iter().filter(|item| !matches!(item, JsonValue::Null)).collect();
+            let items: Vec<&JsonValue> = items
+                .iter()
+                .filter(|item| !matches!(item, JsonValue::Null))
+                .collect();
             if items.is_empty() {
                 out.push_str("{}");
                 return;
@@ -34,8 +37,10 @@ fn write_value(out: &mut String, value: &JsonValue, indent: usize) {
             out.push('}');
         }
         JsonValue::Object(map) => {
-            let members: Vec<(&String, &JsonValue)> =
-                map.iter().filter(|(_, value)| !matches!(value, JsonValue::Null)).collect();
+            let members: Vec<(&String, &JsonValue)> = map
+                .iter()
+                .filter(|(_, value)| !matches!(value, JsonValue::Null))
+                .collect();
             if members.is_empty() {
                 out.push_str("{}");
                 return;
@@ -71,7 +76,11 @@ pub fn number(f: f64) -> String {
         return "(0/0)".to_string();
     }
     if f.is_infinite() {
-        return if f > 0.0 { "math.huge * 2".to_string() } else { "-(math.huge * 2)".to_string() };
+        return if f > 0.0 {
+            "math.huge * 2".to_string()
+        } else {
+            "-(math.huge * 2)".to_string()
+        };
     }
     // Every integral double below 2^63 converts to i64 exactly, and its decimal reads back
     // to the same double.
@@ -85,8 +94,8 @@ pub fn number(f: f64) -> String {
 }
 
 const KEYWORDS: [&str; 21] = [
-    "and", "break", "do", "else", "elseif", "end", "false", "for", "function", "if", "in", "local", "nil", "not",
-    "or", "repeat", "return", "then", "true", "until", "while",
+    "and", "break", "do", "else", "elseif", "end", "false", "for", "function", "if", "in", "local",
+    "nil", "not", "or", "repeat", "return", "then", "true", "until", "while",
 ];
 
 fn is_identifier(key: &str) -> bool {
@@ -108,7 +117,9 @@ pub fn string(s: &str) -> String {
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => out.push_str(&format!("\\{:03}", c as u32)),
+            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
+                out.push_str(&format!("\\{:03}", c as u32))
+            }
             c => out.push(c),
         }
     }
@@ -143,7 +154,10 @@ mod tests {
     #[test]
     fn tables_drop_nulls_and_quote_odd_keys() {
         let mut map = BTreeMap::new();
-        map.insert("b".to_string(), JsonValue::Array(vec![JsonValue::Int(1), JsonValue::Null, JsonValue::Int(3)]));
+        map.insert(
+            "b".to_string(),
+            JsonValue::Array(vec![JsonValue::Int(1), JsonValue::Null, JsonValue::Int(3)]),
+        );
         map.insert("a-b".to_string(), JsonValue::Bool(true));
         map.insert("end".to_string(), JsonValue::String("x".into()));
         map.insert("gone".to_string(), JsonValue::Null);

@@ -78,7 +78,8 @@ impl ColorArg {
             ColorArg::Always => true,
             ColorArg::Never => false,
             ColorArg::Auto => {
-                std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty()) && std::io::stdout().is_terminal()
+                std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty())
+                    && std::io::stdout().is_terminal()
             }
         }
     }
@@ -162,5 +163,7 @@ pub fn read_text(path: &std::path::Path) -> Result<String, UsageError> {
 
 /// A PATH argument that must exist.
 pub fn existing(path: &PathBuf) -> Result<(), UsageError> {
-    std::fs::metadata(path).map(|_| ()).map_err(|err| UsageError::io(path, &err))
+    std::fs::metadata(path)
+        .map(|_| ())
+        .map_err(|err| UsageError::io(path, &err))
 }

@@ -28,7 +28,10 @@ pub fn execute(args: ObjArgs) -> Result<u8, UsageError> {
     let case = match parse_case(&text) {
         Ok(case) => case,
         Err(error) => {
-            let line = error.span.map(|span| format!(":{}", span.start.line)).unwrap_or_default();
+            let line = error
+                .span
+                .map(|span| format!(":{}", span.start.line))
+                .unwrap_or_default();
             eprintln!("{name}{line}: case error: {}", error.message);
             return Ok(EXIT_FINDINGS);
         }
@@ -49,7 +52,10 @@ pub fn execute(args: ObjArgs) -> Result<u8, UsageError> {
         if position > 0 {
             out.push('\n');
         }
-        out.push_str(&format!("-- {name}: step {index} of {} ({source})\n", case.steps.len()));
+        out.push_str(&format!(
+            "-- {name}: step {index} of {} ({source})\n",
+            case.steps.len()
+        ));
         out.push_str("obj = ");
         out.push_str(&lua_source::to_lua(&case.steps[*index].obj.to_json(), 0));
         out.push('\n');

@@ -11,7 +11,9 @@ pub fn display(path: &Path) -> String {
         match component {
             Component::CurDir => {}
             Component::RootDir => absolute = true,
-            Component::Prefix(prefix) => parts.push(prefix.as_os_str().to_string_lossy().into_owned()),
+            Component::Prefix(prefix) => {
+                parts.push(prefix.as_os_str().to_string_lossy().into_owned())
+            }
             Component::ParentDir => parts.push("..".to_string()),
             Component::Normal(name) => parts.push(name.to_string_lossy().into_owned()),
         }
@@ -41,7 +43,10 @@ mod tests {
 
     #[test]
     fn display_strips_current_dir_and_uses_forward_slashes() {
-        assert_eq!(display(Path::new("./lua_configuration/a.io/K/trafficRouting.lua")), "lua_configuration/a.io/K/trafficRouting.lua");
+        assert_eq!(
+            display(Path::new("./lua_configuration/a.io/K/trafficRouting.lua")),
+            "lua_configuration/a.io/K/trafficRouting.lua"
+        );
         assert_eq!(display(Path::new("/abs/./x")), "/abs/x");
         assert_eq!(display(Path::new(".")), ".");
         assert_eq!(display(Path::new("../up/x.yaml")), "../up/x.yaml");

@@ -42,7 +42,10 @@ pub fn execute(args: RunArgs) -> Result<u8, UsageError> {
     let case = match parse_case(&text) {
         Ok(case) => case,
         Err(error) => {
-            let line = error.span.map(|span| format!(":{}", span.start.line)).unwrap_or_default();
+            let line = error
+                .span
+                .map(|span| format!(":{}", span.start.line))
+                .unwrap_or_default();
             eprintln!("{case_name}{line}: case error: {}", error.message);
             return Ok(EXIT_FINDINGS);
         }
@@ -77,8 +80,14 @@ pub fn execute(args: RunArgs) -> Result<u8, UsageError> {
                 out.push_str(&resource(original.as_ref(), data));
             }
             Err(error) => {
-                let line = error.line.map(|line| format!(":{line}")).unwrap_or_default();
-                eprintln!("{script_name}{line}: step {index}: {} error: {}", error.kind, error.message);
+                let line = error
+                    .line
+                    .map(|line| format!(":{line}"))
+                    .unwrap_or_default();
+                eprintln!(
+                    "{script_name}{line}: step {index}: {} error: {}",
+                    error.kind, error.message
+                );
                 code = EXIT_FINDINGS;
             }
         }
@@ -100,7 +109,11 @@ fn field_ignoring_case<'a>(node: &'a YamlNode, key: &str) -> Option<&'a YamlNode
     entries
         .iter()
         .find(|(k, _)| name(k).as_deref() == Some(key))
-        .or_else(|| entries.iter().find(|(k, _)| name(k).is_some_and(|n| n.eq_ignore_ascii_case(key))))
+        .or_else(|| {
+            entries
+                .iter()
+                .find(|(k, _)| name(k).is_some_and(|n| n.eq_ignore_ascii_case(key)))
+        })
         .map(|(_, v)| v)
 }
 
@@ -117,7 +130,11 @@ pub fn resource(original: Option<&JsonValue>, data: &Data) -> String {
     metadata.remove("labels");
     metadata.remove("annotations");
     let strings = |map: &BTreeMap<String, String>| {
-        JsonValue::Object(map.iter().map(|(k, v)| (k.clone(), JsonValue::String(v.clone()))).collect())
+        JsonValue::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), JsonValue::String(v.clone())))
+                .collect(),
+        )
     };
     if let Some(labels) = &data.labels {
         metadata.insert("labels".to_string(), strings(labels));
@@ -152,12 +169,18 @@ mod tests {
         meta.insert("name".to_string(), JsonValue::String("demo".into()));
         meta.insert("labels".to_string(), JsonValue::Object(BTreeMap::new()));
         let mut original = BTreeMap::new();
-        original.insert("apiVersion".to_string(), JsonValue::String("example.io/v1".into()));
+        original.insert(
+            "apiVersion".to_string(),
+            JsonValue::String("example.io/v1".into()),
+        );
         original.insert("kind".to_string(), JsonValue::String("Demo".into()));
         original.insert("metadata".to_string(), JsonValue::Object(meta));
         original.insert("spec".to_string(), JsonValue::String("old".into()));
         let data = Data {
-            spec: Some(JsonValue::Object(BTreeMap::from([("weight".to_string(), JsonValue::Float(20.0))]))),
+            spec: Some(JsonValue::Object(BTreeMap::from([(
+                "weight".to_string(),
+                JsonValue::Float(20.0),
+            )]))),
             labels: None,
             annotations: Some(BTreeMap::from([("a".to_string(), "yes".to_string())])),
         };

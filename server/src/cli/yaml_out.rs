@@ -89,7 +89,11 @@ pub fn number(f: f64) -> String {
         return ".nan".to_string();
     }
     if f.is_infinite() {
-        return if f > 0.0 { ".inf".to_string() } else { "-.inf".to_string() };
+        return if f > 0.0 {
+            ".inf".to_string()
+        } else {
+            "-.inf".to_string()
+        };
     }
     if f == f.trunc() && f.abs() < 1e21 {
         return format!("{f:.0}");
@@ -99,17 +103,26 @@ pub fn number(f: f64) -> String {
 
 /// A string scalar: plain when unambiguous, else double-quoted.
 pub fn string(s: &str) -> String {
-    if is_plain_safe(s) { s.to_string() } else { quoted(s) }
+    if is_plain_safe(s) {
+        s.to_string()
+    } else {
+        quoted(s)
+    }
 }
 
 /// Words YAML 1.1 reads as booleans or null, in any case.
-const SPECIAL_WORDS: [&str; 12] = ["null", "~", "true", "false", "yes", "no", "on", "off", "y", "n", "=", "<<"];
+const SPECIAL_WORDS: [&str; 12] = [
+    "null", "~", "true", "false", "yes", "no", "on", "off", "y", "n", "=", "<<",
+];
 
 fn is_plain_safe(s: &str) -> bool {
     let Some(first) = s.chars().next() else {
         return false;
     };
-    if SPECIAL_WORDS.iter().any(|word| s.eq_ignore_ascii_case(word)) {
+    if SPECIAL_WORDS
+        .iter()
+        .any(|word| s.eq_ignore_ascii_case(word))
+    {
         return false;
     }
     // Anything that may read as a number, date, or starts with an indicator gets quotes.
@@ -138,8 +151,12 @@ fn quoted(s: &str) -> String {
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 || c == '\u{7f}' => out.push_str(&format!("\\x{:02x}", c as u32)),
-            '\u{85}' | '\u{2028}' | '\u{2029}' | '\u{feff}' => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c if (c as u32) < 0x20 || c == '\u{7f}' => {
+                out.push_str(&format!("\\x{:02x}", c as u32))
+            }
+            '\u{85}' | '\u{2028}' | '\u{2029}' | '\u{feff}' => {
+                out.push_str(&format!("\\u{:04x}", c as u32))
+            }
             c => out.push(c),
         }
     }
@@ -153,15 +170,52 @@ mod tests {
     use std::collections::BTreeMap;
 
     fn object(entries: &[(&str, JsonValue)]) -> JsonValue {
-        JsonValue::Object(entries.iter().map(|(k, v)| (k.to_string(), v.clone())).collect::<BTreeMap<_, _>>())
+        JsonValue::Object(
+            entries
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.clone()))
+                .collect::<BTreeMap<_, _>>(),
+        )
     }
 
     #[test]
     fn ambiguous_strings_are_quoted() {
-        for s in ["yes", "No", "ON", "null", "~", "", "10", "1e3", "0x1F", "2024-01-02", "-x", " a", "a: b", "a #b", "x:", "*a", "=", ".inf", "a\nb"] {
-            assert!(string(s).starts_with('"'), "{s:?} must be quoted, got {}", string(s));
+        for s in [
+            "yes",
+            "No",
+            "ON",
+            "null",
+            "~",
+            "",
+            "10",
+            "1e3",
+            "0x1F",
+            "2024-01-02",
+            "-x",
+            " a",
+            "a: b",
+            "a #b",
+            "x:",
+            "*a",
+            "=",
+            ".inf",
+            "a\nb",
+        ] {
+            assert!(
+                string(s).starts_with('"'),
+                "{s:?} must be quoted, got {}",
+                string(s)
+            );
         }
-        for s in ["demo", "demo-canary", "example.io/v1", "/api", "a:b", "héllo", "Exact"] {
+        for s in [
+            "demo",
+            "demo-canary",
+            "example.io/v1",
+            "/api",
+            "a:b",
+            "héllo",
+            "Exact",
+        ] {
             assert_eq!(string(s), s);
         }
         assert_eq!(string("a\"\\\u{1}"), r#""a\"\\\x01""#);
@@ -178,18 +232,33 @@ mod tests {
     #[test]
     fn nested_blocks() {
         let spec = object(&[
-            ("hosts", JsonValue::Array(vec![JsonValue::String("a".into())])),
+            (
+                "hosts",
+                JsonValue::Array(vec![JsonValue::String("a".into())]),
+            ),
             (
                 "http",
                 JsonValue::Array(vec![object(&[
                     ("name", JsonValue::String("r".into())),
-                    ("route", JsonValue::Array(vec![object(&[("weight", JsonValue::Float(80.0))])])),
+                    (
+                        "route",
+                        JsonValue::Array(vec![object(&[("weight", JsonValue::Float(80.0))])]),
+                    ),
                 ])]),
             ),
             ("empty", JsonValue::Object(BTreeMap::new())),
-            ("list", JsonValue::Array(vec![JsonValue::Array(vec![JsonValue::Int(1), JsonValue::Int(2)])])),
+            (
+                "list",
+                JsonValue::Array(vec![JsonValue::Array(vec![
+                    JsonValue::Int(1),
+                    JsonValue::Int(2),
+                ])]),
+            ),
         ]);
-        let yaml = document(&[("kind", &JsonValue::String("VirtualService".into())), ("spec", &spec)]);
+        let yaml = document(&[
+            ("kind", &JsonValue::String("VirtualService".into())),
+            ("spec", &spec),
+        ]);
         assert_eq!(
             yaml,
             "kind: VirtualService\nspec:\n  empty: {}\n  hosts:\n    - a\n  http:\n    - name: r\n      route:\n        - weight: 80\n  list:\n    - - 1\n      - 2\n"

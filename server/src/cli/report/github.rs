@@ -8,16 +8,26 @@ use std::io::{self, Write};
 use kruise_lua_engine::runner::StepStatus;
 
 use super::{
-    CaseReport, Location, Report, ScriptReport, Summary, case_error_location, case_warning_location,
-    diff_location, fail_location, format_path, format_value, step_error_location,
+    CaseReport, Location, Report, ScriptReport, Summary, case_error_location,
+    case_warning_location, diff_location, fail_location, format_path, format_value,
+    step_error_location,
 };
 use crate::cli::paths;
 
 pub fn write(report: &Report, out: &mut dyn Write) -> io::Result<()> {
     for script in &report.scripts {
         if let Some(reason) = &script.skipped {
-            let location = Location { file: script.path.clone(), line: Some(script.first_line.max(1)) };
-            command(out, "notice", &location, &format!("{} skipped", script.id()), reason)?;
+            let location = Location {
+                file: script.path.clone(),
+                line: Some(script.first_line.max(1)),
+            };
+            command(
+                out,
+                "notice",
+                &location,
+                &format!("{} skipped", script.id()),
+                reason,
+            )?;
         }
         for case in &script.cases {
             write_case(out, script, case)?;
@@ -29,10 +39,22 @@ pub fn write(report: &Report, out: &mut dyn Write) -> io::Result<()> {
 fn write_case(out: &mut dyn Write, script: &ScriptReport, case: &CaseReport) -> io::Result<()> {
     let short = paths::relative(&case.path, &script.case_base);
     for warning in &case.outcome.warnings {
-        command(out, "warning", &case_warning_location(case, warning), short, &warning.message)?;
+        command(
+            out,
+            "warning",
+            &case_warning_location(case, warning),
+            short,
+            &warning.message,
+        )?;
     }
     if let Some(error) = &case.outcome.case_error {
-        command(out, "error", &case_error_location(case, error), &format!("{short}: case error"), &error.message)?;
+        command(
+            out,
+            "error",
+            &case_error_location(case, error),
+            &format!("{short}: case error"),
+            &error.message,
+        )?;
     }
     for step in &case.outcome.steps {
         let title = format!("{short} step {}", step.index);
@@ -50,7 +72,13 @@ fn write_case(out: &mut dyn Write, script: &ScriptReport, case: &CaseReport) -> 
                         message.push_str(&step.unified_diff);
                     }
                     let title = format!("{title}: {} differs", format_path(&diff.path));
-                    command(out, "error", &diff_location(case, step, diff), &title, &message)?;
+                    command(
+                        out,
+                        "error",
+                        &diff_location(case, step, diff),
+                        &title,
+                        &message,
+                    )?;
                 }
                 if step.diff.is_empty() {
                     let message = format!(
@@ -58,7 +86,13 @@ fn write_case(out: &mut dyn Write, script: &ScriptReport, case: &CaseReport) -> 
                         step.expected.as_deref().unwrap_or("(none)"),
                         step.actual.as_deref().unwrap_or("(none)")
                     );
-                    command(out, "error", &fail_location(case, step), &format!("{title}: result differs"), &message)?;
+                    command(
+                        out,
+                        "error",
+                        &fail_location(case, step),
+                        &format!("{title}: result differs"),
+                        &message,
+                    )?;
                 }
             }
             StepStatus::Error => {
@@ -67,12 +101,27 @@ fn write_case(out: &mut dyn Write, script: &ScriptReport, case: &CaseReport) -> 
                     None => ("unknown", ""),
                 };
                 let location = step_error_location(script, case, step);
-                command(out, "error", &location, &format!("{title}: {kind} error"), message)?;
+                command(
+                    out,
+                    "error",
+                    &location,
+                    &format!("{title}: {kind} error"),
+                    message,
+                )?;
             }
         }
-        let step_location = Location { file: case.path.clone(), line: step.step_span.map(|span| span.start.line) };
+        let step_location = Location {
+            file: case.path.clone(),
+            line: step.step_span.map(|span| span.start.line),
+        };
         if let Some(finding) = case.order_finding(step.index) {
-            command(out, "error", &step_location, &format!("{title}: nondeterministic"), &finding.message())?;
+            command(
+                out,
+                "error",
+                &step_location,
+                &format!("{title}: nondeterministic"),
+                &finding.message(),
+            )?;
         }
         for warning in &step.warnings {
             command(out, "warning", &step_location, &title, warning)?;
@@ -81,17 +130,30 @@ fn write_case(out: &mut dyn Write, script: &ScriptReport, case: &CaseReport) -> 
     Ok(())
 }
 
-fn command(out: &mut dyn Write, name: &str, location: &Location, title: &str, message: &str) -> io::Result<()> {
+fn command(
+    out: &mut dyn Write,
+    name: &str,
+    location: &Location,
+    title: &str,
+    message: &str,
+) -> io::Result<()> {
     write!(out, "::{name} file={}", escape_property(&location.file))?;
     if let Some(line) = location.line.filter(|line| *line > 0) {
         write!(out, ",line={line}")?;
     }
-    writeln!(out, ",title={}::{}", escape_property(title), escape_data(message))
+    writeln!(
+        out,
+        ",title={}::{}",
+        escape_property(title),
+        escape_data(message)
+    )
 }
 
 /// Escapes a command's message.
 pub fn escape_data(text: &str) -> String {
-    text.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
+    text.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
 }
 
 /// Escapes a command property value (`file`, `title`).
@@ -107,7 +169,11 @@ mod tests {
     fn render() -> Vec<String> {
         let mut out = Vec::new();
         write(&fixtures::report(), &mut out).unwrap();
-        String::from_utf8(out).unwrap().lines().map(str::to_string).collect()
+        String::from_utf8(out)
+            .unwrap()
+            .lines()
+            .map(str::to_string)
+            .collect()
     }
 
     #[test]
@@ -133,12 +199,26 @@ mod tests {
             format!("::error file={case}/broken.yaml,line=1,title=testdata/broken.yaml%3A case error::neither rollout nor trafficRouting defined"),
         ];
         for line in &expect {
-            assert!(lines.contains(line), "missing {line}\nin:\n{}", lines.join("\n"));
+            assert!(
+                lines.contains(line),
+                "missing {line}\nin:\n{}",
+                lines.join("\n")
+            );
         }
-        assert!(lines.iter().any(|l| l.starts_with("::warning") && l.contains("controller")));
-        assert_eq!(lines.last().unwrap(), "2 passed, 1 failed, 3 errors, 2 warnings");
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.starts_with("::warning") && l.contains("controller"))
+        );
+        assert_eq!(
+            lines.last().unwrap(),
+            "2 passed, 1 failed, 3 errors, 2 warnings"
+        );
         for line in &lines[..lines.len() - 1] {
-            assert!(line.starts_with("::"), "every line but the summary is a command: {line}");
+            assert!(
+                line.starts_with("::"),
+                "every line but the summary is a command: {line}"
+            );
         }
     }
 }

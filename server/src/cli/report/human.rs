@@ -7,8 +7,8 @@ use std::io::{self, Write};
 use kruise_lua_engine::runner::{StepOutcome, StepStatus};
 
 use super::{
-    CaseReport, Report, ScriptReport, Summary, Verdict, case_error_location, case_warning_location, describe_diff,
-    diff_location, step_error_location,
+    CaseReport, Report, ScriptReport, Summary, Verdict, case_error_location, case_warning_location,
+    describe_diff, diff_location, step_error_location,
 };
 use crate::cli::paths;
 
@@ -26,7 +26,11 @@ struct Painter {
 
 impl Painter {
     fn paint(&self, style: &str, text: &str) -> String {
-        if self.color && !text.is_empty() { format!("{style}{text}{RESET}") } else { text.to_string() }
+        if self.color && !text.is_empty() {
+            format!("{style}{text}{RESET}")
+        } else {
+            text.to_string()
+        }
     }
 
     fn mark(&self, verdict: Verdict) -> String {
@@ -49,7 +53,11 @@ pub fn write(report: &Report, color: bool, out: &mut dyn Write) -> io::Result<()
         writeln!(out)?;
     }
     if report.shuffle_runs > 0 {
-        writeln!(out, "key order: every case also ran {} times with obj's keys shuffled", report.shuffle_runs)?;
+        writeln!(
+            out,
+            "key order: every case also ran {} times with obj's keys shuffled",
+            report.shuffle_runs
+        )?;
     }
     writeln!(out, "{}", painter.paint(style, &summary.line()))
 }
@@ -61,26 +69,48 @@ fn write_script(painter: &Painter, script: &ScriptReport, out: &mut dyn Write) -
     };
     if let Some(reason) = &script.skipped {
         writeln!(out, "- {}", painter.paint(BOLD, &title))?;
-        writeln!(out, "    {}", painter.paint(YELLOW, &format!("skipped: {reason}")))?;
+        writeln!(
+            out,
+            "    {}",
+            painter.paint(YELLOW, &format!("skipped: {reason}"))
+        )?;
         return Ok(());
     }
-    writeln!(out, "{} {}", painter.mark(script.verdict()), painter.paint(BOLD, &title))?;
+    writeln!(
+        out,
+        "{} {}",
+        painter.mark(script.verdict()),
+        painter.paint(BOLD, &title)
+    )?;
     for case in &script.cases {
         write_case(painter, script, case, out)?;
     }
     Ok(())
 }
 
-fn write_case(painter: &Painter, script: &ScriptReport, case: &CaseReport, out: &mut dyn Write) -> io::Result<()> {
+fn write_case(
+    painter: &Painter,
+    script: &ScriptReport,
+    case: &CaseReport,
+    out: &mut dyn Write,
+) -> io::Result<()> {
     let name = paths::relative(&case.path, &script.case_base);
     writeln!(out, "  {} {}", painter.mark(case.verdict()), name)?;
     for warning in &case.outcome.warnings {
         let location = case_warning_location(case, warning);
-        writeln!(out, "      {}", painter.paint(YELLOW, &format!("{location}: warning: {}", warning.message)))?;
+        writeln!(
+            out,
+            "      {}",
+            painter.paint(YELLOW, &format!("{location}: warning: {}", warning.message))
+        )?;
     }
     if let Some(error) = &case.outcome.case_error {
         let location = case_error_location(case, error);
-        write_block(out, "      ", &painter.paint(RED, &format!("{location}: case error: {}", error.message)))?;
+        write_block(
+            out,
+            "      ",
+            &painter.paint(RED, &format!("{location}: case error: {}", error.message)),
+        )?;
     }
     for step in &case.outcome.steps {
         write_step(painter, script, case, step, out)?;
@@ -109,12 +139,25 @@ fn write_step(
         StepStatus::Fail => {
             for diff in &step.diff {
                 let location = diff_location(case, step, diff);
-                writeln!(out, "{DETAIL}{}  {}", describe_diff(diff), painter.paint(DIM, &format!("({location})")))?;
+                writeln!(
+                    out,
+                    "{DETAIL}{}  {}",
+                    describe_diff(diff),
+                    painter.paint(DIM, &format!("({location})"))
+                )?;
             }
             if step.diff.is_empty() {
                 // No structural diff (e.g. number formatting): show both canonical texts.
-                writeln!(out, "{DETAIL}expected {}", step.expected.as_deref().unwrap_or("(none)"))?;
-                writeln!(out, "{DETAIL}actual   {}", step.actual.as_deref().unwrap_or("(none)"))?;
+                writeln!(
+                    out,
+                    "{DETAIL}expected {}",
+                    step.expected.as_deref().unwrap_or("(none)")
+                )?;
+                writeln!(
+                    out,
+                    "{DETAIL}actual   {}",
+                    step.actual.as_deref().unwrap_or("(none)")
+                )?;
             }
             for line in step.unified_diff.lines() {
                 let style = if line.starts_with("---") || line.starts_with("+++") {
@@ -137,14 +180,22 @@ fn write_step(
                 Some(error) => format!("{} error: {}", error.kind, error.message),
                 None => "error".to_string(),
             };
-            write_block(out, DETAIL, &painter.paint(RED, &format!("{location}: {message}")))?;
+            write_block(
+                out,
+                DETAIL,
+                &painter.paint(RED, &format!("{location}: {message}")),
+            )?;
         }
     }
     if let Some(finding) = finding {
         write_block(out, DETAIL, &painter.paint(RED, &finding.message()))?;
     }
     for warning in &step.warnings {
-        write_block(out, DETAIL, &painter.paint(YELLOW, &format!("warning: {warning}")))?;
+        write_block(
+            out,
+            DETAIL,
+            &painter.paint(YELLOW, &format!("warning: {warning}")),
+        )?;
     }
     if step.status != StepStatus::Pass {
         for print in &step.prints {
@@ -198,16 +249,28 @@ mod tests {
             "      lua_configuration/example.io/Demo/testdata/broken.yaml:1: case error: neither rollout nor trafficRouting defined",
         ];
         for line in expected_lines {
-            assert!(text.lines().any(|l| l == line), "missing line {line:?} in:\n{text}");
+            assert!(
+                text.lines().any(|l| l == line),
+                "missing line {line:?} in:\n{text}"
+            );
         }
-        assert_eq!(text.lines().last(), Some("2 passed, 1 failed, 3 errors, 2 warnings"));
+        assert_eq!(
+            text.lines().last(),
+            Some("2 passed, 1 failed, 3 errors, 2 warnings")
+        );
     }
 
     #[test]
     fn colour_marks_diff_lines() {
         let text = render(true);
-        assert!(text.contains(&format!("{RED}-  weight: 20{RESET}")), "{text}");
-        assert!(text.contains(&format!("{GREEN}+  weight: 30{RESET}")), "{text}");
+        assert!(
+            text.contains(&format!("{RED}-  weight: 20{RESET}")),
+            "{text}"
+        );
+        assert!(
+            text.contains(&format!("{GREEN}+  weight: 30{RESET}")),
+            "{text}"
+        );
         assert!(text.contains(&format!("{GREEN}✓{RESET}")), "{text}");
     }
 }

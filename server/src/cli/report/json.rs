@@ -11,7 +11,10 @@ use std::io::{self, Write};
 use kruise_lua_engine::runner::{StepOutcome, StepStatus};
 use serde::Serialize;
 
-use super::{CaseReport, Report, ScriptReport, case_error_location, case_warning_location, fail_location, step_error_location};
+use super::{
+    CaseReport, Report, ScriptReport, case_error_location, case_warning_location, fail_location,
+    step_error_location,
+};
 
 /// One line of the report.
 #[derive(Debug, Serialize)]
@@ -46,7 +49,13 @@ pub fn case_lines<'a>(script: &ScriptReport, case: &'a CaseReport) -> Vec<Line<'
         .outcome
         .warnings
         .iter()
-        .map(|warning| format!("{}: {}", case_warning_location(case, warning), warning.message))
+        .map(|warning| {
+            format!(
+                "{}: {}",
+                case_warning_location(case, warning),
+                warning.message
+            )
+        })
         .collect();
     let mut lines = Vec::new();
     if let Some(error) = &case.outcome.case_error {
@@ -74,7 +83,12 @@ pub fn case_lines<'a>(script: &ScriptReport, case: &'a CaseReport) -> Vec<Line<'
     lines
 }
 
-fn step_line<'a>(script: &ScriptReport, case: &'a CaseReport, step: &'a StepOutcome, warnings: Vec<String>) -> Line<'a> {
+fn step_line<'a>(
+    script: &ScriptReport,
+    case: &'a CaseReport,
+    step: &'a StepOutcome,
+    warnings: Vec<String>,
+) -> Line<'a> {
     let (status, line) = match step.status {
         StepStatus::Pass => ("pass", None),
         StepStatus::Fail => ("fail", fail_location(case, step).line),
@@ -103,22 +117,46 @@ mod tests {
     fn lines() -> Vec<Value> {
         let mut out = Vec::new();
         write(&fixtures::report(), &mut out).unwrap();
-        String::from_utf8(out).unwrap().lines().map(|line| serde_json::from_str(line).unwrap()).collect()
+        String::from_utf8(out)
+            .unwrap()
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect()
     }
 
     #[test]
     fn one_object_per_step_and_per_case_error() {
         let lines = lines();
         assert_eq!(lines.len(), 6);
-        let keys = ["script", "case", "step", "status", "error_kind", "error", "line", "actual", "expected", "warnings"];
+        let keys = [
+            "script",
+            "case",
+            "step",
+            "status",
+            "error_kind",
+            "error",
+            "line",
+            "actual",
+            "expected",
+            "warnings",
+        ];
         assert_eq!(lines[0].as_object().unwrap().len(), keys.len());
         let mut out = Vec::new();
         write(&fixtures::report(), &mut out).unwrap();
         let text = String::from_utf8(out).unwrap();
         let first = text.lines().next().unwrap();
-        let positions: Vec<usize> = keys.iter().map(|key| first.find(&format!("\"{key}\":")).unwrap()).collect();
-        assert!(positions.windows(2).all(|pair| pair[0] < pair[1]), "keys in documented order: {first}");
-        assert_eq!(lines[0]["script"], "lua_configuration/example.io/Demo/trafficRouting.lua");
+        let positions: Vec<usize> = keys
+            .iter()
+            .map(|key| first.find(&format!("\"{key}\":")).unwrap())
+            .collect();
+        assert!(
+            positions.windows(2).all(|pair| pair[0] < pair[1]),
+            "keys in documented order: {first}"
+        );
+        assert_eq!(
+            lines[0]["script"],
+            "lua_configuration/example.io/Demo/trafficRouting.lua"
+        );
         assert_eq!(lines[0]["status"], "pass");
         assert_eq!(lines[0]["line"], Value::Null);
         assert_eq!(
@@ -131,7 +169,10 @@ mod tests {
     fn failures_and_errors_carry_kind_line_and_texts() {
         let lines = lines();
         let fail = &lines[2];
-        assert_eq!((fail["step"].as_u64(), fail["status"].as_str()), (Some(1), Some("fail")));
+        assert_eq!(
+            (fail["step"].as_u64(), fail["status"].as_str()),
+            (Some(1), Some("fail"))
+        );
         assert_eq!(fail["line"], 34);
         assert_eq!(fail["expected"], r#"{"spec":{"weight":20}}"#);
         assert_eq!(fail["error_kind"], Value::Null);
@@ -141,7 +182,10 @@ mod tests {
         assert_eq!(runtime["actual"], Value::Null);
         let timeout = &lines[4];
         assert_eq!(timeout["error_kind"], "timeout");
-        assert_eq!(timeout["line"], 6, "a timeout points at the step in the case");
+        assert_eq!(
+            timeout["line"], 6,
+            "a timeout points at the step in the case"
+        );
         let case_error = &lines[5];
         assert_eq!(case_error["step"], Value::Null);
         assert_eq!(case_error["error_kind"], "case");

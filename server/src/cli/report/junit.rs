@@ -11,7 +11,8 @@ use quick_xml::Writer;
 use quick_xml::events::{BytesDecl, BytesEnd, BytesStart, BytesText, Event};
 
 use super::{
-    CaseReport, Report, ScriptReport, Summary, case_error_location, describe_diff, diff_location, step_error_location,
+    CaseReport, Report, ScriptReport, Summary, case_error_location, describe_diff, diff_location,
+    step_error_location,
 };
 use crate::cli::paths;
 
@@ -21,8 +22,14 @@ pub fn write(report: &Report, out: &mut dyn Write) -> io::Result<()> {
     let summary = Summary::of(report);
     let suites = BytesStart::new("testsuites").with_attributes([
         ("name", "kruise-lua"),
-        ("tests", &(summary.passed + summary.failed + summary.errors).to_string()),
-        ("failures", &(summary.failed + nondeterministic_passes(report)).to_string()),
+        (
+            "tests",
+            &(summary.passed + summary.failed + summary.errors).to_string(),
+        ),
+        (
+            "failures",
+            &(summary.failed + nondeterministic_passes(report)).to_string(),
+        ),
         ("errors", &summary.errors.to_string()),
     ]);
     writer.write_event(Event::Start(suites))?;
@@ -43,29 +50,43 @@ fn nondeterministic_passes(report: &Report) -> usize {
             case.outcome
                 .steps
                 .iter()
-                .filter(|step| step.status == StepStatus::Pass && case.order_finding(step.index).is_some())
+                .filter(|step| {
+                    step.status == StepStatus::Pass && case.order_finding(step.index).is_some()
+                })
                 .count()
         })
         .sum()
 }
 
 fn write_suite<W: Write>(writer: &mut Writer<W>, script: &ScriptReport) -> io::Result<()> {
-    let single = Report { scripts: vec![script.clone()], shuffle_runs: 0 };
+    let single = Report {
+        scripts: vec![script.clone()],
+        shuffle_runs: 0,
+    };
     let summary = Summary::of(&single);
     let name = script.id();
     let suite = BytesStart::new("testsuite").with_attributes([
         ("name", clean(&name).as_ref()),
-        ("tests", &(summary.passed + summary.failed + summary.errors).to_string()),
-        ("failures", &(summary.failed + nondeterministic_passes(&single)).to_string()),
+        (
+            "tests",
+            &(summary.passed + summary.failed + summary.errors).to_string(),
+        ),
+        (
+            "failures",
+            &(summary.failed + nondeterministic_passes(&single)).to_string(),
+        ),
         ("errors", &summary.errors.to_string()),
         ("skipped", if script.skipped.is_some() { "1" } else { "0" }),
     ]);
     writer.write_event(Event::Start(suite))?;
     if let Some(reason) = &script.skipped {
-        let testcase = BytesStart::new("testcase")
-            .with_attributes([("name", clean(&name).as_ref()), ("classname", clean(&name).as_ref())]);
+        let testcase = BytesStart::new("testcase").with_attributes([
+            ("name", clean(&name).as_ref()),
+            ("classname", clean(&name).as_ref()),
+        ]);
         writer.write_event(Event::Start(testcase))?;
-        let skipped = BytesStart::new("skipped").with_attributes([("message", clean(reason).as_ref())]);
+        let skipped =
+            BytesStart::new("skipped").with_attributes([("message", clean(reason).as_ref())]);
         writer.write_event(Event::Empty(skipped))?;
         writer.write_event(Event::End(BytesEnd::new("testcase")))?;
     }
@@ -75,20 +96,42 @@ fn write_suite<W: Write>(writer: &mut Writer<W>, script: &ScriptReport) -> io::R
     writer.write_event(Event::End(BytesEnd::new("testsuite")))
 }
 
-fn write_case<W: Write>(writer: &mut Writer<W>, script: &ScriptReport, case: &CaseReport) -> io::Result<()> {
+fn write_case<W: Write>(
+    writer: &mut Writer<W>,
+    script: &ScriptReport,
+    case: &CaseReport,
+) -> io::Result<()> {
     let short = paths::relative(&case.path, &script.case_base).to_string();
     let classname = script.id();
     let warnings: Vec<String> = case
         .outcome
         .warnings
         .iter()
-        .map(|warning| format!("{}: warning: {}", super::case_warning_location(case, warning), warning.message))
+        .map(|warning| {
+            format!(
+                "{}: warning: {}",
+                super::case_warning_location(case, warning),
+                warning.message
+            )
+        })
         .collect();
     if let Some(error) = &case.outcome.case_error {
         let location = case_error_location(case, error);
         let body = format!("{location}: {}", error.message);
-        let element = Element { tag: "error", kind: "case", message: first_line(&error.message), body };
-        return write_testcase(writer, &short, &classname, &case.path, &[element], &warnings);
+        let element = Element {
+            tag: "error",
+            kind: "case",
+            message: first_line(&error.message),
+            body,
+        };
+        return write_testcase(
+            writer,
+            &short,
+            &classname,
+            &case.path,
+            &[element],
+            &warnings,
+        );
     }
     for (position, step) in case.outcome.steps.iter().enumerate() {
         let mut elements = Vec::new();
@@ -111,10 +154,23 @@ fn write_case<W: Write>(writer: &mut Writer<W>, script: &ScriptReport, case: &Ca
         }
         if let Some(finding) = case.order_finding(step.index) {
             let message = finding.message();
-            elements.push(Element { tag: "failure", kind: "nondeterministic", message: first_line(&message), body: message });
+            elements.push(Element {
+                tag: "failure",
+                kind: "nondeterministic",
+                message: first_line(&message),
+                body: message,
+            });
         }
-        let mut output = if position == 0 { warnings.clone() } else { Vec::new() };
-        output.extend(step.warnings.iter().map(|warning| format!("warning: {warning}")));
+        let mut output = if position == 0 {
+            warnings.clone()
+        } else {
+            Vec::new()
+        };
+        output.extend(
+            step.warnings
+                .iter()
+                .map(|warning| format!("warning: {warning}")),
+        );
         output.extend(step.prints.iter().map(|print| format!("print: {print}")));
         let name = format!("{short} step {}", step.index);
         write_testcase(writer, &name, &classname, &case.path, &elements, &output)?;
@@ -133,7 +189,11 @@ struct Element {
 fn failure(case: &CaseReport, step: &StepOutcome) -> Element {
     let mut body = String::new();
     for diff in &step.diff {
-        body.push_str(&format!("{}: {}\n", diff_location(case, step, diff), describe_diff(diff)));
+        body.push_str(&format!(
+            "{}: {}\n",
+            diff_location(case, step, diff),
+            describe_diff(diff)
+        ));
     }
     if step.diff.is_empty() {
         body.push_str(&format!(
@@ -145,10 +205,19 @@ fn failure(case: &CaseReport, step: &StepOutcome) -> Element {
     body.push_str(&step.unified_diff);
     let message = match step.diff.first() {
         Some(diff) if step.diff.len() == 1 => describe_diff(diff),
-        Some(diff) => format!("{} (and {} more differences)", describe_diff(diff), step.diff.len() - 1),
+        Some(diff) => format!(
+            "{} (and {} more differences)",
+            describe_diff(diff),
+            step.diff.len() - 1
+        ),
         None => "result differs from expected".to_string(),
     };
-    Element { tag: "failure", kind: "fail", message: first_line(&message), body }
+    Element {
+        tag: "failure",
+        kind: "fail",
+        message: first_line(&message),
+        body,
+    }
 }
 
 fn write_testcase<W: Write>(
@@ -169,8 +238,10 @@ fn write_testcase<W: Write>(
     }
     writer.write_event(Event::Start(testcase))?;
     for element in elements {
-        let start = BytesStart::new(element.tag)
-            .with_attributes([("message", clean(&element.message).as_ref()), ("type", element.kind)]);
+        let start = BytesStart::new(element.tag).with_attributes([
+            ("message", clean(&element.message).as_ref()),
+            ("type", element.kind),
+        ]);
         writer.write_event(Event::Start(start))?;
         writer.write_event(Event::Text(BytesText::new(&clean(&element.body))))?;
         writer.write_event(Event::End(BytesEnd::new(element.tag)))?;
@@ -200,7 +271,15 @@ fn clean(text: &str) -> Cow<'_, str> {
         return Cow::Borrowed(text);
     }
     Cow::Owned(
-        text.chars().map(|c| if allowed(c) { c.to_string() } else { format!("\\u{{{:x}}}", c as u32) }).collect(),
+        text.chars()
+            .map(|c| {
+                if allowed(c) {
+                    c.to_string()
+                } else {
+                    format!("\\u{{{:x}}}", c as u32)
+                }
+            })
+            .collect(),
     )
 }
 
@@ -232,7 +311,12 @@ mod tests {
                         .map(|attr| {
                             let attr = attr.unwrap();
                             let key = attr.key.as_ref().to_string();
-                            (key, attr.normalized_value(quick_xml::XmlVersion::Implicit1_0).unwrap().into_owned())
+                            (
+                                key,
+                                attr.normalized_value(quick_xml::XmlVersion::Implicit1_0)
+                                    .unwrap()
+                                    .into_owned(),
+                            )
                         })
                         .collect();
                     elements.push((name, attrs));
@@ -266,15 +350,26 @@ mod tests {
     fn report_is_well_formed_and_counts_match() {
         let xml = render(&fixtures::report());
         let (elements, text) = parse(&xml);
-        let suites = &elements.iter().find(|(name, _)| name == "testsuites").unwrap().1;
+        let suites = &elements
+            .iter()
+            .find(|(name, _)| name == "testsuites")
+            .unwrap()
+            .1;
         let attr = |attrs: &Vec<(String, String)>, key: &str| {
-            attrs.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone()).unwrap()
+            attrs
+                .iter()
+                .find(|(k, _)| k == key)
+                .map(|(_, v)| v.clone())
+                .unwrap()
         };
         assert_eq!(attr(suites, "tests"), "6");
         assert_eq!(attr(suites, "failures"), "1");
         assert_eq!(attr(suites, "errors"), "3");
-        let testcases: Vec<String> =
-            elements.iter().filter(|(name, _)| name == "testcase").map(|(_, attrs)| attr(attrs, "name")).collect();
+        let testcases: Vec<String> = elements
+            .iter()
+            .filter(|(name, _)| name == "testcase")
+            .map(|(_, attrs)| attr(attrs, "name"))
+            .collect();
         assert_eq!(
             testcases,
             [
@@ -287,7 +382,10 @@ mod tests {
             ]
         );
         let failure = elements.iter().find(|(name, _)| name == "failure").unwrap();
-        assert_eq!(attr(&failure.1, "message"), "spec.weight: expected 20, actual 30 (and 1 more differences)");
+        assert_eq!(
+            attr(&failure.1, "message"),
+            "spec.weight: expected 20, actual 30 (and 1 more differences)"
+        );
         // Escaped on the way out, intact on the way back in.
         assert!(text.contains("+  host: a<&>\"b"), "{text}");
         assert!(!xml.contains("a<&>"), "raw markup must be escaped");

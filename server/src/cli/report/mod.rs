@@ -107,7 +107,11 @@ fn span_line(span: Option<&Span>) -> Option<u32> {
 
 /// Where a step's error is: the Lua line for script errors, the step's YAML line for case
 /// errors (e.g. a missing `expected[i]`) and for script errors without a line.
-pub fn step_error_location(script: &ScriptReport, case: &CaseReport, step: &StepOutcome) -> Location {
+pub fn step_error_location(
+    script: &ScriptReport,
+    case: &CaseReport,
+    step: &StepOutcome,
+) -> Location {
     match &step.error {
         Some(error) if error.kind == ErrorKind::Case => Location {
             file: case.path.clone(),
@@ -115,10 +119,19 @@ pub fn step_error_location(script: &ScriptReport, case: &CaseReport, step: &Step
         },
         // A script error without a Lua line (timeout, memory, encode, …): point at the step.
         Some(error) => match error.line {
-            Some(line) => Location { file: script.path.clone(), line: Some(script.file_line(line)) },
-            None => Location { file: case.path.clone(), line: span_line(step.step_span.as_ref()) },
+            Some(line) => Location {
+                file: script.path.clone(),
+                line: Some(script.file_line(line)),
+            },
+            None => Location {
+                file: case.path.clone(),
+                line: span_line(step.step_span.as_ref()),
+            },
         },
-        None => Location { file: case.path.clone(), line: span_line(step.step_span.as_ref()) },
+        None => Location {
+            file: case.path.clone(),
+            line: span_line(step.step_span.as_ref()),
+        },
     }
 }
 
@@ -130,7 +143,10 @@ pub fn fail_location(case: &CaseReport, step: &StepOutcome) -> Location {
         .find_map(|diff| span_line(diff.span.as_ref()))
         .or(span_line(step.expected_span.as_ref()))
         .or(span_line(step.step_span.as_ref()));
-    Location { file: case.path.clone(), line }
+    Location {
+        file: case.path.clone(),
+        line,
+    }
 }
 
 /// Where one differing field is written (its own line, else the `expected[i]` node's).
@@ -138,15 +154,24 @@ pub fn diff_location(case: &CaseReport, step: &StepOutcome, diff: &FieldDiff) ->
     let line = span_line(diff.span.as_ref())
         .or(span_line(step.expected_span.as_ref()))
         .or(span_line(step.step_span.as_ref()));
-    Location { file: case.path.clone(), line }
+    Location {
+        file: case.path.clone(),
+        line,
+    }
 }
 
 pub fn case_error_location(case: &CaseReport, error: &CaseError) -> Location {
-    Location { file: case.path.clone(), line: span_line(error.span.as_ref()) }
+    Location {
+        file: case.path.clone(),
+        line: span_line(error.span.as_ref()),
+    }
 }
 
 pub fn case_warning_location(case: &CaseReport, warning: &CaseWarning) -> Location {
-    Location { file: case.path.clone(), line: span_line(warning.span.as_ref()) }
+    Location {
+        file: case.path.clone(),
+        line: span_line(warning.span.as_ref()),
+    }
 }
 
 /// A JSON path as authors write it: `spec.http[0].route[1].weight`, odd keys as `["a.b"]`.
@@ -177,7 +202,10 @@ pub fn format_path(path: &[PathSeg]) -> String {
 }
 
 fn is_plain_key(key: &str) -> bool {
-    !key.is_empty() && key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || b == b'/')
+    !key.is_empty()
+        && key
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || b == b'/')
 }
 
 /// A field value for messages: compact JSON (keys sorted, Go's number format, but without
@@ -242,7 +270,9 @@ pub fn go_number(f: f64) -> String {
     }
     let text = format!("{f:e}");
     match text.split_once('e') {
-        Some((mantissa, exponent)) if !exponent.starts_with('-') => format!("{mantissa}e+{exponent}"),
+        Some((mantissa, exponent)) if !exponent.starts_with('-') => {
+            format!("{mantissa}e+{exponent}")
+        }
         _ => text,
     }
 }
@@ -270,7 +300,11 @@ impl CaseReport {
         if self.outcome.case_error.is_some() {
             return Verdict::Error;
         }
-        let mut verdict = if self.order_dependent.is_empty() { Verdict::Pass } else { Verdict::Fail };
+        let mut verdict = if self.order_dependent.is_empty() {
+            Verdict::Pass
+        } else {
+            Verdict::Fail
+        };
         for step in &self.outcome.steps {
             let step_verdict = match step.status {
                 StepStatus::Pass => Verdict::Pass,
@@ -283,13 +317,19 @@ impl CaseReport {
     }
 
     pub fn order_finding(&self, step: usize) -> Option<&OrderFinding> {
-        self.order_dependent.iter().find(|finding| finding.step == step)
+        self.order_dependent
+            .iter()
+            .find(|finding| finding.step == step)
     }
 }
 
 impl ScriptReport {
     pub fn verdict(&self) -> Verdict {
-        self.cases.iter().map(CaseReport::verdict).max().unwrap_or(Verdict::Pass)
+        self.cases
+            .iter()
+            .map(CaseReport::verdict)
+            .max()
+            .unwrap_or(Verdict::Pass)
     }
 }
 
@@ -334,12 +374,19 @@ impl Summary {
 
     /// 0 when every step passed deterministically, 1 otherwise.
     pub fn exit_code(&self) -> u8 {
-        if self.failed + self.errors + self.nondeterministic > 0 { 1 } else { 0 }
+        if self.failed + self.errors + self.nondeterministic > 0 {
+            1
+        } else {
+            0
+        }
     }
 
     /// `N passed, N failed, N errors` and the optional counts after it.
     pub fn line(&self) -> String {
-        let mut line = format!("{} passed, {} failed, {} errors", self.passed, self.failed, self.errors);
+        let mut line = format!(
+            "{} passed, {} failed, {} errors",
+            self.passed, self.failed, self.errors
+        );
         if self.nondeterministic > 0 {
             let _ = write!(line, ", {} nondeterministic", self.nondeterministic);
         }
@@ -387,7 +434,18 @@ pub(crate) mod fixtures {
     use kruise_lua_engine::yaml::Pos;
 
     pub fn span(line: u32) -> Option<Span> {
-        Some(Span { start: Pos { line, column: 5, offset: 0 }, end: Pos { line, column: 9, offset: 0 } })
+        Some(Span {
+            start: Pos {
+                line,
+                column: 5,
+                offset: 0,
+            },
+            end: Pos {
+                line,
+                column: 9,
+                offset: 0,
+            },
+        })
     }
 
     pub fn step(index: usize, status: StepStatus) -> StepOutcome {
@@ -436,12 +494,18 @@ pub(crate) mod fixtures {
         let mut erroring = step(0, StepStatus::Error);
         erroring.actual = None;
         erroring.error = Some(
-            ScriptError::new(ErrorKind::Runtime, "<string>:7: attempt to index a nil value\nstack traceback")
-                .at_line(Some(7)),
+            ScriptError::new(
+                ErrorKind::Runtime,
+                "<string>:7: attempt to index a nil value\nstack traceback",
+            )
+            .at_line(Some(7)),
         );
         let mut timing_out = step(1, StepStatus::Error);
         timing_out.actual = None;
-        timing_out.error = Some(ScriptError::new(ErrorKind::Timeout, "script exceeded 100 ms"));
+        timing_out.error = Some(ScriptError::new(
+            ErrorKind::Timeout,
+            "script exceeded 100 ms",
+        ));
 
         let script = ScriptReport {
             path: "lua_configuration/example.io/Demo/trafficRouting.lua".into(),
@@ -473,7 +537,11 @@ pub(crate) mod fixtures {
                 },
                 CaseReport {
                     path: "lua_configuration/example.io/Demo/testdata/error.yaml".into(),
-                    outcome: CaseOutcome { case_error: None, warnings: vec![], steps: vec![erroring, timing_out] },
+                    outcome: CaseOutcome {
+                        case_error: None,
+                        warnings: vec![],
+                        steps: vec![erroring, timing_out],
+                    },
                     order_dependent: vec![],
                 },
                 CaseReport {
@@ -490,7 +558,10 @@ pub(crate) mod fixtures {
                 },
             ],
         };
-        Report { scripts: vec![script], shuffle_runs: 0 }
+        Report {
+            scripts: vec![script],
+            shuffle_runs: 0,
+        }
     }
 }
 
@@ -518,7 +589,11 @@ mod tests {
         assert_eq!(go_number(1e21), "1e+21");
         assert_eq!(go_number(1e-7), "1e-7");
         assert_eq!(go_number(1e20), "100000000000000000000");
-        let value = JsonValue::Array(vec![JsonValue::Int(1), JsonValue::String("a\"<".into()), JsonValue::Null]);
+        let value = JsonValue::Array(vec![
+            JsonValue::Int(1),
+            JsonValue::String("a\"<".into()),
+            JsonValue::Null,
+        ]);
         assert_eq!(format_value(Some(&value)), r#"[1,"a\"<",null]"#);
         assert_eq!(format_value(None), "(absent)");
     }
@@ -537,12 +612,14 @@ mod tests {
         let mut report = fixtures::report();
         report.scripts[0].cases.truncate(1);
         assert_eq!(Summary::of(&report).exit_code(), 0);
-        report.scripts[0].cases[0].order_dependent.push(OrderFinding {
-            step: 0,
-            distinct: 2,
-            runs: 4,
-            sample: "{}".into(),
-        });
+        report.scripts[0].cases[0]
+            .order_dependent
+            .push(OrderFinding {
+                step: 0,
+                distinct: 2,
+                runs: 4,
+                sample: "{}".into(),
+            });
         let summary = Summary::of(&report);
         assert_eq!(summary.exit_code(), 1);
         assert_eq!(report.scripts[0].cases[0].verdict(), Verdict::Fail);
@@ -550,7 +627,12 @@ mod tests {
 
     #[test]
     fn configmap_lines_are_offset() {
-        let script = ScriptReport { first_line: 10, key: Some("lua.traffic.routing.K.g".into()), path: "cm.yaml".into(), ..Default::default() };
+        let script = ScriptReport {
+            first_line: 10,
+            key: Some("lua.traffic.routing.K.g".into()),
+            path: "cm.yaml".into(),
+            ..Default::default()
+        };
         assert_eq!(script.file_line(1), 10);
         assert_eq!(script.file_line(4), 13);
         assert_eq!(script.id(), "cm.yaml#lua.traffic.routing.K.g");

@@ -1,0 +1,702 @@
+//! End-to-end tests of the `kruise-lua` binary on the fixture trees in `tests/fixtures`:
+//! exit codes, every report format, failing/erroring/looping scripts, ConfigMap input,
+//! warnings, filters, `--shuffle`, and the `obj` and `run` commands.
+
+mod common;
+
+use std::collections::BTreeMap;
+
+use common::{copy_tree, fixtures, run, run_in, scratch};
+use kruise_lua_engine::luadata::LuaData;
+use kruise_lua_engine::runner::{RunOptions, run_custom};
+use kruise_lua_engine::testcase::parse_case;
+use kruise_lua_engine::yaml::parse_first_document;
+use serde_json::Value;
+
+const TREE: &str = "tree/lua_configuration";
+const ERRORS: &str = "errors/lua_configuration";
+const WEIGHTED_CASE: &str =
+    "tree/lua_configuration/example.io/Weighted/testdata/rollout_steps.yaml";
+const WEIGHTED_SCRIPT: &str = "tree/lua_configuration/example.io/Weighted/trafficRouting.lua";
+const CONFIGMAP: &str = "configmap/kruise-rollout-configuration.yaml";
+
+fn json_lines(stdout: &str) -> Vec<Value> {
+    stdout
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
+        .collect()
+}
+
+fn find<'a>(
+    lines: &'a [Value],
+    script_part: &str,
+    case_part: &str,
+    step: Option<u64>,
+) -> &'a Value {
+    lines
+        .iter()
+        .find(|line| {
+            line["script"].as_str().unwrap().contains(script_part)
+                && line["case"].as_str().unwrap().contains(case_part)
+                && line["step"].as_u64() == step
+        })
+        .unwrap_or_else(|| panic!("no line for {script_part} {case_part} {step:?} in {lines:#?}"))
+}
+
+// ---- exit codes and usage ----
+
+#[test]
+fn passing_tree_exits_0_with_a_summary() {
+    let result = run(&["check", TREE]);
+    assert_eq!(result.code, 0, "{result:?}");
+    let last = *result.lines().last().unwrap();
+    assert!(
+        last.starts_with("7 passed, 0 failed, 0 errors"),
+        "{result:?}"
+    );
+    assert!(
+        result
+            .stdout
+            .contains("✓ tree/lua_configuration/example.io/Weighted/trafficRouting.lua"),
+        "{result:?}"
+    );
+    assert!(
+        result.stdout.contains("  ✓ testdata/rollout_steps.yaml"),
+        "{result:?}"
+    );
+    assert!(result.stdout.contains("      ✓ step 2"), "{result:?}");
+}
+
+#[test]
+fn production_mode_also_passes_the_tree() {
+    let result = run(&["check", "--mode", "production", TREE]);
+    assert_eq!(result.code, 0, "{result:?}");
+}
+
+#[test]
+fn default_path_is_lua_configuration() {
+    let result = run_in(&fixtures().join("tree"), &["check"]);
+    assert_eq!(result.code, 0, "{result:?}");
+    assert!(
+        result
+            .stdout
+            .contains("lua_configuration/example.io/HeaderRoute/trafficRouting.lua"),
+        "{result:?}"
+    );
+
+    let empty = scratch("default-path");
+    let result = run_in(&empty, &["check"]);
+    assert_eq!(result.code, 2, "{result:?}");
+    assert!(
+        result
+            .stderr
+            .contains("lua_configuration: no such file or directory"),
+        "{result:?}"
+    );
+}
+
+#[test]
+fn nonexistent_path_exits_2_naming_it() {
+    let result = run(&["check", TREE, "no/such/tree"]);
+    assert_eq!(result.code, 2, "{result:?}");
+    assert!(result.stderr.contains("no/such/tree"), "{result:?}");
+    assert!(
+        result.stdout.is_empty(),
+        "no report on usage errors: {result:?}"
+    );
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    for args in [
+        &["check", "--format", "xml", TREE][..],
+        &["check", "--timeout", "0", TREE],
+        &["frobnicate"],
+        &["obj"],
+        &["run", WEIGHTED_SCRIPT],
+        &["obj", WEIGHTED_CASE, "--step", "3"],
+        &["check", TREE, "--filter", "no-such-thing"],
+    ] {
+        let result = run(args);
+        assert_eq!(result.code, 2, "{args:?}: {result:?}");
+        assert!(!result.stderr.is_empty(), "{args:?}: {result:?}");
+    }
+}
+
+#[test]
+fn help_lists_the_commands() {
+    let result = run(&["--help"]);
+    assert_eq!(result.code, 0, "{result:?}");
+    for command in ["check", "obj", "run"] {
+        assert!(result.stdout.contains(command), "{result:?}");
+    }
+    for command in ["check", "obj", "run"] {
+        let result = run(&[command, "--help"]);
+        assert_eq!(result.code, 0, "{command}: {result:?}");
+        assert!(result.stdout.contains("Usage: kruise-lua"), "{result:?}");
+    }
+}
+
+// ---- failures, errors, warnings ----
+
+#[test]
+fn a_changed_expectation_fails_with_its_path_and_diff() {
+    let dir = scratch("failing");
+    copy_tree(&fixtures().join(TREE), &dir.join("lua_configuration"));
+    let case = dir.join("lua_configuration/example.io/Weighted/testdata/rollout_steps.yaml");
+    let text = std::fs::read_to_string(&case).unwrap();
+    let original = "      - host: demo-canary\n        weight: 50\n";
+    assert_eq!(text.matches(original).count(), 1);
+    let changed = text.replace(original, "      - host: demo-canary\n        weight: 55\n");
+    std::fs::write(&case, &changed).unwrap();
+    let changed_line = changed
+        .lines()
+        .position(|line| line == "        weight: 55")
+        .unwrap()
+        + 1;
+
+    let result = run_in(&dir, &["check"]);
+    assert_eq!(result.code, 1, "{result:?}");
+    assert!(
+        result.stdout.contains("  ✗ testdata/rollout_steps.yaml"),
+        "{result:?}"
+    );
+    assert!(result.stdout.contains("      ✗ step 1"), "{result:?}");
+    assert!(result.stdout.contains("      ✓ step 0"), "{result:?}");
+    let field = format!(
+        "spec.routes[0].destinations[1].weight: expected 55, actual 50  (lua_configuration/example.io/Weighted/testdata/rollout_steps.yaml:{changed_line})"
+    );
+    assert!(
+        result.stdout.lines().any(|line| line.trim() == field),
+        "missing {field}\n{result:?}"
+    );
+    let diff_removed = result
+        .stdout
+        .lines()
+        .any(|line| line.trim_start().starts_with('-') && line.contains("55"));
+    let diff_added = result
+        .stdout
+        .lines()
+        .any(|line| line.trim_start().starts_with('+') && line.contains("50"));
+    assert!(diff_removed && diff_added, "unified diff shown: {result:?}");
+    assert!(
+        result
+            .lines()
+            .last()
+            .unwrap()
+            .starts_with("6 passed, 1 failed, 0 errors"),
+        "{result:?}"
+    );
+
+    let github = run_in(&dir, &["check", "--format", "github"]);
+    assert_eq!(github.code, 1);
+    let annotation = format!(
+        "::error file=lua_configuration/example.io/Weighted/testdata/rollout_steps.yaml,line={changed_line},title=testdata/rollout_steps.yaml step 1%3A spec.routes[0].destinations[1].weight differs::expected 55, actual 50"
+    );
+    assert!(
+        github
+            .stdout
+            .lines()
+            .any(|line| line.starts_with(&annotation)),
+        "missing {annotation}\n{github:?}"
+    );
+}
+
+#[test]
+fn runtime_errors_timeouts_and_case_errors() {
+    let result = run(&["check", "--timeout", "100", ERRORS]);
+    assert_eq!(result.code, 1, "{result:?}");
+    let text = &result.stdout;
+    assert!(
+        text.lines().any(|line| line.trim().starts_with(
+            "errors/lua_configuration/example.io/Broken/trafficRouting.lua:4: runtime error"
+        )),
+        "runtime error at the Lua line: {result:?}"
+    );
+    // The looping step times out; the steps around it still run and pass.
+    let looping = text.split("Looping/trafficRouting.lua").nth(1).unwrap();
+    assert!(looping.contains("      ✓ step 0\n"), "{result:?}");
+    assert!(looping.contains("      ! step 1\n"), "{result:?}");
+    assert!(looping.contains("      ✓ step 2\n"), "{result:?}");
+    assert!(looping.contains("timeout error"), "{result:?}");
+    assert!(
+        text.contains("no_input.yaml") && text.contains("case error"),
+        "{result:?}"
+    );
+    assert!(
+        result
+            .lines()
+            .last()
+            .unwrap()
+            .starts_with("3 passed, 0 failed, 3 errors"),
+        "{result:?}"
+    );
+}
+
+#[test]
+fn unknown_fields_warn_at_their_line() {
+    let result = run(&["check", TREE]);
+    let warning = result
+        .lines()
+        .into_iter()
+        .find(|line| line.contains("unknown_field.yaml:11: warning:"))
+        .unwrap_or_else(|| panic!("no warning at line 11: {result:?}"));
+    assert!(warning.contains("weight"), "{warning}");
+    assert_eq!(result.code, 0, "warnings do not fail the run: {result:?}");
+
+    let json = run(&["check", "--format", "json", TREE]);
+    let lines = json_lines(&json.stdout);
+    let line = find(&lines, "Weighted", "unknown_field.yaml", Some(0));
+    let warnings = line["warnings"].as_array().unwrap();
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.as_str().unwrap().contains("unknown_field.yaml:11:")),
+        "{line}"
+    );
+}
+
+// ---- formats ----
+
+#[test]
+fn json_lines_have_one_object_per_step() {
+    let result = run(&["check", "--format", "json", "--timeout", "100", ERRORS]);
+    assert_eq!(result.code, 1, "{result:?}");
+    let lines = json_lines(&result.stdout);
+    assert_eq!(lines.len(), 6, "{result:?}");
+    for line in &lines {
+        let object = line.as_object().unwrap();
+        for key in [
+            "script",
+            "case",
+            "step",
+            "status",
+            "error_kind",
+            "error",
+            "line",
+            "actual",
+            "expected",
+            "warnings",
+        ] {
+            assert!(object.contains_key(key), "{key} missing in {line}");
+        }
+    }
+    let runtime = find(&lines, "Broken/trafficRouting.lua", "steps.yaml", Some(1));
+    assert_eq!(
+        runtime["script"],
+        "errors/lua_configuration/example.io/Broken/trafficRouting.lua"
+    );
+    assert_eq!(
+        runtime["case"],
+        "errors/lua_configuration/example.io/Broken/testdata/steps.yaml"
+    );
+    assert_eq!(
+        (runtime["status"].as_str(), runtime["error_kind"].as_str()),
+        (Some("error"), Some("runtime"))
+    );
+    assert_eq!(runtime["line"], 4);
+    assert_eq!(runtime["actual"], Value::Null);
+    let passing = find(&lines, "Broken/trafficRouting.lua", "steps.yaml", Some(0));
+    assert_eq!(passing["status"], "pass");
+    assert_eq!(passing["actual"], r#"{"spec":{"weight":20}}"#);
+    assert_eq!(passing["actual"], passing["expected"]);
+    let timeout = find(&lines, "Looping", "steps.yaml", Some(1));
+    assert_eq!(timeout["error_kind"], "timeout");
+    for step in [0, 2] {
+        assert_eq!(
+            find(&lines, "Looping", "steps.yaml", Some(step))["status"],
+            "pass"
+        );
+    }
+    let case_error = find(&lines, "Broken", "no_input.yaml", None);
+    assert_eq!(
+        (
+            case_error["status"].as_str(),
+            case_error["error_kind"].as_str()
+        ),
+        (Some("error"), Some("case"))
+    );
+}
+
+#[test]
+fn junit_is_valid_xml_with_a_suite_per_script() {
+    use quick_xml::Reader;
+    use quick_xml::events::Event;
+
+    let result = run(&["check", "--format", "junit", "--timeout", "100", ERRORS]);
+    assert_eq!(result.code, 1, "{result:?}");
+    let mut reader = Reader::from_str(&result.stdout);
+    let mut suites = Vec::new();
+    let mut testcases = Vec::new();
+    let mut errors = Vec::new();
+    let mut depth = 0i32;
+    loop {
+        let event = reader
+            .read_event()
+            .unwrap_or_else(|e| panic!("invalid XML: {e}\n{}", result.stdout));
+        let attrs = |start: &quick_xml::events::BytesStart| -> BTreeMap<String, String> {
+            start
+                .attributes()
+                .map(|a| {
+                    let a = a.unwrap();
+                    (
+                        a.key.as_ref().to_string(),
+                        a.normalized_value(quick_xml::XmlVersion::Implicit1_0)
+                            .unwrap()
+                            .into_owned(),
+                    )
+                })
+                .collect()
+        };
+        match &event {
+            Event::Start(start) | Event::Empty(start) => {
+                if matches!(event, Event::Start(_)) {
+                    depth += 1;
+                }
+                match start.name().as_ref() {
+                    "testsuite" => suites.push(attrs(start)),
+                    "testcase" => testcases.push(attrs(start)),
+                    "error" => errors.push(attrs(start)),
+                    _ => {}
+                }
+            }
+            Event::End(_) => depth -= 1,
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    assert_eq!(depth, 0, "balanced elements");
+    assert_eq!(suites.len(), 2);
+    assert_eq!(
+        suites[0]["name"],
+        "errors/lua_configuration/example.io/Broken/trafficRouting.lua"
+    );
+    assert_eq!(
+        (suites[0]["tests"].as_str(), suites[0]["errors"].as_str()),
+        ("3", "2")
+    );
+    assert_eq!(
+        (suites[1]["tests"].as_str(), suites[1]["errors"].as_str()),
+        ("3", "1")
+    );
+    assert_eq!(testcases.len(), 6);
+    assert!(
+        testcases
+            .iter()
+            .any(|t| t["name"] == "testdata/steps.yaml step 1")
+    );
+    let kinds: Vec<&str> = errors.iter().map(|e| e["type"].as_str()).collect();
+    assert_eq!(kinds, ["case", "runtime", "timeout"]);
+}
+
+#[test]
+fn github_annotations_point_at_lua_and_yaml_lines() {
+    let result = run(&["check", "--format", "github", "--timeout", "100", ERRORS]);
+    assert_eq!(result.code, 1, "{result:?}");
+    let lines = result.lines();
+    assert!(
+        lines.iter().any(|l| l.starts_with(
+            "::error file=errors/lua_configuration/example.io/Broken/trafficRouting.lua,line=4,title=testdata/steps.yaml step 1%3A runtime error::"
+        )),
+        "{result:?}"
+    );
+    assert!(
+        lines.iter().any(|l| l.starts_with(
+            "::error file=errors/lua_configuration/example.io/Looping/testdata/steps.yaml,line=11,title=testdata/steps.yaml step 1%3A timeout error::"
+        )),
+        "timeout points at the step: {result:?}"
+    );
+    for line in &lines[..lines.len() - 1] {
+        assert!(
+            line.starts_with("::error ") || line.starts_with("::warning "),
+            "{line}"
+        );
+        assert!(!line.contains('\r'));
+    }
+}
+
+#[test]
+fn colour_only_when_asked_or_on_a_terminal() {
+    let plain = run(&["check", TREE]);
+    assert!(
+        !plain.stdout.contains('\x1b'),
+        "NO_COLOR and no TTY: {plain:?}"
+    );
+    let coloured = run(&["check", "--color", "always", TREE]);
+    assert!(coloured.stdout.contains("\x1b[32m✓\x1b[0m"), "{coloured:?}");
+}
+
+// ---- inputs: ConfigMaps, single scripts, filters ----
+
+#[test]
+fn configmap_scripts_run_the_trees_cases() {
+    let result = run(&["check", "--format", "json", TREE, CONFIGMAP]);
+    assert_eq!(
+        result.code, 1,
+        "the broken HeaderRoute edit fails: {result:?}"
+    );
+    let lines = json_lines(&result.stdout);
+    let weighted =
+        "configmap/kruise-rollout-configuration.yaml#lua.traffic.routing.Weighted.example.io";
+    let from_configmap: Vec<&Value> = lines.iter().filter(|l| l["script"] == weighted).collect();
+    assert_eq!(
+        from_configmap.len(),
+        5,
+        "the tree's 5 Weighted steps: {result:?}"
+    );
+    assert!(
+        from_configmap.iter().all(|l| l["status"] == "pass"),
+        "{result:?}"
+    );
+    assert!(
+        from_configmap.iter().any(|l| l["case"]
+            == "tree/lua_configuration/example.io/Weighted/testdata/rollout_steps.yaml")
+    );
+    let broken =
+        "configmap/kruise-rollout-configuration.yaml#lua.traffic.routing.HeaderRoute.example.io";
+    let broken_lines: Vec<&Value> = lines.iter().filter(|l| l["script"] == broken).collect();
+    assert_eq!(broken_lines.len(), 2, "{result:?}");
+    for line in broken_lines {
+        assert_eq!(line["error_kind"], "runtime");
+        assert_eq!(
+            line["line"], 24,
+            "Lua line 2 of a script starting at manifest line 23"
+        );
+    }
+    // The tree's own scripts still run and pass.
+    let tree_lines = lines
+        .iter()
+        .filter(|l| l["script"].as_str().unwrap().starts_with("tree/"));
+    assert!(
+        tree_lines.clone().count() == 7 && tree_lines.into_iter().all(|l| l["status"] == "pass")
+    );
+
+    let human = run(&["check", TREE, CONFIGMAP]);
+    assert!(
+        human.stdout.contains(
+            "configmap/kruise-rollout-configuration.yaml [lua.traffic.routing.Weighted.example.io]"
+        ),
+        "{human:?}"
+    );
+    assert!(
+        human
+            .stdout
+            .contains("configmap/kruise-rollout-configuration.yaml:24: runtime error"),
+        "{human:?}"
+    );
+}
+
+#[test]
+fn a_single_script_runs_with_its_sibling_testdata() {
+    let result = run(&["check", "--format", "json", WEIGHTED_SCRIPT]);
+    assert_eq!(result.code, 0, "{result:?}");
+    let lines = json_lines(&result.stdout);
+    assert_eq!(lines.len(), 5);
+    assert!(lines.iter().all(|l| l["script"] == WEIGHTED_SCRIPT));
+}
+
+#[test]
+fn filters_select_scripts_or_cases() {
+    let by_script = run(&["check", "--format", "json", TREE, "--filter", "HeaderRoute"]);
+    assert_eq!(json_lines(&by_script.stdout).len(), 2, "{by_script:?}");
+    let by_case = run(&[
+        "check",
+        "--format",
+        "json",
+        TREE,
+        "--filter",
+        "traffic_routing,unknown_field",
+    ]);
+    let lines = json_lines(&by_case.stdout);
+    assert_eq!(lines.len(), 2, "{by_case:?}");
+    let repeated = run(&[
+        "check",
+        "--format",
+        "json",
+        TREE,
+        "--filter",
+        "traffic_routing",
+        "--filter",
+        "header_steps",
+    ]);
+    assert_eq!(json_lines(&repeated.stdout).len(), 3, "{repeated:?}");
+}
+
+// ---- --shuffle ----
+
+#[test]
+fn shuffle_reports_scripts_that_depend_on_pairs_order() {
+    let sorted = run(&["check", "order/lua_configuration"]);
+    assert_eq!(
+        sorted.code, 0,
+        "sorted key order gives the expected list: {sorted:?}"
+    );
+    let shuffled = run(&["check", "--shuffle", "8", "order/lua_configuration"]);
+    assert_eq!(shuffled.code, 1, "{shuffled:?}");
+    assert!(shuffled.stdout.contains("nondeterministic"), "{shuffled:?}");
+    assert!(
+        shuffled
+            .lines()
+            .last()
+            .unwrap()
+            .contains("1 nondeterministic"),
+        "{shuffled:?}"
+    );
+
+    let stable = run(&["check", "--shuffle", "4", TREE]);
+    assert_eq!(
+        stable.code, 0,
+        "ipairs-only scripts are deterministic: {stable:?}"
+    );
+}
+
+// ---- obj ----
+
+/// Runs `probe` once with the engine's `obj` for `obj_source`'s step and once after
+/// `obj_source` has replaced the global `obj`; both must give the same result.
+fn assert_obj_source_loads(obj_source: &str, expected: &LuaData) {
+    let probe = "return { spec = { echo = obj } }";
+    let options = RunOptions::default();
+    let reference = run_custom(probe, expected, &options);
+    let loaded = run_custom(
+        &format!("{obj_source}\n{probe}"),
+        &LuaData::default(),
+        &options,
+    );
+    let reference = reference.harness.expect("probe runs on the engine's obj");
+    let loaded = loaded
+        .harness
+        .unwrap_or_else(|e| panic!("obj source does not load: {e}\n{obj_source}"));
+    assert_eq!(
+        loaded.to_canonical_json(),
+        reference.to_canonical_json(),
+        "{obj_source}"
+    );
+}
+
+#[test]
+fn obj_prints_loadable_lua_per_step() {
+    let case =
+        parse_case(&std::fs::read_to_string(fixtures().join(WEIGHTED_CASE)).unwrap()).unwrap();
+
+    let single = run(&["obj", WEIGHTED_CASE, "--step", "1"]);
+    assert_eq!(single.code, 0, "{single:?}");
+    assert!(single.stdout.starts_with("-- "), "{single:?}");
+    assert!(
+        single.stdout.contains(WEIGHTED_CASE) && single.stdout.contains("step 1"),
+        "{single:?}"
+    );
+    assert_eq!(single.stdout.matches("obj = {").count(), 1);
+    assert!(
+        single.stdout.contains("  canaryWeight = 50,\n"),
+        "{single:?}"
+    );
+    assert!(
+        single.stdout.contains("  stableWeight = 50,\n"),
+        "{single:?}"
+    );
+    assert!(
+        !single.stdout.contains(".0,"),
+        "integral numbers without .0: {single:?}"
+    );
+    assert_obj_source_loads(&single.stdout, &case.steps[1].obj);
+
+    let all = run(&["obj", WEIGHTED_CASE]);
+    assert_eq!(all.code, 0, "{all:?}");
+    assert_eq!(all.stdout.matches("obj = {").count(), 3, "{all:?}");
+    // The whole output is one chunk too; the last step's obj wins.
+    assert_obj_source_loads(&all.stdout, &case.steps[2].obj);
+    for (index, chunk) in all.stdout.split("\n\n").enumerate() {
+        assert_obj_source_loads(chunk, &case.steps[index].obj);
+    }
+}
+
+#[test]
+fn obj_of_a_traffic_routing_case_and_header_matches() {
+    let path = "tree/lua_configuration/example.io/HeaderRoute/testdata/header_steps.yaml";
+    let case = parse_case(&std::fs::read_to_string(fixtures().join(path)).unwrap()).unwrap();
+    let result = run(&["obj", path, "--step", "0"]);
+    assert_eq!(result.code, 0, "{result:?}");
+    assert!(result.stdout.contains("\".*Android.*\""), "{result:?}");
+    assert_obj_source_loads(&result.stdout, &case.steps[0].obj);
+}
+
+// ---- run ----
+
+#[test]
+fn run_prints_the_resulting_resources() {
+    let result = run(&["run", WEIGHTED_SCRIPT, "--case", WEIGHTED_CASE]);
+    assert_eq!(result.code, 0, "{result:?}");
+    let case =
+        parse_case(&std::fs::read_to_string(fixtures().join(WEIGHTED_CASE)).unwrap()).unwrap();
+    let documents: Vec<&str> = result.stdout.split("---\n").collect();
+    assert_eq!(documents.len(), 3, "{result:?}");
+    for (index, document) in documents.iter().enumerate() {
+        let parsed = parse_first_document(document).unwrap().unwrap();
+        assert_eq!(
+            parsed.to_json(),
+            case.expected[index].node.to_json(),
+            "step {index}:\n{document}"
+        );
+    }
+    assert!(
+        result.stdout.contains("example.io/canary-weight: \"20\""),
+        "{result:?}"
+    );
+
+    let one = run(&[
+        "run",
+        WEIGHTED_SCRIPT,
+        "--case",
+        WEIGHTED_CASE,
+        "--step",
+        "2",
+    ]);
+    assert_eq!(one.code, 0, "{one:?}");
+    assert!(!one.stdout.contains("---"), "{one:?}");
+    assert!(one.stdout.contains("        weight: 100\n"), "{one:?}");
+}
+
+#[test]
+fn run_reports_script_errors_on_stderr() {
+    let script = "errors/lua_configuration/example.io/Broken/trafficRouting.lua";
+    let case = "errors/lua_configuration/example.io/Broken/testdata/steps.yaml";
+    let result = run(&["run", script, "--case", case]);
+    assert_eq!(result.code, 1, "{result:?}");
+    assert!(
+        result
+            .stderr
+            .contains(&format!("{script}:4: step 1: runtime error")),
+        "{result:?}"
+    );
+    assert!(
+        result.stdout.contains("weight: 20"),
+        "step 0 still printed: {result:?}"
+    );
+}
+
+// ---- snapshots of the reports ----
+
+#[test]
+fn snapshot_human_report_of_the_tree() {
+    let result = run(&["check", TREE]);
+    insta::assert_snapshot!("check_tree_human", result.stdout);
+}
+
+#[test]
+fn snapshot_json_report_of_the_tree() {
+    let result = run(&["check", "--format", "json", TREE]);
+    insta::assert_snapshot!("check_tree_json", result.stdout);
+}
+
+#[test]
+fn snapshot_human_report_of_errors() {
+    let result = run(&["check", "--timeout", "100", ERRORS]);
+    insta::assert_snapshot!("check_errors_human", result.stdout);
+}
+
+#[test]
+fn snapshot_json_report_of_errors() {
+    let result = run(&["check", "--format", "json", "--timeout", "100", ERRORS]);
+    insta::assert_snapshot!("check_errors_json", result.stdout);
+}

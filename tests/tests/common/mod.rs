@@ -1,0 +1,123 @@
+//! Shared helpers of the end-to-end tests: building and running the `kruise-lua` binary,
+//! fixture paths, and scratch folders.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+/// The workspace root.
+pub fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+/// `tests/fixtures`.
+pub fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures")
+}
+
+/// The `kruise-lua` binary of this build profile, built once per test process (a test crate
+/// cannot depend on another package's binary, so ask cargo for it).
+pub fn binary() -> &'static Path {
+    static BINARY: OnceLock<PathBuf> = OnceLock::new();
+    BINARY.get_or_init(|| {
+        let test_exe = std::env::current_exe().unwrap();
+        // target/<profile dir>/deps/<test binary>
+        let profile_dir = test_exe
+            .parent()
+            .and_then(Path::parent)
+            .unwrap()
+            .to_path_buf();
+        let profile = match profile_dir.file_name().and_then(|n| n.to_str()) {
+            Some("debug") | None => "dev".to_string(),
+            Some(other) => other.to_string(),
+        };
+        let status = Command::new(env!("CARGO"))
+            .current_dir(workspace())
+            .args([
+                "build",
+                "--quiet",
+                "-p",
+                "kruise-lua",
+                "--bin",
+                "kruise-lua",
+                "--profile",
+                &profile,
+            ])
+            .status()
+            .expect("run cargo build");
+        assert!(status.success(), "building kruise-lua failed");
+        let binary = profile_dir.join(format!("kruise-lua{}", std::env::consts::EXE_SUFFIX));
+        assert!(binary.exists(), "{} missing after build", binary.display());
+        binary
+    })
+}
+
+/// The result of one run of the binary.
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    pub fn lines(&self) -> Vec<&str> {
+        self.stdout.lines().collect()
+    }
+}
+
+impl std::fmt::Debug for Run {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "exit {}\n--- stdout\n{}\n--- stderr\n{}",
+            self.code, self.stdout, self.stderr
+        )
+    }
+}
+
+/// Runs `kruise-lua ARGS` in `dir` with colour off by environment.
+pub fn run_in(dir: &Path, args: &[&str]) -> Run {
+    let output: Output = Command::new(binary())
+        .current_dir(dir)
+        .args(args)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("run kruise-lua");
+    Run {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8(output.stdout).expect("UTF-8 stdout"),
+        stderr: String::from_utf8(output.stderr).expect("UTF-8 stderr"),
+    }
+}
+
+/// Runs `kruise-lua ARGS` in `tests/fixtures`.
+pub fn run(args: &[&str]) -> Run {
+    run_in(&fixtures(), args)
+}
+
+/// A fresh scratch folder for one test.
+pub fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("kruise-lua-e2e-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Copies a folder tree.
+pub fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
