@@ -297,7 +297,10 @@ mod tests {
 
     /// Parses the whole document, returning (element name, attributes) of every start tag
     /// and all text, unescaped.
-    fn parse(xml: &str) -> (Vec<(String, Vec<(String, String)>)>, String) {
+    /// An element's name and attributes.
+    type Element = (String, Vec<(String, String)>);
+
+    fn parse(xml: &str) -> (Vec<Element>, String) {
         let mut reader = Reader::from_str(xml);
         let mut elements = Vec::new();
         let mut text = String::new();
