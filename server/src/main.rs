@@ -1,1 +1,3 @@
-fn main() { println!("{}", kruise_lua_engine::smoke()); }
+fn main() {
+    println!("{}", kruise_lua_engine::smoke());
+}
