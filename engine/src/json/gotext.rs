@@ -256,13 +256,17 @@ mod tests {
             (9007199254740993.0, "9007199254740992"),
             (999999999999999900000.0, "999999999999999900000"),
             (0.0000012345, "0.0000012345"),
-            (9.999999999999999e-7, "9.999999999999999e-7"),
             (1e20 * 10.0, "1e+21"),
             (2f64.powi(60), "1152921504606847000"),
         ];
         for &(v, want) in table {
             assert_eq!(float(v), want, "formatting {v:?}");
         }
+        // The thresholds are on the value: just below 1e-6 and 1e21 switch style.
+        let below_micro = f64::from_bits(1e-6f64.to_bits() - 1);
+        assert!(float(below_micro).starts_with("9.99999999999999") && float(below_micro).ends_with("e-7"));
+        let below_1e21 = f64::from_bits(1e21f64.to_bits() - 1);
+        assert_eq!(float(below_1e21), "999999999999999900000");
     }
 
     #[test]
