@@ -40,7 +40,10 @@ impl JsonValue {
         // Iterative, so a deeply nested value cannot overflow the stack.
         enum Frame<'a> {
             Array(std::slice::Iter<'a, JsonValue>, bool),
-            Object(std::collections::btree_map::Iter<'a, String, JsonValue>, bool),
+            Object(
+                std::collections::btree_map::Iter<'a, String, JsonValue>,
+                bool,
+            ),
         }
         let mut stack: Vec<Frame<'_>> = Vec::new();
         let mut next = Some(self);
@@ -65,7 +68,9 @@ impl JsonValue {
                 }
             }
             // Find the next element of the innermost open container, closing finished ones.
-            let Some(frame) = stack.last_mut() else { return };
+            let Some(frame) = stack.last_mut() else {
+                return;
+            };
             match frame {
                 Frame::Array(items, first) => match items.next() {
                     Some(item) => {
@@ -110,13 +115,25 @@ mod tests {
     use super::*;
 
     fn object(members: &[(&str, JsonValue)]) -> JsonValue {
-        JsonValue::Object(members.iter().map(|(k, v)| (k.to_string(), v.clone())).collect())
+        JsonValue::Object(
+            members
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.clone()))
+                .collect(),
+        )
     }
 
     #[test]
     fn canonical_text_is_go_marshal() {
         let value = object(&[
-            ("b", JsonValue::Array(vec![JsonValue::Int(9007199254740993), JsonValue::Float(1e21), JsonValue::Null])),
+            (
+                "b",
+                JsonValue::Array(vec![
+                    JsonValue::Int(9007199254740993),
+                    JsonValue::Float(1e21),
+                    JsonValue::Null,
+                ]),
+            ),
             ("a", JsonValue::String("<é>\u{2028}\n".into())),
             ("é", JsonValue::Bool(false)),
             ("B", object(&[])),
@@ -135,7 +152,10 @@ mod tests {
     fn parse_then_write_round_trips() {
         let text = r#"{"a":[1,2.5,{"k":"v"}],"n":-0.5,"s":"\u00e9\n\t\"","z":null}"#;
         let value = JsonValue::parse_go_interface(text.as_bytes()).unwrap();
-        assert_eq!(value.to_canonical_json(), r#"{"a":[1,2.5,{"k":"v"}],"n":-0.5,"s":"é\n\t\"","z":null}"#);
+        assert_eq!(
+            value.to_canonical_json(),
+            r#"{"a":[1,2.5,{"k":"v"}],"n":-0.5,"s":"é\n\t\"","z":null}"#
+        );
     }
 
     #[test]

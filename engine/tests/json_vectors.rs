@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 
 use kruise_lua_engine::JsonValue;
 use kruise_lua_engine::json::{
-    EmptyTable, KeyOrder, annotations_to_canonical_json, decode_custom_result, decode_ingress_result, encode_lua,
-    install_module, json_to_lua,
+    EmptyTable, KeyOrder, annotations_to_canonical_json, decode_custom_result,
+    decode_ingress_result, encode_lua, install_module, json_to_lua,
 };
 use mlua::{HookTriggers, Lua, MultiValue, Value, VmState};
 use serde_json::Value as Json;
@@ -21,14 +21,29 @@ use serde_json::Value as Json;
 /// `puc_5_1_differs` in index.json (which are skipped). Each needs a piece of the gopher
 /// runtime (stdlib/vm helpers), not of the JSON layer.
 const NEEDS_GOPHER_RUNTIME: &[(&str, &str)] = &[
-    ("err_pcall_number", "PUC's error() turns a number message into a string; gopher keeps the number"),
-    ("err_os_absent", "Lua::new() opens os; Kruise's environment has no os (stdlib sandbox)"),
-    ("err_io_absent", "Lua::new() opens io; Kruise's environment has no io (stdlib sandbox)"),
-    ("lim_timeout_in_pcall", "this test's timeout hook raises a catchable error; the vm helper re-raises it"),
+    (
+        "err_pcall_number",
+        "PUC's error() turns a number message into a string; gopher keeps the number",
+    ),
+    (
+        "err_os_absent",
+        "Lua::new() opens os; Kruise's environment has no os (stdlib sandbox)",
+    ),
+    (
+        "err_io_absent",
+        "Lua::new() opens io; Kruise's environment has no io (stdlib sandbox)",
+    ),
+    (
+        "lim_timeout_in_pcall",
+        "this test's timeout hook raises a catchable error; the vm helper re-raises it",
+    ),
 ];
 
 fn conformance_dir() -> PathBuf {
-    let dir = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/conformance"));
+    let dir = Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../shared/conformance"
+    ));
     assert!(
         dir.join("vectors/index.json").is_file(),
         "conformance vectors not found at {} (expected ../shared/conformance next to the repo root)",
@@ -53,10 +68,22 @@ struct Outcome {
 
 impl Outcome {
     fn ok(output: String, raw: Option<String>) -> Self {
-        Outcome { status: "ok", error_kind: None, output: Some(output), raw, message: None }
+        Outcome {
+            status: "ok",
+            error_kind: None,
+            output: Some(output),
+            raw,
+            message: None,
+        }
     }
     fn error(kind: &'static str, raw: Option<String>, message: String) -> Self {
-        Outcome { status: "error", error_kind: Some(kind), output: None, raw, message: Some(message) }
+        Outcome {
+            status: "error",
+            error_kind: Some(kind),
+            output: None,
+            raw,
+            message: Some(message),
+        }
     }
 }
 
@@ -70,13 +97,16 @@ fn run_script(source: &[u8], obj: &JsonValue) -> Result<(Lua, Value), (&'static 
     let obj = json_to_lua(&lua, obj, KeyOrder::Sorted).expect("obj to Lua");
     lua.globals().set("obj", obj).expect("set obj");
     let start = Instant::now();
-    lua.set_hook(HookTriggers::new().every_nth_instruction(1000), move |_, _| {
-        if start.elapsed() > Duration::from_secs(1) {
-            Err(mlua::Error::RuntimeError("timeout".into()))
-        } else {
-            Ok(VmState::Continue)
-        }
-    })
+    lua.set_hook(
+        HookTriggers::new().every_nth_instruction(1000),
+        move |_, _| {
+            if start.elapsed() > Duration::from_secs(1) {
+                Err(mlua::Error::RuntimeError("timeout".into()))
+            } else {
+                Ok(VmState::Continue)
+            }
+        },
+    )
     .expect("hook");
     let function = match lua.load(source).set_name("=<string>").into_function() {
         Ok(f) => f,
@@ -93,7 +123,10 @@ fn run_script(source: &[u8], obj: &JsonValue) -> Result<(Lua, Value), (&'static 
 }
 
 /// The custom provider's rules: `empty` picks controller (Null) or harness (EmptyArray).
-fn custom_outcome(result: &Result<(Lua, Value), (&'static str, String)>, empty: EmptyTable) -> Outcome {
+fn custom_outcome(
+    result: &Result<(Lua, Value), (&'static str, String)>,
+    empty: EmptyTable,
+) -> Outcome {
     let value = match result {
         Err((kind, message)) => return Outcome::error(kind, None, message.clone()),
         Ok((_, value)) => value,
@@ -103,7 +136,10 @@ fn custom_outcome(result: &Result<(Lua, Value), (&'static str, String)>, empty: 
             EmptyTable::Null => Outcome::error(
                 "not_table",
                 None,
-                format!("expect table output from Lua script, not {}", value.type_name()),
+                format!(
+                    "expect table output from Lua script, not {}",
+                    value.type_name()
+                ),
             ),
             EmptyTable::EmptyArray => Outcome::ok("{}".into(), None),
         };
@@ -125,7 +161,14 @@ fn ingress_outcome(result: &Result<(Lua, Value), (&'static str, String)>) -> Out
         Ok((_, value)) => value,
     };
     if !matches!(value, Value::Table(_)) {
-        return Outcome::error("not_table", None, format!("expect table output from Lua script, not {}", value.type_name()));
+        return Outcome::error(
+            "not_table",
+            None,
+            format!(
+                "expect table output from Lua script, not {}",
+                value.type_name()
+            ),
+        );
     }
     let raw = match encode_lua(value, EmptyTable::Null) {
         Ok(raw) => raw,
@@ -155,32 +198,45 @@ fn compare(label: &str, expected: &Json, got: &Outcome) -> Vec<String> {
     if status == "ok" {
         let output = expected["output"].as_str().expect("ok has output");
         if got.output.as_deref() != Some(output) {
-            problems.push(format!("{label}: output\n    expected {output}\n    got      {:?}", got.output));
+            problems.push(format!(
+                "{label}: output\n    expected {output}\n    got      {:?}",
+                got.output
+            ));
         }
     }
-    if let Some(raw) = expected["raw"].as_str() {
-        if got.raw.as_deref() != Some(raw) {
-            problems.push(format!("{label}: raw\n    expected {raw}\n    got      {:?}", got.raw));
-        }
+    if let Some(raw) = expected["raw"].as_str()
+        && got.raw.as_deref() != Some(raw)
+    {
+        problems.push(format!(
+            "{label}: raw\n    expected {raw}\n    got      {:?}",
+            got.raw
+        ));
     }
     problems
 }
 
 fn obj_of(dir: &Path, name: &str) -> JsonValue {
-    JsonValue::parse_go_interface(&read(&dir.join(format!("{name}.obj.json")))).expect("obj.json parses")
+    JsonValue::parse_go_interface(&read(&dir.join(format!("{name}.obj.json"))))
+        .expect("obj.json parses")
 }
 
 fn expected_of(dir: &Path, name: &str) -> Json {
-    serde_json::from_slice(&read(&dir.join(format!("{name}.expected.json")))).expect("expected.json parses")
+    serde_json::from_slice(&read(&dir.join(format!("{name}.expected.json"))))
+        .expect("expected.json parses")
 }
 
 #[test]
 fn vectors_through_the_json_layer() {
     let root = conformance_dir();
     let vectors = root.join("vectors");
-    let index: Json = serde_json::from_slice(&read(&vectors.join("index.json"))).expect("index.json");
+    let index: Json =
+        serde_json::from_slice(&read(&vectors.join("index.json"))).expect("index.json");
     let index = index.as_array().expect("index is a list");
-    assert!(index.len() >= 210, "index.json lists {} vectors", index.len());
+    assert!(
+        index.len() >= 210,
+        "index.json lists {} vectors",
+        index.len()
+    );
 
     let mut failures: Vec<(String, Vec<String>)> = Vec::new();
     let (mut passed, mut skipped) = (0, 0);
@@ -193,8 +249,16 @@ fn vectors_through_the_json_layer() {
         let source = read(&vectors.join(format!("{name}.lua")));
         let expected = expected_of(&vectors, name);
         let result = run_script(&source, &obj_of(&vectors, name));
-        let mut problems = compare("controller", &expected, &custom_outcome(&result, EmptyTable::Null));
-        problems.extend(compare("harness", &expected["harness"], &custom_outcome(&result, EmptyTable::EmptyArray)));
+        let mut problems = compare(
+            "controller",
+            &expected,
+            &custom_outcome(&result, EmptyTable::Null),
+        );
+        problems.extend(compare(
+            "harness",
+            &expected["harness"],
+            &custom_outcome(&result, EmptyTable::EmptyArray),
+        ));
         if problems.is_empty() {
             passed += 1;
         } else {
@@ -205,14 +269,24 @@ fn vectors_through_the_json_layer() {
     let ingress = root.join("ingress");
     let mut ingress_names: Vec<String> = std::fs::read_dir(&ingress)
         .expect("ingress dir")
-        .filter_map(|e| e.ok()?.file_name().to_str()?.strip_suffix(".lua").map(str::to_string))
+        .filter_map(|e| {
+            e.ok()?
+                .file_name()
+                .to_str()?
+                .strip_suffix(".lua")
+                .map(str::to_string)
+        })
         .collect();
     ingress_names.sort();
     assert_eq!(ingress_names.len(), 9, "ingress vectors");
     for name in &ingress_names {
         let source = read(&ingress.join(format!("{name}.lua")));
         let result = run_script(&source, &obj_of(&ingress, name));
-        let problems = compare("ingress", &expected_of(&ingress, name), &ingress_outcome(&result));
+        let problems = compare(
+            "ingress",
+            &expected_of(&ingress, name),
+            &ingress_outcome(&result),
+        );
         if problems.is_empty() {
             passed += 1;
         } else {
@@ -240,5 +314,8 @@ fn vectors_through_the_json_layer() {
             eprintln!("    {p}");
         }
     }
-    assert!(unexpected.is_empty(), "vectors failing in the JSON layer: {unexpected:?}");
+    assert!(
+        unexpected.is_empty(),
+        "vectors failing in the JSON layer: {unexpected:?}"
+    );
 }

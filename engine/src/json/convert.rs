@@ -77,13 +77,21 @@ pub(super) fn to_lua(lua: &Lua, value: &JsonValue, orderer: &mut Orderer) -> mlu
         }
     }
 
-    fn new_table<'a>(lua: &Lua, value: &'a JsonValue, orderer: &mut Orderer) -> mlua::Result<Open<'a>> {
+    fn new_table<'a>(
+        lua: &Lua,
+        value: &'a JsonValue,
+        orderer: &mut Orderer,
+    ) -> mlua::Result<Open<'a>> {
         let list = children(value, orderer);
         let table = match value {
             JsonValue::Array(_) => lua.create_table_with_capacity(list.len(), 0)?,
             _ => lua.create_table_with_capacity(0, list.len())?,
         };
-        Ok(Open { table, pending: list.into_iter(), current: None })
+        Ok(Open {
+            table,
+            pending: list.into_iter(),
+            current: None,
+        })
     }
 
     if !matches!(value, JsonValue::Array(_) | JsonValue::Object(_)) {
@@ -91,7 +99,9 @@ pub(super) fn to_lua(lua: &Lua, value: &JsonValue, orderer: &mut Orderer) -> mlu
     }
     let mut stack = vec![new_table(lua, value, orderer)?];
     loop {
-        let top = stack.last_mut().expect("the stack holds the root until it is returned");
+        let top = stack
+            .last_mut()
+            .expect("the stack holds the root until it is returned");
         match top.pending.next() {
             Some((key, child)) => {
                 if matches!(child, JsonValue::Array(_) | JsonValue::Object(_)) {

@@ -15,14 +15,20 @@ use std::ffi::c_void;
 
 use mlua::{Integer, Table, Value};
 
+use super::EmptyTable;
 use super::gotext::{self, Sink};
 use super::parse::MAX_NESTING_DEPTH;
-use super::EmptyTable;
 
 /// An open array or object: its entries in output order and how many are written.
 enum Frame {
-    Array { items: Vec<(Integer, Value)>, next: usize },
-    Object { members: Vec<(mlua::LuaString, Value)>, next: usize },
+    Array {
+        items: Vec<(Integer, Value)>,
+        next: usize,
+    },
+    Object {
+        members: Vec<(mlua::LuaString, Value)>,
+        next: usize,
+    },
 }
 
 struct Encoder {
@@ -125,19 +131,28 @@ impl Encoder {
             Value::Integer(i) => gotext::write_go_float(&mut self.out, *i as f64),
             Value::Number(n) if n.is_finite() => gotext::write_go_float(&mut self.out, *n),
             Value::Number(n) => {
-                let shown = if n.is_nan() { "NaN" } else if *n > 0.0 { "+Inf" } else { "-Inf" };
+                let shown = if n.is_nan() {
+                    "NaN"
+                } else if *n > 0.0 {
+                    "+Inf"
+                } else {
+                    "-Inf"
+                };
                 return Err(format!("unsupported number {shown}"));
             }
             Value::String(s) => gotext::write_go_string(&mut self.out, &s.as_bytes()),
             Value::Table(t) => self.open_table(t)?,
-            other => return Err(format!("cannot encode a {} value", other.type_name())),
+            other => return Err(format!("a {} cannot be encoded", other.type_name())),
         }
         Ok(())
     }
 
     fn open_table(&mut self, table: &Table) -> Result<(), String> {
         if !self.visited.insert(table.to_pointer()) {
-            return Err("the same table is reached twice (a cycle or a shared table); copy shared tables".into());
+            return Err(
+                "the same table is reached twice (a cycle or a shared table); copy shared tables"
+                    .into(),
+            );
         }
         let mut items = self.spare_items.pop().unwrap_or_default();
         let mut members = self.spare_members.pop().unwrap_or_default();
@@ -179,8 +194,12 @@ impl Encoder {
             Some(KeyProblem::Mixed) => Err("a table mixes number and string keys".to_string()),
             Some(KeyProblem::Invalid(what)) => Err(format!("a table has {what}")),
             Some(KeyProblem::Lua(e)) => Err(format!("cannot read a table: {e}")),
-            None if depth > MAX_NESTING_DEPTH && !(items.is_empty() && members.is_empty() && self.empty == EmptyTable::Null) => {
-                Err(format!("tables are nested more than {MAX_NESTING_DEPTH} levels deep"))
+            None if depth > MAX_NESTING_DEPTH
+                && !(items.is_empty() && members.is_empty() && self.empty == EmptyTable::Null) =>
+            {
+                Err(format!(
+                    "tables are nested more than {MAX_NESTING_DEPTH} levels deep"
+                ))
             }
             None if !items.is_empty() => {
                 // Exactly 1..n (keys are distinct, so checking the largest suffices).
@@ -198,7 +217,9 @@ impl Encoder {
                 }
             }
             None if !members.is_empty() => {
-                // Go sorts map keys bytewise on the raw key bytes.
+                // Go sorts map keys bytewise on the raw key bytes. (A key function cannot
+                // return the borrowed bytes, hence the comparator.)
+                #[allow(clippy::unnecessary_sort_by)]
                 members.sort_unstable_by(|a, b| a.0.as_bytes().cmp(&b.0.as_bytes()));
                 self.out.push(b'{');
                 self.stack.push(Frame::Object { members, next: 0 });
@@ -250,9 +271,9 @@ impl Encoder {
             }
         }
         if path.is_empty() {
-            format!("cannot encode the result as JSON: {problem}")
+            format!("cannot encode as JSON: {problem}")
         } else {
-            format!("cannot encode the result as JSON at {path}: {problem}")
+            format!("cannot encode as JSON at {path}: {problem}")
         }
     }
 }

@@ -77,14 +77,20 @@ pub(crate) fn write_go_float<S: Sink>(out: &mut S, value: f64) {
     debug_assert!(value.is_finite());
     // Rust's `{:e}` without precision gives the shortest round-trip digits (closest to the
     // exact value), the same digits Go's strconv picks with precision -1.
-    let mut text = StackText { buf: [0; 48], len: 0 };
+    let mut text = StackText {
+        buf: [0; 48],
+        len: 0,
+    };
     write!(text, "{value:e}").expect("a float64 in {:e} form fits in 48 bytes");
     let text = &text.buf[..text.len];
     let (negative, text) = match text.split_first() {
         Some((b'-', rest)) => (true, rest),
         _ => (false, text),
     };
-    let e_at = text.iter().position(|&b| b == b'e').expect("{:e} output has an exponent");
+    let e_at = text
+        .iter()
+        .position(|&b| b == b'e')
+        .expect("{:e} output has an exponent");
     let mut digits = [0u8; 24];
     let mut n = 0;
     for &b in &text[..e_at] {
@@ -164,18 +170,19 @@ fn write_escaped_valid<S: Sink>(out: &mut S, s: &str) {
     let mut i = 0;
     while i < bytes.len() {
         let b = bytes[i];
-        let width;
-        match b {
-            b'"' | b'\\' | b'\n' | b'\r' | b'\t' | b'<' | b'>' | b'&' | 0x00..=0x1f => width = 1,
+        let width = match b {
+            b'"' | b'\\' | b'\n' | b'\r' | b'\t' | b'<' | b'>' | b'&' | 0x00..=0x1f => 1,
             // U+2028 / U+2029 are E2 80 A8 / E2 80 A9.
-            0xe2 if bytes.get(i + 1) == Some(&0x80) && matches!(bytes.get(i + 2), Some(0xa8 | 0xa9)) => {
-                width = 3
+            0xe2 if bytes.get(i + 1) == Some(&0x80)
+                && matches!(bytes.get(i + 2), Some(0xa8 | 0xa9)) =>
+            {
+                3
             }
             _ => {
                 i += 1;
                 continue;
             }
-        }
+        };
         out.put(&s[start..i]);
         match b {
             b'"' => out.put("\\\""),
@@ -183,7 +190,11 @@ fn write_escaped_valid<S: Sink>(out: &mut S, s: &str) {
             b'\n' => out.put("\\n"),
             b'\r' => out.put("\\r"),
             b'\t' => out.put("\\t"),
-            0xe2 => out.put(if bytes[i + 2] == 0xa8 { "\\u2028" } else { "\\u2029" }),
+            0xe2 => out.put(if bytes[i + 2] == 0xa8 {
+                "\\u2028"
+            } else {
+                "\\u2029"
+            }),
             // Other control bytes (including \b and \f, as in Go 1.19) and <, >, &.
             _ => {
                 out.put("\\u00");
@@ -264,7 +275,10 @@ mod tests {
         }
         // The thresholds are on the value: just below 1e-6 and 1e21 switch style.
         let below_micro = f64::from_bits(1e-6f64.to_bits() - 1);
-        assert!(float(below_micro).starts_with("9.99999999999999") && float(below_micro).ends_with("e-7"));
+        assert!(
+            float(below_micro).starts_with("9.99999999999999")
+                && float(below_micro).ends_with("e-7")
+        );
         let below_1e21 = f64::from_bits(1e21f64.to_bits() - 1);
         assert_eq!(float(below_1e21), "999999999999999900000");
     }
@@ -275,7 +289,11 @@ mod tests {
         while x < 1e30 {
             for v in [x, -x, x * 1.2345678901234567, x / 7.0] {
                 let text = float(v);
-                assert_eq!(text.parse::<f64>().unwrap().to_bits(), v.to_bits(), "{text}");
+                assert_eq!(
+                    text.parse::<f64>().unwrap().to_bits(),
+                    v.to_bits(),
+                    "{text}"
+                );
             }
             x *= 3.7;
         }
@@ -302,10 +320,16 @@ mod tests {
     fn string_escaping_matches_go() {
         assert_eq!(string(b"a\"b\\c"), r#""a\"b\\c""#);
         assert_eq!(string(b"\n\r\t"), r#""\n\r\t""#);
-        assert_eq!(string(b"\x00\x01\x08\x0c\x1f"), r#""\u0000\u0001\u0008\u000c\u001f""#);
+        assert_eq!(
+            string(b"\x00\x01\x08\x0c\x1f"),
+            r#""\u0000\u0001\u0008\u000c\u001f""#
+        );
         assert_eq!(string(b"\x7f"), "\"\x7f\"");
         assert_eq!(string(b"<a>&"), r#""\u003ca\u003e\u0026""#);
-        assert_eq!(string("x\u{2028}y\u{2029}".as_bytes()), r#""x\u2028y\u2029""#);
+        assert_eq!(
+            string("x\u{2028}y\u{2029}".as_bytes()),
+            r#""x\u2028y\u2029""#
+        );
         assert_eq!(string("é€😀/".as_bytes()), "\"é€😀/\"");
         assert_eq!(string(b"a\xffb"), r#""a\ufffdb""#);
         // A truncated 3-byte sequence is two invalid bytes for Go.

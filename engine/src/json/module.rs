@@ -39,10 +39,14 @@ fn number_text(n: f64) -> String {
         return "NaN".into();
     }
     if n.is_infinite() {
-        return if n > 0.0 { "+Inf".into() } else { "-Inf".into() };
+        return if n > 0.0 {
+            "+Inf".into()
+        } else {
+            "-Inf".into()
+        };
     }
     let mut text = String::new();
-    if n.trunc() == n && (-9.223372036854775808e18..9.223372036854775808e18).contains(&n) {
+    if n.trunc() == n && (-9.223372036854776e18..9.223372036854776e18).contains(&n) {
         gotext::write_go_int(&mut text, n as i64);
     } else {
         // Go's %v uses 'e' from exponent 21 and below -4; either text parses back to `n`.
@@ -61,7 +65,9 @@ fn bad_argument(message: String) -> Outcome {
 pub(super) fn install(lua: &Lua, order: KeyOrder) -> mlua::Result<()> {
     let encode_impl = lua.create_function(|lua, args: MultiValue| -> mlua::Result<Outcome> {
         let Some(value) = args.front() else {
-            return Ok(bad_argument("bad argument #1 to encode (value expected)".into()));
+            return Ok(bad_argument(
+                "bad argument #1 to encode (value expected)".into(),
+            ));
         };
         Ok(match encode::encode(value, EmptyTable::Null, Vec::new()) {
             Ok(bytes) => (Value::String(lua.create_string(bytes)?), None, false),
@@ -70,25 +76,36 @@ pub(super) fn install(lua: &Lua, order: KeyOrder) -> mlua::Result<()> {
     })?;
 
     let orderer = RefCell::new(Orderer::new(order));
-    let decode_impl = lua.create_function(move |lua, args: MultiValue| -> mlua::Result<Outcome> {
-        let parsed = match args.front() {
-            Some(Value::String(s)) => JsonValue::parse_go_interface(&s.as_bytes()),
-            Some(Value::Integer(i)) => JsonValue::parse_go_interface(number_text(*i as f64).as_bytes()),
-            Some(Value::Number(n)) => JsonValue::parse_go_interface(number_text(*n).as_bytes()),
-            other => {
-                let got = other.map_or("no value", |v| v.type_name());
-                return Ok(bad_argument(format!("bad argument #1 to decode (string expected, got {got})")));
-            }
-        };
-        Ok(match parsed {
-            Ok(value) => (convert::to_lua(lua, &value, &mut orderer.borrow_mut())?, None, false),
-            Err(message) => (Value::Nil, Some(message), false),
-        })
-    })?;
+    let decode_impl =
+        lua.create_function(move |lua, args: MultiValue| -> mlua::Result<Outcome> {
+            let parsed = match args.front() {
+                Some(Value::String(s)) => JsonValue::parse_go_interface(&s.as_bytes()),
+                Some(Value::Integer(i)) => {
+                    JsonValue::parse_go_interface(number_text(*i as f64).as_bytes())
+                }
+                Some(Value::Number(n)) => JsonValue::parse_go_interface(number_text(*n).as_bytes()),
+                other => {
+                    let got = other.map_or("no value", |v| v.type_name());
+                    return Ok(bad_argument(format!(
+                        "bad argument #1 to decode (string expected, got {got})"
+                    )));
+                }
+            };
+            Ok(match parsed {
+                Ok(value) => (
+                    convert::to_lua(lua, &value, &mut orderer.borrow_mut())?,
+                    None,
+                    false,
+                ),
+                Err(message) => (Value::Nil, Some(message), false),
+            })
+        })?;
 
     let raise: Function = lua.globals().raw_get("error")?;
     let (encode, decode): (Function, Function) =
-        lua.load(GLUE).set_name("=json").call((encode_impl, decode_impl, raise))?;
+        lua.load(GLUE)
+            .set_name("=json")
+            .call((encode_impl, decode_impl, raise))?;
     let module = lua.create_table()?;
     module.raw_set("encode", encode)?;
     module.raw_set("decode", decode)?;

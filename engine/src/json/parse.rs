@@ -70,7 +70,11 @@ fn describe(c: u8) -> String {
 
 impl<'a> Reader<'a> {
     fn new(s: &'a [u8]) -> Self {
-        Reader { s, pos: 0, type_error: None }
+        Reader {
+            s,
+            pos: 0,
+            type_error: None,
+        }
     }
 
     fn peek(&self) -> Option<u8> {
@@ -150,7 +154,9 @@ impl<'a> Reader<'a> {
                             }
                             Some(b']') => {
                                 self.pos += 1;
-                                let Some(Open::Array(items)) = stack.pop() else { unreachable!() };
+                                let Some(Open::Array(items)) = stack.pop() else {
+                                    unreachable!()
+                                };
                                 value = JsonValue::Array(items);
                             }
                             _ => return Err(self.error("after array element")),
@@ -177,7 +183,9 @@ impl<'a> Reader<'a> {
                             }
                             Some(b'}') => {
                                 self.pos += 1;
-                                let Some(Open::Object(members, _)) = stack.pop() else { unreachable!() };
+                                let Some(Open::Object(members, _)) = stack.pop() else {
+                                    unreachable!()
+                                };
                                 match members {
                                     Members::Sorted(map) => value = JsonValue::Object(map),
                                     Members::Ordered(list) => {
@@ -233,7 +241,10 @@ impl<'a> Reader<'a> {
                 Some(c) if c == expected => self.pos += 1,
                 _ => {
                     let name = std::str::from_utf8(word).unwrap_or_default();
-                    return Err(self.error(&format!("in literal {name} (expecting {})", describe(word[i]))));
+                    return Err(self.error(&format!(
+                        "in literal {name} (expecting {})",
+                        describe(word[i])
+                    )));
                 }
             }
         }
@@ -277,10 +288,13 @@ impl<'a> Reader<'a> {
         }
         let text = std::str::from_utf8(&self.s[start..self.pos]).expect("number text is ASCII");
         // Rust's parser is correctly rounded, like Go's strconv.ParseFloat.
-        let value: f64 = text.parse().expect("JSON number grammar is accepted by f64::from_str");
+        let value: f64 = text
+            .parse()
+            .expect("JSON number grammar is accepted by f64::from_str");
         if value.is_infinite() {
-            self.type_error
-                .get_or_insert_with(|| format!("json: cannot unmarshal number {text} into Go value of type float64"));
+            self.type_error.get_or_insert_with(|| {
+                format!("json: cannot unmarshal number {text} into Go value of type float64")
+            });
             return Ok(JsonValue::Null);
         }
         Ok(JsonValue::Float(value))
@@ -317,7 +331,9 @@ impl<'a> Reader<'a> {
                 }
                 Some(b'\\') => {
                     self.pos += 1;
-                    let Some(c) = self.peek() else { return Err(self.error("in string escape code")) };
+                    let Some(c) = self.peek() else {
+                        return Err(self.error("in string escape code"));
+                    };
                     self.pos += 1;
                     match c {
                         b'"' => out.push('"'),
@@ -356,14 +372,14 @@ impl<'a> Reader<'a> {
         if (0xd800..0xe000).contains(&unit) {
             // A surrogate: it must be a high one followed by an escaped low one; otherwise it
             // reads as U+FFFD and whatever follows is read on its own.
-            if unit < 0xdc00 && self.s.get(self.pos..self.pos + 2) == Some(b"\\u") {
-                if let Some(low) = self.hex4(self.pos + 2) {
-                    if (0xdc00..0xe000).contains(&low) {
-                        self.pos += 6;
-                        let c = 0x10000 + ((unit - 0xd800) << 10) + (low - 0xdc00);
-                        return Ok(char::from_u32(c).expect("a surrogate pair is a valid char"));
-                    }
-                }
+            if unit < 0xdc00
+                && self.s.get(self.pos..self.pos + 2) == Some(b"\\u")
+                && let Some(low) = self.hex4(self.pos + 2)
+                && (0xdc00..0xe000).contains(&low)
+            {
+                self.pos += 6;
+                let c = 0x10000 + ((unit - 0xd800) << 10) + (low - 0xdc00);
+                return Ok(char::from_u32(c).expect("a surrogate pair is a valid char"));
             }
             return Ok(char::REPLACEMENT_CHARACTER);
         }
@@ -401,9 +417,18 @@ mod tests {
         assert_eq!(ok("9007199254740993"), JsonValue::Float(9007199254740992.0));
         assert_eq!(ok("1e-400"), JsonValue::Float(0.0));
         assert_eq!(ok("null"), JsonValue::Null);
-        assert_eq!(ok("[1,null,true]"), JsonValue::Array(vec![JsonValue::Float(1.0), JsonValue::Null, JsonValue::Bool(true)]));
+        assert_eq!(
+            ok("[1,null,true]"),
+            JsonValue::Array(vec![
+                JsonValue::Float(1.0),
+                JsonValue::Null,
+                JsonValue::Bool(true)
+            ])
+        );
         let obj = ok(r#"{"b":1,"a":{"x":[]},"b":2}"#);
-        let JsonValue::Object(map) = obj else { panic!() };
+        let JsonValue::Object(map) = obj else {
+            panic!()
+        };
         assert_eq!(map.keys().collect::<Vec<_>>(), ["a", "b"]);
         assert_eq!(map["b"], JsonValue::Float(2.0));
     }
@@ -411,48 +436,100 @@ mod tests {
     #[test]
     fn strict_grammar() {
         for bad in [
-            &b""[..], b"{bad", b"[1,]", b"{\"a\":1,}", b"01", b"1.", b"1e", b"-", b"+1", b".5", b"tru", b"nul l",
-            b"[1] x", b"\"a", b"\"\x01\"", b"\"\\x\"", b"\"\\u12g4\"", b"NaN", b"{\"a\" 1}", b"[1 2]", b"\xff",
+            &b""[..],
+            b"{bad",
+            b"[1,]",
+            b"{\"a\":1,}",
+            b"01",
+            b"1.",
+            b"1e",
+            b"-",
+            b"+1",
+            b".5",
+            b"tru",
+            b"nul l",
+            b"[1] x",
+            b"\"a",
+            b"\"\x01\"",
+            b"\"\\x\"",
+            b"\"\\u12g4\"",
+            b"NaN",
+            b"{\"a\" 1}",
+            b"[1 2]",
+            b"\xff",
             b"'a'",
         ] {
             err(bad);
         }
         assert_eq!(err(b""), "unexpected end of JSON input");
-        assert_eq!(err(b"{bad"), "invalid character 'b' looking for beginning of object key string");
-        assert_eq!(err(b"1e400"), "json: cannot unmarshal number 1e400 into Go value of type float64");
+        assert_eq!(
+            err(b"{bad"),
+            "invalid character 'b' looking for beginning of object key string"
+        );
+        assert_eq!(
+            err(b"1e400"),
+            "json: cannot unmarshal number 1e400 into Go value of type float64"
+        );
         // A syntax error anywhere wins over a number out of range.
         assert!(err(b"[1e400,]").starts_with("invalid character ']'"));
     }
 
     #[test]
     fn strings_follow_go() {
-        assert_eq!(ok(r#""a\"\\\/\b\f\n\r\t""#), JsonValue::String("a\"\\/\u{8}\u{c}\n\r\t".into()));
-        assert_eq!(ok(r#""\u00e9\uD83D\uDE00""#), JsonValue::String("é😀".into()));
+        assert_eq!(
+            ok(r#""a\"\\\/\b\f\n\r\t""#),
+            JsonValue::String("a\"\\/\u{8}\u{c}\n\r\t".into())
+        );
+        assert_eq!(
+            ok(r#""\u00e9\uD83D\uDE00""#),
+            JsonValue::String("é😀".into())
+        );
         assert_eq!(ok(r#""\ufffd""#), JsonValue::String("\u{fffd}".into()));
         // A lone surrogate reads as U+FFFD; a following non-surrogate escape is kept.
         assert_eq!(ok(r#""\ud800x""#), JsonValue::String("\u{fffd}x".into()));
-        assert_eq!(ok(r#""\ud800\u0041""#), JsonValue::String("\u{fffd}A".into()));
-        assert_eq!(ok(r#""\udc00\udc00""#), JsonValue::String("\u{fffd}\u{fffd}".into()));
+        assert_eq!(
+            ok(r#""\ud800\u0041""#),
+            JsonValue::String("\u{fffd}A".into())
+        );
+        assert_eq!(
+            ok(r#""\udc00\udc00""#),
+            JsonValue::String("\u{fffd}\u{fffd}".into())
+        );
         // Invalid UTF-8 bytes inside a string become U+FFFD one by one; DEL is fine.
-        assert_eq!(parse(b"\"a\xff\xe2\x82b\x7f\"").unwrap(), JsonValue::String("a\u{fffd}\u{fffd}\u{fffd}b\x7f".into()));
+        assert_eq!(
+            parse(b"\"a\xff\xe2\x82b\x7f\"").unwrap(),
+            JsonValue::String("a\u{fffd}\u{fffd}\u{fffd}b\x7f".into())
+        );
     }
 
     #[test]
     fn nesting_limit_is_go_max_depth() {
         let deep = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
         assert!(parse(deep(MAX_NESTING_DEPTH).as_bytes()).is_ok());
-        assert_eq!(err(deep(MAX_NESTING_DEPTH + 1).as_bytes()), "invalid character '[' exceeded max depth");
+        assert_eq!(
+            err(deep(MAX_NESTING_DEPTH + 1).as_bytes()),
+            "invalid character '[' exceeded max depth"
+        );
         // Far deeper input fails cleanly, without recursion.
         assert!(err("[".repeat(1_000_000).as_bytes()).ends_with("exceeded max depth"));
     }
 
     #[test]
     fn top_level_order_is_kept() {
-        let Ok(TopLevel::Object(members)) = parse_top_level(br#"{"spec":1,"Spec":2,"a":{}}"#) else { panic!() };
+        let Ok(TopLevel::Object(members)) = parse_top_level(br#"{"spec":1,"Spec":2,"a":{}}"#)
+        else {
+            panic!()
+        };
         let keys: Vec<&str> = members.iter().map(|(k, _)| k.as_str()).collect();
         assert_eq!(keys, ["spec", "Spec", "a"]);
         assert!(matches!(parse_top_level(b" {} "), Ok(TopLevel::Object(m)) if m.is_empty()));
-        assert!(matches!(parse_top_level(b"null"), Ok(TopLevel::Other(JsonValue::Null))));
-        assert!(matches!(parse_top_level(b"[]"), Ok(TopLevel::Other(JsonValue::Array(_)))));
+        assert!(matches!(
+            parse_top_level(b"null"),
+            Ok(TopLevel::Other(JsonValue::Null))
+        ));
+        assert!(matches!(
+            parse_top_level(b"[]"),
+            Ok(TopLevel::Other(JsonValue::Array(_)))
+        ));
     }
 }

@@ -95,7 +95,10 @@ pub(super) fn decode_custom(raw: &[u8]) -> Result<Data, String> {
         // Unmarshalling `null` into a struct leaves it untouched.
         TopLevel::Other(JsonValue::Null) => return Ok(Data::default()),
         TopLevel::Other(other) => {
-            return Err(format!("json: cannot unmarshal {} into Go value of type Data", kind(&other)));
+            return Err(format!(
+                "json: cannot unmarshal {} into Go value of type Data",
+                kind(&other)
+            ));
         }
     };
     let mut data = Data::default();
