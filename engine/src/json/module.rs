@@ -92,11 +92,17 @@ pub(super) fn install(lua: &Lua, order: KeyOrder) -> mlua::Result<()> {
                 }
             };
             Ok(match parsed {
-                Ok(value) => (
-                    convert::to_lua(lua, &value, &mut orderer.borrow_mut())?,
-                    None,
-                    false,
-                ),
+                Ok(value) => {
+                    // A finalizer run by the GC while tables are built could decode
+                    // re-entrantly; it then gets a sorted order instead of a borrow panic.
+                    let table = match orderer.try_borrow_mut() {
+                        Ok(mut orderer) => convert::to_lua(lua, &value, &mut orderer)?,
+                        Err(_) => {
+                            convert::to_lua(lua, &value, &mut Orderer::new(KeyOrder::Sorted))?
+                        }
+                    };
+                    (table, None, false)
+                }
                 Err(message) => (Value::Nil, Some(message), false),
             })
         })?;
