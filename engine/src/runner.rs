@@ -204,7 +204,7 @@ fn execute<T>(
 fn prepare_state(obj: &JsonValue, options: &RunOptions) -> mlua::Result<Lua> {
     let lua = vm::new_state(&options.limits)?;
     stdlib::install(&lua)?;
-    crate::json::install_module(&lua)?;
+    crate::json::install_module_with_order(&lua, options.key_order)?;
     let obj = json_to_lua(&lua, obj, options.key_order)?;
     lua.globals().raw_set("obj", obj)?;
     Ok(lua)
