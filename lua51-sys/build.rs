@@ -7,7 +7,10 @@ fn main() {
     println!("cargo:rerun-if-changed=lua-5.1.5");
     println!("cargo:rerun-if-changed=build.rs");
     let mut build = cc::Build::new();
-    build.warnings(false).include(&src).define("LUA_USE_LINUX", None);
+    build
+        .warnings(false)
+        .include(&src)
+        .define("LUA_USE_LINUX", None);
     for entry in std::fs::read_dir(&src).expect("lua-5.1.5 sources") {
         let path = entry.expect("dir entry").path();
         if path.extension().is_some_and(|e| e == "c") {

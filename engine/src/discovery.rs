@@ -20,7 +20,11 @@ pub enum ScriptOrigin {
     File(PathBuf),
     /// The value of `key` in a ConfigMap manifest; `line` is the 1-based line where the
     /// script's first line sits in the manifest.
-    ConfigMap { path: PathBuf, key: String, line: u32 },
+    ConfigMap {
+        path: PathBuf,
+        key: String,
+        line: u32,
+    },
 }
 
 /// A script and its test cases.

@@ -55,7 +55,11 @@ pub struct ScriptError {
 
 impl ScriptError {
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
-        ScriptError { kind, message: message.into(), line: None }
+        ScriptError {
+            kind,
+            message: message.into(),
+            line: None,
+        }
     }
 
     pub fn at_line(mut self, line: Option<u32>) -> Self {

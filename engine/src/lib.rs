@@ -4,16 +4,21 @@
 //! test case) go in; per-step outcomes with canonical JSON, diffs and source positions come
 //! out. It prints nothing, touches no file unless a caller asks it to, and keeps no global state.
 
+// The patched Lua 5.1 that mlua runs on; mlua-sys's `external` feature leaves linking to us.
+extern crate kruise_lua51_sys;
+
+pub mod controller;
+pub mod discovery;
 pub mod error;
 pub mod json;
 pub mod luadata;
+pub mod render;
+pub mod runner;
 pub mod stdlib;
+pub mod testcase;
 pub mod value;
 pub mod vm;
 pub mod yaml;
-pub mod testcase;
-pub mod discovery;
-pub mod runner;
 
 pub use error::{ErrorKind, ScriptError};
 pub use luadata::{Data, IngressData, LuaData};

@@ -3,13 +3,19 @@
 
 use std::collections::BTreeMap;
 
-use crate::error::ScriptError;
-use crate::json::KeyOrder;
+use mlua::{Lua, Value};
+
+use crate::error::{ErrorKind, ScriptError};
+use crate::json::{
+    EmptyTable, KeyOrder, decode_custom_result, decode_ingress_result, encode_lua, json_to_lua,
+};
 use crate::luadata::{Data, IngressData, LuaData};
+use crate::render::to_yaml;
+use crate::stdlib;
 use crate::testcase::{CaseError, CaseWarning, TestCase};
 use crate::value::JsonValue;
-use crate::vm::Limits;
-use crate::yaml::{PathSeg, Span};
+use crate::vm::{self, Limits};
+use crate::yaml::{PathSeg, Span, YamlNode};
 
 /// Which rules decide a step's verdict (conformance 2.5 and 2.6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -32,7 +38,10 @@ pub struct RunOptions {
 
 impl Default for RunOptions {
     fn default() -> Self {
-        RunOptions { limits: Limits::default(), key_order: KeyOrder::Sorted }
+        RunOptions {
+            limits: Limits::default(),
+            key_order: KeyOrder::Sorted,
+        }
     }
 }
 
@@ -117,18 +126,368 @@ pub struct CaseOutcome {
 
 /// Runs a custom-provider script once against `obj`.
 pub fn run_custom(source: &str, obj: &LuaData, options: &RunOptions) -> ScriptRun {
-    let _ = (source, obj, options);
-    todo!("runner")
+    run_custom_json(source, &obj.to_json(), options)
+}
+
+/// Runs a custom-provider script with an `obj` given as JSON (as the conformance vectors and
+/// debugging tools have it) rather than as a [`LuaData`].
+pub fn run_custom_json(source: &str, obj: &JsonValue, options: &RunOptions) -> ScriptRun {
+    let (prints, (harness, production)) = execute(source, obj, options, |returned| {
+        let result_under = |empty: EmptyTable, non_table_is_error: bool| match &returned {
+            Err(error) => Err(error.clone()),
+            Ok(table @ Value::Table(_)) => decode_table(table, empty, decode_custom_result),
+            Ok(_) if non_table_is_error => Err(not_table(&returned)),
+            Ok(_) => Ok(Data::default()),
+        };
+        (
+            result_under(EmptyTable::EmptyArray, false),
+            result_under(EmptyTable::Null, true),
+        )
+    });
+    ScriptRun {
+        prints,
+        harness,
+        production,
+    }
 }
 
 /// Runs an ingress-class script once against `obj`.
 pub fn run_ingress(source: &str, obj: &IngressData, options: &RunOptions) -> IngressRun {
-    let _ = (source, obj, options);
-    todo!("runner")
+    run_ingress_json(source, &obj.to_json(), options)
+}
+
+/// Runs an ingress-class script with an `obj` given as JSON.
+pub fn run_ingress_json(source: &str, obj: &JsonValue, options: &RunOptions) -> IngressRun {
+    let (prints, result) = execute(source, obj, options, |returned| match &returned {
+        Err(error) => Err(error.clone()),
+        Ok(table @ Value::Table(_)) => decode_table(table, EmptyTable::Null, decode_ingress_result),
+        Ok(_) => Err(not_table(&returned)),
+    });
+    IngressRun { prints, result }
+}
+
+/// Encodes a returned table and decodes it into the result type, classifying failures.
+fn decode_table<T>(
+    table: &Value,
+    empty: EmptyTable,
+    decode: impl FnOnce(&[u8]) -> Result<T, String>,
+) -> Result<T, ScriptError> {
+    let raw =
+        encode_lua(table, empty).map_err(|message| ScriptError::new(ErrorKind::Encode, message))?;
+    decode(&raw).map_err(|message| ScriptError::new(ErrorKind::Unmarshal, message))
+}
+
+/// Creates a fresh state, installs the environment and `obj`, runs the chunk and hands the
+/// last returned value (Kruise takes the top of the stack) to `finish` while the state lives.
+fn execute<T>(
+    source: &str,
+    obj: &JsonValue,
+    options: &RunOptions,
+    finish: impl FnOnce(Result<Value, ScriptError>) -> T,
+) -> (Vec<String>, T) {
+    let lua = match prepare_state(obj, options) {
+        Ok(lua) => lua,
+        Err(error) => {
+            let error = ScriptError::new(
+                ErrorKind::Runtime,
+                format!("cannot prepare the Lua state: {error}"),
+            );
+            return (Vec::new(), finish(Err(error)));
+        }
+    };
+    let returned = vm::exec_chunk(&lua, source.as_bytes())
+        .map(|values| values.into_iter().last().unwrap_or(Value::Nil));
+    let result = finish(returned);
+    (stdlib::take_prints(&lua), result)
+}
+
+fn prepare_state(obj: &JsonValue, options: &RunOptions) -> mlua::Result<Lua> {
+    let lua = vm::new_state(&options.limits)?;
+    stdlib::install(&lua)?;
+    crate::json::install_module_with_order(&lua, options.key_order)?;
+    let obj = json_to_lua(&lua, obj, options.key_order)?;
+    lua.globals().raw_set("obj", obj)?;
+    Ok(lua)
+}
+
+/// gopher-lua's names for value types, as they appear in Kruise's not-a-table error.
+fn gopher_type_name(value: &Value) -> &'static str {
+    match value {
+        Value::Nil => "nil",
+        Value::Boolean(_) => "boolean",
+        Value::Integer(_) | Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Function(_) => "function",
+        Value::Thread(_) => "thread",
+        Value::Table(_) => "table",
+        _ => "userdata",
+    }
+}
+
+fn not_table(returned: &Result<Value, ScriptError>) -> ScriptError {
+    let type_name = returned.as_ref().map_or("nil", gopher_type_name);
+    ScriptError::new(
+        ErrorKind::NotTable,
+        format!("expect table output from Lua script, not {type_name}"),
+    )
+}
+
+/// Which `obj` and result a script gets: a custom network provider's, or an ingress class's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ScriptFlavor {
+    #[default]
+    Custom,
+    /// Ingress-class scripts: the step's obj is turned into an [`IngressData`] (weight as a
+    /// string, `original`'s annotations) and only annotations are compared.
+    Ingress,
 }
 
 /// Runs every step of `case` through `source` and compares with `expected` under `mode`.
 pub fn run_case(source: &str, case: &TestCase, mode: Mode, options: &RunOptions) -> CaseOutcome {
-    let _ = (source, case, mode, options);
-    todo!("runner")
+    let steps = (0..case.steps.len())
+        .map(|index| run_case_step(source, ScriptFlavor::Custom, case, index, mode, options))
+        .collect();
+    CaseOutcome {
+        case_error: None,
+        warnings: case.warnings.clone(),
+        steps,
+    }
+}
+
+/// The obj an ingress-class script gets for a case step.
+pub fn ingress_obj(obj: &LuaData) -> IngressData {
+    IngressData {
+        annotations: obj.data.annotations.clone(),
+        weight: obj.canary_weight.to_string(),
+        matches: obj.matches.clone(),
+        canary_service: obj.canary_service.clone(),
+        request_header_modifier: obj.request_header_modifier.clone(),
+    }
+}
+
+/// Runs step `index` of `case` (so callers can spread the steps of a case over threads).
+pub fn run_case_step(
+    source: &str,
+    flavor: ScriptFlavor,
+    case: &TestCase,
+    index: usize,
+    mode: Mode,
+    options: &RunOptions,
+) -> StepOutcome {
+    let step = &case.steps[index];
+    let run = match flavor {
+        ScriptFlavor::Custom => run_custom(source, &step.obj, options),
+        ScriptFlavor::Ingress => {
+            let run = run_ingress(source, &ingress_obj(&step.obj), options);
+            let result = run.result.map(|annotations| Data {
+                annotations,
+                ..Data::default()
+            });
+            ScriptRun {
+                prints: run.prints,
+                harness: result.clone(),
+                production: result,
+            }
+        }
+    };
+    let expected_data = |data: &Data| match flavor {
+        ScriptFlavor::Custom => data.clone(),
+        ScriptFlavor::Ingress => Data {
+            annotations: data.annotations.clone(),
+            ..Data::default()
+        },
+    };
+    let expected_entry = case
+        .expected
+        .get(index)
+        .map(|entry| (expected_data(&entry.data), entry));
+    let mut warnings = mode_difference_warning(&run, mode)
+        .into_iter()
+        .collect::<Vec<_>>();
+    let mut outcome = StepOutcome {
+        index,
+        status: StepStatus::Error,
+        obj: step.obj.clone(),
+        actual: None,
+        expected: expected_entry
+            .as_ref()
+            .map(|(data, _)| data.to_canonical_json()),
+        error: None,
+        diff: Vec::new(),
+        unified_diff: String::new(),
+        warnings: Vec::new(),
+        prints: run.prints.clone(),
+        expected_span: expected_entry.as_ref().map(|(_, entry)| entry.node.span),
+        step_span: step.span,
+    };
+    match run.result(mode) {
+        Err(error) => outcome.error = Some(error.clone()),
+        Ok(actual) => {
+            outcome.actual = Some(actual.to_canonical_json());
+            match &expected_entry {
+                None => {
+                    outcome.error = Some(ScriptError::new(
+                        ErrorKind::Case,
+                        format!(
+                            "no expected[{index}]: the case has {} expected entries for {} steps (upstream's test panics: index out of range)",
+                            case.expected.len(),
+                            case.steps.len()
+                        ),
+                    ));
+                }
+                Some(_) if outcome.actual == outcome.expected => outcome.status = StepStatus::Pass,
+                Some((expected, entry)) => {
+                    outcome.status = StepStatus::Fail;
+                    let expected_json = data_to_json(expected);
+                    let actual_json = data_to_json(actual);
+                    outcome.diff = diff_values(&expected_json, &actual_json)
+                        .into_iter()
+                        .map(|(path, expected, actual)| FieldDiff {
+                            span: span_in_expected(&entry.node, &path),
+                            path,
+                            expected,
+                            actual,
+                        })
+                        .collect();
+                    outcome.unified_diff = unified_yaml_diff(&expected_json, &actual_json);
+                }
+            }
+        }
+    }
+    warnings.extend(outcome.warnings.drain(..));
+    outcome.warnings = warnings;
+    outcome
+}
+
+/// A warning when the controller would get something else than the test harness sees.
+fn mode_difference_warning(run: &ScriptRun, mode: Mode) -> Option<String> {
+    let describe = |result: &Result<Data, ScriptError>| match result {
+        Ok(data) => data.to_canonical_json(),
+        Err(error) => format!("{} error ({})", error.kind, error.message),
+    };
+    let harness = describe(&run.harness);
+    let production = describe(&run.production);
+    if harness == production {
+        return None;
+    }
+    Some(match mode {
+        Mode::Harness => format!(
+            "the controller would get a different result than this test: the test sees {harness} but the cluster would get {production} (an empty Lua table encodes as [] in Kruise's test and as null in the controller)"
+        ),
+        Mode::Production => format!(
+            "Kruise's unit test would see a different result than the controller: the controller gets {production} but `go test` sees {harness} (an empty Lua table encodes as [] in Kruise's test and as null in the controller)"
+        ),
+    })
+}
+
+/// A result as the JSON object Kruise compares: `spec`, `labels`, `annotations` when present.
+pub fn data_to_json(data: &Data) -> JsonValue {
+    let mut object = BTreeMap::new();
+    if let Some(spec) = &data.spec {
+        object.insert("spec".to_owned(), spec.clone());
+    }
+    for (key, map) in [("labels", &data.labels), ("annotations", &data.annotations)] {
+        if let Some(map) = map.as_ref().filter(|map| !map.is_empty()) {
+            let entries = map
+                .iter()
+                .map(|(k, v)| (k.clone(), JsonValue::String(v.clone())));
+            object.insert(key.to_owned(), JsonValue::Object(entries.collect()));
+        }
+    }
+    JsonValue::Object(object)
+}
+
+/// Every path where the two values differ, with each side's value (`None` when absent).
+/// Numbers compare by their canonical text, so `50` (int) equals `50.0` (float).
+fn diff_values(
+    expected: &JsonValue,
+    actual: &JsonValue,
+) -> Vec<(Vec<PathSeg>, Option<JsonValue>, Option<JsonValue>)> {
+    let mut diffs = Vec::new();
+    let mut path = Vec::new();
+    diff_into(Some(expected), Some(actual), &mut path, &mut diffs);
+    diffs
+}
+
+fn diff_into(
+    expected: Option<&JsonValue>,
+    actual: Option<&JsonValue>,
+    path: &mut Vec<PathSeg>,
+    diffs: &mut Vec<(Vec<PathSeg>, Option<JsonValue>, Option<JsonValue>)>,
+) {
+    match (expected, actual) {
+        (Some(JsonValue::Object(e)), Some(JsonValue::Object(a))) => {
+            let keys: std::collections::BTreeSet<&String> = e.keys().chain(a.keys()).collect();
+            for key in keys {
+                path.push(PathSeg::Key(key.clone()));
+                diff_into(e.get(key), a.get(key), path, diffs);
+                path.pop();
+            }
+        }
+        (Some(JsonValue::Array(e)), Some(JsonValue::Array(a))) => {
+            for index in 0..e.len().max(a.len()) {
+                path.push(PathSeg::Index(index));
+                diff_into(e.get(index), a.get(index), path, diffs);
+                path.pop();
+            }
+        }
+        (e, a) => {
+            let same = match (e, a) {
+                (Some(e), Some(a)) => e.to_canonical_json() == a.to_canonical_json(),
+                (None, None) => true,
+                _ => false,
+            };
+            if !same {
+                diffs.push((path.clone(), e.cloned(), a.cloned()));
+            }
+        }
+    }
+}
+
+/// Where a result path sits in an `expected[i]` resource: `spec.*` under `spec`, `labels.*` and
+/// `annotations.*` under `metadata`. Falls back to the nearest ancestor that exists there.
+fn span_in_expected(entry: &YamlNode, path: &[PathSeg]) -> Option<Span> {
+    let mut resource_path = Vec::with_capacity(path.len() + 1);
+    if let Some(PathSeg::Key(top)) = path.first()
+        && (top == "labels" || top == "annotations")
+    {
+        resource_path.push(PathSeg::Key("metadata".to_owned()));
+    }
+    resource_path.extend(path.iter().cloned());
+    (1..=resource_path.len())
+        .rev()
+        .find_map(|len| entry.at_path(&resource_path[..len]))
+        .map(|node| node.span)
+}
+
+/// A unified diff of the two results rendered as YAML (`--- expected` / `+++ actual`).
+fn unified_yaml_diff(expected: &JsonValue, actual: &JsonValue) -> String {
+    let expected_yaml = to_yaml(expected);
+    let actual_yaml = to_yaml(actual);
+    similar::TextDiff::from_lines(&expected_yaml, &actual_yaml)
+        .unified_diff()
+        .context_radius(3)
+        .header("expected", "actual")
+        .to_string()
+}
+
+/// Renders a JSON path as `spec.http[0].route[1].weight`.
+pub fn format_path(path: &[PathSeg]) -> String {
+    let mut out = String::new();
+    for seg in path {
+        match seg {
+            PathSeg::Key(key) => {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(key);
+            }
+            PathSeg::Index(index) => {
+                out.push('[');
+                out.push_str(&index.to_string());
+                out.push(']');
+            }
+        }
+    }
+    out
 }

@@ -17,7 +17,10 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { timeout: Duration::from_secs(1), memory_bytes: 64 * 1024 * 1024 }
+        Limits {
+            timeout: Duration::from_secs(1),
+            memory_bytes: 64 * 1024 * 1024,
+        }
     }
 }
 
@@ -46,7 +49,8 @@ pub struct RunBudget {
 /// `Some` once the run in `lua` has spent its time or memory budget. Library code that
 /// catches errors (pcall, xpcall) uses this to re-raise instead of swallowing the limit.
 pub fn limit_hit(lua: &Lua) -> Option<LimitHit> {
-    lua.app_data_ref::<RunBudget>().and_then(|budget| budget.hit.get())
+    lua.app_data_ref::<RunBudget>()
+        .and_then(|budget| budget.hit.get())
 }
 
 /// Loads `source` as a text chunk named `=<string>` (so messages read `<string>:LINE:` as in

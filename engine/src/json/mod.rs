@@ -1,0 +1,104 @@
+//! Lua ⇄ JSON as Kruise does it: the encoder for returned tables (2.4), the `json` module,
+//! input conversion (2.2) and decoding the encoded result into its Go types (2.5, 2.6, 2.8).
+//!
+//! The controller (2.5) and the unit-test harness (2.6) share every step here; they differ only
+//! in the [`EmptyTable`] passed to [`encode_lua`].
+
+mod convert;
+mod encode;
+pub(crate) mod gotext;
+mod module;
+pub(crate) mod parse;
+mod result;
+
+use std::collections::BTreeMap;
+
+use mlua::{Lua, Value};
+
+use crate::luadata::Data;
+use crate::value::JsonValue;
+
+/// How an empty table encodes: `null` (controller, `json.encode`) or `[]` (the unit-test harness).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EmptyTable {
+    Null,
+    EmptyArray,
+}
+
+/// Insertion order of object keys when converting input to Lua tables. Go's map order is
+/// random; `Sorted` is the deterministic default, `Shuffled(seed)` reproduces the randomness.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyOrder {
+    Sorted,
+    Shuffled(u64),
+}
+
+/// Encodes a Lua value with Kruise's encoder (2.4). Err is the encode error message, naming
+/// the path of the value that failed (e.g. `spec.http[1].route`, Lua indices).
+pub fn encode_lua(value: &Value, empty: EmptyTable) -> Result<Vec<u8>, String> {
+    encode::encode(value, empty, Vec::new())
+}
+
+/// Like [`encode_lua`], appending to `out` (reuse one buffer across encodings). On error `out`
+/// holds a partial encoding.
+pub fn encode_lua_into(value: &Value, empty: EmptyTable, out: &mut Vec<u8>) -> Result<(), String> {
+    let buffer = std::mem::take(out);
+    match encode::encode(value, empty, buffer) {
+        Ok(bytes) => {
+            *out = bytes;
+            Ok(())
+        }
+        Err(message) => Err(message),
+    }
+}
+
+/// Converts a JSON value to Lua as 2.2 says (null members absent, null array items dropped,
+/// numbers as doubles; an `Int` above 2^53 rounds to the nearest double), inserting object
+/// keys in `order`. A top-level `Null` gives `nil`.
+pub fn json_to_lua(lua: &Lua, value: &JsonValue, order: KeyOrder) -> mlua::Result<Value> {
+    convert::to_lua(lua, value, &mut convert::Orderer::new(order))
+}
+
+/// Installs the `json` global module (`json.encode`, `json.decode`) as Kruise's runtime has it;
+/// `json.decode` inserts object keys in sorted order.
+pub fn install_module(lua: &Lua) -> mlua::Result<()> {
+    module::install(lua, KeyOrder::Sorted)
+}
+
+/// [`install_module`] with `json.decode` inserting object keys in `order` (a shuffled order
+/// keeps drawing from one generator, so each decode differs, as Go's map order does).
+pub fn install_module_with_order(lua: &Lua, order: KeyOrder) -> mlua::Result<()> {
+    module::install(lua, order)
+}
+
+/// Decodes the encoded result into Kruise's `Data` (2.5): case-insensitive top-level keys,
+/// string→string labels/annotations. Err is the unmarshal error message.
+pub fn decode_custom_result(raw: &[u8]) -> Result<Data, String> {
+    result::decode_custom(raw)
+}
+
+/// Decodes an ingress script's encoded result into its annotations (2.8); `None` for `null`.
+pub fn decode_ingress_result(raw: &[u8]) -> Result<Option<BTreeMap<String, String>>, String> {
+    result::decode_ingress(raw)
+}
+
+/// Go's JSON text of an ingress result (2.8 `output`): `null` for `None`, else the map with
+/// sorted keys and Go string escaping.
+pub fn annotations_to_canonical_json(annotations: Option<&BTreeMap<String, String>>) -> String {
+    match annotations {
+        None => "null".to_string(),
+        Some(map) => {
+            let mut out = String::new();
+            result::write_string_map(&mut out, map);
+            out
+        }
+    }
+}
+
+impl Data {
+    /// Canonical JSON of a result: `{"spec":…,"labels":…,"annotations":…}` with empty parts
+    /// left out, as Go marshals Kruise's `Data`.
+    pub fn to_canonical_json(&self) -> String {
+        result::data_to_canonical(self)
+    }
+}
