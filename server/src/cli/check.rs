@@ -19,8 +19,10 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use kruise_lua_engine::discovery::{ScriptEntry, ScriptKind, ScriptOrigin, discover};
 use kruise_lua_engine::json::KeyOrder;
-use kruise_lua_engine::runner::{CaseOutcome, Mode, RunOptions, StepStatus, run_case};
-use kruise_lua_engine::testcase::{CaseError, parse_case};
+use kruise_lua_engine::runner::{
+    CaseOutcome, Mode, RunOptions, ScriptFlavor, StepOutcome, StepStatus, run_case_step,
+};
+use kruise_lua_engine::testcase::{CaseError, TestCase, parse_case};
 use rayon::prelude::*;
 
 use super::report::{self, CaseReport, Format, OrderFinding, Report, ScriptReport, Summary};
@@ -55,6 +57,7 @@ pub struct CheckArgs {
 struct Planned {
     header: ScriptReport,
     source: String,
+    flavor: ScriptFlavor,
     jobs: Vec<Job>,
 }
 
@@ -110,6 +113,7 @@ fn plan(roots: &[PathBuf], filters: &[String]) -> Result<Vec<Planned>, UsageErro
         let cases = cases_of(root, entry, &found);
         let script_matches =
             filters.is_empty() || filters.iter().any(|f| header.id().contains(f.as_str()));
+        let has_cases = cases.as_ref().is_ok_and(|cases| !cases.is_empty());
         let mut jobs = Vec::new();
         match cases {
             Ok(case_paths) => {
@@ -136,16 +140,23 @@ fn plan(roots: &[PathBuf], filters: &[String]) -> Result<Vec<Planned>, UsageErro
             continue;
         }
         let mut header = header;
-        if let ScriptKind::Ingress { class } = &entry.kind {
-            // Kruise's test format only describes custom providers; there is nothing to run.
-            header.skipped = Some(format!(
-                "ingress-class script `{class}`: Kruise's test cases only cover custom providers"
-            ));
-            jobs.clear();
-        }
+        let flavor = match &entry.kind {
+            ScriptKind::Custom { .. } => ScriptFlavor::Custom,
+            ScriptKind::Ingress { class } => {
+                // Ingress-class scripts rarely have test cases; without any there is nothing
+                // to run (unlike a custom provider, where Kruise's test requires testdata).
+                if !has_cases {
+                    header.skipped =
+                        Some(format!("ingress-class script `{class}` has no test cases"));
+                    jobs.clear();
+                }
+                ScriptFlavor::Ingress
+            }
+        };
         planned.push(Planned {
             header,
             source: entry.source.clone(),
+            flavor,
             jobs,
         });
     }
@@ -275,7 +286,7 @@ fn run(planned: Vec<Planned>, mode: Mode, options: &RunOptions, shuffle: u32) ->
         .collect();
     let results: Vec<CaseReport> = work
         .par_iter()
-        .map(|(index, job)| run_job(&planned[*index].source, job, mode, options, shuffle))
+        .map(|(index, job)| run_job(&planned[*index], job, mode, options, shuffle))
         .collect();
     let mut scripts: Vec<ScriptReport> = planned.iter().map(|plan| plan.header.clone()).collect();
     for ((index, _), result) in work.iter().zip(results) {
@@ -287,7 +298,13 @@ fn run(planned: Vec<Planned>, mode: Mode, options: &RunOptions, shuffle: u32) ->
     }
 }
 
-fn run_job(source: &str, job: &Job, mode: Mode, options: &RunOptions, shuffle: u32) -> CaseReport {
+fn run_job(
+    plan: &Planned,
+    job: &Job,
+    mode: Mode,
+    options: &RunOptions,
+    shuffle: u32,
+) -> CaseReport {
     let failed = |error: CaseError| CaseReport {
         path: job.path.clone(),
         outcome: CaseOutcome {
@@ -305,17 +322,13 @@ fn run_job(source: &str, job: &Job, mode: Mode, options: &RunOptions, shuffle: u
         Ok(case) => case,
         Err(error) => return failed(error),
     };
-    let mut outcome = run_case(source, &case, mode, options);
-    // The parser's warnings first, then any the runner adds, each once.
-    let mut warnings = case.warnings.clone();
-    for warning in outcome.warnings.drain(..) {
-        if !warnings.contains(&warning) {
-            warnings.push(warning);
-        }
-    }
-    outcome.warnings = warnings;
-    let order_dependent = if shuffle > 0 && outcome.case_error.is_none() {
-        order_findings(source, &case, &outcome, mode, options, shuffle)
+    let outcome = CaseOutcome {
+        case_error: None,
+        warnings: case.warnings.clone(),
+        steps: run_steps(plan, &case, mode, options),
+    };
+    let order_dependent = if shuffle > 0 {
+        order_findings(plan, &case, &outcome, mode, options, shuffle)
     } else {
         Vec::new()
     };
@@ -324,6 +337,19 @@ fn run_job(source: &str, job: &Job, mode: Mode, options: &RunOptions, shuffle: u
         outcome,
         order_dependent,
     }
+}
+
+/// Runs every step of a case, each as its own task (a fresh Lua state per step).
+fn run_steps(
+    plan: &Planned,
+    case: &TestCase,
+    mode: Mode,
+    options: &RunOptions,
+) -> Vec<StepOutcome> {
+    (0..case.steps.len())
+        .into_par_iter()
+        .map(|index| run_case_step(&plan.source, plan.flavor, case, index, mode, options))
+        .collect()
 }
 
 /// What must stay the same across key orders for a step to be deterministic.
@@ -351,8 +377,8 @@ fn step_results(outcome: &CaseOutcome) -> Vec<StepResult> {
 /// Reruns the case `runs` times with shuffled key orders and reports steps whose result
 /// differs from the sorted-order run.
 fn order_findings(
-    source: &str,
-    case: &kruise_lua_engine::testcase::TestCase,
+    plan: &Planned,
+    case: &TestCase,
     base: &CaseOutcome,
     mode: Mode,
     options: &RunOptions,
@@ -365,7 +391,12 @@ fn order_findings(
                 key_order: KeyOrder::Shuffled(shuffle_seed(run)),
                 ..*options
             };
-            step_results(&run_case(source, case, mode, &options))
+            let steps = run_steps(plan, case, mode, &options);
+            step_results(&CaseOutcome {
+                case_error: None,
+                warnings: Vec::new(),
+                steps,
+            })
         })
         .collect();
     let base_results = step_results(base);

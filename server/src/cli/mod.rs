@@ -16,7 +16,6 @@ pub mod obj;
 pub mod paths;
 pub mod report;
 pub mod run;
-pub mod yaml_out;
 
 #[derive(Debug, Parser)]
 #[command(

@@ -1,6 +1,6 @@
 //! `kruise-lua run SCRIPT --case CASE.yaml [--step N] [--mode …]`: runs a custom-provider
 //! script on the steps of a test case and prints each resulting resource as a YAML document
-//! shaped like `expected[i]`: apiVersion, kind and metadata from `original` (with the
+//! shaped like `expected[i]` (rendered by the engine's YAML renderer): apiVersion, kind and metadata from `original` (with the
 //! result's labels and annotations), spec from the result. Errors go to stderr as
 //! `file:line: message`, and what the script printed goes to stderr too, so stdout stays YAML.
 
@@ -9,12 +9,13 @@ use std::path::PathBuf;
 
 use clap::Args;
 use kruise_lua_engine::luadata::Data;
+use kruise_lua_engine::render::to_yaml;
 use kruise_lua_engine::runner::run_custom;
 use kruise_lua_engine::testcase::parse_case;
 use kruise_lua_engine::value::JsonValue;
 use kruise_lua_engine::yaml::{YamlNode, YamlValue};
 
-use super::{EXIT_FINDINGS, EXIT_OK, LimitArgs, ModeArg, UsageError, paths, read_text, yaml_out};
+use super::{EXIT_FINDINGS, EXIT_OK, LimitArgs, ModeArg, UsageError, paths, read_text};
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -142,21 +143,18 @@ pub fn resource(original: Option<&JsonValue>, data: &Data) -> String {
     if let Some(annotations) = &data.annotations {
         metadata.insert("annotations".to_string(), strings(annotations));
     }
-    let api_version = get("apiVersion");
-    let kind = get("kind");
-    let metadata = JsonValue::Object(metadata);
-    let mut entries: Vec<(&str, &JsonValue)> = Vec::new();
-    if let Some(api_version) = &api_version {
-        entries.push(("apiVersion", api_version));
+    // Sorted keys put apiVersion, kind, metadata and spec in the usual order.
+    let mut resource = BTreeMap::new();
+    for key in ["apiVersion", "kind"] {
+        if let Some(value) = get(key) {
+            resource.insert(key.to_string(), value);
+        }
     }
-    if let Some(kind) = &kind {
-        entries.push(("kind", kind));
-    }
-    entries.push(("metadata", &metadata));
+    resource.insert("metadata".to_string(), JsonValue::Object(metadata));
     if let Some(spec) = &data.spec {
-        entries.push(("spec", spec));
+        resource.insert("spec".to_string(), spec.clone());
     }
-    yaml_out::document(&entries)
+    to_yaml(&JsonValue::Object(resource))
 }
 
 #[cfg(test)]
