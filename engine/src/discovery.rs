@@ -51,7 +51,11 @@ pub enum ScriptOrigin {
     File(PathBuf),
     /// The value of `key` in a ConfigMap manifest; `line` is the 1-based line where the
     /// script's first line sits in the manifest.
-    ConfigMap { path: PathBuf, key: String, line: u32 },
+    ConfigMap {
+        path: PathBuf,
+        key: String,
+        line: u32,
+    },
 }
 
 /// A script and its test cases.
@@ -82,8 +86,12 @@ pub fn discover(root: &Path) -> io::Result<Vec<ScriptEntry>> {
     let meta = fs::metadata(root)?;
     if !meta.is_dir() {
         let text = fs::read_to_string(root)?;
-        let scripts = parse_configmap(&text)
-            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("{}: {e}", root.display())))?;
+        let scripts = parse_configmap(&text).map_err(|e| {
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("{}: {e}", root.display()),
+            )
+        })?;
         return Ok(pair_with_testdata(scripts, root, None));
     }
     let mut entries = Vec::new();
@@ -106,13 +114,23 @@ pub fn discover(root: &Path) -> io::Result<Vec<ScriptEntry>> {
 /// `<…>/trafficrouting_ingress/<class>.lua`.
 fn is_ingress_script(relative: &Path) -> bool {
     relative.extension().is_some_and(|e| e == "lua")
-        && relative.parent().and_then(Path::file_name).is_some_and(|p| p == INGRESS_FOLDER)
+        && relative
+            .parent()
+            .and_then(Path::file_name)
+            .is_some_and(|p| p == INGRESS_FOLDER)
 }
 
 fn read_script(path: &Path) -> Result<String, CaseError> {
     fs::read(path)
         .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
-        .map_err(|e| CaseError { message: format!("fail to read script {}: {}", go_display(path), go_io_message(&e)), span: None })
+        .map_err(|e| CaseError {
+            message: format!(
+                "fail to read script {}: {}",
+                go_display(path),
+                go_io_message(&e)
+            ),
+            span: None,
+        })
 }
 
 fn custom_entry(path: &Path) -> ScriptEntry {
@@ -122,26 +140,62 @@ fn custom_entry(path: &Path) -> ScriptEntry {
         .filter(|c| matches!(c, Component::Normal(_)))
         .map(|c| c.as_os_str().to_string_lossy().into_owned())
         .collect();
-    let from_end = |n: usize| names.len().checked_sub(n).map(|i| names[i].clone()).unwrap_or_default();
-    let kind = ScriptKind::Custom { group: from_end(3), kind: from_end(2) };
+    let from_end = |n: usize| {
+        names
+            .len()
+            .checked_sub(n)
+            .map(|i| names[i].clone())
+            .unwrap_or_default()
+    };
+    let kind = ScriptKind::Custom {
+        group: from_end(3),
+        kind: from_end(2),
+    };
     let origin = ScriptOrigin::File(path.to_path_buf());
     match read_script(path) {
         Ok(source) => {
             let testdata = path.parent().unwrap_or(Path::new("")).join("testdata");
-            ScriptEntry { kind, origin, source, cases: find_cases(&testdata, true) }
+            ScriptEntry {
+                kind,
+                origin,
+                source,
+                cases: find_cases(&testdata, true),
+            }
         }
-        Err(e) => ScriptEntry { kind, origin, source: String::new(), cases: Err(e) },
+        Err(e) => ScriptEntry {
+            kind,
+            origin,
+            source: String::new(),
+            cases: Err(e),
+        },
     }
 }
 
 fn ingress_entry(path: &Path) -> ScriptEntry {
-    let class = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-    let testdata = path.parent().unwrap_or(Path::new("")).join("testdata").join(&class);
+    let class = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let testdata = path
+        .parent()
+        .unwrap_or(Path::new(""))
+        .join("testdata")
+        .join(&class);
     let kind = ScriptKind::Ingress { class };
     let origin = ScriptOrigin::File(path.to_path_buf());
     match read_script(path) {
-        Ok(source) => ScriptEntry { kind, origin, source, cases: find_cases(&testdata, false) },
-        Err(e) => ScriptEntry { kind, origin, source: String::new(), cases: Err(e) },
+        Ok(source) => ScriptEntry {
+            kind,
+            origin,
+            source,
+            cases: find_cases(&testdata, false),
+        },
+        Err(e) => ScriptEntry {
+            kind,
+            origin,
+            source: String::new(),
+            cases: Err(e),
+        },
     }
 }
 
@@ -162,7 +216,11 @@ pub fn find_cases(testdata: &Path, required: bool) -> Result<Vec<PathBuf>, CaseE
     match result {
         Ok(()) => Ok(cases),
         Err(WalkError { path, error }) => Err(CaseError {
-            message: format!("fail to walk testdata dir: lstat {}: {}", go_display(&path), go_io_message(&error)),
+            message: format!(
+                "fail to walk testdata dir: lstat {}: {}",
+                go_display(&path),
+                go_io_message(&error)
+            ),
             span: None,
         }),
     }
@@ -183,25 +241,44 @@ impl From<WalkError> for io::Error {
 /// Go's `filepath.Walk`: `visit` sees `root`, then, for a directory, each entry sorted by name
 /// (bytewise), depth first. Symlinks are not followed. Unlike Go, `visit` cannot skip; the
 /// first `lstat`/`readdir` failure ends the walk.
-fn walk(root: &Path, visit: &mut dyn FnMut(&Path, bool) -> Result<(), WalkError>) -> Result<(), WalkError> {
-    let meta = fs::symlink_metadata(root).map_err(|error| WalkError { path: root.to_path_buf(), error })?;
+fn walk(
+    root: &Path,
+    visit: &mut dyn FnMut(&Path, bool) -> Result<(), WalkError>,
+) -> Result<(), WalkError> {
+    let meta = fs::symlink_metadata(root).map_err(|error| WalkError {
+        path: root.to_path_buf(),
+        error,
+    })?;
     walk_node(root, meta.is_dir(), visit)
 }
 
-fn walk_node(path: &Path, is_dir: bool, visit: &mut dyn FnMut(&Path, bool) -> Result<(), WalkError>) -> Result<(), WalkError> {
+fn walk_node(
+    path: &Path,
+    is_dir: bool,
+    visit: &mut dyn FnMut(&Path, bool) -> Result<(), WalkError>,
+) -> Result<(), WalkError> {
     visit(path, is_dir)?;
     if !is_dir {
         return Ok(());
     }
-    let read = fs::read_dir(path).map_err(|error| WalkError { path: path.to_path_buf(), error })?;
+    let read = fs::read_dir(path).map_err(|error| WalkError {
+        path: path.to_path_buf(),
+        error,
+    })?;
     let mut names = read
         .map(|e| e.map(|e| e.file_name()))
         .collect::<Result<Vec<_>, _>>()
-        .map_err(|error| WalkError { path: path.to_path_buf(), error })?;
+        .map_err(|error| WalkError {
+            path: path.to_path_buf(),
+            error,
+        })?;
     names.sort_by(|a, b| a.as_encoded_bytes().cmp(b.as_encoded_bytes()));
     for name in names {
         let child = path.join(&name);
-        let meta = fs::symlink_metadata(&child).map_err(|error| WalkError { path: child.clone(), error })?;
+        let meta = fs::symlink_metadata(&child).map_err(|error| WalkError {
+            path: child.clone(),
+            error,
+        })?;
         walk_node(&child, meta.is_dir(), visit)?;
     }
     Ok(())
@@ -209,8 +286,15 @@ fn walk_node(path: &Path, is_dir: bool, visit: &mut dyn FnMut(&Path, bool) -> Re
 
 /// A path as Go's `filepath.Join` would print it (no `./` components).
 pub fn go_display(path: &Path) -> String {
-    let cleaned: PathBuf = path.components().filter(|c| !matches!(c, Component::CurDir)).collect();
-    if cleaned.as_os_str().is_empty() { ".".to_string() } else { cleaned.display().to_string() }
+    let cleaned: PathBuf = path
+        .components()
+        .filter(|c| !matches!(c, Component::CurDir))
+        .collect();
+    if cleaned.as_os_str().is_empty() {
+        ".".to_string()
+    } else {
+        cleaned.display().to_string()
+    }
 }
 
 /// The errno text Go prints (`no such file or directory`), without Rust's `(os error N)`.
@@ -265,13 +349,17 @@ pub fn parse_configmap(source: &str) -> Result<Vec<EmbeddedScript>, CaseError> {
 pub fn read_configmap(source: &str) -> Result<ConfigMapScripts, CaseError> {
     let docs = yaml::parse_documents(source).map_err(|e| CaseError {
         message: format!("cannot parse the manifest: {e}"),
-        span: Some(crate::yaml::Span { start: e.pos, end: e.pos }),
+        span: Some(crate::yaml::Span {
+            start: e.pos,
+            end: e.pos,
+        }),
     })?;
     let mut scripts = Vec::new();
     let mut notes = Vec::new();
     let mut found = false;
     for doc in &docs {
-        if !matches!(doc.get("kind").map(|k| &k.value), Some(YamlValue::String(k)) if k == "ConfigMap") {
+        if !matches!(doc.get("kind").map(|k| &k.value), Some(YamlValue::String(k)) if k == "ConfigMap")
+        {
             continue;
         }
         found = true;
@@ -292,7 +380,9 @@ pub fn read_configmap(source: &str) -> Result<ConfigMapScripts, CaseError> {
             continue;
         };
         for (key, value) in entries {
-            let Some(key_text) = key.key_string() else { continue };
+            let Some(key_text) = key.key_string() else {
+                continue;
+            };
             let Some(kind) = script_kind_of_key(&key_text) else {
                 if key_text.starts_with(CUSTOM_KEY_PREFIX) {
                     notes.push(CaseWarning {
@@ -318,7 +408,10 @@ pub fn read_configmap(source: &str) -> Result<ConfigMapScripts, CaseError> {
         }
     }
     if !found {
-        return Err(CaseError { message: "no ConfigMap in the manifest".into(), span: None });
+        return Err(CaseError {
+            message: "no ConfigMap in the manifest".into(),
+            span: None,
+        });
     }
     Ok(ConfigMapScripts { scripts, notes })
 }
@@ -326,12 +419,16 @@ pub fn read_configmap(source: &str) -> Result<ConfigMapScripts, CaseError> {
 /// The provider a data key configures, if it is a script key.
 pub fn script_kind_of_key(key: &str) -> Option<ScriptKind> {
     if let Some(class) = key.strip_prefix(INGRESS_KEY_PREFIX) {
-        return (!class.is_empty()).then(|| ScriptKind::Ingress { class: class.to_string() });
+        return (!class.is_empty()).then(|| ScriptKind::Ingress {
+            class: class.to_string(),
+        });
     }
     let rest = key.strip_prefix(CUSTOM_KEY_PREFIX)?;
     let (kind, group) = rest.split_once('.')?;
-    (!kind.is_empty() && !group.is_empty())
-        .then(|| ScriptKind::Custom { group: group.to_string(), kind: kind.to_string() })
+    (!kind.is_empty() && !group.is_empty()).then(|| ScriptKind::Custom {
+        group: group.to_string(),
+        kind: kind.to_string(),
+    })
 }
 
 /// The manifest line holding the script's first line: the line after a `|`/`>` indicator for
@@ -363,7 +460,11 @@ fn script_first_line(source: &str, key: &YamlNode, value: &YamlNode) -> u32 {
 /// `<tree>/<group>/<Kind>/testdata` for a custom provider and
 /// `<tree>/trafficrouting_ingress/testdata/<class>` for an ingress class (a missing folder
 /// means no cases here: upstream has no rule for ConfigMap scripts).
-pub fn pair_with_testdata(scripts: Vec<EmbeddedScript>, manifest: &Path, tree: Option<&Path>) -> Vec<ScriptEntry> {
+pub fn pair_with_testdata(
+    scripts: Vec<EmbeddedScript>,
+    manifest: &Path,
+    tree: Option<&Path>,
+) -> Vec<ScriptEntry> {
     scripts
         .into_iter()
         .map(|script| {
@@ -372,13 +473,18 @@ pub fn pair_with_testdata(scripts: Vec<EmbeddedScript>, manifest: &Path, tree: O
                 (Some(tree), ScriptKind::Custom { group, kind }) => {
                     find_cases(&tree.join(group).join(kind).join("testdata"), false)
                 }
-                (Some(tree), ScriptKind::Ingress { class }) => {
-                    find_cases(&tree.join(INGRESS_FOLDER).join("testdata").join(class), false)
-                }
+                (Some(tree), ScriptKind::Ingress { class }) => find_cases(
+                    &tree.join(INGRESS_FOLDER).join("testdata").join(class),
+                    false,
+                ),
             };
             ScriptEntry {
                 kind: script.kind,
-                origin: ScriptOrigin::ConfigMap { path: manifest.to_path_buf(), key: script.key, line: script.line },
+                origin: ScriptOrigin::ConfigMap {
+                    path: manifest.to_path_buf(),
+                    key: script.key,
+                    line: script.line,
+                },
                 source: script.source,
                 cases,
             }
@@ -424,7 +530,11 @@ mod tests {
 
     impl Scratch {
         fn new(name: &str) -> Scratch {
-            let dir = std::env::temp_dir().join(format!("kruise-lua-discovery-{}-{}", name, std::process::id()));
+            let dir = std::env::temp_dir().join(format!(
+                "kruise-lua-discovery-{}-{}",
+                name,
+                std::process::id()
+            ));
             let _ = fs::remove_dir_all(&dir);
             fs::create_dir_all(&dir).unwrap();
             Scratch(dir)
@@ -471,18 +581,39 @@ mod tests {
         s.file("trafficrouting_ingress/readme.md", "");
         let entries = discover(&s.0).unwrap();
         let kinds: Vec<_> = entries.iter().map(|e| e.kind.clone()).collect();
-        let custom = |g: &str, k: &str| ScriptKind::Custom { group: g.into(), kind: k.into() };
+        let custom = |g: &str, k: &str| ScriptKind::Custom {
+            group: g.into(),
+            kind: k.into(),
+        };
         let ingress = |c: &str| ScriptKind::Ingress { class: c.into() };
         assert_eq!(
             kinds,
-            vec![custom("a.io", "Y"), custom("a.io", "Y"), custom("b.io", "Z"), ingress("mse"), ingress("nginx")]
+            vec![
+                custom("a.io", "Y"),
+                custom("a.io", "Y"),
+                custom("b.io", "Z"),
+                ingress("mse"),
+                ingress("nginx")
+            ]
         );
         // No testdata: an error with upstream's message shape.
         let err = entries[0].cases.clone().unwrap_err();
         let testdata = s.0.join("a.io/Y/testdata");
-        assert_eq!(err.message, format!("fail to walk testdata dir: lstat {}: no such file or directory", testdata.display()));
+        assert_eq!(
+            err.message,
+            format!(
+                "fail to walk testdata dir: lstat {}: no such file or directory",
+                testdata.display()
+            )
+        );
         assert_eq!(entries[1].source, "old");
-        let cases: Vec<_> = entries[2].cases.as_ref().unwrap().iter().map(|p| rel(&s.0, p)).collect();
+        let cases: Vec<_> = entries[2]
+            .cases
+            .as_ref()
+            .unwrap()
+            .iter()
+            .map(|p| rel(&s.0, p))
+            .collect();
         assert_eq!(
             cases,
             vec![
@@ -495,8 +626,17 @@ mod tests {
             ]
         );
         assert_eq!(entries[3].cases, Ok(vec![]));
-        let nginx: Vec<_> = entries[4].cases.as_ref().unwrap().iter().map(|p| rel(&s.0, p)).collect();
-        assert_eq!(nginx, vec!["trafficrouting_ingress/testdata/nginx/one.yaml"]);
+        let nginx: Vec<_> = entries[4]
+            .cases
+            .as_ref()
+            .unwrap()
+            .iter()
+            .map(|p| rel(&s.0, p))
+            .collect();
+        assert_eq!(
+            nginx,
+            vec!["trafficrouting_ingress/testdata/nginx/one.yaml"]
+        );
         assert_eq!(entries[4].source, "return {}");
     }
 
@@ -526,17 +666,42 @@ data:
         let read = read_configmap(MANIFEST).unwrap();
         let scripts = &read.scripts;
         assert_eq!(scripts.len(), 3);
-        assert_eq!(scripts[0].kind, ScriptKind::Custom { group: "networking.istio.io".into(), kind: "VirtualService".into() });
-        assert_eq!(scripts[0].source, "local spec = obj.data.spec\nreturn obj.data\n");
-        let line_of = |needle: &str| MANIFEST.lines().position(|l| l.contains(needle)).unwrap() as u32 + 1;
+        assert_eq!(
+            scripts[0].kind,
+            ScriptKind::Custom {
+                group: "networking.istio.io".into(),
+                kind: "VirtualService".into()
+            }
+        );
+        assert_eq!(
+            scripts[0].source,
+            "local spec = obj.data.spec\nreturn obj.data\n"
+        );
+        let line_of =
+            |needle: &str| MANIFEST.lines().position(|l| l.contains(needle)).unwrap() as u32 + 1;
         assert_eq!(scripts[0].line, line_of("local spec"));
-        assert_eq!(scripts[1].kind, ScriptKind::Ingress { class: "aliyun-alb".into() });
+        assert_eq!(
+            scripts[1].kind,
+            ScriptKind::Ingress {
+                class: "aliyun-alb".into()
+            }
+        );
         assert_eq!(scripts[1].line, line_of("aliyun-alb"));
-        assert_eq!(scripts[2].kind, ScriptKind::Custom { group: "example.io".into(), kind: "Route".into() });
+        assert_eq!(
+            scripts[2].kind,
+            ScriptKind::Custom {
+                group: "example.io".into(),
+                kind: "Route".into()
+            }
+        );
         assert_eq!(scripts[2].source, "return obj.data");
         let folded_first = MANIFEST.lines().position(|l| l == "    return").unwrap() as u32 + 1;
         assert_eq!(scripts[2].line, folded_first);
-        assert!(read.notes.iter().any(|n| n.message.contains("lua.traffic.routing.Bad")));
+        assert!(
+            read.notes
+                .iter()
+                .any(|n| n.message.contains("lua.traffic.routing.Bad"))
+        );
         assert!(!read.notes.iter().any(|n| n.message.contains("named")));
         let renamed = MANIFEST.replace("name: kruise-rollout-configuration", "name: mine");
         let read = read_configmap(&renamed).unwrap();
@@ -549,30 +714,56 @@ data:
     fn configmap_file_as_root_and_resolution() {
         let s = Scratch::new("cm");
         s.file("cm.yaml", MANIFEST);
-        s.file("tree/networking.istio.io/VirtualService/trafficRouting.lua", "bundled");
-        s.file("tree/networking.istio.io/VirtualService/testdata/a.yaml", "");
-        s.file("tree/trafficrouting_ingress/aliyun-alb.lua", "bundled ingress");
+        s.file(
+            "tree/networking.istio.io/VirtualService/trafficRouting.lua",
+            "bundled",
+        );
+        s.file(
+            "tree/networking.istio.io/VirtualService/testdata/a.yaml",
+            "",
+        );
+        s.file(
+            "tree/trafficrouting_ingress/aliyun-alb.lua",
+            "bundled ingress",
+        );
         s.file("tree/trafficrouting_ingress/testdata/aliyun-alb/x.yaml", "");
         s.file("tree/example.io/Route/testdata/r.yaml", "");
         let from_file = discover(&s.0.join("cm.yaml")).unwrap();
         assert_eq!(from_file.len(), 3);
-        assert!(matches!(&from_file[0].origin, ScriptOrigin::ConfigMap { key, .. } if key.ends_with("istio.io")));
+        assert!(
+            matches!(&from_file[0].origin, ScriptOrigin::ConfigMap { key, .. } if key.ends_with("istio.io"))
+        );
         assert_eq!(from_file[0].cases, Ok(vec![]));
 
         let tree = s.0.join("tree");
         let bundled = discover(&tree).unwrap();
-        let paired = pair_with_testdata(parse_configmap(MANIFEST).unwrap(), &s.0.join("cm.yaml"), Some(&tree));
+        let paired = pair_with_testdata(
+            parse_configmap(MANIFEST).unwrap(),
+            &s.0.join("cm.yaml"),
+            Some(&tree),
+        );
         assert_eq!(paired[2].cases.as_ref().unwrap().len(), 1);
         let resolved = resolve(bundled, paired);
         assert_eq!(resolved.len(), 3);
         // Custom: the bundled script wins.
         assert_eq!(resolved[0].source, "bundled");
         // Ingress: the ConfigMap wins, in the bundled entry's place.
-        assert_eq!(resolved[1].kind, ScriptKind::Ingress { class: "aliyun-alb".into() });
+        assert_eq!(
+            resolved[1].kind,
+            ScriptKind::Ingress {
+                class: "aliyun-alb".into()
+            }
+        );
         assert_eq!(resolved[1].source, "return {}");
         assert_eq!(resolved[1].cases.as_ref().unwrap().len(), 1);
         // A provider only the ConfigMap has is added.
-        assert_eq!(resolved[2].kind, ScriptKind::Custom { group: "example.io".into(), kind: "Route".into() });
+        assert_eq!(
+            resolved[2].kind,
+            ScriptKind::Custom {
+                group: "example.io".into(),
+                kind: "Route".into()
+            }
+        );
     }
 
     #[test]

@@ -80,16 +80,30 @@ impl LuaData {
     /// (`"matches":null`), field names lower camel case, keys sorted.
     pub fn to_json(&self) -> JsonValue {
         let mut obj = BTreeMap::new();
-        obj.insert("canaryService".to_string(), JsonValue::String(self.canary_service.clone()));
-        obj.insert("canaryWeight".to_string(), JsonValue::Int(self.canary_weight as i64));
+        obj.insert(
+            "canaryService".to_string(),
+            JsonValue::String(self.canary_service.clone()),
+        );
+        obj.insert(
+            "canaryWeight".to_string(),
+            JsonValue::Int(self.canary_weight as i64),
+        );
         obj.insert("data".to_string(), self.data.to_obj_json());
         obj.insert("matches".to_string(), matches_json(self.matches.as_deref()));
         obj.insert(
             "requestHeaderModifier".to_string(),
-            self.request_header_modifier.as_ref().map_or(JsonValue::Null, HeaderModifier::to_json),
+            self.request_header_modifier
+                .as_ref()
+                .map_or(JsonValue::Null, HeaderModifier::to_json),
         );
-        obj.insert("stableService".to_string(), JsonValue::String(self.stable_service.clone()));
-        obj.insert("stableWeight".to_string(), JsonValue::Int(self.stable_weight as i64));
+        obj.insert(
+            "stableService".to_string(),
+            JsonValue::String(self.stable_service.clone()),
+        );
+        obj.insert(
+            "stableWeight".to_string(),
+            JsonValue::Int(self.stable_weight as i64),
+        );
         JsonValue::Object(obj)
     }
 
@@ -128,7 +142,7 @@ fn go_atoi(text: &str) -> Option<i64> {
 /// Go's `int64(f)` on amd64: out-of-range values and NaN become the minimum int64
 /// (the `CVTTSD2SQ` "integer indefinite" value) instead of saturating as Rust's `as` does.
 fn go_float_to_int64(f: f64) -> i64 {
-    if f.is_nan() || f >= 9_223_372_036_854_775_808.0 || f < -9_223_372_036_854_775_808.0 {
+    if !(-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&f) {
         i64::MIN
     } else {
         f as i64
@@ -154,7 +168,11 @@ impl Data {
 }
 
 fn string_map_json(map: &BTreeMap<String, String>) -> JsonValue {
-    JsonValue::Object(map.iter().map(|(k, v)| (k.clone(), JsonValue::String(v.clone()))).collect())
+    JsonValue::Object(
+        map.iter()
+            .map(|(k, v)| (k.clone(), JsonValue::String(v.clone())))
+            .collect(),
+    )
 }
 
 /// `null` for nil matches, else the array (possibly empty).
@@ -170,13 +188,19 @@ impl HttpRouteMatch {
     pub fn to_json(&self) -> JsonValue {
         let mut obj = BTreeMap::new();
         if let Some(headers) = self.headers.as_ref().filter(|h| !h.is_empty()) {
-            obj.insert("headers".to_string(), JsonValue::Array(headers.iter().map(NameValueMatch::to_json).collect()));
+            obj.insert(
+                "headers".to_string(),
+                JsonValue::Array(headers.iter().map(NameValueMatch::to_json).collect()),
+            );
         }
         if let Some(path) = &self.path {
             obj.insert("path".to_string(), path.to_json());
         }
         if let Some(params) = self.query_params.as_ref().filter(|q| !q.is_empty()) {
-            obj.insert("queryParams".to_string(), JsonValue::Array(params.iter().map(NameValueMatch::to_json).collect()));
+            obj.insert(
+                "queryParams".to_string(),
+                JsonValue::Array(params.iter().map(NameValueMatch::to_json).collect()),
+            );
         }
         JsonValue::Object(obj)
     }
@@ -231,7 +255,12 @@ impl HeaderModifier {
         if let Some(remove) = self.remove.as_ref().filter(|l| !l.is_empty()) {
             obj.insert(
                 "remove".to_string(),
-                JsonValue::Array(remove.iter().map(|h| JsonValue::String(h.clone())).collect()),
+                JsonValue::Array(
+                    remove
+                        .iter()
+                        .map(|h| JsonValue::String(h.clone()))
+                        .collect(),
+                ),
             );
         }
         if let Some(set) = self.set.as_ref().filter(|l| !l.is_empty()) {
@@ -247,13 +276,20 @@ impl IngressData {
         let mut obj = BTreeMap::new();
         obj.insert(
             "annotations".to_string(),
-            self.annotations.as_ref().map_or(JsonValue::Null, string_map_json),
+            self.annotations
+                .as_ref()
+                .map_or(JsonValue::Null, string_map_json),
         );
-        obj.insert("canaryService".to_string(), JsonValue::String(self.canary_service.clone()));
+        obj.insert(
+            "canaryService".to_string(),
+            JsonValue::String(self.canary_service.clone()),
+        );
         obj.insert("matches".to_string(), matches_json(self.matches.as_deref()));
         obj.insert(
             "requestHeaderModifier".to_string(),
-            self.request_header_modifier.as_ref().map_or(JsonValue::Null, HeaderModifier::to_json),
+            self.request_header_modifier
+                .as_ref()
+                .map_or(JsonValue::Null, HeaderModifier::to_json),
         );
         obj.insert("weight".to_string(), JsonValue::String(self.weight.clone()));
         JsonValue::Object(obj)
@@ -292,53 +328,106 @@ mod tests {
             (Some("9223372036854775807%"), 0),
         ];
         for (traffic, want) in table {
-            assert_eq!(LuaData::canary_weight_from_traffic(*traffic), *want, "traffic {traffic:?}");
+            assert_eq!(
+                LuaData::canary_weight_from_traffic(*traffic),
+                *want,
+                "traffic {traffic:?}"
+            );
         }
     }
 
     #[test]
     fn obj_json_leaves_out_what_go_omits() {
         let obj = LuaData {
-            data: Data { spec: None, labels: Some(BTreeMap::new()), annotations: None },
+            data: Data {
+                spec: None,
+                labels: Some(BTreeMap::new()),
+                annotations: None,
+            },
             canary_weight: -1,
             stable_weight: 101,
             matches: Some(vec![
                 HttpRouteMatch::default(),
                 HttpRouteMatch {
-                    path: Some(HttpPathMatch { match_type: None, value: Some("/a".into()) }),
+                    path: Some(HttpPathMatch {
+                        match_type: None,
+                        value: Some("/a".into()),
+                    }),
                     headers: Some(vec![]),
-                    query_params: Some(vec![NameValueMatch { match_type: Some("Exact".into()), name: String::new(), value: "1".into() }]),
+                    query_params: Some(vec![NameValueMatch {
+                        match_type: Some("Exact".into()),
+                        name: String::new(),
+                        value: "1".into(),
+                    }]),
                 },
             ]),
             canary_service: "c".into(),
             stable_service: "s".into(),
-            request_header_modifier: Some(HeaderModifier { set: Some(vec![]), add: None, remove: Some(vec!["x".into()]) }),
+            request_header_modifier: Some(HeaderModifier {
+                set: Some(vec![]),
+                add: None,
+                remove: Some(vec!["x".into()]),
+            }),
         };
         let json = obj.to_json();
-        let JsonValue::Object(top) = &json else { panic!() };
+        let JsonValue::Object(top) = &json else {
+            panic!()
+        };
         assert_eq!(top["data"], JsonValue::Object(BTreeMap::new()));
-        let JsonValue::Array(matches) = &top["matches"] else { panic!() };
+        let JsonValue::Array(matches) = &top["matches"] else {
+            panic!()
+        };
         assert_eq!(matches[0], JsonValue::Object(BTreeMap::new()));
-        let JsonValue::Object(second) = &matches[1] else { panic!() };
-        assert_eq!(second.keys().collect::<Vec<_>>(), vec!["path", "queryParams"]);
-        let JsonValue::Object(path) = &second["path"] else { panic!() };
+        let JsonValue::Object(second) = &matches[1] else {
+            panic!()
+        };
+        assert_eq!(
+            second.keys().collect::<Vec<_>>(),
+            vec!["path", "queryParams"]
+        );
+        let JsonValue::Object(path) = &second["path"] else {
+            panic!()
+        };
         assert_eq!(path.keys().collect::<Vec<_>>(), vec!["value"]);
-        let JsonValue::Array(params) = &second["queryParams"] else { panic!() };
-        let JsonValue::Object(param) = &params[0] else { panic!() };
+        let JsonValue::Array(params) = &second["queryParams"] else {
+            panic!()
+        };
+        let JsonValue::Object(param) = &params[0] else {
+            panic!()
+        };
         assert_eq!(param["name"], JsonValue::String(String::new()));
-        let JsonValue::Object(modifier) = &top["requestHeaderModifier"] else { panic!() };
+        let JsonValue::Object(modifier) = &top["requestHeaderModifier"] else {
+            panic!()
+        };
         assert_eq!(modifier.keys().collect::<Vec<_>>(), vec!["remove"]);
         let nil = LuaData::default().to_json();
-        let JsonValue::Object(nil) = nil else { panic!() };
+        let JsonValue::Object(nil) = nil else {
+            panic!()
+        };
         assert_eq!(nil["matches"], JsonValue::Null);
         assert_eq!(nil["requestHeaderModifier"], JsonValue::Null);
     }
 
     #[test]
     fn ingress_obj_json() {
-        let obj = IngressData { weight: "-1".into(), canary_service: "c".into(), ..Default::default() };
-        let JsonValue::Object(top) = obj.to_json() else { panic!() };
-        assert_eq!(top.keys().collect::<Vec<_>>(), vec!["annotations", "canaryService", "matches", "requestHeaderModifier", "weight"]);
+        let obj = IngressData {
+            weight: "-1".into(),
+            canary_service: "c".into(),
+            ..Default::default()
+        };
+        let JsonValue::Object(top) = obj.to_json() else {
+            panic!()
+        };
+        assert_eq!(
+            top.keys().collect::<Vec<_>>(),
+            vec![
+                "annotations",
+                "canaryService",
+                "matches",
+                "requestHeaderModifier",
+                "weight"
+            ]
+        );
         assert_eq!(top["annotations"], JsonValue::Null);
         assert_eq!(top["weight"], JsonValue::String("-1".into()));
     }

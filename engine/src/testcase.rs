@@ -22,7 +22,9 @@
 
 use std::collections::BTreeMap;
 
-use crate::luadata::{Data, HeaderModifier, HttpPathMatch, HttpRouteMatch, LuaData, NameValueMatch};
+use crate::luadata::{
+    Data, HeaderModifier, HttpPathMatch, HttpRouteMatch, LuaData, NameValueMatch,
+};
 use crate::value::JsonValue;
 use crate::yaml::{self, Span, YamlNode, YamlValue};
 
@@ -97,19 +99,34 @@ pub fn parse_case(source: &str) -> Result<TestCase, CaseError> {
         Err(e) => {
             return Err(CaseError {
                 message: format!("error converting YAML to JSON: {e}"),
-                span: Some(Span { start: e.pos, end: e.pos }),
+                span: Some(Span {
+                    start: e.pos,
+                    end: e.pos,
+                }),
             });
         }
     };
     let json = convert(&root, Some(&TEST_CASE_TY))?;
-    let mut decoder = Decoder { warnings: Vec::new(), first_error: None };
-    let ctx = Ctx { structure: None, fields: Vec::new(), display: String::new() };
-    let decoded = decoder.decode(&json, &TEST_CASE_TY, None, &ctx).map_err(unmarshal_error)?;
+    let mut decoder = Decoder {
+        warnings: Vec::new(),
+        first_error: None,
+    };
+    let ctx = Ctx {
+        structure: None,
+        fields: Vec::new(),
+        display: String::new(),
+    };
+    let decoded = decoder
+        .decode(&json, &TEST_CASE_TY, None, &ctx)
+        .map_err(unmarshal_error)?;
     if let Some(error) = decoder.first_error {
         return Err(unmarshal_error(error));
     }
     let mut warnings = decoder.warnings;
-    let top = decoded.unwrap_or(DNode { v: Dv::Nil, src: &root });
+    let top = decoded.unwrap_or(DNode {
+        v: Dv::Nil,
+        src: &root,
+    });
     build_case(&top, &root, &mut warnings).map(|(kind, steps, expected, expected_span)| TestCase {
         kind,
         steps,
@@ -121,7 +138,13 @@ pub fn parse_case(source: &str) -> Result<TestCase, CaseError> {
 }
 
 fn unmarshal_error(error: CaseError) -> CaseError {
-    CaseError { message: format!("error unmarshaling JSON: while decoding JSON: {}", error.message), span: error.span }
+    CaseError {
+        message: format!(
+            "error unmarshaling JSON: while decoding JSON: {}",
+            error.message
+        ),
+        span: error.span,
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -169,11 +192,19 @@ struct Field {
 }
 
 const fn field(name: &'static str, ty: Ty) -> Field {
-    Field { name, ty, embedded: None }
+    Field {
+        name,
+        ty,
+        embedded: None,
+    }
 }
 
 const fn promoted(name: &'static str, ty: Ty, from: &'static Ty) -> Field {
-    Field { name, ty, embedded: Some(from) }
+    Field {
+        name,
+        ty,
+        embedded: Some(from),
+    }
 }
 
 static STRING: Ty = Ty::Str("string");
@@ -181,7 +212,10 @@ static STRING: Ty = Ty::Str("string");
 static TYPE_META: StructTy = StructTy {
     pkg: "v1",
     name: "TypeMeta",
-    fields: &[field("apiVersion", Ty::Str("string")), field("kind", Ty::Str("string"))],
+    fields: &[
+        field("apiVersion", Ty::Str("string")),
+        field("kind", Ty::Str("string")),
+    ],
 };
 static TYPE_META_TY: Ty = Ty::Struct(&TYPE_META);
 
@@ -220,7 +254,10 @@ static OBJECT_REF: StructTy = StructTy {
 static INGRESS_TRAFFIC_ROUTING: StructTy = StructTy {
     pkg: "v1alpha1",
     name: "IngressTrafficRouting",
-    fields: &[field("classType", Ty::Str("string")), field("name", Ty::Str("string"))],
+    fields: &[
+        field("classType", Ty::Str("string")),
+        field("name", Ty::Str("string")),
+    ],
 };
 
 static GATEWAY_TRAFFIC_ROUTING: StructTy = StructTy {
@@ -244,7 +281,10 @@ static TRAFFIC_ROUTING_REF: StructTy = StructTy {
 static HTTP_HEADER: StructTy = StructTy {
     pkg: "v1beta1",
     name: "HTTPHeader",
-    fields: &[field("name", Ty::Str("v1beta1.HTTPHeaderName")), field("value", Ty::Str("string"))],
+    fields: &[
+        field("name", Ty::Str("v1beta1.HTTPHeaderName")),
+        field("value", Ty::Str("string")),
+    ],
 };
 
 static HTTP_HEADER_FILTER: StructTy = StructTy {
@@ -260,7 +300,10 @@ static HTTP_HEADER_FILTER: StructTy = StructTy {
 static HTTP_PATH_MATCH: StructTy = StructTy {
     pkg: "v1beta1",
     name: "HTTPPathMatch",
-    fields: &[field("type", Ty::Ptr(&Ty::Str("v1beta1.PathMatchType"))), field("value", Ty::Ptr(&STRING))],
+    fields: &[
+        field("type", Ty::Ptr(&Ty::Str("v1beta1.PathMatchType"))),
+        field("value", Ty::Ptr(&STRING)),
+    ],
 };
 
 static HTTP_HEADER_MATCH: StructTy = StructTy {
@@ -289,7 +332,10 @@ static HTTP_ROUTE_MATCH_V1BETA1: StructTy = StructTy {
     fields: &[
         field("path", Ty::Ptr(&Ty::Struct(&HTTP_PATH_MATCH))),
         field("headers", Ty::Slice(&Ty::Struct(&HTTP_HEADER_MATCH))),
-        field("queryParams", Ty::Slice(&Ty::Struct(&HTTP_QUERY_PARAM_MATCH))),
+        field(
+            "queryParams",
+            Ty::Slice(&Ty::Struct(&HTTP_QUERY_PARAM_MATCH)),
+        ),
     ],
 };
 
@@ -298,26 +344,40 @@ static TRAFFIC_ROUTING_STRATEGY_V1BETA1: StructTy = StructTy {
     name: "TrafficRoutingStrategy",
     fields: &[
         field("traffic", Ty::Ptr(&STRING)),
-        field("requestHeaderModifier", Ty::Ptr(&Ty::Struct(&HTTP_HEADER_FILTER))),
+        field(
+            "requestHeaderModifier",
+            Ty::Ptr(&Ty::Struct(&HTTP_HEADER_FILTER)),
+        ),
         field("matches", Ty::Slice(&Ty::Struct(&HTTP_ROUTE_MATCH_V1BETA1))),
     ],
 };
 static TRAFFIC_ROUTING_STRATEGY_V1BETA1_TY: Ty = Ty::Struct(&TRAFFIC_ROUTING_STRATEGY_V1BETA1);
 
-static ROLLOUT_PAUSE: StructTy =
-    StructTy { pkg: "v1beta1", name: "RolloutPause", fields: &[field("duration", Ty::Ptr(&Ty::Int32))] };
+static ROLLOUT_PAUSE: StructTy = StructTy {
+    pkg: "v1beta1",
+    name: "RolloutPause",
+    fields: &[field("duration", Ty::Ptr(&Ty::Int32))],
+};
 
 static CANARY_STEP: StructTy = StructTy {
     pkg: "v1beta1",
     name: "CanaryStep",
     fields: &[
-        promoted("traffic", Ty::Ptr(&STRING), &TRAFFIC_ROUTING_STRATEGY_V1BETA1_TY),
+        promoted(
+            "traffic",
+            Ty::Ptr(&STRING),
+            &TRAFFIC_ROUTING_STRATEGY_V1BETA1_TY,
+        ),
         promoted(
             "requestHeaderModifier",
             Ty::Ptr(&Ty::Struct(&HTTP_HEADER_FILTER)),
             &TRAFFIC_ROUTING_STRATEGY_V1BETA1_TY,
         ),
-        promoted("matches", Ty::Slice(&Ty::Struct(&HTTP_ROUTE_MATCH_V1BETA1)), &TRAFFIC_ROUTING_STRATEGY_V1BETA1_TY),
+        promoted(
+            "matches",
+            Ty::Slice(&Ty::Struct(&HTTP_ROUTE_MATCH_V1BETA1)),
+            &TRAFFIC_ROUTING_STRATEGY_V1BETA1_TY,
+        ),
         field("replicas", Ty::Ptr(&Ty::IntOrString)),
         field("pause", Ty::Struct(&ROLLOUT_PAUSE)),
     ],
@@ -326,7 +386,10 @@ static CANARY_STEP: StructTy = StructTy {
 static PATCH_POD_TEMPLATE_METADATA: StructTy = StructTy {
     pkg: "v1beta1",
     name: "PatchPodTemplateMetadata",
-    fields: &[field("annotations", Ty::StrMap), field("labels", Ty::StrMap)],
+    fields: &[
+        field("annotations", Ty::StrMap),
+        field("labels", Ty::StrMap),
+    ],
 };
 
 static CANARY_STRATEGY: StructTy = StructTy {
@@ -334,9 +397,15 @@ static CANARY_STRATEGY: StructTy = StructTy {
     name: "CanaryStrategy",
     fields: &[
         field("steps", Ty::Slice(&Ty::Struct(&CANARY_STEP))),
-        field("trafficRoutings", Ty::Slice(&Ty::Struct(&TRAFFIC_ROUTING_REF))),
+        field(
+            "trafficRoutings",
+            Ty::Slice(&Ty::Struct(&TRAFFIC_ROUTING_REF)),
+        ),
         field("failureThreshold", Ty::Ptr(&Ty::IntOrString)),
-        field("patchPodTemplateMetadata", Ty::Ptr(&Ty::Struct(&PATCH_POD_TEMPLATE_METADATA))),
+        field(
+            "patchPodTemplateMetadata",
+            Ty::Ptr(&Ty::Struct(&PATCH_POD_TEMPLATE_METADATA)),
+        ),
         field("enableExtraWorkloadForCanary", Ty::Bool),
         field("trafficRoutingRef", Ty::Str("string")),
         field("disableGenerateCanaryService", Ty::Bool),
@@ -348,7 +417,10 @@ static BLUE_GREEN_STRATEGY: StructTy = StructTy {
     name: "BlueGreenStrategy",
     fields: &[
         field("steps", Ty::Slice(&Ty::Struct(&CANARY_STEP))),
-        field("trafficRoutings", Ty::Slice(&Ty::Struct(&TRAFFIC_ROUTING_REF))),
+        field(
+            "trafficRoutings",
+            Ty::Slice(&Ty::Struct(&TRAFFIC_ROUTING_REF)),
+        ),
         field("failureThreshold", Ty::Ptr(&Ty::IntOrString)),
         field("trafficRoutingRef", Ty::Str("string")),
         field("disableGenerateCanaryService", Ty::Bool),
@@ -398,8 +470,14 @@ static TRAFFIC_ROUTING_STRATEGY_V1ALPHA1: StructTy = StructTy {
     name: "TrafficRoutingStrategy",
     fields: &[
         field("weight", Ty::Ptr(&Ty::Int32)),
-        field("requestHeaderModifier", Ty::Ptr(&Ty::Struct(&HTTP_HEADER_FILTER))),
-        field("matches", Ty::Slice(&Ty::Struct(&HTTP_ROUTE_MATCH_V1ALPHA1))),
+        field(
+            "requestHeaderModifier",
+            Ty::Ptr(&Ty::Struct(&HTTP_HEADER_FILTER)),
+        ),
+        field(
+            "matches",
+            Ty::Slice(&Ty::Struct(&HTTP_ROUTE_MATCH_V1ALPHA1)),
+        ),
     ],
 };
 
@@ -469,7 +547,10 @@ fn fold_eq(a: &str, b: &str) -> bool {
 
 /// The field a JSON key decodes into: an exact match first, else the first case-insensitive one.
 fn find_field<'t>(st: &'t StructTy, key: &str) -> Option<&'t Field> {
-    st.fields.iter().find(|f| f.name == key).or_else(|| st.fields.iter().find(|f| fold_eq(f.name, key)))
+    st.fields
+        .iter()
+        .find(|f| f.name == key)
+        .or_else(|| st.fields.iter().find(|f| fold_eq(f.name, key)))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -549,7 +630,12 @@ fn convert<'a>(node: &'a YamlNode, target: Option<&'static Ty>) -> Result<GoNode
                 Some(Ty::Slice(elem)) => Some(*elem),
                 _ => None,
             };
-            GoVal::Arr(items.iter().map(|item| convert(item, elem)).collect::<Result<_, _>>()?)
+            GoVal::Arr(
+                items
+                    .iter()
+                    .map(|item| convert(item, elem))
+                    .collect::<Result<_, _>>()?,
+            )
         }
         scalar => {
             let to_string = matches!(target, Some(Ty::Str(_)));
@@ -562,7 +648,13 @@ fn convert<'a>(node: &'a YamlNode, target: Option<&'static Ty>) -> Result<GoNode
                 YamlValue::Int(i) => GoVal::Int(*i),
                 YamlValue::Float(f) if to_string => GoVal::Str(yaml::go_format_float_g32(*f)),
                 YamlValue::Float(f) if !f.is_finite() => {
-                    let text = if f.is_nan() { "NaN" } else if *f > 0.0 { "+Inf" } else { "-Inf" };
+                    let text = if f.is_nan() {
+                        "NaN"
+                    } else if *f > 0.0 {
+                        "+Inf"
+                    } else {
+                        "-Inf"
+                    };
                     return Err(fail(node, format!("json: unsupported value: {text}")));
                 }
                 YamlValue::Float(f) => GoVal::Float(*f),
@@ -622,7 +714,10 @@ impl<'a> DNode<'a> {
     }
 
     fn field_string(&self, name: &str) -> String {
-        self.field(name).and_then(DNode::string).unwrap_or_default().to_string()
+        self.field(name)
+            .and_then(DNode::string)
+            .unwrap_or_default()
+            .to_string()
     }
 }
 
@@ -639,16 +734,31 @@ impl Ctx {
     fn field(&self, structure: &'static str, name: &'static str) -> Ctx {
         let mut fields = self.fields.clone();
         fields.push(name);
-        let display = if self.display.is_empty() { name.to_string() } else { format!("{}.{}", self.display, name) };
-        Ctx { structure: Some(structure), fields, display }
+        let display = if self.display.is_empty() {
+            name.to_string()
+        } else {
+            format!("{}.{}", self.display, name)
+        };
+        Ctx {
+            structure: Some(structure),
+            fields,
+            display,
+        }
     }
 
     fn index(&self, i: usize) -> Ctx {
-        Ctx { display: format!("{}[{}]", self.display, i), ..self.clone() }
+        Ctx {
+            display: format!("{}[{}]", self.display, i),
+            ..self.clone()
+        }
     }
 
     fn child_display(&self, key: &str) -> String {
-        if self.display.is_empty() { key.to_string() } else { format!("{}.{}", self.display, key) }
+        if self.display.is_empty() {
+            key.to_string()
+        } else {
+            format!("{}.{}", self.display, key)
+        }
     }
 }
 
@@ -664,17 +774,25 @@ impl Decoder {
             return;
         }
         let target = match ctx.structure {
-            Some(st) if !ctx.fields.is_empty() => format!("Go struct field {}.{}", st, ctx.fields.join(".")),
+            Some(st) if !ctx.fields.is_empty() => {
+                format!("Go struct field {}.{}", st, ctx.fields.join("."))
+            }
             _ => "Go value".to_string(),
         };
         self.first_error = Some(CaseError {
-            message: format!("json: cannot unmarshal {value} into {target} of type {}", ty.go_name()),
+            message: format!(
+                "json: cannot unmarshal {value} into {target} of type {}",
+                ty.go_name()
+            ),
             span: Some(node.src.span),
         });
     }
 
     fn warn(&mut self, message: String, span: Span) {
-        self.warnings.push(CaseWarning { message, span: Some(span) });
+        self.warnings.push(CaseWarning {
+            message,
+            span: Some(span),
+        });
     }
 
     /// Decodes `node` into a Go value of type `ty` that currently holds `existing` (`None`:
@@ -744,11 +862,16 @@ impl Decoder {
             Ty::IntOrString => match &node.v {
                 GoVal::Str(_) | GoVal::Null => made(Dv::Opaque),
                 GoVal::Int(i) if i32::try_from(*i).is_ok() => made(Dv::Opaque),
-                GoVal::Float(f) if json_integer_text(*f).is_some_and(|i| i32::try_from(i).is_ok()) => {
+                GoVal::Float(f)
+                    if json_integer_text(*f).is_some_and(|i| i32::try_from(i).is_ok()) =>
+                {
                     made(Dv::Opaque)
                 }
                 other => Err(CaseError {
-                    message: format!("json: cannot unmarshal {} into Go value of type int32", other.kind()),
+                    message: format!(
+                        "json: cannot unmarshal {} into Go value of type int32",
+                        other.kind()
+                    ),
                     span: Some(src.span),
                 }),
             },
@@ -763,11 +886,19 @@ impl Decoder {
                     span: Some(src.span),
                 }),
                 other => Err(CaseError {
-                    message: format!("json: cannot unmarshal {} into Go value of type string", other.kind()),
+                    message: format!(
+                        "json: cannot unmarshal {} into Go value of type string",
+                        other.kind()
+                    ),
                     span: Some(src.span),
                 }),
             },
-            Ty::Unstructured => decode_unstructured(node, ctx).map(|obj| Some(DNode { v: Dv::Unstructured(obj), src })),
+            Ty::Unstructured => decode_unstructured(node, ctx).map(|obj| {
+                Some(DNode {
+                    v: Dv::Unstructured(obj),
+                    src,
+                })
+            }),
             Ty::StrMap => match &node.v {
                 GoVal::Null => Ok(None),
                 GoVal::Obj(entries) => {
@@ -799,7 +930,10 @@ impl Decoder {
                     let mut out = Vec::with_capacity(items.len());
                     for (i, item) in items.iter().enumerate() {
                         let decoded = self.decode(item, elem, None, &ctx.index(i))?;
-                        out.push(decoded.unwrap_or(DNode { v: Dv::Nil, src: item.src }));
+                        out.push(decoded.unwrap_or(DNode {
+                            v: Dv::Nil,
+                            src: item.src,
+                        }));
                     }
                     made(Dv::List(out))
                 }
@@ -812,12 +946,17 @@ impl Decoder {
                 GoVal::Null => keep(existing),
                 GoVal::Obj(entries) => {
                     let mut fields = match existing {
-                        Some(DNode { v: Dv::Struct(f), .. }) => f,
+                        Some(DNode {
+                            v: Dv::Struct(f), ..
+                        }) => f,
                         _ => Vec::new(),
                     };
                     for (key, key_node, value) in entries {
                         let Some(f) = find_field(st, key) else {
-                            self.warn(unknown_field_message(st, key, &ctx.child_display(key)), key_node.span);
+                            self.warn(
+                                unknown_field_message(st, key, &ctx.child_display(key)),
+                                key_node.span,
+                            );
                             continue;
                         };
                         if f.name != key {
@@ -838,7 +977,10 @@ impl Decoder {
                             fields.push((f.name, decoded));
                         }
                     }
-                    Ok(Some(DNode { v: Dv::Struct(fields), src }))
+                    Ok(Some(DNode {
+                        v: Dv::Struct(fields),
+                        src,
+                    }))
                 }
                 other => {
                     self.type_error(node, other.kind().to_string(), ty, ctx);
@@ -859,7 +1001,10 @@ fn unknown_field_message(st: &StructTy, key: &str, path: &str) -> String {
         ("TestCase", _) => " (a case has `rollout`, `trafficRouting`, `original` and `expected`)",
         _ => "",
     };
-    format!("unknown field `{key}` in {}.{} at {path} is ignored by Kruise{hint}", st.pkg, st.name)
+    format!(
+        "unknown field `{key}` in {}.{} at {path} is ignored by Kruise{hint}",
+        st.pkg, st.name
+    )
 }
 
 /// The integer Go's `encoding/json` reads from a float64's text, when that text is an integer
@@ -889,15 +1034,21 @@ fn unstructured_json(node: &GoNode<'_>) -> JsonValue {
         GoVal::Float(f) => unstructured_number(*f),
         GoVal::Str(s) => JsonValue::String(s.clone()),
         GoVal::Arr(items) => JsonValue::Array(items.iter().map(unstructured_json).collect()),
-        GoVal::Obj(entries) => {
-            JsonValue::Object(entries.iter().map(|(k, _, v)| (k.clone(), unstructured_json(v))).collect())
-        }
+        GoVal::Obj(entries) => JsonValue::Object(
+            entries
+                .iter()
+                .map(|(k, _, v)| (k.clone(), unstructured_json(v)))
+                .collect(),
+        ),
     }
 }
 
 /// `Unstructured.UnmarshalJSON`: an object whose `kind` is a non-empty string and whose
 /// `apiVersion` (when a string) has at most one `/`.
-fn decode_unstructured(node: &GoNode<'_>, ctx: &Ctx) -> Result<BTreeMap<String, JsonValue>, CaseError> {
+fn decode_unstructured(
+    node: &GoNode<'_>,
+    ctx: &Ctx,
+) -> Result<BTreeMap<String, JsonValue>, CaseError> {
     let json = unstructured_json(node);
     let JsonValue::Object(object) = json else {
         return Err(CaseError {
@@ -916,14 +1067,20 @@ fn decode_unstructured(node: &GoNode<'_>, ctx: &Ctx) -> Result<BTreeMap<String, 
     };
     if !kind_ok || !version_ok {
         let text = go_json_text(&JsonValue::Object(object));
-        return Err(CaseError { message: format!("Object 'Kind' is missing in '{text}'"), span: Some(node.src.span) });
+        return Err(CaseError {
+            message: format!("Object 'Kind' is missing in '{text}'"),
+            span: Some(node.src.span),
+        });
     }
     Ok(object)
 }
 
 /// `unstructured.NestedStringMap(obj, "metadata", field)` as Kruise uses it: the map only when
 /// every value is a string, else nothing.
-fn string_map_of(object: &BTreeMap<String, JsonValue>, field: &str) -> Result<Option<BTreeMap<String, String>>, String> {
+fn string_map_of(
+    object: &BTreeMap<String, JsonValue>,
+    field: &str,
+) -> Result<Option<BTreeMap<String, String>>, String> {
     let Some(JsonValue::Object(meta)) = object.get("metadata") else {
         return Ok(None);
     };
@@ -947,12 +1104,19 @@ fn string_map_of(object: &BTreeMap<String, JsonValue>, field: &str) -> Result<Op
 
 /// The `Data` of an `original`/`expected[i]` object, warning when labels or annotations are
 /// dropped because of a non-string value.
-fn data_of(object: &BTreeMap<String, JsonValue>, node: &YamlNode, what: &str, warnings: &mut Vec<CaseWarning>) -> Data {
+fn data_of(
+    object: &BTreeMap<String, JsonValue>,
+    node: &YamlNode,
+    what: &str,
+    warnings: &mut Vec<CaseWarning>,
+) -> Data {
     let mut map = |field: &str| match string_map_of(object, field) {
         Ok(map) => map.filter(|m| !m.is_empty()),
         Err(key) => {
             let at = node.get("metadata").and_then(|m| m.get(field));
-            let value_span = at.and_then(|m| if key.is_empty() { Some(m) } else { m.get(&key) }).map(|n| n.span);
+            let value_span = at
+                .and_then(|m| if key.is_empty() { Some(m) } else { m.get(&key) })
+                .map(|n| n.span);
             let detail = if key.is_empty() {
                 "it is not a map".to_string()
             } else {
@@ -969,21 +1133,41 @@ fn data_of(object: &BTreeMap<String, JsonValue>, node: &YamlNode, what: &str, wa
     };
     let labels = map("labels");
     let annotations = map("annotations");
-    let spec = object.get("spec").filter(|s| **s != JsonValue::Null).cloned();
-    Data { spec, labels, annotations }
+    let spec = object
+        .get("spec")
+        .filter(|s| **s != JsonValue::Null)
+        .cloned();
+    Data {
+        spec,
+        labels,
+        annotations,
+    }
 }
 
 /// Whether `s` parses with Go's `time.RFC3339` layout (fractional seconds allowed).
 fn is_rfc3339(s: &str) -> bool {
     let b = s.as_bytes();
     let num = |range: std::ops::Range<usize>, max: u32| -> bool {
-        b.get(range.clone()).is_some_and(|d| d.iter().all(u8::is_ascii_digit))
+        b.get(range.clone())
+            .is_some_and(|d| d.iter().all(u8::is_ascii_digit))
             && s[range].parse::<u32>().is_ok_and(|v| v <= max)
     };
-    if b.len() < 20 || !num(0..4, 9999) || b[4] != b'-' || !num(5..7, 12) || b[7] != b'-' || !num(8..10, 31) {
+    if b.len() < 20
+        || !num(0..4, 9999)
+        || b[4] != b'-'
+        || !num(5..7, 12)
+        || b[7] != b'-'
+        || !num(8..10, 31)
+    {
         return false;
     }
-    if b[10] != b'T' || !num(11..13, 23) || b[13] != b':' || !num(14..16, 59) || b[16] != b':' || !num(17..19, 59) {
+    if b[10] != b'T'
+        || !num(11..13, 23)
+        || b[13] != b':'
+        || !num(14..16, 59)
+        || b[16] != b':'
+        || !num(17..19, 59)
+    {
         return false;
     }
     if &s[5..7] == "00" || &s[8..10] == "00" {
@@ -1020,7 +1204,9 @@ fn go_json_text(value: &JsonValue) -> String {
             JsonValue::Null => out.push_str("null"),
             JsonValue::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
             JsonValue::Int(i) => out.push_str(&i.to_string()),
-            JsonValue::Float(f) => out.push_str(&yaml::go_json_float_text(*f).unwrap_or_else(|| "null".into())),
+            JsonValue::Float(f) => {
+                out.push_str(&yaml::go_json_float_text(*f).unwrap_or_else(|| "null".into()))
+            }
             JsonValue::String(s) => write_string(s, out),
             JsonValue::Array(items) => {
                 out.push('[');
@@ -1055,7 +1241,9 @@ fn go_json_text(value: &JsonValue) -> String {
                 '\n' => out.push_str("\\n"),
                 '\r' => out.push_str("\\r"),
                 '\t' => out.push_str("\\t"),
-                '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => out.push_str(&format!("\\u{:04x}", c as u32)),
+                '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => {
+                    out.push_str(&format!("\\u{:04x}", c as u32))
+                }
                 c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
                 c => out.push(c),
             }
@@ -1072,7 +1260,10 @@ fn go_json_text(value: &JsonValue) -> String {
 
 fn name_value_match(node: &DNode<'_>) -> NameValueMatch {
     NameValueMatch {
-        match_type: node.field("type").and_then(DNode::string).map(str::to_string),
+        match_type: node
+            .field("type")
+            .and_then(DNode::string)
+            .map(str::to_string),
         name: node.field_string("name"),
         value: node.field_string("value"),
     }
@@ -1083,10 +1274,17 @@ fn non_empty<T>(list: Vec<T>) -> Option<Vec<T>> {
 }
 
 fn route_match(node: &DNode<'_>, keep_only_headers: bool) -> HttpRouteMatch {
-    let list = |name: &str| node.field(name).map(|l| l.items().iter().map(name_value_match).collect::<Vec<_>>());
+    let list = |name: &str| {
+        node.field(name)
+            .map(|l| l.items().iter().map(name_value_match).collect::<Vec<_>>())
+    };
     let headers = list("headers").and_then(non_empty);
     if keep_only_headers {
-        return HttpRouteMatch { path: None, headers, query_params: None };
+        return HttpRouteMatch {
+            path: None,
+            headers,
+            query_params: None,
+        };
     }
     HttpRouteMatch {
         path: node.field("path").map(|p| HttpPathMatch {
@@ -1101,7 +1299,12 @@ fn route_match(node: &DNode<'_>, keep_only_headers: bool) -> HttpRouteMatch {
 fn header_modifier(node: &DNode<'_>) -> HeaderModifier {
     let pairs = |name: &str| {
         node.field(name)
-            .map(|l| l.items().iter().map(|h| (h.field_string("name"), h.field_string("value"))).collect::<Vec<_>>())
+            .map(|l| {
+                l.items()
+                    .iter()
+                    .map(|h| (h.field_string("name"), h.field_string("value")))
+                    .collect::<Vec<_>>()
+            })
             .and_then(non_empty)
     };
     HeaderModifier {
@@ -1109,27 +1312,45 @@ fn header_modifier(node: &DNode<'_>) -> HeaderModifier {
         add: pairs("add"),
         remove: node
             .field("remove")
-            .map(|l| l.items().iter().map(|h| h.string().unwrap_or_default().to_string()).collect::<Vec<_>>())
+            .map(|l| {
+                l.items()
+                    .iter()
+                    .map(|h| h.string().unwrap_or_default().to_string())
+                    .collect::<Vec<_>>()
+            })
             .and_then(non_empty),
     }
 }
 
 fn case_error(message: impl Into<String>, span: Span) -> CaseError {
-    CaseError { message: message.into(), span: Some(span) }
+    CaseError {
+        message: message.into(),
+        span: Some(span),
+    }
 }
 
 type BuiltCase = (CaseKind, Vec<CaseStep>, Vec<ExpectedEntry>, Option<Span>);
 
-fn build_case(top: &DNode<'_>, root: &YamlNode, warnings: &mut Vec<CaseWarning>) -> Result<BuiltCase, CaseError> {
+fn build_case(
+    top: &DNode<'_>,
+    root: &YamlNode,
+    warnings: &mut Vec<CaseWarning>,
+) -> Result<BuiltCase, CaseError> {
     let rollout = top.field("rollout");
     let traffic_routing = top.field("trafficRouting");
     if rollout.is_none() && traffic_routing.is_none() {
-        return Err(case_error("neither rollout nor trafficRouting defined in test case", root.span));
+        return Err(case_error(
+            "neither rollout nor trafficRouting defined in test case",
+            root.span,
+        ));
     }
 
     // The resources must be objects with a kind (checked while decoding) and must be there.
     let Some(original) = top.field("original") else {
-        return Err(case_error("original is missing or null (upstream test panics: nil pointer)", root.span));
+        return Err(case_error(
+            "original is missing or null (upstream test panics: nil pointer)",
+            root.span,
+        ));
     };
     let Dv::Unstructured(original_object) = &original.v else {
         return Err(case_error("original is not an object", original.src.span));
@@ -1138,12 +1359,23 @@ fn build_case(top: &DNode<'_>, root: &YamlNode, warnings: &mut Vec<CaseWarning>)
 
     let expected_node = top.field("expected");
     let mut expected = Vec::new();
-    for (i, entry) in expected_node.map(DNode::items).unwrap_or_default().iter().enumerate() {
+    for (i, entry) in expected_node
+        .map(DNode::items)
+        .unwrap_or_default()
+        .iter()
+        .enumerate()
+    {
         let Dv::Unstructured(object) = &entry.v else {
-            return Err(case_error(format!("expected[{i}] is null (upstream test panics: nil pointer)"), entry.src.span));
+            return Err(case_error(
+                format!("expected[{i}] is null (upstream test panics: nil pointer)"),
+                entry.src.span,
+            ));
         };
         let data = data_of(object, entry.src, &format!("expected[{i}]"), warnings);
-        expected.push(ExpectedEntry { data, node: entry.src.clone() });
+        expected.push(ExpectedEntry {
+            data,
+            node: entry.src.clone(),
+        });
     }
     let expected_span = expected_node.map(|n| n.src.span);
 
@@ -1157,7 +1389,10 @@ fn build_case(top: &DNode<'_>, root: &YamlNode, warnings: &mut Vec<CaseWarning>)
         (CaseKind::Rollout, rollout_steps(rollout, &data, warnings)?)
     } else {
         let tr = traffic_routing.expect("checked above");
-        (CaseKind::TrafficRouting, vec![traffic_routing_step(tr, &data)?])
+        (
+            CaseKind::TrafficRouting,
+            vec![traffic_routing_step(tr, &data)?],
+        )
     };
 
     if expected.len() > steps.len() {
@@ -1174,10 +1409,17 @@ fn build_case(top: &DNode<'_>, root: &YamlNode, warnings: &mut Vec<CaseWarning>)
     Ok((kind, steps, expected, expected_span))
 }
 
-fn rollout_steps(rollout: &DNode<'_>, data: &Data, warnings: &mut Vec<CaseWarning>) -> Result<Vec<CaseStep>, CaseError> {
+fn rollout_steps(
+    rollout: &DNode<'_>,
+    data: &Data,
+    warnings: &mut Vec<CaseWarning>,
+) -> Result<Vec<CaseStep>, CaseError> {
     let strategy = rollout.field("spec").and_then(|s| s.field("strategy"));
     let strategy_span = strategy.map_or(rollout.src.span, |s| s.src.span);
-    let (name, chosen) = match (strategy.and_then(|s| s.field("canary")), strategy.and_then(|s| s.field("blueGreen"))) {
+    let (name, chosen) = match (
+        strategy.and_then(|s| s.field("canary")),
+        strategy.and_then(|s| s.field("blueGreen")),
+    ) {
         (Some(canary), _) => ("canary", canary),
         (None, Some(blue_green)) => ("blueGreen", blue_green),
         (None, None) => {
@@ -1187,9 +1429,14 @@ fn rollout_steps(rollout: &DNode<'_>, data: &Data, warnings: &mut Vec<CaseWarnin
             ));
         }
     };
-    let Some(first_ref) = chosen.field("trafficRoutings").and_then(|r| r.items().first()) else {
+    let Some(first_ref) = chosen
+        .field("trafficRoutings")
+        .and_then(|r| r.items().first())
+    else {
         return Err(case_error(
-            format!("rollout.spec.strategy.{name}.trafficRoutings is empty (upstream test panics: index out of range)"),
+            format!(
+                "rollout.spec.strategy.{name}.trafficRoutings is empty (upstream test panics: index out of range)"
+            ),
             chosen.src.span,
         ));
     };
@@ -1205,8 +1452,11 @@ fn rollout_steps(rollout: &DNode<'_>, data: &Data, warnings: &mut Vec<CaseWarnin
     Ok(steps
         .iter()
         .map(|step| {
-            let canary_weight = LuaData::canary_weight_from_traffic(step.field("traffic").and_then(DNode::string));
-            let matches = step.field("matches").map(|m| m.items().iter().map(|m| route_match(m, false)).collect());
+            let canary_weight =
+                LuaData::canary_weight_from_traffic(step.field("traffic").and_then(DNode::string));
+            let matches = step
+                .field("matches")
+                .map(|m| m.items().iter().map(|m| route_match(m, false)).collect());
             CaseStep {
                 obj: LuaData {
                     data: data.clone(),
@@ -1215,7 +1465,9 @@ fn rollout_steps(rollout: &DNode<'_>, data: &Data, warnings: &mut Vec<CaseWarnin
                     matches,
                     canary_service: canary_service.clone(),
                     stable_service: stable_service.clone(),
-                    request_header_modifier: step.field("requestHeaderModifier").map(header_modifier),
+                    request_header_modifier: step
+                        .field("requestHeaderModifier")
+                        .map(header_modifier),
                 },
                 span: Some(step.src.span),
             }
@@ -1225,7 +1477,10 @@ fn rollout_steps(rollout: &DNode<'_>, data: &Data, warnings: &mut Vec<CaseWarnin
 
 fn traffic_routing_step(tr: &DNode<'_>, data: &Data) -> Result<CaseStep, CaseError> {
     let spec = tr.field("spec");
-    let Some(object_ref) = spec.and_then(|s| s.field("objectRef")).and_then(|r| r.items().first()) else {
+    let Some(object_ref) = spec
+        .and_then(|s| s.field("objectRef"))
+        .and_then(|r| r.items().first())
+    else {
         return Err(case_error(
             "trafficRouting.spec.objectRef is empty (upstream test panics: index out of range)",
             spec.map_or(tr.src.span, |s| s.src.span),
@@ -1250,7 +1505,9 @@ fn traffic_routing_step(tr: &DNode<'_>, data: &Data) -> Result<CaseStep, CaseErr
             matches: Some(matches),
             canary_service: service.clone(),
             stable_service: service,
-            request_header_modifier: strategy.and_then(|s| s.field("requestHeaderModifier")).map(header_modifier),
+            request_header_modifier: strategy
+                .and_then(|s| s.field("requestHeaderModifier"))
+                .map(header_modifier),
         },
         span: Some(tr.src.span),
     })
@@ -1295,22 +1552,39 @@ mod tests {
         assert_eq!(case.steps.len(), 2);
         let first = &case.steps[0].obj;
         assert_eq!((first.canary_weight, first.stable_weight), (20, 80));
-        assert_eq!((first.stable_service.as_str(), first.canary_service.as_str()), ("web", "web-canary"));
+        assert_eq!(
+            (first.stable_service.as_str(), first.canary_service.as_str()),
+            ("web", "web-canary")
+        );
         let headers = first.matches.as_ref().unwrap()[0].headers.as_ref().unwrap();
-        assert_eq!((headers[0].name.as_str(), headers[0].value.as_str()), ("x", "1"));
+        assert_eq!(
+            (headers[0].name.as_str(), headers[0].value.as_str()),
+            ("x", "1")
+        );
         assert_eq!(case.steps[1].obj.canary_weight, -1);
         assert_eq!(case.steps[1].obj.matches, None);
-        assert_eq!(first.data.spec, Some(JsonValue::Object([("port".to_string(), JsonValue::Int(8080))].into())));
+        assert_eq!(
+            first.data.spec,
+            Some(JsonValue::Object(
+                [("port".to_string(), JsonValue::Int(8080))].into()
+            ))
+        );
         assert_eq!(first.data.labels.as_ref().unwrap()["app"], "web");
         assert_eq!(case.expected.len(), 2);
         // The step's span points at its mapping.
         let step_span = case.steps[1].span.unwrap();
-        assert_eq!(&src[step_span.start.offset..step_span.end.offset], "pause: {}");
+        assert_eq!(
+            &src[step_span.start.offset..step_span.end.offset],
+            "pause: {}"
+        );
     }
 
     #[test]
     fn spans_of_expected_fields() {
-        let src = rollout_case("        - traffic: 20%\n", "expected:\n- kind: Route\n- kind: Route\n  spec:\n    x: 1\n");
+        let src = rollout_case(
+            "        - traffic: 20%\n",
+            "expected:\n- kind: Route\n- kind: Route\n  spec:\n    x: 1\n",
+        );
         let case = parse_case(&src).unwrap();
         let x = case.root.at_path(&[
             PathSeg::Key("expected".into()),
@@ -1322,12 +1596,19 @@ mod tests {
         let line_of_x = src.lines().position(|l| l == "    x: 1").unwrap() as u32 + 1;
         assert_eq!((x.span.start.line, x.span.start.column), (line_of_x, 8));
         // The same node is reachable from the entry.
-        let from_entry = case.expected[1].node.at_path(&[PathSeg::Key("spec".into()), PathSeg::Key("x".into())]).unwrap();
+        let from_entry = case.expected[1]
+            .node
+            .at_path(&[PathSeg::Key("spec".into()), PathSeg::Key("x".into())])
+            .unwrap();
         assert_eq!(from_entry.span, x.span);
         let seq = case.expected_span.unwrap();
         assert_eq!(seq.start.line, line_of_x - 3);
         // More expected entries than steps: a warning on the first extra entry.
-        let extra = case.warnings.iter().find(|w| w.message.contains("expected has 2 entries")).unwrap();
+        let extra = case
+            .warnings
+            .iter()
+            .find(|w| w.message.contains("expected has 2 entries"))
+            .unwrap();
         assert_eq!(extra.span.unwrap().start.line, line_of_x - 2);
     }
 
@@ -1351,7 +1632,11 @@ mod tests {
         assert_eq!(span.start.column, 11);
         find("`unknownField`");
         let headerz = find("`headerz`");
-        assert!(headerz.message.contains("steps[0].matches[0].headerz"), "{}", headerz.message);
+        assert!(
+            headerz.message.contains("steps[0].matches[0].headerz"),
+            "{}",
+            headerz.message
+        );
         find("`expect`");
         // Nothing is reported inside the resources themselves.
         assert!(!case.warnings.iter().any(|w| w.message.contains("`port`")));
@@ -1359,26 +1644,65 @@ mod tests {
         let src = rollout_case("        - Traffic: 30%\n", "expected:\n- kind: Route\n");
         let case = parse_case(&src).unwrap();
         assert_eq!(case.steps[0].obj.canary_weight, 30);
-        assert!(case.warnings.iter().any(|w| w.message.contains("case-insensitively")));
+        assert!(
+            case.warnings
+                .iter()
+                .any(|w| w.message.contains("case-insensitively"))
+        );
     }
 
     #[test]
     fn step_fields_are_not_converted_to_strings() {
-        for step in ["        - traffic: 50\n", "        - traffic: true\n", "        - matches:\n          - headers:\n            - {name: a, value: 2}\n", "        - requestHeaderModifier: {set: [{name: a, value: 1}]}\n"] {
+        for step in [
+            "        - traffic: 50\n",
+            "        - traffic: true\n",
+            "        - matches:\n          - headers:\n            - {name: a, value: 2}\n",
+            "        - requestHeaderModifier: {set: [{name: a, value: 1}]}\n",
+        ] {
             let err = parse_case(&rollout_case(step, "expected:\n- kind: Route\n")).unwrap_err();
-            assert!(err.message.contains("cannot unmarshal"), "{step}: {}", err.message);
+            assert!(
+                err.message.contains("cannot unmarshal"),
+                "{step}: {}",
+                err.message
+            );
             assert!(err.span.is_some());
         }
-        let err = parse_case(&rollout_case("        - traffic: 50\n", "expected:\n- kind: Route\n")).unwrap_err();
+        let err = parse_case(&rollout_case(
+            "        - traffic: 50\n",
+            "expected:\n- kind: Route\n",
+        ))
+        .unwrap_err();
         assert!(err.message.ends_with("Go struct field CanaryStep.rollout.spec.strategy.canary.steps.traffic of type string"), "{}", err.message);
         // Strings that look like numbers are fine, and so is `null`.
-        let case = parse_case(&rollout_case("        - traffic: \"50\"\n        - traffic: ~\n", "expected:\n- kind: Route\n")).unwrap();
+        let case = parse_case(&rollout_case(
+            "        - traffic: \"50\"\n        - traffic: ~\n",
+            "expected:\n- kind: Route\n",
+        ))
+        .unwrap();
         assert_eq!(case.steps[0].obj.canary_weight, 0);
         assert_eq!(case.steps[1].obj.canary_weight, -1);
         // Other step fields keep their Go types: pause.duration is an int32.
-        assert!(parse_case(&rollout_case("        - pause: {duration: \"5\"}\n", "expected:\n- kind: Route\n")).is_err());
-        assert!(parse_case(&rollout_case("        - replicas: 1.5\n", "expected:\n- kind: Route\n")).is_err());
-        assert!(parse_case(&rollout_case("        - replicas: 50%\n", "expected:\n- kind: Route\n")).is_ok());
+        assert!(
+            parse_case(&rollout_case(
+                "        - pause: {duration: \"5\"}\n",
+                "expected:\n- kind: Route\n"
+            ))
+            .is_err()
+        );
+        assert!(
+            parse_case(&rollout_case(
+                "        - replicas: 1.5\n",
+                "expected:\n- kind: Route\n"
+            ))
+            .is_err()
+        );
+        assert!(
+            parse_case(&rollout_case(
+                "        - replicas: 50%\n",
+                "expected:\n- kind: Route\n"
+            ))
+            .is_ok()
+        );
     }
 
     const TRAFFIC_ROUTING_HEAD: &str = "trafficRouting:
@@ -1399,24 +1723,41 @@ mod tests {
         assert_eq!(case.kind, CaseKind::TrafficRouting);
         let obj = &case.steps[0].obj;
         assert_eq!((obj.canary_weight, obj.stable_weight), (10, 90));
-        assert_eq!((obj.canary_service.as_str(), obj.stable_service.as_str()), ("web", "web"));
+        assert_eq!(
+            (obj.canary_service.as_str(), obj.stable_service.as_str()),
+            ("web", "web")
+        );
         let m = &obj.matches.as_ref().unwrap()[0];
         assert_eq!(m.path, None);
         let headers = m.headers.as_ref().unwrap();
-        assert_eq!((headers[0].name.as_str(), headers[0].value.as_str()), ("1", "8080"));
-        assert_eq!((headers[1].name.as_str(), headers[1].value.as_str()), ("true", "1.5"));
-        assert_eq!(obj.request_header_modifier.as_ref().unwrap().remove, Some(vec!["1".to_string()]));
+        assert_eq!(
+            (headers[0].name.as_str(), headers[0].value.as_str()),
+            ("1", "8080")
+        );
+        assert_eq!(
+            (headers[1].name.as_str(), headers[1].value.as_str()),
+            ("true", "1.5")
+        );
+        assert_eq!(
+            obj.request_header_modifier.as_ref().unwrap().remove,
+            Some(vec!["1".to_string()])
+        );
         // `path` is not a v1alpha1 match field.
         assert!(case.warnings.iter().any(|w| w.message.contains("`path`")));
         // Weight must be an int32.
         for weight in ["\"30\"", "1.5", "3000000000", "true"] {
-            let src = format!("{TRAFFIC_ROUTING_HEAD}      weight: {weight}\n{ORIGINAL}expected:\n- kind: Route\n");
+            let src = format!(
+                "{TRAFFIC_ROUTING_HEAD}      weight: {weight}\n{ORIGINAL}expected:\n- kind: Route\n"
+            );
             assert!(parse_case(&src).is_err(), "weight {weight}");
         }
         // No weight: -1, and matches is an empty list.
         let src = format!("{TRAFFIC_ROUTING_HEAD}      {{}}\n{ORIGINAL}expected:\n- kind: Route\n");
         let obj = parse_case(&src).unwrap().steps[0].obj.clone();
-        assert_eq!((obj.canary_weight, obj.stable_weight, obj.matches), (-1, 101, Some(vec![])));
+        assert_eq!(
+            (obj.canary_weight, obj.stable_weight, obj.matches),
+            (-1, 101, Some(vec![]))
+        );
     }
 
     #[test]
@@ -1430,14 +1771,23 @@ mod tests {
             "expected:\n- kind: Route\n  apiVersion: a/b/c\n",
             "expected: {kind: Route}\n",
         ] {
-            assert!(parse_case(&format!("{base}{expected}")).is_err(), "{expected}");
+            assert!(
+                parse_case(&format!("{base}{expected}")).is_err(),
+                "{expected}"
+            );
         }
-        assert!(parse_case(&format!("{base}expected:\n- kind: Route\n  apiVersion: v1\n")).is_ok());
+        assert!(
+            parse_case(&format!(
+                "{base}expected:\n- kind: Route\n  apiVersion: v1\n"
+            ))
+            .is_ok()
+        );
         assert!(parse_case(&format!("{base}expected:\n- ~\n")).is_err());
         // No expected at all is not a parse error (the runner reports the missing entries).
         let case = parse_case(&base).unwrap();
         assert!(case.expected.is_empty());
-        let no_original = format!("{ROLLOUT_HEAD}        - traffic: 20%\nexpected:\n- kind: Route\n");
+        let no_original =
+            format!("{ROLLOUT_HEAD}        - traffic: 20%\nexpected:\n- kind: Route\n");
         assert!(parse_case(&no_original).is_err());
     }
 
@@ -1452,7 +1802,11 @@ mod tests {
         assert_eq!(data.annotations.as_ref().unwrap()["c"], "3");
         assert_eq!(data.spec, None);
         assert_eq!(case.expected[0].data.labels, None);
-        let dropped: Vec<_> = case.warnings.iter().filter(|w| w.message.contains("dropped")).collect();
+        let dropped: Vec<_> = case
+            .warnings
+            .iter()
+            .filter(|w| w.message.contains("dropped"))
+            .collect();
         assert_eq!(dropped.len(), 2, "{:?}", case.warnings);
     }
 
@@ -1461,20 +1815,39 @@ mod tests {
         let tail = format!("{ORIGINAL}expected:\n- kind: Route\n");
         // Neither input.
         let err = parse_case(&tail).unwrap_err();
-        assert_eq!(err.message, "neither rollout nor trafficRouting defined in test case");
+        assert_eq!(
+            err.message,
+            "neither rollout nor trafficRouting defined in test case"
+        );
         // Rollout without canary, or without trafficRoutings.
         assert!(parse_case(&format!("rollout: {{spec: {{}}}}\n{tail}")).is_err());
-        assert!(parse_case(&format!("rollout: {{spec: {{strategy: {{canary: {{steps: [{{}}]}}}}}}}}\n{tail}")).is_err());
+        assert!(
+            parse_case(&format!(
+                "rollout: {{spec: {{strategy: {{canary: {{steps: [{{}}]}}}}}}}}\n{tail}"
+            ))
+            .is_err()
+        );
         // Blue-green steps are used when there is no canary.
-        let bg = format!("rollout: {{spec: {{strategy: {{blueGreen: {{trafficRoutings: [{{service: s}}], steps: [{{traffic: 5%}}]}}}}}}}}\n{tail}");
+        let bg = format!(
+            "rollout: {{spec: {{strategy: {{blueGreen: {{trafficRoutings: [{{service: s}}], steps: [{{traffic: 5%}}]}}}}}}}}\n{tail}"
+        );
         let case = parse_case(&bg).unwrap();
         assert_eq!(case.steps[0].obj.canary_weight, 5);
         // Bad YAML.
         let err = parse_case("rollout: [\n").unwrap_err();
-        assert!(err.message.starts_with("error converting YAML to JSON"), "{}", err.message);
+        assert!(
+            err.message.starts_with("error converting YAML to JSON"),
+            "{}",
+            err.message
+        );
         assert!(err.span.is_some());
         // NaN cannot become JSON.
-        assert!(parse_case(&format!("{ROLLOUT_HEAD}        - traffic: 20%\noriginal: {{kind: R, spec: {{x: .nan}}}}\n")).is_err());
+        assert!(
+            parse_case(&format!(
+                "{ROLLOUT_HEAD}        - traffic: 20%\noriginal: {{kind: R, spec: {{x: .nan}}}}\n"
+            ))
+            .is_err()
+        );
         // Not a mapping at all.
         assert!(parse_case("- a\n").is_err());
         assert!(parse_case("").is_err());
@@ -1488,7 +1861,11 @@ mod tests {
         let case = parse_case(&src).unwrap();
         assert_eq!(case.kind, CaseKind::Rollout);
         assert_eq!(case.steps[0].obj.canary_weight, 60);
-        assert!(case.warnings.iter().any(|w| w.message.contains("ignores trafficRouting")));
+        assert!(
+            case.warnings
+                .iter()
+                .any(|w| w.message.contains("ignores trafficRouting"))
+        );
         // ...but the ignored trafficRouting must still decode.
         let src = format!(
             "{ROLLOUT_HEAD}        - traffic: 60%\n{TRAFFIC_ROUTING_HEAD}      weight: \"5\"\n{ORIGINAL}expected:\n- kind: Route\n"
@@ -1502,7 +1879,10 @@ mod tests {
         assert_eq!(unstructured_number(-0.0), JsonValue::Int(0));
         assert_eq!(unstructured_number(0.5), JsonValue::Float(0.5));
         assert_eq!(unstructured_number(1e20), JsonValue::Float(1e20));
-        assert_eq!(unstructured_number(2f64.powi(62)), JsonValue::Int(4611686018427388000));
+        assert_eq!(
+            unstructured_number(2f64.powi(62)),
+            JsonValue::Int(4611686018427388000)
+        );
         assert!(is_rfc3339("2024-01-02T03:04:05Z"));
         assert!(is_rfc3339("2024-01-02T03:04:05.123+02:00"));
         assert!(!is_rfc3339("2024-01-02"));

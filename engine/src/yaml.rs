@@ -92,7 +92,10 @@ pub fn parse_documents(source: &str) -> Result<Vec<YamlNode>, YamlError> {
 impl YamlNode {
     /// A node without a source position (for synthesized values).
     pub fn synthetic(value: YamlValue) -> YamlNode {
-        YamlNode { value, span: Span::default() }
+        YamlNode {
+            value,
+            span: Span::default(),
+        }
     }
 
     /// The node as JSON, keys converted to strings as sigs.k8s.io/yaml does (`on:` → `"true"`).
@@ -105,7 +108,9 @@ impl YamlNode {
             YamlValue::Int(i) => JsonValue::Int(*i),
             YamlValue::Float(f) => JsonValue::Float(*f),
             YamlValue::String(s) => JsonValue::String(s.clone()),
-            YamlValue::Seq(items) => JsonValue::Array(items.iter().map(YamlNode::to_json).collect()),
+            YamlValue::Seq(items) => {
+                JsonValue::Array(items.iter().map(YamlNode::to_json).collect())
+            }
             YamlValue::Map(entries) => {
                 let mut out = BTreeMap::new();
                 for (k, v) in entries {
@@ -120,13 +125,22 @@ impl YamlNode {
     /// Like [`YamlNode::to_json`], but fails where sigs.k8s.io/yaml fails: a null key, or a
     /// NaN/infinite number (Go's JSON encoder rejects them).
     pub fn try_to_json(&self) -> Result<JsonValue, YamlError> {
-        let fail = |node: &YamlNode, message: String| YamlError { message, pos: node.span.start };
+        let fail = |node: &YamlNode, message: String| YamlError {
+            message,
+            pos: node.span.start,
+        };
         Ok(match &self.value {
             YamlValue::Float(f) if !f.is_finite() => {
-                return Err(fail(self, format!("json: unsupported value: {}", go_special_float(*f))));
+                return Err(fail(
+                    self,
+                    format!("json: unsupported value: {}", go_special_float(*f)),
+                ));
             }
             YamlValue::Seq(items) => JsonValue::Array(
-                items.iter().map(YamlNode::try_to_json).collect::<Result<Vec<_>, _>>()?,
+                items
+                    .iter()
+                    .map(YamlNode::try_to_json)
+                    .collect::<Result<Vec<_>, _>>()?,
             ),
             YamlValue::Map(entries) => {
                 let mut out = BTreeMap::new();
@@ -287,7 +301,7 @@ pub(crate) fn go_format_float_g32(f: f64) -> String {
     let (neg, digits, dp) = split_exp_repr(&format!("{single:e}"));
     let exp = dp - 1;
     // Shortest formatting decides between %e and %f with a precision of 6.
-    if exp < -4 || exp >= 6 {
+    if !(-4..6).contains(&exp) {
         exp_from_digits(neg, &digits, dp)
     } else {
         fixed_from_digits(neg, &digits, dp)
@@ -485,10 +499,10 @@ fn resolve_text(text: &str, tag: Option<&str>) -> Resolved {
     match hint {
         b'.' => {
             // `.5`, `.5e3`: Go's ParseFloat on the text as written.
-            if is_yaml_style_float(text) {
-                if let Some(f) = go_parse_float(text) {
-                    return Resolved::Float(f);
-                }
+            if is_yaml_style_float(text)
+                && let Some(f) = go_parse_float(text)
+            {
+                return Resolved::Float(f);
             }
         }
         b'D' | b'S' => {
@@ -503,10 +517,10 @@ fn resolve_text(text: &str, tag: Option<&str>) -> Resolved {
             if let Some(u) = go_parse_uint_base0(&plain) {
                 return Resolved::Uint(u);
             }
-            if is_yaml_style_float(&plain) {
-                if let Some(f) = go_parse_float(&plain) {
-                    return Resolved::Float(f);
-                }
+            if is_yaml_style_float(&plain)
+                && let Some(f) = go_parse_float(&plain)
+            {
+                return Resolved::Float(f);
             }
         }
         _ => {}
@@ -529,7 +543,7 @@ fn resolved_to_value(r: Resolved, text: &str) -> YamlValue {
 /// Standard base64 (with padding), as Go's `base64.StdEncoding` decodes `!!binary`.
 fn decode_base64(text: &str) -> Option<Vec<u8>> {
     let clean: Vec<u8> = text.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
-    if clean.len() % 4 != 0 {
+    if !clean.len().is_multiple_of(4) {
         return None;
     }
     let value = |c: u8| -> Option<u32> {
@@ -591,7 +605,12 @@ fn resolve_scalar(text: &str, style: ScalarStyle, tag: Option<&str>) -> Result<Y
                     _ => {}
                 }
             }
-            Err(format!("cannot decode {} `{}` as a {}", r.short_tag(), text, wanted))
+            Err(format!(
+                "cannot decode {} `{}` as a {}",
+                r.short_tag(),
+                text,
+                wanted
+            ))
         }
         _ => Ok(YamlValue::String(text.to_string())),
     }
@@ -614,7 +633,11 @@ impl Positions {
 
     fn pos(&self, m: &Marker) -> Pos {
         let idx = m.index().min(self.byte_of_char.len() - 1);
-        Pos { line: m.line() as u32, column: m.col() as u32 + 1, offset: self.byte_of_char[idx] }
+        Pos {
+            line: m.line() as u32,
+            column: m.col() as u32 + 1,
+            offset: self.byte_of_char[idx],
+        }
     }
 }
 
@@ -636,7 +659,10 @@ enum Frame {
 }
 
 fn error_at(pos: Pos, message: impl Into<String>) -> YamlError {
-    YamlError { message: message.into(), pos }
+    YamlError {
+        message: message.into(),
+        pos,
+    }
 }
 
 fn scan_error(positions: &Positions, e: &ScanError) -> YamlError {
@@ -656,8 +682,12 @@ fn map_insert(entries: &mut Vec<(YamlNode, YamlNode)>, key: YamlNode, value: Yam
 /// Applies a `<<` merge value to `entries`: a map, or a sequence of maps where earlier maps
 /// take precedence.
 fn apply_merge(entries: &mut Vec<(YamlNode, YamlNode)>, value: YamlNode) -> Result<(), YamlError> {
-    let want_map =
-        |n: &YamlNode| error_at(n.span.start, "map merge requires map or sequence of maps as the value");
+    let want_map = |n: &YamlNode| {
+        error_at(
+            n.span.start,
+            "map merge requires map or sequence of maps as the value",
+        )
+    };
     match value.value {
         YamlValue::Map(merged) => {
             for (k, v) in merged {
@@ -692,14 +722,21 @@ struct Builder<'a> {
 
 impl Builder<'_> {
     /// Hands a finished node to its parent (or makes it the document root).
-    fn finish(&mut self, node: YamlNode, anchor: usize, is_merge_key: bool) -> Result<(), YamlError> {
+    fn finish(
+        &mut self,
+        node: YamlNode,
+        anchor: usize,
+        is_merge_key: bool,
+    ) -> Result<(), YamlError> {
         if anchor != 0 {
             self.anchors.insert(anchor, node.clone());
         }
         match self.stack.last_mut() {
             None => self.root = Some(node),
             Some(Frame::Seq { items, .. }) => items.push(node),
-            Some(Frame::Map { entries, pending, .. }) => match pending.take() {
+            Some(Frame::Map {
+                entries, pending, ..
+            }) => match pending.take() {
                 None => {
                     if matches!(node.value, YamlValue::Seq(_) | YamlValue::Map(_)) {
                         return Err(error_at(node.span.start, "invalid map key: a collection"));
@@ -720,7 +757,10 @@ impl Builder<'_> {
     /// collection's is empty.
     fn is_flow(&self, start: Pos, end: Pos) -> bool {
         end.offset > start.offset
-            && matches!(self.source.as_bytes().get(end.offset - 1), Some(b'{' | b'['))
+            && matches!(
+                self.source.as_bytes().get(end.offset - 1),
+                Some(b'{' | b'[')
+            )
     }
 }
 
@@ -758,7 +798,10 @@ fn parse_stream(source: &str, max_docs: Option<usize>) -> Result<Vec<YamlNode>, 
                 let Some(target) = b.anchors.get(&id) else {
                     return Err(error_at(start, "unknown anchor referenced"));
                 };
-                let node = YamlNode { value: target.value.clone(), span: Span { start, end } };
+                let node = YamlNode {
+                    value: target.value.clone(),
+                    span: Span { start, end },
+                };
                 b.finish(node, 0, false)?;
             }
             Event::Scalar(text, style, anchor, tag) => {
@@ -768,25 +811,67 @@ fn parse_stream(source: &str, max_docs: Option<usize>) -> Result<Vec<YamlNode>, 
                         || tag_text.as_deref() == Some("tag:yaml.org,2002:merge"));
                 let value = resolve_scalar(&text, style, tag_text.as_deref())
                     .map_err(|m| error_at(start, m))?;
-                b.finish(YamlNode { value, span: Span { start, end } }, anchor, is_merge_key)?;
+                b.finish(
+                    YamlNode {
+                        value,
+                        span: Span { start, end },
+                    },
+                    anchor,
+                    is_merge_key,
+                )?;
             }
             Event::SequenceStart(anchor, _) => {
                 let flow = b.is_flow(start, end);
-                b.stack.push(Frame::Seq { items: Vec::new(), start, flow, anchor });
+                b.stack.push(Frame::Seq {
+                    items: Vec::new(),
+                    start,
+                    flow,
+                    anchor,
+                });
             }
             Event::MappingStart(anchor, _) => {
                 let flow = b.is_flow(start, end);
-                b.stack.push(Frame::Map { entries: Vec::new(), pending: None, start, flow, anchor });
+                b.stack.push(Frame::Map {
+                    entries: Vec::new(),
+                    pending: None,
+                    start,
+                    flow,
+                    anchor,
+                });
             }
             Event::SequenceEnd => {
-                let Some(Frame::Seq { items, start: s, flow, anchor }) = b.stack.pop() else {
+                let Some(Frame::Seq {
+                    items,
+                    start: s,
+                    flow,
+                    anchor,
+                }) = b.stack.pop()
+                else {
                     return Err(error_at(start, "unbalanced sequence end"));
                 };
-                let e = if flow { end } else { items.last().map_or(end, |n| n.span.end) };
-                b.finish(YamlNode { value: YamlValue::Seq(items), span: Span { start: s, end: e } }, anchor, false)?;
+                let e = if flow {
+                    end
+                } else {
+                    items.last().map_or(end, |n| n.span.end)
+                };
+                b.finish(
+                    YamlNode {
+                        value: YamlValue::Seq(items),
+                        span: Span { start: s, end: e },
+                    },
+                    anchor,
+                    false,
+                )?;
             }
             Event::MappingEnd => {
-                let Some(Frame::Map { entries, pending, start: s, flow, anchor }) = b.stack.pop() else {
+                let Some(Frame::Map {
+                    entries,
+                    pending,
+                    start: s,
+                    flow,
+                    anchor,
+                }) = b.stack.pop()
+                else {
                     return Err(error_at(start, "unbalanced mapping end"));
                 };
                 if let Some((key, _)) = pending {
@@ -795,9 +880,20 @@ fn parse_stream(source: &str, max_docs: Option<usize>) -> Result<Vec<YamlNode>, 
                 let e = if flow {
                     end
                 } else {
-                    entries.iter().map(|(k, v)| k.span.end.max_by_offset(v.span.end)).last().unwrap_or(end)
+                    entries
+                        .iter()
+                        .map(|(k, v)| k.span.end.max_by_offset(v.span.end))
+                        .max_by_key(|p| p.offset)
+                        .unwrap_or(end)
                 };
-                b.finish(YamlNode { value: YamlValue::Map(entries), span: Span { start: s, end: e } }, anchor, false)?;
+                b.finish(
+                    YamlNode {
+                        value: YamlValue::Map(entries),
+                        span: Span { start: s, end: e },
+                    },
+                    anchor,
+                    false,
+                )?;
             }
         }
     }
@@ -806,7 +902,11 @@ fn parse_stream(source: &str, max_docs: Option<usize>) -> Result<Vec<YamlNode>, 
 
 impl Pos {
     fn max_by_offset(self, other: Pos) -> Pos {
-        if other.offset > self.offset { other } else { self }
+        if other.offset > self.offset {
+            other
+        } else {
+            self
+        }
     }
 }
 
@@ -815,7 +915,9 @@ mod tests {
     use super::*;
 
     fn scalar(text: &str) -> YamlValue {
-        let doc = parse_first_document(&format!("v: {text}\n")).unwrap().unwrap();
+        let doc = parse_first_document(&format!("v: {text}\n"))
+            .unwrap()
+            .unwrap();
         doc.get("v").unwrap().value.clone()
     }
 
@@ -881,7 +983,10 @@ mod tests {
             ("+.INF", Float(f64::INFINITY)),
             ("1e400", String("1e400".into())),
             ("2024-01-02", String("2024-01-02".into())),
-            ("2024-01-02T10:00:00Z", String("2024-01-02T10:00:00Z".into())),
+            (
+                "2024-01-02T10:00:00Z",
+                String("2024-01-02T10:00:00Z".into()),
+            ),
             ("0x", String("0x".into())),
             ("_1", String("_1".into())),
             ("+", String("+".into())),
@@ -916,21 +1021,40 @@ mod tests {
     #[test]
     fn tag_mismatch_is_an_error() {
         let err = parse_first_document("v: !!int abc\n").unwrap_err();
-        assert!(err.message.contains("cannot decode !!str `abc` as a !!int"), "{err:?}");
+        assert!(
+            err.message.contains("cannot decode !!str `abc` as a !!int"),
+            "{err:?}"
+        );
         assert_eq!(err.pos.line, 1);
         assert!(parse_first_document("v: !!binary ***\n").is_err());
     }
 
     #[test]
     fn keys_become_strings_as_sigs_yaml_does() {
-        let doc = parse_first_document("on: 1\n1: a\nno: b\n1.5: c\n1e7: d\n0x10: e\n").unwrap().unwrap();
+        let doc = parse_first_document("on: 1\n1: a\nno: b\n1.5: c\n1e7: d\n0x10: e\n")
+            .unwrap()
+            .unwrap();
         let json = doc.to_json();
-        let JsonValue::Object(map) = json else { panic!("not an object") };
+        let JsonValue::Object(map) = json else {
+            panic!("not an object")
+        };
         let keys: Vec<&str> = map.keys().map(String::as_str).collect();
         assert_eq!(keys, vec!["1", "1.5", "16", "1e+07", "false", "true"]);
         assert_eq!(map["true"], JsonValue::Int(1));
-        assert!(parse_first_document("~: x\n").unwrap().unwrap().try_to_json().is_err());
-        assert!(parse_first_document("v: .nan\n").unwrap().unwrap().try_to_json().is_err());
+        assert!(
+            parse_first_document("~: x\n")
+                .unwrap()
+                .unwrap()
+                .try_to_json()
+                .is_err()
+        );
+        assert!(
+            parse_first_document("v: .nan\n")
+                .unwrap()
+                .unwrap()
+                .try_to_json()
+                .is_err()
+        );
     }
 
     #[test]
@@ -952,14 +1076,18 @@ mod tests {
         assert_eq!(go_json_float_text(0.000001).unwrap(), "0.000001");
         assert_eq!(go_json_float_text(0.5).unwrap(), "0.5");
         assert_eq!(go_json_float_text(-0.0).unwrap(), "-0");
-        assert_eq!(go_json_float_text(2f64.powi(62)).unwrap(), "4611686018427388000");
+        assert_eq!(
+            go_json_float_text(2f64.powi(62)).unwrap(),
+            "4611686018427388000"
+        );
         assert_eq!(go_json_float_text(5e-324).unwrap(), "5e-324");
         assert!(go_json_float_text(f64::NAN).is_none());
     }
 
     #[test]
     fn spans_of_nested_nodes() {
-        let src = "a: 1\nexpected:\n- kind: Echo\n- kind: Echo\n  spec:\n    x: [1, {w: 2, y: 3}]\n";
+        let src =
+            "a: 1\nexpected:\n- kind: Echo\n- kind: Echo\n  spec:\n    x: [1, {w: 2, y: 3}]\n";
         let doc = parse_first_document(src).unwrap().unwrap();
         let path = [
             PathSeg::Key("expected".into()),
@@ -969,18 +1097,40 @@ mod tests {
         ];
         let x = doc.at_path(&path).unwrap();
         assert_eq!((x.span.start.line, x.span.start.column), (6, 8));
-        assert_eq!(&src[x.span.start.offset..x.span.end.offset], "[1, {w: 2, y: 3}]");
+        assert_eq!(
+            &src[x.span.start.offset..x.span.end.offset],
+            "[1, {w: 2, y: 3}]"
+        );
         let key = doc.at_path(&path[..3]).unwrap().get_key("x").unwrap();
         assert_eq!((key.span.start.line, key.span.start.column), (6, 5));
         assert_eq!(&src[key.span.start.offset..key.span.end.offset], "x");
         let entry = doc.at_path(&path[..2]).unwrap();
         assert_eq!((entry.span.start.line, entry.span.start.column), (4, 3));
-        assert_eq!(&src[entry.span.start.offset..entry.span.end.offset], "kind: Echo\n  spec:\n    x: [1, {w: 2, y: 3}]");
-        let w = doc.at_path(&[path.to_vec(), vec![PathSeg::Index(1), PathSeg::Key("w".into())]].concat()).unwrap();
+        assert_eq!(
+            &src[entry.span.start.offset..entry.span.end.offset],
+            "kind: Echo\n  spec:\n    x: [1, {w: 2, y: 3}]"
+        );
+        let w = doc
+            .at_path(
+                &[
+                    path.to_vec(),
+                    vec![PathSeg::Index(1), PathSeg::Key("w".into())],
+                ]
+                .concat(),
+            )
+            .unwrap();
         assert_eq!(w.value, YamlValue::Int(2));
         assert_eq!((w.span.start.line, w.span.start.column), (6, 16));
         // `y` is a YAML 1.1 boolean, so the key is "true".
-        let y = doc.at_path(&[path.to_vec(), vec![PathSeg::Index(1), PathSeg::Key("true".into())]].concat()).unwrap();
+        let y = doc
+            .at_path(
+                &[
+                    path.to_vec(),
+                    vec![PathSeg::Index(1), PathSeg::Key("true".into())],
+                ]
+                .concat(),
+            )
+            .unwrap();
         assert_eq!(y.value, YamlValue::Int(3));
     }
 
@@ -1001,7 +1151,10 @@ mod tests {
     fn anchors_aliases_and_merges() {
         let src = "base: &b {x: 1, w: 2}\nother: *b\nmerged:\n  w: 0\n  <<: *b\n  z: 3\nlist:\n  <<: [{p: 1}, {p: 2, q: 2}]\n";
         let doc = parse_first_document(src).unwrap().unwrap();
-        assert_eq!(doc.get("other").unwrap().to_json(), doc.get("base").unwrap().to_json());
+        assert_eq!(
+            doc.get("other").unwrap().to_json(),
+            doc.get("base").unwrap().to_json()
+        );
         let other = doc.get("other").unwrap();
         assert_eq!(&src[other.span.start.offset..other.span.end.offset], "*b");
         let merged = doc.get("merged").unwrap();
@@ -1022,7 +1175,9 @@ mod tests {
     #[test]
     fn duplicate_keys_take_the_later_value() {
         let doc = parse_first_document("a: 1\nb: 2\na: 3\n").unwrap().unwrap();
-        let YamlValue::Map(entries) = &doc.value else { panic!() };
+        let YamlValue::Map(entries) = &doc.value else {
+            panic!()
+        };
         assert_eq!(entries.len(), 2);
         assert_eq!(doc.get("a").unwrap().value, YamlValue::Int(3));
     }
@@ -1048,8 +1203,14 @@ mod tests {
     fn block_scalars() {
         let src = "script: |\n  local x = 1\n  return x\nfolded: >-\n  a\n  b\n";
         let doc = parse_first_document(src).unwrap().unwrap();
-        assert_eq!(doc.get("script").unwrap().value, YamlValue::String("local x = 1\nreturn x\n".into()));
-        assert_eq!(doc.get("folded").unwrap().value, YamlValue::String("a b".into()));
+        assert_eq!(
+            doc.get("script").unwrap().value,
+            YamlValue::String("local x = 1\nreturn x\n".into())
+        );
+        assert_eq!(
+            doc.get("folded").unwrap().value,
+            YamlValue::String("a b".into())
+        );
         // The parser puts a block scalar's span at its content.
         assert_eq!(doc.get("script").unwrap().span.start.line, 2);
     }
