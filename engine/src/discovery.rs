@@ -11,7 +11,7 @@
 //! ```
 //!
 //! Custom scripts are found exactly as upstream's `TestLuaScript` finds them (conformance 2.7):
-//! the root is walked in lexical order without following symlinks, every path *containing*
+//! the root is walked in lexical order without following symlinks below it, every path *containing*
 //! `trafficRouting.lua` is a script whose group and Kind are the names of the two folders
 //! above it, and its cases are found by walking `<dir>/testdata` the same way, keeping
 //! non-directories ending in `.yaml` and any path ending in `.yml`. A missing `testdata`
@@ -96,7 +96,8 @@ pub fn discover(root: &Path) -> io::Result<Vec<ScriptEntry>> {
     }
     let mut entries = Vec::new();
     let mut paths = Vec::new();
-    walk(root, &mut |path, is_dir| {
+    // The root itself may be a symlink (the user named it); nothing below it is followed.
+    walk_node(root, true, &mut |path, is_dir| {
         paths.push((path.to_path_buf(), is_dir));
         Ok(())
     })?;
@@ -764,6 +765,29 @@ data:
                 kind: "Route".into()
             }
         );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn symlinks_are_followed_only_for_the_root() {
+        let s = Scratch::new("links");
+        s.file("real/g/K/trafficRouting.lua", "return obj.data");
+        s.file("real/g/K/testdata/a.yaml", "");
+        s.file("elsewhere/b.yaml", "");
+        std::os::unix::fs::symlink(s.0.join("elsewhere"), s.0.join("real/g/K/testdata/linked"))
+            .unwrap();
+        std::os::unix::fs::symlink(s.0.join("real"), s.0.join("root")).unwrap();
+        let entries = discover(&s.0.join("root")).unwrap();
+        assert_eq!(entries.len(), 1);
+        // As Go's filepath.Walk: a symlinked folder below the root is not entered.
+        let cases: Vec<_> = entries[0]
+            .cases
+            .as_ref()
+            .unwrap()
+            .iter()
+            .map(|p| rel(&s.0.join("root"), p))
+            .collect();
+        assert_eq!(cases, vec!["g/K/testdata/a.yaml"]);
     }
 
     #[test]
