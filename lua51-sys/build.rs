@@ -34,7 +34,11 @@ fn main() {
     apply_unified_diff(&patch, &src);
 
     let mut build = cc::Build::new();
-    build.warnings(false).include(&src).include(&csrc).define("LUA_USE_LINUX", None);
+    build
+        .warnings(false)
+        .include(&src)
+        .include(&csrc)
+        .define("LUA_USE_LINUX", None);
     for dir in [&src, &csrc] {
         for entry in fs::read_dir(dir).expect("source dir") {
             let path = entry.expect("dir entry").path();
@@ -73,7 +77,9 @@ fn apply_unified_diff(patch: &str, dir: &Path) {
         } else if line.starts_with("--- ") {
             current = None;
         } else if line.starts_with("@@") {
-            let file = current.as_ref().unwrap_or_else(|| panic!("hunk outside a file: {line}"));
+            let file = current
+                .as_ref()
+                .unwrap_or_else(|| panic!("hunk outside a file: {line}"));
             files.get_mut(file).unwrap().push(Hunk {
                 header: line.to_string(),
                 old: Vec::new(),
