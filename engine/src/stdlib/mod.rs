@@ -50,6 +50,8 @@ struct PrintBytes(usize);
 /// and the sandbox into a state made by `vm::new_state`. `print` appends to the state's
 /// [`PrintLog`] app data (see [`take_prints`]).
 pub fn install(lua: &Lua) -> mlua::Result<()> {
+    // Keeps the patched Lua library in every binary that uses us (a no-op call).
+    kruise_lua51_sys::link();
     lua.set_app_data(PrintLog::default());
     lua.set_app_data(PrintBytes(0));
     // SAFETY: install_raw only uses the stack within the protected call exec_raw makes.

@@ -14,7 +14,7 @@ fn state() -> Lua {
         .expect("lua state");
     install(&lua).expect("install");
     // The json helper installs its module after us; a stand-in table is enough here.
-    lua.load("json = {}").exec().expect("json stand-in");
+    lua.load("json = {encode = function() return '' end}").exec().expect("json stand-in");
     lua
 }
 
@@ -394,8 +394,8 @@ fn gopher_string_quirks() {
     assert_eq!(n, 2000);
     let ok: bool = eval(&lua, "return (pcall(string.sub, 'abc', '2'))");
     assert!(!ok, "gopher's CheckInt does not convert strings");
-    let v: f64 = eval(&lua, "return math.mod(-5, 3) + math.huge - math.huge");
-    assert_eq!(v, 1.0);
+    let (m, huge): (f64, f64) = eval(&lua, "return math.mod(-5, 3), math.huge");
+    assert_eq!((m, huge), (1.0, f64::MAX));
 }
 
 #[test]
