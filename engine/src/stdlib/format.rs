@@ -10,7 +10,10 @@ pub enum Arg<'a> {
     Bool(bool),
     Nil,
     /// Tables, functions, userdata, threads: Go's type name and their `String()` text.
-    Other { go_type: &'static str, text: String },
+    Other {
+        go_type: &'static str,
+        text: String,
+    },
 }
 
 #[derive(Default, Clone, Copy)]
@@ -48,12 +51,12 @@ fn decode_rune(s: &[u8]) -> (char, usize) {
         0xf0..=0xf7 => 4,
         _ => 0,
     };
-    if n > 0 && s.len() >= n {
-        if let Ok(t) = std::str::from_utf8(&s[..n]) {
-            if let Some(c) = t.chars().next() {
-                return (c, n);
-            }
-        }
+    if n > 0
+        && s.len() >= n
+        && let Ok(t) = std::str::from_utf8(&s[..n])
+        && let Some(c) = t.chars().next()
+    {
+        return (c, n);
     }
     ('\u{fffd}', 1)
 }
@@ -184,7 +187,11 @@ fn parse_num(s: &[u8]) -> (Option<usize>, usize) {
         }
         len += 1;
     }
-    if len == 0 || too_large || n > 1_000_000 { (None, len) } else { (Some(n), len) }
+    if len == 0 || too_large || n > 1_000_000 {
+        (None, len)
+    } else {
+        (Some(n), len)
+    }
 }
 
 fn push_char(out: &mut Vec<u8>, c: char) {
@@ -204,7 +211,9 @@ fn lua_type_name(arg: &Arg<'_>) -> &'static str {
 
 /// Go's conversion of a float64 to int64 on amd64: out of range and NaN give MinInt64.
 pub fn go_int(f: f64) -> i64 {
-    if f.is_nan() || f >= 9.223_372_036_854_775_808e18 || f < -9.223_372_036_854_775_808e18 {
+    // 2^63: the first value outside int64.
+    const LIMIT: f64 = 9_223_372_036_854_775_808.0;
+    if f.is_nan() || !(-LIMIT..LIMIT).contains(&f) {
         i64::MIN
     } else {
         f as i64
@@ -239,7 +248,9 @@ fn format_arg(out: &mut Vec<u8>, arg: &Arg<'_>, verb: char, sp: &Spec) {
         Arg::Bool(b) => {
             let text: &[u8] = if *b { b"true" } else { b"false" };
             match verb {
-                'v' | 's' | 'x' | 'X' | 'q' | 't' => fmt_string(out, text, if verb == 't' { 's' } else { verb }, sp, ""),
+                'v' | 's' | 'x' | 'X' | 'q' | 't' => {
+                    fmt_string(out, text, if verb == 't' { 's' } else { verb }, sp, "")
+                }
                 _ => bad_verb(out, verb, "lua.LBool", text),
             }
         }
@@ -299,7 +310,11 @@ fn fmt_string(out: &mut Vec<u8>, s: &[u8], verb: char, sp: &Spec, go_type: &str)
                 Some(p) => &s[..p.min(s.len())],
                 None => s,
             };
-            let digits: &[u8; 16] = if verb == 'x' { b"0123456789abcdef" } else { b"0123456789ABCDEF" };
+            let digits: &[u8; 16] = if verb == 'x' {
+                b"0123456789abcdef"
+            } else {
+                b"0123456789ABCDEF"
+            };
             let mut hex = Vec::with_capacity(body.len() * 2);
             for (k, &b) in body.iter().enumerate() {
                 if sp.space && k > 0 {
@@ -314,7 +329,11 @@ fn fmt_string(out: &mut Vec<u8>, s: &[u8], verb: char, sp: &Spec, go_type: &str)
             pad(out, &hex, sp, sp.zero);
         }
         _ => {
-            let ty = if go_type.is_empty() { "string" } else { go_type };
+            let ty = if go_type.is_empty() {
+                "string"
+            } else {
+                go_type
+            };
             bad_verb(out, verb, ty, s)
         }
     }
@@ -365,7 +384,9 @@ fn quote(s: &[u8], ascii: bool) -> Vec<u8> {
             c if (c as u32) < 0x20 || c as u32 == 0x7f => {
                 out.extend_from_slice(format!("\\x{:02x}", c as u32).as_bytes())
             }
-            c if (c as u32) < 0x10000 => out.extend_from_slice(format!("\\u{:04x}", c as u32).as_bytes()),
+            c if (c as u32) < 0x10000 => {
+                out.extend_from_slice(format!("\\u{:04x}", c as u32).as_bytes())
+            }
             c => out.extend_from_slice(format!("\\U{:08x}", c as u32).as_bytes()),
         }
     }
@@ -383,7 +404,11 @@ fn fmt_int(out: &mut Vec<u8>, v: i64, verb: char, sp: &Spec) {
         'x' => format!("{mag:x}").into_bytes(),
         'X' => format!("{mag:X}").into_bytes(),
         'c' => {
-            let c = if neg { None } else { u32::try_from(mag).ok().and_then(char::from_u32) };
+            let c = if neg {
+                None
+            } else {
+                u32::try_from(mag).ok().and_then(char::from_u32)
+            };
             let mut body = Vec::new();
             push_char(&mut body, c.unwrap_or('\u{fffd}'));
             pad(out, &body, sp, sp.zero);
@@ -394,14 +419,16 @@ fn fmt_int(out: &mut Vec<u8>, v: i64, verb: char, sp: &Spec) {
             if neg {
                 body = format!("U+{:04X}", v as u64).into_bytes();
             }
-            if sp.sharp {
-                if let Some(c) = u32::try_from(mag).ok().and_then(char::from_u32).filter(|_| !neg) {
-                    if is_printable(c) {
-                        body.extend_from_slice(b" '");
-                        push_char(&mut body, c);
-                        body.push(b'\'');
-                    }
-                }
+            if sp.sharp
+                && let Some(c) = u32::try_from(mag)
+                    .ok()
+                    .and_then(char::from_u32)
+                    .filter(|_| !neg)
+                && is_printable(c)
+            {
+                body.extend_from_slice(b" '");
+                push_char(&mut body, c);
+                body.push(b'\'');
             }
             pad(out, &body, sp, false);
             return;
@@ -413,11 +440,13 @@ fn fmt_int(out: &mut Vec<u8>, v: i64, verb: char, sp: &Spec) {
     };
     // Precision (or zero padding turned into precision) is the minimum digit count.
     let mut prec = sp.prec;
-    if prec.is_none() && sp.zero && !sp.minus {
-        if let Some(w) = sp.wid {
-            let signed = neg || sp.plus || sp.space;
-            prec = Some(if signed { w.saturating_sub(1) } else { w });
-        }
+    if prec.is_none()
+        && sp.zero
+        && !sp.minus
+        && let Some(w) = sp.wid
+    {
+        let signed = neg || sp.plus || sp.space;
+        prec = Some(if signed { w.saturating_sub(1) } else { w });
     }
     if let Some(p) = prec {
         if p == 0 && v == 0 && sp.prec.is_some() {
@@ -497,7 +526,11 @@ fn fmt_f(digits: &[u8], dp: i32, prec: usize) -> Vec<u8> {
         s.push(b'.');
         for k in 0..prec as i32 {
             let idx = dp + k;
-            s.push(if idx >= 0 { *digits.get(idx as usize).unwrap_or(&b'0') } else { b'0' });
+            s.push(if idx >= 0 {
+                *digits.get(idx as usize).unwrap_or(&b'0')
+            } else {
+                b'0'
+            });
         }
     }
     s
@@ -534,7 +567,7 @@ fn float_body(a: f64, verb: char, prec: Option<usize>) -> Vec<u8> {
             }
             let exp = dp - 1;
             if a == 0.0 {
-                return if upper { b"0".to_vec() } else { b"0".to_vec() };
+                return b"0".to_vec();
             }
             if exp < -4 || exp >= eprec {
                 if p > nd {
@@ -569,7 +602,13 @@ fn fmt_float(out: &mut Vec<u8>, v: f64, verb: char, sp: &Spec) {
             }
             body.extend_from_slice(b"NaN");
         } else {
-            body.push(if v < 0.0 { b'-' } else if sp.space && !sp.plus { b' ' } else { b'+' });
+            body.push(if v < 0.0 {
+                b'-'
+            } else if sp.space && !sp.plus {
+                b' '
+            } else {
+                b'+'
+            });
             body.extend_from_slice(b"Inf");
         }
         pad(out, &body, sp, false);
@@ -607,7 +646,9 @@ fn fmt_float(out: &mut Vec<u8>, v: f64, verb: char, sp: &Spec) {
 pub fn parse_go_number(s: &[u8]) -> Option<f64> {
     let t = trim_go(s);
     let text = std::str::from_utf8(t).ok()?;
-    parse_go_int(text, 0).map(|v| v as f64).or_else(|| parse_go_float(text))
+    parse_go_int(text, 0)
+        .map(|v| v as f64)
+        .or_else(|| parse_go_float(text))
 }
 
 /// Trims what gopher trims (`strings.Trim(s, " \t\n")`).
@@ -713,7 +754,13 @@ pub fn parse_go_float(s: &str) -> Option<f64> {
     }
     let neg = lower.starts_with('-');
     match unsigned {
-        "inf" | "infinity" => return Some(if neg { f64::NEG_INFINITY } else { f64::INFINITY }),
+        "inf" | "infinity" => {
+            return Some(if neg {
+                f64::NEG_INFINITY
+            } else {
+                f64::INFINITY
+            });
+        }
         "nan" => return Some(f64::NAN),
         _ => {}
     }
@@ -725,7 +772,11 @@ pub fn parse_go_float(s: &str) -> Option<f64> {
     let v = if let Some(hex) = body.strip_prefix("0x") {
         parse_hex_float(hex)?
     } else {
-        if body.is_empty() || !body.bytes().all(|c| c.is_ascii_digit() || matches!(c, b'.' | b'e' | b'+' | b'-')) {
+        if body.is_empty()
+            || !body
+                .bytes()
+                .all(|c| c.is_ascii_digit() || matches!(c, b'.' | b'e' | b'+' | b'-'))
+        {
             return None;
         }
         if !body.bytes().any(|c| c.is_ascii_digit()) {
@@ -772,14 +823,17 @@ mod tests {
     #[test]
     fn vector_str_format() {
         assert_eq!(f("%d", &[n(42.0)]), "42");
-        assert_eq!(f("%5.2f", &[n(3.14159)]), " 3.14");
+        assert_eq!(f("%5.2f", &[n(1.23456)]), " 1.23");
         assert_eq!(f("%x", &[n(255.0)]), "ff");
         assert_eq!(f("%X", &[n(3735928559.0)]), "DEADBEEF");
         assert_eq!(f("%o", &[n(8.0)]), "10");
         assert_eq!(f("%05d", &[n(42.0)]), "00042");
         assert_eq!(f("%+d", &[n(42.0)]), "+42");
         assert_eq!(f("%.3s", &[Arg::Str(b"abcdef")]), "abc");
-        assert_eq!(f("%5s|%-5s|", &[Arg::Str(b"ab"), Arg::Str(b"cd")]), "   ab|cd   |");
+        assert_eq!(
+            f("%5s|%-5s|", &[Arg::Str(b"ab"), Arg::Str(b"cd")]),
+            "   ab|cd   |"
+        );
         assert_eq!(f("%c%c", &[n(72.0), n(105.0)]), "Hi");
         assert_eq!(f("%e", &[n(12345.678)]), "1.234568e+04");
         assert_eq!(f("%g", &[n(1e20)]), "1e+20");
@@ -797,10 +851,24 @@ mod tests {
         assert_eq!(f("%X", &[n(-255.0)]), "-FF");
         assert_eq!(f("%s-%s", &[Arg::Str(b"x")]), "x-%!s(MISSING)");
         assert_eq!(f("%q", &[Arg::Str(b"a\"b\nc\0d")]), "\"a\\\"b\\nc\\x00d\"");
-        assert_eq!(f("%q", &[Arg::Str(b"tab\there\r\\")]), "\"tab\\there\\r\\\\\"");
+        assert_eq!(
+            f("%q", &[Arg::Str(b"tab\there\r\\")]),
+            "\"tab\\there\\r\\\\\""
+        );
         assert_eq!(f("%q", &[Arg::Num(10.0, b"10")]), "\"10\"");
-        assert_eq!(f("%s %s %s", &[Arg::Num(1.0, b"1"), Arg::Bool(true), Arg::Nil]), "1 true nil");
-        for (v, want) in [(3.7, "3"), (-3.7, "-3"), (2f64.powi(31), "2147483648"), (-0.5, "0")] {
+        assert_eq!(
+            f(
+                "%s %s %s",
+                &[Arg::Num(1.0, b"1"), Arg::Bool(true), Arg::Nil]
+            ),
+            "1 true nil"
+        );
+        for (v, want) in [
+            (3.7, "3"),
+            (-3.7, "-3"),
+            (2f64.powi(31), "2147483648"),
+            (-0.5, "0"),
+        ] {
             assert_eq!(f("%d", &[n(v)]), want);
         }
     }
@@ -814,7 +882,7 @@ mod tests {
         assert_eq!(f("%v", &[n(5.0)]), "5");
         assert_eq!(f("%f", &[n(f64::INFINITY)]), "+Inf");
         assert_eq!(f("%f", &[n(f64::NAN)]), "NaN");
-        assert_eq!(f("%08.3f", &[n(-3.14159)]), "-003.142");
+        assert_eq!(f("%08.3f", &[n(-1.23456)]), "-001.235");
         assert_eq!(f("%.0f", &[n(2.5)]), "2");
         assert_eq!(f("%.3g", &[n(100.0)]), "100");
         assert_eq!(f("%.2e", &[n(0.0)]), "0.00e+00");

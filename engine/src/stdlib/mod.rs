@@ -63,7 +63,9 @@ pub fn take_prints(lua: &Lua) -> Vec<String> {
     if let Some(mut bytes) = lua.app_data_mut::<PrintBytes>() {
         bytes.0 = 0;
     }
-    lua.app_data_mut::<PrintLog>().map(|mut log| std::mem::take(&mut log.0)).unwrap_or_default()
+    lua.app_data_mut::<PrintLog>()
+        .map(|mut log| std::mem::take(&mut log.0))
+        .unwrap_or_default()
 }
 
 pub(crate) type State = *mut ffi::lua_State;
@@ -126,7 +128,9 @@ pub(crate) unsafe fn type_name(l: State, idx: c_int) -> String {
         if t == ffi::LUA_TNONE {
             return "no value".into();
         }
-        std::ffi::CStr::from_ptr(ffi::lua_typename(l, t)).to_string_lossy().into_owned()
+        std::ffi::CStr::from_ptr(ffi::lua_typename(l, t))
+            .to_string_lossy()
+            .into_owned()
     }
 }
 
@@ -140,7 +144,11 @@ pub(crate) unsafe fn type_error(l: State, n: c_int, fname: &str, expected: &str)
 }
 
 pub(crate) unsafe fn check_any(l: State, n: c_int, fname: &str) -> R<()> {
-    if unsafe { ffi::lua_gettop(l) } < n { Err(arg_error(n, fname, "value expected")) } else { Ok(()) }
+    if unsafe { ffi::lua_gettop(l) } < n {
+        Err(arg_error(n, fname, "value expected"))
+    } else {
+        Ok(())
+    }
 }
 
 /// gopher's CheckInt: a number (strings are not converted), truncated like Go's int().
@@ -155,7 +163,13 @@ pub(crate) unsafe fn check_int(l: State, n: c_int, fname: &str) -> R<i64> {
 }
 
 pub(crate) unsafe fn opt_int(l: State, n: c_int, default: i64, fname: &str) -> R<i64> {
-    unsafe { if ffi::lua_isnoneornil(l, n) != 0 { Ok(default) } else { check_int(l, n, fname) } }
+    unsafe {
+        if ffi::lua_isnoneornil(l, n) != 0 {
+            Ok(default)
+        } else {
+            check_int(l, n, fname)
+        }
+    }
 }
 
 /// gopher's CheckNumber: a number, or a string in Go number syntax.
@@ -163,9 +177,8 @@ pub(crate) unsafe fn check_number(l: State, n: c_int, fname: &str) -> R<f64> {
     unsafe {
         match ffi::lua_type(l, n) {
             ffi::LUA_TNUMBER => Ok(ffi::lua_tonumber(l, n)),
-            ffi::LUA_TSTRING => {
-                format::parse_go_number(to_bytes(l, n)).ok_or_else(|| type_error(l, n, fname, "number"))
-            }
+            ffi::LUA_TSTRING => format::parse_go_number(to_bytes(l, n))
+                .ok_or_else(|| type_error(l, n, fname, "number")),
             _ => Err(type_error(l, n, fname, "number")),
         }
     }
@@ -177,7 +190,11 @@ pub(crate) unsafe fn to_bytes<'a>(l: State, n: c_int) -> &'a [u8] {
     unsafe {
         let mut len = 0usize;
         let p = ffi::lua_tolstring(l, n, &mut len);
-        if p.is_null() { &[] } else { std::slice::from_raw_parts(p.cast(), len) }
+        if p.is_null() {
+            &[]
+        } else {
+            std::slice::from_raw_parts(p.cast(), len)
+        }
     }
 }
 
@@ -191,13 +208,28 @@ pub(crate) unsafe fn check_bytes<'a>(l: State, n: c_int, fname: &str) -> R<&'a [
     }
 }
 
-pub(crate) unsafe fn opt_bytes<'a>(l: State, n: c_int, default: &'a [u8], fname: &str) -> R<&'a [u8]> {
-    unsafe { if ffi::lua_isnoneornil(l, n) != 0 { Ok(default) } else { check_bytes(l, n, fname) } }
+pub(crate) unsafe fn opt_bytes<'a>(
+    l: State,
+    n: c_int,
+    default: &'a [u8],
+    fname: &str,
+) -> R<&'a [u8]> {
+    unsafe {
+        if ffi::lua_isnoneornil(l, n) != 0 {
+            Ok(default)
+        } else {
+            check_bytes(l, n, fname)
+        }
+    }
 }
 
 pub(crate) unsafe fn check_table(l: State, n: c_int, fname: &str) -> R<()> {
     unsafe {
-        if ffi::lua_type(l, n) == ffi::LUA_TTABLE { Ok(()) } else { Err(type_error(l, n, fname, "table")) }
+        if ffi::lua_type(l, n) == ffi::LUA_TTABLE {
+            Ok(())
+        } else {
+            Err(type_error(l, n, fname, "table"))
+        }
     }
 }
 
@@ -226,7 +258,10 @@ pub(crate) struct Poll {
 
 impl Poll {
     pub(crate) fn new(l: State) -> Self {
-        Poll { l, started: Instant::now() }
+        Poll {
+            l,
+            started: Instant::now(),
+        }
     }
 
     pub(crate) fn keep_going(&mut self) -> bool {
@@ -235,8 +270,9 @@ impl Poll {
         if crate::vm::limit_hit(lua).is_some() {
             return false;
         }
-        let deadline =
-            lua.app_data_ref::<Deadline>().map_or(self.started + FALLBACK_CALL_BUDGET, |d| d.0);
+        let deadline = lua
+            .app_data_ref::<Deadline>()
+            .map_or(self.started + FALLBACK_CALL_BUDGET, |d| d.0);
         if Instant::now() >= deadline {
             unsafe { mark_limit(self.l, LimitHit::Timeout) };
             return false;
@@ -281,7 +317,8 @@ unsafe fn print_imp(l: State) -> R<c_int> {
             ffi::lua_pushvalue(l, ffi::lua_upvalueindex(1));
             ffi::lua_pushvalue(l, i);
             ffi::lua_call(l, 1, 1);
-            if ffi::lua_type(l, -1) != ffi::LUA_TSTRING && ffi::lua_type(l, -1) != ffi::LUA_TNUMBER {
+            if ffi::lua_type(l, -1) != ffi::LUA_TSTRING && ffi::lua_type(l, -1) != ffi::LUA_TNUMBER
+            {
                 // gopher prints the String() of whatever __tostring returned.
                 ffi::lua_pushvalue(l, ffi::lua_upvalueindex(1));
                 ffi::lua_insert(l, -2);
@@ -299,11 +336,11 @@ unsafe fn print_imp(l: State) -> R<c_int> {
         let line = String::from_utf8_lossy(to_bytes(l, -1)).into_owned();
         let lua = lua_of(l);
         let mut spent = lua.app_data_mut::<PrintBytes>();
-        if let (Some(spent), Some(mut log)) = (spent.as_mut(), lua.app_data_mut::<PrintLog>()) {
-            if spent.0 + line.len() <= PRINT_LIMIT {
-                spent.0 += line.len();
-                log.0.push(line);
-            }
+        if let (Some(spent), Some(mut log)) = (spent.as_mut(), lua.app_data_mut::<PrintLog>())
+            && spent.0 + line.len() <= PRINT_LIMIT
+        {
+            spent.0 += line.len();
+            log.0.push(line);
         }
         Ok(0)
     }
@@ -430,8 +467,13 @@ unsafe fn require_imp(l: State) -> R<c_int> {
 unsafe fn module_imp(l: State) -> R<c_int> {
     unsafe {
         let name = check_bytes(l, 1, "module")?;
-        let cname = CString::new(name.iter().copied().filter(|&b| b != 0).collect::<Vec<u8>>())
-            .expect("no NUL bytes");
+        let cname = CString::new(
+            name.iter()
+                .copied()
+                .filter(|&b| b != 0)
+                .collect::<Vec<u8>>(),
+        )
+        .expect("no NUL bytes");
         let top = ffi::lua_gettop(l);
         ffi::luaL_checkstack(l, 8, std::ptr::null());
         ffi::luaL_findtable(l, ffi::LUA_REGISTRYINDEX, c"_LOADED".as_ptr(), 1);
@@ -440,7 +482,10 @@ unsafe fn module_imp(l: State) -> R<c_int> {
         if ffi::lua_type(l, -1) != ffi::LUA_TTABLE {
             ffi::lua_pop(l, 1);
             if !ffi::luaL_findtable(l, ffi::LUA_GLOBALSINDEX, cname.as_ptr(), 1).is_null() {
-                return Err(Raise::Msg(format!("name conflict for module: {}", String::from_utf8_lossy(name))));
+                return Err(Raise::Msg(format!(
+                    "name conflict for module: {}",
+                    String::from_utf8_lossy(name)
+                )));
             }
             ffi::lua_pushvalue(l, -1);
             ffi::lua_setfield(l, loaded, cname.as_ptr());
@@ -468,7 +513,9 @@ unsafe fn module_imp(l: State) -> R<c_int> {
         }
         ffi::lua_getinfo(l, c"f".as_ptr(), &mut ar);
         if ffi::lua_iscfunction(l, -1) != 0 {
-            return Err(Raise::Msg("module() can not be called from GFunctions.".into()));
+            return Err(Raise::Msg(
+                "module() can not be called from GFunctions.".into(),
+            ));
         }
         ffi::lua_pushvalue(l, tb);
         ffi::lua_setfenv(l, -2);
@@ -492,8 +539,11 @@ unsafe fn dofile_imp(_l: State) -> R<c_int> {
 /// `loadfile`: nil and gopher's "can not open file" message, without touching the disk.
 unsafe fn loadfile_imp(l: State) -> R<c_int> {
     unsafe {
-        let name: Vec<u8> =
-            if ffi::lua_gettop(l) < 1 { b"<stdin>".to_vec() } else { check_bytes(l, 1, "loadfile")?.to_vec() };
+        let name: Vec<u8> = if ffi::lua_gettop(l) < 1 {
+            b"<stdin>".to_vec()
+        } else {
+            check_bytes(l, 1, "loadfile")?.to_vec()
+        };
         ffi::lua_pushnil(l);
         let mut msg = b"can not open file: ".to_vec();
         msg.extend_from_slice(&name);
@@ -552,7 +602,11 @@ unsafe fn load_imp(l: State) -> R<c_int> {
                 ffi::LUA_TNIL => break,
                 ffi::LUA_TSTRING if ffi::lua_objlen(l, -1) == 0 => break,
                 ffi::LUA_TSTRING => ffi::lua_concat(l, 2),
-                _ => return Err(Raise::Msg("loader function must return a string or nil object.".into())),
+                _ => {
+                    return Err(Raise::Msg(
+                        "loader function must return a string or nil object.".into(),
+                    ));
+                }
             }
         }
         ffi::lua_settop(l, 3);

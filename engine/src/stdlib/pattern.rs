@@ -22,7 +22,10 @@ enum Class {
     Char(i32),
     /// `%x`: a class letter, or any other byte standing for itself.
     Single(i32),
-    Set { negated: bool, items: Vec<Class> },
+    Set {
+        negated: bool,
+        items: Vec<Class>,
+    },
     Range(Box<Class>, Box<Class>),
 }
 
@@ -34,7 +37,11 @@ impl Class {
             Class::Char(x) => *x == c,
             Class::Single(k) => single_matches(*k, ch),
             Class::Set { negated, items } => {
-                if items.iter().any(|it| it.matches(ch)) { !negated } else { *negated }
+                if items.iter().any(|it| it.matches(ch)) {
+                    !negated
+                } else {
+                    *negated
+                }
             }
             Class::Range(lo, hi) => match (&**lo, &**hi) {
                 (Class::Char(a), Class::Char(b)) => *a <= c && c <= *b,
@@ -103,7 +110,11 @@ impl Parser<'_> {
     fn class(&mut self, allow_set: bool) -> Result<Class, PatError> {
         match self.next() {
             c if c == b'%' as i32 => Ok(Class::Single(self.next())),
-            c if c == b'.' as i32 => Ok(if allow_set { Class::Any } else { Class::Char(c) }),
+            c if c == b'.' as i32 => Ok(if allow_set {
+                Class::Any
+            } else {
+                Class::Char(c)
+            }),
             c if c == b'[' as i32 => {
                 if allow_set {
                     self.set()
@@ -145,7 +156,9 @@ impl Parser<'_> {
             if in_range {
                 if items.len() < 2 {
                     // gopher indexes items[len-2] here and panics.
-                    return Err(PatError::Panic("runtime error: index out of range [-1]".into()));
+                    return Err(PatError::Panic(
+                        "runtime error: index out of range [-1]".into(),
+                    ));
                 }
                 let hi = items.pop().expect("two items");
                 let lo = items.pop().expect("two items");
@@ -219,13 +232,14 @@ impl Parser<'_> {
                     self.next();
                     match nodes.pop() {
                         None => {
-                            return Err(self.err(&format!("no charcter class before '{}'", cb as char)));
+                            return Err(
+                                self.err(&format!("no charcter class before '{}'", cb as char))
+                            );
                         }
                         Some(Node::One(class)) => nodes.push(Node::Repeat(cb, class)),
                         Some(_) => {
-                            return Err(
-                                self.err(&format!("invalid charcter class before '{}'", cb as char))
-                            );
+                            return Err(self
+                                .err(&format!("invalid charcter class before '{}'", cb as char)));
                         }
                     }
                 }
@@ -325,7 +339,10 @@ impl Pattern {
             code.push(Inst::Save(1));
             code.push(Inst::Match);
         }
-        Ok(Pattern { code, anchored: head })
+        Ok(Pattern {
+            code,
+            anchored: head,
+        })
     }
 }
 
@@ -347,7 +364,11 @@ pub struct Match {
 impl Match {
     /// The value `%n`/table/function replacement and `match` use for capture `i` (0 = whole).
     pub fn capture(&self, i: usize) -> Cap {
-        if i == 0 { Cap::Range(self.start, self.end) } else { self.caps[i - 1] }
+        if i == 0 {
+            Cap::Range(self.start, self.end)
+        } else {
+            self.caps[i - 1]
+        }
     }
 }
 
@@ -424,13 +445,22 @@ impl Vm<'_> {
                     true
                 }
                 Inst::Save(i) => {
-                    let old = self.set(*i, Slot { pos: sp, is_pos: false });
+                    let old = self.set(
+                        *i,
+                        Slot {
+                            pos: sp,
+                            is_pos: false,
+                        },
+                    );
                     self.stack.push(Back::Restore(*i, old));
                     pc += 1;
                     true
                 }
                 Inst::PosSave(i) => {
-                    let v = Slot { pos: sp + 1, is_pos: true };
+                    let v = Slot {
+                        pos: sp + 1,
+                        is_pos: true,
+                    };
                     self.set(*i, v);
                     self.set(*i + 1, v);
                     pc += 1;
@@ -508,10 +538,18 @@ impl Vm<'_> {
         let mut i = 2;
         while i + 1 < self.slot_len {
             let s = self.slots[i];
-            caps.push(if s.is_pos { Cap::Pos(s.pos) } else { Cap::Range(s.pos, self.slots[i + 1].pos) });
+            caps.push(if s.is_pos {
+                Cap::Pos(s.pos)
+            } else {
+                Cap::Range(s.pos, self.slots[i + 1].pos)
+            });
             i += 2;
         }
-        Match { start, end: start_end, caps }
+        Match {
+            start,
+            end: start_end,
+            caps,
+        }
     }
 }
 
@@ -530,7 +568,13 @@ impl<'a> Finder<'a> {
     pub fn new(pat: &'a Pattern, src: &'a [u8], offset: usize) -> Self {
         Finder {
             pat,
-            vm: Vm { code: &pat.code, src, slots: Vec::new(), slot_len: 0, stack: Vec::new() },
+            vm: Vm {
+                code: &pat.code,
+                src,
+                slots: Vec::new(),
+                slot_len: 0,
+                stack: Vec::new(),
+            },
             pos: offset,
             done: false,
             steps: 0,
@@ -543,7 +587,10 @@ impl<'a> Finder<'a> {
     }
 
     /// The next match, `None` when there are no more.
-    pub fn next_match(&mut self, poll: &mut dyn FnMut() -> bool) -> Result<Option<Match>, PatError> {
+    pub fn next_match(
+        &mut self,
+        poll: &mut dyn FnMut() -> bool,
+    ) -> Result<Option<Match>, PatError> {
         while !self.done && self.pos <= self.vm.src.len() {
             let start = self.pos;
             let res = self.vm.run(start, &mut self.steps, poll)?;
@@ -578,12 +625,17 @@ mod tests {
     fn first(p: &str, s: &str) -> Option<String> {
         let pat = Pattern::parse(p.as_bytes()).unwrap();
         let mut f = Finder::new(&pat, s.as_bytes(), 0);
-        f.next_match(&mut || true).unwrap().map(|m| s[m.start..m.end].to_string())
+        f.next_match(&mut || true)
+            .unwrap()
+            .map(|m| s[m.start..m.end].to_string())
     }
 
     #[test]
     fn frontier_is_a_literal_f() {
-        assert_eq!(first("%f[%a]%a+", "THE (quick) fox").as_deref(), Some("fox"));
+        assert_eq!(
+            first("%f[%a]%a+", "THE (quick) fox").as_deref(),
+            Some("fox")
+        );
         assert_eq!(first("%f[%a]", "x"), None);
     }
 
@@ -591,7 +643,10 @@ mod tests {
     fn greedy_lazy_and_anchors() {
         assert_eq!(first("^(.-)%.", "foo.bar.baz").as_deref(), Some("foo."));
         assert_eq!(first("^(.*)%.", "foo.bar.baz").as_deref(), Some("foo.bar."));
-        assert_eq!(first("^%s*(.-)%s*$", "  trim  ").as_deref(), Some("  trim  "));
+        assert_eq!(
+            first("^%s*(.-)%s*$", "  trim  ").as_deref(),
+            Some("  trim  ")
+        );
         assert_eq!(first("a$", "aab").as_deref(), None);
         assert_eq!(first("a$b", "xa$b").as_deref(), Some("a$b"));
         assert_eq!(first("[%w_%-]+$", "a-b_c").as_deref(), Some("a-b_c"));
@@ -599,7 +654,10 @@ mod tests {
 
     #[test]
     fn captures_positions_and_backrefs() {
-        assert_eq!(all("()b()", "abc"), vec![(1, 2, vec![Cap::Pos(2), Cap::Pos(3)])]);
+        assert_eq!(
+            all("()b()", "abc"),
+            vec![(1, 2, vec![Cap::Pos(2), Cap::Pos(3)])]
+        );
         assert_eq!(first("(a)%1", "xaa").as_deref(), Some("aa"));
         assert_eq!(first("%b()", "x(a(b)c)d").as_deref(), Some("(a(b)c)"));
         assert!(matches!(Pattern::parse(b"%0"), Err(PatError::Lua(_))));
@@ -623,7 +681,10 @@ mod tests {
 
     #[test]
     fn empty_matches_advance() {
-        let spans: Vec<_> = all("%w*", "abc d").into_iter().map(|(s, e, _)| (s, e)).collect();
+        let spans: Vec<_> = all("%w*", "abc d")
+            .into_iter()
+            .map(|(s, e, _)| (s, e))
+            .collect();
         assert_eq!(spans, vec![(0, 3), (3, 3), (4, 5), (5, 5)]);
     }
 

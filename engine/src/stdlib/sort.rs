@@ -96,7 +96,10 @@ fn pdqsort(data: &mut dyn SortData, mut a: usize, mut b: usize, mut limit: usize
             pivot = (b - 1) - (pivot - a);
             hint = Hint::Increasing;
         }
-        if was_balanced && was_partitioned && hint == Hint::Increasing && partial_insertion_sort(data, a, b)
+        if was_balanced
+            && was_partitioned
+            && hint == Hint::Increasing
+            && partial_insertion_sort(data, a, b)
         {
             return;
         }
@@ -302,7 +305,9 @@ mod tests {
             for shape in 0..4 {
                 let mut v: Vec<(i32, usize)> = (0..n)
                     .map(|k| {
-                        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                        seed = seed
+                            .wrapping_mul(6364136223846793005)
+                            .wrapping_add(1442695040888963407);
                         let key = match shape {
                             0 => (seed >> 33) as i32 % 1000,
                             1 => k as i32,
@@ -313,7 +318,10 @@ mod tests {
                     })
                     .collect();
                 sort(&mut ByKey(&mut v), n);
-                assert!(v.windows(2).all(|w| w[0].0 <= w[1].0), "n={n} shape={shape}");
+                assert!(
+                    v.windows(2).all(|w| w[0].0 <= w[1].0),
+                    "n={n} shape={shape}"
+                );
             }
         }
     }

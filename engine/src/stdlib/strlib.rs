@@ -9,8 +9,8 @@ use mlua::ffi;
 use super::format::{self, Arg};
 use super::pattern::{Cap, Finder, Match, PatError, Pattern};
 use super::{
-    Poll, R, Raise, STRING_LIMIT, State, check_bytes, check_int, lua_fns, opt_int, push_bytes, to_bytes,
-    type_error,
+    Poll, R, Raise, STRING_LIMIT, State, check_bytes, check_int, lua_fns, opt_int, push_bytes,
+    to_bytes, type_error,
 };
 
 lua_fns! {
@@ -149,7 +149,9 @@ unsafe fn char_imp(l: State) -> R<c_int> {
 }
 
 unsafe fn dump_imp(_l: State) -> R<c_int> {
-    Err(Raise::Msg("GopherLua does not support the string.dump".into()))
+    Err(Raise::Msg(
+        "GopherLua does not support the string.dump".into(),
+    ))
 }
 
 unsafe fn reverse_imp(l: State) -> R<c_int> {
@@ -189,17 +191,28 @@ unsafe fn rep_imp(l: State) -> R<c_int> {
 /// invalid UTF-8 bytes become U+FFFD.
 pub(crate) fn go_case(s: &[u8], upper: bool) -> Vec<u8> {
     if s.is_ascii() {
-        return if upper { s.to_ascii_uppercase() } else { s.to_ascii_lowercase() };
+        return if upper {
+            s.to_ascii_uppercase()
+        } else {
+            s.to_ascii_lowercase()
+        };
     }
     let mut out = Vec::with_capacity(s.len() + 4);
     let mut rest = s;
     while !rest.is_empty() {
         let (valid, bad) = match std::str::from_utf8(rest) {
             Ok(v) => (v, false),
-            Err(e) => (std::str::from_utf8(&rest[..e.valid_up_to()]).expect("valid prefix"), true),
+            Err(e) => (
+                std::str::from_utf8(&rest[..e.valid_up_to()]).expect("valid prefix"),
+                true,
+            ),
         };
         for c in valid.chars() {
-            let mapped = if upper { simple_upper(c) } else { simple_lower(c) };
+            let mapped = if upper {
+                simple_upper(c)
+            } else {
+                simple_lower(c)
+            };
             let mut buf = [0u8; 4];
             out.extend_from_slice(mapped.encode_utf8(&mut buf).as_bytes());
         }
@@ -259,7 +272,9 @@ unsafe fn push_cap(l: State, s: &[u8], cap: Cap) {
 
 unsafe fn first_match(l: State, pat: &Pattern, s: &[u8], offset: usize) -> R<Option<Match>> {
     let mut poll = Poll::new(l);
-    Finder::new(pat, s, offset).next_match(&mut || poll.keep_going()).map_err(pat_error)
+    Finder::new(pat, s, offset)
+        .next_match(&mut || poll.keep_going())
+        .map_err(pat_error)
 }
 
 unsafe fn find_imp(l: State) -> R<c_int> {
@@ -275,7 +290,10 @@ unsafe fn find_imp(l: State) -> R<c_int> {
         let plain = ffi::lua_gettop(l) == 4 && ffi::lua_toboolean(l, 4) != 0;
         if plain {
             if init > s.len() {
-                return Err(Raise::Raw(format!("runtime error: slice bounds out of range [{init}:{}]", s.len())));
+                return Err(Raise::Raw(format!(
+                    "runtime error: slice bounds out of range [{init}:{}]",
+                    s.len()
+                )));
             }
             return match s[init..].windows(p.len()).position(|w| w == p) {
                 Some(pos) => {
@@ -365,9 +383,15 @@ unsafe fn gmatch_iter_imp(l: State) -> R<c_int> {
         let pat = Pattern::parse(p).map_err(pat_error)?;
         let mut finder = Finder::new(&pat, s, pos as usize);
         let mut poll = Poll::new(l);
-        let found = finder.next_match(&mut || poll.keep_going()).map_err(pat_error)?;
+        let found = finder
+            .next_match(&mut || poll.keep_going())
+            .map_err(pat_error)?;
         // An anchored pattern makes a single attempt.
-        let next = if pat.anchored { -1.0 } else { finder.position() as f64 };
+        let next = if pat.anchored {
+            -1.0
+        } else {
+            finder.position() as f64
+        };
         ffi::lua_pushnumber(l, if found.is_some() { next } else { -1.0 });
         ffi::lua_replace(l, ffi::lua_upvalueindex(3));
         match found {
@@ -443,7 +467,10 @@ unsafe fn gsub_imp(l: State) -> R<c_int> {
         let s = check_bytes(l, 1, "gsub")?;
         let p = check_bytes(l, 2, "gsub")?;
         let kind = ffi::lua_type(l, 3);
-        if !matches!(kind, ffi::LUA_TSTRING | ffi::LUA_TTABLE | ffi::LUA_TFUNCTION) {
+        if !matches!(
+            kind,
+            ffi::LUA_TSTRING | ffi::LUA_TTABLE | ffi::LUA_TFUNCTION
+        ) {
             return Err(type_error(l, 3, "gsub", "string/table/function"));
         }
         let limit = opt_int(l, 4, -1, "gsub")?;
@@ -455,7 +482,10 @@ unsafe fn gsub_imp(l: State) -> R<c_int> {
         {
             let mut finder = Finder::new(&pat, s, 0);
             let mut poll = Poll::new(l);
-            while let Some(m) = finder.next_match(&mut || poll.keep_going()).map_err(pat_error)? {
+            while let Some(m) = finder
+                .next_match(&mut || poll.keep_going())
+                .map_err(pat_error)?
+            {
                 matches.push(m);
                 if matches.len() as i64 == limit {
                     break;
@@ -478,7 +508,15 @@ unsafe fn gsub_imp(l: State) -> R<c_int> {
                 ffi::LUA_TTABLE => {
                     ffi::lua_pushcfunction(l, lua_gettable_helper);
                     ffi::lua_pushvalue(l, 3);
-                    push_cap(l, s, if m.caps.is_empty() { m.capture(0) } else { m.caps[0] });
+                    push_cap(
+                        l,
+                        s,
+                        if m.caps.is_empty() {
+                            m.capture(0)
+                        } else {
+                            m.caps[0]
+                        },
+                    );
                     if ffi::lua_pcall(l, 2, 1, 0) != 0 {
                         return Err(Raise::Top);
                     }
@@ -536,7 +574,10 @@ unsafe fn format_imp(l: State) -> R<c_int> {
                         ffi::LUA_TTHREAD => ("*lua.LState", "thread"),
                         _ => ("*lua.LUserData", "userdata"),
                     };
-                    Arg::Other { go_type, text: format!("{kind}: {:p}", ffi::lua_topointer(l, i)) }
+                    Arg::Other {
+                        go_type,
+                        text: format!("{kind}: {:p}", ffi::lua_topointer(l, i)),
+                    }
                 }
             };
             args.push(arg);
@@ -561,7 +602,10 @@ mod tests {
         assert_eq!(go_case("ÀÉ".as_bytes(), false), "àé".as_bytes());
         assert_eq!(go_case(b"abc-1", true), b"ABC-1");
         assert_eq!(go_case("İ".as_bytes(), false), b"i");
-        assert_eq!(go_case(b"a\xffb\xc3", true), "A\u{fffd}B\u{fffd}".as_bytes());
+        assert_eq!(
+            go_case(b"a\xffb\xc3", true),
+            "A\u{fffd}B\u{fffd}".as_bytes()
+        );
     }
 
     #[test]
@@ -569,7 +613,11 @@ mod tests {
         // sub('hello', i, j) cases from the str_sub vector.
         let sub = |i: i64, j: i64| {
             let (a, b) = (str_index(5, i, true), str_index(5, j, false));
-            if a >= 5 || b < a { String::new() } else { "hello"[a..b].to_string() }
+            if a >= 5 || b < a {
+                String::new()
+            } else {
+                "hello"[a..b].to_string()
+            }
         };
         assert_eq!(sub(2, -2), "ell");
         assert_eq!(sub(-3, -1), "llo");

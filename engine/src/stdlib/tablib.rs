@@ -8,7 +8,9 @@ use std::ffi::c_int;
 use mlua::ffi;
 
 use super::sort::{self, SortData};
-use super::{R, Raise, State, check_bytes, check_int, check_table, lua_fns, opt_int, type_error, type_name};
+use super::{
+    R, Raise, State, check_bytes, check_int, check_table, lua_fns, opt_int, type_error, type_name,
+};
 
 lua_fns! {
     lua_getn => getn_imp,
@@ -124,7 +126,11 @@ unsafe fn insert_imp(l: State) -> R<c_int> {
 unsafe fn remove_imp(l: State) -> R<c_int> {
     unsafe {
         check_table(l, 1, "remove")?;
-        let pos = if ffi::lua_gettop(l) == 1 { -1 } else { check_int(l, 2, "remove")? };
+        let pos = if ffi::lua_gettop(l) == 1 {
+            -1
+        } else {
+            check_int(l, 2, "remove")?
+        };
         let n = len(l, 1);
         if n == 0 {
             ffi::lua_pushnil(l);
@@ -153,7 +159,11 @@ unsafe fn remove_imp(l: State) -> R<c_int> {
 unsafe fn concat_imp(l: State) -> R<c_int> {
     unsafe {
         check_table(l, 1, "concat")?;
-        let sep = if ffi::lua_isnoneornil(l, 2) != 0 { &[][..] } else { check_bytes(l, 2, "concat")? };
+        let sep = if ffi::lua_isnoneornil(l, 2) != 0 {
+            &[][..]
+        } else {
+            check_bytes(l, 2, "concat")?
+        };
         let n = len(l, 1);
         let mut i = opt_int(l, 3, 1, "concat")?;
         let j = opt_int(l, 4, n, "concat")?;
@@ -175,7 +185,9 @@ unsafe fn concat_imp(l: State) -> R<c_int> {
             let t = ffi::lua_type(l, -1);
             if t != ffi::LUA_TSTRING && t != ffi::LUA_TNUMBER {
                 let tn = type_name(l, -1);
-                return Err(Raise::Msg(format!("invalid value ({tn}) at index {k} in table for concat")));
+                return Err(Raise::Msg(format!(
+                    "invalid value ({tn}) at index {k} in table for concat"
+                )));
             }
             ffi::luaL_addvalue(&mut b);
             if k == j {

@@ -10,11 +10,16 @@ use serde_json::Value as Json;
 use super::{install, take_prints};
 
 fn state() -> Lua {
-    let lua = Lua::new_with(StdLib::MATH | StdLib::TABLE | StdLib::STRING, LuaOptions::default())
-        .expect("lua state");
+    let lua = Lua::new_with(
+        StdLib::MATH | StdLib::TABLE | StdLib::STRING,
+        LuaOptions::default(),
+    )
+    .expect("lua state");
     install(&lua).expect("install");
     // The json helper installs its module after us; a stand-in table is enough here.
-    lua.load("json = {encode = function() return '' end}").exec().expect("json stand-in");
+    lua.load("json = {encode = function() return '' end}")
+        .exec()
+        .expect("json stand-in");
     lua
 }
 
@@ -46,7 +51,10 @@ fn to_json(v: &Value) -> Json {
         Value::Number(n) => Json::from(*n),
         Value::String(s) => Json::String(String::from_utf8_lossy(&s.as_bytes()).into_owned()),
         Value::Table(t) => {
-            let pairs: Vec<(Value, Value)> = t.pairs::<Value, Value>().map(|p| p.expect("pair")).collect();
+            let pairs: Vec<(Value, Value)> = t
+                .pairs::<Value, Value>()
+                .map(|p| p.expect("pair"))
+                .collect();
             if pairs.is_empty() {
                 return Json::Null;
             }
@@ -60,7 +68,9 @@ fn to_json(v: &Value) -> Json {
                     _ => None,
                 };
                 match idx {
-                    Some(f) if f >= 1.0 && f <= n as f64 && f.fract() == 0.0 => arr[f as usize - 1] = to_json(val),
+                    Some(f) if f >= 1.0 && f <= n as f64 && f.fract() == 0.0 => {
+                        arr[f as usize - 1] = to_json(val)
+                    }
                     _ => is_array = false,
                 }
             }
@@ -84,9 +94,13 @@ fn to_json(v: &Value) -> Json {
 fn json_eq(a: &Json, b: &Json) -> bool {
     match (a, b) {
         (Json::Number(x), Json::Number(y)) => x.as_f64() == y.as_f64(),
-        (Json::Array(x), Json::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(p, q)| json_eq(p, q)),
+        (Json::Array(x), Json::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| json_eq(p, q))
+        }
         (Json::Object(x), Json::Object(y)) => {
-            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| json_eq(v, w)))
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| json_eq(v, w)))
         }
         _ => a == b,
     }
@@ -94,7 +108,11 @@ fn json_eq(a: &Json, b: &Json) -> bool {
 
 /// Runs the vector and returns its result's `spec` (or the error message).
 fn run(lua: &Lua, script: &str) -> Result<Json, String> {
-    let ret: Value = lua.load(script).set_name("=<string>").eval().map_err(|e| e.to_string())?;
+    let ret: Value = lua
+        .load(script)
+        .set_name("=<string>")
+        .eval()
+        .map_err(|e| e.to_string())?;
     match ret {
         Value::Table(t) => Ok(to_json(&t.get::<Value>("spec").expect("spec"))),
         other => Ok(to_json(&other)),
@@ -122,7 +140,12 @@ fn check_fields(name: &str, fields: &[&str]) {
     let got = run(&state(), &v.script).unwrap_or_else(|e| panic!("{name}: {e}"));
     let want = expected_spec(&v);
     for f in fields {
-        assert!(json_eq(&got[*f], &want[*f]), "{name}.{f}: got {} want {}", got[*f], want[*f]);
+        assert!(
+            json_eq(&got[*f], &want[*f]),
+            "{name}.{f}: got {} want {}",
+            got[*f],
+            want[*f]
+        );
     }
 }
 
@@ -136,7 +159,13 @@ fn check_error(name: &str) {
 
 #[test]
 fn env_vectors() {
-    for name in ["env_globals", "env_globals_assign", "env_loadstring", "env_print", "env_require_missing"] {
+    for name in [
+        "env_globals",
+        "env_globals_assign",
+        "env_loadstring",
+        "env_print",
+        "env_require_missing",
+    ] {
         check_full(name);
     }
     check_full("env_require_string");
@@ -174,7 +203,9 @@ fn err_vectors() {
         // These need `obj`; an empty one is enough for the failures they test.
         let v = vector(name);
         let lua = state();
-        lua.load("obj = {data = {spec = {}}, canaryWeight = 20}").exec().unwrap();
+        lua.load("obj = {data = {spec = {}}, canaryWeight = 20}")
+            .exec()
+            .unwrap();
         assert_eq!(v.expected["status"], "error");
         assert!(run(&lua, &v.script).is_err(), "{name} should raise");
     }
@@ -207,7 +238,11 @@ fn str_vectors() {
     }
     // b and c format 1/3 and 1e15 through tostring: the VM's number conversion.
     check_fields("str_format_s_values", &["a"]);
-    for name in ["str_find_plain_beyond_end", "str_gsub_bad_capture", "str_match_no_match_tostring"] {
+    for name in [
+        "str_find_plain_beyond_end",
+        "str_gsub_bad_capture",
+        "str_match_no_match_tostring",
+    ] {
         check_error(name);
     }
 }
@@ -255,7 +290,10 @@ fn num_vectors() {
 }
 
 fn eval<T: mlua::FromLuaMulti>(lua: &Lua, code: &str) -> T {
-    lua.load(code).set_name("=<string>").eval().unwrap_or_else(|e| panic!("{code}: {e}"))
+    lua.load(code)
+        .set_name("=<string>")
+        .eval()
+        .unwrap_or_else(|e| panic!("{code}: {e}"))
 }
 
 #[test]
@@ -264,11 +302,17 @@ fn error_values_are_strings_with_position() {
     let (ok, e): (bool, String) = eval(&lua, "return pcall(string.rep)");
     assert!(!ok);
     assert!(e.contains("bad argument #1 to rep"), "{e}");
-    let e: String = eval(&lua, "local ok, e = pcall(function() return ('x'):gsub('(x)', '%2') end) return e");
+    let e: String = eval(
+        &lua,
+        "local ok, e = pcall(function() return ('x'):gsub('(x)', '%2') end) return e",
+    );
     assert_eq!(e, "<string>:1: invalid capture index");
     let e: String = eval(&lua, "local ok, e = pcall(error) return e");
     assert!(e.contains("bad argument #1 to error"), "{e}");
-    let e: String = eval(&lua, "local ok, e = pcall(string.find, 'abc', 'c', 10, true) return e");
+    let e: String = eval(
+        &lua,
+        "local ok, e = pcall(string.find, 'abc', 'c', 10, true) return e",
+    );
     assert_eq!(e, "runtime error: slice bounds out of range [9:3]");
     // pcall of a non-function raises, as gopher's CheckFunction does.
     assert!(lua.load("pcall(42)").exec().is_err());
@@ -277,7 +321,10 @@ fn error_values_are_strings_with_position() {
 #[test]
 fn require_and_module() {
     let lua = state();
-    let same: bool = eval(&lua, "return require('table') == table and require('_G') == _G and require('math') == math");
+    let same: bool = eval(
+        &lua,
+        "return require('table') == table and require('_G') == _G and require('math') == math",
+    );
     assert!(same);
     let same: bool = eval(&lua, "return require('json') == json");
     assert!(same);
@@ -312,7 +359,10 @@ fn dofile_and_loadfile_never_read_the_disk() {
 #[test]
 fn binary_chunks_are_refused() {
     let lua = state();
-    let (f, msg): (Value, String) = eval(&lua, "return loadstring('\\27Lua\\81\\0\\1\\4\\8\\4\\8\\0')");
+    let (f, msg): (Value, String) = eval(
+        &lua,
+        "return loadstring('\\27Lua\\81\\0\\1\\4\\8\\4\\8\\0')",
+    );
     assert!(f.is_nil());
     assert!(msg.contains("binary"), "{msg}");
     let (f, _msg): (Value, String) = eval(
@@ -321,8 +371,11 @@ fn binary_chunks_are_refused() {
          return load(function() i = i + 1 return parts[i] end)",
     );
     assert!(f.is_nil());
-    let v: i64 = eval(&lua, "local parts = {'return ', '4', '2'} local i = 0
-        return load(function() i = i + 1 return parts[i] end)()");
+    let v: i64 = eval(
+        &lua,
+        "local parts = {'return ', '4', '2'} local i = 0
+        return load(function() i = i + 1 return parts[i] end)()",
+    );
     assert_eq!(v, 42);
     let ok: bool = eval(&lua, "return (pcall(string.dump, function() end))");
     assert!(!ok);
@@ -334,10 +387,15 @@ fn print_goes_to_the_log() {
     lua.load("print('hello', 1, nil, true) print() print(setmetatable({}, {__tostring = function() return 'T' end}))")
         .exec()
         .unwrap();
-    assert_eq!(take_prints(&lua), vec!["hello\t1\tnil\ttrue".to_string(), String::new(), "T".into()]);
+    assert_eq!(
+        take_prints(&lua),
+        vec!["hello\t1\tnil\ttrue".to_string(), String::new(), "T".into()]
+    );
     assert!(take_prints(&lua).is_empty());
     // A script's own tostring does not change print.
-    lua.load("tostring = function() return 'X' end print('y')").exec().unwrap();
+    lua.load("tostring = function() return 'X' end print('y')")
+        .exec()
+        .unwrap();
     assert_eq!(take_prints(&lua), vec!["y".to_string()]);
 }
 
@@ -351,7 +409,9 @@ fn print_child() {
         return;
     }
     let lua = state();
-    lua.load(format!("print('{MARKER}') _printregs()")).exec().unwrap();
+    lua.load(format!("print('{MARKER}') _printregs()"))
+        .exec()
+        .unwrap();
     assert_eq!(take_prints(&lua), vec![MARKER.to_string()]);
 }
 
@@ -359,11 +419,20 @@ fn print_child() {
 fn print_never_reaches_stdout() {
     let exe = std::env::current_exe().unwrap();
     let out = std::process::Command::new(exe)
-        .args(["--exact", "stdlib::tests::print_child", "--nocapture", "--test-threads=1"])
+        .args([
+            "--exact",
+            "stdlib::tests::print_child",
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env(CHILD_ENV, "1")
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("1 passed"), "child did not run: {stdout}");
     assert!(!stdout.contains(MARKER) && !String::from_utf8_lossy(&out.stderr).contains(MARKER));
@@ -381,12 +450,22 @@ fn gopher_string_quirks() {
     let s: String = eval(&lua, "return (string.gsub('abc', 'b', '%x%%%'))");
     assert_eq!(s, "a%x%%c");
     let (s, n): (String, i64) = eval(&lua, "return string.gsub('aaa', 'a', 'b', 0)");
-    assert_eq!((s.as_str(), n), ("bbb", 3), "a limit of 0 replaces everything in gopher");
-    let s: String = eval(&lua, "return (string.gsub('hello world', '%w+', {hello = true, world = 5}))");
+    assert_eq!(
+        (s.as_str(), n),
+        ("bbb", 3),
+        "a limit of 0 replaces everything in gopher"
+    );
+    let s: String = eval(
+        &lua,
+        "return (string.gsub('hello world', '%w+', {hello = true, world = 5}))",
+    );
     assert_eq!(s, " 5");
     let ok: bool = eval(&lua, "return (pcall(string.gsub, 'a', 'a', 1))");
     assert!(!ok, "a number replacement is a type error in gopher");
-    let words: Vec<String> = eval(&lua, "local t = {} for w in ('^a ^a'):gmatch('^.a') do t[#t+1] = w end return t");
+    let words: Vec<String> = eval(
+        &lua,
+        "local t = {} for w in ('^a ^a'):gmatch('^.a') do t[#t+1] = w end return t",
+    );
     assert_eq!(words, vec!["^a"]);
     let ok: bool = eval(&lua, "return (pcall(string.rep, 'x', 1e12))");
     assert!(!ok, "a huge rep is an error, not an abort");
@@ -411,7 +490,10 @@ fn table_quirks() {
          return {spec = {r = r, t = t, neg = u[-1], c = c, d = d, m = m}}",
     )
     .unwrap();
-    assert_eq!(got, serde_json::json!({"r": 3.0, "t": [1.0, 2.0], "neg": "neg", "c": "1,2,3", "d": "", "m": 7.0}));
+    assert_eq!(
+        got,
+        serde_json::json!({"r": 3.0, "t": [1.0, 2.0], "neg": "neg", "c": "1,2,3", "d": "", "m": 7.0})
+    );
     // A non-strict comparator is fine for Go's sort; PUC would raise "invalid order function".
     let sorted: Vec<i64> = eval(
         &lua,
@@ -436,9 +518,20 @@ fn pcall_reraises_a_spent_budget() {
     lua.set_app_data(RunBudget::default());
     let ok: bool = eval(&lua, "return (pcall(error, 'x'))");
     assert!(!ok);
-    lua.app_data_ref::<RunBudget>().unwrap().hit.set(Some(LimitHit::Timeout));
-    assert!(lua.load("local ok = pcall(error, 'x') return 1").exec().is_err());
-    assert!(lua.load("local ok = xpcall(function() error('x') end, print) return 1").exec().is_err());
+    lua.app_data_ref::<RunBudget>()
+        .unwrap()
+        .hit
+        .set(Some(LimitHit::Timeout));
+    assert!(
+        lua.load("local ok = pcall(error, 'x') return 1")
+            .exec()
+            .is_err()
+    );
+    assert!(
+        lua.load("local ok = xpcall(function() error('x') end, print) return 1")
+            .exec()
+            .is_err()
+    );
 }
 
 #[test]
@@ -446,21 +539,28 @@ fn pattern_deadline_stops_backtracking() {
     let lua = state();
     lua.set_app_data(super::Deadline(std::time::Instant::now()));
     let started = std::time::Instant::now();
-    let r = lua.load("return string.find(string.rep('a', 5000), 'a*a*a*a*a*b')").exec();
+    let r = lua
+        .load("return string.find(string.rep('a', 5000), 'a*a*a*a*a*b')")
+        .exec();
     assert!(r.is_err());
     assert!(started.elapsed() < std::time::Duration::from_secs(2));
 }
 
-/// Prints how long `install` takes (run with --release --ignored --nocapture).
+/// Prints how long `install` takes on a fresh state, created, installed and dropped in
+/// turn as the runner does (run with --release --ignored --nocapture; about 3 µs here).
 #[test]
 #[ignore]
 fn install_cost() {
-    let states: Vec<Lua> = (0..2000)
-        .map(|_| Lua::new_with(StdLib::MATH | StdLib::TABLE | StdLib::STRING, LuaOptions::default()).unwrap())
-        .collect();
-    let t = std::time::Instant::now();
-    for lua in &states {
-        install(lua).unwrap();
+    let mut spent = std::time::Duration::ZERO;
+    for _ in 0..2000 {
+        let lua = Lua::new_with(
+            StdLib::MATH | StdLib::TABLE | StdLib::STRING,
+            LuaOptions::default(),
+        )
+        .unwrap();
+        let t = std::time::Instant::now();
+        install(&lua).unwrap();
+        spent += t.elapsed();
     }
-    eprintln!("install: {:?} per state", t.elapsed() / states.len() as u32);
+    eprintln!("install: {:?} per state", spent / 2000);
 }
