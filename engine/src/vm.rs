@@ -74,6 +74,8 @@ pub fn new_state(limits: &Limits) -> mlua::Result<Lua> {
     unsafe { lua.exec_raw::<()>((), |state| raw_state = state)? };
     lua.set_app_data(MainState(raw_state));
     let deadline = Instant::now() + limits.timeout;
+    // Library calls that loop in Rust (pattern matching) check this themselves.
+    lua.set_app_data(crate::stdlib::Deadline(deadline));
     let triggers = HookTriggers::new().every_nth_instruction(HOOK_INTERVAL);
     lua.set_hook(triggers, move |lua, debug| {
         check_budget(lua, debug, raw_state, deadline)

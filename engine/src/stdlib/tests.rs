@@ -545,22 +545,3 @@ fn pattern_deadline_stops_backtracking() {
     assert!(r.is_err());
     assert!(started.elapsed() < std::time::Duration::from_secs(2));
 }
-
-/// Prints how long `install` takes on a fresh state, created, installed and dropped in
-/// turn as the runner does (run with --release --ignored --nocapture; about 3 µs here).
-#[test]
-#[ignore]
-fn install_cost() {
-    let mut spent = std::time::Duration::ZERO;
-    for _ in 0..2000 {
-        let lua = Lua::new_with(
-            StdLib::MATH | StdLib::TABLE | StdLib::STRING,
-            LuaOptions::default(),
-        )
-        .unwrap();
-        let t = std::time::Instant::now();
-        install(&lua).unwrap();
-        spent += t.elapsed();
-    }
-    eprintln!("install: {:?} per state", spent / 2000);
-}
