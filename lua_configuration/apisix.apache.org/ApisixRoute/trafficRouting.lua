@@ -4,7 +4,8 @@
 --
 -- Honoured Rollout fields:
 --   canaryWeight / stableWeight  each stable backend is split into a stable part and a canary
---                                backend right after it. A backend without a weight counts as 100
+--                                backend right after it. A backend alone in its route counts as
+--                                100 whatever its weight; otherwise a missing weight counts as 100
 --                                (APISIX's default). Weights above 100 are treated as 100; -1 (or
 --                                any negative) means "no weight".
 --   matches                      for every route with a stable backend, one canary route per
@@ -154,10 +155,12 @@ end
 
 local function splitWeights(backends)
   local out = {}
+  local alone = #backends == 1
   for _, b in ipairs(backends) do
     table.insert(out, b)
     if isStable(b) then
       local total = b.weight or 100
+      if alone then total = 100 end
       local canaryPart = math.floor(total * weight / 100)
       local c = canaryBackend(b)
       b.weight = total - canaryPart

@@ -7,9 +7,10 @@
 -- Honoured Rollout fields:
 --   canaryWeight / stableWeight  each stable destination of an http/tcp/tls route is split into a
 --                                stable part and a canary part right after it. A destination
---                                without a weight counts as 100 when it is alone in its route
---                                (Istio sends it all traffic) and as 0 otherwise. Weights above
---                                100 are treated as 100; -1 (or any negative) means "no weight".
+--                                alone in its route counts as 100 (Istio sends it all traffic,
+--                                whatever its weight); otherwise a missing weight counts as 0.
+--                                Weights above 100 are treated as 100; -1 (or any negative) means
+--                                "no weight".
 --   matches                      for every http route with a stable destination, a canary route
 --                                is inserted right before it. Its `match` list is every original
 --                                match of the route combined (AND) with every Rollout match (OR):
@@ -140,8 +141,8 @@ local function splitWeights(dests, withHeaders)
   for _, d in ipairs(dests) do
     table.insert(out, d)
     if isStable(d) then
-      local total = d.weight
-      if total == nil then total = alone and 100 or 0 end
+      local total = d.weight or 0
+      if alone then total = 100 end
       local canaryPart = math.floor(total * weight / 100)
       local c = canaryDestination(d, withHeaders)
       d.weight = total - canaryPart
