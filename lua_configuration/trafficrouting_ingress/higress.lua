@@ -25,6 +25,7 @@
 
 local PREFIX = "higress.io/"
 
+-- Quotes regex metacharacters so an exact value can sit inside a pattern.
 local function regexQuote(s)
   return (string.gsub(s, "[%^%$%(%)%.%[%]%*%+%?%{%}|\\]", "\\%0"))
 end
