@@ -50,9 +50,10 @@ local function copy(v)
   return out
 end
 
--- Escapes Lua pattern magic characters (service names contain "-").
+-- Escapes Lua pattern magic characters (service names contain "-"). A function replacement,
+-- because gopher-lua keeps "%%" in a replacement string as two characters.
 local function literal(s)
-  return (string.gsub(s, "[%^%$%(%)%%%.%[%]%*%+%-%?]", "%%%0"))
+  return (string.gsub(s, "[%^%$%(%)%%%.%[%]%*%+%-%?]", function(c) return "%" .. c end))
 end
 
 -- For a stable upstream name "<ns>-<stable>-<port>", returns "<ns>-", "-<port>"; else nil.

@@ -32,7 +32,7 @@ local spec = obj.data.spec
 
 local function serviceName(service)
   if type(service) ~= "string" then return nil end
-  local s = string.gsub(service, "^[%a][%w+.-]*://", "")
+  local s = string.gsub(service, "^%a[%w%+%.%-]*://", "")
   local name = string.match(s, "^[^.:/]+")
   return name
 end
