@@ -2,20 +2,17 @@
 -- compatible nginx.ingress.kubernetes.io/canary* set, plus MSE's query canary and header control).
 --
 -- Returns the canary Ingress's annotations with the canary ones rewritten for this step: earlier
--- canary-by-*, canary-weight and mse canary-by-query* annotations are dropped, canary is "true",
+-- canary-by-* and canary-weight annotations (under either prefix) are dropped, canary is "true",
 -- and:
 --   weight                       canary-weight = weight (a string such as "20"), unless it is "-1"
 --                                (no traffic share for this step).
---   matches                      one request header, or one query parameter, per step: a single
---                                header condition becomes canary-by-header with
---                                canary-by-header-value (Exact) or canary-by-header-pattern
---                                (RegularExpression); a single Exact query condition becomes
---                                mse.ingress.kubernetes.io/canary-by-query(-value). Conditions on
---                                the same header ORed across several matches become one pattern
---                                alternation, anchored for exact values. Anything else (two
---                                different headers, a header ANDed with a query, a regex query)
---                                cannot be expressed and raises an error rather than routing the
---                                wrong requests.
+--   matches                      one request header, or one query parameter, per step, matched
+--                                exactly: a single Exact header condition becomes canary-by-header
+--                                with canary-by-header-value; a single Exact query condition
+--                                becomes mse.ingress.kubernetes.io/canary-by-query(-value). MSE
+--                                documents no header pattern, so anything else (a regex, two
+--                                headers ANDed or ORed, a header with a query) cannot be expressed
+--                                and raises an error rather than routing the wrong requests.
 --   requestHeaderModifier        set -> mse.ingress.kubernetes.io/request-header-control-update,
 --                                add -> request-header-control-add (one "name value" line per
 --                                header), remove -> request-header-control-remove
@@ -28,17 +25,18 @@
 local PREFIX = "nginx.ingress.kubernetes.io/"
 local MSE = "mse.ingress.kubernetes.io/"
 
--- Quotes regex metacharacters so an exact value can sit inside a pattern.
-local function regexQuote(s)
-  return (string.gsub(s, "[%^%$%(%)%.%[%]%*%+%?%{%}|\\]", "\\%0"))
-end
-
 local annotations = {}
+-- MSE reads canary annotations under either prefix, so stale ones are dropped under both.
+local function isManaged(k)
+  for _, p in ipairs({PREFIX, MSE}) do
+    if string.sub(k, 1, string.len(p .. "canary-by-")) == p .. "canary-by-" or k == p .. "canary-weight" then
+      return true
+    end
+  end
+  return false
+end
 for k, v in pairs(obj.annotations or {}) do
-  local managed = string.sub(k, 1, string.len(PREFIX .. "canary-by-")) == PREFIX .. "canary-by-"
-    or k == PREFIX .. "canary-weight"
-    or string.sub(k, 1, string.len(MSE .. "canary-by-query")) == MSE .. "canary-by-query"
-  if not managed then annotations[k] = v end
+  if not isManaged(k) then annotations[k] = v end
 end
 annotations[PREFIX .. "canary"] = "true"
 
@@ -69,42 +67,16 @@ if #queries > 0 then
   annotations[MSE .. "canary-by-query-value"] = q.value
 end
 
-local function checkType(h)
-  if h.type ~= nil and h.type ~= "Exact" and h.type ~= "RegularExpression" then
-    error("unsupported header match type: " .. tostring(h.type))
-  end
+if #groups > 1 or (#groups == 1 and #groups[1] > 1) then
+  error("MSE canaries can test only one header per step")
 end
-
-if #groups == 1 and #groups[1] == 1 then
+if #groups == 1 then
   local h = groups[1][1]
-  checkType(h)
+  if h.type ~= nil and h.type ~= "Exact" then
+    error("MSE header canaries only match exact values")
+  end
   annotations[PREFIX .. "canary-by-header"] = h.name
-  if h.type == "RegularExpression" then
-    annotations[PREFIX .. "canary-by-header-pattern"] = h.value
-  else
-    annotations[PREFIX .. "canary-by-header-value"] = h.value
-  end
-elseif #groups > 1 then
-  local name = nil
-  local alternatives = {}
-  for _, headers in ipairs(groups) do
-    if #headers ~= 1 then error("MSE canaries can test only one header per match") end
-    local h = headers[1]
-    checkType(h)
-    if name == nil then name = h.name end
-    if string.lower(name) ~= string.lower(h.name) then
-      error("MSE canaries can only OR matches on the same header")
-    end
-    if h.type == "RegularExpression" then
-      table.insert(alternatives, "(?:" .. h.value .. ")")
-    else
-      table.insert(alternatives, "^" .. regexQuote(h.value) .. "$")
-    end
-  end
-  annotations[PREFIX .. "canary-by-header"] = name
-  annotations[PREFIX .. "canary-by-header-pattern"] = table.concat(alternatives, "|")
-elseif #groups == 1 then
-  error("MSE canaries can test only one header; this match ANDs several")
+  annotations[PREFIX .. "canary-by-header-value"] = h.value
 end
 
 -- Merges "name value" lines into a header-control annotation, replacing lines for the same name.
