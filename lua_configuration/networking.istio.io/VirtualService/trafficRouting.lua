@@ -26,7 +26,8 @@
 --                                host and uses `subset: canary` (see the DestinationRule script,
 --                                which adds that subset); otherwise the canary destination uses
 --                                the canary host and drops any subset, which belongs to the stable
---                                host's DestinationRule.
+--                                host's DestinationRule. (A stable destination without a subset
+--                                still reaches the canary pods too; give it one for exact splits.)
 -- Matches and weight in one step both apply: matching requests go to the canary, the rest is split
 -- by weight. A step with neither (canaryWeight -1, no matches) returns the resource unchanged.
 -- Ignored: tcp/tls routes get weights only (L4 routes cannot match headers, paths or queries);
