@@ -1,27 +1,130 @@
-//! Builds Lua 5.1.5 from the pristine sources in `lua-5.1.5/` into a static library.
+//! Builds Lua 5.1.5 with kruise-lua's gopher-lua patches into a static library.
+//!
+//! The pristine sources in `lua-5.1.5/` are copied to OUT_DIR, `patches/gopher.patch` (a
+//! unified diff) is applied there, and the result is compiled together with `csrc/*.c`.
+//! Every hunk's old text must occur exactly once in its file, otherwise the build fails:
+//! a patch that no longer fits is never applied halfway or in the wrong place.
 
-use std::path::PathBuf;
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
 
 fn main() {
-    let src = PathBuf::from("lua-5.1.5");
+    let pristine = PathBuf::from("lua-5.1.5");
+    let csrc = PathBuf::from("csrc");
+    let patch_file = PathBuf::from("patches/gopher.patch");
     println!("cargo:rerun-if-changed=lua-5.1.5");
+    println!("cargo:rerun-if-changed=csrc");
+    println!("cargo:rerun-if-changed=patches");
     println!("cargo:rerun-if-changed=build.rs");
+
+    let out = PathBuf::from(std::env::var("OUT_DIR").expect("OUT_DIR"));
+    let src = out.join("lua-5.1.5-patched");
+    if src.exists() {
+        fs::remove_dir_all(&src).expect("clean patched sources");
+    }
+    fs::create_dir_all(&src).expect("create patched source dir");
+    for entry in fs::read_dir(&pristine).expect("lua-5.1.5 sources") {
+        let path = entry.expect("dir entry").path();
+        if path.is_file() {
+            fs::copy(&path, src.join(path.file_name().unwrap())).expect("copy source");
+        }
+    }
+    let patch = fs::read_to_string(&patch_file).expect("read patches/gopher.patch");
+    apply_unified_diff(&patch, &src);
+
     let mut build = cc::Build::new();
     build
         .warnings(false)
         .include(&src)
+        .include(&csrc)
         .define("LUA_USE_LINUX", None);
-    for entry in std::fs::read_dir(&src).expect("lua-5.1.5 sources") {
-        let path = entry.expect("dir entry").path();
-        if path.extension().is_some_and(|e| e == "c") {
-            build.file(path);
+    for dir in [&src, &csrc] {
+        for entry in fs::read_dir(dir).expect("source dir") {
+            let path = entry.expect("dir entry").path();
+            if path.extension().is_some_and(|e| e == "c") {
+                build.file(path);
+            }
         }
     }
     build.cargo_metadata(false).compile("kruiselua51");
-    let out = PathBuf::from(std::env::var("OUT_DIR").unwrap());
     println!("cargo:rustc-link-search=native={}", out.display());
     // whole-archive: mlua's references to the C API come later in the link line
     // than this crate's archive, so every object must be kept.
     println!("cargo:rustc-link-lib=static:+whole-archive=kruiselua51");
     println!("cargo:rustc-link-lib=m");
+}
+
+/// One hunk: the lines it expects (context and removed) and the lines it leaves.
+struct Hunk {
+    header: String,
+    old: Vec<String>,
+    new: Vec<String>,
+}
+
+/// Applies a unified diff (`--- a/F`, `+++ b/F`, `@@` hunks) to the files in `dir`.
+/// Line numbers are ignored; each hunk is located by its old text, which must match
+/// exactly once.
+fn apply_unified_diff(patch: &str, dir: &Path) {
+    let mut files: BTreeMap<String, Vec<Hunk>> = BTreeMap::new();
+    let mut current: Option<String> = None;
+    for line in patch.lines() {
+        if let Some(name) = line.strip_prefix("+++ ") {
+            let name = name.split('\t').next().unwrap().trim();
+            let name = name.strip_prefix("b/").unwrap_or(name).to_string();
+            files.entry(name.clone()).or_default();
+            current = Some(name);
+        } else if line.starts_with("--- ") {
+            current = None;
+        } else if line.starts_with("@@") {
+            let file = current
+                .as_ref()
+                .unwrap_or_else(|| panic!("hunk outside a file: {line}"));
+            files.get_mut(file).unwrap().push(Hunk {
+                header: line.to_string(),
+                old: Vec::new(),
+                new: Vec::new(),
+            });
+        } else if let Some(file) = &current {
+            let Some(hunk) = files.get_mut(file).unwrap().last_mut() else {
+                continue;
+            };
+            if let Some(rest) = line.strip_prefix(' ') {
+                hunk.old.push(rest.to_string());
+                hunk.new.push(rest.to_string());
+            } else if let Some(rest) = line.strip_prefix('-') {
+                hunk.old.push(rest.to_string());
+            } else if let Some(rest) = line.strip_prefix('+') {
+                hunk.new.push(rest.to_string());
+            } else if line.is_empty() {
+                // an empty context line whose leading space was stripped by an editor
+                hunk.old.push(String::new());
+                hunk.new.push(String::new());
+            } else if !line.starts_with('\\') {
+                panic!("gopher.patch: unexpected line in {file}: {line:?}");
+            }
+        }
+    }
+    assert!(!files.is_empty(), "gopher.patch holds no file");
+    for (file, hunks) in files {
+        let path = dir.join(&file);
+        let text = fs::read_to_string(&path).unwrap_or_else(|e| panic!("{file}: {e}"));
+        let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+        for hunk in hunks {
+            let starts: Vec<usize> = (0..=lines.len().saturating_sub(hunk.old.len()))
+                .filter(|&i| lines[i..i + hunk.old.len()] == hunk.old[..])
+                .collect();
+            if starts.len() != 1 {
+                panic!(
+                    "gopher.patch: hunk {} of {file} matches {} times (must match exactly once)",
+                    hunk.header,
+                    starts.len()
+                );
+            }
+            lines.splice(starts[0]..starts[0] + hunk.old.len(), hunk.new);
+        }
+        let mut patched = lines.join("\n");
+        patched.push('\n');
+        fs::write(&path, patched).unwrap_or_else(|e| panic!("{file}: {e}"));
+    }
 }

@@ -1,9 +1,40 @@
 //! Finding scripts and their test cases: a `lua_configuration` tree walked as Kruise's test
 //! walks it, and `kruise-rollout-configuration` ConfigMaps holding scripts.
+//!
+//! # Layout of a tree
+//!
+//! ```text
+//! <root>/<group>/<Kind>/trafficRouting.lua        custom provider script (as upstream)
+//! <root>/<group>/<Kind>/testdata/**/*.yaml|*.yml  its cases (as upstream)
+//! <root>/trafficrouting_ingress/<class>.lua       ingress-class script (as upstream)
+//! <root>/trafficrouting_ingress/testdata/<class>/**/*.yaml|*.yml   its cases (ours)
+//! ```
+//!
+//! Custom scripts are found exactly as upstream's `TestLuaScript` finds them (conformance 2.7):
+//! the root is walked in lexical order without following symlinks below it, every path *containing*
+//! `trafficRouting.lua` is a script whose group and Kind are the names of the two folders
+//! above it, and its cases are found by walking `<dir>/testdata` the same way, keeping
+//! non-directories ending in `.yaml` and any path ending in `.yml`. A missing `testdata`
+//! folder is an error, as it fails upstream's test.
+//!
+//! Upstream has no case files for ingress-class scripts, so their layout is ours: one folder
+//! per class under `trafficrouting_ingress/testdata/`, walked with the same rules. A class
+//! without such a folder simply has no cases.
+//!
+//! # ConfigMaps
+//!
+//! Kruise also reads scripts from the `kruise-rollout-configuration` ConfigMap: key
+//! `lua.traffic.routing.<Kind>.<group>` for a custom provider, and
+//! `lua.traffic.routing.ingress.<class>` for an ingress class ([`parse_configmap`]). When a
+//! script for the same provider exists in both places, Kruise prefers the bundled one for custom
+//! providers and the ConfigMap one for ingress classes ([`resolve`]).
 
-use std::path::{Path, PathBuf};
+use std::fs;
+use std::io;
+use std::path::{Component, Path, PathBuf};
 
-use crate::testcase::CaseError;
+use crate::testcase::{CaseError, CaseWarning};
+use crate::yaml::{self, YamlNode, YamlValue};
 
 /// What kind of script, which decides the `obj` it gets and the result it must return.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -38,12 +69,254 @@ pub struct ScriptEntry {
     pub cases: Result<Vec<PathBuf>, CaseError>,
 }
 
+/// The file name of custom provider scripts; a path containing it is a script.
+pub const CUSTOM_SCRIPT_NAME: &str = "trafficRouting.lua";
+/// The folder holding ingress-class scripts.
+pub const INGRESS_FOLDER: &str = "trafficrouting_ingress";
+/// The name Kruise gives its configuration ConfigMap.
+pub const CONFIGMAP_NAME: &str = "kruise-rollout-configuration";
+
+const CUSTOM_KEY_PREFIX: &str = "lua.traffic.routing.";
+const INGRESS_KEY_PREFIX: &str = "lua.traffic.routing.ingress.";
+
 /// Walks `root` as Kruise's test does (conformance 2.7) and returns every script with its cases.
-/// A `root` that is a ConfigMap manifest is read as one (see [`parse_configmap`]).
-pub fn discover(root: &Path) -> std::io::Result<Vec<ScriptEntry>> {
-    let _ = root;
-    todo!("testcase helper")
+/// A `root` that is a ConfigMap manifest is read as one (see [`parse_configmap`]); its scripts
+/// come without cases (see [`pair_with_testdata`] to give them some).
+pub fn discover(root: &Path) -> io::Result<Vec<ScriptEntry>> {
+    let meta = fs::metadata(root)?;
+    if !meta.is_dir() {
+        let text = fs::read_to_string(root)?;
+        let scripts = parse_configmap(&text).map_err(|e| {
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("{}: {e}", root.display()),
+            )
+        })?;
+        return Ok(pair_with_testdata(scripts, root, None));
+    }
+    let mut entries = Vec::new();
+    let mut paths = Vec::new();
+    // The root itself may be a symlink (the user named it); nothing below it is followed.
+    walk_node(root, true, &mut |path, is_dir| {
+        paths.push((path.to_path_buf(), is_dir));
+        Ok(())
+    })?;
+    for (path, is_dir) in paths {
+        let relative = path.strip_prefix(root).unwrap_or(&path);
+        if relative.to_string_lossy().contains(CUSTOM_SCRIPT_NAME) {
+            entries.push(custom_entry(&path));
+        } else if !is_dir && is_ingress_script(relative) {
+            entries.push(ingress_entry(&path));
+        }
+    }
+    Ok(entries)
 }
+
+/// `<…>/trafficrouting_ingress/<class>.lua`.
+fn is_ingress_script(relative: &Path) -> bool {
+    relative.extension().is_some_and(|e| e == "lua")
+        && relative
+            .parent()
+            .and_then(Path::file_name)
+            .is_some_and(|p| p == INGRESS_FOLDER)
+}
+
+fn read_script(path: &Path) -> Result<String, CaseError> {
+    fs::read(path)
+        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+        .map_err(|e| CaseError {
+            message: format!(
+                "fail to read script {}: {}",
+                go_display(path),
+                go_io_message(&e)
+            ),
+            span: None,
+        })
+}
+
+fn custom_entry(path: &Path) -> ScriptEntry {
+    // Upstream takes the group and Kind from the two folder names above the script.
+    let names: Vec<String> = path
+        .components()
+        .filter(|c| matches!(c, Component::Normal(_)))
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    let from_end = |n: usize| {
+        names
+            .len()
+            .checked_sub(n)
+            .map(|i| names[i].clone())
+            .unwrap_or_default()
+    };
+    let kind = ScriptKind::Custom {
+        group: from_end(3),
+        kind: from_end(2),
+    };
+    let origin = ScriptOrigin::File(path.to_path_buf());
+    match read_script(path) {
+        Ok(source) => {
+            let testdata = path.parent().unwrap_or(Path::new("")).join("testdata");
+            ScriptEntry {
+                kind,
+                origin,
+                source,
+                cases: find_cases(&testdata, true),
+            }
+        }
+        Err(e) => ScriptEntry {
+            kind,
+            origin,
+            source: String::new(),
+            cases: Err(e),
+        },
+    }
+}
+
+fn ingress_entry(path: &Path) -> ScriptEntry {
+    let class = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let testdata = path
+        .parent()
+        .unwrap_or(Path::new(""))
+        .join("testdata")
+        .join(&class);
+    let kind = ScriptKind::Ingress { class };
+    let origin = ScriptOrigin::File(path.to_path_buf());
+    match read_script(path) {
+        Ok(source) => ScriptEntry {
+            kind,
+            origin,
+            source,
+            cases: find_cases(&testdata, false),
+        },
+        Err(e) => ScriptEntry {
+            kind,
+            origin,
+            source: String::new(),
+            cases: Err(e),
+        },
+    }
+}
+
+/// The case files under `testdata`, in walk order. A missing folder is an error when
+/// `required` (upstream's rule for custom scripts), else no cases.
+pub fn find_cases(testdata: &Path, required: bool) -> Result<Vec<PathBuf>, CaseError> {
+    if !required && fs::symlink_metadata(testdata).is_err() {
+        return Ok(Vec::new());
+    }
+    let mut cases = Vec::new();
+    let result = walk(testdata, &mut |path, is_dir| {
+        let name = path.to_string_lossy();
+        if (!is_dir && name.ends_with(".yaml")) || name.ends_with(".yml") {
+            cases.push(path.to_path_buf());
+        }
+        Ok(())
+    });
+    match result {
+        Ok(()) => Ok(cases),
+        Err(WalkError { path, error }) => Err(CaseError {
+            message: format!(
+                "fail to walk testdata dir: lstat {}: {}",
+                go_display(&path),
+                go_io_message(&error)
+            ),
+            span: None,
+        }),
+    }
+}
+
+/// A failed `lstat`/`readdir` during a walk, with the path it failed on.
+struct WalkError {
+    path: PathBuf,
+    error: io::Error,
+}
+
+impl From<WalkError> for io::Error {
+    fn from(e: WalkError) -> io::Error {
+        io::Error::new(e.error.kind(), format!("{}: {}", e.path.display(), e.error))
+    }
+}
+
+/// Go's `filepath.Walk`: `visit` sees `root`, then, for a directory, each entry sorted by name
+/// (bytewise), depth first. Symlinks are not followed. Unlike Go, `visit` cannot skip; the
+/// first `lstat`/`readdir` failure ends the walk.
+fn walk(
+    root: &Path,
+    visit: &mut dyn FnMut(&Path, bool) -> Result<(), WalkError>,
+) -> Result<(), WalkError> {
+    let meta = fs::symlink_metadata(root).map_err(|error| WalkError {
+        path: root.to_path_buf(),
+        error,
+    })?;
+    walk_node(root, meta.is_dir(), visit)
+}
+
+fn walk_node(
+    path: &Path,
+    is_dir: bool,
+    visit: &mut dyn FnMut(&Path, bool) -> Result<(), WalkError>,
+) -> Result<(), WalkError> {
+    visit(path, is_dir)?;
+    if !is_dir {
+        return Ok(());
+    }
+    let read = fs::read_dir(path).map_err(|error| WalkError {
+        path: path.to_path_buf(),
+        error,
+    })?;
+    let mut names = read
+        .map(|e| e.map(|e| e.file_name()))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|error| WalkError {
+            path: path.to_path_buf(),
+            error,
+        })?;
+    names.sort_by(|a, b| a.as_encoded_bytes().cmp(b.as_encoded_bytes()));
+    for name in names {
+        let child = path.join(&name);
+        let meta = fs::symlink_metadata(&child).map_err(|error| WalkError {
+            path: child.clone(),
+            error,
+        })?;
+        walk_node(&child, meta.is_dir(), visit)?;
+    }
+    Ok(())
+}
+
+/// A path as Go's `filepath.Join` would print it (no `./` components).
+pub fn go_display(path: &Path) -> String {
+    let cleaned: PathBuf = path
+        .components()
+        .filter(|c| !matches!(c, Component::CurDir))
+        .collect();
+    if cleaned.as_os_str().is_empty() {
+        ".".to_string()
+    } else {
+        cleaned.display().to_string()
+    }
+}
+
+/// The errno text Go prints (`no such file or directory`), without Rust's `(os error N)`.
+fn go_io_message(e: &io::Error) -> String {
+    match e.kind() {
+        io::ErrorKind::NotFound => "no such file or directory".to_string(),
+        io::ErrorKind::PermissionDenied => "permission denied".to_string(),
+        _ => {
+            let text = e.to_string();
+            let text = text.split(" (os error").next().unwrap_or(&text);
+            let mut chars = text.chars();
+            match chars.next() {
+                Some(first) => first.to_lowercase().chain(chars).collect(),
+                None => text.to_string(),
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// ConfigMaps.
 
 /// A script embedded in a ConfigMap under `lua.traffic.routing.<Kind>.<group>` (custom) or
 /// `lua.traffic.routing.ingress.<class>` (ingress).
@@ -56,8 +329,470 @@ pub struct EmbeddedScript {
     pub line: u32,
 }
 
+/// The scripts of a manifest, with remarks about what Kruise would not read as written
+/// (another ConfigMap name, a key that names no provider, a value that is not a string).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConfigMapScripts {
+    pub scripts: Vec<EmbeddedScript>,
+    pub notes: Vec<CaseWarning>,
+}
+
 /// Reads a `kruise-rollout-configuration` ConfigMap manifest and returns its scripts.
+/// See [`read_configmap`] for the remarks.
 pub fn parse_configmap(source: &str) -> Result<Vec<EmbeddedScript>, CaseError> {
-    let _ = source;
-    todo!("testcase helper")
+    read_configmap(source).map(|c| c.scripts)
+}
+
+/// Reads every ConfigMap of a manifest (several documents are fine) and returns the scripts
+/// of their `data`. A ConfigMap with another name than `kruise-rollout-configuration` is read
+/// too, with a note: Kruise only reads the one of that name. A manifest without any ConfigMap
+/// is an error.
+pub fn read_configmap(source: &str) -> Result<ConfigMapScripts, CaseError> {
+    let docs = yaml::parse_documents(source).map_err(|e| CaseError {
+        message: format!("cannot parse the manifest: {e}"),
+        span: Some(crate::yaml::Span {
+            start: e.pos,
+            end: e.pos,
+        }),
+    })?;
+    let mut scripts = Vec::new();
+    let mut notes = Vec::new();
+    let mut found = false;
+    for doc in &docs {
+        if !matches!(doc.get("kind").map(|k| &k.value), Some(YamlValue::String(k)) if k == "ConfigMap")
+        {
+            continue;
+        }
+        found = true;
+        let name = doc.get("metadata").and_then(|m| m.get("name"));
+        let name_text = match name.map(|n| &n.value) {
+            Some(YamlValue::String(s)) => s.clone(),
+            _ => String::new(),
+        };
+        if name_text != CONFIGMAP_NAME {
+            notes.push(CaseWarning {
+                message: format!(
+                    "the ConfigMap is named `{name_text}`; Kruise reads scripts only from `{CONFIGMAP_NAME}`"
+                ),
+                span: Some(name.unwrap_or(doc).span),
+            });
+        }
+        let Some(YamlValue::Map(entries)) = doc.get("data").map(|d| &d.value) else {
+            continue;
+        };
+        for (key, value) in entries {
+            let Some(key_text) = key.key_string() else {
+                continue;
+            };
+            let Some(kind) = script_kind_of_key(&key_text) else {
+                if key_text.starts_with(CUSTOM_KEY_PREFIX) {
+                    notes.push(CaseWarning {
+                        message: format!("`{key_text}` names no provider: expected `lua.traffic.routing.<Kind>.<group>` or `lua.traffic.routing.ingress.<class>`"),
+                        span: Some(key.span),
+                    });
+                }
+                continue;
+            };
+            let YamlValue::String(script) = &value.value else {
+                notes.push(CaseWarning {
+                    message: format!("the value of `{key_text}` is not a string; a ConfigMap's data holds strings"),
+                    span: Some(value.span),
+                });
+                continue;
+            };
+            scripts.push(EmbeddedScript {
+                kind,
+                key: key_text.clone(),
+                source: script.clone(),
+                line: script_first_line(source, key, value),
+            });
+        }
+    }
+    if !found {
+        return Err(CaseError {
+            message: "no ConfigMap in the manifest".into(),
+            span: None,
+        });
+    }
+    Ok(ConfigMapScripts { scripts, notes })
+}
+
+/// The provider a data key configures, if it is a script key.
+pub fn script_kind_of_key(key: &str) -> Option<ScriptKind> {
+    if let Some(class) = key.strip_prefix(INGRESS_KEY_PREFIX) {
+        return (!class.is_empty()).then(|| ScriptKind::Ingress {
+            class: class.to_string(),
+        });
+    }
+    let rest = key.strip_prefix(CUSTOM_KEY_PREFIX)?;
+    let (kind, group) = rest.split_once('.')?;
+    (!kind.is_empty() && !group.is_empty()).then(|| ScriptKind::Custom {
+        group: group.to_string(),
+        kind: kind.to_string(),
+    })
+}
+
+/// The manifest line holding the script's first line: the line after a `|`/`>` indicator for
+/// block scalars, else the line where the value starts.
+fn script_first_line(source: &str, key: &YamlNode, value: &YamlNode) -> u32 {
+    let bytes = source.as_bytes();
+    let mut i = key.span.end.offset;
+    // Past the closing quote of a quoted key, the `:` and blanks, and any anchor or tag.
+    while i < bytes.len() && matches!(bytes[i], b'"' | b'\'' | b' ' | b'\t' | b':') {
+        i += 1;
+    }
+    while i < bytes.len() && matches!(bytes[i], b'&' | b'!') {
+        while i < bytes.len() && !matches!(bytes[i], b' ' | b'\t' | b'\n' | b'\r') {
+            i += 1;
+        }
+        while i < bytes.len() && matches!(bytes[i], b' ' | b'\t') {
+            i += 1;
+        }
+    }
+    // A plain scalar cannot start with `|` or `>`: there, they are block scalar indicators.
+    if matches!(bytes.get(i), Some(b'|' | b'>')) {
+        let indicator_line = bytes[..i].iter().filter(|b| **b == b'\n').count() as u32 + 1;
+        return indicator_line + 1;
+    }
+    value.span.start.line
+}
+
+/// Script entries for ConfigMap scripts, with cases from a tree when one is given:
+/// `<tree>/<group>/<Kind>/testdata` for a custom provider and
+/// `<tree>/trafficrouting_ingress/testdata/<class>` for an ingress class (a missing folder
+/// means no cases here: upstream has no rule for ConfigMap scripts).
+pub fn pair_with_testdata(
+    scripts: Vec<EmbeddedScript>,
+    manifest: &Path,
+    tree: Option<&Path>,
+) -> Vec<ScriptEntry> {
+    scripts
+        .into_iter()
+        .map(|script| {
+            let cases = match (tree, &script.kind) {
+                (None, _) => Ok(Vec::new()),
+                (Some(tree), ScriptKind::Custom { group, kind }) => {
+                    find_cases(&tree.join(group).join(kind).join("testdata"), false)
+                }
+                (Some(tree), ScriptKind::Ingress { class }) => find_cases(
+                    &tree.join(INGRESS_FOLDER).join("testdata").join(class),
+                    false,
+                ),
+            };
+            ScriptEntry {
+                kind: script.kind,
+                origin: ScriptOrigin::ConfigMap {
+                    path: manifest.to_path_buf(),
+                    key: script.key,
+                    line: script.line,
+                },
+                source: script.source,
+                cases,
+            }
+        })
+        .collect()
+}
+
+/// The scripts Kruise would actually run, from bundled ones (a `lua_configuration` tree) and
+/// ConfigMap ones, following its lookup order:
+///
+/// * custom provider: the **bundled** script wins; a ConfigMap script for the same
+///   group/Kind is dropped (Kruise never reads it);
+/// * ingress class: the **ConfigMap** script wins; it takes the bundled script's place, and
+///   its cases too when it has none of its own.
+///
+/// Bundled entries keep their order; ConfigMap scripts for other providers follow, in order.
+pub fn resolve(bundled: Vec<ScriptEntry>, configmap: Vec<ScriptEntry>) -> Vec<ScriptEntry> {
+    let mut out = bundled;
+    for entry in configmap {
+        match out.iter().position(|b| b.kind == entry.kind) {
+            None => out.push(entry),
+            Some(i) => match entry.kind {
+                ScriptKind::Custom { .. } => {}
+                ScriptKind::Ingress { .. } => {
+                    let has_cases = matches!(&entry.cases, Ok(c) if !c.is_empty());
+                    let old = std::mem::replace(&mut out[i], entry);
+                    if !has_cases {
+                        out[i].cases = old.cases;
+                    }
+                }
+            },
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A scratch folder under the system temp dir, removed when dropped.
+    struct Scratch(PathBuf);
+
+    impl Scratch {
+        fn new(name: &str) -> Scratch {
+            let dir = std::env::temp_dir().join(format!(
+                "kruise-lua-discovery-{}-{}",
+                name,
+                std::process::id()
+            ));
+            let _ = fs::remove_dir_all(&dir);
+            fs::create_dir_all(&dir).unwrap();
+            Scratch(dir)
+        }
+
+        fn file(&self, rel: &str, text: &str) {
+            let path = self.0.join(rel);
+            fs::create_dir_all(path.parent().unwrap()).unwrap();
+            fs::write(path, text).unwrap();
+        }
+
+        fn dir(&self, rel: &str) {
+            fs::create_dir_all(self.0.join(rel)).unwrap();
+        }
+    }
+
+    impl Drop for Scratch {
+        fn drop(&mut self) {
+            let _ = fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn rel(root: &Path, p: &Path) -> String {
+        p.strip_prefix(root).unwrap().to_string_lossy().into_owned()
+    }
+
+    #[test]
+    fn walks_like_filepath_walk() {
+        let s = Scratch::new("walk");
+        s.file("b.io/Z/trafficRouting.lua", "return obj.data");
+        s.file("b.io/Z/testdata/b.yaml", "");
+        s.file("b.io/Z/testdata/a/z.yaml", "");
+        s.file("b.io/Z/testdata/a.yaml", "");
+        s.file("b.io/Z/testdata/A.yaml", "");
+        s.file("b.io/Z/testdata/c.txt", "");
+        s.file("b.io/Z/testdata/d.yml", "");
+        s.dir("b.io/Z/testdata/dir.yaml");
+        s.dir("b.io/Z/testdata/dir.yml");
+        s.file("a.io/Y/trafficRouting.lua", "return 1");
+        s.file("a.io/Y/trafficRouting.lua.orig", "old");
+        s.file("trafficrouting_ingress/nginx.lua", "return {}");
+        s.file("trafficrouting_ingress/testdata/nginx/one.yaml", "");
+        s.file("trafficrouting_ingress/mse.lua", "return {}");
+        s.file("trafficrouting_ingress/readme.md", "");
+        let entries = discover(&s.0).unwrap();
+        let kinds: Vec<_> = entries.iter().map(|e| e.kind.clone()).collect();
+        let custom = |g: &str, k: &str| ScriptKind::Custom {
+            group: g.into(),
+            kind: k.into(),
+        };
+        let ingress = |c: &str| ScriptKind::Ingress { class: c.into() };
+        assert_eq!(
+            kinds,
+            vec![
+                custom("a.io", "Y"),
+                custom("a.io", "Y"),
+                custom("b.io", "Z"),
+                ingress("mse"),
+                ingress("nginx")
+            ]
+        );
+        // No testdata: an error with upstream's message shape.
+        let err = entries[0].cases.clone().unwrap_err();
+        let testdata = s.0.join("a.io/Y/testdata");
+        assert_eq!(
+            err.message,
+            format!(
+                "fail to walk testdata dir: lstat {}: no such file or directory",
+                testdata.display()
+            )
+        );
+        assert_eq!(entries[1].source, "old");
+        let cases: Vec<_> = entries[2]
+            .cases
+            .as_ref()
+            .unwrap()
+            .iter()
+            .map(|p| rel(&s.0, p))
+            .collect();
+        assert_eq!(
+            cases,
+            vec![
+                "b.io/Z/testdata/A.yaml",
+                "b.io/Z/testdata/a/z.yaml",
+                "b.io/Z/testdata/a.yaml",
+                "b.io/Z/testdata/b.yaml",
+                "b.io/Z/testdata/d.yml",
+                "b.io/Z/testdata/dir.yml",
+            ]
+        );
+        assert_eq!(entries[3].cases, Ok(vec![]));
+        let nginx: Vec<_> = entries[4]
+            .cases
+            .as_ref()
+            .unwrap()
+            .iter()
+            .map(|p| rel(&s.0, p))
+            .collect();
+        assert_eq!(
+            nginx,
+            vec!["trafficrouting_ingress/testdata/nginx/one.yaml"]
+        );
+        assert_eq!(entries[4].source, "return {}");
+    }
+
+    const MANIFEST: &str = "apiVersion: v1
+kind: Namespace
+metadata: {name: kruise-rollout}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: kruise-rollout-configuration
+  namespace: kruise-rollout
+data:
+  lua.traffic.routing.VirtualService.networking.istio.io: |
+    local spec = obj.data.spec
+    return obj.data
+  lua.traffic.routing.ingress.aliyun-alb: \"return {}\"
+  \"lua.traffic.routing.Route.example.io\": >-
+    return
+    obj.data
+  lua.traffic.routing.Bad: x
+  other.setting: \"1\"
+";
+
+    #[test]
+    fn configmap_scripts_and_their_lines() {
+        let read = read_configmap(MANIFEST).unwrap();
+        let scripts = &read.scripts;
+        assert_eq!(scripts.len(), 3);
+        assert_eq!(
+            scripts[0].kind,
+            ScriptKind::Custom {
+                group: "networking.istio.io".into(),
+                kind: "VirtualService".into()
+            }
+        );
+        assert_eq!(
+            scripts[0].source,
+            "local spec = obj.data.spec\nreturn obj.data\n"
+        );
+        let line_of =
+            |needle: &str| MANIFEST.lines().position(|l| l.contains(needle)).unwrap() as u32 + 1;
+        assert_eq!(scripts[0].line, line_of("local spec"));
+        assert_eq!(
+            scripts[1].kind,
+            ScriptKind::Ingress {
+                class: "aliyun-alb".into()
+            }
+        );
+        assert_eq!(scripts[1].line, line_of("aliyun-alb"));
+        assert_eq!(
+            scripts[2].kind,
+            ScriptKind::Custom {
+                group: "example.io".into(),
+                kind: "Route".into()
+            }
+        );
+        assert_eq!(scripts[2].source, "return obj.data");
+        let folded_first = MANIFEST.lines().position(|l| l == "    return").unwrap() as u32 + 1;
+        assert_eq!(scripts[2].line, folded_first);
+        assert!(
+            read.notes
+                .iter()
+                .any(|n| n.message.contains("lua.traffic.routing.Bad"))
+        );
+        assert!(!read.notes.iter().any(|n| n.message.contains("named")));
+        let renamed = MANIFEST.replace("name: kruise-rollout-configuration", "name: mine");
+        let read = read_configmap(&renamed).unwrap();
+        assert_eq!(read.scripts.len(), 3);
+        assert!(read.notes.iter().any(|n| n.message.contains("`mine`")));
+        assert!(parse_configmap("kind: Deployment\n").is_err());
+    }
+
+    #[test]
+    fn configmap_file_as_root_and_resolution() {
+        let s = Scratch::new("cm");
+        s.file("cm.yaml", MANIFEST);
+        s.file(
+            "tree/networking.istio.io/VirtualService/trafficRouting.lua",
+            "bundled",
+        );
+        s.file(
+            "tree/networking.istio.io/VirtualService/testdata/a.yaml",
+            "",
+        );
+        s.file(
+            "tree/trafficrouting_ingress/aliyun-alb.lua",
+            "bundled ingress",
+        );
+        s.file("tree/trafficrouting_ingress/testdata/aliyun-alb/x.yaml", "");
+        s.file("tree/example.io/Route/testdata/r.yaml", "");
+        let from_file = discover(&s.0.join("cm.yaml")).unwrap();
+        assert_eq!(from_file.len(), 3);
+        assert!(
+            matches!(&from_file[0].origin, ScriptOrigin::ConfigMap { key, .. } if key.ends_with("istio.io"))
+        );
+        assert_eq!(from_file[0].cases, Ok(vec![]));
+
+        let tree = s.0.join("tree");
+        let bundled = discover(&tree).unwrap();
+        let paired = pair_with_testdata(
+            parse_configmap(MANIFEST).unwrap(),
+            &s.0.join("cm.yaml"),
+            Some(&tree),
+        );
+        assert_eq!(paired[2].cases.as_ref().unwrap().len(), 1);
+        let resolved = resolve(bundled, paired);
+        assert_eq!(resolved.len(), 3);
+        // Custom: the bundled script wins.
+        assert_eq!(resolved[0].source, "bundled");
+        // Ingress: the ConfigMap wins, in the bundled entry's place.
+        assert_eq!(
+            resolved[1].kind,
+            ScriptKind::Ingress {
+                class: "aliyun-alb".into()
+            }
+        );
+        assert_eq!(resolved[1].source, "return {}");
+        assert_eq!(resolved[1].cases.as_ref().unwrap().len(), 1);
+        // A provider only the ConfigMap has is added.
+        assert_eq!(
+            resolved[2].kind,
+            ScriptKind::Custom {
+                group: "example.io".into(),
+                kind: "Route".into()
+            }
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn symlinks_are_followed_only_for_the_root() {
+        let s = Scratch::new("links");
+        s.file("real/g/K/trafficRouting.lua", "return obj.data");
+        s.file("real/g/K/testdata/a.yaml", "");
+        s.file("elsewhere/b.yaml", "");
+        std::os::unix::fs::symlink(s.0.join("elsewhere"), s.0.join("real/g/K/testdata/linked"))
+            .unwrap();
+        std::os::unix::fs::symlink(s.0.join("real"), s.0.join("root")).unwrap();
+        let entries = discover(&s.0.join("root")).unwrap();
+        assert_eq!(entries.len(), 1);
+        // As Go's filepath.Walk: a symlinked folder below the root is not entered.
+        let cases: Vec<_> = entries[0]
+            .cases
+            .as_ref()
+            .unwrap()
+            .iter()
+            .map(|p| rel(&s.0.join("root"), p))
+            .collect();
+        assert_eq!(cases, vec!["g/K/testdata/a.yaml"]);
+    }
+
+    #[test]
+    fn go_display_drops_dot_components() {
+        assert_eq!(go_display(Path::new("./a/./b")), "a/b");
+        assert_eq!(go_display(Path::new(".")), ".");
+    }
 }

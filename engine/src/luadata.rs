@@ -79,19 +79,356 @@ impl LuaData {
     /// The obj as Go marshals it before converting it to Lua: nil fields are `null`
     /// (`"matches":null`), field names lower camel case, keys sorted.
     pub fn to_json(&self) -> JsonValue {
-        todo!("testcase helper")
+        let mut obj = BTreeMap::new();
+        obj.insert(
+            "canaryService".to_string(),
+            JsonValue::String(self.canary_service.clone()),
+        );
+        obj.insert(
+            "canaryWeight".to_string(),
+            JsonValue::Int(self.canary_weight as i64),
+        );
+        obj.insert("data".to_string(), self.data.to_obj_json());
+        obj.insert("matches".to_string(), matches_json(self.matches.as_deref()));
+        obj.insert(
+            "requestHeaderModifier".to_string(),
+            self.request_header_modifier
+                .as_ref()
+                .map_or(JsonValue::Null, HeaderModifier::to_json),
+        );
+        obj.insert(
+            "stableService".to_string(),
+            JsonValue::String(self.stable_service.clone()),
+        );
+        obj.insert(
+            "stableWeight".to_string(),
+            JsonValue::Int(self.stable_weight as i64),
+        );
+        JsonValue::Object(obj)
     }
 
     /// Kruise's weight rule for a rollout step's `traffic`: see conformance 2.7.
+    ///
+    /// `None` (no `traffic`) gives -1. Otherwise the string must end in `%` and the rest must
+    /// be a base-10 int64 with an optional sign (Go's `strconv.Atoi`); anything else gives 0.
+    /// Kruise then scales the percentage through float64 (`ceil(v * 100 / 100)`, apimachinery's
+    /// `GetScaledValueFromIntOrPercent`) and converts to int32 by truncation. For the values the
+    /// conformance vectors list this equals two's-complement truncation of the integer
+    /// (`"3000000000%"` → -1294967296); above 2^53 the float rounding shows, as it does in Go.
     pub fn canary_weight_from_traffic(traffic: Option<&str>) -> i32 {
-        let _ = traffic;
-        todo!("testcase helper")
+        let Some(traffic) = traffic else {
+            return -1;
+        };
+        let Some(number) = traffic.strip_suffix('%') else {
+            return 0;
+        };
+        let Some(percent) = go_atoi(number) else {
+            return 0;
+        };
+        let scaled = (percent as f64 * 100.0 / 100.0).ceil();
+        go_float_to_int64(scaled) as i32
+    }
+}
+
+/// Go's `strconv.Atoi` on a 64-bit platform: optional sign, then decimal digits only.
+fn go_atoi(text: &str) -> Option<i64> {
+    let digits = text.strip_prefix(['+', '-']).unwrap_or(text);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    text.parse::<i64>().ok()
+}
+
+/// Go's `int64(f)` on amd64: out-of-range values and NaN become the minimum int64
+/// (the `CVTTSD2SQ` "integer indefinite" value) instead of saturating as Rust's `as` does.
+fn go_float_to_int64(f: f64) -> i64 {
+    if !(-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&f) {
+        i64::MIN
+    } else {
+        f as i64
+    }
+}
+
+impl Data {
+    /// The `data` member of an obj as Go marshals Kruise's `Data` (`omitempty` on every
+    /// field): `spec` absent when `None`, labels and annotations absent when `None` or empty.
+    pub fn to_obj_json(&self) -> JsonValue {
+        let mut data = BTreeMap::new();
+        if let Some(annotations) = self.annotations.as_ref().filter(|m| !m.is_empty()) {
+            data.insert("annotations".to_string(), string_map_json(annotations));
+        }
+        if let Some(labels) = self.labels.as_ref().filter(|m| !m.is_empty()) {
+            data.insert("labels".to_string(), string_map_json(labels));
+        }
+        if let Some(spec) = &self.spec {
+            data.insert("spec".to_string(), spec.clone());
+        }
+        JsonValue::Object(data)
+    }
+}
+
+fn string_map_json(map: &BTreeMap<String, String>) -> JsonValue {
+    JsonValue::Object(
+        map.iter()
+            .map(|(k, v)| (k.clone(), JsonValue::String(v.clone())))
+            .collect(),
+    )
+}
+
+/// `null` for nil matches, else the array (possibly empty).
+fn matches_json(matches: Option<&[HttpRouteMatch]>) -> JsonValue {
+    match matches {
+        None => JsonValue::Null,
+        Some(list) => JsonValue::Array(list.iter().map(HttpRouteMatch::to_json).collect()),
+    }
+}
+
+impl HttpRouteMatch {
+    /// Gateway API JSON: `path`, `headers` and `queryParams` left out when unset or empty.
+    pub fn to_json(&self) -> JsonValue {
+        let mut obj = BTreeMap::new();
+        if let Some(headers) = self.headers.as_ref().filter(|h| !h.is_empty()) {
+            obj.insert(
+                "headers".to_string(),
+                JsonValue::Array(headers.iter().map(NameValueMatch::to_json).collect()),
+            );
+        }
+        if let Some(path) = &self.path {
+            obj.insert("path".to_string(), path.to_json());
+        }
+        if let Some(params) = self.query_params.as_ref().filter(|q| !q.is_empty()) {
+            obj.insert(
+                "queryParams".to_string(),
+                JsonValue::Array(params.iter().map(NameValueMatch::to_json).collect()),
+            );
+        }
+        JsonValue::Object(obj)
+    }
+}
+
+impl HttpPathMatch {
+    /// `type` and `value` left out when unset (both are pointers in Go).
+    pub fn to_json(&self) -> JsonValue {
+        let mut obj = BTreeMap::new();
+        if let Some(t) = &self.match_type {
+            obj.insert("type".to_string(), JsonValue::String(t.clone()));
+        }
+        if let Some(v) = &self.value {
+            obj.insert("value".to_string(), JsonValue::String(v.clone()));
+        }
+        JsonValue::Object(obj)
+    }
+}
+
+impl NameValueMatch {
+    /// `name` and `value` always present; `type` left out when unset.
+    pub fn to_json(&self) -> JsonValue {
+        let mut obj = BTreeMap::new();
+        obj.insert("name".to_string(), JsonValue::String(self.name.clone()));
+        if let Some(t) = &self.match_type {
+            obj.insert("type".to_string(), JsonValue::String(t.clone()));
+        }
+        obj.insert("value".to_string(), JsonValue::String(self.value.clone()));
+        JsonValue::Object(obj)
+    }
+}
+
+impl HeaderModifier {
+    /// `set`, `add` and `remove` left out when unset or empty; `{}` when nothing is set.
+    pub fn to_json(&self) -> JsonValue {
+        let pairs = |list: &[(String, String)]| {
+            JsonValue::Array(
+                list.iter()
+                    .map(|(name, value)| {
+                        let mut h = BTreeMap::new();
+                        h.insert("name".to_string(), JsonValue::String(name.clone()));
+                        h.insert("value".to_string(), JsonValue::String(value.clone()));
+                        JsonValue::Object(h)
+                    })
+                    .collect(),
+            )
+        };
+        let mut obj = BTreeMap::new();
+        if let Some(add) = self.add.as_ref().filter(|l| !l.is_empty()) {
+            obj.insert("add".to_string(), pairs(add));
+        }
+        if let Some(remove) = self.remove.as_ref().filter(|l| !l.is_empty()) {
+            obj.insert(
+                "remove".to_string(),
+                JsonValue::Array(
+                    remove
+                        .iter()
+                        .map(|h| JsonValue::String(h.clone()))
+                        .collect(),
+                ),
+            );
+        }
+        if let Some(set) = self.set.as_ref().filter(|l| !l.is_empty()) {
+            obj.insert("set".to_string(), pairs(set));
+        }
+        JsonValue::Object(obj)
     }
 }
 
 impl IngressData {
     /// The ingress obj as JSON (nil fields `null`), as handed to the script.
     pub fn to_json(&self) -> JsonValue {
-        todo!("testcase helper")
+        let mut obj = BTreeMap::new();
+        obj.insert(
+            "annotations".to_string(),
+            self.annotations
+                .as_ref()
+                .map_or(JsonValue::Null, string_map_json),
+        );
+        obj.insert(
+            "canaryService".to_string(),
+            JsonValue::String(self.canary_service.clone()),
+        );
+        obj.insert("matches".to_string(), matches_json(self.matches.as_deref()));
+        obj.insert(
+            "requestHeaderModifier".to_string(),
+            self.request_header_modifier
+                .as_ref()
+                .map_or(JsonValue::Null, HeaderModifier::to_json),
+        );
+        obj.insert("weight".to_string(), JsonValue::String(self.weight.clone()));
+        JsonValue::Object(obj)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn weight_table_of_conformance_2_7() {
+        let table: &[(Option<&str>, i32)] = &[
+            (None, -1),
+            (Some("50%"), 50),
+            (Some("50"), 0),
+            (Some("0%"), 0),
+            (Some("100%"), 100),
+            (Some("12.5%"), 0),
+            (Some("abc"), 0),
+            (Some("+5%"), 5),
+            (Some("-10%"), -10),
+            (Some("150%"), 150),
+            (Some("05%"), 5),
+            (Some(" 5%"), 0),
+            (Some("5 %"), 0),
+            (Some("%"), 0),
+            (Some("+%"), 0),
+            (Some(""), 0),
+            (Some("1_0%"), 0),
+            (Some("0x10%"), 0),
+            (Some("5%%"), 0),
+            (Some("3000000000%"), -1294967296),
+            (Some("4294967396%"), 100),
+            (Some("99999999999999999999%"), 0),
+            (Some("9223372036854775807%"), 0),
+        ];
+        for (traffic, want) in table {
+            assert_eq!(
+                LuaData::canary_weight_from_traffic(*traffic),
+                *want,
+                "traffic {traffic:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn obj_json_leaves_out_what_go_omits() {
+        let obj = LuaData {
+            data: Data {
+                spec: None,
+                labels: Some(BTreeMap::new()),
+                annotations: None,
+            },
+            canary_weight: -1,
+            stable_weight: 101,
+            matches: Some(vec![
+                HttpRouteMatch::default(),
+                HttpRouteMatch {
+                    path: Some(HttpPathMatch {
+                        match_type: None,
+                        value: Some("/a".into()),
+                    }),
+                    headers: Some(vec![]),
+                    query_params: Some(vec![NameValueMatch {
+                        match_type: Some("Exact".into()),
+                        name: String::new(),
+                        value: "1".into(),
+                    }]),
+                },
+            ]),
+            canary_service: "c".into(),
+            stable_service: "s".into(),
+            request_header_modifier: Some(HeaderModifier {
+                set: Some(vec![]),
+                add: None,
+                remove: Some(vec!["x".into()]),
+            }),
+        };
+        let json = obj.to_json();
+        let JsonValue::Object(top) = &json else {
+            panic!()
+        };
+        assert_eq!(top["data"], JsonValue::Object(BTreeMap::new()));
+        let JsonValue::Array(matches) = &top["matches"] else {
+            panic!()
+        };
+        assert_eq!(matches[0], JsonValue::Object(BTreeMap::new()));
+        let JsonValue::Object(second) = &matches[1] else {
+            panic!()
+        };
+        assert_eq!(
+            second.keys().collect::<Vec<_>>(),
+            vec!["path", "queryParams"]
+        );
+        let JsonValue::Object(path) = &second["path"] else {
+            panic!()
+        };
+        assert_eq!(path.keys().collect::<Vec<_>>(), vec!["value"]);
+        let JsonValue::Array(params) = &second["queryParams"] else {
+            panic!()
+        };
+        let JsonValue::Object(param) = &params[0] else {
+            panic!()
+        };
+        assert_eq!(param["name"], JsonValue::String(String::new()));
+        let JsonValue::Object(modifier) = &top["requestHeaderModifier"] else {
+            panic!()
+        };
+        assert_eq!(modifier.keys().collect::<Vec<_>>(), vec!["remove"]);
+        let nil = LuaData::default().to_json();
+        let JsonValue::Object(nil) = nil else {
+            panic!()
+        };
+        assert_eq!(nil["matches"], JsonValue::Null);
+        assert_eq!(nil["requestHeaderModifier"], JsonValue::Null);
+    }
+
+    #[test]
+    fn ingress_obj_json() {
+        let obj = IngressData {
+            weight: "-1".into(),
+            canary_service: "c".into(),
+            ..Default::default()
+        };
+        let JsonValue::Object(top) = obj.to_json() else {
+            panic!()
+        };
+        assert_eq!(
+            top.keys().collect::<Vec<_>>(),
+            vec![
+                "annotations",
+                "canaryService",
+                "matches",
+                "requestHeaderModifier",
+                "weight"
+            ]
+        );
+        assert_eq!(top["annotations"], JsonValue::Null);
+        assert_eq!(top["weight"], JsonValue::String("-1".into()));
     }
 }

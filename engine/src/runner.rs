@@ -301,7 +301,7 @@ pub fn run_case_step(
         .expected
         .get(index)
         .map(|entry| (expected_data(&entry.data), entry));
-    let mut warnings = mode_difference_warning(&run, mode)
+    let warnings = mode_difference_warning(&run, mode)
         .into_iter()
         .collect::<Vec<_>>();
     let mut outcome = StepOutcome {
@@ -315,7 +315,7 @@ pub fn run_case_step(
         error: None,
         diff: Vec::new(),
         unified_diff: String::new(),
-        warnings: Vec::new(),
+        warnings,
         prints: run.prints.clone(),
         expected_span: expected_entry.as_ref().map(|(_, entry)| entry.node.span),
         step_span: step.span,
@@ -354,8 +354,6 @@ pub fn run_case_step(
             }
         }
     }
-    warnings.extend(outcome.warnings.drain(..));
-    outcome.warnings = warnings;
     outcome
 }
 

@@ -1,5 +1,23 @@
 //! A YAML reader for test cases that keeps the source position of every node and resolves
 //! scalars with YAML 1.1 rules, as sigs.k8s.io/yaml v1.4.0 (go-yaml v2) reads them.
+//!
+//! Parsing is event based (`saphyr-parser`); the tree is built here so that every node,
+//! map keys included, carries its [`Span`]. What go-yaml v2 does and this module copies:
+//!
+//! * Plain scalars are resolved with YAML 1.1 rules: `y`/`yes`/`on`/`true` (and their
+//!   `Yes`/`YES` spellings) are booleans, `~`/`null`/empty are null, integers accept `0x`,
+//!   `0o`, `0b`, a leading-`0` octal, `_` separators and a sign, floats accept `1e3`, `.5`,
+//!   `.inf`/`.nan`; timestamps stay strings. Quoted and block scalars are strings.
+//! * Explicit tags (`!!str`, `!!int`, `!!float`, `!!bool`, `!!null`, `!!binary`, …) are honoured;
+//!   a tag that does not fit its value (`!!int abc`) is an error. Unknown tags give strings.
+//! * Aliases are resolved (the node is copied; its top span is the alias's), and `<<` merge keys
+//!   are applied in place, in source order, as go-yaml v2 applies them.
+//! * A key that appears twice keeps its first position and takes the later value.
+//! * Only the first document counts ([`parse_first_document`]).
+
+use std::collections::{BTreeMap, HashMap};
+
+use saphyr_parser::{Event, Marker, Parser, ScalarStyle, ScanError};
 
 use crate::value::JsonValue;
 
@@ -45,6 +63,14 @@ pub struct YamlError {
     pub pos: Pos,
 }
 
+impl std::fmt::Display for YamlError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "yaml: line {}: {}", self.pos.line, self.message)
+    }
+}
+
+impl std::error::Error for YamlError {}
+
 /// One step of a JSON path into a document.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum PathSeg {
@@ -55,26 +81,1137 @@ pub enum PathSeg {
 /// Parses the first document of `source` (later documents are ignored, as Kruise does).
 /// `Ok(None)` for an empty stream.
 pub fn parse_first_document(source: &str) -> Result<Option<YamlNode>, YamlError> {
-    let _ = source;
-    todo!("testcase helper")
+    Ok(parse_stream(source, Some(1))?.into_iter().next())
+}
+
+/// Parses every document of `source` (for manifests holding several resources).
+pub fn parse_documents(source: &str) -> Result<Vec<YamlNode>, YamlError> {
+    parse_stream(source, None)
 }
 
 impl YamlNode {
+    /// A node without a source position (for synthesized values).
+    pub fn synthetic(value: YamlValue) -> YamlNode {
+        YamlNode {
+            value,
+            span: Span::default(),
+        }
+    }
+
     /// The node as JSON, keys converted to strings as sigs.k8s.io/yaml does (`on:` → `"true"`).
-    /// Integers stay exact ([`JsonValue::Int`]).
+    /// Integers stay exact ([`JsonValue::Int`]). Keys sigs.k8s.io/yaml rejects (null) are
+    /// written `"null"` here; [`YamlNode::try_to_json`] reports them instead.
     pub fn to_json(&self) -> JsonValue {
-        todo!("testcase helper")
+        match &self.value {
+            YamlValue::Null => JsonValue::Null,
+            YamlValue::Bool(b) => JsonValue::Bool(*b),
+            YamlValue::Int(i) => JsonValue::Int(*i),
+            YamlValue::Float(f) => JsonValue::Float(*f),
+            YamlValue::String(s) => JsonValue::String(s.clone()),
+            YamlValue::Seq(items) => {
+                JsonValue::Array(items.iter().map(YamlNode::to_json).collect())
+            }
+            YamlValue::Map(entries) => {
+                let mut out = BTreeMap::new();
+                for (k, v) in entries {
+                    let key = k.key_string().unwrap_or_else(|| "null".to_string());
+                    out.insert(key, v.to_json());
+                }
+                JsonValue::Object(out)
+            }
+        }
+    }
+
+    /// Like [`YamlNode::to_json`], but fails where sigs.k8s.io/yaml fails: a null key, or a
+    /// NaN/infinite number (Go's JSON encoder rejects them).
+    pub fn try_to_json(&self) -> Result<JsonValue, YamlError> {
+        let fail = |node: &YamlNode, message: String| YamlError {
+            message,
+            pos: node.span.start,
+        };
+        Ok(match &self.value {
+            YamlValue::Float(f) if !f.is_finite() => {
+                return Err(fail(
+                    self,
+                    format!("json: unsupported value: {}", go_special_float(*f)),
+                ));
+            }
+            YamlValue::Seq(items) => JsonValue::Array(
+                items
+                    .iter()
+                    .map(YamlNode::try_to_json)
+                    .collect::<Result<Vec<_>, _>>()?,
+            ),
+            YamlValue::Map(entries) => {
+                let mut out = BTreeMap::new();
+                for (k, v) in entries {
+                    let key = k
+                        .key_string()
+                        .ok_or_else(|| fail(k, "unsupported map key of type: <nil>".to_string()))?;
+                    out.insert(key, v.try_to_json()?);
+                }
+                JsonValue::Object(out)
+            }
+            _ => self.to_json(),
+        })
+    }
+
+    /// This node used as a map key, as sigs.k8s.io/yaml turns it into a JSON key: strings as
+    /// they are, integers in decimal, floats with Go's `%g` at 32-bit precision, booleans as
+    /// `"true"`/`"false"`. `None` for keys it rejects (null, collections).
+    pub fn key_string(&self) -> Option<String> {
+        match &self.value {
+            YamlValue::String(s) => Some(s.clone()),
+            YamlValue::Int(i) => Some(i.to_string()),
+            YamlValue::Float(f) => Some(go_format_float_g32(*f)),
+            YamlValue::Bool(b) => Some(b.to_string()),
+            YamlValue::Null | YamlValue::Seq(_) | YamlValue::Map(_) => None,
+        }
     }
 
     /// The value under `key` of a map node. `key` is compared exactly.
     pub fn get(&self, key: &str) -> Option<&YamlNode> {
-        let _ = key;
-        todo!("testcase helper")
+        match &self.value {
+            YamlValue::Map(entries) => entries
+                .iter()
+                .rev()
+                .find(|(k, _)| k.key_string().as_deref() == Some(key))
+                .map(|(_, v)| v),
+            _ => None,
+        }
+    }
+
+    /// The key node of `key` in a map node (for pointing at a key rather than its value).
+    pub fn get_key(&self, key: &str) -> Option<&YamlNode> {
+        match &self.value {
+            YamlValue::Map(entries) => entries
+                .iter()
+                .rev()
+                .find(|(k, _)| k.key_string().as_deref() == Some(key))
+                .map(|(k, _)| k),
+            _ => None,
+        }
     }
 
     /// The node at a JSON path below this one (object keys compared exactly), if present.
     pub fn at_path(&self, path: &[PathSeg]) -> Option<&YamlNode> {
-        let _ = path;
-        todo!("testcase helper")
+        let mut node = self;
+        for seg in path {
+            node = match (seg, &node.value) {
+                (PathSeg::Key(k), YamlValue::Map(_)) => node.get(k)?,
+                (PathSeg::Index(i), YamlValue::Seq(items)) => items.get(*i)?,
+                _ => return None,
+            };
+        }
+        Some(node)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Go number formatting that sigs.k8s.io/yaml and encoding/json apply.
+
+/// `"+Inf"`, `"-Inf"` or `"NaN"`, as Go prints them.
+fn go_special_float(f: f64) -> &'static str {
+    if f.is_nan() {
+        "NaN"
+    } else if f > 0.0 {
+        "+Inf"
+    } else {
+        "-Inf"
+    }
+}
+
+/// Shortest round-trip decimal digits of `text` produced by Rust's `{:e}` formatting:
+/// (negative, digits, decimal point position).
+fn split_exp_repr(text: &str) -> (bool, String, i32) {
+    let (neg, rest) = match text.strip_prefix('-') {
+        Some(r) => (true, r),
+        None => (false, text),
+    };
+    let (mantissa, exp) = rest.split_once('e').unwrap_or((rest, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
+    let digits = digits.trim_end_matches('0').to_string();
+    if digits.is_empty() {
+        return (neg, "0".to_string(), 1);
+    }
+    (neg, digits, exp + 1)
+}
+
+/// Writes digits with the decimal point at `dp`, as Go's `%f` with the shortest precision.
+fn fixed_from_digits(neg: bool, digits: &str, dp: i32) -> String {
+    let mut out = String::new();
+    if neg {
+        out.push('-');
+    }
+    let nd = digits.len() as i32;
+    if dp <= 0 {
+        out.push_str("0.");
+        for _ in 0..-dp {
+            out.push('0');
+        }
+        out.push_str(digits);
+    } else if dp >= nd {
+        out.push_str(digits);
+        for _ in 0..dp - nd {
+            out.push('0');
+        }
+    } else {
+        out.push_str(&digits[..dp as usize]);
+        out.push('.');
+        out.push_str(&digits[dp as usize..]);
+    }
+    out
+}
+
+/// Writes digits as Go's `%e` with the shortest precision: `d.ddde±XX` (two exponent digits
+/// at least).
+fn exp_from_digits(neg: bool, digits: &str, dp: i32) -> String {
+    let mut out = String::new();
+    if neg {
+        out.push('-');
+    }
+    out.push_str(&digits[..1]);
+    if digits.len() > 1 {
+        out.push('.');
+        out.push_str(&digits[1..]);
+    }
+    let exp = dp - 1;
+    out.push('e');
+    out.push(if exp < 0 { '-' } else { '+' });
+    let abs = exp.unsigned_abs();
+    if abs < 10 {
+        out.push('0');
+    }
+    out.push_str(&abs.to_string());
+    out
+}
+
+/// Go's `strconv.FormatFloat(f, 'g', -1, 32)` with sigs.k8s.io/yaml's spellings of the
+/// special values (`.inf`, `-.inf`, `.nan`): how it turns a float into a string where the Go
+/// field is a string, and how float map keys are written.
+pub(crate) fn go_format_float_g32(f: f64) -> String {
+    if f.is_nan() {
+        return ".nan".to_string();
+    }
+    let single = f as f32;
+    if single.is_infinite() {
+        return if single > 0.0 { ".inf" } else { "-.inf" }.to_string();
+    }
+    let (neg, digits, dp) = split_exp_repr(&format!("{single:e}"));
+    let exp = dp - 1;
+    // Shortest formatting decides between %e and %f with a precision of 6.
+    if !(-4..6).contains(&exp) {
+        exp_from_digits(neg, &digits, dp)
+    } else {
+        fixed_from_digits(neg, &digits, dp)
+    }
+}
+
+/// The number text Go's `encoding/json` writes for a float64 (`1e+21`, `1e-7`, `0.5`,
+/// `100000000000000000000`). `None` for NaN and infinities, which it refuses.
+pub(crate) fn go_json_float_text(f: f64) -> Option<String> {
+    if !f.is_finite() {
+        return None;
+    }
+    let abs = f.abs();
+    let (neg, digits, dp) = split_exp_repr(&format!("{f:e}"));
+    if abs != 0.0 && !(1e-6..1e21).contains(&abs) {
+        let mut text = exp_from_digits(neg, &digits, dp);
+        // Go trims a leading zero of a negative two-digit exponent: e-07 → e-7.
+        let n = text.len();
+        let bytes = text.as_bytes();
+        if n >= 4 && bytes[n - 4] == b'e' && bytes[n - 3] == b'-' && bytes[n - 2] == b'0' {
+            text.remove(n - 2);
+        }
+        Some(text)
+    } else {
+        Some(fixed_from_digits(neg, &digits, dp))
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scalar resolution (go-yaml v2's `resolve`).
+
+const TAG_PREFIX: &str = "tag:yaml.org,2002:";
+
+/// What a scalar resolved to, with the short name of its YAML type (for tag checks).
+#[derive(Debug, Clone, PartialEq)]
+enum Resolved {
+    Null,
+    Bool(bool),
+    Int(i64),
+    /// An integer beyond int64 but within uint64 (go-yaml gives a uint64).
+    Uint(u64),
+    Float(f64),
+    Str,
+    Timestamp,
+}
+
+impl Resolved {
+    fn short_tag(&self) -> &'static str {
+        match self {
+            Resolved::Null => "!!null",
+            Resolved::Bool(_) => "!!bool",
+            Resolved::Int(_) | Resolved::Uint(_) => "!!int",
+            Resolved::Float(_) => "!!float",
+            Resolved::Str => "!!str",
+            Resolved::Timestamp => "!!timestamp",
+        }
+    }
+}
+
+/// The fixed spellings go-yaml v2 looks up before anything else.
+fn lookup_fixed(text: &str) -> Option<Resolved> {
+    Some(match text {
+        "y" | "Y" | "yes" | "Yes" | "YES" | "true" | "True" | "TRUE" | "on" | "On" | "ON" => {
+            Resolved::Bool(true)
+        }
+        "n" | "N" | "no" | "No" | "NO" | "false" | "False" | "FALSE" | "off" | "Off" | "OFF" => {
+            Resolved::Bool(false)
+        }
+        "" | "~" | "null" | "Null" | "NULL" => Resolved::Null,
+        ".nan" | ".NaN" | ".NAN" => Resolved::Float(f64::NAN),
+        ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF" => Resolved::Float(f64::INFINITY),
+        "-.inf" | "-.Inf" | "-.INF" => Resolved::Float(f64::NEG_INFINITY),
+        _ => return None,
+    })
+}
+
+/// Go's `strconv.ParseUint(s, 0, 64)` on a string without underscores: `0x`/`0o`/`0b`
+/// prefixes (either case), a leading `0` for octal, no sign.
+fn go_parse_uint_base0(s: &str) -> Option<u64> {
+    let bytes = s.as_bytes();
+    let (radix, digits) = if bytes.len() >= 2 && bytes[0] == b'0' {
+        match bytes[1] {
+            b'x' | b'X' => (16, &s[2..]),
+            b'o' | b'O' => (8, &s[2..]),
+            b'b' | b'B' => (2, &s[2..]),
+            _ => (8, &s[1..]),
+        }
+    } else {
+        (10, s)
+    };
+    if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
+        return None;
+    }
+    u64::from_str_radix(digits, radix).ok()
+}
+
+/// Go's `strconv.ParseInt(s, 0, 64)` on a string without underscores.
+fn go_parse_int_base0(s: &str) -> Option<i64> {
+    let (neg, rest) = match s.as_bytes().first() {
+        Some(b'-') => (true, &s[1..]),
+        Some(b'+') => (false, &s[1..]),
+        _ => (false, s),
+    };
+    let magnitude = go_parse_uint_base0(rest)?;
+    if neg {
+        if magnitude <= i64::MAX as u64 + 1 {
+            Some((magnitude as i64).wrapping_neg())
+        } else {
+            None
+        }
+    } else {
+        i64::try_from(magnitude).ok()
+    }
+}
+
+/// go-yaml v2's float shape: `^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`.
+fn is_yaml_style_float(s: &str) -> bool {
+    let b = s.as_bytes();
+    let mut i = 0;
+    if i < b.len() && (b[i] == b'+' || b[i] == b'-') {
+        i += 1;
+    }
+    let digits = |i: &mut usize| {
+        let start = *i;
+        while *i < b.len() && b[*i].is_ascii_digit() {
+            *i += 1;
+        }
+        *i - start
+    };
+    if i < b.len() && b[i] == b'.' {
+        i += 1;
+        if digits(&mut i) == 0 {
+            return false;
+        }
+    } else {
+        if digits(&mut i) == 0 {
+            return false;
+        }
+        if i < b.len() && b[i] == b'.' {
+            i += 1;
+            digits(&mut i);
+        }
+    }
+    if i < b.len() && (b[i] == b'e' || b[i] == b'E') {
+        i += 1;
+        if i < b.len() && (b[i] == b'+' || b[i] == b'-') {
+            i += 1;
+        }
+        if digits(&mut i) == 0 {
+            return false;
+        }
+    }
+    i == b.len()
+}
+
+/// Go's `strconv.ParseFloat` for the decimal forms that reach it here; out of range is an error.
+fn go_parse_float(s: &str) -> Option<f64> {
+    let f: f64 = s.parse().ok()?;
+    f.is_finite().then_some(f)
+}
+
+/// Whether `s` looks like one of go-yaml v2's timestamp formats (they stay strings anyway;
+/// this only matters for an explicit `!!timestamp` tag).
+fn looks_like_timestamp(s: &str) -> bool {
+    let b = s.as_bytes();
+    if b.len() < 8 || !b[..4].iter().all(u8::is_ascii_digit) || b[4] != b'-' {
+        return false;
+    }
+    let rest = &s[5..];
+    let mut parts = rest.splitn(2, '-');
+    let month = parts.next().unwrap_or("");
+    let tail = parts.next().unwrap_or("");
+    let day_len = tail.bytes().take_while(u8::is_ascii_digit).count();
+    let ok_num = |t: &str| !t.is_empty() && t.len() <= 2 && t.bytes().all(|c| c.is_ascii_digit());
+    ok_num(month) && ok_num(&tail[..day_len])
+}
+
+/// Resolves an untagged plain scalar (or a tagged one, `tag` being its long form) as go-yaml
+/// v2's `resolve` does, before the tag check.
+fn resolve_text(text: &str, tag: Option<&str>) -> Resolved {
+    let hint = match text.as_bytes().first() {
+        None => b'N',
+        Some(b'+' | b'-') => b'S',
+        Some(b'0'..=b'9') => b'D',
+        Some(b'y' | b'Y' | b'n' | b'N' | b't' | b'T' | b'f' | b'F' | b'o' | b'O' | b'~') => b'M',
+        Some(b'.') => b'.',
+        Some(_) => 0,
+    };
+    if hint == 0 {
+        return Resolved::Str;
+    }
+    if let Some(r) = lookup_fixed(text) {
+        return r;
+    }
+    match hint {
+        b'.' => {
+            // `.5`, `.5e3`: Go's ParseFloat on the text as written.
+            if is_yaml_style_float(text)
+                && let Some(f) = go_parse_float(text)
+            {
+                return Resolved::Float(f);
+            }
+        }
+        b'D' | b'S' => {
+            let timestamp_ok = tag.is_none() || tag == Some("tag:yaml.org,2002:timestamp");
+            if timestamp_ok && looks_like_timestamp(text) {
+                return Resolved::Timestamp;
+            }
+            let plain: String = text.chars().filter(|c| *c != '_').collect();
+            if let Some(i) = go_parse_int_base0(&plain) {
+                return Resolved::Int(i);
+            }
+            if let Some(u) = go_parse_uint_base0(&plain) {
+                return Resolved::Uint(u);
+            }
+            if is_yaml_style_float(&plain)
+                && let Some(f) = go_parse_float(&plain)
+            {
+                return Resolved::Float(f);
+            }
+        }
+        _ => {}
+    }
+    Resolved::Str
+}
+
+fn resolved_to_value(r: Resolved, text: &str) -> YamlValue {
+    match r {
+        Resolved::Null => YamlValue::Null,
+        Resolved::Bool(b) => YamlValue::Bool(b),
+        Resolved::Int(i) => YamlValue::Int(i),
+        // Beyond int64: Go keeps a uint64, which JSON decoding later reads as a float64.
+        Resolved::Uint(u) => YamlValue::Float(u as f64),
+        Resolved::Float(f) => YamlValue::Float(f),
+        Resolved::Str | Resolved::Timestamp => YamlValue::String(text.to_string()),
+    }
+}
+
+/// Standard base64 (with padding), as Go's `base64.StdEncoding` decodes `!!binary`.
+fn decode_base64(text: &str) -> Option<Vec<u8>> {
+    let clean: Vec<u8> = text.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
+    if !clean.len().is_multiple_of(4) {
+        return None;
+    }
+    let value = |c: u8| -> Option<u32> {
+        Some(match c {
+            b'A'..=b'Z' => (c - b'A') as u32,
+            b'a'..=b'z' => (c - b'a' + 26) as u32,
+            b'0'..=b'9' => (c - b'0' + 52) as u32,
+            b'+' => 62,
+            b'/' => 63,
+            _ => return None,
+        })
+    };
+    let mut out = Vec::new();
+    for (n, chunk) in clean.chunks(4).enumerate() {
+        let last = n == clean.len() / 4 - 1;
+        let pad = chunk.iter().rev().take_while(|c| **c == b'=').count();
+        if pad > 2 || (pad > 0 && !last) {
+            return None;
+        }
+        let mut acc = 0u32;
+        for &c in &chunk[..4 - pad] {
+            acc = (acc << 6) | value(c)?;
+        }
+        acc <<= 6 * pad as u32;
+        let bytes = [(acc >> 16) as u8, (acc >> 8) as u8, acc as u8];
+        out.extend_from_slice(&bytes[..3 - pad]);
+    }
+    Some(out)
+}
+
+/// Resolves one scalar event as go-yaml v2 decodes it into `interface{}`.
+fn resolve_scalar(text: &str, style: ScalarStyle, tag: Option<&str>) -> Result<YamlValue, String> {
+    let Some(tag) = tag else {
+        return Ok(if style == ScalarStyle::Plain {
+            resolved_to_value(resolve_text(text, None), text)
+        } else {
+            YamlValue::String(text.to_string())
+        });
+    };
+    let Some(short) = tag.strip_prefix(TAG_PREFIX) else {
+        // Local and unknown tags: the text as a string.
+        return Ok(YamlValue::String(text.to_string()));
+    };
+    match short {
+        "str" => Ok(YamlValue::String(text.to_string())),
+        "binary" => decode_base64(text)
+            .map(|bytes| YamlValue::String(String::from_utf8_lossy(&bytes).into_owned()))
+            .ok_or_else(|| "!!binary value contains invalid base64 data".to_string()),
+        "bool" | "int" | "float" | "null" | "timestamp" => {
+            let r = resolve_text(text, Some(tag));
+            let wanted = format!("!!{short}");
+            if r.short_tag() == wanted {
+                return Ok(resolved_to_value(r, text));
+            }
+            if short == "float" {
+                match r {
+                    Resolved::Int(i) => return Ok(YamlValue::Float(i as f64)),
+                    Resolved::Uint(u) => return Ok(YamlValue::Float(u as f64)),
+                    _ => {}
+                }
+            }
+            Err(format!(
+                "cannot decode {} `{}` as a {}",
+                r.short_tag(),
+                text,
+                wanted
+            ))
+        }
+        _ => Ok(YamlValue::String(text.to_string())),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Building the tree from parser events.
+
+/// Byte offsets of every char index (the parser's markers count chars).
+struct Positions {
+    byte_of_char: Vec<usize>,
+}
+
+impl Positions {
+    fn new(source: &str) -> Self {
+        let mut byte_of_char: Vec<usize> = source.char_indices().map(|(b, _)| b).collect();
+        byte_of_char.push(source.len());
+        Positions { byte_of_char }
+    }
+
+    fn pos(&self, m: &Marker) -> Pos {
+        let idx = m.index().min(self.byte_of_char.len() - 1);
+        Pos {
+            line: m.line() as u32,
+            column: m.col() as u32 + 1,
+            offset: self.byte_of_char[idx],
+        }
+    }
+}
+
+enum Frame {
+    Seq {
+        items: Vec<YamlNode>,
+        start: Pos,
+        flow: bool,
+        anchor: usize,
+    },
+    Map {
+        entries: Vec<(YamlNode, YamlNode)>,
+        /// The key waiting for its value, and whether it is a `<<` merge key.
+        pending: Option<(YamlNode, bool)>,
+        start: Pos,
+        flow: bool,
+        anchor: usize,
+    },
+}
+
+fn error_at(pos: Pos, message: impl Into<String>) -> YamlError {
+    YamlError {
+        message: message.into(),
+        pos,
+    }
+}
+
+fn scan_error(positions: &Positions, e: &ScanError) -> YamlError {
+    error_at(positions.pos(e.marker()), e.info().to_string())
+}
+
+/// Sets `key` to `value` in `entries` as a Go map does: an equal key keeps its place and takes
+/// the new key node and value.
+fn map_insert(entries: &mut Vec<(YamlNode, YamlNode)>, key: YamlNode, value: YamlNode) {
+    if let Some(slot) = entries.iter_mut().find(|(k, _)| k.value == key.value) {
+        *slot = (key, value);
+    } else {
+        entries.push((key, value));
+    }
+}
+
+/// Applies a `<<` merge value to `entries`: a map, or a sequence of maps where earlier maps
+/// take precedence.
+fn apply_merge(entries: &mut Vec<(YamlNode, YamlNode)>, value: YamlNode) -> Result<(), YamlError> {
+    let want_map = |n: &YamlNode| {
+        error_at(
+            n.span.start,
+            "map merge requires map or sequence of maps as the value",
+        )
+    };
+    match value.value {
+        YamlValue::Map(merged) => {
+            for (k, v) in merged {
+                map_insert(entries, k, v);
+            }
+        }
+        YamlValue::Seq(items) => {
+            for item in items.into_iter().rev() {
+                match item.value {
+                    YamlValue::Map(merged) => {
+                        for (k, v) in merged {
+                            map_insert(entries, k, v);
+                        }
+                    }
+                    _ => return Err(want_map(&item)),
+                }
+            }
+        }
+        _ => return Err(want_map(&value)),
+    }
+    Ok(())
+}
+
+struct Builder<'a> {
+    positions: Positions,
+    source: &'a str,
+    stack: Vec<Frame>,
+    anchors: HashMap<usize, YamlNode>,
+    /// The finished root of the current document.
+    root: Option<YamlNode>,
+}
+
+impl Builder<'_> {
+    /// Hands a finished node to its parent (or makes it the document root).
+    fn finish(
+        &mut self,
+        node: YamlNode,
+        anchor: usize,
+        is_merge_key: bool,
+    ) -> Result<(), YamlError> {
+        if anchor != 0 {
+            self.anchors.insert(anchor, node.clone());
+        }
+        match self.stack.last_mut() {
+            None => self.root = Some(node),
+            Some(Frame::Seq { items, .. }) => items.push(node),
+            Some(Frame::Map {
+                entries, pending, ..
+            }) => match pending.take() {
+                None => {
+                    if matches!(node.value, YamlValue::Seq(_) | YamlValue::Map(_)) {
+                        return Err(error_at(node.span.start, "invalid map key: a collection"));
+                    }
+                    *pending = Some((node, is_merge_key));
+                }
+                Some((key, true)) => {
+                    let _ = key;
+                    apply_merge(entries, node)?;
+                }
+                Some((key, false)) => map_insert(entries, key, node),
+            },
+        }
+        Ok(())
+    }
+
+    /// A flow collection's start event spans its `{`/`[` (after any anchor or tag); a block
+    /// collection's is empty.
+    fn is_flow(&self, start: Pos, end: Pos) -> bool {
+        end.offset > start.offset
+            && matches!(
+                self.source.as_bytes().get(end.offset - 1),
+                Some(b'{' | b'[')
+            )
+    }
+}
+
+/// Parses up to `max_docs` documents (all when `None`).
+fn parse_stream(source: &str, max_docs: Option<usize>) -> Result<Vec<YamlNode>, YamlError> {
+    let mut parser = Parser::new_from_str(source);
+    let mut b = Builder {
+        positions: Positions::new(source),
+        source,
+        stack: Vec::new(),
+        anchors: HashMap::new(),
+        root: None,
+    };
+    let mut docs = Vec::new();
+    while let Some(item) = parser.next_event() {
+        let (event, span) = item.map_err(|e| scan_error(&b.positions, &e))?;
+        let start = b.positions.pos(&span.start);
+        let end = b.positions.pos(&span.end);
+        match event {
+            Event::StreamStart | Event::Nothing => {}
+            Event::StreamEnd => break,
+            Event::DocumentStart(_) => {
+                b.anchors.clear();
+                b.root = None;
+            }
+            Event::DocumentEnd => {
+                if let Some(root) = b.root.take() {
+                    docs.push(root);
+                }
+                if max_docs.is_some_and(|max| docs.len() >= max) {
+                    break;
+                }
+            }
+            Event::Alias(id) => {
+                let Some(target) = b.anchors.get(&id) else {
+                    return Err(error_at(start, "unknown anchor referenced"));
+                };
+                let node = YamlNode {
+                    value: target.value.clone(),
+                    span: Span { start, end },
+                };
+                b.finish(node, 0, false)?;
+            }
+            Event::Scalar(text, style, anchor, tag) => {
+                let tag_text = tag.as_ref().map(|t| format!("{}{}", t.handle, t.suffix));
+                let is_merge_key = text == "<<"
+                    && ((style == ScalarStyle::Plain && tag_text.is_none())
+                        || tag_text.as_deref() == Some("tag:yaml.org,2002:merge"));
+                let value = resolve_scalar(&text, style, tag_text.as_deref())
+                    .map_err(|m| error_at(start, m))?;
+                b.finish(
+                    YamlNode {
+                        value,
+                        span: Span { start, end },
+                    },
+                    anchor,
+                    is_merge_key,
+                )?;
+            }
+            Event::SequenceStart(anchor, _) => {
+                let flow = b.is_flow(start, end);
+                b.stack.push(Frame::Seq {
+                    items: Vec::new(),
+                    start,
+                    flow,
+                    anchor,
+                });
+            }
+            Event::MappingStart(anchor, _) => {
+                let flow = b.is_flow(start, end);
+                b.stack.push(Frame::Map {
+                    entries: Vec::new(),
+                    pending: None,
+                    start,
+                    flow,
+                    anchor,
+                });
+            }
+            Event::SequenceEnd => {
+                let Some(Frame::Seq {
+                    items,
+                    start: s,
+                    flow,
+                    anchor,
+                }) = b.stack.pop()
+                else {
+                    return Err(error_at(start, "unbalanced sequence end"));
+                };
+                let e = if flow {
+                    end
+                } else {
+                    items.last().map_or(end, |n| n.span.end)
+                };
+                b.finish(
+                    YamlNode {
+                        value: YamlValue::Seq(items),
+                        span: Span { start: s, end: e },
+                    },
+                    anchor,
+                    false,
+                )?;
+            }
+            Event::MappingEnd => {
+                let Some(Frame::Map {
+                    entries,
+                    pending,
+                    start: s,
+                    flow,
+                    anchor,
+                }) = b.stack.pop()
+                else {
+                    return Err(error_at(start, "unbalanced mapping end"));
+                };
+                if let Some((key, _)) = pending {
+                    return Err(error_at(key.span.start, "mapping key without a value"));
+                }
+                let e = if flow {
+                    end
+                } else {
+                    entries
+                        .iter()
+                        .map(|(k, v)| k.span.end.max_by_offset(v.span.end))
+                        .max_by_key(|p| p.offset)
+                        .unwrap_or(end)
+                };
+                b.finish(
+                    YamlNode {
+                        value: YamlValue::Map(entries),
+                        span: Span { start: s, end: e },
+                    },
+                    anchor,
+                    false,
+                )?;
+            }
+        }
+    }
+    Ok(docs)
+}
+
+impl Pos {
+    fn max_by_offset(self, other: Pos) -> Pos {
+        if other.offset > self.offset {
+            other
+        } else {
+            self
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scalar(text: &str) -> YamlValue {
+        let doc = parse_first_document(&format!("v: {text}\n"))
+            .unwrap()
+            .unwrap();
+        doc.get("v").unwrap().value.clone()
+    }
+
+    #[test]
+    fn yaml11_plain_scalars() {
+        use YamlValue::*;
+        let table: &[(&str, YamlValue)] = &[
+            ("yes", Bool(true)),
+            ("Yes", Bool(true)),
+            ("YES", Bool(true)),
+            ("y", Bool(true)),
+            ("Y", Bool(true)),
+            ("on", Bool(true)),
+            ("On", Bool(true)),
+            ("ON", Bool(true)),
+            ("true", Bool(true)),
+            ("True", Bool(true)),
+            ("TRUE", Bool(true)),
+            ("no", Bool(false)),
+            ("No", Bool(false)),
+            ("NO", Bool(false)),
+            ("n", Bool(false)),
+            ("N", Bool(false)),
+            ("off", Bool(false)),
+            ("Off", Bool(false)),
+            ("OFF", Bool(false)),
+            ("false", Bool(false)),
+            ("False", Bool(false)),
+            ("FALSE", Bool(false)),
+            ("yEs", String("yEs".into())),
+            ("tRUE", String("tRUE".into())),
+            ("~", Null),
+            ("null", Null),
+            ("Null", Null),
+            ("NULL", Null),
+            ("nUll", String("nUll".into())),
+            ("", Null),
+            ("0x1F", Int(31)),
+            ("0X1f", Int(31)),
+            ("010", Int(8)),
+            ("0o17", Int(15)),
+            ("0b101", Int(5)),
+            ("-0b101", Int(-5)),
+            ("1_000", Int(1000)),
+            ("+5", Int(5)),
+            ("-42", Int(-42)),
+            ("-0x10", Int(-16)),
+            ("0", Int(0)),
+            ("9223372036854775807", Int(i64::MAX)),
+            ("-9223372036854775808", Int(i64::MIN)),
+            ("9223372036854775808", Float(9223372036854775808.0)),
+            ("08", Float(8.0)),
+            ("1e3", Float(1000.0)),
+            ("1E3", Float(1000.0)),
+            ("1.0", Float(1.0)),
+            (".5", Float(0.5)),
+            ("-.5", Float(-0.5)),
+            ("+.5", Float(0.5)),
+            ("1.", Float(1.0)),
+            ("1_000.5", Float(1000.5)),
+            (".inf", Float(f64::INFINITY)),
+            ("-.Inf", Float(f64::NEG_INFINITY)),
+            ("+.INF", Float(f64::INFINITY)),
+            ("1e400", String("1e400".into())),
+            ("2024-01-02", String("2024-01-02".into())),
+            (
+                "2024-01-02T10:00:00Z",
+                String("2024-01-02T10:00:00Z".into()),
+            ),
+            ("0x", String("0x".into())),
+            ("_1", String("_1".into())),
+            ("+", String("+".into())),
+            ("-x", String("-x".into())),
+            (".", String(".".into())),
+            ("0x1p4", String("0x1p4".into())),
+            ("1.2.3", String("1.2.3".into())),
+            ("50%", String("50%".into())),
+            ("'yes'", String("yes".into())),
+            ("\"010\"", String("010".into())),
+            ("!!str 010", String("010".into())),
+            ("!!str yes", String("yes".into())),
+            ("!!int \"12\"", Int(12)),
+            ("!!float 3", Float(3.0)),
+            ("!!bool \"on\"", Bool(true)),
+            ("!!null ''", Null),
+            ("!!binary aGVsbG8=", String("hello".into())),
+            ("!custom 12", String("12".into())),
+            ("|\n  yes\n", String("yes\n".into())),
+        ];
+        for (text, want) in table {
+            let got = scalar(text);
+            match (&got, want) {
+                (Float(a), Float(b)) if a.is_nan() && b.is_nan() => {}
+                _ => assert_eq!(&got, want, "scalar {text:?}"),
+            }
+        }
+        assert!(matches!(scalar(".nan"), Float(f) if f.is_nan()));
+        assert!(matches!(scalar(".NaN"), Float(f) if f.is_nan()));
+    }
+
+    #[test]
+    fn tag_mismatch_is_an_error() {
+        let err = parse_first_document("v: !!int abc\n").unwrap_err();
+        assert!(
+            err.message.contains("cannot decode !!str `abc` as a !!int"),
+            "{err:?}"
+        );
+        assert_eq!(err.pos.line, 1);
+        assert!(parse_first_document("v: !!binary ***\n").is_err());
+    }
+
+    #[test]
+    fn keys_become_strings_as_sigs_yaml_does() {
+        let doc = parse_first_document("on: 1\n1: a\nno: b\n1.5: c\n1e7: d\n0x10: e\n")
+            .unwrap()
+            .unwrap();
+        let json = doc.to_json();
+        let JsonValue::Object(map) = json else {
+            panic!("not an object")
+        };
+        let keys: Vec<&str> = map.keys().map(String::as_str).collect();
+        assert_eq!(keys, vec!["1", "1.5", "16", "1e+07", "false", "true"]);
+        assert_eq!(map["true"], JsonValue::Int(1));
+        assert!(
+            parse_first_document("~: x\n")
+                .unwrap()
+                .unwrap()
+                .try_to_json()
+                .is_err()
+        );
+        assert!(
+            parse_first_document("v: .nan\n")
+                .unwrap()
+                .unwrap()
+                .try_to_json()
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn go_float_formatting() {
+        assert_eq!(go_format_float_g32(8080.0), "8080");
+        assert_eq!(go_format_float_g32(1.5), "1.5");
+        assert_eq!(go_format_float_g32(0.1), "0.1");
+        assert_eq!(go_format_float_g32(1e6), "1e+06");
+        assert_eq!(go_format_float_g32(123456.0), "123456");
+        assert_eq!(go_format_float_g32(1234567.0), "1.234567e+06");
+        assert_eq!(go_format_float_g32(0.0001), "0.0001");
+        assert_eq!(go_format_float_g32(0.00001), "1e-05");
+        assert_eq!(go_format_float_g32(std::f64::consts::PI), "3.1415927");
+        assert_eq!(go_format_float_g32(-0.0), "-0");
+        assert_eq!(go_format_float_g32(f64::INFINITY), ".inf");
+        assert_eq!(go_json_float_text(1e21).unwrap(), "1e+21");
+        assert_eq!(go_json_float_text(1e20).unwrap(), "100000000000000000000");
+        assert_eq!(go_json_float_text(1e-7).unwrap(), "1e-7");
+        assert_eq!(go_json_float_text(0.000001).unwrap(), "0.000001");
+        assert_eq!(go_json_float_text(0.5).unwrap(), "0.5");
+        assert_eq!(go_json_float_text(-0.0).unwrap(), "-0");
+        assert_eq!(
+            go_json_float_text(2f64.powi(62)).unwrap(),
+            "4611686018427388000"
+        );
+        assert_eq!(go_json_float_text(5e-324).unwrap(), "5e-324");
+        assert!(go_json_float_text(f64::NAN).is_none());
+    }
+
+    #[test]
+    fn spans_of_nested_nodes() {
+        let src =
+            "a: 1\nexpected:\n- kind: Echo\n- kind: Echo\n  spec:\n    x: [1, {w: 2, y: 3}]\n";
+        let doc = parse_first_document(src).unwrap().unwrap();
+        let path = [
+            PathSeg::Key("expected".into()),
+            PathSeg::Index(1),
+            PathSeg::Key("spec".into()),
+            PathSeg::Key("x".into()),
+        ];
+        let x = doc.at_path(&path).unwrap();
+        assert_eq!((x.span.start.line, x.span.start.column), (6, 8));
+        assert_eq!(
+            &src[x.span.start.offset..x.span.end.offset],
+            "[1, {w: 2, y: 3}]"
+        );
+        let key = doc.at_path(&path[..3]).unwrap().get_key("x").unwrap();
+        assert_eq!((key.span.start.line, key.span.start.column), (6, 5));
+        assert_eq!(&src[key.span.start.offset..key.span.end.offset], "x");
+        let entry = doc.at_path(&path[..2]).unwrap();
+        assert_eq!((entry.span.start.line, entry.span.start.column), (4, 3));
+        assert_eq!(
+            &src[entry.span.start.offset..entry.span.end.offset],
+            "kind: Echo\n  spec:\n    x: [1, {w: 2, y: 3}]"
+        );
+        let w = doc
+            .at_path(
+                &[
+                    path.to_vec(),
+                    vec![PathSeg::Index(1), PathSeg::Key("w".into())],
+                ]
+                .concat(),
+            )
+            .unwrap();
+        assert_eq!(w.value, YamlValue::Int(2));
+        assert_eq!((w.span.start.line, w.span.start.column), (6, 16));
+        // `y` is a YAML 1.1 boolean, so the key is "true".
+        let y = doc
+            .at_path(
+                &[
+                    path.to_vec(),
+                    vec![PathSeg::Index(1), PathSeg::Key("true".into())],
+                ]
+                .concat(),
+            )
+            .unwrap();
+        assert_eq!(y.value, YamlValue::Int(3));
+    }
+
+    #[test]
+    fn spans_count_chars_and_bytes() {
+        let src = "é: ü\nb: \"x\"\n";
+        let doc = parse_first_document(src).unwrap().unwrap();
+        let b = doc.get("b").unwrap();
+        assert_eq!(b.span.start.line, 2);
+        assert_eq!(b.span.start.column, 4);
+        assert_eq!(&src[b.span.start.offset..b.span.end.offset], "\"x\"");
+        let u = doc.get("é").unwrap();
+        assert_eq!(u.span.start.column, 4);
+        assert_eq!(&src[u.span.start.offset..u.span.end.offset], "ü");
+    }
+
+    #[test]
+    fn anchors_aliases_and_merges() {
+        let src = "base: &b {x: 1, w: 2}\nother: *b\nmerged:\n  w: 0\n  <<: *b\n  z: 3\nlist:\n  <<: [{p: 1}, {p: 2, q: 2}]\n";
+        let doc = parse_first_document(src).unwrap().unwrap();
+        assert_eq!(
+            doc.get("other").unwrap().to_json(),
+            doc.get("base").unwrap().to_json()
+        );
+        let other = doc.get("other").unwrap();
+        assert_eq!(&src[other.span.start.offset..other.span.end.offset], "*b");
+        let merged = doc.get("merged").unwrap();
+        assert_eq!(merged.get("x").unwrap().value, YamlValue::Int(1));
+        // go-yaml v2 applies the merge in place: it overwrites the earlier `w`.
+        assert_eq!(merged.get("w").unwrap().value, YamlValue::Int(2));
+        assert_eq!(merged.get("z").unwrap().value, YamlValue::Int(3));
+        let list = doc.get("list").unwrap();
+        assert_eq!(list.get("p").unwrap().value, YamlValue::Int(1));
+        assert_eq!(list.get("q").unwrap().value, YamlValue::Int(2));
+        assert!(parse_first_document("a: *nope\n").is_err());
+        assert!(parse_first_document("a:\n  <<: 3\n").is_err());
+        // A quoted "<<" is an ordinary key.
+        let quoted = parse_first_document("'<<': {a: 1}\n").unwrap().unwrap();
+        assert!(quoted.get("<<").is_some());
+    }
+
+    #[test]
+    fn duplicate_keys_take_the_later_value() {
+        let doc = parse_first_document("a: 1\nb: 2\na: 3\n").unwrap().unwrap();
+        let YamlValue::Map(entries) = &doc.value else {
+            panic!()
+        };
+        assert_eq!(entries.len(), 2);
+        assert_eq!(doc.get("a").unwrap().value, YamlValue::Int(3));
+    }
+
+    #[test]
+    fn only_the_first_document_counts() {
+        let doc = parse_first_document("a: 1\n---\nb: 2\n").unwrap().unwrap();
+        assert!(doc.get("b").is_none());
+        assert_eq!(parse_documents("a: 1\n---\nb: 2\n").unwrap().len(), 2);
+        assert_eq!(parse_first_document("").unwrap(), None);
+        assert_eq!(parse_first_document("# only a comment\n").unwrap(), None);
+    }
+
+    #[test]
+    fn syntax_errors_have_positions() {
+        let err = parse_first_document("a: 1\nb: [1, 2\n").unwrap_err();
+        assert!(err.pos.line >= 2, "{err:?}");
+        let err = parse_first_document("a: b: c\n").unwrap_err();
+        assert_eq!(err.pos.line, 1, "{err:?}");
+    }
+
+    #[test]
+    fn block_scalars() {
+        let src = "script: |\n  local x = 1\n  return x\nfolded: >-\n  a\n  b\n";
+        let doc = parse_first_document(src).unwrap().unwrap();
+        assert_eq!(
+            doc.get("script").unwrap().value,
+            YamlValue::String("local x = 1\nreturn x\n".into())
+        );
+        assert_eq!(
+            doc.get("folded").unwrap().value,
+            YamlValue::String("a b".into())
+        );
+        // The parser puts a block scalar's span at its content.
+        assert_eq!(doc.get("script").unwrap().span.start.line, 2);
     }
 }

@@ -168,18 +168,9 @@ fn ingress_vectors() {
         let obj = obj_from_file(&dir.join(format!("{name}.obj.json")));
         let expected = read_json(&dir.join(format!("{name}.expected.json")));
         let run = runner::run_ingress_json(&source, &obj, &options());
-        let got = Verdict::from_result(
-            &run.result,
-            |annotations: &Option<BTreeMap<String, String>>| match annotations {
-                None => "null".to_owned(),
-                Some(map) => JsonValue::Object(
-                    map.iter()
-                        .map(|(k, v)| (k.clone(), JsonValue::String(v.clone())))
-                        .collect(),
-                )
-                .to_canonical_json(),
-            },
-        );
+        let got = Verdict::from_result(&run.result, |annotations| {
+            kruise_lua_engine::json::annotations_to_canonical_json(annotations.as_ref())
+        });
         let want = Verdict::from_expected(&expected);
         let problems = if got == want {
             vec![]

@@ -1,0 +1,92 @@
+//! Benchmarks of the engine on the bundled script library: one step of the Istio
+//! VirtualService script (fresh state + obj conversion + run + encode + compare), and every
+//! step of 100 test cases. Figures are recorded in docs/BENCHMARKS.md.
+
+use std::path::{Path, PathBuf};
+
+use divan::Bencher;
+use kruise_lua_engine::discovery::{self, ScriptKind};
+use kruise_lua_engine::runner::{self, Mode, RunOptions, ScriptFlavor};
+use kruise_lua_engine::testcase::{self, TestCase};
+
+fn main() {
+    divan::main();
+}
+
+fn corpus_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../lua_configuration")
+}
+
+/// Every (script source, flavor, case) of the bundled library, in walk order.
+fn corpus() -> Vec<(String, ScriptFlavor, TestCase)> {
+    let mut all = Vec::new();
+    for entry in discovery::discover(&corpus_root()).expect("lua_configuration is readable") {
+        let flavor = match entry.kind {
+            ScriptKind::Custom { .. } => ScriptFlavor::Custom,
+            ScriptKind::Ingress { .. } => ScriptFlavor::Ingress,
+        };
+        for path in entry.cases.into_iter().flatten() {
+            let text = std::fs::read_to_string(&path).expect("case is readable");
+            if let Ok(case) = testcase::parse_case(&text) {
+                all.push((entry.source.clone(), flavor, case));
+            }
+        }
+    }
+    assert!(
+        !all.is_empty(),
+        "no cases found under {}",
+        corpus_root().display()
+    );
+    all
+}
+
+#[divan::bench]
+fn virtual_service_step(bencher: Bencher) {
+    let dir = corpus_root().join("networking.istio.io/VirtualService");
+    let source = std::fs::read_to_string(dir.join("trafficRouting.lua")).unwrap();
+    let case =
+        testcase::parse_case(&std::fs::read_to_string(dir.join("testdata/weights.yaml")).unwrap())
+            .unwrap();
+    let options = RunOptions::default();
+    bencher.bench(|| {
+        let outcome = runner::run_case_step(
+            &source,
+            ScriptFlavor::Custom,
+            &case,
+            0,
+            Mode::Harness,
+            &options,
+        );
+        assert_eq!(outcome.status, runner::StepStatus::Pass);
+        outcome
+    });
+}
+
+#[divan::bench(sample_count = 20)]
+fn hundred_cases_sequential(bencher: Bencher) {
+    let corpus = corpus();
+    let cases: Vec<_> = corpus.iter().cycle().take(100).collect();
+    let options = RunOptions::default();
+    bencher.bench(|| {
+        let mut steps = 0;
+        for (source, flavor, case) in &cases {
+            for index in 0..case.steps.len() {
+                runner::run_case_step(source, *flavor, case, index, Mode::Harness, &options);
+                steps += 1;
+            }
+        }
+        steps
+    });
+}
+
+/// A fresh state with Kruise's environment: what every step pays before the script runs.
+#[divan::bench]
+fn fresh_state(bencher: Bencher) {
+    let limits = kruise_lua_engine::vm::Limits::default();
+    bencher.bench(|| {
+        let lua = kruise_lua_engine::vm::new_state(&limits).unwrap();
+        kruise_lua_engine::stdlib::install(&lua).unwrap();
+        kruise_lua_engine::json::install_module(&lua).unwrap();
+        lua
+    });
+}

@@ -1,0 +1,921 @@
+//! `string.format` as gopher-lua does it: the format string goes to Go's `fmt.Sprintf` with
+//! the Lua values as operands, so verbs, flags, padding and the `%!v(MISSING)`-style
+//! diagnostics follow Go's rules (numbers format themselves as int64 or float64 per verb).
+
+/// One operand, already inspected on the Lua stack.
+pub enum Arg<'a> {
+    /// A number and its `tostring` text (from the VM's own conversion).
+    Num(f64, &'a [u8]),
+    Str(&'a [u8]),
+    Bool(bool),
+    Nil,
+    /// Tables, functions, userdata, threads: Go's type name and their `String()` text.
+    Other {
+        go_type: &'static str,
+        text: String,
+    },
+}
+
+#[derive(Default, Clone, Copy)]
+struct Spec {
+    plus: bool,
+    minus: bool,
+    sharp: bool,
+    space: bool,
+    zero: bool,
+    wid: Option<usize>,
+    prec: Option<usize>,
+}
+
+/// Counts the verbs gopher-lua lets through: `%` count minus non-overlapping `%%` count.
+fn verb_budget(fmt: &[u8]) -> usize {
+    let pct = fmt.iter().filter(|&&b| b == b'%').count();
+    let mut pairs = 0;
+    let mut i = 0;
+    while i + 1 < fmt.len() {
+        if fmt[i] == b'%' && fmt[i + 1] == b'%' {
+            pairs += 1;
+            i += 2;
+        } else {
+            i += 1;
+        }
+    }
+    pct - pairs
+}
+
+fn decode_rune(s: &[u8]) -> (char, usize) {
+    let n = match s[0] {
+        0x00..=0x7f => 1,
+        0xc0..=0xdf => 2,
+        0xe0..=0xef => 3,
+        0xf0..=0xf7 => 4,
+        _ => 0,
+    };
+    if n > 0
+        && s.len() >= n
+        && let Ok(t) = std::str::from_utf8(&s[..n])
+        && let Some(c) = t.chars().next()
+    {
+        return (c, n);
+    }
+    ('\u{fffd}', 1)
+}
+
+fn rune_count(s: &[u8]) -> usize {
+    let mut i = 0;
+    let mut n = 0;
+    while i < s.len() {
+        i += decode_rune(&s[i..]).1;
+        n += 1;
+    }
+    n
+}
+
+/// Formats like Go's `fmt.Sprintf(format, args[:min(verbs, len(args))]...)`.
+pub fn sprintf(fmt: &[u8], all_args: &[Arg<'_>]) -> Vec<u8> {
+    let args = &all_args[..verb_budget(fmt).min(all_args.len())];
+    let mut out = Vec::with_capacity(fmt.len() + 16);
+    let mut next_arg = 0;
+    let mut i = 0;
+    while i < fmt.len() {
+        if fmt[i] != b'%' {
+            let start = i;
+            while i < fmt.len() && fmt[i] != b'%' {
+                i += 1;
+            }
+            out.extend_from_slice(&fmt[start..i]);
+            continue;
+        }
+        i += 1;
+        let mut sp = Spec::default();
+        while i < fmt.len() {
+            match fmt[i] {
+                b'#' => sp.sharp = true,
+                b'0' => sp.zero = !sp.minus,
+                b'+' => sp.plus = true,
+                b'-' => {
+                    sp.minus = true;
+                    sp.zero = false;
+                }
+                b' ' => sp.space = true,
+                _ => break,
+            }
+            i += 1;
+        }
+        // Width.
+        if i < fmt.len() && fmt[i] == b'*' {
+            i += 1;
+            // A Lua value is never a Go int, so a `*` width is always bad.
+            if next_arg < args.len() {
+                next_arg += 1;
+            }
+            out.extend_from_slice(b"%!(BADWIDTH)");
+        } else {
+            let (n, len) = parse_num(&fmt[i..]);
+            if len > 0 {
+                i += len;
+                match n {
+                    Some(n) => sp.wid = Some(n),
+                    None => out.extend_from_slice(b"%!(BADWIDTH)"),
+                }
+            }
+        }
+        // Precision.
+        if i < fmt.len() && fmt[i] == b'.' {
+            i += 1;
+            if i < fmt.len() && fmt[i] == b'*' {
+                i += 1;
+                if next_arg < args.len() {
+                    next_arg += 1;
+                }
+                out.extend_from_slice(b"%!(BADPREC)");
+            } else {
+                let (n, len) = parse_num(&fmt[i..]);
+                i += len;
+                match n {
+                    Some(n) => sp.prec = Some(n),
+                    None if len == 0 => sp.prec = Some(0),
+                    None => out.extend_from_slice(b"%!(BADPREC)"),
+                }
+            }
+        }
+        if i >= fmt.len() {
+            out.extend_from_slice(b"%!(NOVERB)");
+            break;
+        }
+        let (verb, vlen) = decode_rune(&fmt[i..]);
+        i += vlen;
+        if verb == '%' {
+            out.push(b'%');
+            continue;
+        }
+        if next_arg >= args.len() {
+            out.extend_from_slice(b"%!");
+            push_char(&mut out, verb);
+            out.extend_from_slice(b"(MISSING)");
+            continue;
+        }
+        let arg = &args[next_arg];
+        next_arg += 1;
+        format_arg(&mut out, arg, verb, &sp);
+    }
+    if next_arg < args.len() {
+        out.extend_from_slice(b"%!(EXTRA ");
+        for (k, arg) in args[next_arg..].iter().enumerate() {
+            if k > 0 {
+                out.extend_from_slice(b", ");
+            }
+            out.extend_from_slice(lua_type_name(arg).as_bytes());
+            out.push(b'=');
+            format_arg(&mut out, arg, 'v', &Spec::default());
+        }
+        out.push(b')');
+    }
+    out
+}
+
+/// Go's parsenum: digits, with values above 1e6 rejected.
+fn parse_num(s: &[u8]) -> (Option<usize>, usize) {
+    let mut n: usize = 0;
+    let mut len = 0;
+    let mut too_large = false;
+    while len < s.len() && s[len].is_ascii_digit() {
+        if n > 1_000_000 {
+            too_large = true;
+        } else {
+            n = n * 10 + (s[len] - b'0') as usize;
+        }
+        len += 1;
+    }
+    if len == 0 || too_large || n > 1_000_000 {
+        (None, len)
+    } else {
+        (Some(n), len)
+    }
+}
+
+fn push_char(out: &mut Vec<u8>, c: char) {
+    let mut buf = [0u8; 4];
+    out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+}
+
+fn lua_type_name(arg: &Arg<'_>) -> &'static str {
+    match arg {
+        Arg::Num(..) => "lua.LNumber",
+        Arg::Str(_) => "lua.LString",
+        Arg::Bool(_) => "lua.LBool",
+        Arg::Nil => "*lua.LNilType",
+        Arg::Other { go_type, .. } => go_type,
+    }
+}
+
+/// Go's conversion of a float64 to int64 on amd64: out of range and NaN give MinInt64.
+pub fn go_int(f: f64) -> i64 {
+    // 2^63: the first value outside int64.
+    const LIMIT: f64 = 9_223_372_036_854_775_808.0;
+    if f.is_nan() || !(-LIMIT..LIMIT).contains(&f) {
+        i64::MIN
+    } else {
+        f as i64
+    }
+}
+
+fn is_integer(f: f64) -> bool {
+    f.is_finite() && f == (go_int(f) as f64)
+}
+
+fn format_arg(out: &mut Vec<u8>, arg: &Arg<'_>, verb: char, sp: &Spec) {
+    match arg {
+        Arg::Num(f, text) => match verb {
+            'q' | 's' => fmt_string(out, text, verb, sp, "string"),
+            'b' | 'c' | 'd' | 'o' | 'x' | 'X' | 'U' => fmt_int(out, go_int(*f), verb, sp),
+            'e' | 'E' | 'f' | 'F' | 'g' | 'G' => fmt_float(out, *f, verb, sp),
+            'i' => fmt_int(out, go_int(*f), 'd', sp),
+            _ if is_integer(*f) => fmt_int(out, go_int(*f), verb, sp),
+            _ => fmt_float(out, *f, verb, sp),
+        },
+        Arg::Str(s) => match verb {
+            'd' | 'i' => {
+                if parse_go_number(s).is_some() {
+                    fmt_string(out, s, 's', sp, "string")
+                } else {
+                    // gopher formats the failed parse result (0) here.
+                    fmt_int(out, 0, 'd', sp)
+                }
+            }
+            _ => fmt_string(out, s, verb, sp, "string"),
+        },
+        Arg::Bool(b) => {
+            let text: &[u8] = if *b { b"true" } else { b"false" };
+            match verb {
+                'v' | 's' | 'x' | 'X' | 'q' | 't' => {
+                    fmt_string(out, text, if verb == 't' { 's' } else { verb }, sp, "")
+                }
+                _ => bad_verb(out, verb, "lua.LBool", text),
+            }
+        }
+        Arg::Nil => match verb {
+            'v' | 's' | 'x' | 'X' | 'q' => fmt_string(out, b"nil", verb, sp, ""),
+            _ => bad_verb(out, verb, "*lua.LNilType", b"nil"),
+        },
+        Arg::Other { go_type, text } => match verb {
+            'v' | 's' | 'x' | 'X' | 'q' => fmt_string(out, text.as_bytes(), verb, sp, ""),
+            _ => bad_verb(out, verb, go_type, text.as_bytes()),
+        },
+    }
+}
+
+fn bad_verb(out: &mut Vec<u8>, verb: char, ty: &str, value: &[u8]) {
+    out.extend_from_slice(b"%!");
+    push_char(out, verb);
+    out.push(b'(');
+    out.extend_from_slice(ty.as_bytes());
+    out.push(b'=');
+    out.extend_from_slice(value);
+    out.push(b')');
+}
+
+fn pad(out: &mut Vec<u8>, body: &[u8], sp: &Spec, zero: bool) {
+    let width = sp.wid.unwrap_or(0);
+    let n = rune_count(body);
+    if n >= width {
+        out.extend_from_slice(body);
+        return;
+    }
+    let fill = if zero { b'0' } else { b' ' };
+    if sp.minus {
+        out.extend_from_slice(body);
+        out.extend(std::iter::repeat_n(b' ', width - n));
+    } else {
+        out.extend(std::iter::repeat_n(fill, width - n));
+        out.extend_from_slice(body);
+    }
+}
+
+fn fmt_string(out: &mut Vec<u8>, s: &[u8], verb: char, sp: &Spec, go_type: &str) {
+    match verb {
+        's' | 'v' => {
+            let body = match sp.prec {
+                Some(p) => truncate_runes(s, p),
+                None => s,
+            };
+            pad(out, body, sp, sp.zero);
+        }
+        'q' => {
+            let body = quote(s, sp.plus);
+            pad(out, &body, sp, sp.zero);
+        }
+        'x' | 'X' => {
+            let body = match sp.prec {
+                Some(p) => &s[..p.min(s.len())],
+                None => s,
+            };
+            let digits: &[u8; 16] = if verb == 'x' {
+                b"0123456789abcdef"
+            } else {
+                b"0123456789ABCDEF"
+            };
+            let mut hex = Vec::with_capacity(body.len() * 2);
+            for (k, &b) in body.iter().enumerate() {
+                if sp.space && k > 0 {
+                    hex.push(b' ');
+                }
+                if sp.sharp && (k == 0 || sp.space) {
+                    hex.extend_from_slice(if verb == 'x' { b"0x" } else { b"0X" });
+                }
+                hex.push(digits[(b >> 4) as usize]);
+                hex.push(digits[(b & 15) as usize]);
+            }
+            pad(out, &hex, sp, sp.zero);
+        }
+        _ => {
+            let ty = if go_type.is_empty() {
+                "string"
+            } else {
+                go_type
+            };
+            bad_verb(out, verb, ty, s)
+        }
+    }
+}
+
+fn truncate_runes(s: &[u8], p: usize) -> &[u8] {
+    let mut i = 0;
+    let mut n = 0;
+    while i < s.len() && n < p {
+        i += decode_rune(&s[i..]).1;
+        n += 1;
+    }
+    &s[..i]
+}
+
+fn is_printable(c: char) -> bool {
+    !(c.is_control()
+        || (c.is_whitespace() && c != ' ')
+        || matches!(c, '\u{ad}' | '\u{200b}'..='\u{200f}' | '\u{2060}'..='\u{206f}' | '\u{feff}')
+        || ('\u{e000}'..='\u{f8ff}').contains(&c))
+}
+
+/// Go's strconv.Quote (or QuoteToASCII with `+`).
+fn quote(s: &[u8], ascii: bool) -> Vec<u8> {
+    let mut out = Vec::with_capacity(s.len() + 2);
+    out.push(b'"');
+    let mut i = 0;
+    while i < s.len() {
+        let (c, n) = decode_rune(&s[i..]);
+        if c == '\u{fffd}' && n == 1 && !s[i..].starts_with("\u{fffd}".as_bytes()) {
+            out.extend_from_slice(format!("\\x{:02x}", s[i]).as_bytes());
+            i += 1;
+            continue;
+        }
+        i += n;
+        match c {
+            '"' => out.extend_from_slice(b"\\\""),
+            '\\' => out.extend_from_slice(b"\\\\"),
+            '\u{7}' => out.extend_from_slice(b"\\a"),
+            '\u{8}' => out.extend_from_slice(b"\\b"),
+            '\u{c}' => out.extend_from_slice(b"\\f"),
+            '\n' => out.extend_from_slice(b"\\n"),
+            '\r' => out.extend_from_slice(b"\\r"),
+            '\t' => out.extend_from_slice(b"\\t"),
+            '\u{b}' => out.extend_from_slice(b"\\v"),
+            c if c.is_ascii() && (' '..='~').contains(&c) => out.push(c as u8),
+            c if !c.is_ascii() && is_printable(c) && !ascii => push_char(&mut out, c),
+            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
+                out.extend_from_slice(format!("\\x{:02x}", c as u32).as_bytes())
+            }
+            c if (c as u32) < 0x10000 => {
+                out.extend_from_slice(format!("\\u{:04x}", c as u32).as_bytes())
+            }
+            c => out.extend_from_slice(format!("\\U{:08x}", c as u32).as_bytes()),
+        }
+    }
+    out.push(b'"');
+    out
+}
+
+fn fmt_int(out: &mut Vec<u8>, v: i64, verb: char, sp: &Spec) {
+    let neg = v < 0;
+    let mag = v.unsigned_abs();
+    let mut digits: Vec<u8> = match verb {
+        'd' | 'v' => mag.to_string().into_bytes(),
+        'b' => format!("{mag:b}").into_bytes(),
+        'o' => format!("{mag:o}").into_bytes(),
+        'x' => format!("{mag:x}").into_bytes(),
+        'X' => format!("{mag:X}").into_bytes(),
+        'c' => {
+            let c = if neg {
+                None
+            } else {
+                u32::try_from(mag).ok().and_then(char::from_u32)
+            };
+            let mut body = Vec::new();
+            push_char(&mut body, c.unwrap_or('\u{fffd}'));
+            pad(out, &body, sp, sp.zero);
+            return;
+        }
+        'U' => {
+            let mut body = format!("U+{mag:04X}").into_bytes();
+            if neg {
+                body = format!("U+{:04X}", v as u64).into_bytes();
+            }
+            if sp.sharp
+                && let Some(c) = u32::try_from(mag)
+                    .ok()
+                    .and_then(char::from_u32)
+                    .filter(|_| !neg)
+                && is_printable(c)
+            {
+                body.extend_from_slice(b" '");
+                push_char(&mut body, c);
+                body.push(b'\'');
+            }
+            pad(out, &body, sp, false);
+            return;
+        }
+        _ => {
+            bad_verb(out, verb, "int64", v.to_string().as_bytes());
+            return;
+        }
+    };
+    // Precision (or zero padding turned into precision) is the minimum digit count.
+    let mut prec = sp.prec;
+    if prec.is_none()
+        && sp.zero
+        && !sp.minus
+        && let Some(w) = sp.wid
+    {
+        let signed = neg || sp.plus || sp.space;
+        prec = Some(if signed { w.saturating_sub(1) } else { w });
+    }
+    if let Some(p) = prec {
+        if p == 0 && v == 0 && sp.prec.is_some() {
+            digits.clear();
+        }
+        if digits.len() < p {
+            let mut z = vec![b'0'; p - digits.len()];
+            z.extend_from_slice(&digits);
+            digits = z;
+        }
+    }
+    let mut body = Vec::with_capacity(digits.len() + 3);
+    if neg {
+        body.push(b'-');
+    } else if sp.plus {
+        body.push(b'+');
+    } else if sp.space {
+        body.push(b' ');
+    }
+    if sp.sharp {
+        match verb {
+            'o' if !digits.starts_with(b"0") => body.push(b'0'),
+            'x' => body.extend_from_slice(b"0x"),
+            'X' => body.extend_from_slice(b"0X"),
+            'b' => body.extend_from_slice(b"0b"),
+            _ => {}
+        }
+    }
+    body.extend_from_slice(&digits);
+    pad(out, &body, sp, false);
+}
+
+/// Decimal digits (no leading zeros, no trailing zeros) and decimal point position.
+fn digits_of(sci: &str) -> (Vec<u8>, i32) {
+    let (mant, exp) = sci.split_once('e').expect("scientific form");
+    let exp: i32 = exp.parse().expect("exponent");
+    let mut d: Vec<u8> = mant.bytes().filter(u8::is_ascii_digit).collect();
+    while d.len() > 1 && d.last() == Some(&b'0') {
+        d.pop();
+    }
+    if d == b"0" {
+        return (Vec::new(), 0);
+    }
+    (d, exp + 1)
+}
+
+fn fmt_e(digits: &[u8], dp: i32, prec: usize, upper: bool) -> Vec<u8> {
+    let mut s = Vec::new();
+    s.push(*digits.first().unwrap_or(&b'0'));
+    if prec > 0 {
+        s.push(b'.');
+        for k in 1..=prec {
+            s.push(*digits.get(k).unwrap_or(&b'0'));
+        }
+    }
+    s.push(if upper { b'E' } else { b'e' });
+    let exp = if digits.is_empty() { 0 } else { dp - 1 };
+    s.push(if exp < 0 { b'-' } else { b'+' });
+    let e = exp.unsigned_abs();
+    if e < 10 {
+        s.push(b'0');
+    }
+    s.extend_from_slice(e.to_string().as_bytes());
+    s
+}
+
+fn fmt_f(digits: &[u8], dp: i32, prec: usize) -> Vec<u8> {
+    let mut s = Vec::new();
+    if dp > 0 {
+        for k in 0..dp as usize {
+            s.push(*digits.get(k).unwrap_or(&b'0'));
+        }
+    } else {
+        s.push(b'0');
+    }
+    if prec > 0 {
+        s.push(b'.');
+        for k in 0..prec as i32 {
+            let idx = dp + k;
+            s.push(if idx >= 0 {
+                *digits.get(idx as usize).unwrap_or(&b'0')
+            } else {
+                b'0'
+            });
+        }
+    }
+    s
+}
+
+/// Go's %e/%f/%g body (no sign) for a finite non-negative value.
+fn float_body(a: f64, verb: char, prec: Option<usize>) -> Vec<u8> {
+    let upper = verb.is_ascii_uppercase();
+    match verb.to_ascii_lowercase() {
+        'f' => format!("{:.*}", prec.unwrap_or(6), a).into_bytes(),
+        'e' => {
+            let p = prec.unwrap_or(6);
+            let (d, dp) = digits_of(&format!("{:.*e}", p, a));
+            fmt_e(&d, dp, p, upper)
+        }
+        _ => {
+            // %g: shortest digits without a precision, else that many significant digits.
+            let shortest = prec.is_none();
+            let (d, dp) = match prec {
+                None => digits_of(&format!("{a:e}")),
+                Some(p) => digits_of(&format!("{:.*e}", p.max(1) - 1, a)),
+            };
+            let nd = d.len().max(1) as i32;
+            let mut p = match prec {
+                None => nd,
+                Some(p) => p.max(1) as i32,
+            };
+            let mut eprec = p;
+            if eprec > nd && nd >= dp {
+                eprec = nd;
+            }
+            if shortest {
+                eprec = 6;
+            }
+            let exp = dp - 1;
+            if a == 0.0 {
+                return b"0".to_vec();
+            }
+            if exp < -4 || exp >= eprec {
+                if p > nd {
+                    p = nd;
+                }
+                fmt_e(&d, dp, (p - 1).max(0) as usize, upper)
+            } else {
+                if p > dp {
+                    p = nd;
+                }
+                fmt_f(&d, dp, (p - dp).max(0) as usize)
+            }
+        }
+    }
+}
+
+fn fmt_float(out: &mut Vec<u8>, v: f64, verb: char, sp: &Spec) {
+    let verb = if verb == 'v' { 'g' } else { verb };
+    if !matches!(verb, 'e' | 'E' | 'f' | 'F' | 'g' | 'G') {
+        let mut text = Vec::new();
+        fmt_float(&mut text, v, 'g', &Spec::default());
+        bad_verb(out, verb, "float64", &text);
+        return;
+    }
+    if v.is_nan() || v.is_infinite() {
+        let mut body = Vec::new();
+        if v.is_nan() {
+            if sp.plus {
+                body.push(b'+');
+            } else if sp.space {
+                body.push(b' ');
+            }
+            body.extend_from_slice(b"NaN");
+        } else {
+            body.push(if v < 0.0 {
+                b'-'
+            } else if sp.space && !sp.plus {
+                b' '
+            } else {
+                b'+'
+            });
+            body.extend_from_slice(b"Inf");
+        }
+        pad(out, &body, sp, false);
+        return;
+    }
+    let neg = v.is_sign_negative();
+    let num = float_body(v.abs(), verb, sp.prec);
+    let sign = if neg {
+        Some(b'-')
+    } else if sp.plus {
+        Some(b'+')
+    } else if sp.space {
+        Some(b' ')
+    } else {
+        None
+    };
+    match sign {
+        Some(s) => {
+            let width = sp.wid.unwrap_or(0);
+            if sp.zero && width > num.len() + 1 {
+                out.push(s);
+                out.extend(std::iter::repeat_n(b'0', width - num.len() - 1));
+                out.extend_from_slice(&num);
+            } else {
+                let mut body = vec![s];
+                body.extend_from_slice(&num);
+                pad(out, &body, sp, sp.zero);
+            }
+        }
+        None => pad(out, &num, sp, sp.zero),
+    }
+}
+
+/// gopher-lua's parseNumber: Go integer syntax (base prefixes, underscores), then Go floats.
+pub fn parse_go_number(s: &[u8]) -> Option<f64> {
+    let t = trim_go(s);
+    let text = std::str::from_utf8(t).ok()?;
+    parse_go_int(text, 0)
+        .map(|v| v as f64)
+        .or_else(|| parse_go_float(text))
+}
+
+/// Trims what gopher trims (`strings.Trim(s, " \t\n")`).
+pub fn trim_go(s: &[u8]) -> &[u8] {
+    let is_ws = |b: &u8| matches!(b, b' ' | b'\t' | b'\n');
+    let start = s.iter().position(|b| !is_ws(b)).unwrap_or(s.len());
+    let end = s.iter().rposition(|b| !is_ws(b)).map_or(start, |e| e + 1);
+    &s[start..end]
+}
+
+/// Go's strconv.ParseInt(s, base, 64). Base 0 reads prefixes and allows underscores.
+pub fn parse_go_int(s: &str, base: u32) -> Option<i64> {
+    let (neg, body) = match s.as_bytes().first()? {
+        b'-' => (true, &s[1..]),
+        b'+' => (false, &s[1..]),
+        _ => (false, s),
+    };
+    let (base, digits, underscores) = if base == 0 {
+        let lower = body.to_ascii_lowercase();
+        if lower.starts_with("0x") {
+            (16, &body[2..], true)
+        } else if lower.starts_with("0b") {
+            (2, &body[2..], true)
+        } else if lower.starts_with("0o") {
+            (8, &body[2..], true)
+        } else if body.starts_with('0') && body.len() > 1 {
+            (8, &body[1..], true)
+        } else {
+            (10, body, true)
+        }
+    } else if (2..=36).contains(&base) {
+        (base, body, false)
+    } else {
+        return None;
+    };
+    if underscores && !underscore_ok(s) {
+        return None;
+    }
+    let mut mag: u64 = 0;
+    let mut any = false;
+    for ch in digits.chars() {
+        if ch == '_' && underscores {
+            continue;
+        }
+        let d = ch.to_digit(base)?;
+        mag = mag.checked_mul(base as u64)?.checked_add(d as u64)?;
+        any = true;
+    }
+    if !any {
+        return None;
+    }
+    if neg {
+        if mag > 1u64 << 63 {
+            return None;
+        }
+        Some((mag as i64).wrapping_neg())
+    } else {
+        i64::try_from(mag).ok()
+    }
+}
+
+/// Go's rule: underscores only between digits, or between a base prefix and a digit.
+fn underscore_ok(s: &str) -> bool {
+    let b = s.as_bytes();
+    let mut i = 0;
+    if !b.is_empty() && (b[0] == b'-' || b[0] == b'+') {
+        i = 1;
+    }
+    let mut saw = b'^';
+    let mut hex = false;
+    if b.len() >= i + 2 && b[i] == b'0' && matches!(b[i + 1] | 0x20, b'b' | b'o' | b'x') {
+        hex = b[i + 1] | 0x20 == b'x';
+        i += 2;
+        saw = b'0';
+    }
+    while i < b.len() {
+        let c = b[i];
+        if c.is_ascii_digit() || (hex && c.is_ascii_hexdigit()) {
+            saw = b'0';
+        } else if c == b'_' {
+            if saw != b'0' {
+                return false;
+            }
+            saw = b'_';
+        } else {
+            if saw == b'_' {
+                return false;
+            }
+            saw = b'!';
+        }
+        i += 1;
+    }
+    saw != b'_'
+}
+
+/// Go's strconv.ParseFloat(s, 64): decimal or hex (with `p` exponent), inf/nan words,
+/// underscores per Go syntax; out-of-range is an error.
+pub fn parse_go_float(s: &str) -> Option<f64> {
+    let lower = s.to_ascii_lowercase();
+    let unsigned = lower.trim_start_matches(['+', '-']);
+    if lower.len() - unsigned.len() > 1 {
+        return None;
+    }
+    let neg = lower.starts_with('-');
+    match unsigned {
+        "inf" | "infinity" => {
+            return Some(if neg {
+                f64::NEG_INFINITY
+            } else {
+                f64::INFINITY
+            });
+        }
+        "nan" => return Some(f64::NAN),
+        _ => {}
+    }
+    if s.contains('_') && !underscore_ok(s) {
+        return None;
+    }
+    let clean: String = lower.chars().filter(|&c| c != '_').collect();
+    let body = clean.trim_start_matches(['+', '-']);
+    let v = if let Some(hex) = body.strip_prefix("0x") {
+        parse_hex_float(hex)?
+    } else {
+        if body.is_empty()
+            || !body
+                .bytes()
+                .all(|c| c.is_ascii_digit() || matches!(c, b'.' | b'e' | b'+' | b'-'))
+        {
+            return None;
+        }
+        if !body.bytes().any(|c| c.is_ascii_digit()) {
+            return None;
+        }
+        body.parse::<f64>().ok()?
+    };
+    if v.is_infinite() {
+        return None;
+    }
+    Some(if neg { -v } else { v })
+}
+
+fn parse_hex_float(h: &str) -> Option<f64> {
+    let (mant, exp) = h.split_once('p')?;
+    let exp: i32 = exp.parse().ok()?;
+    let (ip, fp) = mant.split_once('.').unwrap_or((mant, ""));
+    if ip.is_empty() && fp.is_empty() {
+        return None;
+    }
+    let mut v = 0f64;
+    for c in ip.chars() {
+        v = v * 16.0 + c.to_digit(16)? as f64;
+    }
+    let mut scale = 1.0 / 16.0;
+    for c in fp.chars() {
+        v += c.to_digit(16)? as f64 * scale;
+        scale /= 16.0;
+    }
+    Some(v * 2f64.powi(exp))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn f(fmt: &str, args: &[Arg<'_>]) -> String {
+        String::from_utf8(sprintf(fmt.as_bytes(), args)).unwrap()
+    }
+    fn n(v: f64) -> Arg<'static> {
+        Arg::Num(v, b"<num>")
+    }
+
+    #[test]
+    fn vector_str_format() {
+        assert_eq!(f("%d", &[n(42.0)]), "42");
+        assert_eq!(f("%5.2f", &[n(1.23456)]), " 1.23");
+        assert_eq!(f("%x", &[n(255.0)]), "ff");
+        assert_eq!(f("%X", &[n(3735928559.0)]), "DEADBEEF");
+        assert_eq!(f("%o", &[n(8.0)]), "10");
+        assert_eq!(f("%05d", &[n(42.0)]), "00042");
+        assert_eq!(f("%+d", &[n(42.0)]), "+42");
+        assert_eq!(f("%.3s", &[Arg::Str(b"abcdef")]), "abc");
+        assert_eq!(
+            f("%5s|%-5s|", &[Arg::Str(b"ab"), Arg::Str(b"cd")]),
+            "   ab|cd   |"
+        );
+        assert_eq!(f("%c%c", &[n(72.0), n(105.0)]), "Hi");
+        assert_eq!(f("%e", &[n(12345.678)]), "1.234568e+04");
+        assert_eq!(f("%g", &[n(1e20)]), "1e+20");
+        assert_eq!(f("%g", &[n(0.1)]), "0.1");
+        assert_eq!(f("%i", &[n(42.0)]), "42");
+        assert_eq!(f("%%", &[]), "%");
+        assert_eq!(f("%10.4f", &[n(-1.0 / 3.0)]), "   -0.3333");
+        assert_eq!(f("%.14g", &[n(1.0 / 3.0)]), "0.33333333333333");
+        assert_eq!(f("%d", &[Arg::Str(b"12")]), "12");
+    }
+
+    #[test]
+    fn vector_quirks() {
+        assert_eq!(f("%x", &[n(-1.0)]), "-1");
+        assert_eq!(f("%X", &[n(-255.0)]), "-FF");
+        assert_eq!(f("%s-%s", &[Arg::Str(b"x")]), "x-%!s(MISSING)");
+        assert_eq!(f("%q", &[Arg::Str(b"a\"b\nc\0d")]), "\"a\\\"b\\nc\\x00d\"");
+        assert_eq!(
+            f("%q", &[Arg::Str(b"tab\there\r\\")]),
+            "\"tab\\there\\r\\\\\""
+        );
+        assert_eq!(f("%q", &[Arg::Num(10.0, b"10")]), "\"10\"");
+        assert_eq!(
+            f(
+                "%s %s %s",
+                &[Arg::Num(1.0, b"1"), Arg::Bool(true), Arg::Nil]
+            ),
+            "1 true nil"
+        );
+        for (v, want) in [
+            (3.7, "3"),
+            (-3.7, "-3"),
+            (2f64.powi(31), "2147483648"),
+            (-0.5, "0"),
+        ] {
+            assert_eq!(f("%d", &[n(v)]), want);
+        }
+    }
+
+    #[test]
+    fn go_float_rules() {
+        assert_eq!(f("%g", &[n(1.0 / 3.0)]), "0.3333333333333333");
+        assert_eq!(f("%g", &[n(1234567.0)]), "1.234567e+06");
+        assert_eq!(f("%g", &[n(123456.0)]), "123456");
+        assert_eq!(f("%v", &[n(0.5)]), "0.5");
+        assert_eq!(f("%v", &[n(5.0)]), "5");
+        assert_eq!(f("%f", &[n(f64::INFINITY)]), "+Inf");
+        assert_eq!(f("%f", &[n(f64::NAN)]), "NaN");
+        assert_eq!(f("%08.3f", &[n(-1.23456)]), "-001.235");
+        assert_eq!(f("%.0f", &[n(2.5)]), "2");
+        assert_eq!(f("%.3g", &[n(100.0)]), "100");
+        assert_eq!(f("%.2e", &[n(0.0)]), "0.00e+00");
+    }
+
+    #[test]
+    fn go_diagnostics() {
+        assert_eq!(f("%d", &[Arg::Bool(true)]), "%!d(lua.LBool=true)");
+        assert_eq!(f("%t", &[n(5.0)]), "%!t(int64=5)");
+        assert_eq!(f("%", &[]), "%!(NOVERB)");
+        assert_eq!(f("%%%d", &[n(1.0), n(2.0)]), "%1%!(EXTRA lua.LNumber=2)");
+        assert_eq!(f("%5.1s|", &[Arg::Str("é!".as_bytes())]), "    é|");
+        assert_eq!(f("%c", &[n(233.0)]), "é");
+        assert_eq!(f("%x", &[Arg::Str(b"hi")]), "6869");
+    }
+
+    #[test]
+    fn go_number_parsing() {
+        assert_eq!(parse_go_int("0x10", 0), Some(16));
+        assert_eq!(parse_go_int("010", 0), Some(8));
+        assert_eq!(parse_go_int("0b11", 0), Some(3));
+        assert_eq!(parse_go_int("1_000", 0), Some(1000));
+        assert_eq!(parse_go_int("1_000", 10), None);
+        assert_eq!(parse_go_int("99999999999999999999", 10), None);
+        assert_eq!(parse_go_int("-ff", 16), Some(-255));
+        assert_eq!(parse_go_int("0", 0), Some(0));
+        assert_eq!(parse_go_float("1e2"), Some(100.0));
+        assert_eq!(parse_go_float("1.5e3"), Some(1500.0));
+        assert_eq!(parse_go_float("5."), Some(5.0));
+        assert_eq!(parse_go_float(".5"), Some(0.5));
+        assert_eq!(parse_go_float("0x1p4"), Some(16.0));
+        assert_eq!(parse_go_float("1e999"), None);
+        assert_eq!(parse_go_float("1.2.3"), None);
+        assert_eq!(parse_go_number(b" 0x10 "), Some(16.0));
+    }
+}

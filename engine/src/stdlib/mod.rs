@@ -1,0 +1,718 @@
+//! The library environment Kruise gives scripts, with gopher-lua's behaviour where it differs
+//! from PUC Lua 5.1 (conformance README 2.1 and 2.11), plus our sandbox and `print` capture.
+//!
+//! The library functions are plain C functions over the raw Lua API: installing them is a
+//! handful of closure allocations (this runs once per step run), and the errors they raise
+//! are Lua strings with gopher's `<string>:LINE:` prefix, as scripts observe them through
+//! `pcall`. Functions whose behaviour PUC and gopher share (`next`, `select`, `unpack`,
+//! `tostring`, the math functions, ...) are kept as the VM provides them.
+
+mod format;
+mod pattern;
+mod sort;
+mod strlib;
+mod tablib;
+
+#[cfg(test)]
+mod tests;
+
+use std::ffi::{CString, c_int};
+use std::time::{Duration, Instant};
+
+use mlua::{Lua, ffi};
+
+use crate::vm::{LimitHit, RunBudget};
+
+/// Output of `print` during one run, one entry per call (arguments joined by tabs).
+#[derive(Debug, Default, Clone)]
+pub struct PrintLog(pub Vec<String>);
+
+/// Optional app data: the wall-clock deadline of the run. Library code that loops inside
+/// one call (pattern matching) checks it, because the VM's instruction hook cannot fire
+/// there. Without it, one such call is cut off after [`FALLBACK_CALL_BUDGET`].
+#[derive(Debug, Clone, Copy)]
+pub struct Deadline(pub Instant);
+
+/// How long one library call may loop when no [`Deadline`] is set.
+pub const FALLBACK_CALL_BUDGET: Duration = Duration::from_secs(1);
+
+/// Bytes `print` keeps per run; later output is dropped (Kruise writes it to a log).
+const PRINT_LIMIT: usize = 1 << 20;
+
+/// Largest string a library function builds in Rust memory before handing it to Lua; the
+/// VM's memory cap normally stops a run long before this.
+pub(crate) const STRING_LIMIT: usize = 256 << 20;
+
+#[derive(Default)]
+struct PrintBytes(usize);
+
+/// Installs gopher-lua's base/table/string/math behaviour, the extra globals, `require`,
+/// and the sandbox into a state made by `vm::new_state`. `print` appends to the state's
+/// [`PrintLog`] app data (see [`take_prints`]).
+pub fn install(lua: &Lua) -> mlua::Result<()> {
+    // Keeps the patched Lua library in every binary that uses us (a no-op call).
+    kruise_lua51_sys::link();
+    lua.set_app_data(PrintLog::default());
+    lua.set_app_data(PrintBytes(0));
+    // SAFETY: install_raw only uses the stack within the protected call exec_raw makes.
+    unsafe { lua.exec_raw::<()>((), |l| install_raw(l)) }
+}
+
+/// Takes what the script printed so far.
+pub fn take_prints(lua: &Lua) -> Vec<String> {
+    if let Some(mut bytes) = lua.app_data_mut::<PrintBytes>() {
+        bytes.0 = 0;
+    }
+    lua.app_data_mut::<PrintLog>()
+        .map(|mut log| std::mem::take(&mut log.0))
+        .unwrap_or_default()
+}
+
+pub(crate) type State = *mut ffi::lua_State;
+
+/// How a library function fails. Raised by [`raise`] once the Rust frames are gone.
+pub(crate) enum Raise {
+    /// A message that gets the caller's position prefix (gopher's `RaiseError`).
+    Msg(String),
+    /// A message without position (a Go runtime panic inside gopher-lua).
+    Raw(String),
+    /// The error value is already on top of the stack.
+    Top,
+}
+
+pub(crate) type R<T> = Result<T, Raise>;
+
+/// Wraps `fn imp(State) -> R<c_int>` into a `lua_CFunction`.
+macro_rules! lua_fns {
+    ($($name:ident => $imp:path),* $(,)?) => {
+        $(
+            pub(crate) unsafe extern "C-unwind" fn $name(l: $crate::stdlib::State) -> std::ffi::c_int {
+                // SAFETY: called by Lua with a valid state.
+                match unsafe { $imp(l) } {
+                    Ok(n) => n,
+                    Err(e) => unsafe { $crate::stdlib::raise(l, e) },
+                }
+            }
+        )*
+    };
+}
+pub(crate) use lua_fns;
+
+#[cold]
+pub(crate) unsafe fn raise(l: State, e: Raise) -> ! {
+    unsafe {
+        match e {
+            Raise::Msg(s) => {
+                ffi::luaL_where(l, 1);
+                push_bytes(l, s.as_bytes());
+                drop(s);
+                ffi::lua_concat(l, 2);
+            }
+            Raise::Raw(s) => {
+                push_bytes(l, s.as_bytes());
+                drop(s);
+            }
+            Raise::Top => {}
+        }
+        ffi::lua_error(l)
+    }
+}
+
+pub(crate) unsafe fn push_bytes(l: State, s: &[u8]) {
+    unsafe { ffi::lua_pushlstring(l, s.as_ptr().cast(), s.len()) };
+}
+
+pub(crate) unsafe fn type_name(l: State, idx: c_int) -> String {
+    unsafe {
+        let t = ffi::lua_type(l, idx);
+        if t == ffi::LUA_TNONE {
+            return "no value".into();
+        }
+        std::ffi::CStr::from_ptr(ffi::lua_typename(l, t))
+            .to_string_lossy()
+            .into_owned()
+    }
+}
+
+pub(crate) fn arg_error(n: c_int, fname: &str, msg: &str) -> Raise {
+    Raise::Msg(format!("bad argument #{n} to {fname} ({msg})"))
+}
+
+pub(crate) unsafe fn type_error(l: State, n: c_int, fname: &str, expected: &str) -> Raise {
+    let got = unsafe { type_name(l, n) };
+    arg_error(n, fname, &format!("{expected} expected, got {got}"))
+}
+
+pub(crate) unsafe fn check_any(l: State, n: c_int, fname: &str) -> R<()> {
+    if unsafe { ffi::lua_gettop(l) } < n {
+        Err(arg_error(n, fname, "value expected"))
+    } else {
+        Ok(())
+    }
+}
+
+/// gopher's CheckInt: a number (strings are not converted), truncated like Go's int().
+pub(crate) unsafe fn check_int(l: State, n: c_int, fname: &str) -> R<i64> {
+    unsafe {
+        if ffi::lua_type(l, n) == ffi::LUA_TNUMBER {
+            Ok(format::go_int(ffi::lua_tonumber(l, n)))
+        } else {
+            Err(type_error(l, n, fname, "number"))
+        }
+    }
+}
+
+pub(crate) unsafe fn opt_int(l: State, n: c_int, default: i64, fname: &str) -> R<i64> {
+    unsafe {
+        if ffi::lua_isnoneornil(l, n) != 0 {
+            Ok(default)
+        } else {
+            check_int(l, n, fname)
+        }
+    }
+}
+
+/// gopher's CheckNumber: a number, or a string in Go number syntax.
+pub(crate) unsafe fn check_number(l: State, n: c_int, fname: &str) -> R<f64> {
+    unsafe {
+        match ffi::lua_type(l, n) {
+            ffi::LUA_TNUMBER => Ok(ffi::lua_tonumber(l, n)),
+            ffi::LUA_TSTRING => format::parse_go_number(to_bytes(l, n))
+                .ok_or_else(|| type_error(l, n, fname, "number")),
+            _ => Err(type_error(l, n, fname, "number")),
+        }
+    }
+}
+
+/// The bytes of the string (or number, converted in place) at `n`. The slice lives as long
+/// as that stack slot keeps the string.
+pub(crate) unsafe fn to_bytes<'a>(l: State, n: c_int) -> &'a [u8] {
+    unsafe {
+        let mut len = 0usize;
+        let p = ffi::lua_tolstring(l, n, &mut len);
+        if p.is_null() {
+            &[]
+        } else {
+            std::slice::from_raw_parts(p.cast(), len)
+        }
+    }
+}
+
+/// gopher's CheckString: a string, or a number converted like tostring.
+pub(crate) unsafe fn check_bytes<'a>(l: State, n: c_int, fname: &str) -> R<&'a [u8]> {
+    unsafe {
+        match ffi::lua_type(l, n) {
+            ffi::LUA_TSTRING | ffi::LUA_TNUMBER => Ok(to_bytes(l, n)),
+            _ => Err(type_error(l, n, fname, "string")),
+        }
+    }
+}
+
+pub(crate) unsafe fn opt_bytes<'a>(
+    l: State,
+    n: c_int,
+    default: &'a [u8],
+    fname: &str,
+) -> R<&'a [u8]> {
+    unsafe {
+        if ffi::lua_isnoneornil(l, n) != 0 {
+            Ok(default)
+        } else {
+            check_bytes(l, n, fname)
+        }
+    }
+}
+
+pub(crate) unsafe fn check_table(l: State, n: c_int, fname: &str) -> R<()> {
+    unsafe {
+        if ffi::lua_type(l, n) == ffi::LUA_TTABLE {
+            Ok(())
+        } else {
+            Err(type_error(l, n, fname, "table"))
+        }
+    }
+}
+
+unsafe fn lua_of<'a>(l: State) -> &'a Lua {
+    // SAFETY: every state these functions run in was made through mlua and outlives the call.
+    unsafe { Lua::get_or_init_from_ptr(l) }
+}
+
+/// True once the run has spent its time or memory budget.
+unsafe fn limit_reached(l: State) -> bool {
+    crate::vm::limit_hit(unsafe { lua_of(l) }).is_some()
+}
+
+/// Records that a budget is spent (so the runner classifies the error) when the state has one.
+unsafe fn mark_limit(l: State, hit: LimitHit) {
+    if let Some(budget) = unsafe { lua_of(l) }.app_data_ref::<RunBudget>() {
+        budget.hit.set(Some(hit));
+    }
+}
+
+/// Poll for long-running library loops: false once the deadline has passed.
+pub(crate) struct Poll {
+    l: State,
+    started: Instant,
+}
+
+impl Poll {
+    pub(crate) fn new(l: State) -> Self {
+        Poll {
+            l,
+            started: Instant::now(),
+        }
+    }
+
+    pub(crate) fn keep_going(&mut self) -> bool {
+        // SAFETY: `l` is the state of the running call.
+        let lua = unsafe { lua_of(self.l) };
+        if crate::vm::limit_hit(lua).is_some() {
+            return false;
+        }
+        let deadline = lua
+            .app_data_ref::<Deadline>()
+            .map_or(self.started + FALLBACK_CALL_BUDGET, |d| d.0);
+        if Instant::now() >= deadline {
+            unsafe { mark_limit(self.l, LimitHit::Timeout) };
+            return false;
+        }
+        true
+    }
+}
+
+/// The error for a string too large to build.
+pub(crate) unsafe fn too_large(l: State) -> Raise {
+    unsafe { mark_limit(l, LimitHit::Memory) };
+    Raise::Msg("not enough memory".into())
+}
+
+// ---------------------------------------------------------------------------------------
+// Base library
+
+lua_fns! {
+    lua_print => print_imp,
+    lua_pcall => pcall_imp,
+    lua_xpcall => xpcall_imp,
+    lua_error => error_imp,
+    lua_tonumber => tonumber_imp,
+    lua_require => require_imp,
+    lua_module => module_imp,
+    lua_dofile => dofile_imp,
+    lua_loadfile => loadfile_imp,
+    lua_loadstring => loadstring_imp,
+    lua_load => load_imp,
+    lua_collectgarbage => collectgarbage_imp,
+    lua_printregs => printregs_imp,
+    lua_math_mod => math_mod_imp,
+}
+
+/// `print`: arguments through the original `tostring` (upvalue 1), joined by tabs, into
+/// the [`PrintLog`]. Nothing reaches stdout.
+unsafe fn print_imp(l: State) -> R<c_int> {
+    unsafe {
+        let n = ffi::lua_gettop(l);
+        ffi::luaL_checkstack(l, 2 * n + 4, c"too many arguments to print".as_ptr());
+        for i in 1..=n {
+            ffi::lua_pushvalue(l, ffi::lua_upvalueindex(1));
+            ffi::lua_pushvalue(l, i);
+            ffi::lua_call(l, 1, 1);
+            if ffi::lua_type(l, -1) != ffi::LUA_TSTRING && ffi::lua_type(l, -1) != ffi::LUA_TNUMBER
+            {
+                // gopher prints the String() of whatever __tostring returned.
+                ffi::lua_pushvalue(l, ffi::lua_upvalueindex(1));
+                ffi::lua_insert(l, -2);
+                ffi::lua_call(l, 1, 1);
+            }
+            if i < n {
+                ffi::lua_pushlstring(l, c"\t".as_ptr(), 1);
+            }
+        }
+        if n == 0 {
+            ffi::lua_pushlstring(l, c"".as_ptr(), 0);
+        } else {
+            ffi::lua_concat(l, 2 * n - 1);
+        }
+        let line = String::from_utf8_lossy(to_bytes(l, -1)).into_owned();
+        let lua = lua_of(l);
+        let mut spent = lua.app_data_mut::<PrintBytes>();
+        if let (Some(spent), Some(mut log)) = (spent.as_mut(), lua.app_data_mut::<PrintLog>())
+            && spent.0 + line.len() <= PRINT_LIMIT
+        {
+            spent.0 += line.len();
+            log.0.push(line);
+        }
+        Ok(0)
+    }
+}
+
+/// `pcall`: the VM's pcall (upvalue 1), but a spent time/memory budget is raised again.
+unsafe fn pcall_imp(l: State) -> R<c_int> {
+    unsafe {
+        if ffi::lua_type(l, 1) != ffi::LUA_TFUNCTION {
+            return Err(type_error(l, 1, "pcall", "function"));
+        }
+        let n = ffi::lua_gettop(l);
+        ffi::lua_pushvalue(l, ffi::lua_upvalueindex(1));
+        ffi::lua_insert(l, 1);
+        ffi::lua_call(l, n, ffi::LUA_MULTRET);
+        if ffi::lua_toboolean(l, 1) == 0 && limit_reached(l) {
+            ffi::lua_settop(l, 2);
+            return Err(Raise::Top);
+        }
+        Ok(ffi::lua_gettop(l))
+    }
+}
+
+/// `xpcall(f, handler)`: f runs without arguments (Lua 5.1); budget errors are raised again.
+unsafe fn xpcall_imp(l: State) -> R<c_int> {
+    unsafe {
+        if ffi::lua_type(l, 1) != ffi::LUA_TFUNCTION {
+            return Err(type_error(l, 1, "xpcall", "function"));
+        }
+        if ffi::lua_type(l, 2) != ffi::LUA_TFUNCTION {
+            return Err(type_error(l, 2, "xpcall", "function"));
+        }
+        ffi::lua_settop(l, 2);
+        ffi::lua_pushvalue(l, ffi::lua_upvalueindex(1));
+        ffi::lua_insert(l, 1);
+        ffi::lua_call(l, 2, ffi::LUA_MULTRET);
+        if ffi::lua_toboolean(l, 1) == 0 && limit_reached(l) {
+            ffi::lua_settop(l, 2);
+            return Err(Raise::Top);
+        }
+        Ok(ffi::lua_gettop(l))
+    }
+}
+
+/// `error(v [, level])`: v is required; only string values get a position (numbers stay
+/// numbers, unlike PUC).
+unsafe fn error_imp(l: State) -> R<c_int> {
+    unsafe {
+        check_any(l, 1, "error")?;
+        let level = opt_int(l, 2, 1, "error")?;
+        ffi::lua_settop(l, 1);
+        if ffi::lua_type(l, 1) == ffi::LUA_TSTRING && level > 0 {
+            ffi::luaL_where(l, level.min(c_int::MAX as i64) as c_int);
+            ffi::lua_pushvalue(l, 1);
+            ffi::lua_concat(l, 2);
+        }
+        Err(Raise::Top)
+    }
+}
+
+/// `tonumber(v [, base])` with gopher's string rules (README 2.11).
+unsafe fn tonumber_imp(l: State) -> R<c_int> {
+    unsafe {
+        let has_base = ffi::lua_isnoneornil(l, 2) == 0;
+        let base = opt_int(l, 2, 10, "tonumber")?;
+        check_any(l, 1, "tonumber")?;
+        match ffi::lua_type(l, 1) {
+            ffi::LUA_TNUMBER => ffi::lua_pushvalue(l, 1),
+            ffi::LUA_TSTRING => match string_to_number(to_bytes(l, 1), has_base, base) {
+                Some(v) => ffi::lua_pushnumber(l, v),
+                None => ffi::lua_pushnil(l),
+            },
+            _ => ffi::lua_pushnil(l),
+        }
+        Ok(1)
+    }
+}
+
+fn string_to_number(s: &[u8], has_base: bool, base: i64) -> Option<f64> {
+    let t = std::str::from_utf8(format::trim_go(s)).ok()?;
+    if t.contains('.') {
+        return format::parse_go_float(t);
+    }
+    let (base, digits) = if !has_base && (t.starts_with("0x") || t.starts_with("0X")) {
+        (16, &t[2..])
+    } else {
+        (base, t)
+    };
+    if base != 0 && !(2..=36).contains(&base) {
+        return None;
+    }
+    format::parse_go_int(digits, base as u32).map(|v| v as f64)
+}
+
+/// `require(name)`: only libraries already loaded (registry `_LOADED`, or the `json`
+/// global, which is installed after us); there is no package library to load more.
+unsafe fn require_imp(l: State) -> R<c_int> {
+    unsafe {
+        let name = check_bytes(l, 1, "require")?;
+        ffi::lua_getfield(l, ffi::LUA_REGISTRYINDEX, c"_LOADED".as_ptr());
+        if ffi::lua_type(l, -1) == ffi::LUA_TTABLE {
+            ffi::lua_pushvalue(l, 1);
+            ffi::lua_rawget(l, -2);
+            if ffi::lua_toboolean(l, -1) != 0 {
+                return Ok(1);
+            }
+            ffi::lua_pop(l, 1);
+        }
+        ffi::lua_pop(l, 1);
+        if name == b"json" {
+            ffi::lua_getfield(l, ffi::LUA_GLOBALSINDEX, c"json".as_ptr());
+            if ffi::lua_toboolean(l, -1) != 0 {
+                return Ok(1);
+            }
+        }
+        Err(Raise::Msg(format!(
+            "module {} not found: the package library is not available",
+            String::from_utf8_lossy(name)
+        )))
+    }
+}
+
+/// `module(name, ...)`: Lua 5.1's module function over `_LOADED` and the globals.
+unsafe fn module_imp(l: State) -> R<c_int> {
+    unsafe {
+        let name = check_bytes(l, 1, "module")?;
+        let cname = CString::new(
+            name.iter()
+                .copied()
+                .filter(|&b| b != 0)
+                .collect::<Vec<u8>>(),
+        )
+        .expect("no NUL bytes");
+        let top = ffi::lua_gettop(l);
+        ffi::luaL_checkstack(l, 8, std::ptr::null());
+        ffi::luaL_findtable(l, ffi::LUA_REGISTRYINDEX, c"_LOADED".as_ptr(), 1);
+        let loaded = ffi::lua_gettop(l);
+        ffi::lua_getfield(l, loaded, cname.as_ptr());
+        if ffi::lua_type(l, -1) != ffi::LUA_TTABLE {
+            ffi::lua_pop(l, 1);
+            if !ffi::luaL_findtable(l, ffi::LUA_GLOBALSINDEX, cname.as_ptr(), 1).is_null() {
+                return Err(Raise::Msg(format!(
+                    "name conflict for module: {}",
+                    String::from_utf8_lossy(name)
+                )));
+            }
+            ffi::lua_pushvalue(l, -1);
+            ffi::lua_setfield(l, loaded, cname.as_ptr());
+        }
+        let tb = ffi::lua_gettop(l);
+        ffi::lua_getfield(l, tb, c"_NAME".as_ptr());
+        let named = ffi::lua_isnil(l, -1) == 0;
+        ffi::lua_pop(l, 1);
+        if !named {
+            ffi::lua_pushvalue(l, tb);
+            ffi::lua_setfield(l, tb, c"_M".as_ptr());
+            ffi::lua_pushvalue(l, 1);
+            ffi::lua_setfield(l, tb, c"_NAME".as_ptr());
+            let package = match name.iter().rposition(|&b| b == b'.') {
+                Some(dot) => &name[..=dot],
+                None => &[][..],
+            };
+            push_bytes(l, package);
+            ffi::lua_setfield(l, tb, c"_PACKAGE".as_ptr());
+        }
+        drop(cname);
+        let mut ar: ffi::lua_Debug = std::mem::zeroed();
+        if ffi::lua_getstack(l, 1, &mut ar) == 0 {
+            return Err(Raise::Msg("no calling stack.".into()));
+        }
+        ffi::lua_getinfo(l, c"f".as_ptr(), &mut ar);
+        if ffi::lua_iscfunction(l, -1) != 0 {
+            return Err(Raise::Msg(
+                "module() can not be called from GFunctions.".into(),
+            ));
+        }
+        ffi::lua_pushvalue(l, tb);
+        ffi::lua_setfenv(l, -2);
+        ffi::lua_pop(l, 1);
+        for i in 2..=top {
+            ffi::lua_pushvalue(l, i);
+            ffi::lua_pushvalue(l, tb);
+            ffi::lua_call(l, 1, 0);
+        }
+        ffi::lua_pushvalue(l, tb);
+        Ok(1)
+    }
+}
+
+/// `dofile`: gopher ignores the error of a file it cannot open and returns nothing; in the
+/// sandbox no file can be opened, and the disk is never touched.
+unsafe fn dofile_imp(_l: State) -> R<c_int> {
+    Ok(0)
+}
+
+/// `loadfile`: nil and gopher's "can not open file" message, without touching the disk.
+unsafe fn loadfile_imp(l: State) -> R<c_int> {
+    unsafe {
+        let name: Vec<u8> = if ffi::lua_gettop(l) < 1 {
+            b"<stdin>".to_vec()
+        } else {
+            check_bytes(l, 1, "loadfile")?.to_vec()
+        };
+        ffi::lua_pushnil(l);
+        let mut msg = b"can not open file: ".to_vec();
+        msg.extend_from_slice(&name);
+        push_bytes(l, &msg);
+        Ok(2)
+    }
+}
+
+/// Compiles `src` as a text chunk named `chunkname` (verbatim, as gopher names chunks):
+/// the function, or nil and the message. Binary chunks are refused.
+unsafe fn compile(l: State, src: &[u8], chunkname: &[u8]) -> c_int {
+    unsafe {
+        if src.first() == Some(&0x1b) {
+            ffi::lua_pushnil(l);
+            let mut msg = chunkname.to_vec();
+            msg.extend_from_slice(b": binary chunks are not supported");
+            push_bytes(l, &msg);
+            return 2;
+        }
+        let mut name = Vec::with_capacity(chunkname.len() + 2);
+        name.push(b'=');
+        name.extend(chunkname.iter().copied().filter(|&b| b != 0));
+        let name = CString::new(name).expect("no NUL bytes");
+        let status = ffi::luaL_loadbuffer(l, src.as_ptr().cast(), src.len(), name.as_ptr());
+        if status == 0 {
+            1
+        } else {
+            ffi::lua_pushnil(l);
+            ffi::lua_insert(l, -2);
+            2
+        }
+    }
+}
+
+unsafe fn loadstring_imp(l: State) -> R<c_int> {
+    unsafe {
+        let src = check_bytes(l, 1, "loadstring")?;
+        let name = opt_bytes(l, 2, b"<string>", "loadstring")?;
+        Ok(compile(l, src, name))
+    }
+}
+
+/// `load(reader [, chunkname])`: concatenates the reader's pieces until nil or "".
+unsafe fn load_imp(l: State) -> R<c_int> {
+    unsafe {
+        if ffi::lua_type(l, 1) != ffi::LUA_TFUNCTION {
+            return Err(type_error(l, 1, "load", "function"));
+        }
+        let name = opt_bytes(l, 2, b"?", "load")?;
+        ffi::lua_settop(l, 2);
+        ffi::lua_pushlstring(l, c"".as_ptr(), 0);
+        loop {
+            ffi::lua_pushvalue(l, 1);
+            ffi::lua_call(l, 0, 1);
+            match ffi::lua_type(l, -1) {
+                ffi::LUA_TNIL => break,
+                ffi::LUA_TSTRING if ffi::lua_objlen(l, -1) == 0 => break,
+                ffi::LUA_TSTRING => ffi::lua_concat(l, 2),
+                _ => {
+                    return Err(Raise::Msg(
+                        "loader function must return a string or nil object.".into(),
+                    ));
+                }
+            }
+        }
+        ffi::lua_settop(l, 3);
+        let src = to_bytes(l, 3);
+        Ok(compile(l, src, name))
+    }
+}
+
+/// `collectgarbage(...)`: collects and returns nothing, whatever the option (gopher).
+unsafe fn collectgarbage_imp(l: State) -> R<c_int> {
+    unsafe { ffi::lua_gc(l, ffi::LUA_GCCOLLECT, 0) };
+    Ok(0)
+}
+
+/// `_printregs`: gopher dumps VM registers to stdout; here it does nothing.
+unsafe fn printregs_imp(_l: State) -> R<c_int> {
+    Ok(0)
+}
+
+/// `math.mod(a, b)`: gopher uses the `%` operator's rule (result takes b's sign).
+unsafe fn math_mod_imp(l: State) -> R<c_int> {
+    unsafe {
+        let a = check_number(l, 1, "mod")?;
+        let b = check_number(l, 2, "mod")?;
+        let mut r = a % b;
+        if (b > 0.0 && r < 0.0) || (b < 0.0 && r > 0.0) {
+            r += b;
+        }
+        ffi::lua_pushnumber(l, r);
+        Ok(1)
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Installation
+
+unsafe fn set_fn(l: State, table: c_int, name: &std::ffi::CStr, f: ffi::lua_CFunction) {
+    unsafe {
+        ffi::lua_pushcfunction(l, f);
+        ffi::lua_setfield(l, table, name.as_ptr());
+    }
+}
+
+unsafe fn set_nil(l: State, table: c_int, name: &std::ffi::CStr) {
+    unsafe {
+        ffi::lua_pushnil(l);
+        ffi::lua_setfield(l, table, name.as_ptr());
+    }
+}
+
+/// Replaces global `name` with closure `f` whose upvalue is the current value of `name`.
+unsafe fn wrap_global(l: State, name: &std::ffi::CStr, f: ffi::lua_CFunction) {
+    unsafe {
+        let g = ffi::LUA_GLOBALSINDEX;
+        ffi::lua_getfield(l, g, name.as_ptr());
+        ffi::lua_pushcclosure(l, f, 1);
+        ffi::lua_setfield(l, g, name.as_ptr());
+    }
+}
+
+unsafe fn install_raw(l: State) {
+    unsafe {
+        let g = ffi::LUA_GLOBALSINDEX;
+        ffi::luaL_checkstack(l, 8, std::ptr::null());
+        // print formats through the original tostring, whatever the script does to the global.
+        ffi::lua_getfield(l, g, c"tostring".as_ptr());
+        ffi::lua_pushcclosure(l, lua_print, 1);
+        ffi::lua_setfield(l, g, c"print".as_ptr());
+        wrap_global(l, c"pcall", lua_pcall);
+        wrap_global(l, c"xpcall", lua_xpcall);
+        set_fn(l, g, c"error", lua_error);
+        set_fn(l, g, c"tonumber", lua_tonumber);
+        set_fn(l, g, c"require", lua_require);
+        set_fn(l, g, c"module", lua_module);
+        set_fn(l, g, c"dofile", lua_dofile);
+        set_fn(l, g, c"loadfile", lua_loadfile);
+        set_fn(l, g, c"loadstring", lua_loadstring);
+        set_fn(l, g, c"load", lua_load);
+        set_fn(l, g, c"collectgarbage", lua_collectgarbage);
+        set_fn(l, g, c"_printregs", lua_printregs);
+        set_nil(l, g, c"gcinfo");
+        set_nil(l, g, c"coroutine");
+        ffi::lua_pushlstring(l, c"GopherLua 0.1".as_ptr(), 13);
+        ffi::lua_setfield(l, g, c"_GOPHER_LUA_VERSION".as_ptr());
+        ffi::lua_pushlstring(l, c"Lua 5.1".as_ptr(), 7);
+        ffi::lua_setfield(l, g, c"_VERSION".as_ptr());
+
+        ffi::lua_getfield(l, g, c"math".as_ptr());
+        if ffi::lua_type(l, -1) == ffi::LUA_TTABLE {
+            let t = ffi::lua_gettop(l);
+            ffi::lua_pushnumber(l, f64::MAX);
+            ffi::lua_setfield(l, t, c"huge".as_ptr());
+            set_fn(l, t, c"mod", lua_math_mod);
+        }
+        ffi::lua_pop(l, 1);
+
+        ffi::lua_getfield(l, g, c"table".as_ptr());
+        if ffi::lua_type(l, -1) == ffi::LUA_TTABLE {
+            tablib::install(l, ffi::lua_gettop(l));
+        }
+        ffi::lua_pop(l, 1);
+
+        ffi::lua_getfield(l, g, c"string".as_ptr());
+        if ffi::lua_type(l, -1) == ffi::LUA_TTABLE {
+            strlib::install(l, ffi::lua_gettop(l));
+        }
+        ffi::lua_pop(l, 1);
+    }
+}

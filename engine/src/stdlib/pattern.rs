@@ -1,0 +1,710 @@
+//! Lua patterns as gopher-lua matches them: its parser's quirks (`%f` is the letter `f`,
+//! `%p` includes digits, `$` anchors only as the last byte, `^` anchors gmatch/gsub too)
+//! and a backtracking matcher with an explicit stack and a step budget.
+
+/// A failure while parsing or matching a pattern.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PatError {
+    /// An error gopher-lua raises with a position prefix (`L.RaiseError`).
+    Lua(String),
+    /// A Go runtime panic inside gopher-lua (no position prefix).
+    Panic(String),
+    /// The step budget ran out; the caller decides whether that is a timeout.
+    Budget,
+}
+
+/// End-of-pattern marker, as a class byte that no subject byte equals.
+const EOS: i32 = -1;
+
+#[derive(Debug, Clone)]
+enum Class {
+    Any,
+    Char(i32),
+    /// `%x`: a class letter, or any other byte standing for itself.
+    Single(i32),
+    Set {
+        negated: bool,
+        items: Vec<Class>,
+    },
+    Range(Box<Class>, Box<Class>),
+}
+
+impl Class {
+    fn matches(&self, ch: u8) -> bool {
+        let c = ch as i32;
+        match self {
+            Class::Any => true,
+            Class::Char(x) => *x == c,
+            Class::Single(k) => single_matches(*k, ch),
+            Class::Set { negated, items } => {
+                if items.iter().any(|it| it.matches(ch)) {
+                    !negated
+                } else {
+                    *negated
+                }
+            }
+            Class::Range(lo, hi) => match (&**lo, &**hi) {
+                (Class::Char(a), Class::Char(b)) => *a <= c && c <= *b,
+                _ => false,
+            },
+        }
+    }
+}
+
+fn single_matches(k: i32, ch: u8) -> bool {
+    if !(0..=255).contains(&k) {
+        return false;
+    }
+    let k = k as u8;
+    let r = match k.to_ascii_lowercase() {
+        b'a' => ch.is_ascii_alphabetic(),
+        b'c' => ch <= 0x1f || ch == 0x7f,
+        b'd' => ch.is_ascii_digit(),
+        b'l' => ch.is_ascii_lowercase(),
+        // gopher's punctuation ranges also cover 0x30..=0x40: digits and `:;<=>?@`.
+        b'p' => matches!(ch, 0x21..=0x40 | 0x5b..=0x60 | 0x7b..=0x7e),
+        b's' => matches!(ch, b' ' | 0x0c | b'\n' | b'\r' | b'\t' | 0x0b),
+        b'u' => ch.is_ascii_uppercase(),
+        b'w' => ch.is_ascii_alphanumeric(),
+        b'x' => ch.is_ascii_hexdigit(),
+        b'z' => ch == 0,
+        _ => return ch == k,
+    };
+    if k.is_ascii_uppercase() { !r } else { r }
+}
+
+#[derive(Debug, Clone)]
+enum Node {
+    One(Class),
+    Repeat(u8, Class),
+    PosCapture,
+    Capture(Vec<Node>),
+    Balance(i32, i32),
+    BackRef(usize),
+}
+
+struct Parser<'a> {
+    p: &'a [u8],
+    pos: usize,
+}
+
+impl Parser<'_> {
+    fn peek(&self) -> i32 {
+        self.p.get(self.pos).map_or(EOS, |&b| b as i32)
+    }
+    fn next(&mut self) -> i32 {
+        let c = self.peek();
+        if c != EOS {
+            self.pos += 1;
+        }
+        c
+    }
+    fn err(&self, msg: &str) -> PatError {
+        if self.pos >= self.p.len() {
+            PatError::Lua(format!("{msg} at EOS"))
+        } else {
+            PatError::Lua(format!("{msg} at {}", self.pos))
+        }
+    }
+
+    fn class(&mut self, allow_set: bool) -> Result<Class, PatError> {
+        match self.next() {
+            c if c == b'%' as i32 => Ok(Class::Single(self.next())),
+            c if c == b'.' as i32 => Ok(if allow_set {
+                Class::Any
+            } else {
+                Class::Char(c)
+            }),
+            c if c == b'[' as i32 => {
+                if allow_set {
+                    self.set()
+                } else {
+                    Err(self.err("invalid '['"))
+                }
+            }
+            EOS => Err(self.err("unexpected EOS")),
+            c => Ok(Class::Char(c)),
+        }
+    }
+
+    fn set(&mut self) -> Result<Class, PatError> {
+        let mut negated = false;
+        if self.peek() == b'^' as i32 {
+            negated = true;
+            self.next();
+        }
+        let mut items = Vec::new();
+        let mut in_range = false;
+        loop {
+            match self.peek() {
+                c if c == b'-' as i32 => {
+                    if in_range {
+                        return Err(self.err("invalid range"));
+                    }
+                    self.next();
+                    in_range = true;
+                    continue;
+                }
+                c if c == b'[' as i32 => return Err(self.err("'[' can not be nested")),
+                c if c == b']' as i32 => {
+                    self.next();
+                    break;
+                }
+                EOS => return Err(self.err("unexpected EOS")),
+                _ => items.push(self.class(false)?),
+            }
+            if in_range {
+                if items.len() < 2 {
+                    // gopher indexes items[len-2] here and panics.
+                    return Err(PatError::Panic(
+                        "runtime error: index out of range [-1]".into(),
+                    ));
+                }
+                let hi = items.pop().expect("two items");
+                let lo = items.pop().expect("two items");
+                items.push(Class::Range(Box::new(lo), Box::new(hi)));
+                in_range = false;
+            }
+        }
+        if in_range {
+            items.push(Class::Char(b'-' as i32));
+        }
+        Ok(Class::Set { negated, items })
+    }
+
+    fn seq(&mut self, top: bool, head: &mut bool, tail: &mut bool) -> Result<Vec<Node>, PatError> {
+        let mut nodes: Vec<Node> = Vec::new();
+        if top && self.peek() == b'^' as i32 {
+            self.next();
+            *head = true;
+        }
+        loop {
+            let c = self.peek();
+            if c == EOS {
+                return Ok(nodes);
+            }
+            let cb = c as u8;
+            match cb {
+                b'%' => {
+                    let save = self.pos;
+                    self.next();
+                    match self.peek() {
+                        d if d == b'0' as i32 => return Err(self.err("invalid capture index")),
+                        d if (b'1' as i32..=b'9' as i32).contains(&d) => {
+                            self.next();
+                            nodes.push(Node::BackRef((d - b'0' as i32) as usize));
+                        }
+                        d if d == b'b' as i32 => {
+                            self.next();
+                            let open = self.next();
+                            let close = self.next();
+                            nodes.push(Node::Balance(open, close));
+                        }
+                        _ => {
+                            self.pos = save;
+                            nodes.push(Node::One(self.class(true)?));
+                        }
+                    }
+                }
+                b'.' | b'[' => nodes.push(Node::One(self.class(true)?)),
+                b']' => return Err(self.err("invalid ']'")),
+                b')' => {
+                    if top {
+                        return Err(self.err("invalid ')'"));
+                    }
+                    return Ok(nodes);
+                }
+                b'(' => {
+                    self.next();
+                    if self.peek() == b')' as i32 {
+                        self.next();
+                        nodes.push(Node::PosCapture);
+                    } else {
+                        let inner = self.seq(false, head, tail)?;
+                        if self.peek() != b')' as i32 {
+                            return Err(self.err("unfinished capture"));
+                        }
+                        self.next();
+                        nodes.push(Node::Capture(inner));
+                    }
+                }
+                b'*' | b'+' | b'-' | b'?' => {
+                    self.next();
+                    match nodes.pop() {
+                        None => {
+                            return Err(
+                                self.err(&format!("no charcter class before '{}'", cb as char))
+                            );
+                        }
+                        Some(Node::One(class)) => nodes.push(Node::Repeat(cb, class)),
+                        Some(_) => {
+                            return Err(self
+                                .err(&format!("invalid charcter class before '{}'", cb as char)));
+                        }
+                    }
+                }
+                b'$' => {
+                    if top && self.pos + 1 == self.p.len() {
+                        *tail = true;
+                    } else {
+                        nodes.push(Node::One(Class::Char(c)));
+                    }
+                    self.next();
+                }
+                _ => {
+                    self.next();
+                    nodes.push(Node::One(Class::Char(c)));
+                }
+            }
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Inst {
+    Char(Class),
+    Match,
+    TailMatch,
+    Jmp(usize),
+    /// Try the first target, then the second.
+    Split(usize, usize),
+    Save(usize),
+    PosSave(usize),
+    Balance(i32, i32),
+    BackRef(usize),
+}
+
+/// A parsed and compiled pattern.
+#[derive(Debug, Clone)]
+pub struct Pattern {
+    code: Vec<Inst>,
+    /// `^`: only one attempt, at the start offset.
+    pub anchored: bool,
+}
+
+fn compile(nodes: &[Node], code: &mut Vec<Inst>, next_slot: &mut usize) {
+    for node in nodes {
+        let at = code.len();
+        match node {
+            Node::One(c) => code.push(Inst::Char(c.clone())),
+            Node::Repeat(kind, c) => match kind {
+                b'*' => {
+                    code.push(Inst::Split(at + 1, at + 3));
+                    code.push(Inst::Char(c.clone()));
+                    code.push(Inst::Jmp(at));
+                }
+                b'+' => {
+                    code.push(Inst::Char(c.clone()));
+                    code.push(Inst::Split(at, at + 2));
+                }
+                b'-' => {
+                    code.push(Inst::Split(at + 3, at + 1));
+                    code.push(Inst::Char(c.clone()));
+                    code.push(Inst::Jmp(at));
+                }
+                _ => {
+                    code.push(Inst::Split(at + 1, at + 2));
+                    code.push(Inst::Char(c.clone()));
+                }
+            },
+            Node::PosCapture => {
+                code.push(Inst::PosSave(*next_slot));
+                *next_slot += 2;
+            }
+            Node::Capture(inner) => {
+                let slot = *next_slot;
+                *next_slot += 2;
+                code.push(Inst::Save(slot));
+                compile(inner, code, next_slot);
+                code.push(Inst::Save(slot + 1));
+            }
+            Node::Balance(o, c) => code.push(Inst::Balance(*o, *c)),
+            Node::BackRef(n) => code.push(Inst::BackRef(*n)),
+        }
+    }
+}
+
+impl Pattern {
+    pub fn parse(p: &[u8]) -> Result<Pattern, PatError> {
+        let mut parser = Parser { p, pos: 0 };
+        let (mut head, mut tail) = (false, false);
+        let nodes = parser.seq(true, &mut head, &mut tail)?;
+        let mut code = vec![Inst::Save(0)];
+        let mut slot = 2;
+        compile(&nodes, &mut code, &mut slot);
+        if tail {
+            code.push(Inst::Save(1));
+            code.push(Inst::TailMatch);
+        } else {
+            code.push(Inst::Save(1));
+            code.push(Inst::Match);
+        }
+        Ok(Pattern {
+            code,
+            anchored: head,
+        })
+    }
+}
+
+/// One capture of a match: a byte range, or a position capture (1-based position).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cap {
+    Range(usize, usize),
+    Pos(usize),
+}
+
+/// A successful match: the whole range and the captures in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Match {
+    pub start: usize,
+    pub end: usize,
+    pub caps: Vec<Cap>,
+}
+
+impl Match {
+    /// The value `%n`/table/function replacement and `match` use for capture `i` (0 = whole).
+    pub fn capture(&self, i: usize) -> Cap {
+        if i == 0 {
+            Cap::Range(self.start, self.end)
+        } else {
+            self.caps[i - 1]
+        }
+    }
+}
+
+#[derive(Clone, Copy, Default)]
+struct Slot {
+    pos: usize,
+    is_pos: bool,
+}
+
+enum Back {
+    Branch(usize, usize),
+    Restore(usize, Slot),
+}
+
+/// Runs one attempt at `start`, with a shared step counter. `poll` is called every 65536
+/// steps and returns false to abort (deadline reached).
+struct Vm<'a> {
+    code: &'a [Inst],
+    src: &'a [u8],
+    slots: Vec<Slot>,
+    /// gopher's capture slice only grows; backreference checks read its length.
+    slot_len: usize,
+    stack: Vec<Back>,
+}
+
+impl Vm<'_> {
+    fn set(&mut self, i: usize, v: Slot) -> Slot {
+        if i >= self.slots.len() {
+            self.slots.resize(i + 1, Slot::default());
+        }
+        self.slot_len = self.slot_len.max(i + 1);
+        std::mem::replace(&mut self.slots[i], v)
+    }
+
+    fn run(
+        &mut self,
+        start: usize,
+        steps: &mut u64,
+        poll: &mut dyn FnMut() -> bool,
+    ) -> Result<Option<usize>, PatError> {
+        self.slots.clear();
+        self.slot_len = 0;
+        self.stack.clear();
+        let (mut pc, mut sp) = (0usize, start);
+        loop {
+            *steps += 1;
+            if *steps & 0xffff == 0 && !poll() {
+                return Err(PatError::Budget);
+            }
+            let ok = match &self.code[pc] {
+                Inst::Char(c) => {
+                    if sp < self.src.len() && c.matches(self.src[sp]) {
+                        pc += 1;
+                        sp += 1;
+                        true
+                    } else {
+                        false
+                    }
+                }
+                Inst::Match => return Ok(Some(sp)),
+                Inst::TailMatch => {
+                    if sp >= self.src.len() {
+                        return Ok(Some(sp));
+                    }
+                    false
+                }
+                Inst::Jmp(t) => {
+                    pc = *t;
+                    true
+                }
+                Inst::Split(a, b) => {
+                    self.stack.push(Back::Branch(*b, sp));
+                    pc = *a;
+                    true
+                }
+                Inst::Save(i) => {
+                    let old = self.set(
+                        *i,
+                        Slot {
+                            pos: sp,
+                            is_pos: false,
+                        },
+                    );
+                    self.stack.push(Back::Restore(*i, old));
+                    pc += 1;
+                    true
+                }
+                Inst::PosSave(i) => {
+                    let v = Slot {
+                        pos: sp + 1,
+                        is_pos: true,
+                    };
+                    self.set(*i, v);
+                    self.set(*i + 1, v);
+                    pc += 1;
+                    true
+                }
+                Inst::Balance(open, close) => {
+                    if sp >= self.src.len() || self.src[sp] as i32 != *open {
+                        false
+                    } else {
+                        let mut depth = 1;
+                        let mut i = sp + 1;
+                        let mut found = false;
+                        while i < self.src.len() {
+                            let b = self.src[i] as i32;
+                            if b == *close {
+                                depth -= 1;
+                            }
+                            if depth == 0 {
+                                found = true;
+                                break;
+                            }
+                            if b == *open {
+                                depth += 1;
+                            }
+                            i += 1;
+                        }
+                        if found {
+                            pc += 1;
+                            sp = i + 1;
+                        }
+                        found
+                    }
+                }
+                Inst::BackRef(n) => {
+                    let idx = n * 2;
+                    if idx + 1 >= self.slot_len {
+                        return Err(PatError::Lua("invalid capture index".into()));
+                    }
+                    let (a, b) = (self.slots[idx].pos, self.slots[idx + 1].pos);
+                    if a > b || b > self.src.len() {
+                        return Err(PatError::Panic(format!(
+                            "runtime error: slice bounds out of range [{a}:{b}]"
+                        )));
+                    }
+                    let len = b - a;
+                    if sp + len <= self.src.len() && self.src[a..b] == self.src[sp..sp + len] {
+                        pc += 1;
+                        sp += len;
+                        true
+                    } else {
+                        false
+                    }
+                }
+            };
+            if !ok {
+                // Backtrack: undo saves until the most recent untried branch.
+                loop {
+                    match self.stack.pop() {
+                        None => return Ok(None),
+                        Some(Back::Restore(i, old)) => self.slots[i] = old,
+                        Some(Back::Branch(t, s)) => {
+                            pc = t;
+                            sp = s;
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn result(&self, start_end: usize) -> Match {
+        let start = self.slots[0].pos;
+        let mut caps = Vec::new();
+        let mut i = 2;
+        while i + 1 < self.slot_len {
+            let s = self.slots[i];
+            caps.push(if s.is_pos {
+                Cap::Pos(s.pos)
+            } else {
+                Cap::Range(s.pos, self.slots[i + 1].pos)
+            });
+            i += 2;
+        }
+        Match {
+            start,
+            end: start_end,
+            caps,
+        }
+    }
+}
+
+/// Iterates matches the way gopher-lua's finder does: attempts start at `offset`, the next
+/// attempt starts at max(previous start + 1, previous end), and an anchored pattern makes
+/// one attempt only.
+pub struct Finder<'a> {
+    pat: &'a Pattern,
+    vm: Vm<'a>,
+    pos: usize,
+    done: bool,
+    steps: u64,
+}
+
+impl<'a> Finder<'a> {
+    pub fn new(pat: &'a Pattern, src: &'a [u8], offset: usize) -> Self {
+        Finder {
+            pat,
+            vm: Vm {
+                code: &pat.code,
+                src,
+                slots: Vec::new(),
+                slot_len: 0,
+                stack: Vec::new(),
+            },
+            pos: offset,
+            done: false,
+            steps: 0,
+        }
+    }
+
+    /// Position where the next attempt starts.
+    pub fn position(&self) -> usize {
+        self.pos
+    }
+
+    /// The next match, `None` when there are no more.
+    pub fn next_match(
+        &mut self,
+        poll: &mut dyn FnMut() -> bool,
+    ) -> Result<Option<Match>, PatError> {
+        while !self.done && self.pos <= self.vm.src.len() {
+            let start = self.pos;
+            let res = self.vm.run(start, &mut self.steps, poll)?;
+            self.pos = start + 1;
+            if self.pat.anchored {
+                self.done = true;
+            }
+            if let Some(end) = res {
+                self.pos = self.pos.max(end);
+                return Ok(Some(self.vm.result(end)));
+            }
+        }
+        self.done = true;
+        Ok(None)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn all(p: &str, s: &str) -> Vec<(usize, usize, Vec<Cap>)> {
+        let pat = Pattern::parse(p.as_bytes()).unwrap();
+        let mut f = Finder::new(&pat, s.as_bytes(), 0);
+        let mut out = Vec::new();
+        while let Some(m) = f.next_match(&mut || true).unwrap() {
+            out.push((m.start, m.end, m.caps));
+        }
+        out
+    }
+
+    fn first(p: &str, s: &str) -> Option<String> {
+        let pat = Pattern::parse(p.as_bytes()).unwrap();
+        let mut f = Finder::new(&pat, s.as_bytes(), 0);
+        f.next_match(&mut || true)
+            .unwrap()
+            .map(|m| s[m.start..m.end].to_string())
+    }
+
+    #[test]
+    fn frontier_is_a_literal_f() {
+        assert_eq!(
+            first("%f[%a]%a+", "THE (quick) fox").as_deref(),
+            Some("fox")
+        );
+        assert_eq!(first("%f[%a]", "x"), None);
+    }
+
+    #[test]
+    fn greedy_lazy_and_anchors() {
+        assert_eq!(first("^(.-)%.", "foo.bar.baz").as_deref(), Some("foo."));
+        assert_eq!(first("^(.*)%.", "foo.bar.baz").as_deref(), Some("foo.bar."));
+        assert_eq!(
+            first("^%s*(.-)%s*$", "  trim  ").as_deref(),
+            Some("  trim  ")
+        );
+        assert_eq!(first("a$", "aab").as_deref(), None);
+        assert_eq!(first("a$b", "xa$b").as_deref(), Some("a$b"));
+        assert_eq!(first("[%w_%-]+$", "a-b_c").as_deref(), Some("a-b_c"));
+    }
+
+    #[test]
+    fn captures_positions_and_backrefs() {
+        assert_eq!(
+            all("()b()", "abc"),
+            vec![(1, 2, vec![Cap::Pos(2), Cap::Pos(3)])]
+        );
+        assert_eq!(first("(a)%1", "xaa").as_deref(), Some("aa"));
+        assert_eq!(first("%b()", "x(a(b)c)d").as_deref(), Some("(a(b)c)"));
+        assert!(matches!(Pattern::parse(b"%0"), Err(PatError::Lua(_))));
+        let pat = Pattern::parse(b"%1(a)").unwrap();
+        let err = Finder::new(&pat, b"aa", 0).next_match(&mut || true);
+        assert!(matches!(err, Err(PatError::Lua(_))));
+    }
+
+    #[test]
+    fn gopher_parse_quirks() {
+        // %p covers digits in gopher.
+        assert_eq!(first("%p+", "ab12;c").as_deref(), Some("12;"));
+        // A leading quantifier is an error, a range with no start panics.
+        assert!(matches!(Pattern::parse(b"*a"), Err(PatError::Lua(_))));
+        assert!(matches!(Pattern::parse(b"[-a]"), Err(PatError::Panic(_))));
+        assert!(matches!(Pattern::parse(b"[]]"), Err(PatError::Lua(_))));
+        assert!(matches!(Pattern::parse(b"(a"), Err(PatError::Lua(_))));
+        // Trailing '-' in a set is literal.
+        assert_eq!(first("[a-]+", "x-a-"), Some("-a-".into()));
+    }
+
+    #[test]
+    fn empty_matches_advance() {
+        let spans: Vec<_> = all("%w*", "abc d")
+            .into_iter()
+            .map(|(s, e, _)| (s, e))
+            .collect();
+        assert_eq!(spans, vec![(0, 3), (3, 3), (4, 5), (5, 5)]);
+    }
+
+    #[test]
+    fn long_subject_does_not_overflow_the_stack() {
+        let s = "a".repeat(200_000);
+        assert_eq!(first("^(.-)$", &s).map(|m| m.len()), Some(200_000));
+        assert_eq!(first("^a*$", &s).map(|m| m.len()), Some(200_000));
+    }
+
+    #[test]
+    fn budget_poll_aborts() {
+        let s = "a".repeat(3000);
+        let pat = Pattern::parse(b"a*a*a*a*b").unwrap();
+        let mut f = Finder::new(&pat, s.as_bytes(), 0);
+        let mut polls = 0;
+        let res = f.next_match(&mut || {
+            polls += 1;
+            polls < 3
+        });
+        assert_eq!(res, Err(PatError::Budget));
+    }
+}

@@ -1,0 +1,244 @@
+-- Gloo Edge VirtualService (gateway.solo.io/v1): routes canary traffic in spec.virtualHost.routes.
+--
+-- A destination is the stable service when it is `kube: {ref: {name: <stable>}}`, or an
+-- `upstream` whose name follows Gloo discovery's "<namespace>-<stable>-<port>" form (the canary
+-- upstream is "<namespace>-<canary>-<port>", which discovery creates for the canary Service).
+-- Caveat: that name form is ambiguous when another Service's name ends in "-<stable>" (for
+-- stable "web", "prod-api-web-80" also looks like namespace "prod-api"); use kube destinations
+-- in that case.
+--
+-- Honoured Rollout fields:
+--   canaryWeight / stableWeight  a route whose routeAction.single is the stable destination becomes
+--                                routeAction.multi with a stable and a canary destination; in a
+--                                routeAction.multi each stable destination is split into a stable
+--                                part and a canary destination right after it. A destination alone
+--                                counts as 100 whatever its weight; otherwise a missing weight
+--                                counts as 0. Weights above 100 are treated as 100; -1 (or any
+--                                negative) means "no weight".
+--   matches                      for every route with a stable destination, a canary route is
+--                                inserted right before it (Gloo uses the first matching route). Its
+--                                matchers are every original matcher combined (AND) with every
+--                                Rollout match (OR): path -> prefix/exact/regex (replacing the
+--                                original path), headers -> headers, queryParams ->
+--                                queryParameters (`regex: true` for RegularExpression; a condition
+--                                replaces one on the same name). A route without matchers matches
+--                                everything.
+--   requestHeaderModifier        set (append: false), add (append: true) and remove go to the
+--                                canary's headerManipulation: the canary route's options in a
+--                                match step, the canary weighted destination's options in a
+--                                weight step, so only canary-bound requests change.
+--   canaryService == stableService (TrafficRouting CR): the canary destination is the stable one
+--                                with `subset: {values: CANARY_LABELS}`; the upstream needs a
+--                                subsetSpec with that label key.
+-- Matches and weight in one step both apply: matching requests go to the canary, the rest is split
+-- by weight. A step with neither (canaryWeight -1, no matches) returns the resource unchanged.
+-- Ignored: delegateAction and upstreamGroup routes (the delegated RouteTable or the
+-- UpstreamGroup needs its own reference); empty Rollout matches (no conditions).
+-- CANARY_LABELS is the label the canary pods carry; change it to your own convention.
+
+local CANARY_LABELS = {["istio.service.tag"] = "gray"}
+
+local stable = obj.stableService
+local canary = obj.canaryService
+local useSubset = canary == stable
+local spec = obj.data.spec
+
+local function copy(v)
+  if type(v) ~= "table" then return v end
+  local out = {}
+  for k, x in pairs(v) do out[k] = copy(x) end
+  return out
+end
+
+-- Escapes Lua pattern magic characters (service names contain "-"). A function replacement,
+-- because gopher-lua keeps "%%" in a replacement string as two characters.
+local function literal(s)
+  return (string.gsub(s, "[%^%$%(%)%%%.%[%]%*%+%-%?]", function(c) return "%" .. c end))
+end
+
+-- For a stable upstream name "<ns>-<stable>-<port>", returns "<ns>-", "-<port>"; else nil.
+local function upstreamParts(name)
+  if type(name) ~= "string" then return nil end
+  local ns, port = string.match(name, "^(.+%-)" .. literal(stable) .. "(%-[0-9]+)$")
+  return ns, port
+end
+
+local function isStable(dest)
+  if type(dest) ~= "table" then return false end
+  if type(dest.kube) == "table" and type(dest.kube.ref) == "table" then
+    return dest.kube.ref.name == stable
+  end
+  if type(dest.upstream) == "table" then
+    return upstreamParts(dest.upstream.name) ~= nil
+  end
+  return false
+end
+
+local function canaryDestination(dest)
+  local d = copy(dest)
+  if useSubset then
+    d.subset = {values = copy(CANARY_LABELS)}
+  elseif d.kube ~= nil then
+    d.kube.ref.name = canary
+  else
+    local ns, port = upstreamParts(d.upstream.name)
+    d.upstream.name = ns .. canary .. port
+  end
+  return d
+end
+
+local function valueMatcher(what, entry)
+  local m = {name = entry.name, value = entry.value}
+  if entry.type == "RegularExpression" then
+    m.regex = true
+  elseif entry.type ~= nil and entry.type ~= "Exact" then
+    error("unsupported " .. what .. " match type: " .. tostring(entry.type))
+  end
+  return m
+end
+
+-- Rollout matches as Gloo matcher fragments; empty ones are skipped.
+local rolloutMatchers = {}
+for _, m in ipairs(obj.matches or {}) do
+  local gm = {}
+  local any = false
+  if m.path ~= nil then
+    local t = m.path.type or "PathPrefix"
+    local value = m.path.value or "/"
+    if t == "PathPrefix" then gm.prefix = value
+    elseif t == "Exact" then gm.exact = value
+    elseif t == "RegularExpression" then gm.regex = value
+    else error("unsupported path match type: " .. tostring(t)) end
+    any = true
+  end
+  for _, h in ipairs(m.headers or {}) do
+    gm.headers = gm.headers or {}
+    table.insert(gm.headers, valueMatcher("header", h))
+    any = true
+  end
+  for _, q in ipairs(m.queryParams or {}) do
+    gm.queryParameters = gm.queryParameters or {}
+    table.insert(gm.queryParameters, valueMatcher("query", q))
+    any = true
+  end
+  if any then table.insert(rolloutMatchers, gm) end
+end
+
+local weight = obj.canaryWeight
+if weight ~= nil and weight > 100 then weight = 100 end
+local useWeight = weight ~= nil and weight >= 0
+
+local function putNamed(list, entry)
+  for i, e in ipairs(list) do
+    if e.name == entry.name then
+      list[i] = entry
+      return
+    end
+  end
+  table.insert(list, entry)
+end
+
+local function mergeMatcher(base, extra)
+  local m = copy(base)
+  local add = copy(extra)
+  if add.prefix ~= nil or add.exact ~= nil or add.regex ~= nil then
+    m.prefix, m.exact, m.regex = add.prefix, add.exact, add.regex
+  end
+  for _, field in ipairs({"headers", "queryParameters"}) do
+    if add[field] ~= nil then
+      m[field] = m[field] or {}
+      for _, e in ipairs(add[field]) do putNamed(m[field], e) end
+    end
+  end
+  return m
+end
+
+local function addHeaderManipulation(holder)
+  local rhm = obj.requestHeaderModifier
+  if rhm == nil then return end
+  local function hm()
+    holder.options = holder.options or {}
+    holder.options.headerManipulation = holder.options.headerManipulation or {}
+    return holder.options.headerManipulation
+  end
+  for _, pair in ipairs({{"set", false}, {"add", true}}) do
+    for _, h in ipairs(rhm[pair[1]] or {}) do
+      local m = hm()
+      m.requestHeadersToAdd = m.requestHeadersToAdd or {}
+      table.insert(m.requestHeadersToAdd, {header = {key = h.name, value = h.value}, append = pair[2]})
+    end
+  end
+  for _, name in ipairs(rhm.remove or {}) do
+    local m = hm()
+    m.requestHeadersToRemove = m.requestHeadersToRemove or {}
+    table.insert(m.requestHeadersToRemove, name)
+  end
+end
+
+local function canaryRoute(route, stableDest)
+  local c = copy(route)
+  local matchers = {}
+  if type(route.matchers) == "table" and #route.matchers > 0 then
+    for _, base in ipairs(route.matchers) do
+      for _, extra in ipairs(rolloutMatchers) do table.insert(matchers, mergeMatcher(base, extra)) end
+    end
+  else
+    for _, extra in ipairs(rolloutMatchers) do table.insert(matchers, copy(extra)) end
+  end
+  c.matchers = matchers
+  c.routeAction = {single = canaryDestination(stableDest)}
+  addHeaderManipulation(c)
+  if route.name ~= nil then c.name = route.name .. "-canary" end
+  return c
+end
+
+local function splitMulti(destinations)
+  local out = {}
+  local alone = #destinations == 1
+  for _, wd in ipairs(destinations) do
+    table.insert(out, wd)
+    if isStable(wd.destination) then
+      local total = wd.weight or 0
+      if alone then total = 100 end
+      local canaryPart = math.floor(total * weight / 100)
+      local c = copy(wd)
+      c.destination = canaryDestination(wd.destination)
+      c.weight = canaryPart
+      wd.weight = total - canaryPart
+      addHeaderManipulation(c)
+      table.insert(out, c)
+    end
+  end
+  return out
+end
+
+local vh = spec ~= nil and spec.virtualHost or nil
+if type(vh) == "table" and type(vh.routes) == "table" and (useWeight or #rolloutMatchers > 0) then
+  local routes = {}
+  for _, route in ipairs(vh.routes) do
+    local action = type(route.routeAction) == "table" and route.routeAction or {}
+    local stableDest = nil
+    if isStable(action.single) then
+      stableDest = action.single
+    elseif type(action.multi) == "table" and type(action.multi.destinations) == "table" then
+      for _, wd in ipairs(action.multi.destinations) do
+        if stableDest == nil and isStable(wd.destination) then stableDest = wd.destination end
+      end
+    end
+    if stableDest ~= nil then
+      if #rolloutMatchers > 0 then table.insert(routes, canaryRoute(route, stableDest)) end
+      if useWeight then
+        if action.single ~= nil then
+          action.multi = {destinations = splitMulti({{destination = action.single}})}
+          action.single = nil
+        else
+          action.multi.destinations = splitMulti(action.multi.destinations)
+        end
+      end
+    end
+    table.insert(routes, route)
+  end
+  vh.routes = routes
+end
+
+return obj.data

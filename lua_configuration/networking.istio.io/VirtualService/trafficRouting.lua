@@ -1,0 +1,224 @@
+-- Istio VirtualService (networking.istio.io): routes canary traffic in spec.http, spec.tcp and spec.tls.
+--
+-- Only routes with a destination whose host is the stable service change. A host matches when it
+-- is the stable name itself or starts with "<stable>." (e.g. "web.default.svc.cluster.local");
+-- the canary host keeps that suffix ("web-canary.default.svc.cluster.local").
+--
+-- Honoured Rollout fields:
+--   canaryWeight / stableWeight  each stable destination of an http/tcp/tls route is split into a
+--                                stable part and a canary part right after it. A destination
+--                                alone in its route counts as 100 (Istio sends it all traffic,
+--                                whatever its weight); otherwise a missing weight counts as 0.
+--                                Weights above 100 are treated as 100; -1 (or any negative) means
+--                                "no weight".
+--   matches                      for every http route with a stable destination, a canary route
+--                                is inserted right before it. Its `match` list is every original
+--                                match of the route combined (AND) with every Rollout match (OR):
+--                                headers -> match.headers (names lower-cased, as Istio requires),
+--                                path -> match.uri, queryParams -> match.queryParams. Types:
+--                                Exact (default) -> exact, RegularExpression -> regex,
+--                                Prefix/PathPrefix -> prefix; path without value means prefix "/".
+--                                When a Rollout condition names the same header/param/uri as the
+--                                original match, the Rollout condition wins.
+--   requestHeaderModifier        set/add/remove go to `headers.request` of each canary destination
+--                                (weighted or matched), so only canary-bound requests change.
+--   canaryService == stableService (TrafficRouting CR): the canary destination keeps the stable
+--                                host and uses `subset: canary` (see the DestinationRule script,
+--                                which adds that subset); otherwise the canary destination uses
+--                                the canary host and drops any subset, which belongs to the stable
+--                                host's DestinationRule. (A stable destination without a subset
+--                                still reaches the canary pods too; give it one for exact splits.)
+-- Matches and weight in one step both apply: matching requests go to the canary, the rest is split
+-- by weight. A step with neither (canaryWeight -1, no matches) returns the resource unchanged.
+-- Ignored: tcp/tls routes get weights only (L4 routes cannot match headers, paths or queries);
+-- http routes without `route` (redirect, delegate, directResponse) are left alone; an empty
+-- Rollout match (no conditions) is skipped instead of turning into a catch-all.
+
+local CANARY_SUBSET = "canary"
+
+local stable = obj.stableService
+local canary = obj.canaryService
+local useSubset = canary == stable
+local spec = obj.data.spec
+
+local function copy(v)
+  if type(v) ~= "table" then return v end
+  local out = {}
+  for k, x in pairs(v) do out[k] = copy(x) end
+  return out
+end
+
+-- Returns the suffix after the stable service name ("" or ".ns.svc...") or nil for other hosts.
+local function stableSuffix(host)
+  if type(host) ~= "string" then return nil end
+  if host == stable then return "" end
+  local prefix = stable .. "."
+  if string.sub(host, 1, string.len(prefix)) == prefix then
+    return string.sub(host, string.len(stable) + 1)
+  end
+  return nil
+end
+
+local function isStable(routeDest)
+  return type(routeDest) == "table" and type(routeDest.destination) == "table"
+    and stableSuffix(routeDest.destination.host) ~= nil
+end
+
+local function stringMatch(what, matchType, value)
+  if matchType == nil or matchType == "Exact" then return {exact = value} end
+  if matchType == "RegularExpression" then return {regex = value} end
+  if matchType == "Prefix" or matchType == "PathPrefix" then return {prefix = value} end
+  error("unsupported " .. what .. " match type: " .. tostring(matchType))
+end
+
+-- Rollout matches as Istio HTTPMatchRequest fragments; empty ones are skipped.
+local rolloutMatches = {}
+for _, m in ipairs(obj.matches or {}) do
+  local im = {}
+  local any = false
+  if m.path ~= nil then
+    im.uri = stringMatch("path", m.path.type or "PathPrefix", m.path.value or "/")
+    any = true
+  end
+  for _, h in ipairs(m.headers or {}) do
+    im.headers = im.headers or {}
+    im.headers[string.lower(h.name)] = stringMatch("header", h.type, h.value)
+    any = true
+  end
+  for _, q in ipairs(m.queryParams or {}) do
+    im.queryParams = im.queryParams or {}
+    im.queryParams[q.name] = stringMatch("query", q.type, q.value)
+    any = true
+  end
+  if any then table.insert(rolloutMatches, im) end
+end
+
+local weight = obj.canaryWeight
+if weight ~= nil and weight > 100 then weight = 100 end
+local useWeight = weight ~= nil and weight >= 0
+
+local function addHeaderOps(routeDest)
+  local rhm = obj.requestHeaderModifier
+  if rhm == nil then return end
+  local function request()
+    routeDest.headers = routeDest.headers or {}
+    routeDest.headers.request = routeDest.headers.request or {}
+    return routeDest.headers.request
+  end
+  for _, h in ipairs(rhm.set or {}) do
+    local req = request()
+    req.set = req.set or {}
+    req.set[h.name] = h.value
+  end
+  for _, h in ipairs(rhm.add or {}) do
+    local req = request()
+    req.add = req.add or {}
+    req.add[h.name] = h.value
+  end
+  for _, name in ipairs(rhm.remove or {}) do
+    local req = request()
+    req.remove = req.remove or {}
+    table.insert(req.remove, name)
+  end
+end
+
+-- A fresh canary copy of a stable route destination.
+local function canaryDestination(stableDest, withHeaders)
+  local d = copy(stableDest)
+  if useSubset then
+    d.destination.subset = CANARY_SUBSET
+  else
+    d.destination.host = canary .. stableSuffix(stableDest.destination.host)
+    d.destination.subset = nil
+  end
+  if withHeaders then addHeaderOps(d) end
+  return d
+end
+
+-- Splits every stable destination of a route list by the canary weight.
+local function splitWeights(dests, withHeaders)
+  local out = {}
+  local alone = #dests == 1
+  for _, d in ipairs(dests) do
+    table.insert(out, d)
+    if isStable(d) then
+      local total = d.weight or 0
+      if alone then total = 100 end
+      local canaryPart = math.floor(total * weight / 100)
+      local c = canaryDestination(d, withHeaders)
+      d.weight = total - canaryPart
+      c.weight = canaryPart
+      table.insert(out, c)
+    end
+  end
+  return out
+end
+
+local function mergeMatch(base, extra)
+  local m = copy(base)
+  local add = copy(extra)
+  if add.uri ~= nil then m.uri = add.uri end
+  for _, field in ipairs({"headers", "queryParams"}) do
+    if add[field] ~= nil then
+      m[field] = m[field] or {}
+      for k, v in pairs(add[field]) do m[field][k] = v end
+    end
+  end
+  return m
+end
+
+local function canaryHttpRoute(route, stableDest)
+  local c = copy(route)
+  local matches = {}
+  if type(route.match) == "table" and #route.match > 0 then
+    for _, base in ipairs(route.match) do
+      for _, extra in ipairs(rolloutMatches) do table.insert(matches, mergeMatch(base, extra)) end
+    end
+  else
+    for _, extra in ipairs(rolloutMatches) do table.insert(matches, copy(extra)) end
+  end
+  c.match = matches
+  local d = canaryDestination(stableDest, true)
+  d.weight = nil
+  c.route = {d}
+  if route.name ~= nil then c.name = route.name .. "-canary" end
+  return c
+end
+
+local function firstStable(dests)
+  for _, d in ipairs(dests) do
+    if isStable(d) then return d end
+  end
+  return nil
+end
+
+if spec ~= nil and (useWeight or #rolloutMatches > 0) then
+  if type(spec.http) == "table" then
+    local http = {}
+    for _, route in ipairs(spec.http) do
+      local dests = type(route.route) == "table" and route.route or {}
+      local stableDest = firstStable(dests)
+      if stableDest ~= nil and #rolloutMatches > 0 then
+        table.insert(http, canaryHttpRoute(route, stableDest))
+      end
+      if stableDest ~= nil and useWeight then
+        route.route = splitWeights(dests, true)
+      end
+      table.insert(http, route)
+    end
+    spec.http = http
+  end
+  if useWeight then
+    for _, section in ipairs({"tcp", "tls"}) do
+      if type(spec[section]) == "table" then
+        for _, route in ipairs(spec[section]) do
+          if type(route.route) == "table" and firstStable(route.route) ~= nil then
+            route.route = splitWeights(route.route, false)
+          end
+        end
+      end
+    end
+  end
+end
+
+return obj.data
