@@ -214,7 +214,7 @@ fn runtime_errors_timeouts_and_case_errors() {
         "runtime error at the Lua line: {result:?}"
     );
     // The looping step times out; the steps around it still run and pass.
-    let looping = text.split("Looping/trafficRouting.lua").nth(1).unwrap();
+    let looping = text.split_once("Looping/trafficRouting.lua\n").unwrap().1;
     assert!(looping.contains("      ✓ step 0\n"), "{result:?}");
     assert!(looping.contains("      ! step 1\n"), "{result:?}");
     assert!(looping.contains("      ✓ step 2\n"), "{result:?}");
@@ -402,9 +402,9 @@ fn github_annotations_point_at_lua_and_yaml_lines() {
     );
     assert!(
         lines.iter().any(|l| l.starts_with(
-            "::error file=errors/lua_configuration/example.io/Looping/testdata/steps.yaml,line=11,title=testdata/steps.yaml step 1%3A timeout error::"
+            "::error file=errors/lua_configuration/example.io/Looping/trafficRouting.lua,line=3,title=testdata/steps.yaml step 1%3A timeout error::"
         )),
-        "timeout points at the step: {result:?}"
+        "the timeout points at the looping line: {result:?}"
     );
     for line in &lines[..lines.len() - 1] {
         assert!(
@@ -429,60 +429,78 @@ fn colour_only_when_asked_or_on_a_terminal() {
 // ---- inputs: ConfigMaps, single scripts, filters ----
 
 #[test]
-fn configmap_scripts_run_the_trees_cases() {
-    let result = run(&["check", "--format", "json", TREE, CONFIGMAP]);
-    assert_eq!(
-        result.code, 1,
-        "the broken HeaderRoute edit fails: {result:?}"
-    );
+fn configmap_scripts_run_with_testdata_from_a_tree() {
+    let result = run(&[
+        "check",
+        "--format",
+        "json",
+        "configmap/lua_configuration",
+        CONFIGMAP,
+    ]);
+    assert_eq!(result.code, 1, "the broken Mirror edit fails: {result:?}");
     let lines = json_lines(&result.stdout);
-    let weighted =
-        "configmap/kruise-rollout-configuration.yaml#lua.traffic.routing.Weighted.example.io";
-    let from_configmap: Vec<&Value> = lines.iter().filter(|l| l["script"] == weighted).collect();
-    assert_eq!(
-        from_configmap.len(),
-        5,
-        "the tree's 5 Weighted steps: {result:?}"
-    );
-    assert!(
-        from_configmap.iter().all(|l| l["status"] == "pass"),
-        "{result:?}"
-    );
-    assert!(
-        from_configmap.iter().any(|l| l["case"]
-            == "tree/lua_configuration/example.io/Weighted/testdata/rollout_steps.yaml")
-    );
-    let broken =
-        "configmap/kruise-rollout-configuration.yaml#lua.traffic.routing.HeaderRoute.example.io";
-    let broken_lines: Vec<&Value> = lines.iter().filter(|l| l["script"] == broken).collect();
-    assert_eq!(broken_lines.len(), 2, "{result:?}");
-    for line in broken_lines {
-        assert_eq!(line["error_kind"], "runtime");
+    assert_eq!(lines.len(), 3, "{result:?}");
+    let split = format!("{CONFIGMAP}#lua.traffic.routing.Split.example.io");
+    for (line, step) in lines[..2].iter().zip(0..) {
+        assert_eq!(line["script"], split.as_str());
         assert_eq!(
-            line["line"], 24,
-            "Lua line 2 of a script starting at manifest line 23"
+            line["case"],
+            "configmap/lua_configuration/example.io/Split/testdata/split.yaml"
+        );
+        assert_eq!(
+            (line["step"].as_u64(), line["status"].as_str()),
+            (Some(step), Some("pass")),
+            "{line}"
         );
     }
-    // The tree's own scripts still run and pass.
-    let tree_lines = lines
-        .iter()
-        .filter(|l| l["script"].as_str().unwrap().starts_with("tree/"));
-    assert!(
-        tree_lines.clone().count() == 7 && tree_lines.into_iter().all(|l| l["status"] == "pass")
+    let mirror = &lines[2];
+    assert_eq!(
+        mirror["script"],
+        format!("{CONFIGMAP}#lua.traffic.routing.Mirror.example.io").as_str()
+    );
+    assert_eq!(mirror["error_kind"], "runtime");
+    assert_eq!(
+        mirror["line"], 12,
+        "Lua line 2 of a script starting at manifest line 11"
     );
 
-    let human = run(&["check", TREE, CONFIGMAP]);
+    let human = run(&["check", "configmap/lua_configuration", CONFIGMAP]);
     assert!(
-        human.stdout.contains(
-            "configmap/kruise-rollout-configuration.yaml [lua.traffic.routing.Weighted.example.io]"
-        ),
+        human.stdout.contains(&format!(
+            "{CONFIGMAP} [lua.traffic.routing.Split.example.io]"
+        )),
         "{human:?}"
     );
     assert!(
-        human
-            .stdout
-            .contains("configmap/kruise-rollout-configuration.yaml:24: runtime error"),
+        human.stdout.contains(&format!(
+            "{CONFIGMAP}:12: runtime error: attempt to index field"
+        )),
         "{human:?}"
+    );
+    assert!(
+        human.stdout.contains("skipped: no test cases"),
+        "Weighted has no testdata here: {human:?}"
+    );
+}
+
+#[test]
+fn bundled_custom_scripts_win_over_configmap_ones() {
+    // Kruise reads a custom provider's bundled script first: the ConfigMap's Weighted is unused.
+    let result = run(&["check", TREE, CONFIGMAP]);
+    assert_eq!(result.code, 0, "{result:?}");
+    assert!(
+        result.stdout.contains(
+            "skipped: Kruise runs the bundled script for example.io/Weighted (tree/lua_configuration/example.io/Weighted/trafficRouting.lua); this ConfigMap script is never read"
+        ),
+        "{result:?}"
+    );
+    let json = run(&["check", "--format", "json", TREE, CONFIGMAP]);
+    let lines = json_lines(&json.stdout);
+    assert_eq!(lines.len(), 7, "only the tree's steps run: {json:?}");
+    assert!(
+        lines
+            .iter()
+            .all(|l| l["script"].as_str().unwrap().starts_with("tree/"))
     );
 }
 

@@ -17,16 +17,22 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use kruise_lua_engine::discovery::{ScriptEntry, ScriptKind, ScriptOrigin, discover};
+use kruise_lua_engine::discovery::{
+    EmbeddedScript, INGRESS_FOLDER, ScriptEntry, ScriptKind, ScriptOrigin, discover,
+    pair_with_testdata, read_configmap, resolve,
+};
 use kruise_lua_engine::json::KeyOrder;
 use kruise_lua_engine::runner::{
     CaseOutcome, Mode, RunOptions, ScriptFlavor, StepOutcome, StepStatus, run_case_step,
 };
 use kruise_lua_engine::testcase::{CaseError, TestCase, parse_case};
+use kruise_lua_engine::yaml::Span;
 use rayon::prelude::*;
 
-use super::report::{self, CaseReport, Format, OrderFinding, Report, ScriptReport, Summary};
-use super::{ColorArg, LimitArgs, ModeArg, UsageError, existing, paths};
+use super::report::{
+    self, CaseReport, Format, Location, Note, OrderFinding, Report, ScriptReport, Summary,
+};
+use super::{ColorArg, LimitArgs, ModeArg, UsageError, paths, read_text};
 
 #[derive(Debug, Args)]
 pub struct CheckArgs {
@@ -74,11 +80,18 @@ pub fn execute(args: CheckArgs) -> Result<u8, UsageError> {
         .map(|f| f.trim().to_string())
         .filter(|f| !f.is_empty())
         .collect();
-    let planned = plan(&args.paths, &filters)?;
+    let (planned, notes) = plan(&args.paths, &filters)?;
     let mut options = args.limits.run_options();
     options.key_order = KeyOrder::Sorted;
-    let report = run(planned, args.mode.into(), &options, args.shuffle);
+    let mut report = run(planned, args.mode.into(), &options, args.shuffle);
+    report.notes = notes;
     let summary = Summary::of(&report);
+    if matches!(args.format, Format::Json | Format::Junit) {
+        // These formats have no place for remarks about the inputs themselves.
+        for note in &report.notes {
+            eprintln!("{}: warning: {}", note.location, note.message);
+        }
+    }
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let written = report::write(&report, args.format, args.color.enabled(), &mut out)
@@ -91,47 +104,109 @@ pub fn execute(args: CheckArgs) -> Result<u8, UsageError> {
     Ok(summary.exit_code())
 }
 
-/// Discovers every PATH, pairs ConfigMap scripts with test cases, applies the filters and
-/// reads the case files (unreadable files are usage errors, exit 2).
-fn plan(roots: &[PathBuf], filters: &[String]) -> Result<Vec<Planned>, UsageError> {
-    let mut found: Vec<(PathBuf, ScriptEntry)> = Vec::new();
+/// Discovers every PATH, pairs ConfigMap scripts with test cases, keeps the scripts Kruise
+/// would run (the engine's [`resolve`] order), applies the filters and reads the case files
+/// (unreadable files are usage errors, exit 2).
+fn plan(roots: &[PathBuf], filters: &[String]) -> Result<(Vec<Planned>, Vec<Note>), UsageError> {
+    let mut bundled: Vec<ScriptEntry> = Vec::new();
+    let mut trees: Vec<&Path> = Vec::new();
+    let mut manifests: Vec<(&Path, Vec<EmbeddedScript>)> = Vec::new();
+    let mut notes = Vec::new();
+    let mut total = 0;
     for root in roots {
-        existing(root)?;
-        let entries = discover(root).map_err(|err| UsageError::io(root, &err))?;
-        if entries.is_empty() {
-            return Err(UsageError(format!(
-                "{}: no trafficRouting.lua script or ConfigMap script found",
-                paths::display(root)
-            )));
-        }
-        found.extend(entries.into_iter().map(|entry| (root.clone(), entry)));
+        let metadata = std::fs::metadata(root).map_err(|err| UsageError::io(root, &err))?;
+        let found = if metadata.is_dir() {
+            trees.push(root);
+            let entries = discover(root).map_err(|err| UsageError::io(root, &err))?;
+            let found = entries.len();
+            bundled.extend(entries);
+            found
+        } else if root.extension().is_some_and(|ext| ext == "lua") {
+            let entries = discover_script(root)?;
+            let found = entries.len();
+            bundled.extend(entries);
+            found
+        } else {
+            let text = read_text(root)?;
+            let read = read_configmap(&text).map_err(|error| {
+                let location = Location {
+                    file: paths::display(root),
+                    line: span_line(error.span),
+                };
+                UsageError(format!("{location}: {}", error.message))
+            })?;
+            for note in read.notes {
+                let location = Location {
+                    file: paths::display(root),
+                    line: span_line(note.span),
+                };
+                notes.push(Note {
+                    location,
+                    message: note.message,
+                });
+            }
+            let found = read.scripts.len();
+            manifests.push((root.as_path(), read.scripts));
+            found
+        };
+        total += found;
     }
 
+    // A tree may hold only the testdata of ConfigMap scripts, so only an empty whole counts.
+    if total == 0 {
+        let names: Vec<String> = roots.iter().map(|root| paths::display(root)).collect();
+        return Err(UsageError(format!(
+            "{}: no trafficRouting.lua, ingress-class or ConfigMap script found",
+            names.join(", ")
+        )));
+    }
+
+    // ConfigMap scripts take their cases from the first tree that has cases for them.
+    let mut from_configmaps = Vec::new();
+    for (manifest, scripts) in manifests {
+        for script in scripts {
+            let paired = trees
+                .iter()
+                .map(|tree| pair_with_testdata(vec![script.clone()], manifest, Some(tree)))
+                .find(|entries| {
+                    entries[0]
+                        .cases
+                        .as_ref()
+                        .is_ok_and(|cases| !cases.is_empty())
+                })
+                .unwrap_or_else(|| pair_with_testdata(vec![script.clone()], manifest, None));
+            from_configmaps.extend(paired);
+        }
+    }
+    let ignored = ignored_scripts(&bundled, &from_configmaps);
+    let entries = resolve(bundled, from_configmaps);
+
+    let matches = |text: &str| filters.iter().any(|f| text.contains(f.as_str()));
     let mut planned = Vec::new();
-    for (root, entry) in &found {
-        let header = header(root, entry);
-        let cases = cases_of(root, entry, &found);
-        let script_matches =
-            filters.is_empty() || filters.iter().any(|f| header.id().contains(f.as_str()));
-        let has_cases = cases.as_ref().is_ok_and(|cases| !cases.is_empty());
+    for entry in &entries {
+        let mut header = header(entry);
+        let script_matches = filters.is_empty() || matches(&header.id());
         let mut jobs = Vec::new();
-        match cases {
+        match &entry.cases {
             Ok(case_paths) => {
                 for case_path in case_paths {
-                    let path = paths::display(&case_path);
-                    if script_matches || filters.iter().any(|f| path.contains(f.as_str())) {
+                    let path = paths::display(case_path);
+                    if script_matches || matches(&path) {
                         jobs.push(Job {
-                            input: read_case(&case_path)?,
+                            input: read_case(case_path)?,
                             path,
                         });
                     }
                 }
+                if case_paths.is_empty() {
+                    header.skipped = no_cases_reason(entry);
+                }
             }
-            Err((path, error)) => {
+            Err(error) => {
                 if script_matches {
                     jobs.push(Job {
-                        path,
-                        input: Err(error),
+                        path: missing_testdata_path(entry),
+                        input: Err(error.clone()),
                     });
                 }
             }
@@ -139,19 +214,9 @@ fn plan(roots: &[PathBuf], filters: &[String]) -> Result<Vec<Planned>, UsageErro
         if !script_matches && jobs.is_empty() {
             continue;
         }
-        let mut header = header;
         let flavor = match &entry.kind {
             ScriptKind::Custom { .. } => ScriptFlavor::Custom,
-            ScriptKind::Ingress { class } => {
-                // Ingress-class scripts rarely have test cases; without any there is nothing
-                // to run (unlike a custom provider, where Kruise's test requires testdata).
-                if !has_cases {
-                    header.skipped =
-                        Some(format!("ingress-class script `{class}` has no test cases"));
-                    jobs.clear();
-                }
-                ScriptFlavor::Ingress
-            }
+            ScriptKind::Ingress { .. } => ScriptFlavor::Ingress,
         };
         planned.push(Planned {
             header,
@@ -160,26 +225,127 @@ fn plan(roots: &[PathBuf], filters: &[String]) -> Result<Vec<Planned>, UsageErro
             jobs,
         });
     }
+    for (entry, reason) in ignored {
+        let mut header = header(&entry);
+        if filters.is_empty() || matches(&header.id()) {
+            header.skipped = Some(reason);
+            planned.push(Planned {
+                header,
+                source: String::new(),
+                flavor: ScriptFlavor::Custom,
+                jobs: Vec::new(),
+            });
+        }
+    }
     if planned.is_empty() && !filters.is_empty() {
         return Err(UsageError(format!(
             "--filter {} matched no script or case",
             filters.join(",")
         )));
     }
-    Ok(planned)
+    Ok((planned, notes))
 }
 
-/// The report header of a discovered script.
-fn header(root: &Path, entry: &ScriptEntry) -> ScriptReport {
-    let (path, key, first_line) = match &entry.origin {
-        ScriptOrigin::File(path) => (under_root(root, path), None, 1),
-        ScriptOrigin::ConfigMap { path, key, line } => {
-            (under_root(root, path), Some(key.clone()), *line)
-        }
+/// A single script PATH, discovered from its folder (from the ingress folder's parent for an
+/// ingress-class script) so its kind and cases follow the same rules as in a tree.
+fn discover_script(path: &Path) -> Result<Vec<ScriptEntry>, UsageError> {
+    let non_empty = |dir: Option<&Path>| match dir {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
+        _ => PathBuf::from("."),
     };
-    let case_base = match &entry.origin {
-        ScriptOrigin::File(_) => path.parent().map(paths::display).unwrap_or_default(),
-        ScriptOrigin::ConfigMap { .. } => String::new(),
+    let parent = non_empty(path.parent());
+    let root = if parent
+        .file_name()
+        .is_some_and(|name| name == INGRESS_FOLDER)
+    {
+        non_empty(parent.parent())
+    } else {
+        parent.clone()
+    };
+    let wanted = parent.join(path.file_name().unwrap_or_default());
+    let entries = discover(&root).map_err(|err| UsageError::io(&root, &err))?;
+    let entries: Vec<ScriptEntry> = entries
+        .into_iter()
+        .filter(|entry| matches!(&entry.origin, ScriptOrigin::File(file) if *file == wanted))
+        .collect();
+    if entries.is_empty() {
+        return Err(UsageError(format!(
+            "{}: not a script Kruise would find (a path containing trafficRouting.lua, or {INGRESS_FOLDER}/<class>.lua)",
+            paths::display(path)
+        )));
+    }
+    Ok(entries)
+}
+
+/// Scripts Kruise never runs once ConfigMaps are taken into account, and why: a ConfigMap
+/// custom-provider script whose provider has a bundled script (the bundled one wins), and a
+/// bundled ingress-class script replaced by a ConfigMap one.
+fn ignored_scripts(
+    bundled: &[ScriptEntry],
+    from_configmaps: &[ScriptEntry],
+) -> Vec<(ScriptEntry, String)> {
+    let mut ignored = Vec::new();
+    for entry in from_configmaps {
+        let Some(bundled_entry) = bundled.iter().find(|b| b.kind == entry.kind) else {
+            continue;
+        };
+        match &entry.kind {
+            ScriptKind::Custom { group, kind } => ignored.push((
+                entry.clone(),
+                format!(
+                    "Kruise runs the bundled script for {group}/{kind} ({}); this ConfigMap script is never read",
+                    header(bundled_entry).id()
+                ),
+            )),
+            ScriptKind::Ingress { class } => ignored.push((
+                bundled_entry.clone(),
+                format!("the ConfigMap script for ingress class `{class}` ({}) replaces it", header(entry).id()),
+            )),
+        }
+    }
+    ignored
+}
+
+/// Why a script with no case files is not run (`None`: it is shown, with nothing to run).
+fn no_cases_reason(entry: &ScriptEntry) -> Option<String> {
+    match (&entry.origin, &entry.kind) {
+        (ScriptOrigin::ConfigMap { .. }, ScriptKind::Custom { group, kind }) => Some(format!(
+            "no test cases: also pass the lua_configuration tree that holds {group}/{kind}/testdata"
+        )),
+        (ScriptOrigin::ConfigMap { .. }, ScriptKind::Ingress { class }) => Some(format!(
+            "no test cases: also pass the lua_configuration tree that holds {INGRESS_FOLDER}/testdata/{class}"
+        )),
+        (ScriptOrigin::File(_), ScriptKind::Ingress { class }) => Some(format!(
+            "no test cases in {INGRESS_FOLDER}/testdata/{class}"
+        )),
+        // Kruise's test passes a custom provider whose testdata folder holds no case.
+        (ScriptOrigin::File(_), ScriptKind::Custom { .. }) => None,
+    }
+}
+
+fn span_line(span: Option<Span>) -> Option<u32> {
+    span.map(|span| span.start.line).filter(|line| *line > 0)
+}
+
+/// The report header of a discovered script (discovery keeps PATHs as given).
+fn header(entry: &ScriptEntry) -> ScriptReport {
+    let (path, key, first_line) = match &entry.origin {
+        ScriptOrigin::File(path) => (path.clone(), None, 1),
+        ScriptOrigin::ConfigMap { path, key, line } => (path.clone(), Some(key.clone()), *line),
+    };
+    let case_base = match (&entry.origin, &entry.cases) {
+        (ScriptOrigin::File(_), _) => path.parent().map(paths::display).unwrap_or_default(),
+        // A ConfigMap script's cases live in a tree: name them from their testdata folder on.
+        (ScriptOrigin::ConfigMap { .. }, Ok(cases)) => cases
+            .first()
+            .and_then(|case| {
+                case.ancestors()
+                    .find(|dir| dir.file_name().is_some_and(|n| n == "testdata"))
+            })
+            .and_then(Path::parent)
+            .map(paths::display)
+            .unwrap_or_default(),
+        (ScriptOrigin::ConfigMap { .. }, Err(_)) => String::new(),
     };
     ScriptReport {
         path: paths::display(&path),
@@ -191,72 +357,13 @@ fn header(root: &Path, entry: &ScriptEntry) -> ScriptReport {
     }
 }
 
-/// The case files of `entry`, or the (display path, error) to report instead. A ConfigMap
-/// script without cases of its own takes those of the first tree script of the same kind.
-fn cases_of(
-    root: &Path,
-    entry: &ScriptEntry,
-    found: &[(PathBuf, ScriptEntry)],
-) -> Result<Vec<PathBuf>, (String, CaseError)> {
-    let own = |root: &Path, entry: &ScriptEntry| match &entry.cases {
-        Ok(cases) => Ok(cases
-            .iter()
-            .map(|case| under_root(root, case))
-            .collect::<Vec<_>>()),
-        Err(error) => Err((missing_testdata_path(root, entry), error.clone())),
-    };
-    let ScriptOrigin::ConfigMap { path, .. } = &entry.origin else {
-        return own(root, entry);
-    };
-    if let Ok(cases) = &entry.cases
-        && !cases.is_empty()
-    {
-        return own(root, entry);
-    }
-    let tree = found.iter().find(|(_, other)| {
-        other.kind == entry.kind && matches!(other.origin, ScriptOrigin::File(_))
-    });
-    match tree {
-        Some((tree_root, other)) => own(tree_root, other),
-        None => {
-            let what = match &entry.kind {
-                ScriptKind::Custom { group, kind } => format!("{group}/{kind}"),
-                ScriptKind::Ingress { class } => format!("ingress class {class}"),
-            };
-            Err((
-                paths::display(&under_root(root, path)),
-                CaseError {
-                    message: format!(
-                        "no test cases for {what}: also pass the lua_configuration tree holding {what}/testdata"
-                    ),
-                    span: None,
-                },
-            ))
-        }
-    }
-}
-
 /// Where a script's `testdata` folder should be, for reporting its absence.
-fn missing_testdata_path(root: &Path, entry: &ScriptEntry) -> String {
+fn missing_testdata_path(entry: &ScriptEntry) -> String {
     match &entry.origin {
         ScriptOrigin::File(path) => {
-            let path = under_root(root, path);
             paths::display(&path.parent().unwrap_or(Path::new("")).join("testdata"))
         }
-        ScriptOrigin::ConfigMap { path, .. } => paths::display(&under_root(root, path)),
-    }
-}
-
-/// A path from discovery as the user gave it: discovery may return paths below `root`
-/// already, or relative to it.
-fn under_root(root: &Path, path: &Path) -> PathBuf {
-    if path.is_absolute() || path.starts_with(root) || root == path {
-        return path.to_path_buf();
-    }
-    if root.is_dir() {
-        root.join(path)
-    } else {
-        root.parent().unwrap_or(Path::new("")).join(path)
+        ScriptOrigin::ConfigMap { path, .. } => paths::display(path),
     }
 }
 
@@ -295,6 +402,7 @@ fn run(planned: Vec<Planned>, mode: Mode, options: &RunOptions, shuffle: u32) ->
     Report {
         scripts,
         shuffle_runs: shuffle,
+        notes: Vec::new(),
     }
 }
 
@@ -450,14 +558,5 @@ mod tests {
     fn seeds_differ_per_run() {
         let seeds: BTreeSet<u64> = (0..100).map(shuffle_seed).collect();
         assert_eq!(seeds.len(), 100);
-    }
-
-    #[test]
-    fn discovery_paths_are_shown_as_given() {
-        let root = Path::new("lua_configuration");
-        let below = Path::new("lua_configuration/a.io/K/trafficRouting.lua");
-        assert_eq!(under_root(root, below), below);
-        let file = Path::new("/tmp/x/trafficRouting.lua");
-        assert_eq!(under_root(file, file), file);
     }
 }

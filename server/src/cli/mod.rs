@@ -1,7 +1,6 @@
 //! Command-line parsing and dispatch: one module per subcommand, shared option types, and
 //! the exit-code convention (0 all good, 1 findings, 2 usage or I/O error).
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -158,11 +157,4 @@ pub fn read_text(path: &std::path::Path) -> Result<String, UsageError> {
     let bytes = std::fs::read(path).map_err(|err| UsageError::io(path, &err))?;
     String::from_utf8(bytes)
         .map_err(|_| UsageError(format!("{}: not valid UTF-8", paths::display(path))))
-}
-
-/// A PATH argument that must exist.
-pub fn existing(path: &PathBuf) -> Result<(), UsageError> {
-    std::fs::metadata(path)
-        .map(|_| ())
-        .map_err(|err| UsageError::io(path, &err))
 }

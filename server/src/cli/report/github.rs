@@ -15,6 +15,15 @@ use super::{
 use crate::cli::paths;
 
 pub fn write(report: &Report, out: &mut dyn Write) -> io::Result<()> {
+    for note in &report.notes {
+        command(
+            out,
+            "warning",
+            &note.location,
+            &note.location.file,
+            &note.message,
+        )?;
+    }
     for script in &report.scripts {
         if let Some(reason) = &script.skipped {
             let location = Location {
@@ -97,7 +106,7 @@ fn write_case(out: &mut dyn Write, script: &ScriptReport, case: &CaseReport) -> 
             }
             StepStatus::Error => {
                 let (kind, message) = match &step.error {
-                    Some(error) => (error.kind.as_str(), error.message.as_str()),
+                    Some(error) => (error.kind.as_str(), super::error_message(error)),
                     None => ("unknown", ""),
                 };
                 let location = step_error_location(script, case, step);
@@ -194,7 +203,7 @@ mod tests {
             format!(
                 "::error file={case}/fail.yaml,line=30,title=testdata/fail.yaml step 1%3A spec.host differs::expected (absent), actual \"a<&>\\\"b\""
             ),
-            "::error file=lua_configuration/example.io/Demo/trafficRouting.lua,line=7,title=testdata/error.yaml step 0%3A runtime error::<string>:7: attempt to index a nil value%0Astack traceback".to_string(),
+            "::error file=lua_configuration/example.io/Demo/trafficRouting.lua,line=7,title=testdata/error.yaml step 0%3A runtime error::attempt to index a nil value%0Astack traceback".to_string(),
             format!("::error file={case}/error.yaml,line=6,title=testdata/error.yaml step 1%3A timeout error::script exceeded 100 ms"),
             format!("::error file={case}/broken.yaml,line=1,title=testdata/broken.yaml%3A case error::neither rollout nor trafficRouting defined"),
         ];

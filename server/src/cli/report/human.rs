@@ -44,6 +44,10 @@ impl Painter {
 
 pub fn write(report: &Report, color: bool, out: &mut dyn Write) -> io::Result<()> {
     let painter = Painter { color };
+    for note in &report.notes {
+        let text = format!("{}: warning: {}", note.location, note.message);
+        writeln!(out, "{}", painter.paint(YELLOW, &text))?;
+    }
     for script in &report.scripts {
         write_script(&painter, script, out)?;
     }
@@ -177,7 +181,7 @@ fn write_step(
         StepStatus::Error => {
             let location = step_error_location(script, case, step);
             let message = match &step.error {
-                Some(error) => format!("{} error: {}", error.kind, error.message),
+                Some(error) => format!("{} error: {}", error.kind, super::error_message(error)),
                 None => "error".to_string(),
             };
             write_block(
@@ -243,7 +247,7 @@ mod tests {
             "          warning: the controller's result differs: {\"spec\":null}",
             "          print: debug 100%",
             "      ! step 0",
-            "          lua_configuration/example.io/Demo/trafficRouting.lua:7: runtime error: <string>:7: attempt to index a nil value",
+            "          lua_configuration/example.io/Demo/trafficRouting.lua:7: runtime error: attempt to index a nil value",
             "          stack traceback",
             "          lua_configuration/example.io/Demo/testdata/error.yaml:6: timeout error: script exceeded 100 ms",
             "      lua_configuration/example.io/Demo/testdata/broken.yaml:1: case error: neither rollout nor trafficRouting defined",

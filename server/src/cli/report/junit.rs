@@ -62,6 +62,7 @@ fn write_suite<W: Write>(writer: &mut Writer<W>, script: &ScriptReport) -> io::R
     let single = Report {
         scripts: vec![script.clone()],
         shuffle_runs: 0,
+        notes: Vec::new(),
     };
     let summary = Summary::of(&single);
     let name = script.id();
@@ -141,7 +142,7 @@ fn write_case<W: Write>(
             StepStatus::Error => {
                 let location = step_error_location(script, case, step);
                 let (kind, message) = match &step.error {
-                    Some(error) => (error.kind.as_str(), error.message.clone()),
+                    Some(error) => (error.kind.as_str(), super::error_message(error).to_string()),
                     None => ("error", String::new()),
                 };
                 elements.push(Element {

@@ -21,6 +21,15 @@ pub struct Report {
     pub scripts: Vec<ScriptReport>,
     /// How many shuffled-key-order reruns each case had (`--shuffle N`; 0 when off).
     pub shuffle_runs: u32,
+    /// Remarks about the inputs themselves (e.g. a ConfigMap Kruise would not read).
+    pub notes: Vec<Note>,
+}
+
+/// A remark about an input file, shown as a warning.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Note {
+    pub location: Location,
+    pub message: String,
 }
 
 /// One script and the outcome of each of its cases.
@@ -171,6 +180,20 @@ pub fn case_warning_location(case: &CaseReport, warning: &CaseWarning) -> Locati
     Location {
         file: case.path.clone(),
         line: span_line(warning.span.as_ref()),
+    }
+}
+
+/// A script error's message without the `<string>:LINE: ` prefix Lua puts on it, since
+/// reports already give the position as `file:line:`.
+pub fn error_message(error: &kruise_lua_engine::ScriptError) -> &str {
+    let message = error.message.as_str();
+    let Some(rest) = message.strip_prefix("<string>:") else {
+        return message;
+    };
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    match rest[digits..].strip_prefix(": ") {
+        Some(text) if digits > 0 => text,
+        _ => message,
     }
 }
 
@@ -348,7 +371,10 @@ pub struct Summary {
 
 impl Summary {
     pub fn of(report: &Report) -> Summary {
-        let mut summary = Summary::default();
+        let mut summary = Summary {
+            warnings: report.notes.len(),
+            ..Summary::default()
+        };
         for script in &report.scripts {
             if script.skipped.is_some() {
                 summary.skipped_scripts += 1;
@@ -384,20 +410,30 @@ impl Summary {
     /// `N passed, N failed, N errors` and the optional counts after it.
     pub fn line(&self) -> String {
         let mut line = format!(
-            "{} passed, {} failed, {} errors",
-            self.passed, self.failed, self.errors
+            "{} passed, {} failed, {}",
+            self.passed,
+            self.failed,
+            count(self.errors, "error", "errors")
         );
-        if self.nondeterministic > 0 {
-            let _ = write!(line, ", {} nondeterministic", self.nondeterministic);
-        }
-        if self.warnings > 0 {
-            let _ = write!(line, ", {} warnings", self.warnings);
-        }
-        if self.skipped_scripts > 0 {
-            let _ = write!(line, ", {} scripts skipped", self.skipped_scripts);
+        for (n, one, many) in [
+            (
+                self.nondeterministic,
+                "nondeterministic",
+                "nondeterministic",
+            ),
+            (self.warnings, "warning", "warnings"),
+            (self.skipped_scripts, "script skipped", "scripts skipped"),
+        ] {
+            if n > 0 {
+                let _ = write!(line, ", {}", count(n, one, many));
+            }
         }
         line
     }
+}
+
+fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 /// Output formats of `check`.
@@ -561,6 +597,7 @@ pub(crate) mod fixtures {
         Report {
             scripts: vec![script],
             shuffle_runs: 0,
+            notes: Vec::new(),
         }
     }
 }
@@ -596,6 +633,18 @@ mod tests {
         ]);
         assert_eq!(format_value(Some(&value)), r#"[1,"a\"<",null]"#);
         assert_eq!(format_value(None), "(absent)");
+    }
+
+    #[test]
+    fn lua_position_prefixes_are_dropped_from_messages() {
+        use kruise_lua_engine::ScriptError;
+        let error = ScriptError::new(
+            ErrorKind::Runtime,
+            "<string>:4: attempt to index a nil value",
+        );
+        assert_eq!(error_message(&error), "attempt to index a nil value");
+        let error = ScriptError::new(ErrorKind::Runtime, "<string>: odd");
+        assert_eq!(error_message(&error), "<string>: odd");
     }
 
     #[test]
