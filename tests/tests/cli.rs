@@ -505,6 +505,69 @@ fn bundled_custom_scripts_win_over_configmap_ones() {
 }
 
 #[test]
+fn ingress_class_scripts_run_their_cases_and_configmap_ones_replace_them() {
+    let tree = run(&["check", "--format", "json", "ingress/lua_configuration"]);
+    assert_eq!(tree.code, 0, "{tree:?}");
+    let lines = json_lines(&tree.stdout);
+    assert_eq!(lines.len(), 2, "{tree:?}");
+    assert!(
+        lines
+            .iter()
+            .all(|l| l["script"] == "ingress/lua_configuration/trafficrouting_ingress/demo.lua")
+    );
+
+    let single = run(&[
+        "check",
+        "ingress/lua_configuration/trafficrouting_ingress/demo.lua",
+    ]);
+    assert_eq!(single.code, 0, "{single:?}");
+    assert!(
+        single
+            .lines()
+            .last()
+            .unwrap()
+            .starts_with("2 passed, 0 failed"),
+        "{single:?}"
+    );
+
+    // Kruise reads an ingress class's ConfigMap script before the bundled one.
+    let with_configmap = run(&[
+        "check",
+        "--format",
+        "json",
+        "ingress/lua_configuration",
+        "ingress/configmap.yaml",
+    ]);
+    assert_eq!(with_configmap.code, 1, "{with_configmap:?}");
+    let lines = json_lines(&with_configmap.stdout);
+    assert_eq!(lines.len(), 2, "{with_configmap:?}");
+    for line in &lines {
+        assert_eq!(
+            line["script"],
+            "ingress/configmap.yaml#lua.traffic.routing.ingress.demo"
+        );
+        assert_eq!(line["status"], "fail");
+    }
+    let human = run(&[
+        "check",
+        "ingress/lua_configuration",
+        "ingress/configmap.yaml",
+    ]);
+    assert!(
+        human.stdout.contains(
+            "skipped: the ConfigMap script for ingress class `demo` (ingress/configmap.yaml#lua.traffic.routing.ingress.demo) replaces it"
+        ),
+        "{human:?}"
+    );
+    assert!(
+        human
+            .stdout
+            .contains(r#"annotations["demo.io/canary-weight"]: expected (absent), actual "-1""#),
+        "{human:?}"
+    );
+}
+
+#[test]
 fn a_single_script_runs_with_its_sibling_testdata() {
     let result = run(&["check", "--format", "json", WEIGHTED_SCRIPT]);
     assert_eq!(result.code, 0, "{result:?}");

@@ -1,11 +1,12 @@
-//! `kruise-lua check [PATH...]`: finds scripts and their test cases, runs every case in
-//! parallel (each engine call makes its own Lua states), and prints the report in walk order.
+//! `kruise-lua check [PATH...]`: finds scripts and their test cases, runs every step in
+//! parallel (each step gets its own Lua state), and prints the report in walk order.
 //!
-//! PATHs are `lua_configuration` trees, single `trafficRouting.lua` files (with their sibling
-//! `testdata`), or `kruise-rollout-configuration` ConfigMap manifests. A ConfigMap's scripts
-//! take the test cases of the same `<group>/<Kind>` (or ingress class) from the first tree
-//! among the other PATHs that has it, in argument order — the ConfigMap is what the
-//! controller runs in place of the tree's script, so it has to pass the same cases.
+//! PATHs are `lua_configuration` trees, single scripts (with their cases found as in a
+//! tree), or `kruise-rollout-configuration` ConfigMap manifests. A ConfigMap script takes its
+//! cases from the first tree among the PATHs that has testdata for its provider, and the
+//! scripts that run follow Kruise's lookup order (the engine's [`resolve`]): the bundled script
+//! wins for a custom provider, and the ConfigMap one for an ingress class. Scripts Kruise would
+//! never read are listed as skipped.
 //!
 //! `--shuffle N` reruns each case N more times with `obj`'s maps built in shuffled key order
 //! (fixed seeds, so runs are reproducible). A step whose result changes depends on the order
