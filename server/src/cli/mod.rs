@@ -153,6 +153,46 @@ pub fn main() -> ExitCode {
 }
 
 /// Reads a whole file as UTF-8 for a subcommand's input; errors name the path.
+/// A test case read for `obj` and `run`, with the steps `--step` selects.
+pub struct SelectedCase {
+    pub case: kruise_lua_engine::testcase::TestCase,
+    /// How the case's path is shown in messages.
+    pub name: String,
+    pub steps: Vec<usize>,
+}
+
+/// Reads and parses the case at `path` and selects `step` (or every step). A case that does
+/// not parse is reported on stderr as `file:line: case error: …` and gives `Ok(Err(exit code))`.
+pub fn load_case_steps(
+    path: &std::path::Path,
+    step: Option<usize>,
+) -> Result<Result<SelectedCase, u8>, UsageError> {
+    let text = read_text(path)?;
+    let name = paths::display(path);
+    let case = match kruise_lua_engine::testcase::parse_case(&text) {
+        Ok(case) => case,
+        Err(error) => {
+            let line = error
+                .span
+                .map(|span| format!(":{}", span.start.line))
+                .unwrap_or_default();
+            eprintln!("{name}{line}: case error: {}", error.message);
+            return Ok(Err(EXIT_FINDINGS));
+        }
+    };
+    let steps = match step {
+        Some(step) if step < case.steps.len() => vec![step],
+        Some(step) => {
+            return Err(UsageError(format!(
+                "--step {step}: {name} has {} step(s), numbered from 0",
+                case.steps.len()
+            )));
+        }
+        None => (0..case.steps.len()).collect(),
+    };
+    Ok(Ok(SelectedCase { case, name, steps }))
+}
+
 pub fn read_text(path: &std::path::Path) -> Result<String, UsageError> {
     let bytes = std::fs::read(path).map_err(|err| UsageError::io(path, &err))?;
     String::from_utf8(bytes)

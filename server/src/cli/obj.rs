@@ -8,9 +8,9 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use kruise_lua_engine::testcase::{CaseKind, parse_case};
+use kruise_lua_engine::testcase::CaseKind;
 
-use super::{EXIT_FINDINGS, EXIT_OK, UsageError, lua_source, paths, read_text};
+use super::{EXIT_OK, SelectedCase, UsageError, load_case_steps, lua_source};
 
 #[derive(Debug, Args)]
 pub struct ObjArgs {
@@ -23,28 +23,13 @@ pub struct ObjArgs {
 }
 
 pub fn execute(args: ObjArgs) -> Result<u8, UsageError> {
-    let text = read_text(&args.case)?;
-    let name = paths::display(&args.case);
-    let case = match parse_case(&text) {
-        Ok(case) => case,
-        Err(error) => {
-            let line = error
-                .span
-                .map(|span| format!(":{}", span.start.line))
-                .unwrap_or_default();
-            eprintln!("{name}{line}: case error: {}", error.message);
-            return Ok(EXIT_FINDINGS);
-        }
-    };
-    let selected: Vec<usize> = match args.step {
-        Some(step) if step < case.steps.len() => vec![step],
-        Some(step) => {
-            return Err(UsageError(format!(
-                "--step {step}: {name} has {} step(s), numbered from 0",
-                case.steps.len()
-            )));
-        }
-        None => (0..case.steps.len()).collect(),
+    let SelectedCase {
+        case,
+        name,
+        steps: selected,
+    } = match load_case_steps(&args.case, args.step)? {
+        Ok(selected) => selected,
+        Err(code) => return Ok(code),
     };
     let source = kind_label(case.kind);
     let mut out = String::new();

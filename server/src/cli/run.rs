@@ -11,11 +11,13 @@ use clap::Args;
 use kruise_lua_engine::luadata::Data;
 use kruise_lua_engine::render::to_yaml;
 use kruise_lua_engine::runner::run_custom;
-use kruise_lua_engine::testcase::parse_case;
 use kruise_lua_engine::value::JsonValue;
 use kruise_lua_engine::yaml::{YamlNode, YamlValue};
 
-use super::{EXIT_FINDINGS, EXIT_OK, LimitArgs, ModeArg, UsageError, paths, read_text};
+use super::{
+    EXIT_FINDINGS, EXIT_OK, LimitArgs, ModeArg, SelectedCase, UsageError, load_case_steps, paths,
+    read_text,
+};
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -37,29 +39,14 @@ pub struct RunArgs {
 
 pub fn execute(args: RunArgs) -> Result<u8, UsageError> {
     let source = read_text(&args.script)?;
-    let text = read_text(&args.case)?;
     let script_name = paths::display(&args.script);
-    let case_name = paths::display(&args.case);
-    let case = match parse_case(&text) {
-        Ok(case) => case,
-        Err(error) => {
-            let line = error
-                .span
-                .map(|span| format!(":{}", span.start.line))
-                .unwrap_or_default();
-            eprintln!("{case_name}{line}: case error: {}", error.message);
-            return Ok(EXIT_FINDINGS);
-        }
-    };
-    let selected: Vec<usize> = match args.step {
-        Some(step) if step < case.steps.len() => vec![step],
-        Some(step) => {
-            return Err(UsageError(format!(
-                "--step {step}: {case_name} has {} step(s), numbered from 0",
-                case.steps.len()
-            )));
-        }
-        None => (0..case.steps.len()).collect(),
+    let SelectedCase {
+        case,
+        name: case_name,
+        steps: selected,
+    } = match load_case_steps(&args.case, args.step)? {
+        Ok(selected) => selected,
+        Err(code) => return Ok(code),
     };
     let original = field_ignoring_case(&case.root, "original").map(YamlNode::to_json);
     let options = args.limits.run_options();
