@@ -152,7 +152,6 @@ pub fn main() -> ExitCode {
     }
 }
 
-/// Reads a whole file as UTF-8 for a subcommand's input; errors name the path.
 /// A test case read for `obj` and `run`, with the steps `--step` selects.
 pub struct SelectedCase {
     pub case: kruise_lua_engine::testcase::TestCase,
@@ -193,6 +192,7 @@ pub fn load_case_steps(
     Ok(Ok(SelectedCase { case, name, steps }))
 }
 
+/// Reads a whole file as UTF-8 for a subcommand's input; errors name the path.
 pub fn read_text(path: &std::path::Path) -> Result<String, UsageError> {
     let bytes = std::fs::read(path).map_err(|err| UsageError::io(path, &err))?;
     String::from_utf8(bytes)
