@@ -50,8 +50,7 @@ local function copy(v)
   return out
 end
 
--- Escapes Lua pattern magic characters (service names contain "-"). A function replacement,
--- because gopher-lua keeps "%%" in a replacement string as two characters.
+-- Escapes Lua pattern magic characters (service names contain "-").
 local function literal(s)
   return (string.gsub(s, "[%^%$%(%)%%%.%[%]%*%+%-%?]", function(c) return "%" .. c end))
 end
