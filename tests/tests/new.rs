@@ -335,11 +335,12 @@ fn scaffold_scripts_never_error_on_the_library_cases() {
         if file.ends_with("/trafficRouting.lua") {
             fs::write(&path, &custom).unwrap();
             replaced += 1;
-        } else if file.starts_with("trafficrouting_ingress/") && !file.contains("/testdata/") {
-            if file.ends_with(".lua") {
-                fs::write(&path, &ingress).unwrap();
-                replaced += 1;
-            }
+        } else if file.starts_with("trafficrouting_ingress/")
+            && file.ends_with(".lua")
+            && !file.contains("/testdata/")
+        {
+            fs::write(&path, &ingress).unwrap();
+            replaced += 1;
         }
     }
     assert!(replaced >= 10, "only {replaced} scripts in the library");
