@@ -11,6 +11,7 @@ use kruise_lua_engine::vm::Limits;
 
 pub mod check;
 pub mod lua_source;
+pub mod new;
 pub mod obj;
 pub mod paths;
 pub mod report;
@@ -37,6 +38,9 @@ pub enum Command {
     Obj(obj::ObjArgs),
     /// Run a script on the steps of a test case and print the resulting resources as YAML
     Run(run::RunArgs),
+    /// Scaffold a script folder (`<group>/<Kind>` or `ingress/<class>`) with the three
+    /// recommended test cases
+    New(new::NewArgs),
 }
 
 /// Which verdict rules apply (see conformance 2.5/2.6).
@@ -142,6 +146,7 @@ pub fn main() -> ExitCode {
         Command::Check(args) => check::execute(args),
         Command::Obj(args) => obj::execute(args),
         Command::Run(args) => run::execute(args),
+        Command::New(args) => new::execute(args),
     };
     match result {
         Ok(code) => ExitCode::from(code),
