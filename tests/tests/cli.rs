@@ -782,3 +782,40 @@ fn snapshot_json_report_of_errors() {
     let result = run(&["check", "--format", "json", "--timeout", "100", ERRORS]);
     insta::assert_snapshot!("check_errors_json", result.stdout);
 }
+
+#[test]
+fn run_an_ingress_script_prints_the_canary_ingress() {
+    let result = run(&[
+        "run",
+        "ingress/lua_configuration/trafficrouting_ingress/demo.lua",
+        "--case",
+        "ingress/lua_configuration/trafficrouting_ingress/testdata/demo/weights.yaml",
+    ]);
+    assert_eq!(result.code, 0, "{result:?}");
+    let documents: Vec<&str> = result.stdout.split("---\n").collect();
+    assert_eq!(documents.len(), 2, "{result:?}");
+    let first = parse_first_document(documents[0])
+        .unwrap()
+        .unwrap()
+        .to_json();
+    let annotations = |doc: &kruise_lua_engine::JsonValue| {
+        let kruise_lua_engine::JsonValue::Object(top) = doc else {
+            panic!("{doc:?}")
+        };
+        let kruise_lua_engine::JsonValue::Object(meta) = &top["metadata"] else {
+            panic!()
+        };
+        meta.get("annotations").map(|a| a.to_canonical_json())
+    };
+    assert_eq!(
+        annotations(&first).as_deref(),
+        Some(
+            r#"{"demo.io/canary":"true","demo.io/canary-weight":"30","demo.io/service":"shop-canary"}"#
+        )
+    );
+    // The rest of the Ingress is the original's.
+    assert!(
+        documents[0].contains("host: shop.example.com"),
+        "{result:?}"
+    );
+}

@@ -1,5 +1,5 @@
 //! `kruise-lua run SCRIPT --case CASE.yaml [--step N] [--mode …]`: runs a custom-provider
-//! script on the steps of a test case and prints each resulting resource as a YAML document
+//! or ingress-class script on the steps of a test case and prints each resulting resource as a YAML document
 //! shaped like `expected[i]` (rendered by the engine's YAML renderer): apiVersion, kind and metadata from `original` (with the
 //! result's labels and annotations), spec from the result. Errors go to stderr as
 //! `file:line: message`, and what the script printed goes to stderr too, so stdout stays YAML.
@@ -8,9 +8,10 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use clap::Args;
+use kruise_lua_engine::discovery::INGRESS_FOLDER;
 use kruise_lua_engine::luadata::Data;
 use kruise_lua_engine::render::to_yaml;
-use kruise_lua_engine::runner::run_custom;
+use kruise_lua_engine::runner::{ingress_obj, run_custom, run_ingress};
 use kruise_lua_engine::value::JsonValue;
 use kruise_lua_engine::yaml::{YamlNode, YamlValue};
 
@@ -53,13 +54,28 @@ pub fn execute(args: RunArgs) -> Result<u8, UsageError> {
     let mode = args.mode.into();
     let mut out = String::new();
     let mut code = EXIT_OK;
+    let ingress = is_ingress_script(&args.script);
     for index in selected {
         let step = &case.steps[index];
-        let run = run_custom(&source, &step.obj, &options);
-        for print in &run.prints {
+        let (prints, result) = if ingress {
+            // An ingress-class script returns the canary Ingress's annotations; the rest of the
+            // resource stays as `original` has it.
+            let run = run_ingress(&source, &ingress_obj(&step.obj), &options);
+            let result = run.result.map(|annotations| Data {
+                spec: original_spec(original.as_ref()),
+                labels: step.obj.data.labels.clone(),
+                annotations,
+            });
+            (run.prints, result)
+        } else {
+            let run = run_custom(&source, &step.obj, &options);
+            let result = run.result(mode).clone();
+            (run.prints, result)
+        };
+        for print in &prints {
             eprintln!("{script_name}: step {index}: print: {print}");
         }
-        match run.result(mode) {
+        match &result {
             Ok(data) => {
                 if !out.is_empty() {
                     out.push_str("---\n");
@@ -82,6 +98,21 @@ pub fn execute(args: RunArgs) -> Result<u8, UsageError> {
     }
     print!("{out}");
     Ok(code)
+}
+
+/// Whether `script` is an ingress-class script (`trafficrouting_ingress/<class>.lua`).
+fn is_ingress_script(script: &std::path::Path) -> bool {
+    script
+        .parent()
+        .and_then(|dir| dir.file_name())
+        .is_some_and(|name| name == INGRESS_FOLDER)
+}
+
+fn original_spec(original: Option<&JsonValue>) -> Option<JsonValue> {
+    match original {
+        Some(JsonValue::Object(map)) => map.get("spec").cloned(),
+        _ => None,
+    }
 }
 
 /// The value under `key` of a map node: an exact match, else the first that matches
