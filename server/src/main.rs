@@ -1,3 +1,5 @@
+mod analysis;
+
 fn main() {
     println!("{}", kruise_lua_engine::smoke());
 }
