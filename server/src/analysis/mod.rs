@@ -1,4 +1,7 @@
 //! Static analysis of Kruise traffic-routing Lua scripts, for the language server and `check`.
 #![allow(dead_code)]
 
+pub mod library;
+pub mod obj_schema;
 pub mod parse;
+pub mod semantic;
