@@ -5,3 +5,7 @@ pub mod library;
 pub mod obj_schema;
 pub mod parse;
 pub mod semantic;
+pub mod config;
+pub mod lints;
+pub mod spec_shape;
+pub mod walk;
