@@ -9,3 +9,4 @@ pub mod config;
 pub mod lints;
 pub mod spec_shape;
 pub mod walk;
+pub mod completion;
