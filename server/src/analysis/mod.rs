@@ -10,3 +10,5 @@ pub mod lints;
 pub mod spec_shape;
 pub mod walk;
 pub mod completion;
+pub mod hover;
+pub mod navigation;
