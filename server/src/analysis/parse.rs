@@ -31,21 +31,25 @@ pub struct Parsed {
 /// Parses `source` as gopher-lua's Lua 5.1. Never fails: with errors, the AST holds whatever
 /// full_moon could recover.
 pub fn parse(source: &str) -> Parsed {
-    let tokens = significant_tokens(source);
-    let stray = stray_semicolons(&tokens);
-    let blanked;
-    let text = if stray.is_empty() {
-        source
-    } else {
-        let mut bytes = source.as_bytes().to_vec();
-        for at in stray {
-            bytes[at] = b' ';
-        }
-        // Replacing one ASCII byte with another keeps the text valid UTF-8.
-        blanked = String::from_utf8(bytes).expect("ASCII replacement keeps UTF-8");
-        &blanked
-    };
-    let result = full_moon::parse_fallible(text, LuaVersion::lua51());
+    let result = full_moon::parse_fallible(source, LuaVersion::lua51());
+    // Only a failed parse can be about empty statements; lexing again costs time otherwise.
+    if result.errors().is_empty() || !source.contains(';') {
+        return finish(source, result);
+    }
+    let stray = stray_semicolons(&significant_tokens(source));
+    if stray.is_empty() {
+        return finish(source, result);
+    }
+    let mut bytes = source.as_bytes().to_vec();
+    for at in stray {
+        bytes[at] = b' ';
+    }
+    // Replacing one ASCII byte with another keeps the text valid UTF-8.
+    let blanked = String::from_utf8(bytes).expect("ASCII replacement keeps UTF-8");
+    finish(&blanked, full_moon::parse_fallible(&blanked, LuaVersion::lua51()))
+}
+
+fn finish(text: &str, result: full_moon::ast::AstResult) -> Parsed {
     let errors = collect_errors(text, result.errors());
     Parsed {
         ast: result.into_ast(),

@@ -96,6 +96,7 @@ impl Model {
         let mut builder = Builder {
             model: Model::default(),
             scopes: vec![Vec::new()],
+            active: HashMap::new(),
             source_len,
         };
         builder.block(ast.nodes(), source_len);
@@ -311,18 +312,36 @@ pub fn call_args(call: &Call) -> Vec<&Expression> {
 
 struct Builder {
     model: Model,
+    /// The declarations of each open scope, innermost last.
     scopes: Vec<Vec<DeclId>>,
+    /// For each name, the declarations currently in scope, innermost last.
+    active: HashMap<String, Vec<DeclId>>,
     source_len: usize,
 }
 
 impl Builder {
     fn lookup(&self, name: &str) -> Option<DeclId> {
-        self.scopes
-            .iter()
-            .rev()
-            .flat_map(|scope| scope.iter().rev())
-            .copied()
-            .find(|&d| self.model.decls[d].name == name)
+        self.active.get(name).and_then(|ids| ids.last()).copied()
+    }
+
+    fn open_scope(&mut self) {
+        self.scopes.push(Vec::new());
+    }
+
+    fn close_scope(&mut self) {
+        for id in self.scopes.pop().unwrap_or_default() {
+            if let Some(ids) = self.active.get_mut(&self.model.decls[id].name) {
+                ids.pop();
+            }
+        }
+    }
+
+    fn activate(&mut self, id: DeclId) {
+        self.scopes.last_mut().expect("a scope is always open").push(id);
+        self.active
+            .entry(self.model.decls[id].name.clone())
+            .or_default()
+            .push(id);
     }
 
     fn use_name(&mut self, token: &TokenReference, write: bool) {
@@ -365,10 +384,7 @@ impl Builder {
             value,
             reads: 0,
         });
-        self.scopes
-            .last_mut()
-            .expect("a scope is always open")
-            .push(id);
+        self.activate(id);
         id
     }
 
@@ -383,9 +399,9 @@ impl Builder {
     }
 
     fn scoped_block(&mut self, block: &Block, end: usize) {
-        self.scopes.push(Vec::new());
+        self.open_scope();
         self.block(block, end);
-        self.scopes.pop();
+        self.close_scope();
     }
 
     fn block(&mut self, block: &Block, end: usize) {
@@ -475,10 +491,10 @@ impl Builder {
             Stmt::Repeat(repeat) => {
                 // The `until` condition sees the block's locals.
                 let end = node_range(repeat.until()).map_or(self.source_len, |r| r.end);
-                self.scopes.push(Vec::new());
+                self.open_scope();
                 self.block(repeat.block(), end);
                 self.expr(repeat.until());
-                self.scopes.pop();
+                self.close_scope();
             }
             Stmt::If(if_stmt) => {
                 self.expr(if_stmt.condition());
@@ -512,7 +528,7 @@ impl Builder {
                 }
                 let body_start = token_range(for_loop.do_token()).end;
                 let end = self.closing(for_loop.end_token(), stmt_range.start);
-                self.scopes.push(Vec::new());
+                self.open_scope();
                 let header = stmt_range.start..body_start;
                 self.declare(
                     for_loop.index_variable(),
@@ -522,7 +538,7 @@ impl Builder {
                     Value::Unknown,
                 );
                 self.block(for_loop.block(), end);
-                self.scopes.pop();
+                self.close_scope();
             }
             Stmt::GenericFor(for_loop) => {
                 let exprs: Vec<&Expression> = for_loop.expressions().iter().collect();
@@ -535,7 +551,7 @@ impl Builder {
                 };
                 let body_start = token_range(for_loop.do_token()).end;
                 let end = self.closing(for_loop.end_token(), stmt_range.start);
-                self.scopes.push(Vec::new());
+                self.open_scope();
                 let header = stmt_range.start..body_start;
                 for (i, name) in for_loop.names().iter().enumerate() {
                     let value = if i == 1 {
@@ -546,7 +562,7 @@ impl Builder {
                     self.declare(name, DeclKind::ForVar, header.clone(), body_start..end, value);
                 }
                 self.block(for_loop.block(), end);
-                self.scopes.pop();
+                self.close_scope();
             }
             _ => {}
         }
@@ -556,7 +572,7 @@ impl Builder {
         let parens = body.parameters_parentheses().tokens();
         let start = token_range(parens.0).start;
         let end = self.closing(body.end_token(), start);
-        self.scopes.push(Vec::new());
+        self.open_scope();
         if method {
             // `self` has no token; it is declared on the parameter list's `(`, zero-width.
             let id = self.model.decls.len();
@@ -569,7 +585,7 @@ impl Builder {
                 value: Value::Unknown,
                 reads: 0,
             });
-            self.scopes.last_mut().expect("scope").push(id);
+            self.activate(id);
         }
         for param in body.parameters().iter() {
             if let Parameter::Name(token) = param {
@@ -583,7 +599,7 @@ impl Builder {
             }
         }
         self.block(body.block(), end);
-        self.scopes.pop();
+        self.close_scope();
     }
 
     fn chain<'a>(&mut self, prefix: &Prefix, suffixes: impl Iterator<Item = &'a Suffix>) {

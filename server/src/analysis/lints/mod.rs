@@ -10,6 +10,7 @@ mod unsupported_global;
 mod unused_local;
 mod weight_type_mismatch;
 
+use std::cell::OnceCell;
 use std::ops::Range;
 
 use full_moon::ast::Ast;
@@ -18,6 +19,7 @@ use super::config::Severity;
 use super::obj_schema::Flavor;
 use super::semantic::Model;
 use super::spec_shape::SpecShape;
+use super::walk::{self, Chain};
 
 /// Everything a lint may look at.
 pub struct LintContext<'a> {
@@ -29,6 +31,33 @@ pub struct LintContext<'a> {
     pub has_syntax_errors: bool,
     /// The shape of `obj.data.spec` from the script's test cases, when known.
     pub spec_shape: Option<&'a SpecShape>,
+    chains: OnceCell<Vec<Chain<'a>>>,
+}
+
+impl<'a> LintContext<'a> {
+    pub fn new(
+        source: &'a str,
+        ast: &'a Ast,
+        model: &'a Model,
+        flavor: Flavor,
+        has_syntax_errors: bool,
+        spec_shape: Option<&'a SpecShape>,
+    ) -> Self {
+        LintContext {
+            source,
+            ast,
+            model,
+            flavor,
+            has_syntax_errors,
+            spec_shape,
+            chains: OnceCell::new(),
+        }
+    }
+
+    /// Every chain of the chunk (see [`walk::chains`]), collected once for all lints.
+    pub fn chains(&self) -> &[Chain<'a>] {
+        self.chains.get_or_init(|| walk::chains(self.ast.nodes()))
+    }
 }
 
 /// An edit that fixes a diagnostic (for code actions).
@@ -162,14 +191,14 @@ mod fixture_tests {
         let parsed = parse(&source);
         assert!(parsed.errors.is_empty() || name.contains("syntax"), "{name}: {:?}", parsed.errors);
         let model = Model::build(&parsed.ast, source.len());
-        let ctx = LintContext {
-            source: &source,
-            ast: &parsed.ast,
-            model: &model,
+        let ctx = LintContext::new(
+            &source,
+            &parsed.ast,
+            &model,
             flavor,
-            has_syntax_errors: !parsed.errors.is_empty(),
-            spec_shape: None,
-        };
+            !parsed.errors.is_empty(),
+            None,
+        );
         let mut found = lint.check(&ctx);
         found.sort_by_key(|d| (d.range.start, d.range.end));
         render(&source, lint, &found)

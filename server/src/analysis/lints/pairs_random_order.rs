@@ -15,7 +15,7 @@ use crate::analysis::config::Severity;
 use crate::analysis::obj_schema::{self, Lookup, ObjPath};
 use crate::analysis::parse::{node_range, token_range};
 use crate::analysis::semantic::{DeclId, Value, call_args, iterator_call};
-use crate::analysis::walk::{Chain, Visit, chains, walk_block, walk_expr};
+use crate::analysis::walk::{Chain, Visit, walk_block, walk_expr};
 
 pub struct PairsRandomOrder;
 
@@ -45,11 +45,13 @@ impl Lint for PairsRandomOrder {
         let mut loops = Loops(Vec::new());
         walk_block(ctx.ast.nodes(), &mut loops);
         let mut found = Vec::new();
+        let mut sorted: Option<HashSet<DeclId>> = None;
         for for_loop in loops.0 {
             let Some((path, call_range)) = random_order_source(ctx, for_loop) else {
                 continue;
             };
-            let reasons = order_dependence(ctx, for_loop);
+            let sorted = sorted.get_or_insert_with(|| sorted_locals(ctx));
+            let reasons = order_dependence(ctx, for_loop, sorted);
             if reasons.is_empty() {
                 continue;
             }
@@ -101,12 +103,16 @@ fn random_order_source(ctx: &LintContext, for_loop: &GenericFor) -> Option<(ObjP
 
 /// What in the loop body makes its effect depend on the visiting order. Appending to an array
 /// that is later passed to `table.sort` is the recommended fix, not a problem.
-fn order_dependence(ctx: &LintContext, for_loop: &GenericFor) -> Vec<&'static str> {
+fn order_dependence(
+    ctx: &LintContext,
+    for_loop: &GenericFor,
+    sorted: &HashSet<DeclId>,
+) -> Vec<&'static str> {
     struct Body<'c, 'a> {
         ctx: &'c LintContext<'a>,
         depth: usize,
         reasons: Vec<&'static str>,
-        sorted: HashSet<DeclId>,
+        sorted: &'c HashSet<DeclId>,
     }
     impl Body<'_, '_> {
         fn add(&mut self, reason: &'static str) {
@@ -182,7 +188,7 @@ fn order_dependence(ctx: &LintContext, for_loop: &GenericFor) -> Vec<&'static st
         ctx,
         depth: 0,
         reasons: Vec::new(),
-        sorted: sorted_locals(ctx),
+        sorted,
     };
     walk_block(for_loop.block(), &mut body);
     body.reasons
@@ -191,7 +197,7 @@ fn order_dependence(ctx: &LintContext, for_loop: &GenericFor) -> Vec<&'static st
 /// Locals passed to `table.sort` anywhere in the chunk.
 fn sorted_locals(ctx: &LintContext) -> HashSet<DeclId> {
     let mut sorted = HashSet::new();
-    for chain in chains(ctx.ast.nodes()) {
+    for chain in ctx.chains() {
         let Some((Suffix::Call(call), callee)) = chain.suffixes.split_last() else {
             continue;
         };

@@ -10,7 +10,7 @@ use crate::analysis::config::Severity;
 use crate::analysis::obj_schema::{self, Flavor, Lookup, ObjPath, PathSeg, ShapeKind};
 use crate::analysis::parse::{node_range, token_range};
 use crate::analysis::semantic::{Value, index_seg};
-use crate::analysis::walk::{Chain, chains};
+use crate::analysis::walk::Chain;
 
 pub struct UnknownObjField;
 
@@ -29,7 +29,7 @@ impl Lint for UnknownObjField {
     }
 
     fn check(&self, ctx: &LintContext) -> Vec<LintDiagnostic> {
-        let all = chains(ctx.ast.nodes());
+        let all = ctx.chains();
         // Fields the script stores into obj itself may be read back.
         let written: HashSet<ObjPath> = all
             .iter()
@@ -42,7 +42,7 @@ impl Lint for UnknownObjField {
             })
             .collect();
         let mut found = Vec::new();
-        for chain in &all {
+        for chain in all {
             let Some((base, steps)) = obj_steps(ctx, chain) else {
                 continue;
             };

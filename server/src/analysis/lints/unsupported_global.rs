@@ -12,7 +12,6 @@ use crate::analysis::library;
 use crate::analysis::obj_schema::{PathSeg, suggest};
 use crate::analysis::parse::node_range;
 use crate::analysis::semantic::{Value, index_seg, single_string_arg};
-use crate::analysis::walk::chains;
 
 pub struct UnsupportedGlobal;
 
@@ -65,7 +64,7 @@ impl Lint for UnsupportedGlobal {
             found.push(LintDiagnostic::new(r.range.clone(), message));
         }
 
-        let all = chains(ctx.ast.nodes());
+        let all = ctx.chains();
         // `string.split = function ... end` defines the member for later reads.
         let mut defined_members: HashSet<(&'static str, String)> = HashSet::new();
         for chain in all.iter().filter(|c| c.write && c.suffixes.len() == 1) {
