@@ -8,8 +8,8 @@
 
 use std::ops::Range;
 
-use full_moon::tokenizer::{Lexer, LexerResult, TokenType};
 use full_moon::LuaVersion;
+use full_moon::tokenizer::{Lexer, LexerResult, TokenType};
 
 use super::library::{self, LibItem};
 use super::obj_schema::{self, Flavor, Lookup, ObjPath, PathSeg, ShapeKind};
@@ -124,7 +124,11 @@ pub(crate) fn receiver_before(source: &str, end: usize) -> Option<Receiver> {
             let open = open?;
             let inner = source[open + 1..pos - 1].trim();
             let step = if let Ok(i) = inner.parse::<u32>() {
-                if i > 0 { PathSeg::Index(i) } else { PathSeg::Any }
+                if i > 0 {
+                    PathSeg::Index(i)
+                } else {
+                    PathSeg::Any
+                }
             } else if inner.len() >= 2
                 && (inner.starts_with('"') && inner.ends_with('"')
                     || inner.starts_with('\'') && inner.ends_with('\''))
@@ -285,7 +289,11 @@ fn obj_members(
     }
 }
 
-fn spec_members(suffix: &[PathSeg], ctx: &CompletionContext, replace: &Range<usize>) -> Vec<CompletionItem> {
+fn spec_members(
+    suffix: &[PathSeg],
+    ctx: &CompletionContext,
+    replace: &Range<usize>,
+) -> Vec<CompletionItem> {
     let Some(node) = ctx.spec_shape.and_then(|s| s.node(suffix)) else {
         return Vec::new();
     };
@@ -334,7 +342,12 @@ fn string_methods(replace: &Range<usize>) -> Vec<CompletionItem> {
         .collect()
 }
 
-fn scope_items(model: &Model, offset: usize, flavor: Flavor, replace: &Range<usize>) -> Vec<CompletionItem> {
+fn scope_items(
+    model: &Model,
+    offset: usize,
+    flavor: Flavor,
+    replace: &Range<usize>,
+) -> Vec<CompletionItem> {
     let mut items = Vec::new();
     let mut seen = std::collections::HashSet::new();
     for d in model.visible_at(offset) {
@@ -348,8 +361,14 @@ fn scope_items(model: &Model, offset: usize, flavor: Flavor, replace: &Range<usi
                 format!("function {}({})", decl.name, params.join(", ")),
             ),
             (_, DeclKind::Param) => (CompletionKind::Variable, "parameter".to_string()),
-            (Value::Obj(path), _) => (CompletionKind::Variable, format!("local {} = {path}", decl.name)),
-            (Value::Library(lib), _) => (CompletionKind::Module, format!("local {} = {lib}", decl.name)),
+            (Value::Obj(path), _) => (
+                CompletionKind::Variable,
+                format!("local {} = {path}", decl.name),
+            ),
+            (Value::Library(lib), _) => (
+                CompletionKind::Module,
+                format!("local {} = {lib}", decl.name),
+            ),
             _ => (CompletionKind::Variable, format!("local {}", decl.name)),
         };
         items.push(CompletionItem::new(&decl.name, kind, replace).detail(detail));
@@ -363,7 +382,8 @@ fn scope_items(model: &Model, offset: usize, flavor: Flavor, replace: &Range<usi
     }
     for lib in library::LIBRARIES {
         if seen.insert(lib.name.to_string()) {
-            items.push(CompletionItem::new(lib.name, CompletionKind::Module, replace).docs(lib.doc));
+            items
+                .push(CompletionItem::new(lib.name, CompletionKind::Module, replace).docs(lib.doc));
         }
     }
     for global in library::GLOBALS {
@@ -372,7 +392,11 @@ fn scope_items(model: &Model, offset: usize, flavor: Flavor, replace: &Range<usi
         }
     }
     for keyword in library::KEYWORDS {
-        items.push(CompletionItem::new(keyword, CompletionKind::Keyword, replace));
+        items.push(CompletionItem::new(
+            keyword,
+            CompletionKind::Keyword,
+            replace,
+        ));
     }
     items
 }
@@ -391,7 +415,10 @@ mod tests {
             flavor,
             spec_shape: shape,
         };
-        complete(&source, offset, &ctx).into_iter().map(|i| i.label).collect()
+        complete(&source, offset, &ctx)
+            .into_iter()
+            .map(|i| i.label)
+            .collect()
     }
 
     fn labels(text: &str) -> Vec<String> {
@@ -411,7 +438,9 @@ mod tests {
             serde_json::Value::Bool(b) => JsonValue::Bool(b),
             serde_json::Value::Number(n) => JsonValue::Float(n.as_f64().unwrap()),
             serde_json::Value::String(s) => JsonValue::String(s),
-            serde_json::Value::Array(a) => JsonValue::Array(a.into_iter().map(to_json_value).collect()),
+            serde_json::Value::Array(a) => {
+                JsonValue::Array(a.into_iter().map(to_json_value).collect())
+            }
             serde_json::Value::Object(o) => {
                 JsonValue::Object(o.into_iter().map(|(k, v)| (k, to_json_value(v))).collect())
             }
@@ -423,15 +452,41 @@ mod tests {
         let found = labels("local w = obj.|");
         assert_eq!(
             found,
-            vec!["data", "canaryWeight", "stableWeight", "matches", "canaryService", "stableService", "requestHeaderModifier"]
+            vec![
+                "data",
+                "canaryWeight",
+                "stableWeight",
+                "matches",
+                "canaryService",
+                "stableService",
+                "requestHeaderModifier"
+            ]
         );
-        assert_eq!(labels("local w = obj.can|"), vec!["canaryWeight", "canaryService"]);
-        assert_eq!(labels("print(obj.data.|)\nreturn obj.data"), vec!["spec", "labels", "annotations"]);
-        assert_eq!(labels("x = obj.matches[1].headers[1].|"), vec!["type", "name", "value"]);
-        assert_eq!(labels("x = obj.requestHeaderModifier.|"), vec!["set", "add", "remove"]);
+        assert_eq!(
+            labels("local w = obj.can|"),
+            vec!["canaryWeight", "canaryService"]
+        );
+        assert_eq!(
+            labels("print(obj.data.|)\nreturn obj.data"),
+            vec!["spec", "labels", "annotations"]
+        );
+        assert_eq!(
+            labels("x = obj.matches[1].headers[1].|"),
+            vec!["type", "name", "value"]
+        );
+        assert_eq!(
+            labels("x = obj.requestHeaderModifier.|"),
+            vec!["set", "add", "remove"]
+        );
         assert_eq!(
             labels_with("local a = obj.|", Flavor::Ingress, None),
-            vec!["annotations", "weight", "matches", "canaryService", "requestHeaderModifier"]
+            vec![
+                "annotations",
+                "weight",
+                "matches",
+                "canaryService",
+                "requestHeaderModifier"
+            ]
         );
     }
 
@@ -453,21 +508,41 @@ mod tests {
     fn spec_fields_through_aliases_and_loops() {
         let shape = istio_shape();
         let spec = |text: &str| labels_with(text, Flavor::Custom, Some(&shape));
-        assert_eq!(spec("x = obj.data.spec.|"), vec!["gateways", "hosts", "http"]);
-        assert_eq!(spec("local spec = obj.data.spec\nspec.|"), vec!["gateways", "hosts", "http"]);
-        assert_eq!(spec("local spec = obj.data.spec\nlocal r = spec.http[1].|"), vec!["match", "route", "x-key"]);
         assert_eq!(
-            spec("local spec = obj.data.spec\nfor _, r in ipairs(spec.http) do\n  r.|\nend\nreturn obj.data"),
+            spec("x = obj.data.spec.|"),
+            vec!["gateways", "hosts", "http"]
+        );
+        assert_eq!(
+            spec("local spec = obj.data.spec\nspec.|"),
+            vec!["gateways", "hosts", "http"]
+        );
+        assert_eq!(
+            spec("local spec = obj.data.spec\nlocal r = spec.http[1].|"),
+            vec!["match", "route", "x-key"]
+        );
+        assert_eq!(
+            spec(
+                "local spec = obj.data.spec\nfor _, r in ipairs(spec.http) do\n  r.|\nend\nreturn obj.data"
+            ),
             vec!["match", "route", "x-key"]
         );
         // Incomplete loop at the end of the file, and deeper through an alias of an alias.
         assert_eq!(
-            spec("local spec = obj.data.spec\nfor _, r in ipairs(spec.http) do\n  local first = r.route[1]\n  first.destination.|"),
+            spec(
+                "local spec = obj.data.spec\nfor _, r in ipairs(spec.http) do\n  local first = r.route[1]\n  first.destination.|"
+            ),
             vec!["host"]
         );
         // Keys that are not Lua names are inserted with brackets.
         let source = "local r = obj.data.spec.http[1].";
-        let items = complete(source, source.len(), &CompletionContext { flavor: Flavor::Custom, spec_shape: Some(&shape) });
+        let items = complete(
+            source,
+            source.len(),
+            &CompletionContext {
+                flavor: Flavor::Custom,
+                spec_shape: Some(&shape),
+            },
+        );
         let odd = items.iter().find(|i| i.label == "x-key").unwrap();
         assert_eq!(odd.insert_text.as_deref(), Some("[\"x-key\"]"));
         assert!(odd.documentation.as_ref().unwrap().contains("number"));
@@ -478,10 +553,16 @@ mod tests {
     #[test]
     fn library_members_are_kruise_only() {
         let table = labels("table.|");
-        assert_eq!(table, vec!["concat", "getn", "insert", "maxn", "remove", "sort"]);
+        assert_eq!(
+            table,
+            vec!["concat", "getn", "insert", "maxn", "remove", "sort"]
+        );
         assert!(labels("string.|").contains(&"gfind".to_string()));
         assert!(!labels("string.|").contains(&"split".to_string()));
-        assert_eq!(labels("local j = require(\"json\")\nj.|"), vec!["encode", "decode"]);
+        assert_eq!(
+            labels("local j = require(\"json\")\nj.|"),
+            vec!["encode", "decode"]
+        );
         assert!(labels("math.|").contains(&"huge".to_string()));
         assert!(labels("local s = obj.canaryService:|").contains(&"upper".to_string()));
     }
@@ -490,11 +571,19 @@ mod tests {
     fn scope_globals_and_keywords() {
         let text = "local alpha = 1\nlocal function helper(arg) end\ndo local hidden = 2 end\nlocal function f(param)\n  |\nend";
         let found = labels(text);
-        for expected in ["alpha", "helper", "f", "param", "obj", "json", "pairs", "tostring", "local", "return"] {
-            assert!(found.contains(&expected.to_string()), "{expected} in {found:?}");
+        for expected in [
+            "alpha", "helper", "f", "param", "obj", "json", "pairs", "tostring", "local", "return",
+        ] {
+            assert!(
+                found.contains(&expected.to_string()),
+                "{expected} in {found:?}"
+            );
         }
         for absent in ["hidden", "arg", "os", "io", "rawlen"] {
-            assert!(!found.contains(&absent.to_string()), "{absent} in {found:?}");
+            assert!(
+                !found.contains(&absent.to_string()),
+                "{absent} in {found:?}"
+            );
         }
         assert_eq!(labels("local alpha = 1\nal|"), vec!["alpha"]);
         // Shadowed names appear once.

@@ -95,8 +95,8 @@ impl LintConfig {
 
     /// Parses the text of a `kruise-lua.toml`.
     pub fn from_toml_str(text: &str) -> Result<LintConfig, ConfigError> {
-        let raw: RawConfig = toml::from_str(text)
-            .map_err(|e| ConfigError(format!("{}: {e}", Self::FILE_NAME)))?;
+        let raw: RawConfig =
+            toml::from_str(text).map_err(|e| ConfigError(format!("{}: {e}", Self::FILE_NAME)))?;
         Self::from_raw(raw)
     }
 
@@ -180,9 +180,18 @@ mod tests {
         )
         .unwrap();
         assert_eq!(config.severity("KL005", Severity::Hint), None);
-        assert_eq!(config.severity("KL006", Severity::Hint), Some(Severity::Warning));
-        assert_eq!(config.severity("KL007", Severity::Hint), Some(Severity::Error));
-        assert_eq!(config.severity("KL001", Severity::Error), Some(Severity::Error));
+        assert_eq!(
+            config.severity("KL006", Severity::Hint),
+            Some(Severity::Warning)
+        );
+        assert_eq!(
+            config.severity("KL007", Severity::Hint),
+            Some(Severity::Error)
+        );
+        assert_eq!(
+            config.severity("KL001", Severity::Error),
+            Some(Severity::Error)
+        );
     }
 
     #[test]
@@ -201,7 +210,10 @@ mod tests {
         let settings = LintConfig::from_json(&json).unwrap();
         let mut file = LintConfig::from_toml_str("[lints]\nKL005 = \"off\"").unwrap();
         file.merge(&settings);
-        assert_eq!(file.severity("KL005", Severity::Information), Some(Severity::Hint));
+        assert_eq!(
+            file.severity("KL005", Severity::Information),
+            Some(Severity::Hint)
+        );
         assert_eq!(file.severity("KL006", Severity::Hint), None);
         assert!(LintConfig::from_json(&serde_json::json!({})).unwrap() == LintConfig::default());
     }

@@ -23,7 +23,12 @@ pub struct Hover {
 }
 
 /// Hover at byte `offset` of `source`.
-pub fn hover(source: &str, offset: usize, flavor: Flavor, spec_shape: Option<&SpecShape>) -> Option<Hover> {
+pub fn hover(
+    source: &str,
+    offset: usize,
+    flavor: Flavor,
+    spec_shape: Option<&SpecShape>,
+) -> Option<Hover> {
     let offset = offset.min(source.len());
     if !source.is_char_boundary(offset) || in_comment_or_string(source, offset) {
         return None;
@@ -143,7 +148,10 @@ fn global_hover(name: &str, flavor: Flavor, range: Range<usize>) -> Option<Hover
         ),
         Value::Library(lib) => {
             let library = library::library(lib)?;
-            (format!("```lua\n(library) {lib}\n```\n\n{}", library.doc), None)
+            (
+                format!("```lua\n(library) {lib}\n```\n\n{}", library.doc),
+                None,
+            )
         }
         _ => match library::global(name) {
             Some(item) => (item_markdown(item.signature, item.doc), None),
@@ -161,7 +169,12 @@ fn global_hover(name: &str, flavor: Flavor, range: Range<usize>) -> Option<Hover
 }
 
 /// Docs of the value at `path` inside `obj`.
-fn obj_hover(path: &ObjPath, flavor: Flavor, spec_shape: Option<&SpecShape>, range: Range<usize>) -> Option<Hover> {
+fn obj_hover(
+    path: &ObjPath,
+    flavor: Flavor,
+    spec_shape: Option<&SpecShape>,
+    range: Range<usize>,
+) -> Option<Hover> {
     let contents = match obj_schema::lookup(flavor, &path.0) {
         Lookup::Found { shape, field } => {
             let doc = field.map_or("", |f| f.doc);
@@ -206,13 +219,25 @@ mod tests {
 
     #[test]
     fn obj_fields_with_paths() {
-        let h = hover_at("local w = obj.canary|Weight\nreturn obj.data", Flavor::Custom).unwrap();
+        let h = hover_at(
+            "local w = obj.canary|Weight\nreturn obj.data",
+            Flavor::Custom,
+        )
+        .unwrap();
         assert_eq!(keys(&h), vec!["canaryWeight"]);
         assert!(h.contents.contains("-1"), "{}", h.contents);
-        assert!(h.contents.contains("(field) obj.canaryWeight: number"), "{}", h.contents);
+        assert!(
+            h.contents.contains("(field) obj.canaryWeight: number"),
+            "{}",
+            h.contents
+        );
         assert_eq!(h.range, 14..26);
 
-        let h = hover_at("local spec = obj.data.spec\nprint(spec.ht|tp)", Flavor::Custom).unwrap();
+        let h = hover_at(
+            "local spec = obj.data.spec\nprint(spec.ht|tp)",
+            Flavor::Custom,
+        )
+        .unwrap();
         assert_eq!(keys(&h), vec!["data", "spec", "http"]);
 
         let h = hover_at("print(obj.we|ight)", Flavor::Ingress).unwrap();
@@ -221,16 +246,32 @@ mod tests {
         // The obj global itself and an alias local.
         let h = hover_at("print(o|bj.data)", Flavor::Custom).unwrap();
         assert_eq!(h.obj_path, Some(ObjPath::root()));
-        let h = hover_at("local labels = obj.data.labels or {}\nprint(lab|els)", Flavor::Custom).unwrap();
+        let h = hover_at(
+            "local labels = obj.data.labels or {}\nprint(lab|els)",
+            Flavor::Custom,
+        )
+        .unwrap();
         assert_eq!(keys(&h), vec!["data", "labels"]);
-        assert!(h.contents.contains("local labels = obj.data.labels or {}"), "{}", h.contents);
+        assert!(
+            h.contents.contains("local labels = obj.data.labels or {}"),
+            "{}",
+            h.contents
+        );
         assert!(h.contents.contains("random order"), "{}", h.contents);
 
         // Array elements through a loop variable.
-        let h = hover_at("for _, m in ipairs(obj.matches) do print(m.head|ers) end", Flavor::Custom).unwrap();
+        let h = hover_at(
+            "for _, m in ipairs(obj.matches) do print(m.head|ers) end",
+            Flavor::Custom,
+        )
+        .unwrap();
         assert_eq!(
             h.obj_path.unwrap().0,
-            vec![PathSeg::Key("matches".into()), PathSeg::Any, PathSeg::Key("headers".into())]
+            vec![
+                PathSeg::Key("matches".into()),
+                PathSeg::Any,
+                PathSeg::Key("headers".into())
+            ]
         );
         assert!(hover_at("print(obj.nope|x)", Flavor::Custom).is_none());
     }
@@ -238,7 +279,11 @@ mod tests {
     #[test]
     fn library_functions_and_globals() {
         let h = hover_at("table.ins|ert(t, 1)", Flavor::Custom).unwrap();
-        assert!(h.contents.contains("table.insert(t, [pos,] value)"), "{}", h.contents);
+        assert!(
+            h.contents.contains("table.insert(t, [pos,] value)"),
+            "{}",
+            h.contents
+        );
         let h = hover_at("local s = string.for|mat('%d', 1)", Flavor::Custom).unwrap();
         assert!(h.contents.contains("MISSING"), "{}", h.contents);
         let h = hover_at("for k in pai|rs(t) do end", Flavor::Custom).unwrap();
@@ -256,7 +301,11 @@ mod tests {
         let h = hover_at("local count = 1 + 2\nprint(co|unt)", Flavor::Custom).unwrap();
         assert!(h.contents.contains("local count = 1 + 2"), "{}", h.contents);
         assert_eq!(h.obj_path, None);
-        let h = hover_at("local function f(alpha)\n  return al|pha\nend", Flavor::Custom).unwrap();
+        let h = hover_at(
+            "local function f(alpha)\n  return al|pha\nend",
+            Flavor::Custom,
+        )
+        .unwrap();
         assert!(h.contents.contains("(parameter) alpha"), "{}", h.contents);
         let h = hover_at("local insert = table.insert\nins|ert(t, 1)", Flavor::Custom).unwrap();
         assert!(h.contents.contains("Appends"), "{}", h.contents);

@@ -131,7 +131,9 @@ pub fn analyze_with_spec(
             fix: d.fix,
         }));
     }
-    diagnostics.sort_by(|a, b| (a.range.start, a.range.end, a.code).cmp(&(b.range.start, b.range.end, b.code)));
+    diagnostics.sort_by(|a, b| {
+        (a.range.start, a.range.end, a.code).cmp(&(b.range.start, b.range.end, b.code))
+    });
     Analysis {
         syntax_errors: parsed.errors,
         diagnostics,
@@ -148,13 +150,23 @@ mod tests {
     fn analyze_applies_configuration() {
         let analysis = analyze(SCRIPT, Flavor::Custom, &LintConfig::default());
         assert!(analysis.syntax_errors.is_empty());
-        let codes: Vec<(&str, Severity)> =
-            analysis.diagnostics.iter().map(|d| (d.code, d.severity)).collect();
-        assert_eq!(codes, vec![("KL007", Severity::Hint), ("KL001", Severity::Error)]);
-        let config = LintConfig::from_toml_str("[lints]\nKL007 = \"off\"\nKL001 = \"warning\"").unwrap();
+        let codes: Vec<(&str, Severity)> = analysis
+            .diagnostics
+            .iter()
+            .map(|d| (d.code, d.severity))
+            .collect();
+        assert_eq!(
+            codes,
+            vec![("KL007", Severity::Hint), ("KL001", Severity::Error)]
+        );
+        let config =
+            LintConfig::from_toml_str("[lints]\nKL007 = \"off\"\nKL001 = \"warning\"").unwrap();
         let analysis = analyze(SCRIPT, Flavor::Custom, &config);
-        let codes: Vec<(&str, Severity)> =
-            analysis.diagnostics.iter().map(|d| (d.code, d.severity)).collect();
+        let codes: Vec<(&str, Severity)> = analysis
+            .diagnostics
+            .iter()
+            .map(|d| (d.code, d.severity))
+            .collect();
         assert_eq!(codes, vec![("KL001", Severity::Warning)]);
         let fix = analysis.diagnostics[0].fix.as_ref().unwrap();
         assert_eq!(&SCRIPT[fix.range.clone()], "canaryweight");
@@ -175,17 +187,25 @@ mod tests {
     fn conformance_vectors_have_no_false_errors() {
         // Scripts that run fine in Kruise must not get error-level diagnostics, except those
         // that deliberately return non-tables or use missing globals.
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/conformance/vectors");
+        let dir = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../shared/conformance/vectors"
+        );
         let mut checked = 0;
         let mut failures = Vec::new();
-        for entry in std::fs::read_dir(dir).expect("shared/conformance").flatten() {
+        for entry in std::fs::read_dir(dir)
+            .expect("shared/conformance")
+            .flatten()
+        {
             let path = entry.path();
             if path.extension().is_none_or(|e| e != "lua") {
                 continue;
             }
             let stem = path.file_stem().unwrap().to_string_lossy().to_string();
             let expected = std::fs::read_to_string(path.with_extension("expected.json")).unwrap();
-            if !expected.contains("\"status\": \"ok\"") || expected.contains("\"status\": \"error\"") {
+            if !expected.contains("\"status\": \"ok\"")
+                || expected.contains("\"status\": \"error\"")
+            {
                 continue;
             }
             let source = std::fs::read_to_string(&path).unwrap();
@@ -200,7 +220,8 @@ mod tests {
             let allowed = |d: &Diagnostic| {
                 (d.code == "KL003" && stem.starts_with("ret_"))
                     || (d.code == "KL001" && stem == "obj_field_names")
-                    || (d.code == "KL002" && (stem.starts_with("env_") || stem.starts_with("tbl_library")))
+                    || (d.code == "KL002"
+                        && (stem.starts_with("env_") || stem.starts_with("tbl_library")))
             };
             let unexpected: Vec<_> = errors.into_iter().filter(|d| !allowed(d)).collect();
             if !unexpected.is_empty() {
@@ -214,7 +235,8 @@ mod tests {
 
     /// A realistic script of about `lines` lines: helpers, loops over the spec, obj reads.
     fn big_script(lines: usize) -> String {
-        let mut source = String::from("local json = require(\"json\")\nlocal spec = obj.data.spec\n");
+        let mut source =
+            String::from("local json = require(\"json\")\nlocal spec = obj.data.spec\n");
         let mut i = 0;
         while source.lines().count() < lines {
             source.push_str(&format!(
@@ -260,7 +282,10 @@ mod tests {
             start.elapsed() / 10
         };
         let fm = time(&|| {
-            std::hint::black_box(full_moon::parse_fallible(&source, full_moon::LuaVersion::lua51()));
+            std::hint::black_box(full_moon::parse_fallible(
+                &source,
+                full_moon::LuaVersion::lua51(),
+            ));
         });
         let lex = time(&|| {
             std::hint::black_box(parse::significant_tokens(&source));
@@ -274,9 +299,13 @@ mod tests {
             lints::LintContext::new(&source, &parsed.ast, &model, Flavor::Custom, false, None);
         ctx.chains();
         for lint in lints::all() {
-            println!("  {}: {:?}", lint.code(), time(&|| {
-                std::hint::black_box(lint.check(&ctx));
-            }));
+            println!(
+                "  {}: {:?}",
+                lint.code(),
+                time(&|| {
+                    std::hint::black_box(lint.check(&ctx));
+                })
+            );
         }
         println!("  full_moon {fm:?}, lexing {lex:?}, names {build:?}");
         println!(
@@ -291,6 +320,13 @@ mod tests {
         let source = big_script(200);
         let analysis = analyze(&source, Flavor::Custom, &LintConfig::default());
         assert!(analysis.syntax_errors.is_empty());
-        assert!(analysis.diagnostics.iter().all(|d| d.severity != Severity::Error), "{:?}", analysis.diagnostics);
+        assert!(
+            analysis
+                .diagnostics
+                .iter()
+                .all(|d| d.severity != Severity::Error),
+            "{:?}",
+            analysis.diagnostics
+        );
     }
 }

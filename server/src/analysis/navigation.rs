@@ -89,10 +89,18 @@ pub fn document_symbols(source: &str) -> Vec<DocumentSymbol> {
 }
 
 fn function_detail(body: &FunctionBody) -> String {
-    format!("function({})", super::semantic::param_names(body).join(", "))
+    format!(
+        "function({})",
+        super::semantic::param_names(body).join(", ")
+    )
 }
 
-fn function_symbol(name: String, selection: Range<usize>, range: Range<usize>, body: &FunctionBody) -> DocumentSymbol {
+fn function_symbol(
+    name: String,
+    selection: Range<usize>,
+    range: Range<usize>,
+    body: &FunctionBody,
+) -> DocumentSymbol {
     DocumentSymbol {
         name,
         kind: SymbolKind::Function,
@@ -160,14 +168,23 @@ fn block_symbols(block: &Block, top_level: bool) -> Vec<DocumentSymbol> {
             }
             Stmt::Assignment(assignment) => {
                 // `helper = function() ... end` / `M.f = function() ... end`
-                for (var, expr) in assignment.variables().iter().zip(assignment.expressions().iter()) {
+                for (var, expr) in assignment
+                    .variables()
+                    .iter()
+                    .zip(assignment.expressions().iter())
+                {
                     if let Expression::Function(function) = expr {
                         let selection = match var {
                             Var::Name(token) => token_range(token),
                             other => node_range(other).unwrap_or(range.clone()),
                         };
                         let name = source_text_of(var);
-                        symbols.push(function_symbol(name, selection, range.clone(), function.body()));
+                        symbols.push(function_symbol(
+                            name,
+                            selection,
+                            range.clone(),
+                            function.body(),
+                        ));
                     }
                 }
             }
@@ -194,23 +211,38 @@ mod tests {
     fn definition_respects_shadowing_params_and_loops() {
         let source = "local x = 1\nlocal function f(x)\n  for x = 1, x do print(x) end\n  return x\nend\nprint(x)";
         // `print(x)` inside the loop: the loop variable.
-        assert_eq!(definition(source, at(source, "print(x)", 0) + 6), Some(at(source, "x = 1, x", 0)..at(source, "x = 1, x", 0) + 1));
+        assert_eq!(
+            definition(source, at(source, "print(x)", 0) + 6),
+            Some(at(source, "x = 1, x", 0)..at(source, "x = 1, x", 0) + 1)
+        );
         // The loop's upper bound `x` is the parameter (evaluated outside the loop scope).
         let bound = at(source, "x do", 0);
         let param = at(source, "f(x)", 0) + 2;
         assert_eq!(definition(source, bound), Some(param..param + 1));
         // `return x`: the parameter; the final `print(x)`: the first local.
-        assert_eq!(definition(source, at(source, "return x", 0) + 7), Some(param..param + 1));
-        assert_eq!(definition(source, at(source, "print(x)", 1) + 6), Some(6..7));
+        assert_eq!(
+            definition(source, at(source, "return x", 0) + 7),
+            Some(param..param + 1)
+        );
+        assert_eq!(
+            definition(source, at(source, "print(x)", 1) + 6),
+            Some(6..7)
+        );
     }
 
     #[test]
     fn definition_of_upvalues_and_globals() {
         let source = "local count = 0\nlocal function bump()\n  count = count + 1\nend\nfunction helper() return bump() end\nhelper()";
         let decl = at(source, "count", 0);
-        assert_eq!(definition(source, at(source, "count", 2)), Some(decl..decl + 5));
+        assert_eq!(
+            definition(source, at(source, "count", 2)),
+            Some(decl..decl + 5)
+        );
         let helper = at(source, "helper", 0);
-        assert_eq!(definition(source, at(source, "helper", 1)), Some(helper..helper + 6));
+        assert_eq!(
+            definition(source, at(source, "helper", 1)),
+            Some(helper..helper + 6)
+        );
         assert_eq!(definition("print(1)", 1), None);
     }
 
@@ -219,7 +251,15 @@ mod tests {
         let source = "local spec = obj.data.spec\nlocal function f(spec) return spec end\nspec.x = f(spec)\nreturn spec";
         let refs = references(source, 6, true);
         let texts: Vec<usize> = refs.iter().map(|r| r.start).collect();
-        assert_eq!(texts, vec![6, at(source, "spec.x", 0), at(source, "f(spec)", 1) + 2, at(source, "return spec", 1) + 7]);
+        assert_eq!(
+            texts,
+            vec![
+                6,
+                at(source, "spec.x", 0),
+                at(source, "f(spec)", 1) + 2,
+                at(source, "return spec", 1) + 7
+            ]
+        );
         assert_eq!(references(source, 6, false).len(), 3);
         // The parameter's references stay inside the function.
         let param = at(source, "f(spec)", 0) + 2;
@@ -235,7 +275,8 @@ mod tests {
                       function M:method() end\nlocal f = function(x, y) end\nglobal = function() end\n\
                       local function top(n)\n  local hidden = 1\n  return n\nend\nreturn {}";
         let symbols = document_symbols(source);
-        let names: Vec<(&str, SymbolKind)> = symbols.iter().map(|s| (s.name.as_str(), s.kind)).collect();
+        let names: Vec<(&str, SymbolKind)> =
+            symbols.iter().map(|s| (s.name.as_str(), s.kind)).collect();
         assert_eq!(
             names,
             vec![
@@ -251,7 +292,10 @@ mod tests {
         assert_eq!(symbols[2].children.len(), 1);
         assert_eq!(symbols[2].children[0].name, "inner");
         assert_eq!(symbols[4].detail.as_deref(), Some("function(x, y)"));
-        assert!(symbols[6].children.is_empty(), "locals inside functions are not listed");
+        assert!(
+            symbols[6].children.is_empty(),
+            "locals inside functions are not listed"
+        );
         assert_eq!(&source[symbols[3].selection_range.clone()], "method");
     }
 }

@@ -396,8 +396,12 @@ pub fn root(flavor: Flavor) -> &'static Shape {
 /// Doc of the `obj` global itself.
 pub fn root_doc(flavor: Flavor) -> &'static str {
     match flavor {
-        Flavor::Custom => "The input of a custom-provider script: `{data = {spec, labels, annotations}, canaryWeight, stableWeight, matches, canaryService, stableService, requestHeaderModifier}`. The script must return a table `{spec = ..., labels = ..., annotations = ...}` (often `obj.data`).",
-        Flavor::Ingress => "The input of an ingress-class script: `{annotations, weight (a string), matches, canaryService, requestHeaderModifier}`. The script must return the annotations to set (string → string).",
+        Flavor::Custom => {
+            "The input of a custom-provider script: `{data = {spec, labels, annotations}, canaryWeight, stableWeight, matches, canaryService, stableService, requestHeaderModifier}`. The script must return a table `{spec = ..., labels = ..., annotations = ...}` (often `obj.data`)."
+        }
+        Flavor::Ingress => {
+            "The input of an ingress-class script: `{annotations, weight (a string), matches, canaryService, requestHeaderModifier}`. The script must return the annotations to set (string → string)."
+        }
     }
 }
 
@@ -495,7 +499,13 @@ mod tests {
 
     #[test]
     fn nested_lookup_and_docs() {
-        let path = [key("matches"), PathSeg::Index(1), key("headers"), PathSeg::Any, key("name")];
+        let path = [
+            key("matches"),
+            PathSeg::Index(1),
+            key("headers"),
+            PathSeg::Any,
+            key("name"),
+        ];
         match lookup(Flavor::Custom, &path) {
             Lookup::Found { shape, field } => {
                 assert_eq!(shape.type_name, "string");
@@ -508,7 +518,10 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert!(matches!(
-            lookup(Flavor::Custom, &[key("data"), key("spec"), key("anything"), PathSeg::Any]),
+            lookup(
+                Flavor::Custom,
+                &[key("data"), key("spec"), key("anything"), PathSeg::Any]
+            ),
             Lookup::Free
         ));
         assert!(matches!(
@@ -536,15 +549,27 @@ mod tests {
     #[test]
     fn suggestions() {
         let fields = root(Flavor::Custom).fields().iter().map(|f| f.name);
-        assert_eq!(suggest("canaryweight", fields.clone()), Some("canaryWeight"));
-        assert_eq!(suggest("stableWieght", fields.clone()), Some("stableWeight"));
+        assert_eq!(
+            suggest("canaryweight", fields.clone()),
+            Some("canaryWeight")
+        );
+        assert_eq!(
+            suggest("stableWieght", fields.clone()),
+            Some("stableWeight")
+        );
         assert_eq!(suggest("match", fields.clone()), Some("matches"));
         assert_eq!(suggest("zzz", fields), None);
     }
 
     #[test]
     fn display() {
-        let p = ObjPath(vec![key("data"), key("spec"), key("http"), PathSeg::Index(1), key("a-b")]);
+        let p = ObjPath(vec![
+            key("data"),
+            key("spec"),
+            key("http"),
+            PathSeg::Index(1),
+            key("a-b"),
+        ]);
         assert_eq!(p.to_string(), "obj.data.spec.http[1][\"a-b\"]");
         assert_eq!(p.spec_suffix().unwrap().len(), 3);
     }

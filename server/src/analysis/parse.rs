@@ -46,7 +46,10 @@ pub fn parse(source: &str) -> Parsed {
     }
     // Replacing one ASCII byte with another keeps the text valid UTF-8.
     let blanked = String::from_utf8(bytes).expect("ASCII replacement keeps UTF-8");
-    finish(&blanked, full_moon::parse_fallible(&blanked, LuaVersion::lua51()))
+    finish(
+        &blanked,
+        full_moon::parse_fallible(&blanked, LuaVersion::lua51()),
+    )
 }
 
 fn finish(text: &str, result: full_moon::ast::AstResult) -> Parsed {
@@ -217,8 +220,10 @@ mod tests {
     fn empty_statements_are_accepted_like_gopher_lua() {
         assert_eq!(errors(";;local x = 1;; ; return {spec = x};"), vec![]);
         assert_eq!(
-            errors("do ; end if true then ; else ; end repeat ; until true\n\
-                    local function f(a) ; return a end local t = {1; 2} return t"),
+            errors(
+                "do ; end if true then ; else ; end repeat ; until true\n\
+                    local function f(a) ; return a end local t = {1; 2} return t"
+            ),
             vec![]
         );
         // A `;` as a table separator or after a statement is untouched.
@@ -250,7 +255,10 @@ mod tests {
         assert!(found.len() >= 2, "{found:?}");
         assert_eq!(&source[found[0].range.clone()], "skip");
         assert!(found[0].message.contains("goto"), "{found:?}");
-        assert!(found.iter().any(|e| e.message.contains("labels")), "{found:?}");
+        assert!(
+            found.iter().any(|e| e.message.contains("labels")),
+            "{found:?}"
+        );
     }
 
     #[test]
@@ -269,9 +277,15 @@ mod tests {
             errors(source),
             vec![
                 (20..21, "expected an expression".to_string()),
-                (22..23, "unexpected token, this needs to be a statement".to_string()),
+                (
+                    22..23,
+                    "unexpected token, this needs to be a statement".to_string()
+                ),
                 (46..47, "expected an expression".to_string()),
-                (48..49, "unexpected token, this needs to be a statement".to_string()),
+                (
+                    48..49,
+                    "unexpected token, this needs to be a statement".to_string()
+                ),
             ]
         );
         // Recovery keeps the statements around the errors.
@@ -300,7 +314,10 @@ mod tests {
 
     #[test]
     fn conformance_syntax_vectors_all_fail() {
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/conformance/vectors");
+        let dir = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../shared/conformance/vectors"
+        );
         let entries = std::fs::read_dir(dir).expect("shared/conformance beside the worktree");
         let mut checked = 0;
         for entry in entries.flatten() {
@@ -309,8 +326,7 @@ mod tests {
                 continue;
             };
             let source = std::fs::read_to_string(entry.path()).unwrap();
-            let expected =
-                std::fs::read_to_string(format!("{dir}/{stem}.expected.json")).unwrap();
+            let expected = std::fs::read_to_string(format!("{dir}/{stem}.expected.json")).unwrap();
             let is_syntax = expected.contains("\"error_kind\": \"syntax\"");
             let found = parse(&source).errors;
             assert_eq!(!found.is_empty(), is_syntax, "{stem}: {found:?}");

@@ -115,7 +115,8 @@ impl Model {
 
     /// Whether the name token at `start` is a use of the global `name` (not shadowed).
     pub fn is_global_use(&self, start: usize) -> bool {
-        self.ref_starting_at(start).is_some_and(|r| r.decl.is_none())
+        self.ref_starting_at(start)
+            .is_some_and(|r| r.decl.is_none())
     }
 
     /// The declaration a name token (use or declaration) touching `offset` stands for, with the
@@ -204,20 +205,24 @@ impl Model {
         };
         for suffix in suffixes {
             value = match (value, suffix) {
-                (Value::Obj(path), Suffix::Index(index)) => Value::Obj(path.child(index_seg(index))),
+                (Value::Obj(path), Suffix::Index(index)) => {
+                    Value::Obj(path.child(index_seg(index)))
+                }
                 (Value::Library(lib), Suffix::Index(index)) => match index_seg(index) {
                     PathSeg::Key(member) => library::library(lib)
                         .and_then(|l| l.member(&member))
                         .map_or(Value::Unknown, |m| Value::LibraryFunction(lib, m.name)),
                     _ => Value::Unknown,
                 },
-                (Value::LibraryFunction("", "require"), Suffix::Call(Call::AnonymousCall(args))) => {
-                    match single_string_arg(args).as_deref() {
-                        Some(name) => library::library(name)
-                            .map_or(Value::Unknown, |l| Value::Library(l.name)),
-                        None => Value::Unknown,
+                (
+                    Value::LibraryFunction("", "require"),
+                    Suffix::Call(Call::AnonymousCall(args)),
+                ) => match single_string_arg(args).as_deref() {
+                    Some(name) => {
+                        library::library(name).map_or(Value::Unknown, |l| Value::Library(l.name))
                     }
-                }
+                    None => Value::Unknown,
+                },
                 _ => Value::Unknown,
             };
             if value == Value::Unknown {
@@ -244,7 +249,7 @@ pub fn global_value(name: &str) -> Value {
 /// The path step an index suffix stands for.
 pub fn index_seg(index: &Index) -> PathSeg {
     match index {
-        Index::Dot { name, .. } => PathSeg::Key(name.token().to_string()),
+        Index::Dot { name, .. } => PathSeg::Key(identifier(name).to_string()),
         Index::Brackets { expression, .. } => match expression.as_ref() {
             Expression::String(token) => match string_literal(token) {
                 Some(s) => PathSeg::Key(s),
@@ -261,6 +266,14 @@ pub fn index_seg(index: &Index) -> PathSeg {
             _ => PathSeg::Any,
         },
         _ => PathSeg::Any,
+    }
+}
+
+/// The text of an identifier token (without going through `Display`).
+pub fn identifier(token: &TokenReference) -> std::borrow::Cow<'_, str> {
+    match token.token().token_type() {
+        TokenType::Identifier { identifier } => std::borrow::Cow::Borrowed(identifier.as_str()),
+        _ => std::borrow::Cow::Owned(token.token().to_string()),
     }
 }
 
@@ -337,7 +350,10 @@ impl Builder {
     }
 
     fn activate(&mut self, id: DeclId) {
-        self.scopes.last_mut().expect("a scope is always open").push(id);
+        self.scopes
+            .last_mut()
+            .expect("a scope is always open")
+            .push(id);
         self.active
             .entry(self.model.decls[id].name.clone())
             .or_default()
@@ -345,7 +361,7 @@ impl Builder {
     }
 
     fn use_name(&mut self, token: &TokenReference, write: bool) {
-        let name = token.token().to_string();
+        let name = identifier(token).to_string();
         let range = token_range(token);
         let decl = self.lookup(&name);
         if let Some(d) = decl
@@ -376,7 +392,7 @@ impl Builder {
         let id = self.model.decls.len();
         self.model.decl_by_start.insert(range.start, id);
         self.model.decls.push(Decl {
-            name: token.token().to_string(),
+            name: identifier(token).to_string(),
             kind,
             range,
             stmt_range,
@@ -559,7 +575,13 @@ impl Builder {
                     } else {
                         Value::Unknown
                     };
-                    self.declare(name, DeclKind::ForVar, header.clone(), body_start..end, value);
+                    self.declare(
+                        name,
+                        DeclKind::ForVar,
+                        header.clone(),
+                        body_start..end,
+                        value,
+                    );
                 }
                 self.block(for_loop.block(), end);
                 self.close_scope();
@@ -677,7 +699,10 @@ pub fn iterated_value(model: &Model, expr: &Expression) -> Value {
 }
 
 /// `pairs(E)` / `ipairs(E)` (the global functions): the function name and E.
-pub fn iterator_call<'a>(model: &Model, expr: &'a Expression) -> Option<(&'static str, &'a Expression)> {
+pub fn iterator_call<'a>(
+    model: &Model,
+    expr: &'a Expression,
+) -> Option<(&'static str, &'a Expression)> {
     let Expression::FunctionCall(call) = expr else {
         return None;
     };
@@ -735,14 +760,26 @@ mod tests {
         let source = "local n = 0\nlocal function f(a, n)\n  for i = 1, n do a = a + i end\n  \
                       return function() return n end\nend\nfor k, v in pairs(t) do print(k, v) end";
         let m = model(source);
-        let n_param = m.decls.iter().position(|d| d.name == "n" && d.kind == DeclKind::Param);
-        let uses: Vec<Option<DeclId>> =
-            m.refs.iter().filter(|r| r.name == "n").map(|r| r.decl).collect();
+        let n_param = m
+            .decls
+            .iter()
+            .position(|d| d.name == "n" && d.kind == DeclKind::Param);
+        let uses: Vec<Option<DeclId>> = m
+            .refs
+            .iter()
+            .filter(|r| r.name == "n")
+            .map(|r| r.decl)
+            .collect();
         assert_eq!(uses, vec![n_param, n_param]);
         assert_eq!(m.decls[0].reads, 0, "the outer n is shadowed everywhere");
         assert!(m.refs.iter().any(|r| r.name == "i" && r.decl.is_some()));
         assert!(m.refs.iter().any(|r| r.name == "t" && r.decl.is_none()));
-        assert!(m.refs.iter().filter(|r| r.name == "k" || r.name == "v").all(|r| r.decl.is_some()));
+        assert!(
+            m.refs
+                .iter()
+                .filter(|r| r.name == "k" || r.name == "v")
+                .all(|r| r.decl.is_some())
+        );
     }
 
     #[test]
@@ -752,8 +789,16 @@ mod tests {
         let m = model(source);
         assert!(m.refs.iter().any(|r| r.name == "fact" && r.decl == Some(0)));
         assert!(m.refs.iter().any(|r| r.name == "self" && r.decl.is_some()));
-        assert!(m.refs.iter().any(|r| r.name == "g" && r.write && r.decl.is_none()));
-        assert!(m.refs.iter().any(|r| r.name == "M" && !r.write && r.decl.is_some()));
+        assert!(
+            m.refs
+                .iter()
+                .any(|r| r.name == "g" && r.write && r.decl.is_none())
+        );
+        assert!(
+            m.refs
+                .iter()
+                .any(|r| r.name == "M" && !r.write && r.decl.is_some())
+        );
     }
 
     #[test]
@@ -763,13 +808,31 @@ mod tests {
                       local json = require(\"json\")\nlocal insert = table.insert\n\
                       local obj = {}\nlocal mine = obj.data";
         let m = model(source);
-        let value = |name: &str| m.decls.iter().find(|d| d.name == name).unwrap().value.clone();
+        let value = |name: &str| {
+            m.decls
+                .iter()
+                .find(|d| d.name == name)
+                .unwrap()
+                .value
+                .clone()
+        };
         let key = |k: &str| PathSeg::Key(k.to_string());
-        assert_eq!(value("spec"), Value::Obj(ObjPath(vec![key("data"), key("spec")])));
-        assert_eq!(value("labels"), Value::Obj(ObjPath(vec![key("data"), key("labels")])));
+        assert_eq!(
+            value("spec"),
+            Value::Obj(ObjPath(vec![key("data"), key("spec")]))
+        );
+        assert_eq!(
+            value("labels"),
+            Value::Obj(ObjPath(vec![key("data"), key("labels")]))
+        );
         assert_eq!(
             value("r"),
-            Value::Obj(ObjPath(vec![key("data"), key("spec"), key("http"), PathSeg::Any]))
+            Value::Obj(ObjPath(vec![
+                key("data"),
+                key("spec"),
+                key("http"),
+                PathSeg::Any
+            ]))
         );
         assert_eq!(
             value("first"),
@@ -793,8 +856,11 @@ mod tests {
         let source = "local a = 1\nlocal function f(b)\n  local c = 2\n  \nend\nlocal d";
         let m = model(source);
         let names = |offset: usize| -> Vec<String> {
-            let mut v: Vec<String> =
-                m.visible_at(offset).into_iter().map(|d| m.decls[d].name.clone()).collect();
+            let mut v: Vec<String> = m
+                .visible_at(offset)
+                .into_iter()
+                .map(|d| m.decls[d].name.clone())
+                .collect();
             v.sort();
             v
         };

@@ -121,7 +121,9 @@ impl ShapeNode {
 
     /// Whether only arrays were seen here (`pairs` over them is in index order).
     pub fn is_array(&self) -> bool {
-        self.kinds.iter().all(|k| matches!(k, JsonKind::Array | JsonKind::Null))
+        self.kinds
+            .iter()
+            .all(|k| matches!(k, JsonKind::Array | JsonKind::Null))
             && self.kinds.contains(&JsonKind::Array)
     }
 
@@ -178,7 +180,12 @@ mod tests {
     use super::*;
 
     fn object(members: &[(&str, JsonValue)]) -> JsonValue {
-        JsonValue::Object(members.iter().map(|(k, v)| (k.to_string(), v.clone())).collect())
+        JsonValue::Object(
+            members
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.clone()))
+                .collect(),
+        )
     }
 
     fn s(text: &str) -> JsonValue {
@@ -190,7 +197,10 @@ mod tests {
         let route = object(&[("destination", object(&[("host", s("echo"))]))]);
         let first = object(&[
             ("hosts", JsonValue::Array(vec![s("a.example.com")])),
-            ("http", JsonValue::Array(vec![object(&[("route", JsonValue::Array(vec![route]))])])),
+            (
+                "http",
+                JsonValue::Array(vec![object(&[("route", JsonValue::Array(vec![route]))])]),
+            ),
         ]);
         let second = object(&[
             ("hosts", JsonValue::Array(vec![s("b.example.com")])),
@@ -207,7 +217,9 @@ mod tests {
         assert_eq!(shape.cases, 2);
         let fields: Vec<&str> = shape.root.fields.keys().map(String::as_str).collect();
         assert_eq!(fields, vec!["hosts", "http", "timeout"]);
-        let http_item = shape.node(&[PathSeg::Key("http".into()), PathSeg::Index(1)]).unwrap();
+        let http_item = shape
+            .node(&[PathSeg::Key("http".into()), PathSeg::Index(1)])
+            .unwrap();
         let item_fields: Vec<&str> = http_item.fields.keys().map(String::as_str).collect();
         assert_eq!(item_fields, vec!["match", "route", "timeout"]);
         let host = shape
@@ -226,8 +238,15 @@ mod tests {
         assert!(shape.root.fields["hosts"].is_array());
         let timeout = &shape.root.fields["timeout"];
         assert_eq!(timeout.type_summary(), "string");
-        assert!(timeout.describe().contains("seen 1 time)"), "{}", timeout.describe());
-        assert_eq!(shape.root.fields["http"].items.as_ref().unwrap().fields["timeout"].type_summary(), "number");
+        assert!(
+            timeout.describe().contains("seen 1 time)"),
+            "{}",
+            timeout.describe()
+        );
+        assert_eq!(
+            shape.root.fields["http"].items.as_ref().unwrap().fields["timeout"].type_summary(),
+            "number"
+        );
         assert!(shape.node(&[PathSeg::Key("nope".into())]).is_none());
     }
 }

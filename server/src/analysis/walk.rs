@@ -63,9 +63,7 @@ pub fn walk_stmt<'a, V: Visit<'a>>(stmt: &'a Stmt, v: &mut V) {
         }
         Stmt::LocalFunction(function) => walk_function(function.body(), v),
         Stmt::FunctionDeclaration(declaration) => walk_function(declaration.body(), v),
-        Stmt::FunctionCall(call) => {
-            walk_chain(call.prefix(), call.suffixes().collect(), false, v)
-        }
+        Stmt::FunctionCall(call) => walk_chain(call.prefix(), call.suffixes().collect(), false, v),
         Stmt::Do(block) => walk_block(block.block(), v),
         Stmt::While(while_loop) => {
             walk_expr(while_loop.condition(), v);

@@ -68,7 +68,9 @@ impl Lint for MissingTableReturn {
         }
 
         let expected = match ctx.flavor {
-            Flavor::Custom => "`return obj.data` or `return {spec = ..., labels = ..., annotations = ...}`",
+            Flavor::Custom => {
+                "`return obj.data` or `return {spec = ..., labels = ..., annotations = ...}`"
+            }
             Flavor::Ingress => "`return annotations` (a table of string → string)",
         };
         match flow(ctx, ctx.ast.nodes()) {
@@ -134,7 +136,9 @@ fn flow(ctx: &LintContext, block: &Block) -> Flow {
         }
         Some(Stmt::Do(block)) => flow(ctx, block.block()),
         // `error(...)` at the end: the script fails on purpose, no return needed.
-        Some(Stmt::FunctionCall(call)) if calls_error(ctx, call.prefix(), call.suffixes().collect()) => {
+        Some(Stmt::FunctionCall(call))
+            if calls_error(ctx, call.prefix(), call.suffixes().collect()) =>
+        {
             Flow::Returns
         }
         _ => Flow::FallsThrough,
@@ -143,7 +147,10 @@ fn flow(ctx: &LintContext, block: &Block) -> Flow {
 
 fn calls_error(ctx: &LintContext, prefix: &Prefix, suffixes: Vec<&Suffix>) -> bool {
     matches!(
-        (ctx.model.chain_value(prefix, Vec::new()), suffixes.as_slice()),
+        (
+            ctx.model.chain_value(prefix, Vec::new()),
+            suffixes.as_slice()
+        ),
         (Value::LibraryFunction("", "error"), [Suffix::Call(_)])
     )
 }
@@ -154,7 +161,7 @@ fn last_line_of_chunk(ctx: &LintContext) -> Range<usize> {
     let start = block
         .stmts()
         .last()
-        .and_then(|s| node_range(s))
+        .and_then(node_range)
         .map_or(0, |r| r.start);
     let line_end = ctx.source[start..]
         .find('\n')
@@ -187,8 +194,12 @@ fn check_return(ctx: &LintContext, ret: &Return) -> Option<LintDiagnostic> {
     if let Value::Obj(path) = ctx.model.expr_value(last) {
         if path.0.is_empty() {
             let message = match ctx.flavor {
-                Flavor::Custom => "returning `obj` itself gives an empty result: Kruise keeps only the `spec`, `labels` and `annotations` keys of the returned table; return `obj.data`",
-                Flavor::Ingress => "returning `obj` itself fails: the result must be a table of string → string annotations; return `obj.annotations` (after editing) or a new table",
+                Flavor::Custom => {
+                    "returning `obj` itself gives an empty result: Kruise keeps only the `spec`, `labels` and `annotations` keys of the returned table; return `obj.data`"
+                }
+                Flavor::Ingress => {
+                    "returning `obj` itself fails: the result must be a table of string → string annotations; return `obj.annotations` (after editing) or a new table"
+                }
             };
             return Some(LintDiagnostic::new(range, message));
         }
@@ -219,19 +230,24 @@ fn literal_kind(ctx: &LintContext, expr: &Expression) -> Option<&'static str> {
             _ => None,
         },
         Expression::Parentheses { expression, .. } => literal_kind(ctx, expression),
-        Expression::BinaryOperator { binop, .. } => match binop.token().token().to_string().as_str() {
-            ".." => Some("string"),
-            "+" | "-" | "*" | "/" | "%" | "^" => Some("number"),
-            "==" | "~=" | "<" | "<=" | ">" | ">=" => Some("boolean"),
-            _ => None,
-        },
+        Expression::BinaryOperator { binop, .. } => {
+            match binop.token().token().to_string().as_str() {
+                ".." => Some("string"),
+                "+" | "-" | "*" | "/" | "%" | "^" => Some("number"),
+                "==" | "~=" | "<" | "<=" | ">" | ">=" => Some("boolean"),
+                _ => None,
+            }
+        }
         Expression::UnaryOperator { unop, .. } => match unop.token().token().to_string().as_str() {
             "not" => Some("boolean"),
             "-" | "#" => Some("number"),
             _ => None,
         },
         Expression::FunctionCall(call) => {
-            match ctx.model.chain_value(call.prefix(), call.suffixes().take(call.suffixes().count() - 1).collect()) {
+            match ctx.model.chain_value(
+                call.prefix(),
+                call.suffixes().take(call.suffixes().count() - 1).collect(),
+            ) {
                 Value::LibraryFunction("", "tostring") => Some("string"),
                 Value::LibraryFunction("", "tonumber") => Some("number"),
                 Value::LibraryFunction("json", "encode") => Some("string"),

@@ -85,7 +85,12 @@ impl LintDiagnostic {
         }
     }
 
-    pub fn with_fix(mut self, title: impl Into<String>, range: Range<usize>, replacement: &str) -> Self {
+    pub fn with_fix(
+        mut self,
+        title: impl Into<String>,
+        range: Range<usize>,
+        replacement: &str,
+    ) -> Self {
         self.fix = Some(Fix {
             title: title.into(),
             range,
@@ -164,7 +169,11 @@ mod fixture_tests {
             } else {
                 text.chars().count().saturating_sub(col - 1).max(1)
             };
-            out.push_str(&format!("  | {text}\n  | {}{}\n", " ".repeat(col - 1), "^".repeat(width)));
+            out.push_str(&format!(
+                "  | {text}\n  | {}{}\n",
+                " ".repeat(col - 1),
+                "^".repeat(width)
+            ));
             if let Some(fix) = &d.fix {
                 out.push_str(&format!(
                     "  fix: {} ({:?} -> {:?})\n",
@@ -189,7 +198,11 @@ mod fixture_tests {
             Flavor::Custom
         };
         let parsed = parse(&source);
-        assert!(parsed.errors.is_empty() || name.contains("syntax"), "{name}: {:?}", parsed.errors);
+        assert!(
+            parsed.errors.is_empty() || name.contains("syntax"),
+            "{name}: {:?}",
+            parsed.errors
+        );
         let model = Model::build(&parsed.ast, source.len());
         let ctx = LintContext::new(
             &source,
@@ -218,7 +231,11 @@ mod fixture_tests {
                 .filter(|p| p.extension().is_some_and(|e| e == "lua"))
                 .collect();
             scripts.sort();
-            assert!(scripts.len() >= 2, "{}: need fixtures with and without findings", lint.code());
+            assert!(
+                scripts.len() >= 2,
+                "{}: need fixtures with and without findings",
+                lint.code()
+            );
             for script in scripts {
                 let actual = run(*lint, &script);
                 let expected_path = script.with_extension("expected");

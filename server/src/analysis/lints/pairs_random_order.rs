@@ -69,7 +69,10 @@ impl Lint for PairsRandomOrder {
 
 /// The obj map a loop iterates with `pairs` (or `next`) when its order is random, and the range
 /// of the iterator expression.
-fn random_order_source(ctx: &LintContext, for_loop: &GenericFor) -> Option<(ObjPath, Range<usize>)> {
+fn random_order_source(
+    ctx: &LintContext,
+    for_loop: &GenericFor,
+) -> Option<(ObjPath, Range<usize>)> {
     let exprs: Vec<&Expression> = for_loop.expressions().iter().collect();
     let (iterated, range) = match exprs.as_slice() {
         [single] => match iterator_call(ctx.model, single) {
@@ -80,7 +83,10 @@ fn random_order_source(ctx: &LintContext, for_loop: &GenericFor) -> Option<(ObjP
         [function, table, ..]
             if ctx.model.expr_value(function) == Value::LibraryFunction("", "next") =>
         {
-            (*table, node_range(*function)?.start..node_range(*table)?.end)
+            (
+                *table,
+                node_range(*function)?.start..node_range(*table)?.end,
+            )
         }
         _ => return None,
     };
@@ -162,7 +168,11 @@ fn order_dependence(
             let Stmt::Assignment(assignment) = stmt else {
                 return;
             };
-            for (var, value) in assignment.variables().iter().zip(assignment.expressions().iter()) {
+            for (var, value) in assignment
+                .variables()
+                .iter()
+                .zip(assignment.expressions().iter())
+            {
                 match var {
                     Var::Name(name) if concatenates(value, &name.token().to_string()) => {
                         self.add("it builds a string with `..`");

@@ -84,7 +84,10 @@ impl Lint for UnknownObjField {
 
 /// The `obj` path a chain starts from and the path steps of its leading index suffixes
 /// (up to the first call).
-fn obj_steps<'a>(ctx: &LintContext, chain: &Chain<'a>) -> Option<(ObjPath, Vec<(PathSeg, &'a Suffix)>)> {
+fn obj_steps<'a>(
+    ctx: &LintContext,
+    chain: &Chain<'a>,
+) -> Option<(ObjPath, Vec<(PathSeg, &'a Suffix)>)> {
     let Value::Obj(base) = ctx.model.chain_value(chain.prefix, Vec::new()) else {
         return None;
     };
@@ -141,7 +144,9 @@ fn unknown_field(
             Flavor::Custom => ("a custom", "ingress"),
             Flavor::Ingress => ("an ingress", "custom-provider"),
         };
-        message = format!("`obj.{name}` exists only for {that} scripts; {this} script's obj has no `{name}`");
+        message = format!(
+            "`obj.{name}` exists only for {that} scripts; {this} script's obj has no `{name}`"
+        );
         let hint = match (flavor, name.as_str()) {
             (Flavor::Custom, "weight") => {
                 Some(" (use `obj.canaryWeight`, a number, and `obj.stableWeight`)")

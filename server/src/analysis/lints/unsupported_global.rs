@@ -68,9 +68,10 @@ impl Lint for UnsupportedGlobal {
         // `string.split = function ... end` defines the member for later reads.
         let mut defined_members: HashSet<(&'static str, String)> = HashSet::new();
         for chain in all.iter().filter(|c| c.write && c.suffixes.len() == 1) {
-            if let (Value::Library(lib), Some(Suffix::Index(index))) =
-                (model.chain_value(chain.prefix, Vec::new()), chain.suffixes.first())
-                && let PathSeg::Key(member) = index_seg(index)
+            if let (Value::Library(lib), Some(Suffix::Index(index))) = (
+                model.chain_value(chain.prefix, Vec::new()),
+                chain.suffixes.first(),
+            ) && let PathSeg::Key(member) = index_seg(index)
             {
                 defined_members.insert((lib, member));
             }
@@ -102,14 +103,22 @@ impl Lint for UnsupportedGlobal {
                                 ),
                                 None => format!(
                                     "`{lib}.{member}` does not exist in Kruise's Lua (it has: {})",
-                                    library.members.iter().map(|m| m.name).collect::<Vec<_>>().join(", ")
+                                    library
+                                        .members
+                                        .iter()
+                                        .map(|m| m.name)
+                                        .collect::<Vec<_>>()
+                                        .join(", ")
                                 ),
                             }
                         }
                     };
                     found.push(LintDiagnostic::new(range, message));
                 }
-                (Value::LibraryFunction("", "require"), Some(Suffix::Call(Call::AnonymousCall(args)))) => {
+                (
+                    Value::LibraryFunction("", "require"),
+                    Some(Suffix::Call(Call::AnonymousCall(args))),
+                ) => {
                     let Some(name) = single_string_arg(args) else {
                         continue;
                     };

@@ -36,7 +36,10 @@ impl Lint for UnusedLocal {
                     DeclKind::Local => format!("unused local `{}`", d.name),
                     DeclKind::LocalFunction => format!("unused local function `{}`", d.name),
                     DeclKind::ForVar => {
-                        format!("unused loop variable `{}`; name it `_` if it is not needed", d.name)
+                        format!(
+                            "unused loop variable `{}`; name it `_` if it is not needed",
+                            d.name
+                        )
                     }
                     DeclKind::Param | DeclKind::SelfParam => return None,
                 };

@@ -87,7 +87,11 @@ fn literal(expr: &Expression) -> Option<(Kind, Option<String>)> {
             let TokenType::StringLiteral { literal, .. } = token.token().token_type() else {
                 return None;
             };
-            let as_number = literal.trim().parse::<f64>().ok().map(|_| literal.trim().to_string());
+            let as_number = literal
+                .trim()
+                .parse::<f64>()
+                .ok()
+                .map(|_| literal.trim().to_string());
             Some((Kind::String, as_number))
         }
         Expression::UnaryOperator {
@@ -136,7 +140,9 @@ fn check_comparison(ctx: &LintContext, expr: &Expression) -> Option<LintDiagnost
     }
     let op = binop.token().token().to_string();
     let what = match (field.keys().as_deref(), field_kind) {
-        (Some(["weight"]), _) => format!("`{field}` is a string such as \"20\" (\"-1\" without traffic)"),
+        (Some(["weight"]), _) => {
+            format!("`{field}` is a string such as \"20\" (\"-1\" without traffic)")
+        }
         (_, Kind::Number) => format!("`{field}` is a number"),
         (_, Kind::String) => format!("`{field}` is a string"),
     };
@@ -154,11 +160,9 @@ fn check_comparison(ctx: &LintContext, expr: &Expression) -> Option<LintDiagnost
     let range = node_range(expr)?;
     let diagnostic = LintDiagnostic::new(range, format!("{what}; {outcome}"));
     match (replacement, node_range(other)) {
-        (Some(text), Some(other_range)) => Some(diagnostic.with_fix(
-            format!("Compare with {text}"),
-            other_range,
-            &text,
-        )),
+        (Some(text), Some(other_range)) => {
+            Some(diagnostic.with_fix(format!("Compare with {text}"), other_range, &text))
+        }
         _ => Some(diagnostic),
     }
 }
