@@ -1,5 +1,6 @@
 //! `kruise-lua`: checks and serves OpenKruise Rollout Lua traffic-routing scripts.
 
+mod analysis;
 mod lsp;
 
 use clap::{Parser, Subcommand};
