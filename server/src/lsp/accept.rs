@@ -138,7 +138,7 @@ mod tests {
 
     const SCRIPT: &str = "local spec = obj.data.spec\nspec.weight = obj.canaryWeight\nobj.data.labels = {step = tostring(obj.canaryWeight)}\nreturn obj.data\n";
 
-    const CASE: &str = "# header comment\nrollout:\n  spec:\n    strategy:\n      canary:\n        steps:\n        - traffic: \"20%\"\n        - traffic: \"50%\"\noriginal:\n  apiVersion: x/v1\n  kind: Route\n  metadata:\n    name: r\n  spec:\n    weight: 0\nexpected:\n  # first step\n  - apiVersion: x/v1\n    kind: Route\n    metadata:\n      name: r\n      labels:\n        step: \"20\"\n    spec:\n      weight: 20\n  # second step, wrong on purpose\n  - apiVersion: x/v1\n    kind: Route\n    metadata:\n      name: r\n      namespace: prod # kept\n      labels:\n        step: \"60\"\n    spec:\n      weight: 60\n\n# trailing comment\n";
+    const CASE: &str = "# header comment\nrollout:\n  spec:\n    strategy:\n      canary:\n        trafficRoutings:\n        - service: web\n        steps:\n        - traffic: \"20%\"\n        - traffic: \"50%\"\noriginal:\n  apiVersion: x/v1\n  kind: Route\n  metadata:\n    name: r\n  spec:\n    weight: 0\nexpected:\n  # first step\n  - apiVersion: x/v1\n    kind: Route\n    metadata:\n      name: r\n      labels:\n        step: \"20\"\n    spec:\n      weight: 20\n  # second step, wrong on purpose\n  - apiVersion: x/v1\n    kind: Route\n    metadata:\n      name: r\n      namespace: prod # kept\n      labels:\n        step: \"60\"\n    spec:\n      weight: 60\n\n# trailing comment\n";
 
     fn results(case: &str) -> crate::lsp::runs::ScriptResults {
         let input = RunInput {

@@ -86,9 +86,6 @@ impl DiagnosticStore {
             .collect()
     }
 
-    pub fn get(&self, path: &Path) -> Vec<Diagnostic> {
-        self.files.get(path).map(FileDiagnostics::all).unwrap_or_default()
-    }
 }
 
 fn span_range(text: &str, index: &LineIndex, span: Span) -> Range {
@@ -199,10 +196,10 @@ pub fn run_diagnostics(results: &ScriptResults) -> Vec<(PathBuf, Vec<Diagnostic>
                 }
                 syntax_reported = true;
             }
+            // A timeout or memory error has no meaningful line of its own: the whole run
+            // failed, so it goes on the top-level `return`.
             let line = match kind {
-                Some(ErrorKind::Timeout | ErrorKind::Memory | ErrorKind::NotTable | ErrorKind::Encode | ErrorKind::Unmarshal) | None => {
-                    line.unwrap_or(return_line)
-                }
+                Some(ErrorKind::Timeout | ErrorKind::Memory) => return_line,
                 _ => line.unwrap_or(return_line),
             };
             let mut d = diagnostic(script_line_range(line), severity, code, message);
@@ -398,13 +395,13 @@ mod tests {
         assert!(case_path.ends_with("three.yaml"));
         let fails: Vec<_> = case_diags.iter().filter(|d| d.code == Some(NumberOrString::String("step-fails".into()))).collect();
         assert_eq!(fails.len(), 1);
-        // expected[1] starts on line 22 (0-based 21): `- apiVersion: x/v1`.
-        assert_eq!(fails[0].range.start.line, 21);
+        // expected[1] starts on line 24 (0-based 23): `- apiVersion: x/v1`.
+        assert_eq!(fails[0].range.start.line, 23);
         assert!(fails[0].message.contains("spec.weight: expected 60, actual 50"), "{}", fails[0].message);
         assert!(fails[0].message.contains("+++ actual"));
         let field: Vec<_> = case_diags.iter().filter(|d| d.code == Some(NumberOrString::String("field-differs".into()))).collect();
         assert_eq!(field.len(), 1);
-        assert_eq!(field[0].range.start.line, 26, "the `weight: 60` line");
+        assert_eq!(field[0].range.start.line, 28, "the `weight: 60` line");
         let (_, script_diags) = files_of(&files).pop().unwrap();
         assert!(script_diags.iter().any(|d| d.message == "0/1 cases pass — three step 2 fails"), "{script_diags:?}");
     }

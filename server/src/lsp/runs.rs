@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 
 use kruise_lua_engine::discovery::{self, EmbeddedScript};
 use kruise_lua_engine::runner::{
-    self, Mode, RunOptions, ScriptFlavor, StepOutcome, StepStatus,
+    self, Mode, RunOptions, StepOutcome, StepStatus,
 };
 use kruise_lua_engine::testcase::{self, CaseError, TestCase};
 use kruise_lua_engine::value::JsonValue;
@@ -84,13 +84,6 @@ impl ScriptResults {
             .collect()
     }
 
-    /// Byte offset in the host file of a script byte offset.
-    pub fn host_offset(&self, script_offset: usize) -> usize {
-        match &self.embedded {
-            Some(map) => map.to_host(&self.host_text, &self.source, script_offset),
-            None => script_offset,
-        }
-    }
 }
 
 /// What a run needs, read from buffers and disk.
@@ -307,7 +300,7 @@ pub(crate) mod tests {
     use crate::lsp::project::lua_target;
 
     pub(crate) const SCRIPT: &str = "local spec = obj.data.spec\nspec.weight = obj.canaryWeight\nreturn obj.data\n";
-    pub(crate) const CASE: &str = "rollout:\n  spec:\n    strategy:\n      canary:\n        steps:\n        - traffic: \"20%\"\n        - traffic: \"50%\"\noriginal:\n  apiVersion: x/v1\n  kind: Route\n  metadata:\n    name: r\n  spec:\n    weight: 0\nexpected:\n- apiVersion: x/v1\n  kind: Route\n  metadata:\n    name: r\n  spec:\n    weight: 20\n- apiVersion: x/v1\n  kind: Route\n  metadata:\n    name: r\n  spec:\n    weight: 60\n";
+    pub(crate) const CASE: &str = "rollout:\n  spec:\n    strategy:\n      canary:\n        trafficRoutings:\n        - service: web\n        steps:\n        - traffic: \"20%\"\n        - traffic: \"50%\"\noriginal:\n  apiVersion: x/v1\n  kind: Route\n  metadata:\n    name: r\n  spec:\n    weight: 0\nexpected:\n- apiVersion: x/v1\n  kind: Route\n  metadata:\n    name: r\n  spec:\n    weight: 20\n- apiVersion: x/v1\n  kind: Route\n  metadata:\n    name: r\n  spec:\n    weight: 60\n";
 
     fn input(script: &str, case: &str) -> RunInput {
         RunInput {

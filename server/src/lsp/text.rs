@@ -21,9 +21,6 @@ impl LineIndex {
         LineIndex { starts }
     }
 
-    pub fn line_count(&self) -> usize {
-        self.starts.len()
-    }
 
     /// Byte offset where 0-based `line` starts (the end of the text past the last line).
     pub fn line_start(&self, line: usize, text: &str) -> usize {
