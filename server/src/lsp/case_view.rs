@@ -132,7 +132,9 @@ pub fn code_actions(results: &ScriptResults, case: &CaseResult, uri: &lsp::Uri, 
     let mut actions = Vec::new();
     for step in &failing {
         let Some(span) = step.expected_span else { continue };
-        let touches = range.start <= span.end.offset && span.start.offset <= range.end;
+        // The entry's lines, from the start of its `- ` line.
+        let line_start = text[..span.start.offset.min(text.len())].rfind('\n').map_or(0, |i| i + 1);
+        let touches = range.start <= span.end.offset && line_start <= range.end;
         if !touches {
             continue;
         }

@@ -51,6 +51,11 @@ impl DiagnosticStore {
         file.all()
     }
 
+    /// Drops everything about a file (it was deleted).
+    pub fn forget(&mut self, path: &Path) {
+        self.files.remove(path);
+    }
+
     /// Replaces everything a script's runs said, in every file; returns each touched file's
     /// full list (files the script no longer reaches get their run diagnostics cleared).
     pub fn set_runs(

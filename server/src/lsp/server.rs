@@ -11,7 +11,7 @@ use tower_lsp_server::ls_types::*;
 use tower_lsp_server::{Client, LanguageServer};
 
 use super::commands;
-use super::documents::uri_path;
+use super::documents::{MAX_ANALYSED_BYTES, uri_path};
 use super::lua;
 use super::session::{ClientCaps, Session, Settings};
 use super::text::{LineIndex, apply_changes};
@@ -65,6 +65,9 @@ impl Backend {
 fn locate(session: &Session, uri: &Uri, position: Position) -> Option<(PathBuf, String, usize)> {
     let path = uri_path(uri);
     let text = session.docs.text(&path)?;
+    if text.len() > MAX_ANALYSED_BYTES {
+        return None; // see MAX_ANALYSED_BYTES
+    }
     let offset = LineIndex::new(&text).offset(&text, position);
     Some((path, text, offset))
 }

@@ -418,15 +418,11 @@ impl Session {
             return;
         }
         if removed {
-            // Its own analysis no longer holds.
-            let all = self
-                .store
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .set_analysis(path, Vec::new());
+            // Nothing said about a deleted file holds any more.
+            self.store.lock().unwrap_or_else(|e| e.into_inner()).forget(path);
             let session = self.clone();
             let file = path.to_path_buf();
-            tokio::spawn(async move { session.publish(&file, all).await });
+            tokio::spawn(async move { session.publish(&file, Vec::new()).await });
         }
         // Scripts: only those it belongs to; a removed script reruns to nothing and is cleared.
         if removed && path.extension().is_some_and(|e| e == "lua") {
