@@ -51,6 +51,23 @@ impl DiagnosticStore {
         file.all()
     }
 
+    /// What to publish right after an edit, before the full analysis: the quick syntax
+    /// verdict in place of the syntax errors, the previous lints when the lines did not move
+    /// (`keep_lints`), and the runs' diagnostics. The store is not changed.
+    pub fn quick(&self, path: &Path, syntax: Option<Diagnostic>, keep_lints: bool) -> Vec<Diagnostic> {
+        let mut all: Vec<Diagnostic> = syntax.into_iter().collect();
+        if let Some(file) = self.files.get(path) {
+            if keep_lints {
+                let is_syntax = |d: &Diagnostic| d.code == Some(NumberOrString::String("syntax".into()));
+                all.extend(file.analysis.iter().filter(|d| !is_syntax(d)).cloned());
+            }
+            for list in file.runs.values() {
+                all.extend(list.iter().cloned());
+            }
+        }
+        all
+    }
+
     /// Drops everything about a file (it was deleted).
     pub fn forget(&mut self, path: &Path) {
         self.files.remove(path);
@@ -188,12 +205,14 @@ pub fn run_diagnostics(results: &ScriptResults) -> Vec<(PathBuf, Vec<Diagnostic>
     let mut script_diags = Vec::new();
     let mut out = Vec::new();
     let mut syntax_reported = false;
+    type Group = (u32, DiagnosticSeverity, &'static str, Vec<String>, String, Vec<DiagnosticRelatedInformation>);
+    let mut groups: Vec<Group> = Vec::new();
 
     for case in &results.cases {
         let name = case.name();
         let (diags, script_side) = case_diagnostics(case, &name, &script_name, &script_location);
         out.push((case.path.clone(), diags));
-        for (line, severity, code, message, kind) in script_side {
+        for (line, severity, code, label, message, kind) in script_side {
             if kind == Some(ErrorKind::Syntax) {
                 // The analysis reports syntax errors with exact ranges; say it once here.
                 if syntax_reported {
@@ -207,15 +226,28 @@ pub fn run_diagnostics(results: &ScriptResults) -> Vec<(PathBuf, Vec<Diagnostic>
                 Some(ErrorKind::Timeout | ErrorKind::Memory) => return_line,
                 _ => line.unwrap_or(return_line),
             };
-            let mut d = diagnostic(script_line_range(line), severity, code, message);
-            if let Some(uri) = path_uri(&case.path) {
-                d.related_information = Some(vec![DiagnosticRelatedInformation {
-                    location: Location::new(uri, Range::default()),
-                    message: format!("case {name}"),
-                }]);
+            let related = path_uri(&case.path).map(|uri| DiagnosticRelatedInformation {
+                location: Location::new(uri, Range::default()),
+                message: label.clone(),
+            });
+            // The same problem in several steps is one diagnostic naming them all.
+            match groups.iter_mut().find(|g| g.0 == line && g.2 == code && g.4 == message) {
+                Some(group) => {
+                    group.3.push(label);
+                    group.5.extend(related);
+                }
+                None => groups.push((line, severity, code, vec![label], message, related.into_iter().collect())),
             }
-            script_diags.push(d);
         }
+    }
+    for (line, severity, code, labels, message, related) in groups {
+        let more = match labels.len() {
+            1 => String::new(),
+            n => format!(" (and {} more: {})", n - 1, labels[1..].join(", ")),
+        };
+        let mut d = diagnostic(script_line_range(line), severity, code, format!("{}{more}: {message}", labels[0]));
+        d.related_information = Some(related);
+        script_diags.push(d);
     }
 
     // The summary, on the first line of the script.
@@ -278,7 +310,8 @@ pub fn run_diagnostics(results: &ScriptResults) -> Vec<(PathBuf, Vec<Diagnostic>
     out
 }
 
-type ScriptSide = (Option<u32>, DiagnosticSeverity, &'static str, String, Option<ErrorKind>);
+/// What a step says about the script: line, severity, code, `case X step N`, message, kind.
+type ScriptSide = (Option<u32>, DiagnosticSeverity, &'static str, String, String, Option<ErrorKind>);
 
 /// A case file's diagnostics, and what the run says about the script (line, severity, code,
 /// message, error kind).
@@ -313,7 +346,7 @@ fn case_diagnostics(
         let step_range = step.step_span.map_or(first_line, |s| span_range(text, &index, s));
         for warning in &step.warnings {
             diags.push(diagnostic(step_range, DiagnosticSeverity::WARNING, "step-warning", format!("step {number}: {warning}")));
-            script_side.push((None, DiagnosticSeverity::WARNING, "step-warning", format!("case {name} step {number}: {warning}"), None));
+            script_side.push((None, DiagnosticSeverity::WARNING, "step-warning", format!("case {name} step {number}"), warning.clone(), None));
         }
         match step.status {
             StepStatus::Pass => {}
@@ -361,8 +394,9 @@ fn case_diagnostics(
                 script_side.push((
                     error.line,
                     DiagnosticSeverity::ERROR,
-                    "runtime",
-                    format!("case {name} step {number}: {} error: {}", error.kind, error.message),
+                    error.kind.as_str(),
+                    format!("case {name} step {number}"),
+                    format!("{} error: {}", error.kind, error.message),
                     Some(error.kind),
                 ));
             }

@@ -187,6 +187,46 @@ pub fn diagnostics(
     out
 }
 
+/// The fast path after an edit: compiles the script with the same (patched) Lua 5.1 the engine
+/// runs — about a millisecond where the full analysis takes tens on a 2,000-line script — and
+/// returns its syntax error on its line, if any. The full analysis follows with exact ranges.
+pub fn quick_syntax_check(source: &str) -> Option<(u32, String)> {
+    thread_local! {
+        static COMPILER: mlua::Lua = mlua::Lua::new();
+    }
+    COMPILER.with(|lua| {
+        let result = lua
+            .load(source.as_bytes())
+            .set_name("=<string>")
+            .set_mode(mlua::chunk::ChunkMode::Text)
+            .into_function();
+        // Drop the compiled function's garbage now rather than letting it pile up.
+        let _ = lua.gc_collect();
+        match result {
+            Ok(_) => None,
+            Err(mlua::Error::SyntaxError { message, .. }) => {
+                let line = kruise_lua_engine::vm::script_line(&message).unwrap_or(1);
+                Some((line, message))
+            }
+            Err(other) => Some((1, other.to_string())),
+        }
+    })
+}
+
+/// The quick check's diagnostic, on the whole line.
+pub fn quick_syntax_diagnostic(source: &str) -> Option<Diagnostic> {
+    let (line, message) = quick_syntax_check(source)?;
+    let index = LineIndex::new(source);
+    Some(Diagnostic {
+        range: super::text::line_range(source, &index, line),
+        severity: Some(DiagnosticSeverity::ERROR),
+        code: Some(NumberOrString::String("syntax".into())),
+        source: Some(SOURCE.into()),
+        message,
+        ..Diagnostic::default()
+    })
+}
+
 fn completion_kind(kind: CompletionKind) -> CompletionItemKind {
     match kind {
         CompletionKind::Field => CompletionItemKind::FIELD,
@@ -475,6 +515,16 @@ mod tests {
         let item = items.iter().find(|i| i.label == "canaryWeight").expect("canaryWeight");
         let Some(lsp::CompletionTextEdit::Edit(edit)) = &item.text_edit else { panic!() };
         assert_eq!(edit.range.start, lsp::Position::new(6, 18));
+    }
+
+    #[test]
+    fn quick_check_finds_the_line() {
+        assert_eq!(quick_syntax_check("local a = 1\nreturn a\n"), None);
+        let (line, message) = quick_syntax_check("local a = 1\nlocal b = = 2\nreturn a\n").unwrap();
+        assert_eq!(line, 2);
+        assert!(message.contains("<string>:2:"), "{message}");
+        let d = quick_syntax_diagnostic("x = 1\n  y = = 2\n").unwrap();
+        assert_eq!(d.range.start, lsp::Position::new(1, 2));
     }
 
     #[test]

@@ -157,24 +157,27 @@ impl LanguageServer for Backend {
     async fn did_open(&self, params: DidOpenTextDocumentParams) {
         let doc = params.text_document;
         let path = self.session.docs.open(doc.uri, doc.text, doc.version);
-        self.session.on_change(&path, false);
+        self.session.on_change(&path, false, None);
     }
 
     async fn did_change(&self, params: DidChangeTextDocumentParams) {
         let path = uri_path(&params.text_document.uri);
         let changes = params.content_changes;
+        let mut lines_unchanged = false;
         let applied = self.session.docs.update(&path, params.text_document.version, |text| {
+            let lines_before = text.bytes().filter(|b| *b == b'\n').count();
             // A malformed range must not take the server down.
             let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| apply_changes(text, changes)));
+            lines_unchanged = lines_before == text.bytes().filter(|b| *b == b'\n').count();
         });
         if applied {
-            self.session.on_change(&path, true);
+            self.session.on_change(&path, true, Some(lines_unchanged));
         }
     }
 
     async fn did_save(&self, params: DidSaveTextDocumentParams) {
         let path = uri_path(&params.text_document.uri);
-        self.session.on_change(&path, true);
+        self.session.on_change(&path, true, None);
     }
 
     async fn did_close(&self, params: DidCloseTextDocumentParams) {
@@ -194,7 +197,7 @@ impl LanguageServer for Backend {
     async fn did_change_configuration(&self, params: DidChangeConfigurationParams) {
         self.apply_settings(&params.settings);
         for path in self.session.docs.open_paths() {
-            self.session.analyse(&path);
+            self.session.analyse(&path, None);
         }
         let session = self.session.clone();
         tokio::spawn(async move { session.run_all().await });

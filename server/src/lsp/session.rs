@@ -179,17 +179,18 @@ impl Session {
 
     /// A document changed (opened, edited, saved, or changed on disk): redo its analysis when it
     /// holds Lua, and rerun every script it belongs to.
-    pub fn on_change(self: &Arc<Self>, path: &Path, debounce: bool) {
+    /// `quick` is `Some(lines_unchanged)` for an edit (see [`Session::analyse`]).
+    pub fn on_change(self: &Arc<Self>, path: &Path, debounce: bool, quick: Option<bool>) {
         let text = self.docs.text(path).unwrap_or_default();
         let delay = if debounce { self.settings().debounce } else { Duration::ZERO };
         let kind = project::classify(path, &text, &self.docs);
         match &kind {
             DocKind::Script(target) => {
-                self.analyse(path);
+                self.analyse(path, quick);
                 self.schedule_run(target.clone(), delay);
             }
             DocKind::ConfigMap => {
-                self.analyse(path);
+                self.analyse(path, None);
                 for (target, _) in project::embedded_targets(path, &text, &self.roots()) {
                     self.schedule_run(target, delay);
                 }
@@ -219,7 +220,9 @@ impl Session {
     }
 
     /// Syntax and lint diagnostics for a document, computed on a blocking thread.
-    pub fn analyse(self: &Arc<Self>, path: &Path) {
+    /// `quick` (after an edit; `Some(keep_lints)`) first publishes the fast compile-only
+    /// syntax verdict for a Lua file.
+    pub fn analyse(self: &Arc<Self>, path: &Path, quick: Option<bool>) {
         let generation = self
             .analysis_generation
             .lock()
@@ -231,6 +234,27 @@ impl Session {
         let session = self.clone();
         let path = path.to_path_buf();
         tokio::spawn(async move {
+            let is_lua = path.extension().is_some_and(|e| e == "lua");
+            if let (Some(keep_lints), true) = (quick, is_lua) {
+                let worker = session.clone();
+                let file = path.clone();
+                let verdict = tokio::task::spawn_blocking(move || {
+                    let text = worker.docs.text(&file)?;
+                    (text.len() <= super::documents::MAX_ANALYSED_BYTES)
+                        .then(|| lua::quick_syntax_diagnostic(&text))
+                })
+                .await;
+                if let Ok(Some(syntax)) = verdict
+                    && generation.load(Ordering::SeqCst) == mine
+                {
+                    let all = session
+                        .store
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .quick(&path, syntax, keep_lints);
+                    session.publish(&path, all).await;
+                }
+            }
             let worker = session.clone();
             let file = path.clone();
             let generation_check = generation.clone();
@@ -323,7 +347,7 @@ impl Session {
                     }
                     // The spec's shape feeds a lint: reanalyse an open script when it changed.
                     if newly_shaped && session.docs.is_open(&lua_host) {
-                        session.analyse(&lua_host);
+                        session.analyse(&lua_host, None);
                     }
                     if session.caps().code_lens_refresh {
                         let _ = session.client.code_lens_refresh().await;
