@@ -5,7 +5,7 @@
 //! by default the repository's `lua_configuration/`, else the LSP test fixtures).
 //!
 //! 1. initialize → first diagnostics, and → diagnostics for every case of the tree;
-//! 2. edit → syntax diagnostics on a 2,000-line script (p50/p95 over 60 edits);
+//! 2. edit → syntax diagnostics on a 2,000-line script (p50/p95 over 60 edits, 100 ms apart);
 //! 3. edit of a script with 50 cases → every case's diagnostics republished (p50/p95);
 //! 4. RSS of the idle server after the first run of the tree.
 
@@ -222,7 +222,7 @@ fn bench_startup(tree: &Path) {
 fn big_script() -> String {
     let mut source = String::from("local spec = obj.data.spec\n");
     let mut i = 0;
-    while source.lines().count() < 1990 {
+    while source.lines().count() < 1999 {
         source.push_str(&format!(
             "local function route_{i}(rule, weight)\n  local out = {{}}\n  for _, r in ipairs(rule.route or {{}}) do\n    if r.destination.host == obj.stableService then\n      r.weight = obj.stableWeight - weight\n    else\n      table.insert(out, {{host = obj.canaryService, weight = obj.canaryWeight}})\n    end\n  end\n  return out\nend\nspec[\"r{i}\"] = route_{i}(spec.http[1], {i})\n"
         ));
@@ -262,6 +262,9 @@ fn bench_syntax(dir: &Path) {
                     .is_some_and(|d| d.iter().any(|d| d["code"] == "syntax") == want_error)
         });
         samples.push(at - sent);
+        // Typing pace (10 keys/s): the full analysis of this edit finishes before the next.
+        std::thread::sleep(Duration::from_millis(100));
+        while server.messages.try_recv().is_ok() {}
     }
     println!(
         "edit -> syntax diagnostics ({lines}-line script, {} edits): p50 {}, p95 {}",
@@ -318,7 +321,8 @@ fn bench_rerun(dir: &Path, debounce_ms: u64) {
             }
         }
         samples.push(last - sent);
-        std::thread::sleep(Duration::from_millis(50));
+        // An isolated edit (a burst of edits is coalesced by the debounce).
+        std::thread::sleep(Duration::from_millis(200));
         while server.messages.try_recv().is_ok() {}
     }
     println!(

@@ -240,6 +240,7 @@ pub fn execute(
 #[derive(Default)]
 pub struct Scheduler {
     generations: Mutex<HashMap<ScriptId, Arc<AtomicU64>>>,
+    last_request: Mutex<HashMap<ScriptId, std::time::Instant>>,
     locks: Mutex<HashMap<ScriptId, Arc<tokio::sync::Mutex<()>>>>,
 }
 
@@ -269,6 +270,22 @@ impl Ticket {
 }
 
 impl Scheduler {
+    /// The delay before running a new request for `id`: none when the script was quiet for
+    /// `debounce` (an isolated edit runs at once), else `debounce` (a burst of edits runs once,
+    /// after the last).
+    pub fn delay_for(&self, id: &ScriptId, debounce: std::time::Duration) -> std::time::Duration {
+        let now = std::time::Instant::now();
+        let last = self
+            .last_request
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(id.clone(), now);
+        match last {
+            Some(last) if now.duration_since(last) < debounce => debounce,
+            _ => std::time::Duration::ZERO,
+        }
+    }
+
     /// Registers a new request for `id`, superseding any earlier one.
     pub fn request(&self, id: &ScriptId) -> Ticket {
         let generation = self
@@ -337,6 +354,16 @@ pub(crate) mod tests {
         assert_eq!(again.cases[0].steps, first.cases[0].steps);
         assert_eq!(calls.load(Ordering::SeqCst), 1, "no step ran again");
         assert!(execute(input(SCRIPT, CASE), None, Mode::Harness, &RunOptions::default(), &|| true).is_none());
+    }
+
+    #[test]
+    fn isolated_requests_run_at_once_and_bursts_wait() {
+        let scheduler = Scheduler::default();
+        let id = ScriptId::File("/a.lua".into());
+        let debounce = std::time::Duration::from_secs(60);
+        assert!(scheduler.delay_for(&id, debounce).is_zero());
+        assert_eq!(scheduler.delay_for(&id, debounce), debounce);
+        assert!(scheduler.delay_for(&id, std::time::Duration::ZERO).is_zero());
     }
 
     #[test]
