@@ -64,7 +64,12 @@ impl Server {
                 }
             }
         });
-        Server { child, stdin, messages, next_id: 1 }
+        Server {
+            child,
+            stdin,
+            messages,
+            next_id: 1,
+        }
     }
 
     fn send(&mut self, message: Value) {
@@ -143,7 +148,8 @@ impl Server {
     }
 
     fn rss_kib(&self) -> u64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap_or_default();
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .unwrap_or_default();
         status
             .lines()
             .find_map(|l| l.strip_prefix("VmRSS:"))
@@ -211,10 +217,19 @@ fn bench_startup(tree: &Path) {
         last = at;
     }
     println!("tree: {} ({expected} case files)", tree.display());
-    println!("initialize -> first diagnostics: {}", ms(first.unwrap_or(last) - start));
-    println!("initialize -> diagnostics for every case: {}", ms(last - start));
+    println!(
+        "initialize -> first diagnostics: {}",
+        ms(first.unwrap_or(last) - start)
+    );
+    println!(
+        "initialize -> diagnostics for every case: {}",
+        ms(last - start)
+    );
     std::thread::sleep(Duration::from_secs(2));
-    println!("idle RSS after the first run: {:.1} MiB", server.rss_kib() as f64 / 1024.0);
+    println!(
+        "idle RSS after the first run: {:.1} MiB",
+        server.rss_kib() as f64 / 1024.0
+    );
     server.stop();
 }
 
@@ -240,7 +255,9 @@ fn bench_syntax(dir: &Path) {
     server.initialize(dir, json!({}));
     let uri = file_uri(&path);
     server.open(&path, &source);
-    server.wait("first analysis", |m| is_publish(m) && m["params"]["uri"] == uri);
+    server.wait("first analysis", |m| {
+        is_publish(m) && m["params"]["uri"] == uri
+    });
     let line = 1000;
     let original = source.lines().nth(line).unwrap().to_string();
     let broken = format!("{original} = =");
@@ -275,8 +292,12 @@ fn bench_syntax(dir: &Path) {
     server.stop();
 }
 
-const CASE: &str = include_str!("../../tests/lsp/fixtures/workspace/lua_configuration/example.io/Route/testdata/weights.yaml");
-const SCRIPT: &str = include_str!("../../tests/lsp/fixtures/workspace/lua_configuration/example.io/Route/trafficRouting.lua");
+const CASE: &str = include_str!(
+    "../../tests/lsp/fixtures/workspace/lua_configuration/example.io/Route/testdata/weights.yaml"
+);
+const SCRIPT: &str = include_str!(
+    "../../tests/lsp/fixtures/workspace/lua_configuration/example.io/Route/trafficRouting.lua"
+);
 
 fn bench_rerun(dir: &Path, debounce_ms: u64) {
     let route = dir.join("example.io").join("Route");
@@ -295,7 +316,10 @@ fn bench_rerun(dir: &Path, debounce_ms: u64) {
         seen.insert(m["params"]["uri"].as_str().unwrap_or_default().to_string());
     }
     server.open(&script, SCRIPT);
-    let line = SCRIPT.lines().position(|l| l.contains("canary.weight = obj.canaryWeight")).unwrap();
+    let line = SCRIPT
+        .lines()
+        .position(|l| l.contains("canary.weight = obj.canaryWeight"))
+        .unwrap();
     let original = SCRIPT.lines().nth(line).unwrap().to_string();
     let changed = original.replace("obj.canaryWeight", "obj.canaryWeight + 1");
     // Let the open's own run settle.

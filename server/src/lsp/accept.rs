@@ -149,7 +149,10 @@ mod tests {
             cases_error: None,
             cases: vec![(PathBuf::from("/t/c.yaml"), case.into())],
         };
-        execute(input, None, Mode::Harness, &RunOptions::default(), &|| false).unwrap()
+        execute(input, None, Mode::Harness, &RunOptions::default(), &|| {
+            false
+        })
+        .unwrap()
     }
 
     #[test]
@@ -157,8 +160,12 @@ mod tests {
         let before = results(CASE);
         let case = &before.cases[0];
         let parsed = case.case.as_ref().unwrap();
-        assert!(accept_edit(CASE, parsed, &case.steps[0], ScriptFlavor::Custom).is_none(), "step 1 passes");
-        let (range, replacement) = accept_edit(CASE, parsed, &case.steps[1], ScriptFlavor::Custom).unwrap();
+        assert!(
+            accept_edit(CASE, parsed, &case.steps[0], ScriptFlavor::Custom).is_none(),
+            "step 1 passes"
+        );
+        let (range, replacement) =
+            accept_edit(CASE, parsed, &case.steps[1], ScriptFlavor::Custom).unwrap();
         let new_text = apply_edits(CASE, vec![(range.clone(), replacement)]);
         // Everything before and after the node is byte-identical.
         assert_eq!(&new_text[..range.start], &CASE[..range.start]);
@@ -167,7 +174,11 @@ mod tests {
         assert!(new_text.contains("      namespace: prod\n"), "{new_text}");
         assert!(new_text.contains("weight: 50"), "{new_text}");
         let after = results(&new_text);
-        assert!(after.cases[0].passed(), "{:?}", after.cases[0].steps[1].diff);
+        assert!(
+            after.cases[0].passed(),
+            "{:?}",
+            after.cases[0].steps[1].diff
+        );
         parse_case(&new_text).unwrap();
     }
 
@@ -179,7 +190,13 @@ mod tests {
         );
         let run = results(&case_text);
         let case = &run.cases[0];
-        let (range, replacement) = accept_edit(&case_text, case.case.as_ref().unwrap(), &case.steps[1], ScriptFlavor::Custom).unwrap();
+        let (range, replacement) = accept_edit(
+            &case_text,
+            case.case.as_ref().unwrap(),
+            &case.steps[1],
+            ScriptFlavor::Custom,
+        )
+        .unwrap();
         assert!(replacement.starts_with('{'), "{replacement}");
         let new_text = apply_edits(&case_text, vec![(range, replacement)]);
         assert!(results(&new_text).cases[0].passed(), "{new_text}");
@@ -193,7 +210,11 @@ mod tests {
         std::fs::write(&file, "old").unwrap();
         write_atomically(&file, "new").unwrap();
         assert_eq!(std::fs::read_to_string(&file).unwrap(), "new");
-        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1, "no temporary file left");
+        assert_eq!(
+            std::fs::read_dir(&dir).unwrap().count(),
+            1,
+            "no temporary file left"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

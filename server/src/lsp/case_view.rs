@@ -3,8 +3,8 @@
 
 use std::ops::Range;
 
-use kruise_lua_engine::runner::{StepOutcome, StepStatus, ingress_obj};
 use kruise_lua_engine::runner::ScriptFlavor;
+use kruise_lua_engine::runner::{StepOutcome, StepStatus, ingress_obj};
 use kruise_lua_engine::yaml::Span;
 use tower_lsp_server::ls_types as lsp;
 
@@ -29,11 +29,19 @@ fn prints_block(step: &StepOutcome) -> String {
     if step.prints.is_empty() {
         return String::new();
     }
-    format!("\n\n**print output:**\n```text\n{}\n```", step.prints.join("\n"))
+    format!(
+        "\n\n**print output:**\n```text\n{}\n```",
+        step.prints.join("\n")
+    )
 }
 
 /// Hover inside a case: on a failing `expected[i]`, the diff; on a step, its obj and outcome.
-pub fn hover(results: &ScriptResults, case: &CaseResult, text: &str, offset: usize) -> Option<lsp::Hover> {
+pub fn hover(
+    results: &ScriptResults,
+    case: &CaseResult,
+    text: &str,
+    offset: usize,
+) -> Option<lsp::Hover> {
     if case.text != text {
         return None; // a newer run is coming
     }
@@ -67,7 +75,10 @@ pub fn hover(results: &ScriptResults, case: &CaseResult, text: &str, offset: usi
             if let kruise_lua_engine::value::JsonValue::Object(map) = &obj {
                 for (key, value) in map {
                     if key != "data" {
-                        fields.push(format!("- `{key}`: `{}`", super::diagnostics::value_text(Some(value))));
+                        fields.push(format!(
+                            "- `{key}`: `{}`",
+                            super::diagnostics::value_text(Some(value))
+                        ));
                     }
                 }
             }
@@ -101,7 +112,11 @@ fn markdown(value: String, range: Option<lsp::Range>) -> lsp::Hover {
 }
 
 /// The edits accepting the actual output of one failing step (`Some(i)`) or all (`None`).
-pub fn accept_edits(results: &ScriptResults, case: &CaseResult, step: Option<usize>) -> Vec<(Range<usize>, String)> {
+pub fn accept_edits(
+    results: &ScriptResults,
+    case: &CaseResult,
+    step: Option<usize>,
+) -> Vec<(Range<usize>, String)> {
     let Ok(parsed) = &case.case else {
         return Vec::new();
     };
@@ -113,7 +128,13 @@ pub fn accept_edits(results: &ScriptResults, case: &CaseResult, step: Option<usi
 }
 
 /// Code actions in a case at `range`: accept one failing step under the cursor, or all.
-pub fn code_actions(results: &ScriptResults, case: &CaseResult, uri: &lsp::Uri, text: &str, range: Range<usize>) -> Vec<lsp::CodeActionOrCommand> {
+pub fn code_actions(
+    results: &ScriptResults,
+    case: &CaseResult,
+    uri: &lsp::Uri,
+    text: &str,
+    range: Range<usize>,
+) -> Vec<lsp::CodeActionOrCommand> {
     if case.text != text {
         return Vec::new();
     }
@@ -128,12 +149,20 @@ pub fn code_actions(results: &ScriptResults, case: &CaseResult, uri: &lsp::Uri, 
             ..lsp::WorkspaceEdit::default()
         }
     };
-    let failing: Vec<&StepOutcome> = case.steps.iter().filter(|s| s.status == StepStatus::Fail).collect();
+    let failing: Vec<&StepOutcome> = case
+        .steps
+        .iter()
+        .filter(|s| s.status == StepStatus::Fail)
+        .collect();
     let mut actions = Vec::new();
     for step in &failing {
-        let Some(span) = step.expected_span else { continue };
+        let Some(span) = step.expected_span else {
+            continue;
+        };
         // The entry's lines, from the start of its `- ` line.
-        let line_start = text[..span.start.offset.min(text.len())].rfind('\n').map_or(0, |i| i + 1);
+        let line_start = text[..span.start.offset.min(text.len())]
+            .rfind('\n')
+            .map_or(0, |i| i + 1);
         let touches = range.start <= span.end.offset && line_start <= range.end;
         if !touches {
             continue;
@@ -143,7 +172,11 @@ pub fn code_actions(results: &ScriptResults, case: &CaseResult, uri: &lsp::Uri, 
             continue;
         }
         actions.push(lsp::CodeActionOrCommand::CodeAction(lsp::CodeAction {
-            title: format!("Accept actual output as expected[{}] (step {})", step.index, step.index + 1),
+            title: format!(
+                "Accept actual output as expected[{}] (step {})",
+                step.index,
+                step.index + 1
+            ),
             kind: Some(lsp::CodeActionKind::QUICKFIX),
             edit: Some(to_edit(edits)),
             is_preferred: Some(true),
@@ -154,7 +187,10 @@ pub fn code_actions(results: &ScriptResults, case: &CaseResult, uri: &lsp::Uri, 
         let edits = accept_edits(results, case, None);
         if !edits.is_empty() {
             actions.push(lsp::CodeActionOrCommand::CodeAction(lsp::CodeAction {
-                title: format!("Accept actual output as expected for all {} failing step(s)", edits.len()),
+                title: format!(
+                    "Accept actual output as expected for all {} failing step(s)",
+                    edits.len()
+                ),
                 kind: Some(lsp::CodeActionKind::QUICKFIX),
                 edit: Some(to_edit(edits)),
                 ..lsp::CodeAction::default()
@@ -181,7 +217,11 @@ pub fn code_lenses(case: &CaseResult, uri: &lsp::Uri, text: &str) -> Vec<lsp::Co
     };
     lenses.push(lsp::CodeLens {
         range: lsp::Range::default(),
-        command: Some(lsp::Command::new(summary, super::commands::RUN_ALL.into(), None)),
+        command: Some(lsp::Command::new(
+            summary,
+            super::commands::RUN_ALL.into(),
+            None,
+        )),
         data: None,
     });
     if case.text != text {
@@ -190,11 +230,19 @@ pub fn code_lenses(case: &CaseResult, uri: &lsp::Uri, text: &str) -> Vec<lsp::Co
     for step in &case.steps {
         let Some(span) = step.step_span else { continue };
         let position = index.position(text, span.start.offset);
-        let mark = if step.status == StepStatus::Pass { "✓" } else { "✗" };
+        let mark = if step.status == StepStatus::Pass {
+            "✓"
+        } else {
+            "✗"
+        };
         lenses.push(lsp::CodeLens {
             range: lsp::Range::new(position, position),
             command: Some(lsp::Command::new(
-                format!("{mark} step {} {} — show obj as Lua", step.index + 1, status_word(step)),
+                format!(
+                    "{mark} step {} {} — show obj as Lua",
+                    step.index + 1,
+                    status_word(step)
+                ),
                 super::commands::OBJ_AS_LUA.into(),
                 Some(vec![serde_json::json!({ "uri": uri, "step": step.index })]),
             )),

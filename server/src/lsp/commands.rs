@@ -23,7 +23,9 @@ pub const ALL: &[&str] = &[RUN_ALL, OBJ_AS_LUA, ACCEPT_EXPECTED];
 
 /// `{ "uri": ..., "step": n }` (step 0-based; absent or null = all steps where that makes sense).
 fn case_argument(arguments: &[Value]) -> Result<(Uri, Option<usize>)> {
-    let arg = arguments.first().ok_or_else(|| Error::invalid_params("expected one argument {uri, step}"))?;
+    let arg = arguments
+        .first()
+        .ok_or_else(|| Error::invalid_params("expected one argument {uri, step}"))?;
     let uri: Uri = arg
         .get("uri")
         .and_then(Value::as_str)
@@ -33,14 +35,19 @@ fn case_argument(arguments: &[Value]) -> Result<(Uri, Option<usize>)> {
     Ok((uri, step))
 }
 
-pub async fn execute(session: &Arc<Session>, params: lsp::ExecuteCommandParams) -> Result<Option<Value>> {
+pub async fn execute(
+    session: &Arc<Session>,
+    params: lsp::ExecuteCommandParams,
+) -> Result<Option<Value>> {
     match params.command.as_str() {
         RUN_ALL => {
             session.run_all().await;
             let results = session.all_results();
             let cases: usize = results.iter().map(|r| r.cases.len()).sum();
             let passed: usize = results.iter().map(|r| r.passed_count()).sum();
-            Ok(Some(json!({ "scripts": results.len(), "cases": cases, "passed": passed })))
+            Ok(Some(
+                json!({ "scripts": results.len(), "cases": cases, "passed": passed }),
+            ))
         }
         OBJ_AS_LUA => {
             let (uri, step) = case_argument(&params.arguments)?;
@@ -49,7 +56,10 @@ pub async fn execute(session: &Arc<Session>, params: lsp::ExecuteCommandParams) 
                 .case_result(&path)
                 .ok_or_else(|| Error::invalid_params("no results for this case (yet)"))?;
             let case = &results.cases[i];
-            let parsed = case.case.as_ref().map_err(|e| Error::invalid_params(e.message.clone()))?;
+            let parsed = case
+                .case
+                .as_ref()
+                .map_err(|e| Error::invalid_params(e.message.clone()))?;
             let step = parsed
                 .steps
                 .get(step.unwrap_or(0))
@@ -69,7 +79,9 @@ pub async fn execute(session: &Arc<Session>, params: lsp::ExecuteCommandParams) 
             let case = &results.cases[i];
             let current = session.docs.text(&path).unwrap_or_default();
             if current != case.text {
-                return Err(Error::invalid_params("the case changed since its last run; try again"));
+                return Err(Error::invalid_params(
+                    "the case changed since its last run; try again",
+                ));
             }
             let edits = accept_edits(&results, case, step);
             if edits.is_empty() {
@@ -103,7 +115,9 @@ pub async fn execute(session: &Arc<Session>, params: lsp::ExecuteCommandParams) 
                 data: None,
             })?;
             session.on_disk_change(&path, false);
-            Ok(Some(json!({ "applied": true, "steps": count, "written": true })))
+            Ok(Some(
+                json!({ "applied": true, "steps": count, "written": true }),
+            ))
         }
         other => Err(Error::invalid_params(format!("unknown command `{other}`"))),
     }

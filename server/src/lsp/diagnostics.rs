@@ -54,11 +54,17 @@ impl DiagnosticStore {
     /// What to publish right after an edit, before the full analysis: the quick syntax
     /// verdict in place of the syntax errors, the previous lints when the lines did not move
     /// (`keep_lints`), and the runs' diagnostics. The store is not changed.
-    pub fn quick(&self, path: &Path, syntax: Option<Diagnostic>, keep_lints: bool) -> Vec<Diagnostic> {
+    pub fn quick(
+        &self,
+        path: &Path,
+        syntax: Option<Diagnostic>,
+        keep_lints: bool,
+    ) -> Vec<Diagnostic> {
         let mut all: Vec<Diagnostic> = syntax.into_iter().collect();
         if let Some(file) = self.files.get(path) {
             if keep_lints {
-                let is_syntax = |d: &Diagnostic| d.code == Some(NumberOrString::String("syntax".into()));
+                let is_syntax =
+                    |d: &Diagnostic| d.code == Some(NumberOrString::String("syntax".into()));
                 all.extend(file.analysis.iter().filter(|d| !is_syntax(d)).cloned());
             }
             for list in file.runs.values() {
@@ -102,19 +108,30 @@ impl DiagnosticStore {
         touched
             .into_iter()
             .map(|p| {
-                let all = self.files.get(&p).map(FileDiagnostics::all).unwrap_or_default();
+                let all = self
+                    .files
+                    .get(&p)
+                    .map(FileDiagnostics::all)
+                    .unwrap_or_default();
                 (p, all)
             })
             .collect()
     }
-
 }
 
 fn span_range(text: &str, index: &LineIndex, span: Span) -> Range {
-    index.range(text, span.start.offset..span.end.offset.max(span.start.offset))
+    index.range(
+        text,
+        span.start.offset..span.end.offset.max(span.start.offset),
+    )
 }
 
-fn diagnostic(range: Range, severity: DiagnosticSeverity, code: &str, message: String) -> Diagnostic {
+fn diagnostic(
+    range: Range,
+    severity: DiagnosticSeverity,
+    code: &str,
+    message: String,
+) -> Diagnostic {
     Diagnostic {
         range,
         severity: Some(severity),
@@ -169,7 +186,9 @@ pub fn top_level_return_line(source: &str) -> u32 {
     let mut last_return = None;
     let mut last_code = 1;
     for (i, line) in source.lines().enumerate() {
-        if line.starts_with("return") && !line[6..].starts_with(|c: char| c.is_alphanumeric() || c == '_') {
+        if line.starts_with("return")
+            && !line[6..].starts_with(|c: char| c.is_alphanumeric() || c == '_')
+        {
             last_return = Some(i as u32 + 1);
         }
         if !line.trim().is_empty() {
@@ -205,7 +224,14 @@ pub fn run_diagnostics(results: &ScriptResults) -> Vec<(PathBuf, Vec<Diagnostic>
     let mut script_diags = Vec::new();
     let mut out = Vec::new();
     let mut syntax_reported = false;
-    type Group = (u32, DiagnosticSeverity, &'static str, Vec<String>, String, Vec<DiagnosticRelatedInformation>);
+    type Group = (
+        u32,
+        DiagnosticSeverity,
+        &'static str,
+        Vec<String>,
+        String,
+        Vec<DiagnosticRelatedInformation>,
+    );
     let mut groups: Vec<Group> = Vec::new();
 
     for case in &results.cases {
@@ -231,12 +257,22 @@ pub fn run_diagnostics(results: &ScriptResults) -> Vec<(PathBuf, Vec<Diagnostic>
                 message: label.clone(),
             });
             // The same problem in several steps is one diagnostic naming them all.
-            match groups.iter_mut().find(|g| g.0 == line && g.2 == code && g.4 == message) {
+            match groups
+                .iter_mut()
+                .find(|g| g.0 == line && g.2 == code && g.4 == message)
+            {
                 Some(group) => {
                     group.3.push(label);
                     group.5.extend(related);
                 }
-                None => groups.push((line, severity, code, vec![label], message, related.into_iter().collect())),
+                None => groups.push((
+                    line,
+                    severity,
+                    code,
+                    vec![label],
+                    message,
+                    related.into_iter().collect(),
+                )),
             }
         }
     }
@@ -245,7 +281,12 @@ pub fn run_diagnostics(results: &ScriptResults) -> Vec<(PathBuf, Vec<Diagnostic>
             1 => String::new(),
             n => format!(" (and {} more: {})", n - 1, labels[1..].join(", ")),
         };
-        let mut d = diagnostic(script_line_range(line), severity, code, format!("{}{more}: {message}", labels[0]));
+        let mut d = diagnostic(
+            script_line_range(line),
+            severity,
+            code,
+            format!("{}{more}: {message}", labels[0]),
+        );
         d.related_information = Some(related);
         script_diags.push(d);
     }
@@ -271,8 +312,17 @@ pub fn run_diagnostics(results: &ScriptResults) -> Vec<(PathBuf, Vec<Diagnostic>
                 Err(_) => format!("{} cannot be read", c.name()),
                 Ok(_) => {
                     let steps = c.failing_steps();
-                    let list = steps.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(", ");
-                    format!("{} step{} {list} fail{}", c.name(), if steps.len() > 1 { "s" } else { "" }, if steps.len() > 1 { "" } else { "s" })
+                    let list = steps
+                        .iter()
+                        .map(|s| s.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ");
+                    format!(
+                        "{} step{} {list} fail{}",
+                        c.name(),
+                        if steps.len() > 1 { "s" } else { "" },
+                        if steps.len() > 1 { "" } else { "s" }
+                    )
                 }
             })
             .collect();
@@ -311,7 +361,14 @@ pub fn run_diagnostics(results: &ScriptResults) -> Vec<(PathBuf, Vec<Diagnostic>
 }
 
 /// What a step says about the script: line, severity, code, `case X step N`, message, kind.
-type ScriptSide = (Option<u32>, DiagnosticSeverity, &'static str, String, String, Option<ErrorKind>);
+type ScriptSide = (
+    Option<u32>,
+    DiagnosticSeverity,
+    &'static str,
+    String,
+    String,
+    Option<ErrorKind>,
+);
 
 /// A case file's diagnostics, and what the run says about the script (line, severity, code,
 /// message, error kind).
@@ -325,35 +382,75 @@ fn case_diagnostics(
     let index = LineIndex::new(text);
     let mut diags = Vec::new();
     let mut script_side = Vec::new();
-    let first_line = Range::new(Position::new(0, 0), index.position(text, text.find('\n').unwrap_or(text.len())));
+    let first_line = Range::new(
+        Position::new(0, 0),
+        index.position(text, text.find('\n').unwrap_or(text.len())),
+    );
     let parsed = match &case.case {
         Err(error) => {
-            let range = error.span.map_or(first_line, |s| span_range(text, &index, s));
-            diags.push(diagnostic(range, DiagnosticSeverity::ERROR, "case", error.message.clone()));
+            let range = error
+                .span
+                .map_or(first_line, |s| span_range(text, &index, s));
+            diags.push(diagnostic(
+                range,
+                DiagnosticSeverity::ERROR,
+                "case",
+                error.message.clone(),
+            ));
             return (diags, script_side);
         }
         Ok(parsed) => parsed,
     };
     for warning in &parsed.warnings {
-        let range = warning.span.map_or(first_line, |s| span_range(text, &index, s));
-        diags.push(diagnostic(range, DiagnosticSeverity::WARNING, "case", warning.message.clone()));
+        let range = warning
+            .span
+            .map_or(first_line, |s| span_range(text, &index, s));
+        diags.push(diagnostic(
+            range,
+            DiagnosticSeverity::WARNING,
+            "case",
+            warning.message.clone(),
+        ));
     }
     let related = |line: u32, message: String| {
-        script_location(line).map(|location| vec![DiagnosticRelatedInformation { location, message }])
+        script_location(line)
+            .map(|location| vec![DiagnosticRelatedInformation { location, message }])
     };
     for step in &case.steps {
         let number = step.index + 1;
-        let step_range = step.step_span.map_or(first_line, |s| span_range(text, &index, s));
+        let step_range = step
+            .step_span
+            .map_or(first_line, |s| span_range(text, &index, s));
         for warning in &step.warnings {
-            diags.push(diagnostic(step_range, DiagnosticSeverity::WARNING, "step-warning", format!("step {number}: {warning}")));
-            script_side.push((None, DiagnosticSeverity::WARNING, "step-warning", format!("case {name} step {number}"), warning.clone(), None));
+            diags.push(diagnostic(
+                step_range,
+                DiagnosticSeverity::WARNING,
+                "step-warning",
+                format!("step {number}: {warning}"),
+            ));
+            script_side.push((
+                None,
+                DiagnosticSeverity::WARNING,
+                "step-warning",
+                format!("case {name} step {number}"),
+                warning.clone(),
+                None,
+            ));
         }
         match step.status {
             StepStatus::Pass => {}
             StepStatus::Fail => {
-                let range = step.expected_span.map_or(step_range, |s| span_range(text, &index, s));
-                let mut d = diagnostic(range, DiagnosticSeverity::ERROR, "step-fails", failure_message(step));
-                d.related_information = related(1, format!("{script_name} returns a different result"));
+                let range = step
+                    .expected_span
+                    .map_or(step_range, |s| span_range(text, &index, s));
+                let mut d = diagnostic(
+                    range,
+                    DiagnosticSeverity::ERROR,
+                    "step-fails",
+                    failure_message(step),
+                );
+                d.related_information =
+                    related(1, format!("{script_name} returns a different result"));
                 diags.push(d);
                 for diff in &step.diff {
                     let Some(span) = diff.span else { continue };
@@ -377,17 +474,30 @@ fn case_diagnostics(
                 let Some(error) = &step.error else { continue };
                 if error.kind == ErrorKind::Case {
                     // Too few expected entries: point at the `expected` list.
-                    let range = parsed.expected_span.map_or(step_range, |s| span_range(text, &index, s));
-                    diags.push(diagnostic(range, DiagnosticSeverity::ERROR, "case", format!("step {number}: {}", error.message)));
+                    let range = parsed
+                        .expected_span
+                        .map_or(step_range, |s| span_range(text, &index, s));
+                    diags.push(diagnostic(
+                        range,
+                        DiagnosticSeverity::ERROR,
+                        "case",
+                        format!("step {number}: {}", error.message),
+                    ));
                     continue;
                 }
-                let line = error.line.unwrap_or_else(|| 1);
-                let where_ = error.line.map(|l| format!(" at {script_name}:{l}")).unwrap_or_default();
+                let line = error.line.unwrap_or(1);
+                let where_ = error
+                    .line
+                    .map(|l| format!(" at {script_name}:{l}"))
+                    .unwrap_or_default();
                 let mut d = diagnostic(
                     step_range,
                     DiagnosticSeverity::ERROR,
                     "step-error",
-                    format!("step {number}: {} error{where_}: {}", error.kind, error.message),
+                    format!(
+                        "step {number}: {} error{where_}: {}",
+                        error.kind, error.message
+                    ),
                 );
                 d.related_information = related(line, format!("{} error here", error.kind));
                 diags.push(d);
@@ -421,46 +531,80 @@ mod tests {
             cases_error: None,
             cases: vec![(PathBuf::from("/t/x/Route/testdata/three.yaml"), case.into())],
         };
-        execute(input, None, Mode::Harness, &RunOptions::default(), &|| false).unwrap()
+        execute(input, None, Mode::Harness, &RunOptions::default(), &|| {
+            false
+        })
+        .unwrap()
     }
 
     const CASE: &str = crate::lsp::runs::tests::CASE;
 
     #[test]
     fn failing_step_marks_expected_entry_and_field() {
-        let script = "local spec = obj.data.spec\nspec.weight = obj.canaryWeight\nreturn obj.data\n";
+        let script =
+            "local spec = obj.data.spec\nspec.weight = obj.canaryWeight\nreturn obj.data\n";
         let files = run(script, CASE);
         let (case_path, case_diags) = &files_of(&files)[0];
         assert!(case_path.ends_with("three.yaml"));
-        let fails: Vec<_> = case_diags.iter().filter(|d| d.code == Some(NumberOrString::String("step-fails".into()))).collect();
+        let fails: Vec<_> = case_diags
+            .iter()
+            .filter(|d| d.code == Some(NumberOrString::String("step-fails".into())))
+            .collect();
         assert_eq!(fails.len(), 1);
         // expected[1] starts on line 24 (0-based 23): `- apiVersion: x/v1`.
         assert_eq!(fails[0].range.start.line, 23);
-        assert!(fails[0].message.contains("spec.weight: expected 60, actual 50"), "{}", fails[0].message);
+        assert!(
+            fails[0]
+                .message
+                .contains("spec.weight: expected 60, actual 50"),
+            "{}",
+            fails[0].message
+        );
         assert!(fails[0].message.contains("+++ actual"));
-        let field: Vec<_> = case_diags.iter().filter(|d| d.code == Some(NumberOrString::String("field-differs".into()))).collect();
+        let field: Vec<_> = case_diags
+            .iter()
+            .filter(|d| d.code == Some(NumberOrString::String("field-differs".into())))
+            .collect();
         assert_eq!(field.len(), 1);
         assert_eq!(field[0].range.start.line, 28, "the `weight: 60` line");
         let (_, script_diags) = files_of(&files).pop().unwrap();
-        assert!(script_diags.iter().any(|d| d.message == "0/1 cases pass — three step 2 fails"), "{script_diags:?}");
+        assert!(
+            script_diags
+                .iter()
+                .any(|d| d.message == "0/1 cases pass — three step 2 fails"),
+            "{script_diags:?}"
+        );
     }
 
     #[test]
     fn runtime_error_lands_on_its_script_line() {
-        let script = "local x = obj.canaryWeight\nif x > 30 then error('too much') end\nreturn obj.data\n";
+        let script =
+            "local x = obj.canaryWeight\nif x > 30 then error('too much') end\nreturn obj.data\n";
         let files = files_of(&run(script, CASE));
         let (_, script_diags) = files.last().unwrap();
-        let runtime: Vec<_> = script_diags.iter().filter(|d| d.code == Some(NumberOrString::String("runtime".into()))).collect();
+        let runtime: Vec<_> = script_diags
+            .iter()
+            .filter(|d| d.code == Some(NumberOrString::String("runtime".into())))
+            .collect();
         assert_eq!(runtime.len(), 1, "{script_diags:?}");
         assert_eq!(runtime[0].range.start.line, 1);
-        assert!(runtime[0].message.starts_with("case three step 2: runtime error"), "{}", runtime[0].message);
+        assert!(
+            runtime[0]
+                .message
+                .starts_with("case three step 2: runtime error"),
+            "{}",
+            runtime[0].message
+        );
     }
 
     #[test]
     fn timeout_lands_on_top_level_return() {
         let script = "local function f()\n  return 1\nend\nwhile true do end\nreturn obj.data\n";
         let options = RunOptions {
-            limits: kruise_lua_engine::vm::Limits { timeout: std::time::Duration::from_millis(50), ..Default::default() },
+            limits: kruise_lua_engine::vm::Limits {
+                timeout: std::time::Duration::from_millis(50),
+                ..Default::default()
+            },
             ..Default::default()
         };
         let input = RunInput {
@@ -474,9 +618,15 @@ mod tests {
         let results = execute(input, None, Mode::Harness, &options, &|| false).unwrap();
         let files = run_diagnostics(&results);
         let (_, script_diags) = files.last().unwrap();
-        let timeouts: Vec<_> = script_diags.iter().filter(|d| d.message.contains("timeout")).collect();
+        let timeouts: Vec<_> = script_diags
+            .iter()
+            .filter(|d| d.message.contains("timeout"))
+            .collect();
         assert!(!timeouts.is_empty(), "{script_diags:?}");
-        assert!(timeouts.iter().all(|d| d.range.start.line == 4), "{timeouts:?}");
+        assert!(
+            timeouts.iter().all(|d| d.range.start.line == 4),
+            "{timeouts:?}"
+        );
     }
 
     #[test]
@@ -484,9 +634,18 @@ mod tests {
         let mut store = DiagnosticStore::default();
         let id = ScriptId::File("/s.lua".into());
         let d = diagnostic(Range::default(), DiagnosticSeverity::ERROR, "x", "m".into());
-        store.set_runs(&id, vec![("/a.yaml".into(), vec![d.clone()]), ("/b.yaml".into(), vec![d])]);
+        store.set_runs(
+            &id,
+            vec![
+                ("/a.yaml".into(), vec![d.clone()]),
+                ("/b.yaml".into(), vec![d]),
+            ],
+        );
         let touched = store.set_runs(&id, vec![("/a.yaml".into(), vec![])]);
-        let b = touched.iter().find(|(p, _)| p == Path::new("/b.yaml")).unwrap();
+        let b = touched
+            .iter()
+            .find(|(p, _)| p == Path::new("/b.yaml"))
+            .unwrap();
         assert!(b.1.is_empty(), "a deleted case's diagnostics are cleared");
     }
 

@@ -39,7 +39,8 @@ pub fn path_uri(path: &Path) -> Option<Uri> {
 impl Documents {
     pub fn open(&self, uri: Uri, text: String, version: i32) -> PathBuf {
         let path = uri_path(&uri);
-        self.write().insert(path.clone(), Document { uri, text, version });
+        self.write()
+            .insert(path.clone(), Document { uri, text, version });
         path
     }
 

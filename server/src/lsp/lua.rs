@@ -53,7 +53,10 @@ impl LuaView {
     }
 
     pub fn host_range(&self, host: &str, index: &LineIndex, range: Range<usize>) -> lsp::Range {
-        index.range(host, self.to_host(host, range.start)..self.to_host(host, range.end))
+        index.range(
+            host,
+            self.to_host(host, range.start)..self.to_host(host, range.end),
+        )
     }
 }
 
@@ -80,7 +83,11 @@ pub fn views(path: &Path, text: &str, roots: &[PathBuf]) -> Vec<LuaView> {
 }
 
 /// The view holding a host offset, with the offset in its script.
-pub fn view_at<'a>(views: &'a [LuaView], host: &str, offset: usize) -> Option<(&'a LuaView, usize)> {
+pub fn view_at<'a>(
+    views: &'a [LuaView],
+    host: &str,
+    offset: usize,
+) -> Option<(&'a LuaView, usize)> {
     views
         .iter()
         .find_map(|view| Some((view, view.to_script(host, offset)?)))
@@ -153,7 +160,8 @@ pub fn diagnostics(
     }
     for view in views(path, host, roots) {
         let shape = spec_shape(&view.target);
-        let analysis = analysis::analyze_with_spec(&view.source, view.flavor(), config, shape.as_ref());
+        let analysis =
+            analysis::analyze_with_spec(&view.source, view.flavor(), config, shape.as_ref());
         for error in analysis.syntax_errors {
             out.push(Diagnostic {
                 range: view.host_range(host, &index, error.range),
@@ -254,7 +262,10 @@ pub fn completion(
         .into_iter()
         .map(|item| {
             let range = view.host_range(host, &index, item.replace_range.clone());
-            let new_text = item.insert_text.clone().unwrap_or_else(|| item.label.clone());
+            let new_text = item
+                .insert_text
+                .clone()
+                .unwrap_or_else(|| item.label.clone());
             lsp::CompletionItem {
                 kind: Some(completion_kind(item.kind)),
                 detail: item.detail,
@@ -264,7 +275,9 @@ pub fn completion(
                         value,
                     })
                 }),
-                text_edit: Some(lsp::CompletionTextEdit::Edit(lsp::TextEdit::new(range, new_text))),
+                text_edit: Some(lsp::CompletionTextEdit::Edit(lsp::TextEdit::new(
+                    range, new_text,
+                ))),
                 label: item.label,
                 ..lsp::CompletionItem::default()
             }
@@ -278,7 +291,9 @@ fn value_at<'a>(obj: &'a JsonValue, path: &ObjPath) -> Option<&'a JsonValue> {
     for seg in &path.0 {
         value = match (seg, value) {
             (PathSeg::Key(key), JsonValue::Object(map)) => map.get(key)?,
-            (PathSeg::Index(i), JsonValue::Array(items)) => items.get((*i as usize).checked_sub(1)?)?,
+            (PathSeg::Index(i), JsonValue::Array(items)) => {
+                items.get((*i as usize).checked_sub(1)?)?
+            }
             _ => return None,
         };
     }
@@ -310,7 +325,11 @@ pub fn values_per_case(path: &ObjPath, results: &ScriptResults) -> Option<String
                 }
             })
             .collect();
-        lines.push(format!("- `{name}` — {}: {}", case.name(), values.join(", ")));
+        lines.push(format!(
+            "- `{name}` — {}: {}",
+            case.name(),
+            values.join(", ")
+        ));
     }
     (!lines.is_empty()).then(|| lines.join("\n"))
 }
@@ -345,7 +364,12 @@ pub fn definition(view: &LuaView, host: &str, offset: usize) -> Option<lsp::Rang
     Some(view.host_range(host, &LineIndex::new(host), range))
 }
 
-pub fn references(view: &LuaView, host: &str, offset: usize, include_declaration: bool) -> Vec<lsp::Range> {
+pub fn references(
+    view: &LuaView,
+    host: &str,
+    offset: usize,
+    include_declaration: bool,
+) -> Vec<lsp::Range> {
     let index = LineIndex::new(host);
     analysis::references(&view.source, offset, include_declaration)
         .into_iter()
@@ -356,7 +380,12 @@ pub fn references(view: &LuaView, host: &str, offset: usize, include_declaration
 #[allow(deprecated)] // DocumentSymbol::deprecated is a required field
 pub fn document_symbols(views: &[LuaView], host: &str) -> Vec<lsp::DocumentSymbol> {
     let index = LineIndex::new(host);
-    fn convert(view: &LuaView, host: &str, index: &LineIndex, symbol: analysis::DocumentSymbol) -> lsp::DocumentSymbol {
+    fn convert(
+        view: &LuaView,
+        host: &str,
+        index: &LineIndex,
+        symbol: analysis::DocumentSymbol,
+    ) -> lsp::DocumentSymbol {
         lsp::DocumentSymbol {
             name: symbol.name,
             detail: symbol.detail,
@@ -433,7 +462,9 @@ fn is_identifier(key: &str) -> bool {
         "and", "break", "do", "else", "elseif", "end", "false", "for", "function", "if", "in",
         "local", "nil", "not", "or", "repeat", "return", "then", "true", "until", "while",
     ];
-    key.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+    key.chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
         && !KEYWORDS.contains(&key)
 }
@@ -446,7 +477,9 @@ fn write_lua(value: &JsonValue, indent: usize, out: &mut String) {
         JsonValue::Int(_) | JsonValue::Float(_) => out.push_str(&value.to_canonical_json()),
         JsonValue::String(s) => out.push_str(&lua_string(s)),
         JsonValue::Array(items) if items.is_empty() => out.push_str("{}"),
-        JsonValue::Object(map) if map.values().all(|v| matches!(v, JsonValue::Null)) => out.push_str("{}"),
+        JsonValue::Object(map) if map.values().all(|v| matches!(v, JsonValue::Null)) => {
+            out.push_str("{}")
+        }
         JsonValue::Array(items) => {
             out.push_str("{\n");
             for item in items {
@@ -490,7 +523,13 @@ mod tests {
 
     #[test]
     fn embedded_lint_lands_in_the_block_scalar() {
-        let diags = diagnostics(Path::new("/m/cm.yaml"), MANIFEST, &[], &LintConfig::default(), &|_| None);
+        let diags = diagnostics(
+            Path::new("/m/cm.yaml"),
+            MANIFEST,
+            &[],
+            &LintConfig::default(),
+            &|_| None,
+        );
         let kl001 = diags
             .iter()
             .find(|d| d.code == Some(NumberOrString::String("KL001".into())))
@@ -501,8 +540,19 @@ mod tests {
 
     #[test]
     fn syntax_errors_in_lua_files() {
-        let diags = diagnostics(Path::new("/x/trafficRouting.lua"), "local x = \nreturn obj.data\n", &[], &LintConfig::default(), &|_| None);
-        assert!(diags.iter().any(|d| d.code == Some(NumberOrString::String("syntax".into()))), "{diags:?}");
+        let diags = diagnostics(
+            Path::new("/x/trafficRouting.lua"),
+            "local x = \nreturn obj.data\n",
+            &[],
+            &LintConfig::default(),
+            &|_| None,
+        );
+        assert!(
+            diags
+                .iter()
+                .any(|d| d.code == Some(NumberOrString::String("syntax".into()))),
+            "{diags:?}"
+        );
     }
 
     #[test]
@@ -512,8 +562,13 @@ mod tests {
         let offset = host.find("obj.can").unwrap() + 7;
         let (view, script_offset) = view_at(&views, &host, offset).unwrap();
         let items = completion(view, &host, script_offset, None);
-        let item = items.iter().find(|i| i.label == "canaryWeight").expect("canaryWeight");
-        let Some(lsp::CompletionTextEdit::Edit(edit)) = &item.text_edit else { panic!() };
+        let item = items
+            .iter()
+            .find(|i| i.label == "canaryWeight")
+            .expect("canaryWeight");
+        let Some(lsp::CompletionTextEdit::Edit(edit)) = &item.text_edit else {
+            panic!()
+        };
         assert_eq!(edit.range.start, lsp::Position::new(6, 18));
     }
 
@@ -529,9 +584,15 @@ mod tests {
 
     #[test]
     fn obj_renders_as_lua() {
-        let obj = JsonValue::parse_go_interface(br#"{"canaryWeight":20,"data":{"spec":{"a-b":[1,"x"]}},"matches":null}"#).unwrap();
+        let obj = JsonValue::parse_go_interface(
+            br#"{"canaryWeight":20,"data":{"spec":{"a-b":[1,"x"]}},"matches":null}"#,
+        )
+        .unwrap();
         let lua = obj_as_lua(&obj);
-        assert_eq!(lua, "local obj = {\n  canaryWeight = 20,\n  data = {\n    spec = {\n      [\"a-b\"] = {\n        1,\n        \"x\",\n      },\n    },\n  },\n}\n");
+        assert_eq!(
+            lua,
+            "local obj = {\n  canaryWeight = 20,\n  data = {\n    spec = {\n      [\"a-b\"] = {\n        1,\n        \"x\",\n      },\n    },\n  },\n}\n"
+        );
     }
 }
 
@@ -553,6 +614,10 @@ mod timing {
         for _ in 0..50 {
             std::hint::black_box(super::quick_syntax_check(&source));
         }
-        println!("quick syntax check, {} lines: {:?}", source.lines().count(), start.elapsed() / 50);
+        println!(
+            "quick syntax check, {} lines: {:?}",
+            source.lines().count(),
+            start.elapsed() / 50
+        );
     }
 }

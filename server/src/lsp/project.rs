@@ -190,7 +190,7 @@ impl EmbeddedMap {
     }
 
     /// The manifest byte offset of a script byte offset.
-    pub fn to_host(&self, manifest: &str, script: &str, offset: usize) -> usize {
+    pub fn to_host(self, manifest: &str, script: &str, offset: usize) -> usize {
         let offset = offset.min(script.len());
         let line = script[..offset].bytes().filter(|b| *b == b'\n').count();
         let column = offset - script[..offset].rfind('\n').map_or(0, |i| i + 1);
@@ -202,7 +202,7 @@ impl EmbeddedMap {
     }
 
     /// The script byte offset of a manifest byte offset, when it falls inside the script.
-    pub fn to_script(&self, manifest: &str, script: &str, offset: usize) -> Option<usize> {
+    pub fn to_script(self, manifest: &str, script: &str, offset: usize) -> Option<usize> {
         let offset = offset.min(manifest.len());
         let host_line = manifest[..offset].bytes().filter(|b| *b == b'\n').count();
         let line = host_line.checked_sub(self.first_line)?;
@@ -212,7 +212,9 @@ impl EmbeddedMap {
         }
         let column = offset - line_start(manifest, host_line);
         let start = line_start(script, line);
-        let end = script[start..].find('\n').map_or(script.len(), |i| start + i);
+        let end = script[start..]
+            .find('\n')
+            .map_or(script.len(), |i| start + i);
         Some((start + column.saturating_sub(self.indent)).min(end))
     }
 }
@@ -365,13 +367,25 @@ mod tests {
 
     #[test]
     fn embedded_positions_round_trip() {
-        let script = discovery::read_configmap(MANIFEST).unwrap().scripts.remove(0);
+        let script = discovery::read_configmap(MANIFEST)
+            .unwrap()
+            .scripts
+            .remove(0);
         let map = EmbeddedMap::new(MANIFEST, &script);
-        assert_eq!(map, EmbeddedMap { first_line: 6, indent: 4 });
+        assert_eq!(
+            map,
+            EmbeddedMap {
+                first_line: 6,
+                indent: 4
+            }
+        );
         let in_script = script.source.find("canaryWeight").unwrap();
         let in_host = map.to_host(MANIFEST, &script.source, in_script);
         assert_eq!(&MANIFEST[in_host..in_host + 12], "canaryWeight");
-        assert_eq!(map.to_script(MANIFEST, &script.source, in_host), Some(in_script));
+        assert_eq!(
+            map.to_script(MANIFEST, &script.source, in_host),
+            Some(in_script)
+        );
         // The key line is outside the script.
         let key = MANIFEST.find("lua.traffic").unwrap();
         assert_eq!(map.to_script(MANIFEST, &script.source, key), None);

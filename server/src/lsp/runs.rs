@@ -11,9 +11,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use kruise_lua_engine::discovery::{self, EmbeddedScript};
-use kruise_lua_engine::runner::{
-    self, Mode, RunOptions, StepOutcome, StepStatus,
-};
+use kruise_lua_engine::runner::{self, Mode, RunOptions, StepOutcome, StepStatus};
 use kruise_lua_engine::testcase::{self, CaseError, TestCase};
 use kruise_lua_engine::value::JsonValue;
 use rayon::prelude::*;
@@ -83,7 +81,6 @@ impl ScriptResults {
             .filter_map(|s| s.obj.data.spec.clone())
             .collect()
     }
-
 }
 
 /// What a run needs, read from buffers and disk.
@@ -126,9 +123,7 @@ pub fn gather(target: &ScriptTarget, docs: &Documents, roots: &[PathBuf]) -> Opt
                 // New buffers not yet saved under testdata count too.
                 for open in docs.open_paths() {
                     let is_case = open.starts_with(testdata)
-                        && open
-                            .extension()
-                            .is_some_and(|e| e == "yaml" || e == "yml");
+                        && open.extension().is_some_and(|e| e == "yaml" || e == "yml");
                     if is_case && !paths.contains(&open) {
                         paths.push(open);
                     }
@@ -170,7 +165,12 @@ pub fn execute(
         .into_iter()
         .map(|(path, text)| {
             let reuse = same_script
-                .then(|| previous?.cases.iter().find(|c| c.path == path && c.text == text))
+                .then(|| {
+                    previous?
+                        .cases
+                        .iter()
+                        .find(|c| c.path == path && c.text == text)
+                })
                 .flatten();
             match reuse {
                 Some(done) => done.clone(),
@@ -316,7 +316,8 @@ pub(crate) mod tests {
     use super::*;
     use crate::lsp::project::lua_target;
 
-    pub(crate) const SCRIPT: &str = "local spec = obj.data.spec\nspec.weight = obj.canaryWeight\nreturn obj.data\n";
+    pub(crate) const SCRIPT: &str =
+        "local spec = obj.data.spec\nspec.weight = obj.canaryWeight\nreturn obj.data\n";
     pub(crate) const CASE: &str = "rollout:\n  spec:\n    strategy:\n      canary:\n        trafficRoutings:\n        - service: web\n        steps:\n        - traffic: \"20%\"\n        - traffic: \"50%\"\noriginal:\n  apiVersion: x/v1\n  kind: Route\n  metadata:\n    name: r\n  spec:\n    weight: 0\nexpected:\n- apiVersion: x/v1\n  kind: Route\n  metadata:\n    name: r\n  spec:\n    weight: 20\n- apiVersion: x/v1\n  kind: Route\n  metadata:\n    name: r\n  spec:\n    weight: 60\n";
 
     fn input(script: &str, case: &str) -> RunInput {
@@ -332,7 +333,14 @@ pub(crate) mod tests {
 
     #[test]
     fn runs_steps_and_reports_failures() {
-        let results = execute(input(SCRIPT, CASE), None, Mode::Harness, &RunOptions::default(), &|| false).unwrap();
+        let results = execute(
+            input(SCRIPT, CASE),
+            None,
+            Mode::Harness,
+            &RunOptions::default(),
+            &|| false,
+        )
+        .unwrap();
         let case = &results.cases[0];
         assert_eq!(case.steps.len(), 2);
         assert_eq!(case.steps[0].status, StepStatus::Pass);
@@ -343,17 +351,39 @@ pub(crate) mod tests {
 
     #[test]
     fn unchanged_cases_are_reused_and_cancel_stops() {
-        let first = execute(input(SCRIPT, CASE), None, Mode::Harness, &RunOptions::default(), &|| false).unwrap();
+        let first = execute(
+            input(SCRIPT, CASE),
+            None,
+            Mode::Harness,
+            &RunOptions::default(),
+            &|| false,
+        )
+        .unwrap();
         // Reused: a cancelled check after reuse still yields nothing to run.
         let calls = std::sync::atomic::AtomicUsize::new(0);
-        let again = execute(input(SCRIPT, CASE), Some(&first), Mode::Harness, &RunOptions::default(), &|| {
-            calls.fetch_add(1, Ordering::SeqCst);
-            false
-        })
+        let again = execute(
+            input(SCRIPT, CASE),
+            Some(&first),
+            Mode::Harness,
+            &RunOptions::default(),
+            &|| {
+                calls.fetch_add(1, Ordering::SeqCst);
+                false
+            },
+        )
         .unwrap();
         assert_eq!(again.cases[0].steps, first.cases[0].steps);
         assert_eq!(calls.load(Ordering::SeqCst), 1, "no step ran again");
-        assert!(execute(input(SCRIPT, CASE), None, Mode::Harness, &RunOptions::default(), &|| true).is_none());
+        assert!(
+            execute(
+                input(SCRIPT, CASE),
+                None,
+                Mode::Harness,
+                &RunOptions::default(),
+                &|| true
+            )
+            .is_none()
+        );
     }
 
     #[test]
@@ -363,7 +393,11 @@ pub(crate) mod tests {
         let debounce = std::time::Duration::from_secs(60);
         assert!(scheduler.delay_for(&id, debounce).is_zero());
         assert_eq!(scheduler.delay_for(&id, debounce), debounce);
-        assert!(scheduler.delay_for(&id, std::time::Duration::ZERO).is_zero());
+        assert!(
+            scheduler
+                .delay_for(&id, std::time::Duration::ZERO)
+                .is_zero()
+        );
     }
 
     #[test]

@@ -52,7 +52,11 @@ impl Backend {
 
     fn apply_settings(&self, value: &Value) {
         let (settings, problems) = Settings::from_json(value);
-        *self.session.settings.write().unwrap_or_else(|e| e.into_inner()) = settings;
+        *self
+            .session
+            .settings
+            .write()
+            .unwrap_or_else(|e| e.into_inner()) = settings;
         if !problems.is_empty() {
             let client = self.session.client.clone();
             let message = format!("kruise-lua settings: {}", problems.join("; "));
@@ -86,7 +90,11 @@ impl LanguageServer for Backend {
         {
             roots.push(root.into_owned());
         }
-        *self.session.roots.write().unwrap_or_else(|e| e.into_inner()) = roots;
+        *self
+            .session
+            .roots
+            .write()
+            .unwrap_or_else(|e| e.into_inner()) = roots;
         let workspace = params.capabilities.workspace.as_ref();
         *self.session.caps.write().unwrap_or_else(|e| e.into_inner()) = ClientCaps {
             apply_edit: workspace.and_then(|w| w.apply_edit).unwrap_or(false),
@@ -104,12 +112,14 @@ impl LanguageServer for Backend {
                 version: Some(env!("CARGO_PKG_VERSION").into()),
             }),
             capabilities: ServerCapabilities {
-                text_document_sync: Some(TextDocumentSyncCapability::Options(TextDocumentSyncOptions {
-                    open_close: Some(true),
-                    change: Some(TextDocumentSyncKind::INCREMENTAL),
-                    save: Some(TextDocumentSyncSaveOptions::Supported(true)),
-                    ..TextDocumentSyncOptions::default()
-                })),
+                text_document_sync: Some(TextDocumentSyncCapability::Options(
+                    TextDocumentSyncOptions {
+                        open_close: Some(true),
+                        change: Some(TextDocumentSyncKind::INCREMENTAL),
+                        save: Some(TextDocumentSyncSaveOptions::Supported(true)),
+                        ..TextDocumentSyncOptions::default()
+                    },
+                )),
                 completion_provider: Some(CompletionOptions {
                     trigger_characters: Some(vec![".".into(), ":".into()]),
                     ..CompletionOptions::default()
@@ -118,11 +128,15 @@ impl LanguageServer for Backend {
                 definition_provider: Some(OneOf::Left(true)),
                 references_provider: Some(OneOf::Left(true)),
                 document_symbol_provider: Some(OneOf::Left(true)),
-                code_action_provider: Some(CodeActionProviderCapability::Options(CodeActionOptions {
-                    code_action_kinds: Some(vec![CodeActionKind::QUICKFIX]),
-                    ..CodeActionOptions::default()
-                })),
-                code_lens_provider: Some(CodeLensOptions { resolve_provider: Some(false) }),
+                code_action_provider: Some(CodeActionProviderCapability::Options(
+                    CodeActionOptions {
+                        code_action_kinds: Some(vec![CodeActionKind::QUICKFIX]),
+                        ..CodeActionOptions::default()
+                    },
+                )),
+                code_lens_provider: Some(CodeLensOptions {
+                    resolve_provider: Some(false),
+                }),
                 execute_command_provider: Some(ExecuteCommandOptions {
                     commands: commands::ALL.iter().map(|c| c.to_string()).collect(),
                     ..ExecuteCommandOptions::default()
@@ -150,7 +164,10 @@ impl LanguageServer for Backend {
         self.session
             .shutting_down
             .store(true, std::sync::atomic::Ordering::SeqCst);
-        self.watcher.lock().unwrap_or_else(|e| e.into_inner()).take();
+        self.watcher
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
         Ok(())
     }
 
@@ -164,12 +181,17 @@ impl LanguageServer for Backend {
         let path = uri_path(&params.text_document.uri);
         let changes = params.content_changes;
         let mut lines_unchanged = false;
-        let applied = self.session.docs.update(&path, params.text_document.version, |text| {
-            let lines_before = text.bytes().filter(|b| *b == b'\n').count();
-            // A malformed range must not take the server down.
-            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| apply_changes(text, changes)));
-            lines_unchanged = lines_before == text.bytes().filter(|b| *b == b'\n').count();
-        });
+        let applied = self
+            .session
+            .docs
+            .update(&path, params.text_document.version, |text| {
+                let lines_before = text.bytes().filter(|b| *b == b'\n').count();
+                // A malformed range must not take the server down.
+                let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    apply_changes(text, changes)
+                }));
+                lines_unchanged = lines_before == text.bytes().filter(|b| *b == b'\n').count();
+            });
         if applied {
             self.session.on_change(&path, true, Some(lines_unchanged));
         }
@@ -190,7 +212,8 @@ impl LanguageServer for Backend {
     async fn did_change_watched_files(&self, params: DidChangeWatchedFilesParams) {
         for change in params.changes {
             let path = uri_path(&change.uri);
-            self.session.on_disk_change(&path, change.typ == FileChangeType::DELETED);
+            self.session
+                .on_disk_change(&path, change.typ == FileChangeType::DELETED);
         }
     }
 
@@ -207,7 +230,8 @@ impl LanguageServer for Backend {
         let position = params.text_document_position;
         Ok(self
             .guarded("completion", None, move |session| {
-                let (path, text, offset) = locate(&session, &position.text_document.uri, position.position)?;
+                let (path, text, offset) =
+                    locate(&session, &position.text_document.uri, position.position)?;
                 let views = lua::views(&path, &text, &session.roots());
                 let (view, offset) = lua::view_at(&views, &text, offset)?;
                 let shape = session.spec_shape(&view.target);
@@ -221,7 +245,8 @@ impl LanguageServer for Backend {
         let position = params.text_document_position_params;
         Ok(self
             .guarded("hover", None, move |session| {
-                let (path, text, offset) = locate(&session, &position.text_document.uri, position.position)?;
+                let (path, text, offset) =
+                    locate(&session, &position.text_document.uri, position.position)?;
                 if let Some((results, i)) = session.case_result(&path) {
                     return case_view::hover(&results, &results.cases[i], &text, offset);
                 }
@@ -234,7 +259,10 @@ impl LanguageServer for Backend {
             .await)
     }
 
-    async fn goto_definition(&self, params: GotoDefinitionParams) -> Result<Option<GotoDefinitionResponse>> {
+    async fn goto_definition(
+        &self,
+        params: GotoDefinitionParams,
+    ) -> Result<Option<GotoDefinitionResponse>> {
         let position = params.text_document_position_params;
         Ok(self
             .guarded("definition", None, move |session| {
@@ -258,12 +286,20 @@ impl LanguageServer for Backend {
                 let views = lua::views(&path, &text, &session.roots());
                 let (view, offset) = lua::view_at(&views, &text, offset)?;
                 let ranges = lua::references(view, &text, offset, include);
-                Some(ranges.into_iter().map(|r| Location::new(uri.clone(), r)).collect())
+                Some(
+                    ranges
+                        .into_iter()
+                        .map(|r| Location::new(uri.clone(), r))
+                        .collect(),
+                )
             })
             .await)
     }
 
-    async fn document_symbol(&self, params: DocumentSymbolParams) -> Result<Option<DocumentSymbolResponse>> {
+    async fn document_symbol(
+        &self,
+        params: DocumentSymbolParams,
+    ) -> Result<Option<DocumentSymbolResponse>> {
         let uri = params.text_document.uri;
         Ok(self
             .guarded("documentSymbol", None, move |session| {
@@ -273,7 +309,9 @@ impl LanguageServer for Backend {
                 if views.is_empty() {
                     return None;
                 }
-                Some(DocumentSymbolResponse::Nested(lua::document_symbols(&views, &text)))
+                Some(DocumentSymbolResponse::Nested(lua::document_symbols(
+                    &views, &text,
+                )))
             })
             .await)
     }
@@ -285,26 +323,39 @@ impl LanguageServer for Backend {
                 let path = uri_path(&uri);
                 let text = session.docs.text(&path)?;
                 let index = LineIndex::new(&text);
-                let range = index.offset(&text, params.range.start)..index.offset(&text, params.range.end);
+                let range =
+                    index.offset(&text, params.range.start)..index.offset(&text, params.range.end);
                 let mut actions = Vec::new();
                 if let Some((results, i)) = session.case_result(&path) {
-                    actions.extend(case_view::code_actions(&results, &results.cases[i], &uri, &text, range));
+                    actions.extend(case_view::code_actions(
+                        &results,
+                        &results.cases[i],
+                        &uri,
+                        &text,
+                        range,
+                    ));
                 }
                 // Lint fixes carried in the diagnostics' data.
                 for diagnostic in params.context.diagnostics {
-                    let Some(data) = &diagnostic.data else { continue };
+                    let Some(data) = &diagnostic.data else {
+                        continue;
+                    };
                     let (Some(title), Some(fix_range), Some(replacement)) = (
                         data.get("title").and_then(Value::as_str),
-                        data.get("range").and_then(|r| serde_json::from_value::<Range>(r.clone()).ok()),
+                        data.get("range")
+                            .and_then(|r| serde_json::from_value::<Range>(r.clone()).ok()),
                         data.get("replacement").and_then(Value::as_str),
                     ) else {
                         continue;
                     };
                     let edit = WorkspaceEdit {
                         changes: Some(
-                            [(uri.clone(), vec![TextEdit::new(fix_range, replacement.to_string())])]
-                                .into_iter()
-                                .collect(),
+                            [(
+                                uri.clone(),
+                                vec![TextEdit::new(fix_range, replacement.to_string())],
+                            )]
+                            .into_iter()
+                            .collect(),
                         ),
                         ..WorkspaceEdit::default()
                     };
@@ -334,7 +385,9 @@ impl LanguageServer for Backend {
                 let mut lenses = Vec::new();
                 let index = LineIndex::new(&text);
                 for view in lua::views(&path, &text, &session.roots()) {
-                    let Some(results) = session.results_for(&view.target.id) else { continue };
+                    let Some(results) = session.results_for(&view.target.id) else {
+                        continue;
+                    };
                     let total = results.cases.len();
                     if total == 0 {
                         continue;
@@ -343,7 +396,16 @@ impl LanguageServer for Backend {
                     lenses.push(CodeLens {
                         range: Range::new(position, position),
                         command: Some(Command::new(
-                            format!("{} {}/{} cases pass", if results.passed_count() == total { "✓" } else { "✗" }, results.passed_count(), total),
+                            format!(
+                                "{} {}/{} cases pass",
+                                if results.passed_count() == total {
+                                    "✓"
+                                } else {
+                                    "✗"
+                                },
+                                results.passed_count(),
+                                total
+                            ),
                             commands::RUN_ALL.into(),
                             None,
                         )),
@@ -368,4 +430,3 @@ impl LanguageServer for Backend {
         }
     }
 }
-

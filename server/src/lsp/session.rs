@@ -174,9 +174,15 @@ impl Session {
     }
 
     pub async fn publish(&self, path: &Path, diagnostics: Vec<Diagnostic>) {
-        let uri = self.docs.get(path).map(|d| d.uri).or_else(|| path_uri(path));
+        let uri = self
+            .docs
+            .get(path)
+            .map(|d| d.uri)
+            .or_else(|| path_uri(path));
         if let Some(uri) = uri {
-            self.client.publish_diagnostics(uri, diagnostics, None).await;
+            self.client
+                .publish_diagnostics(uri, diagnostics, None)
+                .await;
         }
     }
 
@@ -185,7 +191,11 @@ impl Session {
     /// `quick` is `Some(lines_unchanged)` for an edit (see [`Session::analyse`]).
     pub fn on_change(self: &Arc<Self>, path: &Path, debounce: bool, quick: Option<bool>) {
         let text = self.docs.text(path).unwrap_or_default();
-        let delay = if debounce { self.settings().debounce } else { Duration::ZERO };
+        let delay = if debounce {
+            self.settings().debounce
+        } else {
+            Duration::ZERO
+        };
         let kind = project::classify(path, &text, &self.docs);
         match &kind {
             DocKind::Script(target) => {
@@ -209,7 +219,10 @@ impl Session {
             .values()
             .filter(|r| {
                 r.target.id.host() == path
-                    || r.target.testdata.as_ref().is_some_and(|t| path.starts_with(t))
+                    || r.target
+                        .testdata
+                        .as_ref()
+                        .is_some_and(|t| path.starts_with(t))
             })
             .map(|r| r.target.clone())
             .filter(|t| match &kind {
@@ -275,7 +288,8 @@ impl Session {
                 let text = worker.docs.text(&file)?;
                 let config = worker.lint_config(&file);
                 let roots = worker.roots();
-                let diags = lua::diagnostics(&file, &text, &roots, &config, &|t| worker.spec_shape(t));
+                let diags =
+                    lua::diagnostics(&file, &text, &roots, &config, &|t| worker.spec_shape(t));
                 Some(diags)
             })
             .await;
@@ -329,7 +343,13 @@ impl Session {
                     },
                     ..RunOptions::default()
                 };
-                let results = execute(input, previous.as_deref(), settings.mode, &options, &cancelled);
+                let results = execute(
+                    input,
+                    previous.as_deref(),
+                    settings.mode,
+                    &options,
+                    &cancelled,
+                );
                 Ok(results.map(|r| {
                     let diags = run_diagnostics(&r);
                     (r, diags)
@@ -385,7 +405,10 @@ impl Session {
                 Err(e) => {
                     session
                         .client
-                        .log_message(MessageType::ERROR, format!("run of {} failed: {e}", id.display()))
+                        .log_message(
+                            MessageType::ERROR,
+                            format!("run of {} failed: {e}", id.display()),
+                        )
                         .await;
                 }
             }
@@ -398,13 +421,20 @@ impl Session {
         for case in &results.cases {
             for step in &case.steps {
                 for print in &step.prints {
-                    lines.push(format!("[{} {} step {}] {print}", results.target.id.display(), case.name(), step.index + 1));
+                    lines.push(format!(
+                        "[{} {} step {}] {print}",
+                        results.target.id.display(),
+                        case.name(),
+                        step.index + 1
+                    ));
                 }
             }
         }
         if !lines.is_empty() {
             lines.truncate(200);
-            self.client.log_message(MessageType::LOG, lines.join("\n")).await;
+            self.client
+                .log_message(MessageType::LOG, lines.join("\n"))
+                .await;
         }
     }
 
@@ -412,9 +442,10 @@ impl Session {
     pub async fn run_all(self: &Arc<Self>) {
         let roots = self.roots();
         let worker = self.clone();
-        let mut targets = tokio::task::spawn_blocking(move || project::workspace_scripts(&roots, &worker.docs))
-            .await
-            .unwrap_or_default();
+        let mut targets =
+            tokio::task::spawn_blocking(move || project::workspace_scripts(&roots, &worker.docs))
+                .await
+                .unwrap_or_default();
         for path in self.docs.open_paths() {
             let text = self.docs.text(&path).unwrap_or_default();
             match project::classify(&path, &text, &self.docs) {
@@ -444,7 +475,11 @@ impl Session {
             .extension()
             .and_then(|e| e.to_str())
             .is_some_and(|e| matches!(e, "lua" | "yaml" | "yml"));
-        if !relevant || path.components().any(|c| c.as_os_str() == ".git" || c.as_os_str() == "target") {
+        if !relevant
+            || path
+                .components()
+                .any(|c| c.as_os_str() == ".git" || c.as_os_str() == "target")
+        {
             return;
         }
         if self.docs.is_open(path) && !removed {
@@ -455,7 +490,10 @@ impl Session {
         }
         if removed {
             // Nothing said about a deleted file holds any more.
-            self.store.lock().unwrap_or_else(|e| e.into_inner()).forget(path);
+            self.store
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .forget(path);
             let session = self.clone();
             let file = path.to_path_buf();
             tokio::spawn(async move { session.publish(&file, Vec::new()).await });
@@ -485,7 +523,10 @@ impl Session {
             .values()
             .filter(|r| {
                 r.target.id.host() == path
-                    || r.target.testdata.as_ref().is_some_and(|t| path.starts_with(t))
+                    || r.target
+                        .testdata
+                        .as_ref()
+                        .is_some_and(|t| path.starts_with(t))
             })
             .map(|r| r.target.clone())
             .collect();
@@ -493,5 +534,4 @@ impl Session {
             self.schedule_run(t, debounce);
         }
     }
-
 }

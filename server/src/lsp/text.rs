@@ -21,7 +21,6 @@ impl LineIndex {
         LineIndex { starts }
     }
 
-
     /// Byte offset where 0-based `line` starts (the end of the text past the last line).
     pub fn line_start(&self, line: usize, text: &str) -> usize {
         self.starts.get(line).copied().unwrap_or(text.len())
