@@ -358,3 +358,96 @@ async def test_bad_input_does_not_kill_the_server(client: LanguageClient):
     scratch = client.workspace_root / "after.lua"
     open_file(client, scratch, "local a = \n")
     await wait_for(lambda: diagnostics_of(client, scratch), what="server still answers")
+
+
+async def test_case_level_problems_on_their_nodes(client: LanguageClient):
+    testdata = route(client) / "testdata"
+    script = route(client) / "trafficRouting.lua"
+    await wait_for(lambda: diagnostics_of(client, script), what="first run")
+    # `weight:` on a v1beta1 step is ignored by Kruise: a warning on that key.
+    text = (testdata / "weights.yaml").read_text().replace(
+        '        - traffic: "50%"\n', '        - traffic: "50%"\n          weight: 50\n'
+    )
+    unknown = testdata / "unknown_field.yaml"
+    unknown.write_text(text)
+    diags = await wait_for(
+        lambda: [d for d in diagnostics_of(client, unknown) or [] if "`weight`" in d.message],
+        what="unknown field warning",
+    )
+    line = text.split("\n").index("          weight: 50")
+    assert diags[0].range.start.line == line
+    assert diags[0].severity == types.DiagnosticSeverity.Warning
+    # Too few expected entries: an error on the `expected` list.
+    short = testdata / "too_few.yaml"
+    short_text = text.split("- apiVersion: example.io/v1\n  kind: Route\n  metadata:\n    name: web\n  spec:\n    host: web.example.com\n    routes:\n    - service: web\n      weight: 100\n    - service: web-canary\n      weight: 50\n")[0]
+    short.write_text(short_text)
+    diags = await wait_for(
+        lambda: [d for d in diagnostics_of(client, short) or [] if "no expected[1]" in d.message],
+        what="too few expected entries",
+    )
+    # The `expected` sequence starts on the line after `expected:`.
+    assert diags[0].range.start.line == short_text.split("\n").index("expected:") + 1
+    # A YAML syntax error at its position.
+    broken = testdata / "broken.yaml"
+    broken.write_text("rollout:\n  spec: [unclosed\n")
+    diags = await wait_for(
+        lambda: [d for d in diagnostics_of(client, broken) or [] if d.code == "case"],
+        what="yaml error",
+    )
+    assert diags[0].severity == types.DiagnosticSeverity.Error
+    assert diags[0].range.start.line >= 1
+
+
+async def test_settings_reconfigure_lints(client: LanguageClient):
+    path = client.workspace_root / "configured.lua"
+    open_file(client, path, "local unused = 1\nreturn obj.data\n")
+    await wait_for(lambda: "KL007" in codes(diagnostics_of(client, path)), what="KL007 at first")
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"kruiseLua": {"lints": {"KL007": "off", "KL006": "error"}}})
+    )
+    await wait_for(lambda: diagnostics_of(client, path) is not None and "KL007" not in codes(diagnostics_of(client, path)), what="KL007 off")
+
+
+async def test_navigation_and_symbols(client: LanguageClient):
+    path = client.workspace_root / "nav.lua"
+    text = "local function weight_of(o)\n  return o.canaryWeight\nend\nlocal w = weight_of(obj)\nreturn {spec = {w = w}}\n"
+    open_file(client, path, text)
+    definition = await client.text_document_definition_async(
+        types.DefinitionParams(
+            text_document=types.TextDocumentIdentifier(uri=path.as_uri()),
+            position=types.Position(line=3, character=12),
+        )
+    )
+    location = definition if isinstance(definition, types.Location) else definition[0]
+    assert location.range.start.line == 0
+    references = await client.text_document_references_async(
+        types.ReferenceParams(
+            text_document=types.TextDocumentIdentifier(uri=path.as_uri()),
+            position=types.Position(line=0, character=16),
+            context=types.ReferenceContext(include_declaration=True),
+        )
+    )
+    assert sorted(r.range.start.line for r in references) == [0, 3]
+    symbols = await client.text_document_document_symbol_async(
+        types.DocumentSymbolParams(text_document=types.TextDocumentIdentifier(uri=path.as_uri()))
+    )
+    assert "weight_of" in [s.name for s in symbols]
+
+
+async def test_ingress_script_runs_with_its_own_obj(client: LanguageClient):
+    script = client.workspace_root / "lua_configuration" / "trafficrouting_ingress" / "demo.lua"
+    diags = await wait_for(
+        lambda: [d for d in diagnostics_of(client, script) or [] if d.code == "summary"],
+        what="ingress summary",
+    )
+    assert diags[0].message == "1/1 cases pass"
+    text = script.read_text()
+    open_file(client, script, text)
+    result = await client.text_document_completion_async(
+        types.CompletionParams(
+            text_document=types.TextDocumentIdentifier(uri=script.as_uri()),
+            position=types.Position(line=1, character=len("local annotations = obj.")),
+        )
+    )
+    labels = {item.label for item in (result.items if hasattr(result, "items") else result)}
+    assert "weight" in labels and "annotations" in labels and "data" not in labels

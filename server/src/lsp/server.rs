@@ -50,6 +50,20 @@ impl Backend {
         }
     }
 
+    /// Runs a notification's work; a panic is logged instead of taking the server down.
+    fn shielded(&self, what: &str, f: impl FnOnce()) {
+        if let Err(panic) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+            let detail = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            let client = self.session.client.clone();
+            let message = format!("{what} failed: {detail}");
+            tokio::spawn(async move { client.log_message(MessageType::ERROR, message).await });
+        }
+    }
+
     fn apply_settings(&self, value: &Value) {
         let (settings, problems) = Settings::from_json(value);
         *self
@@ -172,58 +186,70 @@ impl LanguageServer for Backend {
     }
 
     async fn did_open(&self, params: DidOpenTextDocumentParams) {
-        let doc = params.text_document;
-        let path = self.session.docs.open(doc.uri, doc.text, doc.version);
-        self.session.on_change(&path, false, None);
+        self.shielded("did_open", move || {
+            let doc = params.text_document;
+            let path = self.session.docs.open(doc.uri, doc.text, doc.version);
+            self.session.on_change(&path, false, None);
+        });
     }
 
     async fn did_change(&self, params: DidChangeTextDocumentParams) {
-        let path = uri_path(&params.text_document.uri);
-        let changes = params.content_changes;
-        let mut lines_unchanged = false;
-        let applied = self
-            .session
-            .docs
-            .update(&path, params.text_document.version, |text| {
-                let lines_before = text.bytes().filter(|b| *b == b'\n').count();
-                // A malformed range must not take the server down.
-                let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    apply_changes(text, changes)
-                }));
-                lines_unchanged = lines_before == text.bytes().filter(|b| *b == b'\n').count();
-            });
-        if applied {
-            self.session.on_change(&path, true, Some(lines_unchanged));
-        }
+        self.shielded("did_change", move || {
+            let path = uri_path(&params.text_document.uri);
+            let changes = params.content_changes;
+            let mut lines_unchanged = false;
+            let applied = self
+                .session
+                .docs
+                .update(&path, params.text_document.version, |text| {
+                    let lines_before = text.bytes().filter(|b| *b == b'\n').count();
+                    // A malformed range must not take the server down.
+                    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        apply_changes(text, changes)
+                    }));
+                    lines_unchanged = lines_before == text.bytes().filter(|b| *b == b'\n').count();
+                });
+            if applied {
+                self.session.on_change(&path, true, Some(lines_unchanged));
+            }
+        });
     }
 
     async fn did_save(&self, params: DidSaveTextDocumentParams) {
-        let path = uri_path(&params.text_document.uri);
-        self.session.on_change(&path, true, None);
+        self.shielded("did_save", move || {
+            let path = uri_path(&params.text_document.uri);
+            self.session.on_change(&path, true, None);
+        });
     }
 
     async fn did_close(&self, params: DidCloseTextDocumentParams) {
-        let path = uri_path(&params.text_document.uri);
-        self.session.docs.close(&path);
-        // The disk is the truth again.
-        self.session.on_disk_change(&path, !path.exists());
+        self.shielded("did_close", move || {
+            let path = uri_path(&params.text_document.uri);
+            self.session.docs.close(&path);
+            // The disk is the truth again.
+            self.session.on_disk_change(&path, !path.exists());
+        });
     }
 
     async fn did_change_watched_files(&self, params: DidChangeWatchedFilesParams) {
-        for change in params.changes {
-            let path = uri_path(&change.uri);
-            self.session
-                .on_disk_change(&path, change.typ == FileChangeType::DELETED);
-        }
+        self.shielded("did_change_watched_files", move || {
+            for change in params.changes {
+                let path = uri_path(&change.uri);
+                self.session
+                    .on_disk_change(&path, change.typ == FileChangeType::DELETED);
+            }
+        });
     }
 
     async fn did_change_configuration(&self, params: DidChangeConfigurationParams) {
-        self.apply_settings(&params.settings);
-        for path in self.session.docs.open_paths() {
-            self.session.analyse(&path, None);
-        }
-        let session = self.session.clone();
-        tokio::spawn(async move { session.run_all().await });
+        self.shielded("did_change_configuration", move || {
+            self.apply_settings(&params.settings);
+            for path in self.session.docs.open_paths() {
+                self.session.analyse(&path, None);
+            }
+            let session = self.session.clone();
+            tokio::spawn(async move { session.run_all().await });
+        });
     }
 
     async fn completion(&self, params: CompletionParams) -> Result<Option<CompletionResponse>> {
