@@ -240,7 +240,8 @@ async def test_run_all_command_and_code_lens(client: LanguageClient):
     summary = await client.workspace_execute_command_async(
         types.ExecuteCommandParams(command="kruise-lua.runAll", arguments=[])
     )
-    assert summary["cases"] >= 3 and summary["passed"] == summary["cases"] - 1, summary
+    # Route (2 cases, one failing), the demo ingress class, the ConfigMap's Gateway (failing).
+    assert summary == {"scripts": 3, "cases": 4, "passed": 2}, summary
     case = route(client) / "testdata" / "wrong_weight.yaml"
     open_file(client, case)
     lenses = await client.text_document_code_lens_async(
@@ -451,3 +452,36 @@ async def test_ingress_script_runs_with_its_own_obj(client: LanguageClient):
     )
     labels = {item.label for item in (result.items if hasattr(result, "items") else result)}
     assert "weight" in labels and "annotations" in labels and "data" not in labels
+
+
+async def test_configmap_script_runs_against_its_testdata(client: LanguageClient):
+    manifest = client.workspace_root / "manifests" / "kruise-rollout-configuration.yaml"
+    case = client.workspace_root / "lua_configuration" / "example.io" / "Gateway" / "testdata" / "weights.yaml"
+    # `obj.canaryweight` is nil: the case fails.
+    await wait_for(
+        lambda: [d for d in diagnostics_of(client, case) or [] if d.code == "step-fails"],
+        what="the embedded script's case fails",
+    )
+    text = manifest.read_text()
+    lines = text.split("\n")
+    summary = await wait_for(
+        lambda: [d for d in diagnostics_of(client, manifest) or [] if d.code == "summary"],
+        what="summary on the manifest",
+    )
+    first_script_line = next(i for i, l in enumerate(lines) if "local spec = obj.data.spec" in l)
+    assert summary[0].range.start.line == first_script_line
+    assert summary[0].message == "0/1 cases pass — weights step 1 fails"
+    # Fix the typo inside the block scalar: the case passes.
+    open_file(client, manifest, text, "yaml")
+    line = next(i for i, l in enumerate(lines) if "obj.canaryweight" in l)
+    start = lines[line].index("canaryweight")
+    edit(client, manifest, line, start, start + len("canaryweight"), "canaryWeight", 2)
+    await wait_for(
+        lambda: diagnostics_of(client, case) is not None
+        and not [d for d in diagnostics_of(client, case) if d.code == "step-fails"],
+        what="case passes after the fix",
+    )
+    await wait_for(
+        lambda: [d for d in diagnostics_of(client, manifest) or [] if d.message == "1/1 cases pass"],
+        what="summary updated",
+    )

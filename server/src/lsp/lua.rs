@@ -128,6 +128,9 @@ pub fn diagnostics(
         return out;
     }
     let is_lua = path.extension().is_some_and(|e| e == "lua");
+    if !is_lua && !super::project::looks_like_configmap(host) {
+        return out; // a test case or other YAML: no Lua here
+    }
     if !is_lua {
         match discovery::read_configmap(host) {
             Err(error) => {

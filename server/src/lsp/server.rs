@@ -226,6 +226,9 @@ impl LanguageServer for Backend {
         self.shielded("did_close", move || {
             let path = uri_path(&params.text_document.uri);
             self.session.docs.close(&path);
+            if path.is_file() {
+                self.session.analyse(&path, None);
+            }
             // The disk is the truth again.
             self.session.on_disk_change(&path, !path.exists());
         });
