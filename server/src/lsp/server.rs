@@ -459,3 +459,141 @@ impl LanguageServer for Backend {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! The whole service in-process over an in-memory pipe: what the protocol edge does with
+    //! requests and notifications.
+
+    use serde_json::{Value, json};
+    use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+    use tower_lsp_server::{LspService, Server};
+
+    struct Pipe {
+        to_server: tokio::io::DuplexStream,
+        from_server: BufReader<tokio::io::DuplexStream>,
+    }
+
+    impl Pipe {
+        async fn send(&mut self, message: Value) {
+            let body = message.to_string();
+            let framed = format!("Content-Length: {}\r\n\r\n{body}", body.len());
+            self.to_server.write_all(framed.as_bytes()).await.unwrap();
+        }
+
+        async fn next(&mut self) -> Value {
+            let mut length = 0;
+            loop {
+                let mut line = String::new();
+                self.from_server.read_line(&mut line).await.unwrap();
+                let line = line.trim_end();
+                if line.is_empty() {
+                    break;
+                }
+                if let Some(n) = line.strip_prefix("Content-Length: ") {
+                    length = n.parse().unwrap();
+                }
+            }
+            let mut body = vec![0; length];
+            self.from_server.read_exact(&mut body).await.unwrap();
+            serde_json::from_slice(&body).unwrap()
+        }
+
+        async fn until(&mut self, pred: impl Fn(&Value) -> bool) -> Value {
+            tokio::time::timeout(std::time::Duration::from_secs(20), async {
+                loop {
+                    let message = self.next().await;
+                    if pred(&message) {
+                        return message;
+                    }
+                }
+            })
+            .await
+            .expect("message in time")
+        }
+    }
+
+    fn start() -> Pipe {
+        let (client_out, server_in) = tokio::io::duplex(1 << 20);
+        let (server_out, client_in) = tokio::io::duplex(1 << 20);
+        let (service, socket) = LspService::new(super::Backend::new);
+        tokio::spawn(Server::new(server_in, server_out, socket).serve(service));
+        Pipe {
+            to_server: client_out,
+            from_server: BufReader::new(client_in),
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn open_edit_complete_and_bad_requests() {
+        let dir = std::env::temp_dir().join(format!("kl-server-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let uri = format!("file://{}/scratch.lua", dir.display());
+        let mut pipe = start();
+        pipe.send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}, "rootUri": format!("file://{}", dir.display())}})).await;
+        let init = pipe.until(|m| m["id"] == 1).await;
+        assert_eq!(
+            init["result"]["capabilities"]["textDocumentSync"]["change"], 2,
+            "incremental"
+        );
+        pipe.send(json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
+            .await;
+        pipe.send(json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {"uri": uri, "languageId": "lua", "version": 1, "text": "local a = = 1\nreturn obj.data\n"}}})).await;
+        let published = pipe
+            .until(|m| {
+                m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == uri
+            })
+            .await;
+        let diagnostics = published["params"]["diagnostics"].as_array().unwrap();
+        assert!(
+            diagnostics
+                .iter()
+                .any(|d| d["code"] == "syntax" && d["range"]["start"]["line"] == 0),
+            "{diagnostics:?}"
+        );
+        // Fix it with an incremental edit: the syntax error goes away.
+        pipe.send(json!({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+            "textDocument": {"uri": uri, "version": 2},
+            "contentChanges": [{"range": {"start": {"line": 0, "character": 8}, "end": {"line": 0, "character": 10}}, "text": ""}]
+        }})).await;
+        pipe.until(|m| {
+            m["method"] == "textDocument/publishDiagnostics"
+                && m["params"]["uri"] == uri
+                && !m["params"]["diagnostics"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|d| d["code"] == "syntax")
+        })
+        .await;
+        // A malformed edit and out-of-range positions are survived.
+        pipe.send(json!({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+            "textDocument": {"uri": uri, "version": 3},
+            "contentChanges": [{"range": {"start": {"line": 90, "character": 8}, "end": {"line": 1, "character": 0}}, "text": "x"}]
+        }})).await;
+        pipe.send(json!({"jsonrpc": "2.0", "id": 2, "method": "textDocument/hover", "params": {"textDocument": {"uri": uri}, "position": {"line": 500, "character": 500}}})).await;
+        let hover = pipe.until(|m| m["id"] == 2).await;
+        assert!(hover.get("error").is_none(), "{hover}");
+        pipe.send(
+            json!({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+                "textDocument": {"uri": uri, "version": 4},
+                "contentChanges": [{"text": "local w = obj.\nreturn obj.data\n"}]
+            }}),
+        )
+        .await;
+        pipe.send(json!({"jsonrpc": "2.0", "id": 3, "method": "textDocument/completion", "params": {"textDocument": {"uri": uri}, "position": {"line": 0, "character": 14}}})).await;
+        let completion = pipe.until(|m| m["id"] == 3).await;
+        let labels: Vec<&str> = completion["result"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|i| i["label"].as_str())
+            .collect();
+        assert!(labels.contains(&"canaryWeight"), "{labels:?}");
+        // Unknown commands are errors, not crashes.
+        pipe.send(json!({"jsonrpc": "2.0", "id": 4, "method": "workspace/executeCommand", "params": {"command": "nope", "arguments": []}})).await;
+        let reply = pipe.until(|m| m["id"] == 4).await;
+        assert!(reply.get("error").is_some());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
