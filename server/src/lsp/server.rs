@@ -539,9 +539,12 @@ mod tests {
         pipe.send(json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
             .await;
         pipe.send(json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {"uri": uri, "languageId": "lua", "version": 1, "text": "local a = = 1\nreturn obj.data\n"}}})).await;
+        // (The run of this script without cases may publish first, before the analysis.)
         let published = pipe
             .until(|m| {
-                m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == uri
+                m["method"] == "textDocument/publishDiagnostics"
+                    && m["params"]["uri"] == uri
+                    && !m["params"]["diagnostics"].as_array().unwrap().is_empty()
             })
             .await;
         let diagnostics = published["params"]["diagnostics"].as_array().unwrap();
