@@ -1,8 +1,10 @@
 //! `kruise-lua`: checks OpenKruise Rollout traffic-routing Lua scripts against their test cases
-//! (`check`), and helps authors debug them (`obj`, `run`). A future `lsp` subcommand will live
-//! beside these in [`cli::Command`].
+//! (`check`), helps authors debug and start them (`obj`, `run`, `new`), and serves them to
+//! editors (`lsp`).
 
+mod analysis;
 mod cli;
+mod lsp;
 
 fn main() -> std::process::ExitCode {
     cli::main()

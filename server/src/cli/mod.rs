@@ -29,7 +29,7 @@ pub struct Cli {
     pub command: Command,
 }
 
-/// The subcommands. An `lsp` subcommand (language server over stdio) is planned as a sibling.
+/// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run every test case of every script and report per step (exit 1 on any failure)
@@ -41,6 +41,8 @@ pub enum Command {
     /// Scaffold a script folder (`<group>/<Kind>` or `ingress/<class>`) with the three
     /// recommended test cases
     New(new::NewArgs),
+    /// Run the language server over stdio (for editors)
+    Lsp,
 }
 
 /// Which verdict rules apply (see conformance 2.5/2.6).
@@ -147,6 +149,15 @@ pub fn main() -> ExitCode {
         Command::Obj(args) => obj::execute(args),
         Command::Run(args) => run::execute(args),
         Command::New(args) => new::execute(args),
+        Command::Lsp => {
+            return match crate::lsp::run_stdio() {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(error) => {
+                    eprintln!("kruise-lua lsp: {error:#}");
+                    ExitCode::from(EXIT_FINDINGS)
+                }
+            };
+        }
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -1,0 +1,383 @@
+//! LSP benchmark: starts the real `kruise-lua lsp` binary and drives it over stdio like an
+//! editor would, measuring what a user waits for.
+//!
+//! `cargo bench -p kruise-lua --bench lsp` (optionally `KRUISE_LUA_BENCH_TREE=<lua_configuration>`;
+//! by default the repository's `lua_configuration/`, else the LSP test fixtures).
+//!
+//! 1. initialize → first diagnostics, and → diagnostics for every case of the tree;
+//! 2. edit → syntax diagnostics on a 2,000-line script (p50/p95 over 60 edits, 100 ms apart);
+//! 3. edit of a script with 50 cases → every case's diagnostics republished (p50/p95);
+//! 4. RSS of the idle server after the first run of the tree.
+
+use std::collections::HashSet;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, channel};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+struct Server {
+    child: Child,
+    stdin: ChildStdin,
+    messages: Receiver<(Instant, Value)>,
+    next_id: u64,
+}
+
+impl Server {
+    fn start() -> Server {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_kruise-lua"))
+            .arg("lsp")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start kruise-lua lsp");
+        let stdin = child.stdin.take().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, messages) = channel();
+        std::thread::spawn(move || {
+            let mut reader = BufReader::new(stdout);
+            loop {
+                let mut length = 0usize;
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    let line = line.trim_end();
+                    if line.is_empty() {
+                        break;
+                    }
+                    if let Some(n) = line.strip_prefix("Content-Length: ") {
+                        length = n.parse().unwrap();
+                    }
+                }
+                let mut body = vec![0; length];
+                if reader.read_exact(&mut body).is_err() {
+                    return;
+                }
+                let value: Value = serde_json::from_slice(&body).unwrap();
+                if tx.send((Instant::now(), value)).is_err() {
+                    return;
+                }
+            }
+        });
+        Server {
+            child,
+            stdin,
+            messages,
+            next_id: 1,
+        }
+    }
+
+    fn send(&mut self, message: Value) {
+        let body = message.to_string();
+        write!(self.stdin, "Content-Length: {}\r\n\r\n{body}", body.len()).unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    fn request(&mut self, method: &str, params: Value) -> u64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        id
+    }
+
+    fn notify(&mut self, method: &str, params: Value) {
+        self.send(json!({"jsonrpc": "2.0", "method": method, "params": params}));
+    }
+
+    /// Next message satisfying `pred`, answering server requests on the way.
+    fn wait(&mut self, what: &str, mut pred: impl FnMut(&Value) -> bool) -> (Instant, Value) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let (at, message) = self
+                .messages
+                .recv_timeout(left)
+                .unwrap_or_else(|_| panic!("timed out waiting for {what}"));
+            if message.get("method").is_some() && message.get("id").is_some() {
+                let id = message["id"].clone();
+                self.send(json!({"jsonrpc": "2.0", "id": id, "result": null}));
+                continue;
+            }
+            if pred(&message) {
+                return (at, message);
+            }
+        }
+    }
+
+    fn initialize(&mut self, root: &Path, options: Value) -> Instant {
+        let start = Instant::now();
+        let uri = file_uri(root);
+        let id = self.request(
+            "initialize",
+            json!({
+                "processId": null,
+                "rootUri": uri,
+                "workspaceFolders": [{"uri": uri, "name": "bench"}],
+                "capabilities": {"workspace": {"applyEdit": true}},
+                "initializationOptions": options,
+            }),
+        );
+        self.wait("initialize", |m| m["id"] == id);
+        self.notify("initialized", json!({}));
+        start
+    }
+
+    fn open(&mut self, path: &Path, text: &str) {
+        self.notify(
+            "textDocument/didOpen",
+            json!({"textDocument": {"uri": file_uri(path), "languageId": "lua", "version": 1, "text": text}}),
+        );
+    }
+
+    fn change_line(&mut self, path: &Path, version: i32, line: usize, old_len: usize, text: &str) {
+        self.notify(
+            "textDocument/didChange",
+            json!({
+                "textDocument": {"uri": file_uri(path), "version": version},
+                "contentChanges": [{
+                    "range": {"start": {"line": line, "character": 0}, "end": {"line": line, "character": old_len}},
+                    "text": text,
+                }],
+            }),
+        );
+    }
+
+    fn rss_kib(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .unwrap_or_default();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.split_whitespace().next()?.parse().ok())
+            .unwrap_or(0)
+    }
+
+    fn stop(mut self) {
+        let id = self.request("shutdown", Value::Null);
+        self.wait("shutdown", |m| m["id"] == id);
+        self.notify("exit", Value::Null);
+        let _ = self.child.wait();
+    }
+}
+
+fn file_uri(path: &Path) -> String {
+    format!("file://{}", path.display())
+}
+
+fn is_publish(m: &Value) -> bool {
+    m["method"] == "textDocument/publishDiagnostics"
+}
+
+fn percentile(samples: &mut [Duration], p: f64) -> Duration {
+    samples.sort();
+    samples[((samples.len() - 1) as f64 * p).round() as usize]
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.2} ms", d.as_secs_f64() * 1000.0)
+}
+
+fn case_files(root: &Path) -> usize {
+    let mut count = 0;
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.components().any(|c| c.as_os_str() == "testdata")
+                && path.extension().is_some_and(|e| e == "yaml" || e == "yml")
+            {
+                count += 1;
+            }
+        }
+    }
+    count
+}
+
+fn bench_startup(tree: &Path) {
+    let expected = case_files(tree);
+    let mut server = Server::start();
+    let start = server.initialize(tree, json!({}));
+    let mut seen = HashSet::new();
+    let mut first = None;
+    let mut last = start;
+    while seen.len() < expected {
+        let (at, m) = server.wait("case diagnostics", is_publish);
+        first.get_or_insert(at);
+        let uri = m["params"]["uri"].as_str().unwrap_or_default().to_string();
+        if uri.ends_with(".yaml") || uri.ends_with(".yml") {
+            seen.insert(uri);
+        }
+        last = at;
+    }
+    println!("tree: {} ({expected} case files)", tree.display());
+    println!(
+        "initialize -> first diagnostics: {}",
+        ms(first.unwrap_or(last) - start)
+    );
+    println!(
+        "initialize -> diagnostics for every case: {}",
+        ms(last - start)
+    );
+    std::thread::sleep(Duration::from_secs(2));
+    println!(
+        "idle RSS after the first run: {:.1} MiB",
+        server.rss_kib() as f64 / 1024.0
+    );
+    server.stop();
+}
+
+/// A realistic 2,000-line script: helpers and loops over the spec.
+fn big_script() -> String {
+    let mut source = String::from("local spec = obj.data.spec\n");
+    let mut i = 0;
+    while source.lines().count() < 1999 {
+        source.push_str(&format!(
+            "local function route_{i}(rule, weight)\n  local out = {{}}\n  for _, r in ipairs(rule.route or {{}}) do\n    if r.destination.host == obj.stableService then\n      r.weight = obj.stableWeight - weight\n    else\n      table.insert(out, {{host = obj.canaryService, weight = obj.canaryWeight}})\n    end\n  end\n  return out\nend\nspec[\"r{i}\"] = route_{i}(spec.http[1], {i})\n"
+        ));
+        i += 1;
+    }
+    source.push_str("return obj.data\n");
+    source
+}
+
+fn bench_syntax(dir: &Path) {
+    let path = dir.join("big.lua");
+    let source = big_script();
+    let lines = source.lines().count();
+    let mut server = Server::start();
+    server.initialize(dir, json!({}));
+    let uri = file_uri(&path);
+    server.open(&path, &source);
+    server.wait("first analysis", |m| {
+        is_publish(m) && m["params"]["uri"] == uri
+    });
+    let line = 1000;
+    let original = source.lines().nth(line).unwrap().to_string();
+    let broken = format!("{original} = =");
+    let mut samples = Vec::new();
+    for version in 2..62 {
+        let (old_len, text) = if version % 2 == 0 {
+            (original.len(), broken.as_str())
+        } else {
+            (broken.len(), original.as_str())
+        };
+        let sent = Instant::now();
+        server.change_line(&path, version, line, old_len, text);
+        let want_error = version % 2 == 0;
+        let (at, _) = server.wait("syntax diagnostics", |m| {
+            is_publish(m)
+                && m["params"]["uri"] == uri
+                && m["params"]["diagnostics"]
+                    .as_array()
+                    .is_some_and(|d| d.iter().any(|d| d["code"] == "syntax") == want_error)
+        });
+        samples.push(at - sent);
+        // Typing pace (10 keys/s): the full analysis of this edit finishes before the next.
+        std::thread::sleep(Duration::from_millis(100));
+        while server.messages.try_recv().is_ok() {}
+    }
+    println!(
+        "edit -> syntax diagnostics ({lines}-line script, {} edits): p50 {}, p95 {}",
+        samples.len(),
+        ms(percentile(&mut samples, 0.5)),
+        ms(percentile(&mut samples, 0.95))
+    );
+    server.stop();
+}
+
+const CASE: &str = include_str!(
+    "../../tests/lsp/fixtures/workspace/lua_configuration/example.io/Route/testdata/weights.yaml"
+);
+const SCRIPT: &str = include_str!(
+    "../../tests/lsp/fixtures/workspace/lua_configuration/example.io/Route/trafficRouting.lua"
+);
+
+fn bench_rerun(dir: &Path, debounce_ms: u64) {
+    let route = dir.join("example.io").join("Route");
+    let testdata = route.join("testdata");
+    std::fs::create_dir_all(&testdata).unwrap();
+    for i in 0..50 {
+        std::fs::write(testdata.join(format!("case_{i:02}.yaml")), CASE).unwrap();
+    }
+    let script = route.join("trafficRouting.lua");
+    std::fs::write(&script, SCRIPT).unwrap();
+    let mut server = Server::start();
+    server.initialize(dir, json!({"debounceMs": debounce_ms}));
+    let mut seen = HashSet::new();
+    while seen.len() < 51 {
+        let (_, m) = server.wait("first run", is_publish);
+        seen.insert(m["params"]["uri"].as_str().unwrap_or_default().to_string());
+    }
+    server.open(&script, SCRIPT);
+    let line = SCRIPT
+        .lines()
+        .position(|l| l.contains("canary.weight = obj.canaryWeight"))
+        .unwrap();
+    let original = SCRIPT.lines().nth(line).unwrap().to_string();
+    let changed = original.replace("obj.canaryWeight", "obj.canaryWeight + 1");
+    // Let the open's own run settle.
+    std::thread::sleep(Duration::from_millis(300));
+    while server.messages.try_recv().is_ok() {}
+    let mut samples = Vec::new();
+    for version in 2..22 {
+        let (old_len, text) = if version % 2 == 0 {
+            (original.len(), changed.as_str())
+        } else {
+            (changed.len(), original.as_str())
+        };
+        let sent = Instant::now();
+        server.change_line(&script, version, line, old_len, text);
+        let mut cases = HashSet::new();
+        let mut last = sent;
+        while cases.len() < 50 {
+            let (at, m) = server.wait("rerun diagnostics", is_publish);
+            let uri = m["params"]["uri"].as_str().unwrap_or_default().to_string();
+            if uri.ends_with(".yaml") {
+                cases.insert(uri);
+                last = at;
+            }
+        }
+        samples.push(last - sent);
+        // An isolated edit (a burst of edits is coalesced by the debounce).
+        std::thread::sleep(Duration::from_millis(200));
+        while server.messages.try_recv().is_ok() {}
+    }
+    println!(
+        "edit -> rerun diagnostics for 50 cases (100 steps), debounce {debounce_ms} ms: p50 {}, p95 {}",
+        ms(percentile(&mut samples, 0.5)),
+        ms(percentile(&mut samples, 0.95))
+    );
+    server.stop();
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("kruise-lua-bench-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn main() {
+    // `cargo bench` passes `--bench`; nothing else is understood.
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let tree = std::env::var_os("KRUISE_LUA_BENCH_TREE")
+        .map(PathBuf::from)
+        .or_else(|| Some(repo.join("lua_configuration")).filter(|p| p.is_dir()))
+        .unwrap_or_else(|| repo.join("tests/lsp/fixtures/workspace"));
+    bench_startup(&tree);
+    let dir = temp_dir("syntax");
+    bench_syntax(&dir);
+    let _ = std::fs::remove_dir_all(&dir);
+    for debounce in [0, 80] {
+        let dir = temp_dir("rerun");
+        bench_rerun(&dir, debounce);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

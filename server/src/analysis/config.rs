@@ -1,0 +1,226 @@
+//! Lint configuration: which lints run and at what severity.
+//!
+//! Read from `kruise-lua.toml` at the `lua_configuration` root:
+//!
+//! ```toml
+//! [lints]
+//! KL005 = "off"          # by code ...
+//! KL006 = "warning"
+//! unused-local = "hint"  # ... or by name
+//! ```
+//!
+//! Levels: `"off"` (also `"allow"`), `"error"`, `"warning"` (`"warn"`), `"info"`
+//! (`"information"`), `"hint"`. Other tables in the file are left to other tools. The same
+//! settings come from the language client as JSON: `{"lints": {"KL005": "off"}}`.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use super::lints;
+
+/// How serious a diagnostic is (the LSP severities).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Error,
+    Warning,
+    #[serde(alias = "info")]
+    Information,
+    Hint,
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Information => "info",
+            Severity::Hint => "hint",
+        })
+    }
+}
+
+/// A configured level for one lint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LintLevel {
+    Off,
+    On(Severity),
+}
+
+impl LintLevel {
+    fn parse(text: &str) -> Option<LintLevel> {
+        Some(match text.to_ascii_lowercase().as_str() {
+            "off" | "allow" | "none" => LintLevel::Off,
+            "error" | "deny" => LintLevel::On(Severity::Error),
+            "warning" | "warn" => LintLevel::On(Severity::Warning),
+            "info" | "information" => LintLevel::On(Severity::Information),
+            "hint" => LintLevel::On(Severity::Hint),
+            _ => return None,
+        })
+    }
+}
+
+/// A problem in a configuration file or settings object.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError(pub String);
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// Per-lint overrides; lints not mentioned run at their default severity.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LintConfig {
+    /// Keyed by lint code (`"KL005"`).
+    levels: BTreeMap<&'static str, LintLevel>,
+}
+
+/// The file format (and the LSP settings' shape): only the `lints` table is ours.
+#[derive(Deserialize, Default)]
+struct RawConfig {
+    #[serde(default)]
+    lints: BTreeMap<String, String>,
+}
+
+impl LintConfig {
+    /// The configuration file's name, looked up at the `lua_configuration` root.
+    pub const FILE_NAME: &'static str = "kruise-lua.toml";
+
+    /// Parses the text of a `kruise-lua.toml`.
+    pub fn from_toml_str(text: &str) -> Result<LintConfig, ConfigError> {
+        let raw: RawConfig =
+            toml::from_str(text).map_err(|e| ConfigError(format!("{}: {e}", Self::FILE_NAME)))?;
+        Self::from_raw(raw)
+    }
+
+    /// Reads `<dir>/kruise-lua.toml`; a missing file gives the default configuration.
+    pub fn load(dir: &Path) -> Result<LintConfig, ConfigError> {
+        let path = dir.join(Self::FILE_NAME);
+        match std::fs::read_to_string(&path) {
+            Ok(text) => Self::from_toml_str(&text),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(LintConfig::default()),
+            Err(e) => Err(ConfigError(format!("{}: {e}", path.display()))),
+        }
+    }
+
+    /// Builds the configuration from LSP settings JSON: `{"lints": {"KL005": "off"}}`.
+    pub fn from_json(settings: &serde_json::Value) -> Result<LintConfig, ConfigError> {
+        let raw: RawConfig = serde_json::from_value(settings.clone())
+            .map_err(|e| ConfigError(format!("settings: {e}")))?;
+        Self::from_raw(raw)
+    }
+
+    fn from_raw(raw: RawConfig) -> Result<LintConfig, ConfigError> {
+        let mut config = LintConfig::default();
+        for (key, value) in raw.lints {
+            let lint = lints::find(&key).ok_or_else(|| {
+                ConfigError(format!(
+                    "unknown lint `{key}` (known: {})",
+                    lints::all()
+                        .iter()
+                        .map(|l| format!("{} {}", l.code(), l.name()))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ))
+            })?;
+            let level = LintLevel::parse(&value).ok_or_else(|| {
+                ConfigError(format!(
+                    "lint `{key}`: unknown level `{value}` (use off, error, warning, info or hint)"
+                ))
+            })?;
+            config.levels.insert(lint.code(), level);
+        }
+        Ok(config)
+    }
+
+    /// Sets the level of a lint by code or name; false when no lint has that code or name.
+    pub fn set(&mut self, code_or_name: &str, level: LintLevel) -> bool {
+        match lints::find(code_or_name) {
+            Some(lint) => {
+                self.levels.insert(lint.code(), level);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Overrides from `other` win over this configuration's (e.g. client settings over the
+    /// file).
+    pub fn merge(&mut self, other: &LintConfig) {
+        self.levels
+            .extend(other.levels.iter().map(|(k, v)| (*k, *v)));
+    }
+
+    /// The severity lint `code` reports at, or None when it is off.
+    pub fn severity(&self, code: &str, default: Severity) -> Option<Severity> {
+        match self.levels.get(code) {
+            Some(LintLevel::Off) => None,
+            Some(LintLevel::On(severity)) => Some(*severity),
+            None => Some(default),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn toml_by_code_and_name() {
+        let config = LintConfig::from_toml_str(
+            "[lints]\nKL005 = \"off\"\nKL006 = \"warning\"\nunused-local = \"error\"\n\
+             [other-tool]\nx = 1\n",
+        )
+        .unwrap();
+        assert_eq!(config.severity("KL005", Severity::Hint), None);
+        assert_eq!(
+            config.severity("KL006", Severity::Hint),
+            Some(Severity::Warning)
+        );
+        assert_eq!(
+            config.severity("KL007", Severity::Hint),
+            Some(Severity::Error)
+        );
+        assert_eq!(
+            config.severity("KL001", Severity::Error),
+            Some(Severity::Error)
+        );
+    }
+
+    #[test]
+    fn errors_name_the_problem() {
+        let e = LintConfig::from_toml_str("[lints]\nKL999 = \"off\"").unwrap_err();
+        assert!(e.0.contains("unknown lint `KL999`"), "{e}");
+        let e = LintConfig::from_toml_str("[lints]\nKL001 = \"loud\"").unwrap_err();
+        assert!(e.0.contains("unknown level `loud`"), "{e}");
+        let e = LintConfig::from_toml_str("[lints\n").unwrap_err();
+        assert!(e.0.starts_with("kruise-lua.toml"), "{e}");
+    }
+
+    #[test]
+    fn json_settings_and_merge() {
+        let json = serde_json::json!({"lints": {"KL005": "hint", "kl006": "off"}});
+        let settings = LintConfig::from_json(&json).unwrap();
+        let mut file = LintConfig::from_toml_str("[lints]\nKL005 = \"off\"").unwrap();
+        file.merge(&settings);
+        assert_eq!(
+            file.severity("KL005", Severity::Information),
+            Some(Severity::Hint)
+        );
+        assert_eq!(file.severity("KL006", Severity::Hint), None);
+        assert!(LintConfig::from_json(&serde_json::json!({})).unwrap() == LintConfig::default());
+    }
+
+    #[test]
+    fn load_missing_file_is_default() {
+        let dir = std::env::temp_dir().join("kruise-lua-analysis-config-test-missing");
+        assert_eq!(LintConfig::load(&dir).unwrap(), LintConfig::default());
+    }
+}

@@ -1,0 +1,315 @@
+//! Hover: docs for `obj` fields (with the field's path, so the protocol layer can append the
+//! value each test case gives it), library functions and globals, and locals' declarations.
+
+use std::ops::Range;
+
+use super::completion::{ident_start, in_comment_or_string, receiver_before, receiver_value};
+use super::library;
+use super::obj_schema::{self, Flavor, Lookup, ObjPath, PathSeg};
+use super::parse::parse;
+use super::semantic::{DeclKind, Model, Value, global_value};
+use super::spec_shape::SpecShape;
+
+/// What a hover shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hover {
+    /// The hovered name.
+    pub range: Range<usize>,
+    /// Markdown.
+    pub contents: String,
+    /// When the name is (an alias of) a value inside `obj`: its path, e.g. `canaryWeight` or
+    /// `data.spec.http`.
+    pub obj_path: Option<ObjPath>,
+}
+
+/// Hover at byte `offset` of `source`.
+pub fn hover(
+    source: &str,
+    offset: usize,
+    flavor: Flavor,
+    spec_shape: Option<&SpecShape>,
+) -> Option<Hover> {
+    let offset = offset.min(source.len());
+    if !source.is_char_boundary(offset) || in_comment_or_string(source, offset) {
+        return None;
+    }
+    let bytes = source.as_bytes();
+    let start = ident_start(source, offset);
+    let end = offset
+        + bytes[offset..]
+            .iter()
+            .take_while(|b| b.is_ascii_alphanumeric() || **b == b'_')
+            .count();
+    if start == end || bytes[start].is_ascii_digit() {
+        return None;
+    }
+    let name = &source[start..end];
+    if library::KEYWORDS.contains(&name) {
+        return None;
+    }
+    let range = start..end;
+    let parsed = parse(source);
+    let model = Model::build(&parsed.ast, source.len());
+
+    // A member: `<receiver>.name` or `<receiver>:name`.
+    let before = start.checked_sub(1).map(|i| bytes[i]);
+    let is_member = matches!(before, Some(b'.') | Some(b':'))
+        && !(before == Some(b'.') && start > 1 && bytes[start - 2] == b'.');
+    if is_member {
+        if before == Some(b':') {
+            // Method calls in these scripts are string methods (`s:upper()`).
+            let member = library::STRING.member(name)?;
+            return Some(Hover {
+                range,
+                contents: item_markdown(&format!("(method) {}", member.signature), member.doc),
+                obj_path: None,
+            });
+        }
+        let receiver = receiver_before(source, start - 1)?;
+        let value = receiver_value(&model, &receiver, start);
+        return match value {
+            Value::Obj(path) => {
+                let path = path.child(PathSeg::Key(name.to_string()));
+                obj_hover(&path, flavor, spec_shape, range)
+            }
+            Value::Library(lib) => {
+                let member = library::library(lib)?.member(name)?;
+                Some(Hover {
+                    range,
+                    contents: item_markdown(member.signature, member.doc),
+                    obj_path: None,
+                })
+            }
+            _ => None,
+        };
+    }
+
+    match model.symbol_at(start) {
+        Some((Some(decl), _, _)) => {
+            let decl = &model.decls[decl];
+            let header = match decl.kind {
+                DeclKind::Param => format!("(parameter) {}", decl.name),
+                DeclKind::SelfParam => "(parameter) self".to_string(),
+                _ => first_line(&source[decl.stmt_range.clone()]).to_string(),
+            };
+            let mut contents = format!("```lua\n{header}\n```");
+            let mut obj_path = None;
+            match &decl.value {
+                Value::Obj(path) => {
+                    if let Some(h) = obj_hover(path, flavor, spec_shape, range.clone()) {
+                        contents.push_str("\n\n---\n\n");
+                        contents.push_str(&h.contents);
+                    }
+                    obj_path = Some(path.clone());
+                }
+                Value::LibraryFunction(lib, function) => {
+                    if let Some(item) = lib_function(lib, function) {
+                        contents.push_str("\n\n---\n\n");
+                        contents.push_str(&item_markdown(item.signature, item.doc));
+                    }
+                }
+                _ => {}
+            }
+            Some(Hover {
+                range,
+                contents,
+                obj_path,
+            })
+        }
+        _ => global_hover(name, flavor, range),
+    }
+}
+
+fn first_line(text: &str) -> &str {
+    text.lines().next().unwrap_or("").trim_end()
+}
+
+fn item_markdown(signature: &str, doc: &str) -> String {
+    format!("```lua\n{signature}\n```\n\n{doc}")
+}
+
+fn lib_function(lib: &str, function: &str) -> Option<&'static library::LibItem> {
+    if lib.is_empty() {
+        library::global(function)
+    } else {
+        library::library(lib)?.member(function)
+    }
+}
+
+fn global_hover(name: &str, flavor: Flavor, range: Range<usize>) -> Option<Hover> {
+    let (contents, obj_path) = match global_value(name) {
+        Value::Obj(path) => (
+            format!(
+                "```lua\n(global) obj: {}\n```\n\n{}",
+                obj_schema::root(flavor).type_name,
+                obj_schema::root_doc(flavor)
+            ),
+            Some(path),
+        ),
+        Value::Library(lib) => {
+            let library = library::library(lib)?;
+            (
+                format!("```lua\n(library) {lib}\n```\n\n{}", library.doc),
+                None,
+            )
+        }
+        _ => match library::global(name) {
+            Some(item) => (item_markdown(item.signature, item.doc), None),
+            None => {
+                let hint = library::missing_global_hint(name)?;
+                (format!("`{name}` is nil in Kruise's Lua: {hint}"), None)
+            }
+        },
+    };
+    Some(Hover {
+        range,
+        contents,
+        obj_path,
+    })
+}
+
+/// Docs of the value at `path` inside `obj`.
+fn obj_hover(
+    path: &ObjPath,
+    flavor: Flavor,
+    spec_shape: Option<&SpecShape>,
+    range: Range<usize>,
+) -> Option<Hover> {
+    let contents = match obj_schema::lookup(flavor, &path.0) {
+        Lookup::Found { shape, field } => {
+            let doc = field.map_or("", |f| f.doc);
+            format!("```lua\n(field) {path}: {}\n```\n\n{doc}", shape.type_name)
+        }
+        Lookup::Free => {
+            let suffix = path.spec_suffix()?;
+            let node = spec_shape.and_then(|s| s.node(suffix));
+            match node {
+                Some(node) => format!(
+                    "```lua\n(field) {path}: {}\n```\n\n{}",
+                    node.type_summary(),
+                    node.describe()
+                ),
+                None => format!(
+                    "```lua\n(field) {path}\n```\n\nPart of the resource's spec (free-form; not in the test cases' specs)."
+                ),
+            }
+        }
+        Lookup::UnknownField { .. } | Lookup::NotATable { .. } => return None,
+    };
+    Some(Hover {
+        range,
+        contents,
+        obj_path: Some(path.clone()),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hover_at(text: &str, flavor: Flavor) -> Option<Hover> {
+        let offset = text.find('|').expect("cursor");
+        let source = text.replacen('|', "", 1);
+        hover(&source, offset, flavor, None)
+    }
+
+    fn keys(h: &Hover) -> Vec<&str> {
+        h.obj_path.as_ref().unwrap().keys().unwrap()
+    }
+
+    #[test]
+    fn obj_fields_with_paths() {
+        let h = hover_at(
+            "local w = obj.canary|Weight\nreturn obj.data",
+            Flavor::Custom,
+        )
+        .unwrap();
+        assert_eq!(keys(&h), vec!["canaryWeight"]);
+        assert!(h.contents.contains("-1"), "{}", h.contents);
+        assert!(
+            h.contents.contains("(field) obj.canaryWeight: number"),
+            "{}",
+            h.contents
+        );
+        assert_eq!(h.range, 14..26);
+
+        let h = hover_at(
+            "local spec = obj.data.spec\nprint(spec.ht|tp)",
+            Flavor::Custom,
+        )
+        .unwrap();
+        assert_eq!(keys(&h), vec!["data", "spec", "http"]);
+
+        let h = hover_at("print(obj.we|ight)", Flavor::Ingress).unwrap();
+        assert!(h.contents.contains("string"), "{}", h.contents);
+
+        // The obj global itself and an alias local.
+        let h = hover_at("print(o|bj.data)", Flavor::Custom).unwrap();
+        assert_eq!(h.obj_path, Some(ObjPath::root()));
+        let h = hover_at(
+            "local labels = obj.data.labels or {}\nprint(lab|els)",
+            Flavor::Custom,
+        )
+        .unwrap();
+        assert_eq!(keys(&h), vec!["data", "labels"]);
+        assert!(
+            h.contents.contains("local labels = obj.data.labels or {}"),
+            "{}",
+            h.contents
+        );
+        assert!(h.contents.contains("random order"), "{}", h.contents);
+
+        // Array elements through a loop variable.
+        let h = hover_at(
+            "for _, m in ipairs(obj.matches) do print(m.head|ers) end",
+            Flavor::Custom,
+        )
+        .unwrap();
+        assert_eq!(
+            h.obj_path.unwrap().0,
+            vec![
+                PathSeg::Key("matches".into()),
+                PathSeg::Any,
+                PathSeg::Key("headers".into())
+            ]
+        );
+        assert!(hover_at("print(obj.nope|x)", Flavor::Custom).is_none());
+    }
+
+    #[test]
+    fn library_functions_and_globals() {
+        let h = hover_at("table.ins|ert(t, 1)", Flavor::Custom).unwrap();
+        assert!(
+            h.contents.contains("table.insert(t, [pos,] value)"),
+            "{}",
+            h.contents
+        );
+        let h = hover_at("local s = string.for|mat('%d', 1)", Flavor::Custom).unwrap();
+        assert!(h.contents.contains("MISSING"), "{}", h.contents);
+        let h = hover_at("for k in pai|rs(t) do end", Flavor::Custom).unwrap();
+        assert!(h.contents.contains("random"), "{}", h.contents);
+        let h = hover_at("local j = require('json')\nj.enc|ode({})", Flavor::Custom).unwrap();
+        assert!(h.contents.contains("json.encode"), "{}", h.contents);
+        let h = hover_at("print(o|s.time())", Flavor::Custom).unwrap();
+        assert!(h.contents.contains("nil in Kruise"), "{}", h.contents);
+        let h = hover_at("local s = obj.canaryService:up|per()", Flavor::Custom).unwrap();
+        assert!(h.contents.contains("string.upper"), "{}", h.contents);
+    }
+
+    #[test]
+    fn locals_show_their_declaration() {
+        let h = hover_at("local count = 1 + 2\nprint(co|unt)", Flavor::Custom).unwrap();
+        assert!(h.contents.contains("local count = 1 + 2"), "{}", h.contents);
+        assert_eq!(h.obj_path, None);
+        let h = hover_at(
+            "local function f(alpha)\n  return al|pha\nend",
+            Flavor::Custom,
+        )
+        .unwrap();
+        assert!(h.contents.contains("(parameter) alpha"), "{}", h.contents);
+        let h = hover_at("local insert = table.insert\nins|ert(t, 1)", Flavor::Custom).unwrap();
+        assert!(h.contents.contains("Appends"), "{}", h.contents);
+        assert!(hover_at("-- obj|.data", Flavor::Custom).is_none());
+        assert!(hover_at("loc|al x = 1", Flavor::Custom).is_none());
+    }
+}

@@ -1,0 +1,261 @@
+//! The lints: one per file, each behind the [`Lint`] trait with a stable code (`KL001`...),
+//! a name and a default severity. Fixture tests live in `fixtures/<code>/*.lua` with the
+//! expected output in `*.expected` next to each script (`KRUISE_LUA_BLESS=1` rewrites them).
+
+mod global_assignment;
+mod missing_table_return;
+mod pairs_random_order;
+mod unknown_obj_field;
+mod unsupported_global;
+mod unused_local;
+mod weight_type_mismatch;
+
+use std::cell::OnceCell;
+use std::ops::Range;
+
+use full_moon::ast::Ast;
+
+use super::config::Severity;
+use super::obj_schema::Flavor;
+use super::semantic::Model;
+use super::spec_shape::SpecShape;
+use super::walk::{self, Chain};
+
+/// Everything a lint may look at.
+pub struct LintContext<'a> {
+    pub source: &'a str,
+    pub ast: &'a Ast,
+    pub model: &'a Model,
+    pub flavor: Flavor,
+    /// Whether the source has syntax errors (the AST is then partial).
+    pub has_syntax_errors: bool,
+    /// The shape of `obj.data.spec` from the script's test cases, when known.
+    pub spec_shape: Option<&'a SpecShape>,
+    chains: OnceCell<Vec<Chain<'a>>>,
+}
+
+impl<'a> LintContext<'a> {
+    pub fn new(
+        source: &'a str,
+        ast: &'a Ast,
+        model: &'a Model,
+        flavor: Flavor,
+        has_syntax_errors: bool,
+        spec_shape: Option<&'a SpecShape>,
+    ) -> Self {
+        LintContext {
+            source,
+            ast,
+            model,
+            flavor,
+            has_syntax_errors,
+            spec_shape,
+            chains: OnceCell::new(),
+        }
+    }
+
+    /// Every chain of the chunk (see [`walk::chains`]), collected once for all lints.
+    pub fn chains(&self) -> &[Chain<'a>] {
+        self.chains.get_or_init(|| walk::chains(self.ast.nodes()))
+    }
+}
+
+/// An edit that fixes a diagnostic (for code actions).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fix {
+    pub title: String,
+    pub range: Range<usize>,
+    pub replacement: String,
+}
+
+/// A finding of one lint, before configuration assigns its severity.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LintDiagnostic {
+    pub range: Range<usize>,
+    pub message: String,
+    pub fix: Option<Fix>,
+}
+
+impl LintDiagnostic {
+    pub fn new(range: Range<usize>, message: impl Into<String>) -> Self {
+        LintDiagnostic {
+            range,
+            message: message.into(),
+            fix: None,
+        }
+    }
+
+    pub fn with_fix(
+        mut self,
+        title: impl Into<String>,
+        range: Range<usize>,
+        replacement: &str,
+    ) -> Self {
+        self.fix = Some(Fix {
+            title: title.into(),
+            range,
+            replacement: replacement.to_string(),
+        });
+        self
+    }
+}
+
+/// One lint. Implementations are stateless.
+pub trait Lint: Sync {
+    /// The stable code, `KL001`...
+    fn code(&self) -> &'static str;
+    /// A kebab-case name, also accepted in configuration.
+    fn name(&self) -> &'static str;
+    fn default_severity(&self) -> Severity;
+    /// One sentence for documentation.
+    fn description(&self) -> &'static str;
+    fn check(&self, ctx: &LintContext) -> Vec<LintDiagnostic>;
+}
+
+static ALL: [&dyn Lint; 7] = [
+    &unknown_obj_field::UnknownObjField,
+    &unsupported_global::UnsupportedGlobal,
+    &missing_table_return::MissingTableReturn,
+    &weight_type_mismatch::WeightTypeMismatch,
+    &pairs_random_order::PairsRandomOrder,
+    &global_assignment::GlobalAssignment,
+    &unused_local::UnusedLocal,
+];
+
+/// All lints, in code order.
+pub fn all() -> &'static [&'static dyn Lint] {
+    &ALL
+}
+
+/// The lint with this code (any case) or name.
+pub fn find(code_or_name: &str) -> Option<&'static dyn Lint> {
+    ALL.iter()
+        .copied()
+        .find(|l| l.code().eq_ignore_ascii_case(code_or_name) || l.name() == code_or_name)
+}
+
+#[cfg(test)]
+mod fixture_tests {
+    //! Runs every lint on its fixtures and compares with the `.expected` files.
+
+    use std::path::Path;
+
+    use super::*;
+    use crate::analysis::parse::parse;
+
+    /// `line:col` (1-based, column in characters) of a byte offset.
+    fn line_col(source: &str, offset: usize) -> (usize, usize) {
+        let before = &source[..offset];
+        let line = before.matches('\n').count() + 1;
+        let col = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
+        (line, col)
+    }
+
+    /// The report for one fixture: each finding with the source line and carets under it.
+    fn render(source: &str, lint: &dyn Lint, found: &[LintDiagnostic]) -> String {
+        let mut out = String::new();
+        for d in found {
+            let (line, col) = line_col(source, d.range.start);
+            let (end_line, end_col) = line_col(source, d.range.end);
+            out.push_str(&format!(
+                "{}[{}] {line}:{col}-{end_line}:{end_col}: {}\n",
+                lint.default_severity(),
+                lint.code(),
+                d.message
+            ));
+            let text = source.lines().nth(line - 1).unwrap_or("");
+            let width = if end_line == line {
+                (end_col - col).max(1)
+            } else {
+                text.chars().count().saturating_sub(col - 1).max(1)
+            };
+            out.push_str(&format!(
+                "  | {text}\n  | {}{}\n",
+                " ".repeat(col - 1),
+                "^".repeat(width)
+            ));
+            if let Some(fix) = &d.fix {
+                out.push_str(&format!(
+                    "  fix: {} ({:?} -> {:?})\n",
+                    fix.title,
+                    &source[fix.range.clone()],
+                    fix.replacement
+                ));
+            }
+        }
+        if found.is_empty() {
+            out.push_str("(no findings)\n");
+        }
+        out
+    }
+
+    fn run(lint: &dyn Lint, path: &Path) -> String {
+        let source = std::fs::read_to_string(path).unwrap();
+        let name = path.file_name().unwrap().to_string_lossy();
+        let flavor = if name.starts_with("ingress") {
+            Flavor::Ingress
+        } else {
+            Flavor::Custom
+        };
+        let parsed = parse(&source);
+        assert!(
+            parsed.errors.is_empty() || name.contains("syntax"),
+            "{name}: {:?}",
+            parsed.errors
+        );
+        let model = Model::build(&parsed.ast, source.len());
+        let ctx = LintContext::new(
+            &source,
+            &parsed.ast,
+            &model,
+            flavor,
+            !parsed.errors.is_empty(),
+            None,
+        );
+        let mut found = lint.check(&ctx);
+        found.sort_by_key(|d| (d.range.start, d.range.end));
+        render(&source, lint, &found)
+    }
+
+    #[test]
+    fn fixtures() {
+        let bless = std::env::var_os("KRUISE_LUA_BLESS").is_some();
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/analysis/lints/fixtures");
+        let mut failures = Vec::new();
+        for lint in all() {
+            let dir = root.join(lint.code());
+            let mut scripts: Vec<_> = std::fs::read_dir(&dir)
+                .unwrap_or_else(|_| panic!("{} has no fixtures in {}", lint.code(), dir.display()))
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|e| e == "lua"))
+                .collect();
+            scripts.sort();
+            assert!(
+                scripts.len() >= 2,
+                "{}: need fixtures with and without findings",
+                lint.code()
+            );
+            for script in scripts {
+                let actual = run(*lint, &script);
+                let expected_path = script.with_extension("expected");
+                if bless {
+                    std::fs::write(&expected_path, &actual).unwrap();
+                    continue;
+                }
+                let expected = std::fs::read_to_string(&expected_path).unwrap_or_default();
+                if expected != actual {
+                    failures.push(format!(
+                        "== {}\n-- expected\n{expected}-- actual\n{actual}",
+                        script.display()
+                    ));
+                }
+            }
+        }
+        assert!(
+            failures.is_empty(),
+            "fixture mismatches (KRUISE_LUA_BLESS=1 to accept):\n{}",
+            failures.join("\n")
+        );
+    }
+}

@@ -1,0 +1,332 @@
+//! Static analysis of Kruise traffic-routing Lua scripts, for the language server and `check`.
+//!
+//! Everything works on `&str` sources and byte-offset ranges (`Range<usize>`); converting to
+//! LSP positions (UTF-16) is the protocol layer's job. Nothing here does I/O except
+//! [`LintConfig::load`].
+//!
+//! * [`analyze`]: syntax errors (Lua 5.1 as gopher-lua parses it) and lint diagnostics.
+//! * [`complete`], [`hover`]: `obj` fields with Kruise's docs, `obj.data.spec` fields from the
+//!   test cases ([`infer_spec_shape`]), library members Kruise provides, names in scope.
+//! * [`definition`], [`references`], [`document_symbols`]: navigation on resolved names.
+//!
+//! Every entry point tolerates incomplete code: the parser recovers, and completion reads the
+//! expression before the cursor from the text.
+
+// Parts of the API are used only by the language server, which is built on top of this later.
+#![allow(dead_code)]
+
+pub mod completion;
+pub mod config;
+pub mod hover;
+pub mod library;
+pub mod lints;
+pub mod navigation;
+pub mod obj_schema;
+pub mod parse;
+pub mod semantic;
+pub mod spec_shape;
+pub mod walk;
+
+use std::ops::Range;
+
+// The language server's protocol layer is the user of most of these re-exports.
+#[allow(unused_imports)]
+pub use completion::{CompletionContext, CompletionItem, CompletionKind, complete};
+#[allow(unused_imports)]
+pub use config::{ConfigError, LintConfig, LintLevel, Severity};
+#[allow(unused_imports)]
+pub use hover::{Hover, hover};
+#[allow(unused_imports)]
+pub use lints::Fix;
+#[allow(unused_imports)]
+pub use navigation::{DocumentSymbol, SymbolKind, definition, document_symbols, references};
+#[allow(unused_imports)]
+pub use obj_schema::{Flavor, ObjPath, PathSeg};
+#[allow(unused_imports)]
+pub use parse::SyntaxError;
+#[allow(unused_imports)]
+pub use spec_shape::{ShapeNode, SpecShape, infer_spec_shape};
+
+/// One lint finding, with its configured severity.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Diagnostic {
+    /// The lint's code, `KL001`...
+    pub code: &'static str,
+    pub severity: Severity,
+    pub range: Range<usize>,
+    pub message: String,
+    /// An edit that fixes it, when there is an obvious one.
+    pub fix: Option<Fix>,
+}
+
+/// The result of [`analyze`].
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Analysis {
+    /// Every syntax error, in source order (errors for Kruise: the script cannot run).
+    pub syntax_errors: Vec<SyntaxError>,
+    /// Lint findings, in source order.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// A lint's description, for documentation and `--explain`-style output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LintInfo {
+    pub code: &'static str,
+    pub name: &'static str,
+    pub default_severity: Severity,
+    pub description: &'static str,
+}
+
+/// All lints, in code order.
+pub fn lint_catalog() -> Vec<LintInfo> {
+    lints::all()
+        .iter()
+        .map(|l| LintInfo {
+            code: l.code(),
+            name: l.name(),
+            default_severity: l.default_severity(),
+            description: l.description(),
+        })
+        .collect()
+}
+
+/// Only the syntax errors (cheaper than [`analyze`]).
+pub fn syntax_errors(source: &str) -> Vec<SyntaxError> {
+    parse::parse(source).errors
+}
+
+/// Parses `source` and runs the lints `config` enables.
+pub fn analyze(source: &str, flavor: Flavor, config: &LintConfig) -> Analysis {
+    analyze_with_spec(source, flavor, config, None)
+}
+
+/// [`analyze`], with the shape of `obj.data.spec` from the script's test cases (lets KL005 tell
+/// arrays from maps inside the spec).
+pub fn analyze_with_spec(
+    source: &str,
+    flavor: Flavor,
+    config: &LintConfig,
+    spec_shape: Option<&SpecShape>,
+) -> Analysis {
+    let parsed = parse::parse(source);
+    let model = semantic::Model::build(&parsed.ast, source.len());
+    let ctx = lints::LintContext::new(
+        source,
+        &parsed.ast,
+        &model,
+        flavor,
+        !parsed.errors.is_empty(),
+        spec_shape,
+    );
+    let mut diagnostics = Vec::new();
+    for lint in lints::all() {
+        let Some(severity) = config.severity(lint.code(), lint.default_severity()) else {
+            continue;
+        };
+        diagnostics.extend(lint.check(&ctx).into_iter().map(|d| Diagnostic {
+            code: lint.code(),
+            severity,
+            range: d.range,
+            message: d.message,
+            fix: d.fix,
+        }));
+    }
+    diagnostics.sort_by(|a, b| {
+        (a.range.start, a.range.end, a.code).cmp(&(b.range.start, b.range.end, b.code))
+    });
+    Analysis {
+        syntax_errors: parsed.errors,
+        diagnostics,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SCRIPT: &str = "local spec = obj.data.spec\nlocal unused = 1\nfor _, r in ipairs(spec.http) do\n  r.route[1].weight = obj.stableWeight\n  r.route[2] = {destination = {host = obj.canaryService}, weight = obj.canaryweight}\nend\nreturn obj.data\n";
+
+    #[test]
+    fn analyze_applies_configuration() {
+        let analysis = analyze(SCRIPT, Flavor::Custom, &LintConfig::default());
+        assert!(analysis.syntax_errors.is_empty());
+        let codes: Vec<(&str, Severity)> = analysis
+            .diagnostics
+            .iter()
+            .map(|d| (d.code, d.severity))
+            .collect();
+        assert_eq!(
+            codes,
+            vec![("KL007", Severity::Hint), ("KL001", Severity::Error)]
+        );
+        let config =
+            LintConfig::from_toml_str("[lints]\nKL007 = \"off\"\nKL001 = \"warning\"").unwrap();
+        let analysis = analyze(SCRIPT, Flavor::Custom, &config);
+        let codes: Vec<(&str, Severity)> = analysis
+            .diagnostics
+            .iter()
+            .map(|d| (d.code, d.severity))
+            .collect();
+        assert_eq!(codes, vec![("KL001", Severity::Warning)]);
+        let fix = analysis.diagnostics[0].fix.as_ref().unwrap();
+        assert_eq!(&SCRIPT[fix.range.clone()], "canaryweight");
+        assert_eq!(fix.replacement, "canaryWeight");
+    }
+
+    #[test]
+    fn syntax_errors_and_lints_together() {
+        let source = "local t = os.time()\nlocal x = 7 // 2\nreturn {spec = {x = t}}";
+        let analysis = analyze(source, Flavor::Custom, &LintConfig::default());
+        assert!(!analysis.syntax_errors.is_empty());
+        assert!(analysis.diagnostics.iter().any(|d| d.code == "KL002"));
+        assert_eq!(lint_catalog().len(), 7);
+        assert_eq!(lint_catalog()[0].code, "KL001");
+    }
+
+    #[test]
+    fn conformance_vectors_have_no_false_errors() {
+        // Scripts that run fine in Kruise must not get error-level diagnostics, except those
+        // that deliberately return non-tables or use missing globals.
+        let dir = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../shared/conformance/vectors"
+        );
+        let mut checked = 0;
+        let mut failures = Vec::new();
+        for entry in std::fs::read_dir(dir)
+            .expect("shared/conformance")
+            .flatten()
+        {
+            let path = entry.path();
+            if path.extension().is_none_or(|e| e != "lua") {
+                continue;
+            }
+            let stem = path.file_stem().unwrap().to_string_lossy().to_string();
+            let expected = std::fs::read_to_string(path.with_extension("expected.json")).unwrap();
+            if !expected.contains("\"status\": \"ok\"")
+                || expected.contains("\"status\": \"error\"")
+            {
+                continue;
+            }
+            let source = std::fs::read_to_string(&path).unwrap();
+            let analysis = analyze(&source, Flavor::Custom, &LintConfig::default());
+            let errors: Vec<&Diagnostic> = analysis
+                .diagnostics
+                .iter()
+                .filter(|d| d.severity == Severity::Error)
+                .collect();
+            // Harness-only successes (non-table results) and vectors probing missing names
+            // are expected to be flagged.
+            let allowed = |d: &Diagnostic| {
+                (d.code == "KL003" && stem.starts_with("ret_"))
+                    || (d.code == "KL001" && stem == "obj_field_names")
+                    || (d.code == "KL002"
+                        && (stem.starts_with("env_") || stem.starts_with("tbl_library")))
+            };
+            let unexpected: Vec<_> = errors.into_iter().filter(|d| !allowed(d)).collect();
+            if !unexpected.is_empty() {
+                failures.push(format!("{stem}: {unexpected:?}"));
+            }
+            checked += 1;
+        }
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+        assert!(checked > 100, "only {checked} vectors checked");
+    }
+
+    /// A realistic script of about `lines` lines: helpers, loops over the spec, obj reads.
+    fn big_script(lines: usize) -> String {
+        let mut source =
+            String::from("local json = require(\"json\")\nlocal spec = obj.data.spec\n");
+        let mut i = 0;
+        while source.lines().count() < lines {
+            source.push_str(&format!(
+                "local function route_{i}(rule, weight)\n  local out = {{}}\n  for _, r in ipairs(rule.route or {{}}) do\n    if r.destination.host == obj.stableService then\n      r.weight = obj.stableWeight - weight\n    else\n      table.insert(out, {{host = obj.canaryService, weight = obj.canaryWeight}})\n    end\n  end\n  for k, v in pairs(obj.data.labels or {{}}) do out[k] = string.format(\"%s=%d\", v, weight) end\n  return out\nend\nspec[\"r{i}\"] = route_{i}(spec.http[1], {i})\n"
+            ));
+            i += 1;
+        }
+        source.push_str("return obj.data\n");
+        source
+    }
+
+    /// `cargo test --release -p kruise-lua --bin kruise-lua analysis::tests::timing -- --ignored --nocapture`
+    #[test]
+    #[ignore = "timing; run in release mode"]
+    fn timing_2000_lines() {
+        let source = big_script(2000);
+        let config = LintConfig::default();
+        let first = analyze(&source, Flavor::Custom, &config);
+        assert!(first.syntax_errors.is_empty(), "{:?}", first.syntax_errors);
+        let runs = 50;
+        let start = std::time::Instant::now();
+        for _ in 0..runs {
+            std::hint::black_box(analyze(&source, Flavor::Custom, &config));
+        }
+        let full = start.elapsed() / runs;
+        let start = std::time::Instant::now();
+        for _ in 0..runs {
+            std::hint::black_box(syntax_errors(&source));
+        }
+        let syntax = start.elapsed() / runs;
+        let offset = source.find("r.weight").unwrap() + 2;
+        let start = std::time::Instant::now();
+        for _ in 0..runs {
+            std::hint::black_box(complete(&source, offset, &CompletionContext::default()));
+        }
+        let completion = start.elapsed() / runs;
+        // Where the time goes.
+        let time = |f: &dyn Fn()| {
+            let start = std::time::Instant::now();
+            for _ in 0..10 {
+                f();
+            }
+            start.elapsed() / 10
+        };
+        let fm = time(&|| {
+            std::hint::black_box(full_moon::parse_fallible(
+                &source,
+                full_moon::LuaVersion::lua51(),
+            ));
+        });
+        let lex = time(&|| {
+            std::hint::black_box(parse::significant_tokens(&source));
+        });
+        let parsed = parse::parse(&source);
+        let build = time(&|| {
+            std::hint::black_box(semantic::Model::build(&parsed.ast, source.len()));
+        });
+        let model = semantic::Model::build(&parsed.ast, source.len());
+        let ctx =
+            lints::LintContext::new(&source, &parsed.ast, &model, Flavor::Custom, false, None);
+        ctx.chains();
+        for lint in lints::all() {
+            println!(
+                "  {}: {:?}",
+                lint.code(),
+                time(&|| {
+                    std::hint::black_box(lint.check(&ctx));
+                })
+            );
+        }
+        println!("  full_moon {fm:?}, lexing {lex:?}, names {build:?}");
+        println!(
+            "{} lines, {} bytes: analyze {full:?}, syntax only {syntax:?}, completion {completion:?}",
+            source.lines().count(),
+            source.len()
+        );
+    }
+
+    #[test]
+    fn big_script_analyzes_cleanly() {
+        let source = big_script(200);
+        let analysis = analyze(&source, Flavor::Custom, &LintConfig::default());
+        assert!(analysis.syntax_errors.is_empty());
+        assert!(
+            analysis
+                .diagnostics
+                .iter()
+                .all(|d| d.severity != Severity::Error),
+            "{:?}",
+            analysis.diagnostics
+        );
+    }
+}

@@ -1,0 +1,337 @@
+//! Parsing Lua 5.1 as gopher-lua accepts it: a best-effort AST plus every syntax error.
+//!
+//! full_moon is always asked for plain Lua 5.1 ([`LuaVersion::lua51`]), so `goto`, labels, `//`,
+//! bit operators and `<const>` are syntax errors, as they are for Kruise. Two differences from
+//! full_moon's Lua 5.1 are corrected here:
+//! * gopher-lua accepts empty statements (stray `;`, `;;`), which PUC Lua 5.1 and full_moon
+//!   reject; such semicolons are blanked out before parsing (offsets unchanged).
+//! * full_moon reports one mistake several times at the same spot; duplicates are dropped.
+
+use std::ops::Range;
+
+use full_moon::ast::Ast;
+use full_moon::tokenizer::{
+    Lexer, LexerResult, Symbol, Token, TokenKind, TokenReference, TokenType, TokenizerErrorType,
+};
+use full_moon::{Error, LuaVersion};
+
+/// One syntax error: byte range in the source and a message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SyntaxError {
+    pub range: Range<usize>,
+    pub message: String,
+}
+
+/// A parsed chunk: the AST (possibly partial when there are errors) and its syntax errors.
+pub struct Parsed {
+    pub ast: Ast,
+    pub errors: Vec<SyntaxError>,
+}
+
+/// Parses `source` as gopher-lua's Lua 5.1. Never fails: with errors, the AST holds whatever
+/// full_moon could recover.
+pub fn parse(source: &str) -> Parsed {
+    let result = full_moon::parse_fallible(source, LuaVersion::lua51());
+    // Only a failed parse can be about empty statements; lexing again costs time otherwise.
+    if result.errors().is_empty() || !source.contains(';') {
+        return finish(source, result);
+    }
+    let stray = stray_semicolons(&significant_tokens(source));
+    if stray.is_empty() {
+        return finish(source, result);
+    }
+    let mut bytes = source.as_bytes().to_vec();
+    for at in stray {
+        bytes[at] = b' ';
+    }
+    // Replacing one ASCII byte with another keeps the text valid UTF-8.
+    let blanked = String::from_utf8(bytes).expect("ASCII replacement keeps UTF-8");
+    finish(
+        &blanked,
+        full_moon::parse_fallible(&blanked, LuaVersion::lua51()),
+    )
+}
+
+fn finish(text: &str, result: full_moon::ast::AstResult) -> Parsed {
+    let errors = collect_errors(text, result.errors());
+    Parsed {
+        ast: result.into_ast(),
+        errors,
+    }
+}
+
+/// The non-trivia tokens of `source` (no whitespace or comments), as far as it can be lexed.
+pub fn significant_tokens(source: &str) -> Vec<Token> {
+    let tokens = match Lexer::new(source, LuaVersion::lua51()).collect() {
+        LexerResult::Ok(tokens) | LexerResult::Recovered(tokens, _) => tokens,
+        LexerResult::Fatal(_) => Vec::new(),
+    };
+    tokens
+        .into_iter()
+        .filter(|t| !t.token_type().is_trivia() && t.token_kind() != TokenKind::Eof)
+        .collect()
+}
+
+/// Offsets of the `;` that are empty statements: a `;` where a statement could start (at the
+/// start of a block, or after another `;`). PUC Lua 5.1 and full_moon reject those; gopher-lua
+/// accepts them.
+fn stray_semicolons(tokens: &[Token]) -> Vec<usize> {
+    let mut stray = Vec::new();
+    // Set while inside `function name(` ... `)`: the `)` closing it starts the body.
+    let mut params_depth: Option<usize> = None;
+    let mut paren_depth = 0usize;
+    let mut block_starts = true; // the start of the chunk
+    for token in tokens {
+        let TokenType::Symbol { symbol } = token.token_type() else {
+            block_starts = false;
+            continue;
+        };
+        let mut starts_block = false;
+        match symbol {
+            Symbol::Semicolon if block_starts => {
+                stray.push(token.start_position().bytes());
+                starts_block = true;
+            }
+            Symbol::Semicolon => starts_block = true,
+            Symbol::Do | Symbol::Then | Symbol::Else | Symbol::Repeat => starts_block = true,
+            Symbol::Function => params_depth = Some(paren_depth),
+            Symbol::LeftParen => paren_depth += 1,
+            Symbol::RightParen => {
+                paren_depth = paren_depth.saturating_sub(1);
+                if params_depth == Some(paren_depth) {
+                    params_depth = None;
+                    starts_block = true;
+                }
+            }
+            _ => {}
+        }
+        block_starts = starts_block;
+    }
+    stray
+}
+
+fn collect_errors(source: &str, errors: &[Error]) -> Vec<SyntaxError> {
+    let mut out: Vec<SyntaxError> = Vec::with_capacity(errors.len());
+    for error in errors {
+        let (start, end) = error.range();
+        let start = start.bytes().min(source.len());
+        let end = end.bytes().clamp(start, source.len());
+        let message = match error {
+            // The tokenizer's own Display appends a line:column range; the range is ours.
+            Error::TokenizerError(e) => match e.error() {
+                TokenizerErrorType::UnclosedString => "unfinished string".to_string(),
+                TokenizerErrorType::UnclosedComment => "unfinished long comment".to_string(),
+                TokenizerErrorType::InvalidNumber => "malformed number".to_string(),
+                TokenizerErrorType::UnexpectedToken(c) => {
+                    format!("unexpected symbol `{c}` (not valid in Lua 5.1)")
+                }
+                TokenizerErrorType::InvalidSymbol(s) => {
+                    format!("unexpected symbol `{s}` (not valid in Lua 5.1)")
+                }
+            },
+            Error::AstError(e) => e.error_message().to_string(),
+        };
+        let range = start..end;
+        // One mistake often yields several messages at one spot; the first is the clearest.
+        if out.iter().any(|e| e.range == range) {
+            continue;
+        }
+        out.push(SyntaxError {
+            message: explain_newer_syntax(source, &range).unwrap_or(message),
+            range,
+        });
+    }
+    out.sort_by_key(|e| (e.range.start, e.range.end));
+    out
+}
+
+/// A clearer message when the error sits on syntax that exists only in newer Lua versions.
+fn explain_newer_syntax(source: &str, range: &Range<usize>) -> Option<String> {
+    let at = source.get(range.start..)?;
+    let before = source.get(..range.start)?.trim_end();
+    let what = if at.starts_with("//") {
+        "`//` (floor division, Lua 5.3)"
+    } else if at.starts_with("<<") || at.starts_with(">>") {
+        "bit shifts (Lua 5.3)"
+    } else if (at.starts_with('&') || at.starts_with('|') || at.starts_with('~'))
+        && !at.starts_with("~=")
+    {
+        "bit operators (Lua 5.3)"
+    } else if at.starts_with("::") || before.ends_with("::") {
+        "labels (Lua 5.2)"
+    } else if at.starts_with("/") && before.ends_with('/') {
+        "`//` (floor division, Lua 5.3)"
+    } else if before.ends_with("goto") || at.starts_with("goto") {
+        "`goto` (Lua 5.2)"
+    } else if at.starts_with('<') && before.ends_with(|c: char| c.is_alphanumeric() || c == '_') {
+        "variable attributes (Lua 5.4)"
+    } else {
+        return None;
+    };
+    Some(format!(
+        "{what} is not supported: Kruise runs Lua 5.1 (gopher-lua)"
+    ))
+}
+
+/// Byte range of a token, without its surrounding trivia.
+pub fn token_range(token: &TokenReference) -> Range<usize> {
+    let start = token.token().start_position().bytes();
+    let end = token.token().end_position().bytes();
+    start..end.max(start)
+}
+
+/// Byte range of any AST node, without leading/trailing trivia; `None` for synthesized nodes.
+pub fn node_range(node: &impl full_moon::node::Node) -> Option<Range<usize>> {
+    let (start, end) = node.range()?;
+    let (start, end) = (start.bytes(), end.bytes());
+    (end >= start).then_some(start..end)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn errors(source: &str) -> Vec<(Range<usize>, String)> {
+        parse(source)
+            .errors
+            .into_iter()
+            .map(|e| (e.range, e.message))
+            .collect()
+    }
+
+    fn error_texts(source: &str) -> Vec<&str> {
+        parse(source)
+            .errors
+            .into_iter()
+            .map(|e| &source[e.range])
+            .collect()
+    }
+
+    #[test]
+    fn valid_lua51_has_no_errors() {
+        let source = "local t = {a = 1, [2] = 'x'; 3}\nfor i = 1, #t do t[i] = i end\n\
+                      local function f(...) return select('#', ...) end\n\
+                      while false do break end\nrepeat local x = 1 until x == 1\n\
+                      local s = [==[long]==] .. 'a\\\nb' .. \"\\x41\"\nreturn {spec = t}";
+        assert_eq!(errors(source), vec![]);
+    }
+
+    #[test]
+    fn empty_statements_are_accepted_like_gopher_lua() {
+        assert_eq!(errors(";;local x = 1;; ; return {spec = x};"), vec![]);
+        assert_eq!(
+            errors(
+                "do ; end if true then ; else ; end repeat ; until true\n\
+                    local function f(a) ; return a end local t = {1; 2} return t"
+            ),
+            vec![]
+        );
+        // A `;` as a table separator or after a statement is untouched.
+        assert!(!errors("local t = {;}").is_empty());
+    }
+
+    #[test]
+    fn lua52_and_later_syntax_is_rejected() {
+        for (source, bad) in [
+            ("return {spec = {x = 1 & 2}}", "&"),
+            ("local a = 1 ~ 2", "~"),
+            ("return {spec = {x = 7 // 2}}", "/"),
+            ("local a = 1 >> 2", ">"),
+            ("local a = ~1", "~"),
+            ("local a = 1 | 2", "|"),
+            ("local x <const> = 1", "<"),
+        ] {
+            let found = parse(source).errors;
+            assert!(
+                found
+                    .iter()
+                    .any(|e| &source[e.range.clone()] == bad && e.message.contains("Lua 5.1")),
+                "{source}: {found:?}"
+            );
+        }
+        // goto and labels: several errors, the first on the goto statement.
+        let source = "local x = 0; goto skip; x = 1; ::skip:: return {spec = {x = x}}";
+        let found = parse(source).errors;
+        assert!(found.len() >= 2, "{found:?}");
+        assert_eq!(&source[found[0].range.clone()], "skip");
+        assert!(found[0].message.contains("goto"), "{found:?}");
+        assert!(
+            found.iter().any(|e| e.message.contains("labels")),
+            "{found:?}"
+        );
+    }
+
+    #[test]
+    fn z_escape_breaks_the_string_as_in_gopher_lua() {
+        // `\z` is a plain `z` in Lua 5.1, so the newline after it ends the string too early.
+        let source = "return {spec = {a = 'a\\z\n   b'}}";
+        let found = parse(source).errors;
+        assert_eq!(found[0].range, 20..25);
+        assert_eq!(found[0].message, "unfinished string");
+    }
+
+    #[test]
+    fn several_errors_with_exact_ranges() {
+        let source = "local x = 1\nlocal y = = 2\nlocal z = 3\nlocal w = ) 4\nreturn z";
+        assert_eq!(
+            errors(source),
+            vec![
+                (20..21, "expected an expression".to_string()),
+                (
+                    22..23,
+                    "unexpected token, this needs to be a statement".to_string()
+                ),
+                (46..47, "expected an expression".to_string()),
+                (
+                    48..49,
+                    "unexpected token, this needs to be a statement".to_string()
+                ),
+            ]
+        );
+        // Recovery keeps the statements around the errors.
+        let parsed = parse(source);
+        assert_eq!(parsed.ast.nodes().stmts().count(), 4);
+    }
+
+    #[test]
+    fn missing_end_and_unfinished_string() {
+        let source = "if true then return {spec = {}}";
+        assert_eq!(
+            errors(source),
+            vec![(31..31, "expected `end` to conclude `if`".to_string())]
+        );
+        let source = "return {spec = {x = 'abc}}";
+        let found = parse(source).errors;
+        assert_eq!(found[0].range, 20..26);
+        assert_eq!(found[0].message, "unfinished string");
+    }
+
+    #[test]
+    fn statement_after_return_is_an_error() {
+        let source = "return {}\nx = 1";
+        assert_eq!(error_texts(source), vec!["x"]);
+    }
+
+    #[test]
+    fn conformance_syntax_vectors_all_fail() {
+        let dir = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../shared/conformance/vectors"
+        );
+        let entries = std::fs::read_dir(dir).expect("shared/conformance beside the worktree");
+        let mut checked = 0;
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().to_string();
+            let Some(stem) = name.strip_suffix(".lua") else {
+                continue;
+            };
+            let source = std::fs::read_to_string(entry.path()).unwrap();
+            let expected = std::fs::read_to_string(format!("{dir}/{stem}.expected.json")).unwrap();
+            let is_syntax = expected.contains("\"error_kind\": \"syntax\"");
+            let found = parse(&source).errors;
+            assert_eq!(!found.is_empty(), is_syntax, "{stem}: {found:?}");
+            checked += 1;
+        }
+        assert!(checked > 200, "only {checked} vectors");
+    }
+}

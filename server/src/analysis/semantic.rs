@@ -1,0 +1,871 @@
+//! Name resolution for one chunk: every local declaration with the byte range where it is
+//! visible, every use of a name resolved to its declaration (or to a global), and what is known
+//! of a local's value (an alias into `obj`, a library table, a function).
+//!
+//! Lua's scoping rules are followed exactly: a `local` is visible from the end of its statement
+//! (so `local x = x` reads the outer `x`), a `local function` inside its own body, for-loop
+//! variables and parameters inside the body, and the locals of a `repeat` block in its `until`
+//! condition.
+
+use std::collections::HashMap;
+use std::ops::Range;
+
+use full_moon::ast::{
+    Ast, BinOp, Block, Call, Expression, Field, FunctionArgs, FunctionBody, Index, LastStmt,
+    Parameter, Prefix, Stmt, Suffix, Var,
+};
+use full_moon::tokenizer::{TokenReference, TokenType};
+
+use super::library;
+use super::obj_schema::{ObjPath, PathSeg};
+use super::parse::{node_range, token_range};
+
+pub type DeclId = usize;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeclKind {
+    /// `local x = ...`
+    Local,
+    /// `local function f() ... end`
+    LocalFunction,
+    /// A function parameter.
+    Param,
+    /// The implicit `self` of `function t:m() ... end`.
+    SelfParam,
+    /// A `for` loop variable.
+    ForVar,
+}
+
+/// What is known statically about a value.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum Value {
+    #[default]
+    Unknown,
+    /// A value inside `obj` (an alias such as `local spec = obj.data.spec`).
+    Obj(ObjPath),
+    /// A library table: `string`, `table`, `math`, `json` (also via `require("json")`).
+    Library(&'static str),
+    /// A library function: (`"table"`, `"insert"`); base functions have library `""`.
+    LibraryFunction(&'static str, &'static str),
+    /// A Lua function with these parameter names.
+    Function { params: Vec<String> },
+    /// A table built by a constructor.
+    Table,
+}
+
+/// A local variable, parameter or loop variable.
+#[derive(Debug, Clone)]
+pub struct Decl {
+    pub name: String,
+    pub kind: DeclKind,
+    /// The name token.
+    pub range: Range<usize>,
+    /// The whole declaring statement (for a parameter or loop variable: the function or loop
+    /// header).
+    pub stmt_range: Range<usize>,
+    /// Where the name refers to this declaration.
+    pub visible: Range<usize>,
+    pub value: Value,
+    /// Number of reads of the variable.
+    pub reads: usize,
+}
+
+/// One use of a name (not its declaration).
+#[derive(Debug, Clone)]
+pub struct NameRef {
+    pub name: String,
+    pub range: Range<usize>,
+    /// The local it refers to; None for a global.
+    pub decl: Option<DeclId>,
+    /// Whether the use assigns the name (`x = 1`, `function x() end`).
+    pub write: bool,
+}
+
+/// The resolved names of a chunk.
+#[derive(Debug, Default)]
+pub struct Model {
+    pub decls: Vec<Decl>,
+    pub refs: Vec<NameRef>,
+    ref_by_start: HashMap<usize, usize>,
+    decl_by_start: HashMap<usize, DeclId>,
+}
+
+impl Model {
+    /// Resolves every name of `ast`; `source_len` closes scopes whose `end` is missing.
+    pub fn build(ast: &Ast, source_len: usize) -> Model {
+        let mut builder = Builder {
+            model: Model::default(),
+            scopes: vec![Vec::new()],
+            active: HashMap::new(),
+            source_len,
+        };
+        builder.block(ast.nodes(), source_len);
+        builder.model
+    }
+
+    /// The name use whose token starts at `start`.
+    pub fn ref_starting_at(&self, start: usize) -> Option<&NameRef> {
+        self.ref_by_start.get(&start).map(|&i| &self.refs[i])
+    }
+
+    /// The declaration whose name token starts at `start`.
+    pub fn decl_starting_at(&self, start: usize) -> Option<DeclId> {
+        self.decl_by_start.get(&start).copied()
+    }
+
+    /// Whether the name token at `start` is a use of the global `name` (not shadowed).
+    pub fn is_global_use(&self, start: usize) -> bool {
+        self.ref_starting_at(start)
+            .is_some_and(|r| r.decl.is_none())
+    }
+
+    /// The declaration a name token (use or declaration) touching `offset` stands for, with the
+    /// token's range. `offset` may be just after the name (a cursor at its end).
+    pub fn symbol_at(&self, offset: usize) -> Option<(Option<DeclId>, &str, Range<usize>)> {
+        let touches = |r: &Range<usize>| r.start <= offset && offset <= r.end;
+        if let Some(d) = self.decls.iter().position(|d| touches(&d.range)) {
+            let decl = &self.decls[d];
+            return Some((Some(d), decl.name.as_str(), decl.range.clone()));
+        }
+        self.refs
+            .iter()
+            .find(|r| touches(&r.range))
+            .map(|r| (r.decl, r.name.as_str(), r.range.clone()))
+    }
+
+    /// Locals visible at `offset`, innermost first, shadowed ones left out.
+    pub fn visible_at(&self, offset: usize) -> Vec<DeclId> {
+        let mut visible: Vec<DeclId> = (0..self.decls.len())
+            .filter(|&d| {
+                let r = &self.decls[d].visible;
+                r.start <= offset && offset <= r.end
+            })
+            .collect();
+        // A later-starting scope is nested in (or follows) an earlier one, so it shadows it.
+        visible.sort_by_key(|&d| std::cmp::Reverse(self.decls[d].visible.start));
+        let mut seen = std::collections::HashSet::new();
+        visible.retain(|&d| seen.insert(self.decls[d].name.clone()));
+        visible
+    }
+
+    /// Every use of declaration `decl`.
+    pub fn uses_of(&self, decl: DeclId) -> impl Iterator<Item = &NameRef> {
+        self.refs.iter().filter(move |r| r.decl == Some(decl))
+    }
+
+    /// What is known of the value of `expr` (after the model has seen the names in it).
+    pub fn expr_value(&self, expr: &Expression) -> Value {
+        match expr {
+            Expression::Parentheses { expression, .. } => self.expr_value(expression),
+            Expression::BinaryOperator {
+                lhs,
+                binop: BinOp::Or(_),
+                rhs,
+            } => match self.expr_value(lhs) {
+                Value::Unknown => match self.expr_value(rhs) {
+                    Value::Table => Value::Table,
+                    _ => Value::Unknown,
+                },
+                // `obj.data.labels or {}` is still the labels (or an empty table).
+                known => known,
+            },
+            Expression::Var(Var::Name(token)) => self.name_value(token),
+            Expression::Var(Var::Expression(var)) => {
+                self.chain_value(var.prefix(), var.suffixes().collect())
+            }
+            Expression::FunctionCall(call) => {
+                self.chain_value(call.prefix(), call.suffixes().collect())
+            }
+            Expression::Function(function) => Value::Function {
+                params: param_names(function.body()),
+            },
+            Expression::TableConstructor(_) => Value::Table,
+            _ => Value::Unknown,
+        }
+    }
+
+    /// The value a name token stands for.
+    pub fn name_value(&self, token: &TokenReference) -> Value {
+        let start = token_range(token).start;
+        match self.ref_starting_at(start) {
+            Some(NameRef {
+                decl: Some(decl), ..
+            }) => self.decls[*decl].value.clone(),
+            Some(r) => global_value(&r.name),
+            None => Value::Unknown,
+        }
+    }
+
+    /// The value of `prefix` followed by `suffixes` (`obj.data.spec`, `require("json")`).
+    pub fn chain_value(&self, prefix: &Prefix, suffixes: Vec<&Suffix>) -> Value {
+        let mut value = match prefix {
+            Prefix::Name(token) => self.name_value(token),
+            Prefix::Expression(expr) => self.expr_value(expr),
+            _ => Value::Unknown,
+        };
+        for suffix in suffixes {
+            value = match (value, suffix) {
+                (Value::Obj(path), Suffix::Index(index)) => {
+                    Value::Obj(path.child(index_seg(index)))
+                }
+                (Value::Library(lib), Suffix::Index(index)) => match index_seg(index) {
+                    PathSeg::Key(member) => library::library(lib)
+                        .and_then(|l| l.member(&member))
+                        .map_or(Value::Unknown, |m| Value::LibraryFunction(lib, m.name)),
+                    _ => Value::Unknown,
+                },
+                (
+                    Value::LibraryFunction("", "require"),
+                    Suffix::Call(Call::AnonymousCall(args)),
+                ) => match single_string_arg(args).as_deref() {
+                    Some(name) => {
+                        library::library(name).map_or(Value::Unknown, |l| Value::Library(l.name))
+                    }
+                    None => Value::Unknown,
+                },
+                _ => Value::Unknown,
+            };
+            if value == Value::Unknown {
+                break;
+            }
+        }
+        value
+    }
+}
+
+/// What a global name is in Kruise's Lua.
+pub fn global_value(name: &str) -> Value {
+    if name == "obj" {
+        Value::Obj(ObjPath::root())
+    } else if let Some(lib) = library::library(name) {
+        Value::Library(lib.name)
+    } else if let Some(g) = library::global(name).filter(|g| g.is_function) {
+        Value::LibraryFunction("", g.name)
+    } else {
+        Value::Unknown
+    }
+}
+
+/// The path step an index suffix stands for.
+pub fn index_seg(index: &Index) -> PathSeg {
+    match index {
+        Index::Dot { name, .. } => PathSeg::Key(identifier(name).to_string()),
+        Index::Brackets { expression, .. } => match expression.as_ref() {
+            Expression::String(token) => match string_literal(token) {
+                Some(s) => PathSeg::Key(s),
+                None => PathSeg::Any,
+            },
+            Expression::Number(token) => match token.token().token_type() {
+                TokenType::Number { text } => text
+                    .parse::<u32>()
+                    .ok()
+                    .filter(|&i| i > 0)
+                    .map_or(PathSeg::Any, PathSeg::Index),
+                _ => PathSeg::Any,
+            },
+            _ => PathSeg::Any,
+        },
+        _ => PathSeg::Any,
+    }
+}
+
+/// The text of an identifier token (without going through `Display`).
+pub fn identifier(token: &TokenReference) -> std::borrow::Cow<'_, str> {
+    match token.token().token_type() {
+        TokenType::Identifier { identifier } => std::borrow::Cow::Borrowed(identifier.as_str()),
+        _ => std::borrow::Cow::Owned(token.token().to_string()),
+    }
+}
+
+/// The content of a string literal token (escapes left as written).
+pub fn string_literal(token: &TokenReference) -> Option<String> {
+    match token.token().token_type() {
+        TokenType::StringLiteral { literal, .. } => Some(literal.to_string()),
+        _ => None,
+    }
+}
+
+/// The string argument of `f("x")` / `f "x"`, when that is the only argument.
+pub fn single_string_arg(args: &FunctionArgs) -> Option<String> {
+    match args {
+        FunctionArgs::String(token) => string_literal(token),
+        FunctionArgs::Parentheses { arguments, .. } if arguments.len() == 1 => {
+            match arguments.iter().next()? {
+                Expression::String(token) => string_literal(token),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// The parameter names of a function (`...` included as written).
+pub fn param_names(body: &FunctionBody) -> Vec<String> {
+    body.parameters()
+        .iter()
+        .map(|p| match p {
+            Parameter::Name(token) => token.token().to_string(),
+            _ => "...".to_string(),
+        })
+        .collect()
+}
+
+/// The arguments of a call suffix, when it has a parenthesised list.
+pub fn call_args(call: &Call) -> Vec<&Expression> {
+    let args = match call {
+        Call::AnonymousCall(args) => args,
+        Call::MethodCall(method) => method.args(),
+        _ => return Vec::new(),
+    };
+    match args {
+        FunctionArgs::Parentheses { arguments, .. } => arguments.iter().collect(),
+        _ => Vec::new(),
+    }
+}
+
+struct Builder {
+    model: Model,
+    /// The declarations of each open scope, innermost last.
+    scopes: Vec<Vec<DeclId>>,
+    /// For each name, the declarations currently in scope, innermost last.
+    active: HashMap<String, Vec<DeclId>>,
+    source_len: usize,
+}
+
+impl Builder {
+    fn lookup(&self, name: &str) -> Option<DeclId> {
+        self.active.get(name).and_then(|ids| ids.last()).copied()
+    }
+
+    fn open_scope(&mut self) {
+        self.scopes.push(Vec::new());
+    }
+
+    fn close_scope(&mut self) {
+        for id in self.scopes.pop().unwrap_or_default() {
+            if let Some(ids) = self.active.get_mut(&self.model.decls[id].name) {
+                ids.pop();
+            }
+        }
+    }
+
+    fn activate(&mut self, id: DeclId) {
+        self.scopes
+            .last_mut()
+            .expect("a scope is always open")
+            .push(id);
+        self.active
+            .entry(self.model.decls[id].name.clone())
+            .or_default()
+            .push(id);
+    }
+
+    fn use_name(&mut self, token: &TokenReference, write: bool) {
+        let name = identifier(token).to_string();
+        let range = token_range(token);
+        let decl = self.lookup(&name);
+        if let Some(d) = decl
+            && !write
+        {
+            self.model.decls[d].reads += 1;
+        }
+        self.model
+            .ref_by_start
+            .insert(range.start, self.model.refs.len());
+        self.model.refs.push(NameRef {
+            name,
+            range,
+            decl,
+            write,
+        });
+    }
+
+    fn declare(
+        &mut self,
+        token: &TokenReference,
+        kind: DeclKind,
+        stmt_range: Range<usize>,
+        visible: Range<usize>,
+        value: Value,
+    ) -> DeclId {
+        let range = token_range(token);
+        let id = self.model.decls.len();
+        self.model.decl_by_start.insert(range.start, id);
+        self.model.decls.push(Decl {
+            name: identifier(token).to_string(),
+            kind,
+            range,
+            stmt_range,
+            visible,
+            value,
+            reads: 0,
+        });
+        self.activate(id);
+        id
+    }
+
+    /// The start of a closing token, or the end of the source when the parser made it up.
+    fn closing(&self, token: &TokenReference, opened_at: usize) -> usize {
+        let at = token_range(token).start;
+        if at <= opened_at || at > self.source_len {
+            self.source_len
+        } else {
+            at
+        }
+    }
+
+    fn scoped_block(&mut self, block: &Block, end: usize) {
+        self.open_scope();
+        self.block(block, end);
+        self.close_scope();
+    }
+
+    fn block(&mut self, block: &Block, end: usize) {
+        for stmt in block.stmts() {
+            self.stmt(stmt, end);
+        }
+        if let Some(LastStmt::Return(ret)) = block.last_stmt() {
+            for expr in ret.returns().iter() {
+                self.expr(expr);
+            }
+        }
+    }
+
+    fn stmt(&mut self, stmt: &Stmt, scope_end: usize) {
+        let stmt_range = node_range(stmt).unwrap_or(0..0);
+        match stmt {
+            Stmt::Assignment(assignment) => {
+                for expr in assignment.expressions().iter() {
+                    self.expr(expr);
+                }
+                for var in assignment.variables().iter() {
+                    match var {
+                        Var::Name(token) => self.use_name(token, true),
+                        Var::Expression(var) => self.chain(var.prefix(), var.suffixes()),
+                        _ => {}
+                    }
+                }
+            }
+            Stmt::LocalAssignment(local) => {
+                let exprs: Vec<&Expression> = local.expressions().iter().collect();
+                for expr in &exprs {
+                    self.expr(expr);
+                }
+                let values: Vec<Value> = (0..local.names().len())
+                    .map(|i| {
+                        exprs
+                            .get(i)
+                            .map_or(Value::Unknown, |e| self.model.expr_value(e))
+                    })
+                    .collect();
+                let visible = stmt_range.end..scope_end;
+                for (name, value) in local.names().iter().zip(values) {
+                    self.declare(
+                        name,
+                        DeclKind::Local,
+                        stmt_range.clone(),
+                        visible.clone(),
+                        value,
+                    );
+                }
+            }
+            Stmt::LocalFunction(function) => {
+                let value = Value::Function {
+                    params: param_names(function.body()),
+                };
+                // Visible in its own body, so it can recurse.
+                let visible = token_range(function.name()).start..scope_end;
+                self.declare(
+                    function.name(),
+                    DeclKind::LocalFunction,
+                    stmt_range.clone(),
+                    visible,
+                    value,
+                );
+                self.function_body(function.body(), false, stmt_range);
+            }
+            Stmt::FunctionDeclaration(declaration) => {
+                let name = declaration.name();
+                let mut names = name.names().iter();
+                if let Some(first) = names.next() {
+                    // `function f()` assigns f; `function t.f()` / `t:f()` reads t.
+                    let plain = name.names().len() == 1 && name.method_name().is_none();
+                    self.use_name(first, plain);
+                }
+                self.function_body(declaration.body(), name.method_name().is_some(), stmt_range);
+            }
+            Stmt::FunctionCall(call) => self.chain(call.prefix(), call.suffixes()),
+            Stmt::Do(block) => {
+                let end = self.closing(block.end_token(), stmt_range.start);
+                self.scoped_block(block.block(), end);
+            }
+            Stmt::While(while_loop) => {
+                self.expr(while_loop.condition());
+                let end = self.closing(while_loop.end_token(), stmt_range.start);
+                self.scoped_block(while_loop.block(), end);
+            }
+            Stmt::Repeat(repeat) => {
+                // The `until` condition sees the block's locals.
+                let end = node_range(repeat.until()).map_or(self.source_len, |r| r.end);
+                self.open_scope();
+                self.block(repeat.block(), end);
+                self.expr(repeat.until());
+                self.close_scope();
+            }
+            Stmt::If(if_stmt) => {
+                self.expr(if_stmt.condition());
+                let end_if = self.closing(if_stmt.end_token(), stmt_range.start);
+                // A block's locals end where the next branch starts.
+                let mut branch_ends: Vec<usize> = Vec::new();
+                for else_if in if_stmt.else_if().into_iter().flatten() {
+                    branch_ends.push(token_range(else_if.else_if_token()).start);
+                }
+                if let Some(token) = if_stmt.else_token() {
+                    branch_ends.push(token_range(token).start);
+                }
+                branch_ends.push(end_if);
+                let mut ends = branch_ends.into_iter();
+                let first_end = ends.next().unwrap_or(end_if);
+                self.scoped_block(if_stmt.block(), first_end);
+                for else_if in if_stmt.else_if().into_iter().flatten() {
+                    self.expr(else_if.condition());
+                    let end = ends.next().unwrap_or(end_if);
+                    self.scoped_block(else_if.block(), end);
+                }
+                if let Some(block) = if_stmt.else_block() {
+                    self.scoped_block(block, end_if);
+                }
+            }
+            Stmt::NumericFor(for_loop) => {
+                self.expr(for_loop.start());
+                self.expr(for_loop.end());
+                if let Some(step) = for_loop.step() {
+                    self.expr(step);
+                }
+                let body_start = token_range(for_loop.do_token()).end;
+                let end = self.closing(for_loop.end_token(), stmt_range.start);
+                self.open_scope();
+                let header = stmt_range.start..body_start;
+                self.declare(
+                    for_loop.index_variable(),
+                    DeclKind::ForVar,
+                    header,
+                    body_start..end,
+                    Value::Unknown,
+                );
+                self.block(for_loop.block(), end);
+                self.close_scope();
+            }
+            Stmt::GenericFor(for_loop) => {
+                let exprs: Vec<&Expression> = for_loop.expressions().iter().collect();
+                for expr in &exprs {
+                    self.expr(expr);
+                }
+                let element = match exprs.as_slice() {
+                    [single] => iterated_value(&self.model, single),
+                    _ => Value::Unknown,
+                };
+                let body_start = token_range(for_loop.do_token()).end;
+                let end = self.closing(for_loop.end_token(), stmt_range.start);
+                self.open_scope();
+                let header = stmt_range.start..body_start;
+                for (i, name) in for_loop.names().iter().enumerate() {
+                    let value = if i == 1 {
+                        element.clone()
+                    } else {
+                        Value::Unknown
+                    };
+                    self.declare(
+                        name,
+                        DeclKind::ForVar,
+                        header.clone(),
+                        body_start..end,
+                        value,
+                    );
+                }
+                self.block(for_loop.block(), end);
+                self.close_scope();
+            }
+            _ => {}
+        }
+    }
+
+    fn function_body(&mut self, body: &FunctionBody, method: bool, stmt_range: Range<usize>) {
+        let parens = body.parameters_parentheses().tokens();
+        let start = token_range(parens.0).start;
+        let end = self.closing(body.end_token(), start);
+        self.open_scope();
+        if method {
+            // `self` has no token; it is declared on the parameter list's `(`, zero-width.
+            let id = self.model.decls.len();
+            self.model.decls.push(Decl {
+                name: "self".to_string(),
+                kind: DeclKind::SelfParam,
+                range: start..start,
+                stmt_range: stmt_range.clone(),
+                visible: start..end,
+                value: Value::Unknown,
+                reads: 0,
+            });
+            self.activate(id);
+        }
+        for param in body.parameters().iter() {
+            if let Parameter::Name(token) = param {
+                self.declare(
+                    token,
+                    DeclKind::Param,
+                    stmt_range.clone(),
+                    start..end,
+                    Value::Unknown,
+                );
+            }
+        }
+        self.block(body.block(), end);
+        self.close_scope();
+    }
+
+    fn chain<'a>(&mut self, prefix: &Prefix, suffixes: impl Iterator<Item = &'a Suffix>) {
+        match prefix {
+            Prefix::Name(token) => self.use_name(token, false),
+            Prefix::Expression(expr) => self.expr(expr),
+            _ => {}
+        }
+        for suffix in suffixes {
+            match suffix {
+                Suffix::Index(Index::Brackets { expression, .. }) => self.expr(expression),
+                Suffix::Call(Call::AnonymousCall(args)) => self.args(args),
+                Suffix::Call(Call::MethodCall(method)) => self.args(method.args()),
+                _ => {}
+            }
+        }
+    }
+
+    fn args(&mut self, args: &FunctionArgs) {
+        match args {
+            FunctionArgs::Parentheses { arguments, .. } => {
+                for expr in arguments.iter() {
+                    self.expr(expr);
+                }
+            }
+            FunctionArgs::TableConstructor(table) => self.table(table),
+            _ => {}
+        }
+    }
+
+    fn table(&mut self, table: &full_moon::ast::TableConstructor) {
+        for field in table.fields().iter() {
+            match field {
+                Field::ExpressionKey { key, value, .. } => {
+                    self.expr(key);
+                    self.expr(value);
+                }
+                Field::NameKey { value, .. } => self.expr(value),
+                Field::NoKey(value) => self.expr(value),
+                _ => {}
+            }
+        }
+    }
+
+    fn expr(&mut self, expr: &Expression) {
+        match expr {
+            Expression::BinaryOperator { lhs, rhs, .. } => {
+                self.expr(lhs);
+                self.expr(rhs);
+            }
+            Expression::UnaryOperator { expression, .. }
+            | Expression::Parentheses { expression, .. } => self.expr(expression),
+            Expression::Function(function) => {
+                let range = node_range(function.as_ref()).unwrap_or(0..0);
+                self.function_body(function.body(), false, range);
+            }
+            Expression::FunctionCall(call) => self.chain(call.prefix(), call.suffixes()),
+            Expression::TableConstructor(table) => self.table(table),
+            Expression::Var(Var::Name(token)) => self.use_name(token, false),
+            Expression::Var(Var::Expression(var)) => self.chain(var.prefix(), var.suffixes()),
+            _ => {}
+        }
+    }
+}
+
+/// The element value of `ipairs(E)` / `pairs(E)` when E is inside `obj`.
+pub fn iterated_value(model: &Model, expr: &Expression) -> Value {
+    let Some((function, arg)) = iterator_call(model, expr) else {
+        return Value::Unknown;
+    };
+    match (function, model.expr_value(arg)) {
+        ("ipairs" | "pairs", Value::Obj(path)) => Value::Obj(path.child(PathSeg::Any)),
+        _ => Value::Unknown,
+    }
+}
+
+/// `pairs(E)` / `ipairs(E)` (the global functions): the function name and E.
+pub fn iterator_call<'a>(
+    model: &Model,
+    expr: &'a Expression,
+) -> Option<(&'static str, &'a Expression)> {
+    let Expression::FunctionCall(call) = expr else {
+        return None;
+    };
+    let Prefix::Name(name) = call.prefix() else {
+        return None;
+    };
+    let suffixes: Vec<&Suffix> = call.suffixes().collect();
+    let [Suffix::Call(call_suffix)] = suffixes.as_slice() else {
+        return None;
+    };
+    let function = match model.name_value(name) {
+        Value::LibraryFunction("", f @ ("pairs" | "ipairs")) => f,
+        _ => return None,
+    };
+    call_args(call_suffix).first().map(|arg| (function, *arg))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::parse::parse;
+
+    fn model(source: &str) -> Model {
+        let parsed = parse(source);
+        Model::build(&parsed.ast, source.len())
+    }
+
+    /// The declaration (by its offset in the source) that the `n`-th use of `name` resolves to.
+    fn resolve(source: &str, name: &str, n: usize) -> Option<usize> {
+        let m = model(source);
+        let r = m.refs.iter().filter(|r| r.name == name).nth(n).unwrap();
+        r.decl.map(|d| m.decls[d].range.start)
+    }
+
+    #[test]
+    fn shadowing_and_self_reference() {
+        let source = "local x = 1\nlocal x = x + 1\nreturn x";
+        // The `x` in `x + 1` is the first x; the returned x is the second.
+        assert_eq!(resolve(source, "x", 0), Some(6));
+        assert_eq!(resolve(source, "x", 1), Some(18));
+    }
+
+    #[test]
+    fn blocks_end_scopes() {
+        let source = "do local a = 1 end\nreturn a";
+        assert_eq!(resolve(source, "a", 0), None);
+        let source = "if c then local a = 1 else return a end";
+        assert_eq!(resolve(source, "a", 0), None);
+        let source = "repeat local done = true until done";
+        assert_eq!(resolve(source, "done", 0), Some(13));
+    }
+
+    #[test]
+    fn params_loop_vars_and_upvalues() {
+        let source = "local n = 0\nlocal function f(a, n)\n  for i = 1, n do a = a + i end\n  \
+                      return function() return n end\nend\nfor k, v in pairs(t) do print(k, v) end";
+        let m = model(source);
+        let n_param = m
+            .decls
+            .iter()
+            .position(|d| d.name == "n" && d.kind == DeclKind::Param);
+        let uses: Vec<Option<DeclId>> = m
+            .refs
+            .iter()
+            .filter(|r| r.name == "n")
+            .map(|r| r.decl)
+            .collect();
+        assert_eq!(uses, vec![n_param, n_param]);
+        assert_eq!(m.decls[0].reads, 0, "the outer n is shadowed everywhere");
+        assert!(m.refs.iter().any(|r| r.name == "i" && r.decl.is_some()));
+        assert!(m.refs.iter().any(|r| r.name == "t" && r.decl.is_none()));
+        assert!(
+            m.refs
+                .iter()
+                .filter(|r| r.name == "k" || r.name == "v")
+                .all(|r| r.decl.is_some())
+        );
+    }
+
+    #[test]
+    fn recursion_and_methods() {
+        let source = "local function fact(n) return n < 2 and 1 or n * fact(n - 1) end\n\
+                      local M = {}\nfunction M:get() return self end\nfunction g() end";
+        let m = model(source);
+        assert!(m.refs.iter().any(|r| r.name == "fact" && r.decl == Some(0)));
+        assert!(m.refs.iter().any(|r| r.name == "self" && r.decl.is_some()));
+        assert!(
+            m.refs
+                .iter()
+                .any(|r| r.name == "g" && r.write && r.decl.is_none())
+        );
+        assert!(
+            m.refs
+                .iter()
+                .any(|r| r.name == "M" && !r.write && r.decl.is_some())
+        );
+    }
+
+    #[test]
+    fn obj_aliases() {
+        let source = "local spec = obj.data.spec\nlocal labels = obj.data.labels or {}\n\
+                      for _, r in ipairs(spec.http) do local first = r.route[1] end\n\
+                      local json = require(\"json\")\nlocal insert = table.insert\n\
+                      local obj = {}\nlocal mine = obj.data";
+        let m = model(source);
+        let value = |name: &str| {
+            m.decls
+                .iter()
+                .find(|d| d.name == name)
+                .unwrap()
+                .value
+                .clone()
+        };
+        let key = |k: &str| PathSeg::Key(k.to_string());
+        assert_eq!(
+            value("spec"),
+            Value::Obj(ObjPath(vec![key("data"), key("spec")]))
+        );
+        assert_eq!(
+            value("labels"),
+            Value::Obj(ObjPath(vec![key("data"), key("labels")]))
+        );
+        assert_eq!(
+            value("r"),
+            Value::Obj(ObjPath(vec![
+                key("data"),
+                key("spec"),
+                key("http"),
+                PathSeg::Any
+            ]))
+        );
+        assert_eq!(
+            value("first"),
+            Value::Obj(ObjPath(vec![
+                key("data"),
+                key("spec"),
+                key("http"),
+                PathSeg::Any,
+                key("route"),
+                PathSeg::Index(1)
+            ]))
+        );
+        assert_eq!(value("json"), Value::Library("json"));
+        assert_eq!(value("insert"), Value::LibraryFunction("table", "insert"));
+        // A local named obj shadows the global.
+        assert_eq!(value("mine"), Value::Unknown);
+    }
+
+    #[test]
+    fn visible_at_offset() {
+        let source = "local a = 1\nlocal function f(b)\n  local c = 2\n  \nend\nlocal d";
+        let m = model(source);
+        let names = |offset: usize| -> Vec<String> {
+            let mut v: Vec<String> = m
+                .visible_at(offset)
+                .into_iter()
+                .map(|d| m.decls[d].name.clone())
+                .collect();
+            v.sort();
+            v
+        };
+        let inside = source.find("  \nend").unwrap() + 1;
+        assert_eq!(names(inside), vec!["a", "b", "c", "f"]);
+        assert_eq!(names(source.len()), vec!["a", "d", "f"]);
+    }
+}

@@ -1,0 +1,253 @@
+//! Case files in the editor: hover on a step or `expected[i]` (diff, obj, prints), code lenses
+//! with pass/fail, and the "accept actual output as expected" edits.
+
+use std::ops::Range;
+
+use kruise_lua_engine::runner::ScriptFlavor;
+use kruise_lua_engine::runner::{StepOutcome, StepStatus, ingress_obj};
+use kruise_lua_engine::yaml::Span;
+use tower_lsp_server::ls_types as lsp;
+
+use super::accept::accept_edit;
+use super::diagnostics::failure_message;
+use super::runs::{CaseResult, ScriptResults};
+use super::text::LineIndex;
+
+fn contains(span: Option<Span>, offset: usize) -> bool {
+    span.is_some_and(|s| s.start.offset <= offset && offset <= s.end.offset)
+}
+
+fn status_word(step: &StepOutcome) -> &'static str {
+    match step.status {
+        StepStatus::Pass => "passes",
+        StepStatus::Fail => "fails",
+        StepStatus::Error => "errors",
+    }
+}
+
+fn prints_block(step: &StepOutcome) -> String {
+    if step.prints.is_empty() {
+        return String::new();
+    }
+    format!(
+        "\n\n**print output:**\n```text\n{}\n```",
+        step.prints.join("\n")
+    )
+}
+
+/// Hover inside a case: on a failing `expected[i]`, the diff; on a step, its obj and outcome.
+pub fn hover(
+    results: &ScriptResults,
+    case: &CaseResult,
+    text: &str,
+    offset: usize,
+) -> Option<lsp::Hover> {
+    if case.text != text {
+        return None; // a newer run is coming
+    }
+    let index = LineIndex::new(text);
+    let range_of = |s: Span| index.range(text, s.start.offset..s.end.offset);
+    for step in &case.steps {
+        if contains(step.expected_span, offset) {
+            let mut value = format!("**step {} {}**", step.index + 1, status_word(step));
+            match step.status {
+                StepStatus::Fail => {
+                    value.push_str(&format!("\n\n```diff\n{}\n```", failure_message(step)));
+                }
+                StepStatus::Error => {
+                    if let Some(error) = &step.error {
+                        value.push_str(&format!("\n\n{} error: {}", error.kind, error.message));
+                    }
+                }
+                StepStatus::Pass => {}
+            }
+            value.push_str(&prints_block(step));
+            return Some(markdown(value, step.expected_span.map(range_of)));
+        }
+    }
+    for step in &case.steps {
+        if contains(step.step_span, offset) {
+            let obj = match results.target.flavor() {
+                ScriptFlavor::Custom => step.obj.to_json(),
+                ScriptFlavor::Ingress => ingress_obj(&step.obj).to_json(),
+            };
+            let mut fields = Vec::new();
+            if let kruise_lua_engine::value::JsonValue::Object(map) = &obj {
+                for (key, value) in map {
+                    if key != "data" {
+                        fields.push(format!(
+                            "- `{key}`: `{}`",
+                            super::diagnostics::value_text(Some(value))
+                        ));
+                    }
+                }
+            }
+            let mut value = format!(
+                "**step {} {}** — the script gets:\n{}",
+                step.index + 1,
+                status_word(step),
+                fields.join("\n")
+            );
+            if let Some(error) = &step.error {
+                value.push_str(&format!("\n\n{} error: {}", error.kind, error.message));
+            }
+            for warning in &step.warnings {
+                value.push_str(&format!("\n\n⚠ {warning}"));
+            }
+            value.push_str(&prints_block(step));
+            return Some(markdown(value, step.step_span.map(range_of)));
+        }
+    }
+    None
+}
+
+fn markdown(value: String, range: Option<lsp::Range>) -> lsp::Hover {
+    lsp::Hover {
+        contents: lsp::HoverContents::Markup(lsp::MarkupContent {
+            kind: lsp::MarkupKind::Markdown,
+            value,
+        }),
+        range,
+    }
+}
+
+/// The edits accepting the actual output of one failing step (`Some(i)`) or all (`None`).
+pub fn accept_edits(
+    results: &ScriptResults,
+    case: &CaseResult,
+    step: Option<usize>,
+) -> Vec<(Range<usize>, String)> {
+    let Ok(parsed) = &case.case else {
+        return Vec::new();
+    };
+    case.steps
+        .iter()
+        .filter(|s| step.is_none_or(|i| s.index == i))
+        .filter_map(|s| accept_edit(&case.text, parsed, s, results.target.flavor()))
+        .collect()
+}
+
+/// Code actions in a case at `range`: accept one failing step under the cursor, or all.
+pub fn code_actions(
+    results: &ScriptResults,
+    case: &CaseResult,
+    uri: &lsp::Uri,
+    text: &str,
+    range: Range<usize>,
+) -> Vec<lsp::CodeActionOrCommand> {
+    if case.text != text {
+        return Vec::new();
+    }
+    let index = LineIndex::new(text);
+    let to_edit = |edits: Vec<(Range<usize>, String)>| {
+        let edits = edits
+            .into_iter()
+            .map(|(r, t)| lsp::TextEdit::new(index.range(text, r), t))
+            .collect();
+        lsp::WorkspaceEdit {
+            changes: Some([(uri.clone(), edits)].into_iter().collect()),
+            ..lsp::WorkspaceEdit::default()
+        }
+    };
+    let failing: Vec<&StepOutcome> = case
+        .steps
+        .iter()
+        .filter(|s| s.status == StepStatus::Fail)
+        .collect();
+    let mut actions = Vec::new();
+    for step in &failing {
+        let Some(span) = step.expected_span else {
+            continue;
+        };
+        // The entry's lines, from the start of its `- ` line.
+        let line_start = text[..span.start.offset.min(text.len())]
+            .rfind('\n')
+            .map_or(0, |i| i + 1);
+        let touches = range.start <= span.end.offset && line_start <= range.end;
+        if !touches {
+            continue;
+        }
+        let edits = accept_edits(results, case, Some(step.index));
+        if edits.is_empty() {
+            continue;
+        }
+        actions.push(lsp::CodeActionOrCommand::CodeAction(lsp::CodeAction {
+            title: format!(
+                "Accept actual output as expected[{}] (step {})",
+                step.index,
+                step.index + 1
+            ),
+            kind: Some(lsp::CodeActionKind::QUICKFIX),
+            edit: Some(to_edit(edits)),
+            is_preferred: Some(true),
+            ..lsp::CodeAction::default()
+        }));
+    }
+    if !failing.is_empty() {
+        let edits = accept_edits(results, case, None);
+        if !edits.is_empty() {
+            actions.push(lsp::CodeActionOrCommand::CodeAction(lsp::CodeAction {
+                title: format!(
+                    "Accept actual output as expected for all {} failing step(s)",
+                    edits.len()
+                ),
+                kind: Some(lsp::CodeActionKind::QUICKFIX),
+                edit: Some(to_edit(edits)),
+                ..lsp::CodeAction::default()
+            }));
+        }
+    }
+    actions
+}
+
+/// Lenses of a case: a summary on the first line, and the verdict on every step.
+pub fn code_lenses(case: &CaseResult, uri: &lsp::Uri, text: &str) -> Vec<lsp::CodeLens> {
+    let index = LineIndex::new(text);
+    let mut lenses = Vec::new();
+    let summary = match &case.case {
+        Err(e) => format!("✗ case cannot be read: {}", e.message),
+        Ok(_) => {
+            let failing = case.failing_steps();
+            if failing.is_empty() {
+                format!("✓ all {} step(s) pass", case.steps.len())
+            } else {
+                format!("✗ {} of {} step(s) fail", failing.len(), case.steps.len())
+            }
+        }
+    };
+    lenses.push(lsp::CodeLens {
+        range: lsp::Range::default(),
+        command: Some(lsp::Command::new(
+            summary,
+            super::commands::RUN_ALL.into(),
+            None,
+        )),
+        data: None,
+    });
+    if case.text != text {
+        return lenses;
+    }
+    for step in &case.steps {
+        let Some(span) = step.step_span else { continue };
+        let position = index.position(text, span.start.offset);
+        let mark = if step.status == StepStatus::Pass {
+            "✓"
+        } else {
+            "✗"
+        };
+        lenses.push(lsp::CodeLens {
+            range: lsp::Range::new(position, position),
+            command: Some(lsp::Command::new(
+                format!(
+                    "{mark} step {} {} — show obj as Lua",
+                    step.index + 1,
+                    status_word(step)
+                ),
+                super::commands::OBJ_AS_LUA.into(),
+                Some(vec![serde_json::json!({ "uri": uri, "step": step.index })]),
+            )),
+            data: None,
+        });
+    }
+    lenses
+}

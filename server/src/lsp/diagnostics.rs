@@ -1,0 +1,655 @@
+//! Diagnostics from test runs (on the cases and on the script), and the per-file store that
+//! merges them with the Lua analysis and remembers what was published, so stale ones get cleared.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+use kruise_lua_engine::error::ErrorKind;
+use kruise_lua_engine::runner::{StepOutcome, StepStatus, format_path};
+use kruise_lua_engine::value::JsonValue;
+use kruise_lua_engine::yaml::Span;
+use tower_lsp_server::ls_types::{
+    Diagnostic, DiagnosticRelatedInformation, DiagnosticSeverity, Location, NumberOrString,
+    Position, Range,
+};
+
+use super::documents::path_uri;
+use super::project::ScriptId;
+use super::runs::{CaseResult, ScriptResults};
+use super::text::{LineIndex, line_range};
+
+pub const SOURCE: &str = "kruise-lua";
+
+/// Diagnostics of a file, by producer: the Lua analysis, and each script's runs.
+#[derive(Debug, Default)]
+pub struct FileDiagnostics {
+    pub analysis: Vec<Diagnostic>,
+    pub runs: BTreeMap<ScriptId, Vec<Diagnostic>>,
+}
+
+impl FileDiagnostics {
+    pub fn all(&self) -> Vec<Diagnostic> {
+        let mut all = self.analysis.clone();
+        for list in self.runs.values() {
+            all.extend(list.iter().cloned());
+        }
+        all
+    }
+}
+
+/// Everything published, per file.
+#[derive(Debug, Default)]
+pub struct DiagnosticStore {
+    files: HashMap<PathBuf, FileDiagnostics>,
+}
+
+impl DiagnosticStore {
+    /// Sets the analysis layer of a file; returns the file's full list to publish.
+    pub fn set_analysis(&mut self, path: &Path, diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
+        let file = self.files.entry(path.to_path_buf()).or_default();
+        file.analysis = diagnostics;
+        file.all()
+    }
+
+    /// What to publish right after an edit, before the full analysis: the quick syntax
+    /// verdict in place of the syntax errors, the previous lints when the lines did not move
+    /// (`keep_lints`), and the runs' diagnostics. The store is not changed.
+    pub fn quick(
+        &self,
+        path: &Path,
+        syntax: Option<Diagnostic>,
+        keep_lints: bool,
+    ) -> Vec<Diagnostic> {
+        let mut all: Vec<Diagnostic> = syntax.into_iter().collect();
+        if let Some(file) = self.files.get(path) {
+            if keep_lints {
+                let is_syntax =
+                    |d: &Diagnostic| d.code == Some(NumberOrString::String("syntax".into()));
+                all.extend(file.analysis.iter().filter(|d| !is_syntax(d)).cloned());
+            }
+            for list in file.runs.values() {
+                all.extend(list.iter().cloned());
+            }
+        }
+        all
+    }
+
+    /// Drops everything about a file (it was deleted).
+    pub fn forget(&mut self, path: &Path) {
+        self.files.remove(path);
+    }
+
+    /// Replaces everything a script's runs said, in every file; returns each touched file's
+    /// full list (files the script no longer reaches get their run diagnostics cleared).
+    pub fn set_runs(
+        &mut self,
+        script: &ScriptId,
+        per_file: Vec<(PathBuf, Vec<Diagnostic>)>,
+    ) -> Vec<(PathBuf, Vec<Diagnostic>)> {
+        let mut touched: Vec<PathBuf> = self
+            .files
+            .iter()
+            .filter(|(_, f)| f.runs.contains_key(script))
+            .map(|(p, _)| p.clone())
+            .collect();
+        for file in self.files.values_mut() {
+            file.runs.remove(script);
+        }
+        for (path, list) in per_file {
+            self.files
+                .entry(path.clone())
+                .or_default()
+                .runs
+                .insert(script.clone(), list);
+            if !touched.contains(&path) {
+                touched.push(path);
+            }
+        }
+        touched
+            .into_iter()
+            .map(|p| {
+                let all = self
+                    .files
+                    .get(&p)
+                    .map(FileDiagnostics::all)
+                    .unwrap_or_default();
+                (p, all)
+            })
+            .collect()
+    }
+}
+
+fn span_range(text: &str, index: &LineIndex, span: Span) -> Range {
+    index.range(
+        text,
+        span.start.offset..span.end.offset.max(span.start.offset),
+    )
+}
+
+fn diagnostic(
+    range: Range,
+    severity: DiagnosticSeverity,
+    code: &str,
+    message: String,
+) -> Diagnostic {
+    Diagnostic {
+        range,
+        severity: Some(severity),
+        code: Some(NumberOrString::String(code.to_string())),
+        source: Some(SOURCE.to_string()),
+        message,
+        ..Diagnostic::default()
+    }
+}
+
+/// Shortened canonical JSON of a value, `(absent)` for a missing one.
+pub fn value_text(value: Option<&JsonValue>) -> String {
+    match value {
+        None => "(absent)".to_string(),
+        Some(v) => {
+            let text = v.to_canonical_json();
+            if text.chars().count() > 80 {
+                format!("{}…", text.chars().take(80).collect::<String>())
+            } else {
+                text
+            }
+        }
+    }
+}
+
+/// The message of a failing step: the differing paths and the unified diff.
+pub fn failure_message(step: &StepOutcome) -> String {
+    let mut message = format!(
+        "step {} fails: expected[{}] differs from the script's result\n",
+        step.index + 1,
+        step.index
+    );
+    for diff in &step.diff {
+        let path = format_path(&diff.path);
+        message.push_str(&format!(
+            "  {}: expected {}, actual {}\n",
+            if path.is_empty() { "(root)" } else { &path },
+            value_text(diff.expected.as_ref()),
+            value_text(diff.actual.as_ref())
+        ));
+    }
+    if !step.unified_diff.is_empty() {
+        message.push('\n');
+        message.push_str(step.unified_diff.trim_end());
+    }
+    message
+}
+
+/// The 1-based line of the script's top-level `return` (the last unindented one), else its last
+/// non-blank line: where timeouts and memory errors are reported.
+pub fn top_level_return_line(source: &str) -> u32 {
+    let mut last_return = None;
+    let mut last_code = 1;
+    for (i, line) in source.lines().enumerate() {
+        if line.starts_with("return")
+            && !line[6..].starts_with(|c: char| c.is_alphanumeric() || c == '_')
+        {
+            last_return = Some(i as u32 + 1);
+        }
+        if !line.trim().is_empty() {
+            last_code = i as u32 + 1;
+        }
+    }
+    last_return.unwrap_or(last_code)
+}
+
+/// Runs' diagnostics for every file a script's run concerns: the script's host file and each
+/// case file.
+pub fn run_diagnostics(results: &ScriptResults) -> Vec<(PathBuf, Vec<Diagnostic>)> {
+    let host = results.target.id.host().to_path_buf();
+    let host_index = LineIndex::new(&results.host_text);
+    let script_uri = path_uri(&host);
+    let script_name = results.target.id.display();
+    // A script line (1-based) as a range in the host file.
+    let script_line_range = |line: u32| -> Range {
+        match &results.embedded {
+            None => line_range(&results.host_text, &host_index, line),
+            Some(map) => {
+                let host_line = map.first_line as u32 + line;
+                line_range(&results.host_text, &host_index, host_line)
+            }
+        }
+    };
+    let script_location = |line: u32| {
+        script_uri
+            .clone()
+            .map(|uri| Location::new(uri, script_line_range(line)))
+    };
+    let return_line = top_level_return_line(&results.source);
+    let mut script_diags = Vec::new();
+    let mut out = Vec::new();
+    let mut syntax_reported = false;
+    type Group = (
+        u32,
+        DiagnosticSeverity,
+        &'static str,
+        Vec<String>,
+        String,
+        Vec<DiagnosticRelatedInformation>,
+    );
+    let mut groups: Vec<Group> = Vec::new();
+
+    for case in &results.cases {
+        let name = case.name();
+        let (diags, script_side) = case_diagnostics(case, &name, &script_name, &script_location);
+        out.push((case.path.clone(), diags));
+        for (line, severity, code, label, message, kind) in script_side {
+            if kind == Some(ErrorKind::Syntax) {
+                // The analysis reports syntax errors with exact ranges; say it once here.
+                if syntax_reported {
+                    continue;
+                }
+                syntax_reported = true;
+            }
+            // A timeout or memory error has no meaningful line of its own: the whole run
+            // failed, so it goes on the top-level `return`.
+            let line = match kind {
+                Some(ErrorKind::Timeout | ErrorKind::Memory) => return_line,
+                _ => line.unwrap_or(return_line),
+            };
+            let related = path_uri(&case.path).map(|uri| DiagnosticRelatedInformation {
+                location: Location::new(uri, Range::default()),
+                message: label.clone(),
+            });
+            // The same problem in several steps is one diagnostic naming them all.
+            match groups
+                .iter_mut()
+                .find(|g| g.0 == line && g.2 == code && g.4 == message)
+            {
+                Some(group) => {
+                    group.3.push(label);
+                    group.5.extend(related);
+                }
+                None => groups.push((
+                    line,
+                    severity,
+                    code,
+                    vec![label],
+                    message,
+                    related.into_iter().collect(),
+                )),
+            }
+        }
+    }
+    for (line, severity, code, labels, message, related) in groups {
+        let more = match labels.len() {
+            1 => String::new(),
+            n => format!(" (and {} more: {})", n - 1, labels[1..].join(", ")),
+        };
+        let mut d = diagnostic(
+            script_line_range(line),
+            severity,
+            code,
+            format!("{}{more}: {message}", labels[0]),
+        );
+        d.related_information = Some(related);
+        script_diags.push(d);
+    }
+
+    // The summary, on the first line of the script.
+    let total = results.cases.len();
+    if let Some(error) = &results.cases_error {
+        script_diags.push(diagnostic(
+            script_line_range(1),
+            DiagnosticSeverity::WARNING,
+            "run",
+            format!("no test cases: {}", error.message),
+        ));
+    } else if total > 0 {
+        let passed = results.passed_count();
+        let mut summary = format!("{passed}/{total} cases pass");
+        let failing: Vec<String> = results
+            .cases
+            .iter()
+            .filter(|c| !c.passed())
+            .take(3)
+            .map(|c| match &c.case {
+                Err(_) => format!("{} cannot be read", c.name()),
+                Ok(_) => {
+                    let steps = c.failing_steps();
+                    let list = steps
+                        .iter()
+                        .map(|s| s.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ");
+                    format!(
+                        "{} step{} {list} fail{}",
+                        c.name(),
+                        if steps.len() > 1 { "s" } else { "" },
+                        if steps.len() > 1 { "" } else { "s" }
+                    )
+                }
+            })
+            .collect();
+        if !failing.is_empty() {
+            summary.push_str(" — ");
+            summary.push_str(&failing.join("; "));
+            if total - passed > 3 {
+                summary.push_str(&format!("; and {} more", total - passed - 3));
+            }
+        }
+        let severity = if passed == total {
+            DiagnosticSeverity::HINT
+        } else {
+            DiagnosticSeverity::INFORMATION
+        };
+        let mut d = diagnostic(script_line_range(1), severity, "summary", summary);
+        if passed < total {
+            d.related_information = Some(
+                results
+                    .cases
+                    .iter()
+                    .filter(|c| !c.passed())
+                    .filter_map(|c| {
+                        Some(DiagnosticRelatedInformation {
+                            location: Location::new(path_uri(&c.path)?, Range::default()),
+                            message: format!("case {} fails", c.name()),
+                        })
+                    })
+                    .collect(),
+            );
+        }
+        script_diags.push(d);
+    }
+    out.push((host, script_diags));
+    out
+}
+
+/// What a step says about the script: line, severity, code, `case X step N`, message, kind.
+type ScriptSide = (
+    Option<u32>,
+    DiagnosticSeverity,
+    &'static str,
+    String,
+    String,
+    Option<ErrorKind>,
+);
+
+/// A case file's diagnostics, and what the run says about the script (line, severity, code,
+/// message, error kind).
+fn case_diagnostics(
+    case: &CaseResult,
+    name: &str,
+    script_name: &str,
+    script_location: &dyn Fn(u32) -> Option<Location>,
+) -> (Vec<Diagnostic>, Vec<ScriptSide>) {
+    let text = &case.text;
+    let index = LineIndex::new(text);
+    let mut diags = Vec::new();
+    let mut script_side = Vec::new();
+    let first_line = Range::new(
+        Position::new(0, 0),
+        index.position(text, text.find('\n').unwrap_or(text.len())),
+    );
+    let parsed = match &case.case {
+        Err(error) => {
+            let range = error
+                .span
+                .map_or(first_line, |s| span_range(text, &index, s));
+            diags.push(diagnostic(
+                range,
+                DiagnosticSeverity::ERROR,
+                "case",
+                error.message.clone(),
+            ));
+            return (diags, script_side);
+        }
+        Ok(parsed) => parsed,
+    };
+    for warning in &parsed.warnings {
+        let range = warning
+            .span
+            .map_or(first_line, |s| span_range(text, &index, s));
+        diags.push(diagnostic(
+            range,
+            DiagnosticSeverity::WARNING,
+            "case",
+            warning.message.clone(),
+        ));
+    }
+    let related = |line: u32, message: String| {
+        script_location(line)
+            .map(|location| vec![DiagnosticRelatedInformation { location, message }])
+    };
+    for step in &case.steps {
+        let number = step.index + 1;
+        let step_range = step
+            .step_span
+            .map_or(first_line, |s| span_range(text, &index, s));
+        for warning in &step.warnings {
+            diags.push(diagnostic(
+                step_range,
+                DiagnosticSeverity::WARNING,
+                "step-warning",
+                format!("step {number}: {warning}"),
+            ));
+            script_side.push((
+                None,
+                DiagnosticSeverity::WARNING,
+                "step-warning",
+                format!("case {name} step {number}"),
+                warning.clone(),
+                None,
+            ));
+        }
+        match step.status {
+            StepStatus::Pass => {}
+            StepStatus::Fail => {
+                let range = step
+                    .expected_span
+                    .map_or(step_range, |s| span_range(text, &index, s));
+                let mut d = diagnostic(
+                    range,
+                    DiagnosticSeverity::ERROR,
+                    "step-fails",
+                    failure_message(step),
+                );
+                d.related_information =
+                    related(1, format!("{script_name} returns a different result"));
+                diags.push(d);
+                for diff in &step.diff {
+                    let Some(span) = diff.span else { continue };
+                    if Some(span) == step.expected_span {
+                        continue;
+                    }
+                    let path = format_path(&diff.path);
+                    diags.push(diagnostic(
+                        span_range(text, &index, span),
+                        DiagnosticSeverity::ERROR,
+                        "field-differs",
+                        format!(
+                            "step {number}: {path}: expected {}, actual {}",
+                            value_text(diff.expected.as_ref()),
+                            value_text(diff.actual.as_ref())
+                        ),
+                    ));
+                }
+            }
+            StepStatus::Error => {
+                let Some(error) = &step.error else { continue };
+                if error.kind == ErrorKind::Case {
+                    // Too few expected entries: point at the `expected` list.
+                    let range = parsed
+                        .expected_span
+                        .map_or(step_range, |s| span_range(text, &index, s));
+                    diags.push(diagnostic(
+                        range,
+                        DiagnosticSeverity::ERROR,
+                        "case",
+                        format!("step {number}: {}", error.message),
+                    ));
+                    continue;
+                }
+                let line = error.line.unwrap_or(1);
+                let where_ = error
+                    .line
+                    .map(|l| format!(" at {script_name}:{l}"))
+                    .unwrap_or_default();
+                let mut d = diagnostic(
+                    step_range,
+                    DiagnosticSeverity::ERROR,
+                    "step-error",
+                    format!(
+                        "step {number}: {} error{where_}: {}",
+                        error.kind, error.message
+                    ),
+                );
+                d.related_information = related(line, format!("{} error here", error.kind));
+                diags.push(d);
+                script_side.push((
+                    error.line,
+                    DiagnosticSeverity::ERROR,
+                    error.kind.as_str(),
+                    format!("case {name} step {number}"),
+                    format!("{} error: {}", error.kind, error.message),
+                    Some(error.kind),
+                ));
+            }
+        }
+    }
+    (diags, script_side)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lsp::project::lua_target;
+    use crate::lsp::runs::{RunInput, execute};
+    use kruise_lua_engine::runner::{Mode, RunOptions};
+
+    fn run(script: &str, case: &str) -> ScriptResults {
+        let input = RunInput {
+            target: lua_target(Path::new("/t/x/Route/trafficRouting.lua")),
+            source: script.into(),
+            host_text: script.into(),
+            embedded: None,
+            cases_error: None,
+            cases: vec![(PathBuf::from("/t/x/Route/testdata/three.yaml"), case.into())],
+        };
+        execute(input, None, Mode::Harness, &RunOptions::default(), &|| {
+            false
+        })
+        .unwrap()
+    }
+
+    const CASE: &str = crate::lsp::runs::tests::CASE;
+
+    #[test]
+    fn failing_step_marks_expected_entry_and_field() {
+        let script =
+            "local spec = obj.data.spec\nspec.weight = obj.canaryWeight\nreturn obj.data\n";
+        let files = run(script, CASE);
+        let (case_path, case_diags) = &files_of(&files)[0];
+        assert!(case_path.ends_with("three.yaml"));
+        let fails: Vec<_> = case_diags
+            .iter()
+            .filter(|d| d.code == Some(NumberOrString::String("step-fails".into())))
+            .collect();
+        assert_eq!(fails.len(), 1);
+        // expected[1] starts on line 24 (0-based 23): `- apiVersion: x/v1`.
+        assert_eq!(fails[0].range.start.line, 23);
+        assert!(
+            fails[0]
+                .message
+                .contains("spec.weight: expected 60, actual 50"),
+            "{}",
+            fails[0].message
+        );
+        assert!(fails[0].message.contains("+++ actual"));
+        let field: Vec<_> = case_diags
+            .iter()
+            .filter(|d| d.code == Some(NumberOrString::String("field-differs".into())))
+            .collect();
+        assert_eq!(field.len(), 1);
+        assert_eq!(field[0].range.start.line, 28, "the `weight: 60` line");
+        let (_, script_diags) = files_of(&files).pop().unwrap();
+        assert!(
+            script_diags
+                .iter()
+                .any(|d| d.message == "0/1 cases pass — three step 2 fails"),
+            "{script_diags:?}"
+        );
+    }
+
+    #[test]
+    fn runtime_error_lands_on_its_script_line() {
+        let script =
+            "local x = obj.canaryWeight\nif x > 30 then error('too much') end\nreturn obj.data\n";
+        let files = files_of(&run(script, CASE));
+        let (_, script_diags) = files.last().unwrap();
+        let runtime: Vec<_> = script_diags
+            .iter()
+            .filter(|d| d.code == Some(NumberOrString::String("runtime".into())))
+            .collect();
+        assert_eq!(runtime.len(), 1, "{script_diags:?}");
+        assert_eq!(runtime[0].range.start.line, 1);
+        assert!(
+            runtime[0]
+                .message
+                .starts_with("case three step 2: runtime error"),
+            "{}",
+            runtime[0].message
+        );
+    }
+
+    #[test]
+    fn timeout_lands_on_top_level_return() {
+        let script = "local function f()\n  return 1\nend\nwhile true do end\nreturn obj.data\n";
+        let options = RunOptions {
+            limits: kruise_lua_engine::vm::Limits {
+                timeout: std::time::Duration::from_millis(50),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let input = RunInput {
+            target: lua_target(Path::new("/t/x/Route/trafficRouting.lua")),
+            source: script.into(),
+            host_text: script.into(),
+            embedded: None,
+            cases_error: None,
+            cases: vec![(PathBuf::from("/t/c.yaml"), CASE.into())],
+        };
+        let results = execute(input, None, Mode::Harness, &options, &|| false).unwrap();
+        let files = run_diagnostics(&results);
+        let (_, script_diags) = files.last().unwrap();
+        let timeouts: Vec<_> = script_diags
+            .iter()
+            .filter(|d| d.message.contains("timeout"))
+            .collect();
+        assert!(!timeouts.is_empty(), "{script_diags:?}");
+        assert!(
+            timeouts.iter().all(|d| d.range.start.line == 4),
+            "{timeouts:?}"
+        );
+    }
+
+    #[test]
+    fn store_clears_what_no_longer_holds() {
+        let mut store = DiagnosticStore::default();
+        let id = ScriptId::File("/s.lua".into());
+        let d = diagnostic(Range::default(), DiagnosticSeverity::ERROR, "x", "m".into());
+        store.set_runs(
+            &id,
+            vec![
+                ("/a.yaml".into(), vec![d.clone()]),
+                ("/b.yaml".into(), vec![d]),
+            ],
+        );
+        let touched = store.set_runs(&id, vec![("/a.yaml".into(), vec![])]);
+        let b = touched
+            .iter()
+            .find(|(p, _)| p == Path::new("/b.yaml"))
+            .unwrap();
+        assert!(b.1.is_empty(), "a deleted case's diagnostics are cleared");
+    }
+
+    fn files_of(results: &ScriptResults) -> Vec<(PathBuf, Vec<Diagnostic>)> {
+        run_diagnostics(results)
+    }
+}

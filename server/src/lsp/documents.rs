@@ -1,0 +1,120 @@
+//! Open buffers. For an open file the buffer is the truth; every other file is read from disk.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::RwLock;
+
+use tower_lsp_server::ls_types::Uri;
+
+/// Files larger than this are stored but neither analysed nor run (a 10 MB file must not stall
+/// the server): the analysis of a Lua script is linear, but runs and hovers are not free.
+pub const MAX_ANALYSED_BYTES: usize = 2 * 1024 * 1024;
+
+/// An open buffer.
+#[derive(Debug, Clone)]
+pub struct Document {
+    pub uri: Uri,
+    pub text: String,
+    pub version: i32,
+}
+
+/// The open buffers, keyed by file path (`untitled:` and other non-file URIs by their text).
+#[derive(Debug, Default)]
+pub struct Documents {
+    open: RwLock<HashMap<PathBuf, Document>>,
+}
+
+/// The path a URI stands for: its file path, or its text for URIs that are not files.
+pub fn uri_path(uri: &Uri) -> PathBuf {
+    uri.to_file_path()
+        .map(|p| p.into_owned())
+        .unwrap_or_else(|| PathBuf::from(uri.as_str()))
+}
+
+/// The URI of a path (file URIs; a path made from a non-file URI turns back into it).
+pub fn path_uri(path: &Path) -> Option<Uri> {
+    Uri::from_file_path(path).or_else(|| path.to_str()?.parse().ok())
+}
+
+impl Documents {
+    pub fn open(&self, uri: Uri, text: String, version: i32) -> PathBuf {
+        let path = uri_path(&uri);
+        self.write()
+            .insert(path.clone(), Document { uri, text, version });
+        path
+    }
+
+    pub fn close(&self, path: &Path) {
+        self.write().remove(path);
+    }
+
+    /// Runs `edit` on an open buffer; returns false when the file is not open.
+    pub fn update(&self, path: &Path, version: i32, edit: impl FnOnce(&mut String)) -> bool {
+        match self.write().get_mut(path) {
+            Some(doc) => {
+                edit(&mut doc.text);
+                doc.version = version;
+                true
+            }
+            None => false,
+        }
+    }
+
+    pub fn get(&self, path: &Path) -> Option<Document> {
+        self.read_lock().get(path).cloned()
+    }
+
+    pub fn is_open(&self, path: &Path) -> bool {
+        self.read_lock().contains_key(path)
+    }
+
+    pub fn open_paths(&self) -> Vec<PathBuf> {
+        self.read_lock().keys().cloned().collect()
+    }
+
+    /// The text of a file: the open buffer, or the file on disk (`None` when unreadable).
+    pub fn text(&self, path: &Path) -> Option<String> {
+        if let Some(doc) = self.read_lock().get(path) {
+            return Some(doc.text.clone());
+        }
+        std::fs::read(path)
+            .ok()
+            .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+    }
+
+    /// Whether a file exists as a buffer or on disk.
+    pub fn exists(&self, path: &Path) -> bool {
+        self.is_open(path) || path.is_file()
+    }
+
+    fn read_lock(&self) -> std::sync::RwLockReadGuard<'_, HashMap<PathBuf, Document>> {
+        self.open.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, HashMap<PathBuf, Document>> {
+        self.open.write().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn open_buffer_wins_over_disk() {
+        let dir = std::env::temp_dir().join(format!("kl-docs-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("a.lua");
+        std::fs::write(&file, "disk").unwrap();
+        let docs = Documents::default();
+        assert_eq!(docs.text(&file).as_deref(), Some("disk"));
+        let path = docs.open(path_uri(&file).unwrap(), "buffer".into(), 1);
+        assert_eq!(path, file);
+        assert_eq!(docs.text(&file).as_deref(), Some("buffer"));
+        assert!(docs.update(&file, 2, |t| t.push('!')));
+        assert_eq!(docs.text(&file).as_deref(), Some("buffer!"));
+        docs.close(&file);
+        assert_eq!(docs.text(&file).as_deref(), Some("disk"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

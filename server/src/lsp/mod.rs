@@ -1,0 +1,44 @@
+//! `kruise-lua lsp`: a language server for traffic-routing scripts and their test cases.
+//!
+//! Layout (protocol conversion stays at the edge, in [`server`]):
+//! * [`documents`], [`text`]: open buffers (the truth for open files; disk for the rest),
+//!   incremental sync, UTF-16 positions;
+//! * [`project`]: which file is a script, a case or a ConfigMap manifest, and how embedded
+//!   scripts map into their manifest;
+//! * [`runs`], [`session`]: live test runs (debounced, superseded runs cancelled, one run per
+//!   script in flight, on blocking threads), [`diagnostics`] from their outcomes;
+//! * [`lua`]: the analysis layer's diagnostics, completion, hover, navigation;
+//! * [`case_view`], [`accept`], [`commands`]: hover, lenses and accept-expected in case files;
+//! * [`watcher`]: files created, deleted or renamed on disk.
+
+mod accept;
+mod case_view;
+mod commands;
+mod diagnostics;
+mod documents;
+mod lua;
+mod project;
+mod runs;
+mod server;
+mod session;
+mod text;
+mod watcher;
+
+use tower_lsp_server::{LspService, Server};
+
+/// Serves LSP over stdin/stdout until the client says `exit`.
+pub fn run_stdio() -> anyhow::Result<()> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    runtime.block_on(async {
+        let (service, socket) = LspService::new(server::Backend::new);
+        Server::new(tokio::io::stdin(), tokio::io::stdout(), socket)
+            .serve(service)
+            .await;
+    });
+    // Blocking threads still running a script must not hold the exit.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+    Ok(())
+}

@@ -1,0 +1,393 @@
+//! Which file is what: scripts (custom and ingress-class), their test cases, and ConfigMap
+//! manifests with embedded scripts, whose Lua positions are mapped back into the block scalar.
+
+use std::path::{Path, PathBuf};
+
+use kruise_lua_engine::discovery::{
+    self, CUSTOM_SCRIPT_NAME, EmbeddedScript, INGRESS_FOLDER, ScriptKind,
+};
+use kruise_lua_engine::runner::ScriptFlavor;
+
+use super::documents::Documents;
+
+/// A script the server runs: a Lua file, or one key of a ConfigMap manifest.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ScriptId {
+    File(PathBuf),
+    Embedded { manifest: PathBuf, key: String },
+}
+
+impl ScriptId {
+    /// The file that holds the script's text.
+    pub fn host(&self) -> &Path {
+        match self {
+            ScriptId::File(path) => path,
+            ScriptId::Embedded { manifest, .. } => manifest,
+        }
+    }
+
+    /// A short name for messages: the file name, or `manifest.yaml#key`.
+    pub fn display(&self) -> String {
+        let file = |p: &Path| {
+            p.file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        };
+        match self {
+            ScriptId::File(path) => file(path),
+            ScriptId::Embedded { manifest, key } => format!("{}#{key}", file(manifest)),
+        }
+    }
+}
+
+/// A script with what decides how it runs: its kind and where its cases live.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScriptTarget {
+    pub id: ScriptId,
+    pub kind: Option<ScriptKind>,
+    /// The folder whose `*.yaml`/`*.yml` files are its cases (may not exist).
+    pub testdata: Option<PathBuf>,
+    /// Upstream's test fails for a custom script without a `testdata` folder.
+    pub testdata_required: bool,
+}
+
+impl ScriptTarget {
+    pub fn flavor(&self) -> ScriptFlavor {
+        match self.kind {
+            Some(ScriptKind::Ingress { .. }) => ScriptFlavor::Ingress,
+            _ => ScriptFlavor::Custom,
+        }
+    }
+}
+
+/// What a document is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DocKind {
+    Script(ScriptTarget),
+    /// A test case of the script(s) given.
+    Case(ScriptTarget),
+    /// A ConfigMap manifest holding scripts.
+    ConfigMap,
+    Other,
+}
+
+fn name_of(path: &Path) -> Option<&str> {
+    path.file_name().and_then(|n| n.to_str())
+}
+
+fn is_yaml(path: &Path) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e == "yaml" || e == "yml")
+}
+
+/// The script a Lua file is; a Lua file outside the known layout is a custom script without
+/// cases (still analysed).
+pub fn lua_target(path: &Path) -> ScriptTarget {
+    let dir = path.parent().unwrap_or(Path::new(""));
+    let id = ScriptId::File(path.to_path_buf());
+    if name_of(path) == Some(CUSTOM_SCRIPT_NAME) {
+        let kind = name_of(dir).unwrap_or_default().to_string();
+        let group = dir
+            .parent()
+            .and_then(name_of)
+            .unwrap_or_default()
+            .to_string();
+        return ScriptTarget {
+            id,
+            kind: Some(ScriptKind::Custom { group, kind }),
+            testdata: Some(dir.join("testdata")),
+            testdata_required: true,
+        };
+    }
+    if name_of(dir) == Some(INGRESS_FOLDER) {
+        let class = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or_default()
+            .to_string();
+        return ScriptTarget {
+            id,
+            testdata: Some(dir.join("testdata").join(&class)),
+            kind: Some(ScriptKind::Ingress { class }),
+            testdata_required: false,
+        };
+    }
+    ScriptTarget {
+        id,
+        kind: None,
+        testdata: None,
+        testdata_required: false,
+    }
+}
+
+/// The script whose case `path` is: `<dir>/testdata/**` next to `<dir>/trafficRouting.lua`, or
+/// `trafficrouting_ingress/testdata/<class>/**` for `trafficrouting_ingress/<class>.lua`.
+pub fn case_owner(path: &Path, docs: &Documents) -> Option<ScriptTarget> {
+    if !is_yaml(path) {
+        return None;
+    }
+    for testdata in path.ancestors().skip(1) {
+        if name_of(testdata) != Some("testdata") {
+            continue;
+        }
+        let dir = testdata.parent()?;
+        let custom = dir.join(CUSTOM_SCRIPT_NAME);
+        if docs.exists(&custom) {
+            return Some(lua_target(&custom));
+        }
+        if name_of(dir) == Some(INGRESS_FOLDER) {
+            let class = path.strip_prefix(testdata).ok()?.components().next()?;
+            let script = dir.join(format!("{}.lua", class.as_os_str().to_string_lossy()));
+            if docs.exists(&script) {
+                return Some(lua_target(&script));
+            }
+        }
+    }
+    None
+}
+
+/// Whether YAML text looks like a manifest with embedded scripts (cheap check before parsing).
+pub fn looks_like_configmap(text: &str) -> bool {
+    text.contains("ConfigMap") && text.contains("lua.traffic.routing.")
+}
+
+/// Classifies a document from its path (and, for YAML outside testdata, its text).
+pub fn classify(path: &Path, text: &str, docs: &Documents) -> DocKind {
+    if path.extension().and_then(|e| e.to_str()) == Some("lua") {
+        return DocKind::Script(lua_target(path));
+    }
+    if !is_yaml(path) {
+        return DocKind::Other;
+    }
+    if let Some(owner) = case_owner(path, docs) {
+        return DocKind::Case(owner);
+    }
+    if looks_like_configmap(text) {
+        return DocKind::ConfigMap;
+    }
+    DocKind::Other
+}
+
+/// How an embedded script's lines sit in its manifest: a literal block scalar puts script line
+/// `n` (0-based) on manifest line `first_line + n`, after `indent` bytes of indentation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EmbeddedMap {
+    /// 0-based manifest line of the script's first line.
+    pub first_line: usize,
+    pub indent: usize,
+}
+
+impl EmbeddedMap {
+    pub fn new(manifest: &str, script: &EmbeddedScript) -> EmbeddedMap {
+        let first_line = script.line.saturating_sub(1) as usize;
+        let indent = manifest
+            .lines()
+            .skip(first_line)
+            .find(|line| !line.trim().is_empty())
+            .map_or(0, |line| line.len() - line.trim_start_matches(' ').len());
+        EmbeddedMap { first_line, indent }
+    }
+
+    /// The manifest byte offset of a script byte offset.
+    pub fn to_host(self, manifest: &str, script: &str, offset: usize) -> usize {
+        let offset = offset.min(script.len());
+        let line = script[..offset].bytes().filter(|b| *b == b'\n').count();
+        let column = offset - script[..offset].rfind('\n').map_or(0, |i| i + 1);
+        let host_line_start = line_start(manifest, self.first_line + line);
+        let host_line_end = manifest[host_line_start..]
+            .find('\n')
+            .map_or(manifest.len(), |i| host_line_start + i);
+        (host_line_start + self.indent + column).min(host_line_end)
+    }
+
+    /// The script byte offset of a manifest byte offset, when it falls inside the script.
+    pub fn to_script(self, manifest: &str, script: &str, offset: usize) -> Option<usize> {
+        let offset = offset.min(manifest.len());
+        let host_line = manifest[..offset].bytes().filter(|b| *b == b'\n').count();
+        let line = host_line.checked_sub(self.first_line)?;
+        let script_lines = script.lines().count().max(1);
+        if line >= script_lines {
+            return None;
+        }
+        let column = offset - line_start(manifest, host_line);
+        let start = line_start(script, line);
+        let end = script[start..]
+            .find('\n')
+            .map_or(script.len(), |i| start + i);
+        Some((start + column.saturating_sub(self.indent)).min(end))
+    }
+}
+
+fn line_start(text: &str, line: usize) -> usize {
+    if line == 0 {
+        return 0;
+    }
+    text.bytes()
+        .enumerate()
+        .filter(|(_, b)| *b == b'\n')
+        .nth(line - 1)
+        .map_or(text.len(), |(i, _)| i + 1)
+}
+
+/// The scripts of a manifest, each with where its cases are looked for: for `<Kind>.<group>`,
+/// `<tree>/<group>/<Kind>/testdata`; for an ingress class,
+/// `<tree>/trafficrouting_ingress/testdata/<class>`, where `<tree>` is the manifest's folder,
+/// its parent, a workspace root or a root's `lua_configuration` (the first that has one).
+pub fn embedded_targets(
+    manifest: &Path,
+    text: &str,
+    roots: &[PathBuf],
+) -> Vec<(ScriptTarget, EmbeddedScript)> {
+    let Ok(scripts) = discovery::read_configmap(text) else {
+        return Vec::new();
+    };
+    let mut trees: Vec<PathBuf> = Vec::new();
+    if let Some(dir) = manifest.parent() {
+        trees.push(dir.to_path_buf());
+        if let Some(up) = dir.parent() {
+            trees.push(up.to_path_buf());
+        }
+    }
+    for root in roots {
+        trees.push(root.clone());
+        trees.push(root.join("lua_configuration"));
+    }
+    scripts
+        .scripts
+        .into_iter()
+        .map(|script| {
+            let relative = match &script.kind {
+                ScriptKind::Custom { group, kind } => {
+                    PathBuf::from(group).join(kind).join("testdata")
+                }
+                ScriptKind::Ingress { class } => {
+                    PathBuf::from(INGRESS_FOLDER).join("testdata").join(class)
+                }
+            };
+            let testdata = trees
+                .iter()
+                .map(|tree| tree.join(&relative))
+                .find(|dir| dir.is_dir());
+            let target = ScriptTarget {
+                id: ScriptId::Embedded {
+                    manifest: manifest.to_path_buf(),
+                    key: script.key.clone(),
+                },
+                kind: Some(script.kind.clone()),
+                testdata,
+                testdata_required: false,
+            };
+            (target, script)
+        })
+        .collect()
+}
+
+/// Every script under the roots (bundled trees and ConfigMap manifests), for the first run.
+pub fn workspace_scripts(roots: &[PathBuf], docs: &Documents) -> Vec<ScriptTarget> {
+    let mut targets = Vec::new();
+    for root in roots {
+        if let Ok(entries) = discovery::discover(root) {
+            for entry in entries {
+                if let discovery::ScriptOrigin::File(path) = entry.origin {
+                    targets.push(lua_target(&path));
+                }
+            }
+        }
+        // ConfigMap manifests: YAML files outside testdata folders, a few levels down.
+        let mut manifests = Vec::new();
+        collect_manifests(root, 4, &mut manifests);
+        for manifest in manifests {
+            if let Some(text) = docs.text(&manifest)
+                && looks_like_configmap(&text)
+            {
+                targets.extend(
+                    embedded_targets(&manifest, &text, roots)
+                        .into_iter()
+                        .map(|(target, _)| target),
+                );
+            }
+        }
+    }
+    targets.dedup_by(|a, b| a.id == b.id);
+    targets
+}
+
+fn collect_manifests(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
+    let Ok(read) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in read.flatten() {
+        let path = entry.path();
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        if kind.is_dir() {
+            let skip = name_of(&path)
+                .is_some_and(|n| n == "testdata" || n.starts_with('.') || n == "target");
+            if depth > 0 && !skip {
+                collect_manifests(&path, depth - 1, out);
+            }
+        } else if kind.is_file()
+            && is_yaml(&path)
+            && entry.metadata().is_ok_and(|m| m.len() < 1 << 20)
+        {
+            out.push(path);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MANIFEST: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kruise-rollout-configuration\ndata:\n  lua.traffic.routing.Route.example.io: |\n    local w = obj.canaryWeight\n    return obj.data\n";
+
+    #[test]
+    fn layout_decides_kind_and_testdata() {
+        let t = lua_target(Path::new("/r/example.io/Route/trafficRouting.lua"));
+        assert_eq!(
+            t.kind,
+            Some(ScriptKind::Custom {
+                group: "example.io".into(),
+                kind: "Route".into()
+            })
+        );
+        assert_eq!(
+            t.testdata.as_deref(),
+            Some(Path::new("/r/example.io/Route/testdata"))
+        );
+        let t = lua_target(Path::new("/r/trafficrouting_ingress/nginx.lua"));
+        assert_eq!(t.flavor(), ScriptFlavor::Ingress);
+        assert_eq!(
+            t.testdata.as_deref(),
+            Some(Path::new("/r/trafficrouting_ingress/testdata/nginx"))
+        );
+    }
+
+    #[test]
+    fn embedded_positions_round_trip() {
+        let script = discovery::read_configmap(MANIFEST)
+            .unwrap()
+            .scripts
+            .remove(0);
+        let map = EmbeddedMap::new(MANIFEST, &script);
+        assert_eq!(
+            map,
+            EmbeddedMap {
+                first_line: 6,
+                indent: 4
+            }
+        );
+        let in_script = script.source.find("canaryWeight").unwrap();
+        let in_host = map.to_host(MANIFEST, &script.source, in_script);
+        assert_eq!(&MANIFEST[in_host..in_host + 12], "canaryWeight");
+        assert_eq!(
+            map.to_script(MANIFEST, &script.source, in_host),
+            Some(in_script)
+        );
+        // The key line is outside the script.
+        let key = MANIFEST.find("lua.traffic").unwrap();
+        assert_eq!(map.to_script(MANIFEST, &script.source, key), None);
+    }
+}

@@ -1,0 +1,414 @@
+//! Live test runs: a script's cases through the engine, on blocking threads, debounced, with
+//! superseded runs cancelled and at most one run per script in flight.
+//!
+//! A run re-reads the script and every case (open buffers first, then disk), so created,
+//! deleted and renamed case files are picked up by the next run. Cases whose text and script
+//! are unchanged since the last run keep their previous outcome instead of running again.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use kruise_lua_engine::discovery::{self, EmbeddedScript};
+use kruise_lua_engine::runner::{self, Mode, RunOptions, StepOutcome, StepStatus};
+use kruise_lua_engine::testcase::{self, CaseError, TestCase};
+use kruise_lua_engine::value::JsonValue;
+use rayon::prelude::*;
+
+use super::documents::{Documents, MAX_ANALYSED_BYTES};
+use super::project::{EmbeddedMap, ScriptId, ScriptTarget, embedded_targets};
+
+/// One case file's outcome.
+#[derive(Debug, Clone)]
+pub struct CaseResult {
+    pub path: PathBuf,
+    /// The case text the outcome belongs to (positions refer to it).
+    pub text: String,
+    pub case: Result<TestCase, CaseError>,
+    pub steps: Vec<StepOutcome>,
+}
+
+impl CaseResult {
+    /// The case's name: its file name without extension.
+    pub fn name(&self) -> String {
+        self.path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    }
+
+    pub fn passed(&self) -> bool {
+        self.case.is_ok() && self.steps.iter().all(|s| s.status == StepStatus::Pass)
+    }
+
+    /// The 1-based numbers of steps that do not pass.
+    pub fn failing_steps(&self) -> Vec<usize> {
+        self.steps
+            .iter()
+            .filter(|s| s.status != StepStatus::Pass)
+            .map(|s| s.index + 1)
+            .collect()
+    }
+}
+
+/// The last completed run of a script.
+#[derive(Debug, Clone)]
+pub struct ScriptResults {
+    pub target: ScriptTarget,
+    /// The script source that ran.
+    pub source: String,
+    /// The text of the file holding the script (the script itself, or its manifest).
+    pub host_text: String,
+    pub embedded: Option<EmbeddedMap>,
+    /// Why there are no cases, when the folder is missing and required.
+    pub cases_error: Option<CaseError>,
+    pub cases: Vec<CaseResult>,
+    pub mode: Mode,
+}
+
+impl ScriptResults {
+    pub fn passed_count(&self) -> usize {
+        self.cases.iter().filter(|c| c.passed()).count()
+    }
+
+    /// `obj.data.spec` of every step, for inferring the spec's shape.
+    pub fn specs(&self) -> Vec<JsonValue> {
+        self.cases
+            .iter()
+            .filter_map(|c| c.case.as_ref().ok())
+            .filter_map(|c| c.steps.first())
+            .filter_map(|s| s.obj.data.spec.clone())
+            .collect()
+    }
+}
+
+/// What a run needs, read from buffers and disk.
+pub struct RunInput {
+    pub target: ScriptTarget,
+    pub source: String,
+    pub host_text: String,
+    pub embedded: Option<EmbeddedMap>,
+    pub cases_error: Option<CaseError>,
+    pub cases: Vec<(PathBuf, String)>,
+}
+
+/// Reads a script and its cases; `None` when the script is gone (deleted file or key).
+pub fn gather(target: &ScriptTarget, docs: &Documents, roots: &[PathBuf]) -> Option<RunInput> {
+    let host_text = docs.text(target.id.host())?;
+    let (source, embedded) = match &target.id {
+        ScriptId::File(_) => (host_text.clone(), None),
+        ScriptId::Embedded { manifest, key } => {
+            let (_, script): (_, EmbeddedScript) = embedded_targets(manifest, &host_text, roots)
+                .into_iter()
+                .find(|(t, _)| t.id == target.id)
+                .or_else(|| {
+                    // The manifest may have moved the key; keep running what it holds now.
+                    discovery::read_configmap(&host_text).ok().and_then(|c| {
+                        c.scripts
+                            .into_iter()
+                            .find(|s| &s.key == key)
+                            .map(|s| (target.clone(), s))
+                    })
+                })?;
+            let map = EmbeddedMap::new(&host_text, &script);
+            (script.source, Some(map))
+        }
+    };
+    let mut cases_error = None;
+    let mut cases = Vec::new();
+    if let Some(testdata) = &target.testdata {
+        match discovery::find_cases(testdata, target.testdata_required) {
+            Ok(mut paths) => {
+                // New buffers not yet saved under testdata count too.
+                for open in docs.open_paths() {
+                    let is_case = open.starts_with(testdata)
+                        && open.extension().is_some_and(|e| e == "yaml" || e == "yml");
+                    if is_case && !paths.contains(&open) {
+                        paths.push(open);
+                    }
+                }
+                for path in paths {
+                    if let Some(text) = docs.text(&path) {
+                        cases.push((path, text));
+                    }
+                }
+            }
+            Err(e) => cases_error = Some(e),
+        }
+    }
+    Some(RunInput {
+        target: target.clone(),
+        source,
+        host_text,
+        embedded,
+        cases_error,
+        cases,
+    })
+}
+
+/// Runs every case of `input`, reusing `previous` outcomes of cases whose text and script did not
+/// change. Returns `None` as soon as `cancelled()` says the run is superseded.
+pub fn execute(
+    input: RunInput,
+    previous: Option<&ScriptResults>,
+    mode: Mode,
+    options: &RunOptions,
+    cancelled: &(dyn Fn() -> bool + Sync),
+) -> Option<ScriptResults> {
+    let flavor = input.target.flavor();
+    let same_script = previous.is_some_and(|p| p.source == input.source && p.mode == mode);
+    let source = input.source.as_str();
+    let oversized = source.len() > MAX_ANALYSED_BYTES;
+    let mut cases: Vec<CaseResult> = input
+        .cases
+        .into_iter()
+        .map(|(path, text)| {
+            let reuse = same_script
+                .then(|| {
+                    previous?
+                        .cases
+                        .iter()
+                        .find(|c| c.path == path && c.text == text)
+                })
+                .flatten();
+            match reuse {
+                Some(done) => done.clone(),
+                None => CaseResult {
+                    case: if text.len() > MAX_ANALYSED_BYTES {
+                        Err(CaseError {
+                            message: format!(
+                                "the case file is too large to run ({} bytes)",
+                                text.len()
+                            ),
+                            span: None,
+                        })
+                    } else {
+                        testcase::parse_case(&text)
+                    },
+                    path,
+                    text,
+                    steps: Vec::new(),
+                },
+            }
+        })
+        .collect();
+    // Every step still to run, spread over the pool.
+    let todo: Vec<(usize, usize)> = cases
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.steps.is_empty() && !oversized)
+        .filter_map(|(i, c)| c.case.as_ref().ok().map(|case| (i, case.steps.len())))
+        .flat_map(|(i, n)| (0..n).map(move |step| (i, step)))
+        .collect();
+    let outcomes: Vec<Option<(usize, StepOutcome)>> = todo
+        .par_iter()
+        .map(|&(i, step)| {
+            if cancelled() {
+                return None;
+            }
+            let case = cases[i].case.as_ref().ok()?;
+            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                runner::run_case_step(source, flavor, case, step, mode, options)
+            }))
+            .ok()?;
+            Some((i, outcome))
+        })
+        .collect();
+    if cancelled() || outcomes.iter().any(Option::is_none) {
+        return None;
+    }
+    for (i, outcome) in outcomes.into_iter().flatten() {
+        cases[i].steps.push(outcome);
+    }
+    for case in &mut cases {
+        case.steps.sort_by_key(|s| s.index);
+    }
+    Some(ScriptResults {
+        target: input.target,
+        source: input.source,
+        host_text: input.host_text,
+        embedded: input.embedded,
+        cases_error: input.cases_error,
+        cases,
+        mode,
+    })
+}
+
+/// Debouncing and cancellation state of runs: a generation per script (a newer request
+/// supersedes older ones) and a lock per script (one run in flight).
+#[derive(Default)]
+pub struct Scheduler {
+    generations: Mutex<HashMap<ScriptId, Arc<AtomicU64>>>,
+    last_request: Mutex<HashMap<ScriptId, std::time::Instant>>,
+    locks: Mutex<HashMap<ScriptId, Arc<tokio::sync::Mutex<()>>>>,
+}
+
+/// A ticket for one requested run.
+pub struct Ticket {
+    generation: Arc<AtomicU64>,
+    mine: u64,
+    lock: Arc<tokio::sync::Mutex<()>>,
+}
+
+impl Ticket {
+    /// Whether a newer request came after this one.
+    pub fn superseded(&self) -> bool {
+        self.generation.load(Ordering::SeqCst) != self.mine
+    }
+
+    pub fn lock(&self) -> Arc<tokio::sync::Mutex<()>> {
+        self.lock.clone()
+    }
+
+    /// A check usable from a blocking thread.
+    pub fn canceller(&self) -> impl Fn() -> bool + Send + Sync + 'static {
+        let generation = self.generation.clone();
+        let mine = self.mine;
+        move || generation.load(Ordering::SeqCst) != mine
+    }
+}
+
+impl Scheduler {
+    /// The delay before running a new request for `id`: none when the script was quiet for
+    /// `debounce` (an isolated edit runs at once), else `debounce` (a burst of edits runs once,
+    /// after the last).
+    pub fn delay_for(&self, id: &ScriptId, debounce: std::time::Duration) -> std::time::Duration {
+        let now = std::time::Instant::now();
+        let last = self
+            .last_request
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(id.clone(), now);
+        match last {
+            Some(last) if now.duration_since(last) < debounce => debounce,
+            _ => std::time::Duration::ZERO,
+        }
+    }
+
+    /// Registers a new request for `id`, superseding any earlier one.
+    pub fn request(&self, id: &ScriptId) -> Ticket {
+        let generation = self
+            .generations
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(id.clone())
+            .or_default()
+            .clone();
+        let mine = generation.fetch_add(1, Ordering::SeqCst) + 1;
+        let lock = self
+            .locks
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(id.clone())
+            .or_default()
+            .clone();
+        Ticket {
+            generation,
+            mine,
+            lock,
+        }
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::lsp::project::lua_target;
+
+    pub(crate) const SCRIPT: &str =
+        "local spec = obj.data.spec\nspec.weight = obj.canaryWeight\nreturn obj.data\n";
+    pub(crate) const CASE: &str = "rollout:\n  spec:\n    strategy:\n      canary:\n        trafficRoutings:\n        - service: web\n        steps:\n        - traffic: \"20%\"\n        - traffic: \"50%\"\noriginal:\n  apiVersion: x/v1\n  kind: Route\n  metadata:\n    name: r\n  spec:\n    weight: 0\nexpected:\n- apiVersion: x/v1\n  kind: Route\n  metadata:\n    name: r\n  spec:\n    weight: 20\n- apiVersion: x/v1\n  kind: Route\n  metadata:\n    name: r\n  spec:\n    weight: 60\n";
+
+    fn input(script: &str, case: &str) -> RunInput {
+        RunInput {
+            target: lua_target(std::path::Path::new("/t/x/Route/trafficRouting.lua")),
+            source: script.into(),
+            host_text: script.into(),
+            embedded: None,
+            cases_error: None,
+            cases: vec![(PathBuf::from("/t/x/Route/testdata/c.yaml"), case.into())],
+        }
+    }
+
+    #[test]
+    fn runs_steps_and_reports_failures() {
+        let results = execute(
+            input(SCRIPT, CASE),
+            None,
+            Mode::Harness,
+            &RunOptions::default(),
+            &|| false,
+        )
+        .unwrap();
+        let case = &results.cases[0];
+        assert_eq!(case.steps.len(), 2);
+        assert_eq!(case.steps[0].status, StepStatus::Pass);
+        assert_eq!(case.steps[1].status, StepStatus::Fail);
+        assert_eq!(case.failing_steps(), vec![2]);
+        assert_eq!(results.passed_count(), 0);
+    }
+
+    #[test]
+    fn unchanged_cases_are_reused_and_cancel_stops() {
+        let first = execute(
+            input(SCRIPT, CASE),
+            None,
+            Mode::Harness,
+            &RunOptions::default(),
+            &|| false,
+        )
+        .unwrap();
+        // Reused: a cancelled check after reuse still yields nothing to run.
+        let calls = std::sync::atomic::AtomicUsize::new(0);
+        let again = execute(
+            input(SCRIPT, CASE),
+            Some(&first),
+            Mode::Harness,
+            &RunOptions::default(),
+            &|| {
+                calls.fetch_add(1, Ordering::SeqCst);
+                false
+            },
+        )
+        .unwrap();
+        assert_eq!(again.cases[0].steps, first.cases[0].steps);
+        assert_eq!(calls.load(Ordering::SeqCst), 1, "no step ran again");
+        assert!(
+            execute(
+                input(SCRIPT, CASE),
+                None,
+                Mode::Harness,
+                &RunOptions::default(),
+                &|| true
+            )
+            .is_none()
+        );
+    }
+
+    #[test]
+    fn isolated_requests_run_at_once_and_bursts_wait() {
+        let scheduler = Scheduler::default();
+        let id = ScriptId::File("/a.lua".into());
+        let debounce = std::time::Duration::from_secs(60);
+        assert!(scheduler.delay_for(&id, debounce).is_zero());
+        assert_eq!(scheduler.delay_for(&id, debounce), debounce);
+        assert!(
+            scheduler
+                .delay_for(&id, std::time::Duration::ZERO)
+                .is_zero()
+        );
+    }
+
+    #[test]
+    fn newer_requests_supersede() {
+        let scheduler = Scheduler::default();
+        let id = ScriptId::File("/a.lua".into());
+        let first = scheduler.request(&id);
+        assert!(!first.superseded());
+        let second = scheduler.request(&id);
+        assert!(first.superseded());
+        assert!(!second.superseded());
+        assert!(Arc::ptr_eq(&first.lock(), &second.lock()));
+    }
+}

@@ -1,0 +1,602 @@
+//! The protocol edge: `LanguageServer` methods turn LSP requests into calls on the session and
+//! the feature modules. Every request runs on a blocking thread under panic protection, so a bad
+//! input costs one failed request, never the server, and never stalls the message loop.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+use tower_lsp_server::jsonrpc::Result;
+use tower_lsp_server::ls_types::*;
+use tower_lsp_server::{Client, LanguageServer};
+
+use super::commands;
+use super::documents::{MAX_ANALYSED_BYTES, uri_path};
+use super::lua;
+use super::session::{ClientCaps, Session, Settings};
+use super::text::{LineIndex, apply_changes};
+use super::{case_view, watcher};
+
+pub struct Backend {
+    session: Arc<Session>,
+    watcher: Mutex<Option<notify::RecommendedWatcher>>,
+}
+
+impl Backend {
+    pub fn new(client: Client) -> Backend {
+        Backend {
+            session: Arc::new(Session::new(client)),
+            watcher: Mutex::new(None),
+        }
+    }
+
+    /// Runs `f` on a blocking thread; a panic is logged and answered with `default`.
+    async fn guarded<T: Send + 'static>(
+        &self,
+        what: &str,
+        default: T,
+        f: impl FnOnce(Arc<Session>) -> T + Send + 'static,
+    ) -> T {
+        let session = self.session.clone();
+        match tokio::task::spawn_blocking(move || f(session)).await {
+            Ok(value) => value,
+            Err(e) => {
+                self.session
+                    .client
+                    .log_message(MessageType::ERROR, format!("{what} failed: {e}"))
+                    .await;
+                default
+            }
+        }
+    }
+
+    /// Runs a notification's work; a panic is logged instead of taking the server down.
+    fn shielded(&self, what: &str, f: impl FnOnce()) {
+        if let Err(panic) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+            let detail = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            let client = self.session.client.clone();
+            let message = format!("{what} failed: {detail}");
+            tokio::spawn(async move { client.log_message(MessageType::ERROR, message).await });
+        }
+    }
+
+    fn apply_settings(&self, value: &Value) {
+        let (settings, problems) = Settings::from_json(value);
+        *self
+            .session
+            .settings
+            .write()
+            .unwrap_or_else(|e| e.into_inner()) = settings;
+        if !problems.is_empty() {
+            let client = self.session.client.clone();
+            let message = format!("kruise-lua settings: {}", problems.join("; "));
+            tokio::spawn(async move { client.show_message(MessageType::WARNING, message).await });
+        }
+    }
+}
+
+/// Position → (path, text, byte offset) of an open or on-disk document.
+fn locate(session: &Session, uri: &Uri, position: Position) -> Option<(PathBuf, String, usize)> {
+    let path = uri_path(uri);
+    let text = session.docs.text(&path)?;
+    if text.len() > MAX_ANALYSED_BYTES {
+        return None; // see MAX_ANALYSED_BYTES
+    }
+    let offset = LineIndex::new(&text).offset(&text, position);
+    Some((path, text, offset))
+}
+
+impl LanguageServer for Backend {
+    async fn initialize(&self, params: InitializeParams) -> Result<InitializeResult> {
+        let mut roots: Vec<PathBuf> = params
+            .workspace_folders
+            .iter()
+            .flatten()
+            .filter_map(|f| f.uri.to_file_path().map(|p| p.into_owned()))
+            .collect();
+        #[allow(deprecated)] // rootUri: older clients send only this
+        if roots.is_empty()
+            && let Some(root) = params.root_uri.as_ref().and_then(|u| u.to_file_path())
+        {
+            roots.push(root.into_owned());
+        }
+        *self
+            .session
+            .roots
+            .write()
+            .unwrap_or_else(|e| e.into_inner()) = roots;
+        let workspace = params.capabilities.workspace.as_ref();
+        *self.session.caps.write().unwrap_or_else(|e| e.into_inner()) = ClientCaps {
+            apply_edit: workspace.and_then(|w| w.apply_edit).unwrap_or(false),
+            code_lens_refresh: workspace
+                .and_then(|w| w.code_lens.as_ref())
+                .and_then(|c| c.refresh_support)
+                .unwrap_or(false),
+        };
+        if let Some(options) = &params.initialization_options {
+            self.apply_settings(options);
+        }
+        Ok(InitializeResult {
+            server_info: Some(ServerInfo {
+                name: "kruise-lua".into(),
+                version: Some(env!("CARGO_PKG_VERSION").into()),
+            }),
+            capabilities: ServerCapabilities {
+                text_document_sync: Some(TextDocumentSyncCapability::Options(
+                    TextDocumentSyncOptions {
+                        open_close: Some(true),
+                        change: Some(TextDocumentSyncKind::INCREMENTAL),
+                        save: Some(TextDocumentSyncSaveOptions::Supported(true)),
+                        ..TextDocumentSyncOptions::default()
+                    },
+                )),
+                completion_provider: Some(CompletionOptions {
+                    trigger_characters: Some(vec![".".into(), ":".into()]),
+                    ..CompletionOptions::default()
+                }),
+                hover_provider: Some(HoverProviderCapability::Simple(true)),
+                definition_provider: Some(OneOf::Left(true)),
+                references_provider: Some(OneOf::Left(true)),
+                document_symbol_provider: Some(OneOf::Left(true)),
+                code_action_provider: Some(CodeActionProviderCapability::Options(
+                    CodeActionOptions {
+                        code_action_kinds: Some(vec![CodeActionKind::QUICKFIX]),
+                        ..CodeActionOptions::default()
+                    },
+                )),
+                code_lens_provider: Some(CodeLensOptions {
+                    resolve_provider: Some(false),
+                }),
+                execute_command_provider: Some(ExecuteCommandOptions {
+                    commands: commands::ALL.iter().map(|c| c.to_string()).collect(),
+                    ..ExecuteCommandOptions::default()
+                }),
+                ..ServerCapabilities::default()
+            },
+            ..InitializeResult::default()
+        })
+    }
+
+    async fn initialized(&self, _: InitializedParams) {
+        let session = self.session.clone();
+        let roots = session.roots();
+        // The first run of everything, at once (no debounce).
+        let first = session.clone();
+        tokio::spawn(async move { first.run_all().await });
+        let watched = tokio::task::spawn_blocking(move || watcher::start(session, roots))
+            .await
+            .ok()
+            .flatten();
+        *self.watcher.lock().unwrap_or_else(|e| e.into_inner()) = watched;
+    }
+
+    async fn shutdown(&self) -> Result<()> {
+        self.session
+            .shutting_down
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        self.watcher
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        Ok(())
+    }
+
+    async fn did_open(&self, params: DidOpenTextDocumentParams) {
+        self.shielded("did_open", move || {
+            let doc = params.text_document;
+            let path = self.session.docs.open(doc.uri, doc.text, doc.version);
+            self.session.on_change(&path, false, None);
+        });
+    }
+
+    async fn did_change(&self, params: DidChangeTextDocumentParams) {
+        self.shielded("did_change", move || {
+            let path = uri_path(&params.text_document.uri);
+            let changes = params.content_changes;
+            let mut lines_unchanged = false;
+            let applied = self
+                .session
+                .docs
+                .update(&path, params.text_document.version, |text| {
+                    let lines_before = text.bytes().filter(|b| *b == b'\n').count();
+                    // A malformed range must not take the server down.
+                    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        apply_changes(text, changes)
+                    }));
+                    lines_unchanged = lines_before == text.bytes().filter(|b| *b == b'\n').count();
+                });
+            if applied {
+                self.session.on_change(&path, true, Some(lines_unchanged));
+            }
+        });
+    }
+
+    async fn did_save(&self, params: DidSaveTextDocumentParams) {
+        self.shielded("did_save", move || {
+            let path = uri_path(&params.text_document.uri);
+            self.session.on_change(&path, true, None);
+        });
+    }
+
+    async fn did_close(&self, params: DidCloseTextDocumentParams) {
+        self.shielded("did_close", move || {
+            let path = uri_path(&params.text_document.uri);
+            self.session.docs.close(&path);
+            if path.is_file() {
+                self.session.analyse(&path, None);
+            }
+            // The disk is the truth again.
+            self.session.on_disk_change(&path, !path.exists());
+        });
+    }
+
+    async fn did_change_watched_files(&self, params: DidChangeWatchedFilesParams) {
+        self.shielded("did_change_watched_files", move || {
+            for change in params.changes {
+                let path = uri_path(&change.uri);
+                self.session
+                    .on_disk_change(&path, change.typ == FileChangeType::DELETED);
+            }
+        });
+    }
+
+    async fn did_change_configuration(&self, params: DidChangeConfigurationParams) {
+        self.shielded("did_change_configuration", move || {
+            self.apply_settings(&params.settings);
+            for path in self.session.docs.open_paths() {
+                self.session.analyse(&path, None);
+            }
+            let session = self.session.clone();
+            tokio::spawn(async move { session.run_all().await });
+        });
+    }
+
+    async fn completion(&self, params: CompletionParams) -> Result<Option<CompletionResponse>> {
+        let position = params.text_document_position;
+        Ok(self
+            .guarded("completion", None, move |session| {
+                let (path, text, offset) =
+                    locate(&session, &position.text_document.uri, position.position)?;
+                let views = lua::views(&path, &text, &session.roots());
+                let (view, offset) = lua::view_at(&views, &text, offset)?;
+                let shape = session.spec_shape(&view.target);
+                let items = lua::completion(view, &text, offset, shape.as_ref());
+                Some(CompletionResponse::Array(items))
+            })
+            .await)
+    }
+
+    async fn hover(&self, params: HoverParams) -> Result<Option<Hover>> {
+        let position = params.text_document_position_params;
+        Ok(self
+            .guarded("hover", None, move |session| {
+                let (path, text, offset) =
+                    locate(&session, &position.text_document.uri, position.position)?;
+                if let Some((results, i)) = session.case_result(&path) {
+                    return case_view::hover(&results, &results.cases[i], &text, offset);
+                }
+                let views = lua::views(&path, &text, &session.roots());
+                let (view, offset) = lua::view_at(&views, &text, offset)?;
+                let shape = session.spec_shape(&view.target);
+                let results = session.results_for(&view.target.id);
+                lua::hover(view, &text, offset, shape.as_ref(), results.as_deref())
+            })
+            .await)
+    }
+
+    async fn goto_definition(
+        &self,
+        params: GotoDefinitionParams,
+    ) -> Result<Option<GotoDefinitionResponse>> {
+        let position = params.text_document_position_params;
+        Ok(self
+            .guarded("definition", None, move |session| {
+                let uri = position.text_document.uri.clone();
+                let (path, text, offset) = locate(&session, &uri, position.position)?;
+                let views = lua::views(&path, &text, &session.roots());
+                let (view, offset) = lua::view_at(&views, &text, offset)?;
+                let range = lua::definition(view, &text, offset)?;
+                Some(GotoDefinitionResponse::Scalar(Location::new(uri, range)))
+            })
+            .await)
+    }
+
+    async fn references(&self, params: ReferenceParams) -> Result<Option<Vec<Location>>> {
+        let position = params.text_document_position;
+        let include = params.context.include_declaration;
+        Ok(self
+            .guarded("references", None, move |session| {
+                let uri = position.text_document.uri.clone();
+                let (path, text, offset) = locate(&session, &uri, position.position)?;
+                let views = lua::views(&path, &text, &session.roots());
+                let (view, offset) = lua::view_at(&views, &text, offset)?;
+                let ranges = lua::references(view, &text, offset, include);
+                Some(
+                    ranges
+                        .into_iter()
+                        .map(|r| Location::new(uri.clone(), r))
+                        .collect(),
+                )
+            })
+            .await)
+    }
+
+    async fn document_symbol(
+        &self,
+        params: DocumentSymbolParams,
+    ) -> Result<Option<DocumentSymbolResponse>> {
+        let uri = params.text_document.uri;
+        Ok(self
+            .guarded("documentSymbol", None, move |session| {
+                let path = uri_path(&uri);
+                let text = session.docs.text(&path)?;
+                let views = lua::views(&path, &text, &session.roots());
+                if views.is_empty() {
+                    return None;
+                }
+                Some(DocumentSymbolResponse::Nested(lua::document_symbols(
+                    &views, &text,
+                )))
+            })
+            .await)
+    }
+
+    async fn code_action(&self, params: CodeActionParams) -> Result<Option<CodeActionResponse>> {
+        Ok(self
+            .guarded("codeAction", None, move |session| {
+                let uri = params.text_document.uri;
+                let path = uri_path(&uri);
+                let text = session.docs.text(&path)?;
+                let index = LineIndex::new(&text);
+                let range =
+                    index.offset(&text, params.range.start)..index.offset(&text, params.range.end);
+                let mut actions = Vec::new();
+                if let Some((results, i)) = session.case_result(&path) {
+                    actions.extend(case_view::code_actions(
+                        &results,
+                        &results.cases[i],
+                        &uri,
+                        &text,
+                        range,
+                    ));
+                }
+                // Lint fixes carried in the diagnostics' data.
+                for diagnostic in params.context.diagnostics {
+                    let Some(data) = &diagnostic.data else {
+                        continue;
+                    };
+                    let (Some(title), Some(fix_range), Some(replacement)) = (
+                        data.get("title").and_then(Value::as_str),
+                        data.get("range")
+                            .and_then(|r| serde_json::from_value::<Range>(r.clone()).ok()),
+                        data.get("replacement").and_then(Value::as_str),
+                    ) else {
+                        continue;
+                    };
+                    let edit = WorkspaceEdit {
+                        changes: Some(
+                            [(
+                                uri.clone(),
+                                vec![TextEdit::new(fix_range, replacement.to_string())],
+                            )]
+                            .into_iter()
+                            .collect(),
+                        ),
+                        ..WorkspaceEdit::default()
+                    };
+                    actions.push(CodeActionOrCommand::CodeAction(CodeAction {
+                        title: title.to_string(),
+                        kind: Some(CodeActionKind::QUICKFIX),
+                        diagnostics: Some(vec![diagnostic.clone()]),
+                        edit: Some(edit),
+                        is_preferred: Some(true),
+                        ..CodeAction::default()
+                    }));
+                }
+                Some(actions)
+            })
+            .await)
+    }
+
+    async fn code_lens(&self, params: CodeLensParams) -> Result<Option<Vec<CodeLens>>> {
+        let uri = params.text_document.uri;
+        Ok(self
+            .guarded("codeLens", None, move |session| {
+                let path = uri_path(&uri);
+                let text = session.docs.text(&path)?;
+                if let Some((results, i)) = session.case_result(&path) {
+                    return Some(case_view::code_lenses(&results.cases[i], &uri, &text));
+                }
+                let mut lenses = Vec::new();
+                let index = LineIndex::new(&text);
+                for view in lua::views(&path, &text, &session.roots()) {
+                    let Some(results) = session.results_for(&view.target.id) else {
+                        continue;
+                    };
+                    let total = results.cases.len();
+                    if total == 0 {
+                        continue;
+                    }
+                    let position = index.position(&text, view.to_host(&text, 0));
+                    lenses.push(CodeLens {
+                        range: Range::new(position, position),
+                        command: Some(Command::new(
+                            format!(
+                                "{} {}/{} cases pass",
+                                if results.passed_count() == total {
+                                    "✓"
+                                } else {
+                                    "✗"
+                                },
+                                results.passed_count(),
+                                total
+                            ),
+                            commands::RUN_ALL.into(),
+                            None,
+                        )),
+                        data: None,
+                    });
+                }
+                Some(lenses)
+            })
+            .await)
+    }
+
+    async fn execute_command(&self, params: ExecuteCommandParams) -> Result<Option<LSPAny>> {
+        let session = self.session.clone();
+        // Spawned, so a panic inside is a failed request rather than a dead server.
+        match tokio::spawn(async move { commands::execute(&session, params).await }).await {
+            Ok(result) => result,
+            Err(e) => Err(tower_lsp_server::jsonrpc::Error {
+                code: tower_lsp_server::jsonrpc::ErrorCode::InternalError,
+                message: format!("command failed: {e}").into(),
+                data: None,
+            }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The whole service in-process over an in-memory pipe: what the protocol edge does with
+    //! requests and notifications.
+
+    use serde_json::{Value, json};
+    use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+    use tower_lsp_server::{LspService, Server};
+
+    struct Pipe {
+        to_server: tokio::io::DuplexStream,
+        from_server: BufReader<tokio::io::DuplexStream>,
+    }
+
+    impl Pipe {
+        async fn send(&mut self, message: Value) {
+            let body = message.to_string();
+            let framed = format!("Content-Length: {}\r\n\r\n{body}", body.len());
+            self.to_server.write_all(framed.as_bytes()).await.unwrap();
+        }
+
+        async fn next(&mut self) -> Value {
+            let mut length = 0;
+            loop {
+                let mut line = String::new();
+                self.from_server.read_line(&mut line).await.unwrap();
+                let line = line.trim_end();
+                if line.is_empty() {
+                    break;
+                }
+                if let Some(n) = line.strip_prefix("Content-Length: ") {
+                    length = n.parse().unwrap();
+                }
+            }
+            let mut body = vec![0; length];
+            self.from_server.read_exact(&mut body).await.unwrap();
+            serde_json::from_slice(&body).unwrap()
+        }
+
+        async fn until(&mut self, pred: impl Fn(&Value) -> bool) -> Value {
+            tokio::time::timeout(std::time::Duration::from_secs(20), async {
+                loop {
+                    let message = self.next().await;
+                    if pred(&message) {
+                        return message;
+                    }
+                }
+            })
+            .await
+            .expect("message in time")
+        }
+    }
+
+    fn start() -> Pipe {
+        let (client_out, server_in) = tokio::io::duplex(1 << 20);
+        let (server_out, client_in) = tokio::io::duplex(1 << 20);
+        let (service, socket) = LspService::new(super::Backend::new);
+        tokio::spawn(Server::new(server_in, server_out, socket).serve(service));
+        Pipe {
+            to_server: client_out,
+            from_server: BufReader::new(client_in),
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn open_edit_complete_and_bad_requests() {
+        let dir = std::env::temp_dir().join(format!("kl-server-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let uri = format!("file://{}/scratch.lua", dir.display());
+        let mut pipe = start();
+        pipe.send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}, "rootUri": format!("file://{}", dir.display())}})).await;
+        let init = pipe.until(|m| m["id"] == 1).await;
+        assert_eq!(
+            init["result"]["capabilities"]["textDocumentSync"]["change"], 2,
+            "incremental"
+        );
+        pipe.send(json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
+            .await;
+        pipe.send(json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {"uri": uri, "languageId": "lua", "version": 1, "text": "local a = = 1\nreturn obj.data\n"}}})).await;
+        // (The run of this script without cases may publish first, before the analysis.)
+        let published = pipe
+            .until(|m| {
+                m["method"] == "textDocument/publishDiagnostics"
+                    && m["params"]["uri"] == uri
+                    && !m["params"]["diagnostics"].as_array().unwrap().is_empty()
+            })
+            .await;
+        let diagnostics = published["params"]["diagnostics"].as_array().unwrap();
+        assert!(
+            diagnostics
+                .iter()
+                .any(|d| d["code"] == "syntax" && d["range"]["start"]["line"] == 0),
+            "{diagnostics:?}"
+        );
+        // Fix it with an incremental edit: the syntax error goes away.
+        pipe.send(json!({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+            "textDocument": {"uri": uri, "version": 2},
+            "contentChanges": [{"range": {"start": {"line": 0, "character": 8}, "end": {"line": 0, "character": 10}}, "text": ""}]
+        }})).await;
+        pipe.until(|m| {
+            m["method"] == "textDocument/publishDiagnostics"
+                && m["params"]["uri"] == uri
+                && !m["params"]["diagnostics"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|d| d["code"] == "syntax")
+        })
+        .await;
+        // A malformed edit and out-of-range positions are survived.
+        pipe.send(json!({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+            "textDocument": {"uri": uri, "version": 3},
+            "contentChanges": [{"range": {"start": {"line": 90, "character": 8}, "end": {"line": 1, "character": 0}}, "text": "x"}]
+        }})).await;
+        pipe.send(json!({"jsonrpc": "2.0", "id": 2, "method": "textDocument/hover", "params": {"textDocument": {"uri": uri}, "position": {"line": 500, "character": 500}}})).await;
+        let hover = pipe.until(|m| m["id"] == 2).await;
+        assert!(hover.get("error").is_none(), "{hover}");
+        pipe.send(
+            json!({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+                "textDocument": {"uri": uri, "version": 4},
+                "contentChanges": [{"text": "local w = obj.\nreturn obj.data\n"}]
+            }}),
+        )
+        .await;
+        pipe.send(json!({"jsonrpc": "2.0", "id": 3, "method": "textDocument/completion", "params": {"textDocument": {"uri": uri}, "position": {"line": 0, "character": 14}}})).await;
+        let completion = pipe.until(|m| m["id"] == 3).await;
+        let labels: Vec<&str> = completion["result"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|i| i["label"].as_str())
+            .collect();
+        assert!(labels.contains(&"canaryWeight"), "{labels:?}");
+        // Unknown commands are errors, not crashes.
+        pipe.send(json!({"jsonrpc": "2.0", "id": 4, "method": "workspace/executeCommand", "params": {"command": "nope", "arguments": []}})).await;
+        let reply = pipe.until(|m| m["id"] == 4).await;
+        assert!(reply.get("error").is_some());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
