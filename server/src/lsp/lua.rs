@@ -598,29 +598,3 @@ mod tests {
         );
     }
 }
-
-#[cfg(test)]
-mod timing {
-    /// `cargo test --release -p kruise-lua --bin kruise-lua lsp::lua::timing -- --ignored --nocapture`
-    #[test]
-    #[ignore = "timing; run in release mode"]
-    fn quick_check_on_2000_lines() {
-        let mut source = String::from("local spec = obj.data.spec\n");
-        let mut i = 0;
-        while source.lines().count() < 2000 {
-            source.push_str(&format!("local function route_{i}(rule, weight)\n  local out = {{}}\n  for _, r in ipairs(rule.route or {{}}) do\n    if r.destination.host == obj.stableService then\n      r.weight = obj.stableWeight - weight\n    else\n      table.insert(out, {{host = obj.canaryService, weight = obj.canaryWeight}})\n    end\n  end\n  return out\nend\nspec[\"r{i}\"] = route_{i}(spec.http[1], {i})\n"));
-            i += 1;
-        }
-        source.push_str("return obj.data\n");
-        super::quick_syntax_check(&source);
-        let start = std::time::Instant::now();
-        for _ in 0..50 {
-            std::hint::black_box(super::quick_syntax_check(&source));
-        }
-        println!(
-            "quick syntax check, {} lines: {:?}",
-            source.lines().count(),
-            start.elapsed() / 50
-        );
-    }
-}
