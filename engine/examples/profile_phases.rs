@@ -8,7 +8,9 @@ fn main() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../lua_configuration/networking.istio.io/VirtualService");
     let source = std::fs::read_to_string(dir.join("trafficRouting.lua")).unwrap();
-    let case = testcase::parse_case(&std::fs::read_to_string(dir.join("testdata/weights.yaml")).unwrap()).unwrap();
+    let case =
+        testcase::parse_case(&std::fs::read_to_string(dir.join("testdata/weights.yaml")).unwrap())
+            .unwrap();
     let obj = case.steps[0].obj.to_json();
     let n = 2000u32;
     let mut t = [Duration::ZERO; 7];
@@ -27,7 +29,11 @@ fn main() {
         lua.globals().raw_set("obj", o).unwrap();
         t[3] += s.elapsed();
         let s = Instant::now();
-        let f = lua.load(&source).set_name("=<string>").into_function().unwrap();
+        let f = lua
+            .load(&source)
+            .set_name("=<string>")
+            .into_function()
+            .unwrap();
         t[4] += s.elapsed();
         let s = Instant::now();
         let v: mlua::Value = f.call(()).unwrap();
@@ -40,7 +46,18 @@ fn main() {
         }
         t[6] += s.elapsed();
     }
-    for (name, d) in ["new_state", "stdlib", "json module", "obj", "parse", "run", "encode+decode x2"].iter().zip(t) {
+    for (name, d) in [
+        "new_state",
+        "stdlib",
+        "json module",
+        "obj",
+        "parse",
+        "run",
+        "encode+decode x2",
+    ]
+    .iter()
+    .zip(t)
+    {
         eprintln!("{name:>18}: {:?}", d / n);
     }
 }

@@ -2,19 +2,18 @@
 //! and a whole test case → one outcome per step, with structural and unified diffs.
 
 use std::collections::BTreeMap;
+use std::ffi::c_int;
 
-use mlua::{Lua, Value};
+use mlua::ffi;
 
 use crate::error::{ErrorKind, ScriptError};
-use crate::json::{
-    EmptyTable, KeyOrder, decode_custom_result, decode_ingress_result, encode_lua, json_to_lua,
-};
+use crate::json::{self, EmptyTable, KeyOrder, decode_custom_result, decode_ingress_result};
 use crate::luadata::{Data, IngressData, LuaData};
 use crate::render::to_yaml;
 use crate::stdlib;
 use crate::testcase::{CaseError, CaseWarning, TestCase};
 use crate::value::JsonValue;
-use crate::vm::{self, Limits};
+use crate::vm::{self, Limits, Sandbox, State};
 use crate::yaml::{PathSeg, Span, YamlNode};
 
 /// Which rules decide a step's verdict (conformance 2.5 and 2.6).
@@ -124,25 +123,68 @@ pub struct CaseOutcome {
     pub steps: Vec<StepOutcome>,
 }
 
+/// A script compiled once, to run any number of times (each run in a fresh state). A
+/// syntax error is kept and reported by every run, as Kruise reports it per run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Script {
+    source: String,
+    /// The bytecode of the chunk (`=<string>`), or its syntax error.
+    compiled: Result<Vec<u8>, ScriptError>,
+}
+
+impl Script {
+    pub fn new(source: impl Into<String>) -> Script {
+        let source = source.into();
+        let compiled = vm::compile(source.as_bytes());
+        Script { source, compiled }
+    }
+
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    /// The error every run of this script fails with, when it does not compile.
+    pub fn syntax_error(&self) -> Option<&ScriptError> {
+        self.compiled.as_ref().err()
+    }
+}
+
 /// Runs a custom-provider script once against `obj`.
-pub fn run_custom(source: &str, obj: &LuaData, options: &RunOptions) -> ScriptRun {
-    run_custom_json(source, &obj.to_json(), options)
+pub fn run_custom(script: &Script, obj: &LuaData, options: &RunOptions) -> ScriptRun {
+    run_custom_json(script, &obj.to_json(), options)
 }
 
 /// Runs a custom-provider script with an `obj` given as JSON (as the conformance vectors and
 /// debugging tools have it) rather than as a [`LuaData`].
-pub fn run_custom_json(source: &str, obj: &JsonValue, options: &RunOptions) -> ScriptRun {
-    let (prints, (harness, production)) = execute(source, obj, options, |returned| {
-        let result_under = |empty: EmptyTable, non_table_is_error: bool| match &returned {
-            Err(error) => Err(error.clone()),
-            Ok(table @ Value::Table(_)) => decode_table(table, empty, decode_custom_result),
-            Ok(_) if non_table_is_error => Err(not_table(&returned)),
-            Ok(_) => Ok(Data::default()),
+pub fn run_custom_json(script: &Script, obj: &JsonValue, options: &RunOptions) -> ScriptRun {
+    let (prints, (harness, production)) = execute(script, obj, options, |returned| {
+        let (l, idx) = match returned {
+            Err(error) => return (Err(error.clone()), Err(error)),
+            Ok(value) => value,
         };
-        (
-            result_under(EmptyTable::EmptyArray, false),
-            result_under(EmptyTable::Null, true),
-        )
+        // SAFETY: `idx` is the returned value in the live state, inside a protected call.
+        let type_name = unsafe { gopher_type_name(l, idx) };
+        if type_name != "table" {
+            return (Ok(Data::default()), Err(not_table(type_name)));
+        }
+        let mut raw = Vec::new();
+        // SAFETY: as above.
+        let harness = match unsafe { json::encode_at(l, idx, EmptyTable::EmptyArray, &mut raw) } {
+            // No empty table: the controller's encoder writes the same text.
+            Ok(false) => {
+                let decoded = decode_raw(&raw, decode_custom_result);
+                return (decoded.clone(), decoded);
+            }
+            Ok(true) => decode_raw(&raw, decode_custom_result),
+            Err(message) => Err(ScriptError::new(ErrorKind::Encode, message)),
+        };
+        raw.clear();
+        // SAFETY: as above.
+        let production = match unsafe { json::encode_at(l, idx, EmptyTable::Null, &mut raw) } {
+            Ok(_) => decode_raw(&raw, decode_custom_result),
+            Err(message) => Err(ScriptError::new(ErrorKind::Encode, message)),
+        };
+        (harness, production)
     });
     ScriptRun {
         prints,
@@ -152,41 +194,54 @@ pub fn run_custom_json(source: &str, obj: &JsonValue, options: &RunOptions) -> S
 }
 
 /// Runs an ingress-class script once against `obj`.
-pub fn run_ingress(source: &str, obj: &IngressData, options: &RunOptions) -> IngressRun {
-    run_ingress_json(source, &obj.to_json(), options)
+pub fn run_ingress(script: &Script, obj: &IngressData, options: &RunOptions) -> IngressRun {
+    run_ingress_json(script, &obj.to_json(), options)
 }
 
 /// Runs an ingress-class script with an `obj` given as JSON.
-pub fn run_ingress_json(source: &str, obj: &JsonValue, options: &RunOptions) -> IngressRun {
-    let (prints, result) = execute(source, obj, options, |returned| match &returned {
-        Err(error) => Err(error.clone()),
-        Ok(table @ Value::Table(_)) => decode_table(table, EmptyTable::Null, decode_ingress_result),
-        Ok(_) => Err(not_table(&returned)),
+pub fn run_ingress_json(script: &Script, obj: &JsonValue, options: &RunOptions) -> IngressRun {
+    let (prints, result) = execute(script, obj, options, |returned| {
+        let (l, idx) = returned?;
+        // SAFETY: `idx` is the returned value in the live state, inside a protected call.
+        let type_name = unsafe { gopher_type_name(l, idx) };
+        if type_name != "table" {
+            return Err(not_table(type_name));
+        }
+        let mut raw = Vec::new();
+        // SAFETY: as above.
+        match unsafe { json::encode_at(l, idx, EmptyTable::Null, &mut raw) } {
+            Ok(_) => decode_raw(&raw, decode_ingress_result),
+            Err(message) => Err(ScriptError::new(ErrorKind::Encode, message)),
+        }
     });
     IngressRun { prints, result }
 }
 
-/// Encodes a returned table and decodes it into the result type, classifying failures.
-fn decode_table<T>(
-    table: &Value,
-    empty: EmptyTable,
+/// Decodes an encoded result into its type, classifying a failure as `unmarshal`.
+fn decode_raw<T>(
+    raw: &[u8],
     decode: impl FnOnce(&[u8]) -> Result<T, String>,
 ) -> Result<T, ScriptError> {
-    let raw =
-        encode_lua(table, empty).map_err(|message| ScriptError::new(ErrorKind::Encode, message))?;
-    decode(&raw).map_err(|message| ScriptError::new(ErrorKind::Unmarshal, message))
+    decode(raw).map_err(|message| ScriptError::new(ErrorKind::Unmarshal, message))
 }
 
-/// Creates a fresh state, installs the environment and `obj`, runs the chunk and hands the
-/// last returned value (Kruise takes the top of the stack) to `finish` while the state lives.
+/// Creates a fresh state, installs the environment and `obj`, runs the compiled chunk and
+/// hands the last returned value (Kruise takes the top of the stack) to `finish` while the
+/// state lives. `finish` may be called a second time with an error (see `Sandbox::run`).
 fn execute<T>(
-    source: &str,
+    script: &Script,
     obj: &JsonValue,
     options: &RunOptions,
-    finish: impl FnOnce(Result<Value, ScriptError>) -> T,
+    finish: impl FnMut(Result<(State, c_int), ScriptError>) -> T,
 ) -> (Vec<String>, T) {
-    let lua = match prepare_state(obj, options) {
-        Ok(lua) => lua,
+    let mut finish = finish;
+    let bytecode = match &script.compiled {
+        Ok(bytecode) => bytecode,
+        // The state would not change the outcome: skip it.
+        Err(error) => return (Vec::new(), finish(Err(error.clone()))),
+    };
+    let sandbox = match prepare_state(obj, options) {
+        Ok(sandbox) => sandbox,
         Err(error) => {
             let error = ScriptError::new(
                 ErrorKind::Runtime,
@@ -195,37 +250,47 @@ fn execute<T>(
             return (Vec::new(), finish(Err(error)));
         }
     };
-    let returned = vm::exec_chunk(&lua, source.as_bytes())
-        .map(|values| values.into_iter().last().unwrap_or(Value::Nil));
-    let result = finish(returned);
-    (stdlib::take_prints(&lua), result)
+    let result = sandbox.run(bytecode, finish);
+    (sandbox.take_prints(), result)
 }
 
-fn prepare_state(obj: &JsonValue, options: &RunOptions) -> mlua::Result<Lua> {
-    let lua = vm::new_state(&options.limits)?;
-    stdlib::install(&lua)?;
-    crate::json::install_module_with_order(&lua, options.key_order)?;
-    let obj = json_to_lua(&lua, obj, options.key_order)?;
-    lua.globals().raw_set("obj", obj)?;
-    Ok(lua)
+/// A sandbox with Kruise's environment (libraries, `json`) and the global `obj`.
+fn prepare_state(obj: &JsonValue, options: &RunOptions) -> Result<Sandbox, String> {
+    let sandbox = Sandbox::new(&options.limits)?;
+    let order = options.key_order;
+    sandbox.protected(|l| {
+        // SAFETY: a protected call in a state with the standard libraries open. A memory
+        // error leaks the conversion's work stack (see json::push_json).
+        unsafe {
+            stdlib::install_raw(l);
+            json::install_module_raw(l, order);
+            ffi::lua_pushlstring(l, c"obj".as_ptr(), 3);
+            json::push_json(l, obj, order);
+            ffi::lua_rawset(l, ffi::LUA_GLOBALSINDEX);
+        }
+    })?;
+    sandbox.start_collector();
+    Ok(sandbox)
 }
 
-/// gopher-lua's names for value types, as they appear in Kruise's not-a-table error.
-fn gopher_type_name(value: &Value) -> &'static str {
-    match value {
-        Value::Nil => "nil",
-        Value::Boolean(_) => "boolean",
-        Value::Integer(_) | Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Function(_) => "function",
-        Value::Thread(_) => "thread",
-        Value::Table(_) => "table",
+/// gopher-lua's name for the type of the value at `idx`, as in Kruise's not-a-table error.
+///
+/// # Safety
+/// `l` is valid and `idx` a valid index.
+unsafe fn gopher_type_name(l: State, idx: c_int) -> &'static str {
+    match unsafe { ffi::lua_type(l, idx) } {
+        ffi::LUA_TNIL => "nil",
+        ffi::LUA_TBOOLEAN => "boolean",
+        ffi::LUA_TNUMBER => "number",
+        ffi::LUA_TSTRING => "string",
+        ffi::LUA_TFUNCTION => "function",
+        ffi::LUA_TTHREAD => "thread",
+        ffi::LUA_TTABLE => "table",
         _ => "userdata",
     }
 }
 
-fn not_table(returned: &Result<Value, ScriptError>) -> ScriptError {
-    let type_name = returned.as_ref().map_or("nil", gopher_type_name);
+fn not_table(type_name: &str) -> ScriptError {
     ScriptError::new(
         ErrorKind::NotTable,
         format!("expect table output from Lua script, not {type_name}"),
@@ -242,10 +307,10 @@ pub enum ScriptFlavor {
     Ingress,
 }
 
-/// Runs every step of `case` through `source` and compares with `expected` under `mode`.
-pub fn run_case(source: &str, case: &TestCase, mode: Mode, options: &RunOptions) -> CaseOutcome {
+/// Runs every step of `case` through `script` and compares with `expected` under `mode`.
+pub fn run_case(script: &Script, case: &TestCase, mode: Mode, options: &RunOptions) -> CaseOutcome {
     let steps = (0..case.steps.len())
-        .map(|index| run_case_step(source, ScriptFlavor::Custom, case, index, mode, options))
+        .map(|index| run_case_step(script, ScriptFlavor::Custom, case, index, mode, options))
         .collect();
     CaseOutcome {
         case_error: None,
@@ -267,7 +332,7 @@ pub fn ingress_obj(obj: &LuaData) -> IngressData {
 
 /// Runs step `index` of `case` (so callers can spread the steps of a case over threads).
 pub fn run_case_step(
-    source: &str,
+    script: &Script,
     flavor: ScriptFlavor,
     case: &TestCase,
     index: usize,
@@ -276,9 +341,9 @@ pub fn run_case_step(
 ) -> StepOutcome {
     let step = &case.steps[index];
     let run = match flavor {
-        ScriptFlavor::Custom => run_custom(source, &step.obj, options),
+        ScriptFlavor::Custom => run_custom(script, &step.obj, options),
         ScriptFlavor::Ingress => {
-            let run = run_ingress(source, &ingress_obj(&step.obj), options);
+            let run = run_ingress(script, &ingress_obj(&step.obj), options);
             let result = run.result.map(|annotations| Data {
                 annotations,
                 ..Data::default()
@@ -359,6 +424,9 @@ pub fn run_case_step(
 
 /// A warning when the controller would get something else than the test harness sees.
 fn mode_difference_warning(run: &ScriptRun, mode: Mode) -> Option<String> {
+    if run.harness == run.production {
+        return None;
+    }
     let describe = |result: &Result<Data, ScriptError>| match result {
         Ok(data) => data.to_canonical_json(),
         Err(error) => format!("{} error ({})", error.kind, error.message),
