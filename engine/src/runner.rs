@@ -1,6 +1,7 @@
 //! Running scripts: one run of a script against an obj (both result modes from one execution),
 //! and a whole test case → one outcome per step, with structural and unified diffs.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::ffi::c_int;
 
@@ -157,24 +158,64 @@ pub fn run_custom(script: &Script, obj: &LuaData, options: &RunOptions) -> Scrip
 /// Runs a custom-provider script with an `obj` given as JSON (as the conformance vectors and
 /// debugging tools have it) rather than as a [`LuaData`].
 pub fn run_custom_json(script: &Script, obj: &JsonValue, options: &RunOptions) -> ScriptRun {
-    let (prints, (harness, production)) = execute(script, obj, options, |returned| {
+    let (prints, results) = execute_custom(script, obj, options);
+    let (harness, production) = match results {
+        Results::Same(result) => (result.clone(), result),
+        Results::Split {
+            harness,
+            production,
+        } => (harness, production),
+    };
+    ScriptRun {
+        prints,
+        harness,
+        production,
+    }
+}
+
+/// The result of one run under both rules: `Same` when they agree (the usual case: the
+/// result holds no empty table), so that it is decoded and kept once.
+enum Results {
+    Same(Result<Data, ScriptError>),
+    Split {
+        harness: Result<Data, ScriptError>,
+        production: Result<Data, ScriptError>,
+    },
+}
+
+impl Results {
+    fn get(&self, mode: Mode) -> &Result<Data, ScriptError> {
+        match (self, mode) {
+            (Results::Same(result), _) => result,
+            (Results::Split { harness, .. }, Mode::Harness) => harness,
+            (Results::Split { production, .. }, Mode::Production) => production,
+        }
+    }
+}
+
+fn execute_custom(
+    script: &Script,
+    obj: &JsonValue,
+    options: &RunOptions,
+) -> (Vec<String>, Results) {
+    execute(script, obj, options, |returned| {
         let (l, idx) = match returned {
-            Err(error) => return (Err(error.clone()), Err(error)),
+            Err(error) => return Results::Same(Err(error)),
             Ok(value) => value,
         };
         // SAFETY: `idx` is the returned value in the live state, inside a protected call.
         let type_name = unsafe { gopher_type_name(l, idx) };
         if type_name != "table" {
-            return (Ok(Data::default()), Err(not_table(type_name)));
+            return Results::Split {
+                harness: Ok(Data::default()),
+                production: Err(not_table(type_name)),
+            };
         }
         let mut raw = Vec::new();
         // SAFETY: as above.
         let harness = match unsafe { json::encode_at(l, idx, EmptyTable::EmptyArray, &mut raw) } {
             // No empty table: the controller's encoder writes the same text.
-            Ok(false) => {
-                let decoded = decode_raw(&raw, decode_custom_result);
-                return (decoded.clone(), decoded);
-            }
+            Ok(false) => return Results::Same(decode_raw(&raw, decode_custom_result)),
             Ok(true) => decode_raw(&raw, decode_custom_result),
             Err(message) => Err(ScriptError::new(ErrorKind::Encode, message)),
         };
@@ -184,13 +225,11 @@ pub fn run_custom_json(script: &Script, obj: &JsonValue, options: &RunOptions) -
             Ok(_) => decode_raw(&raw, decode_custom_result),
             Err(message) => Err(ScriptError::new(ErrorKind::Encode, message)),
         };
-        (harness, production)
-    });
-    ScriptRun {
-        prints,
-        harness,
-        production,
-    }
+        Results::Split {
+            harness,
+            production,
+        }
+    })
 }
 
 /// Runs an ingress-class script once against `obj`.
@@ -340,35 +379,37 @@ pub fn run_case_step(
     options: &RunOptions,
 ) -> StepOutcome {
     let step = &case.steps[index];
-    let run = match flavor {
-        ScriptFlavor::Custom => run_custom(script, &step.obj, options),
+    let (prints, results) = match flavor {
+        ScriptFlavor::Custom => execute_custom(script, &step.obj.to_json(), options),
         ScriptFlavor::Ingress => {
             let run = run_ingress(script, &ingress_obj(&step.obj), options);
             let result = run.result.map(|annotations| Data {
                 annotations,
                 ..Data::default()
             });
-            ScriptRun {
-                prints: run.prints,
-                harness: result.clone(),
-                production: result,
-            }
+            (run.prints, Results::Same(result))
         }
     };
-    let expected_data = |data: &Data| match flavor {
-        ScriptFlavor::Custom => data.clone(),
-        ScriptFlavor::Ingress => Data {
-            annotations: data.annotations.clone(),
-            ..Data::default()
-        },
+    // Ingress scripts are compared on annotations only.
+    let expected_entry = case.expected.get(index).map(|entry| match flavor {
+        ScriptFlavor::Custom => (Cow::Borrowed(&entry.data), entry),
+        ScriptFlavor::Ingress => {
+            let annotations = Data {
+                annotations: entry.data.annotations.clone(),
+                ..Data::default()
+            };
+            (Cow::Owned(annotations), entry)
+        }
+    });
+    let warnings = match &results {
+        Results::Same(_) => Vec::new(),
+        Results::Split {
+            harness,
+            production,
+        } => mode_difference_warning(harness, production, mode)
+            .into_iter()
+            .collect(),
     };
-    let expected_entry = case
-        .expected
-        .get(index)
-        .map(|entry| (expected_data(&entry.data), entry));
-    let warnings = mode_difference_warning(&run, mode)
-        .into_iter()
-        .collect::<Vec<_>>();
     let mut outcome = StepOutcome {
         index,
         status: StepStatus::Error,
@@ -381,11 +422,11 @@ pub fn run_case_step(
         diff: Vec::new(),
         unified_diff: String::new(),
         warnings,
-        prints: run.prints.clone(),
+        prints,
         expected_span: expected_entry.as_ref().map(|(_, entry)| entry.node.span),
         step_span: step.span,
     };
-    match run.result(mode) {
+    match results.get(mode) {
         Err(error) => outcome.error = Some(error.clone()),
         Ok(actual) => {
             outcome.actual = Some(actual.to_canonical_json());
@@ -423,16 +464,20 @@ pub fn run_case_step(
 }
 
 /// A warning when the controller would get something else than the test harness sees.
-fn mode_difference_warning(run: &ScriptRun, mode: Mode) -> Option<String> {
-    if run.harness == run.production {
+fn mode_difference_warning(
+    harness: &Result<Data, ScriptError>,
+    production: &Result<Data, ScriptError>,
+    mode: Mode,
+) -> Option<String> {
+    if harness == production {
         return None;
     }
     let describe = |result: &Result<Data, ScriptError>| match result {
         Ok(data) => data.to_canonical_json(),
         Err(error) => format!("{} error ({})", error.kind, error.message),
     };
-    let harness = describe(&run.harness);
-    let production = describe(&run.production);
+    let harness = describe(harness);
+    let production = describe(production);
     if harness == production {
         return None;
     }

@@ -8,7 +8,7 @@
 //! Scripts are compiled once ([`compile`]) and their bytecode is loaded into each state.
 
 use std::cell::{Cell, RefCell};
-use std::ffi::{c_int, c_void};
+use std::ffi::{c_char, c_int, c_void};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::ptr::NonNull;
 use std::time::{Duration, Instant};
@@ -17,6 +17,9 @@ use mlua::chunk::ChunkMode;
 use mlua::{Lua, LuaOptions, MultiValue, StdLib, ffi};
 
 use crate::error::{ErrorKind, ScriptError};
+
+mod arena;
+use arena::{Arena, arena_alloc};
 
 /// A raw Lua state pointer, as the C API takes it.
 pub(crate) type State = *mut ffi::lua_State;
@@ -43,14 +46,29 @@ unsafe extern "C-unwind" {
     /// Defined by the patched Lua in lua51-sys (lapi.c): non-zero once any allocation of
     /// the state has failed, i.e. the memory cap was reached.
     fn kruise_memerr(state: State) -> c_int;
-    /// lua51-sys/csrc/kruise_host.c: the next collection starts `headroom` bytes from now.
+    // lua51-sys/csrc/kruise_host.c:
+    /// The next collection starts `headroom` bytes from now.
     fn kruise_gc_delay(state: State, headroom: usize);
+    /// Grows the string table to `size` slots at once.
+    fn kruise_presize_strings(state: State, size: c_int);
+    /// lua_load for bytecode dumped by this process, without re-verifying it.
+    fn kruise_load_trusted(state: State, bytecode: *const c_char, size: usize) -> c_int;
 }
 
-unsafe extern "C" {
-    // The C allocator behind a Sandbox's allocation function.
-    fn realloc(block: *mut c_void, size: usize) -> *mut c_void;
-    fn free(block: *mut c_void);
+/// String-table slots of a fresh sandbox: about what the libraries and a script intern.
+const STRING_SLOTS: c_int = 1024;
+
+/// Hash slots of a fresh sandbox's globals table: enough for the environment's globals.
+const GLOBAL_SLOTS: c_int = 64;
+
+/// Loads bytecode made by [`compile`] (in this process) as `lua_load` would: 0 and the
+/// function on the stack, or an error status and its message.
+///
+/// # Safety
+/// `l` is a valid state with a free stack slot; `bytecode` came from [`compile`] or
+/// [`compile_named`] (it is not verified again).
+pub(crate) unsafe fn load_compiled(l: State, bytecode: &[u8]) -> c_int {
+    unsafe { kruise_load_trusted(l, bytecode.as_ptr().cast(), bytecode.len()) }
 }
 
 /// Budget of one run. Defaults: 1 s (Kruise's timeout) and 64 MiB.
@@ -337,45 +355,6 @@ unsafe fn error_text(l: State, idx: c_int) -> String {
 // ---------------------------------------------------------------------------------------
 // The bare state
 
-/// Allocation accounting of a [`Sandbox`]: the allocation function's user data.
-struct MemoryBudget {
-    used: usize,
-    /// 0 for no cap.
-    limit: usize,
-}
-
-/// The allocation function of a [`Sandbox`]: the C allocator, refusing any growth past the
-/// memory cap (Lua then raises "not enough memory" and the patched VM sets its flag).
-unsafe extern "C" fn sandbox_alloc(
-    ud: *mut c_void,
-    block: *mut c_void,
-    old_size: usize,
-    new_size: usize,
-) -> *mut c_void {
-    // SAFETY: `ud` is the sandbox's MemoryBudget, alive until after lua_close; `block` is
-    // null or a block this function returned, of `old_size` bytes.
-    unsafe {
-        let budget = &mut *ud.cast::<MemoryBudget>();
-        let old_size = if block.is_null() { 0 } else { old_size };
-        if new_size == 0 {
-            if !block.is_null() {
-                free(block);
-                budget.used -= old_size;
-            }
-            return std::ptr::null_mut();
-        }
-        let used = budget.used - old_size + new_size;
-        if new_size > old_size && budget.limit > 0 && used > budget.limit {
-            return std::ptr::null_mut();
-        }
-        let moved = realloc(block, new_size);
-        if !moved.is_null() {
-            budget.used = used;
-        }
-        moved
-    }
-}
-
 /// A fresh Lua state opened as Kruise opens it (math, base, table, string; `stdlib` and
 /// `json` install the rest), with the deadline and memory cap of its [`Limits`] armed from
 /// creation on. It is driven through the C API: see [`Sandbox::protected`] and
@@ -383,29 +362,26 @@ unsafe extern "C" fn sandbox_alloc(
 pub struct Sandbox {
     state: NonNull<ffi::lua_State>,
     context: Box<RunContext>,
-    /// The allocator's accounting (from `Box::into_raw`; freed after the state is closed).
-    memory: *mut MemoryBudget,
+    /// Every block of the state (from `Box::into_raw`; freed on drop, with the state).
+    arena: *mut Arena,
 }
 
 impl Sandbox {
     pub fn new(limits: &Limits) -> Result<Sandbox, String> {
         // Keeps the patched Lua (lua51-sys) in the link: mlua-sys's `external` build expects it.
         kruise_lua51_sys::link();
-        let memory = Box::into_raw(Box::new(MemoryBudget {
-            used: 0,
-            limit: limits.memory_bytes,
-        }));
-        // SAFETY: the allocator's user data lives until Drop, after lua_close.
-        let state = unsafe { ffi::lua_newstate(sandbox_alloc, memory.cast()) };
+        let arena = Box::into_raw(Box::new(Arena::new(limits.memory_bytes)));
+        // SAFETY: the allocator's user data lives until Drop.
+        let state = unsafe { ffi::lua_newstate(arena_alloc, arena.cast()) };
         let Some(state) = NonNull::new(state) else {
             // SAFETY: no state holds the pointer.
-            drop(unsafe { Box::from_raw(memory) });
+            drop(unsafe { Box::from_raw(arena) });
             return Err(MEMORY_MESSAGE.to_owned());
         };
         let sandbox = Sandbox {
             state,
             context: Box::new(RunContext::new(true, Some(Instant::now() + limits.timeout))),
-            memory,
+            arena,
         };
         // No collection while the environment is built (everything built stays referenced);
         // `start_collector` sets the first collection's threshold.
@@ -417,6 +393,15 @@ impl Sandbox {
             // SAFETY: inside a protected call with LUA_MINSTACK slots; the context is boxed
             // in the sandbox and outlives its state.
             unsafe {
+                // Sized up front: growing them step by step rehashes every entry each time
+                // (the globals' iteration order does not depend on the table's size).
+                kruise_presize_strings(l, STRING_SLOTS);
+                ffi::lua_createtable(l, 0, GLOBAL_SLOTS);
+                ffi::lua_pushvalue(l, -1);
+                ffi::lua_replace(l, ffi::LUA_GLOBALSINDEX);
+                // Also the environment of this call, which the C functions created below
+                // inherit (as they inherit the globals in an mlua state).
+                ffi::lua_replace(l, ffi::LUA_ENVIRONINDEX);
                 open_libs(l);
                 register_context(l, &*context);
                 ffi::lua_pushlightuserdata(l, driver_key());
@@ -465,9 +450,9 @@ impl Sandbox {
 
     /// Lets the collector run, from `GC_HEADROOM` bytes on (less under a small memory cap).
     pub(crate) fn start_collector(&self) {
-        // SAFETY: `memory` lives as long as the sandbox; the state is valid.
+        // SAFETY: the arena lives as long as the sandbox; the state is valid.
         unsafe {
-            let limit = (*self.memory).limit;
+            let limit = (*self.arena).limit();
             let headroom = if limit == 0 {
                 GC_HEADROOM
             } else {
@@ -477,7 +462,7 @@ impl Sandbox {
         }
     }
 
-    /// Loads bytecode made by [`compile`], runs it, and hands the last value it returned
+    /// Loads bytecode made by [`compile`] in this process, runs it, and hands the last value it returned
     /// (`nil` when none: Kruise takes the top of the stack) to `finish` as the state and
     /// that value's stack index, inside a protected call; or hands it the error classified
     /// as syntax / runtime (with line) / timeout / memory.
@@ -534,19 +519,13 @@ impl Sandbox {
     fn exec(&self, bytecode: &[u8]) -> Result<(), ScriptError> {
         let l = self.state();
         // SAFETY: valid state with LUA_MINSTACK free slots at the base level; the driver is
-        // in the registry since `new`; loadbuffer and pcall are protected calls. lua_load
-        // detects the binary chunk itself (scripts cannot: see `compile` and stdlib).
+        // in the registry since `new`; loading and pcall are protected calls. Only the
+        // engine loads bytecode (scripts cannot: see `compile` and stdlib).
         unsafe {
             ffi::lua_settop(l, 0);
             ffi::lua_pushlightuserdata(l, driver_key());
             ffi::lua_rawget(l, ffi::LUA_REGISTRYINDEX);
-            let status = ffi::luaL_loadbuffer(
-                l,
-                bytecode.as_ptr().cast(),
-                bytecode.len(),
-                CHUNK_NAME.as_ptr(),
-            );
-            if status != 0 {
+            if load_compiled(l, bytecode) != 0 {
                 return Err(self.failure(ErrorKind::Syntax));
             }
             if ffi::lua_pcall(l, 0, ffi::LUA_MULTRET, 0) != 0 {
@@ -600,12 +579,11 @@ impl Sandbox {
 
 impl Drop for Sandbox {
     fn drop(&mut self) {
-        // SAFETY: the state is closed once; the allocator's accounting and the context it
-        // uses (finalizers may print) are freed only afterwards.
-        unsafe {
-            ffi::lua_close(self.state());
-            drop(Box::from_raw(self.memory));
-        }
+        // The state is not closed: everything it holds is in the arena, released at once.
+        // (Closing would also run `__gc` finalizers of `newproxy` objects, which gopher-lua
+        // does not have, and whose output would be lost anyway.)
+        // SAFETY: nothing uses the state after this; the context outlives the arena.
+        drop(unsafe { Box::from_raw(self.arena) });
     }
 }
 
@@ -752,11 +730,115 @@ mod tests {
         T::from_lua_multi(values, &lua).expect("convert result")
     }
 
+    /// The error of `source` in a [`Sandbox`] (checked to have the same kind and line in a
+    /// [`new_state`] state), both with the full environment.
     fn run_err(limits: &Limits, source: &str) -> ScriptError {
         let lua = new_state(limits).expect("new state");
-        match exec_chunk(&lua, source.as_bytes()) {
+        crate::stdlib::install(&lua).unwrap();
+        crate::json::install_module(&lua).unwrap();
+        let from_mlua = match exec_chunk(&lua, source.as_bytes()) {
             Ok(_) => panic!("{source}: expected an error"),
             Err(e) => e,
+        };
+        let from_sandbox = match sandbox_eval(limits, source) {
+            Ok(v) => panic!("{source}: expected an error in the sandbox, got {v}"),
+            Err(e) => e,
+        };
+        // (mlua appends a traceback, where a message without position finds a line.)
+        let line = from_sandbox.line.or(from_mlua.line);
+        assert_eq!(
+            (from_sandbox.kind, line),
+            (from_mlua.kind, from_mlua.line),
+            "{source}: {from_sandbox:?} vs {from_mlua:?}"
+        );
+        from_sandbox
+    }
+
+    /// Runs `source` in a [`Sandbox`] with the full environment; the last returned value as
+    /// text (strings and numbers as `tostring` makes them).
+    fn sandbox_eval(limits: &Limits, source: &str) -> Result<String, ScriptError> {
+        let bytecode = compile(source.as_bytes())?;
+        let sandbox = Sandbox::new(limits).expect("sandbox");
+        sandbox
+            .protected(|l| unsafe {
+                crate::stdlib::install_raw(l);
+                crate::json::install_module_raw(l, crate::json::KeyOrder::Sorted);
+            })
+            .expect("environment");
+        sandbox.start_collector();
+        sandbox.run(&bytecode, |returned| {
+            let (l, idx) = returned?;
+            // SAFETY: the returned value in the live state.
+            Ok(unsafe { error_text(l, idx) })
+        })
+    }
+
+    /// `source`'s result in a `new_state` state with the full environment, as text.
+    fn mlua_eval(source: &str) -> Result<String, ScriptError> {
+        let lua = state();
+        crate::stdlib::install(&lua).unwrap();
+        crate::json::install_module(&lua).unwrap();
+        let values = exec_chunk(&lua, source.as_bytes())?;
+        let last = values.into_iter().last().unwrap_or(Value::Nil);
+        Ok(match last {
+            Value::String(s) => s.to_string_lossy(),
+            Value::Nil => "nil".into(),
+            other => lua
+                .globals()
+                .get::<mlua::Function>("tostring")
+                .unwrap()
+                .call::<String>(other)
+                .unwrap(),
+        })
+    }
+
+    #[test]
+    fn sandbox_has_the_environment_of_an_mlua_state() {
+        let probe = "local out = {} \
+            local function keys(name, t) local ks = {} \
+              for k in pairs(t) do ks[#ks + 1] = tostring(k) end \
+              out[#out + 1] = name .. ':' .. table.concat(ks, ',') end \
+            keys('_G', _G) keys('string', string) keys('table', table) keys('math', math) \
+            keys('json', json) \
+            out[#out + 1] = tostring(getfenv(print) == _G) .. tostring(getfenv(1) == _G) \
+              .. tostring(require('string') == string) .. tostring(getmetatable('').__index == string) \
+              .. tostring(_VERSION) .. tostring(coroutine) .. tostring(io) \
+            return table.concat(out, ';')";
+        let from_sandbox = sandbox_eval(&Limits::default(), probe).unwrap();
+        assert_eq!(from_sandbox, mlua_eval(probe).unwrap());
+        assert!(from_sandbox.starts_with("_G:_G,assert,"), "{from_sandbox}");
+        assert!(
+            from_sandbox.ends_with("truetruetruetrueLua 5.1nilnil"),
+            "{from_sandbox}"
+        );
+    }
+
+    #[test]
+    fn sandbox_limits_calls_and_slots_as_mlua_states_do() {
+        let simple = "local function f(n) if n == 0 then return 0 end return 1 + f(n - 1) end\n";
+        let many_locals = "local function f(n)\n\
+             local a, b, c, d, e, f1, g, h, i, j, k, l, m, o, p, q, r, s, t, u, v, w, x, y, z = \
+             1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25\n\
+             if n == 0 then return 0 end\n\
+             return 1 + f(n - 1) + a\n\
+             end\n";
+        let with_json = "local function f(n) if n == 0 then return #json.encode({1}) end \
+             return 1 + f(n - 1) end\n";
+        for (f, depths) in [
+            (simple, 250..258),
+            (many_locals, 140..260),
+            (with_json, 250..258),
+        ] {
+            for depth in depths {
+                let source = format!("{f}local v = f({depth}) return v");
+                let sandbox = sandbox_eval(&Limits::default(), &source);
+                let mlua = mlua_eval(&source);
+                assert_eq!(
+                    sandbox.as_ref().map_err(|e| (e.kind, e.line)),
+                    mlua.as_ref().map_err(|e| (e.kind, e.line)),
+                    "{source}"
+                );
+            }
         }
     }
 

@@ -171,7 +171,7 @@ pub(crate) unsafe fn install_raw(l: State, order: KeyOrder) {
     unsafe {
         let glue = glue_bytecode();
         ffi::luaL_checkstack(l, 6, std::ptr::null());
-        if ffi::luaL_loadbuffer(l, glue.as_ptr().cast(), glue.len(), c"=json".as_ptr()) != 0 {
+        if vm::load_compiled(l, glue) != 0 {
             ffi::lua_error(l);
         }
         ffi::lua_pushcfunction(l, encode_impl);
