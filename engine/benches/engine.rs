@@ -80,14 +80,10 @@ fn hundred_cases_sequential(bencher: Bencher) {
     });
 }
 
-/// A fresh state with Kruise's environment: what every step pays before the script runs.
+/// A fresh state with Kruise's environment: what every step pays before `obj` is set and
+/// the script runs.
 #[divan::bench]
 fn fresh_state(bencher: Bencher) {
-    let limits = kruise_lua_engine::vm::Limits::default();
-    bencher.bench(|| {
-        let lua = kruise_lua_engine::vm::new_state(&limits).unwrap();
-        kruise_lua_engine::stdlib::install(&lua).unwrap();
-        kruise_lua_engine::json::install_module(&lua).unwrap();
-        lua
-    });
+    let options = RunOptions::default();
+    bencher.bench(|| runner::fresh_sandbox(&options).unwrap());
 }

@@ -152,15 +152,24 @@ impl Script {
 
 /// Runs a custom-provider script once against `obj`.
 pub fn run_custom(script: &Script, obj: &LuaData, options: &RunOptions) -> ScriptRun {
-    run_custom_json(script, &obj.to_json(), options)
+    let (prints, results) = execute_custom(script, Obj::Data(obj), options);
+    script_run(prints, results)
 }
 
 /// Runs a custom-provider script with an `obj` given as JSON (as the conformance vectors and
 /// debugging tools have it) rather than as a [`LuaData`].
 pub fn run_custom_json(script: &Script, obj: &JsonValue, options: &RunOptions) -> ScriptRun {
-    let (prints, results) = execute_custom(script, obj, options);
+    let (prints, results) = execute_custom(script, Obj::Json(obj), options);
+    script_run(prints, results)
+}
+
+fn script_run(prints: Vec<String>, results: Results) -> ScriptRun {
     let (harness, production) = match results {
         Results::Same(result) => (result.clone(), result),
+        Results::Encoded { raw, .. } => {
+            let result = decode_raw(&raw, decode_custom_result);
+            (result.clone(), result)
+        }
         Results::Split {
             harness,
             production,
@@ -177,6 +186,12 @@ pub fn run_custom_json(script: &Script, obj: &JsonValue, options: &RunOptions) -
 /// result holds no empty table), so that it is decoded and kept once.
 enum Results {
     Same(Result<Data, ScriptError>),
+    /// Like `Same`, for a result not decoded yet: its encoding (which decodes without
+    /// error) and canonical JSON. Most steps need only the canonical JSON.
+    Encoded {
+        raw: Vec<u8>,
+        canonical: String,
+    },
     Split {
         harness: Result<Data, ScriptError>,
         production: Result<Data, ScriptError>,
@@ -184,20 +199,20 @@ enum Results {
 }
 
 impl Results {
-    fn get(&self, mode: Mode) -> &Result<Data, ScriptError> {
-        match (self, mode) {
+    /// The result under `mode`; decodes an `Encoded` one (then it is `Cow::Owned`).
+    fn get(&self, mode: Mode) -> Cow<'_, Result<Data, ScriptError>> {
+        Cow::Borrowed(match (self, mode) {
+            (Results::Encoded { raw, .. }, _) => {
+                return Cow::Owned(decode_raw(raw, decode_custom_result));
+            }
             (Results::Same(result), _) => result,
             (Results::Split { harness, .. }, Mode::Harness) => harness,
             (Results::Split { production, .. }, Mode::Production) => production,
-        }
+        })
     }
 }
 
-fn execute_custom(
-    script: &Script,
-    obj: &JsonValue,
-    options: &RunOptions,
-) -> (Vec<String>, Results) {
+fn execute_custom(script: &Script, obj: Obj<'_>, options: &RunOptions) -> (Vec<String>, Results) {
     execute(script, obj, options, |returned| {
         let (l, idx) = match returned {
             Err(error) => return Results::Same(Err(error)),
@@ -215,7 +230,19 @@ fn execute_custom(
         // SAFETY: as above.
         let harness = match unsafe { json::encode_at(l, idx, EmptyTable::EmptyArray, &mut raw) } {
             // No empty table: the controller's encoder writes the same text.
-            Ok(false) => return Results::Same(decode_raw(&raw, decode_custom_result)),
+            Ok(false) => {
+                return match json::canonical_from_encoded(&raw) {
+                    Some(canonical) => {
+                        debug_assert_eq!(
+                            decode_custom_result(&raw).map(|data| data.to_canonical_json()),
+                            Ok(canonical.clone()),
+                            "the canonical shortcut agrees with decoding"
+                        );
+                        Results::Encoded { raw, canonical }
+                    }
+                    None => Results::Same(decode_raw(&raw, decode_custom_result)),
+                };
+            }
             Ok(true) => decode_raw(&raw, decode_custom_result),
             Err(message) => Err(ScriptError::new(ErrorKind::Encode, message)),
         };
@@ -239,7 +266,7 @@ pub fn run_ingress(script: &Script, obj: &IngressData, options: &RunOptions) -> 
 
 /// Runs an ingress-class script with an `obj` given as JSON.
 pub fn run_ingress_json(script: &Script, obj: &JsonValue, options: &RunOptions) -> IngressRun {
-    let (prints, result) = execute(script, obj, options, |returned| {
+    let (prints, result) = execute(script, Obj::Json(obj), options, |returned| {
         let (l, idx) = returned?;
         // SAFETY: `idx` is the returned value in the live state, inside a protected call.
         let type_name = unsafe { gopher_type_name(l, idx) };
@@ -269,7 +296,7 @@ fn decode_raw<T>(
 /// state lives. `finish` may be called a second time with an error (see `Sandbox::run`).
 fn execute<T>(
     script: &Script,
-    obj: &JsonValue,
+    obj: Obj<'_>,
     options: &RunOptions,
     finish: impl FnMut(Result<(State, c_int), ScriptError>) -> T,
 ) -> (Vec<String>, T) {
@@ -293,18 +320,69 @@ fn execute<T>(
     (sandbox.take_prints(), result)
 }
 
-/// A sandbox with Kruise's environment (libraries, `json`) and the global `obj`.
-fn prepare_state(obj: &JsonValue, options: &RunOptions) -> Result<Sandbox, String> {
+/// The `obj` of a run, as JSON or as the data of a test-case step.
+#[derive(Clone, Copy)]
+enum Obj<'a> {
+    Json(&'a JsonValue),
+    Data(&'a LuaData),
+}
+
+/// A fresh sandbox with Kruise's environment (libraries, `json`): what every run starts
+/// from, before `obj` is set (exposed for benchmarks).
+pub fn fresh_sandbox(options: &RunOptions) -> Result<Sandbox, String> {
     let sandbox = Sandbox::new(&options.limits)?;
     let order = options.key_order;
     sandbox.protected(|l| {
-        // SAFETY: a protected call in a state with the standard libraries open. A memory
-        // error leaks the conversion's work stack (see json::push_json).
+        // SAFETY: a protected call in a state with the standard libraries open.
         unsafe {
             stdlib::install_raw(l);
             json::install_module_raw(l, order);
+        }
+    })?;
+    Ok(sandbox)
+}
+
+/// A sandbox with Kruise's environment and the global `obj`.
+fn prepare_state(obj: Obj<'_>, options: &RunOptions) -> Result<Sandbox, String> {
+    let sandbox = fresh_sandbox(options)?;
+    let order = options.key_order;
+    // A step's obj is converted without copying its spec into JSON first: everything else
+    // goes through `LuaData::to_json`, and `data.spec` is added afterwards, which is where
+    // sorted insertion puts it anyway ("spec" sorts after "annotations" and "labels").
+    let (shell, late_spec) = match obj {
+        Obj::Json(json) => (Cow::Borrowed(json), None),
+        Obj::Data(data) if order != KeyOrder::Sorted => (Cow::Owned(data.to_json()), None),
+        Obj::Data(data) => {
+            let shell = LuaData {
+                data: Data {
+                    spec: None,
+                    labels: data.data.labels.clone(),
+                    annotations: data.data.annotations.clone(),
+                },
+                canary_weight: data.canary_weight,
+                stable_weight: data.stable_weight,
+                matches: data.matches.clone(),
+                canary_service: data.canary_service.clone(),
+                stable_service: data.stable_service.clone(),
+                request_header_modifier: data.request_header_modifier.clone(),
+            };
+            let spec = data.data.spec.as_ref().filter(|s| **s != JsonValue::Null);
+            (Cow::Owned(shell.to_json()), spec)
+        }
+    };
+    sandbox.protected(|l| {
+        // SAFETY: a protected call in a prepared state. A memory error leaks the
+        // conversion's work stack (see json::push_json).
+        unsafe {
             ffi::lua_pushlstring(l, c"obj".as_ptr(), 3);
-            json::push_json(l, obj, order);
+            json::push_json(l, &shell, order);
+            if let Some(spec) = late_spec {
+                ffi::lua_getfield(l, -1, c"data".as_ptr());
+                ffi::lua_pushlstring(l, c"spec".as_ptr(), 4);
+                json::push_json(l, spec, order);
+                ffi::lua_rawset(l, -3);
+                ffi::lua_pop(l, 1);
+            }
             ffi::lua_rawset(l, ffi::LUA_GLOBALSINDEX);
         }
     })?;
@@ -380,7 +458,7 @@ pub fn run_case_step(
 ) -> StepOutcome {
     let step = &case.steps[index];
     let (prints, results) = match flavor {
-        ScriptFlavor::Custom => execute_custom(script, &step.obj.to_json(), options),
+        ScriptFlavor::Custom => execute_custom(script, Obj::Data(&step.obj), options),
         ScriptFlavor::Ingress => {
             let run = run_ingress(script, &ingress_obj(&step.obj), options);
             let result = run.result.map(|annotations| Data {
@@ -402,7 +480,7 @@ pub fn run_case_step(
         }
     });
     let warnings = match &results {
-        Results::Same(_) => Vec::new(),
+        Results::Same(_) | Results::Encoded { .. } => Vec::new(),
         Results::Split {
             harness,
             production,
@@ -426,10 +504,19 @@ pub fn run_case_step(
         expected_span: expected_entry.as_ref().map(|(_, entry)| entry.node.span),
         step_span: step.span,
     };
-    match results.get(mode) {
-        Err(error) => outcome.error = Some(error.clone()),
-        Ok(actual) => {
-            outcome.actual = Some(actual.to_canonical_json());
+    // The actual result's canonical JSON, and its data when already decoded.
+    let actual = match &results {
+        Results::Encoded { canonical, .. } => Ok((canonical.clone(), None)),
+        other => match other.get(mode) {
+            Cow::Borrowed(Ok(data)) => Ok((data.to_canonical_json(), Some(data))),
+            Cow::Borrowed(Err(error)) => Err(error.clone()),
+            Cow::Owned(_) => unreachable!("only Encoded results are decoded on demand"),
+        },
+    };
+    match actual {
+        Err(error) => outcome.error = Some(error),
+        Ok((canonical, decoded)) => {
+            outcome.actual = Some(canonical);
             match &expected_entry {
                 None => {
                     outcome.error = Some(ScriptError::new(
@@ -444,8 +531,15 @@ pub fn run_case_step(
                 Some(_) if outcome.actual == outcome.expected => outcome.status = StepStatus::Pass,
                 Some((expected, entry)) => {
                     outcome.status = StepStatus::Fail;
+                    let actual = match decoded {
+                        Some(data) => Cow::Borrowed(data),
+                        None => match results.get(mode).into_owned() {
+                            Ok(data) => Cow::Owned(data),
+                            Err(_) => unreachable!("an Encoded result decodes"),
+                        },
+                    };
                     let expected_json = data_to_json(expected);
-                    let actual_json = data_to_json(actual);
+                    let actual_json = data_to_json(&actual);
                     outcome.diff = diff_values(&expected_json, &actual_json)
                         .into_iter()
                         .map(|(path, expected, actual)| FieldDiff {

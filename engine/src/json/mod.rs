@@ -125,6 +125,13 @@ pub fn decode_custom_result(raw: &[u8]) -> Result<Data, String> {
     result::decode_custom(raw)
 }
 
+/// The canonical JSON of [`decode_custom_result`]`(raw)` for `raw` made by this crate's
+/// encoder, without decoding, when the result has the usual simple shape (see
+/// `result::canonical_from_encoded`); `None` otherwise.
+pub(crate) fn canonical_from_encoded(raw: &[u8]) -> Option<String> {
+    result::canonical_from_encoded(raw)
+}
+
 /// Decodes an ingress script's encoded result into its annotations (2.8); `None` for `null`.
 pub fn decode_ingress_result(raw: &[u8]) -> Result<Option<BTreeMap<String, String>>, String> {
     result::decode_ingress(raw)
