@@ -55,6 +55,7 @@ fn is_container(value: &JsonValue) -> bool {
 /// `l` is valid with a free stack slot, in a protected call. A Lua error (memory) unwinds
 /// past this function with `longjmp`: its work stack is then leaked, not freed.
 pub(crate) unsafe fn push_json(l: State, value: &JsonValue, orderer: &mut Orderer) {
+    // SAFETY: `l` is valid, in the protected call push_json requires, with the stack the walk keeps (see OpenTables).
     unsafe {
         if !is_container(value) {
             push_scalar(l, value);
@@ -104,6 +105,7 @@ pub(crate) unsafe fn push_json(l: State, value: &JsonValue, orderer: &mut Ordere
 
 /// Creates the (sized) table of a container on top of the stack and returns its children.
 unsafe fn open_container<'a>(l: State, value: &'a JsonValue, orderer: &mut Orderer) -> Pending<'a> {
+    // SAFETY: `l` is valid, in the protected call push_json requires, with the stack the walk keeps (see OpenTables).
     unsafe {
         match value {
             JsonValue::Array(items) => {
@@ -133,6 +135,7 @@ unsafe fn open_container<'a>(l: State, value: &'a JsonValue, orderer: &mut Order
 
 /// Pushes a scalar (`nil` for `Null`).
 unsafe fn push_scalar(l: State, value: &JsonValue) {
+    // SAFETY: `l` is valid, in the protected call push_json requires, with the stack the walk keeps (see OpenTables).
     unsafe {
         match value {
             JsonValue::Null => ffi::lua_pushnil(l),
@@ -157,6 +160,7 @@ enum Key<'a> {
 impl Key<'_> {
     /// Pops the value on top of the stack into `table[self]` (raw).
     unsafe fn store(self, l: State, table: c_int) {
+        // SAFETY: `l` is valid, in the protected call push_json requires, with the stack the walk keeps (see OpenTables).
         unsafe {
             match self {
                 Key::Index(i) => ffi::lua_rawseti_(l, table, i),

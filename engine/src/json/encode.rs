@@ -112,6 +112,7 @@ pub(crate) unsafe fn encode_at(
     empty: EmptyTable,
     out: &mut Vec<u8>,
 ) -> Result<bool, String> {
+    // SAFETY: `l` is valid, in the protected call encode_at requires, with the stack the walk keeps (see OpenTables).
     unsafe {
         let idx = ffi::lua_absindex(l, idx);
         ffi::luaL_checkstack(l, 4, c"no room to encode".as_ptr());
@@ -142,6 +143,7 @@ pub(crate) unsafe fn encode_at(
 
 impl Encoder<'_> {
     unsafe fn run(&mut self) -> Result<(), String> {
+        // SAFETY: `l` is valid, in the protected call encode_at requires, with the stack the walk keeps (see OpenTables).
         unsafe {
             self.value_on_top()?;
             while let Some(frame) = self.frames.last_mut() {
@@ -189,11 +191,13 @@ impl Encoder<'_> {
             }
             None => {}
         }
+        // SAFETY: `l` is valid, in the protected call encode_at requires, with the stack the walk keeps (see OpenTables).
         unsafe { self.open.pop(self.l) };
     }
 
     /// Writes the scalar on top of the stack and pops it, or opens the table there.
     unsafe fn value_on_top(&mut self) -> Result<(), String> {
+        // SAFETY: `l` is valid, in the protected call encode_at requires, with the stack the walk keeps (see OpenTables).
         unsafe {
             let l = self.l;
             match ffi::lua_type(l, -1) {
@@ -233,6 +237,7 @@ impl Encoder<'_> {
     /// Reads the keys of the table on top of the stack and writes it: `null`/`[]` when
     /// empty, else its opening bracket (making it the innermost open table).
     unsafe fn open_table(&mut self) -> Result<(), String> {
+        // SAFETY: `l` is valid, in the protected call encode_at requires, with the stack the walk keeps (see OpenTables).
         unsafe {
             let l = self.l;
             if !self.visited.insert(ffi::lua_topointer(l, -1)) {
@@ -335,6 +340,7 @@ impl Encoder<'_> {
 
     /// Makes the table on top of the stack the innermost open one, under `frame`.
     unsafe fn push_frame(&mut self, frame: Frame) {
+        // SAFETY: `l` is valid, in the protected call encode_at requires, with the stack the walk keeps (see OpenTables).
         unsafe {
             if self.open.next_is_deep() && self.held_gc.is_none() {
                 // The helper table grows from here on: no collection step (which could run

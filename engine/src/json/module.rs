@@ -70,6 +70,7 @@ fn number_text(n: f64) -> String {
 
 /// Pushes the three results the glue expects: value, message (or nil), bad-argument flag.
 unsafe fn outcome(l: State, message: Option<String>, bad: bool) -> c_int {
+    // SAFETY: called from the C functions below, with a valid state and LUA_MINSTACK slots.
     unsafe {
         match message {
             Some(message) => {
@@ -168,6 +169,7 @@ const _: () = assert!(!std::mem::needs_drop::<Orderer>());
 /// # Safety
 /// `l` is a valid state with the base library open, in a protected call.
 pub(crate) unsafe fn install_raw(l: State, order: KeyOrder) {
+    // SAFETY: called from the C functions below, with a valid state and LUA_MINSTACK slots.
     unsafe {
         let glue = glue_bytecode();
         ffi::luaL_checkstack(l, 6, std::ptr::null());

@@ -28,6 +28,7 @@ impl OpenTables {
     /// `l` is valid, with a free stack slot. Until [`OpenTables::close`], the caller keeps
     /// the stack as these methods leave it (temporaries pushed above are popped again).
     pub(super) unsafe fn new(l: State) -> Self {
+        // SAFETY: as the function's # Safety section requires of the caller.
         unsafe {
             ffi::lua_pushnil(l);
             OpenTables {
@@ -49,6 +50,7 @@ impl OpenTables {
     /// In a protected call (growing the stack or the helper table may raise a memory error).
     pub(super) unsafe fn push(&mut self, l: State) {
         self.depth += 1;
+        // SAFETY: as the function's # Safety section requires of the caller.
         unsafe {
             if self.depth <= ON_STACK {
                 // Room for the next table and two temporaries.
@@ -69,6 +71,7 @@ impl OpenTables {
     /// # Safety
     /// At least one table is open; a free stack slot.
     pub(super) unsafe fn innermost(&self, l: State) -> c_int {
+        // SAFETY: as the function's # Safety section requires of the caller.
         unsafe {
             if self.depth <= ON_STACK {
                 return self.base + self.depth as c_int;
@@ -85,6 +88,7 @@ impl OpenTables {
     /// As for `innermost`.
     pub(super) unsafe fn release(&self, l: State, index: c_int) {
         if self.depth > ON_STACK {
+            // SAFETY: as the function's # Safety section requires of the caller.
             unsafe { ffi::lua_remove(l, index) };
         }
     }
@@ -94,6 +98,7 @@ impl OpenTables {
     /// # Safety
     /// At least one table is open and nothing is pushed above the stack part.
     pub(super) unsafe fn pop(&mut self, l: State) {
+        // SAFETY: as the function's # Safety section requires of the caller.
         unsafe {
             if self.depth <= ON_STACK {
                 ffi::lua_pop(l, 1);
