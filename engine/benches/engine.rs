@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use divan::Bencher;
 use kruise_lua_engine::discovery::{self, ScriptKind};
-use kruise_lua_engine::runner::{self, Mode, RunOptions, ScriptFlavor};
+use kruise_lua_engine::runner::{self, Mode, RunOptions, Script, ScriptFlavor};
 use kruise_lua_engine::testcase::{self, TestCase};
 
 fn main() {
@@ -17,18 +17,19 @@ fn corpus_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../lua_configuration")
 }
 
-/// Every (script source, flavor, case) of the bundled library, in walk order.
-fn corpus() -> Vec<(String, ScriptFlavor, TestCase)> {
+/// Every (compiled script, flavor, case) of the bundled library, in walk order.
+fn corpus() -> Vec<(Script, ScriptFlavor, TestCase)> {
     let mut all = Vec::new();
     for entry in discovery::discover(&corpus_root()).expect("lua_configuration is readable") {
         let flavor = match entry.kind {
             ScriptKind::Custom { .. } => ScriptFlavor::Custom,
             ScriptKind::Ingress { .. } => ScriptFlavor::Ingress,
         };
+        let script = Script::new(entry.source.as_str());
         for path in entry.cases.into_iter().flatten() {
             let text = std::fs::read_to_string(&path).expect("case is readable");
             if let Ok(case) = testcase::parse_case(&text) {
-                all.push((entry.source.clone(), flavor, case));
+                all.push((script.clone(), flavor, case));
             }
         }
     }
@@ -43,14 +44,14 @@ fn corpus() -> Vec<(String, ScriptFlavor, TestCase)> {
 #[divan::bench]
 fn virtual_service_step(bencher: Bencher) {
     let dir = corpus_root().join("networking.istio.io/VirtualService");
-    let source = std::fs::read_to_string(dir.join("trafficRouting.lua")).unwrap();
+    let script = Script::new(std::fs::read_to_string(dir.join("trafficRouting.lua")).unwrap());
     let case =
         testcase::parse_case(&std::fs::read_to_string(dir.join("testdata/weights.yaml")).unwrap())
             .unwrap();
     let options = RunOptions::default();
     bencher.bench(|| {
         let outcome = runner::run_case_step(
-            &source,
+            &script,
             ScriptFlavor::Custom,
             &case,
             0,
@@ -69,9 +70,9 @@ fn hundred_cases_sequential(bencher: Bencher) {
     let options = RunOptions::default();
     bencher.bench(|| {
         let mut steps = 0;
-        for (source, flavor, case) in &cases {
+        for (script, flavor, case) in &cases {
             for index in 0..case.steps.len() {
-                runner::run_case_step(source, *flavor, case, index, Mode::Harness, &options);
+                runner::run_case_step(script, *flavor, case, index, Mode::Harness, &options);
                 steps += 1;
             }
         }
@@ -79,14 +80,10 @@ fn hundred_cases_sequential(bencher: Bencher) {
     });
 }
 
-/// A fresh state with Kruise's environment: what every step pays before the script runs.
+/// A fresh state with Kruise's environment: what every step pays before `obj` is set and
+/// the script runs.
 #[divan::bench]
 fn fresh_state(bencher: Bencher) {
-    let limits = kruise_lua_engine::vm::Limits::default();
-    bencher.bench(|| {
-        let lua = kruise_lua_engine::vm::new_state(&limits).unwrap();
-        kruise_lua_engine::stdlib::install(&lua).unwrap();
-        kruise_lua_engine::json::install_module(&lua).unwrap();
-        lua
-    });
+    let options = RunOptions::default();
+    bencher.bench(|| runner::fresh_sandbox(&options).unwrap());
 }

@@ -1,8 +1,10 @@
-//! Times the phases of one step run (state, environment, obj, parse, run, encode) separately.
+//! Times the phases of one VirtualService step run separately: compiling the script (once
+//! per script, not per step), a fresh sandbox with the environment, then the whole step
+//! (sandbox + obj + load + run + encode + canonical JSON + compare), per step.
 use std::time::{Duration, Instant};
 
-use kruise_lua_engine::json::{self, EmptyTable, KeyOrder};
-use kruise_lua_engine::{stdlib, testcase, vm};
+use kruise_lua_engine::runner::{self, Mode, RunOptions, Script, ScriptFlavor};
+use kruise_lua_engine::testcase;
 
 fn main() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -11,53 +13,42 @@ fn main() {
     let case =
         testcase::parse_case(&std::fs::read_to_string(dir.join("testdata/weights.yaml")).unwrap())
             .unwrap();
-    let obj = case.steps[0].obj.to_json();
+    let options = RunOptions::default();
     let n = 2000u32;
-    let mut t = [Duration::ZERO; 7];
-    for _ in 0..n {
-        let s = Instant::now();
-        let lua = vm::new_state(&vm::Limits::default()).unwrap();
-        t[0] += s.elapsed();
-        let s = Instant::now();
-        stdlib::install(&lua).unwrap();
-        t[1] += s.elapsed();
-        let s = Instant::now();
-        json::install_module(&lua).unwrap();
-        t[2] += s.elapsed();
-        let s = Instant::now();
-        let o = json::json_to_lua(&lua, &obj, KeyOrder::Sorted).unwrap();
-        lua.globals().raw_set("obj", o).unwrap();
-        t[3] += s.elapsed();
-        let s = Instant::now();
-        let f = lua
-            .load(&source)
-            .set_name("=<string>")
-            .into_function()
-            .unwrap();
-        t[4] += s.elapsed();
-        let s = Instant::now();
-        let v: mlua::Value = f.call(()).unwrap();
-        t[5] += s.elapsed();
-        let s = Instant::now();
-        for mode in [EmptyTable::Null, EmptyTable::EmptyArray] {
-            let raw = json::encode_lua(&v, mode).unwrap();
-            let d = json::decode_custom_result(&raw).unwrap();
-            let _ = d.to_canonical_json();
-        }
-        t[6] += s.elapsed();
-    }
-    for (name, d) in [
-        "new_state",
-        "stdlib",
-        "json module",
-        "obj",
-        "parse",
-        "run",
-        "encode+decode x2",
-    ]
-    .iter()
-    .zip(t)
-    {
-        eprintln!("{name:>18}: {:?}", d / n);
-    }
+    let median = |mut times: Vec<Duration>| {
+        times.sort();
+        times[times.len() / 2]
+    };
+    let timed = |f: &mut dyn FnMut()| {
+        let times: Vec<Duration> = (0..n)
+            .map(|_| {
+                let started = Instant::now();
+                f();
+                started.elapsed()
+            })
+            .collect();
+        median(times)
+    };
+    let compile = timed(&mut || drop(Script::new(source.as_str())));
+    let script = Script::new(source.as_str());
+    let sandbox = timed(&mut || drop(runner::fresh_sandbox(&options).unwrap()));
+    let obj = timed(&mut || drop(case.steps[0].obj.to_json()));
+    let step = timed(&mut || {
+        let outcome = runner::run_case_step(
+            &script,
+            ScriptFlavor::Custom,
+            &case,
+            0,
+            Mode::Harness,
+            &options,
+        );
+        assert_eq!(outcome.status, runner::StepStatus::Pass);
+    });
+    let canonical = timed(&mut || drop(case.expected[0].data.to_canonical_json()));
+    eprintln!("medians over {n} runs:");
+    eprintln!("  compile (once per script)      {compile:?}");
+    eprintln!("  fresh sandbox + environment    {sandbox:?}");
+    eprintln!("  obj to JSON (not on the path)  {obj:?}");
+    eprintln!("  canonical JSON of expected[0]  {canonical:?}");
+    eprintln!("  whole step                     {step:?}");
 }

@@ -157,13 +157,14 @@ pub fn canary_obj(
 }
 
 /// Runs the script for a step with the controller's rules (an empty table is `null`, a
-/// non-table result is an error).
+/// non-table result is an error). The script is compiled for this one run; callers that run
+/// one script often use [`runner::run_custom`] with a [`runner::Script`].
 pub fn run_step(
     script: &str,
     obj: &LuaData,
     options: &RunOptions,
 ) -> Result<Data, ControllerError> {
-    runner::run_custom(script, obj, options)
+    runner::run_custom(&runner::Script::new(script), obj, options)
         .result(Mode::Production)
         .clone()
         .map_err(ControllerError::Script)

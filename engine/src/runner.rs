@@ -1,20 +1,20 @@
 //! Running scripts: one run of a script against an obj (both result modes from one execution),
 //! and a whole test case → one outcome per step, with structural and unified diffs.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::ffi::c_int;
 
-use mlua::{Lua, Value};
+use mlua::ffi;
 
 use crate::error::{ErrorKind, ScriptError};
-use crate::json::{
-    EmptyTable, KeyOrder, decode_custom_result, decode_ingress_result, encode_lua, json_to_lua,
-};
+use crate::json::{self, EmptyTable, KeyOrder, decode_custom_result, decode_ingress_result};
 use crate::luadata::{Data, IngressData, LuaData};
 use crate::render::to_yaml;
 use crate::stdlib;
 use crate::testcase::{CaseError, CaseWarning, TestCase};
 use crate::value::JsonValue;
-use crate::vm::{self, Limits};
+use crate::vm::{self, Limits, Sandbox, State};
 use crate::yaml::{PathSeg, Span, YamlNode};
 
 /// Which rules decide a step's verdict (conformance 2.5 and 2.6).
@@ -124,26 +124,57 @@ pub struct CaseOutcome {
     pub steps: Vec<StepOutcome>,
 }
 
+/// A script compiled once, to run any number of times (each run in a fresh state). A
+/// syntax error is kept and reported by every run, as Kruise reports it per run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Script {
+    source: String,
+    /// The bytecode of the chunk (`=<string>`), or its syntax error.
+    compiled: Result<Vec<u8>, ScriptError>,
+}
+
+impl Script {
+    pub fn new(source: impl Into<String>) -> Script {
+        let source = source.into();
+        let compiled = vm::compile(source.as_bytes());
+        Script { source, compiled }
+    }
+
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    /// The error every run of this script fails with, when it does not compile.
+    pub fn syntax_error(&self) -> Option<&ScriptError> {
+        self.compiled.as_ref().err()
+    }
+}
+
 /// Runs a custom-provider script once against `obj`.
-pub fn run_custom(source: &str, obj: &LuaData, options: &RunOptions) -> ScriptRun {
-    run_custom_json(source, &obj.to_json(), options)
+pub fn run_custom(script: &Script, obj: &LuaData, options: &RunOptions) -> ScriptRun {
+    let (prints, results) = execute_custom(script, Obj::Data(obj), options);
+    script_run(prints, results)
 }
 
 /// Runs a custom-provider script with an `obj` given as JSON (as the conformance vectors and
 /// debugging tools have it) rather than as a [`LuaData`].
-pub fn run_custom_json(source: &str, obj: &JsonValue, options: &RunOptions) -> ScriptRun {
-    let (prints, (harness, production)) = execute(source, obj, options, |returned| {
-        let result_under = |empty: EmptyTable, non_table_is_error: bool| match &returned {
-            Err(error) => Err(error.clone()),
-            Ok(table @ Value::Table(_)) => decode_table(table, empty, decode_custom_result),
-            Ok(_) if non_table_is_error => Err(not_table(&returned)),
-            Ok(_) => Ok(Data::default()),
-        };
-        (
-            result_under(EmptyTable::EmptyArray, false),
-            result_under(EmptyTable::Null, true),
-        )
-    });
+pub fn run_custom_json(script: &Script, obj: &JsonValue, options: &RunOptions) -> ScriptRun {
+    let (prints, results) = execute_custom(script, Obj::Json(obj), options);
+    script_run(prints, results)
+}
+
+fn script_run(prints: Vec<String>, results: Results) -> ScriptRun {
+    let (harness, production) = match results {
+        Results::Same(result) => (result.clone(), result),
+        Results::Encoded { raw, .. } => {
+            let result = decode_raw(&raw, decode_custom_result);
+            (result.clone(), result)
+        }
+        Results::Split {
+            harness,
+            production,
+        } => (harness, production),
+    };
     ScriptRun {
         prints,
         harness,
@@ -151,42 +182,132 @@ pub fn run_custom_json(source: &str, obj: &JsonValue, options: &RunOptions) -> S
     }
 }
 
+/// The result of one run under both rules: `Same` when they agree (the usual case: the
+/// result holds no empty table), so that it is decoded and kept once.
+enum Results {
+    Same(Result<Data, ScriptError>),
+    /// Like `Same`, for a result not decoded yet: its encoding (which decodes without
+    /// error) and canonical JSON. Most steps need only the canonical JSON.
+    Encoded {
+        raw: Vec<u8>,
+        canonical: String,
+    },
+    Split {
+        harness: Result<Data, ScriptError>,
+        production: Result<Data, ScriptError>,
+    },
+}
+
+impl Results {
+    /// The result under `mode`; decodes an `Encoded` one (then it is `Cow::Owned`).
+    fn get(&self, mode: Mode) -> Cow<'_, Result<Data, ScriptError>> {
+        Cow::Borrowed(match (self, mode) {
+            (Results::Encoded { raw, .. }, _) => {
+                return Cow::Owned(decode_raw(raw, decode_custom_result));
+            }
+            (Results::Same(result), _) => result,
+            (Results::Split { harness, .. }, Mode::Harness) => harness,
+            (Results::Split { production, .. }, Mode::Production) => production,
+        })
+    }
+}
+
+fn execute_custom(script: &Script, obj: Obj<'_>, options: &RunOptions) -> (Vec<String>, Results) {
+    execute(script, obj, options, |returned| {
+        let (l, idx) = match returned {
+            Err(error) => return Results::Same(Err(error)),
+            Ok(value) => value,
+        };
+        // SAFETY: `idx` is the returned value in the live state, inside a protected call.
+        let type_name = unsafe { gopher_type_name(l, idx) };
+        if type_name != "table" {
+            return Results::Split {
+                harness: Ok(Data::default()),
+                production: Err(not_table(type_name)),
+            };
+        }
+        let mut raw = Vec::new();
+        // SAFETY: as above.
+        let harness = match unsafe { json::encode_at(l, idx, EmptyTable::EmptyArray, &mut raw) } {
+            // No empty table: the controller's encoder writes the same text.
+            Ok(false) => {
+                return match json::canonical_from_encoded(&raw) {
+                    Some(canonical) => {
+                        debug_assert_eq!(
+                            decode_custom_result(&raw).map(|data| data.to_canonical_json()),
+                            Ok(canonical.clone()),
+                            "the canonical shortcut agrees with decoding"
+                        );
+                        Results::Encoded { raw, canonical }
+                    }
+                    None => Results::Same(decode_raw(&raw, decode_custom_result)),
+                };
+            }
+            Ok(true) => decode_raw(&raw, decode_custom_result),
+            Err(message) => Err(ScriptError::new(ErrorKind::Encode, message)),
+        };
+        raw.clear();
+        // SAFETY: as above.
+        let production = match unsafe { json::encode_at(l, idx, EmptyTable::Null, &mut raw) } {
+            Ok(_) => decode_raw(&raw, decode_custom_result),
+            Err(message) => Err(ScriptError::new(ErrorKind::Encode, message)),
+        };
+        Results::Split {
+            harness,
+            production,
+        }
+    })
+}
+
 /// Runs an ingress-class script once against `obj`.
-pub fn run_ingress(source: &str, obj: &IngressData, options: &RunOptions) -> IngressRun {
-    run_ingress_json(source, &obj.to_json(), options)
+pub fn run_ingress(script: &Script, obj: &IngressData, options: &RunOptions) -> IngressRun {
+    run_ingress_json(script, &obj.to_json(), options)
 }
 
 /// Runs an ingress-class script with an `obj` given as JSON.
-pub fn run_ingress_json(source: &str, obj: &JsonValue, options: &RunOptions) -> IngressRun {
-    let (prints, result) = execute(source, obj, options, |returned| match &returned {
-        Err(error) => Err(error.clone()),
-        Ok(table @ Value::Table(_)) => decode_table(table, EmptyTable::Null, decode_ingress_result),
-        Ok(_) => Err(not_table(&returned)),
+pub fn run_ingress_json(script: &Script, obj: &JsonValue, options: &RunOptions) -> IngressRun {
+    let (prints, result) = execute(script, Obj::Json(obj), options, |returned| {
+        let (l, idx) = returned?;
+        // SAFETY: `idx` is the returned value in the live state, inside a protected call.
+        let type_name = unsafe { gopher_type_name(l, idx) };
+        if type_name != "table" {
+            return Err(not_table(type_name));
+        }
+        let mut raw = Vec::new();
+        // SAFETY: as above.
+        match unsafe { json::encode_at(l, idx, EmptyTable::Null, &mut raw) } {
+            Ok(_) => decode_raw(&raw, decode_ingress_result),
+            Err(message) => Err(ScriptError::new(ErrorKind::Encode, message)),
+        }
     });
     IngressRun { prints, result }
 }
 
-/// Encodes a returned table and decodes it into the result type, classifying failures.
-fn decode_table<T>(
-    table: &Value,
-    empty: EmptyTable,
+/// Decodes an encoded result into its type, classifying a failure as `unmarshal`.
+fn decode_raw<T>(
+    raw: &[u8],
     decode: impl FnOnce(&[u8]) -> Result<T, String>,
 ) -> Result<T, ScriptError> {
-    let raw =
-        encode_lua(table, empty).map_err(|message| ScriptError::new(ErrorKind::Encode, message))?;
-    decode(&raw).map_err(|message| ScriptError::new(ErrorKind::Unmarshal, message))
+    decode(raw).map_err(|message| ScriptError::new(ErrorKind::Unmarshal, message))
 }
 
-/// Creates a fresh state, installs the environment and `obj`, runs the chunk and hands the
-/// last returned value (Kruise takes the top of the stack) to `finish` while the state lives.
+/// Creates a fresh state, installs the environment and `obj`, runs the compiled chunk and
+/// hands the last returned value (Kruise takes the top of the stack) to `finish` while the
+/// state lives. `finish` may be called a second time with an error (see `Sandbox::run`).
 fn execute<T>(
-    source: &str,
-    obj: &JsonValue,
+    script: &Script,
+    obj: Obj<'_>,
     options: &RunOptions,
-    finish: impl FnOnce(Result<Value, ScriptError>) -> T,
+    finish: impl FnMut(Result<(State, c_int), ScriptError>) -> T,
 ) -> (Vec<String>, T) {
-    let lua = match prepare_state(obj, options) {
-        Ok(lua) => lua,
+    let mut finish = finish;
+    let bytecode = match &script.compiled {
+        Ok(bytecode) => bytecode,
+        // The state would not change the outcome: skip it.
+        Err(error) => return (Vec::new(), finish(Err(error.clone()))),
+    };
+    let sandbox = match prepare_state(obj, options) {
+        Ok(sandbox) => sandbox,
         Err(error) => {
             let error = ScriptError::new(
                 ErrorKind::Runtime,
@@ -195,37 +316,98 @@ fn execute<T>(
             return (Vec::new(), finish(Err(error)));
         }
     };
-    let returned = vm::exec_chunk(&lua, source.as_bytes())
-        .map(|values| values.into_iter().last().unwrap_or(Value::Nil));
-    let result = finish(returned);
-    (stdlib::take_prints(&lua), result)
+    let result = sandbox.run(bytecode, finish);
+    (sandbox.take_prints(), result)
 }
 
-fn prepare_state(obj: &JsonValue, options: &RunOptions) -> mlua::Result<Lua> {
-    let lua = vm::new_state(&options.limits)?;
-    stdlib::install(&lua)?;
-    crate::json::install_module_with_order(&lua, options.key_order)?;
-    let obj = json_to_lua(&lua, obj, options.key_order)?;
-    lua.globals().raw_set("obj", obj)?;
-    Ok(lua)
+/// The `obj` of a run, as JSON or as the data of a test-case step.
+#[derive(Clone, Copy)]
+enum Obj<'a> {
+    Json(&'a JsonValue),
+    Data(&'a LuaData),
 }
 
-/// gopher-lua's names for value types, as they appear in Kruise's not-a-table error.
-fn gopher_type_name(value: &Value) -> &'static str {
-    match value {
-        Value::Nil => "nil",
-        Value::Boolean(_) => "boolean",
-        Value::Integer(_) | Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Function(_) => "function",
-        Value::Thread(_) => "thread",
-        Value::Table(_) => "table",
+/// A fresh sandbox with Kruise's environment (libraries, `json`): what every run starts
+/// from, before `obj` is set (exposed for benchmarks).
+pub fn fresh_sandbox(options: &RunOptions) -> Result<Sandbox, String> {
+    let sandbox = Sandbox::new(&options.limits)?;
+    let order = options.key_order;
+    sandbox.protected(|l| {
+        // SAFETY: a protected call in a state with the standard libraries open.
+        unsafe {
+            stdlib::install_raw(l);
+            json::install_module_raw(l, order);
+        }
+    })?;
+    Ok(sandbox)
+}
+
+/// A sandbox with Kruise's environment and the global `obj`.
+fn prepare_state(obj: Obj<'_>, options: &RunOptions) -> Result<Sandbox, String> {
+    let sandbox = fresh_sandbox(options)?;
+    let order = options.key_order;
+    // A step's obj is converted without copying its spec into JSON first: everything else
+    // goes through `LuaData::to_json`, and `data.spec` is added afterwards, which is where
+    // sorted insertion puts it anyway ("spec" sorts after "annotations" and "labels").
+    let (shell, late_spec) = match obj {
+        Obj::Json(json) => (Cow::Borrowed(json), None),
+        Obj::Data(data) if order != KeyOrder::Sorted => (Cow::Owned(data.to_json()), None),
+        Obj::Data(data) => {
+            let shell = LuaData {
+                data: Data {
+                    spec: None,
+                    labels: data.data.labels.clone(),
+                    annotations: data.data.annotations.clone(),
+                },
+                canary_weight: data.canary_weight,
+                stable_weight: data.stable_weight,
+                matches: data.matches.clone(),
+                canary_service: data.canary_service.clone(),
+                stable_service: data.stable_service.clone(),
+                request_header_modifier: data.request_header_modifier.clone(),
+            };
+            let spec = data.data.spec.as_ref().filter(|s| **s != JsonValue::Null);
+            (Cow::Owned(shell.to_json()), spec)
+        }
+    };
+    sandbox.protected(|l| {
+        // SAFETY: a protected call in a prepared state. A memory error leaks the
+        // conversion's work stack (see json::push_json).
+        unsafe {
+            ffi::lua_pushlstring(l, c"obj".as_ptr(), 3);
+            json::push_json(l, &shell, order);
+            if let Some(spec) = late_spec {
+                ffi::lua_getfield(l, -1, c"data".as_ptr());
+                ffi::lua_pushlstring(l, c"spec".as_ptr(), 4);
+                json::push_json(l, spec, order);
+                ffi::lua_rawset(l, -3);
+                ffi::lua_pop(l, 1);
+            }
+            ffi::lua_rawset(l, ffi::LUA_GLOBALSINDEX);
+        }
+    })?;
+    sandbox.start_collector();
+    Ok(sandbox)
+}
+
+/// gopher-lua's name for the type of the value at `idx`, as in Kruise's not-a-table error.
+///
+/// # Safety
+/// `l` is valid and `idx` a valid index.
+unsafe fn gopher_type_name(l: State, idx: c_int) -> &'static str {
+    match unsafe { ffi::lua_type(l, idx) } {
+        ffi::LUA_TNIL => "nil",
+        ffi::LUA_TBOOLEAN => "boolean",
+        ffi::LUA_TNUMBER => "number",
+        ffi::LUA_TSTRING => "string",
+        ffi::LUA_TFUNCTION => "function",
+        ffi::LUA_TTHREAD => "thread",
+        ffi::LUA_TTABLE => "table",
         _ => "userdata",
     }
 }
 
-fn not_table(returned: &Result<Value, ScriptError>) -> ScriptError {
-    let type_name = returned.as_ref().map_or("nil", gopher_type_name);
+fn not_table(type_name: &str) -> ScriptError {
     ScriptError::new(
         ErrorKind::NotTable,
         format!("expect table output from Lua script, not {type_name}"),
@@ -242,10 +424,10 @@ pub enum ScriptFlavor {
     Ingress,
 }
 
-/// Runs every step of `case` through `source` and compares with `expected` under `mode`.
-pub fn run_case(source: &str, case: &TestCase, mode: Mode, options: &RunOptions) -> CaseOutcome {
+/// Runs every step of `case` through `script` and compares with `expected` under `mode`.
+pub fn run_case(script: &Script, case: &TestCase, mode: Mode, options: &RunOptions) -> CaseOutcome {
     let steps = (0..case.steps.len())
-        .map(|index| run_case_step(source, ScriptFlavor::Custom, case, index, mode, options))
+        .map(|index| run_case_step(script, ScriptFlavor::Custom, case, index, mode, options))
         .collect();
     CaseOutcome {
         case_error: None,
@@ -267,7 +449,7 @@ pub fn ingress_obj(obj: &LuaData) -> IngressData {
 
 /// Runs step `index` of `case` (so callers can spread the steps of a case over threads).
 pub fn run_case_step(
-    source: &str,
+    script: &Script,
     flavor: ScriptFlavor,
     case: &TestCase,
     index: usize,
@@ -275,35 +457,37 @@ pub fn run_case_step(
     options: &RunOptions,
 ) -> StepOutcome {
     let step = &case.steps[index];
-    let run = match flavor {
-        ScriptFlavor::Custom => run_custom(source, &step.obj, options),
+    let (prints, results) = match flavor {
+        ScriptFlavor::Custom => execute_custom(script, Obj::Data(&step.obj), options),
         ScriptFlavor::Ingress => {
-            let run = run_ingress(source, &ingress_obj(&step.obj), options);
+            let run = run_ingress(script, &ingress_obj(&step.obj), options);
             let result = run.result.map(|annotations| Data {
                 annotations,
                 ..Data::default()
             });
-            ScriptRun {
-                prints: run.prints,
-                harness: result.clone(),
-                production: result,
-            }
+            (run.prints, Results::Same(result))
         }
     };
-    let expected_data = |data: &Data| match flavor {
-        ScriptFlavor::Custom => data.clone(),
-        ScriptFlavor::Ingress => Data {
-            annotations: data.annotations.clone(),
-            ..Data::default()
-        },
+    // Ingress scripts are compared on annotations only.
+    let expected_entry = case.expected.get(index).map(|entry| match flavor {
+        ScriptFlavor::Custom => (Cow::Borrowed(&entry.data), entry),
+        ScriptFlavor::Ingress => {
+            let annotations = Data {
+                annotations: entry.data.annotations.clone(),
+                ..Data::default()
+            };
+            (Cow::Owned(annotations), entry)
+        }
+    });
+    let warnings = match &results {
+        Results::Same(_) | Results::Encoded { .. } => Vec::new(),
+        Results::Split {
+            harness,
+            production,
+        } => mode_difference_warning(harness, production, mode)
+            .into_iter()
+            .collect(),
     };
-    let expected_entry = case
-        .expected
-        .get(index)
-        .map(|entry| (expected_data(&entry.data), entry));
-    let warnings = mode_difference_warning(&run, mode)
-        .into_iter()
-        .collect::<Vec<_>>();
     let mut outcome = StepOutcome {
         index,
         status: StepStatus::Error,
@@ -316,14 +500,23 @@ pub fn run_case_step(
         diff: Vec::new(),
         unified_diff: String::new(),
         warnings,
-        prints: run.prints.clone(),
+        prints,
         expected_span: expected_entry.as_ref().map(|(_, entry)| entry.node.span),
         step_span: step.span,
     };
-    match run.result(mode) {
-        Err(error) => outcome.error = Some(error.clone()),
-        Ok(actual) => {
-            outcome.actual = Some(actual.to_canonical_json());
+    // The actual result's canonical JSON, and its data when already decoded.
+    let actual = match &results {
+        Results::Encoded { canonical, .. } => Ok((canonical.clone(), None)),
+        other => match other.get(mode) {
+            Cow::Borrowed(Ok(data)) => Ok((data.to_canonical_json(), Some(data))),
+            Cow::Borrowed(Err(error)) => Err(error.clone()),
+            Cow::Owned(_) => unreachable!("only Encoded results are decoded on demand"),
+        },
+    };
+    match actual {
+        Err(error) => outcome.error = Some(error),
+        Ok((canonical, decoded)) => {
+            outcome.actual = Some(canonical);
             match &expected_entry {
                 None => {
                     outcome.error = Some(ScriptError::new(
@@ -338,8 +531,15 @@ pub fn run_case_step(
                 Some(_) if outcome.actual == outcome.expected => outcome.status = StepStatus::Pass,
                 Some((expected, entry)) => {
                     outcome.status = StepStatus::Fail;
+                    let actual = match decoded {
+                        Some(data) => Cow::Borrowed(data),
+                        None => match results.get(mode).into_owned() {
+                            Ok(data) => Cow::Owned(data),
+                            Err(_) => unreachable!("an Encoded result decodes"),
+                        },
+                    };
                     let expected_json = data_to_json(expected);
-                    let actual_json = data_to_json(actual);
+                    let actual_json = data_to_json(&actual);
                     outcome.diff = diff_values(&expected_json, &actual_json)
                         .into_iter()
                         .map(|(path, expected, actual)| FieldDiff {
@@ -358,13 +558,20 @@ pub fn run_case_step(
 }
 
 /// A warning when the controller would get something else than the test harness sees.
-fn mode_difference_warning(run: &ScriptRun, mode: Mode) -> Option<String> {
+fn mode_difference_warning(
+    harness: &Result<Data, ScriptError>,
+    production: &Result<Data, ScriptError>,
+    mode: Mode,
+) -> Option<String> {
+    if harness == production {
+        return None;
+    }
     let describe = |result: &Result<Data, ScriptError>| match result {
         Ok(data) => data.to_canonical_json(),
         Err(error) => format!("{} error ({})", error.kind, error.message),
     };
-    let harness = describe(&run.harness);
-    let production = describe(&run.production);
+    let harness = describe(harness);
+    let production = describe(production);
     if harness == production {
         return None;
     }

@@ -100,7 +100,7 @@ fn check_custom_vector(dir: &Path, name: &str) -> Vec<String> {
     let source = fs::read_to_string(dir.join(format!("{name}.lua"))).unwrap();
     let obj = obj_from_file(&dir.join(format!("{name}.obj.json")));
     let expected = read_json(&dir.join(format!("{name}.expected.json")));
-    let run = runner::run_custom_json(&source, &obj, &options());
+    let run = runner::run_custom_json(&runner::Script::new(source), &obj, &options());
     let mut problems = Vec::new();
     let production = Verdict::from_result(&run.production, Data::to_canonical_json);
     let want = Verdict::from_expected(&expected);
@@ -167,7 +167,7 @@ fn ingress_vectors() {
         let source = fs::read_to_string(dir.join(format!("{name}.lua"))).unwrap();
         let obj = obj_from_file(&dir.join(format!("{name}.obj.json")));
         let expected = read_json(&dir.join(format!("{name}.expected.json")));
-        let run = runner::run_ingress_json(&source, &obj, &options());
+        let run = runner::run_ingress_json(&runner::Script::new(source), &obj, &options());
         let got = Verdict::from_result(&run.result, |annotations| {
             kruise_lua_engine::json::annotations_to_canonical_json(annotations.as_ref())
         });
@@ -192,7 +192,7 @@ fn order_dependent_vectors() {
             // Random in Kruise: any observed output is acceptable (README part 1, rule 4).
             let source = fs::read_to_string(dir.join(format!("{name}.lua"))).unwrap();
             let obj = obj_from_file(&dir.join(format!("{name}.obj.json")));
-            let run = runner::run_custom_json(&source, &obj, &options());
+            let run = runner::run_custom_json(&runner::Script::new(source), &obj, &options());
             let observed: Vec<&str> = expected["observed_outputs"]
                 .as_array()
                 .unwrap()
@@ -277,7 +277,12 @@ fn check_cases(mode: Mode) -> Vec<CaseLine> {
                     continue;
                 }
             };
-            let outcome = runner::run_case(&entry.source, &case, mode, &options());
+            let outcome = runner::run_case(
+                &runner::Script::new(entry.source.as_str()),
+                &case,
+                mode,
+                &options(),
+            );
             for step in outcome.steps {
                 lines.push(CaseLine {
                     script: script.clone(),

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use common::{copy_tree, fixtures, run, run_in, scratch};
 use kruise_lua_engine::luadata::LuaData;
-use kruise_lua_engine::runner::{RunOptions, run_custom};
+use kruise_lua_engine::runner::{RunOptions, Script, run_custom};
 use kruise_lua_engine::testcase::parse_case;
 use kruise_lua_engine::yaml::parse_first_document;
 use serde_json::Value;
@@ -638,9 +638,9 @@ fn shuffle_reports_scripts_that_depend_on_pairs_order() {
 fn assert_obj_source_loads(obj_source: &str, expected: &LuaData) {
     let probe = "return { spec = { echo = obj } }";
     let options = RunOptions::default();
-    let reference = run_custom(probe, expected, &options);
+    let reference = run_custom(&Script::new(probe), expected, &options);
     let loaded = run_custom(
-        &format!("{obj_source}\n{probe}"),
+        &Script::new(format!("{obj_source}\n{probe}")),
         &LuaData::default(),
         &options,
     );

@@ -1,16 +1,25 @@
 //! JSON → Lua as Kruise converts input (conformance 2.2): objects become string-keyed tables
 //! without their `null` members, arrays are filled by appending and skip `null` items, and
 //! every number becomes a double.
+//!
+//! The conversion builds the tables through the C API (sized up front, raw stores) in one
+//! protected call, walking the input with an explicit stack (input can be deep).
 
-use mlua::{Lua, Table, Value};
+use std::collections::btree_map;
+use std::ffi::c_int;
+
+use mlua::ffi;
 use rand::SeedableRng;
 use rand::rngs::SmallRng;
 use rand::seq::SliceRandom;
 
 use super::KeyOrder;
+use super::tables::OpenTables;
 use crate::value::JsonValue;
+use crate::vm::State;
 
 /// Key order source for one conversion: sorted, or shuffled by a seeded generator.
+#[derive(Clone)]
 pub(super) enum Orderer {
     Sorted,
     Shuffled(SmallRng),
@@ -25,104 +34,118 @@ impl Orderer {
     }
 }
 
-/// A JSON number as the Lua double Go hands over (`int64` → `float64` rounds to nearest).
-fn number(value: &JsonValue) -> Option<f64> {
-    match value {
-        JsonValue::Int(i) => Some(*i as f64),
-        JsonValue::Float(f) => Some(*f),
-        _ => None,
-    }
+/// The children of an open container still to convert.
+enum Pending<'a> {
+    /// Array items (nulls are skipped) and the index the next one gets.
+    Items(std::slice::Iter<'a, JsonValue>, c_int),
+    /// Object members in key order (nulls are skipped).
+    Members(btree_map::Iter<'a, String, JsonValue>),
+    /// Object members (without nulls) in a shuffled order.
+    Shuffled(std::vec::IntoIter<(&'a String, &'a JsonValue)>),
 }
 
-fn scalar(lua: &Lua, value: &JsonValue) -> mlua::Result<Value> {
-    Ok(match value {
-        JsonValue::Null => Value::Nil,
-        JsonValue::Bool(b) => Value::Boolean(*b),
-        JsonValue::String(s) => Value::String(lua.create_string(s)?),
-        other => Value::Number(number(other).unwrap_or(0.0)),
-    })
+fn is_container(value: &JsonValue) -> bool {
+    matches!(value, JsonValue::Array(_) | JsonValue::Object(_))
 }
 
-/// Converts `value`, walking containers with an explicit stack (input can be deep).
-pub(super) fn to_lua(lua: &Lua, value: &JsonValue, orderer: &mut Orderer) -> mlua::Result<Value> {
-    // Each open table with its pending children; children are set once converted.
-    struct Open<'a> {
-        table: Table,
-        /// (key, child) pairs left to convert.
-        pending: std::vec::IntoIter<(Key<'a>, &'a JsonValue)>,
-        /// The key the child being converted goes under.
-        current: Option<Key<'a>>,
-    }
-
-    fn children<'a>(value: &'a JsonValue, orderer: &mut Orderer) -> Vec<(Key<'a>, &'a JsonValue)> {
-        match value {
-            JsonValue::Array(items) => items
-                .iter()
-                .filter(|v| **v != JsonValue::Null)
-                .enumerate()
-                .map(|(i, v)| (Key::Index(i + 1), v))
-                .collect(),
-            JsonValue::Object(members) => {
-                let mut list: Vec<(Key<'a>, &'a JsonValue)> = members
-                    .iter()
-                    .filter(|(_, v)| **v != JsonValue::Null)
-                    .map(|(k, v)| (Key::Name(k.as_str()), v))
-                    .collect();
-                if let Orderer::Shuffled(rng) = orderer {
-                    list.shuffle(rng);
-                }
-                list
-            }
-            _ => Vec::new(),
+/// Pushes `value` converted to Lua (`nil` for a top-level `Null`; an `Int` above 2^53
+/// rounds to the nearest double as Go's int64 → float64 does).
+///
+/// # Safety
+/// `l` is valid with a free stack slot, in a protected call. A Lua error (memory) unwinds
+/// past this function with `longjmp`: its work stack is then leaked, not freed.
+pub(crate) unsafe fn push_json(l: State, value: &JsonValue, orderer: &mut Orderer) {
+    // SAFETY: `l` is valid, in the protected call push_json requires, with the stack the walk keeps (see OpenTables).
+    unsafe {
+        if !is_container(value) {
+            push_scalar(l, value);
+            return;
         }
-    }
-
-    fn new_table<'a>(
-        lua: &Lua,
-        value: &'a JsonValue,
-        orderer: &mut Orderer,
-    ) -> mlua::Result<Open<'a>> {
-        let list = children(value, orderer);
-        let table = match value {
-            JsonValue::Array(_) => lua.create_table_with_capacity(list.len(), 0)?,
-            _ => lua.create_table_with_capacity(0, list.len())?,
-        };
-        Ok(Open {
-            table,
-            pending: list.into_iter(),
-            current: None,
-        })
-    }
-
-    if !matches!(value, JsonValue::Array(_) | JsonValue::Object(_)) {
-        return scalar(lua, value);
-    }
-    let mut stack = vec![new_table(lua, value, orderer)?];
-    loop {
-        let top = stack
-            .last_mut()
-            .expect("the stack holds the root until it is returned");
-        match top.pending.next() {
-            Some((key, child)) => {
-                if matches!(child, JsonValue::Array(_) | JsonValue::Object(_)) {
-                    top.current = Some(key);
-                    let opened = new_table(lua, child, orderer)?;
-                    stack.push(opened);
-                } else {
-                    let v = scalar(lua, child)?;
-                    store(&top.table, key, v)?;
+        let mut open = OpenTables::new(l);
+        let mut pending = vec![open_container(l, value, orderer)];
+        open.push(l);
+        while let Some(top) = pending.last_mut() {
+            let next = match top {
+                Pending::Items(items, index) => items.find(|v| **v != JsonValue::Null).map(|v| {
+                    *index += 1;
+                    (Key::Index(*index), v)
+                }),
+                Pending::Members(members) => members
+                    .find(|(_, v)| **v != JsonValue::Null)
+                    .map(|(k, v)| (Key::Name(k), v)),
+                Pending::Shuffled(members) => members.next().map(|(k, v)| (Key::Name(k), v)),
+            };
+            let Some((key, child)) = next else {
+                pending.pop();
+                if pending.is_empty() {
+                    break;
                 }
+                open.pop(l);
+                continue;
+            };
+            let parent = open.innermost(l);
+            if is_container(child) {
+                let children = open_container(l, child, orderer);
+                // parent[key] = child, keeping the child on top as the innermost table.
+                ffi::lua_pushvalue(l, -1);
+                key.store(l, parent);
+                open.release(l, parent);
+                open.push(l);
+                pending.push(children);
+            } else {
+                push_scalar(l, child);
+                key.store(l, parent);
+                open.release(l, parent);
             }
-            None => {
-                let done = stack.pop().expect("non-empty");
-                match stack.last_mut() {
-                    None => return Ok(Value::Table(done.table)),
-                    Some(parent) => {
-                        let key = parent.current.take().expect("a child was being converted");
-                        store(&parent.table, key, Value::Table(done.table))?;
+        }
+        // The root stays on top; drop the helper slot below it.
+        ffi::lua_replace(l, -2);
+    }
+}
+
+/// Creates the (sized) table of a container on top of the stack and returns its children.
+unsafe fn open_container<'a>(l: State, value: &'a JsonValue, orderer: &mut Orderer) -> Pending<'a> {
+    // SAFETY: `l` is valid, in the protected call push_json requires, with the stack the walk keeps (see OpenTables).
+    unsafe {
+        match value {
+            JsonValue::Array(items) => {
+                let n = items.iter().filter(|v| **v != JsonValue::Null).count();
+                ffi::lua_createtable(l, n.min(c_int::MAX as usize) as c_int, 0);
+                Pending::Items(items.iter(), 0)
+            }
+            JsonValue::Object(members) => {
+                let n = members.values().filter(|v| **v != JsonValue::Null).count();
+                ffi::lua_createtable(l, 0, n.min(c_int::MAX as usize) as c_int);
+                match orderer {
+                    Orderer::Sorted => Pending::Members(members.iter()),
+                    Orderer::Shuffled(rng) => {
+                        let mut list: Vec<_> = members
+                            .iter()
+                            .filter(|(_, v)| **v != JsonValue::Null)
+                            .collect();
+                        list.shuffle(rng);
+                        Pending::Shuffled(list.into_iter())
                     }
                 }
             }
+            _ => unreachable!("only containers are opened"),
+        }
+    }
+}
+
+/// Pushes a scalar (`nil` for `Null`).
+unsafe fn push_scalar(l: State, value: &JsonValue) {
+    // SAFETY: `l` is valid, in the protected call push_json requires, with the stack the walk keeps (see OpenTables).
+    unsafe {
+        match value {
+            JsonValue::Null => ffi::lua_pushnil(l),
+            JsonValue::Bool(b) => ffi::lua_pushboolean(l, *b as c_int),
+            JsonValue::String(s) => {
+                ffi::lua_pushlstring(l, s.as_ptr().cast(), s.len());
+            }
+            JsonValue::Int(i) => ffi::lua_pushnumber(l, *i as f64),
+            JsonValue::Float(f) => ffi::lua_pushnumber(l, *f),
+            JsonValue::Array(_) | JsonValue::Object(_) => ffi::lua_pushnil(l),
         }
     }
 }
@@ -130,14 +153,23 @@ pub(super) fn to_lua(lua: &Lua, value: &JsonValue, orderer: &mut Orderer) -> mlu
 /// Where a converted child goes: an array position (nulls already skipped) or a member name.
 #[derive(Clone, Copy)]
 enum Key<'a> {
-    Index(usize),
+    Index(c_int),
     Name(&'a str),
 }
 
-/// Sets `t[key] = v` raw (the table is new and has no metatable).
-fn store(table: &Table, key: Key<'_>, value: Value) -> mlua::Result<()> {
-    match key {
-        Key::Index(i) => table.raw_set(i, value),
-        Key::Name(k) => table.raw_set(k, value),
+impl Key<'_> {
+    /// Pops the value on top of the stack into `table[self]` (raw).
+    unsafe fn store(self, l: State, table: c_int) {
+        // SAFETY: `l` is valid, in the protected call push_json requires, with the stack the walk keeps (see OpenTables).
+        unsafe {
+            match self {
+                Key::Index(i) => ffi::lua_rawseti_(l, table, i),
+                Key::Name(k) => {
+                    ffi::lua_pushlstring(l, k.as_ptr().cast(), k.len());
+                    ffi::lua_insert(l, -2);
+                    ffi::lua_rawset(l, table);
+                }
+            }
+        }
     }
 }

@@ -75,6 +75,14 @@ fn put_digits<S: Sink>(out: &mut S, digits: &[u8]) {
 /// The caller must reject NaN and ±Inf (Go's encoder refuses them).
 pub(crate) fn write_go_float<S: Sink>(out: &mut S, value: f64) {
     debug_assert!(value.is_finite());
+    // Integers below 2^53 (the common case) print as their decimal digits; -0 does not.
+    if value.fract() == 0.0
+        && value.abs() < 9.007_199_254_740_992e15
+        && value.to_bits() != (-0.0f64).to_bits()
+    {
+        write_go_int(out, value as i64);
+        return;
+    }
     // Rust's `{:e}` without precision gives the shortest round-trip digits (closest to the
     // exact value), the same digits Go's strconv picks with precision -1.
     let mut text = StackText {
@@ -212,6 +220,11 @@ fn write_escaped_valid<S: Sink>(out: &mut S, s: &str) {
 /// UTF-8 becomes the escape `\ufffd`; valid text is escaped as in [`write_go_str`].
 pub(crate) fn write_go_string<S: Sink>(out: &mut S, bytes: &[u8]) {
     out.put_ascii(b'"');
+    if let Ok(text) = std::str::from_utf8(bytes) {
+        write_escaped_valid(out, text);
+        out.put_ascii(b'"');
+        return;
+    }
     for chunk in bytes.utf8_chunks() {
         write_escaped_valid(out, chunk.valid());
         // Go decodes one byte at a time: every byte of an invalid run is its own U+FFFD.

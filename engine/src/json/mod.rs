@@ -10,13 +10,16 @@ pub(crate) mod gotext;
 mod module;
 pub(crate) mod parse;
 mod result;
+mod tables;
 
 use std::collections::BTreeMap;
+use std::ffi::c_int;
 
 use mlua::{Lua, Value};
 
 use crate::luadata::Data;
 use crate::value::JsonValue;
+use crate::vm::State;
 
 /// How an empty table encodes: `null` (controller, `json.encode`) or `[]` (the unit-test harness).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,45 +39,97 @@ pub enum KeyOrder {
 /// Encodes a Lua value with Kruise's encoder (2.4). Err is the encode error message, naming
 /// the path of the value that failed (e.g. `spec.http[1].route`, Lua indices).
 pub fn encode_lua(value: &Value, empty: EmptyTable) -> Result<Vec<u8>, String> {
-    encode::encode(value, empty, Vec::new())
+    let mut out = Vec::new();
+    encode_lua_into(value, empty, &mut out)?;
+    Ok(out)
 }
 
 /// Like [`encode_lua`], appending to `out` (reuse one buffer across encodings). On error `out`
 /// holds a partial encoding.
 pub fn encode_lua_into(value: &Value, empty: EmptyTable, out: &mut Vec<u8>) -> Result<(), String> {
-    let buffer = std::mem::take(out);
-    match encode::encode(value, empty, buffer) {
-        Ok(bytes) => {
-            *out = bytes;
-            Ok(())
-        }
-        Err(message) => Err(message),
-    }
+    let Some(lua) = value.weak_lua().map(mlua::WeakLua::upgrade) else {
+        return encode::encode_scalar(value, out);
+    };
+    let mut result = Ok(false);
+    // SAFETY: exec_raw makes a protected call with the value as argument 1.
+    let called =
+        unsafe { lua.exec_raw::<()>(value, |l| result = encode::encode_at(l, 1, empty, out)) };
+    called.map_err(|e| format!("cannot encode as JSON: {e}"))?;
+    result.map(|_| ())
+}
+
+/// Encodes the value at `idx` of a raw state's stack into `out` (see [`encode_lua`]); Ok
+/// tells whether an empty table was written (else both [`EmptyTable`] rules agree).
+///
+/// # Safety
+/// `l` is valid, in a protected call, and `idx` a valid index; the stack is left as it was.
+pub(crate) unsafe fn encode_at(
+    l: State,
+    idx: c_int,
+    empty: EmptyTable,
+    out: &mut Vec<u8>,
+) -> Result<bool, String> {
+    unsafe { encode::encode_at(l, idx, empty, out) }
 }
 
 /// Converts a JSON value to Lua as 2.2 says (null members absent, null array items dropped,
 /// numbers as doubles; an `Int` above 2^53 rounds to the nearest double), inserting object
 /// keys in `order`. A top-level `Null` gives `nil`.
 pub fn json_to_lua(lua: &Lua, value: &JsonValue, order: KeyOrder) -> mlua::Result<Value> {
-    convert::to_lua(lua, value, &mut convert::Orderer::new(order))
+    // Scalars are built here: read back from the stack, a number would become an Integer.
+    match value {
+        JsonValue::Null => return Ok(Value::Nil),
+        JsonValue::Bool(b) => return Ok(Value::Boolean(*b)),
+        JsonValue::Int(i) => return Ok(Value::Number(*i as f64)),
+        JsonValue::Float(f) => return Ok(Value::Number(*f)),
+        JsonValue::String(s) => return Ok(Value::String(lua.create_string(s)?)),
+        JsonValue::Array(_) | JsonValue::Object(_) => {}
+    }
+    let mut orderer = convert::Orderer::new(order);
+    // SAFETY: exec_raw makes a protected call; push_json leaves exactly the value pushed.
+    unsafe { lua.exec_raw::<Value>((), |l| convert::push_json(l, value, &mut orderer)) }
+}
+
+/// Pushes `value` converted as [`json_to_lua`] does onto a raw state's stack.
+///
+/// # Safety
+/// `l` is valid with a free stack slot, in a protected call.
+pub(crate) unsafe fn push_json(l: State, value: &JsonValue, order: KeyOrder) {
+    unsafe { convert::push_json(l, value, &mut convert::Orderer::new(order)) }
 }
 
 /// Installs the `json` global module (`json.encode`, `json.decode`) as Kruise's runtime has it;
 /// `json.decode` inserts object keys in sorted order.
 pub fn install_module(lua: &Lua) -> mlua::Result<()> {
-    module::install(lua, KeyOrder::Sorted)
+    install_module_with_order(lua, KeyOrder::Sorted)
 }
 
 /// [`install_module`] with `json.decode` inserting object keys in `order` (a shuffled order
 /// keeps drawing from one generator, so each decode differs, as Go's map order does).
 pub fn install_module_with_order(lua: &Lua, order: KeyOrder) -> mlua::Result<()> {
-    module::install(lua, order)
+    // SAFETY: exec_raw makes a protected call in a state with the base library.
+    unsafe { lua.exec_raw::<()>((), |l| module::install_raw(l, order)) }
+}
+
+/// Installs the `json` module into a raw state (see [`install_module_with_order`]).
+///
+/// # Safety
+/// `l` is a valid state with the base library open, in a protected call.
+pub(crate) unsafe fn install_module_raw(l: State, order: KeyOrder) {
+    unsafe { module::install_raw(l, order) }
 }
 
 /// Decodes the encoded result into Kruise's `Data` (2.5): case-insensitive top-level keys,
 /// string→string labels/annotations. Err is the unmarshal error message.
 pub fn decode_custom_result(raw: &[u8]) -> Result<Data, String> {
     result::decode_custom(raw)
+}
+
+/// The canonical JSON of [`decode_custom_result`]`(raw)` for `raw` made by this crate's
+/// encoder, without decoding, when the result has the usual simple shape (see
+/// `result::canonical_from_encoded`); `None` otherwise.
+pub(crate) fn canonical_from_encoded(raw: &[u8]) -> Option<String> {
+    result::canonical_from_encoded(raw)
 }
 
 /// Decodes an ingress script's encoded result into its annotations (2.8); `None` for `null`.

@@ -4,17 +4,21 @@
 //! argument (or a non-string, non-number argument to `decode`) raises a string error, as
 //! gopher-lua's argument checks do. `json.encode` writes an empty table as `null`.
 
-use std::cell::RefCell;
+use std::ffi::c_int;
+use std::sync::OnceLock;
 
-use mlua::{Function, Lua, MultiValue, Value};
+use mlua::ffi;
 
 use super::convert::{self, Orderer};
-use super::{EmptyTable, KeyOrder, encode};
+use super::encode;
+use super::{EmptyTable, KeyOrder};
 use crate::json::gotext;
 use crate::value::JsonValue;
+use crate::vm::{self, State};
 
-/// Lua glue: raises argument errors as plain strings (an mlua callback error would reach the
-/// script as userdata) and returns exactly one value on success, two on failure.
+/// Lua glue: raises argument errors as plain strings at the script's position, and returns
+/// exactly one value on success, two on failure. `json.encode`/`json.decode` being Lua
+/// functions also makes them count as a call frame, as gopher-lua's Go functions do.
 const GLUE: &str = r#"
 local encode_impl, decode_impl, raise = ...
 local function encode(...)
@@ -31,6 +35,15 @@ local function decode(...)
 end
 return encode, decode
 "#;
+
+/// The glue's bytecode, compiled once per process (parsing it per state cost more than the
+/// rest of the module's installation).
+fn glue_bytecode() -> &'static [u8] {
+    static BYTECODE: OnceLock<Vec<u8>> = OnceLock::new();
+    BYTECODE.get_or_init(|| {
+        vm::compile_named(GLUE.as_bytes(), c"=json").expect("the json glue compiles")
+    })
+}
 
 /// The text gopher-lua's `CheckString` makes of a number: integral values within int64 in
 /// plain decimal (so `-0` is `0`), others in Go's `%v` form (`NaN`, `+Inf` fail to decode).
@@ -55,67 +68,136 @@ fn number_text(n: f64) -> String {
     text
 }
 
-type Outcome = (Value, Option<String>, bool);
-
-fn bad_argument(message: String) -> Outcome {
-    (Value::Nil, Some(message), true)
+/// Pushes the three results the glue expects: value, message (or nil), bad-argument flag.
+unsafe fn outcome(l: State, message: Option<String>, bad: bool) -> c_int {
+    // SAFETY: called from the C functions below, with a valid state and LUA_MINSTACK slots.
+    unsafe {
+        match message {
+            Some(message) => {
+                ffi::lua_pushlstring(l, message.as_ptr().cast(), message.len());
+            }
+            None => ffi::lua_pushnil(l),
+        }
+        ffi::lua_pushboolean(l, bad as c_int);
+    }
+    3
 }
 
-/// Installs `json` with `json.decode` building tables in `order` (see [`KeyOrder`]).
-pub(super) fn install(lua: &Lua, order: KeyOrder) -> mlua::Result<()> {
-    let encode_impl = lua.create_function(|lua, args: MultiValue| -> mlua::Result<Outcome> {
-        let Some(value) = args.front() else {
-            return Ok(bad_argument(
-                "bad argument #1 to encode (value expected)".into(),
-            ));
+/// `encode_impl(v)`: the text, or nil and the encoder's message.
+unsafe extern "C-unwind" fn encode_impl(l: State) -> c_int {
+    // SAFETY: called by Lua with a valid state and LUA_MINSTACK free slots. The buffers
+    // leak if pushing the result raises a memory error.
+    unsafe {
+        if ffi::lua_gettop(l) < 1 {
+            ffi::lua_pushnil(l);
+            return outcome(
+                l,
+                Some("bad argument #1 to encode (value expected)".into()),
+                true,
+            );
+        }
+        let mut text = Vec::new();
+        match encode::encode_at(l, 1, EmptyTable::Null, &mut text) {
+            Ok(_) => {
+                ffi::lua_pushlstring(l, text.as_ptr().cast(), text.len());
+                drop(text);
+                outcome(l, None, false)
+            }
+            Err(message) => {
+                drop(text);
+                ffi::lua_pushnil(l);
+                outcome(l, Some(message), false)
+            }
+        }
+    }
+}
+
+/// `decode_impl(s)`: the decoded value, or nil and the parser's message. With an upvalue (a
+/// userdata holding an [`Orderer`]) object keys are inserted in that order, else sorted.
+unsafe extern "C-unwind" fn decode_impl(l: State) -> c_int {
+    // SAFETY: as for encode_impl; the upvalue, when present, is the Orderer installed below.
+    unsafe {
+        let parsed = match ffi::lua_type(l, 1) {
+            ffi::LUA_TSTRING => {
+                let mut len = 0;
+                let p = ffi::lua_tolstring(l, 1, &mut len);
+                JsonValue::parse_go_interface(std::slice::from_raw_parts(p.cast(), len))
+            }
+            ffi::LUA_TNUMBER => {
+                JsonValue::parse_go_interface(number_text(ffi::lua_tonumber(l, 1)).as_bytes())
+            }
+            t => {
+                let got = if t == ffi::LUA_TNONE {
+                    "no value".into()
+                } else {
+                    std::ffi::CStr::from_ptr(ffi::lua_typename(l, t)).to_string_lossy()
+                };
+                let message = format!("bad argument #1 to decode (string expected, got {got})");
+                ffi::lua_pushnil(l);
+                return outcome(l, Some(message), true);
+            }
         };
-        Ok(match encode::encode(value, EmptyTable::Null, Vec::new()) {
-            Ok(bytes) => (Value::String(lua.create_string(bytes)?), None, false),
-            Err(message) => (Value::Nil, Some(message), false),
-        })
-    })?;
+        match parsed {
+            Ok(value) => {
+                let stored = ffi::lua_touserdata(l, ffi::lua_upvalueindex(1)).cast::<Orderer>();
+                // Work on a copy: a finalizer run by the collector while tables are built
+                // may decode re-entrantly, and must not alias this call's generator.
+                let mut orderer = match stored.as_ref() {
+                    Some(stored) => stored.clone(),
+                    None => Orderer::Sorted,
+                };
+                convert::push_json(l, &value, &mut orderer);
+                drop(value);
+                if !stored.is_null() {
+                    *stored = orderer;
+                }
+                outcome(l, None, false)
+            }
+            Err(message) => {
+                ffi::lua_pushnil(l);
+                outcome(l, Some(message), false)
+            }
+        }
+    }
+}
 
-    let orderer = RefCell::new(Orderer::new(order));
-    let decode_impl =
-        lua.create_function(move |lua, args: MultiValue| -> mlua::Result<Outcome> {
-            let parsed = match args.front() {
-                Some(Value::String(s)) => JsonValue::parse_go_interface(&s.as_bytes()),
-                Some(Value::Integer(i)) => {
-                    JsonValue::parse_go_interface(number_text(*i as f64).as_bytes())
-                }
-                Some(Value::Number(n)) => JsonValue::parse_go_interface(number_text(*n).as_bytes()),
-                other => {
-                    let got = other.map_or("no value", |v| v.type_name());
-                    return Ok(bad_argument(format!(
-                        "bad argument #1 to decode (string expected, got {got})"
-                    )));
-                }
-            };
-            Ok(match parsed {
-                Ok(value) => {
-                    // A finalizer run by the GC while tables are built could decode
-                    // re-entrantly; it then gets a sorted order instead of a borrow panic.
-                    let table = match orderer.try_borrow_mut() {
-                        Ok(mut orderer) => convert::to_lua(lua, &value, &mut orderer)?,
-                        Err(_) => {
-                            convert::to_lua(lua, &value, &mut Orderer::new(KeyOrder::Sorted))?
-                        }
-                    };
-                    (table, None, false)
-                }
-                Err(message) => (Value::Nil, Some(message), false),
-            })
-        })?;
+// An Orderer lives in a Lua userdata, which has no finalizer: it must need no drop.
+const _: () = assert!(!std::mem::needs_drop::<Orderer>());
 
-    let raise: Function = lua.globals().raw_get("error")?;
-    let (encode, decode): (Function, Function) =
-        lua.load(GLUE)
-            .set_name("=json")
-            .call((encode_impl, decode_impl, raise))?;
-    let module = lua.create_table()?;
-    module.raw_set("encode", encode)?;
-    module.raw_set("decode", decode)?;
-    lua.globals().raw_set("json", module)
+/// Installs the `json` global with `json.decode` building tables in `order`.
+///
+/// # Safety
+/// `l` is a valid state with the base library open, in a protected call.
+pub(crate) unsafe fn install_raw(l: State, order: KeyOrder) {
+    // SAFETY: called from the C functions below, with a valid state and LUA_MINSTACK slots.
+    unsafe {
+        let glue = glue_bytecode();
+        ffi::luaL_checkstack(l, 6, std::ptr::null());
+        if vm::load_compiled(l, glue) != 0 {
+            ffi::lua_error(l);
+        }
+        ffi::lua_pushcfunction(l, encode_impl);
+        match Orderer::new(order) {
+            Orderer::Sorted => ffi::lua_pushcfunction(l, decode_impl),
+            shuffled => {
+                let slot = ffi::lua_newuserdata(l, std::mem::size_of::<Orderer>());
+                slot.cast::<Orderer>().write(shuffled);
+                ffi::lua_pushcclosure(l, decode_impl, 1);
+            }
+        }
+        ffi::lua_pushlstring(l, c"error".as_ptr(), 5);
+        ffi::lua_rawget(l, ffi::LUA_GLOBALSINDEX);
+        ffi::lua_call(l, 3, 2);
+        ffi::lua_createtable(l, 0, 2);
+        ffi::lua_pushvalue(l, -3);
+        ffi::lua_setfield(l, -2, c"encode".as_ptr());
+        ffi::lua_pushvalue(l, -2);
+        ffi::lua_setfield(l, -2, c"decode".as_ptr());
+        ffi::lua_pushlstring(l, c"json".as_ptr(), 4);
+        ffi::lua_insert(l, -2);
+        ffi::lua_rawset(l, ffi::LUA_GLOBALSINDEX);
+        ffi::lua_pop(l, 2);
+    }
 }
 
 #[cfg(test)]

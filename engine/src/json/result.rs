@@ -185,9 +185,214 @@ pub(super) fn data_to_canonical(data: &Data) -> String {
     out
 }
 
+/// The canonical JSON of `decode_custom(raw)` for `raw` made by this crate's encoder, found
+/// without decoding, in the usual case: a top-level object whose only keys are `annotations`,
+/// `labels` and `spec` (lower case), labels and annotations `null` or flat string maps, and
+/// no `\ufffd` escape anywhere (the encoder's mark of invalid UTF-8, which decoding turns
+/// into U+FFFD and which could then reorder or merge keys). The encoder already writes Go's
+/// canonical text (sorted keys, Go numbers and escaping), so the result is the members'
+/// text in `spec`, `labels`, `annotations` order. `None` when the shortcut does not apply;
+/// the result then needs decoding (which may also fail).
+pub(super) fn canonical_from_encoded(raw: &[u8]) -> Option<String> {
+    if raw.windows(6).any(|w| w == b"\\ufffd") {
+        return None;
+    }
+    if raw == b"null" {
+        return Some("{}".to_owned());
+    }
+    let mut scan = Scan { raw, at: 0 };
+    scan.expect(b'{')?;
+    let mut parts: [Option<&[u8]>; 3] = [None; 3];
+    if !scan.eat(b'}') {
+        loop {
+            let key = scan.simple_string()?;
+            scan.expect(b':')?;
+            let start = scan.at;
+            let slot = match key {
+                b"spec" => {
+                    scan.skip_value(0)?;
+                    0
+                }
+                b"labels" => {
+                    scan.string_map()?;
+                    1
+                }
+                b"annotations" => {
+                    scan.string_map()?;
+                    2
+                }
+                _ => return None,
+            };
+            let value = &raw[start..scan.at];
+            if value != b"null" {
+                parts[slot] = Some(value);
+            }
+            if scan.eat(b'}') {
+                break;
+            }
+            scan.expect(b',')?;
+        }
+    }
+    if scan.at != raw.len() {
+        return None;
+    }
+    let mut out = String::with_capacity(raw.len() + 2);
+    out.push('{');
+    for (name, part) in ["spec", "labels", "annotations"].iter().zip(parts) {
+        if let Some(text) = part {
+            if out.len() > 1 {
+                out.push(',');
+            }
+            out.push('"');
+            out.push_str(name);
+            out.push_str("\":");
+            // The encoder writes valid UTF-8 (invalid input bytes become \ufffd escapes).
+            out.push_str(std::str::from_utf8(text).ok()?);
+        }
+    }
+    out.push('}');
+    Some(out)
+}
+
+/// A cursor over encoder output (no whitespace, valid JSON).
+struct Scan<'a> {
+    raw: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Scan<'a> {
+    fn eat(&mut self, byte: u8) -> bool {
+        let found = self.raw.get(self.at) == Some(&byte);
+        if found {
+            self.at += 1;
+        }
+        found
+    }
+
+    fn expect(&mut self, byte: u8) -> Option<()> {
+        self.eat(byte).then_some(())
+    }
+
+    /// A string without escapes, as its bytes.
+    fn simple_string(&mut self) -> Option<&'a [u8]> {
+        self.expect(b'"')?;
+        let start = self.at;
+        let len = self.raw[start..]
+            .iter()
+            .position(|&b| b == b'"' || b == b'\\')?;
+        self.at = start + len;
+        self.expect(b'"')?;
+        let raw: &'a [u8] = self.raw;
+        Some(&raw[start..start + len])
+    }
+
+    /// Skips a string (escapes included).
+    fn skip_string(&mut self) -> Option<()> {
+        self.expect(b'"')?;
+        loop {
+            match *self.raw.get(self.at)? {
+                b'"' => {
+                    self.at += 1;
+                    return Some(());
+                }
+                b'\\' => self.at += 2,
+                _ => self.at += 1,
+            }
+        }
+    }
+
+    /// Skips any value; deep nesting is left to the decoder (and its depth limit).
+    fn skip_value(&mut self, depth: usize) -> Option<()> {
+        match *self.raw.get(self.at)? {
+            b'"' => self.skip_string(),
+            open @ (b'{' | b'[') if depth < 256 => {
+                let close = if open == b'{' { b'}' } else { b']' };
+                self.at += 1;
+                if self.eat(close) {
+                    return Some(());
+                }
+                loop {
+                    if open == b'{' {
+                        self.skip_string()?;
+                        self.expect(b':')?;
+                    }
+                    self.skip_value(depth + 1)?;
+                    if self.eat(close) {
+                        return Some(());
+                    }
+                    self.expect(b',')?;
+                }
+            }
+            b'{' | b'[' => None,
+            _ => {
+                let len = self.raw[self.at..]
+                    .iter()
+                    .position(|&b| matches!(b, b',' | b'}' | b']'))
+                    .unwrap_or(self.raw.len() - self.at);
+                self.at += len;
+                Some(())
+            }
+        }
+    }
+
+    /// `null`, or an object whose values are all strings.
+    fn string_map(&mut self) -> Option<()> {
+        if self.raw[self.at..].starts_with(b"null") {
+            self.at += 4;
+            return Some(());
+        }
+        self.expect(b'{')?;
+        if self.eat(b'}') {
+            return Some(());
+        }
+        loop {
+            self.skip_string()?;
+            self.expect(b':')?;
+            self.skip_string()?;
+            if self.eat(b'}') {
+                return Some(());
+            }
+            self.expect(b',')?;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn canonical_shortcut_agrees_with_decoding_or_declines() {
+        let agree = [
+            "null",
+            "{}",
+            r#"{"spec":{"a":[1,"x\u003c",null,true],"b":1e+21}}"#,
+            r#"{"annotations":{"a":"1"},"labels":{"b":"2","c":"\n"},"spec":[]}"#,
+            r#"{"labels":null,"spec":null}"#,
+            r#"{"spec":"\\ufffe"}"#,
+        ];
+        for raw in agree {
+            let decoded = decode_custom(raw.as_bytes()).map(|d| data_to_canonical(&d));
+            assert_eq!(
+                canonical_from_encoded(raw.as_bytes()),
+                decoded.ok(),
+                "{raw}"
+            );
+        }
+        let decline = [
+            r#"{"Spec":1}"#,
+            r#"{"metadata":{},"spec":1}"#,
+            r#"{"labels":[]}"#,
+            r#"{"labels":{"a":1}}"#,
+            r#"{"spec":"\ufffd"}"#,
+            r#"{"spec":"\\ufffd"}"#,
+            "[]",
+            "1",
+        ];
+        for raw in decline {
+            assert_eq!(canonical_from_encoded(raw.as_bytes()), None, "{raw}");
+        }
+    }
 
     #[test]
     fn go_field_folding() {

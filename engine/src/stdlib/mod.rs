@@ -21,19 +21,9 @@ use std::time::{Duration, Instant};
 
 use mlua::{Lua, ffi};
 
-use crate::vm::{LimitHit, RunBudget};
+use crate::vm::{self, LimitHit};
 
-/// Output of `print` during one run, one entry per call (arguments joined by tabs).
-#[derive(Debug, Default, Clone)]
-pub struct PrintLog(pub Vec<String>);
-
-/// Optional app data: the wall-clock deadline of the run. Library code that loops inside
-/// one call (pattern matching) checks it, because the VM's instruction hook cannot fire
-/// there. Without it, one such call is cut off after [`FALLBACK_CALL_BUDGET`].
-#[derive(Debug, Clone, Copy)]
-pub struct Deadline(pub Instant);
-
-/// How long one library call may loop when no [`Deadline`] is set.
+/// How long one library call may loop when the state has no deadline (see [`Poll`]).
 pub const FALLBACK_CALL_BUDGET: Duration = Duration::from_secs(1);
 
 /// Bytes `print` keeps per run; later output is dropped (Kruise writes it to a log).
@@ -43,32 +33,24 @@ const PRINT_LIMIT: usize = 1 << 20;
 /// VM's memory cap normally stops a run long before this.
 pub(crate) const STRING_LIMIT: usize = 256 << 20;
 
-#[derive(Default)]
-struct PrintBytes(usize);
-
 /// Installs gopher-lua's base/table/string/math behaviour, the extra globals, `require`,
-/// and the sandbox into a state made by `vm::new_state`. `print` appends to the state's
-/// [`PrintLog`] app data (see [`take_prints`]).
+/// and the sandbox into an mlua state (one made by `vm::new_state`, or any other: it then
+/// gets a run context without deadline). `print` appends to the run's print log (see
+/// [`take_prints`]).
 pub fn install(lua: &Lua) -> mlua::Result<()> {
     // Keeps the patched Lua library in every binary that uses us (a no-op call).
     kruise_lua51_sys::link();
-    lua.set_app_data(PrintLog::default());
-    lua.set_app_data(PrintBytes(0));
+    vm::ensure_context(lua, None)?;
     // SAFETY: install_raw only uses the stack within the protected call exec_raw makes.
     unsafe { lua.exec_raw::<()>((), |l| install_raw(l)) }
 }
 
 /// Takes what the script printed so far.
 pub fn take_prints(lua: &Lua) -> Vec<String> {
-    if let Some(mut bytes) = lua.app_data_mut::<PrintBytes>() {
-        bytes.0 = 0;
-    }
-    lua.app_data_mut::<PrintLog>()
-        .map(|mut log| std::mem::take(&mut log.0))
-        .unwrap_or_default()
+    vm::with_context(lua, vm::RunContext::take_prints).unwrap_or_default()
 }
 
-pub(crate) type State = *mut ffi::lua_State;
+pub(crate) use crate::vm::State;
 
 /// How a library function fails. Raised by [`raise`] once the Rust frames are gone.
 pub(crate) enum Raise {
@@ -233,20 +215,21 @@ pub(crate) unsafe fn check_table(l: State, n: c_int, fname: &str) -> R<()> {
     }
 }
 
-unsafe fn lua_of<'a>(l: State) -> &'a Lua {
-    // SAFETY: every state these functions run in was made through mlua and outlives the call.
-    unsafe { Lua::get_or_init_from_ptr(l) }
-}
-
 /// True once the run has spent its time or memory budget.
 unsafe fn limit_reached(l: State) -> bool {
-    crate::vm::limit_hit(unsafe { lua_of(l) }).is_some()
+    // SAFETY: called from library functions, with a valid state and free stack.
+    unsafe { vm::context(l) }
+        .is_some_and(|context| context.budgeted.get() && context.limit_hit().is_some())
 }
 
-/// Records that a budget is spent (so the runner classifies the error) when the state has one.
+/// Records that a budget is spent (so the runner classifies the error) when the state has
+/// a run context.
 unsafe fn mark_limit(l: State, hit: LimitHit) {
-    if let Some(budget) = unsafe { lua_of(l) }.app_data_ref::<RunBudget>() {
-        budget.hit.set(Some(hit));
+    // SAFETY: as in limit_reached.
+    if let Some(context) = unsafe { vm::context(l) }
+        && context.budgeted.get()
+    {
+        context.hit.set(Some(hit));
     }
 }
 
@@ -266,13 +249,13 @@ impl Poll {
 
     pub(crate) fn keep_going(&mut self) -> bool {
         // SAFETY: `l` is the state of the running call.
-        let lua = unsafe { lua_of(self.l) };
-        if crate::vm::limit_hit(lua).is_some() {
+        let context = unsafe { vm::context(self.l) };
+        if unsafe { limit_reached(self.l) } {
             return false;
         }
-        let deadline = lua
-            .app_data_ref::<Deadline>()
-            .map_or(self.started + FALLBACK_CALL_BUDGET, |d| d.0);
+        let deadline = context
+            .and_then(|context| context.deadline.get())
+            .unwrap_or(self.started + FALLBACK_CALL_BUDGET);
         if Instant::now() >= deadline {
             unsafe { mark_limit(self.l, LimitHit::Timeout) };
             return false;
@@ -308,7 +291,7 @@ lua_fns! {
 }
 
 /// `print`: arguments through the original `tostring` (upvalue 1), joined by tabs, into
-/// the [`PrintLog`]. Nothing reaches stdout.
+/// the run's print log. Nothing reaches stdout.
 unsafe fn print_imp(l: State) -> R<c_int> {
     unsafe {
         let n = ffi::lua_gettop(l);
@@ -334,13 +317,13 @@ unsafe fn print_imp(l: State) -> R<c_int> {
             ffi::lua_concat(l, 2 * n - 1);
         }
         let line = String::from_utf8_lossy(to_bytes(l, -1)).into_owned();
-        let lua = lua_of(l);
-        let mut spent = lua.app_data_mut::<PrintBytes>();
-        if let (Some(spent), Some(mut log)) = (spent.as_mut(), lua.app_data_mut::<PrintLog>())
-            && spent.0 + line.len() <= PRINT_LIMIT
+        if let Some(context) = vm::context(l)
+            && context.print_bytes.get() + line.len() <= PRINT_LIMIT
         {
-            spent.0 += line.len();
-            log.0.push(line);
+            context
+                .print_bytes
+                .set(context.print_bytes.get() + line.len());
+            context.prints.borrow_mut().push(line);
         }
         Ok(0)
     }
@@ -667,7 +650,7 @@ unsafe fn wrap_global(l: State, name: &std::ffi::CStr, f: ffi::lua_CFunction) {
     }
 }
 
-unsafe fn install_raw(l: State) {
+pub(crate) unsafe fn install_raw(l: State) {
     unsafe {
         let g = ffi::LUA_GLOBALSINDEX;
         ffi::luaL_checkstack(l, 8, std::ptr::null());

@@ -513,15 +513,15 @@ fn table_quirks() {
 
 #[test]
 fn pcall_reraises_a_spent_budget() {
-    use crate::vm::{LimitHit, RunBudget};
+    use crate::vm::LimitHit;
     let lua = state();
-    lua.set_app_data(RunBudget::default());
     let ok: bool = eval(&lua, "return (pcall(error, 'x'))");
     assert!(!ok);
-    lua.app_data_ref::<RunBudget>()
-        .unwrap()
-        .hit
-        .set(Some(LimitHit::Timeout));
+    crate::vm::with_context(&lua, |context| {
+        context.budgeted.set(true);
+        context.hit.set(Some(LimitHit::Timeout))
+    })
+    .expect("install gives the state a run context");
     assert!(
         lua.load("local ok = pcall(error, 'x') return 1")
             .exec()
@@ -537,7 +537,10 @@ fn pcall_reraises_a_spent_budget() {
 #[test]
 fn pattern_deadline_stops_backtracking() {
     let lua = state();
-    lua.set_app_data(super::Deadline(std::time::Instant::now()));
+    crate::vm::with_context(&lua, |context| {
+        context.deadline.set(Some(std::time::Instant::now()))
+    })
+    .expect("install gives the state a run context");
     let started = std::time::Instant::now();
     let r = lua
         .load("return string.find(string.rep('a', 5000), 'a*a*a*a*a*b')")

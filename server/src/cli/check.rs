@@ -24,7 +24,7 @@ use kruise_lua_engine::discovery::{
 };
 use kruise_lua_engine::json::KeyOrder;
 use kruise_lua_engine::runner::{
-    CaseOutcome, Mode, RunOptions, ScriptFlavor, StepOutcome, StepStatus, run_case_step,
+    CaseOutcome, Mode, RunOptions, Script, ScriptFlavor, StepOutcome, StepStatus, run_case_step,
 };
 use kruise_lua_engine::testcase::{CaseError, TestCase, parse_case};
 use kruise_lua_engine::yaml::Span;
@@ -63,7 +63,8 @@ pub struct CheckArgs {
 /// A script ready to run: its report header, source, and the cases to run.
 struct Planned {
     header: ScriptReport,
-    source: String,
+    /// Compiled once; every step loads the bytecode into a fresh state.
+    script: Script,
     flavor: ScriptFlavor,
     jobs: Vec<Job>,
 }
@@ -221,7 +222,7 @@ fn plan(roots: &[PathBuf], filters: &[String]) -> Result<(Vec<Planned>, Vec<Note
         };
         planned.push(Planned {
             header,
-            source: entry.source.clone(),
+            script: Script::new(entry.source.clone()),
             flavor,
             jobs,
         });
@@ -232,7 +233,7 @@ fn plan(roots: &[PathBuf], filters: &[String]) -> Result<(Vec<Planned>, Vec<Note
             header.skipped = Some(reason);
             planned.push(Planned {
                 header,
-                source: String::new(),
+                script: Script::new(String::new()),
                 flavor: ScriptFlavor::Custom,
                 jobs: Vec::new(),
             });
@@ -457,7 +458,7 @@ fn run_steps(
 ) -> Vec<StepOutcome> {
     (0..case.steps.len())
         .into_par_iter()
-        .map(|index| run_case_step(&plan.source, plan.flavor, case, index, mode, options))
+        .map(|index| run_case_step(&plan.script, plan.flavor, case, index, mode, options))
         .collect()
 }
 

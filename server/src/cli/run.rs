@@ -11,7 +11,7 @@ use clap::Args;
 use kruise_lua_engine::discovery::INGRESS_FOLDER;
 use kruise_lua_engine::luadata::Data;
 use kruise_lua_engine::render::to_yaml;
-use kruise_lua_engine::runner::{ingress_obj, run_custom, run_ingress};
+use kruise_lua_engine::runner::{Script, ingress_obj, run_custom, run_ingress};
 use kruise_lua_engine::value::JsonValue;
 use kruise_lua_engine::yaml::{YamlNode, YamlValue};
 
@@ -39,7 +39,7 @@ pub struct RunArgs {
 }
 
 pub fn execute(args: RunArgs) -> Result<u8, UsageError> {
-    let source = read_text(&args.script)?;
+    let script = Script::new(read_text(&args.script)?);
     let script_name = paths::display(&args.script);
     let SelectedCase {
         case,
@@ -60,7 +60,7 @@ pub fn execute(args: RunArgs) -> Result<u8, UsageError> {
         let (prints, result) = if ingress {
             // An ingress-class script returns the canary Ingress's annotations; the rest of the
             // resource stays as `original` has it.
-            let run = run_ingress(&source, &ingress_obj(&step.obj), &options);
+            let run = run_ingress(&script, &ingress_obj(&step.obj), &options);
             let result = run.result.map(|annotations| Data {
                 spec: original_spec(original.as_ref()),
                 labels: step.obj.data.labels.clone(),
@@ -68,7 +68,7 @@ pub fn execute(args: RunArgs) -> Result<u8, UsageError> {
             });
             (run.prints, result)
         } else {
-            let run = run_custom(&source, &step.obj, &options);
+            let run = run_custom(&script, &step.obj, &options);
             let result = run.result(mode).clone();
             (run.prints, result)
         };

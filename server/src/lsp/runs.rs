@@ -158,8 +158,9 @@ pub fn execute(
 ) -> Option<ScriptResults> {
     let flavor = input.target.flavor();
     let same_script = previous.is_some_and(|p| p.source == input.source && p.mode == mode);
-    let source = input.source.as_str();
-    let oversized = source.len() > MAX_ANALYSED_BYTES;
+    let oversized = input.source.len() > MAX_ANALYSED_BYTES;
+    // Compiled once per run; every step loads the bytecode into a fresh state.
+    let script = runner::Script::new(if oversized { "" } else { input.source.as_str() });
     let mut cases: Vec<CaseResult> = input
         .cases
         .into_iter()
@@ -209,7 +210,7 @@ pub fn execute(
             }
             let case = cases[i].case.as_ref().ok()?;
             let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                runner::run_case_step(source, flavor, case, step, mode, options)
+                runner::run_case_step(&script, flavor, case, step, mode, options)
             }))
             .ok()?;
             Some((i, outcome))

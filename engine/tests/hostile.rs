@@ -1,0 +1,99 @@
+//! Hostile scripts through the runner (the path `check` and the language server use): each
+//! ends in its typed error — never a crash, a hang or an abort — and the next run is unaffected.
+
+use std::time::Duration;
+
+use kruise_lua_engine::ErrorKind;
+use kruise_lua_engine::luadata::LuaData;
+use kruise_lua_engine::runner::{Mode, RunOptions, Script, run_custom};
+use kruise_lua_engine::vm::Limits;
+
+fn options() -> RunOptions {
+    RunOptions {
+        limits: Limits {
+            timeout: Duration::from_millis(200),
+            memory_bytes: 16 * 1024 * 1024,
+        },
+        ..RunOptions::default()
+    }
+}
+
+fn error_kind(source: &str) -> Option<ErrorKind> {
+    let run = run_custom(&Script::new(source), &LuaData::default(), &options());
+    run.result(Mode::Production)
+        .as_ref()
+        .err()
+        .map(|error| error.kind)
+}
+
+#[test]
+fn each_hostile_script_ends_in_its_error_kind() {
+    let cases: &[(&str, &str, ErrorKind)] = &[
+        ("infinite loop", "while true do end", ErrorKind::Timeout),
+        (
+            "loop swallowing the timeout in pcall",
+            "while true do pcall(function() while true do end end) end",
+            ErrorKind::Timeout,
+        ),
+        (
+            "string.rep bomb",
+            "local s = string.rep('x', 1e9) return {}",
+            ErrorKind::Memory,
+        ),
+        (
+            "doubling string",
+            "local s = 'x' while true do s = s .. s end",
+            ErrorKind::Memory,
+        ),
+        (
+            "growing table",
+            "local t = {} for i = 1, 1e9 do t[i] = {i} end",
+            ErrorKind::Memory,
+        ),
+        (
+            "deep recursion",
+            "local function f(n) return 1 + f(n + 1) end return {spec = f(1)}",
+            ErrorKind::Runtime,
+        ),
+        (
+            "recursion through pcall",
+            "local function f() return pcall(f) end f() while true do end",
+            ErrorKind::Timeout,
+        ),
+        (
+            "coroutines are absent",
+            "local co = coroutine.create(function() end)",
+            ErrorKind::Runtime,
+        ),
+        (
+            "backtracking pattern",
+            "return {spec = {string.find(string.rep('a', 5000), 'a*a*a*a*a*a*b')}}",
+            ErrorKind::Timeout,
+        ),
+        ("syntax error", "return {", ErrorKind::Syntax),
+        (
+            "binary chunk",
+            "return loadstring('\\27Lua')() ",
+            ErrorKind::Runtime,
+        ),
+        (
+            "dofile does not reach the disk",
+            "return dofile('/etc/passwd')",
+            ErrorKind::NotTable,
+        ),
+    ];
+    for (name, source, kind) in cases {
+        assert_eq!(error_kind(source), Some(*kind), "{name}: {source}");
+    }
+    // A script's finalizer would run with hooks off, beyond the deadline: like gopher-lua, a
+    // sandbox calls none, so the run simply completes.
+    let finalizer = "local p = newproxy(true) getmetatable(p).__gc = function() while true do end end \
+                     p = nil collectgarbage() local t = {} for i = 1, 1e4 do t[i] = {} end return {}";
+    assert_eq!(error_kind(finalizer), None);
+    // The state of one run never leaks into the next.
+    assert_eq!(error_kind("leaked = 1 return {}"), None);
+    assert_eq!(
+        error_kind("if leaked then error('leaked') end return {}"),
+        None
+    );
+}
