@@ -48,9 +48,11 @@ def workspace(tmp_path: pathlib.Path) -> pathlib.Path:
 class Editor:
     """A Neovim instance with helpers that wait for the language server's asynchronous answers."""
 
-    def __init__(self, nvim: pynvim.Nvim, workspace: pathlib.Path):
+    def __init__(self, nvim: pynvim.Nvim, workspace: pathlib.Path, mode: str):
         self.nvim = nvim
         self.workspace = workspace
+        #: "lsp.enable" or "lsp.start": how the plugin was told to start clients.
+        self.mode = mode
 
     def lua(self, code: str, *args):
         return self.nvim.exec_lua(code, *args)
@@ -156,7 +158,7 @@ def editor(request, tmp_path: pathlib.Path, workspace: pathlib.Path, server: pat
             str(server),
             use_enable if use_enable else False,
         )
-        yield Editor(nvim, workspace)
+        yield Editor(nvim, workspace, request.param)
     finally:
         try:
             nvim.exec_lua("for _, c in ipairs(vim.lsp.get_clients()) do c:stop(true) end")

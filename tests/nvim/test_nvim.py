@@ -1,8 +1,9 @@
 """End-to-end: the kruise_lua Neovim plugin with the real `kruise-lua lsp`, in headless Neovim."""
 
 import pathlib
+import shutil
 
-from conftest import GATEWAY, Editor
+from conftest import GATEWAY, PLUGIN, Editor
 
 SCRIPT = GATEWAY / "trafficRouting.lua"
 FAILING_CASE = GATEWAY / "testdata" / "wrong_weight.yaml"
@@ -18,13 +19,19 @@ def line_of(path: pathlib.Path, text: str, start: int = 0) -> int:
     raise AssertionError(f"{text!r} not in {path}")
 
 
-def test_plugin_loads_and_defines_its_commands(editor: Editor):
+def test_plugin_loads_and_defines_its_commands(editor: Editor, tmp_path: pathlib.Path):
     for command in ("KruiseLuaRun", "KruiseLuaObj", "KruiseLuaAccept"):
         assert editor.lua("return vim.fn.exists(':' .. ...)", command) == 2, command
-    # :help works: the doc's tags resolve.
-    editor.nvim.command(f"helptags {pathlib.Path(__file__).resolve().parents[2] / 'editors' / 'nvim' / 'doc'}")
-    editor.nvim.command("help kruise_lua-commands")
-    assert editor.lua("return vim.bo.filetype") == "help"
+    enabled = editor.lua("return vim.lsp.is_enabled and vim.lsp.is_enabled('kruise_lua') or false")
+    assert enabled == (editor.mode == "lsp.enable"), (editor.mode, enabled)
+    # The help file's tags resolve (tags generated in a copy: the tree stays clean).
+    docs = tmp_path / "help-rtp"
+    shutil.copytree(PLUGIN / "doc", docs / "doc")
+    editor.nvim.command(f"helptags {docs / 'doc'}")
+    editor.nvim.command(f"set runtimepath+={docs}")
+    for tag in ("kruise_lua.txt", "kruise_lua-commands", ":KruiseLuaAccept", "kruise_lua.setup()", "kruise_lua-lspconfig"):
+        editor.nvim.command(f"help {tag}")
+        assert editor.lua("return vim.bo.filetype") == "help", tag
 
 
 def test_script_gets_lint_and_summary_diagnostics_on_their_lines(editor: Editor):
