@@ -179,6 +179,19 @@ function diagnosticCode(diagnostic: vscode.Diagnostic): string | undefined {
   return code === undefined ? undefined : String(code);
 }
 
+let refreshTimer: ReturnType<typeof setTimeout> | undefined;
+
+/** Diagnostics arrive in bursts (one publish per file of a run): count once the burst is over. */
+function scheduleCountRefresh(): void {
+  if (refreshTimer !== undefined) {
+    clearTimeout(refreshTimer);
+  }
+  refreshTimer = setTimeout(() => {
+    refreshTimer = undefined;
+    refreshCountsFromDiagnostics();
+  }, 150);
+}
+
 /** Follows every run: the totals of the per-script summary diagnostics. */
 function refreshCountsFromDiagnostics(): void {
   if (client === undefined) {
@@ -259,6 +272,7 @@ async function start(): Promise<LanguageClient | undefined> {
     return undefined;
   }
   reportSettingProblems();
+  showCounts(undefined);
   return created;
 }
 
@@ -288,6 +302,9 @@ async function stop(): Promise<void> {
 }
 
 async function execute(command: string, args: unknown[]): Promise<unknown> {
+  if (client === undefined) {
+    missingReported = false; // an explicit command says again why nothing happens
+  }
   const running = await ensureStarted();
   if (running === undefined) {
     return undefined;
@@ -389,7 +406,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       await stop();
       await ensureStarted();
     }),
-    vscode.languages.onDidChangeDiagnostics(refreshCountsFromDiagnostics),
+    vscode.languages.onDidChangeDiagnostics(scheduleCountRefresh),
     vscode.workspace.onDidOpenTextDocument((document) => {
       if (client === undefined && isRelevant(document)) {
         void ensureStarted();
@@ -420,5 +437,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 }
 
 export async function deactivate(): Promise<void> {
+  if (refreshTimer !== undefined) {
+    clearTimeout(refreshTimer);
+  }
   await stop();
 }
