@@ -57,8 +57,9 @@ def workspace(tmp_path: pathlib.Path) -> pathlib.Path:
 class Editor:
     """A Neovim instance with helpers that wait for the language server's asynchronous answers."""
 
-    def __init__(self, nvim: pynvim.Nvim, workspace: pathlib.Path, mode: str):
+    def __init__(self, nvim: pynvim.Nvim, workspace: pathlib.Path, mode: str, server: pathlib.Path):
         self.nvim = nvim
+        self.server = server
         self.workspace = workspace
         #: "lsp.enable" or "lsp.start": how the plugin was told to start clients.
         self.mode = mode
@@ -174,7 +175,7 @@ def editor(request, tmp_path: pathlib.Path, workspace: pathlib.Path, server: pat
             str(server),
             use_enable if use_enable else False,
         )
-        yield Editor(nvim, workspace, mode)
+        yield Editor(nvim, workspace, mode, server)
     finally:
         try:
             nvim.exec_lua("for _, c in ipairs(vim.lsp.get_clients()) do c:stop(true) end")

@@ -40,6 +40,7 @@ def test_script_gets_lint_and_summary_diagnostics_on_their_lines(editor: Editor)
     assert pathlib.Path(client["root"]) == editor.workspace / "lua_configuration"
     unused = editor.wait_diagnostic(bufnr, "KL007")
     assert unused[0]["lnum"] == line_of(editor.workspace / SCRIPT, "local unused_limit"), unused
+    assert unused[0]["severity"] == 4, unused  # HINT by default
     summary = editor.wait_diagnostic(bufnr, "summary")
     assert summary[0]["lnum"] == 0
     assert summary[0]["message"].startswith("1/2 cases pass"), summary
@@ -236,3 +237,16 @@ def test_missing_binary_says_how_to_install(editor: Editor):
         what="the install hint",
     )
     assert editor.client_of(bufnr) is None
+
+
+def test_lint_settings_reach_the_server(editor: Editor):
+    editor.lua(
+        "require('kruise_lua').setup({cmd = {..., 'lsp'}, use_lsp_enable = select(2, ...),"
+        " settings = {kruiseLua = {lints = {KL007 = 'error'}}}})",
+        str(editor.server),
+        True if editor.mode == "lsp.enable" else False,
+    )
+    bufnr = editor.edit(SCRIPT)
+    editor.wait_attached(bufnr)
+    unused = editor.wait_diagnostic(bufnr, "KL007")
+    assert unused[0]["severity"] == 1, unused  # ERROR, where the default is a hint
