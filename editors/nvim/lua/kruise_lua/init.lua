@@ -1,0 +1,443 @@
+--- kruise-lua for Neovim: starts `kruise-lua lsp` for OpenKruise Rollout traffic-routing scripts,
+--- their test cases and ConfigMaps holding scripts, and adds commands around the server's own.
+local detect = require("kruise_lua.detect")
+
+local M = {}
+
+M.NAME = "kruise_lua"
+M.COMMANDS = {
+  run_all = "kruise-lua.runAll",
+  obj_as_lua = "kruise-lua.objAsLua",
+  accept_expected = "kruise-lua.acceptExpected",
+}
+M.INSTALL_COMMAND = "cargo install --locked --path server"
+
+local defaults = {
+  --- The server command; the first element may be a name on $PATH or a path.
+  cmd = { "kruise-lua", "lsp" },
+  --- Sent as initializationOptions and workspace/didChangeConfiguration.
+  settings = {
+    kruiseLua = {
+      --- Lint code → "off" | "hint" | "info" | "warning" | "error".
+      lints = {},
+      --- "harness" (Kruise's go test verdicts) or "production" (the controller's).
+      mode = "harness",
+    },
+  },
+  --- Show the server's code lenses (case and step verdicts) and keep them fresh.
+  codelens = true,
+  --- Passed on to the client.
+  capabilities = nil,
+  on_attach = nil,
+  --- Define :KruiseLuaRun, :KruiseLuaObj and :KruiseLuaAccept.
+  user_commands = true,
+  --- nil: `vim.lsp.config`/`vim.lsp.enable` when Neovim has them (0.11+), else `vim.lsp.start`
+  --- from FileType autocommands; false forces the latter.
+  use_lsp_enable = nil,
+}
+
+M.config = vim.deepcopy(defaults)
+
+local function notify(message, level)
+  vim.notify("kruise-lua: " .. message, level or vim.log.levels.INFO)
+end
+
+local uv = vim.uv or vim.loop
+
+--- The server binary: `cmd[1]` as a path or on $PATH, else in ~/.cargo/bin (cargo install's
+--- folder, often missing from the PATH of a GUI-started editor).
+function M.server_binary(cmd)
+  cmd = cmd or M.config.cmd
+  local name = vim.fn.expand(cmd[1])
+  if vim.fn.executable(name) == 1 then
+    return vim.fn.exepath(name) ~= "" and vim.fn.exepath(name) or name
+  end
+  if not name:find("[/\\]") then
+    local home = uv.os_homedir()
+    if home then
+      local cargo = home .. "/.cargo/bin/" .. name
+      if vim.fn.executable(cargo) == 1 then
+        return cargo
+      end
+    end
+  end
+  return nil
+end
+
+function M.missing_message(cmd)
+  cmd = cmd or M.config.cmd
+  return ("the language server `%s` was not found on $PATH or in ~/.cargo/bin. Install it from a "
+    .. "kruise-lua checkout with `%s`, or set `cmd` in require('kruise_lua').setup()."):format(
+    cmd[1],
+    M.INSTALL_COMMAND
+  )
+end
+
+local function buffer_path(bufnr)
+  local name = vim.api.nvim_buf_get_name(bufnr)
+  if name == "" or name:match("^%a[%w+.-]+://") then
+    return nil
+  end
+  return vim.fn.fnamemodify(name, ":p")
+end
+
+local function buffer_text(bufnr)
+  return function()
+    return table.concat(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false), "\n")
+  end
+end
+
+--- The kind of a buffer's file ("script", "testdata", "configmap") or nil.
+function M.buffer_kind(bufnr)
+  local path = buffer_path(bufnr)
+  if not path then
+    return nil
+  end
+  return detect.kind(path, buffer_text(bufnr))
+end
+
+--- The root for a buffer, when the buffer is kruise-lua's.
+function M.buffer_root(bufnr)
+  local path = buffer_path(bufnr)
+  if not path then
+    return nil
+  end
+  local kind = detect.kind(path, buffer_text(bufnr))
+  if not kind then
+    return nil
+  end
+  return detect.root(path, kind)
+end
+
+local function get_clients(filter)
+  if vim.lsp.get_clients then
+    return vim.lsp.get_clients(filter)
+  end
+  return vim.lsp.get_active_clients(filter)
+end
+
+--- The kruise-lua client of a buffer, else any kruise-lua client.
+function M.client(bufnr)
+  local attached = get_clients({ name = M.NAME, bufnr = bufnr or vim.api.nvim_get_current_buf() })
+  if attached[1] then
+    return attached[1]
+  end
+  return get_clients({ name = M.NAME })[1]
+end
+
+local missing_reported = false
+
+--- The client configuration for `vim.lsp.start`/`vim.lsp.config` (without root_dir).
+local function client_config()
+  local cmd = vim.deepcopy(M.config.cmd)
+  local binary = M.server_binary(cmd)
+  if binary then
+    cmd[1] = binary
+  end
+  local settings = M.config.settings
+  return {
+    name = M.NAME,
+    cmd = cmd,
+    filetypes = { "lua", "yaml" },
+    init_options = settings,
+    settings = settings,
+    capabilities = M.config.capabilities,
+    on_attach = M.config.on_attach,
+  }, binary ~= nil
+end
+
+local function report_missing()
+  if not missing_reported then
+    missing_reported = true
+    notify(M.missing_message(), vim.log.levels.ERROR)
+  end
+end
+
+--- Starts (or reuses) the client for a buffer, if the buffer is kruise-lua's. Works on every
+--- supported Neovim; the 0.11+ path (`vim.lsp.enable`) uses it for files that become
+--- kruise-lua's later (a YAML file saved as a ConfigMap with scripts).
+function M.attach(bufnr)
+  bufnr = bufnr or vim.api.nvim_get_current_buf()
+  local root = M.buffer_root(bufnr)
+  if not root then
+    return nil
+  end
+  if get_clients({ name = M.NAME, bufnr = bufnr })[1] then
+    return get_clients({ name = M.NAME, bufnr = bufnr })[1].id
+  end
+  local config, found = client_config()
+  if not found then
+    report_missing()
+    return nil
+  end
+  config.root_dir = root
+  config.workspace_folders = { { uri = vim.uri_from_fname(root), name = root } }
+  return vim.lsp.start(config, { bufnr = bufnr })
+end
+
+local function has_enable()
+  if M.config.use_lsp_enable == false then
+    return false
+  end
+  return type(vim.lsp.enable) == "function" and vim.lsp.config ~= nil
+end
+
+--- Result handlers of the server's commands (also run when a code lens invokes them).
+local function show_counts(result)
+  if type(result) ~= "table" then
+    return
+  end
+  local failing = (result.cases or 0) - (result.passed or 0)
+  local message = ("%d/%d cases pass (%d scripts)"):format(result.passed or 0, result.cases or 0, result.scripts or 0)
+  notify(message, failing > 0 and vim.log.levels.WARN or vim.log.levels.INFO)
+end
+
+--- Opens Lua source in a scratch buffer in a split.
+function M.open_scratch(source, title)
+  vim.cmd("belowright new")
+  local buf = vim.api.nvim_get_current_buf()
+  vim.bo[buf].buftype = "nofile"
+  vim.bo[buf].bufhidden = "wipe"
+  vim.bo[buf].swapfile = false
+  pcall(vim.api.nvim_buf_set_name, buf, title)
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, vim.split(source, "\n", { plain = true }))
+  vim.bo[buf].filetype = "lua"
+  vim.bo[buf].modified = false
+  return buf
+end
+
+local function report_accept(result)
+  if type(result) ~= "table" then
+    return
+  end
+  if (result.steps or 0) == 0 then
+    notify("nothing to accept, no step of this case fails")
+  elseif result.applied then
+    notify(("accepted the actual output of %d step(s) as expected"):format(result.steps))
+  else
+    notify("the edit accepting the actual output was not applied", vim.log.levels.WARN)
+  end
+end
+
+local function obj_title(uri, step)
+  local name = vim.fn.fnamemodify(vim.uri_to_fname(uri), ":t:r")
+  return ("kruise-lua://obj/%s/step%d.lua"):format(name, step + 1)
+end
+
+--- Sends `workspace/executeCommand`; `on_result(result)` runs on success.
+function M.execute(command, arguments, on_result, bufnr)
+  local client = M.client(bufnr)
+  if not client then
+    notify("no kruise-lua server is running (open a script or a test case)", vim.log.levels.WARN)
+    return false
+  end
+  local params = { command = command, arguments = arguments or {} }
+  local handler = function(err, result)
+    if err then
+      notify(err.message or vim.inspect(err), vim.log.levels.ERROR)
+      return
+    end
+    if on_result then
+      on_result(result)
+    end
+  end
+  if vim.fn.has("nvim-0.11") == 1 then
+    client:request("workspace/executeCommand", params, handler, bufnr)
+  else
+    client.request("workspace/executeCommand", params, handler, bufnr)
+  end
+  return true
+end
+
+function M.run_all()
+  return M.execute(M.COMMANDS.run_all, {}, show_counts)
+end
+
+local function case_buffer()
+  local bufnr = vim.api.nvim_get_current_buf()
+  if M.buffer_kind(bufnr) ~= "testdata" then
+    notify("open a test case (a YAML file in a script's testdata folder) first", vim.log.levels.WARN)
+    return nil
+  end
+  return bufnr
+end
+
+local function cursor_step(bufnr)
+  local line = vim.api.nvim_win_get_cursor(0)[1] - 1
+  return detect.step_at_line(buffer_text(bufnr)(), line)
+end
+
+--- `:KruiseLuaObj [step]`: step is 1-based; default the step under the cursor, else 1.
+function M.show_obj(step)
+  local bufnr = case_buffer()
+  if not bufnr then
+    return false
+  end
+  local index = step and (step - 1) or cursor_step(bufnr) or 0
+  local uri = vim.uri_from_bufnr(bufnr)
+  return M.execute(M.COMMANDS.obj_as_lua, { { uri = uri, step = index } }, function(result)
+    if type(result) == "string" then
+      M.open_scratch(result, obj_title(uri, index))
+    end
+  end, bufnr)
+end
+
+--- `:KruiseLuaAccept [all|step]`: the step under the cursor (1-based number given), or all
+--- failing steps.
+function M.accept(which)
+  local bufnr = case_buffer()
+  if not bufnr then
+    return false
+  end
+  local argument = { uri = vim.uri_from_bufnr(bufnr) }
+  if which ~= "all" then
+    local index = tonumber(which) and (tonumber(which) - 1) or cursor_step(bufnr)
+    if not index then
+      notify("put the cursor inside a step's expected entry, or use :KruiseLuaAccept all", vim.log.levels.WARN)
+      return false
+    end
+    argument.step = index
+  end
+  return M.execute(M.COMMANDS.accept_expected, { argument }, report_accept, bufnr)
+end
+
+local function define_user_commands()
+  vim.api.nvim_create_user_command("KruiseLuaRun", function()
+    M.run_all()
+  end, { desc = "kruise-lua: run every test case" })
+  vim.api.nvim_create_user_command("KruiseLuaObj", function(opts)
+    local step = opts.args ~= "" and tonumber(opts.args) or nil
+    if opts.args ~= "" and not step then
+      notify("usage: :KruiseLuaObj [step number]", vim.log.levels.ERROR)
+      return
+    end
+    M.show_obj(step)
+  end, { nargs = "?", desc = "kruise-lua: show the obj of a step as Lua" })
+  vim.api.nvim_create_user_command("KruiseLuaAccept", function(opts)
+    local arg = opts.args
+    if arg ~= "" and arg ~= "all" and not tonumber(arg) then
+      notify("usage: :KruiseLuaAccept [all | step number]", vim.log.levels.ERROR)
+      return
+    end
+    M.accept(arg ~= "" and arg or nil)
+  end, {
+    nargs = "?",
+    complete = function()
+      return { "all" }
+    end,
+    desc = "kruise-lua: accept the actual output as expected",
+  })
+end
+
+--- Client-side handlers of the server's commands, as code lenses run them.
+local function define_lens_commands()
+  vim.lsp.commands[M.COMMANDS.obj_as_lua] = function(command, ctx)
+    local arg = (command.arguments or {})[1] or {}
+    M.execute(command.command, command.arguments, function(result)
+      if type(result) == "string" then
+        M.open_scratch(result, obj_title(arg.uri or "", arg.step or 0))
+      end
+    end, ctx and ctx.bufnr)
+  end
+  vim.lsp.commands[M.COMMANDS.run_all] = function(command, ctx)
+    M.execute(command.command, command.arguments, show_counts, ctx and ctx.bufnr)
+  end
+end
+
+local function refresh_codelens(bufnr)
+  if not vim.api.nvim_buf_is_valid(bufnr) then
+    return
+  end
+  if vim.fn.has("nvim-0.10") == 1 then
+    pcall(vim.lsp.codelens.refresh, { bufnr = bufnr })
+  elseif bufnr == vim.api.nvim_get_current_buf() then
+    pcall(vim.lsp.codelens.refresh)
+  end
+end
+
+local group = vim.api.nvim_create_augroup("kruise_lua", { clear = true })
+
+local function define_autocmds()
+  vim.api.nvim_clear_autocmds({ group = group })
+  if not has_enable() then
+    vim.api.nvim_create_autocmd("FileType", {
+      group = group,
+      pattern = { "lua", "yaml" },
+      callback = function(args)
+        M.attach(args.buf)
+      end,
+    })
+  end
+  -- A YAML file saved as a ConfigMap with scripts (or a case whose script appeared).
+  vim.api.nvim_create_autocmd("BufWritePost", {
+    group = group,
+    pattern = { "*.yaml", "*.yml", "*.lua" },
+    callback = function(args)
+      M.attach(args.buf)
+    end,
+  })
+  if M.config.codelens then
+    vim.api.nvim_create_autocmd("LspAttach", {
+      group = group,
+      callback = function(args)
+        local client = vim.lsp.get_client_by_id(args.data.client_id)
+        if not client or client.name ~= M.NAME then
+          return
+        end
+        refresh_codelens(args.buf)
+        vim.api.nvim_create_autocmd({ "BufEnter", "InsertLeave", "BufWritePost" }, {
+          group = group,
+          buffer = args.buf,
+          callback = function()
+            refresh_codelens(args.buf)
+          end,
+        })
+        -- Runs finish after edits: their diagnostics arrive, so do fresh lenses.
+        vim.api.nvim_create_autocmd("DiagnosticChanged", {
+          group = group,
+          buffer = args.buf,
+          callback = function()
+            refresh_codelens(args.buf)
+          end,
+        })
+      end,
+    })
+  end
+end
+
+--- Configures and enables the client. Safe to call again (the last options win).
+function M.setup(opts)
+  M.config = vim.tbl_deep_extend("force", vim.deepcopy(defaults), opts or {})
+  missing_reported = false
+  define_autocmds()
+  define_lens_commands()
+  if M.config.user_commands then
+    define_user_commands()
+  end
+  if has_enable() then
+    local config, found = client_config()
+    if not found then
+      report_missing()
+    end
+    config.root_dir = function(bufnr, on_dir)
+      local root = M.buffer_root(bufnr)
+      if root and found then
+        on_dir(root)
+      end
+    end
+    vim.lsp.config(M.NAME, config)
+    vim.lsp.enable(M.NAME)
+  else
+    if type(vim.lsp.enable) == "function" then
+      pcall(vim.lsp.enable, M.NAME, false)
+    end
+    -- Buffers already open when setup runs.
+    for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
+      if vim.api.nvim_buf_is_loaded(bufnr) and vim.tbl_contains({ "lua", "yaml" }, vim.bo[bufnr].filetype) then
+        M.attach(bufnr)
+      end
+    end
+  end
+end
+
+return M

@@ -1,0 +1,462 @@
+// The extension's decisions, free of any `vscode` import so that they run under plain node
+// in the unit tests: which files belong to the server, where the binary is, what the server is
+// told at start, what the status bar says, and the arguments of the server's commands.
+
+import * as fs from "fs";
+import * as path from "path";
+
+/** The commands the server executes (`workspace/executeCommand`). */
+export const SERVER_COMMANDS = {
+  runAll: "kruise-lua.runAll",
+  objAsLua: "kruise-lua.objAsLua",
+  acceptExpected: "kruise-lua.acceptExpected",
+} as const;
+
+/** Diagnostics the server publishes carry this source. */
+export const DIAGNOSTIC_SOURCE = "kruise-lua";
+
+/** Shown when the binary cannot be found. */
+export const INSTALL_COMMAND = "cargo install --locked --path server";
+
+export const CUSTOM_SCRIPT_NAME = "trafficRouting.lua";
+export const INGRESS_FOLDER = "trafficrouting_ingress";
+export const TREE_FOLDER = "lua_configuration";
+
+/**
+ * Glob patterns of the files the server always gets (matched against the whole path). YAML
+ * outside `testdata` is offered to the server only when its text holds a ConfigMap with
+ * `lua.traffic.routing.*` keys (see `looksLikeConfigMap`), and Lua files elsewhere are left to
+ * other Lua extensions.
+ */
+export const SCRIPT_PATTERNS = [
+  `**/${CUSTOM_SCRIPT_NAME}`,
+  `**/${TREE_FOLDER}/**/*.lua`,
+  `**/${INGRESS_FOLDER}/*.lua`,
+];
+export const TESTDATA_PATTERNS = ["**/testdata/**/*.yaml", "**/testdata/**/*.yml"];
+
+export type FileKind = "script" | "testdata" | "configmap" | "other";
+
+function segments(p: string): string[] {
+  return p.split(/[\\/]+/).filter((s) => s.length > 0);
+}
+
+function isYamlName(name: string): boolean {
+  return /\.ya?ml$/i.test(name);
+}
+
+/** A Lua file the server analyses and runs: `trafficRouting.lua`, any Lua file in a
+ * `lua_configuration` tree, or an ingress-class script in `trafficrouting_ingress/`. */
+export function isScriptPath(p: string): boolean {
+  const parts = segments(p);
+  const name = parts[parts.length - 1] ?? "";
+  if (!name.endsWith(".lua")) {
+    return false;
+  }
+  if (name === CUSTOM_SCRIPT_NAME) {
+    return true;
+  }
+  if (parts.slice(0, -1).includes(TREE_FOLDER)) {
+    return true;
+  }
+  return parts[parts.length - 2] === INGRESS_FOLDER;
+}
+
+/**
+ * The script whose test case a YAML file is, when `exists` says that script is there:
+ * `<dir>/testdata/**` next to `<dir>/trafficRouting.lua`, or
+ * `trafficrouting_ingress/testdata/<class>/**` for `trafficrouting_ingress/<class>.lua`.
+ */
+export function caseOwner(p: string, exists: (file: string) => boolean = fs.existsSync): string | undefined {
+  if (!isYamlName(p)) {
+    return undefined;
+  }
+  let dir = path.dirname(p);
+  let child = path.basename(p);
+  while (true) {
+    const parent = path.dirname(dir);
+    if (path.basename(dir) === "testdata") {
+      const custom = path.join(parent, CUSTOM_SCRIPT_NAME);
+      if (exists(custom)) {
+        return custom;
+      }
+      if (path.basename(parent) === INGRESS_FOLDER && dir !== path.dirname(p)) {
+        const ingress = path.join(parent, `${child}.lua`);
+        if (exists(ingress)) {
+          return ingress;
+        }
+      }
+    }
+    if (parent === dir) {
+      return undefined;
+    }
+    child = path.basename(dir);
+    dir = parent;
+  }
+}
+
+/** Whether YAML text is a manifest holding scripts (a ConfigMap with `lua.traffic.routing.*` keys). */
+export function looksLikeConfigMap(text: string): boolean {
+  return /^\s*kind:\s*["']?ConfigMap["']?\s*$/m.test(text) && /^\s*["']?lua\.traffic\.routing\./m.test(text);
+}
+
+/** What a file is to the server; `text` is needed only to recognise ConfigMaps. */
+export function classify(p: string, text: string | undefined, exists: (file: string) => boolean = fs.existsSync): FileKind {
+  if (isScriptPath(p)) {
+    return "script";
+  }
+  if (!isYamlName(p)) {
+    return "other";
+  }
+  if (caseOwner(p, exists) !== undefined) {
+    return "testdata";
+  }
+  if (text !== undefined && looksLikeConfigMap(text)) {
+    return "configmap";
+  }
+  return "other";
+}
+
+export interface ResolveEnv {
+  /** `PATH`-style search list. */
+  pathVariable: string | undefined;
+  platform: NodeJS.Platform;
+  home: string | undefined;
+  /** The first workspace folder (for relative paths and `${workspaceFolder}`). */
+  workspaceFolder: string | undefined;
+  /** Windows executable extensions (`PATHEXT`). */
+  pathExt?: string;
+  isExecutable: (file: string) => boolean;
+}
+
+export type Resolved = { ok: true; command: string } | { ok: false; message: string };
+
+export function defaultIsExecutable(file: string): boolean {
+  try {
+    const stat = fs.statSync(file);
+    if (!stat.isFile()) {
+      return false;
+    }
+    if (process.platform === "win32") {
+      return true;
+    }
+    fs.accessSync(file, fs.constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The message shown when the binary is missing: what was looked for, and how to install it. */
+export function missingServerMessage(setting: string, lookedAt: string[]): string {
+  const where = lookedAt.length > 0 ? ` (looked at: ${lookedAt.join(", ")})` : "";
+  return (
+    `kruise-lua: the language server \`${setting}\` was not found${where}. ` +
+    `Install it from a kruise-lua checkout with \`${INSTALL_COMMAND}\`, ` +
+    "or set `kruiseLua.server.path` to the binary."
+  );
+}
+
+/**
+ * Finds the server binary from the `kruiseLua.server.path` setting: a bare name is looked up
+ * on `PATH` and then in `~/.cargo/bin` (where `cargo install` puts it, often missing from the
+ * `PATH` of an editor started from a desktop menu); a path may use `~` and `${workspaceFolder}`.
+ */
+export function resolveServerPath(setting: string | undefined, env: ResolveEnv): Resolved {
+  const raw = (setting ?? "").trim() || "kruise-lua";
+  const windows = env.platform === "win32";
+  const pathApi = windows ? path.win32 : path.posix;
+  let value = raw;
+  if (env.workspaceFolder !== undefined) {
+    value = value.split("${workspaceFolder}").join(env.workspaceFolder);
+  }
+  if (env.home !== undefined && (value === "~" || value.startsWith("~/") || value.startsWith("~\\"))) {
+    value = pathApi.join(env.home, value.slice(1));
+  }
+  const extensions = windows
+    ? ["", ...(env.pathExt ?? ".EXE;.CMD;.BAT;.COM").split(";").filter((e) => e.length > 0)]
+    : [""];
+  const candidates = (file: string) => extensions.map((ext) => file + ext);
+  const looked: string[] = [];
+  const hasSeparator = value.includes("/") || (windows && value.includes("\\"));
+  if (hasSeparator) {
+    const absolute = pathApi.isAbsolute(value)
+      ? value
+      : env.workspaceFolder !== undefined
+        ? pathApi.join(env.workspaceFolder, value)
+        : value;
+    for (const file of candidates(absolute)) {
+      looked.push(file);
+      if (env.isExecutable(file)) {
+        return { ok: true, command: file };
+      }
+    }
+    return { ok: false, message: missingServerMessage(raw, [absolute]) };
+  }
+  const dirs = (env.pathVariable ?? "").split(windows ? ";" : ":").filter((d) => d.length > 0);
+  if (env.home !== undefined) {
+    dirs.push(pathApi.join(env.home, ".cargo", "bin"));
+  }
+  for (const dir of dirs) {
+    for (const file of candidates(pathApi.join(dir, value))) {
+      if (env.isExecutable(file)) {
+        return { ok: true, command: file };
+      }
+    }
+  }
+  const shown = ["PATH"];
+  if (env.home !== undefined) {
+    shown.push(pathApi.join(env.home, ".cargo", "bin"));
+  }
+  return { ok: false, message: missingServerMessage(raw, shown) };
+}
+
+export type Severity = "off" | "hint" | "info" | "warning" | "error";
+const SEVERITIES: readonly string[] = ["off", "hint", "info", "warning", "error"];
+
+/** The `kruiseLua` settings as VS Code hands them over (any shape: users edit JSON). */
+export interface RawSettings {
+  lints?: unknown;
+  mode?: unknown;
+  debounceMs?: unknown;
+  timeoutMs?: unknown;
+}
+
+export interface ServerSettings {
+  lints: Record<string, Severity>;
+  mode: "harness" | "production";
+  debounceMs?: number;
+  timeoutMs?: number;
+}
+
+/**
+ * The settings the server reads (`initializationOptions` and
+ * `workspace/didChangeConfiguration`, under a `kruiseLua` key). Values the server would reject
+ * are dropped here with a message, so one typo does not undo the rest.
+ */
+export function serverSettings(raw: RawSettings): { settings: ServerSettings; problems: string[] } {
+  const problems: string[] = [];
+  const lints: Record<string, Severity> = {};
+  if (raw.lints !== undefined && raw.lints !== null) {
+    if (typeof raw.lints !== "object" || Array.isArray(raw.lints)) {
+      problems.push("kruiseLua.lints must be an object of code → severity");
+    } else {
+      for (const [code, severity] of Object.entries(raw.lints as Record<string, unknown>)) {
+        if (!/^KL\d{3}$/.test(code)) {
+          problems.push(`kruiseLua.lints: unknown lint code \`${code}\``);
+        } else if (typeof severity !== "string" || !SEVERITIES.includes(severity)) {
+          problems.push(`kruiseLua.lints.${code}: \`${String(severity)}\` is not one of ${SEVERITIES.join(", ")}`);
+        } else {
+          lints[code] = severity as Severity;
+        }
+      }
+    }
+  }
+  let mode: ServerSettings["mode"] = "harness";
+  if (raw.mode === "production" || raw.mode === "harness") {
+    mode = raw.mode;
+  } else if (raw.mode !== undefined && raw.mode !== null) {
+    problems.push(`kruiseLua.mode: \`${String(raw.mode)}\` is not harness or production`);
+  }
+  const settings: ServerSettings = { lints, mode };
+  const number = (value: unknown, name: string): number | undefined => {
+    if (value === undefined || value === null) {
+      return undefined;
+    }
+    if (typeof value === "number" && Number.isFinite(value) && value >= 0) {
+      return Math.round(value);
+    }
+    problems.push(`kruiseLua.${name} must be a non-negative number of milliseconds`);
+    return undefined;
+  };
+  const debounce = number(raw.debounceMs, "debounceMs");
+  if (debounce !== undefined) {
+    settings.debounceMs = debounce;
+  }
+  const timeout = number(raw.timeoutMs, "timeoutMs");
+  if (timeout !== undefined) {
+    settings.timeoutMs = timeout;
+  }
+  return { settings, problems };
+}
+
+export function initializationOptions(raw: RawSettings): { kruiseLua: ServerSettings } {
+  return { kruiseLua: serverSettings(raw).settings };
+}
+
+export interface Counts {
+  scripts: number;
+  cases: number;
+  passed: number;
+}
+
+/** Reads a `runAll` result; anything else is `undefined`. */
+export function parseRunAll(result: unknown): Counts | undefined {
+  if (typeof result !== "object" || result === null) {
+    return undefined;
+  }
+  const r = result as Record<string, unknown>;
+  const ok = (v: unknown) => typeof v === "number" && Number.isInteger(v) && v >= 0;
+  if (!ok(r.scripts) || !ok(r.cases) || !ok(r.passed)) {
+    return undefined;
+  }
+  return { scripts: r.scripts as number, cases: r.cases as number, passed: r.passed as number };
+}
+
+/**
+ * Totals from the per-script summary diagnostics (`code: "summary"`, message
+ * `"P/T cases pass…"`, one on the first line of each script that has cases), so the status bar
+ * follows every run without asking the server to run anything.
+ */
+export function countsFromSummaries(messages: Iterable<string>): Counts {
+  const counts: Counts = { scripts: 0, cases: 0, passed: 0 };
+  for (const message of messages) {
+    const m = /^(\d+)\/(\d+) cases? pass/.exec(message);
+    if (m === null) {
+      continue;
+    }
+    counts.scripts += 1;
+    counts.passed += Number(m[1]);
+    counts.cases += Number(m[2]);
+  }
+  return counts;
+}
+
+export interface StatusView {
+  text: string;
+  tooltip: string;
+  /** `error` when a case fails, for the item's background. */
+  level: "ok" | "error" | "idle";
+}
+
+/** The status-bar item for some totals (`$(…)` are VS Code codicons). */
+export function statusView(counts: Counts | undefined): StatusView {
+  if (counts === undefined || counts.cases === 0) {
+    return {
+      text: "$(beaker) kruise-lua",
+      tooltip: "kruise-lua: no test cases found yet. Click to run all cases.",
+      level: "idle",
+    };
+  }
+  const failing = counts.cases - counts.passed;
+  const scripts = `${counts.scripts} script${counts.scripts === 1 ? "" : "s"}`;
+  if (failing === 0) {
+    return {
+      text: `$(pass) kruise-lua ${counts.passed}/${counts.cases}`,
+      tooltip: `kruise-lua: all ${counts.cases} cases of ${scripts} pass. Click to run all cases.`,
+      level: "ok",
+    };
+  }
+  return {
+    text: `$(error) kruise-lua ${counts.passed}/${counts.cases}`,
+    tooltip: `kruise-lua: ${failing} of ${counts.cases} cases of ${scripts} fail. Click to run all cases.`,
+    level: "error",
+  };
+}
+
+/** The argument list of `kruise-lua.objAsLua` (step 0-based). */
+export function objArguments(uri: string, step: number): [{ uri: string; step: number }] {
+  return [{ uri, step }];
+}
+
+/** The argument list of `kruise-lua.acceptExpected`: one step, or every failing step. */
+export function acceptArguments(uri: string, step: number | undefined): [{ uri: string; step?: number }] {
+  return step === undefined ? [{ uri }] : [{ uri, step }];
+}
+
+/** What to tell the user after `acceptExpected`. */
+export function acceptMessage(result: unknown): { level: "info" | "warning"; text: string } {
+  const r = (typeof result === "object" && result !== null ? result : {}) as Record<string, unknown>;
+  const steps = typeof r.steps === "number" ? r.steps : 0;
+  if (steps === 0) {
+    return { level: "info", text: "kruise-lua: nothing to accept, no step of this case fails." };
+  }
+  if (r.applied !== true) {
+    return { level: "warning", text: "kruise-lua: the edit accepting the actual output was not applied." };
+  }
+  const plural = steps === 1 ? "step" : "steps";
+  return { level: "info", text: `kruise-lua: accepted the actual output of ${steps} ${plural} as expected.` };
+}
+
+interface ListBlock {
+  /** 0-based first line of each item. */
+  items: number[];
+  /** 0-based line after the block. */
+  end: number;
+}
+
+function indentOf(line: string): number {
+  return line.length - line.trimStart().length;
+}
+
+function isBlank(line: string): boolean {
+  const t = line.trim();
+  return t === "" || t.startsWith("#");
+}
+
+/** The items of the block list under the first key line matching `key` (e.g. `expected:`). */
+function listUnder(lines: string[], key: RegExp, topLevel: boolean): ListBlock | undefined {
+  for (let i = 0; i < lines.length; i++) {
+    const m = key.exec(lines[i]);
+    if (m === null || (topLevel && indentOf(lines[i]) !== 0)) {
+      continue;
+    }
+    const keyIndent = indentOf(lines[i]);
+    const items: number[] = [];
+    let itemIndent: number | undefined;
+    let j = i + 1;
+    for (; j < lines.length; j++) {
+      const line = lines[j];
+      if (isBlank(line)) {
+        continue;
+      }
+      const indent = indentOf(line);
+      const isItem = line.trimStart().startsWith("- ") || line.trim() === "-";
+      if (itemIndent === undefined) {
+        if (!isItem || indent < keyIndent) {
+          break;
+        }
+        itemIndent = indent;
+      }
+      if (indent < itemIndent || (indent === itemIndent && !isItem)) {
+        break;
+      }
+      if (indent === itemIndent && isItem) {
+        items.push(j);
+      }
+    }
+    return { items, end: j };
+  }
+  return undefined;
+}
+
+/**
+ * The 0-based step a line of a test case is in: inside `expected[i]` or the rollout's
+ * `steps[i]`; `undefined` elsewhere.
+ */
+export function stepAtLine(text: string, line: number): number | undefined {
+  const lines = text.split(/\r?\n/);
+  for (const block of [listUnder(lines, /^\s*expected:\s*(#.*)?$/, true), listUnder(lines, /^\s*steps:\s*(#.*)?$/, false)]) {
+    if (block === undefined || block.items.length === 0 || line < block.items[0] || line >= block.end) {
+      continue;
+    }
+    let step = 0;
+    for (let i = 0; i < block.items.length; i++) {
+      if (block.items[i] <= line) {
+        step = i;
+      }
+    }
+    return step;
+  }
+  return undefined;
+}
+
+/** How many steps a case has, judging by its `expected` list (else the rollout's `steps`). */
+export function stepCount(text: string): number {
+  const lines = text.split(/\r?\n/);
+  const expected = listUnder(lines, /^\s*expected:\s*(#.*)?$/, true);
+  if (expected !== undefined && expected.items.length > 0) {
+    return expected.items.length;
+  }
+  return listUnder(lines, /^\s*steps:\s*(#.*)?$/, false)?.items.length ?? 0;
+}

@@ -1,0 +1,55 @@
+// The bundled extension (dist/extension.js) activated against a stub of the `vscode` module
+// (./vscode-stub):
+// the commands it registers match package.json, and a missing server binary gives the install
+// message instead of an exception. Also checks package.json against the source.
+
+import assert from "node:assert/strict";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { describe, it } from "node:test";
+
+import { ROOT, loadExtension, newRecorded, stubVscode } from "./vscode-stub";
+
+const manifest = JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8"));
+const source = fs.readFileSync(path.join(ROOT, "src", "extension.ts"), "utf8");
+
+describe("activation with a stubbed VS Code", () => {
+  it("registers the contributed commands and explains a missing binary", async () => {
+    const recorded = newRecorded();
+    const stub = stubVscode({ "kruiseLua.server.path": "/nonexistent/kruise-lua" }, "/nonexistent-ws", recorded);
+    const extension = loadExtension(stub);
+    const context = { subscriptions: [] as unknown[] };
+    await extension.activate(context);
+    const contributed = manifest.contributes.commands.map((c: { command: string }) => c.command).sort();
+    assert.deepEqual([...recorded.commands.keys()].sort(), contributed);
+    assert.equal(recorded.errors.length, 1, recorded.errors.join("\n"));
+    assert.match(recorded.errors[0], /cargo install --locked --path server/);
+    assert.match(recorded.errors[0], /\/nonexistent\/kruise-lua/);
+    await extension.deactivate();
+  });
+});
+
+describe("package.json", () => {
+  it("declares every setting the extension reads", () => {
+    const declared = new Set(Object.keys(manifest.contributes.configuration.properties));
+    const read = new Set<string>();
+    for (const m of source.matchAll(/config\.get(?:<[^>]+>)?\("([\w.]+)"\)/g)) {
+      read.add(`kruiseLua.${m[1]}`);
+    }
+    assert.ok(read.size >= 5, [...read].join(", "));
+    for (const key of read) {
+      assert.ok(declared.has(key), `${key} is read but not declared`);
+    }
+    // The trace setting is read by vscode-languageclient from the client id.
+    assert.ok(declared.has("kruiseLua.trace.server"));
+    assert.match(source, /const CLIENT_ID = "kruiseLua";/);
+  });
+
+  it("packages the bundle only, with the metadata vsce needs", () => {
+    assert.equal(manifest.main, "./dist/extension.js");
+    assert.ok(manifest.publisher && manifest.license && manifest.engines.vscode);
+    assert.match(manifest.scripts.package, /--no-dependencies/);
+    const ignore = fs.readFileSync(path.join(ROOT, ".vscodeignore"), "utf8");
+    assert.match(ignore, /!dist\/extension\.js/);
+  });
+});

@@ -1,0 +1,81 @@
+// The bundled extension with the real `kruise-lua lsp` (through vscode-languageclient, with a
+// stubbed `vscode` module): run all, the status bar, show obj, accept. Needs the binary:
+// $KRUISE_LUA_BIN or the workspace's target/debug/kruise-lua (test.sh builds it).
+
+import assert from "node:assert/strict";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { describe, it } from "node:test";
+
+import { ROOT, editorOn, loadExtension, newRecorded, stubVscode } from "./vscode-stub";
+
+const REPO = path.resolve(ROOT, "..", "..");
+const SERVER = process.env.KRUISE_LUA_BIN ?? path.join(REPO, "target", "debug", "kruise-lua");
+const FIXTURE = path.join(REPO, "tests", "nvim", "fixtures", "workspace");
+
+async function waitFor<T>(what: string, f: () => T | undefined | false, timeoutMs = 15000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = f();
+    if (value) {
+      return value;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`timed out waiting for ${what}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+function lineOf(file: string, text: string): number {
+  const line = fs.readFileSync(file, "utf8").split("\n").findIndex((l) => l.includes(text));
+  assert.ok(line >= 0, `${text} not in ${file}`);
+  return line;
+}
+
+describe("with the real server", { skip: fs.existsSync(SERVER) ? false : `no server binary at ${SERVER}` }, () => {
+  it("runs all, counts in the status bar, shows obj and accepts a step", async () => {
+    const ws = fs.mkdtempSync(path.join(os.tmpdir(), "kruise-lua-vscode-"));
+    fs.cpSync(FIXTURE, ws, { recursive: true });
+    const root = path.join(ws, "lua_configuration");
+    const caseFile = path.join(root, "gateway.example.io", "Gateway", "testdata", "wrong_weight.yaml");
+    const recorded = newRecorded();
+    const stub: any = stubVscode({ "kruiseLua.server.path": SERVER, "kruiseLua.debounceMs": 20 }, root, recorded);
+    const extension = loadExtension(stub);
+    try {
+      await extension.activate({ subscriptions: [] });
+      assert.deepEqual(recorded.errors, []);
+      // The server's own commands are registered by the client once it runs.
+      assert.ok(recorded.commands.has("kruise-lua.objAsLua"), [...recorded.commands.keys()].join(", "));
+
+      await recorded.commands.get("kruiseLua.runAll")!();
+      assert.equal(recorded.status.at(-1), "$(error) kruise-lua 1/2");
+
+      // Diagnostics of the run, on the failing case.
+      const caseUri = `file://${caseFile}`;
+      const fails = await waitFor("the step-fails diagnostic", () =>
+        recorded.diagnostics.get(caseUri)?.filter((d) => d.code === "step-fails"),
+      );
+      assert.equal(fails.length, 1);
+      assert.equal(fails[0].source, "kruise-lua");
+
+      // Show obj of step 2 (cursor on its expected entry).
+      stub.window.activeTextEditor = editorOn(caseFile, lineOf(caseFile, "weight: 35"));
+      await recorded.commands.get("kruiseLua.showObj")!();
+      const obj = recorded.opened.at(-1);
+      assert.equal(obj?.language, "lua");
+      assert.match(obj!.content, /canaryWeight = 40/);
+
+      // Accept: the case is not open on the server, so it writes the file; the case reruns.
+      await recorded.commands.get("kruiseLua.acceptStep")!();
+      assert.ok(recorded.infos.some((m) => /accepted the actual output of 1 step/.test(m)), recorded.infos.join("\n"));
+      assert.match(fs.readFileSync(caseFile, "utf8"), /weight: 40/);
+      await waitFor("the failure to clear", () => !recorded.diagnostics.get(caseUri)?.some((d) => d.code === "step-fails"));
+      await waitFor("the status bar to show 2/2", () => recorded.status.at(-1) === "$(pass) kruise-lua 2/2");
+    } finally {
+      await extension.deactivate();
+      fs.rmSync(ws, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,280 @@
+// Unit tests of the extension's decisions, under node's test runner (no VS Code needed).
+
+import assert from "node:assert/strict";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { describe, it } from "node:test";
+
+import * as logic from "../logic";
+
+/** `exists` over a fixed set of files. */
+function filesAt(...files: string[]): (file: string) => boolean {
+  const set = new Set(files.map((f) => path.normalize(f)));
+  return (file) => set.has(path.normalize(file));
+}
+
+const ROUTE = "/ws/lua_configuration/example.io/Route";
+const CONFIGMAP = [
+  "apiVersion: v1",
+  "kind: ConfigMap",
+  "metadata:",
+  "  name: kruise-rollout-configuration",
+  "data:",
+  "  lua.traffic.routing.Route.example.io: |",
+  "    return obj.data",
+  "",
+].join("\n");
+
+describe("classify", () => {
+  const exists = filesAt(`${ROUTE}/trafficRouting.lua`, "/ws/lua_configuration/trafficrouting_ingress/demo.lua");
+
+  it("knows scripts by name, tree and ingress folder", () => {
+    assert.equal(logic.classify(`${ROUTE}/trafficRouting.lua`, undefined, exists), "script");
+    assert.equal(logic.classify("/elsewhere/a/b/trafficRouting.lua", undefined, exists), "script");
+    assert.equal(logic.classify("/ws/lua_configuration/helpers/util.lua", undefined, exists), "script");
+    assert.equal(logic.classify("/x/trafficrouting_ingress/nginx.lua", undefined, exists), "script");
+  });
+
+  it("leaves other Lua files to other extensions", () => {
+    assert.equal(logic.classify("/home/me/.config/nvim/init.lua", undefined, exists), "other");
+    assert.equal(logic.classify("/ws/plugin/lua_configuration.lua", undefined, exists), "other");
+    assert.equal(logic.classify("/x/trafficrouting_ingress/sub/nginx.lua", undefined, exists), "other");
+  });
+
+  it("knows test cases next to an existing script", () => {
+    assert.equal(logic.classify(`${ROUTE}/testdata/weights.yaml`, undefined, exists), "testdata");
+    assert.equal(logic.classify(`${ROUTE}/testdata/deeper/weights.yml`, undefined, exists), "testdata");
+    assert.equal(
+      logic.classify("/ws/lua_configuration/trafficrouting_ingress/testdata/demo/a.yaml", undefined, exists),
+      "testdata",
+    );
+  });
+
+  it("does not take testdata of scripts that are not there", () => {
+    assert.equal(logic.classify("/go/pkg/testdata/fixture.yaml", "a: 1\n", exists), "other");
+    assert.equal(
+      logic.classify("/ws/lua_configuration/trafficrouting_ingress/testdata/nginx/a.yaml", undefined, exists),
+      "other",
+    );
+    // A YAML file directly in the ingress testdata folder names no class.
+    assert.equal(
+      logic.classify("/ws/lua_configuration/trafficrouting_ingress/testdata/demo.yaml", undefined, exists),
+      "other",
+    );
+  });
+
+  it("recognises ConfigMaps with scripts by their text only", () => {
+    assert.equal(logic.classify("/ws/deploy/rollout-config.yaml", CONFIGMAP, exists), "configmap");
+    assert.equal(logic.classify("/ws/deploy/rollout-config.yaml", undefined, exists), "other");
+    const plain = CONFIGMAP.replace("lua.traffic.routing.Route.example.io", "config.json");
+    assert.equal(logic.classify("/ws/deploy/other.yaml", plain, exists), "other");
+    const deployment = CONFIGMAP.replace("kind: ConfigMap", "kind: Deployment");
+    assert.equal(logic.classify("/ws/deploy/other.yaml", deployment, exists), "other");
+    assert.equal(logic.classify("/ws/deploy/notes.txt", CONFIGMAP, exists), "other");
+  });
+
+  it("finds cases on a real file system", () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), "kruise-lua-classify-"));
+    try {
+      const dir = path.join(root, "lua_configuration", "g.io", "K");
+      fs.mkdirSync(path.join(dir, "testdata"), { recursive: true });
+      const caseFile = path.join(dir, "testdata", "c.yaml");
+      assert.equal(logic.classify(caseFile, ""), "other");
+      fs.writeFileSync(path.join(dir, "trafficRouting.lua"), "return obj.data\n");
+      assert.equal(logic.classify(caseFile, ""), "testdata");
+      assert.equal(logic.caseOwner(caseFile), path.join(dir, "trafficRouting.lua"));
+    } finally {
+      fs.rmSync(root, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("resolveServerPath", () => {
+  const env = (overrides: Partial<logic.ResolveEnv>, executables: string[]): logic.ResolveEnv => ({
+    pathVariable: "/usr/local/bin:/usr/bin",
+    platform: "linux",
+    home: "/home/me",
+    workspaceFolder: "/ws",
+    isExecutable: filesAt(...executables),
+    ...overrides,
+  });
+
+  it("looks a bare name up on PATH, in order", () => {
+    const r = logic.resolveServerPath("kruise-lua", env({}, ["/usr/bin/kruise-lua", "/home/me/.cargo/bin/kruise-lua"]));
+    assert.deepEqual(r, { ok: true, command: "/usr/bin/kruise-lua" });
+  });
+
+  it("falls back to ~/.cargo/bin, where cargo install puts it", () => {
+    const r = logic.resolveServerPath(undefined, env({ pathVariable: "/usr/bin" }, ["/home/me/.cargo/bin/kruise-lua"]));
+    assert.deepEqual(r, { ok: true, command: "/home/me/.cargo/bin/kruise-lua" });
+  });
+
+  it("expands ~ and ${workspaceFolder}, and resolves relative paths in the workspace", () => {
+    assert.deepEqual(logic.resolveServerPath("~/bin/kl", env({}, ["/home/me/bin/kl"])), {
+      ok: true,
+      command: "/home/me/bin/kl",
+    });
+    assert.deepEqual(logic.resolveServerPath("${workspaceFolder}/target/debug/kruise-lua", env({}, ["/ws/target/debug/kruise-lua"])), {
+      ok: true,
+      command: "/ws/target/debug/kruise-lua",
+    });
+    assert.deepEqual(logic.resolveServerPath("target/release/kruise-lua", env({}, ["/ws/target/release/kruise-lua"])), {
+      ok: true,
+      command: "/ws/target/release/kruise-lua",
+    });
+  });
+
+  it("says how to install when missing", () => {
+    const r = logic.resolveServerPath("kruise-lua", env({}, []));
+    assert.equal(r.ok, false);
+    if (!r.ok) {
+      assert.match(r.message, /cargo install --locked --path server/);
+      assert.match(r.message, /kruiseLua\.server\.path/);
+      assert.match(r.message, /\.cargo\/bin/);
+    }
+    const explicit = logic.resolveServerPath("/opt/kl", env({}, []));
+    assert.equal(explicit.ok, false);
+    if (!explicit.ok) {
+      assert.match(explicit.message, /\/opt\/kl/);
+    }
+  });
+
+  it("tries PATHEXT on Windows", () => {
+    const r = logic.resolveServerPath(
+      "kruise-lua",
+      env({ platform: "win32", pathVariable: "C:\\tools;C:\\bin", home: "C:\\Users\\me", pathExt: ".EXE;.CMD" }, [
+        "C:\\bin\\kruise-lua.EXE",
+      ]),
+    );
+    assert.deepEqual(r, { ok: true, command: "C:\\bin\\kruise-lua.EXE" });
+  });
+});
+
+describe("settings", () => {
+  it("maps VS Code settings to the server's, under kruiseLua", () => {
+    const options = logic.initializationOptions({
+      lints: { KL007: "off", KL002: "error" },
+      mode: "production",
+      debounceMs: 200,
+      timeoutMs: 500,
+    });
+    assert.deepEqual(options, {
+      kruiseLua: { lints: { KL007: "off", KL002: "error" }, mode: "production", debounceMs: 200, timeoutMs: 500 },
+    });
+  });
+
+  it("uses the defaults for what is unset", () => {
+    assert.deepEqual(logic.initializationOptions({}), { kruiseLua: { lints: {}, mode: "harness" } });
+  });
+
+  it("drops invalid values with a message and keeps the rest", () => {
+    const { settings, problems } = logic.serverSettings({
+      lints: { KL001: "loud", KL003: "hint", nope: "off" },
+      mode: "strict",
+      debounceMs: -1,
+    });
+    assert.deepEqual(settings, { lints: { KL003: "hint" }, mode: "harness" });
+    assert.equal(problems.length, 4);
+    assert.ok(problems.some((p) => p.includes("KL001")));
+    assert.ok(problems.some((p) => p.includes("nope")));
+    assert.ok(problems.some((p) => p.includes("strict")));
+    assert.ok(problems.some((p) => p.includes("debounceMs")));
+  });
+});
+
+describe("status bar", () => {
+  it("totals the per-script summaries", () => {
+    const counts = logic.countsFromSummaries([
+      "3/3 cases pass",
+      "1/2 cases pass — wrong_weight step 2 fails",
+      "no test cases: testdata is missing",
+      "unrelated",
+    ]);
+    assert.deepEqual(counts, { scripts: 2, cases: 5, passed: 4 });
+  });
+
+  it("reads runAll's result", () => {
+    assert.deepEqual(logic.parseRunAll({ scripts: 2, cases: 5, passed: 4 }), { scripts: 2, cases: 5, passed: 4 });
+    assert.equal(logic.parseRunAll(null), undefined);
+    assert.equal(logic.parseRunAll({ scripts: 2, cases: "5", passed: 4 }), undefined);
+  });
+
+  it("shows pass/fail counts", () => {
+    const ok = logic.statusView({ scripts: 1, cases: 3, passed: 3 });
+    assert.equal(ok.text, "$(pass) kruise-lua 3/3");
+    assert.equal(ok.level, "ok");
+    assert.match(ok.tooltip, /all 3 cases of 1 script pass/);
+    const bad = logic.statusView({ scripts: 2, cases: 5, passed: 4 });
+    assert.equal(bad.text, "$(error) kruise-lua 4/5");
+    assert.equal(bad.level, "error");
+    assert.match(bad.tooltip, /1 of 5 cases of 2 scripts fail/);
+    assert.equal(logic.statusView(undefined).level, "idle");
+    assert.equal(logic.statusView({ scripts: 1, cases: 0, passed: 0 }).level, "idle");
+  });
+});
+
+describe("command arguments", () => {
+  it("builds the server's argument lists", () => {
+    assert.deepEqual(logic.objArguments("file:///c.yaml", 1), [{ uri: "file:///c.yaml", step: 1 }]);
+    assert.deepEqual(logic.acceptArguments("file:///c.yaml", 0), [{ uri: "file:///c.yaml", step: 0 }]);
+    const all = logic.acceptArguments("file:///c.yaml", undefined);
+    assert.deepEqual(all, [{ uri: "file:///c.yaml" }]);
+    assert.equal("step" in all[0], false);
+  });
+
+  it("explains the result of accepting", () => {
+    assert.equal(logic.acceptMessage({ applied: true, steps: 2 }).text, "kruise-lua: accepted the actual output of 2 steps as expected.");
+    assert.equal(logic.acceptMessage({ applied: false, steps: 0 }).level, "info");
+    assert.match(logic.acceptMessage({ applied: false, steps: 0 }).text, /nothing to accept/);
+    assert.equal(logic.acceptMessage({ applied: false, steps: 1 }).level, "warning");
+  });
+});
+
+describe("steps of a case", () => {
+  const CASE = [
+    "rollout:", //                 0
+    "  spec:", //                  1
+    "    strategy:", //            2
+    "      canary:", //            3
+    "        steps:", //           4
+    '        - traffic: "20%"', // 5
+    "          pause: {}", //      6
+    '        - traffic: "50%"', // 7
+    "original:", //                8
+    "  spec: {}", //               9
+    "expected:", //                10
+    "- spec:", //                  11
+    "    weight: 20", //           12
+    "", //                         13
+    "# second", //                 14
+    "- spec:", //                  15
+    "    weight: 50", //           16
+    "other: 1", //                 17
+  ].join("\n");
+
+  it("finds the step under a line in expected and in the rollout's steps", () => {
+    assert.equal(logic.stepAtLine(CASE, 11), 0);
+    assert.equal(logic.stepAtLine(CASE, 12), 0);
+    assert.equal(logic.stepAtLine(CASE, 14), 0);
+    assert.equal(logic.stepAtLine(CASE, 15), 1);
+    assert.equal(logic.stepAtLine(CASE, 16), 1);
+    assert.equal(logic.stepAtLine(CASE, 5), 0);
+    assert.equal(logic.stepAtLine(CASE, 6), 0);
+    assert.equal(logic.stepAtLine(CASE, 7), 1);
+  });
+
+  it("is undefined outside the lists", () => {
+    for (const line of [0, 4, 8, 9, 10, 17]) {
+      assert.equal(logic.stepAtLine(CASE, line), undefined, `line ${line}`);
+    }
+  });
+
+  it("counts steps, with indented expected items too", () => {
+    assert.equal(logic.stepCount(CASE), 2);
+    const indented = "expected:\n  - a: 1\n  - a: 2\n  - a: 3\nnext: 1\n";
+    assert.equal(logic.stepCount(indented), 3);
+    assert.equal(logic.stepAtLine(indented, 3), 2);
+    assert.equal(logic.stepCount("original: {}\n"), 0);
+  });
+});

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# The VS Code extension's checks: install the locked dependencies, type-check, unit tests
+# (plain node, no VS Code), the bundled extension against the real `kruise-lua lsp` (built by
+# cargo unless KRUISE_LUA_BIN names a binary), and the .vsix.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+cd "$here"
+
+if [ -z "${KRUISE_LUA_BIN:-}" ]; then
+  (cd "$repo" && cargo build --quiet --locked -p kruise-lua)
+  export KRUISE_LUA_BIN="$repo/target/debug/kruise-lua"
+fi
+
+npm ci --no-audit --no-fund
+npm test
+npm run package
+ls -l kruise-lua.vsix

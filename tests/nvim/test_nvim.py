@@ -1,0 +1,252 @@
+"""End-to-end: the kruise_lua Neovim plugin with the real `kruise-lua lsp`, in headless Neovim."""
+
+import pathlib
+import shutil
+
+from conftest import GATEWAY, PLUGIN, Editor
+
+SCRIPT = GATEWAY / "trafficRouting.lua"
+FAILING_CASE = GATEWAY / "testdata" / "wrong_weight.yaml"
+CONFIGMAP = pathlib.Path("deploy/rollout-configuration.yaml")
+
+
+def line_of(path: pathlib.Path, text: str, start: int = 0) -> int:
+    """0-based number of the first line from `start` that contains `text`."""
+    lines = path.read_text().splitlines()
+    for i in range(start, len(lines)):
+        if text in lines[i]:
+            return i
+    raise AssertionError(f"{text!r} not in {path}")
+
+
+def test_plugin_loads_and_defines_its_commands(editor: Editor, tmp_path: pathlib.Path):
+    for command in ("KruiseLuaRun", "KruiseLuaObj", "KruiseLuaAccept"):
+        assert editor.lua("return vim.fn.exists(':' .. ...)", command) == 2, command
+    enabled = editor.lua("return vim.lsp.is_enabled and vim.lsp.is_enabled('kruise_lua') or false")
+    assert enabled == (editor.mode == "lsp.enable"), (editor.mode, enabled)
+    # The help file's tags resolve (tags generated in a copy: the tree stays clean).
+    docs = tmp_path / "help-rtp"
+    shutil.copytree(PLUGIN / "doc", docs / "doc")
+    editor.nvim.command(f"helptags {docs / 'doc'}")
+    editor.nvim.command(f"set runtimepath+={docs}")
+    for tag in ("kruise_lua.txt", "kruise_lua-commands", ":KruiseLuaAccept", "kruise_lua.setup()", "kruise_lua-lspconfig"):
+        editor.nvim.command(f"help {tag}")
+        assert editor.lua("return vim.bo.filetype") == "help", tag
+
+
+def test_script_gets_lint_and_summary_diagnostics_on_their_lines(editor: Editor):
+    bufnr = editor.edit(SCRIPT)
+    client = editor.wait_attached(bufnr)
+    assert pathlib.Path(client["root"]) == editor.workspace / "lua_configuration"
+    unused = editor.wait_diagnostic(bufnr, "KL007")
+    assert unused[0]["lnum"] == line_of(editor.workspace / SCRIPT, "local unused_limit"), unused
+    assert unused[0]["severity"] == 4, unused  # HINT by default
+    summary = editor.wait_diagnostic(bufnr, "summary")
+    assert summary[0]["lnum"] == 0
+    assert summary[0]["message"].startswith("1/2 cases pass"), summary
+
+
+def test_failing_case_is_marked_on_its_expected_entry_and_field(editor: Editor):
+    path = editor.workspace / FAILING_CASE
+    bufnr = editor.edit(FAILING_CASE)
+    editor.wait_attached(bufnr)
+    fails = editor.wait_diagnostic(bufnr, "step-fails")
+    expected = line_of(path, "expected:")
+    second_entry = line_of(path, "- apiVersion", line_of(path, "- apiVersion", expected) + 1)
+    assert [d["lnum"] for d in fails] == [second_entry], fails
+    assert fails[0]["severity"] == 1  # ERROR
+    field = editor.wait_diagnostic(bufnr, "field-differs")
+    assert field[0]["lnum"] == line_of(path, "weight: 35")
+    assert "35" in field[0]["message"] and "40" in field[0]["message"], field
+
+
+def test_completion_after_obj_lists_canary_weight(editor: Editor):
+    bufnr = editor.edit(SCRIPT)
+    editor.wait_attached(bufnr)
+    editor.wait_diagnostic(bufnr, "summary")  # the first run gives the spec's shape
+    editor.lua("vim.api.nvim_buf_set_lines(..., 2, 2, false, {'local w = obj.'})", bufnr)
+    result = editor.request(bufnr, "textDocument/completion", 2, len("local w = obj."))
+    items = result["items"] if isinstance(result, dict) else result
+    labels = {item["label"] for item in items}
+    assert {"canaryWeight", "stableWeight", "data"} <= labels, labels
+
+
+def test_hover_on_obj_field_and_on_failing_step(editor: Editor):
+    bufnr = editor.edit(SCRIPT)
+    editor.wait_attached(bufnr)
+    line = line_of(editor.workspace / SCRIPT, "obj.canaryWeight")
+    character = (editor.workspace / SCRIPT).read_text().splitlines()[line].index("canaryWeight") + 2
+    hover = editor.request(bufnr, "textDocument/hover", line, character)
+    assert hover, "no hover on obj.canaryWeight"
+    assert "canaryWeight" in str(hover["contents"]), hover
+
+    case = editor.workspace / FAILING_CASE
+    case_buf = editor.edit(FAILING_CASE)
+    editor.wait_diagnostic(case_buf, "step-fails")
+    hover = editor.request(case_buf, "textDocument/hover", line_of(case, "weight: 35"), 8)
+    assert hover and "step 2 fails" in str(hover["contents"]), hover
+
+
+def test_accept_fixes_the_case_and_its_diagnostic_clears(editor: Editor):
+    path = editor.workspace / FAILING_CASE
+    bufnr = editor.edit(FAILING_CASE)
+    editor.wait_attached(bufnr)
+    editor.wait_diagnostic(bufnr, "step-fails")
+    wrong = line_of(path, "weight: 35")
+    editor.nvim.current.window.cursor = (wrong + 1, 0)
+    editor.nvim.command("KruiseLuaAccept")
+    editor.wait(
+        lambda: "      weight: 40" in editor.buffer_lines(bufnr),
+        what="the accepted expected value in the buffer",
+    )
+    editor.wait(
+        lambda: not [d for d in editor.diagnostics(bufnr) if d["code"] in ("step-fails", "field-differs")],
+        what="the failure diagnostics to clear",
+    )
+    assert any("accepted the actual output of 1 step" in m for m in editor.messages()), editor.messages()
+    # The script's summary follows.
+    script_buf = editor.edit(SCRIPT)
+    editor.wait(
+        lambda: [d for d in editor.diagnostics(script_buf) if d["code"] == "summary" and d["message"].startswith("2/2")],
+        what="the summary to say 2/2",
+    )
+
+
+def test_accept_all_and_nothing_left_to_accept(editor: Editor):
+    bufnr = editor.edit(FAILING_CASE)
+    editor.wait_attached(bufnr)
+    editor.wait_diagnostic(bufnr, "step-fails")
+    editor.nvim.command("KruiseLuaAccept all")
+    editor.wait(lambda: not [d for d in editor.diagnostics(bufnr) if d["code"] == "step-fails"], what="failures to clear")
+    editor.nvim.command("KruiseLuaAccept all")
+    editor.wait(lambda: any("nothing to accept" in m for m in editor.messages()), what="the nothing-to-accept message")
+
+
+def test_accept_outside_a_step_says_how(editor: Editor):
+    bufnr = editor.edit(FAILING_CASE)
+    editor.wait_attached(bufnr)
+    editor.nvim.current.window.cursor = (1, 0)
+    editor.nvim.command("KruiseLuaAccept")
+    assert any(":KruiseLuaAccept all" in m for m in editor.messages()), editor.messages()
+
+
+def test_run_command_reports_counts(editor: Editor):
+    bufnr = editor.edit(SCRIPT)
+    editor.wait_attached(bufnr)
+    editor.nvim.command("KruiseLuaRun")
+    message = editor.wait(
+        lambda: [m for m in editor.messages() if "cases pass" in m],
+        what="the run's counts",
+    )
+    assert "1/2 cases pass (1 scripts)" in message[0], message
+
+
+def test_obj_command_opens_a_scratch_lua_buffer(editor: Editor):
+    bufnr = editor.edit(FAILING_CASE)
+    editor.wait_attached(bufnr)
+    editor.wait_diagnostic(bufnr, "step-fails")
+    editor.nvim.command("KruiseLuaObj 2")
+    editor.wait(lambda: editor.nvim.current.buffer.number != bufnr, what="the obj buffer")
+    scratch = editor.nvim.current.buffer.number
+    assert editor.lua("return vim.bo[...].filetype", scratch) == "lua"
+    assert editor.lua("return vim.bo[...].buftype", scratch) == "nofile"
+    text = "\n".join(editor.buffer_lines(scratch))
+    assert "canaryWeight = 40" in text and "stableWeight = 60" in text, text
+    assert "kruise-lua://obj/wrong_weight/step2.lua" in editor.nvim.current.buffer.name
+
+
+def test_obj_from_the_cursor_step(editor: Editor):
+    path = editor.workspace / FAILING_CASE
+    bufnr = editor.edit(FAILING_CASE)
+    editor.wait_attached(bufnr)
+    editor.wait_diagnostic(bufnr, "step-fails")
+    editor.nvim.current.window.cursor = (line_of(path, 'traffic: "10%"') + 1, 0)
+    editor.nvim.command("KruiseLuaObj")
+    editor.wait(lambda: editor.nvim.current.buffer.number != bufnr, what="the obj buffer")
+    assert "canaryWeight = 10" in "\n".join(editor.buffer_lines(editor.nvim.current.buffer.number))
+
+
+def test_code_lenses_show_step_verdicts_and_open_obj(editor: Editor):
+    bufnr = editor.edit(FAILING_CASE)
+    editor.wait_attached(bufnr)
+    editor.wait_diagnostic(bufnr, "step-fails")
+    lenses = editor.wait(
+        lambda: editor.lua(
+            "local out = {}"
+            " for _, l in ipairs(vim.lsp.codelens.get(...)) do"
+            "   if l.command then out[#out + 1] = {title = l.command.title, line = l.range.start.line} end"
+            " end return out",
+            bufnr,
+        ),
+        what="code lenses",
+    )
+    titles = [lens["title"] for lens in lenses]
+    assert any("step 2 fails" in t for t in titles), titles
+    assert any("step 1 passes" in t for t in titles), titles
+    # Running the step-2 lens goes through the plugin's handler of kruise-lua.objAsLua.
+    editor.lua(
+        "local bufnr = ... for _, l in ipairs(vim.lsp.codelens.get(bufnr)) do"
+        "  if l.command and l.command.title:find('step 2') then"
+        "    vim.lsp.commands[l.command.command](l.command, {bufnr = bufnr})"
+        "  end"
+        " end",
+        bufnr,
+    )
+    editor.wait(lambda: editor.nvim.current.buffer.number != bufnr, what="the obj buffer from the lens")
+    assert "canaryWeight = 40" in "\n".join(editor.buffer_lines(editor.nvim.current.buffer.number))
+
+
+def test_configmap_attaches_to_the_same_root(editor: Editor):
+    script_buf = editor.edit(SCRIPT)
+    script_client = editor.wait_attached(script_buf)
+    bufnr = editor.edit(CONFIGMAP)
+    client = editor.wait_attached(bufnr)
+    assert client["id"] == script_client["id"], (client, script_client)
+    # Its embedded script runs against the tree's testdata: the summary lands on the key's script.
+    summary = editor.wait_diagnostic(bufnr, "summary")
+    assert summary[0]["message"].startswith("1/2 cases pass"), summary
+
+
+def test_other_lua_and_yaml_files_are_left_alone(editor: Editor):
+    script_buf = editor.edit(SCRIPT)
+    editor.wait_attached(script_buf)
+    others = [editor.edit(p) for p in ("other/init.lua", "other/testdata/values.yaml", "deploy/service.yaml")]
+    editor.wait_diagnostic(script_buf, "summary")
+    for bufnr in others:
+        assert editor.client_of(bufnr) is None, bufnr
+        assert editor.diagnostics(bufnr) == [], bufnr
+
+
+def test_checkhealth_reports_binary_version_and_client(editor: Editor):
+    bufnr = editor.edit(SCRIPT)
+    editor.wait_attached(bufnr)
+    editor.nvim.command("checkhealth kruise_lua")
+    text = "\n".join(editor.nvim.current.buffer[:])
+    assert "kruise-lua" in text
+    assert "`kruise-lua lsp` is available" in text, text
+    assert "Neovim 0." in text, text
+    assert "client" in text and "attached" in text, text
+    assert "ERROR" not in text, text
+
+
+def test_missing_binary_says_how_to_install(editor: Editor):
+    editor.lua("require('kruise_lua').setup({cmd = {'kruise-lua-that-is-not-installed', 'lsp'}})")
+    bufnr = editor.edit(SCRIPT)
+    editor.wait(
+        lambda: any("cargo install --locked --path server" in m for m in editor.messages()),
+        what="the install hint",
+    )
+    assert editor.client_of(bufnr) is None
+
+
+def test_lint_settings_reach_the_server(editor: Editor):
+    editor.lua(
+        "require('kruise_lua').setup({cmd = {..., 'lsp'}, use_lsp_enable = select(2, ...),"
+        " settings = {kruiseLua = {lints = {KL007 = 'error'}}}})",
+        str(editor.server),
+        True if editor.mode == "lsp.enable" else False,
+    )
+    bufnr = editor.edit(SCRIPT)
+    editor.wait_attached(bufnr)
+    unused = editor.wait_diagnostic(bufnr, "KL007")
+    assert unused[0]["severity"] == 1, unused  # ERROR, where the default is a hint
