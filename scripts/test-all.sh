@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: formatting, lints, every crate's tests (engine conformance, CLI
-# end-to-end), and the bundled script library checked by the freshly built binary.
+# end-to-end), the bundled script library checked by the freshly built binary, the language
+# server end to end (pytest-lsp), Neovim end to end (headless nvim), and the VS Code extension
+# (unit tests, the extension against the real server, the .vsix package).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,3 +22,12 @@ cargo test --workspace --locked
 
 echo "== kruise-lua check lua_configuration"
 cargo run --quiet --locked -p kruise-lua -- check lua_configuration
+
+echo "== language server end to end (pytest-lsp)"
+bash tests/lsp/run.sh
+
+echo "== Neovim end to end"
+bash tests/nvim/run.sh
+
+echo "== VS Code extension"
+bash editors/vscode/test.sh
