@@ -5,6 +5,7 @@
 mod analysis;
 mod cli;
 mod lsp;
+mod lua_source;
 
 fn main() -> std::process::ExitCode {
     cli::main()

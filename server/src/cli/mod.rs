@@ -10,7 +10,6 @@ use kruise_lua_engine::runner::{Mode, RunOptions};
 use kruise_lua_engine::vm::Limits;
 
 pub mod check;
-pub mod lua_source;
 pub mod new;
 pub mod obj;
 pub mod paths;

@@ -10,7 +10,8 @@ use std::path::PathBuf;
 use clap::Args;
 use kruise_lua_engine::testcase::CaseKind;
 
-use super::{EXIT_OK, SelectedCase, UsageError, load_case_steps, lua_source};
+use super::{EXIT_OK, SelectedCase, UsageError, load_case_steps};
+use crate::lua_source;
 
 #[derive(Debug, Args)]
 pub struct ObjArgs {
