@@ -1066,7 +1066,7 @@ fn decode_unstructured(
         _ => true,
     };
     if !kind_ok || !version_ok {
-        let text = go_json_text(&JsonValue::Object(object));
+        let text = JsonValue::Object(object).to_canonical_json();
         return Err(CaseError {
             message: format!("Object 'Kind' is missing in '{text}'"),
             span: Some(node.src.span),
@@ -1195,64 +1195,6 @@ fn is_rfc3339(s: &str) -> bool {
                 && z[4..6].iter().all(u8::is_ascii_digit)
         }
     }
-}
-
-/// Compact JSON as Go's `encoding/json` writes it (for messages that quote a document).
-fn go_json_text(value: &JsonValue) -> String {
-    fn write(value: &JsonValue, out: &mut String) {
-        match value {
-            JsonValue::Null => out.push_str("null"),
-            JsonValue::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-            JsonValue::Int(i) => out.push_str(&i.to_string()),
-            JsonValue::Float(f) => {
-                out.push_str(&yaml::go_json_float_text(*f).unwrap_or_else(|| "null".into()))
-            }
-            JsonValue::String(s) => write_string(s, out),
-            JsonValue::Array(items) => {
-                out.push('[');
-                for (i, item) in items.iter().enumerate() {
-                    if i > 0 {
-                        out.push(',');
-                    }
-                    write(item, out);
-                }
-                out.push(']');
-            }
-            JsonValue::Object(map) => {
-                out.push('{');
-                for (i, (k, v)) in map.iter().enumerate() {
-                    if i > 0 {
-                        out.push(',');
-                    }
-                    write_string(k, out);
-                    out.push(':');
-                    write(v, out);
-                }
-                out.push('}');
-            }
-        }
-    }
-    fn write_string(s: &str, out: &mut String) {
-        out.push('"');
-        for c in s.chars() {
-            match c {
-                '"' => out.push_str("\\\""),
-                '\\' => out.push_str("\\\\"),
-                '\n' => out.push_str("\\n"),
-                '\r' => out.push_str("\\r"),
-                '\t' => out.push_str("\\t"),
-                '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => {
-                    out.push_str(&format!("\\u{:04x}", c as u32))
-                }
-                c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-                c => out.push(c),
-            }
-        }
-        out.push('"');
-    }
-    let mut out = String::new();
-    write(value, &mut out);
-    out
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -314,20 +314,9 @@ pub(crate) fn go_json_float_text(f: f64) -> Option<String> {
     if !f.is_finite() {
         return None;
     }
-    let abs = f.abs();
-    let (neg, digits, dp) = split_exp_repr(&format!("{f:e}"));
-    if abs != 0.0 && !(1e-6..1e21).contains(&abs) {
-        let mut text = exp_from_digits(neg, &digits, dp);
-        // Go trims a leading zero of a negative two-digit exponent: e-07 → e-7.
-        let n = text.len();
-        let bytes = text.as_bytes();
-        if n >= 4 && bytes[n - 4] == b'e' && bytes[n - 3] == b'-' && bytes[n - 2] == b'0' {
-            text.remove(n - 2);
-        }
-        Some(text)
-    } else {
-        Some(fixed_from_digits(neg, &digits, dp))
-    }
+    let mut text = String::new();
+    crate::json::gotext::write_go_float(&mut text, f);
+    Some(text)
 }
 
 // ---------------------------------------------------------------------------------------------
