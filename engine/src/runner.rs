@@ -493,9 +493,10 @@ pub fn run_case_step(
         status: StepStatus::Error,
         obj: step.obj.clone(),
         actual: None,
-        expected: expected_entry
-            .as_ref()
-            .map(|(data, _)| data.to_canonical_json()),
+        expected: expected_entry.as_ref().map(|(data, entry)| match data {
+            Cow::Borrowed(_) => entry.canonical_json().to_owned(),
+            Cow::Owned(data) => data.to_canonical_json(),
+        }),
         error: None,
         diff: Vec::new(),
         unified_diff: String::new(),

@@ -76,6 +76,15 @@ pub struct CaseStep {
 pub struct ExpectedEntry {
     pub data: Data,
     pub node: YamlNode,
+    /// `data`'s canonical JSON, made once when parsing: every run of the step compares with it.
+    canonical: String,
+}
+
+impl ExpectedEntry {
+    /// The canonical JSON of `data` (as [`Data::to_canonical_json`]), computed at parse time.
+    pub fn canonical_json(&self) -> &str {
+        &self.canonical
+    }
 }
 
 /// A parsed test case.
@@ -1315,6 +1324,7 @@ fn build_case(
         };
         let data = data_of(object, entry.src, &format!("expected[{i}]"), warnings);
         expected.push(ExpectedEntry {
+            canonical: data.to_canonical_json(),
             data,
             node: entry.src.clone(),
         });
