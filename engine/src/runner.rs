@@ -4,6 +4,7 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::ffi::c_int;
+use std::sync::Arc;
 
 use mlua::ffi;
 
@@ -96,8 +97,8 @@ pub struct FieldDiff {
 pub struct StepOutcome {
     pub index: usize,
     pub status: StepStatus,
-    /// The obj the script received.
-    pub obj: LuaData,
+    /// The obj the script received (the case step's own, shared).
+    pub obj: Arc<LuaData>,
     /// Canonical JSON of the actual result under the chosen mode, when there is one.
     pub actual: Option<String>,
     /// Canonical JSON of `expected[index]`, when it exists.
