@@ -37,6 +37,16 @@ LUA_API void kruise_set_gc_threshold (lua_State *L, size_t threshold) {
   G(L)->GCthreshold = threshold;
 }
 
+/* Pushes the string whose bytes are at `bytes' (as returned by lua_tolstring
+   for a string value), without hashing and looking it up again as
+   lua_pushlstring would. The string must be alive (e.g. a key of a table the
+   caller holds, with no collection in between). */
+LUA_API void kruise_push_string_at (lua_State *L, const char *bytes) {
+  TString *ts = cast(TString *, bytes) - 1;  /* getstr(ts) is (ts + 1) */
+  setsvalue2s(L, L->top, ts);
+  incr_top(L);
+}
+
 /* Makes room in the string table for `size' strings at once (a fresh state
    starts with 32 slots and rehashes every string at each doubling). */
 LUA_API void kruise_presize_strings (lua_State *L, int size) {
