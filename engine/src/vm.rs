@@ -57,8 +57,9 @@ unsafe extern "C-unwind" {
     fn kruise_load_trusted(state: State, bytecode: *const c_char, size: usize) -> c_int;
 }
 
-/// String-table slots of a fresh sandbox: about what the libraries and a script intern.
-const STRING_SLOTS: c_int = 1024;
+/// String-table slots of a fresh sandbox: about what the libraries and a script intern
+/// (~450 for the VirtualService step; Lua doubles the table past that).
+const STRING_SLOTS: c_int = 512;
 
 /// Hash slots of a fresh sandbox's globals table: enough for the environment's globals.
 const GLOBAL_SLOTS: c_int = 64;
