@@ -58,7 +58,7 @@ unsafe extern "C-unwind" {
 }
 
 /// String-table slots of a fresh sandbox: about what the libraries and a script intern
-/// (~450 for the VirtualService step; Lua doubles the table past that).
+/// (fewer than 512 for the VirtualService step; Lua doubles the table past that).
 const STRING_SLOTS: c_int = 512;
 
 /// Hash slots of a fresh sandbox's globals table: enough for the environment's globals.
