@@ -4,6 +4,7 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::ffi::c_int;
+use std::sync::Arc;
 
 use mlua::ffi;
 
@@ -96,8 +97,8 @@ pub struct FieldDiff {
 pub struct StepOutcome {
     pub index: usize,
     pub status: StepStatus,
-    /// The obj the script received.
-    pub obj: LuaData,
+    /// The obj the script received (the case step's own, shared).
+    pub obj: Arc<LuaData>,
     /// Canonical JSON of the actual result under the chosen mode, when there is one.
     pub actual: Option<String>,
     /// Canonical JSON of `expected[index]`, when it exists.
@@ -493,9 +494,10 @@ pub fn run_case_step(
         status: StepStatus::Error,
         obj: step.obj.clone(),
         actual: None,
-        expected: expected_entry
-            .as_ref()
-            .map(|(data, _)| data.to_canonical_json()),
+        expected: expected_entry.as_ref().map(|(data, entry)| match data {
+            Cow::Borrowed(_) => entry.canonical_json().to_owned(),
+            Cow::Owned(data) => data.to_canonical_json(),
+        }),
         error: None,
         diff: Vec::new(),
         unified_diff: String::new(),

@@ -21,6 +21,7 @@
 //! `ownerReferences` and `managedFields` are not modelled (accepted as they are).
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use crate::luadata::{
     Data, HeaderModifier, HttpPathMatch, HttpRouteMatch, LuaData, NameValueMatch,
@@ -66,7 +67,9 @@ pub struct CaseWarning {
 /// The input of one step: the obj and where the step is written.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CaseStep {
-    pub obj: LuaData,
+    /// Shared with every [`crate::runner::StepOutcome`] of the step (a run hands it back
+    /// without copying it).
+    pub obj: Arc<LuaData>,
     /// The `steps[i]` node (rollout) or the `trafficRouting` node.
     pub span: Option<Span>,
 }
@@ -76,6 +79,15 @@ pub struct CaseStep {
 pub struct ExpectedEntry {
     pub data: Data,
     pub node: YamlNode,
+    /// `data`'s canonical JSON, made once when parsing: every run of the step compares with it.
+    canonical: String,
+}
+
+impl ExpectedEntry {
+    /// The canonical JSON of `data` (as [`Data::to_canonical_json`]), computed at parse time.
+    pub fn canonical_json(&self) -> &str {
+        &self.canonical
+    }
 }
 
 /// A parsed test case.
@@ -1315,6 +1327,7 @@ fn build_case(
         };
         let data = data_of(object, entry.src, &format!("expected[{i}]"), warnings);
         expected.push(ExpectedEntry {
+            canonical: data.to_canonical_json(),
             data,
             node: entry.src.clone(),
         });
@@ -1400,7 +1413,7 @@ fn rollout_steps(
                 .field("matches")
                 .map(|m| m.items().iter().map(|m| route_match(m, false)).collect());
             CaseStep {
-                obj: LuaData {
+                obj: Arc::new(LuaData {
                     data: data.clone(),
                     canary_weight,
                     stable_weight: 100i32.wrapping_sub(canary_weight),
@@ -1410,7 +1423,7 @@ fn rollout_steps(
                     request_header_modifier: step
                         .field("requestHeaderModifier")
                         .map(header_modifier),
-                },
+                }),
                 span: Some(step.src.span),
             }
         })
@@ -1440,7 +1453,7 @@ fn traffic_routing_step(tr: &DNode<'_>, data: &Data) -> Result<CaseStep, CaseErr
         .map(|m| m.items().iter().map(|m| route_match(m, true)).collect())
         .unwrap_or_default();
     Ok(CaseStep {
-        obj: LuaData {
+        obj: Arc::new(LuaData {
             data: data.clone(),
             canary_weight,
             stable_weight: 100i32.wrapping_sub(canary_weight),
@@ -1450,7 +1463,7 @@ fn traffic_routing_step(tr: &DNode<'_>, data: &Data) -> Result<CaseStep, CaseErr
             request_header_modifier: strategy
                 .and_then(|s| s.field("requestHeaderModifier"))
                 .map(header_modifier),
-        },
+        }),
         span: Some(tr.src.span),
     })
 }
@@ -1697,7 +1710,7 @@ mod tests {
         let src = format!("{TRAFFIC_ROUTING_HEAD}      {{}}\n{ORIGINAL}expected:\n- kind: Route\n");
         let obj = parse_case(&src).unwrap().steps[0].obj.clone();
         assert_eq!(
-            (obj.canary_weight, obj.stable_weight, obj.matches),
+            (obj.canary_weight, obj.stable_weight, obj.matches.clone()),
             (-1, 101, Some(vec![]))
         );
     }

@@ -57,8 +57,9 @@ unsafe extern "C-unwind" {
     fn kruise_load_trusted(state: State, bytecode: *const c_char, size: usize) -> c_int;
 }
 
-/// String-table slots of a fresh sandbox: about what the libraries and a script intern.
-const STRING_SLOTS: c_int = 1024;
+/// String-table slots of a fresh sandbox: about what the libraries and a script intern
+/// (fewer than 512 for the VirtualService step; Lua doubles the table past that).
+const STRING_SLOTS: c_int = 512;
 
 /// Hash slots of a fresh sandbox's globals table: enough for the environment's globals.
 const GLOBAL_SLOTS: c_int = 64;
@@ -314,7 +315,7 @@ pub(crate) fn compile_named(source: &[u8], name: &std::ffi::CStr) -> Result<Vec<
         let result = if status == 0 {
             let mut bytecode = Vec::with_capacity(source.len());
             ffi::lua_dump_(l, write, (&raw mut bytecode).cast());
-            Ok(bytecode)
+            Ok(trusted_format(&bytecode))
         } else {
             let message = error_text(l, -1);
             let kind = if status == ffi::LUA_ERRMEM {
@@ -328,6 +329,113 @@ pub(crate) fn compile_named(source: &[u8], name: &std::ffi::CStr) -> Result<Vec<
         ffi::lua_close(l);
         result
     }
+}
+
+/// Rewrites `lua_dump` output into the layout `kruise_load_trusted` reads (see
+/// `lua51-sys/csrc/kruise_host.c`): the same, except that the chunk's distinct strings come
+/// first (`int` count, then each as `size_t` length and bytes) and every string in the
+/// functions is an `int` index into them (-1: none), so that a state interns each name once.
+fn trusted_format(dump: &[u8]) -> Vec<u8> {
+    /// Size of lua_dump's header (LUAC_HEADERSIZE).
+    const HEADER: usize = 12;
+    const INT: usize = std::mem::size_of::<c_int>();
+    const SIZE_T: usize = std::mem::size_of::<usize>();
+
+    struct Rewrite<'a> {
+        dump: &'a [u8],
+        at: usize,
+        body: Vec<u8>,
+        strings: Vec<&'a [u8]>,
+        index: std::collections::HashMap<&'a [u8], c_int>,
+    }
+
+    impl<'a> Rewrite<'a> {
+        fn copy(&mut self, n: usize) -> &'a [u8] {
+            let piece = &self.dump[self.at..self.at + n];
+            self.at += n;
+            self.body.extend_from_slice(piece);
+            piece
+        }
+        fn int(&mut self) -> usize {
+            let piece = self.copy(INT);
+            c_int::from_ne_bytes(piece.try_into().expect("an int")) as usize
+        }
+        fn string(&mut self) {
+            let size = usize::from_ne_bytes(
+                self.dump[self.at..self.at + SIZE_T]
+                    .try_into()
+                    .expect("a size_t"),
+            );
+            self.at += SIZE_T;
+            let index = if size == 0 {
+                -1
+            } else {
+                // Without the trailing NUL that lua_dump writes.
+                let bytes = &self.dump[self.at..self.at + size - 1];
+                self.at += size;
+                let next = self.strings.len() as c_int;
+                *self.index.entry(bytes).or_insert_with(|| {
+                    self.strings.push(bytes);
+                    next
+                })
+            };
+            self.body.extend_from_slice(&index.to_ne_bytes());
+        }
+        fn function(&mut self) {
+            self.string(); // source
+            self.copy(2 * INT + 4); // line range, nups, numparams, is_vararg, maxstacksize
+            let code = self.int();
+            self.copy(code * 4);
+            for _ in 0..self.int() {
+                match self.copy(1)[0] as c_int {
+                    ffi::LUA_TNIL => {}
+                    ffi::LUA_TBOOLEAN => {
+                        self.copy(1);
+                    }
+                    ffi::LUA_TNUMBER => {
+                        self.copy(std::mem::size_of::<f64>());
+                    }
+                    ffi::LUA_TSTRING => self.string(),
+                    other => unreachable!("lua_dump wrote constant type {other}"),
+                }
+            }
+            for _ in 0..self.int() {
+                self.function();
+            }
+            let lines = self.int();
+            self.copy(lines * INT);
+            for _ in 0..self.int() {
+                self.string();
+                self.copy(2 * INT);
+            }
+            for _ in 0..self.int() {
+                self.string();
+            }
+        }
+    }
+
+    let mut rewrite = Rewrite {
+        dump,
+        at: HEADER,
+        body: Vec::with_capacity(dump.len()),
+        strings: Vec::new(),
+        index: std::collections::HashMap::new(),
+    };
+    rewrite.function();
+    assert_eq!(
+        rewrite.at,
+        dump.len(),
+        "lua_dump's output is read to its end"
+    );
+    let mut out = Vec::with_capacity(dump.len());
+    out.extend_from_slice(&dump[..HEADER]);
+    out.extend_from_slice(&(rewrite.strings.len() as c_int).to_ne_bytes());
+    for bytes in &rewrite.strings {
+        out.extend_from_slice(&bytes.len().to_ne_bytes());
+        out.extend_from_slice(bytes);
+    }
+    out.extend_from_slice(&rewrite.body);
+    out
 }
 
 /// The text of the error value at `idx`: strings and numbers as they are, other values
@@ -796,6 +904,24 @@ mod tests {
                 .call::<String>(other)
                 .unwrap(),
         })
+    }
+
+    #[test]
+    fn loaded_bytecode_keeps_constants_and_debug_names() {
+        // Repeated constants across nested functions, numbers, booleans, and the local and
+        // upvalue names that error messages quote: the same results as a parsed chunk.
+        let source = r#"
+            local label = "spec"
+            local function name(t) return label .. "." .. t.spec .. tostring(1.5) .. tostring(true) end
+            local missing = nil
+            local ok, err = pcall(function() return missing.spec end)
+            local ok2, err2 = pcall(function() local inner = nil; return inner.label end)
+            return name({spec = "spec"}) .. "|" .. err .. "|" .. err2
+        "#;
+        let expected = mlua_eval(source).unwrap();
+        assert!(expected.contains("upvalue 'missing'"), "{expected}");
+        assert!(expected.contains("local 'inner'"), "{expected}");
+        assert_eq!(sandbox_eval(&Limits::default(), source).unwrap(), expected);
     }
 
     #[test]

@@ -15,6 +15,7 @@
 #include "lobject.h"
 #include "lstate.h"
 #include "lstring.h"
+#include "ltable.h"
 #include "lundump.h"
 
 /*
@@ -37,6 +38,16 @@ LUA_API void kruise_set_gc_threshold (lua_State *L, size_t threshold) {
   G(L)->GCthreshold = threshold;
 }
 
+/* Pushes the string whose bytes are at `bytes' (as returned by lua_tolstring
+   for a string value), without hashing and looking it up again as
+   lua_pushlstring would. The string must be alive (e.g. a key of a table the
+   caller holds, with no collection in between). */
+LUA_API void kruise_push_string_at (lua_State *L, const char *bytes) {
+  TString *ts = cast(TString *, bytes) - 1;  /* getstr(ts) is (ts + 1) */
+  setsvalue2s(L, L->top, ts);
+  incr_top(L);
+}
+
 /* Makes room in the string table for `size' strings at once (a fresh state
    starts with 32 slots and rehashes every string at each doubling). */
 LUA_API void kruise_presize_strings (lua_State *L, int size) {
@@ -50,11 +61,18 @@ LUA_API void kruise_presize_strings (lua_State *L, int size) {
 ** without luaG_checkcode's verification (the code came from our own parser),
 ** which together were most of the cost of loading a script into each fresh
 ** state. Bytecode from anywhere else must go through lua_load.
+**
+** One difference (the engine rewrites lua_dump's output for it): after the
+** header comes a table of the chunk's distinct strings (int count, then each
+** as size_t length and bytes), and every string of the functions is an int
+** index into it (-1: none). Each distinct name is thus interned once per
+** state, not once per function that uses it.
 */
 
 typedef struct {
   lua_State *L;
   const char *p, *end;
+  Table *strings;  /* the chunk's strings, anchored on the stack */
 } Reader;
 
 static void bad (Reader *R) {
@@ -80,14 +98,27 @@ static int read_int (Reader *R) {
 }
 
 static TString *read_string (Reader *R) {
-  size_t size;
-  TString *ts;
-  read_block(R, &size, sizeof(size));
-  if (size == 0) return NULL;
-  if ((size_t)(R->end - R->p) < size) bad(R);
-  ts = luaS_newlstr(R->L, R->p, size - 1);  /* without the trailing '\0' */
-  R->p += size;
-  return ts;
+  int i = read_int(R);
+  if (i < 0) return NULL;
+  if (i >= R->strings->sizearray) bad(R);
+  return rawtsvalue(&R->strings->array[i]);
+}
+
+static void read_strings (Reader *R) {
+  lua_State *L = R->L;
+  int i, n = read_int(R);
+  Table *t;
+  if (n < 0) bad(R);
+  t = luaH_new(L, n, 0);
+  sethvalue(L, L->top, t); incr_top(L);  /* keeps them alive */
+  for (i = 0; i < n; i++) {
+    size_t size;
+    read_block(R, &size, sizeof(size));
+    if ((size_t)(R->end - R->p) < size) bad(R);
+    setsvalue2n(L, &t->array[i], luaS_newlstr(L, R->p, size));
+    R->p += size;
+  }
+  R->strings = t;
 }
 
 static Proto *read_function (Reader *R, TString *parent_source) {
@@ -167,12 +198,12 @@ static void load_trusted (lua_State *L, void *ud) {
   if ((size_t)(R->end - R->p) < LUAC_HEADERSIZE ||
       memcmp(header, R->p, LUAC_HEADERSIZE) != 0) bad(R);
   R->p += LUAC_HEADERSIZE;
+  read_strings(R);
   tf = read_function(R, luaS_newliteral(L, "=?"));
   cl = luaF_newLclosure(L, tf->nups, hvalue(gt(L)));
   cl->l.p = tf;
   for (i = 0; i < tf->nups; i++) cl->l.upvals[i] = luaF_newupval(L);
-  setclvalue(L, L->top, cl);
-  incr_top(L);
+  setclvalue(L, L->top - 1, cl);  /* in the place of the strings */
 }
 
 /* Like lua_load of `size' bytes of bytecode at `buf': 0 and the function on
@@ -182,5 +213,6 @@ LUA_API int kruise_load_trusted (lua_State *L, const char *buf, size_t size) {
   R.L = L;
   R.p = buf;
   R.end = buf + size;
+  R.strings = NULL;
   return luaD_pcall(L, load_trusted, &R, savestack(L, L->top), L->errfunc);
 }

@@ -29,6 +29,8 @@ unsafe extern "C-unwind" {
     // lua51-sys/csrc/kruise_host.c: the allocation total at which the next GC step runs.
     fn kruise_gc_threshold(state: State) -> usize;
     fn kruise_set_gc_threshold(state: State, threshold: usize);
+    // Pushes the live string whose bytes `lua_tolstring` returned, without re-interning it.
+    fn kruise_push_string_at(state: State, bytes: *const u8);
 }
 
 /// Hashes a table's address (aligned, so the low bits carry nothing) for the visited set.
@@ -164,7 +166,9 @@ impl Encoder<'_> {
                         *next += 1;
                         gotext::write_go_string(self.out, key.bytes());
                         self.out.push(b':');
-                        ffi::lua_pushlstring(self.l, key.0.cast(), key.1);
+                        // The key is alive in `table` (see KeyBytes): pushed as the
+                        // same string, without hashing it again.
+                        kruise_push_string_at(self.l, key.0);
                         ffi::lua_rawget(self.l, table);
                     }
                     _ => {

@@ -171,6 +171,28 @@ pub(crate) fn write_go_int<S: Sink>(out: &mut S, value: i64) {
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
+/// Bytes that start an escape in valid UTF-8 text: control bytes, `"`, `\\`, `<`, `>`, `&`,
+/// and 0xE2 (the lead byte of U+2028 / U+2029).
+const ESCAPE_START: [bool; 256] = byte_table(0xe2);
+/// Bytes after which text may need care: the escapes above and every non-ASCII byte.
+const NOT_PLAIN: [bool; 256] = byte_table(0x80);
+
+const fn byte_table(high_from: usize) -> [bool; 256] {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        table[b] = b < 0x20
+            || b == b'"' as usize
+            || b == b'\\' as usize
+            || b == b'<' as usize
+            || b == b'>' as usize
+            || b == b'&' as usize
+            || (b >= high_from && (high_from == 0x80 || b == high_from));
+        b += 1;
+    }
+    table
+}
+
 /// Writes valid UTF-8 text with Go's escaping, without the quotes.
 fn write_escaped_valid<S: Sink>(out: &mut S, s: &str) {
     let bytes = s.as_bytes();
@@ -178,6 +200,10 @@ fn write_escaped_valid<S: Sink>(out: &mut S, s: &str) {
     let mut i = 0;
     while i < bytes.len() {
         let b = bytes[i];
+        if !ESCAPE_START[usize::from(b)] {
+            i += 1;
+            continue;
+        }
         let width = match b {
             b'"' | b'\\' | b'\n' | b'\r' | b'\t' | b'<' | b'>' | b'&' | 0x00..=0x1f => 1,
             // U+2028 / U+2029 are E2 80 A8 / E2 80 A9.
@@ -220,6 +246,13 @@ fn write_escaped_valid<S: Sink>(out: &mut S, s: &str) {
 /// UTF-8 becomes the escape `\ufffd`; valid text is escaped as in [`write_go_str`].
 pub(crate) fn write_go_string<S: Sink>(out: &mut S, bytes: &[u8]) {
     out.put_ascii(b'"');
+    // The usual key or value: printable ASCII that needs no escape, written as is.
+    if !bytes.iter().any(|&b| NOT_PLAIN[usize::from(b)]) {
+        // SAFETY: every byte is ASCII (NOT_PLAIN holds all bytes from 0x80), so valid UTF-8.
+        out.put(unsafe { std::str::from_utf8_unchecked(bytes) });
+        out.put_ascii(b'"');
+        return;
+    }
     if let Ok(text) = std::str::from_utf8(bytes) {
         write_escaped_valid(out, text);
         out.put_ascii(b'"');

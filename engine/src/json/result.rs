@@ -185,6 +185,19 @@ pub(super) fn data_to_canonical(data: &Data) -> String {
     out
 }
 
+/// Whether `raw` contains the text `\ufffd` (every occurrence starts at a backslash, and
+/// every backslash is looked at).
+fn contains_replacement_escape(raw: &[u8]) -> bool {
+    let mut rest = raw;
+    while let Some(i) = rest.iter().position(|&b| b == b'\\') {
+        rest = &rest[i + 1..];
+        if rest.starts_with(b"ufffd") {
+            return true;
+        }
+    }
+    false
+}
+
 /// The canonical JSON of `decode_custom(raw)` for `raw` made by this crate's encoder, found
 /// without decoding, in the usual case: a top-level object whose only keys are `annotations`,
 /// `labels` and `spec` (lower case), labels and annotations `null` or flat string maps, and
@@ -194,7 +207,7 @@ pub(super) fn data_to_canonical(data: &Data) -> String {
 /// text in `spec`, `labels`, `annotations` order. `None` when the shortcut does not apply;
 /// the result then needs decoding (which may also fail).
 pub(super) fn canonical_from_encoded(raw: &[u8]) -> Option<String> {
-    if raw.windows(6).any(|w| w == b"\\ufffd") {
+    if contains_replacement_escape(raw) {
         return None;
     }
     if raw == b"null" {

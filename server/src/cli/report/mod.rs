@@ -466,7 +466,6 @@ pub(crate) mod fixtures {
 
     use super::*;
     use kruise_lua_engine::ScriptError;
-    use kruise_lua_engine::luadata::LuaData;
     use kruise_lua_engine::yaml::Pos;
 
     pub fn span(line: u32) -> Option<Span> {
@@ -488,7 +487,7 @@ pub(crate) mod fixtures {
         StepOutcome {
             index,
             status,
-            obj: LuaData::default(),
+            obj: Default::default(),
             actual: Some(r#"{"spec":{"weight":10}}"#.to_string()),
             expected: Some(r#"{"spec":{"weight":10}}"#.to_string()),
             error: None,
