@@ -64,18 +64,25 @@ impl Backend {
         }
     }
 
-    fn apply_settings(&self, value: &Value) {
+    /// Applies new client settings; returns whether they changed anything.
+    fn apply_settings(&self, value: &Value) -> bool {
         let (settings, problems) = Settings::from_json(value);
-        *self
-            .session
-            .settings
-            .write()
-            .unwrap_or_else(|e| e.into_inner()) = settings;
+        let changed = {
+            let mut current = self
+                .session
+                .settings
+                .write()
+                .unwrap_or_else(|e| e.into_inner());
+            let changed = *current != settings;
+            *current = settings;
+            changed
+        };
         if !problems.is_empty() {
             let client = self.session.client.clone();
             let message = format!("kruise-lua settings: {}", problems.join("; "));
             tokio::spawn(async move { client.show_message(MessageType::WARNING, message).await });
         }
+        changed
     }
 }
 
@@ -246,7 +253,11 @@ impl LanguageServer for Backend {
 
     async fn did_change_configuration(&self, params: DidChangeConfigurationParams) {
         self.shielded("did_change_configuration", move || {
-            self.apply_settings(&params.settings);
+            // Clients often repeat their settings; rerunning everything then only races
+            // with what the editor is asking for.
+            if !self.apply_settings(&params.settings) {
+                return;
+            }
             for path in self.session.docs.open_paths() {
                 self.session.analyse(&path, None);
             }

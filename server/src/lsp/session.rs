@@ -22,7 +22,7 @@ use crate::analysis::{LintConfig, SpecShape, infer_spec_shape};
 
 /// Client settings (`initializationOptions` or `workspace/didChangeConfiguration`, either bare
 /// or under a `kruiseLua` key).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Settings {
     pub lints: LintConfig,
     pub mode: Mode,
@@ -47,7 +47,11 @@ impl Settings {
         let value = value.get("kruiseLua").unwrap_or(value);
         let mut settings = Settings::default();
         let mut problems = Vec::new();
-        if let Some(lints) = value.get("lints") {
+        // Clients written in Lua send an empty table, i.e. `[]`, for "no lint settings".
+        if let Some(lints) = value
+            .get("lints")
+            .filter(|lints| lints.as_array().is_none_or(|items| !items.is_empty()))
+        {
             match LintConfig::from_json(&serde_json::json!({ "lints": lints })) {
                 Ok(config) => settings.lints = config,
                 Err(e) => problems.push(e.to_string()),
@@ -533,5 +537,31 @@ impl Session {
         for t in others {
             self.schedule_run(t, debounce);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_empty_lua_table_means_no_lint_settings() {
+        // vim.json encodes Lua's `{}` as `[]`.
+        let (settings, problems) =
+            Settings::from_json(&serde_json::json!({"kruiseLua": {"lints": []}}));
+        assert!(problems.is_empty(), "{problems:?}");
+        assert_eq!(settings, Settings::default());
+        let (_, problems) = Settings::from_json(&serde_json::json!({"lints": ["KL001"]}));
+        assert_eq!(problems.len(), 1, "a non-empty list is still an error");
+    }
+
+    #[test]
+    fn settings_compare_by_value() {
+        let (first, _) = Settings::from_json(&serde_json::json!({"lints": {"KL007": "off"}}));
+        let (again, _) =
+            Settings::from_json(&serde_json::json!({"kruiseLua": {"lints": {"KL007": "off"}}}));
+        let (other, _) = Settings::from_json(&serde_json::json!({"mode": "production"}));
+        assert_eq!(first, again);
+        assert_ne!(first, other);
     }
 }
