@@ -671,13 +671,7 @@ impl Sandbox {
 
     /// The error of a failed run: the spent budget decides the kind when there is one.
     fn classify(&self, default: ErrorKind, message: String) -> ScriptError {
-        let kind = match self.limit_hit() {
-            Some(LimitHit::Timeout) => ErrorKind::Timeout,
-            Some(LimitHit::Memory) => ErrorKind::Memory,
-            None => default,
-        };
-        let line = script_line(&message);
-        ScriptError::new(kind, message).at_line(line)
+        classified(self.limit_hit(), default, message)
     }
 
     /// `Some` once the run has spent its time or memory budget.
@@ -792,7 +786,13 @@ fn run_chunk(lua: &Lua, source: &[u8]) -> Result<MultiValue, ScriptError> {
 /// The error of a failed run: the spent budget decides the kind when there is one (the
 /// allocator flag is read too, in case no hook ran after the failed allocation).
 fn classify(lua: &Lua, default: ErrorKind, message: String) -> ScriptError {
-    let kind = match limit_hit(lua) {
+    classified(limit_hit(lua), default, message)
+}
+
+/// A failed run's error: a spent budget decides the kind, else `default`; the line comes
+/// from the message.
+fn classified(limit: Option<LimitHit>, default: ErrorKind, message: String) -> ScriptError {
+    let kind = match limit {
         Some(LimitHit::Timeout) => ErrorKind::Timeout,
         Some(LimitHit::Memory) => ErrorKind::Memory,
         None => default,
