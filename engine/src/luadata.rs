@@ -152,6 +152,7 @@ fn go_float_to_int64(f: f64) -> i64 {
 impl Data {
     /// The `data` member of an obj as Go marshals Kruise's `Data` (`omitempty` on every
     /// field): `spec` absent when `None`, labels and annotations absent when `None` or empty.
+    /// Also the shape results and `expected[i]` are compared (and diffed) in.
     pub fn to_obj_json(&self) -> JsonValue {
         let mut data = BTreeMap::new();
         if let Some(annotations) = self.annotations.as_ref().filter(|m| !m.is_empty()) {

@@ -540,8 +540,8 @@ pub fn run_case_step(
                             Err(_) => unreachable!("an Encoded result decodes"),
                         },
                     };
-                    let expected_json = data_to_json(expected);
-                    let actual_json = data_to_json(&actual);
+                    let expected_json = expected.to_obj_json();
+                    let actual_json = actual.to_obj_json();
                     outcome.diff = diff_values(&expected_json, &actual_json)
                         .into_iter()
                         .map(|(path, expected, actual)| FieldDiff {
@@ -585,23 +585,6 @@ fn mode_difference_warning(
             "Kruise's unit test would see a different result than the controller: the controller gets {production} but `go test` sees {harness} (an empty Lua table encodes as [] in Kruise's test and as null in the controller)"
         ),
     })
-}
-
-/// A result as the JSON object Kruise compares: `spec`, `labels`, `annotations` when present.
-pub fn data_to_json(data: &Data) -> JsonValue {
-    let mut object = BTreeMap::new();
-    if let Some(spec) = &data.spec {
-        object.insert("spec".to_owned(), spec.clone());
-    }
-    for (key, map) in [("labels", &data.labels), ("annotations", &data.annotations)] {
-        if let Some(map) = map.as_ref().filter(|map| !map.is_empty()) {
-            let entries = map
-                .iter()
-                .map(|(k, v)| (k.clone(), JsonValue::String(v.clone())));
-            object.insert(key.to_owned(), JsonValue::Object(entries.collect()));
-        }
-    }
-    JsonValue::Object(object)
 }
 
 /// Every path where the two values differ, with each side's value (`None` when absent).
