@@ -18,6 +18,9 @@ use crate::value::JsonValue;
 use crate::vm::{self, Limits, Sandbox, State};
 use crate::yaml::{PathSeg, Span, YamlNode};
 
+mod prepared;
+use prepared::PreparedSandboxes;
+
 /// Which rules decide a step's verdict (conformance 2.5 and 2.6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Mode {
@@ -127,18 +130,32 @@ pub struct CaseOutcome {
 
 /// A script compiled once, to run any number of times (each run in a fresh state). A
 /// syntax error is kept and reported by every run, as Kruise reports it per run.
-#[derive(Debug, Clone, PartialEq)]
+///
+/// Clones share the sandboxes kept ready for the script (see `prepared`), so a script may
+/// be run from several threads at once; each run has a sandbox of its own.
+#[derive(Debug, Clone)]
 pub struct Script {
     source: String,
     /// The bytecode of the chunk (`=<string>`), or its syntax error.
     compiled: Result<Vec<u8>, ScriptError>,
+    prepared: Arc<PreparedSandboxes>,
+}
+
+impl PartialEq for Script {
+    fn eq(&self, other: &Script) -> bool {
+        self.source == other.source
+    }
 }
 
 impl Script {
     pub fn new(source: impl Into<String>) -> Script {
         let source = source.into();
         let compiled = vm::compile(source.as_bytes());
-        Script { source, compiled }
+        Script {
+            source,
+            compiled,
+            prepared: Arc::default(),
+        }
     }
 
     pub fn source(&self) -> &str {
@@ -292,9 +309,10 @@ fn decode_raw<T>(
     decode(raw).map_err(|message| ScriptError::new(ErrorKind::Unmarshal, message))
 }
 
-/// Creates a fresh state, installs the environment and `obj`, runs the compiled chunk and
-/// hands the last returned value (Kruise takes the top of the stack) to `finish` while the
-/// state lives. `finish` may be called a second time with an error (see `Sandbox::run`).
+/// Takes a fresh state with the environment and the compiled chunk, sets `obj`, runs the
+/// chunk and hands the last returned value (Kruise takes the top of the stack) to `finish`
+/// while the state lives. `finish` may be called a second time with an error (see
+/// `Sandbox::run`).
 fn execute<T>(
     script: &Script,
     obj: Obj<'_>,
@@ -307,18 +325,24 @@ fn execute<T>(
         // The state would not change the outcome: skip it.
         Err(error) => return (Vec::new(), finish(Err(error.clone()))),
     };
-    let sandbox = match prepare_state(obj, options) {
+    let sandbox = match script.prepared.take(bytecode, options) {
         Ok(sandbox) => sandbox,
-        Err(error) => {
-            let error = ScriptError::new(
-                ErrorKind::Runtime,
-                format!("cannot prepare the Lua state: {error}"),
-            );
-            return (Vec::new(), finish(Err(error)));
-        }
+        Err(error) => return (Vec::new(), finish(Err(error))),
     };
-    let result = sandbox.run(bytecode, finish);
+    if let Err(error) = set_obj(&sandbox, obj, options.key_order) {
+        return (Vec::new(), finish(Err(cannot_prepare(error))));
+    }
+    sandbox.start_collector();
+    let result = sandbox.run(finish);
     (sandbox.take_prints(), result)
+}
+
+/// The error of a run whose state could not be made (the memory cap is too small for it).
+fn cannot_prepare(error: String) -> ScriptError {
+    ScriptError::new(
+        ErrorKind::Runtime,
+        format!("cannot prepare the Lua state: {error}"),
+    )
 }
 
 /// The `obj` of a run, as JSON or as the data of a test-case step.
@@ -329,7 +353,7 @@ enum Obj<'a> {
 }
 
 /// A fresh sandbox with Kruise's environment (libraries, `json`): what every run starts
-/// from, before `obj` is set (exposed for benchmarks).
+/// from, before the chunk is loaded and `obj` set (exposed for benchmarks).
 pub fn fresh_sandbox(options: &RunOptions) -> Result<Sandbox, String> {
     let sandbox = Sandbox::new(&options.limits)?;
     let order = options.key_order;
@@ -343,10 +367,8 @@ pub fn fresh_sandbox(options: &RunOptions) -> Result<Sandbox, String> {
     Ok(sandbox)
 }
 
-/// A sandbox with Kruise's environment and the global `obj`.
-fn prepare_state(obj: Obj<'_>, options: &RunOptions) -> Result<Sandbox, String> {
-    let sandbox = fresh_sandbox(options)?;
-    let order = options.key_order;
+/// Sets the global `obj` in a sandbox with Kruise's environment.
+fn set_obj(sandbox: &Sandbox, obj: Obj<'_>, order: KeyOrder) -> Result<(), String> {
     // A step's obj is converted without copying its spec into JSON first: everything else
     // goes through `LuaData::to_json`, and `data.spec` is added afterwards, which is where
     // sorted insertion puts it anyway ("spec" sorts after "annotations" and "labels").
@@ -386,9 +408,7 @@ fn prepare_state(obj: Obj<'_>, options: &RunOptions) -> Result<Sandbox, String> 
             }
             ffi::lua_rawset(l, ffi::LUA_GLOBALSINDEX);
         }
-    })?;
-    sandbox.start_collector();
-    Ok(sandbox)
+    })
 }
 
 /// gopher-lua's name for the type of the value at `idx`, as in Kruise's not-a-table error.

@@ -163,6 +163,13 @@ fn driver_key() -> *mut c_void {
     (&raw const DRIVER_KEY).cast_mut().cast()
 }
 
+/// The registry key of a [`Sandbox`]'s loaded script chunk (see [`Sandbox::load`]).
+static CHUNK_KEY: u8 = 0;
+
+fn chunk_key() -> *mut c_void {
+    (&raw const CHUNK_KEY).cast_mut().cast()
+}
+
 /// The callback [`finish_driver`] runs: the state and the index of the returned value.
 type Finisher<'a> = &'a mut dyn FnMut(State, c_int);
 
@@ -576,7 +583,51 @@ impl Sandbox {
         }
     }
 
-    /// Loads bytecode made by [`compile`] in this process, runs it, and hands the last value it returned
+    /// Loads bytecode made by [`compile`] in this process as the chunk [`Self::run`] runs
+    /// (kept in the registry). Fails only when the memory cap is reached.
+    pub(crate) fn load(&self, bytecode: &[u8]) -> Result<(), ScriptError> {
+        self.protected(|l| {
+            // SAFETY: a protected call with LUA_MINSTACK slots; only the engine loads
+            // bytecode (scripts cannot: see `compile` and stdlib).
+            unsafe {
+                ffi::lua_pushlightuserdata(l, chunk_key());
+                if load_compiled(l, bytecode) != 0 {
+                    ffi::lua_error(l);
+                }
+                ffi::lua_rawset(l, ffi::LUA_REGISTRYINDEX);
+            }
+        })
+        .map_err(|message| self.classify(ErrorKind::Syntax, message))
+    }
+
+    /// Records the whole state as it is now, for [`Self::rewind`]. Taken between runs:
+    /// with an empty stack and the collector stopped (before `start_collector`).
+    pub(crate) fn snapshot(&mut self) {
+        // SAFETY: the state is idle; its every block is in the arena.
+        unsafe {
+            ffi::lua_settop(self.state(), 0);
+            (*self.arena).take_snapshot();
+        }
+    }
+
+    /// Brings the state back, byte for byte, to the last [`Self::snapshot`]: whatever a run
+    /// did since (globals, library tables, metatables, interned strings, memory use, a
+    /// spent budget's flags in the VM) is gone, as in a state made afresh.
+    pub(crate) fn rewind(&mut self) {
+        // SAFETY: between runs, so nothing refers to blocks made since the snapshot (the
+        // state itself and the context's pointer to it are in the image).
+        unsafe { (*self.arena).rewind() };
+    }
+
+    /// Starts a run's budget: the deadline is `timeout` from now; no limit is spent and
+    /// nothing printed yet.
+    pub(crate) fn begin_run(&self, timeout: Duration) {
+        self.context.deadline.set(Some(Instant::now() + timeout));
+        self.context.hit.set(None);
+        self.context.take_prints();
+    }
+
+    /// Runs the chunk [`Self::load`] loaded, and hands the last value it returned
     /// (`nil` when none: Kruise takes the top of the stack) to `finish` as the state and
     /// that value's stack index, inside a protected call; or hands it the error classified
     /// as syntax / runtime (with line) / timeout / memory.
@@ -586,13 +637,12 @@ impl Sandbox {
     /// library code become runtime errors.
     pub(crate) fn run<T>(
         &self,
-        bytecode: &[u8],
         mut finish: impl FnMut(Result<(State, c_int), ScriptError>) -> T,
     ) -> T {
         let l = self.state();
         let mut output = None;
         let ran = catch_unwind(AssertUnwindSafe(|| {
-            self.exec(bytecode)?;
+            self.exec()?;
             // SAFETY: exec left [driver, results...] on the stack (LUA_MINSTACK slots free
             // after settop); the finisher lives across the protected call.
             unsafe {
@@ -626,22 +676,21 @@ impl Sandbox {
         }
     }
 
-    /// Loads and runs the chunk as mlua's `Function::call` would: slot 1 holds the finish
+    /// Runs the loaded chunk as mlua's `Function::call` would: slot 1 holds the finish
     /// driver where mlua keeps its message handler, the chunk sits in slot 2 (this matters:
     /// the patched VM's value-stack limit counts slots from the bottom). On success the
     /// results follow the driver.
-    fn exec(&self, bytecode: &[u8]) -> Result<(), ScriptError> {
+    fn exec(&self) -> Result<(), ScriptError> {
         let l = self.state();
         // SAFETY: valid state with LUA_MINSTACK free slots at the base level; the driver is
-        // in the registry since `new`; loading and pcall are protected calls. Only the
-        // engine loads bytecode (scripts cannot: see `compile` and stdlib).
+        // in the registry since `new`, the chunk since `load` (reading them allocates
+        // nothing); pcall is a protected call.
         unsafe {
             ffi::lua_settop(l, 0);
             ffi::lua_pushlightuserdata(l, driver_key());
             ffi::lua_rawget(l, ffi::LUA_REGISTRYINDEX);
-            if load_compiled(l, bytecode) != 0 {
-                return Err(self.failure(ErrorKind::Syntax));
-            }
+            ffi::lua_pushlightuserdata(l, chunk_key());
+            ffi::lua_rawget(l, ffi::LUA_REGISTRYINDEX);
             if ffi::lua_pcall(l, 0, ffi::LUA_MULTRET, 0) != 0 {
                 return Err(self.failure(ErrorKind::Runtime));
             }
@@ -684,6 +733,10 @@ impl Sandbox {
         self.context.take_prints()
     }
 }
+
+// SAFETY: a Lua state belongs to no thread; a sandbox is used by one thread at a time (its
+// methods need it borrowed, and it is not Sync), and no block of it is shared elsewhere.
+unsafe impl Send for Sandbox {}
 
 impl Drop for Sandbox {
     fn drop(&mut self) {
@@ -879,8 +932,9 @@ mod tests {
                 crate::json::install_module_raw(l, crate::json::KeyOrder::Sorted);
             })
             .expect("environment");
+        sandbox.load(&bytecode)?;
         sandbox.start_collector();
-        sandbox.run(&bytecode, |returned| {
+        sandbox.run(|returned| {
             let (l, idx) = returned?;
             // SAFETY: the returned value in the live state.
             Ok(unsafe { error_text(l, idx) })

@@ -100,8 +100,14 @@ fn check_custom_vector(dir: &Path, name: &str) -> Vec<String> {
     let source = fs::read_to_string(dir.join(format!("{name}.lua"))).unwrap();
     let obj = obj_from_file(&dir.join(format!("{name}.obj.json")));
     let expected = read_json(&dir.join(format!("{name}.expected.json")));
-    let run = runner::run_custom_json(&runner::Script::new(source), &obj, &options());
+    let script = runner::Script::new(source);
+    let run = runner::run_custom_json(&script, &obj, &options());
     let mut problems = Vec::new();
+    // The second run starts from the sandbox the first one used, rewound.
+    let again = runner::run_custom_json(&script, &obj, &options());
+    if again != run {
+        problems.push(format!("a second run differs: {again:?}, first {run:?}"));
+    }
     let production = Verdict::from_result(&run.production, Data::to_canonical_json);
     let want = Verdict::from_expected(&expected);
     if production != want {
@@ -167,16 +173,21 @@ fn ingress_vectors() {
         let source = fs::read_to_string(dir.join(format!("{name}.lua"))).unwrap();
         let obj = obj_from_file(&dir.join(format!("{name}.obj.json")));
         let expected = read_json(&dir.join(format!("{name}.expected.json")));
-        let run = runner::run_ingress_json(&runner::Script::new(source), &obj, &options());
+        let script = runner::Script::new(source);
+        let run = runner::run_ingress_json(&script, &obj, &options());
         let got = Verdict::from_result(&run.result, |annotations| {
             kruise_lua_engine::json::annotations_to_canonical_json(annotations.as_ref())
         });
         let want = Verdict::from_expected(&expected);
-        let problems = if got == want {
-            vec![]
-        } else {
-            vec![format!("got {got:?}, want {want:?}")]
-        };
+        let mut problems = Vec::new();
+        if got != want {
+            problems.push(format!("got {got:?}, want {want:?}"));
+        }
+        // The second run starts from the sandbox the first one used, rewound.
+        let again = runner::run_ingress_json(&script, &obj, &options());
+        if again != run {
+            problems.push(format!("a second run differs: {again:?}, first {run:?}"));
+        }
         results.insert(name, problems);
     }
     check_known(results);

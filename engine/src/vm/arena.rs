@@ -11,6 +11,12 @@
 //! them, so scripts hit the cap where they did before), and twice that on the memory the
 //! arena takes from the system, so that blocks freed in one size class and never reused in
 //! another cannot grow the process without bound.
+//!
+//! An arena can also take a snapshot of everything it holds and later rewind to it: since
+//! every block of a state lives in its arena, rewinding brings the state back byte for byte
+//! (see `Sandbox::snapshot`). Chunks and large blocks that existed at the snapshot stay at
+//! their addresses until the arena is dropped, so that the pointers inside the image stay
+//! valid; everything allocated after it is released by the rewind.
 
 use std::ffi::c_void;
 use std::ptr::null_mut;
@@ -28,20 +34,33 @@ const SMALL_MAX: usize = 1024;
 const CLASSES: usize = SMALL_MAX / GRAIN;
 const CHUNK: usize = 64 * 1024;
 
-/// Header of a large block: links of the list of live large blocks (16 bytes, so the
-/// block after it stays 16-byte aligned).
+/// Header of a large block: links of the list of live large blocks and the block's size
+/// (32 bytes, so the block after it stays 16-byte aligned).
 #[repr(C)]
 struct Large {
     prev: *mut Large,
     next: *mut Large,
+    /// Bytes after the header.
+    size: usize,
+    _pad: usize,
 }
 
 const HEADER: usize = std::mem::size_of::<Large>();
 
 pub(super) struct Arena {
-    /// Bytes Lua holds, and the cap on them (0: none).
-    used: usize,
+    cursor: Cursor,
+    /// The cap on the bytes Lua holds (0: none).
     limit: usize,
+    /// Every chunk, freed on drop.
+    chunks: Vec<*mut c_void>,
+    snapshot: Option<Box<Snapshot>>,
+}
+
+/// The arena's bookkeeping of its blocks: what a snapshot saves beside the memory itself.
+#[derive(Clone, Copy)]
+struct Cursor {
+    /// Bytes Lua holds.
+    used: usize,
     /// Bytes taken from the system (chunks and large blocks with headers).
     footprint: usize,
     /// Free blocks per size class, linked through their first word.
@@ -49,10 +68,26 @@ pub(super) struct Arena {
     /// The unused tail of the current chunk.
     bump: *mut u8,
     bump_end: *mut u8,
-    /// Every chunk, freed on drop.
-    chunks: Vec<*mut c_void>,
     /// Live large blocks.
     large: *mut Large,
+}
+
+/// What [`Arena::rewind`] restores.
+struct Snapshot {
+    cursor: Cursor,
+    /// The contents of the chunks that existed, in order (the last one up to its bump
+    /// pointer: the rest of it was unused).
+    chunks: Vec<Box<[u8]>>,
+    /// The large blocks that existed, with their contents (header included). They are
+    /// pinned: never returned to the system before the arena is dropped, even once Lua
+    /// frees them.
+    large: Vec<(*mut Large, Box<[u8]>)>,
+}
+
+impl Snapshot {
+    fn pins(&self, header: *mut Large) -> bool {
+        self.large.iter().any(|&(pinned, _)| pinned == header)
+    }
 }
 
 fn class_of(size: usize) -> usize {
@@ -62,15 +97,105 @@ fn class_of(size: usize) -> usize {
 impl Arena {
     pub(super) fn new(limit: usize) -> Self {
         Arena {
-            used: 0,
+            cursor: Cursor {
+                used: 0,
+                footprint: 0,
+                free: [null_mut(); CLASSES],
+                bump: null_mut(),
+                bump_end: null_mut(),
+                large: null_mut(),
+            },
             limit,
-            footprint: 0,
-            free: [null_mut(); CLASSES],
-            bump: null_mut(),
-            bump_end: null_mut(),
             chunks: Vec::new(),
-            large: null_mut(),
+            snapshot: None,
         }
+    }
+
+    /// Records every block's contents and the bookkeeping, for [`Self::rewind`]. A later
+    /// snapshot replaces it.
+    ///
+    /// # Safety
+    /// No block is being written while this reads them.
+    pub(super) unsafe fn take_snapshot(&mut self) {
+        let last = self.chunks.len().saturating_sub(1);
+        let chunks = self.chunks.iter().enumerate().map(|(index, &chunk)| {
+            let chunk = chunk.cast::<u8>();
+            let len = if index == last {
+                self.cursor.bump as usize - chunk as usize
+            } else {
+                CHUNK
+            };
+            // SAFETY: the first `len` bytes of the chunk are within it.
+            Box::from(unsafe { std::slice::from_raw_parts(chunk, len) })
+        });
+        let chunks = chunks.collect();
+        let mut large = Vec::new();
+        let mut header = self.cursor.large;
+        while !header.is_null() {
+            // SAFETY: a live large block: its header and `size` bytes after it.
+            unsafe {
+                let bytes =
+                    std::slice::from_raw_parts(header.cast::<u8>(), HEADER + (*header).size);
+                large.push((header, Box::from(bytes)));
+                header = (*header).next;
+            }
+        }
+        self.snapshot = Some(Box::new(Snapshot {
+            cursor: self.cursor,
+            chunks,
+            large,
+        }));
+    }
+
+    /// Brings every block and the bookkeeping back to the snapshot, and releases what was
+    /// allocated since. Without a snapshot, does nothing.
+    ///
+    /// # Safety
+    /// Nothing uses a block allocated since the snapshot any more.
+    pub(super) unsafe fn rewind(&mut self) {
+        let Some(snapshot) = self.snapshot.take() else {
+            return;
+        };
+        // SAFETY: chunks and large blocks made since the snapshot came from malloc and
+        // are unused; the snapshot's own blocks are pinned, hence still allocated at their
+        // addresses, and their images are exactly their sizes.
+        unsafe {
+            for chunk in self.chunks.drain(snapshot.chunks.len()..) {
+                free(chunk);
+            }
+            self.free_unpinned_large(Some(&snapshot));
+            for (&chunk, image) in self.chunks.iter().zip(&snapshot.chunks) {
+                std::ptr::copy_nonoverlapping(image.as_ptr(), chunk.cast::<u8>(), image.len());
+            }
+            for (header, image) in &snapshot.large {
+                std::ptr::copy_nonoverlapping(image.as_ptr(), header.cast::<u8>(), image.len());
+            }
+        }
+        self.cursor = snapshot.cursor;
+        self.snapshot = Some(snapshot);
+    }
+
+    /// Frees the live large blocks that `snapshot` does not pin, and empties the list.
+    ///
+    /// # Safety
+    /// Nothing uses those blocks any more.
+    unsafe fn free_unpinned_large(&mut self, snapshot: Option<&Snapshot>) {
+        let mut header = self.cursor.large;
+        while !header.is_null() {
+            // SAFETY: a live large block from malloc (see the caller).
+            unsafe {
+                let next = (*header).next;
+                if !snapshot.is_some_and(|s| s.pins(header)) {
+                    free(header.cast());
+                }
+                header = next;
+            }
+        }
+        self.cursor.large = null_mut();
+    }
+
+    fn pinned(&self, header: *mut Large) -> bool {
+        self.snapshot.as_ref().is_some_and(|s| s.pins(header))
     }
 
     pub(super) fn limit(&self) -> usize {
@@ -79,21 +204,21 @@ impl Arena {
 
     /// Whether taking `more` bytes from the system stays within twice the cap.
     fn footprint_allows(&self, more: usize) -> bool {
-        self.limit == 0 || self.footprint + more <= self.limit.saturating_mul(2)
+        self.limit == 0 || self.cursor.footprint + more <= self.limit.saturating_mul(2)
     }
 
     /// A block of `size` (1..=SMALL_MAX) bytes from the free list or the chunk.
     #[inline(never)]
     unsafe fn alloc_small(&mut self, size: usize) -> *mut u8 {
         let class = class_of(size);
-        let head = self.free[class];
+        let head = self.cursor.free[class];
         if !head.is_null() {
             // SAFETY: a free block's first word links to the next free block.
-            self.free[class] = unsafe { *head.cast::<*mut u8>() };
+            self.cursor.free[class] = unsafe { *head.cast::<*mut u8>() };
             return head;
         }
         let rounded = (class + 1) * GRAIN;
-        if (self.bump_end as usize) - (self.bump as usize) < rounded {
+        if (self.cursor.bump_end as usize) - (self.cursor.bump as usize) < rounded {
             if !self.footprint_allows(CHUNK) {
                 return null_mut();
             }
@@ -103,14 +228,14 @@ impl Arena {
                 return null_mut();
             }
             self.chunks.push(chunk.cast());
-            self.footprint += CHUNK;
-            self.bump = chunk;
+            self.cursor.footprint += CHUNK;
+            self.cursor.bump = chunk;
             // SAFETY: within the chunk.
-            self.bump_end = unsafe { chunk.add(CHUNK) };
+            self.cursor.bump_end = unsafe { chunk.add(CHUNK) };
         }
-        let block = self.bump;
+        let block = self.cursor.bump;
         // SAFETY: `rounded` bytes remain in the chunk.
-        self.bump = unsafe { block.add(rounded) };
+        self.cursor.bump = unsafe { block.add(rounded) };
         block
     }
 
@@ -118,8 +243,8 @@ impl Arena {
     unsafe fn free_small(&mut self, block: *mut u8, size: usize) {
         let class = class_of(size);
         // SAFETY: the block has at least GRAIN bytes and is no longer used by Lua.
-        unsafe { *block.cast::<*mut u8>() = self.free[class] };
-        self.free[class] = block;
+        unsafe { *block.cast::<*mut u8>() = self.cursor.free[class] };
+        self.cursor.free[class] = block;
     }
 
     unsafe fn alloc_large(&mut self, size: usize) -> *mut u8 {
@@ -132,20 +257,24 @@ impl Arena {
             if header.is_null() {
                 return null_mut();
             }
-            self.footprint += size + HEADER;
+            (*header).size = size;
+            self.cursor.footprint += size + HEADER;
             self.link(header);
             header.cast::<u8>().add(HEADER)
         }
     }
 
     unsafe fn free_large(&mut self, block: *mut u8, size: usize) {
-        // SAFETY: `block` came from alloc_large/realloc_large, right after its header.
+        // SAFETY: `block` came from alloc_large/realloc_large, right after its header. A
+        // pinned block only leaves the list: the snapshot's image still refers to it.
         unsafe {
             let header = block.sub(HEADER).cast::<Large>();
             self.unlink(header);
-            free(header.cast());
+            if !self.pinned(header) {
+                free(header.cast());
+            }
         }
-        self.footprint -= size + HEADER;
+        self.cursor.footprint -= size + HEADER;
     }
 
     unsafe fn realloc_large(&mut self, block: *mut u8, old: usize, new: usize) -> *mut u8 {
@@ -155,13 +284,23 @@ impl Arena {
         // SAFETY: as in free_large; the header is relinked at its new address.
         unsafe {
             let header = block.sub(HEADER).cast::<Large>();
+            if self.pinned(header) {
+                // `realloc` could free it: move it by hand instead.
+                let moved = self.alloc_large(new);
+                if !moved.is_null() {
+                    std::ptr::copy_nonoverlapping(block, moved, old.min(new));
+                    self.free_large(block, old);
+                }
+                return moved;
+            }
             self.unlink(header);
             let moved = realloc(header.cast(), new + HEADER).cast::<Large>();
             if moved.is_null() {
                 self.link(header);
                 return null_mut();
             }
-            self.footprint = self.footprint - old + new;
+            (*moved).size = new;
+            self.cursor.footprint = self.cursor.footprint - old + new;
             self.link(moved);
             moved.cast::<u8>().add(HEADER)
         }
@@ -171,12 +310,12 @@ impl Arena {
         // SAFETY: `header` and the list's blocks are live large blocks.
         unsafe {
             (*header).prev = null_mut();
-            (*header).next = self.large;
-            if !self.large.is_null() {
-                (*self.large).prev = header;
+            (*header).next = self.cursor.large;
+            if !self.cursor.large.is_null() {
+                (*self.cursor.large).prev = header;
             }
         }
-        self.large = header;
+        self.cursor.large = header;
     }
 
     unsafe fn unlink(&mut self, header: *mut Large) {
@@ -184,7 +323,7 @@ impl Arena {
         unsafe {
             let (prev, next) = ((*header).prev, (*header).next);
             if prev.is_null() {
-                self.large = next;
+                self.cursor.large = next;
             } else {
                 (*prev).next = next;
             }
@@ -211,27 +350,29 @@ impl Arena {
         unsafe {
             if block.is_null() {
                 if new.wrapping_sub(1) < SMALL_MAX {
-                    let used = self.used + new;
+                    let used = self.cursor.used + new;
                     if !self.within_limit(used) {
                         return null_mut();
                     }
                     let class = class_of(new);
-                    let head = self.free[class];
+                    let head = self.cursor.free[class];
                     let rounded = (class + 1) * GRAIN;
                     let moved = if !head.is_null() {
                         // SAFETY: a free block's first word links to the next free block.
-                        self.free[class] = *head.cast::<*mut u8>();
+                        self.cursor.free[class] = *head.cast::<*mut u8>();
                         head
-                    } else if (self.bump_end as usize) - (self.bump as usize) >= rounded {
-                        let block = self.bump;
+                    } else if (self.cursor.bump_end as usize) - (self.cursor.bump as usize)
+                        >= rounded
+                    {
+                        let block = self.cursor.bump;
                         // SAFETY: `rounded` bytes remain in the chunk.
-                        self.bump = block.add(rounded);
+                        self.cursor.bump = block.add(rounded);
                         block
                     } else {
                         self.alloc_small(new)
                     };
                     if !moved.is_null() {
-                        self.used = used;
+                        self.cursor.used = used;
                     }
                     return moved;
                 }
@@ -241,7 +382,7 @@ impl Arena {
                 } else {
                     self.free_large(block, old);
                 }
-                self.used -= old;
+                self.cursor.used -= old;
                 return null_mut();
             }
             self.resize(block, old, new)
@@ -256,7 +397,7 @@ impl Arena {
             if new == 0 {
                 return null_mut();
             }
-            let used = self.used - old + new;
+            let used = self.cursor.used - old + new;
             if new > old && !self.within_limit(used) {
                 return null_mut();
             }
@@ -275,12 +416,12 @@ impl Arena {
                 moved
             };
             if !moved.is_null() {
-                self.used = used;
+                self.cursor.used = used;
                 moved
             } else if new < old {
                 // Lua assumes a shrink never fails: keep the block (it is large enough,
                 // and whichever list it is freed to later, the arena releases it on drop).
-                self.used = used;
+                self.cursor.used = used;
                 block
             } else {
                 null_mut()
@@ -317,11 +458,10 @@ impl Drop for Arena {
             for &chunk in &self.chunks {
                 free(chunk);
             }
-            let mut header = self.large;
-            while !header.is_null() {
-                let next = (*header).next;
+            let snapshot = self.snapshot.take();
+            self.free_unpinned_large(snapshot.as_deref());
+            for (header, _) in snapshot.into_iter().flat_map(|s| s.large) {
                 free(header.cast());
-                header = next;
             }
         }
     }
@@ -360,7 +500,7 @@ mod tests {
             assert_eq!(arena.reallocate(a, 40, 48), a);
             let grown = arena.reallocate(a, 48, 2000);
             assert_eq!(std::slice::from_raw_parts(grown, 40), &[7u8; 40][..]);
-            assert_eq!(arena.used, 40 + 2000);
+            assert_eq!(arena.cursor.used, 40 + 2000);
             // a freed small block is handed out again
             assert!(arena.reallocate(b, 40, 0).is_null());
             assert_eq!(arena.reallocate(null_mut(), 0, 33), b);
@@ -369,9 +509,62 @@ mod tests {
             assert_eq!(std::slice::from_raw_parts(large, 40), &[7u8; 40][..]);
             // over the cap: refused, nothing changes
             assert!(arena.reallocate(null_mut(), 0, 1 << 20).is_null());
-            assert_eq!(arena.used, 33 + 100_000);
+            assert_eq!(arena.cursor.used, 33 + 100_000);
             assert!(arena.reallocate(large, 100_000, 0).is_null());
-            assert_eq!(arena.used, 33);
+            assert_eq!(arena.cursor.used, 33);
+        }
+    }
+
+    #[test]
+    fn rewind_restores_every_block_and_releases_the_newer_ones() {
+        let mut arena = Arena::new(1 << 20);
+        unsafe {
+            let small = arena.reallocate(null_mut(), 0, 40);
+            let large = arena.reallocate(null_mut(), 0, 3000);
+            let freed_later = arena.reallocate(null_mut(), 0, 2000);
+            small.write_bytes(1, 40);
+            large.write_bytes(2, 3000);
+            freed_later.write_bytes(3, 2000);
+            arena.take_snapshot();
+            let used = arena.cursor.used;
+            // A run: overwrite, free and move the snapshot's blocks, make new ones of
+            // every kind (more than a chunk of small ones).
+            small.write_bytes(9, 40);
+            let moved = arena.reallocate(large, 3000, 50_000);
+            assert!(!moved.is_null() && moved != large);
+            arena.reallocate(freed_later, 2000, 0);
+            for _ in 0..(2 * CHUNK / 512) {
+                assert!(!arena.reallocate(null_mut(), 0, 500).is_null());
+            }
+            assert!(!arena.reallocate(null_mut(), 0, 200_000).is_null());
+            assert!(arena.chunks.len() > 1);
+            arena.rewind();
+            assert_eq!(arena.cursor.used, used);
+            assert_eq!(arena.chunks.len(), 1);
+            assert_eq!(std::slice::from_raw_parts(small, 40), &[1u8; 40][..]);
+            assert_eq!(std::slice::from_raw_parts(large, 3000), &[2u8; 3000][..]);
+            assert_eq!(
+                std::slice::from_raw_parts(freed_later, 2000),
+                &[3u8; 2000][..]
+            );
+            // The blocks are live again: the list holds exactly the snapshot's large ones,
+            // and allocation goes on from where the snapshot left off.
+            let mut live = Vec::new();
+            let mut header = arena.cursor.large;
+            while !header.is_null() {
+                live.push(header.cast::<u8>().add(HEADER));
+                header = (*header).next;
+            }
+            live.sort();
+            let mut want = vec![large, freed_later];
+            want.sort();
+            assert_eq!(live, want);
+            assert_eq!(arena.reallocate(null_mut(), 0, 40), small.add(48));
+            // A second run and rewind, then drop with pinned blocks freed by Lua.
+            arena.reallocate(large, 3000, 0);
+            arena.rewind();
+            assert_eq!(std::slice::from_raw_parts(large, 3000), &[2u8; 3000][..]);
+            arena.reallocate(large, 3000, 0);
         }
     }
 }
