@@ -1,6 +1,7 @@
 //! Benchmarks of the engine on the bundled script library: one step of the Istio
-//! VirtualService script (fresh state + obj conversion + run + encode + compare), and every
-//! step of 100 test cases. Figures are recorded in docs/BENCHMARKS.md.
+//! VirtualService script (fresh state + obj conversion + run + encode + compare), the same
+//! step for a script compiled and prepared for that one run, and every step of 100 test
+//! cases. Figures are recorded in docs/BENCHMARKS.md.
 
 use std::path::{Path, PathBuf};
 
@@ -63,6 +64,31 @@ fn virtual_service_step(bencher: Bencher) {
     });
 }
 
+/// The step with a new `Script` each time: compiling, building a prepared state and taking
+/// its snapshot are part of the run (what `controller::run_step` pays).
+#[divan::bench]
+fn virtual_service_step_new_script(bencher: Bencher) {
+    let dir = corpus_root().join("networking.istio.io/VirtualService");
+    let source = std::fs::read_to_string(dir.join("trafficRouting.lua")).unwrap();
+    let case =
+        testcase::parse_case(&std::fs::read_to_string(dir.join("testdata/weights.yaml")).unwrap())
+            .unwrap();
+    let options = RunOptions::default();
+    bencher.bench(|| {
+        let script = Script::new(source.as_str());
+        let outcome = runner::run_case_step(
+            &script,
+            ScriptFlavor::Custom,
+            &case,
+            0,
+            Mode::Harness,
+            &options,
+        );
+        assert_eq!(outcome.status, runner::StepStatus::Pass);
+        outcome
+    });
+}
+
 #[divan::bench(sample_count = 20)]
 fn hundred_cases_sequential(bencher: Bencher) {
     let corpus = corpus();
@@ -80,8 +106,8 @@ fn hundred_cases_sequential(bencher: Bencher) {
     });
 }
 
-/// A fresh state with Kruise's environment: what every step pays before `obj` is set and
-/// the script runs.
+/// A fresh state with Kruise's environment, before the chunk is loaded: what preparing a
+/// state for a script costs (once per script and thread; runs then rewind it).
 #[divan::bench]
 fn fresh_state(bencher: Bencher) {
     let options = RunOptions::default();

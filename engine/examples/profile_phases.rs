@@ -1,6 +1,7 @@
 //! Times the phases of one VirtualService step run separately: compiling the script (once
-//! per script, not per step), a fresh sandbox with the environment, then the whole step
-//! (sandbox + obj + load + run + encode + canonical JSON + compare), per step.
+//! per script, not per step), a fresh sandbox with the environment (once per script and
+//! thread: runs rewind a prepared one), then the whole step (rewound sandbox + obj + run +
+//! encode + canonical JSON + compare), per step.
 use std::time::{Duration, Instant};
 
 use kruise_lua_engine::runner::{self, Mode, RunOptions, Script, ScriptFlavor};
@@ -47,7 +48,7 @@ fn main() {
     let canonical = timed(&mut || drop(case.expected[0].data.to_canonical_json()));
     eprintln!("medians over {n} runs:");
     eprintln!("  compile (once per script)      {compile:?}");
-    eprintln!("  fresh sandbox + environment    {sandbox:?}");
+    eprintln!("  fresh sandbox + environment    {sandbox:?} (once per script and thread)");
     eprintln!("  obj to JSON (not on the path)  {obj:?}");
     eprintln!("  canonical JSON of expected[0]  {canonical:?}");
     eprintln!("  whole step                     {step:?}");
