@@ -5,7 +5,9 @@
 //! bare state driven through the C API (what the runner uses: creating one costs a few
 //! microseconds, where an `mlua::Lua` costs a hundred), and [`new_state`], the same
 //! environment as an `mlua::Lua` for callers and tests that want mlua's conversions.
-//! Scripts are compiled once ([`compile`]) and their bytecode is loaded into each state.
+//! Scripts are compiled once ([`compile`]) and their bytecode is loaded into each state. A
+//! sandbox can also snapshot its whole memory and rewind to it after a run, which is how
+//! the runner gives every run a fresh state without building one each time.
 
 use std::cell::{Cell, RefCell};
 use std::ffi::{c_char, c_int, c_void};
@@ -600,7 +602,7 @@ impl Sandbox {
         .map_err(|message| self.classify(ErrorKind::Syntax, message))
     }
 
-    /// Records the whole state as it is now, for [`Self::rewind`]. Taken between runs:
+    /// Records the whole state as it is now, for [`Self::rewind`] (once per sandbox). Taken
     /// with an empty stack and the collector stopped (before `start_collector`).
     pub(crate) fn snapshot(&mut self) {
         // SAFETY: the state is idle; its every block is in the arena.

@@ -111,12 +111,13 @@ impl Arena {
         }
     }
 
-    /// Records every block's contents and the bookkeeping, for [`Self::rewind`]. A later
-    /// snapshot replaces it.
+    /// Records every block's contents and the bookkeeping, for [`Self::rewind`]. Taken once
+    /// per arena (its blocks stay pinned until the arena is dropped).
     ///
     /// # Safety
     /// No block is being written while this reads them.
     pub(super) unsafe fn take_snapshot(&mut self) {
+        assert!(self.snapshot.is_none(), "an arena takes one snapshot");
         let last = self.chunks.len().saturating_sub(1);
         let chunks = self.chunks.iter().enumerate().map(|(index, &chunk)| {
             let chunk = chunk.cast::<u8>();
