@@ -87,35 +87,35 @@ def open_file(client: LanguageClient, path: pathlib.Path, text: str | None = Non
     )
 
 
+def change(client: LanguageClient, path: pathlib.Path, start: types.Position, end: types.Position, text: str, version: int):
+    """Sends an incremental change replacing the range `start`..`end` by `text`."""
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=path.as_uri(), version=version),
+            content_changes=[
+                types.TextDocumentContentChangePartial(range=types.Range(start=start, end=end), text=text)
+            ],
+        )
+    )
+
+
 def replace_all(client: LanguageClient, path: pathlib.Path, old_text: str, new_text: str, version: int):
     """Sends an incremental change replacing the whole of `old_text` by `new_text`."""
     lines = old_text.split("\n")
     end = types.Position(line=len(lines) - 1, character=len(lines[-1]))
-    client.text_document_did_change(
-        types.DidChangeTextDocumentParams(
-            text_document=types.VersionedTextDocumentIdentifier(uri=path.as_uri(), version=version),
-            content_changes=[
-                types.TextDocumentContentChangePartial(
-                    range=types.Range(start=types.Position(line=0, character=0), end=end),
-                    text=new_text,
-                )
-            ],
-        )
-    )
+    change(client, path, types.Position(line=0, character=0), end, new_text, version)
 
 
 def edit(client: LanguageClient, path: pathlib.Path, line: int, start: int, end: int, text: str, version: int):
-    client.text_document_did_change(
-        types.DidChangeTextDocumentParams(
-            text_document=types.VersionedTextDocumentIdentifier(uri=path.as_uri(), version=version),
-            content_changes=[
-                types.TextDocumentContentChangePartial(
-                    range=types.Range(
-                        start=types.Position(line=line, character=start),
-                        end=types.Position(line=line, character=end),
-                    ),
-                    text=text,
-                )
-            ],
+    change(client, path, types.Position(line=line, character=start), types.Position(line=line, character=end), text, version)
+
+
+async def completion_labels(client: LanguageClient, path: pathlib.Path, line: int, character: int) -> set:
+    """The labels of the completion items at a position (a list or a CompletionList)."""
+    result = await client.text_document_completion_async(
+        types.CompletionParams(
+            text_document=types.TextDocumentIdentifier(uri=path.as_uri()),
+            position=types.Position(line=line, character=character),
         )
     )
+    return {item.label for item in (result.items if hasattr(result, "items") else result)}

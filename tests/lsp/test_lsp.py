@@ -9,7 +9,7 @@ import pytest
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from conftest import codes, diagnostics_of, edit, open_file, replace_all, wait_for
+from conftest import codes, completion_labels, diagnostics_of, edit, open_file, replace_all, wait_for
 
 ROUTE = pathlib.Path("lua_configuration/example.io/Route")
 
@@ -66,29 +66,14 @@ async def test_completion_on_obj_and_on_spec_fields_through_an_alias(client: Lan
     await wait_for(lambda: diagnostics_of(client, path) is not None, what="first run")
     text = "local spec = obj.data.spec\nlocal w = obj.\nlocal r = spec.\nreturn obj.data\n"
     open_file(client, path, text)
-    result = await client.text_document_completion_async(
-        types.CompletionParams(
-            text_document=types.TextDocumentIdentifier(uri=path.as_uri()),
-            position=types.Position(line=1, character=14),
-        )
-    )
-    labels = {item.label for item in (result.items if hasattr(result, "items") else result)}
+    labels = await completion_labels(client, path, 1, 14)
     assert {"canaryWeight", "stableWeight", "data", "matches"} <= labels, labels
 
-    async def spec_labels():
-        result = await client.text_document_completion_async(
-            types.CompletionParams(
-                text_document=types.TextDocumentIdentifier(uri=path.as_uri()),
-                position=types.Position(line=2, character=15),
-            )
-        )
-        return {item.label for item in (result.items if hasattr(result, "items") else result)}
-
     deadline = time.monotonic() + 10
-    labels = await spec_labels()
+    labels = await completion_labels(client, path, 2, 15)
     while not {"routes", "host"} <= labels and time.monotonic() < deadline:
         await asyncio.sleep(0.05)
-        labels = await spec_labels()
+        labels = await completion_labels(client, path, 2, 15)
     assert {"routes", "host"} <= labels, labels
 
 
@@ -279,14 +264,8 @@ async def test_infinite_loop_does_not_block_completion(client: LanguageClient):
     replace_all(client, script, text, looping, 2)
     await asyncio.sleep(0.3)  # the runs are now spinning until the engine's timeout
     started = time.monotonic()
-    result = await client.text_document_completion_async(
-        types.CompletionParams(
-            text_document=types.TextDocumentIdentifier(uri=script.as_uri()),
-            position=types.Position(line=3, character=len("local spec = obj.")),
-        )
-    )
+    labels = await completion_labels(client, script, 3, len("local spec = obj."))
     elapsed = time.monotonic() - started
-    labels = {item.label for item in (result.items if hasattr(result, "items") else result)}
     assert "canaryWeight" in labels
     assert elapsed < 0.5, f"completion took {elapsed:.3f}s"
     diags = await wait_for(
@@ -310,13 +289,7 @@ async def test_configmap_with_embedded_lua(client: LanguageClient):
     line = next(i for i, l in enumerate(lines) if "obj.canaryweight" in l)
     assert diags[0].range.start.line == line
     assert diags[0].range.start.character == lines[line].index("canaryweight")
-    result = await client.text_document_completion_async(
-        types.CompletionParams(
-            text_document=types.TextDocumentIdentifier(uri=manifest.as_uri()),
-            position=types.Position(line=line, character=lines[line].index("canaryweight")),
-        )
-    )
-    labels = {item.label for item in (result.items if hasattr(result, "items") else result)}
+    labels = await completion_labels(client, manifest, line, lines[line].index("canaryweight"))
     assert "canaryWeight" in labels
 
 
@@ -334,15 +307,8 @@ async def test_bad_input_does_not_kill_the_server(client: LanguageClient):
     open_file(client, big, "local x = 1\n" * 900_000)
     small = client.workspace_root / "small.lua"
     open_file(client, small, "local spec = obj.data.spec\nlocal w = obj.\nreturn obj.data\n")
-    position = types.Position(line=1, character=len("local w = obj."))
-
-    async def complete_small():
-        result = await client.text_document_completion_async(
-            types.CompletionParams(text_document=types.TextDocumentIdentifier(uri=small.as_uri()), position=position)
-        )
-        return {item.label for item in (result.items if hasattr(result, "items") else result)}
-
-    await complete_small()  # the 10 MB buffer has been read by now
+    at_obj = len("local w = obj.")
+    await completion_labels(client, small, 1, at_obj)  # the 10 MB buffer has been read by now
     started = time.monotonic()
     hover = await client.text_document_hover_async(
         types.HoverParams(
@@ -350,7 +316,7 @@ async def test_bad_input_does_not_kill_the_server(client: LanguageClient):
             position=types.Position(line=1, character=7),
         )
     )
-    labels = await complete_small()
+    labels = await completion_labels(client, small, 1, at_obj)
     assert time.monotonic() - started < 1.0
     assert hover is None
     assert "canaryWeight" in labels
@@ -444,13 +410,7 @@ async def test_ingress_script_runs_with_its_own_obj(client: LanguageClient):
     assert diags[0].message == "1/1 cases pass"
     text = script.read_text()
     open_file(client, script, text)
-    result = await client.text_document_completion_async(
-        types.CompletionParams(
-            text_document=types.TextDocumentIdentifier(uri=script.as_uri()),
-            position=types.Position(line=1, character=len("local annotations = obj.")),
-        )
-    )
-    labels = {item.label for item in (result.items if hasattr(result, "items") else result)}
+    labels = await completion_labels(client, script, 1, len("local annotations = obj."))
     assert "weight" in labels and "annotations" in labels and "data" not in labels
 
 
