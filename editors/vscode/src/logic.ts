@@ -177,7 +177,6 @@ export function resolveServerPath(setting: string | undefined, env: ResolveEnv):
     ? ["", ...(env.pathExt ?? ".EXE;.CMD;.BAT;.COM").split(";").filter((e) => e.length > 0)]
     : [""];
   const candidates = (file: string) => extensions.map((ext) => file + ext);
-  const looked: string[] = [];
   const hasSeparator = value.includes("/") || (windows && value.includes("\\"));
   if (hasSeparator) {
     const absolute = pathApi.isAbsolute(value)
@@ -185,30 +184,20 @@ export function resolveServerPath(setting: string | undefined, env: ResolveEnv):
       : env.workspaceFolder !== undefined
         ? pathApi.join(env.workspaceFolder, value)
         : value;
-    for (const file of candidates(absolute)) {
-      looked.push(file);
-      if (env.isExecutable(file)) {
-        return { ok: true, command: file };
-      }
-    }
-    return { ok: false, message: missingServerMessage(raw, [absolute]) };
+    const found = candidates(absolute).find((file) => env.isExecutable(file));
+    return found !== undefined
+      ? { ok: true, command: found }
+      : { ok: false, message: missingServerMessage(raw, [absolute]) };
   }
-  const dirs = (env.pathVariable ?? "").split(windows ? ";" : ":").filter((d) => d.length > 0);
-  if (env.home !== undefined) {
-    dirs.push(pathApi.join(env.home, ".cargo", "bin"));
-  }
+  const cargoBin = env.home !== undefined ? [pathApi.join(env.home, ".cargo", "bin")] : [];
+  const dirs = [...(env.pathVariable ?? "").split(windows ? ";" : ":").filter((d) => d.length > 0), ...cargoBin];
   for (const dir of dirs) {
-    for (const file of candidates(pathApi.join(dir, value))) {
-      if (env.isExecutable(file)) {
-        return { ok: true, command: file };
-      }
+    const found = candidates(pathApi.join(dir, value)).find((file) => env.isExecutable(file));
+    if (found !== undefined) {
+      return { ok: true, command: found };
     }
   }
-  const shown = ["PATH"];
-  if (env.home !== undefined) {
-    shown.push(pathApi.join(env.home, ".cargo", "bin"));
-  }
-  return { ok: false, message: missingServerMessage(raw, shown) };
+  return { ok: false, message: missingServerMessage(raw, ["PATH", ...cargoBin]) };
 }
 
 export type Severity = "off" | "hint" | "info" | "warning" | "error";
@@ -430,13 +419,18 @@ function listUnder(lines: string[], key: RegExp, topLevel: boolean): ListBlock |
   return undefined;
 }
 
+/** A case's top-level `expected` list and its rollout's `steps` list, in that order. */
+function stepLists(text: string): [ListBlock | undefined, ListBlock | undefined] {
+  const lines = text.split(/\r?\n/);
+  return [listUnder(lines, /^\s*expected:\s*(#.*)?$/, true), listUnder(lines, /^\s*steps:\s*(#.*)?$/, false)];
+}
+
 /**
  * The 0-based step a line of a test case is in: inside `expected[i]` or the rollout's
  * `steps[i]`; `undefined` elsewhere.
  */
 export function stepAtLine(text: string, line: number): number | undefined {
-  const lines = text.split(/\r?\n/);
-  for (const block of [listUnder(lines, /^\s*expected:\s*(#.*)?$/, true), listUnder(lines, /^\s*steps:\s*(#.*)?$/, false)]) {
+  for (const block of stepLists(text)) {
     if (block === undefined || block.items.length === 0 || line < block.items[0] || line >= block.end) {
       continue;
     }
@@ -453,10 +447,9 @@ export function stepAtLine(text: string, line: number): number | undefined {
 
 /** How many steps a case has, judging by its `expected` list (else the rollout's `steps`). */
 export function stepCount(text: string): number {
-  const lines = text.split(/\r?\n/);
-  const expected = listUnder(lines, /^\s*expected:\s*(#.*)?$/, true);
+  const [expected, steps] = stepLists(text);
   if (expected !== undefined && expected.items.length > 0) {
     return expected.items.length;
   }
-  return listUnder(lines, /^\s*steps:\s*(#.*)?$/, false)?.items.length ?? 0;
+  return steps?.items.length ?? 0;
 }
