@@ -61,8 +61,7 @@ function isRelevant(document: vscode.TextDocument): boolean {
 /** The documents the client syncs; YAML is then gated by its content (see `middleware`). */
 function documentSelector(): LanguageClientOptions["documentSelector"] {
   return [
-    ...logic.SCRIPT_PATTERNS.map((pattern) => ({ scheme: "file", pattern })),
-    ...logic.TESTDATA_PATTERNS.map((pattern) => ({ scheme: "file", pattern })),
+    ...[...logic.SCRIPT_PATTERNS, ...logic.TESTDATA_PATTERNS].map((pattern) => ({ scheme: "file", pattern })),
     { scheme: "file", language: "yaml" },
   ];
 }
@@ -139,8 +138,7 @@ async function presentCommandResult(command: string, result: unknown): Promise<v
     case logic.SERVER_COMMANDS.runAll: {
       const counts = logic.parseRunAll(result);
       if (counts !== undefined) {
-        showCounts(counts);
-        const view = logic.statusView(counts);
+        const view = showCounts(counts);
         void vscode.window.setStatusBarMessage(view.tooltip.replace(/ Click.*$/, ""), 5000);
       }
       break;
@@ -162,13 +160,14 @@ async function openLuaDocument(source: string): Promise<void> {
   await vscode.window.showTextDocument(document, { viewColumn: vscode.ViewColumn.Beside, preview: true });
 }
 
-function showCounts(counts: logic.Counts | undefined): void {
+function showCounts(counts: logic.Counts | undefined): logic.StatusView {
   const view = logic.statusView(counts);
   status.text = view.text;
   status.tooltip = view.tooltip;
   status.backgroundColor =
     view.level === "error" ? new vscode.ThemeColor("statusBarItem.errorBackground") : undefined;
   status.show();
+  return view;
 }
 
 function diagnosticCode(diagnostic: vscode.Diagnostic): string | undefined {
@@ -381,7 +380,7 @@ async function acceptCommand(all: boolean): Promise<void> {
 
 async function workspaceHasScripts(): Promise<boolean> {
   const found = await vscode.workspace.findFiles(
-    "{**/trafficRouting.lua,**/lua_configuration/**/*.lua,**/trafficrouting_ingress/*.lua}",
+    `{${logic.SCRIPT_PATTERNS.join(",")}}`,
     "**/{node_modules,target,.git}/**",
     1,
   );
