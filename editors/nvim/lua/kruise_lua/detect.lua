@@ -259,7 +259,4 @@ function M.step_at_line(text, line)
   return nil
 end
 
-M._dirname = dirname
-M._basename = basename
-
 return M

@@ -52,10 +52,8 @@ function M.check()
   else
     info(("a %s, root %s"):format(kind, kruise_lua.buffer_root(bufnr) or "?"))
   end
-  local clients = vim.lsp.get_clients and vim.lsp.get_clients({ name = kruise_lua.NAME, bufnr = bufnr })
-    or vim.lsp.get_active_clients({ name = kruise_lua.NAME, bufnr = bufnr })
-  if clients[1] then
-    local client = clients[1]
+  local client = kruise_lua.attached_client(bufnr)
+  if client then
     local server = client.server_info and client.server_info.version or "?"
     ok(("client %d attached (server %s, root %s)"):format(client.id, server, client.config.root_dir or "?"))
   elseif kind then

@@ -44,13 +44,17 @@ end
 
 local uv = vim.uv or vim.loop
 
+--- The filetypes of the buffers the client may attach to (scripts, cases, ConfigMaps).
+local FILETYPES = { "lua", "yaml" }
+
 --- The server binary: `cmd[1]` as a path or on $PATH, else in ~/.cargo/bin (cargo install's
 --- folder, often missing from the PATH of a GUI-started editor).
 function M.server_binary(cmd)
   cmd = cmd or M.config.cmd
   local name = vim.fn.expand(cmd[1])
   if vim.fn.executable(name) == 1 then
-    return vim.fn.exepath(name) ~= "" and vim.fn.exepath(name) or name
+    local found = vim.fn.exepath(name)
+    return found ~= "" and found or name
   end
   if not name:find("[/\\]") then
     local home = uv.os_homedir()
@@ -98,15 +102,11 @@ end
 
 --- The root for a buffer, when the buffer is kruise-lua's.
 function M.buffer_root(bufnr)
-  local path = buffer_path(bufnr)
-  if not path then
-    return nil
-  end
-  local kind = detect.kind(path, buffer_text(bufnr))
+  local kind = M.buffer_kind(bufnr)
   if not kind then
     return nil
   end
-  return detect.root(path, kind)
+  return detect.root(buffer_path(bufnr), kind)
 end
 
 local function get_clients(filter)
@@ -116,13 +116,14 @@ local function get_clients(filter)
   return vim.lsp.get_active_clients(filter)
 end
 
+--- The kruise-lua client attached to a buffer, or nil.
+function M.attached_client(bufnr)
+  return get_clients({ name = M.NAME, bufnr = bufnr })[1]
+end
+
 --- The kruise-lua client of a buffer, else any kruise-lua client.
 function M.client(bufnr)
-  local attached = get_clients({ name = M.NAME, bufnr = bufnr or vim.api.nvim_get_current_buf() })
-  if attached[1] then
-    return attached[1]
-  end
-  return get_clients({ name = M.NAME })[1]
+  return M.attached_client(bufnr or vim.api.nvim_get_current_buf()) or get_clients({ name = M.NAME })[1]
 end
 
 local missing_reported = false
@@ -138,7 +139,7 @@ local function client_config()
   return {
     name = M.NAME,
     cmd = cmd,
-    filetypes = { "lua", "yaml" },
+    filetypes = FILETYPES,
     init_options = settings,
     settings = settings,
     capabilities = M.config.capabilities,
@@ -162,8 +163,9 @@ function M.attach(bufnr)
   if not root then
     return nil
   end
-  if get_clients({ name = M.NAME, bufnr = bufnr })[1] then
-    return get_clients({ name = M.NAME, bufnr = bufnr })[1].id
+  local attached = M.attached_client(bufnr)
+  if attached then
+    return attached.id
   end
   local config, found = client_config()
   if not found then
@@ -267,6 +269,17 @@ local function cursor_step(bufnr)
   return detect.step_at_line(buffer_text(bufnr)(), line)
 end
 
+--- Runs `kruise-lua.objAsLua` with `arguments` (`{ { uri = ..., step = ... } }`) and opens the
+--- Lua source it returns.
+local function open_obj(arguments, bufnr)
+  local arg = arguments[1] or {}
+  return M.execute(M.COMMANDS.obj_as_lua, arguments, function(result)
+    if type(result) == "string" then
+      M.open_scratch(result, obj_title(arg.uri or "", arg.step or 0))
+    end
+  end, bufnr)
+end
+
 --- `:KruiseLuaObj [step]`: step is 1-based; default the step under the cursor, else 1.
 function M.show_obj(step)
   local bufnr = case_buffer()
@@ -274,12 +287,7 @@ function M.show_obj(step)
     return false
   end
   local index = step and (step - 1) or cursor_step(bufnr) or 0
-  local uri = vim.uri_from_bufnr(bufnr)
-  return M.execute(M.COMMANDS.obj_as_lua, { { uri = uri, step = index } }, function(result)
-    if type(result) == "string" then
-      M.open_scratch(result, obj_title(uri, index))
-    end
-  end, bufnr)
+  return open_obj({ { uri = vim.uri_from_bufnr(bufnr), step = index } }, bufnr)
 end
 
 --- `:KruiseLuaAccept [all|step]`: the step under the cursor (1-based number given), or all
@@ -332,12 +340,7 @@ end
 --- Client-side handlers of the server's commands, as code lenses run them.
 local function define_lens_commands()
   vim.lsp.commands[M.COMMANDS.obj_as_lua] = function(command, ctx)
-    local arg = (command.arguments or {})[1] or {}
-    M.execute(command.command, command.arguments, function(result)
-      if type(result) == "string" then
-        M.open_scratch(result, obj_title(arg.uri or "", arg.step or 0))
-      end
-    end, ctx and ctx.bufnr)
+    open_obj(command.arguments or {}, ctx and ctx.bufnr)
   end
   vim.lsp.commands[M.COMMANDS.run_all] = function(command, ctx)
     M.execute(command.command, command.arguments, show_counts, ctx and ctx.bufnr)
@@ -362,7 +365,7 @@ local function define_autocmds()
   if not has_enable() then
     vim.api.nvim_create_autocmd("FileType", {
       group = group,
-      pattern = { "lua", "yaml" },
+      pattern = FILETYPES,
       callback = function(args)
         M.attach(args.buf)
       end,
@@ -385,15 +388,8 @@ local function define_autocmds()
           return
         end
         refresh_codelens(args.buf)
-        vim.api.nvim_create_autocmd({ "BufEnter", "InsertLeave", "BufWritePost" }, {
-          group = group,
-          buffer = args.buf,
-          callback = function()
-            refresh_codelens(args.buf)
-          end,
-        })
-        -- Runs finish after edits: their diagnostics arrive, so do fresh lenses.
-        vim.api.nvim_create_autocmd("DiagnosticChanged", {
+        -- DiagnosticChanged: runs finish after edits; their diagnostics arrive, so do fresh lenses.
+        vim.api.nvim_create_autocmd({ "BufEnter", "InsertLeave", "BufWritePost", "DiagnosticChanged" }, {
           group = group,
           buffer = args.buf,
           callback = function()
@@ -433,7 +429,7 @@ function M.setup(opts)
     end
     -- Buffers already open when setup runs.
     for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
-      if vim.api.nvim_buf_is_loaded(bufnr) and vim.tbl_contains({ "lua", "yaml" }, vim.bo[bufnr].filetype) then
+      if vim.api.nvim_buf_is_loaded(bufnr) and vim.tbl_contains(FILETYPES, vim.bo[bufnr].filetype) then
         M.attach(bufnr)
       end
     end
