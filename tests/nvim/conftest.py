@@ -67,6 +67,16 @@ class Editor:
     def lua(self, code: str, *args):
         return self.nvim.exec_lua(code, *args)
 
+    def setup(self, settings: str):
+        """`require('kruise_lua').setup()` with the server under test, the editor's start mode,
+        and `settings` (a Lua table constructor) as the `kruiseLua` settings."""
+        self.lua(
+            "require('kruise_lua').setup({cmd = {..., 'lsp'}, use_lsp_enable = select(2, ...),"
+            f" settings = {{kruiseLua = {settings}}}}})",
+            str(self.server),
+            self.mode == "lsp.enable",
+        )
+
     def edit(self, relative) -> int:
         path = self.workspace / relative
         self.nvim.command(f"edit {path}")
@@ -166,16 +176,11 @@ def editor(request, tmp_path: pathlib.Path, workspace: pathlib.Path, server: pat
             "   table.insert(_G.kruise_test_messages, msg)"
             " end"
         )
-        use_enable = mode == "lsp.enable"
-        if use_enable:
+        if mode == "lsp.enable":
             assert nvim.exec_lua("return type(vim.lsp.enable) == 'function'"), "this nvim has no vim.lsp.enable"
-        nvim.exec_lua(
-            "require('kruise_lua').setup({cmd = {..., 'lsp'}, use_lsp_enable = select(2, ...),"
-            " settings = {kruiseLua = {debounceMs = 20}}})",
-            str(server),
-            use_enable if use_enable else False,
-        )
-        yield Editor(nvim, workspace, mode, server)
+        editor = Editor(nvim, workspace, mode, server)
+        editor.setup("{debounceMs = 20}")
+        yield editor
     finally:
         try:
             nvim.exec_lua("for _, c in ipairs(vim.lsp.get_clients()) do c:stop(true) end")

@@ -240,12 +240,7 @@ def test_missing_binary_says_how_to_install(editor: Editor):
 
 
 def test_lint_settings_reach_the_server(editor: Editor):
-    editor.lua(
-        "require('kruise_lua').setup({cmd = {..., 'lsp'}, use_lsp_enable = select(2, ...),"
-        " settings = {kruiseLua = {lints = {KL007 = 'error'}}}})",
-        str(editor.server),
-        True if editor.mode == "lsp.enable" else False,
-    )
+    editor.setup("{lints = {KL007 = 'error'}}")
     bufnr = editor.edit(SCRIPT)
     editor.wait_attached(bufnr)
     unused = editor.wait_diagnostic(bufnr, "KL007")
