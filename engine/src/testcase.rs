@@ -23,6 +23,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use crate::json::gotext;
 use crate::luadata::{
     Data, HeaderModifier, HttpPathMatch, HttpRouteMatch, LuaData, NameValueMatch,
 };
@@ -660,13 +661,7 @@ fn convert<'a>(node: &'a YamlNode, target: Option<&'static Ty>) -> Result<GoNode
                 YamlValue::Int(i) => GoVal::Int(*i),
                 YamlValue::Float(f) if to_string => GoVal::Str(yaml::go_format_float_g32(*f)),
                 YamlValue::Float(f) if !f.is_finite() => {
-                    let text = if f.is_nan() {
-                        "NaN"
-                    } else if *f > 0.0 {
-                        "+Inf"
-                    } else {
-                        "-Inf"
-                    };
+                    let text = gotext::go_special_float(*f);
                     return Err(fail(node, format!("json: unsupported value: {text}")));
                 }
                 YamlValue::Float(f) => GoVal::Float(*f),

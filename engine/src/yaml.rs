@@ -19,6 +19,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use saphyr_parser::{Event, Marker, Parser, ScalarStyle, ScanError};
 
+use crate::json::gotext::go_special_float;
 use crate::value::JsonValue;
 
 /// A position in the source: 1-based line and column (in chars), and the byte offset.
@@ -209,17 +210,6 @@ impl YamlNode {
 
 // ---------------------------------------------------------------------------------------------
 // Go number formatting that sigs.k8s.io/yaml and encoding/json apply.
-
-/// `"+Inf"`, `"-Inf"` or `"NaN"`, as Go prints them.
-fn go_special_float(f: f64) -> &'static str {
-    if f.is_nan() {
-        "NaN"
-    } else if f > 0.0 {
-        "+Inf"
-    } else {
-        "-Inf"
-    }
-}
 
 /// Shortest round-trip decimal digits of `text` produced by Rust's `{:e}` formatting:
 /// (negative, digits, decimal point position).

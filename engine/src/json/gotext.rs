@@ -147,6 +147,18 @@ pub(crate) fn write_go_float<S: Sink>(out: &mut S, value: f64) {
     }
 }
 
+/// How Go prints a non-finite float64 (`NaN`, `+Inf`, `-Inf`), for the messages that name one.
+pub(crate) fn go_special_float(value: f64) -> &'static str {
+    debug_assert!(!value.is_finite());
+    if value.is_nan() {
+        "NaN"
+    } else if value > 0.0 {
+        "+Inf"
+    } else {
+        "-Inf"
+    }
+}
+
 fn write_u64<S: Sink>(out: &mut S, mut v: u64) {
     let mut buf = [0u8; 20];
     let mut i = buf.len();
