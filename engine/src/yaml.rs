@@ -209,7 +209,7 @@ impl YamlNode {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Go number formatting that sigs.k8s.io/yaml and encoding/json apply.
+// Go number formatting that sigs.k8s.io/yaml applies.
 
 /// Shortest round-trip decimal digits of `text` produced by Rust's `{:e}` formatting:
 /// (negative, digits, decimal point position).
@@ -296,17 +296,6 @@ pub(crate) fn go_format_float_g32(f: f64) -> String {
     } else {
         fixed_from_digits(neg, &digits, dp)
     }
-}
-
-/// The number text Go's `encoding/json` writes for a float64 (`1e+21`, `1e-7`, `0.5`,
-/// `100000000000000000000`). `None` for NaN and infinities, which it refuses.
-pub(crate) fn go_json_float_text(f: f64) -> Option<String> {
-    if !f.is_finite() {
-        return None;
-    }
-    let mut text = String::new();
-    crate::json::gotext::write_go_float(&mut text, f);
-    Some(text)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1049,18 +1038,6 @@ mod tests {
         assert_eq!(go_format_float_g32(std::f64::consts::PI), "3.1415927");
         assert_eq!(go_format_float_g32(-0.0), "-0");
         assert_eq!(go_format_float_g32(f64::INFINITY), ".inf");
-        assert_eq!(go_json_float_text(1e21).unwrap(), "1e+21");
-        assert_eq!(go_json_float_text(1e20).unwrap(), "100000000000000000000");
-        assert_eq!(go_json_float_text(1e-7).unwrap(), "1e-7");
-        assert_eq!(go_json_float_text(0.000001).unwrap(), "0.000001");
-        assert_eq!(go_json_float_text(0.5).unwrap(), "0.5");
-        assert_eq!(go_json_float_text(-0.0).unwrap(), "-0");
-        assert_eq!(
-            go_json_float_text(2f64.powi(62)).unwrap(),
-            "4611686018427388000"
-        );
-        assert_eq!(go_json_float_text(5e-324).unwrap(), "5e-324");
-        assert!(go_json_float_text(f64::NAN).is_none());
     }
 
     #[test]
