@@ -23,7 +23,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::json::gotext;
+use crate::json::{field_name_matches, gotext};
 use crate::luadata::{
     Data, HeaderModifier, HttpPathMatch, HttpRouteMatch, LuaData, NameValueMatch,
 };
@@ -547,23 +547,12 @@ impl Ty {
     }
 }
 
-/// Go's `encoding/json` case folding of field names (ASCII case, plus the Kelvin sign and
-/// the long s, which fold to `k` and `s`).
-fn fold_eq(a: &str, b: &str) -> bool {
-    let fold = |c: char| match c {
-        '\u{212A}' => 'k',
-        '\u{017F}' => 's',
-        c => c.to_lowercase().next().unwrap_or(c),
-    };
-    a.chars().map(fold).eq(b.chars().map(fold))
-}
-
 /// The field a JSON key decodes into: an exact match first, else the first case-insensitive one.
 fn find_field<'t>(st: &'t StructTy, key: &str) -> Option<&'t Field> {
     st.fields
         .iter()
         .find(|f| f.name == key)
-        .or_else(|| st.fields.iter().find(|f| fold_eq(f.name, key)))
+        .or_else(|| st.fields.iter().find(|f| field_name_matches(f.name, key)))
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -20,10 +20,10 @@ fn kind(value: &JsonValue) -> &'static str {
     }
 }
 
-/// Go's case-insensitive field-name match for a struct field whose name is lower-case ASCII
-/// and contains an `s` or `k` (true of `spec`, `labels`, `annotations`): ASCII letters match
-/// either case, and `s`/`k` also match U+017F (ſ) and U+212A (Kelvin sign).
-fn field_name_matches(field: &str, key: &str) -> bool {
+/// Go's case-insensitive match of a JSON key to a struct field whose name is ASCII (every
+/// field Kruise's types have): ASCII letters match either case, and `s`/`k` also match
+/// U+017F (ſ) and U+212A (Kelvin sign); no other non-ASCII character matches.
+pub(crate) fn field_name_matches(field: &str, key: &str) -> bool {
     let mut rest = key.as_bytes();
     for &f in field.as_bytes() {
         let Some(&k) = rest.first() else { return false };
@@ -34,7 +34,7 @@ fn field_name_matches(field: &str, key: &str) -> bool {
             rest = &rest[1..];
             continue;
         }
-        let special = match f {
+        let special = match f.to_ascii_lowercase() {
             b's' => "\u{17f}",
             b'k' => "\u{212a}",
             _ => return false,
