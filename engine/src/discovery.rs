@@ -350,10 +350,7 @@ pub fn parse_configmap(source: &str) -> Result<Vec<EmbeddedScript>, CaseError> {
 pub fn read_configmap(source: &str) -> Result<ConfigMapScripts, CaseError> {
     let docs = yaml::parse_documents(source).map_err(|e| CaseError {
         message: format!("cannot parse the manifest: {e}"),
-        span: Some(crate::yaml::Span {
-            start: e.pos,
-            end: e.pos,
-        }),
+        span: Some(e.span()),
     })?;
     let mut scripts = Vec::new();
     let mut notes = Vec::new();

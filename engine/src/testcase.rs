@@ -112,10 +112,7 @@ pub fn parse_case(source: &str) -> Result<TestCase, CaseError> {
         Err(e) => {
             return Err(CaseError {
                 message: format!("error converting YAML to JSON: {e}"),
-                span: Some(Span {
-                    start: e.pos,
-                    end: e.pos,
-                }),
+                span: Some(e.span()),
             });
         }
     };
@@ -140,13 +137,14 @@ pub fn parse_case(source: &str) -> Result<TestCase, CaseError> {
         v: Dv::Nil,
         src: &root,
     });
-    build_case(&top, &root, &mut warnings).map(|(kind, steps, expected, expected_span)| TestCase {
+    let (kind, steps, expected, expected_span) = build_case(&top, &root, &mut warnings)?;
+    Ok(TestCase {
         kind,
         steps,
         expected,
         expected_span,
         warnings,
-        root: root.clone(),
+        root,
     })
 }
 
@@ -730,15 +728,10 @@ impl Ctx {
     fn field(&self, structure: &'static str, name: &'static str) -> Ctx {
         let mut fields = self.fields.clone();
         fields.push(name);
-        let display = if self.display.is_empty() {
-            name.to_string()
-        } else {
-            format!("{}.{}", self.display, name)
-        };
         Ctx {
             structure: Some(structure),
             fields,
-            display,
+            display: self.child_display(name),
         }
     }
 

@@ -64,6 +64,16 @@ pub struct YamlError {
     pub pos: Pos,
 }
 
+impl YamlError {
+    /// The empty span at the error's position.
+    pub fn span(&self) -> Span {
+        Span {
+            start: self.pos,
+            end: self.pos,
+        }
+    }
+}
+
 impl std::fmt::Display for YamlError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "yaml: line {}: {}", self.pos.line, self.message)
