@@ -182,24 +182,21 @@ impl YamlNode {
 
     /// The value under `key` of a map node. `key` is compared exactly.
     pub fn get(&self, key: &str) -> Option<&YamlNode> {
-        match &self.value {
-            YamlValue::Map(entries) => entries
-                .iter()
-                .rev()
-                .find(|(k, _)| k.key_string().as_deref() == Some(key))
-                .map(|(_, v)| v),
-            _ => None,
-        }
+        self.entry(key).map(|(_, v)| v)
     }
 
     /// The key node of `key` in a map node (for pointing at a key rather than its value).
     pub fn get_key(&self, key: &str) -> Option<&YamlNode> {
+        self.entry(key).map(|(k, _)| k)
+    }
+
+    /// The last entry of a map node whose key, as a JSON key, is `key`.
+    fn entry(&self, key: &str) -> Option<&(YamlNode, YamlNode)> {
         match &self.value {
             YamlValue::Map(entries) => entries
                 .iter()
                 .rev()
-                .find(|(k, _)| k.key_string().as_deref() == Some(key))
-                .map(|(k, _)| k),
+                .find(|(k, _)| k.key_string().as_deref() == Some(key)),
             _ => None,
         }
     }
@@ -721,10 +718,7 @@ impl Builder<'_> {
                     }
                     *pending = Some((node, is_merge_key));
                 }
-                Some((key, true)) => {
-                    let _ = key;
-                    apply_merge(entries, node)?;
-                }
+                Some((_, true)) => apply_merge(entries, node)?,
                 Some((key, false)) => map_insert(entries, key, node),
             },
         }
