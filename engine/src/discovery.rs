@@ -95,20 +95,16 @@ pub fn discover(root: &Path) -> io::Result<Vec<ScriptEntry>> {
         return Ok(pair_with_testdata(scripts, root, None));
     }
     let mut entries = Vec::new();
-    let mut paths = Vec::new();
     // The root itself may be a symlink (the user named it); nothing below it is followed.
     walk_node(root, true, &mut |path, is_dir| {
-        paths.push((path.to_path_buf(), is_dir));
+        let relative = path.strip_prefix(root).unwrap_or(path);
+        if relative.to_string_lossy().contains(CUSTOM_SCRIPT_NAME) {
+            entries.push(file_entry(path, custom_kind(path)));
+        } else if !is_dir && is_ingress_script(relative) {
+            entries.push(file_entry(path, ingress_kind(path)));
+        }
         Ok(())
     })?;
-    for (path, is_dir) in paths {
-        let relative = path.strip_prefix(root).unwrap_or(&path);
-        if relative.to_string_lossy().contains(CUSTOM_SCRIPT_NAME) {
-            entries.push(custom_entry(&path));
-        } else if !is_dir && is_ingress_script(relative) {
-            entries.push(ingress_entry(&path));
-        }
-    }
     Ok(entries)
 }
 
@@ -134,8 +130,8 @@ fn read_script(path: &Path) -> Result<String, CaseError> {
         })
 }
 
-fn custom_entry(path: &Path) -> ScriptEntry {
-    // Upstream takes the group and Kind from the two folder names above the script.
+/// Upstream takes the group and Kind from the two folder names above the script.
+fn custom_kind(path: &Path) -> ScriptKind {
     let names: Vec<String> = path
         .components()
         .filter(|c| matches!(c, Component::Normal(_)))
@@ -148,55 +144,53 @@ fn custom_entry(path: &Path) -> ScriptEntry {
             .map(|i| names[i].clone())
             .unwrap_or_default()
     };
-    let kind = ScriptKind::Custom {
+    ScriptKind::Custom {
         group: from_end(3),
         kind: from_end(2),
-    };
-    let origin = ScriptOrigin::File(path.to_path_buf());
-    match read_script(path) {
-        Ok(source) => {
-            let testdata = path.parent().unwrap_or(Path::new("")).join("testdata");
-            ScriptEntry {
-                kind,
-                origin,
-                source,
-                cases: find_cases(&testdata, true),
-            }
-        }
-        Err(e) => ScriptEntry {
-            kind,
-            origin,
-            source: String::new(),
-            cases: Err(e),
-        },
     }
 }
 
-fn ingress_entry(path: &Path) -> ScriptEntry {
+fn ingress_kind(path: &Path) -> ScriptKind {
     let class = path
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let testdata = path
-        .parent()
-        .unwrap_or(Path::new(""))
-        .join("testdata")
-        .join(&class);
-    let kind = ScriptKind::Ingress { class };
-    let origin = ScriptOrigin::File(path.to_path_buf());
-    match read_script(path) {
-        Ok(source) => ScriptEntry {
-            kind,
-            origin,
-            source,
-            cases: find_cases(&testdata, false),
-        },
-        Err(e) => ScriptEntry {
-            kind,
-            origin,
-            source: String::new(),
-            cases: Err(e),
-        },
+    ScriptKind::Ingress { class }
+}
+
+/// The entry of a script file, with its cases from the `testdata` folder next to it (which
+/// only a custom script must have: upstream's rule; the ingress layout is ours).
+fn file_entry(path: &Path, kind: ScriptKind) -> ScriptEntry {
+    let testdata = testdata_dir(path.parent().unwrap_or(Path::new("")), &kind);
+    let required = matches!(kind, ScriptKind::Custom { .. });
+    let (source, cases) = match read_script(path) {
+        Ok(source) => (source, find_cases(&testdata, required)),
+        Err(e) => (String::new(), Err(e)),
+    };
+    ScriptEntry {
+        kind,
+        origin: ScriptOrigin::File(path.to_path_buf()),
+        source,
+        cases,
+    }
+}
+
+/// The folder a bundled script of `kind` sits in within a `lua_configuration` tree:
+/// `<tree>/<group>/<Kind>` or `<tree>/trafficrouting_ingress`.
+pub fn script_folder(tree: &Path, kind: &ScriptKind) -> PathBuf {
+    match kind {
+        ScriptKind::Custom { group, kind } => tree.join(group).join(kind),
+        ScriptKind::Ingress { .. } => tree.join(INGRESS_FOLDER),
+    }
+}
+
+/// The cases folder of a script of `kind` that sits in `folder`: `<folder>/testdata` for a
+/// custom provider, `<folder>/testdata/<class>` for an ingress class.
+pub fn testdata_dir(folder: &Path, kind: &ScriptKind) -> PathBuf {
+    let testdata = folder.join("testdata");
+    match kind {
+        ScriptKind::Custom { .. } => testdata,
+        ScriptKind::Ingress { class } => testdata.join(class),
     }
 }
 
@@ -350,10 +344,7 @@ pub fn parse_configmap(source: &str) -> Result<Vec<EmbeddedScript>, CaseError> {
 pub fn read_configmap(source: &str) -> Result<ConfigMapScripts, CaseError> {
     let docs = yaml::parse_documents(source).map_err(|e| CaseError {
         message: format!("cannot parse the manifest: {e}"),
-        span: Some(crate::yaml::Span {
-            start: e.pos,
-            end: e.pos,
-        }),
+        span: Some(e.span()),
     })?;
     let mut scripts = Vec::new();
     let mut notes = Vec::new();
@@ -469,13 +460,10 @@ pub fn pair_with_testdata(
     scripts
         .into_iter()
         .map(|script| {
-            let cases = match (tree, &script.kind) {
-                (None, _) => Ok(Vec::new()),
-                (Some(tree), ScriptKind::Custom { group, kind }) => {
-                    find_cases(&tree.join(group).join(kind).join("testdata"), false)
-                }
-                (Some(tree), ScriptKind::Ingress { class }) => find_cases(
-                    &tree.join(INGRESS_FOLDER).join("testdata").join(class),
+            let cases = match tree {
+                None => Ok(Vec::new()),
+                Some(tree) => find_cases(
+                    &testdata_dir(&script_folder(tree, &script.kind), &script.kind),
                     false,
                 ),
             };

@@ -23,6 +23,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use crate::json::{field_name_matches, gotext};
 use crate::luadata::{
     Data, HeaderModifier, HttpPathMatch, HttpRouteMatch, LuaData, NameValueMatch,
 };
@@ -111,10 +112,7 @@ pub fn parse_case(source: &str) -> Result<TestCase, CaseError> {
         Err(e) => {
             return Err(CaseError {
                 message: format!("error converting YAML to JSON: {e}"),
-                span: Some(Span {
-                    start: e.pos,
-                    end: e.pos,
-                }),
+                span: Some(e.span()),
             });
         }
     };
@@ -139,13 +137,14 @@ pub fn parse_case(source: &str) -> Result<TestCase, CaseError> {
         v: Dv::Nil,
         src: &root,
     });
-    build_case(&top, &root, &mut warnings).map(|(kind, steps, expected, expected_span)| TestCase {
+    let (kind, steps, expected, expected_span) = build_case(&top, &root, &mut warnings)?;
+    Ok(TestCase {
         kind,
         steps,
         expected,
         expected_span,
         warnings,
-        root: root.clone(),
+        root,
     })
 }
 
@@ -546,23 +545,12 @@ impl Ty {
     }
 }
 
-/// Go's `encoding/json` case folding of field names (ASCII case, plus the Kelvin sign and
-/// the long s, which fold to `k` and `s`).
-fn fold_eq(a: &str, b: &str) -> bool {
-    let fold = |c: char| match c {
-        '\u{212A}' => 'k',
-        '\u{017F}' => 's',
-        c => c.to_lowercase().next().unwrap_or(c),
-    };
-    a.chars().map(fold).eq(b.chars().map(fold))
-}
-
 /// The field a JSON key decodes into: an exact match first, else the first case-insensitive one.
 fn find_field<'t>(st: &'t StructTy, key: &str) -> Option<&'t Field> {
     st.fields
         .iter()
         .find(|f| f.name == key)
-        .or_else(|| st.fields.iter().find(|f| fold_eq(f.name, key)))
+        .or_else(|| st.fields.iter().find(|f| field_name_matches(f.name, key)))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -660,13 +648,7 @@ fn convert<'a>(node: &'a YamlNode, target: Option<&'static Ty>) -> Result<GoNode
                 YamlValue::Int(i) => GoVal::Int(*i),
                 YamlValue::Float(f) if to_string => GoVal::Str(yaml::go_format_float_g32(*f)),
                 YamlValue::Float(f) if !f.is_finite() => {
-                    let text = if f.is_nan() {
-                        "NaN"
-                    } else if *f > 0.0 {
-                        "+Inf"
-                    } else {
-                        "-Inf"
-                    };
+                    let text = gotext::go_special_float(*f);
                     return Err(fail(node, format!("json: unsupported value: {text}")));
                 }
                 YamlValue::Float(f) => GoVal::Float(*f),
@@ -746,15 +728,10 @@ impl Ctx {
     fn field(&self, structure: &'static str, name: &'static str) -> Ctx {
         let mut fields = self.fields.clone();
         fields.push(name);
-        let display = if self.display.is_empty() {
-            name.to_string()
-        } else {
-            format!("{}.{}", self.display, name)
-        };
         Ctx {
             structure: Some(structure),
             fields,
-            display,
+            display: self.child_display(name),
         }
     }
 
@@ -860,7 +837,7 @@ impl Decoder {
                     GoVal::Float(f) => match json_integer_text(*f) {
                         Some(i) if (min..=max).contains(&i) => made(Dv::Int(i as i64)),
                         _ => {
-                            let text = yaml::go_json_float_text(*f).unwrap_or_default();
+                            let text = gotext::go_json_float_text(*f).unwrap_or_default();
                             self.type_error(node, format!("number {text}"), ty, ctx);
                             keep(existing)
                         }
@@ -1022,7 +999,7 @@ fn unknown_field_message(st: &StructTy, key: &str, path: &str) -> String {
 /// The integer Go's `encoding/json` reads from a float64's text, when that text is an integer
 /// literal (Go writes integral floats below 1e21 without exponent or fraction).
 fn json_integer_text(f: f64) -> Option<i128> {
-    let text = yaml::go_json_float_text(f)?;
+    let text = gotext::go_json_float_text(f)?;
     if text.contains(['.', 'e']) {
         return None;
     }

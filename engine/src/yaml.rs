@@ -19,6 +19,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use saphyr_parser::{Event, Marker, Parser, ScalarStyle, ScanError};
 
+use crate::json::gotext::go_special_float;
 use crate::value::JsonValue;
 
 /// A position in the source: 1-based line and column (in chars), and the byte offset.
@@ -61,6 +62,16 @@ pub enum YamlValue {
 pub struct YamlError {
     pub message: String,
     pub pos: Pos,
+}
+
+impl YamlError {
+    /// The empty span at the error's position.
+    pub fn span(&self) -> Span {
+        Span {
+            start: self.pos,
+            end: self.pos,
+        }
+    }
 }
 
 impl std::fmt::Display for YamlError {
@@ -171,24 +182,21 @@ impl YamlNode {
 
     /// The value under `key` of a map node. `key` is compared exactly.
     pub fn get(&self, key: &str) -> Option<&YamlNode> {
-        match &self.value {
-            YamlValue::Map(entries) => entries
-                .iter()
-                .rev()
-                .find(|(k, _)| k.key_string().as_deref() == Some(key))
-                .map(|(_, v)| v),
-            _ => None,
-        }
+        self.entry(key).map(|(_, v)| v)
     }
 
     /// The key node of `key` in a map node (for pointing at a key rather than its value).
     pub fn get_key(&self, key: &str) -> Option<&YamlNode> {
+        self.entry(key).map(|(k, _)| k)
+    }
+
+    /// The last entry of a map node whose key, as a JSON key, is `key`.
+    fn entry(&self, key: &str) -> Option<&(YamlNode, YamlNode)> {
         match &self.value {
             YamlValue::Map(entries) => entries
                 .iter()
                 .rev()
-                .find(|(k, _)| k.key_string().as_deref() == Some(key))
-                .map(|(k, _)| k),
+                .find(|(k, _)| k.key_string().as_deref() == Some(key)),
             _ => None,
         }
     }
@@ -208,18 +216,7 @@ impl YamlNode {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Go number formatting that sigs.k8s.io/yaml and encoding/json apply.
-
-/// `"+Inf"`, `"-Inf"` or `"NaN"`, as Go prints them.
-fn go_special_float(f: f64) -> &'static str {
-    if f.is_nan() {
-        "NaN"
-    } else if f > 0.0 {
-        "+Inf"
-    } else {
-        "-Inf"
-    }
-}
+// Go number formatting that sigs.k8s.io/yaml applies.
 
 /// Shortest round-trip decimal digits of `text` produced by Rust's `{:e}` formatting:
 /// (negative, digits, decimal point position).
@@ -306,17 +303,6 @@ pub(crate) fn go_format_float_g32(f: f64) -> String {
     } else {
         fixed_from_digits(neg, &digits, dp)
     }
-}
-
-/// The number text Go's `encoding/json` writes for a float64 (`1e+21`, `1e-7`, `0.5`,
-/// `100000000000000000000`). `None` for NaN and infinities, which it refuses.
-pub(crate) fn go_json_float_text(f: f64) -> Option<String> {
-    if !f.is_finite() {
-        return None;
-    }
-    let mut text = String::new();
-    crate::json::gotext::write_go_float(&mut text, f);
-    Some(text)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -732,10 +718,7 @@ impl Builder<'_> {
                     }
                     *pending = Some((node, is_merge_key));
                 }
-                Some((key, true)) => {
-                    let _ = key;
-                    apply_merge(entries, node)?;
-                }
+                Some((_, true)) => apply_merge(entries, node)?,
                 Some((key, false)) => map_insert(entries, key, node),
             },
         }
@@ -1059,18 +1042,6 @@ mod tests {
         assert_eq!(go_format_float_g32(std::f64::consts::PI), "3.1415927");
         assert_eq!(go_format_float_g32(-0.0), "-0");
         assert_eq!(go_format_float_g32(f64::INFINITY), ".inf");
-        assert_eq!(go_json_float_text(1e21).unwrap(), "1e+21");
-        assert_eq!(go_json_float_text(1e20).unwrap(), "100000000000000000000");
-        assert_eq!(go_json_float_text(1e-7).unwrap(), "1e-7");
-        assert_eq!(go_json_float_text(0.000001).unwrap(), "0.000001");
-        assert_eq!(go_json_float_text(0.5).unwrap(), "0.5");
-        assert_eq!(go_json_float_text(-0.0).unwrap(), "-0");
-        assert_eq!(
-            go_json_float_text(2f64.powi(62)).unwrap(),
-            "4611686018427388000"
-        );
-        assert_eq!(go_json_float_text(5e-324).unwrap(), "5e-324");
-        assert!(go_json_float_text(f64::NAN).is_none());
     }
 
     #[test]

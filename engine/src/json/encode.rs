@@ -212,14 +212,10 @@ impl Encoder<'_> {
                 ffi::LUA_TNUMBER => {
                     let n = ffi::lua_tonumber(l, -1);
                     if !n.is_finite() {
-                        let shown = if n.is_nan() {
-                            "NaN"
-                        } else if n > 0.0 {
-                            "+Inf"
-                        } else {
-                            "-Inf"
-                        };
-                        return Err(format!("unsupported number {shown}"));
+                        return Err(format!(
+                            "unsupported number {}",
+                            gotext::go_special_float(n)
+                        ));
                     }
                     gotext::write_go_float(self.out, n);
                 }
@@ -413,14 +409,10 @@ pub(super) fn encode_scalar(value: &mlua::Value, out: &mut Vec<u8>) -> Result<()
         mlua::Value::Integer(i) => gotext::write_go_float(out, *i as f64),
         mlua::Value::Number(n) if n.is_finite() => gotext::write_go_float(out, *n),
         mlua::Value::Number(n) => {
-            let shown = if n.is_nan() {
-                "NaN"
-            } else if *n > 0.0 {
-                "+Inf"
-            } else {
-                "-Inf"
-            };
-            return Err(format!("cannot encode as JSON: unsupported number {shown}"));
+            return Err(format!(
+                "cannot encode as JSON: unsupported number {}",
+                gotext::go_special_float(*n)
+            ));
         }
         other => {
             return Err(format!(

@@ -147,6 +147,29 @@ pub(crate) fn write_go_float<S: Sink>(out: &mut S, value: f64) {
     }
 }
 
+/// The number text Go's `encoding/json` writes for a float64 (`1e+21`, `1e-7`, `0.5`,
+/// `100000000000000000000`). `None` for NaN and infinities, which it refuses.
+pub(crate) fn go_json_float_text(f: f64) -> Option<String> {
+    if !f.is_finite() {
+        return None;
+    }
+    let mut text = String::new();
+    write_go_float(&mut text, f);
+    Some(text)
+}
+
+/// How Go prints a non-finite float64 (`NaN`, `+Inf`, `-Inf`), for the messages that name one.
+pub(crate) fn go_special_float(value: f64) -> &'static str {
+    debug_assert!(!value.is_finite());
+    if value.is_nan() {
+        "NaN"
+    } else if value > 0.0 {
+        "+Inf"
+    } else {
+        "-Inf"
+    }
+}
+
 fn write_u64<S: Sink>(out: &mut S, mut v: u64) {
     let mut buf = [0u8; 20];
     let mut i = buf.len();
@@ -327,6 +350,22 @@ mod tests {
         );
         let below_1e21 = f64::from_bits(1e21f64.to_bits() - 1);
         assert_eq!(float(below_1e21), "999999999999999900000");
+    }
+
+    #[test]
+    fn json_float_text() {
+        assert_eq!(go_json_float_text(1e21).unwrap(), "1e+21");
+        assert_eq!(go_json_float_text(1e20).unwrap(), "100000000000000000000");
+        assert_eq!(go_json_float_text(1e-7).unwrap(), "1e-7");
+        assert_eq!(go_json_float_text(0.000001).unwrap(), "0.000001");
+        assert_eq!(go_json_float_text(0.5).unwrap(), "0.5");
+        assert_eq!(go_json_float_text(-0.0).unwrap(), "-0");
+        assert_eq!(
+            go_json_float_text(2f64.powi(62)).unwrap(),
+            "4611686018427388000"
+        );
+        assert_eq!(go_json_float_text(5e-324).unwrap(), "5e-324");
+        assert!(go_json_float_text(f64::NAN).is_none());
     }
 
     #[test]

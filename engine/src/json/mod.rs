@@ -17,6 +17,8 @@ use std::ffi::c_int;
 
 use mlua::{Lua, Value};
 
+pub(crate) use result::field_name_matches;
+
 use crate::luadata::Data;
 use crate::value::JsonValue;
 use crate::vm::State;

@@ -48,15 +48,8 @@ fn glue_bytecode() -> &'static [u8] {
 /// The text gopher-lua's `CheckString` makes of a number: integral values within int64 in
 /// plain decimal (so `-0` is `0`), others in Go's `%v` form (`NaN`, `+Inf` fail to decode).
 fn number_text(n: f64) -> String {
-    if n.is_nan() {
-        return "NaN".into();
-    }
-    if n.is_infinite() {
-        return if n > 0.0 {
-            "+Inf".into()
-        } else {
-            "-Inf".into()
-        };
+    if !n.is_finite() {
+        return gotext::go_special_float(n).into();
     }
     let mut text = String::new();
     if n.trunc() == n && (-9.223372036854776e18..9.223372036854776e18).contains(&n) {

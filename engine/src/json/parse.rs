@@ -23,22 +23,13 @@ pub(crate) enum TopLevel {
 pub(crate) fn parse(text: &[u8]) -> Result<JsonValue, String> {
     match Reader::new(text).document(false)? {
         TopLevel::Other(v) => Ok(v),
-        TopLevel::Object(members) => Ok(JsonValue::Object(into_map(members))),
+        TopLevel::Object(_) => unreachable!("only kept top-level order gives TopLevel::Object"),
     }
 }
 
 /// Parses `text`, keeping a top-level object's members in document order.
 pub(crate) fn parse_top_level(text: &[u8]) -> Result<TopLevel, String> {
     Reader::new(text).document(true)
-}
-
-fn into_map(members: Vec<(String, JsonValue)>) -> BTreeMap<String, JsonValue> {
-    let mut map = BTreeMap::new();
-    for (k, v) in members {
-        // A repeated key: the later member wins, as in Go's map decoding.
-        map.insert(k, v);
-    }
-    map
 }
 
 enum Members {
@@ -166,6 +157,7 @@ impl<'a> Reader<'a> {
                         let key = std::mem::take(key);
                         match members {
                             Members::Sorted(map) => {
+                                // A repeated key: the later member wins, as in Go's map decoding.
                                 map.insert(key, value);
                             }
                             Members::Ordered(list) => list.push((key, value)),

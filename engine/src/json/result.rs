@@ -20,10 +20,10 @@ fn kind(value: &JsonValue) -> &'static str {
     }
 }
 
-/// Go's case-insensitive field-name match for a struct field whose name is lower-case ASCII
-/// and contains an `s` or `k` (true of `spec`, `labels`, `annotations`): ASCII letters match
-/// either case, and `s`/`k` also match U+017F (ſ) and U+212A (Kelvin sign).
-fn field_name_matches(field: &str, key: &str) -> bool {
+/// Go's case-insensitive match of a JSON key to a struct field whose name is ASCII (every
+/// field Kruise's types have): ASCII letters match either case, and `s`/`k` also match
+/// U+017F (ſ) and U+212A (Kelvin sign); no other non-ASCII character matches.
+pub(crate) fn field_name_matches(field: &str, key: &str) -> bool {
     let mut rest = key.as_bytes();
     for &f in field.as_bytes() {
         let Some(&k) = rest.first() else { return false };
@@ -34,7 +34,7 @@ fn field_name_matches(field: &str, key: &str) -> bool {
             rest = &rest[1..];
             continue;
         }
-        let special = match f {
+        let special = match f.to_ascii_lowercase() {
             b's' => "\u{17f}",
             b'k' => "\u{212a}",
             _ => return false,
@@ -47,13 +47,14 @@ fn field_name_matches(field: &str, key: &str) -> bool {
     rest.is_empty()
 }
 
-/// Decodes one member into a `map[string]string` the way Go does: `null` sets the map to nil,
+/// Decodes a value into a `map[string]string` the way Go does: `null` sets the map to nil,
 /// an object is merged into the existing map (later keys win; a `null` value stores ""),
-/// anything else is an unmarshal error.
+/// anything else is an unmarshal error. `go_target` names the destination in the error
+/// (`Go struct field Data.labels`, `Go value`).
 fn merge_string_map(
     target: &mut Option<BTreeMap<String, String>>,
     value: JsonValue,
-    field: &str,
+    go_target: &str,
 ) -> Result<(), String> {
     match value {
         JsonValue::Null => {
@@ -73,7 +74,7 @@ fn merge_string_map(
                     }
                     other => {
                         return Err(format!(
-                            "json: cannot unmarshal {} into Go struct field Data.{field} of type string (key {key:?})",
+                            "json: cannot unmarshal {} into {go_target} of type string (key {key:?})",
                             kind(&other)
                         ));
                     }
@@ -82,7 +83,7 @@ fn merge_string_map(
             Ok(())
         }
         other => Err(format!(
-            "json: cannot unmarshal {} into Go struct field Data.{field} of type map[string]string",
+            "json: cannot unmarshal {} into {go_target} of type map[string]string",
             kind(&other)
         )),
     }
@@ -111,9 +112,13 @@ pub(super) fn decode_custom(raw: &[u8]) -> Result<Data, String> {
                 v => Some(v),
             };
         } else if field_name_matches("labels", &key) {
-            merge_string_map(&mut data.labels, value, "labels")?;
+            merge_string_map(&mut data.labels, value, "Go struct field Data.labels")?;
         } else if field_name_matches("annotations", &key) {
-            merge_string_map(&mut data.annotations, value, "annotations")?;
+            merge_string_map(
+                &mut data.annotations,
+                value,
+                "Go struct field Data.annotations",
+            )?;
         }
     }
     // `omitempty`: an empty map is as good as none.
@@ -124,29 +129,9 @@ pub(super) fn decode_custom(raw: &[u8]) -> Result<Data, String> {
 
 /// See [`super::decode_ingress_result`].
 pub(super) fn decode_ingress(raw: &[u8]) -> Result<Option<BTreeMap<String, String>>, String> {
-    match parse::parse(raw)? {
-        JsonValue::Null => Ok(None),
-        JsonValue::Object(members) => {
-            let mut map = BTreeMap::new();
-            for (key, item) in members {
-                match item {
-                    JsonValue::String(s) => map.insert(key, s),
-                    JsonValue::Null => map.insert(key, String::new()),
-                    other => {
-                        return Err(format!(
-                            "json: cannot unmarshal {} into Go value of type string (key {key:?})",
-                            kind(&other)
-                        ));
-                    }
-                };
-            }
-            Ok(Some(map))
-        }
-        other => Err(format!(
-            "json: cannot unmarshal {} into Go value of type map[string]string",
-            kind(&other)
-        )),
-    }
+    let mut annotations = None;
+    merge_string_map(&mut annotations, parse::parse(raw)?, "Go value")?;
+    Ok(annotations)
 }
 
 /// Appends a `map[string]string` as Go marshals it (keys sorted, Go escaping).
@@ -167,22 +152,27 @@ pub(super) fn write_string_map(out: &mut String, map: &BTreeMap<String, String>)
 pub(super) fn data_to_canonical(data: &Data) -> String {
     let mut out = String::from("{");
     if let Some(spec) = &data.spec {
-        out.push_str("\"spec\":");
+        start_member(&mut out, "spec");
         spec.write_canonical(&mut out);
     }
     for (name, map) in [("labels", &data.labels), ("annotations", &data.annotations)] {
         if let Some(map) = map.as_ref().filter(|m| !m.is_empty()) {
-            if out.len() > 1 {
-                out.push(',');
-            }
-            out.push('"');
-            out.push_str(name);
-            out.push_str("\":");
+            start_member(&mut out, name);
             write_string_map(&mut out, map);
         }
     }
     out.push('}');
     out
+}
+
+/// Appends `"name":` to an object's text begun with `{`, after a comma unless it is the first.
+fn start_member(out: &mut String, name: &str) {
+    if out.len() > 1 {
+        out.push(',');
+    }
+    out.push('"');
+    out.push_str(name);
+    out.push_str("\":");
 }
 
 /// Whether `raw` contains the text `\ufffd` (every occurrence starts at a backslash, and
@@ -253,12 +243,7 @@ pub(super) fn canonical_from_encoded(raw: &[u8]) -> Option<String> {
     out.push('{');
     for (name, part) in ["spec", "labels", "annotations"].iter().zip(parts) {
         if let Some(text) = part {
-            if out.len() > 1 {
-                out.push(',');
-            }
-            out.push('"');
-            out.push_str(name);
-            out.push_str("\":");
+            start_member(&mut out, name);
             // The encoder writes valid UTF-8 (invalid input bytes become \ufffd escapes).
             out.push_str(std::str::from_utf8(text).ok()?);
         }
