@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use mlua::ffi;
 
+use crate::discovery::ScriptKind;
 use crate::error::{ErrorKind, ScriptError};
 use crate::json::{self, EmptyTable, KeyOrder, decode_custom_result, decode_ingress_result};
 use crate::luadata::{Data, IngressData, LuaData};
@@ -443,6 +444,15 @@ pub enum ScriptFlavor {
     /// Ingress-class scripts: the step's obj is turned into an [`IngressData`] (weight as a
     /// string, `original`'s annotations) and only annotations are compared.
     Ingress,
+}
+
+impl From<&ScriptKind> for ScriptFlavor {
+    fn from(kind: &ScriptKind) -> Self {
+        match kind {
+            ScriptKind::Custom { .. } => ScriptFlavor::Custom,
+            ScriptKind::Ingress { .. } => ScriptFlavor::Ingress,
+        }
+    }
 }
 
 /// Runs every step of `case` through `script` and compares with `expected` under `mode`.
