@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use divan::Bencher;
-use kruise_lua_engine::discovery::{self, ScriptKind};
+use kruise_lua_engine::discovery;
 use kruise_lua_engine::runner::{self, Mode, RunOptions, Script, ScriptFlavor};
 use kruise_lua_engine::testcase::{self, TestCase};
 
@@ -22,10 +22,7 @@ fn corpus_root() -> PathBuf {
 fn corpus() -> Vec<(Script, ScriptFlavor, TestCase)> {
     let mut all = Vec::new();
     for entry in discovery::discover(&corpus_root()).expect("lua_configuration is readable") {
-        let flavor = match entry.kind {
-            ScriptKind::Custom { .. } => ScriptFlavor::Custom,
-            ScriptKind::Ingress { .. } => ScriptFlavor::Ingress,
-        };
+        let flavor = ScriptFlavor::from(&entry.kind);
         let script = Script::new(entry.source.as_str());
         for path in entry.cases.into_iter().flatten() {
             let text = std::fs::read_to_string(&path).expect("case is readable");

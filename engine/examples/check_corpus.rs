@@ -1,7 +1,7 @@
 //! Does what `kruise-lua check` does over the bundled library (discover, parse every case,
 //! compile each script once, run every step) and prints the step count; time it with
 //! `time target/release/examples/check_corpus` to see the wall time including process start.
-use kruise_lua_engine::discovery::{self, ScriptKind};
+use kruise_lua_engine::discovery;
 use kruise_lua_engine::runner::{self, Mode, RunOptions, Script, ScriptFlavor, StepStatus};
 use kruise_lua_engine::testcase;
 
@@ -13,10 +13,7 @@ fn main() {
     let options = RunOptions::default();
     let (mut steps, mut passed) = (0, 0);
     for entry in discovery::discover(&root).expect("the library is readable") {
-        let flavor = match entry.kind {
-            ScriptKind::Custom { .. } => ScriptFlavor::Custom,
-            ScriptKind::Ingress { .. } => ScriptFlavor::Ingress,
-        };
+        let flavor = ScriptFlavor::from(&entry.kind);
         let script = Script::new(entry.source.as_str());
         for path in entry.cases.into_iter().flatten() {
             let text = std::fs::read_to_string(&path).expect("case is readable");

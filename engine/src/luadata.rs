@@ -79,6 +79,12 @@ impl LuaData {
     /// The obj as Go marshals it before converting it to Lua: nil fields are `null`
     /// (`"matches":null`), field names lower camel case, keys sorted.
     pub fn to_json(&self) -> JsonValue {
+        self.to_json_with_data(self.data.to_obj_json())
+    }
+
+    /// [`Self::to_json`] with `data` as the `data` member (the runner leaves `spec` out of
+    /// it, to convert the spec without copying it).
+    pub(crate) fn to_json_with_data(&self, data: JsonValue) -> JsonValue {
         let mut obj = BTreeMap::new();
         obj.insert(
             "canaryService".to_string(),
@@ -88,7 +94,7 @@ impl LuaData {
             "canaryWeight".to_string(),
             JsonValue::Int(self.canary_weight as i64),
         );
-        obj.insert("data".to_string(), self.data.to_obj_json());
+        obj.insert("data".to_string(), data);
         obj.insert("matches".to_string(), matches_json(self.matches.as_deref()));
         obj.insert(
             "requestHeaderModifier".to_string(),

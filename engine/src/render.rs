@@ -133,22 +133,7 @@ mod tests {
     use super::*;
 
     fn parse(text: &str) -> JsonValue {
-        fn conv(v: serde_json::Value) -> JsonValue {
-            match v {
-                serde_json::Value::Null => JsonValue::Null,
-                serde_json::Value::Bool(b) => JsonValue::Bool(b),
-                serde_json::Value::Number(n) => match n.as_i64() {
-                    Some(i) => JsonValue::Int(i),
-                    None => JsonValue::Float(n.as_f64().unwrap()),
-                },
-                serde_json::Value::String(s) => JsonValue::String(s),
-                serde_json::Value::Array(a) => JsonValue::Array(a.into_iter().map(conv).collect()),
-                serde_json::Value::Object(o) => {
-                    JsonValue::Object(o.into_iter().map(|(k, v)| (k, conv(v))).collect())
-                }
-            }
-        }
-        conv(serde_json::from_str(text).unwrap())
+        JsonValue::parse_go_interface(text.as_bytes()).unwrap()
     }
 
     #[test]

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use mlua::ffi;
 
+use crate::discovery::ScriptKind;
 use crate::error::{ErrorKind, ScriptError};
 use crate::json::{self, EmptyTable, KeyOrder, decode_custom_result, decode_ingress_result};
 use crate::luadata::{Data, IngressData, LuaData};
@@ -376,21 +377,14 @@ fn set_obj(sandbox: &Sandbox, obj: Obj<'_>, order: KeyOrder) -> Result<(), Strin
         Obj::Json(json) => (Cow::Borrowed(json), None),
         Obj::Data(data) if order != KeyOrder::Sorted => (Cow::Owned(data.to_json()), None),
         Obj::Data(data) => {
-            let shell = LuaData {
-                data: Data {
-                    spec: None,
-                    labels: data.data.labels.clone(),
-                    annotations: data.data.annotations.clone(),
-                },
-                canary_weight: data.canary_weight,
-                stable_weight: data.stable_weight,
-                matches: data.matches.clone(),
-                canary_service: data.canary_service.clone(),
-                stable_service: data.stable_service.clone(),
-                request_header_modifier: data.request_header_modifier.clone(),
+            let without_spec = Data {
+                spec: None,
+                labels: data.data.labels.clone(),
+                annotations: data.data.annotations.clone(),
             };
+            let shell = data.to_json_with_data(without_spec.to_obj_json());
             let spec = data.data.spec.as_ref().filter(|s| **s != JsonValue::Null);
-            (Cow::Owned(shell.to_json()), spec)
+            (Cow::Owned(shell), spec)
         }
     };
     sandbox.protected(|l| {
@@ -443,6 +437,15 @@ pub enum ScriptFlavor {
     /// Ingress-class scripts: the step's obj is turned into an [`IngressData`] (weight as a
     /// string, `original`'s annotations) and only annotations are compared.
     Ingress,
+}
+
+impl From<&ScriptKind> for ScriptFlavor {
+    fn from(kind: &ScriptKind) -> Self {
+        match kind {
+            ScriptKind::Custom { .. } => ScriptFlavor::Custom,
+            ScriptKind::Ingress { .. } => ScriptFlavor::Ingress,
+        }
+    }
 }
 
 /// Runs every step of `case` through `script` and compares with `expected` under `mode`.

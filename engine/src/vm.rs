@@ -103,7 +103,7 @@ pub enum LimitHit {
 // The run context
 
 /// What the budget hook and the library functions share about one run. It lives outside
-/// the Lua state (its owner keeps it boxed, and drops it only after closing the state);
+/// the Lua state (its owner keeps it boxed, and drops it only after the state is gone);
 /// the state's registry holds its address (see [`context`]).
 #[derive(Debug, Default)]
 pub(crate) struct RunContext {
@@ -136,7 +136,7 @@ impl RunContext {
         if self.hit.get().is_none()
             && let Some(main) = self.main.get()
             // SAFETY: `main` is the live state this context is registered in (the owner
-            // closes the state before dropping the context).
+            // is done with the state before dropping the context).
             && unsafe { kruise_memerr(main.as_ptr()) } != 0
         {
             self.hit.set(Some(LimitHit::Memory));
@@ -477,7 +477,7 @@ unsafe fn error_text(l: State, idx: c_int) -> String {
 /// A fresh Lua state opened as Kruise opens it (math, base, table, string; `stdlib` and
 /// `json` install the rest), with the deadline and memory cap of its [`Limits`] armed from
 /// creation on. It is driven through the C API: see [`Sandbox::protected`] and
-/// [`Sandbox::run`]. Dropping it closes the state.
+/// [`Sandbox::run`]. Dropping it releases the state's memory at once (see `arena`).
 pub struct Sandbox {
     state: NonNull<ffi::lua_State>,
     context: Box<RunContext>,

@@ -55,8 +55,9 @@ impl PreparedSandboxes {
     ) -> Result<Lease<'_>, ScriptError> {
         let idle = {
             let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+            // The newest that suits; `remove` keeps the others in age order for `Drop`.
             let found = idle.iter().rposition(|p| p.suits(options));
-            found.map(|index| idle.swap_remove(index))
+            found.map(|index| idle.remove(index))
         };
         let prepared = match idle {
             Some(prepared) => prepared,

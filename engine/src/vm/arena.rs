@@ -19,6 +19,7 @@
 //! valid; everything allocated after it is released by the rewind.
 
 use std::ffi::c_void;
+use std::mem::MaybeUninit;
 use std::ptr::null_mut;
 
 unsafe extern "C" {
@@ -72,16 +73,38 @@ struct Cursor {
     large: *mut Large,
 }
 
+/// A copy of some arena memory. The bytes may be uninitialised (padding, the unused tail
+/// of a full chunk, a header's `_pad`), so they are copied as such, never read as `u8`.
+type Image = Box<[MaybeUninit<u8>]>;
+
+/// Copies `len` bytes from `start`.
+///
+/// # Safety
+/// The `len` bytes at `start` are allocated and nothing writes them meanwhile.
+unsafe fn image(start: *const u8, len: usize) -> Image {
+    // SAFETY: see above; MaybeUninit<u8> accepts any byte, initialised or not.
+    Box::from(unsafe { std::slice::from_raw_parts(start.cast::<MaybeUninit<u8>>(), len) })
+}
+
+/// Writes `image` back to where it was copied from.
+///
+/// # Safety
+/// `to` is the start `image` was copied from, still allocated, and unused by anyone else.
+unsafe fn restore(image: &Image, to: *mut u8) {
+    // SAFETY: see above.
+    unsafe { std::ptr::copy_nonoverlapping(image.as_ptr(), to.cast(), image.len()) }
+}
+
 /// What [`Arena::rewind`] restores.
 struct Snapshot {
     cursor: Cursor,
     /// The contents of the chunks that existed, in order (the last one up to its bump
     /// pointer: the rest of it was unused).
-    chunks: Vec<Box<[u8]>>,
+    chunks: Vec<Image>,
     /// The large blocks that existed, with their contents (header included). They are
     /// pinned: never returned to the system before the arena is dropped, even once Lua
     /// frees them.
-    large: Vec<(*mut Large, Box<[u8]>)>,
+    large: Vec<(*mut Large, Image)>,
 }
 
 impl Snapshot {
@@ -127,7 +150,7 @@ impl Arena {
                 CHUNK
             };
             // SAFETY: the first `len` bytes of the chunk are within it.
-            Box::from(unsafe { std::slice::from_raw_parts(chunk, len) })
+            unsafe { image(chunk, len) }
         });
         let chunks = chunks.collect();
         let mut large = Vec::new();
@@ -135,9 +158,7 @@ impl Arena {
         while !header.is_null() {
             // SAFETY: a live large block: its header and `size` bytes after it.
             unsafe {
-                let bytes =
-                    std::slice::from_raw_parts(header.cast::<u8>(), HEADER + (*header).size);
-                large.push((header, Box::from(bytes)));
+                large.push((header, image(header.cast(), HEADER + (*header).size)));
                 header = (*header).next;
             }
         }
@@ -166,10 +187,10 @@ impl Arena {
             }
             self.free_unpinned_large(Some(&snapshot));
             for (&chunk, image) in self.chunks.iter().zip(&snapshot.chunks) {
-                std::ptr::copy_nonoverlapping(image.as_ptr(), chunk.cast::<u8>(), image.len());
+                restore(image, chunk.cast());
             }
             for (header, image) in &snapshot.large {
-                std::ptr::copy_nonoverlapping(image.as_ptr(), header.cast::<u8>(), image.len());
+                restore(image, header.cast());
             }
         }
         self.cursor = snapshot.cursor;
