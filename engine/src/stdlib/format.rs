@@ -642,13 +642,13 @@ fn fmt_float(out: &mut Vec<u8>, v: f64, verb: char, sp: &Spec) {
     }
 }
 
-/// gopher-lua's parseNumber: Go integer syntax (base prefixes, underscores), then Go floats.
+/// gopher-lua's parseNumber: Go integer syntax (base prefixes, underscores), then Go floats;
+/// the VM's own coercion of strings in arithmetic.
 pub fn parse_go_number(s: &[u8]) -> Option<f64> {
-    let t = trim_go(s);
-    let text = std::str::from_utf8(t).ok()?;
-    parse_go_int(text, 0)
-        .map(|v| v as f64)
-        .or_else(|| parse_go_float(text))
+    let mut result = 0.0;
+    // SAFETY: reads the `s.len()` bytes of `s` and writes `result`.
+    let ok = unsafe { super::kruise_str2number(s.as_ptr().cast(), s.len(), &mut result) };
+    (ok != 0).then_some(result)
 }
 
 /// Trims what gopher trims (`strings.Trim(s, " \t\n")`).
@@ -742,71 +742,6 @@ fn underscore_ok(s: &str) -> bool {
         i += 1;
     }
     saw != b'_'
-}
-
-/// Go's strconv.ParseFloat(s, 64): decimal or hex (with `p` exponent), inf/nan words,
-/// underscores per Go syntax; out-of-range is an error.
-pub fn parse_go_float(s: &str) -> Option<f64> {
-    let lower = s.to_ascii_lowercase();
-    let unsigned = lower.trim_start_matches(['+', '-']);
-    if lower.len() - unsigned.len() > 1 {
-        return None;
-    }
-    let neg = lower.starts_with('-');
-    match unsigned {
-        "inf" | "infinity" => {
-            return Some(if neg {
-                f64::NEG_INFINITY
-            } else {
-                f64::INFINITY
-            });
-        }
-        "nan" => return Some(f64::NAN),
-        _ => {}
-    }
-    if s.contains('_') && !underscore_ok(s) {
-        return None;
-    }
-    let clean: String = lower.chars().filter(|&c| c != '_').collect();
-    let body = clean.trim_start_matches(['+', '-']);
-    let v = if let Some(hex) = body.strip_prefix("0x") {
-        parse_hex_float(hex)?
-    } else {
-        if body.is_empty()
-            || !body
-                .bytes()
-                .all(|c| c.is_ascii_digit() || matches!(c, b'.' | b'e' | b'+' | b'-'))
-        {
-            return None;
-        }
-        if !body.bytes().any(|c| c.is_ascii_digit()) {
-            return None;
-        }
-        body.parse::<f64>().ok()?
-    };
-    if v.is_infinite() {
-        return None;
-    }
-    Some(if neg { -v } else { v })
-}
-
-fn parse_hex_float(h: &str) -> Option<f64> {
-    let (mant, exp) = h.split_once('p')?;
-    let exp: i32 = exp.parse().ok()?;
-    let (ip, fp) = mant.split_once('.').unwrap_or((mant, ""));
-    if ip.is_empty() && fp.is_empty() {
-        return None;
-    }
-    let mut v = 0f64;
-    for c in ip.chars() {
-        v = v * 16.0 + c.to_digit(16)? as f64;
-    }
-    let mut scale = 1.0 / 16.0;
-    for c in fp.chars() {
-        v += c.to_digit(16)? as f64 * scale;
-        scale /= 16.0;
-    }
-    Some(v * 2f64.powi(exp))
 }
 
 #[cfg(test)]
@@ -909,13 +844,15 @@ mod tests {
         assert_eq!(parse_go_int("99999999999999999999", 10), None);
         assert_eq!(parse_go_int("-ff", 16), Some(-255));
         assert_eq!(parse_go_int("0", 0), Some(0));
-        assert_eq!(parse_go_float("1e2"), Some(100.0));
-        assert_eq!(parse_go_float("1.5e3"), Some(1500.0));
-        assert_eq!(parse_go_float("5."), Some(5.0));
-        assert_eq!(parse_go_float(".5"), Some(0.5));
-        assert_eq!(parse_go_float("0x1p4"), Some(16.0));
-        assert_eq!(parse_go_float("1e999"), None);
-        assert_eq!(parse_go_float("1.2.3"), None);
+        assert_eq!(parse_go_number(b"1e2"), Some(100.0));
+        assert_eq!(parse_go_number(b"1.5e3"), Some(1500.0));
+        assert_eq!(parse_go_number(b"5."), Some(5.0));
+        assert_eq!(parse_go_number(b".5"), Some(0.5));
+        assert_eq!(parse_go_number(b"0x1p4"), Some(16.0));
+        assert_eq!(parse_go_number(b"1e999"), None);
+        assert_eq!(parse_go_number(b"1.2.3"), None);
         assert_eq!(parse_go_number(b" 0x10 "), Some(16.0));
+        assert_eq!(parse_go_number(b"+nan"), None);
+        assert_eq!(parse_go_number(b"-nan"), None);
     }
 }

@@ -16,12 +16,22 @@ mod tablib;
 #[cfg(test)]
 mod tests;
 
-use std::ffi::{CString, c_int};
+use std::ffi::{CString, c_char, c_int};
 use std::time::{Duration, Instant};
 
 use mlua::{Lua, ffi};
 
 use crate::vm::{self, LimitHit};
+
+// lua51-sys/csrc/kruise_gopher.c: the patched VM's own gopher-lua number rules, so that
+// library functions and operators cannot disagree.
+unsafe extern "C" {
+    /// String to number as arithmetic coerces it (gopher's parseNumber): 1 and `*result`
+    /// on success.
+    fn kruise_str2number(s: *const c_char, len: usize, result: *mut f64) -> c_int;
+    /// The `%` operator: Go's math.Mod moved to the sign of `b`.
+    fn kruise_nummod(a: f64, b: f64) -> f64;
+}
 
 /// How long one library call may loop when the state has no deadline (see [`Poll`]).
 pub const FALLBACK_CALL_BUDGET: Duration = Duration::from_secs(1);
@@ -405,7 +415,8 @@ unsafe fn tonumber_imp(l: State) -> R<c_int> {
 fn string_to_number(s: &[u8], has_base: bool, base: i64) -> Option<f64> {
     let t = std::str::from_utf8(format::trim_go(s)).ok()?;
     if t.contains('.') {
-        return format::parse_go_float(t);
+        // Go's ParseFloat: the coercion's integer syntax cannot read a point.
+        return format::parse_go_number(t.as_bytes());
     }
     let (base, digits) = if !has_base && (t.starts_with("0x") || t.starts_with("0X")) {
         (16, &t[2..])
@@ -614,11 +625,7 @@ unsafe fn math_mod_imp(l: State) -> R<c_int> {
     unsafe {
         let a = check_number(l, 1, "mod")?;
         let b = check_number(l, 2, "mod")?;
-        let mut r = a % b;
-        if (b > 0.0 && r < 0.0) || (b < 0.0 && r > 0.0) {
-            r += b;
-        }
-        ffi::lua_pushnumber(l, r);
+        ffi::lua_pushnumber(l, kruise_nummod(a, b));
         Ok(1)
     }
 }
