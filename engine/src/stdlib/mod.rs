@@ -2,7 +2,8 @@
 //! from PUC Lua 5.1 (conformance README 2.1 and 2.11), plus our sandbox and `print` capture.
 //!
 //! The library functions are plain C functions over the raw Lua API: installing them is a
-//! handful of closure allocations (this runs once per step run), and the errors they raise
+//! handful of closure allocations (once per state: the runner rewinds its sandboxes to a
+//! snapshot taken after installation instead of installing again), and the errors they raise
 //! are Lua strings with gopher's `<string>:LINE:` prefix, as scripts observe them through
 //! `pcall`. Functions whose behaviour PUC and gopher share (`next`, `select`, `unpack`,
 //! `tostring`, the math functions, ...) are kept as the VM provides them.
@@ -339,12 +340,10 @@ unsafe fn print_imp(l: State) -> R<c_int> {
     }
 }
 
-/// `pcall`: the VM's pcall (upvalue 1), but a spent time/memory budget is raised again.
-unsafe fn pcall_imp(l: State) -> R<c_int> {
+/// Calls the VM's pcall/xpcall (upvalue 1) with the whole stack as arguments and returns
+/// its results, but raises a spent time/memory budget again.
+unsafe fn call_caught(l: State) -> R<c_int> {
     unsafe {
-        if ffi::lua_type(l, 1) != ffi::LUA_TFUNCTION {
-            return Err(type_error(l, 1, "pcall", "function"));
-        }
         let n = ffi::lua_gettop(l);
         ffi::lua_pushvalue(l, ffi::lua_upvalueindex(1));
         ffi::lua_insert(l, 1);
@@ -354,6 +353,16 @@ unsafe fn pcall_imp(l: State) -> R<c_int> {
             return Err(Raise::Top);
         }
         Ok(ffi::lua_gettop(l))
+    }
+}
+
+/// `pcall`: the VM's pcall, but a spent time/memory budget is raised again.
+unsafe fn pcall_imp(l: State) -> R<c_int> {
+    unsafe {
+        if ffi::lua_type(l, 1) != ffi::LUA_TFUNCTION {
+            return Err(type_error(l, 1, "pcall", "function"));
+        }
+        call_caught(l)
     }
 }
 
@@ -367,14 +376,7 @@ unsafe fn xpcall_imp(l: State) -> R<c_int> {
             return Err(type_error(l, 2, "xpcall", "function"));
         }
         ffi::lua_settop(l, 2);
-        ffi::lua_pushvalue(l, ffi::lua_upvalueindex(1));
-        ffi::lua_insert(l, 1);
-        ffi::lua_call(l, 2, ffi::LUA_MULTRET);
-        if ffi::lua_toboolean(l, 1) == 0 && limit_reached(l) {
-            ffi::lua_settop(l, 2);
-            return Err(Raise::Top);
-        }
-        Ok(ffi::lua_gettop(l))
+        call_caught(l)
     }
 }
 
