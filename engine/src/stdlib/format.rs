@@ -227,7 +227,7 @@ fn is_integer(f: f64) -> bool {
 fn format_arg(out: &mut Vec<u8>, arg: &Arg<'_>, verb: char, sp: &Spec) {
     match arg {
         Arg::Num(f, text) => match verb {
-            'q' | 's' => fmt_string(out, text, verb, sp, "string"),
+            'q' | 's' => fmt_string(out, text, verb, sp),
             'b' | 'c' | 'd' | 'o' | 'x' | 'X' | 'U' => fmt_int(out, go_int(*f), verb, sp),
             'e' | 'E' | 'f' | 'F' | 'g' | 'G' => fmt_float(out, *f, verb, sp),
             'i' => fmt_int(out, go_int(*f), 'd', sp),
@@ -237,29 +237,29 @@ fn format_arg(out: &mut Vec<u8>, arg: &Arg<'_>, verb: char, sp: &Spec) {
         Arg::Str(s) => match verb {
             'd' | 'i' => {
                 if parse_go_number(s).is_some() {
-                    fmt_string(out, s, 's', sp, "string")
+                    fmt_string(out, s, 's', sp)
                 } else {
                     // gopher formats the failed parse result (0) here.
                     fmt_int(out, 0, 'd', sp)
                 }
             }
-            _ => fmt_string(out, s, verb, sp, "string"),
+            _ => fmt_string(out, s, verb, sp),
         },
         Arg::Bool(b) => {
             let text: &[u8] = if *b { b"true" } else { b"false" };
             match verb {
                 'v' | 's' | 'x' | 'X' | 'q' | 't' => {
-                    fmt_string(out, text, if verb == 't' { 's' } else { verb }, sp, "")
+                    fmt_string(out, text, if verb == 't' { 's' } else { verb }, sp)
                 }
                 _ => bad_verb(out, verb, "lua.LBool", text),
             }
         }
         Arg::Nil => match verb {
-            'v' | 's' | 'x' | 'X' | 'q' => fmt_string(out, b"nil", verb, sp, ""),
+            'v' | 's' | 'x' | 'X' | 'q' => fmt_string(out, b"nil", verb, sp),
             _ => bad_verb(out, verb, "*lua.LNilType", b"nil"),
         },
         Arg::Other { go_type, text } => match verb {
-            'v' | 's' | 'x' | 'X' | 'q' => fmt_string(out, text.as_bytes(), verb, sp, ""),
+            'v' | 's' | 'x' | 'X' | 'q' => fmt_string(out, text.as_bytes(), verb, sp),
             _ => bad_verb(out, verb, go_type, text.as_bytes()),
         },
     }
@@ -292,7 +292,8 @@ fn pad(out: &mut Vec<u8>, body: &[u8], sp: &Spec, zero: bool) {
     }
 }
 
-fn fmt_string(out: &mut Vec<u8>, s: &[u8], verb: char, sp: &Spec, go_type: &str) {
+/// A Go string operand (non-string values only come here with the verbs strings accept).
+fn fmt_string(out: &mut Vec<u8>, s: &[u8], verb: char, sp: &Spec) {
     match verb {
         's' | 'v' => {
             let body = match sp.prec {
@@ -328,14 +329,7 @@ fn fmt_string(out: &mut Vec<u8>, s: &[u8], verb: char, sp: &Spec, go_type: &str)
             }
             pad(out, &hex, sp, sp.zero);
         }
-        _ => {
-            let ty = if go_type.is_empty() {
-                "string"
-            } else {
-                go_type
-            };
-            bad_verb(out, verb, ty, s)
-        }
+        _ => bad_verb(out, verb, "string", s),
     }
 }
 
@@ -415,10 +409,8 @@ fn fmt_int(out: &mut Vec<u8>, v: i64, verb: char, sp: &Spec) {
             return;
         }
         'U' => {
-            let mut body = format!("U+{mag:04X}").into_bytes();
-            if neg {
-                body = format!("U+{:04X}", v as u64).into_bytes();
-            }
+            // Go formats a negative int64 as its uint64 bits.
+            let mut body = format!("U+{:04X}", if neg { v as u64 } else { mag }).into_bytes();
             if sp.sharp
                 && let Some(c) = u32::try_from(mag)
                     .ok()
