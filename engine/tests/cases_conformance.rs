@@ -3,26 +3,15 @@
 //! the case errors found before anything runs.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use kruise_lua_engine::JsonValue;
 use kruise_lua_engine::discovery::{self, ScriptKind};
-use kruise_lua_engine::luadata::Data;
 use kruise_lua_engine::testcase::{TestCase, parse_case};
 use serde_json::Value;
 
-fn conformance_dir() -> PathBuf {
-    let dir = PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../shared/conformance"
-    ));
-    assert!(
-        dir.join("cases.expected.jsonl").is_file(),
-        "conformance vectors missing at {}",
-        dir.display()
-    );
-    dir
-}
+mod common;
+use common::{conformance_dir, relative};
 
 /// One line of a `.jsonl` file.
 struct Line {
@@ -75,35 +64,6 @@ fn to_serde(value: &JsonValue) -> Value {
             Value::Object(map.iter().map(|(k, v)| (k.clone(), to_serde(v))).collect())
         }
     }
-}
-
-/// The result shape `expected` strings have: `{"spec":…,"labels":…,"annotations":…}`.
-fn data_to_serde(data: &Data) -> Value {
-    let mut out = serde_json::Map::new();
-    if let Some(spec) = &data.spec {
-        out.insert("spec".into(), to_serde(spec));
-    }
-    let map = |m: &BTreeMap<String, String>| {
-        Value::Object(
-            m.iter()
-                .map(|(k, v)| (k.clone(), Value::String(v.clone())))
-                .collect(),
-        )
-    };
-    if let Some(labels) = data.labels.as_ref().filter(|m| !m.is_empty()) {
-        out.insert("labels".into(), map(labels));
-    }
-    if let Some(annotations) = data.annotations.as_ref().filter(|m| !m.is_empty()) {
-        out.insert("annotations".into(), map(annotations));
-    }
-    Value::Object(out)
-}
-
-fn relative(root: &Path, path: &Path) -> String {
-    path.strip_prefix(root)
-        .unwrap_or_else(|_| panic!("{} not under {}", path.display(), root.display()))
-        .to_string_lossy()
-        .into_owned()
 }
 
 /// (script, case) in walk order, as our discovery finds them; a script without testdata gives
@@ -240,7 +200,7 @@ fn check_file(jsonl: &str) {
                 serde_json::from_str(line.expected.as_deref().expect("expected"))
                     .expect("expected JSON");
             assert_eq!(
-                data_to_serde(&entry.data),
+                to_serde(&entry.data.to_obj_json()),
                 wanted_expected,
                 "{what}: expected differs"
             );

@@ -6,28 +6,21 @@
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use kruise_lua_engine::discovery::{self, ScriptKind, ScriptOrigin};
 use kruise_lua_engine::runner::{self, Mode, RunOptions, StepStatus};
 use kruise_lua_engine::testcase;
 use kruise_lua_engine::{Data, JsonValue, ScriptError};
 
+mod common;
+use common::{conformance_dir, relative};
+
 /// Vectors where the engine is known to differ from Kruise, with the reason. Keep it short.
 const KNOWN_DIFFERENCES: &[(&str, &str)] = &[];
 
 /// The most entries [`KNOWN_DIFFERENCES`] may have.
 const MAX_KNOWN_DIFFERENCES: usize = 8;
-
-fn conformance_dir() -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/conformance");
-    assert!(
-        dir.join("README.md").is_file(),
-        "conformance vectors not found at {} — the shared/ folder must sit beside the repository",
-        dir.display()
-    );
-    dir
-}
 
 fn read_json(path: &Path) -> serde_json::Value {
     let text = fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
@@ -235,11 +228,20 @@ struct CaseLine {
     obj: Option<String>,
 }
 
-fn relative(path: &Path, root: &Path) -> String {
-    path.strip_prefix(root)
-        .unwrap_or(path)
-        .to_string_lossy()
-        .replace('\\', "/")
+impl CaseLine {
+    /// The line of a case that fails before any step runs.
+    fn case_error(script: &str, case: String) -> CaseLine {
+        CaseLine {
+            script: script.to_owned(),
+            case,
+            step: -1,
+            status: "error".into(),
+            error_kind: Some("case".into()),
+            actual: None,
+            expected: None,
+            obj: None,
+        }
+    }
 }
 
 /// Runs `check` over conformance/cases the way the oracle does and returns its lines.
@@ -251,40 +253,22 @@ fn check_cases(mode: Mode) -> Vec<CaseLine> {
         let ScriptOrigin::File(script_path) = &entry.origin else {
             panic!("file scripts only")
         };
-        let script = relative(script_path, &root);
+        let script = relative(&root, script_path);
         let cases = match &entry.cases {
             Ok(cases) => cases,
             Err(_) => {
-                let folder = relative(&script_path.parent().unwrap().join("testdata"), &root);
-                lines.push(CaseLine {
-                    script: script.clone(),
-                    case: folder,
-                    step: -1,
-                    status: "error".into(),
-                    error_kind: Some("case".into()),
-                    actual: None,
-                    expected: None,
-                    obj: None,
-                });
+                let folder = relative(&root, &script_path.parent().unwrap().join("testdata"));
+                lines.push(CaseLine::case_error(&script, folder));
                 continue;
             }
         };
         for case_path in cases {
-            let case_name = relative(case_path, &root);
+            let case_name = relative(&root, case_path);
             let source = fs::read_to_string(case_path).unwrap();
             let case = match testcase::parse_case(&source) {
                 Ok(case) => case,
                 Err(_) => {
-                    lines.push(CaseLine {
-                        script: script.clone(),
-                        case: case_name,
-                        step: -1,
-                        status: "error".into(),
-                        error_kind: Some("case".into()),
-                        actual: None,
-                        expected: None,
-                        obj: None,
-                    });
+                    lines.push(CaseLine::case_error(&script, case_name));
                     continue;
                 }
             };

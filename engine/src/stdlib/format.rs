@@ -227,7 +227,7 @@ fn is_integer(f: f64) -> bool {
 fn format_arg(out: &mut Vec<u8>, arg: &Arg<'_>, verb: char, sp: &Spec) {
     match arg {
         Arg::Num(f, text) => match verb {
-            'q' | 's' => fmt_string(out, text, verb, sp, "string"),
+            'q' | 's' => fmt_string(out, text, verb, sp),
             'b' | 'c' | 'd' | 'o' | 'x' | 'X' | 'U' => fmt_int(out, go_int(*f), verb, sp),
             'e' | 'E' | 'f' | 'F' | 'g' | 'G' => fmt_float(out, *f, verb, sp),
             'i' => fmt_int(out, go_int(*f), 'd', sp),
@@ -237,29 +237,29 @@ fn format_arg(out: &mut Vec<u8>, arg: &Arg<'_>, verb: char, sp: &Spec) {
         Arg::Str(s) => match verb {
             'd' | 'i' => {
                 if parse_go_number(s).is_some() {
-                    fmt_string(out, s, 's', sp, "string")
+                    fmt_string(out, s, 's', sp)
                 } else {
                     // gopher formats the failed parse result (0) here.
                     fmt_int(out, 0, 'd', sp)
                 }
             }
-            _ => fmt_string(out, s, verb, sp, "string"),
+            _ => fmt_string(out, s, verb, sp),
         },
         Arg::Bool(b) => {
             let text: &[u8] = if *b { b"true" } else { b"false" };
             match verb {
                 'v' | 's' | 'x' | 'X' | 'q' | 't' => {
-                    fmt_string(out, text, if verb == 't' { 's' } else { verb }, sp, "")
+                    fmt_string(out, text, if verb == 't' { 's' } else { verb }, sp)
                 }
                 _ => bad_verb(out, verb, "lua.LBool", text),
             }
         }
         Arg::Nil => match verb {
-            'v' | 's' | 'x' | 'X' | 'q' => fmt_string(out, b"nil", verb, sp, ""),
+            'v' | 's' | 'x' | 'X' | 'q' => fmt_string(out, b"nil", verb, sp),
             _ => bad_verb(out, verb, "*lua.LNilType", b"nil"),
         },
         Arg::Other { go_type, text } => match verb {
-            'v' | 's' | 'x' | 'X' | 'q' => fmt_string(out, text.as_bytes(), verb, sp, ""),
+            'v' | 's' | 'x' | 'X' | 'q' => fmt_string(out, text.as_bytes(), verb, sp),
             _ => bad_verb(out, verb, go_type, text.as_bytes()),
         },
     }
@@ -292,7 +292,8 @@ fn pad(out: &mut Vec<u8>, body: &[u8], sp: &Spec, zero: bool) {
     }
 }
 
-fn fmt_string(out: &mut Vec<u8>, s: &[u8], verb: char, sp: &Spec, go_type: &str) {
+/// A Go string operand (non-string values only come here with the verbs strings accept).
+fn fmt_string(out: &mut Vec<u8>, s: &[u8], verb: char, sp: &Spec) {
     match verb {
         's' | 'v' => {
             let body = match sp.prec {
@@ -328,14 +329,7 @@ fn fmt_string(out: &mut Vec<u8>, s: &[u8], verb: char, sp: &Spec, go_type: &str)
             }
             pad(out, &hex, sp, sp.zero);
         }
-        _ => {
-            let ty = if go_type.is_empty() {
-                "string"
-            } else {
-                go_type
-            };
-            bad_verb(out, verb, ty, s)
-        }
+        _ => bad_verb(out, verb, "string", s),
     }
 }
 
@@ -415,10 +409,8 @@ fn fmt_int(out: &mut Vec<u8>, v: i64, verb: char, sp: &Spec) {
             return;
         }
         'U' => {
-            let mut body = format!("U+{mag:04X}").into_bytes();
-            if neg {
-                body = format!("U+{:04X}", v as u64).into_bytes();
-            }
+            // Go formats a negative int64 as its uint64 bits.
+            let mut body = format!("U+{:04X}", if neg { v as u64 } else { mag }).into_bytes();
             if sp.sharp
                 && let Some(c) = u32::try_from(mag)
                     .ok()
@@ -642,13 +634,13 @@ fn fmt_float(out: &mut Vec<u8>, v: f64, verb: char, sp: &Spec) {
     }
 }
 
-/// gopher-lua's parseNumber: Go integer syntax (base prefixes, underscores), then Go floats.
+/// gopher-lua's parseNumber: Go integer syntax (base prefixes, underscores), then Go floats;
+/// the VM's own coercion of strings in arithmetic.
 pub fn parse_go_number(s: &[u8]) -> Option<f64> {
-    let t = trim_go(s);
-    let text = std::str::from_utf8(t).ok()?;
-    parse_go_int(text, 0)
-        .map(|v| v as f64)
-        .or_else(|| parse_go_float(text))
+    let mut result = 0.0;
+    // SAFETY: reads the `s.len()` bytes of `s` and writes `result`.
+    let ok = unsafe { super::kruise_str2number(s.as_ptr().cast(), s.len(), &mut result) };
+    (ok != 0).then_some(result)
 }
 
 /// Trims what gopher trims (`strings.Trim(s, " \t\n")`).
@@ -742,71 +734,6 @@ fn underscore_ok(s: &str) -> bool {
         i += 1;
     }
     saw != b'_'
-}
-
-/// Go's strconv.ParseFloat(s, 64): decimal or hex (with `p` exponent), inf/nan words,
-/// underscores per Go syntax; out-of-range is an error.
-pub fn parse_go_float(s: &str) -> Option<f64> {
-    let lower = s.to_ascii_lowercase();
-    let unsigned = lower.trim_start_matches(['+', '-']);
-    if lower.len() - unsigned.len() > 1 {
-        return None;
-    }
-    let neg = lower.starts_with('-');
-    match unsigned {
-        "inf" | "infinity" => {
-            return Some(if neg {
-                f64::NEG_INFINITY
-            } else {
-                f64::INFINITY
-            });
-        }
-        "nan" => return Some(f64::NAN),
-        _ => {}
-    }
-    if s.contains('_') && !underscore_ok(s) {
-        return None;
-    }
-    let clean: String = lower.chars().filter(|&c| c != '_').collect();
-    let body = clean.trim_start_matches(['+', '-']);
-    let v = if let Some(hex) = body.strip_prefix("0x") {
-        parse_hex_float(hex)?
-    } else {
-        if body.is_empty()
-            || !body
-                .bytes()
-                .all(|c| c.is_ascii_digit() || matches!(c, b'.' | b'e' | b'+' | b'-'))
-        {
-            return None;
-        }
-        if !body.bytes().any(|c| c.is_ascii_digit()) {
-            return None;
-        }
-        body.parse::<f64>().ok()?
-    };
-    if v.is_infinite() {
-        return None;
-    }
-    Some(if neg { -v } else { v })
-}
-
-fn parse_hex_float(h: &str) -> Option<f64> {
-    let (mant, exp) = h.split_once('p')?;
-    let exp: i32 = exp.parse().ok()?;
-    let (ip, fp) = mant.split_once('.').unwrap_or((mant, ""));
-    if ip.is_empty() && fp.is_empty() {
-        return None;
-    }
-    let mut v = 0f64;
-    for c in ip.chars() {
-        v = v * 16.0 + c.to_digit(16)? as f64;
-    }
-    let mut scale = 1.0 / 16.0;
-    for c in fp.chars() {
-        v += c.to_digit(16)? as f64 * scale;
-        scale /= 16.0;
-    }
-    Some(v * 2f64.powi(exp))
 }
 
 #[cfg(test)]
@@ -909,13 +836,15 @@ mod tests {
         assert_eq!(parse_go_int("99999999999999999999", 10), None);
         assert_eq!(parse_go_int("-ff", 16), Some(-255));
         assert_eq!(parse_go_int("0", 0), Some(0));
-        assert_eq!(parse_go_float("1e2"), Some(100.0));
-        assert_eq!(parse_go_float("1.5e3"), Some(1500.0));
-        assert_eq!(parse_go_float("5."), Some(5.0));
-        assert_eq!(parse_go_float(".5"), Some(0.5));
-        assert_eq!(parse_go_float("0x1p4"), Some(16.0));
-        assert_eq!(parse_go_float("1e999"), None);
-        assert_eq!(parse_go_float("1.2.3"), None);
+        assert_eq!(parse_go_number(b"1e2"), Some(100.0));
+        assert_eq!(parse_go_number(b"1.5e3"), Some(1500.0));
+        assert_eq!(parse_go_number(b"5."), Some(5.0));
+        assert_eq!(parse_go_number(b".5"), Some(0.5));
+        assert_eq!(parse_go_number(b"0x1p4"), Some(16.0));
+        assert_eq!(parse_go_number(b"1e999"), None);
+        assert_eq!(parse_go_number(b"1.2.3"), None);
         assert_eq!(parse_go_number(b" 0x10 "), Some(16.0));
+        assert_eq!(parse_go_number(b"+nan"), None);
+        assert_eq!(parse_go_number(b"-nan"), None);
     }
 }

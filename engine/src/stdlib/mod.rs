@@ -2,7 +2,8 @@
 //! from PUC Lua 5.1 (conformance README 2.1 and 2.11), plus our sandbox and `print` capture.
 //!
 //! The library functions are plain C functions over the raw Lua API: installing them is a
-//! handful of closure allocations (this runs once per step run), and the errors they raise
+//! handful of closure allocations (once per state: the runner rewinds its sandboxes to a
+//! snapshot taken after installation instead of installing again), and the errors they raise
 //! are Lua strings with gopher's `<string>:LINE:` prefix, as scripts observe them through
 //! `pcall`. Functions whose behaviour PUC and gopher share (`next`, `select`, `unpack`,
 //! `tostring`, the math functions, ...) are kept as the VM provides them.
@@ -16,12 +17,22 @@ mod tablib;
 #[cfg(test)]
 mod tests;
 
-use std::ffi::{CString, c_int};
+use std::ffi::{CString, c_char, c_int};
 use std::time::{Duration, Instant};
 
 use mlua::{Lua, ffi};
 
 use crate::vm::{self, LimitHit};
+
+// lua51-sys/csrc/kruise_gopher.c: the patched VM's own gopher-lua number rules, so that
+// library functions and operators cannot disagree.
+unsafe extern "C" {
+    /// String to number as arithmetic coerces it (gopher's parseNumber): 1 and `*result`
+    /// on success.
+    fn kruise_str2number(s: *const c_char, len: usize, result: *mut f64) -> c_int;
+    /// The `%` operator: Go's math.Mod moved to the sign of `b`.
+    fn kruise_nummod(a: f64, b: f64) -> f64;
+}
 
 /// How long one library call may loop when the state has no deadline (see [`Poll`]).
 pub const FALLBACK_CALL_BUDGET: Duration = Duration::from_secs(1);
@@ -329,12 +340,10 @@ unsafe fn print_imp(l: State) -> R<c_int> {
     }
 }
 
-/// `pcall`: the VM's pcall (upvalue 1), but a spent time/memory budget is raised again.
-unsafe fn pcall_imp(l: State) -> R<c_int> {
+/// Calls the VM's pcall/xpcall (upvalue 1) with the whole stack as arguments and returns
+/// its results, but raises a spent time/memory budget again.
+unsafe fn call_caught(l: State) -> R<c_int> {
     unsafe {
-        if ffi::lua_type(l, 1) != ffi::LUA_TFUNCTION {
-            return Err(type_error(l, 1, "pcall", "function"));
-        }
         let n = ffi::lua_gettop(l);
         ffi::lua_pushvalue(l, ffi::lua_upvalueindex(1));
         ffi::lua_insert(l, 1);
@@ -344,6 +353,16 @@ unsafe fn pcall_imp(l: State) -> R<c_int> {
             return Err(Raise::Top);
         }
         Ok(ffi::lua_gettop(l))
+    }
+}
+
+/// `pcall`: the VM's pcall, but a spent time/memory budget is raised again.
+unsafe fn pcall_imp(l: State) -> R<c_int> {
+    unsafe {
+        if ffi::lua_type(l, 1) != ffi::LUA_TFUNCTION {
+            return Err(type_error(l, 1, "pcall", "function"));
+        }
+        call_caught(l)
     }
 }
 
@@ -357,14 +376,7 @@ unsafe fn xpcall_imp(l: State) -> R<c_int> {
             return Err(type_error(l, 2, "xpcall", "function"));
         }
         ffi::lua_settop(l, 2);
-        ffi::lua_pushvalue(l, ffi::lua_upvalueindex(1));
-        ffi::lua_insert(l, 1);
-        ffi::lua_call(l, 2, ffi::LUA_MULTRET);
-        if ffi::lua_toboolean(l, 1) == 0 && limit_reached(l) {
-            ffi::lua_settop(l, 2);
-            return Err(Raise::Top);
-        }
-        Ok(ffi::lua_gettop(l))
+        call_caught(l)
     }
 }
 
@@ -405,7 +417,8 @@ unsafe fn tonumber_imp(l: State) -> R<c_int> {
 fn string_to_number(s: &[u8], has_base: bool, base: i64) -> Option<f64> {
     let t = std::str::from_utf8(format::trim_go(s)).ok()?;
     if t.contains('.') {
-        return format::parse_go_float(t);
+        // Go's ParseFloat: the coercion's integer syntax cannot read a point.
+        return format::parse_go_number(t.as_bytes());
     }
     let (base, digits) = if !has_base && (t.starts_with("0x") || t.starts_with("0X")) {
         (16, &t[2..])
@@ -614,11 +627,7 @@ unsafe fn math_mod_imp(l: State) -> R<c_int> {
     unsafe {
         let a = check_number(l, 1, "mod")?;
         let b = check_number(l, 2, "mod")?;
-        let mut r = a % b;
-        if (b > 0.0 && r < 0.0) || (b < 0.0 && r > 0.0) {
-            r += b;
-        }
-        ffi::lua_pushnumber(l, r);
+        ffi::lua_pushnumber(l, kruise_nummod(a, b));
         Ok(1)
     }
 }

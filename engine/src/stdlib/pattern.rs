@@ -332,13 +332,8 @@ impl Pattern {
         let mut code = vec![Inst::Save(0)];
         let mut slot = 2;
         compile(&nodes, &mut code, &mut slot);
-        if tail {
-            code.push(Inst::Save(1));
-            code.push(Inst::TailMatch);
-        } else {
-            code.push(Inst::Save(1));
-            code.push(Inst::Match);
-        }
+        code.push(Inst::Save(1));
+        code.push(if tail { Inst::TailMatch } else { Inst::Match });
         Ok(Pattern {
             code,
             anchored: head,

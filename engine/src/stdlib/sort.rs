@@ -269,9 +269,8 @@ fn order2(data: &mut dyn SortData, a: usize, b: usize, swaps: &mut usize) -> (us
 
 fn median(data: &mut dyn SortData, a: usize, b: usize, c: usize, swaps: &mut usize) -> usize {
     let (a, b) = order2(data, a, b, swaps);
-    let (b, c) = order2(data, b, c, swaps);
-    let _ = c;
-    let (_a, b) = order2(data, a, b, swaps);
+    let (b, _) = order2(data, b, c, swaps);
+    let (_, b) = order2(data, a, b, swaps);
     b
 }
 

@@ -198,16 +198,8 @@ pub(crate) fn go_case(s: &[u8], upper: bool) -> Vec<u8> {
         };
     }
     let mut out = Vec::with_capacity(s.len() + 4);
-    let mut rest = s;
-    while !rest.is_empty() {
-        let (valid, bad) = match std::str::from_utf8(rest) {
-            Ok(v) => (v, false),
-            Err(e) => (
-                std::str::from_utf8(&rest[..e.valid_up_to()]).expect("valid prefix"),
-                true,
-            ),
-        };
-        for c in valid.chars() {
+    for chunk in s.utf8_chunks() {
+        for c in chunk.valid().chars() {
             let mapped = if upper {
                 simple_upper(c)
             } else {
@@ -216,10 +208,10 @@ pub(crate) fn go_case(s: &[u8], upper: bool) -> Vec<u8> {
             let mut buf = [0u8; 4];
             out.extend_from_slice(mapped.encode_utf8(&mut buf).as_bytes());
         }
-        rest = &rest[valid.len()..];
-        if bad {
+        // Go maps each byte of an invalid run to its own U+FFFD (the run's later bytes are
+        // continuation bytes, invalid on their own).
+        for _ in chunk.invalid() {
             out.extend_from_slice("\u{fffd}".as_bytes());
-            rest = &rest[1..];
         }
     }
     out
@@ -380,6 +372,8 @@ unsafe fn gmatch_iter_imp(l: State) -> R<c_int> {
         if pos < 0.0 || pos as usize > s.len() {
             return Ok(0);
         }
+        // Parsed again on each call: a parsed pattern owns Rust memory, which a userdata
+        // upvalue could not free (sandboxes run no finalizers).
         let pat = Pattern::parse(p).map_err(pat_error)?;
         let mut finder = Finder::new(&pat, s, pos as usize);
         let mut poll = Poll::new(l);

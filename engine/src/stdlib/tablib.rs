@@ -9,7 +9,7 @@ use mlua::ffi;
 
 use super::sort::{self, SortData};
 use super::{
-    R, Raise, State, check_bytes, check_int, check_table, lua_fns, opt_int, type_error, type_name,
+    R, Raise, State, check_int, check_table, lua_fns, opt_bytes, opt_int, type_error, type_name,
 };
 
 lua_fns! {
@@ -159,11 +159,7 @@ unsafe fn remove_imp(l: State) -> R<c_int> {
 unsafe fn concat_imp(l: State) -> R<c_int> {
     unsafe {
         check_table(l, 1, "concat")?;
-        let sep = if ffi::lua_isnoneornil(l, 2) != 0 {
-            &[][..]
-        } else {
-            check_bytes(l, 2, "concat")?
-        };
+        let sep = opt_bytes(l, 2, b"", "concat")?;
         let n = len(l, 1);
         let mut i = opt_int(l, 3, 1, "concat")?;
         let j = opt_int(l, 4, n, "concat")?;
