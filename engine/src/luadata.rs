@@ -132,7 +132,7 @@ impl LuaData {
             return 0;
         };
         let scaled = (percent as f64 * 100.0 / 100.0).ceil();
-        go_float_to_int64(scaled) as i32
+        crate::value::go_float_to_int64(scaled) as i32
     }
 }
 
@@ -143,16 +143,6 @@ fn go_atoi(text: &str) -> Option<i64> {
         return None;
     }
     text.parse::<i64>().ok()
-}
-
-/// Go's `int64(f)` on amd64: out-of-range values and NaN become the minimum int64
-/// (the `CVTTSD2SQ` "integer indefinite" value) instead of saturating as Rust's `as` does.
-fn go_float_to_int64(f: f64) -> i64 {
-    if !(-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&f) {
-        i64::MIN
-    } else {
-        f as i64
-    }
 }
 
 impl Data {

@@ -238,11 +238,11 @@ fn execute_custom(script: &Script, obj: Obj<'_>, options: &RunOptions) -> (Vec<S
             Ok(value) => value,
         };
         // SAFETY: `idx` is the returned value in the live state, inside a protected call.
-        let type_name = unsafe { gopher_type_name(l, idx) };
+        let type_name = unsafe { stdlib::type_name(l, idx) };
         if type_name != "table" {
             return Results::Split {
                 harness: Ok(Data::default()),
-                production: Err(not_table(type_name)),
+                production: Err(not_table(&type_name)),
             };
         }
         let mut raw = Vec::new();
@@ -288,9 +288,9 @@ pub fn run_ingress_json(script: &Script, obj: &JsonValue, options: &RunOptions) 
     let (prints, result) = execute(script, Obj::Json(obj), options, |returned| {
         let (l, idx) = returned?;
         // SAFETY: `idx` is the returned value in the live state, inside a protected call.
-        let type_name = unsafe { gopher_type_name(l, idx) };
+        let type_name = unsafe { stdlib::type_name(l, idx) };
         if type_name != "table" {
-            return Err(not_table(type_name));
+            return Err(not_table(&type_name));
         }
         let mut raw = Vec::new();
         // SAFETY: as above.
@@ -403,23 +403,6 @@ fn set_obj(sandbox: &Sandbox, obj: Obj<'_>, order: KeyOrder) -> Result<(), Strin
             ffi::lua_rawset(l, ffi::LUA_GLOBALSINDEX);
         }
     })
-}
-
-/// gopher-lua's name for the type of the value at `idx`, as in Kruise's not-a-table error.
-///
-/// # Safety
-/// `l` is valid and `idx` a valid index.
-unsafe fn gopher_type_name(l: State, idx: c_int) -> &'static str {
-    match unsafe { ffi::lua_type(l, idx) } {
-        ffi::LUA_TNIL => "nil",
-        ffi::LUA_TBOOLEAN => "boolean",
-        ffi::LUA_TNUMBER => "number",
-        ffi::LUA_TSTRING => "string",
-        ffi::LUA_TFUNCTION => "function",
-        ffi::LUA_TTHREAD => "thread",
-        ffi::LUA_TTABLE => "table",
-        _ => "userdata",
-    }
 }
 
 fn not_table(type_name: &str) -> ScriptError {

@@ -8,6 +8,18 @@ use std::collections::BTreeMap;
 
 use crate::json::gotext;
 
+/// Go's `int64(f)` on amd64: out-of-range values and NaN become the minimum int64
+/// (the `CVTTSD2SQ` "integer indefinite" value) instead of saturating as Rust's `as` does.
+pub(crate) fn go_float_to_int64(f: f64) -> i64 {
+    // 2^63: the first value outside int64.
+    const LIMIT: f64 = 9_223_372_036_854_775_808.0;
+    if f.is_nan() || !(-LIMIT..LIMIT).contains(&f) {
+        i64::MIN
+    } else {
+        f as i64
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum JsonValue {
     Null,

@@ -218,72 +218,6 @@ impl YamlNode {
 // ---------------------------------------------------------------------------------------------
 // Go number formatting that sigs.k8s.io/yaml applies.
 
-/// Shortest round-trip decimal digits of `text` produced by Rust's `{:e}` formatting:
-/// (negative, digits, decimal point position).
-fn split_exp_repr(text: &str) -> (bool, String, i32) {
-    let (neg, rest) = match text.strip_prefix('-') {
-        Some(r) => (true, r),
-        None => (false, text),
-    };
-    let (mantissa, exp) = rest.split_once('e').unwrap_or((rest, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
-    let digits = digits.trim_end_matches('0').to_string();
-    if digits.is_empty() {
-        return (neg, "0".to_string(), 1);
-    }
-    (neg, digits, exp + 1)
-}
-
-/// Writes digits with the decimal point at `dp`, as Go's `%f` with the shortest precision.
-fn fixed_from_digits(neg: bool, digits: &str, dp: i32) -> String {
-    let mut out = String::new();
-    if neg {
-        out.push('-');
-    }
-    let nd = digits.len() as i32;
-    if dp <= 0 {
-        out.push_str("0.");
-        for _ in 0..-dp {
-            out.push('0');
-        }
-        out.push_str(digits);
-    } else if dp >= nd {
-        out.push_str(digits);
-        for _ in 0..dp - nd {
-            out.push('0');
-        }
-    } else {
-        out.push_str(&digits[..dp as usize]);
-        out.push('.');
-        out.push_str(&digits[dp as usize..]);
-    }
-    out
-}
-
-/// Writes digits as Go's `%e` with the shortest precision: `d.ddde±XX` (two exponent digits
-/// at least).
-fn exp_from_digits(neg: bool, digits: &str, dp: i32) -> String {
-    let mut out = String::new();
-    if neg {
-        out.push('-');
-    }
-    out.push_str(&digits[..1]);
-    if digits.len() > 1 {
-        out.push('.');
-        out.push_str(&digits[1..]);
-    }
-    let exp = dp - 1;
-    out.push('e');
-    out.push(if exp < 0 { '-' } else { '+' });
-    let abs = exp.unsigned_abs();
-    if abs < 10 {
-        out.push('0');
-    }
-    out.push_str(&abs.to_string());
-    out
-}
-
 /// Go's `strconv.FormatFloat(f, 'g', -1, 32)` with sigs.k8s.io/yaml's spellings of the
 /// special values (`.inf`, `-.inf`, `.nan`): how it turns a float into a string where the Go
 /// field is a string, and how float map keys are written.
@@ -295,14 +229,7 @@ pub(crate) fn go_format_float_g32(f: f64) -> String {
     if single.is_infinite() {
         return if single > 0.0 { ".inf" } else { "-.inf" }.to_string();
     }
-    let (neg, digits, dp) = split_exp_repr(&format!("{single:e}"));
-    let exp = dp - 1;
-    // Shortest formatting decides between %e and %f with a precision of 6.
-    if !(-4..6).contains(&exp) {
-        exp_from_digits(neg, &digits, dp)
-    } else {
-        fixed_from_digits(neg, &digits, dp)
-    }
+    crate::stdlib::go_shortest_g32(single)
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -111,20 +111,12 @@ unsafe extern "C-unwind" fn decode_impl(l: State) -> c_int {
     // SAFETY: as for encode_impl; the upvalue, when present, is the Orderer installed below.
     unsafe {
         let parsed = match ffi::lua_type(l, 1) {
-            ffi::LUA_TSTRING => {
-                let mut len = 0;
-                let p = ffi::lua_tolstring(l, 1, &mut len);
-                JsonValue::parse_go_interface(std::slice::from_raw_parts(p.cast(), len))
-            }
+            ffi::LUA_TSTRING => JsonValue::parse_go_interface(crate::stdlib::to_bytes(l, 1)),
             ffi::LUA_TNUMBER => {
                 JsonValue::parse_go_interface(number_text(ffi::lua_tonumber(l, 1)).as_bytes())
             }
-            t => {
-                let got = if t == ffi::LUA_TNONE {
-                    "no value".into()
-                } else {
-                    std::ffi::CStr::from_ptr(ffi::lua_typename(l, t)).to_string_lossy()
-                };
+            _ => {
+                let got = crate::stdlib::type_name(l, 1);
                 let message = format!("bad argument #1 to decode (string expected, got {got})");
                 ffi::lua_pushnil(l);
                 return outcome(l, Some(message), true);

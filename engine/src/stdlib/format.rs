@@ -2,6 +2,8 @@
 //! the Lua values as operands, so verbs, flags, padding and the `%!v(MISSING)`-style
 //! diagnostics follow Go's rules (numbers format themselves as int64 or float64 per verb).
 
+use crate::value::go_float_to_int64;
+
 /// One operand, already inspected on the Lua stack.
 pub enum Arg<'a> {
     /// A number and its `tostring` text (from the VM's own conversion).
@@ -209,29 +211,20 @@ fn lua_type_name(arg: &Arg<'_>) -> &'static str {
     }
 }
 
-/// Go's conversion of a float64 to int64 on amd64: out of range and NaN give MinInt64.
-pub fn go_int(f: f64) -> i64 {
-    // 2^63: the first value outside int64.
-    const LIMIT: f64 = 9_223_372_036_854_775_808.0;
-    if f.is_nan() || !(-LIMIT..LIMIT).contains(&f) {
-        i64::MIN
-    } else {
-        f as i64
-    }
-}
-
 fn is_integer(f: f64) -> bool {
-    f.is_finite() && f == (go_int(f) as f64)
+    f.is_finite() && f == (go_float_to_int64(f) as f64)
 }
 
 fn format_arg(out: &mut Vec<u8>, arg: &Arg<'_>, verb: char, sp: &Spec) {
     match arg {
         Arg::Num(f, text) => match verb {
             'q' | 's' => fmt_string(out, text, verb, sp),
-            'b' | 'c' | 'd' | 'o' | 'x' | 'X' | 'U' => fmt_int(out, go_int(*f), verb, sp),
+            'b' | 'c' | 'd' | 'o' | 'x' | 'X' | 'U' => {
+                fmt_int(out, go_float_to_int64(*f), verb, sp)
+            }
             'e' | 'E' | 'f' | 'F' | 'g' | 'G' => fmt_float(out, *f, verb, sp),
-            'i' => fmt_int(out, go_int(*f), 'd', sp),
-            _ if is_integer(*f) => fmt_int(out, go_int(*f), verb, sp),
+            'i' => fmt_int(out, go_float_to_int64(*f), 'd', sp),
+            _ if is_integer(*f) => fmt_int(out, go_float_to_int64(*f), verb, sp),
             _ => fmt_float(out, *f, verb, sp),
         },
         Arg::Str(s) => match verb {
@@ -540,40 +533,58 @@ fn float_body(a: f64, verb: char, prec: Option<usize>) -> Vec<u8> {
         }
         _ => {
             // %g: shortest digits without a precision, else that many significant digits.
-            let shortest = prec.is_none();
             let (d, dp) = match prec {
                 None => digits_of(&format!("{a:e}")),
                 Some(p) => digits_of(&format!("{:.*e}", p.max(1) - 1, a)),
             };
-            let nd = d.len().max(1) as i32;
-            let mut p = match prec {
-                None => nd,
-                Some(p) => p.max(1) as i32,
-            };
-            let mut eprec = p;
-            if eprec > nd && nd >= dp {
-                eprec = nd;
-            }
-            if shortest {
-                eprec = 6;
-            }
-            let exp = dp - 1;
-            if a == 0.0 {
-                return b"0".to_vec();
-            }
-            if exp < -4 || exp >= eprec {
-                if p > nd {
-                    p = nd;
-                }
-                fmt_e(&d, dp, (p - 1).max(0) as usize, upper)
-            } else {
-                if p > dp {
-                    p = nd;
-                }
-                fmt_f(&d, dp, (p - dp).max(0) as usize)
-            }
+            g_from_digits(&d, dp, prec, upper)
         }
     }
+}
+
+/// Go's `%g` body from a non-negative value's decimal digits (see [`digits_of`]): with no
+/// precision, the digits are the shortest round-trip ones and `%e` is used from exponent 6
+/// on (`strconv.FormatFloat(x, 'g', -1, _)`).
+fn g_from_digits(d: &[u8], dp: i32, prec: Option<usize>, upper: bool) -> Vec<u8> {
+    if d.is_empty() {
+        return b"0".to_vec();
+    }
+    let nd = d.len() as i32;
+    let mut p = match prec {
+        None => nd,
+        Some(p) => p.max(1) as i32,
+    };
+    let mut eprec = p;
+    if eprec > nd && nd >= dp {
+        eprec = nd;
+    }
+    if prec.is_none() {
+        eprec = 6;
+    }
+    let exp = dp - 1;
+    if exp < -4 || exp >= eprec {
+        if p > nd {
+            p = nd;
+        }
+        fmt_e(d, dp, (p - 1).max(0) as usize, upper)
+    } else {
+        if p > dp {
+            p = nd;
+        }
+        fmt_f(d, dp, (p - dp).max(0) as usize)
+    }
+}
+
+/// Go's `strconv.FormatFloat(f, 'g', -1, 32)` of a finite value: shortest float32 digits.
+pub(crate) fn go_shortest_g32(f: f32) -> String {
+    let (d, dp) = digits_of(&format!("{:e}", f.abs()));
+    let mut text = if f.is_sign_negative() {
+        "-".to_string()
+    } else {
+        String::new()
+    };
+    text.push_str(std::str::from_utf8(&g_from_digits(&d, dp, None, false)).expect("ASCII"));
+    text
 }
 
 fn fmt_float(out: &mut Vec<u8>, v: f64, verb: char, sp: &Spec) {

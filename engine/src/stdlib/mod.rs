@@ -89,6 +89,7 @@ macro_rules! lua_fns {
         )*
     };
 }
+pub(crate) use format::go_shortest_g32;
 pub(crate) use lua_fns;
 
 #[cold]
@@ -148,7 +149,7 @@ pub(crate) unsafe fn check_any(l: State, n: c_int, fname: &str) -> R<()> {
 pub(crate) unsafe fn check_int(l: State, n: c_int, fname: &str) -> R<i64> {
     unsafe {
         if ffi::lua_type(l, n) == ffi::LUA_TNUMBER {
-            Ok(format::go_int(ffi::lua_tonumber(l, n)))
+            Ok(crate::value::go_float_to_int64(ffi::lua_tonumber(l, n)))
         } else {
             Err(type_error(l, n, fname, "number"))
         }

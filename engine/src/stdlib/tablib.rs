@@ -82,7 +82,7 @@ unsafe fn maxn_imp(l: State) -> R<c_int> {
         while ffi::lua_next(l, 1) != 0 {
             ffi::lua_pop(l, 1);
             if ffi::lua_type(l, -1) == ffi::LUA_TNUMBER {
-                max = max.max(super::format::go_int(ffi::lua_tonumber(l, -1)));
+                max = max.max(crate::value::go_float_to_int64(ffi::lua_tonumber(l, -1)));
             }
         }
         ffi::lua_pushnumber(l, max as f64);
