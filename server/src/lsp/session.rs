@@ -330,14 +330,13 @@ impl Session {
                 return;
             }
             let settings = session.settings();
-            let roots = session.roots();
             let previous = session.results_for(&target.id);
             let previous_specs = previous.as_ref().map(|p| p.specs());
             let cancelled = ticket.canceller();
             let worker = session.clone();
             let id = target.id.clone();
             let outcome = tokio::task::spawn_blocking(move || {
-                let Some(input) = gather(&target, &worker.docs, &roots) else {
+                let Some(input) = gather(&target, &worker.docs) else {
                     return Err(());
                 };
                 let options = RunOptions {
