@@ -202,24 +202,41 @@ impl Session {
         };
         let kind = project::classify(path, &text, &self.docs);
         match &kind {
-            DocKind::Script(target) => {
-                self.analyse(path, quick);
-                self.schedule_run(target.clone(), delay);
-            }
-            DocKind::ConfigMap => {
-                self.analyse(path, None);
-                for (target, _) in project::embedded_targets(path, &text, &self.roots()) {
-                    self.schedule_run(target, delay);
-                }
-            }
-            DocKind::Case(owner) => {
-                self.schedule_run(owner.clone(), delay);
-            }
-            DocKind::Other => {}
+            DocKind::Script(_) => self.analyse(path, quick),
+            DocKind::ConfigMap => self.analyse(path, None),
+            DocKind::Case(_) | DocKind::Other => {}
         }
-        // Scripts that ran this file as a case (e.g. a ConfigMap script's testdata), or that
-        // are hosted in it.
-        let others: Vec<ScriptTarget> = read(&self.results)
+        for target in self.targets_of(path, &text, &kind) {
+            self.schedule_run(target, delay);
+        }
+        let owner = match &kind {
+            DocKind::Case(owner) | DocKind::Script(owner) => Some(&owner.id),
+            DocKind::ConfigMap | DocKind::Other => None,
+        };
+        for target in self.readers_of(path) {
+            if owner != Some(&target.id) {
+                self.schedule_run(target, delay);
+            }
+        }
+    }
+
+    /// The scripts a document is or holds: itself, a manifest's embedded scripts, or the
+    /// script whose case it is.
+    fn targets_of(&self, path: &Path, text: &str, kind: &DocKind) -> Vec<ScriptTarget> {
+        match kind {
+            DocKind::Script(target) | DocKind::Case(target) => vec![target.clone()],
+            DocKind::ConfigMap => project::embedded_targets(path, text, &self.roots())
+                .into_iter()
+                .map(|(target, _)| target)
+                .collect(),
+            DocKind::Other => Vec::new(),
+        }
+    }
+
+    /// Scripts whose last run read `path` as a case (e.g. a ConfigMap script's testdata), or
+    /// that are hosted in it.
+    fn readers_of(&self, path: &Path) -> Vec<ScriptTarget> {
+        read(&self.results)
             .values()
             .filter(|r| {
                 r.target.id.host() == path
@@ -229,14 +246,7 @@ impl Session {
                         .is_some_and(|t| path.starts_with(t))
             })
             .map(|r| r.target.clone())
-            .filter(|t| match &kind {
-                DocKind::Case(owner) | DocKind::Script(owner) => owner.id != t.id,
-                _ => true,
-            })
-            .collect();
-        for target in others {
-            self.schedule_run(target, delay);
-        }
+            .collect()
     }
 
     /// Syntax and lint diagnostics for a document, computed on a blocking thread.
@@ -451,15 +461,8 @@ impl Session {
                 .unwrap_or_default();
         for path in self.docs.open_paths() {
             let text = self.docs.text(&path).unwrap_or_default();
-            match project::classify(&path, &text, &self.docs) {
-                DocKind::Script(t) | DocKind::Case(t) => targets.push(t),
-                DocKind::ConfigMap => targets.extend(
-                    project::embedded_targets(&path, &text, &self.roots())
-                        .into_iter()
-                        .map(|(t, _)| t),
-                ),
-                DocKind::Other => {}
-            }
+            let kind = project::classify(&path, &text, &self.docs);
+            targets.extend(self.targets_of(&path, &text, &kind));
         }
         targets.sort_by(|a, b| a.id.cmp(&b.id));
         targets.dedup_by(|a, b| a.id == b.id);
@@ -511,30 +514,12 @@ impl Session {
     fn on_change_disk_only(self: &Arc<Self>, path: &Path) {
         let text = self.docs.text(path).unwrap_or_default();
         let debounce = self.settings().debounce;
-        match project::classify(path, &text, &self.docs) {
-            DocKind::Script(t) | DocKind::Case(t) => {
-                self.schedule_run(t, debounce);
-            }
-            DocKind::ConfigMap => {
-                for (t, _) in project::embedded_targets(path, &text, &self.roots()) {
-                    self.schedule_run(t, debounce);
-                }
-            }
-            DocKind::Other => {}
-        }
-        let others: Vec<ScriptTarget> = read(&self.results)
-            .values()
-            .filter(|r| {
-                r.target.id.host() == path
-                    || r.target
-                        .testdata
-                        .as_ref()
-                        .is_some_and(|t| path.starts_with(t))
-            })
-            .map(|r| r.target.clone())
-            .collect();
-        for t in others {
-            self.schedule_run(t, debounce);
+        let kind = project::classify(path, &text, &self.docs);
+        // (The script itself may come twice, from the file and from its last run; the second
+        // request supersedes the first.)
+        let targets = self.targets_of(path, &text, &kind);
+        for target in targets.into_iter().chain(self.readers_of(path)) {
+            self.schedule_run(target, debounce);
         }
     }
 }
