@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use std::time::Duration;
 
 use kruise_lua_engine::runner::{Mode, RunOptions};
@@ -96,8 +96,13 @@ pub struct Session {
     pub shutting_down: AtomicBool,
 }
 
+// A panic elsewhere must not make the state unreachable: poisoned locks are used as they are.
 fn read<T>(lock: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
     lock.read().unwrap_or_else(|e| e.into_inner())
+}
+
+pub fn write<T>(lock: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
+    lock.write().unwrap_or_else(|e| e.into_inner())
 }
 
 impl Session {
@@ -126,6 +131,10 @@ impl Session {
 
     pub fn caps(&self) -> ClientCaps {
         *read(&self.caps)
+    }
+
+    fn store(&self) -> MutexGuard<'_, DiagnosticStore> {
+        self.store.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     pub fn results_for(&self, id: &ScriptId) -> Option<Arc<ScriptResults>> {
@@ -284,11 +293,7 @@ impl Session {
                 if let Some(syntax) = verdict
                     && generation.load(Ordering::SeqCst) == mine
                 {
-                    let all = session
-                        .store
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .quick(&path, syntax, keep_lints);
+                    let all = session.store().quick(&path, syntax, keep_lints);
                     session.publish(&path, all).await;
                 }
             }
@@ -311,11 +316,7 @@ impl Session {
             if generation.load(Ordering::SeqCst) != mine {
                 return;
             }
-            let all = session
-                .store
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .set_analysis(&path, diags);
+            let all = session.store().set_analysis(&path, diags);
             session.publish(&path, all).await;
         });
     }
@@ -377,19 +378,7 @@ impl Session {
                     session.log_prints(&results).await;
                     let lua_host = results.target.id.host().to_path_buf();
                     let newly_shaped = previous_specs.is_none_or(|specs| specs != results.specs());
-                    session
-                        .results
-                        .write()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .insert(id.clone(), Arc::new(results));
-                    let touched = session
-                        .store
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .set_runs(&id, diags);
-                    for (path, all) in touched {
-                        session.publish(&path, all).await;
-                    }
+                    session.set_results(&id, Some(results), diags).await;
                     // The spec's shape feeds a lint: reanalyse an open script when it changed.
                     if newly_shaped && session.docs.is_open(&lua_host) {
                         session.analyse(&lua_host, None);
@@ -401,19 +390,7 @@ impl Session {
                 Ok(Ok(None)) => {} // superseded while running
                 Ok(Err(())) => {
                     // The script is gone: forget it and clear what its runs said.
-                    session
-                        .results
-                        .write()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .remove(&id);
-                    let touched = session
-                        .store
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .set_runs(&id, Vec::new());
-                    for (path, all) in touched {
-                        session.publish(&path, all).await;
-                    }
+                    session.set_results(&id, None, Vec::new()).await;
                 }
                 Err(e) => {
                     session
@@ -426,6 +403,24 @@ impl Session {
                 }
             }
         })
+    }
+
+    /// Keeps a script's latest results (`None`: forgets the script), replaces what its runs
+    /// said in every file, and publishes the files that changed.
+    async fn set_results(
+        &self,
+        id: &ScriptId,
+        results: Option<ScriptResults>,
+        diagnostics: Vec<(PathBuf, Vec<Diagnostic>)>,
+    ) {
+        match results {
+            Some(results) => write(&self.results).insert(id.clone(), Arc::new(results)),
+            None => write(&self.results).remove(id),
+        };
+        let touched = self.store().set_runs(id, diagnostics);
+        for (path, all) in touched {
+            self.publish(&path, all).await;
+        }
     }
 
     /// What scripts printed during the run, in the server log (never on stdout).
@@ -496,10 +491,7 @@ impl Session {
         }
         if removed {
             // Nothing said about a deleted file holds any more.
-            self.store
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .forget(path);
+            self.store().forget(path);
             let session = self.clone();
             let file = path.to_path_buf();
             tokio::spawn(async move { session.publish(&file, Vec::new()).await });
