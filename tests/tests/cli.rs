@@ -6,10 +6,9 @@ mod common;
 
 use std::collections::BTreeMap;
 
-use common::{copy_tree, fixtures, run, run_in, scratch};
+use common::{copy_tree, fixtures, json_lines, read_case, run, run_in, scratch};
 use kruise_lua_engine::luadata::LuaData;
 use kruise_lua_engine::runner::{RunOptions, Script, run_custom};
-use kruise_lua_engine::testcase::parse_case;
 use kruise_lua_engine::yaml::parse_first_document;
 use serde_json::Value;
 
@@ -19,13 +18,6 @@ const WEIGHTED_CASE: &str =
     "tree/lua_configuration/example.io/Weighted/testdata/rollout_steps.yaml";
 const WEIGHTED_SCRIPT: &str = "tree/lua_configuration/example.io/Weighted/trafficRouting.lua";
 const CONFIGMAP: &str = "configmap/kruise-rollout-configuration.yaml";
-
-fn json_lines(stdout: &str) -> Vec<Value> {
-    stdout
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
-        .collect()
-}
 
 fn find<'a>(
     lines: &'a [Value],
@@ -657,8 +649,7 @@ fn assert_obj_source_loads(obj_source: &str, expected: &LuaData) {
 
 #[test]
 fn obj_prints_loadable_lua_per_step() {
-    let case =
-        parse_case(&std::fs::read_to_string(fixtures().join(WEIGHTED_CASE)).unwrap()).unwrap();
+    let case = read_case(&fixtures().join(WEIGHTED_CASE));
 
     let single = run(&["obj", WEIGHTED_CASE, "--step", "1"]);
     assert_eq!(single.code, 0, "{single:?}");
@@ -695,7 +686,7 @@ fn obj_prints_loadable_lua_per_step() {
 #[test]
 fn obj_of_a_traffic_routing_case_and_header_matches() {
     let path = "tree/lua_configuration/example.io/HeaderRoute/testdata/header_steps.yaml";
-    let case = parse_case(&std::fs::read_to_string(fixtures().join(path)).unwrap()).unwrap();
+    let case = read_case(&fixtures().join(path));
     let result = run(&["obj", path, "--step", "0"]);
     assert_eq!(result.code, 0, "{result:?}");
     assert!(result.stdout.contains("\".*Android.*\""), "{result:?}");
@@ -708,8 +699,7 @@ fn obj_of_a_traffic_routing_case_and_header_matches() {
 fn run_prints_the_resulting_resources() {
     let result = run(&["run", WEIGHTED_SCRIPT, "--case", WEIGHTED_CASE]);
     assert_eq!(result.code, 0, "{result:?}");
-    let case =
-        parse_case(&std::fs::read_to_string(fixtures().join(WEIGHTED_CASE)).unwrap()).unwrap();
+    let case = read_case(&fixtures().join(WEIGHTED_CASE));
     let documents: Vec<&str> = result.stdout.split("---\n").collect();
     assert_eq!(documents.len(), 3, "{result:?}");
     for (index, document) in documents.iter().enumerate() {

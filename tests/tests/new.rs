@@ -7,9 +7,9 @@ mod common;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use common::{copy_tree, run_in, scratch, workspace};
+use common::{copy_tree, json_lines, read_case, run_in, scratch, workspace};
 use kruise_lua_engine::luadata::LuaData;
-use kruise_lua_engine::testcase::{CaseKind, TestCase, parse_case};
+use kruise_lua_engine::testcase::{CaseKind, TestCase};
 use kruise_lua_engine::yaml::{PathSeg, YamlNode, YamlValue};
 use serde_json::Value;
 
@@ -57,11 +57,6 @@ fn sorted(paths: &[&str]) -> Vec<String> {
     let mut out: Vec<String> = paths.iter().map(|p| p.to_string()).collect();
     out.sort();
     out
-}
-
-fn read_case(path: &Path) -> TestCase {
-    let text = fs::read_to_string(path).unwrap();
-    parse_case(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
 fn node<'a>(root: &'a YamlNode, keys: &[&str]) -> &'a YamlNode {
@@ -346,11 +341,7 @@ fn scaffold_scripts_never_error_on_the_library_cases() {
     assert!(replaced >= 10, "only {replaced} scripts in the library");
 
     let check = run_in(&dir, &["check", "--format", "json", "library"]);
-    let lines: Vec<Value> = check
-        .stdout
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect();
+    let lines = json_lines(&check.stdout);
     assert!(lines.len() > 50, "{check:?}");
     let errors: Vec<&Value> = lines.iter().filter(|l| l["status"] == "error").collect();
     assert!(errors.is_empty(), "{errors:#?}");

@@ -24,14 +24,14 @@ use kruise_lua_engine::discovery::{
 };
 use kruise_lua_engine::json::KeyOrder;
 use kruise_lua_engine::runner::{
-    CaseOutcome, Mode, RunOptions, Script, ScriptFlavor, StepOutcome, StepStatus, run_case_step,
+    CaseOutcome, Mode, RunOptions, Script, ScriptFlavor, StepOutcome, run_case_step,
 };
 use kruise_lua_engine::testcase::{CaseError, TestCase, parse_case};
-use kruise_lua_engine::yaml::Span;
 use rayon::prelude::*;
 
 use super::report::{
-    self, CaseReport, Format, Location, Note, OrderFinding, Report, ScriptReport, Summary,
+    self, CaseReport, Format, Location, Note, OrderFinding, Report, ScriptReport, Summary, Verdict,
+    span_line,
 };
 use super::{ColorArg, LimitArgs, ModeArg, UsageError, paths, read_text};
 
@@ -83,8 +83,7 @@ pub fn execute(args: CheckArgs) -> Result<u8, UsageError> {
         .filter(|f| !f.is_empty())
         .collect();
     let (planned, notes) = plan(&args.paths, &filters)?;
-    let mut options = args.limits.run_options();
-    options.key_order = KeyOrder::Sorted;
+    let options = args.limits.run_options();
     let mut report = run(planned, args.mode.into(), &options, args.shuffle);
     report.notes = notes;
     let summary = Summary::of(&report);
@@ -133,14 +132,14 @@ fn plan(roots: &[PathBuf], filters: &[String]) -> Result<(Vec<Planned>, Vec<Note
             let read = read_configmap(&text).map_err(|error| {
                 let location = Location {
                     file: paths::display(root),
-                    line: span_line(error.span),
+                    line: span_line(error.span.as_ref()),
                 };
                 UsageError(format!("{location}: {}", error.message))
             })?;
             for note in read.notes {
                 let location = Location {
                     file: paths::display(root),
-                    line: span_line(note.span),
+                    line: span_line(note.span.as_ref()),
                 };
                 notes.push(Note {
                     location,
@@ -325,10 +324,6 @@ fn no_cases_reason(entry: &ScriptEntry) -> Option<String> {
     }
 }
 
-fn span_line(span: Option<Span>) -> Option<u32> {
-    span.map(|span| span.start.line).filter(|line| *line > 0)
-}
-
 /// The report header of a discovered script (discovery keeps PATHs as given).
 fn header(entry: &ScriptEntry) -> ScriptReport {
     let (path, key, first_line) = match &entry.origin {
@@ -463,20 +458,14 @@ fn run_steps(
 }
 
 /// What must stay the same across key orders for a step to be deterministic.
-type StepResult = (u8, Option<String>, Option<&'static str>);
+type StepResult = (Verdict, Option<String>, Option<&'static str>);
 
-fn step_results(outcome: &CaseOutcome) -> Vec<StepResult> {
-    outcome
-        .steps
+fn step_results(steps: &[StepOutcome]) -> Vec<StepResult> {
+    steps
         .iter()
         .map(|step| {
-            let status = match step.status {
-                StepStatus::Pass => 0,
-                StepStatus::Fail => 1,
-                StepStatus::Error => 2,
-            };
             (
-                status,
+                step.status.into(),
                 step.actual.clone(),
                 step.error.as_ref().map(|error| error.kind.as_str()),
             )
@@ -501,15 +490,10 @@ fn order_findings(
                 key_order: KeyOrder::Shuffled(shuffle_seed(run)),
                 ..*options
             };
-            let steps = run_steps(plan, case, mode, &options);
-            step_results(&CaseOutcome {
-                case_error: None,
-                warnings: Vec::new(),
-                steps,
-            })
+            step_results(&run_steps(plan, case, mode, &options))
         })
         .collect();
-    let base_results = step_results(base);
+    let base_results = step_results(&base.steps);
     let mut findings = Vec::new();
     for (index, base_result) in base_results.iter().enumerate() {
         let mut distinct: BTreeSet<&StepResult> = BTreeSet::from([base_result]);

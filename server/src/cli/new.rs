@@ -13,7 +13,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use kruise_lua_engine::discovery::INGRESS_FOLDER;
+use kruise_lua_engine::discovery::{CUSTOM_SCRIPT_NAME, INGRESS_FOLDER};
 
 use super::{EXIT_OK, UsageError, paths};
 
@@ -196,7 +196,7 @@ pub fn plan(
             let folder = root.join(group).join(kind);
             let names = Names::new(service);
             let mut files = vec![PlannedFile {
-                path: folder.join("trafficRouting.lua"),
+                path: folder.join(CUSTOM_SCRIPT_NAME),
                 contents: custom_script(group, kind),
             }];
             for shape in CASES {

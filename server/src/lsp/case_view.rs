@@ -3,8 +3,7 @@
 
 use std::ops::Range;
 
-use kruise_lua_engine::runner::ScriptFlavor;
-use kruise_lua_engine::runner::{StepOutcome, StepStatus, ingress_obj};
+use kruise_lua_engine::runner::{StepOutcome, StepStatus};
 use kruise_lua_engine::yaml::Span;
 use tower_lsp_server::ls_types as lsp;
 
@@ -67,10 +66,7 @@ pub fn hover(
     }
     for step in &case.steps {
         if contains(step.step_span, offset) {
-            let obj = match results.target.flavor() {
-                ScriptFlavor::Custom => step.obj.to_json(),
-                ScriptFlavor::Ingress => ingress_obj(&step.obj).to_json(),
-            };
+            let obj = results.target.step_obj(&step.obj);
             let mut fields = Vec::new();
             if let kruise_lua_engine::value::JsonValue::Object(map) = &obj {
                 for (key, value) in map {

@@ -3,7 +3,6 @@
 
 use std::sync::Arc;
 
-use kruise_lua_engine::runner::{ScriptFlavor, ingress_obj};
 use serde_json::{Value, json};
 use tower_lsp_server::jsonrpc::{Error, Result};
 use tower_lsp_server::ls_types::{self as lsp, Uri};
@@ -64,10 +63,7 @@ pub async fn execute(
                 .steps
                 .get(step.unwrap_or(0))
                 .ok_or_else(|| Error::invalid_params("no such step"))?;
-            let obj = match results.target.flavor() {
-                ScriptFlavor::Custom => step.obj.to_json(),
-                ScriptFlavor::Ingress => ingress_obj(&step.obj).to_json(),
-            };
+            let obj = results.target.step_obj(&step.obj);
             Ok(Some(Value::String(obj_as_lua(&obj))))
         }
         ACCEPT_EXPECTED => {

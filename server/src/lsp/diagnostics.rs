@@ -119,14 +119,14 @@ impl DiagnosticStore {
     }
 }
 
-fn span_range(text: &str, index: &LineIndex, span: Span) -> Range {
+pub fn span_range(text: &str, index: &LineIndex, span: Span) -> Range {
     index.range(
         text,
         span.start.offset..span.end.offset.max(span.start.offset),
     )
 }
 
-fn diagnostic(
+pub fn diagnostic(
     range: Range,
     severity: DiagnosticSeverity,
     code: &str,

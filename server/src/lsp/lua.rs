@@ -6,13 +6,12 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use kruise_lua_engine::discovery;
-use kruise_lua_engine::runner::{ScriptFlavor, ingress_obj};
+use kruise_lua_engine::runner::ScriptFlavor;
 use kruise_lua_engine::value::JsonValue;
-use tower_lsp_server::ls_types::{
-    self as lsp, CompletionItemKind, Diagnostic, DiagnosticSeverity, NumberOrString,
-};
+use kruise_lua_engine::yaml::Span;
+use tower_lsp_server::ls_types::{self as lsp, CompletionItemKind, Diagnostic, DiagnosticSeverity};
 
-use super::diagnostics::{SOURCE, value_text};
+use super::diagnostics::{SOURCE, diagnostic, span_range, value_text};
 use super::documents::MAX_ANALYSED_BYTES;
 use super::project::{EmbeddedMap, ScriptTarget, embedded_targets, lua_target};
 use super::runs::ScriptResults;
@@ -114,17 +113,15 @@ pub fn diagnostics(
     let index = LineIndex::new(host);
     let mut out = Vec::new();
     if host.len() > MAX_ANALYSED_BYTES {
-        out.push(Diagnostic {
-            range: lsp::Range::default(),
-            severity: Some(DiagnosticSeverity::INFORMATION),
-            source: Some(SOURCE.into()),
-            message: format!(
+        out.push(file_remark(
+            lsp::Range::default(),
+            DiagnosticSeverity::INFORMATION,
+            format!(
                 "this file ({} bytes) is larger than {} bytes: not analysed",
                 host.len(),
                 MAX_ANALYSED_BYTES
             ),
-            ..Diagnostic::default()
-        });
+        ));
         return out;
     }
     let is_lua = path.extension().is_some_and(|e| e == "lua");
@@ -132,31 +129,22 @@ pub fn diagnostics(
         return out; // a test case or other YAML: no Lua here
     }
     if !is_lua {
+        let range = |span: Option<Span>| {
+            span.map_or(lsp::Range::default(), |s| span_range(host, &index, s))
+        };
         match discovery::read_configmap(host) {
-            Err(error) => {
-                let range = error.span.map_or(lsp::Range::default(), |s| {
-                    index.range(host, s.start.offset..s.end.offset.max(s.start.offset))
-                });
-                out.push(Diagnostic {
-                    range,
-                    severity: Some(DiagnosticSeverity::ERROR),
-                    source: Some(SOURCE.into()),
-                    message: error.message,
-                    ..Diagnostic::default()
-                });
-            }
+            Err(error) => out.push(file_remark(
+                range(error.span),
+                DiagnosticSeverity::ERROR,
+                error.message,
+            )),
             Ok(manifest) => {
                 for note in manifest.notes {
-                    let range = note.span.map_or(lsp::Range::default(), |s| {
-                        index.range(host, s.start.offset..s.end.offset.max(s.start.offset))
-                    });
-                    out.push(Diagnostic {
-                        range,
-                        severity: Some(DiagnosticSeverity::WARNING),
-                        source: Some(SOURCE.into()),
-                        message: note.message,
-                        ..Diagnostic::default()
-                    });
+                    out.push(file_remark(
+                        range(note.span),
+                        DiagnosticSeverity::WARNING,
+                        note.message,
+                    ));
                 }
             }
         }
@@ -166,14 +154,12 @@ pub fn diagnostics(
         let analysis =
             analysis::analyze_with_spec(&view.source, view.flavor(), config, shape.as_ref());
         for error in analysis.syntax_errors {
-            out.push(Diagnostic {
-                range: view.host_range(host, &index, error.range),
-                severity: Some(DiagnosticSeverity::ERROR),
-                code: Some(NumberOrString::String("syntax".into())),
-                source: Some(SOURCE.into()),
-                message: error.message,
-                ..Diagnostic::default()
-            });
+            out.push(diagnostic(
+                view.host_range(host, &index, error.range),
+                DiagnosticSeverity::ERROR,
+                "syntax",
+                error.message,
+            ));
         }
         for finding in analysis.diagnostics {
             let data = finding.fix.as_ref().map(|fix| {
@@ -185,17 +171,28 @@ pub fn diagnostics(
                 })
             });
             out.push(Diagnostic {
-                range: view.host_range(host, &index, finding.range),
-                severity: Some(severity(finding.severity)),
-                code: Some(NumberOrString::String(finding.code.into())),
-                source: Some(SOURCE.into()),
-                message: finding.message,
                 data,
-                ..Diagnostic::default()
+                ..diagnostic(
+                    view.host_range(host, &index, finding.range),
+                    severity(finding.severity),
+                    finding.code,
+                    finding.message,
+                )
             });
         }
     }
     out
+}
+
+/// A remark about the file as a whole (no code: nothing to configure or fix).
+fn file_remark(range: lsp::Range, severity: DiagnosticSeverity, message: String) -> Diagnostic {
+    Diagnostic {
+        range,
+        severity: Some(severity),
+        source: Some(SOURCE.into()),
+        message,
+        ..Diagnostic::default()
+    }
 }
 
 /// The fast path after an edit: compiles the script with the same (patched) Lua 5.1 the engine
@@ -211,14 +208,12 @@ pub fn quick_syntax_check(source: &str) -> Option<(u32, String)> {
 pub fn quick_syntax_diagnostic(source: &str) -> Option<Diagnostic> {
     let (line, message) = quick_syntax_check(source)?;
     let index = LineIndex::new(source);
-    Some(Diagnostic {
-        range: super::text::line_range(source, &index, line),
-        severity: Some(DiagnosticSeverity::ERROR),
-        code: Some(NumberOrString::String("syntax".into())),
-        source: Some(SOURCE.into()),
+    Some(diagnostic(
+        super::text::line_range(source, &index, line),
+        DiagnosticSeverity::ERROR,
+        "syntax",
         message,
-        ..Diagnostic::default()
-    })
+    ))
 }
 
 fn completion_kind(kind: CompletionKind) -> CompletionItemKind {
@@ -291,7 +286,6 @@ pub fn values_per_case(path: &ObjPath, results: &ScriptResults) -> Option<String
     if path.0.iter().any(|s| matches!(s, PathSeg::Any)) || path.0.is_empty() {
         return None;
     }
-    let ingress = results.target.flavor() == ScriptFlavor::Ingress;
     let name = path.to_string();
     let mut lines = Vec::new();
     for case in &results.cases {
@@ -300,11 +294,7 @@ pub fn values_per_case(path: &ObjPath, results: &ScriptResults) -> Option<String
             .steps
             .iter()
             .map(|step| {
-                let obj = if ingress {
-                    ingress_obj(&step.obj).to_json()
-                } else {
-                    step.obj.to_json()
-                };
+                let obj = results.target.step_obj(&step.obj);
                 match value_at(&obj, path) {
                     Some(JsonValue::Null) | None => "nil".to_string(),
                     Some(value) => value_text(Some(value)),
@@ -426,6 +416,7 @@ pub fn obj_as_lua(obj: &JsonValue) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tower_lsp_server::ls_types::NumberOrString;
 
     const MANIFEST: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kruise-rollout-configuration\ndata:\n  lua.traffic.routing.Route.example.io: |\n    local w = obj.canaryweight\n    return obj.data\n";
 

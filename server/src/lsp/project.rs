@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 use kruise_lua_engine::discovery::{
     self, CUSTOM_SCRIPT_NAME, EmbeddedScript, INGRESS_FOLDER, ScriptKind,
 };
-use kruise_lua_engine::runner::ScriptFlavor;
+use kruise_lua_engine::luadata::LuaData;
+use kruise_lua_engine::runner::{ScriptFlavor, ingress_obj};
+use kruise_lua_engine::value::JsonValue;
 
 use super::documents::Documents;
 
@@ -56,6 +58,14 @@ impl ScriptTarget {
         match self.kind {
             Some(ScriptKind::Ingress { .. }) => ScriptFlavor::Ingress,
             _ => ScriptFlavor::Custom,
+        }
+    }
+
+    /// The `obj` a case step hands this script, as JSON (an ingress class gets its own shape).
+    pub fn step_obj(&self, obj: &LuaData) -> JsonValue {
+        match self.flavor() {
+            ScriptFlavor::Custom => obj.to_json(),
+            ScriptFlavor::Ingress => ingress_obj(obj).to_json(),
         }
     }
 }

@@ -10,14 +10,14 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use kruise_lua_engine::discovery::{self, EmbeddedScript};
+use kruise_lua_engine::discovery;
 use kruise_lua_engine::runner::{self, Mode, RunOptions, StepOutcome, StepStatus};
 use kruise_lua_engine::testcase::{self, CaseError, TestCase};
 use kruise_lua_engine::value::JsonValue;
 use rayon::prelude::*;
 
 use super::documents::{Documents, MAX_ANALYSED_BYTES};
-use super::project::{EmbeddedMap, ScriptId, ScriptTarget, embedded_targets};
+use super::project::{EmbeddedMap, ScriptId, ScriptTarget};
 
 /// One case file's outcome.
 #[derive(Debug, Clone)]
@@ -94,23 +94,18 @@ pub struct RunInput {
 }
 
 /// Reads a script and its cases; `None` when the script is gone (deleted file or key).
-pub fn gather(target: &ScriptTarget, docs: &Documents, roots: &[PathBuf]) -> Option<RunInput> {
+pub fn gather(target: &ScriptTarget, docs: &Documents) -> Option<RunInput> {
     let host_text = docs.text(target.id.host())?;
     let (source, embedded) = match &target.id {
         ScriptId::File(_) => (host_text.clone(), None),
-        ScriptId::Embedded { manifest, key } => {
-            let (_, script): (_, EmbeddedScript) = embedded_targets(manifest, &host_text, roots)
+        ScriptId::Embedded { key, .. } => {
+            // Only the script's text and place are needed here: the target already says where
+            // its cases are.
+            let script = discovery::read_configmap(&host_text)
+                .ok()?
+                .scripts
                 .into_iter()
-                .find(|(t, _)| t.id == target.id)
-                .or_else(|| {
-                    // The manifest may have moved the key; keep running what it holds now.
-                    discovery::read_configmap(&host_text).ok().and_then(|c| {
-                        c.scripts
-                            .into_iter()
-                            .find(|s| &s.key == key)
-                            .map(|s| (target.clone(), s))
-                    })
-                })?;
+                .find(|s| &s.key == key)?;
             let map = EmbeddedMap::new(&host_text, &script);
             (script.source, Some(map))
         }

@@ -13,7 +13,7 @@ use tower_lsp_server::{Client, LanguageServer};
 use super::commands;
 use super::documents::{MAX_ANALYSED_BYTES, uri_path};
 use super::lua;
-use super::session::{ClientCaps, Session, Settings};
+use super::session::{ClientCaps, Session, Settings, write};
 use super::text::{LineIndex, apply_changes};
 use super::{case_view, watcher};
 
@@ -68,11 +68,7 @@ impl Backend {
     fn apply_settings(&self, value: &Value) -> bool {
         let (settings, problems) = Settings::from_json(value);
         let changed = {
-            let mut current = self
-                .session
-                .settings
-                .write()
-                .unwrap_or_else(|e| e.into_inner());
+            let mut current = write(&self.session.settings);
             let changed = *current != settings;
             *current = settings;
             changed
@@ -111,13 +107,9 @@ impl LanguageServer for Backend {
         {
             roots.push(root.into_owned());
         }
-        *self
-            .session
-            .roots
-            .write()
-            .unwrap_or_else(|e| e.into_inner()) = roots;
+        *write(&self.session.roots) = roots;
         let workspace = params.capabilities.workspace.as_ref();
-        *self.session.caps.write().unwrap_or_else(|e| e.into_inner()) = ClientCaps {
+        *write(&self.session.caps) = ClientCaps {
             apply_edit: workspace.and_then(|w| w.apply_edit).unwrap_or(false),
             code_lens_refresh: workspace
                 .and_then(|w| w.code_lens.as_ref())

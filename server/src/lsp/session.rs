@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use std::time::Duration;
 
 use kruise_lua_engine::runner::{Mode, RunOptions};
@@ -96,8 +96,13 @@ pub struct Session {
     pub shutting_down: AtomicBool,
 }
 
+// A panic elsewhere must not make the state unreachable: poisoned locks are used as they are.
 fn read<T>(lock: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
     lock.read().unwrap_or_else(|e| e.into_inner())
+}
+
+pub fn write<T>(lock: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
+    lock.write().unwrap_or_else(|e| e.into_inner())
 }
 
 impl Session {
@@ -126,6 +131,10 @@ impl Session {
 
     pub fn caps(&self) -> ClientCaps {
         *read(&self.caps)
+    }
+
+    fn store(&self) -> MutexGuard<'_, DiagnosticStore> {
+        self.store.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     pub fn results_for(&self, id: &ScriptId) -> Option<Arc<ScriptResults>> {
@@ -202,24 +211,41 @@ impl Session {
         };
         let kind = project::classify(path, &text, &self.docs);
         match &kind {
-            DocKind::Script(target) => {
-                self.analyse(path, quick);
-                self.schedule_run(target.clone(), delay);
-            }
-            DocKind::ConfigMap => {
-                self.analyse(path, None);
-                for (target, _) in project::embedded_targets(path, &text, &self.roots()) {
-                    self.schedule_run(target, delay);
-                }
-            }
-            DocKind::Case(owner) => {
-                self.schedule_run(owner.clone(), delay);
-            }
-            DocKind::Other => {}
+            DocKind::Script(_) => self.analyse(path, quick),
+            DocKind::ConfigMap => self.analyse(path, None),
+            DocKind::Case(_) | DocKind::Other => {}
         }
-        // Scripts that ran this file as a case (e.g. a ConfigMap script's testdata), or that
-        // are hosted in it.
-        let others: Vec<ScriptTarget> = read(&self.results)
+        for target in self.targets_of(path, &text, &kind) {
+            self.schedule_run(target, delay);
+        }
+        let owner = match &kind {
+            DocKind::Case(owner) | DocKind::Script(owner) => Some(&owner.id),
+            DocKind::ConfigMap | DocKind::Other => None,
+        };
+        for target in self.readers_of(path) {
+            if owner != Some(&target.id) {
+                self.schedule_run(target, delay);
+            }
+        }
+    }
+
+    /// The scripts a document is or holds: itself, a manifest's embedded scripts, or the
+    /// script whose case it is.
+    fn targets_of(&self, path: &Path, text: &str, kind: &DocKind) -> Vec<ScriptTarget> {
+        match kind {
+            DocKind::Script(target) | DocKind::Case(target) => vec![target.clone()],
+            DocKind::ConfigMap => project::embedded_targets(path, text, &self.roots())
+                .into_iter()
+                .map(|(target, _)| target)
+                .collect(),
+            DocKind::Other => Vec::new(),
+        }
+    }
+
+    /// Scripts whose last run read `path` as a case (e.g. a ConfigMap script's testdata), or
+    /// that are hosted in it.
+    fn readers_of(&self, path: &Path) -> Vec<ScriptTarget> {
+        read(&self.results)
             .values()
             .filter(|r| {
                 r.target.id.host() == path
@@ -229,14 +255,7 @@ impl Session {
                         .is_some_and(|t| path.starts_with(t))
             })
             .map(|r| r.target.clone())
-            .filter(|t| match &kind {
-                DocKind::Case(owner) | DocKind::Script(owner) => owner.id != t.id,
-                _ => true,
-            })
-            .collect();
-        for target in others {
-            self.schedule_run(target, delay);
-        }
+            .collect()
     }
 
     /// Syntax and lint diagnostics for a document, computed on a blocking thread.
@@ -274,11 +293,7 @@ impl Session {
                 if let Some(syntax) = verdict
                     && generation.load(Ordering::SeqCst) == mine
                 {
-                    let all = session
-                        .store
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .quick(&path, syntax, keep_lints);
+                    let all = session.store().quick(&path, syntax, keep_lints);
                     session.publish(&path, all).await;
                 }
             }
@@ -301,11 +316,7 @@ impl Session {
             if generation.load(Ordering::SeqCst) != mine {
                 return;
             }
-            let all = session
-                .store
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .set_analysis(&path, diags);
+            let all = session.store().set_analysis(&path, diags);
             session.publish(&path, all).await;
         });
     }
@@ -330,14 +341,13 @@ impl Session {
                 return;
             }
             let settings = session.settings();
-            let roots = session.roots();
             let previous = session.results_for(&target.id);
             let previous_specs = previous.as_ref().map(|p| p.specs());
             let cancelled = ticket.canceller();
             let worker = session.clone();
             let id = target.id.clone();
             let outcome = tokio::task::spawn_blocking(move || {
-                let Some(input) = gather(&target, &worker.docs, &roots) else {
+                let Some(input) = gather(&target, &worker.docs) else {
                     return Err(());
                 };
                 let options = RunOptions {
@@ -368,19 +378,7 @@ impl Session {
                     session.log_prints(&results).await;
                     let lua_host = results.target.id.host().to_path_buf();
                     let newly_shaped = previous_specs.is_none_or(|specs| specs != results.specs());
-                    session
-                        .results
-                        .write()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .insert(id.clone(), Arc::new(results));
-                    let touched = session
-                        .store
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .set_runs(&id, diags);
-                    for (path, all) in touched {
-                        session.publish(&path, all).await;
-                    }
+                    session.set_results(&id, Some(results), diags).await;
                     // The spec's shape feeds a lint: reanalyse an open script when it changed.
                     if newly_shaped && session.docs.is_open(&lua_host) {
                         session.analyse(&lua_host, None);
@@ -392,19 +390,7 @@ impl Session {
                 Ok(Ok(None)) => {} // superseded while running
                 Ok(Err(())) => {
                     // The script is gone: forget it and clear what its runs said.
-                    session
-                        .results
-                        .write()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .remove(&id);
-                    let touched = session
-                        .store
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .set_runs(&id, Vec::new());
-                    for (path, all) in touched {
-                        session.publish(&path, all).await;
-                    }
+                    session.set_results(&id, None, Vec::new()).await;
                 }
                 Err(e) => {
                     session
@@ -417,6 +403,24 @@ impl Session {
                 }
             }
         })
+    }
+
+    /// Keeps a script's latest results (`None`: forgets the script), replaces what its runs
+    /// said in every file, and publishes the files that changed.
+    async fn set_results(
+        &self,
+        id: &ScriptId,
+        results: Option<ScriptResults>,
+        diagnostics: Vec<(PathBuf, Vec<Diagnostic>)>,
+    ) {
+        match results {
+            Some(results) => write(&self.results).insert(id.clone(), Arc::new(results)),
+            None => write(&self.results).remove(id),
+        };
+        let touched = self.store().set_runs(id, diagnostics);
+        for (path, all) in touched {
+            self.publish(&path, all).await;
+        }
     }
 
     /// What scripts printed during the run, in the server log (never on stdout).
@@ -452,15 +456,8 @@ impl Session {
                 .unwrap_or_default();
         for path in self.docs.open_paths() {
             let text = self.docs.text(&path).unwrap_or_default();
-            match project::classify(&path, &text, &self.docs) {
-                DocKind::Script(t) | DocKind::Case(t) => targets.push(t),
-                DocKind::ConfigMap => targets.extend(
-                    project::embedded_targets(&path, &text, &self.roots())
-                        .into_iter()
-                        .map(|(t, _)| t),
-                ),
-                DocKind::Other => {}
-            }
+            let kind = project::classify(&path, &text, &self.docs);
+            targets.extend(self.targets_of(&path, &text, &kind));
         }
         targets.sort_by(|a, b| a.id.cmp(&b.id));
         targets.dedup_by(|a, b| a.id == b.id);
@@ -494,10 +491,7 @@ impl Session {
         }
         if removed {
             // Nothing said about a deleted file holds any more.
-            self.store
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .forget(path);
+            self.store().forget(path);
             let session = self.clone();
             let file = path.to_path_buf();
             tokio::spawn(async move { session.publish(&file, Vec::new()).await });
@@ -512,30 +506,12 @@ impl Session {
     fn on_change_disk_only(self: &Arc<Self>, path: &Path) {
         let text = self.docs.text(path).unwrap_or_default();
         let debounce = self.settings().debounce;
-        match project::classify(path, &text, &self.docs) {
-            DocKind::Script(t) | DocKind::Case(t) => {
-                self.schedule_run(t, debounce);
-            }
-            DocKind::ConfigMap => {
-                for (t, _) in project::embedded_targets(path, &text, &self.roots()) {
-                    self.schedule_run(t, debounce);
-                }
-            }
-            DocKind::Other => {}
-        }
-        let others: Vec<ScriptTarget> = read(&self.results)
-            .values()
-            .filter(|r| {
-                r.target.id.host() == path
-                    || r.target
-                        .testdata
-                        .as_ref()
-                        .is_some_and(|t| path.starts_with(t))
-            })
-            .map(|r| r.target.clone())
-            .collect();
-        for t in others {
-            self.schedule_run(t, debounce);
+        let kind = project::classify(path, &text, &self.docs);
+        // (The script itself may come twice, from the file and from its last run; the second
+        // request supersedes the first.)
+        let targets = self.targets_of(path, &text, &kind);
+        for target in targets.into_iter().chain(self.readers_of(path)) {
+            self.schedule_run(target, debounce);
         }
     }
 }

@@ -1,11 +1,14 @@
 //! Shared helpers of the end-to-end tests: building and running the `kruise-lua` binary,
-//! fixture paths, and scratch folders.
+//! fixture paths, scratch folders, and reading what the tests compare.
 
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
+
+use kruise_lua_engine::testcase::{TestCase, parse_case};
+use serde_json::Value;
 
 /// The workspace root.
 pub fn workspace() -> PathBuf {
@@ -120,4 +123,18 @@ pub fn copy_tree(from: &Path, to: &Path) {
             std::fs::copy(entry.path(), target).unwrap();
         }
     }
+}
+
+/// A test case file, parsed (a case that does not parse fails the test).
+pub fn read_case(path: &Path) -> TestCase {
+    let text = std::fs::read_to_string(path).unwrap();
+    parse_case(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The objects of a JSON Lines report.
+pub fn json_lines(stdout: &str) -> Vec<Value> {
+    stdout
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
+        .collect()
 }

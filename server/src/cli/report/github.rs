@@ -8,7 +8,7 @@ use std::io::{self, Write};
 use kruise_lua_engine::runner::StepStatus;
 
 use super::{
-    CaseReport, Location, Report, ScriptReport, Summary, case_error_location,
+    CaseReport, Location, Report, ScriptReport, Summary, canonical_texts, case_error_location,
     case_warning_location, diff_location, fail_location, format_path, format_value,
     step_error_location,
 };
@@ -90,17 +90,12 @@ fn write_case(out: &mut dyn Write, script: &ScriptReport, case: &CaseReport) -> 
                     )?;
                 }
                 if step.diff.is_empty() {
-                    let message = format!(
-                        "expected {}\nactual   {}",
-                        step.expected.as_deref().unwrap_or("(none)"),
-                        step.actual.as_deref().unwrap_or("(none)")
-                    );
                     command(
                         out,
                         "error",
                         &fail_location(case, step),
                         &format!("{title}: result differs"),
-                        &message,
+                        &canonical_texts(step),
                     )?;
                 }
             }

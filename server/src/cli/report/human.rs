@@ -7,8 +7,8 @@ use std::io::{self, Write};
 use kruise_lua_engine::runner::{StepOutcome, StepStatus};
 
 use super::{
-    CaseReport, Report, ScriptReport, Summary, Verdict, case_error_location, case_warning_location,
-    describe_diff, diff_location, step_error_location,
+    CaseReport, Report, ScriptReport, Summary, Verdict, canonical_texts, case_error_location,
+    case_warning_location, describe_diff, diff_location, step_error_location,
 };
 use crate::cli::paths;
 
@@ -132,9 +132,7 @@ fn write_step(
     let finding = case.order_finding(step.index);
     let verdict = match step.status {
         StepStatus::Pass if finding.is_some() => Verdict::Fail,
-        StepStatus::Pass => Verdict::Pass,
-        StepStatus::Fail => Verdict::Fail,
-        StepStatus::Error => Verdict::Error,
+        status => status.into(),
     };
     writeln!(out, "      {} step {}", painter.mark(verdict), step.index)?;
     const DETAIL: &str = "          ";
@@ -151,17 +149,7 @@ fn write_step(
                 )?;
             }
             if step.diff.is_empty() {
-                // No structural diff (e.g. number formatting): show both canonical texts.
-                writeln!(
-                    out,
-                    "{DETAIL}expected {}",
-                    step.expected.as_deref().unwrap_or("(none)")
-                )?;
-                writeln!(
-                    out,
-                    "{DETAIL}actual   {}",
-                    step.actual.as_deref().unwrap_or("(none)")
-                )?;
+                write_block(out, DETAIL, &canonical_texts(step))?;
             }
             for line in step.unified_diff.lines() {
                 let style = if line.starts_with("---") || line.starts_with("+++") {

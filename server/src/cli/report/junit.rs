@@ -11,8 +11,8 @@ use quick_xml::Writer;
 use quick_xml::events::{BytesDecl, BytesEnd, BytesStart, BytesText, Event};
 
 use super::{
-    CaseReport, Report, ScriptReport, Summary, case_error_location, describe_diff, diff_location,
-    step_error_location,
+    CaseReport, Report, ScriptReport, Summary, canonical_texts, case_error_location, describe_diff,
+    diff_location, step_error_location,
 };
 use crate::cli::paths;
 
@@ -28,7 +28,7 @@ pub fn write(report: &Report, out: &mut dyn Write) -> io::Result<()> {
         ),
         (
             "failures",
-            &(summary.failed + nondeterministic_passes(report)).to_string(),
+            &(summary.failed + nondeterministic_passes(&report.scripts)).to_string(),
         ),
         ("errors", &summary.errors.to_string()),
     ]);
@@ -41,9 +41,8 @@ pub fn write(report: &Report, out: &mut dyn Write) -> io::Result<()> {
 }
 
 /// Steps that passed but were found order-dependent: reported as failures.
-fn nondeterministic_passes(report: &Report) -> usize {
-    report
-        .scripts
+fn nondeterministic_passes(scripts: &[ScriptReport]) -> usize {
+    scripts
         .iter()
         .flat_map(|script| &script.cases)
         .map(|case| {
@@ -59,12 +58,8 @@ fn nondeterministic_passes(report: &Report) -> usize {
 }
 
 fn write_suite<W: Write>(writer: &mut Writer<W>, script: &ScriptReport) -> io::Result<()> {
-    let single = Report {
-        scripts: vec![script.clone()],
-        shuffle_runs: 0,
-        notes: Vec::new(),
-    };
-    let summary = Summary::of(&single);
+    let single = std::slice::from_ref(script);
+    let summary = Summary::of_scripts(single);
     let name = script.id();
     let suite = BytesStart::new("testsuite").with_attributes([
         ("name", clean(&name).as_ref()),
@@ -74,7 +69,7 @@ fn write_suite<W: Write>(writer: &mut Writer<W>, script: &ScriptReport) -> io::R
         ),
         (
             "failures",
-            &(summary.failed + nondeterministic_passes(&single)).to_string(),
+            &(summary.failed + nondeterministic_passes(single)).to_string(),
         ),
         ("errors", &summary.errors.to_string()),
         ("skipped", if script.skipped.is_some() { "1" } else { "0" }),
@@ -197,11 +192,8 @@ fn failure(case: &CaseReport, step: &StepOutcome) -> Element {
         ));
     }
     if step.diff.is_empty() {
-        body.push_str(&format!(
-            "expected {}\nactual   {}\n",
-            step.expected.as_deref().unwrap_or("(none)"),
-            step.actual.as_deref().unwrap_or("(none)")
-        ));
+        body.push_str(&canonical_texts(step));
+        body.push('\n');
     }
     body.push_str(&step.unified_diff);
     let message = match step.diff.first() {

@@ -4,11 +4,11 @@
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
-use kruise_lua_engine::ErrorKind;
 use kruise_lua_engine::runner::{CaseOutcome, FieldDiff, StepOutcome, StepStatus};
 use kruise_lua_engine::testcase::{CaseError, CaseWarning};
 use kruise_lua_engine::value::JsonValue;
 use kruise_lua_engine::yaml::{PathSeg, Span};
+use kruise_lua_engine::{ErrorKind, ScriptError};
 
 pub mod github;
 pub mod human;
@@ -110,7 +110,8 @@ impl std::fmt::Display for Location {
     }
 }
 
-fn span_line(span: Option<&Span>) -> Option<u32> {
+/// A span's 1-based line, when it has a real one.
+pub fn span_line(span: Option<&Span>) -> Option<u32> {
     span.map(|span| span.start.line).filter(|line| *line > 0)
 }
 
@@ -122,22 +123,15 @@ pub fn step_error_location(
     step: &StepOutcome,
 ) -> Location {
     match &step.error {
-        Some(error) if error.kind == ErrorKind::Case => Location {
-            file: case.path.clone(),
-            line: span_line(step.expected_span.as_ref()).or(span_line(step.step_span.as_ref())),
+        Some(error) if error.kind == ErrorKind::Case => expected_location(case, step, None),
+        Some(ScriptError {
+            line: Some(line), ..
+        }) => Location {
+            file: script.path.clone(),
+            line: Some(script.file_line(*line)),
         },
         // A script error without a Lua line (timeout, memory, encode, …): point at the step.
-        Some(error) => match error.line {
-            Some(line) => Location {
-                file: script.path.clone(),
-                line: Some(script.file_line(line)),
-            },
-            None => Location {
-                file: case.path.clone(),
-                line: span_line(step.step_span.as_ref()),
-            },
-        },
-        None => Location {
+        _ => Location {
             file: case.path.clone(),
             line: span_line(step.step_span.as_ref()),
         },
@@ -146,26 +140,25 @@ pub fn step_error_location(
 
 /// Where a failing step points: its first differing field with a position, else `expected[i]`.
 pub fn fail_location(case: &CaseReport, step: &StepOutcome) -> Location {
-    let line = step
+    let field = step
         .diff
         .iter()
-        .find_map(|diff| span_line(diff.span.as_ref()))
-        .or(span_line(step.expected_span.as_ref()))
-        .or(span_line(step.step_span.as_ref()));
-    Location {
-        file: case.path.clone(),
-        line,
-    }
+        .find_map(|diff| span_line(diff.span.as_ref()));
+    expected_location(case, step, field)
 }
 
 /// Where one differing field is written (its own line, else the `expected[i]` node's).
 pub fn diff_location(case: &CaseReport, step: &StepOutcome, diff: &FieldDiff) -> Location {
-    let line = span_line(diff.span.as_ref())
-        .or(span_line(step.expected_span.as_ref()))
-        .or(span_line(step.step_span.as_ref()));
+    expected_location(case, step, span_line(diff.span.as_ref()))
+}
+
+/// `line` in the case, else the `expected[i]` node's line, else the step's.
+fn expected_location(case: &CaseReport, step: &StepOutcome, line: Option<u32>) -> Location {
     Location {
         file: case.path.clone(),
-        line,
+        line: line
+            .or(span_line(step.expected_span.as_ref()))
+            .or(span_line(step.step_span.as_ref())),
     }
 }
 
@@ -185,7 +178,7 @@ pub fn case_warning_location(case: &CaseReport, warning: &CaseWarning) -> Locati
 
 /// A script error's message without the `<string>:LINE: ` prefix Lua puts on it, since
 /// reports already give the position as `file:line:`.
-pub fn error_message(error: &kruise_lua_engine::ScriptError) -> &str {
+pub fn error_message(error: &ScriptError) -> &str {
     let message = error.message.as_str();
     let Some(rest) = message.strip_prefix("<string>:") else {
         return message;
@@ -310,12 +303,32 @@ pub fn describe_diff(diff: &FieldDiff) -> String {
     )
 }
 
+/// Both canonical results, one per line: what a failure shows when no field differs (e.g. the
+/// results differ only in number formatting).
+pub fn canonical_texts(step: &StepOutcome) -> String {
+    format!(
+        "expected {}\nactual   {}",
+        step.expected.as_deref().unwrap_or("(none)"),
+        step.actual.as_deref().unwrap_or("(none)")
+    )
+}
+
 /// A case's overall verdict.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Verdict {
     Pass,
     Fail,
     Error,
+}
+
+impl From<StepStatus> for Verdict {
+    fn from(status: StepStatus) -> Verdict {
+        match status {
+            StepStatus::Pass => Verdict::Pass,
+            StepStatus::Fail => Verdict::Fail,
+            StepStatus::Error => Verdict::Error,
+        }
+    }
 }
 
 impl CaseReport {
@@ -329,12 +342,7 @@ impl CaseReport {
             Verdict::Fail
         };
         for step in &self.outcome.steps {
-            let step_verdict = match step.status {
-                StepStatus::Pass => Verdict::Pass,
-                StepStatus::Fail => Verdict::Fail,
-                StepStatus::Error => Verdict::Error,
-            };
-            verdict = verdict.max(step_verdict);
+            verdict = verdict.max(step.status.into());
         }
         verdict
     }
@@ -371,11 +379,15 @@ pub struct Summary {
 
 impl Summary {
     pub fn of(report: &Report) -> Summary {
-        let mut summary = Summary {
-            warnings: report.notes.len(),
-            ..Summary::default()
-        };
-        for script in &report.scripts {
+        let mut summary = Summary::of_scripts(&report.scripts);
+        summary.warnings += report.notes.len();
+        summary
+    }
+
+    /// The counts of some scripts (without the report's notes).
+    pub fn of_scripts(scripts: &[ScriptReport]) -> Summary {
+        let mut summary = Summary::default();
+        for script in scripts {
             if script.skipped.is_some() {
                 summary.skipped_scripts += 1;
             }
@@ -465,7 +477,6 @@ pub(crate) mod fixtures {
     //! Hand-built outcomes for the formatters' unit tests (no engine run needed).
 
     use super::*;
-    use kruise_lua_engine::ScriptError;
     use kruise_lua_engine::yaml::Pos;
 
     pub fn span(line: u32) -> Option<Span> {
@@ -636,7 +647,6 @@ mod tests {
 
     #[test]
     fn lua_position_prefixes_are_dropped_from_messages() {
-        use kruise_lua_engine::ScriptError;
         let error = ScriptError::new(
             ErrorKind::Runtime,
             "<string>:4: attempt to index a nil value",
