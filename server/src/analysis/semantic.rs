@@ -87,7 +87,6 @@ pub struct Model {
     pub decls: Vec<Decl>,
     pub refs: Vec<NameRef>,
     ref_by_start: HashMap<usize, usize>,
-    decl_by_start: HashMap<usize, DeclId>,
 }
 
 impl Model {
@@ -106,17 +105,6 @@ impl Model {
     /// The name use whose token starts at `start`.
     pub fn ref_starting_at(&self, start: usize) -> Option<&NameRef> {
         self.ref_by_start.get(&start).map(|&i| &self.refs[i])
-    }
-
-    /// The declaration whose name token starts at `start`.
-    pub fn decl_starting_at(&self, start: usize) -> Option<DeclId> {
-        self.decl_by_start.get(&start).copied()
-    }
-
-    /// Whether the name token at `start` is a use of the global `name` (not shadowed).
-    pub fn is_global_use(&self, start: usize) -> bool {
-        self.ref_starting_at(start)
-            .is_some_and(|r| r.decl.is_none())
     }
 
     /// The declaration a name token (use or declaration) touching `offset` stands for, with the
@@ -390,7 +378,6 @@ impl Builder {
     ) -> DeclId {
         let range = token_range(token);
         let id = self.model.decls.len();
-        self.model.decl_by_start.insert(range.start, id);
         self.model.decls.push(Decl {
             name: identifier(token).to_string(),
             kind,

@@ -27,9 +27,6 @@ impl Lint for MissingTableReturn {
     fn default_severity(&self) -> Severity {
         Severity::Error
     }
-    fn description(&self) -> &'static str {
-        "The script does not end by returning a table."
-    }
 
     fn check(&self, ctx: &LintContext) -> Vec<LintDiagnostic> {
         // On a partial AST a missing return is usually just the part that did not parse.

@@ -29,9 +29,6 @@ impl Lint for PairsRandomOrder {
     fn default_severity(&self) -> Severity {
         Severity::Hint
     }
-    fn description(&self) -> &'static str {
-        "`pairs()` over an `obj` map (random order in Kruise) where the order reaches the result."
-    }
 
     fn check(&self, ctx: &LintContext) -> Vec<LintDiagnostic> {
         struct Loops<'a>(Vec<&'a GenericFor>);

@@ -24,9 +24,6 @@ impl Lint for UnknownObjField {
     fn default_severity(&self) -> Severity {
         Severity::Error
     }
-    fn description(&self) -> &'static str {
-        "A field of `obj` that Kruise does not provide (always nil)."
-    }
 
     fn check(&self, ctx: &LintContext) -> Vec<LintDiagnostic> {
         let all = ctx.chains();

@@ -25,9 +25,6 @@ impl Lint for UnsupportedGlobal {
     fn default_severity(&self) -> Severity {
         Severity::Error
     }
-    fn description(&self) -> &'static str {
-        "A global or library function that Kruise's Lua does not provide."
-    }
 
     fn check(&self, ctx: &LintContext) -> Vec<LintDiagnostic> {
         let mut found = Vec::new();

@@ -25,9 +25,6 @@ impl Lint for WeightTypeMismatch {
     fn default_severity(&self) -> Severity {
         Severity::Error
     }
-    fn description(&self) -> &'static str {
-        "An `obj` number compared with a string or an `obj` string compared with a number."
-    }
 
     fn check(&self, ctx: &LintContext) -> Vec<LintDiagnostic> {
         struct Comparisons<'a> {
