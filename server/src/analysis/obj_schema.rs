@@ -4,17 +4,9 @@
 
 use std::fmt;
 
-/// Which provider runs the script: it decides the shape of `obj` and of the result.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum Flavor {
-    /// A custom-provider script (`lua_configuration/trafficrouting_*/.../trafficRouting.lua`):
-    /// `obj.data`, `canaryWeight`, ...; returns `{spec, labels, annotations}`.
-    #[default]
-    Custom,
-    /// An ingress-class script: `obj.annotations`, `obj.weight` (a string), ...; returns the
-    /// annotations to set.
-    Ingress,
-}
+/// Which provider runs the script: it decides the shape of `obj` and of the result (the
+/// engine's flavor, so the language server passes its targets' flavor as is).
+pub use kruise_lua_engine::runner::ScriptFlavor as Flavor;
 
 /// One step of a path into `obj`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
