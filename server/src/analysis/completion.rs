@@ -16,6 +16,7 @@ use super::obj_schema::{self, Flavor, Lookup, ObjPath, PathSeg, ShapeKind};
 use super::parse::parse;
 use super::semantic::{DeclKind, Model, Value, global_value};
 use super::spec_shape::SpecShape;
+use crate::lua_source::is_identifier;
 
 /// What completion needs besides the source.
 #[derive(Debug, Clone, Copy, Default)]
@@ -304,19 +305,12 @@ fn spec_members(
                 .detail(field.type_summary())
                 .docs(field.describe());
             // Keys that are not Lua names need the bracket form.
-            if !is_lua_name(name) {
+            if !is_identifier(name) {
                 item.insert_text = Some(format!("[\"{name}\"]"));
             }
             item
         })
         .collect()
-}
-
-fn is_lua_name(name: &str) -> bool {
-    let mut bytes = name.bytes();
-    matches!(bytes.next(), Some(b) if b.is_ascii_alphabetic() || b == b'_')
-        && bytes.all(is_ident_byte)
-        && !library::KEYWORDS.contains(&name)
 }
 
 fn lib_item(item: &LibItem, replace: &Range<usize>) -> CompletionItem {

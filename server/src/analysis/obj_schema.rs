@@ -4,6 +4,8 @@
 
 use std::fmt;
 
+use crate::lua_source::is_identifier;
+
 /// Which provider runs the script: it decides the shape of `obj` and of the result (the
 /// engine's flavor, so the language server passes its targets' flavor as is).
 pub use kruise_lua_engine::runner::ScriptFlavor as Flavor;
@@ -71,12 +73,6 @@ impl fmt::Display for ObjPath {
         }
         Ok(())
     }
-}
-
-fn is_identifier(s: &str) -> bool {
-    let mut chars = s.chars();
-    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 /// The shape of a value inside `obj`.
