@@ -13,7 +13,6 @@ use full_moon::tokenizer::{Lexer, LexerResult, TokenType};
 
 use super::library::{self, LibItem};
 use super::obj_schema::{self, Flavor, Lookup, ObjPath, PathSeg, ShapeKind};
-use super::parse::parse;
 use super::semantic::{DeclKind, Model, Value, global_value};
 use super::spec_shape::SpecShape;
 use crate::lua_source::is_identifier;
@@ -89,13 +88,33 @@ fn is_ident_byte(b: u8) -> bool {
 }
 
 /// The start of the identifier that ends at `end`.
-pub(crate) fn ident_start(source: &str, end: usize) -> usize {
+fn ident_start(source: &str, end: usize) -> usize {
     let bytes = source.as_bytes();
     let mut start = end;
     while start > 0 && is_ident_byte(bytes[start - 1]) {
         start -= 1;
     }
     start
+}
+
+/// The identifier around `offset` (empty when there is none).
+pub(crate) fn word_at(source: &str, offset: usize) -> Range<usize> {
+    let end = offset
+        + source.as_bytes()[offset..]
+            .iter()
+            .take_while(|b| is_ident_byte(**b))
+            .count();
+    ident_start(source, offset)..end
+}
+
+/// The `.` or `:` just before `start` when it is a member access (`..` is concatenation).
+pub(crate) fn member_operator(source: &str, start: usize) -> Option<u8> {
+    let bytes = source.as_bytes();
+    match start.checked_sub(1).map(|i| bytes[i]) {
+        Some(b':') => Some(b':'),
+        Some(b'.') if !(start > 1 && bytes[start - 2] == b'.') => Some(b'.'),
+        _ => None,
+    }
 }
 
 /// Reads the chain that ends just before `end` (the position of a `.` or `:`), backwards.
@@ -211,32 +230,24 @@ pub fn complete(source: &str, offset: usize, ctx: &CompletionContext) -> Vec<Com
     if !source.is_char_boundary(offset) || in_comment_or_string(source, offset) {
         return Vec::new();
     }
-    let word_start = ident_start(source, offset);
-    let word_end = offset
-        + source.as_bytes()[offset..]
-            .iter()
-            .take_while(|b| is_ident_byte(**b))
-            .count();
-    let replace = word_start..word_end;
+    let replace = word_at(source, offset);
+    let word_start = replace.start;
     let prefix = &source[word_start..offset];
-    let parsed = parse(source);
-    let model = Model::build(&parsed.ast, source.len());
+    let model = Model::of_source(source);
 
-    let before = source.as_bytes()[..word_start].last().copied();
-    let is_member = matches!(before, Some(b'.') | Some(b':'))
-        && !(before == Some(b'.') && word_start > 1 && source.as_bytes()[word_start - 2] == b'.');
-    let mut items = if is_member {
-        let method = before == Some(b':');
-        match receiver_before(source, word_start - 1) {
-            Some(receiver) => {
-                let value = receiver_value(&model, &receiver, word_start);
-                member_items(&value, method, ctx, &replace)
+    let mut items = match member_operator(source, word_start) {
+        Some(operator) => {
+            let method = operator == b':';
+            match receiver_before(source, word_start - 1) {
+                Some(receiver) => {
+                    let value = receiver_value(&model, &receiver, word_start);
+                    member_items(&value, method, ctx, &replace)
+                }
+                None if method => string_methods(&replace),
+                None => Vec::new(),
             }
-            None if method => string_methods(&replace),
-            None => Vec::new(),
         }
-    } else {
-        scope_items(&model, offset, ctx.flavor, &replace)
+        None => scope_items(&model, offset, ctx.flavor, &replace),
     };
     if !prefix.is_empty() {
         let lower = prefix.to_ascii_lowercase();

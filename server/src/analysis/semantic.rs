@@ -102,6 +102,11 @@ impl Model {
         builder.model
     }
 
+    /// Parses `source` and resolves its names (for requests that need only the names).
+    pub fn of_source(source: &str) -> Model {
+        Model::build(&super::parse::parse(source).ast, source.len())
+    }
+
     /// The name use whose token starts at `start`.
     pub fn ref_starting_at(&self, start: usize) -> Option<&NameRef> {
         self.ref_by_start.get(&start).map(|&i| &self.refs[i])
@@ -710,16 +715,10 @@ pub fn iterator_call<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::parse::parse;
-
-    fn model(source: &str) -> Model {
-        let parsed = parse(source);
-        Model::build(&parsed.ast, source.len())
-    }
 
     /// The declaration (by its offset in the source) that the `n`-th use of `name` resolves to.
     fn resolve(source: &str, name: &str, n: usize) -> Option<usize> {
-        let m = model(source);
+        let m = Model::of_source(source);
         let r = m.refs.iter().filter(|r| r.name == name).nth(n).unwrap();
         r.decl.map(|d| m.decls[d].range.start)
     }
@@ -746,7 +745,7 @@ mod tests {
     fn params_loop_vars_and_upvalues() {
         let source = "local n = 0\nlocal function f(a, n)\n  for i = 1, n do a = a + i end\n  \
                       return function() return n end\nend\nfor k, v in pairs(t) do print(k, v) end";
-        let m = model(source);
+        let m = Model::of_source(source);
         let n_param = m
             .decls
             .iter()
@@ -773,7 +772,7 @@ mod tests {
     fn recursion_and_methods() {
         let source = "local function fact(n) return n < 2 and 1 or n * fact(n - 1) end\n\
                       local M = {}\nfunction M:get() return self end\nfunction g() end";
-        let m = model(source);
+        let m = Model::of_source(source);
         assert!(m.refs.iter().any(|r| r.name == "fact" && r.decl == Some(0)));
         assert!(m.refs.iter().any(|r| r.name == "self" && r.decl.is_some()));
         assert!(
@@ -794,7 +793,7 @@ mod tests {
                       for _, r in ipairs(spec.http) do local first = r.route[1] end\n\
                       local json = require(\"json\")\nlocal insert = table.insert\n\
                       local obj = {}\nlocal mine = obj.data";
-        let m = model(source);
+        let m = Model::of_source(source);
         let value = |name: &str| {
             m.decls
                 .iter()
@@ -841,7 +840,7 @@ mod tests {
     #[test]
     fn visible_at_offset() {
         let source = "local a = 1\nlocal function f(b)\n  local c = 2\n  \nend\nlocal d";
-        let m = model(source);
+        let m = Model::of_source(source);
         let names = |offset: usize| -> Vec<String> {
             let mut v: Vec<String> = m
                 .visible_at(offset)
