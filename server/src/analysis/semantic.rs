@@ -112,6 +112,11 @@ impl Model {
         self.ref_by_start.get(&start).map(|&i| &self.refs[i])
     }
 
+    /// The local a name token (a use) refers to; None for a global.
+    pub fn local_of(&self, token: &TokenReference) -> Option<DeclId> {
+        self.ref_starting_at(token_range(token).start)?.decl
+    }
+
     /// The declaration a name token (use or declaration) touching `offset` stands for, with the
     /// token's range. `offset` may be just after the name (a cursor at its end).
     pub fn symbol_at(&self, offset: usize) -> Option<(Option<DeclId>, &str, Range<usize>)> {
@@ -137,7 +142,7 @@ impl Model {
         // A later-starting scope is nested in (or follows) an earlier one, so it shadows it.
         visible.sort_by_key(|&d| std::cmp::Reverse(self.decls[d].visible.start));
         let mut seen = std::collections::HashSet::new();
-        visible.retain(|&d| seen.insert(self.decls[d].name.clone()));
+        visible.retain(|&d| seen.insert(self.decls[d].name.as_str()));
         visible
     }
 
@@ -163,12 +168,8 @@ impl Model {
                 known => known,
             },
             Expression::Var(Var::Name(token)) => self.name_value(token),
-            Expression::Var(Var::Expression(var)) => {
-                self.chain_value(var.prefix(), var.suffixes().collect())
-            }
-            Expression::FunctionCall(call) => {
-                self.chain_value(call.prefix(), call.suffixes().collect())
-            }
+            Expression::Var(Var::Expression(var)) => self.chain_value(var.prefix(), var.suffixes()),
+            Expression::FunctionCall(call) => self.chain_value(call.prefix(), call.suffixes()),
             Expression::Function(function) => Value::Function {
                 params: param_names(function.body()),
             },
@@ -189,13 +190,22 @@ impl Model {
         }
     }
 
-    /// The value of `prefix` followed by `suffixes` (`obj.data.spec`, `require("json")`).
-    pub fn chain_value(&self, prefix: &Prefix, suffixes: Vec<&Suffix>) -> Value {
-        let mut value = match prefix {
+    /// The value of the start of a chain (`obj` in `obj.data.spec`).
+    pub fn prefix_value(&self, prefix: &Prefix) -> Value {
+        match prefix {
             Prefix::Name(token) => self.name_value(token),
             Prefix::Expression(expr) => self.expr_value(expr),
             _ => Value::Unknown,
-        };
+        }
+    }
+
+    /// The value of `prefix` followed by `suffixes` (`obj.data.spec`, `require("json")`).
+    pub fn chain_value<'s>(
+        &self,
+        prefix: &Prefix,
+        suffixes: impl IntoIterator<Item = &'s Suffix>,
+    ) -> Value {
+        let mut value = self.prefix_value(prefix);
         for suffix in suffixes {
             value = match (value, suffix) {
                 (Value::Obj(path), Suffix::Index(index)) => {

@@ -49,7 +49,7 @@ impl Lint for UnknownObjField {
             } else {
                 steps.len()
             };
-            let mut path = base.clone();
+            let mut path = base;
             for (seg, suffix) in steps.into_iter().take(read_steps) {
                 path.0.push(seg);
                 if written.contains(&path) {
@@ -85,7 +85,7 @@ fn obj_steps<'a>(
     ctx: &LintContext,
     chain: &Chain<'a>,
 ) -> Option<(ObjPath, Vec<(PathSeg, &'a Suffix)>)> {
-    let Value::Obj(base) = ctx.model.chain_value(chain.prefix, Vec::new()) else {
+    let Value::Obj(base) = ctx.model.prefix_value(chain.prefix) else {
         return None;
     };
     let steps = chain
