@@ -354,12 +354,11 @@ fn scope_items(
     replace: &Range<usize>,
 ) -> Vec<CompletionItem> {
     let mut items = Vec::new();
+    // Locals come deduplicated; globals they shadow are left out.
     let mut seen = std::collections::HashSet::new();
     for d in model.visible_at(offset) {
         let decl = &model.decls[d];
-        if !seen.insert(decl.name.clone()) {
-            continue;
-        }
+        seen.insert(decl.name.as_str());
         let (kind, detail) = match (&decl.value, decl.kind) {
             (Value::Function { params }, _) => (
                 CompletionKind::Function,
@@ -378,7 +377,7 @@ fn scope_items(
         };
         items.push(CompletionItem::new(&decl.name, kind, replace).detail(detail));
     }
-    if seen.insert("obj".to_string()) {
+    if seen.insert("obj") {
         items.push(
             CompletionItem::new("obj", CompletionKind::Variable, replace)
                 .detail(obj_schema::root(flavor).type_name)
@@ -386,13 +385,13 @@ fn scope_items(
         );
     }
     for lib in library::LIBRARIES {
-        if seen.insert(lib.name.to_string()) {
+        if seen.insert(lib.name) {
             items
                 .push(CompletionItem::new(lib.name, CompletionKind::Module, replace).docs(lib.doc));
         }
     }
     for global in library::GLOBALS {
-        if seen.insert(global.name.to_string()) {
+        if seen.insert(global.name) {
             items.push(lib_item(global, replace));
         }
     }
