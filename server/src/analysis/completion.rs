@@ -433,22 +433,7 @@ mod tests {
         let json = r#"{"hosts": ["a.example.com"], "gateways": ["mesh"],
             "http": [{"route": [{"destination": {"host": "echo"}, "weight": 100}],
                       "match": [{"headers": {}}], "x-key": 1}]}"#;
-        infer_spec_shape(&[to_json_value(serde_json::from_str(json).unwrap())])
-    }
-
-    fn to_json_value(v: serde_json::Value) -> JsonValue {
-        match v {
-            serde_json::Value::Null => JsonValue::Null,
-            serde_json::Value::Bool(b) => JsonValue::Bool(b),
-            serde_json::Value::Number(n) => JsonValue::Float(n.as_f64().unwrap()),
-            serde_json::Value::String(s) => JsonValue::String(s),
-            serde_json::Value::Array(a) => {
-                JsonValue::Array(a.into_iter().map(to_json_value).collect())
-            }
-            serde_json::Value::Object(o) => {
-                JsonValue::Object(o.into_iter().map(|(k, v)| (k, to_json_value(v))).collect())
-            }
-        }
+        infer_spec_shape(&[JsonValue::parse_go_interface(json.as_bytes()).unwrap()])
     }
 
     #[test]

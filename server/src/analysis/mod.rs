@@ -97,6 +97,15 @@ pub fn analyze_with_spec(
     }
 }
 
+/// The shared conformance vectors (`.lua` scripts and their `.expected.json`), for tests.
+#[cfg(test)]
+pub(crate) fn conformance_vectors() -> &'static std::path::Path {
+    std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../shared/conformance/vectors"
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -148,13 +157,9 @@ mod tests {
     fn conformance_vectors_have_no_false_errors() {
         // Scripts that run fine in Kruise must not get error-level diagnostics, except those
         // that deliberately return non-tables or use missing globals.
-        let dir = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../shared/conformance/vectors"
-        );
         let mut checked = 0;
         let mut failures = Vec::new();
-        for entry in std::fs::read_dir(dir)
+        for entry in std::fs::read_dir(conformance_vectors())
             .expect("shared/conformance")
             .flatten()
         {

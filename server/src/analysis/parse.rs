@@ -314,10 +314,7 @@ mod tests {
 
     #[test]
     fn conformance_syntax_vectors_all_fail() {
-        let dir = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../shared/conformance/vectors"
-        );
+        let dir = crate::analysis::conformance_vectors();
         let entries = std::fs::read_dir(dir).expect("shared/conformance beside the worktree");
         let mut checked = 0;
         for entry in entries.flatten() {
@@ -326,7 +323,8 @@ mod tests {
                 continue;
             };
             let source = std::fs::read_to_string(entry.path()).unwrap();
-            let expected = std::fs::read_to_string(format!("{dir}/{stem}.expected.json")).unwrap();
+            let expected =
+                std::fs::read_to_string(dir.join(format!("{stem}.expected.json"))).unwrap();
             let is_syntax = expected.contains("\"error_kind\": \"syntax\"");
             let found = parse(&source).errors;
             assert_eq!(!found.is_empty(), is_syntax, "{stem}: {found:?}");
