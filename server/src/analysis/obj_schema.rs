@@ -549,6 +549,74 @@ mod tests {
         assert_eq!(suggest("zzz", fields), None);
     }
 
+    /// The schema is written by hand next to the engine's builder of `obj`; every table in an
+    /// obj the engine builds (all optional parts set) must have exactly the documented fields.
+    #[test]
+    fn fields_are_those_the_engine_builds() {
+        use kruise_lua_engine::JsonValue;
+        use kruise_lua_engine::luadata::{
+            Data, HeaderModifier, HttpPathMatch, HttpRouteMatch, IngressData, LuaData,
+            NameValueMatch,
+        };
+        fn check(shape: &Shape, value: &JsonValue, at: &str) {
+            match (&shape.kind, value) {
+                (ShapeKind::Object(fields), JsonValue::Object(members)) => {
+                    let mut documented: Vec<&str> = fields.iter().map(|f| f.name).collect();
+                    documented.sort_unstable();
+                    let built: Vec<&str> = members.keys().map(String::as_str).collect();
+                    assert_eq!(documented, built, "{at}");
+                    for f in fields.iter() {
+                        check(f.shape, &members[f.name], &format!("{at}.{}", f.name));
+                    }
+                }
+                (ShapeKind::Array(item), JsonValue::Array(items)) => {
+                    assert!(!items.is_empty(), "{at}");
+                    for value in items {
+                        check(item, value, &format!("{at}[1]"));
+                    }
+                }
+                _ => {}
+            }
+        }
+        let name_value = || NameValueMatch {
+            match_type: Some("Exact".into()),
+            name: "n".into(),
+            value: "v".into(),
+        };
+        let route_match = HttpRouteMatch {
+            path: Some(HttpPathMatch {
+                match_type: Some("PathPrefix".into()),
+                value: Some("/".into()),
+            }),
+            headers: Some(vec![name_value()]),
+            query_params: Some(vec![name_value()]),
+        };
+        let modifier = HeaderModifier {
+            set: Some(vec![("n".into(), "v".into())]),
+            add: Some(vec![("n".into(), "v".into())]),
+            remove: Some(vec!["n".into()]),
+        };
+        let map = || Some([("k".to_string(), "v".to_string())].into());
+        let custom = LuaData {
+            data: Data {
+                spec: Some(JsonValue::Object(Default::default())),
+                labels: map(),
+                annotations: map(),
+            },
+            matches: Some(vec![route_match.clone()]),
+            request_header_modifier: Some(modifier.clone()),
+            ..LuaData::default()
+        };
+        let ingress = IngressData {
+            annotations: map(),
+            matches: Some(vec![route_match]),
+            request_header_modifier: Some(modifier),
+            ..IngressData::default()
+        };
+        check(root(Flavor::Custom), &custom.to_json(), "obj");
+        check(root(Flavor::Ingress), &ingress.to_json(), "obj");
+    }
+
     #[test]
     fn display() {
         let p = ObjPath(vec![
