@@ -8,11 +8,11 @@
 
 use std::ops::Range;
 
-use full_moon::LuaVersion;
-use full_moon::tokenizer::{Lexer, LexerResult, TokenType};
+use full_moon::tokenizer::TokenType;
 
 use super::library::{self, LibItem};
 use super::obj_schema::{self, Flavor, Lookup, ObjPath, PathSeg, ShapeKind};
+use super::parse::tokens;
 use super::semantic::{DeclKind, Model, Value, global_value};
 use super::spec_shape::SpecShape;
 use crate::lua_source::is_identifier;
@@ -207,11 +207,7 @@ pub(crate) fn receiver_value(model: &Model, receiver: &Receiver, offset: usize) 
 
 /// Whether `offset` is inside a comment or a string literal.
 pub(crate) fn in_comment_or_string(source: &str, offset: usize) -> bool {
-    let tokens = match Lexer::new(source, LuaVersion::lua51()).collect() {
-        LexerResult::Ok(tokens) | LexerResult::Recovered(tokens, _) => tokens,
-        LexerResult::Fatal(_) => return false,
-    };
-    tokens.iter().any(|t| {
+    tokens(source).iter().any(|t| {
         let (start, end) = (t.start_position().bytes(), t.end_position().bytes());
         match t.token_type() {
             TokenType::StringLiteral { .. } | TokenType::MultiLineComment { .. } => {

@@ -60,13 +60,17 @@ fn finish(text: &str, result: full_moon::ast::AstResult) -> Parsed {
     }
 }
 
-/// The non-trivia tokens of `source` (no whitespace or comments), as far as it can be lexed.
-pub fn significant_tokens(source: &str) -> Vec<Token> {
-    let tokens = match Lexer::new(source, LuaVersion::lua51()).collect() {
+/// The tokens of `source`, trivia (whitespace, comments) included, as far as it can be lexed.
+pub fn tokens(source: &str) -> Vec<Token> {
+    match Lexer::new(source, LuaVersion::lua51()).collect() {
         LexerResult::Ok(tokens) | LexerResult::Recovered(tokens, _) => tokens,
         LexerResult::Fatal(_) => Vec::new(),
-    };
-    tokens
+    }
+}
+
+/// The non-trivia tokens of `source` (no whitespace or comments).
+fn significant_tokens(source: &str) -> Vec<Token> {
+    tokens(source)
         .into_iter()
         .filter(|t| !t.token_type().is_trivia() && t.token_kind() != TokenKind::Eof)
         .collect()
