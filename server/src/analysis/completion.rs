@@ -194,13 +194,7 @@ pub(crate) fn receiver_value(model: &Model, receiver: &Receiver, offset: usize) 
         None => global_value(&receiver.root),
     };
     for step in &receiver.steps {
-        value = match (value, step) {
-            (Value::Obj(path), step) => Value::Obj(path.child(step.clone())),
-            (Value::Library(lib), PathSeg::Key(member)) => library::library(lib)
-                .and_then(|l| l.member(member))
-                .map_or(Value::Unknown, |m| Value::LibraryFunction(lib, m.name)),
-            _ => Value::Unknown,
-        };
+        value = value.index(step.clone());
     }
     value
 }

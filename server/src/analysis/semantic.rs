@@ -53,6 +53,22 @@ pub enum Value {
     Table,
 }
 
+impl Value {
+    /// The value of `self[seg]`: a path deeper into `obj`, or a library's member.
+    pub fn index(self, seg: PathSeg) -> Value {
+        match (self, seg) {
+            (Value::Obj(mut path), seg) => {
+                path.0.push(seg);
+                Value::Obj(path)
+            }
+            (Value::Library(lib), PathSeg::Key(member)) => library::library(lib)
+                .and_then(|l| l.member(&member))
+                .map_or(Value::Unknown, |m| Value::LibraryFunction(lib, m.name)),
+            _ => Value::Unknown,
+        }
+    }
+}
+
 /// A local variable, parameter or loop variable.
 #[derive(Debug, Clone)]
 pub struct Decl {
@@ -208,15 +224,7 @@ impl Model {
         let mut value = self.prefix_value(prefix);
         for suffix in suffixes {
             value = match (value, suffix) {
-                (Value::Obj(path), Suffix::Index(index)) => {
-                    Value::Obj(path.child(index_seg(index)))
-                }
-                (Value::Library(lib), Suffix::Index(index)) => match index_seg(index) {
-                    PathSeg::Key(member) => library::library(lib)
-                        .and_then(|l| l.member(&member))
-                        .map_or(Value::Unknown, |m| Value::LibraryFunction(lib, m.name)),
-                    _ => Value::Unknown,
-                },
+                (value, Suffix::Index(index)) => value.index(index_seg(index)),
                 (
                     Value::LibraryFunction("", "require"),
                     Suffix::Call(Call::AnonymousCall(args)),
