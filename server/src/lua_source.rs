@@ -4,6 +4,8 @@
 
 use kruise_lua_engine::value::JsonValue;
 
+use crate::analysis::library::KEYWORDS;
+
 /// Lua source of `value`, nested tables indented by two spaces from `indent`.
 pub fn to_lua(value: &JsonValue, indent: usize) -> String {
     let mut out = String::new();
@@ -93,12 +95,8 @@ pub fn number(f: f64) -> String {
     format!("{f:?}")
 }
 
-const KEYWORDS: [&str; 21] = [
-    "and", "break", "do", "else", "elseif", "end", "false", "for", "function", "if", "in", "local",
-    "nil", "not", "or", "repeat", "return", "then", "true", "until", "while",
-];
-
-fn is_identifier(key: &str) -> bool {
+/// Whether `key` is a Lua name (`t.key` works; otherwise `t["key"]`).
+pub fn is_identifier(key: &str) -> bool {
     let mut chars = key.chars();
     matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')

@@ -8,14 +8,14 @@
 
 use std::ops::Range;
 
-use full_moon::LuaVersion;
-use full_moon::tokenizer::{Lexer, LexerResult, TokenType};
+use full_moon::tokenizer::TokenType;
 
 use super::library::{self, LibItem};
 use super::obj_schema::{self, Flavor, Lookup, ObjPath, PathSeg, ShapeKind};
-use super::parse::parse;
+use super::parse::tokens;
 use super::semantic::{DeclKind, Model, Value, global_value};
 use super::spec_shape::SpecShape;
+use crate::lua_source::is_identifier;
 
 /// What completion needs besides the source.
 #[derive(Debug, Clone, Copy, Default)]
@@ -88,13 +88,33 @@ fn is_ident_byte(b: u8) -> bool {
 }
 
 /// The start of the identifier that ends at `end`.
-pub(crate) fn ident_start(source: &str, end: usize) -> usize {
+fn ident_start(source: &str, end: usize) -> usize {
     let bytes = source.as_bytes();
     let mut start = end;
     while start > 0 && is_ident_byte(bytes[start - 1]) {
         start -= 1;
     }
     start
+}
+
+/// The identifier around `offset` (empty when there is none).
+pub(crate) fn word_at(source: &str, offset: usize) -> Range<usize> {
+    let end = offset
+        + source.as_bytes()[offset..]
+            .iter()
+            .take_while(|b| is_ident_byte(**b))
+            .count();
+    ident_start(source, offset)..end
+}
+
+/// The `.` or `:` just before `start` when it is a member access (`..` is concatenation).
+pub(crate) fn member_operator(source: &str, start: usize) -> Option<u8> {
+    let bytes = source.as_bytes();
+    match start.checked_sub(1).map(|i| bytes[i]) {
+        Some(b':') => Some(b':'),
+        Some(b'.') if !(start > 1 && bytes[start - 2] == b'.') => Some(b'.'),
+        _ => None,
+    }
 }
 
 /// Reads the chain that ends just before `end` (the position of a `.` or `:`), backwards.
@@ -174,24 +194,14 @@ pub(crate) fn receiver_value(model: &Model, receiver: &Receiver, offset: usize) 
         None => global_value(&receiver.root),
     };
     for step in &receiver.steps {
-        value = match (value, step) {
-            (Value::Obj(path), step) => Value::Obj(path.child(step.clone())),
-            (Value::Library(lib), PathSeg::Key(member)) => library::library(lib)
-                .and_then(|l| l.member(member))
-                .map_or(Value::Unknown, |m| Value::LibraryFunction(lib, m.name)),
-            _ => Value::Unknown,
-        };
+        value = value.index(step.clone());
     }
     value
 }
 
 /// Whether `offset` is inside a comment or a string literal.
 pub(crate) fn in_comment_or_string(source: &str, offset: usize) -> bool {
-    let tokens = match Lexer::new(source, LuaVersion::lua51()).collect() {
-        LexerResult::Ok(tokens) | LexerResult::Recovered(tokens, _) => tokens,
-        LexerResult::Fatal(_) => return false,
-    };
-    tokens.iter().any(|t| {
+    tokens(source).iter().any(|t| {
         let (start, end) = (t.start_position().bytes(), t.end_position().bytes());
         match t.token_type() {
             TokenType::StringLiteral { .. } | TokenType::MultiLineComment { .. } => {
@@ -210,32 +220,24 @@ pub fn complete(source: &str, offset: usize, ctx: &CompletionContext) -> Vec<Com
     if !source.is_char_boundary(offset) || in_comment_or_string(source, offset) {
         return Vec::new();
     }
-    let word_start = ident_start(source, offset);
-    let word_end = offset
-        + source.as_bytes()[offset..]
-            .iter()
-            .take_while(|b| is_ident_byte(**b))
-            .count();
-    let replace = word_start..word_end;
+    let replace = word_at(source, offset);
+    let word_start = replace.start;
     let prefix = &source[word_start..offset];
-    let parsed = parse(source);
-    let model = Model::build(&parsed.ast, source.len());
+    let model = Model::of_source(source);
 
-    let before = source.as_bytes()[..word_start].last().copied();
-    let is_member = matches!(before, Some(b'.') | Some(b':'))
-        && !(before == Some(b'.') && word_start > 1 && source.as_bytes()[word_start - 2] == b'.');
-    let mut items = if is_member {
-        let method = before == Some(b':');
-        match receiver_before(source, word_start - 1) {
-            Some(receiver) => {
-                let value = receiver_value(&model, &receiver, word_start);
-                member_items(&value, method, ctx, &replace)
+    let mut items = match member_operator(source, word_start) {
+        Some(operator) => {
+            let method = operator == b':';
+            match receiver_before(source, word_start - 1) {
+                Some(receiver) => {
+                    let value = receiver_value(&model, &receiver, word_start);
+                    member_items(&value, method, ctx, &replace)
+                }
+                None if method => string_methods(&replace),
+                None => Vec::new(),
             }
-            None if method => string_methods(&replace),
-            None => Vec::new(),
         }
-    } else {
-        scope_items(&model, offset, ctx.flavor, &replace)
+        None => scope_items(&model, offset, ctx.flavor, &replace),
     };
     if !prefix.is_empty() {
         let lower = prefix.to_ascii_lowercase();
@@ -304,19 +306,12 @@ fn spec_members(
                 .detail(field.type_summary())
                 .docs(field.describe());
             // Keys that are not Lua names need the bracket form.
-            if !is_lua_name(name) {
+            if !is_identifier(name) {
                 item.insert_text = Some(format!("[\"{name}\"]"));
             }
             item
         })
         .collect()
-}
-
-fn is_lua_name(name: &str) -> bool {
-    let mut bytes = name.bytes();
-    matches!(bytes.next(), Some(b) if b.is_ascii_alphabetic() || b == b'_')
-        && bytes.all(is_ident_byte)
-        && !library::KEYWORDS.contains(&name)
 }
 
 fn lib_item(item: &LibItem, replace: &Range<usize>) -> CompletionItem {
@@ -349,12 +344,11 @@ fn scope_items(
     replace: &Range<usize>,
 ) -> Vec<CompletionItem> {
     let mut items = Vec::new();
+    // Locals come deduplicated; globals they shadow are left out.
     let mut seen = std::collections::HashSet::new();
     for d in model.visible_at(offset) {
         let decl = &model.decls[d];
-        if !seen.insert(decl.name.clone()) {
-            continue;
-        }
+        seen.insert(decl.name.as_str());
         let (kind, detail) = match (&decl.value, decl.kind) {
             (Value::Function { params }, _) => (
                 CompletionKind::Function,
@@ -373,7 +367,7 @@ fn scope_items(
         };
         items.push(CompletionItem::new(&decl.name, kind, replace).detail(detail));
     }
-    if seen.insert("obj".to_string()) {
+    if seen.insert("obj") {
         items.push(
             CompletionItem::new("obj", CompletionKind::Variable, replace)
                 .detail(obj_schema::root(flavor).type_name)
@@ -381,13 +375,13 @@ fn scope_items(
         );
     }
     for lib in library::LIBRARIES {
-        if seen.insert(lib.name.to_string()) {
+        if seen.insert(lib.name) {
             items
                 .push(CompletionItem::new(lib.name, CompletionKind::Module, replace).docs(lib.doc));
         }
     }
     for global in library::GLOBALS {
-        if seen.insert(global.name.to_string()) {
+        if seen.insert(global.name) {
             items.push(lib_item(global, replace));
         }
     }
@@ -429,22 +423,7 @@ mod tests {
         let json = r#"{"hosts": ["a.example.com"], "gateways": ["mesh"],
             "http": [{"route": [{"destination": {"host": "echo"}, "weight": 100}],
                       "match": [{"headers": {}}], "x-key": 1}]}"#;
-        infer_spec_shape(&[to_json_value(serde_json::from_str(json).unwrap())])
-    }
-
-    fn to_json_value(v: serde_json::Value) -> JsonValue {
-        match v {
-            serde_json::Value::Null => JsonValue::Null,
-            serde_json::Value::Bool(b) => JsonValue::Bool(b),
-            serde_json::Value::Number(n) => JsonValue::Float(n.as_f64().unwrap()),
-            serde_json::Value::String(s) => JsonValue::String(s),
-            serde_json::Value::Array(a) => {
-                JsonValue::Array(a.into_iter().map(to_json_value).collect())
-            }
-            serde_json::Value::Object(o) => {
-                JsonValue::Object(o.into_iter().map(|(k, v)| (k, to_json_value(v))).collect())
-            }
-        }
+        infer_spec_shape(&[JsonValue::parse_go_interface(json.as_bytes()).unwrap()])
     }
 
     #[test]

@@ -17,17 +17,15 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::Path;
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
 use super::lints;
 
 /// How serious a diagnostic is (the LSP severities).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Severity {
     Error,
     Warning,
-    #[serde(alias = "info")]
     Information,
     Hint,
 }
@@ -45,7 +43,7 @@ impl fmt::Display for Severity {
 
 /// A configured level for one lint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LintLevel {
+enum LintLevel {
     Off,
     On(Severity),
 }
@@ -138,17 +136,6 @@ impl LintConfig {
             config.levels.insert(lint.code(), level);
         }
         Ok(config)
-    }
-
-    /// Sets the level of a lint by code or name; false when no lint has that code or name.
-    pub fn set(&mut self, code_or_name: &str, level: LintLevel) -> bool {
-        match lints::find(code_or_name) {
-            Some(lint) => {
-                self.levels.insert(lint.code(), level);
-                true
-            }
-            None => false,
-        }
     }
 
     /// Overrides from `other` win over this configuration's (e.g. client settings over the

@@ -3,10 +3,11 @@
 
 use std::ops::Range;
 
-use super::completion::{ident_start, in_comment_or_string, receiver_before, receiver_value};
+use super::completion::{
+    in_comment_or_string, member_operator, receiver_before, receiver_value, word_at,
+};
 use super::library;
 use super::obj_schema::{self, Flavor, Lookup, ObjPath, PathSeg};
-use super::parse::parse;
 use super::semantic::{DeclKind, Model, Value, global_value};
 use super::spec_shape::SpecShape;
 
@@ -33,30 +34,20 @@ pub fn hover(
     if !source.is_char_boundary(offset) || in_comment_or_string(source, offset) {
         return None;
     }
-    let bytes = source.as_bytes();
-    let start = ident_start(source, offset);
-    let end = offset
-        + bytes[offset..]
-            .iter()
-            .take_while(|b| b.is_ascii_alphanumeric() || **b == b'_')
-            .count();
-    if start == end || bytes[start].is_ascii_digit() {
+    let range = word_at(source, offset);
+    let start = range.start;
+    if range.is_empty() || source.as_bytes()[start].is_ascii_digit() {
         return None;
     }
-    let name = &source[start..end];
+    let name = &source[range.clone()];
     if library::KEYWORDS.contains(&name) {
         return None;
     }
-    let range = start..end;
-    let parsed = parse(source);
-    let model = Model::build(&parsed.ast, source.len());
+    let model = Model::of_source(source);
 
     // A member: `<receiver>.name` or `<receiver>:name`.
-    let before = start.checked_sub(1).map(|i| bytes[i]);
-    let is_member = matches!(before, Some(b'.') | Some(b':'))
-        && !(before == Some(b'.') && start > 1 && bytes[start - 2] == b'.');
-    if is_member {
-        if before == Some(b':') {
+    if let Some(operator) = member_operator(source, start) {
+        if operator == b':' {
             // Method calls in these scripts are string methods (`s:upper()`).
             let member = library::STRING.member(name)?;
             return Some(Hover {

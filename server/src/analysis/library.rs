@@ -554,7 +554,7 @@ pub fn missing_global_hint(name: &str) -> Option<&'static str> {
         .map(|(_, hint)| *hint)
 }
 
-/// Lua 5.1 keywords (for completion).
+/// Lua 5.1 keywords (not names: completion, hover, [`crate::lua_source::is_identifier`]).
 pub const KEYWORDS: [&str; 21] = [
     "and", "break", "do", "else", "elseif", "end", "false", "for", "function", "if", "in", "local",
     "nil", "not", "or", "repeat", "return", "then", "true", "until", "while",
@@ -564,18 +564,19 @@ pub const KEYWORDS: [&str; 21] = [
 mod tests {
     use super::*;
 
+    /// The output (the script's JSON result) a conformance vector expects.
+    fn vector_output(name: &str) -> serde_json::Value {
+        let path = crate::analysis::conformance_vectors().join(format!("{name}.expected.json"));
+        let expected =
+            std::fs::read_to_string(path).expect("shared/conformance beside the worktree");
+        let outer: serde_json::Value = serde_json::from_str(&expected).unwrap();
+        serde_json::from_str(outer["output"].as_str().unwrap()).unwrap()
+    }
+
     #[test]
     fn matches_the_env_globals_vector() {
         // vectors/env_globals: which of these names are non-nil in Kruise's Lua.
-        let dir = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../shared/conformance/vectors"
-        );
-        let expected = std::fs::read_to_string(format!("{dir}/env_globals.expected.json"))
-            .expect("shared/conformance beside the worktree");
-        let outer: serde_json::Value = serde_json::from_str(&expected).unwrap();
-        let output: serde_json::Value =
-            serde_json::from_str(outer["output"].as_str().unwrap()).unwrap();
+        let output = vector_output("env_globals");
         let spec = output["spec"].as_object().unwrap();
         assert!(spec.len() > 20);
         for (name, ty) in spec {
@@ -589,15 +590,7 @@ mod tests {
 
     #[test]
     fn matches_the_library_members_vector() {
-        let dir = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../shared/conformance/vectors"
-        );
-        let expected =
-            std::fs::read_to_string(format!("{dir}/tbl_library_members.expected.json")).unwrap();
-        let outer: serde_json::Value = serde_json::from_str(&expected).unwrap();
-        let output: serde_json::Value =
-            serde_json::from_str(outer["output"].as_str().unwrap()).unwrap();
+        let output = vector_output("tbl_library_members");
         // The vector's keys name the member; `tunpack` is table.unpack.
         fn which(key: &str) -> (&str, &str) {
             match key {

@@ -4,16 +4,13 @@
 //! LSP positions (UTF-16) is the protocol layer's job. Nothing here does I/O except
 //! [`LintConfig::load`].
 //!
-//! * [`analyze`]: syntax errors (Lua 5.1 as gopher-lua parses it) and lint diagnostics.
+//! * [`analyze_with_spec`]: syntax errors (Lua 5.1 as gopher-lua parses it) and lint diagnostics.
 //! * [`complete`], [`hover`]: `obj` fields with Kruise's docs, `obj.data.spec` fields from the
 //!   test cases ([`infer_spec_shape`]), library members Kruise provides, names in scope.
 //! * [`definition`], [`references`], [`document_symbols`]: navigation on resolved names.
 //!
 //! Every entry point tolerates incomplete code: the parser recovers, and completion reads the
 //! expression before the cursor from the text.
-
-// Parts of the API are used only by the language server, which is built on top of this later.
-#![allow(dead_code)]
 
 pub mod completion;
 pub mod config;
@@ -29,23 +26,15 @@ pub mod walk;
 
 use std::ops::Range;
 
-// The language server's protocol layer is the user of most of these re-exports.
-#[allow(unused_imports)]
-pub use completion::{CompletionContext, CompletionItem, CompletionKind, complete};
-#[allow(unused_imports)]
-pub use config::{ConfigError, LintConfig, LintLevel, Severity};
-#[allow(unused_imports)]
-pub use hover::{Hover, hover};
-#[allow(unused_imports)]
+// What the language server's protocol layer uses.
+pub use completion::{CompletionContext, CompletionKind, complete};
+pub use config::{LintConfig, Severity};
+pub use hover::hover;
 pub use lints::Fix;
-#[allow(unused_imports)]
 pub use navigation::{DocumentSymbol, SymbolKind, definition, document_symbols, references};
-#[allow(unused_imports)]
 pub use obj_schema::{Flavor, ObjPath, PathSeg};
-#[allow(unused_imports)]
 pub use parse::SyntaxError;
-#[allow(unused_imports)]
-pub use spec_shape::{ShapeNode, SpecShape, infer_spec_shape};
+pub use spec_shape::{SpecShape, infer_spec_shape};
 
 /// One lint finding, with its configured severity.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -68,40 +57,8 @@ pub struct Analysis {
     pub diagnostics: Vec<Diagnostic>,
 }
 
-/// A lint's description, for documentation and `--explain`-style output.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LintInfo {
-    pub code: &'static str,
-    pub name: &'static str,
-    pub default_severity: Severity,
-    pub description: &'static str,
-}
-
-/// All lints, in code order.
-pub fn lint_catalog() -> Vec<LintInfo> {
-    lints::all()
-        .iter()
-        .map(|l| LintInfo {
-            code: l.code(),
-            name: l.name(),
-            default_severity: l.default_severity(),
-            description: l.description(),
-        })
-        .collect()
-}
-
-/// Only the syntax errors (cheaper than [`analyze`]).
-pub fn syntax_errors(source: &str) -> Vec<SyntaxError> {
-    parse::parse(source).errors
-}
-
-/// Parses `source` and runs the lints `config` enables.
-pub fn analyze(source: &str, flavor: Flavor, config: &LintConfig) -> Analysis {
-    analyze_with_spec(source, flavor, config, None)
-}
-
-/// [`analyze`], with the shape of `obj.data.spec` from the script's test cases (lets KL005 tell
-/// arrays from maps inside the spec).
+/// Parses `source` and runs the lints `config` enables; `spec_shape`, the shape of
+/// `obj.data.spec` from the script's test cases, lets KL005 tell arrays from maps inside the spec.
 pub fn analyze_with_spec(
     source: &str,
     flavor: Flavor,
@@ -140,9 +97,22 @@ pub fn analyze_with_spec(
     }
 }
 
+/// The shared conformance vectors (`.lua` scripts and their `.expected.json`), for tests.
+#[cfg(test)]
+pub(crate) fn conformance_vectors() -> &'static std::path::Path {
+    std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../shared/conformance/vectors"
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn analyze(source: &str, flavor: Flavor, config: &LintConfig) -> Analysis {
+        analyze_with_spec(source, flavor, config, None)
+    }
 
     const SCRIPT: &str = "local spec = obj.data.spec\nlocal unused = 1\nfor _, r in ipairs(spec.http) do\n  r.route[1].weight = obj.stableWeight\n  r.route[2] = {destination = {host = obj.canaryService}, weight = obj.canaryweight}\nend\nreturn obj.data\n";
 
@@ -179,21 +149,17 @@ mod tests {
         let analysis = analyze(source, Flavor::Custom, &LintConfig::default());
         assert!(!analysis.syntax_errors.is_empty());
         assert!(analysis.diagnostics.iter().any(|d| d.code == "KL002"));
-        assert_eq!(lint_catalog().len(), 7);
-        assert_eq!(lint_catalog()[0].code, "KL001");
+        assert_eq!(lints::all().len(), 7);
+        assert_eq!(lints::all()[0].code(), "KL001");
     }
 
     #[test]
     fn conformance_vectors_have_no_false_errors() {
         // Scripts that run fine in Kruise must not get error-level diagnostics, except those
         // that deliberately return non-tables or use missing globals.
-        let dir = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../shared/conformance/vectors"
-        );
         let mut checked = 0;
         let mut failures = Vec::new();
-        for entry in std::fs::read_dir(dir)
+        for entry in std::fs::read_dir(conformance_vectors())
             .expect("shared/conformance")
             .flatten()
         {

@@ -11,8 +11,7 @@ use super::semantic::{DeclKind, Model};
 /// Where the name at `offset` is declared: the local's name token, or for a global the first
 /// place the script assigns it (`function helper()`). None for library globals and unknowns.
 pub fn definition(source: &str, offset: usize) -> Option<Range<usize>> {
-    let parsed = parse(source);
-    let model = Model::build(&parsed.ast, source.len());
+    let model = Model::of_source(source);
     let (decl, name, _) = model.symbol_at(offset)?;
     match decl {
         Some(d) if model.decls[d].kind == DeclKind::SelfParam => {
@@ -30,8 +29,7 @@ pub fn definition(source: &str, offset: usize) -> Option<Range<usize>> {
 /// Every use of the name at `offset` (the same local, or the same global), in source order,
 /// with the declaration first when `include_declaration`.
 pub fn references(source: &str, offset: usize, include_declaration: bool) -> Vec<Range<usize>> {
-    let parsed = parse(source);
-    let model = Model::build(&parsed.ast, source.len());
+    let model = Model::of_source(source);
     let Some((decl, name, _)) = model.symbol_at(offset) else {
         return Vec::new();
     };
@@ -44,7 +42,6 @@ pub fn references(source: &str, offset: usize, include_declaration: bool) -> Vec
             found.extend(model.uses_of(d).map(|r| r.range.clone()));
         }
         None => {
-            let name = name.to_string();
             found.extend(
                 model
                     .refs

@@ -4,17 +4,11 @@
 
 use std::fmt;
 
-/// Which provider runs the script: it decides the shape of `obj` and of the result.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum Flavor {
-    /// A custom-provider script (`lua_configuration/trafficrouting_*/.../trafficRouting.lua`):
-    /// `obj.data`, `canaryWeight`, ...; returns `{spec, labels, annotations}`.
-    #[default]
-    Custom,
-    /// An ingress-class script: `obj.annotations`, `obj.weight` (a string), ...; returns the
-    /// annotations to set.
-    Ingress,
-}
+use crate::lua_source::is_identifier;
+
+/// Which provider runs the script: it decides the shape of `obj` and of the result (the
+/// engine's flavor, so the language server passes its targets' flavor as is).
+pub use kruise_lua_engine::runner::ScriptFlavor as Flavor;
 
 /// One step of a path into `obj`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -79,12 +73,6 @@ impl fmt::Display for ObjPath {
         }
         Ok(())
     }
-}
-
-fn is_identifier(s: &str) -> bool {
-    let mut chars = s.chars();
-    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 /// The shape of a value inside `obj`.
@@ -559,6 +547,74 @@ mod tests {
         );
         assert_eq!(suggest("match", fields.clone()), Some("matches"));
         assert_eq!(suggest("zzz", fields), None);
+    }
+
+    /// The schema is written by hand next to the engine's builder of `obj`; every table in an
+    /// obj the engine builds (all optional parts set) must have exactly the documented fields.
+    #[test]
+    fn fields_are_those_the_engine_builds() {
+        use kruise_lua_engine::JsonValue;
+        use kruise_lua_engine::luadata::{
+            Data, HeaderModifier, HttpPathMatch, HttpRouteMatch, IngressData, LuaData,
+            NameValueMatch,
+        };
+        fn check(shape: &Shape, value: &JsonValue, at: &str) {
+            match (&shape.kind, value) {
+                (ShapeKind::Object(fields), JsonValue::Object(members)) => {
+                    let mut documented: Vec<&str> = fields.iter().map(|f| f.name).collect();
+                    documented.sort_unstable();
+                    let built: Vec<&str> = members.keys().map(String::as_str).collect();
+                    assert_eq!(documented, built, "{at}");
+                    for f in fields.iter() {
+                        check(f.shape, &members[f.name], &format!("{at}.{}", f.name));
+                    }
+                }
+                (ShapeKind::Array(item), JsonValue::Array(items)) => {
+                    assert!(!items.is_empty(), "{at}");
+                    for value in items {
+                        check(item, value, &format!("{at}[1]"));
+                    }
+                }
+                _ => {}
+            }
+        }
+        let name_value = || NameValueMatch {
+            match_type: Some("Exact".into()),
+            name: "n".into(),
+            value: "v".into(),
+        };
+        let route_match = HttpRouteMatch {
+            path: Some(HttpPathMatch {
+                match_type: Some("PathPrefix".into()),
+                value: Some("/".into()),
+            }),
+            headers: Some(vec![name_value()]),
+            query_params: Some(vec![name_value()]),
+        };
+        let modifier = HeaderModifier {
+            set: Some(vec![("n".into(), "v".into())]),
+            add: Some(vec![("n".into(), "v".into())]),
+            remove: Some(vec!["n".into()]),
+        };
+        let map = || Some([("k".to_string(), "v".to_string())].into());
+        let custom = LuaData {
+            data: Data {
+                spec: Some(JsonValue::Object(Default::default())),
+                labels: map(),
+                annotations: map(),
+            },
+            matches: Some(vec![route_match.clone()]),
+            request_header_modifier: Some(modifier.clone()),
+            ..LuaData::default()
+        };
+        let ingress = IngressData {
+            annotations: map(),
+            matches: Some(vec![route_match]),
+            request_header_modifier: Some(modifier),
+            ..IngressData::default()
+        };
+        check(root(Flavor::Custom), &custom.to_json(), "obj");
+        check(root(Flavor::Ingress), &ingress.to_json(), "obj");
     }
 
     #[test]

@@ -60,13 +60,17 @@ fn finish(text: &str, result: full_moon::ast::AstResult) -> Parsed {
     }
 }
 
-/// The non-trivia tokens of `source` (no whitespace or comments), as far as it can be lexed.
-pub fn significant_tokens(source: &str) -> Vec<Token> {
-    let tokens = match Lexer::new(source, LuaVersion::lua51()).collect() {
+/// The tokens of `source`, trivia (whitespace, comments) included, as far as it can be lexed.
+pub fn tokens(source: &str) -> Vec<Token> {
+    match Lexer::new(source, LuaVersion::lua51()).collect() {
         LexerResult::Ok(tokens) | LexerResult::Recovered(tokens, _) => tokens,
         LexerResult::Fatal(_) => Vec::new(),
-    };
-    tokens
+    }
+}
+
+/// The non-trivia tokens of `source` (no whitespace or comments).
+fn significant_tokens(source: &str) -> Vec<Token> {
+    tokens(source)
         .into_iter()
         .filter(|t| !t.token_type().is_trivia() && t.token_kind() != TokenKind::Eof)
         .collect()
@@ -314,10 +318,7 @@ mod tests {
 
     #[test]
     fn conformance_syntax_vectors_all_fail() {
-        let dir = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../shared/conformance/vectors"
-        );
+        let dir = crate::analysis::conformance_vectors();
         let entries = std::fs::read_dir(dir).expect("shared/conformance beside the worktree");
         let mut checked = 0;
         for entry in entries.flatten() {
@@ -326,7 +327,8 @@ mod tests {
                 continue;
             };
             let source = std::fs::read_to_string(entry.path()).unwrap();
-            let expected = std::fs::read_to_string(format!("{dir}/{stem}.expected.json")).unwrap();
+            let expected =
+                std::fs::read_to_string(dir.join(format!("{stem}.expected.json"))).unwrap();
             let is_syntax = expected.contains("\"error_kind\": \"syntax\"");
             let found = parse(&source).errors;
             assert_eq!(!found.is_empty(), is_syntax, "{stem}: {found:?}");

@@ -53,6 +53,22 @@ pub enum Value {
     Table,
 }
 
+impl Value {
+    /// The value of `self[seg]`: a path deeper into `obj`, or a library's member.
+    pub fn index(self, seg: PathSeg) -> Value {
+        match (self, seg) {
+            (Value::Obj(mut path), seg) => {
+                path.0.push(seg);
+                Value::Obj(path)
+            }
+            (Value::Library(lib), PathSeg::Key(member)) => library::library(lib)
+                .and_then(|l| l.member(&member))
+                .map_or(Value::Unknown, |m| Value::LibraryFunction(lib, m.name)),
+            _ => Value::Unknown,
+        }
+    }
+}
+
 /// A local variable, parameter or loop variable.
 #[derive(Debug, Clone)]
 pub struct Decl {
@@ -87,7 +103,6 @@ pub struct Model {
     pub decls: Vec<Decl>,
     pub refs: Vec<NameRef>,
     ref_by_start: HashMap<usize, usize>,
-    decl_by_start: HashMap<usize, DeclId>,
 }
 
 impl Model {
@@ -103,20 +118,19 @@ impl Model {
         builder.model
     }
 
+    /// Parses `source` and resolves its names (for requests that need only the names).
+    pub fn of_source(source: &str) -> Model {
+        Model::build(&super::parse::parse(source).ast, source.len())
+    }
+
     /// The name use whose token starts at `start`.
     pub fn ref_starting_at(&self, start: usize) -> Option<&NameRef> {
         self.ref_by_start.get(&start).map(|&i| &self.refs[i])
     }
 
-    /// The declaration whose name token starts at `start`.
-    pub fn decl_starting_at(&self, start: usize) -> Option<DeclId> {
-        self.decl_by_start.get(&start).copied()
-    }
-
-    /// Whether the name token at `start` is a use of the global `name` (not shadowed).
-    pub fn is_global_use(&self, start: usize) -> bool {
-        self.ref_starting_at(start)
-            .is_some_and(|r| r.decl.is_none())
+    /// The local a name token (a use) refers to; None for a global.
+    pub fn local_of(&self, token: &TokenReference) -> Option<DeclId> {
+        self.ref_starting_at(token_range(token).start)?.decl
     }
 
     /// The declaration a name token (use or declaration) touching `offset` stands for, with the
@@ -144,7 +158,7 @@ impl Model {
         // A later-starting scope is nested in (or follows) an earlier one, so it shadows it.
         visible.sort_by_key(|&d| std::cmp::Reverse(self.decls[d].visible.start));
         let mut seen = std::collections::HashSet::new();
-        visible.retain(|&d| seen.insert(self.decls[d].name.clone()));
+        visible.retain(|&d| seen.insert(self.decls[d].name.as_str()));
         visible
     }
 
@@ -170,12 +184,8 @@ impl Model {
                 known => known,
             },
             Expression::Var(Var::Name(token)) => self.name_value(token),
-            Expression::Var(Var::Expression(var)) => {
-                self.chain_value(var.prefix(), var.suffixes().collect())
-            }
-            Expression::FunctionCall(call) => {
-                self.chain_value(call.prefix(), call.suffixes().collect())
-            }
+            Expression::Var(Var::Expression(var)) => self.chain_value(var.prefix(), var.suffixes()),
+            Expression::FunctionCall(call) => self.chain_value(call.prefix(), call.suffixes()),
             Expression::Function(function) => Value::Function {
                 params: param_names(function.body()),
             },
@@ -196,24 +206,25 @@ impl Model {
         }
     }
 
-    /// The value of `prefix` followed by `suffixes` (`obj.data.spec`, `require("json")`).
-    pub fn chain_value(&self, prefix: &Prefix, suffixes: Vec<&Suffix>) -> Value {
-        let mut value = match prefix {
+    /// The value of the start of a chain (`obj` in `obj.data.spec`).
+    pub fn prefix_value(&self, prefix: &Prefix) -> Value {
+        match prefix {
             Prefix::Name(token) => self.name_value(token),
             Prefix::Expression(expr) => self.expr_value(expr),
             _ => Value::Unknown,
-        };
+        }
+    }
+
+    /// The value of `prefix` followed by `suffixes` (`obj.data.spec`, `require("json")`).
+    pub fn chain_value<'s>(
+        &self,
+        prefix: &Prefix,
+        suffixes: impl IntoIterator<Item = &'s Suffix>,
+    ) -> Value {
+        let mut value = self.prefix_value(prefix);
         for suffix in suffixes {
             value = match (value, suffix) {
-                (Value::Obj(path), Suffix::Index(index)) => {
-                    Value::Obj(path.child(index_seg(index)))
-                }
-                (Value::Library(lib), Suffix::Index(index)) => match index_seg(index) {
-                    PathSeg::Key(member) => library::library(lib)
-                        .and_then(|l| l.member(&member))
-                        .map_or(Value::Unknown, |m| Value::LibraryFunction(lib, m.name)),
-                    _ => Value::Unknown,
-                },
+                (value, Suffix::Index(index)) => value.index(index_seg(index)),
                 (
                     Value::LibraryFunction("", "require"),
                     Suffix::Call(Call::AnonymousCall(args)),
@@ -390,7 +401,6 @@ impl Builder {
     ) -> DeclId {
         let range = token_range(token);
         let id = self.model.decls.len();
-        self.model.decl_by_start.insert(range.start, id);
         self.model.decls.push(Decl {
             name: identifier(token).to_string(),
             kind,
@@ -723,16 +733,10 @@ pub fn iterator_call<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::parse::parse;
-
-    fn model(source: &str) -> Model {
-        let parsed = parse(source);
-        Model::build(&parsed.ast, source.len())
-    }
 
     /// The declaration (by its offset in the source) that the `n`-th use of `name` resolves to.
     fn resolve(source: &str, name: &str, n: usize) -> Option<usize> {
-        let m = model(source);
+        let m = Model::of_source(source);
         let r = m.refs.iter().filter(|r| r.name == name).nth(n).unwrap();
         r.decl.map(|d| m.decls[d].range.start)
     }
@@ -759,7 +763,7 @@ mod tests {
     fn params_loop_vars_and_upvalues() {
         let source = "local n = 0\nlocal function f(a, n)\n  for i = 1, n do a = a + i end\n  \
                       return function() return n end\nend\nfor k, v in pairs(t) do print(k, v) end";
-        let m = model(source);
+        let m = Model::of_source(source);
         let n_param = m
             .decls
             .iter()
@@ -786,7 +790,7 @@ mod tests {
     fn recursion_and_methods() {
         let source = "local function fact(n) return n < 2 and 1 or n * fact(n - 1) end\n\
                       local M = {}\nfunction M:get() return self end\nfunction g() end";
-        let m = model(source);
+        let m = Model::of_source(source);
         assert!(m.refs.iter().any(|r| r.name == "fact" && r.decl == Some(0)));
         assert!(m.refs.iter().any(|r| r.name == "self" && r.decl.is_some()));
         assert!(
@@ -807,7 +811,7 @@ mod tests {
                       for _, r in ipairs(spec.http) do local first = r.route[1] end\n\
                       local json = require(\"json\")\nlocal insert = table.insert\n\
                       local obj = {}\nlocal mine = obj.data";
-        let m = model(source);
+        let m = Model::of_source(source);
         let value = |name: &str| {
             m.decls
                 .iter()
@@ -854,7 +858,7 @@ mod tests {
     #[test]
     fn visible_at_offset() {
         let source = "local a = 1\nlocal function f(b)\n  local c = 2\n  \nend\nlocal d";
-        let m = model(source);
+        let m = Model::of_source(source);
         let names = |offset: usize| -> Vec<String> {
             let mut v: Vec<String> = m
                 .visible_at(offset)

@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 use kruise_lua_engine::JsonValue;
 
 use super::obj_schema::PathSeg;
+use crate::lua_source;
 
 /// A JSON type seen at some place in the specs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -41,7 +42,7 @@ pub struct ShapeNode {
     pub fields: BTreeMap<String, ShapeNode>,
     /// The merged shape of the items, when arrays were seen here.
     pub items: Option<Box<ShapeNode>>,
-    /// A few distinct scalar values seen here, as Lua-ish text (`"echo"`, `20`, `true`).
+    /// A few distinct scalar values seen here, as Lua source (`"echo"`, `20`, `true`).
     pub examples: Vec<String>,
     /// How many values were merged into this node.
     pub occurrences: usize,
@@ -67,13 +68,11 @@ impl ShapeNode {
             }
             JsonValue::Float(f) => {
                 self.kinds.insert(JsonKind::Number);
-                Some(f.to_string())
+                Some(lua_source::number(*f))
             }
             JsonValue::String(s) => {
                 self.kinds.insert(JsonKind::String);
-                let mut text = String::new();
-                let _ = write!(text, "{s:?}");
-                Some(text)
+                Some(lua_source::string(s))
             }
             JsonValue::Array(items) => {
                 self.kinds.insert(JsonKind::Array);

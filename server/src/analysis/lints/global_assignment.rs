@@ -17,9 +17,6 @@ impl Lint for GlobalAssignment {
     fn default_severity(&self) -> Severity {
         Severity::Hint
     }
-    fn description(&self) -> &'static str {
-        "Assignment to a global variable that was not declared with `local`."
-    }
 
     fn check(&self, ctx: &LintContext) -> Vec<LintDiagnostic> {
         ctx.model

@@ -5,7 +5,9 @@
 
 use std::ops::Range;
 
-use full_moon::ast::{Block, Expression, FunctionBody, LastStmt, Prefix, Return, Stmt, Suffix};
+use full_moon::ast::{
+    BinOp, Block, Expression, FunctionBody, LastStmt, Prefix, Return, Stmt, Suffix, UnOp,
+};
 use full_moon::tokenizer::{Symbol, TokenType};
 
 use super::{Lint, LintContext, LintDiagnostic};
@@ -26,9 +28,6 @@ impl Lint for MissingTableReturn {
     }
     fn default_severity(&self) -> Severity {
         Severity::Error
-    }
-    fn description(&self) -> &'static str {
-        "The script does not end by returning a table."
     }
 
     fn check(&self, ctx: &LintContext) -> Vec<LintDiagnostic> {
@@ -147,10 +146,7 @@ fn flow(ctx: &LintContext, block: &Block) -> Flow {
 
 fn calls_error(ctx: &LintContext, prefix: &Prefix, suffixes: Vec<&Suffix>) -> bool {
     matches!(
-        (
-            ctx.model.chain_value(prefix, Vec::new()),
-            suffixes.as_slice()
-        ),
+        (ctx.model.prefix_value(prefix), suffixes.as_slice()),
         (Value::LibraryFunction("", "error"), [Suffix::Call(_)])
     )
 }
@@ -230,23 +226,31 @@ fn literal_kind(ctx: &LintContext, expr: &Expression) -> Option<&'static str> {
             _ => None,
         },
         Expression::Parentheses { expression, .. } => literal_kind(ctx, expression),
-        Expression::BinaryOperator { binop, .. } => {
-            match binop.token().token().to_string().as_str() {
-                ".." => Some("string"),
-                "+" | "-" | "*" | "/" | "%" | "^" => Some("number"),
-                "==" | "~=" | "<" | "<=" | ">" | ">=" => Some("boolean"),
-                _ => None,
-            }
-        }
-        Expression::UnaryOperator { unop, .. } => match unop.token().token().to_string().as_str() {
-            "not" => Some("boolean"),
-            "-" | "#" => Some("number"),
+        Expression::BinaryOperator { binop, .. } => match binop {
+            BinOp::TwoDots(_) => Some("string"),
+            BinOp::Plus(_)
+            | BinOp::Minus(_)
+            | BinOp::Star(_)
+            | BinOp::Slash(_)
+            | BinOp::Percent(_)
+            | BinOp::Caret(_) => Some("number"),
+            BinOp::TwoEqual(_)
+            | BinOp::TildeEqual(_)
+            | BinOp::LessThan(_)
+            | BinOp::LessThanEqual(_)
+            | BinOp::GreaterThan(_)
+            | BinOp::GreaterThanEqual(_) => Some("boolean"),
+            _ => None,
+        },
+        Expression::UnaryOperator { unop, .. } => match unop {
+            UnOp::Not(_) => Some("boolean"),
+            UnOp::Minus(_) | UnOp::Hash(_) => Some("number"),
             _ => None,
         },
         Expression::FunctionCall(call) => {
             match ctx.model.chain_value(
                 call.prefix(),
-                call.suffixes().take(call.suffixes().count() - 1).collect(),
+                call.suffixes().take(call.suffixes().count() - 1),
             ) {
                 Value::LibraryFunction("", "tostring") => Some("string"),
                 Value::LibraryFunction("", "tonumber") => Some("number"),

@@ -107,8 +107,6 @@ pub trait Lint: Sync {
     /// A kebab-case name, also accepted in configuration.
     fn name(&self) -> &'static str;
     fn default_severity(&self) -> Severity;
-    /// One sentence for documentation.
-    fn description(&self) -> &'static str;
     fn check(&self, ctx: &LintContext) -> Vec<LintDiagnostic>;
 }
 

@@ -7,14 +7,16 @@ use std::collections::HashSet;
 use std::ops::Range;
 
 use full_moon::ast::{
-    Expression, FunctionBody, GenericFor, Index, LastStmt, Prefix, Stmt, Suffix, UnOp, Var,
+    BinOp, Call, Expression, FunctionBody, GenericFor, Index, LastStmt, Prefix, Stmt, Suffix, UnOp,
+    Var,
 };
+use full_moon::tokenizer::TokenReference;
 
 use super::{Lint, LintContext, LintDiagnostic};
 use crate::analysis::config::Severity;
 use crate::analysis::obj_schema::{self, Lookup, ObjPath};
-use crate::analysis::parse::{node_range, token_range};
-use crate::analysis::semantic::{DeclId, Value, call_args, iterator_call};
+use crate::analysis::parse::node_range;
+use crate::analysis::semantic::{DeclId, Value, call_args, identifier, iterator_call};
 use crate::analysis::walk::{Chain, Visit, walk_block, walk_expr};
 
 pub struct PairsRandomOrder;
@@ -28,9 +30,6 @@ impl Lint for PairsRandomOrder {
     }
     fn default_severity(&self) -> Severity {
         Severity::Hint
-    }
-    fn description(&self) -> &'static str {
-        "`pairs()` over an `obj` map (random order in Kruise) where the order reaches the result."
     }
 
     fn check(&self, ctx: &LintContext) -> Vec<LintDiagnostic> {
@@ -126,17 +125,10 @@ fn order_dependence(
                 self.reasons.push(reason);
             }
         }
-        /// Whether `expr` names a local that the script sorts somewhere.
-        fn is_sorted(&self, expr: Option<&Expression>) -> bool {
-            match expr {
-                Some(Expression::Var(Var::Name(name))) => self
-                    .ctx
-                    .model
-                    .ref_starting_at(token_range(name).start)
-                    .and_then(|r| r.decl)
-                    .is_some_and(|d| self.sorted.contains(&d)),
-                _ => false,
-            }
+        /// Whether `name` is a local that the script sorts somewhere.
+        fn is_sorted(&self, name: Option<&TokenReference>) -> bool {
+            name.and_then(|name| self.ctx.model.local_of(name))
+                .is_some_and(|d| self.sorted.contains(&d))
         }
     }
     impl<'a> Visit<'a> for Body<'_, '_> {
@@ -157,9 +149,12 @@ fn order_dependence(
             let Some((Suffix::Call(call), callee)) = chain.suffixes.split_last() else {
                 return;
             };
-            if self.ctx.model.chain_value(chain.prefix, callee.to_vec())
+            if self
+                .ctx
+                .model
+                .chain_value(chain.prefix, callee.iter().copied())
                 == Value::LibraryFunction("table", "insert")
-                && !self.is_sorted(call_args(call).first().copied())
+                && !self.is_sorted(first_arg_name(call))
             {
                 self.add("it appends to an array with `table.insert`");
             }
@@ -174,7 +169,7 @@ fn order_dependence(
                 .zip(assignment.expressions().iter())
             {
                 match var {
-                    Var::Name(name) if concatenates(value, &name.token().to_string()) => {
+                    Var::Name(name) if concatenates(value, &identifier(name)) => {
                         self.add("it builds a string with `..`");
                     }
                     Var::Expression(target) => {
@@ -182,10 +177,10 @@ fn order_dependence(
                             matches!(s, Suffix::Index(Index::Brackets { expression, .. }) if uses_length(expression))
                         });
                         let array = match target.prefix() {
-                            Prefix::Name(name) => Some(Expression::Var(Var::Name(name.clone()))),
+                            Prefix::Name(name) => Some(name),
                             _ => None,
                         };
-                        if appends && !self.is_sorted(array.as_ref()) {
+                        if appends && !self.is_sorted(array) {
                             self.add("it appends to an array with `t[#t + 1]`");
                         }
                     }
@@ -211,21 +206,24 @@ fn sorted_locals(ctx: &LintContext) -> HashSet<DeclId> {
         let Some((Suffix::Call(call), callee)) = chain.suffixes.split_last() else {
             continue;
         };
-        if ctx.model.chain_value(chain.prefix, callee.to_vec())
+        if ctx.model.chain_value(chain.prefix, callee.iter().copied())
             != Value::LibraryFunction("table", "sort")
         {
             continue;
         }
-        if let Some(Expression::Var(Var::Name(name))) = call_args(call).first()
-            && let Some(decl) = ctx
-                .model
-                .ref_starting_at(token_range(name).start)
-                .and_then(|r| r.decl)
-        {
+        if let Some(decl) = first_arg_name(call).and_then(|name| ctx.model.local_of(name)) {
             sorted.insert(decl);
         }
     }
     sorted
+}
+
+/// The first argument of a call when it is a plain name (`t` in `table.sort(t)`).
+fn first_arg_name(call: &Call) -> Option<&TokenReference> {
+    match call_args(call).first() {
+        Some(Expression::Var(Var::Name(name))) => Some(name),
+        _ => None,
+    }
 }
 
 /// Whether `expr` concatenates the variable `name` (`s = s .. k`).
@@ -237,11 +235,11 @@ fn concatenates(expr: &Expression, name: &str) -> bool {
     impl<'a> Visit<'a> for Finder<'_> {
         fn expr(&mut self, expr: &'a Expression) {
             if let Expression::BinaryOperator { binop, lhs, rhs } = expr
-                && binop.token().token().to_string() == ".."
+                && matches!(binop, BinOp::TwoDots(_))
             {
                 for side in [lhs, rhs] {
                     if let Expression::Var(Var::Name(token)) = side.as_ref()
-                        && token.token().to_string() == self.name
+                        && identifier(token) == self.name
                     {
                         self.found = true;
                     }

@@ -24,9 +24,6 @@ impl Lint for UnknownObjField {
     fn default_severity(&self) -> Severity {
         Severity::Error
     }
-    fn description(&self) -> &'static str {
-        "A field of `obj` that Kruise does not provide (always nil)."
-    }
 
     fn check(&self, ctx: &LintContext) -> Vec<LintDiagnostic> {
         let all = ctx.chains();
@@ -52,7 +49,7 @@ impl Lint for UnknownObjField {
             } else {
                 steps.len()
             };
-            let mut path = base.clone();
+            let mut path = base;
             for (seg, suffix) in steps.into_iter().take(read_steps) {
                 path.0.push(seg);
                 if written.contains(&path) {
@@ -88,7 +85,7 @@ fn obj_steps<'a>(
     ctx: &LintContext,
     chain: &Chain<'a>,
 ) -> Option<(ObjPath, Vec<(PathSeg, &'a Suffix)>)> {
-    let Value::Obj(base) = ctx.model.chain_value(chain.prefix, Vec::new()) else {
+    let Value::Obj(base) = ctx.model.prefix_value(chain.prefix) else {
         return None;
     };
     let steps = chain

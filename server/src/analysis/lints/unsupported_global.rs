@@ -25,9 +25,6 @@ impl Lint for UnsupportedGlobal {
     fn default_severity(&self) -> Severity {
         Severity::Error
     }
-    fn description(&self) -> &'static str {
-        "A global or library function that Kruise's Lua does not provide."
-    }
 
     fn check(&self, ctx: &LintContext) -> Vec<LintDiagnostic> {
         let mut found = Vec::new();
@@ -68,17 +65,16 @@ impl Lint for UnsupportedGlobal {
         // `string.split = function ... end` defines the member for later reads.
         let mut defined_members: HashSet<(&'static str, String)> = HashSet::new();
         for chain in all.iter().filter(|c| c.write && c.suffixes.len() == 1) {
-            if let (Value::Library(lib), Some(Suffix::Index(index))) = (
-                model.chain_value(chain.prefix, Vec::new()),
-                chain.suffixes.first(),
-            ) && let PathSeg::Key(member) = index_seg(index)
+            if let (Value::Library(lib), Some(Suffix::Index(index))) =
+                (model.prefix_value(chain.prefix), chain.suffixes.first())
+                && let PathSeg::Key(member) = index_seg(index)
             {
                 defined_members.insert((lib, member));
             }
         }
         for chain in all.iter().filter(|c| !c.write || c.suffixes.len() > 1) {
             let first = chain.suffixes.first().copied();
-            match (model.chain_value(chain.prefix, Vec::new()), first) {
+            match (model.prefix_value(chain.prefix), first) {
                 (Value::Library(lib), Some(Suffix::Index(index))) => {
                     let PathSeg::Key(member) = index_seg(index) else {
                         continue;

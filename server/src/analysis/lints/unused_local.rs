@@ -18,9 +18,6 @@ impl Lint for UnusedLocal {
     fn default_severity(&self) -> Severity {
         Severity::Hint
     }
-    fn description(&self) -> &'static str {
-        "A local that is never read (prefix it with `_` to keep it)."
-    }
 
     fn check(&self, ctx: &LintContext) -> Vec<LintDiagnostic> {
         // Uses may sit in the part that did not parse.

@@ -25,9 +25,6 @@ impl Lint for WeightTypeMismatch {
     fn default_severity(&self) -> Severity {
         Severity::Error
     }
-    fn description(&self) -> &'static str {
-        "An `obj` number compared with a string or an `obj` string compared with a number."
-    }
 
     fn check(&self, ctx: &LintContext) -> Vec<LintDiagnostic> {
         struct Comparisons<'a> {
@@ -69,9 +66,12 @@ impl Kind {
 
 /// `Some(true)` for `==`/`~=`, `Some(false)` for ordering comparisons.
 fn comparison(binop: &BinOp) -> Option<bool> {
-    match binop.token().token().to_string().as_str() {
-        "==" | "~=" => Some(true),
-        "<" | "<=" | ">" | ">=" => Some(false),
+    match binop {
+        BinOp::TwoEqual(_) | BinOp::TildeEqual(_) => Some(true),
+        BinOp::LessThan(_)
+        | BinOp::LessThanEqual(_)
+        | BinOp::GreaterThan(_)
+        | BinOp::GreaterThanEqual(_) => Some(false),
         _ => None,
     }
 }
