@@ -108,8 +108,24 @@ pub fn discover(root: &Path) -> io::Result<Vec<ScriptEntry>> {
     Ok(entries)
 }
 
+/// The kind of script a file is by its place in a `lua_configuration` layout: a
+/// `trafficRouting.lua` (group and Kind from the folders above it) or an ingress class's
+/// `trafficrouting_ingress/<class>.lua`; `None` for any other file.
+pub fn script_kind_at(path: &Path) -> Option<ScriptKind> {
+    if path
+        .file_name()
+        .is_some_and(|name| name == CUSTOM_SCRIPT_NAME)
+    {
+        Some(custom_kind(path))
+    } else if is_ingress_script(path) {
+        Some(ingress_kind(path))
+    } else {
+        None
+    }
+}
+
 /// `<…>/trafficrouting_ingress/<class>.lua`.
-fn is_ingress_script(relative: &Path) -> bool {
+pub fn is_ingress_script(relative: &Path) -> bool {
     relative.extension().is_some_and(|e| e == "lua")
         && relative
             .parent()

@@ -667,16 +667,26 @@ fn unified_yaml_diff(expected: &JsonValue, actual: &JsonValue) -> String {
         .to_string()
 }
 
-/// Renders a JSON path as `spec.http[0].route[1].weight`.
+/// A JSON path as authors write it: `spec.http[0].route[1].weight`, keys that are not plain
+/// names quoted (`annotations["nginx.ingress.kubernetes.io/canary"]`: a dotted key would be
+/// ambiguous), and `(root)` for the empty path.
 pub fn format_path(path: &[PathSeg]) -> String {
+    if path.is_empty() {
+        return "(root)".to_string();
+    }
     let mut out = String::new();
     for seg in path {
         match seg {
-            PathSeg::Key(key) => {
+            PathSeg::Key(key) if is_plain_key(key) => {
                 if !out.is_empty() {
                     out.push('.');
                 }
                 out.push_str(key);
+            }
+            PathSeg::Key(key) => {
+                out.push('[');
+                out.push_str(&serde_json::to_string(key).expect("strings always serialize"));
+                out.push(']');
             }
             PathSeg::Index(index) => {
                 out.push('[');
@@ -686,4 +696,11 @@ pub fn format_path(path: &[PathSeg]) -> String {
         }
     }
     out
+}
+
+fn is_plain_key(key: &str) -> bool {
+    !key.is_empty()
+        && key
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || b == b'/')
 }

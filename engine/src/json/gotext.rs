@@ -149,7 +149,7 @@ pub(crate) fn write_go_float<S: Sink>(out: &mut S, value: f64) {
 
 /// The number text Go's `encoding/json` writes for a float64 (`1e+21`, `1e-7`, `0.5`,
 /// `100000000000000000000`). `None` for NaN and infinities, which it refuses.
-pub(crate) fn go_json_float_text(f: f64) -> Option<String> {
+pub fn go_json_float_text(f: f64) -> Option<String> {
     if !f.is_finite() {
         return None;
     }

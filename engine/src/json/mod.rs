@@ -7,6 +7,7 @@
 mod convert;
 mod encode;
 pub(crate) mod gotext;
+pub use gotext::go_json_float_text;
 mod module;
 pub(crate) mod parse;
 mod result;

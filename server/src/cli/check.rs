@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use kruise_lua_engine::discovery::{
     EmbeddedScript, INGRESS_FOLDER, ScriptEntry, ScriptKind, ScriptOrigin, discover,
-    pair_with_testdata, read_configmap, resolve,
+    pair_with_testdata, read_configmap, resolve, testdata_dir,
 };
 use kruise_lua_engine::json::KeyOrder;
 use kruise_lua_engine::runner::{
@@ -215,10 +215,7 @@ fn plan(roots: &[PathBuf], filters: &[String]) -> Result<(Vec<Planned>, Vec<Note
         if !script_matches && jobs.is_empty() {
             continue;
         }
-        let flavor = match &entry.kind {
-            ScriptKind::Custom { .. } => ScriptFlavor::Custom,
-            ScriptKind::Ingress { .. } => ScriptFlavor::Ingress,
-        };
+        let flavor = ScriptFlavor::from(&entry.kind);
         planned.push(Planned {
             header,
             script: Script::new(entry.source.clone()),
@@ -357,9 +354,10 @@ fn header(entry: &ScriptEntry) -> ScriptReport {
 /// Where a script's `testdata` folder should be, for reporting its absence.
 fn missing_testdata_path(entry: &ScriptEntry) -> String {
     match &entry.origin {
-        ScriptOrigin::File(path) => {
-            paths::display(&path.parent().unwrap_or(Path::new("")).join("testdata"))
-        }
+        ScriptOrigin::File(path) => paths::display(&testdata_dir(
+            path.parent().unwrap_or(Path::new("")),
+            &entry.kind,
+        )),
         ScriptOrigin::ConfigMap { path, .. } => paths::display(path),
     }
 }

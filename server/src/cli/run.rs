@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use clap::Args;
-use kruise_lua_engine::discovery::INGRESS_FOLDER;
+use kruise_lua_engine::discovery;
 use kruise_lua_engine::luadata::Data;
 use kruise_lua_engine::render::to_yaml;
 use kruise_lua_engine::runner::{Script, ingress_obj, run_custom, run_ingress};
@@ -54,7 +54,7 @@ pub fn execute(args: RunArgs) -> Result<u8, UsageError> {
     let mode = args.mode.into();
     let mut out = String::new();
     let mut code = EXIT_OK;
-    let ingress = is_ingress_script(&args.script);
+    let ingress = discovery::is_ingress_script(&args.script);
     for index in selected {
         let step = &case.steps[index];
         let (prints, result) = if ingress {
@@ -98,14 +98,6 @@ pub fn execute(args: RunArgs) -> Result<u8, UsageError> {
     }
     print!("{out}");
     Ok(code)
-}
-
-/// Whether `script` is an ingress-class script (`trafficrouting_ingress/<class>.lua`).
-fn is_ingress_script(script: &std::path::Path) -> bool {
-    script
-        .parent()
-        .and_then(|dir| dir.file_name())
-        .is_some_and(|name| name == INGRESS_FOLDER)
 }
 
 fn original_spec(original: Option<&JsonValue>) -> Option<JsonValue> {

@@ -168,7 +168,7 @@ pub fn failure_message(step: &StepOutcome) -> String {
         let path = format_path(&diff.path);
         message.push_str(&format!(
             "  {}: expected {}, actual {}\n",
-            if path.is_empty() { "(root)" } else { &path },
+            path,
             value_text(diff.expected.as_ref()),
             value_text(diff.actual.as_ref())
         ));

@@ -6,7 +6,6 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use kruise_lua_engine::discovery;
-use kruise_lua_engine::runner::ScriptFlavor;
 use kruise_lua_engine::value::JsonValue;
 use kruise_lua_engine::yaml::Span;
 use tower_lsp_server::ls_types::{self as lsp, CompletionItemKind, Diagnostic, DiagnosticSeverity};
@@ -31,10 +30,7 @@ pub struct LuaView {
 
 impl LuaView {
     pub fn flavor(&self) -> Flavor {
-        match self.target.flavor() {
-            ScriptFlavor::Custom => Flavor::Custom,
-            ScriptFlavor::Ingress => Flavor::Ingress,
-        }
+        self.target.flavor()
     }
 
     pub fn to_host(&self, host: &str, offset: usize) -> usize {

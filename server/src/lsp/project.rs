@@ -95,39 +95,13 @@ fn is_yaml(path: &Path) -> bool {
 /// cases (still analysed).
 pub fn lua_target(path: &Path) -> ScriptTarget {
     let dir = path.parent().unwrap_or(Path::new(""));
-    let id = ScriptId::File(path.to_path_buf());
-    if name_of(path) == Some(CUSTOM_SCRIPT_NAME) {
-        let kind = name_of(dir).unwrap_or_default().to_string();
-        let group = dir
-            .parent()
-            .and_then(name_of)
-            .unwrap_or_default()
-            .to_string();
-        return ScriptTarget {
-            id,
-            kind: Some(ScriptKind::Custom { group, kind }),
-            testdata: Some(dir.join("testdata")),
-            testdata_required: true,
-        };
-    }
-    if name_of(dir) == Some(INGRESS_FOLDER) {
-        let class = path
-            .file_stem()
-            .and_then(|s| s.to_str())
-            .unwrap_or_default()
-            .to_string();
-        return ScriptTarget {
-            id,
-            testdata: Some(dir.join("testdata").join(&class)),
-            kind: Some(ScriptKind::Ingress { class }),
-            testdata_required: false,
-        };
-    }
+    let kind = discovery::script_kind_at(path);
     ScriptTarget {
-        id,
-        kind: None,
-        testdata: None,
-        testdata_required: false,
+        id: ScriptId::File(path.to_path_buf()),
+        testdata: kind.as_ref().map(|kind| discovery::testdata_dir(dir, kind)),
+        // Only a custom provider must have its testdata folder (upstream's rule).
+        testdata_required: matches!(kind, Some(ScriptKind::Custom { .. })),
+        kind,
     }
 }
 
@@ -267,17 +241,14 @@ pub fn embedded_targets(
         .scripts
         .into_iter()
         .map(|script| {
-            let relative = match &script.kind {
-                ScriptKind::Custom { group, kind } => {
-                    PathBuf::from(group).join(kind).join("testdata")
-                }
-                ScriptKind::Ingress { class } => {
-                    PathBuf::from(INGRESS_FOLDER).join("testdata").join(class)
-                }
-            };
             let testdata = trees
                 .iter()
-                .map(|tree| tree.join(&relative))
+                .map(|tree| {
+                    discovery::testdata_dir(
+                        &discovery::script_folder(tree, &script.kind),
+                        &script.kind,
+                    )
+                })
                 .find(|dir| dir.is_dir());
             let target = ScriptTarget {
                 id: ScriptId::Embedded {

@@ -4,10 +4,11 @@
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
+pub use kruise_lua_engine::runner::format_path;
 use kruise_lua_engine::runner::{CaseOutcome, FieldDiff, StepOutcome, StepStatus};
 use kruise_lua_engine::testcase::{CaseError, CaseWarning};
 use kruise_lua_engine::value::JsonValue;
-use kruise_lua_engine::yaml::{PathSeg, Span};
+use kruise_lua_engine::yaml::Span;
 use kruise_lua_engine::{ErrorKind, ScriptError};
 
 pub mod github;
@@ -190,40 +191,6 @@ pub fn error_message(error: &ScriptError) -> &str {
     }
 }
 
-/// A JSON path as authors write it: `spec.http[0].route[1].weight`, odd keys as `["a.b"]`.
-pub fn format_path(path: &[PathSeg]) -> String {
-    if path.is_empty() {
-        return "(root)".to_string();
-    }
-    let mut out = String::new();
-    for seg in path {
-        match seg {
-            PathSeg::Key(key) if is_plain_key(key) => {
-                if !out.is_empty() {
-                    out.push('.');
-                }
-                out.push_str(key);
-            }
-            PathSeg::Key(key) => {
-                out.push('[');
-                out.push_str(&json_string(key));
-                out.push(']');
-            }
-            PathSeg::Index(index) => {
-                let _ = write!(out, "[{index}]");
-            }
-        }
-    }
-    out
-}
-
-fn is_plain_key(key: &str) -> bool {
-    !key.is_empty()
-        && key
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || b == b'/')
-}
-
 /// A field value for messages: compact JSON (keys sorted, Go's number format, but without
 /// Go's HTML escapes, which only hinder reading), or `(absent)`.
 pub fn format_value(value: Option<&JsonValue>) -> String {
@@ -277,20 +244,7 @@ fn json_string(s: &str) -> String {
 
 /// A double as Go's `encoding/json` writes it (`50`, `0.5`, `1e+21`, `1e-7`).
 pub fn go_number(f: f64) -> String {
-    if !f.is_finite() {
-        return f.to_string();
-    }
-    let magnitude = f.abs();
-    if magnitude == 0.0 || (1e-6..1e21).contains(&magnitude) {
-        return format!("{f}");
-    }
-    let text = format!("{f:e}");
-    match text.split_once('e') {
-        Some((mantissa, exponent)) if !exponent.starts_with('-') => {
-            format!("{mantissa}e+{exponent}")
-        }
-        _ => text,
-    }
+    kruise_lua_engine::json::go_json_float_text(f).unwrap_or_else(|| f.to_string())
 }
 
 /// `path: expected X, actual Y` for one differing field.
@@ -477,7 +431,7 @@ pub(crate) mod fixtures {
     //! Hand-built outcomes for the formatters' unit tests (no engine run needed).
 
     use super::*;
-    use kruise_lua_engine::yaml::Pos;
+    use kruise_lua_engine::yaml::{PathSeg, Pos};
 
     pub fn span(line: u32) -> Option<Span> {
         Some(Span {
@@ -615,6 +569,7 @@ pub(crate) mod fixtures {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use kruise_lua_engine::yaml::PathSeg;
 
     #[test]
     fn paths_read_as_written_in_yaml() {
