@@ -164,7 +164,8 @@ impl Data {
     }
 }
 
-fn string_map_json(map: &BTreeMap<String, String>) -> JsonValue {
+/// A string→string map (labels, annotations) as a JSON object.
+pub fn string_map_json(map: &BTreeMap<String, String>) -> JsonValue {
     JsonValue::Object(
         map.iter()
             .map(|(k, v)| (k.clone(), JsonValue::String(v.clone())))

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 use kruise_lua_engine::discovery;
-use kruise_lua_engine::luadata::Data;
+use kruise_lua_engine::luadata::{Data, string_map_json};
 use kruise_lua_engine::render::to_yaml;
 use kruise_lua_engine::runner::{Script, ingress_obj, run_custom, run_ingress};
 use kruise_lua_engine::value::JsonValue;
@@ -140,18 +140,11 @@ pub fn resource(original: Option<&JsonValue>, data: &Data) -> String {
     };
     metadata.remove("labels");
     metadata.remove("annotations");
-    let strings = |map: &BTreeMap<String, String>| {
-        JsonValue::Object(
-            map.iter()
-                .map(|(k, v)| (k.clone(), JsonValue::String(v.clone())))
-                .collect(),
-        )
-    };
     if let Some(labels) = &data.labels {
-        metadata.insert("labels".to_string(), strings(labels));
+        metadata.insert("labels".to_string(), string_map_json(labels));
     }
     if let Some(annotations) = &data.annotations {
-        metadata.insert("annotations".to_string(), strings(annotations));
+        metadata.insert("annotations".to_string(), string_map_json(annotations));
     }
     // Sorted keys put apiVersion, kind, metadata and spec in the usual order.
     let mut resource = BTreeMap::new();
