@@ -63,7 +63,7 @@ pub struct CheckArgs {
 /// A script ready to run: its report header, source, and the cases to run.
 struct Planned {
     header: ScriptReport,
-    /// Compiled once; every step loads the bytecode into a fresh state.
+    /// Compiled once; every step starts from one of its prepared (rewound) states.
     script: Script,
     flavor: ScriptFlavor,
     jobs: Vec<Job>,

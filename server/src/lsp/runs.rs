@@ -154,7 +154,8 @@ pub fn execute(
     let flavor = input.target.flavor();
     let same_script = previous.is_some_and(|p| p.source == input.source && p.mode == mode);
     let oversized = input.source.len() > MAX_ANALYSED_BYTES;
-    // Compiled once per run; every step loads the bytecode into a fresh state.
+    // Compiled once per run; its steps share the script's prepared states. Not kept between
+    // runs: an idle server then holds no Lua state, and compiling is cheap beside a rerun.
     let script = runner::Script::new(if oversized { "" } else { input.source.as_str() });
     let mut cases: Vec<CaseResult> = input
         .cases
