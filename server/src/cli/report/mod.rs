@@ -459,6 +459,7 @@ pub(crate) mod fixtures {
             diff: vec![],
             unified_diff: String::new(),
             warnings: vec![],
+            not_called: None,
             prints: vec![],
             expected_span: span(20 + 10 * index as u32),
             step_span: span(5 + index as u32),
