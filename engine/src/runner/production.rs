@@ -15,7 +15,8 @@ use crate::testcase::TestCase;
 use super::{RunOptions, Script, ingress_obj, run_custom, run_ingress};
 
 /// Why the controller does not run the script for a step with neither traffic nor matches.
-pub const NOT_CALLED_NO_TRAFFIC: &str = "skipped: the controller does not call the script for a step with neither traffic nor matches";
+pub const NOT_CALLED_NO_TRAFFIC: &str =
+    "skipped: the controller does not call the script for a step with neither traffic nor matches";
 
 /// Why the controller does not run an ingress script for a first step with weight 0.
 pub const NOT_CALLED_NOT_CREATED: &str = "skipped: the canary Ingress does not exist yet and the step's weight is 0, so the controller neither creates it nor runs the script";
@@ -163,7 +164,9 @@ pub(super) fn custom_skip_warning(
         (Ok(kept), Some(expected)) if kept == expected => {
             format!("{head}: {kept}, which expected[{index}] matches{tail}")
         }
-        (Ok(kept), Some(_)) => format!("{head}: {kept}, which expected[{index}] does not match{tail}"),
+        (Ok(kept), Some(_)) => {
+            format!("{head}: {kept}, which expected[{index}] does not match{tail}")
+        }
         (Ok(kept), None) => format!("{head}: {kept}{tail}"),
         (Err(why), _) => format!("{head} ({why}){tail}"),
     }
