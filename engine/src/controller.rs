@@ -264,6 +264,10 @@ pub struct IngressRoutes {
     /// The canary Ingress's annotations; `None` while it does not exist.
     pub canary: Option<BTreeMap<String, String>>,
     pub ensure: IngressEnsure,
+    /// The `obj` of the step's first run with its own weight, matches and header modifier
+    /// (on the live annotations, or on those the creation run left); `None` when the script
+    /// did not get that far.
+    pub step_obj: Option<IngressData>,
     /// What the runs printed, in order.
     pub prints: Vec<String>,
 }
@@ -302,6 +306,7 @@ pub fn ensure_ingress_routes(
         return IngressRoutes {
             canary: canary.cloned(),
             ensure: IngressEnsure::Skipped,
+            step_obj: None,
             prints,
         };
     }
@@ -312,6 +317,7 @@ pub fn ensure_ingress_routes(
             return IngressRoutes {
                 canary: None,
                 ensure: IngressEnsure::NotCreated,
+                step_obj: None,
                 prints,
             };
         }
@@ -330,6 +336,7 @@ pub fn ensure_ingress_routes(
                     return IngressRoutes {
                         canary: None,
                         ensure: IngressEnsure::Failed(error),
+                        step_obj: None,
                         prints,
                     };
                 }
@@ -337,17 +344,21 @@ pub fn ensure_ingress_routes(
         }
     };
     let mut previous = None;
+    let mut step_obj = None;
     while runs < INGRESS_RUN_LIMIT {
         let obj = IngressData {
             annotations: Some(live.clone()).filter(|map| !map.is_empty()),
             ..step.clone()
         };
         runs += 1;
-        match run(&obj, &mut prints) {
+        let result = run(&obj, &mut prints);
+        step_obj.get_or_insert(obj);
+        match result {
             Err(error) => {
                 return IngressRoutes {
                     canary: Some(live),
                     ensure: IngressEnsure::Failed(error),
+                    step_obj,
                     prints,
                 };
             }
@@ -355,6 +366,7 @@ pub fn ensure_ingress_routes(
                 return IngressRoutes {
                     canary: Some(live),
                     ensure: IngressEnsure::Settled { runs },
+                    step_obj,
                     prints,
                 };
             }
@@ -367,6 +379,7 @@ pub fn ensure_ingress_routes(
     IngressRoutes {
         canary: Some(live),
         ensure: IngressEnsure::Unsettled { runs, changing },
+        step_obj,
         prints,
     }
 }

@@ -22,7 +22,7 @@ use crate::yaml::{PathSeg, Span, YamlNode};
 mod prepared;
 mod production;
 use prepared::PreparedSandboxes;
-pub use production::{NOT_CALLED_NO_TRAFFIC, NOT_CALLED_NOT_CREATED};
+pub use production::{NOT_CALLED_NO_TRAFFIC, NOT_CALLED_NOT_CREATED, ingress_step_obj};
 
 /// Which rules decide a step's verdict (conformance 2.5 and 2.6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -587,6 +587,15 @@ pub fn run_case_step(
                 }
             }
         }
+    }
+    // A skipped ingress step is compared on what the canary Ingress keeps; when that fails,
+    // the reason must still show (reports mark only passing steps as skipped).
+    if let (Some(reason), StepStatus::Fail | StepStatus::Error) = (outcome.not_called, outcome.status)
+        && flavor == ScriptFlavor::Ingress
+    {
+        outcome.warnings.push(format!(
+            "{reason}: the result is what the canary Ingress keeps from the earlier steps"
+        ));
     }
     outcome
 }

@@ -30,15 +30,17 @@ pub(super) struct IngressStep {
     pub not_called: Option<&'static str>,
 }
 
-/// Runs steps `0..=index` of an ingress case the controller's way and reports step `index`.
-pub(super) fn ingress_step(
-    script: &Script,
-    case: &TestCase,
-    index: usize,
-    options: &RunOptions,
-) -> IngressStep {
+/// Step `index` of an ingress case as the controller runs it after steps `0..index`: what
+/// `EnsureRoutes` did for it, and the first earlier step the rollout never gets past in the
+/// cluster (and why).
+struct Replayed {
+    routes: controller::IngressRoutes,
+    obj: crate::luadata::IngressData,
+    blocked: Option<(usize, &'static str)>,
+}
+
+fn replay(script: &Script, case: &TestCase, index: usize, options: &RunOptions) -> Replayed {
     let mut canary: Option<BTreeMap<String, String>> = None;
-    // The first earlier step the rollout never gets past in the cluster, and why.
     let mut blocked: Option<(usize, &'static str)> = None;
     for (number, step) in case.steps[..index].iter().enumerate() {
         let routes = controller::ensure_ingress_routes(
@@ -62,6 +64,43 @@ pub(super) fn ingress_step(
     let obj = ingress_obj(&step.obj);
     let routes =
         controller::ensure_ingress_routes(script, canary.as_ref(), step.traffic_set, &obj, options);
+    Replayed {
+        routes,
+        obj,
+        blocked,
+    }
+}
+
+/// The `obj` the controller first hands an ingress script for step `index` of a case (the
+/// step's weight, matches and header modifier on the canary Ingress's live annotations), or
+/// why it does not run the script for that step (`None`: the script failed before, while
+/// creating the canary Ingress).
+pub fn ingress_step_obj(
+    script: &Script,
+    case: &TestCase,
+    index: usize,
+    options: &RunOptions,
+) -> Result<Option<crate::luadata::IngressData>, &'static str> {
+    let replayed = replay(script, case, index, options);
+    match replayed.routes.ensure {
+        IngressEnsure::Skipped => Err(NOT_CALLED_NO_TRAFFIC),
+        IngressEnsure::NotCreated => Err(NOT_CALLED_NOT_CREATED),
+        _ => Ok(replayed.routes.step_obj),
+    }
+}
+
+/// Runs steps `0..=index` of an ingress case the controller's way and reports step `index`.
+pub(super) fn ingress_step(
+    script: &Script,
+    case: &TestCase,
+    index: usize,
+    options: &RunOptions,
+) -> IngressStep {
+    let Replayed {
+        routes,
+        obj,
+        blocked,
+    } = replay(script, case, index, options);
     let mut warnings = Vec::new();
     if let Some((number, why)) = blocked {
         warnings.push(format!(
@@ -157,7 +196,7 @@ pub(super) fn custom_skip_warning(
         }
     };
     let head = format!(
-        "{NOT_CALLED_NO_TRAFFIC} (manager.go returns first), so in the cluster the resource keeps {source}"
+        "in the cluster the script does not run for this step (DoTrafficRouting returns first: neither traffic nor matches), so the resource keeps {source}"
     );
     let tail = "; this verdict is the script's result for the step's obj, as Kruise's unit test computes it";
     match (kept, expected) {
