@@ -590,7 +590,8 @@ pub fn run_case_step(
     }
     // A skipped ingress step is compared on what the canary Ingress keeps; when that fails,
     // the reason must still show (reports mark only passing steps as skipped).
-    if let (Some(reason), StepStatus::Fail | StepStatus::Error) = (outcome.not_called, outcome.status)
+    if let (Some(reason), StepStatus::Fail | StepStatus::Error) =
+        (outcome.not_called, outcome.status)
         && flavor == ScriptFlavor::Ingress
     {
         outcome.warnings.push(format!(

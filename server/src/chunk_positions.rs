@@ -83,14 +83,23 @@ mod tests {
             "lua_configuration/x/Y/trafficRouting.lua:156: boom"
         );
         assert_eq!(
-            map_positions("<string>:7: <string>:3: inner\nstack traceback:\n\t<string>:3: in function 'f'", CONFIGMAP),
+            map_positions(
+                "<string>:7: <string>:3: inner\nstack traceback:\n\t<string>:3: in function 'f'",
+                CONFIGMAP
+            ),
             "cm.yaml:13: cm.yaml:9: inner\nstack traceback:\n\tcm.yaml:9: in function 'f'"
         );
     }
 
     #[test]
     fn text_that_is_not_a_position_stays() {
-        for text in ["<string>: odd", "<string>:x: y", "<string>:0: zero", "a <string>:", "plain"] {
+        for text in [
+            "<string>: odd",
+            "<string>:x: y",
+            "<string>:0: zero",
+            "a <string>:",
+            "plain",
+        ] {
             assert_eq!(map_positions(text, FILE), text);
         }
     }
@@ -101,7 +110,10 @@ mod tests {
             message_after_position("<string>:4: error in <string>:2:", CONFIGMAP),
             "error in cm.yaml:8:"
         );
-        assert_eq!(message_after_position("<string>: odd", FILE), "<string>: odd");
+        assert_eq!(
+            message_after_position("<string>: odd", FILE),
+            "<string>: odd"
+        );
         assert_eq!(message_after_position("no position", FILE), "no position");
     }
 }

@@ -23,9 +23,7 @@ use kruise_lua_engine::runner::{
 use kruise_lua_engine::testcase::CaseKind;
 use kruise_lua_engine::value::JsonValue;
 
-use super::{
-    EXIT_OK, LimitArgs, ModeArg, SelectedCase, UsageError, load_case_steps, read_text,
-};
+use super::{EXIT_OK, LimitArgs, ModeArg, SelectedCase, UsageError, load_case_steps, read_text};
 use crate::lua_source;
 
 #[derive(Debug, Args)]
@@ -125,7 +123,11 @@ fn ingress_class_of_case(path: &Path) -> Option<(PathBuf, String)> {
     for testdata in absolute.ancestors().skip(1) {
         let is_testdata = testdata.file_name().is_some_and(|name| name == "testdata");
         let folder = testdata.parent()?;
-        if is_testdata && folder.file_name().is_some_and(|name| name == INGRESS_FOLDER) {
+        if is_testdata
+            && folder
+                .file_name()
+                .is_some_and(|name| name == INGRESS_FOLDER)
+        {
             let class = absolute.strip_prefix(testdata).ok()?.components().next()?;
             return Some((
                 folder.to_path_buf(),

@@ -14,10 +14,10 @@ use tower_lsp_server::ls_types::{
 };
 
 use super::documents::path_uri;
-use crate::chunk_positions::{ScriptPlace, map_positions, message_after_position};
 use super::project::ScriptId;
 use super::runs::{CaseResult, ScriptResults};
 use super::text::{LineIndex, line_range};
+use crate::chunk_positions::{ScriptPlace, map_positions, message_after_position};
 
 pub const SOURCE: &str = "kruise-lua";
 
@@ -627,10 +627,14 @@ mod tests {
     fn error_messages_name_the_manifest_and_its_yaml_line_not_lua_chunk_positions() {
         // The script's line 1 is the manifest's line 6 (0-based 5): its error on script line
         // 2 is on manifest line 7.
-        let script = "local x = obj.canaryWeight\nif x > 30 then error('too much') end\nreturn obj.data\n";
+        let script =
+            "local x = obj.canaryWeight\nif x > 30 then error('too much') end\nreturn obj.data\n";
         let manifest = format!(
             "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: kruise-rollout-configuration}}\ndata:\n  lua.traffic.routing.Route.x: |\n{}",
-            script.lines().map(|l| format!("    {l}\n")).collect::<String>()
+            script
+                .lines()
+                .map(|l| format!("    {l}\n"))
+                .collect::<String>()
         );
         let mut target = lua_target(Path::new("/t/x/Route/trafficRouting.lua"));
         target.id = ScriptId::Embedded {
@@ -648,8 +652,10 @@ mod tests {
             cases_error: None,
             cases: vec![(PathBuf::from("/t/x/Route/testdata/three.yaml"), CASE.into())],
         };
-        let results = execute(input, None, Mode::Harness, &RunOptions::default(), &|| false)
-            .unwrap();
+        let results = execute(input, None, Mode::Harness, &RunOptions::default(), &|| {
+            false
+        })
+        .unwrap();
         let files = files_of(&results);
         let messages: Vec<&str> = files
             .iter()
@@ -663,7 +669,10 @@ mod tests {
             .iter()
             .find(|m| m.starts_with("step 2: runtime error"))
             .expect("the step's error on the case");
-        assert!(case_error.contains("/t/cm.yaml:7: too much"), "{case_error}");
+        assert!(
+            case_error.contains("/t/cm.yaml:7: too much"),
+            "{case_error}"
+        );
         let (host, script_diags) = files.last().unwrap();
         assert_eq!(host, Path::new("/t/cm.yaml"));
         let runtime = script_diags

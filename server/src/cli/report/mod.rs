@@ -634,7 +634,10 @@ mod tests {
             ErrorKind::Runtime,
             "<string>:4: attempt to index a nil value",
         );
-        assert_eq!(error_message(&script, &error), "attempt to index a nil value");
+        assert_eq!(
+            error_message(&script, &error),
+            "attempt to index a nil value"
+        );
         assert_eq!(
             located_error(&script, &error),
             "cm.yaml:13: attempt to index a nil value"
