@@ -113,7 +113,7 @@ pub async fn execute(
             .await
             .ok()
             .flatten()
-            .ok_or_else(|| Error::internal_error())?;
+            .ok_or_else(Error::internal_error)?;
             Ok(Some(Value::String(lua)))
         }
         ACCEPT_EXPECTED => {
