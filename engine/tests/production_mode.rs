@@ -416,3 +416,53 @@ expected:
     assert!(weighted.steps[0].traffic_set);
     assert!(weighted.steps[0].reaches_provider());
 }
+
+#[test]
+fn a_step_that_runs_out_of_time_ends_the_replay_of_later_steps() {
+    let script = r#"
+if obj.weight == "10" then while true do end end
+return {["demo.io/weight"] = obj.weight}
+"#;
+    let case = rollout_case(
+        "        - traffic: 10%\n        - traffic: 20%\n        - traffic: 30%\n",
+        &["{}", "{}", "{}"],
+    );
+    let options = RunOptions {
+        limits: kruise_lua_engine::vm::Limits {
+            timeout: std::time::Duration::from_millis(50),
+            ..Default::default()
+        },
+        ..RunOptions::default()
+    };
+    let script = Script::new(script);
+    let steps: Vec<StepOutcome> = (0..3)
+        .map(|index| {
+            runner::run_case_step(
+                &script,
+                ScriptFlavor::Ingress,
+                &case,
+                index,
+                Mode::Production,
+                &options,
+            )
+        })
+        .collect();
+    assert!(
+        steps.iter().all(|s| s.status == StepStatus::Error),
+        "{steps:#?}"
+    );
+    let later = steps[2].error.as_ref().unwrap();
+    assert_eq!(later.kind, kruise_lua_engine::ErrorKind::Timeout);
+    assert!(
+        later
+            .message
+            .starts_with("the rollout never gets past step 0"),
+        "{}",
+        later.message
+    );
+    assert_eq!(
+        runner::ingress_step_obj(&script, &case, 1, &options),
+        Ok(None),
+        "no obj past a step that never ends"
+    );
+}

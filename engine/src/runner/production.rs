@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 use crate::controller::{self, IngressEnsure};
-use crate::error::ScriptError;
+use crate::error::{ErrorKind, ScriptError};
 use crate::json::annotations_to_canonical_json;
 use crate::luadata::Data;
 use crate::testcase::TestCase;
@@ -39,7 +39,15 @@ struct Replayed {
     blocked: Option<(usize, &'static str)>,
 }
 
-fn replay(script: &Script, case: &TestCase, index: usize, options: &RunOptions) -> Replayed {
+/// Replays steps `0..=index`, or stops at an earlier step that ran out of its time or memory
+/// budget (returned with its error): replaying it again for every later step would multiply
+/// the budget spent, and the rollout never gets past it anyway.
+fn replay(
+    script: &Script,
+    case: &TestCase,
+    index: usize,
+    options: &RunOptions,
+) -> Result<Replayed, (usize, ScriptError)> {
     let mut canary: Option<BTreeMap<String, String>> = None;
     let mut blocked: Option<(usize, &'static str)> = None;
     for (number, step) in case.steps[..index].iter().enumerate() {
@@ -51,6 +59,11 @@ fn replay(script: &Script, case: &TestCase, index: usize, options: &RunOptions) 
             options,
         );
         let stuck = match routes.ensure {
+            IngressEnsure::Failed(error)
+                if matches!(error.kind, ErrorKind::Timeout | ErrorKind::Memory) =>
+            {
+                return Err((number, error));
+            }
             IngressEnsure::Failed(_) => Some("it fails"),
             IngressEnsure::Unsettled { .. } => Some("its annotations never settle"),
             _ => None,
@@ -64,11 +77,11 @@ fn replay(script: &Script, case: &TestCase, index: usize, options: &RunOptions) 
     let obj = ingress_obj(&step.obj);
     let routes =
         controller::ensure_ingress_routes(script, canary.as_ref(), step.traffic_set, &obj, options);
-    Replayed {
+    Ok(Replayed {
         routes,
         obj,
         blocked,
-    }
+    })
 }
 
 /// The `obj` the controller first hands an ingress script for step `index` of a case (the
@@ -81,7 +94,9 @@ pub fn ingress_step_obj(
     index: usize,
     options: &RunOptions,
 ) -> Result<Option<crate::luadata::IngressData>, &'static str> {
-    let replayed = replay(script, case, index, options);
+    let Ok(replayed) = replay(script, case, index, options) else {
+        return Ok(None);
+    };
     match replayed.routes.ensure {
         IngressEnsure::Skipped => Err(NOT_CALLED_NO_TRAFFIC),
         IngressEnsure::NotCreated => Err(NOT_CALLED_NOT_CREATED),
@@ -100,7 +115,21 @@ pub(super) fn ingress_step(
         routes,
         obj,
         blocked,
-    } = replay(script, case, index, options);
+    } = match replay(script, case, index, options) {
+        Ok(replayed) => replayed,
+        Err((number, error)) => {
+            let message = format!(
+                "the rollout never gets past step {number}, which fails in the controller with a {} error ({}), so it never reaches this step",
+                error.kind, error.message
+            );
+            return IngressStep {
+                prints: Vec::new(),
+                result: Err(ScriptError::new(error.kind, message)),
+                warnings: Vec::new(),
+                not_called: None,
+            };
+        }
+    };
     let mut warnings = Vec::new();
     if let Some((number, why)) = blocked {
         warnings.push(format!(
