@@ -22,7 +22,10 @@ use crate::yaml::{PathSeg, Span, YamlNode};
 mod prepared;
 mod production;
 use prepared::PreparedSandboxes;
-pub use production::{NOT_CALLED_NO_TRAFFIC, NOT_CALLED_NOT_CREATED, ingress_step_obj};
+pub use production::{
+    IngressStep as ControllerIngressStep, NOT_CALLED_NO_TRAFFIC, NOT_CALLED_NOT_CREATED,
+    ingress_step as controller_ingress_step, ingress_step_obj,
+};
 
 /// Which rules decide a step's verdict (conformance 2.5 and 2.6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -234,3 +234,35 @@ fn snapshot_production_json_report() {
     let result = run(&["check", "--mode", "production", "--format", "json", TREE]);
     insta::assert_snapshot!("controller_production_json", result.stdout);
 }
+
+#[test]
+fn run_in_production_mode_chains_an_ingress_script() {
+    let script = "controller/lua_configuration/trafficrouting_ingress/stale.lua";
+    let harness = run(&["run", script, "--case", STALE_CASE, "--step", "1"]);
+    assert_eq!(harness.code, 0, "{harness:?}");
+    assert!(!harness.stdout.contains("canary-by-header"), "{harness:?}");
+    let production = run(&["run", "--mode", "production", script, "--case", STALE_CASE]);
+    assert_eq!(production.code, 0, "{production:?}");
+    let documents: Vec<&str> = production.stdout.split("---\n").collect();
+    assert!(
+        documents[1].contains("demo.io/canary-by-header: \"user=tester\""),
+        "{production:?}"
+    );
+    // Step 2 is not run: the canary Ingress keeps step 1's annotations.
+    assert_eq!(
+        documents[2].lines().skip(1).collect::<Vec<_>>(),
+        documents[1].lines().skip(1).collect::<Vec<_>>()
+    );
+    assert!(
+        production
+            .stderr
+            .contains(&format!("{script}: step 2: skipped: ")),
+        "{production:?}"
+    );
+    assert!(
+        production
+            .stderr
+            .contains("annotations demo.io/canary-by-header differ"),
+        "{production:?}"
+    );
+}

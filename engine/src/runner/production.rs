@@ -21,8 +21,9 @@ pub const NOT_CALLED_NO_TRAFFIC: &str =
 /// Why the controller does not run an ingress script for a first step with weight 0.
 pub const NOT_CALLED_NOT_CREATED: &str = "skipped: the canary Ingress does not exist yet and the step's weight is 0, so the controller neither creates it nor runs the script";
 
-/// One step of an ingress case as the controller runs it.
-pub(super) struct IngressStep {
+/// One step of an ingress case as the controller runs it (production mode).
+#[derive(Debug, Clone, PartialEq)]
+pub struct IngressStep {
     pub prints: Vec<String>,
     /// The canary Ingress's annotations after the step (as a result), or the failing run's error.
     pub result: Result<Data, ScriptError>,
@@ -104,8 +105,10 @@ pub fn ingress_step_obj(
     }
 }
 
-/// Runs steps `0..=index` of an ingress case the controller's way and reports step `index`.
-pub(super) fn ingress_step(
+/// Runs steps `0..=index` of an ingress case the controller's way and reports step `index`:
+/// the canary Ingress's annotations when the controller moves on (as a result's
+/// annotations), the warnings, and why the script did not run, if it did not.
+pub fn ingress_step(
     script: &Script,
     case: &TestCase,
     index: usize,
