@@ -466,6 +466,10 @@ pub fn ingress_obj(obj: &LuaData) -> IngressData {
 }
 
 /// Runs step `index` of `case` (so callers can spread the steps of a case over threads).
+///
+/// In production mode the step is run as the controller runs it: an ingress-class script on
+/// the canary Ingress as the earlier steps left them (this replays those steps), and a step
+/// with neither traffic nor matches is marked [`StepOutcome::not_called`] (see `production`).
 pub fn run_case_step(
     script: &Script,
     flavor: ScriptFlavor,

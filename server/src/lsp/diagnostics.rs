@@ -687,6 +687,50 @@ mod tests {
     }
 
     #[test]
+    fn production_mode_marks_steps_the_controller_skips() {
+        let script =
+            "local spec = obj.data.spec\nspec.weight = obj.canaryWeight\nreturn obj.data\n";
+        let case = CASE
+            .replace("        - traffic: \"50%\"\n", "        - replicas: 2\n")
+            .replace("weight: 60", "weight: -1");
+        let input = |mode| {
+            let input = RunInput {
+                target: lua_target(Path::new("/t/x/Route/trafficRouting.lua")),
+                source: script.into(),
+                host_text: script.into(),
+                embedded: None,
+                cases_error: None,
+                cases: vec![(PathBuf::from("/t/x/Route/testdata/c.yaml"), case.clone())],
+            };
+            let results = execute(input, None, mode, &RunOptions::default(), &|| false).unwrap();
+            files_of(&results).remove(0).1
+        };
+        let skipped = |diags: &[Diagnostic]| {
+            diags
+                .iter()
+                .filter(|d| d.code == Some(NumberOrString::String("step-skipped".into())))
+                .map(|d| (d.range.start.line, d.message.clone()))
+                .collect::<Vec<_>>()
+        };
+        assert!(skipped(&input(Mode::Harness)).is_empty());
+        let production = input(Mode::Production);
+        assert_eq!(
+            skipped(&production),
+            vec![(
+                8,
+                "step 2 skipped: the controller does not call the script for a step with neither traffic nor matches".to_string()
+            )],
+            "{production:?}"
+        );
+        assert!(
+            production
+                .iter()
+                .any(|d| d.message.contains("the resource keeps step 0's result")),
+            "{production:?}"
+        );
+    }
+
+    #[test]
     fn timeout_lands_on_top_level_return() {
         let script = "local function f()\n  return 1\nend\nwhile true do end\nreturn obj.data\n";
         let options = RunOptions {
