@@ -434,6 +434,8 @@ fn case_diagnostics(
             .step_span
             .map_or(first_line, |s| span_range(text, &index, s));
         for warning in &step.warnings {
+            // A warning may quote an error of another run: its positions are mapped too.
+            let warning = map_positions(warning, place);
             diags.push(diagnostic(
                 step_range,
                 DiagnosticSeverity::WARNING,
@@ -445,7 +447,7 @@ fn case_diagnostics(
                 DiagnosticSeverity::WARNING,
                 "step-warning",
                 format!("case {name} step {number}"),
-                warning.clone(),
+                warning,
                 None,
             ));
         }

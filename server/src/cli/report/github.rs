@@ -136,8 +136,8 @@ fn write_case(out: &mut dyn Write, script: &ScriptReport, case: &CaseReport) -> 
                 &finding.message(),
             )?;
         }
-        for warning in &step.warnings {
-            command(out, "warning", &step_location, &title, warning)?;
+        for warning in super::step_warnings(script, step) {
+            command(out, "warning", &step_location, &title, &warning)?;
         }
     }
     Ok(())

@@ -193,7 +193,7 @@ fn write_step(
     if let Some(finding) = finding {
         write_block(out, DETAIL, &painter.paint(RED, &finding.message()))?;
     }
-    for warning in &step.warnings {
+    for warning in super::step_warnings(script, step) {
         write_block(
             out,
             DETAIL,

@@ -176,7 +176,7 @@ fn write_case<W: Write>(
             Vec::new()
         };
         output.extend(
-            step.warnings
+            super::step_warnings(script, step)
                 .iter()
                 .map(|warning| format!("warning: {warning}")),
         );

@@ -200,6 +200,15 @@ pub fn located_error(script: &ScriptReport, error: &ScriptError) -> String {
     map_positions(&error.message, script.place())
 }
 
+/// A step's warnings with Lua's `<string>:LINE:` positions mapped to the script's file and
+/// line (a warning may quote an error of another run).
+pub fn step_warnings(script: &ScriptReport, step: &StepOutcome) -> Vec<String> {
+    step.warnings
+        .iter()
+        .map(|warning| map_positions(warning, script.place()))
+        .collect()
+}
+
 /// Why a passing step shows as skipped: the controller does not run the script for it
 /// (production mode; see `StepOutcome::not_called`). A failing or erroring step keeps its
 /// verdict (a custom provider's verdict stays the script's result, and a warning explains).
@@ -644,6 +653,20 @@ mod tests {
         );
         let error = ScriptError::new(ErrorKind::Runtime, "<string>: odd");
         assert_eq!(error_message(&script, &error), "<string>: odd");
+    }
+
+    #[test]
+    fn positions_quoted_in_warnings_are_mapped_too() {
+        let mut report = fixtures::report();
+        let script = &mut report.scripts[0];
+        script.cases[0].outcome.steps[0].warnings =
+            vec!["Kruise's unit test gets a runtime error (<string>:3: boom)".into()];
+        assert_eq!(
+            step_warnings(script, &script.cases[0].outcome.steps[0]),
+            [
+                "Kruise's unit test gets a runtime error (lua_configuration/example.io/Demo/trafficRouting.lua:3: boom)"
+            ]
+        );
     }
 
     #[test]
