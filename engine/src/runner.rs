@@ -23,8 +23,8 @@ mod prepared;
 mod production;
 use prepared::PreparedSandboxes;
 pub use production::{
-    IngressStep as ControllerIngressStep, NOT_CALLED_NO_TRAFFIC, NOT_CALLED_NOT_CREATED,
-    ingress_step as controller_ingress_step, ingress_step_obj,
+    ControllerIngressStep, NOT_CALLED_NO_TRAFFIC, NOT_CALLED_NOT_CREATED, controller_ingress_step,
+    ingress_step_obj,
 };
 
 /// Which rules decide a step's verdict (conformance 2.5 and 2.6).
@@ -493,7 +493,7 @@ pub fn run_case_step(
         }
         // The controller runs the script on the canary Ingress the earlier steps left.
         (ScriptFlavor::Ingress, Mode::Production) => {
-            let chained = production::ingress_step(script, case, index, options);
+            let chained = production::controller_ingress_step(script, case, index, options);
             not_called = chained.not_called;
             controller_warnings = chained.warnings;
             (chained.prints, Results::Same(chained.result))

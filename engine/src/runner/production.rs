@@ -23,7 +23,7 @@ pub const NOT_CALLED_NOT_CREATED: &str = "skipped: the canary Ingress does not e
 
 /// One step of an ingress case as the controller runs it (production mode).
 #[derive(Debug, Clone, PartialEq)]
-pub struct IngressStep {
+pub struct ControllerIngressStep {
     pub prints: Vec<String>,
     /// The canary Ingress's annotations after the step (as a result), or the failing run's error.
     pub result: Result<Data, ScriptError>,
@@ -108,12 +108,12 @@ pub fn ingress_step_obj(
 /// Runs steps `0..=index` of an ingress case the controller's way and reports step `index`:
 /// the canary Ingress's annotations when the controller moves on (as a result's
 /// annotations), the warnings, and why the script did not run, if it did not.
-pub fn ingress_step(
+pub fn controller_ingress_step(
     script: &Script,
     case: &TestCase,
     index: usize,
     options: &RunOptions,
-) -> IngressStep {
+) -> ControllerIngressStep {
     let Replayed {
         routes,
         obj,
@@ -125,7 +125,7 @@ pub fn ingress_step(
                 "the rollout never gets past step {number}, which fails in the controller with a {} error ({}), so it never reaches this step",
                 error.kind, error.message
             );
-            return IngressStep {
+            return ControllerIngressStep {
                 prints: Vec::new(),
                 result: Err(ScriptError::new(error.kind, message)),
                 warnings: Vec::new(),
@@ -159,7 +159,7 @@ pub fn ingress_step(
             (Ok(as_result(routes.canary)), None)
         }
     };
-    IngressStep {
+    ControllerIngressStep {
         prints: routes.prints,
         result,
         warnings,
