@@ -466,3 +466,92 @@ return {["demo.io/weight"] = obj.weight}
         "no obj past a step that never ends"
     );
 }
+
+#[test]
+fn the_merge_patch_leaves_exactly_the_result_and_runs_until_it_settles() {
+    // Drops every annotation but `keep`: the merge patch deletes the others.
+    let script = r#"
+local a = obj.annotations or {}
+return {keep = a.keep or "new", weight = obj.weight}
+"#;
+    let live = BTreeMap::from([
+        ("keep".to_string(), "old".to_string()),
+        ("stale".to_string(), "x".to_string()),
+    ]);
+    let obj = IngressData {
+        weight: "40".into(),
+        ..IngressData::default()
+    };
+    let routes = controller::ensure_ingress_routes(
+        &Script::new(script),
+        Some(&live),
+        true,
+        &obj,
+        &RunOptions::default(),
+    );
+    // One run changes the annotations, the next finds nothing to change.
+    assert_eq!(routes.ensure, IngressEnsure::Settled { runs: 2 });
+    assert_eq!(
+        routes.canary,
+        Some(BTreeMap::from([
+            ("keep".to_string(), "old".to_string()),
+            ("weight".to_string(), "40".to_string()),
+        ]))
+    );
+    assert_eq!(
+        routes.step_obj.unwrap().annotations,
+        Some(live),
+        "the step's first run sees the live annotations"
+    );
+
+    // A counter never settles; the model stops at the run limit.
+    let counter = r#"
+local a = obj.annotations or {}
+a.n = tostring((tonumber(a.n) or 0) + 1)
+return a
+"#;
+    let routes = controller::ensure_ingress_routes(
+        &Script::new(counter),
+        Some(&BTreeMap::new()),
+        true,
+        &obj,
+        &RunOptions::default(),
+    );
+    assert_eq!(
+        routes.ensure,
+        IngressEnsure::Unsettled {
+            runs: controller::INGRESS_RUN_LIMIT,
+            changing: vec!["n".to_string()]
+        }
+    );
+    assert_eq!(
+        routes.canary.unwrap()["n"],
+        controller::INGRESS_RUN_LIMIT.to_string()
+    );
+}
+
+#[test]
+fn a_step_with_only_a_header_modifier_does_not_reach_the_provider() {
+    use kruise_lua_engine::controller::TrafficStep;
+    use kruise_lua_engine::luadata::{HeaderModifier, HttpRouteMatch};
+    let modifier_only = TrafficStep {
+        request_header_modifier: Some(HeaderModifier::default()),
+        ..TrafficStep::default()
+    };
+    assert!(!modifier_only.reaches_provider());
+    let empty_matches = TrafficStep {
+        matches: Some(vec![]),
+        ..TrafficStep::default()
+    };
+    assert!(!empty_matches.reaches_provider());
+    let one_match = TrafficStep {
+        matches: Some(vec![HttpRouteMatch::default()]),
+        ..TrafficStep::default()
+    };
+    assert!(one_match.reaches_provider());
+    let zero = TrafficStep {
+        traffic: Some("0%".into()),
+        ..TrafficStep::default()
+    };
+    assert!(zero.reaches_provider());
+}
