@@ -1,7 +1,14 @@
-//! What a controller's custom network provider needs, done as Kruise's controller does it:
-//! keep the resource's original spec/labels/annotations in an annotation, run the script for a
-//! strategy step against that original, decide whether the resource needs an update, and restore
-//! the original when the rollout ends.
+//! What Kruise's controller does around a script, done as it does it: for a custom network
+//! provider, keep the resource's original spec/labels/annotations in an annotation, run the
+//! script for a strategy step against that original, decide whether the resource needs an
+//! update, and restore the original when the rollout ends; for an ingress class, run the
+//! script on the live canary Ingress's annotations until they settle ([`ensure_ingress_routes`]);
+//! for both, skip a step with neither traffic nor matches ([`reaches_provider`]).
+//!
+//! Sources (openkruise/rollouts at 9dd6279): `pkg/trafficrouting/manager.go`
+//! (`DoTrafficRouting`), `pkg/trafficrouting/network/ingress/ingress.go` (`EnsureRoutes`,
+//! `buildCanaryIngress`, `executeLuaForCanary`) and
+//! `pkg/trafficrouting/network/customNetworkProvider/custom_network_provider.go`.
 //!
 //! No Kubernetes client is involved: callers hand in the parts of the object Kruise touches
 //! ([`Resource`]) and apply what comes back.
@@ -47,8 +54,8 @@ use std::collections::BTreeMap;
 
 use crate::error::{ErrorKind, ScriptError};
 use crate::json::decode_custom_result;
-use crate::luadata::{Data, HeaderModifier, HttpRouteMatch, LuaData};
-use crate::runner::{self, Mode, RunOptions};
+use crate::luadata::{Data, HeaderModifier, HttpRouteMatch, IngressData, LuaData};
+use crate::runner::{self, Mode, RunOptions, Script};
 use crate::value::JsonValue;
 
 /// The annotation in which Kruise keeps a resource's original spec, labels and annotations.
@@ -70,6 +77,22 @@ pub struct TrafficStep {
     pub traffic: Option<String>,
     pub matches: Option<Vec<HttpRouteMatch>>,
     pub request_header_modifier: Option<HeaderModifier>,
+}
+
+impl TrafficStep {
+    /// Whether the controller calls the provider for this step ([`reaches_provider`]).
+    pub fn reaches_provider(&self) -> bool {
+        reaches_provider(self.traffic.is_some(), self.matches.as_deref())
+    }
+}
+
+/// Whether Kruise's traffic-routing manager calls a provider (custom, ingress or Gateway API)
+/// for a step: `DoTrafficRouting` returns "done" before building any provider when the
+/// strategy's `Traffic` is nil and `len(Matches) == 0` (manager.go; the test was on `Weight`
+/// before v1beta1, commit 9dcf365). A header modifier alone does not count, and an empty
+/// `matches: []` is no match.
+pub fn reaches_provider(traffic_set: bool, matches: Option<&[HttpRouteMatch]>) -> bool {
+    traffic_set || matches.is_some_and(|matches| !matches.is_empty())
 }
 
 /// Errors of the controller flow (script errors keep their kind).
@@ -210,4 +233,163 @@ pub fn error_kind(error: &ControllerError) -> ErrorKind {
         ControllerError::Script(error) => error.kind,
         ControllerError::NoOriginal | ControllerError::BadOriginal(_) => ErrorKind::Unmarshal,
     }
+}
+
+/// How many runs of an ingress script the model makes for one step before deciding the
+/// annotations never settle (the controller itself retries on every reconcile, forever).
+pub const INGRESS_RUN_LIMIT: usize = 8;
+
+/// What `EnsureRoutes` of the ingress provider did for one step.
+#[derive(Debug, Clone, PartialEq)]
+pub enum IngressEnsure {
+    /// `DoTrafficRouting` returned before calling the provider ([`reaches_provider`]).
+    Skipped,
+    /// The canary Ingress does not exist and the step's weight is 0: `EnsureRoutes` returns
+    /// "done" without creating it or running the script.
+    NotCreated,
+    /// The last run returned the annotations it was given (`reflect.DeepEqual`), so the
+    /// controller moves on. `runs` counts every run of the step, the creation run included.
+    Settled { runs: usize },
+    /// Every run changed the annotations again, up to [`INGRESS_RUN_LIMIT`]: in the cluster
+    /// the controller patches the canary Ingress on every reconcile and never finishes the
+    /// step. `changing` are the keys that differed between the last two runs.
+    Unsettled { runs: usize, changing: Vec<String> },
+    /// A run failed; the controller logs it and retries the step forever.
+    Failed(ScriptError),
+}
+
+/// The canary Ingress after one step, and how the controller got there.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IngressRoutes {
+    /// The canary Ingress's annotations; `None` while it does not exist.
+    pub canary: Option<BTreeMap<String, String>>,
+    pub ensure: IngressEnsure,
+    /// The `obj` of the step's first run with its own weight, matches and header modifier
+    /// (on the live annotations, or on those the creation run left); `None` when the script
+    /// did not get that far.
+    pub step_obj: Option<IngressData>,
+    /// What the runs printed, in order.
+    pub prints: Vec<String>,
+}
+
+/// Runs an ingress-class script for one step as the controller does (ingress.go,
+/// `EnsureRoutes`), starting from the live canary Ingress's annotations `canary` (`None`: not
+/// created yet). `step` is the step's obj; its `annotations` are the stable Ingress's, which
+/// seed the canary Ingress when it is created.
+///
+/// * Not created yet: a step whose weight is 0 returns at once. Otherwise the canary Ingress
+///   is built with the stable Ingress's annotations (`buildCanaryIngress`), the script runs on
+///   them with weight `"0"`, no matches and no header modifier, and its result becomes the
+///   created object's annotations; the step is not done yet (the next reconcile runs it).
+/// * Created: the script runs on the live annotations with the step's weight, matches and
+///   header modifier. A result equal to the live annotations finishes the step; otherwise
+///   the controller sends a JSON merge patch from the live annotations to the result, which
+///   leaves exactly the result (dropped keys become `null` in the patch and are removed), and
+///   the next reconcile runs the script again on that.
+///
+/// An empty result and no annotations are the same (Go decodes `null` into a nil map, and the
+/// API server drops an empty one).
+pub fn ensure_ingress_routes(
+    script: &Script,
+    canary: Option<&BTreeMap<String, String>>,
+    traffic_set: bool,
+    step: &IngressData,
+    options: &RunOptions,
+) -> IngressRoutes {
+    let mut prints = Vec::new();
+    let run = |obj: &IngressData, prints: &mut Vec<String>| {
+        let run = runner::run_ingress(script, obj, options);
+        prints.extend(run.prints);
+        run.result.map(Option::unwrap_or_default)
+    };
+    if !reaches_provider(traffic_set, step.matches.as_deref()) {
+        return IngressRoutes {
+            canary: canary.cloned(),
+            ensure: IngressEnsure::Skipped,
+            step_obj: None,
+            prints,
+        };
+    }
+    let mut runs = 0;
+    let mut live = match canary {
+        Some(live) => live.clone(),
+        None if traffic_set && step.weight == "0" => {
+            return IngressRoutes {
+                canary: None,
+                ensure: IngressEnsure::NotCreated,
+                step_obj: None,
+                prints,
+            };
+        }
+        None => {
+            let create = IngressData {
+                annotations: step.annotations.clone(),
+                weight: "0".to_owned(),
+                matches: None,
+                canary_service: step.canary_service.clone(),
+                request_header_modifier: None,
+            };
+            runs += 1;
+            match run(&create, &mut prints) {
+                Ok(created) => created,
+                Err(error) => {
+                    return IngressRoutes {
+                        canary: None,
+                        ensure: IngressEnsure::Failed(error),
+                        step_obj: None,
+                        prints,
+                    };
+                }
+            }
+        }
+    };
+    let mut previous = None;
+    let mut step_obj = None;
+    while runs < INGRESS_RUN_LIMIT {
+        let obj = IngressData {
+            annotations: Some(live.clone()).filter(|map| !map.is_empty()),
+            ..step.clone()
+        };
+        runs += 1;
+        let result = run(&obj, &mut prints);
+        step_obj.get_or_insert(obj);
+        match result {
+            Err(error) => {
+                return IngressRoutes {
+                    canary: Some(live),
+                    ensure: IngressEnsure::Failed(error),
+                    step_obj,
+                    prints,
+                };
+            }
+            Ok(result) if result == live => {
+                return IngressRoutes {
+                    canary: Some(live),
+                    ensure: IngressEnsure::Settled { runs },
+                    step_obj,
+                    prints,
+                };
+            }
+            Ok(result) => previous = Some(std::mem::replace(&mut live, result)),
+        }
+    }
+    let changing = previous
+        .map(|previous| differing_keys(&previous, &live))
+        .unwrap_or_default();
+    IngressRoutes {
+        canary: Some(live),
+        ensure: IngressEnsure::Unsettled { runs, changing },
+        step_obj,
+        prints,
+    }
+}
+
+/// The keys whose values differ between two annotation maps (present on one side only, or
+/// with another value), sorted.
+pub fn differing_keys(a: &BTreeMap<String, String>, b: &BTreeMap<String, String>) -> Vec<String> {
+    let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+    keys.into_iter()
+        .filter(|key| a.get(*key) != b.get(*key))
+        .cloned()
+        .collect()
 }

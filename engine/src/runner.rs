@@ -20,7 +20,12 @@ use crate::vm::{self, Limits, Sandbox, State};
 use crate::yaml::{PathSeg, Span, YamlNode};
 
 mod prepared;
+mod production;
 use prepared::PreparedSandboxes;
+pub use production::{
+    ControllerIngressStep, NOT_CALLED_NO_TRAFFIC, NOT_CALLED_NOT_CREATED, controller_ingress_step,
+    ingress_step_obj,
+};
 
 /// Which rules decide a step's verdict (conformance 2.5 and 2.6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -114,6 +119,12 @@ pub struct StepOutcome {
     pub unified_diff: String,
     /// Step-level warnings, e.g. the controller's result differing from the harness's.
     pub warnings: Vec<String>,
+    /// Production mode: why the controller does not run the script for this step (e.g.
+    /// [`NOT_CALLED_NO_TRAFFIC`]); `None` when it does, and always in harness mode. For an
+    /// ingress script the verdict then compares what the canary Ingress keeps; for a custom
+    /// provider it stays the script's result (the conformance vectors' production verdicts),
+    /// and a warning says what the resource keeps.
+    pub not_called: Option<&'static str>,
     pub prints: Vec<String>,
     /// The `expected[index]` node's span, and the step's span in the case.
     pub expected_span: Option<Span>,
@@ -455,6 +466,10 @@ pub fn ingress_obj(obj: &LuaData) -> IngressData {
 }
 
 /// Runs step `index` of `case` (so callers can spread the steps of a case over threads).
+///
+/// In production mode the step is run as the controller runs it: an ingress-class script on
+/// the canary Ingress as the earlier steps left them (this replays those steps), and a step
+/// with neither traffic nor matches is marked [`StepOutcome::not_called`] (see `production`).
 pub fn run_case_step(
     script: &Script,
     flavor: ScriptFlavor,
@@ -464,15 +479,24 @@ pub fn run_case_step(
     options: &RunOptions,
 ) -> StepOutcome {
     let step = &case.steps[index];
-    let (prints, results) = match flavor {
-        ScriptFlavor::Custom => execute_custom(script, Obj::Data(&step.obj), options),
-        ScriptFlavor::Ingress => {
+    let mut not_called = None;
+    let mut controller_warnings = Vec::new();
+    let (prints, results) = match (flavor, mode) {
+        (ScriptFlavor::Custom, _) => execute_custom(script, Obj::Data(&step.obj), options),
+        (ScriptFlavor::Ingress, Mode::Harness) => {
             let run = run_ingress(script, &ingress_obj(&step.obj), options);
             let result = run.result.map(|annotations| Data {
                 annotations,
                 ..Data::default()
             });
             (run.prints, Results::Same(result))
+        }
+        // The controller runs the script on the canary Ingress the earlier steps left.
+        (ScriptFlavor::Ingress, Mode::Production) => {
+            let chained = production::controller_ingress_step(script, case, index, options);
+            not_called = chained.not_called;
+            controller_warnings = chained.warnings;
+            (chained.prints, Results::Same(chained.result))
         }
     };
     // Ingress scripts are compared on annotations only.
@@ -486,7 +510,7 @@ pub fn run_case_step(
             (Cow::Owned(annotations), entry)
         }
     });
-    let warnings = match &results {
+    let mut warnings = match &results {
         Results::Same(_) | Results::Encoded { .. } => Vec::new(),
         Results::Split {
             harness,
@@ -495,6 +519,14 @@ pub fn run_case_step(
             .into_iter()
             .collect(),
     };
+    warnings.extend(controller_warnings);
+    if flavor == ScriptFlavor::Custom && mode == Mode::Production && !step.reaches_provider() {
+        not_called = Some(NOT_CALLED_NO_TRAFFIC);
+        let expected = case.expected.get(index).map(|entry| entry.canonical_json());
+        warnings.push(production::custom_skip_warning(
+            script, case, index, expected, options,
+        ));
+    }
     let mut outcome = StepOutcome {
         index,
         status: StepStatus::Error,
@@ -508,6 +540,7 @@ pub fn run_case_step(
         diff: Vec::new(),
         unified_diff: String::new(),
         warnings,
+        not_called,
         prints,
         expected_span: expected_entry.as_ref().map(|(_, entry)| entry.node.span),
         step_span: step.span,
@@ -561,6 +594,16 @@ pub fn run_case_step(
                 }
             }
         }
+    }
+    // A skipped ingress step is compared on what the canary Ingress keeps; when that fails,
+    // the reason must still show (reports mark only passing steps as skipped).
+    if let (Some(reason), StepStatus::Fail | StepStatus::Error) =
+        (outcome.not_called, outcome.status)
+        && flavor == ScriptFlavor::Ingress
+    {
+        outcome.warnings.push(format!(
+            "{reason}: the result is what the canary Ingress keeps from the earlier steps"
+        ));
     }
     outcome
 }

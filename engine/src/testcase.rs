@@ -73,6 +73,19 @@ pub struct CaseStep {
     pub obj: Arc<LuaData>,
     /// The `steps[i]` node (rollout) or the `trafficRouting` node.
     pub span: Option<Span>,
+    /// Whether the controller's strategy for this step has a `traffic` (a Rollout step's
+    /// `traffic` string, a TrafficRouting's `weight`): `canaryWeight` alone cannot tell an
+    /// absent `traffic` from `traffic: "-1%"`, and the controller only calls a provider for a
+    /// step with traffic or matches (see [`crate::controller::reaches_provider`]).
+    pub traffic_set: bool,
+}
+
+impl CaseStep {
+    /// Whether Kruise's traffic-routing manager calls the provider (and so the script) for
+    /// this step at all.
+    pub fn reaches_provider(&self) -> bool {
+        crate::controller::reaches_provider(self.traffic_set, self.obj.matches.as_deref())
+    }
 }
 
 /// One `expected[i]` entry: the result it asks for and its node (for positions of fields).
@@ -1384,8 +1397,8 @@ fn rollout_steps(
     Ok(steps
         .iter()
         .map(|step| {
-            let canary_weight =
-                LuaData::canary_weight_from_traffic(step.field("traffic").and_then(DNode::string));
+            let traffic = step.field("traffic").and_then(DNode::string);
+            let canary_weight = LuaData::canary_weight_from_traffic(traffic);
             let matches = step
                 .field("matches")
                 .map(|m| m.items().iter().map(|m| route_match(m, false)).collect());
@@ -1402,6 +1415,7 @@ fn rollout_steps(
                         .map(header_modifier),
                 }),
                 span: Some(step.src.span),
+                traffic_set: traffic.is_some(),
             }
         })
         .collect())
@@ -1421,15 +1435,20 @@ fn traffic_routing_step(tr: &DNode<'_>, data: &Data) -> Result<CaseStep, CaseErr
     let service = object_ref.field_string("service");
     let strategy = spec.and_then(|s| s.field("strategy"));
     let canary_weight = match strategy.and_then(|s| s.field("weight")).map(|w| &w.v) {
-        Some(Dv::Int(w)) => *w as i32,
-        _ => -1,
+        Some(Dv::Int(w)) => Some(*w as i32),
+        _ => None,
     };
     // Kruise builds a fresh, never-nil list holding only each match's headers.
     let matches = strategy
         .and_then(|s| s.field("matches"))
         .map(|m| m.items().iter().map(|m| route_match(m, true)).collect())
         .unwrap_or_default();
+    // Kruise turns a set weight into the strategy's `traffic` ("N%"; api/v1alpha1/conversion.go,
+    // ConversionToV1beta1TrafficRoutingStrategy).
+    let traffic_set = canary_weight.is_some();
+    let canary_weight = canary_weight.unwrap_or(-1);
     Ok(CaseStep {
+        traffic_set,
         obj: Arc::new(LuaData {
             data: data.clone(),
             canary_weight,

@@ -3,6 +3,7 @@
 //! editors (`lsp`).
 
 mod analysis;
+mod chunk_positions;
 mod cli;
 mod lsp;
 mod lua_source;

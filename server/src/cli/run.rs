@@ -3,6 +3,8 @@
 //! shaped like `expected[i]` (rendered by the engine's YAML renderer): apiVersion, kind and metadata from `original` (with the
 //! result's labels and annotations), spec from the result. Errors go to stderr as
 //! `file:line: message`, and what the script printed goes to stderr too, so stdout stays YAML.
+//! With `--mode production`, an ingress-class script's steps are chained as the controller
+//! runs them (see `runner::controller_ingress_step`); its notes go to stderr.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -11,9 +13,13 @@ use clap::Args;
 use kruise_lua_engine::discovery;
 use kruise_lua_engine::luadata::{Data, string_map_json};
 use kruise_lua_engine::render::to_yaml;
-use kruise_lua_engine::runner::{Script, ingress_obj, run_custom, run_ingress};
+use kruise_lua_engine::runner::{
+    Mode, Script, controller_ingress_step, ingress_obj, run_custom, run_ingress,
+};
 use kruise_lua_engine::value::JsonValue;
 use kruise_lua_engine::yaml::{YamlNode, YamlValue};
+
+use crate::chunk_positions::{ScriptPlace, message_after_position};
 
 use super::{
     EXIT_FINDINGS, EXIT_OK, LimitArgs, ModeArg, SelectedCase, UsageError, load_case_steps, paths,
@@ -57,7 +63,24 @@ pub fn execute(args: RunArgs) -> Result<u8, UsageError> {
     let ingress = discovery::is_ingress_script(&args.script);
     for index in selected {
         let step = &case.steps[index];
-        let (prints, result) = if ingress {
+        let (prints, result) = if ingress && mode == Mode::Production {
+            // The controller runs the script on the canary Ingress the earlier steps left.
+            let chained = controller_ingress_step(&script, &case, index, &options);
+            for note in chained.not_called.iter().map(|r| r.to_string()).chain(
+                chained
+                    .warnings
+                    .iter()
+                    .map(|warning| format!("warning: {warning}")),
+            ) {
+                eprintln!("{script_name}: step {index}: {note}");
+            }
+            let result = chained.result.map(|data| Data {
+                spec: original_spec(original.as_ref()),
+                labels: step.obj.data.labels.clone(),
+                annotations: data.annotations,
+            });
+            (chained.prints, result)
+        } else if ingress {
             // An ingress-class script returns the canary Ingress's annotations; the rest of the
             // resource stays as `original` has it.
             let run = run_ingress(&script, &ingress_obj(&step.obj), &options);
@@ -88,9 +111,14 @@ pub fn execute(args: RunArgs) -> Result<u8, UsageError> {
                     .line
                     .map(|line| format!(":{line}"))
                     .unwrap_or_default();
+                let place = ScriptPlace {
+                    file: &script_name,
+                    first_line: 1,
+                };
                 eprintln!(
                     "{script_name}{line}: step {index}: {} error: {}",
-                    error.kind, error.message
+                    error.kind,
+                    message_after_position(&error.message, place)
                 );
                 code = EXIT_FINDINGS;
             }

@@ -11,14 +11,47 @@ use super::accept::{apply_edits, write_atomically};
 use super::case_view::accept_edits;
 use super::documents::uri_path;
 use super::lua::obj_as_lua;
+use super::runs::ScriptResults;
 use super::session::Session;
 use super::text::LineIndex;
+use kruise_lua_engine::runner::{
+    Mode, NOT_CALLED_NO_TRAFFIC, RunOptions, Script, ScriptFlavor, ingress_step_obj,
+};
+use kruise_lua_engine::testcase::TestCase;
+use kruise_lua_engine::vm::Limits;
 
 pub const RUN_ALL: &str = "kruise-lua.runAll";
 pub const OBJ_AS_LUA: &str = "kruise-lua.objAsLua";
 pub const ACCEPT_EXPECTED: &str = "kruise-lua.acceptExpected";
 
 pub const ALL: &[&str] = &[RUN_ALL, OBJ_AS_LUA, ACCEPT_EXPECTED];
+
+/// Step `index`'s `obj` as Lua source, as the run's mode has it: in production mode a step
+/// the controller does not run the script for is a comment saying so, and an ingress step's
+/// annotations are the canary Ingress's as the earlier steps left them (which runs the script;
+/// the same as `kruise-lua obj --mode production`).
+fn step_obj_lua(
+    results: &ScriptResults,
+    case: &TestCase,
+    index: usize,
+    options: &RunOptions,
+) -> String {
+    let step = &case.steps[index];
+    match (results.mode, results.target.flavor()) {
+        (Mode::Production, ScriptFlavor::Ingress) => {
+            let script = Script::new(results.source.clone());
+            match ingress_step_obj(&script, case, index, options) {
+                Ok(Some(obj)) => obj_as_lua(&obj.to_json()),
+                Ok(None) => "-- no obj: the script fails before this step's run\n".to_string(),
+                Err(reason) => format!("-- {reason}\n"),
+            }
+        }
+        (Mode::Production, _) if !step.reaches_provider() => {
+            format!("-- {NOT_CALLED_NO_TRAFFIC}\n")
+        }
+        _ => obj_as_lua(&results.target.step_obj(&step.obj)),
+    }
+}
 
 /// `{ "uri": ..., "step": n }` (step 0-based; absent or null = all steps where that makes sense).
 fn case_argument(arguments: &[Value]) -> Result<(Uri, Option<usize>)> {
@@ -59,12 +92,29 @@ pub async fn execute(
                 .case
                 .as_ref()
                 .map_err(|e| Error::invalid_params(e.message.clone()))?;
-            let step = parsed
-                .steps
-                .get(step.unwrap_or(0))
-                .ok_or_else(|| Error::invalid_params("no such step"))?;
-            let obj = results.target.step_obj(&step.obj);
-            Ok(Some(Value::String(obj_as_lua(&obj))))
+            let index = step.unwrap_or(0);
+            if index >= parsed.steps.len() {
+                return Err(Error::invalid_params("no such step"));
+            }
+            // Production mode may run the script (ingress steps chain): not on this thread.
+            let timeout = session.settings().timeout;
+            let results = results.clone();
+            let lua = tokio::task::spawn_blocking(move || {
+                let options = RunOptions {
+                    limits: Limits {
+                        timeout,
+                        ..Limits::default()
+                    },
+                    ..RunOptions::default()
+                };
+                let parsed = results.cases[i].case.as_ref().ok()?;
+                Some(step_obj_lua(&results, parsed, index, &options))
+            })
+            .await
+            .ok()
+            .flatten()
+            .ok_or_else(Error::internal_error)?;
+            Ok(Some(Value::String(lua)))
         }
         ACCEPT_EXPECTED => {
             let (uri, step) = case_argument(&params.arguments)?;
@@ -116,5 +166,72 @@ pub async fn execute(
             ))
         }
         other => Err(Error::invalid_params(format!("unknown command `{other}`"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::{Path, PathBuf};
+
+    use super::*;
+    use crate::lsp::project::lua_target;
+    use crate::lsp::runs::{RunInput, execute};
+
+    const SCRIPT: &str = "local a = obj.annotations or {}\na[\"w\"] = obj.weight\nreturn a\n";
+    const CASE: &str = "rollout:
+  apiVersion: rollouts.kruise.io/v1beta1
+  kind: Rollout
+  spec:
+    strategy:
+      canary:
+        trafficRoutings:
+        - service: shop
+        steps:
+        - traffic: 30%
+        - replicas: 2
+original:
+  apiVersion: networking.k8s.io/v1
+  kind: Ingress
+  metadata:
+    annotations: {team: shop}
+expected:
+- apiVersion: networking.k8s.io/v1
+  kind: Ingress
+- apiVersion: networking.k8s.io/v1
+  kind: Ingress
+";
+
+    fn results(mode: Mode) -> ScriptResults {
+        let input = RunInput {
+            target: lua_target(Path::new("/t/trafficrouting_ingress/demo.lua")),
+            source: SCRIPT.into(),
+            host_text: SCRIPT.into(),
+            embedded: None,
+            cases_error: None,
+            cases: vec![(
+                PathBuf::from("/t/trafficrouting_ingress/testdata/demo/c.yaml"),
+                CASE.into(),
+            )],
+        };
+        execute(input, None, mode, &RunOptions::default(), &|| false).unwrap()
+    }
+
+    #[test]
+    fn obj_as_lua_of_an_ingress_step_follows_the_mode() {
+        let harness = results(Mode::Harness);
+        let case = harness.cases[0].case.as_ref().unwrap();
+        let lua = step_obj_lua(&harness, case, 0, &RunOptions::default());
+        assert!(lua.contains("weight = \"30\""), "{lua}");
+        assert!(lua.contains("team = \"shop\""), "{lua}");
+        assert!(!lua.contains("canaryWeight"), "the ingress obj: {lua}");
+
+        let production = results(Mode::Production);
+        let case = production.cases[0].case.as_ref().unwrap();
+        // The creation run (weight "0") left its annotation on the canary Ingress.
+        let lua = step_obj_lua(&production, case, 0, &RunOptions::default());
+        assert!(lua.contains("w = \"0\""), "{lua}");
+        assert!(lua.contains("weight = \"30\""), "{lua}");
+        let lua = step_obj_lua(&production, case, 1, &RunOptions::default());
+        assert_eq!(lua, format!("-- {NOT_CALLED_NO_TRAFFIC}\n"));
     }
 }

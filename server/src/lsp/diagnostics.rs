@@ -17,6 +17,7 @@ use super::documents::path_uri;
 use super::project::ScriptId;
 use super::runs::{CaseResult, ScriptResults};
 use super::text::{LineIndex, line_range};
+use crate::chunk_positions::{ScriptPlace, map_positions, message_after_position};
 
 pub const SOURCE: &str = "kruise-lua";
 
@@ -220,6 +221,15 @@ pub fn run_diagnostics(results: &ScriptResults) -> Vec<(PathBuf, Vec<Diagnostic>
             .clone()
             .map(|uri| Location::new(uri, script_line_range(line)))
     };
+    // Lua's `<string>:LINE:` positions in messages, mapped to the host file and its line.
+    let host_name = host.display().to_string();
+    let place = ScriptPlace {
+        file: &host_name,
+        first_line: results
+            .embedded
+            .as_ref()
+            .map_or(1, |map| map.first_line as u32 + 1),
+    };
     let return_line = top_level_return_line(&results.source);
     let mut script_diags = Vec::new();
     let mut out = Vec::new();
@@ -236,7 +246,8 @@ pub fn run_diagnostics(results: &ScriptResults) -> Vec<(PathBuf, Vec<Diagnostic>
 
     for case in &results.cases {
         let name = case.name();
-        let (diags, script_side) = case_diagnostics(case, &name, &script_name, &script_location);
+        let (diags, script_side) =
+            case_diagnostics(case, &name, &script_name, place, &script_location);
         out.push((case.path.clone(), diags));
         for (line, severity, code, label, message, kind) in script_side {
             if kind == Some(ErrorKind::Syntax) {
@@ -376,6 +387,7 @@ fn case_diagnostics(
     case: &CaseResult,
     name: &str,
     script_name: &str,
+    place: ScriptPlace<'_>,
     script_location: &dyn Fn(u32) -> Option<Location>,
 ) -> (Vec<Diagnostic>, Vec<ScriptSide>) {
     let text = &case.text;
@@ -422,6 +434,8 @@ fn case_diagnostics(
             .step_span
             .map_or(first_line, |s| span_range(text, &index, s));
         for warning in &step.warnings {
+            // A warning may quote an error of another run: its positions are mapped too.
+            let warning = map_positions(warning, place);
             diags.push(diagnostic(
                 step_range,
                 DiagnosticSeverity::WARNING,
@@ -433,12 +447,22 @@ fn case_diagnostics(
                 DiagnosticSeverity::WARNING,
                 "step-warning",
                 format!("case {name} step {number}"),
-                warning.clone(),
+                warning,
                 None,
             ));
         }
         match step.status {
-            StepStatus::Pass => {}
+            StepStatus::Pass => {
+                // Production mode: the controller does not run the script for this step.
+                if let Some(reason) = step.not_called {
+                    diags.push(diagnostic(
+                        step_range,
+                        DiagnosticSeverity::HINT,
+                        "step-skipped",
+                        format!("step {number} {reason}"),
+                    ));
+                }
+            }
             StepStatus::Fail => {
                 let range = step
                     .expected_span
@@ -486,17 +510,16 @@ fn case_diagnostics(
                     continue;
                 }
                 let line = error.line.unwrap_or(1);
-                let where_ = error
-                    .line
-                    .map(|l| format!(" at {script_name}:{l}"))
-                    .unwrap_or_default();
+                // The message names the script's file and line (the manifest's YAML line
+                // for an embedded script), not Lua's `<string>:LINE:`.
                 let mut d = diagnostic(
                     step_range,
                     DiagnosticSeverity::ERROR,
                     "step-error",
                     format!(
-                        "step {number}: {} error{where_}: {}",
-                        error.kind, error.message
+                        "step {number}: {} error: {}",
+                        error.kind,
+                        map_positions(&error.message, place)
                     ),
                 );
                 d.related_information = related(line, format!("{} error here", error.kind));
@@ -506,7 +529,12 @@ fn case_diagnostics(
                     DiagnosticSeverity::ERROR,
                     error.kind.as_str(),
                     format!("case {name} step {number}"),
-                    format!("{} error: {}", error.kind, error.message),
+                    // The diagnostic sits on the line: the position is not repeated.
+                    format!(
+                        "{} error: {}",
+                        error.kind,
+                        message_after_position(&error.message, place)
+                    ),
                     Some(error.kind),
                 ));
             }
@@ -594,6 +622,113 @@ mod tests {
                 .starts_with("case three step 2: runtime error"),
             "{}",
             runtime[0].message
+        );
+    }
+
+    #[test]
+    fn error_messages_name_the_manifest_and_its_yaml_line_not_lua_chunk_positions() {
+        // The script's line 1 is the manifest's line 6 (0-based 5): its error on script line
+        // 2 is on manifest line 7.
+        let script =
+            "local x = obj.canaryWeight\nif x > 30 then error('too much') end\nreturn obj.data\n";
+        let manifest = format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: kruise-rollout-configuration}}\ndata:\n  lua.traffic.routing.Route.x: |\n{}",
+            script
+                .lines()
+                .map(|l| format!("    {l}\n"))
+                .collect::<String>()
+        );
+        let mut target = lua_target(Path::new("/t/x/Route/trafficRouting.lua"));
+        target.id = ScriptId::Embedded {
+            manifest: PathBuf::from("/t/cm.yaml"),
+            key: "lua.traffic.routing.Route.x".into(),
+        };
+        let input = RunInput {
+            target,
+            source: script.into(),
+            host_text: manifest,
+            embedded: Some(crate::lsp::project::EmbeddedMap {
+                first_line: 5,
+                indent: 4,
+            }),
+            cases_error: None,
+            cases: vec![(PathBuf::from("/t/x/Route/testdata/three.yaml"), CASE.into())],
+        };
+        let results = execute(input, None, Mode::Harness, &RunOptions::default(), &|| {
+            false
+        })
+        .unwrap();
+        let files = files_of(&results);
+        let messages: Vec<&str> = files
+            .iter()
+            .flat_map(|(_, diags)| diags.iter().map(|d| d.message.as_str()))
+            .collect();
+        assert!(
+            messages.iter().all(|m| !m.contains("<string>")),
+            "{messages:#?}"
+        );
+        let case_error = messages
+            .iter()
+            .find(|m| m.starts_with("step 2: runtime error"))
+            .expect("the step's error on the case");
+        assert!(
+            case_error.contains("/t/cm.yaml:7: too much"),
+            "{case_error}"
+        );
+        let (host, script_diags) = files.last().unwrap();
+        assert_eq!(host, Path::new("/t/cm.yaml"));
+        let runtime = script_diags
+            .iter()
+            .find(|d| d.code == Some(NumberOrString::String("runtime".into())))
+            .expect("the error on the script");
+        assert_eq!(runtime.range.start.line, 6, "0-based manifest line 6");
+        assert_eq!(
+            runtime.message,
+            "case three step 2: runtime error: too much"
+        );
+    }
+
+    #[test]
+    fn production_mode_marks_steps_the_controller_skips() {
+        let script =
+            "local spec = obj.data.spec\nspec.weight = obj.canaryWeight\nreturn obj.data\n";
+        let case = CASE
+            .replace("        - traffic: \"50%\"\n", "        - replicas: 2\n")
+            .replace("weight: 60", "weight: -1");
+        let input = |mode| {
+            let input = RunInput {
+                target: lua_target(Path::new("/t/x/Route/trafficRouting.lua")),
+                source: script.into(),
+                host_text: script.into(),
+                embedded: None,
+                cases_error: None,
+                cases: vec![(PathBuf::from("/t/x/Route/testdata/c.yaml"), case.clone())],
+            };
+            let results = execute(input, None, mode, &RunOptions::default(), &|| false).unwrap();
+            files_of(&results).remove(0).1
+        };
+        let skipped = |diags: &[Diagnostic]| {
+            diags
+                .iter()
+                .filter(|d| d.code == Some(NumberOrString::String("step-skipped".into())))
+                .map(|d| (d.range.start.line, d.message.clone()))
+                .collect::<Vec<_>>()
+        };
+        assert!(skipped(&input(Mode::Harness)).is_empty());
+        let production = input(Mode::Production);
+        assert_eq!(
+            skipped(&production),
+            vec![(
+                8,
+                "step 2 skipped: the controller does not call the script for a step with neither traffic nor matches".to_string()
+            )],
+            "{production:?}"
+        );
+        assert!(
+            production
+                .iter()
+                .any(|d| d.message.contains("the resource keeps step 0's result")),
+            "{production:?}"
         );
     }
 

@@ -101,8 +101,8 @@ fn write_case(out: &mut dyn Write, script: &ScriptReport, case: &CaseReport) -> 
             }
             StepStatus::Error => {
                 let (kind, message) = match &step.error {
-                    Some(error) => (error.kind.as_str(), super::error_message(error)),
-                    None => ("unknown", ""),
+                    Some(error) => (error.kind.as_str(), super::error_message(script, error)),
+                    None => ("unknown", String::new()),
                 };
                 let location = step_error_location(script, case, step);
                 command(
@@ -110,7 +110,7 @@ fn write_case(out: &mut dyn Write, script: &ScriptReport, case: &CaseReport) -> 
                     "error",
                     &location,
                     &format!("{title}: {kind} error"),
-                    message,
+                    &message,
                 )?;
             }
         }
@@ -118,6 +118,15 @@ fn write_case(out: &mut dyn Write, script: &ScriptReport, case: &CaseReport) -> 
             file: case.path.clone(),
             line: step.step_span.map(|span| span.start.line),
         };
+        if let Some(reason) = super::skip_reason(step) {
+            command(
+                out,
+                "notice",
+                &step_location,
+                &format!("{title} skipped"),
+                reason,
+            )?;
+        }
         if let Some(finding) = case.order_finding(step.index) {
             command(
                 out,
@@ -127,8 +136,8 @@ fn write_case(out: &mut dyn Write, script: &ScriptReport, case: &CaseReport) -> 
                 &finding.message(),
             )?;
         }
-        for warning in &step.warnings {
-            command(out, "warning", &step_location, &title, warning)?;
+        for warning in super::step_warnings(script, step) {
+            command(out, "warning", &step_location, &title, &warning)?;
         }
     }
     Ok(())

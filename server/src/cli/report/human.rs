@@ -134,8 +134,15 @@ fn write_step(
         StepStatus::Pass if finding.is_some() => Verdict::Fail,
         status => status.into(),
     };
-    writeln!(out, "      {} step {}", painter.mark(verdict), step.index)?;
     const DETAIL: &str = "          ";
+    match super::skip_reason(step) {
+        // Production mode: the controller does not run the script for this step.
+        Some(reason) if finding.is_none() => {
+            writeln!(out, "      - step {}", step.index)?;
+            writeln!(out, "{DETAIL}{}", painter.paint(YELLOW, reason))?;
+        }
+        _ => writeln!(out, "      {} step {}", painter.mark(verdict), step.index)?,
+    }
     match step.status {
         StepStatus::Pass => {}
         StepStatus::Fail => {
@@ -169,7 +176,11 @@ fn write_step(
         StepStatus::Error => {
             let location = step_error_location(script, case, step);
             let message = match &step.error {
-                Some(error) => format!("{} error: {}", error.kind, super::error_message(error)),
+                Some(error) => format!(
+                    "{} error: {}",
+                    error.kind,
+                    super::error_message(script, error)
+                ),
                 None => "error".to_string(),
             };
             write_block(
@@ -182,7 +193,7 @@ fn write_step(
     if let Some(finding) = finding {
         write_block(out, DETAIL, &painter.paint(RED, &finding.message()))?;
     }
-    for warning in &step.warnings {
+    for warning in super::step_warnings(script, step) {
         write_block(
             out,
             DETAIL,

@@ -1,19 +1,28 @@
 //! JSON Lines report: one object per step, and one with `"step": null` per case-level error.
 //!
 //! Fields: `script`, `case`, `step`, `status` (`pass`/`fail`/`error`), `error_kind`, `error`,
-//! `line`, `actual`, `expected` (canonical JSON strings), `warnings`. `line` is a line of the
-//! script file for script errors, of the case file otherwise (the failing field or
-//! `expected[i]` for failures, the offending node for case errors; `null` for passes).
-//! Case warnings (`file:line: message`) are listed with the case's first object.
+//! `line`, `actual`, `expected` (canonical JSON strings), `warnings`, `located_error`,
+//! `skipped`. `line` is a line of the script file for script errors, of the case file
+//! otherwise (the failing field or `expected[i]` for failures, the offending node for case
+//! errors; `null` for passes). Case warnings (`file:line: message`) are listed with the case's
+//! first object.
+//!
+//! `error` is the engine's text as Kruise's controller logs it (gopher-lua's `<string>:LINE:`
+//! positions included, to compare with the controller's log); `located_error` is the same
+//! text with those positions mapped to the script's file and line (the manifest's YAML line
+//! for a ConfigMap script). `skipped` says why the controller does not run the script for a
+//! step (production mode), else `null`; `status` stays the step's verdict.
 
 use std::io::{self, Write};
 
 use kruise_lua_engine::runner::{StepOutcome, StepStatus};
 use serde::Serialize;
 
+use kruise_lua_engine::ErrorKind;
+
 use super::{
     CaseReport, Report, ScriptReport, case_error_location, case_warning_location, fail_location,
-    step_error_location,
+    located_error, step_error_location,
 };
 
 /// One line of the report.
@@ -29,6 +38,8 @@ pub struct Line<'a> {
     pub actual: Option<&'a str>,
     pub expected: Option<&'a str>,
     pub warnings: Vec<String>,
+    pub located_error: Option<String>,
+    pub skipped: Option<&'static str>,
 }
 
 pub fn write(report: &Report, out: &mut dyn Write) -> io::Result<()> {
@@ -70,11 +81,13 @@ pub fn case_lines<'a>(script: &ScriptReport, case: &'a CaseReport) -> Vec<Line<'
             actual: None,
             expected: None,
             warnings: std::mem::take(&mut case_warnings),
+            located_error: None,
+            skipped: None,
         });
     }
     for step in &case.outcome.steps {
         let mut warnings = std::mem::take(&mut case_warnings);
-        warnings.extend(step.warnings.iter().cloned());
+        warnings.extend(super::step_warnings(script, step));
         if let Some(finding) = case.order_finding(step.index) {
             warnings.push(finding.message());
         }
@@ -105,6 +118,12 @@ fn step_line<'a>(
         actual: step.actual.as_deref(),
         expected: step.expected.as_deref(),
         warnings,
+        located_error: step
+            .error
+            .as_ref()
+            .filter(|error| error.kind != ErrorKind::Case)
+            .map(|error| located_error(script, error)),
+        skipped: step.not_called,
     }
 }
 
@@ -139,6 +158,8 @@ mod tests {
             "actual",
             "expected",
             "warnings",
+            "located_error",
+            "skipped",
         ];
         assert_eq!(lines[0].as_object().unwrap().len(), keys.len());
         let mut out = Vec::new();
@@ -179,6 +200,14 @@ mod tests {
         let runtime = &lines[3];
         assert_eq!(runtime["error_kind"], "runtime");
         assert_eq!(runtime["line"], 7);
+        assert_eq!(
+            runtime["error"],
+            "<string>:7: attempt to index a nil value\nstack traceback"
+        );
+        assert_eq!(
+            runtime["located_error"],
+            "lua_configuration/example.io/Demo/trafficRouting.lua:7: attempt to index a nil value\nstack traceback"
+        );
         assert_eq!(runtime["actual"], Value::Null);
         let timeout = &lines[4];
         assert_eq!(timeout["error_kind"], "timeout");

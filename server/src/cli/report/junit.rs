@@ -24,13 +24,14 @@ pub fn write(report: &Report, out: &mut dyn Write) -> io::Result<()> {
         ("name", "kruise-lua"),
         (
             "tests",
-            &(summary.passed + summary.failed + summary.errors).to_string(),
+            &(summary.passed + summary.skipped_steps + summary.failed + summary.errors).to_string(),
         ),
         (
             "failures",
             &(summary.failed + nondeterministic_passes(&report.scripts)).to_string(),
         ),
         ("errors", &summary.errors.to_string()),
+        ("skipped", &summary.skipped_steps.to_string()),
     ]);
     writer.write_event(Event::Start(suites))?;
     for script in &report.scripts {
@@ -65,14 +66,17 @@ fn write_suite<W: Write>(writer: &mut Writer<W>, script: &ScriptReport) -> io::R
         ("name", clean(&name).as_ref()),
         (
             "tests",
-            &(summary.passed + summary.failed + summary.errors).to_string(),
+            &(summary.passed + summary.skipped_steps + summary.failed + summary.errors).to_string(),
         ),
         (
             "failures",
             &(summary.failed + nondeterministic_passes(single)).to_string(),
         ),
         ("errors", &summary.errors.to_string()),
-        ("skipped", if script.skipped.is_some() { "1" } else { "0" }),
+        (
+            "skipped",
+            &(summary.skipped_steps + usize::from(script.skipped.is_some())).to_string(),
+        ),
     ]);
     writer.write_event(Event::Start(suite))?;
     if let Some(reason) = &script.skipped {
@@ -132,12 +136,21 @@ fn write_case<W: Write>(
     for (position, step) in case.outcome.steps.iter().enumerate() {
         let mut elements = Vec::new();
         match step.status {
-            StepStatus::Pass => {}
+            StepStatus::Pass => {
+                if let Some(reason) = super::skip_reason(step) {
+                    elements.push(Element {
+                        tag: "skipped",
+                        kind: "controller",
+                        message: reason.to_string(),
+                        body: String::new(),
+                    });
+                }
+            }
             StepStatus::Fail => elements.push(failure(case, step)),
             StepStatus::Error => {
                 let location = step_error_location(script, case, step);
                 let (kind, message) = match &step.error {
-                    Some(error) => (error.kind.as_str(), super::error_message(error).to_string()),
+                    Some(error) => (error.kind.as_str(), super::error_message(script, error)),
                     None => ("error", String::new()),
                 };
                 elements.push(Element {
@@ -163,7 +176,7 @@ fn write_case<W: Write>(
             Vec::new()
         };
         output.extend(
-            step.warnings
+            super::step_warnings(script, step)
                 .iter()
                 .map(|warning| format!("warning: {warning}")),
         );

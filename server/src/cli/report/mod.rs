@@ -11,6 +11,8 @@ use kruise_lua_engine::value::JsonValue;
 use kruise_lua_engine::yaml::Span;
 use kruise_lua_engine::{ErrorKind, ScriptError};
 
+use crate::chunk_positions::{ScriptPlace, map_positions, message_after_position};
+
 pub mod github;
 pub mod human;
 pub mod json;
@@ -91,7 +93,15 @@ impl ScriptReport {
 
     /// The line of [`ScriptReport::path`] holding the script's line `lua_line`.
     pub fn file_line(&self, lua_line: u32) -> u32 {
-        self.first_line.max(1) + lua_line.saturating_sub(1)
+        self.place().file_line(lua_line)
+    }
+
+    /// Where the script's lines are, for mapping Lua's `<string>:LINE:` positions.
+    pub fn place(&self) -> ScriptPlace<'_> {
+        ScriptPlace {
+            file: &self.path,
+            first_line: self.first_line,
+        }
     }
 }
 
@@ -177,18 +187,33 @@ pub fn case_warning_location(case: &CaseReport, warning: &CaseWarning) -> Locati
     }
 }
 
-/// A script error's message without the `<string>:LINE: ` prefix Lua puts on it, since
-/// reports already give the position as `file:line:`.
-pub fn error_message(error: &ScriptError) -> &str {
-    let message = error.message.as_str();
-    let Some(rest) = message.strip_prefix("<string>:") else {
-        return message;
-    };
-    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-    match rest[digits..].strip_prefix(": ") {
-        Some(text) if digits > 0 => text,
-        _ => message,
-    }
+/// A script error's message for reports that print its position in front of it: without
+/// the leading `<string>:LINE: `, and with every other chunk position mapped to the script's
+/// file and line (the manifest's YAML line for a ConfigMap script).
+pub fn error_message(script: &ScriptReport, error: &ScriptError) -> String {
+    message_after_position(&error.message, script.place())
+}
+
+/// A script error's whole message with every `<string>:LINE:` mapped to the script's file and
+/// line (`lua_configuration/x/Y/trafficRouting.lua:156: …`).
+pub fn located_error(script: &ScriptReport, error: &ScriptError) -> String {
+    map_positions(&error.message, script.place())
+}
+
+/// A step's warnings with Lua's `<string>:LINE:` positions mapped to the script's file and
+/// line (a warning may quote an error of another run).
+pub fn step_warnings(script: &ScriptReport, step: &StepOutcome) -> Vec<String> {
+    step.warnings
+        .iter()
+        .map(|warning| map_positions(warning, script.place()))
+        .collect()
+}
+
+/// Why a passing step shows as skipped: the controller does not run the script for it
+/// (production mode; see `StepOutcome::not_called`). A failing or erroring step keeps its
+/// verdict (a custom provider's verdict stays the script's result, and a warning explains).
+pub fn skip_reason(step: &StepOutcome) -> Option<&'static str> {
+    step.not_called.filter(|_| step.status == StepStatus::Pass)
 }
 
 /// A field value for messages: compact JSON (keys sorted, Go's number format, but without
@@ -322,6 +347,8 @@ impl ScriptReport {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Summary {
     pub passed: usize,
+    /// Passing steps the controller does not run the script for (production mode).
+    pub skipped_steps: usize,
     pub failed: usize,
     /// Step errors plus case-level errors.
     pub errors: usize,
@@ -354,6 +381,9 @@ impl Summary {
                 for step in &case.outcome.steps {
                     summary.warnings += step.warnings.len();
                     match step.status {
+                        StepStatus::Pass if skip_reason(step).is_some() => {
+                            summary.skipped_steps += 1
+                        }
                         StepStatus::Pass => summary.passed += 1,
                         StepStatus::Fail => summary.failed += 1,
                         StepStatus::Error => summary.errors += 1,
@@ -387,6 +417,7 @@ impl Summary {
                 "nondeterministic",
                 "nondeterministic",
             ),
+            (self.skipped_steps, "step skipped", "steps skipped"),
             (self.warnings, "warning", "warnings"),
             (self.skipped_scripts, "script skipped", "scripts skipped"),
         ] {
@@ -459,6 +490,7 @@ pub(crate) mod fixtures {
             diff: vec![],
             unified_diff: String::new(),
             warnings: vec![],
+            not_called: None,
             prints: vec![],
             expected_span: span(20 + 10 * index as u32),
             step_span: span(5 + index as u32),
@@ -601,14 +633,54 @@ mod tests {
     }
 
     #[test]
-    fn lua_position_prefixes_are_dropped_from_messages() {
+    fn lua_positions_map_to_the_script_file() {
+        let script = ScriptReport {
+            path: "cm.yaml".into(),
+            first_line: 10,
+            ..Default::default()
+        };
         let error = ScriptError::new(
             ErrorKind::Runtime,
             "<string>:4: attempt to index a nil value",
         );
-        assert_eq!(error_message(&error), "attempt to index a nil value");
+        assert_eq!(
+            error_message(&script, &error),
+            "attempt to index a nil value"
+        );
+        assert_eq!(
+            located_error(&script, &error),
+            "cm.yaml:13: attempt to index a nil value"
+        );
         let error = ScriptError::new(ErrorKind::Runtime, "<string>: odd");
-        assert_eq!(error_message(&error), "<string>: odd");
+        assert_eq!(error_message(&script, &error), "<string>: odd");
+    }
+
+    #[test]
+    fn positions_quoted_in_warnings_are_mapped_too() {
+        let mut report = fixtures::report();
+        let script = &mut report.scripts[0];
+        script.cases[0].outcome.steps[0].warnings =
+            vec!["Kruise's unit test gets a runtime error (<string>:3: boom)".into()];
+        assert_eq!(
+            step_warnings(script, &script.cases[0].outcome.steps[0]),
+            [
+                "Kruise's unit test gets a runtime error (lua_configuration/example.io/Demo/trafficRouting.lua:3: boom)"
+            ]
+        );
+    }
+
+    #[test]
+    fn passing_steps_the_controller_skips_count_apart() {
+        let mut report = fixtures::report();
+        let step = &mut report.scripts[0].cases[0].outcome.steps[0];
+        step.not_called = Some(kruise_lua_engine::runner::NOT_CALLED_NO_TRAFFIC);
+        assert!(skip_reason(step).is_some());
+        let summary = Summary::of(&report);
+        assert_eq!((summary.passed, summary.skipped_steps), (1, 1));
+        assert_eq!(
+            summary.line(),
+            "1 passed, 1 failed, 3 errors, 1 step skipped, 2 warnings"
+        );
     }
 
     #[test]
