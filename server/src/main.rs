@@ -3,6 +3,7 @@
 //! editors (`lsp`).
 
 mod analysis;
+mod atomic_write;
 mod cli;
 mod lsp;
 mod lua_source;
