@@ -357,7 +357,8 @@ impl Walk<'_> {
                 if let Context::MapValue(..) = context {
                     // A value on the line below its key moves up to the key's line.
                     let before = self.text[..range.start].trim_end();
-                    if before.ends_with(':') && before.len() < range.start {
+                    if before.ends_with(':') && self.text[before.len()..range.start].contains('\n')
+                    {
                         range.start = before.len();
                     }
                 }
