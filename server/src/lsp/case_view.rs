@@ -163,36 +163,43 @@ pub fn code_actions(
         if !touches {
             continue;
         }
-        let edits = match accept_edits(results, case, Some(step.index)) {
-            Ok(edits) if !edits.is_empty() => edits,
-            _ => continue,
+        let title = format!(
+            "Accept actual output as expected[{}] (step {})",
+            step.index,
+            step.index + 1
+        );
+        let action = match accept_edits(results, case, Some(step.index)) {
+            Ok(edits) if edits.is_empty() => continue,
+            Ok(edits) => lsp::CodeAction {
+                title,
+                kind: Some(lsp::CodeActionKind::QUICKFIX),
+                edit: Some(to_edit(edits)),
+                is_preferred: Some(true),
+                ..lsp::CodeAction::default()
+            },
+            // Shown greyed out with the reason (e.g. an anchor another entry repeats).
+            Err(reason) => lsp::CodeAction {
+                title,
+                kind: Some(lsp::CodeActionKind::QUICKFIX),
+                disabled: Some(lsp::CodeActionDisabled { reason }),
+                ..lsp::CodeAction::default()
+            },
         };
+        actions.push(lsp::CodeActionOrCommand::CodeAction(action));
+    }
+    if !failing.is_empty()
+        && let Ok(edits) = accept_edits(results, case, None)
+        && !edits.is_empty()
+    {
         actions.push(lsp::CodeActionOrCommand::CodeAction(lsp::CodeAction {
             title: format!(
-                "Accept actual output as expected[{}] (step {})",
-                step.index,
-                step.index + 1
+                "Accept actual output as expected for all {} failing step(s)",
+                failing.len()
             ),
             kind: Some(lsp::CodeActionKind::QUICKFIX),
             edit: Some(to_edit(edits)),
-            is_preferred: Some(true),
             ..lsp::CodeAction::default()
         }));
-    }
-    if !failing.is_empty() {
-        if let Ok(edits) = accept_edits(results, case, None)
-            && !edits.is_empty()
-        {
-            actions.push(lsp::CodeActionOrCommand::CodeAction(lsp::CodeAction {
-                title: format!(
-                    "Accept actual output as expected for all {} failing step(s)",
-                    failing.len()
-                ),
-                kind: Some(lsp::CodeActionKind::QUICKFIX),
-                edit: Some(to_edit(edits)),
-                ..lsp::CodeAction::default()
-            }));
-        }
     }
     actions
 }

@@ -60,14 +60,25 @@ struct Scan {
 /// Fails, saying why, when that cannot be done without changing something else (an anchor
 /// in the entry that other nodes repeat) or the text cannot be read.
 pub fn rewrite_expected(text: &str, targets: &[(usize, JsonValue)]) -> Result<Vec<Edit>, String> {
-    let (doc, edits) = plan(text, targets)?;
+    let (doc, edits) = plan(text, targets, false)?;
+    let new_text = apply_edits(text, edits.clone());
+    if verify(&doc, &new_text, targets).is_ok() {
+        return Ok(edits);
+    }
+    // A layout the minimal edit does not handle: each entry written anew (anchor kept).
+    let (doc, edits) = plan(text, targets, true)?;
     let new_text = apply_edits(text, edits.clone());
     verify(&doc, &new_text, targets)?;
     Ok(edits)
 }
 
-/// The edits, unverified, and the document they apply to.
-fn plan(text: &str, targets: &[(usize, JsonValue)]) -> Result<(YamlNode, Vec<Edit>), String> {
+/// The edits, unverified, and the document they apply to; `whole`: replace each differing
+/// entry as a whole instead of editing inside it.
+fn plan(
+    text: &str,
+    targets: &[(usize, JsonValue)],
+    whole: bool,
+) -> Result<(YamlNode, Vec<Edit>), String> {
     let doc = parse_first_document(text)
         .map_err(|e| e.to_string())?
         .ok_or("the case file is empty")?;
@@ -99,7 +110,15 @@ fn plan(text: &str, targets: &[(usize, JsonValue)]) -> Result<(YamlNode, Vec<Edi
         } else {
             Context::SeqItem
         };
-        walk.diff(layout, node, target, context);
+        if !whole {
+            walk.diff(layout, node, target, context);
+        } else if !same(&node.to_json(), target) {
+            if layout.anchor != 0 {
+                walk.anchored
+                    .push((layout.anchor, layout.start..layout.end));
+            }
+            walk.replace(layout, target, context);
+        }
     }
     let Walk {
         edits, anchored, ..
@@ -382,7 +401,7 @@ impl Walk<'_> {
                 }
             }
             Context::MapValue(key, _) => {
-                let own_line = self.line_start(layout.content) != self.line_start(key);
+                let own_line = self.line_start(range.start) != self.line_start(key);
                 if own_line && anchor.is_none() {
                     let column = self.column(layout.content);
                     self.block_lines(target, column)
