@@ -208,3 +208,29 @@ async fn accept_expected(session: &Arc<Session>, arguments: &[Value]) -> Result<
         json!({ "applied": true, "steps": count, "written": true }),
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn step_is_an_index_or_null_and_nothing_else() {
+        let uri = "file:///w/c.yaml";
+        let step = |value: Value| case_argument(&[json!({"uri": uri, "step": value})]);
+        assert_eq!(step(json!(1)).unwrap().1, Some(1));
+        assert_eq!(step(Value::Null).unwrap().1, None);
+        assert_eq!(case_argument(&[json!({"uri": uri})]).unwrap().1, None);
+        for bad in [json!("1"), json!(-1), json!(1.0), json!(true), json!([1])] {
+            let err = step(bad.clone()).unwrap_err();
+            assert_eq!(
+                err.code,
+                tower_lsp_server::jsonrpc::ErrorCode::InvalidParams,
+                "{bad}"
+            );
+            assert!(
+                err.message.contains("must be a step index"),
+                "{bad}: {err:?}"
+            );
+        }
+    }
+}
