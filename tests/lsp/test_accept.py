@@ -119,3 +119,20 @@ async def test_a_latin1_case_is_left_as_it_is(client: LanguageClient):
     with pytest.raises(JsonRpcException, match="not valid UTF-8"):
         await accept(client, case)
     assert case.read_bytes() == latin1
+
+
+async def test_a_symlinked_case_is_written_through_the_link(client: LanguageClient):
+    case = client.workspace_root / CASE
+    elsewhere = client.workspace_root / "shared-cases" / "wrong_weight.yaml"
+    elsewhere.parent.mkdir()
+    elsewhere.write_bytes(case.read_bytes())
+    elsewhere.chmod(0o640)
+    case.unlink()
+    case.symlink_to(elsewhere)
+    await failing(client, case)
+    result = await accept(client, case, step=1)
+    assert result["written"]
+    assert case.is_symlink()
+    assert "weight: 50" in elsewhere.read_text() and "weight: 45" not in elsewhere.read_text()
+    assert elsewhere.stat().st_mode & 0o777 == 0o640
+    assert sorted(p.name for p in elsewhere.parent.iterdir()) == ["wrong_weight.yaml"]

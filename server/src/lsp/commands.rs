@@ -136,7 +136,11 @@ async fn accept_expected(session: &Arc<Session>, arguments: &[Value]) -> Result<
             "the case changed since its last run; try again",
         ));
     }
-    let edits = accept_edits(&results, case, step)
+    // Reading and re-reading the case is CPU work: off the async threads.
+    let worker = results.clone();
+    let edits = tokio::task::spawn_blocking(move || accept_edits(&worker, &worker.cases[i], step))
+        .await
+        .map_err(|e| request_failed(format!("accept-expected failed: {e}")))?
         .map_err(|why| request_failed(format!("cannot accept into {}: {why}", path.display())))?;
     if edits.is_empty() {
         return Ok(Some(json!({ "applied": false, "steps": 0 })));
