@@ -68,22 +68,52 @@ fn replace_file_with(
     let permissions = fs::metadata(&target)
         .map_err(io_error(&target))?
         .permissions();
+    if permissions.readonly() {
+        // What an editor does too: a read-only file is not replaced behind the user's back.
+        return Err(ReplaceError::Io {
+            path: target,
+            error: io::Error::new(io::ErrorKind::PermissionDenied, "the file is read-only"),
+        });
+    }
     let temp = write_temp(&target, contents, Some(permissions)).map_err(io_error(&target))?;
     before_commit();
-    let committed = commit_if_unchanged(&temp, &target, expected);
-    // Whatever is left at the temporary name is ours or the verified old text.
-    let _ = fs::remove_file(&temp);
-    match committed {
-        Ok(true) => {
+    match commit_if_unchanged(&temp, &target, expected) {
+        Ok(committed) => {
+            // What is left at the temporary name is ours, or the old text checked equal.
+            let _ = fs::remove_file(&temp);
+            if !committed {
+                return Err(changed());
+            }
             sync_folder(&target).map_err(io_error(&target))?;
             Ok(())
         }
-        Ok(false) => Err(changed()),
-        Err(error) => Err(ReplaceError::Io {
+        Err(Stuck::Before(error)) => {
+            let _ = fs::remove_file(&temp);
+            Err(ReplaceError::Io {
+                path: target,
+                error,
+            })
+        }
+        // Swapped, and the text swapped out could not be checked or put back: it stays at
+        // the temporary name, never deleted unseen.
+        Err(Stuck::Swapped(error)) => Err(ReplaceError::Io {
             path: target,
-            error,
+            error: io::Error::new(
+                error.kind(),
+                format!(
+                    "{error}; the file's previous text is kept in {}",
+                    temp.display()
+                ),
+            ),
         }),
     }
+}
+
+/// How a commit failed: before anything moved, or after the swap (the temporary name then
+/// holds the file's previous text).
+enum Stuck {
+    Before(io::Error),
+    Swapped(io::Error),
 }
 
 /// Moves `temp` over `target` if `target` still holds `expected`; `Ok(false)` when it did not
@@ -93,31 +123,33 @@ fn replace_file_with(
 /// that was swapped out is checked, and swapped back if it is not `expected`. So an edit
 /// saved between the check and the move is never unlinked unseen, as it would be by a plain
 /// rename (a check-then-rename leaves a window in which it is lost).
-fn commit_if_unchanged(temp: &Path, target: &Path, expected: &[u8]) -> io::Result<bool> {
+fn commit_if_unchanged(temp: &Path, target: &Path, expected: &[u8]) -> Result<bool, Stuck> {
     #[cfg(target_os = "linux")]
     {
         use rustix::fs::{CWD, RenameFlags, renameat_with};
-        match renameat_with(CWD, temp, CWD, target, RenameFlags::EXCHANGE) {
+        let exchange = || renameat_with(CWD, temp, CWD, target, RenameFlags::EXCHANGE);
+        match exchange() {
             Ok(()) => {
-                if fs::read(temp)? == expected {
+                let swapped_out = fs::read(temp);
+                if matches!(&swapped_out, Ok(old) if old == expected) {
                     return Ok(true);
                 }
-                // Someone wrote in between: put their text back.
-                renameat_with(CWD, temp, CWD, target, RenameFlags::EXCHANGE)?;
-                return Ok(false);
+                // Someone wrote in between (or it cannot be read): put their text back.
+                exchange().map_err(|e| Stuck::Swapped(e.into()))?;
+                return swapped_out.map(|_| false).map_err(Stuck::Before);
             }
             // File systems without RENAME_EXCHANGE: the check-then-rename below.
             Err(e)
                 if e == rustix::io::Errno::INVAL
                     || e == rustix::io::Errno::NOSYS
                     || e == rustix::io::Errno::OPNOTSUPP => {}
-            Err(e) => return Err(e.into()),
+            Err(e) => return Err(Stuck::Before(e.into())),
         }
     }
-    if fs::read(target)? != expected {
+    if fs::read(target).map_err(Stuck::Before)? != expected {
         return Ok(false);
     }
-    fs::rename(temp, target)?;
+    fs::rename(temp, target).map_err(Stuck::Before)?;
     Ok(true)
 }
 
@@ -276,6 +308,21 @@ mod tests {
         let mode = fs::metadata(&target).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o640);
         assert_eq!(entries(&dir.join("real")), ["c.yaml"]);
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn read_only_files_are_left_alone() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = scratch("readonly");
+        let file = dir.join("c.yaml");
+        fs::write(&file, "old").unwrap();
+        fs::set_permissions(&file, fs::Permissions::from_mode(0o444)).unwrap();
+        let err = replace_file(&file, b"old", b"new").unwrap_err();
+        assert!(err.to_string().contains("read-only"), "{err}");
+        assert_eq!(fs::read_to_string(&file).unwrap(), "old");
+        assert_eq!(entries(&dir), ["c.yaml"]);
         fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -170,6 +170,22 @@ mod tests {
             .replace("\n\n# trailing comment", "\n  - *e0\n\n# trailing comment");
         let err = accept(&case_text, Some(1)).unwrap_err();
         assert!(err.contains("alias `*e0` at line 40"), "{err}");
+        // The quick fix for that step is offered disabled, with the reason.
+        let run = results(&case_text);
+        let uri: tower_lsp_server::ls_types::Uri = "file:///t/c.yaml".parse().unwrap();
+        let at = case_text.find("&e0").unwrap();
+        let actions =
+            crate::lsp::case_view::code_actions(&run, &run.cases[0], &uri, &case_text, at..at);
+        let disabled: Vec<String> = actions
+            .iter()
+            .filter_map(|a| match a {
+                tower_lsp_server::ls_types::CodeActionOrCommand::CodeAction(a) => {
+                    Some(a.disabled.as_ref()?.reason.clone())
+                }
+                _ => None,
+            })
+            .collect();
+        assert_eq!(disabled, [err]);
         // Accepting both: the anchor stays, the alias is written out, and the case passes.
         let new_text = accept(&case_text, None).unwrap();
         assert!(
