@@ -54,6 +54,8 @@ struct Scan {
     root: Layout,
     /// Alias uses: anchor id → byte ranges of the `*name` texts.
     aliases: HashMap<usize, Vec<Range<usize>>>,
+    /// Anchor definitions: anchor id → where its node (with its `&name`) starts.
+    anchors: HashMap<usize, usize>,
 }
 
 /// The rewrite of `expected[index]` entries to new values, as edits of `text`.
@@ -524,7 +526,8 @@ fn is_plain_map(entries: &[(Layout, Layout)], nodes: &[(YamlNode, YamlNode)]) ->
 }
 
 /// Refuses edits that would change an anchored node another node repeats through an alias
-/// (the alias would change too), unless that alias is itself being rewritten.
+/// (the alias would change too), or remove or rewrite its `&name` (the alias would dangle),
+/// unless that alias is itself being rewritten.
 fn check_anchors(
     text: &str,
     scan: &Scan,
@@ -532,21 +535,28 @@ fn check_anchors(
     edits: &[Edit],
 ) -> Result<(), String> {
     let line = |at: usize| text[..at].matches('\n').count() + 1;
-    for (id, range) in anchored {
-        let Some(uses) = scan.aliases.get(id) else {
+    let rewritten = |r: &Range<usize>| {
+        edits
+            .iter()
+            .any(|(e, _)| e.start <= r.start && r.end <= e.end && e.start < e.end)
+    };
+    let removed = scan.anchors.iter().filter_map(|(id, start)| {
+        edits
+            .iter()
+            .any(|(e, _)| e.start <= *start && *start < e.end)
+            .then_some((*id, *start))
+    });
+    let changed = anchored.iter().map(|(id, range)| (*id, range.start));
+    for (id, start) in changed.chain(removed) {
+        let Some(uses) = scan.aliases.get(&id) else {
             continue;
-        };
-        let rewritten = |r: &Range<usize>| {
-            edits
-                .iter()
-                .any(|(e, _)| e.start <= r.start && r.end <= e.end && e.start < e.end)
         };
         if let Some(alias) = uses.iter().find(|r| !rewritten(r)) {
             let name = &text[alias.start..alias.end];
             return Err(format!(
                 "the value anchored at line {} is repeated by the alias `{name}` at line {}, \
                  which would change too; edit the case by hand",
-                line(range.start),
+                line(start),
                 line(alias.start)
             ));
         }
@@ -595,7 +605,15 @@ fn scan(text: &str) -> Result<Scan, String> {
             key: Option<Layout>,
         },
     }
-    fn add(stack: &mut [Open], root: &mut Option<Layout>, node: Layout) {
+    fn add(
+        stack: &mut [Open],
+        root: &mut Option<Layout>,
+        anchors: &mut HashMap<usize, usize>,
+        node: Layout,
+    ) {
+        if node.anchor != 0 {
+            anchors.insert(node.anchor, node.start);
+        }
         match stack.last_mut() {
             None => *root = Some(node),
             Some(Open::Seq { items, .. }) => items.push(node),
@@ -612,6 +630,7 @@ fn scan(text: &str) -> Result<Scan, String> {
     let mut stack: Vec<Open> = Vec::new();
     let mut root = None;
     let mut aliases: HashMap<usize, Vec<Range<usize>>> = HashMap::new();
+    let mut anchors: HashMap<usize, usize> = HashMap::new();
     while let Some(item) = parser.next_event() {
         let (event, span) = item.map_err(|e| e.to_string())?;
         let (start, end) = (byte(&span.start), byte(&span.end));
@@ -626,7 +645,7 @@ fn scan(text: &str) -> Result<Scan, String> {
                     anchor: 0,
                     kind: Kind::Alias,
                 };
-                add(&mut stack, &mut root, node);
+                add(&mut stack, &mut root, &mut anchors, node);
             }
             Event::Scalar(value, style, anchor, _) => {
                 let (start, content, end) = match style {
@@ -639,6 +658,7 @@ fn scan(text: &str) -> Result<Scan, String> {
                 add(
                     &mut stack,
                     &mut root,
+                    &mut anchors,
                     Layout {
                         start,
                         content,
@@ -704,7 +724,7 @@ fn scan(text: &str) -> Result<Scan, String> {
                     anchor,
                     kind: Kind::Seq { flow, items },
                 };
-                add(&mut stack, &mut root, node);
+                add(&mut stack, &mut root, &mut anchors, node);
             }
             Event::MappingEnd => {
                 let Some(Open::Map {
@@ -730,13 +750,17 @@ fn scan(text: &str) -> Result<Scan, String> {
                     anchor,
                     kind: Kind::Map { flow, entries },
                 };
-                add(&mut stack, &mut root, node);
+                add(&mut stack, &mut root, &mut anchors, node);
             }
             _ => {}
         }
     }
     let root = root.ok_or("the case file is empty")?;
-    Ok(Scan { root, aliases })
+    Ok(Scan {
+        root,
+        aliases,
+        anchors,
+    })
 }
 
 /// Where a scalar's value starts after its properties (`&a !!str value`).

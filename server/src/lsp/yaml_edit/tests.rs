@@ -45,6 +45,15 @@ fn an_anchor_another_entry_repeats_is_refused() {
         rewrite_expected(text, &[(0, json(r#"{"a":2}"#)), (1, json(r#"{"a":3}"#))]).unwrap();
     let new = apply_edits(text, edits);
     assert_eq!(new, "expected:\n- &e0\n  a: 2\n- a: 3\n");
+    // Removing a key whose value carries an anchor repeated elsewhere would leave the alias
+    // dangling.
+    let err = rewrite(
+        "expected:\n- a: 1\n  b: &k {w: 1}\nafter: *k\n",
+        0,
+        r#"{"a":1}"#,
+    )
+    .unwrap_err();
+    assert!(err.contains("`*k` at line 4"), "{err}");
     // Only the alias: the anchored entry is untouched.
     assert_eq!(
         rewrite(text, 1, r#"{"a":3}"#).unwrap(),
@@ -283,9 +292,8 @@ impl Emitter {
     /// Writes `node` where the cursor is: after `key:` (`column` = the key's) or after `- `
     /// (`column` = where the item's content starts).
     fn block(&mut self, node: &Gen, column: usize, after_key: bool) {
-        let (style, is_map) = match node {
-            Gen::Map(_, s) => (*s, true),
-            Gen::Seq(_, s) => (*s, false),
+        let style = match node {
+            Gen::Map(_, s) | Gen::Seq(_, s) => *s,
             Gen::Scalar(JsonValue::String(text), Quote::Literal) if !text.is_empty() => {
                 self.out.push_str(if after_key { " |-" } else { "|-" });
                 let inner = if after_key {
@@ -355,13 +363,20 @@ impl Emitter {
             }
             _ => unreachable!(),
         }
-        let _ = is_map;
     }
 }
 
 /// A case file with `entries` under `expected` (a block list indented by `list_indent`, or a
-/// flow list), nested blocks indented by `step`.
-fn emit(entries: &[Gen], crlf: bool, list_indent: usize, step: usize, flow_list: bool) -> String {
+/// flow list), nested blocks indented by `step`; with `alias_tail`, a later key repeats every
+/// anchor.
+fn emit(
+    entries: &[Gen],
+    crlf: bool,
+    list_indent: usize,
+    step: usize,
+    flow_list: bool,
+    alias_tail: bool,
+) -> String {
     let mut e = Emitter {
         out: String::new(),
         eol: if crlf { "\r\n" } else { "\n" },
@@ -384,6 +399,13 @@ fn emit(entries: &[Gen], crlf: bool, list_indent: usize, step: usize, flow_list:
             e.out.push_str("- ");
             e.block(entry, list_indent + 2, false);
         }
+    }
+    if alias_tail && e.anchors > 0 {
+        // Nodes after the list that repeat the entries' anchors.
+        let aliases: Vec<String> = (1..=e.anchors).map(|n| format!("*g{n}")).collect();
+        e.newline(0);
+        e.out
+            .push_str(&format!("repeats: [{}]", aliases.join(", ")));
     }
     e.newline(0);
     e.out.push_str("# the end");
@@ -453,10 +475,11 @@ proptest! {
         list_indent in prop::sample::select(vec![0usize, 2]),
         step in prop::sample::select(vec![2usize, 4]),
         flow_list in prop::bool::weighted(0.15),
+        alias_tail in prop::bool::weighted(0.3),
         pick in any::<prop::sample::Index>(),
         seed in 1u64..u64::MAX,
     ) {
-        let text = emit(&entries, crlf, list_indent, step, flow_list);
+        let text = emit(&entries, crlf, list_indent, step, flow_list, alias_tail);
         let doc = parse_first_document(&text)
             .map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?
             .unwrap();
@@ -466,7 +489,16 @@ proptest! {
         let entry = &items[index];
         let mut rng = seed;
         let target = mutate(&entry.to_json(), &mut rng);
-        let edits = rewrite_expected(&text, &[(index, target.clone())]).map_err(|e| {
+        let rewritten = rewrite_expected(&text, &[(index, target.clone())]);
+        if let Err(e) = &rewritten
+            && alias_tail
+            && text.contains("repeats: [")
+        {
+            // Refused only because a repeated anchor would change.
+            prop_assert!(e.contains("is repeated by the alias `*g"), "{}\n{}", e, text);
+            return Ok(());
+        }
+        let edits = rewritten.map_err(|e| {
             let unverified = plan(&text, &[(index, target.clone())], false)
                 .map(|(_, edits)| apply_edits(&text, edits));
             TestCaseError::fail(format!("{e}\n{text}\n--- to {} ---\n{unverified:?}", target.to_canonical_json()))
