@@ -3,6 +3,7 @@
 //! editors (`lsp`).
 
 mod analysis;
+mod atomic_write;
 mod chunk_positions;
 mod cli;
 mod lsp;

@@ -5,17 +5,16 @@
 //! The fresh script returns the resource unchanged, so each case expects the original
 //! resource back and `kruise-lua check` passes on the scaffold. A YAML comment on every
 //! `expected` entry says what the author should put there. Existing files are never
-//! overwritten, and each file is written atomically (a temporary file in the same folder that
-//! is then linked or renamed into place).
+//! overwritten, and each file is written atomically (see [`crate::atomic_write`]).
 
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
 use kruise_lua_engine::discovery::{CUSTOM_SCRIPT_NAME, INGRESS_FOLDER};
 
 use super::{EXIT_OK, UsageError, paths};
+use crate::atomic_write::create_new_file;
 
 #[derive(Debug, Args)]
 pub struct NewArgs {
@@ -268,40 +267,12 @@ fn write_all(files: &[PlannedFile]) -> Result<(), UsageError> {
     Ok(())
 }
 
-/// Writes `contents` to a temporary file next to `path` and moves it into place. The move is a
-/// hard link where the file system has them, because unlike a rename a link refuses to replace
-/// a file that appeared since the check.
+/// Creates `path` (and its folder) with `contents` through [`create_new_file`], which never
+/// replaces a file, even one that appeared since the plan was made.
 fn write_new_file(path: &Path, contents: &str) -> Result<(), UsageError> {
     let folder = path.parent().unwrap_or(Path::new("."));
     fs::create_dir_all(folder).map_err(|err| UsageError::io(folder, &err))?;
-    let file_name = path
-        .file_name()
-        .map(|name| name.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let temp = folder.join(format!(".{file_name}.{}.tmp", std::process::id()));
-    let written = fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&temp)
-        .and_then(|mut out| {
-            out.write_all(contents.as_bytes())?;
-            out.sync_all()
-        });
-    if let Err(err) = written {
-        let _ = fs::remove_file(&temp);
-        return Err(UsageError::io(&temp, &err));
-    }
-    let placed = match fs::hard_link(&temp, path) {
-        Ok(()) => Ok(()),
-        Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => Err(err),
-        // No hard links here (some network or FAT file systems): rename after checking again.
-        Err(_) if fs::symlink_metadata(path).is_ok() => {
-            Err(std::io::Error::from(std::io::ErrorKind::AlreadyExists))
-        }
-        Err(_) => fs::rename(&temp, path),
-    };
-    let _ = fs::remove_file(&temp);
-    match placed {
+    match create_new_file(path, contents.as_bytes()) {
         Ok(()) => Ok(()),
         Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => {
             Err(already_exist(&[paths::display(path)]))

@@ -1,48 +1,46 @@
-//! "Accept actual output as expected": rewrites one `expected[i]` node of a case file with the
-//! step's actual result, keeping every other byte of the file (comments included).
+//! "Accept actual output as expected": what `expected[i]` should become for a failing step
+//! (the resource with the result's parts), written into the case by minimal edits
+//! ([`super::yaml_edit`]) that keep every other byte of the file.
 
 use std::collections::BTreeMap;
-use std::ops::Range;
-use std::path::Path;
 
-use kruise_lua_engine::render::to_yaml;
 use kruise_lua_engine::runner::{ScriptFlavor, StepOutcome, StepStatus};
 use kruise_lua_engine::testcase::TestCase;
 use kruise_lua_engine::value::JsonValue;
 
-/// The replacement of `expected[step.index]`: the byte range to replace and its new text.
-/// `None` when the step did not fail or has no actual result or expected node.
-pub fn accept_edit(
-    text: &str,
+use super::yaml_edit::{Edit, rewrite_expected};
+
+/// The value `expected[step.index]` takes when the step's actual output is accepted; `None`
+/// when the step did not fail, or has no actual result or expected entry.
+pub fn accepted_value(
     case: &TestCase,
     step: &StepOutcome,
     flavor: ScriptFlavor,
-) -> Option<(Range<usize>, String)> {
+) -> Option<JsonValue> {
     if step.status != StepStatus::Fail {
         return None;
     }
     let entry = case.expected.get(step.index)?;
     let actual = JsonValue::parse_go_interface(step.actual.as_ref()?.as_bytes()).ok()?;
-    let existing = entry.node.to_json();
-    let value = merged_resource(&existing, &actual, flavor);
-    let start = entry.node.span.start.offset.min(text.len());
-    let end = content_end(text, start, entry.node.span.end.offset.min(text.len()));
-    let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
-    let before = &text[line_start..start];
-    let block_entry = before.trim_end().ends_with('-')
-        && before.trim_end().trim_start_matches([' ', '-']).is_empty();
-    let flow = text[start..].starts_with(['{', '[']) || !block_entry;
-    let rendered = if flow || !matches!(&value, JsonValue::Object(m) if !m.is_empty()) {
-        value.to_canonical_json()
-    } else {
-        let indent = " ".repeat(start - line_start);
-        let yaml = to_yaml(&value);
-        yaml.trim_end_matches('\n')
-            .split('\n')
-            .collect::<Vec<_>>()
-            .join(&format!("\n{indent}"))
-    };
-    Some((start..end, rendered))
+    Some(merged_resource(&entry.node.to_json(), &actual, flavor))
+}
+
+/// The edits of `text` accepting the actual output of `steps` (those that fail); empty when
+/// none fails. An error says why the case cannot be rewritten safely.
+pub fn accept_edits<'a>(
+    text: &str,
+    case: &TestCase,
+    steps: impl IntoIterator<Item = &'a StepOutcome>,
+    flavor: ScriptFlavor,
+) -> Result<Vec<Edit>, String> {
+    let targets: Vec<(usize, JsonValue)> = steps
+        .into_iter()
+        .filter_map(|step| Some((step.index, accepted_value(case, step, flavor)?)))
+        .collect();
+    if targets.is_empty() {
+        return Ok(Vec::new());
+    }
+    rewrite_expected(text, &targets)
 }
 
 /// The existing resource with the result's parts replaced: `spec`, `metadata.labels` and
@@ -82,51 +80,6 @@ fn merged_resource(existing: &JsonValue, actual: &JsonValue, flavor: ScriptFlavo
     JsonValue::Object(resource)
 }
 
-/// Where a node's own text ends: before trailing blank lines and comment lines that the parser's
-/// span may include (they belong to what follows and are kept).
-fn content_end(text: &str, start: usize, end: usize) -> usize {
-    let mut end = end.max(start);
-    loop {
-        let slice = &text[start..end];
-        let trimmed = slice.trim_end();
-        end = start + trimmed.len();
-        let line_start = text[..end].rfind('\n').map_or(0, |i| i + 1).max(start);
-        let last_line = text[line_start..end].trim_start();
-        if line_start > start && last_line.starts_with('#') {
-            end = line_start;
-            continue;
-        }
-        return end;
-    }
-}
-
-/// Applies several non-overlapping edits to a text (from the last to the first).
-pub fn apply_edits(text: &str, mut edits: Vec<(Range<usize>, String)>) -> String {
-    edits.sort_by_key(|(r, _)| std::cmp::Reverse(r.start));
-    let mut out = text.to_string();
-    for (range, replacement) in edits {
-        out.replace_range(range, &replacement);
-    }
-    out
-}
-
-/// Writes a file atomically: a temporary file in the same folder, then a rename over it.
-pub fn write_atomically(path: &Path, contents: &str) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let temp = dir.join(format!(".{name}.kruise-lua-{}.tmp", std::process::id()));
-    std::fs::write(&temp, contents)?;
-    if let Ok(meta) = std::fs::metadata(path) {
-        let _ = std::fs::set_permissions(&temp, meta.permissions());
-    }
-    std::fs::rename(&temp, path).inspect_err(|_| {
-        let _ = std::fs::remove_file(&temp);
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -134,7 +87,7 @@ mod tests {
     use crate::lsp::runs::{RunInput, execute};
     use kruise_lua_engine::runner::{Mode, RunOptions};
     use kruise_lua_engine::testcase::parse_case;
-    use std::path::PathBuf;
+    use std::path::{Path, PathBuf};
 
     const SCRIPT: &str = "local spec = obj.data.spec\nspec.weight = obj.canaryWeight\nobj.data.labels = {step = tostring(obj.canaryWeight)}\nreturn obj.data\n";
 
@@ -155,66 +108,116 @@ mod tests {
         .unwrap()
     }
 
-    #[test]
-    fn accepting_rewrites_only_that_node_and_then_passes() {
-        let before = results(CASE);
-        let case = &before.cases[0];
+    /// The case after accepting `step` (all failing steps for `None`), and that it passes.
+    fn accept(case_text: &str, step: Option<usize>) -> Result<String, String> {
+        let run = results(case_text);
+        let case = &run.cases[0];
         let parsed = case.case.as_ref().unwrap();
-        assert!(
-            accept_edit(CASE, parsed, &case.steps[0], ScriptFlavor::Custom).is_none(),
-            "step 1 passes"
-        );
-        let (range, replacement) =
-            accept_edit(CASE, parsed, &case.steps[1], ScriptFlavor::Custom).unwrap();
-        let new_text = apply_edits(CASE, vec![(range.clone(), replacement)]);
-        // Everything before and after the node is byte-identical.
-        assert_eq!(&new_text[..range.start], &CASE[..range.start]);
-        assert!(new_text.ends_with("\n\n# trailing comment\n"));
-        assert!(new_text.contains("  # second step, wrong on purpose\n  - apiVersion: x/v1\n    kind: Route\n    metadata:\n"));
-        assert!(new_text.contains("      namespace: prod\n"), "{new_text}");
-        assert!(new_text.contains("weight: 50"), "{new_text}");
-        let after = results(&new_text);
-        assert!(
-            after.cases[0].passed(),
-            "{:?}",
-            after.cases[0].steps[1].diff
-        );
-        parse_case(&new_text).unwrap();
+        let steps = case
+            .steps
+            .iter()
+            .filter(|s| step.is_none_or(|i| s.index == i));
+        let edits = accept_edits(case_text, parsed, steps, ScriptFlavor::Custom)?;
+        Ok(crate::lsp::yaml_edit::apply_edits(case_text, edits))
+    }
+
+    fn passes(case_text: &str) -> bool {
+        let run = results(case_text);
+        parse_case(case_text).is_ok() && run.cases[0].passed()
     }
 
     #[test]
-    fn flow_entries_are_rewritten_as_flow() {
+    fn accepting_changes_only_the_differing_values_and_then_passes() {
+        let before = results(CASE);
+        let parsed = before.cases[0].case.as_ref().unwrap();
+        let none = accept_edits(
+            CASE,
+            parsed,
+            [&before.cases[0].steps[0]],
+            ScriptFlavor::Custom,
+        );
+        assert_eq!(none, Ok(Vec::new()), "step 1 passes");
+        let new_text = accept(CASE, Some(1)).unwrap();
+        assert_eq!(
+            new_text,
+            CASE.replace("step: \"60\"", "step: \"50\"")
+                .replace("weight: 60", "weight: 50"),
+        );
+        assert!(passes(&new_text), "{new_text}");
+    }
+
+    #[test]
+    fn the_authors_key_order_is_kept() {
+        // spec before metadata, kind before apiVersion: one value changes, one line does.
+        let case_text = CASE.replace(
+            "  - apiVersion: x/v1\n    kind: Route\n    metadata:\n      name: r\n      namespace: prod # kept\n      labels:\n        step: \"60\"\n    spec:\n      weight: 60\n",
+            "  - spec:\n      weight: 51\n    kind: Route\n    apiVersion: x/v1\n    metadata:\n      labels:\n        step: \"50\"\n      name: r\n",
+        );
+        let new_text = accept(&case_text, Some(1)).unwrap();
+        assert_eq!(new_text, case_text.replace("weight: 51", "weight: 50"));
+        assert!(passes(&new_text));
+    }
+
+    #[test]
+    fn anchored_entries_keep_their_anchor_or_are_refused() {
+        // The second entry is anchored and the third step's entry repeats it.
+        let three_steps = CASE.replace(
+            "        - traffic: \"50%\"\n",
+            "        - traffic: \"50%\"\n        - traffic: \"50%\"\n",
+        );
+        let case_text = three_steps
+            .replace("  - apiVersion: x/v1\n    kind: Route\n    metadata:\n      name: r\n      namespace", "  - &e0\n    apiVersion: x/v1\n    kind: Route\n    metadata:\n      name: r\n      namespace")
+            .replace("\n\n# trailing comment", "\n  - *e0\n\n# trailing comment");
+        let err = accept(&case_text, Some(1)).unwrap_err();
+        assert!(err.contains("alias `*e0` at line 40"), "{err}");
+        // The quick fix for that step is offered disabled, with the reason.
+        let run = results(&case_text);
+        let uri: tower_lsp_server::ls_types::Uri = "file:///t/c.yaml".parse().unwrap();
+        let at = case_text.find("&e0").unwrap();
+        let actions =
+            crate::lsp::case_view::code_actions(&run, &run.cases[0], &uri, &case_text, at..at);
+        let disabled: Vec<String> = actions
+            .iter()
+            .filter_map(|a| match a {
+                tower_lsp_server::ls_types::CodeActionOrCommand::CodeAction(a) => {
+                    Some(a.disabled.as_ref()?.reason.clone())
+                }
+                _ => None,
+            })
+            .collect();
+        assert_eq!(disabled, [err]);
+        // Accepting both: the anchor stays, the alias is written out, and the case passes.
+        let new_text = accept(&case_text, None).unwrap();
+        assert!(
+            new_text.contains("  - &e0\n    apiVersion: x/v1\n"),
+            "{new_text}"
+        );
+        assert!(!new_text.contains("*e0"), "{new_text}");
+        assert!(passes(&new_text), "{new_text}");
+    }
+
+    #[test]
+    fn a_flow_entry_keeps_its_trailing_comment() {
         let case_text = CASE.replace(
             "  # second step, wrong on purpose\n  - apiVersion: x/v1\n    kind: Route\n    metadata:\n      name: r\n      namespace: prod # kept\n      labels:\n        step: \"60\"\n    spec:\n      weight: 60\n",
-            "  - {apiVersion: x/v1, kind: Route, metadata: {name: r}, spec: {weight: 1}}\n",
+            "  - {apiVersion: x/v1, kind: Route, metadata: {name: r}, spec: {weight: 1}} # flow\n",
         );
-        let run = results(&case_text);
-        let case = &run.cases[0];
-        let (range, replacement) = accept_edit(
-            &case_text,
-            case.case.as_ref().unwrap(),
-            &case.steps[1],
-            ScriptFlavor::Custom,
-        )
-        .unwrap();
-        assert!(replacement.starts_with('{'), "{replacement}");
-        let new_text = apply_edits(&case_text, vec![(range, replacement)]);
-        assert!(results(&new_text).cases[0].passed(), "{new_text}");
+        let new_text = accept(&case_text, Some(1)).unwrap();
+        assert!(
+            new_text.contains("  - {apiVersion: x/v1, kind: Route, metadata: {name: r, labels: {step: \"50\"}}, spec: {weight: 50}} # flow\n"),
+            "{new_text}"
+        );
+        assert!(passes(&new_text), "{new_text}");
     }
 
     #[test]
-    fn atomic_write_replaces_contents() {
-        let dir = std::env::temp_dir().join(format!("kl-accept-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let file = dir.join("c.yaml");
-        std::fs::write(&file, "old").unwrap();
-        write_atomically(&file, "new").unwrap();
-        assert_eq!(std::fs::read_to_string(&file).unwrap(), "new");
-        assert_eq!(
-            std::fs::read_dir(&dir).unwrap().count(),
-            1,
-            "no temporary file left"
-        );
-        std::fs::remove_dir_all(&dir).unwrap();
+    fn crlf_cases_stay_crlf() {
+        let case_text = CASE
+            .replace("      labels:\n        step: \"60\"\n", "")
+            .replace('\n', "\r\n");
+        let new_text = accept(&case_text, Some(1)).unwrap();
+        assert!(new_text.contains("labels:\r\n"), "{new_text:?}");
+        assert!(!new_text.replace("\r\n", "").contains('\n'), "{new_text:?}");
+        assert!(passes(&new_text));
     }
 }

@@ -7,10 +7,11 @@ use kruise_lua_engine::runner::{StepOutcome, StepStatus};
 use kruise_lua_engine::yaml::Span;
 use tower_lsp_server::ls_types as lsp;
 
-use super::accept::accept_edit;
+use super::accept;
 use super::diagnostics::failure_message;
 use super::runs::{CaseResult, ScriptResults};
 use super::text::LineIndex;
+use super::yaml_edit::Edit;
 
 fn contains(span: Option<Span>, offset: usize) -> bool {
     span.is_some_and(|s| s.start.offset <= offset && offset <= s.end.offset)
@@ -107,20 +108,19 @@ fn markdown(value: String, range: Option<lsp::Range>) -> lsp::Hover {
     }
 }
 
-/// The edits accepting the actual output of one failing step (`Some(i)`) or all (`None`).
+/// The edits accepting the actual output of one failing step (`Some(i)`) or all (`None`);
+/// an error says why the case cannot be rewritten safely.
 pub fn accept_edits(
     results: &ScriptResults,
     case: &CaseResult,
     step: Option<usize>,
-) -> Vec<(Range<usize>, String)> {
-    let Ok(parsed) = &case.case else {
-        return Vec::new();
-    };
-    case.steps
+) -> Result<Vec<Edit>, String> {
+    let parsed = case.case.as_ref().map_err(|e| e.message.clone())?;
+    let steps = case
+        .steps
         .iter()
-        .filter(|s| step.is_none_or(|i| s.index == i))
-        .filter_map(|s| accept_edit(&case.text, parsed, s, results.target.flavor()))
-        .collect()
+        .filter(|s| step.is_none_or(|i| s.index == i));
+    accept::accept_edits(&case.text, parsed, steps, results.target.flavor())
 }
 
 /// Code actions in a case at `range`: accept one failing step under the cursor, or all.
@@ -135,7 +135,7 @@ pub fn code_actions(
         return Vec::new();
     }
     let index = LineIndex::new(text);
-    let to_edit = |edits: Vec<(Range<usize>, String)>| {
+    let to_edit = |edits: Vec<Edit>| {
         let edits = edits
             .into_iter()
             .map(|(r, t)| lsp::TextEdit::new(index.range(text, r), t))
@@ -163,35 +163,43 @@ pub fn code_actions(
         if !touches {
             continue;
         }
-        let edits = accept_edits(results, case, Some(step.index));
-        if edits.is_empty() {
-            continue;
-        }
+        let title = format!(
+            "Accept actual output as expected[{}] (step {})",
+            step.index,
+            step.index + 1
+        );
+        let action = match accept_edits(results, case, Some(step.index)) {
+            Ok(edits) if edits.is_empty() => continue,
+            Ok(edits) => lsp::CodeAction {
+                title,
+                kind: Some(lsp::CodeActionKind::QUICKFIX),
+                edit: Some(to_edit(edits)),
+                is_preferred: Some(true),
+                ..lsp::CodeAction::default()
+            },
+            // Shown greyed out with the reason (e.g. an anchor another entry repeats).
+            Err(reason) => lsp::CodeAction {
+                title,
+                kind: Some(lsp::CodeActionKind::QUICKFIX),
+                disabled: Some(lsp::CodeActionDisabled { reason }),
+                ..lsp::CodeAction::default()
+            },
+        };
+        actions.push(lsp::CodeActionOrCommand::CodeAction(action));
+    }
+    if !failing.is_empty()
+        && let Ok(edits) = accept_edits(results, case, None)
+        && !edits.is_empty()
+    {
         actions.push(lsp::CodeActionOrCommand::CodeAction(lsp::CodeAction {
             title: format!(
-                "Accept actual output as expected[{}] (step {})",
-                step.index,
-                step.index + 1
+                "Accept actual output as expected for all {} failing step(s)",
+                failing.len()
             ),
             kind: Some(lsp::CodeActionKind::QUICKFIX),
             edit: Some(to_edit(edits)),
-            is_preferred: Some(true),
             ..lsp::CodeAction::default()
         }));
-    }
-    if !failing.is_empty() {
-        let edits = accept_edits(results, case, None);
-        if !edits.is_empty() {
-            actions.push(lsp::CodeActionOrCommand::CodeAction(lsp::CodeAction {
-                title: format!(
-                    "Accept actual output as expected for all {} failing step(s)",
-                    edits.len()
-                ),
-                kind: Some(lsp::CodeActionKind::QUICKFIX),
-                edit: Some(to_edit(edits)),
-                ..lsp::CodeAction::default()
-            }));
-        }
     }
     actions
 }

@@ -1,5 +1,6 @@
 //! `workspace/executeCommand`: run everything, a step's `obj` as Lua source, and accepting
-//! actual output as expected (applied through the client when it can, else written atomically).
+//! actual output as expected (applied through the client when it can, else written atomically
+//! over the exact text it was computed from).
 
 use std::sync::Arc;
 
@@ -7,13 +8,16 @@ use serde_json::{Value, json};
 use tower_lsp_server::jsonrpc::{Error, Result};
 use tower_lsp_server::ls_types::{self as lsp, Uri};
 
-use super::accept::{apply_edits, write_atomically};
+use kruise_lua_engine::runner::StepStatus;
+
 use super::case_view::accept_edits;
 use super::documents::uri_path;
 use super::lua::obj_as_lua;
 use super::runs::ScriptResults;
 use super::session::Session;
 use super::text::LineIndex;
+use super::yaml_edit::apply_edits;
+use crate::atomic_write::{ReplaceError, replace_file};
 use kruise_lua_engine::runner::{
     Mode, NOT_CALLED_NO_TRAFFIC, RunOptions, Script, ScriptFlavor, ingress_step_obj,
 };
@@ -54,6 +58,7 @@ fn step_obj_lua(
 }
 
 /// `{ "uri": ..., "step": n }` (step 0-based; absent or null = all steps where that makes sense).
+/// A step that is not a non-negative integer (`"1"`, `-1`, `1.0`) is invalid, never "all".
 fn case_argument(arguments: &[Value]) -> Result<(Uri, Option<usize>)> {
     let arg = arguments
         .first()
@@ -63,8 +68,29 @@ fn case_argument(arguments: &[Value]) -> Result<(Uri, Option<usize>)> {
         .and_then(Value::as_str)
         .and_then(|s| s.parse().ok())
         .ok_or_else(|| Error::invalid_params("missing or invalid `uri`"))?;
-    let step = arg.get("step").and_then(Value::as_u64).map(|s| s as usize);
+    let step = match arg.get("step") {
+        None | Some(Value::Null) => None,
+        Some(value) => Some(
+            value
+                .as_u64()
+                .and_then(|s| usize::try_from(s).ok())
+                .ok_or_else(|| {
+                    Error::invalid_params(format!(
+                        "`step` must be a step index (0, 1, …) or null, not {value}"
+                    ))
+                })?,
+        ),
+    };
     Ok((uri, step))
+}
+
+/// A request that was valid but could not be carried out (LSP's RequestFailed).
+fn request_failed(message: impl Into<String>) -> Error {
+    Error {
+        code: tower_lsp_server::jsonrpc::ErrorCode::ServerError(-32803),
+        message: message.into().into(),
+        data: None,
+    }
 }
 
 pub async fn execute(
@@ -94,7 +120,10 @@ pub async fn execute(
                 .map_err(|e| Error::invalid_params(e.message.clone()))?;
             let index = step.unwrap_or(0);
             if index >= parsed.steps.len() {
-                return Err(Error::invalid_params("no such step"));
+                return Err(Error::invalid_params(format!(
+                    "no such step: the case has {}",
+                    parsed.steps.len()
+                )));
             }
             // Production mode may run the script (ingress steps chain): not on this thread.
             let timeout = session.settings().timeout;
@@ -116,57 +145,126 @@ pub async fn execute(
             .ok_or_else(Error::internal_error)?;
             Ok(Some(Value::String(lua)))
         }
-        ACCEPT_EXPECTED => {
-            let (uri, step) = case_argument(&params.arguments)?;
-            let path = uri_path(&uri);
-            let (results, i) = session
-                .case_result(&path)
-                .ok_or_else(|| Error::invalid_params("no results for this case (yet)"))?;
-            let case = &results.cases[i];
-            let current = session.docs.text(&path).unwrap_or_default();
-            if current != case.text {
-                return Err(Error::invalid_params(
-                    "the case changed since its last run; try again",
-                ));
-            }
-            let edits = accept_edits(&results, case, step);
-            if edits.is_empty() {
-                return Ok(Some(json!({ "applied": false, "steps": 0 })));
-            }
-            let count = edits.len();
-            let open = session.docs.get(&path);
-            if let (Some(doc), true) = (&open, session.caps().apply_edit) {
-                let index = LineIndex::new(&current);
-                let text_edits = edits
-                    .into_iter()
-                    .map(|(r, t)| lsp::TextEdit::new(index.range(&current, r), t))
-                    .collect();
-                let edit = lsp::WorkspaceEdit {
-                    changes: Some([(doc.uri.clone(), text_edits)].into_iter().collect()),
-                    ..lsp::WorkspaceEdit::default()
-                };
-                let applied = session
-                    .client
-                    .apply_edit(edit)
-                    .await
-                    .map(|r| r.applied)
-                    .unwrap_or(false);
-                return Ok(Some(json!({ "applied": applied, "steps": count })));
-            }
-            // Not open in the editor (or the client cannot apply edits): write the file.
-            let new_text = apply_edits(&current, edits);
-            write_atomically(&path, &new_text).map_err(|e| Error {
-                code: tower_lsp_server::jsonrpc::ErrorCode::InternalError,
-                message: format!("cannot write {}: {e}", path.display()).into(),
-                data: None,
-            })?;
-            session.on_disk_change(&path, false);
-            Ok(Some(
-                json!({ "applied": true, "steps": count, "written": true }),
-            ))
-        }
+        ACCEPT_EXPECTED => accept_expected(session, &params.arguments).await,
         other => Err(Error::invalid_params(format!("unknown command `{other}`"))),
     }
+}
+
+/// `kruise-lua.acceptExpected`: through the client (`workspace/applyEdit`, versioned) when the
+/// case is open and the client can apply edits; otherwise written to disk, but only over the
+/// very text the edits were computed from (see [`replace_file`]).
+async fn accept_expected(session: &Arc<Session>, arguments: &[Value]) -> Result<Option<Value>> {
+    let (uri, step) = case_argument(arguments)?;
+    let path = uri_path(&uri);
+    let (results, i) = session
+        .case_result(&path)
+        .ok_or_else(|| Error::invalid_params("no results for this case (yet)"))?;
+    let case = &results.cases[i];
+    if let Some(step) = step
+        && step >= case.steps.len()
+    {
+        return Err(Error::invalid_params(format!(
+            "no step {step}: the case has {} step(s), numbered from 0",
+            case.steps.len()
+        )));
+    }
+    // The buffer and its version, read together; for a closed file, the bytes on disk.
+    let open = session.docs.get(&path);
+    let (current, on_disk) = match &open {
+        Some(doc) => (doc.text.clone(), None),
+        None => {
+            let bytes = std::fs::read(&path)
+                .map_err(|e| request_failed(format!("cannot read {}: {e}", path.display())))?;
+            let text = String::from_utf8(bytes.clone()).map_err(|_| {
+                request_failed(format!(
+                    "{}: not valid UTF-8; cases are read as UTF-8 (as `kruise-lua check` \
+                     does), so it is left as it is",
+                    path.display()
+                ))
+            })?;
+            (text, Some(bytes))
+        }
+    };
+    if current != case.text {
+        return Err(request_failed(
+            "the case changed since its last run; try again",
+        ));
+    }
+    // Reading and re-reading the case is CPU work: off the async threads.
+    let worker = results.clone();
+    let edits = tokio::task::spawn_blocking(move || accept_edits(&worker, &worker.cases[i], step))
+        .await
+        .map_err(|e| request_failed(format!("accept-expected failed: {e}")))?
+        .map_err(|why| request_failed(format!("cannot accept into {}: {why}", path.display())))?;
+    if edits.is_empty() {
+        return Ok(Some(json!({ "applied": false, "steps": 0 })));
+    }
+    let count = match step {
+        Some(_) => 1,
+        None => case
+            .steps
+            .iter()
+            .filter(|s| s.status == StepStatus::Fail)
+            .count(),
+    };
+    let caps = session.caps();
+    if let (Some(doc), true) = (&open, caps.apply_edit) {
+        let index = LineIndex::new(&current);
+        let text_edits: Vec<lsp::TextEdit> = edits
+            .into_iter()
+            .map(|(r, t)| lsp::TextEdit::new(index.range(&current, r), t))
+            .collect();
+        let edit = if caps.document_changes {
+            // Versioned: the client refuses it if the buffer moved on since.
+            lsp::WorkspaceEdit {
+                document_changes: Some(lsp::DocumentChanges::Edits(vec![lsp::TextDocumentEdit {
+                    text_document: lsp::OptionalVersionedTextDocumentIdentifier {
+                        uri: doc.uri.clone(),
+                        version: Some(doc.version),
+                    },
+                    edits: text_edits.into_iter().map(lsp::OneOf::Left).collect(),
+                }])),
+                ..lsp::WorkspaceEdit::default()
+            }
+        } else {
+            lsp::WorkspaceEdit {
+                changes: Some([(doc.uri.clone(), text_edits)].into_iter().collect()),
+                ..lsp::WorkspaceEdit::default()
+            }
+        };
+        let response = session
+            .client
+            .apply_edit(edit)
+            .await
+            .map_err(|e| request_failed(format!("the editor did not apply the edit: {e}")))?;
+        if !response.applied {
+            return Err(request_failed(format!(
+                "the editor did not apply the edit{}",
+                response
+                    .failure_reason
+                    .map(|r| format!(": {r}"))
+                    .unwrap_or_default()
+            )));
+        }
+        return Ok(Some(json!({ "applied": true, "steps": count })));
+    }
+    // Written to disk: over the bytes read (closed file), or only when the disk holds exactly
+    // the open buffer (a client that cannot apply edits; its unsaved changes or a change made
+    // outside the editor must not be overwritten).
+    let new_text = apply_edits(&current, edits);
+    let expected = on_disk.unwrap_or_else(|| current.clone().into_bytes());
+    replace_file(&path, &expected, new_text.as_bytes()).map_err(|e| match e {
+        ReplaceError::Changed { .. } if open.is_some() => request_failed(format!(
+            "{}: not written, the file on disk differs from the open buffer (unsaved changes \
+             or a change outside the editor); save or reload it and accept again",
+            path.display()
+        )),
+        other => request_failed(format!("not written: {other}")),
+    })?;
+    session.on_disk_change(&path, false);
+    Ok(Some(
+        json!({ "applied": true, "steps": count, "written": true }),
+    ))
 }
 
 #[cfg(test)]
@@ -233,5 +331,26 @@ expected:
         assert!(lua.contains("weight = \"30\""), "{lua}");
         let lua = step_obj_lua(&production, case, 1, &RunOptions::default());
         assert_eq!(lua, format!("-- {NOT_CALLED_NO_TRAFFIC}\n"));
+    }
+
+    #[test]
+    fn step_is_an_index_or_null_and_nothing_else() {
+        let uri = "file:///w/c.yaml";
+        let step = |value: Value| case_argument(&[json!({"uri": uri, "step": value})]);
+        assert_eq!(step(json!(1)).unwrap().1, Some(1));
+        assert_eq!(step(Value::Null).unwrap().1, None);
+        assert_eq!(case_argument(&[json!({"uri": uri})]).unwrap().1, None);
+        for bad in [json!("1"), json!(-1), json!(1.0), json!(true), json!([1])] {
+            let err = step(bad.clone()).unwrap_err();
+            assert_eq!(
+                err.code,
+                tower_lsp_server::jsonrpc::ErrorCode::InvalidParams,
+                "{bad}"
+            );
+            assert!(
+                err.message.contains("must be a step index"),
+                "{bad}: {err:?}"
+            );
+        }
     }
 }

@@ -8,7 +8,7 @@
 //! * [`runs`], [`session`]: live test runs (debounced, superseded runs cancelled, one run per
 //!   script in flight, on blocking threads), [`diagnostics`] from their outcomes;
 //! * [`lua`]: the analysis layer's diagnostics, completion, hover, navigation;
-//! * [`case_view`], [`accept`], [`commands`]: hover, lenses and accept-expected in case files;
+//! * [`case_view`], [`accept`], [`yaml_edit`], [`commands`]: hover, lenses and accept-expected in case files;
 //! * [`watcher`]: files created, deleted or renamed on disk.
 
 mod accept;
@@ -23,6 +23,7 @@ mod server;
 mod session;
 mod text;
 mod watcher;
+mod yaml_edit;
 
 use tower_lsp_server::{LspService, Server};
 

@@ -111,6 +111,10 @@ impl LanguageServer for Backend {
         let workspace = params.capabilities.workspace.as_ref();
         *write(&self.session.caps) = ClientCaps {
             apply_edit: workspace.and_then(|w| w.apply_edit).unwrap_or(false),
+            document_changes: workspace
+                .and_then(|w| w.workspace_edit.as_ref())
+                .and_then(|e| e.document_changes)
+                .unwrap_or(false),
             code_lens_refresh: workspace
                 .and_then(|w| w.code_lens.as_ref())
                 .and_then(|c| c.refresh_support)

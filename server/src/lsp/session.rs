@@ -76,6 +76,8 @@ impl Settings {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ClientCaps {
     pub apply_edit: bool,
+    /// `workspace.workspaceEdit.documentChanges`: edits can carry the document's version.
+    pub document_changes: bool,
     pub code_lens_refresh: bool,
 }
 

@@ -1,0 +1,804 @@
+//! Minimal edits of a case file's `expected[i]` entries: walk the entry as written against the
+//! value it should hold and change only what differs — a scalar's text, a subtree, a key or
+//! item added or removed — keeping the author's key order, style (block or flow), comments,
+//! anchors, indentation and line endings. Every result is re-read and checked before use.
+//!
+//! Positions come from the parser's events (`saphyr-parser`, as the engine's reader uses):
+//! the engine's tree has values and spans but not anchors, exact ends of flow collections or
+//! where a block scalar's indicator is, which an edit needs.
+
+use std::collections::HashMap;
+use std::ops::Range;
+
+use kruise_lua_engine::render::to_yaml;
+use kruise_lua_engine::value::JsonValue;
+use kruise_lua_engine::yaml::{YamlNode, YamlValue, parse_first_document};
+use saphyr_parser::{Event, Parser, ScalarStyle};
+
+/// A byte range of the text and what replaces it.
+pub type Edit = (Range<usize>, String);
+
+/// Where a node is in the source.
+#[derive(Debug)]
+struct Layout {
+    /// Where the node starts, properties (`&anchor`, `!tag`) included.
+    start: usize,
+    /// Where its value starts: after the properties; a block scalar's indicator; a block
+    /// sequence's first `-`.
+    content: usize,
+    /// Where it ends (exclusive): trailing comments and blank lines are not part of it.
+    end: usize,
+    /// The parser's anchor id (0: none).
+    anchor: usize,
+    kind: Kind,
+}
+
+#[derive(Debug)]
+enum Kind {
+    Scalar {
+        plain_text: Option<String>,
+    },
+    Alias,
+    Seq {
+        flow: bool,
+        items: Vec<Layout>,
+    },
+    Map {
+        flow: bool,
+        entries: Vec<(Layout, Layout)>,
+    },
+}
+
+/// The source layout of the first document, and where each anchor is used.
+struct Scan {
+    root: Layout,
+    /// Alias uses: anchor id → byte ranges of the `*name` texts.
+    aliases: HashMap<usize, Vec<Range<usize>>>,
+    /// Anchor definitions: anchor id → where its node (with its `&name`) starts.
+    anchors: HashMap<usize, usize>,
+}
+
+/// The rewrite of `expected[index]` entries to new values, as edits of `text`.
+/// Fails, saying why, when that cannot be done without changing something else (an anchor
+/// in the entry that other nodes repeat) or the text cannot be read.
+pub fn rewrite_expected(text: &str, targets: &[(usize, JsonValue)]) -> Result<Vec<Edit>, String> {
+    let (doc, edits) = plan(text, targets, false)?;
+    let new_text = apply_edits(text, edits.clone());
+    if verify(&doc, &new_text, targets).is_ok() {
+        return Ok(edits);
+    }
+    // A layout the minimal edit does not handle: each entry written anew (anchor kept).
+    let (doc, edits) = plan(text, targets, true)?;
+    let new_text = apply_edits(text, edits.clone());
+    verify(&doc, &new_text, targets)?;
+    Ok(edits)
+}
+
+/// The edits, unverified, and the document they apply to; `whole`: replace each differing
+/// entry as a whole instead of editing inside it.
+fn plan(
+    text: &str,
+    targets: &[(usize, JsonValue)],
+    whole: bool,
+) -> Result<(YamlNode, Vec<Edit>), String> {
+    let doc = parse_first_document(text)
+        .map_err(|e| e.to_string())?
+        .ok_or("the case file is empty")?;
+    let scan = scan(text)?;
+    let (layout_seq, node_seq) = expected_sequence(&scan.root, &doc)?;
+    let Kind::Seq {
+        flow: seq_flow,
+        items,
+    } = &layout_seq.kind
+    else {
+        return Err("`expected` is not a list".into());
+    };
+    let YamlValue::Seq(nodes) = &node_seq.value else {
+        return Err("`expected` is not a list".into());
+    };
+    let eol = if text.contains("\r\n") { "\r\n" } else { "\n" };
+    let mut walk = Walk {
+        text,
+        eol,
+        edits: Vec::new(),
+        anchored: Vec::new(),
+    };
+    for (index, target) in targets {
+        let (Some(layout), Some(node)) = (items.get(*index), nodes.get(*index)) else {
+            return Err(format!("there is no expected[{index}]"));
+        };
+        let context = if *seq_flow {
+            Context::Flow
+        } else {
+            Context::SeqItem
+        };
+        if !whole {
+            walk.diff(layout, node, target, context);
+        } else if !same(&node.to_json(), target) {
+            if layout.anchor != 0 {
+                walk.anchored
+                    .push((layout.anchor, layout.start..layout.end));
+            }
+            walk.replace(layout, target, context);
+        }
+    }
+    let Walk {
+        edits, anchored, ..
+    } = walk;
+    check_anchors(text, &scan, &anchored, &edits)?;
+    Ok((doc, edits))
+}
+
+/// Applies non-overlapping edits; edits at the same place apply in the order given.
+pub fn apply_edits(text: &str, mut edits: Vec<Edit>) -> String {
+    edits.sort_by_key(|(range, _)| range.start); // stable: same-place inserts keep their order
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for (range, replacement) in edits {
+        let start = range.start.max(at);
+        out.push_str(&text[at..start]);
+        out.push_str(&replacement);
+        at = range.end.max(start);
+    }
+    out.push_str(&text[at..]);
+    out
+}
+
+/// The layout and node of the root's `expected` value (the entry the reader uses when the
+/// key is repeated).
+fn expected_sequence<'a>(
+    root: &'a Layout,
+    doc: &'a YamlNode,
+) -> Result<(&'a Layout, &'a YamlNode), String> {
+    let missing = || "the case has no `expected` list".to_string();
+    let key = doc.get_key("expected").ok_or_else(missing)?;
+    let node = doc.get("expected").ok_or_else(missing)?;
+    let Kind::Map { entries, .. } = &root.kind else {
+        return Err(missing());
+    };
+    let (_, layout) = entries
+        .iter()
+        .find(|(k, _)| k.start == key.span.start.offset)
+        .ok_or_else(missing)?;
+    Ok((layout, node))
+}
+
+/// Where a node sits, which decides how a new value is written there.
+#[derive(Clone, Copy)]
+enum Context {
+    /// Inside `[...]` or `{...}`: flow syntax only.
+    Flow,
+    /// A block sequence item, after its `- `.
+    SeqItem,
+    /// A block mapping value; its key's start and end offsets.
+    MapValue(usize, usize),
+}
+
+struct Walk<'a> {
+    text: &'a str,
+    eol: &'static str,
+    edits: Vec<Edit>,
+    /// Anchored nodes whose value changes: (anchor id, node range).
+    anchored: Vec<(usize, Range<usize>)>,
+}
+
+/// Values compare as Kruise compares them: by their JSON text (`50` and `50.0` are equal).
+fn same(a: &JsonValue, b: &JsonValue) -> bool {
+    a.to_canonical_json() == b.to_canonical_json()
+}
+
+impl Walk<'_> {
+    /// Edits turning `layout` (whose value is `node`) into `target`.
+    fn diff(&mut self, layout: &Layout, node: &YamlNode, target: &JsonValue, context: Context) {
+        if same(&node.to_json(), target) {
+            return;
+        }
+        if layout.anchor != 0 {
+            self.anchored
+                .push((layout.anchor, layout.start..layout.end));
+        }
+        match (&layout.kind, &node.value, target) {
+            (Kind::Map { flow, entries }, YamlValue::Map(nodes), JsonValue::Object(wanted))
+                if is_plain_map(entries, nodes) =>
+            {
+                self.diff_map(layout, *flow, entries, nodes, wanted, context)
+            }
+            (Kind::Seq { flow, items }, YamlValue::Seq(nodes), JsonValue::Array(wanted))
+                if items.len() == nodes.len() && !items.is_empty() && !wanted.is_empty() =>
+            {
+                self.diff_seq(*flow, items, nodes, wanted)
+            }
+            _ => self.replace(layout, target, context),
+        }
+    }
+
+    fn diff_map(
+        &mut self,
+        layout: &Layout,
+        flow: bool,
+        entries: &[(Layout, Layout)],
+        nodes: &[(YamlNode, YamlNode)],
+        wanted: &std::collections::BTreeMap<String, JsonValue>,
+        context: Context,
+    ) {
+        let keys: Vec<Option<String>> = nodes.iter().map(|(k, _)| k.key_string()).collect();
+        let kept: Vec<bool> = keys
+            .iter()
+            .map(|k| k.as_ref().is_some_and(|k| wanted.contains_key(k)))
+            .collect();
+        let added: Vec<(&String, &JsonValue)> = wanted
+            .iter()
+            .filter(|(k, _)| !keys.iter().any(|have| have.as_ref() == Some(*k)))
+            .collect();
+        if !kept.contains(&true) {
+            // Nothing of the old map stays: write it anew.
+            let target = JsonValue::Object(wanted.clone());
+            return self.replace(layout, &target, context);
+        }
+        let inner = if flow {
+            Context::Flow
+        } else {
+            Context::MapValue(0, 0)
+        };
+        for (((key, value), (_, node)), name) in entries.iter().zip(nodes).zip(&keys) {
+            if let Some(want) = name.as_ref().and_then(|k| wanted.get(k)) {
+                let context = match inner {
+                    Context::MapValue(..) => Context::MapValue(key.start, key.end),
+                    other => other,
+                };
+                self.diff(value, node, want, context);
+            }
+        }
+        let spans: Vec<(usize, usize)> = entries.iter().map(|(k, v)| (k.start, v.end)).collect();
+        self.remove_runs(&spans, &kept, flow);
+        let last = kept.iter().rposition(|k| *k).unwrap_or(0);
+        for (key, value) in added {
+            let mut single = std::collections::BTreeMap::new();
+            single.insert(key.clone(), value.clone());
+            let entry = JsonValue::Object(single);
+            if flow {
+                let text = flow_text(&entry);
+                // `{k: v}` → `, k: v` after the last kept entry.
+                let body = &text[1..text.len() - 1];
+                self.edits
+                    .push((spans[last].1..spans[last].1, format!(", {body}")));
+            } else {
+                let at = self.line_end(spans[last].1);
+                let column = self.column(spans[last].0);
+                let block = self.block_lines(&entry, column);
+                self.edits
+                    .push((at..at, format!("{}{}{block}", self.eol, spaces(column))));
+            }
+        }
+    }
+
+    fn diff_seq(&mut self, flow: bool, items: &[Layout], nodes: &[YamlNode], wanted: &[JsonValue]) {
+        let inner = if flow {
+            Context::Flow
+        } else {
+            Context::SeqItem
+        };
+        for ((item, node), want) in items.iter().zip(nodes).zip(wanted) {
+            self.diff(item, node, want, inner);
+        }
+        let kept: Vec<bool> = (0..items.len()).map(|i| i < wanted.len()).collect();
+        let spans: Vec<(usize, usize)> = items
+            .iter()
+            .map(|i| (if flow { i.start } else { self.dash(i) }, i.end))
+            .collect();
+        self.remove_runs(&spans, &kept, flow);
+        let last = wanted.len().min(items.len()) - 1;
+        for value in wanted.iter().skip(items.len()) {
+            if flow {
+                self.edits.push((
+                    spans[last].1..spans[last].1,
+                    format!(", {}", flow_text(value)),
+                ));
+            } else {
+                let at = self.line_end(spans[last].1);
+                let column = self.column(spans[last].0);
+                let block = self.block_lines(&JsonValue::Array(vec![value.clone()]), column);
+                self.edits
+                    .push((at..at, format!("{}{}{block}", self.eol, spaces(column))));
+            }
+        }
+    }
+
+    /// Removes the entries or items (`(start, end)` each) not `kept`, run by run, with their
+    /// separators: whole lines in block style, the `, ` in flow style. At least one is kept.
+    fn remove_runs(&mut self, spans: &[(usize, usize)], kept: &[bool], flow: bool) {
+        let mut i = 0;
+        while i < spans.len() {
+            if kept[i] {
+                i += 1;
+                continue;
+            }
+            let mut j = i;
+            while j < spans.len() && !kept[j] {
+                j += 1;
+            }
+            let range = if flow {
+                if j < spans.len() {
+                    spans[i].0..spans[j].0
+                } else {
+                    spans[i - 1].1..spans[j - 1].1
+                }
+            } else {
+                let line_start = self.line_start(spans[i].0);
+                if self.text[line_start..spans[i].0].trim().is_empty() {
+                    // From the line break before the run to the end of its last line, so that
+                    // an insertion after the run's last line still lands after what stays.
+                    let before = self.text[..line_start]
+                        .strip_suffix('\n')
+                        .map_or(line_start, |t| t.strip_suffix('\r').unwrap_or(t).len());
+                    before..self.line_end(spans[j - 1].1)
+                } else if j < spans.len() {
+                    // The first entry shares its line with a `- `: the next kept one moves up.
+                    spans[i].0..spans[j].0
+                } else {
+                    self.line_end(spans[i - 1].1)..self.line_end(spans[j - 1].1)
+                }
+            };
+            self.edits.push((range, String::new()));
+            i = j;
+        }
+    }
+
+    /// Replaces a whole node with `target`, keeping its anchor.
+    fn replace(&mut self, layout: &Layout, target: &JsonValue, context: Context) {
+        let anchor = anchor_text(&self.text[layout.start..layout.content]);
+        let mut range = layout.start..layout.end;
+        if range.is_empty() {
+            // An empty value (`key:`, `-`): the parser's position for it may be elsewhere on
+            // the line; the new value goes right after the indicator.
+            let after = |from: usize, indicator: char| {
+                self.text[from..].find(indicator).map(|i| from + i + 1)
+            };
+            let at = match context {
+                Context::MapValue(_, key_end) => after(key_end, ':'),
+                Context::SeqItem => after(self.line_start(layout.start), '-'),
+                Context::Flow => None,
+            };
+            if let Some(at) = at {
+                range = at..at;
+            }
+        }
+        let simple = match target {
+            JsonValue::Object(m) => m.is_empty(),
+            JsonValue::Array(a) => a.is_empty(),
+            _ => true,
+        };
+        let was_flow = matches!(
+            layout.kind,
+            Kind::Seq { flow: true, .. } | Kind::Map { flow: true, .. }
+        );
+        let text = match context {
+            Context::Flow => format!("{}{}", prefix(anchor, " "), flow_text(target)),
+            _ if simple || was_flow => {
+                if let Context::MapValue(..) = context {
+                    // A value on the line below its key moves up to the key's line.
+                    let before = self.text[..range.start].trim_end();
+                    if before.ends_with(':') && self.text[before.len()..range.start].contains('\n')
+                    {
+                        range.start = before.len();
+                    }
+                }
+                let space = if range.is_empty() || self.text[..range.start].ends_with(':') {
+                    " "
+                } else {
+                    ""
+                };
+                format!("{space}{}{}", prefix(anchor, " "), flow_text(target))
+            }
+            Context::SeqItem => {
+                let column = self.column(layout.content);
+                match anchor {
+                    // `- &a` then the block on the following lines.
+                    Some(anchor) => {
+                        let column = self.column(self.dash(layout)) + 2;
+                        let block = self.block_lines(target, column);
+                        format!("{anchor}{}{}{block}", self.eol, spaces(column))
+                    }
+                    None => self.block_lines(target, column),
+                }
+            }
+            Context::MapValue(key, _) => {
+                let own_line = self.line_start(range.start) != self.line_start(key);
+                if own_line && anchor.is_none() {
+                    let column = self.column(layout.content);
+                    self.block_lines(target, column)
+                } else {
+                    // After `key:` on the key's line: the block goes below, one step in.
+                    range.start = self.text[..layout.start]
+                        .trim_end_matches([' ', '\t'])
+                        .len();
+                    let column = self.column(key) + 2;
+                    let block = self.block_lines(target, column);
+                    format!(
+                        "{}{}{}{block}",
+                        anchor.map_or(String::new(), |a| format!(" {a}")),
+                        self.eol,
+                        spaces(column)
+                    )
+                }
+            }
+        };
+        self.edits.push((range, text));
+    }
+
+    /// A block rendering whose first line goes where the cursor is and whose other lines are
+    /// indented to `column`, with the file's line ending.
+    fn block_lines(&self, value: &JsonValue, column: usize) -> String {
+        let yaml = to_yaml(value);
+        yaml.trim_end_matches('\n')
+            .split('\n')
+            .collect::<Vec<_>>()
+            .join(&format!("{}{}", self.eol, spaces(column)))
+    }
+
+    /// The `-` of a block sequence item.
+    fn dash(&self, item: &Layout) -> usize {
+        let before = self.text[..item.start].trim_end_matches([' ', '\t', '\r', '\n']);
+        if before.ends_with('-') {
+            before.len() - 1
+        } else {
+            item.start
+        }
+    }
+
+    fn line_start(&self, at: usize) -> usize {
+        self.text[..at].rfind('\n').map_or(0, |i| i + 1)
+    }
+
+    /// The end of `at`'s line, before its line break.
+    fn line_end(&self, at: usize) -> usize {
+        let end = self.text[at..]
+            .find('\n')
+            .map_or(self.text.len(), |i| at + i);
+        if end > at && self.text[..end].ends_with('\r') {
+            end - 1
+        } else {
+            end
+        }
+    }
+
+    /// The column (in chars) of a byte offset.
+    fn column(&self, at: usize) -> usize {
+        self.text[self.line_start(at)..at].chars().count()
+    }
+}
+
+fn spaces(n: usize) -> String {
+    " ".repeat(n)
+}
+
+/// `&name` and `separator`, or nothing without an anchor.
+fn prefix(anchor: Option<&str>, separator: &str) -> String {
+    anchor.map_or(String::new(), |a| format!("{a}{separator}"))
+}
+
+/// The `&name` among a node's properties.
+fn anchor_text(properties: &str) -> Option<&str> {
+    properties
+        .split_whitespace()
+        .take_while(|t| t.starts_with(['&', '!']))
+        .find(|t| t.starts_with('&'))
+}
+
+/// A value in flow syntax (`{a: 1, b: [x, "50"]}`): scalars as the block renderer writes them,
+/// plain only when that cannot be misread (no `,`, `:`, brackets or YAML 1.1 words).
+fn flow_text(value: &JsonValue) -> String {
+    match value {
+        JsonValue::Object(map) if !map.is_empty() => {
+            let entries: Vec<String> = map
+                .iter()
+                .map(|(k, v)| {
+                    format!(
+                        "{}: {}",
+                        scalar_text(&JsonValue::String(k.clone())),
+                        flow_text(v)
+                    )
+                })
+                .collect();
+            format!("{{{}}}", entries.join(", "))
+        }
+        JsonValue::Array(items) if !items.is_empty() => {
+            let items: Vec<String> = items.iter().map(flow_text).collect();
+            format!("[{}]", items.join(", "))
+        }
+        scalar => scalar_text(scalar),
+    }
+}
+
+/// A scalar (or an empty collection) as one line of YAML.
+fn scalar_text(value: &JsonValue) -> String {
+    to_yaml(value).trim_end_matches('\n').to_string()
+}
+
+/// Whether a map can be edited entry by entry: no `<<` merge and no repeated key (the reader's
+/// entries are then the written ones, in order).
+fn is_plain_map(entries: &[(Layout, Layout)], nodes: &[(YamlNode, YamlNode)]) -> bool {
+    entries.len() == nodes.len()
+        && entries.iter().all(|(k, _)| {
+            !matches!(&k.kind, Kind::Scalar { plain_text: Some(t) } if t == "<<")
+                && !matches!(k.kind, Kind::Alias)
+        })
+}
+
+/// Refuses edits that would change an anchored node another node repeats through an alias
+/// (the alias would change too), or remove or rewrite its `&name` (the alias would dangle),
+/// unless that alias is itself being rewritten.
+fn check_anchors(
+    text: &str,
+    scan: &Scan,
+    anchored: &[(usize, Range<usize>)],
+    edits: &[Edit],
+) -> Result<(), String> {
+    let line = |at: usize| text[..at].matches('\n').count() + 1;
+    let rewritten = |r: &Range<usize>| {
+        edits
+            .iter()
+            .any(|(e, _)| e.start <= r.start && r.end <= e.end && e.start < e.end)
+    };
+    let removed = scan.anchors.iter().filter_map(|(id, start)| {
+        edits
+            .iter()
+            .any(|(e, _)| e.start <= *start && *start < e.end)
+            .then_some((*id, *start))
+    });
+    let changed = anchored.iter().map(|(id, range)| (*id, range.start));
+    for (id, start) in changed.chain(removed) {
+        let Some(uses) = scan.aliases.get(&id) else {
+            continue;
+        };
+        if let Some(alias) = uses.iter().find(|r| !rewritten(r)) {
+            let name = &text[alias.start..alias.end];
+            return Err(format!(
+                "the value anchored at line {} is repeated by the alias `{name}` at line {}, \
+                 which would change too; edit the case by hand",
+                line(start),
+                line(alias.start)
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The rewritten text must read back as the old document with only the targets changed.
+fn verify(old: &YamlNode, new_text: &str, targets: &[(usize, JsonValue)]) -> Result<(), String> {
+    let failed = |why: String| format!("the rewritten case would not be right ({why})");
+    let new = parse_first_document(new_text)
+        .map_err(|e| failed(e.to_string()))?
+        .ok_or_else(|| failed("it is empty".into()))?;
+    let mut wanted = old.to_json();
+    if let JsonValue::Object(root) = &mut wanted
+        && let Some(JsonValue::Array(items)) = root.get_mut("expected")
+    {
+        for (index, target) in targets {
+            if let Some(item) = items.get_mut(*index) {
+                *item = target.clone();
+            }
+        }
+    }
+    if !same(&new.to_json(), &wanted) {
+        return Err(failed("its other values would change".into()));
+    }
+    Ok(())
+}
+
+/// Reads the first document's layout from the parser's events.
+fn scan(text: &str) -> Result<Scan, String> {
+    enum Open {
+        Seq {
+            start: usize,
+            content: usize,
+            flow: bool,
+            anchor: usize,
+            items: Vec<Layout>,
+        },
+        Map {
+            start: usize,
+            content: usize,
+            flow: bool,
+            anchor: usize,
+            entries: Vec<(Layout, Layout)>,
+            key: Option<Layout>,
+        },
+    }
+    fn add(
+        stack: &mut [Open],
+        root: &mut Option<Layout>,
+        anchors: &mut HashMap<usize, usize>,
+        node: Layout,
+    ) {
+        if node.anchor != 0 {
+            anchors.insert(node.anchor, node.start);
+        }
+        match stack.last_mut() {
+            None => *root = Some(node),
+            Some(Open::Seq { items, .. }) => items.push(node),
+            Some(Open::Map { entries, key, .. }) => match key.take() {
+                None => *key = Some(node),
+                Some(k) => entries.push((k, node)),
+            },
+        }
+    }
+    let mut byte_of_char: Vec<usize> = text.char_indices().map(|(b, _)| b).collect();
+    byte_of_char.push(text.len());
+    let byte = |m: &saphyr_parser::Marker| byte_of_char[m.index().min(byte_of_char.len() - 1)];
+    let mut parser = Parser::new_from_str(text);
+    let mut stack: Vec<Open> = Vec::new();
+    let mut root = None;
+    let mut aliases: HashMap<usize, Vec<Range<usize>>> = HashMap::new();
+    let mut anchors: HashMap<usize, usize> = HashMap::new();
+    while let Some(item) = parser.next_event() {
+        let (event, span) = item.map_err(|e| e.to_string())?;
+        let (start, end) = (byte(&span.start), byte(&span.end));
+        match event {
+            Event::DocumentEnd => break,
+            Event::Alias(id) => {
+                aliases.entry(id).or_default().push(start..end);
+                let node = Layout {
+                    start,
+                    content: start,
+                    end,
+                    anchor: 0,
+                    kind: Kind::Alias,
+                };
+                add(&mut stack, &mut root, &mut anchors, node);
+            }
+            Event::Scalar(value, style, anchor, _) => {
+                let (start, content, end) = match style {
+                    ScalarStyle::Literal | ScalarStyle::Folded => {
+                        block_scalar_bounds(text, start, end)
+                    }
+                    _ => (start, properties_end(text, start, end), end),
+                };
+                let plain_text = (style == ScalarStyle::Plain).then(|| value.to_string());
+                add(
+                    &mut stack,
+                    &mut root,
+                    &mut anchors,
+                    Layout {
+                        start,
+                        content,
+                        end,
+                        anchor,
+                        kind: Kind::Scalar { plain_text },
+                    },
+                );
+            }
+            Event::SequenceStart(anchor, _) => {
+                let flow = end > start && text[..end].ends_with('[');
+                let content = if flow { end - 1 } else { end };
+                stack.push(Open::Seq {
+                    start,
+                    content,
+                    flow,
+                    anchor,
+                    items: Vec::new(),
+                });
+            }
+            Event::MappingStart(anchor, _) => {
+                let flow = end > start && text[..end].ends_with('{');
+                let content = if flow { end - 1 } else { end };
+                stack.push(Open::Map {
+                    start,
+                    content,
+                    flow,
+                    anchor,
+                    entries: Vec::new(),
+                    key: None,
+                });
+            }
+            Event::SequenceEnd => {
+                let Some(Open::Seq {
+                    start: s,
+                    content,
+                    flow,
+                    anchor,
+                    items,
+                }) = stack.pop()
+                else {
+                    return Err("unbalanced sequence".into());
+                };
+                let e = if flow {
+                    start + 1
+                } else {
+                    items.last().map_or(content, |i| i.end)
+                };
+                // A block sequence's events start at its first item: it starts at the `-`.
+                let (s, content) = match items.first() {
+                    Some(first) if !flow => {
+                        let before = text[..first.start].trim_end_matches([' ', '\t']);
+                        let dash = before.strip_suffix('-').map_or(first.start, str::len);
+                        let has_properties = text[s..].starts_with(['&', '!']) && s < dash;
+                        (if has_properties { s } else { dash }, dash)
+                    }
+                    _ => (s, content),
+                };
+                let node = Layout {
+                    start: s,
+                    content,
+                    end: e,
+                    anchor,
+                    kind: Kind::Seq { flow, items },
+                };
+                add(&mut stack, &mut root, &mut anchors, node);
+            }
+            Event::MappingEnd => {
+                let Some(Open::Map {
+                    start: s,
+                    content,
+                    flow,
+                    anchor,
+                    entries,
+                    ..
+                }) = stack.pop()
+                else {
+                    return Err("unbalanced mapping".into());
+                };
+                let e = if flow {
+                    start + 1
+                } else {
+                    entries.last().map_or(content, |(_, v)| v.end)
+                };
+                let node = Layout {
+                    start: s,
+                    content,
+                    end: e,
+                    anchor,
+                    kind: Kind::Map { flow, entries },
+                };
+                add(&mut stack, &mut root, &mut anchors, node);
+            }
+            _ => {}
+        }
+    }
+    let root = root.ok_or("the case file is empty")?;
+    Ok(Scan {
+        root,
+        aliases,
+        anchors,
+    })
+}
+
+/// Where a scalar's value starts after its properties (`&a !!str value`).
+fn properties_end(text: &str, start: usize, end: usize) -> usize {
+    let mut at = start;
+    while at < end && text[at..].starts_with(['&', '!']) {
+        let token = text[at..end]
+            .find(char::is_whitespace)
+            .map_or(end, |i| at + i);
+        at = token + (text[token..end].len() - text[token..end].trim_start().len());
+    }
+    at.min(end)
+}
+
+/// A block scalar's bounds: the parser's span is its content (trailing blank lines included);
+/// the node starts at its properties and `|`/`>` indicator on the line above, and ends at its
+/// last non-blank character.
+fn block_scalar_bounds(text: &str, start: usize, end: usize) -> (usize, usize, usize) {
+    let content_end = start + text[start..end].trim_end().len();
+    // The header line: the last line before the content that holds the indicator.
+    let header_end = text[..start].trim_end().len();
+    let header_start = text[..header_end].rfind('\n').map_or(0, |i| i + 1);
+    let header = &text[header_start..header_end];
+    // Drop a trailing comment, then take the tokens from the first property or indicator.
+    let code = header.find(" #").map_or(header, |i| &header[..i]);
+    let tokens: Vec<(usize, &str)> = code
+        .split_whitespace()
+        .map(|t| (t.as_ptr() as usize - text.as_ptr() as usize, t))
+        .collect();
+    let Some(indicator) = tokens.iter().rposition(|(_, t)| t.starts_with(['|', '>'])) else {
+        return (start, start, content_end);
+    };
+    let mut first = indicator;
+    while first > 0 && tokens[first - 1].1.starts_with(['&', '!']) {
+        first -= 1;
+    }
+    (tokens[first].0, tokens[indicator].0, content_end)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,588 @@
+//! Tests of the minimal rewrite: one per reported defect, and a property test over generated
+//! case files (longer runs: `PROPTEST_CASES=20000 cargo test -p kruise-lua yaml_edit`).
+
+use super::*;
+use proptest::prelude::*;
+
+fn json(text: &str) -> JsonValue {
+    JsonValue::parse_go_interface(text.as_bytes()).unwrap()
+}
+
+fn rewrite(text: &str, index: usize, target: &str) -> Result<String, String> {
+    let edits = rewrite_expected(text, &[(index, json(target))])?;
+    Ok(apply_edits(text, edits))
+}
+
+#[test]
+fn one_changed_value_changes_one_line_and_keeps_the_key_order() {
+    let text = "expected:\n- kind: Route\n  apiVersion: x/v1\n  spec:\n    weight: 50\n    host: a\n  metadata:\n    name: r\n";
+    let new = rewrite(
+        text,
+        0,
+        r#"{"apiVersion":"x/v1","kind":"Route","metadata":{"name":"r"},"spec":{"host":"a","weight":51}}"#,
+    )
+    .unwrap();
+    assert_eq!(new, text.replace("weight: 50", "weight: 51"));
+}
+
+#[test]
+fn an_anchored_entry_keeps_its_anchor() {
+    let text = "expected:\n- &e0\n  a: 1\n  b: 2\n- c: 3\n";
+    let new = rewrite(text, 0, r#"{"a":1,"b":5}"#).unwrap();
+    assert_eq!(new, "expected:\n- &e0\n  a: 1\n  b: 5\n- c: 3\n");
+    // Replaced whole (a scalar where a map was), the anchor stays too.
+    let new = rewrite(text, 0, r#""x""#).unwrap();
+    assert_eq!(new, "expected:\n- &e0 x\n- c: 3\n");
+}
+
+#[test]
+fn an_anchor_another_entry_repeats_is_refused() {
+    let text = "expected:\n- &e0\n  a: 1\n- *e0\n";
+    let err = rewrite(text, 0, r#"{"a":2}"#).unwrap_err();
+    assert!(err.contains("`*e0` at line 4"), "{err}");
+    // Rewriting both: the alias is written out and the anchor kept.
+    let edits =
+        rewrite_expected(text, &[(0, json(r#"{"a":2}"#)), (1, json(r#"{"a":3}"#))]).unwrap();
+    let new = apply_edits(text, edits);
+    assert_eq!(new, "expected:\n- &e0\n  a: 2\n- a: 3\n");
+    // Removing a key whose value carries an anchor repeated elsewhere would leave the alias
+    // dangling.
+    let err = rewrite(
+        "expected:\n- a: 1\n  b: &k {w: 1}\nafter: *k\n",
+        0,
+        r#"{"a":1}"#,
+    )
+    .unwrap_err();
+    assert!(err.contains("`*k` at line 4"), "{err}");
+    // Only the alias: the anchored entry is untouched.
+    assert_eq!(
+        rewrite(text, 1, r#"{"a":3}"#).unwrap(),
+        "expected:\n- &e0\n  a: 1\n- a: 3\n"
+    );
+}
+
+#[test]
+fn a_flow_entry_keeps_its_comment() {
+    let text = "expected:\n  - {kind: R, spec: {weight: 1}} # the canary\n  - {kind: R}\n";
+    let new = rewrite(text, 0, r#"{"kind":"R","spec":{"weight":20,"x":"50"}}"#).unwrap();
+    assert_eq!(
+        new,
+        "expected:\n  - {kind: R, spec: {weight: 20, x: \"50\"}} # the canary\n  - {kind: R}\n"
+    );
+}
+
+#[test]
+fn crlf_files_get_crlf() {
+    let text = "expected:\r\n- kind: R\r\n  spec:\r\n    weight: 1\r\n";
+    let new = rewrite(
+        text,
+        0,
+        r#"{"kind":"R","metadata":{"labels":{"a":"b"}},"spec":{"weight":1,"w":[1,2]}}"#,
+    )
+    .unwrap();
+    assert_eq!(
+        new,
+        "expected:\r\n- kind: R\r\n  spec:\r\n    weight: 1\r\n    w:\r\n    - 1\r\n    - 2\r\n  metadata:\r\n    labels:\r\n      a: b\r\n"
+    );
+}
+
+#[test]
+fn keys_and_items_come_and_go_in_place() {
+    let text =
+        "expected:\n- a: 1 # one\n  b: 2\n  # about c\n  c: [1, 2, 3]\n  d:\n  - x\n  - y\n  - z\n";
+    let new = rewrite(text, 0, r#"{"b":2,"c":[1],"d":["x","q"]}"#).unwrap();
+    assert_eq!(
+        new,
+        "expected:\n- b: 2\n  # about c\n  c: [1]\n  d:\n  - x\n  - q\n"
+    );
+    let new = rewrite(text, 0, r#"{"a":1,"b":{"k":"v"},"c":[1,2,3,4],"d":"s"}"#).unwrap();
+    assert_eq!(
+        new,
+        "expected:\n- a: 1 # one\n  b:\n    k: v\n  # about c\n  c: [1, 2, 3, 4]\n  d: s\n"
+    );
+}
+
+#[test]
+fn block_scalars_tags_and_aliases_from_elsewhere() {
+    let text = "base: &b {w: 1}\nexpected:\n- s: |\n    line\n  t: !!str 12\n  u: *b\n  v: *b\n";
+    let new = rewrite(text, 0, r#"{"s":"other","t":"13","u":{"w":2},"v":{"w":1}}"#).unwrap();
+    assert_eq!(
+        new,
+        "base: &b {w: 1}\nexpected:\n- s: other\n  t: \"13\"\n  u:\n    w: 2\n  v: *b\n"
+    );
+}
+
+#[test]
+fn merge_keys_are_rewritten_whole() {
+    let text = "base: &b {w: 1, x: 2}\nexpected:\n- <<: *b\n  y: 3\n";
+    let new = rewrite(text, 0, r#"{"w":1,"x":5,"y":3}"#).unwrap();
+    assert!(
+        new.starts_with("base: &b {w: 1, x: 2}\nexpected:\n- "),
+        "{new}"
+    );
+    let doc = parse_first_document(&new).unwrap().unwrap();
+    assert_eq!(
+        doc.get("expected").unwrap().to_json().to_canonical_json(),
+        r#"[{"w":1,"x":5,"y":3}]"#
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// The property: for generated case files and outputs, the rewritten file parses, its
+// `expected[i]` is the output, and no byte outside the entry's lines changed.
+
+/// A generated YAML node with its style.
+#[derive(Debug, Clone)]
+enum Gen {
+    Scalar(JsonValue, Quote),
+    Map(Vec<(String, Gen)>, Style),
+    Seq(Vec<Gen>, Style),
+    /// `*base`, the root's anchored `{w: 1}`.
+    Alias,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Quote {
+    Plain,
+    Single,
+    Double,
+    /// `|-` block scalar (in block context; double-quoted in flow context).
+    Literal,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Style {
+    flow: bool,
+    anchor: bool,
+    comment: bool,
+}
+
+const KEYS: &[&str] = &["a", "b", "kind", "spec", "weight", "x y", "on", "10"];
+
+fn scalar() -> impl Strategy<Value = Gen> {
+    let value = prop_oneof![
+        (-3i64..100).prop_map(JsonValue::Int),
+        prop::sample::select(vec!["web", "50%", "yes", "", "a: b", "x#y", "é"])
+            .prop_map(|s| JsonValue::String(s.to_string())),
+        any::<bool>().prop_map(JsonValue::Bool),
+        Just(JsonValue::Null),
+    ];
+    let quote = prop::sample::select(vec![
+        Quote::Plain,
+        Quote::Single,
+        Quote::Double,
+        Quote::Literal,
+    ]);
+    (value, quote).prop_map(|(v, q)| Gen::Scalar(v, q))
+}
+
+fn style() -> impl Strategy<Value = Style> {
+    (any::<bool>(), prop::bool::weighted(0.2), any::<bool>()).prop_map(|(flow, anchor, comment)| {
+        Style {
+            flow,
+            anchor,
+            comment,
+        }
+    })
+}
+
+fn node() -> impl Strategy<Value = Gen> {
+    let leaf = prop_oneof![8 => scalar(), 1 => Just(Gen::Alias)];
+    leaf.prop_recursive(3, 24, 4, |inner| {
+        prop_oneof![
+            (
+                prop::collection::btree_map(prop::sample::select(KEYS), inner.clone(), 1..4),
+                style()
+            )
+                .prop_map(|(m, s)| Gen::Map(
+                    m.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+                    s
+                )),
+            (prop::collection::vec(inner, 1..4), style()).prop_map(|(v, s)| Gen::Seq(v, s)),
+        ]
+    })
+}
+
+/// An entry: a non-empty map whose keys come in a shuffled order.
+fn entry() -> impl Strategy<Value = Gen> {
+    (
+        prop::collection::vec((prop::sample::select(KEYS), node()), 1..5),
+        style(),
+    )
+        .prop_map(|(mut entries, style)| {
+            let mut seen = std::collections::HashSet::new();
+            entries.retain(|(k, _)| seen.insert(*k));
+            Gen::Map(
+                entries
+                    .into_iter()
+                    .map(|(k, v)| (k.to_string(), v))
+                    .collect(),
+                style,
+            )
+        })
+}
+
+struct Emitter {
+    out: String,
+    eol: &'static str,
+    step: usize,
+    anchors: usize,
+}
+
+impl Emitter {
+    fn scalar(&self, value: &JsonValue, quote: Quote) -> String {
+        let text = match value {
+            JsonValue::String(s) => s.clone(),
+            other => other.to_canonical_json(),
+        };
+        let plain_ok = matches!(value, JsonValue::String(s) if !s.is_empty() && !s.contains([':', '#', '%']) && s != "yes")
+            || !matches!(value, JsonValue::String(_));
+        match quote {
+            Quote::Single if matches!(value, JsonValue::String(_)) => format!("'{text}'"),
+            Quote::Double | Quote::Literal if matches!(value, JsonValue::String(_)) => {
+                format!("\"{text}\"")
+            }
+            _ if plain_ok => text,
+            _ => format!("\"{text}\""),
+        }
+    }
+
+    fn key(&self, key: &str) -> String {
+        if key.chars().all(|c| c.is_ascii_alphabetic()) && key != "on" {
+            key.to_string()
+        } else {
+            format!("\"{key}\"")
+        }
+    }
+
+    fn anchor(&mut self, style: &Style) -> String {
+        if style.anchor {
+            self.anchors += 1;
+            format!("&g{} ", self.anchors)
+        } else {
+            String::new()
+        }
+    }
+
+    fn flow(&mut self, node: &Gen) -> String {
+        match node {
+            Gen::Scalar(v, q) => self.scalar(v, *q),
+            Gen::Alias => "*base".into(),
+            Gen::Map(entries, style) => {
+                let anchor = self.anchor(style);
+                let body: Vec<String> = entries
+                    .iter()
+                    .map(|(k, v)| format!("{}: {}", self.key(k), self.flow(v)))
+                    .collect();
+                format!("{anchor}{{{}}}", body.join(", "))
+            }
+            Gen::Seq(items, style) => {
+                let anchor = self.anchor(style);
+                let body: Vec<String> = items.iter().map(|v| self.flow(v)).collect();
+                format!("{anchor}[{}]", body.join(", "))
+            }
+        }
+    }
+
+    fn newline(&mut self, column: usize) {
+        self.out.push_str(self.eol);
+        self.out.push_str(&" ".repeat(column));
+    }
+
+    /// Writes `node` where the cursor is: after `key:` (`column` = the key's) or after `- `
+    /// (`column` = where the item's content starts).
+    fn block(&mut self, node: &Gen, column: usize, after_key: bool) {
+        let style = match node {
+            Gen::Map(_, s) | Gen::Seq(_, s) => *s,
+            Gen::Scalar(JsonValue::String(text), Quote::Literal) if !text.is_empty() => {
+                self.out.push_str(if after_key { " |-" } else { "|-" });
+                let inner = if after_key {
+                    column + self.step
+                } else {
+                    column
+                };
+                self.newline(inner);
+                self.out.push_str(text);
+                return;
+            }
+            other => {
+                let text = self.flow(other);
+                self.out
+                    .push_str(&format!("{}{text}", if after_key { " " } else { "" }));
+                return;
+            }
+        };
+        if style.flow {
+            let text = self.flow(node);
+            self.out
+                .push_str(&format!("{}{text}", if after_key { " " } else { "" }));
+            if style.comment {
+                self.out.push_str(" # flow");
+            }
+            return;
+        }
+        let anchor = self.anchor(&style);
+        let inner = if after_key {
+            column + self.step
+        } else {
+            column
+        };
+        if after_key || !anchor.is_empty() {
+            if !anchor.is_empty() {
+                self.out.push_str(&format!(
+                    "{}{}",
+                    if after_key { " " } else { "" },
+                    anchor.trim_end()
+                ));
+            }
+            self.newline(inner);
+        }
+        match node {
+            Gen::Map(entries, _) => {
+                for (n, (k, v)) in entries.iter().enumerate() {
+                    if n > 0 {
+                        if style.comment && n == 1 {
+                            self.out.push_str(" # note");
+                            self.newline(inner);
+                            self.out.push_str("# between");
+                        }
+                        self.newline(inner);
+                    }
+                    self.out.push_str(&format!("{}:", self.key(k)));
+                    self.block(v, inner, true);
+                }
+            }
+            Gen::Seq(items, _) => {
+                for (n, item) in items.iter().enumerate() {
+                    if n > 0 {
+                        self.newline(inner);
+                    }
+                    self.out.push_str("- ");
+                    self.block(item, inner + 2, false);
+                }
+            }
+            _ => unreachable!(),
+        }
+    }
+}
+
+/// A case file with `entries` under `expected` (a block list indented by `list_indent`, or a
+/// flow list), nested blocks indented by `step`; with `alias_tail`, a later key repeats every
+/// anchor.
+fn emit(
+    entries: &[Gen],
+    crlf: bool,
+    list_indent: usize,
+    step: usize,
+    flow_list: bool,
+    alias_tail: bool,
+) -> String {
+    let mut e = Emitter {
+        out: String::new(),
+        eol: if crlf { "\r\n" } else { "\n" },
+        step,
+        anchors: 0,
+    };
+    e.out.push_str("# a case");
+    e.newline(0);
+    e.out.push_str("base: &base {w: 1}");
+    e.newline(0);
+    e.out.push_str("expected:");
+    if flow_list {
+        let items: Vec<String> = entries.iter().map(|g| e.flow(g)).collect();
+        e.out.push_str(&format!(" [{}]", items.join(", ")));
+    } else {
+        for entry in entries {
+            e.newline(list_indent);
+            e.out.push_str("# entry");
+            e.newline(list_indent);
+            e.out.push_str("- ");
+            e.block(entry, list_indent + 2, false);
+        }
+    }
+    if alias_tail && e.anchors > 0 {
+        // Nodes after the list that repeat the entries' anchors.
+        let aliases: Vec<String> = (1..=e.anchors).map(|n| format!("*g{n}")).collect();
+        e.newline(0);
+        e.out
+            .push_str(&format!("repeats: [{}]", aliases.join(", ")));
+    }
+    e.newline(0);
+    e.out.push_str("# the end");
+    e.out.push_str(e.eol);
+    e.out
+}
+
+/// A changed copy of `value`: scalars changed, keys and items added and removed, at random.
+fn mutate(value: &JsonValue, rng: &mut u64) -> JsonValue {
+    // xorshift64: the mutation follows from proptest's seed.
+    fn next(rng: &mut u64, n: u64) -> u64 {
+        *rng ^= *rng << 13;
+        *rng ^= *rng >> 7;
+        *rng ^= *rng << 17;
+        *rng % n
+    }
+    match value {
+        JsonValue::Object(map) => {
+            let mut out = std::collections::BTreeMap::new();
+            for (k, v) in map {
+                match next(rng, 6) {
+                    0 => {}
+                    1 => {
+                        out.insert(k.clone(), JsonValue::Int(next(rng, 1000) as i64));
+                    }
+                    _ => {
+                        out.insert(k.clone(), mutate(v, rng));
+                    }
+                }
+            }
+            if next(rng, 3) == 0 {
+                out.insert(
+                    format!("new{}", next(rng, 3)),
+                    json(r#"{"p":[1,"two",{"q":null}]}"#),
+                );
+            }
+            JsonValue::Object(out)
+        }
+        JsonValue::Array(items) => {
+            let mut out: Vec<JsonValue> = items.iter().map(|v| mutate(v, rng)).collect();
+            match next(rng, 4) {
+                0 => out.truncate(next(rng, out.len() as u64 + 1) as usize),
+                1 => out.push(JsonValue::String("added".into())),
+                _ => {}
+            }
+            JsonValue::Array(out)
+        }
+        scalar => match next(rng, 4) {
+            0 => JsonValue::String("changed: yes".into()),
+            1 => JsonValue::Float(2.5),
+            _ => scalar.clone(),
+        },
+    }
+}
+
+fn line_end(text: &str, at: usize) -> usize {
+    text[at..].find(['\r', '\n']).map_or(text.len(), |i| at + i)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn rewriting_changes_only_the_entry(
+        entries in prop::collection::vec(entry(), 1..4),
+        crlf in any::<bool>(),
+        list_indent in prop::sample::select(vec![0usize, 2]),
+        step in prop::sample::select(vec![2usize, 4]),
+        flow_list in prop::bool::weighted(0.15),
+        alias_tail in prop::bool::weighted(0.3),
+        pick in any::<prop::sample::Index>(),
+        seed in 1u64..u64::MAX,
+    ) {
+        let text = emit(&entries, crlf, list_indent, step, flow_list, alias_tail);
+        let doc = parse_first_document(&text)
+            .map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?
+            .unwrap();
+        let list = doc.get("expected").unwrap();
+        let YamlValue::Seq(items) = &list.value else { panic!("{text}") };
+        let index = pick.index(items.len());
+        let entry = &items[index];
+        let mut rng = seed;
+        let target = mutate(&entry.to_json(), &mut rng);
+        let rewritten = rewrite_expected(&text, &[(index, target.clone())]);
+        if let Err(e) = &rewritten
+            && alias_tail
+            && text.contains("repeats: [")
+        {
+            // Refused only because a repeated anchor would change.
+            prop_assert!(e.contains("is repeated by the alias `*g"), "{}\n{}", e, text);
+            return Ok(());
+        }
+        let edits = rewritten.map_err(|e| {
+            let unverified = plan(&text, &[(index, target.clone())], false)
+                .map(|(_, edits)| apply_edits(&text, edits));
+            TestCaseError::fail(format!("{e}\n{text}\n--- to {} ---\n{unverified:?}", target.to_canonical_json()))
+        })?;
+        let new = apply_edits(&text, edits);
+        let reread = parse_first_document(&new)
+            .map_err(|e| TestCaseError::fail(format!("{e}\n{new}")))?
+            .unwrap();
+        let YamlValue::Seq(new_items) = &reread.get("expected").unwrap().value else {
+            panic!("{new}")
+        };
+        prop_assert_eq!(new_items.len(), items.len());
+        prop_assert_eq!(
+            new_items[index].to_json().to_canonical_json(),
+            target.to_canonical_json(),
+            "{}\n---\n{}", text, new
+        );
+        // Every byte outside the entry's lines is the same.
+        let start = entry.span.start.offset;
+        let end = line_end(&text, entry.span.end.offset.max(start));
+        prop_assert_eq!(&new[..start], &text[..start]);
+        let tail = &text[end..];
+        prop_assert!(new.ends_with(tail), "{}\n---\n{}", text, new);
+        prop_assert!(new.len() >= start + tail.len());
+        if crlf {
+            prop_assert!(!new.replace("\r\n", "").contains('\n'), "{:?}", new);
+        }
+    }
+}
+
+#[test]
+fn unusual_layouts_are_edited_in_place() {
+    let cases = [
+        (
+            "expected:\n- ? a\n  : 1\n  b: 2\n",
+            r#"{"a":1,"b":3,"c":4}"#,
+            "expected:\n- ? a\n  : 1\n  b: 3\n  c: 4\n",
+        ),
+        (
+            "expected:\n- - a\n  - b\n",
+            r#"["b"]"#,
+            "expected:\n- - b\n",
+        ),
+        (
+            "expected:\n- a:\n  b: 2\n",
+            r#"{"a":{"k":[1,2]},"b":2}"#,
+            "expected:\n- a:\n    k:\n    - 1\n    - 2\n  b: 2\n",
+        ),
+        (
+            "expected:\n-\n  a: 1\n",
+            r#"{"a":2,"z":1}"#,
+            "expected:\n-\n  a: 2\n  z: 1\n",
+        ),
+        (
+            "expected:\n- {a: 1,\n   b: 2}\n",
+            r#"{"b":2,"c":[]}"#,
+            "expected:\n- {b: 2, c: []}\n",
+        ),
+        (
+            "expected:\n- a: >\n    folded\n    text\n\n  b: 1\n",
+            r#"{"a":"x","b":1}"#,
+            "expected:\n- a: x\n\n  b: 1\n",
+        ),
+        (
+            "expected:\n- a: 1\n---\nother: doc\n",
+            r#"{"a":2}"#,
+            "expected:\n- a: 2\n---\nother: doc\n",
+        ),
+    ];
+    for (text, target, want) in cases {
+        assert_eq!(rewrite(text, 0, target).as_deref(), Ok(want), "{text:?}");
+    }
+    // An anchor inside the entry that the entry itself repeats.
+    let err = rewrite("expected:\n- a: &x 1\n  b: *x\n", 0, r#"{"a":2,"b":1}"#).unwrap_err();
+    assert!(err.contains("`*x` at line 3"), "{err}");
+}
+
+#[test]
+fn the_fallback_writes_the_entry_anew_keeping_its_anchor() {
+    let text = "expected:\n- &e0 # first\n  b: 2\n  a: 1\n- x: 1\n";
+    let target = json(r#"{"a":1,"b":3}"#);
+    let (_, edits) = plan(text, &[(0, target)], true).unwrap();
+    assert_eq!(
+        apply_edits(text, edits),
+        "expected:\n- &e0\n  a: 1\n  b: 3\n- x: 1\n"
+    );
+}
