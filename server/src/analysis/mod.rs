@@ -65,6 +65,18 @@ pub fn analyze_with_spec(
     config: &LintConfig,
     spec_shape: Option<&SpecShape>,
 ) -> Analysis {
+    analyze_script(source, flavor, config, spec_shape, None)
+}
+
+/// [`analyze_with_spec`] for a script that may be embedded in a ConfigMap under the key of
+/// `configmap_kind` (KL011 looks at it).
+pub fn analyze_script(
+    source: &str,
+    flavor: Flavor,
+    config: &LintConfig,
+    spec_shape: Option<&SpecShape>,
+    configmap_kind: Option<&kruise_lua_engine::discovery::ScriptKind>,
+) -> Analysis {
     let parsed = parse::parse(source);
     let model = semantic::Model::build(&parsed.ast, source.len());
     let ctx = lints::LintContext::new(
@@ -74,7 +86,8 @@ pub fn analyze_with_spec(
         flavor,
         !parsed.errors.is_empty(),
         spec_shape,
-    );
+    )
+    .in_configmap(configmap_kind);
     let mut diagnostics = Vec::new();
     for lint in lints::all() {
         let Some(severity) = config.severity(lint.code(), lint.default_severity()) else {
@@ -149,7 +162,7 @@ mod tests {
         let analysis = analyze(source, Flavor::Custom, &LintConfig::default());
         assert!(!analysis.syntax_errors.is_empty());
         assert!(analysis.diagnostics.iter().any(|d| d.code == "KL002"));
-        assert_eq!(lints::all().len(), 7);
+        assert_eq!(lints::all().len(), 13);
         assert_eq!(lints::all()[0].code(), "KL001");
     }
 
