@@ -17,7 +17,7 @@ mod commands;
 mod diagnostics;
 mod documents;
 mod lua;
-mod project;
+pub(crate) mod project;
 mod runs;
 mod server;
 mod session;
