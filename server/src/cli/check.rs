@@ -140,7 +140,11 @@ pub(crate) fn render(
     let written = if args.lint {
         let (mut findings, files) = super::lint::lint_paths(&args.paths)?;
         if !filters.is_empty() {
-            findings.retain(|f| filters.iter().any(|filter| f.file.contains(filter.as_str())));
+            findings.retain(|f| {
+                filters
+                    .iter()
+                    .any(|filter| f.file.contains(filter.as_str()))
+            });
         }
         rendered.code = rendered
             .code

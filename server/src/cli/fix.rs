@@ -44,9 +44,8 @@ pub fn apply(targets: &[Target], findings: &[Finding]) -> Result<FixCount, Usage
         if applied == 0 {
             continue;
         }
-        replace_file(&target.path, target.text.as_bytes(), text.as_bytes()).map_err(|err| {
-            UsageError(format!("{}: --fix: {err}", paths::display(&target.path)))
-        })?;
+        replace_file(&target.path, target.text.as_bytes(), text.as_bytes())
+            .map_err(|err| UsageError(format!("{}: --fix: {err}", paths::display(&target.path))))?;
         count.edits += applied;
         count.files += 1;
     }
@@ -114,10 +113,8 @@ mod tests {
     use super::*;
 
     fn scratch(name: &str) -> std::path::PathBuf {
-        let dir = std::env::temp_dir().join(format!(
-            "kruise-lua-fix-{name}-{}",
-            std::process::id()
-        ));
+        let dir =
+            std::env::temp_dir().join(format!("kruise-lua-fix-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         dir
@@ -149,7 +146,12 @@ mod tests {
             let link = dir.join("link.lua");
             std::os::unix::fs::symlink(&file, &link).unwrap();
             replace_file(&link, b"old", b"new").unwrap();
-            assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+            assert!(
+                std::fs::symlink_metadata(&link)
+                    .unwrap()
+                    .file_type()
+                    .is_symlink()
+            );
             assert_eq!(std::fs::read_to_string(&file).unwrap(), "new");
             let mode = std::fs::metadata(&file).unwrap().permissions().mode();
             assert_eq!(mode & 0o777, 0o640);
@@ -157,7 +159,10 @@ mod tests {
         #[cfg(not(unix))]
         replace_file(&file, b"old", b"new").unwrap();
         let error = replace_file(&file, b"old", b"newer").unwrap_err();
-        assert!(error.to_string().contains("changed since it was read"), "{error}");
+        assert!(
+            error.to_string().contains("changed since it was read"),
+            "{error}"
+        );
         assert_eq!(std::fs::read_to_string(&file).unwrap(), "new");
         let leftovers: Vec<_> = std::fs::read_dir(&dir)
             .unwrap()

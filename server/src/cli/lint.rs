@@ -122,7 +122,11 @@ struct TargetScript {
 /// with its embedded scripts. Files are listed once, in the order first found.
 pub fn collect(roots: &[PathBuf]) -> Result<Vec<Target>, UsageError> {
     let mut targets: Vec<Target> = Vec::new();
-    let trees: Vec<&Path> = roots.iter().filter(|r| r.is_dir()).map(|r| r.as_path()).collect();
+    let trees: Vec<&Path> = roots
+        .iter()
+        .filter(|r| r.is_dir())
+        .map(|r| r.as_path())
+        .collect();
     let mut total = 0;
     for root in roots {
         let metadata = std::fs::metadata(root).map_err(|err| UsageError::io(root, &err))?;
@@ -257,7 +261,14 @@ fn lint_target(target: &Target) -> Result<Vec<Finding>, UsageError> {
     for (line, message) in &target.notes {
         let line = line.unwrap_or(1);
         let start = lines.offset_of_line(line);
-        findings.push(lines.finding(target, None, CONFIGMAP, Severity::Warning, message, start..start));
+        findings.push(lines.finding(
+            target,
+            None,
+            CONFIGMAP,
+            Severity::Warning,
+            message,
+            start..start,
+        ));
     }
     for script in &target.scripts {
         let flavor = match script.kind {
@@ -266,8 +277,13 @@ fn lint_target(target: &Target) -> Result<Vec<Finding>, UsageError> {
         };
         let shape = spec_shape(&script.cases);
         let configmap_kind = script.map.is_some().then_some(&script.kind);
-        let analysis =
-            analysis::analyze_script(&script.source, flavor, &config, shape.as_ref(), configmap_kind);
+        let analysis = analysis::analyze_script(
+            &script.source,
+            flavor,
+            &config,
+            shape.as_ref(),
+            configmap_kind,
+        );
         let to_file = |range: Range<usize>| match &script.map {
             Some(map) => {
                 map.to_host(&target.text, &script.source, range.start)
@@ -278,7 +294,14 @@ fn lint_target(target: &Target) -> Result<Vec<Finding>, UsageError> {
         let key = script.key.as_deref();
         for error in analysis.syntax_errors {
             let range = to_file(error.range);
-            findings.push(lines.finding(target, key, SYNTAX, Severity::Error, &error.message, range));
+            findings.push(lines.finding(
+                target,
+                key,
+                SYNTAX,
+                Severity::Error,
+                &error.message,
+                range,
+            ));
         }
         for diagnostic in analysis.diagnostics {
             let range = to_file(diagnostic.range.clone());
@@ -294,7 +317,8 @@ fn lint_target(target: &Target) -> Result<Vec<Finding>, UsageError> {
                 let range = to_file(fix.range.clone());
                 // In a manifest the fix must land on exactly the same text, on one line of the
                 // block scalar (a line break would need the block's indentation).
-                let lands = target.text.get(range.clone()) == Some(&script.source[fix.range.clone()])
+                let lands = target.text.get(range.clone())
+                    == Some(&script.source[fix.range.clone()])
                     && (script.map.is_none() || !fix.replacement.contains('\n'));
                 lands.then(|| FileFix {
                     title: fix.title,
@@ -307,6 +331,8 @@ fn lint_target(target: &Target) -> Result<Vec<Finding>, UsageError> {
             findings.push(finding);
         }
     }
+    // Syntax errors and lints of one script together, in file order (remarks first).
+    findings.sort_by_key(|f| (f.code != CONFIGMAP, f.start, f.end));
     Ok(findings)
 }
 
@@ -328,7 +354,10 @@ impl<'a> LineStarts<'a> {
         let offset = offset.min(self.text.len());
         let line = self.starts.partition_point(|start| *start <= offset) - 1;
         let start = self.starts[line];
-        let column = self.text.get(start..offset).map_or(0, |s| s.chars().count());
+        let column = self
+            .text
+            .get(start..offset)
+            .map_or(0, |s| s.chars().count());
         Pos {
             line: line as u32 + 1,
             column: column as u32 + 1,
@@ -342,7 +371,9 @@ impl<'a> LineStarts<'a> {
 
     fn line_text(&self, line: u32) -> &str {
         let start = self.offset_of_line(line);
-        let end = self.text[start..].find('\n').map_or(self.text.len(), |i| start + i);
+        let end = self.text[start..]
+            .find('\n')
+            .map_or(self.text.len(), |i| start + i);
         self.text[start..end].trim_end_matches('\r')
     }
 

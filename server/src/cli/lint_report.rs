@@ -128,12 +128,24 @@ pub fn write_human(findings: &[Finding], color: bool, out: &mut dyn Write) -> io
             Severity::Warning => YELLOW,
             Severity::Information | Severity::Hint => CYAN,
         };
-        let head = paint(color, &format!("{BOLD}{style}"), &format!("{}[{}]", f.severity, f.code));
+        let head = paint(
+            color,
+            &format!("{BOLD}{style}"),
+            &format!("{}[{}]", f.severity, f.code),
+        );
         writeln!(out, "{head}: {}", f.message)?;
-        let key = f.key.as_ref().map(|k| format!(" ({k})")).unwrap_or_default();
+        let key = f
+            .key
+            .as_ref()
+            .map(|k| format!(" ({k})"))
+            .unwrap_or_default();
         let gutter = f.start.line.to_string().len();
         let pad = " ".repeat(gutter);
-        writeln!(out, "{pad}--> {}:{}:{}{key}", f.file, f.start.line, f.start.column)?;
+        writeln!(
+            out,
+            "{pad}--> {}:{}:{}{key}",
+            f.file, f.start.line, f.start.column
+        )?;
         writeln!(out, "{pad} |")?;
         writeln!(out, "{} | {}", f.start.line, f.source_line)?;
         let width = if f.end.line == f.start.line {

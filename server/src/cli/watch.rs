@@ -88,7 +88,10 @@ fn parent(path: &Path) -> PathBuf {
 /// Whether a changed path can matter: under a watched folder or one of the watched files, and
 /// not a temporary file (ours from `--fix`, or an editor's).
 fn relevant(path: &Path, watched: &[PathBuf]) -> bool {
-    let name = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
     let temporary = name.ends_with(".tmp") || name.ends_with('~') || name.ends_with(".swp");
     let inside = watched.iter().any(|root| {
         if root.is_dir() {
@@ -99,7 +102,11 @@ fn relevant(path: &Path, watched: &[PathBuf]) -> bool {
             path == root
         }
     });
-    inside && !temporary && !path.components().any(|c| c == Component::Normal(".git".as_ref()))
+    inside
+        && !temporary
+        && !path
+            .components()
+            .any(|c| c == Component::Normal(".git".as_ref()))
 }
 
 /// Clears the terminal (when stdout is one) and prints a run's summary and report.
@@ -112,8 +119,9 @@ fn show(outcome: Result<Outcome, UsageError>) {
         let _ = writeln!(out, "----");
     }
     let _ = match outcome {
-        Ok(outcome) => writeln!(out, "{}", outcome.summary)
-            .and_then(|_| out.write_all(&outcome.report)),
+        Ok(outcome) => {
+            writeln!(out, "{}", outcome.summary).and_then(|_| out.write_all(&outcome.report))
+        }
         Err(UsageError(message)) => writeln!(out, "kruise-lua: error: {message}"),
     };
     let _ = out.flush();
@@ -161,8 +169,16 @@ fn script_filters(roots: &[PathBuf], changed: &[PathBuf]) -> Option<Vec<String>>
 fn shown_path(roots: &[PathBuf], path: &Path) -> Option<String> {
     roots.iter().find_map(|root| {
         let absolute = std::path::absolute(root).ok()?;
-        let base = if root.is_dir() { root.clone() } else { parent(root) };
-        let absolute_base = if root.is_dir() { absolute } else { parent(&absolute) };
+        let base = if root.is_dir() {
+            root.clone()
+        } else {
+            parent(root)
+        };
+        let absolute_base = if root.is_dir() {
+            absolute
+        } else {
+            parent(&absolute)
+        };
         let rest = path.strip_prefix(&absolute_base).ok()?;
         Some(paths::display(&base.join(rest)))
     })
@@ -183,7 +199,9 @@ fn script_of(shown: &str) -> Option<String> {
     let testdata = parts.iter().rposition(|p| *p == "testdata")?;
     if testdata >= 1 && parts[testdata - 1] == INGRESS_FOLDER {
         // trafficrouting_ingress/testdata/<class>/case.yaml
-        let class = parts.get(testdata + 1).filter(|_| parts.len() > testdata + 2)?;
+        let class = parts
+            .get(testdata + 1)
+            .filter(|_| parts.len() > testdata + 2)?;
         let mut script = parts[..testdata].join("/");
         script.push('/');
         script.push_str(class);

@@ -381,9 +381,18 @@ mod tests {
             })
         };
         assert!(at("check/fail", "testdata/fail.yaml", 34), "{results:#?}");
-        assert!(at("check/error", "Demo/trafficRouting.lua", 7), "{results:#?}");
-        assert!(at("check/case-error", "testdata/broken.yaml", 1), "{results:#?}");
-        assert!(at("check/warning", "testdata/pass.yaml", 12), "{results:#?}");
+        assert!(
+            at("check/error", "Demo/trafficRouting.lua", 7),
+            "{results:#?}"
+        );
+        assert!(
+            at("check/case-error", "testdata/broken.yaml", 1),
+            "{results:#?}"
+        );
+        assert!(
+            at("check/warning", "testdata/pass.yaml", 12),
+            "{results:#?}"
+        );
     }
 
     #[test]
