@@ -4,7 +4,7 @@
 //! LSP positions (UTF-16) is the protocol layer's job. Nothing here does I/O except
 //! [`LintConfig::load`].
 //!
-//! * [`analyze_with_spec`]: syntax errors (Lua 5.1 as gopher-lua parses it) and lint diagnostics.
+//! * [`analyze_script`]: syntax errors (Lua 5.1 as gopher-lua parses it) and lint diagnostics.
 //! * [`complete`], [`hover`]: `obj` fields with Kruise's docs, `obj.data.spec` fields from the
 //!   test cases ([`infer_spec_shape`]), library members Kruise provides, names in scope.
 //! * [`definition`], [`references`], [`document_symbols`]: navigation on resolved names.
@@ -58,18 +58,8 @@ pub struct Analysis {
 }
 
 /// Parses `source` and runs the lints `config` enables; `spec_shape`, the shape of
-/// `obj.data.spec` from the script's test cases, lets KL005 tell arrays from maps inside the spec.
-pub fn analyze_with_spec(
-    source: &str,
-    flavor: Flavor,
-    config: &LintConfig,
-    spec_shape: Option<&SpecShape>,
-) -> Analysis {
-    analyze_script(source, flavor, config, spec_shape, None)
-}
-
-/// [`analyze_with_spec`] for a script that may be embedded in a ConfigMap under the key of
-/// `configmap_kind` (KL011 looks at it).
+/// `obj.data.spec` from the script's test cases, lets KL005 tell arrays from maps inside the
+/// spec; `configmap_kind` is the provider of a script embedded in a ConfigMap (KL011).
 pub fn analyze_script(
     source: &str,
     flavor: Flavor,
@@ -124,7 +114,7 @@ mod tests {
     use super::*;
 
     fn analyze(source: &str, flavor: Flavor, config: &LintConfig) -> Analysis {
-        analyze_with_spec(source, flavor, config, None)
+        analyze_script(source, flavor, config, None, None)
     }
 
     const SCRIPT: &str = "local spec = obj.data.spec\nlocal unused = 1\nfor _, r in ipairs(spec.http) do\n  r.route[1].weight = obj.stableWeight\n  r.route[2] = {destination = {host = obj.canaryService}, weight = obj.canaryweight}\nend\nreturn obj.data\n";

@@ -159,12 +159,10 @@ fn returned_tables<'a>(ctx: &LintContext<'a>) -> Returned<'a> {
                     }
                     None => {}
                 },
-                Some(expr) => {
-                    if self.ctx.model.expr_value(expr) == Value::Obj(annotations()) {
-                        self.out.annotations = true;
-                    }
+                Some(expr) if self.ctx.model.expr_value(expr) == Value::Obj(annotations()) => {
+                    self.out.annotations = true;
                 }
-                None => {}
+                _ => {}
             }
         }
         fn function(&mut self, _: &'a FunctionBody, enter: bool) {

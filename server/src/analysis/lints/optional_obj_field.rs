@@ -200,13 +200,14 @@ fn guarded_paths(ctx: &LintContext) -> HashSet<ObjPath> {
         }
         fn expr(&mut self, expr: &'a Expression) {
             match expr {
-                Expression::BinaryOperator { lhs, binop, rhs } => match binop {
-                    BinOp::And(_) | BinOp::Or(_) | BinOp::TwoEqual(_) | BinOp::TildeEqual(_) => {
-                        self.tested(lhs);
-                        self.tested(rhs);
-                    }
-                    _ => {}
-                },
+                Expression::BinaryOperator {
+                    lhs,
+                    binop: BinOp::And(_) | BinOp::Or(_) | BinOp::TwoEqual(_) | BinOp::TildeEqual(_),
+                    rhs,
+                } => {
+                    self.tested(lhs);
+                    self.tested(rhs);
+                }
                 Expression::UnaryOperator {
                     unop: UnOp::Not(_),
                     expression,
