@@ -395,3 +395,21 @@ fn check_watch_reruns_the_changed_script() {
     let all = watching.next_summary();
     assert!(all.starts_with("7 passed, 0 failed"), "{all}");
 }
+
+#[test]
+fn deeply_nested_scripts_are_an_error_not_a_crash() {
+    let dir = scratch("lint-deep");
+    let nested = format!(
+        "local x = {}1{}\nreturn obj.data\n",
+        "(".repeat(50_000),
+        ")".repeat(50_000)
+    );
+    write(&dir, "lc/example.io/Deep/trafficRouting.lua", &nested);
+    write(&dir, "lc/example.io/Deep/testdata/.keep", "");
+    let result = run_in(&dir, &["lint", "--format", "json", "lc"]);
+    assert_eq!(result.code, 1, "{}", result.stderr);
+    let lines = json_lines(&result.stdout);
+    assert_eq!(lines.len(), 1);
+    assert_eq!(lines[0]["code"], "syntax");
+    assert_eq!(lines[0]["message"], "chunk has too many syntax levels");
+}

@@ -238,13 +238,36 @@ fn spec_shape(cases: &[PathBuf]) -> Option<SpecShape> {
 
 /// Lints every target in parallel; findings come back in target order, then source order.
 pub fn lint_targets(targets: &[Target]) -> Result<Vec<Finding>, UsageError> {
-    let per_target: Vec<Result<Vec<Finding>, UsageError>> =
-        targets.par_iter().map(lint_target).collect();
+    let lint_all = || -> Vec<Result<Vec<Finding>, UsageError>> {
+        targets.par_iter().map(lint_target).collect()
+    };
+    let per_target = match analysis_pool() {
+        Some(pool) => pool.install(lint_all),
+        None => lint_all(),
+    };
     let mut findings = Vec::new();
     for result in per_target {
         findings.extend(result?);
     }
     Ok(findings)
+}
+
+/// Stack of the analysis threads. The parser and the lints recurse once per nesting level of
+/// the script (bounded by the compiler's 200 levels, see `analysis::parse`); a debug build needs
+/// more than the default 2 MiB for that. Only the pages used are committed.
+const ANALYSIS_STACK: usize = 64 << 20;
+
+/// The threads lints run on (None: the pool could not be made; the global one is used).
+fn analysis_pool() -> Option<&'static rayon::ThreadPool> {
+    static POOL: std::sync::OnceLock<Option<rayon::ThreadPool>> = std::sync::OnceLock::new();
+    POOL.get_or_init(|| {
+        rayon::ThreadPoolBuilder::new()
+            .stack_size(ANALYSIS_STACK)
+            .thread_name(|i| format!("kruise-lua-lint-{i}"))
+            .build()
+            .ok()
+    })
+    .as_ref()
 }
 
 /// Lints the files PATH names (what `check --lint` adds to its report), and how many.
