@@ -413,3 +413,21 @@ fn deeply_nested_scripts_are_an_error_not_a_crash() {
     assert_eq!(lines[0]["code"], "syntax");
     assert_eq!(lines[0]["message"], "chunk has too many syntax levels");
 }
+
+#[test]
+fn files_too_large_to_analyse_are_reported() {
+    let dir = scratch("lint-large");
+    let mut big = String::from("local t = {}\n");
+    while big.len() <= 3 << 20 {
+        big.push_str("t[#t + 1] = \"0123456789012345678901234567890123456789\"\n");
+    }
+    big.push_str("return obj.data\n");
+    write(&dir, "lc/example.io/Big/trafficRouting.lua", &big);
+    write(&dir, "lc/example.io/Big/testdata/.keep", "");
+    let result = run_in(&dir, &["lint", "--format", "json", "--deny-warnings", "lc"]);
+    assert_eq!(result.code, 1, "{}", result.stderr);
+    let lines = json_lines(&result.stdout);
+    assert_eq!(lines.len(), 1);
+    assert_eq!(lines[0]["code"], "too-large");
+    assert_eq!(lines[0]["severity"], "warning");
+}

@@ -19,6 +19,7 @@ use rayon::prelude::*;
 use super::report::{Location, span_line};
 use super::{ColorArg, EXIT_FINDINGS, EXIT_OK, UsageError, paths, read_text};
 use crate::analysis::{self, Flavor, LintConfig, Severity, SpecShape, infer_spec_shape};
+use crate::lsp::documents::MAX_ANALYSED_BYTES;
 use crate::lsp::project::EmbeddedMap;
 
 #[derive(Debug, Args)]
@@ -97,6 +98,8 @@ pub struct Finding {
 pub const SYNTAX: &str = "syntax";
 /// The code of remarks about a ConfigMap manifest Kruise would not read as written.
 pub const CONFIGMAP: &str = "configmap";
+/// The code of a file too large to analyse (the language server's limit).
+pub const TOO_LARGE: &str = "too-large";
 
 /// A file to lint and its scripts.
 pub struct Target {
@@ -281,6 +284,14 @@ fn lint_target(target: &Target) -> Result<Vec<Finding>, UsageError> {
         LintConfig::nearest(&target.path).map_err(|error| UsageError(error.to_string()))?;
     let lines = LineStarts::new(&target.text);
     let mut findings = Vec::new();
+    if target.text.len() > MAX_ANALYSED_BYTES {
+        let message = format!(
+            "not analysed: the file has {} bytes, more than the {MAX_ANALYSED_BYTES} the analysis takes",
+            target.text.len()
+        );
+        findings.push(lines.finding(target, None, TOO_LARGE, Severity::Warning, &message, 0..0));
+        return Ok(findings);
+    }
     for (line, message) in &target.notes {
         let line = line.unwrap_or(1);
         let start = lines.offset_of_line(line);

@@ -7,7 +7,7 @@ use std::io::{self, Write};
 use serde_json::json;
 
 use super::fix::FixCount;
-use super::lint::{CONFIGMAP, Finding, LintFormat, SYNTAX};
+use super::lint::{CONFIGMAP, Finding, LintFormat, SYNTAX, TOO_LARGE};
 use super::report::github::{escape_data, escape_property};
 use super::report::{self, Format, Report, sarif};
 use crate::analysis::{Severity, lints};
@@ -264,6 +264,12 @@ pub fn rules() -> Vec<sarif::Rule> {
         id: CONFIGMAP.to_string(),
         name: "configmap-remark".to_string(),
         description: "A ConfigMap manifest that Kruise would not read as written".to_string(),
+        level: sarif::Level::Warning,
+    });
+    rules.push(sarif::Rule {
+        id: TOO_LARGE.to_string(),
+        name: "file-too-large".to_string(),
+        description: "A file larger than the analysis takes (2 MiB), not analysed".to_string(),
         level: sarif::Level::Warning,
     });
     rules

@@ -15,7 +15,7 @@ mod accept;
 mod case_view;
 mod commands;
 mod diagnostics;
-mod documents;
+pub(crate) mod documents;
 mod lua;
 pub(crate) mod project;
 mod runs;
