@@ -232,6 +232,8 @@ fn embedded(manifest: &Path, text: &str, trees: &[&Path], script: EmbeddedScript
 fn spec_shape(cases: &[PathBuf]) -> Option<SpecShape> {
     let specs: Vec<_> = cases
         .iter()
+        // Memory stays bounded: a case too large for the editor is skipped here too.
+        .filter(|path| std::fs::metadata(path).is_ok_and(|m| m.len() <= MAX_ANALYSED_BYTES as u64))
         .filter_map(|path| std::fs::read_to_string(path).ok())
         .filter_map(|text| parse_case(&text).ok())
         .filter_map(|case| case.steps.first().and_then(|s| s.obj.data.spec.clone()))
@@ -305,10 +307,7 @@ fn lint_target(target: &Target) -> Result<Vec<Finding>, UsageError> {
         ));
     }
     for script in &target.scripts {
-        let flavor = match script.kind {
-            ScriptKind::Ingress { .. } => Flavor::Ingress,
-            ScriptKind::Custom { .. } => Flavor::Custom,
-        };
+        let flavor = Flavor::from(&script.kind);
         let shape = spec_shape(&script.cases);
         let configmap_kind = script.map.is_some().then_some(&script.kind);
         let analysis = analysis::analyze_script(
