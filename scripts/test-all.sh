@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite: formatting, lints, every crate's tests (engine conformance, CLI
 # end-to-end), the bundled script library checked by the freshly built binary, the language
-# server end to end (pytest-lsp), Neovim end to end (headless nvim), and the VS Code extension
-# (unit tests, the extension against the real server, the .vsix package).
+# server end to end (pytest-lsp), the pre-commit hooks (real pre-commit), Neovim end to end
+# (headless nvim), and the VS Code extension (unit tests, the extension against the real
+# server, the .vsix package).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,6 +26,9 @@ cargo run --quiet --locked -p kruise-lua -- check lua_configuration
 
 echo "== language server end to end (pytest-lsp)"
 bash tests/lsp/run.sh
+
+echo "== pre-commit hooks end to end"
+bash tests/precommit/run.sh
 
 echo "== Neovim end to end"
 bash tests/nvim/run.sh

@@ -36,6 +36,10 @@ LINT_SNIPPETS = {
     "KL005": ('local s = ""\nfor k, v in pairs(obj.data.labels) do s = s .. k end\nreturn {spec = {s = s}}\n', 1),
     "KL006": ("counter = 1\nreturn {spec = {c = counter}}\n", 0),
     "KL007": ("local unused = 1\nreturn obj.data\n", 0),
+    "KL009": ("local n = #obj.data.labels\nreturn {spec = {n = n}}\n", 0),
+    "KL010": ("obj = {}\nreturn {spec = {}}\n", 0),
+    "KL012": ("local function f(a, b) return a end\nreturn {spec = {v = f(1, 2)}}\n", 0),
+    "KL013": ("function helper() end\nreturn obj.data\n", 0),
 }
 
 

@@ -9,6 +9,9 @@
 //! unused-local = "hint"  # ... or by name
 //! ```
 //!
+//! `kruise-lua lint` and `check --lint` look it up the same way for each file
+//! ([`LintConfig::nearest`]).
+//!
 //! Levels: `"off"` (also `"allow"`), `"error"`, `"warning"` (`"warn"`), `"info"`
 //! (`"information"`), `"hint"`. Other tables in the file are left to other tools. The same
 //! settings come from the language client as JSON: `{"lints": {"KL005": "off"}}`.
@@ -106,6 +109,27 @@ impl LintConfig {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(LintConfig::default()),
             Err(e) => Err(ConfigError(format!("{}: {e}", path.display()))),
         }
+    }
+
+    /// The configuration for a file at `path`, as the language server finds it: the nearest
+    /// `kruise-lua.toml` in its folder or above (the search stops at a repository root, a
+    /// folder holding `.git`), else the default. Returns the file it read, if any.
+    pub fn nearest(path: &Path) -> Result<(LintConfig, Option<std::path::PathBuf>), ConfigError> {
+        let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+        for dir in absolute.ancestors().skip(1) {
+            let file = dir.join(Self::FILE_NAME);
+            if file.is_file() {
+                let config = Self::load(dir).map_err(|e| {
+                    let cause = e.0.strip_prefix("kruise-lua.toml: ").unwrap_or(&e.0);
+                    ConfigError(format!("{}: {cause}", file.display()))
+                })?;
+                return Ok((config, Some(file)));
+            }
+            if dir.join(".git").exists() {
+                break;
+            }
+        }
+        Ok((LintConfig::default(), None))
     }
 
     /// Builds the configuration from LSP settings JSON: `{"lints": {"KL005": "off"}}`.

@@ -4,7 +4,7 @@
 //! LSP positions (UTF-16) is the protocol layer's job. Nothing here does I/O except
 //! [`LintConfig::load`].
 //!
-//! * [`analyze_with_spec`]: syntax errors (Lua 5.1 as gopher-lua parses it) and lint diagnostics.
+//! * [`analyze_script`]: syntax errors (Lua 5.1 as gopher-lua parses it) and lint diagnostics.
 //! * [`complete`], [`hover`]: `obj` fields with Kruise's docs, `obj.data.spec` fields from the
 //!   test cases ([`infer_spec_shape`]), library members Kruise provides, names in scope.
 //! * [`definition`], [`references`], [`document_symbols`]: navigation on resolved names.
@@ -58,12 +58,14 @@ pub struct Analysis {
 }
 
 /// Parses `source` and runs the lints `config` enables; `spec_shape`, the shape of
-/// `obj.data.spec` from the script's test cases, lets KL005 tell arrays from maps inside the spec.
-pub fn analyze_with_spec(
+/// `obj.data.spec` from the script's test cases, lets KL005 tell arrays from maps inside the
+/// spec; `configmap_kind` is the provider of a script embedded in a ConfigMap (KL011).
+pub fn analyze_script(
     source: &str,
     flavor: Flavor,
     config: &LintConfig,
     spec_shape: Option<&SpecShape>,
+    configmap_kind: Option<&kruise_lua_engine::discovery::ScriptKind>,
 ) -> Analysis {
     let parsed = parse::parse(source);
     let model = semantic::Model::build(&parsed.ast, source.len());
@@ -74,7 +76,8 @@ pub fn analyze_with_spec(
         flavor,
         !parsed.errors.is_empty(),
         spec_shape,
-    );
+    )
+    .in_configmap(configmap_kind);
     let mut diagnostics = Vec::new();
     for lint in lints::all() {
         let Some(severity) = config.severity(lint.code(), lint.default_severity()) else {
@@ -111,7 +114,7 @@ mod tests {
     use super::*;
 
     fn analyze(source: &str, flavor: Flavor, config: &LintConfig) -> Analysis {
-        analyze_with_spec(source, flavor, config, None)
+        analyze_script(source, flavor, config, None, None)
     }
 
     const SCRIPT: &str = "local spec = obj.data.spec\nlocal unused = 1\nfor _, r in ipairs(spec.http) do\n  r.route[1].weight = obj.stableWeight\n  r.route[2] = {destination = {host = obj.canaryService}, weight = obj.canaryweight}\nend\nreturn obj.data\n";
@@ -149,7 +152,7 @@ mod tests {
         let analysis = analyze(source, Flavor::Custom, &LintConfig::default());
         assert!(!analysis.syntax_errors.is_empty());
         assert!(analysis.diagnostics.iter().any(|d| d.code == "KL002"));
-        assert_eq!(lints::all().len(), 7);
+        assert_eq!(lints::all().len(), 13);
         assert_eq!(lints::all()[0].code(), "KL001");
     }
 

@@ -28,9 +28,21 @@ pub struct Parsed {
     pub errors: Vec<SyntaxError>,
 }
 
+/// Nesting beyond this cannot compile: it is Lua 5.1's `LUAI_MAXCCALLS`, the limit of C levels
+/// of the compiler the engine runs ("chunk has too many syntax levels").
+const MAX_NESTING: usize = 200;
+
 /// Parses `source` as gopher-lua's Lua 5.1. Never fails: with errors, the AST holds whatever
-/// full_moon could recover.
+/// full_moon could recover. A chunk nested too deeply to compile is not handed to full_moon,
+/// whose parser (and our walks over its AST) recurse once per level and would overflow the
+/// stack: its one error is the compiler's.
 pub fn parse(source: &str) -> Parsed {
+    if let Some(error) = too_deep(source) {
+        return Parsed {
+            ast: full_moon::parse_fallible("", LuaVersion::lua51()).into_ast(),
+            errors: vec![error],
+        };
+    }
     let result = full_moon::parse_fallible(source, LuaVersion::lua51());
     // Only a failed parse can be about empty statements; lexing again costs time otherwise.
     if result.errors().is_empty() || !source.contains(';') {
@@ -50,6 +62,89 @@ pub fn parse(source: &str) -> Parsed {
         &blanked,
         full_moon::parse_fallible(&blanked, LuaVersion::lua51()),
     )
+}
+
+/// The compiler's error for a chunk too deep to parse safely. A chunk the engine's compiler
+/// accepts is nested at most [`MAX_NESTING`] levels in every construct; one it rejects for
+/// another reason is measured by [`nesting`].
+fn too_deep(source: &str) -> Option<SyntaxError> {
+    let error = kruise_lua_engine::vm::compile(source.as_bytes()).err()?;
+    let deep = error.message.contains("syntax levels") || error.message.contains("C levels");
+    if !deep && nesting(source) <= MAX_NESTING {
+        return None;
+    }
+    let line = error.line.unwrap_or(1).max(1) as usize;
+    let start = source
+        .match_indices('\n')
+        .nth(line.wrapping_sub(2))
+        .map_or(0, |(i, _)| i + 1)
+        .min(source.len());
+    let start = if line == 1 { 0 } else { start };
+    let end = source[start..]
+        .find('\n')
+        .map_or(source.len(), |i| start + i);
+    // The compiler's message starts with the chunk name and line, which reports give anyway.
+    let message = match error.message.split_once(": ") {
+        Some((place, rest)) if place.contains(':') => rest.to_string(),
+        _ => error.message.clone(),
+    };
+    let message = if deep {
+        message
+    } else {
+        format!("{message} (and nested more than {MAX_NESTING} levels deep)")
+    };
+    Some(SyntaxError {
+        range: start..end,
+        message,
+    })
+}
+
+/// An upper bound of how deeply the parser must recurse: open brackets and blocks, plus runs
+/// of unary operators and chains of right-associative `..`/`^` at that point.
+fn nesting(source: &str) -> usize {
+    let (mut depth, mut unary, mut chain, mut deepest) = (0usize, 0usize, 0usize, 0usize);
+    for token in significant_tokens(source) {
+        let symbol = match token.token_type() {
+            TokenType::Symbol { symbol } => Some(*symbol),
+            _ => None,
+        };
+        match symbol {
+            Some(Symbol::Minus | Symbol::Not | Symbol::Hash) => unary += 1,
+            _ => unary = 0,
+        }
+        match symbol {
+            Some(
+                Symbol::LeftParen
+                | Symbol::LeftBrace
+                | Symbol::LeftBracket
+                | Symbol::Function
+                | Symbol::Do
+                | Symbol::Then
+                | Symbol::Repeat,
+            ) => {
+                depth += 1;
+                chain = 0;
+            }
+            Some(
+                Symbol::RightParen
+                | Symbol::RightBrace
+                | Symbol::RightBracket
+                | Symbol::End
+                | Symbol::Until
+                | Symbol::ElseIf,
+            ) => {
+                depth = depth.saturating_sub(1);
+                chain = 0;
+            }
+            Some(Symbol::TwoDots | Symbol::Caret) => chain += 1,
+            Some(
+                Symbol::Comma | Symbol::Semicolon | Symbol::Equal | Symbol::Local | Symbol::Return,
+            ) => chain = 0,
+            _ => {}
+        }
+        deepest = deepest.max(depth + unary + chain);
+    }
+    deepest
 }
 
 fn finish(text: &str, result: full_moon::ast::AstResult) -> Parsed {
@@ -194,6 +289,61 @@ pub fn node_range(node: &impl full_moon::node::Node) -> Option<Range<usize>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Runs `f` on a thread with the default 2 MiB stack (rayon's and tokio's blocking
+    /// threads have no more), where unbounded recursion would abort the process.
+    fn on_small_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+        std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(f)
+            .unwrap()
+            .join()
+            .unwrap()
+    }
+
+    #[test]
+    fn nesting_too_deep_to_compile_is_one_error_without_parsing() {
+        for deep in [
+            format!(
+                "local x = {}1{}\nreturn {{}}\n",
+                "(".repeat(20_000),
+                ")".repeat(20_000)
+            ),
+            format!(
+                "local x = {}1{}\nreturn {{}}\n",
+                "{".repeat(20_000),
+                "}".repeat(20_000)
+            ),
+            format!("local x = {}1\nreturn {{}}\n", "- ".repeat(20_000)),
+            format!("local x = 1{}\nreturn {{}}\n", " .. 1".repeat(20_000)),
+            // A syntax error before the deep part: the compiler stops there.
+            format!(
+                "local = 1\nlocal x = {}1{}\n",
+                "(".repeat(20_000),
+                ")".repeat(20_000)
+            ),
+        ] {
+            let errors = on_small_stack(move || parse(&deep).errors);
+            assert_eq!(errors.len(), 1, "{errors:?}");
+            assert!(errors[0].range.start < 20, "{errors:?}");
+        }
+        // Nesting the compiler accepts is parsed as usual (full_moon needs more than 2 MiB of
+        // stack for it in a debug build, hence the analysis threads' big stacks).
+        let fine = format!(
+            "local x = {}1{}\nreturn {{}}\n",
+            "(".repeat(150),
+            ")".repeat(150)
+        );
+        let errors = std::thread::Builder::new()
+            .stack_size(64 << 20)
+            .spawn(move || parse(&fine).errors)
+            .unwrap()
+            .join()
+            .unwrap();
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(nesting("local t = {a = {b = (1)}} .. x"), 3);
+        assert_eq!(nesting("return - - x .. y .. z"), 2);
+    }
 
     fn errors(source: &str) -> Vec<(Range<usize>, String)> {
         parse(source)

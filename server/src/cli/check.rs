@@ -14,7 +14,6 @@
 //! nondeterministic: such a step counts as a finding and makes the exit code 1.
 
 use std::collections::BTreeSet;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
@@ -58,6 +57,15 @@ pub struct CheckArgs {
     /// Colour the human report
     #[arg(long, value_enum, value_name = "WHEN", default_value_t = ColorArg::Auto)]
     pub color: ColorArg,
+    /// Also lint the scripts (as `kruise-lua lint`), in the same report
+    #[arg(long)]
+    pub lint: bool,
+    /// With --lint: lint warnings fail the run too
+    #[arg(long, requires = "lint")]
+    pub deny_warnings: bool,
+    /// Check again whenever a file under PATH changes (until interrupted)
+    #[arg(long)]
+    pub watch: bool,
 }
 
 /// A script ready to run: its report header, source, and the cases to run.
@@ -76,13 +84,43 @@ struct Job {
 }
 
 pub fn execute(args: CheckArgs) -> Result<u8, UsageError> {
-    let filters: Vec<String> = args
-        .filters
+    if args.lint && args.format == Format::Junit {
+        return Err(UsageError(
+            "--lint does not combine with --format junit (use human, json, github or sarif)"
+                .to_string(),
+        ));
+    }
+    if args.watch {
+        return super::watch::check(&args);
+    }
+    let rendered = render(&args, &filters(&args), args.color.enabled())?;
+    super::lint::write_stdout(&rendered.report)?;
+    Ok(rendered.code)
+}
+
+/// The `--filter` texts given, trimmed, without empty ones.
+pub(crate) fn filters(args: &CheckArgs) -> Vec<String> {
+    args.filters
         .iter()
         .map(|f| f.trim().to_string())
         .filter(|f| !f.is_empty())
-        .collect();
-    let (planned, notes) = plan(&args.paths, &filters)?;
+        .collect()
+}
+
+/// One run's report in `args.format`, its one-line summary and exit code.
+pub(crate) struct Rendered {
+    pub report: Vec<u8>,
+    pub summary: String,
+    pub code: u8,
+}
+
+/// Runs the scripts `filters` select (and lints them, with `--lint`) and renders the report.
+pub(crate) fn render(
+    args: &CheckArgs,
+    filters: &[String],
+    color: bool,
+) -> Result<Rendered, UsageError> {
+    let (planned, notes) = plan(&args.paths, filters)?;
     let options = args.limits.run_options();
     let mut report = run(planned, args.mode.into(), &options, args.shuffle);
     report.notes = notes;
@@ -93,16 +131,43 @@ pub fn execute(args: CheckArgs) -> Result<u8, UsageError> {
             eprintln!("{}: warning: {}", note.location, note.message);
         }
     }
-    let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::new(stdout.lock());
-    let written = report::write(&report, args.format, args.color.enabled(), &mut out)
-        .and_then(|_| out.flush());
-    if let Err(err) = written
-        && err.kind() != std::io::ErrorKind::BrokenPipe
-    {
-        return Err(UsageError(format!("writing the report: {err}")));
-    }
-    Ok(summary.exit_code())
+    let mut out = Vec::new();
+    let mut rendered = Rendered {
+        report: Vec::new(),
+        summary: summary.line(),
+        code: summary.exit_code(),
+    };
+    let written = if args.lint {
+        let (mut findings, files) = super::lint::lint_paths(&args.paths)?;
+        if !filters.is_empty() {
+            findings.retain(|f| {
+                filters
+                    .iter()
+                    .any(|filter| f.file.contains(filter.as_str()))
+            });
+        }
+        rendered.code = rendered
+            .code
+            .max(super::lint::exit_code(&findings, args.deny_warnings));
+        let lint_summary = format!(
+            "lint: {}",
+            super::lint_report::summary(&findings, files, None)
+        );
+        rendered.summary = format!("{}; {lint_summary}", rendered.summary);
+        super::lint_report::write_with_check(
+            &report,
+            &findings,
+            &lint_summary,
+            args.format,
+            color,
+            &mut out,
+        )
+    } else {
+        report::write(&report, args.format, color, &mut out)
+    };
+    written.map_err(|err| UsageError(format!("writing the report: {err}")))?;
+    rendered.report = out;
+    Ok(rendered)
 }
 
 /// Discovers every PATH, pairs ConfigMap scripts with test cases, keeps the scripts Kruise
@@ -246,7 +311,7 @@ fn plan(roots: &[PathBuf], filters: &[String]) -> Result<(Vec<Planned>, Vec<Note
 
 /// A single script PATH, discovered from its folder (from the ingress folder's parent for an
 /// ingress-class script) so its kind and cases follow the same rules as in a tree.
-fn discover_script(path: &Path) -> Result<Vec<ScriptEntry>, UsageError> {
+pub(crate) fn discover_script(path: &Path) -> Result<Vec<ScriptEntry>, UsageError> {
     let non_empty = |dir: Option<&Path>| match dir {
         Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
         _ => PathBuf::from("."),

@@ -10,11 +10,15 @@ use kruise_lua_engine::runner::{Mode, RunOptions};
 use kruise_lua_engine::vm::Limits;
 
 pub mod check;
+pub mod fix;
+pub mod lint;
+pub mod lint_report;
 pub mod new;
 pub mod obj;
 pub mod paths;
 pub mod report;
 pub mod run;
+pub mod watch;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -33,6 +37,8 @@ pub struct Cli {
 pub enum Command {
     /// Run every test case of every script and report per step (exit 1 on any failure)
     Check(check::CheckArgs),
+    /// Report syntax errors and lint findings, as the language server does (exit 1 on errors)
+    Lint(lint::LintArgs),
     /// Print the `obj` each step of a test case hands to the script, as loadable Lua source
     Obj(obj::ObjArgs),
     /// Run a script on the steps of a test case and print the resulting resources as YAML
@@ -145,6 +151,7 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Check(args) => check::execute(args),
+        Command::Lint(args) => lint::execute(args),
         Command::Obj(args) => obj::execute(args),
         Command::Run(args) => run::execute(args),
         Command::New(args) => new::execute(args),

@@ -147,8 +147,14 @@ pub fn diagnostics(
     }
     for view in views(path, host, roots) {
         let shape = spec_shape(&view.target);
-        let analysis =
-            analysis::analyze_with_spec(&view.source, view.flavor(), config, shape.as_ref());
+        let configmap_kind = view.map.and(view.target.kind.as_ref());
+        let analysis = analysis::analyze_script(
+            &view.source,
+            view.flavor(),
+            config,
+            shape.as_ref(),
+            configmap_kind,
+        );
         for error in analysis.syntax_errors {
             out.push(diagnostic(
                 view.host_range(host, &index, error.range),
@@ -431,6 +437,31 @@ mod tests {
             .expect("unknown obj field");
         assert_eq!(kl001.range.start, lsp::Position::new(6, 18));
         assert_eq!(kl001.range.end, lsp::Position::new(6, 30));
+    }
+
+    #[test]
+    fn configmap_script_for_a_bundled_provider_is_flagged() {
+        let manifest = MANIFEST.replace("Route.example.io", "VirtualService.networking.istio.io");
+        let codes = |text: &str, path: &str| -> Vec<Option<NumberOrString>> {
+            diagnostics(Path::new(path), text, &[], &LintConfig::default(), &|_| {
+                None
+            })
+            .into_iter()
+            .map(|d| d.code)
+            .collect()
+        };
+        let kl011 = Some(NumberOrString::String("KL011".into()));
+        assert!(codes(&manifest, "/m/cm.yaml").contains(&kl011));
+        assert!(!codes(MANIFEST, "/m/cm.yaml").contains(&kl011));
+        // The bundled script itself, as a file, is what Kruise runs: nothing to say.
+        let script = "return obj.data\n";
+        assert!(
+            !codes(
+                script,
+                "/l/networking.istio.io/VirtualService/trafficRouting.lua"
+            )
+            .contains(&kl011)
+        );
     }
 
     #[test]

@@ -23,6 +23,8 @@ impl Lint for GlobalAssignment {
             .refs
             .iter()
             .filter(|r| r.write && r.decl.is_none())
+            // Assigning `obj` is KL010's (an error).
+            .filter(|r| r.name != "obj")
             .map(|r| {
                 let is_function = ctx.source[..r.range.start].trim_end().ends_with("function");
                 let message = if is_function {

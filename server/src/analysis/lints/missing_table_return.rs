@@ -211,7 +211,7 @@ fn check_return(ctx: &LintContext, ret: &Return) -> Option<LintDiagnostic> {
 }
 
 /// The gopher-lua type name of an expression that is certainly not a table.
-fn literal_kind(ctx: &LintContext, expr: &Expression) -> Option<&'static str> {
+pub(super) fn literal_kind(ctx: &LintContext, expr: &Expression) -> Option<&'static str> {
     match expr {
         Expression::Number(_) => Some("number"),
         Expression::String(_) => Some("string"),

@@ -2,18 +2,25 @@
 //! a name and a default severity. Fixture tests live in `fixtures/<code>/*.lua` with the
 //! expected output in `*.expected` next to each script (`KRUISE_LUA_BLESS=1` rewrites them).
 
+mod bundled_provider_configmap;
 mod global_assignment;
+mod ingress_non_string_value;
 mod missing_table_return;
+mod obj_assignment;
+mod optional_obj_field;
 mod pairs_random_order;
 mod unknown_obj_field;
 mod unsupported_global;
+mod unused_global_function;
 mod unused_local;
+mod unused_parameter;
 mod weight_type_mismatch;
 
 use std::cell::OnceCell;
 use std::ops::Range;
 
 use full_moon::ast::Ast;
+use kruise_lua_engine::discovery::ScriptKind;
 
 use super::config::Severity;
 use super::obj_schema::Flavor;
@@ -31,6 +38,8 @@ pub struct LintContext<'a> {
     pub has_syntax_errors: bool,
     /// The shape of `obj.data.spec` from the script's test cases, when known.
     pub spec_shape: Option<&'a SpecShape>,
+    /// The provider of a script embedded in a ConfigMap (None for a `.lua` file).
+    pub configmap_kind: Option<&'a ScriptKind>,
     chains: OnceCell<Vec<Chain<'a>>>,
 }
 
@@ -50,8 +59,15 @@ impl<'a> LintContext<'a> {
             flavor,
             has_syntax_errors,
             spec_shape,
+            configmap_kind: None,
             chains: OnceCell::new(),
         }
+    }
+
+    /// Marks the script as embedded in a ConfigMap under the key of `kind`.
+    pub fn in_configmap(mut self, kind: Option<&'a ScriptKind>) -> Self {
+        self.configmap_kind = kind;
+        self
     }
 
     /// Every chain of the chunk (see [`walk::chains`]), collected once for all lints.
@@ -110,7 +126,7 @@ pub trait Lint: Sync {
     fn check(&self, ctx: &LintContext) -> Vec<LintDiagnostic>;
 }
 
-static ALL: [&dyn Lint; 7] = [
+static ALL: [&dyn Lint; 13] = [
     &unknown_obj_field::UnknownObjField,
     &unsupported_global::UnsupportedGlobal,
     &missing_table_return::MissingTableReturn,
@@ -118,6 +134,12 @@ static ALL: [&dyn Lint; 7] = [
     &pairs_random_order::PairsRandomOrder,
     &global_assignment::GlobalAssignment,
     &unused_local::UnusedLocal,
+    &ingress_non_string_value::IngressNonStringValue,
+    &optional_obj_field::OptionalObjField,
+    &obj_assignment::ObjAssignment,
+    &bundled_provider_configmap::BundledProviderConfigMap,
+    &unused_parameter::UnusedParameter,
+    &unused_global_function::UnusedGlobalFunction,
 ];
 
 /// All lints, in code order.
@@ -202,6 +224,13 @@ mod fixture_tests {
             parsed.errors
         );
         let model = Model::build(&parsed.ast, source.len());
+        // `-- configmap-key: lua.traffic.routing.<Kind>.<group>` on line 1: the script is
+        // embedded in a ConfigMap under that key.
+        let configmap_kind = source
+            .lines()
+            .next()
+            .and_then(|line| line.strip_prefix("-- configmap-key: "))
+            .and_then(|key| kruise_lua_engine::discovery::script_kind_of_key(key.trim()));
         let ctx = LintContext::new(
             &source,
             &parsed.ast,
@@ -209,7 +238,8 @@ mod fixture_tests {
             flavor,
             !parsed.errors.is_empty(),
             None,
-        );
+        )
+        .in_configmap(configmap_kind.as_ref());
         let mut found = lint.check(&ctx);
         found.sort_by_key(|d| (d.range.start, d.range.end));
         render(&source, lint, &found)

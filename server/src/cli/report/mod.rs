@@ -17,6 +17,7 @@ pub mod github;
 pub mod human;
 pub mod json;
 pub mod junit;
+pub mod sarif;
 
 /// Everything `check` found, in walk order (independent of how the work was scheduled).
 #[derive(Debug, Clone, Default)]
@@ -445,6 +446,8 @@ pub enum Format {
     Junit,
     /// GitHub Actions workflow annotations (::error / ::warning)
     Github,
+    /// SARIF 2.1.0 (GitHub code scanning)
+    Sarif,
 }
 
 /// Writes `report` in `format`.
@@ -454,6 +457,7 @@ pub fn write(report: &Report, format: Format, color: bool, out: &mut dyn Write) 
         Format::Json => json::write(report, out),
         Format::Junit => junit::write(report, out),
         Format::Github => github::write(report, out),
+        Format::Sarif => sarif::write(report, out),
     }
 }
 

@@ -1,0 +1,527 @@
+//! `kruise-lua lint [PATH...]`: the language server's analysis (syntax errors and the lints,
+//! configured by the nearest `kruise-lua.toml`) on the same PATH kinds as `check` — trees,
+//! scripts, ConfigMap manifests (positions in the manifest) — printed for people, as JSON
+//! Lines, GitHub annotations or SARIF. `--fix` applies the lints' fixes in place.
+//!
+//! Exit status: 1 when a finding at error severity remains (or a warning, with
+//! `--deny-warnings`), 2 on usage or I/O errors, else 0.
+
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use clap::{Args, ValueEnum};
+use kruise_lua_engine::discovery::{
+    EmbeddedScript, ScriptKind, ScriptOrigin, discover, pair_with_testdata, read_configmap,
+};
+use kruise_lua_engine::testcase::parse_case;
+use rayon::prelude::*;
+
+use super::report::{Location, span_line};
+use super::{ColorArg, EXIT_FINDINGS, EXIT_OK, UsageError, paths, read_text};
+use crate::analysis::{self, Flavor, LintConfig, Severity, SpecShape, infer_spec_shape};
+use crate::lsp::documents::MAX_ANALYSED_BYTES;
+use crate::lsp::project::EmbeddedMap;
+
+#[derive(Debug, Args)]
+pub struct LintArgs {
+    /// lua_configuration trees, trafficRouting.lua scripts, or ConfigMap manifests
+    #[arg(value_name = "PATH", default_value = "lua_configuration")]
+    pub paths: Vec<PathBuf>,
+    /// Report format
+    #[arg(long, value_enum, default_value_t = LintFormat::Human)]
+    pub format: LintFormat,
+    /// Exit 1 on warnings too, not only on errors
+    #[arg(long)]
+    pub deny_warnings: bool,
+    /// Apply the lints' fixes in place (each file replaced atomically), then report what remains
+    #[arg(long)]
+    pub fix: bool,
+    /// Lint again whenever a file under PATH changes (until interrupted)
+    #[arg(long)]
+    pub watch: bool,
+    /// Colour the human report
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = ColorArg::Auto)]
+    pub color: ColorArg,
+}
+
+/// Output formats of `lint`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum LintFormat {
+    /// code, message, file:line:col, the source line with a caret, the fix
+    #[default]
+    Human,
+    /// JSON Lines, one object per finding
+    Json,
+    /// GitHub Actions workflow annotations
+    Github,
+    /// SARIF 2.1.0 (GitHub code scanning)
+    Sarif,
+}
+
+/// A 1-based position; the column counts characters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Pos {
+    pub line: u32,
+    pub column: u32,
+}
+
+/// A fix, in the coordinates of the file that holds the script.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileFix {
+    pub title: String,
+    /// Byte range in the file.
+    pub range: Range<usize>,
+    pub replacement: String,
+    pub start: Pos,
+    pub end: Pos,
+}
+
+/// One finding, at a place in a file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    /// Display path of the file (a script, or the manifest holding it).
+    pub file: String,
+    /// The ConfigMap key of an embedded script.
+    pub key: Option<String>,
+    /// The lint code (`KL001`), `syntax`, or `configmap` for a remark about a manifest.
+    pub code: &'static str,
+    pub severity: Severity,
+    pub message: String,
+    pub start: Pos,
+    pub end: Pos,
+    /// The text of the start line, for the human report.
+    pub source_line: String,
+    pub fix: Option<FileFix>,
+}
+
+/// The code of syntax errors (not a lint: they cannot be turned off).
+pub const SYNTAX: &str = "syntax";
+/// The code of remarks about a ConfigMap manifest Kruise would not read as written.
+pub const CONFIGMAP: &str = "configmap";
+/// The code of a file too large to analyse (the language server's limit).
+pub const TOO_LARGE: &str = "too-large";
+
+/// A file to lint and its scripts.
+pub struct Target {
+    pub path: PathBuf,
+    pub display: String,
+    pub text: String,
+    scripts: Vec<TargetScript>,
+    /// Remarks on a manifest (line, message).
+    notes: Vec<(Option<u32>, String)>,
+}
+
+struct TargetScript {
+    key: Option<String>,
+    kind: ScriptKind,
+    source: String,
+    /// Where an embedded script sits in its manifest.
+    map: Option<EmbeddedMap>,
+    /// Case files, for the shape of `obj.data.spec`.
+    cases: Vec<PathBuf>,
+}
+
+/// Reads every file PATH names (as `check` finds them): each script file, and each manifest
+/// with its embedded scripts. Files are listed once, in the order first found.
+pub fn collect(roots: &[PathBuf]) -> Result<Vec<Target>, UsageError> {
+    let mut targets: Vec<Target> = Vec::new();
+    let trees: Vec<&Path> = roots
+        .iter()
+        .filter(|r| r.is_dir())
+        .map(|r| r.as_path())
+        .collect();
+    let mut total = 0;
+    for root in roots {
+        let metadata = std::fs::metadata(root).map_err(|err| UsageError::io(root, &err))?;
+        let entries = if metadata.is_dir() {
+            discover(root).map_err(|err| UsageError::io(root, &err))?
+        } else if root.extension().is_some_and(|ext| ext == "lua") {
+            super::check::discover_script(root)?
+        } else {
+            let text = read_text(root)?;
+            let read = read_configmap(&text).map_err(|error| {
+                let location = Location {
+                    file: paths::display(root),
+                    line: span_line(error.span.as_ref()),
+                };
+                UsageError(format!("{location}: {}", error.message))
+            })?;
+            total += read.scripts.len();
+            let scripts = read
+                .scripts
+                .into_iter()
+                .map(|script| embedded(root, &text, &trees, script))
+                .collect();
+            let notes = read
+                .notes
+                .into_iter()
+                .map(|note| (span_line(note.span.as_ref()), note.message))
+                .collect();
+            push_target(&mut targets, root.clone(), text, scripts, notes);
+            continue;
+        };
+        for entry in entries {
+            let ScriptOrigin::File(path) = entry.origin else {
+                continue;
+            };
+            total += 1;
+            let script = TargetScript {
+                key: None,
+                kind: entry.kind,
+                source: entry.source.clone(),
+                map: None,
+                cases: entry.cases.unwrap_or_default(),
+            };
+            push_target(&mut targets, path, entry.source, vec![script], Vec::new());
+        }
+    }
+    if total == 0 {
+        let names: Vec<String> = roots.iter().map(|root| paths::display(root)).collect();
+        return Err(UsageError(format!(
+            "{}: no trafficRouting.lua, ingress-class or ConfigMap script found",
+            names.join(", ")
+        )));
+    }
+    Ok(targets)
+}
+
+fn push_target(
+    targets: &mut Vec<Target>,
+    path: PathBuf,
+    text: String,
+    scripts: Vec<TargetScript>,
+    notes: Vec<(Option<u32>, String)>,
+) {
+    let same = |a: &Path, b: &Path| match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    };
+    if targets.iter().any(|t| same(&t.path, &path)) {
+        return;
+    }
+    targets.push(Target {
+        display: paths::display(&path),
+        path,
+        text,
+        scripts,
+        notes,
+    });
+}
+
+/// An embedded script, with its cases from the first tree among the PATHs that has some.
+fn embedded(manifest: &Path, text: &str, trees: &[&Path], script: EmbeddedScript) -> TargetScript {
+    let cases = trees
+        .iter()
+        .filter_map(|tree| {
+            let entry = pair_with_testdata(vec![script.clone()], manifest, Some(tree)).remove(0);
+            entry.cases.ok().filter(|cases| !cases.is_empty())
+        })
+        .next()
+        .unwrap_or_default();
+    TargetScript {
+        map: Some(EmbeddedMap::new(text, &script)),
+        key: Some(script.key),
+        kind: script.kind,
+        source: script.source,
+        cases,
+    }
+}
+
+/// The shape of `obj.data.spec` from a script's cases (as the language server infers it from
+/// their first steps); unreadable cases are skipped, they are `check`'s business.
+fn spec_shape(cases: &[PathBuf]) -> Option<SpecShape> {
+    let specs: Vec<_> = cases
+        .iter()
+        // Memory stays bounded: a case too large for the editor is skipped here too.
+        .filter(|path| std::fs::metadata(path).is_ok_and(|m| m.len() <= MAX_ANALYSED_BYTES as u64))
+        .filter_map(|path| std::fs::read_to_string(path).ok())
+        .filter_map(|text| parse_case(&text).ok())
+        .filter_map(|case| case.steps.first().and_then(|s| s.obj.data.spec.clone()))
+        .collect();
+    (!specs.is_empty()).then(|| infer_spec_shape(&specs))
+}
+
+/// Lints every target in parallel; findings come back in target order, then source order.
+pub fn lint_targets(targets: &[Target]) -> Result<Vec<Finding>, UsageError> {
+    let lint_all = || -> Vec<Result<Vec<Finding>, UsageError>> {
+        targets.par_iter().map(lint_target).collect()
+    };
+    let per_target = match analysis_pool() {
+        Some(pool) => pool.install(lint_all),
+        None => lint_all(),
+    };
+    let mut findings = Vec::new();
+    for result in per_target {
+        findings.extend(result?);
+    }
+    Ok(findings)
+}
+
+/// Stack of the analysis threads. The parser and the lints recurse once per nesting level of
+/// the script (bounded by the compiler's 200 levels, see `analysis::parse`); a debug build needs
+/// more than the default 2 MiB for that. Only the pages used are committed.
+const ANALYSIS_STACK: usize = 64 << 20;
+
+/// The threads lints run on (None: the pool could not be made; the global one is used).
+fn analysis_pool() -> Option<&'static rayon::ThreadPool> {
+    static POOL: std::sync::OnceLock<Option<rayon::ThreadPool>> = std::sync::OnceLock::new();
+    POOL.get_or_init(|| {
+        rayon::ThreadPoolBuilder::new()
+            .stack_size(ANALYSIS_STACK)
+            .thread_name(|i| format!("kruise-lua-lint-{i}"))
+            .build()
+            .ok()
+    })
+    .as_ref()
+}
+
+/// Lints the files PATH names (what `check --lint` adds to its report), and how many.
+pub fn lint_paths(roots: &[PathBuf]) -> Result<(Vec<Finding>, usize), UsageError> {
+    let targets = collect(roots)?;
+    Ok((lint_targets(&targets)?, targets.len()))
+}
+
+fn lint_target(target: &Target) -> Result<Vec<Finding>, UsageError> {
+    let (config, _) =
+        LintConfig::nearest(&target.path).map_err(|error| UsageError(error.to_string()))?;
+    let lines = LineStarts::new(&target.text);
+    let mut findings = Vec::new();
+    if target.text.len() > MAX_ANALYSED_BYTES {
+        let message = format!(
+            "not analysed: the file has {} bytes, more than the {MAX_ANALYSED_BYTES} the analysis takes",
+            target.text.len()
+        );
+        findings.push(lines.finding(target, None, TOO_LARGE, Severity::Warning, &message, 0..0));
+        return Ok(findings);
+    }
+    for (line, message) in &target.notes {
+        let line = line.unwrap_or(1);
+        let start = lines.offset_of_line(line);
+        findings.push(lines.finding(
+            target,
+            None,
+            CONFIGMAP,
+            Severity::Warning,
+            message,
+            start..start,
+        ));
+    }
+    for script in &target.scripts {
+        let flavor = Flavor::from(&script.kind);
+        let shape = spec_shape(&script.cases);
+        let configmap_kind = script.map.is_some().then_some(&script.kind);
+        let analysis = analysis::analyze_script(
+            &script.source,
+            flavor,
+            &config,
+            shape.as_ref(),
+            configmap_kind,
+        );
+        let to_file = |range: Range<usize>| match &script.map {
+            Some(map) => {
+                map.to_host(&target.text, &script.source, range.start)
+                    ..map.to_host(&target.text, &script.source, range.end)
+            }
+            None => range,
+        };
+        let key = script.key.as_deref();
+        for error in analysis.syntax_errors {
+            let range = to_file(error.range);
+            findings.push(lines.finding(
+                target,
+                key,
+                SYNTAX,
+                Severity::Error,
+                &error.message,
+                range,
+            ));
+        }
+        for diagnostic in analysis.diagnostics {
+            let range = to_file(diagnostic.range.clone());
+            let mut finding = lines.finding(
+                target,
+                key,
+                diagnostic.code,
+                diagnostic.severity,
+                &diagnostic.message,
+                range,
+            );
+            finding.fix = diagnostic.fix.and_then(|fix| {
+                let range = to_file(fix.range.clone());
+                // In a manifest the fix must land on exactly the same text, on one line of the
+                // block scalar (a line break would need the block's indentation).
+                let lands = target.text.get(range.clone())
+                    == Some(&script.source[fix.range.clone()])
+                    && (script.map.is_none() || !fix.replacement.contains('\n'));
+                lands.then(|| FileFix {
+                    title: fix.title,
+                    start: lines.pos(range.start),
+                    end: lines.pos(range.end),
+                    range,
+                    replacement: fix.replacement,
+                })
+            });
+            findings.push(finding);
+        }
+    }
+    // Syntax errors and lints of one script together, in file order (remarks first).
+    findings.sort_by_key(|f| (f.code != CONFIGMAP, f.start, f.end));
+    Ok(findings)
+}
+
+/// Line starts of a text, to turn byte offsets into line and column.
+struct LineStarts<'a> {
+    text: &'a str,
+    starts: Vec<usize>,
+}
+
+impl<'a> LineStarts<'a> {
+    fn new(text: &'a str) -> Self {
+        let starts = std::iter::once(0)
+            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        LineStarts { text, starts }
+    }
+
+    fn pos(&self, offset: usize) -> Pos {
+        let offset = offset.min(self.text.len());
+        let line = self.starts.partition_point(|start| *start <= offset) - 1;
+        let start = self.starts[line];
+        let column = self
+            .text
+            .get(start..offset)
+            .map_or(0, |s| s.chars().count());
+        Pos {
+            line: line as u32 + 1,
+            column: column as u32 + 1,
+        }
+    }
+
+    fn offset_of_line(&self, line: u32) -> usize {
+        let index = (line.max(1) as usize - 1).min(self.starts.len() - 1);
+        self.starts[index]
+    }
+
+    fn line_text(&self, line: u32) -> &str {
+        let start = self.offset_of_line(line);
+        let end = self.text[start..]
+            .find('\n')
+            .map_or(self.text.len(), |i| start + i);
+        self.text[start..end].trim_end_matches('\r')
+    }
+
+    fn finding(
+        &self,
+        target: &Target,
+        key: Option<&str>,
+        code: &'static str,
+        severity: Severity,
+        message: &str,
+        range: Range<usize>,
+    ) -> Finding {
+        let start = self.pos(range.start);
+        let end = self.pos(range.end.max(range.start));
+        Finding {
+            file: target.display.clone(),
+            key: key.map(str::to_string),
+            code,
+            severity,
+            message: message.to_string(),
+            source_line: self.line_text(start.line).to_string(),
+            start,
+            end,
+            fix: None,
+        }
+    }
+}
+
+/// 1 when a finding at error severity (or warning, with `deny_warnings`) is among `findings`.
+pub fn exit_code(findings: &[Finding], deny_warnings: bool) -> u8 {
+    let failing = |f: &Finding| {
+        f.severity == Severity::Error || (deny_warnings && f.severity == Severity::Warning)
+    };
+    if findings.iter().any(failing) {
+        EXIT_FINDINGS
+    } else {
+        EXIT_OK
+    }
+}
+
+pub fn execute(args: LintArgs) -> Result<u8, UsageError> {
+    if args.watch {
+        let color = args.color.enabled();
+        return super::watch::watch(&args.paths, &mut |_changed| {
+            let run = run_once(&args, color)?;
+            Ok(super::watch::Outcome {
+                summary: run.summary,
+                report: run.report,
+            })
+        });
+    }
+    let run = run_once(&args, args.color.enabled())?;
+    write_stdout(&run.report)?;
+    Ok(run.code)
+}
+
+/// What one lint run prints and its exit code.
+struct Run {
+    report: Vec<u8>,
+    summary: String,
+    code: u8,
+}
+
+fn run_once(args: &LintArgs, color: bool) -> Result<Run, UsageError> {
+    let mut targets = collect(&args.paths)?;
+    let mut findings = lint_targets(&targets)?;
+    let mut fixed = None;
+    if args.fix {
+        let count = super::fix::apply(&targets, &findings)?;
+        if count.edits > 0 {
+            targets = collect(&args.paths)?;
+            findings = lint_targets(&targets)?;
+        }
+        fixed = Some(count);
+    }
+    let summary = super::lint_report::summary(&findings, targets.len(), fixed);
+    let mut report = Vec::new();
+    super::lint_report::write(&findings, &summary, args.format, color, &mut report)
+        .map_err(|err| UsageError(format!("writing the report: {err}")))?;
+    if let (Some(count), LintFormat::Json | LintFormat::Sarif) = (fixed, args.format) {
+        // Those formats have no place for it.
+        eprintln!("{}", count.line());
+    }
+    Ok(Run {
+        report,
+        summary,
+        code: exit_code(&findings, args.deny_warnings),
+    })
+}
+
+/// Writes a finished report to stdout (a closed pipe is not an error).
+pub fn write_stdout(report: &[u8]) -> Result<(), UsageError> {
+    use std::io::Write;
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    match out.write_all(report).and_then(|_| out.flush()) {
+        Err(err) if err.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(UsageError(format!("writing the report: {err}")))
+        }
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn positions_count_characters_from_one() {
+        let lines = LineStarts::new("ab\né x\r\nlast");
+        assert_eq!(lines.pos(0), Pos { line: 1, column: 1 });
+        assert_eq!(lines.pos(3), Pos { line: 2, column: 1 });
+        assert_eq!(lines.pos(6), Pos { line: 2, column: 3 });
+        assert_eq!(lines.pos(100), Pos { line: 3, column: 5 });
+        assert_eq!(lines.line_text(2), "é x");
+        assert_eq!(lines.offset_of_line(9), lines.offset_of_line(3));
+    }
+}
