@@ -1,6 +1,10 @@
 //! Lua patterns as gopher-lua matches them: its parser's quirks (`%f` is the letter `f`,
-//! `%p` includes digits, `$` anchors only as the last byte, `^` anchors gmatch/gsub too)
-//! and a backtracking matcher with an explicit stack and a step budget.
+//! a quantifier with nothing to repeat is a literal, `]`/`-` first in a set are literals,
+//! `$` anchors only as the last byte, `^` anchors gmatch/gsub too) and a backtracking
+//! matcher with an explicit stack and a step budget.
+//!
+//! The rules follow gopher-lua's `pm/pm.go` at Kruise's pin (658193537a64, 2022):
+//! `parseClass`, `parseClassSet`, `parsePattern`, `compilePattern` and `recursiveVM`.
 
 /// A failure while parsing or matching a pattern.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -61,8 +65,8 @@ fn single_matches(k: i32, ch: u8) -> bool {
         b'c' => ch <= 0x1f || ch == 0x7f,
         b'd' => ch.is_ascii_digit(),
         b'l' => ch.is_ascii_lowercase(),
-        // gopher's punctuation ranges also cover 0x30..=0x40: digits and `:;<=>?@`.
-        b'p' => matches!(ch, 0x21..=0x40 | 0x5b..=0x60 | 0x7b..=0x7e),
+        // pm.go singleClass.Matches at the 2022 pin: digits are not punctuation.
+        b'p' => matches!(ch, 0x21..=0x2f | 0x3a..=0x40 | 0x5b..=0x60 | 0x7b..=0x7e),
         b's' => matches!(ch, b' ' | 0x0c | b'\n' | b'\r' | b'\t' | 0x0b),
         b'u' => ch.is_ascii_uppercase(),
         b'w' => ch.is_ascii_alphanumeric(),
@@ -115,11 +119,12 @@ impl Parser<'_> {
             } else {
                 Class::Char(c)
             }),
+            // pm.go parseClass: a `[` inside a set is a literal.
             c if c == b'[' as i32 => {
                 if allow_set {
                     self.set()
                 } else {
-                    Err(self.err("invalid '['"))
+                    Ok(Class::Char(c))
                 }
             }
             EOS => Err(self.err("unexpected EOS")),
@@ -127,6 +132,9 @@ impl Parser<'_> {
         }
     }
 
+    /// pm.go parseClassSet: `]` and `-` are literals while the set is still empty; a `-`
+    /// after an item starts a range with the next item (`--` keeps waiting for it), and a
+    /// `-` left pending at the closing `]` is a literal.
     fn set(&mut self) -> Result<Class, PatError> {
         let mut negated = false;
         if self.peek() == b'^' as i32 {
@@ -136,32 +144,23 @@ impl Parser<'_> {
         let mut items = Vec::new();
         let mut in_range = false;
         loop {
-            match self.peek() {
-                c if c == b'-' as i32 => {
-                    if in_range {
-                        return Err(self.err("invalid range"));
-                    }
-                    self.next();
-                    in_range = true;
-                    continue;
-                }
-                c if c == b'[' as i32 => return Err(self.err("'[' can not be nested")),
-                c if c == b']' as i32 => {
-                    self.next();
-                    break;
-                }
-                EOS => return Err(self.err("unexpected EOS")),
-                _ => items.push(self.class(false)?),
+            let c = self.peek();
+            if c == EOS {
+                return Err(self.err("unexpected EOS"));
             }
+            if c == b']' as i32 && !items.is_empty() {
+                self.next();
+                break;
+            }
+            if c == b'-' as i32 && !items.is_empty() {
+                self.next();
+                in_range = true;
+                continue;
+            }
+            items.push(self.class(false)?);
             if in_range {
-                if items.len() < 2 {
-                    // gopher indexes items[len-2] here and panics.
-                    return Err(PatError::Panic(
-                        "runtime error: index out of range [-1]".into(),
-                    ));
-                }
-                let hi = items.pop().expect("two items");
-                let lo = items.pop().expect("two items");
+                let hi = items.pop().expect("range end");
+                let lo = items.pop().expect("a `-` follows an item");
                 items.push(Class::Range(Box::new(lo), Box::new(hi)));
                 in_range = false;
             }
@@ -206,8 +205,8 @@ impl Parser<'_> {
                         }
                     }
                 }
-                b'.' | b'[' => nodes.push(Node::One(self.class(true)?)),
-                b']' => return Err(self.err("invalid ']'")),
+                // A `]` outside a set is a literal (pm.go parsePattern).
+                b'.' | b'[' | b']' => nodes.push(Node::One(self.class(true)?)),
                 b')' => {
                     if top {
                         return Err(self.err("invalid ')'"));
@@ -228,18 +227,16 @@ impl Parser<'_> {
                         nodes.push(Node::Capture(inner));
                     }
                 }
+                // A quantifier repeats the single class before it; with none (pattern or
+                // capture start, after a capture, `%b`, `%1`, another quantifier) it is a
+                // literal character (pm.go parsePattern).
                 b'*' | b'+' | b'-' | b'?' => {
                     self.next();
                     match nodes.pop() {
-                        None => {
-                            return Err(
-                                self.err(&format!("no charcter class before '{}'", cb as char))
-                            );
-                        }
                         Some(Node::One(class)) => nodes.push(Node::Repeat(cb, class)),
-                        Some(_) => {
-                            return Err(self
-                                .err(&format!("invalid charcter class before '{}'", cb as char)));
+                        other => {
+                            nodes.extend(other);
+                            nodes.push(Node::One(Class::Char(c)));
                         }
                     }
                 }
@@ -663,12 +660,19 @@ mod tests {
 
     #[test]
     fn gopher_parse_quirks() {
-        // %p covers digits in gopher.
-        assert_eq!(first("%p+", "ab12;c").as_deref(), Some("12;"));
-        // A leading quantifier is an error, a range with no start panics.
-        assert!(matches!(Pattern::parse(b"*a"), Err(PatError::Lua(_))));
-        assert!(matches!(Pattern::parse(b"[-a]"), Err(PatError::Panic(_))));
-        assert!(matches!(Pattern::parse(b"[]]"), Err(PatError::Lua(_))));
+        // %p is punctuation only at the 2022 pin.
+        assert_eq!(first("%p+", "ab12;:c").as_deref(), Some(";:"));
+        // A quantifier with nothing to repeat is a literal.
+        assert_eq!(first("*a", "x*a").as_deref(), Some("*a"));
+        assert_eq!(first("(a)*", "xa*").as_deref(), Some("a*"));
+        assert_eq!(first("-canary$", "web-canary").as_deref(), Some("-canary"));
+        // `]` and `-` first in a set are literals; `]` outside a set too.
+        assert_eq!(first("[]]+", "a]]").as_deref(), Some("]]"));
+        assert_eq!(first("[-a]+", "x-a").as_deref(), Some("-a"));
+        assert_eq!(first("[-%]]+", "x-]").as_deref(), Some("-]"));
+        assert_eq!(first("a]", "a]").as_deref(), Some("a]"));
+        assert_eq!(first("[[]", "x[").as_deref(), Some("["));
+        assert!(matches!(Pattern::parse(b"[]"), Err(PatError::Lua(_))));
         assert!(matches!(Pattern::parse(b"(a"), Err(PatError::Lua(_))));
         // Trailing '-' in a set is literal.
         assert_eq!(first("[a-]+", "x-a-"), Some("-a-".into()));
