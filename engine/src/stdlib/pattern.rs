@@ -103,12 +103,15 @@ impl Parser<'_> {
         }
         c
     }
+    /// An error found by peeking: gopher's scanner then stands on the last byte it consumed
+    /// (pm.go `scanner.Peek`), and the message names that 0-based position.
     fn err(&self, msg: &str) -> PatError {
-        if self.pos >= self.p.len() {
-            PatError::Lua(format!("{msg} at EOS"))
-        } else {
-            PatError::Lua(format!("{msg} at {}", self.pos))
-        }
+        PatError::Lua(format!("{msg} at {}", self.pos.saturating_sub(1)))
+    }
+
+    /// An error found after consuming past the end (the scanner's position is EOS).
+    fn err_eos(&self, msg: &str) -> PatError {
+        PatError::Lua(format!("{msg} at EOS"))
     }
 
     fn class(&mut self, allow_set: bool) -> Result<Class, PatError> {
@@ -127,7 +130,7 @@ impl Parser<'_> {
                     Ok(Class::Char(c))
                 }
             }
-            EOS => Err(self.err("unexpected EOS")),
+            EOS => Err(self.err_eos("unexpected EOS")),
             c => Ok(Class::Char(c)),
         }
     }
@@ -221,7 +224,7 @@ impl Parser<'_> {
                     } else {
                         let inner = self.seq(false, head, tail)?;
                         if self.peek() != b')' as i32 {
-                            return Err(self.err("unfinished capture"));
+                            return Err(self.err_eos("unfinished capture"));
                         }
                         self.next();
                         nodes.push(Node::Capture(inner));

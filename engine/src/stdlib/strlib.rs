@@ -64,15 +64,16 @@ fn pat_error(e: PatError) -> Raise {
     }
 }
 
-/// gopher's luaIndex2StringIndex: Lua index to a 0-based byte offset.
+/// gopher's luaIndex2StringIndex: Lua index to a 0-based byte offset, in Go's wrapping
+/// int arithmetic (`int(1/0)` is MinInt64, minus one is MaxInt64: past any end).
 fn str_index(len: usize, i: i64, start: bool) -> usize {
     let l = len as i64;
     let mut i = i;
     if start && i != 0 {
-        i = i.saturating_sub(1);
+        i = i.wrapping_sub(1);
     }
     if i < 0 {
-        i = l.saturating_add(i).saturating_add(1);
+        i = l.wrapping_add(i).wrapping_add(1);
     }
     i = i.max(0);
     if !start && i > l {
@@ -107,13 +108,14 @@ unsafe fn byte_imp(l: State) -> R<c_int> {
     unsafe {
         let s = check_bytes(l, 1, "byte")?;
         let n = s.len() as i64;
-        let mut start = opt_int(l, 2, 1, "byte")?.saturating_sub(1);
+        // Go int arithmetic wraps (strByte).
+        let mut start = opt_int(l, 2, 1, "byte")?.wrapping_sub(1);
         let mut end = opt_int(l, 3, -1, "byte")?;
         if start < 0 {
-            start = n + start + 1;
+            start = n.wrapping_add(start).wrapping_add(1);
         }
         if end < 0 {
-            end = n + end + 1;
+            end = n.wrapping_add(end).wrapping_add(1);
         }
         if ffi::lua_gettop(l) == 2 {
             if start < 0 || start >= n {
