@@ -87,6 +87,63 @@ fn patterns() {
     ]);
 }
 
+/// gopher's math library: CheckNumber without string conversion, Go's `math` algorithms
+/// (amd64: assembly Exp/Log, pure-Go trigonometry and Pow), luaModulo's sign rule.
+#[test]
+fn math_library() {
+    check(&[
+        (r#"E(math.exp, "1")"#, "err:bad argument #1 to (anonymous) (number expected, got string)"),
+        (r#"E(math.floor, "50")"#, "err:bad argument #1 to (anonymous) (number expected, got string)"),
+        (r#"E(math.max, 1, "2")"#, "err:bad argument #2 to (anonymous) (number expected, got string)"),
+        (r#"E(math.min)"#, "err:wrong number of arguments"),
+        (r#"E(math.sqrt)"#, "err:bad argument #1 to (anonymous) (number expected, got nil)"),
+        (r#"E(math.ldexp, 1, "2")"#, "err:bad argument #2 to (anonymous) (number expected, got string)"),
+        (r#"math.modf(1/0)"#, "+Inf NaN"),
+        (r#"math.modf(-1/0)"#, "-Inf NaN"),
+        (r#"math.modf(-3.5)"#, "-3 -0.5"),
+        (r#"math.modf(0/0)"#, "NaN NaN"),
+        (r#"math.ldexp(-2147483648, -2147483649)"#, "0"),
+        (r#"math.ldexp(1, 2^63)"#, "0"),
+        (r#"math.ldexp(3, 1023), math.ldexp(0.75, -1074), math.ldexp(1, -1075)"#, "+Inf 5e-324 0"),
+        (r#"math.frexp(-3), math.frexp(5e-324)"#, "-0.75 0.5 -1073"),
+        (r#"math.tan(97)"#, "-0.4103212990482421"),
+        (r#"math.tan(1e300), math.sin(1e22), math.cos(2^30+0.5)"#, "1.4214488238747243 -0.8522008497671889 0.9863625014361829"),
+        (r#"math.sin(0.5), math.cos(0.5), math.tan(0.5), math.tan(-1.5707963267948966)"#, "0.479425538604203 0.8775825618903728 0.5463024898437905 -16331239353195392"),
+        (r#"math.exp(1), math.exp(-1), math.exp(0.1), math.exp(700), math.exp(-740), math.exp(709.8)"#, "2.718281828459045 0.36787944117144233 1.1051709180756477 1.0142320547350045e+304 4.2e-322 +Inf"),
+        (r#"math.log(10), math.log(0.1), math.log(2), math.log10(1000), math.log10(2), math.log(5e-324), math.log(-1)"#, "2.302585092994046 -2.3025850929940455 0.6931471805599453 3 0.3010299956639812 -709.0895657128241 NaN"),
+        (r#"math.pow(10, -2), math.pow(2, 0.5), math.pow(1.1, 100), math.pow(3, 1/3), math.pow(-8, 1/3), math.pow(-2, 3)"#, "0.01 1.4142135623730951 13780.612339822364 1.4422495703074085 NaN -8"),
+        (r#"math.asin(0.3), math.acos(0.3), math.atan(3), math.atan2(1, -1), math.atan2(-1/0, -1/0)"#, "0.3046926540153975 1.266103672779499 1.2490457723982544 2.356194490192345 -2.356194490192345"),
+        (r#"math.sinh(0.3), math.cosh(3), math.tanh(0.7), math.tanh(0.3), math.sinh(-25)"#, "0.3045202934471426 10.067661995777765 0.6043677771171635 0.2913126124515909 -3.600244966869294e+10"),
+        (r#"math.deg(1), math.rad(180), math.deg(math.pi)"#, "57.29577951308232 3.141592653589793 180"),
+        (r#"math.fmod(-7, 3), math.fmod(7, -3), math.fmod(1e300, 3), math.fmod(5, 1/0)"#, "-1 1 0 5"),
+        (r#"-4 % 2, 5 % -5, -3 % -2, -3 % 2, 3 % -2, 0.0 % -1e-05, 5.5 % 2"#, "2 -5 -3 1 -1 -1e-05 1.5"),
+        (r#"math.mod(-4, 2), math.mod(0, -1e-05), math.mod(-1, 1/0)"#, "2 -1e-05 +Inf"),
+        (r#"E(math.random, 0)"#, "err:invalid argument to Intn"),
+        (r#"E(math.random, 5, 3)"#, "err:invalid argument to Intn"),
+        (r#"math.random(3, 3), math.random(1)"#, "3 1"),
+        (r#"math.huge == 1/0, math.pi"#, "false 3.141592653589793"),
+    ]);
+}
+
+/// Argument errors name the function as the call site does (gopher's frameFuncName).
+#[test]
+fn argument_error_names() {
+    check(&[
+        (r#"E(function() return math.exp("1") end)"#, "err:bad argument #1 to exp (number expected, got string)"),
+        (r#"E(function() local x = math.exp("1") return x end)"#, "err:bad argument #1 to exp (number expected, got string)"),
+        (r#"E(function() local f = math.exp; local x = f("1") return x end)"#, "err:bad argument #1 to f (number expected, got string)"),
+        (r#"E(function() local t = {math.exp}; local x = t[1]("1") return x end)"#, "err:bad argument #1 to ? (number expected, got string)"),
+        (r#"E(function() local x = string.rep("x") return x end)"#, "err:bad argument #2 to rep (number expected, got nil)"),
+        (r#"E(function() local x = ("x"):rep() return x end)"#, "err:bad argument #2 to rep (number expected, got nil)"),
+        (r#"E(function() local x = (math.exp)("1") return x end)"#, "err:bad argument #1 to exp (number expected, got string)"),
+        (r#"E(function() local m = math; local x = m["exp"]("1") return x end)"#, "err:bad argument #1 to exp (number expected, got string)"),
+        (r#"E(function() exp2 = math.exp; local x = exp2("1") return x end)"#, "err:bad argument #1 to exp2 (number expected, got string)"),
+        (r#"E(function() local x = math.floor() return x end)"#, "err:bad argument #1 to floor (number expected, got nil)"),
+        (r#"E(function() local x = string.sub("x") return x end)"#, "err:bad argument #2 to sub (number expected, got nil)"),
+        (r#"E(function() local x = table.concat({}, {}) return x end)"#, "err:bad argument #2 to concat (string expected, got table)"),
+    ]);
+}
+
 /// The 2022-pin pattern vectors of ../shared/conformance/pin2022 (README 2.13).
 #[test]
 fn pin2022_pattern_vectors() {
