@@ -144,6 +144,61 @@ fn argument_error_names() {
     ]);
 }
 
+/// Base functions: gopher's checks and messages, `next` with an absent key, `setmetatable`
+/// on any type, the string table as the strings' metatable, `unpack` reading only the
+/// array part, `select`/`assert`/`rawset` rules.
+#[test]
+fn base_library() {
+    check(&[
+        (r#"next({}, "")"#, "nil"),
+        (r#"next({a=1, b=2, c=3}, "zz")"#, "b 2"),
+        (r#"next({a=1, b=2}, 0)"#, "b 2"),
+        (r#"next({1, 2, x=1, y=2}, 0/0)"#, "y 2"),
+        (r#"next({10, 20}, 1)"#, "2 20"),
+        (r#"next({10, 20}, 5)"#, "nil"),
+        (r#"E(next)"#, "err:bad argument #1 to (anonymous) (table expected, got nil)"),
+        (r#"E(next, {}, nil)"#, ""),
+        (r#"pcall(setmetatable, "", {})"#, "true "),
+        (r#"E(function() setmetatable(1, {__index = function(a, k) return k end}) return (5).foo end)"#, "foo"),
+        (r#"E(setmetatable, {}, 1)"#, "err:bad argument #2 to (anonymous) (nil or table expected, got number)"),
+        (r#"E(setmetatable, nil, {})"#, "err:cannot set metatable to a nil object."),
+        (r#"E(setmetatable, setmetatable({}, {__metatable = 1}), {})"#, "err:cannot change a protected metatable"),
+        (r#"getmetatable("") == string, type(getmetatable("").len), string.__index == string"#, "true function true"),
+        (r#"getmetatable(setmetatable({}, {__metatable = "locked"}))"#, "locked"),
+        (r#"E(getmetatable)"#, "err:bad argument #1 to (anonymous) (value expected)"),
+        (r#"unpack({[0]=0, 1}, 0, 2)"#, "nil 1 nil"),
+        (r#"unpack({1, 2, 3}, -1, 1)"#, "nil nil 1"),
+        (r#"unpack({1, 2, 3}, 2)"#, "2 3"),
+        (r#"unpack({1, 2, 3}, 3, 1)"#, ""),
+        (r#"select('#', unpack({}, 1, 0))"#, "0"),
+        (r#"E(unpack, {}, 1, 1e9)"#, "err:registry overflow"),
+        (r#"E(select, "2", "a", "b")"#, "err:bad argument #1 to (anonymous) (invalid string '2')"),
+        (r#"E(select, 0, "a")"#, "err:bad argument #1 to (anonymous) (index out of range)"),
+        (r#"select(-1, "a", "b"), select(5, "a")"#, "b"),
+        (r#"E(select, -3, "a", "b")"#, "err:bad argument #1 to (anonymous) (index out of range)"),
+        (r#"E(select)"#, "err:bad argument #1 to (anonymous) (number or string expected, got nil)"),
+        (r#"select(2.7, "a", "b", "c")"#, "b c"),
+        (r#"E(assert, false)"#, "err:assertion failed!"),
+        (r#"E(assert, nil, "boom")"#, "err:boom"),
+        (r#"E(assert, false, 42)"#, "err:bad argument #2 to (anonymous) (string expected, got number)"),
+        (r#"E(assert, false, "100%")"#, "err:100%"),
+        (r#"assert(1, 2, 3)"#, "1 2 3"),
+        (r#"E(tostring)"#, "err:bad argument #1 to (anonymous) (value expected)"),
+        (r#"E(type)"#, "err:bad argument #1 to (anonymous) (value expected)"),
+        (r#"E(rawget, {}, nil)"#, ""),
+        (r#"E(rawget, "x", 1)"#, "err:bad argument #1 to (anonymous) (table expected, got string)"),
+        (r#"select('#', rawset({}, 1, 2))"#, "0"),
+        (r#"rawequal("a", "a"), rawequal(0/0, 0/0)"#, "true false"),
+        (r#"E(rawequal, 1)"#, "err:bad argument #2 to (anonymous) (value expected)"),
+        (r#"E(ipairs)"#, "err:bad argument #1 to (anonymous) (table expected, got nil)"),
+        (r#"E(pairs, nil)"#, "err:bad argument #1 to (anonymous) (table expected, got nil)"),
+        (r#"E(function() local s = 0 for i, v in ipairs({1, 2, nil, 4}) do s = s + v end return s end)"#, "3"),
+        (r#"E(function() local n = 0 for k, v in pairs({1, 2, x = 3}) do n = n + 1 end return n end)"#, "3"),
+        (r#"E(function() setmetatable("", {}) return pcall(string.len, "x") end)"#, "true 1"),
+        (r#"E(function() local mt = getmetatable("") setmetatable("", {}) local ok = pcall(function() return ("x"):len() end) setmetatable("", mt) return ok, ("ab"):len() end)"#, "false 2"),
+    ]);
+}
+
 /// The 2022-pin pattern vectors of ../shared/conformance/pin2022 (README 2.13).
 #[test]
 fn pin2022_pattern_vectors() {

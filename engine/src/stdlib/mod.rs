@@ -8,6 +8,7 @@
 //! `pcall`. Functions whose behaviour PUC and gopher share (`next`, `select`, `unpack`,
 //! `tostring`, ...) are kept as the VM provides them.
 
+mod baselib;
 mod format;
 mod gomath;
 mod mathlib;
@@ -690,7 +691,7 @@ unsafe fn set_nil(l: State, table: c_int, name: &std::ffi::CStr) {
 }
 
 /// Replaces global `name` with closure `f` whose upvalue is the current value of `name`.
-unsafe fn wrap_global(l: State, name: &std::ffi::CStr, f: ffi::lua_CFunction) {
+pub(crate) unsafe fn wrap_global(l: State, name: &std::ffi::CStr, f: ffi::lua_CFunction) {
     unsafe {
         let g = ffi::LUA_GLOBALSINDEX;
         ffi::lua_getfield(l, g, name.as_ptr());
@@ -707,6 +708,8 @@ pub(crate) unsafe fn install_raw(l: State) {
         ffi::lua_getfield(l, g, c"tostring".as_ptr());
         ffi::lua_pushcclosure(l, lua_print, 1);
         ffi::lua_setfield(l, g, c"print".as_ptr());
+        // print (above) keeps the VM's tostring, before baselib wraps the global.
+        baselib::install(l);
         wrap_global(l, c"pcall", lua_pcall);
         wrap_global(l, c"xpcall", lua_xpcall);
         set_fn(l, g, c"error", lua_error);
@@ -740,7 +743,16 @@ pub(crate) unsafe fn install_raw(l: State) {
 
         ffi::lua_getfield(l, g, c"string".as_ptr());
         if ffi::lua_type(l, -1) == ffi::LUA_TTABLE {
-            strlib::install(l, ffi::lua_gettop(l));
+            let t = ffi::lua_gettop(l);
+            strlib::install(l, t);
+            // gopher's OpenString: the string table is the strings' metatable itself,
+            // with `__index` pointing at itself (getmetatable("") == string).
+            ffi::lua_pushvalue(l, t);
+            ffi::lua_setfield(l, t, c"__index".as_ptr());
+            ffi::lua_pushlstring(l, c"".as_ptr(), 0);
+            ffi::lua_pushvalue(l, t);
+            ffi::lua_setmetatable(l, -2);
+            ffi::lua_pop(l, 1);
         }
         ffi::lua_pop(l, 1);
     }

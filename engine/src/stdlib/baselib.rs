@@ -1,0 +1,316 @@
+//! The base functions whose argument rules, results or errors differ between PUC Lua 5.1
+//! and gopher-lua (baselib.go at Kruise's pin): gopher's checks and messages, `next` with a
+//! key the table does not hold, `setmetatable` on any type, `rawset`/`unpack` results.
+
+use std::ffi::c_int;
+
+use mlua::ffi;
+
+use super::{
+    R, Raise, State, arg_error, check_any, check_int, check_table, lua_fns, opt_int, set_fn,
+    to_bytes, type_error, type_name, wrap_global,
+};
+
+lua_fns! {
+    lua_assert => assert_imp,
+    lua_getmetatable => getmetatable_imp,
+    lua_setmetatable => setmetatable_imp,
+    lua_next => next_imp,
+    lua_pairs => pairs_imp,
+    lua_ipairs => ipairs_imp,
+    lua_ipairs_aux => ipairs_aux_imp,
+    lua_rawequal => rawequal_imp,
+    lua_rawget => rawget_imp,
+    lua_rawset => rawset_imp,
+    lua_select => select_imp,
+    lua_tostring => tostring_imp,
+    lua_type => type_imp,
+    lua_unpack => unpack_imp,
+}
+
+/// gopher-lua's array part: positive integer keys below 2^26 (table.go `MaxArrayIndex`).
+/// `RawGetInt` reads only there, so `unpack` and `ipairs` see nil at any other index.
+const MAX_ARRAY_INDEX: i64 = 1 << 26;
+
+/// gopher's default registry size (value slots shared by every frame).
+const REGISTRY_SIZE: i64 = 5120;
+
+/// Pushes `t[i]` (t at 1) as gopher's `RawGetInt` reads it.
+unsafe fn push_array_slot(l: State, i: i64) {
+    unsafe {
+        if (1..MAX_ARRAY_INDEX).contains(&i) {
+            ffi::lua_rawgeti(l, 1, i as _);
+        } else {
+            ffi::lua_pushnil(l);
+        }
+    }
+}
+
+/// baseAssert: a false first argument raises the second, which must be a string
+/// (`OptString` converts nothing), or "assertion failed!"; else every argument is returned.
+unsafe fn assert_imp(l: State) -> R<c_int> {
+    unsafe {
+        if ffi::lua_toboolean(l, 1) != 0 {
+            return Ok(ffi::lua_gettop(l));
+        }
+        match ffi::lua_type(l, 2) {
+            ffi::LUA_TNONE | ffi::LUA_TNIL => Err(Raise::Msg("assertion failed!".into())),
+            ffi::LUA_TSTRING => Err(Raise::Msg(
+                String::from_utf8_lossy(to_bytes(l, 2)).into_owned(),
+            )),
+            _ => Err(type_error(l, 2, "assert", "string")),
+        }
+    }
+}
+
+/// baseGetMetatable: CheckAny, then the metatable or its `__metatable` field.
+unsafe fn getmetatable_imp(l: State) -> R<c_int> {
+    unsafe {
+        check_any(l, 1, "getmetatable")?;
+        if ffi::lua_getmetatable(l, 1) == 0 {
+            ffi::lua_pushnil(l);
+            return Ok(1);
+        }
+        ffi::lua_getfield(l, -1, c"__metatable".as_ptr());
+        if ffi::lua_isnil(l, -1) != 0 {
+            ffi::lua_pop(l, 1);
+        }
+        Ok(1)
+    }
+}
+
+/// baseSetMetatable: any non-nil value takes a metatable; for a non-table it becomes the
+/// metatable of the whole type (gopher's `builtinMts`), as `lua_setmetatable` does.
+unsafe fn setmetatable_imp(l: State) -> R<c_int> {
+    unsafe {
+        let t2 = ffi::lua_type(l, 2);
+        if t2 != ffi::LUA_TNIL && t2 != ffi::LUA_TTABLE {
+            let got = if t2 == ffi::LUA_TNONE {
+                "nil".to_owned()
+            } else {
+                type_name(l, 2)
+            };
+            return Err(arg_error(
+                2,
+                "setmetatable",
+                &format!("nil or table expected, got {got}"),
+            ));
+        }
+        if ffi::lua_isnoneornil(l, 1) != 0 {
+            return Err(Raise::Msg("cannot set metatable to a nil object.".into()));
+        }
+        if ffi::lua_getmetatable(l, 1) != 0 {
+            ffi::lua_getfield(l, -1, c"__metatable".as_ptr());
+            let protected = ffi::lua_isnil(l, -1) == 0;
+            ffi::lua_pop(l, 2);
+            if protected {
+                return Err(Raise::Msg("cannot change a protected metatable".into()));
+            }
+        }
+        ffi::lua_settop(l, 2);
+        ffi::lua_setmetatable(l, 1);
+        Ok(1)
+    }
+}
+
+/// baseNext: CheckTable; the end (or an empty table) gives a single nil. A key the table
+/// does not hold is no error (the VM's `luaH_next` follows gopher's table.go `Next`).
+unsafe fn next_imp(l: State) -> R<c_int> {
+    unsafe {
+        check_table(l, 1, "next")?;
+        ffi::lua_settop(l, 2);
+        if ffi::lua_next(l, 1) != 0 {
+            Ok(2)
+        } else {
+            ffi::lua_pushnil(l);
+            Ok(1)
+        }
+    }
+}
+
+/// basePairs: CheckTable, then (next, t, nil).
+unsafe fn pairs_imp(l: State) -> R<c_int> {
+    unsafe {
+        check_table(l, 1, "pairs")?;
+        ffi::lua_pushvalue(l, ffi::lua_upvalueindex(1));
+        ffi::lua_pushvalue(l, 1);
+        ffi::lua_pushnil(l);
+        Ok(3)
+    }
+}
+
+/// baseIpairs: CheckTable, then (ipairsaux, t, 0).
+unsafe fn ipairs_imp(l: State) -> R<c_int> {
+    unsafe {
+        check_table(l, 1, "ipairs")?;
+        ffi::lua_pushvalue(l, ffi::lua_upvalueindex(1));
+        ffi::lua_pushvalue(l, 1);
+        ffi::lua_pushnumber(l, 0.0);
+        Ok(3)
+    }
+}
+
+/// ipairsaux: the next index of the array part, nothing at its first nil.
+unsafe fn ipairs_aux_imp(l: State) -> R<c_int> {
+    unsafe {
+        check_table(l, 1, "ipairs")?;
+        let i = check_int(l, 2, "ipairs")?.wrapping_add(1);
+        push_array_slot(l, i);
+        if ffi::lua_isnil(l, -1) != 0 {
+            return Ok(0);
+        }
+        ffi::lua_pushnumber(l, i as f64);
+        ffi::lua_insert(l, -2);
+        Ok(2)
+    }
+}
+
+unsafe fn rawequal_imp(l: State) -> R<c_int> {
+    unsafe {
+        check_any(l, 1, "rawequal")?;
+        check_any(l, 2, "rawequal")?;
+        ffi::lua_pushboolean(l, ffi::lua_rawequal(l, 1, 2));
+        Ok(1)
+    }
+}
+
+unsafe fn rawget_imp(l: State) -> R<c_int> {
+    unsafe {
+        check_table(l, 1, "rawget")?;
+        check_any(l, 2, "rawget")?;
+        ffi::lua_settop(l, 2);
+        ffi::lua_rawget(l, 1);
+        Ok(1)
+    }
+}
+
+/// baseRawSet returns nothing (PUC returns the table).
+unsafe fn rawset_imp(l: State) -> R<c_int> {
+    unsafe {
+        check_table(l, 1, "rawset")?;
+        check_any(l, 2, "rawset")?;
+        check_any(l, 3, "rawset")?;
+        ffi::lua_settop(l, 3);
+        ffi::lua_rawset(l, 1);
+        Ok(0)
+    }
+}
+
+/// baseSelect: a number (strings are not converted) or the string "#".
+unsafe fn select_imp(l: State) -> R<c_int> {
+    unsafe {
+        let num = ffi::lua_gettop(l) as i64;
+        match ffi::lua_type(l, 1) {
+            ffi::LUA_TNUMBER => {
+                let mut idx = check_int(l, 1, "select")?;
+                if idx < 0 {
+                    idx = num.wrapping_add(idx);
+                } else if idx > num {
+                    idx = num;
+                }
+                if idx < 1 {
+                    return Err(arg_error(1, "select", "index out of range"));
+                }
+                Ok((num - idx) as c_int)
+            }
+            ffi::LUA_TSTRING => {
+                let s = to_bytes(l, 1);
+                if s != b"#" {
+                    return Err(arg_error(
+                        1,
+                        "select",
+                        &format!("invalid string '{}'", String::from_utf8_lossy(s)),
+                    ));
+                }
+                ffi::lua_pushnumber(l, (num - 1) as f64);
+                Ok(1)
+            }
+            _ => {
+                let got = if ffi::lua_type(l, 1) == ffi::LUA_TNONE {
+                    "nil".to_owned()
+                } else {
+                    type_name(l, 1)
+                };
+                Err(arg_error(
+                    1,
+                    "select",
+                    &format!("number or string expected, got {got}"),
+                ))
+            }
+        }
+    }
+}
+
+/// tostring and type: gopher's CheckAny first, then the VM's own function (upvalue 1).
+unsafe fn call_original(l: State, fname: &str) -> R<c_int> {
+    unsafe {
+        check_any(l, 1, fname)?;
+        ffi::lua_settop(l, 1);
+        ffi::lua_pushvalue(l, ffi::lua_upvalueindex(1));
+        ffi::lua_insert(l, 1);
+        ffi::lua_call(l, 1, 1);
+        Ok(1)
+    }
+}
+unsafe fn tostring_imp(l: State) -> R<c_int> {
+    unsafe { call_original(l, "tostring") }
+}
+unsafe fn type_imp(l: State) -> R<c_int> {
+    unsafe { call_original(l, "type") }
+}
+
+/// baseUnpack: `t[i]` for i from start (1) to end (`#t`), read as `RawGetInt` does: only
+/// the array part, so index 0, negative and huge indices give nil.
+unsafe fn unpack_imp(l: State) -> R<c_int> {
+    unsafe {
+        check_table(l, 1, "unpack")?;
+        let start = opt_int(l, 2, 1, "unpack")?;
+        let end = if ffi::lua_isnoneornil(l, 3) != 0 {
+            ffi::lua_objlen(l, 1) as i64
+        } else {
+            check_int(l, 3, "unpack")?
+        };
+        let count = end.wrapping_sub(start).wrapping_add(1);
+        if count <= 0 || start > end {
+            return Ok(0);
+        }
+        // gopher's value stack (its "registry") has 5120 slots for all frames together;
+        // pushing past it raises "registry overflow". Counts that could never fit fail so.
+        if count >= REGISTRY_SIZE || ffi::lua_checkstack(l, count as c_int) == 0 {
+            return Err(Raise::Msg("registry overflow".into()));
+        }
+        for k in 0..count {
+            push_array_slot(l, start + k);
+        }
+        Ok(count as c_int)
+    }
+}
+
+/// Installs the functions above into the globals; `pairs` gets `next` as its iterator and
+/// `tostring`/`type` keep the VM's functions as upvalues.
+pub(super) unsafe fn install(l: State) {
+    unsafe {
+        let g = ffi::LUA_GLOBALSINDEX;
+        for (name, f) in [
+            (c"assert", lua_assert as ffi::lua_CFunction),
+            (c"getmetatable", lua_getmetatable),
+            (c"setmetatable", lua_setmetatable),
+            (c"next", lua_next),
+            (c"rawequal", lua_rawequal),
+            (c"rawget", lua_rawget),
+            (c"rawset", lua_rawset),
+            (c"select", lua_select),
+            (c"unpack", lua_unpack),
+        ] {
+            set_fn(l, g, name, f);
+        }
+        wrap_global(l, c"tostring", lua_tostring);
+        wrap_global(l, c"type", lua_type);
+        ffi::lua_pushcfunction(l, lua_next);
+        ffi::lua_pushcclosure(l, lua_pairs, 1);
+        ffi::lua_setfield(l, g, c"pairs".as_ptr());
+        ffi::lua_pushcfunction(l, lua_ipairs_aux);
+        ffi::lua_pushcclosure(l, lua_ipairs, 1);
+        ffi::lua_setfield(l, g, c"ipairs".as_ptr());
+    }
+}
