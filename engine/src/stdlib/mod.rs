@@ -253,6 +253,8 @@ pub(crate) unsafe fn check_bytes<'a>(l: State, n: c_int, fname: &str) -> R<&'a [
     }
 }
 
+/// gopher's OptString (auxlib.go): nil gives the default; unlike CheckString it converts
+/// nothing, so a number is an argument error (`table.concat(t, 5)`).
 pub(crate) unsafe fn opt_bytes<'a>(
     l: State,
     n: c_int,
@@ -260,10 +262,10 @@ pub(crate) unsafe fn opt_bytes<'a>(
     fname: &str,
 ) -> R<&'a [u8]> {
     unsafe {
-        if ffi::lua_isnoneornil(l, n) != 0 {
-            Ok(default)
-        } else {
-            check_bytes(l, n, fname)
+        match ffi::lua_type(l, n) {
+            ffi::LUA_TNONE | ffi::LUA_TNIL => Ok(default),
+            ffi::LUA_TSTRING => Ok(to_bytes(l, n)),
+            _ => Err(type_error(l, n, fname, "string")),
         }
     }
 }
