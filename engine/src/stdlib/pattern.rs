@@ -586,20 +586,35 @@ impl<'a> Finder<'a> {
         &mut self,
         poll: &mut dyn FnMut() -> bool,
     ) -> Result<Option<Match>, PatError> {
-        while !self.done && self.pos <= self.vm.src.len() {
-            let start = self.pos;
-            let res = self.vm.run(start, &mut self.steps, poll)?;
-            self.pos = start + 1;
-            if self.pat.anchored {
-                self.done = true;
-            }
-            if let Some(end) = res {
-                self.pos = self.pos.max(end);
-                return Ok(Some(self.vm.result(end)));
+        while let Some(attempt) = self.attempt(poll)? {
+            if attempt.is_some() {
+                return Ok(attempt);
             }
         }
-        self.done = true;
         Ok(None)
+    }
+
+    /// One attempt of pm.go's `Find` loop: `None` when the attempts are over, else the
+    /// match found at the current start, if any. (`Find` checks its limit after every
+    /// attempt, matched or not: gsub with limit 0 stops after the first attempt.)
+    pub fn attempt(
+        &mut self,
+        poll: &mut dyn FnMut() -> bool,
+    ) -> Result<Option<Option<Match>>, PatError> {
+        if self.done || self.pos > self.vm.src.len() {
+            self.done = true;
+            return Ok(None);
+        }
+        let start = self.pos;
+        let res = self.vm.run(start, &mut self.steps, poll)?;
+        self.pos = start + 1;
+        if self.pat.anchored {
+            self.done = true;
+        }
+        Ok(Some(res.map(|end| {
+            self.pos = self.pos.max(end);
+            self.vm.result(end)
+        })))
     }
 }
 

@@ -362,7 +362,9 @@ unsafe fn gmatch_imp(l: State) -> R<c_int> {
         ffi::lua_settop(l, 2);
         ffi::lua_pushnumber(l, 0.0);
         ffi::lua_pushcclosure(l, lua_gmatch_iter, 3);
-        Ok(1)
+        // gopher's strGmatch also returns its match state, a userdata.
+        ffi::lua_newuserdata(l, 0);
+        Ok(2)
     }
 }
 
@@ -467,7 +469,8 @@ unsafe fn gsub_imp(l: State) -> R<c_int> {
             kind,
             ffi::LUA_TSTRING | ffi::LUA_TTABLE | ffi::LUA_TFUNCTION
         ) {
-            return Err(type_error(l, 3, "gsub", "string/table/function"));
+            // gopher's CheckTypes wording.
+            return Err(type_error(l, 3, "gsub", "string or table or function"));
         }
         let limit = opt_int(l, 4, -1, "gsub")?;
         ffi::lua_settop(l, 3);
@@ -478,11 +481,11 @@ unsafe fn gsub_imp(l: State) -> R<c_int> {
         {
             let mut finder = Finder::new(&pat, s, 0);
             let mut poll = Poll::new(l);
-            while let Some(m) = finder
-                .next_match(&mut || poll.keep_going())
+            while let Some(attempt) = finder
+                .attempt(&mut || poll.keep_going())
                 .map_err(pat_error)?
             {
-                matches.push(m);
+                matches.extend(attempt);
                 if matches.len() as i64 == limit {
                     break;
                 }
