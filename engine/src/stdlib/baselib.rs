@@ -26,6 +26,9 @@ lua_fns! {
     lua_tostring => tostring_imp,
     lua_type => type_imp,
     lua_unpack => unpack_imp,
+    lua_getfenv => getfenv_imp,
+    lua_setfenv => setfenv_imp,
+    lua_newproxy => newproxy_imp,
 }
 
 /// gopher-lua's array part: positive integer keys below 2^26 (table.go `MaxArrayIndex`).
@@ -286,6 +289,113 @@ unsafe fn unpack_imp(l: State) -> R<c_int> {
     }
 }
 
+/// The Lua function `level` frames up (1 = the caller), pushed; false (nothing pushed)
+/// when there is none or it is a C function (gopher's frame walk in baseGetFEnv).
+unsafe fn push_lua_function_at(l: State, level: i64) -> bool {
+    unsafe {
+        let mut ar: ffi::lua_Debug = std::mem::zeroed();
+        let Ok(level) = c_int::try_from(level) else {
+            return false;
+        };
+        if ffi::lua_getstack(l, level, &mut ar) == 0 {
+            return false;
+        }
+        ffi::lua_getinfo(l, c"f".as_ptr(), &mut ar);
+        if ffi::lua_iscfunction(l, -1) != 0 {
+            ffi::lua_pop(l, 1);
+            return false;
+        }
+        true
+    }
+}
+
+/// baseGetFEnv: a Lua function's environment, or the function's `level` frames up;
+/// the globals for C functions, levels past the stack, and any other argument.
+unsafe fn getfenv_imp(l: State) -> R<c_int> {
+    unsafe {
+        let pushed = match ffi::lua_type(l, 1) {
+            ffi::LUA_TNONE => push_lua_function_at(l, 1),
+            ffi::LUA_TFUNCTION if ffi::lua_iscfunction(l, 1) == 0 => {
+                ffi::lua_pushvalue(l, 1);
+                true
+            }
+            ffi::LUA_TNUMBER => {
+                let level = crate::value::go_float_to_int64(ffi::lua_tonumber(l, 1));
+                level > 0 && push_lua_function_at(l, level)
+            }
+            _ => false,
+        };
+        if pushed {
+            ffi::lua_getfenv(l, -1);
+        } else {
+            ffi::lua_pushvalue(l, ffi::LUA_GLOBALSINDEX);
+        }
+        Ok(1)
+    }
+}
+
+/// baseSetFEnv: sets a Lua function's environment (or that of the function `level`
+/// frames up) and returns the function; level 0 or below replaces the thread's globals.
+unsafe fn setfenv_imp(l: State) -> R<c_int> {
+    unsafe {
+        check_table(l, 2, "setfenv")?;
+        let cannot = || Raise::Msg("cannot change the environment of given object".into());
+        match ffi::lua_type(l, 1) {
+            ffi::LUA_TFUNCTION => {
+                if ffi::lua_iscfunction(l, 1) != 0 {
+                    return Err(cannot());
+                }
+                ffi::lua_pushvalue(l, 1);
+            }
+            ffi::LUA_TNUMBER | ffi::LUA_TNONE => {
+                let level = if ffi::lua_type(l, 1) == ffi::LUA_TNONE {
+                    1
+                } else {
+                    crate::value::go_float_to_int64(ffi::lua_tonumber(l, 1))
+                };
+                if level <= 0 {
+                    ffi::lua_pushvalue(l, 2);
+                    ffi::lua_replace(l, ffi::LUA_GLOBALSINDEX);
+                    return Ok(0);
+                }
+                if !push_lua_function_at(l, level) {
+                    return Err(cannot());
+                }
+            }
+            _ => return Err(cannot()),
+        }
+        ffi::lua_pushvalue(l, 2);
+        ffi::lua_setfenv(l, -2);
+        Ok(1)
+    }
+}
+
+/// baseNewProxy: a new userdata; `true` gives it a fresh metatable, another userdata
+/// lends its (visible) metatable, anything else none.
+unsafe fn newproxy_imp(l: State) -> R<c_int> {
+    unsafe {
+        ffi::lua_settop(l, 1);
+        ffi::lua_newuserdata(l, 0);
+        if ffi::lua_type(l, 1) == ffi::LUA_TBOOLEAN && ffi::lua_toboolean(l, 1) != 0 {
+            ffi::lua_createtable(l, 0, 0);
+            ffi::lua_setmetatable(l, 2);
+        } else if ffi::lua_type(l, 1) == ffi::LUA_TUSERDATA && ffi::lua_getmetatable(l, 1) != 0 {
+            ffi::lua_getfield(l, -1, c"__metatable".as_ptr());
+            if ffi::lua_isnil(l, -1) != 0 {
+                ffi::lua_pop(l, 1);
+            } else {
+                ffi::lua_remove(l, -2);
+            }
+            if ffi::lua_type(l, -1) == ffi::LUA_TTABLE {
+                ffi::lua_setmetatable(l, 2);
+            } else {
+                ffi::lua_pop(l, 1);
+            }
+        }
+        Ok(1)
+    }
+}
+
 /// Installs the functions above into the globals; `pairs` gets `next` as its iterator and
 /// `tostring`/`type` keep the VM's functions as upvalues.
 pub(super) unsafe fn install(l: State) {
@@ -301,6 +411,9 @@ pub(super) unsafe fn install(l: State) {
             (c"rawset", lua_rawset),
             (c"select", lua_select),
             (c"unpack", lua_unpack),
+            (c"getfenv", lua_getfenv),
+            (c"setfenv", lua_setfenv),
+            (c"newproxy", lua_newproxy),
         ] {
             set_fn(l, g, name, f);
         }

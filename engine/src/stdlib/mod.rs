@@ -409,11 +409,24 @@ unsafe fn call_caught(l: State) -> R<c_int> {
     }
 }
 
-/// `pcall`: the VM's pcall, but a spent time/memory budget is raised again.
+/// `pcall`: the VM's pcall, but a spent time/memory budget is raised again. As gopher's
+/// basePCall: a value is required, and one that cannot be called (no function, no
+/// `__call` function) gives false and "attempt to call a T value" without calling.
 unsafe fn pcall_imp(l: State) -> R<c_int> {
     unsafe {
+        check_any(l, 1, "pcall")?;
         if ffi::lua_type(l, 1) != ffi::LUA_TFUNCTION {
-            return Err(type_error(l, 1, "pcall", "function"));
+            let callable = ffi::luaL_getmetafield(l, 1, c"__call".as_ptr()) != 0 && {
+                let f = ffi::lua_type(l, -1) == ffi::LUA_TFUNCTION;
+                ffi::lua_pop(l, 1);
+                f
+            };
+            if !callable {
+                let msg = format!("attempt to call a {} value", type_name(l, 1));
+                ffi::lua_pushboolean(l, 0);
+                push_bytes(l, msg.as_bytes());
+                return Ok(2);
+            }
         }
         call_caught(l)
     }
