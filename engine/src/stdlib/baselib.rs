@@ -86,13 +86,10 @@ unsafe fn getmetatable_imp(l: State) -> R<c_int> {
 /// metatable of the whole type (gopher's `builtinMts`), as `lua_setmetatable` does.
 unsafe fn setmetatable_imp(l: State) -> R<c_int> {
     unsafe {
+        // A missing metatable is nil (gopher's Get past the top), so it removes one.
         let t2 = ffi::lua_type(l, 2);
-        if t2 != ffi::LUA_TNIL && t2 != ffi::LUA_TTABLE {
-            let got = if t2 == ffi::LUA_TNONE {
-                "nil".to_owned()
-            } else {
-                type_name(l, 2)
-            };
+        if t2 != ffi::LUA_TNIL && t2 != ffi::LUA_TTABLE && t2 != ffi::LUA_TNONE {
+            let got = type_name(l, 2);
             return Err(arg_error(
                 2,
                 "setmetatable",
@@ -273,8 +270,9 @@ unsafe fn unpack_imp(l: State) -> R<c_int> {
         } else {
             check_int(l, 3, "unpack")?
         };
+        // Go's int arithmetic: a count that wraps positive (end = int(NaN)) overflows too.
         let count = end.wrapping_sub(start).wrapping_add(1);
-        if count <= 0 || start > end {
+        if count <= 0 {
             return Ok(0);
         }
         // gopher's value stack (its "registry") has 5120 slots for all frames together;

@@ -236,15 +236,17 @@ fn format_arg(out: &mut Vec<u8>, arg: &Arg<'_>, verb: char, sp: &Spec) {
         fmt_string(out, lua_type_name(arg).as_bytes(), 's', sp);
         return;
     }
-    if verb == 'p' {
+    // `%p` (fmtPointer) and `%w` (only valid in Errorf) report a bad verb before any
+    // Format method runs, showing the value by reflection.
+    if verb == 'p' || verb == 'w' {
         match arg {
-            // Not pointers: fmtPointer reports a bad verb, showing the value by reflection.
-            Arg::Num(f, _) => bad_verb_with(out, 'p', "lua.LNumber", |b| {
+            Arg::Num(f, _) => bad_verb_with(out, verb, "lua.LNumber", |b| {
                 fmt_float(b, *f, 'v', sp)
             }),
-            Arg::Str(s) => bad_verb_with(out, 'p', "lua.LString", |b| fmt_string(b, s, 's', sp)),
-            Arg::Bool(v) => bad_verb_with(out, 'p', "lua.LBool", |b| fmt_bool(b, *v, sp)),
-            // Pointers print their address, which has no stable value to reproduce.
+            Arg::Str(s) => bad_verb_with(out, verb, "lua.LString", |b| fmt_string(b, s, 's', sp)),
+            Arg::Bool(v) => bad_verb_with(out, verb, "lua.LBool", |b| fmt_bool(b, *v, sp)),
+            Arg::Nil if verb == 'w' => out.extend_from_slice(b"%!w(*lua.LNilType=&{})"),
+            // A pointer's `%p` is its address, which has no stable value to reproduce.
             Arg::Nil => out.extend_from_slice(b"0x0"),
             Arg::Other { text, .. } => out.extend_from_slice(text.as_bytes()),
         }

@@ -495,7 +495,15 @@ impl Vm<'_> {
                         return Err(PatError::Lua("invalid capture index".into()));
                     }
                     let (a, b) = (self.slots[idx].pos, self.slots[idx + 1].pos);
-                    if a > b || b > self.src.len() {
+                    // Go checks the high bound first (against the capacity, which is the
+                    // length for find/match/gsub's unsafe string bytes), then the order.
+                    if b > self.src.len() {
+                        return Err(PatError::Panic(format!(
+                            "runtime error: slice bounds out of range [:{b}] with capacity {}",
+                            self.src.len()
+                        )));
+                    }
+                    if a > b {
                         return Err(PatError::Panic(format!(
                             "runtime error: slice bounds out of range [{a}:{b}]"
                         )));
