@@ -240,9 +240,9 @@ fn format_arg(out: &mut Vec<u8>, arg: &Arg<'_>, verb: char, sp: &Spec) {
     // Format method runs, showing the value by reflection.
     if verb == 'p' || verb == 'w' {
         match arg {
-            Arg::Num(f, _) => bad_verb_with(out, verb, "lua.LNumber", |b| {
-                fmt_float(b, *f, 'v', sp)
-            }),
+            Arg::Num(f, _) => {
+                bad_verb_with(out, verb, "lua.LNumber", |b| fmt_float(b, *f, 'v', sp))
+            }
             Arg::Str(s) => bad_verb_with(out, verb, "lua.LString", |b| fmt_string(b, s, 's', sp)),
             Arg::Bool(v) => bad_verb_with(out, verb, "lua.LBool", |b| fmt_bool(b, *v, sp)),
             Arg::Nil if verb == 'w' => out.extend_from_slice(b"%!w(*lua.LNilType=&{})"),

@@ -53,7 +53,11 @@ pub fn exp(x: f64) -> f64 {
     let bits = x.to_bits();
     if bits & !(1 << 63) >= 0x7ff0_0000_0000_0000 {
         // -Inf gives 0; NaN and +Inf are returned.
-        return if bits == 0xfff0_0000_0000_0000 { 0.0 } else { x };
+        return if bits == 0xfff0_0000_0000_0000 {
+            0.0
+        } else {
+            x
+        };
     }
     if x > OVERFLOW {
         return f64::INFINITY;
@@ -331,12 +335,15 @@ fn octant(x: f64) -> (u64, f64) {
 }
 
 fn sin_poly(z: f64, zz: f64) -> f64 {
-    z + z * zz * (((((SIN[0] * zz + SIN[1]) * zz + SIN[2]) * zz + SIN[3]) * zz + SIN[4]) * zz + SIN[5])
+    z + z
+        * zz
+        * (((((SIN[0] * zz + SIN[1]) * zz + SIN[2]) * zz + SIN[3]) * zz + SIN[4]) * zz + SIN[5])
 }
 
 fn cos_poly(zz: f64) -> f64 {
     1.0 - 0.5 * zz
-        + zz * zz * (((((COS[0] * zz + COS[1]) * zz + COS[2]) * zz + COS[3]) * zz + COS[4]) * zz + COS[5])
+        + zz * zz
+            * (((((COS[0] * zz + COS[1]) * zz + COS[2]) * zz + COS[3]) * zz + COS[4]) * zz + COS[5])
 }
 
 /// sin.go `sin`.
@@ -355,7 +362,11 @@ pub fn sin(x: f64) -> f64 {
         j -= 4;
     }
     let zz = z * z;
-    let y = if j == 1 || j == 2 { cos_poly(zz) } else { sin_poly(z, zz) };
+    let y = if j == 1 || j == 2 {
+        cos_poly(zz)
+    } else {
+        sin_poly(z, zz)
+    };
     if sign { -y } else { y }
 }
 
@@ -375,7 +386,11 @@ pub fn cos(x: f64) -> f64 {
         sign = !sign;
     }
     let zz = z * z;
-    let y = if j == 1 || j == 2 { sin_poly(z, zz) } else { cos_poly(zz) };
+    let y = if j == 1 || j == 2 {
+        sin_poly(z, zz)
+    } else {
+        cos_poly(zz)
+    };
     if sign { -y } else { y }
 }
 
@@ -404,8 +419,9 @@ pub fn tan(x: f64) -> f64 {
     let (j, z) = octant(x.abs());
     let zz = z * z;
     let mut y = if zz > 1e-14 {
-        z + z * (zz * ((P[0] * zz + P[1]) * zz + P[2])
-            / ((((zz + Q[1]) * zz + Q[2]) * zz + Q[3]) * zz + Q[4]))
+        z + z
+            * (zz * ((P[0] * zz + P[1]) * zz + P[2])
+                / ((((zz + Q[1]) * zz + Q[2]) * zz + Q[3]) * zz + Q[4]))
     } else {
         z
     };
