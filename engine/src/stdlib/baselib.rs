@@ -7,8 +7,8 @@ use std::ffi::c_int;
 use mlua::ffi;
 
 use super::{
-    R, Raise, State, arg_error, check_any, check_int, check_table, lua_fns, opt_int, set_fn,
-    to_bytes, type_error, type_name, wrap_global,
+    R, REGISTRY_SIZE, Raise, State, arg_error, check_any, check_int, check_table, lua_fns, opt_int,
+    set_fn, to_bytes, type_error, type_name, wrap_global,
 };
 
 lua_fns! {
@@ -34,9 +34,6 @@ lua_fns! {
 /// gopher-lua's array part: positive integer keys below 2^26 (table.go `MaxArrayIndex`).
 /// `RawGetInt` reads only there, so `unpack` and `ipairs` see nil at any other index.
 const MAX_ARRAY_INDEX: i64 = 1 << 26;
-
-/// gopher's default registry size (value slots shared by every frame).
-const REGISTRY_SIZE: i64 = 5120;
 
 /// Pushes `t[i]` (t at 1) as gopher's `RawGetInt` reads it.
 unsafe fn push_array_slot(l: State, i: i64) {

@@ -47,6 +47,10 @@ const PRINT_LIMIT: usize = 1 << 20;
 /// VM's memory cap normally stops a run long before this.
 pub(crate) const STRING_LIMIT: usize = 256 << 20;
 
+/// gopher's default registry size: the value slots all frames share. Library functions
+/// that push more results than could ever fit raise its "registry overflow".
+pub(crate) const REGISTRY_SIZE: i64 = 5120;
+
 /// Installs gopher-lua's base/table/string/math behaviour, the extra globals, `require`,
 /// and the sandbox into an mlua state (one made by `vm::new_state`, or any other: it then
 /// gets a run context without deadline). `print` appends to the run's print log (see

@@ -129,8 +129,11 @@ unsafe fn byte_imp(l: State) -> R<c_int> {
         if end < 0 || end <= start || start >= n {
             return Ok(0);
         }
+        if end - start >= super::REGISTRY_SIZE {
+            return Err(Raise::Msg("registry overflow".into()));
+        }
         let count = (end - start) as c_int;
-        ffi::luaL_checkstack(l, count, c"string slice too long".as_ptr());
+        ffi::luaL_checkstack(l, count, c"registry overflow".as_ptr());
         for &b in &s[start as usize..end as usize] {
             ffi::lua_pushnumber(l, b as f64);
         }
