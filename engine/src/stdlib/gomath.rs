@@ -7,6 +7,9 @@
 //! Written from Go 1.19.8's `src/math` (file and function named at each item); the
 //! algorithms and constants did not change in Go 1.20. Go's constant expressions (`4/Pi`,
 //! `3*Pi/4`, `1/Ln10`) are exact before rounding, so they appear here as bit patterns.
+//! Coefficients keep Go's decimal text (more digits than an f64 holds; they round to the
+//! same values), so that they can be compared with the source.
+#![allow(clippy::excessive_precision)]
 
 use std::f64::consts::{FRAC_PI_2, FRAC_PI_4, PI};
 
@@ -35,7 +38,7 @@ fn normalize(x: f64) -> (f64, i64) {
 /// decade; Go picks this path at run time through `useFMA`): reduction by k·ln2 in two
 /// parts, a degree-8 Taylor polynomial of x/16, squared four times, scaled by 2^k.
 pub fn exp(x: f64) -> f64 {
-    const LOG2E: f64 = 1.442_695_040_888_963_4;
+    const LOG2E: f64 = std::f64::consts::LOG2_E;
     const LN2U: f64 = 0.693_147_180_559_662_956_511_601_805_686_950_683_593_75;
     const LN2L: f64 = 0.282_352_905_630_315_771_225_884_481_750_134_360_255_254_120_68e-12;
     const OVERFLOW: f64 = 7.097_827_128_933_84e+02;
@@ -103,7 +106,7 @@ pub fn exp(x: f64) -> f64 {
 /// log_amd64.s `archLog`: FDLIBM's log with the exponent taken straight from the bits
 /// (so subnormal inputs are not normalized, as in the assembly).
 pub fn log(x: f64) -> f64 {
-    const HSQRT2: f64 = 7.071_067_811_865_475_244_01e-01;
+    const HSQRT2: f64 = std::f64::consts::FRAC_1_SQRT_2; // Go: 7.07106781186547524401e-01
     const LN2HI: f64 = f64::from_bits(0x3fe6_2e42_fee0_0000);
     const LN2LO: f64 = f64::from_bits(0x3dea_39ef_3579_3c76);
     const L1: f64 = f64::from_bits(0x3FE5_5555_5555_5593);
