@@ -5,8 +5,9 @@
 //! handful of closure allocations (once per state: the runner rewinds its sandboxes to a
 //! snapshot taken after installation instead of installing again), and the errors they raise
 //! are Lua strings with gopher's `<string>:LINE:` prefix, as scripts observe them through
-//! `pcall`. Functions whose behaviour PUC and gopher share (`next`, `select`, `unpack`,
-//! `tostring`, ...) are kept as the VM provides them.
+//! `pcall`. Argument errors name the function as gopher's call site does. `tostring` and
+//! `type` wrap the VM's own functions; `string.len`/`byte`/... and the rest are ours
+//! (`baselib`, `strlib`, `tablib`, `mathlib`, `format`, `pattern`, `sort`, `gomath`).
 
 mod baselib;
 mod format;
