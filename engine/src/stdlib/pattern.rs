@@ -584,11 +584,6 @@ impl<'a> Finder<'a> {
         }
     }
 
-    /// Position where the next attempt starts.
-    pub fn position(&self) -> usize {
-        self.pos
-    }
-
     /// The next match, `None` when there are no more.
     pub fn next_match(
         &mut self,

@@ -356,48 +356,69 @@ unsafe fn match_imp(l: State) -> R<c_int> {
     }
 }
 
-/// `gmatch(s, p)`: the pattern is checked now; the iterator keeps s, p and the next start.
+/// `gmatch(s, p)`: gopher's strGmatch finds every match when it is called (so matching
+/// errors and the time matching takes come then) and its iterator hands them out in turn.
+/// The matches live in a Lua table (upvalue 1, so the VM's memory cap covers them): a
+/// match with one value is stored as that value, one with several as a table of them.
+/// Upvalue 2 counts the matches handed out.
 unsafe fn gmatch_imp(l: State) -> R<c_int> {
     unsafe {
-        check_bytes(l, 1, "gmatch")?;
+        let s = check_bytes(l, 1, "gmatch")?;
         let p = check_bytes(l, 2, "gmatch")?;
-        Pattern::parse(p).map_err(pat_error)?;
+        let pat = Pattern::parse(p).map_err(pat_error)?;
         ffi::lua_settop(l, 2);
+        ffi::lua_createtable(l, 0, 0);
+        let all = ffi::lua_gettop(l);
+        let mut finder = Finder::new(&pat, s, 0);
+        let mut poll = Poll::new(l);
+        let mut count = 0;
+        while let Some(m) = finder
+            .next_match(&mut || poll.keep_going())
+            .map_err(pat_error)?
+        {
+            count += 1;
+            let n = push_match_values(l, s, &m);
+            if n > 1 {
+                ffi::lua_createtable(l, n, 0);
+                ffi::lua_insert(l, -(n + 1));
+                let t = ffi::lua_gettop(l) - n;
+                for i in (1..=n).rev() {
+                    ffi::lua_rawseti(l, t, i as _);
+                }
+            }
+            ffi::lua_rawseti(l, all, count as _);
+        }
         ffi::lua_pushnumber(l, 0.0);
-        ffi::lua_pushcclosure(l, lua_gmatch_iter, 3);
+        ffi::lua_pushcclosure(l, lua_gmatch_iter, 2);
         // gopher's strGmatch also returns its match state, a userdata.
         ffi::lua_newuserdata(l, 0);
         Ok(2)
     }
 }
 
+/// strGmatchIter: the next stored match's values, nothing after the last. Its state
+/// argument (the userdata gmatch returned, which `for` passes) is required.
 unsafe fn gmatch_iter_imp(l: State) -> R<c_int> {
     unsafe {
-        let s = to_bytes(l, ffi::lua_upvalueindex(1));
-        let p = to_bytes(l, ffi::lua_upvalueindex(2));
-        let pos = ffi::lua_tonumber(l, ffi::lua_upvalueindex(3));
-        if pos < 0.0 || pos as usize > s.len() {
-            return Ok(0);
+        if ffi::lua_type(l, 1) != ffi::LUA_TUSERDATA {
+            return Err(type_error(l, 1, "gmatch", "userdata"));
         }
-        // Parsed again on each call: a parsed pattern owns Rust memory, which a userdata
-        // upvalue could not free (sandboxes run no finalizers).
-        let pat = Pattern::parse(p).map_err(pat_error)?;
-        let mut finder = Finder::new(&pat, s, pos as usize);
-        let mut poll = Poll::new(l);
-        let found = finder
-            .next_match(&mut || poll.keep_going())
-            .map_err(pat_error)?;
-        // An anchored pattern makes a single attempt.
-        let next = if pat.anchored {
-            -1.0
-        } else {
-            finder.position() as f64
-        };
-        ffi::lua_pushnumber(l, if found.is_some() { next } else { -1.0 });
-        ffi::lua_replace(l, ffi::lua_upvalueindex(3));
-        match found {
-            None => Ok(0),
-            Some(m) => Ok(push_match_values(l, s, &m)),
+        let k = ffi::lua_tonumber(l, ffi::lua_upvalueindex(2)) + 1.0;
+        ffi::lua_pushnumber(l, k);
+        ffi::lua_replace(l, ffi::lua_upvalueindex(2));
+        ffi::lua_rawgeti(l, ffi::lua_upvalueindex(1), k as _);
+        match ffi::lua_type(l, -1) {
+            ffi::LUA_TNIL => Ok(0),
+            ffi::LUA_TTABLE => {
+                let t = ffi::lua_gettop(l);
+                let n = ffi::lua_objlen(l, t) as c_int;
+                ffi::luaL_checkstack(l, n, c"too many captures".as_ptr());
+                for i in 1..=n {
+                    ffi::lua_rawgeti(l, t, i as _);
+                }
+                Ok(n)
+            }
+            _ => Ok(1),
         }
     }
 }
