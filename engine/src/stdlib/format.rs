@@ -272,6 +272,11 @@ fn format_arg(out: &mut Vec<u8>, arg: &Arg<'_>, verb: char, sp: &Spec) {
                     out.extend_from_slice(b"&lua.LNilType{}");
                     return;
                 }
+                // No String() under sharpV: the bool itself, padded, never truncated.
+                Arg::Bool(b) => {
+                    fmt_bool(out, *b, &vsp);
+                    return;
+                }
                 _ => {}
             }
         }
@@ -448,7 +453,11 @@ fn is_printable(c: char) -> bool {
     !(c.is_control()
         || (c.is_whitespace() && c != ' ')
         || matches!(c, '\u{ad}' | '\u{200b}'..='\u{200f}' | '\u{2060}'..='\u{206f}' | '\u{feff}')
-        || ('\u{e000}'..='\u{f8ff}').contains(&c))
+        || ('\u{e000}'..='\u{f8ff}').contains(&c)
+        // Private use planes 15-16 and the noncharacters are not graphic either.
+        || c >= '\u{f0000}'
+        || ('\u{fdd0}'..='\u{fdef}').contains(&c)
+        || (c as u32) & 0xfffe == 0xfffe)
 }
 
 /// Go's strconv.Quote (or QuoteToASCII with `+`).
@@ -511,7 +520,9 @@ fn fmt_int(out: &mut Vec<u8>, v: i64, verb: char, sp: &Spec) {
         }
         'U' => {
             // Go formats a negative int64 as its uint64 bits.
-            let mut body = format!("U+{:04X}", if neg { v as u64 } else { mag }).into_bytes();
+            // fmtUnicode: at least 4 hex digits, more when the precision asks.
+            let digits = sp.prec.unwrap_or(0).max(4);
+            let mut body = format!("U+{:0digits$X}", if neg { v as u64 } else { mag }).into_bytes();
             if sp.sharp
                 && let Some(c) = u32::try_from(mag)
                     .ok()
@@ -531,6 +542,12 @@ fn fmt_int(out: &mut Vec<u8>, v: i64, verb: char, sp: &Spec) {
             return;
         }
     };
+    // fmtInteger: an explicit precision 0 prints the value 0 as padding alone (no sign,
+    // no prefix, never zeros).
+    if sp.prec == Some(0) && v == 0 {
+        pad(out, b"", sp, false);
+        return;
+    }
     // Precision (or zero padding turned into precision) is the minimum digit count.
     let mut prec = sp.prec;
     if prec.is_none()
