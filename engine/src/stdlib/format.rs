@@ -73,11 +73,14 @@ fn rune_count(s: &[u8]) -> usize {
     n
 }
 
-/// Formats like Go's `fmt.Sprintf(format, args[:min(verbs, len(args))]...)`.
+/// Formats like Go's `fmt.Sprintf(format, args[:min(verbs, len(args))]...)`, following
+/// fmt/print.go `doPrintf`: flags, `[n]` argument indexes, width, precision, verb.
 pub fn sprintf(fmt: &[u8], all_args: &[Arg<'_>]) -> Vec<u8> {
     let args = &all_args[..verb_budget(fmt).min(all_args.len())];
     let mut out = Vec::with_capacity(fmt.len() + 16);
     let mut next_arg = 0;
+    // An explicit index was used: EXTRA is not reported then.
+    let mut reordered = false;
     let mut i = 0;
     while i < fmt.len() {
         if fmt[i] != b'%' {
@@ -89,6 +92,7 @@ pub fn sprintf(fmt: &[u8], all_args: &[Arg<'_>]) -> Vec<u8> {
             continue;
         }
         i += 1;
+        let mut good_arg_num = true;
         let mut sp = Spec::default();
         while i < fmt.len() {
             match fmt[i] {
@@ -104,6 +108,12 @@ pub fn sprintf(fmt: &[u8], all_args: &[Arg<'_>]) -> Vec<u8> {
             }
             i += 1;
         }
+        let mut index = arg_number(fmt, i, next_arg, args.len());
+        let mut after_index = index.found;
+        reordered |= index.bracket;
+        good_arg_num &= index.good;
+        next_arg = index.arg;
+        i = index.end;
         // Width.
         if i < fmt.len() && fmt[i] == b'*' {
             i += 1;
@@ -112,26 +122,42 @@ pub fn sprintf(fmt: &[u8], all_args: &[Arg<'_>]) -> Vec<u8> {
                 next_arg += 1;
             }
             out.extend_from_slice(b"%!(BADWIDTH)");
+            after_index = false;
         } else {
             match parse_num(&fmt[i..]) {
                 Num::Value(n, len) => {
                     i += len;
                     sp.wid = Some(n);
+                    if after_index {
+                        // "%[3]2d"
+                        good_arg_num = false;
+                    }
                 }
                 Num::Absent => {}
                 // The rest of the format is consumed: the verb is missing.
                 Num::Overflow => i = fmt.len(),
             }
         }
-        // Precision.
-        if i < fmt.len() && fmt[i] == b'.' {
+        // Precision: a `.` with something after it.
+        if i + 1 < fmt.len() && fmt[i] == b'.' {
             i += 1;
+            if after_index {
+                // "%[3].2d"
+                good_arg_num = false;
+            }
+            index = arg_number(fmt, i, next_arg, args.len());
+            after_index = index.found;
+            reordered |= index.bracket;
+            good_arg_num &= index.good;
+            next_arg = index.arg;
+            i = index.end;
             if i < fmt.len() && fmt[i] == b'*' {
                 i += 1;
                 if next_arg < args.len() {
                     next_arg += 1;
                 }
                 out.extend_from_slice(b"%!(BADPREC)");
+                after_index = false;
             } else {
                 match parse_num(&fmt[i..]) {
                     Num::Value(n, len) => {
@@ -146,6 +172,13 @@ pub fn sprintf(fmt: &[u8], all_args: &[Arg<'_>]) -> Vec<u8> {
                 }
             }
         }
+        if !after_index {
+            index = arg_number(fmt, i, next_arg, args.len());
+            reordered |= index.bracket;
+            good_arg_num &= index.good;
+            next_arg = index.arg;
+            i = index.end;
+        }
         if i >= fmt.len() {
             out.extend_from_slice(b"%!(NOVERB)");
             break;
@@ -154,6 +187,12 @@ pub fn sprintf(fmt: &[u8], all_args: &[Arg<'_>]) -> Vec<u8> {
         i += vlen;
         if verb == '%' {
             out.push(b'%');
+            continue;
+        }
+        if !good_arg_num {
+            out.extend_from_slice(b"%!");
+            push_char(&mut out, verb);
+            out.extend_from_slice(b"(BADINDEX)");
             continue;
         }
         if next_arg >= args.len() {
@@ -166,7 +205,7 @@ pub fn sprintf(fmt: &[u8], all_args: &[Arg<'_>]) -> Vec<u8> {
         next_arg += 1;
         format_arg(&mut out, arg, verb, &sp);
     }
-    if next_arg < args.len() {
+    if !reordered && next_arg < args.len() {
         out.extend_from_slice(b"%!(EXTRA ");
         for (k, arg) in args[next_arg..].iter().enumerate() {
             if k > 0 {
@@ -179,6 +218,66 @@ pub fn sprintf(fmt: &[u8], all_args: &[Arg<'_>]) -> Vec<u8> {
         out.push(b')');
     }
     out
+}
+
+/// What fmt's `argNumber` read at a position.
+struct ArgIndex {
+    /// The operand to use next.
+    arg: usize,
+    /// Where parsing goes on.
+    end: usize,
+    /// A valid `[n]` was read (`afterIndex`).
+    found: bool,
+    /// A `[` was there at all (the call is `reordered`).
+    bracket: bool,
+    /// False for an index that is malformed or out of range (`goodArgNum`).
+    good: bool,
+}
+
+/// fmt's `argNumber`/`parseArgNumber`: an optional `[n]` (1-based) at `i`.
+fn arg_number(fmt: &[u8], i: usize, arg: usize, nargs: usize) -> ArgIndex {
+    let none = ArgIndex {
+        arg,
+        end: i,
+        found: false,
+        bracket: false,
+        good: true,
+    };
+    if i >= fmt.len() || fmt[i] != b'[' {
+        return none;
+    }
+    let rest = &fmt[i..];
+    let bad = |width: usize, ok: bool| ArgIndex {
+        arg,
+        end: i + width,
+        found: ok,
+        bracket: true,
+        good: false,
+    };
+    // There must be at least 3 bytes: [n].
+    if rest.len() < 3 {
+        return bad(1, false);
+    }
+    let Some(close) = rest.iter().position(|&b| b == b']') else {
+        return bad(1, false);
+    };
+    let (n, ok) = match parse_num(&rest[1..close]) {
+        Num::Value(n, len) if len == close - 1 => (n, true),
+        _ => (0, false),
+    };
+    if !ok {
+        return bad(close + 1, false);
+    }
+    match n.checked_sub(1) {
+        Some(index) if index < nargs => ArgIndex {
+            arg: index,
+            end: i + close + 1,
+            found: true,
+            bracket: true,
+            good: true,
+        },
+        _ => bad(close + 1, true),
+    }
 }
 
 /// A width or precision as Go's `parsenum` (fmt/print.go) reads it.
