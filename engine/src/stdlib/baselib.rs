@@ -249,8 +249,23 @@ unsafe fn call_original(l: State, fname: &str) -> R<c_int> {
         Ok(1)
     }
 }
+/// baseToString (ToStringMeta): a `__tostring` that is not a function is ignored.
 unsafe fn tostring_imp(l: State) -> R<c_int> {
-    unsafe { call_original(l, "tostring") }
+    unsafe {
+        check_any(l, 1, "tostring")?;
+        if ffi::luaL_getmetafield(l, 1, c"__tostring".as_ptr()) != 0 {
+            let callable = ffi::lua_type(l, -1) == ffi::LUA_TFUNCTION;
+            ffi::lua_pop(l, 1);
+            if !callable {
+                // The value's own String(): its type and address, as the VM writes them.
+                let text = format!("{}: {:p}", type_name(l, 1), ffi::lua_topointer(l, 1));
+                ffi::lua_settop(l, 0);
+                super::push_bytes(l, text.as_bytes());
+                return Ok(1);
+            }
+        }
+        call_original(l, "tostring")
+    }
 }
 unsafe fn type_imp(l: State) -> R<c_int> {
     unsafe { call_original(l, "type") }

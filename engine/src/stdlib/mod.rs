@@ -724,12 +724,12 @@ pub(crate) unsafe fn install_raw(l: State) {
     unsafe {
         let g = ffi::LUA_GLOBALSINDEX;
         ffi::luaL_checkstack(l, 8, std::ptr::null());
-        // print formats through the original tostring, whatever the script does to the global.
+        baselib::install(l);
+        // print formats through gopher's tostring (baselib's), whatever the script does to
+        // the global later.
         ffi::lua_getfield(l, g, c"tostring".as_ptr());
         ffi::lua_pushcclosure(l, lua_print, 1);
         ffi::lua_setfield(l, g, c"print".as_ptr());
-        // print (above) keeps the VM's tostring, before baselib wraps the global.
-        baselib::install(l);
         wrap_global(l, c"pcall", lua_pcall);
         wrap_global(l, c"xpcall", lua_xpcall);
         set_fn(l, g, c"error", lua_error);
