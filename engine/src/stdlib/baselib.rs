@@ -238,7 +238,7 @@ unsafe fn select_imp(l: State) -> R<c_int> {
     }
 }
 
-/// tostring and type: gopher's CheckAny first, then the VM's own function (upvalue 1).
+/// gopher's CheckAny first, then the VM's own function (upvalue 1).
 unsafe fn call_original(l: State, fname: &str) -> R<c_int> {
     unsafe {
         check_any(l, 1, fname)?;
@@ -267,8 +267,13 @@ unsafe fn tostring_imp(l: State) -> R<c_int> {
         call_original(l, "tostring")
     }
 }
+/// baseType: CheckAny, then the type's name (gopher's names are PUC's).
 unsafe fn type_imp(l: State) -> R<c_int> {
-    unsafe { call_original(l, "type") }
+    unsafe {
+        check_any(l, 1, "type")?;
+        ffi::lua_pushstring(l, ffi::lua_typename(l, ffi::lua_type(l, 1)));
+        Ok(1)
+    }
 }
 
 /// baseUnpack: `t[i]` for i from start (1) to end (`#t`), read as `RawGetInt` does: only
@@ -407,7 +412,7 @@ unsafe fn newproxy_imp(l: State) -> R<c_int> {
 }
 
 /// Installs the functions above into the globals; `pairs` gets `next` as its iterator and
-/// `tostring`/`type` keep the VM's functions as upvalues.
+/// `tostring` keeps the VM's function as its upvalue.
 pub(super) unsafe fn install(l: State) {
     unsafe {
         let g = ffi::LUA_GLOBALSINDEX;
@@ -428,7 +433,7 @@ pub(super) unsafe fn install(l: State) {
             set_fn(l, g, name, f);
         }
         wrap_global(l, c"tostring", lua_tostring);
-        wrap_global(l, c"type", lua_type);
+        set_fn(l, ffi::LUA_GLOBALSINDEX, c"type", lua_type);
         ffi::lua_pushcfunction(l, lua_next);
         ffi::lua_pushcclosure(l, lua_pairs, 1);
         ffi::lua_setfield(l, g, c"pairs".as_ptr());
