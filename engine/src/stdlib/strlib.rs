@@ -178,9 +178,20 @@ unsafe fn rep_imp(l: State) -> R<c_int> {
             push_bytes(l, b"");
             return Ok(1);
         }
-        match (s.len() as u64).checked_mul(n as u64) {
-            Some(total) if total <= STRING_LIMIT as u64 => {}
-            _ => return Err(super::too_large(l)),
+        // Go's strings.Repeat panics (a catchable error in gopher) when len*n overflows an
+        // int, and make() when the size is past amd64's 2^48-byte address space; smaller
+        // sizes that no memory holds end the run here (Go would die out of memory).
+        let total = match (s.len() as i64).checked_mul(n) {
+            Some(total) => total,
+            None => return Err(Raise::Raw("strings: Repeat count causes overflow".into())),
+        };
+        if total > 1 << 48 {
+            return Err(Raise::Raw(
+                "runtime error: makeslice: cap out of range".into(),
+            ));
+        }
+        if total > STRING_LIMIT as i64 {
+            return Err(super::too_large(l));
         }
         let mut b: ffi::luaL_Buffer = std::mem::zeroed();
         ffi::luaL_buffinit(l, &mut b);
