@@ -1332,7 +1332,7 @@ mod tests {
         // 0 constant came first: equal constants are shared)
         let (n, m, inv, md, lit): (f64, f64, String, f64, f64) = eval(
             "local z = 0; local n = -z; local m = z * -1 \
-             return n, m, tostring(1 / n), -4 % 2, (function() return -0 end)()",
+             return n, m, tostring(1 / n), z % -0.5 - -0.5, (function() return -0 end)()",
         );
         assert!(n == 0.0 && n.is_sign_positive());
         assert!(m == 0.0 && m.is_sign_positive());

@@ -275,8 +275,12 @@ int kruise_str2number (const char *s, size_t len, double *result) {
 /* arithmetic                                                          */
 /* ------------------------------------------------------------------ */
 
+/* gopher-lua's luaModulo (vm.go): v := math.Mod(a, b), then b is added whenever a or b is
+** negative (its condition `a < 0 || b < 0 && !(a < 0 && b < 0)` reduces to that), even when
+** the remainder is already 0 or has b's sign: -4 % 2 is 2, -3 % -2 is -3, 0 % -1e-05 is
+** -1e-05. Go's math.Mod computes the exact remainder with x's sign, as C's fmod does. */
 double kruise_nummod (double a, double b) {
-  double m = fmod(a, b);  /* exact, same special cases as Go's math.Mod */
-  if ((b > 0 && m < 0) || (b < 0 && m > 0)) m += b;
+  double m = fmod(a, b);
+  if (a < 0 || b < 0) m += b;
   return m;
 }

@@ -73,11 +73,14 @@ fn rune_count(s: &[u8]) -> usize {
     n
 }
 
-/// Formats like Go's `fmt.Sprintf(format, args[:min(verbs, len(args))]...)`.
+/// Formats like Go's `fmt.Sprintf(format, args[:min(verbs, len(args))]...)`, following
+/// fmt/print.go `doPrintf`: flags, `[n]` argument indexes, width, precision, verb.
 pub fn sprintf(fmt: &[u8], all_args: &[Arg<'_>]) -> Vec<u8> {
     let args = &all_args[..verb_budget(fmt).min(all_args.len())];
     let mut out = Vec::with_capacity(fmt.len() + 16);
     let mut next_arg = 0;
+    // An explicit index was used: EXTRA is not reported then.
+    let mut reordered = false;
     let mut i = 0;
     while i < fmt.len() {
         if fmt[i] != b'%' {
@@ -89,6 +92,7 @@ pub fn sprintf(fmt: &[u8], all_args: &[Arg<'_>]) -> Vec<u8> {
             continue;
         }
         i += 1;
+        let mut good_arg_num = true;
         let mut sp = Spec::default();
         while i < fmt.len() {
             match fmt[i] {
@@ -104,6 +108,12 @@ pub fn sprintf(fmt: &[u8], all_args: &[Arg<'_>]) -> Vec<u8> {
             }
             i += 1;
         }
+        let mut index = arg_number(fmt, i, next_arg, args.len());
+        let mut after_index = index.found;
+        reordered |= index.bracket;
+        good_arg_num &= index.good;
+        next_arg = index.arg;
+        i = index.end;
         // Width.
         if i < fmt.len() && fmt[i] == b'*' {
             i += 1;
@@ -112,34 +122,62 @@ pub fn sprintf(fmt: &[u8], all_args: &[Arg<'_>]) -> Vec<u8> {
                 next_arg += 1;
             }
             out.extend_from_slice(b"%!(BADWIDTH)");
+            after_index = false;
         } else {
-            let (n, len) = parse_num(&fmt[i..]);
-            if len > 0 {
-                i += len;
-                match n {
-                    Some(n) => sp.wid = Some(n),
-                    None => out.extend_from_slice(b"%!(BADWIDTH)"),
+            match parse_num(&fmt[i..]) {
+                Num::Value(n, len) => {
+                    i += len;
+                    sp.wid = Some(n);
+                    if after_index {
+                        // "%[3]2d"
+                        good_arg_num = false;
+                    }
                 }
+                Num::Absent => {}
+                // The rest of the format is consumed: the verb is missing.
+                Num::Overflow => i = fmt.len(),
             }
         }
-        // Precision.
-        if i < fmt.len() && fmt[i] == b'.' {
+        // Precision: a `.` with something after it.
+        if i + 1 < fmt.len() && fmt[i] == b'.' {
             i += 1;
+            if after_index {
+                // "%[3].2d"
+                good_arg_num = false;
+            }
+            index = arg_number(fmt, i, next_arg, args.len());
+            after_index = index.found;
+            reordered |= index.bracket;
+            good_arg_num &= index.good;
+            next_arg = index.arg;
+            i = index.end;
             if i < fmt.len() && fmt[i] == b'*' {
                 i += 1;
                 if next_arg < args.len() {
                     next_arg += 1;
                 }
                 out.extend_from_slice(b"%!(BADPREC)");
+                after_index = false;
             } else {
-                let (n, len) = parse_num(&fmt[i..]);
-                i += len;
-                match n {
-                    Some(n) => sp.prec = Some(n),
-                    None if len == 0 => sp.prec = Some(0),
-                    None => out.extend_from_slice(b"%!(BADPREC)"),
+                match parse_num(&fmt[i..]) {
+                    Num::Value(n, len) => {
+                        i += len;
+                        sp.prec = Some(n);
+                    }
+                    Num::Absent => sp.prec = Some(0),
+                    Num::Overflow => {
+                        sp.prec = Some(0);
+                        i = fmt.len();
+                    }
                 }
             }
+        }
+        if !after_index {
+            index = arg_number(fmt, i, next_arg, args.len());
+            reordered |= index.bracket;
+            good_arg_num &= index.good;
+            next_arg = index.arg;
+            i = index.end;
         }
         if i >= fmt.len() {
             out.extend_from_slice(b"%!(NOVERB)");
@@ -149,6 +187,12 @@ pub fn sprintf(fmt: &[u8], all_args: &[Arg<'_>]) -> Vec<u8> {
         i += vlen;
         if verb == '%' {
             out.push(b'%');
+            continue;
+        }
+        if !good_arg_num {
+            out.extend_from_slice(b"%!");
+            push_char(&mut out, verb);
+            out.extend_from_slice(b"(BADINDEX)");
             continue;
         }
         if next_arg >= args.len() {
@@ -161,7 +205,7 @@ pub fn sprintf(fmt: &[u8], all_args: &[Arg<'_>]) -> Vec<u8> {
         next_arg += 1;
         format_arg(&mut out, arg, verb, &sp);
     }
-    if next_arg < args.len() {
+    if !reordered && next_arg < args.len() {
         out.extend_from_slice(b"%!(EXTRA ");
         for (k, arg) in args[next_arg..].iter().enumerate() {
             if k > 0 {
@@ -176,23 +220,90 @@ pub fn sprintf(fmt: &[u8], all_args: &[Arg<'_>]) -> Vec<u8> {
     out
 }
 
-/// Go's parsenum: digits, with values above 1e6 rejected.
-fn parse_num(s: &[u8]) -> (Option<usize>, usize) {
+/// What fmt's `argNumber` read at a position.
+struct ArgIndex {
+    /// The operand to use next.
+    arg: usize,
+    /// Where parsing goes on.
+    end: usize,
+    /// A valid `[n]` was read (`afterIndex`).
+    found: bool,
+    /// A `[` was there at all (the call is `reordered`).
+    bracket: bool,
+    /// False for an index that is malformed or out of range (`goodArgNum`).
+    good: bool,
+}
+
+/// fmt's `argNumber`/`parseArgNumber`: an optional `[n]` (1-based) at `i`.
+fn arg_number(fmt: &[u8], i: usize, arg: usize, nargs: usize) -> ArgIndex {
+    let none = ArgIndex {
+        arg,
+        end: i,
+        found: false,
+        bracket: false,
+        good: true,
+    };
+    if i >= fmt.len() || fmt[i] != b'[' {
+        return none;
+    }
+    let rest = &fmt[i..];
+    let bad = |width: usize, ok: bool| ArgIndex {
+        arg,
+        end: i + width,
+        found: ok,
+        bracket: true,
+        good: false,
+    };
+    // There must be at least 3 bytes: [n].
+    if rest.len() < 3 {
+        return bad(1, false);
+    }
+    let Some(close) = rest.iter().position(|&b| b == b']') else {
+        return bad(1, false);
+    };
+    let (n, ok) = match parse_num(&rest[1..close]) {
+        Num::Value(n, len) if len == close - 1 => (n, true),
+        _ => (0, false),
+    };
+    if !ok {
+        return bad(close + 1, false);
+    }
+    match n.checked_sub(1) {
+        Some(index) if index < nargs => ArgIndex {
+            arg: index,
+            end: i + close + 1,
+            found: true,
+            bracket: true,
+            good: true,
+        },
+        _ => bad(close + 1, true),
+    }
+}
+
+/// A width or precision as Go's `parsenum` (fmt/print.go) reads it.
+enum Num {
+    /// The value and how many digits it took.
+    Value(usize, usize),
+    Absent,
+    /// A digit came while the value was already above 10^6 (`tooLarge`): parsenum then
+    /// returns the end of the whole format string, so nothing after it is printed.
+    Overflow,
+}
+
+fn parse_num(s: &[u8]) -> Num {
     let mut n: usize = 0;
     let mut len = 0;
-    let mut too_large = false;
     while len < s.len() && s[len].is_ascii_digit() {
         if n > 1_000_000 {
-            too_large = true;
-        } else {
-            n = n * 10 + (s[len] - b'0') as usize;
+            return Num::Overflow;
         }
+        n = n * 10 + (s[len] - b'0') as usize;
         len += 1;
     }
-    if len == 0 || too_large || n > 1_000_000 {
-        (None, len)
+    if len == 0 {
+        Num::Absent
     } else {
-        (Some(n), len)
+        Num::Value(n, len)
     }
 }
 
@@ -215,7 +326,63 @@ fn is_integer(f: f64) -> bool {
     f.is_finite() && f == (go_float_to_int64(f) as f64)
 }
 
+/// One operand through Go's `printArg` with gopher's `Format` methods (value.go):
+/// `%T` and `%p` are decided by fmt before any method; LNumber and LString format
+/// themselves by re-formatting an int64/float64/string with the same flags; LBool, nil
+/// and the other values print through `String()` for v/s/x/X/q and by reflection else.
 fn format_arg(out: &mut Vec<u8>, arg: &Arg<'_>, verb: char, sp: &Spec) {
+    if verb == 'T' {
+        fmt_string(out, lua_type_name(arg).as_bytes(), 's', sp);
+        return;
+    }
+    // `%p` (fmtPointer) and `%w` (only valid in Errorf) report a bad verb before any
+    // Format method runs, showing the value by reflection.
+    if verb == 'p' || verb == 'w' {
+        match arg {
+            Arg::Num(f, _) => {
+                bad_verb_with(out, verb, "lua.LNumber", |b| fmt_float(b, *f, 'v', sp))
+            }
+            Arg::Str(s) => bad_verb_with(out, verb, "lua.LString", |b| fmt_string(b, s, 's', sp)),
+            Arg::Bool(v) => bad_verb_with(out, verb, "lua.LBool", |b| fmt_bool(b, *v, sp)),
+            Arg::Nil if verb == 'w' => out.extend_from_slice(b"%!w(*lua.LNilType=&{})"),
+            // A pointer's `%p` is its address, which has no stable value to reproduce.
+            Arg::Nil => out.extend_from_slice(b"0x0"),
+            Arg::Other { text, .. } => out.extend_from_slice(text.as_bytes()),
+        }
+        return;
+    }
+    // For `v`, fmt turns `+` and `#` into plusV/sharpV: no sign, no alternate form (a
+    // string under `%#v` is quoted, Go syntax).
+    let vsp;
+    let sp = if verb == 'v' && (sp.plus || sp.sharp) {
+        vsp = Spec {
+            plus: false,
+            sharp: false,
+            ..*sp
+        };
+        if sp.sharp {
+            match arg {
+                Arg::Str(s) => {
+                    let body = quote(truncated(s, &vsp), false);
+                    pad(out, &body, &vsp, vsp.zero);
+                    return;
+                }
+                Arg::Nil => {
+                    out.extend_from_slice(b"&lua.LNilType{}");
+                    return;
+                }
+                // No String() under sharpV: the bool itself, padded, never truncated.
+                Arg::Bool(b) => {
+                    fmt_bool(out, *b, &vsp);
+                    return;
+                }
+                _ => {}
+            }
+        }
+        &vsp
+    } else {
+        sp
+    };
     match arg {
         Arg::Num(f, text) => match verb {
             'q' | 's' => fmt_string(out, text, verb, sp),
@@ -241,21 +408,38 @@ fn format_arg(out: &mut Vec<u8>, arg: &Arg<'_>, verb: char, sp: &Spec) {
         Arg::Bool(b) => {
             let text: &[u8] = if *b { b"true" } else { b"false" };
             match verb {
-                'v' | 's' | 'x' | 'X' | 'q' | 't' => {
-                    fmt_string(out, text, if verb == 't' { 's' } else { verb }, sp)
-                }
-                _ => bad_verb(out, verb, "lua.LBool", text),
+                'v' | 's' | 'x' | 'X' | 'q' => fmt_string(out, text, verb, sp),
+                't' => fmt_bool(out, *b, sp),
+                _ => bad_verb_with(out, verb, "lua.LBool", |o| fmt_bool(o, *b, sp)),
             }
         }
         Arg::Nil => match verb {
             'v' | 's' | 'x' | 'X' | 'q' => fmt_string(out, b"nil", verb, sp),
-            _ => bad_verb(out, verb, "*lua.LNilType", b"nil"),
+            // A pointer to an empty struct, printed by reflection, unpadded.
+            _ => out.extend_from_slice(b"&{}"),
         },
         Arg::Other { go_type, text } => match verb {
             'v' | 's' | 'x' | 'X' | 'q' => fmt_string(out, text.as_bytes(), verb, sp),
             _ => bad_verb(out, verb, go_type, text.as_bytes()),
         },
     }
+}
+
+/// fmtBoolean: "true"/"false", padded (with zeros under `0`, as Go 1.19/1.20 pad).
+fn fmt_bool(out: &mut Vec<u8>, b: bool, sp: &Spec) {
+    pad(out, if b { b"true" } else { b"false" }, sp, sp.zero);
+}
+
+/// Go's badVerb: `%!verb(type=value)`, the value printed as `%v` with the same flags
+/// (fmt keeps width, precision and `+` while it reports).
+fn bad_verb_with(out: &mut Vec<u8>, verb: char, ty: &str, value: impl FnOnce(&mut Vec<u8>)) {
+    out.extend_from_slice(b"%!");
+    push_char(out, verb);
+    out.push(b'(');
+    out.extend_from_slice(ty.as_bytes());
+    out.push(b'=');
+    value(out);
+    out.push(b')');
 }
 
 fn bad_verb(out: &mut Vec<u8>, verb: char, ty: &str, value: &[u8]) {
@@ -296,7 +480,17 @@ fn fmt_string(out: &mut Vec<u8>, s: &[u8], verb: char, sp: &Spec) {
             pad(out, body, sp, sp.zero);
         }
         'q' => {
-            let body = quote(s, sp.plus);
+            // fmtQ: the precision truncates first; `#` backquotes when Go's CanBackquote.
+            let s = truncated(s, sp);
+            let body = if sp.sharp && can_backquote(s) {
+                let mut b = Vec::with_capacity(s.len() + 2);
+                b.push(b'`');
+                b.extend_from_slice(s);
+                b.push(b'`');
+                b
+            } else {
+                quote(s, sp.plus)
+            };
             pad(out, &body, sp, sp.zero);
         }
         'x' | 'X' => {
@@ -322,8 +516,26 @@ fn fmt_string(out: &mut Vec<u8>, s: &[u8], verb: char, sp: &Spec) {
             }
             pad(out, &hex, sp, sp.zero);
         }
-        _ => bad_verb(out, verb, "string", s),
+        _ => bad_verb_with(out, verb, "string", |o| fmt_string(o, s, 's', sp)),
     }
+}
+
+/// The string cut to the precision in runes (fmt's truncateString).
+fn truncated<'a>(s: &'a [u8], sp: &Spec) -> &'a [u8] {
+    match sp.prec {
+        Some(p) => truncate_runes(s, p),
+        None => s,
+    }
+}
+
+/// strconv.CanBackquote: one line of valid UTF-8 without backquotes, other control
+/// characters than tab, or U+FEFF.
+fn can_backquote(s: &[u8]) -> bool {
+    let Ok(t) = std::str::from_utf8(s) else {
+        return false;
+    };
+    t.chars()
+        .all(|c| c != '`' && c != '\u{feff}' && (c == '\t' || !(c < ' ' || c == '\u{7f}')))
 }
 
 fn truncate_runes(s: &[u8], p: usize) -> &[u8] {
@@ -340,7 +552,11 @@ fn is_printable(c: char) -> bool {
     !(c.is_control()
         || (c.is_whitespace() && c != ' ')
         || matches!(c, '\u{ad}' | '\u{200b}'..='\u{200f}' | '\u{2060}'..='\u{206f}' | '\u{feff}')
-        || ('\u{e000}'..='\u{f8ff}').contains(&c))
+        || ('\u{e000}'..='\u{f8ff}').contains(&c)
+        // Private use planes 15-16 and the noncharacters are not graphic either.
+        || c >= '\u{f0000}'
+        || ('\u{fdd0}'..='\u{fdef}').contains(&c)
+        || (c as u32) & 0xfffe == 0xfffe)
 }
 
 /// Go's strconv.Quote (or QuoteToASCII with `+`).
@@ -403,7 +619,9 @@ fn fmt_int(out: &mut Vec<u8>, v: i64, verb: char, sp: &Spec) {
         }
         'U' => {
             // Go formats a negative int64 as its uint64 bits.
-            let mut body = format!("U+{:04X}", if neg { v as u64 } else { mag }).into_bytes();
+            // fmtUnicode: at least 4 hex digits, more when the precision asks.
+            let digits = sp.prec.unwrap_or(0).max(4);
+            let mut body = format!("U+{:0digits$X}", if neg { v as u64 } else { mag }).into_bytes();
             if sp.sharp
                 && let Some(c) = u32::try_from(mag)
                     .ok()
@@ -419,10 +637,16 @@ fn fmt_int(out: &mut Vec<u8>, v: i64, verb: char, sp: &Spec) {
             return;
         }
         _ => {
-            bad_verb(out, verb, "int64", v.to_string().as_bytes());
+            bad_verb_with(out, verb, "int64", |o| fmt_int(o, v, 'd', sp));
             return;
         }
     };
+    // fmtInteger: an explicit precision 0 prints the value 0 as padding alone (no sign,
+    // no prefix, never zeros).
+    if sp.prec == Some(0) && v == 0 {
+        pad(out, b"", sp, false);
+        return;
+    }
     // Precision (or zero padding turned into precision) is the minimum digit count.
     let mut prec = sp.prec;
     if prec.is_none()
@@ -590,9 +814,7 @@ pub(crate) fn go_shortest_g32(f: f32) -> String {
 fn fmt_float(out: &mut Vec<u8>, v: f64, verb: char, sp: &Spec) {
     let verb = if verb == 'v' { 'g' } else { verb };
     if !matches!(verb, 'e' | 'E' | 'f' | 'F' | 'g' | 'G') {
-        let mut text = Vec::new();
-        fmt_float(&mut text, v, 'g', &Spec::default());
-        bad_verb(out, verb, "float64", &text);
+        bad_verb_with(out, verb, "float64", |o| fmt_float(o, v, 'v', sp));
         return;
     }
     if v.is_nan() || v.is_infinite() {
@@ -618,7 +840,10 @@ fn fmt_float(out: &mut Vec<u8>, v: f64, verb: char, sp: &Spec) {
         return;
     }
     let neg = v.is_sign_negative();
-    let num = float_body(v.abs(), verb, sp.prec);
+    let mut num = float_body(v.abs(), verb, sp.prec);
+    if sp.sharp {
+        sharp_float(&mut num, verb, sp.prec);
+    }
     let sign = if neg {
         Some(b'-')
     } else if sp.plus {
@@ -643,6 +868,49 @@ fn fmt_float(out: &mut Vec<u8>, v: f64, verb: char, sp: &Spec) {
         }
         None => pad(out, &num, sp, sp.zero),
     }
+}
+
+/// fmt.fmtFloat's `#` flag: always a decimal point, and for %g/%G the trailing zeros up
+/// to the precision (6 when none is given) of significant digits.
+fn sharp_float(num: &mut Vec<u8>, verb: char, prec: Option<usize>) {
+    let mut digits: i64 = match verb {
+        'g' | 'G' => prec.map_or(6, |p| p as i64),
+        _ => 0,
+    };
+    let mut tail = Vec::new();
+    let mut has_point = false;
+    let mut saw_nonzero = false;
+    let mut i = 0;
+    while i < num.len() {
+        match num[i] {
+            b'.' => has_point = true,
+            b'e' | b'E' => {
+                tail = num.split_off(i);
+                break;
+            }
+            d => {
+                if d != b'0' {
+                    saw_nonzero = true;
+                }
+                if saw_nonzero {
+                    digits -= 1;
+                }
+            }
+        }
+        i += 1;
+    }
+    if !has_point {
+        // A lone 0 counts once.
+        if num.as_slice() == b"0" {
+            digits -= 1;
+        }
+        num.push(b'.');
+    }
+    while digits > 0 {
+        num.push(b'0');
+        digits -= 1;
+    }
+    num.extend_from_slice(&tail);
 }
 
 /// gopher-lua's parseNumber: Go integer syntax (base prefixes, underscores), then Go floats;

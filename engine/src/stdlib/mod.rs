@@ -5,10 +5,14 @@
 //! handful of closure allocations (once per state: the runner rewinds its sandboxes to a
 //! snapshot taken after installation instead of installing again), and the errors they raise
 //! are Lua strings with gopher's `<string>:LINE:` prefix, as scripts observe them through
-//! `pcall`. Functions whose behaviour PUC and gopher share (`next`, `select`, `unpack`,
-//! `tostring`, the math functions, ...) are kept as the VM provides them.
+//! `pcall`. Argument errors name the function as gopher's call site does. `tostring` and
+//! `type` wrap the VM's own functions; `string.len`/`byte`/... and the rest are ours
+//! (`baselib`, `strlib`, `tablib`, `mathlib`, `format`, `pattern`, `sort`, `gomath`).
 
+mod baselib;
 mod format;
+mod gomath;
+mod mathlib;
 mod pattern;
 mod sort;
 mod strlib;
@@ -30,8 +34,8 @@ unsafe extern "C" {
     /// String to number as arithmetic coerces it (gopher's parseNumber): 1 and `*result`
     /// on success.
     fn kruise_str2number(s: *const c_char, len: usize, result: *mut f64) -> c_int;
-    /// The `%` operator: Go's math.Mod moved to the sign of `b`.
-    fn kruise_nummod(a: f64, b: f64) -> f64;
+    /// The `%` operator (gopher's luaModulo).
+    pub(crate) safe fn kruise_nummod(a: f64, b: f64) -> f64;
 }
 
 /// How long one library call may loop when the state has no deadline (see [`Poll`]).
@@ -43,6 +47,10 @@ const PRINT_LIMIT: usize = 1 << 20;
 /// Largest string a library function builds in Rust memory before handing it to Lua; the
 /// VM's memory cap normally stops a run long before this.
 pub(crate) const STRING_LIMIT: usize = 256 << 20;
+
+/// gopher's default registry size: the value slots all frames share. Library functions
+/// that push more results than could ever fit raise its "registry overflow".
+pub(crate) const REGISTRY_SIZE: i64 = 5120;
 
 /// Installs gopher-lua's base/table/string/math behaviour, the extra globals, `require`,
 /// and the sandbox into an mlua state (one made by `vm::new_state`, or any other: it then
@@ -69,6 +77,8 @@ pub(crate) enum Raise {
     Msg(String),
     /// A message without position (a Go runtime panic inside gopher-lua).
     Raw(String),
+    /// `bad argument #n to NAME (msg)`, NAME resolved at raise time from the call site.
+    Arg(c_int, String),
     /// The error value is already on top of the stack.
     Top,
 }
@@ -106,6 +116,14 @@ pub(crate) unsafe fn raise(l: State, e: Raise) -> ! {
                 push_bytes(l, s.as_bytes());
                 drop(s);
             }
+            Raise::Arg(n, msg) => {
+                let text = format!("bad argument #{n} to {} ({msg})", call_site_name(l));
+                drop(msg);
+                ffi::luaL_where(l, 1);
+                push_bytes(l, text.as_bytes());
+                drop(text);
+                ffi::lua_concat(l, 2);
+            }
             Raise::Top => {}
         }
         ffi::lua_error(l)
@@ -128,12 +146,51 @@ pub(crate) unsafe fn type_name(l: State, idx: c_int) -> String {
     }
 }
 
-pub(crate) fn arg_error(n: c_int, fname: &str, msg: &str) -> Raise {
-    Raise::Msg(format!("bad argument #{n} to {fname} ({msg})"))
+/// gopher's ArgError. The function is named as gopher's `frameFuncName` names it, from
+/// the call site (see [`call_site_name`]); `_fname` only says which function raises.
+pub(crate) fn arg_error(n: c_int, _fname: &str, msg: &str) -> Raise {
+    Raise::Arg(n, msg.to_owned())
 }
 
+/// The name gopher gives the running library function in argument errors
+/// (state.go `frameFuncName`): the name in the calling expression when a Lua function
+/// called it (`f`, `t.f`, `t:f`; `?` for any other expression), else `(anonymous)`.
+/// gopher's compiler records the names (compile.go `getExprName`) that PUC's `getinfo("n")`
+/// finds for the same expressions.
+unsafe fn call_site_name(l: State) -> String {
+    unsafe {
+        let mut ar: ffi::lua_Debug = std::mem::zeroed();
+        if ffi::lua_getstack(l, 1, &mut ar) == 0 {
+            return "(anonymous)".into();
+        }
+        ffi::lua_getinfo(l, c"S".as_ptr(), &mut ar);
+        let caller_is_lua = !ar.what.is_null() && *ar.what != b'C' as c_char;
+        if !caller_is_lua {
+            return "(anonymous)".into();
+        }
+        let mut me: ffi::lua_Debug = std::mem::zeroed();
+        if ffi::lua_getstack(l, 0, &mut me) == 0 {
+            return "?".into();
+        }
+        ffi::lua_getinfo(l, c"n".as_ptr(), &mut me);
+        if me.name.is_null() {
+            "?".into()
+        } else {
+            std::ffi::CStr::from_ptr(me.name)
+                .to_string_lossy()
+                .into_owned()
+        }
+    }
+}
+
+/// gopher's TypeError: `bad argument #n to f (T expected, got U)`, where a missing
+/// argument is `nil` (gopher's `Get` returns LNil past the top).
 pub(crate) unsafe fn type_error(l: State, n: c_int, fname: &str, expected: &str) -> Raise {
-    let got = unsafe { type_name(l, n) };
+    let got = if unsafe { ffi::lua_type(l, n) } == ffi::LUA_TNONE {
+        "nil".to_owned()
+    } else {
+        unsafe { type_name(l, n) }
+    };
     arg_error(n, fname, &format!("{expected} expected, got {got}"))
 }
 
@@ -166,14 +223,13 @@ pub(crate) unsafe fn opt_int(l: State, n: c_int, default: i64, fname: &str) -> R
     }
 }
 
-/// gopher's CheckNumber: a number, or a string in Go number syntax.
+/// gopher's CheckNumber (auxlib.go): a number; strings are not converted.
 pub(crate) unsafe fn check_number(l: State, n: c_int, fname: &str) -> R<f64> {
     unsafe {
-        match ffi::lua_type(l, n) {
-            ffi::LUA_TNUMBER => Ok(ffi::lua_tonumber(l, n)),
-            ffi::LUA_TSTRING => format::parse_go_number(to_bytes(l, n))
-                .ok_or_else(|| type_error(l, n, fname, "number")),
-            _ => Err(type_error(l, n, fname, "number")),
+        if ffi::lua_type(l, n) == ffi::LUA_TNUMBER {
+            Ok(ffi::lua_tonumber(l, n))
+        } else {
+            Err(type_error(l, n, fname, "number"))
         }
     }
 }
@@ -202,6 +258,8 @@ pub(crate) unsafe fn check_bytes<'a>(l: State, n: c_int, fname: &str) -> R<&'a [
     }
 }
 
+/// gopher's OptString (auxlib.go): nil gives the default; unlike CheckString it converts
+/// nothing, so a number is an argument error (`table.concat(t, 5)`).
 pub(crate) unsafe fn opt_bytes<'a>(
     l: State,
     n: c_int,
@@ -209,10 +267,10 @@ pub(crate) unsafe fn opt_bytes<'a>(
     fname: &str,
 ) -> R<&'a [u8]> {
     unsafe {
-        if ffi::lua_isnoneornil(l, n) != 0 {
-            Ok(default)
-        } else {
-            check_bytes(l, n, fname)
+        match ffi::lua_type(l, n) {
+            ffi::LUA_TNONE | ffi::LUA_TNIL => Ok(default),
+            ffi::LUA_TSTRING => Ok(to_bytes(l, n)),
+            _ => Err(type_error(l, n, fname, "string")),
         }
     }
 }
@@ -299,7 +357,6 @@ lua_fns! {
     lua_load => load_imp,
     lua_collectgarbage => collectgarbage_imp,
     lua_printregs => printregs_imp,
-    lua_math_mod => math_mod_imp,
 }
 
 /// `print`: arguments through the original `tostring` (upvalue 1), joined by tabs, into
@@ -357,11 +414,24 @@ unsafe fn call_caught(l: State) -> R<c_int> {
     }
 }
 
-/// `pcall`: the VM's pcall, but a spent time/memory budget is raised again.
+/// `pcall`: the VM's pcall, but a spent time/memory budget is raised again. As gopher's
+/// basePCall: a value is required, and one that cannot be called (no function, no
+/// `__call` function) gives false and "attempt to call a T value" without calling.
 unsafe fn pcall_imp(l: State) -> R<c_int> {
     unsafe {
+        check_any(l, 1, "pcall")?;
         if ffi::lua_type(l, 1) != ffi::LUA_TFUNCTION {
-            return Err(type_error(l, 1, "pcall", "function"));
+            let callable = ffi::luaL_getmetafield(l, 1, c"__call".as_ptr()) != 0 && {
+                let f = ffi::lua_type(l, -1) == ffi::LUA_TFUNCTION;
+                ffi::lua_pop(l, 1);
+                f
+            };
+            if !callable {
+                let msg = format!("attempt to call a {} value", type_name(l, 1));
+                ffi::lua_pushboolean(l, 0);
+                push_bytes(l, msg.as_bytes());
+                return Ok(2);
+            }
         }
         call_caught(l)
     }
@@ -623,20 +693,10 @@ unsafe fn printregs_imp(_l: State) -> R<c_int> {
     Ok(0)
 }
 
-/// `math.mod(a, b)`: gopher uses the `%` operator's rule (result takes b's sign).
-unsafe fn math_mod_imp(l: State) -> R<c_int> {
-    unsafe {
-        let a = check_number(l, 1, "mod")?;
-        let b = check_number(l, 2, "mod")?;
-        ffi::lua_pushnumber(l, kruise_nummod(a, b));
-        Ok(1)
-    }
-}
-
 // ---------------------------------------------------------------------------------------
 // Installation
 
-unsafe fn set_fn(l: State, table: c_int, name: &std::ffi::CStr, f: ffi::lua_CFunction) {
+pub(crate) unsafe fn set_fn(l: State, table: c_int, name: &std::ffi::CStr, f: ffi::lua_CFunction) {
     unsafe {
         ffi::lua_pushcfunction(l, f);
         ffi::lua_setfield(l, table, name.as_ptr());
@@ -651,7 +711,7 @@ unsafe fn set_nil(l: State, table: c_int, name: &std::ffi::CStr) {
 }
 
 /// Replaces global `name` with closure `f` whose upvalue is the current value of `name`.
-unsafe fn wrap_global(l: State, name: &std::ffi::CStr, f: ffi::lua_CFunction) {
+pub(crate) unsafe fn wrap_global(l: State, name: &std::ffi::CStr, f: ffi::lua_CFunction) {
     unsafe {
         let g = ffi::LUA_GLOBALSINDEX;
         ffi::lua_getfield(l, g, name.as_ptr());
@@ -664,7 +724,9 @@ pub(crate) unsafe fn install_raw(l: State) {
     unsafe {
         let g = ffi::LUA_GLOBALSINDEX;
         ffi::luaL_checkstack(l, 8, std::ptr::null());
-        // print formats through the original tostring, whatever the script does to the global.
+        baselib::install(l);
+        // print formats through gopher's tostring (baselib's), whatever the script does to
+        // the global later.
         ffi::lua_getfield(l, g, c"tostring".as_ptr());
         ffi::lua_pushcclosure(l, lua_print, 1);
         ffi::lua_setfield(l, g, c"print".as_ptr());
@@ -689,10 +751,7 @@ pub(crate) unsafe fn install_raw(l: State) {
 
         ffi::lua_getfield(l, g, c"math".as_ptr());
         if ffi::lua_type(l, -1) == ffi::LUA_TTABLE {
-            let t = ffi::lua_gettop(l);
-            ffi::lua_pushnumber(l, f64::MAX);
-            ffi::lua_setfield(l, t, c"huge".as_ptr());
-            set_fn(l, t, c"mod", lua_math_mod);
+            mathlib::install(l, ffi::lua_gettop(l));
         }
         ffi::lua_pop(l, 1);
 
@@ -704,7 +763,16 @@ pub(crate) unsafe fn install_raw(l: State) {
 
         ffi::lua_getfield(l, g, c"string".as_ptr());
         if ffi::lua_type(l, -1) == ffi::LUA_TTABLE {
-            strlib::install(l, ffi::lua_gettop(l));
+            let t = ffi::lua_gettop(l);
+            strlib::install(l, t);
+            // gopher's OpenString: the string table is the strings' metatable itself,
+            // with `__index` pointing at itself (getmetatable("") == string).
+            ffi::lua_pushvalue(l, t);
+            ffi::lua_setfield(l, t, c"__index".as_ptr());
+            ffi::lua_pushlstring(l, c"".as_ptr(), 0);
+            ffi::lua_pushvalue(l, t);
+            ffi::lua_setmetatable(l, -2);
+            ffi::lua_pop(l, 1);
         }
         ffi::lua_pop(l, 1);
     }

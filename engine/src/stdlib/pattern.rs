@@ -1,6 +1,10 @@
 //! Lua patterns as gopher-lua matches them: its parser's quirks (`%f` is the letter `f`,
-//! `%p` includes digits, `$` anchors only as the last byte, `^` anchors gmatch/gsub too)
-//! and a backtracking matcher with an explicit stack and a step budget.
+//! a quantifier with nothing to repeat is a literal, `]`/`-` first in a set are literals,
+//! `$` anchors only as the last byte, `^` anchors gmatch/gsub too) and a backtracking
+//! matcher with an explicit stack and a step budget.
+//!
+//! The rules follow gopher-lua's `pm/pm.go` at Kruise's pin (658193537a64, 2022):
+//! `parseClass`, `parseClassSet`, `parsePattern`, `compilePattern` and `recursiveVM`.
 
 /// A failure while parsing or matching a pattern.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -61,8 +65,8 @@ fn single_matches(k: i32, ch: u8) -> bool {
         b'c' => ch <= 0x1f || ch == 0x7f,
         b'd' => ch.is_ascii_digit(),
         b'l' => ch.is_ascii_lowercase(),
-        // gopher's punctuation ranges also cover 0x30..=0x40: digits and `:;<=>?@`.
-        b'p' => matches!(ch, 0x21..=0x40 | 0x5b..=0x60 | 0x7b..=0x7e),
+        // pm.go singleClass.Matches at the 2022 pin: digits are not punctuation.
+        b'p' => matches!(ch, 0x21..=0x2f | 0x3a..=0x40 | 0x5b..=0x60 | 0x7b..=0x7e),
         b's' => matches!(ch, b' ' | 0x0c | b'\n' | b'\r' | b'\t' | 0x0b),
         b'u' => ch.is_ascii_uppercase(),
         b'w' => ch.is_ascii_alphanumeric(),
@@ -99,12 +103,15 @@ impl Parser<'_> {
         }
         c
     }
+    /// An error found by peeking: gopher's scanner then stands on the last byte it consumed
+    /// (pm.go `scanner.Peek`), and the message names that 0-based position.
     fn err(&self, msg: &str) -> PatError {
-        if self.pos >= self.p.len() {
-            PatError::Lua(format!("{msg} at EOS"))
-        } else {
-            PatError::Lua(format!("{msg} at {}", self.pos))
-        }
+        PatError::Lua(format!("{msg} at {}", self.pos.saturating_sub(1)))
+    }
+
+    /// An error found after consuming past the end (the scanner's position is EOS).
+    fn err_eos(&self, msg: &str) -> PatError {
+        PatError::Lua(format!("{msg} at EOS"))
     }
 
     fn class(&mut self, allow_set: bool) -> Result<Class, PatError> {
@@ -115,18 +122,22 @@ impl Parser<'_> {
             } else {
                 Class::Char(c)
             }),
+            // pm.go parseClass: a `[` inside a set is a literal.
             c if c == b'[' as i32 => {
                 if allow_set {
                     self.set()
                 } else {
-                    Err(self.err("invalid '['"))
+                    Ok(Class::Char(c))
                 }
             }
-            EOS => Err(self.err("unexpected EOS")),
+            EOS => Err(self.err_eos("unexpected EOS")),
             c => Ok(Class::Char(c)),
         }
     }
 
+    /// pm.go parseClassSet: `]` and `-` are literals while the set is still empty; a `-`
+    /// after an item starts a range with the next item (`--` keeps waiting for it), and a
+    /// `-` left pending at the closing `]` is a literal.
     fn set(&mut self) -> Result<Class, PatError> {
         let mut negated = false;
         if self.peek() == b'^' as i32 {
@@ -136,32 +147,23 @@ impl Parser<'_> {
         let mut items = Vec::new();
         let mut in_range = false;
         loop {
-            match self.peek() {
-                c if c == b'-' as i32 => {
-                    if in_range {
-                        return Err(self.err("invalid range"));
-                    }
-                    self.next();
-                    in_range = true;
-                    continue;
-                }
-                c if c == b'[' as i32 => return Err(self.err("'[' can not be nested")),
-                c if c == b']' as i32 => {
-                    self.next();
-                    break;
-                }
-                EOS => return Err(self.err("unexpected EOS")),
-                _ => items.push(self.class(false)?),
+            let c = self.peek();
+            if c == EOS {
+                return Err(self.err("unexpected EOS"));
             }
+            if c == b']' as i32 && !items.is_empty() {
+                self.next();
+                break;
+            }
+            if c == b'-' as i32 && !items.is_empty() {
+                self.next();
+                in_range = true;
+                continue;
+            }
+            items.push(self.class(false)?);
             if in_range {
-                if items.len() < 2 {
-                    // gopher indexes items[len-2] here and panics.
-                    return Err(PatError::Panic(
-                        "runtime error: index out of range [-1]".into(),
-                    ));
-                }
-                let hi = items.pop().expect("two items");
-                let lo = items.pop().expect("two items");
+                let hi = items.pop().expect("range end");
+                let lo = items.pop().expect("a `-` follows an item");
                 items.push(Class::Range(Box::new(lo), Box::new(hi)));
                 in_range = false;
             }
@@ -206,8 +208,8 @@ impl Parser<'_> {
                         }
                     }
                 }
-                b'.' | b'[' => nodes.push(Node::One(self.class(true)?)),
-                b']' => return Err(self.err("invalid ']'")),
+                // A `]` outside a set is a literal (pm.go parsePattern).
+                b'.' | b'[' | b']' => nodes.push(Node::One(self.class(true)?)),
                 b')' => {
                     if top {
                         return Err(self.err("invalid ')'"));
@@ -222,24 +224,22 @@ impl Parser<'_> {
                     } else {
                         let inner = self.seq(false, head, tail)?;
                         if self.peek() != b')' as i32 {
-                            return Err(self.err("unfinished capture"));
+                            return Err(self.err_eos("unfinished capture"));
                         }
                         self.next();
                         nodes.push(Node::Capture(inner));
                     }
                 }
+                // A quantifier repeats the single class before it; with none (pattern or
+                // capture start, after a capture, `%b`, `%1`, another quantifier) it is a
+                // literal character (pm.go parsePattern).
                 b'*' | b'+' | b'-' | b'?' => {
                     self.next();
                     match nodes.pop() {
-                        None => {
-                            return Err(
-                                self.err(&format!("no charcter class before '{}'", cb as char))
-                            );
-                        }
                         Some(Node::One(class)) => nodes.push(Node::Repeat(cb, class)),
-                        Some(_) => {
-                            return Err(self
-                                .err(&format!("invalid charcter class before '{}'", cb as char)));
+                        other => {
+                            nodes.extend(other);
+                            nodes.push(Node::One(Class::Char(c)));
                         }
                     }
                 }
@@ -495,7 +495,15 @@ impl Vm<'_> {
                         return Err(PatError::Lua("invalid capture index".into()));
                     }
                     let (a, b) = (self.slots[idx].pos, self.slots[idx + 1].pos);
-                    if a > b || b > self.src.len() {
+                    // Go checks the high bound first (against the capacity, which is the
+                    // length for find/match/gsub's unsafe string bytes), then the order.
+                    if b > self.src.len() {
+                        return Err(PatError::Panic(format!(
+                            "runtime error: slice bounds out of range [:{b}] with capacity {}",
+                            self.src.len()
+                        )));
+                    }
+                    if a > b {
                         return Err(PatError::Panic(format!(
                             "runtime error: slice bounds out of range [{a}:{b}]"
                         )));
@@ -576,30 +584,40 @@ impl<'a> Finder<'a> {
         }
     }
 
-    /// Position where the next attempt starts.
-    pub fn position(&self) -> usize {
-        self.pos
-    }
-
     /// The next match, `None` when there are no more.
     pub fn next_match(
         &mut self,
         poll: &mut dyn FnMut() -> bool,
     ) -> Result<Option<Match>, PatError> {
-        while !self.done && self.pos <= self.vm.src.len() {
-            let start = self.pos;
-            let res = self.vm.run(start, &mut self.steps, poll)?;
-            self.pos = start + 1;
-            if self.pat.anchored {
-                self.done = true;
-            }
-            if let Some(end) = res {
-                self.pos = self.pos.max(end);
-                return Ok(Some(self.vm.result(end)));
+        while let Some(attempt) = self.attempt(poll)? {
+            if attempt.is_some() {
+                return Ok(attempt);
             }
         }
-        self.done = true;
         Ok(None)
+    }
+
+    /// One attempt of pm.go's `Find` loop: `None` when the attempts are over, else the
+    /// match found at the current start, if any. (`Find` checks its limit after every
+    /// attempt, matched or not: gsub with limit 0 stops after the first attempt.)
+    pub fn attempt(
+        &mut self,
+        poll: &mut dyn FnMut() -> bool,
+    ) -> Result<Option<Option<Match>>, PatError> {
+        if self.done || self.pos > self.vm.src.len() {
+            self.done = true;
+            return Ok(None);
+        }
+        let start = self.pos;
+        let res = self.vm.run(start, &mut self.steps, poll)?;
+        self.pos = start + 1;
+        if self.pat.anchored {
+            self.done = true;
+        }
+        Ok(Some(res.map(|end| {
+            self.pos = self.pos.max(end);
+            self.vm.result(end)
+        })))
     }
 }
 
@@ -663,12 +681,19 @@ mod tests {
 
     #[test]
     fn gopher_parse_quirks() {
-        // %p covers digits in gopher.
-        assert_eq!(first("%p+", "ab12;c").as_deref(), Some("12;"));
-        // A leading quantifier is an error, a range with no start panics.
-        assert!(matches!(Pattern::parse(b"*a"), Err(PatError::Lua(_))));
-        assert!(matches!(Pattern::parse(b"[-a]"), Err(PatError::Panic(_))));
-        assert!(matches!(Pattern::parse(b"[]]"), Err(PatError::Lua(_))));
+        // %p is punctuation only at the 2022 pin.
+        assert_eq!(first("%p+", "ab12;:c").as_deref(), Some(";:"));
+        // A quantifier with nothing to repeat is a literal.
+        assert_eq!(first("*a", "x*a").as_deref(), Some("*a"));
+        assert_eq!(first("(a)*", "xa*").as_deref(), Some("a*"));
+        assert_eq!(first("-canary$", "web-canary").as_deref(), Some("-canary"));
+        // `]` and `-` first in a set are literals; `]` outside a set too.
+        assert_eq!(first("[]]+", "a]]").as_deref(), Some("]]"));
+        assert_eq!(first("[-a]+", "x-a").as_deref(), Some("-a"));
+        assert_eq!(first("[-%]]+", "x-]").as_deref(), Some("-]"));
+        assert_eq!(first("a]", "a]").as_deref(), Some("a]"));
+        assert_eq!(first("[[]", "x[").as_deref(), Some("["));
+        assert!(matches!(Pattern::parse(b"[]"), Err(PatError::Lua(_))));
         assert!(matches!(Pattern::parse(b"(a"), Err(PatError::Lua(_))));
         // Trailing '-' in a set is literal.
         assert_eq!(first("[a-]+", "x-a-"), Some("-a-".into()));

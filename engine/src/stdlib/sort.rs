@@ -1,7 +1,10 @@
 //! The sort `table.sort` must reproduce: gopher-lua hands the table's array to Go's
-//! `sort.Sort`, which (Go 1.19+) is pattern-defeating quicksort. Elements that compare
-//! equal end up in the order this algorithm leaves them, so we follow the same steps
-//! (insertion sort up to 12 elements, ninther pivots, pattern breaking, heapsort fallback).
+//! `sort.Sort`, which (Go 1.19 and 1.20, `sort/zsortinterface.go`) is pattern-defeating
+//! quicksort. Elements that compare equal, and any order an inconsistent comparator
+//! produces, end up where this algorithm leaves them, so we take the same steps with the
+//! same comparisons: insertion sort up to 12 elements, ninther pivots from 50, the
+//! length-seeded xorshift of breakPatterns, partialInsertionSort (with Go's `j >= 1`
+//! bound), partitionEqual, and the heapsort fallback after bits.Len(n) unbalanced rounds.
 //!
 //! Implementations of [`SortData`] may raise Lua errors (longjmp) from `less`; the code
 //! here keeps no values with destructors on its frames.
@@ -216,21 +219,24 @@ fn partial_insertion_sort(data: &mut dyn SortData, a: usize, b: usize) -> bool {
     false
 }
 
+/// breakPatterns: three swaps around the middle with positions from a xorshift
+/// generator seeded by the length (sort.go `xorshift`: shifts 13, 17, 5).
 fn break_patterns(data: &mut dyn SortData, a: usize, b: usize) {
     let length = b - a;
     if length >= 8 {
         let mut random = length as u64;
+        // nextPowerOfTwo: 1 << bits.Len(length).
         let modulus = 1usize << (usize::BITS - length.leading_zeros());
-        let idx = a + (length / 4) * 2 - 1;
-        for i in 0..3 {
+        let middle = a + (length / 4) * 2;
+        for idx in middle - 1..=middle + 1 {
             random ^= random << 13;
-            random ^= random >> 7;
-            random ^= random << 17;
+            random ^= random >> 17;
+            random ^= random << 5;
             let mut other = (random as usize) & (modulus - 1);
             if other >= length {
                 other -= length;
             }
-            data.swap(idx - 1 + i, a + other);
+            data.swap(idx, a + other);
         }
     }
 }

@@ -64,15 +64,16 @@ fn pat_error(e: PatError) -> Raise {
     }
 }
 
-/// gopher's luaIndex2StringIndex: Lua index to a 0-based byte offset.
+/// gopher's luaIndex2StringIndex: Lua index to a 0-based byte offset, in Go's wrapping
+/// int arithmetic (`int(1/0)` is MinInt64, minus one is MaxInt64: past any end).
 fn str_index(len: usize, i: i64, start: bool) -> usize {
     let l = len as i64;
     let mut i = i;
     if start && i != 0 {
-        i = i.saturating_sub(1);
+        i = i.wrapping_sub(1);
     }
     if i < 0 {
-        i = l.saturating_add(i).saturating_add(1);
+        i = l.wrapping_add(i).wrapping_add(1);
     }
     i = i.max(0);
     if !start && i > l {
@@ -107,13 +108,14 @@ unsafe fn byte_imp(l: State) -> R<c_int> {
     unsafe {
         let s = check_bytes(l, 1, "byte")?;
         let n = s.len() as i64;
-        let mut start = opt_int(l, 2, 1, "byte")?.saturating_sub(1);
+        // Go int arithmetic wraps (strByte).
+        let mut start = opt_int(l, 2, 1, "byte")?.wrapping_sub(1);
         let mut end = opt_int(l, 3, -1, "byte")?;
         if start < 0 {
-            start = n + start + 1;
+            start = n.wrapping_add(start).wrapping_add(1);
         }
         if end < 0 {
-            end = n + end + 1;
+            end = n.wrapping_add(end).wrapping_add(1);
         }
         if ffi::lua_gettop(l) == 2 {
             if start < 0 || start >= n {
@@ -127,8 +129,11 @@ unsafe fn byte_imp(l: State) -> R<c_int> {
         if end < 0 || end <= start || start >= n {
             return Ok(0);
         }
+        if end - start >= super::REGISTRY_SIZE {
+            return Err(Raise::Msg("registry overflow".into()));
+        }
         let count = (end - start) as c_int;
-        ffi::luaL_checkstack(l, count, c"string slice too long".as_ptr());
+        ffi::luaL_checkstack(l, count, c"registry overflow".as_ptr());
         for &b in &s[start as usize..end as usize] {
             ffi::lua_pushnumber(l, b as f64);
         }
@@ -173,9 +178,20 @@ unsafe fn rep_imp(l: State) -> R<c_int> {
             push_bytes(l, b"");
             return Ok(1);
         }
-        match (s.len() as u64).checked_mul(n as u64) {
-            Some(total) if total <= STRING_LIMIT as u64 => {}
-            _ => return Err(super::too_large(l)),
+        // Go's strings.Repeat panics (a catchable error in gopher) when len*n overflows an
+        // int, and make() when the size is past amd64's 2^48-byte address space; smaller
+        // sizes that no memory holds end the run here (Go would die out of memory).
+        let total = match (s.len() as i64).checked_mul(n) {
+            Some(total) => total,
+            None => return Err(Raise::Raw("strings: Repeat count causes overflow".into())),
+        };
+        if total > 1 << 48 {
+            return Err(Raise::Raw(
+                "runtime error: makeslice: cap out of range".into(),
+            ));
+        }
+        if total > STRING_LIMIT as i64 {
+            return Err(super::too_large(l));
         }
         let mut b: ffi::luaL_Buffer = std::mem::zeroed();
         ffi::luaL_buffinit(l, &mut b);
@@ -351,46 +367,69 @@ unsafe fn match_imp(l: State) -> R<c_int> {
     }
 }
 
-/// `gmatch(s, p)`: the pattern is checked now; the iterator keeps s, p and the next start.
+/// `gmatch(s, p)`: gopher's strGmatch finds every match when it is called (so matching
+/// errors and the time matching takes come then) and its iterator hands them out in turn.
+/// The matches live in a Lua table (upvalue 1, so the VM's memory cap covers them): a
+/// match with one value is stored as that value, one with several as a table of them.
+/// Upvalue 2 counts the matches handed out.
 unsafe fn gmatch_imp(l: State) -> R<c_int> {
     unsafe {
-        check_bytes(l, 1, "gmatch")?;
+        let s = check_bytes(l, 1, "gmatch")?;
         let p = check_bytes(l, 2, "gmatch")?;
-        Pattern::parse(p).map_err(pat_error)?;
+        let pat = Pattern::parse(p).map_err(pat_error)?;
         ffi::lua_settop(l, 2);
+        ffi::lua_createtable(l, 0, 0);
+        let all = ffi::lua_gettop(l);
+        let mut finder = Finder::new(&pat, s, 0);
+        let mut poll = Poll::new(l);
+        let mut count = 0;
+        while let Some(m) = finder
+            .next_match(&mut || poll.keep_going())
+            .map_err(pat_error)?
+        {
+            count += 1;
+            let n = push_match_values(l, s, &m);
+            if n > 1 {
+                ffi::lua_createtable(l, n, 0);
+                ffi::lua_insert(l, -(n + 1));
+                let t = ffi::lua_gettop(l) - n;
+                for i in (1..=n).rev() {
+                    ffi::lua_rawseti(l, t, i as _);
+                }
+            }
+            ffi::lua_rawseti(l, all, count as _);
+        }
         ffi::lua_pushnumber(l, 0.0);
-        ffi::lua_pushcclosure(l, lua_gmatch_iter, 3);
-        Ok(1)
+        ffi::lua_pushcclosure(l, lua_gmatch_iter, 2);
+        // gopher's strGmatch also returns its match state, a userdata.
+        ffi::lua_newuserdata(l, 0);
+        Ok(2)
     }
 }
 
+/// strGmatchIter: the next stored match's values, nothing after the last. Its state
+/// argument (the userdata gmatch returned, which `for` passes) is required.
 unsafe fn gmatch_iter_imp(l: State) -> R<c_int> {
     unsafe {
-        let s = to_bytes(l, ffi::lua_upvalueindex(1));
-        let p = to_bytes(l, ffi::lua_upvalueindex(2));
-        let pos = ffi::lua_tonumber(l, ffi::lua_upvalueindex(3));
-        if pos < 0.0 || pos as usize > s.len() {
-            return Ok(0);
+        if ffi::lua_type(l, 1) != ffi::LUA_TUSERDATA {
+            return Err(type_error(l, 1, "gmatch", "userdata"));
         }
-        // Parsed again on each call: a parsed pattern owns Rust memory, which a userdata
-        // upvalue could not free (sandboxes run no finalizers).
-        let pat = Pattern::parse(p).map_err(pat_error)?;
-        let mut finder = Finder::new(&pat, s, pos as usize);
-        let mut poll = Poll::new(l);
-        let found = finder
-            .next_match(&mut || poll.keep_going())
-            .map_err(pat_error)?;
-        // An anchored pattern makes a single attempt.
-        let next = if pat.anchored {
-            -1.0
-        } else {
-            finder.position() as f64
-        };
-        ffi::lua_pushnumber(l, if found.is_some() { next } else { -1.0 });
-        ffi::lua_replace(l, ffi::lua_upvalueindex(3));
-        match found {
-            None => Ok(0),
-            Some(m) => Ok(push_match_values(l, s, &m)),
+        let k = ffi::lua_tonumber(l, ffi::lua_upvalueindex(2)) + 1.0;
+        ffi::lua_pushnumber(l, k);
+        ffi::lua_replace(l, ffi::lua_upvalueindex(2));
+        ffi::lua_rawgeti(l, ffi::lua_upvalueindex(1), k as _);
+        match ffi::lua_type(l, -1) {
+            ffi::LUA_TNIL => Ok(0),
+            ffi::LUA_TTABLE => {
+                let t = ffi::lua_gettop(l);
+                let n = ffi::lua_objlen(l, t) as c_int;
+                ffi::luaL_checkstack(l, n, c"too many captures".as_ptr());
+                for i in 1..=n {
+                    ffi::lua_rawgeti(l, t, i as _);
+                }
+                Ok(n)
+            }
+            _ => Ok(1),
         }
     }
 }
@@ -465,7 +504,8 @@ unsafe fn gsub_imp(l: State) -> R<c_int> {
             kind,
             ffi::LUA_TSTRING | ffi::LUA_TTABLE | ffi::LUA_TFUNCTION
         ) {
-            return Err(type_error(l, 3, "gsub", "string/table/function"));
+            // gopher's CheckTypes wording.
+            return Err(type_error(l, 3, "gsub", "string or table or function"));
         }
         let limit = opt_int(l, 4, -1, "gsub")?;
         ffi::lua_settop(l, 3);
@@ -476,11 +516,11 @@ unsafe fn gsub_imp(l: State) -> R<c_int> {
         {
             let mut finder = Finder::new(&pat, s, 0);
             let mut poll = Poll::new(l);
-            while let Some(m) = finder
-                .next_match(&mut || poll.keep_going())
+            while let Some(attempt) = finder
+                .attempt(&mut || poll.keep_going())
                 .map_err(pat_error)?
             {
-                matches.push(m);
+                matches.extend(attempt);
                 if matches.len() as i64 == limit {
                     break;
                 }

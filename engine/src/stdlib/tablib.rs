@@ -1,7 +1,8 @@
-//! gopher-lua's table library: getn, maxn, insert, remove, concat, sort with its quirks
-//! (insert at 0 or past the end stores without shifting, remove(t, 0) removes the last
-//! item, concat clamps its range, sort is Go's pdqsort). `n` is the VM's raw length, which
-//! the patched VM computes as gopher's array length.
+//! gopher-lua's table library (tablelib.go, table.go): getn, maxn, insert, remove, concat,
+//! sort with its quirks (insert at 0 or past the end stores without shifting, remove(t, 0)
+//! removes the last slot, concat clamps its range, sort is Go's pdqsort). `#t` is the
+//! VM's raw length, gopher's Len; insert/remove/sort work on gopher's array slice, whose
+//! length (`alen`, kept by the patched ltable.c) counts trailing nil slots too.
 
 use std::ffi::c_int;
 
@@ -11,6 +12,12 @@ use super::sort::{self, SortData};
 use super::{
     R, Raise, State, check_int, check_table, lua_fns, opt_bytes, opt_int, type_error, type_name,
 };
+
+// The patched ltable.c: gopher's array slice length of the table at `idx` (see notealen).
+unsafe extern "C" {
+    fn kruise_table_alen(l: State, idx: c_int) -> c_int;
+    fn kruise_table_setalen(l: State, idx: c_int, n: c_int);
+}
 
 lua_fns! {
     lua_getn => getn_imp,
@@ -72,24 +79,20 @@ unsafe fn getn_imp(l: State) -> R<c_int> {
     }
 }
 
-/// Largest positive numeric key, each key truncated to an integer as Go's int() does.
+/// tableMaxN: the last non-nil slot of gopher's array part, which is `#t` (keys from
+/// 2^26 on, non-integers and keys <= 0 live in the hash part and never count).
 unsafe fn maxn_imp(l: State) -> R<c_int> {
     unsafe {
         check_table(l, 1, "maxn")?;
-        let mut max = len(l, 1).max(0);
-        ffi::lua_settop(l, 1);
-        ffi::lua_pushnil(l);
-        while ffi::lua_next(l, 1) != 0 {
-            ffi::lua_pop(l, 1);
-            if ffi::lua_type(l, -1) == ffi::LUA_TNUMBER {
-                max = max.max(crate::value::go_float_to_int64(ffi::lua_tonumber(l, -1)));
-            }
-        }
-        ffi::lua_pushnumber(l, max as f64);
+        ffi::lua_pushnumber(l, len(l, 1) as f64);
         Ok(1)
     }
 }
 
+/// tableInsert: `insert(t, v)` is gopher's Append (a nil value does nothing; the value
+/// goes after the last non-nil slot). `insert(t, pos, v)` is Insert: past the array
+/// (`pos > alen`) or at `pos <= 0` it stores without shifting; otherwise every slot from
+/// pos to alen, trailing nils included, moves up one.
 unsafe fn insert_imp(l: State) -> R<c_int> {
     unsafe {
         check_table(l, 1, "insert")?;
@@ -97,32 +100,34 @@ unsafe fn insert_imp(l: State) -> R<c_int> {
         if nargs == 1 {
             return Err(Raise::Msg("wrong number of arguments".into()));
         }
-        let n = len(l, 1);
         if nargs == 2 {
-            // Appending nil does nothing.
             if ffi::lua_isnil(l, 2) == 0 {
                 ffi::lua_pushvalue(l, 2);
-                seti(l, 1, n + 1);
+                seti(l, 1, len(l, 1) + 1);
             }
             return Ok(0);
         }
         let pos = check_int(l, 2, "insert")?;
         super::check_any(l, 3, "insert")?;
-        if pos >= 1 && pos <= n {
-            let mut i = n;
+        let alen = kruise_table_alen(l, 1) as i64;
+        if pos >= 1 && pos <= alen {
+            // Storing into alen + 1 (nil or not) grows the slice by one.
+            let mut i = alen;
             while i >= pos {
                 geti(l, 1, i);
                 seti(l, 1, i + 1);
                 i -= 1;
             }
         }
-        // Past the end, at 0 or below: stored as is, nothing shifts.
         ffi::lua_pushvalue(l, 3);
         seti(l, 1, pos);
         Ok(0)
     }
 }
 
+/// tableRemove (table.go Remove) over gopher's array slice of length alen: nothing past
+/// it; the last slot (even a trailing nil) for `pos == alen`, `pos <= 0` or no pos;
+/// otherwise the slot at pos, the later ones moving down. The slice shrinks by one.
 unsafe fn remove_imp(l: State) -> R<c_int> {
     unsafe {
         check_table(l, 1, "remove")?;
@@ -131,27 +136,28 @@ unsafe fn remove_imp(l: State) -> R<c_int> {
         } else {
             check_int(l, 2, "remove")?
         };
-        let n = len(l, 1);
-        if n == 0 {
+        let alen = kruise_table_alen(l, 1) as i64;
+        if alen == 0 {
             ffi::lua_pushnil(l);
             return Ok(1);
         }
-        let i = pos.saturating_sub(1);
-        if i >= n {
+        let i = pos.wrapping_sub(1);
+        if i >= alen {
             ffi::lua_pushnil(l);
-        } else if i == n - 1 || i < 0 {
-            geti(l, 1, n);
-            ffi::lua_pushnil(l);
-            seti(l, 1, n);
+            return Ok(1);
+        }
+        if i == alen - 1 || i < 0 {
+            geti(l, 1, alen);
         } else {
             geti(l, 1, pos);
-            for k in pos..n {
+            for k in pos..alen {
                 geti(l, 1, k + 1);
                 seti(l, 1, k);
             }
-            ffi::lua_pushnil(l);
-            seti(l, 1, n);
         }
+        ffi::lua_pushnil(l);
+        seti(l, 1, alen);
+        kruise_table_setalen(l, 1, (alen - 1) as c_int);
         Ok(1)
     }
 }
@@ -256,7 +262,9 @@ unsafe fn sort_imp(l: State) -> R<c_int> {
         }
         ffi::lua_settop(l, if has_cmp { 2 } else { 1 });
         ffi::luaL_checkstack(l, 8, std::ptr::null());
-        let n = len(l, 1).max(0) as usize;
+        // tableSort sorts the whole array slice, trailing nils included (they reach the
+        // comparator, and `<` on them raises).
+        let n = kruise_table_alen(l, 1).max(0) as usize;
         sort::sort(&mut LuaArray { l, has_cmp }, n);
         Ok(0)
     }
