@@ -357,11 +357,23 @@ unsafe fn call_caught(l: State) -> R<c_int> {
     }
 }
 
-/// `pcall`: the VM's pcall, but a spent time/memory budget is raised again.
+/// `pcall`: the VM's pcall, but a spent time/memory budget is raised again. As gopher-lua's
+/// basePCall (baselib.go, 2022 pin): a table with a `__call` function is called; any other
+/// non-function gives `false, "attempt to call a <type> value"` without raising.
 unsafe fn pcall_imp(l: State) -> R<c_int> {
     unsafe {
+        check_any(l, 1, "pcall")?;
         if ffi::lua_type(l, 1) != ffi::LUA_TFUNCTION {
-            return Err(type_error(l, 1, "pcall", "function"));
+            let callable = ffi::luaL_getmetafield(l, 1, c"__call".as_ptr()) != 0
+                && ffi::lua_type(l, -1) == ffi::LUA_TFUNCTION;
+            if !callable {
+                let message = format!("attempt to call a {} value", type_name(l, 1));
+                ffi::lua_settop(l, 0);
+                ffi::lua_pushboolean(l, 0);
+                push_bytes(l, message.as_bytes());
+                return Ok(2);
+            }
+            ffi::lua_pop(l, 1);
         }
         call_caught(l)
     }
@@ -389,7 +401,9 @@ unsafe fn error_imp(l: State) -> R<c_int> {
         let level = opt_int(l, 2, 1, "error")?;
         ffi::lua_settop(l, 1);
         if ffi::lua_type(l, 1) == ffi::LUA_TSTRING && level > 0 {
-            ffi::luaL_where(l, level.min(c_int::MAX as i64) as c_int);
+            // gopher-lua's raiseError(level) names where(level-1) (state.go), with this
+            // function's own frame as level 0: `error(m, 2)` names the caller of `error`.
+            ffi::luaL_where(l, (level - 1).min(c_int::MAX as i64) as c_int);
             ffi::lua_pushvalue(l, 1);
             ffi::lua_concat(l, 2);
         }
