@@ -238,3 +238,86 @@ fn runtime_error_wording() {
         ),
     ]);
 }
+
+#[test]
+fn constants_and_negative_zero() {
+    check(&[
+        // constant folding covers division by zero and NaN (compile.go, constFold)
+        (
+            "return {spec = {v = {tostring(-0.0), tostring(0/0), tostring(-(0/0)), \
+             tostring(1/0), tostring(-1/0)}}}",
+            V(r#"["0","NaN","NaN","+Inf","-Inf"]"#),
+        ),
+        (
+            "return {spec = {v = {tostring(1/(-0.0)), tostring(-(1e20 / (1/0))), \
+             tostring(1/-(1e20 / (1/0))), tostring(5 % 0), tostring(2^0.5 == 2^0.5)}}}",
+            V(r#"["-Inf","0","-Inf","NaN","true"]"#),
+        ),
+        // NaN constants never share a slot; 0 and -0 do, the first one wins
+        (
+            "local a, b = 0/0, 0/0\nlocal z = 0\nlocal n = -0.0\n\
+             return {spec = {v = {tostring(a ~= b), tostring(1/n)}}}",
+            V(r#"["true","+Inf"]"#),
+        ),
+        (
+            "local n = -0.0\nlocal z = 0\nreturn {spec = {v = {tostring(1/n), tostring(1/z)}}}",
+            V(r#"["-Inf","-Inf"]"#),
+        ),
+        // arithmetic on numbers stores -0 as +0; with a string operand it keeps -0
+        (
+            "local x = -\"0\"\nlocal a = 0\nlocal b = -a\nlocal c = \"0\" * -1\n\
+             local d = 0 * -1\n\
+             return {spec = {v = {string.format('%g', x), tostring(1/x), tostring(1/b), \
+             tostring(1/c), tostring(1/d)}}}",
+            V(r#"["-0","-Inf","+Inf","-Inf","+Inf"]"#),
+        ),
+    ]);
+}
+
+#[test]
+fn numerals_and_escapes() {
+    check(&[
+        // parse/lexer.go scanNumber; compile.go reads the token with parseNumber, NaN when
+        // it cannot
+        (
+            "return {spec = {v = {tostring(1e309), tostring(010), tostring(0010), \
+             tostring(08), tostring(.5), tostring(3e2), tostring(0x1F), tostring(1e+2), \
+             tostring(1e-400)}}}",
+            V(r#"["NaN","10","8","8","0.5","300","31","100","0"]"#),
+        ),
+        // `1e)` eats the ')'
+        (
+            "return {spec = {v = tostring(1e)}}",
+            Fails("syntax", "<string>:1: ')' expected near '}'"),
+        ),
+        // after 'e' the scanner takes any one character: here the ')'
+        ("return {spec = {v = tostring(1e))}}", V(r#""NaN""#)),
+        (
+            "return {spec = {v = {1e, 2}}}",
+            Fails("syntax", "<string>:1: '}' expected near '2'"),
+        ),
+        (
+            "local x = 0x\nreturn {}",
+            Fails("syntax", "<string>:1: illegal hexadecimal number near '0x'"),
+        ),
+        (
+            "return {spec = {v = 0x1p4}}",
+            Fails("syntax", "<string>:1: '}' expected near 'p4'"),
+        ),
+        // decimal escapes are cut to a byte (scanEscape: byte(val))
+        (
+            "return {spec = {v = {string.byte(\"\\256\\300\\65\", 1, -1)}}}",
+            V("[0,44,65]"),
+        ),
+        // an unterminated string is reported on the line after it (scanString reads the
+        // newline first)
+        (
+            "local x = 1\nlocal s = \"abc\nreturn {}",
+            Fails("syntax", "<string>:3: unfinished string near '\"abc'"),
+        ),
+        (
+            "local s = 'a\\\nb'\nlocal t = 'c\n",
+            Fails("syntax", "<string>:4: unfinished string near ''c'"),
+        ),
+    ]);
+}
