@@ -321,3 +321,27 @@ fn numerals_and_escapes() {
         ),
     ]);
 }
+
+#[test]
+fn select_counts_like_gopher() {
+    // baselib.go baseSelect (2022 pin): Go's int() of the index, clamped to the arguments
+    check(&[
+        (leak(caught("select, 2^31, 'a'")), V(r#""true""#)),
+        (leak(caught("select, 5, 'a', 'b'")), V(r#""true""#)),
+        (leak(caught("select, -1, 'a', 'b'")), V(r#""true|b""#)),
+        (leak(caught("select, 1.7, 'a', 'b'")), V(r#""true|a|b""#)),
+        (leak(caught("select, '#', 'a', 'b'")), V(r#""true|2""#)),
+        (
+            leak(caught("function() return select(-3, 'a', 'b') end")),
+            V(r#""false|<string>:2: bad argument #1 to select (index out of range)""#),
+        ),
+        (
+            leak(caught("function() return select(0/0, 'a') end")),
+            V(r#""false|<string>:2: bad argument #1 to select (index out of range)""#),
+        ),
+        (
+            leak(caught("function() return select('2', 'a') end")),
+            V(r#""false|<string>:2: bad argument #1 to select (invalid string '2')""#),
+        ),
+    ]);
+}

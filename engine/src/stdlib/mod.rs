@@ -290,6 +290,7 @@ lua_fns! {
     lua_pcall => pcall_imp,
     lua_xpcall => xpcall_imp,
     lua_error => error_imp,
+    lua_select => select_imp,
     lua_tonumber => tonumber_imp,
     lua_require => require_imp,
     lua_module => module_imp,
@@ -408,6 +409,47 @@ unsafe fn error_imp(l: State) -> R<c_int> {
             ffi::lua_concat(l, 2);
         }
         Err(Raise::Top)
+    }
+}
+
+/// `select(n, ...)` as gopher-lua's baseSelect (baselib.go, 2022 pin): `n` is a number
+/// (Go's `int()` of it; strings other than "#" are refused) counted over all arguments,
+/// clamped to their count, so an index past the end returns nothing.
+unsafe fn select_imp(l: State) -> R<c_int> {
+    unsafe {
+        let num = i64::from(ffi::lua_gettop(l));
+        match ffi::lua_type(l, 1) {
+            ffi::LUA_TNUMBER => {
+                let mut idx = crate::value::go_float_to_int64(ffi::lua_tonumber(l, 1));
+                if idx < 0 {
+                    idx = num.wrapping_add(idx);
+                } else if idx > num {
+                    idx = num;
+                }
+                if idx < 1 {
+                    return Err(arg_error(1, "select", "index out of range"));
+                }
+                Ok((num - idx) as c_int)
+            }
+            ffi::LUA_TSTRING => {
+                let s = to_bytes(l, 1);
+                if s != b"#" {
+                    let message = format!("invalid string '{}'", String::from_utf8_lossy(s));
+                    return Err(arg_error(1, "select", &message));
+                }
+                ffi::lua_pushnumber(l, (num - 1) as f64);
+                Ok(1)
+            }
+            _ => {
+                let got = if ffi::lua_type(l, 1) == ffi::LUA_TNONE {
+                    "nil".to_owned()
+                } else {
+                    type_name(l, 1)
+                };
+                let message = format!("number or string expected, got {got}");
+                Err(arg_error(1, "select", &message))
+            }
+        }
     }
 }
 
@@ -685,6 +727,7 @@ pub(crate) unsafe fn install_raw(l: State) {
         wrap_global(l, c"pcall", lua_pcall);
         wrap_global(l, c"xpcall", lua_xpcall);
         set_fn(l, g, c"error", lua_error);
+        set_fn(l, g, c"select", lua_select);
         set_fn(l, g, c"tonumber", lua_tonumber);
         set_fn(l, g, c"require", lua_require);
         set_fn(l, g, c"module", lua_module);
