@@ -117,6 +117,12 @@ pub(crate) struct RunContext {
     pub(crate) deadline: Cell<Option<Instant>>,
     /// The state (main thread), for reading the allocation-failure flag.
     main: Cell<Option<NonNull<ffi::lua_State>>>,
+    /// Set when an xpcall handler raised: gopher-lua cannot recover from that (state.go,
+    /// PCall: the error unwinds out of its deferred recovery, skipping the reset of its
+    /// call stack), and the chunk ends at once with no value. Library functions that catch
+    /// errors raise again while it is set; the run then ends as if the chunk returned
+    /// nothing.
+    pub(crate) abandoned: Cell<bool>,
     /// Output of `print`, one entry per call, and its total size in bytes.
     pub(crate) prints: RefCell<Vec<String>>,
     pub(crate) print_bytes: Cell<usize>,
@@ -626,6 +632,7 @@ impl Sandbox {
     pub(crate) fn begin_run(&self, timeout: Duration) {
         self.context.deadline.set(Some(Instant::now() + timeout));
         self.context.hit.set(None);
+        self.context.abandoned.set(false);
         self.context.take_prints();
     }
 
@@ -694,7 +701,11 @@ impl Sandbox {
             ffi::lua_pushlightuserdata(l, chunk_key());
             ffi::lua_rawget(l, ffi::LUA_REGISTRYINDEX);
             if ffi::lua_pcall(l, 0, ffi::LUA_MULTRET, 0) != 0 {
-                return Err(self.failure(ErrorKind::Runtime));
+                if !self.abandoned() {
+                    return Err(self.failure(ErrorKind::Runtime));
+                }
+                // The chunk ended with no value: only the driver stays.
+                ffi::lua_settop(l, 1);
             }
         }
         // A script that caught the memory error and finished anyway may have computed
@@ -718,6 +729,12 @@ impl Sandbox {
             message
         };
         self.classify(default, message)
+    }
+
+    /// Whether an xpcall handler's error ended the chunk (see [`RunContext::abandoned`]); a
+    /// spent budget takes precedence.
+    fn abandoned(&self) -> bool {
+        self.context.abandoned.get() && self.limit_hit().is_none()
     }
 
     /// The error of a failed run: the spent budget decides the kind when there is one.
@@ -828,9 +845,17 @@ fn run_chunk(lua: &Lua, source: &[u8]) -> Result<MultiValue, ScriptError> {
         .set_mode(ChunkMode::Text)
         .into_function()
         .map_err(|e| classify(lua, ErrorKind::Syntax, error_message(&e)))?;
-    let values = function
-        .call::<MultiValue>(())
-        .map_err(|e| classify(lua, ErrorKind::Runtime, error_message(&e)))?;
+    let values = match function.call::<MultiValue>(()) {
+        Ok(values) => values,
+        // An xpcall handler's error ended the chunk with no value (RunContext::abandoned).
+        Err(_)
+            if limit_hit(lua).is_none()
+                && with_context(lua, |c| c.abandoned.get()).unwrap_or(false) =>
+        {
+            MultiValue::new()
+        }
+        Err(e) => return Err(classify(lua, ErrorKind::Runtime, error_message(&e))),
+    };
     // As in Sandbox::exec: a caught memory error still ends the run.
     if limit_hit(lua) == Some(LimitHit::Memory) {
         return Err(ScriptError::new(ErrorKind::Memory, MEMORY_MESSAGE));

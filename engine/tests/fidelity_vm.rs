@@ -345,3 +345,39 @@ fn select_counts_like_gopher() {
         ),
     ]);
 }
+
+#[test]
+fn error_in_an_xpcall_handler_ends_the_chunk() {
+    // state.go PCall: the handler's error escapes the deferred recovery, the call stack is
+    // never reset, and the chunk ends at once with no value (no error).
+    const NOTHING: Want = Fails("not_table", "expect table output from Lua script, not nil");
+    check(&[
+        (
+            "local a, b = xpcall(function() error('') end, function(e) error('again') end)\n\
+             return {spec = {a = tostring(a)}}",
+            NOTHING,
+        ),
+        (
+            "local function g()\n  local a, b = xpcall(function() error('') end, \
+             function(e) error('again') end)\n  return 'after'\nend\n\
+             local r = g()\nreturn {spec = {v = tostring(r)}}",
+            NOTHING,
+        ),
+        (
+            "local a = xpcall(function() local x = nil; return x.y end, \
+             function(e) return nil + 1 end)\nreturn {spec = {v = 'reached'}}, 5",
+            NOTHING,
+        ),
+        // a handler that returns, or is never called, is no problem
+        (
+            "local a, b = xpcall(function() error('x') end, function(e) return 'handled ' .. e end)\n\
+             return {spec = {v = tostring(a) .. '|' .. tostring(b)}}",
+            V(r#""false|handled <string>:1: x""#),
+        ),
+        (
+            "local a, b = xpcall(function() return 1 end, function(e) error('again') end)\n\
+             return {spec = {v = tostring(a) .. '|' .. tostring(b)}}",
+            V(r#""true|1""#),
+        ),
+    ]);
+}

@@ -350,7 +350,7 @@ unsafe fn call_caught(l: State) -> R<c_int> {
         ffi::lua_pushvalue(l, ffi::lua_upvalueindex(1));
         ffi::lua_insert(l, 1);
         ffi::lua_call(l, n, ffi::LUA_MULTRET);
-        if ffi::lua_toboolean(l, 1) == 0 && limit_reached(l) {
+        if ffi::lua_toboolean(l, 1) == 0 && (limit_reached(l) || abandoned(l)) {
             ffi::lua_settop(l, 2);
             return Err(Raise::Top);
         }
@@ -381,6 +381,8 @@ unsafe fn pcall_imp(l: State) -> R<c_int> {
 }
 
 /// `xpcall(f, handler)`: f runs without arguments (Lua 5.1); budget errors are raised again.
+/// The handler runs protected: when it raises, the run is abandoned (see
+/// `vm::RunContext::abandoned`), as gopher-lua's PCall cannot recover from that.
 unsafe fn xpcall_imp(l: State) -> R<c_int> {
     unsafe {
         if ffi::lua_type(l, 1) != ffi::LUA_TFUNCTION {
@@ -390,8 +392,33 @@ unsafe fn xpcall_imp(l: State) -> R<c_int> {
             return Err(type_error(l, 2, "xpcall", "function"));
         }
         ffi::lua_settop(l, 2);
+        ffi::lua_pushcclosure(l, xpcall_handler, 1);
         call_caught(l)
     }
+}
+
+/// The error handler xpcall installs: calls the script's handler (upvalue 1) on the error
+/// value, and abandons the run when that handler raises.
+unsafe extern "C-unwind" fn xpcall_handler(l: State) -> c_int {
+    // SAFETY: called by Lua as an error handler with a valid state and the error value as
+    // its argument; LUA_MINSTACK slots are free.
+    unsafe {
+        ffi::lua_settop(l, 1);
+        ffi::lua_pushvalue(l, ffi::lua_upvalueindex(1));
+        ffi::lua_insert(l, 1);
+        if ffi::lua_pcall(l, 1, 1, 0) != 0
+            && let Some(context) = vm::context(l)
+        {
+            context.abandoned.set(true);
+        }
+        1
+    }
+}
+
+/// Whether an xpcall handler's error abandoned the run (errors are raised again then).
+unsafe fn abandoned(l: State) -> bool {
+    // SAFETY: called from library functions, with a valid state and free stack.
+    unsafe { vm::context(l) }.is_some_and(|context| context.abandoned.get())
 }
 
 /// `error(v [, level])`: v is required; only string values get a position (numbers stay
