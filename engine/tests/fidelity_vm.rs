@@ -381,3 +381,44 @@ fn error_in_an_xpcall_handler_ends_the_chunk() {
         ),
     ]);
 }
+
+/// A script that shows the table built by `constructor` as `key:value` pairs in `pairs`
+/// order (gopher's: array part ascending, then insertion order).
+fn constructed(constructor: &str) -> &'static str {
+    leak(format!(
+        "local function f(x) return x end\n\
+         local function g(x) return x, x * 10, x * 100 end\n\
+         local t = {constructor}\n\
+         local ks = {{}}\n\
+         for k, v in pairs(t) do ks[#ks + 1] = tostring(k) .. ':' .. tostring(v) end\n\
+         return {{spec = {{v = table.concat(ks, ' ')}}}}"
+    ))
+}
+
+#[test]
+fn constructor_with_keyed_last_field() {
+    // compile.go compileTableExpr: a keyed last field whose value is a call or `...` ends
+    // the constructor with SETLIST B=0, storing the registers up to that value as items
+    check(&[
+        (
+            constructed("{[f(1)] = f(2), f(3), [f(4)] = f(5)}"),
+            V(r#""1:3 2:4 3:5 4:5""#),
+        ),
+        (constructed("{f(3), x = f(5)}"), V(r#""1:3 2:5 x:5""#)),
+        (constructed("{f(3), [f(4)] = g(5)}"), V(r#""1:3 2:4 3:5 4:5""#)),
+        (constructed("{f(3), [f(4)] = (f(5))}"), V(r#""1:3 4:5""#)),
+        (constructed("{f(3), [f(4)] = f(5), x = 1}"), V(r#""1:3 4:5 x:1""#)),
+        (
+            constructed("{f(3), f(6), [f(4)] = f(f(5))}"),
+            V(r#""1:3 2:6 3:4 4:5""#),
+        ),
+        (constructed("{f(3), x = 7, y = f(8)}"), V(r#""1:3 2:8 x:7 y:8""#)),
+        (constructed("{1, 2, [f(4)] = f(5)}"), V(r#""1:1 2:2 3:4 4:5""#)),
+        (constructed("{[f(4)] = f(5)}"), V(r#""4:5""#)),
+        (constructed("{f(3), [10] = f(5)}"), V(r#""1:3 2:5 10:5""#)),
+        (
+            constructed("(function(...) return {f(3), [f(4)] = ...} end)(7, 8)"),
+            V(r#""1:3 2:4 3:7 4:7""#),
+        ),
+    ]);
+}
