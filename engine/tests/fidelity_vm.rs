@@ -422,3 +422,39 @@ fn constructor_with_keyed_last_field() {
         ),
     ]);
 }
+
+/// `pcall(f, n)` or `pcall(function() return (f(n)) end)` of a recursive `f` with
+/// `locals` extra locals per frame.
+fn recursion(n: u32, through_closure: bool, locals: usize) -> &'static str {
+    let decls: String = (0..locals)
+        .map(|i| format!("  local a{i} = n + {i}\n"))
+        .collect();
+    let use_local = if locals > 0 { " + a0 * 0" } else { "" };
+    let call = if through_closure {
+        format!("function() return (f({n})) end")
+    } else {
+        format!("f, {n}")
+    };
+    leak(format!(
+        "local function f(n)\n{decls}  if n == 0 then return 0 end\n  \
+         return 1 + f(n - 1){use_local}\nend\n\
+         local ok, v = pcall({call})\n\
+         return {{spec = {{v = tostring(ok) .. '|' .. tostring(v)}}}}"
+    ))
+}
+
+#[test]
+fn recursion_through_pcall() {
+    // gopher-lua's 256-frame call stack counts pcall once (one Go frame); the 5120-slot
+    // registry bounds frames with many locals
+    let overflow = |line: u32, what: &str| V(leak(format!("\"false|<string>:{line}: {what}\"")));
+    check(&[
+        (recursion(250, false, 0), V(r#""true|250""#)),
+        (recursion(253, false, 0), V(r#""true|253""#)),
+        (recursion(254, false, 0), overflow(3, "stack overflow")),
+        (recursion(252, true, 0), V(r#""true|252""#)),
+        (recursion(253, true, 0), overflow(3, "stack overflow")),
+        (recursion(188, false, 25), V(r#""true|188""#)),
+        (recursion(189, false, 25), overflow(28, "registry overflow")),
+    ]);
+}

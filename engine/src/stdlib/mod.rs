@@ -342,15 +342,14 @@ unsafe fn print_imp(l: State) -> R<c_int> {
     }
 }
 
-/// Calls the VM's pcall/xpcall (upvalue 1) with the whole stack as arguments and returns
-/// its results, but raises a spent time/memory budget again.
-unsafe fn call_caught(l: State) -> R<c_int> {
+/// Finishes a protected call made with `status`: `true` and the results, or `false` and the
+/// error value; a spent time/memory budget or an abandoned run is raised again instead.
+/// Slot 1 holds a placeholder that becomes the boolean.
+unsafe fn caught(l: State, status: c_int) -> R<c_int> {
     unsafe {
-        let n = ffi::lua_gettop(l);
-        ffi::lua_pushvalue(l, ffi::lua_upvalueindex(1));
-        ffi::lua_insert(l, 1);
-        ffi::lua_call(l, n, ffi::LUA_MULTRET);
-        if ffi::lua_toboolean(l, 1) == 0 && (limit_reached(l) || abandoned(l)) {
+        ffi::lua_pushboolean(l, c_int::from(status == 0));
+        ffi::lua_replace(l, 1);
+        if status != 0 && (limit_reached(l) || abandoned(l)) {
             ffi::lua_settop(l, 2);
             return Err(Raise::Top);
         }
@@ -358,7 +357,8 @@ unsafe fn call_caught(l: State) -> R<c_int> {
     }
 }
 
-/// `pcall`: the VM's pcall, but a spent time/memory budget is raised again. As gopher-lua's
+/// `pcall`: a protected call made here (one frame, as gopher-lua's pcall is: the call-depth
+/// limit counts it once), but a spent time/memory budget is raised again. As gopher-lua's
 /// basePCall (baselib.go, 2022 pin): a table with a `__call` function is called; any other
 /// non-function gives `false, "attempt to call a <type> value"` without raising.
 unsafe fn pcall_imp(l: State) -> R<c_int> {
@@ -376,7 +376,10 @@ unsafe fn pcall_imp(l: State) -> R<c_int> {
             }
             ffi::lua_pop(l, 1);
         }
-        call_caught(l)
+        ffi::lua_pushnil(l);
+        ffi::lua_insert(l, 1);
+        let status = ffi::lua_pcall(l, ffi::lua_gettop(l) - 2, ffi::LUA_MULTRET, 0);
+        caught(l, status)
     }
 }
 
@@ -393,7 +396,9 @@ unsafe fn xpcall_imp(l: State) -> R<c_int> {
         }
         ffi::lua_settop(l, 2);
         ffi::lua_pushcclosure(l, xpcall_handler, 1);
-        call_caught(l)
+        ffi::lua_insert(l, 1);
+        let status = ffi::lua_pcall(l, 0, ffi::LUA_MULTRET, 1);
+        caught(l, status)
     }
 }
 
@@ -733,16 +738,6 @@ unsafe fn set_nil(l: State, table: c_int, name: &std::ffi::CStr) {
     }
 }
 
-/// Replaces global `name` with closure `f` whose upvalue is the current value of `name`.
-unsafe fn wrap_global(l: State, name: &std::ffi::CStr, f: ffi::lua_CFunction) {
-    unsafe {
-        let g = ffi::LUA_GLOBALSINDEX;
-        ffi::lua_getfield(l, g, name.as_ptr());
-        ffi::lua_pushcclosure(l, f, 1);
-        ffi::lua_setfield(l, g, name.as_ptr());
-    }
-}
-
 pub(crate) unsafe fn install_raw(l: State) {
     unsafe {
         let g = ffi::LUA_GLOBALSINDEX;
@@ -751,8 +746,8 @@ pub(crate) unsafe fn install_raw(l: State) {
         ffi::lua_getfield(l, g, c"tostring".as_ptr());
         ffi::lua_pushcclosure(l, lua_print, 1);
         ffi::lua_setfield(l, g, c"print".as_ptr());
-        wrap_global(l, c"pcall", lua_pcall);
-        wrap_global(l, c"xpcall", lua_xpcall);
+        set_fn(l, g, c"pcall", lua_pcall);
+        set_fn(l, g, c"xpcall", lua_xpcall);
         set_fn(l, g, c"error", lua_error);
         set_fn(l, g, c"select", lua_select);
         set_fn(l, g, c"tonumber", lua_tonumber);
