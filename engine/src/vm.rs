@@ -1001,7 +1001,8 @@ mod tests {
         "#;
         let expected = mlua_eval(source).unwrap();
         assert!(
-            expected.contains("<string>:5: attempt to index a non-table object(nil) with key 'spec'"),
+            expected
+                .contains("<string>:5: attempt to index a non-table object(nil) with key 'spec'"),
             "{expected}"
         );
         assert!(expected.contains("with key 'label'"), "{expected}");
@@ -1351,7 +1352,8 @@ mod tests {
             let e = run_err(&Limits::default(), &format!("return {bad} + 0"));
             assert_eq!(e.kind, ErrorKind::Runtime, "{bad}");
             assert!(
-                e.message.ends_with("cannot perform add operation between string and number"),
+                e.message
+                    .ends_with("cannot perform add operation between string and number"),
                 "{bad}: {}",
                 e.message
             );

@@ -21,11 +21,8 @@ fn check(rows: &[(&str, Want)]) {
     let obj = JsonValue::parse_go_interface(b"{}").unwrap();
     let mut report = Vec::new();
     for (script, want) in rows {
-        let run = runner::run_custom_json(
-            &runner::Script::new(*script),
-            &obj,
-            &RunOptions::default(),
-        );
+        let run =
+            runner::run_custom_json(&runner::Script::new(*script), &obj, &RunOptions::default());
         let got = match &run.production {
             Ok(data) => Ok(Data::to_canonical_json(data)),
             Err(e) => Err((e.kind.as_str().to_owned(), e.message.clone())),
@@ -103,12 +100,28 @@ fn error_position_prefix() {
         (leak(caught("error, 5")), V(r#""false|5""#)),
         (leak(caught("error, true")), V(r#""false|true""#)),
         (leak(caught("error, nil")), V(r#""false|nil""#)),
-        (leak(caught("assert, false")), V(r#""false|<string>:2: assertion failed!""#)),
-        (leak(caught("assert, nil, 'msg'")), V(r#""false|<string>:2: msg""#)),
         (
-            "\n\nerror('top')",
-            Fails("runtime", "<string>:3: top"),
+            leak(caught("assert, false")),
+            V(r#""false|<string>:2: assertion failed!""#),
         ),
+        (
+            leak(caught("assert, nil, 'msg'")),
+            V(r#""false|<string>:2: msg""#),
+        ),
+        // baseAssert: the message must be a string; no argument is false
+        (
+            leak(caught("function() assert(false, 12) end")),
+            V(r#""false|<string>:2: bad argument #2 to assert (string expected, got number)""#),
+        ),
+        (
+            leak(caught("function() assert() end")),
+            V(r#""false|<string>:2: assertion failed!""#),
+        ),
+        (
+            leak(caught("function() return assert(1, 2, 3) end")),
+            V(r#""true|1|2|3""#),
+        ),
+        ("\n\nerror('top')", Fails("runtime", "<string>:3: top")),
         ("error({})", Fails("runtime", "table: 0x")),
     ];
     // The last row's address differs per run: compare it on its own.
@@ -220,8 +233,14 @@ fn runtime_error_wording() {
     ]);
     // pcall itself: a non-callable value is no error, a callable table is called.
     check(&[
-        (leak(caught("nil")), V(r#""false|attempt to call a nil value""#)),
-        (leak(caught("{}")), V(r#""false|attempt to call a table value""#)),
+        (
+            leak(caught("nil")),
+            V(r#""false|attempt to call a nil value""#),
+        ),
+        (
+            leak(caught("{}")),
+            V(r#""false|attempt to call a table value""#),
+        ),
         (
             leak(caught(
                 "setmetatable({}, {__call = function(_, a) return a end}), 5",
@@ -405,15 +424,27 @@ fn constructor_with_keyed_last_field() {
             V(r#""1:3 2:4 3:5 4:5""#),
         ),
         (constructed("{f(3), x = f(5)}"), V(r#""1:3 2:5 x:5""#)),
-        (constructed("{f(3), [f(4)] = g(5)}"), V(r#""1:3 2:4 3:5 4:5""#)),
+        (
+            constructed("{f(3), [f(4)] = g(5)}"),
+            V(r#""1:3 2:4 3:5 4:5""#),
+        ),
         (constructed("{f(3), [f(4)] = (f(5))}"), V(r#""1:3 4:5""#)),
-        (constructed("{f(3), [f(4)] = f(5), x = 1}"), V(r#""1:3 4:5 x:1""#)),
+        (
+            constructed("{f(3), [f(4)] = f(5), x = 1}"),
+            V(r#""1:3 4:5 x:1""#),
+        ),
         (
             constructed("{f(3), f(6), [f(4)] = f(f(5))}"),
             V(r#""1:3 2:6 3:4 4:5""#),
         ),
-        (constructed("{f(3), x = 7, y = f(8)}"), V(r#""1:3 2:8 x:7 y:8""#)),
-        (constructed("{1, 2, [f(4)] = f(5)}"), V(r#""1:1 2:2 3:4 4:5""#)),
+        (
+            constructed("{f(3), x = 7, y = f(8)}"),
+            V(r#""1:3 2:8 x:7 y:8""#),
+        ),
+        (
+            constructed("{1, 2, [f(4)] = f(5)}"),
+            V(r#""1:1 2:2 3:4 4:5""#),
+        ),
         (constructed("{[f(4)] = f(5)}"), V(r#""4:5""#)),
         (constructed("{f(3), [10] = f(5)}"), V(r#""1:3 2:5 10:5""#)),
         (

@@ -291,6 +291,7 @@ lua_fns! {
     lua_xpcall => xpcall_imp,
     lua_error => error_imp,
     lua_select => select_imp,
+    lua_assert => assert_imp,
     lua_tonumber => tonumber_imp,
     lua_require => require_imp,
     lua_module => module_imp,
@@ -441,6 +442,27 @@ unsafe fn error_imp(l: State) -> R<c_int> {
             ffi::lua_concat(l, 2);
         }
         Err(Raise::Top)
+    }
+}
+
+/// `assert(v [, message])` as gopher-lua's baseAssert (baselib.go): no argument counts as
+/// false, and the message must be a string (OptString: numbers are refused), raised with the
+/// caller's position.
+unsafe fn assert_imp(l: State) -> R<c_int> {
+    unsafe {
+        if ffi::lua_toboolean(l, 1) != 0 {
+            return Ok(ffi::lua_gettop(l));
+        }
+        match ffi::lua_type(l, 2) {
+            ffi::LUA_TNONE | ffi::LUA_TNIL => Err(Raise::Msg("assertion failed!".into())),
+            ffi::LUA_TSTRING => {
+                ffi::luaL_where(l, 1);
+                ffi::lua_pushvalue(l, 2);
+                ffi::lua_concat(l, 2);
+                Err(Raise::Top)
+            }
+            _ => Err(type_error(l, 2, "assert", "string")),
+        }
     }
 }
 
@@ -750,6 +772,7 @@ pub(crate) unsafe fn install_raw(l: State) {
         set_fn(l, g, c"xpcall", lua_xpcall);
         set_fn(l, g, c"error", lua_error);
         set_fn(l, g, c"select", lua_select);
+        set_fn(l, g, c"assert", lua_assert);
         set_fn(l, g, c"tonumber", lua_tonumber);
         set_fn(l, g, c"require", lua_require);
         set_fn(l, g, c"module", lua_module);
