@@ -488,4 +488,28 @@ fn recursion_through_pcall() {
         (recursion(188, false, 25), V(r#""true|188""#)),
         (recursion(189, false, 25), overflow(28, "registry overflow")),
     ]);
+    // metamethods are frames like any other: only the frame limit bounds them (PUC's
+    // 200 nested C calls would stop them first)
+    let index_depth = |n: u32| {
+        leak(format!(
+            "local t = setmetatable({{}}, {{__index = function(t, k) \
+             if k == 0 then return 0 end return 1 + t[k - 1] end}})\n\
+             local ok, v = pcall(function() return t[{n}] end)\n\
+             return {{spec = {{v = tostring(ok) .. '|' .. tostring(v)}}}}"
+        ))
+    };
+    check(&[
+        (index_depth(240), V(r#""true|240""#)),
+        (index_depth(252), V(r#""true|252""#)),
+        (index_depth(253), overflow(1, "stack overflow")),
+        // deep nesting still compiles on a test thread's stack
+        (
+            leak(format!(
+                "local x = {}1{}\nreturn {{spec = {{v = x}}}}",
+                "(".repeat(580),
+                ")".repeat(580)
+            )),
+            V("1"),
+        ),
+    ]);
 }
