@@ -513,3 +513,63 @@ fn recursion_through_pcall() {
         ),
     ]);
 }
+
+/// `pcall` of a function whose body is `body` (starting on line 4, after `o = {}` and
+/// `n = nil`); `spec.v` is the error.
+fn multiline(body: &str) -> &'static str {
+    leak(format!(
+        "local o = {{}}\nlocal n = nil\nlocal ok, e = pcall(function()\n{body}\nend)\n\
+         return {{spec = {{v = e}}}}"
+    ))
+}
+
+#[test]
+fn multiline_expressions_take_their_first_line() {
+    // parser.go.y: operators, indexing and calls take the line of their first token (an
+    // unary operator its operand's); statements such as `for` their keyword's
+    let at = |line: u32, message: &str| V(leak(format!("\"<string>:{line}: {message}\"")));
+    let index = |key: &str| format!("attempt to index a non-table object(nil) with key '{key}'");
+    check(&[
+        (
+            multiline("  local x = o.a\n    .b\n    .c"),
+            at(4, &index("b")),
+        ),
+        (
+            multiline("  local t = {\n    a = o.x.y,\n  }"),
+            at(5, &index("y")),
+        ),
+        (
+            multiline("  local v = 1 +\n    nil"),
+            at(4, "cannot perform add operation between number and nil"),
+        ),
+        (
+            multiline("  local s = 'a' ..\n    'b' ..\n    {}"),
+            at(
+                4,
+                "cannot perform concat operation between string and table",
+            ),
+        ),
+        (multiline("  o.x\n  .y.z = 1"), at(4, &index("y"))),
+        (
+            multiline("  local x = {}\n  if x <\n     1 then end"),
+            at(5, "attempt to compare table with number"),
+        ),
+        (
+            multiline("  for i = 1,\n    'x' do end"),
+            at(4, "for statement limit must be a number"),
+        ),
+        (
+            multiline("  for k, v in\n    n do end"),
+            at(4, "attempt to call a non-function object"),
+        ),
+        (multiline("  local x = -\n    n"), at(5, "__unm undefined")),
+        (multiline("  local x = #\n    n"), at(5, "__len undefined")),
+        (multiline("  return o.a.b\n    (1)"), at(4, &index("b"))),
+        // a `(` on the next line continues the call
+        (
+            multiline("  local f = nil\n  local r = f\n  (1)"),
+            at(5, "attempt to call a non-function object"),
+        ),
+        (multiline("  local x = (\n    n\n  ).y"), at(4, &index("y"))),
+    ]);
+}
