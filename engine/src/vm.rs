@@ -1151,6 +1151,18 @@ mod tests {
             "local ok = pcall(function() while true do end end)\nreturn {ok = ok}",
         );
         assert_eq!(e.kind, ErrorKind::Timeout);
+        // xpcall too, whether its handler returns or (hit by the deadline) raises: the spent
+        // budget wins over an abandoned run
+        for handler in ["function(e) return e end", "function(e) error(e) end"] {
+            let e = run_err(
+                &short_timeout(),
+                &format!(
+                    "local ok = xpcall(function() while true do end end, {handler})\n\
+                     return {{ok = ok}}"
+                ),
+            );
+            assert_eq!(e.kind, ErrorKind::Timeout, "{handler}");
+        }
         assert!(
             started.elapsed() < Duration::from_millis(1500),
             "{:?}",
