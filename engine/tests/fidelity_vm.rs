@@ -573,3 +573,53 @@ fn multiline_expressions_take_their_first_line() {
         (multiline("  local x = (\n    n\n  ).y"), at(4, &index("y"))),
     ]);
 }
+
+#[test]
+fn uncaught_errors_carry_gophers_traceback() {
+    // state.go PCall/stackTrace: Kruise logs `ApiError.Error()`, the message and then the
+    // traceback of the frames at the raise
+    let f = |name: &str, line: u32| format!("\t<string>:{line}: in function '{name}'\n");
+    let rows: Vec<(&str, String)> = vec![
+        (
+            "local o = {}\nlocal function g(x)\n  return x.y.z\nend\n\
+             local function h() local r = g(o) return r end\nreturn {spec = {v = h()}}",
+            format!(
+                "<string>:3: attempt to index a non-table object(nil) with key 'z'\n\
+                 stack traceback:\n{}{}\t<string>:6: in main chunk\n\t[G]: ?",
+                f("g", 3),
+                f("h", 5)
+            ),
+        ),
+        (
+            "local fs = {function() error('in table fn') end}\nfs[1]()",
+            "<string>:1: in table fn\nstack traceback:\n\t[G]: in function 'error'\n\
+             \t<string>:1: in function <<string>:1>\n\t<string>:2: in main chunk\n\t[G]: ?"
+                .to_owned(),
+        ),
+        (
+            "local function a() return string.rep('x', {}) end\n\
+             local function b() return a() end\nb()",
+            "<string>:1: bad argument #2 to rep (number expected, got table)\n\
+             stack traceback:\n\t[G]: in function 'rep'\n\t<string>:1: in function <<string>:1>\n\
+             \t(tailcall): ?\n\t<string>:3: in main chunk\n\t[G]: ?"
+                .to_owned(),
+        ),
+        (
+            "local function deep(n) if n == 0 then error('bottom') end \
+             local r = deep(n - 1) return r end\ndeep(30)",
+            format!(
+                "<string>:1: bottom\nstack traceback:\n\t[G]: in function 'error'\n{}\t...\n{}\
+                 \t<string>:2: in main chunk\n\t[G]: ?",
+                f("deep", 1).repeat(6),
+                f("deep", 1).repeat(5)
+            ),
+        ),
+    ];
+    let obj = JsonValue::parse_go_interface(b"{}").unwrap();
+    for (script, want) in rows {
+        let run =
+            runner::run_custom_json(&runner::Script::new(script), &obj, &RunOptions::default());
+        let error = run.production.unwrap_err();
+        assert_eq!(error.controller_text(), want, "{script}");
+    }
+}
