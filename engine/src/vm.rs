@@ -709,7 +709,13 @@ impl Sandbox {
             if status != 0 {
                 if !self.abandoned() {
                     let traceback = self.context.traceback.take();
-                    return Err(self.failure(ErrorKind::Runtime).with_traceback(traceback));
+                    let mut error = self.failure(ErrorKind::Runtime);
+                    // A message without position (`error({})`, `error(m, 0)`): the line of
+                    // the first Lua frame of the traceback is still where it was raised.
+                    if error.line.is_none() {
+                        error.line = traceback.as_deref().and_then(script_line);
+                    }
+                    return Err(error.with_traceback(traceback));
                 }
                 // The chunk ended with no value: only the handler stays.
                 ffi::lua_settop(l, 1);

@@ -135,6 +135,8 @@ fn error_position_prefix() {
     );
     let e = run.production.unwrap_err();
     assert!(e.message.starts_with("table: 0x"), "{}", e.message);
+    // no position in the message; the line comes from the traceback
+    assert_eq!(e.line, Some(1), "{e:?}");
 }
 
 #[test]
