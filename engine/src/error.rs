@@ -51,6 +51,9 @@ pub struct ScriptError {
     pub message: String,
     /// 1-based line in the script where the error was raised, when Lua reports one.
     pub line: Option<u32>,
+    /// gopher-lua's `stack traceback:` block of an error the chunk did not catch, which
+    /// Kruise's log shows after the message (see [`ScriptError::controller_text`]).
+    pub traceback: Option<String>,
 }
 
 impl ScriptError {
@@ -59,12 +62,27 @@ impl ScriptError {
             kind,
             message: message.into(),
             line: None,
+            traceback: None,
         }
     }
 
     pub fn at_line(mut self, line: Option<u32>) -> Self {
         self.line = line;
         self
+    }
+
+    pub fn with_traceback(mut self, traceback: Option<String>) -> Self {
+        self.traceback = traceback;
+        self
+    }
+
+    /// The error as gopher-lua's `ApiError.Error()` (state.go) writes it, which is what the
+    /// controller logs: the message, then the traceback on the next line when there is one.
+    pub fn controller_text(&self) -> String {
+        match &self.traceback {
+            Some(traceback) => format!("{}\n{traceback}", self.message),
+            None => self.message.clone(),
+        }
     }
 }
 

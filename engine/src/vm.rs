@@ -22,6 +22,8 @@ use crate::error::{ErrorKind, ScriptError};
 
 mod arena;
 use arena::{Arena, arena_alloc};
+mod traceback;
+use traceback::traceback_handler;
 
 /// A raw Lua state pointer, as the C API takes it.
 pub(crate) type State = *mut ffi::lua_State;
@@ -117,6 +119,14 @@ pub(crate) struct RunContext {
     pub(crate) deadline: Cell<Option<Instant>>,
     /// The state (main thread), for reading the allocation-failure flag.
     main: Cell<Option<NonNull<ffi::lua_State>>>,
+    /// Set when an xpcall handler raised: gopher-lua cannot recover from that (state.go,
+    /// PCall: the error unwinds out of its deferred recovery, skipping the reset of its
+    /// call stack), and the chunk ends at once with no value. Library functions that catch
+    /// errors raise again while it is set; the run then ends as if the chunk returned
+    /// nothing.
+    pub(crate) abandoned: Cell<bool>,
+    /// gopher-lua's traceback of the error that is ending the run (see [`traceback_handler`]).
+    pub(crate) traceback: RefCell<Option<String>>,
     /// Output of `print`, one entry per call, and its total size in bytes.
     pub(crate) prints: RefCell<Vec<String>>,
     pub(crate) print_bytes: Cell<usize>,
@@ -626,6 +636,8 @@ impl Sandbox {
     pub(crate) fn begin_run(&self, timeout: Duration) {
         self.context.deadline.set(Some(Instant::now() + timeout));
         self.context.hit.set(None);
+        self.context.abandoned.set(false);
+        self.context.traceback.take();
         self.context.take_prints();
     }
 
@@ -689,13 +701,28 @@ impl Sandbox {
         // nothing); pcall is a protected call.
         unsafe {
             ffi::lua_settop(l, 0);
-            ffi::lua_pushlightuserdata(l, driver_key());
-            ffi::lua_rawget(l, ffi::LUA_REGISTRYINDEX);
+            // The message handler holds slot 1 during the run, the driver afterwards.
+            ffi::lua_pushcfunction(l, traceback_handler);
             ffi::lua_pushlightuserdata(l, chunk_key());
             ffi::lua_rawget(l, ffi::LUA_REGISTRYINDEX);
-            if ffi::lua_pcall(l, 0, ffi::LUA_MULTRET, 0) != 0 {
-                return Err(self.failure(ErrorKind::Runtime));
+            let status = ffi::lua_pcall(l, 0, ffi::LUA_MULTRET, 1);
+            if status != 0 {
+                if !self.abandoned() {
+                    let traceback = self.context.traceback.take();
+                    let mut error = self.failure(ErrorKind::Runtime);
+                    // A message without position (`error({})`, `error(m, 0)`): the line of
+                    // the first Lua frame of the traceback is still where it was raised.
+                    if error.line.is_none() {
+                        error.line = traceback.as_deref().and_then(script_line);
+                    }
+                    return Err(error.with_traceback(traceback));
+                }
+                // The chunk ended with no value: only the handler stays.
+                ffi::lua_settop(l, 1);
             }
+            ffi::lua_pushlightuserdata(l, driver_key());
+            ffi::lua_rawget(l, ffi::LUA_REGISTRYINDEX);
+            ffi::lua_replace(l, 1);
         }
         // A script that caught the memory error and finished anyway may have computed
         // its result from that error: the run still ends on the memory cap.
@@ -718,6 +745,12 @@ impl Sandbox {
             message
         };
         self.classify(default, message)
+    }
+
+    /// Whether an xpcall handler's error ended the chunk (see [`RunContext::abandoned`]); a
+    /// spent budget takes precedence.
+    fn abandoned(&self) -> bool {
+        self.context.abandoned.get() && self.limit_hit().is_none()
     }
 
     /// The error of a failed run: the spent budget decides the kind when there is one.
@@ -828,9 +861,17 @@ fn run_chunk(lua: &Lua, source: &[u8]) -> Result<MultiValue, ScriptError> {
         .set_mode(ChunkMode::Text)
         .into_function()
         .map_err(|e| classify(lua, ErrorKind::Syntax, error_message(&e)))?;
-    let values = function
-        .call::<MultiValue>(())
-        .map_err(|e| classify(lua, ErrorKind::Runtime, error_message(&e)))?;
+    let values = match function.call::<MultiValue>(()) {
+        Ok(values) => values,
+        // An xpcall handler's error ended the chunk with no value (RunContext::abandoned).
+        Err(_)
+            if limit_hit(lua).is_none()
+                && with_context(lua, |c| c.abandoned.get()).unwrap_or(false) =>
+        {
+            MultiValue::new()
+        }
+        Err(e) => return Err(classify(lua, ErrorKind::Runtime, error_message(&e))),
+    };
     // As in Sandbox::exec: a caught memory error still ends the run.
     if limit_hit(lua) == Some(LimitHit::Memory) {
         return Err(ScriptError::new(ErrorKind::Memory, MEMORY_MESSAGE));
@@ -964,8 +1005,8 @@ mod tests {
 
     #[test]
     fn loaded_bytecode_keeps_constants_and_debug_names() {
-        // Repeated constants across nested functions, numbers, booleans, and the local and
-        // upvalue names that error messages quote: the same results as a parsed chunk.
+        // Repeated constants across nested functions, numbers, booleans, and the keys that
+        // error messages quote: the same results as a parsed chunk.
         let source = r#"
             local label = "spec"
             local function name(t) return label .. "." .. t.spec .. tostring(1.5) .. tostring(true) end
@@ -975,8 +1016,12 @@ mod tests {
             return name({spec = "spec"}) .. "|" .. err .. "|" .. err2
         "#;
         let expected = mlua_eval(source).unwrap();
-        assert!(expected.contains("upvalue 'missing'"), "{expected}");
-        assert!(expected.contains("local 'inner'"), "{expected}");
+        assert!(
+            expected
+                .contains("<string>:5: attempt to index a non-table object(nil) with key 'spec'"),
+            "{expected}"
+        );
+        assert!(expected.contains("with key 'label'"), "{expected}");
         assert_eq!(sandbox_eval(&Limits::default(), source).unwrap(), expected);
     }
 
@@ -1122,6 +1167,18 @@ mod tests {
             "local ok = pcall(function() while true do end end)\nreturn {ok = ok}",
         );
         assert_eq!(e.kind, ErrorKind::Timeout);
+        // xpcall too, whether its handler returns or (hit by the deadline) raises: the spent
+        // budget wins over an abandoned run
+        for handler in ["function(e) return e end", "function(e) error(e) end"] {
+            let e = run_err(
+                &short_timeout(),
+                &format!(
+                    "local ok = xpcall(function() while true do end end, {handler})\n\
+                     return {{ok = ok}}"
+                ),
+            );
+            assert_eq!(e.kind, ErrorKind::Timeout, "{handler}");
+        }
         assert!(
             started.elapsed() < Duration::from_millis(1500),
             "{:?}",
@@ -1322,7 +1379,12 @@ mod tests {
         ] {
             let e = run_err(&Limits::default(), &format!("return {bad} + 0"));
             assert_eq!(e.kind, ErrorKind::Runtime, "{bad}");
-            assert!(e.message.contains("arithmetic"), "{bad}: {}", e.message);
+            assert!(
+                e.message
+                    .ends_with("cannot perform add operation between string and number"),
+                "{bad}: {}",
+                e.message
+            );
         }
     }
 

@@ -465,7 +465,7 @@ fn configmap_scripts_run_with_testdata_from_a_tree() {
     );
     assert!(
         human.stdout.contains(&format!(
-            "{CONFIGMAP}:12: runtime error: attempt to index field"
+            "{CONFIGMAP}:12: runtime error: attempt to index a non-table object"
         )),
         "{human:?}"
     );

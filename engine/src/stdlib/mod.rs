@@ -348,6 +348,8 @@ lua_fns! {
     lua_pcall => pcall_imp,
     lua_xpcall => xpcall_imp,
     lua_error => error_imp,
+    lua_select => select_imp,
+    lua_assert => assert_imp,
     lua_tonumber => tonumber_imp,
     lua_require => require_imp,
     lua_module => module_imp,
@@ -398,15 +400,14 @@ unsafe fn print_imp(l: State) -> R<c_int> {
     }
 }
 
-/// Calls the VM's pcall/xpcall (upvalue 1) with the whole stack as arguments and returns
-/// its results, but raises a spent time/memory budget again.
-unsafe fn call_caught(l: State) -> R<c_int> {
+/// Finishes a protected call made with `status`: `true` and the results, or `false` and the
+/// error value; a spent time/memory budget or an abandoned run is raised again instead.
+/// Slot 1 holds a placeholder that becomes the boolean.
+unsafe fn caught(l: State, status: c_int) -> R<c_int> {
     unsafe {
-        let n = ffi::lua_gettop(l);
-        ffi::lua_pushvalue(l, ffi::lua_upvalueindex(1));
-        ffi::lua_insert(l, 1);
-        ffi::lua_call(l, n, ffi::LUA_MULTRET);
-        if ffi::lua_toboolean(l, 1) == 0 && limit_reached(l) {
+        ffi::lua_pushboolean(l, c_int::from(status == 0));
+        ffi::lua_replace(l, 1);
+        if status != 0 && (limit_reached(l) || abandoned(l)) {
             ffi::lua_settop(l, 2);
             return Err(Raise::Top);
         }
@@ -414,30 +415,35 @@ unsafe fn call_caught(l: State) -> R<c_int> {
     }
 }
 
-/// `pcall`: the VM's pcall, but a spent time/memory budget is raised again. As gopher's
-/// basePCall: a value is required, and one that cannot be called (no function, no
-/// `__call` function) gives false and "attempt to call a T value" without calling.
+/// `pcall`: a protected call made here (one frame, as gopher-lua's pcall is: the call-depth
+/// limit counts it once), but a spent time/memory budget is raised again. As gopher-lua's
+/// basePCall (baselib.go, 2022 pin): a table with a `__call` function is called; any other
+/// non-function gives `false, "attempt to call a <type> value"` without raising.
 unsafe fn pcall_imp(l: State) -> R<c_int> {
     unsafe {
         check_any(l, 1, "pcall")?;
         if ffi::lua_type(l, 1) != ffi::LUA_TFUNCTION {
-            let callable = ffi::luaL_getmetafield(l, 1, c"__call".as_ptr()) != 0 && {
-                let f = ffi::lua_type(l, -1) == ffi::LUA_TFUNCTION;
-                ffi::lua_pop(l, 1);
-                f
-            };
+            let callable = ffi::luaL_getmetafield(l, 1, c"__call".as_ptr()) != 0
+                && ffi::lua_type(l, -1) == ffi::LUA_TFUNCTION;
             if !callable {
-                let msg = format!("attempt to call a {} value", type_name(l, 1));
+                let message = format!("attempt to call a {} value", type_name(l, 1));
+                ffi::lua_settop(l, 0);
                 ffi::lua_pushboolean(l, 0);
-                push_bytes(l, msg.as_bytes());
+                push_bytes(l, message.as_bytes());
                 return Ok(2);
             }
+            ffi::lua_pop(l, 1);
         }
-        call_caught(l)
+        ffi::lua_pushnil(l);
+        ffi::lua_insert(l, 1);
+        let status = ffi::lua_pcall(l, ffi::lua_gettop(l) - 2, ffi::LUA_MULTRET, 0);
+        caught(l, status)
     }
 }
 
 /// `xpcall(f, handler)`: f runs without arguments (Lua 5.1); budget errors are raised again.
+/// The handler runs protected: when it raises, the run is abandoned (see
+/// `vm::RunContext::abandoned`), as gopher-lua's PCall cannot recover from that.
 unsafe fn xpcall_imp(l: State) -> R<c_int> {
     unsafe {
         if ffi::lua_type(l, 1) != ffi::LUA_TFUNCTION {
@@ -447,8 +453,35 @@ unsafe fn xpcall_imp(l: State) -> R<c_int> {
             return Err(type_error(l, 2, "xpcall", "function"));
         }
         ffi::lua_settop(l, 2);
-        call_caught(l)
+        ffi::lua_pushcclosure(l, xpcall_handler, 1);
+        ffi::lua_insert(l, 1);
+        let status = ffi::lua_pcall(l, 0, ffi::LUA_MULTRET, 1);
+        caught(l, status)
     }
+}
+
+/// The error handler xpcall installs: calls the script's handler (upvalue 1) on the error
+/// value, and abandons the run when that handler raises.
+unsafe extern "C-unwind" fn xpcall_handler(l: State) -> c_int {
+    // SAFETY: called by Lua as an error handler with a valid state and the error value as
+    // its argument; LUA_MINSTACK slots are free.
+    unsafe {
+        ffi::lua_settop(l, 1);
+        ffi::lua_pushvalue(l, ffi::lua_upvalueindex(1));
+        ffi::lua_insert(l, 1);
+        if ffi::lua_pcall(l, 1, 1, 0) != 0
+            && let Some(context) = vm::context(l)
+        {
+            context.abandoned.set(true);
+        }
+        1
+    }
+}
+
+/// Whether an xpcall handler's error abandoned the run (errors are raised again then).
+unsafe fn abandoned(l: State) -> bool {
+    // SAFETY: called from library functions, with a valid state and free stack.
+    unsafe { vm::context(l) }.is_some_and(|context| context.abandoned.get())
 }
 
 /// `error(v [, level])`: v is required; only string values get a position (numbers stay
@@ -459,11 +492,75 @@ unsafe fn error_imp(l: State) -> R<c_int> {
         let level = opt_int(l, 2, 1, "error")?;
         ffi::lua_settop(l, 1);
         if ffi::lua_type(l, 1) == ffi::LUA_TSTRING && level > 0 {
-            ffi::luaL_where(l, level.min(c_int::MAX as i64) as c_int);
+            // gopher-lua's raiseError(level) names where(level-1) (state.go), with this
+            // function's own frame as level 0: `error(m, 2)` names the caller of `error`.
+            ffi::luaL_where(l, (level - 1).min(c_int::MAX as i64) as c_int);
             ffi::lua_pushvalue(l, 1);
             ffi::lua_concat(l, 2);
         }
         Err(Raise::Top)
+    }
+}
+
+/// `assert(v [, message])` as gopher-lua's baseAssert (baselib.go): no argument counts as
+/// false, and the message must be a string (OptString: numbers are refused), raised with the
+/// caller's position.
+unsafe fn assert_imp(l: State) -> R<c_int> {
+    unsafe {
+        if ffi::lua_toboolean(l, 1) != 0 {
+            return Ok(ffi::lua_gettop(l));
+        }
+        match ffi::lua_type(l, 2) {
+            ffi::LUA_TNONE | ffi::LUA_TNIL => Err(Raise::Msg("assertion failed!".into())),
+            ffi::LUA_TSTRING => {
+                ffi::luaL_where(l, 1);
+                ffi::lua_pushvalue(l, 2);
+                ffi::lua_concat(l, 2);
+                Err(Raise::Top)
+            }
+            _ => Err(type_error(l, 2, "assert", "string")),
+        }
+    }
+}
+
+/// `select(n, ...)` as gopher-lua's baseSelect (baselib.go, 2022 pin): `n` is a number
+/// (Go's `int()` of it; strings other than "#" are refused) counted over all arguments,
+/// clamped to their count, so an index past the end returns nothing.
+unsafe fn select_imp(l: State) -> R<c_int> {
+    unsafe {
+        let num = i64::from(ffi::lua_gettop(l));
+        match ffi::lua_type(l, 1) {
+            ffi::LUA_TNUMBER => {
+                let mut idx = crate::value::go_float_to_int64(ffi::lua_tonumber(l, 1));
+                if idx < 0 {
+                    idx = num.wrapping_add(idx);
+                } else if idx > num {
+                    idx = num;
+                }
+                if idx < 1 {
+                    return Err(arg_error(1, "select", "index out of range"));
+                }
+                Ok((num - idx) as c_int)
+            }
+            ffi::LUA_TSTRING => {
+                let s = to_bytes(l, 1);
+                if s != b"#" {
+                    let message = format!("invalid string '{}'", String::from_utf8_lossy(s));
+                    return Err(arg_error(1, "select", &message));
+                }
+                ffi::lua_pushnumber(l, (num - 1) as f64);
+                Ok(1)
+            }
+            _ => {
+                let got = if ffi::lua_type(l, 1) == ffi::LUA_TNONE {
+                    "nil".to_owned()
+                } else {
+                    type_name(l, 1)
+                };
+                let message = format!("number or string expected, got {got}");
+                Err(arg_error(1, "select", &message))
+            }
+        }
     }
 }
 
@@ -710,16 +807,6 @@ unsafe fn set_nil(l: State, table: c_int, name: &std::ffi::CStr) {
     }
 }
 
-/// Replaces global `name` with closure `f` whose upvalue is the current value of `name`.
-pub(crate) unsafe fn wrap_global(l: State, name: &std::ffi::CStr, f: ffi::lua_CFunction) {
-    unsafe {
-        let g = ffi::LUA_GLOBALSINDEX;
-        ffi::lua_getfield(l, g, name.as_ptr());
-        ffi::lua_pushcclosure(l, f, 1);
-        ffi::lua_setfield(l, g, name.as_ptr());
-    }
-}
-
 pub(crate) unsafe fn install_raw(l: State) {
     unsafe {
         let g = ffi::LUA_GLOBALSINDEX;
@@ -730,9 +817,11 @@ pub(crate) unsafe fn install_raw(l: State) {
         ffi::lua_getfield(l, g, c"tostring".as_ptr());
         ffi::lua_pushcclosure(l, lua_print, 1);
         ffi::lua_setfield(l, g, c"print".as_ptr());
-        wrap_global(l, c"pcall", lua_pcall);
-        wrap_global(l, c"xpcall", lua_xpcall);
+        set_fn(l, g, c"pcall", lua_pcall);
+        set_fn(l, g, c"xpcall", lua_xpcall);
         set_fn(l, g, c"error", lua_error);
+        set_fn(l, g, c"select", lua_select);
+        set_fn(l, g, c"assert", lua_assert);
         set_fn(l, g, c"tonumber", lua_tonumber);
         set_fn(l, g, c"require", lua_require);
         set_fn(l, g, c"module", lua_module);

@@ -315,10 +315,11 @@ fn error_values_are_strings_with_position() {
         "local ok, e = pcall(string.find, 'abc', 'c', 10, true) return e",
     );
     assert_eq!(e, "runtime error: slice bounds out of range [9:3]");
-    // pcall of a value that cannot be called fails without calling (gopher's basePCall).
+    // pcall of a non-function returns false and gopher's basePCall text; no argument raises.
     let (ok, e): (bool, String) = eval(&lua, "return pcall(42)");
     assert!(!ok);
     assert_eq!(e, "attempt to call a number value");
+    assert!(lua.load("pcall()").exec().is_err());
 }
 
 #[test]
