@@ -1,0 +1,173 @@
+//! One comparison session: generate programs for a set of seeds, run both engines, classify
+//! each divergence, shrink the unexplained ones to minimal reproducers.
+
+use std::collections::BTreeMap;
+
+use kruise_lua_engine::JsonValue;
+
+use crate::classes::{self, Class, Finding};
+use crate::engines::{self, Gopher};
+use crate::generate::{self, Program};
+use crate::outcome::{self, Divergence, Outcome};
+
+/// Runs programs through both engines.
+pub struct Session {
+    gopher: Gopher,
+    obj: JsonValue,
+    /// Program runs so far (both engines count as one).
+    pub runs: usize,
+}
+
+/// A divergence no list explains, shrunk.
+#[derive(Debug, Clone)]
+pub struct Unexplained {
+    pub program: Program,
+    pub divergence: Divergence,
+}
+
+/// What a session found.
+#[derive(Debug, Default)]
+pub struct Report {
+    pub programs: usize,
+    pub observations: usize,
+    /// Divergences per class id (expected and open classes alike).
+    pub matched: BTreeMap<&'static str, usize>,
+    /// One example per class id: the program shrunk around it and the divergence.
+    pub examples: BTreeMap<&'static str, Unexplained>,
+    pub unexplained: Vec<Unexplained>,
+}
+
+impl Session {
+    pub fn new(gopher: Gopher) -> Session {
+        Session {
+            gopher,
+            obj: engines::obj(),
+            runs: 0,
+        }
+    }
+
+    pub fn run(&mut self, program: &Program) -> (Outcome, Outcome) {
+        self.runs += 1;
+        let source = program.source();
+        let gopher = self.gopher.run(&source);
+        let ours = engines::run_ours(&source, &self.obj);
+        (gopher, ours)
+    }
+
+    /// Whether `program` still shows a divergence that `keep` accepts.
+    fn diverges(&mut self, program: &Program, keep: &dyn Fn(&Program, &Divergence) -> bool) -> bool {
+        let (gopher, ours) = self.run(program);
+        outcome::differences(&gopher, &ours)
+            .iter()
+            .any(|d| keep(program, d))
+    }
+
+    /// Drops statements while the program still diverges in a way `keep` accepts (first the
+    /// single statement `focus`, if given, then one statement at a time).
+    pub fn shrink(
+        &mut self,
+        program: &Program,
+        focus: Option<u32>,
+        keep: &dyn Fn(&Program, &Divergence) -> bool,
+    ) -> Program {
+        let mut current = program.clone();
+        if let Some(label) = focus {
+            let alone = current.retain(|l| l == label);
+            if self.diverges(&alone, keep) {
+                return alone;
+            }
+        }
+        let mut chunk = current.statements.len().div_ceil(2).max(1);
+        while chunk >= 1 {
+            let mut start = 0;
+            while start < current.statements.len() {
+                let drop: Vec<u32> = current.statements[start..]
+                    .iter()
+                    .take(chunk)
+                    .map(|(l, _)| *l)
+                    .collect();
+                let candidate = current.retain(|l| !drop.contains(&l));
+                if candidate.statements.len() < current.statements.len()
+                    && self.diverges(&candidate, keep)
+                {
+                    current = candidate;
+                } else {
+                    start += chunk;
+                }
+            }
+            if chunk == 1 {
+                break;
+            }
+            chunk /= 2;
+        }
+        current
+    }
+
+    /// Generates and compares the programs of `seeds`, `size` statements each.
+    pub fn compare_seeds(&mut self, seeds: impl Iterator<Item = u64>, size: usize) -> Report {
+        let mut report = Report::default();
+        for seed in seeds {
+            let program = generate::program(seed, size);
+            report.programs += 1;
+            let (gopher, ours) = self.run(&program);
+            report.observations += gopher.lines.len().max(ours.lines.len());
+            for divergence in outcome::differences(&gopher, &ours) {
+                self.account(&program, divergence, &mut report);
+            }
+        }
+        report
+    }
+
+    fn account(&mut self, program: &Program, divergence: Divergence, report: &mut Report) {
+        // A status difference is about the program as a whole: shrink first, then classify
+        // what is left.
+        let (program, divergence) = match &divergence {
+            Divergence::Status { .. } => {
+                let shrunk = self.shrink(program, None, &|_, d| matches!(d, Divergence::Status { .. }));
+                let (gopher, ours) = self.run(&shrunk);
+                let again = outcome::differences(&gopher, &ours)
+                    .into_iter()
+                    .find(|d| matches!(d, Divergence::Status { .. }))
+                    .unwrap_or(divergence);
+                (shrunk, again)
+            }
+            Divergence::Observation { .. } => (program.clone(), divergence),
+        };
+        let finding = Finding::new(&program, &divergence);
+        match classes::classify(&finding) {
+            Some(class) => self.count(class, &program, divergence, report),
+            None => {
+                let focus = finding.label;
+                let shrunk = self.shrink(&program, focus, &|p, d| {
+                    classes::classify(&Finding::new(p, d)).is_none()
+                });
+                let (gopher, ours) = self.run(&shrunk);
+                let divergence = outcome::differences(&gopher, &ours)
+                    .into_iter()
+                    .find(|d| classes::classify(&Finding::new(&shrunk, d)).is_none())
+                    .unwrap_or(divergence);
+                report.unexplained.push(Unexplained {
+                    program: shrunk,
+                    divergence,
+                });
+            }
+        }
+    }
+
+    fn count(&mut self, class: &'static Class, program: &Program, divergence: Divergence, report: &mut Report) {
+        *report.matched.entry(class.id).or_default() += 1;
+        if !report.examples.contains_key(class.id) {
+            let example = match &divergence {
+                Divergence::Observation { label, .. } => program.retain(|l| l == *label),
+                Divergence::Status { .. } => program.clone(),
+            };
+            report.examples.insert(
+                class.id,
+                Unexplained {
+                    program: example,
+                    divergence,
+                },
+            );
+        }
+    }
+}
