@@ -85,10 +85,292 @@ impl std::fmt::Debug for Class {
     }
 }
 
-/// Expected 2017-vs-2022 differences first, then open classes.
-pub static CLASSES: &[Class] = &[];
+/// Expected 2017-vs-2022 differences first (the comparison's reasoned allow-list), then the
+/// open classes. The first match wins, so specific classes come before the catch-alls.
+pub static CLASSES: &[Class] = &[
+    // ---- Debian's 2017 snapshot differs from the 2022 pin (not our engine's business) ----
+    Class {
+        id: "2017-version-globals",
+        origin: Origin::Snapshot2017 { readme: "2.12" },
+        what: "`_VERSION` was \"GopherLua 0.1\", `_GOPHER_LUA_VERSION` and `newproxy` were absent",
+        matches: |f| {
+            ["_VERSION", "newproxy", "_GOPHER_LUA_VERSION"]
+                .iter()
+                .any(|name| f.source.contains(name))
+        },
+    },
+    Class {
+        id: "2017-string-rep-negative",
+        origin: Origin::Snapshot2017 { readme: "2.12" },
+        what: "`string.rep(s, n)` with n < 0 raised Go's \"negative Repeat count\"",
+        matches: |f| f.source.contains("rep(") && f.gopher().contains("negative Repeat count"),
+    },
+    Class {
+        id: "2017-hex-escape",
+        origin: Origin::Snapshot2017 { readme: "2.12" },
+        what: "`\"\\x41\"` was a syntax error",
+        matches: |f| f.source.contains("\\\\x"),
+    },
+    Class {
+        id: "2017-pattern-brackets",
+        origin: Origin::Snapshot2017 { readme: "2.13" },
+        what: "a `]` outside a set or first in a set was \"invalid ']'\"/malformed (gopher-lua 478861c)",
+        matches: |f| f.gopher().contains("invalid ']'") || f.gopher().contains("missing ']'"),
+    },
+    Class {
+        id: "2017-percent-p-digits",
+        origin: Origin::Snapshot2017 { readme: "2.13" },
+        what: "`%p` matched digits",
+        matches: |f| (f.source.contains("%p") || f.source.contains("%P")) && both_ok(f),
+    },
+    Class {
+        id: "2017-callable-table-call",
+        origin: Origin::Snapshot2017 { readme: "2.13" },
+        what: "calling a table with `__call` through pcall/the VM raised (gopher-lua a8af015)",
+        matches: |f| {
+            f.source.contains("__call")
+                && (f.gopher().contains("function expected")
+                    || f.gopher().contains("attempt to call"))
+        },
+    },
+    Class {
+        id: "2017-select-out-of-range",
+        origin: Origin::Snapshot2017 { readme: "2.13" },
+        what: "`select(n, ...)` past the arguments, negative or below 1 returned stack garbage or raised \"can not yield\" (gopher-lua 2c84be4)",
+        matches: |f| {
+            f.source.contains("select(")
+                && (f.gopher().contains("can not yield")
+                    || f.gopher().contains("function|function")
+                    || f.ours() == "ok"
+                    || f.ours().contains("index out of range"))
+        },
+    },
+    Class {
+        id: "2017-negated-zero",
+        origin: Origin::Snapshot2017 { readme: "2.13" },
+        what: "negating an arithmetic zero gave +0",
+        matches: |f| {
+            f.source.contains('-')
+                && f.ours().matches("(-0)").count() > f.gopher().matches("(-0)").count()
+                && f.ours().replace("(-0)", "") == f.gopher().replace("(-0)", "")
+        },
+    },
+    Class {
+        id: "2017-check-string-numbers",
+        origin: Origin::Snapshot2017 {
+            readme: "not listed (gopher-lua a519e4d, 2020: LState.CheckString converts numbers)",
+        },
+        what: "string functions refused a number where a string is required (`string.len(5)`); the pin converts it, as Lua does (OptString still refuses, see the open class optstring-number)",
+        matches: |f| {
+            let g = f.gopher();
+            g.contains("(string expected, got number)")
+                && [
+                    " to byte ", " to find ", " to format ", " to gsub ", " to len ",
+                    " to lower ", " to match ", " to rep ", " to reverse ", " to sub ",
+                    " to upper ", " to gmatch ", " to gfind ", " to loadstring ",
+                ]
+                .iter()
+                .any(|name| g.contains(name))
+        },
+    },
+    Class {
+        id: "2017-len-result",
+        origin: Origin::Snapshot2017 {
+            readme: "not listed (gopher-lua 7afc749, 2021: `#` keeps a non-number `__len` result)",
+        },
+        what: "`#a` with a `__len` returning a non-number gave 0",
+        matches: |f| {
+            f.source.contains("__len")
+                && f.gopher() == "ok|n:0"
+                && f.ours().starts_with("ok|")
+                && !f.ours().contains("n:")
+        },
+    },
+    // ---- open divergence classes of our engine: FINDINGS.md has the reproducers ----
+    Class {
+        id: "pattern-quantifier-literal",
+        origin: Origin::Open { findings: "#pattern-quantifier-literal" },
+        what: "a quantifier with nothing before it (`-canary$`, `(*)`) is a literal in gopher-lua; we raise",
+        matches: |f| f.ours().contains("charcter class before") && !f.gopher().contains("charcter class before"),
+    },
+    Class {
+        id: "math-string-args",
+        origin: Origin::Open { findings: "#math-string-args" },
+        what: "math functions accept numeric strings here; gopher-lua raises",
+        matches: |f| {
+            f.source.contains("math.")
+                && f.gopher().contains("number expected, got string")
+                && !f.ours().contains("number expected, got string")
+        },
+    },
+    Class {
+        id: "optstring-number",
+        origin: Origin::Open { findings: "#optstring-number" },
+        what: "a number where a string is optional (`table.concat` separator, `assert` message) is an error in gopher-lua",
+        matches: |f| {
+            (f.source.contains("concat") || f.source.contains("assert"))
+                && f.gopher().contains("(string expected, got number)")
+        },
+    },
+    Class {
+        id: "go-runtime-panic",
+        origin: Origin::Open { findings: "#go-runtime-panic" },
+        what: "a huge or non-finite index makes a gopher-lua builtin panic in Go (slice bounds, register overflow); we return a value",
+        matches: |f| f.gopher().contains("runtime error: ") && !f.ours().contains("runtime error: "),
+    },
+    Class {
+        id: "next-absent-key",
+        origin: Origin::Open { findings: "#next-absent-key" },
+        what: "`next(t, k)` with k not in t returns nil in gopher-lua; we raise",
+        matches: |f| f.ours().contains("invalid key to 'next'"),
+    },
+    Class {
+        id: "setmetatable-non-table",
+        origin: Origin::Open { findings: "#setmetatable-non-table" },
+        what: "`setmetatable` on a non-table succeeds in gopher-lua",
+        matches: |f| f.source.contains("setmetatable, \"") && f.gopher().starts_with("ok|true"),
+    },
+    Class {
+        id: "string-metatable",
+        origin: Origin::Open { findings: "#string-metatable" },
+        what: "the string metatable is the string table itself in gopher-lua",
+        matches: |f| f.source.contains("getmetatable(\"\")"),
+    },
+    Class {
+        id: "modf-infinity",
+        origin: Origin::Open { findings: "#modf-infinity" },
+        what: "`math.modf(±inf)` has a NaN fraction in gopher-lua",
+        matches: |f| f.source.contains("math.modf") && f.gopher().contains("Inf|n:NaN"),
+    },
+    Class {
+        id: "libm-last-digit",
+        origin: Origin::Open { findings: "#libm-last-digit" },
+        what: "Go's math functions differ from libm in the last digit",
+        matches: |f| f.source.contains("math.") && numbers_close(f),
+    },
+    Class {
+        id: "go-fmt-verbs",
+        origin: Origin::Open { findings: "#go-fmt-verbs" },
+        what: "string.format passes odd verbs, flags and widths to Go's fmt: `%!v(lua.LNumber=…)`, `&{}`, padding inside `%!`, no BADWIDTH, `%.Nq`",
+        matches: |f| {
+            f.source.contains("string.format")
+                && ["%!", "&{}", "\""]
+                    .iter()
+                    .any(|mark| f.gopher().contains(mark) || f.ours().contains(mark))
+        },
+    },
+    Class {
+        id: "lexer",
+        origin: Origin::Open { findings: "#lexer" },
+        what: "number and escape lexing (`1e`, `1e+`, `0x1p4`, `\"\\256\"`) and syntax error placement",
+        matches: |f| f.source.contains("loadstring(") && !only_messages_differ(f),
+    },
+    Class {
+        id: "recursion-depth",
+        origin: Origin::Open { findings: "#recursion-depth" },
+        what: "gopher-lua's call depth limit (about 254 frames through pcall) differs from ours",
+        matches: |f| f.source.contains("return 1 + f(n - 1)"),
+    },
+    Class {
+        id: "sort-order",
+        origin: Origin::Open { findings: "#sort-order" },
+        what: "`table.sort` places ties (and everything under an inconsistent comparator) in gopher-lua's order",
+        matches: |f| f.source.contains("table.sort"),
+    },
+    Class {
+        id: "constructor-mixed-keys",
+        origin: Origin::Open { findings: "#constructor-mixed-keys" },
+        what: "constructors mixing `[k] = v` and positional items store what gopher-lua's compiler stores",
+        matches: |f| f.source.contains("local log = {}"),
+    },
+    Class {
+        id: "len-metamethod",
+        origin: Origin::Open { findings: "#len-metamethod" },
+        what: "`__len` gets one argument in gopher-lua, and a non-function `__len` is ignored (the raw length)",
+        matches: |f| f.source.contains("__len"),
+    },
+    Class {
+        id: "rawset-no-result",
+        origin: Origin::Open { findings: "#rawset-no-result" },
+        what: "`rawset` returns nothing in gopher-lua",
+        matches: |f| f.source.contains("return rawset(") && f.gopher() == "ok",
+    },
+    Class {
+        id: "trailing-nil-slots",
+        origin: Origin::Open { findings: "#trailing-nil-slots" },
+        what: "`#`, table.insert/remove/maxn/unpack on tables with nil slots follow gopher-lua's array part",
+        matches: |f| {
+            ["{nil}", ", nil}", "{1, nil, 3}", "[2^53]", "[0] = 0"]
+                .iter()
+                .any(|t| f.source.contains(t))
+        },
+    },
+    Class {
+        id: "negative-zero",
+        origin: Origin::Open { findings: "#negative-zero" },
+        what: "gopher-lua keeps -0 where we give +0 (arithmetic on numeric strings, constants)",
+        matches: |f| {
+            f.gopher().matches("(-0)").count() > f.ours().matches("(-0)").count()
+                && f.ours().replace("(-0)", "") == f.gopher().replace("(-0)", "")
+        },
+    },
+    Class {
+        id: "xpcall-handler-error",
+        origin: Origin::Open { findings: "#xpcall-handler-error" },
+        what: "an error inside an xpcall handler ends the gopher-lua chunk with no value",
+        matches: |f| f.label.is_none() && f.source.contains("error(\"again\")"),
+    },
+    Class {
+        id: "error-messages",
+        origin: Origin::Open { findings: "#error-messages" },
+        what: "error values differ only in their text: the `<string>:N:` position prefix and gopher-lua's wording",
+        matches: only_messages_differ,
+    },
+];
 
 /// The first class that explains `finding`.
 pub fn classify(finding: &Finding) -> Option<&'static Class> {
     CLASSES.iter().find(|class| (class.matches)(finding))
+}
+
+fn both_ok(f: &Finding) -> bool {
+    f.gopher().starts_with("ok") && f.ours().starts_with("ok")
+}
+
+/// The fields of an observation with every error message replaced by `MSG`: a string that
+/// follows `err`, `false` or `nil` (pcall's and loadstring's failure shapes).
+fn without_messages(render: &str) -> Vec<&str> {
+    let fields: Vec<&str> = render.split('|').collect();
+    fields
+        .iter()
+        .enumerate()
+        .map(|(i, field)| {
+            let after_failure = i > 0 && matches!(fields[i - 1], "err" | "false" | "nil");
+            if after_failure && field.starts_with("s:") { "s:MSG" } else { field }
+        })
+        .collect()
+}
+
+fn only_messages_differ(f: &Finding) -> bool {
+    match (&f.gopher, &f.ours) {
+        (Some(g), Some(o)) => without_messages(g) == without_messages(o),
+        _ => false,
+    }
+}
+
+/// Same shape, and every differing field a number within a few ulps of the other side's.
+fn numbers_close(f: &Finding) -> bool {
+    let (g, o) = (f.gopher(), f.ours());
+    let (gf, of): (Vec<&str>, Vec<&str>) = (g.split('|').collect(), o.split('|').collect());
+    gf.len() == of.len()
+        && gf.iter().zip(&of).all(|(a, b)| {
+            a == b
+                || match (
+                    a.strip_prefix("n:").and_then(|x| x.parse::<f64>().ok()),
+                    b.strip_prefix("n:").and_then(|x| x.parse::<f64>().ok()),
+                ) {
+                    (Some(x), Some(y)) => (x - y).abs() <= 8.0 * f64::EPSILON * x.abs().max(y.abs()),
+                    _ => false,
+                }
+        })
 }
