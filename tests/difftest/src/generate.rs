@@ -728,7 +728,7 @@ impl Generator {
             "return _VERSION",
             "return type(newproxy), type(_GOPHER_LUA_VERSION)",
             "return type(require), type(module), type(loadstring), type(setfenv), type(gcinfo)",
-            "return pcall(require, \"string\")",
+            "local ok, m = pcall(require, \"string\") return ok, m == string",
             "return select('#', string.match(\"a\", \"b\"))",
             "return string.find(\"abc\", \"\", 10)",
             "return string.find(\"abc\", \"b\", 10, true)",
