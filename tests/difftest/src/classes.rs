@@ -20,6 +20,8 @@ pub struct Finding {
     /// For a status difference: each side's status and message.
     pub gopher_status: Option<String>,
     pub ours_status: Option<String>,
+    /// Every statement of the (shrunk) program: for state one statement leaves to the next.
+    pub program: String,
 }
 
 impl Finding {
@@ -36,19 +38,16 @@ impl Finding {
                 ours: ours.clone(),
                 gopher_status: None,
                 ours_status: None,
+                program: all_statements(program),
             },
             Divergence::Status { gopher, ours } => Finding {
                 label: None,
-                source: program
-                    .statements
-                    .iter()
-                    .map(|(_, s)| s.as_str())
-                    .collect::<Vec<_>>()
-                    .join("\n"),
+                source: all_statements(program),
                 gopher: None,
                 ours: None,
                 gopher_status: Some(format!("{}: {}", gopher.status, gopher.message)),
                 ours_status: Some(format!("{}: {}", ours.status, ours.message)),
+                program: all_statements(program),
             },
         }
     }
@@ -115,13 +114,20 @@ pub static CLASSES: &[Class] = &[
         id: "2017-pattern-brackets",
         origin: Origin::Snapshot2017 { readme: "2.13" },
         what: "a `]` outside a set or first in a set was \"invalid ']'\"/malformed (gopher-lua 478861c)",
-        matches: |f| f.gopher().contains("invalid ']'") || f.gopher().contains("missing ']'"),
+        matches: |f| {
+            (f.gopher().contains("invalid ']'") || f.gopher().contains("missing ']'"))
+                && !f.ours().contains("invalid ']'")
+        },
     },
     Class {
         id: "2017-percent-p-digits",
         origin: Origin::Snapshot2017 { readme: "2.13" },
         what: "`%p` matched digits",
-        matches: |f| (f.source.contains("%p") || f.source.contains("%P")) && both_ok(f),
+        matches: |f| {
+            (f.source.contains("%p") || f.source.contains("%P"))
+                && !f.source.contains("string.format(")
+                && both_ok(f)
+        },
     },
     Class {
         id: "2017-callable-table-call",
@@ -164,13 +170,14 @@ pub static CLASSES: &[Class] = &[
         matches: |f| {
             let g = f.gopher();
             g.contains("(string expected, got number)")
-                && [
+                && (f.source.contains("pcall(string.") && g.contains(" to (anonymous) ")
+                    || [
                     " to byte ", " to find ", " to format ", " to gsub ", " to len ",
                     " to lower ", " to match ", " to rep ", " to reverse ", " to sub ",
                     " to upper ", " to gmatch ", " to gfind ", " to loadstring ",
                 ]
                 .iter()
-                .any(|name| g.contains(name))
+                .any(|name| g.contains(name)))
         },
     },
     Class {
@@ -188,6 +195,12 @@ pub static CLASSES: &[Class] = &[
     },
     // ---- open divergence classes of our engine: FINDINGS.md has the reproducers ----
     Class {
+        id: "error-messages",
+        origin: Origin::Open { findings: "#error-messages" },
+        what: "error values differ only in their text: the `<string>:N:` position prefix and gopher-lua's wording",
+        matches: only_messages_differ,
+    },
+    Class {
         id: "pattern-quantifier-literal",
         origin: Origin::Open { findings: "#pattern-quantifier-literal" },
         what: "a quantifier with nothing before it (`-canary$`, `(*)`) is a literal in gopher-lua; we raise",
@@ -196,10 +209,9 @@ pub static CLASSES: &[Class] = &[
     Class {
         id: "math-string-args",
         origin: Origin::Open { findings: "#math-string-args" },
-        what: "math functions accept numeric strings here; gopher-lua raises",
+        what: "math functions (and every other number parameter: unpack's range, string.rep's count…) accept numeric strings here; gopher-lua raises",
         matches: |f| {
-            f.source.contains("math.")
-                && f.gopher().contains("number expected, got string")
+            f.gopher().contains("number expected, got string")
                 && !f.ours().contains("number expected, got string")
         },
     },
@@ -225,6 +237,7 @@ pub static CLASSES: &[Class] = &[
         matches: |f| {
             f.ours().contains("invalid key to 'next'")
                 || (f.source.contains("next(t, ") && f.gopher().starts_with("ok|s:(nil)|"))
+                || (f.source.contains("return next(") && f.gopher() == "ok|nil")
         },
     },
     Class {
@@ -232,9 +245,14 @@ pub static CLASSES: &[Class] = &[
         origin: Origin::Open { findings: "#setmetatable-non-table" },
         what: "`setmetatable` on a non-table succeeds in gopher-lua",
         matches: |f| {
-            f.source.contains("setmetatable")
+            (f.source.contains("setmetatable")
                 && f.ours().contains("(table expected, got")
-                && f.gopher().starts_with("ok")
+                && f.gopher().starts_with("ok"))
+                // gopher-lua then replaces the metatable of every string: later method calls
+                // and getmetatable("…") see it.
+                || ((f.program.contains("setmetatable(\"") || f.program.contains("setmetatable, \""))
+                    && (f.gopher().contains("non-table object(string)") || f.source.contains("getmetatable(\"")))
+                || (f.program.contains("setmetatable(") && f.source.contains("getmetatable(") && both_ok(f))
         },
     },
     Class {
@@ -329,8 +347,7 @@ pub static CLASSES: &[Class] = &[
         what: "`a % b` and math.mod/fmod use gopher-lua's float formula (sign of zero results, huge or infinite operands)",
         matches: |f| {
             (f.source.contains(" % ") || f.source.contains("math.mod(") || f.source.contains("math.fmod("))
-                && f.gopher().starts_with("ok|n:")
-                && f.ours().starts_with("ok|n:")
+                && both_ok(f)
         },
     },
     Class {
@@ -338,6 +355,42 @@ pub static CLASSES: &[Class] = &[
         origin: Origin::Open { findings: "#ldexp-int-range" },
         what: "math.ldexp converts its exponent to a Go int (wraps for huge or non-finite values)",
         matches: |f| f.source.contains("math.ldexp(") && f.gopher().starts_with("ok|n:"),
+    },
+    Class {
+        id: "select-string-index",
+        origin: Origin::Open { findings: "#select-string-index" },
+        what: "select with a string index other than \"#\" raises in gopher-lua (no numeric-string conversion)",
+        matches: |f| f.source.contains("return select(\"") && f.gopher().contains("invalid string"),
+    },
+    Class {
+        id: "unpack-nonpositive",
+        origin: Origin::Open { findings: "#unpack-nonpositive" },
+        what: "unpack(t, i, j) yields nil for indices <= 0 (gopher-lua reads its array part only)",
+        matches: |f| f.source.contains("unpack(") && both_ok(f),
+    },
+    Class {
+        id: "gsub-zero-limit",
+        origin: Origin::Open { findings: "#gsub-zero-limit" },
+        what: "string.gsub(s, p, r, 0) counts one match here, none in gopher-lua",
+        matches: |f| f.source.contains("string.gsub(") && f.source.contains(", 0) end)") && both_ok(f),
+    },
+    Class {
+        id: "go-fmt-int-precision",
+        origin: Origin::Open { findings: "#go-fmt-int-precision" },
+        what: "an integer verb with precision 0 and value 0 prints nothing at all in Go (flags and width included)",
+        matches: |f| {
+            f.source.contains("string.format(")
+                && both_ok(f)
+                && format_directives(&f.source)
+                    .iter()
+                    .any(|d| d.contains('.') && d.ends_with(['d', 'i', 'o', 'x', 'X', 'c']))
+        },
+    },
+    Class {
+        id: "log-subnormal",
+        origin: Origin::Open { findings: "#log-subnormal" },
+        what: "math.log/log10 of a subnormal number: gopher-lua's result is far off (Go's math.Log is not what it calls)",
+        matches: |f| f.source.contains("math.log") && f.source.contains("5e-324"),
     },
     Class {
         id: "maxn-array-part",
@@ -362,7 +415,11 @@ pub static CLASSES: &[Class] = &[
         origin: Origin::Open { findings: "#non-finite-index" },
         what: "string.byte/sub/find, table.insert/remove, unpack with a non-finite or huge index: gopher-lua's int conversion",
         matches: |f| {
-            ["(1/0)", "(-1/0)", "math.huge", "(0/0)", "1e300", "2^63", "2^64", "1e100", "1e308", "1e21", "1e16", "1e15"]
+            [
+                "(1/0)", "(-1/0)", "math.huge", "(0/0)", "1e300", "2^63", "2^64", "1e100", "1e308",
+                "1e21", "1e16", "1e15", "4294967295", "2147483647", "2147483648", "2147483649",
+                "2^31", "2^32", "2^53",
+            ]
                 .iter()
                 .any(|big| f.source.contains(big))
                 && ["string.byte(", "string.sub(", "string.find(", "string.match(", "string.gsub(",
@@ -410,12 +467,6 @@ pub static CLASSES: &[Class] = &[
                     || (f.gopher() == "ok" && f.ours().contains("attempt to")))
         },
     },
-    Class {
-        id: "error-messages",
-        origin: Origin::Open { findings: "#error-messages" },
-        what: "error values differ only in their text: the `<string>:N:` position prefix and gopher-lua's wording",
-        matches: only_messages_differ,
-    },
 ];
 
 /// The first class that explains `finding`.
@@ -456,8 +507,8 @@ fn numbers_close(f: &Finding) -> bool {
         && gf.iter().zip(&of).all(|(a, b)| {
             a == b
                 || match (
-                    a.strip_prefix("n:").and_then(|x| x.parse::<f64>().ok()),
-                    b.strip_prefix("n:").and_then(|x| x.parse::<f64>().ok()),
+                    number_field(a),
+                    number_field(b),
                 ) {
                     (Some(x), Some(y)) => (x - y).abs() <= 1e-13 * x.abs().max(y.abs()),
                     _ => false,
@@ -489,4 +540,19 @@ fn format_directives(source: &str) -> Vec<String> {
         directives.push(d);
     }
     directives
+}
+
+/// The number an observation field shows: `n:…`, or a string holding Go-style number text.
+fn number_field(field: &str) -> Option<f64> {
+    let text = field.strip_prefix("n:").or_else(|| field.strip_prefix("s:"))?;
+    text.replace("+Inf", "inf").replace("-Inf", "-inf").parse().ok()
+}
+
+fn all_statements(program: &Program) -> String {
+    program
+        .statements
+        .iter()
+        .map(|(_, s)| s.as_str())
+        .collect::<Vec<_>>()
+        .join("\n")
 }

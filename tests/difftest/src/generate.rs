@@ -626,7 +626,7 @@ impl Generator {
                     items.push(item);
                 }
                 format!(
-                    "local log = {{}} local function f(...) log[#log + 1] = select(1, ...) return ... end local t = {{{}}} return table.concat(log, \",\"), __t(t), #t",
+                    "local log = {{}} local function f(...) log[#log + 1] = select(1, ...) return ... end local t = {{{}}} local order = \"\" for i = 1, #log do order = order .. tostring(log[i]) .. \" \" end return order, __t(t), #t",
                     items.join(", ")
                 )
             }
