@@ -193,6 +193,22 @@ pub static CLASSES: &[Class] = &[
                 && !f.ours().contains("n:")
         },
     },
+    Class {
+        id: "2017-pcall-non-function",
+        origin: Origin::Snapshot2017 {
+            readme: "2.13 (the pin's pcall returns false, \"attempt to call a … value\" instead of raising)",
+        },
+        what: "pcall of a non-function raised an argument error past the pcall",
+        matches: |f| f.source.contains("pcall(") && f.gopher().contains("to pcall (function expected"),
+    },
+    Class {
+        id: "2017-concat-invalid-value",
+        origin: Origin::Snapshot2017 {
+            readme: "not listed (the pin's table.concat raises \"invalid value (…) at index N in table for concat\")",
+        },
+        what: "table.concat returned or joined a boolean/table item instead of raising",
+        matches: |f| f.source.contains("concat") && f.ours().contains("invalid value (") && !f.gopher().contains("invalid value ("),
+    },
     // ---- open divergence classes of our engine: FINDINGS.md has the reproducers ----
     Class {
         id: "error-messages",
@@ -282,7 +298,8 @@ pub static CLASSES: &[Class] = &[
         what: "string.format passes Go-only verbs (v T p U b t q a w…), `#` and huge widths to Go's fmt: `%!v(lua.LNumber=…)`, `&{}`, padding inside `%!`, no BADWIDTH, `%.Nq`, `%#g` keeping zeros",
         matches: |f| {
             f.source.contains("string.format(")
-                && (["%!", "&{}"]
+                && (f.source.contains(", nil")
+                    || ["%!", "&{}"]
                     .iter()
                     .any(|mark| f.gopher().contains(mark) || f.ours().contains(mark))
                     || format_directives(&f.source).iter().any(|d| {
@@ -355,6 +372,18 @@ pub static CLASSES: &[Class] = &[
         origin: Origin::Open { findings: "#ldexp-int-range" },
         what: "math.ldexp converts its exponent to a Go int (wraps for huge or non-finite values)",
         matches: |f| f.source.contains("math.ldexp(") && f.gopher().starts_with("ok|n:"),
+    },
+    Class {
+        id: "setmetatable-missing-arg",
+        origin: Origin::Open { findings: "#setmetatable-missing-arg" },
+        what: "setmetatable(t) without a second argument works in gopher-lua (clears the metatable)",
+        matches: |f| f.ours().contains("(nil or table expected)") && f.gopher().starts_with("ok"),
+    },
+    Class {
+        id: "position-capture-backref",
+        origin: Origin::Open { findings: "#position-capture-backref" },
+        what: "a back reference (%1) to a position capture `()` matches the empty string in gopher-lua; we raise a Go slice-bounds panic",
+        matches: |f| f.ours().contains("slice bounds out of range") && !f.gopher().contains("slice bounds out of range"),
     },
     Class {
         id: "select-string-index",
