@@ -7,13 +7,13 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use kruise_lua_difftest::classes::{CLASSES, Origin};
+use kruise_lua_difftest::classes::{self, CLASSES, IN_ISSUE_9_TABLE, Origin};
 use kruise_lua_difftest::engines::Gopher;
 use kruise_lua_difftest::session::{Report, Session, Unexplained};
 use kruise_lua_difftest::outcome::Divergence;
 
 /// The brief run's seeds when `--ci` is given without `--first`/`--seeds`.
-const CI_SEEDS: u64 = 150;
+const CI_SEEDS: u64 = 400;
 
 #[derive(Parser)]
 #[command(about = "Differential test of kruise-lua's engine against gopher-lua")]
@@ -36,6 +36,9 @@ struct Args {
     /// Print one example per matched class too.
     #[arg(long)]
     examples: bool,
+    /// Print every class with its example's outputs as Markdown (for FINDINGS.md), then exit.
+    #[arg(long)]
+    findings: bool,
     /// Print a program's source and both outcomes (debugging), then exit.
     #[arg(long)]
     show: Option<u64>,
@@ -51,10 +54,27 @@ fn main() -> ExitCode {
         println!("gopher: {gopher:#?}\nours: {ours:#?}");
         return ExitCode::SUCCESS;
     }
+    if args.findings {
+        print_findings(&mut session);
+        return ExitCode::SUCCESS;
+    }
     let count = args.seeds.unwrap_or(CI_SEEDS);
-    let report = session.compare_seeds(args.first..args.first + count, args.size);
+    let mut report = Report::default();
+    let (problems, notes) = if args.ci {
+        session.check_examples(&mut report)
+    } else {
+        Default::default()
+    };
+    session.compare_seeds(args.first..args.first + count, args.size, &mut report);
     print_report(&report, &args);
     let mut failed = !report.unexplained.is_empty();
+    for note in &notes {
+        println!("NOTE: {note}");
+    }
+    for problem in &problems {
+        println!("CLASS LIST: {problem}");
+        failed = true;
+    }
     if args.ci {
         for class in CLASSES {
             if let Origin::Open { findings } = class.origin
@@ -111,4 +131,28 @@ fn print_example(example: &Unexplained) {
 
 fn first_line(text: &str) -> &str {
     text.lines().next().unwrap_or_default()
+}
+
+fn print_findings(session: &mut Session) {
+    for class in CLASSES {
+        let (gopher, ours) = session.run(&classes::example_program(class));
+        let render = |outcome: &kruise_lua_difftest::outcome::Outcome| match outcome.lines.get(&0) {
+            Some(line) if outcome.status == kruise_lua_difftest::outcome::Status::Ok => line.clone(),
+            _ => format!("{} {:?}", outcome.status, first_line(&outcome.message)),
+        };
+        let origin = match class.origin {
+            Origin::Snapshot2017 { readme } => {
+                format!("expected 2017-vs-2022 difference (conformance README {readme})")
+            }
+            Origin::Open { .. } => format!(
+                "open; {} issue 9's table",
+                if IN_ISSUE_9_TABLE.contains(&class.id) { "in" } else { "NOT in" }
+            ),
+        };
+        println!("### {}\n", class.id);
+        println!("{} ({origin}).\n", class.what);
+        println!("```lua\n{}\n```\n", class.example);
+        println!("- gopher-lua 2017: `{}`", render(&gopher).replace('`', "'"));
+        println!("- kruise-lua:      `{}`\n", render(&ours).replace('`', "'"));
+    }
 }
