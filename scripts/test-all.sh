@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite: formatting, lints, every crate's tests (engine conformance, CLI
 # end-to-end), the differential test against gopher-lua, the bundled script library checked by
-# the freshly built binary, the language
-# server end to end (pytest-lsp), Neovim end to end (headless nvim), and the VS Code extension
-# (unit tests, the extension against the real server, the .vsix package).
+# the freshly built binary, the language server end to end (pytest-lsp), Neovim end to end
+# (headless nvim), and the VS Code extension (unit tests, the extension against the real
+# server, the .vsix package).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
