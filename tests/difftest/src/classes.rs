@@ -653,3 +653,70 @@ fn all_statements(program: &Program) -> String {
         .collect::<Vec<_>>()
         .join("\n")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn finding(source: &str, gopher: &str, ours: &str) -> Finding {
+        Finding {
+            label: Some(0),
+            source: source.into(),
+            gopher: Some(gopher.into()),
+            ours: Some(ours.into()),
+            gopher_status: None,
+            ours_status: None,
+            program: source.into(),
+        }
+    }
+
+    #[test]
+    fn ids_are_unique_and_open_classes_point_at_their_findings_section() {
+        let mut ids: Vec<&str> = CLASSES.iter().map(|c| c.id).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids.len(), CLASSES.len());
+        for class in CLASSES {
+            assert!(!class.example.is_empty(), "{}", class.id);
+            if let Origin::Open { findings } = class.origin {
+                assert_eq!(findings, format!("#{}", class.id));
+            }
+        }
+        for id in IN_ISSUE_9_TABLE {
+            assert!(CLASSES.iter().any(|c| c.id == *id), "{id}");
+        }
+    }
+
+    #[test]
+    fn a_message_only_difference_is_one_class_and_a_value_difference_is_not() {
+        let only_text = finding(
+            "__o(0, function() return pcall(error, \"x\") end)",
+            "ok|false|s:<string>:74: x",
+            "ok|false|s:x",
+        );
+        assert_eq!(classify(&only_text).map(|c| c.id), Some("error-messages"));
+        let value = finding(
+            "__o(0, function() return pcall(f) end)",
+            "ok|true|s:x",
+            "ok|false|s:x",
+        );
+        assert_eq!(classify(&value).map(|c| c.id), None);
+    }
+
+    #[test]
+    fn last_digit_differences_are_bounded() {
+        let close = finding("return math.tan(97)", "ok|n:-0.4103212990482421", "ok|n:-0.41032129904824216");
+        assert_eq!(classify(&close).map(|c| c.id), Some("libm-last-digit"));
+        let far = finding("return math.tan(97)", "ok|n:-0.41", "ok|n:-0.42");
+        assert_eq!(classify(&far).map(|c| c.id), None);
+    }
+
+    #[test]
+    fn format_directives_are_read_from_the_call_or_the_method_form() {
+        assert_eq!(
+            format_directives("return string.format(\"x%-5.2fy%#g%%\", 1)"),
+            ["%-5.2f", "%#g", "%%"]
+        );
+        assert_eq!(format_directives("return (\"%Aa\"):format(1)"), ["%A"]);
+    }
+}
