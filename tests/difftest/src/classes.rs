@@ -434,8 +434,13 @@ pub static CLASSES: &[Class] = &[
         id: "gsub-zero-limit",
         example: r#"return string.gsub("abc", "$", "!", 0)"#,
         origin: Origin::Open { findings: "#gsub-zero-limit" },
-        what: "string.gsub(s, p, r, n) with n < 1 (0, 0.5) still replaces an empty match at the end here; gopher-lua replaces nothing",
-        matches: |f| f.source.contains("string.gsub(") && both_ok(f) && f.gopher().ends_with("|n:0"),
+        what: "string.gsub(s, p, r, n) with n < 1 (0, 0.5) still replaces an empty match at the end here (and so can raise \"invalid capture index\"); gopher-lua replaces nothing",
+        matches: |f| {
+            f.source.contains("string.gsub(")
+                && f.gopher().starts_with("ok|")
+                && f.gopher().ends_with("|n:0")
+                && !f.ours().ends_with("|n:0")
+        },
     },
     Class {
         id: "go-fmt-int-precision",

@@ -8,7 +8,7 @@ local __lines = {}
 local function __esc(s)
   local parts, n = {}, #s
   local stop = n
-  if stop > 160 then stop = 160 end
+  if stop > 1000 then stop = 1000 end
   for i = 1, stop do
     local b = __byte(s, i)
     if b < 32 or b > 126 or b == 92 or b == 124 then
