@@ -456,11 +456,11 @@ pub static CLASSES: &[Class] = &[
         },
     },
     Class {
-        id: "log-subnormal",
-        example: r#"return math.log(5e-324)"#,
-        origin: Origin::Open { findings: "#log-subnormal" },
-        what: "math.log/log10 of a subnormal number: gopher-lua's result is far off (Go's math.Log is not what it calls)",
-        matches: |f| f.source.contains("math.log") && f.source.contains("5e-324"),
+        id: "subnormal-math",
+        example: r#"return math.log(5e-324), math.pow(5e-324, 1e-5)"#,
+        origin: Origin::Open { findings: "#subnormal-math" },
+        what: "math.log/log10/pow of a subnormal number: gopher-lua's results are far off (Go's algorithms lose the subnormal's precision); we give libm's",
+        matches: |f| f.source.contains("math.") && f.source.contains("5e-324") && both_ok(f),
     },
     Class {
         id: "maxn-array-part",
