@@ -54,9 +54,19 @@ pub fn program(seed: u64, size: usize) -> Program {
     let mut generator = Generator {
         rng: StdRng::seed_from_u64(seed),
     };
-    let statements = (0..size as u32)
+    let mut statements: Vec<(u32, String)> = (0..size as u32)
         .map(|label| (label, format!("__o({label}, function() {} end)", generator.body())))
         .collect();
+    // Now and then the chunk itself ends early: a value that is not a table (the controller's
+    // "expect table output" error names its type) or an uncaught error.
+    if generator.chance(5) {
+        let value = match generator.rng.random_range(0..3) {
+            0 => generator.scalar(),
+            1 => generator.function(),
+            _ => format!("error({})", generator.any()),
+        };
+        statements.push((size as u32, format!("do return {value} end")));
+    }
     Program { seed, statements }
 }
 
