@@ -142,10 +142,7 @@ pub static CLASSES: &[Class] = &[
         example: r#"return pcall(setmetatable({}, {__call = function(self, x) return x end}), 1)"#,
         origin: Origin::Snapshot2017 { readme: "2.13" },
         what: "calling a table with `__call` through pcall/the VM raised (gopher-lua a8af015)",
-        matches: |f| {
-            f.source.contains("__call")
-                && f.gopher().contains("function expected")
-        },
+        matches: |f| f.source.contains("__call") && f.gopher().contains("function expected"),
     },
     Class {
         id: "2017-select-out-of-range",
@@ -184,12 +181,23 @@ pub static CLASSES: &[Class] = &[
                 && ((f.source.contains("pcall(string.") || f.source.contains("string.len"))
                     && g.contains(" to (anonymous) ")
                     || [
-                    " to byte ", " to find ", " to format ", " to gsub ", " to len ",
-                    " to lower ", " to match ", " to rep ", " to reverse ", " to sub ",
-                    " to upper ", " to gmatch ", " to gfind ", " to loadstring ",
-                ]
-                .iter()
-                .any(|name| g.contains(name)))
+                        " to byte ",
+                        " to find ",
+                        " to format ",
+                        " to gsub ",
+                        " to len ",
+                        " to lower ",
+                        " to match ",
+                        " to rep ",
+                        " to reverse ",
+                        " to sub ",
+                        " to upper ",
+                        " to gmatch ",
+                        " to gfind ",
+                        " to loadstring ",
+                    ]
+                    .iter()
+                    .any(|name| g.contains(name)))
         },
     },
     Class {
@@ -199,7 +207,9 @@ pub static CLASSES: &[Class] = &[
             readme: "2.13 (the pin's pcall returns false, \"attempt to call a … value\" instead of raising)",
         },
         what: "pcall of a non-function raised an argument error past the pcall",
-        matches: |f| f.source.contains("pcall(") && f.gopher().contains("to pcall (function expected"),
+        matches: |f| {
+            f.source.contains("pcall(") && f.gopher().contains("to pcall (function expected")
+        },
     },
     Class {
         id: "2017-concat-invalid-value",
@@ -208,34 +218,49 @@ pub static CLASSES: &[Class] = &[
             readme: "not listed (the pin's table.concat raises \"invalid value (…) at index N in table for concat\")",
         },
         what: "table.concat returned or joined a boolean/table item instead of raising",
-        matches: |f| f.source.contains("concat") && f.ours().contains("invalid value (") && !f.gopher().contains("invalid value ("),
+        matches: |f| {
+            f.source.contains("concat")
+                && f.ours().contains("invalid value (")
+                && !f.gopher().contains("invalid value (")
+        },
     },
     // ---- open divergence classes of our engine: FINDINGS.md has the reproducers ----
     Class {
         id: "pattern-close-bracket",
         example: r#"return string.find("a]", "[]]")"#,
-        origin: Origin::Open { findings: "#pattern-close-bracket" },
+        origin: Origin::Open {
+            findings: "#pattern-close-bracket",
+        },
         what: "we reject `]` first in a set or outside a set (\"invalid ']'\") like the 2017 snapshot; the pin accepts both (README 2.13, pin2022/pin_pat_*bracket*), so the 2017 oracle cannot show the difference: it shows as both erroring",
         matches: |f| f.ours().contains("invalid ']'"),
     },
     Class {
         id: "error-messages",
         example: r#"return pcall(error, "x")"#,
-        origin: Origin::Open { findings: "#error-messages" },
+        origin: Origin::Open {
+            findings: "#error-messages",
+        },
         what: "error values differ only in their text: the `<string>:N:` position prefix and gopher-lua's wording",
         matches: only_messages_differ,
     },
     Class {
         id: "pattern-quantifier-literal",
         example: r#"return string.gsub("web-canary", "-canary$", "")"#,
-        origin: Origin::Open { findings: "#pattern-quantifier-literal" },
+        origin: Origin::Open {
+            findings: "#pattern-quantifier-literal",
+        },
         what: "a quantifier with nothing before it (`-canary$`, `(*)`) is a literal in gopher-lua; we raise",
-        matches: |f| f.ours().contains("charcter class before") && !f.gopher().contains("charcter class before"),
+        matches: |f| {
+            f.ours().contains("charcter class before")
+                && !f.gopher().contains("charcter class before")
+        },
     },
     Class {
         id: "math-string-args",
         example: r#"return math.floor("50")"#,
-        origin: Origin::Open { findings: "#math-string-args" },
+        origin: Origin::Open {
+            findings: "#math-string-args",
+        },
         what: "math functions (and every other number parameter: unpack's range, string.rep's count…) accept numeric strings here; gopher-lua raises",
         matches: |f| {
             f.gopher().contains("number expected, got string")
@@ -245,7 +270,9 @@ pub static CLASSES: &[Class] = &[
     Class {
         id: "optstring-number",
         example: r#"return table.concat({1, 2}, 5)"#,
-        origin: Origin::Open { findings: "#optstring-number" },
+        origin: Origin::Open {
+            findings: "#optstring-number",
+        },
         what: "a number where a string is optional (`table.concat` separator, `assert` message) is an error in gopher-lua",
         matches: |f| {
             (f.source.contains("concat") || f.source.contains("assert"))
@@ -255,14 +282,20 @@ pub static CLASSES: &[Class] = &[
     Class {
         id: "go-runtime-panic",
         example: r#"return unpack({nil}, -2^63, 4)"#,
-        origin: Origin::Open { findings: "#go-runtime-panic" },
+        origin: Origin::Open {
+            findings: "#go-runtime-panic",
+        },
         what: "a huge or non-finite index makes a gopher-lua builtin panic in Go (slice bounds, register overflow); we return a value",
-        matches: |f| f.gopher().contains("runtime error: ") && !f.ours().contains("runtime error: "),
+        matches: |f| {
+            f.gopher().contains("runtime error: ") && !f.ours().contains("runtime error: ")
+        },
     },
     Class {
         id: "next-absent-key",
         example: r#"return next({}, "")"#,
-        origin: Origin::Open { findings: "#next-absent-key" },
+        origin: Origin::Open {
+            findings: "#next-absent-key",
+        },
         what: "`next(t, k)` with k not in t returns nil in gopher-lua; we raise",
         matches: |f| {
             f.ours().contains("invalid key to 'next'")
@@ -273,7 +306,9 @@ pub static CLASSES: &[Class] = &[
     Class {
         id: "setmetatable-non-table",
         example: r#"return pcall(setmetatable, "", {})"#,
-        origin: Origin::Open { findings: "#setmetatable-non-table" },
+        origin: Origin::Open {
+            findings: "#setmetatable-non-table",
+        },
         what: "`setmetatable` on a non-table succeeds in gopher-lua",
         matches: |f| {
             (f.source.contains("setmetatable")
@@ -289,7 +324,9 @@ pub static CLASSES: &[Class] = &[
     Class {
         id: "string-metatable",
         example: r#"return getmetatable("") == string"#,
-        origin: Origin::Open { findings: "#string-metatable" },
+        origin: Origin::Open {
+            findings: "#string-metatable",
+        },
         what: "the string metatable is the string table itself in gopher-lua",
         matches: |f| {
             f.source.contains("getmetatable(\"\")")
@@ -299,29 +336,35 @@ pub static CLASSES: &[Class] = &[
     Class {
         id: "modf-infinity",
         example: r#"return math.modf(1/0)"#,
-        origin: Origin::Open { findings: "#modf-infinity" },
+        origin: Origin::Open {
+            findings: "#modf-infinity",
+        },
         what: "`math.modf(±inf)` has a NaN fraction in gopher-lua",
         matches: |f| f.source.contains("math.modf") && f.gopher().contains("Inf|n:NaN"),
     },
     Class {
         id: "libm-last-digit",
         example: r#"return math.tan(97)"#,
-        origin: Origin::Open { findings: "#libm-last-digit" },
+        origin: Origin::Open {
+            findings: "#libm-last-digit",
+        },
         what: "Go's math functions (and `^`) differ from libm in the last digits, most for huge arguments of trig functions",
         matches: |f| (f.source.contains("math.") || f.source.contains('^')) && numbers_close(f),
     },
     Class {
         id: "go-fmt-verbs",
         example: r#"return string.format("%T %p", 42, 42)"#,
-        origin: Origin::Open { findings: "#go-fmt-verbs" },
+        origin: Origin::Open {
+            findings: "#go-fmt-verbs",
+        },
         what: "string.format passes Go-only verbs (v T p U b t q a w…), `#` and huge widths to Go's fmt: `%!v(lua.LNumber=…)`, `&{}`, padding inside `%!`, no BADWIDTH, `%.Nq`, `%#g` keeping zeros",
         matches: |f| {
             (f.source.contains("string.format(") || f.source.contains("):format("))
                 && (f.source.contains(", nil")
                     || f.source.contains("format(nil")
                     || ["%!", "&{}"]
-                    .iter()
-                    .any(|mark| f.gopher().contains(mark) || f.ours().contains(mark))
+                        .iter()
+                        .any(|mark| f.gopher().contains(mark) || f.ours().contains(mark))
                     || format_directives(&f.source).iter().any(|d| {
                         d.contains('#')
                             || d.contains("1000001")
@@ -339,28 +382,36 @@ pub static CLASSES: &[Class] = &[
     Class {
         id: "recursion-depth",
         example: r#"local function f(n) if n == 0 then return 0 end return 1 + f(n - 1) end return pcall(f, 250)"#,
-        origin: Origin::Open { findings: "#recursion-depth" },
+        origin: Origin::Open {
+            findings: "#recursion-depth",
+        },
         what: "gopher-lua's call depth limit (about 254 frames through pcall) differs from ours",
         matches: |f| f.source.contains("return 1 + f(n - 1)"),
     },
     Class {
         id: "sort-order",
         example: r#"local t = {} for i, k in ipairs({2, 0, 1, 0, 2, 1, 0, 0, 2, 1, 1, 0, 2, 2, 0, 1, 0, 2, 1, 0, 0, 1, 2, 2, 1, 0, 1, 2}) do t[i] = {k = k, id = i} end table.sort(t, function(a, b) return a.k < b.k end) local ids = {} for i = 1, #t do ids[i] = t[i].id end return table.concat(ids, " ")"#,
-        origin: Origin::Open { findings: "#sort-order" },
+        origin: Origin::Open {
+            findings: "#sort-order",
+        },
         what: "`table.sort` places ties (and everything under an inconsistent comparator) in gopher-lua's order",
         matches: |f| f.source.contains("table.sort"),
     },
     Class {
         id: "constructor-mixed-keys",
         example: r#"local log = {} local function f(...) log[#log + 1] = select(1, ...) return ... end local t = {[f(1)] = f(2), f(3), [f(4)] = f(5)} local order = "" for i = 1, #log do order = order .. tostring(log[i]) .. " " end return order, __t(t), #t"#,
-        origin: Origin::Open { findings: "#constructor-mixed-keys" },
+        origin: Origin::Open {
+            findings: "#constructor-mixed-keys",
+        },
         what: "constructors mixing `[k] = v` and positional items store what gopher-lua's compiler stores",
         matches: |f| f.source.contains("local log = {}"),
     },
     Class {
         id: "metamethod-non-function",
         example: r#"local mt = {__eq = {x = 1}} local a = setmetatable({}, mt) local b = setmetatable({}, mt) return a == b"#,
-        origin: Origin::Open { findings: "#metamethod-non-function" },
+        origin: Origin::Open {
+            findings: "#metamethod-non-function",
+        },
         what: "a metamethod that is not a function (`__len`, `__eq`, `__tostring` = a table or string) is ignored by gopher-lua; we try to call it",
         matches: |f| {
             f.source.starts_with("__o(")
@@ -374,66 +425,94 @@ pub static CLASSES: &[Class] = &[
     Class {
         id: "metamethod-arguments",
         example: r#"local mt = {__unm = function(...) return select('#', ...) end} local a = setmetatable({}, mt) return -a"#,
-        origin: Origin::Open { findings: "#metamethod-arguments" },
+        origin: Origin::Open {
+            findings: "#metamethod-arguments",
+        },
         what: "unary metamethods (`__len`, `__unm`) get one argument in gopher-lua, two here",
-        matches: |f| f.source.contains("local mt = {__") && f.gopher() == "ok|n:1" && f.ours() == "ok|n:2",
+        matches: |f| {
+            f.source.contains("local mt = {__") && f.gopher() == "ok|n:1" && f.ours() == "ok|n:2"
+        },
     },
     Class {
         id: "set-leading-dash",
         example: r#"return string.find("x-", "[-a]")"#,
-        origin: Origin::Open { findings: "#set-leading-dash" },
+        origin: Origin::Open {
+            findings: "#set-leading-dash",
+        },
         what: "a set starting with `-` (`[-a]`, `[-%]]`) holds a literal `-` in gopher-lua; we raise \"index out of range [-1]\"",
-        matches: |f| f.ours().contains("index out of range [-1]") && !f.gopher().contains("index out of range [-1]"),
+        matches: |f| {
+            f.ours().contains("index out of range [-1]")
+                && !f.gopher().contains("index out of range [-1]")
+        },
     },
     Class {
         id: "modulo-formula",
         example: r#"return 0.0 % -1e-05"#,
-        origin: Origin::Open { findings: "#modulo-formula" },
+        origin: Origin::Open {
+            findings: "#modulo-formula",
+        },
         what: "`a % b` and math.mod/fmod use gopher-lua's float formula (sign of zero results, huge or infinite operands)",
         matches: |f| {
-            (f.source.contains(" % ") || f.source.contains("math.mod(") || f.source.contains("math.fmod("))
+            (f.source.contains(" % ")
+                || f.source.contains("math.mod(")
+                || f.source.contains("math.fmod("))
                 && both_ok(f)
         },
     },
     Class {
         id: "ldexp-int-range",
         example: r#"return math.ldexp(3, 1e100)"#,
-        origin: Origin::Open { findings: "#ldexp-int-range" },
+        origin: Origin::Open {
+            findings: "#ldexp-int-range",
+        },
         what: "math.ldexp converts its exponent to a Go int (wraps for huge or non-finite values)",
         matches: |f| f.source.contains("math.ldexp(") && f.gopher().starts_with("ok|n:"),
     },
     Class {
         id: "setmetatable-missing-arg",
         example: r#"return setmetatable({})"#,
-        origin: Origin::Open { findings: "#setmetatable-missing-arg" },
+        origin: Origin::Open {
+            findings: "#setmetatable-missing-arg",
+        },
         what: "setmetatable(t) without a second argument works in gopher-lua (clears the metatable)",
         matches: |f| f.ours().contains("(nil or table expected)") && f.gopher().starts_with("ok"),
     },
     Class {
         id: "position-capture-backref",
         example: r#"return __it(string.gmatch("?", ".()%1"))"#,
-        origin: Origin::Open { findings: "#position-capture-backref" },
+        origin: Origin::Open {
+            findings: "#position-capture-backref",
+        },
         what: "a back reference (%1) to a position capture `()` matches the empty string in gopher-lua; we raise a Go slice-bounds panic",
-        matches: |f| f.ours().contains("slice bounds out of range") && !f.gopher().contains("slice bounds out of range"),
+        matches: |f| {
+            f.ours().contains("slice bounds out of range")
+                && !f.gopher().contains("slice bounds out of range")
+        },
     },
     Class {
         id: "select-string-index",
         example: r#"return select("2", "a", "b")"#,
-        origin: Origin::Open { findings: "#select-string-index" },
+        origin: Origin::Open {
+            findings: "#select-string-index",
+        },
         what: "select with a string index other than \"#\" raises in gopher-lua (no numeric-string conversion)",
         matches: |f| f.source.contains("return select(\"") && f.gopher().contains("invalid string"),
     },
     Class {
         id: "unpack-nonpositive",
         example: r#"return unpack({[0] = 0, 1}, 0, 2)"#,
-        origin: Origin::Open { findings: "#unpack-nonpositive" },
+        origin: Origin::Open {
+            findings: "#unpack-nonpositive",
+        },
         what: "unpack(t, i, j) yields nil for indices <= 0 (gopher-lua reads its array part only)",
         matches: |f| f.source.contains("unpack(") && both_ok(f),
     },
     Class {
         id: "gsub-zero-limit",
         example: r#"return string.gsub("abc", "$", "!", 0)"#,
-        origin: Origin::Open { findings: "#gsub-zero-limit" },
+        origin: Origin::Open {
+            findings: "#gsub-zero-limit",
+        },
         what: "string.gsub(s, p, r, n) with n < 1 (0, 0.5) still replaces an empty match at the end here (and so can raise \"invalid capture index\"); gopher-lua replaces nothing",
         matches: |f| {
             f.source.contains("string.gsub(")
@@ -445,7 +524,9 @@ pub static CLASSES: &[Class] = &[
     Class {
         id: "go-fmt-int-precision",
         example: r#"return string.format("x% .d", 0)"#,
-        origin: Origin::Open { findings: "#go-fmt-int-precision" },
+        origin: Origin::Open {
+            findings: "#go-fmt-int-precision",
+        },
         what: "an integer verb with precision 0 and value 0 prints nothing at all in Go (flags and width included)",
         matches: |f| {
             f.source.contains("string.format(")
@@ -458,61 +539,103 @@ pub static CLASSES: &[Class] = &[
     Class {
         id: "subnormal-math",
         example: r#"return math.log(5e-324), math.pow(5e-324, 1e-5)"#,
-        origin: Origin::Open { findings: "#subnormal-math" },
+        origin: Origin::Open {
+            findings: "#subnormal-math",
+        },
         what: "math.log/log10/pow of a subnormal number: gopher-lua's results are far off (Go's algorithms lose the subnormal's precision); we give libm's",
         matches: |f| f.source.contains("math.") && f.source.contains("5e-324") && both_ok(f),
     },
     Class {
         id: "maxn-array-part",
         example: r#"local t = {1} t[2^53] = 1 return table.maxn(t)"#,
-        origin: Origin::Open { findings: "#maxn-array-part" },
+        origin: Origin::Open {
+            findings: "#maxn-array-part",
+        },
         what: "table.maxn looks only at gopher-lua's array part: keys past it (huge, fractional) do not count",
         matches: |f| f.source.contains("table.maxn("),
     },
     Class {
         id: "concat-range",
         example: r#"return table.concat({10, 20}, ",", 2)"#,
-        origin: Origin::Open { findings: "#concat-range" },
+        origin: Origin::Open {
+            findings: "#concat-range",
+        },
         what: "table.concat over one item returns the item itself (a number stays a number, a boolean is returned), ranges past the end",
         matches: |f| f.source.contains("table.concat(") && !only_messages_differ(f),
     },
     Class {
         id: "unpack-range",
         example: r#"return unpack({1, 2}, 1e15, 1)"#,
-        origin: Origin::Open { findings: "#unpack-range" },
+        origin: Origin::Open {
+            findings: "#unpack-range",
+        },
         what: "unpack(t, i, j) with i > j returns nothing in gopher-lua; we raise \"too many results to unpack\"",
-        matches: |f| f.source.contains("unpack(") && f.ours().contains("too many results to unpack"),
+        matches: |f| {
+            f.source.contains("unpack(") && f.ours().contains("too many results to unpack")
+        },
     },
     Class {
         id: "non-finite-index",
         example: r#"return string.byte("abc", -1/0, 6)"#,
-        origin: Origin::Open { findings: "#non-finite-index" },
+        origin: Origin::Open {
+            findings: "#non-finite-index",
+        },
         what: "string.byte/sub/find, table.insert/remove, unpack with a non-finite or huge index: gopher-lua's int conversion",
         matches: |f| {
             [
-                "1/0", "math.huge", "0/0", "1e300", "2^63", "2^64", "1e100", "1e308",
-                "1e21", "1e16", "1e15", "4294967295", "2147483647", "2147483648", "2147483649",
-                "2^31", "2^32", "2^53",
+                "1/0",
+                "math.huge",
+                "0/0",
+                "1e300",
+                "2^63",
+                "2^64",
+                "1e100",
+                "1e308",
+                "1e21",
+                "1e16",
+                "1e15",
+                "4294967295",
+                "2147483647",
+                "2147483648",
+                "2147483649",
+                "2^31",
+                "2^32",
+                "2^53",
             ]
+            .iter()
+            .any(|big| f.source.contains(big))
+                && [
+                    "string.byte(",
+                    "string.sub(",
+                    "string.find(",
+                    "string.match(",
+                    "string.gsub(",
+                    "unpack(",
+                    "table.insert(",
+                    "table.remove(",
+                    ":byte(",
+                    ":sub(",
+                    ":find(",
+                ]
                 .iter()
-                .any(|big| f.source.contains(big))
-                && ["string.byte(", "string.sub(", "string.find(", "string.match(", "string.gsub(",
-                    "unpack(", "table.insert(", "table.remove(", ":byte(", ":sub(", ":find("]
-                    .iter()
-                    .any(|call| f.source.contains(call))
+                .any(|call| f.source.contains(call))
         },
     },
     Class {
         id: "rawset-no-result",
         example: r#"return rawset({}, "a", 1)"#,
-        origin: Origin::Open { findings: "#rawset-no-result" },
+        origin: Origin::Open {
+            findings: "#rawset-no-result",
+        },
         what: "`rawset` returns nothing in gopher-lua",
         matches: |f| f.source.contains("return rawset(") && f.gopher() == "ok",
     },
     Class {
         id: "trailing-nil-slots",
         example: r#"local t = {nil} table.insert(t, 5) return #t, __t(t)"#,
-        origin: Origin::Open { findings: "#trailing-nil-slots" },
+        origin: Origin::Open {
+            findings: "#trailing-nil-slots",
+        },
         what: "`#`, table.insert/remove/maxn/unpack on tables with nil slots follow gopher-lua's array part",
         matches: |f| {
             ["{nil}", ", nil}", "{1, nil, 3}", "[2^53]", "[0] = 0"]
@@ -523,7 +646,9 @@ pub static CLASSES: &[Class] = &[
     Class {
         id: "negative-zero",
         example: r#"return -"-0""#,
-        origin: Origin::Open { findings: "#negative-zero" },
+        origin: Origin::Open {
+            findings: "#negative-zero",
+        },
         what: "the sign of zero differs: gopher-lua keeps -0 where we give +0 (arithmetic on numeric strings, folded constants) and gives +0 where we keep -0 (`1 * (-0.0)`), so 1/x has the other sign; a literal -0 and a 0 in one function share a constant differently (`(-0.0) <= (1/0)` is false here)",
         matches: |f| {
             let strip = |s: &str| s.replace("(-0)", "").replace("-Inf", "+Inf");
@@ -532,13 +657,14 @@ pub static CLASSES: &[Class] = &[
                     // A literal -0 and a 0 elsewhere in the function share one constant slot
                     // here (`(-0.0) <= (1/0)` is false): gopher-lua's rule differs.
                     || (f.source.contains("(-0") && f.source.contains("/0)") && both_ok(f)))
-
         },
     },
     Class {
         id: "xpcall-handler-error",
         example: r#"local a, b = xpcall(function() error("x") end, function(e) error("again") end) return a, b"#,
-        origin: Origin::Open { findings: "#xpcall-handler-error" },
+        origin: Origin::Open {
+            findings: "#xpcall-handler-error",
+        },
         what: "an error inside an xpcall handler: the 2022 pin ends the chunk with no value; the 2017 snapshot returns the handler's garbage or nothing; we return false, \"error in error handling\"",
         matches: |f| {
             f.source.contains("xpcall(")
@@ -551,12 +677,30 @@ pub static CLASSES: &[Class] = &[
 
 /// The open classes that issue 9's table already lists (the rest were found by this test).
 pub const IN_ISSUE_9_TABLE: &[&str] = &[
-    "pattern-quantifier-literal", "set-leading-dash", "math-string-args", "optstring-number",
-    "non-finite-index", "go-runtime-panic", "ldexp-int-range", "error-messages",
-    "xpcall-handler-error", "constructor-mixed-keys", "next-absent-key", "setmetatable-non-table",
-    "string-metatable", "modf-infinity", "libm-last-digit", "modulo-formula", "negative-zero",
-    "go-fmt-verbs", "lexer", "recursion-depth", "sort-order", "trailing-nil-slots",
-    "maxn-array-part", "unpack-nonpositive",
+    "pattern-quantifier-literal",
+    "set-leading-dash",
+    "math-string-args",
+    "optstring-number",
+    "non-finite-index",
+    "go-runtime-panic",
+    "ldexp-int-range",
+    "error-messages",
+    "xpcall-handler-error",
+    "constructor-mixed-keys",
+    "next-absent-key",
+    "setmetatable-non-table",
+    "string-metatable",
+    "modf-infinity",
+    "libm-last-digit",
+    "modulo-formula",
+    "negative-zero",
+    "go-fmt-verbs",
+    "lexer",
+    "recursion-depth",
+    "sort-order",
+    "trailing-nil-slots",
+    "maxn-array-part",
+    "unpack-nonpositive",
 ];
 
 /// The program that runs `class`'s example alone.
@@ -585,7 +729,11 @@ fn without_messages(render: &str) -> Vec<&str> {
         .enumerate()
         .map(|(i, field)| {
             let after_failure = i > 0 && matches!(fields[i - 1], "err" | "false" | "nil");
-            if after_failure && field.starts_with("s:") { "s:MSG" } else { field }
+            if after_failure && field.starts_with("s:") {
+                "s:MSG"
+            } else {
+                field
+            }
         })
         .collect()
 }
@@ -604,10 +752,7 @@ fn numbers_close(f: &Finding) -> bool {
     gf.len() == of.len()
         && gf.iter().zip(&of).all(|(a, b)| {
             a == b
-                || match (
-                    number_field(a),
-                    number_field(b),
-                ) {
+                || match (number_field(a), number_field(b)) {
                     (Some(x), Some(y)) => (x - y).abs() <= 1e-13 * x.abs().max(y.abs()),
                     _ => false,
                 }
@@ -646,8 +791,13 @@ fn format_directives(source: &str) -> Vec<String> {
 
 /// The number an observation field shows: `n:…`, or a string holding Go-style number text.
 fn number_field(field: &str) -> Option<f64> {
-    let text = field.strip_prefix("n:").or_else(|| field.strip_prefix("s:"))?;
-    text.replace("+Inf", "inf").replace("-Inf", "-inf").parse().ok()
+    let text = field
+        .strip_prefix("n:")
+        .or_else(|| field.strip_prefix("s:"))?;
+    text.replace("+Inf", "inf")
+        .replace("-Inf", "-inf")
+        .parse()
+        .ok()
 }
 
 fn all_statements(program: &Program) -> String {
@@ -710,7 +860,11 @@ mod tests {
 
     #[test]
     fn last_digit_differences_are_bounded() {
-        let close = finding("return math.tan(97)", "ok|n:-0.4103212990482421", "ok|n:-0.41032129904824216");
+        let close = finding(
+            "return math.tan(97)",
+            "ok|n:-0.4103212990482421",
+            "ok|n:-0.41032129904824216",
+        );
         assert_eq!(classify(&close).map(|c| c.id), Some("libm-last-digit"));
         let far = finding("return math.tan(97)", "ok|n:-0.41", "ok|n:-0.42");
         assert_eq!(classify(&far).map(|c| c.id), None);

@@ -42,11 +42,7 @@ pub fn run_ours(source: &str, obj: &JsonValue) -> Outcome {
     match run.production {
         Ok(data) => match data.spec {
             Some(JsonValue::String(out)) => Outcome::new(Status::Ok, "", &out),
-            other => Outcome::new(
-                Status::Other(format!("unexpected spec {other:?}")),
-                "",
-                "",
-            ),
+            other => Outcome::new(Status::Other(format!("unexpected spec {other:?}")), "", ""),
         },
         Err(error) => {
             let status = match error.kind {

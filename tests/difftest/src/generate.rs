@@ -4,6 +4,8 @@
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
+use crate::pools::{BINARY, CALLS, CHUNKS, NUMBERS, STRINGS, SUBJECT_CHARS};
+
 /// The Lua run before the statements (helpers `__o`, `__t`, `__pk`, `__it`).
 pub const PRELUDE: &str = include_str!("prelude.lua");
 /// Returns the observations as the result's `spec`.
@@ -55,7 +57,12 @@ pub fn program(seed: u64, size: usize) -> Program {
         rng: StdRng::seed_from_u64(seed),
     };
     let mut statements: Vec<(u32, String)> = (0..size as u32)
-        .map(|label| (label, format!("__o({label}, function() {} end)", generator.body())))
+        .map(|label| {
+            (
+                label,
+                format!("__o({label}, function() {} end)", generator.body()),
+            )
+        })
         .collect();
     // Now and then the chunk itself ends early: a value that is not a table (the controller's
     // "expect table output" error names its type) or an uncaught error.
@@ -69,111 +76,6 @@ pub fn program(seed: u64, size: usize) -> Program {
     }
     Program { seed, statements }
 }
-
-/// Numbers that sit on the edges: signed zeros, non-finite, int32/int64/2^53 boundaries,
-/// subnormals, fractions, exponents.
-const NUMBERS: &[&str] = &[
-    "0", "1", "(-1)", "2", "3", "7", "(-7)", "10", "97", "100", "255", "256", "12345", "(-0)",
-    "0.0", "(-0.0)", "0.5", "(-0.5)", "1.5", "(-2.5)", "0.1", "3.14159", "123.456", "1e-5",
-    "(-1e-05)", "1e-7", "1e-300", "5e-324", "1e15", "1e16", "1e21", "1e100", "1e300", "(-1e300)",
-    "1e308", "2^53", "(2^53+1)", "2^31", "(-2^31)", "2^32", "2^63", "(-2^63)", "2^64",
-    "2147483647", "(-2147483648)", "(-2147483649)", "4294967295", "(1/0)", "(-1/0)", "(0/0)",
-    "(-(0/0))", "math.huge", "(-math.huge)", "math.pi", "0x10", "0xff", "(-(1e20/(1/0)))",
-];
-
-/// Strings: numeric text in every syntax Go or Lua might accept, blanks, bytes, UTF-8.
-const STRINGS: &[&str] = &[
-    "", "a", "abc", "Hello World", "10", " 10 ", "10 ", "\t5\n", "5\r", "0x10", "0X1F", "1e2",
-    "-0", "nan", "inf", "010", "0b11", "1_000", "3.5", ".5", "5.", "1e", "web-canary", "a,b,,c",
-    "%d", "%", "\0", "a\0b", "\u{e9}", "\u{c0}\u{c9}", "x\ny", "  ", "(a)(b)", "[x]", "a.b.c",
-    "THE (quick) fox", "key=value", "1,2,3", "-", "+5", "- 5", "0x", "1e309", "9007199254740993",
-    "\u{ff}\u{fe}", "abc123def", "f(a(b)c)d", "aaa", "x-canary", "%a+", "1.5e3", "  -7  ",
-];
-
-/// Characters random subjects and patterns are made of: pattern specials and a few classes.
-const SUBJECT_CHARS: &[u8] = b"aab-c1 2()[]%.^$*+?xA_,";
-
-/// Library functions and the kinds of their arguments: s string, n number, i small integer,
-/// t table, f function, a anything, p pattern, c character code.
-const CALLS: &[(&str, &str)] = &[
-    ("assert", "aa"),
-    ("getmetatable", "a"),
-    ("next", "ta"),
-    ("rawequal", "aa"),
-    ("rawget", "ta"),
-    ("rawset", "taa"),
-    ("select", "naaa"),
-    ("setmetatable", "aa"),
-    ("tonumber", "si"),
-    ("tonumber", "a"),
-    ("tostring", "a"),
-    ("type", "a"),
-    ("unpack", "tii"),
-    ("pcall", "fa"),
-    ("error", "ai"),
-    ("string.byte", "sii"),
-    ("string.char", "ccc"),
-    ("string.find", "spia"),
-    ("string.format", "saa"),
-    ("string.len", "s"),
-    ("string.lower", "s"),
-    ("string.match", "spi"),
-    ("string.rep", "si"),
-    ("string.reverse", "s"),
-    ("string.sub", "sii"),
-    ("string.upper", "s"),
-    ("table.concat", "tsii"),
-    ("table.getn", "t"),
-    ("table.maxn", "t"),
-    ("math.abs", "n"),
-    ("math.acos", "n"),
-    ("math.asin", "n"),
-    ("math.atan", "n"),
-    ("math.atan2", "nn"),
-    ("math.ceil", "n"),
-    ("math.cos", "n"),
-    ("math.cosh", "n"),
-    ("math.deg", "n"),
-    ("math.exp", "n"),
-    ("math.floor", "n"),
-    ("math.fmod", "nn"),
-    ("math.frexp", "n"),
-    ("math.ldexp", "nn"),
-    ("math.log", "n"),
-    ("math.log10", "n"),
-    ("math.max", "nnn"),
-    ("math.min", "nnn"),
-    ("math.mod", "nn"),
-    ("math.modf", "n"),
-    ("math.pow", "nn"),
-    ("math.rad", "n"),
-    ("math.sin", "n"),
-    ("math.sinh", "n"),
-    ("math.sqrt", "n"),
-    ("math.tan", "n"),
-    ("math.tanh", "n"),
-];
-
-/// Source snippets for `loadstring`: the lexer's and parser's corner cases.
-const CHUNKS: &[&str] = &[
-    "return \"\\256\"", "return \"\\x41\"", "return \"\\z  a\"", "return 1e", "return 1e+",
-    "return 0x", "return 0x1p4", "return 1e309", "return -1e309", "return .5", "return 5.",
-    "return 3..4", "return 1 .. 2", "return 0xG", "return [[a]]", "return [==[x]]==]",
-    "return [[\na]]", "return 1 // 2", "return 1 ~ 2", "goto x", "return 1 --[[c]] + 1",
-    "return \"a\\\nb\"", "return 'unterminated", "return \"a\nb\"", "return -0", "return 0, -0",
-    "return -0, 0", "local a = -0 return a, 0", "return - - 1", "return not nil == true",
-    "return 2^-1", "return -2^2", "return 1 < 2 < 3", "return #\"abc\" + 1", "return ...",
-    "return select('#', ...)", "local t = {} t.x, t.y = 1 return t.x, t.y", "return (nil)",
-    "return 010", "return 1e-400", "return 0x7fffffffffffffff", "return 0xffffffffffffffffff",
-    "x = = 1", "return function() end ~= nil", "return {f = 1}.f", "return ('x'):rep(2)",
-    "local function f(...) return ... end return f(1, nil, 3)", "break", "return; return",
-    "while false do end return 1", "for i = 1, 0 do end return i", "for i = 1, 3, 0 do return i end",
-];
-
-/// Binary operators for the arithmetic/comparison statements.
-const BINARY: &[&str] = &[
-    "+", "-", "*", "/", "%", "^", "..", "==", "~=", "<", "<=", ">", ">=", "and", "or",
-];
 
 struct Generator {
     rng: StdRng,
@@ -202,7 +104,11 @@ impl Generator {
             1 => "nil".into(),
             _ => {
                 let n = self.rng.random_range(-6..8);
-                if n < 0 { format!("({n})") } else { n.to_string() }
+                if n < 0 {
+                    format!("({n})")
+                } else {
+                    n.to_string()
+                }
             }
         }
     }
@@ -298,7 +204,11 @@ impl Generator {
         if self.chance(25) {
             count = self.rng.random_range(0..=kinds.len());
         }
-        let mut args: Vec<String> = kinds.chars().take(count).map(|k| self.argument(k)).collect();
+        let mut args: Vec<String> = kinds
+            .chars()
+            .take(count)
+            .map(|k| self.argument(k))
+            .collect();
         if self.chance(8) {
             args.push(self.any());
         }
@@ -316,7 +226,9 @@ impl Generator {
         let mut open = 0;
         for _ in 0..items {
             match self.rng.random_range(0..16) {
-                0..=3 => p.push(SUBJECT_CHARS[self.rng.random_range(0..SUBJECT_CHARS.len())] as char),
+                0..=3 => {
+                    p.push(SUBJECT_CHARS[self.rng.random_range(0..SUBJECT_CHARS.len())] as char)
+                }
                 4 => p.push('.'),
                 5 => p.push_str(self.pick(&[
                     "%a", "%d", "%s", "%w", "%p", "%c", "%u", "%l", "%x", "%S", "%D", "%P", "%W",
@@ -339,7 +251,12 @@ impl Generator {
                 10 => p.push_str(self.pick(&["%f[%a]", "%f[%w]", "%f[^a]", "%f", "%f[a-c]"])),
                 11 => p.push_str(self.pick(&["%1", "%2", "%0"])),
                 12 => p.push('$'),
-                _ => p.push(self.pick(&["*", "+", "-", "?"]).chars().next().unwrap_or('*')),
+                _ => p.push(
+                    self.pick(&["*", "+", "-", "?"])
+                        .chars()
+                        .next()
+                        .unwrap_or('*'),
+                ),
             }
         }
         if !self.chance(15) {
@@ -471,7 +388,9 @@ impl Generator {
         // string.rep's count stays small unless odd: memory, not fidelity, would be tested.
         if name == "string.rep" {
             let count = match self.rng.random_range(0..6) {
-                0 => self.pick(&["(-1)", "0", "(0/0)", "(1/0)", "(-1/0)", "2.5", "\"3\""]).to_string(),
+                0 => self
+                    .pick(&["(-1)", "0", "(0/0)", "(1/0)", "(-1/0)", "2.5", "\"3\""])
+                    .to_string(),
                 _ => self.rng.random_range(0..5).to_string(),
             };
             let s = self.string();
@@ -504,8 +423,16 @@ impl Generator {
                 format!("return tostring({a} {op} {b})")
             }
             _ => {
-                let a = if self.chance(50) { self.number() } else { self.any() };
-                let b = if self.chance(50) { self.number() } else { self.any() };
+                let a = if self.chance(50) {
+                    self.number()
+                } else {
+                    self.any()
+                };
+                let b = if self.chance(50) {
+                    self.number()
+                } else {
+                    self.any()
+                };
                 let op = self.pick(BINARY);
                 format!("return {a} {op} {b}")
             }
@@ -598,7 +525,10 @@ impl Generator {
             ("__call", "a(1, 2)"),
             ("__index", "a.x"),
             ("__index", "a[1]"),
-            ("__newindex", "(function() a.y = 5 return rawget(a, \"y\") end)()"),
+            (
+                "__newindex",
+                "(function() a.y = 5 return rawget(a, \"y\") end)()",
+            ),
             ("__tostring", "tostring(a)"),
             ("__metatable", "getmetatable(a)"),
             ("__metatable", "pcall(setmetatable, a, {})"),
@@ -648,7 +578,9 @@ impl Generator {
                 // Sort order with ties: ids show where equal keys end up.
                 let n = self.rng.random_range(2..33);
                 let k = self.rng.random_range(1..5);
-                let keys: Vec<String> = (0..n).map(|_| self.rng.random_range(0..k).to_string()).collect();
+                let keys: Vec<String> = (0..n)
+                    .map(|_| self.rng.random_range(0..k).to_string())
+                    .collect();
                 let cmp = self.pick(&["a.k < b.k", "a.k > b.k", "true", "false", "a.k <= b.k"]);
                 format!(
                     "local t = {{}} for i, k in ipairs({{{}}}) do t[i] = {{k = k, id = i}} end local ok, e = pcall(table.sort, t, function(a, b) return {cmp} end) local ids = {{}} for i = 1, #t do ids[i] = t[i].id end return ok, e, table.concat(ids, \" \")",
@@ -657,7 +589,12 @@ impl Generator {
             }
             2 => {
                 let t = self.table();
-                let cmp = self.pick(&["", ", function(a, b) return a > b end", ", function(a, b) return true end", ", 1"]);
+                let cmp = self.pick(&[
+                    "",
+                    ", function(a, b) return a > b end",
+                    ", function(a, b) return true end",
+                    ", 1",
+                ]);
                 format!("local t = {t} local r = __pk(table.sort(t{cmp})) return r, __t(t)")
             }
             3 => {
@@ -667,11 +604,17 @@ impl Generator {
                     1 => format!("{}, {}", self.small_int(), self.any()),
                     _ => format!("{}, {}, {}", self.small_int(), self.any(), self.any()),
                 };
-                format!("local t = {t} local r = __pk(table.insert(t, {args})) return r, __t(t), #t")
+                format!(
+                    "local t = {t} local r = __pk(table.insert(t, {args})) return r, __t(t), #t"
+                )
             }
             4 => {
                 let t = self.table();
-                let pos = if self.chance(30) { String::new() } else { self.small_int() };
+                let pos = if self.chance(30) {
+                    String::new()
+                } else {
+                    self.small_int()
+                };
                 format!("local t = {t} local r = __pk(table.remove(t, {pos})) return r, __t(t), #t")
             }
             5 => {
@@ -685,12 +628,16 @@ impl Generator {
             }
             6 => {
                 let n = self.small_int();
-                let args: Vec<String> = (0..self.rng.random_range(0..4)).map(|_| self.scalar()).collect();
+                let args: Vec<String> = (0..self.rng.random_range(0..4))
+                    .map(|_| self.scalar())
+                    .collect();
                 let args = args.join(", ");
                 if self.chance(50) {
                     format!("return select({n}, {args})")
                 } else {
-                    format!("local function g(...) return select('#', ...), #{{...}}, ... end return g({args})")
+                    format!(
+                        "local function g(...) return select('#', ...), #{{...}}, ... end return g({args})"
+                    )
                 }
             }
             7 => {
@@ -715,7 +662,9 @@ impl Generator {
                 if self.chance(50) {
                     format!("return tonumber({s})")
                 } else {
-                    let base = self.pick(&["2", "8", "10", "16", "36", "1", "37", "10.5", "nil", "\"16\""]);
+                    let base = self.pick(&[
+                        "2", "8", "10", "16", "36", "1", "37", "10.5", "nil", "\"16\"",
+                    ]);
                     format!("return tonumber({s}, {base})")
                 }
             }

@@ -6,4 +6,5 @@ pub mod classes;
 pub mod engines;
 pub mod generate;
 pub mod outcome;
+pub mod pools;
 pub mod session;

@@ -9,8 +9,8 @@ use clap::Parser;
 
 use kruise_lua_difftest::classes::{self, CLASSES, IN_ISSUE_9_TABLE, Origin};
 use kruise_lua_difftest::engines::Gopher;
-use kruise_lua_difftest::session::{Report, Session, Unexplained};
 use kruise_lua_difftest::outcome::Divergence;
+use kruise_lua_difftest::session::{Report, Session, Unexplained};
 
 /// The brief run's seeds when `--ci` is given without `--first`/`--seeds`.
 const CI_SEEDS: u64 = 400;
@@ -95,7 +95,11 @@ fn main() -> ExitCode {
         session.runs,
         report.unexplained.len()
     );
-    if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS }
+    if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
 }
 
 fn print_report(report: &Report, args: &Args) {
@@ -108,7 +112,10 @@ fn print_report(report: &Report, args: &Args) {
         }
     }
     for unexplained in &report.unexplained {
-        println!("UNEXPLAINED divergence (seed {}):", unexplained.program.seed);
+        println!(
+            "UNEXPLAINED divergence (seed {}):",
+            unexplained.program.seed
+        );
         print_example(unexplained);
     }
 }
@@ -123,7 +130,11 @@ fn print_example(example: &Unexplained) {
             println!("  ours:   {}", ours.as_deref().unwrap_or("(nothing)"));
         }
         Divergence::Status { gopher, ours } => {
-            println!("  gopher: {} {:?}", gopher.status, first_line(&gopher.message));
+            println!(
+                "  gopher: {} {:?}",
+                gopher.status,
+                first_line(&gopher.message)
+            );
             println!("  ours:   {} {:?}", ours.status, first_line(&ours.message));
         }
     }
@@ -137,7 +148,9 @@ fn print_findings(session: &mut Session) {
     for class in CLASSES {
         let (gopher, ours) = session.run(&classes::example_program(class));
         let render = |outcome: &kruise_lua_difftest::outcome::Outcome| match outcome.lines.get(&0) {
-            Some(line) if outcome.status == kruise_lua_difftest::outcome::Status::Ok => line.clone(),
+            Some(line) if outcome.status == kruise_lua_difftest::outcome::Status::Ok => {
+                line.clone()
+            }
             _ => format!("{} {:?}", outcome.status, first_line(&outcome.message)),
         };
         let origin = match class.origin {
@@ -146,7 +159,11 @@ fn print_findings(session: &mut Session) {
             }
             Origin::Open { .. } => format!(
                 "open; {} issue 9's table",
-                if IN_ISSUE_9_TABLE.contains(&class.id) { "in" } else { "NOT in" }
+                if IN_ISSUE_9_TABLE.contains(&class.id) {
+                    "in"
+                } else {
+                    "NOT in"
+                }
             ),
         };
         println!("### {}\n", class.id);

@@ -80,9 +80,15 @@ fn normalise(text: &str) -> String {
 }
 
 fn is_address_owner(head: &str) -> bool {
-    ["table: 0x", "function: 0x", "builtin: 0x", "userdata: 0x", "thread: 0x"]
-        .iter()
-        .any(|owner| head.ends_with(owner))
+    [
+        "table: 0x",
+        "function: 0x",
+        "builtin: 0x",
+        "userdata: 0x",
+        "thread: 0x",
+    ]
+    .iter()
+    .any(|owner| head.ends_with(owner))
 }
 
 /// One way two runs of the same script differ.
@@ -106,7 +112,12 @@ pub fn differences(gopher: &Outcome, ours: &Outcome) -> Vec<Divergence> {
             ours: ours.clone(),
         }];
     }
-    let mut labels: Vec<u32> = gopher.lines.keys().chain(ours.lines.keys()).copied().collect();
+    let mut labels: Vec<u32> = gopher
+        .lines
+        .keys()
+        .chain(ours.lines.keys())
+        .copied()
+        .collect();
     labels.sort_unstable();
     labels.dedup();
     labels

@@ -55,7 +55,11 @@ impl Session {
     }
 
     /// Whether `program` still shows a divergence that `keep` accepts.
-    fn diverges(&mut self, program: &Program, keep: &dyn Fn(&Program, &Divergence) -> bool) -> bool {
+    fn diverges(
+        &mut self,
+        program: &Program,
+        keep: &dyn Fn(&Program, &Divergence) -> bool,
+    ) -> bool {
         let (gopher, ours) = self.run(program);
         outcome::differences(&gopher, &ours)
             .iter()
@@ -115,9 +119,13 @@ impl Session {
             let (gopher, ours) = self.run(&program);
             let differences = outcome::differences(&gopher, &ours);
             let snapshot = matches!(class.origin, classes::Origin::Snapshot2017 { .. });
-            if differences.is_empty() || snapshot && !differences.iter().any(|d| {
-                classes::classify(&Finding::new(&program, d)).is_some_and(|c| c.id == class.id)
-            }) {
+            if differences.is_empty()
+                || snapshot
+                    && !differences.iter().any(|d| {
+                        classes::classify(&Finding::new(&program, d))
+                            .is_some_and(|c| c.id == class.id)
+                    })
+            {
                 if snapshot {
                     notes.push(format!(
                         "class `{}`: our engine behaves like the 2017 snapshot on `{}`; the pin does not (README 2.12/2.13)",
@@ -148,7 +156,12 @@ impl Session {
     }
 
     /// Generates and compares the programs of `seeds`, `size` statements each.
-    pub fn compare_seeds(&mut self, seeds: impl Iterator<Item = u64>, size: usize, report: &mut Report) {
+    pub fn compare_seeds(
+        &mut self,
+        seeds: impl Iterator<Item = u64>,
+        size: usize,
+        report: &mut Report,
+    ) {
         for seed in seeds {
             let program = generate::program(seed, size);
             report.programs += 1;
@@ -165,7 +178,9 @@ impl Session {
         // what is left.
         let (program, divergence) = match &divergence {
             Divergence::Status { .. } => {
-                let shrunk = self.shrink(program, None, &|_, d| matches!(d, Divergence::Status { .. }));
+                let shrunk = self.shrink(program, None, &|_, d| {
+                    matches!(d, Divergence::Status { .. })
+                });
                 let (gopher, ours) = self.run(&shrunk);
                 let again = outcome::differences(&gopher, &ours)
                     .into_iter()
@@ -196,7 +211,13 @@ impl Session {
         }
     }
 
-    fn count(&mut self, class: &'static Class, program: &Program, divergence: Divergence, report: &mut Report) {
+    fn count(
+        &mut self,
+        class: &'static Class,
+        program: &Program,
+        divergence: Divergence,
+        report: &mut Report,
+    ) {
         *report.matched.entry(class.id).or_default() += 1;
         if !report.examples.contains_key(class.id) {
             let example = match &divergence {
