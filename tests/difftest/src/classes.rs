@@ -795,6 +795,32 @@ fn all_statements(program: &Program) -> String {
         .join("\n")
 }
 
+/// Whether `source` holds a non-finite or huge number literal (the generator's edge numbers).
+fn mentions_huge_number(source: &str) -> bool {
+    [
+        "1/0",
+        "math.huge",
+        "0/0",
+        "1e300",
+        "2^63",
+        "2^64",
+        "1e100",
+        "1e308",
+        "1e21",
+        "1e16",
+        "1e15",
+        "4294967295",
+        "2147483647",
+        "2147483648",
+        "2147483649",
+        "2^31",
+        "2^32",
+        "2^53",
+    ]
+    .iter()
+    .any(|big| source.contains(big))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -864,30 +890,4 @@ mod tests {
         );
         assert_eq!(format_directives("return (\"%Aa\"):format(1)"), ["%A"]);
     }
-}
-
-/// Whether `source` holds a non-finite or huge number literal (the generator's edge numbers).
-fn mentions_huge_number(source: &str) -> bool {
-    [
-        "1/0",
-        "math.huge",
-        "0/0",
-        "1e300",
-        "2^63",
-        "2^64",
-        "1e100",
-        "1e308",
-        "1e21",
-        "1e16",
-        "1e15",
-        "4294967295",
-        "2147483647",
-        "2147483648",
-        "2147483649",
-        "2^31",
-        "2^32",
-        "2^53",
-    ]
-    .iter()
-    .any(|big| source.contains(big))
 }
