@@ -312,7 +312,7 @@ pub static CLASSES: &[Class] = &[
         origin: Origin::Open {
             findings: "#setmetatable-non-table",
         },
-        what: "`setmetatable` on a non-table succeeds in gopher-lua",
+        what: "`setmetatable` on a non-table succeeds in gopher-lua and replaces the metatable of every value of that type for the rest of the run: after `setmetatable(\"x\")` a method call `(\"a\"):upper()` fails with \"attempt to index a non-table object(string)\", after `setmetatable(255, {})` `getmetatable(0)` is that table",
         matches: |f| {
             (f.source.contains("setmetatable")
                 && f.ours().contains("(table expected, got")
