@@ -65,6 +65,12 @@ pub fn run_ours(source: &str, obj: &JsonValue) -> Outcome {
     }
 }
 
+/// What the comparison runs a script through besides our engine: gopher-lua (or a stand-in in
+/// the tests of the comparison itself).
+pub trait Reference {
+    fn run(&mut self, source: &str) -> Outcome;
+}
+
 /// The Go runner as a long-lived child process, restarted when it hangs or dies.
 pub struct Gopher {
     path: PathBuf,
@@ -121,9 +127,11 @@ impl Gopher {
             let _ = running.child.wait();
         }
     }
+}
 
+impl Reference for Gopher {
     /// Runs `source` through gopher-lua.
-    pub fn run(&mut self, source: &str) -> Outcome {
+    fn run(&mut self, source: &str) -> Outcome {
         if self.process.is_none() {
             match self.start() {
                 Ok(running) => self.process = Some(running),

@@ -6,13 +6,13 @@ use std::collections::BTreeMap;
 use kruise_lua_engine::JsonValue;
 
 use crate::classes::{self, Class, Finding};
-use crate::engines::{self, Gopher};
+use crate::engines::{self, Reference};
 use crate::generate::{self, Program};
 use crate::outcome::{self, Divergence, Outcome};
 
 /// Runs programs through both engines.
 pub struct Session {
-    gopher: Gopher,
+    gopher: Box<dyn Reference>,
     obj: JsonValue,
     /// Program runs so far (both engines count as one).
     pub runs: usize,
@@ -38,9 +38,9 @@ pub struct Report {
 }
 
 impl Session {
-    pub fn new(gopher: Gopher) -> Session {
+    pub fn new(gopher: impl Reference + 'static) -> Session {
         Session {
-            gopher,
+            gopher: Box::new(gopher),
             obj: engines::obj(),
             runs: 0,
         }
@@ -235,5 +235,90 @@ impl Session {
                 },
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::outcome::Status;
+
+    /// A stand-in for gopher-lua: our engine, except that it reads `"MARK"` as `"XXXX"` in
+    /// what a statement observed, and fails the whole run when the script says `BOOM`.
+    struct Skewed;
+
+    impl Reference for Skewed {
+        fn run(&mut self, source: &str) -> Outcome {
+            if source.contains("BOOM") {
+                return Outcome::new(Status::Runtime, "boom", "");
+            }
+            let mut outcome = engines::run_ours(source, &engines::obj());
+            for line in outcome.lines.values_mut() {
+                *line = line.replace("MARK", "XXXX");
+            }
+            outcome
+        }
+    }
+
+    fn program(statements: &[&str]) -> Program {
+        Program {
+            seed: 0,
+            statements: statements
+                .iter()
+                .enumerate()
+                .map(|(i, body)| (i as u32, format!("__o({i}, function() {body} end)")))
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn an_unexplained_observation_is_reported_with_its_statement_alone() {
+        let mut session = Session::new(Skewed);
+        let mut report = Report::default();
+        let p = program(&["return 1", "return string.rep(\"MARK\", 1)", "return 2"]);
+        let (gopher, ours) = session.run(&p);
+        for divergence in outcome::differences(&gopher, &ours) {
+            session.account(&p, divergence, &mut report);
+        }
+        assert_eq!(report.unexplained.len(), 1);
+        let found = &report.unexplained[0];
+        assert_eq!(found.program.statements.len(), 1);
+        assert!(found.program.statements[0].1.contains("MARK"));
+    }
+
+    #[test]
+    fn a_status_difference_is_shrunk_to_the_statements_that_cause_it() {
+        let mut session = Session::new(Skewed);
+        let mut report = Report::default();
+        let p = program(&[
+            "return 1",
+            "return 2",
+            "local BOOM = 1 return BOOM",
+            "return 3",
+            "return 4",
+        ]);
+        let (gopher, ours) = session.run(&p);
+        for divergence in outcome::differences(&gopher, &ours) {
+            session.account(&p, divergence, &mut report);
+        }
+        assert_eq!(report.unexplained.len(), 1);
+        let found = &report.unexplained[0];
+        assert_eq!(found.program.statements.len(), 1);
+        assert!(found.program.statements[0].1.contains("BOOM"));
+        assert!(matches!(found.divergence, Divergence::Status { .. }));
+    }
+
+    #[test]
+    fn every_open_class_is_stale_when_the_reference_agrees_with_us() {
+        // The stand-in is our engine, so no open class's example diverges any more.
+        let mut session = Session::new(Skewed);
+        let mut report = Report::default();
+        let (problems, _) = session.check_examples(&mut report);
+        let open = classes::CLASSES
+            .iter()
+            .filter(|c| matches!(c.origin, classes::Origin::Open { .. }))
+            .count();
+        assert_eq!(problems.len(), open);
+        assert!(report.matched.is_empty());
     }
 }
