@@ -646,6 +646,24 @@ pub static CLASSES: &[Class] = &[
         },
     },
     Class {
+        id: "for-string-operands",
+        example: r#"local r = {} for i = 1, "3" do r[#r + 1] = i end return __t(r)"#,
+        origin: Origin::Open {
+            findings: "#for-string-operands",
+        },
+        what: "a numeric `for` with a string initial value, limit or step raises \"for statement … must be a number\" in gopher-lua; we coerce (already on README's known-differences list)",
+        matches: |f| f.gopher().contains("for statement") && !f.ours().contains("for statement"),
+    },
+    Class {
+        id: "multiple-assignment-order",
+        example: r#"local t = {1, 2, 3} local i = 1 t[i], i = 10, 2 return i, __t(t)"#,
+        origin: Origin::Open {
+            findings: "#multiple-assignment-order",
+        },
+        what: "in `t[i], i = 10, 2` gopher-lua assigns from right to left and reads `i` for the index after assigning it (t[2] = 10); we index with the old i, as PUC Lua does. gopher-lua changed its register allocation between the snapshot and the pin (1e6e6e1, 507fb6e, 0aa49ba, 276ea72): confirm on the pin before fixing",
+        matches: |f| f.source.contains("t[i], i = "),
+    },
+    Class {
         id: "xpcall-handler-error",
         example: r#"local a, b = xpcall(function() error("x") end, function(e) error("again") end) return a, b"#,
         origin: Origin::Open {

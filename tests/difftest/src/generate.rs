@@ -701,7 +701,61 @@ impl Generator {
         self.pick(&choices).to_string()
     }
 
+    /// Numeric and generic `for` loops with odd bounds and steps (stopped after 20 rounds).
+    fn loops(&mut self) -> String {
+        let bound = |g: &mut Generator| match g.rng.random_range(0..4) {
+            0 => g.scalar(),
+            _ => g.small_int(),
+        };
+        let (a, b) = (bound(self), bound(self));
+        if self.chance(60) {
+            let step = match self.rng.random_range(0..4) {
+                0 => String::new(),
+                1 => format!(
+                    ", {}",
+                    self.pick(&["0", "0.5", "(-1)", "(-0.25)", "\"2\"", "(0/0)", "(1/0)"])
+                ),
+                _ => format!(", {}", bound(self)),
+            };
+            format!(
+                "local r = {{}} for i = {a}, {b}{step} do r[#r + 1] = i if #r >= 20 then break end end return __t(r)"
+            )
+        } else {
+            let t = self.table();
+            let iter = self.pick(&["pairs", "ipairs"]);
+            format!(
+                "local r = {{}} for k, v in {iter}({t}) do r[#r + 1] = tostring(k) .. \"=\" .. tostring(v) if #r >= 20 then break end end return table.concat(r, \" \")"
+            )
+        }
+    }
+
+    /// Multiple assignment: evaluation order of targets and values, adjustment to the count.
+    fn assignments(&mut self) -> String {
+        let choices = [
+            "local t = {} local i = 1 i, t[i] = i + 1, 20 return i, __t(t)",
+            "local t = {1, 2, 3} local i = 1 t[i], i = 10, 2 return i, __t(t)",
+            "local a, b, c = (function() return 1, 2, 3 end)() return a, b, c",
+            "local a, b, c = (function() return 1, 2, 3 end)(), 9 return a, b, c",
+            "local a, b = ((function() return 1, 2 end)()) return a, b",
+            "local t = {} t.x, t.y, t.z = 1 return __t(t)",
+            "local a, a = 1, 2 return a",
+            "local function f(...) local a, b = ... return a, b, select('#', ...) end return f(nil, nil, nil)",
+            "local log = {} local function f(x) log[#log + 1] = x return x end local t = {} t[f(1)], t[f(2)] = f(3), f(4) return table.concat(log, \" \"), __t(t)",
+            "local x = 1 local function g() x = x + 1 return x end return x + g(), x",
+            "local s = \"a\" local function g() s = s .. \"b\" return s end return s .. g(), s",
+            "local t = {n = 0} function t:add(v) self.n = self.n + v return self end return t:add(1):add(2).n",
+        ];
+        self.pick(&choices).to_string()
+    }
+
     fn body(&mut self) -> String {
+        if self.chance(8) {
+            return if self.chance(50) {
+                self.loops()
+            } else {
+                self.assignments()
+            };
+        }
         match self.rng.random_range(0..100) {
             0..=29 => self.library_call(),
             30..=39 => self.operator(),
