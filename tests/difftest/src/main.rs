@@ -1,6 +1,6 @@
 //! `kruise-lua-difftest`: compares kruise-lua's engine with gopher-lua on generated scripts.
-//! `--ci` runs the fixed brief seed set and fails on unexplained divergences and on open
-//! classes that no longer match anything; `--seeds N` runs at length and prints every finding.
+//! Every run fails on an unexplained divergence; `--ci` also runs each class's example and fails
+//! on open classes that no longer match anything (stale) or whose example another class claims.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -12,7 +12,7 @@ use kruise_lua_difftest::engines::Gopher;
 use kruise_lua_difftest::outcome::Divergence;
 use kruise_lua_difftest::session::{Report, Session, Unexplained};
 
-/// The brief run's seeds when `--ci` is given without `--first`/`--seeds`.
+/// How many seeds a run takes without `--seeds` (the CI run: seeds 1..=400 unless `--first`).
 const CI_SEEDS: u64 = 400;
 
 #[derive(Parser)]
@@ -30,7 +30,7 @@ struct Args {
     /// Statements per program.
     #[arg(long, default_value_t = 40)]
     size: usize,
-    /// The CI mode: fail when an open class matched nothing (it is stale).
+    /// The CI mode: run every class's example too; fail on a stale or shadowed open class.
     #[arg(long)]
     ci: bool,
     /// Print one example per matched class too.
