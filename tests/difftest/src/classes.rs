@@ -837,6 +837,21 @@ fn mentions_huge_number(source: &str) -> bool {
     ]
     .iter()
     .any(|big| source.contains(big))
+        || has_big_exponent(source)
+}
+
+/// Whether `source` holds a number literal like `3.4e194` (a positive exponent of 10 or more).
+fn has_big_exponent(source: &str) -> bool {
+    let bytes = source.as_bytes();
+    (1..bytes.len()).any(|i| {
+        bytes[i] == b'e'
+            && bytes[i - 1].is_ascii_digit()
+            && bytes[i + 1..]
+                .iter()
+                .take_while(|b| b.is_ascii_digit())
+                .count()
+                >= 2
+    })
 }
 
 #[cfg(test)]
@@ -898,6 +913,13 @@ mod tests {
         assert_eq!(classify(&close).map(|c| c.id), Some("libm-last-digit"));
         let far = finding("return math.tan(97)", "ok|n:-0.41", "ok|n:-0.42");
         assert_eq!(classify(&far).map(|c| c.id), None);
+    }
+
+    #[test]
+    fn huge_literals_are_recognised() {
+        assert!(mentions_huge_number("string.sub(\"a\", 3.4e194, 1)"));
+        assert!(mentions_huge_number("string.sub(\"a\", 1/0)"));
+        assert!(!mentions_huge_number("string.sub(\"a\", 3.4e-194, 1e5)"));
     }
 
     #[test]

@@ -91,9 +91,15 @@ impl Generator {
     }
 
     fn number(&mut self) -> String {
-        match self.rng.random_range(0..10) {
+        match self.rng.random_range(0..12) {
             0 => format!("{}", self.rng.random_range(-20..40)),
             1 => format!("{}", self.rng.random_range(-1000.0..1000.0_f64)),
+            // Any magnitude, written as the shortest text that reads back exactly.
+            2 => {
+                let x = self.rng.random_range(1.0..10.0_f64)
+                    * 10f64.powi(self.rng.random_range(-320..308));
+                format!("{x:e}")
+            }
             _ => self.pick(NUMBERS).to_string(),
         }
     }
@@ -521,6 +527,8 @@ impl Generator {
             ("__lt", "a > 1"),
             ("__le", "a <= b"),
             ("__le", "a >= b"),
+            // Lua 5.1 falls back from __le to `not (b < a)` with __lt.
+            ("__lt", "a <= b"),
             ("__len", "#a"),
             ("__call", "a(1, 2)"),
             ("__index", "a.x"),
