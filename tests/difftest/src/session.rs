@@ -131,7 +131,7 @@ impl Session {
             {
                 if let Some(readme) = snapshot {
                     notes.push(format!(
-                        "class `{}`: our engine behaves like the 2017 snapshot on `{}`; the pin does not ({readme})",
+                        "class `{}`: our engine behaves like the 2017 snapshot on `{}`; the pin does not (reference: {readme})",
                         class.id, class.example
                     ));
                     continue;
