@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: formatting, lints, every crate's tests (engine conformance, CLI
-# end-to-end), the bundled script library checked by the freshly built binary, the language
-# server end to end (pytest-lsp), the pre-commit hooks (real pre-commit), Neovim end to end
+# end-to-end), the differential test against gopher-lua, the bundled script library checked by
+# the freshly built binary, the language server end to end (pytest-lsp), the pre-commit hooks
+# (real pre-commit), Neovim end to end
 # (headless nvim), and the VS Code extension (unit tests, the extension against the real
 # server, the .vsix package).
 set -euo pipefail
@@ -20,6 +21,9 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 
 echo "== cargo test"
 cargo test --workspace --locked
+
+echo "== differential test against gopher-lua (fixed seeds)"
+bash scripts/difftest.sh --ci
 
 echo "== kruise-lua check lua_configuration"
 cargo run --quiet --locked -p kruise-lua -- check lua_configuration
