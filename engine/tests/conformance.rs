@@ -17,26 +17,7 @@ mod common;
 use common::{conformance_dir, relative};
 
 /// Vectors where the engine is known to differ from Kruise, with the reason. Keep it short.
-const KNOWN_DIFFERENCES: &[(&str, &str)] = &[
-    // The pattern matcher's 2022-pin rules are another branch's work (stdlib/pattern.rs);
-    // this list fails as soon as they agree, so the entries go when that branch is merged.
-    (
-        "pin_pat_percent_p",
-        "pattern matcher: %p without digits (stdlib branch)",
-    ),
-    (
-        "pin_pat_set_dash_close",
-        "pattern matcher: [-%]] (stdlib branch)",
-    ),
-    (
-        "pin_pat_set_leading_bracket",
-        "pattern matcher: []] (stdlib branch)",
-    ),
-    (
-        "pin_pat_stray_close_bracket",
-        "pattern matcher: stray ] (stdlib branch)",
-    ),
-];
+const KNOWN_DIFFERENCES: &[(&str, &str)] = &[];
 
 /// The most entries [`KNOWN_DIFFERENCES`] may have.
 const MAX_KNOWN_DIFFERENCES: usize = 8;

@@ -807,6 +807,16 @@ unsafe fn set_nil(l: State, table: c_int, name: &std::ffi::CStr) {
     }
 }
 
+/// Replaces global `name` with closure `f` whose upvalue is the current value of `name`.
+pub(crate) unsafe fn wrap_global(l: State, name: &std::ffi::CStr, f: ffi::lua_CFunction) {
+    unsafe {
+        let g = ffi::LUA_GLOBALSINDEX;
+        ffi::lua_getfield(l, g, name.as_ptr());
+        ffi::lua_pushcclosure(l, f, 1);
+        ffi::lua_setfield(l, g, name.as_ptr());
+    }
+}
+
 pub(crate) unsafe fn install_raw(l: State) {
     unsafe {
         let g = ffi::LUA_GLOBALSINDEX;
