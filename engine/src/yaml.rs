@@ -12,8 +12,20 @@
 //!   a tag that does not fit its value (`!!int abc`) is an error. Unknown tags give strings.
 //! * Aliases are resolved (the node is copied; its top span is the alias's), and `<<` merge keys
 //!   are applied in place, in source order, as go-yaml v2 applies them.
-//! * A key that appears twice keeps its first position and takes the later value.
-//! * Only the first document counts ([`parse_first_document`]).
+//! * Alias expansion is bounded as go-yaml v2 bounds it against "billion laughs" documents
+//!   (gopkg.in/yaml.v2 v2.4.0, decode.go, `allowedAliasRatio` and `decoder.unmarshal`): every
+//!   node decoded counts, nodes decoded through an alias count as aliased, and once more than
+//!   100 aliased nodes and 1,000 nodes in all are decoded, the aliased share may not exceed 99%
+//!   (up to 400,000 nodes) falling linearly to 10% (from 4,000,000 nodes); beyond it the
+//!   document fails with go-yaml's "document contains excessive aliasing". Ours adds a bound on
+//!   the scalar bytes copied through aliases ([`MAX_ALIAS_EXPANDED_BYTES`]), which go-yaml
+//!   does not need (its strings are shared, ours are copied). Both are checked at the alias,
+//!   from sizes recorded with each anchor, before anything is copied: an expansion past the
+//!   bounds is never built.
+//! * A key that appears twice keeps its first position and takes the later value (with a
+//!   [`YamlNote`], as the author almost certainly made a mistake).
+//! * Only the first document counts ([`parse_first_document`]); [`parse_case_document`] notes
+//!   when more follow.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -89,15 +101,47 @@ pub enum PathSeg {
     Index(usize),
 }
 
+/// Something a document does that its reader accepts but that is probably a mistake: a key
+/// written twice in one mapping, or a document after the first in a file where only the first
+/// is read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct YamlNote {
+    pub message: String,
+    pub pos: Pos,
+}
+
+/// The first document of a stream and the notes about it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FirstDocument {
+    /// `None` for an empty stream.
+    pub root: Option<YamlNode>,
+    pub notes: Vec<YamlNote>,
+}
+
+/// The most scalar bytes one document may copy through aliases (16 MiB): go-yaml v2 shares
+/// an aliased node's strings, this reader copies them, so a long string aliased many times
+/// needs a bound of its own.
+pub const MAX_ALIAS_EXPANDED_BYTES: u64 = 16 << 20;
+
 /// Parses the first document of `source` (later documents are ignored, as Kruise does).
 /// `Ok(None)` for an empty stream.
 pub fn parse_first_document(source: &str) -> Result<Option<YamlNode>, YamlError> {
-    Ok(parse_stream(source, Some(1))?.into_iter().next())
+    Ok(parse_case_document(source)?.root)
+}
+
+/// Parses the first document of `source` as Kruise reads a test case (later documents are
+/// ignored), with notes about duplicate keys and about documents that follow the first.
+pub fn parse_case_document(source: &str) -> Result<FirstDocument, YamlError> {
+    let (mut docs, notes) = parse_stream(source, Some(1))?;
+    Ok(FirstDocument {
+        root: docs.pop(),
+        notes,
+    })
 }
 
 /// Parses every document of `source` (for manifests holding several resources).
 pub fn parse_documents(source: &str) -> Result<Vec<YamlNode>, YamlError> {
-    parse_stream(source, None)
+    Ok(parse_stream(source, None)?.0)
 }
 
 impl YamlNode {
@@ -521,25 +565,80 @@ fn resolve_scalar(text: &str, style: ScalarStyle, tag: Option<&str>) -> Result<Y
 // ---------------------------------------------------------------------------------------------
 // Building the tree from parser events.
 
-/// Byte offsets of every char index (the parser's markers count chars).
-struct Positions {
-    byte_of_char: Vec<usize>,
+/// Turns the parser's markers (which count chars) into byte offsets. Only every
+/// [`CHARS_PER_CHECKPOINT`]th char's offset is stored (an index per char cost 8 bytes per
+/// byte of input: 160 MB for a 20 MB case); a lookup walks at most that many chars from the
+/// checkpoint before it. ASCII text needs no table at all.
+struct Positions<'a> {
+    source: &'a str,
+    chars: usize,
+    /// `None` when every char is one byte.
+    checkpoints: Option<Vec<usize>>,
 }
 
-impl Positions {
-    fn new(source: &str) -> Self {
-        let mut byte_of_char: Vec<usize> = source.char_indices().map(|(b, _)| b).collect();
-        byte_of_char.push(source.len());
-        Positions { byte_of_char }
+const CHARS_PER_CHECKPOINT: usize = 64;
+
+impl<'a> Positions<'a> {
+    fn new(source: &'a str) -> Self {
+        if source.is_ascii() {
+            return Positions {
+                source,
+                chars: source.len(),
+                checkpoints: None,
+            };
+        }
+        let mut checkpoints = Vec::with_capacity(source.len() / CHARS_PER_CHECKPOINT + 1);
+        let mut chars = 0;
+        for (byte, _) in source.char_indices() {
+            if chars % CHARS_PER_CHECKPOINT == 0 {
+                checkpoints.push(byte);
+            }
+            chars += 1;
+        }
+        Positions {
+            source,
+            chars,
+            checkpoints: Some(checkpoints),
+        }
+    }
+
+    /// The byte offset of char `index` (the end of the text past the last char).
+    fn byte_offset(&self, index: usize) -> usize {
+        let index = index.min(self.chars);
+        let Some(checkpoints) = &self.checkpoints else {
+            return index;
+        };
+        if index == self.chars {
+            return self.source.len();
+        }
+        let base = checkpoints[index / CHARS_PER_CHECKPOINT];
+        self.source[base..]
+            .char_indices()
+            .nth(index % CHARS_PER_CHECKPOINT)
+            .map_or(self.source.len(), |(b, _)| base + b)
     }
 
     fn pos(&self, m: &Marker) -> Pos {
-        let idx = m.index().min(self.byte_of_char.len() - 1);
         Pos {
             line: m.line() as u32,
             column: m.col() as u32 + 1,
-            offset: self.byte_of_char[idx],
+            offset: self.byte_offset(m.index()),
         }
+    }
+}
+
+/// How much a node stands for once its aliases are expanded: nodes (as go-yaml v2 counts
+/// decode operations) and scalar bytes.
+#[derive(Debug, Clone, Copy, Default)]
+struct Size {
+    nodes: u64,
+    bytes: u64,
+}
+
+impl Size {
+    fn add(&mut self, other: Size) {
+        self.nodes = self.nodes.saturating_add(other.nodes);
+        self.bytes = self.bytes.saturating_add(other.bytes);
     }
 }
 
@@ -549,6 +648,7 @@ enum Frame {
         start: Pos,
         flow: bool,
         anchor: usize,
+        size: Size,
     },
     Map {
         entries: Vec<(YamlNode, YamlNode)>,
@@ -557,6 +657,7 @@ enum Frame {
         start: Pos,
         flow: bool,
         anchor: usize,
+        size: Size,
     },
 }
 
@@ -572,12 +673,15 @@ fn scan_error(positions: &Positions, e: &ScanError) -> YamlError {
 }
 
 /// Sets `key` to `value` in `entries` as a Go map does: an equal key keeps its place and takes
-/// the new key node and value.
-fn map_insert(entries: &mut Vec<(YamlNode, YamlNode)>, key: YamlNode, value: YamlNode) {
+/// the new key node and value. Returns the position of the key it replaced, if any.
+fn map_insert(entries: &mut Vec<(YamlNode, YamlNode)>, key: YamlNode, value: YamlNode) -> Option<Pos> {
     if let Some(slot) = entries.iter_mut().find(|(k, _)| k.value == key.value) {
+        let replaced = slot.0.span.start;
         *slot = (key, value);
+        Some(replaced)
     } else {
         entries.push((key, value));
+        None
     }
 }
 
@@ -613,41 +717,139 @@ fn apply_merge(entries: &mut Vec<(YamlNode, YamlNode)>, value: YamlNode) -> Resu
     Ok(())
 }
 
+/// go-yaml v2's `allowedAliasRatio` (gopkg.in/yaml.v2 v2.4.0, decode.go): the share of decode
+/// operations that may come from alias expansion, 99% up to 400,000 operations, falling
+/// linearly to 10% at 4,000,000.
+fn allowed_alias_ratio(decoded: u64) -> f64 {
+    const LOW: u64 = 400_000;
+    const HIGH: u64 = 4_000_000;
+    if decoded <= LOW {
+        0.99
+    } else if decoded >= HIGH {
+        0.10
+    } else {
+        0.99 - 0.89 * ((decoded - LOW) as f64 / (HIGH - LOW) as f64)
+    }
+}
+
+/// What one document has decoded so far, for go-yaml v2's aliasing bound.
+#[derive(Debug, Default)]
+struct AliasBudget {
+    /// Every node decoded, aliased ones included (go-yaml's `decodeCount`).
+    decoded: u64,
+    /// Nodes decoded through an alias (go-yaml's `aliasCount`).
+    aliased: u64,
+    /// Scalar bytes copied through aliases (our own bound, see [`MAX_ALIAS_EXPANDED_BYTES`]).
+    aliased_bytes: u64,
+}
+
+impl AliasBudget {
+    fn count_node(&mut self) {
+        self.decoded = self.decoded.saturating_add(1);
+    }
+
+    /// Counts the alias node at `pos` and the expansion of its target, failing when the
+    /// document goes past the bounds (before anything is copied).
+    fn count_alias(&mut self, target: Size, pos: Pos) -> Result<(), YamlError> {
+        self.decoded = self.decoded.saturating_add(1).saturating_add(target.nodes);
+        self.aliased = self.aliased.saturating_add(target.nodes);
+        self.aliased_bytes = self.aliased_bytes.saturating_add(target.bytes);
+        // go-yaml v2's check in `decoder.unmarshal`.
+        if self.aliased > 100
+            && self.decoded > 1000
+            && self.aliased as f64 / self.decoded as f64 > allowed_alias_ratio(self.decoded)
+        {
+            return Err(error_at(
+                pos,
+                format!(
+                    "document contains excessive aliasing: this alias brings the document to {} decoded nodes, {} of them through aliases (Kruise's YAML reader refuses it too)",
+                    self.decoded, self.aliased
+                ),
+            ));
+        }
+        if self.aliased_bytes > MAX_ALIAS_EXPANDED_BYTES {
+            return Err(error_at(
+                pos,
+                format!(
+                    "document contains excessive aliasing: this alias brings the text copied through aliases to {} bytes (the limit is {} MiB)",
+                    self.aliased_bytes,
+                    MAX_ALIAS_EXPANDED_BYTES >> 20
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
 struct Builder<'a> {
-    positions: Positions,
+    positions: Positions<'a>,
     source: &'a str,
     stack: Vec<Frame>,
-    anchors: HashMap<usize, YamlNode>,
+    /// Each anchored node with its expanded size.
+    anchors: HashMap<usize, (YamlNode, Size)>,
+    budget: AliasBudget,
+    notes: Vec<YamlNote>,
     /// The finished root of the current document.
     root: Option<YamlNode>,
 }
 
 impl Builder<'_> {
-    /// Hands a finished node to its parent (or makes it the document root).
+    /// Hands a finished node of expanded size `size` to its parent (or makes it the document
+    /// root).
     fn finish(
         &mut self,
         node: YamlNode,
+        size: Size,
         anchor: usize,
         is_merge_key: bool,
     ) -> Result<(), YamlError> {
         if anchor != 0 {
-            self.anchors.insert(anchor, node.clone());
+            self.anchors.insert(anchor, (node.clone(), size));
         }
         match self.stack.last_mut() {
             None => self.root = Some(node),
-            Some(Frame::Seq { items, .. }) => items.push(node),
+            Some(Frame::Seq {
+                items, size: total, ..
+            }) => {
+                total.add(size);
+                items.push(node)
+            }
             Some(Frame::Map {
-                entries, pending, ..
-            }) => match pending.take() {
-                None => {
-                    if matches!(node.value, YamlValue::Seq(_) | YamlValue::Map(_)) {
-                        return Err(error_at(node.span.start, "invalid map key: a collection"));
+                entries,
+                pending,
+                size: total,
+                ..
+            }) => {
+                total.add(size);
+                match pending.take() {
+                    None => {
+                        if matches!(node.value, YamlValue::Seq(_) | YamlValue::Map(_)) {
+                            return Err(error_at(
+                                node.span.start,
+                                "invalid map key: a collection",
+                            ));
+                        }
+                        *pending = Some((node, is_merge_key));
                     }
-                    *pending = Some((node, is_merge_key));
+                    Some((_, true)) => apply_merge(entries, node)?,
+                    Some((key, false)) => {
+                        let pos = key.span.start;
+                        let text = self.source[key.span.start.offset..key.span.end.offset]
+                            .chars()
+                            .take(80)
+                            .collect::<String>();
+                        if let Some(first) = map_insert(entries, key, node) {
+                            self.notes.push(YamlNote {
+                                message: format!(
+                                    "the key `{text}` is written twice in this mapping (first on line {}); Kruise keeps the later value",
+                                    first.line
+                                ),
+                                pos,
+                            });
+                        }
+                    }
                 }
-                Some((_, true)) => apply_merge(entries, node)?,
-                Some((key, false)) => map_insert(entries, key, node),
-            },
+            }
         }
         Ok(())
     }
@@ -663,14 +865,33 @@ impl Builder<'_> {
     }
 }
 
-/// Parses up to `max_docs` documents (all when `None`).
-fn parse_stream(source: &str, max_docs: Option<usize>) -> Result<Vec<YamlNode>, YamlError> {
+/// Whether the document that starts after the first one has any content (a trailing `---`
+/// alone does not count). A scan error counts as content: something is there.
+fn later_document_has_content(parser: &mut Parser<'_, saphyr_parser::StrInput<'_>>) -> bool {
+    match parser.next_event() {
+        Some(Ok((Event::DocumentStart(_), _))) => !matches!(
+            parser.next_event(),
+            Some(Ok((Event::Scalar(text, ScalarStyle::Plain, 0, None), _))) if text.is_empty()
+        ),
+        Some(Ok((Event::StreamEnd, _))) | None => false,
+        _ => true,
+    }
+}
+
+/// Parses up to `max_docs` documents (all when `None`), with notes about duplicate keys and
+/// about content past the last document read.
+fn parse_stream(
+    source: &str,
+    max_docs: Option<usize>,
+) -> Result<(Vec<YamlNode>, Vec<YamlNote>), YamlError> {
     let mut parser = Parser::new_from_str(source);
     let mut b = Builder {
         positions: Positions::new(source),
         source,
         stack: Vec::new(),
         anchors: HashMap::new(),
+        budget: AliasBudget::default(),
+        notes: Vec::new(),
         root: None,
     };
     let mut docs = Vec::new();
@@ -683,6 +904,8 @@ fn parse_stream(source: &str, max_docs: Option<usize>) -> Result<Vec<YamlNode>, 
             Event::StreamEnd => break,
             Event::DocumentStart(_) => {
                 b.anchors.clear();
+                b.budget = AliasBudget::default();
+                b.budget.count_node();
                 b.root = None;
             }
             Event::DocumentEnd => {
@@ -690,18 +913,30 @@ fn parse_stream(source: &str, max_docs: Option<usize>) -> Result<Vec<YamlNode>, 
                     docs.push(root);
                 }
                 if max_docs.is_some_and(|max| docs.len() >= max) {
+                    if later_document_has_content(&mut parser) {
+                        b.notes.push(YamlNote {
+                            message: "this file holds more than one YAML document; Kruise reads only the first".to_string(),
+                            pos: end,
+                        });
+                    }
                     break;
                 }
             }
             Event::Alias(id) => {
-                let Some(target) = b.anchors.get(&id) else {
+                let Some((target, size)) = b.anchors.get(&id) else {
                     return Err(error_at(start, "unknown anchor referenced"));
                 };
+                let size = *size;
+                b.budget.count_alias(size, start)?;
                 let node = YamlNode {
                     value: target.value.clone(),
                     span: Span { start, end },
                 };
-                b.finish(node, 0, false)?;
+                let alias_size = Size {
+                    nodes: size.nodes.saturating_add(1),
+                    bytes: size.bytes,
+                };
+                b.finish(node, alias_size, 0, false)?;
             }
             Event::Scalar(text, style, anchor, tag) => {
                 let tag_text = tag.as_ref().map(|t| format!("{}{}", t.handle, t.suffix));
@@ -710,32 +945,47 @@ fn parse_stream(source: &str, max_docs: Option<usize>) -> Result<Vec<YamlNode>, 
                         || tag_text.as_deref() == Some("tag:yaml.org,2002:merge"));
                 let value = resolve_scalar(&text, style, tag_text.as_deref())
                     .map_err(|m| error_at(start, m))?;
+                // go-yaml v2 does not decode a merge key itself, only its value.
+                let size = if is_merge_key {
+                    Size::default()
+                } else {
+                    b.budget.count_node();
+                    Size {
+                        nodes: 1,
+                        bytes: text.len() as u64,
+                    }
+                };
                 b.finish(
                     YamlNode {
                         value,
                         span: Span { start, end },
                     },
+                    size,
                     anchor,
                     is_merge_key,
                 )?;
             }
             Event::SequenceStart(anchor, _) => {
                 let flow = b.is_flow(start, end);
+                b.budget.count_node();
                 b.stack.push(Frame::Seq {
                     items: Vec::new(),
                     start,
                     flow,
                     anchor,
+                    size: Size { nodes: 1, bytes: 0 },
                 });
             }
             Event::MappingStart(anchor, _) => {
                 let flow = b.is_flow(start, end);
+                b.budget.count_node();
                 b.stack.push(Frame::Map {
                     entries: Vec::new(),
                     pending: None,
                     start,
                     flow,
                     anchor,
+                    size: Size { nodes: 1, bytes: 0 },
                 });
             }
             Event::SequenceEnd => {
@@ -744,6 +994,7 @@ fn parse_stream(source: &str, max_docs: Option<usize>) -> Result<Vec<YamlNode>, 
                     start: s,
                     flow,
                     anchor,
+                    size,
                 }) = b.stack.pop()
                 else {
                     return Err(error_at(start, "unbalanced sequence end"));
@@ -758,6 +1009,7 @@ fn parse_stream(source: &str, max_docs: Option<usize>) -> Result<Vec<YamlNode>, 
                         value: YamlValue::Seq(items),
                         span: Span { start: s, end: e },
                     },
+                    size,
                     anchor,
                     false,
                 )?;
@@ -769,6 +1021,7 @@ fn parse_stream(source: &str, max_docs: Option<usize>) -> Result<Vec<YamlNode>, 
                     start: s,
                     flow,
                     anchor,
+                    size,
                 }) = b.stack.pop()
                 else {
                     return Err(error_at(start, "unbalanced mapping end"));
@@ -790,13 +1043,14 @@ fn parse_stream(source: &str, max_docs: Option<usize>) -> Result<Vec<YamlNode>, 
                         value: YamlValue::Map(entries),
                         span: Span { start: s, end: e },
                     },
+                    size,
                     anchor,
                     false,
                 )?;
             }
         }
     }
-    Ok(docs)
+    Ok((docs, b.notes))
 }
 
 impl Pos {
@@ -1057,6 +1311,79 @@ mod tests {
         // A quoted "<<" is an ordinary key.
         let quoted = parse_first_document("'<<': {a: 1}\n").unwrap().unwrap();
         assert!(quoted.get("<<").is_some());
+    }
+
+    /// A "billion laughs" document: each level aliases the one below nine times.
+    fn alias_bomb(levels: usize) -> String {
+        let mut out = String::from("a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n");
+        for level in 1..=levels {
+            let items = vec![format!("*a{}", level - 1); 9].join(", ");
+            out.push_str(&format!("a{level}: &a{level} [{items}]\n"));
+        }
+        out
+    }
+
+    #[test]
+    fn alias_bombs_fail_at_the_alias_without_being_expanded() {
+        // Thousands of aliased nodes for about 50 written ones: past go-yaml v2's 99% ratio.
+        for levels in [3, 9, 30] {
+            let err = parse_first_document(&alias_bomb(levels)).unwrap_err();
+            assert!(
+                err.message.contains("document contains excessive aliasing"),
+                "{err:?}"
+            );
+            // The alias that crosses the bound, on the line of level 3 (line 4) at every depth.
+            assert_eq!(err.pos.line, 4, "{levels} levels: {err:?}");
+        }
+        // Moderate aliasing, as go-yaml accepts it, still works.
+        let doc = parse_first_document(&alias_bomb(2)).unwrap().unwrap();
+        let YamlValue::Seq(level2) = &doc.get("a2").unwrap().value else {
+            panic!("a2 is a sequence")
+        };
+        assert!(level2.iter().all(|l1| matches!(&l1.value, YamlValue::Seq(l0) if l0.len() == 9)));
+    }
+
+    #[test]
+    fn aliased_text_has_a_byte_bound() {
+        // 100 aliases of a 1 MiB string: few nodes (go-yaml's ratio allows it) but 100 MiB copied.
+        let big = "x".repeat(1 << 20);
+        let mut src = format!("s: &s {big}\nl:\n");
+        for _ in 0..100 {
+            src.push_str("- *s\n");
+        }
+        let err = parse_first_document(&src).unwrap_err();
+        assert!(err.message.contains("bytes (the limit is 16 MiB)"), "{err:?}");
+        // The 17th alias (line 19) passes 16 MiB.
+        assert_eq!(err.pos.line, 19, "{err:?}");
+    }
+
+    #[test]
+    fn duplicate_keys_and_later_documents_are_noted() {
+        let parsed = parse_case_document("a: 1\nb:\n  c: 2\n  c: 3\na: 4\n---\nz: 1\n").unwrap();
+        let notes: Vec<(u32, &str)> = parsed
+            .notes
+            .iter()
+            .map(|n| (n.pos.line, n.message.as_str()))
+            .collect();
+        assert_eq!(notes.len(), 3, "{notes:?}");
+        assert_eq!(notes[0].0, 4);
+        assert!(notes[0].1.contains("`c` is written twice in this mapping (first on line 3)"));
+        assert_eq!(notes[1].0, 5);
+        assert!(notes[2].1.contains("more than one YAML document"), "{notes:?}");
+        // Merges override without a note; a trailing `---` alone is not a document.
+        let quiet = parse_case_document("base: &b {x: 1}\nm:\n  x: 0\n  <<: *b\n---\n").unwrap();
+        assert_eq!(quiet.notes, vec![]);
+    }
+
+    #[test]
+    fn byte_offsets_of_non_ascii_text_far_from_a_checkpoint() {
+        let filler = "é".repeat(200);
+        let src = format!("a: {filler}\nb: ü{filler}\nc: x\n");
+        let doc = parse_first_document(&src).unwrap().unwrap();
+        let c = doc.get("c").unwrap();
+        assert_eq!(&src[c.span.start.offset..c.span.end.offset], "x");
+        let b = doc.get("b").unwrap();
+        assert!(src[b.span.start.offset..b.span.end.offset].starts_with("üé"));
     }
 
     #[test]
