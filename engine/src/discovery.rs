@@ -101,7 +101,10 @@ pub fn discover(root: &Path) -> io::Result<Vec<ScriptEntry>> {
     if !meta.is_dir() {
         let text = input::read_text(root, DEFAULT_MAX_INPUT_BYTES).map_err(|e| match e {
             ReadError::Io(e) => e,
-            other => io::Error::new(io::ErrorKind::InvalidData, other.to_string()),
+            other => io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("{}: {other}", go_display(root)),
+            ),
         })?;
         let scripts = parse_configmap(&text).map_err(|e| {
             io::Error::new(
@@ -154,9 +157,8 @@ pub fn is_ingress_script(relative: &Path) -> bool {
 /// server): gopher-lua would run its bytes as they are, but scripts travel as UTF-8 text
 /// here, and running a repaired copy could differ from Kruise without a word.
 fn read_script(path: &Path) -> Result<String, String> {
-    input::read_text(path, DEFAULT_MAX_INPUT_BYTES).map_err(|e| {
-        format!("fail to read script {}: {e}", go_display(path))
-    })
+    input::read_text(path, DEFAULT_MAX_INPUT_BYTES)
+        .map_err(|e| format!("fail to read script {}: {e}", go_display(path)))
 }
 
 /// Upstream takes the group and Kind from the two folder names above the script.
@@ -291,9 +293,12 @@ struct WalkError {
     error: io::Error,
 }
 
+/// The error keeps its kind, and its message names the path that failed (a folder deep in
+/// the tree, not the tree's root).
 impl From<WalkError> for io::Error {
     fn from(e: WalkError) -> io::Error {
-        io::Error::new(e.error.kind(), format!("{}: {}", e.path.display(), e.error))
+        let message = format!("{}: {}", go_display(&e.path), input::io_text(&e.error));
+        io::Error::new(e.error.kind(), message)
     }
 }
 
@@ -809,6 +814,17 @@ data:
     }
 
     #[cfg(unix)]
+    #[test]
+    fn walk_errors_name_the_path_that_failed() {
+        let error: io::Error = WalkError {
+            path: PathBuf::from("./lua/g/K/testdata/sub"),
+            error: io::Error::from(io::ErrorKind::PermissionDenied),
+        }
+        .into();
+        assert_eq!(error.kind(), io::ErrorKind::PermissionDenied);
+        assert_eq!(error.to_string(), "lua/g/K/testdata/sub: permission denied");
+    }
+
     #[cfg(unix)]
     #[test]
     fn fifos_in_testdata_are_skipped_and_bad_scripts_are_read_errors() {

@@ -19,11 +19,19 @@ pub const DEFAULT_MAX_INPUT_BYTES: u64 = 16 << 20;
 #[derive(Debug)]
 pub enum ReadError {
     /// Not a regular file (after following symlinks): `what` names its type ("a FIFO").
-    NotRegular { what: &'static str },
+    NotRegular {
+        what: &'static str,
+    },
     /// Larger than the limit.
-    TooLarge { size: u64, limit: u64 },
+    TooLarge {
+        size: u64,
+        limit: u64,
+    },
     /// Not valid UTF-8: the 1-based line and byte column of the first invalid byte.
-    NotUtf8 { line: u32, column: u32 },
+    NotUtf8 {
+        line: u32,
+        column: u32,
+    },
     Io(io::Error),
 }
 
@@ -38,7 +46,10 @@ impl std::fmt::Display for ReadError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             ReadError::NotRegular { what } => {
-                write!(f, "is {what}, not a regular file (not read: reading it could block)")
+                write!(
+                    f,
+                    "is {what}, not a regular file (not read: reading it could block)"
+                )
             }
             ReadError::TooLarge { size, limit } => write!(
                 f,
@@ -192,10 +203,8 @@ mod tests {
     use super::*;
 
     fn scratch(name: &str) -> std::path::PathBuf {
-        let dir = std::env::temp_dir().join(format!(
-            "kruise-lua-input-{name}-{}",
-            std::process::id()
-        ));
+        let dir =
+            std::env::temp_dir().join(format!("kruise-lua-input-{name}-{}", std::process::id()));
         let _ = fs::remove_dir_all(&dir);
         fs::create_dir_all(&dir).unwrap();
         dir
@@ -210,7 +219,10 @@ mod tests {
         // SAFETY: a valid NUL-terminated path; mkfifo only creates a file.
         assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o644) }, 0);
         let err = read_text(&fifo, DEFAULT_MAX_INPUT_BYTES).unwrap_err();
-        assert!(matches!(err, ReadError::NotRegular { what: "a FIFO" }), "{err:?}");
+        assert!(
+            matches!(err, ReadError::NotRegular { what: "a FIFO" }),
+            "{err:?}"
+        );
         assert_eq!(non_regular(&fifo), Some("a FIFO"));
         // Through a symlink too.
         let link = dir.join("link.yaml");
@@ -236,10 +248,17 @@ mod tests {
         assert_eq!(read_text(&file, 10).unwrap(), "a: 1\nb: 2\n");
         let err = read_text(&file, 9).unwrap_err();
         assert!(matches!(err, ReadError::TooLarge { size: 10, limit: 9 }));
-        assert!(err.to_string().contains("is 10 bytes, over the 9 bytes limit"), "{err}");
+        assert!(
+            err.to_string()
+                .contains("is 10 bytes, over the 9 bytes limit"),
+            "{err}"
+        );
         fs::write(&file, b"a: 1\nb: x\xffy\n").unwrap();
         let err = read_text(&file, 100).unwrap_err();
-        assert!(matches!(err, ReadError::NotUtf8 { line: 2, column: 5 }), "{err:?}");
+        assert!(
+            matches!(err, ReadError::NotUtf8 { line: 2, column: 5 }),
+            "{err:?}"
+        );
         let missing = read_text(&dir.join("none"), 100).unwrap_err();
         assert!(missing.is_io());
         assert_eq!(missing.to_string(), "no such file or directory");

@@ -730,10 +730,7 @@ impl<'a> DNode<'a> {
 
     fn field_mut(&mut self, name: &str) -> Option<&mut DNode<'a>> {
         match &mut self.v {
-            Dv::Struct(fields) => fields
-                .iter_mut()
-                .find(|(n, _)| *n == name)
-                .map(|(_, v)| v),
+            Dv::Struct(fields) => fields.iter_mut().find(|(n, _)| *n == name).map(|(_, v)| v),
             _ => None,
         }
     }

@@ -674,7 +674,11 @@ fn scan_error(positions: &Positions, e: &ScanError) -> YamlError {
 
 /// Sets `key` to `value` in `entries` as a Go map does: an equal key keeps its place and takes
 /// the new key node and value. Returns the position of the key it replaced, if any.
-fn map_insert(entries: &mut Vec<(YamlNode, YamlNode)>, key: YamlNode, value: YamlNode) -> Option<Pos> {
+fn map_insert(
+    entries: &mut Vec<(YamlNode, YamlNode)>,
+    key: YamlNode,
+    value: YamlNode,
+) -> Option<Pos> {
     if let Some(slot) = entries.iter_mut().find(|(k, _)| k.value == key.value) {
         let replaced = slot.0.span.start;
         *slot = (key, value);
@@ -824,10 +828,7 @@ impl Builder<'_> {
                 match pending.take() {
                     None => {
                         if matches!(node.value, YamlValue::Seq(_) | YamlValue::Map(_)) {
-                            return Err(error_at(
-                                node.span.start,
-                                "invalid map key: a collection",
-                            ));
+                            return Err(error_at(node.span.start, "invalid map key: a collection"));
                         }
                         *pending = Some((node, is_merge_key));
                     }
@@ -1340,7 +1341,11 @@ mod tests {
         let YamlValue::Seq(level2) = &doc.get("a2").unwrap().value else {
             panic!("a2 is a sequence")
         };
-        assert!(level2.iter().all(|l1| matches!(&l1.value, YamlValue::Seq(l0) if l0.len() == 9)));
+        assert!(
+            level2
+                .iter()
+                .all(|l1| matches!(&l1.value, YamlValue::Seq(l0) if l0.len() == 9))
+        );
     }
 
     #[test]
@@ -1352,7 +1357,10 @@ mod tests {
             src.push_str("- *s\n");
         }
         let err = parse_first_document(&src).unwrap_err();
-        assert!(err.message.contains("bytes (the limit is 16 MiB)"), "{err:?}");
+        assert!(
+            err.message.contains("bytes (the limit is 16 MiB)"),
+            "{err:?}"
+        );
         // The 17th alias (line 19) passes 16 MiB.
         assert_eq!(err.pos.line, 19, "{err:?}");
     }
@@ -1367,9 +1375,16 @@ mod tests {
             .collect();
         assert_eq!(notes.len(), 3, "{notes:?}");
         assert_eq!(notes[0].0, 4);
-        assert!(notes[0].1.contains("`c` is written twice in this mapping (first on line 3)"));
+        assert!(
+            notes[0]
+                .1
+                .contains("`c` is written twice in this mapping (first on line 3)")
+        );
         assert_eq!(notes[1].0, 5);
-        assert!(notes[2].1.contains("more than one YAML document"), "{notes:?}");
+        assert!(
+            notes[2].1.contains("more than one YAML document"),
+            "{notes:?}"
+        );
         // Merges override without a note; a trailing `---` alone is not a document.
         let quiet = parse_case_document("base: &b {x: 1}\nm:\n  x: 0\n  <<: *b\n---\n").unwrap();
         assert_eq!(quiet.notes, vec![]);

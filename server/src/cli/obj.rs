@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use clap::Args;
 use kruise_lua_engine::testcase::CaseKind;
 
-use super::{EXIT_OK, SelectedCase, UsageError, load_case_steps};
+use super::{EXIT_OK, InputArgs, SelectedCase, UsageError, load_case_steps, write_stdout};
 use crate::lua_source;
 
 #[derive(Debug, Args)]
@@ -21,6 +21,8 @@ pub struct ObjArgs {
     /// Print only step N (0-based)
     #[arg(long, value_name = "N")]
     pub step: Option<usize>,
+    #[command(flatten)]
+    pub input: InputArgs,
 }
 
 pub fn execute(args: ObjArgs) -> Result<u8, UsageError> {
@@ -28,7 +30,7 @@ pub fn execute(args: ObjArgs) -> Result<u8, UsageError> {
         case,
         name,
         steps: selected,
-    } = match load_case_steps(&args.case, args.step)? {
+    } = match load_case_steps(&args.case, args.step, &args.input)? {
         Ok(selected) => selected,
         Err(code) => return Ok(code),
     };
@@ -46,7 +48,7 @@ pub fn execute(args: ObjArgs) -> Result<u8, UsageError> {
         out.push_str(&lua_source::to_lua(&case.steps[*index].obj.to_json(), 0));
         out.push('\n');
     }
-    print!("{out}");
+    write_stdout(&out)?;
     Ok(EXIT_OK)
 }
 

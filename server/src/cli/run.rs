@@ -16,8 +16,8 @@ use kruise_lua_engine::value::JsonValue;
 use kruise_lua_engine::yaml::{YamlNode, YamlValue};
 
 use super::{
-    EXIT_FINDINGS, EXIT_OK, LimitArgs, ModeArg, SelectedCase, UsageError, load_case_steps, paths,
-    read_text,
+    EXIT_FINDINGS, EXIT_OK, InputArgs, LimitArgs, ModeArg, SelectedCase, UsageError,
+    load_case_steps, paths, read_text, terminal::escape_controls, write_stderr_line, write_stdout,
 };
 
 #[derive(Debug, Args)]
@@ -36,16 +36,18 @@ pub struct RunArgs {
     pub mode: ModeArg,
     #[command(flatten)]
     pub limits: LimitArgs,
+    #[command(flatten)]
+    pub input: InputArgs,
 }
 
 pub fn execute(args: RunArgs) -> Result<u8, UsageError> {
-    let script = Script::new(read_text(&args.script)?);
+    let script = Script::new(read_text(&args.script, &args.input)?);
     let script_name = paths::display(&args.script);
     let SelectedCase {
         case,
         name: case_name,
         steps: selected,
-    } = match load_case_steps(&args.case, args.step)? {
+    } = match load_case_steps(&args.case, args.step, &args.input)? {
         Ok(selected) => selected,
         Err(code) => return Ok(code),
     };
@@ -73,7 +75,9 @@ pub fn execute(args: RunArgs) -> Result<u8, UsageError> {
             (run.prints, result)
         };
         for print in &prints {
-            eprintln!("{script_name}: step {index}: print: {print}");
+            write_stderr_line(&escape_controls(&format!(
+                "{script_name}: step {index}: print: {print}"
+            )));
         }
         match &result {
             Ok(data) => {
@@ -88,15 +92,15 @@ pub fn execute(args: RunArgs) -> Result<u8, UsageError> {
                     .line
                     .map(|line| format!(":{line}"))
                     .unwrap_or_default();
-                eprintln!(
+                write_stderr_line(&escape_controls(&format!(
                     "{script_name}{line}: step {index}: {} error: {}",
                     error.kind, error.message
-                );
+                )));
                 code = EXIT_FINDINGS;
             }
         }
     }
-    print!("{out}");
+    write_stdout(&out)?;
     Ok(code)
 }
 
