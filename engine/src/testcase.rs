@@ -584,6 +584,10 @@ enum GoVal<'a> {
     Arr(Vec<GoNode<'a>>),
     /// Keys sorted bytewise (Go marshals maps so), each with its key node.
     Obj(Vec<(Cow<'a, str>, &'a YamlNode, GoNode<'a>)>),
+    /// A non-null value bound for an `Unstructured` (`original`, `expected[i]`): nothing in it
+    /// is converted, so it stays the YAML node (already checked to convert) and becomes JSON
+    /// once, when decoded. A big resource is not held a third time as converted nodes.
+    Raw,
 }
 
 impl GoVal<'_> {
@@ -596,7 +600,78 @@ impl GoVal<'_> {
             GoVal::Str(_) => "string",
             GoVal::Arr(_) => "array",
             GoVal::Obj(_) => "object",
+            // Only `Unstructured` decodes it, and names its kind with `yaml_kind`.
+            GoVal::Raw => "value",
         }
+    }
+}
+
+/// How Go's JSON errors name the kind of a YAML value converted as is.
+fn yaml_kind(node: &YamlNode) -> &'static str {
+    match node.value {
+        YamlValue::Null => "null",
+        YamlValue::Bool(_) => "bool",
+        YamlValue::Int(_) | YamlValue::Float(_) => "number",
+        YamlValue::String(_) => "string",
+        YamlValue::Seq(_) => "array",
+        YamlValue::Map(_) => "object",
+    }
+}
+
+/// Whether values of `ty` decode themselves as `Unstructured` (through pointers).
+fn is_unstructured(ty: Option<&'static Ty>) -> bool {
+    match ty {
+        Some(Ty::Ptr(inner)) => is_unstructured(Some(inner)),
+        Some(Ty::Unstructured) => true,
+        _ => false,
+    }
+}
+
+/// Checks that `node` converts to JSON as [`convert`] would convert it without a target (the
+/// same errors, in the same order), with the same warnings, without building anything.
+fn check_plain_conversion(
+    node: &YamlNode,
+    warnings: &mut Vec<CaseWarning>,
+) -> Result<(), CaseError> {
+    let fail = |n: &YamlNode, message: String| CaseError {
+        message: format!("error converting YAML to JSON: {message}"),
+        span: Some(n.span),
+    };
+    match &node.value {
+        YamlValue::Map(entries) => {
+            let mut seen: std::collections::HashMap<Cow<'_, str>, u32> =
+                std::collections::HashMap::new();
+            for (key, value) in entries {
+                let Some(name) = json_key(key) else {
+                    return Err(fail(key, "unsupported map key of type: <nil>".into()));
+                };
+                check_plain_conversion(value, warnings)?;
+                if let Some(earlier) = seen.insert(name.clone(), key.span.start.line) {
+                    warnings.push(key_collision_warning(&name, earlier, key));
+                }
+            }
+        }
+        YamlValue::Seq(items) => {
+            for item in items {
+                check_plain_conversion(item, warnings)?;
+            }
+        }
+        YamlValue::Float(f) if !f.is_finite() => {
+            let text = gotext::go_special_float(*f);
+            return Err(fail(node, format!("json: unsupported value: {text}")));
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// Two keys of one mapping became the same JSON key.
+fn key_collision_warning(name: &str, earlier_line: u32, key: &YamlNode) -> CaseWarning {
+    CaseWarning {
+        message: format!(
+            "this key and the one on line {earlier_line} both become the JSON key `{name}`; Kruise keeps the later value"
+        ),
+        span: Some(key.span),
     }
 }
 
@@ -626,6 +701,13 @@ fn convert<'a>(
     target: Option<&'static Ty>,
     warnings: &mut Vec<CaseWarning>,
 ) -> Result<GoNode<'a>, CaseError> {
+    if is_unstructured(target) && node.value != YamlValue::Null {
+        check_plain_conversion(node, warnings)?;
+        return Ok(GoNode {
+            v: GoVal::Raw,
+            src: node,
+        });
+    }
     let target = conversion_target(target);
     let fail = |n: &YamlNode, message: String| CaseError {
         message: format!("error converting YAML to JSON: {message}"),
@@ -647,13 +729,7 @@ fn convert<'a>(
                 };
                 let converted = convert(value, child_target, warnings)?;
                 if let Some((earlier, _)) = out.insert(name.clone(), (key, converted)) {
-                    warnings.push(CaseWarning {
-                        message: format!(
-                            "this key and the one on line {} both become the JSON key `{name}`; Kruise keeps the later value",
-                            earlier.span.start.line
-                        ),
-                        span: Some(key.span),
-                    });
+                    warnings.push(key_collision_warning(&name, earlier.span.start.line, key));
                 }
             }
             GoVal::Obj(out.into_iter().map(|(k, (key, v))| (k, key, v)).collect())
@@ -1065,10 +1141,35 @@ fn unstructured_json(node: &GoNode<'_>) -> JsonValue {
         GoVal::Float(f) => unstructured_number(*f),
         GoVal::Str(s) => JsonValue::String(s.to_string()),
         GoVal::Arr(items) => JsonValue::Array(items.iter().map(unstructured_json).collect()),
+        GoVal::Raw => yaml_unstructured_json(node.src),
         GoVal::Obj(entries) => JsonValue::Object(
             entries
                 .iter()
                 .map(|(k, _, v)| (k.to_string(), unstructured_json(v)))
+                .collect(),
+        ),
+    }
+}
+
+/// [`unstructured_json`] of a YAML value converted as is (checked by
+/// [`check_plain_conversion`]): a later duplicate key wins, as in a Go map.
+fn yaml_unstructured_json(node: &YamlNode) -> JsonValue {
+    match &node.value {
+        YamlValue::Null => JsonValue::Null,
+        YamlValue::Bool(b) => JsonValue::Bool(*b),
+        YamlValue::Int(i) => JsonValue::Int(*i),
+        YamlValue::Float(f) => unstructured_number(*f),
+        YamlValue::String(s) => JsonValue::String(s.clone()),
+        YamlValue::Seq(items) => {
+            JsonValue::Array(items.iter().map(yaml_unstructured_json).collect())
+        }
+        YamlValue::Map(entries) => JsonValue::Object(
+            entries
+                .iter()
+                .map(|(k, v)| {
+                    let key = json_key(k).map_or_else(|| "null".to_string(), Cow::into_owned);
+                    (key, yaml_unstructured_json(v))
+                })
                 .collect(),
         ),
     }
@@ -1085,7 +1186,10 @@ fn decode_unstructured(
         return Err(CaseError {
             message: format!(
                 "json: cannot unmarshal {} into Go value of type map[string]interface {{}} ({})",
-                node.v.kind(),
+                match node.v {
+                    GoVal::Raw => yaml_kind(node.src),
+                    ref other => other.kind(),
+                },
                 ctx.display
             ),
             span: Some(node.src.span),
@@ -1694,6 +1798,55 @@ mod tests {
     - service: web
     strategy:
 ";
+
+    #[test]
+    fn duplicate_keys_and_later_documents_are_warned_about() {
+        let src = format!(
+            "{TRAFFIC_ROUTING_HEAD}      weight: 10\n{ORIGINAL}expected:\n- kind: Route\n  spec: {{a: 1, a: 2, on: 3, \"true\": 4}}\n---\nexpected: []\n"
+        );
+        let case = parse_case(&src).unwrap();
+        let messages: Vec<&str> = case.warnings.iter().map(|w| w.message.as_str()).collect();
+        assert!(
+            messages
+                .iter()
+                .any(|m| m.contains("the key `a` is written twice")),
+            "{messages:?}"
+        );
+        assert!(
+            messages
+                .iter()
+                .any(|m| m.contains("both become the JSON key `true`")),
+            "{messages:?}"
+        );
+        assert!(
+            messages
+                .iter()
+                .any(|m| m.contains("more than one YAML document")),
+            "{messages:?}"
+        );
+        // Kruise's reading is kept: the later value wins, the first document counts.
+        let spec = case.expected[0]
+            .data
+            .spec
+            .as_ref()
+            .unwrap()
+            .to_canonical_json();
+        assert_eq!(spec, r#"{"a":2,"true":4}"#);
+        assert_eq!(case.expected.len(), 1);
+    }
+
+    #[test]
+    fn a_nan_in_original_is_a_conversion_error_at_its_line() {
+        let src = format!(
+            "{TRAFFIC_ROUTING_HEAD}      weight: 10\noriginal:\n  kind: R\n  spec: {{x: .nan}}\nexpected: []\n"
+        );
+        let err = parse_case(&src).unwrap_err();
+        assert!(
+            err.message.contains("json: unsupported value: NaN"),
+            "{err:?}"
+        );
+        assert_eq!(err.span.unwrap().start.line, 11);
+    }
 
     #[test]
     fn traffic_routing_converts_numbers_where_go_has_strings() {

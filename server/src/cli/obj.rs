@@ -6,9 +6,13 @@
 //! `obj` wins); `--step N` prints one chunk only.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use clap::Args;
+use kruise_lua_engine::luadata::LuaData;
 use kruise_lua_engine::testcase::CaseKind;
+use kruise_lua_engine::value::JsonValue;
+use kruise_lua_engine::yaml::{YamlNode, YamlValue};
 
 use super::{EXIT_OK, InputArgs, SelectedCase, UsageError, load_case_steps, write_stdout};
 use crate::lua_source;
@@ -27,29 +31,47 @@ pub struct ObjArgs {
 
 pub fn execute(args: ObjArgs) -> Result<u8, UsageError> {
     let SelectedCase {
-        case,
+        mut case,
         name,
         steps: selected,
     } = match load_case_steps(&args.case, args.step, &args.input)? {
         Ok(selected) => selected,
         Err(code) => return Ok(code),
     };
+    // Only the steps' objs are printed: the YAML tree and the expected entries can go.
+    case.root = YamlNode::synthetic(YamlValue::Null);
+    case.expected = Vec::new();
     let source = kind_label(case.kind);
-    let mut out = String::new();
+    let total = case.steps.len();
     for (position, index) in selected.iter().enumerate() {
+        let mut out = String::new();
         if position > 0 {
             out.push('\n');
         }
-        out.push_str(&format!(
-            "-- {name}: step {index} of {} ({source})\n",
-            case.steps.len()
-        ));
+        out.push_str(&format!("-- {name}: step {index} of {total} ({source})\n"));
         out.push_str("obj = ");
-        out.push_str(&lua_source::to_lua(&case.steps[*index].obj.to_json(), 0));
+        out.push_str(&lua_source::to_lua(
+            &obj_json(&mut case.steps[*index].obj),
+            0,
+        ));
         out.push('\n');
+        // Step by step: a big case's output is never held whole.
+        write_stdout(&out)?;
     }
-    write_stdout(&out)?;
     Ok(EXIT_OK)
+}
+
+/// The obj as JSON. Its spec is moved into the JSON rather than copied (the step is printed
+/// once), which matters for a big `original`.
+fn obj_json(obj: &mut Arc<LuaData>) -> JsonValue {
+    let spec = Arc::get_mut(obj).and_then(|lua| lua.data.spec.take());
+    let mut json = obj.to_json();
+    if let (Some(spec), JsonValue::Object(members)) = (spec, &mut json)
+        && let Some(JsonValue::Object(data)) = members.get_mut("data")
+    {
+        data.insert("spec".to_string(), spec);
+    }
+    json
 }
 
 fn kind_label(kind: CaseKind) -> &'static str {

@@ -44,14 +44,18 @@ pub fn execute(args: RunArgs) -> Result<u8, UsageError> {
     let script = Script::new(read_text(&args.script, &args.input)?);
     let script_name = paths::display(&args.script);
     let SelectedCase {
-        case,
+        mut case,
         name: case_name,
         steps: selected,
     } = match load_case_steps(&args.case, args.step, &args.input)? {
         Ok(selected) => selected,
         Err(code) => return Ok(code),
     };
-    let original = field_ignoring_case(&case.root, "original").map(YamlNode::to_json);
+    // What the printed resources take from `original`: everything but its spec (a run's
+    // result brings its own; an ingress script's keeps the case's, the obj's spec).
+    let original = field_ignoring_case(&case.root, "original").map(identity_json);
+    case.expected = Vec::new();
+    case.root = YamlNode::synthetic(YamlValue::Null);
     let options = args.limits.run_options();
     let mode = args.mode.into();
     let mut out = String::new();
@@ -64,7 +68,7 @@ pub fn execute(args: RunArgs) -> Result<u8, UsageError> {
             // resource stays as `original` has it.
             let run = run_ingress(&script, &ingress_obj(&step.obj), &options);
             let result = run.result.map(|annotations| Data {
-                spec: original_spec(original.as_ref()),
+                spec: step.obj.data.spec.clone(),
                 labels: step.obj.data.labels.clone(),
                 annotations,
             });
@@ -104,10 +108,18 @@ pub fn execute(args: RunArgs) -> Result<u8, UsageError> {
     Ok(code)
 }
 
-fn original_spec(original: Option<&JsonValue>) -> Option<JsonValue> {
-    match original {
-        Some(JsonValue::Object(map)) => map.get("spec").cloned(),
-        _ => None,
+/// A resource node as JSON without its `spec`.
+fn identity_json(node: &YamlNode) -> JsonValue {
+    match &node.value {
+        YamlValue::Map(entries) => {
+            let without_spec = entries
+                .iter()
+                .filter(|(key, _)| key.key_string().as_deref() != Some("spec"))
+                .cloned()
+                .collect();
+            YamlNode::synthetic(YamlValue::Map(without_spec)).to_json()
+        }
+        _ => node.to_json(),
     }
 }
 
