@@ -1471,12 +1471,12 @@ fn build_case(
                 span: Some(tr.src.span),
             });
         }
-        (CaseKind::Rollout, rollout_steps(rollout, &data, warnings)?)
+        (CaseKind::Rollout, rollout_steps(rollout, data, warnings)?)
     } else {
         let tr = traffic_routing.expect("checked above");
         (
             CaseKind::TrafficRouting,
-            vec![traffic_routing_step(tr, &data)?],
+            vec![traffic_routing_step(tr, data)?],
         )
     };
 
@@ -1494,9 +1494,11 @@ fn build_case(
     Ok((kind, steps, expected, expected_span))
 }
 
+/// The steps of a rollout case. Each step's obj holds its own copy of `original`'s data; the
+/// last step takes `data` itself (a one-step case holds it once).
 fn rollout_steps(
     rollout: &DNode<'_>,
-    data: &Data,
+    data: Data,
     warnings: &mut Vec<CaseWarning>,
 ) -> Result<Vec<CaseStep>, CaseError> {
     let strategy = rollout.field("spec").and_then(|s| s.field("strategy"));
@@ -1534,9 +1536,17 @@ fn rollout_steps(
             span: Some(chosen.src.span),
         });
     }
+    let mut data = Some(data);
+    let last = steps.len().saturating_sub(1);
     Ok(steps
         .iter()
-        .map(|step| {
+        .enumerate()
+        .map(|(index, step)| {
+            let data = if index == last {
+                data.take().unwrap_or_default()
+            } else {
+                data.clone().unwrap_or_default()
+            };
             let canary_weight =
                 LuaData::canary_weight_from_traffic(step.field("traffic").and_then(DNode::string));
             let matches = step
@@ -1544,7 +1554,7 @@ fn rollout_steps(
                 .map(|m| m.items().iter().map(|m| route_match(m, false)).collect());
             CaseStep {
                 obj: Arc::new(LuaData {
-                    data: data.clone(),
+                    data,
                     canary_weight,
                     stable_weight: 100i32.wrapping_sub(canary_weight),
                     matches,
@@ -1560,7 +1570,7 @@ fn rollout_steps(
         .collect())
 }
 
-fn traffic_routing_step(tr: &DNode<'_>, data: &Data) -> Result<CaseStep, CaseError> {
+fn traffic_routing_step(tr: &DNode<'_>, data: Data) -> Result<CaseStep, CaseError> {
     let spec = tr.field("spec");
     let Some(object_ref) = spec
         .and_then(|s| s.field("objectRef"))
@@ -1584,7 +1594,7 @@ fn traffic_routing_step(tr: &DNode<'_>, data: &Data) -> Result<CaseStep, CaseErr
         .unwrap_or_default();
     Ok(CaseStep {
         obj: Arc::new(LuaData {
-            data: data.clone(),
+            data,
             canary_weight,
             stable_weight: 100i32.wrapping_sub(canary_weight),
             matches: Some(matches),
