@@ -572,6 +572,9 @@ fn resolve_scalar(text: &str, style: ScalarStyle, tag: Option<&str>) -> Result<Y
 struct Positions<'a> {
     source: &'a str,
     chars: usize,
+    /// The text's last line (YAML breaks lines at `\n`, `\r\n` and a lone `\r`): the parser
+    /// can put an error at the end of the text on the line after it.
+    last_line: u32,
     /// `None` when every char is one byte.
     checkpoints: Option<Vec<usize>>,
 }
@@ -580,10 +583,18 @@ const CHARS_PER_CHECKPOINT: usize = 64;
 
 impl<'a> Positions<'a> {
     fn new(source: &'a str) -> Self {
+        let bytes = source.as_bytes();
+        let breaks = bytes
+            .iter()
+            .enumerate()
+            .filter(|(i, b)| **b == b'\n' || (**b == b'\r' && bytes.get(i + 1) != Some(&b'\n')))
+            .count();
+        let last_line = u32::try_from(breaks + 1).unwrap_or(u32::MAX);
         if source.is_ascii() {
             return Positions {
                 source,
                 chars: source.len(),
+                last_line,
                 checkpoints: None,
             };
         }
@@ -598,6 +609,7 @@ impl<'a> Positions<'a> {
         Positions {
             source,
             chars,
+            last_line,
             checkpoints: Some(checkpoints),
         }
     }
@@ -620,7 +632,7 @@ impl<'a> Positions<'a> {
 
     fn pos(&self, m: &Marker) -> Pos {
         Pos {
-            line: m.line() as u32,
+            line: (m.line() as u32).min(self.last_line),
             column: m.col() as u32 + 1,
             offset: self.byte_offset(m.index()),
         }
@@ -1388,6 +1400,13 @@ mod tests {
         // Merges override without a note; a trailing `---` alone is not a document.
         let quiet = parse_case_document("base: &b {x: 1}\nm:\n  x: 0\n  <<: *b\n---\n").unwrap();
         assert_eq!(quiet.notes, vec![]);
+    }
+
+    #[test]
+    fn an_error_at_the_end_of_the_text_is_on_its_last_line() {
+        // Found by tests/fuzz.rs: the parser put this error on line 3 of a 2-line text.
+        let err = parse_first_document("b: |\n~spec:&x ").unwrap_err();
+        assert_eq!(err.pos.line, 2, "{err:?}");
     }
 
     #[test]
