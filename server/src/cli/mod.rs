@@ -171,28 +171,6 @@ pub fn write_stderr_line(line: &str) {
     let _ = writeln!(std::io::stderr().lock(), "{line}");
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn io_errors_name_the_failing_path() {
-        let plain = std::io::Error::from(std::io::ErrorKind::PermissionDenied);
-        assert_eq!(
-            UsageError::io(std::path::Path::new("./tree"), &plain).0,
-            "tree: permission denied"
-        );
-        let deep = std::io::Error::new(
-            std::io::ErrorKind::PermissionDenied,
-            "tree/g/K/testdata: permission denied",
-        );
-        assert_eq!(
-            UsageError::io(std::path::Path::new("tree"), &deep).0,
-            "tree/g/K/testdata: permission denied"
-        );
-    }
-}
-
 /// Exit codes of every subcommand.
 pub const EXIT_OK: u8 = 0;
 pub const EXIT_FINDINGS: u8 = 1;
@@ -291,4 +269,26 @@ pub fn read_text(path: &std::path::Path, input: &InputArgs) -> Result<String, Us
         )),
         other => UsageError(format!("{}: {other}", paths::display(path))),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn io_errors_name_the_failing_path() {
+        let plain = std::io::Error::from(std::io::ErrorKind::PermissionDenied);
+        assert_eq!(
+            UsageError::io(std::path::Path::new("./tree"), &plain).0,
+            "tree: permission denied"
+        );
+        let deep = std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            "tree/g/K/testdata: permission denied",
+        );
+        assert_eq!(
+            UsageError::io(std::path::Path::new("tree"), &deep).0,
+            "tree/g/K/testdata: permission denied"
+        );
+    }
 }
