@@ -1494,8 +1494,8 @@ fn build_case(
     Ok((kind, steps, expected, expected_span))
 }
 
-/// The steps of a rollout case. Each step's obj holds its own copy of `original`'s data; the
-/// last step takes `data` itself (a one-step case holds it once).
+/// The steps of a rollout case. Every step's obj shares `original`'s data (a case with many
+/// steps and a big `original` holds it once).
 fn rollout_steps(
     rollout: &DNode<'_>,
     data: Data,
@@ -1536,17 +1536,10 @@ fn rollout_steps(
             span: Some(chosen.src.span),
         });
     }
-    let mut data = Some(data);
-    let last = steps.len().saturating_sub(1);
+    let data = Arc::new(data);
     Ok(steps
         .iter()
-        .enumerate()
-        .map(|(index, step)| {
-            let data = if index == last {
-                data.take().unwrap_or_default()
-            } else {
-                data.clone().unwrap_or_default()
-            };
+        .map(|step| {
             let canary_weight =
                 LuaData::canary_weight_from_traffic(step.field("traffic").and_then(DNode::string));
             let matches = step
@@ -1554,7 +1547,7 @@ fn rollout_steps(
                 .map(|m| m.items().iter().map(|m| route_match(m, false)).collect());
             CaseStep {
                 obj: Arc::new(LuaData {
-                    data,
+                    data: Arc::clone(&data),
                     canary_weight,
                     stable_weight: 100i32.wrapping_sub(canary_weight),
                     matches,
@@ -1594,7 +1587,7 @@ fn traffic_routing_step(tr: &DNode<'_>, data: Data) -> Result<CaseStep, CaseErro
         .unwrap_or_default();
     Ok(CaseStep {
         obj: Arc::new(LuaData {
-            data,
+            data: Arc::new(data),
             canary_weight,
             stable_weight: 100i32.wrapping_sub(canary_weight),
             matches: Some(matches),
@@ -1843,6 +1836,20 @@ mod tests {
             .to_canonical_json();
         assert_eq!(spec, r#"{"a":2,"true":4}"#);
         assert_eq!(case.expected.len(), 1);
+    }
+
+    #[test]
+    fn steps_share_the_data_of_original() {
+        let case = parse_case(&rollout_case(
+            "        - traffic: 10%\n        - traffic: 20%\n        - traffic: 30%\n",
+            "",
+        ))
+        .unwrap();
+        assert_eq!(case.steps.len(), 3);
+        assert!(Arc::ptr_eq(
+            &case.steps[0].obj.data,
+            &case.steps[2].obj.data
+        ));
     }
 
     #[test]

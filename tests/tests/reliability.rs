@@ -227,6 +227,27 @@ fn large_cases_stay_proportional_and_over_the_limit_are_refused() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+#[test]
+fn many_steps_share_one_big_original() {
+    let dir = scratch("reliability-steps");
+    // 1,000 steps over a 1 MB original: a copy per step took about 8 GB.
+    let mut case = String::from(
+        "rollout:\n  apiVersion: rollouts.kruise.io/v1beta1\n  kind: Rollout\n  spec:\n    strategy:\n      canary:\n        trafficRoutings:\n        - service: web\n        steps:\n",
+    );
+    for _ in 0..1000 {
+        case.push_str("        - traffic: 10%\n");
+    }
+    let big = large_case(1 << 20);
+    let original = &big[big.find("original:").unwrap()..];
+    case.push_str(original);
+    let case_path = dir.join("steps.yaml");
+    std::fs::write(&case_path, &case).unwrap();
+    let obj = run_bounded(&dir, &["obj", case_path.to_str().unwrap(), "--step", "999"]);
+    assert_eq!(obj.code, 0, "{obj:?}");
+    assert!(obj.stdout.contains("step 999 of 1000"), "{obj:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[cfg(unix)]
 fn mkfifo(path: &Path) {
     let status = Command::new("mkfifo").arg(path).status().unwrap();

@@ -61,10 +61,12 @@ pub fn execute(args: ObjArgs) -> Result<u8, UsageError> {
     Ok(EXIT_OK)
 }
 
-/// The obj as JSON. Its spec is moved into the JSON rather than copied (the step is printed
-/// once), which matters for a big `original`.
+/// The obj as JSON. When this step alone holds the data (a one-step case), its spec is moved
+/// into the JSON rather than copied, which matters for a big `original`.
 fn obj_json(obj: &mut Arc<LuaData>) -> JsonValue {
-    let spec = Arc::get_mut(obj).and_then(|lua| lua.data.spec.take());
+    let spec = Arc::get_mut(obj)
+        .and_then(|lua| Arc::get_mut(&mut lua.data))
+        .and_then(|data| data.spec.take());
     let mut json = obj.to_json();
     if let (Some(spec), JsonValue::Object(members)) = (spec, &mut json)
         && let Some(JsonValue::Object(data)) = members.get_mut("data")
