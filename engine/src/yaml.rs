@@ -21,7 +21,9 @@
 //!   the scalar bytes copied through aliases ([`MAX_ALIAS_EXPANDED_BYTES`]), which go-yaml
 //!   does not need (its strings are shared, ours are copied). Both are checked at the alias,
 //!   from sizes recorded with each anchor, before anything is copied: an expansion past the
-//!   bounds is never built.
+//!   bounds is never built. An anchor keeps a copy of its node, so the copies anchors keep are
+//!   bounded too (16 MiB beyond twice the text's size): anchors nested around one large value
+//!   would otherwise copy it once per anchor.
 //! * A key that appears twice keeps its first position and takes the later value (with a
 //!   [`YamlNote`], as the author almost certainly made a mistake).
 //! * Only the first document counts ([`parse_first_document`]); [`parse_case_document`] notes
@@ -757,9 +759,36 @@ struct AliasBudget {
     aliased: u64,
     /// Scalar bytes copied through aliases (our own bound, see [`MAX_ALIAS_EXPANDED_BYTES`]).
     aliased_bytes: u64,
+    /// What the anchored nodes' copies cost (text bytes plus a node's size per node): an
+    /// anchor keeps a copy of its node, so anchors nested around one big value would copy it
+    /// once per anchor.
+    anchored_bytes: u64,
 }
 
+/// What one node costs in the tree besides its text, for the anchor bound.
+const NODE_BYTES: u64 = std::mem::size_of::<YamlNode>() as u64;
+
 impl AliasBudget {
+    /// Counts the copy an anchor keeps of a node of `size` at `pos`; fails once the copies
+    /// exceed [`MAX_ALIAS_EXPANDED_BYTES`] beyond what the text itself holds.
+    fn count_anchor(&mut self, size: Size, pos: Pos, source_len: usize) -> Result<(), YamlError> {
+        let cost = size
+            .bytes
+            .saturating_add(size.nodes.saturating_mul(NODE_BYTES));
+        self.anchored_bytes = self.anchored_bytes.saturating_add(cost);
+        let allowed = MAX_ALIAS_EXPANDED_BYTES.saturating_add(2 * source_len as u64);
+        if self.anchored_bytes > allowed {
+            return Err(error_at(
+                pos,
+                format!(
+                    "document contains excessive anchoring: the anchored nodes up to here stand for {} bytes of copies (anchors nested around a large value?)",
+                    self.anchored_bytes
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     fn count_node(&mut self) {
         self.decoded = self.decoded.saturating_add(1);
     }
@@ -820,6 +849,8 @@ impl Builder<'_> {
         is_merge_key: bool,
     ) -> Result<(), YamlError> {
         if anchor != 0 {
+            self.budget
+                .count_anchor(size, node.span.start, self.source.len())?;
             self.anchors.insert(anchor, (node.clone(), size));
         }
         match self.stack.last_mut() {
@@ -1375,6 +1406,29 @@ mod tests {
         );
         // The 17th alias (line 19) passes 16 MiB.
         assert_eq!(err.pos.line, 19, "{err:?}");
+    }
+
+    #[test]
+    fn nested_anchors_around_a_large_value_are_bounded() {
+        // 200 anchors (the parser nests no deeper) around one 200 KB string: each anchor
+        // keeps a copy (40 MB in all).
+        let mut src = String::from("v: ");
+        for i in 0..200 {
+            src.push_str(&format!("&a{i} ["));
+        }
+        src.push_str(&"x".repeat(200_000));
+        src.push_str(&"]".repeat(200));
+        src.push('\n');
+        let err = parse_first_document(&src).unwrap_err();
+        assert!(
+            err.message
+                .contains("document contains excessive anchoring"),
+            "{err:?}"
+        );
+        // One anchor on a large value, aliased once, is fine.
+        let big = "x".repeat(1 << 20);
+        let ok = format!("a: &a {{s: {big}}}\nb: *a\n");
+        assert!(parse_first_document(&ok).is_ok());
     }
 
     #[test]
