@@ -22,6 +22,10 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 echo "== cargo test"
 cargo test --workspace --locked
 
+echo "== reliability suite and a short fuzz run (also part of cargo test; named here so a failure is easy to place)"
+cargo test --locked -p kruise-lua-e2e --test reliability
+PROPTEST_CASES=${PROPTEST_CASES:-256} cargo test --locked -p kruise-lua-engine --test fuzz
+
 echo "== differential test against gopher-lua (fixed seeds)"
 bash scripts/difftest.sh --ci
 

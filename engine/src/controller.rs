@@ -169,7 +169,7 @@ pub fn canary_obj(
 ) -> Result<LuaData, ControllerError> {
     let canary_weight = LuaData::canary_weight_from_traffic(step.traffic.as_deref());
     Ok(LuaData {
-        data: original(resource)?,
+        data: original(resource)?.into(),
         canary_weight,
         stable_weight: 100i32.wrapping_sub(canary_weight),
         matches: step.matches.clone(),

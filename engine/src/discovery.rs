@@ -33,6 +33,7 @@ use std::fs;
 use std::io;
 use std::path::{Component, Path, PathBuf};
 
+use crate::input::{self, DEFAULT_MAX_INPUT_BYTES, ReadError};
 use crate::testcase::{CaseError, CaseWarning};
 use crate::yaml::{self, YamlNode, YamlValue};
 
@@ -67,6 +68,19 @@ pub struct ScriptEntry {
     /// The case files in walk order, or why there are none (no `testdata` folder: an error,
     /// as in Kruise's test).
     pub cases: Result<Vec<PathBuf>, CaseError>,
+    /// Files of the testdata folder that look like cases but are not regular files (a FIFO
+    /// named `x.yaml`): never opened, as reading them could block forever.
+    pub skipped_cases: Vec<SkippedFile>,
+    /// Why the script file could not be read (then `source` is empty and `cases` holds the
+    /// same message as Kruise's test reports it). An I/O failure or non-UTF-8 text.
+    pub read_error: Option<String>,
+}
+
+/// A file left out of a walk, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkippedFile {
+    pub path: PathBuf,
+    pub reason: String,
 }
 
 /// The file name of custom provider scripts; a path containing it is a script.
@@ -85,7 +99,13 @@ const INGRESS_KEY_PREFIX: &str = "lua.traffic.routing.ingress.";
 pub fn discover(root: &Path) -> io::Result<Vec<ScriptEntry>> {
     let meta = fs::metadata(root)?;
     if !meta.is_dir() {
-        let text = fs::read_to_string(root)?;
+        let text = input::read_text(root, DEFAULT_MAX_INPUT_BYTES).map_err(|e| match e {
+            ReadError::Io(e) => e,
+            other => io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("{}: {other}", go_display(root)),
+            ),
+        })?;
         let scripts = parse_configmap(&text).map_err(|e| {
             io::Error::new(
                 io::ErrorKind::InvalidData,
@@ -133,17 +153,12 @@ pub fn is_ingress_script(relative: &Path) -> bool {
             .is_some_and(|p| p == INGRESS_FOLDER)
 }
 
-fn read_script(path: &Path) -> Result<String, CaseError> {
-    fs::read(path)
-        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
-        .map_err(|e| CaseError {
-            message: format!(
-                "fail to read script {}: {}",
-                go_display(path),
-                go_io_message(&e)
-            ),
-            span: None,
-        })
+/// Reads a script file. Non-UTF-8 text is refused (everywhere: `check`, `run`, the language
+/// server): gopher-lua would run its bytes as they are, but scripts travel as UTF-8 text
+/// here, and running a repaired copy could differ from Kruise without a word.
+fn read_script(path: &Path) -> Result<String, String> {
+    input::read_text(path, DEFAULT_MAX_INPUT_BYTES)
+        .map_err(|e| format!("fail to read script {}: {e}", go_display(path)))
 }
 
 /// Upstream takes the group and Kind from the two folder names above the script.
@@ -179,15 +194,29 @@ fn ingress_kind(path: &Path) -> ScriptKind {
 fn file_entry(path: &Path, kind: ScriptKind) -> ScriptEntry {
     let testdata = testdata_dir(path.parent().unwrap_or(Path::new("")), &kind);
     let required = matches!(kind, ScriptKind::Custom { .. });
-    let (source, cases) = match read_script(path) {
-        Ok(source) => (source, find_cases(&testdata, required)),
-        Err(e) => (String::new(), Err(e)),
+    let (source, cases, skipped_cases, read_error) = match read_script(path) {
+        Ok(source) => {
+            let (cases, skipped) = match find_cases_and_skipped(&testdata, required) {
+                Ok((cases, skipped)) => (Ok(cases), skipped),
+                Err(e) => (Err(e), Vec::new()),
+            };
+            (source, cases, skipped, None)
+        }
+        Err(message) => {
+            let error = CaseError {
+                message: message.clone(),
+                span: None,
+            };
+            (String::new(), Err(error), Vec::new(), Some(message))
+        }
     };
     ScriptEntry {
         kind,
         origin: ScriptOrigin::File(path.to_path_buf()),
         source,
         cases,
+        skipped_cases,
+        read_error,
     }
 }
 
@@ -211,26 +240,47 @@ pub fn testdata_dir(folder: &Path, kind: &ScriptKind) -> PathBuf {
 }
 
 /// The case files under `testdata`, in walk order. A missing folder is an error when
-/// `required` (upstream's rule for custom scripts), else no cases.
+/// `required` (upstream's rule for custom scripts), else no cases. Files that are not regular
+/// files (FIFOs, sockets, devices, symlinks to them) are left out: see
+/// [`find_cases_and_skipped`] for them.
 pub fn find_cases(testdata: &Path, required: bool) -> Result<Vec<PathBuf>, CaseError> {
+    find_cases_and_skipped(testdata, required).map(|(cases, _)| cases)
+}
+
+/// [`find_cases`], and the files left out because they are not regular files. Kruise's test
+/// would open them and block forever on a FIFO; here they are never opened.
+pub fn find_cases_and_skipped(
+    testdata: &Path,
+    required: bool,
+) -> Result<(Vec<PathBuf>, Vec<SkippedFile>), CaseError> {
     if !required && fs::symlink_metadata(testdata).is_err() {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), Vec::new()));
     }
     let mut cases = Vec::new();
+    let mut skipped = Vec::new();
     let result = walk(testdata, &mut |path, is_dir| {
         let name = path.to_string_lossy();
         if (!is_dir && name.ends_with(".yaml")) || name.ends_with(".yml") {
-            cases.push(path.to_path_buf());
+            // A `.yml` directory is kept, as upstream keeps it (reading it fails clearly).
+            match input::non_regular(path).filter(|what| *what != "a directory") {
+                Some(what) => skipped.push(SkippedFile {
+                    path: path.to_path_buf(),
+                    reason: format!(
+                        "is {what}, not a regular file: skipped (reading it could block forever)"
+                    ),
+                }),
+                None => cases.push(path.to_path_buf()),
+            }
         }
         Ok(())
     });
     match result {
-        Ok(()) => Ok(cases),
+        Ok(()) => Ok((cases, skipped)),
         Err(WalkError { path, error }) => Err(CaseError {
             message: format!(
                 "fail to walk testdata dir: lstat {}: {}",
                 go_display(&path),
-                go_io_message(&error)
+                input::io_text(&error)
             ),
             span: None,
         }),
@@ -243,9 +293,12 @@ struct WalkError {
     error: io::Error,
 }
 
+/// The error keeps its kind, and its message names the path that failed (a folder deep in
+/// the tree, not the tree's root).
 impl From<WalkError> for io::Error {
     fn from(e: WalkError) -> io::Error {
-        io::Error::new(e.error.kind(), format!("{}: {}", e.path.display(), e.error))
+        let message = format!("{}: {}", go_display(&e.path), input::io_text(&e.error));
+        io::Error::new(e.error.kind(), message)
     }
 }
 
@@ -305,23 +358,6 @@ pub fn go_display(path: &Path) -> String {
         ".".to_string()
     } else {
         cleaned.display().to_string()
-    }
-}
-
-/// The errno text Go prints (`no such file or directory`), without Rust's `(os error N)`.
-fn go_io_message(e: &io::Error) -> String {
-    match e.kind() {
-        io::ErrorKind::NotFound => "no such file or directory".to_string(),
-        io::ErrorKind::PermissionDenied => "permission denied".to_string(),
-        _ => {
-            let text = e.to_string();
-            let text = text.split(" (os error").next().unwrap_or(&text);
-            let mut chars = text.chars();
-            match chars.next() {
-                Some(first) => first.to_lowercase().chain(chars).collect(),
-                None => text.to_string(),
-            }
-        }
     }
 }
 
@@ -476,12 +512,15 @@ pub fn pair_with_testdata(
     scripts
         .into_iter()
         .map(|script| {
-            let cases = match tree {
-                None => Ok(Vec::new()),
-                Some(tree) => find_cases(
+            let (cases, skipped_cases) = match tree {
+                None => (Ok(Vec::new()), Vec::new()),
+                Some(tree) => match find_cases_and_skipped(
                     &testdata_dir(&script_folder(tree, &script.kind), &script.kind),
                     false,
-                ),
+                ) {
+                    Ok((cases, skipped)) => (Ok(cases), skipped),
+                    Err(e) => (Err(e), Vec::new()),
+                },
             };
             ScriptEntry {
                 kind: script.kind,
@@ -492,6 +531,8 @@ pub fn pair_with_testdata(
                 },
                 source: script.source,
                 cases,
+                skipped_cases,
+                read_error: None,
             }
         })
         .collect()
@@ -518,6 +559,7 @@ pub fn resolve(bundled: Vec<ScriptEntry>, configmap: Vec<ScriptEntry>) -> Vec<Sc
                     let old = std::mem::replace(&mut out[i], entry);
                     if !has_cases {
                         out[i].cases = old.cases;
+                        out[i].skipped_cases = old.skipped_cases;
                     }
                 }
             },
@@ -772,6 +814,40 @@ data:
     }
 
     #[cfg(unix)]
+    #[test]
+    fn walk_errors_name_the_path_that_failed() {
+        let error: io::Error = WalkError {
+            path: PathBuf::from("./lua/g/K/testdata/sub"),
+            error: io::Error::from(io::ErrorKind::PermissionDenied),
+        }
+        .into();
+        assert_eq!(error.kind(), io::ErrorKind::PermissionDenied);
+        assert_eq!(error.to_string(), "lua/g/K/testdata/sub: permission denied");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn fifos_in_testdata_are_skipped_and_bad_scripts_are_read_errors() {
+        let s = Scratch::new("fifo");
+        s.file("g/K/trafficRouting.lua", "return obj.data");
+        s.file("g/K/testdata/a.yaml", "x: 1\n");
+        let fifo = s.0.join("g/K/testdata/b.yaml");
+        let c_path = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path; mkfifo only creates a file.
+        assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o644) }, 0);
+        s.dir("g/L/testdata");
+        fs::write(s.0.join("g/L/trafficRouting.lua"), b"return '\xff'").unwrap();
+        let entries = discover(&s.0).unwrap();
+        assert_eq!(entries.len(), 2);
+        let cases = entries[0].cases.as_ref().unwrap();
+        assert_eq!(cases.len(), 1, "{cases:?}");
+        assert_eq!(entries[0].skipped_cases.len(), 1);
+        assert_eq!(entries[0].skipped_cases[0].path, fifo);
+        assert!(entries[0].skipped_cases[0].reason.contains("is a FIFO"));
+        let bad = entries[1].read_error.as_deref().unwrap();
+        assert!(bad.contains("line 1: byte 9 is not valid UTF-8"), "{bad}");
+    }
+
     #[test]
     fn symlinks_are_followed_only_for_the_root() {
         let s = Scratch::new("links");

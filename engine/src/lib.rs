@@ -10,6 +10,7 @@ extern crate kruise_lua51_sys;
 pub mod controller;
 pub mod discovery;
 pub mod error;
+pub mod input;
 pub mod json;
 pub mod luadata;
 pub mod render;

@@ -52,7 +52,9 @@ pub struct HeaderModifier {
 /// The `obj` of a custom network provider script (Kruise's `LuaData`).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct LuaData {
-    pub data: Data,
+    /// Shared: every step of a case hands the script the same `original` data, which may be
+    /// large; the steps hold it once.
+    pub data: std::sync::Arc<Data>,
     /// -1 when the step sets no traffic.
     pub canary_weight: i32,
     /// `100 - canary_weight` in 32-bit arithmetic (101 when there is no traffic).
@@ -341,7 +343,8 @@ mod tests {
                 spec: None,
                 labels: Some(BTreeMap::new()),
                 annotations: None,
-            },
+            }
+            .into(),
             canary_weight: -1,
             stable_weight: 101,
             matches: Some(vec![

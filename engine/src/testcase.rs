@@ -20,6 +20,7 @@
 //! The Go types are described by the static tables below ([`Ty`], [`StructTy`]); `status`,
 //! `ownerReferences` and `managedFields` are not modelled (accepted as they are).
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -119,21 +120,25 @@ pub struct TestCase {
 
 /// Parses a test case the way Kruise's unit test reads it (conformance 2.7).
 pub fn parse_case(source: &str) -> Result<TestCase, CaseError> {
-    let root = match yaml::parse_first_document(source) {
-        Ok(Some(root)) => root,
-        Ok(None) => YamlNode::synthetic(YamlValue::Null),
-        Err(e) => {
-            return Err(CaseError {
-                message: format!("error converting YAML to JSON: {e}"),
-                span: Some(e.span()),
-            });
-        }
-    };
-    let json = convert(&root, Some(&TEST_CASE_TY))?;
+    let parsed = yaml::parse_case_document(source).map_err(|e| CaseError {
+        message: format!("error converting YAML to JSON: {e}"),
+        span: Some(e.span()),
+    })?;
+    let root = parsed
+        .root
+        .unwrap_or_else(|| YamlNode::synthetic(YamlValue::Null));
+    let yaml_warnings = parsed.notes.into_iter().map(|note| CaseWarning {
+        message: note.message,
+        span: Some(Span {
+            start: note.pos,
+            end: note.pos,
+        }),
+    });
     let mut decoder = Decoder {
-        warnings: Vec::new(),
+        warnings: yaml_warnings.collect(),
         first_error: None,
     };
+    let json = convert(&root, Some(&TEST_CASE_TY), &mut decoder.warnings)?;
     let ctx = Ctx {
         structure: None,
         fields: Vec::new(),
@@ -142,15 +147,19 @@ pub fn parse_case(source: &str) -> Result<TestCase, CaseError> {
     let decoded = decoder
         .decode(&json, &TEST_CASE_TY, None, &ctx)
         .map_err(unmarshal_error)?;
+    // The JSON stage is done with: free it before the case is built (big cases would
+    // otherwise hold it next to everything built from it).
+    drop(json);
     if let Some(error) = decoder.first_error {
         return Err(unmarshal_error(error));
     }
     let mut warnings = decoder.warnings;
-    let top = decoded.unwrap_or(DNode {
+    let mut top = decoded.unwrap_or(DNode {
         v: Dv::Nil,
         src: &root,
     });
-    let (kind, steps, expected, expected_span) = build_case(&top, &root, &mut warnings)?;
+    let (kind, steps, expected, expected_span) = build_case(&mut top, &root, &mut warnings)?;
+    drop(top);
     Ok(TestCase {
         kind,
         steps,
@@ -576,16 +585,22 @@ struct GoNode<'a> {
     src: &'a YamlNode,
 }
 
+/// Strings are borrowed from the YAML tree where they are the same text (most are), so the
+/// JSON stage does not copy a case's text once more.
 #[derive(Debug)]
 enum GoVal<'a> {
     Null,
     Bool(bool),
     Int(i64),
     Float(f64),
-    Str(String),
+    Str(Cow<'a, str>),
     Arr(Vec<GoNode<'a>>),
     /// Keys sorted bytewise (Go marshals maps so), each with its key node.
-    Obj(Vec<(String, &'a YamlNode, GoNode<'a>)>),
+    Obj(Vec<(Cow<'a, str>, &'a YamlNode, GoNode<'a>)>),
+    /// A non-null value bound for an `Unstructured` (`original`, `expected[i]`): nothing in it
+    /// is converted, so it stays the YAML node (already checked to convert) and becomes JSON
+    /// once, when decoded. A big resource is not held a third time as converted nodes.
+    Raw,
 }
 
 impl GoVal<'_> {
@@ -598,7 +613,78 @@ impl GoVal<'_> {
             GoVal::Str(_) => "string",
             GoVal::Arr(_) => "array",
             GoVal::Obj(_) => "object",
+            // Only `Unstructured` decodes it, and names its kind with `yaml_kind`.
+            GoVal::Raw => "value",
         }
+    }
+}
+
+/// How Go's JSON errors name the kind of a YAML value converted as is.
+fn yaml_kind(node: &YamlNode) -> &'static str {
+    match node.value {
+        YamlValue::Null => "null",
+        YamlValue::Bool(_) => "bool",
+        YamlValue::Int(_) | YamlValue::Float(_) => "number",
+        YamlValue::String(_) => "string",
+        YamlValue::Seq(_) => "array",
+        YamlValue::Map(_) => "object",
+    }
+}
+
+/// Whether values of `ty` decode themselves as `Unstructured` (through pointers).
+fn is_unstructured(ty: Option<&'static Ty>) -> bool {
+    match ty {
+        Some(Ty::Ptr(inner)) => is_unstructured(Some(inner)),
+        Some(Ty::Unstructured) => true,
+        _ => false,
+    }
+}
+
+/// Checks that `node` converts to JSON as [`convert`] would convert it without a target (the
+/// same errors, in the same order), with the same warnings, without building anything.
+fn check_plain_conversion(
+    node: &YamlNode,
+    warnings: &mut Vec<CaseWarning>,
+) -> Result<(), CaseError> {
+    let fail = |n: &YamlNode, message: String| CaseError {
+        message: format!("error converting YAML to JSON: {message}"),
+        span: Some(n.span),
+    };
+    match &node.value {
+        YamlValue::Map(entries) => {
+            let mut seen: std::collections::HashMap<Cow<'_, str>, u32> =
+                std::collections::HashMap::new();
+            for (key, value) in entries {
+                let Some(name) = json_key(key) else {
+                    return Err(fail(key, "unsupported map key of type: <nil>".into()));
+                };
+                check_plain_conversion(value, warnings)?;
+                if let Some(earlier) = seen.insert(name.clone(), key.span.start.line) {
+                    warnings.push(key_collision_warning(&name, earlier, key));
+                }
+            }
+        }
+        YamlValue::Seq(items) => {
+            for item in items {
+                check_plain_conversion(item, warnings)?;
+            }
+        }
+        YamlValue::Float(f) if !f.is_finite() => {
+            let text = gotext::go_special_float(*f);
+            return Err(fail(node, format!("json: unsupported value: {text}")));
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// Two keys of one mapping became the same JSON key.
+fn key_collision_warning(name: &str, earlier_line: u32, key: &YamlNode) -> CaseWarning {
+    CaseWarning {
+        message: format!(
+            "this key and the one on line {earlier_line} both become the JSON key `{name}`; Kruise keeps the later value"
+        ),
+        span: Some(key.span),
     }
 }
 
@@ -612,8 +698,29 @@ fn conversion_target(ty: Option<&'static Ty>) -> Option<&'static Ty> {
     }
 }
 
+/// A map key as sigs.k8s.io/yaml turns it into a JSON key, borrowed when it is a string.
+fn json_key(key: &YamlNode) -> Option<Cow<'_, str>> {
+    match &key.value {
+        YamlValue::String(s) => Some(Cow::Borrowed(s)),
+        _ => key.key_string().map(Cow::Owned),
+    }
+}
+
 /// Converts a YAML node to the JSON sigs.k8s.io/yaml produces for a value of type `target`.
-fn convert<'a>(node: &'a YamlNode, target: Option<&'static Ty>) -> Result<GoNode<'a>, CaseError> {
+/// Two keys of one mapping that become the same JSON key (`on:` and `"true":`) keep the later
+/// value, as Go's map does, with a warning.
+fn convert<'a>(
+    node: &'a YamlNode,
+    target: Option<&'static Ty>,
+    warnings: &mut Vec<CaseWarning>,
+) -> Result<GoNode<'a>, CaseError> {
+    if is_unstructured(target) && node.value != YamlValue::Null {
+        check_plain_conversion(node, warnings)?;
+        return Ok(GoNode {
+            v: GoVal::Raw,
+            src: node,
+        });
+    }
     let target = conversion_target(target);
     let fail = |n: &YamlNode, message: String| CaseError {
         message: format!("error converting YAML to JSON: {message}"),
@@ -621,9 +728,9 @@ fn convert<'a>(node: &'a YamlNode, target: Option<&'static Ty>) -> Result<GoNode
     };
     let v = match &node.value {
         YamlValue::Map(entries) => {
-            let mut out: BTreeMap<String, (&'a YamlNode, GoNode<'a>)> = BTreeMap::new();
+            let mut out: BTreeMap<Cow<'a, str>, (&'a YamlNode, GoNode<'a>)> = BTreeMap::new();
             for (key, value) in entries {
-                let Some(name) = key.key_string() else {
+                let Some(name) = json_key(key) else {
                     return Err(fail(key, "unsupported map key of type: <nil>".into()));
                 };
                 let child_target = match target {
@@ -633,8 +740,10 @@ fn convert<'a>(node: &'a YamlNode, target: Option<&'static Ty>) -> Result<GoNode
                     Some(Ty::StrMap) => Some(&STRING),
                     _ => None,
                 };
-                let converted = convert(value, child_target)?;
-                out.insert(name, (key, converted));
+                let converted = convert(value, child_target, warnings)?;
+                if let Some((earlier, _)) = out.insert(name.clone(), (key, converted)) {
+                    warnings.push(key_collision_warning(&name, earlier.span.start.line, key));
+                }
             }
             GoVal::Obj(out.into_iter().map(|(k, (key, v))| (k, key, v)).collect())
         }
@@ -646,7 +755,7 @@ fn convert<'a>(node: &'a YamlNode, target: Option<&'static Ty>) -> Result<GoNode
             GoVal::Arr(
                 items
                     .iter()
-                    .map(|item| convert(item, elem))
+                    .map(|item| convert(item, elem, warnings))
                     .collect::<Result<_, _>>()?,
             )
         }
@@ -654,12 +763,14 @@ fn convert<'a>(node: &'a YamlNode, target: Option<&'static Ty>) -> Result<GoNode
             let to_string = matches!(target, Some(Ty::Str(_)));
             match scalar {
                 YamlValue::Null => GoVal::Null,
-                YamlValue::String(s) => GoVal::Str(s.clone()),
-                YamlValue::Bool(b) if to_string => GoVal::Str(b.to_string()),
+                YamlValue::String(s) => GoVal::Str(Cow::Borrowed(s)),
+                YamlValue::Bool(b) if to_string => GoVal::Str(Cow::Owned(b.to_string())),
                 YamlValue::Bool(b) => GoVal::Bool(*b),
-                YamlValue::Int(i) if to_string => GoVal::Str(i.to_string()),
+                YamlValue::Int(i) if to_string => GoVal::Str(Cow::Owned(i.to_string())),
                 YamlValue::Int(i) => GoVal::Int(*i),
-                YamlValue::Float(f) if to_string => GoVal::Str(yaml::go_format_float_g32(*f)),
+                YamlValue::Float(f) if to_string => {
+                    GoVal::Str(Cow::Owned(yaml::go_format_float_g32(*f)))
+                }
                 YamlValue::Float(f) if !f.is_finite() => {
                     let text = gotext::go_special_float(*f);
                     return Err(fail(node, format!("json: unsupported value: {text}")));
@@ -702,6 +813,13 @@ impl<'a> DNode<'a> {
     fn field(&self, name: &str) -> Option<&DNode<'a>> {
         match &self.v {
             Dv::Struct(fields) => fields.iter().find(|(n, _)| *n == name).map(|(_, v)| v),
+            _ => None,
+        }
+    }
+
+    fn field_mut(&mut self, name: &str) -> Option<&mut DNode<'a>> {
+        match &mut self.v {
+            Dv::Struct(fields) => fields.iter_mut().find(|(n, _)| *n == name).map(|(_, v)| v),
             _ => None,
         }
     }
@@ -820,7 +938,7 @@ impl Decoder {
                 _ => self.decode(node, inner, existing, ctx),
             },
             Ty::Str(_) => match &node.v {
-                GoVal::Str(s) => made(Dv::Str(s.clone())),
+                GoVal::Str(s) => made(Dv::Str(s.to_string())),
                 GoVal::Null => keep(existing),
                 other => {
                     self.type_error(node, other.kind().to_string(), ty, ctx);
@@ -911,10 +1029,10 @@ impl Decoder {
                     for (key, _, value) in entries {
                         match &value.v {
                             GoVal::Str(s) => {
-                                map.insert(key.clone(), s.clone());
+                                map.insert(key.to_string(), s.to_string());
                             }
                             GoVal::Null => {
-                                map.insert(key.clone(), String::new());
+                                map.insert(key.to_string(), String::new());
                             }
                             other => self.type_error(value, other.kind().to_string(), &STRING, ctx),
                         }
@@ -1034,12 +1152,37 @@ fn unstructured_json(node: &GoNode<'_>) -> JsonValue {
         GoVal::Bool(b) => JsonValue::Bool(*b),
         GoVal::Int(i) => JsonValue::Int(*i),
         GoVal::Float(f) => unstructured_number(*f),
-        GoVal::Str(s) => JsonValue::String(s.clone()),
+        GoVal::Str(s) => JsonValue::String(s.to_string()),
         GoVal::Arr(items) => JsonValue::Array(items.iter().map(unstructured_json).collect()),
+        GoVal::Raw => yaml_unstructured_json(node.src),
         GoVal::Obj(entries) => JsonValue::Object(
             entries
                 .iter()
-                .map(|(k, _, v)| (k.clone(), unstructured_json(v)))
+                .map(|(k, _, v)| (k.to_string(), unstructured_json(v)))
+                .collect(),
+        ),
+    }
+}
+
+/// [`unstructured_json`] of a YAML value converted as is (checked by
+/// [`check_plain_conversion`]): a later duplicate key wins, as in a Go map.
+fn yaml_unstructured_json(node: &YamlNode) -> JsonValue {
+    match &node.value {
+        YamlValue::Null => JsonValue::Null,
+        YamlValue::Bool(b) => JsonValue::Bool(*b),
+        YamlValue::Int(i) => JsonValue::Int(*i),
+        YamlValue::Float(f) => unstructured_number(*f),
+        YamlValue::String(s) => JsonValue::String(s.clone()),
+        YamlValue::Seq(items) => {
+            JsonValue::Array(items.iter().map(yaml_unstructured_json).collect())
+        }
+        YamlValue::Map(entries) => JsonValue::Object(
+            entries
+                .iter()
+                .map(|(k, v)| {
+                    let key = json_key(k).map_or_else(|| "null".to_string(), Cow::into_owned);
+                    (key, yaml_unstructured_json(v))
+                })
                 .collect(),
         ),
     }
@@ -1056,7 +1199,10 @@ fn decode_unstructured(
         return Err(CaseError {
             message: format!(
                 "json: cannot unmarshal {} into Go value of type map[string]interface {{}} ({})",
-                node.v.kind(),
+                match node.v {
+                    GoVal::Raw => yaml_kind(node.src),
+                    ref other => other.kind(),
+                },
                 ctx.display
             ),
             span: Some(node.src.span),
@@ -1107,12 +1253,12 @@ fn string_map_of(
 /// The `Data` of an `original`/`expected[i]` object, warning when labels or annotations are
 /// dropped because of a non-string value.
 fn data_of(
-    object: &BTreeMap<String, JsonValue>,
+    mut object: BTreeMap<String, JsonValue>,
     node: &YamlNode,
     what: &str,
     warnings: &mut Vec<CaseWarning>,
 ) -> Data {
-    let mut map = |field: &str| match string_map_of(object, field) {
+    let mut map = |field: &str| match string_map_of(&object, field) {
         Ok(map) => map.filter(|m| !m.is_empty()),
         Err(key) => {
             let at = node.get("metadata").and_then(|m| m.get(field));
@@ -1135,10 +1281,7 @@ fn data_of(
     };
     let labels = map("labels");
     let annotations = map("annotations");
-    let spec = object
-        .get("spec")
-        .filter(|s| **s != JsonValue::Null)
-        .cloned();
+    let spec = object.remove("spec").filter(|s| *s != JsonValue::Null);
     Data {
         spec,
         labels,
@@ -1275,14 +1418,14 @@ fn case_error(message: impl Into<String>, span: Span) -> CaseError {
 
 type BuiltCase = (CaseKind, Vec<CaseStep>, Vec<ExpectedEntry>, Option<Span>);
 
+/// Builds the case from the decoded document. The resources' JSON is moved out of `top`
+/// (not copied): a big `original` exists once while the case is built.
 fn build_case(
-    top: &DNode<'_>,
+    top: &mut DNode<'_>,
     root: &YamlNode,
     warnings: &mut Vec<CaseWarning>,
 ) -> Result<BuiltCase, CaseError> {
-    let rollout = top.field("rollout");
-    let traffic_routing = top.field("trafficRouting");
-    if rollout.is_none() && traffic_routing.is_none() {
+    if top.field("rollout").is_none() && top.field("trafficRouting").is_none() {
         return Err(case_error(
             "neither rollout nor trafficRouting defined in test case",
             root.span,
@@ -1290,31 +1433,39 @@ fn build_case(
     }
 
     // The resources must be objects with a kind (checked while decoding) and must be there.
-    let Some(original) = top.field("original") else {
+    let Some(original) = top.field_mut("original") else {
         return Err(case_error(
             "original is missing or null (upstream test panics: nil pointer)",
             root.span,
         ));
     };
-    let Dv::Unstructured(original_object) = &original.v else {
-        return Err(case_error("original is not an object", original.src.span));
+    let original_src = original.src;
+    let Dv::Unstructured(original_object) = &mut original.v else {
+        return Err(case_error("original is not an object", original_src.span));
     };
-    let data = data_of(original_object, original.src, "original", warnings);
+    let data = data_of(
+        std::mem::take(original_object),
+        original_src,
+        "original",
+        warnings,
+    );
 
-    let expected_node = top.field("expected");
     let mut expected = Vec::new();
-    for (i, entry) in expected_node
-        .map(DNode::items)
-        .unwrap_or_default()
-        .iter()
-        .enumerate()
-    {
-        let Dv::Unstructured(object) = &entry.v else {
+    let no_items = &mut Vec::new();
+    let entries = match top.field_mut("expected") {
+        Some(DNode {
+            v: Dv::List(items), ..
+        }) => items,
+        _ => no_items,
+    };
+    for (i, entry) in entries.iter_mut().enumerate() {
+        let Dv::Unstructured(object) = &mut entry.v else {
             return Err(case_error(
                 format!("expected[{i}] is null (upstream test panics: nil pointer)"),
                 entry.src.span,
             ));
         };
+        let object = std::mem::take(object);
         let data = data_of(object, entry.src, &format!("expected[{i}]"), warnings);
         expected.push(ExpectedEntry {
             canonical: data.to_canonical_json(),
@@ -1322,8 +1473,10 @@ fn build_case(
             node: entry.src.clone(),
         });
     }
-    let expected_span = expected_node.map(|n| n.src.span);
+    let expected_span = top.field("expected").map(|n| n.src.span);
 
+    let rollout = top.field("rollout");
+    let traffic_routing = top.field("trafficRouting");
     let (kind, steps) = if let Some(rollout) = rollout {
         if let Some(tr) = traffic_routing {
             warnings.push(CaseWarning {
@@ -1331,12 +1484,12 @@ fn build_case(
                 span: Some(tr.src.span),
             });
         }
-        (CaseKind::Rollout, rollout_steps(rollout, &data, warnings)?)
+        (CaseKind::Rollout, rollout_steps(rollout, data, warnings)?)
     } else {
         let tr = traffic_routing.expect("checked above");
         (
             CaseKind::TrafficRouting,
-            vec![traffic_routing_step(tr, &data)?],
+            vec![traffic_routing_step(tr, data)?],
         )
     };
 
@@ -1354,9 +1507,11 @@ fn build_case(
     Ok((kind, steps, expected, expected_span))
 }
 
+/// The steps of a rollout case. Every step's obj shares `original`'s data (a case with many
+/// steps and a big `original` holds it once).
 fn rollout_steps(
     rollout: &DNode<'_>,
-    data: &Data,
+    data: Data,
     warnings: &mut Vec<CaseWarning>,
 ) -> Result<Vec<CaseStep>, CaseError> {
     let strategy = rollout.field("spec").and_then(|s| s.field("strategy"));
@@ -1394,6 +1549,7 @@ fn rollout_steps(
             span: Some(chosen.src.span),
         });
     }
+    let data = Arc::new(data);
     Ok(steps
         .iter()
         .map(|step| {
@@ -1404,7 +1560,7 @@ fn rollout_steps(
                 .map(|m| m.items().iter().map(|m| route_match(m, false)).collect());
             CaseStep {
                 obj: Arc::new(LuaData {
-                    data: data.clone(),
+                    data: Arc::clone(&data),
                     canary_weight,
                     stable_weight: 100i32.wrapping_sub(canary_weight),
                     matches,
@@ -1421,7 +1577,7 @@ fn rollout_steps(
         .collect())
 }
 
-fn traffic_routing_step(tr: &DNode<'_>, data: &Data) -> Result<CaseStep, CaseError> {
+fn traffic_routing_step(tr: &DNode<'_>, data: Data) -> Result<CaseStep, CaseError> {
     let spec = tr.field("spec");
     let Some(object_ref) = spec
         .and_then(|s| s.field("objectRef"))
@@ -1450,7 +1606,7 @@ fn traffic_routing_step(tr: &DNode<'_>, data: &Data) -> Result<CaseStep, CaseErr
     Ok(CaseStep {
         traffic_set,
         obj: Arc::new(LuaData {
-            data: data.clone(),
+            data: Arc::new(data),
             canary_weight,
             stable_weight: 100i32.wrapping_sub(canary_weight),
             matches: Some(matches),
@@ -1664,6 +1820,69 @@ mod tests {
     - service: web
     strategy:
 ";
+
+    #[test]
+    fn duplicate_keys_and_later_documents_are_warned_about() {
+        let src = format!(
+            "{TRAFFIC_ROUTING_HEAD}      weight: 10\n{ORIGINAL}expected:\n- kind: Route\n  spec: {{a: 1, a: 2, on: 3, \"true\": 4}}\n---\nexpected: []\n"
+        );
+        let case = parse_case(&src).unwrap();
+        let messages: Vec<&str> = case.warnings.iter().map(|w| w.message.as_str()).collect();
+        assert!(
+            messages
+                .iter()
+                .any(|m| m.contains("the key `a` is written twice")),
+            "{messages:?}"
+        );
+        assert!(
+            messages
+                .iter()
+                .any(|m| m.contains("both become the JSON key `true`")),
+            "{messages:?}"
+        );
+        assert!(
+            messages
+                .iter()
+                .any(|m| m.contains("more than one YAML document")),
+            "{messages:?}"
+        );
+        // Kruise's reading is kept: the later value wins, the first document counts.
+        let spec = case.expected[0]
+            .data
+            .spec
+            .as_ref()
+            .unwrap()
+            .to_canonical_json();
+        assert_eq!(spec, r#"{"a":2,"true":4}"#);
+        assert_eq!(case.expected.len(), 1);
+    }
+
+    #[test]
+    fn steps_share_the_data_of_original() {
+        let case = parse_case(&rollout_case(
+            "        - traffic: 10%\n        - traffic: 20%\n        - traffic: 30%\n",
+            "",
+        ))
+        .unwrap();
+        assert_eq!(case.steps.len(), 3);
+        assert!(Arc::ptr_eq(
+            &case.steps[0].obj.data,
+            &case.steps[2].obj.data
+        ));
+    }
+
+    #[test]
+    fn a_nan_in_original_is_a_conversion_error_at_its_line() {
+        let src = format!(
+            "{TRAFFIC_ROUTING_HEAD}      weight: 10\noriginal:\n  kind: R\n  spec: {{x: .nan}}\nexpected: []\n"
+        );
+        let err = parse_case(&src).unwrap_err();
+        assert!(
+            err.message.contains("json: unsupported value: NaN"),
+            "{err:?}"
+        );
+        assert_eq!(err.span.unwrap().start.line, 11);
+    }
 
     #[test]
     fn traffic_routing_converts_numbers_where_go_has_strings() {

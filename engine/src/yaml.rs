@@ -12,8 +12,22 @@
 //!   a tag that does not fit its value (`!!int abc`) is an error. Unknown tags give strings.
 //! * Aliases are resolved (the node is copied; its top span is the alias's), and `<<` merge keys
 //!   are applied in place, in source order, as go-yaml v2 applies them.
-//! * A key that appears twice keeps its first position and takes the later value.
-//! * Only the first document counts ([`parse_first_document`]).
+//! * Alias expansion is bounded as go-yaml v2 bounds it against "billion laughs" documents
+//!   (gopkg.in/yaml.v2 v2.4.0, decode.go, `allowedAliasRatio` and `decoder.unmarshal`): every
+//!   node decoded counts, nodes decoded through an alias count as aliased, and once more than
+//!   100 aliased nodes and 1,000 nodes in all are decoded, the aliased share may not exceed 99%
+//!   (up to 400,000 nodes) falling linearly to 10% (from 4,000,000 nodes); beyond it the
+//!   document fails with go-yaml's "document contains excessive aliasing". Ours adds a bound on
+//!   the scalar bytes copied through aliases ([`MAX_ALIAS_EXPANDED_BYTES`]), which go-yaml
+//!   does not need (its strings are shared, ours are copied). Both are checked at the alias,
+//!   from sizes recorded with each anchor, before anything is copied: an expansion past the
+//!   bounds is never built. An anchor keeps a copy of its node, so the copies anchors keep are
+//!   bounded too (16 MiB beyond twice the text's size): anchors nested around one large value
+//!   would otherwise copy it once per anchor.
+//! * A key that appears twice keeps its first position and takes the later value (with a
+//!   [`YamlNote`], as the author almost certainly made a mistake).
+//! * Only the first document counts ([`parse_first_document`]); [`parse_case_document`] notes
+//!   when more follow.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -21,6 +35,9 @@ use saphyr_parser::{Event, Marker, Parser, ScalarStyle, ScanError};
 
 use crate::json::gotext::go_special_float;
 use crate::value::JsonValue;
+
+mod scalar;
+use scalar::resolve_scalar;
 
 /// A position in the source: 1-based line and column (in chars), and the byte offset.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -89,15 +106,47 @@ pub enum PathSeg {
     Index(usize),
 }
 
+/// Something a document does that its reader accepts but that is probably a mistake: a key
+/// written twice in one mapping, or a document after the first in a file where only the first
+/// is read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct YamlNote {
+    pub message: String,
+    pub pos: Pos,
+}
+
+/// The first document of a stream and the notes about it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FirstDocument {
+    /// `None` for an empty stream.
+    pub root: Option<YamlNode>,
+    pub notes: Vec<YamlNote>,
+}
+
+/// The most scalar bytes one document may copy through aliases (16 MiB): go-yaml v2 shares
+/// an aliased node's strings, this reader copies them, so a long string aliased many times
+/// needs a bound of its own.
+pub const MAX_ALIAS_EXPANDED_BYTES: u64 = 16 << 20;
+
 /// Parses the first document of `source` (later documents are ignored, as Kruise does).
 /// `Ok(None)` for an empty stream.
 pub fn parse_first_document(source: &str) -> Result<Option<YamlNode>, YamlError> {
-    Ok(parse_stream(source, Some(1))?.into_iter().next())
+    Ok(parse_case_document(source)?.root)
+}
+
+/// Parses the first document of `source` as Kruise reads a test case (later documents are
+/// ignored), with notes about duplicate keys and about documents that follow the first.
+pub fn parse_case_document(source: &str) -> Result<FirstDocument, YamlError> {
+    let (mut docs, notes) = parse_stream(source, Some(1))?;
+    Ok(FirstDocument {
+        root: docs.pop(),
+        notes,
+    })
 }
 
 /// Parses every document of `source` (for manifests holding several resources).
 pub fn parse_documents(source: &str) -> Result<Vec<YamlNode>, YamlError> {
-    parse_stream(source, None)
+    Ok(parse_stream(source, None)?.0)
 }
 
 impl YamlNode {
@@ -233,313 +282,94 @@ pub(crate) fn go_format_float_g32(f: f64) -> String {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Scalar resolution (go-yaml v2's `resolve`).
-
-const TAG_PREFIX: &str = "tag:yaml.org,2002:";
-
-/// What a scalar resolved to, with the short name of its YAML type (for tag checks).
-#[derive(Debug, Clone, PartialEq)]
-enum Resolved {
-    Null,
-    Bool(bool),
-    Int(i64),
-    /// An integer beyond int64 but within uint64 (go-yaml gives a uint64).
-    Uint(u64),
-    Float(f64),
-    Str,
-    Timestamp,
-}
-
-impl Resolved {
-    fn short_tag(&self) -> &'static str {
-        match self {
-            Resolved::Null => "!!null",
-            Resolved::Bool(_) => "!!bool",
-            Resolved::Int(_) | Resolved::Uint(_) => "!!int",
-            Resolved::Float(_) => "!!float",
-            Resolved::Str => "!!str",
-            Resolved::Timestamp => "!!timestamp",
-        }
-    }
-}
-
-/// The fixed spellings go-yaml v2 looks up before anything else.
-fn lookup_fixed(text: &str) -> Option<Resolved> {
-    Some(match text {
-        "y" | "Y" | "yes" | "Yes" | "YES" | "true" | "True" | "TRUE" | "on" | "On" | "ON" => {
-            Resolved::Bool(true)
-        }
-        "n" | "N" | "no" | "No" | "NO" | "false" | "False" | "FALSE" | "off" | "Off" | "OFF" => {
-            Resolved::Bool(false)
-        }
-        "" | "~" | "null" | "Null" | "NULL" => Resolved::Null,
-        ".nan" | ".NaN" | ".NAN" => Resolved::Float(f64::NAN),
-        ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF" => Resolved::Float(f64::INFINITY),
-        "-.inf" | "-.Inf" | "-.INF" => Resolved::Float(f64::NEG_INFINITY),
-        _ => return None,
-    })
-}
-
-/// Go's `strconv.ParseUint(s, 0, 64)` on a string without underscores: `0x`/`0o`/`0b`
-/// prefixes (either case), a leading `0` for octal, no sign.
-fn go_parse_uint_base0(s: &str) -> Option<u64> {
-    let bytes = s.as_bytes();
-    let (radix, digits) = if bytes.len() >= 2 && bytes[0] == b'0' {
-        match bytes[1] {
-            b'x' | b'X' => (16, &s[2..]),
-            b'o' | b'O' => (8, &s[2..]),
-            b'b' | b'B' => (2, &s[2..]),
-            _ => (8, &s[1..]),
-        }
-    } else {
-        (10, s)
-    };
-    if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
-        return None;
-    }
-    u64::from_str_radix(digits, radix).ok()
-}
-
-/// Go's `strconv.ParseInt(s, 0, 64)` on a string without underscores.
-fn go_parse_int_base0(s: &str) -> Option<i64> {
-    let (neg, rest) = match s.as_bytes().first() {
-        Some(b'-') => (true, &s[1..]),
-        Some(b'+') => (false, &s[1..]),
-        _ => (false, s),
-    };
-    let magnitude = go_parse_uint_base0(rest)?;
-    if neg {
-        if magnitude <= i64::MAX as u64 + 1 {
-            Some((magnitude as i64).wrapping_neg())
-        } else {
-            None
-        }
-    } else {
-        i64::try_from(magnitude).ok()
-    }
-}
-
-/// go-yaml v2's float shape: `^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`.
-fn is_yaml_style_float(s: &str) -> bool {
-    let b = s.as_bytes();
-    let mut i = 0;
-    if i < b.len() && (b[i] == b'+' || b[i] == b'-') {
-        i += 1;
-    }
-    let digits = |i: &mut usize| {
-        let start = *i;
-        while *i < b.len() && b[*i].is_ascii_digit() {
-            *i += 1;
-        }
-        *i - start
-    };
-    if i < b.len() && b[i] == b'.' {
-        i += 1;
-        if digits(&mut i) == 0 {
-            return false;
-        }
-    } else {
-        if digits(&mut i) == 0 {
-            return false;
-        }
-        if i < b.len() && b[i] == b'.' {
-            i += 1;
-            digits(&mut i);
-        }
-    }
-    if i < b.len() && (b[i] == b'e' || b[i] == b'E') {
-        i += 1;
-        if i < b.len() && (b[i] == b'+' || b[i] == b'-') {
-            i += 1;
-        }
-        if digits(&mut i) == 0 {
-            return false;
-        }
-    }
-    i == b.len()
-}
-
-/// Go's `strconv.ParseFloat` for the decimal forms that reach it here; out of range is an error.
-fn go_parse_float(s: &str) -> Option<f64> {
-    let f: f64 = s.parse().ok()?;
-    f.is_finite().then_some(f)
-}
-
-/// Whether `s` looks like one of go-yaml v2's timestamp formats (they stay strings anyway;
-/// this only matters for an explicit `!!timestamp` tag).
-fn looks_like_timestamp(s: &str) -> bool {
-    let b = s.as_bytes();
-    if b.len() < 8 || !b[..4].iter().all(u8::is_ascii_digit) || b[4] != b'-' {
-        return false;
-    }
-    let rest = &s[5..];
-    let mut parts = rest.splitn(2, '-');
-    let month = parts.next().unwrap_or("");
-    let tail = parts.next().unwrap_or("");
-    let day_len = tail.bytes().take_while(u8::is_ascii_digit).count();
-    let ok_num = |t: &str| !t.is_empty() && t.len() <= 2 && t.bytes().all(|c| c.is_ascii_digit());
-    ok_num(month) && ok_num(&tail[..day_len])
-}
-
-/// Resolves an untagged plain scalar (or a tagged one, `tag` being its long form) as go-yaml
-/// v2's `resolve` does, before the tag check.
-fn resolve_text(text: &str, tag: Option<&str>) -> Resolved {
-    let hint = match text.as_bytes().first() {
-        None => b'N',
-        Some(b'+' | b'-') => b'S',
-        Some(b'0'..=b'9') => b'D',
-        Some(b'y' | b'Y' | b'n' | b'N' | b't' | b'T' | b'f' | b'F' | b'o' | b'O' | b'~') => b'M',
-        Some(b'.') => b'.',
-        Some(_) => 0,
-    };
-    if hint == 0 {
-        return Resolved::Str;
-    }
-    if let Some(r) = lookup_fixed(text) {
-        return r;
-    }
-    match hint {
-        b'.' => {
-            // `.5`, `.5e3`: Go's ParseFloat on the text as written.
-            if is_yaml_style_float(text)
-                && let Some(f) = go_parse_float(text)
-            {
-                return Resolved::Float(f);
-            }
-        }
-        b'D' | b'S' => {
-            let timestamp_ok = tag.is_none() || tag == Some("tag:yaml.org,2002:timestamp");
-            if timestamp_ok && looks_like_timestamp(text) {
-                return Resolved::Timestamp;
-            }
-            let plain: String = text.chars().filter(|c| *c != '_').collect();
-            if let Some(i) = go_parse_int_base0(&plain) {
-                return Resolved::Int(i);
-            }
-            if let Some(u) = go_parse_uint_base0(&plain) {
-                return Resolved::Uint(u);
-            }
-            if is_yaml_style_float(&plain)
-                && let Some(f) = go_parse_float(&plain)
-            {
-                return Resolved::Float(f);
-            }
-        }
-        _ => {}
-    }
-    Resolved::Str
-}
-
-fn resolved_to_value(r: Resolved, text: &str) -> YamlValue {
-    match r {
-        Resolved::Null => YamlValue::Null,
-        Resolved::Bool(b) => YamlValue::Bool(b),
-        Resolved::Int(i) => YamlValue::Int(i),
-        // Beyond int64: Go keeps a uint64, which JSON decoding later reads as a float64.
-        Resolved::Uint(u) => YamlValue::Float(u as f64),
-        Resolved::Float(f) => YamlValue::Float(f),
-        Resolved::Str | Resolved::Timestamp => YamlValue::String(text.to_string()),
-    }
-}
-
-/// Standard base64 (with padding), as Go's `base64.StdEncoding` decodes `!!binary`.
-fn decode_base64(text: &str) -> Option<Vec<u8>> {
-    let clean: Vec<u8> = text.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
-    if !clean.len().is_multiple_of(4) {
-        return None;
-    }
-    let value = |c: u8| -> Option<u32> {
-        Some(match c {
-            b'A'..=b'Z' => (c - b'A') as u32,
-            b'a'..=b'z' => (c - b'a' + 26) as u32,
-            b'0'..=b'9' => (c - b'0' + 52) as u32,
-            b'+' => 62,
-            b'/' => 63,
-            _ => return None,
-        })
-    };
-    let mut out = Vec::new();
-    for (n, chunk) in clean.chunks(4).enumerate() {
-        let last = n == clean.len() / 4 - 1;
-        let pad = chunk.iter().rev().take_while(|c| **c == b'=').count();
-        if pad > 2 || (pad > 0 && !last) {
-            return None;
-        }
-        let mut acc = 0u32;
-        for &c in &chunk[..4 - pad] {
-            acc = (acc << 6) | value(c)?;
-        }
-        acc <<= 6 * pad as u32;
-        let bytes = [(acc >> 16) as u8, (acc >> 8) as u8, acc as u8];
-        out.extend_from_slice(&bytes[..3 - pad]);
-    }
-    Some(out)
-}
-
-/// Resolves one scalar event as go-yaml v2 decodes it into `interface{}`.
-fn resolve_scalar(text: &str, style: ScalarStyle, tag: Option<&str>) -> Result<YamlValue, String> {
-    let Some(tag) = tag else {
-        return Ok(if style == ScalarStyle::Plain {
-            resolved_to_value(resolve_text(text, None), text)
-        } else {
-            YamlValue::String(text.to_string())
-        });
-    };
-    let Some(short) = tag.strip_prefix(TAG_PREFIX) else {
-        // Local and unknown tags: the text as a string.
-        return Ok(YamlValue::String(text.to_string()));
-    };
-    match short {
-        "str" => Ok(YamlValue::String(text.to_string())),
-        "binary" => decode_base64(text)
-            .map(|bytes| YamlValue::String(String::from_utf8_lossy(&bytes).into_owned()))
-            .ok_or_else(|| "!!binary value contains invalid base64 data".to_string()),
-        "bool" | "int" | "float" | "null" | "timestamp" => {
-            let r = resolve_text(text, Some(tag));
-            let wanted = format!("!!{short}");
-            if r.short_tag() == wanted {
-                return Ok(resolved_to_value(r, text));
-            }
-            if short == "float" {
-                match r {
-                    Resolved::Int(i) => return Ok(YamlValue::Float(i as f64)),
-                    Resolved::Uint(u) => return Ok(YamlValue::Float(u as f64)),
-                    _ => {}
-                }
-            }
-            Err(format!(
-                "cannot decode {} `{}` as a {}",
-                r.short_tag(),
-                text,
-                wanted
-            ))
-        }
-        _ => Ok(YamlValue::String(text.to_string())),
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
 // Building the tree from parser events.
 
-/// Byte offsets of every char index (the parser's markers count chars).
-struct Positions {
-    byte_of_char: Vec<usize>,
+/// Turns the parser's markers (which count chars) into byte offsets. Only every
+/// [`CHARS_PER_CHECKPOINT`]th char's offset is stored (an index per char cost 8 bytes per
+/// byte of input: 160 MB for a 20 MB case); a lookup walks at most that many chars from the
+/// checkpoint before it. ASCII text needs no table at all.
+struct Positions<'a> {
+    source: &'a str,
+    chars: usize,
+    /// The text's last line (YAML breaks lines at `\n`, `\r\n` and a lone `\r`): the parser
+    /// can put an error at the end of the text on the line after it.
+    last_line: u32,
+    /// `None` when every char is one byte.
+    checkpoints: Option<Vec<usize>>,
 }
 
-impl Positions {
-    fn new(source: &str) -> Self {
-        let mut byte_of_char: Vec<usize> = source.char_indices().map(|(b, _)| b).collect();
-        byte_of_char.push(source.len());
-        Positions { byte_of_char }
+const CHARS_PER_CHECKPOINT: usize = 64;
+
+impl<'a> Positions<'a> {
+    fn new(source: &'a str) -> Self {
+        let bytes = source.as_bytes();
+        let breaks = bytes
+            .iter()
+            .enumerate()
+            .filter(|(i, b)| **b == b'\n' || (**b == b'\r' && bytes.get(i + 1) != Some(&b'\n')))
+            .count();
+        let last_line = u32::try_from(breaks + 1).unwrap_or(u32::MAX);
+        if source.is_ascii() {
+            return Positions {
+                source,
+                chars: source.len(),
+                last_line,
+                checkpoints: None,
+            };
+        }
+        let mut checkpoints = Vec::with_capacity(source.len() / CHARS_PER_CHECKPOINT + 1);
+        let mut chars = 0;
+        for (byte, _) in source.char_indices() {
+            if chars % CHARS_PER_CHECKPOINT == 0 {
+                checkpoints.push(byte);
+            }
+            chars += 1;
+        }
+        Positions {
+            source,
+            chars,
+            last_line,
+            checkpoints: Some(checkpoints),
+        }
+    }
+
+    /// The byte offset of char `index` (the end of the text past the last char).
+    fn byte_offset(&self, index: usize) -> usize {
+        let index = index.min(self.chars);
+        let Some(checkpoints) = &self.checkpoints else {
+            return index;
+        };
+        if index == self.chars {
+            return self.source.len();
+        }
+        let base = checkpoints[index / CHARS_PER_CHECKPOINT];
+        self.source[base..]
+            .char_indices()
+            .nth(index % CHARS_PER_CHECKPOINT)
+            .map_or(self.source.len(), |(b, _)| base + b)
     }
 
     fn pos(&self, m: &Marker) -> Pos {
-        let idx = m.index().min(self.byte_of_char.len() - 1);
         Pos {
-            line: m.line() as u32,
+            line: (m.line() as u32).min(self.last_line),
             column: m.col() as u32 + 1,
-            offset: self.byte_of_char[idx],
+            offset: self.byte_offset(m.index()),
         }
+    }
+}
+
+/// How much a node stands for once its aliases are expanded: nodes (as go-yaml v2 counts
+/// decode operations) and scalar bytes.
+#[derive(Debug, Clone, Copy, Default)]
+struct Size {
+    nodes: u64,
+    bytes: u64,
+}
+
+impl Size {
+    fn add(&mut self, other: Size) {
+        self.nodes = self.nodes.saturating_add(other.nodes);
+        self.bytes = self.bytes.saturating_add(other.bytes);
     }
 }
 
@@ -549,6 +379,7 @@ enum Frame {
         start: Pos,
         flow: bool,
         anchor: usize,
+        size: Size,
     },
     Map {
         entries: Vec<(YamlNode, YamlNode)>,
@@ -557,6 +388,7 @@ enum Frame {
         start: Pos,
         flow: bool,
         anchor: usize,
+        size: Size,
     },
 }
 
@@ -572,12 +404,19 @@ fn scan_error(positions: &Positions, e: &ScanError) -> YamlError {
 }
 
 /// Sets `key` to `value` in `entries` as a Go map does: an equal key keeps its place and takes
-/// the new key node and value.
-fn map_insert(entries: &mut Vec<(YamlNode, YamlNode)>, key: YamlNode, value: YamlNode) {
+/// the new key node and value. Returns the position of the key it replaced, if any.
+fn map_insert(
+    entries: &mut Vec<(YamlNode, YamlNode)>,
+    key: YamlNode,
+    value: YamlNode,
+) -> Option<Pos> {
     if let Some(slot) = entries.iter_mut().find(|(k, _)| k.value == key.value) {
+        let replaced = slot.0.span.start;
         *slot = (key, value);
+        Some(replaced)
     } else {
         entries.push((key, value));
+        None
     }
 }
 
@@ -613,41 +452,165 @@ fn apply_merge(entries: &mut Vec<(YamlNode, YamlNode)>, value: YamlNode) -> Resu
     Ok(())
 }
 
+/// go-yaml v2's `allowedAliasRatio` (gopkg.in/yaml.v2 v2.4.0, decode.go): the share of decode
+/// operations that may come from alias expansion, 99% up to 400,000 operations, falling
+/// linearly to 10% at 4,000,000.
+fn allowed_alias_ratio(decoded: u64) -> f64 {
+    const LOW: u64 = 400_000;
+    const HIGH: u64 = 4_000_000;
+    if decoded <= LOW {
+        0.99
+    } else if decoded >= HIGH {
+        0.10
+    } else {
+        0.99 - 0.89 * ((decoded - LOW) as f64 / (HIGH - LOW) as f64)
+    }
+}
+
+/// What one document has decoded so far, for go-yaml v2's aliasing bound.
+#[derive(Debug, Default)]
+struct AliasBudget {
+    /// Every node decoded, aliased ones included (go-yaml's `decodeCount`).
+    decoded: u64,
+    /// Nodes decoded through an alias (go-yaml's `aliasCount`).
+    aliased: u64,
+    /// Scalar bytes copied through aliases (our own bound, see [`MAX_ALIAS_EXPANDED_BYTES`]).
+    aliased_bytes: u64,
+    /// What the anchored nodes' copies cost (text bytes plus a node's size per node): an
+    /// anchor keeps a copy of its node, so anchors nested around one big value would copy it
+    /// once per anchor.
+    anchored_bytes: u64,
+}
+
+/// What one node costs in the tree besides its text, for the anchor bound.
+const NODE_BYTES: u64 = std::mem::size_of::<YamlNode>() as u64;
+
+impl AliasBudget {
+    /// Counts the copy an anchor keeps of a node of `size` at `pos`; fails once the copies
+    /// exceed [`MAX_ALIAS_EXPANDED_BYTES`] beyond what the text itself holds.
+    fn count_anchor(&mut self, size: Size, pos: Pos, source_len: usize) -> Result<(), YamlError> {
+        let cost = size
+            .bytes
+            .saturating_add(size.nodes.saturating_mul(NODE_BYTES));
+        self.anchored_bytes = self.anchored_bytes.saturating_add(cost);
+        let allowed = MAX_ALIAS_EXPANDED_BYTES.saturating_add(2 * source_len as u64);
+        if self.anchored_bytes > allowed {
+            return Err(error_at(
+                pos,
+                format!(
+                    "document contains excessive anchoring: the anchored nodes up to here stand for {} bytes of copies (anchors nested around a large value?)",
+                    self.anchored_bytes
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    fn count_node(&mut self) {
+        self.decoded = self.decoded.saturating_add(1);
+    }
+
+    /// Counts the alias node at `pos` and the expansion of its target, failing when the
+    /// document goes past the bounds (before anything is copied).
+    fn count_alias(&mut self, target: Size, pos: Pos) -> Result<(), YamlError> {
+        self.decoded = self.decoded.saturating_add(1).saturating_add(target.nodes);
+        self.aliased = self.aliased.saturating_add(target.nodes);
+        self.aliased_bytes = self.aliased_bytes.saturating_add(target.bytes);
+        // go-yaml v2's check in `decoder.unmarshal`.
+        if self.aliased > 100
+            && self.decoded > 1000
+            && self.aliased as f64 / self.decoded as f64 > allowed_alias_ratio(self.decoded)
+        {
+            return Err(error_at(
+                pos,
+                format!(
+                    "document contains excessive aliasing: this alias brings the document to {} decoded nodes, {} of them through aliases (Kruise's YAML reader refuses it too)",
+                    self.decoded, self.aliased
+                ),
+            ));
+        }
+        if self.aliased_bytes > MAX_ALIAS_EXPANDED_BYTES {
+            return Err(error_at(
+                pos,
+                format!(
+                    "document contains excessive aliasing: this alias brings the text copied through aliases to {} bytes (the limit is {} MiB)",
+                    self.aliased_bytes,
+                    MAX_ALIAS_EXPANDED_BYTES >> 20
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
 struct Builder<'a> {
-    positions: Positions,
+    positions: Positions<'a>,
     source: &'a str,
     stack: Vec<Frame>,
-    anchors: HashMap<usize, YamlNode>,
+    /// Each anchored node with its expanded size.
+    anchors: HashMap<usize, (YamlNode, Size)>,
+    budget: AliasBudget,
+    notes: Vec<YamlNote>,
     /// The finished root of the current document.
     root: Option<YamlNode>,
 }
 
 impl Builder<'_> {
-    /// Hands a finished node to its parent (or makes it the document root).
+    /// Hands a finished node of expanded size `size` to its parent (or makes it the document
+    /// root).
     fn finish(
         &mut self,
         node: YamlNode,
+        size: Size,
         anchor: usize,
         is_merge_key: bool,
     ) -> Result<(), YamlError> {
         if anchor != 0 {
-            self.anchors.insert(anchor, node.clone());
+            self.budget
+                .count_anchor(size, node.span.start, self.source.len())?;
+            self.anchors.insert(anchor, (node.clone(), size));
         }
         match self.stack.last_mut() {
             None => self.root = Some(node),
-            Some(Frame::Seq { items, .. }) => items.push(node),
+            Some(Frame::Seq {
+                items, size: total, ..
+            }) => {
+                total.add(size);
+                items.push(node)
+            }
             Some(Frame::Map {
-                entries, pending, ..
-            }) => match pending.take() {
-                None => {
-                    if matches!(node.value, YamlValue::Seq(_) | YamlValue::Map(_)) {
-                        return Err(error_at(node.span.start, "invalid map key: a collection"));
+                entries,
+                pending,
+                size: total,
+                ..
+            }) => {
+                total.add(size);
+                match pending.take() {
+                    None => {
+                        if matches!(node.value, YamlValue::Seq(_) | YamlValue::Map(_)) {
+                            return Err(error_at(node.span.start, "invalid map key: a collection"));
+                        }
+                        *pending = Some((node, is_merge_key));
                     }
-                    *pending = Some((node, is_merge_key));
+                    Some((_, true)) => apply_merge(entries, node)?,
+                    Some((key, false)) => {
+                        let pos = key.span.start;
+                        let text = self.source[key.span.start.offset..key.span.end.offset]
+                            .chars()
+                            .take(80)
+                            .collect::<String>();
+                        if let Some(first) = map_insert(entries, key, node) {
+                            self.notes.push(YamlNote {
+                                message: format!(
+                                    "the key `{text}` is written twice in this mapping (first on line {}); Kruise keeps the later value",
+                                    first.line
+                                ),
+                                pos,
+                            });
+                        }
+                    }
                 }
-                Some((_, true)) => apply_merge(entries, node)?,
-                Some((key, false)) => map_insert(entries, key, node),
-            },
+            }
         }
         Ok(())
     }
@@ -663,14 +626,33 @@ impl Builder<'_> {
     }
 }
 
-/// Parses up to `max_docs` documents (all when `None`).
-fn parse_stream(source: &str, max_docs: Option<usize>) -> Result<Vec<YamlNode>, YamlError> {
+/// Whether the document that starts after the first one has any content (a trailing `---`
+/// alone does not count). A scan error counts as content: something is there.
+fn later_document_has_content(parser: &mut Parser<'_, saphyr_parser::StrInput<'_>>) -> bool {
+    match parser.next_event() {
+        Some(Ok((Event::DocumentStart(_), _))) => !matches!(
+            parser.next_event(),
+            Some(Ok((Event::Scalar(text, ScalarStyle::Plain, 0, None), _))) if text.is_empty()
+        ),
+        Some(Ok((Event::StreamEnd, _))) | None => false,
+        _ => true,
+    }
+}
+
+/// Parses up to `max_docs` documents (all when `None`), with notes about duplicate keys and
+/// about content past the last document read.
+fn parse_stream(
+    source: &str,
+    max_docs: Option<usize>,
+) -> Result<(Vec<YamlNode>, Vec<YamlNote>), YamlError> {
     let mut parser = Parser::new_from_str(source);
     let mut b = Builder {
         positions: Positions::new(source),
         source,
         stack: Vec::new(),
         anchors: HashMap::new(),
+        budget: AliasBudget::default(),
+        notes: Vec::new(),
         root: None,
     };
     let mut docs = Vec::new();
@@ -683,6 +665,8 @@ fn parse_stream(source: &str, max_docs: Option<usize>) -> Result<Vec<YamlNode>, 
             Event::StreamEnd => break,
             Event::DocumentStart(_) => {
                 b.anchors.clear();
+                b.budget = AliasBudget::default();
+                b.budget.count_node();
                 b.root = None;
             }
             Event::DocumentEnd => {
@@ -690,18 +674,30 @@ fn parse_stream(source: &str, max_docs: Option<usize>) -> Result<Vec<YamlNode>, 
                     docs.push(root);
                 }
                 if max_docs.is_some_and(|max| docs.len() >= max) {
+                    if later_document_has_content(&mut parser) {
+                        b.notes.push(YamlNote {
+                            message: "this file holds more than one YAML document; Kruise reads only the first".to_string(),
+                            pos: end,
+                        });
+                    }
                     break;
                 }
             }
             Event::Alias(id) => {
-                let Some(target) = b.anchors.get(&id) else {
+                let Some((target, size)) = b.anchors.get(&id) else {
                     return Err(error_at(start, "unknown anchor referenced"));
                 };
+                let size = *size;
+                b.budget.count_alias(size, start)?;
                 let node = YamlNode {
                     value: target.value.clone(),
                     span: Span { start, end },
                 };
-                b.finish(node, 0, false)?;
+                let alias_size = Size {
+                    nodes: size.nodes.saturating_add(1),
+                    bytes: size.bytes,
+                };
+                b.finish(node, alias_size, 0, false)?;
             }
             Event::Scalar(text, style, anchor, tag) => {
                 let tag_text = tag.as_ref().map(|t| format!("{}{}", t.handle, t.suffix));
@@ -710,32 +706,47 @@ fn parse_stream(source: &str, max_docs: Option<usize>) -> Result<Vec<YamlNode>, 
                         || tag_text.as_deref() == Some("tag:yaml.org,2002:merge"));
                 let value = resolve_scalar(&text, style, tag_text.as_deref())
                     .map_err(|m| error_at(start, m))?;
+                // go-yaml v2 does not decode a merge key itself, only its value.
+                let size = if is_merge_key {
+                    Size::default()
+                } else {
+                    b.budget.count_node();
+                    Size {
+                        nodes: 1,
+                        bytes: text.len() as u64,
+                    }
+                };
                 b.finish(
                     YamlNode {
                         value,
                         span: Span { start, end },
                     },
+                    size,
                     anchor,
                     is_merge_key,
                 )?;
             }
             Event::SequenceStart(anchor, _) => {
                 let flow = b.is_flow(start, end);
+                b.budget.count_node();
                 b.stack.push(Frame::Seq {
                     items: Vec::new(),
                     start,
                     flow,
                     anchor,
+                    size: Size { nodes: 1, bytes: 0 },
                 });
             }
             Event::MappingStart(anchor, _) => {
                 let flow = b.is_flow(start, end);
+                b.budget.count_node();
                 b.stack.push(Frame::Map {
                     entries: Vec::new(),
                     pending: None,
                     start,
                     flow,
                     anchor,
+                    size: Size { nodes: 1, bytes: 0 },
                 });
             }
             Event::SequenceEnd => {
@@ -744,6 +755,7 @@ fn parse_stream(source: &str, max_docs: Option<usize>) -> Result<Vec<YamlNode>, 
                     start: s,
                     flow,
                     anchor,
+                    size,
                 }) = b.stack.pop()
                 else {
                     return Err(error_at(start, "unbalanced sequence end"));
@@ -758,6 +770,7 @@ fn parse_stream(source: &str, max_docs: Option<usize>) -> Result<Vec<YamlNode>, 
                         value: YamlValue::Seq(items),
                         span: Span { start: s, end: e },
                     },
+                    size,
                     anchor,
                     false,
                 )?;
@@ -769,6 +782,7 @@ fn parse_stream(source: &str, max_docs: Option<usize>) -> Result<Vec<YamlNode>, 
                     start: s,
                     flow,
                     anchor,
+                    size,
                 }) = b.stack.pop()
                 else {
                     return Err(error_at(start, "unbalanced mapping end"));
@@ -790,13 +804,14 @@ fn parse_stream(source: &str, max_docs: Option<usize>) -> Result<Vec<YamlNode>, 
                         value: YamlValue::Map(entries),
                         span: Span { start: s, end: e },
                     },
+                    size,
                     anchor,
                     false,
                 )?;
             }
         }
     }
-    Ok(docs)
+    Ok((docs, b.notes))
 }
 
 impl Pos {
@@ -812,121 +827,6 @@ impl Pos {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn scalar(text: &str) -> YamlValue {
-        let doc = parse_first_document(&format!("v: {text}\n"))
-            .unwrap()
-            .unwrap();
-        doc.get("v").unwrap().value.clone()
-    }
-
-    #[test]
-    fn yaml11_plain_scalars() {
-        use YamlValue::*;
-        let table: &[(&str, YamlValue)] = &[
-            ("yes", Bool(true)),
-            ("Yes", Bool(true)),
-            ("YES", Bool(true)),
-            ("y", Bool(true)),
-            ("Y", Bool(true)),
-            ("on", Bool(true)),
-            ("On", Bool(true)),
-            ("ON", Bool(true)),
-            ("true", Bool(true)),
-            ("True", Bool(true)),
-            ("TRUE", Bool(true)),
-            ("no", Bool(false)),
-            ("No", Bool(false)),
-            ("NO", Bool(false)),
-            ("n", Bool(false)),
-            ("N", Bool(false)),
-            ("off", Bool(false)),
-            ("Off", Bool(false)),
-            ("OFF", Bool(false)),
-            ("false", Bool(false)),
-            ("False", Bool(false)),
-            ("FALSE", Bool(false)),
-            ("yEs", String("yEs".into())),
-            ("tRUE", String("tRUE".into())),
-            ("~", Null),
-            ("null", Null),
-            ("Null", Null),
-            ("NULL", Null),
-            ("nUll", String("nUll".into())),
-            ("", Null),
-            ("0x1F", Int(31)),
-            ("0X1f", Int(31)),
-            ("010", Int(8)),
-            ("0o17", Int(15)),
-            ("0b101", Int(5)),
-            ("-0b101", Int(-5)),
-            ("1_000", Int(1000)),
-            ("+5", Int(5)),
-            ("-42", Int(-42)),
-            ("-0x10", Int(-16)),
-            ("0", Int(0)),
-            ("9223372036854775807", Int(i64::MAX)),
-            ("-9223372036854775808", Int(i64::MIN)),
-            ("9223372036854775808", Float(9223372036854775808.0)),
-            ("08", Float(8.0)),
-            ("1e3", Float(1000.0)),
-            ("1E3", Float(1000.0)),
-            ("1.0", Float(1.0)),
-            (".5", Float(0.5)),
-            ("-.5", Float(-0.5)),
-            ("+.5", Float(0.5)),
-            ("1.", Float(1.0)),
-            ("1_000.5", Float(1000.5)),
-            (".inf", Float(f64::INFINITY)),
-            ("-.Inf", Float(f64::NEG_INFINITY)),
-            ("+.INF", Float(f64::INFINITY)),
-            ("1e400", String("1e400".into())),
-            ("2024-01-02", String("2024-01-02".into())),
-            (
-                "2024-01-02T10:00:00Z",
-                String("2024-01-02T10:00:00Z".into()),
-            ),
-            ("0x", String("0x".into())),
-            ("_1", String("_1".into())),
-            ("+", String("+".into())),
-            ("-x", String("-x".into())),
-            (".", String(".".into())),
-            ("0x1p4", String("0x1p4".into())),
-            ("1.2.3", String("1.2.3".into())),
-            ("50%", String("50%".into())),
-            ("'yes'", String("yes".into())),
-            ("\"010\"", String("010".into())),
-            ("!!str 010", String("010".into())),
-            ("!!str yes", String("yes".into())),
-            ("!!int \"12\"", Int(12)),
-            ("!!float 3", Float(3.0)),
-            ("!!bool \"on\"", Bool(true)),
-            ("!!null ''", Null),
-            ("!!binary aGVsbG8=", String("hello".into())),
-            ("!custom 12", String("12".into())),
-            ("|\n  yes\n", String("yes\n".into())),
-        ];
-        for (text, want) in table {
-            let got = scalar(text);
-            match (&got, want) {
-                (Float(a), Float(b)) if a.is_nan() && b.is_nan() => {}
-                _ => assert_eq!(&got, want, "scalar {text:?}"),
-            }
-        }
-        assert!(matches!(scalar(".nan"), Float(f) if f.is_nan()));
-        assert!(matches!(scalar(".NaN"), Float(f) if f.is_nan()));
-    }
-
-    #[test]
-    fn tag_mismatch_is_an_error() {
-        let err = parse_first_document("v: !!int abc\n").unwrap_err();
-        assert!(
-            err.message.contains("cannot decode !!str `abc` as a !!int"),
-            "{err:?}"
-        );
-        assert_eq!(err.pos.line, 1);
-        assert!(parse_first_document("v: !!binary ***\n").is_err());
-    }
 
     #[test]
     fn keys_become_strings_as_sigs_yaml_does() {
@@ -1057,6 +957,123 @@ mod tests {
         // A quoted "<<" is an ordinary key.
         let quoted = parse_first_document("'<<': {a: 1}\n").unwrap().unwrap();
         assert!(quoted.get("<<").is_some());
+    }
+
+    /// A "billion laughs" document: each level aliases the one below nine times.
+    fn alias_bomb(levels: usize) -> String {
+        let mut out = String::from("a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n");
+        for level in 1..=levels {
+            let items = vec![format!("*a{}", level - 1); 9].join(", ");
+            out.push_str(&format!("a{level}: &a{level} [{items}]\n"));
+        }
+        out
+    }
+
+    #[test]
+    fn alias_bombs_fail_at_the_alias_without_being_expanded() {
+        // Thousands of aliased nodes for about 50 written ones: past go-yaml v2's 99% ratio.
+        for levels in [3, 9, 30] {
+            let err = parse_first_document(&alias_bomb(levels)).unwrap_err();
+            assert!(
+                err.message.contains("document contains excessive aliasing"),
+                "{err:?}"
+            );
+            // The alias that crosses the bound, on the line of level 3 (line 4) at every depth.
+            assert_eq!(err.pos.line, 4, "{levels} levels: {err:?}");
+        }
+        // Moderate aliasing, as go-yaml accepts it, still works.
+        let doc = parse_first_document(&alias_bomb(2)).unwrap().unwrap();
+        let YamlValue::Seq(level2) = &doc.get("a2").unwrap().value else {
+            panic!("a2 is a sequence")
+        };
+        assert!(
+            level2
+                .iter()
+                .all(|l1| matches!(&l1.value, YamlValue::Seq(l0) if l0.len() == 9))
+        );
+    }
+
+    #[test]
+    fn aliased_text_has_a_byte_bound() {
+        // 100 aliases of a 1 MiB string: few nodes (go-yaml's ratio allows it) but 100 MiB copied.
+        let big = "x".repeat(1 << 20);
+        let mut src = format!("s: &s {big}\nl:\n");
+        for _ in 0..100 {
+            src.push_str("- *s\n");
+        }
+        let err = parse_first_document(&src).unwrap_err();
+        assert!(
+            err.message.contains("bytes (the limit is 16 MiB)"),
+            "{err:?}"
+        );
+        // The 17th alias (line 19) passes 16 MiB.
+        assert_eq!(err.pos.line, 19, "{err:?}");
+    }
+
+    #[test]
+    fn nested_anchors_around_a_large_value_are_bounded() {
+        // 200 anchors (the parser nests no deeper) around one 200 KB string: each anchor
+        // keeps a copy (40 MB in all).
+        let mut src = String::from("v: ");
+        for i in 0..200 {
+            src.push_str(&format!("&a{i} ["));
+        }
+        src.push_str(&"x".repeat(200_000));
+        src.push_str(&"]".repeat(200));
+        src.push('\n');
+        let err = parse_first_document(&src).unwrap_err();
+        assert!(
+            err.message
+                .contains("document contains excessive anchoring"),
+            "{err:?}"
+        );
+        // One anchor on a large value, aliased once, is fine.
+        let big = "x".repeat(1 << 20);
+        let ok = format!("a: &a {{s: {big}}}\nb: *a\n");
+        assert!(parse_first_document(&ok).is_ok());
+    }
+
+    #[test]
+    fn duplicate_keys_and_later_documents_are_noted() {
+        let parsed = parse_case_document("a: 1\nb:\n  c: 2\n  c: 3\na: 4\n---\nz: 1\n").unwrap();
+        let notes: Vec<(u32, &str)> = parsed
+            .notes
+            .iter()
+            .map(|n| (n.pos.line, n.message.as_str()))
+            .collect();
+        assert_eq!(notes.len(), 3, "{notes:?}");
+        assert_eq!(notes[0].0, 4);
+        assert!(
+            notes[0]
+                .1
+                .contains("`c` is written twice in this mapping (first on line 3)")
+        );
+        assert_eq!(notes[1].0, 5);
+        assert!(
+            notes[2].1.contains("more than one YAML document"),
+            "{notes:?}"
+        );
+        // Merges override without a note; a trailing `---` alone is not a document.
+        let quiet = parse_case_document("base: &b {x: 1}\nm:\n  x: 0\n  <<: *b\n---\n").unwrap();
+        assert_eq!(quiet.notes, vec![]);
+    }
+
+    #[test]
+    fn an_error_at_the_end_of_the_text_is_on_its_last_line() {
+        // Found by tests/fuzz.rs: the parser put this error on line 3 of a 2-line text.
+        let err = parse_first_document("b: |\n~spec:&x ").unwrap_err();
+        assert_eq!(err.pos.line, 2, "{err:?}");
+    }
+
+    #[test]
+    fn byte_offsets_of_non_ascii_text_far_from_a_checkpoint() {
+        let filler = "é".repeat(200);
+        let src = format!("a: {filler}\nb: ü{filler}\nc: x\n");
+        let doc = parse_first_document(&src).unwrap().unwrap();
+        let c = doc.get("c").unwrap();
+        assert_eq!(&src[c.span.start.offset..c.span.end.offset], "x");
+        let b = doc.get("b").unwrap();
+        assert!(src[b.span.start.offset..b.span.end.offset].starts_with("üé"));
     }
 
     #[test]

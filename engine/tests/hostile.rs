@@ -97,3 +97,27 @@ fn each_hostile_script_ends_in_its_error_kind() {
         None
     );
 }
+
+#[test]
+fn an_encode_error_deep_in_a_result_has_a_short_path() {
+    // A result nested past the encoder's depth bound, and one with a NaN 9,000 levels down:
+    // each error's path keeps its two ends only (it was 60 KB).
+    for (depth, ending) in [
+        (10_000, "level.level: tables are nested more than"),
+        (9_000, "level.bad: "),
+    ] {
+        let source = format!(
+            "local t = {{bad = 0/0}} for i = 1, {depth} do t = {{level = t}} end return {{spec = t}}"
+        );
+        let run = run_custom(&Script::new(source), &LuaData::default(), &options());
+        let error = run.result(Mode::Production).as_ref().unwrap_err();
+        assert!(error.message.len() < 1000, "{} bytes", error.message.len());
+        assert!(
+            error.message.contains("at spec.level.level")
+                && error.message.contains(" levels)… level.level")
+                && error.message.contains(ending),
+            "{}",
+            error.message
+        );
+    }
+}

@@ -141,7 +141,10 @@ fn assert_three_strategies(testdata: &Path, service: &str, ingress: bool) {
                 assert!(step.obj.data.annotations.is_some());
                 assert_eq!(expected.data.annotations, step.obj.data.annotations);
             } else {
-                assert_eq!(expected.data, step.obj.data, "expected equals the original");
+                assert_eq!(
+                    expected.data, *step.obj.data,
+                    "expected equals the original"
+                );
             }
         }
     }

@@ -353,39 +353,63 @@ impl Encoder<'_> {
         self.frames.push(frame);
     }
 
-    /// The error text with the path of the failing value, e.g. `spec.http[1].route`.
+    /// The error text with the path of the failing value, e.g. `spec.http[1].route`. A path
+    /// deeper than [`PATH_ENDS_KEPT`] levels at each end keeps only its ends (a 10,000-deep
+    /// result would otherwise give a 60 KB message), and long keys are cut.
     fn message(&self, problem: &str) -> String {
-        let mut path = String::new();
+        let mut segments: Vec<String> = Vec::new();
         for frame in &self.frames {
             match *frame {
                 Frame::Array { next, .. } => {
                     if next > 0 {
-                        path.push_str(&format!("[{next}]"));
+                        segments.push(format!("[{next}]"));
                     }
                 }
                 Frame::Object { start, next, .. } => {
                     if next > 0 {
                         let key = String::from_utf8_lossy(self.keys[start + next - 1].bytes());
+                        let key = shorten_key(&key);
                         let plain = !key.is_empty()
                             && !key.starts_with(|c: char| c.is_ascii_digit())
                             && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
                         if plain {
-                            if !path.is_empty() {
-                                path.push('.');
-                            }
-                            path.push_str(&key);
+                            segments.push(format!(".{key}"));
                         } else {
-                            path.push_str(&format!("[{key:?}]"));
+                            segments.push(format!("[{key:?}]"));
                         }
                     }
                 }
             }
         }
-        if path.is_empty() {
-            format!("cannot encode as JSON: {problem}")
-        } else {
-            format!("cannot encode as JSON at {path}: {problem}")
+        if segments.is_empty() {
+            return format!("cannot encode as JSON: {problem}");
         }
+        let path = if segments.len() > 2 * PATH_ENDS_KEPT {
+            let hidden = segments.len() - 2 * PATH_ENDS_KEPT;
+            format!(
+                "{} …({hidden} levels)… {}",
+                segments[..PATH_ENDS_KEPT].concat(),
+                segments[segments.len() - PATH_ENDS_KEPT..]
+                    .concat()
+                    .trim_start_matches('.')
+            )
+        } else {
+            segments.concat()
+        };
+        let path = path.strip_prefix('.').unwrap_or(&path);
+        format!("cannot encode as JSON at {path}: {problem}")
+    }
+}
+
+/// How many levels an encode error's path keeps at each end when it is longer.
+const PATH_ENDS_KEPT: usize = 16;
+
+/// A key as an error path shows it: at most 64 chars, the rest replaced by `…`.
+fn shorten_key(key: &str) -> std::borrow::Cow<'_, str> {
+    const MAX: usize = 64;
+    match key.char_indices().nth(MAX) {
+        Some((cut, _)) => format!("{}…", &key[..cut]).into(),
+        None => key.into(),
     }
 }
 

@@ -602,7 +602,8 @@ mod tests {
                 spec: Some(JsonValue::Object(Default::default())),
                 labels: map(),
                 annotations: map(),
-            },
+            }
+            .into(),
             matches: Some(vec![route_match.clone()]),
             request_header_modifier: Some(modifier.clone()),
             ..LuaData::default()

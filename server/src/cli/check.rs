@@ -32,7 +32,7 @@ use super::report::{
     self, CaseReport, Format, Location, Note, OrderFinding, Report, ScriptReport, Summary, Verdict,
     span_line,
 };
-use super::{ColorArg, LimitArgs, ModeArg, UsageError, paths, read_text};
+use super::{ColorArg, InputArgs, LimitArgs, ModeArg, UsageError, paths, read_text};
 
 #[derive(Debug, Args)]
 pub struct CheckArgs {
@@ -54,6 +54,8 @@ pub struct CheckArgs {
     pub shuffle: u32,
     #[command(flatten)]
     pub limits: LimitArgs,
+    #[command(flatten)]
+    pub input: InputArgs,
     /// Colour the human report
     #[arg(long, value_enum, value_name = "WHEN", default_value_t = ColorArg::Auto)]
     pub color: ColorArg,
@@ -94,7 +96,7 @@ pub fn execute(args: CheckArgs) -> Result<u8, UsageError> {
         return super::watch::check(&args);
     }
     let rendered = render(&args, &filters(&args), args.color.enabled())?;
-    super::lint::write_stdout(&rendered.report)?;
+    super::write_stdout(&rendered.report)?;
     Ok(rendered.code)
 }
 
@@ -120,7 +122,7 @@ pub(crate) fn render(
     filters: &[String],
     color: bool,
 ) -> Result<Rendered, UsageError> {
-    let (planned, notes) = plan(&args.paths, filters)?;
+    let (planned, notes) = plan(&args.paths, filters, &args.input)?;
     let options = args.limits.run_options();
     let mut report = run(planned, args.mode.into(), &options, args.shuffle);
     report.notes = notes;
@@ -138,7 +140,7 @@ pub(crate) fn render(
         code: summary.exit_code(),
     };
     let written = if args.lint {
-        let (mut findings, files) = super::lint::lint_paths(&args.paths)?;
+        let (mut findings, files) = super::lint::lint_paths(&args.paths, &args.input)?;
         if !filters.is_empty() {
             findings.retain(|f| {
                 filters
@@ -173,7 +175,11 @@ pub(crate) fn render(
 /// Discovers every PATH, pairs ConfigMap scripts with test cases, keeps the scripts Kruise
 /// would run (the engine's [`resolve`] order), applies the filters and reads the case files
 /// (unreadable files are usage errors, exit 2).
-fn plan(roots: &[PathBuf], filters: &[String]) -> Result<(Vec<Planned>, Vec<Note>), UsageError> {
+fn plan(
+    roots: &[PathBuf],
+    filters: &[String],
+    input: &InputArgs,
+) -> Result<(Vec<Planned>, Vec<Note>), UsageError> {
     let mut bundled: Vec<ScriptEntry> = Vec::new();
     let mut trees: Vec<&Path> = Vec::new();
     let mut manifests: Vec<(&Path, Vec<EmbeddedScript>)> = Vec::new();
@@ -193,7 +199,7 @@ fn plan(roots: &[PathBuf], filters: &[String]) -> Result<(Vec<Planned>, Vec<Note
             bundled.extend(entries);
             found
         } else {
-            let text = read_text(root)?;
+            let text = read_text(root, input)?;
             let read = read_configmap(&text).map_err(|error| {
                 let location = Location {
                     file: paths::display(root),
@@ -250,6 +256,18 @@ fn plan(roots: &[PathBuf], filters: &[String]) -> Result<(Vec<Planned>, Vec<Note
     let matches = |text: &str| filters.iter().any(|f| text.contains(f.as_str()));
     let mut planned = Vec::new();
     for entry in &entries {
+        if let Some(error) = &entry.read_error {
+            return Err(UsageError(error.clone()));
+        }
+        for skipped in &entry.skipped_cases {
+            notes.push(Note {
+                location: Location {
+                    file: paths::display(&skipped.path),
+                    line: None,
+                },
+                message: skipped.reason.clone(),
+            });
+        }
         let mut header = header(entry);
         let script_matches = filters.is_empty() || matches(&header.id());
         let mut jobs = Vec::new();
@@ -259,7 +277,7 @@ fn plan(roots: &[PathBuf], filters: &[String]) -> Result<(Vec<Planned>, Vec<Note
                     let path = paths::display(case_path);
                     if script_matches || matches(&path) {
                         jobs.push(Job {
-                            input: read_case(case_path)?,
+                            input: read_case(case_path, input)?,
                             path,
                         });
                     }
@@ -427,21 +445,37 @@ fn missing_testdata_path(entry: &ScriptEntry) -> String {
     }
 }
 
-/// Reads a case file. I/O failures are usage errors; a folder or non-UTF-8 text is a case
-/// error (Kruise's test fails on those too).
-fn read_case(path: &Path) -> Result<Result<String, CaseError>, UsageError> {
-    let metadata = std::fs::metadata(path).map_err(|err| UsageError::io(path, &err))?;
-    if metadata.is_dir() {
-        return Ok(Err(CaseError {
+/// Reads a case file. I/O failures are usage errors; a folder, non-UTF-8 text or a file
+/// over `--max-input-size` is a case error (Kruise's test fails on the first two too).
+fn read_case(path: &Path, input: &InputArgs) -> Result<Result<String, CaseError>, UsageError> {
+    use kruise_lua_engine::input::{self, ReadError};
+    match input::read_text(path, input.limit_bytes()) {
+        Ok(text) => Ok(Ok(text)),
+        Err(ReadError::Io(err)) => Err(UsageError::io(path, &err)),
+        Err(ReadError::NotRegular {
+            what: "a directory",
+        }) => Ok(Err(CaseError {
             message: "is a directory, not a test case file".to_string(),
             span: None,
-        }));
+        })),
+        Err(ReadError::NotUtf8 { line, column }) => {
+            let at = kruise_lua_engine::yaml::Pos {
+                line,
+                column,
+                offset: 0,
+            };
+            Ok(Err(CaseError {
+                message: format!(
+                    "byte {column} is not valid UTF-8 (kruise-lua reads UTF-8 text only)"
+                ),
+                span: Some(kruise_lua_engine::yaml::Span { start: at, end: at }),
+            }))
+        }
+        Err(other) => Ok(Err(CaseError {
+            message: other.to_string(),
+            span: None,
+        })),
     }
-    let bytes = std::fs::read(path).map_err(|err| UsageError::io(path, &err))?;
-    Ok(String::from_utf8(bytes).map_err(|_| CaseError {
-        message: "the file is not valid UTF-8".to_string(),
-        span: None,
-    }))
 }
 
 /// Runs every job in parallel and assembles the report in plan order.

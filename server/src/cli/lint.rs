@@ -17,7 +17,7 @@ use kruise_lua_engine::testcase::parse_case;
 use rayon::prelude::*;
 
 use super::report::{Location, span_line};
-use super::{ColorArg, EXIT_FINDINGS, EXIT_OK, UsageError, paths, read_text};
+use super::{ColorArg, EXIT_FINDINGS, EXIT_OK, InputArgs, UsageError, paths, read_text};
 use crate::analysis::{self, Flavor, LintConfig, Severity, SpecShape, infer_spec_shape};
 use crate::lsp::documents::MAX_ANALYSED_BYTES;
 use crate::lsp::project::EmbeddedMap;
@@ -42,6 +42,8 @@ pub struct LintArgs {
     /// Colour the human report
     #[arg(long, value_enum, value_name = "WHEN", default_value_t = ColorArg::Auto)]
     pub color: ColorArg,
+    #[command(flatten)]
+    pub input: InputArgs,
 }
 
 /// Output formats of `lint`.
@@ -123,7 +125,7 @@ struct TargetScript {
 
 /// Reads every file PATH names (as `check` finds them): each script file, and each manifest
 /// with its embedded scripts. Files are listed once, in the order first found.
-pub fn collect(roots: &[PathBuf]) -> Result<Vec<Target>, UsageError> {
+pub fn collect(roots: &[PathBuf], input: &InputArgs) -> Result<Vec<Target>, UsageError> {
     let mut targets: Vec<Target> = Vec::new();
     let trees: Vec<&Path> = roots
         .iter()
@@ -138,7 +140,7 @@ pub fn collect(roots: &[PathBuf]) -> Result<Vec<Target>, UsageError> {
         } else if root.extension().is_some_and(|ext| ext == "lua") {
             super::check::discover_script(root)?
         } else {
-            let text = read_text(root)?;
+            let text = read_text(root, input)?;
             let read = read_configmap(&text).map_err(|error| {
                 let location = Location {
                     file: paths::display(root),
@@ -276,8 +278,11 @@ fn analysis_pool() -> Option<&'static rayon::ThreadPool> {
 }
 
 /// Lints the files PATH names (what `check --lint` adds to its report), and how many.
-pub fn lint_paths(roots: &[PathBuf]) -> Result<(Vec<Finding>, usize), UsageError> {
-    let targets = collect(roots)?;
+pub fn lint_paths(
+    roots: &[PathBuf],
+    input: &InputArgs,
+) -> Result<(Vec<Finding>, usize), UsageError> {
+    let targets = collect(roots, input)?;
     Ok((lint_targets(&targets)?, targets.len()))
 }
 
@@ -459,7 +464,7 @@ pub fn execute(args: LintArgs) -> Result<u8, UsageError> {
         });
     }
     let run = run_once(&args, args.color.enabled())?;
-    write_stdout(&run.report)?;
+    super::write_stdout(&run.report)?;
     Ok(run.code)
 }
 
@@ -471,13 +476,13 @@ struct Run {
 }
 
 fn run_once(args: &LintArgs, color: bool) -> Result<Run, UsageError> {
-    let mut targets = collect(&args.paths)?;
+    let mut targets = collect(&args.paths, &args.input)?;
     let mut findings = lint_targets(&targets)?;
     let mut fixed = None;
     if args.fix {
         let count = super::fix::apply(&targets, &findings)?;
         if count.edits > 0 {
-            targets = collect(&args.paths)?;
+            targets = collect(&args.paths, &args.input)?;
             findings = lint_targets(&targets)?;
         }
         fixed = Some(count);
@@ -495,19 +500,6 @@ fn run_once(args: &LintArgs, color: bool) -> Result<Run, UsageError> {
         summary,
         code: exit_code(&findings, args.deny_warnings),
     })
-}
-
-/// Writes a finished report to stdout (a closed pipe is not an error).
-pub fn write_stdout(report: &[u8]) -> Result<(), UsageError> {
-    use std::io::Write;
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
-    match out.write_all(report).and_then(|_| out.flush()) {
-        Err(err) if err.kind() != std::io::ErrorKind::BrokenPipe => {
-            Err(UsageError(format!("writing the report: {err}")))
-        }
-        _ => Ok(()),
-    }
 }
 
 #[cfg(test)]

@@ -18,6 +18,7 @@ pub mod obj;
 pub mod paths;
 pub mod report;
 pub mod run;
+pub mod terminal;
 pub mod watch;
 
 #[derive(Debug, Parser)]
@@ -117,29 +118,63 @@ impl LimitArgs {
     }
 }
 
+/// The input size option shared by `check`, `obj` and `run`.
+#[derive(Debug, Clone, Args)]
+pub struct InputArgs {
+    /// Largest script, test case or manifest read, in MiB (reading a case costs a few dozen
+    /// times its size in memory)
+    #[arg(long, value_name = "MB", default_value_t = DEFAULT_MAX_INPUT_MIB, value_parser = clap::value_parser!(u64).range(1..=65536))]
+    pub max_input_size: u64,
+}
+
+/// The default of `--max-input-size`: the engine's default limit.
+const DEFAULT_MAX_INPUT_MIB: u64 = kruise_lua_engine::input::DEFAULT_MAX_INPUT_BYTES >> 20;
+
+impl InputArgs {
+    pub fn limit_bytes(&self) -> u64 {
+        self.max_input_size << 20
+    }
+}
+
 /// A failure that ends the command with exit code 2 (bad usage, unreadable input).
 #[derive(Debug)]
 pub struct UsageError(pub String);
 
 impl UsageError {
+    /// An I/O failure on `path`. An error that carries its own message (the engine's walk
+    /// names the folder deep in a tree that failed) is shown as it is.
     pub fn io(path: &std::path::Path, err: &std::io::Error) -> UsageError {
+        if err.get_ref().is_some() {
+            return UsageError(err.to_string());
+        }
         UsageError(format!("{}: {}", paths::display(path), io_message(err)))
     }
 }
 
 /// An I/O error's message without Rust's " (os error N)" suffix.
 fn io_message(err: &std::io::Error) -> String {
-    match err.kind() {
-        std::io::ErrorKind::NotFound => "no such file or directory".to_string(),
-        std::io::ErrorKind::PermissionDenied => "permission denied".to_string(),
-        _ => {
-            let text = err.to_string();
-            match text.find(" (os error") {
-                Some(cut) => text[..cut].to_string(),
-                None => text,
-            }
-        }
+    kruise_lua_engine::input::io_text(err)
+}
+
+/// Writes a subcommand's whole output to stdout. A closed pipe (`| head`) ends the command
+/// quietly; any other write error (`> /dev/full`) is an I/O error (exit 2).
+pub fn write_stdout(text: impl AsRef<[u8]>) -> Result<(), UsageError> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_ref()).and_then(|()| out.flush()) {
+        Err(err) if err.kind() != std::io::ErrorKind::BrokenPipe => Err(UsageError(format!(
+            "writing the output: {}",
+            io_message(&err)
+        ))),
+        _ => Ok(()),
     }
+}
+
+/// Writes one line to stderr; a failure to write it is ignored (there is nowhere left to
+/// report it, and the exit code still tells).
+pub fn write_stderr_line(line: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
 }
 
 /// Exit codes of every subcommand.
@@ -168,7 +203,7 @@ pub fn main() -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code),
         Err(UsageError(message)) => {
-            eprintln!("kruise-lua: error: {message}");
+            write_stderr_line(&format!("kruise-lua: error: {message}"));
             ExitCode::from(EXIT_USAGE)
         }
     }
@@ -187,8 +222,9 @@ pub struct SelectedCase {
 pub fn load_case_steps(
     path: &std::path::Path,
     step: Option<usize>,
+    input: &InputArgs,
 ) -> Result<Result<SelectedCase, u8>, UsageError> {
-    let text = read_text(path)?;
+    let text = read_text(path, input)?;
     let name = paths::display(path);
     let case = match kruise_lua_engine::testcase::parse_case(&text) {
         Ok(case) => case,
@@ -197,10 +233,24 @@ pub fn load_case_steps(
                 .span
                 .map(|span| format!(":{}", span.start.line))
                 .unwrap_or_default();
-            eprintln!("{name}{line}: case error: {}", error.message);
+            write_stderr_line(&terminal::escape_controls(&format!(
+                "{name}{line}: case error: {}",
+                error.message
+            )));
             return Ok(Err(EXIT_FINDINGS));
         }
     };
+    drop(text);
+    for warning in &case.warnings {
+        let line = warning
+            .span
+            .map(|span| format!(":{}", span.start.line))
+            .unwrap_or_default();
+        write_stderr_line(&terminal::escape_controls(&format!(
+            "{name}{line}: warning: {}",
+            warning.message
+        )));
+    }
     let steps = match step {
         Some(step) if step < case.steps.len() => vec![step],
         Some(step) => {
@@ -214,9 +264,38 @@ pub fn load_case_steps(
     Ok(Ok(SelectedCase { case, name, steps }))
 }
 
-/// Reads a whole file as UTF-8 for a subcommand's input; errors name the path.
-pub fn read_text(path: &std::path::Path) -> Result<String, UsageError> {
-    let bytes = std::fs::read(path).map_err(|err| UsageError::io(path, &err))?;
-    String::from_utf8(bytes)
-        .map_err(|_| UsageError(format!("{}: not valid UTF-8", paths::display(path))))
+/// Reads a whole file as UTF-8 for a subcommand's input, refusing what is not a regular
+/// file or is over `--max-input-size`; errors name the path (and the line of the first
+/// invalid byte for non-UTF-8 text).
+pub fn read_text(path: &std::path::Path, input: &InputArgs) -> Result<String, UsageError> {
+    use kruise_lua_engine::input::{self, ReadError};
+    input::read_text(path, input.limit_bytes()).map_err(|err| match err {
+        ReadError::NotUtf8 { line, column } => UsageError(format!(
+            "{}:{line}: byte {column} is not valid UTF-8 (kruise-lua reads UTF-8 text only)",
+            paths::display(path)
+        )),
+        other => UsageError(format!("{}: {other}", paths::display(path))),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn io_errors_name_the_failing_path() {
+        let plain = std::io::Error::from(std::io::ErrorKind::PermissionDenied);
+        assert_eq!(
+            UsageError::io(std::path::Path::new("./tree"), &plain).0,
+            "tree: permission denied"
+        );
+        let deep = std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            "tree/g/K/testdata: permission denied",
+        );
+        assert_eq!(
+            UsageError::io(std::path::Path::new("tree"), &deep).0,
+            "tree/g/K/testdata: permission denied"
+        );
+    }
 }

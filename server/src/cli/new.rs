@@ -89,7 +89,7 @@ pub fn execute(args: NewArgs) -> Result<u8, UsageError> {
          kruise-lua check {}\n",
         paths::display(check_path)
     ));
-    print!("{out}");
+    super::write_stdout(&out)?;
     Ok(EXIT_OK)
 }
 
@@ -117,6 +117,24 @@ pub fn parse_target(name: &str) -> Result<Target, UsageError> {
     };
     if rest.contains('/') {
         return Err(usage("more than one `/`"));
+    }
+    // Length first: a long name would otherwise be told about its characters.
+    if rest.len() > 63 {
+        let what = if group == "ingress" {
+            "ingress class"
+        } else {
+            "Kind"
+        };
+        return Err(usage(&format!(
+            "the {what} is {} characters long; at most 63 are allowed",
+            rest.chars().count()
+        )));
+    }
+    if group != "ingress" && group.len() > 253 {
+        return Err(usage(&format!(
+            "the group is {} characters long; at most 253 are allowed",
+            group.chars().count()
+        )));
     }
     if group == "ingress" {
         if !is_dns_label(rest) {
@@ -803,6 +821,26 @@ mod tests {
         ] {
             assert!(parse_target(bad).is_err(), "{bad} accepted");
         }
+    }
+
+    #[test]
+    fn long_names_are_told_their_length() {
+        let long_kind = format!("example.io/H{}", "x".repeat(63));
+        let err = parse_target(&long_kind).err().unwrap().0;
+        assert!(
+            err.contains("the Kind is 64 characters long; at most 63"),
+            "{err}"
+        );
+        assert!(parse_target(&format!("example.io/H{}", "x".repeat(62))).is_ok());
+        let long_class = format!("ingress/{}", "a".repeat(64));
+        let err = parse_target(&long_class).err().unwrap().0;
+        assert!(
+            err.contains("the ingress class is 64 characters long"),
+            "{err}"
+        );
+        let long_group = format!("{}.io/Kind", "a.".repeat(130));
+        let err = parse_target(&long_group).err().unwrap().0;
+        assert!(err.contains("the group is 263 characters long"), "{err}");
     }
 
     #[test]

@@ -14,16 +14,22 @@
 //! them, which takes running the script (found beside the testdata folder, or `--script`).
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use clap::Args;
 use kruise_lua_engine::discovery::{INGRESS_FOLDER, is_ingress_script};
+use kruise_lua_engine::luadata::LuaData;
 use kruise_lua_engine::runner::{
     Mode, NOT_CALLED_NO_TRAFFIC, Script, ingress_obj, ingress_step_obj,
 };
 use kruise_lua_engine::testcase::CaseKind;
 use kruise_lua_engine::value::JsonValue;
+use kruise_lua_engine::yaml::{YamlNode, YamlValue};
 
-use super::{EXIT_OK, LimitArgs, ModeArg, SelectedCase, UsageError, load_case_steps, read_text};
+use super::{
+    EXIT_OK, InputArgs, LimitArgs, ModeArg, SelectedCase, UsageError, load_case_steps, read_text,
+    write_stdout,
+};
 use crate::lua_source;
 
 #[derive(Debug, Args)]
@@ -44,14 +50,16 @@ pub struct ObjArgs {
     pub script: Option<PathBuf>,
     #[command(flatten)]
     pub limits: LimitArgs,
+    #[command(flatten)]
+    pub input: InputArgs,
 }
 
 pub fn execute(args: ObjArgs) -> Result<u8, UsageError> {
     let SelectedCase {
-        case,
+        mut case,
         name,
         steps: selected,
-    } = match load_case_steps(&args.case, args.step)? {
+    } = match load_case_steps(&args.case, args.step, &args.input)? {
         Ok(selected) => selected,
         Err(code) => return Ok(code),
     };
@@ -71,21 +79,22 @@ pub fn execute(args: ObjArgs) -> Result<u8, UsageError> {
                 )));
             }
         };
-        Some(Script::new(read_text(&path)?))
+        Some(Script::new(read_text(&path, &args.input)?))
     } else {
         None
     };
     let options = args.limits.run_options();
+    // Only the steps' objs are printed: the YAML tree and the expected entries can go.
+    case.root = YamlNode::synthetic(YamlValue::Null);
+    case.expected = Vec::new();
     let source = kind_label(case.kind, ingress);
-    let mut out = String::new();
+    let total = case.steps.len();
     for (position, index) in selected.iter().enumerate() {
+        let mut out = String::new();
         if position > 0 {
             out.push('\n');
         }
-        out.push_str(&format!(
-            "-- {name}: step {index} of {} ({source})\n",
-            case.steps.len()
-        ));
+        out.push_str(&format!("-- {name}: step {index} of {total} ({source})\n"));
         let step = &case.steps[*index];
         let obj: Result<JsonValue, String> = match &chain {
             Some(script) => match ingress_step_obj(script, &case, *index, &options) {
@@ -100,7 +109,7 @@ pub fn execute(args: ObjArgs) -> Result<u8, UsageError> {
                 Err(NOT_CALLED_NO_TRAFFIC.to_string())
             }
             None if ingress => Ok(ingress_obj(&step.obj).to_json()),
-            None => Ok(step.obj.to_json()),
+            None => Ok(obj_json(&mut case.steps[*index].obj)),
         };
         match obj {
             Ok(obj) => {
@@ -112,9 +121,25 @@ pub fn execute(args: ObjArgs) -> Result<u8, UsageError> {
                 out.push_str(&format!("-- {reason}\n"));
             }
         }
+        // Step by step: a big case's output is never held whole.
+        write_stdout(&out)?;
     }
-    print!("{out}");
     Ok(EXIT_OK)
+}
+
+/// The obj as JSON. When this step alone holds the data (a one-step case), its spec is moved
+/// into the JSON rather than copied, which matters for a big `original`.
+fn obj_json(obj: &mut Arc<LuaData>) -> JsonValue {
+    let spec = Arc::get_mut(obj)
+        .and_then(|lua| Arc::get_mut(&mut lua.data))
+        .and_then(|data| data.spec.take());
+    let mut json = obj.to_json();
+    if let (Some(spec), JsonValue::Object(members)) = (spec, &mut json)
+        && let Some(JsonValue::Object(data)) = members.get_mut("data")
+    {
+        data.insert("spec".to_string(), spec);
+    }
+    json
 }
 
 /// The ingress class whose case `path` is: `…/trafficrouting_ingress/testdata/<class>/…`.

@@ -22,8 +22,8 @@ use kruise_lua_engine::yaml::{YamlNode, YamlValue};
 use crate::chunk_positions::{ScriptPlace, message_after_position};
 
 use super::{
-    EXIT_FINDINGS, EXIT_OK, LimitArgs, ModeArg, SelectedCase, UsageError, load_case_steps, paths,
-    read_text,
+    EXIT_FINDINGS, EXIT_OK, InputArgs, LimitArgs, ModeArg, SelectedCase, UsageError,
+    load_case_steps, paths, read_text, terminal::escape_controls, write_stderr_line, write_stdout,
 };
 
 #[derive(Debug, Args)]
@@ -42,20 +42,26 @@ pub struct RunArgs {
     pub mode: ModeArg,
     #[command(flatten)]
     pub limits: LimitArgs,
+    #[command(flatten)]
+    pub input: InputArgs,
 }
 
 pub fn execute(args: RunArgs) -> Result<u8, UsageError> {
-    let script = Script::new(read_text(&args.script)?);
+    let script = Script::new(read_text(&args.script, &args.input)?);
     let script_name = paths::display(&args.script);
     let SelectedCase {
-        case,
+        mut case,
         name: case_name,
         steps: selected,
-    } = match load_case_steps(&args.case, args.step)? {
+    } = match load_case_steps(&args.case, args.step, &args.input)? {
         Ok(selected) => selected,
         Err(code) => return Ok(code),
     };
-    let original = field_ignoring_case(&case.root, "original").map(YamlNode::to_json);
+    // What the printed resources take from `original`: everything but its spec (a run's
+    // result brings its own; an ingress script's keeps the case's, the obj's spec).
+    let original = field_ignoring_case(&case.root, "original").map(identity_json);
+    case.expected = Vec::new();
+    case.root = YamlNode::synthetic(YamlValue::Null);
     let options = args.limits.run_options();
     let mode = args.mode.into();
     let mut out = String::new();
@@ -72,10 +78,12 @@ pub fn execute(args: RunArgs) -> Result<u8, UsageError> {
                     .iter()
                     .map(|warning| format!("warning: {warning}")),
             ) {
-                eprintln!("{script_name}: step {index}: {note}");
+                write_stderr_line(&escape_controls(&format!(
+                    "{script_name}: step {index}: {note}"
+                )));
             }
             let result = chained.result.map(|data| Data {
-                spec: original_spec(original.as_ref()),
+                spec: step.obj.data.spec.clone(),
                 labels: step.obj.data.labels.clone(),
                 annotations: data.annotations,
             });
@@ -85,7 +93,7 @@ pub fn execute(args: RunArgs) -> Result<u8, UsageError> {
             // resource stays as `original` has it.
             let run = run_ingress(&script, &ingress_obj(&step.obj), &options);
             let result = run.result.map(|annotations| Data {
-                spec: original_spec(original.as_ref()),
+                spec: step.obj.data.spec.clone(),
                 labels: step.obj.data.labels.clone(),
                 annotations,
             });
@@ -96,7 +104,9 @@ pub fn execute(args: RunArgs) -> Result<u8, UsageError> {
             (run.prints, result)
         };
         for print in &prints {
-            eprintln!("{script_name}: step {index}: print: {print}");
+            write_stderr_line(&escape_controls(&format!(
+                "{script_name}: step {index}: print: {print}"
+            )));
         }
         match &result {
             Ok(data) => {
@@ -115,23 +125,31 @@ pub fn execute(args: RunArgs) -> Result<u8, UsageError> {
                     file: &script_name,
                     first_line: 1,
                 };
-                eprintln!(
+                write_stderr_line(&escape_controls(&format!(
                     "{script_name}{line}: step {index}: {} error: {}",
                     error.kind,
                     message_after_position(&error.message, place)
-                );
+                )));
                 code = EXIT_FINDINGS;
             }
         }
     }
-    print!("{out}");
+    write_stdout(&out)?;
     Ok(code)
 }
 
-fn original_spec(original: Option<&JsonValue>) -> Option<JsonValue> {
-    match original {
-        Some(JsonValue::Object(map)) => map.get("spec").cloned(),
-        _ => None,
+/// A resource node as JSON without its `spec`.
+fn identity_json(node: &YamlNode) -> JsonValue {
+    match &node.value {
+        YamlValue::Map(entries) => {
+            let without_spec = entries
+                .iter()
+                .filter(|(key, _)| key.key_string().as_deref() != Some("spec"))
+                .cloned()
+                .collect();
+            YamlNode::synthetic(YamlValue::Map(without_spec)).to_json()
+        }
+        _ => node.to_json(),
     }
 }
 

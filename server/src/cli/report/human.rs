@@ -25,7 +25,9 @@ struct Painter {
 }
 
 impl Painter {
+    /// `text` (control characters escaped: it may come from a script) in `style`.
     fn paint(&self, style: &str, text: &str) -> String {
+        let text = crate::cli::terminal::escape_controls(text);
         if self.color && !text.is_empty() {
             format!("{style}{text}{RESET}")
         } else {

@@ -1,0 +1,456 @@
+//! The reliability suite: every hostile-input reproducer of issue 15 run through the built
+//! binary under `prlimit` (address space and CPU time bounded) and `timeout` (a hang is
+//! killed, and reported as a hang), each asserting a clear error naming file, line and cause,
+//! or correct behaviour. Nothing here measures speed: the bounds only turn a hang or a blow-up
+//! into a failure instead of a stuck or killed test run.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use common::{binary, fixtures, scratch};
+
+/// Address space for one run (the binary maps a few hundred MB of its own before reading
+/// anything), CPU seconds, and wall-clock seconds before `timeout` kills a hung run.
+const ADDRESS_SPACE: &str = "--as=2147483648";
+const CPU_SECONDS: &str = "--cpu=60";
+const WALL_SECONDS: &str = "120";
+
+struct Bounded {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl std::fmt::Debug for Bounded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let cut = |s: &str| s.chars().take(3000).collect::<String>();
+        write!(
+            f,
+            "exit {}\n--- stdout\n{}\n--- stderr\n{}",
+            self.code,
+            cut(&self.stdout),
+            cut(&self.stderr)
+        )
+    }
+}
+
+/// The bounded command line for `kruise-lua ARGS`.
+fn bounded_command(dir: &Path, args: &[&str]) -> Command {
+    let mut command = Command::new("timeout");
+    command
+        .current_dir(dir)
+        .args([
+            "-k",
+            "5",
+            WALL_SECONDS,
+            "prlimit",
+            ADDRESS_SPACE,
+            CPU_SECONDS,
+            "--",
+        ])
+        .arg(binary())
+        .args(args)
+        .env("NO_COLOR", "1");
+    command
+}
+
+/// Runs `kruise-lua ARGS` in `dir`, bounded; a crash, an abort, a kill or a hang fails here.
+fn run_bounded(dir: &Path, args: &[&str]) -> Bounded {
+    let output = bounded_command(dir, args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run timeout/prlimit");
+    let run = Bounded {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    };
+    assert_ne!(run.code, 124, "hung (killed by timeout): {args:?}\n{run:?}");
+    assert!(
+        matches!(run.code, 0..=2),
+        "crashed, aborted or was killed: {args:?}\n{run:?}"
+    );
+    assert!(!run.stderr.contains("panicked"), "{args:?}\n{run:?}");
+    run
+}
+
+const TRAFFIC_ROUTING: &str = "trafficRouting:
+  apiVersion: rollouts.kruise.io/v1alpha1
+  kind: TrafficRouting
+  spec:
+    objectRef:
+    - service: web
+    strategy:
+      weight: 20
+";
+
+const SCRIPT: &str = "return obj.data\n";
+
+/// A tree `<dir>/lua/example.io/Demo` with `script` and one case `case.yaml` holding `case`.
+fn tree_with(dir: &Path, script: &[u8], case: &[u8]) -> PathBuf {
+    let folder = dir.join("lua/example.io/Demo");
+    std::fs::create_dir_all(folder.join("testdata")).unwrap();
+    std::fs::write(folder.join("trafficRouting.lua"), script).unwrap();
+    std::fs::write(folder.join("testdata/case.yaml"), case).unwrap();
+    folder
+}
+
+/// A "billion laughs" YAML fragment of `levels` levels (nine aliases each), indented by
+/// `indent`; its first line is `a0`.
+fn alias_bomb(levels: usize, indent: &str) -> String {
+    let mut out = format!("{indent}a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n");
+    for level in 1..=levels {
+        let items = vec![format!("*a{}", level - 1); 9].join(", ");
+        out.push_str(&format!("{indent}a{level}: &a{level} [{items}]\n"));
+    }
+    out
+}
+
+#[test]
+fn alias_bombs_end_in_an_error_at_the_alias_everywhere() {
+    let dir = scratch("reliability-bomb");
+    // 9 levels is 9^9 nodes once expanded: it aborted every command at a 4 GiB cap.
+    let case = format!(
+        "{TRAFFIC_ROUTING}original:\n  kind: Demo\n  spec:\n{}expected:\n- kind: Demo\n",
+        alias_bomb(9, "    ")
+    );
+    let folder = tree_with(&dir, SCRIPT.as_bytes(), case.as_bytes());
+    // The alias that crosses go-yaml v2's bound: level 3's line (a0 is on line 12).
+    let at = "case.yaml:15: case error: error converting YAML to JSON: yaml: line 15: document contains excessive aliasing";
+    let check = run_bounded(&dir, &["check", "lua"]);
+    assert_eq!(check.code, 1, "{check:?}");
+    assert!(check.stdout.contains(at), "{check:?}");
+    let case_path = folder.join("testdata/case.yaml");
+    let case_arg = case_path.to_str().unwrap();
+    let obj = run_bounded(&dir, &["obj", case_arg]);
+    assert_eq!(obj.code, 1, "{obj:?}");
+    assert!(obj.stderr.contains(at), "{obj:?}");
+    let script = folder.join("trafficRouting.lua");
+    let run = run_bounded(&dir, &["run", script.to_str().unwrap(), "--case", case_arg]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stderr.contains(at), "{run:?}");
+
+    // A ConfigMap manifest.
+    let manifest = format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kruise-rollout-configuration\n{}data:\n  lua.traffic.routing.Demo.example.io: |\n    return obj.data\n",
+        alias_bomb(9, "  ").replace("  a0:", "bomb:\n  a0:")
+    );
+    std::fs::write(dir.join("cm.yaml"), manifest).unwrap();
+    let cm = run_bounded(&dir, &["check", "cm.yaml"]);
+    assert_eq!(cm.code, 2, "{cm:?}");
+    assert!(
+        cm.stderr.contains("cm.yaml:")
+            && cm.stderr.contains("document contains excessive aliasing"),
+        "{cm:?}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A valid case whose `original.spec` holds about `bytes` bytes of items.
+fn large_case(bytes: usize) -> String {
+    let mut out = format!(
+        "{TRAFFIC_ROUTING}original:\n  apiVersion: example.io/v1\n  kind: Demo\n  spec:\n    items:\n"
+    );
+    let mut i = 0;
+    while out.len() < bytes {
+        out.push_str(&format!(
+            "    - name: item{i}\n      value: \"{}\"\n",
+            "x".repeat(40)
+        ));
+        i += 1;
+    }
+    out.push_str("expected:\n- kind: Demo\n");
+    out
+}
+
+/// Peak resident memory of `kruise-lua ARGS` in KiB, from GNU time.
+fn peak_rss_kib(dir: &Path, args: &[&str]) -> u64 {
+    let report = dir.join("time.txt");
+    let status = Command::new("/usr/bin/time")
+        .current_dir(dir)
+        .args(["-f", "%M", "-o"])
+        .arg(&report)
+        .arg(binary())
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .expect("/usr/bin/time (GNU time) runs");
+    assert!(status.code().is_some_and(|c| c <= 2), "{status:?}");
+    let text = std::fs::read_to_string(&report).unwrap();
+    text.trim().lines().last().unwrap().trim().parse().unwrap()
+}
+
+#[test]
+fn large_cases_stay_proportional_and_over_the_limit_are_refused() {
+    let dir = scratch("reliability-large");
+    let case = large_case(4 << 20);
+    let case_path = dir.join("big.yaml");
+    std::fs::write(&case_path, &case).unwrap();
+    let case_arg = case_path.to_str().unwrap();
+    // Within the limit: it works, in memory proportional to the input (it took 50 times
+    // the case's size, about 200 MB for this one; now about 20 times).
+    let obj = run_bounded(&dir, &["obj", case_arg]);
+    assert_eq!(obj.code, 0, "{obj:?}");
+    assert!(obj.stdout.contains("item1000"), "{obj:?}");
+    let peak_kib = peak_rss_kib(&dir, &["obj", case_arg]);
+    let budget_kib = 30 * (case.len() as u64 / 1024) + 20 * 1024;
+    assert!(
+        peak_kib < budget_kib,
+        "obj of a {} byte case peaked at {peak_kib} KiB (budget {budget_kib} KiB)",
+        case.len()
+    );
+    // Over the limit: a clear error before anything is read.
+    let small_limit = run_bounded(&dir, &["obj", case_arg, "--max-input-size", "1"]);
+    assert_eq!(small_limit.code, 2, "{small_limit:?}");
+    assert!(
+        small_limit.stderr.contains(&format!(
+            "big.yaml: is {} bytes, over the 1 MiB limit for an input file (raise it with --max-input-size)",
+            case.len()
+        )),
+        "{small_limit:?}"
+    );
+    // A 200 MB case (sparse: nothing is written) is refused at once by `check` too.
+    let folder = tree_with(&dir, SCRIPT.as_bytes(), b"");
+    let huge = std::fs::File::create(folder.join("testdata/case.yaml")).unwrap();
+    huge.set_len(200 << 20).unwrap();
+    let check = run_bounded(&dir, &["check", "lua"]);
+    assert_eq!(check.code, 1, "{check:?}");
+    assert!(
+        check
+            .stdout
+            .contains("case.yaml: case error: is 209715200 bytes, over the 16 MiB limit"),
+        "{check:?}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn many_steps_share_one_big_original() {
+    let dir = scratch("reliability-steps");
+    // 1,000 steps over a 1 MB original: a copy per step took about 8 GB.
+    let mut case = String::from(
+        "rollout:\n  apiVersion: rollouts.kruise.io/v1beta1\n  kind: Rollout\n  spec:\n    strategy:\n      canary:\n        trafficRoutings:\n        - service: web\n        steps:\n",
+    );
+    for _ in 0..1000 {
+        case.push_str("        - traffic: 10%\n");
+    }
+    let big = large_case(1 << 20);
+    let original = &big[big.find("original:").unwrap()..];
+    case.push_str(original);
+    let case_path = dir.join("steps.yaml");
+    std::fs::write(&case_path, &case).unwrap();
+    let obj = run_bounded(&dir, &["obj", case_path.to_str().unwrap(), "--step", "999"]);
+    assert_eq!(obj.code, 0, "{obj:?}");
+    assert!(obj.stdout.contains("step 999 of 1000"), "{obj:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[cfg(unix)]
+fn mkfifo(path: &Path) {
+    let status = Command::new("mkfifo").arg(path).status().unwrap();
+    assert!(status.success());
+}
+
+#[cfg(unix)]
+#[test]
+fn a_fifo_named_like_a_case_never_blocks() {
+    let dir = scratch("reliability-fifo");
+    let case = format!(
+        "{TRAFFIC_ROUTING}original:\n  kind: Demo\n  spec: {{a: 1}}\nexpected:\n- kind: Demo\n  spec: {{a: 1}}\n"
+    );
+    let folder = tree_with(&dir, SCRIPT.as_bytes(), case.as_bytes());
+    let fifo = folder.join("testdata/fifo.yaml");
+    mkfifo(&fifo);
+    let check = run_bounded(&dir, &["check", "lua"]);
+    assert_eq!(check.code, 0, "{check:?}");
+    assert!(
+        check.stdout.contains(
+            "lua/example.io/Demo/testdata/fifo.yaml: warning: is a FIFO, not a regular file: skipped"
+        ),
+        "{check:?}"
+    );
+    assert!(check.stdout.contains("1 passed"), "{check:?}");
+    let obj = run_bounded(&dir, &["obj", fifo.to_str().unwrap()]);
+    assert_eq!(obj.code, 2, "{obj:?}");
+    assert!(
+        obj.stderr
+            .contains("fifo.yaml: is a FIFO, not a regular file"),
+        "{obj:?}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn obj_and_run_end_quietly_on_a_closed_pipe_and_fail_on_a_full_disk() {
+    let case =
+        fixtures().join("tree/lua_configuration/example.io/Weighted/testdata/rollout_steps.yaml");
+    let script = fixtures().join("tree/lua_configuration/example.io/Weighted/trafficRouting.lua");
+    let case = case.to_str().unwrap();
+    let script = script.to_str().unwrap();
+    let commands: [&[&str]; 2] = [&["obj", case], &["run", script, "--case", case]];
+    for args in commands {
+        // The reader is gone before anything is written (as `| head -0` would be).
+        let mut child = bounded_command(&fixtures(), args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let output = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(0), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        let output = bounded_command(&fixtures(), args)
+            .stdout(full)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("kruise-lua: error: writing the output: no space left on device"),
+            "{args:?}: {stderr}"
+        );
+    }
+}
+
+#[test]
+fn script_text_cannot_drive_the_terminal() {
+    let dir = scratch("reliability-escapes");
+    let case = format!(
+        "{TRAFFIC_ROUTING}original:\n  kind: Demo\nexpected:\n- kind: Demo\n  spec: {{a: 1}}\n"
+    );
+    let script = b"print('\\27]0;owned\\7\\27[2J') error('boom \\27[31m')\n";
+    let folder = tree_with(&dir, script, case.as_bytes());
+    let check = run_bounded(&dir, &["check", "lua"]);
+    assert_eq!(check.code, 1, "{check:?}");
+    assert!(!check.stdout.contains('\x1b'), "{check:?}");
+    assert!(check.stdout.contains("boom \\x1b[31m"), "{check:?}");
+    let case_path = folder.join("testdata/case.yaml");
+    let script_path = folder.join("trafficRouting.lua");
+    let run = run_bounded(
+        &dir,
+        &[
+            "run",
+            script_path.to_str().unwrap(),
+            "--case",
+            case_path.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        !run.stderr.contains('\x1b') && !run.stderr.contains('\x07'),
+        "{run:?}"
+    );
+    assert!(
+        run.stderr.contains("print: \\x1b]0;owned\\x07\\x1b[2J"),
+        "{run:?}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[cfg(unix)]
+#[test]
+fn unreadable_and_non_utf8_scripts_are_io_errors_everywhere() {
+    let dir = scratch("reliability-scripts");
+    let case = format!("{TRAFFIC_ROUTING}original:\n  kind: Demo\nexpected:\n- kind: Demo\n");
+    // Non-UTF-8: one rule for `check` and `run` (exit 2, the line and byte named).
+    let folder = tree_with(&dir, b"-- caf\xe9\nreturn obj.data\n", case.as_bytes());
+    let check = run_bounded(&dir, &["check", "lua"]);
+    assert_eq!(check.code, 2, "{check:?}");
+    assert!(
+        check.stderr.contains(
+            "fail to read script lua/example.io/Demo/trafficRouting.lua: line 1: byte 7 is not valid UTF-8"
+        ),
+        "{check:?}"
+    );
+    let script = folder.join("trafficRouting.lua");
+    let case_path = folder.join("testdata/case.yaml");
+    let run = run_bounded(
+        &dir,
+        &[
+            "run",
+            script.to_str().unwrap(),
+            "--case",
+            case_path.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(
+        run.stderr
+            .contains("trafficRouting.lua:1: byte 7 is not valid UTF-8"),
+        "{run:?}"
+    );
+    // Unreadable (a dangling symlink): an I/O error, exit 2 as the README says.
+    std::fs::remove_file(&script).unwrap();
+    std::os::unix::fs::symlink(dir.join("missing.lua"), &script).unwrap();
+    let check = run_bounded(&dir, &["check", "lua"]);
+    assert_eq!(check.code, 2, "{check:?}");
+    assert!(
+        check
+            .stderr
+            .contains("trafficRouting.lua: no such file or directory"),
+        "{check:?}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn duplicate_keys_and_later_documents_are_warned_about() {
+    let dir = scratch("reliability-duplicates");
+    let case = format!(
+        "{TRAFFIC_ROUTING}original:\n  kind: Demo\n  spec: {{a: 1}}\n  spec: {{a: 2}}\nexpected:\n- kind: Demo\n  spec: {{a: 2}}\n---\nexpected: []\n"
+    );
+    tree_with(&dir, SCRIPT.as_bytes(), case.as_bytes());
+    let check = run_bounded(&dir, &["check", "lua"]);
+    assert_eq!(check.code, 0, "{check:?}");
+    assert!(
+        check.stdout.contains(
+            "case.yaml:12: warning: the key `spec` is written twice in this mapping (first on line 11); Kruise keeps the later value"
+        ),
+        "{check:?}"
+    );
+    assert!(
+        check.stdout.contains(
+            "warning: this file holds more than one YAML document; Kruise reads only the first"
+        ),
+        "{check:?}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_deep_result_gives_a_short_error() {
+    let dir = scratch("reliability-deep");
+    let case = format!("{TRAFFIC_ROUTING}original:\n  kind: Demo\nexpected:\n- kind: Demo\n");
+    let script = b"local t = {} for i = 1, 10000 do t = {x = t} end return {spec = t}\n";
+    tree_with(&dir, script, case.as_bytes());
+    let check = run_bounded(&dir, &["check", "lua"]);
+    assert_eq!(check.code, 1, "{check:?}");
+    let longest = check.stdout.lines().map(str::len).max().unwrap_or(0);
+    assert!(longest < 1000, "a {longest}-byte line\n{check:?}");
+    assert!(check.stdout.contains("levels)…"), "{check:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_long_kind_is_told_its_length() {
+    let dir = scratch("reliability-new");
+    let name = format!("example.io/K{}", "x".repeat(69));
+    let new = run_bounded(&dir, &["new", &name]);
+    assert_eq!(new.code, 2, "{new:?}");
+    assert!(
+        new.stderr
+            .contains("the Kind is 70 characters long; at most 63 are allowed"),
+        "{new:?}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
