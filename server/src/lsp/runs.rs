@@ -232,6 +232,51 @@ pub fn execute(
     })
 }
 
+/// How many runs execute at once, in two lanes: background runs (scripts nobody has open, e.g.
+/// the first run of a whole workspace) may take all slots but one, so a run the user waits for
+/// starts at once even behind thousands of queued runs or scripts running into their timeout.
+/// Bounded slots also bound the threads: each run blocks one thread and spreads its steps over
+/// rayon's pool.
+pub struct RunSlots {
+    all: Arc<tokio::sync::Semaphore>,
+    background: Arc<tokio::sync::Semaphore>,
+}
+
+/// A slot held for one run.
+pub struct Slot {
+    _background: Option<tokio::sync::OwnedSemaphorePermit>,
+    _run: Option<tokio::sync::OwnedSemaphorePermit>,
+}
+
+impl RunSlots {
+    pub fn new(slots: usize) -> RunSlots {
+        let slots = slots.max(2);
+        RunSlots {
+            all: Arc::new(tokio::sync::Semaphore::new(slots)),
+            background: Arc::new(tokio::sync::Semaphore::new(slots - 1)),
+        }
+    }
+
+    /// Waits for a slot (the semaphores are fair: first come, first served within a lane).
+    pub async fn acquire(&self, foreground: bool) -> Slot {
+        let background = if foreground {
+            None
+        } else {
+            self.background.clone().acquire_owned().await.ok()
+        };
+        Slot {
+            _background: background,
+            _run: self.all.clone().acquire_owned().await.ok(),
+        }
+    }
+}
+
+impl Default for RunSlots {
+    fn default() -> Self {
+        RunSlots::new(std::thread::available_parallelism().map_or(2, |n| n.get()))
+    }
+}
+
 /// Debouncing and cancellation state of runs: a generation per script (a newer request
 /// supersedes older ones) and a lock per script (one run in flight).
 #[derive(Default)]
@@ -395,6 +440,22 @@ pub(crate) mod tests {
                 .delay_for(&id, std::time::Duration::ZERO)
                 .is_zero()
         );
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn background_runs_leave_a_slot_for_foreground_ones() {
+        let slots = RunSlots::new(2);
+        let first = slots.acquire(false).await;
+        // A second background run waits, a foreground one does not.
+        let waiting =
+            tokio::time::timeout(std::time::Duration::from_millis(50), slots.acquire(false));
+        assert!(waiting.await.is_err(), "background lane is full");
+        let foreground =
+            tokio::time::timeout(std::time::Duration::from_secs(5), slots.acquire(true)).await;
+        assert!(foreground.is_ok());
+        drop(first);
+        let again = tokio::time::timeout(std::time::Duration::from_secs(5), slots.acquire(false));
+        assert!(again.await.is_ok());
     }
 
     #[test]

@@ -602,4 +602,90 @@ mod tests {
         assert!(reply.get("error").is_some());
         std::fs::remove_dir_all(&dir).unwrap();
     }
+
+    /// The script's diagnostics of each publish for `uri` until `done` holds for one of them.
+    async fn script_publishes(
+        pipe: &mut Pipe,
+        uri: &str,
+        done: impl Fn(&[Value]) -> bool,
+    ) -> Vec<Vec<Value>> {
+        let mut seen = Vec::new();
+        loop {
+            let m = pipe
+                .until(|m| {
+                    m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == uri
+                })
+                .await;
+            let list = m["params"]["diagnostics"].as_array().unwrap().clone();
+            let finished = done(&list);
+            seen.push(list);
+            if finished {
+                return seen;
+            }
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn results_of_an_older_text_are_marked_outdated_while_a_run_is_pending() {
+        use crate::lsp::diagnostics::OUTDATED;
+        let dir = std::env::temp_dir().join(format!("kl-stale-{}", std::process::id()));
+        let kind = dir.join("example.io/Route");
+        std::fs::create_dir_all(kind.join("testdata")).unwrap();
+        let script = kind.join("trafficRouting.lua");
+        std::fs::write(&script, crate::lsp::runs::tests::SCRIPT).unwrap();
+        std::fs::write(kind.join("testdata/c.yaml"), crate::lsp::runs::tests::CASE).unwrap();
+        let uri = format!("file://{}", script.display());
+        let mut pipe = start();
+        pipe.send(
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "capabilities": {}, "rootUri": format!("file://{}", dir.display()),
+            "initializationOptions": {"timeoutMs": 1500, "debounceMs": 0}}}),
+        )
+        .await;
+        pipe.until(|m| m["id"] == 1).await;
+        pipe.send(json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
+            .await;
+        pipe.send(json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {"uri": uri, "languageId": "lua", "version": 1, "text": crate::lsp::runs::tests::SCRIPT}}})).await;
+        let is_summary = |d: &Value| d["code"] == "summary";
+        let current = |d: &Value| !d["message"].as_str().unwrap().starts_with(OUTDATED);
+        script_publishes(&mut pipe, &uri, |l| {
+            l.iter().any(|d| is_summary(d) && current(d))
+        })
+        .await;
+        // A runaway script: until its run ends, the old summary may only appear marked.
+        let looping = "while true do end\nreturn obj.data\n";
+        pipe.send(
+            json!({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+            "textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"text": looping}]}}),
+        )
+        .await;
+        let is_timeout = |d: &Value| d["code"] == "timeout";
+        let seen = script_publishes(&mut pipe, &uri, |l| {
+            l.iter().any(|d| is_timeout(d) && current(d))
+        })
+        .await;
+        for list in &seen {
+            assert!(
+                !list
+                    .iter()
+                    .any(|d| is_summary(d) && current(d) && !list.iter().any(is_timeout)),
+                "an older run's summary re-published as current: {list:?}"
+            );
+        }
+        // Another edit of the runaway script: its timeout stays, marked, until a run says more.
+        pipe.send(json!({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+            "textDocument": {"uri": uri, "version": 3}, "contentChanges": [{"text": format!("-- x\n{looping}")}]}}))
+            .await;
+        let seen = script_publishes(&mut pipe, &uri, |l| {
+            l.iter().any(|d| is_timeout(d) && current(d))
+        })
+        .await;
+        for list in &seen[..seen.len() - 1] {
+            assert!(
+                list.iter().any(|d| is_timeout(d) && !current(d)),
+                "the timeout is kept, marked outdated: {list:?}"
+            );
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

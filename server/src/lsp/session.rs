@@ -17,7 +17,7 @@ use super::diagnostics::{DiagnosticStore, run_diagnostics};
 use super::documents::{Documents, path_uri};
 use super::lua;
 use super::project::{self, DocKind, ScriptId, ScriptTarget};
-use super::runs::{Scheduler, ScriptResults, execute, gather};
+use super::runs::{RunSlots, Scheduler, ScriptResults, execute, gather};
 use crate::analysis::{LintConfig, SpecShape, infer_spec_shape};
 
 /// Client settings (`initializationOptions` or `workspace/didChangeConfiguration`, either bare
@@ -79,6 +79,10 @@ pub struct ClientCaps {
     pub code_lens_refresh: bool,
 }
 
+/// A run still pending this long after its request gets its old results republished as
+/// outdated (a quicker run replaces them before the client would see the difference).
+const STALE_NOTICE_AFTER: Duration = Duration::from_millis(300);
+
 /// Lua files up to this size get the quick syntax check on the async thread itself.
 const QUICK_INLINE_BYTES: usize = 128 * 1024;
 
@@ -91,6 +95,14 @@ pub struct Session {
     pub results: RwLock<HashMap<ScriptId, Arc<ScriptResults>>>,
     store: Mutex<DiagnosticStore>,
     scheduler: Scheduler,
+    slots: RunSlots,
+    /// Held while a list is computed and sent, so publishes reach the client in the order their
+    /// lists were computed (a list from an older state never lands after a newer one).
+    publishing: tokio::sync::Mutex<()>,
+    /// Per file, a hash of the last list sent: an identical list is not sent again.
+    published: Mutex<HashMap<PathBuf, u64>>,
+    /// A `workspace/codeLens/refresh` is already on its way.
+    lens_refresh_pending: AtomicBool,
     /// Per file, the latest analysis request (older results are dropped).
     analysis_generation: Mutex<HashMap<PathBuf, Arc<AtomicU64>>>,
     pub shutting_down: AtomicBool,
@@ -116,6 +128,10 @@ impl Session {
             results: RwLock::default(),
             store: Mutex::default(),
             scheduler: Scheduler::default(),
+            slots: RunSlots::default(),
+            publishing: tokio::sync::Mutex::new(()),
+            published: Mutex::default(),
+            lens_refresh_pending: AtomicBool::new(false),
             analysis_generation: Mutex::default(),
             shutting_down: AtomicBool::new(false),
         }
@@ -186,17 +202,57 @@ impl Session {
         config
     }
 
-    pub async fn publish(&self, path: &Path, diagnostics: Vec<Diagnostic>) {
-        let uri = self
-            .docs
-            .get(path)
-            .map(|d| d.uri)
-            .or_else(|| path_uri(path));
-        if let Some(uri) = uri {
-            self.client
-                .publish_diagnostics(uri, diagnostics, None)
-                .await;
+    /// Computes lists from the store and sends those that differ from what the client has.
+    pub async fn publish_with(
+        &self,
+        compute: impl FnOnce(&mut DiagnosticStore) -> Vec<(PathBuf, Vec<Diagnostic>)>,
+    ) {
+        let _order = self.publishing.lock().await;
+        let lists = compute(&mut self.store());
+        for (path, diagnostics) in lists {
+            let hash = {
+                use std::hash::{Hash, Hasher};
+                let mut hasher = std::collections::hash_map::DefaultHasher::new();
+                serde_json::to_string(&diagnostics)
+                    .unwrap_or_default()
+                    .hash(&mut hasher);
+                hasher.finish()
+            };
+            let unchanged = self
+                .published
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(path.clone(), hash)
+                == Some(hash);
+            if unchanged {
+                continue;
+            }
+            let uri = self
+                .docs
+                .get(&path)
+                .map(|d| d.uri)
+                .or_else(|| path_uri(&path));
+            if let Some(uri) = uri {
+                self.client
+                    .publish_diagnostics(uri, diagnostics, None)
+                    .await;
+            }
         }
+    }
+
+    /// Asks the client to refresh its code lenses; requests made while one is on its way are
+    /// folded into it (a startup run of thousands of scripts sends a handful, not thousands).
+    fn refresh_lenses(self: &Arc<Self>) {
+        if !self.caps().code_lens_refresh || self.lens_refresh_pending.swap(true, Ordering::SeqCst)
+        {
+            return;
+        }
+        let session = self.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            session.lens_refresh_pending.store(false, Ordering::SeqCst);
+            let _ = session.client.code_lens_refresh().await;
+        });
     }
 
     /// A document changed (opened, edited, saved, or changed on disk): redo its analysis when it
@@ -293,8 +349,12 @@ impl Session {
                 if let Some(syntax) = verdict
                     && generation.load(Ordering::SeqCst) == mine
                 {
-                    let all = session.store().quick(&path, syntax, keep_lints);
-                    session.publish(&path, all).await;
+                    session
+                        .publish_with(|store| {
+                            let all = store.quick(&path, syntax, keep_lints);
+                            vec![(path.clone(), all)]
+                        })
+                        .await;
                 }
             }
             let worker = session.clone();
@@ -316,8 +376,12 @@ impl Session {
             if generation.load(Ordering::SeqCst) != mine {
                 return;
             }
-            let all = session.store().set_analysis(&path, diags);
-            session.publish(&path, all).await;
+            session
+                .publish_with(|store| {
+                    let all = store.set_analysis(&path, diags);
+                    vec![(path.clone(), all)]
+                })
+                .await;
         });
     }
 
@@ -327,6 +391,18 @@ impl Session {
     pub fn schedule_run(self: &Arc<Self>, target: ScriptTarget, delay: Duration) -> JoinHandle<()> {
         let delay = self.scheduler.delay_for(&target.id, delay);
         let ticket = self.scheduler.request(&target.id);
+        // What the last run said belongs to an older text from now on; if the new run takes a
+        // while (a runaway script, a long queue), the client is told so.
+        self.store().mark_stale(&target.id);
+        let watched = self.clone();
+        let watched_id = target.id.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(STALE_NOTICE_AFTER).await;
+            watched
+                .publish_with(|store| store.stale_lists(&watched_id))
+                .await;
+        });
+        let foreground = self.is_foreground(&target);
         let session = self.clone();
         tokio::spawn(async move {
             if !delay.is_zero() {
@@ -337,6 +413,13 @@ impl Session {
             }
             let lock = ticket.lock();
             let _in_flight = lock.lock().await;
+            if ticket.superseded() {
+                return;
+            }
+            // A bounded number of runs at once; scripts the user has open never wait behind
+            // the background ones (e.g. a startup run of the whole workspace, or scripts that
+            // run into their timeout).
+            let _slot = session.slots.acquire(foreground).await;
             if ticket.superseded() {
                 return;
             }
@@ -383,9 +466,7 @@ impl Session {
                     if newly_shaped && session.docs.is_open(&lua_host) {
                         session.analyse(&lua_host, None);
                     }
-                    if session.caps().code_lens_refresh {
-                        let _ = session.client.code_lens_refresh().await;
-                    }
+                    session.refresh_lenses();
                 }
                 Ok(Ok(None)) => {} // superseded while running
                 Ok(Err(())) => {
@@ -405,6 +486,17 @@ impl Session {
         })
     }
 
+    /// Whether a script's runs go first: the user has it or one of its cases open.
+    fn is_foreground(&self, target: &ScriptTarget) -> bool {
+        self.docs.is_open(target.id.host())
+            || target.testdata.as_ref().is_some_and(|testdata| {
+                self.docs
+                    .open_paths()
+                    .iter()
+                    .any(|p| p.starts_with(testdata))
+            })
+    }
+
     /// Keeps a script's latest results (`None`: forgets the script), replaces what its runs
     /// said in every file, and publishes the files that changed.
     async fn set_results(
@@ -417,10 +509,8 @@ impl Session {
             Some(results) => write(&self.results).insert(id.clone(), Arc::new(results)),
             None => write(&self.results).remove(id),
         };
-        let touched = self.store().set_runs(id, diagnostics);
-        for (path, all) in touched {
-            self.publish(&path, all).await;
-        }
+        self.publish_with(|store| store.set_runs(id, diagnostics))
+            .await;
     }
 
     /// What scripts printed during the run, in the server log (never on stdout).
@@ -491,10 +581,16 @@ impl Session {
         }
         if removed {
             // Nothing said about a deleted file holds any more.
-            self.store().forget(path);
             let session = self.clone();
             let file = path.to_path_buf();
-            tokio::spawn(async move { session.publish(&file, Vec::new()).await });
+            tokio::spawn(async move {
+                session
+                    .publish_with(|store| {
+                        store.forget(&file);
+                        vec![(file.clone(), Vec::new())]
+                    })
+                    .await
+            });
         }
         // Scripts: only those it belongs to; a removed script reruns to nothing and is cleared.
         if removed && path.extension().is_some_and(|e| e == "lua") {
