@@ -653,7 +653,7 @@ mod tests {
         })
         .await;
         // A runaway script: until its run ends, the old summary may only appear marked.
-        let looping = "while true do end\nreturn obj.data\n";
+        let looping = "local unused = 1\nwhile true do end\nreturn obj.data\n";
         pipe.send(
             json!({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
             "textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"text": looping}]}}),
