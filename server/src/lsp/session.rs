@@ -430,7 +430,7 @@ impl Session {
             let worker = session.clone();
             let id = target.id.clone();
             let outcome = tokio::task::spawn_blocking(move || {
-                let Some(input) = gather(&target, &worker.docs) else {
+                let Some(input) = gather(&target, &worker.docs, previous.as_deref()) else {
                     return Err(());
                 };
                 let options = RunOptions {
