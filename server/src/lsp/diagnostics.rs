@@ -100,6 +100,20 @@ impl DiagnosticStore {
         self.files.remove(path);
     }
 
+    /// Drops everything about the files under a folder (it was deleted or moved); returns them.
+    pub fn forget_under(&mut self, dir: &Path) -> Vec<PathBuf> {
+        let gone: Vec<PathBuf> = self
+            .files
+            .keys()
+            .filter(|p| p.starts_with(dir))
+            .cloned()
+            .collect();
+        for path in &gone {
+            self.files.remove(path);
+        }
+        gone
+    }
+
     /// A run of `script` is pending: what its last run said is marked outdated from now on.
     pub fn mark_stale(&mut self, script: &ScriptId) {
         self.stale.insert(script.clone());

@@ -688,4 +688,62 @@ mod tests {
         }
         std::fs::remove_dir_all(&dir).unwrap();
     }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn renamed_kind_and_testdata_folders_are_followed() {
+        let dir = std::env::temp_dir().join(format!("kl-rename-{}", std::process::id()));
+        let kind = dir.join("example.io/Route");
+        std::fs::create_dir_all(kind.join("testdata")).unwrap();
+        std::fs::write(
+            kind.join("trafficRouting.lua"),
+            crate::lsp::runs::tests::SCRIPT,
+        )
+        .unwrap();
+        // The case fails (step 2), so it always has diagnostics while it is run.
+        std::fs::write(kind.join("testdata/c.yaml"), crate::lsp::runs::tests::CASE).unwrap();
+        let case_uri = |kind: &str, testdata: &str| {
+            format!(
+                "file://{}/example.io/{kind}/{testdata}/c.yaml",
+                dir.display()
+            )
+        };
+        let mut pipe = start();
+        pipe.send(
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "capabilities": {}, "rootUri": format!("file://{}", dir.display())}}),
+        )
+        .await;
+        pipe.until(|m| m["id"] == 1).await;
+        pipe.send(json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
+            .await;
+        let publish_for = |uri: String, empty: bool| {
+            move |m: &Value| {
+                m["method"] == "textDocument/publishDiagnostics"
+                    && m["params"]["uri"] == uri
+                    && m["params"]["diagnostics"].as_array().unwrap().is_empty() == empty
+            }
+        };
+        pipe.until(publish_for(case_uri("Route", "testdata"), false))
+            .await;
+        // The watcher is started after the first run is scheduled; give it a moment.
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        let moved = dir.join("example.io/Moved");
+        std::fs::rename(&kind, &moved).unwrap();
+        pipe.until(publish_for(case_uri("Route", "testdata"), true))
+            .await;
+        pipe.until(publish_for(case_uri("Moved", "testdata"), false))
+            .await;
+        std::fs::rename(moved.join("testdata"), moved.join("cases")).unwrap();
+        pipe.until(publish_for(case_uri("Moved", "testdata"), true))
+            .await;
+        std::fs::rename(moved.join("cases"), moved.join("testdata")).unwrap();
+        pipe.until(publish_for(case_uri("Moved", "testdata"), false))
+            .await;
+        std::fs::rename(&moved, &kind).unwrap();
+        pipe.until(publish_for(case_uri("Moved", "testdata"), true))
+            .await;
+        pipe.until(publish_for(case_uri("Route", "testdata"), false))
+            .await;
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

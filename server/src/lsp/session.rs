@@ -560,17 +560,26 @@ impl Session {
         }
     }
 
-    /// A file changed on disk (watcher or client notification).
+    /// A file or folder changed on disk (watcher or client notification).
     pub fn on_disk_change(self: &Arc<Self>, path: &Path, removed: bool) {
-        let relevant = path
-            .extension()
-            .and_then(|e| e.to_str())
-            .is_some_and(|e| matches!(e, "lua" | "yaml" | "yml"));
-        if !relevant
-            || path
-                .components()
-                .any(|c| c.as_os_str() == ".git" || c.as_os_str() == "target")
+        if path
+            .components()
+            .any(|c| c.as_os_str() == ".git" || c.as_os_str() == "target")
         {
+            return;
+        }
+        if !removed && path.is_dir() {
+            // A folder created, or renamed or moved here: what it holds is new.
+            for file in relevant_files_under(path) {
+                self.on_change_disk_only(&file);
+            }
+            return;
+        }
+        if !is_relevant_file(path) {
+            if removed || !path.exists() {
+                // Possibly a folder deleted, or renamed or moved away.
+                self.on_folder_gone(path);
+            }
             return;
         }
         if self.docs.is_open(path) && !removed {
@@ -599,6 +608,41 @@ impl Session {
         self.on_change_disk_only(path);
     }
 
+    /// Everything that was under `dir` is gone: scripts that lived or read cases there run
+    /// again (a script that is gone runs to nothing and is cleared), and what was published
+    /// for its files is withdrawn.
+    fn on_folder_gone(self: &Arc<Self>, dir: &Path) {
+        let affected: Vec<ScriptTarget> = read(&self.results)
+            .values()
+            .filter(|r| {
+                r.target.id.host().starts_with(dir)
+                    || r.target
+                        .testdata
+                        .as_ref()
+                        .is_some_and(|t| t.starts_with(dir) || dir.starts_with(t))
+                    || r.cases.iter().any(|c| c.path.starts_with(dir))
+            })
+            .map(|r| r.target.clone())
+            .collect();
+        let debounce = self.settings().debounce;
+        for target in affected {
+            self.schedule_run(target, debounce);
+        }
+        let session = self.clone();
+        let dir = dir.to_path_buf();
+        tokio::spawn(async move {
+            session
+                .publish_with(|store| {
+                    store
+                        .forget_under(&dir)
+                        .into_iter()
+                        .map(|p| (p, Vec::new()))
+                        .collect()
+                })
+                .await
+        });
+    }
+
     fn on_change_disk_only(self: &Arc<Self>, path: &Path) {
         let text = self.docs.text(path).unwrap_or_default();
         let debounce = self.settings().debounce;
@@ -610,6 +654,39 @@ impl Session {
             self.schedule_run(target, debounce);
         }
     }
+}
+
+/// Scripts, cases and manifests by their extension.
+fn is_relevant_file(path: &Path) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| matches!(e, "lua" | "yaml" | "yml"))
+}
+
+/// The scripts, cases and manifests in a folder that appeared (bounded depth; hidden folders and
+/// `target` skipped).
+fn relevant_files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut stack = vec![(dir.to_path_buf(), 0)];
+    while let Some((dir, depth)) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            let name = entry.file_name();
+            let hidden = name.to_string_lossy().starts_with('.') || name == "target";
+            if kind.is_dir() && !hidden && depth < 8 {
+                stack.push((path, depth + 1));
+            } else if kind.is_file() && is_relevant_file(&path) {
+                files.push(path);
+            }
+        }
+    }
+    files
 }
 
 #[cfg(test)]
