@@ -626,9 +626,8 @@ mod tests {
         })
     }
 
+    // 256 cases each by default; `PROPTEST_CASES` sets more for a longer run (docs/LSP.md).
     proptest! {
-        #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
-
         /// Arbitrary bytes never panic the decoder, never make it hold more than one message
         /// plus one header, and a valid message after them is still read.
         #[test]
