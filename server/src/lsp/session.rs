@@ -17,7 +17,7 @@ use super::diagnostics::{DiagnosticStore, run_diagnostics};
 use super::documents::{Documents, path_uri};
 use super::lua;
 use super::project::{self, DocKind, ScriptId, ScriptTarget};
-use super::runs::{RunSlots, Scheduler, ScriptResults, execute, gather};
+use super::runs::{RunSlots, Scheduler, ScriptResults, execute, gather, release_freed_memory};
 use crate::analysis::{LintConfig, SpecShape, infer_spec_shape};
 
 /// Client settings (`initializationOptions` or `workspace/didChangeConfiguration`, either bare
@@ -461,7 +461,11 @@ impl Session {
                     session.log_prints(&results).await;
                     let lua_host = results.target.id.host().to_path_buf();
                     let newly_shaped = previous_specs.is_none_or(|specs| specs != results.specs());
+                    let large = results.is_large();
                     session.set_results(&id, Some(results), diags).await;
+                    if large {
+                        tokio::task::spawn_blocking(release_freed_memory);
+                    }
                     // The spec's shape feeds a lint: reanalyse an open script when it changed.
                     if newly_shaped && session.docs.is_open(&lua_host) {
                         session.analyse(&lua_host, None);
