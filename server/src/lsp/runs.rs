@@ -337,15 +337,41 @@ pub fn release_freed_memory() {
 /// starts at once even behind thousands of queued runs or scripts running into their timeout.
 /// Bounded slots also bound the threads: each run blocks one thread and spreads its steps over
 /// rayon's pool.
+/// Each lane spreads its runs' steps over its own rayon pool, so a foreground step never waits
+/// in a queue behind background steps that run into their timeout.
 pub struct RunSlots {
     all: Arc<tokio::sync::Semaphore>,
     background: Arc<tokio::sync::Semaphore>,
+    foreground_pool: Arc<rayon::ThreadPool>,
+    background_pool: Arc<rayon::ThreadPool>,
 }
 
 /// A slot held for one run.
 pub struct Slot {
     _background: Option<tokio::sync::OwnedSemaphorePermit>,
     _run: Option<tokio::sync::OwnedSemaphorePermit>,
+    pool: Arc<rayon::ThreadPool>,
+}
+
+impl Slot {
+    /// The pool the run's steps go to (`pool.install(|| execute(..))`).
+    pub fn pool(&self) -> Arc<rayon::ThreadPool> {
+        self.pool.clone()
+    }
+}
+
+fn pool(threads: usize, name: &'static str) -> Arc<rayon::ThreadPool> {
+    let built = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .thread_name(move |i| format!("kruise-lua-{name}-{i}"))
+        .build();
+    // Only fails when threads cannot be spawned at all; one thread then runs everything.
+    Arc::new(built.unwrap_or_else(|_| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .expect("a one-thread pool")
+    }))
 }
 
 impl RunSlots {
@@ -354,6 +380,8 @@ impl RunSlots {
         RunSlots {
             all: Arc::new(tokio::sync::Semaphore::new(slots)),
             background: Arc::new(tokio::sync::Semaphore::new(slots - 1)),
+            foreground_pool: pool(slots, "run"),
+            background_pool: pool(slots - 1, "background"),
         }
     }
 
@@ -365,6 +393,11 @@ impl RunSlots {
             self.background.clone().acquire_owned().await.ok()
         };
         Slot {
+            pool: if foreground {
+                self.foreground_pool.clone()
+            } else {
+                self.background_pool.clone()
+            },
             _background: background,
             _run: self.all.clone().acquire_owned().await.ok(),
         }

@@ -746,4 +746,52 @@ mod tests {
             .await;
         std::fs::remove_dir_all(&dir).unwrap();
     }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_open_script_does_not_wait_behind_runaway_scripts() {
+        let dir = std::env::temp_dir().join(format!("kl-lanes-{}", std::process::id()));
+        let write_script = |kind: &str, script: &str| {
+            let kind = dir.join("example.io").join(kind);
+            std::fs::create_dir_all(kind.join("testdata")).unwrap();
+            std::fs::write(kind.join("trafficRouting.lua"), script).unwrap();
+            std::fs::write(kind.join("testdata/c.yaml"), crate::lsp::runs::tests::CASE).unwrap();
+            kind.join("trafficRouting.lua")
+        };
+        for i in 0..6 {
+            // One step of two runs into the timeout: each run ends with its first timeout.
+            write_script(
+                &format!("Loop{i}"),
+                "if obj.canaryWeight == 20 then while true do end end\nreturn obj.data\n",
+            );
+        }
+        // Sorted last, so the first run of the workspace reaches it last.
+        let healthy = write_script("Zzz", crate::lsp::runs::tests::SCRIPT);
+        let uri = format!("file://{}", healthy.display());
+        let mut pipe = start();
+        pipe.send(
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "capabilities": {}, "rootUri": format!("file://{}", dir.display()),
+            "initializationOptions": {"timeoutMs": 2000}}}),
+        )
+        .await;
+        pipe.until(|m| m["id"] == 1).await;
+        pipe.send(json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
+            .await;
+        pipe.send(json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {"uri": uri, "languageId": "lua", "version": 1, "text": crate::lsp::runs::tests::SCRIPT}}})).await;
+        let first = pipe
+            .until(|m| {
+                let diagnostics = m["params"]["diagnostics"].as_array();
+                let is_timeout =
+                    diagnostics.is_some_and(|l| l.iter().any(|d| d["code"] == "timeout"));
+                let is_verdict = m["params"]["uri"] == uri
+                    && diagnostics.is_some_and(|l| l.iter().any(|d| d["code"] == "summary"));
+                m["method"] == "textDocument/publishDiagnostics" && (is_timeout || is_verdict)
+            })
+            .await;
+        assert_eq!(
+            first["params"]["uri"], uri,
+            "the open script's verdict came after a runaway script's timeout: {first}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

@@ -419,7 +419,8 @@ impl Session {
             // A bounded number of runs at once; scripts the user has open never wait behind
             // the background ones (e.g. a startup run of the whole workspace, or scripts that
             // run into their timeout).
-            let _slot = session.slots.acquire(foreground).await;
+            let slot = session.slots.acquire(foreground).await;
+            let pool = slot.pool();
             if ticket.superseded() {
                 return;
             }
@@ -440,13 +441,15 @@ impl Session {
                     },
                     ..RunOptions::default()
                 };
-                let results = execute(
-                    input,
-                    previous.as_deref(),
-                    settings.mode,
-                    &options,
-                    &cancelled,
-                );
+                let results = pool.install(|| {
+                    execute(
+                        input,
+                        previous.as_deref(),
+                        settings.mode,
+                        &options,
+                        &cancelled,
+                    )
+                });
                 Ok(results.map(|r| {
                     let diags = run_diagnostics(&r);
                     (r, diags)
