@@ -11,7 +11,10 @@
 //! 5. with `KRUISE_LUA_BENCH_SCALE=1000,3000,10000` (only this then): startup on generated
 //!    workspaces of that many scripts (one case each) — time until every case has its
 //!    diagnostics, peak RSS, peak thread count, and completion latency (p50/p99) in an open
-//!    script while the workspace runs.
+//!    script while the workspace runs;
+//! 6. with `KRUISE_LUA_BENCH_BIGCASE=1` (only this then): a 1.9 MB case (just under the 2 MiB
+//!    analysis limit) open and edited 29 times — RSS after each edit, peak RSS, edit → case
+//!    diagnostics.
 
 use std::collections::HashSet;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -447,8 +450,72 @@ fn bench_scale(scripts: usize) {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+fn bench_big_case() {
+    let dir = temp_dir("bigcase");
+    let kind = dir.join("example.io/Route");
+    std::fs::create_dir_all(kind.join("testdata")).unwrap();
+    std::fs::write(
+        kind.join("trafficRouting.lua"),
+        "local spec = obj.data.spec\nspec.weight = obj.canaryWeight\nreturn obj.data\n",
+    )
+    .unwrap();
+    let mut text = String::from(
+        "rollout:\n  spec:\n    strategy:\n      canary:\n        trafficRoutings:\n        - service: web\n        steps:\n        - traffic: \"20%\"\noriginal:\n  apiVersion: x/v1\n  kind: Route\n  metadata:\n    name: r\n  spec:\n    weight: 0\n    items:\n",
+    );
+    for i in 0..23_000 {
+        text.push_str(&format!(
+            "      - name: item{i}\n        value: \"{}\"\n",
+            "x".repeat(40)
+        ));
+    }
+    text.push_str("expected:\n- apiVersion: x/v1\n  kind: Route\n  metadata:\n    name: r\n  spec:\n    weight: 21\n");
+    let case = kind.join("testdata/big.yaml");
+    std::fs::write(&case, &text).unwrap();
+    let uri = file_uri(&case);
+    let mut server = Server::start();
+    server.initialize(&dir, json!({}));
+    server.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": uri, "languageId": "yaml", "version": 1, "text": text}}),
+    );
+    server.wait("case diagnostics", |m| {
+        is_publish(m) && m["params"]["uri"] == uri
+    });
+    let weight_line = text.lines().count() - 1;
+    let mut samples = Vec::new();
+    let mut rss = Vec::new();
+    for version in 2..31 {
+        let sent = Instant::now();
+        server.change_line(
+            &case,
+            version,
+            weight_line,
+            100,
+            &format!("    weight: {version}"),
+        );
+        let (at, _) = server.wait("case diagnostics", |m| {
+            is_publish(m) && m["params"]["uri"] == uri
+        });
+        samples.push(at - sent);
+        rss.push(server.rss_kib() / 1024);
+    }
+    println!(
+        "1.9 MB case ({} bytes), 29 edits: RSS after each edit (MiB) {rss:?}; peak RSS {} MiB; edit -> case diagnostics p50 {}, max {}",
+        text.len(),
+        server.peak_and_threads().0 / 1024,
+        ms(percentile(&mut samples, 0.5)),
+        ms(percentile(&mut samples, 1.0)),
+    );
+    server.stop();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 fn main() {
     // `cargo bench` passes `--bench`; nothing else is understood.
+    if std::env::var_os("KRUISE_LUA_BENCH_BIGCASE").is_some() {
+        bench_big_case();
+        return;
+    }
     if let Ok(sizes) = std::env::var("KRUISE_LUA_BENCH_SCALE") {
         for size in sizes.split(',').filter_map(|s| s.trim().parse().ok()) {
             bench_scale(size);

@@ -188,6 +188,7 @@ impl LanguageServer for Backend {
         self.shielded("did_open", move || {
             let doc = params.text_document;
             let path = self.session.docs.open(doc.uri, doc.text, doc.version);
+            self.session.forget_published(&path);
             self.session.on_change(&path, false, None);
         });
     }
@@ -225,6 +226,7 @@ impl LanguageServer for Backend {
         self.shielded("did_close", move || {
             let path = uri_path(&params.text_document.uri);
             self.session.docs.close(&path);
+            self.session.forget_published(&path);
             if path.is_file() {
                 self.session.analyse(&path, None);
             }

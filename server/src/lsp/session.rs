@@ -240,6 +240,15 @@ impl Session {
         }
     }
 
+    /// The next list for `path` is sent even when unchanged (a client may drop a file's
+    /// diagnostics when it opens or closes it).
+    pub fn forget_published(&self, path: &Path) {
+        self.published
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(path);
+    }
+
     /// Asks the client to refresh its code lenses; requests made while one is on its way are
     /// folded into it (a startup run of thousands of scripts sends a handful, not thousands).
     fn refresh_lenses(self: &Arc<Self>) {
