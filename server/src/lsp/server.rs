@@ -796,4 +796,52 @@ mod tests {
         );
         std::fs::remove_dir_all(&dir).unwrap();
     }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn unchanged_diagnostics_are_not_published_again() {
+        let dir = std::env::temp_dir().join(format!("kl-republish-{}", std::process::id()));
+        let kind = dir.join("example.io/Route");
+        std::fs::create_dir_all(kind.join("testdata")).unwrap();
+        std::fs::write(
+            kind.join("trafficRouting.lua"),
+            crate::lsp::runs::tests::SCRIPT,
+        )
+        .unwrap();
+        std::fs::write(kind.join("testdata/c.yaml"), crate::lsp::runs::tests::CASE).unwrap();
+        let mut pipe = start();
+        pipe.send(
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "capabilities": {}, "rootUri": format!("file://{}", dir.display())}}),
+        )
+        .await;
+        pipe.until(|m| m["id"] == 1).await;
+        pipe.send(json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
+            .await;
+        // After the first run has published, `runAll` answers once its runs have published.
+        let run_all = |id: u64| json!({"jsonrpc": "2.0", "id": id, "method": "workspace/executeCommand", "params": {"command": super::commands::RUN_ALL, "arguments": []}});
+        let case_uri = format!("file://{}/testdata/c.yaml", kind.display());
+        pipe.until(|m| {
+            m["method"] == "textDocument/publishDiagnostics"
+                && m["params"]["uri"] == case_uri
+                && !m["params"]["diagnostics"].as_array().unwrap().is_empty()
+        })
+        .await;
+        pipe.send(run_all(2)).await;
+        pipe.until(|m| m["id"] == 2).await;
+        let publishes = std::sync::Mutex::new(Vec::new());
+        pipe.send(run_all(3)).await;
+        pipe.until(|m| {
+            if m["method"] == "textDocument/publishDiagnostics" {
+                publishes.lock().unwrap().push(m.clone());
+            }
+            m["id"] == 3
+        })
+        .await;
+        let publishes = publishes.into_inner().unwrap();
+        assert!(
+            publishes.is_empty(),
+            "identical lists sent again: {publishes:?}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
