@@ -7,7 +7,14 @@
 //! 1. initialize → first diagnostics, and → diagnostics for every case of the tree;
 //! 2. edit → syntax diagnostics on a 2,000-line script (p50/p95 over 60 edits, 100 ms apart);
 //! 3. edit of a script with 50 cases → every case's diagnostics republished (p50/p95);
-//! 4. RSS of the idle server after the first run of the tree.
+//! 4. RSS of the idle server after the first run of the tree;
+//! 5. with `KRUISE_LUA_BENCH_SCALE=1000,3000,10000` (only this then): startup on generated
+//!    workspaces of that many scripts (one case each) — time until every case has its
+//!    diagnostics, peak RSS, peak thread count, and completion latency (p50/p99) in an open
+//!    script while the workspace runs;
+//! 6. with `KRUISE_LUA_BENCH_BIGCASE=1` (only this then): a 1.9 MB case (just under the 2 MiB
+//!    analysis limit) open and edited 29 times — RSS after each edit, peak RSS, edit → case
+//!    diagnostics.
 
 use std::collections::HashSet;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -155,6 +162,20 @@ impl Server {
             .find_map(|l| l.strip_prefix("VmRSS:"))
             .and_then(|v| v.split_whitespace().next()?.parse().ok())
             .unwrap_or(0)
+    }
+
+    /// (`VmHWM` peak RSS in KiB, `Threads`) of the server process now.
+    fn peak_and_threads(&self) -> (u64, u64) {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .unwrap_or_default();
+        let field = |name: &str| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix(name))
+                .and_then(|v| v.split_whitespace().next()?.parse().ok())
+                .unwrap_or(0)
+        };
+        (field("VmHWM:"), field("Threads:"))
     }
 
     fn stop(mut self) {
@@ -364,8 +385,143 @@ fn temp_dir(name: &str) -> PathBuf {
     dir
 }
 
+/// A workspace of `scripts` Kind folders, each with the fixture script and one case.
+fn generate_workspace(dir: &Path, scripts: usize) {
+    for i in 0..scripts {
+        let kind = dir
+            .join(format!("group{}.io", i / 100))
+            .join(format!("Kind{i}"));
+        std::fs::create_dir_all(kind.join("testdata")).unwrap();
+        std::fs::write(kind.join("trafficRouting.lua"), SCRIPT).unwrap();
+        std::fs::write(kind.join("testdata/weights.yaml"), CASE).unwrap();
+    }
+}
+
+fn bench_scale(scripts: usize) {
+    let dir = temp_dir(&format!("scale{scripts}"));
+    generate_workspace(&dir, scripts);
+    let mut server = Server::start();
+    let start = server.initialize(&dir, json!({}));
+    // An open script the user types in while the workspace runs.
+    let scratch = dir.join("scratch.lua");
+    let scratch_text = "local spec = obj.data.spec\nlocal w = obj.\nreturn obj.data\n";
+    server.open(&scratch, scratch_text);
+    let mut seen = HashSet::new();
+    let mut completion = Vec::new();
+    let (mut peak_threads, mut last) = (0, start);
+    let mut pending: Option<(u64, Instant)> = None;
+    while seen.len() < scripts {
+        if pending.is_none() {
+            let id = server.request(
+                "textDocument/completion",
+                json!({"textDocument": {"uri": file_uri(&scratch)}, "position": {"line": 1, "character": 14}}),
+            );
+            pending = Some((id, Instant::now()));
+        }
+        let (at, m) = server.wait("startup", |_| true);
+        if let Some((id, sent)) = pending
+            && m["id"] == id
+        {
+            completion.push(at - sent);
+            pending = None;
+            peak_threads = peak_threads.max(server.peak_and_threads().1);
+            continue;
+        }
+        if is_publish(&m) {
+            let uri = m["params"]["uri"].as_str().unwrap_or_default().to_string();
+            if uri.ends_with(".yaml") {
+                seen.insert(uri);
+                last = at;
+            }
+        }
+    }
+    let (peak_kib, threads) = server.peak_and_threads();
+    println!(
+        "{scripts} scripts: every case's diagnostics after {:.2} s; peak RSS {:.0} MiB; peak threads {}; completion during startup ({} requests) p50 {}, p99 {}, max {}",
+        (last - start).as_secs_f64(),
+        peak_kib as f64 / 1024.0,
+        peak_threads.max(threads),
+        completion.len(),
+        ms(percentile(&mut completion, 0.5)),
+        ms(percentile(&mut completion, 0.99)),
+        ms(percentile(&mut completion, 1.0)),
+    );
+    server.stop();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn bench_big_case() {
+    let dir = temp_dir("bigcase");
+    let kind = dir.join("example.io/Route");
+    std::fs::create_dir_all(kind.join("testdata")).unwrap();
+    std::fs::write(
+        kind.join("trafficRouting.lua"),
+        "local spec = obj.data.spec\nspec.weight = obj.canaryWeight\nreturn obj.data\n",
+    )
+    .unwrap();
+    let mut text = String::from(
+        "rollout:\n  spec:\n    strategy:\n      canary:\n        trafficRoutings:\n        - service: web\n        steps:\n        - traffic: \"20%\"\noriginal:\n  apiVersion: x/v1\n  kind: Route\n  metadata:\n    name: r\n  spec:\n    weight: 0\n    items:\n",
+    );
+    for i in 0..23_000 {
+        text.push_str(&format!(
+            "      - name: item{i}\n        value: \"{}\"\n",
+            "x".repeat(40)
+        ));
+    }
+    text.push_str("expected:\n- apiVersion: x/v1\n  kind: Route\n  metadata:\n    name: r\n  spec:\n    weight: 21\n");
+    let case = kind.join("testdata/big.yaml");
+    std::fs::write(&case, &text).unwrap();
+    let uri = file_uri(&case);
+    let mut server = Server::start();
+    server.initialize(&dir, json!({}));
+    server.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": uri, "languageId": "yaml", "version": 1, "text": text}}),
+    );
+    server.wait("case diagnostics", |m| {
+        is_publish(m) && m["params"]["uri"] == uri
+    });
+    let weight_line = text.lines().count() - 1;
+    let mut samples = Vec::new();
+    let mut rss = Vec::new();
+    for version in 2..31 {
+        let sent = Instant::now();
+        server.change_line(
+            &case,
+            version,
+            weight_line,
+            100,
+            &format!("    weight: {version}"),
+        );
+        let (at, _) = server.wait("case diagnostics", |m| {
+            is_publish(m) && m["params"]["uri"] == uri
+        });
+        samples.push(at - sent);
+        rss.push(server.rss_kib() / 1024);
+    }
+    println!(
+        "1.9 MB case ({} bytes), 29 edits: RSS after each edit (MiB) {rss:?}; peak RSS {} MiB; edit -> case diagnostics p50 {}, max {}",
+        text.len(),
+        server.peak_and_threads().0 / 1024,
+        ms(percentile(&mut samples, 0.5)),
+        ms(percentile(&mut samples, 1.0)),
+    );
+    server.stop();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 fn main() {
     // `cargo bench` passes `--bench`; nothing else is understood.
+    if std::env::var_os("KRUISE_LUA_BENCH_BIGCASE").is_some() {
+        bench_big_case();
+        return;
+    }
+    if let Ok(sizes) = std::env::var("KRUISE_LUA_BENCH_SCALE") {
+        for size in sizes.split(',').filter_map(|s| s.trim().parse().ok()) {
+            bench_scale(size);
+        }
+        return;
+    }
     let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
     let tree = std::env::var_os("KRUISE_LUA_BENCH_TREE")
         .map(PathBuf::from)

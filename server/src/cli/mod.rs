@@ -192,7 +192,9 @@ pub fn main() -> ExitCode {
         Command::New(args) => new::execute(args),
         Command::Lsp => {
             return match crate::lsp::run_stdio() {
-                Ok(()) => ExitCode::SUCCESS,
+                // The LSP spec: `exit` without `shutdown` first exits with 1.
+                Ok(crate::lsp::Ending::ExitWithoutShutdown) => ExitCode::from(EXIT_FINDINGS),
+                Ok(_) => ExitCode::SUCCESS,
                 Err(error) => {
                     eprintln!("kruise-lua lsp: {error:#}");
                     ExitCode::from(EXIT_FINDINGS)

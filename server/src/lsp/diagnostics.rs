@@ -1,7 +1,7 @@
 //! Diagnostics from test runs (on the cases and on the script), and the per-file store that
 //! merges them with the Lua analysis and remembers what was published, so stale ones get cleared.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use kruise_lua_engine::error::ErrorKind;
@@ -28,13 +28,23 @@ pub struct FileDiagnostics {
     pub runs: BTreeMap<ScriptId, Vec<Diagnostic>>,
 }
 
+/// Put before what a script's last run said while a newer run of it is pending: those results
+/// belong to an older text and must not read as current.
+pub const OUTDATED: &str = "(outdated: rerunning after a change) ";
+
+fn outdated(d: &Diagnostic) -> Diagnostic {
+    let mut d = d.clone();
+    d.message = format!("{OUTDATED}{}", d.message);
+    d
+}
+
 impl FileDiagnostics {
-    pub fn all(&self) -> Vec<Diagnostic> {
-        let mut all = self.analysis.clone();
-        for list in self.runs.values() {
-            all.extend(list.iter().cloned());
-        }
-        all
+    fn runs_marked(&self, stale: &HashSet<ScriptId>) -> impl Iterator<Item = Diagnostic> + '_ {
+        let stale: Vec<bool> = self.runs.keys().map(|id| stale.contains(id)).collect();
+        self.runs.values().zip(stale).flat_map(|(list, stale)| {
+            list.iter()
+                .map(move |d| if stale { outdated(d) } else { d.clone() })
+        })
     }
 }
 
@@ -42,14 +52,27 @@ impl FileDiagnostics {
 #[derive(Debug, Default)]
 pub struct DiagnosticStore {
     files: HashMap<PathBuf, FileDiagnostics>,
+    /// The files each script's runs put diagnostics in (so a run touches only those).
+    reach: HashMap<ScriptId, Vec<PathBuf>>,
+    /// Scripts with a run pending: their stored run diagnostics are from an older text.
+    stale: HashSet<ScriptId>,
 }
 
 impl DiagnosticStore {
+    fn all(&self, path: &Path) -> Vec<Diagnostic> {
+        let Some(file) = self.files.get(path) else {
+            return Vec::new();
+        };
+        let mut all = file.analysis.clone();
+        all.extend(file.runs_marked(&self.stale));
+        all
+    }
+
     /// Sets the analysis layer of a file; returns the file's full list to publish.
     pub fn set_analysis(&mut self, path: &Path, diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
         let file = self.files.entry(path.to_path_buf()).or_default();
         file.analysis = diagnostics;
-        file.all()
+        self.all(path)
     }
 
     /// What to publish right after an edit, before the full analysis: the quick syntax
@@ -68,9 +91,7 @@ impl DiagnosticStore {
                     |d: &Diagnostic| d.code == Some(NumberOrString::String("syntax".into()));
                 all.extend(file.analysis.iter().filter(|d| !is_syntax(d)).cloned());
             }
-            for list in file.runs.values() {
-                all.extend(list.iter().cloned());
-            }
+            all.extend(file.runs_marked(&self.stale));
         }
         all
     }
@@ -80,40 +101,80 @@ impl DiagnosticStore {
         self.files.remove(path);
     }
 
+    /// Drops everything about the files under a folder (it was deleted or moved); returns them.
+    pub fn forget_under(&mut self, dir: &Path) -> Vec<PathBuf> {
+        let gone: Vec<PathBuf> = self
+            .files
+            .keys()
+            .filter(|p| p.starts_with(dir))
+            .cloned()
+            .collect();
+        for path in &gone {
+            self.files.remove(path);
+        }
+        gone
+    }
+
+    /// A run of `script` is pending: what its last run said is marked outdated from now on.
+    pub fn mark_stale(&mut self, script: &ScriptId) {
+        self.stale.insert(script.clone());
+    }
+
+    /// While `script` is marked outdated: the files showing its run diagnostics, with their
+    /// lists (to republish them marked).
+    pub fn stale_lists(&self, script: &ScriptId) -> Vec<(PathBuf, Vec<Diagnostic>)> {
+        if !self.stale.contains(script) {
+            return Vec::new();
+        }
+        let reach = self.reach.get(script).cloned().unwrap_or_default();
+        reach
+            .into_iter()
+            .filter(|p| {
+                self.files
+                    .get(p)
+                    .is_some_and(|f| f.runs.get(script).is_some_and(|l| !l.is_empty()))
+            })
+            .map(|p| {
+                let all = self.all(&p);
+                (p, all)
+            })
+            .collect()
+    }
+
     /// Replaces everything a script's runs said, in every file; returns each touched file's
     /// full list (files the script no longer reaches get their run diagnostics cleared).
+    /// Costs the files this script reaches, not every file of the workspace.
     pub fn set_runs(
         &mut self,
         script: &ScriptId,
         per_file: Vec<(PathBuf, Vec<Diagnostic>)>,
     ) -> Vec<(PathBuf, Vec<Diagnostic>)> {
-        let mut touched: Vec<PathBuf> = self
-            .files
-            .iter()
-            .filter(|(_, f)| f.runs.contains_key(script))
-            .map(|(p, _)| p.clone())
-            .collect();
-        for file in self.files.values_mut() {
-            file.runs.remove(script);
+        self.stale.remove(script);
+        let mut touched = self.reach.remove(script).unwrap_or_default();
+        for path in &touched {
+            if let Some(file) = self.files.get_mut(path) {
+                file.runs.remove(script);
+            }
         }
+        let mut reach = Vec::with_capacity(per_file.len());
         for (path, list) in per_file {
             self.files
                 .entry(path.clone())
                 .or_default()
                 .runs
                 .insert(script.clone(), list);
+            reach.push(path.clone());
             if !touched.contains(&path) {
                 touched.push(path);
             }
         }
+        if !reach.is_empty() {
+            self.reach.insert(script.clone(), reach);
+        }
         touched
             .into_iter()
             .map(|p| {
-                let all = self
-                    .files
-                    .get(&p)
-                    .map(FileDiagnostics::all)
-                    .unwrap_or_default();
+                let all = self.all(&p);
                 (p, all)
             })
             .collect()
@@ -702,7 +763,10 @@ mod tests {
                 host_text: script.into(),
                 embedded: None,
                 cases_error: None,
-                cases: vec![(PathBuf::from("/t/x/Route/testdata/c.yaml"), case.clone())],
+                cases: vec![(
+                    PathBuf::from("/t/x/Route/testdata/c.yaml"),
+                    case.clone().into(),
+                )],
             };
             let results = execute(input, None, mode, &RunOptions::default(), &|| false).unwrap();
             files_of(&results).remove(0).1
@@ -782,6 +846,29 @@ mod tests {
             .find(|(p, _)| p == Path::new("/b.yaml"))
             .unwrap();
         assert!(b.1.is_empty(), "a deleted case's diagnostics are cleared");
+    }
+
+    #[test]
+    fn pending_runs_mark_their_old_results_outdated() {
+        let mut store = DiagnosticStore::default();
+        let id = ScriptId::File("/s.lua".into());
+        let d = diagnostic(
+            Range::default(),
+            DiagnosticSeverity::HINT,
+            "summary",
+            "4/4 cases pass".into(),
+        );
+        store.set_runs(&id, vec![("/s.lua".into(), vec![d])]);
+        assert!(store.stale_lists(&id).is_empty(), "not pending yet");
+        store.mark_stale(&id);
+        let touched = store.stale_lists(&id);
+        assert_eq!(touched.len(), 1);
+        assert!(touched[0].1[0].message.starts_with(OUTDATED), "{touched:?}");
+        // Every publish of the file says so until a run of the new text lands.
+        let quick = store.quick(Path::new("/s.lua"), None, true);
+        assert!(quick[0].message.starts_with(OUTDATED));
+        let touched = store.set_runs(&id, vec![("/s.lua".into(), vec![])]);
+        assert!(touched[0].1.is_empty());
     }
 
     fn files_of(results: &ScriptResults) -> Vec<(PathBuf, Vec<Diagnostic>)> {

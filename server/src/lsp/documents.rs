@@ -36,6 +36,32 @@ pub fn path_uri(path: &Path) -> Option<Uri> {
     Uri::from_file_path(path).or_else(|| path.to_str()?.parse().ok())
 }
 
+/// What identifies a file's content on disk without reading it: size, modification time and
+/// inode (a rename over it or an edit changes one of them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileStamp {
+    pub len: u64,
+    modified: Option<std::time::SystemTime>,
+    inode: u64,
+}
+
+/// The stamp of a regular file on disk (`None`: missing, unreadable, or not a regular file).
+pub fn disk_stamp(path: &Path) -> Option<FileStamp> {
+    let meta = std::fs::metadata(path).ok()?;
+    if !meta.is_file() {
+        return None;
+    }
+    #[cfg(unix)]
+    let inode = std::os::unix::fs::MetadataExt::ino(&meta);
+    #[cfg(not(unix))]
+    let inode = 0;
+    Some(FileStamp {
+        len: meta.len(),
+        modified: meta.modified().ok(),
+        inode,
+    })
+}
+
 impl Documents {
     pub fn open(&self, uri: Uri, text: String, version: i32) -> PathBuf {
         let path = uri_path(&uri);
@@ -72,11 +98,13 @@ impl Documents {
         self.read_lock().keys().cloned().collect()
     }
 
-    /// The text of a file: the open buffer, or the file on disk (`None` when unreadable).
+    /// The text of a file: the open buffer, or the file on disk (`None` when unreadable or not
+    /// a regular file: a FIFO named `*.yaml` must not block the server).
     pub fn text(&self, path: &Path) -> Option<String> {
         if let Some(doc) = self.read_lock().get(path) {
             return Some(doc.text.clone());
         }
+        disk_stamp(path)?;
         std::fs::read(path)
             .ok()
             .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())

@@ -9,37 +9,36 @@
 //!   script in flight, on blocking threads), [`diagnostics`] from their outcomes;
 //! * [`lua`]: the analysis layer's diagnostics, completion, hover, navigation;
 //! * [`case_view`], [`accept`], [`yaml_edit`], [`commands`]: hover, lenses and accept-expected in case files;
-//! * [`watcher`]: files created, deleted or renamed on disk.
+//! * [`watcher`]: files created, deleted or renamed on disk;
+//! * [`transport`], [`framing`]: JSON-RPC over stdio, every message checked before the service
+//!   sees it (malformed ones are answered, never fatal).
 
 mod accept;
 mod case_view;
 mod commands;
 mod diagnostics;
 pub(crate) mod documents;
+mod framing;
 mod lua;
 pub(crate) mod project;
 mod runs;
 mod server;
 mod session;
 mod text;
+mod transport;
 mod watcher;
 mod yaml_edit;
 
-use tower_lsp_server::{LspService, Server};
+pub use transport::Ending;
 
-/// Serves LSP over stdin/stdout until the client says `exit`.
-pub fn run_stdio() -> anyhow::Result<()> {
+/// Serves LSP over stdin/stdout until the client says `exit` or closes stdin.
+pub fn run_stdio() -> anyhow::Result<Ending> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()?;
-    runtime.block_on(async {
-        let (service, socket) = LspService::new(server::Backend::new);
-        Server::new(tokio::io::stdin(), tokio::io::stdout(), socket)
-            .serve(service)
-            .await;
-    });
+    let ending = runtime.block_on(transport::serve(tokio::io::stdin(), tokio::io::stdout()));
     // Blocking threads still running a script must not hold the exit.
     runtime.shutdown_timeout(std::time::Duration::from_millis(100));
-    Ok(())
+    Ok(ending)
 }

@@ -16,7 +16,7 @@ use kruise_lua_engine::testcase::{self, CaseError, TestCase};
 use kruise_lua_engine::value::JsonValue;
 use rayon::prelude::*;
 
-use super::documents::{Documents, MAX_ANALYSED_BYTES};
+use super::documents::{Documents, FileStamp, MAX_ANALYSED_BYTES, disk_stamp};
 use super::project::{EmbeddedMap, ScriptId, ScriptTarget};
 
 /// One case file's outcome.
@@ -25,6 +25,8 @@ pub struct CaseResult {
     pub path: PathBuf,
     /// The case text the outcome belongs to (positions refer to it).
     pub text: String,
+    /// The file on disk it was read from (`None`: an open buffer, or too large to read).
+    pub stamp: Option<FileStamp>,
     pub case: Result<TestCase, CaseError>,
     pub steps: Vec<StepOutcome>,
 }
@@ -90,11 +92,40 @@ pub struct RunInput {
     pub host_text: String,
     pub embedded: Option<EmbeddedMap>,
     pub cases_error: Option<CaseError>,
-    pub cases: Vec<(PathBuf, String)>,
+    pub cases: Vec<(PathBuf, CaseText)>,
+}
+
+/// One case file's content as a run reads it.
+pub struct CaseText {
+    /// Its text, or its size when it is too large to read at all.
+    pub text: Result<String, u64>,
+    /// Where it was read on disk (`None`: an open buffer).
+    pub stamp: Option<FileStamp>,
+}
+
+impl From<String> for CaseText {
+    fn from(text: String) -> CaseText {
+        CaseText {
+            text: Ok(text),
+            stamp: None,
+        }
+    }
+}
+
+impl From<&str> for CaseText {
+    fn from(text: &str) -> CaseText {
+        CaseText::from(text.to_string())
+    }
 }
 
 /// Reads a script and its cases; `None` when the script is gone (deleted file or key).
-pub fn gather(target: &ScriptTarget, docs: &Documents) -> Option<RunInput> {
+/// A case file on disk whose stamp is that of `previous`'s reading is not read again, and one
+/// over [`MAX_ANALYSED_BYTES`] is never read.
+pub fn gather(
+    target: &ScriptTarget,
+    docs: &Documents,
+    previous: Option<&ScriptResults>,
+) -> Option<RunInput> {
     let host_text = docs.text(target.id.host())?;
     let (source, embedded) = match &target.id {
         ScriptId::File(_) => (host_text.clone(), None),
@@ -124,8 +155,8 @@ pub fn gather(target: &ScriptTarget, docs: &Documents) -> Option<RunInput> {
                     }
                 }
                 for path in paths {
-                    if let Some(text) = docs.text(&path) {
-                        cases.push((path, text));
+                    if let Some(case) = read_case(path, docs, previous) {
+                        cases.push(case);
                     }
                 }
             }
@@ -140,6 +171,40 @@ pub fn gather(target: &ScriptTarget, docs: &Documents) -> Option<RunInput> {
         cases_error,
         cases,
     })
+}
+
+fn read_case(
+    path: PathBuf,
+    docs: &Documents,
+    previous: Option<&ScriptResults>,
+) -> Option<(PathBuf, CaseText)> {
+    if let Some(doc) = docs.get(&path) {
+        return Some((path, doc.text.into()));
+    }
+    let stamp = disk_stamp(&path)?;
+    if stamp.len > MAX_ANALYSED_BYTES as u64 {
+        let text = CaseText {
+            text: Err(stamp.len),
+            stamp: Some(stamp),
+        };
+        return Some((path, text));
+    }
+    let known = previous
+        .and_then(|p| {
+            p.cases
+                .iter()
+                .find(|c| c.path == path && c.stamp == Some(stamp))
+        })
+        .map(|c| c.text.clone());
+    let text = match known {
+        Some(text) => text,
+        None => docs.text(&path)?,
+    };
+    let text = CaseText {
+        text: Ok(text),
+        stamp: Some(stamp),
+    };
+    Some((path, text))
 }
 
 /// Runs every case of `input`, reusing `previous` outcomes of cases whose text and script did not
@@ -160,7 +225,27 @@ pub fn execute(
     let mut cases: Vec<CaseResult> = input
         .cases
         .into_iter()
-        .map(|(path, text)| {
+        .map(|(path, CaseText { text, stamp })| {
+            let too_large = |len: u64| CaseError {
+                message: format!("the case file is too large to run ({len} bytes)"),
+                span: None,
+            };
+            let text = match text {
+                Ok(text) if text.len() > MAX_ANALYSED_BYTES => Err(text.len() as u64),
+                other => other,
+            };
+            let text = match text {
+                Ok(text) => text,
+                Err(len) => {
+                    return CaseResult {
+                        case: Err(too_large(len)),
+                        path,
+                        text: String::new(),
+                        stamp: None,
+                        steps: Vec::new(),
+                    };
+                }
+            };
             let reuse = same_script
                 .then(|| {
                     previous?
@@ -170,21 +255,15 @@ pub fn execute(
                 })
                 .flatten();
             match reuse {
-                Some(done) => done.clone(),
+                Some(done) => CaseResult {
+                    stamp,
+                    ..done.clone()
+                },
                 None => CaseResult {
-                    case: if text.len() > MAX_ANALYSED_BYTES {
-                        Err(CaseError {
-                            message: format!(
-                                "the case file is too large to run ({} bytes)",
-                                text.len()
-                            ),
-                            span: None,
-                        })
-                    } else {
-                        testcase::parse_case(&text)
-                    },
+                    case: testcase::parse_case(&text),
                     path,
                     text,
+                    stamp,
                     steps: Vec::new(),
                 },
             }
@@ -230,6 +309,105 @@ pub fn execute(
         cases,
         mode,
     })
+}
+
+/// Runs whose cases hold more than this many bytes give their freed memory back afterwards.
+const LARGE_RUN_BYTES: usize = 1024 * 1024;
+
+impl ScriptResults {
+    /// Whether this run read enough to leave a lot of freed memory behind.
+    pub fn is_large(&self) -> bool {
+        self.cases.iter().map(|c| c.text.len()).sum::<usize>() + self.source.len() > LARGE_RUN_BYTES
+    }
+}
+
+/// Returns memory freed by a large run (and the results it replaced) to the system: glibc keeps
+/// freed memory in each thread's arena, so runs of a 2 MB case on changing blocking threads
+/// otherwise pile up hundreds of MB over a few dozen edits.
+pub fn release_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only walks the allocator's own free lists (glibc, malloc/malloc.c).
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
+/// How many runs execute at once, in two lanes: background runs (scripts nobody has open, e.g.
+/// the first run of a whole workspace) may take all slots but one, so a run the user waits for
+/// starts at once even behind thousands of queued runs or scripts running into their timeout.
+/// Bounded slots also bound the threads: each run blocks one thread and spreads its steps over
+/// rayon's pool.
+/// Each lane spreads its runs' steps over its own rayon pool, so a foreground step never waits
+/// in a queue behind background steps that run into their timeout.
+pub struct RunSlots {
+    all: Arc<tokio::sync::Semaphore>,
+    background: Arc<tokio::sync::Semaphore>,
+    foreground_pool: Arc<rayon::ThreadPool>,
+    background_pool: Arc<rayon::ThreadPool>,
+}
+
+/// A slot held for one run.
+pub struct Slot {
+    _background: Option<tokio::sync::OwnedSemaphorePermit>,
+    _run: Option<tokio::sync::OwnedSemaphorePermit>,
+    pool: Arc<rayon::ThreadPool>,
+}
+
+impl Slot {
+    /// The pool the run's steps go to (`pool.install(|| execute(..))`).
+    pub fn pool(&self) -> Arc<rayon::ThreadPool> {
+        self.pool.clone()
+    }
+}
+
+fn pool(threads: usize, name: &'static str) -> Arc<rayon::ThreadPool> {
+    let built = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .thread_name(move |i| format!("kruise-lua-{name}-{i}"))
+        .build();
+    // Only fails when threads cannot be spawned at all; one thread then runs everything.
+    Arc::new(built.unwrap_or_else(|_| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .expect("a one-thread pool")
+    }))
+}
+
+impl RunSlots {
+    pub fn new(slots: usize) -> RunSlots {
+        let slots = slots.max(2);
+        RunSlots {
+            all: Arc::new(tokio::sync::Semaphore::new(slots)),
+            background: Arc::new(tokio::sync::Semaphore::new(slots - 1)),
+            foreground_pool: pool(slots, "run"),
+            background_pool: pool(slots - 1, "background"),
+        }
+    }
+
+    /// Waits for a slot (the semaphores are fair: first come, first served within a lane).
+    pub async fn acquire(&self, foreground: bool) -> Slot {
+        let background = if foreground {
+            None
+        } else {
+            self.background.clone().acquire_owned().await.ok()
+        };
+        Slot {
+            pool: if foreground {
+                self.foreground_pool.clone()
+            } else {
+                self.background_pool.clone()
+            },
+            _background: background,
+            _run: self.all.clone().acquire_owned().await.ok(),
+        }
+    }
+}
+
+impl Default for RunSlots {
+    fn default() -> Self {
+        RunSlots::new(std::thread::available_parallelism().map_or(2, |n| n.get()))
+    }
 }
 
 /// Debouncing and cancellation state of runs: a generation per script (a newer request
@@ -384,6 +562,73 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn cases_on_disk_are_read_once_and_huge_ones_never() {
+        let dir = std::env::temp_dir().join(format!("kl-gather-{}", std::process::id()));
+        let kind = dir.join("example.io/Route");
+        std::fs::create_dir_all(kind.join("testdata")).unwrap();
+        std::fs::write(kind.join("trafficRouting.lua"), SCRIPT).unwrap();
+        std::fs::write(kind.join("testdata/a.yaml"), CASE).unwrap();
+        // Sparse: 200 MB on paper, nothing on disk.
+        let huge = std::fs::File::create(kind.join("testdata/huge.yaml")).unwrap();
+        huge.set_len(200_000_000).unwrap();
+        let docs = Documents::default();
+        let target = lua_target(&kind.join("trafficRouting.lua"));
+        let run = |previous: Option<&ScriptResults>| {
+            let input = gather(&target, &docs, previous).unwrap();
+            execute(
+                input,
+                previous,
+                Mode::Harness,
+                &RunOptions::default(),
+                &|| false,
+            )
+            .unwrap()
+        };
+        let first = run(None);
+        let huge_result = first
+            .cases
+            .iter()
+            .find(|c| c.path.ends_with("huge.yaml"))
+            .unwrap();
+        assert!(huge_result.text.is_empty(), "the huge case is not held");
+        let message = &huge_result.case.as_ref().unwrap_err().message;
+        assert!(
+            message.contains("too large") && message.contains("200000000"),
+            "{message}"
+        );
+        // A file whose stamp did not change is not read again: the text known from the last
+        // run is used (here doctored, to tell the two apart).
+        let mut known = first.clone();
+        let a = known
+            .cases
+            .iter_mut()
+            .find(|c| c.path.ends_with("a.yaml"))
+            .unwrap();
+        a.text = format!("{CASE}# known\n");
+        let input = gather(&target, &docs, Some(&known)).unwrap();
+        let (_, a) = input
+            .cases
+            .iter()
+            .find(|(p, _)| p.ends_with("a.yaml"))
+            .unwrap();
+        assert!(a.text.as_ref().unwrap().ends_with("# known\n"));
+        // Once it changes on disk, it is read.
+        std::fs::write(
+            kind.join("testdata/a.yaml"),
+            format!("{CASE}# edited, longer\n"),
+        )
+        .unwrap();
+        let input = gather(&target, &docs, Some(&known)).unwrap();
+        let (_, a) = input
+            .cases
+            .iter()
+            .find(|(p, _)| p.ends_with("a.yaml"))
+            .unwrap();
+        assert!(a.text.as_ref().unwrap().ends_with("# edited, longer\n"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
     fn isolated_requests_run_at_once_and_bursts_wait() {
         let scheduler = Scheduler::default();
         let id = ScriptId::File("/a.lua".into());
@@ -395,6 +640,22 @@ pub(crate) mod tests {
                 .delay_for(&id, std::time::Duration::ZERO)
                 .is_zero()
         );
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn background_runs_leave_a_slot_for_foreground_ones() {
+        let slots = RunSlots::new(2);
+        let first = slots.acquire(false).await;
+        // A second background run waits, a foreground one does not.
+        let waiting =
+            tokio::time::timeout(std::time::Duration::from_millis(50), slots.acquire(false));
+        assert!(waiting.await.is_err(), "background lane is full");
+        let foreground =
+            tokio::time::timeout(std::time::Duration::from_secs(5), slots.acquire(true)).await;
+        assert!(foreground.is_ok());
+        drop(first);
+        let again = tokio::time::timeout(std::time::Duration::from_secs(5), slots.acquire(false));
+        assert!(again.await.is_ok());
     }
 
     #[test]

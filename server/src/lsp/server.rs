@@ -192,6 +192,7 @@ impl LanguageServer for Backend {
         self.shielded("did_open", move || {
             let doc = params.text_document;
             let path = self.session.docs.open(doc.uri, doc.text, doc.version);
+            self.session.forget_published(&path);
             self.session.on_change(&path, false, None);
         });
     }
@@ -229,6 +230,7 @@ impl LanguageServer for Backend {
         self.shielded("did_close", move || {
             let path = uri_path(&params.text_document.uri);
             self.session.docs.close(&path);
+            self.session.forget_published(&path);
             if path.is_file() {
                 self.session.analyse(&path, None);
             }
@@ -604,6 +606,246 @@ mod tests {
         pipe.send(json!({"jsonrpc": "2.0", "id": 4, "method": "workspace/executeCommand", "params": {"command": "nope", "arguments": []}})).await;
         let reply = pipe.until(|m| m["id"] == 4).await;
         assert!(reply.get("error").is_some());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// The script's diagnostics of each publish for `uri` until `done` holds for one of them.
+    async fn script_publishes(
+        pipe: &mut Pipe,
+        uri: &str,
+        done: impl Fn(&[Value]) -> bool,
+    ) -> Vec<Vec<Value>> {
+        let mut seen = Vec::new();
+        loop {
+            let m = pipe
+                .until(|m| {
+                    m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == uri
+                })
+                .await;
+            let list = m["params"]["diagnostics"].as_array().unwrap().clone();
+            let finished = done(&list);
+            seen.push(list);
+            if finished {
+                return seen;
+            }
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn results_of_an_older_text_are_marked_outdated_while_a_run_is_pending() {
+        use crate::lsp::diagnostics::OUTDATED;
+        let dir = std::env::temp_dir().join(format!("kl-stale-{}", std::process::id()));
+        let kind = dir.join("example.io/Route");
+        std::fs::create_dir_all(kind.join("testdata")).unwrap();
+        let script = kind.join("trafficRouting.lua");
+        std::fs::write(&script, crate::lsp::runs::tests::SCRIPT).unwrap();
+        std::fs::write(kind.join("testdata/c.yaml"), crate::lsp::runs::tests::CASE).unwrap();
+        let uri = format!("file://{}", script.display());
+        let mut pipe = start();
+        pipe.send(
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "capabilities": {}, "rootUri": format!("file://{}", dir.display()),
+            "initializationOptions": {"timeoutMs": 1500, "debounceMs": 0}}}),
+        )
+        .await;
+        pipe.until(|m| m["id"] == 1).await;
+        pipe.send(json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
+            .await;
+        pipe.send(json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {"uri": uri, "languageId": "lua", "version": 1, "text": crate::lsp::runs::tests::SCRIPT}}})).await;
+        let is_summary = |d: &Value| d["code"] == "summary";
+        let current = |d: &Value| !d["message"].as_str().unwrap().starts_with(OUTDATED);
+        script_publishes(&mut pipe, &uri, |l| {
+            l.iter().any(|d| is_summary(d) && current(d))
+        })
+        .await;
+        // A runaway script: until its run ends, the old summary may only appear marked.
+        let looping = "local unused = 1\nwhile true do end\nreturn obj.data\n";
+        pipe.send(
+            json!({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+            "textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"text": looping}]}}),
+        )
+        .await;
+        let is_timeout = |d: &Value| d["code"] == "timeout";
+        let seen = script_publishes(&mut pipe, &uri, |l| {
+            l.iter().any(|d| is_timeout(d) && current(d))
+        })
+        .await;
+        for list in &seen {
+            assert!(
+                !list
+                    .iter()
+                    .any(|d| is_summary(d) && current(d) && !list.iter().any(is_timeout)),
+                "an older run's summary re-published as current: {list:?}"
+            );
+        }
+        // Another edit of the runaway script: its timeout stays, marked, until a run says more.
+        pipe.send(json!({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+            "textDocument": {"uri": uri, "version": 3}, "contentChanges": [{"text": format!("-- x\n{looping}")}]}}))
+            .await;
+        let seen = script_publishes(&mut pipe, &uri, |l| {
+            l.iter().any(|d| is_timeout(d) && current(d))
+        })
+        .await;
+        for list in &seen[..seen.len() - 1] {
+            assert!(
+                list.iter().any(|d| is_timeout(d) && !current(d)),
+                "the timeout is kept, marked outdated: {list:?}"
+            );
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn renamed_kind_and_testdata_folders_are_followed() {
+        let dir = std::env::temp_dir().join(format!("kl-rename-{}", std::process::id()));
+        let kind = dir.join("example.io/Route");
+        std::fs::create_dir_all(kind.join("testdata")).unwrap();
+        std::fs::write(
+            kind.join("trafficRouting.lua"),
+            crate::lsp::runs::tests::SCRIPT,
+        )
+        .unwrap();
+        // The case fails (step 2), so it always has diagnostics while it is run.
+        std::fs::write(kind.join("testdata/c.yaml"), crate::lsp::runs::tests::CASE).unwrap();
+        let case_uri = |kind: &str, testdata: &str| {
+            format!(
+                "file://{}/example.io/{kind}/{testdata}/c.yaml",
+                dir.display()
+            )
+        };
+        let mut pipe = start();
+        pipe.send(
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "capabilities": {}, "rootUri": format!("file://{}", dir.display())}}),
+        )
+        .await;
+        pipe.until(|m| m["id"] == 1).await;
+        pipe.send(json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
+            .await;
+        let publish_for = |uri: String, empty: bool| {
+            move |m: &Value| {
+                m["method"] == "textDocument/publishDiagnostics"
+                    && m["params"]["uri"] == uri
+                    && m["params"]["diagnostics"].as_array().unwrap().is_empty() == empty
+            }
+        };
+        pipe.until(publish_for(case_uri("Route", "testdata"), false))
+            .await;
+        // The watcher is started after the first run is scheduled; give it a moment.
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        let moved = dir.join("example.io/Moved");
+        std::fs::rename(&kind, &moved).unwrap();
+        pipe.until(publish_for(case_uri("Route", "testdata"), true))
+            .await;
+        pipe.until(publish_for(case_uri("Moved", "testdata"), false))
+            .await;
+        std::fs::rename(moved.join("testdata"), moved.join("cases")).unwrap();
+        pipe.until(publish_for(case_uri("Moved", "testdata"), true))
+            .await;
+        std::fs::rename(moved.join("cases"), moved.join("testdata")).unwrap();
+        pipe.until(publish_for(case_uri("Moved", "testdata"), false))
+            .await;
+        std::fs::rename(&moved, &kind).unwrap();
+        pipe.until(publish_for(case_uri("Moved", "testdata"), true))
+            .await;
+        pipe.until(publish_for(case_uri("Route", "testdata"), false))
+            .await;
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_open_script_does_not_wait_behind_runaway_scripts() {
+        let dir = std::env::temp_dir().join(format!("kl-lanes-{}", std::process::id()));
+        let write_script = |kind: &str, script: &str| {
+            let kind = dir.join("example.io").join(kind);
+            std::fs::create_dir_all(kind.join("testdata")).unwrap();
+            std::fs::write(kind.join("trafficRouting.lua"), script).unwrap();
+            std::fs::write(kind.join("testdata/c.yaml"), crate::lsp::runs::tests::CASE).unwrap();
+            kind.join("trafficRouting.lua")
+        };
+        for i in 0..6 {
+            // One step of two runs into the timeout: each run ends with its first timeout.
+            write_script(
+                &format!("Loop{i}"),
+                "if obj.canaryWeight == 20 then while true do end end\nreturn obj.data\n",
+            );
+        }
+        // Sorted last, so the first run of the workspace reaches it last.
+        let healthy = write_script("Zzz", crate::lsp::runs::tests::SCRIPT);
+        let uri = format!("file://{}", healthy.display());
+        let mut pipe = start();
+        pipe.send(
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "capabilities": {}, "rootUri": format!("file://{}", dir.display()),
+            "initializationOptions": {"timeoutMs": 2000}}}),
+        )
+        .await;
+        pipe.until(|m| m["id"] == 1).await;
+        pipe.send(json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
+            .await;
+        pipe.send(json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {"uri": uri, "languageId": "lua", "version": 1, "text": crate::lsp::runs::tests::SCRIPT}}})).await;
+        let first = pipe
+            .until(|m| {
+                let diagnostics = m["params"]["diagnostics"].as_array();
+                let is_timeout =
+                    diagnostics.is_some_and(|l| l.iter().any(|d| d["code"] == "timeout"));
+                let is_verdict = m["params"]["uri"] == uri
+                    && diagnostics.is_some_and(|l| l.iter().any(|d| d["code"] == "summary"));
+                m["method"] == "textDocument/publishDiagnostics" && (is_timeout || is_verdict)
+            })
+            .await;
+        assert_eq!(
+            first["params"]["uri"], uri,
+            "the open script's verdict came after a runaway script's timeout: {first}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn unchanged_diagnostics_are_not_published_again() {
+        let dir = std::env::temp_dir().join(format!("kl-republish-{}", std::process::id()));
+        let kind = dir.join("example.io/Route");
+        std::fs::create_dir_all(kind.join("testdata")).unwrap();
+        std::fs::write(
+            kind.join("trafficRouting.lua"),
+            crate::lsp::runs::tests::SCRIPT,
+        )
+        .unwrap();
+        std::fs::write(kind.join("testdata/c.yaml"), crate::lsp::runs::tests::CASE).unwrap();
+        let mut pipe = start();
+        pipe.send(
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "capabilities": {}, "rootUri": format!("file://{}", dir.display())}}),
+        )
+        .await;
+        pipe.until(|m| m["id"] == 1).await;
+        pipe.send(json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
+            .await;
+        // After the first run has published, `runAll` answers once its runs have published.
+        let run_all = |id: u64| json!({"jsonrpc": "2.0", "id": id, "method": "workspace/executeCommand", "params": {"command": super::commands::RUN_ALL, "arguments": []}});
+        let case_uri = format!("file://{}/testdata/c.yaml", kind.display());
+        pipe.until(|m| {
+            m["method"] == "textDocument/publishDiagnostics"
+                && m["params"]["uri"] == case_uri
+                && !m["params"]["diagnostics"].as_array().unwrap().is_empty()
+        })
+        .await;
+        pipe.send(run_all(2)).await;
+        pipe.until(|m| m["id"] == 2).await;
+        let publishes = std::sync::Mutex::new(Vec::new());
+        pipe.send(run_all(3)).await;
+        pipe.until(|m| {
+            if m["method"] == "textDocument/publishDiagnostics" {
+                publishes.lock().unwrap().push(m.clone());
+            }
+            m["id"] == 3
+        })
+        .await;
+        let publishes = publishes.into_inner().unwrap();
+        assert!(
+            publishes.is_empty(),
+            "identical lists sent again: {publishes:?}"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

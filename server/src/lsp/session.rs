@@ -17,7 +17,7 @@ use super::diagnostics::{DiagnosticStore, run_diagnostics};
 use super::documents::{Documents, path_uri};
 use super::lua;
 use super::project::{self, DocKind, ScriptId, ScriptTarget};
-use super::runs::{Scheduler, ScriptResults, execute, gather};
+use super::runs::{RunSlots, Scheduler, ScriptResults, execute, gather, release_freed_memory};
 use crate::analysis::{LintConfig, SpecShape, infer_spec_shape};
 
 /// Client settings (`initializationOptions` or `workspace/didChangeConfiguration`, either bare
@@ -81,6 +81,10 @@ pub struct ClientCaps {
     pub code_lens_refresh: bool,
 }
 
+/// A run still pending this long after its request gets its old results republished as
+/// outdated (a quicker run replaces them before the client would see the difference).
+const STALE_NOTICE_AFTER: Duration = Duration::from_millis(300);
+
 /// Lua files up to this size get the quick syntax check on the async thread itself.
 const QUICK_INLINE_BYTES: usize = 128 * 1024;
 
@@ -93,6 +97,14 @@ pub struct Session {
     pub results: RwLock<HashMap<ScriptId, Arc<ScriptResults>>>,
     store: Mutex<DiagnosticStore>,
     scheduler: Scheduler,
+    slots: RunSlots,
+    /// Held while a list is computed and sent, so publishes reach the client in the order their
+    /// lists were computed (a list from an older state never lands after a newer one).
+    publishing: tokio::sync::Mutex<()>,
+    /// Per file, a hash of the last list sent: an identical list is not sent again.
+    published: Mutex<HashMap<PathBuf, u64>>,
+    /// A `workspace/codeLens/refresh` is already on its way.
+    lens_refresh_pending: AtomicBool,
     /// Per file, the latest analysis request (older results are dropped).
     analysis_generation: Mutex<HashMap<PathBuf, Arc<AtomicU64>>>,
     pub shutting_down: AtomicBool,
@@ -118,6 +130,10 @@ impl Session {
             results: RwLock::default(),
             store: Mutex::default(),
             scheduler: Scheduler::default(),
+            slots: RunSlots::default(),
+            publishing: tokio::sync::Mutex::new(()),
+            published: Mutex::default(),
+            lens_refresh_pending: AtomicBool::new(false),
             analysis_generation: Mutex::default(),
             shutting_down: AtomicBool::new(false),
         }
@@ -188,17 +204,66 @@ impl Session {
         config
     }
 
-    pub async fn publish(&self, path: &Path, diagnostics: Vec<Diagnostic>) {
-        let uri = self
-            .docs
-            .get(path)
-            .map(|d| d.uri)
-            .or_else(|| path_uri(path));
-        if let Some(uri) = uri {
-            self.client
-                .publish_diagnostics(uri, diagnostics, None)
-                .await;
+    /// Computes lists from the store and sends those that differ from what the client has.
+    pub async fn publish_with(
+        &self,
+        compute: impl FnOnce(&mut DiagnosticStore) -> Vec<(PathBuf, Vec<Diagnostic>)>,
+    ) {
+        let _order = self.publishing.lock().await;
+        let lists = compute(&mut self.store());
+        for (path, diagnostics) in lists {
+            let hash = {
+                use std::hash::{Hash, Hasher};
+                let mut hasher = std::collections::hash_map::DefaultHasher::new();
+                serde_json::to_string(&diagnostics)
+                    .unwrap_or_default()
+                    .hash(&mut hasher);
+                hasher.finish()
+            };
+            let unchanged = self
+                .published
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(path.clone(), hash)
+                == Some(hash);
+            if unchanged {
+                continue;
+            }
+            let uri = self
+                .docs
+                .get(&path)
+                .map(|d| d.uri)
+                .or_else(|| path_uri(&path));
+            if let Some(uri) = uri {
+                self.client
+                    .publish_diagnostics(uri, diagnostics, None)
+                    .await;
+            }
         }
+    }
+
+    /// The next list for `path` is sent even when unchanged (a client may drop a file's
+    /// diagnostics when it opens or closes it).
+    pub fn forget_published(&self, path: &Path) {
+        self.published
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(path);
+    }
+
+    /// Asks the client to refresh its code lenses; requests made while one is on its way are
+    /// folded into it (a startup run of thousands of scripts sends a handful, not thousands).
+    fn refresh_lenses(self: &Arc<Self>) {
+        if !self.caps().code_lens_refresh || self.lens_refresh_pending.swap(true, Ordering::SeqCst)
+        {
+            return;
+        }
+        let session = self.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            session.lens_refresh_pending.store(false, Ordering::SeqCst);
+            let _ = session.client.code_lens_refresh().await;
+        });
     }
 
     /// A document changed (opened, edited, saved, or changed on disk): redo its analysis when it
@@ -295,8 +360,12 @@ impl Session {
                 if let Some(syntax) = verdict
                     && generation.load(Ordering::SeqCst) == mine
                 {
-                    let all = session.store().quick(&path, syntax, keep_lints);
-                    session.publish(&path, all).await;
+                    session
+                        .publish_with(|store| {
+                            let all = store.quick(&path, syntax, keep_lints);
+                            vec![(path.clone(), all)]
+                        })
+                        .await;
                 }
             }
             let worker = session.clone();
@@ -318,8 +387,12 @@ impl Session {
             if generation.load(Ordering::SeqCst) != mine {
                 return;
             }
-            let all = session.store().set_analysis(&path, diags);
-            session.publish(&path, all).await;
+            session
+                .publish_with(|store| {
+                    let all = store.set_analysis(&path, diags);
+                    vec![(path.clone(), all)]
+                })
+                .await;
         });
     }
 
@@ -329,6 +402,18 @@ impl Session {
     pub fn schedule_run(self: &Arc<Self>, target: ScriptTarget, delay: Duration) -> JoinHandle<()> {
         let delay = self.scheduler.delay_for(&target.id, delay);
         let ticket = self.scheduler.request(&target.id);
+        // What the last run said belongs to an older text from now on; if the new run takes a
+        // while (a runaway script, a long queue), the client is told so.
+        self.store().mark_stale(&target.id);
+        let watched = self.clone();
+        let watched_id = target.id.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(STALE_NOTICE_AFTER).await;
+            watched
+                .publish_with(|store| store.stale_lists(&watched_id))
+                .await;
+        });
+        let foreground = self.is_foreground(&target);
         let session = self.clone();
         tokio::spawn(async move {
             if !delay.is_zero() {
@@ -342,6 +427,14 @@ impl Session {
             if ticket.superseded() {
                 return;
             }
+            // A bounded number of runs at once; scripts the user has open never wait behind
+            // the background ones (e.g. a startup run of the whole workspace, or scripts that
+            // run into their timeout).
+            let slot = session.slots.acquire(foreground).await;
+            let pool = slot.pool();
+            if ticket.superseded() {
+                return;
+            }
             let settings = session.settings();
             let previous = session.results_for(&target.id);
             let previous_specs = previous.as_ref().map(|p| p.specs());
@@ -349,7 +442,7 @@ impl Session {
             let worker = session.clone();
             let id = target.id.clone();
             let outcome = tokio::task::spawn_blocking(move || {
-                let Some(input) = gather(&target, &worker.docs) else {
+                let Some(input) = gather(&target, &worker.docs, previous.as_deref()) else {
                     return Err(());
                 };
                 let options = RunOptions {
@@ -359,13 +452,15 @@ impl Session {
                     },
                     ..RunOptions::default()
                 };
-                let results = execute(
-                    input,
-                    previous.as_deref(),
-                    settings.mode,
-                    &options,
-                    &cancelled,
-                );
+                let results = pool.install(|| {
+                    execute(
+                        input,
+                        previous.as_deref(),
+                        settings.mode,
+                        &options,
+                        &cancelled,
+                    )
+                });
                 Ok(results.map(|r| {
                     let diags = run_diagnostics(&r);
                     (r, diags)
@@ -380,14 +475,16 @@ impl Session {
                     session.log_prints(&results).await;
                     let lua_host = results.target.id.host().to_path_buf();
                     let newly_shaped = previous_specs.is_none_or(|specs| specs != results.specs());
+                    let large = results.is_large();
                     session.set_results(&id, Some(results), diags).await;
+                    if large {
+                        tokio::task::spawn_blocking(release_freed_memory);
+                    }
                     // The spec's shape feeds a lint: reanalyse an open script when it changed.
                     if newly_shaped && session.docs.is_open(&lua_host) {
                         session.analyse(&lua_host, None);
                     }
-                    if session.caps().code_lens_refresh {
-                        let _ = session.client.code_lens_refresh().await;
-                    }
+                    session.refresh_lenses();
                 }
                 Ok(Ok(None)) => {} // superseded while running
                 Ok(Err(())) => {
@@ -407,6 +504,17 @@ impl Session {
         })
     }
 
+    /// Whether a script's runs go first: the user has it or one of its cases open.
+    fn is_foreground(&self, target: &ScriptTarget) -> bool {
+        self.docs.is_open(target.id.host())
+            || target.testdata.as_ref().is_some_and(|testdata| {
+                self.docs
+                    .open_paths()
+                    .iter()
+                    .any(|p| p.starts_with(testdata))
+            })
+    }
+
     /// Keeps a script's latest results (`None`: forgets the script), replaces what its runs
     /// said in every file, and publishes the files that changed.
     async fn set_results(
@@ -419,10 +527,8 @@ impl Session {
             Some(results) => write(&self.results).insert(id.clone(), Arc::new(results)),
             None => write(&self.results).remove(id),
         };
-        let touched = self.store().set_runs(id, diagnostics);
-        for (path, all) in touched {
-            self.publish(&path, all).await;
-        }
+        self.publish_with(|store| store.set_runs(id, diagnostics))
+            .await;
     }
 
     /// What scripts printed during the run, in the server log (never on stdout).
@@ -472,17 +578,26 @@ impl Session {
         }
     }
 
-    /// A file changed on disk (watcher or client notification).
+    /// A file or folder changed on disk (watcher or client notification).
     pub fn on_disk_change(self: &Arc<Self>, path: &Path, removed: bool) {
-        let relevant = path
-            .extension()
-            .and_then(|e| e.to_str())
-            .is_some_and(|e| matches!(e, "lua" | "yaml" | "yml"));
-        if !relevant
-            || path
-                .components()
-                .any(|c| c.as_os_str() == ".git" || c.as_os_str() == "target")
+        if path
+            .components()
+            .any(|c| c.as_os_str() == ".git" || c.as_os_str() == "target")
         {
+            return;
+        }
+        if !removed && path.is_dir() {
+            // A folder created, or renamed or moved here: what it holds is new.
+            for file in relevant_files_under(path) {
+                self.on_change_disk_only(&file);
+            }
+            return;
+        }
+        if !is_relevant_file(path) {
+            if removed || !path.exists() {
+                // Possibly a folder deleted, or renamed or moved away.
+                self.on_folder_gone(path);
+            }
             return;
         }
         if self.docs.is_open(path) && !removed {
@@ -493,16 +608,57 @@ impl Session {
         }
         if removed {
             // Nothing said about a deleted file holds any more.
-            self.store().forget(path);
             let session = self.clone();
             let file = path.to_path_buf();
-            tokio::spawn(async move { session.publish(&file, Vec::new()).await });
+            tokio::spawn(async move {
+                session
+                    .publish_with(|store| {
+                        store.forget(&file);
+                        vec![(file.clone(), Vec::new())]
+                    })
+                    .await
+            });
         }
         // Scripts: only those it belongs to; a removed script reruns to nothing and is cleared.
         if removed && path.extension().is_some_and(|e| e == "lua") {
             self.schedule_run(project::lua_target(path), self.settings().debounce);
         }
         self.on_change_disk_only(path);
+    }
+
+    /// Everything that was under `dir` is gone: scripts that lived or read cases there run
+    /// again (a script that is gone runs to nothing and is cleared), and what was published
+    /// for its files is withdrawn.
+    fn on_folder_gone(self: &Arc<Self>, dir: &Path) {
+        let affected: Vec<ScriptTarget> = read(&self.results)
+            .values()
+            .filter(|r| {
+                r.target.id.host().starts_with(dir)
+                    || r.target
+                        .testdata
+                        .as_ref()
+                        .is_some_and(|t| t.starts_with(dir) || dir.starts_with(t))
+                    || r.cases.iter().any(|c| c.path.starts_with(dir))
+            })
+            .map(|r| r.target.clone())
+            .collect();
+        let debounce = self.settings().debounce;
+        for target in affected {
+            self.schedule_run(target, debounce);
+        }
+        let session = self.clone();
+        let dir = dir.to_path_buf();
+        tokio::spawn(async move {
+            session
+                .publish_with(|store| {
+                    store
+                        .forget_under(&dir)
+                        .into_iter()
+                        .map(|p| (p, Vec::new()))
+                        .collect()
+                })
+                .await
+        });
     }
 
     fn on_change_disk_only(self: &Arc<Self>, path: &Path) {
@@ -516,6 +672,39 @@ impl Session {
             self.schedule_run(target, debounce);
         }
     }
+}
+
+/// Scripts, cases and manifests by their extension.
+fn is_relevant_file(path: &Path) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| matches!(e, "lua" | "yaml" | "yml"))
+}
+
+/// The scripts, cases and manifests in a folder that appeared (bounded depth; hidden folders and
+/// `target` skipped).
+fn relevant_files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut stack = vec![(dir.to_path_buf(), 0)];
+    while let Some((dir, depth)) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            let name = entry.file_name();
+            let hidden = name.to_string_lossy().starts_with('.') || name == "target";
+            if kind.is_dir() && !hidden && depth < 8 {
+                stack.push((path, depth + 1));
+            } else if kind.is_file() && is_relevant_file(&path) {
+                files.push(path);
+            }
+        }
+    }
+    files
 }
 
 #[cfg(test)]
