@@ -1,22 +1,25 @@
 //! Builds Lua 5.1.5 with kruise-lua's gopher-lua patches into a static library.
 //!
-//! The pristine sources in `lua-5.1.5/` are copied to OUT_DIR, `patches/gopher.patch` (a
-//! unified diff) is applied there, and the result is compiled together with `csrc/*.c`.
-//! Every hunk's old text must occur exactly once in its file, otherwise the build fails:
-//! a patch that no longer fits is never applied halfway or in the wrong place.
+//! The pristine sources come from the `lua-src` crate (a build dependency pinned in
+//! Cargo.lock, so they are exactly the ones Cargo verified by checksum): its `lua-5.1.5/`
+//! folder is copied to OUT_DIR, `patches/gopher.patch` (a unified diff) is applied there, and
+//! the result is compiled together with `csrc/*.c`. Every hunk's old text must occur exactly
+//! once in its file, otherwise the build fails: a patch that no longer fits is never applied
+//! halfway or in the wrong place.
 
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 fn main() {
-    let pristine = PathBuf::from("lua-5.1.5");
+    let pristine = lua_src_dir().join("lua-5.1.5");
     let csrc = PathBuf::from("csrc");
     let patch_file = PathBuf::from("patches/gopher.patch");
-    println!("cargo:rerun-if-changed=lua-5.1.5");
     println!("cargo:rerun-if-changed=csrc");
     println!("cargo:rerun-if-changed=patches");
     println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-changed=Cargo.toml");
 
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("OUT_DIR"));
     let src = out.join("lua-5.1.5-patched");
@@ -24,7 +27,9 @@ fn main() {
         fs::remove_dir_all(&src).expect("clean patched sources");
     }
     fs::create_dir_all(&src).expect("create patched source dir");
-    for entry in fs::read_dir(&pristine).expect("lua-5.1.5 sources") {
+    let entries = fs::read_dir(&pristine)
+        .unwrap_or_else(|e| panic!("lua-src's Lua 5.1.5 sources at {}: {e}", pristine.display()));
+    for entry in entries {
         let path = entry.expect("dir entry").path();
         if path.is_file() {
             fs::copy(&path, src.join(path.file_name().unwrap())).expect("copy source");
@@ -53,6 +58,65 @@ fn main() {
     // than this crate's archive, so every object must be kept.
     println!("cargo:rustc-link-lib=static:+whole-archive=kruiselua51");
     println!("cargo:rustc-link-lib=m");
+}
+
+/// The folder of the `lua-src` package this build uses. lua-src exposes no path of its own,
+/// so Cargo is asked where it unpacked it: `cargo metadata`, offline, on a scratch manifest
+/// that depends on nothing but lua-src at the version Cargo.toml pins (a workspace-wide
+/// query would need every member's dependencies downloaded, which `cargo install` does not
+/// do). It runs from this crate's folder so the project's Cargo config (a `cargo vendor`
+/// source replacement, say) applies.
+fn lua_src_dir() -> PathBuf {
+    let manifest_dir = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("manifest dir"));
+    let version = pinned_lua_src_version(&manifest_dir.join("Cargo.toml"));
+    let scratch = PathBuf::from(std::env::var("OUT_DIR").expect("OUT_DIR")).join("find-lua-src");
+    fs::create_dir_all(scratch.join("src")).expect("scratch manifest folder");
+    fs::write(scratch.join("src/lib.rs"), "").expect("scratch lib.rs");
+    fs::write(
+        scratch.join("Cargo.toml"),
+        format!(
+            "[package]\nname = \"find-lua-src\"\nversion = \"0.0.0\"\nedition = \"2021\"\n\n\
+             [dependencies]\nlua-src = \"={version}\"\n\n[workspace]\n"
+        ),
+    )
+    .expect("scratch Cargo.toml");
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let output = Command::new(cargo)
+        .current_dir(&manifest_dir)
+        .args(["metadata", "--format-version", "1", "--offline"])
+        .args(["--filter-platform", &std::env::var("TARGET").expect("TARGET")])
+        .arg("--manifest-path")
+        .arg(scratch.join("Cargo.toml"))
+        .output()
+        .expect("run cargo metadata");
+    assert!(
+        output.status.success(),
+        "cargo metadata (to find lua-src {version}) failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let metadata: serde_json::Value =
+        serde_json::from_slice(&output.stdout).expect("cargo metadata's JSON");
+    let dirs: Vec<PathBuf> = metadata["packages"]
+        .as_array()
+        .expect("packages")
+        .iter()
+        .filter(|p| p["name"] == "lua-src" && p["version"] == version.as_str())
+        .filter_map(|p| Path::new(p["manifest_path"].as_str()?).parent().map(Path::to_path_buf))
+        .collect();
+    match dirs.as_slice() {
+        [dir] => dir.clone(),
+        _ => panic!("expected exactly one lua-src {version} package, found {dirs:?}"),
+    }
+}
+
+/// The exact version in this crate's `lua-src = "=X"` build dependency (one place to change).
+fn pinned_lua_src_version(manifest: &Path) -> String {
+    let text = fs::read_to_string(manifest).expect("read lua51-sys/Cargo.toml");
+    text.lines()
+        .find_map(|line| line.trim().strip_prefix("lua-src = \"="))
+        .and_then(|rest| rest.strip_suffix('"'))
+        .expect("lua51-sys/Cargo.toml pins lua-src as `lua-src = \"=X.Y.Z\"`")
+        .to_string()
 }
 
 /// One hunk: the lines it expects (context and removed) and the lines it leaves.
