@@ -19,12 +19,13 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 use kruise_lua_engine::discovery::{
-    EmbeddedScript, INGRESS_FOLDER, ScriptEntry, ScriptKind, ScriptOrigin, discover,
+    CUSTOM_SCRIPT_NAME, EmbeddedScript, INGRESS_FOLDER, ScriptEntry, ScriptKind, ScriptOrigin, discover,
     pair_with_testdata, read_configmap, resolve, testdata_dir,
 };
 use kruise_lua_engine::json::KeyOrder;
 use kruise_lua_engine::runner::{
-    CaseOutcome, Mode, RunOptions, Script, ScriptFlavor, StepOutcome, run_case_step,
+    CaseOutcome, Mode, RunOptions, Script, ScriptFlavor, StepOutcome, diff_canonical, format_path,
+    run_case_step, short_value,
 };
 use kruise_lua_engine::testcase::{CaseError, TestCase, parse_case};
 use rayon::prelude::*;
@@ -34,10 +35,12 @@ use super::report::{
     span_line,
 };
 use super::{ColorArg, LimitArgs, ModeArg, UsageError, paths, read_text};
+use crate::analysis::{self, LintConfig};
 
 #[derive(Debug, Args)]
 pub struct CheckArgs {
-    /// lua_configuration trees, trafficRouting.lua scripts, or ConfigMap manifests
+    /// lua_configuration trees, trafficRouting.lua scripts, test case files (run with their
+    /// script), or ConfigMap manifests
     #[arg(value_name = "PATH", default_value = "lua_configuration")]
     pub paths: Vec<PathBuf>,
     /// Verdict rules: the unit-test harness's (default) or the controller's
@@ -53,6 +56,10 @@ pub struct CheckArgs {
     /// result changes (they depend on pairs() order; exit code 1)
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub shuffle: u32,
+    /// Exit 1 when there is any warning (unknown case fields, results the controller would
+    /// see differently, inputs Kruise would not read), not only on failures and errors
+    #[arg(long)]
+    pub deny_warnings: bool,
     #[command(flatten)]
     pub limits: LimitArgs,
     /// Colour the human report
@@ -102,7 +109,7 @@ pub fn execute(args: CheckArgs) -> Result<u8, UsageError> {
     {
         return Err(UsageError(format!("writing the report: {err}")));
     }
-    Ok(summary.exit_code())
+    Ok(summary.exit_code_denying(args.deny_warnings))
 }
 
 /// Discovers every PATH, pairs ConfigMap scripts with test cases, keeps the scripts Kruise
@@ -114,6 +121,8 @@ fn plan(roots: &[PathBuf], filters: &[String]) -> Result<(Vec<Planned>, Vec<Note
     let mut manifests: Vec<(&Path, Vec<EmbeddedScript>)> = Vec::new();
     let mut notes = Vec::new();
     let mut total = 0;
+    // Entries of `bundled` made for case-file PATHs.
+    let mut from_case_files: Vec<usize> = Vec::new();
     for root in roots {
         let metadata = std::fs::metadata(root).map_err(|err| UsageError::io(root, &err))?;
         let found = if metadata.is_dir() {
@@ -127,6 +136,26 @@ fn plan(roots: &[PathBuf], filters: &[String]) -> Result<(Vec<Planned>, Vec<Note
             let found = entries.len();
             bundled.extend(entries);
             found
+        } else if let Some(script) = script_of_case(root) {
+            // A test case file runs alone, with the script Kruise's test pairs it with.
+            let entries = discover_script(&script)?;
+            let found = entries.len();
+            for mut entry in entries {
+                // Several case files of one script run under it once.
+                match from_case_files.iter().find(|&&at| bundled[at].origin == entry.origin) {
+                    Some(&at) => {
+                        if let Ok(cases) = &mut bundled[at].cases {
+                            cases.push(root.clone());
+                        }
+                    }
+                    None => {
+                        entry.cases = Ok(vec![root.clone()]);
+                        from_case_files.push(bundled.len());
+                        bundled.push(entry);
+                    }
+                }
+            }
+            found
         } else {
             let text = read_text(root)?;
             let read = read_configmap(&text).map_err(|error| {
@@ -134,7 +163,15 @@ fn plan(roots: &[PathBuf], filters: &[String]) -> Result<(Vec<Planned>, Vec<Note
                     file: paths::display(root),
                     line: span_line(error.span.as_ref()),
                 };
-                UsageError(format!("{location}: {}", error.message))
+                // A test case outside a testdata folder reads as a manifest without a ConfigMap.
+                let hint = if error.message.contains("no ConfigMap") {
+                    format!(
+                        " (a test case file runs with its script from <group>/<Kind>/testdata/ or {INGRESS_FOLDER}/testdata/<class>/)"
+                    )
+                } else {
+                    String::new()
+                };
+                UsageError(format!("{location}: {}{hint}", error.message))
             })?;
             for note in read.notes {
                 let location = Location {
@@ -216,9 +253,11 @@ fn plan(roots: &[PathBuf], filters: &[String]) -> Result<(Vec<Planned>, Vec<Note
             continue;
         }
         let flavor = ScriptFlavor::from(&entry.kind);
+        let script = Script::new(entry.source.clone());
+        header.syntax_error = script.syntax_error().cloned();
         planned.push(Planned {
             header,
-            script: Script::new(entry.source.clone()),
+            script,
             flavor,
             jobs,
         });
@@ -242,6 +281,29 @@ fn plan(roots: &[PathBuf], filters: &[String]) -> Result<(Vec<Planned>, Vec<Note
         )));
     }
     Ok((planned, notes))
+}
+
+/// The script a test case file belongs to, as Kruise's test pairs them: a case under
+/// `<group>/<Kind>/testdata/` runs `<group>/<Kind>/trafficRouting.lua`, one under
+/// `trafficrouting_ingress/testdata/<class>/` runs `trafficrouting_ingress/<class>.lua`.
+/// `None` for a file outside any `testdata` folder (a ConfigMap manifest, then).
+fn script_of_case(path: &Path) -> Option<PathBuf> {
+    let testdata = path
+        .ancestors()
+        .skip(1)
+        .find(|dir| dir.file_name().is_some_and(|name| name == "testdata"))?;
+    let folder = testdata.parent().unwrap_or(Path::new(""));
+    if folder.file_name().is_some_and(|name| name == INGRESS_FOLDER) {
+        let class = path.strip_prefix(testdata).ok()?.components().next()?;
+        let class = class.as_os_str().to_str()?;
+        // A case file directly in the ingress testdata folder has no class.
+        if path.parent() == Some(testdata) {
+            return None;
+        }
+        Some(folder.join(format!("{class}.lua")))
+    } else {
+        Some(folder.join(CUSTOM_SCRIPT_NAME))
+    }
 }
 
 /// A single script PATH, discovered from its folder (from the ingress folder's parent for an
@@ -348,6 +410,7 @@ fn header(entry: &ScriptEntry) -> ScriptReport {
         case_base,
         cases: Vec::new(),
         skipped: None,
+        syntax_error: None,
     }
 }
 
@@ -425,6 +488,13 @@ fn run_job(
         Ok(case) => case,
         Err(error) => return failed(error),
     };
+    if case.steps.is_empty() {
+        return CaseReport {
+            path: job.path.clone(),
+            outcome: no_steps(&case),
+            order_dependent: Vec::new(),
+        };
+    }
     let outcome = CaseOutcome {
         case_error: None,
         warnings: case.warnings.clone(),
@@ -439,6 +509,36 @@ fn run_job(
         path: job.path.clone(),
         outcome,
         order_dependent,
+    }
+}
+
+/// A case that yields no step checks nothing (often a typo: `step:` for `steps:`, which Kruise
+/// ignores), so it is an error rather than a green case: at the engine's "steps is empty"
+/// warning when there is one (it names the empty list), with the other warnings kept.
+fn no_steps(case: &TestCase) -> CaseOutcome {
+    const EMPTY: &str = "steps is empty";
+    let reason = case
+        .warnings
+        .iter()
+        .find(|warning| warning.message.contains(EMPTY));
+    let error = CaseError {
+        message: format!(
+            "the case yields no step, so it checks nothing{}",
+            reason
+                .map(|warning| format!(" ({})", warning.message))
+                .unwrap_or_default()
+        ),
+        span: reason.and_then(|warning| warning.span),
+    };
+    CaseOutcome {
+        case_error: Some(error),
+        warnings: case
+            .warnings
+            .iter()
+            .filter(|warning| !warning.message.contains(EMPTY))
+            .cloned()
+            .collect(),
+        steps: Vec::new(),
     }
 }
 
@@ -500,7 +600,7 @@ fn order_findings(
             if let Some(result) = rerun.get(index) {
                 distinct.insert(result);
                 if result != base_result && sample.is_none() {
-                    sample = Some(describe_result(result));
+                    sample = Some(describe_difference(base_result, result));
                 }
             }
         }
@@ -510,19 +610,67 @@ fn order_findings(
                 distinct: distinct.len(),
                 runs: reruns.len() + 1,
                 sample,
+                pairs_calls: pairs_calls(plan),
             });
         }
     }
     findings
 }
 
-fn describe_result(result: &StepResult) -> String {
-    match result {
+/// How a shuffled run's result differs from the sorted-order one: the differing JSON paths
+/// with both values when both are results, else the other run's result or error.
+fn describe_difference(sorted: &StepResult, other: &StepResult) -> String {
+    if let ((_, Some(sorted), None), (_, Some(other), None)) = (sorted, other)
+        && let Some(diffs) = diff_canonical(sorted, other)
+        && !diffs.is_empty()
+    {
+        const SHOWN: usize = 5;
+        let mut listed: Vec<String> = diffs
+            .iter()
+            .take(SHOWN)
+            .map(|(path, sorted, other)| {
+                format!(
+                    "{}: {} (sorted order: {})",
+                    format_path(path),
+                    short_value(other.as_ref()),
+                    short_value(sorted.as_ref())
+                )
+            })
+            .collect();
+        if diffs.len() > SHOWN {
+            listed.push(format!("and {} more", diffs.len() - SHOWN));
+        }
+        return listed.join("; ");
+    }
+    match other {
         (_, _, Some(kind)) => format!("a {kind} error"),
         (_, Some(actual), None) => actual.clone(),
         (_, None, None) => "no result".to_string(),
     }
 }
+
+/// Where the script loops with `pairs()` in a way whose order can reach its result (the
+/// KL005 lint's findings), mapped to the script's file and line.
+fn pairs_calls(plan: &Planned) -> Vec<Location> {
+    let source = plan.script.source();
+    let analysis = analysis::analyze_with_spec(source, plan.flavor, &LintConfig::default(), None);
+    analysis
+        .diagnostics
+        .iter()
+        .filter(|diagnostic| diagnostic.code == PAIRS_LINT)
+        .map(|diagnostic| {
+            let before = &source[..diagnostic.range.start.min(source.len())];
+            let lua_line = before.matches('\n').count() as u32 + 1;
+            Location {
+                file: plan.header.path.clone(),
+                line: Some(plan.header.file_line(lua_line)),
+            }
+        })
+        .collect()
+}
+
+/// The lint that finds `pairs()` loops over Go maps whose order reaches the result.
+const PAIRS_LINT: &str = "KL005";
 
 /// The seed of shuffled run `run` (SplitMix64 of the run number, so every run differs and
 /// reports are reproducible).

@@ -23,6 +23,7 @@ use kruise_lua_engine::runner::{
 use kruise_lua_engine::testcase::CaseKind;
 use kruise_lua_engine::value::JsonValue;
 
+use super::report::step_number;
 use super::{EXIT_OK, LimitArgs, ModeArg, SelectedCase, UsageError, load_case_steps, read_text};
 use crate::lua_source;
 
@@ -31,7 +32,8 @@ pub struct ObjArgs {
     /// The test case (a testdata/*.yaml file)
     #[arg(value_name = "CASE.yaml")]
     pub case: PathBuf,
-    /// Print only step N (0-based)
+    /// Print only step N (numbered from 1, as Kruise numbers a rollout's steps and every
+    /// report shows them)
     #[arg(long, value_name = "N")]
     pub step: Option<usize>,
     /// Whose obj: the unit-test harness's (default) or the controller's (steps it skips,
@@ -83,7 +85,8 @@ pub fn execute(args: ObjArgs) -> Result<u8, UsageError> {
             out.push('\n');
         }
         out.push_str(&format!(
-            "-- {name}: step {index} of {} ({source})\n",
+            "-- {name}: step {} of {} ({source})\n",
+            step_number(*index),
             case.steps.len()
         ));
         let step = &case.steps[*index];
