@@ -687,3 +687,51 @@ fn is_empty_list_vs_null(a: &Option<JsonValue>, b: &Option<JsonValue>) -> bool {
     let null = |v: &Option<JsonValue>| matches!(v, Some(JsonValue::Null));
     (empty_list(a) && null(b)) || (null(a) && empty_list(b))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(fields: &[(&str, JsonValue)]) -> Result<Data, ScriptError> {
+        let map = fields
+            .iter()
+            .map(|(key, value)| (key.to_string(), value.clone()))
+            .collect();
+        Ok(Data {
+            spec: Some(JsonValue::Object(map)),
+            ..Data::default()
+        })
+    }
+
+    #[test]
+    fn mode_difference_lists_the_differing_paths_and_the_rule_that_applies() {
+        let harness = spec(&[
+            ("extra", JsonValue::Array(Vec::new())),
+            ("host", JsonValue::String("a".into())),
+        ]);
+        let production = spec(&[
+            ("extra", JsonValue::Null),
+            ("host", JsonValue::String("a".into())),
+        ]);
+        assert_eq!(
+            mode_difference_warning(&harness, &production, Mode::Harness).unwrap(),
+            "the controller would get something else than this test: spec.extra: [] here, null in the cluster (an empty Lua table encodes as [] in Kruise's test and as null in the controller)"
+        );
+        assert_eq!(
+            mode_difference_warning(&harness, &production, Mode::Production).unwrap(),
+            "Kruise's unit test would see something else than the controller: spec.extra: null here, [] in `go test` (an empty Lua table encodes as [] in Kruise's test and as null in the controller)"
+        );
+    }
+
+    #[test]
+    fn a_non_table_result_names_only_its_own_rule() {
+        let harness = Ok(Data::default());
+        let production = Err(not_table("string"));
+        let warning = mode_difference_warning(&harness, &production, Mode::Harness).unwrap();
+        assert!(
+            warning.contains("a result that is not a table gives {}"),
+            "{warning}"
+        );
+        assert!(!warning.contains("empty Lua table"), "{warning}");
+    }
+}

@@ -17,12 +17,14 @@ pub type PathDiff = (Vec<PathSeg>, Option<JsonValue>, Option<JsonValue>);
 /// Every path where the two values differ, with each side's value (`None` when absent).
 /// Numbers compare by their canonical text, so `50` (int) equals `50.0` (float).
 ///
-/// List items are paired by identity before position: an item's `name` when it is an object
-/// with a string `name` (routes, subsets, ports), else its whole content. So inserting one
-/// route reports that route only, not every later one as changed; items left unpaired
-/// between two paired runs are compared by position among themselves (a route whose weight
-/// changed, without a name, still gives a field-level difference). Paths of paired items use
-/// the left (expected) index; an item only the right side has uses its right index.
+/// Lists of different lengths have their items paired by identity before position: an item's
+/// `name` when it is an object with a string `name` (routes, subsets, ports), else its whole
+/// content. So inserting one route reports that route only, not every later one as changed;
+/// items left unpaired between two paired runs are compared by position among themselves (a
+/// route whose weight changed, without a name, still gives a field-level difference). Paths of
+/// paired items use the left (expected) index; an item only the right side has uses its right
+/// index. Lists of equal length compare item by item (nothing was inserted or removed, and a
+/// reordered list then reads position by position).
 pub fn diff_values(expected: &JsonValue, actual: &JsonValue) -> Vec<PathDiff> {
     let mut diffs = Vec::new();
     let mut path = Vec::new();
@@ -53,7 +55,16 @@ fn diff_into(
                 path.pop();
             }
         }
-        (Some(JsonValue::Array(e)), Some(JsonValue::Array(a))) => diff_lists(e, a, path, diffs),
+        (Some(JsonValue::Array(e)), Some(JsonValue::Array(a))) if e.len() != a.len() => {
+            diff_lists(e, a, path, diffs)
+        }
+        (Some(JsonValue::Array(e)), Some(JsonValue::Array(a))) => {
+            for (index, (e, a)) in e.iter().zip(a).enumerate() {
+                path.push(PathSeg::Index(index));
+                diff_into(Some(e), Some(a), path, diffs);
+                path.pop();
+            }
+        }
         (e, a) => {
             let same = match (e, a) {
                 (Some(e), Some(a)) => e.to_canonical_json() == a.to_canonical_json(),
@@ -290,10 +301,19 @@ mod tests {
             paths(r#"[{"h":"a"},{"h":"b"}]"#, r#"[{"h":"z"},{"h":"a"},{"h":"b"}]"#),
             [r#"[0]: (absent) -> {"h":"z"}"#]
         );
-        // A changed item without identity: compared field by field at its position.
+        // A changed item without identity next to an inserted one: compared field by field
+        // at its position.
         assert_eq!(
-            paths(r#"[{"h":"a","w":1},{"h":"b"}]"#, r#"[{"h":"a","w":2},{"h":"b"}]"#),
-            ["[0].w: 1 -> 2"]
+            paths(
+                r#"[{"h":"a","w":1},{"h":"b"}]"#,
+                r#"[{"h":"a","w":2},{"h":"b"},{"h":"c"}]"#
+            ),
+            ["[0].w: 1 -> 2", r#"[2]: (absent) -> {"h":"c"}"#]
+        );
+        // Equal lengths: item by item.
+        assert_eq!(
+            paths(r#"["a","b"]"#, r#"["b","a"]"#),
+            [r#"[0]: "a" -> "b""#, r#"[1]: "b" -> "a""#]
         );
         // A removed item.
         assert_eq!(paths("[1,2,3]", "[1,3]"), ["[1]: 2 -> (absent)"]);
