@@ -15,14 +15,15 @@ const PAUSE_CASE: &str = "controller/lua_configuration/example.io/Pause/testdata
 const CONFIGMAP: &str = "controller/errors/kruise-rollout-configuration.yaml";
 const CONFIGMAP_CASES: &str = "controller/errors/lua_configuration";
 
-fn step<'a>(lines: &'a [Value], case_part: &str, step: u64) -> &'a Value {
+/// The JSON line of `steps[index]` (0-based, as `expected[index]`) of the case.
+fn step<'a>(lines: &'a [Value], case_part: &str, index: u64) -> &'a Value {
     lines
         .iter()
         .find(|line| {
             line["case"].as_str().unwrap().contains(case_part)
-                && line["step"].as_u64() == Some(step)
+                && line["index"].as_u64() == Some(index)
         })
-        .unwrap_or_else(|| panic!("no line for {case_part} step {step} in {lines:#?}"))
+        .unwrap_or_else(|| panic!("no line for {case_part} steps[{index}] in {lines:#?}"))
 }
 
 fn warnings(line: &Value) -> String {
@@ -61,7 +62,7 @@ fn production_mode_chains_ingress_steps_and_skips_steps_without_traffic() {
     );
     assert!(
         warnings(pause).contains(
-            r#"keeps step 0's result: {"spec":{"weight":20}}, which expected[1] does not match"#
+            r#"keeps step 1's result: {"spec":{"weight":20}}, which expected[1] does not match"#
         ),
         "{pause}"
     );
@@ -97,7 +98,7 @@ fn every_format_shows_skipped_steps_and_the_warnings() {
     let human = run(&["check", "--mode", "production", TREE]);
     assert!(
         human.stdout.contains(
-            "      - step 1\n          skipped: the controller does not call the script for a step with neither traffic nor matches\n"
+            "      - step 2\n          skipped: the controller does not call the script for a step with neither traffic nor matches\n"
         ),
         "{human:?}"
     );
@@ -126,7 +127,7 @@ fn every_format_shows_skipped_steps_and_the_warnings() {
     assert!(
         github
             .stdout
-            .contains("::notice file=controller/lua_configuration/example.io/Pause/testdata/pause.yaml,line=11,title=testdata/pause.yaml step 1 skipped::skipped"),
+            .contains("::notice file=controller/lua_configuration/example.io/Pause/testdata/pause.yaml,line=11,title=testdata/pause.yaml step 2 skipped::skipped"),
         "{github:?}"
     );
     assert!(
@@ -256,7 +257,7 @@ fn run_in_production_mode_chains_an_ingress_script() {
     assert!(
         production
             .stderr
-            .contains(&format!("{script}: step 2: skipped: ")),
+            .contains(&format!("{script}: step 3: skipped: ")),
         "{production:?}"
     );
     assert!(
