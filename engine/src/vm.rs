@@ -497,6 +497,8 @@ impl Sandbox {
             drop(unsafe { Box::from_raw(arena) });
             return Err(MEMORY_MESSAGE.to_owned());
         };
+        // SAFETY: the arena is alive (owned by the sandbox from here on).
+        unsafe { (*arena).serve(state.as_ptr()) };
         let sandbox = Sandbox {
             state,
             context: Box::new(RunContext::new(true, Some(Instant::now() + limits.timeout))),
@@ -627,6 +629,8 @@ impl Sandbox {
         self.context.deadline.set(Some(Instant::now() + timeout));
         self.context.hit.set(None);
         self.context.take_prints();
+        // SAFETY: the arena lives as long as the sandbox; no allocation runs meanwhile.
+        unsafe { (*self.arena).clear_failure() };
     }
 
     /// Runs the chunk [`Self::load`] loaded, and hands the last value it returned
@@ -700,7 +704,7 @@ impl Sandbox {
         // A script that caught the memory error and finished anyway may have computed
         // its result from that error: the run still ends on the memory cap.
         if self.limit_hit() == Some(LimitHit::Memory) {
-            return Err(ScriptError::new(ErrorKind::Memory, MEMORY_MESSAGE));
+            return Err(self.classify(ErrorKind::Memory, MEMORY_MESSAGE.to_owned()));
         }
         Ok(())
     }
@@ -720,9 +724,20 @@ impl Sandbox {
         self.classify(default, message)
     }
 
-    /// The error of a failed run: the spent budget decides the kind when there is one.
+    /// The error of a failed run: the spent budget decides the kind when there is one. A
+    /// memory error without a position gets the script line where the cap refused an
+    /// allocation, as a timeout gets the line the hook stopped at (`<string>:LINE: …`).
     fn classify(&self, default: ErrorKind, message: String) -> ScriptError {
-        classified(self.limit_hit(), default, message)
+        let limit = self.limit_hit();
+        // SAFETY: the arena lives as long as the sandbox.
+        let failed_line = unsafe { (*self.arena).failed_line() };
+        let message = match (limit, failed_line) {
+            (Some(LimitHit::Memory), Some(line)) if script_line(&message).is_none() => {
+                format!("<string>:{line}: {message}")
+            }
+            _ => message,
+        };
+        classified(limit, default, message)
     }
 
     /// `Some` once the run has spent its time or memory budget.

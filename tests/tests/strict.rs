@@ -1,6 +1,6 @@
 //! The CLI's strictness and clarity (issue 10 §3): a case that yields no step is an error,
 //! `--deny-warnings`, warnings in JUnit, steps numbered from 1 in every output and option, a
-//! case file as PATH, a syntax error shown once per script, `--shuffle` naming the `pairs()`
+//! case file as PATH, a memory error at its Lua line, a syntax error shown once per script, `--shuffle` naming the `pairs()`
 //! line and the differing paths, the controller-difference warning as JSON paths, list diffs
 //! matched by identity, and the exit codes in `--help`.
 
@@ -255,6 +255,30 @@ fn a_syntax_error_is_reported_once_per_script() {
         !github.stdout.contains("step 1%3A syntax"),
         "no per-step annotation: {github:?}"
     );
+}
+
+// ---- a memory error at its Lua line ----
+
+#[test]
+fn a_memory_error_points_at_the_lua_line() {
+    let dir = tree_copy("memory");
+    write(
+        &dir,
+        &format!("{WEIGHTED}/trafficRouting.lua"),
+        "local t = {}\nfor i = 1, 1e9 do\n  t[i] = string.rep(\"x\", 100) .. i\nend\nreturn t\n",
+    );
+    let case = format!("{WEIGHTED}/testdata/traffic_routing.yaml");
+    let result = run_in(&dir, &["check", "--memory", "4", &case]);
+    assert_eq!(result.code, 1, "{result:?}");
+    assert!(
+        result.stdout.contains(&format!(
+            "{WEIGHTED}/trafficRouting.lua:3: memory error: not enough memory"
+        )),
+        "{result:?}"
+    );
+    let json = run_in(&dir, &["check", "--memory", "4", "--format", "json", &case]);
+    let lines = json_lines(&json.stdout);
+    assert_eq!(lines[0]["line"], 3, "{json:?}");
 }
 
 // ---- --shuffle ----
