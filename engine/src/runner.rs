@@ -683,7 +683,8 @@ fn mode_difference_warning(
 
 /// `[]` on one side and `null` on the other: the empty-table encoding rule.
 fn is_empty_list_vs_null(a: &Option<JsonValue>, b: &Option<JsonValue>) -> bool {
-    let empty_list = |v: &Option<JsonValue>| matches!(v, Some(JsonValue::Array(items)) if items.is_empty());
+    let empty_list =
+        |v: &Option<JsonValue>| matches!(v, Some(JsonValue::Array(items)) if items.is_empty());
     let null = |v: &Option<JsonValue>| matches!(v, Some(JsonValue::Null));
     (empty_list(a) && null(b)) || (null(a) && empty_list(b))
 }

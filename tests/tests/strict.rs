@@ -119,7 +119,9 @@ fn steps_are_numbered_from_1_in_every_output_and_option() {
 
     let junit = run(&["check", "--format", "junit", &case]);
     assert!(
-        junit.stdout.contains("testdata/rollout_steps.yaml step 1\""),
+        junit
+            .stdout
+            .contains("testdata/rollout_steps.yaml step 1\""),
         "{junit:?}"
     );
 
@@ -196,9 +198,9 @@ fn an_ingress_case_file_runs_with_its_class_script() {
 #[test]
 fn a_yaml_outside_testdata_names_both_readings() {
     let dir = scratch("loose-case");
-    let case = std::fs::read_to_string(
-        fixtures().join(format!("{TREE}/example.io/Weighted/testdata/traffic_routing.yaml")),
-    )
+    let case = std::fs::read_to_string(fixtures().join(format!(
+        "{TREE}/example.io/Weighted/testdata/traffic_routing.yaml"
+    )))
     .unwrap();
     write(&dir, "case.yaml", &case);
     let result = run_in(&dir, &["check", "case.yaml"]);
@@ -288,19 +290,16 @@ fn shuffle_names_the_pairs_line_and_the_differing_paths() {
     let result = run(&["check", "--shuffle", "8", "order/lua_configuration"]);
     assert_eq!(result.code, 1, "{result:?}");
     assert!(
-        result
-            .stdout
-            .contains("(pairs() at order/lua_configuration/example.io/Ordered/trafficRouting.lua:3)"),
+        result.stdout.contains(
+            "(pairs() at order/lua_configuration/example.io/Ordered/trafficRouting.lua:3)"
+        ),
         "{result:?}"
     );
     assert!(
         result.stdout.contains("another run gave spec.names["),
         "{result:?}"
     );
-    assert!(
-        result.stdout.contains("(sorted order: \""),
-        "{result:?}"
-    );
+    assert!(result.stdout.contains("(sorted order: \""), "{result:?}");
 }
 
 // ---- the controller-difference warning ----
@@ -341,7 +340,10 @@ fn the_controller_difference_warning_lists_json_paths() {
         ),
         "{warning}"
     );
-    assert!(!warning.contains("routes"), "only differing paths: {warning}");
+    assert!(
+        !warning.contains("routes"),
+        "only differing paths: {warning}"
+    );
 }
 
 // ---- list diffs by identity ----

@@ -107,9 +107,9 @@ fn diff_lists(
     let mut unpaired_left: Vec<usize> = Vec::new();
     let mut unpaired_right: Vec<usize> = Vec::new();
     let flush = |left: &mut Vec<usize>,
-                     right: &mut Vec<usize>,
-                     path: &mut Vec<PathSeg>,
-                     diffs: &mut Vec<PathDiff>| {
+                 right: &mut Vec<usize>,
+                 path: &mut Vec<PathSeg>,
+                 diffs: &mut Vec<PathDiff>| {
         for position in 0..left.len().max(right.len()) {
             let (index, e, a) = match (left.get(position), right.get(position)) {
                 (Some(&l), r) => (l, Some(&expected[l]), r.map(|&r| &actual[r])),
@@ -298,7 +298,10 @@ mod tests {
     fn unnamed_items_pair_by_content_then_by_position() {
         // One item inserted in front: matched by equal content, nothing else differs.
         assert_eq!(
-            paths(r#"[{"h":"a"},{"h":"b"}]"#, r#"[{"h":"z"},{"h":"a"},{"h":"b"}]"#),
+            paths(
+                r#"[{"h":"a"},{"h":"b"}]"#,
+                r#"[{"h":"z"},{"h":"a"},{"h":"b"}]"#
+            ),
             [r#"[0]: (absent) -> {"h":"z"}"#]
         );
         // A changed item without identity next to an inserted one: compared field by field

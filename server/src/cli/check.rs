@@ -19,8 +19,8 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 use kruise_lua_engine::discovery::{
-    CUSTOM_SCRIPT_NAME, EmbeddedScript, INGRESS_FOLDER, ScriptEntry, ScriptKind, ScriptOrigin, discover,
-    pair_with_testdata, read_configmap, resolve, testdata_dir,
+    CUSTOM_SCRIPT_NAME, EmbeddedScript, INGRESS_FOLDER, ScriptEntry, ScriptKind, ScriptOrigin,
+    discover, pair_with_testdata, read_configmap, resolve, testdata_dir,
 };
 use kruise_lua_engine::json::KeyOrder;
 use kruise_lua_engine::runner::{
@@ -142,7 +142,10 @@ fn plan(roots: &[PathBuf], filters: &[String]) -> Result<(Vec<Planned>, Vec<Note
             let found = entries.len();
             for mut entry in entries {
                 // Several case files of one script run under it once.
-                match from_case_files.iter().find(|&&at| bundled[at].origin == entry.origin) {
+                match from_case_files
+                    .iter()
+                    .find(|&&at| bundled[at].origin == entry.origin)
+                {
                     Some(&at) => {
                         if let Ok(cases) = &mut bundled[at].cases {
                             cases.push(root.clone());
@@ -293,7 +296,10 @@ fn script_of_case(path: &Path) -> Option<PathBuf> {
         .skip(1)
         .find(|dir| dir.file_name().is_some_and(|name| name == "testdata"))?;
     let folder = testdata.parent().unwrap_or(Path::new(""));
-    if folder.file_name().is_some_and(|name| name == INGRESS_FOLDER) {
+    if folder
+        .file_name()
+        .is_some_and(|name| name == INGRESS_FOLDER)
+    {
         let class = path.strip_prefix(testdata).ok()?.components().next()?;
         let class = class.as_os_str().to_str()?;
         // A case file directly in the ingress testdata folder has no class.

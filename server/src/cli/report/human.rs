@@ -89,7 +89,10 @@ fn write_script(painter: &Painter, script: &ScriptReport, out: &mut dyn Write) -
     if let Some(error) = &script.syntax_error {
         // Shown once here; its steps only name it.
         let location = super::syntax_error_location(script, error);
-        let message = format!("{location}: syntax error: {}", super::error_message(script, error));
+        let message = format!(
+            "{location}: syntax error: {}",
+            super::error_message(script, error)
+        );
         write_block(out, "    ", &painter.paint(RED, &message))?;
     }
     for case in &script.cases {

@@ -183,7 +183,11 @@ fn write_case<W: Write>(
                 .iter()
                 .map(|warning| format!("warning: {warning}")),
         );
-        let prints: Vec<String> = step.prints.iter().map(|print| format!("print: {print}")).collect();
+        let prints: Vec<String> = step
+            .prints
+            .iter()
+            .map(|print| format!("print: {print}"))
+            .collect();
         let name = format!("{short} step {}", step_number(step.index));
         write_testcase(
             writer,
