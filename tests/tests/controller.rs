@@ -139,7 +139,8 @@ fn every_format_shows_skipped_steps_and_the_warnings() {
 
 #[test]
 fn obj_prints_the_ingress_obj_and_the_controllers_in_production_mode() {
-    let harness = run(&["obj", STALE_CASE, "--step", "1"]);
+    // Steps are numbered from 1: step 2 is `steps[1]`.
+    let harness = run(&["obj", STALE_CASE, "--step", "2"]);
     assert_eq!(harness.code, 0, "{harness:?}");
     assert!(
         harness.stdout.contains("  weight = \"50\",\n"),
@@ -161,8 +162,8 @@ fn obj_prints_the_ingress_obj_and_the_controllers_in_production_mode() {
         "{harness:?}"
     );
 
-    // Step 1's annotations are the canary Ingress's after step 0.
-    let production = run(&["obj", "--mode", "production", STALE_CASE, "--step", "1"]);
+    // Step 2's annotations are the canary Ingress's after step 1.
+    let production = run(&["obj", "--mode", "production", STALE_CASE, "--step", "2"]);
     assert_eq!(production.code, 0, "{production:?}");
     assert!(
         production
@@ -170,7 +171,7 @@ fn obj_prints_the_ingress_obj_and_the_controllers_in_production_mode() {
             .contains("    [\"demo.io/canary-by-header\"] = \"user=tester\",\n"),
         "{production:?}"
     );
-    let skipped = run(&["obj", "--mode", "production", STALE_CASE, "--step", "2"]);
+    let skipped = run(&["obj", "--mode", "production", STALE_CASE, "--step", "3"]);
     assert!(
         skipped.stdout.ends_with(
             "-- skipped: the controller does not call the script for a step with neither traffic nor matches\n"
@@ -239,7 +240,7 @@ fn snapshot_production_json_report() {
 #[test]
 fn run_in_production_mode_chains_an_ingress_script() {
     let script = "controller/lua_configuration/trafficrouting_ingress/stale.lua";
-    let harness = run(&["run", script, "--case", STALE_CASE, "--step", "1"]);
+    let harness = run(&["run", script, "--case", STALE_CASE, "--step", "2"]);
     assert_eq!(harness.code, 0, "{harness:?}");
     assert!(!harness.stdout.contains("canary-by-header"), "{harness:?}");
     let production = run(&["run", "--mode", "production", script, "--case", STALE_CASE]);
