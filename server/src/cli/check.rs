@@ -8,10 +8,16 @@
 //! wins for a custom provider, and the ConfigMap one for an ingress class. Scripts Kruise would
 //! never read are listed as skipped.
 //!
+//! A PATH may also be a test case file: that case runs alone, with the script Kruise's test
+//! pairs it with. A case that yields no step is an error (it would check nothing), and with
+//! `--deny-warnings` any warning makes the exit code 1.
+//!
 //! `--shuffle N` reruns each case N more times with `obj`'s maps built in shuffled key order
 //! (fixed seeds, so runs are reproducible). A step whose result changes depends on the order
 //! `pairs()` visits keys; in the controller that order is random, so its output would be
-//! nondeterministic: such a step counts as a finding and makes the exit code 1.
+//! nondeterministic: such a step counts as a finding and makes the exit code 1. The finding
+//! names the `pairs()` loops whose order reaches the result (lint KL005) and the JSON paths
+//! that differ.
 
 use std::collections::BTreeSet;
 use std::io::Write;
@@ -599,6 +605,8 @@ fn order_findings(
         .collect();
     let base_results = step_results(&base.steps);
     let mut findings = Vec::new();
+    // Located once per case, and only when some step turns out order-dependent.
+    let mut calls: Option<Vec<Location>> = None;
     for (index, base_result) in base_results.iter().enumerate() {
         let mut distinct: BTreeSet<&StepResult> = BTreeSet::from([base_result]);
         let mut sample = None;
@@ -616,7 +624,7 @@ fn order_findings(
                 distinct: distinct.len(),
                 runs: reruns.len() + 1,
                 sample,
-                pairs_calls: pairs_calls(plan),
+                pairs_calls: calls.get_or_insert_with(|| pairs_calls(plan, case)).clone(),
             });
         }
     }
@@ -656,10 +664,22 @@ fn describe_difference(sorted: &StepResult, other: &StepResult) -> String {
 }
 
 /// Where the script loops with `pairs()` in a way whose order can reach its result (the
-/// KL005 lint's findings), mapped to the script's file and line.
-fn pairs_calls(plan: &Planned) -> Vec<Location> {
+/// KL005 lint's findings, with the shape of the case's specs as the language server gives
+/// it), mapped to the script's file and line.
+fn pairs_calls(plan: &Planned, case: &TestCase) -> Vec<Location> {
     let source = plan.script.source();
-    let analysis = analysis::analyze_with_spec(source, plan.flavor, &LintConfig::default(), None);
+    let specs: Vec<_> = case
+        .steps
+        .iter()
+        .filter_map(|step| step.obj.data.spec.clone())
+        .collect();
+    let shape = (!specs.is_empty()).then(|| analysis::infer_spec_shape(&specs));
+    let analysis = analysis::analyze_with_spec(
+        source,
+        plan.flavor,
+        &LintConfig::default(),
+        shape.as_ref(),
+    );
     analysis
         .diagnostics
         .iter()
