@@ -61,10 +61,10 @@ fn a_case_that_yields_no_step_is_an_error() {
 
 #[test]
 fn deny_warnings_turns_a_warning_into_exit_1() {
-    let case = format!("{TREE}/example.io/Weighted/testdata/unknown_field.yaml");
-    let lenient = run(&["check", &case]);
+    let case = ["--filter", "unknown_field", TREE];
+    let lenient = run(&[&["check"][..], &case].concat());
     assert_eq!(lenient.code, 0, "{lenient:?}");
-    let strict = run(&["check", "--deny-warnings", &case]);
+    let strict = run(&[&["check", "--deny-warnings"][..], &case].concat());
     assert_eq!(strict.code, 1, "{strict:?}");
     assert!(
         strict.lines().last().unwrap().contains("1 warning"),
@@ -73,15 +73,23 @@ fn deny_warnings_turns_a_warning_into_exit_1() {
     let clean = run(&[
         "check",
         "--deny-warnings",
-        &format!("{TREE}/example.io/Weighted/testdata/rollout_steps.yaml"),
+        "--filter",
+        "rollout_steps",
+        TREE,
     ]);
     assert_eq!(clean.code, 0, "no warning, no failure: {clean:?}");
 }
 
 #[test]
 fn junit_carries_warnings_in_system_err() {
-    let case = format!("{TREE}/example.io/Weighted/testdata/unknown_field.yaml");
-    let result = run(&["check", "--format", "junit", &case]);
+    let result = run(&[
+        "check",
+        "--format",
+        "junit",
+        "--filter",
+        "unknown_field",
+        TREE,
+    ]);
     assert_eq!(result.code, 0, "{result:?}");
     let (_, after) = result
         .stdout
@@ -99,12 +107,13 @@ fn junit_carries_warnings_in_system_err() {
 #[test]
 fn steps_are_numbered_from_1_in_every_output_and_option() {
     let case = format!("{TREE}/example.io/Weighted/testdata/rollout_steps.yaml");
-    let human = run(&["check", &case]);
+    let only = ["--filter", "rollout_steps", TREE];
+    let human = run(&[&["check"][..], &only].concat());
     assert!(human.stdout.contains("      ✓ step 1\n"), "{human:?}");
     assert!(human.stdout.contains("      ✓ step 3\n"), "{human:?}");
     assert!(!human.stdout.contains("step 0"), "{human:?}");
 
-    let json = run(&["check", "--format", "json", &case]);
+    let json = run(&[&["check", "--format", "json"][..], &only].concat());
     let lines = json_lines(&json.stdout);
     let numbers: Vec<(u64, u64)> = lines
         .iter()
@@ -117,7 +126,7 @@ fn steps_are_numbered_from_1_in_every_output_and_option() {
         .collect();
     assert_eq!(numbers, [(1, 0), (2, 1), (3, 2)], "{json:?}");
 
-    let junit = run(&["check", "--format", "junit", &case]);
+    let junit = run(&[&["check", "--format", "junit"][..], &only].concat());
     assert!(
         junit
             .stdout
@@ -269,8 +278,8 @@ fn a_memory_error_points_at_the_lua_line() {
         &format!("{WEIGHTED}/trafficRouting.lua"),
         "local t = {}\nfor i = 1, 1e9 do\n  t[i] = string.rep(\"x\", 100) .. i\nend\nreturn t\n",
     );
-    let case = format!("{WEIGHTED}/testdata/traffic_routing.yaml");
-    let result = run_in(&dir, &["check", "--memory", "4", &case]);
+    let case = ["--filter", "traffic_routing", WEIGHTED];
+    let result = run_in(&dir, &[&["check", "--memory", "4"][..], &case].concat());
     assert_eq!(result.code, 1, "{result:?}");
     assert!(
         result.stdout.contains(&format!(
@@ -278,7 +287,10 @@ fn a_memory_error_points_at_the_lua_line() {
         )),
         "{result:?}"
     );
-    let json = run_in(&dir, &["check", "--memory", "4", "--format", "json", &case]);
+    let json = run_in(
+        &dir,
+        &[&["check", "--memory", "4", "--format", "json"][..], &case].concat(),
+    );
     let lines = json_lines(&json.stdout);
     assert_eq!(lines[0]["line"], 3, "{json:?}");
 }
@@ -321,13 +333,7 @@ fn the_controller_difference_warning_lists_json_paths() {
             "{head}expected:\n- apiVersion: example.io/v1\n  kind: Weighted\n  metadata:\n    name: demo-route\n  spec:\n    extra: []\n    routes:\n    - name: main\n      destinations:\n      - host: demo\n        weight: 100\n"
         ),
     );
-    let result = run_in(
-        &dir,
-        &[
-            "check",
-            &format!("{WEIGHTED}/testdata/traffic_routing.yaml"),
-        ],
-    );
+    let result = run_in(&dir, &["check", "--filter", "traffic_routing", WEIGHTED]);
     assert_eq!(result.code, 0, "{result:?}");
     let warning = result
         .lines()
@@ -373,7 +379,7 @@ fn inserting_a_route_reports_that_route_only() {
             "{head}expected:\n- apiVersion: example.io/v1\n  kind: Weighted\n  metadata:\n    name: demo-route\n  spec:\n{original_routes}"
         ),
     );
-    let result = run_in(&dir, &["check", &case_path]);
+    let result = run_in(&dir, &["check", "--filter", "traffic_routing", WEIGHTED]);
     assert_eq!(result.code, 1, "{result:?}");
     let differing: Vec<&str> = result
         .lines()

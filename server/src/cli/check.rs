@@ -674,12 +674,8 @@ fn pairs_calls(plan: &Planned, case: &TestCase) -> Vec<Location> {
         .filter_map(|step| step.obj.data.spec.clone())
         .collect();
     let shape = (!specs.is_empty()).then(|| analysis::infer_spec_shape(&specs));
-    let analysis = analysis::analyze_with_spec(
-        source,
-        plan.flavor,
-        &LintConfig::default(),
-        shape.as_ref(),
-    );
+    let analysis =
+        analysis::analyze_with_spec(source, plan.flavor, &LintConfig::default(), shape.as_ref());
     analysis
         .diagnostics
         .iter()
