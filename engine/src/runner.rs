@@ -12,15 +12,17 @@ use crate::discovery::ScriptKind;
 use crate::error::{ErrorKind, ScriptError};
 use crate::json::{self, EmptyTable, KeyOrder, decode_custom_result, decode_ingress_result};
 use crate::luadata::{Data, IngressData, LuaData};
-use crate::render::to_yaml;
 use crate::stdlib;
 use crate::testcase::{CaseError, CaseWarning, TestCase};
 use crate::value::JsonValue;
 use crate::vm::{self, Limits, Sandbox, State};
-use crate::yaml::{PathSeg, Span, YamlNode};
+use crate::yaml::{PathSeg, Span};
 
+mod diff;
 mod prepared;
 mod production;
+pub use diff::{PathDiff, diff_canonical, format_path, short_value};
+use diff::{diff_values, span_in_expected, unified_yaml_diff};
 use prepared::PreparedSandboxes;
 pub use production::{
     ControllerIngressStep, NOT_CALLED_NO_TRAFFIC, NOT_CALLED_NOT_CREATED, controller_ingress_step,
@@ -608,7 +610,8 @@ pub fn run_case_step(
     outcome
 }
 
-/// A warning when the controller would get something else than the test harness sees.
+/// A warning when the controller would get something else than the test harness sees: the
+/// differing JSON paths with both values, and the one rule of Kruise's that explains them.
 fn mode_difference_warning(
     harness: &Result<Data, ScriptError>,
     production: &Result<Data, ScriptError>,
@@ -617,133 +620,119 @@ fn mode_difference_warning(
     if harness == production {
         return None;
     }
-    let describe = |result: &Result<Data, ScriptError>| match result {
-        Ok(data) => data.to_canonical_json(),
-        Err(error) => format!("{} error ({})", error.kind, error.message),
+    // "here" is the side this run's verdict uses; "there" is the other one.
+    let (here, there, there_name) = match mode {
+        Mode::Harness => (harness, production, "in the cluster"),
+        Mode::Production => (production, harness, "in `go test`"),
     };
-    let harness = describe(harness);
-    let production = describe(production);
-    if harness == production {
-        return None;
-    }
-    Some(match mode {
-        Mode::Harness => format!(
-            "the controller would get a different result than this test: the test sees {harness} but the cluster would get {production} (an empty Lua table encodes as [] in Kruise's test and as null in the controller)"
-        ),
-        Mode::Production => format!(
-            "Kruise's unit test would see a different result than the controller: the controller gets {production} but `go test` sees {harness} (an empty Lua table encodes as [] in Kruise's test and as null in the controller)"
-        ),
-    })
-}
-
-/// Every path where the two values differ, with each side's value (`None` when absent).
-/// Numbers compare by their canonical text, so `50` (int) equals `50.0` (float).
-fn diff_values(
-    expected: &JsonValue,
-    actual: &JsonValue,
-) -> Vec<(Vec<PathSeg>, Option<JsonValue>, Option<JsonValue>)> {
-    let mut diffs = Vec::new();
-    let mut path = Vec::new();
-    diff_into(Some(expected), Some(actual), &mut path, &mut diffs);
-    diffs
-}
-
-fn diff_into(
-    expected: Option<&JsonValue>,
-    actual: Option<&JsonValue>,
-    path: &mut Vec<PathSeg>,
-    diffs: &mut Vec<(Vec<PathSeg>, Option<JsonValue>, Option<JsonValue>)>,
-) {
-    match (expected, actual) {
-        (Some(JsonValue::Object(e)), Some(JsonValue::Object(a))) => {
-            let keys: std::collections::BTreeSet<&String> = e.keys().chain(a.keys()).collect();
-            for key in keys {
-                path.push(PathSeg::Key(key.clone()));
-                diff_into(e.get(key), a.get(key), path, diffs);
-                path.pop();
+    let intro = match mode {
+        Mode::Harness => "the controller would get something else than this test",
+        Mode::Production => "Kruise's unit test would see something else than the controller",
+    };
+    match (here, there) {
+        (Ok(here), Ok(there)) => {
+            let diffs = diff_values(&here.to_obj_json(), &there.to_obj_json());
+            if diffs.is_empty() {
+                return None;
             }
-        }
-        (Some(JsonValue::Array(e)), Some(JsonValue::Array(a))) => {
-            for index in 0..e.len().max(a.len()) {
-                path.push(PathSeg::Index(index));
-                diff_into(e.get(index), a.get(index), path, diffs);
-                path.pop();
+            const SHOWN: usize = 5;
+            let mut listed: Vec<String> = diffs
+                .iter()
+                .take(SHOWN)
+                .map(|(path, here, there)| {
+                    format!(
+                        "{}: {} here, {} {there_name}",
+                        format_path(path),
+                        short_value(here.as_ref()),
+                        short_value(there.as_ref())
+                    )
+                })
+                .collect();
+            if diffs.len() > SHOWN {
+                listed.push(format!("and {} more", diffs.len() - SHOWN));
             }
-        }
-        (e, a) => {
-            let same = match (e, a) {
-                (Some(e), Some(a)) => e.to_canonical_json() == a.to_canonical_json(),
-                (None, None) => true,
-                _ => false,
+            let empty_table = diffs.iter().any(|(_, a, b)| is_empty_list_vs_null(a, b));
+            let why = if empty_table {
+                " (an empty Lua table encodes as [] in Kruise's test and as null in the controller)"
+            } else {
+                ""
             };
-            if !same {
-                diffs.push((path.clone(), e.cloned(), a.cloned()));
-            }
+            Some(format!("{intro}: {}{why}", listed.join("; ")))
+        }
+        (here, there) => {
+            let describe = |result: &Result<Data, ScriptError>| match result {
+                Ok(data) => data.to_canonical_json(),
+                Err(error) => format!("a {} error ({})", error.kind, error.message),
+            };
+            let not_table = [here, there]
+                .iter()
+                .any(|result| matches!(result, Err(error) if error.kind == ErrorKind::NotTable));
+            let why = if not_table {
+                " (a result that is not a table gives {} in Kruise's test and an error in the controller)"
+            } else {
+                ""
+            };
+            Some(format!(
+                "{intro}: {} here, {} {there_name}{why}",
+                describe(here),
+                describe(there)
+            ))
         }
     }
 }
 
-/// Where a result path sits in an `expected[i]` resource: `spec.*` under `spec`, `labels.*` and
-/// `annotations.*` under `metadata`. Falls back to the nearest ancestor that exists there.
-fn span_in_expected(entry: &YamlNode, path: &[PathSeg]) -> Option<Span> {
-    let mut resource_path = Vec::with_capacity(path.len() + 1);
-    if let Some(PathSeg::Key(top)) = path.first()
-        && (top == "labels" || top == "annotations")
-    {
-        resource_path.push(PathSeg::Key("metadata".to_owned()));
-    }
-    resource_path.extend(path.iter().cloned());
-    (1..=resource_path.len())
-        .rev()
-        .find_map(|len| entry.at_path(&resource_path[..len]))
-        .map(|node| node.span)
+/// `[]` on one side and `null` on the other: the empty-table encoding rule.
+fn is_empty_list_vs_null(a: &Option<JsonValue>, b: &Option<JsonValue>) -> bool {
+    let empty_list =
+        |v: &Option<JsonValue>| matches!(v, Some(JsonValue::Array(items)) if items.is_empty());
+    let null = |v: &Option<JsonValue>| matches!(v, Some(JsonValue::Null));
+    (empty_list(a) && null(b)) || (null(a) && empty_list(b))
 }
 
-/// A unified diff of the two results rendered as YAML (`--- expected` / `+++ actual`).
-fn unified_yaml_diff(expected: &JsonValue, actual: &JsonValue) -> String {
-    let expected_yaml = to_yaml(expected);
-    let actual_yaml = to_yaml(actual);
-    similar::TextDiff::from_lines(&expected_yaml, &actual_yaml)
-        .unified_diff()
-        .context_radius(3)
-        .header("expected", "actual")
-        .to_string()
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// A JSON path as authors write it: `spec.http[0].route[1].weight`, keys that are not plain
-/// names quoted (`annotations["nginx.ingress.kubernetes.io/canary"]`: a dotted key would be
-/// ambiguous), and `(root)` for the empty path.
-pub fn format_path(path: &[PathSeg]) -> String {
-    if path.is_empty() {
-        return "(root)".to_string();
+    fn spec(fields: &[(&str, JsonValue)]) -> Result<Data, ScriptError> {
+        let map = fields
+            .iter()
+            .map(|(key, value)| (key.to_string(), value.clone()))
+            .collect();
+        Ok(Data {
+            spec: Some(JsonValue::Object(map)),
+            ..Data::default()
+        })
     }
-    let mut out = String::new();
-    for seg in path {
-        match seg {
-            PathSeg::Key(key) if is_plain_key(key) => {
-                if !out.is_empty() {
-                    out.push('.');
-                }
-                out.push_str(key);
-            }
-            PathSeg::Key(key) => {
-                out.push('[');
-                out.push_str(&serde_json::to_string(key).expect("strings always serialize"));
-                out.push(']');
-            }
-            PathSeg::Index(index) => {
-                out.push('[');
-                out.push_str(&index.to_string());
-                out.push(']');
-            }
-        }
-    }
-    out
-}
 
-fn is_plain_key(key: &str) -> bool {
-    !key.is_empty()
-        && key
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || b == b'/')
+    #[test]
+    fn mode_difference_lists_the_differing_paths_and_the_rule_that_applies() {
+        let harness = spec(&[
+            ("extra", JsonValue::Array(Vec::new())),
+            ("host", JsonValue::String("a".into())),
+        ]);
+        let production = spec(&[
+            ("extra", JsonValue::Null),
+            ("host", JsonValue::String("a".into())),
+        ]);
+        assert_eq!(
+            mode_difference_warning(&harness, &production, Mode::Harness).unwrap(),
+            "the controller would get something else than this test: spec.extra: [] here, null in the cluster (an empty Lua table encodes as [] in Kruise's test and as null in the controller)"
+        );
+        assert_eq!(
+            mode_difference_warning(&harness, &production, Mode::Production).unwrap(),
+            "Kruise's unit test would see something else than the controller: spec.extra: null here, [] in `go test` (an empty Lua table encodes as [] in Kruise's test and as null in the controller)"
+        );
+    }
+
+    #[test]
+    fn a_non_table_result_names_only_its_own_rule() {
+        let harness = Ok(Data::default());
+        let production = Err(not_table("string"));
+        let warning = mode_difference_warning(&harness, &production, Mode::Harness).unwrap();
+        assert!(
+            warning.contains("a result that is not a table gives {}"),
+            "{warning}"
+        );
+        assert!(!warning.contains("empty Lua table"), "{warning}");
+    }
 }

@@ -507,6 +507,8 @@ impl Sandbox {
             drop(unsafe { Box::from_raw(arena) });
             return Err(MEMORY_MESSAGE.to_owned());
         };
+        // SAFETY: the arena is alive (owned by the sandbox from here on).
+        unsafe { (*arena).serve(state.as_ptr()) };
         let sandbox = Sandbox {
             state,
             context: Box::new(RunContext::new(true, Some(Instant::now() + limits.timeout))),
@@ -639,6 +641,8 @@ impl Sandbox {
         self.context.abandoned.set(false);
         self.context.traceback.take();
         self.context.take_prints();
+        // SAFETY: the arena lives as long as the sandbox; no allocation runs meanwhile.
+        unsafe { (*self.arena).clear_failure() };
     }
 
     /// Runs the chunk [`Self::load`] loaded, and hands the last value it returned
@@ -727,7 +731,7 @@ impl Sandbox {
         // A script that caught the memory error and finished anyway may have computed
         // its result from that error: the run still ends on the memory cap.
         if self.limit_hit() == Some(LimitHit::Memory) {
-            return Err(ScriptError::new(ErrorKind::Memory, MEMORY_MESSAGE));
+            return Err(self.classify(ErrorKind::Memory, MEMORY_MESSAGE.to_owned()));
         }
         Ok(())
     }
@@ -753,9 +757,20 @@ impl Sandbox {
         self.context.abandoned.get() && self.limit_hit().is_none()
     }
 
-    /// The error of a failed run: the spent budget decides the kind when there is one.
+    /// The error of a failed run: the spent budget decides the kind when there is one. A
+    /// memory error without a position gets the script line where the cap refused an
+    /// allocation, as a timeout gets the line the hook stopped at (`<string>:LINE: …`).
     fn classify(&self, default: ErrorKind, message: String) -> ScriptError {
-        classified(self.limit_hit(), default, message)
+        let limit = self.limit_hit();
+        // SAFETY: the arena lives as long as the sandbox.
+        let failed_line = unsafe { (*self.arena).failed_line() };
+        let message = match (limit, failed_line) {
+            (Some(LimitHit::Memory), Some(line)) if script_line(&message).is_none() => {
+                format!("<string>:{line}: {message}")
+            }
+            _ => message,
+        };
+        classified(limit, default, message)
     }
 
     /// `Some` once the run has spent its time or memory budget.
@@ -956,9 +971,15 @@ mod tests {
         };
         // (mlua appends a traceback, where a message without position finds a line.)
         let line = from_sandbox.line.or(from_mlua.line);
+        // The sandbox's arena locates a memory error (the line whose allocation it refused);
+        // mlua's allocator cannot, so there only the sandbox may have a line.
+        let mlua_line = match from_mlua.line {
+            None if from_sandbox.kind == ErrorKind::Memory => from_sandbox.line,
+            line => line,
+        };
         assert_eq!(
             (from_sandbox.kind, line),
-            (from_mlua.kind, from_mlua.line),
+            (from_mlua.kind, mlua_line),
             "{source}: {from_sandbox:?} vs {from_mlua:?}"
         );
         from_sandbox
@@ -1200,6 +1221,7 @@ mod tests {
         };
         let e = run_err(&limits, "local s = string.rep('x', 1e9)\nreturn #s");
         assert_eq!(e.kind, ErrorKind::Memory);
+        assert_eq!(e.line, Some(1), "the line of the refused allocation: {e:?}");
         let e = run_err(&limits, "local s = 'x'\nwhile true do s = s .. s end");
         assert_eq!(e.kind, ErrorKind::Memory);
         // caught by pcall, the run still ends on the memory cap

@@ -121,3 +121,32 @@ fn an_encode_error_deep_in_a_result_has_a_short_path() {
         );
     }
 }
+
+/// A memory error names the script line whose allocation the cap refused, as a timeout names
+/// the line it stopped at (PUC Lua's own memory error carries no position); an allocation
+/// inside a library call is located at the script line that called it.
+#[test]
+fn a_memory_error_names_the_script_line() {
+    let cases: &[(&str, u32)] = &[
+        ("local t = {}\nfor i = 1, 1e9 do\n  t[i] = {i}\nend\n", 3),
+        (
+            "local x = 1\n\nlocal s = string.rep('x', 1e9)\nreturn {}\n",
+            3,
+        ),
+        ("local s = 'x'\nwhile true do\n  s = s .. s\nend\n", 3),
+    ];
+    for (source, line) in cases {
+        let run = run_custom(&Script::new(*source), &LuaData::default(), &options());
+        let error = run.result(Mode::Production).as_ref().unwrap_err();
+        assert_eq!(error.kind, ErrorKind::Memory, "{source}");
+        assert_eq!(error.line, Some(*line), "{source}: {}", error.message);
+        assert_eq!(
+            error.message,
+            format!("<string>:{line}: not enough memory"),
+            "{source}"
+        );
+    }
+    // The next run starts without the previous run's line.
+    let run = run_custom(&Script::new("return {}"), &LuaData::default(), &options());
+    assert!(run.result(Mode::Production).is_ok());
+}

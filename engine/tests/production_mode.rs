@@ -289,7 +289,7 @@ return {["demo.io/weight"] = obj.weight}
         production[1]
             .warnings
             .iter()
-            .any(|w| w.contains("never gets past step 0 (it fails")),
+            .any(|w| w.contains("never gets past step 1 (it fails")),
         "{:?}",
         production[1].warnings
     );
@@ -357,7 +357,7 @@ fn a_custom_step_without_traffic_or_matches_is_marked_and_explained() {
     assert_eq!(production[1].status, StepStatus::Pass);
     assert!(
         production[1].warnings[0].contains(
-            r#"keeps step 0's result: {"spec":{"weight":20}}, which expected[1] does not match"#
+            r#"keeps step 1's result: {"spec":{"weight":20}}, which expected[1] does not match"#
         ),
         "{}",
         production[1].warnings[0]
@@ -456,7 +456,7 @@ return {["demo.io/weight"] = obj.weight}
     assert!(
         later
             .message
-            .starts_with("the rollout never gets past step 0"),
+            .starts_with("the rollout never gets past step 1"),
         "{}",
         later.message
     );

@@ -19,20 +19,22 @@ const WEIGHTED_CASE: &str =
 const WEIGHTED_SCRIPT: &str = "tree/lua_configuration/example.io/Weighted/trafficRouting.lua";
 const CONFIGMAP: &str = "configmap/kruise-rollout-configuration.yaml";
 
+/// The JSON line of `script_part`'s `case_part` at 0-based YAML `index` (`None`: the case's
+/// own line).
 fn find<'a>(
     lines: &'a [Value],
     script_part: &str,
     case_part: &str,
-    step: Option<u64>,
+    index: Option<u64>,
 ) -> &'a Value {
     lines
         .iter()
         .find(|line| {
             line["script"].as_str().unwrap().contains(script_part)
                 && line["case"].as_str().unwrap().contains(case_part)
-                && line["step"].as_u64() == step
+                && line["index"].as_u64() == index
         })
-        .unwrap_or_else(|| panic!("no line for {script_part} {case_part} {step:?} in {lines:#?}"))
+        .unwrap_or_else(|| panic!("no line for {script_part} {case_part} {index:?} in {lines:#?}"))
 }
 
 // ---- exit codes and usage ----
@@ -106,7 +108,8 @@ fn usage_errors_exit_2() {
         &["frobnicate"],
         &["obj"],
         &["run", WEIGHTED_SCRIPT],
-        &["obj", WEIGHTED_CASE, "--step", "3"],
+        &["obj", WEIGHTED_CASE, "--step", "4"],
+        &["obj", WEIGHTED_CASE, "--step", "0"],
         &["check", TREE, "--filter", "no-such-thing"],
     ] {
         let result = run(args);
@@ -153,8 +156,8 @@ fn a_changed_expectation_fails_with_its_path_and_diff() {
         result.stdout.contains("  ✗ testdata/rollout_steps.yaml"),
         "{result:?}"
     );
-    assert!(result.stdout.contains("      ✗ step 1"), "{result:?}");
-    assert!(result.stdout.contains("      ✓ step 0"), "{result:?}");
+    assert!(result.stdout.contains("      ✗ step 2"), "{result:?}");
+    assert!(result.stdout.contains("      ✓ step 1"), "{result:?}");
     let field = format!(
         "spec.routes[0].destinations[1].weight: expected 55, actual 50  (lua_configuration/example.io/Weighted/testdata/rollout_steps.yaml:{changed_line})"
     );
@@ -183,7 +186,7 @@ fn a_changed_expectation_fails_with_its_path_and_diff() {
     let github = run_in(&dir, &["check", "--format", "github"]);
     assert_eq!(github.code, 1);
     let annotation = format!(
-        "::error file=lua_configuration/example.io/Weighted/testdata/rollout_steps.yaml,line={changed_line},title=testdata/rollout_steps.yaml step 1%3A spec.routes[0].destinations[1].weight differs::expected 55, actual 50"
+        "::error file=lua_configuration/example.io/Weighted/testdata/rollout_steps.yaml,line={changed_line},title=testdata/rollout_steps.yaml step 2%3A spec.routes[0].destinations[1].weight differs::expected 55, actual 50"
     );
     assert!(
         github
@@ -207,9 +210,9 @@ fn runtime_errors_timeouts_and_case_errors() {
     );
     // The looping step times out; the steps around it still run and pass.
     let looping = text.split_once("Looping/trafficRouting.lua\n").unwrap().1;
-    assert!(looping.contains("      ✓ step 0\n"), "{result:?}");
-    assert!(looping.contains("      ! step 1\n"), "{result:?}");
-    assert!(looping.contains("      ✓ step 2\n"), "{result:?}");
+    assert!(looping.contains("      ✓ step 1\n"), "{result:?}");
+    assert!(looping.contains("      ! step 2\n"), "{result:?}");
+    assert!(looping.contains("      ✓ step 3\n"), "{result:?}");
     assert!(looping.contains("timeout error"), "{result:?}");
     assert!(
         text.contains("no_input.yaml") && text.contains("case error"),
@@ -262,6 +265,7 @@ fn json_lines_have_one_object_per_step() {
             "script",
             "case",
             "step",
+            "index",
             "status",
             "error_kind",
             "error",
@@ -375,7 +379,7 @@ fn junit_is_valid_xml_with_a_suite_per_script() {
     assert!(
         testcases
             .iter()
-            .any(|t| t["name"] == "testdata/steps.yaml step 1")
+            .any(|t| t["name"] == "testdata/steps.yaml step 2")
     );
     let kinds: Vec<&str> = errors.iter().map(|e| e["type"].as_str()).collect();
     assert_eq!(kinds, ["case", "runtime", "timeout"]);
@@ -388,13 +392,13 @@ fn github_annotations_point_at_lua_and_yaml_lines() {
     let lines = result.lines();
     assert!(
         lines.iter().any(|l| l.starts_with(
-            "::error file=errors/lua_configuration/example.io/Broken/trafficRouting.lua,line=4,title=testdata/steps.yaml step 1%3A runtime error::"
+            "::error file=errors/lua_configuration/example.io/Broken/trafficRouting.lua,line=4,title=testdata/steps.yaml step 2%3A runtime error::"
         )),
         "{result:?}"
     );
     assert!(
         lines.iter().any(|l| l.starts_with(
-            "::error file=errors/lua_configuration/example.io/Looping/trafficRouting.lua,line=3,title=testdata/steps.yaml step 1%3A timeout error::"
+            "::error file=errors/lua_configuration/example.io/Looping/trafficRouting.lua,line=3,title=testdata/steps.yaml step 2%3A timeout error::"
         )),
         "the timeout points at the looping line: {result:?}"
     );
@@ -433,7 +437,7 @@ fn configmap_scripts_run_with_testdata_from_a_tree() {
     let lines = json_lines(&result.stdout);
     assert_eq!(lines.len(), 3, "{result:?}");
     let split = format!("{CONFIGMAP}#lua.traffic.routing.Split.example.io");
-    for (line, step) in lines[..2].iter().zip(0..) {
+    for (line, step) in lines[..2].iter().zip(1..) {
         assert_eq!(line["script"], split.as_str());
         assert_eq!(
             line["case"],
@@ -651,11 +655,12 @@ fn assert_obj_source_loads(obj_source: &str, expected: &LuaData) {
 fn obj_prints_loadable_lua_per_step() {
     let case = read_case(&fixtures().join(WEIGHTED_CASE));
 
-    let single = run(&["obj", WEIGHTED_CASE, "--step", "1"]);
+    // Steps are numbered from 1: step 2 is `steps[1]`.
+    let single = run(&["obj", WEIGHTED_CASE, "--step", "2"]);
     assert_eq!(single.code, 0, "{single:?}");
     assert!(single.stdout.starts_with("-- "), "{single:?}");
     assert!(
-        single.stdout.contains(WEIGHTED_CASE) && single.stdout.contains("step 1"),
+        single.stdout.contains(WEIGHTED_CASE) && single.stdout.contains("step 2 of 3"),
         "{single:?}"
     );
     assert_eq!(single.stdout.matches("obj = {").count(), 1);
@@ -687,7 +692,7 @@ fn obj_prints_loadable_lua_per_step() {
 fn obj_of_a_traffic_routing_case_and_header_matches() {
     let path = "tree/lua_configuration/example.io/HeaderRoute/testdata/header_steps.yaml";
     let case = read_case(&fixtures().join(path));
-    let result = run(&["obj", path, "--step", "0"]);
+    let result = run(&["obj", path, "--step", "1"]);
     assert_eq!(result.code, 0, "{result:?}");
     assert!(result.stdout.contains("\".*Android.*\""), "{result:?}");
     assert_obj_source_loads(&result.stdout, &case.steps[0].obj);
@@ -721,7 +726,7 @@ fn run_prints_the_resulting_resources() {
         "--case",
         WEIGHTED_CASE,
         "--step",
-        "2",
+        "3",
     ]);
     assert_eq!(one.code, 0, "{one:?}");
     assert!(!one.stdout.contains("---"), "{one:?}");
@@ -738,12 +743,12 @@ fn run_reports_script_errors_on_stderr() {
     assert!(
         result
             .stderr
-            .contains(&format!("{script}:4: step 1: runtime error")),
+            .contains(&format!("{script}:4: step 2: runtime error")),
         "{result:?}"
     );
     assert!(
         result.stdout.contains("weight: 20"),
-        "step 0 still printed: {result:?}"
+        "step 1 still printed: {result:?}"
     );
 }
 

@@ -19,9 +19,10 @@ fn conformance() -> PathBuf {
     dir
 }
 
-/// The fields both sides must agree on, one tuple per line.
-fn comparable(line: &Value) -> (String, String, i64, String, Value, Value, Value) {
-    let step = match &line["step"] {
+/// The fields both sides must agree on, one tuple per line. The oracle's `step` is the 0-based
+/// YAML index, which our report gives as `index` (its `step` numbers steps from 1).
+fn comparable(line: &Value, index_key: &str) -> (String, String, i64, String, Value, Value, Value) {
+    let step = match &line[index_key] {
         Value::Null => -1,
         step => step.as_i64().unwrap(),
     };
@@ -46,12 +47,12 @@ fn check_against(mode: &str, oracle: &str) {
     let ours: Vec<_> = result
         .stdout
         .lines()
-        .map(|l| comparable(&serde_json::from_str(l).unwrap()))
+        .map(|l| comparable(&serde_json::from_str(l).unwrap(), "index"))
         .collect();
     let theirs: Vec<_> = std::fs::read_to_string(dir.join(oracle))
         .unwrap()
         .lines()
-        .map(|l| comparable(&serde_json::from_str(l).unwrap()))
+        .map(|l| comparable(&serde_json::from_str(l).unwrap(), "step"))
         .collect();
     assert_eq!(ours.len(), theirs.len(), "{result:?}");
     for (ours, theirs) in ours.iter().zip(&theirs) {

@@ -15,14 +15,15 @@ const PAUSE_CASE: &str = "controller/lua_configuration/example.io/Pause/testdata
 const CONFIGMAP: &str = "controller/errors/kruise-rollout-configuration.yaml";
 const CONFIGMAP_CASES: &str = "controller/errors/lua_configuration";
 
-fn step<'a>(lines: &'a [Value], case_part: &str, step: u64) -> &'a Value {
+/// The JSON line of `steps[index]` (0-based, as `expected[index]`) of the case.
+fn step<'a>(lines: &'a [Value], case_part: &str, index: u64) -> &'a Value {
     lines
         .iter()
         .find(|line| {
             line["case"].as_str().unwrap().contains(case_part)
-                && line["step"].as_u64() == Some(step)
+                && line["index"].as_u64() == Some(index)
         })
-        .unwrap_or_else(|| panic!("no line for {case_part} step {step} in {lines:#?}"))
+        .unwrap_or_else(|| panic!("no line for {case_part} steps[{index}] in {lines:#?}"))
 }
 
 fn warnings(line: &Value) -> String {
@@ -61,7 +62,7 @@ fn production_mode_chains_ingress_steps_and_skips_steps_without_traffic() {
     );
     assert!(
         warnings(pause).contains(
-            r#"keeps step 0's result: {"spec":{"weight":20}}, which expected[1] does not match"#
+            r#"keeps step 1's result: {"spec":{"weight":20}}, which expected[1] does not match"#
         ),
         "{pause}"
     );
@@ -97,7 +98,7 @@ fn every_format_shows_skipped_steps_and_the_warnings() {
     let human = run(&["check", "--mode", "production", TREE]);
     assert!(
         human.stdout.contains(
-            "      - step 1\n          skipped: the controller does not call the script for a step with neither traffic nor matches\n"
+            "      - step 2\n          skipped: the controller does not call the script for a step with neither traffic nor matches\n"
         ),
         "{human:?}"
     );
@@ -126,7 +127,7 @@ fn every_format_shows_skipped_steps_and_the_warnings() {
     assert!(
         github
             .stdout
-            .contains("::notice file=controller/lua_configuration/example.io/Pause/testdata/pause.yaml,line=11,title=testdata/pause.yaml step 1 skipped::skipped"),
+            .contains("::notice file=controller/lua_configuration/example.io/Pause/testdata/pause.yaml,line=11,title=testdata/pause.yaml step 2 skipped::skipped"),
         "{github:?}"
     );
     assert!(
@@ -138,7 +139,8 @@ fn every_format_shows_skipped_steps_and_the_warnings() {
 
 #[test]
 fn obj_prints_the_ingress_obj_and_the_controllers_in_production_mode() {
-    let harness = run(&["obj", STALE_CASE, "--step", "1"]);
+    // Steps are numbered from 1: step 2 is `steps[1]`.
+    let harness = run(&["obj", STALE_CASE, "--step", "2"]);
     assert_eq!(harness.code, 0, "{harness:?}");
     assert!(
         harness.stdout.contains("  weight = \"50\",\n"),
@@ -160,8 +162,8 @@ fn obj_prints_the_ingress_obj_and_the_controllers_in_production_mode() {
         "{harness:?}"
     );
 
-    // Step 1's annotations are the canary Ingress's after step 0.
-    let production = run(&["obj", "--mode", "production", STALE_CASE, "--step", "1"]);
+    // Step 2's annotations are the canary Ingress's after step 1.
+    let production = run(&["obj", "--mode", "production", STALE_CASE, "--step", "2"]);
     assert_eq!(production.code, 0, "{production:?}");
     assert!(
         production
@@ -169,7 +171,7 @@ fn obj_prints_the_ingress_obj_and_the_controllers_in_production_mode() {
             .contains("    [\"demo.io/canary-by-header\"] = \"user=tester\",\n"),
         "{production:?}"
     );
-    let skipped = run(&["obj", "--mode", "production", STALE_CASE, "--step", "2"]);
+    let skipped = run(&["obj", "--mode", "production", STALE_CASE, "--step", "3"]);
     assert!(
         skipped.stdout.ends_with(
             "-- skipped: the controller does not call the script for a step with neither traffic nor matches\n"
@@ -238,7 +240,7 @@ fn snapshot_production_json_report() {
 #[test]
 fn run_in_production_mode_chains_an_ingress_script() {
     let script = "controller/lua_configuration/trafficrouting_ingress/stale.lua";
-    let harness = run(&["run", script, "--case", STALE_CASE, "--step", "1"]);
+    let harness = run(&["run", script, "--case", STALE_CASE, "--step", "2"]);
     assert_eq!(harness.code, 0, "{harness:?}");
     assert!(!harness.stdout.contains("canary-by-header"), "{harness:?}");
     let production = run(&["run", "--mode", "production", script, "--case", STALE_CASE]);
@@ -256,7 +258,7 @@ fn run_in_production_mode_chains_an_ingress_script() {
     assert!(
         production
             .stderr
-            .contains(&format!("{script}: step 2: skipped: ")),
+            .contains(&format!("{script}: step 3: skipped: ")),
         "{production:?}"
     );
     assert!(

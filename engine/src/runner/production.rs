@@ -120,7 +120,9 @@ pub fn controller_ingress_step(
         blocked,
     } = match replay(script, case, index, options) {
         Ok(replayed) => replayed,
-        Err((number, error)) => {
+        Err((index, error)) => {
+            // Steps are numbered from 1 in messages, as Kruise numbers a rollout's steps.
+            let number = index + 1;
             let message = format!(
                 "the rollout never gets past step {number}, which fails in the controller with a {} error ({}), so it never reaches this step",
                 error.kind, error.message
@@ -134,7 +136,8 @@ pub fn controller_ingress_step(
         }
     };
     let mut warnings = Vec::new();
-    if let Some((number, why)) = blocked {
+    if let Some((index, why)) = blocked {
+        let number = index + 1;
         warnings.push(format!(
             "in the cluster the rollout never gets past step {number} ({why}: the controller retries it forever), so it never reaches this step; this result assumes step {number} left the canary Ingress as its last run did"
         ));
@@ -217,8 +220,9 @@ pub(super) fn custom_skip_warning(
             Ok(case.steps[index].obj.data.to_canonical_json()),
             "the original".to_owned(),
         ),
-        Some(number) => {
-            let run = run_custom(script, &case.steps[number].obj, options);
+        Some(index) => {
+            let run = run_custom(script, &case.steps[index].obj, options);
+            let number = index + 1;
             (
                 run.production
                     .map(|data| data.to_canonical_json())

@@ -18,9 +18,11 @@
 //! their addresses until the arena is dropped, so that the pointers inside the image stay
 //! valid; everything allocated after it is released by the rewind.
 
-use std::ffi::c_void;
+use std::ffi::{c_int, c_void};
 use std::mem::MaybeUninit;
 use std::ptr::null_mut;
+
+use mlua::ffi;
 
 unsafe extern "C" {
     fn malloc(size: usize) -> *mut c_void;
@@ -55,6 +57,12 @@ pub(super) struct Arena {
     /// Every chunk, freed on drop.
     chunks: Vec<*mut c_void>,
     snapshot: Option<Box<Snapshot>>,
+    /// The state this arena serves, once it exists: where a refused allocation is located.
+    state: *mut ffi::lua_State,
+    /// The script line running when the cap first refused an allocation since
+    /// [`Self::clear_failure`]. PUC Lua raises its memory error without a position (and
+    /// without calling a message handler), so this is the only moment the line is known.
+    failed_line: Option<u32>,
 }
 
 /// The arena's bookkeeping of its blocks: what a snapshot saves beside the memory itself.
@@ -131,7 +139,25 @@ impl Arena {
             limit,
             chunks: Vec::new(),
             snapshot: None,
+            state: null_mut(),
+            failed_line: None,
         }
+    }
+
+    /// Records the state this arena serves (see [`Self::failed_line`]).
+    pub(super) fn serve(&mut self, state: *mut ffi::lua_State) {
+        self.state = state;
+    }
+
+    /// The script line running when the cap first refused an allocation since the last
+    /// [`Self::clear_failure`] (`None` outside a script, or before a refusal).
+    pub(super) fn failed_line(&self) -> Option<u32> {
+        self.failed_line
+    }
+
+    /// Forgets the refused allocation's line (a new run starts).
+    pub(super) fn clear_failure(&mut self) {
+        self.failed_line = None;
     }
 
     /// Records every block's contents and the bookkeeping, for [`Self::rewind`]. Taken once
@@ -499,10 +525,48 @@ pub(super) unsafe extern "C" fn arena_alloc(
     // SAFETY: `ud` is the sandbox's arena, alive as long as its state; `block` is null or
     // a block of `old_size` bytes this arena returned.
     unsafe {
-        (*ud.cast::<Arena>())
-            .reallocate(block.cast(), old_size, new_size)
-            .cast()
+        let arena = ud.cast::<Arena>();
+        let moved = (*arena).reallocate(block.cast(), old_size, new_size);
+        if moved.is_null() && new_size > 0 && (*arena).failed_line.is_none() {
+            let state = (*arena).state;
+            if !state.is_null() {
+                (*arena).failed_line = script_line_now(state);
+            }
+        }
+        moved.cast()
     }
+}
+
+/// How many call levels [`script_line_now`] looks through for the script's own code.
+const LEVELS: c_int = 200;
+
+/// The line the script (chunk `<string>`) is at in the innermost of its running functions:
+/// a refused allocation inside a library call (`string.rep`) is located at the script line
+/// that called it.
+///
+/// # Safety
+/// `state` is a valid state inside an allocation Lua asked for. `lua_getstack` and
+/// `lua_getinfo` with "Sl" only read call records and prototypes (they allocate nothing), and
+/// the caller's record holds its `savedpc` from the call on (ldo.c `luaD_precall`).
+unsafe fn script_line_now(state: *mut ffi::lua_State) -> Option<u32> {
+    const SCRIPT_SOURCE: &[u8] = b"<string>";
+    for level in 0..LEVELS {
+        // SAFETY: see above; `record` is plain data lua_getstack fills.
+        unsafe {
+            let mut record = MaybeUninit::<ffi::lua_Debug>::zeroed().assume_init();
+            if ffi::lua_getstack(state, level, &mut record) == 0 {
+                return None;
+            }
+            if ffi::lua_getinfo(state, c"Sl".as_ptr(), &mut record) == 0 {
+                return None;
+            }
+            let source = std::ffi::CStr::from_ptr(record.short_src.as_ptr());
+            if record.currentline > 0 && source.to_bytes() == SCRIPT_SOURCE {
+                return u32::try_from(record.currentline).ok();
+            }
+        }
+    }
+    None
 }
 
 #[cfg(test)]

@@ -8,22 +8,29 @@
 //! wins for a custom provider, and the ConfigMap one for an ingress class. Scripts Kruise would
 //! never read are listed as skipped.
 //!
+//! A PATH may also be a test case file: that case runs alone, with the script Kruise's test
+//! pairs it with. A case that yields no step is an error (it would check nothing), and with
+//! `--deny-warnings` any warning makes the exit code 1.
+//!
 //! `--shuffle N` reruns each case N more times with `obj`'s maps built in shuffled key order
 //! (fixed seeds, so runs are reproducible). A step whose result changes depends on the order
 //! `pairs()` visits keys; in the controller that order is random, so its output would be
-//! nondeterministic: such a step counts as a finding and makes the exit code 1.
+//! nondeterministic: such a step counts as a finding and makes the exit code 1. The finding
+//! names the `pairs()` loops whose order reaches the result (lint KL005) and the JSON paths
+//! that differ.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
 use kruise_lua_engine::discovery::{
-    EmbeddedScript, INGRESS_FOLDER, ScriptEntry, ScriptKind, ScriptOrigin, discover,
-    pair_with_testdata, read_configmap, resolve, testdata_dir,
+    CUSTOM_SCRIPT_NAME, EmbeddedScript, INGRESS_FOLDER, ScriptEntry, ScriptKind, ScriptOrigin,
+    discover, pair_with_testdata, read_configmap, resolve, testdata_dir,
 };
 use kruise_lua_engine::json::KeyOrder;
 use kruise_lua_engine::runner::{
-    CaseOutcome, Mode, RunOptions, Script, ScriptFlavor, StepOutcome, run_case_step,
+    CaseOutcome, Mode, RunOptions, Script, ScriptFlavor, StepOutcome, diff_canonical, format_path,
+    run_case_step, short_value,
 };
 use kruise_lua_engine::testcase::{CaseError, TestCase, parse_case};
 use rayon::prelude::*;
@@ -33,10 +40,12 @@ use super::report::{
     span_line,
 };
 use super::{ColorArg, InputArgs, LimitArgs, ModeArg, UsageError, paths, read_text};
+use crate::analysis::{self, LintConfig};
 
 #[derive(Debug, Args)]
 pub struct CheckArgs {
-    /// lua_configuration trees, trafficRouting.lua scripts, or ConfigMap manifests
+    /// lua_configuration trees, trafficRouting.lua scripts, test case files (run with their
+    /// script), or ConfigMap manifests
     #[arg(value_name = "PATH", default_value = "lua_configuration")]
     pub paths: Vec<PathBuf>,
     /// Verdict rules: the unit-test harness's (default) or the controller's
@@ -52,6 +61,11 @@ pub struct CheckArgs {
     /// result changes (they depend on pairs() order; exit code 1)
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub shuffle: u32,
+    /// Exit 1 when there is any warning (unknown case fields, results the controller would
+    /// see differently, inputs Kruise would not read; with --lint, lint warnings), not only on
+    /// failures and errors
+    #[arg(long)]
+    pub deny_warnings: bool,
     #[command(flatten)]
     pub limits: LimitArgs,
     #[command(flatten)]
@@ -62,9 +76,6 @@ pub struct CheckArgs {
     /// Also lint the scripts (as `kruise-lua lint`), in the same report
     #[arg(long)]
     pub lint: bool,
-    /// With --lint: lint warnings fail the run too
-    #[arg(long, requires = "lint")]
-    pub deny_warnings: bool,
     /// Check again whenever a file under PATH changes (until interrupted)
     #[arg(long)]
     pub watch: bool,
@@ -137,7 +148,7 @@ pub(crate) fn render(
     let mut rendered = Rendered {
         report: Vec::new(),
         summary: summary.line(),
-        code: summary.exit_code(),
+        code: summary.exit_code_denying(args.deny_warnings),
     };
     let written = if args.lint {
         let (mut findings, files) = super::lint::lint_paths(&args.paths, &args.input)?;
@@ -185,6 +196,8 @@ fn plan(
     let mut manifests: Vec<(&Path, Vec<EmbeddedScript>)> = Vec::new();
     let mut notes = Vec::new();
     let mut total = 0;
+    // Entries of `bundled` made for case-file PATHs.
+    let mut from_case_files: Vec<usize> = Vec::new();
     for root in roots {
         let metadata = std::fs::metadata(root).map_err(|err| UsageError::io(root, &err))?;
         let found = if metadata.is_dir() {
@@ -198,6 +211,29 @@ fn plan(
             let found = entries.len();
             bundled.extend(entries);
             found
+        } else if let Some(script) = script_of_case(root) {
+            // A test case file runs alone, with the script Kruise's test pairs it with.
+            let entries = discover_script(&script)?;
+            let found = entries.len();
+            for mut entry in entries {
+                // Several case files of one script run under it once.
+                match from_case_files
+                    .iter()
+                    .find(|&&at| bundled[at].origin == entry.origin)
+                {
+                    Some(&at) => {
+                        if let Ok(cases) = &mut bundled[at].cases {
+                            cases.push(root.clone());
+                        }
+                    }
+                    None => {
+                        entry.cases = Ok(vec![root.clone()]);
+                        from_case_files.push(bundled.len());
+                        bundled.push(entry);
+                    }
+                }
+            }
+            found
         } else {
             let text = read_text(root, input)?;
             let read = read_configmap(&text).map_err(|error| {
@@ -205,7 +241,15 @@ fn plan(
                     file: paths::display(root),
                     line: span_line(error.span.as_ref()),
                 };
-                UsageError(format!("{location}: {}", error.message))
+                // A test case outside a testdata folder reads as a manifest without a ConfigMap.
+                let hint = if error.message.contains("no ConfigMap") {
+                    format!(
+                        " (a test case file runs with its script from <group>/<Kind>/testdata/ or {INGRESS_FOLDER}/testdata/<class>/)"
+                    )
+                } else {
+                    String::new()
+                };
+                UsageError(format!("{location}: {}{hint}", error.message))
             })?;
             for note in read.notes {
                 let location = Location {
@@ -299,9 +343,11 @@ fn plan(
             continue;
         }
         let flavor = ScriptFlavor::from(&entry.kind);
+        let script = Script::new(entry.source.clone());
+        header.syntax_error = script.syntax_error().cloned();
         planned.push(Planned {
             header,
-            script: Script::new(entry.source.clone()),
+            script,
             flavor,
             jobs,
         });
@@ -325,6 +371,32 @@ fn plan(
         )));
     }
     Ok((planned, notes))
+}
+
+/// The script a test case file belongs to, as Kruise's test pairs them: a case under
+/// `<group>/<Kind>/testdata/` runs `<group>/<Kind>/trafficRouting.lua`, one under
+/// `trafficrouting_ingress/testdata/<class>/` runs `trafficrouting_ingress/<class>.lua`.
+/// `None` for a file outside any `testdata` folder (a ConfigMap manifest, then).
+fn script_of_case(path: &Path) -> Option<PathBuf> {
+    let testdata = path
+        .ancestors()
+        .skip(1)
+        .find(|dir| dir.file_name().is_some_and(|name| name == "testdata"))?;
+    let folder = testdata.parent().unwrap_or(Path::new(""));
+    if folder
+        .file_name()
+        .is_some_and(|name| name == INGRESS_FOLDER)
+    {
+        let class = path.strip_prefix(testdata).ok()?.components().next()?;
+        let class = class.as_os_str().to_str()?;
+        // A case file directly in the ingress testdata folder has no class.
+        if path.parent() == Some(testdata) {
+            return None;
+        }
+        Some(folder.join(format!("{class}.lua")))
+    } else {
+        Some(folder.join(CUSTOM_SCRIPT_NAME))
+    }
 }
 
 /// A single script PATH, discovered from its folder (from the ingress folder's parent for an
@@ -431,6 +503,7 @@ fn header(entry: &ScriptEntry) -> ScriptReport {
         case_base,
         cases: Vec::new(),
         skipped: None,
+        syntax_error: None,
     }
 }
 
@@ -524,6 +597,13 @@ fn run_job(
         Ok(case) => case,
         Err(error) => return failed(error),
     };
+    if case.steps.is_empty() {
+        return CaseReport {
+            path: job.path.clone(),
+            outcome: no_steps(&case),
+            order_dependent: Vec::new(),
+        };
+    }
     let outcome = CaseOutcome {
         case_error: None,
         warnings: case.warnings.clone(),
@@ -538,6 +618,36 @@ fn run_job(
         path: job.path.clone(),
         outcome,
         order_dependent,
+    }
+}
+
+/// A case that yields no step checks nothing (often a typo: `step:` for `steps:`, which Kruise
+/// ignores), so it is an error rather than a green case: at the engine's "steps is empty"
+/// warning when there is one (it names the empty list), with the other warnings kept.
+fn no_steps(case: &TestCase) -> CaseOutcome {
+    const EMPTY: &str = "steps is empty";
+    let reason = case
+        .warnings
+        .iter()
+        .find(|warning| warning.message.contains(EMPTY));
+    let error = CaseError {
+        message: format!(
+            "the case yields no step, so it checks nothing{}",
+            reason
+                .map(|warning| format!(" ({})", warning.message))
+                .unwrap_or_default()
+        ),
+        span: reason.and_then(|warning| warning.span),
+    };
+    CaseOutcome {
+        case_error: Some(error),
+        warnings: case
+            .warnings
+            .iter()
+            .filter(|warning| !warning.message.contains(EMPTY))
+            .cloned()
+            .collect(),
+        steps: Vec::new(),
     }
 }
 
@@ -592,6 +702,8 @@ fn order_findings(
         .collect();
     let base_results = step_results(&base.steps);
     let mut findings = Vec::new();
+    // Located once per case, and only when some step turns out order-dependent.
+    let mut calls: Option<Vec<Location>> = None;
     for (index, base_result) in base_results.iter().enumerate() {
         let mut distinct: BTreeSet<&StepResult> = BTreeSet::from([base_result]);
         let mut sample = None;
@@ -599,7 +711,7 @@ fn order_findings(
             if let Some(result) = rerun.get(index) {
                 distinct.insert(result);
                 if result != base_result && sample.is_none() {
-                    sample = Some(describe_result(result));
+                    sample = Some(describe_difference(base_result, result));
                 }
             }
         }
@@ -609,19 +721,80 @@ fn order_findings(
                 distinct: distinct.len(),
                 runs: reruns.len() + 1,
                 sample,
+                pairs_calls: calls.get_or_insert_with(|| pairs_calls(plan, case)).clone(),
             });
         }
     }
     findings
 }
 
-fn describe_result(result: &StepResult) -> String {
-    match result {
+/// How a shuffled run's result differs from the sorted-order one: the differing JSON paths
+/// with both values when both are results, else the other run's result or error.
+fn describe_difference(sorted: &StepResult, other: &StepResult) -> String {
+    if let ((_, Some(sorted), None), (_, Some(other), None)) = (sorted, other)
+        && let Some(diffs) = diff_canonical(sorted, other)
+        && !diffs.is_empty()
+    {
+        const SHOWN: usize = 5;
+        let mut listed: Vec<String> = diffs
+            .iter()
+            .take(SHOWN)
+            .map(|(path, sorted, other)| {
+                format!(
+                    "{}: {} (sorted order: {})",
+                    format_path(path),
+                    short_value(other.as_ref()),
+                    short_value(sorted.as_ref())
+                )
+            })
+            .collect();
+        if diffs.len() > SHOWN {
+            listed.push(format!("and {} more", diffs.len() - SHOWN));
+        }
+        return listed.join("; ");
+    }
+    match other {
         (_, _, Some(kind)) => format!("a {kind} error"),
         (_, Some(actual), None) => actual.clone(),
         (_, None, None) => "no result".to_string(),
     }
 }
+
+/// Where the script loops with `pairs()` in a way whose order can reach its result (the
+/// KL005 lint's findings, with the shape of the case's specs as the language server gives
+/// it), mapped to the script's file and line.
+fn pairs_calls(plan: &Planned, case: &TestCase) -> Vec<Location> {
+    let source = plan.script.source();
+    let specs: Vec<_> = case
+        .steps
+        .iter()
+        .filter_map(|step| step.obj.data.spec.clone())
+        .collect();
+    let shape = (!specs.is_empty()).then(|| analysis::infer_spec_shape(&specs));
+    let analysis = analysis::analyze_script(
+        source,
+        plan.flavor,
+        &LintConfig::default(),
+        shape.as_ref(),
+        None,
+    );
+    analysis
+        .diagnostics
+        .iter()
+        .filter(|diagnostic| diagnostic.code == PAIRS_LINT)
+        .map(|diagnostic| {
+            let before = &source[..diagnostic.range.start.min(source.len())];
+            let lua_line = before.matches('\n').count() as u32 + 1;
+            Location {
+                file: plan.header.path.clone(),
+                line: Some(plan.header.file_line(lua_line)),
+            }
+        })
+        .collect()
+}
+
+/// The lint that finds `pairs()` loops over Go maps whose order reaches the result.
+const PAIRS_LINT: &str = "KL005";
 
 /// The seed of shuffled run `run` (SplitMix64 of the run number, so every run differs and
 /// reports are reproducible).

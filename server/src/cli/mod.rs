@@ -1,5 +1,6 @@
 //! Command-line parsing and dispatch: one module per subcommand, shared option types, and
-//! the exit-code convention (0 all good, 1 findings, 2 usage or I/O error).
+//! the exit-code convention (0 all good, 1 findings, 2 usage or I/O error), which `--help`
+//! lists.
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -26,7 +27,8 @@ pub mod watch;
     name = "kruise-lua",
     version,
     about = "Runs OpenKruise Rollout traffic-routing Lua scripts exactly as Kruise does",
-    propagate_version = true
+    propagate_version = true,
+    after_help = EXIT_CODES_HELP
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -36,7 +38,9 @@ pub struct Cli {
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Run every test case of every script and report per step (exit 1 on any failure)
+    /// Run each step of every test case of every script and report per step (exit 1 on any
+    /// failure)
+    #[command(after_help = EXIT_CODES_HELP)]
     Check(check::CheckArgs),
     /// Report syntax errors and lint findings, as the language server does (exit 1 on errors)
     Lint(lint::LintArgs),
@@ -177,6 +181,14 @@ pub fn write_stderr_line(line: &str) {
     let _ = writeln!(std::io::stderr().lock(), "{line}");
 }
 
+/// The exit codes, as `--help` lists them.
+pub const EXIT_CODES_HELP: &str = "Exit codes:
+  0  every step passed (check), or the command did its work
+  1  a step failed or errored, a case is broken, a step depends on pairs() order
+     (--shuffle), or a warning with --deny-warnings
+  2  usage or I/O error: a bad option, a missing or unreadable path, a --filter that
+     matches nothing";
+
 /// Exit codes of every subcommand.
 pub const EXIT_OK: u8 = 0;
 pub const EXIT_FINDINGS: u8 = 1;
@@ -219,7 +231,8 @@ pub struct SelectedCase {
     pub steps: Vec<usize>,
 }
 
-/// Reads and parses the case at `path` and selects `step` (or every step). A case that does
+/// Reads and parses the case at `path` and selects step number `step` (from 1; or every
+/// step); the selected steps are given as 0-based indices. A case that does
 /// not parse is reported on stderr as `file:line: case error: …` and gives `Ok(Err(exit code))`.
 pub fn load_case_steps(
     path: &std::path::Path,
@@ -253,11 +266,12 @@ pub fn load_case_steps(
             warning.message
         )));
     }
+    // `--step` numbers steps from 1, as every report does.
     let steps = match step {
-        Some(step) if step < case.steps.len() => vec![step],
-        Some(step) => {
+        Some(number) if (1..=case.steps.len()).contains(&number) => vec![number - 1],
+        Some(number) => {
             return Err(UsageError(format!(
-                "--step {step}: {name} has {} step(s), numbered from 0",
+                "--step {number}: {name} has {} step(s), numbered from 1",
                 case.steps.len()
             )));
         }

@@ -524,16 +524,18 @@ metadata:
     out.push_str("expected:\n");
     let weights = [(80, 20), (50, 50), (0, 100)];
     for (index, description) in shape.step_descriptions().iter().enumerate() {
+        // Steps are numbered from 1 (as in every report); `expected[index]` is this entry.
+        let number = index + 1;
         let todo = match shape {
             CaseShape::HeadersAnd | CaseShape::HeadersOr => format!(
-                "# TODO step {index} ({description}): the {kind} with a canary route in front of the\n\
+                "# TODO step {number} ({description}): the {kind} with a canary route in front of the\n\
                  # stable one that only these requests reach, pointing at `{canary}`; the route to\n\
                  # `other` unchanged."
             ),
             CaseShape::Weights => {
                 let (stable_part, canary_part) = weights[index];
                 format!(
-                    "# TODO step {index} ({description}): the {kind} with `{stable}` at weight {stable_part} and\n\
+                    "# TODO step {number} ({description}): the {kind} with `{stable}` at weight {stable_part} and\n\
                      # `{canary}` at weight {canary_part}; the route to `other` unchanged."
                 )
             }
@@ -595,14 +597,16 @@ metadata:
     out.push_str(&indent(&format!("{metadata}{spec}"), 2));
     out.push_str("expected:\n");
     for (index, description) in shape.step_descriptions().iter().enumerate() {
+        // Steps are numbered from 1 (as in every report); `expected[index]` is this entry.
+        let number = index + 1;
         let todo = match shape {
             CaseShape::HeadersAnd | CaseShape::HeadersOr => format!(
-                "# TODO step {index} ({description}): the canary annotations that send these requests to\n\
+                "# TODO step {number} ({description}): the canary annotations that send these requests to\n\
                  # `{canary}`. If the controller cannot express this, make the script raise an error and\n\
                  # keep a case only for what it can express."
             ),
             CaseShape::Weights => format!(
-                "# TODO step {index} ({description}): the canary weight annotation (obj.weight is the\n\
+                "# TODO step {number} ({description}): the canary weight annotation (obj.weight is the\n\
                  # string \"{weight}\").",
                 weight = ["20", "50", "100"][index]
             ),

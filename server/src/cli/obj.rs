@@ -26,6 +26,7 @@ use kruise_lua_engine::testcase::CaseKind;
 use kruise_lua_engine::value::JsonValue;
 use kruise_lua_engine::yaml::{YamlNode, YamlValue};
 
+use super::report::step_number;
 use super::{
     EXIT_OK, InputArgs, LimitArgs, ModeArg, SelectedCase, UsageError, load_case_steps, read_text,
     write_stdout,
@@ -37,7 +38,8 @@ pub struct ObjArgs {
     /// The test case (a testdata/*.yaml file)
     #[arg(value_name = "CASE.yaml")]
     pub case: PathBuf,
-    /// Print only step N (0-based)
+    /// Print only step N (numbered from 1, as Kruise numbers a rollout's steps and every
+    /// report shows them)
     #[arg(long, value_name = "N")]
     pub step: Option<usize>,
     /// Whose obj: the unit-test harness's (default) or the controller's (steps it skips,
@@ -94,7 +96,10 @@ pub fn execute(args: ObjArgs) -> Result<u8, UsageError> {
         if position > 0 {
             out.push('\n');
         }
-        out.push_str(&format!("-- {name}: step {index} of {total} ({source})\n"));
+        out.push_str(&format!(
+            "-- {name}: step {} of {total} ({source})\n",
+            step_number(*index)
+        ));
         let step = &case.steps[*index];
         let obj: Result<JsonValue, String> = match &chain {
             Some(script) => match ingress_step_obj(script, &case, *index, &options) {

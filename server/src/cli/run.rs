@@ -21,6 +21,7 @@ use kruise_lua_engine::yaml::{YamlNode, YamlValue};
 
 use crate::chunk_positions::{ScriptPlace, message_after_position};
 
+use super::report::step_number;
 use super::{
     EXIT_FINDINGS, EXIT_OK, InputArgs, LimitArgs, ModeArg, SelectedCase, UsageError,
     load_case_steps, paths, read_text, terminal::escape_controls, write_stderr_line, write_stdout,
@@ -34,7 +35,8 @@ pub struct RunArgs {
     /// The test case whose steps give the script its obj
     #[arg(long, value_name = "CASE.yaml")]
     pub case: PathBuf,
-    /// Run only step N (0-based)
+    /// Run only step N (numbered from 1, as Kruise numbers a rollout's steps and every
+    /// report shows them)
     #[arg(long, value_name = "N")]
     pub step: Option<usize>,
     /// Result rules: the unit-test harness's (default) or the controller's
@@ -69,6 +71,7 @@ pub fn execute(args: RunArgs) -> Result<u8, UsageError> {
     let ingress = discovery::is_ingress_script(&args.script);
     for index in selected {
         let step = &case.steps[index];
+        let number = step_number(index);
         let (prints, result) = if ingress && mode == Mode::Production {
             // The controller runs the script on the canary Ingress the earlier steps left.
             let chained = controller_ingress_step(&script, &case, index, &options);
@@ -79,7 +82,7 @@ pub fn execute(args: RunArgs) -> Result<u8, UsageError> {
                     .map(|warning| format!("warning: {warning}")),
             ) {
                 write_stderr_line(&escape_controls(&format!(
-                    "{script_name}: step {index}: {note}"
+                    "{script_name}: step {number}: {note}"
                 )));
             }
             let result = chained.result.map(|data| Data {
@@ -105,7 +108,7 @@ pub fn execute(args: RunArgs) -> Result<u8, UsageError> {
         };
         for print in &prints {
             write_stderr_line(&escape_controls(&format!(
-                "{script_name}: step {index}: print: {print}"
+                "{script_name}: step {number}: print: {print}"
             )));
         }
         match &result {
@@ -113,7 +116,7 @@ pub fn execute(args: RunArgs) -> Result<u8, UsageError> {
                 if !out.is_empty() {
                     out.push_str("---\n");
                 }
-                out.push_str(&format!("# {case_name}: step {index}\n"));
+                out.push_str(&format!("# {case_name}: step {number}\n"));
                 out.push_str(&resource(original.as_ref(), data));
             }
             Err(error) => {
@@ -126,7 +129,7 @@ pub fn execute(args: RunArgs) -> Result<u8, UsageError> {
                     first_line: 1,
                 };
                 write_stderr_line(&escape_controls(&format!(
-                    "{script_name}{line}: step {index}: {} error: {}",
+                    "{script_name}{line}: step {number}: {} error: {}",
                     error.kind,
                     message_after_position(&error.message, place)
                 )));

@@ -791,7 +791,7 @@ mod tests {
         assert!(
             production
                 .iter()
-                .any(|d| d.message.contains("the resource keeps step 0's result")),
+                .any(|d| d.message.contains("the resource keeps step 1's result")),
             "{production:?}"
         );
     }

@@ -10,7 +10,7 @@ use kruise_lua_engine::runner::StepStatus;
 use super::{
     CaseReport, Location, Report, ScriptReport, Summary, canonical_texts, case_error_location,
     case_warning_location, diff_location, fail_location, format_path, format_value,
-    step_error_location,
+    step_error_location, step_number,
 };
 use crate::cli::paths;
 
@@ -36,6 +36,16 @@ pub fn write(report: &Report, out: &mut dyn Write) -> io::Result<()> {
                 &location,
                 &format!("{} skipped", script.id()),
                 reason,
+            )?;
+        }
+        if let Some(error) = &script.syntax_error {
+            // One annotation for the script; its steps do not repeat it.
+            command(
+                out,
+                "error",
+                &super::syntax_error_location(script, error),
+                &format!("{}: syntax error", script.id()),
+                &super::error_message(script, error),
             )?;
         }
         for case in &script.cases {
@@ -66,7 +76,7 @@ fn write_case(out: &mut dyn Write, script: &ScriptReport, case: &CaseReport) -> 
         )?;
     }
     for step in &case.outcome.steps {
-        let title = format!("{short} step {}", step.index);
+        let title = format!("{short} step {}", step_number(step.index));
         match step.status {
             StepStatus::Pass => {}
             StepStatus::Fail => {
@@ -99,6 +109,7 @@ fn write_case(out: &mut dyn Write, script: &ScriptReport, case: &CaseReport) -> 
                     )?;
                 }
             }
+            StepStatus::Error if super::is_script_syntax_error(script, step) => {}
             StepStatus::Error => {
                 let (kind, message) = match &step.error {
                     Some(error) => (error.kind.as_str(), super::error_message(script, error)),
@@ -202,13 +213,13 @@ mod tests {
         let expect = [
             format!("::warning file={case}/pass.yaml,line=12,title=testdata/pass.yaml::unknown field `weight` in steps[0]"),
             format!(
-                "::error file={case}/fail.yaml,line=34,title=testdata/fail.yaml step 1%3A spec.weight differs::expected 20, actual 30%0A%0A--- expected%0A+++ actual%0A@@ -1,2 +1,3 @@%0A spec:%0A-  weight: 20%0A+  host: a<&>\"b%0A+  weight: 30%0A"
+                "::error file={case}/fail.yaml,line=34,title=testdata/fail.yaml step 2%3A spec.weight differs::expected 20, actual 30%0A%0A--- expected%0A+++ actual%0A@@ -1,2 +1,3 @@%0A spec:%0A-  weight: 20%0A+  host: a<&>\"b%0A+  weight: 30%0A"
             ),
             format!(
-                "::error file={case}/fail.yaml,line=30,title=testdata/fail.yaml step 1%3A spec.host differs::expected (absent), actual \"a<&>\\\"b\""
+                "::error file={case}/fail.yaml,line=30,title=testdata/fail.yaml step 2%3A spec.host differs::expected (absent), actual \"a<&>\\\"b\""
             ),
-            "::error file=lua_configuration/example.io/Demo/trafficRouting.lua,line=7,title=testdata/error.yaml step 0%3A runtime error::attempt to index a nil value%0Astack traceback".to_string(),
-            format!("::error file={case}/error.yaml,line=6,title=testdata/error.yaml step 1%3A timeout error::script exceeded 100 ms"),
+            "::error file=lua_configuration/example.io/Demo/trafficRouting.lua,line=7,title=testdata/error.yaml step 1%3A runtime error::attempt to index a nil value%0Astack traceback".to_string(),
+            format!("::error file={case}/error.yaml,line=6,title=testdata/error.yaml step 2%3A timeout error::script exceeded 100 ms"),
             format!("::error file={case}/broken.yaml,line=1,title=testdata/broken.yaml%3A case error::neither rollout nor trafficRouting defined"),
         ];
         for line in &expect {

@@ -8,7 +8,7 @@ use kruise_lua_engine::runner::{StepOutcome, StepStatus};
 
 use super::{
     CaseReport, Report, ScriptReport, Summary, Verdict, canonical_texts, case_error_location,
-    case_warning_location, describe_diff, diff_location, step_error_location,
+    case_warning_location, describe_diff, diff_location, step_error_location, step_number,
 };
 use crate::cli::paths;
 
@@ -88,6 +88,15 @@ fn write_script(painter: &Painter, script: &ScriptReport, out: &mut dyn Write) -
         painter.mark(script.verdict()),
         painter.paint(BOLD, &title)
     )?;
+    if let Some(error) = &script.syntax_error {
+        // Shown once here; its steps only name it.
+        let location = super::syntax_error_location(script, error);
+        let message = format!(
+            "{location}: syntax error: {}",
+            super::error_message(script, error)
+        );
+        write_block(out, "    ", &painter.paint(RED, &message))?;
+    }
     for case in &script.cases {
         write_case(painter, script, case, out)?;
     }
@@ -140,10 +149,23 @@ fn write_step(
     match super::skip_reason(step) {
         // Production mode: the controller does not run the script for this step.
         Some(reason) if finding.is_none() => {
-            writeln!(out, "      - step {}", step.index)?;
+            writeln!(out, "      - step {}", step_number(step.index))?;
             writeln!(out, "{DETAIL}{}", painter.paint(YELLOW, reason))?;
         }
-        _ => writeln!(out, "      {} step {}", painter.mark(verdict), step.index)?,
+        _ if super::is_script_syntax_error(script, step) => {
+            writeln!(
+                out,
+                "      {} step {} (the syntax error above)",
+                painter.mark(verdict),
+                step_number(step.index)
+            )?;
+        }
+        _ => writeln!(
+            out,
+            "      {} step {}",
+            painter.mark(verdict),
+            step_number(step.index)
+        )?,
     }
     match step.status {
         StepStatus::Pass => {}
@@ -175,6 +197,7 @@ fn write_step(
                 writeln!(out, "{DETAIL}{}", painter.paint(style, line))?;
             }
         }
+        StepStatus::Error if super::is_script_syntax_error(script, step) => {}
         StepStatus::Error => {
             let location = step_error_location(script, case, step);
             let message = match &step.error {
@@ -241,13 +264,13 @@ mod tests {
             "  ✓ testdata/pass.yaml",
             "      lua_configuration/example.io/Demo/testdata/pass.yaml:12: warning: unknown field `weight` in steps[0]",
             "  ✗ testdata/fail.yaml",
-            "      ✗ step 1",
+            "      ✗ step 2",
             "          spec.weight: expected 20, actual 30  (lua_configuration/example.io/Demo/testdata/fail.yaml:34)",
             "          spec.host: expected (absent), actual \"a<&>\\\"b\"  (lua_configuration/example.io/Demo/testdata/fail.yaml:30)",
             "          -  weight: 20",
             "          warning: the controller's result differs: {\"spec\":null}",
             "          print: debug 100%",
-            "      ! step 0",
+            "      ! step 1",
             "          lua_configuration/example.io/Demo/trafficRouting.lua:7: runtime error: attempt to index a nil value",
             "          stack traceback",
             "          lua_configuration/example.io/Demo/testdata/error.yaml:6: timeout error: script exceeded 100 ms",

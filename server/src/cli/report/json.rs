@@ -1,8 +1,9 @@
 //! JSON Lines report: one object per step, and one with `"step": null` per case-level error.
 //!
-//! Fields: `script`, `case`, `step`, `status` (`pass`/`fail`/`error`), `error_kind`, `error`,
-//! `line`, `actual`, `expected` (canonical JSON strings), `warnings`, `located_error`,
-//! `skipped`. `line` is a line of the script file for script errors, of the case file
+//! Fields: `script`, `case`, `step`, `index`, `status` (`pass`/`fail`/`error`), `error_kind`,
+//! `error`, `line`, `actual`, `expected` (canonical JSON strings), `warnings`, `located_error`,
+//! `skipped`. `step` is the step's number as every other output shows it (from 1, as Kruise
+//! numbers a rollout's steps); `index` is its 0-based YAML index (`steps[i]`, `expected[i]`). `line` is a line of the script file for script errors, of the case file
 //! otherwise (the failing field or `expected[i]` for failures, the offending node for case
 //! errors; `null` for passes). Case warnings (`file:line: message`) are listed with the case's
 //! first object.
@@ -22,7 +23,7 @@ use kruise_lua_engine::ErrorKind;
 
 use super::{
     CaseReport, Report, ScriptReport, case_error_location, case_warning_location, fail_location,
-    located_error, step_error_location,
+    located_error, step_error_location, step_number,
 };
 
 /// One line of the report.
@@ -30,7 +31,10 @@ use super::{
 pub struct Line<'a> {
     pub script: String,
     pub case: &'a str,
+    /// The step's number, from 1 (`null` for a case-level line).
     pub step: Option<usize>,
+    /// The step's 0-based index in the case (`expected[index]`).
+    pub index: Option<usize>,
     pub status: &'static str,
     pub error_kind: Option<&'static str>,
     pub error: Option<String>,
@@ -74,6 +78,7 @@ pub fn case_lines<'a>(script: &ScriptReport, case: &'a CaseReport) -> Vec<Line<'
             script: script.id(),
             case: &case.path,
             step: None,
+            index: None,
             status: "error",
             error_kind: Some("case"),
             error: Some(error.message.clone()),
@@ -110,7 +115,8 @@ fn step_line<'a>(
     Line {
         script: script.id(),
         case: &case.path,
-        step: Some(step.index),
+        step: Some(step_number(step.index)),
+        index: Some(step.index),
         status,
         error_kind: step.error.as_ref().map(|error| error.kind.as_str()),
         error: step.error.as_ref().map(|error| error.message.clone()),
@@ -151,6 +157,7 @@ mod tests {
             "script",
             "case",
             "step",
+            "index",
             "status",
             "error_kind",
             "error",
@@ -192,8 +199,9 @@ mod tests {
         let fail = &lines[2];
         assert_eq!(
             (fail["step"].as_u64(), fail["status"].as_str()),
-            (Some(1), Some("fail"))
+            (Some(2), Some("fail"))
         );
+        assert_eq!(fail["index"], 1, "the YAML index of expected[1]");
         assert_eq!(fail["line"], 34);
         assert_eq!(fail["expected"], r#"{"spec":{"weight":20}}"#);
         assert_eq!(fail["error_kind"], Value::Null);

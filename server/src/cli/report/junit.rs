@@ -1,7 +1,9 @@
 //! JUnit XML report: `<testsuites>` → a `<testsuite>` per script → a `<testcase>` per step
 //! (named `<case> step <i>`), or per case for case-level errors. Failures carry the differing
 //! paths and the unified diff; steps whose result depends on key order (`--shuffle`) are
-//! failures of type `nondeterministic`. Written with quick-xml so every value is escaped.
+//! failures of type `nondeterministic`. Warnings go to the testcase's `<system-err>` (so CI
+//! shows them, and `--deny-warnings` failures are explained), prints to its `<system-out>`.
+//! Written with quick-xml so every value is escaped.
 
 use std::borrow::Cow;
 use std::io::{self, Write};
@@ -12,7 +14,7 @@ use quick_xml::events::{BytesDecl, BytesEnd, BytesStart, BytesText, Event};
 
 use super::{
     CaseReport, Report, ScriptReport, Summary, canonical_texts, case_error_location, describe_diff,
-    diff_location, step_error_location,
+    diff_location, step_error_location, step_number,
 };
 use crate::cli::paths;
 
@@ -130,6 +132,7 @@ fn write_case<W: Write>(
             &classname,
             &case.path,
             &[element],
+            &[],
             &warnings,
         );
     }
@@ -170,19 +173,31 @@ fn write_case<W: Write>(
                 body: message,
             });
         }
-        let mut output = if position == 0 {
+        let mut step_warnings = if position == 0 {
             warnings.clone()
         } else {
             Vec::new()
         };
-        output.extend(
+        step_warnings.extend(
             super::step_warnings(script, step)
                 .iter()
                 .map(|warning| format!("warning: {warning}")),
         );
-        output.extend(step.prints.iter().map(|print| format!("print: {print}")));
-        let name = format!("{short} step {}", step.index);
-        write_testcase(writer, &name, &classname, &case.path, &elements, &output)?;
+        let prints: Vec<String> = step
+            .prints
+            .iter()
+            .map(|print| format!("print: {print}"))
+            .collect();
+        let name = format!("{short} step {}", step_number(step.index));
+        write_testcase(
+            writer,
+            &name,
+            &classname,
+            &case.path,
+            &elements,
+            &prints,
+            &step_warnings,
+        )?;
     }
     Ok(())
 }
@@ -233,13 +248,14 @@ fn write_testcase<W: Write>(
     file: &str,
     elements: &[Element],
     output: &[String],
+    warnings: &[String],
 ) -> io::Result<()> {
     let testcase = BytesStart::new("testcase").with_attributes([
         ("name", clean(name).as_ref()),
         ("classname", clean(classname).as_ref()),
         ("file", clean(file).as_ref()),
     ]);
-    if elements.is_empty() && output.is_empty() {
+    if elements.is_empty() && output.is_empty() && warnings.is_empty() {
         return writer.write_event(Event::Empty(testcase));
     }
     writer.write_event(Event::Start(testcase))?;
@@ -256,6 +272,11 @@ fn write_testcase<W: Write>(
         writer.write_event(Event::Start(BytesStart::new("system-out")))?;
         writer.write_event(Event::Text(BytesText::new(&clean(&output.join("\n")))))?;
         writer.write_event(Event::End(BytesEnd::new("system-out")))?;
+    }
+    if !warnings.is_empty() {
+        writer.write_event(Event::Start(BytesStart::new("system-err")))?;
+        writer.write_event(Event::Text(BytesText::new(&clean(&warnings.join("\n")))))?;
+        writer.write_event(Event::End(BytesEnd::new("system-err")))?;
     }
     writer.write_event(Event::End(BytesEnd::new("testcase")))
 }
@@ -382,11 +403,11 @@ mod tests {
         assert_eq!(
             testcases,
             [
-                "testdata/pass.yaml step 0",
-                "testdata/fail.yaml step 0",
+                "testdata/pass.yaml step 1",
                 "testdata/fail.yaml step 1",
-                "testdata/error.yaml step 0",
+                "testdata/fail.yaml step 2",
                 "testdata/error.yaml step 1",
+                "testdata/error.yaml step 2",
                 "testdata/broken.yaml"
             ]
         );

@@ -50,6 +50,9 @@ pub struct ScriptReport {
     pub cases: Vec<CaseReport>,
     /// Why the script was not run at all (e.g. an ingress-class script has no test format).
     pub skipped: Option<String>,
+    /// The script's syntax error: every step fails with it, and reports show it once for the
+    /// script instead of once per step.
+    pub syntax_error: Option<ScriptError>,
 }
 
 /// One case file (or the missing `testdata` folder) and what happened to it.
@@ -65,21 +68,38 @@ pub struct CaseReport {
 /// A step whose result depends on the order `pairs()` visits `obj`'s keys.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OrderFinding {
+    /// The step's index in the case (`steps[i]`; shown numbered from 1).
     pub step: usize,
     /// Distinct results seen across `runs` runs.
     pub distinct: usize,
     pub runs: usize,
-    /// One result that differs from the sorted-order run's.
+    /// How another run's result differs from the sorted-order run's: the differing JSON paths
+    /// with both values, or the other run's error.
     pub sample: String,
+    /// Where the script calls `pairs()`: the calls whose order can reach the result.
+    pub pairs_calls: Vec<Location>,
 }
 
 impl OrderFinding {
     pub fn message(&self) -> String {
+        let calls = match self.pairs_calls.as_slice() {
+            [] => "obj's keys".to_string(),
+            calls => {
+                let places: Vec<String> = calls.iter().map(ToString::to_string).collect();
+                format!("obj's keys (pairs() at {})", places.join(", "))
+            }
+        };
         format!(
-            "nondeterministic: the result depends on the order pairs() visits obj's keys ({} distinct results in {} runs with shuffled key order); another run gave {}",
+            "nondeterministic: the result depends on the order pairs() visits {calls}: {} distinct results in {} runs with shuffled key order; another run gave {}",
             self.distinct, self.runs, self.sample
         )
     }
+}
+
+/// How steps are numbered in every message, option and report: from 1, as Kruise numbers a
+/// rollout's steps (`expected[i]` and `steps[i]` keep the YAML's 0-based index).
+pub fn step_number(index: usize) -> usize {
+    index + 1
 }
 
 impl ScriptReport {
@@ -148,6 +168,24 @@ pub fn step_error_location(
             line: span_line(step.step_span.as_ref()),
         },
     }
+}
+
+/// Where a script's syntax error is: its Lua line, else the script's first line.
+pub fn syntax_error_location(script: &ScriptReport, error: &ScriptError) -> Location {
+    Location {
+        file: script.path.clone(),
+        line: Some(script.file_line(error.line.unwrap_or(1))),
+    }
+}
+
+/// Whether `step` failed with the script's own syntax error (which reports show once, for the
+/// script).
+pub fn is_script_syntax_error(script: &ScriptReport, step: &StepOutcome) -> bool {
+    script.syntax_error.is_some()
+        && step
+            .error
+            .as_ref()
+            .is_some_and(|error| error.kind == ErrorKind::Syntax)
 }
 
 /// Where a failing step points: its first differing field with a position, else `expected[i]`.
@@ -404,6 +442,15 @@ impl Summary {
         }
     }
 
+    /// [`Summary::exit_code`], where with `deny_warnings` a warning also gives 1.
+    pub fn exit_code_denying(&self, deny_warnings: bool) -> u8 {
+        if deny_warnings && self.warnings > 0 {
+            1
+        } else {
+            self.exit_code()
+        }
+    }
+
     /// `N passed, N failed, N errors` and the optional counts after it.
     pub fn line(&self) -> String {
         let mut line = format!(
@@ -549,6 +596,7 @@ pub(crate) mod fixtures {
             first_line: 1,
             case_base: "lua_configuration/example.io/Demo".into(),
             skipped: None,
+            syntax_error: None,
             cases: vec![
                 CaseReport {
                     path: "lua_configuration/example.io/Demo/testdata/pass.yaml".into(),
@@ -697,6 +745,16 @@ mod tests {
     }
 
     #[test]
+    fn deny_warnings_fails_a_green_run_with_warnings() {
+        let mut report = fixtures::report();
+        report.scripts[0].cases.truncate(1);
+        let summary = Summary::of(&report);
+        assert_eq!(summary.warnings, 1);
+        assert_eq!(summary.exit_code_denying(false), 0);
+        assert_eq!(summary.exit_code_denying(true), 1);
+    }
+
+    #[test]
     fn order_dependence_alone_fails_the_run() {
         let mut report = fixtures::report();
         report.scripts[0].cases.truncate(1);
@@ -708,6 +766,7 @@ mod tests {
                 distinct: 2,
                 runs: 4,
                 sample: "{}".into(),
+                pairs_calls: Vec::new(),
             });
         let summary = Summary::of(&report);
         assert_eq!(summary.exit_code(), 1);
