@@ -8,9 +8,9 @@ use regex::Regex;
 use crate::value::JsonValue;
 use crate::yaml::{YamlNode, YamlValue};
 
-/// Nesting deeper than this is refused (real CRDs stay well below; the YAML reader bounds the
-/// input size, this bounds our recursion).
-const MAX_DEPTH: usize = 200;
+/// Schemas nested deeper than this are refused: published CRDs stay far below (an embedded
+/// pod template is about 30 levels), and compiling and validating recurse once per level.
+const MAX_DEPTH: usize = 100;
 
 /// The `type` keyword. A schema without one accepts any type (the API server only allows that
 /// with `x-kubernetes-int-or-string` or `x-kubernetes-preserve-unknown-fields`).

@@ -59,7 +59,7 @@ pub(crate) fn check_string_format(format: &str, value: &str) -> FormatCheck {
 
 fn is_base64(value: &str) -> bool {
     let bytes = value.as_bytes();
-    if bytes.len() % 4 != 0 {
+    if !bytes.len().is_multiple_of(4) {
         return false;
     }
     let padding = bytes.iter().rev().take_while(|&&b| b == b'=').count();

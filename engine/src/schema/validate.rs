@@ -238,31 +238,27 @@ impl Walker<'_> {
 
     fn check_number(&mut self, schema: &Schema, value: &JsonValue) {
         let Some(n) = as_f64(value) else { return };
-        if let Some(min) = schema.minimum {
-            if n < min || (schema.exclusive_minimum && n == min) {
-                let relation = if schema.exclusive_minimum {
-                    "greater than"
-                } else {
-                    "greater than or equal to"
-                };
-                self.error(
-                    "minimum",
-                    format!("{} must be {relation} {min}", show(value)),
-                );
-            }
+        if let Some(min) = schema.minimum
+            && (n < min || (schema.exclusive_minimum && n == min))
+        {
+            let relation = if schema.exclusive_minimum {
+                "greater than"
+            } else {
+                "greater than or equal to"
+            };
+            let message = format!("{} must be {relation} {min}", show(value));
+            self.error("minimum", message);
         }
-        if let Some(max) = schema.maximum {
-            if n > max || (schema.exclusive_maximum && n == max) {
-                let relation = if schema.exclusive_maximum {
-                    "less than"
-                } else {
-                    "less than or equal to"
-                };
-                self.error(
-                    "maximum",
-                    format!("{} must be {relation} {max}", show(value)),
-                );
-            }
+        if let Some(max) = schema.maximum
+            && (n > max || (schema.exclusive_maximum && n == max))
+        {
+            let relation = if schema.exclusive_maximum {
+                "less than"
+            } else {
+                "less than or equal to"
+            };
+            let message = format!("{} must be {relation} {max}", show(value));
+            self.error("maximum", message);
         }
         if let Some(factor) = schema.multiple_of.filter(|f| *f > 0.0) {
             let ratio = n / factor;
@@ -558,10 +554,89 @@ impl Walker<'_> {
                 );
             }
         }
-        if let Some(not) = &schema.not {
-            if errors_of(self, not).is_empty() {
-                self.error("not", "must not match the schema in not".to_owned());
-            }
+        if let Some(not) = &schema.not
+            && errors_of(self, not).is_empty()
+        {
+            self.error("not", "must not match the schema in not".to_owned());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::yaml::parse_first_document;
+
+    fn schema(yaml: &str) -> Schema {
+        Schema::compile(&parse_first_document(yaml).unwrap().unwrap()).unwrap()
+    }
+
+    fn rules(schema: &Schema, value: JsonValue) -> Vec<(&'static str, super::super::Severity)> {
+        let mut out = Vec::new();
+        validate_value(schema, &value, &[], &mut out);
+        out.iter().map(|f| (f.rule, f.severity)).collect()
+    }
+
+    use super::super::Severity::{Error, Warning};
+
+    #[test]
+    fn junctors_validate_values() {
+        let s = schema("anyOf: [{minimum: 10}, {maximum: 0}]");
+        assert_eq!(rules(&s, JsonValue::Int(5)), [("anyOf", Error)]);
+        assert!(rules(&s, JsonValue::Int(11)).is_empty());
+        let s = schema("allOf: [{minimum: 1}, {maximum: 3}]");
+        assert_eq!(rules(&s, JsonValue::Int(4)), [("maximum", Error)]);
+        assert!(rules(&s, JsonValue::Int(2)).is_empty());
+        let s = schema("not: {enum: [x]}");
+        assert_eq!(rules(&s, JsonValue::String("x".into())), [("not", Error)]);
+        assert!(rules(&s, JsonValue::String("y".into())).is_empty());
+    }
+
+    #[test]
+    fn multiple_of() {
+        let s = schema("type: number\nmultipleOf: 0.5");
+        assert_eq!(rules(&s, JsonValue::Float(0.75)), [("multipleOf", Error)]);
+        assert!(rules(&s, JsonValue::Float(1.5)).is_empty());
+    }
+
+    #[test]
+    fn patterns_the_regex_crate_refuses_are_not_checked() {
+        // Go's RE2 accepts `\Q…\E` quoting; the regex crate does not.
+        let s = schema(r"{type: string, pattern: '^\Q.\E$'}");
+        assert_eq!(
+            rules(&s, JsonValue::String(".".into())),
+            [("pattern", Warning)]
+        );
+    }
+
+    #[test]
+    fn integers_beyond_what_json_keeps_exact() {
+        let s = schema("type: integer\nformat: int64");
+        // 1e21 is a float64 on the wire, not a JSON integer (swag's 2^53-1 bound).
+        assert_eq!(rules(&s, JsonValue::Float(1e21)), [("type", Error)]);
+        assert!(rules(&s, JsonValue::Float(9007199254740991.0)).is_empty());
+        assert!(rules(&s, JsonValue::Int(i64::MAX)).is_empty());
+    }
+
+    #[test]
+    fn additional_properties_true_keeps_everything() {
+        let s = schema("type: object\nadditionalProperties: true");
+        let value = JsonValue::Object(BTreeMap::from([("a".into(), JsonValue::Int(1))]));
+        assert!(rules(&s, value).is_empty());
+        let s = schema("type: object\nadditionalProperties: false");
+        let value = JsonValue::Object(BTreeMap::from([("a".into(), JsonValue::Int(1))]));
+        assert_eq!(rules(&s, value), [("pruned", Warning)]);
+    }
+
+    #[test]
+    fn nesting_beyond_the_limit_is_a_compile_error() {
+        use crate::yaml::{YamlNode, YamlValue};
+        let key = |k: &str| YamlNode::synthetic(YamlValue::String(k.into()));
+        let mut node = YamlNode::synthetic(YamlValue::Map(vec![(key("type"), key("string"))]));
+        for _ in 0..150 {
+            node = YamlNode::synthetic(YamlValue::Map(vec![(key("items"), node)]));
+        }
+        let error = Schema::compile(&node).unwrap_err();
+        assert!(error.message.contains("deeper than"), "{}", error.message);
     }
 }
