@@ -6,8 +6,8 @@
 //! `pkg/apiserver/schema/pruning/algorithm.go` (`prune`, `skipPrune`: fields of
 //! `metaFields` are kept at an embedded resource) and `schema/defaulting/prunenulls.go`
 //! (`isNonNullableNonDefaultableNull`); type, enum and bounds checks are kube-openapi
-//! `pkg/validation/validate` (`type.go` `typeValidator.Validate`: a float with an integral value
-//! passes `integer`, via swag's `IsFloat64AJSONInteger` bound of 2^53-1; `validator.go`
+//! `pkg/validation/validate` (`type.go` `typeValidator.Validate`: an int64 passes `integer`, a
+//! float64 only when integral and within swag's `IsFloat64AJSONInteger` bound of 2^53-1; `validator.go`
 //! `stringValidator` counts runes for lengths, `pattern` is an unanchored search);
 //! list types are `schema/listtype/validation.go` (`validateListSet`, `validateListMap`: the
 //! second occurrence of a value or key is reported, once); embedded resources are
@@ -22,8 +22,11 @@ use crate::runner::format_path;
 use crate::value::JsonValue;
 use crate::yaml::PathSeg;
 
-/// swag's `maxJSONFloat`/`minJSONFloat`: beyond ±(2^53-1) a float is not a JSON integer.
+/// swag's `maxJSONFloat`/`minJSONFloat`: beyond ±(2^53-1) a float64 is not a JSON integer.
 const MAX_JSON_INTEGER: f64 = 9_007_199_254_740_991.0;
+
+/// 2^63: integral floats below it in magnitude reach the API server as int64 (see `type_of`).
+const INT64_LIMIT: f64 = 9_223_372_036_854_775_808.0;
 
 /// Fields the API server keeps at an embedded resource whatever its schema says.
 const META_FIELDS: [&str; 3] = ["apiVersion", "kind", "metadata"];
@@ -62,15 +65,23 @@ struct Walker<'a> {
 }
 
 /// The JSON type name the API server sees for a value, and whether it passes `integer`.
+///
+/// Kruise sends a float64 as Go's encoding/json writes it: integral values below 1e21 as plain
+/// digits. apimachinery `pkg/util/json` (`convertNumber`) decodes digits that fit int64 as
+/// int64, anything else as float64, and a float64 passes `integer` only up to 2^53-1.
 fn type_of(value: &JsonValue) -> (&'static str, bool) {
     match value {
         JsonValue::Null => ("null", false),
         JsonValue::Bool(_) => ("boolean", false),
         JsonValue::Int(_) => ("integer", true),
-        JsonValue::Float(f) => (
-            "number",
-            f.is_finite() && f.trunc() == *f && f.abs() <= MAX_JSON_INTEGER,
-        ),
+        JsonValue::Float(f) => {
+            let integral = f.is_finite() && f.trunc() == *f;
+            let as_int64 = integral && (-INT64_LIMIT..INT64_LIMIT).contains(f);
+            (
+                "number",
+                as_int64 || (integral && f.abs() <= MAX_JSON_INTEGER),
+            )
+        }
         JsonValue::String(_) => ("string", false),
         JsonValue::Array(_) => ("array", false),
         JsonValue::Object(_) => ("object", false),
@@ -198,9 +209,7 @@ impl Walker<'_> {
                 let fits = match (format, value) {
                     ("int32", JsonValue::Int(i)) => i32::try_from(*i).is_ok(),
                     ("int32", _) => (i32::MIN as f64..=i32::MAX as f64).contains(&f),
-                    ("int64", JsonValue::Float(_)) => {
-                        (-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&f)
-                    }
+                    ("int64", JsonValue::Float(_)) => (-INT64_LIMIT..INT64_LIMIT).contains(&f),
                     _ => true,
                 };
                 if !fits {
@@ -612,7 +621,10 @@ mod tests {
     #[test]
     fn integers_beyond_what_json_keeps_exact() {
         let s = schema("type: integer\nformat: int64");
-        // 1e21 is a float64 on the wire, not a JSON integer (swag's 2^53-1 bound).
+        // 1e16 goes out as digits and is decoded as int64; 1e19 goes out as digits too but does
+        // not fit int64, and 1e21 goes out as `1e+21`: both are float64 beyond swag's 2^53-1.
+        assert!(rules(&s, JsonValue::Float(1e16)).is_empty());
+        assert_eq!(rules(&s, JsonValue::Float(1e19)), [("type", Error)]);
         assert_eq!(rules(&s, JsonValue::Float(1e21)), [("type", Error)]);
         assert!(rules(&s, JsonValue::Float(9007199254740991.0)).is_empty());
         assert!(rules(&s, JsonValue::Int(i64::MAX)).is_empty());
