@@ -332,17 +332,26 @@ fn pruning() {
 }
 
 #[test]
-fn cel_rules_are_reported_as_not_checked() {
+fn cel_rules() {
     let findings = assert_only(
-        "{host: web, limits: {low: 1, high: 2}}",
-        &["warning spec.limits cel"],
+        "{host: web, limits: {low: 3, high: 2}}",
+        &["error spec.limits cel"],
     );
+    assert_eq!(findings[0].message, "low must not exceed high");
+    assert_clean("{host: web, limits: {low: 1, high: 2}}");
+    // A field the rule reads is missing: the API server reports "no such key".
+    let findings = assert_only("{host: web, limits: {low: 1}}", &["error spec.limits cel"]);
     assert!(
-        findings[0]
-            .message
-            .contains("not checked: self.low <= self.high")
+        findings[0].message.contains("no such key: high"),
+        "{}",
+        findings[0].message
     );
-    assert_clean("{host: web}");
+}
+
+#[test]
+fn schema_sets_can_be_shared_across_threads() {
+    fn shareable<T: Send + Sync>(_: &T) {}
+    shareable(schemas());
 }
 
 #[test]

@@ -5,6 +5,8 @@ use std::collections::BTreeMap;
 
 use regex::Regex;
 
+use super::cel::{self, CelRule};
+
 use crate::value::JsonValue;
 use crate::yaml::{YamlNode, YamlValue};
 
@@ -95,8 +97,8 @@ pub struct Schema {
     /// `x-kubernetes-list-type`: `atomic`, `set` or `map`.
     pub list_type: Option<String>,
     pub list_map_keys: Vec<String>,
-    /// The `rule` of each `x-kubernetes-validations` entry (CEL, not evaluated).
-    pub cel_rules: Vec<String>,
+    /// The `x-kubernetes-validations` rules, compiled.
+    pub cel_rules: Vec<CelRule>,
 }
 
 /// A problem in a schema, at a YAML line.
@@ -116,7 +118,7 @@ fn fail(node: &YamlNode, message: impl Into<String>) -> CompileError {
 impl Schema {
     /// Reads a schema node (`openAPIV3Schema` or any node below it).
     pub fn compile(node: &YamlNode) -> Result<Schema, CompileError> {
-        compile_at(node, 0)
+        compile_at(node, 0, &mut None)
     }
 
     /// The schema for a declared property, or for any key under `additionalProperties`.
@@ -128,7 +130,12 @@ impl Schema {
     }
 }
 
-fn compile_at(node: &YamlNode, depth: usize) -> Result<Schema, CompileError> {
+/// `env` is the CEL environment, made when the first rule is met and shared by the rest.
+fn compile_at(
+    node: &YamlNode,
+    depth: usize,
+    env: &mut Option<std::sync::Arc<::cel::Env>>,
+) -> Result<Schema, CompileError> {
     if depth > MAX_DEPTH {
         return Err(fail(
             node,
@@ -201,21 +208,23 @@ fn compile_at(node: &YamlNode, depth: usize) -> Result<Schema, CompileError> {
                     let Some(name) = name.key_string() else {
                         return Err(fail(name, "property names must be strings"));
                     };
-                    schema.properties.insert(name, compile_at(prop, depth + 1)?);
+                    schema
+                        .properties
+                        .insert(name, compile_at(prop, depth + 1, env)?);
                 }
             }
             "additionalProperties" => {
                 schema.additional = match &value.value {
                     YamlValue::Bool(true) => Additional::Any,
                     YamlValue::Bool(false) => Additional::None,
-                    _ => Additional::Schema(Box::new(compile_at(value, depth + 1)?)),
+                    _ => Additional::Schema(Box::new(compile_at(value, depth + 1, env)?)),
                 }
             }
-            "items" => schema.items = Some(Box::new(compile_at(value, depth + 1)?)),
-            "allOf" => schema.all_of = schema_list(value, &key, depth)?,
-            "anyOf" => schema.any_of = schema_list(value, &key, depth)?,
-            "oneOf" => schema.one_of = schema_list(value, &key, depth)?,
-            "not" => schema.not = Some(Box::new(compile_at(value, depth + 1)?)),
+            "items" => schema.items = Some(Box::new(compile_at(value, depth + 1, env)?)),
+            "allOf" => schema.all_of = schema_list(value, &key, depth, env)?,
+            "anyOf" => schema.any_of = schema_list(value, &key, depth, env)?,
+            "oneOf" => schema.one_of = schema_list(value, &key, depth, env)?,
+            "not" => schema.not = Some(Box::new(compile_at(value, depth + 1, env)?)),
             "x-kubernetes-int-or-string" => schema.int_or_string = boolean(value, &key)?,
             "x-kubernetes-preserve-unknown-fields" => {
                 schema.preserve_unknown_fields = boolean(value, &key)?
@@ -242,7 +251,14 @@ fn compile_at(node: &YamlNode, depth: usize) -> Result<Schema, CompileError> {
                     let text = rule
                         .get("rule")
                         .ok_or_else(|| fail(rule, "a validation rule needs `rule`"))?;
-                    schema.cel_rules.push(string(text, "rule")?);
+                    let message = match rule.get("message") {
+                        Some(message) => Some(string(message, "message")?),
+                        None => None,
+                    };
+                    let env = env.get_or_insert_with(cel::environment);
+                    schema
+                        .cel_rules
+                        .push(CelRule::compile(string(text, "rule")?, message, env));
                 }
             }
             // Documentation and keywords with no effect on validation (`title`, `example`,
@@ -259,14 +275,20 @@ fn compile_at(node: &YamlNode, depth: usize) -> Result<Schema, CompileError> {
     Ok(schema)
 }
 
-fn schema_list(node: &YamlNode, key: &str, depth: usize) -> Result<Vec<Schema>, CompileError> {
+fn schema_list(
+    node: &YamlNode,
+    key: &str,
+    depth: usize,
+    env: &mut Option<std::sync::Arc<::cel::Env>>,
+) -> Result<Vec<Schema>, CompileError> {
     let YamlValue::Seq(items) = &node.value else {
         return Err(fail(node, format!("`{key}` must be a list of schemas")));
     };
-    items
-        .iter()
-        .map(|item| compile_at(item, depth + 1))
-        .collect()
+    let mut schemas = Vec::with_capacity(items.len());
+    for item in items {
+        schemas.push(compile_at(item, depth + 1, env)?);
+    }
+    Ok(schemas)
 }
 
 fn string(node: &YamlNode, key: &str) -> Result<String, CompileError> {

@@ -14,9 +14,10 @@
 //!   (`schema/objectmeta/validation.go`, `validateEmbeddedResource`);
 //! * labels and annotations (apimachinery `pkg/api/validation/objectmeta.go`), in [`metadata`].
 //!
-//! `x-kubernetes-validations` (CEL) rules are not evaluated: each one that applies to a value is
-//! reported as a warning with rule `cel` ("not checked").
+//! `x-kubernetes-validations` (CEL) rules are evaluated with the `cel` crate where it can; what
+//! it cannot check is a warning with rule `cel` ("not checked"), see [`cel`](self::cel).
 
+mod cel;
 mod compile;
 mod formats;
 mod load;
@@ -24,6 +25,7 @@ pub mod metadata;
 mod resource;
 mod validate;
 
+pub use cel::CelRule;
 pub use compile::{Additional, Schema, SchemaType};
 pub use load::{Crd, CrdVersion, LoadError, SchemaSet};
 pub use resource::{SchemaChoice, Validation, patched_resource, validate_object, validate_patched};

@@ -16,6 +16,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use super::Finding;
+use super::cel::CelOutcome;
 use super::compile::{Additional, Schema, SchemaType};
 use super::formats::{FormatCheck, check_string_format};
 use crate::runner::format_path;
@@ -131,8 +132,17 @@ impl Walker<'_> {
         self.check_junctors(schema, value);
         if self.prune {
             for rule in &schema.cel_rules {
-                let message = format!("x-kubernetes-validations rule not checked: {rule}");
-                self.warning("cel", message);
+                match rule.evaluate(schema, value, root) {
+                    CelOutcome::Passed => {}
+                    CelOutcome::Failed(message) => self.error("cel", message),
+                    CelOutcome::NotChecked(reason) => self.warning(
+                        "cel",
+                        format!(
+                            "x-kubernetes-validations rule {} not checked: {reason}",
+                            rule.rule
+                        ),
+                    ),
+                }
             }
         }
     }
