@@ -6,7 +6,8 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 use kruise_lua_engine::schema::{
-    Finding, SchemaSet, Severity, Validation, patched_resource, validate_object, validate_patched,
+    Finding, SchemaSet, Severity, Validation, patched_resource, validate_object,
+    validate_object_as, validate_patched, validate_patched_as,
 };
 use kruise_lua_engine::yaml::parse_first_document;
 use kruise_lua_engine::{Data, JsonValue};
@@ -70,10 +71,16 @@ fn loads_files_lists_and_multi_document_files() {
     kinds.sort();
     assert_eq!(kinds, ["Doohickey", "Gadget", "Gizmo", "Widget"]);
     let widget = set.find("test.kruise-lua.dev", "Widget").unwrap();
-    assert_eq!(widget.storage_version().name, "v1");
+    assert_eq!(widget.storage_version().unwrap().name, "v1");
     assert_eq!(widget.versions.len(), 2);
     assert!(widget.file.ends_with("widgets.yaml"));
-    let spec = &widget.storage_version().schema.as_ref().unwrap().properties["spec"];
+    let spec = &widget
+        .storage_version()
+        .unwrap()
+        .schema
+        .as_ref()
+        .unwrap()
+        .properties["spec"];
     assert_eq!(spec.description.as_deref(), Some("What a widget routes."));
 }
 
@@ -305,7 +312,8 @@ fn list_types() {
     let schema = &schemas()
         .find("test.kruise-lua.dev", "Widget")
         .unwrap()
-        .storage_version();
+        .storage_version()
+        .unwrap();
     let tags = &schema.schema.as_ref().unwrap().properties["spec"].properties["tags"];
     kruise_lua_engine::schema::validate_value(tags, &set, &[], &mut findings);
     let rules: Vec<&str> = findings.iter().map(|f| f.rule).collect();
@@ -541,4 +549,82 @@ fn load_errors_name_file_line_and_cause() {
         .add_path(Path::new("/nonexistent/crds.yaml"))
         .unwrap_err();
     assert_eq!(missing.file, "/nonexistent/crds.yaml");
+}
+
+#[test]
+fn a_hand_built_crd_without_storage_version_is_an_error_not_a_crash() {
+    use kruise_lua_engine::schema::{Crd, CrdVersion};
+    let mut set = SchemaSet::new();
+    set.insert(Crd {
+        name: "things.example.com".into(),
+        group: "example.com".into(),
+        kind: "Thing".into(),
+        versions: vec![CrdVersion {
+            name: "v1".into(),
+            served: true,
+            storage: false,
+            schema: None,
+        }],
+        file: "built".into(),
+        line: 0,
+    });
+    // Without an apiVersion of its group, a resource gets the storage version: there is none.
+    let v = validate_object_as(&set, "example.com", "Thing", &json("kind: Thing\n"));
+    assert_eq!(summary(&v), ["error apiVersion apiVersion"]);
+    assert!(v.findings[0].message.contains("no storage version"));
+    let v = validate_object(&set, &json("kind: Thing\napiVersion: example.com/v2\n"));
+    assert_eq!(summary(&v), ["error apiVersion apiVersion"]);
+}
+
+#[test]
+fn group_and_kind_given_by_the_caller() {
+    // An original without apiVersion is checked against the storage version (v1, which prunes
+    // `x`; v1alpha1 would keep it).
+    let original = json("kind: Widget\nspec: {host: web}\n");
+    let result = Data {
+        spec: Some(json("{host: web, x: 1}")),
+        ..Data::default()
+    };
+    let v = validate_patched_as(
+        schemas(),
+        "test.kruise-lua.dev",
+        "Widget",
+        &original,
+        &result,
+    );
+    assert_eq!(v.schema.as_ref().unwrap().version, "v1");
+    assert_eq!(summary(&v), ["warning spec.x pruned"]);
+    // An apiVersion of the same group names the version.
+    let alpha = json("apiVersion: test.kruise-lua.dev/v1alpha1\nkind: Widget\nspec: {host: web}\n");
+    let v = validate_patched_as(schemas(), "test.kruise-lua.dev", "Widget", &alpha, &result);
+    assert_eq!(v.schema.as_ref().unwrap().version, "v1alpha1");
+    assert!(v.findings.is_empty());
+}
+
+#[test]
+fn malformed_schemas_are_load_errors() {
+    let head = "kind: CustomResourceDefinition\napiVersion: apiextensions.k8s.io/v1\nspec:\n  group: g\n  \
+                names: {kind: A}\n  versions:\n  - name: v1\n    storage: true\n    schema:\n      \
+                openAPIV3Schema:\n";
+    for body in [
+        "        properties: [a, b]\n",
+        "        type: 3\n",
+        "        required: {a: 1}\n",
+        "        enum: x\n",
+        "        minLength: -1\n",
+        "        maximum: high\n",
+        "        items: [x]\n",
+        "        nullable: maybe\n",
+        "        x-kubernetes-list-type: bag\n",
+        "        x-kubernetes-validations: [{message: m}]\n",
+        "        allOf: {a: 1}\n",
+        "        additionalProperties: 3\n",
+        "        []\n",
+    ] {
+        let error = SchemaSet::new()
+            .add_text("bad.yaml", &format!("{head}{body}"))
+            .unwrap_err();
+        assert!(error.line >= 10, "{body}: {error}");
+        assert_eq!(error.file, "bad.yaml");
+    }
 }

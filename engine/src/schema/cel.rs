@@ -166,7 +166,8 @@ fn to_cel(schema: Option<&Schema>, value: &JsonValue, root: bool, depth: usize) 
                         None => {
                             let kept = s.preserve_unknown_fields
                                 || matches!(s.additional, Additional::Any)
-                                || (root && key == "metadata");
+                                || (root
+                                    && matches!(key.as_str(), "apiVersion" | "kind" | "metadata"));
                             if !kept {
                                 continue; // pruned
                             }

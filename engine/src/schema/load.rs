@@ -38,12 +38,10 @@ impl Crd {
         self.versions.iter().find(|v| v.name == name)
     }
 
-    /// The version marked `storage: true` (a loaded CRD has exactly one).
-    pub fn storage_version(&self) -> &CrdVersion {
-        self.versions
-            .iter()
-            .find(|v| v.storage)
-            .expect("checked when loaded")
+    /// The version marked `storage: true` (a CRD read from YAML has exactly one; one built by
+    /// hand may have none).
+    pub fn storage_version(&self) -> Option<&CrdVersion> {
+        self.versions.iter().find(|v| v.storage)
     }
 }
 

@@ -1,6 +1,6 @@
 //! Checking a resource against its CustomResourceDefinition's structural schema, as the
 //! Kubernetes API server would: load CRDs ([`SchemaSet`]), then [`validate_object`] or
-//! [`validate_patched`] give [`Finding`]s (errors the API server rejects, warnings for fields it
+//! [`validate_patched`] (or their `_as` forms, given group and kind) give [`Finding`]s (errors the API server rejects, warnings for fields it
 //! would drop and rules this module does not evaluate).
 //!
 //! What is modelled, and from where (kubernetes/apiextensions-apiserver and kubernetes/kube-openapi):
@@ -28,7 +28,10 @@ mod validate;
 pub use cel::CelRule;
 pub use compile::{Additional, Schema, SchemaType};
 pub use load::{Crd, CrdVersion, LoadError, SchemaSet};
-pub use resource::{SchemaChoice, Validation, patched_resource, validate_object, validate_patched};
+pub use resource::{
+    SchemaChoice, Validation, patched_resource, validate_object, validate_object_as,
+    validate_patched, validate_patched_as,
+};
 pub use validate::validate_value;
 
 use crate::yaml::PathSeg;

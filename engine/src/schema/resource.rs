@@ -138,10 +138,50 @@ pub fn validate_patched(set: &SchemaSet, original: &JsonValue, result: &Data) ->
     validate_object(set, &patched_resource(original, result))
 }
 
+/// [`validate_object_as`] on [`patched_resource`], for callers that know the resource's group
+/// and kind from elsewhere (the script's folder, the Rollout's `customNetworkRefs`).
+pub fn validate_patched_as(
+    set: &SchemaSet,
+    group: &str,
+    kind: &str,
+    original: &JsonValue,
+    result: &Data,
+) -> Validation {
+    validate_object_as(set, group, kind, &patched_resource(original, result))
+}
+
+fn string_field<'a>(object: &'a JsonValue, name: &str) -> Option<&'a str> {
+    match object {
+        JsonValue::Object(fields) => match fields.get(name) {
+            Some(JsonValue::String(s)) => Some(s.as_str()),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// `group/version` split as Kubernetes does (`v1` alone is the core group).
+fn split_api_version(api_version: &str) -> (&str, &str) {
+    api_version.rsplit_once('/').unwrap_or(("", api_version))
+}
+
 /// Validates a whole object (apiVersion, kind, metadata, spec…): labels and annotations against
-/// Kubernetes' rules, and the rest against the CRD for its group and kind, in the version its
-/// `apiVersion` names (the storage version when it names none).
+/// Kubernetes' rules, and the rest against the CRD for its `apiVersion`'s group and its `kind`,
+/// in the version `apiVersion` names.
 pub fn validate_object(set: &SchemaSet, object: &JsonValue) -> Validation {
+    let (group, _) = split_api_version(string_field(object, "apiVersion").unwrap_or(""));
+    let kind = string_field(object, "kind").unwrap_or("");
+    validate_object_as(set, group, kind, object)
+}
+
+/// [`validate_object`] for a resource of `group` and `kind`: the version is the one the object's
+/// `apiVersion` names when it is of that group, else the CRD's storage version.
+pub fn validate_object_as(
+    set: &SchemaSet,
+    group: &str,
+    kind: &str,
+    object: &JsonValue,
+) -> Validation {
     let mut findings = Vec::new();
     let metadata = metadata_of(object);
     validate_labels(
@@ -152,48 +192,41 @@ pub fn validate_object(set: &SchemaSet, object: &JsonValue) -> Validation {
         &string_map(metadata, "annotations", &mut findings),
         &mut findings,
     );
-
-    let field = |name: &str| match object {
-        JsonValue::Object(fields) => match fields.get(name) {
-            Some(JsonValue::String(s)) => Some(s.as_str()),
-            _ => None,
-        },
-        _ => None,
-    };
-    let kind = field("kind").unwrap_or("");
-    let (group, version) = match field("apiVersion") {
-        Some(api_version) => match api_version.rsplit_once('/') {
-            Some((group, version)) => (group, Some(version)),
-            None => ("", Some(api_version)),
-        },
-        None => ("", None),
-    };
+    let version = string_field(object, "apiVersion")
+        .map(split_api_version)
+        .filter(|(object_group, _)| *object_group == group)
+        .map(|(_, version)| version);
     let Some(crd) = set.find(group, kind) else {
         return Validation {
             schema: None,
             findings,
         };
     };
-    let version = match version {
-        None => crd.storage_version(),
-        Some(name) => match crd.version(name) {
-            Some(version) => version,
-            None => {
-                let known: Vec<&str> = crd.versions.iter().map(|v| v.name.as_str()).collect();
-                findings.push(Finding::error(
-                    &[PathSeg::Key("apiVersion".to_owned())],
-                    "apiVersion",
-                    format!(
-                        "the CRD for {kind}.{group} has no version {name:?} (it has {})",
-                        known.join(", ")
-                    ),
-                ));
-                return Validation {
-                    schema: None,
-                    findings,
-                };
-            }
-        },
+    let chosen = match version {
+        None => crd
+            .storage_version()
+            .ok_or_else(|| format!("the CRD for {kind}.{group} has no storage version")),
+        Some(name) => crd.version(name).ok_or_else(|| {
+            let known: Vec<&str> = crd.versions.iter().map(|v| v.name.as_str()).collect();
+            format!(
+                "the CRD for {kind}.{group} has no version {name:?} (it has {})",
+                known.join(", ")
+            )
+        }),
+    };
+    let version = match chosen {
+        Ok(version) => version,
+        Err(message) => {
+            findings.push(Finding::error(
+                &[PathSeg::Key("apiVersion".to_owned())],
+                "apiVersion",
+                message,
+            ));
+            return Validation {
+                schema: None,
+                findings,
+            };
+        }
     };
     let choice = SchemaChoice {
         group: group.to_owned(),
