@@ -84,10 +84,7 @@ fn lua_src_dir() -> PathBuf {
     let output = Command::new(cargo)
         .current_dir(&manifest_dir)
         .args(["metadata", "--format-version", "1", "--offline"])
-        .args([
-            "--filter-platform",
-            &std::env::var("TARGET").expect("TARGET"),
-        ])
+        .args(["--filter-platform", &std::env::var("TARGET").expect("TARGET")])
         .arg("--manifest-path")
         .arg(scratch.join("Cargo.toml"))
         .output()
@@ -104,11 +101,7 @@ fn lua_src_dir() -> PathBuf {
         .expect("packages")
         .iter()
         .filter(|p| p["name"] == "lua-src" && p["version"] == version.as_str())
-        .filter_map(|p| {
-            Path::new(p["manifest_path"].as_str()?)
-                .parent()
-                .map(Path::to_path_buf)
-        })
+        .filter_map(|p| Path::new(p["manifest_path"].as_str()?).parent().map(Path::to_path_buf))
         .collect();
     match dirs.as_slice() {
         [dir] => dir.clone(),
