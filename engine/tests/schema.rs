@@ -357,6 +357,26 @@ fn cel_rules() {
 }
 
 #[test]
+fn cel_rules_are_skipped_while_the_object_has_blocking_errors() {
+    // As the API server: a type (or enum, required, maxLength, maxItems, maxProperties) error
+    // anywhere means no CEL rule is evaluated.
+    let findings = assert_only(
+        "{host: web, weight: 1.5, limits: {low: 3, high: 2}}",
+        &["error spec.weight type", "warning (root) cel"],
+    );
+    assert!(
+        findings[1].message.contains("skips them"),
+        "{}",
+        findings[1].message
+    );
+    // Other errors (minimum here) do not block them.
+    assert_only(
+        "{host: web, weight: -1, limits: {low: 3, high: 2}}",
+        &["error spec.weight minimum", "error spec.limits cel"],
+    );
+}
+
+#[test]
 fn schema_sets_can_be_shared_across_threads() {
     fn shareable<T: Send + Sync>(_: &T) {}
     shareable(schemas());

@@ -15,10 +15,10 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::Finding;
 use super::cel::CelOutcome;
 use super::compile::{Additional, Schema, SchemaType};
 use super::formats::{FormatCheck, check_string_format};
+use super::{Finding, Severity};
 use crate::runner::format_path;
 use crate::value::JsonValue;
 use crate::yaml::PathSeg;
@@ -39,28 +39,59 @@ pub fn validate_value(
     path: &[PathSeg],
     out: &mut Vec<Finding>,
 ) {
-    let mut walker = Walker {
-        path: path.to_vec(),
-        out,
-        prune: true,
-    };
-    walker.walk(schema, value, false);
+    run(schema, value, path, false, out);
 }
 
 /// Validates a whole resource: the root is an embedded resource whose `apiVersion`, `kind` and
 /// `metadata` are the API server's business, not the schema's.
 pub(crate) fn validate_root(schema: &Schema, value: &JsonValue, out: &mut Vec<Finding>) {
+    run(schema, value, &[], true, out);
+}
+
+/// Schema errors of these kinds make the API server skip every CEL rule (apiextensions-apiserver
+/// `pkg/registry/customresource/strategy.go`, `hasBlockingErr`: NotSupported, Required, TooLong,
+/// TooMany and TypeInvalid field errors).
+const BLOCKING_RULES: [&str; 6] = [
+    "enum",
+    "required",
+    "maxLength",
+    "maxItems",
+    "maxProperties",
+    "type",
+];
+
+fn run(schema: &Schema, value: &JsonValue, path: &[PathSeg], root: bool, out: &mut Vec<Finding>) {
+    let first = out.len();
+    let mut cel = Vec::new();
     let mut walker = Walker {
-        path: Vec::new(),
+        path: path.to_vec(),
         out,
+        cel: &mut cel,
         prune: true,
     };
-    walker.walk(schema, value, true);
+    walker.walk(schema, value, root);
+    let blocked = out[first..]
+        .iter()
+        .any(|f| f.severity == Severity::Error && BLOCKING_RULES.contains(&f.rule));
+    if blocked {
+        if !cel.is_empty() {
+            out.push(Finding::warning(
+                path,
+                "cel",
+                "x-kubernetes-validations rules not checked: the API server skips them while \
+                 the object has the errors above",
+            ));
+        }
+    } else {
+        out.extend(cel);
+    }
 }
 
 struct Walker<'a> {
     path: Vec<PathSeg>,
     out: &'a mut Vec<Finding>,
+    /// Outcomes of CEL rules, kept apart: they count only when no blocking error is found.
+    cel: &'a mut Vec<Finding>,
     /// False inside `allOf`/`anyOf`/`oneOf`/`not`: those only validate values.
     prune: bool,
 }
@@ -132,16 +163,20 @@ impl Walker<'_> {
         self.check_junctors(schema, value);
         if self.prune {
             for rule in &schema.cel_rules {
+                let path = &self.path;
                 match rule.evaluate(schema, value, root) {
                     CelOutcome::Passed => {}
-                    CelOutcome::Failed(message) => self.error("cel", message),
-                    CelOutcome::NotChecked(reason) => self.warning(
+                    CelOutcome::Failed(message) => {
+                        self.cel.push(Finding::error(path, "cel", message))
+                    }
+                    CelOutcome::NotChecked(reason) => self.cel.push(Finding::warning(
+                        path,
                         "cel",
                         format!(
                             "x-kubernetes-validations rule {} not checked: {reason}",
                             rule.rule
                         ),
-                    ),
+                    )),
                 }
             }
         }
@@ -540,13 +575,15 @@ impl Walker<'_> {
         }
         let errors_of = |walker: &Walker<'_>, branch: &Schema| -> Vec<Finding> {
             let mut out = Vec::new();
+            let mut unused = Vec::new();
             let mut sub = Walker {
                 path: walker.path.clone(),
                 out: &mut out,
+                cel: &mut unused,
                 prune: false,
             };
             sub.walk(branch, value, false);
-            out.retain(|f| f.severity == super::Severity::Error);
+            out.retain(|f| f.severity == Severity::Error);
             out
         };
         for branch in &schema.all_of {
