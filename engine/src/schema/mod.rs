@@ -15,7 +15,7 @@
 //! * labels and annotations (apimachinery `pkg/api/validation/objectmeta.go`), in [`metadata`].
 //!
 //! `x-kubernetes-validations` (CEL) rules are evaluated with the `cel` crate where it can; what
-//! it cannot check is a warning with rule `cel` ("not checked"), see [`cel`](self::cel).
+//! it cannot check is a warning with rule `cel` ("not checked"); see `cel.rs`.
 
 mod cel;
 mod compile;
