@@ -15,6 +15,7 @@ pub mod json;
 pub mod luadata;
 pub mod render;
 pub mod runner;
+pub mod schema;
 pub mod stdlib;
 pub mod testcase;
 pub mod value;

@@ -1,0 +1,289 @@
+//! Reading CustomResourceDefinition manifests (`apiextensions.k8s.io/v1`) into a [`SchemaSet`]:
+//! one or many YAML documents per file, and the `List` that `kubectl get crd … -o yaml` prints.
+
+use std::path::Path;
+
+use super::compile::Schema;
+use crate::yaml::{self, YamlNode, YamlValue};
+
+/// A file larger than this is refused before it is read (the largest published gateway CRDs
+/// are a few MB).
+const MAX_FILE_BYTES: u64 = 32 * 1024 * 1024;
+
+/// A CRD's version: its name, whether it is served and stored, and its compiled schema.
+#[derive(Debug, Clone)]
+pub struct CrdVersion {
+    pub name: String,
+    pub served: bool,
+    pub storage: bool,
+    /// `schema.openAPIV3Schema`; `None` when the version has none.
+    pub schema: Option<Schema>,
+}
+
+/// One CustomResourceDefinition.
+#[derive(Debug, Clone)]
+pub struct Crd {
+    /// `metadata.name`, e.g. `httproutes.gateway.networking.k8s.io`.
+    pub name: String,
+    pub group: String,
+    pub kind: String,
+    pub versions: Vec<CrdVersion>,
+    /// Where it was read from (file name as given, and the line of its document).
+    pub file: String,
+    pub line: u32,
+}
+
+impl Crd {
+    pub fn version(&self, name: &str) -> Option<&CrdVersion> {
+        self.versions.iter().find(|v| v.name == name)
+    }
+
+    /// The version marked `storage: true` (a CRD read from YAML has exactly one; one built by
+    /// hand may have none).
+    pub fn storage_version(&self) -> Option<&CrdVersion> {
+        self.versions.iter().find(|v| v.storage)
+    }
+}
+
+/// Why a CRD file could not be used: file, 1-based line (0 when unknown) and cause.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoadError {
+    pub file: String,
+    pub line: u32,
+    pub message: String,
+}
+
+impl std::fmt::Display for LoadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.line > 0 {
+            write!(f, "{}:{}: {}", self.file, self.line, self.message)
+        } else {
+            write!(f, "{}: {}", self.file, self.message)
+        }
+    }
+}
+
+impl std::error::Error for LoadError {}
+
+/// The CRDs validation can use, one per group and kind. Built once and shared by every step.
+#[derive(Debug, Clone, Default)]
+pub struct SchemaSet {
+    crds: Vec<Crd>,
+}
+
+impl SchemaSet {
+    pub fn new() -> SchemaSet {
+        SchemaSet::default()
+    }
+
+    pub fn crds(&self) -> &[Crd] {
+        &self.crds
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.crds.is_empty()
+    }
+
+    /// The CRD for a group (`""` for the core group) and kind.
+    pub fn find(&self, group: &str, kind: &str) -> Option<&Crd> {
+        self.crds
+            .iter()
+            .find(|c| c.group == group && c.kind == kind)
+    }
+
+    /// Adds a CRD; one already loaded for the same group and kind is replaced (so a user's CRD
+    /// loaded after a bundled one wins).
+    pub fn insert(&mut self, crd: Crd) {
+        match self
+            .crds
+            .iter_mut()
+            .find(|c| c.group == crd.group && c.kind == crd.kind)
+        {
+            Some(slot) => *slot = crd,
+            None => self.crds.push(crd),
+        }
+    }
+
+    /// Reads every CRD in `text` (named `file` in errors). Documents that are not CRDs are
+    /// skipped. Returns how many CRDs were added.
+    pub fn add_text(&mut self, file: &str, text: &str) -> Result<usize, LoadError> {
+        let documents = yaml::parse_documents(text).map_err(|e| LoadError {
+            file: file.to_owned(),
+            line: e.pos.line,
+            message: format!("invalid YAML: {}", e.message),
+        })?;
+        let mut found = Vec::new();
+        for document in &documents {
+            collect_crds(file, document, &mut found)?;
+        }
+        let added = found.len();
+        for crd in found {
+            self.insert(crd);
+        }
+        Ok(added)
+    }
+
+    /// Reads a CRD file, or every `.yaml`/`.yml` file below a folder (in name order).
+    /// Returns how many CRDs were added.
+    pub fn add_path(&mut self, path: &Path) -> Result<usize, LoadError> {
+        let io_error = |message: String| LoadError {
+            file: path.display().to_string(),
+            line: 0,
+            message,
+        };
+        let meta = std::fs::metadata(path).map_err(|e| io_error(e.to_string()))?;
+        if meta.is_dir() {
+            let mut entries = std::fs::read_dir(path)
+                .map_err(|e| io_error(e.to_string()))?
+                .map(|entry| entry.map(|e| e.path()))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| io_error(e.to_string()))?;
+            entries.sort();
+            let mut added = 0;
+            for entry in entries {
+                let is_yaml = entry
+                    .extension()
+                    .is_some_and(|ext| ext == "yaml" || ext == "yml");
+                if entry.is_dir() || is_yaml {
+                    added += self.add_path(&entry)?;
+                }
+            }
+            return Ok(added);
+        }
+        if meta.len() > MAX_FILE_BYTES {
+            return Err(io_error(format!(
+                "file is {} bytes, more than the {MAX_FILE_BYTES} bytes a CRD file may have",
+                meta.len()
+            )));
+        }
+        let text = std::fs::read_to_string(path).map_err(|e| io_error(e.to_string()))?;
+        self.add_text(&path.display().to_string(), &text)
+    }
+}
+
+fn error(file: &str, node: &YamlNode, message: impl Into<String>) -> LoadError {
+    LoadError {
+        file: file.to_owned(),
+        line: node.span.start.line,
+        message: message.into(),
+    }
+}
+
+fn str_at<'a>(node: &'a YamlNode, key: &str) -> Option<&'a str> {
+    match &node.get(key)?.value {
+        YamlValue::String(s) => Some(s),
+        _ => None,
+    }
+}
+
+/// The CRDs of one document: a CRD, or a `List` of them.
+fn collect_crds(file: &str, document: &YamlNode, out: &mut Vec<Crd>) -> Result<(), LoadError> {
+    if !matches!(document.value, YamlValue::Map(_)) {
+        // An empty document (`---` alone) or a stray scalar: nothing to read.
+        return Ok(());
+    }
+    match str_at(document, "kind") {
+        Some("CustomResourceDefinition") => out.push(read_crd(file, document)?),
+        Some(kind) if kind == "List" || kind == "CustomResourceDefinitionList" => {
+            if let Some(items) = document.get("items") {
+                let YamlValue::Seq(items) = &items.value else {
+                    return Err(error(file, items, "`items` of a List must be a list"));
+                };
+                for item in items {
+                    collect_crds(file, item, out)?;
+                }
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+fn read_crd(file: &str, document: &YamlNode) -> Result<Crd, LoadError> {
+    let api_version = str_at(document, "apiVersion").unwrap_or("");
+    if api_version != "apiextensions.k8s.io/v1" {
+        return Err(error(
+            file,
+            document,
+            format!(
+                "CustomResourceDefinition apiVersion {api_version:?} is not supported \
+                 (only apiextensions.k8s.io/v1)"
+            ),
+        ));
+    }
+    let name = document
+        .get("metadata")
+        .and_then(|m| str_at(m, "name"))
+        .unwrap_or("")
+        .to_owned();
+    let spec = document
+        .get("spec")
+        .ok_or_else(|| error(file, document, "CustomResourceDefinition has no spec"))?;
+    let group = str_at(spec, "group")
+        .ok_or_else(|| error(file, spec, "spec.group is missing or not a string"))?
+        .to_owned();
+    let kind = spec
+        .get("names")
+        .and_then(|names| str_at(names, "kind"))
+        .ok_or_else(|| error(file, spec, "spec.names.kind is missing or not a string"))?
+        .to_owned();
+    let versions_node = spec
+        .get("versions")
+        .ok_or_else(|| error(file, spec, "spec.versions is missing"))?;
+    let YamlValue::Seq(version_nodes) = &versions_node.value else {
+        return Err(error(file, versions_node, "spec.versions must be a list"));
+    };
+    let mut versions = Vec::with_capacity(version_nodes.len());
+    for node in version_nodes {
+        versions.push(read_version(file, node)?);
+    }
+    let storage = versions.iter().filter(|v| v.storage).count();
+    if storage != 1 {
+        return Err(error(
+            file,
+            versions_node,
+            format!("{kind}: exactly one version must have storage: true, found {storage}"),
+        ));
+    }
+    Ok(Crd {
+        name,
+        group,
+        kind,
+        versions,
+        file: file.to_owned(),
+        line: document.span.start.line,
+    })
+}
+
+fn read_version(file: &str, node: &YamlNode) -> Result<CrdVersion, LoadError> {
+    let name = str_at(node, "name")
+        .ok_or_else(|| error(file, node, "a version needs a name"))?
+        .to_owned();
+    let flag = |key: &str| -> Result<bool, LoadError> {
+        match node.get(key).map(|n| &n.value) {
+            None => Ok(false),
+            Some(YamlValue::Bool(b)) => Ok(*b),
+            Some(_) => Err(error(
+                file,
+                node.get(key).unwrap_or(node),
+                format!("version {name}: `{key}` must be true or false"),
+            )),
+        }
+    };
+    let served = flag("served")?;
+    let storage = flag("storage")?;
+    let schema = match node.get("schema").and_then(|s| s.get("openAPIV3Schema")) {
+        None => None,
+        Some(schema_node) => Some(Schema::compile(schema_node).map_err(|e| LoadError {
+            file: file.to_owned(),
+            line: e.line,
+            message: format!("version {name}: {}", e.message),
+        })?),
+    };
+    Ok(CrdVersion {
+        name,
+        served,
+        storage,
+        schema,
+    })
+}

@@ -1,0 +1,259 @@
+//! The validation entry points: a resource as Kruise patches it (a step's [`Data`] merged onto
+//! the original object) checked against the CRD for its group and kind, plus Kubernetes' own
+//! label and annotation rules.
+
+use std::collections::BTreeMap;
+
+use super::load::SchemaSet;
+use super::metadata::{validate_annotations, validate_labels};
+use super::validate::validate_root;
+use super::{Finding, Severity};
+use crate::controller::ORIGINAL_SPEC_ANNOTATION;
+use crate::luadata::{Data, string_map_json};
+use crate::value::JsonValue;
+use crate::yaml::PathSeg;
+
+/// Which CRD version a resource was checked against.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SchemaChoice {
+    pub group: String,
+    pub kind: String,
+    pub version: String,
+    /// Where the CRD was read from (`file:line`).
+    pub source: String,
+}
+
+/// The outcome of validating one resource.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Validation {
+    /// `None` when no loaded CRD has the resource's group and kind (only the label and
+    /// annotation rules were checked then).
+    pub schema: Option<SchemaChoice>,
+    pub findings: Vec<Finding>,
+}
+
+impl Validation {
+    /// Whether the API server would reject the resource.
+    pub fn has_errors(&self) -> bool {
+        self.findings.iter().any(|f| f.severity == Severity::Error)
+    }
+
+    pub fn errors(&self) -> impl Iterator<Item = &Finding> {
+        self.findings
+            .iter()
+            .filter(|f| f.severity == Severity::Error)
+    }
+}
+
+/// A string map member of `metadata`, its non-string values reported.
+fn string_map(
+    metadata: Option<&BTreeMap<String, JsonValue>>,
+    field: &str,
+    out: &mut Vec<Finding>,
+) -> BTreeMap<String, String> {
+    let mut map = BTreeMap::new();
+    let Some(JsonValue::Object(entries)) = metadata.and_then(|m| m.get(field)) else {
+        return map;
+    };
+    for (key, value) in entries {
+        match value {
+            JsonValue::String(s) => {
+                map.insert(key.clone(), s.clone());
+            }
+            other => {
+                let path = [
+                    PathSeg::Key("metadata".to_owned()),
+                    PathSeg::Key(field.to_owned()),
+                    PathSeg::Key(key.clone()),
+                ];
+                out.push(Finding::error(
+                    &path,
+                    "type",
+                    format!("must be of type string, not {}", other.to_canonical_json()),
+                ));
+            }
+        }
+    }
+    map
+}
+
+fn metadata_of(object: &JsonValue) -> Option<&BTreeMap<String, JsonValue>> {
+    match object {
+        JsonValue::Object(fields) => match fields.get("metadata") {
+            Some(JsonValue::Object(meta)) => Some(meta),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The resource Kruise writes for a step: `original` (a whole object: apiVersion, kind,
+/// metadata, spec) with the step's spec, labels and annotations, and the original-spec
+/// annotation Kruise keeps on the object while a rollout runs (computed from `original` as
+/// [`crate::controller::store_original`] does, unless `original` already has it).
+pub fn patched_resource(original: &JsonValue, result: &Data) -> JsonValue {
+    let mut object = match original {
+        JsonValue::Object(fields) => fields.clone(),
+        _ => BTreeMap::new(),
+    };
+    let mut ignored = Vec::new();
+    let original_meta = metadata_of(original);
+    let stored = match original_meta
+        .and_then(|m| m.get("annotations"))
+        .and_then(|a| match a {
+            JsonValue::Object(a) => a.get(ORIGINAL_SPEC_ANNOTATION),
+            _ => None,
+        }) {
+        Some(JsonValue::String(text)) => text.clone(),
+        _ => {
+            let mut annotations = string_map(original_meta, "annotations", &mut ignored);
+            annotations.remove(ORIGINAL_SPEC_ANNOTATION);
+            let labels = string_map(original_meta, "labels", &mut ignored);
+            Data {
+                spec: object.get("spec").cloned(),
+                labels: Some(labels).filter(|m| !m.is_empty()),
+                annotations: Some(annotations).filter(|m| !m.is_empty()),
+            }
+            .to_canonical_json()
+        }
+    };
+    match &result.spec {
+        Some(spec) => object.insert("spec".to_owned(), spec.clone()),
+        None => object.remove("spec"),
+    };
+    let mut metadata = original_meta.cloned().unwrap_or_default();
+    match result.labels.as_ref().filter(|m| !m.is_empty()) {
+        Some(labels) => metadata.insert("labels".to_owned(), string_map_json(labels)),
+        None => metadata.remove("labels"),
+    };
+    let mut annotations = result.annotations.clone().unwrap_or_default();
+    annotations.insert(ORIGINAL_SPEC_ANNOTATION.to_owned(), stored);
+    metadata.insert("annotations".to_owned(), string_map_json(&annotations));
+    object.insert("metadata".to_owned(), JsonValue::Object(metadata));
+    JsonValue::Object(object)
+}
+
+/// [`validate_object`] on [`patched_resource`]: what the API server says about a step's result.
+pub fn validate_patched(set: &SchemaSet, original: &JsonValue, result: &Data) -> Validation {
+    validate_object(set, &patched_resource(original, result))
+}
+
+/// [`validate_object_as`] on [`patched_resource`], for callers that know the resource's group
+/// and kind from elsewhere (the script's folder, the Rollout's `customNetworkRefs`).
+pub fn validate_patched_as(
+    set: &SchemaSet,
+    group: &str,
+    kind: &str,
+    original: &JsonValue,
+    result: &Data,
+) -> Validation {
+    validate_object_as(set, group, kind, &patched_resource(original, result))
+}
+
+fn string_field<'a>(object: &'a JsonValue, name: &str) -> Option<&'a str> {
+    match object {
+        JsonValue::Object(fields) => match fields.get(name) {
+            Some(JsonValue::String(s)) => Some(s.as_str()),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// `group/version` split as Kubernetes does (`v1` alone is the core group).
+fn split_api_version(api_version: &str) -> (&str, &str) {
+    api_version.rsplit_once('/').unwrap_or(("", api_version))
+}
+
+/// Validates a whole object (apiVersion, kind, metadata, spec…): labels and annotations against
+/// Kubernetes' rules, and the rest against the CRD for its `apiVersion`'s group and its `kind`,
+/// in the version `apiVersion` names.
+pub fn validate_object(set: &SchemaSet, object: &JsonValue) -> Validation {
+    let (group, _) = split_api_version(string_field(object, "apiVersion").unwrap_or(""));
+    let kind = string_field(object, "kind").unwrap_or("");
+    validate_object_as(set, group, kind, object)
+}
+
+/// [`validate_object`] for a resource of `group` and `kind`: the version is the one the object's
+/// `apiVersion` names when it is of that group, else the CRD's storage version.
+pub fn validate_object_as(
+    set: &SchemaSet,
+    group: &str,
+    kind: &str,
+    object: &JsonValue,
+) -> Validation {
+    let mut findings = Vec::new();
+    let metadata = metadata_of(object);
+    validate_labels(
+        &string_map(metadata, "labels", &mut findings),
+        &mut findings,
+    );
+    validate_annotations(
+        &string_map(metadata, "annotations", &mut findings),
+        &mut findings,
+    );
+    let version = string_field(object, "apiVersion")
+        .map(split_api_version)
+        .filter(|(object_group, _)| *object_group == group)
+        .map(|(_, version)| version);
+    let Some(crd) = set.find(group, kind) else {
+        return Validation {
+            schema: None,
+            findings,
+        };
+    };
+    let chosen = match version {
+        None => crd
+            .storage_version()
+            .ok_or_else(|| format!("the CRD for {kind}.{group} has no storage version")),
+        Some(name) => crd.version(name).ok_or_else(|| {
+            let known: Vec<&str> = crd.versions.iter().map(|v| v.name.as_str()).collect();
+            format!(
+                "the CRD for {kind}.{group} has no version {name:?} (it has {})",
+                known.join(", ")
+            )
+        }),
+    };
+    let version = match chosen {
+        Ok(version) => version,
+        Err(message) => {
+            findings.push(Finding::error(
+                &[PathSeg::Key("apiVersion".to_owned())],
+                "apiVersion",
+                message,
+            ));
+            return Validation {
+                schema: None,
+                findings,
+            };
+        }
+    };
+    let choice = SchemaChoice {
+        group: group.to_owned(),
+        kind: kind.to_owned(),
+        version: version.name.clone(),
+        source: format!("{}:{}", crd.file, crd.line),
+    };
+    if !version.served {
+        findings.push(Finding::error(
+            &[PathSeg::Key("apiVersion".to_owned())],
+            "apiVersion",
+            format!("version {:?} of {kind}.{group} is not served", version.name),
+        ));
+    }
+    match &version.schema {
+        Some(schema) => validate_root(schema, object, &mut findings),
+        None => findings.push(Finding::warning(
+            &[],
+            "schema",
+            format!(
+                "version {:?} of {kind}.{group} has no openAPIV3Schema: not validated",
+                version.name
+            ),
+        )),
+    }
+    Validation {
+        schema: Some(choice),
+        findings,
+    }
+}

@@ -1,0 +1,701 @@
+//! Validating a value against a compiled [`Schema`] with the API server's order and rules:
+//! pruning first (undeclared fields and non-nullable nulls are dropped, reported as
+//! warnings), then value validation of what is left (errors), then list-type uniqueness.
+//!
+//! Sources, all read, none copied: pruning is apiextensions-apiserver
+//! `pkg/apiserver/schema/pruning/algorithm.go` (`prune`, `skipPrune`: fields of
+//! `metaFields` are kept at an embedded resource) and `schema/defaulting/prunenulls.go`
+//! (`isNonNullableNonDefaultableNull`); type, enum and bounds checks are kube-openapi
+//! `pkg/validation/validate` (`type.go` `typeValidator.Validate`: an int64 passes `integer`, a
+//! float64 only when integral and within swag's `IsFloat64AJSONInteger` bound of 2^53-1; `validator.go`
+//! `stringValidator` counts runes for lengths, `pattern` is an unanchored search);
+//! list types are `schema/listtype/validation.go` (`validateListSet`, `validateListMap`: the
+//! second occurrence of a value or key is reported, once); embedded resources are
+//! `schema/objectmeta/validation.go` (`validateEmbeddedResource`).
+
+use std::collections::{BTreeMap, HashMap};
+
+use super::cel::CelOutcome;
+use super::compile::{Additional, Schema, SchemaType};
+use super::formats::{FormatCheck, check_string_format};
+use super::{Finding, Severity};
+use crate::runner::format_path;
+use crate::value::JsonValue;
+use crate::yaml::PathSeg;
+
+/// swag's `maxJSONFloat`/`minJSONFloat`: beyond ±(2^53-1) a float64 is not a JSON integer.
+const MAX_JSON_INTEGER: f64 = 9_007_199_254_740_991.0;
+
+/// 2^63: integral floats below it in magnitude reach the API server as int64 (see `type_of`).
+const INT64_LIMIT: f64 = 9_223_372_036_854_775_808.0;
+
+/// Fields the API server keeps at an embedded resource whatever its schema says.
+const META_FIELDS: [&str; 3] = ["apiVersion", "kind", "metadata"];
+
+/// Validates `value` (found at `path`) against `schema`, with pruning, and appends findings.
+pub fn validate_value(
+    schema: &Schema,
+    value: &JsonValue,
+    path: &[PathSeg],
+    out: &mut Vec<Finding>,
+) {
+    run(schema, value, path, false, out);
+}
+
+/// Validates a whole resource: the root is an embedded resource whose `apiVersion`, `kind` and
+/// `metadata` are the API server's business, not the schema's.
+pub(crate) fn validate_root(schema: &Schema, value: &JsonValue, out: &mut Vec<Finding>) {
+    run(schema, value, &[], true, out);
+}
+
+/// Schema errors of these kinds make the API server skip every CEL rule (apiextensions-apiserver
+/// `pkg/registry/customresource/strategy.go`, `hasBlockingErr`: NotSupported, Required, TooLong,
+/// TooMany and TypeInvalid field errors).
+const BLOCKING_RULES: [&str; 6] = [
+    "enum",
+    "required",
+    "maxLength",
+    "maxItems",
+    "maxProperties",
+    "type",
+];
+
+fn run(schema: &Schema, value: &JsonValue, path: &[PathSeg], root: bool, out: &mut Vec<Finding>) {
+    let first = out.len();
+    let mut cel = Vec::new();
+    let mut walker = Walker {
+        path: path.to_vec(),
+        out,
+        cel: &mut cel,
+        prune: true,
+    };
+    walker.walk(schema, value, root);
+    let blocked = out[first..]
+        .iter()
+        .any(|f| f.severity == Severity::Error && BLOCKING_RULES.contains(&f.rule));
+    if blocked {
+        if !cel.is_empty() {
+            out.push(Finding::warning(
+                path,
+                "cel",
+                "x-kubernetes-validations rules not checked: the API server skips them while \
+                 the object has the errors above",
+            ));
+        }
+    } else {
+        out.extend(cel);
+    }
+}
+
+struct Walker<'a> {
+    path: Vec<PathSeg>,
+    out: &'a mut Vec<Finding>,
+    /// Outcomes of CEL rules, kept apart: they count only when no blocking error is found.
+    cel: &'a mut Vec<Finding>,
+    /// False inside `allOf`/`anyOf`/`oneOf`/`not`: those only validate values.
+    prune: bool,
+}
+
+/// The JSON type name the API server sees for a value, and whether it passes `integer`.
+///
+/// Kruise sends a float64 as Go's encoding/json writes it: integral values below 1e21 as plain
+/// digits. apimachinery `pkg/util/json` (`convertNumber`) decodes digits that fit int64 as
+/// int64, anything else as float64, and a float64 passes `integer` only up to 2^53-1.
+fn type_of(value: &JsonValue) -> (&'static str, bool) {
+    match value {
+        JsonValue::Null => ("null", false),
+        JsonValue::Bool(_) => ("boolean", false),
+        JsonValue::Int(_) => ("integer", true),
+        JsonValue::Float(f) => {
+            let integral = f.is_finite() && f.trunc() == *f;
+            let as_int64 = integral && (-INT64_LIMIT..INT64_LIMIT).contains(f);
+            (
+                "number",
+                as_int64 || (integral && f.abs() <= MAX_JSON_INTEGER),
+            )
+        }
+        JsonValue::String(_) => ("string", false),
+        JsonValue::Array(_) => ("array", false),
+        JsonValue::Object(_) => ("object", false),
+    }
+}
+
+fn as_f64(value: &JsonValue) -> Option<f64> {
+    match value {
+        JsonValue::Int(i) => Some(*i as f64),
+        JsonValue::Float(f) => Some(*f),
+        _ => None,
+    }
+}
+
+/// A value as the message shows it (short).
+fn show(value: &JsonValue) -> String {
+    let text = value.to_canonical_json();
+    if text.chars().count() > 60 {
+        format!("{}…", text.chars().take(60).collect::<String>())
+    } else {
+        text
+    }
+}
+
+impl Walker<'_> {
+    fn error(&mut self, rule: &'static str, message: String) {
+        self.out.push(Finding::error(&self.path, rule, message));
+    }
+
+    fn warning(&mut self, rule: &'static str, message: String) {
+        self.out.push(Finding::warning(&self.path, rule, message));
+    }
+
+    fn walk(&mut self, schema: &Schema, value: &JsonValue, root: bool) {
+        if !self.check_type(schema, value) {
+            return;
+        }
+        self.check_format(schema, value);
+        self.check_enum(schema, value);
+        match value {
+            JsonValue::Int(_) | JsonValue::Float(_) => self.check_number(schema, value),
+            JsonValue::String(s) => self.check_string(schema, s),
+            JsonValue::Array(items) => self.walk_array(schema, items),
+            JsonValue::Object(fields) => self.walk_object(schema, fields, root),
+            JsonValue::Null | JsonValue::Bool(_) => {}
+        }
+        self.check_junctors(schema, value);
+        if self.prune {
+            for rule in &schema.cel_rules {
+                let path = &self.path;
+                match rule.evaluate(schema, value, root) {
+                    CelOutcome::Passed => {}
+                    CelOutcome::Failed(message) => {
+                        self.cel.push(Finding::error(path, "cel", message))
+                    }
+                    CelOutcome::NotChecked(reason) => self.cel.push(Finding::warning(
+                        path,
+                        "cel",
+                        format!(
+                            "x-kubernetes-validations rule {} not checked: {reason}",
+                            rule.rule
+                        ),
+                    )),
+                }
+            }
+        }
+    }
+
+    /// `type`, `nullable` and `x-kubernetes-int-or-string`. False when the value has the
+    /// wrong type (nothing below it is checked then, as kube-openapi stops there too).
+    fn check_type(&mut self, schema: &Schema, value: &JsonValue) -> bool {
+        let (name, integral) = type_of(value);
+        if matches!(value, JsonValue::Null) {
+            if schema.nullable || (schema.schema_type.is_none() && !schema.int_or_string) {
+                return true;
+            }
+            let wanted = schema
+                .schema_type
+                .map_or("integer or string", SchemaType::as_str);
+            self.error("type", format!("must be of type {wanted}, not null"));
+            return false;
+        }
+        if schema.int_or_string {
+            if integral || matches!(value, JsonValue::String(_)) {
+                return true;
+            }
+            self.error(
+                "type",
+                format!(
+                    "must be an integer or a string (x-kubernetes-int-or-string), not {name} {}",
+                    show(value)
+                ),
+            );
+            return false;
+        }
+        let Some(wanted) = schema.schema_type else {
+            return true;
+        };
+        let ok = match wanted {
+            SchemaType::Integer => integral,
+            SchemaType::Number => matches!(value, JsonValue::Int(_) | JsonValue::Float(_)),
+            _ => wanted.as_str() == name,
+        };
+        if !ok {
+            self.error(
+                "type",
+                format!(
+                    "must be of type {}, not {name} {}",
+                    wanted.as_str(),
+                    show(value)
+                ),
+            );
+        }
+        ok
+    }
+
+    fn check_format(&mut self, schema: &Schema, value: &JsonValue) {
+        let Some(format) = schema.format.as_deref() else {
+            return;
+        };
+        match value {
+            JsonValue::String(s) if !schema.int_or_string || schema.schema_type.is_some() => {
+                match check_string_format(format, s) {
+                    FormatCheck::Invalid => {
+                        self.error("format", format!("{s:?} is not a valid {format}"))
+                    }
+                    FormatCheck::NotChecked => self.warning(
+                        "format",
+                        format!("format {format} not checked (the API server checks it)"),
+                    ),
+                    FormatCheck::Valid | FormatCheck::Ignored => {}
+                }
+            }
+            JsonValue::Int(_) | JsonValue::Float(_) => {
+                // The API server does not range-check integer formats, but a gateway
+                // controller decoding into a Go int32/int64 field fails on such a value.
+                let f = as_f64(value).unwrap_or(0.0);
+                let fits = match (format, value) {
+                    ("int32", JsonValue::Int(i)) => i32::try_from(*i).is_ok(),
+                    ("int32", _) => (i32::MIN as f64..=i32::MAX as f64).contains(&f),
+                    ("int64", JsonValue::Float(_)) => (-INT64_LIMIT..INT64_LIMIT).contains(&f),
+                    _ => true,
+                };
+                if !fits {
+                    self.warning(
+                        "format",
+                        format!(
+                            "{} does not fit {format}: the API server accepts it, but a Go \
+                             {format} field cannot hold it",
+                            show(value)
+                        ),
+                    );
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn check_enum(&mut self, schema: &Schema, value: &JsonValue) {
+        let Some(values) = &schema.enum_values else {
+            return;
+        };
+        let text = value.to_canonical_json();
+        if !values.iter().any(|(_, allowed)| *allowed == text) {
+            let allowed: Vec<&str> = values.iter().map(|(_, t)| t.as_str()).collect();
+            self.error(
+                "enum",
+                format!(
+                    "{} is not one of the allowed values: {}",
+                    show(value),
+                    allowed.join(", ")
+                ),
+            );
+        }
+    }
+
+    fn check_number(&mut self, schema: &Schema, value: &JsonValue) {
+        let Some(n) = as_f64(value) else { return };
+        if let Some(min) = schema.minimum
+            && (n < min || (schema.exclusive_minimum && n == min))
+        {
+            let relation = if schema.exclusive_minimum {
+                "greater than"
+            } else {
+                "greater than or equal to"
+            };
+            let message = format!("{} must be {relation} {min}", show(value));
+            self.error("minimum", message);
+        }
+        if let Some(max) = schema.maximum
+            && (n > max || (schema.exclusive_maximum && n == max))
+        {
+            let relation = if schema.exclusive_maximum {
+                "less than"
+            } else {
+                "less than or equal to"
+            };
+            let message = format!("{} must be {relation} {max}", show(value));
+            self.error("maximum", message);
+        }
+        if let Some(factor) = schema.multiple_of.filter(|f| *f > 0.0) {
+            let ratio = n / factor;
+            if ratio.trunc() != ratio {
+                self.error(
+                    "multipleOf",
+                    format!("{} must be a multiple of {factor}", show(value)),
+                );
+            }
+        }
+    }
+
+    fn check_string(&mut self, schema: &Schema, text: &str) {
+        let length = text.chars().count() as u64;
+        if let Some(min) = schema.min_length.filter(|min| length < *min) {
+            self.error(
+                "minLength",
+                format!("must be at least {min} characters long, is {length}"),
+            );
+        }
+        if let Some(max) = schema.max_length.filter(|max| length > *max) {
+            self.error(
+                "maxLength",
+                format!("must be at most {max} characters long, is {length}"),
+            );
+        }
+        if let Some(pattern) = &schema.pattern {
+            match &pattern.compiled {
+                Ok(regex) if !regex.is_match(text) => self.error(
+                    "pattern",
+                    format!("{text:?} does not match the pattern {}", pattern.source),
+                ),
+                Ok(_) => {}
+                Err(reason) => self.warning(
+                    "pattern",
+                    format!(
+                        "pattern {} not checked (the regex crate refuses it: {reason})",
+                        pattern.source
+                    ),
+                ),
+            }
+        }
+    }
+
+    fn walk_array(&mut self, schema: &Schema, items: &[JsonValue]) {
+        let count = items.len() as u64;
+        if let Some(min) = schema.min_items.filter(|min| count < *min) {
+            self.error(
+                "minItems",
+                format!("must have at least {min} items, has {count}"),
+            );
+        }
+        if let Some(max) = schema.max_items.filter(|max| count > *max) {
+            self.error(
+                "maxItems",
+                format!("must have at most {max} items, has {count}"),
+            );
+        }
+        if let Some(item_schema) = &schema.items {
+            for (index, item) in items.iter().enumerate() {
+                self.path.push(PathSeg::Index(index));
+                self.walk(item_schema, item, false);
+                self.path.pop();
+            }
+        }
+        if self.prune {
+            match schema.list_type.as_deref() {
+                Some("set") => self.check_list_set(items),
+                Some("map") => self.check_list_map(schema, items),
+                _ => {}
+            }
+        }
+    }
+
+    /// Every item after the first that repeats an earlier one, reported once per value.
+    fn report_duplicates(
+        &mut self,
+        keys: &[String],
+        describe: impl Fn(usize) -> String,
+        rule: &'static str,
+    ) {
+        let mut seen: HashMap<&str, usize> = HashMap::new();
+        for (index, key) in keys.iter().enumerate() {
+            let times = seen.entry(key.as_str()).or_insert(0);
+            *times += 1;
+            if *times == 2 {
+                self.path.push(PathSeg::Index(index));
+                self.error(rule, describe(index));
+                self.path.pop();
+            }
+        }
+    }
+
+    fn check_list_set(&mut self, items: &[JsonValue]) {
+        let keys: Vec<String> = items.iter().map(JsonValue::to_canonical_json).collect();
+        self.report_duplicates(
+            &keys,
+            |i| format!("duplicate item {} in a list of type set", show(&items[i])),
+            "x-kubernetes-list-type",
+        );
+    }
+
+    fn check_list_map(&mut self, schema: &Schema, items: &[JsonValue]) {
+        for (index, item) in items.iter().enumerate() {
+            if !matches!(item, JsonValue::Object(_) | JsonValue::Null) {
+                self.path.push(PathSeg::Index(index));
+                self.error(
+                    "x-kubernetes-list-type",
+                    "must be an object for an array of list-type map".to_owned(),
+                );
+                self.path.pop();
+                return;
+            }
+        }
+        // The key of an item: the present key fields as an object (absent ones left out,
+        // as `validateListMap` builds it).
+        let key_of = |item: &JsonValue| -> JsonValue {
+            let mut key = BTreeMap::new();
+            if let JsonValue::Object(fields) = item {
+                for name in &schema.list_map_keys {
+                    if let Some(v) = fields.get(name) {
+                        key.insert(name.clone(), v.clone());
+                    }
+                }
+            }
+            JsonValue::Object(key)
+        };
+        let keys: Vec<JsonValue> = items.iter().map(key_of).collect();
+        let texts: Vec<String> = keys.iter().map(JsonValue::to_canonical_json).collect();
+        self.report_duplicates(
+            &texts,
+            |i| {
+                format!(
+                    "duplicate key {} in a list of type map (keys: {})",
+                    show(&keys[i]),
+                    schema.list_map_keys.join(", ")
+                )
+            },
+            "x-kubernetes-list-map-keys",
+        );
+    }
+
+    fn walk_object(&mut self, schema: &Schema, fields: &BTreeMap<String, JsonValue>, root: bool) {
+        let embedded = root || schema.embedded_resource;
+        if schema.embedded_resource && !root {
+            self.check_embedded(fields);
+        }
+        let mut kept = 0u64;
+        let mut present: Vec<&str> = Vec::with_capacity(fields.len());
+        for (key, value) in fields {
+            if root && META_FIELDS.contains(&key.as_str()) {
+                // The resource's own apiVersion/kind/metadata: checked by the API server's
+                // object-meta rules (metadata.rs), not by the CRD schema.
+                kept += 1;
+                present.push(key);
+                continue;
+            }
+            let child = schema.child(key);
+            self.path.push(PathSeg::Key(key.clone()));
+            match child {
+                None => {
+                    let keeps = schema.preserve_unknown_fields
+                        || matches!(schema.additional, Additional::Any)
+                        || (embedded && META_FIELDS.contains(&key.as_str()))
+                        || !self.prune;
+                    if keeps {
+                        kept += 1;
+                        present.push(key);
+                    } else {
+                        let message = format!(
+                            "the API server would drop `{}`: the schema does not declare it",
+                            format_path(&self.path)
+                        );
+                        self.warning("pruned", message);
+                    }
+                }
+                Some(child)
+                    if matches!(value, JsonValue::Null) && !child.nullable && self.prune =>
+                {
+                    if child.default.is_some() {
+                        kept += 1;
+                        present.push(key);
+                        self.warning(
+                            "nullable",
+                            "null in a non-nullable field: the API server would write the default instead".to_owned(),
+                        );
+                    } else {
+                        let message = format!(
+                            "the API server would drop `{}`: null in a non-nullable field",
+                            format_path(&self.path)
+                        );
+                        self.warning("nullable", message);
+                    }
+                }
+                Some(child) => {
+                    kept += 1;
+                    present.push(key);
+                    self.walk(child, value, false);
+                }
+            }
+            self.path.pop();
+        }
+        for name in &schema.required {
+            // Defaulting runs before validation, so a default satisfies `required`.
+            let defaulted = schema
+                .properties
+                .get(name)
+                .is_some_and(|p| p.default.is_some());
+            if !present.contains(&name.as_str()) && !defaulted {
+                self.path.push(PathSeg::Key(name.clone()));
+                self.error("required", "required field is missing".to_owned());
+                self.path.pop();
+            }
+        }
+        if let Some(min) = schema.min_properties.filter(|min| kept < *min) {
+            self.error(
+                "minProperties",
+                format!("must have at least {min} fields, has {kept}"),
+            );
+        }
+        if let Some(max) = schema.max_properties.filter(|max| kept > *max) {
+            self.error(
+                "maxProperties",
+                format!("must have at most {max} fields, has {kept}"),
+            );
+        }
+    }
+
+    /// `x-kubernetes-embedded-resource`: `apiVersion` and `kind` are required non-empty strings.
+    fn check_embedded(&mut self, fields: &BTreeMap<String, JsonValue>) {
+        for name in ["apiVersion", "kind"] {
+            self.path.push(PathSeg::Key(name.to_owned()));
+            match fields.get(name) {
+                None => self.error(
+                    "x-kubernetes-embedded-resource",
+                    "required field of an embedded resource is missing".to_owned(),
+                ),
+                Some(JsonValue::String(s)) if s.is_empty() => self.error(
+                    "x-kubernetes-embedded-resource",
+                    "must not be empty".to_owned(),
+                ),
+                Some(JsonValue::String(_)) => {}
+                Some(other) => self.error(
+                    "x-kubernetes-embedded-resource",
+                    format!("must be a string, not {}", show(other)),
+                ),
+            }
+            self.path.pop();
+        }
+    }
+
+    /// `allOf`, `anyOf`, `oneOf` and `not`: value validation only (no pruning below them).
+    fn check_junctors(&mut self, schema: &Schema, value: &JsonValue) {
+        if schema.all_of.is_empty()
+            && schema.any_of.is_empty()
+            && schema.one_of.is_empty()
+            && schema.not.is_none()
+        {
+            return;
+        }
+        let errors_of = |walker: &Walker<'_>, branch: &Schema| -> Vec<Finding> {
+            let mut out = Vec::new();
+            let mut unused = Vec::new();
+            let mut sub = Walker {
+                path: walker.path.clone(),
+                out: &mut out,
+                cel: &mut unused,
+                prune: false,
+            };
+            sub.walk(branch, value, false);
+            out.retain(|f| f.severity == Severity::Error);
+            out
+        };
+        for branch in &schema.all_of {
+            let errors = errors_of(self, branch);
+            self.out.extend(errors);
+        }
+        if !schema.any_of.is_empty() && !schema.any_of.iter().any(|b| errors_of(self, b).is_empty())
+        {
+            self.error(
+                "anyOf",
+                "must match at least one schema of anyOf".to_owned(),
+            );
+        }
+        if !schema.one_of.is_empty() {
+            let matching = schema
+                .one_of
+                .iter()
+                .filter(|b| errors_of(self, b).is_empty())
+                .count();
+            if matching != 1 {
+                self.error(
+                    "oneOf",
+                    format!("must match exactly one schema of oneOf, matches {matching}"),
+                );
+            }
+        }
+        if let Some(not) = &schema.not
+            && errors_of(self, not).is_empty()
+        {
+            self.error("not", "must not match the schema in not".to_owned());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::yaml::parse_first_document;
+
+    fn schema(yaml: &str) -> Schema {
+        Schema::compile(&parse_first_document(yaml).unwrap().unwrap()).unwrap()
+    }
+
+    fn rules(schema: &Schema, value: JsonValue) -> Vec<(&'static str, super::super::Severity)> {
+        let mut out = Vec::new();
+        validate_value(schema, &value, &[], &mut out);
+        out.iter().map(|f| (f.rule, f.severity)).collect()
+    }
+
+    use super::super::Severity::{Error, Warning};
+
+    #[test]
+    fn junctors_validate_values() {
+        let s = schema("anyOf: [{minimum: 10}, {maximum: 0}]");
+        assert_eq!(rules(&s, JsonValue::Int(5)), [("anyOf", Error)]);
+        assert!(rules(&s, JsonValue::Int(11)).is_empty());
+        let s = schema("allOf: [{minimum: 1}, {maximum: 3}]");
+        assert_eq!(rules(&s, JsonValue::Int(4)), [("maximum", Error)]);
+        assert!(rules(&s, JsonValue::Int(2)).is_empty());
+        let s = schema("not: {enum: [x]}");
+        assert_eq!(rules(&s, JsonValue::String("x".into())), [("not", Error)]);
+        assert!(rules(&s, JsonValue::String("y".into())).is_empty());
+    }
+
+    #[test]
+    fn multiple_of() {
+        let s = schema("type: number\nmultipleOf: 0.5");
+        assert_eq!(rules(&s, JsonValue::Float(0.75)), [("multipleOf", Error)]);
+        assert!(rules(&s, JsonValue::Float(1.5)).is_empty());
+    }
+
+    #[test]
+    fn patterns_the_regex_crate_refuses_are_not_checked() {
+        // Go's RE2 accepts `\Q…\E` quoting; the regex crate does not.
+        let s = schema(r"{type: string, pattern: '^\Q.\E$'}");
+        assert_eq!(
+            rules(&s, JsonValue::String(".".into())),
+            [("pattern", Warning)]
+        );
+    }
+
+    #[test]
+    fn integers_beyond_what_json_keeps_exact() {
+        let s = schema("type: integer\nformat: int64");
+        // 1e16 goes out as digits and is decoded as int64; 1e19 goes out as digits too but does
+        // not fit int64, and 1e21 goes out as `1e+21`: both are float64 beyond swag's 2^53-1.
+        assert!(rules(&s, JsonValue::Float(1e16)).is_empty());
+        assert_eq!(rules(&s, JsonValue::Float(1e19)), [("type", Error)]);
+        assert_eq!(rules(&s, JsonValue::Float(1e21)), [("type", Error)]);
+        assert!(rules(&s, JsonValue::Float(9007199254740991.0)).is_empty());
+        assert!(rules(&s, JsonValue::Int(i64::MAX)).is_empty());
+    }
+
+    #[test]
+    fn additional_properties_true_keeps_everything() {
+        let s = schema("type: object\nadditionalProperties: true");
+        let value = JsonValue::Object(BTreeMap::from([("a".into(), JsonValue::Int(1))]));
+        assert!(rules(&s, value).is_empty());
+        let s = schema("type: object\nadditionalProperties: false");
+        let value = JsonValue::Object(BTreeMap::from([("a".into(), JsonValue::Int(1))]));
+        assert_eq!(rules(&s, value), [("pruned", Warning)]);
+    }
+
+    #[test]
+    fn nesting_beyond_the_limit_is_a_compile_error() {
+        use crate::yaml::{YamlNode, YamlValue};
+        let key = |k: &str| YamlNode::synthetic(YamlValue::String(k.into()));
+        let mut node = YamlNode::synthetic(YamlValue::Map(vec![(key("type"), key("string"))]));
+        for _ in 0..150 {
+            node = YamlNode::synthetic(YamlValue::Map(vec![(key("items"), node)]));
+        }
+        let error = Schema::compile(&node).unwrap_err();
+        assert!(error.message.contains("deeper than"), "{}", error.message);
+    }
+}
