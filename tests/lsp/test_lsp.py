@@ -113,8 +113,12 @@ async def test_failing_case_diagnostic_on_the_right_line_and_fix_clears_it(clien
     assert "+++ actual" in diags[0].message
     field = [d for d in diagnostics_of(client, case) if d.code == "field-differs"]
     assert field and field[0].range.start.line == len(lines) - 2  # `weight: 45`, last line
-    summary = [d for d in diagnostics_of(client, script) if d.code == "summary"]
-    assert summary and summary[0].message == "1/2 cases pass — wrong_weight step 2 fails"
+    # The script's summary comes in its own publish, not necessarily before the case's.
+    summary = await wait_for(
+        lambda: [d for d in diagnostics_of(client, script) or [] if d.code == "summary"],
+        what="script summary",
+    )
+    assert summary[0].message == "1/2 cases pass — wrong_weight step 2 fails"
 
     # Fix the case in the editor: the diagnostics go away.
     open_file(client, case, text)

@@ -411,19 +411,39 @@ impl Default for RunSlots {
 }
 
 /// Debouncing and cancellation state of runs: a generation per script (a newer request
-/// supersedes older ones) and a lock per script (one run in flight).
+/// supersedes older ones), a lock per script (one run in flight), and the newest generation
+/// whose run has ended (so `runAll` can wait for the run that is current, not one a later
+/// request superseded).
 #[derive(Default)]
 pub struct Scheduler {
     generations: Mutex<HashMap<ScriptId, Arc<AtomicU64>>>,
     last_request: Mutex<HashMap<ScriptId, std::time::Instant>>,
     locks: Mutex<HashMap<ScriptId, Arc<tokio::sync::Mutex<()>>>>,
+    ended: Mutex<HashMap<ScriptId, Arc<tokio::sync::watch::Sender<u64>>>>,
 }
 
-/// A ticket for one requested run.
+/// A ticket for one requested run. Dropping the ticket of the newest request (its run ended,
+/// whichever way) marks its generation as ended.
 pub struct Ticket {
     generation: Arc<AtomicU64>,
     mine: u64,
     lock: Arc<tokio::sync::Mutex<()>>,
+    ended: Arc<tokio::sync::watch::Sender<u64>>,
+}
+
+impl Drop for Ticket {
+    fn drop(&mut self) {
+        if !self.superseded() {
+            let mine = self.mine;
+            self.ended.send_if_modified(|ended| {
+                let newer = *ended < mine;
+                if newer {
+                    *ended = mine;
+                }
+                newer
+            });
+        }
+    }
 }
 
 impl Ticket {
@@ -482,12 +502,79 @@ impl Scheduler {
             generation,
             mine,
             lock,
+            ended: self.ended_of(id),
+        }
+    }
+
+    fn ended_of(&self, id: &ScriptId) -> Arc<tokio::sync::watch::Sender<u64>> {
+        self.ended
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(id.clone())
+            .or_insert_with(|| Arc::new(tokio::sync::watch::channel(0).0))
+            .clone()
+    }
+
+    /// Waits until the newest run requested for `id` has ended (a request made meanwhile is
+    /// waited for too).
+    pub async fn settled(&self, id: &ScriptId) {
+        let generation = self
+            .generations
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(id)
+            .cloned();
+        let Some(generation) = generation else {
+            return;
+        };
+        let mut ended = self.ended_of(id).subscribe();
+        loop {
+            if *ended.borrow_and_update() >= generation.load(Ordering::SeqCst) {
+                return;
+            }
+            if ended.changed().await.is_err() {
+                return;
+            }
         }
     }
 }
 
 #[cfg(test)]
 pub(crate) mod tests {
+
+    /// `runAll` waits for the run that is current: a request that superseded the one it made
+    /// (the startup run, a change on disk) is waited for too, not only the superseded one.
+    #[tokio::test]
+    async fn settled_waits_for_the_newest_request() {
+        let scheduler = Arc::new(Scheduler::default());
+        let id = ScriptId::File(PathBuf::from("/w/x/Route/trafficRouting.lua"));
+        scheduler.settled(&id).await; // never requested: nothing to wait for
+        let waiter = |scheduler: &Arc<Scheduler>| {
+            let (scheduler, id) = (scheduler.clone(), id.clone());
+            tokio::spawn(async move { scheduler.settled(&id).await })
+        };
+        let first = scheduler.request(&id);
+        let second = scheduler.request(&id);
+        let waiting = waiter(&scheduler);
+        drop(first); // superseded: its end marks nothing
+        for _ in 0..10 {
+            tokio::task::yield_now().await;
+        }
+        assert!(
+            !waiting.is_finished(),
+            "settled before the newest run ended"
+        );
+        drop(second);
+        waiting.await.unwrap();
+        let third = scheduler.request(&id);
+        let waiting = waiter(&scheduler);
+        for _ in 0..10 {
+            tokio::task::yield_now().await;
+        }
+        assert!(!waiting.is_finished(), "a new request is waited for");
+        drop(third);
+        waiting.await.unwrap();
+    }
     use super::*;
     use crate::lsp::project::lua_target;
 

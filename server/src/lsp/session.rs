@@ -569,12 +569,18 @@ impl Session {
         }
         targets.sort_by(|a, b| a.id.cmp(&b.id));
         targets.dedup_by(|a, b| a.id == b.id);
+        let ids: Vec<ScriptId> = targets.iter().map(|t| t.id.clone()).collect();
         let handles: Vec<JoinHandle<()>> = targets
             .into_iter()
             .map(|t| self.schedule_run(t, Duration::ZERO))
             .collect();
         for handle in handles {
             let _ = handle.await;
+        }
+        // A run superseded by a later request (the startup run, a change on disk) ended
+        // without results: the answer waits for the run that replaced it.
+        for id in &ids {
+            self.scheduler.settled(id).await;
         }
     }
 
