@@ -355,38 +355,6 @@ pub static CLASSES: &[Class] = &[
         },
     },
     Class {
-        id: "metamethod-arguments",
-        example: r#"local mt = {__unm = function(...) return select('#', ...) end} local a = setmetatable({}, mt) return -a"#,
-        origin: Origin::Open {
-            findings: "#metamethod-arguments",
-        },
-        what: "unary metamethods (`__len`, `__unm`) get one argument in gopher-lua, two here",
-        matches: |f| {
-            f.source.contains("local mt = {__") && f.gopher() == "ok|n:1" && f.ours() == "ok|n:2"
-        },
-    },
-    Class {
-        id: "position-capture-backref",
-        example: r#"return __it(string.gmatch("?", ".()%1"))"#,
-        origin: Origin::Open {
-            findings: "#position-capture-backref",
-        },
-        what: "a back reference (%1) to a position capture `()` matches the empty string in gopher-lua; we raise a Go slice-bounds panic",
-        matches: |f| {
-            f.ours().contains("slice bounds out of range")
-                && !f.gopher().contains("slice bounds out of range")
-        },
-    },
-    Class {
-        id: "concat-range",
-        example: r#"return table.concat({10, 20}, ",", 2)"#,
-        origin: Origin::Open {
-            findings: "#concat-range",
-        },
-        what: "table.concat over one item returns the item itself (a number stays a number, a boolean is returned), ranges past the end",
-        matches: |f| f.source.contains("table.concat(") && !only_messages_differ(f),
-    },
-    Class {
         id: "non-finite-index",
         example: r#"return unpack({[0] = 0, 1}, 2^63, -1)"#,
         origin: Origin::Open {
