@@ -284,6 +284,17 @@ fn constants_and_negative_zero() {
             "local n = -0.0\nlocal z = 0\nreturn {spec = {v = {tostring(1/n), tostring(1/z)}}}",
             V(r#"["-Inf","-Inf"]"#),
         ),
+        // a constant number as a condition (`if`, `while`, `and`, `not`) takes a constant slot
+        // in gopher's compiler, so a later 0 reads it (values from the difftest's pin build)
+        (
+            "local a = (-0.0) and 0\nlocal b = not (-0.0) or 0\n\
+             local c = (function() if -0.0 then return 0 end end)()\n\
+             local d = (function() while -0.0 do return 0 end end)()\n\
+             local e = (function() local x = not -0.0 return 0 end)()\n\
+             return {spec = {v = {tostring(1/a), tostring(1/b), tostring(1/c), tostring(1/d), \
+             tostring(1/e)}}}",
+            V(r#"["-Inf","-Inf","-Inf","-Inf","-Inf"]"#),
+        ),
         // arithmetic on numbers stores -0 as +0; with a string operand it keeps -0
         (
             "local x = -\"0\"\nlocal a = 0\nlocal b = -a\nlocal c = \"0\" * -1\n\
