@@ -339,22 +339,6 @@ pub static CLASSES: &[Class] = &[
         },
     },
     Class {
-        id: "metamethod-non-function",
-        example: r#"local mt = {__eq = {x = 1}} local a = setmetatable({}, mt) local b = setmetatable({}, mt) return a == b"#,
-        origin: Origin::Open {
-            findings: "#metamethod-non-function",
-        },
-        what: "a metamethod that is not a function (`__len`, `__eq`, `__tostring` = a table or string) is ignored by gopher-lua; we try to call it",
-        matches: |f| {
-            f.source.starts_with("__o(")
-                && f.source.contains("local mt = {__")
-                && !f.source.contains("mt = {__len = function")
-                && !f.source.contains("= function")
-                && f.ours().contains("attempt to call a")
-                && !f.gopher().contains("attempt to call a")
-        },
-    },
-    Class {
         id: "non-finite-index",
         example: r#"return unpack({[0] = 0, 1}, 2^63, -1)"#,
         origin: Origin::Open {
