@@ -607,6 +607,25 @@ mod tests {
     }
 
     #[test]
+    fn the_2017_classes_apply_only_against_the_snapshot() {
+        let version = finding(
+            "__o(0, function() return _VERSION end)",
+            "ok|s:GopherLua 0.1",
+            "ok|s:Lua 5.1",
+        );
+        assert_eq!(
+            classify(&version, Oracle::Snapshot2017).map(|c| c.id),
+            Some("2017-version-globals")
+        );
+        assert_eq!(classify(&version, Oracle::Pin).map(|c| c.id), None);
+        for class in CLASSES {
+            let open = matches!(class.origin, Origin::Open { .. });
+            assert!(class.applies_to(Oracle::Snapshot2017), "{}", class.id);
+            assert_eq!(class.applies_to(Oracle::Pin), open, "{}", class.id);
+        }
+    }
+
+    #[test]
     fn last_digit_differences_are_bounded() {
         let close = finding(
             "return math.tan(97)",
