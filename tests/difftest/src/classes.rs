@@ -125,7 +125,8 @@ pub static CLASSES: &[Class] = &[
             (f.gopher().contains("invalid ']'") || f.gopher().contains("missing ']'"))
                 && !f.ours().contains("invalid ']'")
                 || f.ours().contains("unexpected EOS") && !f.gopher().contains("unexpected EOS")
-                || f.gopher().contains("can not be nested") && !f.ours().contains("can not be nested")
+                || f.gopher().contains("can not be nested")
+                    && !f.ours().contains("can not be nested")
         },
     },
     Class {
@@ -252,7 +253,9 @@ pub static CLASSES: &[Class] = &[
             readme: "2.12 (the pin's lexer reads an unknown escape `\\z` as the letter, as it reads `\\x`; verified on the pin build)",
         },
         what: "an unknown escape (`\"\\z\"`) was \"Invalid escape sequence\"",
-        matches: |f| f.source.contains("loadstring(") && f.gopher().contains("Invalid escape sequence"),
+        matches: |f| {
+            f.source.contains("loadstring(") && f.gopher().contains("Invalid escape sequence")
+        },
     },
     Class {
         id: "2017-insert-after-nil",
@@ -339,7 +342,9 @@ pub static CLASSES: &[Class] = &[
         matches: |f| {
             f.source.contains("xpcall(")
                 && (f.source.contains("error(\"again\")")
-                    || f.ours_status.as_deref().is_some_and(|s| s.starts_with("not a table (nil)"))
+                    || f.ours_status
+                        .as_deref()
+                        .is_some_and(|s| s.starts_with("not a table (nil)"))
                     || f.ours().contains("error in error handling")
                     || (f.gopher() == "ok" && f.ours().contains("attempt to")))
         },
@@ -535,7 +540,10 @@ mod tests {
             "ok|false|s:<string>:74: x",
             "ok|false|s:x",
         );
-        assert_eq!(classify(&only_text, Oracle::Pin).map(|c| c.id), Some("error-messages"));
+        assert_eq!(
+            classify(&only_text, Oracle::Pin).map(|c| c.id),
+            Some("error-messages")
+        );
         let value = finding(
             "__o(0, function() return pcall(f) end)",
             "ok|true|s:x",
