@@ -185,7 +185,7 @@ pub static CLASSES: &[Class] = &[
         origin: Origin::Snapshot2017 {
             readme: "not listed (gopher-lua a519e4d, 2020: LState.CheckString converts numbers)",
         },
-        what: "string functions refused a number where a string is required (`string.len(5)`); the pin converts it, as Lua does (OptString still refuses, see the open class optstring-number)",
+        what: "string functions refused a number where a string is required (`string.len(5)`); the pin converts it, as Lua does (OptString still refuses numbers, as the engine does: `table.concat(t, 5)`)",
         matches: |f| {
             let g = f.gopher();
             g.contains("(string expected, got number)")
@@ -338,7 +338,7 @@ pub static CLASSES: &[Class] = &[
         origin: Origin::Open {
             findings: "#xpcall-handler-error",
         },
-        what: "an error inside an xpcall handler: the 2022 pin ends the chunk with no value; the 2017 snapshot returns the handler's garbage or nothing; we return false, \"error in error handling\"",
+        what: "an error inside an xpcall handler: the chunk ends here with no value (\"expect table output\"), as README's known differences say; the pin's broken stack then decides: a Go nil-pointer panic for `error(\"again\")`, or for a handler that fails on a non-string error value (`e .. '!'`) a run that ends \"ok\" with a table that is not the script's",
         matches: |f| {
             f.source.contains("xpcall(")
                 && (f.source.contains("error(\"again\")")
