@@ -54,6 +54,10 @@ fi
 build=target/difftest
 mkdir -p "$build"
 if [ -n "$gopher_src" ]; then
+  if [ ! -d "$gopher_src" ]; then
+    echo "error: --gopher-src $gopher_src: no such directory" >&2
+    exit 2
+  fi
   gopher_src=$(cd "$gopher_src" && pwd)
   if [ ! -f "$gopher_src/go.mod" ] || ! grep -q '^module github.com/yuin/gopher-lua$' "$gopher_src/go.mod"; then
     echo "error: $gopher_src is not a gopher-lua checkout (no go.mod naming github.com/yuin/gopher-lua)" >&2
