@@ -330,6 +330,8 @@ pub(crate) fn compile_named(source: &[u8], name: &std::ffi::CStr) -> Result<Vec<
         if l.is_null() {
             return Err(ScriptError::new(ErrorKind::Memory, MEMORY_MESSAGE));
         }
+        // Constant folding of `^` computes as Go does.
+        crate::stdlib::use_go_pow(l);
         let status = ffi::luaL_loadbuffer(l, source.as_ptr().cast(), source.len(), name.as_ptr());
         let result = if status == 0 {
             let mut bytecode = Vec::with_capacity(source.len());
@@ -522,6 +524,7 @@ impl Sandbox {
         // deadline's reach; gopher-lua calls none, and nothing in a sandbox needs one.
         // SAFETY: valid state; only sets a flag.
         unsafe { kruise_nofinalizers(sandbox.state()) };
+        crate::stdlib::use_go_pow(sandbox.state());
         let context: &RunContext = &sandbox.context;
         let context: *const RunContext = context;
         sandbox.protected(|l| {

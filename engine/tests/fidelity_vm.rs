@@ -284,6 +284,31 @@ fn constants_and_negative_zero() {
             "local n = -0.0\nlocal z = 0\nreturn {spec = {v = {tostring(1/n), tostring(1/z)}}}",
             V(r#"["-Inf","-Inf"]"#),
         ),
+        // a constant expression as a condition (`if`, `while`, `and`) and any operand of `not`
+        // takes a constant slot in gopher's compiler, a numeral condition does not; a later
+        // 0 or -0 shares that slot (values from the difftest's pin build)
+        (
+            "local a = (-0.0) and 0\nlocal b = not (-0.0) or 0\n\
+             local c = (function() if -0.0 then return 0 end end)()\n\
+             local d = (function() while -0.0 do return 0 end end)()\n\
+             local e = (function() local x = not -0.0 return 0 end)()\n\
+             return {spec = {v = {tostring(1/a), tostring(1/b), tostring(1/c), tostring(1/d), \
+             tostring(1/e)}}}",
+            V(r#"["-Inf","-Inf","-Inf","-Inf","-Inf"]"#),
+        ),
+        (
+            "local a = 0 and (-0.0)\n\
+             local b = (function() local x = not 0 return -0.0 end)()\n\
+             local c = (function() if 0 then return -0.0 end end)()\n\
+             local d = (function() while 0 do return -0.0 end end)()\n\
+             local e = (0) and (-0.0)\n\
+             local f = (1 + 1) and (-0.0) and 2 and 0\n\
+             local g = (function() local x = not (1 - 1) return -0.0 end)()\n\
+             local h = (function() local x = 0 or 1 return -0.0 end)()\n\
+             return {spec = {v = {tostring(1/a), tostring(1/b), tostring(1/c), tostring(1/d), \
+             tostring(1/e), tostring(1/f), tostring(1/g), tostring(1/h)}}}",
+            V(r#"["-Inf","+Inf","-Inf","-Inf","-Inf","-Inf","+Inf","+Inf"]"#),
+        ),
         // arithmetic on numbers stores -0 as +0; with a string operand it keeps -0
         (
             "local x = -\"0\"\nlocal a = 0\nlocal b = -a\nlocal c = \"0\" * -1\n\

@@ -289,6 +289,11 @@ unsafe fn unpack_imp(l: State) -> R<c_int> {
         };
         // Go's int arithmetic: a count that wraps positive (end = int(NaN)) overflows too.
         let count = end.wrapping_sub(start).wrapping_add(1);
+        // gopher pushes while `i <= end` before it counts (baselib.go baseUnpack): a range
+        // too long for an int64 count (start = int(2^63) or int(NaN), the minimum) overflows.
+        if count <= 0 && start <= end {
+            return Err(Raise::Msg("registry overflow".into()));
+        }
         if count <= 0 {
             return Ok(0);
         }

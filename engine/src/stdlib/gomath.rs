@@ -551,8 +551,9 @@ pub fn sinh(x: f64) -> f64 {
     const Q0: f64 = -0.630_767_364_049_771_699_121_207_727_7e+6;
     const Q1: f64 = 0.152_151_737_879_001_907_069_648_517_6e+5;
     const Q2: f64 = -0.173_678_953_558_233_699_533_450_911e+3;
+    // Go negates only when `x < 0`, so -0 passes through and keeps its sign (not `abs`).
     let sign = x < 0.0;
-    let x = x.abs();
+    let x = if sign { -x } else { x };
     let temp = if x > 21.0 {
         exp(x) * 0.5
     } else if x > 0.5 {

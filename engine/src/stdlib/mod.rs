@@ -38,6 +38,23 @@ unsafe extern "C" {
     pub(crate) safe fn kruise_nummod(a: f64, b: f64) -> f64;
 }
 
+// lua51-sys/patches/gopher.patch (lapi.c): the function `^` and its constant folding use.
+unsafe extern "C" {
+    fn kruise_set_pow(state: State, pow: extern "C" fn(f64, f64) -> f64);
+}
+
+/// `^` as gopher-lua computes it: vm.go numberArith and compile.go constFold call Go's
+/// math.Pow (gomath::pow), whose results differ from C's pow (`2 ^ -0.5`, `0.99 ^ 12345`).
+extern "C" fn go_pow(x: f64, y: f64) -> f64 {
+    gomath::pow(x, y)
+}
+
+/// Makes `^` in state `l` (the VM and the compiler's constant folding) use Go's math.Pow.
+pub(crate) fn use_go_pow(l: State) {
+    // SAFETY: only stores the function pointer in the state's global block.
+    unsafe { kruise_set_pow(l, go_pow) }
+}
+
 /// How long one library call may loop when the state has no deadline (see [`Poll`]).
 pub const FALLBACK_CALL_BUDGET: Duration = Duration::from_secs(1);
 
@@ -819,6 +836,7 @@ pub(crate) unsafe fn wrap_global(l: State, name: &std::ffi::CStr, f: ffi::lua_CF
 
 pub(crate) unsafe fn install_raw(l: State) {
     unsafe {
+        use_go_pow(l);
         let g = ffi::LUA_GLOBALSINDEX;
         ffi::luaL_checkstack(l, 8, std::ptr::null());
         baselib::install(l);

@@ -383,6 +383,9 @@ enum Back {
 struct Vm<'a> {
     code: &'a [Inst],
     src: &'a [u8],
+    /// The capacity of Go's byte slice holding `src`: a back reference to a position capture
+    /// slices up to one past the match, which panics only past the capacity.
+    capacity: usize,
     slots: Vec<Slot>,
     /// gopher's capture slice only grows; backreference checks read its length.
     slot_len: usize,
@@ -497,10 +500,10 @@ impl Vm<'_> {
                     let (a, b) = (self.slots[idx].pos, self.slots[idx + 1].pos);
                     // Go checks the high bound first (against the capacity, which is the
                     // length for find/match/gsub's unsafe string bytes), then the order.
-                    if b > self.src.len() {
+                    if b > self.capacity {
                         return Err(PatError::Panic(format!(
                             "runtime error: slice bounds out of range [:{b}] with capacity {}",
-                            self.src.len()
+                            self.capacity
                         )));
                     }
                     if a > b {
@@ -508,8 +511,12 @@ impl Vm<'_> {
                             "runtime error: slice bounds out of range [{a}:{b}]"
                         )));
                     }
+                    // Within the capacity but past the length only an empty position capture
+                    // can end (its slots hold position + 1): it matches the empty string.
                     let len = b - a;
-                    if sp + len <= self.src.len() && self.src[a..b] == self.src[sp..sp + len] {
+                    if len == 0
+                        || sp + len <= self.src.len() && self.src[a..b] == self.src[sp..sp + len]
+                    {
                         pc += 1;
                         sp += len;
                         true
@@ -574,6 +581,7 @@ impl<'a> Finder<'a> {
             vm: Vm {
                 code: &pat.code,
                 src,
+                capacity: src.len(),
                 slots: Vec::new(),
                 slot_len: 0,
                 stack: Vec::new(),
@@ -582,6 +590,12 @@ impl<'a> Finder<'a> {
             done: false,
             steps: 0,
         }
+    }
+
+    /// Matches as if `src` were a Go slice of `capacity` bytes (see `go_bytes_capacity`).
+    pub fn with_capacity(mut self, capacity: usize) -> Self {
+        self.vm.capacity = capacity.max(self.vm.src.len());
+        self
     }
 
     /// The next match, `None` when there are no more.
@@ -619,6 +633,34 @@ impl<'a> Finder<'a> {
             self.vm.result(end)
         })))
     }
+}
+
+/// The capacity of `[]byte(s)` for a `len`-byte string when the slice does not escape, as in
+/// stringlib.go `strGmatch` (`pm.Find(pattern, []byte(str), 0, -1)`): Go 1.19's
+/// runtime/string.go `stringtoslicebyte` uses a 32-byte stack buffer (`tmpStringBufSize`) up
+/// to 32 bytes, else `rawbyteslice`, whose capacity is runtime/msize.go `roundupsize`: the
+/// next size class (runtime/sizeclasses.go `class_to_size`) below 32 KiB, else a multiple of
+/// the 8 KiB page. (find/match/gsub pass the string's own bytes: capacity = length.)
+pub fn go_bytes_capacity(len: usize) -> usize {
+    const SIZE_CLASSES: [usize; 67] = [
+        8, 16, 24, 32, 48, 64, 80, 96, 112, 128, 144, 160, 176, 192, 208, 224, 240, 256, 288, 320,
+        352, 384, 416, 448, 480, 512, 576, 640, 704, 768, 896, 1024, 1152, 1280, 1408, 1536, 1792,
+        2048, 2304, 2688, 3072, 3200, 3456, 4096, 4864, 5376, 6144, 6528, 6784, 6912, 8192, 9472,
+        9728, 10240, 10880, 12288, 13568, 14336, 16384, 18432, 19072, 20480, 21760, 24576, 27264,
+        28672, 32768,
+    ];
+    const PAGE: usize = 8192;
+    if len <= 32 {
+        return 32;
+    }
+    if len < 32768 {
+        return SIZE_CLASSES
+            .iter()
+            .copied()
+            .find(|&class| class >= len)
+            .unwrap_or(32768);
+    }
+    len.div_ceil(PAGE).saturating_mul(PAGE)
 }
 
 #[cfg(test)]

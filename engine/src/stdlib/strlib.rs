@@ -7,7 +7,7 @@ use std::ffi::c_int;
 use mlua::ffi;
 
 use super::format::{self, Arg};
-use super::pattern::{Cap, Finder, Match, PatError, Pattern};
+use super::pattern::{Cap, Finder, Match, PatError, Pattern, go_bytes_capacity};
 use super::{
     Poll, R, Raise, STRING_LIMIT, State, check_bytes, check_int, lua_fns, opt_int, push_bytes,
     to_bytes, type_error,
@@ -380,7 +380,7 @@ unsafe fn gmatch_imp(l: State) -> R<c_int> {
         ffi::lua_settop(l, 2);
         ffi::lua_createtable(l, 0, 0);
         let all = ffi::lua_gettop(l);
-        let mut finder = Finder::new(&pat, s, 0);
+        let mut finder = Finder::new(&pat, s, 0).with_capacity(go_bytes_capacity(s.len()));
         let mut poll = Poll::new(l);
         let mut count = 0;
         while let Some(m) = finder

@@ -191,6 +191,11 @@ unsafe fn concat_imp(l: State) -> R<c_int> {
                     "invalid value ({tn}) at index {k} in table for concat"
                 )));
             }
+            if i == j {
+                // tablelib.go tableConcat hands the one pushed value to vm.go stringConcat,
+                // which returns a single value as it is: a number stays a number.
+                return Ok(1);
+            }
             ffi::luaL_addvalue(&mut b);
             if k == j {
                 break;

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use kruise_lua_difftest::classes::{self, CLASSES, IN_ISSUE_9_TABLE, Origin};
+use kruise_lua_difftest::classes::{self, CLASSES, IN_ISSUE_9_TABLE, Oracle, Origin};
 use kruise_lua_difftest::engines::Gopher;
 use kruise_lua_difftest::outcome::Divergence;
 use kruise_lua_difftest::session::{Report, Session, Unexplained};
@@ -21,6 +21,10 @@ struct Args {
     /// The Go runner (built by scripts/difftest.sh from tests/difftest/gopher-runner).
     #[arg(long)]
     runner: PathBuf,
+    /// The runner is built against Kruise's pin (scripts/difftest.sh --gopher-src), not
+    /// Debian's 2017 snapshot: the expected 2017-vs-2022 classes do not apply.
+    #[arg(long)]
+    pin: bool,
     /// First seed.
     #[arg(long, default_value_t = 1)]
     first: u64,
@@ -46,7 +50,12 @@ struct Args {
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    let mut session = Session::new(Gopher::new(&args.runner));
+    let oracle = if args.pin {
+        Oracle::Pin
+    } else {
+        Oracle::Snapshot2017
+    };
+    let mut session = Session::new(Gopher::new(&args.runner), oracle);
     if let Some(seed) = args.show {
         let program = kruise_lua_difftest::generate::program(seed, args.size);
         println!("{}", program.source());
@@ -55,7 +64,7 @@ fn main() -> ExitCode {
         return ExitCode::SUCCESS;
     }
     if args.findings {
-        print_findings(&mut session);
+        print_findings(&mut session, oracle);
         return ExitCode::SUCCESS;
     }
     let count = args.seeds.unwrap_or(CI_SEEDS);
@@ -144,8 +153,12 @@ fn first_line(text: &str) -> &str {
     text.lines().next().unwrap_or_default()
 }
 
-fn print_findings(session: &mut Session) {
-    for class in CLASSES {
+fn print_findings(session: &mut Session, oracle: Oracle) {
+    let reference = match oracle {
+        Oracle::Snapshot2017 => "gopher-lua 2017",
+        Oracle::Pin => "gopher-lua pin ",
+    };
+    for class in CLASSES.iter().filter(|c| c.applies_to(oracle)) {
         let (gopher, ours) = session.run(&classes::example_program(class));
         let render = |outcome: &kruise_lua_difftest::outcome::Outcome| match outcome.lines.get(&0) {
             Some(line) if outcome.status == kruise_lua_difftest::outcome::Status::Ok => {
@@ -169,7 +182,7 @@ fn print_findings(session: &mut Session) {
         println!("### {}\n", class.id);
         println!("{} ({origin}).\n", class.what);
         println!("```lua\n{}\n```\n", class.example);
-        println!("- gopher-lua 2017: `{}`", render(&gopher).replace('`', "'"));
+        println!("- {reference}: `{}`", render(&gopher).replace('`', "'"));
         println!("- kruise-lua:      `{}`\n", render(&ours).replace('`', "'"));
     }
 }

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use kruise_lua_engine::JsonValue;
 
-use crate::classes::{self, Class, Finding};
+use crate::classes::{self, Class, Finding, Oracle};
 use crate::engines::{self, Reference};
 use crate::generate::{self, Program};
 use crate::outcome::{self, Divergence, Outcome};
@@ -13,6 +13,8 @@ use crate::outcome::{self, Divergence, Outcome};
 /// Runs programs through both engines.
 pub struct Session {
     gopher: Box<dyn Reference>,
+    /// Which gopher-lua `gopher` is: it decides which classes apply.
+    oracle: Oracle,
     obj: JsonValue,
     /// Program runs so far (both engines count as one).
     pub runs: usize,
@@ -38,9 +40,10 @@ pub struct Report {
 }
 
 impl Session {
-    pub fn new(gopher: impl Reference + 'static) -> Session {
+    pub fn new(gopher: impl Reference + 'static, oracle: Oracle) -> Session {
         Session {
             gopher: Box::new(gopher),
+            oracle,
             obj: engines::obj(),
             runs: 0,
         }
@@ -114,7 +117,8 @@ impl Session {
     pub fn check_examples(&mut self, report: &mut Report) -> (Vec<String>, Vec<String>) {
         let mut problems = Vec::new();
         let mut notes = Vec::new();
-        for class in classes::CLASSES {
+        let oracle = self.oracle;
+        for class in classes::CLASSES.iter().filter(|c| c.applies_to(oracle)) {
             let program = classes::example_program(class);
             let (gopher, ours) = self.run(&program);
             let differences = outcome::differences(&gopher, &ours);
@@ -125,7 +129,7 @@ impl Session {
             if differences.is_empty()
                 || snapshot.is_some()
                     && !differences.iter().any(|d| {
-                        classes::classify(&Finding::new(&program, d))
+                        classes::classify(&Finding::new(&program, d), oracle)
                             .is_some_and(|c| c.id == class.id)
                     })
             {
@@ -143,7 +147,7 @@ impl Session {
                 continue;
             }
             for divergence in differences {
-                match classes::classify(&Finding::new(&program, &divergence)) {
+                match classes::classify(&Finding::new(&program, &divergence), oracle) {
                     Some(found) if found.id == class.id => {
                         self.count(found, &program, divergence, report)
                     }
@@ -193,18 +197,19 @@ impl Session {
             }
             Divergence::Observation { .. } => (program.clone(), divergence),
         };
+        let oracle = self.oracle;
         let finding = Finding::new(&program, &divergence);
-        match classes::classify(&finding) {
+        match classes::classify(&finding, oracle) {
             Some(class) => self.count(class, &program, divergence, report),
             None => {
                 let focus = finding.label;
                 let shrunk = self.shrink(&program, focus, &|p, d| {
-                    classes::classify(&Finding::new(p, d)).is_none()
+                    classes::classify(&Finding::new(p, d), oracle).is_none()
                 });
                 let (gopher, ours) = self.run(&shrunk);
                 let divergence = outcome::differences(&gopher, &ours)
                     .into_iter()
-                    .find(|d| classes::classify(&Finding::new(&shrunk, d)).is_none())
+                    .find(|d| classes::classify(&Finding::new(&shrunk, d), oracle).is_none())
                     .unwrap_or(divergence);
                 report.unexplained.push(Unexplained {
                     program: shrunk,
@@ -273,7 +278,7 @@ mod tests {
 
     #[test]
     fn an_unexplained_observation_is_reported_with_its_statement_alone() {
-        let mut session = Session::new(Skewed);
+        let mut session = Session::new(Skewed, Oracle::Snapshot2017);
         let mut report = Report::default();
         let p = program(&["return 1", "return string.rep(\"MARK\", 1)", "return 2"]);
         let (gopher, ours) = session.run(&p);
@@ -288,7 +293,7 @@ mod tests {
 
     #[test]
     fn a_status_difference_is_shrunk_to_the_statements_that_cause_it() {
-        let mut session = Session::new(Skewed);
+        let mut session = Session::new(Skewed, Oracle::Snapshot2017);
         let mut report = Report::default();
         let p = program(&[
             "return 1",
@@ -311,7 +316,7 @@ mod tests {
     #[test]
     fn every_open_class_is_stale_when_the_reference_agrees_with_us() {
         // The stand-in is our engine, so no open class's example diverges any more.
-        let mut session = Session::new(Skewed);
+        let mut session = Session::new(Skewed, Oracle::Snapshot2017);
         let mut report = Report::default();
         let (problems, _) = session.check_examples(&mut report);
         let open = classes::CLASSES
