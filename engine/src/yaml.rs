@@ -24,6 +24,9 @@
 //!   bounds is never built. An anchor keeps a copy of its node, so the copies anchors keep are
 //!   bounded too (16 MiB beyond twice the text's size): anchors nested around one large value
 //!   would otherwise copy it once per anchor.
+//! * Nesting is bounded ([`MAX_NESTING_DEPTH`], counted while parsing, aliases included with
+//!   the depth of their anchor's node): a deeper document fails at the line of the collection
+//!   (or alias) that crosses the bound, so no later walk over the tree can overflow the stack.
 //! * A key that appears twice keeps its first position and takes the later value (with a
 //!   [`YamlNote`], as the author almost certainly made a mistake).
 //! * Only the first document counts ([`parse_first_document`]); [`parse_case_document`] notes
@@ -127,6 +130,16 @@ pub struct FirstDocument {
 /// an aliased node's strings, this reader copies them, so a long string aliased many times
 /// needs a bound of its own.
 pub const MAX_ALIAS_EXPANDED_BYTES: u64 = 16 << 20;
+
+/// The most mappings and sequences that may be open at once in a document (aliases count
+/// with what they expand to). Kruise accepts up to 10,000 (gopkg.in/yaml.v2 v2.4.0,
+/// scannerc.go, `max_flow_level` and `max_indents`, "exceeded max depth of 10000"; then
+/// `encoding/json`'s `maxNestingDepth`, also 10,000), but the walks over a case in this
+/// project recurse, and a debug build's language server overflowed a 2 MiB run thread at
+/// about 1,000 block levels: 255 sits four times below that, and is the bound saphyr-parser
+/// already puts on flow collections (its `u8` flow level, "recursion limit exceeded"), so
+/// flow and block nesting now end at the same depth.
+pub const MAX_NESTING_DEPTH: usize = 255;
 
 /// Parses the first document of `source` (later documents are ignored, as Kruise does).
 /// `Ok(None)` for an empty stream.
@@ -359,17 +372,27 @@ impl<'a> Positions<'a> {
 }
 
 /// How much a node stands for once its aliases are expanded: nodes (as go-yaml v2 counts
-/// decode operations) and scalar bytes.
+/// decode operations), scalar bytes, and the collections nested in it (0 for a scalar).
 #[derive(Debug, Clone, Copy, Default)]
 struct Size {
     nodes: u64,
     bytes: u64,
+    depth: usize,
 }
 
 impl Size {
-    fn add(&mut self, other: Size) {
-        self.nodes = self.nodes.saturating_add(other.nodes);
-        self.bytes = self.bytes.saturating_add(other.bytes);
+    /// The size of a collection before its children.
+    const COLLECTION: Size = Size {
+        nodes: 1,
+        bytes: 0,
+        depth: 1,
+    };
+
+    /// Adds a child's size to its parent collection's.
+    fn add_child(&mut self, child: Size) {
+        self.nodes = self.nodes.saturating_add(child.nodes);
+        self.bytes = self.bytes.saturating_add(child.bytes);
+        self.depth = self.depth.max(child.depth.saturating_add(1));
     }
 }
 
@@ -575,7 +598,7 @@ impl Builder<'_> {
             Some(Frame::Seq {
                 items, size: total, ..
             }) => {
-                total.add(size);
+                total.add_child(size);
                 items.push(node)
             }
             Some(Frame::Map {
@@ -584,7 +607,7 @@ impl Builder<'_> {
                 size: total,
                 ..
             }) => {
-                total.add(size);
+                total.add_child(size);
                 match pending.take() {
                     None => {
                         if matches!(node.value, YamlValue::Seq(_) | YamlValue::Map(_)) {
@@ -611,6 +634,20 @@ impl Builder<'_> {
                     }
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// Fails when a node holding `depth` levels of collections, placed at `pos` inside the
+    /// collections open now, would nest deeper than [`MAX_NESTING_DEPTH`].
+    fn check_depth(&self, depth: usize, pos: Pos) -> Result<(), YamlError> {
+        if self.stack.len().saturating_add(depth) > MAX_NESTING_DEPTH {
+            return Err(error_at(
+                pos,
+                format!(
+                    "exceeded max depth of {MAX_NESTING_DEPTH}: mappings and sequences are nested more than {MAX_NESTING_DEPTH} levels deep here"
+                ),
+            ));
         }
         Ok(())
     }
@@ -688,6 +725,7 @@ fn parse_stream(
                     return Err(error_at(start, "unknown anchor referenced"));
                 };
                 let size = *size;
+                b.check_depth(size.depth, start)?;
                 b.budget.count_alias(size, start)?;
                 let node = YamlNode {
                     value: target.value.clone(),
@@ -695,7 +733,7 @@ fn parse_stream(
                 };
                 let alias_size = Size {
                     nodes: size.nodes.saturating_add(1),
-                    bytes: size.bytes,
+                    ..size
                 };
                 b.finish(node, alias_size, 0, false)?;
             }
@@ -714,6 +752,7 @@ fn parse_stream(
                     Size {
                         nodes: 1,
                         bytes: text.len() as u64,
+                        depth: 0,
                     }
                 };
                 b.finish(
@@ -727,6 +766,7 @@ fn parse_stream(
                 )?;
             }
             Event::SequenceStart(anchor, _) => {
+                b.check_depth(1, start)?;
                 let flow = b.is_flow(start, end);
                 b.budget.count_node();
                 b.stack.push(Frame::Seq {
@@ -734,10 +774,11 @@ fn parse_stream(
                     start,
                     flow,
                     anchor,
-                    size: Size { nodes: 1, bytes: 0 },
+                    size: Size::COLLECTION,
                 });
             }
             Event::MappingStart(anchor, _) => {
+                b.check_depth(1, start)?;
                 let flow = b.is_flow(start, end);
                 b.budget.count_node();
                 b.stack.push(Frame::Map {
@@ -746,7 +787,7 @@ fn parse_stream(
                     start,
                     flow,
                     anchor,
-                    size: Size { nodes: 1, bytes: 0 },
+                    size: Size::COLLECTION,
                 });
             }
             Event::SequenceEnd => {
@@ -967,6 +1008,101 @@ mod tests {
             out.push_str(&format!("a{level}: &a{level} [{items}]\n"));
         }
         out
+    }
+
+    /// `levels` mappings or sequences nested in each other, in flow or block style.
+    fn nested(levels: usize, style: &str) -> String {
+        match style {
+            "flow map" => format!("{}1{}", "{a: ".repeat(levels), "}".repeat(levels)),
+            "flow seq" => format!("{}1{}", "[".repeat(levels), "]".repeat(levels)),
+            "block seq" => format!("{}1", "- ".repeat(levels)),
+            _ => (0..levels)
+                .map(|level| format!("{}a:\n", " ".repeat(level)))
+                .collect::<String>()
+                .trim_end_matches(":\n")
+                .to_string()
+                + ": 1",
+        }
+    }
+
+    fn depth_of(node: &YamlNode) -> usize {
+        let mut depth = 0;
+        let mut node = node;
+        loop {
+            node = match &node.value {
+                YamlValue::Seq(items) => &items[0],
+                YamlValue::Map(entries) => &entries[0].1,
+                _ => return depth,
+            };
+            depth += 1;
+        }
+    }
+
+    #[test]
+    fn nesting_is_bounded_at_the_line_that_crosses_it() {
+        for style in ["flow map", "flow seq", "block seq", "block map"] {
+            let at_limit = parse_first_document(&nested(MAX_NESTING_DEPTH, style))
+                .unwrap_or_else(|e| panic!("{style}: {e}"))
+                .unwrap();
+            assert_eq!(depth_of(&at_limit), MAX_NESTING_DEPTH, "{style}");
+            for levels in [MAX_NESTING_DEPTH + 1, 10_000] {
+                let e = parse_first_document(&nested(levels, style)).unwrap_err();
+                // Block mappings put one level on each line; the others are on line 1.
+                let line = if style == "block map" {
+                    MAX_NESTING_DEPTH + 1
+                } else {
+                    1
+                };
+                assert_eq!(e.pos.line as usize, line, "{style} {levels}: {e}");
+                assert!(
+                    e.message.contains("exceeded max depth of 255")
+                        || e.message.contains("recursion limit exceeded"),
+                    "{style} {levels}: {e}"
+                );
+            }
+        }
+        // Inside a document, the bound is counted from its root.
+        let inside = format!("a:\n  b: {}\n", nested(MAX_NESTING_DEPTH - 1, "flow seq"));
+        let e = parse_first_document(&inside).unwrap_err();
+        assert_eq!((e.pos.line, e.pos.column), (2, 6 + 253), "{e}");
+        assert!(e.message.starts_with("exceeded max depth of 255"), "{e}");
+    }
+
+    #[test]
+    fn an_alias_counts_with_the_depth_of_its_anchor() {
+        let deep = nested(200, "flow seq");
+        let fits = format!("a: &x {deep}\nb: *x\n");
+        assert!(parse_first_document(&fits).is_ok());
+        let fits_one_level_up = format!("a: &x {deep}\nb:\n  c: *x\n");
+        assert!(parse_first_document(&fits_one_level_up).is_ok());
+        // b, c, 60 sequences and the alias's 200 levels: past 255, at the alias's line.
+        let too_deep = format!("a: &x {deep}\nb:\n  c:\n  {}*x\n", "- ".repeat(60));
+        let e = parse_first_document(&too_deep).unwrap_err();
+        assert_eq!(e.pos.line, 4, "{e}");
+        assert!(e.message.starts_with("exceeded max depth of 255"), "{e}");
+    }
+
+    /// The deepest tree the reader builds, converted, cloned, compared and dropped on a
+    /// 2 MiB thread (the default size of spawned threads, and of the language server's) in
+    /// whatever build runs the tests.
+    #[test]
+    fn the_deepest_tree_is_walked_and_dropped_on_a_small_stack() {
+        std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(|| {
+                for style in ["flow map", "block seq", "block map"] {
+                    let node = parse_first_document(&nested(MAX_NESTING_DEPTH, style))
+                        .unwrap()
+                        .unwrap();
+                    let json = node.try_to_json().unwrap();
+                    assert_eq!(json, node.to_json());
+                    assert!(node.clone() == node);
+                    drop((node, json));
+                }
+            })
+            .unwrap()
+            .join()
+            .expect("no stack overflow");
     }
 
     #[test]
