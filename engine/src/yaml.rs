@@ -1028,12 +1028,14 @@ mod tests {
             "flow map" => format!("{}1{}", "{a: ".repeat(levels), "}".repeat(levels)),
             "flow seq" => format!("{}1{}", "[".repeat(levels), "]".repeat(levels)),
             "block seq" => format!("{}1", "- ".repeat(levels)),
-            _ => (0..levels)
-                .map(|level| format!("{}a:\n", " ".repeat(level)))
-                .collect::<String>()
-                .trim_end_matches(":\n")
-                .to_string()
-                + ": 1",
+            _ => {
+                (0..levels)
+                    .map(|level| format!("{}a:\n", " ".repeat(level)))
+                    .collect::<String>()
+                    .trim_end_matches(":\n")
+                    .to_string()
+                    + ": 1"
+            }
         }
     }
 

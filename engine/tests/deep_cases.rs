@@ -80,7 +80,8 @@ fn a_case_nested_past_the_bound_fails_at_the_line_that_crosses_it() {
         // Block style: level n under `original.spec.x` is on line 12 + n.
         let e = parse_case(&case(levels, false, "1")).unwrap_err();
         assert!(
-            e.message.starts_with("error converting YAML to JSON: yaml: line")
+            e.message
+                .starts_with("error converting YAML to JSON: yaml: line")
                 && e.message.contains("exceeded max depth of 255"),
             "{e}"
         );
@@ -92,5 +93,9 @@ fn a_case_nested_past_the_bound_fails_at_the_line_that_crosses_it() {
     // One level more than fits `expected`: the error is in `expected`, on its deepest line.
     let levels = MAX_NESTING_DEPTH - CASE_LEVELS + 1;
     let e = parse_case(&case(levels, false, "1")).unwrap_err();
-    assert_eq!(e.span.unwrap().start.line as usize, 12 + levels + 4 + levels, "{e}");
+    assert_eq!(
+        e.span.unwrap().start.line as usize,
+        12 + levels + 4 + levels,
+        "{e}"
+    );
 }

@@ -179,7 +179,10 @@ mod tests {
                 (text, read)
             }
         });
-        if wait.recv_timeout(std::time::Duration::from_secs(30)).is_err() {
+        if wait
+            .recv_timeout(std::time::Duration::from_secs(30))
+            .is_err()
+        {
             // Unblock the reader by opening the FIFO for writing, then fail.
             drop(std::fs::OpenOptions::new().write(true).open(&fifo));
             panic!("reading a FIFO blocked");
