@@ -7,18 +7,18 @@ const ROLLOUT_HEAD: &str = "rollout:
   apiVersion: rollouts.kruise.io/v1beta1
   kind: Rollout
   spec:
-strategy:
-  canary:
-    trafficRoutings:
-    - service: web
-    steps:
+    strategy:
+      canary:
+        trafficRoutings:
+        - service: web
+        steps:
 ";
 
 const ORIGINAL: &str = "original:
   apiVersion: example.io/v1
   kind: Route
   metadata:
-labels: {app: web}
+    labels: {app: web}
   spec: {port: 8080}
 ";
 
@@ -200,9 +200,9 @@ const TRAFFIC_ROUTING_HEAD: &str = "trafficRouting:
   apiVersion: rollouts.kruise.io/v1alpha1
   kind: TrafficRouting
   spec:
-objectRef:
-- service: web
-strategy:
+    objectRef:
+    - service: web
+    strategy:
 ";
 
 #[test]
