@@ -24,6 +24,9 @@
 //!   bounds is never built. An anchor keeps a copy of its node, so the copies anchors keep are
 //!   bounded too (16 MiB beyond twice the text's size): anchors nested around one large value
 //!   would otherwise copy it once per anchor.
+//! * Nesting is bounded ([`MAX_NESTING_DEPTH`], counted while parsing, aliases included with
+//!   the depth of their anchor's node): a deeper document fails at the line of the collection
+//!   (or alias) that crosses the bound, so no later walk over the tree can overflow the stack.
 //! * A key that appears twice keeps its first position and takes the later value (with a
 //!   [`YamlNote`], as the author almost certainly made a mistake).
 //! * Only the first document counts ([`parse_first_document`]); [`parse_case_document`] notes
@@ -127,6 +130,16 @@ pub struct FirstDocument {
 /// an aliased node's strings, this reader copies them, so a long string aliased many times
 /// needs a bound of its own.
 pub const MAX_ALIAS_EXPANDED_BYTES: u64 = 16 << 20;
+
+/// The most mappings and sequences that may be open at once in a document (aliases count
+/// with what they expand to). Kruise accepts up to 10,000 (gopkg.in/yaml.v2 v2.4.0,
+/// scannerc.go, `max_flow_level` and `max_indents`, "exceeded max depth of 10000"; then
+/// `encoding/json`'s `maxNestingDepth`, also 10,000), but the walks over a case in this
+/// project recurse, and a debug build's language server overflowed a 2 MiB run thread at
+/// about 1,000 block levels: 255 sits four times below that, and is the bound saphyr-parser
+/// already puts on flow collections (its `u8` flow level, "recursion limit exceeded"), so
+/// flow and block nesting now end at the same depth.
+pub const MAX_NESTING_DEPTH: usize = 255;
 
 /// Parses the first document of `source` (later documents are ignored, as Kruise does).
 /// `Ok(None)` for an empty stream.
@@ -359,17 +372,27 @@ impl<'a> Positions<'a> {
 }
 
 /// How much a node stands for once its aliases are expanded: nodes (as go-yaml v2 counts
-/// decode operations) and scalar bytes.
+/// decode operations), scalar bytes, and the collections nested in it (0 for a scalar).
 #[derive(Debug, Clone, Copy, Default)]
 struct Size {
     nodes: u64,
     bytes: u64,
+    depth: usize,
 }
 
 impl Size {
-    fn add(&mut self, other: Size) {
-        self.nodes = self.nodes.saturating_add(other.nodes);
-        self.bytes = self.bytes.saturating_add(other.bytes);
+    /// The size of a collection before its children.
+    const COLLECTION: Size = Size {
+        nodes: 1,
+        bytes: 0,
+        depth: 1,
+    };
+
+    /// Adds a child's size to its parent collection's.
+    fn add_child(&mut self, child: Size) {
+        self.nodes = self.nodes.saturating_add(child.nodes);
+        self.bytes = self.bytes.saturating_add(child.bytes);
+        self.depth = self.depth.max(child.depth.saturating_add(1));
     }
 }
 
@@ -400,7 +423,24 @@ fn error_at(pos: Pos, message: impl Into<String>) -> YamlError {
 }
 
 fn scan_error(positions: &Positions, e: &ScanError) -> YamlError {
-    error_at(positions.pos(e.marker()), e.info().to_string())
+    let pos = positions.pos(e.marker());
+    // saphyr-parser 0.3 counts flow levels in a `u8` (scanner.rs, `increase_flow_level`) and
+    // may reach its 256th level before the builder sees the collection that crosses
+    // MAX_NESTING_DEPTH: one message for both.
+    if e.info() == "recursion limit exceeded" {
+        return depth_error(pos);
+    }
+    error_at(pos, e.info().to_string())
+}
+
+/// The error of a collection (or alias) at `pos` that nests past [`MAX_NESTING_DEPTH`].
+fn depth_error(pos: Pos) -> YamlError {
+    error_at(
+        pos,
+        format!(
+            "exceeded max depth of {MAX_NESTING_DEPTH}: mappings and sequences are nested more than {MAX_NESTING_DEPTH} levels deep here"
+        ),
+    )
 }
 
 /// Sets `key` to `value` in `entries` as a Go map does: an equal key keeps its place and takes
@@ -575,7 +615,7 @@ impl Builder<'_> {
             Some(Frame::Seq {
                 items, size: total, ..
             }) => {
-                total.add(size);
+                total.add_child(size);
                 items.push(node)
             }
             Some(Frame::Map {
@@ -584,7 +624,7 @@ impl Builder<'_> {
                 size: total,
                 ..
             }) => {
-                total.add(size);
+                total.add_child(size);
                 match pending.take() {
                     None => {
                         if matches!(node.value, YamlValue::Seq(_) | YamlValue::Map(_)) {
@@ -611,6 +651,15 @@ impl Builder<'_> {
                     }
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// Fails when a node holding `depth` levels of collections, placed at `pos` inside the
+    /// collections open now, would nest deeper than [`MAX_NESTING_DEPTH`].
+    fn check_depth(&self, depth: usize, pos: Pos) -> Result<(), YamlError> {
+        if self.stack.len().saturating_add(depth) > MAX_NESTING_DEPTH {
+            return Err(depth_error(pos));
         }
         Ok(())
     }
@@ -688,6 +737,7 @@ fn parse_stream(
                     return Err(error_at(start, "unknown anchor referenced"));
                 };
                 let size = *size;
+                b.check_depth(size.depth, start)?;
                 b.budget.count_alias(size, start)?;
                 let node = YamlNode {
                     value: target.value.clone(),
@@ -695,7 +745,7 @@ fn parse_stream(
                 };
                 let alias_size = Size {
                     nodes: size.nodes.saturating_add(1),
-                    bytes: size.bytes,
+                    ..size
                 };
                 b.finish(node, alias_size, 0, false)?;
             }
@@ -714,6 +764,7 @@ fn parse_stream(
                     Size {
                         nodes: 1,
                         bytes: text.len() as u64,
+                        depth: 0,
                     }
                 };
                 b.finish(
@@ -727,6 +778,7 @@ fn parse_stream(
                 )?;
             }
             Event::SequenceStart(anchor, _) => {
+                b.check_depth(1, start)?;
                 let flow = b.is_flow(start, end);
                 b.budget.count_node();
                 b.stack.push(Frame::Seq {
@@ -734,10 +786,11 @@ fn parse_stream(
                     start,
                     flow,
                     anchor,
-                    size: Size { nodes: 1, bytes: 0 },
+                    size: Size::COLLECTION,
                 });
             }
             Event::MappingStart(anchor, _) => {
+                b.check_depth(1, start)?;
                 let flow = b.is_flow(start, end);
                 b.budget.count_node();
                 b.stack.push(Frame::Map {
@@ -746,7 +799,7 @@ fn parse_stream(
                     start,
                     flow,
                     anchor,
-                    size: Size { nodes: 1, bytes: 0 },
+                    size: Size::COLLECTION,
                 });
             }
             Event::SequenceEnd => {
@@ -825,297 +878,4 @@ impl Pos {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn keys_become_strings_as_sigs_yaml_does() {
-        let doc = parse_first_document("on: 1\n1: a\nno: b\n1.5: c\n1e7: d\n0x10: e\n")
-            .unwrap()
-            .unwrap();
-        let json = doc.to_json();
-        let JsonValue::Object(map) = json else {
-            panic!("not an object")
-        };
-        let keys: Vec<&str> = map.keys().map(String::as_str).collect();
-        assert_eq!(keys, vec!["1", "1.5", "16", "1e+07", "false", "true"]);
-        assert_eq!(map["true"], JsonValue::Int(1));
-        assert!(
-            parse_first_document("~: x\n")
-                .unwrap()
-                .unwrap()
-                .try_to_json()
-                .is_err()
-        );
-        assert!(
-            parse_first_document("v: .nan\n")
-                .unwrap()
-                .unwrap()
-                .try_to_json()
-                .is_err()
-        );
-    }
-
-    #[test]
-    fn go_float_formatting() {
-        assert_eq!(go_format_float_g32(8080.0), "8080");
-        assert_eq!(go_format_float_g32(1.5), "1.5");
-        assert_eq!(go_format_float_g32(0.1), "0.1");
-        assert_eq!(go_format_float_g32(1e6), "1e+06");
-        assert_eq!(go_format_float_g32(123456.0), "123456");
-        assert_eq!(go_format_float_g32(1234567.0), "1.234567e+06");
-        assert_eq!(go_format_float_g32(0.0001), "0.0001");
-        assert_eq!(go_format_float_g32(0.00001), "1e-05");
-        assert_eq!(go_format_float_g32(std::f64::consts::PI), "3.1415927");
-        assert_eq!(go_format_float_g32(-0.0), "-0");
-        assert_eq!(go_format_float_g32(f64::INFINITY), ".inf");
-    }
-
-    #[test]
-    fn spans_of_nested_nodes() {
-        let src =
-            "a: 1\nexpected:\n- kind: Echo\n- kind: Echo\n  spec:\n    x: [1, {w: 2, y: 3}]\n";
-        let doc = parse_first_document(src).unwrap().unwrap();
-        let path = [
-            PathSeg::Key("expected".into()),
-            PathSeg::Index(1),
-            PathSeg::Key("spec".into()),
-            PathSeg::Key("x".into()),
-        ];
-        let x = doc.at_path(&path).unwrap();
-        assert_eq!((x.span.start.line, x.span.start.column), (6, 8));
-        assert_eq!(
-            &src[x.span.start.offset..x.span.end.offset],
-            "[1, {w: 2, y: 3}]"
-        );
-        let key = doc.at_path(&path[..3]).unwrap().get_key("x").unwrap();
-        assert_eq!((key.span.start.line, key.span.start.column), (6, 5));
-        assert_eq!(&src[key.span.start.offset..key.span.end.offset], "x");
-        let entry = doc.at_path(&path[..2]).unwrap();
-        assert_eq!((entry.span.start.line, entry.span.start.column), (4, 3));
-        assert_eq!(
-            &src[entry.span.start.offset..entry.span.end.offset],
-            "kind: Echo\n  spec:\n    x: [1, {w: 2, y: 3}]"
-        );
-        let w = doc
-            .at_path(
-                &[
-                    path.to_vec(),
-                    vec![PathSeg::Index(1), PathSeg::Key("w".into())],
-                ]
-                .concat(),
-            )
-            .unwrap();
-        assert_eq!(w.value, YamlValue::Int(2));
-        assert_eq!((w.span.start.line, w.span.start.column), (6, 16));
-        // `y` is a YAML 1.1 boolean, so the key is "true".
-        let y = doc
-            .at_path(
-                &[
-                    path.to_vec(),
-                    vec![PathSeg::Index(1), PathSeg::Key("true".into())],
-                ]
-                .concat(),
-            )
-            .unwrap();
-        assert_eq!(y.value, YamlValue::Int(3));
-    }
-
-    #[test]
-    fn spans_count_chars_and_bytes() {
-        let src = "é: ü\nb: \"x\"\n";
-        let doc = parse_first_document(src).unwrap().unwrap();
-        let b = doc.get("b").unwrap();
-        assert_eq!(b.span.start.line, 2);
-        assert_eq!(b.span.start.column, 4);
-        assert_eq!(&src[b.span.start.offset..b.span.end.offset], "\"x\"");
-        let u = doc.get("é").unwrap();
-        assert_eq!(u.span.start.column, 4);
-        assert_eq!(&src[u.span.start.offset..u.span.end.offset], "ü");
-    }
-
-    #[test]
-    fn anchors_aliases_and_merges() {
-        let src = "base: &b {x: 1, w: 2}\nother: *b\nmerged:\n  w: 0\n  <<: *b\n  z: 3\nlist:\n  <<: [{p: 1}, {p: 2, q: 2}]\n";
-        let doc = parse_first_document(src).unwrap().unwrap();
-        assert_eq!(
-            doc.get("other").unwrap().to_json(),
-            doc.get("base").unwrap().to_json()
-        );
-        let other = doc.get("other").unwrap();
-        assert_eq!(&src[other.span.start.offset..other.span.end.offset], "*b");
-        let merged = doc.get("merged").unwrap();
-        assert_eq!(merged.get("x").unwrap().value, YamlValue::Int(1));
-        // go-yaml v2 applies the merge in place: it overwrites the earlier `w`.
-        assert_eq!(merged.get("w").unwrap().value, YamlValue::Int(2));
-        assert_eq!(merged.get("z").unwrap().value, YamlValue::Int(3));
-        let list = doc.get("list").unwrap();
-        assert_eq!(list.get("p").unwrap().value, YamlValue::Int(1));
-        assert_eq!(list.get("q").unwrap().value, YamlValue::Int(2));
-        assert!(parse_first_document("a: *nope\n").is_err());
-        assert!(parse_first_document("a:\n  <<: 3\n").is_err());
-        // A quoted "<<" is an ordinary key.
-        let quoted = parse_first_document("'<<': {a: 1}\n").unwrap().unwrap();
-        assert!(quoted.get("<<").is_some());
-    }
-
-    /// A "billion laughs" document: each level aliases the one below nine times.
-    fn alias_bomb(levels: usize) -> String {
-        let mut out = String::from("a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n");
-        for level in 1..=levels {
-            let items = vec![format!("*a{}", level - 1); 9].join(", ");
-            out.push_str(&format!("a{level}: &a{level} [{items}]\n"));
-        }
-        out
-    }
-
-    #[test]
-    fn alias_bombs_fail_at_the_alias_without_being_expanded() {
-        // Thousands of aliased nodes for about 50 written ones: past go-yaml v2's 99% ratio.
-        for levels in [3, 9, 30] {
-            let err = parse_first_document(&alias_bomb(levels)).unwrap_err();
-            assert!(
-                err.message.contains("document contains excessive aliasing"),
-                "{err:?}"
-            );
-            // The alias that crosses the bound, on the line of level 3 (line 4) at every depth.
-            assert_eq!(err.pos.line, 4, "{levels} levels: {err:?}");
-        }
-        // Moderate aliasing, as go-yaml accepts it, still works.
-        let doc = parse_first_document(&alias_bomb(2)).unwrap().unwrap();
-        let YamlValue::Seq(level2) = &doc.get("a2").unwrap().value else {
-            panic!("a2 is a sequence")
-        };
-        assert!(
-            level2
-                .iter()
-                .all(|l1| matches!(&l1.value, YamlValue::Seq(l0) if l0.len() == 9))
-        );
-    }
-
-    #[test]
-    fn aliased_text_has_a_byte_bound() {
-        // 100 aliases of a 1 MiB string: few nodes (go-yaml's ratio allows it) but 100 MiB copied.
-        let big = "x".repeat(1 << 20);
-        let mut src = format!("s: &s {big}\nl:\n");
-        for _ in 0..100 {
-            src.push_str("- *s\n");
-        }
-        let err = parse_first_document(&src).unwrap_err();
-        assert!(
-            err.message.contains("bytes (the limit is 16 MiB)"),
-            "{err:?}"
-        );
-        // The 17th alias (line 19) passes 16 MiB.
-        assert_eq!(err.pos.line, 19, "{err:?}");
-    }
-
-    #[test]
-    fn nested_anchors_around_a_large_value_are_bounded() {
-        // 200 anchors (the parser nests no deeper) around one 200 KB string: each anchor
-        // keeps a copy (40 MB in all).
-        let mut src = String::from("v: ");
-        for i in 0..200 {
-            src.push_str(&format!("&a{i} ["));
-        }
-        src.push_str(&"x".repeat(200_000));
-        src.push_str(&"]".repeat(200));
-        src.push('\n');
-        let err = parse_first_document(&src).unwrap_err();
-        assert!(
-            err.message
-                .contains("document contains excessive anchoring"),
-            "{err:?}"
-        );
-        // One anchor on a large value, aliased once, is fine.
-        let big = "x".repeat(1 << 20);
-        let ok = format!("a: &a {{s: {big}}}\nb: *a\n");
-        assert!(parse_first_document(&ok).is_ok());
-    }
-
-    #[test]
-    fn duplicate_keys_and_later_documents_are_noted() {
-        let parsed = parse_case_document("a: 1\nb:\n  c: 2\n  c: 3\na: 4\n---\nz: 1\n").unwrap();
-        let notes: Vec<(u32, &str)> = parsed
-            .notes
-            .iter()
-            .map(|n| (n.pos.line, n.message.as_str()))
-            .collect();
-        assert_eq!(notes.len(), 3, "{notes:?}");
-        assert_eq!(notes[0].0, 4);
-        assert!(
-            notes[0]
-                .1
-                .contains("`c` is written twice in this mapping (first on line 3)")
-        );
-        assert_eq!(notes[1].0, 5);
-        assert!(
-            notes[2].1.contains("more than one YAML document"),
-            "{notes:?}"
-        );
-        // Merges override without a note; a trailing `---` alone is not a document.
-        let quiet = parse_case_document("base: &b {x: 1}\nm:\n  x: 0\n  <<: *b\n---\n").unwrap();
-        assert_eq!(quiet.notes, vec![]);
-    }
-
-    #[test]
-    fn an_error_at_the_end_of_the_text_is_on_its_last_line() {
-        // Found by tests/fuzz.rs: the parser put this error on line 3 of a 2-line text.
-        let err = parse_first_document("b: |\n~spec:&x ").unwrap_err();
-        assert_eq!(err.pos.line, 2, "{err:?}");
-    }
-
-    #[test]
-    fn byte_offsets_of_non_ascii_text_far_from_a_checkpoint() {
-        let filler = "é".repeat(200);
-        let src = format!("a: {filler}\nb: ü{filler}\nc: x\n");
-        let doc = parse_first_document(&src).unwrap().unwrap();
-        let c = doc.get("c").unwrap();
-        assert_eq!(&src[c.span.start.offset..c.span.end.offset], "x");
-        let b = doc.get("b").unwrap();
-        assert!(src[b.span.start.offset..b.span.end.offset].starts_with("üé"));
-    }
-
-    #[test]
-    fn duplicate_keys_take_the_later_value() {
-        let doc = parse_first_document("a: 1\nb: 2\na: 3\n").unwrap().unwrap();
-        let YamlValue::Map(entries) = &doc.value else {
-            panic!()
-        };
-        assert_eq!(entries.len(), 2);
-        assert_eq!(doc.get("a").unwrap().value, YamlValue::Int(3));
-    }
-
-    #[test]
-    fn only_the_first_document_counts() {
-        let doc = parse_first_document("a: 1\n---\nb: 2\n").unwrap().unwrap();
-        assert!(doc.get("b").is_none());
-        assert_eq!(parse_documents("a: 1\n---\nb: 2\n").unwrap().len(), 2);
-        assert_eq!(parse_first_document("").unwrap(), None);
-        assert_eq!(parse_first_document("# only a comment\n").unwrap(), None);
-    }
-
-    #[test]
-    fn syntax_errors_have_positions() {
-        let err = parse_first_document("a: 1\nb: [1, 2\n").unwrap_err();
-        assert!(err.pos.line >= 2, "{err:?}");
-        let err = parse_first_document("a: b: c\n").unwrap_err();
-        assert_eq!(err.pos.line, 1, "{err:?}");
-    }
-
-    #[test]
-    fn block_scalars() {
-        let src = "script: |\n  local x = 1\n  return x\nfolded: >-\n  a\n  b\n";
-        let doc = parse_first_document(src).unwrap().unwrap();
-        assert_eq!(
-            doc.get("script").unwrap().value,
-            YamlValue::String("local x = 1\nreturn x\n".into())
-        );
-        assert_eq!(
-            doc.get("folded").unwrap().value,
-            YamlValue::String("a b".into())
-        );
-        // The parser puts a block scalar's span at its content.
-        assert_eq!(doc.get("script").unwrap().span.start.line, 2);
-    }
-}
+mod tests;

@@ -99,6 +99,10 @@ if ask == "memory" then
   local t = {}
   for i = 1, 1e8 do t[i] = string.rep("z", 100000) .. i end
 end
+if ask == "memory-probe" then
+  local t = {}
+  for i = 1, 1e8 do t[i] = string.rep("z", 65536) .. i print(i) end
+end
 if ask == "memory-in-pcall" then
   pcall(function() local t = {} for i = 1, 1e8 do t[i] = string.rep("z", 100000) .. i end end)
 end
@@ -160,7 +164,9 @@ fn runs_under_other_options_get_sandboxes_of_their_own() {
             assert_eq!(reused, fresh, "round {round}, {variant:?}");
         }
     }
-    // The memory cap of the sandbox is the one asked for, not that of an earlier run.
+    // The memory cap of the sandbox is the one asked for, not that of an earlier run: the
+    // probe prints how many 64 KiB blocks it holds before the cap stops it, so a reused
+    // sandbox must stop where a new script's does, under each cap in turn.
     let tight = RunOptions {
         limits: Limits {
             memory_bytes: 2 * 1024 * 1024,
@@ -168,14 +174,19 @@ fn runs_under_other_options_get_sandboxes_of_their_own() {
         },
         ..options()
     };
-    let bomb = obj(r#"{"ask": "memory"}"#);
-    let started = std::time::Instant::now();
-    let run = run_custom_json(&script, &bomb, &tight);
-    assert_eq!(outcome(&run), Err(ErrorKind::Memory));
-    assert!(
-        started.elapsed() < options().limits.timeout,
-        "hit the 2 MiB cap, not the deadline"
-    );
+    let probe = obj(r#"{"ask": "memory-probe"}"#);
+    let mut blocks_held = Vec::new();
+    for caps in [&options(), &tight, &options()] {
+        let fresh = run_custom_json(&Script::new(BEHAVES_AS_ASKED), &probe, caps);
+        let reused = run_custom_json(&script, &probe, caps);
+        assert_eq!(outcome(&reused), Err(ErrorKind::Memory));
+        assert_eq!(reused, fresh, "{caps:?}");
+        blocks_held.push(reused.prints.len());
+    }
+    // 2 MiB holds fewer than 32 blocks of 64 KiB; 16 MiB holds several times more.
+    assert!(blocks_held[1] < 32, "{blocks_held:?}");
+    assert!(blocks_held[0] > 4 * blocks_held[1], "{blocks_held:?}");
+    assert_eq!(blocks_held[0], blocks_held[2], "{blocks_held:?}");
 }
 
 #[test]

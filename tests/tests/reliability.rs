@@ -148,6 +148,79 @@ fn alias_bombs_end_in_an_error_at_the_alias_everywhere() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// `levels` collections nested in each other as the value of a key indented by `indent`:
+/// flow mappings, flow sequences, block sequences, or block mappings (one level a line).
+fn deeply_nested(levels: usize, style: &str, indent: usize) -> String {
+    match style {
+        "flow mappings" => format!(" {}1{}", "{a: ".repeat(levels), "}".repeat(levels)),
+        "flow sequences" => format!(" {}1{}", "[".repeat(levels), "]".repeat(levels)),
+        "block sequences" => format!("\n{}{}1", " ".repeat(indent + 2), "- ".repeat(levels)),
+        _ => {
+            let mut out = String::new();
+            for level in 0..levels {
+                out.push('\n');
+                out.push_str(&" ".repeat(indent + 1 + level));
+                out.push_str("a:");
+            }
+            out + " 1"
+        }
+    }
+}
+
+#[test]
+fn deep_nesting_ends_in_an_error_at_the_line_past_the_bound() {
+    let dir = scratch("reliability-deep-yaml");
+    // 10,000 levels (Kruise's own bound) overflowed the stack from about 250 on.
+    let levels = 10_000;
+    for style in [
+        "flow mappings",
+        "flow sequences",
+        "block sequences",
+        "block mappings",
+    ] {
+        let nested = deeply_nested(levels, style, 4);
+        let case = format!(
+            "{TRAFFIC_ROUTING}original:\n  kind: Demo\n  spec:\n    x:{nested}\nexpected:\n- kind: Demo\n"
+        );
+        let folder = tree_with(&dir, SCRIPT.as_bytes(), case.as_bytes());
+        // Block mappings put each level on a line of its own; `original` is on line 9, `x` on
+        // 12, and `x`'s first level on 12 (flow, block sequences) or 13 (block mappings): the
+        // 255th level open is `x`'s 252nd.
+        let line = match style {
+            "block mappings" => 12 + 253,
+            "block sequences" => 13,
+            _ => 12,
+        };
+        let at = format!(
+            "case.yaml:{line}: case error: error converting YAML to JSON: yaml: line {line}: exceeded max depth of 255"
+        );
+        // The block mappings' text is 50 MB (an indent per level).
+        let big = ["--max-input-size", "100"];
+        let check = run_bounded(&dir, &[&["check", "lua"][..], &big].concat());
+        assert_eq!(check.code, 1, "{style}: {check:?}");
+        assert!(check.stdout.contains(&at), "{style}: {check:?}");
+        let case_path = folder.join("testdata/case.yaml");
+        let case_arg = case_path.to_str().unwrap();
+        let obj = run_bounded(&dir, &[&["obj", case_arg][..], &big].concat());
+        assert_eq!(obj.code, 1, "{style}: {obj:?}");
+        assert!(obj.stderr.contains(&at), "{style}: {obj:?}");
+
+        // A ConfigMap manifest holding the nesting next to its script.
+        let manifest = format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kruise-rollout-configuration\nx:{}\ndata:\n  lua.traffic.routing.Demo.example.io: |\n    return obj.data\n",
+            deeply_nested(levels, style, 0)
+        );
+        std::fs::write(dir.join("cm.yaml"), manifest).unwrap();
+        let cm = run_bounded(&dir, &[&["check", "cm.yaml"][..], &big].concat());
+        assert_eq!(cm.code, 2, "{style}: {cm:?}");
+        assert!(
+            cm.stderr.contains("cm.yaml:") && cm.stderr.contains("exceeded max depth of 255"),
+            "{style}: {cm:?}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// A valid case whose `original.spec` holds about `bytes` bytes of items.
 fn large_case(bytes: usize) -> String {
     let mut out = format!(

@@ -11,7 +11,7 @@ use tower_lsp_server::ls_types::{self as lsp, Uri};
 use kruise_lua_engine::runner::StepStatus;
 
 use super::case_view::accept_edits;
-use super::documents::uri_path;
+use super::documents::{read_disk_file, uri_path};
 use super::lua::obj_as_lua;
 use super::runs::ScriptResults;
 use super::session::Session;
@@ -173,7 +173,7 @@ async fn accept_expected(session: &Arc<Session>, arguments: &[Value]) -> Result<
     let (current, on_disk) = match &open {
         Some(doc) => (doc.text.clone(), None),
         None => {
-            let bytes = std::fs::read(&path)
+            let bytes = read_disk_file(&path)
                 .map_err(|e| request_failed(format!("cannot read {}: {e}", path.display())))?;
             let text = String::from_utf8(bytes.clone()).map_err(|_| {
                 request_failed(format!(

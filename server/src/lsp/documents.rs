@@ -4,6 +4,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::RwLock;
 
+use kruise_lua_engine::input::{self, ReadError};
 use tower_lsp_server::ls_types::Uri;
 
 /// Files larger than this are stored but neither analysed nor run (a 10 MB file must not stall
@@ -62,6 +63,13 @@ pub fn disk_stamp(path: &Path) -> Option<FileStamp> {
     })
 }
 
+/// Reads a user's file from disk as the CLI does (the engine's `input::read_bytes`): regular
+/// files only, opened without blocking (a FIFO named `*.yaml` must not block the server), and
+/// at most [`MAX_ANALYSED_BYTES`] (a larger file is neither analysed nor run, so it is not read).
+pub fn read_disk_file(path: &Path) -> Result<Vec<u8>, ReadError> {
+    input::read_bytes(path, MAX_ANALYSED_BYTES as u64)
+}
+
 impl Documents {
     pub fn open(&self, uri: Uri, text: String, version: i32) -> PathBuf {
         let path = uri_path(&uri);
@@ -98,14 +106,13 @@ impl Documents {
         self.read_lock().keys().cloned().collect()
     }
 
-    /// The text of a file: the open buffer, or the file on disk (`None` when unreadable or not
-    /// a regular file: a FIFO named `*.yaml` must not block the server).
+    /// The text of a file: the open buffer, or the file on disk (`None` when unreadable, not a
+    /// regular file, or larger than [`MAX_ANALYSED_BYTES`]; see [`read_disk_file`]).
     pub fn text(&self, path: &Path) -> Option<String> {
         if let Some(doc) = self.read_lock().get(path) {
             return Some(doc.text.clone());
         }
-        disk_stamp(path)?;
-        std::fs::read(path)
+        read_disk_file(path)
             .ok()
             .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
     }
@@ -143,6 +150,56 @@ mod tests {
         assert_eq!(docs.text(&file).as_deref(), Some("buffer!"));
         docs.close(&file);
         assert_eq!(docs.text(&file).as_deref(), Some("disk"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A FIFO a user opens by path is never read (reading one blocks until a writer comes),
+    /// nor is a file past the analysis limit.
+    #[cfg(unix)]
+    #[test]
+    fn fifos_and_oversized_files_on_disk_are_not_read() {
+        let dir = std::env::temp_dir().join(format!("kl-docs-fifo-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let fifo = dir.join("case.yaml");
+        let status = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .expect("run mkfifo");
+        assert!(status.success());
+        let docs = Documents::default();
+        // Before the fix this blocked forever: no writer ever opens the FIFO.
+        let (done, wait) = std::sync::mpsc::channel();
+        let reader = std::thread::spawn({
+            let fifo = fifo.clone();
+            move || {
+                let text = Documents::default().text(&fifo);
+                let read = read_disk_file(&fifo).map(drop);
+                done.send(()).unwrap();
+                (text, read)
+            }
+        });
+        if wait
+            .recv_timeout(std::time::Duration::from_secs(30))
+            .is_err()
+        {
+            // Unblock the reader by opening the FIFO for writing, then fail.
+            drop(std::fs::OpenOptions::new().write(true).open(&fifo));
+            panic!("reading a FIFO blocked");
+        }
+        let (text, read) = reader.join().unwrap();
+        assert_eq!(text, None);
+        assert!(
+            matches!(read, Err(ReadError::NotRegular { what: "a FIFO" })),
+            "{read:?}"
+        );
+        let big = dir.join("big.lua");
+        std::fs::write(&big, vec![b'-'; MAX_ANALYSED_BYTES + 1]).unwrap();
+        assert_eq!(docs.text(&big), None);
+        assert!(matches!(
+            read_disk_file(&big),
+            Err(ReadError::TooLarge { .. })
+        ));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
