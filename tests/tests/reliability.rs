@@ -514,6 +514,37 @@ fn a_deep_result_gives_a_short_error() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A result nested 9,000 levels deep (within the encoder's 10,000, as in Go) is encoded, then
+/// compared, diffed and reported: each of those walks recursed once per level and overflowed
+/// the stack (an abort). Now it fails as a step, its paths keep their ends and no YAML diff is
+/// rendered (it would be hundreds of megabytes).
+#[test]
+fn a_deep_result_that_encodes_is_compared_and_reported() {
+    let dir = scratch("reliability-deep-result");
+    let case = format!("{TRAFFIC_ROUTING}original:\n  kind: Demo\nexpected:\n- kind: Demo\n");
+    let script = b"local t = {} for i = 1, 9000 do t = {x = t} end return {spec = t}\n";
+    let folder = tree_with(&dir, script, case.as_bytes());
+    let check = run_bounded(&dir, &["check", "lua"]);
+    assert_eq!(check.code, 1, "{check:?}");
+    assert!(check.stdout.contains("1 failed"), "{check:?}");
+    assert!(check.stdout.contains("(no YAML diff"), "{check:?}");
+    assert!(check.stdout.contains("levels)…"), "{check:?}");
+    assert!(check.stdout.len() < 1 << 20, "{} bytes", check.stdout.len());
+    let script_path = folder.join("trafficRouting.lua");
+    let case_path = folder.join("testdata/case.yaml");
+    let run = run_bounded(
+        &dir,
+        &[
+            "run",
+            script_path.to_str().unwrap(),
+            "--case",
+            case_path.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn a_long_kind_is_told_its_length() {
     let dir = scratch("reliability-new");

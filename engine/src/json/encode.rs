@@ -402,7 +402,7 @@ impl Encoder<'_> {
 }
 
 /// How many levels an encode error's path keeps at each end when it is longer.
-const PATH_ENDS_KEPT: usize = 16;
+pub(crate) const PATH_ENDS_KEPT: usize = 16;
 
 /// A key as an error path shows it: at most 64 chars, the rest replaced by `…`.
 fn shorten_key(key: &str) -> std::borrow::Cow<'_, str> {

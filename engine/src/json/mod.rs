@@ -5,7 +5,7 @@
 //! in the [`EmptyTable`] passed to [`encode_lua`].
 
 mod convert;
-mod encode;
+pub(crate) mod encode;
 pub(crate) mod gotext;
 pub use gotext::go_json_float_text;
 mod module;

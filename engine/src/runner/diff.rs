@@ -178,8 +178,17 @@ pub fn span_in_expected(entry: &YamlNode, path: &[PathSeg]) -> Option<Span> {
         .map(|node| node.span)
 }
 
-/// A unified diff of the two results rendered as YAML (`--- expected` / `+++ actual`).
+/// A unified diff of the two results rendered as YAML (`--- expected` / `+++ actual`). Results
+/// too deep or too large to show as YAML (the rendering grows with depth × size; a 9,000-level
+/// result would be hundreds of megabytes) get a one-line notice instead: the differing paths
+/// are listed separately anyway.
 pub fn unified_yaml_diff(expected: &JsonValue, actual: &JsonValue) -> String {
+    if !renderable(expected) || !renderable(actual) {
+        return format!(
+            "(no YAML diff: a result is nested deeper than {DIFF_MAX_DEPTH} levels or has more \
+             than {DIFF_MAX_NODES} values)\n"
+        );
+    }
     let expected_yaml = to_yaml(expected);
     let actual_yaml = to_yaml(actual);
     similar::TextDiff::from_lines(&expected_yaml, &actual_yaml)
@@ -189,15 +198,60 @@ pub fn unified_yaml_diff(expected: &JsonValue, actual: &JsonValue) -> String {
         .to_string()
 }
 
+/// The deepest result [`unified_yaml_diff`] renders.
+const DIFF_MAX_DEPTH: usize = 64;
+/// The most values a result [`unified_yaml_diff`] renders may hold.
+const DIFF_MAX_NODES: usize = 100_000;
+
+/// Whether `value` is within the diff's bounds, found without recursion.
+fn renderable(value: &JsonValue) -> bool {
+    let mut stack = vec![(value, 1usize)];
+    let mut nodes = 0usize;
+    while let Some((value, depth)) = stack.pop() {
+        nodes += 1;
+        if depth > DIFF_MAX_DEPTH || nodes > DIFF_MAX_NODES {
+            return false;
+        }
+        match value {
+            JsonValue::Array(items) => stack.extend(items.iter().map(|item| (item, depth + 1))),
+            JsonValue::Object(members) => {
+                stack.extend(members.values().map(|member| (member, depth + 1)));
+            }
+            _ => {}
+        }
+    }
+    true
+}
+
 /// A JSON path as authors write it: `spec.http[0].route[1].weight`, keys that are not plain
 /// names quoted (`annotations["nginx.ingress.kubernetes.io/canary"]`: a dotted key would be
-/// ambiguous), and `(root)` for the empty path.
+/// ambiguous), and `(root)` for the empty path. A path deeper than twice
+/// `PATH_ENDS_KEPT` levels keeps only its two ends, as
+/// the encoder's error paths do (a 9,000-level path would be tens of kilobytes).
 pub fn format_path(path: &[PathSeg]) -> String {
+    use crate::json::encode::PATH_ENDS_KEPT;
     if path.is_empty() {
         return "(root)".to_string();
     }
+    if path.len() > 2 * PATH_ENDS_KEPT {
+        let hidden = path.len() - 2 * PATH_ENDS_KEPT;
+        let mut out = String::new();
+        push_segments(&mut out, &path[..PATH_ENDS_KEPT]);
+        out.push_str(&format!(" …({hidden} levels)… "));
+        let mut tail = String::new();
+        push_segments(&mut tail, &path[path.len() - PATH_ENDS_KEPT..]);
+        out.push_str(&tail);
+        return out;
+    }
     let mut out = String::new();
-    for seg in path {
+    push_segments(&mut out, path);
+    out
+}
+
+/// Appends `segments` to `out` in [`format_path`]'s notation (a key after something is
+/// preceded by a dot).
+fn push_segments(out: &mut String, segments: &[PathSeg]) {
+    for seg in segments {
         match seg {
             PathSeg::Key(key) if is_plain_key(key) => {
                 if !out.is_empty() {
@@ -217,7 +271,6 @@ pub fn format_path(path: &[PathSeg]) -> String {
             }
         }
     }
-    out
 }
 
 fn is_plain_key(key: &str) -> bool {
@@ -333,5 +386,40 @@ mod tests {
         let listed: Vec<String> = diffs.iter().map(|(path, ..)| format_path(path)).collect();
         assert_eq!(listed, ["names[0]", "names[1]"]);
         assert!(diff_canonical("{", "{}").is_none());
+    }
+
+    #[test]
+    fn deep_paths_keep_their_ends_and_deep_results_get_no_yaml_diff() {
+        // A deep value's derived drop recurses: the callers run steps on large stacks
+        // (`DEEP_RESULT_STACK` in the CLI and the language server), and so does this test.
+        std::thread::Builder::new()
+            .stack_size(64 << 20)
+            .spawn(deep_paths_and_results)
+            .unwrap()
+            .join()
+            .unwrap();
+    }
+
+    fn deep_paths_and_results() {
+        let path: Vec<PathSeg> = std::iter::once(PathSeg::Key("spec".into()))
+            .chain((0..9000).map(|_| PathSeg::Key("x".into())))
+            .chain(std::iter::once(PathSeg::Index(3)))
+            .collect();
+        let text = format_path(&path);
+        assert!(text.len() < 200, "{} bytes", text.len());
+        assert!(text.starts_with("spec.x.x."), "{text}");
+        assert!(text.ends_with("x.x[3]"), "{text}");
+        assert!(text.contains(" …(8970 levels)… "), "{text}");
+        let short = [PathSeg::Key("spec".into()), PathSeg::Index(0)];
+        assert_eq!(format_path(&short), "spec[0]");
+
+        let mut deep = JsonValue::Object(Default::default());
+        for _ in 0..9000 {
+            deep = JsonValue::Object([("x".to_string(), deep)].into_iter().collect());
+        }
+        let diff = unified_yaml_diff(&deep, &JsonValue::Null);
+        assert!(diff.starts_with("(no YAML diff"), "{diff}");
+        let diff = unified_yaml_diff(&json("{\"a\": 1}"), &json("{\"a\": 2}"));
+        assert!(diff.contains("-a: 1") && diff.contains("+a: 2"), "{diff}");
     }
 }

@@ -8,11 +8,10 @@ use mlua::ffi;
 
 use super::{
     R, REGISTRY_SIZE, Raise, State, arg_error, check_any, check_int, check_table, lua_fns, opt_int,
-    set_fn, to_bytes, type_error, type_name, wrap_global,
+    set_fn, type_name, wrap_global,
 };
 
 lua_fns! {
-    lua_assert => assert_imp,
     lua_getmetatable => getmetatable_imp,
     lua_setmetatable => setmetatable_imp,
     lua_next => next_imp,
@@ -22,7 +21,6 @@ lua_fns! {
     lua_rawequal => rawequal_imp,
     lua_rawget => rawget_imp,
     lua_rawset => rawset_imp,
-    lua_select => select_imp,
     lua_tostring => tostring_imp,
     lua_type => type_imp,
     lua_unpack => unpack_imp,
@@ -42,23 +40,6 @@ unsafe fn push_array_slot(l: State, i: i64) {
             ffi::lua_rawgeti(l, 1, i as _);
         } else {
             ffi::lua_pushnil(l);
-        }
-    }
-}
-
-/// baseAssert: a false first argument raises the second, which must be a string
-/// (`OptString` converts nothing), or "assertion failed!"; else every argument is returned.
-unsafe fn assert_imp(l: State) -> R<c_int> {
-    unsafe {
-        if ffi::lua_toboolean(l, 1) != 0 {
-            return Ok(ffi::lua_gettop(l));
-        }
-        match ffi::lua_type(l, 2) {
-            ffi::LUA_TNONE | ffi::LUA_TNIL => Err(Raise::Msg("assertion failed!".into())),
-            ffi::LUA_TSTRING => Err(Raise::Msg(
-                String::from_utf8_lossy(to_bytes(l, 2)).into_owned(),
-            )),
-            _ => Err(type_error(l, 2, "assert", "string")),
         }
     }
 }
@@ -190,51 +171,6 @@ unsafe fn rawset_imp(l: State) -> R<c_int> {
         ffi::lua_settop(l, 3);
         ffi::lua_rawset(l, 1);
         Ok(0)
-    }
-}
-
-/// baseSelect: a number (strings are not converted) or the string "#".
-unsafe fn select_imp(l: State) -> R<c_int> {
-    unsafe {
-        let num = ffi::lua_gettop(l) as i64;
-        match ffi::lua_type(l, 1) {
-            ffi::LUA_TNUMBER => {
-                let mut idx = check_int(l, 1, "select")?;
-                if idx < 0 {
-                    idx = num.wrapping_add(idx);
-                } else if idx > num {
-                    idx = num;
-                }
-                if idx < 1 {
-                    return Err(arg_error(1, "select", "index out of range"));
-                }
-                Ok((num - idx) as c_int)
-            }
-            ffi::LUA_TSTRING => {
-                let s = to_bytes(l, 1);
-                if s != b"#" {
-                    return Err(arg_error(
-                        1,
-                        "select",
-                        &format!("invalid string '{}'", String::from_utf8_lossy(s)),
-                    ));
-                }
-                ffi::lua_pushnumber(l, (num - 1) as f64);
-                Ok(1)
-            }
-            _ => {
-                let got = if ffi::lua_type(l, 1) == ffi::LUA_TNONE {
-                    "nil".to_owned()
-                } else {
-                    type_name(l, 1)
-                };
-                Err(arg_error(
-                    1,
-                    "select",
-                    &format!("number or string expected, got {got}"),
-                ))
-            }
-        }
     }
 }
 
@@ -422,14 +358,12 @@ pub(super) unsafe fn install(l: State) {
     unsafe {
         let g = ffi::LUA_GLOBALSINDEX;
         for (name, f) in [
-            (c"assert", lua_assert as ffi::lua_CFunction),
-            (c"getmetatable", lua_getmetatable),
+            (c"getmetatable", lua_getmetatable as ffi::lua_CFunction),
             (c"setmetatable", lua_setmetatable),
             (c"next", lua_next),
             (c"rawequal", lua_rawequal),
             (c"rawget", lua_rawget),
             (c"rawset", lua_rawset),
-            (c"select", lua_select),
             (c"unpack", lua_unpack),
             (c"getfenv", lua_getfenv),
             (c"setfenv", lua_setfenv),

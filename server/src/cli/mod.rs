@@ -196,6 +196,21 @@ pub const EXIT_USAGE: u8 = 2;
 
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    // Steps run on rayon's pool, reports are written on the command's thread: both with
+    // stacks for the deepest results (see WORKER_STACK).
+    let _ = rayon::ThreadPoolBuilder::new()
+        .stack_size(crate::WORKER_STACK)
+        .build_global();
+    std::thread::Builder::new()
+        .name("kruise-lua".into())
+        .stack_size(crate::WORKER_STACK)
+        .spawn(move || dispatch(cli))
+        .map_or(ExitCode::from(EXIT_USAGE), |thread| {
+            thread.join().unwrap_or(ExitCode::from(EXIT_USAGE))
+        })
+}
+
+fn dispatch(cli: Cli) -> ExitCode {
     let result = match cli.command {
         Command::Check(args) => check::execute(args),
         Command::Lint(args) => lint::execute(args),

@@ -35,6 +35,8 @@ pub use transport::Ending;
 pub fn run_stdio() -> anyhow::Result<Ending> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
+        // Blocking threads turn runs into diagnostics (diffs of the deepest results).
+        .thread_stack_size(crate::WORKER_STACK)
         .enable_all()
         .build()?;
     let ending = runtime.block_on(transport::serve(tokio::io::stdin(), tokio::io::stdout()));

@@ -364,11 +364,13 @@ fn pool(threads: usize, name: &'static str) -> Arc<rayon::ThreadPool> {
     let built = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .thread_name(move |i| format!("kruise-lua-{name}-{i}"))
+        .stack_size(crate::WORKER_STACK)
         .build();
     // Only fails when threads cannot be spawned at all; one thread then runs everything.
     Arc::new(built.unwrap_or_else(|_| {
         rayon::ThreadPoolBuilder::new()
             .num_threads(1)
+            .stack_size(crate::WORKER_STACK)
             .build()
             .expect("a one-thread pool")
     }))
