@@ -16,8 +16,9 @@
 #                                         built offline with a go.mod `replace`, and the
 #                                         expected 2017-vs-2022 classes do not apply (--pin)
 #
-# Without Go or the gopher-lua package it fails under CI (CI set) and otherwise says how to
-# install them and exits 0.
+# Go and Debian's gopher-lua are installed with apt-get when they are missing and this runs as
+# root (a fresh machine, CI). Otherwise, without them, it fails under CI (CI set) and elsewhere
+# says how to install them and exits 0.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -40,6 +41,13 @@ while [ $# -gt 0 ]; do
       ;;
   esac
 done
+
+if { ! command -v go >/dev/null 2>&1 || [ ! -d /usr/share/gocode/src/github.com/yuin/gopher-lua ]; } \
+  && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  apt-get update
+  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+    golang-go golang-github-yuin-gopher-lua-dev
+fi
 
 if ! command -v go >/dev/null 2>&1; then
   message="the differential test needs Go: apt-get install -y golang-go"
