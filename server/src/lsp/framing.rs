@@ -377,6 +377,30 @@ pub fn frame(body: &[u8]) -> Vec<u8> {
     out
 }
 
+/// The next message the server wrote, for the in-process test clients (the server's own
+/// output is always well framed, so this reads it simply).
+#[cfg(test)]
+pub(crate) async fn read_message(
+    from_server: &mut tokio::io::BufReader<tokio::io::DuplexStream>,
+) -> Value {
+    use tokio::io::{AsyncBufReadExt, AsyncReadExt};
+    let mut length = 0;
+    loop {
+        let mut line = String::new();
+        from_server.read_line(&mut line).await.unwrap();
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        if let Some(n) = line.strip_prefix("Content-Length: ") {
+            length = n.parse().unwrap();
+        }
+    }
+    let mut body = vec![0; length];
+    from_server.read_exact(&mut body).await.unwrap();
+    serde_json::from_slice(&body).unwrap()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

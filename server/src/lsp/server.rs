@@ -475,8 +475,23 @@ mod tests {
     //! requests and notifications.
 
     use serde_json::{Value, json};
-    use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+    use tokio::io::{AsyncWriteExt, BufReader};
     use tower_lsp_server::{LspService, Server};
+
+    /// A workspace `<tmp>/<name>-<pid>` with one Route script and its failing case (the runs
+    /// module's test pair); returns the workspace and the Kind folder.
+    fn route_workspace(name: &str) -> (std::path::PathBuf, std::path::PathBuf) {
+        let dir = std::env::temp_dir().join(format!("{name}-{}", std::process::id()));
+        let kind = dir.join("example.io/Route");
+        std::fs::create_dir_all(kind.join("testdata")).unwrap();
+        std::fs::write(
+            kind.join("trafficRouting.lua"),
+            crate::lsp::runs::tests::SCRIPT,
+        )
+        .unwrap();
+        std::fs::write(kind.join("testdata/c.yaml"), crate::lsp::runs::tests::CASE).unwrap();
+        (dir, kind)
+    }
 
     struct Pipe {
         to_server: tokio::io::DuplexStream,
@@ -485,27 +500,12 @@ mod tests {
 
     impl Pipe {
         async fn send(&mut self, message: Value) {
-            let body = message.to_string();
-            let framed = format!("Content-Length: {}\r\n\r\n{body}", body.len());
-            self.to_server.write_all(framed.as_bytes()).await.unwrap();
+            let framed = crate::lsp::framing::frame(message.to_string().as_bytes());
+            self.to_server.write_all(&framed).await.unwrap();
         }
 
         async fn next(&mut self) -> Value {
-            let mut length = 0;
-            loop {
-                let mut line = String::new();
-                self.from_server.read_line(&mut line).await.unwrap();
-                let line = line.trim_end();
-                if line.is_empty() {
-                    break;
-                }
-                if let Some(n) = line.strip_prefix("Content-Length: ") {
-                    length = n.parse().unwrap();
-                }
-            }
-            let mut body = vec![0; length];
-            self.from_server.read_exact(&mut body).await.unwrap();
-            serde_json::from_slice(&body).unwrap()
+            crate::lsp::framing::read_message(&mut self.from_server).await
         }
 
         async fn until(&mut self, pred: impl Fn(&Value) -> bool) -> Value {
@@ -634,12 +634,8 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn results_of_an_older_text_are_marked_outdated_while_a_run_is_pending() {
         use crate::lsp::diagnostics::OUTDATED;
-        let dir = std::env::temp_dir().join(format!("kl-stale-{}", std::process::id()));
-        let kind = dir.join("example.io/Route");
-        std::fs::create_dir_all(kind.join("testdata")).unwrap();
+        let (dir, kind) = route_workspace("kl-stale");
         let script = kind.join("trafficRouting.lua");
-        std::fs::write(&script, crate::lsp::runs::tests::SCRIPT).unwrap();
-        std::fs::write(kind.join("testdata/c.yaml"), crate::lsp::runs::tests::CASE).unwrap();
         let uri = format!("file://{}", script.display());
         let mut pipe = start();
         pipe.send(
@@ -697,16 +693,8 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn renamed_kind_and_testdata_folders_are_followed() {
-        let dir = std::env::temp_dir().join(format!("kl-rename-{}", std::process::id()));
-        let kind = dir.join("example.io/Route");
-        std::fs::create_dir_all(kind.join("testdata")).unwrap();
-        std::fs::write(
-            kind.join("trafficRouting.lua"),
-            crate::lsp::runs::tests::SCRIPT,
-        )
-        .unwrap();
         // The case fails (step 2), so it always has diagnostics while it is run.
-        std::fs::write(kind.join("testdata/c.yaml"), crate::lsp::runs::tests::CASE).unwrap();
+        let (dir, kind) = route_workspace("kl-rename");
         let case_uri = |kind: &str, testdata: &str| {
             format!(
                 "file://{}/example.io/{kind}/{testdata}/c.yaml",
@@ -803,15 +791,7 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn unchanged_diagnostics_are_not_published_again() {
-        let dir = std::env::temp_dir().join(format!("kl-republish-{}", std::process::id()));
-        let kind = dir.join("example.io/Route");
-        std::fs::create_dir_all(kind.join("testdata")).unwrap();
-        std::fs::write(
-            kind.join("trafficRouting.lua"),
-            crate::lsp::runs::tests::SCRIPT,
-        )
-        .unwrap();
-        std::fs::write(kind.join("testdata/c.yaml"), crate::lsp::runs::tests::CASE).unwrap();
+        let (dir, kind) = route_workspace("kl-republish");
         let mut pipe = start();
         pipe.send(
             json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {

@@ -169,7 +169,7 @@ mod tests {
     //! The real transport and service over in-memory pipes.
 
     use super::*;
-    use tokio::io::{AsyncBufReadExt, BufReader};
+    use tokio::io::BufReader;
 
     struct Client {
         to_server: tokio::io::DuplexStream,
@@ -198,23 +198,7 @@ mod tests {
         }
 
         async fn next(&mut self) -> Value {
-            let read = async {
-                let mut length = 0;
-                loop {
-                    let mut line = String::new();
-                    self.from_server.read_line(&mut line).await.unwrap();
-                    let line = line.trim_end();
-                    if line.is_empty() {
-                        break;
-                    }
-                    if let Some(n) = line.strip_prefix("Content-Length: ") {
-                        length = n.parse().unwrap();
-                    }
-                }
-                let mut body = vec![0; length];
-                self.from_server.read_exact(&mut body).await.unwrap();
-                serde_json::from_slice(&body).unwrap()
-            };
+            let read = framing::read_message(&mut self.from_server);
             tokio::time::timeout(std::time::Duration::from_secs(30), read)
                 .await
                 .expect("an answer in time")
