@@ -14,6 +14,7 @@ pub mod input;
 pub mod json;
 pub mod luadata;
 pub mod render;
+pub mod routing;
 pub mod runner;
 pub mod schema;
 pub mod stdlib;

@@ -1,0 +1,273 @@
+//! How a gateway routes one request: a small model per gateway behind [`RoutingModel`], and the
+//! request, backend and distribution types the intent check compares.
+//!
+//! A model answers two questions about a configuration (the resource after a step, or for an
+//! ingress class the stable and canary Ingresses): would the gateway accept it
+//! ([`RoutingModel::config_problems`]), and where does one request go ([`RoutingModel::route`]).
+//! Each model lives in its own file and cites, next to each rule, the gateway source or
+//! documentation it follows. Models are plain data in, plain data out, like the rest of the
+//! engine.
+
+use std::collections::BTreeMap;
+
+use crate::discovery::ScriptKind;
+use crate::value::JsonValue;
+
+/// One HTTP request, as the probes of the intent check build them.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub struct Request {
+    /// `GET`, `POST`, …
+    pub method: String,
+    /// The `Host`/`:authority` without port; `None` matches any host-independent route only
+    /// where the gateway would (models document what they do with it).
+    pub host: Option<String>,
+    /// The path without the query string, starting with `/`.
+    pub path: String,
+    /// Header names lower-cased (HTTP header names are case-insensitive); one value each.
+    pub headers: BTreeMap<String, String>,
+    /// Query parameters, one value each.
+    pub query: BTreeMap<String, String>,
+    /// Cookies by name.
+    pub cookies: BTreeMap<String, String>,
+}
+
+impl Request {
+    /// A `GET` of `path` with nothing else set.
+    pub fn get(path: &str) -> Self {
+        Request {
+            method: "GET".to_owned(),
+            path: path.to_owned(),
+            ..Request::default()
+        }
+    }
+
+    /// The request as a log line: `GET example.com/static?a=1 with x-canary: 1, cookie c=v`.
+    pub fn describe(&self) -> String {
+        let mut text = format!("{} ", self.method);
+        if let Some(host) = &self.host {
+            text.push_str(host);
+        }
+        text.push_str(&self.path);
+        let mut first = true;
+        for (name, value) in &self.query {
+            text.push(if first { '?' } else { '&' });
+            first = false;
+            text.push_str(&format!("{name}={value}"));
+        }
+        let extras: Vec<String> = self
+            .headers
+            .iter()
+            .map(|(n, v)| format!("{n}: {v}"))
+            .chain(self.cookies.iter().map(|(n, v)| format!("cookie {n}={v}")))
+            .collect();
+        if !extras.is_empty() {
+            text.push_str(" with ");
+            text.push_str(&extras.join(", "));
+        }
+        text
+    }
+}
+
+/// Where traffic can go: a service (Kubernetes Service or the gateway's own upstream object),
+/// optionally a subset (Istio DestinationRule subset, Gloo subset) and a port.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Backend {
+    pub service: String,
+    pub subset: Option<String>,
+    /// The port as the resource names it (a number or a port name), when it does.
+    pub port: Option<String>,
+}
+
+impl Backend {
+    pub fn service(name: &str) -> Self {
+        Backend {
+            service: name.to_owned(),
+            ..Backend::default()
+        }
+    }
+
+    /// `web`, `web/v2` (subset), `web:8080`.
+    pub fn describe(&self) -> String {
+        let mut text = self.service.clone();
+        if let Some(subset) = &self.subset {
+            text.push('/');
+            text.push_str(subset);
+        }
+        if let Some(port) = &self.port {
+            text.push(':');
+            text.push_str(port);
+        }
+        text
+    }
+}
+
+/// How one request is spread over backends. Shares are fractions in `0..=1` that sum to 1
+/// (within float rounding); backends with share 0 are left out.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Distribution {
+    pub shares: Vec<(Backend, f64)>,
+    /// Request headers the gateway sets/adds/removes on the way to each backend, when the
+    /// route applies a header modifier (lower-cased names; `None` value = removed).
+    pub header_changes: BTreeMap<Backend, BTreeMap<String, Option<String>>>,
+}
+
+impl Distribution {
+    /// Everything to one backend.
+    pub fn single(backend: Backend) -> Self {
+        Distribution {
+            shares: vec![(backend, 1.0)],
+            header_changes: BTreeMap::new(),
+        }
+    }
+
+    /// From integer weights as gateways hold them: each backend gets `weight / total`;
+    /// zero-weight backends are dropped. All-zero (or empty) weights give `None`: the gateway
+    /// has nowhere to send the request (models decide what that means for them).
+    pub fn from_weights(weights: &[(Backend, f64)]) -> Option<Self> {
+        let total: f64 = weights.iter().map(|(_, w)| w.max(0.0)).sum();
+        if total <= 0.0 {
+            return None;
+        }
+        let mut merged: BTreeMap<Backend, f64> = BTreeMap::new();
+        for (backend, weight) in weights {
+            if *weight > 0.0 {
+                *merged.entry(backend.clone()).or_default() += weight / total;
+            }
+        }
+        Some(Distribution {
+            shares: merged.into_iter().collect(),
+            header_changes: BTreeMap::new(),
+        })
+    }
+
+    /// The share of every backend whose service is `service` (any subset or port).
+    pub fn share_of_service(&self, service: &str) -> f64 {
+        self.shares
+            .iter()
+            .filter(|(b, _)| b.service == service)
+            .map(|(_, s)| s)
+            .sum()
+    }
+
+    /// `web 90 %, web-canary 10 %`.
+    pub fn describe(&self) -> String {
+        self.shares
+            .iter()
+            .map(|(b, s)| format!("{} {}", b.describe(), format_percent(*s)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+fn format_percent(share: f64) -> String {
+    let percent = share * 100.0;
+    if (percent - percent.round()).abs() < 1e-9 {
+        format!("{} %", percent.round() as i64)
+    } else {
+        format!("{percent:.2} %")
+    }
+}
+
+/// What a model decides for one request.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Routed {
+    /// Spread over backends.
+    To(Distribution),
+    /// No route matches: the gateway answers itself (404 or its default).
+    NoRoute,
+}
+
+/// The configuration a model reads.
+#[derive(Debug, Clone, PartialEq)]
+pub enum GatewayConfig {
+    /// A custom resource: the whole object (`apiVersion`, `kind`, `metadata`, `spec`) as it
+    /// is in the cluster, e.g. after [`crate::schema::patched_resource`] applied a step.
+    Resource(JsonValue),
+    /// An ingress class: the stable Ingress (the user's) and, once Kruise created it, the
+    /// canary Ingress (a copy pointing at the canary service, carrying the script's
+    /// annotations).
+    Ingress {
+        stable: JsonValue,
+        canary: Option<JsonValue>,
+    },
+}
+
+/// A configuration the gateway would reject, or a part of it the gateway ignores.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigProblem {
+    /// Where in the resource (`spec.http[1].match[0].uri`), in the form
+    /// [`crate::runner::format_path`] writes; empty when it concerns the whole object.
+    pub path: String,
+    /// `rejected` (the gateway or its admission refuses it) or `ignored` (accepted, without
+    /// effect).
+    pub kind: ProblemKind,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ProblemKind {
+    Rejected,
+    Ignored,
+}
+
+/// A model of how one gateway (and version) routes requests.
+pub trait RoutingModel: Send + Sync {
+    /// The gateway and the versions modelled: `Istio VirtualService (networking.istio.io/v1beta1, v1)`.
+    fn name(&self) -> &'static str;
+
+    /// Whether this model is the one for a script of this kind.
+    fn applies_to(&self, kind: &ScriptKind) -> bool;
+
+    /// What the gateway would refuse, or accept and ignore, in this configuration.
+    fn config_problems(&self, config: &GatewayConfig) -> Vec<ConfigProblem>;
+
+    /// Where `request` goes under `config`.
+    fn route(&self, config: &GatewayConfig, request: &Request) -> Routed;
+
+    /// Requests that exercise every route of `config`: at least one per route/rule that
+    /// matches it (and, where the route has conditions, one that just misses them). The
+    /// intent check adds the step's own matches to these.
+    fn probes(&self, config: &GatewayConfig) -> Vec<Request>;
+}
+
+/// Every model the engine has, in no particular order.
+pub fn models() -> Vec<Box<dyn RoutingModel>> {
+    Vec::new()
+}
+
+/// The model for scripts of `kind`, if the engine has one.
+pub fn model_for(kind: &ScriptKind) -> Option<Box<dyn RoutingModel>> {
+    models().into_iter().find(|m| m.applies_to(kind))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn weights_normalise_and_merge() {
+        let web = Backend::service("web");
+        let canary = Backend::service("web-canary");
+        let d = Distribution::from_weights(&[
+            (web.clone(), 1.0),
+            (canary.clone(), 0.0),
+            (web.clone(), 3.0),
+        ])
+        .unwrap();
+        assert_eq!(d.shares, vec![(web, 1.0)]);
+        assert!(Distribution::from_weights(&[(canary, 0.0)]).is_none());
+    }
+
+    #[test]
+    fn descriptions_read_like_the_report() {
+        let mut request = Request::get("/static");
+        request.headers.insert("x-canary".into(), "1".into());
+        assert_eq!(request.describe(), "GET /static with x-canary: 1");
+        let d = Distribution::from_weights(&[
+            (Backend::service("web"), 2.0),
+            (Backend::service("web-canary"), 1.0),
+        ])
+        .unwrap();
+        assert_eq!(d.describe(), "web 66.67 %, web-canary 33.33 %");
+    }
+}
