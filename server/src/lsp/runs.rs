@@ -311,6 +311,47 @@ pub fn execute(
     })
 }
 
+/// The per-step budget of a background run's first pass. Steps that run into it are run again
+/// with the full timeout after the runs queued meanwhile, so a workspace's looping scripts
+/// delay a healthy script's verdict by this much each, not by their whole timeout. Healthy
+/// steps take microseconds to a few milliseconds.
+pub const QUICK_PASS: std::time::Duration = std::time::Duration::from_millis(100);
+
+impl ScriptResults {
+    /// Whether a step ran into its timeout.
+    pub fn timed_out(&self) -> bool {
+        self.cases.iter().any(CaseResult::timed_out)
+    }
+
+    /// These results without the cases where a step timed out, to be run again.
+    pub fn without_timed_out_cases(&self) -> ScriptResults {
+        ScriptResults {
+            target: self.target.clone(),
+            source: self.source.clone(),
+            host_text: self.host_text.clone(),
+            embedded: self.embedded.clone(),
+            cases_error: self.cases_error.clone(),
+            cases: self
+                .cases
+                .iter()
+                .filter(|c| !c.timed_out())
+                .cloned()
+                .collect(),
+            mode: self.mode,
+        }
+    }
+}
+
+impl CaseResult {
+    fn timed_out(&self) -> bool {
+        self.steps.iter().any(|s| {
+            s.error
+                .as_ref()
+                .is_some_and(|e| e.kind == kruise_lua_engine::ErrorKind::Timeout)
+        })
+    }
+}
+
 /// Runs whose cases hold more than this many bytes give their freed memory back afterwards.
 const LARGE_RUN_BYTES: usize = 1024 * 1024;
 
@@ -339,11 +380,16 @@ pub fn release_freed_memory() {
 /// rayon's pool.
 /// Each lane spreads its runs' steps over its own rayon pool, so a foreground step never waits
 /// in a queue behind background steps that run into their timeout.
+/// A third lane, one run at a time outside those slots, takes background runs again whose
+/// quick first pass ran into [`QUICK_PASS`]: runs that loop then never hold the background
+/// lane for their whole timeout.
 pub struct RunSlots {
     all: Arc<tokio::sync::Semaphore>,
     background: Arc<tokio::sync::Semaphore>,
+    slow: Arc<tokio::sync::Semaphore>,
     foreground_pool: Arc<rayon::ThreadPool>,
     background_pool: Arc<rayon::ThreadPool>,
+    slow_pool: Arc<rayon::ThreadPool>,
 }
 
 /// A slot held for one run.
@@ -382,8 +428,19 @@ impl RunSlots {
         RunSlots {
             all: Arc::new(tokio::sync::Semaphore::new(slots)),
             background: Arc::new(tokio::sync::Semaphore::new(slots - 1)),
+            slow: Arc::new(tokio::sync::Semaphore::new(1)),
             foreground_pool: pool(slots, "run"),
             background_pool: pool(slots - 1, "background"),
+            slow_pool: pool(1, "slow"),
+        }
+    }
+
+    /// Waits for the slow lane (see [`RunSlots`]).
+    pub async fn acquire_slow(&self) -> Slot {
+        Slot {
+            pool: self.slow_pool.clone(),
+            _background: None,
+            _run: self.slow.clone().acquire_owned().await.ok(),
         }
     }
 

@@ -790,6 +790,63 @@ mod tests {
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_background_script_does_not_wait_behind_runaway_scripts() {
+        let dir = std::env::temp_dir().join(format!("kl-background-{}", std::process::id()));
+        let write_script = |kind: &str, script: &str| {
+            let kind = dir.join("example.io").join(kind);
+            std::fs::create_dir_all(kind.join("testdata")).unwrap();
+            std::fs::write(kind.join("testdata/c.yaml"), crate::lsp::runs::tests::CASE).unwrap();
+            std::fs::write(kind.join("trafficRouting.lua"), script).unwrap();
+            format!("file://{}/testdata/c.yaml", kind.display())
+        };
+        for i in 0..8 {
+            write_script(&format!("Loop{i}"), "while true do end\n");
+        }
+        let mut pipe = start();
+        pipe.send(
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "capabilities": {}, "rootUri": format!("file://{}", dir.display()),
+            "initializationOptions": {"timeoutMs": 1500, "debounceMs": 0}}}),
+        )
+        .await;
+        pipe.until(|m| m["id"] == 1).await;
+        pipe.send(json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
+            .await;
+        // A script that appears while the looping ones are queued (nobody has anything open:
+        // every run is a background run), announced by the client so that its run is
+        // requested after theirs. Its case fails at step 2, which gives a diagnostic.
+        tokio::time::sleep(std::time::Duration::from_millis(400)).await;
+        let healthy = write_script("Healthy", crate::lsp::runs::tests::SCRIPT);
+        let script_uri = healthy.replace("testdata/c.yaml", "trafficRouting.lua");
+        pipe.send(json!({"jsonrpc": "2.0", "method": "workspace/didChangeWatchedFiles", "params": {"changes": [{"uri": script_uri, "type": 1}]}}))
+            .await;
+        let first = pipe
+            .until(|m| {
+                let diagnostics = m["params"]["diagnostics"].as_array();
+                m["method"] == "textDocument/publishDiagnostics"
+                    && (diagnostics.is_some_and(|l| l.iter().any(|d| d["code"] == "timeout"))
+                        || (m["params"]["uri"] == healthy
+                            && diagnostics.is_some_and(|l| !l.is_empty())))
+            })
+            .await;
+        assert_eq!(
+            first["params"]["uri"], healthy,
+            "the healthy script's verdict came after a runaway script's timeout: {first}"
+        );
+        // The looping scripts still get their verdict, from a run with the full timeout.
+        let timeout = pipe
+            .until(|m| {
+                m["method"] == "textDocument/publishDiagnostics"
+                    && m["params"]["diagnostics"]
+                        .as_array()
+                        .is_some_and(|l| l.iter().any(|d| d["code"] == "timeout"))
+            })
+            .await;
+        assert!(timeout["params"]["uri"].as_str().unwrap().contains("/Loop"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn unchanged_diagnostics_are_not_published_again() {
         let (dir, kind) = route_workspace("kl-republish");
         let mut pipe = start();

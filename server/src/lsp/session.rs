@@ -17,7 +17,10 @@ use super::diagnostics::{DiagnosticStore, run_diagnostics};
 use super::documents::{Documents, path_uri};
 use super::lua;
 use super::project::{self, DocKind, ScriptId, ScriptTarget};
-use super::runs::{RunSlots, Scheduler, ScriptResults, execute, gather, release_freed_memory};
+use super::runs::{
+    QUICK_PASS, RunSlots, Scheduler, ScriptResults, Slot, Ticket, execute, gather,
+    release_freed_memory,
+};
 use crate::analysis::{LintConfig, SpecShape, infer_spec_shape};
 
 /// Client settings (`initializationOptions` or `workspace/didChangeConfiguration`, either bare
@@ -430,43 +433,46 @@ impl Session {
             // A bounded number of runs at once; scripts the user has open never wait behind
             // the background ones (e.g. a startup run of the whole workspace, or scripts that
             // run into their timeout).
-            let slot = session.slots.acquire(foreground).await;
-            let pool = slot.pool();
+            let mut slot = session.slots.acquire(foreground).await;
             if ticket.superseded() {
                 return;
             }
             let settings = session.settings();
             let previous = session.results_for(&target.id);
             let previous_specs = previous.as_ref().map(|p| p.specs());
-            let cancelled = ticket.canceller();
-            let worker = session.clone();
+            let full_timeout = settings.timeout;
+            // A background run first gives each step a short budget, so scripts that loop
+            // cost the queue a moment each instead of their whole timeout; see `QUICK_PASS`.
+            let quick = !foreground && full_timeout > QUICK_PASS;
+            let mut outcome = session
+                .run_blocking(
+                    &target,
+                    previous.clone(),
+                    if quick { QUICK_PASS } else { full_timeout },
+                    &slot,
+                    &ticket,
+                )
+                .await;
+            let unfinished = match &outcome {
+                Ok(Ok(Some((first, _)))) if quick && first.timed_out() => {
+                    Some(first.without_timed_out_cases())
+                }
+                _ => None,
+            };
+            if let Some(done) = unfinished {
+                // Into the slow lane: the background lane stays free for the runs queued
+                // meanwhile (healthy scripts among them). The cases that finished are kept.
+                drop(slot);
+                slot = session.slots.acquire_slow().await;
+                if ticket.superseded() {
+                    return;
+                }
+                outcome = session
+                    .run_blocking(&target, Some(Arc::new(done)), full_timeout, &slot, &ticket)
+                    .await;
+            }
+            drop(slot);
             let id = target.id.clone();
-            let outcome = tokio::task::spawn_blocking(move || {
-                let Some(input) = gather(&target, &worker.docs, previous.as_deref()) else {
-                    return Err(());
-                };
-                let options = RunOptions {
-                    limits: Limits {
-                        timeout: settings.timeout,
-                        ..Limits::default()
-                    },
-                    ..RunOptions::default()
-                };
-                let results = pool.install(|| {
-                    execute(
-                        input,
-                        previous.as_deref(),
-                        settings.mode,
-                        &options,
-                        &cancelled,
-                    )
-                });
-                Ok(results.map(|r| {
-                    let diags = run_diagnostics(&r);
-                    (r, diags)
-                }))
-            })
-            .await;
             match outcome {
                 Ok(Ok(Some((results, diags)))) => {
                     if ticket.superseded() {
@@ -502,6 +508,52 @@ impl Session {
                 }
             }
         })
+    }
+
+    /// One run of a script's cases on a blocking thread, its steps on the slot's pool, with
+    /// `timeout` per step; `None` inside when superseded, `Err(())` when the script is gone.
+    async fn run_blocking(
+        self: &Arc<Self>,
+        target: &ScriptTarget,
+        previous: Option<Arc<ScriptResults>>,
+        timeout: Duration,
+        slot: &Slot,
+        ticket: &Ticket,
+    ) -> Result<
+        Result<Option<(ScriptResults, Vec<(PathBuf, Vec<Diagnostic>)>)>, ()>,
+        tokio::task::JoinError,
+    > {
+        let settings = self.settings();
+        let pool = slot.pool();
+        let cancelled = ticket.canceller();
+        let worker = self.clone();
+        let target = target.clone();
+        tokio::task::spawn_blocking(move || {
+            let Some(input) = gather(&target, &worker.docs, previous.as_deref()) else {
+                return Err(());
+            };
+            let options = RunOptions {
+                limits: Limits {
+                    timeout,
+                    ..Limits::default()
+                },
+                ..RunOptions::default()
+            };
+            let results = pool.install(|| {
+                execute(
+                    input,
+                    previous.as_deref(),
+                    settings.mode,
+                    &options,
+                    &cancelled,
+                )
+            });
+            Ok(results.map(|r| {
+                let diags = run_diagnostics(&r);
+                (r, diags)
+            }))
+        })
+        .await
     }
 
     /// Whether a script's runs go first: the user has it or one of its cases open.
