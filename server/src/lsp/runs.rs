@@ -329,7 +329,7 @@ impl ScriptResults {
             target: self.target.clone(),
             source: self.source.clone(),
             host_text: self.host_text.clone(),
-            embedded: self.embedded.clone(),
+            embedded: self.embedded,
             cases_error: self.cases_error.clone(),
             cases: self
                 .cases
