@@ -149,13 +149,13 @@ fn check_case(
         };
         // The version checked is the one the object names.
         let named = api_version_of(&original).and_then(|v| v.rsplit_once('/'));
-        if let Some((_, version)) = named {
-            if choice.version != version {
-                problems.push(format!(
-                    "{shown}: {what}: checked against {} not {version}",
-                    choice.version
-                ));
-            }
+        if let Some((_, version)) = named
+            && choice.version != version
+        {
+            problems.push(format!(
+                "{shown}: {what}: checked against {} not {version}",
+                choice.version
+            ));
         }
         for finding in findings(&validation) {
             problems.push(format!("{shown}: {what}: {finding}"));
@@ -214,33 +214,39 @@ fn every_case_of_the_library_is_valid_against_the_bundled_schemas() {
     );
 }
 
-/// Every path below `value` whose last key is `key` and whose value is a number.
-fn numbers_named(
-    key: &str,
-    value: &JsonValue,
-    path: &mut Vec<PathSeg>,
-    out: &mut Vec<Vec<PathSeg>>,
-) {
-    match value {
-        JsonValue::Object(fields) => {
-            for (name, field) in fields {
-                path.push(PathSeg::Key(name.clone()));
-                if name == key && matches!(field, JsonValue::Int(_) | JsonValue::Float(_)) {
-                    out.push(path.clone());
+/// Every path below `value` whose last key is `key` and whose value is `wanted`.
+fn paths_named(key: &str, value: &JsonValue, wanted: fn(&JsonValue) -> bool) -> Vec<Vec<PathSeg>> {
+    fn walk(
+        key: &str,
+        value: &JsonValue,
+        wanted: fn(&JsonValue) -> bool,
+        path: &mut Vec<PathSeg>,
+        out: &mut Vec<Vec<PathSeg>>,
+    ) {
+        match value {
+            JsonValue::Object(fields) => {
+                for (name, field) in fields {
+                    path.push(PathSeg::Key(name.clone()));
+                    if name == key && wanted(field) {
+                        out.push(path.clone());
+                    }
+                    walk(key, field, wanted, path, out);
+                    path.pop();
                 }
-                numbers_named(key, field, path, out);
-                path.pop();
             }
-        }
-        JsonValue::Array(items) => {
-            for (index, item) in items.iter().enumerate() {
-                path.push(PathSeg::Index(index));
-                numbers_named(key, item, path, out);
-                path.pop();
+            JsonValue::Array(items) => {
+                for (index, item) in items.iter().enumerate() {
+                    path.push(PathSeg::Index(index));
+                    walk(key, item, wanted, path, out);
+                    path.pop();
+                }
             }
+            _ => {}
         }
-        _ => {}
     }
+    let mut out = Vec::new();
+    walk(key, value, wanted, &mut Vec::new(), &mut out);
+    out
 }
 
 fn set_at(value: &mut JsonValue, path: &[PathSeg], new: JsonValue) {
@@ -270,9 +276,8 @@ fn the_bundled_schemas_reject_fractional_weights_and_report_unknown_fields() {
             let original = original_of(&case, &file);
             let shown = file.strip_prefix(library()).unwrap().display().to_string();
 
-            let mut weights = Vec::new();
-            numbers_named("weight", &original, &mut Vec::new(), &mut weights);
-            for path in weights {
+            let is_number = |v: &JsonValue| matches!(v, JsonValue::Int(_) | JsonValue::Float(_));
+            for path in paths_named("weight", &original, is_number) {
                 let mut broken = original.clone();
                 set_at(&mut broken, &path, JsonValue::Float(33.5));
                 let v = validate_object_as(&set, &group, &kind, &broken);
@@ -314,4 +319,54 @@ fn original_spec(original: &JsonValue) -> JsonValue {
         JsonValue::Object(fields) => fields.get("spec").cloned().unwrap_or(JsonValue::Null),
         _ => JsonValue::Null,
     }
+}
+
+/// The CEL rules and one-ofs of the bundled schemas are evaluated, not skipped: Istio's
+/// `timeout` must be a duration of at least 1ms, and a string match has one of exact, prefix
+/// or regex.
+#[test]
+fn the_bundled_istio_schema_checks_its_duration_rule_and_string_match_one_of() {
+    let set = bundled_schemas();
+    let file = library().join("networking.istio.io/VirtualService/testdata/header_matches.yaml");
+    let original = original_of(&read_case(&file), &file);
+    let timeouts = paths_named("timeout", &original, |v| matches!(v, JsonValue::String(_)));
+    assert!(!timeouts.is_empty(), "the case has a route timeout");
+    let timeout = &timeouts[0];
+    let mut broken = original.clone();
+    set_at(&mut broken, timeout, JsonValue::String("0s".to_owned()));
+    let v = validate_object_as(&set, "networking.istio.io", "VirtualService", &broken);
+    let cel: Vec<_> = v.errors().filter(|f| f.rule == "cel").collect();
+    assert_eq!(cel.len(), 1, "{:?}", findings(&v));
+    assert_eq!(&cel[0].path, timeout);
+    assert!(
+        cel[0]
+            .message
+            .contains("must be a valid duration greater than 1ms")
+    );
+
+    let mut uri = timeout.clone();
+    uri.pop();
+    uri.extend([
+        PathSeg::Key("match".to_owned()),
+        PathSeg::Index(0),
+        PathSeg::Key("uri".to_owned()),
+    ]);
+    let mut two_matches = original.clone();
+    set_at(
+        &mut two_matches,
+        &uri,
+        JsonValue::Object(
+            [
+                ("exact".to_owned(), JsonValue::String("/a".to_owned())),
+                ("prefix".to_owned(), JsonValue::String("/b".to_owned())),
+            ]
+            .into(),
+        ),
+    );
+    let v = validate_object_as(&set, "networking.istio.io", "VirtualService", &two_matches);
+    assert!(
+        v.errors().any(|f| f.path == uri && f.rule == "oneOf"),
+        "{:?}",
+        findings(&v)
+    );
 }
