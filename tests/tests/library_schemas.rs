@@ -370,3 +370,81 @@ fn the_bundled_istio_schema_checks_its_duration_rule_and_string_match_one_of() {
         findings(&v)
     );
 }
+
+/// Istio resources using the fields the bundled schemas model beyond the library's own (mirrors,
+/// faults, CORS, direct responses, connection pools, outlier detection) are valid as written.
+#[test]
+fn the_bundled_istio_schemas_accept_the_other_modelled_fields() {
+    let set = bundled_schemas();
+    let parse = |text: &str| {
+        kruise_lua_engine::yaml::parse_first_document(text)
+            .unwrap()
+            .unwrap()
+            .to_json()
+    };
+    let virtual_service = parse(
+        "apiVersion: networking.istio.io/v1
+kind: VirtualService
+metadata: {name: web}
+spec:
+  hosts: [web]
+  http:
+  - match:
+    - uri: {prefix: /api}
+      withoutHeaders:
+        x-skip: {exact: '1'}
+    fault:
+      delay: {fixedDelay: 2s, percentage: {value: 0.5}}
+      abort: {httpStatus: 503, percentage: {value: 1.5}}
+    mirror: {host: web-shadow, port: {number: 80}}
+    mirrorPercentage: {value: 10.0}
+    corsPolicy:
+      allowOrigins:
+      - regex: https://.*\\.example\\.com
+      allowMethods: [GET]
+      maxAge: 24h
+      allowCredentials: true
+    route:
+    - destination: {host: web}
+  - directResponse:
+      status: 404
+      body: {string: not here}
+",
+    );
+    let v = validate_object_as(
+        &set,
+        "networking.istio.io",
+        "VirtualService",
+        &virtual_service,
+    );
+    assert_eq!(findings(&v), Vec::<String>::new());
+
+    let destination_rule = parse(
+        "apiVersion: networking.istio.io/v1beta1
+kind: DestinationRule
+metadata: {name: web}
+spec:
+  host: web
+  trafficPolicy:
+    connectionPool:
+      tcp: {maxConnections: 100, connectTimeout: 30ms}
+      http: {http2MaxRequests: 1000, maxRequestsPerConnection: 10, h2UpgradePolicy: UPGRADE}
+    outlierDetection:
+      consecutive5xxErrors: 7
+      interval: 5m
+      baseEjectionTime: 15m
+  subsets:
+  - name: v1
+    labels: {version: v1}
+    trafficPolicy:
+      loadBalancer: {simple: ROUND_ROBIN}
+",
+    );
+    let v = validate_object_as(
+        &set,
+        "networking.istio.io",
+        "DestinationRule",
+        &destination_rule,
+    );
+    assert_eq!(findings(&v), Vec::<String>::new());
+}
