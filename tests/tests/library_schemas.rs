@@ -57,7 +57,7 @@ fn bundled_schemas() -> SchemaSet {
     set
 }
 
-/// The findings of a validation as `path rule: message` lines (empty when valid).
+/// The findings of a validation as `severity path: message (rule)` lines (empty when valid).
 fn findings(validation: &Validation) -> Vec<String> {
     validation.findings.iter().map(|f| format!("{f}")).collect()
 }
