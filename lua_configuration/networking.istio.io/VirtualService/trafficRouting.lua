@@ -9,8 +9,12 @@
 --                                stable part and a canary part right after it. A destination
 --                                alone in its route counts as 100 (Istio sends it all traffic,
 --                                whatever its weight); otherwise a missing weight counts as 0.
+--                                Weights are relative, so when a stable weight's canary part is
+--                                not a whole number (weight 1 at 50 %), every weight of the route
+--                                is multiplied by the smallest factor that makes it one: the canary
+--                                gets exactly its share and the other destinations keep theirs.
 --                                Weights above 100 are treated as 100; -1 (or any negative) means
---                                "no weight".
+--                                "no weight"; 0 adds the canary destination with weight 0.
 --   matches                      for every http route with a stable destination, a canary route
 --                                is inserted right before it. Its `match` list is every original
 --                                match of the route combined (AND) with every Rollout match (OR):
@@ -135,20 +139,55 @@ local function canaryDestination(stableDest, withHeaders)
   return d
 end
 
+-- The smallest k (at most 100) such that every stable weight times k times the canary weight is
+-- a multiple of 100. Istio weights are relative ("a destination will receive weight/(sum of all
+-- weights) requests", istio/api networking/v1alpha3/virtual_service.proto, HTTPRouteDestination),
+-- so multiplying every weight of a route by k keeps each share and lets the canary part of a
+-- small weight (1 at 50 %) be exact instead of flooring to 0.
+local function weightScale(stableWeights)
+  for k = 1, 100 do
+    local exact = true
+    for _, w in ipairs(stableWeights) do
+      if (w * k * weight) % 100 ~= 0 then exact = false end
+    end
+    if exact then return k end
+  end
+  return 100
+end
+
+local MAX_WEIGHT = 2147483647 -- weights are int32 (istio/api HTTPRouteDestination.weight)
+
+local function scaled(w)
+  if w > MAX_WEIGHT then
+    error("weight " .. tostring(w) .. " exceeds int32 after scaling the route's weights for the canary split")
+  end
+  return w
+end
+
 -- Splits every stable destination of a route list by the canary weight.
 local function splitWeights(dests, withHeaders)
   local out = {}
   local alone = #dests == 1
+  local function base(d)
+    if alone then return 100 end
+    return d.weight or 0
+  end
+  local stableWeights = {}
+  for _, d in ipairs(dests) do
+    if isStable(d) then table.insert(stableWeights, base(d)) end
+  end
+  local k = weightScale(stableWeights)
   for _, d in ipairs(dests) do
     table.insert(out, d)
     if isStable(d) then
-      local total = d.weight or 0
-      if alone then total = 100 end
-      local canaryPart = math.floor(total * weight / 100)
+      local total = base(d) * k
+      local canaryPart = total * weight / 100
       local c = canaryDestination(d, withHeaders)
-      d.weight = total - canaryPart
+      d.weight = scaled(total - canaryPart)
       c.weight = canaryPart
       table.insert(out, c)
+    elseif d.weight ~= nil and k > 1 then
+      d.weight = scaled(d.weight * k)
     end
   end
   return out
