@@ -7,7 +7,11 @@
 --   canaryWeight / stableWeight  each stable service of a route is split into a stable part and a
 --                                canary service right after it. A service alone in its route counts
 --                                as 100 whatever its weight; otherwise a missing weight counts as 1
---                                (Traefik's default). Weights above 100 are treated as 100; -1 (or
+--                                (Traefik's default).
+--                                Weights are relative, so when a stable weight's canary part is
+--                                not a whole number (1 at 20 %), every weight of the list is
+--                                multiplied by the smallest factor that makes it one.
+--                                Weights above 100 are treated as 100; -1 (or
 --                                any negative) means "no weight".
 --   matches                      for every route with a stable service, one canary route is
 --                                inserted right before it, with the rule
@@ -112,19 +116,53 @@ local function canaryRoute(route, stableService)
   return c
 end
 
+-- The smallest k (at most 100) such that every stable weight times k times the canary weight is
+-- a multiple of 100. Weights are relative (traefik/traefik pkg/config/dynamic/http_config.go: a WRRService weighs 1 by default), so multiplying every weight of a list by
+-- k keeps each share and lets the canary part of a small weight (1 at 50 %) be exact instead of
+-- flooring to 0.
+local function weightScale(stableWeights)
+  for k = 1, 100 do
+    local exact = true
+    for _, w in ipairs(stableWeights) do
+      if (w * k * weight) % 100 ~= 0 then exact = false end
+    end
+    if exact then return k end
+  end
+  return 100
+end
+
+local MAX_WEIGHT = 2147483647 -- the gateway's weights are 32-bit integers
+
+local function scaled(w)
+  if w > MAX_WEIGHT then
+    error("weight " .. tostring(w) .. " exceeds 2^31-1 after scaling the weights for the canary split")
+  end
+  return w
+end
+
 local function splitWeights(services)
   local out = {}
   local alone = #services == 1
+  local function base(x)
+    if alone then return 100 end
+    return x.weight or 1
+  end
+  local stableWeights = {}
+  for _, x in ipairs(services) do
+    if isStable(x) then table.insert(stableWeights, base(x)) end
+  end
+  local k = weightScale(stableWeights)
   for _, s in ipairs(services) do
     table.insert(out, s)
     if isStable(s) then
-      local total = s.weight or 1
-      if alone then total = 100 end
-      local canaryPart = math.floor(total * weight / 100)
+      local total = base(s) * k
+      local canaryPart = total * weight / 100
       local c = canaryService(s)
-      s.weight = total - canaryPart
+      s.weight = scaled(total - canaryPart)
       c.weight = canaryPart
       table.insert(out, c)
+    elseif k > 1 then
+      s.weight = scaled((s.weight or 1) * k)
     end
   end
   return out
