@@ -9,7 +9,11 @@
 --   canaryWeight / stableWeight  each stable backendRef of a rule is split into a stable part and a
 --                                canary part right after it. A backendRef alone in its rule counts
 --                                as 100 whatever its weight; otherwise a missing weight counts as 1
---                                (Kuma's default). Weights above 100 are treated as 100; -1 (or
+--                                (Kuma's default).
+--                                Weights are relative, so when a stable weight's canary part is
+--                                not a whole number (1 at 20 %), every weight of the list is
+--                                multiplied by the smallest factor that makes it one.
+--                                Weights above 100 are treated as 100; -1 (or
 --                                any negative) means "no weight".
 --   matches                      for every rule with a stable backend, a canary rule is inserted
 --                                right before it. Its `matches` are every original match of the
@@ -171,19 +175,53 @@ local function canaryRule(rule, stableRef)
   return c
 end
 
+-- The smallest k (at most 100) such that every stable weight times k times the canary weight is
+-- a multiple of 100. Weights are relative (kumahq/kuma api/common/v1alpha1/targetref.go: BackendRef.Weight, default 1), so multiplying every weight of a list by
+-- k keeps each share and lets the canary part of a small weight (1 at 50 %) be exact instead of
+-- flooring to 0.
+local function weightScale(stableWeights)
+  for k = 1, 100 do
+    local exact = true
+    for _, w in ipairs(stableWeights) do
+      if (w * k * weight) % 100 ~= 0 then exact = false end
+    end
+    if exact then return k end
+  end
+  return 100
+end
+
+local MAX_WEIGHT = 2147483647 -- the gateway's weights are 32-bit integers
+
+local function scaled(w)
+  if w > MAX_WEIGHT then
+    error("weight " .. tostring(w) .. " exceeds 2^31-1 after scaling the weights for the canary split")
+  end
+  return w
+end
+
 local function splitWeights(refs)
   local out = {}
   local alone = #refs == 1
+  local function base(x)
+    if alone then return 100 end
+    return x.weight or 1
+  end
+  local stableWeights = {}
+  for _, x in ipairs(refs) do
+    if isStable(x) then table.insert(stableWeights, base(x)) end
+  end
+  local k = weightScale(stableWeights)
   for _, r in ipairs(refs) do
     table.insert(out, r)
     if isStable(r) then
-      local total = r.weight or 1
-      if alone then total = 100 end
-      local canaryPart = math.floor(total * weight / 100)
+      local total = base(r) * k
+      local canaryPart = total * weight / 100
       local c = canaryRef(r)
-      r.weight = total - canaryPart
+      r.weight = scaled(total - canaryPart)
       c.weight = canaryPart
       table.insert(out, c)
+    elseif k > 1 then
+      r.weight = scaled((r.weight or 1) * k)
     end
   end
   return out
