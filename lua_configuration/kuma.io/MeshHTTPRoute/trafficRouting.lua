@@ -9,12 +9,11 @@
 --   canaryWeight / stableWeight  each stable backendRef of a rule is split into a stable part and a
 --                                canary part right after it. A backendRef alone in its rule counts
 --                                as 100 whatever its weight; otherwise a missing weight counts as 1
---                                (Kuma's default).
---                                Weights are relative, so when a stable weight's canary part is
---                                not a whole number (1 at 20 %), every weight of the list is
---                                multiplied by the smallest factor that makes it one.
---                                Weights above 100 are treated as 100; -1 (or
---                                any negative) means "no weight".
+--                                (Kuma's default). Weights are relative, so when a stable weight's
+--                                canary part is not a whole number (1 at 20 %), every weight of the
+--                                list is multiplied by the smallest factor that makes it one.
+--                                Weights above 100 are treated as 100; -1 (or any negative) means
+--                                "no weight".
 --   matches                      for every rule with a stable backend, a canary rule is inserted
 --                                right before it. Its `matches` are every original match of the
 --                                rule combined (AND) with every Rollout match (OR); path, headers
