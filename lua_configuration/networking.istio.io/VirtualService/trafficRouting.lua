@@ -16,14 +16,18 @@
 --                                Weights above 100 are treated as 100; -1 (or any negative) means
 --                                "no weight"; 0 adds the canary destination with weight 0.
 --   matches                      for every http route with a stable destination, a canary route
---                                is inserted right before it. Its `match` list is every original
---                                match of the route combined (AND) with every Rollout match (OR):
---                                headers -> match.headers (names lower-cased, as Istio requires),
---                                path -> match.uri, queryParams -> match.queryParams. Types:
---                                Exact (default) -> exact, RegularExpression -> regex,
---                                Prefix/PathPrefix -> prefix; path without value means prefix "/".
---                                When a Rollout condition names the same header/param/uri as the
---                                original match, the Rollout condition wins.
+--                                is inserted right before it (Istio takes the first route that
+--                                matches). Its `match` list is every original match of the route
+--                                combined (AND) with every Rollout match (OR): headers ->
+--                                match.headers (names lower-cased, as Istio requires), path ->
+--                                match.uri, queryParams -> match.queryParams. Types: Exact
+--                                (default) -> exact, RegularExpression -> regex, Prefix/PathPrefix
+--                                -> prefix; path without value means prefix "/". The step's path
+--                                narrows the route's uri: a path inside it replaces it, a path
+--                                outside it leaves that combination out (no canary route when none
+--                                is left, so other routes keep their requests); a regex next to a
+--                                route uri, or a step condition on a header/param the route already
+--                                tests differently, cannot be ANDed and raises an error.
 --   requestHeaderModifier        set/add/remove go to `headers.request` of each canary destination
 --                                (weighted or matched), so only canary-bound requests change.
 --   canaryService == stableService (TrafficRouting CR): the canary destination keeps the stable
@@ -193,29 +197,84 @@ local function splitWeights(dests, withHeaders)
   return out
 end
 
+-- The kind ("exact", "prefix" or "regex") and value of an Istio StringMatch, or nil.
+local function uriKind(uri)
+  if type(uri) ~= "table" then return nil end
+  for _, kind in ipairs({"exact", "prefix", "regex"}) do
+    if uri[kind] ~= nil then return kind, uri[kind] end
+  end
+  return nil
+end
+
+-- The uri selecting the requests both the route's own uri and the step's select: one of them, or
+-- false when they select no common request (Istio's prefix is a plain string prefix). A regex
+-- cannot be intersected with another uri, so that combination raises an error rather than
+-- dropping either condition.
+local function intersectUri(base, step)
+  local bk, bv = uriKind(base)
+  local sk, sv = uriKind(step)
+  if bk == nil then return step end
+  if sk == nil then return base end
+  if bk == "regex" or sk == "regex" then
+    error("Istio cannot combine the step's path " .. sv .. " with the route's uri " .. bv
+      .. " (a regex cannot be intersected with another uri); match the route's own uri in the step")
+  end
+  local function startsWith(s, p) return string.sub(s, 1, string.len(p)) == p end
+  if bk == "prefix" and sk == "prefix" then
+    if startsWith(sv, bv) then return step end
+    if startsWith(bv, sv) then return base end
+    return false
+  end
+  if bk == "prefix" then return startsWith(sv, bv) and step end
+  if sk == "prefix" then return startsWith(bv, sv) and base end
+  return bv == sv and base
+end
+
+local function sameMatch(a, b)
+  local ka, va = uriKind(a)
+  local kb, vb = uriKind(b)
+  return ka == kb and va == vb
+end
+
+-- The route's match narrowed by a Rollout match (AND), or nil when they select no common
+-- request. Istio keys header and query conditions by name, so a step condition on a name the
+-- route already tests with another value cannot be ANDed and raises an error.
 local function mergeMatch(base, extra)
   local m = copy(base)
   local add = copy(extra)
-  if add.uri ~= nil then m.uri = add.uri end
+  local uri = intersectUri(base.uri, add.uri)
+  if uri == false then return nil end
+  m.uri = copy(uri)
   for _, field in ipairs({"headers", "queryParams"}) do
     if add[field] ~= nil then
       m[field] = m[field] or {}
-      for k, v in pairs(add[field]) do m[field][k] = v end
+      for k, v in pairs(add[field]) do
+        if m[field][k] ~= nil and not sameMatch(m[field][k], v) then
+          error("Istio cannot AND the step's condition on " .. k .. " with the route's own condition on it")
+        end
+        m[field][k] = v
+      end
     end
   end
   return m
 end
 
+-- The canary route of a stable route, inserted right before it (Istio evaluates http routes in
+-- order, the first match wins), or nil when the step selects none of the route's requests. Its
+-- matches are the route's own narrowed by the step's, so it only sees requests the stable route
+-- would have seen.
 local function canaryHttpRoute(route, stableDest)
   local c = copy(route)
   local matches = {}
-  if type(route.match) == "table" and #route.match > 0 then
-    for _, base in ipairs(route.match) do
-      for _, extra in ipairs(rolloutMatches) do table.insert(matches, mergeMatch(base, extra)) end
+  local bases = route.match
+  if type(bases) ~= "table" or #bases == 0 then bases = {{}} end
+  for _, base in ipairs(bases) do
+    for _, extra in ipairs(rolloutMatches) do
+      local m = mergeMatch(base, extra)
+      if m ~= nil then table.insert(matches, m) end
     end
-  else
-    for _, extra in ipairs(rolloutMatches) do table.insert(matches, copy(extra)) end
   end
+  if #matches == 0 then return nil end
   c.match = matches
   local d = canaryDestination(stableDest, true)
   d.weight = nil
@@ -238,7 +297,8 @@ if spec ~= nil and (useWeight or #rolloutMatches > 0) then
       local dests = type(route.route) == "table" and route.route or {}
       local stableDest = firstStable(dests)
       if stableDest ~= nil and #rolloutMatches > 0 then
-        table.insert(http, canaryHttpRoute(route, stableDest))
+        local c = canaryHttpRoute(route, stableDest)
+        if c ~= nil then table.insert(http, c) end
       end
       if stableDest ~= nil and useWeight then
         route.route = splitWeights(dests, true)
