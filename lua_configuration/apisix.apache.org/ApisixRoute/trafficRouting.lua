@@ -22,9 +22,12 @@
 --   requestHeaderModifier        set/add/remove go into the proxy-rewrite plugin's `headers`
 --                                (APISIX 3.x form) of each canary route, merged with an existing
 --                                proxy-rewrite plugin of the route.
---   canaryService == stableService (TrafficRouting CR): canary backends keep the stable service and
+--   canaryService == stableService (TrafficRouting CR): canary routes keep the stable service and
 --                                use `subset: canary` (see the ApisixUpstream script, which adds
---                                that subset); otherwise they use the canary service and drop any
+--                                that subset). A weight above 0 raises an error: it would need two
+--                                backends of one service, which apisix-ingress-controller 2.x
+--                                rejects ("duplicate backend service"); weight 0 changes nothing.
+--                                Otherwise canary backends use the canary service and drop any
 --                                subset, which belongs to the stable service's ApisixUpstream.
 -- Matches and weight in one step both apply: matching requests go to the canary, the rest is split
 -- by weight. A step with neither (canaryWeight -1, no matches) returns the resource unchanged.
@@ -170,6 +173,17 @@ local function splitWeights(backends)
   end
   return out
 end
+
+-- apisix-ingress-controller 2.x rejects a route with two backends of one service ("duplicate
+-- backend service", apache/apisix-ingress-controller internal/controller/
+-- apisixroute_controller.go, validateHTTPBackends), subsets or not, and a route's `upstreams`
+-- reference whole ApisixUpstreams, not subsets: a weighted split between two subsets of the
+-- stable service cannot be written. Weight 0 needs no canary backend.
+if useSubset and useWeight and weight > 0 then
+  error("ApisixRoute cannot split a weight between subsets of one service (apisix-ingress-controller 2.x rejects "
+    .. "duplicate backend services); use a canary Service, or a TrafficRouting with matches only")
+end
+if useSubset and useWeight and weight == 0 then useWeight = false end
 
 if spec ~= nil and type(spec.http) == "table" and (useWeight or #rolloutExprs > 0) then
   local http = {}
