@@ -150,6 +150,17 @@ local function pathOf(m)
   return nil
 end
 
+-- Envoy matches a path regex against the whole path (safe_regex, RE2 full match), so a regex
+-- that starts with the prefix as literal characters, not followed by a quantifier, and has no
+-- alternation only matches paths under that prefix.
+local function regexWithinPrefix(re, prefix)
+  if string.find(re, "|", 1, true) ~= nil then return false end
+  local head = string.sub(re, 1, string.len(prefix))
+  if head ~= prefix or string.find(head, "[%^%$%(%)%.%[%]%*%+%?%{%}\\]") ~= nil then return false end
+  local after = string.sub(re, string.len(prefix) + 1, string.len(prefix) + 1)
+  return after ~= "*" and after ~= "?" and after ~= "{" and after ~= "+"
+end
+
 -- The path selecting the requests both the route's matcher and the step's select, as
 -- kind, value; false when they select no common request (Gloo's prefix is a plain string
 -- prefix). A regex cannot be intersected with another path, so that combination raises an
@@ -163,6 +174,7 @@ local function intersectPath(base, step)
     return sk, sv
   end
   if sk == nil or (sk == "prefix" and sv == "/") then return bk, bv end
+  if bk == "prefix" and sk == "regex" and regexWithinPrefix(sv, bv) then return sk, sv end
   if bk == "regex" or sk == "regex" then
     error("Gloo cannot combine the step's path " .. sv .. " with the route's path " .. bv
       .. " (a regex cannot be intersected with another path); match the route's own path in the step")

@@ -206,6 +206,17 @@ local function uriKind(uri)
   return nil
 end
 
+-- Envoy matches a path regex against the whole path (safe_regex, RE2 full match), so a regex
+-- that starts with the prefix as literal characters, not followed by a quantifier, and has no
+-- alternation only matches paths under that prefix.
+local function regexWithinPrefix(re, prefix)
+  if string.find(re, "|", 1, true) ~= nil then return false end
+  local head = string.sub(re, 1, string.len(prefix))
+  if head ~= prefix or string.find(head, "[%^%$%(%)%.%[%]%*%+%?%{%}\\]") ~= nil then return false end
+  local after = string.sub(re, string.len(prefix) + 1, string.len(prefix) + 1)
+  return after ~= "*" and after ~= "?" and after ~= "{" and after ~= "+"
+end
+
 -- The uri selecting the requests both the route's own uri and the step's select: one of them, or
 -- false when they select no common request (Istio's prefix is a plain string prefix). A regex
 -- cannot be intersected with another uri, so that combination raises an error rather than
@@ -213,8 +224,13 @@ end
 local function intersectUri(base, step)
   local bk, bv = uriKind(base)
   local sk, sv = uriKind(step)
-  if bk == nil then return step end
-  if sk == nil then return base end
+  -- No uri, or prefix "/", selects every path.
+  if bk == nil or (bk == "prefix" and bv == "/") then
+    if sk == nil then return base end
+    return step
+  end
+  if sk == nil or (sk == "prefix" and sv == "/") then return base end
+  if bk == "prefix" and sk == "regex" and regexWithinPrefix(sv, bv) then return step end
   if bk == "regex" or sk == "regex" then
     error("Istio cannot combine the step's path " .. sv .. " with the route's uri " .. bv
       .. " (a regex cannot be intersected with another uri); match the route's own uri in the step")
