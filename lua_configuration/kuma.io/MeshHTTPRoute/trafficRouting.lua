@@ -23,8 +23,9 @@
 --                                PathPrefix loses its trailing slash (Kuma rejects it). The step's
 --                                path narrows the rule's: a path inside the rule's replaces it, a
 --                                path outside it leaves that combination out (no canary rule when
---                                none is left), and a regular expression next to a rule path
---                                raises an error. Kuma orders rules by specificity, not position
+--                                none is left), and a regular expression next to a rule path,
+--                                or a condition on a header/param the rule tests with another
+--                                value, raises an error. Kuma orders rules by specificity, not position
 --                                (compare.go), so the script raises an error when the canary rule
 --                                would tie with its stable rule or overtake another rule that sorts
 --                                before the stable one and may match the same requests.
@@ -184,7 +185,16 @@ local function mergeMatch(base, extra)
   for _, field in ipairs({"headers", "queryParams"}) do
     if add[field] ~= nil then
       m[field] = m[field] or {}
-      for _, e in ipairs(add[field]) do putNamed(m[field], e) end
+      for _, e in ipairs(add[field]) do
+        -- Gateway API (which Kuma follows) reads only the first entry of a name, so a step
+        -- condition on a name the rule tests with another value cannot be ANDed.
+        for _, have in ipairs(m[field]) do
+          if have.name == e.name and (have.type ~= e.type or have.value ~= e.value) then
+            error("Kuma cannot AND the step's condition on " .. e.name .. " with the rule's own condition on it")
+          end
+        end
+        putNamed(m[field], e)
+      end
     end
   end
   return m
