@@ -13,8 +13,10 @@
 --                                routeAction.multi each stable destination is split into a stable
 --                                part and a canary destination right after it. A destination alone
 --                                counts as 100 whatever its weight; otherwise a missing weight
---                                counts as 0. Weights above 100 are treated as 100; -1 (or any
---                                negative) means "no weight".
+--                                counts as 0. Weights are relative: a canary part that is not a
+--                                whole number scales every weight of the route up first. Weights
+--                                above 100 are treated as 100; -1 (or any negative) means "no
+--                                weight".
 --   matches                      for every route with a stable destination, a canary route is
 --                                inserted right before it (Gloo uses the first matching route). Its
 --                                matchers are every original matcher combined (AND) with every
@@ -268,14 +270,29 @@ local function canaryRoute(route, stableDest)
   return c
 end
 
+-- Gloo turns routeAction.multi into Envoy weighted clusters, whose weights are relative to their
+-- sum, so when a stable weight's canary part is not a whole number every weight of the route is
+-- multiplied by the smallest factor (at most 100) that makes it one.
 local function splitMulti(destinations)
   local out = {}
   local alone = #destinations == 1
+  local function base(wd)
+    if alone then return 100 end
+    return wd.weight or 0
+  end
+  local k = 1
+  while k < 100 do
+    local exact = true
+    for _, wd in ipairs(destinations) do
+      if isStable(wd.destination) and (base(wd) * k * weight) % 100 ~= 0 then exact = false end
+    end
+    if exact then break end
+    k = k + 1
+  end
   for _, wd in ipairs(destinations) do
     table.insert(out, wd)
     if isStable(wd.destination) then
-      local total = wd.weight or 0
-      if alone then total = 100 end
+      local total = base(wd) * k
       local canaryPart = math.floor(total * weight / 100)
       local c = copy(wd)
       c.destination = canaryDestination(wd.destination)
@@ -283,6 +300,8 @@ local function splitMulti(destinations)
       wd.weight = total - canaryPart
       addHeaderManipulation(c)
       table.insert(out, c)
+    elseif k > 1 and wd.weight ~= nil then
+      wd.weight = wd.weight * k
     end
   end
   return out

@@ -48,9 +48,9 @@ if spec ~= nil and canary ~= stable and weight ~= nil and weight >= 0 and type(s
     if canaryBackend ~= nil then total = total + weightOf(canaryBackend) end
     if others == 0 then total = 100 end
     -- Weights are relative (servicemeshinterface/smi-spec traffic-split v1alpha2: a backend gets
-    -- weight / sum of weights), so
-    -- when the canary part is not a whole number (1 at 50 %) every weight is multiplied by the
-    -- smallest factor that makes it one, instead of flooring the canary's share to 0.
+    -- weight / sum of weights), so when the canary part is not a whole number (1 at 50 %) every
+    -- weight is multiplied by the smallest factor that makes it one, instead of flooring the
+    -- canary's share to 0.
     local k = 1
     while k < 100 and (total * k * weight) % 100 ~= 0 do k = k + 1 end
     if k > 1 then
