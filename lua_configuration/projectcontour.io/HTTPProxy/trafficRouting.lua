@@ -8,8 +8,10 @@
 --                                in its route counts as 100 whatever its weight; otherwise a
 --                                missing weight counts as 0 (Contour gives unweighted services no
 --                                traffic once any service has a weight); when no service has a
---                                weight, each gets an explicit even share first. Weights above 100 are
---                                treated as 100; -1 (or any negative) means "no weight".
+--                                weight, each gets an explicit even share first. Weights are
+--                                relative: a canary part that is not a whole number scales every
+--                                weight of the route up first. Weights above 100 are treated as
+--                                100; -1 (or any negative) means "no weight".
 --   matches                      for every route with a stable service, one canary route per
 --                                Rollout match is inserted right before it: a copy of the route
 --                                whose conditions are the original ones ANDed with the match's
@@ -303,11 +305,30 @@ local function splitWeights(services, withHeaders)
       if s.mirror ~= true then s.weight = math.floor(100 / active) end
     end
   end
+  -- "Weights are relative and do not need to add up to 100" (projectcontour/contour
+  -- site/content/docs/main/config/request-routing.md), so when a stable weight's canary part is
+  -- not a whole number every weight is multiplied by the smallest factor (at most 100) that
+  -- makes it one.
+  local function base(s)
+    if active == 1 then return 100 end
+    return s.weight or 0
+  end
+  local k = 1
+  while k < 100 do
+    local exact = true
+    for _, s in ipairs(services) do
+      if isStable(s) and (base(s) * k * weight) % 100 ~= 0 then exact = false end
+    end
+    if exact then break end
+    k = k + 1
+  end
   for _, s in ipairs(services) do
     table.insert(out, s)
+    if not isStable(s) and s.mirror ~= true and s.weight ~= nil and k > 1 then
+      s.weight = s.weight * k
+    end
     if isStable(s) then
-      local total = s.weight or 0
-      if active == 1 then total = 100 end
+      local total = base(s) * k
       local canaryPart = math.floor(total * weight / 100)
       local c = canaryService(s, withHeaders)
       s.weight = total - canaryPart
