@@ -1,8 +1,8 @@
 -- Higress canary annotations for the canary Ingress (higress.io/canary*, header control).
 --
 -- Returns the canary Ingress's annotations with the canary ones rewritten for this step: earlier
--- higress.io/canary-by-* and canary-weight annotations are dropped, higress.io/canary is "true",
--- and:
+-- higress.io/canary-by-*, canary-weight and request-header-control-* annotations are dropped,
+-- higress.io/canary is "true", and:
 --   weight                       canary-weight = weight (a string such as "20"), unless it is "-1"
 --                                (no traffic share for this step).
 --   matches                      Higress canaries test one request header: a single header
@@ -10,18 +10,24 @@
 --                                (Exact) or canary-by-header-pattern (RegularExpression).
 --                                Conditions on the same header ORed across several matches become
 --                                one pattern alternation, anchored for exact values. Anything else
---                                (two different headers, a header ANDed with another one) cannot
---                                be expressed and raises an error rather than routing the wrong
+--                                (two different headers, a header ANDed with another one, a path
+--                                or query condition: Higress canaries have none) cannot be
+--                                expressed and raises an error rather than routing the wrong
 --                                requests.
+--   matches and weight together  Higress reads canary-weight only when no header value, pattern or
+--                                cookie is set (alibaba/higress pkg/ingress/kube/annotations/
+--                                canary.go, canary Parse returns before the weight), so requests
+--                                without the header would never reach the canary: a step with
+--                                both a header match and a weight above 0 raises an error (give
+--                                them separate steps); with weight "0" only the header is written.
 --   requestHeaderModifier        set -> higress.io/request-header-control-update, add ->
 --                                request-header-control-add (one "name value" line per header),
 --                                remove -> request-header-control-remove (comma-separated). They
---                                are merged with header control the canary Ingress already has: a
---                                line for the same header is replaced, a removed name is listed
---                                once. A canary Ingress only receives canary traffic, so they
---                                touch canary requests only.
--- Ignored: path matches (the paths are the Ingress's own rules) and queryParams (Higress canaries
--- have no query rule).
+--                                replace the canary Ingress's header control, so each step applies
+--                                exactly its own modifier however many steps ran before. A canary
+--                                Ingress only receives canary traffic, so they touch canary
+--                                requests only (header control copied from the stable Ingress is
+--                                not kept on the canary).
 
 local PREFIX = "higress.io/"
 
@@ -44,7 +50,20 @@ end
 
 local groups = {}
 for _, m in ipairs(obj.matches or {}) do
+  if m.path ~= nil then
+    error("Higress canaries cannot test the request path (the paths are the Ingress's own rules); remove the path from the step's matches")
+  end
+  if m.queryParams ~= nil and #m.queryParams > 0 then
+    error("Higress canaries cannot test query parameters; remove queryParams from the step's matches")
+  end
   if m.headers ~= nil and #m.headers > 0 then table.insert(groups, m.headers) end
+end
+
+if #groups > 0 and annotations[PREFIX .. "canary-weight"] ~= nil then
+  if annotations[PREFIX .. "canary-weight"] ~= "0" then
+    error("Higress ignores canary-weight once a header match is set, so this step's weight would not apply; put the matches and the traffic in separate steps")
+  end
+  annotations[PREFIX .. "canary-weight"] = nil
 end
 
 local function checkType(h)
@@ -85,46 +104,46 @@ elseif #groups == 1 then
   error("Higress canaries can test only one header; this match ANDs several")
 end
 
--- Merges "name value" lines into a header-control annotation, replacing lines for the same name.
-local function mergeLines(key, entries)
-  if #entries == 0 then return end
-  local lines = {}
-  for line in string.gmatch(annotations[key] or "", "[^\n]+") do table.insert(lines, line) end
+-- "name value" lines, one per header; a later entry for the same header replaces an earlier one.
+local function controlLines(entries)
+  local lines, names = {}, {}
   for _, e in ipairs(entries) do
-    local replaced = false
-    for i, line in ipairs(lines) do
-      local name = string.match(line, "^%s*(%S+)")
-      if name ~= nil and string.lower(name) == string.lower(e.name) then
-        lines[i] = e.name .. " " .. e.value
-        replaced = true
-      end
+    local key = string.lower(e.name)
+    if names[key] == nil then
+      table.insert(lines, e.name .. " " .. e.value)
+      names[key] = #lines
+    else
+      lines[names[key]] = e.name .. " " .. e.value
     end
-    if not replaced then table.insert(lines, e.name .. " " .. e.value) end
   end
-  annotations[key] = table.concat(lines, "\n")
+  return table.concat(lines, "\n")
 end
 
+-- Header control on the canary Ingress belongs to the rollout's step: the controller runs this
+-- script on the live canary Ingress's annotations (openkruise/rollouts
+-- pkg/trafficrouting/network/ingress/ingress.go, EnsureRoutes), so merging into what is there
+-- would keep every earlier step's lines. Each step writes exactly its own modifier (as Kruise's
+-- own mse.lua does for request-header-control-update), and a step without one clears them.
+for _, k in ipairs({"update", "add", "remove"}) do
+  annotations[PREFIX .. "request-header-control-" .. k] = nil
+end
 local rhm = obj.requestHeaderModifier
 if rhm ~= nil then
-  mergeLines(PREFIX .. "request-header-control-update", rhm.set or {})
-  mergeLines(PREFIX .. "request-header-control-add", rhm.add or {})
+  if rhm.set ~= nil and #rhm.set > 0 then
+    annotations[PREFIX .. "request-header-control-update"] = controlLines(rhm.set)
+  end
+  if rhm.add ~= nil and #rhm.add > 0 then
+    annotations[PREFIX .. "request-header-control-add"] = controlLines(rhm.add)
+  end
   if rhm.remove ~= nil and #rhm.remove > 0 then
-    local key = PREFIX .. "request-header-control-remove"
     local names, seen = {}, {}
-    for name in string.gmatch(annotations[key] or "", "[^,]+") do
-      name = string.match(name, "^%s*(.-)%s*$")
-      if name ~= "" and not seen[string.lower(name)] then
-        table.insert(names, name)
-        seen[string.lower(name)] = true
+    for _, n in ipairs(rhm.remove) do
+      if not seen[string.lower(n)] then
+        table.insert(names, n)
+        seen[string.lower(n)] = true
       end
     end
-    for _, name in ipairs(rhm.remove) do
-      if not seen[string.lower(name)] then
-        table.insert(names, name)
-        seen[string.lower(name)] = true
-      end
-    end
-    annotations[key] = table.concat(names, ",")
+    annotations[PREFIX .. "request-header-control-remove"] = table.concat(names, ",")
   end
 end
 

@@ -16,11 +16,13 @@
 --   requestHeaderModifier        set -> mse.ingress.kubernetes.io/request-header-control-update,
 --                                add -> request-header-control-add (one "name value" line per
 --                                header), remove -> request-header-control-remove
---                                (comma-separated), merged with header control the canary Ingress
---                                already has: a line for the same header is replaced, a removed
---                                name is listed once. A canary Ingress only receives canary
---                                traffic, so they touch canary requests only.
--- Ignored: path matches (the paths are the Ingress's own rules).
+--                                (comma-separated). They replace the canary Ingress's header
+--                                control, so each step applies exactly its own modifier however
+--                                many steps ran before. A canary Ingress only receives canary
+--                                traffic, so they touch canary requests only (header control
+--                                copied from the stable Ingress is not kept on the canary).
+-- A path condition cannot be expressed (the paths are the Ingress's own rules) and raises an
+-- error instead of being dropped.
 
 local PREFIX = "nginx.ingress.kubernetes.io/"
 local MSE = "mse.ingress.kubernetes.io/"
@@ -47,6 +49,9 @@ end
 local groups = {}
 local queries = {}
 for _, m in ipairs(obj.matches or {}) do
+  if m.path ~= nil then
+    error("MSE canaries cannot test the request path (the paths are the Ingress's own rules); remove the path from the step's matches")
+  end
   local headers = m.headers or {}
   local params = m.queryParams or {}
   if #headers > 0 and #params > 0 then
@@ -79,46 +84,46 @@ if #groups == 1 then
   annotations[PREFIX .. "canary-by-header-value"] = h.value
 end
 
--- Merges "name value" lines into a header-control annotation, replacing lines for the same name.
-local function mergeLines(key, entries)
-  if #entries == 0 then return end
-  local lines = {}
-  for line in string.gmatch(annotations[key] or "", "[^\n]+") do table.insert(lines, line) end
+-- "name value" lines, one per header; a later entry for the same header replaces an earlier one.
+local function controlLines(entries)
+  local lines, names = {}, {}
   for _, e in ipairs(entries) do
-    local replaced = false
-    for i, line in ipairs(lines) do
-      local name = string.match(line, "^%s*(%S+)")
-      if name ~= nil and string.lower(name) == string.lower(e.name) then
-        lines[i] = e.name .. " " .. e.value
-        replaced = true
-      end
+    local key = string.lower(e.name)
+    if names[key] == nil then
+      table.insert(lines, e.name .. " " .. e.value)
+      names[key] = #lines
+    else
+      lines[names[key]] = e.name .. " " .. e.value
     end
-    if not replaced then table.insert(lines, e.name .. " " .. e.value) end
   end
-  annotations[key] = table.concat(lines, "\n")
+  return table.concat(lines, "\n")
 end
 
+-- Header control on the canary Ingress belongs to the rollout's step: the controller runs this
+-- script on the live canary Ingress's annotations (openkruise/rollouts
+-- pkg/trafficrouting/network/ingress/ingress.go, EnsureRoutes), so merging into what is there
+-- would keep every earlier step's lines. Each step writes exactly its own modifier (as Kruise's
+-- own mse.lua does for request-header-control-update), and a step without one clears them.
+for _, k in ipairs({"update", "add", "remove"}) do
+  annotations[MSE .. "request-header-control-" .. k] = nil
+end
 local rhm = obj.requestHeaderModifier
 if rhm ~= nil then
-  mergeLines(MSE .. "request-header-control-update", rhm.set or {})
-  mergeLines(MSE .. "request-header-control-add", rhm.add or {})
+  if rhm.set ~= nil and #rhm.set > 0 then
+    annotations[MSE .. "request-header-control-update"] = controlLines(rhm.set)
+  end
+  if rhm.add ~= nil and #rhm.add > 0 then
+    annotations[MSE .. "request-header-control-add"] = controlLines(rhm.add)
+  end
   if rhm.remove ~= nil and #rhm.remove > 0 then
-    local key = MSE .. "request-header-control-remove"
     local names, seen = {}, {}
-    for name in string.gmatch(annotations[key] or "", "[^,]+") do
-      name = string.match(name, "^%s*(.-)%s*$")
-      if name ~= "" and not seen[string.lower(name)] then
-        table.insert(names, name)
-        seen[string.lower(name)] = true
+    for _, n in ipairs(rhm.remove) do
+      if not seen[string.lower(n)] then
+        table.insert(names, n)
+        seen[string.lower(n)] = true
       end
     end
-    for _, name in ipairs(rhm.remove) do
-      if not seen[string.lower(name)] then
-        table.insert(names, name)
-        seen[string.lower(name)] = true
-      end
-    end
-    annotations[key] = table.concat(names, ",")
+    annotations[MSE .. "request-header-control-remove"] = table.concat(names, ",")
   end
 end
 

@@ -11,9 +11,12 @@
 --                                alternation, anchored for exact values. Anything else (two
 --                                different headers, a header ANDed with another one) cannot be
 --                                expressed and raises an error rather than routing the wrong
---                                requests.
--- Ignored: path matches (the paths are the Ingress's own rules), queryParams (ingress-nginx has no
--- query canary), requestHeaderModifier (it would need a configuration-snippet, which recent
+--                                requests. So do path and queryParams conditions: an ingress-nginx
+--                                canary tests a header, a cookie or a weight, nothing else
+--                                (kubernetes/ingress-nginx docs/user-guide/nginx-configuration/
+--                                annotations.md, "Canary"), and dropping them would send more
+--                                requests to the canary than the step selects.
+-- Ignored: requestHeaderModifier (it would need a configuration-snippet, which recent
 -- ingress-nginx releases disable by default).
 
 local PREFIX = "nginx.ingress.kubernetes.io/"
@@ -35,9 +38,15 @@ if obj.weight ~= nil and obj.weight ~= "-1" then
   annotations[PREFIX .. "canary-weight"] = obj.weight
 end
 
--- Every header condition, one list per match; matches without headers are skipped.
+-- Every header condition, one list per match; a path or query condition cannot be expressed.
 local groups = {}
 for _, m in ipairs(obj.matches or {}) do
+  if m.path ~= nil then
+    error("ingress-nginx canaries cannot test the request path (the paths are the Ingress's own rules); remove the path from the step's matches")
+  end
+  if m.queryParams ~= nil and #m.queryParams > 0 then
+    error("ingress-nginx canaries cannot test query parameters; remove queryParams from the step's matches")
+  end
   if m.headers ~= nil and #m.headers > 0 then table.insert(groups, m.headers) end
 end
 

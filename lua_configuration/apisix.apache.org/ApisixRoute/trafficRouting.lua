@@ -6,7 +6,10 @@
 --   canaryWeight / stableWeight  each stable backend is split into a stable part and a canary
 --                                backend right after it. A backend alone in its route counts as
 --                                100 whatever its weight; otherwise a missing weight counts as 100
---                                (APISIX's default). Weights above 100 are treated as 100; -1 (or
+--                                (APISIX's default). Weights are relative: when a stable weight's
+--                                canary part is not a whole number (1 at 50 %), every weight of the
+--                                route is multiplied by the smallest factor that makes it one.
+--                                Weights above 100 are treated as 100; -1 (or
 --                                any negative) means "no weight".
 --   matches                      for every route with a stable backend, one canary route per
 --                                Rollout match is inserted right before it: a copy of the route
@@ -22,9 +25,12 @@
 --   requestHeaderModifier        set/add/remove go into the proxy-rewrite plugin's `headers`
 --                                (APISIX 3.x form) of each canary route, merged with an existing
 --                                proxy-rewrite plugin of the route.
---   canaryService == stableService (TrafficRouting CR): canary backends keep the stable service and
+--   canaryService == stableService (TrafficRouting CR): canary routes keep the stable service and
 --                                use `subset: canary` (see the ApisixUpstream script, which adds
---                                that subset); otherwise they use the canary service and drop any
+--                                that subset). A weight above 0 raises an error: it would need two
+--                                backends of one service, which apisix-ingress-controller 2.x
+--                                rejects ("duplicate backend service"); weight 0 changes nothing.
+--                                Otherwise canary backends use the canary service and drop any
 --                                subset, which belongs to the stable service's ApisixUpstream.
 -- Matches and weight in one step both apply: matching requests go to the canary, the rest is split
 -- by weight. A step with neither (canaryWeight -1, no matches) returns the resource unchanged.
@@ -153,23 +159,68 @@ local function canaryRoute(route, stableBackend, exprs, index, count)
   return c
 end
 
+-- The smallest k (at most 100) such that every stable weight times k times the canary weight is
+-- a multiple of 100. Weights are relative (apache/apisix-ingress-controller api/v2/apisixroute_types.go: Weight is relative; api/v2/shared_types.go DefaultWeight = 100), so multiplying every weight of a list by
+-- k keeps each share and lets the canary part of a small weight (1 at 50 %) be exact instead of
+-- flooring to 0.
+local function weightScale(stableWeights)
+  for k = 1, 100 do
+    local exact = true
+    for _, w in ipairs(stableWeights) do
+      if (w * k * weight) % 100 ~= 0 then exact = false end
+    end
+    if exact then return k end
+  end
+  return 100
+end
+
+local MAX_WEIGHT = 2147483647 -- the gateway's weights are 32-bit integers
+
+local function scaled(w)
+  if w > MAX_WEIGHT then
+    error("weight " .. tostring(w) .. " exceeds 2^31-1 after scaling the weights for the canary split")
+  end
+  return w
+end
+
 local function splitWeights(backends)
   local out = {}
   local alone = #backends == 1
+  local function base(x)
+    if alone then return 100 end
+    return x.weight or 100
+  end
+  local stableWeights = {}
+  for _, x in ipairs(backends) do
+    if isStable(x) then table.insert(stableWeights, base(x)) end
+  end
+  local k = weightScale(stableWeights)
   for _, b in ipairs(backends) do
     table.insert(out, b)
     if isStable(b) then
-      local total = b.weight or 100
-      if alone then total = 100 end
-      local canaryPart = math.floor(total * weight / 100)
+      local total = base(b) * k
+      local canaryPart = total * weight / 100
       local c = canaryBackend(b)
-      b.weight = total - canaryPart
+      b.weight = scaled(total - canaryPart)
       c.weight = canaryPart
       table.insert(out, c)
+    elseif k > 1 then
+      b.weight = scaled((b.weight or 100) * k)
     end
   end
   return out
 end
+
+-- apisix-ingress-controller 2.x rejects a route with two backends of one service ("duplicate
+-- backend service", apache/apisix-ingress-controller internal/controller/
+-- apisixroute_controller.go, validateHTTPBackends), subsets or not, and a route's `upstreams`
+-- reference whole ApisixUpstreams, not subsets: a weighted split between two subsets of the
+-- stable service cannot be written. Weight 0 needs no canary backend.
+if useSubset and useWeight and weight > 0 then
+  error("ApisixRoute cannot split a weight between subsets of one service (apisix-ingress-controller 2.x rejects "
+    .. "duplicate backend services); use a canary Service, or a TrafficRouting with matches only")
+end
+if useSubset and useWeight and weight == 0 then useWeight = false end
 
 if spec ~= nil and type(spec.http) == "table" and (useWeight or #rolloutExprs > 0) then
   local http = {}

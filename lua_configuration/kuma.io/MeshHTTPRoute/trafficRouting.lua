@@ -9,17 +9,26 @@
 --   canaryWeight / stableWeight  each stable backendRef of a rule is split into a stable part and a
 --                                canary part right after it. A backendRef alone in its rule counts
 --                                as 100 whatever its weight; otherwise a missing weight counts as 1
---                                (Kuma's default). Weights above 100 are treated as 100; -1 (or
---                                any negative) means "no weight".
+--                                (Kuma's default). Weights are relative, so when a stable weight's
+--                                canary part is not a whole number (1 at 20 %), every weight of the
+--                                list is multiplied by the smallest factor that makes it one.
+--                                Weights above 100 are treated as 100; -1 (or any negative) means
+--                                "no weight".
 --   matches                      for every rule with a stable backend, a canary rule is inserted
 --                                right before it. Its `matches` are every original match of the
 --                                rule combined (AND) with every Rollout match (OR); path, headers
 --                                and queryParams keep their Gateway-API-style types (Exact,
 --                                RegularExpression, PathPrefix, Prefix) with an explicit type when
 --                                the Rollout left it out (Exact; PathPrefix "/" for a path). A
---                                Rollout condition replaces one of the original match with the
---                                same path/header/param name. Kuma orders rules by specificity,
---                                and the canary rule is always the more specific one.
+--                                PathPrefix loses its trailing slash (Kuma rejects it). The step's
+--                                path narrows the rule's: a path inside the rule's replaces it, a
+--                                path outside it leaves that combination out (no canary rule when
+--                                none is left), and a regular expression next to a rule path,
+--                                or a condition on a header/param the rule tests with another
+--                                value, raises an error. Kuma orders rules by specificity, not position
+--                                (compare.go), so the script raises an error when the canary rule
+--                                would tie with its stable rule or overtake another rule that sorts
+--                                before the stable one and may match the same requests.
 --   requestHeaderModifier        merged into the RequestHeaderModifier filter of each canary rule.
 --   canaryService == stableService (TrafficRouting CR): the canary backendRef is a
 --                                MeshServiceSubset of the stable service with CANARY_TAGS;
@@ -62,13 +71,67 @@ local function isStable(ref)
     and stableSuffix(ref.name) ~= nil
 end
 
+-- Kuma rejects a PathPrefix with a trailing slash ("does not need a trailing slash because only a
+-- `/`-separated prefix or an entire path is matched", kumahq/kuma pkg/plugins/policies/
+-- meshhttproute/api/v1alpha1/validation.go), so "/beta/" is written "/beta": the same requests.
+local function normalisePath(p)
+  if p.type ~= "PathPrefix" or p.value == "/" then return p end
+  local value = string.gsub(p.value, "/+$", "")
+  if value == "" then value = "/" end
+  return {type = p.type, value = value}
+end
+
+-- Whether a path value lies inside a segment prefix ("/a/b" and "/a" inside "/a", "/ab" not).
+local function insidePrefix(value, prefix)
+  if prefix == "/" or value == prefix then return true end
+  return string.sub(value, 1, string.len(prefix) + 1) == prefix .. "/"
+end
+
+-- The path selecting the requests both a rule's own path and the step's path select: one of
+-- them, or false when they select no common request. A regular expression cannot be intersected
+-- with another path, so that combination raises an error rather than dropping either condition.
+local function intersectPath(base, step)
+  if base == nil then return step end
+  if step == nil then return base end
+  if base.type == "RegularExpression" or step.type == "RegularExpression" then
+    error("Kuma cannot combine the step's path " .. step.value .. " with the rule's path " .. base.value
+      .. " (a regular expression cannot be intersected with another path); match the rule's own path in the step")
+  end
+  if base.type == "PathPrefix" and step.type == "PathPrefix" then
+    if insidePrefix(step.value, base.value) then return step end
+    if insidePrefix(base.value, step.value) then return base end
+    return false
+  end
+  if base.type == "PathPrefix" then return insidePrefix(step.value, base.value) and step end
+  if step.type == "PathPrefix" then return insidePrefix(base.value, step.value) and base end
+  return base.value == step.value and base
+end
+
+-- Kuma orders all rules by their matches (kumahq/kuma pkg/plugins/policies/meshhttproute/api/
+-- v1alpha1/compare.go, comparePath): a path before no path, Exact before PathPrefix before
+-- RegularExpression, and a longer prefix or expression first. -1: a sorts first, 1: b does.
+local PATH_RANK = {Exact = 1, PathPrefix = 2, RegularExpression = 3}
+local function comparePath(a, b)
+  if a ~= nil and b == nil then return -1 end
+  if a == nil and b ~= nil then return 1 end
+  if a == nil and b == nil then return 0 end
+  if a.type == b.type then
+    if a.type == "Exact" then return 0 end
+    local la, lb = string.len(a.value), string.len(b.value)
+    if la > lb then return -1 elseif la < lb then return 1 end
+    return 0
+  end
+  if (PATH_RANK[a.type] or 4) < (PATH_RANK[b.type] or 4) then return -1 end
+  return 1
+end
+
 -- Rollout matches as Kuma match fragments; empty ones are skipped.
 local rolloutMatches = {}
 for _, m in ipairs(obj.matches or {}) do
   local km = {}
   local any = false
   if m.path ~= nil then
-    km.path = {type = m.path.type or "PathPrefix", value = m.path.value or "/"}
+    km.path = normalisePath({type = m.path.type or "PathPrefix", value = m.path.value or "/"})
     any = true
   end
   for _, h in ipairs(m.headers or {}) do
@@ -112,14 +175,26 @@ local function putNamed(list, entry)
   table.insert(list, entry)
 end
 
+-- The rule's match narrowed by a Rollout match, or nil when they select no common request.
 local function mergeMatch(base, extra)
   local m = copy(base)
   local add = copy(extra)
-  if add.path ~= nil then m.path = add.path end
+  local path = intersectPath(base.path, add.path)
+  if path == false then return nil end
+  m.path = copy(path)
   for _, field in ipairs({"headers", "queryParams"}) do
     if add[field] ~= nil then
       m[field] = m[field] or {}
-      for _, e in ipairs(add[field]) do putNamed(m[field], e) end
+      for _, e in ipairs(add[field]) do
+        -- Gateway API (which Kuma follows) reads only the first entry of a name, so a step
+        -- condition on a name the rule tests with another value cannot be ANDed.
+        for _, have in ipairs(m[field]) do
+          if have.name == e.name and (have.type ~= e.type or have.value ~= e.value) then
+            error("Kuma cannot AND the step's condition on " .. e.name .. " with the rule's own condition on it")
+          end
+        end
+        putNamed(m[field], e)
+      end
     end
   end
   return m
@@ -152,16 +227,51 @@ local function addHeaderFilter(conf)
   end
 end
 
-local function canaryRule(rule, stableRef)
+-- Whether Kuma's order cannot tell two matches apart (compare.go CompareMatch: path, then the
+-- number of headers, then of query parameters; the canary copies the rule's method).
+local function tiesWith(a, b)
+  return comparePath(a.path, b.path) == 0
+    and #(a.headers or {}) == #(b.headers or {}) and #(a.queryParams or {}) == #(b.queryParams or {})
+end
+
+-- Whether two paths may select a common request (a regular expression is assumed to).
+local function mayOverlap(a, b)
+  if a == nil or b == nil or a.type == "RegularExpression" or b.type == "RegularExpression" then
+    return true
+  end
+  return intersectPath(a, b) ~= false
+end
+
+-- The canary rule of a stable rule, or nil when the step selects none of its requests. Kuma sorts
+-- rules by their matches, not by position, so the canary's matches must sort before the stable
+-- rule's and must not overtake another rule that took some of those requests from the stable rule.
+local function canaryRule(rule, stableRef, others)
   local c = copy(rule)
   local matches = {}
-  if type(rule.matches) == "table" and #rule.matches > 0 then
-    for _, base in ipairs(rule.matches) do
-      for _, extra in ipairs(rolloutMatches) do table.insert(matches, mergeMatch(base, extra)) end
+  local bases = rule.matches
+  if type(bases) ~= "table" or #bases == 0 then bases = {{}} end
+  for _, base in ipairs(bases) do
+    for _, extra in ipairs(rolloutMatches) do
+      local m = mergeMatch(base, extra)
+      if m ~= nil then
+        if tiesWith(m, base) then
+          error("Kuma cannot order the canary rule before the rule with path " .. (base.path and base.path.value or "(none)")
+            .. ": the step's match adds no condition that makes it more specific (a path inside the rule's, a header or a query parameter)")
+        end
+        for _, other in ipairs(others) do
+          for _, om in ipairs(other.matches or {}) do
+            if comparePath(om.path, base.path) < 0 and comparePath(m.path, om.path) <= 0
+              and mayOverlap(m.path, om.path) then
+              error("the step's path " .. m.path.value .. " would overtake another rule's path "
+                .. om.path.value .. " in Kuma's rule order, taking requests the stable service never served")
+            end
+          end
+        end
+        table.insert(matches, m)
+      end
     end
-  else
-    for _, extra in ipairs(rolloutMatches) do table.insert(matches, copy(extra)) end
   end
+  if #matches == 0 then return nil end
   c.matches = matches
   c.default = c.default or {}
   local r = canaryRef(stableRef)
@@ -171,19 +281,53 @@ local function canaryRule(rule, stableRef)
   return c
 end
 
+-- The smallest k (at most 100) such that every stable weight times k times the canary weight is
+-- a multiple of 100. Weights are relative (kumahq/kuma api/common/v1alpha1/targetref.go: BackendRef.Weight, default 1), so multiplying every weight of a list by
+-- k keeps each share and lets the canary part of a small weight (1 at 50 %) be exact instead of
+-- flooring to 0.
+local function weightScale(stableWeights)
+  for k = 1, 100 do
+    local exact = true
+    for _, w in ipairs(stableWeights) do
+      if (w * k * weight) % 100 ~= 0 then exact = false end
+    end
+    if exact then return k end
+  end
+  return 100
+end
+
+local MAX_WEIGHT = 2147483647 -- the gateway's weights are 32-bit integers
+
+local function scaled(w)
+  if w > MAX_WEIGHT then
+    error("weight " .. tostring(w) .. " exceeds 2^31-1 after scaling the weights for the canary split")
+  end
+  return w
+end
+
 local function splitWeights(refs)
   local out = {}
   local alone = #refs == 1
+  local function base(x)
+    if alone then return 100 end
+    return x.weight or 1
+  end
+  local stableWeights = {}
+  for _, x in ipairs(refs) do
+    if isStable(x) then table.insert(stableWeights, base(x)) end
+  end
+  local k = weightScale(stableWeights)
   for _, r in ipairs(refs) do
     table.insert(out, r)
     if isStable(r) then
-      local total = r.weight or 1
-      if alone then total = 100 end
-      local canaryPart = math.floor(total * weight / 100)
+      local total = base(r) * k
+      local canaryPart = total * weight / 100
       local c = canaryRef(r)
-      r.weight = total - canaryPart
+      r.weight = scaled(total - canaryPart)
       c.weight = canaryPart
       table.insert(out, c)
+    elseif k > 1 then
+      r.weight = scaled((r.weight or 1) * k)
     end
   end
   return out
@@ -212,7 +356,14 @@ if spec ~= nil and type(spec.to) == "table" and (useWeight or #rolloutMatches > 
           if stableRef == nil and isStable(r) then stableRef = r end
         end
         if stableRef ~= nil then
-          if #rolloutMatches > 0 then table.insert(rules, canaryRule(rule, stableRef)) end
+          if #rolloutMatches > 0 then
+            local others = {}
+            for _, o in ipairs(to.rules) do
+              if o ~= rule then table.insert(others, o) end
+            end
+            local c = canaryRule(rule, stableRef, others)
+            if c ~= nil then table.insert(rules, c) end
+          end
           if useWeight then
             rule.default = rule.default or {}
             rule.default.backendRefs = splitWeights(refs)

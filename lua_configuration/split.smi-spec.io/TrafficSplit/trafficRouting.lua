@@ -3,8 +3,9 @@
 -- Honoured Rollout fields:
 --   canaryWeight / stableWeight  the stable backend's weight, plus the weight of an existing canary
 --                                backend (a common pattern is to pre-create it with weight 0), is
---                                shared between the two: canary = floor(total * canaryWeight /
---                                100), stable = the rest. A canary backend is appended right
+--                                shared between the two: canary = total * canaryWeight / 100,
+--                                stable = the rest; when that is not a whole number, every weight
+--                                is first multiplied by the smallest factor that makes it one. A canary backend is appended right
 --                                after the stable one when there is none. When the stable backend
 --                                is the only other backend it counts as 100 whatever its weight;
 --                                a missing weight counts as 0. Weights above 100 are treated as
@@ -46,6 +47,18 @@ if spec ~= nil and canary ~= stable and weight ~= nil and weight >= 0 and type(s
     local total = weightOf(stableBackend)
     if canaryBackend ~= nil then total = total + weightOf(canaryBackend) end
     if others == 0 then total = 100 end
+    -- Weights are relative (servicemeshinterface/smi-spec traffic-split v1alpha2: a backend gets
+    -- weight / sum of weights), so when the canary part is not a whole number (1 at 50 %) every
+    -- weight is multiplied by the smallest factor that makes it one, instead of flooring the
+    -- canary's share to 0.
+    local k = 1
+    while k < 100 and (total * k * weight) % 100 ~= 0 do k = k + 1 end
+    if k > 1 then
+      for _, b in ipairs(spec.backends) do
+        if b ~= stableBackend and b ~= canaryBackend and b.weight ~= nil then b.weight = weightOf(b) * k end
+      end
+      total = total * k
+    end
     local canaryPart = math.floor(total * weight / 100)
     stableBackend.weight = total - canaryPart
     if canaryBackend ~= nil then

@@ -7,16 +7,25 @@
 --   canaryWeight / stableWeight  each stable service of a route is split into a stable part and a
 --                                canary service right after it. A service alone in its route counts
 --                                as 100 whatever its weight; otherwise a missing weight counts as 1
---                                (Traefik's default). Weights above 100 are treated as 100; -1 (or
---                                any negative) means "no weight".
+--                                (Traefik's default). Weights are relative, so when a stable
+--                                weight's canary part is not a whole number (1 at 20 %), every
+--                                weight of the list is multiplied by the smallest factor that makes
+--                                it one. Weights above 100 are treated as 100; -1 (or any negative)
+--                                means "no weight".
 --   matches                      for every route with a stable service, one canary route is
 --                                inserted right before it, with the rule
---                                "(<original rule>) && (<match>)", several matches joined with ||.
---                                Traefik v3 rule syntax: headers -> Header/HeaderRegexp, path ->
---                                Path/PathPrefix/PathRegexp, queryParams -> Query/QueryRegexp;
---                                Exact is the default type, PathPrefix "/" the default path. The
---                                canary rule is longer, so Traefik's default priority (rule length)
---                                puts it first; an explicit priority is raised by one.
+--                                "(<original rule>) && (<match>)", several matches joined with ||,
+--                                so it only sees requests its stable route would have seen.
+--                                Matchers follow the route's `syntax`: v3 (default) Header/
+--                                HeaderRegexp, Path/PathPrefix/PathRegexp, Query/QueryRegexp; v2
+--                                Headers/HeadersRegexp, Path/PathPrefix, Query(`name=value`), where a
+--                                regex path or query cannot be written and raises an error. Exact
+--                                is the default type, PathPrefix "/" the default path. Priority:
+--                                the canary route gets its stable route's priority plus one (the
+--                                stable's own, or its default: the rule's length), so it is tried
+--                                right before it and never outranks a route the stable route lost
+--                                to. The static option core.defaultRuleSyntax is not visible to a
+--                                script: a route without `syntax` is written in v3.
 -- Matches and weight in one step both apply: matching requests go to the canary, the rest is split
 -- by weight. A step with neither (canaryWeight -1, no matches) returns the resource unchanged.
 -- Ignored: requestHeaderModifier (Traefik changes headers through Middleware resources, which a
@@ -46,47 +55,89 @@ local function quote(s)
   return '"' .. string.gsub(string.gsub(s, "\\", "\\\\"), '"', '\\"') .. '"'
 end
 
-local function matcher(plain, regexp, what, matchType, ...)
-  local args = {}
-  for _, a in ipairs({...}) do table.insert(args, quote(a)) end
-  local name
-  if matchType == nil or matchType == "Exact" then
-    name = plain
-  elseif matchType == "RegularExpression" then
-    name = regexp
-  else
-    error("unsupported " .. what .. " match type: " .. tostring(matchType))
+local function checkType(what, matchType, allowed)
+  for _, t in ipairs(allowed) do
+    if matchType == t then return end
   end
-  return name .. "(" .. table.concat(args, ", ") .. ")"
+  error("unsupported " .. what .. " match type: " .. tostring(matchType))
 end
 
-local function pathMatcher(p)
-  local t = p.type or "PathPrefix"
-  local value = p.value or "/"
-  if t == "PathPrefix" then return "PathPrefix(" .. quote(value) .. ")" end
-  return matcher("Path", "PathRegexp", "path", t, value)
-end
-
--- Each Rollout match as one Traefik expression; empty matches are skipped.
-local alternatives = {}
-for _, m in ipairs(obj.matches or {}) do
+-- One Rollout match as a v3 rule expression (traefik/traefik pkg/muxer/http/matcher.go:
+-- Header, HeaderRegexp, Query, QueryRegexp, Path, PathPrefix, PathRegexp).
+local function expressionV3(m)
   local parts = {}
-  if m.path ~= nil then table.insert(parts, pathMatcher(m.path)) end
+  if m.path ~= nil then
+    local t = m.path.type or "PathPrefix"
+    checkType("path", t, {"PathPrefix", "Exact", "RegularExpression"})
+    local name = ({PathPrefix = "PathPrefix", Exact = "Path", RegularExpression = "PathRegexp"})[t]
+    table.insert(parts, name .. "(" .. quote(m.path.value or "/") .. ")")
+  end
   for _, h in ipairs(m.headers or {}) do
-    table.insert(parts, matcher("Header", "HeaderRegexp", "header", h.type, h.name, h.value))
+    local t = h.type or "Exact"
+    checkType("header", t, {"Exact", "RegularExpression"})
+    local name = t == "Exact" and "Header" or "HeaderRegexp"
+    table.insert(parts, name .. "(" .. quote(h.name) .. ", " .. quote(h.value) .. ")")
   end
   for _, q in ipairs(m.queryParams or {}) do
-    table.insert(parts, matcher("Query", "QueryRegexp", "query", q.type, q.name, q.value))
+    local t = q.type or "Exact"
+    checkType("query", t, {"Exact", "RegularExpression"})
+    local name = t == "Exact" and "Query" or "QueryRegexp"
+    table.insert(parts, name .. "(" .. quote(q.name) .. ", " .. quote(q.value) .. ")")
   end
-  if #parts > 0 then table.insert(alternatives, table.concat(parts, " && ")) end
+  return parts
 end
 
-local canaryExpr = nil
-if #alternatives == 1 then
-  canaryExpr = alternatives[1]
-elseif #alternatives > 1 then
-  canaryExpr = "(" .. table.concat(alternatives, ") || (") .. ")"
+-- v2 paths and queries go through gorilla/mux templates, where "{" opens a variable.
+local function literalV2(what, value)
+  if string.find(value, "[{}]") ~= nil then
+    error("a " .. what .. " with { or } cannot be written literally in a syntax: v2 rule")
+  end
+  return value
 end
+
+-- One Rollout match as a v2 rule expression (traefik/traefik pkg/muxer/http/matcher_v2.go:
+-- Headers, HeadersRegexp, Query(`name=value`), Path, PathPrefix; v2 has no path or query regex
+-- matcher of its own, so those raise an error).
+local function expressionV2(m)
+  local parts = {}
+  if m.path ~= nil then
+    local t = m.path.type or "PathPrefix"
+    checkType("path", t, {"PathPrefix", "Exact", "RegularExpression"})
+    if t == "RegularExpression" then
+      error("a regular-expression path cannot be matched in a syntax: v2 rule; use syntax v3")
+    end
+    local name = t == "Exact" and "Path" or "PathPrefix"
+    table.insert(parts, name .. "(" .. quote(literalV2("path", m.path.value or "/")) .. ")")
+  end
+  for _, h in ipairs(m.headers or {}) do
+    local t = h.type or "Exact"
+    checkType("header", t, {"Exact", "RegularExpression"})
+    local name = t == "Exact" and "Headers" or "HeadersRegexp"
+    table.insert(parts, name .. "(" .. quote(h.name) .. ", " .. quote(h.value) .. ")")
+  end
+  for _, q in ipairs(m.queryParams or {}) do
+    local t = q.type or "Exact"
+    checkType("query", t, {"Exact"})
+    table.insert(parts, "Query(" .. quote(literalV2("query parameter", q.name .. "=" .. q.value)) .. ")")
+  end
+  return parts
+end
+
+-- The step's matches as one expression in a route's syntax ("v2" or v3, the default); nil when
+-- the step has no (non-empty) match.
+local function canaryExpression(syntax)
+  local alternatives = {}
+  for _, m in ipairs(obj.matches or {}) do
+    local parts
+    if syntax == "v2" then parts = expressionV2(m) else parts = expressionV3(m) end
+    if #parts > 0 then table.insert(alternatives, table.concat(parts, " && ")) end
+  end
+  if #alternatives == 0 then return nil end
+  if #alternatives == 1 then return alternatives[1] end
+  return "(" .. table.concat(alternatives, ") || (") .. ")"
+end
+
+local hasMatches = canaryExpression(nil) ~= nil
 
 local weight = obj.canaryWeight
 if weight ~= nil and weight > 100 then weight = 100 end
@@ -98,40 +149,87 @@ local function canaryService(stableService)
   return s
 end
 
+-- A router's priority: its own, or by default the length of its rule (traefik/traefik
+-- pkg/muxer/http/mux.go, GetRulePriority); the highest priority among matching routers wins.
+local function effectivePriority(route)
+  if type(route.priority) == "number" and route.priority ~= 0 then return route.priority end
+  if type(route.match) == "string" then return string.len(route.match) end
+  return 0
+end
+
 local function canaryRoute(route, stableService)
   local c = copy(route)
+  local expr = canaryExpression(route.syntax)
   if type(route.match) == "string" and route.match ~= "" then
-    c.match = "(" .. route.match .. ") && (" .. canaryExpr .. ")"
+    c.match = "(" .. route.match .. ") && (" .. expr .. ")"
   else
-    c.match = canaryExpr
+    c.match = expr
   end
-  if type(route.priority) == "number" then c.priority = route.priority + 1 end
+  -- The canary router must be tried right before its stable router and after every router that
+  -- outranked it. Left to the default, the longer canary rule would outrank unrelated routes.
+  -- (Routers of equal priority are tried in no defined order, mux.go routes.Less: a router that
+  -- has exactly the canary's priority and overlaps the stable route's requests would tie.)
+  c.priority = effectivePriority(route) + 1
   local s = canaryService(stableService)
   s.weight = nil
   c.services = {s}
   return c
 end
 
+-- The smallest k (at most 100) such that every stable weight times k times the canary weight is
+-- a multiple of 100. Weights are relative (traefik/traefik pkg/config/dynamic/http_config.go: a WRRService weighs 1 by default), so multiplying every weight of a list by
+-- k keeps each share and lets the canary part of a small weight (1 at 50 %) be exact instead of
+-- flooring to 0.
+local function weightScale(stableWeights)
+  for k = 1, 100 do
+    local exact = true
+    for _, w in ipairs(stableWeights) do
+      if (w * k * weight) % 100 ~= 0 then exact = false end
+    end
+    if exact then return k end
+  end
+  return 100
+end
+
+local MAX_WEIGHT = 2147483647 -- the gateway's weights are 32-bit integers
+
+local function scaled(w)
+  if w > MAX_WEIGHT then
+    error("weight " .. tostring(w) .. " exceeds 2^31-1 after scaling the weights for the canary split")
+  end
+  return w
+end
+
 local function splitWeights(services)
   local out = {}
   local alone = #services == 1
+  local function base(x)
+    if alone then return 100 end
+    return x.weight or 1
+  end
+  local stableWeights = {}
+  for _, x in ipairs(services) do
+    if isStable(x) then table.insert(stableWeights, base(x)) end
+  end
+  local k = weightScale(stableWeights)
   for _, s in ipairs(services) do
     table.insert(out, s)
     if isStable(s) then
-      local total = s.weight or 1
-      if alone then total = 100 end
-      local canaryPart = math.floor(total * weight / 100)
+      local total = base(s) * k
+      local canaryPart = total * weight / 100
       local c = canaryService(s)
-      s.weight = total - canaryPart
+      s.weight = scaled(total - canaryPart)
       c.weight = canaryPart
       table.insert(out, c)
+    elseif k > 1 then
+      s.weight = scaled((s.weight or 1) * k)
     end
   end
   return out
 end
 
 if spec ~= nil and type(spec.routes) == "table" and canary ~= stable
-  and (useWeight or canaryExpr ~= nil) then
+  and (useWeight or hasMatches) then
   local routes = {}
   for _, route in ipairs(spec.routes) do
     local services = type(route.services) == "table" and route.services or {}
@@ -140,7 +238,7 @@ if spec ~= nil and type(spec.routes) == "table" and canary ~= stable
       if stableService == nil and isStable(s) then stableService = s end
     end
     if stableService ~= nil then
-      if canaryExpr ~= nil then table.insert(routes, canaryRoute(route, stableService)) end
+      if hasMatches then table.insert(routes, canaryRoute(route, stableService)) end
       if useWeight then route.services = splitWeights(services) end
     end
     table.insert(routes, route)

@@ -5,8 +5,11 @@
 --                                the stable service is split into a stable part and a canary entry
 --                                right after it. An entry alone in the list counts as 100 whatever
 --                                its weight; otherwise a missing weight counts as 1 (Traefik's
---                                default). Weights above 100 are treated as 100; -1 (or any
---                                negative) means "no weight", and the resource is unchanged.
+--                                default). Weights are relative, so when a stable weight's canary
+--                                part is not a whole number (3 at 50 %), every weight is multiplied
+--                                by the smallest factor that makes it one. Weights above 100 are
+--                                treated as 100; -1 (or any negative) means "no weight", and the
+--                                resource is unchanged.
 -- Ignored: matches and requestHeaderModifier (a TraefikService only balances and mirrors; route
 -- the matching requests with the IngressRoute script); spec.mirroring (it mirrors, it does not
 -- split); canaryService == stableService (TrafficRouting CR): Traefik cannot select canary pods
@@ -26,22 +29,60 @@ end
 local weight = obj.canaryWeight
 if weight ~= nil and weight > 100 then weight = 100 end
 
+local function isStable(s)
+  return s.name == stable and (s.kind == nil or s.kind == "Service")
+end
+
+-- The smallest k (at most 100) such that every stable weight times k times the canary weight is
+-- a multiple of 100. Weights are relative (traefik/traefik pkg/config/dynamic/http_config.go:
+-- WRRService, default weight 1), so multiplying every weight by k keeps each share and lets the
+-- canary part of a small weight (3 at 50 %) be exact instead of being floored.
+local function weightScale(stableWeights)
+  for k = 1, 100 do
+    local exact = true
+    for _, w in ipairs(stableWeights) do
+      if (w * k * weight) % 100 ~= 0 then exact = false end
+    end
+    if exact then return k end
+  end
+  return 100
+end
+
+local MAX_WEIGHT = 2147483647 -- WRRService.Weight is an int; keep it portable to 32 bits
+
+local function scaled(w)
+  if w > MAX_WEIGHT then
+    error("weight " .. tostring(w) .. " exceeds 2^31-1 after scaling the weights for the canary split")
+  end
+  return w
+end
+
 if spec ~= nil and canary ~= stable and weight ~= nil and weight >= 0
   and type(spec.weighted) == "table" and type(spec.weighted.services) == "table" then
   local services = spec.weighted.services
   local alone = #services == 1
+  local function base(s)
+    if alone then return 100 end
+    return s.weight or 1
+  end
+  local stableWeights = {}
+  for _, s in ipairs(services) do
+    if isStable(s) then table.insert(stableWeights, base(s)) end
+  end
+  local k = weightScale(stableWeights)
   local out = {}
   for _, s in ipairs(services) do
     table.insert(out, s)
-    if s.name == stable and (s.kind == nil or s.kind == "Service") then
-      local total = s.weight or 1
-      if alone then total = 100 end
-      local canaryPart = math.floor(total * weight / 100)
+    if isStable(s) then
+      local total = base(s) * k
+      local canaryPart = total * weight / 100
       local c = copy(s)
       c.name = canary
-      s.weight = total - canaryPart
+      s.weight = scaled(total - canaryPart)
       c.weight = canaryPart
       table.insert(out, c)
+    elseif k > 1 then
+      s.weight = scaled((s.weight or 1) * k)
     end
   end
   spec.weighted.services = out
