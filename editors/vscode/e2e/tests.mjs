@@ -98,7 +98,7 @@ export const tests = [
   },
   {
     name: "broken-case-problems-and-accept-expected",
-    async run(wb) {
+    async run(wb, ctx) {
       const before = fs.readFileSync(wb.file(WEIGHTS_CASE), "utf8");
       await wb.openFile(WEIGHTS_CASE);
       await wb.openFile(ISTIO_SCRIPT);
@@ -106,12 +106,17 @@ export const tests = [
       const at = wb.positionOf(ISTIO_SCRIPT, "c.weight = canaryPart");
       await wb.gotoLine(at.line, at.column);
       await wb.replaceToEndOfLine("c.weight = canaryPart + 1");
-      await wb.showProblems();
+      await wb.showProblems("weights.yaml");
       await wb.waitForText(SELECTORS.markerRow, "weights.yaml");
       const problem = await wb.waitForText(SELECTORS.markerRow, /expected\[0\]|step 1/);
       assert.match(problem, /weight/);
-      await wb.waitForText(SELECTORS.codeLens, /✗ \d+\/\d+ cases pass/);
       await wb.screenshot("problems-after-edit");
+      const totals = checkTotals(ctx, wb);
+      await wb.waitForText(SELECTORS.statusItem, new RegExp(`kruise-lua \\d+/${totals.cases}`));
+      const failing = await wb.waitForText(SELECTORS.statusItem, /kruise-lua \d+\/\d+/);
+      assert.ok(Number(/(\d+)\//.exec(failing)[1]) < totals.cases, `the status bar counts failures: ${failing}`);
+      await wb.gotoLine(1, 1);
+      await wb.waitForText(SELECTORS.codeLens, /✗ \d+\/\d+ cases pass/);
 
       // The quick fix on the first failing expected[i] of the case, then save.
       await wb.openFile(WEIGHTS_CASE);
@@ -126,10 +131,13 @@ export const tests = [
       await wb.screenshot("accepted-expected");
       assertOnlyCanaryWeightsGrew(before, after);
 
-      // The script's edit is dropped; the case keeps the accepted output (now failing again).
+      // The script's edit is dropped; the accepted case alone fails then.
       await wb.openFile(ISTIO_SCRIPT);
       await wb.revertActive();
-      await wb.waitForText(SELECTORS.codeLens, /✗ \d+\/\d+ cases pass/);
+      await wb.waitForText(SELECTORS.statusItem, `kruise-lua ${totals.cases - 1}/${totals.cases}`);
+      await wb.gotoLine(1, 1);
+      const n = caseCount(wb, ISTIO);
+      await wb.waitForText(SELECTORS.codeLens, `✗ ${n - 1}/${n} cases pass`);
     },
   },
 ];

@@ -20,9 +20,9 @@ export const SELECTORS = {
   codeLens: ".codelens-decoration",
   markersPanel: ".markers-panel",
   markerRow: ".markers-panel .monaco-list-row",
+  problemsFilter: ".panel .viewpane-filter input",
   suggestRow: ".suggest-widget.visible .monaco-list-row",
   hover: ".monaco-hover:not(.hidden) .monaco-hover-content",
-  actionWidget: ".action-widget",
   actionItem: ".action-widget .monaco-list-row.action",
   activeTab: ".editor-group-container.active .tab.active",
 };
@@ -109,6 +109,7 @@ export class Workbench {
 
   /** Moves the cursor of the active editor to a 1-based line and column (Ctrl+G). */
   async gotoLine(line, column = 1) {
+    await this.focusEditor();
     await this.page.keyboard.press("Control+g");
     const box = this.page.locator(SELECTORS.quickInputBox);
     await box.waitFor({ timeout: WAIT_MS });
@@ -161,10 +162,16 @@ export class Workbench {
     return this.page.locator(selector).allInnerTexts();
   }
 
-  /** Opens the Problems view (Ctrl+Shift+M). */
-  async showProblems() {
+  /**
+   * Opens the Problems view, showing only problems whose file or text matches `filter` (its
+   * list draws only the rows in sight, so a test filters rather than scrolls).
+   */
+  async showProblems(filter = "") {
     await this.runCommandById("workbench.actions.view.problems");
     await this.page.locator(SELECTORS.markersPanel).waitFor({ timeout: WAIT_MS });
+    const box = this.page.locator(SELECTORS.problemsFilter).first();
+    await box.waitFor({ timeout: WAIT_MS });
+    await box.fill(filter);
   }
 
   /** Opens the quick fix menu at the cursor (Ctrl+.) and picks the action whose title matches. */
@@ -178,7 +185,7 @@ export class Workbench {
       throw new Error(`no quick fix "${title}"; offered: ${JSON.stringify(shown)}`, { cause: error });
     }
     await item.click();
-    await this.page.locator(SELECTORS.actionWidget).waitFor({ state: "hidden", timeout: WAIT_MS });
+    await this.page.locator(SELECTORS.actionItem).first().waitFor({ state: "hidden", timeout: WAIT_MS });
   }
 
   /** Discards the active editor's unsaved changes. */
