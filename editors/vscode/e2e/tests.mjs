@@ -65,7 +65,7 @@ export const tests = [
       // The suggest widget opens on the trigger character "."; Ctrl+Space if it did not.
       const rows = wb.page.locator(SELECTORS.suggestRow);
       try {
-        await rows.first().waitFor({ timeout: 10_000 });
+        await rows.first().waitFor({ timeout: 5_000 });
       } catch {
         await wb.page.keyboard.press("Control+Space");
       }
@@ -89,9 +89,9 @@ export const tests = [
       await wb.page.keyboard.press("Control+k");
       await wb.page.keyboard.press("Control+i");
       const hover = await wb.waitForText(SELECTORS.hover, "canaryWeight");
-      // The field's documentation and its value in this script's cases (`weights: 20, 50, …`).
-      assert.match(hover, /weight/i);
-      assert.match(hover, /weights/, `the hover names the cases: ${hover}`);
+      // The field's documentation and its value in each case and step (`weights: 20, 50, …`).
+      assert.match(hover, /traffic percentage/, `the hover documents the field: ${hover}`);
+      assert.match(hover, /weights: 20, 50, 100/, `the hover gives the values per case: ${hover}`);
       await wb.screenshot("hover-docs");
       await wb.page.keyboard.press("Escape");
     },

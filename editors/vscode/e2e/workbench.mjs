@@ -48,7 +48,8 @@ export class Workbench {
   async screenshot(name) {
     fs.mkdirSync(this.screenshots, { recursive: true });
     const file = path.join(this.screenshots, `${name.replace(/[^A-Za-z0-9_.-]+/g, "-")}.png`);
-    await this.page.screenshot({ path: file });
+    // Animations finished first: a hover caught while fading in looks greyed out.
+    await this.page.screenshot({ path: file, animations: "disabled" });
     return file;
   }
 
