@@ -44,7 +44,8 @@ export const tests = [
       await wb.openFile(ISTIO_SCRIPT);
       const n = caseCount(wb, ISTIO);
       assert.ok(n >= 2, `the Istio script has ${n} cases`);
-      const lens = await wb.waitForText(SELECTORS.codeLens, `✓ ${n}/${n} cases pass`);
+      // The first test also waits for the extension to start the server and run every case.
+      const lens = await wb.waitForText(SELECTORS.codeLens, `✓ ${n}/${n} cases pass`, { timeout: 90_000 });
       assert.match(lens, new RegExp(`✓ ${n}/${n} cases pass`));
       const totals = checkTotals(ctx, wb);
       assert.equal(totals.passed, totals.cases, "every bundled case passes (kruise-lua check)");
@@ -61,15 +62,9 @@ export const tests = [
       await wb.gotoLine(at.line, 1);
       await wb.page.keyboard.press("End");
       await wb.page.keyboard.press("Enter");
-      await wb.page.keyboard.type("local probe = obj.");
-      // The suggest widget opens on the trigger character "."; Ctrl+Space if it did not.
-      const rows = wb.page.locator(SELECTORS.suggestRow);
-      try {
-        await rows.first().waitFor({ timeout: 5_000 });
-      } catch {
-        await wb.page.keyboard.press("Control+Space");
-      }
-      await wb.waitForText(SELECTORS.suggestRow, "canaryWeight");
+      // Typed at a person's pace; the suggest widget opens on the trigger character ".".
+      await wb.page.keyboard.type("local probe = obj.", { delay: 40 });
+      await wb.waitForText(SELECTORS.suggestRow, "canaryWeight", { timeout: 10_000 });
       const labels = await wb.texts(SELECTORS.suggestRow);
       for (const field of ["canaryWeight", "stableService", "data"]) {
         assert.ok(labels.some((l) => l.includes(field)), `completion lists ${field}: ${JSON.stringify(labels)}`);
@@ -94,6 +89,20 @@ export const tests = [
       assert.match(hover, /weights: 20, 50, 100/, `the hover gives the values per case: ${hover}`);
       await wb.screenshot("hover-docs");
       await wb.page.keyboard.press("Escape");
+    },
+  },
+  {
+    name: "step-lens-shows-obj",
+    async run(wb) {
+      await wb.openFile(WEIGHTS_CASE);
+      // The lens above `steps[1]` (traffic: 50%) opens the obj that step gets, as Lua.
+      await wb.clickCodeLens(/step 2 .*show obj as Lua/);
+      await wb.until("an editor with the obj of step 2", async () => {
+        const text = await wb.editorText();
+        return /local obj = \{/.test(text) && /canaryWeight = 50\b/.test(text);
+      });
+      await wb.screenshot("step-lens-shows-obj");
+      await wb.closeActive();
     },
   },
   {
@@ -123,6 +132,7 @@ export const tests = [
       const entry = wb.positionOf(WEIGHTS_CASE, "expected:");
       await wb.gotoLine(entry.line + 1, 3);
       await wb.quickFix(/Accept actual output as expected for all \d+ failing step/);
+      await wb.waitDirty();
       await wb.save();
       const after = await wb.until("the accepted case on disk", () => {
         const text = fs.readFileSync(wb.file(WEIGHTS_CASE), "utf8");

@@ -175,6 +175,24 @@ export class Workbench {
     await box.fill(filter);
   }
 
+  /** Clicks the code lens whose title matches `title` (a string, contained, or a RegExp). */
+  async clickCodeLens(title) {
+    const lens = this.page.locator(`${SELECTORS.codeLens} a`).filter({ hasText: title }).first();
+    try {
+      await lens.waitFor({ timeout: WAIT_MS });
+    } catch (error) {
+      const shown = await this.texts(SELECTORS.codeLens).catch(() => []);
+      throw new Error(`no code lens ${title}; shown: ${JSON.stringify(shown)}`, { cause: error });
+    }
+    await lens.click();
+  }
+
+  /** The lines of the active editor in sight, as text (Monaco draws spaces as U+00A0). */
+  async editorText() {
+    const text = await this.page.locator(`${SELECTORS.activeEditor} .view-lines`).innerText();
+    return text.replace(/\u00a0/g, " ");
+  }
+
   /** Opens the quick fix menu at the cursor (Ctrl+.) and picks the action whose title matches. */
   async quickFix(title) {
     await this.page.keyboard.press("Control+.");
@@ -194,14 +212,21 @@ export class Workbench {
     await this.runCommandById("workbench.action.files.revert");
   }
 
-  /** Saves the active editor (Ctrl+S). */
-  async save() {
-    await this.page.keyboard.press("Control+s");
+  /** Waits until the active editor has unsaved changes (an edit, e.g. a quick fix's, landed). */
+  async waitDirty() {
+    await this.page.locator(`${SELECTORS.activeTab}.dirty`).waitFor({ timeout: WAIT_MS });
   }
 
-  /** Closes every editor, discarding nothing: call after reverting what a test changed. */
-  async closeAll() {
-    await this.runCommandById("workbench.action.closeAllEditors");
+  /** Saves the active editor (Ctrl+S in its text) and waits until the save is done. */
+  async save() {
+    await this.focusEditor();
+    await this.page.keyboard.press("Control+s");
+    await this.page.locator(`${SELECTORS.activeTab}:not(.dirty)`).waitFor({ timeout: WAIT_MS });
+  }
+
+  /** Closes the active editor, discarding an untitled one's text (it is the test's own). */
+  async closeActive() {
+    await this.runCommandById("workbench.action.revertAndCloseActiveEditor");
   }
 
   /** Polls `check` (sync or async, returns truthy when done) until it holds or time runs out. */
