@@ -6,7 +6,9 @@
 #
 # Inputs (all optional): KRUISE_LUA_BIN (the server; else `cargo build`), KRUISE_LUA_VSIX (the
 # package; else `npm run package`), KRUISE_LUA_E2E_CACHE (where installs are cached; default
-# ~/.cache/kruise-lua-e2e), KRUISE_LUA_E2E_TIMEOUT (the whole suite's limit in seconds, 600).
+# ~/.cache/kruise-lua-e2e), KRUISE_LUA_E2E_TIMEOUT (the whole suite's limit in seconds, 600),
+# KRUISE_LUA_E2E_CHROMIUM (the browser; default /usr/bin/chromium). Arguments: test names (or
+# parts of them) to run only those.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 ext="$(cd "$here/.." && pwd)"
