@@ -43,6 +43,12 @@ const wb = new Workbench(page, { workspace: env("E2E_WORKSPACE"), screenshots: p
 let passed = 0;
 let failed = 0;
 let finished = false;
+/** Set when the global limit strikes: what fails after that is its consequence, not news. */
+let stopping = false;
+let current = "workbench start";
+
+/** What the main loop does once the limit struck: wait for the limit's handler to exit. */
+const halt = () => new Promise(() => {});
 
 async function fail(name, error) {
   failed++;
@@ -67,8 +73,11 @@ async function finish(code) {
 
 // The global limit: whatever hangs, the suite ends with a message, a screenshot and exit 1.
 const limit = setTimeout(async () => {
-  await fail("global time limit", new Error(`the suite did not finish within ${limitS} s`));
-  await finish(1);
+  stopping = true;
+  await fail(current, new Error(`global time limit: the suite did not finish within ${limitS} s`));
+  console.log(`${passed} passed, ${failed} failed`);
+  // Chromium goes with this process (playwright ends what it launched; run.sh ends the group).
+  process.exit(1);
 }, limitS * 1000);
 limit.unref();
 
@@ -77,17 +86,27 @@ try {
   await page.goto(url, { timeout: 60_000 });
   await wb.ready();
 } catch (error) {
+  if (stopping) {
+    await halt();
+  }
   await fail("workbench start", error);
   await finish(1);
 }
 
 for (const test of selected) {
+  current = test.name;
   const t0 = Date.now();
   try {
     await test.run(wb, ctx);
+    if (stopping) {
+      await halt();
+    }
     passed++;
     console.log(`ok - ${test.name} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
   } catch (error) {
+    if (stopping) {
+      await halt();
+    }
     await fail(test.name, error);
     // Leave the window as the next test expects it: no dialogs, no dirty editors.
     await page.keyboard.press("Escape").catch(() => {});
