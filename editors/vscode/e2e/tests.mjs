@@ -5,7 +5,6 @@
 import * as assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
-import * as path from "node:path";
 
 import { SELECTORS } from "./workbench.mjs";
 
