@@ -135,7 +135,8 @@ impl Control {
         self.pause.swap(false, Ordering::Relaxed)
     }
 
-    fn terminating(&self) -> bool {
+    /// Whether the run was asked to end.
+    pub fn terminating(&self) -> bool {
         self.terminate.load(Ordering::Relaxed)
     }
 
