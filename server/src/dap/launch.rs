@@ -1,4 +1,4 @@
-//! A `launch` configuration (`script`, `case`, `step`, `mode`, `stopOnEntry`) read into a
+//! A `launch` configuration (`script`, `case`, `step`, `mode`, `stopOnEntry`, `timeout`) read into a
 //! runnable step, and the verdict shown in the debug console at the end.
 
 use std::path::{Path, PathBuf};
@@ -81,6 +81,16 @@ impl Launch {
         } else {
             ScriptFlavor::Custom
         };
+        let mut options = RunOptions::default();
+        match arguments.get("timeout") {
+            None | Some(Value::Null) => {}
+            Some(value) => {
+                let ms = value.as_u64().filter(|ms| *ms > 0).ok_or_else(|| {
+                    format!("`timeout` is the script's time budget in milliseconds (Kruise's is 1000), not {value}")
+                })?;
+                options.limits.timeout = std::time::Duration::from_millis(ms);
+            }
+        }
         Ok(Launch {
             script_path,
             script,
@@ -89,7 +99,7 @@ impl Launch {
             index: step as usize - 1,
             mode,
             flavor,
-            options: RunOptions::default(),
+            options,
             stop_on_entry: arguments
                 .get("stopOnEntry")
                 .and_then(Value::as_bool)
