@@ -106,7 +106,9 @@ impl Client {
 
     fn send(&mut self, command: &str, arguments: Value) -> i64 {
         self.seq += 1;
-        let body = json!({"seq": self.seq, "type": "request", "command": command, "arguments": arguments}).to_string();
+        let body =
+            json!({"seq": self.seq, "type": "request", "command": command, "arguments": arguments})
+                .to_string();
         self.stdin
             .write_all(format!("Content-Length: {}\r\n\r\n{body}", body.len()).as_bytes())
             .unwrap();
@@ -152,7 +154,13 @@ impl Client {
             "setBreakpoints",
             json!({"source": {"path": script}, "breakpoints": breakpoints}),
         );
-        assert!(set["breakpoints"].as_array().unwrap().iter().all(|b| b["verified"] == true));
+        assert!(
+            set["breakpoints"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|b| b["verified"] == true)
+        );
         self.request("configurationDone", json!({}));
     }
 
@@ -241,7 +249,11 @@ fn breakpoint_scopes_steps_evaluation_and_a_passing_verdict() {
     let weight = obj.iter().find(|v| v["name"] == "canaryWeight").unwrap();
     assert_eq!(weight["value"], "50");
     let locals = client.scope("Locals");
-    assert!(locals.iter().any(|v| v["name"] == "weight" && v["value"] == "50"));
+    assert!(
+        locals
+            .iter()
+            .any(|v| v["name"] == "weight" && v["value"] == "50")
+    );
     assert_eq!(client.evaluate("obj.canaryWeight", "watch"), "50");
     // Evaluation is read-only: an assignment in the console is undone.
     client.evaluate("weight = 1", "repl");
@@ -250,7 +262,10 @@ fn breakpoint_scopes_steps_evaluation_and_a_passing_verdict() {
     client.request("stepIn", json!({"threadId": 1}));
     client.stopped("step");
     let frame = client.top_frame();
-    assert_eq!((frame["name"].as_str(), frame["line"].as_i64()), (Some("double"), Some(4)));
+    assert_eq!(
+        (frame["name"].as_str(), frame["line"].as_i64()),
+        (Some("double"), Some(4))
+    );
     assert_eq!(client.evaluate("n * 2", "watch"), "100");
     client.request("stepOut", json!({"threadId": 1}));
     client.stopped("step");
@@ -320,7 +335,10 @@ fn conditional_breakpoint_logpoint_set_variable_and_a_failing_verdict() {
     let (console, exit_code) = client.finish();
     assert!(console.contains("total is 1280\n"), "{console}");
     assert!(console.contains("step 1: FAIL"), "{console}");
-    assert!(console.contains("spec.total: expected 300, got 1280"), "{console}");
+    assert!(
+        console.contains("spec.total: expected 300, got 1280"),
+        "{console}"
+    );
     assert_eq!(exit_code, 1);
     client.disconnect();
 }
@@ -363,10 +381,16 @@ fn a_runtime_error_stops_with_its_message_then_ends_in_an_error_verdict() {
     let stop = client.stopped("exception");
     assert_eq!(stop["text"], "<string>:2: bad weight 20");
     let frame = client.top_frame();
-    assert_eq!((frame["name"].as_str(), frame["line"].as_i64()), (Some("check"), Some(2)));
+    assert_eq!(
+        (frame["name"].as_str(), frame["line"].as_i64()),
+        (Some("check"), Some(2))
+    );
     client.request("continue", json!({"threadId": 1}));
     let (console, exit_code) = client.finish();
-    assert!(console.contains("step 1: ERROR: runtime error: <string>:2: bad weight 20"), "{console}");
+    assert!(
+        console.contains("step 1: ERROR: runtime error: <string>:2: bad weight 20"),
+        "{console}"
+    );
     assert_eq!(exit_code, 1);
     client.disconnect();
 }
@@ -394,9 +418,17 @@ fn a_bad_launch_configuration_is_refused_with_its_cause() {
     let (script, _) = files("dap-bad-launch", SCRIPT, CASE);
     let mut client = Client::start();
     client.request("initialize", json!({"adapterID": "kruise-lua"}));
-    let seq = client.send("launch", json!({"script": script, "case": "/nonexistent/case.yaml"}));
+    let seq = client.send(
+        "launch",
+        json!({"script": script, "case": "/nonexistent/case.yaml"}),
+    );
     let response = client.wait("launch response", |m| m["request_seq"] == seq);
     assert_eq!(response["success"], false);
-    assert!(response["message"].as_str().unwrap().contains("/nonexistent/case.yaml"));
+    assert!(
+        response["message"]
+            .as_str()
+            .unwrap()
+            .contains("/nonexistent/case.yaml")
+    );
     client.disconnect();
 }

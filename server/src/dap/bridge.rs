@@ -49,8 +49,11 @@ impl Debugger for Bridge {
         if let Some(message) = &stop.message {
             body["description"] = json!(format!("Runtime error: {message}"));
             body["text"] = json!(message);
-            self.writer
-                .output("stderr", &format!("runtime error: {message}"), Some((&self.script_path, stop.line)));
+            self.writer.output(
+                "stderr",
+                &format!("runtime error: {message}"),
+                Some((&self.script_path, stop.line)),
+            );
         }
         self.writer.event("stopped", body);
         loop {
@@ -197,8 +200,12 @@ fn evaluate(request: &Request, paused: &mut Paused<'_>) -> Result<Value, String>
 }
 
 fn set_variable(request: &Request, paused: &mut Paused<'_>) -> Result<Value, String> {
-    let name = request.str_arg("name").ok_or("setVariable needs a `name`")?;
-    let value = request.str_arg("value").ok_or("setVariable needs a `value`")?;
+    let name = request
+        .str_arg("name")
+        .ok_or("setVariable needs a `name`")?;
+    let value = request
+        .str_arg("value")
+        .ok_or("setVariable needs a `value`")?;
     let variable = paused.set_variable(reference(request)?, name, value)?;
     Ok(json!({
         "value": variable.value,

@@ -53,7 +53,11 @@ impl Launch {
                 .span
                 .map(|span| format!(":{}", span.start.line))
                 .unwrap_or_default();
-            format!("{}{line}: case error: {}", case_path.display(), error.message)
+            format!(
+                "{}{line}: case error: {}",
+                case_path.display(),
+                error.message
+            )
         })?;
         let step = match arguments.get("step") {
             None | Some(Value::Null) => 1,
@@ -73,7 +77,9 @@ impl Launch {
             None | Some("harness") => Mode::Harness,
             Some("production") => Mode::Production,
             Some(other) => {
-                return Err(format!("`mode` is `harness` or `production`, not `{other}`"));
+                return Err(format!(
+                    "`mode` is `harness` or `production`, not `{other}`"
+                ));
             }
         };
         let flavor = if discovery::is_ingress_script(&script_path) {
@@ -137,9 +143,13 @@ pub fn verdict(launch: &Launch, outcome: &StepOutcome, terminated: bool) -> (Str
         return (lines.join("\n"), false);
     }
     match outcome.status {
-        StepStatus::Pass => lines.push(format!("{title}: PASS (the result matches expected[{index}])")),
+        StepStatus::Pass => lines.push(format!(
+            "{title}: PASS (the result matches expected[{index}])"
+        )),
         StepStatus::Fail => {
-            lines.push(format!("{title}: FAIL (the result differs from expected[{index}])"));
+            lines.push(format!(
+                "{title}: FAIL (the result differs from expected[{index}])"
+            ));
             for diff in &outcome.diff {
                 lines.push(format!(
                     "  {}: expected {}, got {}",
@@ -154,10 +164,9 @@ pub fn verdict(launch: &Launch, outcome: &StepOutcome, terminated: bool) -> (Str
             }
         }
         StepStatus::Error => {
-            let error = outcome
-                .error
-                .as_ref()
-                .map_or_else(String::new, |e| format!(": {} error: {}", e.kind, e.message));
+            let error = outcome.error.as_ref().map_or_else(String::new, |e| {
+                format!(": {} error: {}", e.kind, e.message)
+            });
             lines.push(format!("{title}: ERROR{error}"));
         }
     }

@@ -25,7 +25,10 @@ use protocol::{Request, Writer};
 
 /// Serves one debugging session on stdin/stdout until `disconnect` or the end of input.
 pub fn run_stdio() -> std::io::Result<()> {
-    serve(std::io::stdin().lock(), Writer::new(Box::new(std::io::stdout())))
+    serve(
+        std::io::stdin().lock(),
+        Writer::new(Box::new(std::io::stdout())),
+    )
 }
 
 fn serve(mut input: impl Read, writer: Writer) -> std::io::Result<()> {
@@ -51,7 +54,11 @@ fn serve(mut input: impl Read, writer: Writer) -> std::io::Result<()> {
                     }
                 }
                 Frame::Bad(error) => {
-                    writer.output("stderr", &format!("kruise-lua dap: malformed message ignored: {error}"), None);
+                    writer.output(
+                        "stderr",
+                        &format!("kruise-lua dap: malformed message ignored: {error}"),
+                        None,
+                    );
                 }
             }
         }
@@ -96,7 +103,11 @@ impl Session {
                 Flow::Go
             }
             Err((None, message)) => {
-                self.writer.output("stderr", &format!("kruise-lua dap: message ignored: {message}"), None);
+                self.writer.output(
+                    "stderr",
+                    &format!("kruise-lua dap: message ignored: {message}"),
+                    None,
+                );
                 Flow::Go
             }
         }
@@ -118,7 +129,11 @@ impl Session {
                 }
                 Err(message) => writer.fail(seq, &command, &message),
             },
-            "attach" => writer.fail(seq, &command, "kruise-lua debugs by launching a step: use a `launch` configuration"),
+            "attach" => writer.fail(
+                seq,
+                &command,
+                "kruise-lua debugs by launching a step: use a `launch` configuration",
+            ),
             "setBreakpoints" => self.set_breakpoints(&request),
             "setExceptionBreakpoints" => writer.respond(seq, &command, json!({"breakpoints": []})),
             "configurationDone" => {
@@ -126,8 +141,15 @@ impl Session {
                 self.start();
             }
             "threads" => {
-                let name = self.launch.as_ref().map_or("step".to_owned(), |l| l.title());
-                writer.respond(seq, &command, json!({"threads": [{"id": THREAD_ID, "name": name}]}));
+                let name = self
+                    .launch
+                    .as_ref()
+                    .map_or("step".to_owned(), |l| l.title());
+                writer.respond(
+                    seq,
+                    &command,
+                    json!({"threads": [{"id": THREAD_ID, "name": name}]}),
+                );
             }
             "stackTrace" | "scopes" | "variables" | "evaluate" | "setVariable" => {
                 if !self.send_if_stopped(Command::Inspect(request)) {
@@ -165,14 +187,22 @@ impl Session {
                 writer.respond(seq, &command, Value::Null);
                 return Flow::End;
             }
-            other => writer.fail(seq, other, &format!("kruise-lua dap does not support `{other}`")),
+            other => writer.fail(
+                seq,
+                other,
+                &format!("kruise-lua dap does not support `{other}`"),
+            ),
         }
         Flow::Go
     }
 
     fn set_breakpoints(&mut self, request: &Request) {
         let Some(launch) = &self.launch else {
-            self.writer.fail(request.seq, &request.command, "launch a step before setting breakpoints");
+            self.writer.fail(
+                request.seq,
+                &request.command,
+                "launch a step before setting breakpoints",
+            );
             return;
         };
         let path = request
@@ -190,7 +220,10 @@ impl Session {
         let mut breakpoints = Vec::new();
         let mut answered = Vec::new();
         for item in listed {
-            let line = item.get("line").and_then(Value::as_u64).and_then(|l| u32::try_from(l).ok());
+            let line = item
+                .get("line")
+                .and_then(Value::as_u64)
+                .and_then(|l| u32::try_from(l).ok());
             let text = |name: &str| {
                 item.get(name)
                     .and_then(Value::as_str)
@@ -216,7 +249,11 @@ impl Session {
         if ours {
             self.control.set_breakpoints(breakpoints);
         }
-        self.writer.respond(request.seq, &request.command, json!({"breakpoints": answered}));
+        self.writer.respond(
+            request.seq,
+            &request.command,
+            json!({"breakpoints": answered}),
+        );
     }
 
     /// Starts the step's run, once.
@@ -225,7 +262,11 @@ impl Session {
             return;
         }
         let Some(launch) = self.launch.clone() else {
-            self.writer.output("stderr", "kruise-lua dap: configurationDone before launch: nothing to run", None);
+            self.writer.output(
+                "stderr",
+                "kruise-lua dap: configurationDone before launch: nothing to run",
+                None,
+            );
             return;
         };
         let (sender, receiver) = channel();
@@ -260,7 +301,11 @@ impl Session {
         match spawned {
             Ok(handle) => self.run = Some(handle),
             Err(error) => {
-                self.writer.output("stderr", &format!("kruise-lua dap: cannot start the step's thread: {error}"), None);
+                self.writer.output(
+                    "stderr",
+                    &format!("kruise-lua dap: cannot start the step's thread: {error}"),
+                    None,
+                );
                 self.writer.event("terminated", Value::Null);
             }
         }

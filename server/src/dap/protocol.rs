@@ -33,11 +33,17 @@ impl Request {
         let command = object.get("command").and_then(Value::as_str);
         let answerable = seq.zip(command.map(str::to_owned));
         if object.get("type").and_then(Value::as_str) != Some("request") {
-            return Err((None, "only requests are expected from the client".to_owned()));
+            return Err((
+                None,
+                "only requests are expected from the client".to_owned(),
+            ));
         }
-        let (seq, command) = answerable
-            .clone()
-            .ok_or_else(|| (None, "a request needs a numeric `seq` and a `command`".to_owned()))?;
+        let (seq, command) = answerable.clone().ok_or_else(|| {
+            (
+                None,
+                "a request needs a numeric `seq` and a `command`".to_owned(),
+            )
+        })?;
         let arguments = object.get("arguments").cloned().unwrap_or(Value::Null);
         if !(arguments.is_object() || arguments.is_null()) {
             return Err((answerable, "`arguments` must be an object".to_owned()));

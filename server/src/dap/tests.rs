@@ -37,7 +37,11 @@ fn exchange(input: &[u8]) -> Vec<Value> {
 }
 
 fn request(seq: i64, command: &str, arguments: Value) -> Vec<u8> {
-    frame(json!({"seq": seq, "type": "request", "command": command, "arguments": arguments}).to_string().as_bytes())
+    frame(
+        json!({"seq": seq, "type": "request", "command": command, "arguments": arguments})
+            .to_string()
+            .as_bytes(),
+    )
 }
 
 #[test]
@@ -45,7 +49,9 @@ fn malformed_messages_are_answered_and_the_session_goes_on() {
     let mut input = Vec::new();
     input.extend(frame(b"{not json"));
     input.extend(frame(b"[1, 2]"));
-    input.extend(frame(br#"{"seq": 2, "type": "request", "command": "launch", "arguments": [1]}"#));
+    input.extend(frame(
+        br#"{"seq": 2, "type": "request", "command": "launch", "arguments": [1]}"#,
+    ));
     input.extend(b"Content-Length: nope\r\n\r\n");
     input.extend(request(3, "fly", json!({})));
     input.extend(request(4, "launch", json!({"case": "x.yaml"})));
@@ -59,8 +65,18 @@ fn malformed_messages_are_answered_and_the_session_goes_on() {
             .unwrap_or_else(|| panic!("no response to {seq}: {messages:#?}"))
     };
     assert_eq!(response(2)["success"], false);
-    assert!(response(3)["message"].as_str().unwrap().contains("does not support `fly`"));
-    assert!(response(4)["message"].as_str().unwrap().contains("needs `script`"));
+    assert!(
+        response(3)["message"]
+            .as_str()
+            .unwrap()
+            .contains("does not support `fly`")
+    );
+    assert!(
+        response(4)["message"]
+            .as_str()
+            .unwrap()
+            .contains("needs `script`")
+    );
     assert_eq!(response(5)["success"], false);
     assert_eq!(response(6)["success"], true);
     assert_eq!(response(6)["body"]["supportsConditionalBreakpoints"], true);
