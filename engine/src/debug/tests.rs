@@ -41,15 +41,18 @@ print(\"weight\", weight)
 return obj.data
 ";
 
+/// What the scripted debugger does at one stop.
+type Action = Box<dyn FnMut(&Stop, &mut Paused<'_>) -> Resume>;
+
 /// A step by step plan: what to do at each stop, in order; records stops and output.
 struct Scripted {
-    plan: Vec<Box<dyn FnMut(&Stop, &mut Paused<'_>) -> Resume>>,
+    plan: Vec<Action>,
     stops: Vec<(StopReason, u32)>,
     outputs: Vec<Output>,
 }
 
 impl Scripted {
-    fn new(plan: Vec<Box<dyn FnMut(&Stop, &mut Paused<'_>) -> Resume>>) -> Scripted {
+    fn new(plan: Vec<Action>) -> Scripted {
         Scripted {
             plan,
             stops: Vec::new(),
@@ -75,7 +78,7 @@ impl Debugger for Scripted {
 
 fn then(
     action: impl FnMut(&Stop, &mut Paused<'_>) -> Resume + 'static,
-) -> Box<dyn FnMut(&Stop, &mut Paused<'_>) -> Resume> {
+) -> Action {
     Box::new(action)
 }
 
