@@ -283,18 +283,35 @@ impl Session {
             .name("kruise-lua-dap-step".into())
             .stack_size(crate::WORKER_STACK)
             .spawn(move || {
-                let outcome = debug::run_step(
-                    &launch.script,
-                    launch.flavor,
-                    &launch.case,
-                    launch.index,
-                    launch.mode,
-                    &launch.options,
-                    &control,
-                    &mut bridge,
-                );
-                let (text, passed) = launch::verdict(&launch, &outcome, control.terminating());
-                writer.output("console", &text, None);
+                // A bug in the engine must still end the session in the client.
+                let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    debug::run_step(
+                        &launch.script,
+                        launch.flavor,
+                        &launch.case,
+                        launch.index,
+                        launch.mode,
+                        &launch.options,
+                        &control,
+                        &mut bridge,
+                    )
+                }));
+                let passed = match ran {
+                    Ok(outcome) => {
+                        let (text, passed) =
+                            launch::verdict(&launch, &outcome, control.terminating());
+                        writer.output("console", &text, None);
+                        passed
+                    }
+                    Err(_) => {
+                        writer.output(
+                            "stderr",
+                            "kruise-lua dap: internal error: the step's run panicked",
+                            None,
+                        );
+                        false
+                    }
+                };
                 writer.event("exited", json!({"exitCode": if passed { 0 } else { 1 }}));
                 writer.event("terminated", Value::Null);
             });
