@@ -76,9 +76,7 @@ impl Debugger for Scripted {
     }
 }
 
-fn then(
-    action: impl FnMut(&Stop, &mut Paused<'_>) -> Resume + 'static,
-) -> Action {
+fn then(action: impl FnMut(&Stop, &mut Paused<'_>) -> Resume + 'static) -> Action {
     Box::new(action)
 }
 
