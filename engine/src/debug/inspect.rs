@@ -392,9 +392,20 @@ unsafe fn push_root(l: State, root: Root) -> Result<(), String> {
             }
             Root::Globals => ffi::lua_pushvalue(l, ffi::LUA_GLOBALSINDEX),
             Root::Obj => {
-                // "obj" is interned already (it is a global's name): no allocation.
-                ffi::lua_pushstring(l, c"obj".as_ptr());
-                ffi::lua_rawget(l, ffi::LUA_GLOBALSINDEX);
+                // Found by walking the globals: pushing the name could allocate, and a memory
+                // error here would reach the script.
+                ffi::lua_pushnil(l);
+                ffi::lua_pushnil(l);
+                while ffi::lua_next(l, ffi::LUA_GLOBALSINDEX) != 0 {
+                    if ffi::lua_type(l, -2) == ffi::LUA_TSTRING && eval::key_text(l, -2) == "obj" {
+                        // nil key value → value
+                        ffi::lua_replace(l, -3);
+                        ffi::lua_pop(l, 1);
+                        return Ok(());
+                    }
+                    ffi::lua_pop(l, 1);
+                }
+                // Only the placeholder nil is left: obj is nil.
             }
         }
         Ok(())

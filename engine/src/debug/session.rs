@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 use std::ffi::{CStr, c_int};
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::ptr::NonNull;
 use std::time::{Duration, Instant};
 
@@ -276,20 +277,23 @@ impl<'a> Session<'a> {
         if session.control.terminating() || context.abandoned.get() {
             return;
         }
-        session.flush_prints(context);
         let started = Instant::now();
-        // SAFETY: a valid state inside the handler (level 0); the error value is at 1.
-        let (message, base, line) = unsafe {
-            let message = vm::error_text(l, 1);
-            let (base, line) = raising_frame(l);
-            (message, base, line)
-        };
-        let stop = Stop {
-            reason: StopReason::Exception,
-            line,
-            message: Some(message),
-        };
-        session.stop(l, base, &stop);
+        // A panic must not unwind through Lua's C frames: the error goes on as it was.
+        let _ = catch_unwind(AssertUnwindSafe(|| {
+            session.flush_prints(context);
+            // SAFETY: a valid state inside the handler (level 0); the error value is at 1.
+            let (message, base, line) = unsafe {
+                let message = vm::error_text(l, 1);
+                let (base, line) = raising_frame(l);
+                (message, base, line)
+            };
+            let stop = Stop {
+                reason: StopReason::Exception,
+                line,
+                message: Some(message),
+            };
+            session.stop(l, base, &stop);
+        }));
         give_back(context, started.elapsed());
     }
 }
@@ -305,7 +309,11 @@ unsafe extern "C-unwind" fn debug_hook(l: State, ar: *mut ffi::lua_Debug) {
             && let Some(session) = context.debug_session.get()
         {
             let session = &mut *session.cast::<Session<'_>>().as_ptr();
-            session.on_line(l, ar, context);
+            // A panic must not unwind through Lua's C frames: it ends the run instead.
+            let lined = catch_unwind(AssertUnwindSafe(|| session.on_line(l, ar, context)));
+            if lined.is_err() {
+                session.control.request_terminate();
+            }
             if session.control.terminating() {
                 context.deadline.set(Some(Instant::now()));
             }

@@ -49,6 +49,9 @@ struct Scripted {
     plan: Vec<Action>,
     stops: Vec<(StopReason, u32)>,
     outputs: Vec<Output>,
+    /// Assertions that failed inside an action (the engine keeps panics from unwinding
+    /// through Lua, so they are carried out here and checked after the run).
+    failures: Vec<String>,
 }
 
 impl Scripted {
@@ -57,6 +60,7 @@ impl Scripted {
             plan,
             stops: Vec::new(),
             outputs: Vec::new(),
+            failures: Vec::new(),
         }
     }
 }
@@ -68,7 +72,16 @@ impl Debugger for Scripted {
             return Resume::Continue;
         }
         let mut action = self.plan.remove(0);
-        action(stop, paused)
+        let acted = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| action(stop, paused)));
+        acted.unwrap_or_else(|panic| {
+            let text = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default();
+            self.failures.push(text);
+            Resume::Terminate
+        })
     }
 
     fn output(&mut self, output: Output) {
@@ -88,7 +101,7 @@ fn debug(
     options: &RunOptions,
 ) -> StepOutcome {
     let case = parse_case(CASE).unwrap();
-    run_step(
+    let outcome = run_step(
         &Script::new(script),
         ScriptFlavor::Custom,
         &case,
@@ -97,7 +110,9 @@ fn debug(
         options,
         control,
         debugger,
-    )
+    );
+    assert!(debugger.failures.is_empty(), "{:?}", debugger.failures);
+    outcome
 }
 
 fn breakpoint(line: u32) -> Breakpoint {
