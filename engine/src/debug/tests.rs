@@ -361,3 +361,60 @@ fn time_stopped_does_not_count_toward_the_timeout() {
     let outcome = debug(SCRIPT, 0, &control, &mut debugger, &options);
     assert_eq!(outcome.status, StepStatus::Pass, "{:?}", outcome.error);
 }
+
+#[test]
+fn table_fields_are_set_through_their_scope_and_bad_references_are_errors() {
+    let control = Control::new(false);
+    control.set_breakpoints(vec![breakpoint(2)]);
+    let mut debugger = Scripted::new(vec![then(|_, paused| {
+        let obj = paused.scopes(0).unwrap()[1].reference;
+        let data = paused.variables(obj).unwrap();
+        let data = data.iter().find(|v| v.name == "data").unwrap().reference;
+        let spec = paused.variables(data).unwrap()[0].reference;
+        assert_eq!(
+            paused.set_variable(spec, "port", "'x'").unwrap().value,
+            "\"x\""
+        );
+        assert!(paused.set_variable(spec, "nothing", "1").is_err());
+        assert!(
+            paused
+                .variables(999)
+                .unwrap_err()
+                .contains("no variable reference 999")
+        );
+        assert!(paused.scopes(99).is_err());
+        Resume::Continue
+    })]);
+    let outcome = debug(
+        "local spec = obj.data.spec\nreturn obj.data\n",
+        0,
+        &control,
+        &mut debugger,
+        &RunOptions::default(),
+    );
+    assert!(outcome.actual.unwrap().contains(r#""port":"x""#));
+}
+
+#[test]
+fn an_ingress_step_in_production_is_debugged_on_the_controllers_first_run_only() {
+    let script = "local a = obj.annotations or {}\na['w'] = obj.weight\nreturn a\n";
+    let control = Control::new(false);
+    control.set_breakpoints(vec![breakpoint(2)]);
+    let mut debugger = Scripted::new(vec![then(|_, paused| {
+        assert_eq!(value(paused, "obj.weight"), "\"20\"");
+        Resume::Continue
+    })]);
+    let case = parse_case(CASE).unwrap();
+    run_step(
+        &Script::new(script),
+        ScriptFlavor::Ingress,
+        &case,
+        0,
+        Mode::Production,
+        &RunOptions::default(),
+        &control,
+        &mut debugger,
+    );
+    assert!(debugger.failures.is_empty(), "{:?}", debugger.failures);
+    assert_eq!(debugger.stops, [(StopReason::Breakpoint, 2)]);
+}
