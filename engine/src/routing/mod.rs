@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 use crate::discovery::ScriptKind;
 
 mod canary_ingress;
+pub mod istio;
 pub mod matching;
 
 use crate::value::JsonValue;
@@ -250,7 +251,7 @@ pub trait RoutingModel: Send + Sync {
 
 /// Every model the engine has, in no particular order.
 pub fn models() -> Vec<Box<dyn RoutingModel>> {
-    Vec::new()
+    vec![Box::new(istio::IstioVirtualService)]
 }
 
 /// The model for scripts of `kind`, if the engine has one.
