@@ -74,7 +74,22 @@ impl Intent {
 
     /// Whether `request` is one the step's matches select.
     pub fn selects(&self, request: &Request) -> bool {
-        self.matches.iter().any(|m| match_selects(m, request))
+        self.matches
+            .iter()
+            .any(|m| match_selects(m, request, PrefixReading::Segments))
+    }
+
+    /// Whether a `PathPrefix` read as a plain string prefix selects `request` where the
+    /// Gateway API's segment reading does not (`/cartx` for `/cart`). Kruise's API points Istio
+    /// users at Istio's own (string) prefix for `path` (`HttpRouteMatch.Path`: "Supported list:
+    /// Istio: …#HTTPMatchRequest"), and Kruise's own Istio script writes `prefix`, so either
+    /// routing of such a request passes.
+    fn selects_as_string_prefix_only(&self, request: &Request) -> bool {
+        !self.selects(request)
+            && self
+                .matches
+                .iter()
+                .any(|m| match_selects(m, request, PrefixReading::String))
     }
 }
 
@@ -84,13 +99,27 @@ fn has_conditions(m: &HttpRouteMatch) -> bool {
         || m.query_params.as_ref().is_some_and(|q| !q.is_empty())
 }
 
+/// How a `PathPrefix` is read: element by element (the Gateway API's `HTTPPathMatch`, the
+/// type of Kruise's `path`), or as a plain string prefix (Istio's `prefix`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PrefixReading {
+    Segments,
+    String,
+}
+
 /// Gateway API path matching (`HTTPPathMatch`): `PathPrefix` (the default type, value "/")
 /// matches whole path segments, `Exact` the whole path, `RegularExpression` the whole path.
-fn path_selects(match_type: Option<&str>, value: Option<&str>, path: &str) -> bool {
+fn path_selects(
+    match_type: Option<&str>,
+    value: Option<&str>,
+    path: &str,
+    reading: PrefixReading,
+) -> bool {
     let value = value.unwrap_or("/");
     match match_type.unwrap_or("PathPrefix") {
         "Exact" => path == value,
         "RegularExpression" => full_match(value, path),
+        _ if reading == PrefixReading::String => path.starts_with(value),
         _ => {
             let prefix = value.trim_end_matches('/');
             prefix.is_empty()
@@ -110,12 +139,13 @@ fn value_selects(match_type: Option<&str>, wanted: &str, actual: Option<&String>
     }
 }
 
-fn match_selects(m: &HttpRouteMatch, request: &Request) -> bool {
+fn match_selects(m: &HttpRouteMatch, request: &Request, reading: PrefixReading) -> bool {
     if let Some(path) = &m.path
         && !path_selects(
             path.match_type.as_deref(),
             path.value.as_deref(),
             &request.path,
+            reading,
         )
     {
         return false;
@@ -171,8 +201,9 @@ fn match_probes(m: &HttpRouteMatch, base: &Request) -> Vec<Request> {
     };
     if let Some(path) = &m.path {
         variants.push(with_path(base.path.clone()));
-        if path.match_type.as_deref().unwrap_or("PathPrefix") == "PathPrefix" {
-            // Below the prefix, and a longer name sharing its text (not a segment match).
+        if path.match_type.as_deref() != Some("RegularExpression") {
+            // Below the path, and a longer name sharing its text (neither an exact nor a
+            // segment-prefix match).
             let value = path.value.as_deref().unwrap_or("/").trim_end_matches('/');
             variants.push(with_path(format!("{value}/x")));
             variants.push(with_path(format!("{value}x")));
@@ -339,7 +370,7 @@ fn misrouting(
     if stable_share <= 0.0 {
         return (!untouched()).then(|| (describe(now), describe(before)));
     }
-    let fractions: Vec<f64> = if intent.selects(request) {
+    let mut fractions: Vec<f64> = if intent.selects(request) {
         vec![1.0]
     } else {
         match (intent.weight, intent.matches.is_empty()) {
@@ -349,6 +380,9 @@ fn misrouting(
             (None, _) => vec![0.0],
         }
     };
+    if intent.selects_as_string_prefix_only(request) {
+        fractions.push(1.0);
+    }
     let mut expected_texts = Vec::new();
     for fraction in &fractions {
         let expected = expected_distribution(intent, original, &stable_backends, now, *fraction);
