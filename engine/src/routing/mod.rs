@@ -15,6 +15,7 @@ use crate::discovery::ScriptKind;
 mod canary_ingress;
 pub mod istio;
 pub mod matching;
+pub mod smi;
 
 use crate::value::JsonValue;
 pub use canary_ingress::canary_ingress;
@@ -251,7 +252,10 @@ pub trait RoutingModel: Send + Sync {
 
 /// Every model the engine has, in no particular order.
 pub fn models() -> Vec<Box<dyn RoutingModel>> {
-    vec![Box::new(istio::IstioVirtualService)]
+    vec![
+        Box::new(istio::IstioVirtualService),
+        Box::new(smi::SmiTrafficSplit),
+    ]
 }
 
 /// The model for scripts of `kind`, if the engine has one.
