@@ -311,7 +311,7 @@ pub fn check_step(
     for request in probes {
         let before = model.route(original, &request);
         let now = model.route(after, &request);
-        if let Some((actual, expected)) = misrouting(intent, &request, &before, &now)
+        if let Some((actual, expected)) = misrouting(model, intent, &request, &before, &now)
             && seen.insert((actual.clone(), expected.clone()))
         {
             if report.violations.len() >= VIOLATIONS_SHOWN {
@@ -329,13 +329,6 @@ pub fn check_step(
     report
 }
 
-fn names(service: &str, name: &str) -> bool {
-    service == name
-        || service
-            .strip_prefix(name)
-            .is_some_and(|rest| rest.starts_with('.'))
-}
-
 fn describe(routed: &Routed) -> String {
     match routed {
         Routed::To(d) => d.describe(),
@@ -345,6 +338,7 @@ fn describe(routed: &Routed) -> String {
 
 /// `None` when `now` is what the step asks for `request`, else (actual, expected) texts.
 fn misrouting(
+    model: &dyn RoutingModel,
     intent: &Intent,
     request: &Request,
     before: &Routed,
@@ -358,7 +352,7 @@ fn misrouting(
         .shares
         .iter()
         .map(|(b, _)| b)
-        .filter(|b| names(&b.service, &intent.stable_service))
+        .filter(|b| model.is_service(b, &intent.stable_service))
         .collect();
     let stable_share: f64 = original
         .shares
@@ -385,12 +379,14 @@ fn misrouting(
     }
     let mut expected_texts = Vec::new();
     for fraction in &fractions {
-        let expected = expected_distribution(intent, original, &stable_backends, now, *fraction);
+        let expected =
+            expected_distribution(model, intent, original, &stable_backends, now, *fraction);
         if *fraction == 0.0 {
             if untouched() {
                 return None;
             }
         } else if split_as_asked(
+            model,
             intent,
             original,
             &stable_backends,
@@ -404,7 +400,7 @@ fn misrouting(
     }
     let mut actual = describe(now);
     if let Routed::To(d) = now
-        && let Some(missing) = missing_header_changes(intent, original, &stable_backends, d)
+        && let Some(missing) = missing_header_changes(model, intent, original, &stable_backends, d)
     {
         actual.push_str(&format!(" ({missing})"));
     }
@@ -421,13 +417,19 @@ fn same(a: &Distribution, b: &Routed) -> bool {
             .all(|((x, s), (y, t))| x == y && (s - t).abs() < 1e-9)
 }
 
-fn is_canary(intent: &Intent, stable_backends: &[&Backend], backend: &Backend) -> bool {
-    names(&backend.service, &intent.canary_service)
+fn is_canary(
+    model: &dyn RoutingModel,
+    intent: &Intent,
+    stable_backends: &[&Backend],
+    backend: &Backend,
+) -> bool {
+    model.is_service(backend, &intent.canary_service)
         && (intent.canary_service != intent.stable_service || !stable_backends.contains(&backend))
 }
 
 /// The distribution the step asks for when `fraction` of the stable share goes to the canary.
 fn expected_distribution(
+    model: &dyn RoutingModel,
     intent: &Intent,
     original: &Distribution,
     stable_backends: &[&Backend],
@@ -440,7 +442,7 @@ fn expected_distribution(
             .shares
             .iter()
             .map(|(b, _)| b)
-            .find(|b| is_canary(intent, stable_backends, b))
+            .find(|b| is_canary(model, intent, stable_backends, b))
             .cloned(),
         Routed::NoRoute => None,
     }
@@ -472,6 +474,7 @@ fn expected_distribution(
 const WEIGHT_TOLERANCE: f64 = 0.01 + 1e-9;
 
 fn split_as_asked(
+    model: &dyn RoutingModel,
     intent: &Intent,
     original: &Distribution,
     stable_backends: &[&Backend],
@@ -488,14 +491,16 @@ fn split_as_asked(
     let canary_of = |d: &Distribution| -> f64 {
         d.shares
             .iter()
-            .filter(|(b, _)| is_canary(intent, stable_backends, b))
+            .filter(|(b, _)| is_canary(model, intent, stable_backends, b))
             .map(|(_, s)| s)
             .sum()
     };
     let stable_of = |d: &Distribution| -> f64 {
         d.shares
             .iter()
-            .filter(|(b, _)| stable_backends.contains(&b) && !is_canary(intent, stable_backends, b))
+            .filter(|(b, _)| {
+                stable_backends.contains(&b) && !is_canary(model, intent, stable_backends, b)
+            })
             .map(|(_, s)| s)
             .sum()
     };
@@ -511,7 +516,7 @@ fn split_as_asked(
         d.shares
             .iter()
             .filter(|(b, _)| {
-                !stable_backends.contains(&b) && !is_canary(intent, stable_backends, b)
+                !stable_backends.contains(&b) && !is_canary(model, intent, stable_backends, b)
             })
             .map(|(b, s)| (b.clone(), *s))
             .collect()
@@ -524,12 +529,13 @@ fn split_as_asked(
     {
         return false;
     }
-    missing_header_changes(intent, original, stable_backends, now).is_none()
+    missing_header_changes(model, intent, original, stable_backends, now).is_none()
 }
 
 /// Whether canary-bound requests carry the step's header modifier and stable-bound ones keep
 /// their original header operations; `Some(what is wrong)` when not.
 fn missing_header_changes(
+    model: &dyn RoutingModel,
     intent: &Intent,
     original: &Distribution,
     stable_backends: &[&Backend],
@@ -555,7 +561,7 @@ fn missing_header_changes(
             continue;
         }
         let changes = now.header_changes.get(backend).unwrap_or(&empty);
-        if is_canary(intent, stable_backends, backend) {
+        if is_canary(model, intent, stable_backends, backend) {
             let missing: Vec<String> = wanted
                 .iter()
                 .filter(|(name, value)| changes.get(*name) != Some(*value))

@@ -236,6 +236,17 @@ pub trait RoutingModel: Send + Sync {
     /// intent check adds the step's own matches to these.
     fn probes(&self, config: &GatewayConfig) -> Vec<Request>;
 
+    /// Whether `backend` is the Kubernetes Service `service` (any subset or port of it). By
+    /// default its name is `service`, or a DNS name under it (`web.default.svc.cluster.local`);
+    /// a gateway that names backends otherwise (Gloo's discovered upstreams) says how.
+    fn is_service(&self, backend: &Backend, service: &str) -> bool {
+        backend.service == service
+            || backend
+                .service
+                .strip_prefix(service)
+                .is_some_and(|rest| rest.starts_with('.'))
+    }
+
     /// The configuration the gateway sees when the script's resource is `config`. By default
     /// `config` itself. A gateway that combines several objects into one decision adds the
     /// ones a Rollout's setup implies (Emissary groups the canary Mapping a script edits with
