@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 use crate::discovery::ScriptKind;
 
 mod canary_ingress;
+pub mod gloo;
 pub mod istio;
 pub mod matching;
 pub mod smi;
@@ -266,6 +267,7 @@ pub fn models() -> Vec<Box<dyn RoutingModel>> {
     vec![
         Box::new(istio::IstioVirtualService),
         Box::new(smi::SmiTrafficSplit),
+        Box::new(gloo::GlooVirtualService),
     ]
 }
 
