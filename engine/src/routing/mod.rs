@@ -248,17 +248,20 @@ pub trait RoutingModel: Send + Sync {
                 .is_some_and(|rest| rest.starts_with('.'))
     }
 
-    /// The configuration the gateway sees when the script's resource is `config`. By default
-    /// `config` itself. A gateway that combines several objects into one decision adds the
-    /// ones a Rollout's setup implies (Emissary groups the canary Mapping a script edits with
-    /// the stable Mapping beside it), as a `kind: List` resource with `items`.
+    /// The configuration the gateway sees when the script's resource is `config` (`original`
+    /// is that resource before the rollout). By default `config` itself. A gateway that
+    /// combines several objects into one decision adds the ones a Rollout's setup implies
+    /// (Emissary groups the canary Mapping a script edits with the stable Mapping beside it),
+    /// as a `kind: List` resource with `items`. `Err(why)` when the resource alone cannot show
+    /// where traffic goes (the intent check then skips the step and says why).
     fn surroundings(
         &self,
         config: GatewayConfig,
+        _original: &GatewayConfig,
         _stable_service: &str,
         _canary_service: &str,
-    ) -> GatewayConfig {
-        config
+    ) -> Result<GatewayConfig, String> {
+        Ok(config)
     }
 }
 
