@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 use crate::discovery::ScriptKind;
 
 mod canary_ingress;
+pub mod emissary;
 pub mod gloo;
 pub mod istio;
 pub mod matching;
@@ -271,6 +272,7 @@ pub fn models() -> Vec<Box<dyn RoutingModel>> {
         Box::new(istio::IstioVirtualService),
         Box::new(smi::SmiTrafficSplit),
         Box::new(gloo::GlooVirtualService),
+        Box::new(emissary::EmissaryMapping),
     ]
 }
 
