@@ -365,3 +365,25 @@ original:
         StepIntentOutcome::NotChecked(_)
     ));
 }
+
+#[test]
+fn probes_are_bounded_for_huge_resources() {
+    let routes: Vec<String> = (0..3000)
+        .map(|i| {
+            format!(
+                r#"{{"match":[{{"uri":{{"prefix":"/r{i}"}},"headers":{{"h{i}":{{"exact":"v"}}}}}}],"route":[{{"destination":{{"host":"web"}}}}]}}"#
+            )
+        })
+        .collect();
+    let config = vs(&format!("[{}]", routes.join(",")));
+    let matches = (0..16)
+        .map(|i| header_match(&format!("x-{i}"), "1"))
+        .collect();
+    let found = probes(
+        &IstioVirtualService,
+        &config,
+        &config,
+        &intent(None, Some(matches)),
+    );
+    assert_eq!(found.len(), MAX_PROBES);
+}
