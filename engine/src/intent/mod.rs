@@ -35,7 +35,7 @@ mod case;
 #[cfg(test)]
 mod tests;
 
-pub use case::{StepCheck, StepIntentOutcome, check_case};
+pub use case::{StepCheck, StepIntentOutcome, check_case, check_case_with};
 
 /// What one step asks of the routing.
 #[derive(Debug, Clone, PartialEq, Default)]
