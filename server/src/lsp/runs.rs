@@ -296,11 +296,8 @@ pub fn execute(
             Some((i, outcome))
         })
         .collect();
-    if cancelled() || outcomes.iter().any(Option::is_none) {
-        return None;
-    }
     // The intent check of every case that just ran (reused cases keep theirs).
-    let fresh: Vec<usize> = todo.iter().map(|&(i, _)| i).collect();
+    let fresh: std::collections::HashSet<usize> = todo.iter().map(|&(i, _)| i).collect();
     let kind = input.target.kind.clone().unwrap_or(ScriptKind::Custom {
         group: String::new(),
         kind: String::new(),
@@ -310,6 +307,9 @@ pub fn execute(
         .enumerate()
         .filter(|(i, _)| fresh.contains(i))
         .filter_map(|(i, c)| {
+            if cancelled() {
+                return None;
+            }
             let case = c.case.as_ref().ok()?;
             let checks = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 intent::check_case(&kind, &script, case, options)
@@ -318,7 +318,7 @@ pub fn execute(
             Some((i, checks))
         })
         .collect();
-    if cancelled() {
+    if cancelled() || outcomes.iter().any(Option::is_none) {
         return None;
     }
     for (i, checks) in intents {
