@@ -12,6 +12,7 @@ pub mod debug;
 pub mod discovery;
 pub mod error;
 pub mod input;
+pub mod intent;
 pub mod json;
 pub mod luadata;
 pub mod render;

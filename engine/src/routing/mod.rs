@@ -11,7 +11,16 @@
 use std::collections::BTreeMap;
 
 use crate::discovery::ScriptKind;
+
+mod canary_ingress;
+pub mod emissary;
+pub mod gloo;
+pub mod istio;
+pub mod matching;
+pub mod smi;
+
 use crate::value::JsonValue;
+pub use canary_ingress::canary_ingress;
 
 /// One HTTP request, as the probes of the intent check build them.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Default)]
@@ -185,7 +194,7 @@ pub enum GatewayConfig {
     Resource(JsonValue),
     /// An ingress class: the stable Ingress (the user's) and, once Kruise created it, the
     /// canary Ingress (a copy pointing at the canary service, carrying the script's
-    /// annotations).
+    /// annotations; [`canary_ingress`] builds it as Kruise does).
     Ingress {
         stable: JsonValue,
         canary: Option<JsonValue>,
@@ -228,11 +237,43 @@ pub trait RoutingModel: Send + Sync {
     /// matches it (and, where the route has conditions, one that just misses them). The
     /// intent check adds the step's own matches to these.
     fn probes(&self, config: &GatewayConfig) -> Vec<Request>;
+
+    /// Whether `backend` is the Kubernetes Service `service` (any subset or port of it). By
+    /// default its name is `service`, or a DNS name under it (`web.default.svc.cluster.local`);
+    /// a gateway that names backends otherwise (Gloo's discovered upstreams) says how.
+    fn is_service(&self, backend: &Backend, service: &str) -> bool {
+        backend.service == service
+            || backend
+                .service
+                .strip_prefix(service)
+                .is_some_and(|rest| rest.starts_with('.'))
+    }
+
+    /// The configuration the gateway sees when the script's resource is `config` (`original`
+    /// is that resource before the rollout). By default `config` itself. A gateway that
+    /// combines several objects into one decision adds the ones a Rollout's setup implies
+    /// (Emissary groups the canary Mapping a script edits with the stable Mapping beside it),
+    /// as a `kind: List` resource with `items`. `Err(why)` when the resource alone cannot show
+    /// where traffic goes (the intent check then skips the step and says why).
+    fn surroundings(
+        &self,
+        config: GatewayConfig,
+        _original: &GatewayConfig,
+        _stable_service: &str,
+        _canary_service: &str,
+    ) -> Result<GatewayConfig, String> {
+        Ok(config)
+    }
 }
 
 /// Every model the engine has, in no particular order.
 pub fn models() -> Vec<Box<dyn RoutingModel>> {
-    Vec::new()
+    vec![
+        Box::new(istio::IstioVirtualService),
+        Box::new(smi::SmiTrafficSplit),
+        Box::new(gloo::GlooVirtualService),
+        Box::new(emissary::EmissaryMapping),
+    ]
 }
 
 /// The model for scripts of `kind`, if the engine has one.
