@@ -152,7 +152,7 @@ impl JsonValue {
         }
     }
 
-    pub fn as_object(&self) -> Option<&BTreeMap<String, JsonValue>> {
+    pub fn as_object(&self) -> Option<&JsonMap> {
         match self {
             JsonValue::Object(members) => Some(members),
             _ => None,

@@ -90,9 +90,9 @@ pub fn canary_ingress(
             JsonValue::Object(BTreeMap::from([(
                 "paths".to_owned(),
                 JsonValue::Array(paths),
-            )])),
+            )]).into()),
         );
-        rules.push(JsonValue::Object(canary_rule));
+        rules.push(JsonValue::Object(canary_rule.into()));
     }
     spec.insert("rules".to_owned(), JsonValue::Array(rules));
     let mut object = BTreeMap::new();
@@ -101,9 +101,9 @@ pub fn canary_ingress(
             object.insert(key.to_owned(), value.clone());
         }
     }
-    object.insert("metadata".to_owned(), JsonValue::Object(metadata));
-    object.insert("spec".to_owned(), JsonValue::Object(spec));
-    JsonValue::Object(object)
+    object.insert("metadata".to_owned(), JsonValue::Object(metadata.into()));
+    object.insert("spec".to_owned(), JsonValue::Object(spec.into()));
+    JsonValue::Object(object.into())
 }
 
 #[cfg(test)]

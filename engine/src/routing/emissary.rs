@@ -515,7 +515,7 @@ impl RoutingModel for EmissaryMapping {
                     JsonValue::Array(vec![stable, object.clone()]),
                 ),
             ],
-        ))))
+        ).into())))
     }
 }
 

@@ -16,7 +16,7 @@ fn list(specs: &[&str]) -> GatewayConfig {
             "items".to_owned(),
             JsonValue::Array(specs.iter().map(|s| mapping(s)).collect()),
         ),
-    ])))
+    ]).into()))
 }
 
 fn route(config: &GatewayConfig, request: &Request) -> String {
