@@ -11,6 +11,13 @@
 use std::collections::BTreeMap;
 
 use crate::discovery::ScriptKind;
+
+pub mod fields;
+pub mod probe;
+#[cfg(test)]
+mod testing;
+pub mod traefik;
+pub mod traefik_rule;
 use crate::value::JsonValue;
 
 /// One HTTP request, as the probes of the intent check build them.
@@ -232,7 +239,10 @@ pub trait RoutingModel: Send + Sync {
 
 /// Every model the engine has, in no particular order.
 pub fn models() -> Vec<Box<dyn RoutingModel>> {
-    Vec::new()
+    vec![
+        Box::new(traefik::TraefikIngressRoute),
+        Box::new(traefik::TraefikServiceModel),
+    ]
 }
 
 /// The model for scripts of `kind`, if the engine has one.
