@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 use crate::discovery::ScriptKind;
 
 pub mod fields;
+pub mod kuma;
 pub mod probe;
 #[cfg(test)]
 mod testing;
@@ -242,6 +243,7 @@ pub fn models() -> Vec<Box<dyn RoutingModel>> {
     vec![
         Box::new(traefik::TraefikIngressRoute),
         Box::new(traefik::TraefikServiceModel),
+        Box::new(kuma::KumaMeshHttpRoute),
     ]
 }
 

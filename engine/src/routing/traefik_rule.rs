@@ -10,7 +10,7 @@
 use regex::Regex;
 
 use super::Request;
-use super::fields::{compile, compile_full};
+use super::fields::compile;
 use super::probe::{Cond, Literal, ValueCond};
 
 /// The deepest nesting of parentheses and `!` accepted (bounded recursion).
