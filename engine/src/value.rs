@@ -120,6 +120,57 @@ impl JsonValue {
     pub fn parse_go_interface(text: &[u8]) -> Result<JsonValue, String> {
         crate::json::parse::parse(text)
     }
+
+    /// The member `key` of an object (`None` for other values or a missing key).
+    pub fn get(&self, key: &str) -> Option<&JsonValue> {
+        match self {
+            JsonValue::Object(members) => members.get(key),
+            _ => None,
+        }
+    }
+
+    /// The value at a path of object keys (`value.at(&["spec", "http"])`).
+    pub fn at(&self, keys: &[&str]) -> Option<&JsonValue> {
+        keys.iter().try_fold(self, |value, key| value.get(key))
+    }
+
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            JsonValue::String(text) => Some(text),
+            _ => None,
+        }
+    }
+
+    /// The items of an array; `None` for other values (a missing list reads as `None` too).
+    pub fn as_array(&self) -> Option<&[JsonValue]> {
+        match self {
+            JsonValue::Array(items) => Some(items),
+            _ => None,
+        }
+    }
+
+    pub fn as_object(&self) -> Option<&BTreeMap<String, JsonValue>> {
+        match self {
+            JsonValue::Object(members) => Some(members),
+            _ => None,
+        }
+    }
+
+    /// A number (`Int` or `Float`) as f64.
+    pub fn as_f64(&self) -> Option<f64> {
+        match self {
+            JsonValue::Int(i) => Some(*i as f64),
+            JsonValue::Float(f) => Some(*f),
+            _ => None,
+        }
+    }
+
+    pub fn as_bool(&self) -> Option<bool> {
+        match self {
+            JsonValue::Bool(b) => Some(*b),
+            _ => None,
+        }
+    }
 }
 
 #[cfg(test)]

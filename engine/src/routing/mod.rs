@@ -12,14 +12,18 @@ use std::collections::BTreeMap;
 
 use crate::discovery::ScriptKind;
 
+mod canary_ingress;
 pub mod fields;
 pub mod kuma;
+pub mod matching;
 pub mod probe;
 #[cfg(test)]
 mod testing;
 pub mod traefik;
 pub mod traefik_rule;
+
 use crate::value::JsonValue;
+pub use canary_ingress::canary_ingress;
 
 /// One HTTP request, as the probes of the intent check build them.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Default)]
@@ -193,7 +197,7 @@ pub enum GatewayConfig {
     Resource(JsonValue),
     /// An ingress class: the stable Ingress (the user's) and, once Kruise created it, the
     /// canary Ingress (a copy pointing at the canary service, carrying the script's
-    /// annotations).
+    /// annotations; [`canary_ingress`] builds it as Kruise does).
     Ingress {
         stable: JsonValue,
         canary: Option<JsonValue>,
@@ -236,6 +240,19 @@ pub trait RoutingModel: Send + Sync {
     /// matches it (and, where the route has conditions, one that just misses them). The
     /// intent check adds the step's own matches to these.
     fn probes(&self, config: &GatewayConfig) -> Vec<Request>;
+
+    /// The configuration the gateway sees when the script's resource is `config`. By default
+    /// `config` itself. A gateway that combines several objects into one decision adds the
+    /// ones a Rollout's setup implies (Emissary groups the canary Mapping a script edits with
+    /// the stable Mapping beside it), as a `kind: List` resource with `items`.
+    fn surroundings(
+        &self,
+        config: GatewayConfig,
+        _stable_service: &str,
+        _canary_service: &str,
+    ) -> GatewayConfig {
+        config
+    }
 }
 
 /// Every model the engine has, in no particular order.
