@@ -24,9 +24,8 @@ use std::collections::BTreeMap;
 use crate::discovery::ScriptKind;
 use crate::value::JsonValue;
 
-use super::fields::{
-    at, compile_full, field, int_field, items, matches_whole, port_field, str_field,
-};
+use super::fields::{int_field, items, port_field, str_field};
+use super::matching::{full_match, re2_problem};
 use super::probe::{Cond, Literal, ValueCond, probes_for};
 use super::{
     Backend, ConfigProblem, Distribution, GatewayConfig, ProblemKind, Request, Routed, RoutingModel,
@@ -47,7 +46,7 @@ struct Route<'a> {
 }
 
 fn path_of(matched: Option<&JsonValue>) -> Option<(&str, &str)> {
-    let path = field(matched?, "path")?;
+    let path = matched?.get("path")?;
     Some((
         str_field(path, "type").unwrap_or_default(),
         str_field(path, "value").unwrap_or_default(),
@@ -74,7 +73,7 @@ fn compare(a: Option<&JsonValue>, b: Option<&JsonValue>) -> std::cmp::Ordering {
         },
         (Some((ta, _)), Some((tb, _))) => rank(ta).cmp(&rank(tb)),
     };
-    let method = |m: Option<&JsonValue>| m.and_then(|m| field(m, "method")).is_some();
+    let method = |m: Option<&JsonValue>| m.and_then(|m| m.get("method")).is_some();
     let count = |m: Option<&JsonValue>, key: &str| m.map_or(0, |m| items(m, key).len());
     by_path
         .then_with(|| method(b).cmp(&method(a)))
@@ -91,13 +90,14 @@ fn destinations(config: &GatewayConfig) -> Vec<Destination<'_>> {
     let GatewayConfig::Resource(resource) = config else {
         return Vec::new();
     };
-    let Some(spec) = field(resource, "spec") else {
+    let Some(spec) = resource.get("spec") else {
         return Vec::new();
     };
     items(spec, "to")
         .iter()
         .map(|to| {
-            let service = at(to, &["targetRef", "name"])
+            let service = to
+                .at(&["targetRef", "name"])
                 .and_then(|v| match v {
                     JsonValue::String(s) => Some(s.clone()),
                     _ => None,
@@ -131,7 +131,7 @@ fn value_matches(kind: &str, expected: &str, actual: Option<&String>) -> bool {
         ("Absent", actual) => actual.is_none(),
         ("Present", actual) => actual.is_some(),
         ("Prefix", Some(a)) => a.starts_with(expected),
-        ("RegularExpression", Some(a)) => matches_whole(expected, a),
+        ("RegularExpression", Some(a)) => full_match(expected, a),
         ("Exact" | "", Some(a)) => a == expected,
         _ => false,
     }
@@ -149,7 +149,7 @@ fn route_matches(matched: Option<&JsonValue>, request: &Request) -> bool {
             let trimmed = v.strip_suffix('/').unwrap_or(v);
             request.path == trimmed || request.path.starts_with(&format!("{trimmed}/"))
         }
-        Some(("RegularExpression", v)) => matches_whole(v, &request.path),
+        Some(("RegularExpression", v)) => full_match(v, &request.path),
         Some(_) => false,
     };
     let method_ok = str_field(matched, "method").is_none_or(|m| m == request.method);
@@ -186,7 +186,7 @@ fn route_matches(matched: Option<&JsonValue>, request: &Request) -> bool {
 
 /// A backendRef: `MeshServiceSubset` tags become the subset (`version=v2`, sorted by key).
 fn backend(reference: &JsonValue) -> Backend {
-    let tags: Vec<String> = match field(reference, "tags") {
+    let tags: Vec<String> = match reference.get("tags") {
         Some(JsonValue::Object(tags)) => tags
             .iter()
             .filter(|(k, _)| *k != "kuma.io/service")
@@ -200,10 +200,12 @@ fn backend(reference: &JsonValue) -> Backend {
     let service = str_field(reference, "name")
         .map(str::to_owned)
         .or_else(|| {
-            at(reference, &["tags", "kuma.io/service"]).and_then(|v| match v {
-                JsonValue::String(s) => Some(s.clone()),
-                _ => None,
-            })
+            reference
+                .at(&["tags", "kuma.io/service"])
+                .and_then(|v| match v {
+                    JsonValue::String(s) => Some(s.clone()),
+                    _ => None,
+                })
         })
         .unwrap_or_default();
     Backend {
@@ -221,7 +223,7 @@ fn header_changes(rule: &JsonValue) -> BTreeMap<String, Option<String>> {
         if str_field(filter, "type") != Some("RequestHeaderModifier") {
             continue;
         }
-        let Some(modifier) = field(filter, "requestHeaderModifier") else {
+        let Some(modifier) = filter.get("requestHeaderModifier") else {
             continue;
         };
         for key in ["set", "add"] {
@@ -245,7 +247,7 @@ fn header_changes(rule: &JsonValue) -> BTreeMap<String, Option<String>> {
 }
 
 fn distribution(destination: &Destination, route: &Route) -> Routed {
-    let default = route.rule.and_then(|r| field(r, "default"));
+    let default = route.rule.and_then(|r| r.get("default"));
     let refs = default.map_or(&[][..], |d| items(d, "backendRefs"));
     let weights: Vec<(Backend, f64)> = if refs.is_empty() {
         vec![(Backend::service(&destination.service), 1.0)]
@@ -336,7 +338,7 @@ impl RoutingModel for KumaMeshHttpRoute {
         let GatewayConfig::Resource(resource) = config else {
             return Vec::new();
         };
-        let Some(spec) = field(resource, "spec") else {
+        let Some(spec) = resource.get("spec") else {
             return Vec::new();
         };
         let mut problems = Vec::new();
@@ -375,11 +377,8 @@ impl RoutingModel for KumaMeshHttpRoute {
                                 rejected(at_value, format!("{value:?} must be an absolute path"))
                             }
                             "RegularExpression" => {
-                                if let Err(e) = compile_full(value) {
-                                    rejected(
-                                        at_value,
-                                        format!("Envoy refuses the regex {value:?}: {e}"),
-                                    );
+                                if let Some(e) = re2_problem(value) {
+                                    rejected(at_value, format!("Envoy refuses it: {e}"));
                                 }
                             }
                             _ => {}
@@ -407,7 +406,9 @@ impl RoutingModel for KumaMeshHttpRoute {
                         }
                     }
                 }
-                let refs = field(rule, "default").map_or(&[][..], |d| items(d, "backendRefs"));
+                let refs = rule
+                    .get("default")
+                    .map_or(&[][..], |d| items(d, "backendRefs"));
                 if !refs.is_empty() && refs.iter().all(|r| int_field(r, "weight") == Some(0)) {
                     rejected(
                         format!("{base}.default.backendRefs"),

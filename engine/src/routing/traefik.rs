@@ -12,7 +12,7 @@
 
 use crate::discovery::ScriptKind;
 
-use super::fields::{field, int_field, items, port_field, str_field};
+use super::fields::{int_field, items, port_field, str_field};
 use super::probe::probes_for;
 use super::traefik_rule::{Rule, Syntax};
 use super::{
@@ -74,7 +74,7 @@ fn distribute(weights: &[(Backend, f64)]) -> Routed {
 
 fn spec(config: &GatewayConfig) -> Option<&JsonValue> {
     match config {
-        GatewayConfig::Resource(resource) => field(resource, "spec"),
+        GatewayConfig::Resource(resource) => resource.get("spec"),
         GatewayConfig::Ingress { .. } => None,
     }
 }
@@ -216,7 +216,7 @@ impl RoutingModel for TraefikServiceModel {
             return Vec::new();
         };
         let mut problems = Vec::new();
-        if let Some(w) = field(spec, "weighted") {
+        if let Some(w) = spec.get("weighted") {
             if distribute(&weighted(items(w, "services"))) == Routed::NoRoute {
                 problems.push(ConfigProblem {
                     path: "spec.weighted.services".into(),
@@ -224,9 +224,9 @@ impl RoutingModel for TraefikServiceModel {
                     message: "no service with a positive weight: every request fails".into(),
                 });
             }
-        } else if field(spec, "mirroring").is_none()
-            && field(spec, "failover").is_none()
-            && field(spec, "highestRandomWeight").is_none()
+        } else if spec.get("mirroring").is_none()
+            && spec.get("failover").is_none()
+            && spec.get("highestRandomWeight").is_none()
         {
             problems.push(ConfigProblem {
                 path: "spec".into(),
@@ -242,20 +242,20 @@ impl RoutingModel for TraefikServiceModel {
         let Some(spec) = spec(config) else {
             return Routed::NoRoute;
         };
-        if let Some(w) = field(spec, "weighted") {
+        if let Some(w) = spec.get("weighted") {
             return distribute(&weighted(items(w, "services")));
         }
         // Mirroring: the main service serves, mirrors get copies whose answers are dropped.
-        if let Some(m) = field(spec, "mirroring") {
+        if let Some(m) = spec.get("mirroring") {
             return Routed::To(Distribution::single(backend(m)));
         }
         // Failover: the main service while it is healthy.
-        if let Some(f) = field(spec, "failover") {
+        if let Some(f) = spec.get("failover") {
             if let Some(name) = str_field(f, "service") {
                 return Routed::To(Distribution::single(Backend::service(name)));
             }
         }
-        if let Some(h) = field(spec, "highestRandomWeight") {
+        if let Some(h) = spec.get("highestRandomWeight") {
             return distribute(&weighted(items(h, "services")));
         }
         Routed::NoRoute
