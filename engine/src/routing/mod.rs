@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 use crate::discovery::ScriptKind;
 
 mod canary_ingress;
+pub mod contour;
 pub mod fields;
 pub mod kuma;
 pub mod matching;
@@ -261,6 +262,7 @@ pub fn models() -> Vec<Box<dyn RoutingModel>> {
         Box::new(traefik::TraefikIngressRoute),
         Box::new(traefik::TraefikServiceModel),
         Box::new(kuma::KumaMeshHttpRoute),
+        Box::new(contour::ContourHttpProxy),
     ]
 }
 
