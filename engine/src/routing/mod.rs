@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 
 use crate::discovery::ScriptKind;
 
+pub mod apisix;
 mod canary_ingress;
 pub mod contour;
 pub mod fields;
@@ -263,6 +264,11 @@ pub fn models() -> Vec<Box<dyn RoutingModel>> {
         Box::new(traefik::TraefikServiceModel),
         Box::new(kuma::KumaMeshHttpRoute),
         Box::new(contour::ContourHttpProxy),
+        // The 2.x controller (current): it refuses what 1.x accepted (duplicate backends).
+        Box::new(apisix::ApisixRoute {
+            controller: apisix::Controller::V2,
+        }),
+        Box::new(apisix::ApisixUpstream),
     ]
 }
 
