@@ -1,99 +1,54 @@
-//! Contour HTTPProxy (projectcontour.io/v1): route conditions (with `includes` concatenation),
-//! Contour's route order (most specific path first, not document order), Envoy matching, the
-//! weight rule for unset weights, and request header policies.
+//! Contour HTTPProxy (projectcontour.io/v1): the virtual host's routes (with `includes`
+//! resolved and their conditions prepended), Contour's route order (most specific path first,
+//! not document order; see [`super::contour_conditions`]), services and their weights, and
+//! request header policies.
 //!
 //! Facts from projectcontour/contour:
 //! - `internal/dag/httpproxy_processor.go` `computeRoutes`: an include's conditions are
-//!   prepended to the included proxy's route conditions; any invalid route or include makes
-//!   the proxy serve no route (`return nil`); an include whose proxy does not exist gets a
-//!   502 route; `routeActionCountValid`: a route needs services (or a redirect/direct response).
-//!   Mirror services get copies only.
-//! - `internal/dag/conditions.go` `mergePathMatchConditions` (paths concatenate, `//` collapses
-//!   to `/`, the last condition decides prefix or exact, any regex makes a regex, none gives
-//!   prefix `/`), `pathMatchConditionsValid`, `includeMatchConditionsValid`,
-//!   `headerMatchConditions`/`headerMatchConditionsValid`, `queryParameterMatchConditions`/
-//!   `queryParameterMatchConditionsValid`.
+//!   prepended to the included proxy's route conditions (`includeMatchConditionsValid`: no
+//!   exact or regex in includes; no two includes with the same conditions); any invalid route
+//!   or include makes the proxy serve no route (`return nil`); an include whose proxy does not
+//!   exist gets a 502 route; `routeActionCountValid`: a route needs services (or a redirect or
+//!   direct response). Mirror services get copies only.
 //! - `internal/dag/dag.go` `AddRoute`: routes are keyed by their conditions, a later route with
 //!   the same conditions replaces the earlier one.
-//! - `internal/sorter/sorter.go` `routeSorter.Less` and `compareRoutesByMethodHeaderQueryParams`.
-//! - `internal/envoy/v3/route.go` `PathRouteMatch` (HTTPProxy prefixes are plain string
-//!   prefixes; a regex is anchored with `^`), `headerMatcher` (invert; missing headers are
-//!   empty only for inverted matches with `treatMissingAsEmpty`), `weightedClusters` (when no
-//!   weight is set, every service gets 1; otherwise an unset weight is 0).
+//! - `internal/envoy/v3/route.go` `weightedClusters`: when no weight is set, every service gets
+//!   1; otherwise an unset weight is 0. Envoy applies a weighted cluster's request headers
+//!   before the route's (route_components.proto, `ClusterWeight.request_headers_to_add`).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use crate::discovery::ScriptKind;
 use crate::value::JsonValue;
 
+use super::contour_conditions::{
+    Conditions, header_conditions_problem, non_empty, path_conditions_problem,
+    query_conditions_problem,
+};
 use super::fields::{int_field, items, port_field, str_field};
-use super::matching::{full_match, re2_problem};
-use super::probe::{Cond, Literal, ValueCond, probes_for};
+use super::probe::{Literal, probes_for};
 use super::{
     Backend, ConfigProblem, Distribution, GatewayConfig, ProblemKind, Request, Routed, RoutingModel,
 };
 
 pub struct ContourHttpProxy;
 
-#[derive(Debug, Clone, PartialEq)]
-enum PathCond {
-    Prefix(String),
-    Exact(String),
-    Regex(String),
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum HeaderKind {
-    Exact,
-    Regex,
-    Contains,
-    Present,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-struct HeaderCond {
-    name: String,
-    kind: HeaderKind,
-    value: String,
-    invert: bool,
-    ignore_case: bool,
-    missing_as_empty: bool,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum QueryKind {
-    Exact,
-    Regex,
-    Prefix,
-    Suffix,
-    Contains,
-    Present,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-struct QueryCond {
-    name: String,
-    kind: QueryKind,
-    value: String,
-    ignore_case: bool,
-}
-
 /// One route of the virtual host, as Contour's DAG holds it.
 #[derive(Debug, Clone)]
 struct ProxyRoute {
     /// `spec.routes[i]` of the proxy it comes from (`ops/admin: spec.routes[0]`).
     origin: String,
-    path: PathCond,
-    headers: Vec<HeaderCond>,
-    query: Vec<QueryCond>,
+    conditions: Conditions,
     /// Weighted services with their header changes; empty = Contour answers itself (502).
     clusters: Vec<(Backend, u32, BTreeMap<String, Option<String>>)>,
 }
 
-impl ProxyRoute {
-    /// `conditionsToString`: what `AddRoute` keys routes by.
-    fn key(&self) -> String {
-        format!("{:?}|{:?}|{:?}", self.path, self.headers, self.query)
+/// A route with these conditions and no service yet.
+fn condition_route(origin: String, conds: &[JsonValue]) -> ProxyRoute {
+    ProxyRoute {
+        origin,
+        conditions: Conditions::merge(conds),
+        clusters: Vec::new(),
     }
 }
 
@@ -165,7 +120,10 @@ fn virtual_host(config: &GatewayConfig) -> VirtualHost {
     // `AddRoute`: the later of two routes with the same conditions replaces the earlier.
     let mut kept: Vec<ProxyRoute> = Vec::new();
     for route in routes {
-        if let Some(i) = kept.iter().position(|r| r.key() == route.key()) {
+        if let Some(i) = kept
+            .iter()
+            .position(|r| r.conditions.key() == route.conditions.key())
+        {
             vhost.problems.push(ConfigProblem {
                 path: route.origin.clone(),
                 kind: ProblemKind::Ignored,
@@ -331,10 +289,6 @@ impl Builder<'_> {
     }
 }
 
-fn non_empty(value: &JsonValue, key: &str) -> bool {
-    str_field(value, key).is_some_and(|s| !s.is_empty())
-}
-
 /// `requestHeadersPolicy`: `set` (lower-cased names) and `remove`.
 fn header_policy(value: &JsonValue) -> BTreeMap<String, Option<String>> {
     let mut changes = BTreeMap::new();
@@ -357,428 +311,17 @@ fn header_policy(value: &JsonValue) -> BTreeMap<String, Option<String>> {
     changes
 }
 
-/// `pathMatchConditionsValid`.
-fn path_conditions_problem(conds: &[JsonValue]) -> Option<String> {
-    let mut count = 0;
-    for c in conds {
-        for key in ["prefix", "exact", "regex"] {
-            let Some(value) = str_field(c, key).filter(|v| !v.is_empty()) else {
-                continue;
-            };
-            count += 1;
-            if !value.starts_with('/') {
-                return Some(format!(
-                    "{key} conditions must start with /, {value} was supplied"
-                ));
-            }
-            if key == "regex" {
-                if let Some(e) = re2_problem(value) {
-                    return Some(format!("supplied regex: {value} invalid. error: {e}"));
-                }
-            }
-        }
-    }
-    (count > 1)
-        .then(|| "more than one prefix, exact or regex is not allowed in a condition block".into())
-}
-
-/// `headerMatchConditionsValid` (contradictions and duplicate exact matches).
-fn header_conditions_problem(conds: &[JsonValue]) -> Option<String> {
-    let mut seen: BTreeSet<(String, &str, String)> = BTreeSet::new();
-    let mut exact = BTreeSet::new();
-    for header in conds.iter().filter_map(|c| c.get("header")) {
-        let name = str_field(header, "name")
-            .unwrap_or_default()
-            .to_ascii_lowercase();
-        let flag = |k: &str| header.get(k).and_then(JsonValue::as_bool) == Some(true);
-        let text = |k: &str| str_field(header, k).unwrap_or_default().to_owned();
-        let contradiction =
-            |seen: &BTreeSet<(String, &str, String)>, kind: &'static str, value: String| {
-                seen.contains(&(name.clone(), kind, value))
-            };
-        let (kind, value): (&str, String) = if flag("present") {
-            if contradiction(&seen, "notpresent", String::new()) {
-                return Some("cannot specify contradictory 'present' and 'notpresent' conditions for the same route and header".into());
-            }
-            ("present", String::new())
-        } else if flag("notpresent") {
-            if contradiction(&seen, "present", String::new()) {
-                return Some("cannot specify contradictory 'present' and 'notpresent' conditions for the same route and header".into());
-            }
-            ("notpresent", String::new())
-        } else if !text("exact").is_empty() {
-            if !exact.insert(name.clone()) {
-                return Some(
-                    "cannot specify duplicate header 'exact match' conditions in the same route"
-                        .into(),
-                );
-            }
-            if contradiction(&seen, "notexact", text("exact")) {
-                return Some("cannot specify contradictory 'exact' and 'notexact' conditions for the same route and header".into());
-            }
-            ("exact", text("exact"))
-        } else if !text("notexact").is_empty() {
-            if contradiction(&seen, "exact", text("notexact")) {
-                return Some("cannot specify contradictory 'exact' and 'notexact' conditions for the same route and header".into());
-            }
-            ("notexact", text("notexact"))
-        } else if !text("contains").is_empty() {
-            if contradiction(&seen, "notcontains", text("contains")) {
-                return Some("cannot specify contradictory 'contains' and 'notcontains' conditions for the same route and header".into());
-            }
-            ("contains", text("contains"))
-        } else if !text("notcontains").is_empty() {
-            if contradiction(&seen, "contains", text("notcontains")) {
-                return Some("cannot specify contradictory 'contains' and 'notcontains' conditions for the same route and header".into());
-            }
-            ("notcontains", text("notcontains"))
-        } else if !text("regex").is_empty() {
-            if re2_problem(&text("regex")).is_some() {
-                return Some("invalid regular expression specified for 'regex' condition".into());
-            }
-            ("regex", text("regex"))
-        } else {
-            continue;
-        };
-        seen.insert((name, kind, value));
-    }
-    None
-}
-
-/// `queryParameterMatchConditionsValid`.
-fn query_conditions_problem(conds: &[JsonValue]) -> Option<String> {
-    let mut exact = BTreeSet::new();
-    for q in conds.iter().filter_map(|c| c.get("queryParameter")) {
-        let set = ["exact", "prefix", "suffix", "regex", "contains"]
-            .iter()
-            .filter(|k| non_empty(q, k))
-            .count()
-            + usize::from(q.get("present").and_then(JsonValue::as_bool) == Some(true));
-        if set == 0 {
-            return Some("must specify at least one query parameter condition".into());
-        }
-        if set > 1 {
-            return Some(
-                "cannot specify more than one condition in the same match condition branch".into(),
-            );
-        }
-        let name = str_field(q, "name")
-            .unwrap_or_default()
-            .to_ascii_lowercase();
-        if non_empty(q, "exact") && !exact.insert(name) {
-            return Some("cannot specify duplicate query parameter 'exact match' conditions in the same route".into());
-        }
-        if let Some(regex) = str_field(q, "regex").filter(|r| !r.is_empty()) {
-            if re2_problem(regex).is_some() {
-                return Some("invalid regular expression specified for 'regex' condition".into());
-            }
-        }
-    }
-    None
-}
-
-/// A route's conditions merged as the DAG does (no clusters yet).
-fn condition_route(origin: String, conds: &[JsonValue]) -> ProxyRoute {
-    ProxyRoute {
-        origin,
-        path: merge_path(conds),
-        headers: conds
-            .iter()
-            .filter_map(|c| c.get("header"))
-            .filter_map(header_cond)
-            .collect(),
-        query: conds
-            .iter()
-            .filter_map(|c| c.get("queryParameter"))
-            .filter_map(query_cond)
-            .collect(),
-        clusters: Vec::new(),
-    }
-}
-
-/// `mergePathMatchConditions`.
-fn merge_path(conds: &[JsonValue]) -> PathCond {
-    let mut merged = String::new();
-    let mut is_regex = false;
-    let mut last = "";
-    for c in conds {
-        for key in ["prefix", "exact", "regex"] {
-            if let Some(v) = str_field(c, key).filter(|v| !v.is_empty()) {
-                merged.push_str(v);
-                is_regex |= key == "regex";
-                break;
-            }
-        }
-    }
-    if let Some(c) = conds.last() {
-        last = ["prefix", "exact", "regex"]
-            .into_iter()
-            .find(|k| non_empty(c, k))
-            .unwrap_or("");
-    }
-    // `//+` collapses to `/`.
-    let mut collapsed = String::with_capacity(merged.len());
-    for ch in merged.chars() {
-        if !(ch == '/' && collapsed.ends_with('/')) {
-            collapsed.push(ch);
-        }
-    }
-    if collapsed.is_empty() {
-        return PathCond::Prefix("/".into());
-    }
-    if is_regex {
-        PathCond::Regex(collapsed)
-    } else if last == "exact" {
-        PathCond::Exact(collapsed)
-    } else {
-        PathCond::Prefix(collapsed)
-    }
-}
-
-/// `headerMatchConditions`: the first of present, notpresent, contains, notcontains, exact,
-/// notexact, regex that is set.
-fn header_cond(h: &JsonValue) -> Option<HeaderCond> {
-    let flag = |k: &str| h.get(k).and_then(JsonValue::as_bool) == Some(true);
-    let text = |k: &str| str_field(h, k).unwrap_or_default().to_owned();
-    let (kind, value, invert) = if flag("present") {
-        (HeaderKind::Present, String::new(), false)
-    } else if flag("notpresent") {
-        (HeaderKind::Present, String::new(), true)
-    } else if !text("contains").is_empty() {
-        (HeaderKind::Contains, text("contains"), false)
-    } else if !text("notcontains").is_empty() {
-        (HeaderKind::Contains, text("notcontains"), true)
-    } else if !text("exact").is_empty() {
-        (HeaderKind::Exact, text("exact"), false)
-    } else if !text("notexact").is_empty() {
-        (HeaderKind::Exact, text("notexact"), true)
-    } else if !text("regex").is_empty() {
-        (HeaderKind::Regex, text("regex"), false)
-    } else {
-        return None;
-    };
-    Some(HeaderCond {
-        name: text("name").to_ascii_lowercase(),
-        kind,
-        value,
-        invert,
-        ignore_case: flag("ignoreCase") && kind != HeaderKind::Regex,
-        missing_as_empty: invert && flag("treatMissingAsEmpty"),
-    })
-}
-
-fn query_cond(q: &JsonValue) -> Option<QueryCond> {
-    let text = |k: &str| str_field(q, k).unwrap_or_default().to_owned();
-    let kinds = [
-        ("exact", QueryKind::Exact),
-        ("prefix", QueryKind::Prefix),
-        ("suffix", QueryKind::Suffix),
-        ("regex", QueryKind::Regex),
-        ("contains", QueryKind::Contains),
-    ];
-    let (kind, value) = kinds
-        .iter()
-        .find(|(k, _)| !text(k).is_empty())
-        .map(|(k, kind)| (*kind, text(k)))
-        .or_else(|| {
-            (q.get("present").and_then(JsonValue::as_bool) == Some(true))
-                .then(|| (QueryKind::Present, String::new()))
-        })?;
-    Some(QueryCond {
-        name: text("name"),
-        kind,
-        value,
-        ignore_case: q.get("ignoreCase").and_then(JsonValue::as_bool) == Some(true)
-            && kind != QueryKind::Regex,
-    })
-}
-
 /// A stable insertion sort by `routeSorter.Less` (Go's `sort.Stable`; written out so that a
 /// comparison which is not a total order can never make the sort fail).
 fn stable_sort(mut routes: Vec<ProxyRoute>) -> Vec<ProxyRoute> {
     for i in 1..routes.len() {
         let mut j = i;
-        while j > 0 && route_less(&routes[j], &routes[j - 1]) {
+        while j > 0 && routes[j].conditions.less(&routes[j - 1].conditions) {
             routes.swap(j, j - 1);
             j -= 1;
         }
     }
     routes
-}
-
-/// `routeSorter.Less`.
-fn route_less(a: &ProxyRoute, b: &ProxyRoute) -> bool {
-    match (&a.path, &b.path) {
-        (PathCond::Prefix(pa), PathCond::Prefix(pb)) => {
-            if pa.len() != pb.len() {
-                return pa.len() > pb.len();
-            }
-            match pa.cmp(pb) {
-                std::cmp::Ordering::Greater => true,
-                std::cmp::Ordering::Less => false,
-                // HTTPProxy prefixes are all of the string type.
-                std::cmp::Ordering::Equal => compare_conditions(a, b),
-            }
-        }
-        (PathCond::Regex(ra), PathCond::Regex(rb)) => {
-            if ra.len() != rb.len() {
-                return ra.len() > rb.len();
-            }
-            match ra.cmp(rb) {
-                std::cmp::Ordering::Greater => true,
-                std::cmp::Ordering::Less => false,
-                std::cmp::Ordering::Equal => compare_conditions(a, b),
-            }
-        }
-        (PathCond::Regex(_), PathCond::Prefix(_)) => true,
-        (PathCond::Exact(ea), PathCond::Exact(eb)) => match ea.cmp(eb) {
-            std::cmp::Ordering::Greater => true,
-            std::cmp::Ordering::Less => false,
-            std::cmp::Ordering::Equal => compare_conditions(a, b),
-        },
-        (PathCond::Exact(_), _) => true,
-        _ => false,
-    }
-}
-
-/// `compareRoutesByMethodHeaderQueryParams`.
-fn compare_conditions(a: &ProxyRoute, b: &ProxyRoute) -> bool {
-    let (ma, ha) = split_method(a);
-    let (mb, hb) = split_method(b);
-    if ma != mb {
-        return ma;
-    }
-    if ha.len() != hb.len() {
-        return ha.len() > hb.len();
-    }
-    if a.query.len() != b.query.len() {
-        return a.query.len() > b.query.len();
-    }
-    ha.iter().zip(&hb).any(|(x, y)| header_less(x, y))
-        || a.query.iter().zip(&b.query).any(|(x, y)| query_less(x, y))
-}
-
-/// Whether a route has a `:method` condition, and its other header conditions.
-fn split_method(route: &ProxyRoute) -> (bool, Vec<&HeaderCond>) {
-    let method = route.headers.iter().any(|h| h.name == ":method");
-    let rest = route
-        .headers
-        .iter()
-        .filter(|h| h.name != ":method")
-        .collect();
-    (method, rest)
-}
-
-/// `headerMatchConditionSorter.Less`.
-fn header_less(a: &HeaderCond, b: &HeaderCond) -> bool {
-    let value_less = |a: &HeaderCond, b: &HeaderCond| match a.value.cmp(&b.value) {
-        std::cmp::Ordering::Less => true,
-        std::cmp::Ordering::Greater => false,
-        std::cmp::Ordering::Equal => a.invert != b.invert && !a.invert,
-    };
-    match a.name.cmp(&b.name) {
-        std::cmp::Ordering::Less => return true,
-        std::cmp::Ordering::Greater => return false,
-        std::cmp::Ordering::Equal => {}
-    }
-    use HeaderKind::*;
-    match (a.kind, b.kind) {
-        (Exact, Exact) | (Regex, Regex) | (Contains, Contains) => value_less(a, b),
-        (Exact, _) => true,
-        (Regex, Contains | Present) => true,
-        (Contains, Present) => true,
-        (Present, Present) => a.invert != b.invert && !a.invert,
-        _ => false,
-    }
-}
-
-/// `queryParamMatchConditionSorter.Less`.
-fn query_less(a: &QueryCond, b: &QueryCond) -> bool {
-    let value_less = |a: &QueryCond, b: &QueryCond| match a.value.cmp(&b.value) {
-        std::cmp::Ordering::Less => true,
-        std::cmp::Ordering::Greater => false,
-        std::cmp::Ordering::Equal => a.ignore_case != b.ignore_case && !a.ignore_case,
-    };
-    match a.name.cmp(&b.name) {
-        std::cmp::Ordering::Less => return true,
-        std::cmp::Ordering::Greater => return false,
-        std::cmp::Ordering::Equal => {}
-    }
-    let rank = |k: QueryKind| match k {
-        QueryKind::Exact => 0,
-        QueryKind::Regex => 1,
-        QueryKind::Prefix => 2,
-        QueryKind::Suffix => 3,
-        QueryKind::Contains => 4,
-        QueryKind::Present => 5,
-    };
-    if a.kind == b.kind {
-        a.kind != QueryKind::Present && value_less(a, b)
-    } else {
-        rank(a.kind) < rank(b.kind)
-    }
-}
-
-fn text_matches(
-    value: &str,
-    expected: &str,
-    ignore_case: bool,
-    test: fn(&str, &str) -> bool,
-) -> bool {
-    if ignore_case {
-        test(&value.to_lowercase(), &expected.to_lowercase())
-    } else {
-        test(value, expected)
-    }
-}
-
-/// Envoy's `HeaderMatcher` as Contour configures it.
-fn header_matches(h: &HeaderCond, request: &Request) -> bool {
-    let value = match h.name.as_str() {
-        ":method" => Some(request.method.clone()),
-        ":authority" | "host" => request.host.clone(),
-        ":path" => Some(request.path.clone()),
-        name => request.headers.get(name).cloned(),
-    };
-    let value = match value {
-        Some(v) => v,
-        // A missing header: only `notpresent` matches, unless an inverted match treats it
-        // as empty.
-        None if h.missing_as_empty => String::new(),
-        None => return h.kind == HeaderKind::Present && h.invert,
-    };
-    let hit = match h.kind {
-        HeaderKind::Present => true,
-        HeaderKind::Exact => text_matches(&value, &h.value, h.ignore_case, |a, b| a == b),
-        HeaderKind::Contains => text_matches(&value, &h.value, h.ignore_case, |a, b| a.contains(b)),
-        HeaderKind::Regex => full_match(&h.value, &value),
-    };
-    hit != h.invert
-}
-
-fn query_matches(q: &QueryCond, request: &Request) -> bool {
-    let Some(value) = request.query.get(&q.name) else {
-        return false;
-    };
-    match q.kind {
-        QueryKind::Present => true,
-        QueryKind::Exact => text_matches(value, &q.value, q.ignore_case, |a, b| a == b),
-        QueryKind::Prefix => text_matches(value, &q.value, q.ignore_case, |a, b| a.starts_with(b)),
-        QueryKind::Suffix => text_matches(value, &q.value, q.ignore_case, |a, b| a.ends_with(b)),
-        QueryKind::Contains => text_matches(value, &q.value, q.ignore_case, |a, b| a.contains(b)),
-        QueryKind::Regex => full_match(&q.value, value),
-    }
-}
-
-fn route_matches(route: &ProxyRoute, request: &Request) -> bool {
-    let path_ok = match &route.path {
-        PathCond::Prefix(p) => request.path.starts_with(p.as_str()),
-        PathCond::Exact(p) => request.path == *p,
-        PathCond::Regex(r) => full_match(&format!("^{r}"), &request.path),
-    };
-    path_ok
-        && route.headers.iter().all(|h| header_matches(h, request))
-        && route.query.iter().all(|q| query_matches(q, request))
 }
 
 fn host_matches(fqdn: Option<&str>, request: &Request) -> bool {
@@ -814,41 +357,6 @@ fn distribution(route: &ProxyRoute) -> Routed {
         }
     }
     Routed::To(d)
-}
-
-fn literals(route: &ProxyRoute) -> Vec<Literal> {
-    let mut out = Vec::new();
-    match &route.path {
-        PathCond::Prefix(p) if p != "/" => out.push((Cond::PathPrefix(p.clone()), true)),
-        PathCond::Exact(p) => out.push((Cond::PathExact(p.clone()), true)),
-        PathCond::Regex(r) => out.push((Cond::PathRegex(r.clone()), true)),
-        _ => {}
-    }
-    for h in &route.headers {
-        let value = match h.kind {
-            HeaderKind::Exact => ValueCond::Exact(h.value.clone()),
-            HeaderKind::Regex => ValueCond::Regex(h.value.clone()),
-            HeaderKind::Contains => ValueCond::Contains(h.value.clone()),
-            HeaderKind::Present => ValueCond::Present,
-        };
-        if h.name == ":method" {
-            out.push((Cond::Method(h.value.clone()), !h.invert));
-        } else {
-            out.push((Cond::Header(h.name.clone(), value), !h.invert));
-        }
-    }
-    for q in &route.query {
-        let value = match q.kind {
-            QueryKind::Exact => ValueCond::Exact(q.value.clone()),
-            QueryKind::Regex => ValueCond::Regex(q.value.clone()),
-            QueryKind::Prefix => ValueCond::Prefix(q.value.clone()),
-            QueryKind::Suffix => ValueCond::Suffix(q.value.clone()),
-            QueryKind::Contains => ValueCond::Contains(q.value.clone()),
-            QueryKind::Present => ValueCond::Present,
-        };
-        out.push((Cond::Query(q.name.clone(), value), true));
-    }
-    out
 }
 
 impl RoutingModel for ContourHttpProxy {
@@ -902,13 +410,17 @@ impl RoutingModel for ContourHttpProxy {
         vhost
             .routes
             .iter()
-            .find(|r| route_matches(r, request))
+            .find(|r| r.conditions.matches(request))
             .map_or(Routed::NoRoute, distribution)
     }
 
     fn probes(&self, config: &GatewayConfig) -> Vec<Request> {
         let vhost = virtual_host(config);
-        let conjunctions: Vec<Vec<Literal>> = vhost.routes.iter().map(literals).collect();
+        let conjunctions: Vec<Vec<Literal>> = vhost
+            .routes
+            .iter()
+            .map(|r| r.conditions.literals())
+            .collect();
         probes_for(&conjunctions, vhost.fqdn.as_deref())
     }
 }

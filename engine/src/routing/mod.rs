@@ -15,6 +15,7 @@ use crate::discovery::ScriptKind;
 pub mod apisix;
 mod canary_ingress;
 pub mod contour;
+pub mod contour_conditions;
 pub mod fields;
 pub mod kuma;
 pub mod matching;

@@ -250,10 +250,8 @@ impl RoutingModel for TraefikServiceModel {
             return Routed::To(Distribution::single(backend(m)));
         }
         // Failover: the main service while it is healthy.
-        if let Some(f) = spec.get("failover") {
-            if let Some(name) = str_field(f, "service") {
-                return Routed::To(Distribution::single(Backend::service(name)));
-            }
+        if let Some(name) = spec.get("failover").and_then(|f| str_field(f, "service")) {
+            return Routed::To(Distribution::single(Backend::service(name)));
         }
         if let Some(h) = spec.get("highestRandomWeight") {
             return distribute(&weighted(items(h, "services")));

@@ -146,7 +146,7 @@ impl Leaf {
             }),
             Leaf::Path(tests) => tests.iter().any(|t| t.test(&request.path)),
             Leaf::PathPrefix(prefix) => request.path.starts_with(prefix.as_str()),
-            Leaf::Method(methods) => methods.iter().any(|m| *m == request.method),
+            Leaf::Method(methods) => methods.contains(&request.method),
             Leaf::Headers(pairs) => pairs.iter().all(|(name, test)| {
                 request
                     .headers
@@ -545,7 +545,7 @@ fn leaf_v2(matcher: &str, args: &[String]) -> Result<Leaf, String> {
         "Headers" | "HeadersRegexp" => {
             // gorilla `Headers`/`HeadersRegexp`: name/value pairs; an empty value only asks
             // for the header; `HeadersRegexp` values are unanchored patterns.
-            if args.len() % 2 != 0 {
+            if !args.len().is_multiple_of(2) {
                 return Err(format!(
                     "number of parameters must be multiple of 2, got {args:?}"
                 ));
@@ -568,7 +568,7 @@ fn leaf_v2(matcher: &str, args: &[String]) -> Result<Leaf, String> {
             // pairs (so `Query(`a`, `1`)` means a=1); a value is a template (a variable
             // matches `.*`), an empty value only asks for the parameter.
             let flat: Vec<&str> = args.iter().flat_map(|a| a.splitn(2, '=')).collect();
-            if flat.len() % 2 != 0 {
+            if !flat.len().is_multiple_of(2) {
                 return Err(format!(
                     "number of parameters must be multiple of 2, got {flat:?}"
                 ));
