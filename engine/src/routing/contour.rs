@@ -370,32 +370,28 @@ impl RoutingModel for ContourHttpProxy {
 
     fn config_problems(&self, config: &GatewayConfig) -> Vec<ConfigProblem> {
         let mut problems = virtual_host(config).problems;
-        // Weights: services are weighted only relative to each other; a weight of 0 next to
-        // set weights sends nothing there (reported so the intent check can explain it).
+        // Weights: Contour cannot tell an unset weight from 0, so a service left without
+        // `weight` next to services with weights silently gets nothing (`weightedClusters`).
+        // An explicit 0 is deliberate and not reported.
         for proxy in proxies(config) {
-            for (i, route) in proxy
-                .get("spec")
-                .map_or(&[][..], |s| items(s, "routes"))
-                .iter()
-                .enumerate()
-            {
-                let services = items(route, "services");
-                let set = services
+            let routes = proxy.get("spec").map_or(&[][..], |s| items(s, "routes"));
+            for (i, route) in routes.iter().enumerate() {
+                let services: Vec<(usize, &JsonValue)> = items(route, "services")
                     .iter()
-                    .filter(|s| int_field(s, "weight").unwrap_or(0) > 0)
-                    .count();
-                if set > 0
-                    && set
-                        < services
-                            .iter()
-                            .filter(|s| s.get("mirror").and_then(JsonValue::as_bool) != Some(true))
-                            .count()
-                {
-                    problems.push(ConfigProblem {
-                        path: format!("spec.routes[{i}].services"),
-                        kind: ProblemKind::Ignored,
-                        message: "some services have no weight while others do: those get weight 0 and no traffic".into(),
-                    });
+                    .enumerate()
+                    .filter(|(_, s)| s.get("mirror").and_then(JsonValue::as_bool) != Some(true))
+                    .collect();
+                let weighted = services
+                    .iter()
+                    .any(|(_, s)| int_field(s, "weight").unwrap_or(0) > 0);
+                for (j, service) in services {
+                    if weighted && service.get("weight").is_none() {
+                        problems.push(ConfigProblem {
+                            path: format!("spec.routes[{i}].services[{j}]"),
+                            kind: ProblemKind::Ignored,
+                            message: "no weight while other services of the route have one: Contour gives it weight 0, no traffic".into(),
+                        });
+                    }
                 }
             }
         }
@@ -472,7 +468,9 @@ mod tests {
         );
         assert_eq!(to(&c, &Request::get("/a")), "legacy 50 %, web 50 %");
         assert_eq!(to(&c, &Request::get("/b")), "web 100 %");
-        assert_eq!(ContourHttpProxy.config_problems(&c).len(), 1);
+        let problems = ContourHttpProxy.config_problems(&c);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert_eq!(problems[0].path, "spec.routes[1].services[1]");
     }
 
     #[test]
