@@ -17,6 +17,7 @@ mod canary_ingress;
 pub mod contour;
 pub mod contour_conditions;
 pub mod fields;
+pub mod istio;
 pub mod kuma;
 pub mod matching;
 pub mod probe;
@@ -261,6 +262,7 @@ pub trait RoutingModel: Send + Sync {
 /// Every model the engine has, in no particular order.
 pub fn models() -> Vec<Box<dyn RoutingModel>> {
     vec![
+        Box::new(istio::IstioVirtualService),
         Box::new(traefik::TraefikIngressRoute),
         Box::new(traefik::TraefikServiceModel),
         Box::new(kuma::KumaMeshHttpRoute),
