@@ -1,5 +1,6 @@
-//! Apache APISIX ApisixRoute and ApisixUpstream (apisix.apache.org/v2), as the APISIX ingress
-//! controller (1.x and 2.x) translates them and APISIX's radixtree router matches them.
+//! Apache APISIX ApisixRoute (apisix.apache.org/v2, with the ApisixUpstream subsets it names),
+//! as the APISIX ingress controller (1.x and 2.x) translates it and APISIX's radixtree router
+//! matches it.
 //!
 //! Facts from apache/apisix-ingress-controller (2.x):
 //! - `internal/adc/translator/apisixroute.go` `buildRoute` (a rule's `paths` are the route's
@@ -13,8 +14,14 @@
 //!   and their negations; an empty subject name, a missing value or set, an unknown scope or
 //!   operator fail the translation.
 //! - `internal/controller/apisixroute_controller.go` `validateHTTPBackends` (2.x only): two
-//!   backends of one rule naming the same Service are refused, "duplicate backend service".
+//!   backends of one rule naming the same Service are refused, "duplicate backend service"
+//!   (the endpoints a subset selects are kept per Service, `tctx.EndpointSlices[serviceNN]`).
 //!   The 1.x controller accepts them (each becomes an upstream of the traffic split).
+//!   `getSubsetLabels`/`filterEndpointSlicesBySubsetLabels`: a backend's `subset` takes the
+//!   labels of that subset in the Service's ApisixUpstream; an unknown subset or one without
+//!   labels selects all endpoints. The ApisixUpstream script only adds a subset, which routes
+//!   nothing by itself, so ApisixUpstream has no model of its own: a configuration may be a
+//!   `kind: List` of the ApisixRoute and its ApisixUpstreams.
 //!
 //! Facts from apache/apisix: `docs/en/latest/router-radixtree.md` (a full path beats a deeper
 //! prefix, which beats a shallower one; a trailing `*` makes a prefix; among routes with the
@@ -46,10 +53,6 @@ pub enum Controller {
 pub struct ApisixRoute {
     pub controller: Controller,
 }
-
-/// ApisixUpstream: the upstream of the Service of the same name; subsets only take effect
-/// where an ApisixRoute backend names them.
-pub struct ApisixUpstream;
 
 fn is_apisix(kind: &ScriptKind, wanted: &str) -> bool {
     matches!(kind, ScriptKind::Custom { group, kind } if group == "apisix.apache.org" && kind == wanted)
@@ -86,13 +89,70 @@ impl RadixRoute<'_> {
     }
 }
 
-fn rules(config: &GatewayConfig) -> &[JsonValue] {
-    match config {
-        GatewayConfig::Resource(resource) => resource
-            .get("spec")
-            .map_or(&[][..], |spec| items(spec, "http")),
-        GatewayConfig::Ingress { .. } => &[],
+/// The ApisixRoute of a configuration, and the ApisixUpstreams beside it when the
+/// configuration is a `kind: List` of both (`None`: not known).
+fn parts(config: &GatewayConfig) -> (Option<&JsonValue>, Option<Vec<&JsonValue>>) {
+    let GatewayConfig::Resource(resource) = config else {
+        return (None, None);
+    };
+    match resource.get("items").and_then(JsonValue::as_array) {
+        Some(list) if str_field(resource, "kind") == Some("List") => {
+            let of_kind = |kind: &'static str| {
+                list.iter()
+                    .filter(move |i| str_field(i, "kind") == Some(kind))
+            };
+            (
+                of_kind("ApisixRoute").next(),
+                Some(of_kind("ApisixUpstream").collect()),
+            )
+        }
+        _ => (Some(resource), None),
     }
+}
+
+fn rules(config: &GatewayConfig) -> &[JsonValue] {
+    parts(config)
+        .0
+        .and_then(|route| route.get("spec"))
+        .map_or(&[][..], |spec| items(spec, "http"))
+}
+
+/// A backend's subset as the 2.x controller applies it (`getSubsetLabels`,
+/// `filterEndpointSlicesBySubsetLabels`): the labels of the subset of that name in the
+/// Service's ApisixUpstream; none found, or no labels, means all the Service's endpoints.
+/// `Err` explains why a named subset has no effect. Unknown upstreams keep the name.
+fn resolve_subset(
+    service: &str,
+    subset: Option<&str>,
+    upstreams: Option<&[&JsonValue]>,
+) -> Result<Option<String>, String> {
+    let (Some(subset), Some(upstreams)) = (subset, upstreams) else {
+        return Ok(subset.map(str::to_owned));
+    };
+    let upstream = upstreams
+        .iter()
+        .find(|u| u.at(&["metadata", "name"]).and_then(JsonValue::as_str) == Some(service))
+        .ok_or_else(|| {
+            format!(
+                "no ApisixUpstream {service}: subset {subset:?} selects all the Service's endpoints"
+            )
+        })?;
+    let defined = upstream
+        .get("spec")
+        .map_or(&[][..], |spec| items(spec, "subsets"))
+        .iter()
+        .find(|s| str_field(s, "name") == Some(subset))
+        .ok_or_else(|| format!("ApisixUpstream {service} has no subset {subset:?}: the backend gets all the Service's endpoints"))?;
+    if defined
+        .get("labels")
+        .and_then(JsonValue::as_object)
+        .is_none_or(|l| l.is_empty())
+    {
+        return Err(format!(
+            "subset {subset:?} of ApisixUpstream {service} has no labels: the backend gets all the Service's endpoints"
+        ));
+    }
+    Ok(Some(subset.to_owned()))
 }
 
 fn radix_routes(config: &GatewayConfig) -> Vec<RadixRoute<'_>> {
@@ -305,11 +365,12 @@ fn header_changes(rule: &JsonValue) -> BTreeMap<String, Option<String>> {
 }
 
 /// `buildUpstream`: backends then ApisixUpstream references, each weighted (100 when unset).
-fn weights(rule: &JsonValue) -> Vec<(Backend, f64)> {
+fn weights(rule: &JsonValue, upstreams: Option<&[&JsonValue]>) -> Vec<(Backend, f64)> {
     let backends = items(rule, "backends").iter().map(|b| {
+        let service = str_field(b, "serviceName").unwrap_or_default();
         let backend = Backend {
-            service: str_field(b, "serviceName").unwrap_or_default().to_owned(),
-            subset: str_field(b, "subset").map(str::to_owned),
+            service: service.to_owned(),
+            subset: resolve_subset(service, str_field(b, "subset"), upstreams).unwrap_or(None),
             port: port_field(b, "servicePort"),
         };
         (backend, int_field(b, "weight").unwrap_or(100).max(0) as f64)
@@ -321,8 +382,8 @@ fn weights(rule: &JsonValue) -> Vec<(Backend, f64)> {
     backends.chain(upstreams).collect()
 }
 
-fn distribution(rule: &JsonValue) -> Routed {
-    let weights = weights(rule);
+fn distribution(rule: &JsonValue, upstreams: Option<&[&JsonValue]>) -> Routed {
+    let weights = weights(rule, upstreams);
     // A single upstream takes everything, whatever its weight.
     let d = if weights.len() == 1 {
         Some(Distribution::single(weights[0].0.clone()))
@@ -406,13 +467,11 @@ impl RoutingModel for ApisixRoute {
     }
 
     fn config_problems(&self, config: &GatewayConfig) -> Vec<ConfigProblem> {
-        let namespace = match config {
-            GatewayConfig::Resource(r) => r
-                .at(&["metadata", "namespace"])
-                .and_then(JsonValue::as_str)
-                .unwrap_or("default"),
-            GatewayConfig::Ingress { .. } => "default",
-        };
+        let (route, upstreams) = parts(config);
+        let namespace = route
+            .and_then(|r| r.at(&["metadata", "namespace"]))
+            .and_then(JsonValue::as_str)
+            .unwrap_or("default");
         let mut problems = Vec::new();
         for (i, rule) in rules(config).iter().enumerate() {
             let at = format!("spec.http[{i}]");
@@ -444,7 +503,18 @@ impl RoutingModel for ApisixRoute {
                     seen.push(name);
                 }
             }
-            let weights = weights(rule);
+            for (b, backend) in items(rule, "backends").iter().enumerate() {
+                let service = str_field(backend, "serviceName").unwrap_or_default();
+                let subset = str_field(backend, "subset");
+                if let Err(message) = resolve_subset(service, subset, upstreams.as_deref()) {
+                    problems.push(ConfigProblem {
+                        path: format!("{at}.backends[{b}].subset"),
+                        kind: ProblemKind::Ignored,
+                        message,
+                    });
+                }
+            }
+            let weights = weights(rule, upstreams.as_deref());
             if weights.len() > 1 && weights.iter().all(|(_, w)| *w <= 0.0) {
                 problems.push(ConfigProblem {
                     path: format!("{at}.backends"),
@@ -482,7 +552,9 @@ impl RoutingModel for ApisixRoute {
         candidates
             .into_iter()
             .find(|(_, r)| rule_matches(r, request))
-            .map_or(Routed::NoRoute, |(_, r)| distribution(r.rule))
+            .map_or(Routed::NoRoute, |(_, r)| {
+                distribution(r.rule, parts(config).1.as_deref())
+            })
     }
 
     fn probes(&self, config: &GatewayConfig) -> Vec<Request> {
@@ -495,70 +567,6 @@ impl RoutingModel for ApisixRoute {
             conjunctions.push(literals);
         }
         probes_for(&conjunctions, None)
-    }
-}
-
-impl RoutingModel for ApisixUpstream {
-    fn name(&self) -> &'static str {
-        "APISIX ApisixUpstream (apisix.apache.org/v2)"
-    }
-
-    fn applies_to(&self, kind: &ScriptKind) -> bool {
-        is_apisix(kind, "ApisixUpstream")
-    }
-
-    fn config_problems(&self, config: &GatewayConfig) -> Vec<ConfigProblem> {
-        let GatewayConfig::Resource(resource) = config else {
-            return Vec::new();
-        };
-        let mut problems = Vec::new();
-        let mut seen = Vec::new();
-        let subsets = resource
-            .get("spec")
-            .map_or(&[][..], |s| items(s, "subsets"));
-        for (i, subset) in subsets.iter().enumerate() {
-            let name = str_field(subset, "name").unwrap_or_default();
-            if seen.contains(&name) {
-                problems.push(ConfigProblem {
-                    path: format!("spec.subsets[{i}].name"),
-                    kind: ProblemKind::Ignored,
-                    message: format!(
-                        "a second subset named {name:?}: a backend naming it gets one of the two"
-                    ),
-                });
-            }
-            seen.push(name);
-            if subset
-                .get("labels")
-                .and_then(JsonValue::as_object)
-                .is_none_or(|l| l.is_empty())
-            {
-                problems.push(ConfigProblem {
-                    path: format!("spec.subsets[{i}].labels"),
-                    kind: ProblemKind::Rejected,
-                    message: "a subset needs labels to select its pods".into(),
-                });
-            }
-        }
-        problems
-    }
-
-    /// Without a route naming a subset, the upstream serves all the Service's endpoints.
-    fn route(&self, config: &GatewayConfig, _request: &Request) -> Routed {
-        let GatewayConfig::Resource(resource) = config else {
-            return Routed::NoRoute;
-        };
-        match resource
-            .at(&["metadata", "name"])
-            .and_then(JsonValue::as_str)
-        {
-            Some(name) => Routed::To(Distribution::single(Backend::service(name))),
-            None => Routed::NoRoute,
-        }
-    }
-
-    fn probes(&self, _config: &GatewayConfig) -> Vec<Request> {
-        vec![Request::get("/")]
     }
 }
 
@@ -633,6 +641,22 @@ mod tests {
     }
 
     #[test]
+    fn subsets_resolve_through_the_upstreams_beside_the_route() {
+        let list = GatewayConfig::Resource(json(
+            "kind: List\nitems:\n- kind: ApisixRoute\n  metadata: {name: web}\n  spec:\n    http:\n    - name: main\n      match: {paths: [/*]}\n      backends:\n      - {serviceName: web, servicePort: 80, subset: stable, weight: 90}\n      - {serviceName: web-canary, servicePort: 80, subset: canary, weight: 10}\n- kind: ApisixUpstream\n  metadata: {name: web}\n  spec:\n    subsets: [{name: stable, labels: {version: v1}}]\n",
+        ));
+        let problems = V2.config_problems(&list);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert_eq!(problems[0].path, "spec.http[0].backends[1].subset");
+        assert_eq!(problems[0].kind, ProblemKind::Ignored);
+        // The canary's unknown subset selects all its endpoints.
+        assert_eq!(
+            to(&list, &Request::get("/")),
+            "web/stable:80 90 %, web-canary:80 10 %"
+        );
+    }
+
+    #[test]
     fn weights_default_to_100_and_exprs_follow_lua_resty_expr() {
         let c = route(
             "  - name: main\n    match:\n      paths: [/*]\n      exprs:\n      - {subject: {scope: Header, name: X-Env}, op: NotEqual, value: prod}\n    backends:\n    - {serviceName: web, servicePort: 80, weight: 300}\n    - {serviceName: web-canary, servicePort: 80}\n",
@@ -677,23 +701,5 @@ mod tests {
             probes.iter().any(|p| to(&step, p) == "shop:80 100 %"),
             "{probes:?}"
         );
-    }
-
-    #[test]
-    fn upstream_subsets_need_labels() {
-        let case = library_case(
-            "apisix.apache.org/ApisixUpstream",
-            "traffic_routing_adds_subset",
-        );
-        let c = GatewayConfig::Resource(case.expected[0].clone());
-        assert!(ApisixUpstream.config_problems(&c).is_empty());
-        assert_eq!(
-            ApisixUpstream.route(&c, &Request::get("/")),
-            Routed::To(Distribution::single(Backend::service("web")))
-        );
-        let bad = GatewayConfig::Resource(json(
-            "metadata: {name: web}\nspec:\n  subsets: [{name: canary}]\n",
-        ));
-        assert_eq!(ApisixUpstream.config_problems(&bad).len(), 1);
     }
 }

@@ -10,7 +10,8 @@
 //!   weight counts as 1.
 //! - `api/v1alpha1/compare.go` `CompareMatch`: by path (Exact, then PathPrefix, then
 //!   RegularExpression, then no path; a longer prefix or regex first), then a method before
-//!   none, then fewer headers first, then fewer query parameters first.
+//!   none, then more headers first, then more query parameters first (`cmp.Compare(len(b),
+//!   len(a))`: "more header matches means a lesser match", lesser sorting first).
 //! - `xds/configurer.go` `routePathMatch` (a prefix other than `/` matches the path itself or
 //!   the path under it followed by `/`: `/-separated` prefixes), `routeQueryParamsMatch`,
 //!   `routeMethodMatch`; `xds/match.go` `routeHeadersMatch` (default type Exact; a second
@@ -35,7 +36,10 @@ pub struct KumaMeshHttpRoute;
 
 /// One `spec.to[]` entry: the destination and its routes in Kuma's order.
 struct Destination<'a> {
+    /// The `to[].targetRef` name (probes address it as the host).
     service: String,
+    /// Where requests no rule sends elsewhere go: the destination itself.
+    default: Backend,
     routes: Vec<Route<'a>>,
 }
 
@@ -77,8 +81,8 @@ fn compare(a: Option<&JsonValue>, b: Option<&JsonValue>) -> std::cmp::Ordering {
     let count = |m: Option<&JsonValue>, key: &str| m.map_or(0, |m| items(m, key).len());
     by_path
         .then_with(|| method(b).cmp(&method(a)))
-        .then_with(|| count(a, "headers").cmp(&count(b, "headers")))
-        .then_with(|| count(a, "queryParams").cmp(&count(b, "queryParams")))
+        .then_with(|| count(b, "headers").cmp(&count(a, "headers")))
+        .then_with(|| count(b, "queryParams").cmp(&count(a, "queryParams")))
 }
 
 fn is_catch_all(matched: &JsonValue) -> bool {
@@ -120,7 +124,12 @@ fn destinations(config: &GatewayConfig) -> Vec<Destination<'_>> {
                     rule: None,
                 });
             }
-            Destination { service, routes }
+            let default = to.get("targetRef").map(backend).unwrap_or_default();
+            Destination {
+                service,
+                default,
+                routes,
+            }
         })
         .collect()
 }
@@ -184,6 +193,20 @@ fn route_matches(matched: Option<&JsonValue>, request: &Request) -> bool {
         }
 }
 
+/// A Kubernetes Service named by its Kuma service tag, `<name>_<namespace>_svc[_<port>]`
+/// (kumahq/kuma `pkg/plugins/runtime/k8s/util/util.go` `ServiceTag`; Kubernetes names have no
+/// `_`): the Service's name and port. Other names stand as they are.
+fn service_and_port(tag: &str) -> (String, Option<String>) {
+    let parts: Vec<&str> = tag.split('_').collect();
+    match parts.as_slice() {
+        [name, _namespace, "svc"] => ((*name).to_owned(), None),
+        [name, _namespace, "svc", port] if port.parse::<u16>().is_ok() => {
+            ((*name).to_owned(), Some((*port).to_owned()))
+        }
+        _ => (tag.to_owned(), None),
+    }
+}
+
 /// A backendRef: `MeshServiceSubset` tags become the subset (`version=v2`, sorted by key).
 fn backend(reference: &JsonValue) -> Backend {
     let tags: Vec<String> = match reference.get("tags") {
@@ -197,21 +220,18 @@ fn backend(reference: &JsonValue) -> Backend {
             .collect(),
         _ => Vec::new(),
     };
-    let service = str_field(reference, "name")
-        .map(str::to_owned)
+    let name = str_field(reference, "name")
         .or_else(|| {
             reference
                 .at(&["tags", "kuma.io/service"])
-                .and_then(|v| match v {
-                    JsonValue::String(s) => Some(s.clone()),
-                    _ => None,
-                })
+                .and_then(JsonValue::as_str)
         })
         .unwrap_or_default();
+    let (service, tag_port) = service_and_port(name);
     Backend {
         service,
         subset: (!tags.is_empty()).then(|| tags.join(",")),
-        port: port_field(reference, "port"),
+        port: port_field(reference, "port").or(tag_port),
     }
 }
 
@@ -250,7 +270,7 @@ fn distribution(destination: &Destination, route: &Route) -> Routed {
     let default = route.rule.and_then(|r| r.get("default"));
     let refs = default.map_or(&[][..], |d| items(d, "backendRefs"));
     let weights: Vec<(Backend, f64)> = if refs.is_empty() {
-        vec![(Backend::service(&destination.service), 1.0)]
+        vec![(destination.default.clone(), 1.0)]
     } else {
         refs.iter()
             .map(|r| (backend(r), int_field(r, "weight").unwrap_or(1) as f64))
@@ -281,7 +301,7 @@ fn destination_for<'a, 'b>(
         .map(|h| h.split('.').next().unwrap_or(h));
     destinations
         .iter()
-        .find(|d| Some(d.service.as_str()) == label)
+        .find(|d| label.is_some_and(|l| l == d.service || l == d.default.service))
         .or_else(|| destinations.first())
 }
 
@@ -492,13 +512,28 @@ mod tests {
         let mut r = Request::get("/a/b/c");
         r.headers.insert("x".into(), "1".into());
         assert_eq!(to(&c, &r), "exact 100 %");
-        // Same path: the match with fewer headers is served first.
+        // Same path: the match with more headers is served first, whatever the document
+        // order.
         let c = config(
-            "    - matches: [{path: {type: PathPrefix, value: /}, headers: [{name: x-canary, value: '1'}]}]\n      default: {backendRefs: [{kind: MeshService, name: canary}]}\n    - matches: [{path: {type: PathPrefix, value: /}}]\n",
+            "    - matches: [{path: {type: PathPrefix, value: /}}]\n    - matches: [{path: {type: PathPrefix, value: /}, headers: [{name: x-canary, value: '1'}]}]\n      default: {backendRefs: [{kind: MeshService, name: canary}]}\n",
         );
         let mut r = Request::get("/");
         r.headers.insert("x-canary".into(), "1".into());
-        assert_eq!(to(&c, &r), "web 100 %");
+        assert_eq!(to(&c, &r), "canary 100 %");
+        assert_eq!(to(&c, &Request::get("/")), "web 100 %");
+    }
+
+    #[test]
+    fn kuma_service_tags_name_the_kubernetes_service() {
+        let case = library_case("kuma.io/MeshHTTPRoute", "weights");
+        let c = GatewayConfig::Resource(case.expected[0].clone());
+        assert_eq!(
+            to(&c, &Request::get("/v1/x")),
+            "backend:3001 80 %, backend-canary:3001 20 %"
+        );
+        // No rule matches: the destination itself.
+        assert_eq!(to(&c, &Request::get("/other")), "backend:3001 100 %");
+        assert_eq!(service_and_port("a_b_c"), ("a_b_c".to_owned(), None));
     }
 
     #[test]

@@ -271,7 +271,6 @@ pub fn models() -> Vec<Box<dyn RoutingModel>> {
         Box::new(apisix::ApisixRoute {
             controller: apisix::Controller::V2,
         }),
-        Box::new(apisix::ApisixUpstream),
     ]
 }
 

@@ -49,11 +49,16 @@ enum Target {
     None,
 }
 
-/// A service reference (`name`, `port`; a `kind: TraefikService` reference is a backend of
-/// that name too: the model does not follow it).
+/// A service reference: a Kubernetes Service (`name`, `port`), or with `kind:
+/// TraefikService` another TraefikService, which the model does not follow: it stands as one
+/// backend named `TraefikService <name>`, never mistaken for the Service of the same name.
 fn backend(service: &JsonValue) -> Backend {
+    let name = str_field(service, "name").unwrap_or_default();
+    if str_field(service, "kind") == Some("TraefikService") {
+        return Backend::service(&format!("TraefikService {name}"));
+    }
     Backend {
-        service: str_field(service, "name").unwrap_or_default().to_owned(),
+        service: name.to_owned(),
         subset: None,
         port: port_field(service, "port"),
     }
@@ -390,7 +395,7 @@ mod tests {
         };
         assert_eq!(
             d.describe(),
-            "legacy:80 16.67 %, web 16.67 %, web:80 66.67 %"
+            "TraefikService web 16.67 %, legacy:80 16.67 %, web:80 66.67 %"
         );
         let mirror = resource(
             "spec:\n  mirroring:\n    name: web\n    port: 80\n    mirrors: [{name: web-canary, percent: 50}]\n",
