@@ -33,6 +33,9 @@ use super::{
 
 pub struct ContourHttpProxy;
 
+/// How deep includes are followed (bounded recursion; Contour itself only refuses cycles).
+const MAX_INCLUDE_DEPTH: usize = 64;
+
 /// One route of the virtual host, as Contour's DAG holds it.
 #[derive(Debug, Clone)]
 struct ProxyRoute {
@@ -174,6 +177,15 @@ impl Builder<'_> {
             self.reject(
                 format!("{prefix}spec.includes"),
                 "include creates a cycle".into(),
+            );
+            return Vec::new();
+        }
+        if visited.len() >= MAX_INCLUDE_DEPTH {
+            self.reject(
+                format!("{prefix}spec.includes"),
+                format!(
+                    "includes nested deeper than {MAX_INCLUDE_DEPTH}, more than the model follows"
+                ),
             );
             return Vec::new();
         }
@@ -489,6 +501,25 @@ mod tests {
         assert_eq!(to(&list, &r), "admin-canary 100 %");
         // Without the header, nothing under /admin matches: the root's `/` route serves.
         assert_eq!(to(&list, &Request::get("/admin/x")), "web 100 %");
+    }
+
+    #[test]
+    fn include_cycles_and_depth_are_bounded() {
+        let mut yaml = String::from("kind: List\nitems:\n");
+        for i in 0..100 {
+            yaml.push_str(&format!(
+                "- kind: HTTPProxy\n  metadata: {{name: p{i}, namespace: ns}}\n  spec:\n{}    includes: [{{name: p{}, conditions: [{{prefix: /x}}]}}]\n    routes: [{{services: [{{name: s{i}}}]}}]\n",
+                if i == 0 { "    virtualhost: {fqdn: a.com}\n" } else { "" },
+                (i + 1) % 100
+            ));
+        }
+        let c = GatewayConfig::Resource(json(&yaml));
+        let problems = ContourHttpProxy.config_problems(&c);
+        assert!(
+            problems.iter().any(|p| p.message.contains("nested deeper")),
+            "{problems:?}"
+        );
+        assert_eq!(to(&c, &Request::get("/")), "no route");
     }
 
     #[test]

@@ -15,6 +15,9 @@ use super::probe::{Cond, Literal, ValueCond};
 
 /// The deepest nesting of parentheses and `!` accepted (bounded recursion).
 const MAX_DEPTH: usize = 64;
+/// The most matchers a rule may hold: evaluation recurses once per operator, so a longer rule
+/// is refused by the model (with this reason) rather than risking the stack.
+const MAX_MATCHERS: usize = 256;
 
 /// The rule syntax of a router.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -95,7 +98,11 @@ impl Rule {
     /// then dropped).
     pub fn parse(rule: &str, syntax: Syntax) -> Result<Rule, String> {
         let tokens = tokenize(rule)?;
-        let mut parser = Parser { tokens, at: 0 };
+        let mut parser = Parser {
+            tokens,
+            at: 0,
+            calls: 0,
+        };
         let expr = parser.or(0)?;
         if parser.at != parser.tokens.len() {
             return Err(format!(
@@ -293,6 +300,7 @@ fn unescape(chars: &mut std::iter::Peekable<std::str::CharIndices<'_>>) -> Resul
 struct Parser {
     tokens: Vec<Token>,
     at: usize,
+    calls: usize,
 }
 
 impl Parser {
@@ -369,6 +377,12 @@ impl Parser {
                         self.expect(Token::Close)?;
                         break;
                     }
+                }
+                self.calls += 1;
+                if self.calls > MAX_MATCHERS {
+                    return Err(format!(
+                        "the rule has more than {MAX_MATCHERS} matchers, more than the model evaluates"
+                    ));
                 }
                 Ok(Expr::Call(name, args))
             }
@@ -787,6 +801,12 @@ mod tests {
         }
         let deep = format!("{}Host(`a`){}", "(".repeat(500), ")".repeat(500));
         assert!(Rule::parse(&deep, Syntax::V3).is_err());
+        let long = vec!["Host(`a`)"; 100_000].join(" && ");
+        assert!(
+            Rule::parse(&long, Syntax::V3)
+                .unwrap_err()
+                .contains("more than 256 matchers")
+        );
     }
 
     #[test]
