@@ -116,12 +116,18 @@ fn check_one(
             )
         }
     };
-    let surround =
-        |config| model.surroundings(config, &intent.stable_service, &intent.canary_service);
-    StepIntentOutcome::Checked(check_step(
-        model,
-        &surround(before),
-        &surround(after),
-        &intent,
-    ))
+    let surround = |config| {
+        model.surroundings(
+            config,
+            &before,
+            &intent.stable_service,
+            &intent.canary_service,
+        )
+    };
+    match (surround(before.clone()), surround(after.clone())) {
+        (Ok(before), Ok(after)) => {
+            StepIntentOutcome::Checked(check_step(model, &before, &after, &intent))
+        }
+        (Err(why), _) | (_, Err(why)) => NotChecked(why),
+    }
 }

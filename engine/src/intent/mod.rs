@@ -74,7 +74,22 @@ impl Intent {
 
     /// Whether `request` is one the step's matches select.
     pub fn selects(&self, request: &Request) -> bool {
-        self.matches.iter().any(|m| match_selects(m, request))
+        self.matches
+            .iter()
+            .any(|m| match_selects(m, request, PrefixReading::Segments))
+    }
+
+    /// Whether a `PathPrefix` read as a plain string prefix selects `request` where the
+    /// Gateway API's segment reading does not (`/cartx` for `/cart`). Kruise's API points Istio
+    /// users at Istio's own (string) prefix for `path` (`HttpRouteMatch.Path`: "Supported list:
+    /// Istio: …#HTTPMatchRequest"), and Kruise's own Istio script writes `prefix`, so either
+    /// routing of such a request passes.
+    fn selects_as_string_prefix_only(&self, request: &Request) -> bool {
+        !self.selects(request)
+            && self
+                .matches
+                .iter()
+                .any(|m| match_selects(m, request, PrefixReading::String))
     }
 }
 
@@ -84,13 +99,27 @@ fn has_conditions(m: &HttpRouteMatch) -> bool {
         || m.query_params.as_ref().is_some_and(|q| !q.is_empty())
 }
 
+/// How a `PathPrefix` is read: element by element (the Gateway API's `HTTPPathMatch`, the
+/// type of Kruise's `path`), or as a plain string prefix (Istio's `prefix`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PrefixReading {
+    Segments,
+    String,
+}
+
 /// Gateway API path matching (`HTTPPathMatch`): `PathPrefix` (the default type, value "/")
 /// matches whole path segments, `Exact` the whole path, `RegularExpression` the whole path.
-fn path_selects(match_type: Option<&str>, value: Option<&str>, path: &str) -> bool {
+fn path_selects(
+    match_type: Option<&str>,
+    value: Option<&str>,
+    path: &str,
+    reading: PrefixReading,
+) -> bool {
     let value = value.unwrap_or("/");
     match match_type.unwrap_or("PathPrefix") {
         "Exact" => path == value,
         "RegularExpression" => full_match(value, path),
+        _ if reading == PrefixReading::String => path.starts_with(value),
         _ => {
             let prefix = value.trim_end_matches('/');
             prefix.is_empty()
@@ -110,12 +139,13 @@ fn value_selects(match_type: Option<&str>, wanted: &str, actual: Option<&String>
     }
 }
 
-fn match_selects(m: &HttpRouteMatch, request: &Request) -> bool {
+fn match_selects(m: &HttpRouteMatch, request: &Request, reading: PrefixReading) -> bool {
     if let Some(path) = &m.path
         && !path_selects(
             path.match_type.as_deref(),
             path.value.as_deref(),
             &request.path,
+            reading,
         )
     {
         return false;
@@ -171,8 +201,9 @@ fn match_probes(m: &HttpRouteMatch, base: &Request) -> Vec<Request> {
     };
     if let Some(path) = &m.path {
         variants.push(with_path(base.path.clone()));
-        if path.match_type.as_deref().unwrap_or("PathPrefix") == "PathPrefix" {
-            // Below the prefix, and a longer name sharing its text (not a segment match).
+        if path.match_type.as_deref() != Some("RegularExpression") {
+            // Below the path, and a longer name sharing its text (neither an exact nor a
+            // segment-prefix match).
             let value = path.value.as_deref().unwrap_or("/").trim_end_matches('/');
             variants.push(with_path(format!("{value}/x")));
             variants.push(with_path(format!("{value}x")));
@@ -280,7 +311,7 @@ pub fn check_step(
     for request in probes {
         let before = model.route(original, &request);
         let now = model.route(after, &request);
-        if let Some((actual, expected)) = misrouting(intent, &request, &before, &now)
+        if let Some((actual, expected)) = misrouting(model, intent, &request, &before, &now)
             && seen.insert((actual.clone(), expected.clone()))
         {
             if report.violations.len() >= VIOLATIONS_SHOWN {
@@ -298,13 +329,6 @@ pub fn check_step(
     report
 }
 
-fn names(service: &str, name: &str) -> bool {
-    service == name
-        || service
-            .strip_prefix(name)
-            .is_some_and(|rest| rest.starts_with('.'))
-}
-
 fn describe(routed: &Routed) -> String {
     match routed {
         Routed::To(d) => d.describe(),
@@ -314,6 +338,7 @@ fn describe(routed: &Routed) -> String {
 
 /// `None` when `now` is what the step asks for `request`, else (actual, expected) texts.
 fn misrouting(
+    model: &dyn RoutingModel,
     intent: &Intent,
     request: &Request,
     before: &Routed,
@@ -327,7 +352,7 @@ fn misrouting(
         .shares
         .iter()
         .map(|(b, _)| b)
-        .filter(|b| names(&b.service, &intent.stable_service))
+        .filter(|b| model.is_service(b, &intent.stable_service))
         .collect();
     let stable_share: f64 = original
         .shares
@@ -339,7 +364,7 @@ fn misrouting(
     if stable_share <= 0.0 {
         return (!untouched()).then(|| (describe(now), describe(before)));
     }
-    let fractions: Vec<f64> = if intent.selects(request) {
+    let mut fractions: Vec<f64> = if intent.selects(request) {
         vec![1.0]
     } else {
         match (intent.weight, intent.matches.is_empty()) {
@@ -349,14 +374,19 @@ fn misrouting(
             (None, _) => vec![0.0],
         }
     };
+    if intent.selects_as_string_prefix_only(request) {
+        fractions.push(1.0);
+    }
     let mut expected_texts = Vec::new();
     for fraction in &fractions {
-        let expected = expected_distribution(intent, original, &stable_backends, now, *fraction);
+        let expected =
+            expected_distribution(model, intent, original, &stable_backends, now, *fraction);
         if *fraction == 0.0 {
             if untouched() {
                 return None;
             }
         } else if split_as_asked(
+            model,
             intent,
             original,
             &stable_backends,
@@ -370,7 +400,7 @@ fn misrouting(
     }
     let mut actual = describe(now);
     if let Routed::To(d) = now
-        && let Some(missing) = missing_header_changes(intent, original, &stable_backends, d)
+        && let Some(missing) = missing_header_changes(model, intent, original, &stable_backends, d)
     {
         actual.push_str(&format!(" ({missing})"));
     }
@@ -387,13 +417,19 @@ fn same(a: &Distribution, b: &Routed) -> bool {
             .all(|((x, s), (y, t))| x == y && (s - t).abs() < 1e-9)
 }
 
-fn is_canary(intent: &Intent, stable_backends: &[&Backend], backend: &Backend) -> bool {
-    names(&backend.service, &intent.canary_service)
+fn is_canary(
+    model: &dyn RoutingModel,
+    intent: &Intent,
+    stable_backends: &[&Backend],
+    backend: &Backend,
+) -> bool {
+    model.is_service(backend, &intent.canary_service)
         && (intent.canary_service != intent.stable_service || !stable_backends.contains(&backend))
 }
 
 /// The distribution the step asks for when `fraction` of the stable share goes to the canary.
 fn expected_distribution(
+    model: &dyn RoutingModel,
     intent: &Intent,
     original: &Distribution,
     stable_backends: &[&Backend],
@@ -406,7 +442,7 @@ fn expected_distribution(
             .shares
             .iter()
             .map(|(b, _)| b)
-            .find(|b| is_canary(intent, stable_backends, b))
+            .find(|b| is_canary(model, intent, stable_backends, b))
             .cloned(),
         Routed::NoRoute => None,
     }
@@ -438,6 +474,7 @@ fn expected_distribution(
 const WEIGHT_TOLERANCE: f64 = 0.01 + 1e-9;
 
 fn split_as_asked(
+    model: &dyn RoutingModel,
     intent: &Intent,
     original: &Distribution,
     stable_backends: &[&Backend],
@@ -454,14 +491,16 @@ fn split_as_asked(
     let canary_of = |d: &Distribution| -> f64 {
         d.shares
             .iter()
-            .filter(|(b, _)| is_canary(intent, stable_backends, b))
+            .filter(|(b, _)| is_canary(model, intent, stable_backends, b))
             .map(|(_, s)| s)
             .sum()
     };
     let stable_of = |d: &Distribution| -> f64 {
         d.shares
             .iter()
-            .filter(|(b, _)| stable_backends.contains(&b) && !is_canary(intent, stable_backends, b))
+            .filter(|(b, _)| {
+                stable_backends.contains(&b) && !is_canary(model, intent, stable_backends, b)
+            })
             .map(|(_, s)| s)
             .sum()
     };
@@ -477,7 +516,7 @@ fn split_as_asked(
         d.shares
             .iter()
             .filter(|(b, _)| {
-                !stable_backends.contains(&b) && !is_canary(intent, stable_backends, b)
+                !stable_backends.contains(&b) && !is_canary(model, intent, stable_backends, b)
             })
             .map(|(b, s)| (b.clone(), *s))
             .collect()
@@ -490,12 +529,13 @@ fn split_as_asked(
     {
         return false;
     }
-    missing_header_changes(intent, original, stable_backends, now).is_none()
+    missing_header_changes(model, intent, original, stable_backends, now).is_none()
 }
 
 /// Whether canary-bound requests carry the step's header modifier and stable-bound ones keep
 /// their original header operations; `Some(what is wrong)` when not.
 fn missing_header_changes(
+    model: &dyn RoutingModel,
     intent: &Intent,
     original: &Distribution,
     stable_backends: &[&Backend],
@@ -521,7 +561,7 @@ fn missing_header_changes(
             continue;
         }
         let changes = now.header_changes.get(backend).unwrap_or(&empty);
-        if is_canary(intent, stable_backends, backend) {
+        if is_canary(model, intent, stable_backends, backend) {
             let missing: Vec<String> = wanted
                 .iter()
                 .filter(|(name, value)| changes.get(*name) != Some(*value))

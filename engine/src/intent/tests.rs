@@ -272,6 +272,23 @@ fn path_prefix_matches_whole_segments() {
     assert!(!exact.selects(&Request::get("/pay/x")));
 }
 
+#[test]
+fn a_string_prefix_reading_of_path_prefix_passes_too() {
+    let original = vs(r#"[{"route":[{"destination":{"host":"web"}}]}]"#);
+    let string_prefix = vs(r#"[
+        {"match":[{"uri":{"prefix":"/beta"}}],"route":[{"destination":{"host":"web-canary"}}]},
+        {"route":[{"destination":{"host":"web"}}]}]"#);
+    let wanted = intent(None, Some(vec![path_match("PathPrefix", "/beta")]));
+    assert!(messages(&original, &string_prefix, &wanted).is_empty());
+    // An exact path has one reading.
+    let exact = intent(None, Some(vec![path_match("Exact", "/beta")]));
+    let found = messages(&original, &string_prefix, &exact);
+    assert!(
+        found.contains(&"GET /beta/x → web-canary 100 %, expected web 100 %".to_owned()),
+        "{found:?}"
+    );
+}
+
 /// A script with today's Istio defect (the step's path replaces the route's), run over a case
 /// through [`check_case`].
 #[test]
