@@ -345,6 +345,33 @@ fn match_literals(matched: &JsonValue) -> Vec<Literal> {
     out
 }
 
+/// `validateHeaderModifier`: at least one of set/add/remove, and each header name once across
+/// them.
+fn header_modifier_problem(modifier: &JsonValue) -> Option<String> {
+    if ["set", "add", "remove"]
+        .iter()
+        .all(|k| modifier.get(k).is_none())
+    {
+        return Some("must have at least one defined: set, add, remove".into());
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    let named = items(modifier, "set")
+        .iter()
+        .chain(items(modifier, "add"))
+        .filter_map(|h| str_field(h, "name"))
+        .chain(
+            items(modifier, "remove")
+                .iter()
+                .filter_map(JsonValue::as_str),
+        );
+    for name in named {
+        if !seen.insert(name) {
+            return Some(format!("duplicate header name {name:?}"));
+        }
+    }
+    None
+}
+
 impl RoutingModel for KumaMeshHttpRoute {
     fn name(&self) -> &'static str {
         "Kuma MeshHTTPRoute (kuma.io/v1alpha1)"
@@ -434,6 +461,18 @@ impl RoutingModel for KumaMeshHttpRoute {
                         format!("{base}.default.backendRefs"),
                         "every backendRef has weight 0: no request can be served".into(),
                     );
+                }
+                let filters = rule.get("default").map_or(&[][..], |d| items(d, "filters"));
+                for (f, filter) in filters.iter().enumerate() {
+                    if let Some(message) = filter
+                        .get("requestHeaderModifier")
+                        .and_then(header_modifier_problem)
+                    {
+                        rejected(
+                            format!("{base}.default.filters[{f}].requestHeaderModifier"),
+                            message,
+                        );
+                    }
                 }
             }
         }
@@ -543,6 +582,16 @@ mod tests {
         );
         assert_eq!(to(&c, &Request::get("/api")), "web 75 %, web-canary 25 %");
         assert_eq!(to(&c, &Request::get("/other")), "web 100 %");
+    }
+
+    #[test]
+    fn a_header_both_set_and_removed_is_rejected() {
+        let c = config(
+            "    - matches: [{path: {type: PathPrefix, value: /}}]\n      default:\n        filters:\n        - type: RequestHeaderModifier\n          requestHeaderModifier: {set: [{name: x-a, value: '1'}], remove: [x-a]}\n",
+        );
+        let problems = KumaMeshHttpRoute.config_problems(&c);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(problems[0].message.contains("duplicate header name"));
     }
 
     #[test]
