@@ -100,10 +100,19 @@ fn value_for(cond: &ValueCond) -> Option<String> {
     }
 }
 
+/// A host name a pattern admits: `*.example.com` (a wildcard gateways accept) becomes
+/// `probe.example.com`.
+fn concrete_host(pattern: &str) -> String {
+    match pattern.strip_prefix("*.") {
+        Some(rest) => format!("probe.{rest}"),
+        None => pattern.to_owned(),
+    }
+}
+
 /// Applies `literal` to `request` so that it holds (or, for `holds == false`, fails).
 fn apply(request: &mut Request, cond: &Cond, holds: bool) -> Option<()> {
     match (cond, holds) {
-        (Cond::Host(h), true) => request.host = Some(h.trim_start_matches("*.").to_owned()),
+        (Cond::Host(h), true) => request.host = Some(concrete_host(h)),
         (Cond::Host(_), false) => request.host = Some(format!("{MISS}.invalid")),
         (Cond::PathExact(p), true) | (Cond::PathPrefix(p), true) => request.path = p.clone(),
         (Cond::PathRegex(p), true) => {
@@ -155,7 +164,7 @@ fn apply_value(
 /// pattern too complex to sample). Unconstrained fields: `GET /`, no host, nothing else.
 pub fn request_for(conjunction: &[Literal], host: Option<&str>) -> Option<Request> {
     let mut request = Request::get("/");
-    request.host = host.map(str::to_owned);
+    request.host = host.map(concrete_host);
     // Path conditions from the least to the most specific, so that an exact path wins
     // over a prefix when a route has both.
     let rank = |c: &Cond| match c {
@@ -219,6 +228,7 @@ mod tests {
             );
         }
         assert_eq!(sample_for("a{100000}"), None);
+        assert_eq!(concrete_host("*.example.com"), "probe.example.com");
         assert_eq!(sample_for("("), None);
     }
 
