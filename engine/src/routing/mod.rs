@@ -16,6 +16,7 @@ pub mod apisix;
 mod canary_ingress;
 pub mod contour;
 pub mod contour_conditions;
+pub mod emissary;
 pub mod fields;
 pub mod gloo;
 pub mod istio;
@@ -281,6 +282,7 @@ pub fn models() -> Vec<Box<dyn RoutingModel>> {
         Box::new(istio::IstioVirtualService),
         Box::new(smi::SmiTrafficSplit),
         Box::new(gloo::GlooVirtualService),
+        Box::new(emissary::EmissaryMapping),
         Box::new(traefik::TraefikIngressRoute),
         Box::new(traefik::TraefikServiceModel),
         Box::new(kuma::KumaMeshHttpRoute),
