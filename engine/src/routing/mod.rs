@@ -12,12 +12,22 @@ use std::collections::BTreeMap;
 
 use crate::discovery::ScriptKind;
 
+pub mod apisix;
 mod canary_ingress;
+pub mod contour;
+pub mod contour_conditions;
 pub mod emissary;
+pub mod fields;
 pub mod gloo;
 pub mod istio;
+pub mod kuma;
 pub mod matching;
+pub mod probe;
 pub mod smi;
+#[cfg(test)]
+mod testing;
+pub mod traefik;
+pub mod traefik_rule;
 
 use crate::value::JsonValue;
 pub use canary_ingress::canary_ingress;
@@ -273,6 +283,14 @@ pub fn models() -> Vec<Box<dyn RoutingModel>> {
         Box::new(smi::SmiTrafficSplit),
         Box::new(gloo::GlooVirtualService),
         Box::new(emissary::EmissaryMapping),
+        Box::new(traefik::TraefikIngressRoute),
+        Box::new(traefik::TraefikServiceModel),
+        Box::new(kuma::KumaMeshHttpRoute),
+        Box::new(contour::ContourHttpProxy),
+        // The 2.x controller (current): it refuses what 1.x accepted (duplicate backends).
+        Box::new(apisix::ApisixRoute {
+            controller: apisix::Controller::V2,
+        }),
     ]
 }
 

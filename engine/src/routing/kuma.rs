@@ -1,0 +1,644 @@
+//! Kuma MeshHTTPRoute (kuma.io/v1alpha1): rule order by match specificity, Envoy matching of
+//! paths, methods, headers and query parameters, weighted backendRefs and request header
+//! modifiers.
+//!
+//! Facts from kumahq/kuma, `pkg/plugins/policies/meshhttproute/`:
+//! - `plugin/v1alpha1/listeners.go` `prepareRoutes`: one route per match of each rule, sorted
+//!   stably by `api.CompareMatch` (not document order); a catch-all `PathPrefix /` route to the
+//!   destination is appended unless a match is exactly that; a match without path matches any
+//!   path; a rule without backendRefs goes to the destination service; a missing backendRef
+//!   weight counts as 1.
+//! - `api/v1alpha1/compare.go` `CompareMatch`: by path (Exact, then PathPrefix, then
+//!   RegularExpression, then no path; a longer prefix or regex first), then a method before
+//!   none, then more headers first, then more query parameters first (`cmp.Compare(len(b),
+//!   len(a))`: "more header matches means a lesser match", lesser sorting first).
+//! - `xds/configurer.go` `routePathMatch` (a prefix other than `/` matches the path itself or
+//!   the path under it followed by `/`: `/-separated` prefixes), `routeQueryParamsMatch`,
+//!   `routeMethodMatch`; `xds/match.go` `routeHeadersMatch` (default type Exact; a second
+//!   matcher for the same name is ignored; regexes are Envoy `safe_regex`, whole-value RE2).
+//! - `api/v1alpha1/validation.go` `validatePath` (a PathPrefix other than `/` must not end in
+//!   `/` and must be absolute; Exact must be absolute), `validateHeaders` (Present/Absent take no
+//!   value), `validateQueryParams` (one entry per name).
+
+use std::collections::BTreeMap;
+
+use crate::discovery::ScriptKind;
+use crate::value::JsonValue;
+
+use super::fields::{int_field, items, port_field, str_field};
+use super::matching::{full_match, re2_problem};
+use super::probe::{Cond, Literal, ValueCond, probes_for};
+use super::{
+    Backend, ConfigProblem, Distribution, GatewayConfig, ProblemKind, Request, Routed, RoutingModel,
+};
+
+pub struct KumaMeshHttpRoute;
+
+/// One `spec.to[]` entry: the destination and its routes in Kuma's order.
+struct Destination<'a> {
+    /// The `to[].targetRef` name (probes address it as the host).
+    service: String,
+    /// Where requests no rule sends elsewhere go: the destination itself.
+    default: Backend,
+    routes: Vec<Route<'a>>,
+}
+
+/// One match of one rule (or the implicit catch-all, `rule == None`).
+struct Route<'a> {
+    matched: Option<&'a JsonValue>,
+    rule: Option<&'a JsonValue>,
+}
+
+fn path_of(matched: Option<&JsonValue>) -> Option<(&str, &str)> {
+    let path = matched?.get("path")?;
+    Some((
+        str_field(path, "type").unwrap_or_default(),
+        str_field(path, "value").unwrap_or_default(),
+    ))
+}
+
+/// `CompareMatch`, as an ordering (less = served first).
+fn compare(a: Option<&JsonValue>, b: Option<&JsonValue>) -> std::cmp::Ordering {
+    use std::cmp::Ordering;
+    let rank = |t: &str| match t {
+        "Exact" => 0,
+        "PathPrefix" => 1,
+        "RegularExpression" => 2,
+        _ => 3,
+    };
+    let by_path = match (path_of(a), path_of(b)) {
+        (Some(_), None) => Ordering::Less,
+        (None, Some(_)) => Ordering::Greater,
+        (None, None) => Ordering::Equal,
+        (Some((ta, va)), Some((tb, vb))) if ta == tb => match ta {
+            // "flipped": a longer prefix (or regex) is served first.
+            "PathPrefix" | "RegularExpression" => vb.len().cmp(&va.len()),
+            _ => Ordering::Equal,
+        },
+        (Some((ta, _)), Some((tb, _))) => rank(ta).cmp(&rank(tb)),
+    };
+    let method = |m: Option<&JsonValue>| m.and_then(|m| m.get("method")).is_some();
+    let count = |m: Option<&JsonValue>, key: &str| m.map_or(0, |m| items(m, key).len());
+    by_path
+        .then_with(|| method(b).cmp(&method(a)))
+        .then_with(|| count(b, "headers").cmp(&count(a, "headers")))
+        .then_with(|| count(b, "queryParams").cmp(&count(a, "queryParams")))
+}
+
+fn is_catch_all(matched: &JsonValue) -> bool {
+    matches!(matched, JsonValue::Object(m) if m.len() == 1)
+        && path_of(Some(matched)) == Some(("PathPrefix", "/"))
+}
+
+fn destinations(config: &GatewayConfig) -> Vec<Destination<'_>> {
+    let GatewayConfig::Resource(resource) = config else {
+        return Vec::new();
+    };
+    let Some(spec) = resource.get("spec") else {
+        return Vec::new();
+    };
+    items(spec, "to")
+        .iter()
+        .map(|to| {
+            let service = to
+                .at(&["targetRef", "name"])
+                .and_then(|v| match v {
+                    JsonValue::String(s) => Some(s.clone()),
+                    _ => None,
+                })
+                .unwrap_or_default();
+            let mut routes: Vec<Route> = items(to, "rules")
+                .iter()
+                .flat_map(|rule| {
+                    items(rule, "matches").iter().map(move |m| Route {
+                        matched: Some(m),
+                        rule: Some(rule),
+                    })
+                })
+                .collect();
+            // `slices.SortStableFunc(routes, CompareMatch)`.
+            routes.sort_by(|a, b| compare(a.matched, b.matched));
+            if !routes.iter().any(|r| r.matched.is_some_and(is_catch_all)) {
+                routes.push(Route {
+                    matched: None,
+                    rule: None,
+                });
+            }
+            let default = to.get("targetRef").map(backend).unwrap_or_default();
+            Destination {
+                service,
+                default,
+                routes,
+            }
+        })
+        .collect()
+}
+
+/// Envoy's string match of one header or query value.
+fn value_matches(kind: &str, expected: &str, actual: Option<&String>) -> bool {
+    match (kind, actual) {
+        ("Absent", actual) => actual.is_none(),
+        ("Present", actual) => actual.is_some(),
+        ("Prefix", Some(a)) => a.starts_with(expected),
+        ("RegularExpression", Some(a)) => full_match(expected, a),
+        ("Exact" | "", Some(a)) => a == expected,
+        _ => false,
+    }
+}
+
+fn route_matches(matched: Option<&JsonValue>, request: &Request) -> bool {
+    let Some(matched) = matched else {
+        return true;
+    };
+    let path_ok = match path_of(Some(matched)) {
+        None => true,
+        Some(("Exact", v)) => request.path == v,
+        Some(("PathPrefix", "/")) => request.path.starts_with('/'),
+        Some(("PathPrefix", v)) => {
+            let trimmed = v.strip_suffix('/').unwrap_or(v);
+            request.path == trimmed || request.path.starts_with(&format!("{trimmed}/"))
+        }
+        Some(("RegularExpression", v)) => full_match(v, &request.path),
+        Some(_) => false,
+    };
+    let method_ok = str_field(matched, "method").is_none_or(|m| m == request.method);
+    path_ok
+        && method_ok
+        && {
+            let mut seen = std::collections::BTreeSet::new();
+            items(matched, "headers").iter().all(|h| {
+                let name = str_field(h, "name")
+                    .unwrap_or_default()
+                    .to_ascii_lowercase();
+                // A second matcher for the same name is ignored.
+                !seen.insert(name.clone())
+                    || value_matches(
+                        str_field(h, "type").unwrap_or("Exact"),
+                        str_field(h, "value").unwrap_or_default(),
+                        request.headers.get(&name),
+                    )
+            })
+        }
+        && {
+            let mut seen = std::collections::BTreeSet::new();
+            items(matched, "queryParams").iter().all(|q| {
+                let name = str_field(q, "name").unwrap_or_default().to_owned();
+                !seen.insert(name.clone())
+                    || value_matches(
+                        str_field(q, "type").unwrap_or("Exact"),
+                        str_field(q, "value").unwrap_or_default(),
+                        request.query.get(&name),
+                    )
+            })
+        }
+}
+
+/// A Kubernetes Service named by its Kuma service tag, `<name>_<namespace>_svc[_<port>]`
+/// (kumahq/kuma `pkg/plugins/runtime/k8s/util/util.go` `ServiceTag`; Kubernetes names have no
+/// `_`): the Service's name and port. Other names stand as they are.
+fn service_and_port(tag: &str) -> (String, Option<String>) {
+    let parts: Vec<&str> = tag.split('_').collect();
+    match parts.as_slice() {
+        [name, _namespace, "svc"] => ((*name).to_owned(), None),
+        [name, _namespace, "svc", port] if port.parse::<u16>().is_ok() => {
+            ((*name).to_owned(), Some((*port).to_owned()))
+        }
+        _ => (tag.to_owned(), None),
+    }
+}
+
+/// A backendRef: `MeshServiceSubset` tags become the subset (`version=v2`, sorted by key).
+fn backend(reference: &JsonValue) -> Backend {
+    let tags: Vec<String> = match reference.get("tags") {
+        Some(JsonValue::Object(tags)) => tags
+            .iter()
+            .filter(|(k, _)| *k != "kuma.io/service")
+            .map(|(k, v)| match v {
+                JsonValue::String(s) => format!("{k}={s}"),
+                other => format!("{k}={}", other.to_canonical_json()),
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    let name = str_field(reference, "name")
+        .or_else(|| {
+            reference
+                .at(&["tags", "kuma.io/service"])
+                .and_then(JsonValue::as_str)
+        })
+        .unwrap_or_default();
+    let (service, tag_port) = service_and_port(name);
+    Backend {
+        service,
+        subset: (!tags.is_empty()).then(|| tags.join(",")),
+        port: port_field(reference, "port").or(tag_port),
+    }
+}
+
+/// `requestHeaderModifier`: set and add give the value (add appends to what the request
+/// has; the model records the value the backend sees among others), remove drops.
+fn header_changes(rule: &JsonValue) -> BTreeMap<String, Option<String>> {
+    let mut changes = BTreeMap::new();
+    for filter in items(rule, "filters") {
+        if str_field(filter, "type") != Some("RequestHeaderModifier") {
+            continue;
+        }
+        let Some(modifier) = filter.get("requestHeaderModifier") else {
+            continue;
+        };
+        for key in ["set", "add"] {
+            for h in items(modifier, key) {
+                let name = str_field(h, "name")
+                    .unwrap_or_default()
+                    .to_ascii_lowercase();
+                changes.insert(
+                    name,
+                    Some(str_field(h, "value").unwrap_or_default().to_owned()),
+                );
+            }
+        }
+        for name in items(modifier, "remove") {
+            if let JsonValue::String(name) = name {
+                changes.insert(name.to_ascii_lowercase(), None);
+            }
+        }
+    }
+    changes
+}
+
+fn distribution(destination: &Destination, route: &Route) -> Routed {
+    let default = route.rule.and_then(|r| r.get("default"));
+    let refs = default.map_or(&[][..], |d| items(d, "backendRefs"));
+    let weights: Vec<(Backend, f64)> = if refs.is_empty() {
+        vec![(destination.default.clone(), 1.0)]
+    } else {
+        refs.iter()
+            .map(|r| (backend(r), int_field(r, "weight").unwrap_or(1) as f64))
+            .collect()
+    };
+    let Some(mut d) = Distribution::from_weights(&weights) else {
+        return Routed::NoRoute;
+    };
+    let changes = default.map(header_changes).unwrap_or_default();
+    if !changes.is_empty() {
+        for (b, _) in &d.shares {
+            d.header_changes.insert(b.clone(), changes.clone());
+        }
+    }
+    Routed::To(d)
+}
+
+/// The destination a request is for: the `to` entry named by the host's first label, else
+/// the first one (a mesh request is addressed to one service; probes without host use the
+/// first).
+fn destination_for<'a, 'b>(
+    destinations: &'b [Destination<'a>],
+    request: &Request,
+) -> Option<&'b Destination<'a>> {
+    let label = request
+        .host
+        .as_deref()
+        .map(|h| h.split('.').next().unwrap_or(h));
+    destinations
+        .iter()
+        .find(|d| label.is_some_and(|l| l == d.service || l == d.default.service))
+        .or_else(|| destinations.first())
+}
+
+fn match_literals(matched: &JsonValue) -> Vec<Literal> {
+    let mut out = Vec::new();
+    match path_of(Some(matched)) {
+        Some(("Exact", v)) => out.push((Cond::PathExact(v.to_owned()), true)),
+        Some(("PathPrefix", v)) if v != "/" => {
+            out.push((Cond::PathPrefix(v.trim_end_matches('/').to_owned()), true))
+        }
+        Some(("RegularExpression", v)) => out.push((Cond::PathRegex(v.to_owned()), true)),
+        _ => {}
+    }
+    if let Some(m) = str_field(matched, "method") {
+        out.push((Cond::Method(m.to_owned()), true));
+    }
+    let value = |x: &JsonValue| {
+        let v = str_field(x, "value").unwrap_or_default().to_owned();
+        match str_field(x, "type").unwrap_or("Exact") {
+            "RegularExpression" => (ValueCond::Regex(v), true),
+            "Present" => (ValueCond::Present, true),
+            "Absent" => (ValueCond::Present, false),
+            "Prefix" => (ValueCond::Prefix(v), true),
+            _ => (ValueCond::Exact(v), true),
+        }
+    };
+    for h in items(matched, "headers") {
+        let (v, holds) = value(h);
+        out.push((
+            Cond::Header(str_field(h, "name").unwrap_or_default().to_owned(), v),
+            holds,
+        ));
+    }
+    for q in items(matched, "queryParams") {
+        let (v, holds) = value(q);
+        out.push((
+            Cond::Query(str_field(q, "name").unwrap_or_default().to_owned(), v),
+            holds,
+        ));
+    }
+    out
+}
+
+/// `validateHeaderModifier`: at least one of set/add/remove, and each header name once across
+/// them.
+fn header_modifier_problem(modifier: &JsonValue) -> Option<String> {
+    if ["set", "add", "remove"]
+        .iter()
+        .all(|k| modifier.get(k).is_none())
+    {
+        return Some("must have at least one defined: set, add, remove".into());
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    let named = items(modifier, "set")
+        .iter()
+        .chain(items(modifier, "add"))
+        .filter_map(|h| str_field(h, "name"))
+        .chain(
+            items(modifier, "remove")
+                .iter()
+                .filter_map(JsonValue::as_str),
+        );
+    for name in named {
+        if !seen.insert(name) {
+            return Some(format!("duplicate header name {name:?}"));
+        }
+    }
+    None
+}
+
+impl RoutingModel for KumaMeshHttpRoute {
+    fn name(&self) -> &'static str {
+        "Kuma MeshHTTPRoute (kuma.io/v1alpha1)"
+    }
+
+    fn applies_to(&self, kind: &ScriptKind) -> bool {
+        matches!(kind, ScriptKind::Custom { group, kind } if group == "kuma.io" && kind == "MeshHTTPRoute")
+    }
+
+    fn config_problems(&self, config: &GatewayConfig) -> Vec<ConfigProblem> {
+        let GatewayConfig::Resource(resource) = config else {
+            return Vec::new();
+        };
+        let Some(spec) = resource.get("spec") else {
+            return Vec::new();
+        };
+        let mut problems = Vec::new();
+        let mut rejected = |path: String, message: String| {
+            problems.push(ConfigProblem {
+                path,
+                kind: ProblemKind::Rejected,
+                message,
+            })
+        };
+        for (t, to) in items(spec, "to").iter().enumerate() {
+            for (r, rule) in items(to, "rules").iter().enumerate() {
+                let base = format!("spec.to[{t}].rules[{r}]");
+                for (m, matched) in items(rule, "matches").iter().enumerate() {
+                    let at_match = format!("{base}.matches[{m}]");
+                    if let Some((kind, value)) = path_of(Some(matched)) {
+                        let at_value = format!("{at_match}.path.value");
+                        match kind {
+                            "PathPrefix" if value != "/" => {
+                                if value.ends_with('/') {
+                                    rejected(
+                                        at_value.clone(),
+                                        format!(
+                                            "{value:?} does not need a trailing slash because only a `/`-separated prefix or an entire path is matched"
+                                        ),
+                                    );
+                                }
+                                if !value.starts_with('/') {
+                                    rejected(
+                                        at_value,
+                                        format!("{value:?} must be an absolute path"),
+                                    );
+                                }
+                            }
+                            "Exact" if !value.starts_with('/') => {
+                                rejected(at_value, format!("{value:?} must be an absolute path"))
+                            }
+                            "RegularExpression" => {
+                                if let Some(e) = re2_problem(value) {
+                                    rejected(at_value, format!("Envoy refuses it: {e}"));
+                                }
+                            }
+                            _ => {}
+                        }
+                    }
+                    for (h, header) in items(matched, "headers").iter().enumerate() {
+                        let kind = str_field(header, "type").unwrap_or("Exact");
+                        if matches!(kind, "Present" | "Absent")
+                            && !str_field(header, "value").unwrap_or_default().is_empty()
+                        {
+                            rejected(
+                                format!("{at_match}.headers[{h}].value"),
+                                format!("must not be defined for type {kind}"),
+                            );
+                        }
+                    }
+                    let mut names = std::collections::BTreeSet::new();
+                    for (q, query) in items(matched, "queryParams").iter().enumerate() {
+                        let name = str_field(query, "name").unwrap_or_default();
+                        if !names.insert(name) {
+                            rejected(
+                                format!("{at_match}.queryParams[{q}].name"),
+                                format!("multiple entries for name {name}"),
+                            );
+                        }
+                    }
+                }
+                let refs = rule
+                    .get("default")
+                    .map_or(&[][..], |d| items(d, "backendRefs"));
+                if !refs.is_empty() && refs.iter().all(|r| int_field(r, "weight") == Some(0)) {
+                    rejected(
+                        format!("{base}.default.backendRefs"),
+                        "every backendRef has weight 0: no request can be served".into(),
+                    );
+                }
+                let filters = rule.get("default").map_or(&[][..], |d| items(d, "filters"));
+                for (f, filter) in filters.iter().enumerate() {
+                    if let Some(message) = filter
+                        .get("requestHeaderModifier")
+                        .and_then(header_modifier_problem)
+                    {
+                        rejected(
+                            format!("{base}.default.filters[{f}].requestHeaderModifier"),
+                            message,
+                        );
+                    }
+                }
+            }
+        }
+        problems
+    }
+
+    fn route(&self, config: &GatewayConfig, request: &Request) -> Routed {
+        let destinations = destinations(config);
+        let Some(destination) = destination_for(&destinations, request) else {
+            return Routed::NoRoute;
+        };
+        destination
+            .routes
+            .iter()
+            .find(|r| route_matches(r.matched, request))
+            .map_or(Routed::NoRoute, |r| distribution(destination, r))
+    }
+
+    fn probes(&self, config: &GatewayConfig) -> Vec<Request> {
+        let mut out = Vec::new();
+        for destination in destinations(config) {
+            let conjunctions: Vec<Vec<Literal>> = destination
+                .routes
+                .iter()
+                .filter_map(|r| r.matched)
+                .map(match_literals)
+                .collect();
+            for p in probes_for(&conjunctions, Some(&destination.service)) {
+                if !out.contains(&p) {
+                    out.push(p);
+                }
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::routing::testing::{json, library_case};
+
+    fn config(rules: &str) -> GatewayConfig {
+        GatewayConfig::Resource(json(&format!(
+            "spec:\n  targetRef: {{kind: Mesh}}\n  to:\n  - targetRef: {{kind: MeshService, name: web}}\n    rules:\n{rules}"
+        )))
+    }
+
+    fn to(config: &GatewayConfig, request: &Request) -> String {
+        match KumaMeshHttpRoute.route(config, request) {
+            Routed::To(d) => d.describe(),
+            Routed::NoRoute => "no route".into(),
+        }
+    }
+
+    #[test]
+    fn regex_rule_sorts_after_a_prefix_rule() {
+        // The canary rule comes first in the document, yet the PathPrefix rule is served first.
+        let c = config(
+            "    - matches: [{path: {type: RegularExpression, value: '/api/.*'}}]\n      default: {backendRefs: [{kind: MeshService, name: web-canary}]}\n    - matches: [{path: {type: PathPrefix, value: /api}}]\n      default: {backendRefs: [{kind: MeshService, name: web}]}\n",
+        );
+        assert_eq!(to(&c, &Request::get("/api/x")), "web 100 %");
+    }
+
+    #[test]
+    fn longer_prefix_and_exact_first_then_more_headers_last() {
+        let c = config(
+            "    - matches: [{path: {type: PathPrefix, value: /a}}]\n      default: {backendRefs: [{kind: MeshService, name: short}]}\n    - matches: [{path: {type: PathPrefix, value: /a/b}}]\n      default: {backendRefs: [{kind: MeshService, name: long}]}\n    - matches: [{path: {type: Exact, value: /a/b/c}, headers: [{name: x, value: '1'}]}]\n      default: {backendRefs: [{kind: MeshService, name: exact}]}\n",
+        );
+        assert_eq!(to(&c, &Request::get("/a/b/x")), "long 100 %");
+        assert_eq!(
+            to(&c, &Request::get("/a/bc")),
+            "short 100 %",
+            "prefixes are /-separated"
+        );
+        let mut r = Request::get("/a/b/c");
+        r.headers.insert("x".into(), "1".into());
+        assert_eq!(to(&c, &r), "exact 100 %");
+        // Same path: the match with more headers is served first, whatever the document
+        // order.
+        let c = config(
+            "    - matches: [{path: {type: PathPrefix, value: /}}]\n    - matches: [{path: {type: PathPrefix, value: /}, headers: [{name: x-canary, value: '1'}]}]\n      default: {backendRefs: [{kind: MeshService, name: canary}]}\n",
+        );
+        let mut r = Request::get("/");
+        r.headers.insert("x-canary".into(), "1".into());
+        assert_eq!(to(&c, &r), "canary 100 %");
+        assert_eq!(to(&c, &Request::get("/")), "web 100 %");
+    }
+
+    #[test]
+    fn kuma_service_tags_name_the_kubernetes_service() {
+        let case = library_case("kuma.io/MeshHTTPRoute", "weights");
+        let c = GatewayConfig::Resource(case.expected[0].clone());
+        assert_eq!(
+            to(&c, &Request::get("/v1/x")),
+            "backend:3001 80 %, backend-canary:3001 20 %"
+        );
+        // No rule matches: the destination itself.
+        assert_eq!(to(&c, &Request::get("/other")), "backend:3001 100 %");
+        assert_eq!(service_and_port("a_b_c"), ("a_b_c".to_owned(), None));
+    }
+
+    #[test]
+    fn weights_default_to_one_and_unmatched_requests_reach_the_destination() {
+        let c = config(
+            "    - matches: [{path: {type: PathPrefix, value: /api}}]\n      default: {backendRefs: [{kind: MeshService, name: web, weight: 3}, {kind: MeshService, name: web-canary}]}\n",
+        );
+        assert_eq!(to(&c, &Request::get("/api")), "web 75 %, web-canary 25 %");
+        assert_eq!(to(&c, &Request::get("/other")), "web 100 %");
+    }
+
+    #[test]
+    fn a_header_both_set_and_removed_is_rejected() {
+        let c = config(
+            "    - matches: [{path: {type: PathPrefix, value: /}}]\n      default:\n        filters:\n        - type: RequestHeaderModifier\n          requestHeaderModifier: {set: [{name: x-a, value: '1'}], remove: [x-a]}\n",
+        );
+        let problems = KumaMeshHttpRoute.config_problems(&c);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(problems[0].message.contains("duplicate header name"));
+    }
+
+    #[test]
+    fn trailing_slash_prefix_is_rejected() {
+        let c = config("    - matches: [{path: {type: PathPrefix, value: /api/}}]\n");
+        let problems = KumaMeshHttpRoute.config_problems(&c);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert_eq!(
+            problems[0].path,
+            "spec.to[0].rules[0].matches[0].path.value"
+        );
+        assert!(
+            KumaMeshHttpRoute
+                .config_problems(&config(
+                    "    - matches: [{path: {type: PathPrefix, value: /}}]\n"
+                ))
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn library_case_header_modifier_and_subsets() {
+        let case = library_case("kuma.io/MeshHTTPRoute", "path_query_header_modifier");
+        let step = GatewayConfig::Resource(case.expected[0].clone());
+        assert!(KumaMeshHttpRoute.config_problems(&step).is_empty());
+        let mut r = Request::get("/orders/v2/items");
+        r.headers.insert("x-env".into(), "prod".into());
+        r.query.insert("preview".into(), "true".into());
+        let Routed::To(d) = KumaMeshHttpRoute.route(&step, &r) else {
+            panic!()
+        };
+        assert_eq!(d.describe(), "orders-canary:8080 100 %");
+        let changes = &d.header_changes[&d.shares[0].0];
+        assert_eq!(changes["x-version"].as_deref(), Some("canary"));
+        assert_eq!(changes["x-debug"], None);
+        r.query.clear();
+        assert_eq!(to(&step, &r), "orders:8080 100 %");
+        let probes = KumaMeshHttpRoute.probes(&step);
+        assert!(
+            probes
+                .iter()
+                .any(|p| to(&step, p) == "orders-canary:8080 100 %"),
+            "{probes:?}"
+        );
+
+        let case = library_case("kuma.io/MeshHTTPRoute", "traffic_routing_subset");
+        let c = GatewayConfig::Resource(case.original.clone());
+        assert_eq!(to(&c, &Request::get("/")), "backend/version=v1 100 %");
+    }
+}

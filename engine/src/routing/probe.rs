@@ -1,0 +1,256 @@
+//! Building probe requests from route conditions: each model describes a route as
+//! conjunctions of [`Cond`]s (one per way the route can match), and [`probes_for`] turns them
+//! into requests that satisfy each conjunction plus variants that miss one condition each.
+
+use std::collections::BTreeSet;
+
+use regex_syntax::hir::{Class, Hir, HirKind};
+
+use super::Request;
+
+/// A value condition on a header, query parameter or cookie.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ValueCond {
+    Exact(String),
+    /// A regular expression (a sample that matches it is built for the probe).
+    Regex(String),
+    Contains(String),
+    Prefix(String),
+    Suffix(String),
+    Present,
+}
+
+/// One condition of a route, as probes need it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Cond {
+    Host(String),
+    PathExact(String),
+    PathPrefix(String),
+    PathRegex(String),
+    Method(String),
+    Header(String, ValueCond),
+    Query(String, ValueCond),
+    Cookie(String, ValueCond),
+}
+
+/// A condition and whether the route wants it to hold (`false`: negated, e.g. Traefik `!`,
+/// Contour `notexact`).
+pub type Literal = (Cond, bool);
+
+/// The longest sample built for a pattern; longer ones are skipped (bounded memory).
+const SAMPLE_LIMIT: usize = 256;
+/// A value no route condition is expected to use.
+const MISS: &str = "kruise-probe-miss";
+
+/// A string matching `pattern` (Go/RE2 syntax), when one short enough is easy to build: the
+/// first branch of each alternation, the minimum of each repetition, a readable member of
+/// each class.
+pub fn sample_for(pattern: &str) -> Option<String> {
+    let hir = regex_syntax::ParserBuilder::new()
+        .nest_limit(100)
+        .build()
+        .parse(pattern)
+        .ok()?;
+    let mut out = String::new();
+    write_sample(&hir, &mut out)?;
+    (out.len() <= SAMPLE_LIMIT).then_some(out)
+}
+
+fn write_sample(hir: &Hir, out: &mut String) -> Option<()> {
+    if out.len() > SAMPLE_LIMIT {
+        return None;
+    }
+    match hir.kind() {
+        HirKind::Empty | HirKind::Look(_) => {}
+        HirKind::Literal(lit) => out.push_str(std::str::from_utf8(&lit.0).ok()?),
+        HirKind::Class(Class::Unicode(class)) => {
+            let ranges = class.ranges();
+            let readable = ['a', '0', '-', 'A', '_', '.']
+                .into_iter()
+                .find(|c| ranges.iter().any(|r| r.start() <= *c && *c <= r.end()));
+            out.push(readable.or_else(|| ranges.first().map(|r| r.start()))?);
+        }
+        HirKind::Class(Class::Bytes(class)) => {
+            let byte = class.ranges().first()?.start();
+            out.push(char::from(byte).is_ascii().then_some(char::from(byte))?);
+        }
+        HirKind::Repetition(rep) => {
+            for _ in 0..rep.min.min(SAMPLE_LIMIT as u32 + 1) {
+                write_sample(&rep.sub, out)?;
+            }
+        }
+        HirKind::Capture(cap) => write_sample(&cap.sub, out)?,
+        HirKind::Concat(parts) => {
+            for part in parts {
+                write_sample(part, out)?;
+            }
+        }
+        HirKind::Alternation(branches) => write_sample(branches.first()?, out)?,
+    }
+    Some(())
+}
+
+/// A value satisfying `cond`, if one can be built.
+fn value_for(cond: &ValueCond) -> Option<String> {
+    match cond {
+        ValueCond::Exact(v) | ValueCond::Contains(v) | ValueCond::Prefix(v) => Some(v.clone()),
+        ValueCond::Suffix(v) => Some(v.clone()),
+        ValueCond::Regex(p) => sample_for(p),
+        ValueCond::Present => Some("1".to_owned()),
+    }
+}
+
+/// A host name a pattern admits: `*.example.com` (a wildcard gateways accept) becomes
+/// `probe.example.com`.
+fn concrete_host(pattern: &str) -> String {
+    match pattern.strip_prefix("*.") {
+        Some(rest) => format!("probe.{rest}"),
+        None => pattern.to_owned(),
+    }
+}
+
+/// Applies `literal` to `request` so that it holds (or, for `holds == false`, fails).
+fn apply(request: &mut Request, cond: &Cond, holds: bool) -> Option<()> {
+    match (cond, holds) {
+        (Cond::Host(h), true) => request.host = Some(concrete_host(h)),
+        (Cond::Host(_), false) => request.host = Some(format!("{MISS}.invalid")),
+        (Cond::PathExact(p), true) | (Cond::PathPrefix(p), true) => request.path = p.clone(),
+        (Cond::PathRegex(p), true) => {
+            let sample = sample_for(p)?;
+            request.path = if sample.starts_with('/') {
+                sample
+            } else {
+                format!("/{sample}")
+            };
+        }
+        (Cond::PathExact(p), false) => request.path = format!("{}/{MISS}", p.trim_end_matches('/')),
+        (Cond::PathPrefix(_), false) | (Cond::PathRegex(_), false) => {
+            request.path = format!("/{MISS}")
+        }
+        (Cond::Method(m), true) => request.method = m.to_ascii_uppercase(),
+        (Cond::Method(m), false) => {
+            request.method = if m.eq_ignore_ascii_case("POST") {
+                "GET".to_owned()
+            } else {
+                "POST".to_owned()
+            }
+        }
+        (Cond::Header(name, v), holds) => {
+            apply_value(&mut request.headers, &name.to_ascii_lowercase(), v, holds)?
+        }
+        (Cond::Query(name, v), holds) => apply_value(&mut request.query, name, v, holds)?,
+        (Cond::Cookie(name, v), holds) => apply_value(&mut request.cookies, name, v, holds)?,
+    }
+    Some(())
+}
+
+fn apply_value(
+    map: &mut std::collections::BTreeMap<String, String>,
+    name: &str,
+    cond: &ValueCond,
+    holds: bool,
+) -> Option<()> {
+    if holds {
+        map.insert(name.to_owned(), value_for(cond)?);
+    } else if matches!(cond, ValueCond::Present) {
+        map.remove(name);
+    } else {
+        map.insert(name.to_owned(), MISS.to_owned());
+    }
+    Some(())
+}
+
+/// A request meeting every literal of `conjunction` (`None` when one cannot be built, e.g. a
+/// pattern too complex to sample). Unconstrained fields: `GET /`, no host, nothing else.
+pub fn request_for(conjunction: &[Literal], host: Option<&str>) -> Option<Request> {
+    let mut request = Request::get("/");
+    request.host = host.map(concrete_host);
+    // Path conditions from the least to the most specific, so that an exact path wins
+    // over a prefix when a route has both.
+    let rank = |c: &Cond| match c {
+        Cond::PathPrefix(_) => 1,
+        Cond::PathRegex(_) => 2,
+        Cond::PathExact(_) => 3,
+        _ => 0,
+    };
+    let mut ordered: Vec<&Literal> = conjunction.iter().collect();
+    ordered.sort_by_key(|(c, _)| rank(c));
+    for (cond, holds) in ordered {
+        apply(&mut request, cond, *holds)?;
+    }
+    Some(request)
+}
+
+/// For each conjunction: a request meeting it, and for each literal one request meeting all
+/// the others and missing that one. Duplicates are dropped; the order is stable.
+pub fn probes_for(conjunctions: &[Vec<Literal>], host: Option<&str>) -> Vec<Request> {
+    let mut seen = BTreeSet::new();
+    let mut out = Vec::new();
+    let mut push = |request: Request| {
+        if seen.insert(request.clone()) {
+            out.push(request);
+        }
+    };
+    push(Request::get("/"));
+    for conjunction in conjunctions {
+        if let Some(request) = request_for(conjunction, host) {
+            push(request);
+        }
+        for i in 0..conjunction.len() {
+            let mut flipped = conjunction.clone();
+            flipped[i].1 = !flipped[i].1;
+            if let Some(request) = request_for(&flipped, host) {
+                push(request);
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn samples_match_their_patterns() {
+        for pattern in [
+            ".*Safari.*",
+            "canary=(yes|1)",
+            "^b[0-9]+$",
+            "^/items/[0-9]+$",
+            "[^/]+",
+            "(?i)abc",
+        ] {
+            let sample = sample_for(pattern).unwrap();
+            assert!(
+                regex::Regex::new(pattern).unwrap().is_match(&sample),
+                "{pattern} {sample}"
+            );
+        }
+        assert_eq!(sample_for("a{100000}"), None);
+        assert_eq!(concrete_host("*.example.com"), "probe.example.com");
+        assert_eq!(sample_for("("), None);
+    }
+
+    #[test]
+    fn probes_meet_and_miss_each_condition() {
+        let conj = vec![
+            (Cond::PathPrefix("/api".into()), true),
+            (
+                Cond::Header("X-Canary".into(), ValueCond::Exact("1".into())),
+                true,
+            ),
+        ];
+        let probes = probes_for(&[conj], Some("a.example.com"));
+        let describe: Vec<String> = probes.iter().map(Request::describe).collect();
+        assert_eq!(
+            describe,
+            [
+                "GET /",
+                "GET a.example.com/api with x-canary: 1",
+                "GET a.example.com/kruise-probe-miss with x-canary: 1",
+                "GET a.example.com/api with x-canary: kruise-probe-miss",
+            ]
+        );
+    }
+}

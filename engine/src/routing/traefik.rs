@@ -1,0 +1,414 @@
+//! Traefik IngressRoute and TraefikService (traefik.io/v1alpha1, traefik.containo.us): router
+//! order by priority, rule matching (v2 and v3 syntax, see [`super::traefik_rule`]) and
+//! weighted round robin.
+//!
+//! Facts from traefik/traefik (v3): `pkg/provider/kubernetes/crd/kubernetes_http.go`
+//! (`loadIngressRouteConfiguration`: routes of another kind than `Rule` and empty matches are
+//! skipped; more than one service makes a weighted round robin, a single service is used as it
+//! is; `buildServicesLB`: a missing weight is 1; `buildTraefikService`: weighted, mirroring,
+//! failover), `pkg/server/router/router.go` (a router without priority gets
+//! `GetRulePriority`), `pkg/muxer/http/mux.go` (`GetRulePriority` = the rule's length;
+//! `routes.Less`: highest priority first; the first matching route serves).
+
+use crate::discovery::ScriptKind;
+
+use super::fields::{int_field, items, port_field, str_field};
+use super::probe::probes_for;
+use super::traefik_rule::{Rule, Syntax};
+use super::{
+    Backend, ConfigProblem, Distribution, GatewayConfig, ProblemKind, Request, Routed, RoutingModel,
+};
+use crate::value::JsonValue;
+
+/// The most conjunctions a rule contributes to the probes.
+const PROBE_CONJUNCTIONS: usize = 16;
+
+fn is_traefik_group(group: &str) -> bool {
+    group == "traefik.io" || group == "traefik.containo.us"
+}
+
+/// IngressRoute routes: rules, priorities and services.
+pub struct TraefikIngressRoute;
+
+/// A TraefikService: weighted round robin (or mirroring, whose mirrors get copies only).
+pub struct TraefikServiceModel;
+
+/// One router of an IngressRoute, as Traefik builds it.
+struct Router {
+    index: usize,
+    priority: i64,
+    rule: Result<Rule, String>,
+    target: Target,
+}
+
+enum Target {
+    /// A single service, used whatever its weight.
+    One(Backend),
+    /// A weighted round robin over these services.
+    Weighted(Vec<(Backend, f64)>),
+    None,
+}
+
+/// A service reference: a Kubernetes Service (`name`, `port`), or with `kind:
+/// TraefikService` another TraefikService, which the model does not follow: it stands as one
+/// backend named `TraefikService <name>`, never mistaken for the Service of the same name.
+fn backend(service: &JsonValue) -> Backend {
+    let name = str_field(service, "name").unwrap_or_default();
+    if str_field(service, "kind") == Some("TraefikService") {
+        return Backend::service(&format!("TraefikService {name}"));
+    }
+    Backend {
+        service: name.to_owned(),
+        subset: None,
+        port: port_field(service, "port"),
+    }
+}
+
+/// `buildServicesLB`: a missing weight is 1.
+fn weighted(services: &[JsonValue]) -> Vec<(Backend, f64)> {
+    services
+        .iter()
+        .map(|s| (backend(s), int_field(s, "weight").unwrap_or(1) as f64))
+        .collect()
+}
+
+fn distribute(weights: &[(Backend, f64)]) -> Routed {
+    // All weights zero: the round robin has no server to pick, Traefik answers itself.
+    Distribution::from_weights(weights).map_or(Routed::NoRoute, Routed::To)
+}
+
+fn spec(config: &GatewayConfig) -> Option<&JsonValue> {
+    match config {
+        GatewayConfig::Resource(resource) => resource.get("spec"),
+        GatewayConfig::Ingress { .. } => None,
+    }
+}
+
+impl TraefikIngressRoute {
+    /// The routers Traefik keeps, highest priority first (ties keep document order), with the
+    /// problems of the routes it drops.
+    fn routers(config: &GatewayConfig) -> (Vec<Router>, Vec<ConfigProblem>) {
+        let mut routers = Vec::new();
+        let mut problems = Vec::new();
+        let Some(spec) = spec(config) else {
+            return (routers, problems);
+        };
+        for (index, route) in items(spec, "routes").iter().enumerate() {
+            let path = format!("spec.routes[{index}]");
+            if let Some(kind) = str_field(route, "kind").filter(|k| !k.is_empty() && *k != "Rule") {
+                problems.push(ConfigProblem {
+                    path: format!("{path}.kind"),
+                    kind: ProblemKind::Ignored,
+                    message: format!("unsupported match kind {kind:?}: Traefik only supports \"Rule\" and skips the route"),
+                });
+                continue;
+            }
+            let matched = str_field(route, "match").unwrap_or_default();
+            if matched.is_empty() {
+                problems.push(ConfigProblem {
+                    path: format!("{path}.match"),
+                    kind: ProblemKind::Ignored,
+                    message: "empty match rule: Traefik skips the route".into(),
+                });
+                continue;
+            }
+            let syntax = Syntax::of(str_field(route, "syntax"));
+            let rule = Rule::parse(matched, syntax);
+            if let Err(e) = &rule {
+                problems.push(ConfigProblem {
+                    path: format!("{path}.match"),
+                    kind: ProblemKind::Rejected,
+                    message: format!("error while parsing rule {matched}: {e}"),
+                });
+            }
+            // router.go: priority 0 (or unset) means the rule's length in bytes.
+            let priority = match int_field(route, "priority") {
+                Some(p) if p != 0 => p,
+                _ => matched.len() as i64,
+            };
+            let services = items(route, "services");
+            let target = match services.len() {
+                0 => Target::None,
+                1 => Target::One(backend(&services[0])),
+                _ => Target::Weighted(weighted(services)),
+            };
+            routers.push(Router {
+                index,
+                priority,
+                rule,
+                target,
+            });
+        }
+        routers.sort_by(|a, b| b.priority.cmp(&a.priority).then(a.index.cmp(&b.index)));
+        (routers, problems)
+    }
+}
+
+impl RoutingModel for TraefikIngressRoute {
+    fn name(&self) -> &'static str {
+        "Traefik IngressRoute (traefik.io/v1alpha1, rule syntax v2 and v3)"
+    }
+
+    fn applies_to(&self, kind: &ScriptKind) -> bool {
+        matches!(kind, ScriptKind::Custom { group, kind } if is_traefik_group(group) && kind == "IngressRoute")
+    }
+
+    fn config_problems(&self, config: &GatewayConfig) -> Vec<ConfigProblem> {
+        let (routers, mut problems) = Self::routers(config);
+        // Two routers with the same priority whose rules both match a probe: Traefik's sort is
+        // not stable, so which one serves is not defined.
+        let probes = self.probes(config);
+        for (i, a) in routers.iter().enumerate() {
+            for b in &routers[i + 1..] {
+                let (Ok(ra), Ok(rb)) = (&a.rule, &b.rule) else {
+                    continue;
+                };
+                if a.priority != b.priority {
+                    continue;
+                }
+                if let Some(p) = probes.iter().find(|p| ra.matches(p) && rb.matches(p)) {
+                    problems.push(ConfigProblem {
+                        path: format!("spec.routes[{}].priority", b.index),
+                        kind: ProblemKind::Ignored,
+                        message: format!(
+                            "routes {} and {} have the same priority {} and both match {}: which one serves is undefined",
+                            a.index, b.index, a.priority, p.describe()
+                        ),
+                    });
+                }
+            }
+        }
+        problems
+    }
+
+    fn route(&self, config: &GatewayConfig, request: &Request) -> Routed {
+        let (routers, _) = Self::routers(config);
+        for router in &routers {
+            let Ok(rule) = &router.rule else { continue };
+            if rule.matches(request) {
+                return match &router.target {
+                    Target::One(b) => Routed::To(Distribution::single(b.clone())),
+                    Target::Weighted(w) => distribute(w),
+                    Target::None => Routed::NoRoute,
+                };
+            }
+        }
+        Routed::NoRoute
+    }
+
+    fn probes(&self, config: &GatewayConfig) -> Vec<Request> {
+        let (routers, _) = Self::routers(config);
+        let conjunctions: Vec<_> = routers
+            .iter()
+            .filter_map(|r| r.rule.as_ref().ok())
+            .flat_map(|r| r.conjunctions(PROBE_CONJUNCTIONS))
+            .collect();
+        probes_for(&conjunctions, None)
+    }
+}
+
+impl RoutingModel for TraefikServiceModel {
+    fn name(&self) -> &'static str {
+        "Traefik TraefikService (traefik.io/v1alpha1: weighted, mirroring)"
+    }
+
+    fn applies_to(&self, kind: &ScriptKind) -> bool {
+        matches!(kind, ScriptKind::Custom { group, kind } if is_traefik_group(group) && kind == "TraefikService")
+    }
+
+    fn config_problems(&self, config: &GatewayConfig) -> Vec<ConfigProblem> {
+        let Some(spec) = spec(config) else {
+            return Vec::new();
+        };
+        let mut problems = Vec::new();
+        if let Some(w) = spec.get("weighted") {
+            if distribute(&weighted(items(w, "services"))) == Routed::NoRoute {
+                problems.push(ConfigProblem {
+                    path: "spec.weighted.services".into(),
+                    kind: ProblemKind::Rejected,
+                    message: "no service with a positive weight: every request fails".into(),
+                });
+            }
+        } else if spec.get("mirroring").is_none()
+            && spec.get("failover").is_none()
+            && spec.get("highestRandomWeight").is_none()
+        {
+            problems.push(ConfigProblem {
+                path: "spec".into(),
+                kind: ProblemKind::Rejected,
+                message: "unspecified service type (buildTraefikService)".into(),
+            });
+        }
+        problems
+    }
+
+    /// A TraefikService has no matching: every request it receives is spread the same way.
+    fn route(&self, config: &GatewayConfig, _request: &Request) -> Routed {
+        let Some(spec) = spec(config) else {
+            return Routed::NoRoute;
+        };
+        if let Some(w) = spec.get("weighted") {
+            return distribute(&weighted(items(w, "services")));
+        }
+        // Mirroring: the main service serves, mirrors get copies whose answers are dropped.
+        if let Some(m) = spec.get("mirroring") {
+            return Routed::To(Distribution::single(backend(m)));
+        }
+        // Failover: the main service while it is healthy.
+        if let Some(name) = spec.get("failover").and_then(|f| str_field(f, "service")) {
+            return Routed::To(Distribution::single(Backend::service(name)));
+        }
+        if let Some(h) = spec.get("highestRandomWeight") {
+            return distribute(&weighted(items(h, "services")));
+        }
+        Routed::NoRoute
+    }
+
+    fn probes(&self, _config: &GatewayConfig) -> Vec<Request> {
+        vec![Request::get("/")]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn resource(yaml: &str) -> GatewayConfig {
+        GatewayConfig::Resource(crate::routing::testing::json(yaml))
+    }
+
+    fn request(host: &str, path: &str, header: Option<(&str, &str)>) -> Request {
+        let mut r = Request::get(path);
+        r.host = Some(host.to_owned());
+        if let Some((k, v)) = header {
+            r.headers.insert(k.to_owned(), v.to_owned());
+        }
+        r
+    }
+
+    fn to(config: &GatewayConfig, r: &Request) -> String {
+        match TraefikIngressRoute.route(config, r) {
+            Routed::To(d) => d.describe(),
+            Routed::NoRoute => "no route".into(),
+        }
+    }
+
+    #[test]
+    fn default_priority_is_the_rule_length() {
+        // The library's header case after its first step: the canary rule is longer than the
+        // /static rule, so `/static` requests with the header go to the canary.
+        let config = resource(
+            "spec:\n  routes:\n  - match: Host(`web.example.com`) && PathPrefix(`/static`)\n    kind: Rule\n    services: [{name: static, port: 80}]\n  - match: (Host(`web.example.com`)) && (Header(`X-Canary`, `true`))\n    kind: Rule\n    services: [{name: web-canary, port: 8080}]\n  - match: Host(`web.example.com`)\n    kind: Rule\n    services: [{name: web, port: 8080}]\n",
+        );
+        let r = request(
+            "web.example.com",
+            "/static/app.js",
+            Some(("x-canary", "true")),
+        );
+        assert_eq!(to(&config, &r), "web-canary:8080 100 %");
+        assert_eq!(
+            to(&config, &request("web.example.com", "/static/a", None)),
+            "static:80 100 %"
+        );
+        assert_eq!(
+            to(&config, &request("web.example.com", "/", None)),
+            "web:8080 100 %"
+        );
+        assert_eq!(to(&config, &request("other.com", "/", None)), "no route");
+    }
+
+    #[test]
+    fn explicit_priority_outranks_length() {
+        let config = resource(
+            "spec:\n  routes:\n  - match: Host(`a.com`) && PathPrefix(`/static`)\n    priority: 100\n    services: [{name: static}]\n  - match: Host(`a.com`) && Header(`X-Canary`, `true`) && PathPrefix(`/`)\n    services: [{name: canary}]\n",
+        );
+        let r = request("a.com", "/static", Some(("x-canary", "true")));
+        assert_eq!(to(&config, &r), "static 100 %");
+    }
+
+    #[test]
+    fn v3_matcher_under_syntax_v2_drops_the_router() {
+        let config = resource(
+            "spec:\n  routes:\n  - match: Host(`a.com`) && Header(`X-Canary`, `1`)\n    syntax: v2\n    services: [{name: canary}]\n  - match: Host(`a.com`)\n    syntax: v2\n    services: [{name: web}]\n",
+        );
+        let problems = TraefikIngressRoute.config_problems(&config);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert_eq!(problems[0].path, "spec.routes[0].match");
+        assert_eq!(problems[0].kind, ProblemKind::Rejected);
+        let r = request("a.com", "/", Some(("x-canary", "1")));
+        assert_eq!(to(&config, &r), "web 100 %");
+    }
+
+    #[test]
+    fn weights_default_to_one_and_a_single_service_ignores_its_weight() {
+        let config = resource(
+            "spec:\n  routes:\n  - match: PathPrefix(`/two`)\n    services: [{name: web, weight: 3}, {name: web-canary}]\n  - match: PathPrefix(`/`)\n    services: [{name: web, weight: 0}]\n",
+        );
+        assert_eq!(
+            to(&config, &request("a", "/two", None)),
+            "web 75 %, web-canary 25 %"
+        );
+        assert_eq!(to(&config, &request("a", "/", None)), "web 100 %");
+    }
+
+    #[test]
+    fn same_priority_overlap_is_reported() {
+        let config = resource(
+            "spec:\n  routes:\n  - match: PathPrefix(`/a`)\n    priority: 5\n    services: [{name: x}]\n  - match: PathPrefix(`/`)\n    priority: 5\n    services: [{name: y}]\n",
+        );
+        let problems = TraefikIngressRoute.config_problems(&config);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(problems[0].message.contains("same priority 5"));
+    }
+
+    #[test]
+    fn library_cases_route_every_probe() {
+        for file in [
+            "header_matches",
+            "path_query_priority",
+            "weights",
+            "traffic_routing_unchanged",
+        ] {
+            let case = crate::routing::testing::library_case("traefik.io/IngressRoute", file);
+            let config = GatewayConfig::Resource(case.original.clone());
+            assert!(
+                TraefikIngressRoute.config_problems(&config).is_empty(),
+                "{file}"
+            );
+            let probes = TraefikIngressRoute.probes(&config);
+            assert!(probes.len() > 2, "{file}: {probes:?}");
+            assert!(
+                probes
+                    .iter()
+                    .any(|p| matches!(TraefikIngressRoute.route(&config, p), Routed::To(_))),
+                "{file}"
+            );
+        }
+    }
+
+    #[test]
+    fn traefik_service_weights_and_mirroring() {
+        let case = crate::routing::testing::library_case("traefik.io/TraefikService", "weights");
+        let config = GatewayConfig::Resource(case.original.clone());
+        let Routed::To(d) = TraefikServiceModel.route(&config, &Request::get("/")) else {
+            panic!("no route")
+        };
+        assert_eq!(
+            d.describe(),
+            "TraefikService web 16.67 %, legacy:80 16.67 %, web:80 66.67 %"
+        );
+        let mirror = resource(
+            "spec:\n  mirroring:\n    name: web\n    port: 80\n    mirrors: [{name: web-canary, percent: 50}]\n",
+        );
+        assert_eq!(
+            TraefikServiceModel.route(&mirror, &Request::get("/")),
+            Routed::To(Distribution::single(Backend {
+                service: "web".into(),
+                subset: None,
+                port: Some("80".into())
+            }))
+        );
+        let zero = resource("spec:\n  weighted:\n    services: [{name: web, weight: 0}]\n");
+        assert_eq!(TraefikServiceModel.config_problems(&zero).len(), 1);
+    }
+}
