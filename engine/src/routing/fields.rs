@@ -70,7 +70,7 @@ mod tests {
         let mut map = std::collections::BTreeMap::new();
         map.insert("w".to_owned(), JsonValue::Float(3.0));
         map.insert("s".to_owned(), JsonValue::Int(1));
-        let v = JsonValue::Object(map);
+        let v = JsonValue::Object(map.into());
         assert_eq!(int_field(&v, "w"), Some(3));
         assert_eq!(str_field(&v, "s"), None);
         assert!(items(&v, "w").is_empty());
