@@ -13,8 +13,12 @@ use std::collections::BTreeMap;
 use crate::discovery::ScriptKind;
 
 mod canary_ingress;
+pub mod higress;
+pub mod ingress_rules;
 pub mod istio;
 pub mod matching;
+pub mod mse;
+pub mod nginx;
 
 use crate::value::JsonValue;
 pub use canary_ingress::canary_ingress;
@@ -251,7 +255,12 @@ pub trait RoutingModel: Send + Sync {
 
 /// Every model the engine has, in no particular order.
 pub fn models() -> Vec<Box<dyn RoutingModel>> {
-    vec![Box::new(istio::IstioVirtualService)]
+    vec![
+        Box::new(istio::IstioVirtualService),
+        Box::new(nginx::IngressNginx),
+        Box::new(higress::Higress),
+        Box::new(mse::Mse),
+    ]
 }
 
 /// The model for scripts of `kind`, if the engine has one.
