@@ -12,6 +12,8 @@ use std::collections::BTreeMap;
 
 use crate::discovery::ScriptKind;
 
+pub mod aliyun_alb;
+pub mod aws_alb;
 mod canary_ingress;
 pub mod higress;
 pub mod ingress_rules;
@@ -260,6 +262,8 @@ pub fn models() -> Vec<Box<dyn RoutingModel>> {
         Box::new(nginx::IngressNginx),
         Box::new(higress::Higress),
         Box::new(mse::Mse),
+        Box::new(aliyun_alb::AliyunAlb),
+        Box::new(aws_alb::AwsAlb),
     ]
 }
 
