@@ -35,6 +35,10 @@
 -- Errors for what one ALB rule cannot express: other OR combinations, regular expressions,
 -- path matches (a path-pattern condition is ORed with the rule's own path, widening it), and
 -- requestHeaderModifier (listener rules cannot modify request headers).
+-- Known limit: all canary rules come before all of the stable Ingress's rules (the controller
+-- sorts paths by length only within one Ingress), so a canary "/" rule also takes requests for a
+-- longer path the stable Ingress sends to another service. Keep other services' paths in another
+-- Ingress of the group, with a group.order below the canary's.
 
 local PREFIX = "alb.ingress.kubernetes.io/"
 
