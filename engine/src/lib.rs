@@ -11,6 +11,7 @@ pub mod controller;
 pub mod discovery;
 pub mod error;
 pub mod input;
+pub mod intent;
 pub mod json;
 pub mod luadata;
 pub mod render;

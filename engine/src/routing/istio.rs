@@ -320,10 +320,21 @@ fn probes_for(condition: &JsonValue) -> Vec<Request> {
         request.host = Some(host.to_owned());
     }
     let mut out = vec![request.clone()];
-    if condition.get("uri").is_some() {
+    if let Some(uri) = condition.get("uri") {
         let mut miss = request.clone();
         miss.path = "/__no_such_path".to_owned();
         out.push(miss);
+        // Below a prefix, and a longer name sharing its text (a string prefix matches both).
+        if let Some(prefix) = uri.get("prefix").and_then(JsonValue::as_str) {
+            for path in [
+                format!("{}/x", prefix.trim_end_matches('/')),
+                format!("{prefix}x"),
+            ] {
+                let mut below = request.clone();
+                below.path = path;
+                out.push(below);
+            }
+        }
     }
     for name in headers {
         let mut miss = request.clone();

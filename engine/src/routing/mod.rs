@@ -15,12 +15,15 @@ use crate::discovery::ScriptKind;
 pub mod aliyun_alb;
 pub mod aws_alb;
 mod canary_ingress;
+pub mod emissary;
+pub mod gloo;
 pub mod higress;
 pub mod ingress_rules;
 pub mod istio;
 pub mod matching;
 pub mod mse;
 pub mod nginx;
+pub mod smi;
 
 use crate::value::JsonValue;
 pub use canary_ingress::canary_ingress;
@@ -241,17 +244,31 @@ pub trait RoutingModel: Send + Sync {
     /// intent check adds the step's own matches to these.
     fn probes(&self, config: &GatewayConfig) -> Vec<Request>;
 
-    /// The configuration the gateway sees when the script's resource is `config`. By default
-    /// `config` itself. A gateway that combines several objects into one decision adds the
-    /// ones a Rollout's setup implies (Emissary groups the canary Mapping a script edits with
-    /// the stable Mapping beside it), as a `kind: List` resource with `items`.
+    /// Whether `backend` is the Kubernetes Service `service` (any subset or port of it). By
+    /// default its name is `service`, or a DNS name under it (`web.default.svc.cluster.local`);
+    /// a gateway that names backends otherwise (Gloo's discovered upstreams) says how.
+    fn is_service(&self, backend: &Backend, service: &str) -> bool {
+        backend.service == service
+            || backend
+                .service
+                .strip_prefix(service)
+                .is_some_and(|rest| rest.starts_with('.'))
+    }
+
+    /// The configuration the gateway sees when the script's resource is `config` (`original`
+    /// is that resource before the rollout). By default `config` itself. A gateway that
+    /// combines several objects into one decision adds the ones a Rollout's setup implies
+    /// (Emissary groups the canary Mapping a script edits with the stable Mapping beside it),
+    /// as a `kind: List` resource with `items`. `Err(why)` when the resource alone cannot show
+    /// where traffic goes (the intent check then skips the step and says why).
     fn surroundings(
         &self,
         config: GatewayConfig,
+        _original: &GatewayConfig,
         _stable_service: &str,
         _canary_service: &str,
-    ) -> GatewayConfig {
-        config
+    ) -> Result<GatewayConfig, String> {
+        Ok(config)
     }
 }
 
@@ -259,6 +276,9 @@ pub trait RoutingModel: Send + Sync {
 pub fn models() -> Vec<Box<dyn RoutingModel>> {
     vec![
         Box::new(istio::IstioVirtualService),
+        Box::new(smi::SmiTrafficSplit),
+        Box::new(gloo::GlooVirtualService),
+        Box::new(emissary::EmissaryMapping),
         Box::new(nginx::IngressNginx),
         Box::new(higress::Higress),
         Box::new(mse::Mse),

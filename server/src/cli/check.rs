@@ -27,6 +27,7 @@ use kruise_lua_engine::discovery::{
     CUSTOM_SCRIPT_NAME, EmbeddedScript, INGRESS_FOLDER, ScriptEntry, ScriptKind, ScriptOrigin,
     discover, pair_with_testdata, read_configmap, resolve, testdata_dir,
 };
+use kruise_lua_engine::intent;
 use kruise_lua_engine::json::KeyOrder;
 use kruise_lua_engine::runner::{
     CaseOutcome, Mode, RunOptions, Script, ScriptFlavor, StepOutcome, diff_canonical, format_path,
@@ -36,8 +37,8 @@ use kruise_lua_engine::testcase::{CaseError, TestCase, parse_case};
 use rayon::prelude::*;
 
 use super::report::{
-    self, CaseReport, Format, Location, Note, OrderFinding, Report, ScriptReport, Summary, Verdict,
-    span_line,
+    self, CaseReport, Format, IntentFinding, Location, Note, OrderFinding, Report, ScriptReport,
+    Summary, Verdict, span_line,
 };
 use super::{ColorArg, InputArgs, LimitArgs, ModeArg, UsageError, paths, read_text};
 use crate::analysis::{self, LintConfig};
@@ -76,6 +77,13 @@ pub struct CheckArgs {
     /// Also lint the scripts (as `kruise-lua lint`), in the same report
     #[arg(long)]
     pub lint: bool,
+    /// Check that each step routes traffic the way it asks (the intent check; on by default
+    /// for scripts whose gateway has a routing model)
+    #[arg(long, overrides_with = "no_intent")]
+    pub intent: bool,
+    /// Skip the intent check
+    #[arg(long, overrides_with = "intent")]
+    pub no_intent: bool,
     /// Check again whenever a file under PATH changes (until interrupted)
     #[arg(long)]
     pub watch: bool,
@@ -84,6 +92,8 @@ pub struct CheckArgs {
 /// A script ready to run: its report header, source, and the cases to run.
 struct Planned {
     header: ScriptReport,
+    /// What the script routes (`None` for scripts listed but not run).
+    kind: Option<ScriptKind>,
     /// Compiled once; every step starts from one of its prepared (rewound) states.
     script: Script,
     flavor: ScriptFlavor,
@@ -135,7 +145,12 @@ pub(crate) fn render(
 ) -> Result<Rendered, UsageError> {
     let (planned, notes) = plan(&args.paths, filters, &args.input)?;
     let options = args.limits.run_options();
-    let mut report = run(planned, args.mode.into(), &options, args.shuffle);
+    let checks = Checks {
+        mode: args.mode.into(),
+        shuffle: args.shuffle,
+        intent: !args.no_intent,
+    };
+    let mut report = run(planned, checks, &options);
     report.notes = notes;
     let summary = Summary::of(&report);
     if matches!(args.format, Format::Json | Format::Junit) {
@@ -347,6 +362,7 @@ fn plan(
         header.syntax_error = script.syntax_error().cloned();
         planned.push(Planned {
             header,
+            kind: Some(entry.kind.clone()),
             script,
             flavor,
             jobs,
@@ -358,6 +374,7 @@ fn plan(
             header.skipped = Some(reason);
             planned.push(Planned {
                 header,
+                kind: None,
                 script: Script::new(String::new()),
                 flavor: ScriptFlavor::Custom,
                 jobs: Vec::new(),
@@ -551,8 +568,19 @@ fn read_case(path: &Path, input: &InputArgs) -> Result<Result<String, CaseError>
     }
 }
 
+/// What a run checks besides the expected results.
+#[derive(Debug, Clone, Copy)]
+struct Checks {
+    mode: Mode,
+    /// Shuffled-key-order reruns per case (`--shuffle`).
+    shuffle: u32,
+    /// Whether to run the intent check (`--no-intent` turns it off).
+    intent: bool,
+}
+
 /// Runs every job in parallel and assembles the report in plan order.
-fn run(planned: Vec<Planned>, mode: Mode, options: &RunOptions, shuffle: u32) -> Report {
+fn run(planned: Vec<Planned>, checks: Checks, options: &RunOptions) -> Report {
+    let Checks { shuffle, .. } = checks;
     let work: Vec<(usize, &Job)> = planned
         .iter()
         .enumerate()
@@ -560,7 +588,7 @@ fn run(planned: Vec<Planned>, mode: Mode, options: &RunOptions, shuffle: u32) ->
         .collect();
     let results: Vec<CaseReport> = work
         .par_iter()
-        .map(|(index, job)| run_job(&planned[*index], job, mode, options, shuffle))
+        .map(|(index, job)| run_job(&planned[*index], job, checks, options))
         .collect();
     let mut scripts: Vec<ScriptReport> = planned.iter().map(|plan| plan.header.clone()).collect();
     for ((index, _), result) in work.iter().zip(results) {
@@ -573,13 +601,8 @@ fn run(planned: Vec<Planned>, mode: Mode, options: &RunOptions, shuffle: u32) ->
     }
 }
 
-fn run_job(
-    plan: &Planned,
-    job: &Job,
-    mode: Mode,
-    options: &RunOptions,
-    shuffle: u32,
-) -> CaseReport {
+fn run_job(plan: &Planned, job: &Job, checks: Checks, options: &RunOptions) -> CaseReport {
+    let Checks { mode, shuffle, .. } = checks;
     let failed = |error: CaseError| CaseReport {
         path: job.path.clone(),
         outcome: CaseOutcome {
@@ -588,6 +611,7 @@ fn run_job(
             steps: Vec::new(),
         },
         order_dependent: Vec::new(),
+        misrouted: Vec::new(),
     };
     let text = match &job.input {
         Ok(text) => text,
@@ -602,6 +626,7 @@ fn run_job(
             path: job.path.clone(),
             outcome: no_steps(&case),
             order_dependent: Vec::new(),
+            misrouted: Vec::new(),
         };
     }
     let outcome = CaseOutcome {
@@ -614,10 +639,17 @@ fn run_job(
     } else {
         Vec::new()
     };
+    let misrouted = match (&plan.kind, checks.intent) {
+        (Some(kind), true) => intent::check_case(kind, &plan.script, &case, options)
+            .map(|steps| IntentFinding::from_checks(&steps))
+            .unwrap_or_default(),
+        _ => Vec::new(),
+    };
     CaseReport {
         path: job.path.clone(),
         outcome,
         order_dependent,
+        misrouted,
     }
 }
 

@@ -147,6 +147,15 @@ fn write_case(out: &mut dyn Write, script: &ScriptReport, case: &CaseReport) -> 
                 &finding.message(),
             )?;
         }
+        if let Some(finding) = case.intent_finding(step.index) {
+            command(
+                out,
+                "error",
+                &step_location,
+                &format!("{title}: misrouted"),
+                &finding.message(),
+            )?;
+        }
         for warning in super::step_warnings(script, step) {
             command(out, "warning", &step_location, &title, &warning)?;
         }

@@ -7,8 +7,9 @@ use std::io::{self, Write};
 use kruise_lua_engine::runner::{StepOutcome, StepStatus};
 
 use super::{
-    CaseReport, Report, ScriptReport, Summary, Verdict, canonical_texts, case_error_location,
-    case_warning_location, describe_diff, diff_location, step_error_location, step_number,
+    CaseReport, Location, Report, ScriptReport, Summary, Verdict, canonical_texts,
+    case_error_location, case_warning_location, describe_diff, diff_location, step_error_location,
+    step_number,
 };
 use crate::cli::paths;
 
@@ -141,14 +142,15 @@ fn write_step(
     out: &mut dyn Write,
 ) -> io::Result<()> {
     let finding = case.order_finding(step.index);
+    let misrouted = case.intent_finding(step.index);
     let verdict = match step.status {
-        StepStatus::Pass if finding.is_some() => Verdict::Fail,
+        StepStatus::Pass if case.fails_despite_pass(step.index) => Verdict::Fail,
         status => status.into(),
     };
     const DETAIL: &str = "          ";
     match super::skip_reason(step) {
         // Production mode: the controller does not run the script for this step.
-        Some(reason) if finding.is_none() => {
+        Some(reason) if !case.fails_despite_pass(step.index) => {
             writeln!(out, "      - step {}", step_number(step.index))?;
             writeln!(out, "{DETAIL}{}", painter.paint(YELLOW, reason))?;
         }
@@ -217,6 +219,15 @@ fn write_step(
     }
     if let Some(finding) = finding {
         write_block(out, DETAIL, &painter.paint(RED, &finding.message()))?;
+    }
+    if let Some(misrouted) = misrouted {
+        let location = Location {
+            file: case.path.clone(),
+            line: super::span_line(step.step_span.as_ref()),
+        };
+        let mut lines = misrouted.lines();
+        lines[0] = format!("{location}: {}", lines[0]);
+        write_block(out, DETAIL, &painter.paint(RED, &lines.join("\n")))?;
     }
     for warning in super::step_warnings(script, step) {
         write_block(

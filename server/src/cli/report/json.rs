@@ -1,6 +1,7 @@
 //! JSON Lines report: one object per step, and one with `"step": null` per case-level error.
 //!
-//! Fields: `script`, `case`, `step`, `index`, `status` (`pass`/`fail`/`error`), `error_kind`,
+//! Fields: `script`, `case`, `step`, `index`, `status` (`pass`/`fail`/`error`, or `misrouted`
+//! for a step that passed but fails the intent check), `error_kind`,
 //! `error`, `line`, `actual`, `expected` (canonical JSON strings), `warnings`, `located_error`,
 //! `skipped`. `step` is the step's number as every other output shows it (from 1, as Kruise
 //! numbers a rollout's steps); `index` is its 0-based YAML index (`steps[i]`, `expected[i]`). `line` is a line of the script file for script errors, of the case file
@@ -12,7 +13,8 @@
 //! positions included, to compare with the controller's log); `located_error` is the same
 //! text with those positions mapped to the script's file and line (the manifest's YAML line
 //! for a ConfigMap script). `skipped` says why the controller does not run the script for a
-//! step (production mode), else `null`; `status` stays the step's verdict.
+//! step (production mode), else `null`; `status` stays the step's verdict. `misrouted` lists
+//! the intent check's violations for the step (`check --intent`, the default), else `[]`.
 
 use std::io::{self, Write};
 
@@ -44,6 +46,9 @@ pub struct Line<'a> {
     pub warnings: Vec<String>,
     pub located_error: Option<String>,
     pub skipped: Option<&'static str>,
+    /// The intent check's violations for the step (empty when it routes as asked or was not
+    /// checked); a step that passed but misroutes has status `misrouted`.
+    pub misrouted: Vec<String>,
 }
 
 pub fn write(report: &Report, out: &mut dyn Write) -> io::Result<()> {
@@ -88,6 +93,7 @@ pub fn case_lines<'a>(script: &ScriptReport, case: &'a CaseReport) -> Vec<Line<'
             warnings: std::mem::take(&mut case_warnings),
             located_error: None,
             skipped: None,
+            misrouted: Vec::new(),
         });
     }
     for step in &case.outcome.steps {
@@ -96,7 +102,14 @@ pub fn case_lines<'a>(script: &ScriptReport, case: &'a CaseReport) -> Vec<Line<'
         if let Some(finding) = case.order_finding(step.index) {
             warnings.push(finding.message());
         }
-        lines.push(step_line(script, case, step, warnings));
+        let mut line = step_line(script, case, step, warnings);
+        if let Some(finding) = case.intent_finding(step.index) {
+            if line.status == "pass" {
+                line.status = "misrouted";
+            }
+            line.misrouted.clone_from(&finding.violations);
+        }
+        lines.push(line);
     }
     lines
 }
@@ -130,6 +143,7 @@ fn step_line<'a>(
             .filter(|error| error.kind != ErrorKind::Case)
             .map(|error| located_error(script, error)),
         skipped: step.not_called,
+        misrouted: Vec::new(),
     }
 }
 

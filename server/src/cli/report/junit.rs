@@ -1,7 +1,8 @@
 //! JUnit XML report: `<testsuites>` → a `<testsuite>` per script → a `<testcase>` per step
 //! (named `<case> step <i>`), or per case for case-level errors. Failures carry the differing
 //! paths and the unified diff; steps whose result depends on key order (`--shuffle`) are
-//! failures of type `nondeterministic`. Warnings go to the testcase's `<system-err>` (so CI
+//! failures of type `nondeterministic`, and steps the intent check finds misrouting failures of
+//! type `misrouted`. Warnings go to the testcase's `<system-err>` (so CI
 //! shows them, and `--deny-warnings` failures are explained), prints to its `<system-out>`.
 //! Written with quick-xml so every value is escaped.
 
@@ -43,7 +44,7 @@ pub fn write(report: &Report, out: &mut dyn Write) -> io::Result<()> {
     writer.into_inner().write_all(b"\n")
 }
 
-/// Steps that passed but were found order-dependent: reported as failures.
+/// Steps that passed but were found order-dependent or misrouting: reported as failures.
 fn nondeterministic_passes(scripts: &[ScriptReport]) -> usize {
     scripts
         .iter()
@@ -53,7 +54,7 @@ fn nondeterministic_passes(scripts: &[ScriptReport]) -> usize {
                 .steps
                 .iter()
                 .filter(|step| {
-                    step.status == StepStatus::Pass && case.order_finding(step.index).is_some()
+                    step.status == StepStatus::Pass && case.fails_despite_pass(step.index)
                 })
                 .count()
         })
@@ -171,6 +172,15 @@ fn write_case<W: Write>(
                 kind: "nondeterministic",
                 message: first_line(&message),
                 body: message,
+            });
+        }
+        if let Some(finding) = case.intent_finding(step.index) {
+            let message = finding.message();
+            elements.push(Element {
+                tag: "failure",
+                kind: "misrouted",
+                message: first_line(&message),
+                body: finding.lines().join("\n"),
             });
         }
         let mut step_warnings = if position == 0 {

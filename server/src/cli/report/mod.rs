@@ -12,9 +12,11 @@ use kruise_lua_engine::yaml::Span;
 use kruise_lua_engine::{ErrorKind, ScriptError};
 
 use crate::chunk_positions::{ScriptPlace, map_positions, message_after_position};
+pub use intent::IntentFinding;
 
 pub mod github;
 pub mod human;
+pub mod intent;
 pub mod json;
 pub mod junit;
 pub mod sarif;
@@ -63,6 +65,8 @@ pub struct CaseReport {
     pub outcome: CaseOutcome,
     /// Steps whose result changed when `obj`'s keys were inserted in another order.
     pub order_dependent: Vec<OrderFinding>,
+    /// Steps whose configuration routes requests other than the step asks (`--intent`).
+    pub misrouted: Vec<IntentFinding>,
 }
 
 /// A step whose result depends on the order `pairs()` visits `obj`'s keys.
@@ -354,7 +358,7 @@ impl CaseReport {
         if self.outcome.case_error.is_some() {
             return Verdict::Error;
         }
-        let mut verdict = if self.order_dependent.is_empty() {
+        let mut verdict = if self.order_dependent.is_empty() && self.misrouted.is_empty() {
             Verdict::Pass
         } else {
             Verdict::Fail
@@ -369,6 +373,16 @@ impl CaseReport {
         self.order_dependent
             .iter()
             .find(|finding| finding.step == step)
+    }
+
+    pub fn intent_finding(&self, step: usize) -> Option<&IntentFinding> {
+        self.misrouted.iter().find(|finding| finding.step == step)
+    }
+
+    /// Whether a step that passed still fails: its result depends on key order, or its
+    /// configuration misroutes.
+    pub fn fails_despite_pass(&self, step: usize) -> bool {
+        self.order_finding(step).is_some() || self.intent_finding(step).is_some()
     }
 }
 
@@ -394,6 +408,8 @@ pub struct Summary {
     pub warnings: usize,
     /// Steps whose result depends on key order (`--shuffle`); they make the exit code 1.
     pub nondeterministic: usize,
+    /// Steps the intent check finds misrouting (`--intent`); they make the exit code 1.
+    pub misrouted: usize,
     pub skipped_scripts: usize,
 }
 
@@ -414,6 +430,7 @@ impl Summary {
             for case in &script.cases {
                 summary.warnings += case.outcome.warnings.len();
                 summary.nondeterministic += case.order_dependent.len();
+                summary.misrouted += case.misrouted.len();
                 if case.outcome.case_error.is_some() {
                     summary.errors += 1;
                 }
@@ -435,7 +452,7 @@ impl Summary {
 
     /// 0 when every step passed deterministically, 1 otherwise.
     pub fn exit_code(&self) -> u8 {
-        if self.failed + self.errors + self.nondeterministic > 0 {
+        if self.failed + self.errors + self.nondeterministic + self.misrouted > 0 {
             1
         } else {
             0
@@ -465,6 +482,7 @@ impl Summary {
                 "nondeterministic",
                 "nondeterministic",
             ),
+            (self.misrouted, "misrouted", "misrouted"),
             (self.skipped_steps, "step skipped", "steps skipped"),
             (self.warnings, "warning", "warnings"),
             (self.skipped_scripts, "script skipped", "scripts skipped"),
@@ -609,6 +627,7 @@ pub(crate) mod fixtures {
                         steps: vec![step(0, StepStatus::Pass)],
                     },
                     order_dependent: vec![],
+                    misrouted: vec![],
                 },
                 CaseReport {
                     path: "lua_configuration/example.io/Demo/testdata/fail.yaml".into(),
@@ -618,6 +637,7 @@ pub(crate) mod fixtures {
                         steps: vec![step(0, StepStatus::Pass), failing],
                     },
                     order_dependent: vec![],
+                    misrouted: vec![],
                 },
                 CaseReport {
                     path: "lua_configuration/example.io/Demo/testdata/error.yaml".into(),
@@ -627,6 +647,7 @@ pub(crate) mod fixtures {
                         steps: vec![erroring, timing_out],
                     },
                     order_dependent: vec![],
+                    misrouted: vec![],
                 },
                 CaseReport {
                     path: "lua_configuration/example.io/Demo/testdata/broken.yaml".into(),
@@ -639,6 +660,7 @@ pub(crate) mod fixtures {
                         steps: vec![],
                     },
                     order_dependent: vec![],
+                    misrouted: vec![],
                 },
             ],
         };

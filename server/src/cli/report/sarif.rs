@@ -214,6 +214,12 @@ pub fn check_rules() -> Vec<Rule> {
             Level::Error,
         ),
         rule(
+            "check/misrouted",
+            "misrouted",
+            "A step's configuration routes requests other than the step asks (the intent check)",
+            Level::Error,
+        ),
+        rule(
             "check/warning",
             "warning",
             "Something the controller would see differently from the test, or an input Kruise would not read as written",
@@ -332,6 +338,14 @@ pub fn check_findings(report: &Report) -> Vec<Finding> {
                 if let Some(finding) = case.order_finding(step.index) {
                     push(
                         "check/nondeterministic",
+                        Level::Error,
+                        &step_location,
+                        format!("{title}: {}", finding.message()),
+                    );
+                }
+                if let Some(finding) = case.intent_finding(step.index) {
+                    push(
+                        "check/misrouted",
                         Level::Error,
                         &step_location,
                         format!("{title}: {}", finding.message()),

@@ -1,0 +1,133 @@
+//! The intent check over a whole test case: runs each step the controller's way (custom
+//! providers on the original; ingress classes chained, each on the canary Ingress the earlier
+//! steps left) and checks the configuration it leaves.
+
+use crate::discovery::ScriptKind;
+use crate::routing::{GatewayConfig, RoutingModel, canary_ingress, model_for};
+use crate::runner::{self, Mode, RunOptions, Script, ScriptFlavor};
+use crate::schema::patched_resource;
+use crate::testcase::TestCase;
+use crate::value::JsonValue;
+
+use super::{Intent, StepReport, check_step};
+
+/// The intent check of one step.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepCheck {
+    pub index: usize,
+    pub outcome: StepIntentOutcome,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum StepIntentOutcome {
+    Checked(StepReport),
+    /// Why the step was not checked: it never reaches the script, or the script fails (the
+    /// check reports that failure), or the case has no `original`.
+    NotChecked(String),
+}
+
+/// Checks every step of `case` for a script of `kind`; `None` when the engine has no routing
+/// model for that kind.
+pub fn check_case(
+    kind: &ScriptKind,
+    script: &Script,
+    case: &TestCase,
+    options: &RunOptions,
+) -> Option<Vec<StepCheck>> {
+    let model = model_for(kind)?;
+    let flavor = ScriptFlavor::from(kind);
+    let original = case.root.get("original").map(|node| node.to_json());
+    Some(
+        (0..case.steps.len())
+            .map(|index| StepCheck {
+                index,
+                outcome: check_one(
+                    model.as_ref(),
+                    flavor,
+                    script,
+                    case,
+                    index,
+                    original.as_ref(),
+                    options,
+                ),
+            })
+            .collect(),
+    )
+}
+
+fn check_one(
+    model: &dyn RoutingModel,
+    flavor: ScriptFlavor,
+    script: &Script,
+    case: &TestCase,
+    index: usize,
+    original: Option<&JsonValue>,
+    options: &RunOptions,
+) -> StepIntentOutcome {
+    use StepIntentOutcome::NotChecked;
+    let step = &case.steps[index];
+    let Some(intent) = Intent::of(&step.obj, step.traffic_set) else {
+        return NotChecked(
+            "the step has neither traffic nor matches, so the controller never runs the script for it"
+                .to_owned(),
+        );
+    };
+    let Some(original) = original.filter(|o| matches!(o, JsonValue::Object(_))) else {
+        return NotChecked("the case has no original resource to route through".to_owned());
+    };
+    let failed = |error: &dyn std::fmt::Display| {
+        NotChecked(format!("the script fails on this step ({error})"))
+    };
+    let (before, after) = match flavor {
+        ScriptFlavor::Custom => {
+            let run = runner::run_custom(script, &step.obj, options);
+            let result = match run.result(Mode::Production) {
+                Ok(result) => result,
+                Err(error) => return failed(error),
+            };
+            (
+                GatewayConfig::Resource(original.clone()),
+                GatewayConfig::Resource(patched_resource(original, result)),
+            )
+        }
+        ScriptFlavor::Ingress => {
+            let chained = runner::controller_ingress_step(script, case, index, options);
+            if let Some(why) = chained.not_called {
+                return NotChecked(format!("the controller does not run the script: {why}"));
+            }
+            let result = match &chained.result {
+                Ok(result) => result,
+                Err(error) => return failed(error),
+            };
+            (
+                GatewayConfig::Ingress {
+                    stable: original.clone(),
+                    canary: None,
+                },
+                GatewayConfig::Ingress {
+                    stable: original.clone(),
+                    canary: Some(canary_ingress(
+                        original,
+                        &step.obj.stable_service,
+                        &step.obj.canary_service,
+                        result.annotations.as_ref(),
+                    )),
+                },
+            )
+        }
+    };
+    let surround = |config| {
+        model.surroundings(
+            config,
+            &before,
+            &intent.stable_service,
+            &intent.canary_service,
+        )
+    };
+    match (surround(before.clone()), surround(after.clone())) {
+        (Ok(before), Ok(after)) => {
+            StepIntentOutcome::Checked(check_step(model, &before, &after, &intent))
+        }
+        (Err(why), _) | (_, Err(why)) => NotChecked(why),
+    }
+}

@@ -1,0 +1,591 @@
+//! The intent check: does the resource a step leaves route traffic the way the Rollout step
+//! asks? A gateway's [`RoutingModel`] routes probe requests through the original
+//! configuration and the step's, and each probe's two distributions are compared with what
+//! the step asks for.
+//!
+//! What a step asks for (openkruise/rollouts 9dd6279, `api/v1beta1/rollout_types.go`,
+//! `TrafficRoutingStrategy`, and `pkg/trafficrouting/`):
+//! - `traffic`: the canary's share of the traffic the stable service receives. Only routes that
+//!   served the stable service change; routes that never did keep their distribution.
+//! - `matches`: requests matching any one match (its conditions ANDed) go to the canary. "It
+//!   cannot support Traffic (weight-based routing) and Matches simultaneously, if both are
+//!   configured. In such cases, Matches takes precedence": so with both, the other requests may
+//!   keep the stable distribution (the Gateway API provider, `gateway.go`
+//!   `buildDesiredHTTPRoute`, ignores the weight) or be split by the weight (ingress-nginx
+//!   applies both); either passes. A match without conditions selects nothing, as in
+//!   `buildCanaryHeaderHttpRoutes`.
+//! - `requestHeaderModifier`: requests bound for the canary carry its set/add/remove; requests
+//!   bound for the stable service keep their original header operations.
+//! - A step with neither traffic nor matches never reaches the script (`DoTrafficRouting`), so
+//!   nothing is demanded of it; restoring the original at the end is the controller's job.
+//!
+//! The canary of a request is every backend of the canary service; when the canary and stable
+//! services are the same (a TrafficRouting CR, subsets), every backend of that service the
+//! original did not route the request to.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::luadata::{HeaderModifier, HttpRouteMatch, LuaData};
+use crate::routing::matching::{full_match, sample_match};
+use crate::routing::{
+    Backend, ConfigProblem, Distribution, GatewayConfig, ProblemKind, Request, Routed, RoutingModel,
+};
+
+mod case;
+#[cfg(test)]
+mod tests;
+
+pub use case::{StepCheck, StepIntentOutcome, check_case};
+
+/// What one step asks of the routing.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Intent {
+    /// The canary weight in percent (0..=100) when the step sets `traffic`.
+    pub weight: Option<u32>,
+    /// The step's matches that have at least one condition.
+    pub matches: Vec<HttpRouteMatch>,
+    pub header_modifier: Option<HeaderModifier>,
+    pub stable_service: String,
+    pub canary_service: String,
+}
+
+impl Intent {
+    /// The intent of a step's `obj`, or `None` when the step never reaches the script.
+    pub fn of(obj: &LuaData, traffic_set: bool) -> Option<Intent> {
+        if !crate::controller::reaches_provider(traffic_set, obj.matches.as_deref()) {
+            return None;
+        }
+        Some(Intent {
+            // Weights above 100 mean all of it; negative ones (traffic "-1%") none.
+            weight: (traffic_set && obj.canary_weight >= 0)
+                .then(|| obj.canary_weight.min(100) as u32),
+            matches: obj
+                .matches
+                .iter()
+                .flatten()
+                .filter(|m| has_conditions(m))
+                .cloned()
+                .collect(),
+            header_modifier: obj.request_header_modifier.clone(),
+            stable_service: obj.stable_service.clone(),
+            canary_service: obj.canary_service.clone(),
+        })
+    }
+
+    /// Whether `request` is one the step's matches select.
+    pub fn selects(&self, request: &Request) -> bool {
+        self.matches
+            .iter()
+            .any(|m| match_selects(m, request, PrefixReading::Segments))
+    }
+
+    /// Whether a `PathPrefix` read as a plain string prefix selects `request` where the
+    /// Gateway API's segment reading does not (`/cartx` for `/cart`). Kruise's API points Istio
+    /// users at Istio's own (string) prefix for `path` (`HttpRouteMatch.Path`: "Supported list:
+    /// Istio: …#HTTPMatchRequest"), and Kruise's own Istio script writes `prefix`, so either
+    /// routing of such a request passes.
+    fn selects_as_string_prefix_only(&self, request: &Request) -> bool {
+        !self.selects(request)
+            && self
+                .matches
+                .iter()
+                .any(|m| match_selects(m, request, PrefixReading::String))
+    }
+}
+
+fn has_conditions(m: &HttpRouteMatch) -> bool {
+    m.path.is_some()
+        || m.headers.as_ref().is_some_and(|h| !h.is_empty())
+        || m.query_params.as_ref().is_some_and(|q| !q.is_empty())
+}
+
+/// How a `PathPrefix` is read: element by element (the Gateway API's `HTTPPathMatch`, the
+/// type of Kruise's `path`), or as a plain string prefix (Istio's `prefix`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PrefixReading {
+    Segments,
+    String,
+}
+
+/// Gateway API path matching (`HTTPPathMatch`): `PathPrefix` (the default type, value "/")
+/// matches whole path segments, `Exact` the whole path, `RegularExpression` the whole path.
+fn path_selects(
+    match_type: Option<&str>,
+    value: Option<&str>,
+    path: &str,
+    reading: PrefixReading,
+) -> bool {
+    let value = value.unwrap_or("/");
+    match match_type.unwrap_or("PathPrefix") {
+        "Exact" => path == value,
+        "RegularExpression" => full_match(value, path),
+        _ if reading == PrefixReading::String => path.starts_with(value),
+        _ => {
+            let prefix = value.trim_end_matches('/');
+            prefix.is_empty()
+                || path == prefix
+                || path
+                    .strip_prefix(prefix)
+                    .is_some_and(|rest| rest.starts_with('/'))
+        }
+    }
+}
+
+fn value_selects(match_type: Option<&str>, wanted: &str, actual: Option<&String>) -> bool {
+    let Some(actual) = actual else { return false };
+    match match_type {
+        Some("RegularExpression") => full_match(wanted, actual),
+        _ => actual == wanted,
+    }
+}
+
+fn match_selects(m: &HttpRouteMatch, request: &Request, reading: PrefixReading) -> bool {
+    if let Some(path) = &m.path
+        && !path_selects(
+            path.match_type.as_deref(),
+            path.value.as_deref(),
+            &request.path,
+            reading,
+        )
+    {
+        return false;
+    }
+    // Header names are case-insensitive (the request keeps them lower-cased).
+    let headers_hold = m.headers.iter().flatten().all(|h| {
+        value_selects(
+            h.match_type.as_deref(),
+            &h.value,
+            request.headers.get(&h.name.to_ascii_lowercase()),
+        )
+    });
+    let query_holds = m.query_params.iter().flatten().all(|q| {
+        value_selects(
+            q.match_type.as_deref(),
+            &q.value,
+            request.query.get(&q.name),
+        )
+    });
+    headers_hold && query_holds
+}
+
+/// A request `m` selects, built on `base`, and variants that each lack one of its conditions.
+fn match_probes(m: &HttpRouteMatch, base: &Request) -> Vec<Request> {
+    let sample = |match_type: Option<&str>, value: &str| match match_type {
+        Some("RegularExpression") => sample_match(value),
+        _ => Some(value.to_owned()),
+    };
+    let mut hit = base.clone();
+    if let Some(path) = &m.path
+        && let Some(sampled) = sample(
+            path.match_type.as_deref(),
+            path.value.as_deref().unwrap_or("/"),
+        )
+    {
+        hit.path = sampled;
+    }
+    for header in m.headers.iter().flatten() {
+        if let Some(value) = sample(header.match_type.as_deref(), &header.value) {
+            hit.headers.insert(header.name.to_ascii_lowercase(), value);
+        }
+    }
+    for param in m.query_params.iter().flatten() {
+        if let Some(value) = sample(param.match_type.as_deref(), &param.value) {
+            hit.query.insert(param.name.clone(), value);
+        }
+    }
+    let mut variants = vec![hit.clone()];
+    let with_path = |path: String| {
+        let mut variant = hit.clone();
+        variant.path = path;
+        variant
+    };
+    if let Some(path) = &m.path {
+        variants.push(with_path(base.path.clone()));
+        if path.match_type.as_deref() != Some("RegularExpression") {
+            // Below the path, and a longer name sharing its text (neither an exact nor a
+            // segment-prefix match).
+            let value = path.value.as_deref().unwrap_or("/").trim_end_matches('/');
+            variants.push(with_path(format!("{value}/x")));
+            variants.push(with_path(format!("{value}x")));
+        }
+    }
+    for header in m.headers.iter().flatten() {
+        let name = header.name.to_ascii_lowercase();
+        let mut miss = hit.clone();
+        miss.headers.remove(&name);
+        variants.push(miss);
+        let mut other = hit.clone();
+        other.headers.insert(name, "__other".to_owned());
+        variants.push(other);
+    }
+    for param in m.query_params.iter().flatten() {
+        let mut miss = hit.clone();
+        miss.query.remove(&param.name);
+        variants.push(miss);
+    }
+    variants
+}
+
+/// The probe requests for a step: the model's probes of both configurations, and each step
+/// match laid over each of them.
+pub fn probes(
+    model: &dyn RoutingModel,
+    original: &GatewayConfig,
+    after: &GatewayConfig,
+    intent: &Intent,
+) -> Vec<Request> {
+    let mut base: BTreeSet<Request> = model.probes(original).into_iter().collect();
+    base.extend(model.probes(after));
+    let mut all = base.clone();
+    for m in &intent.matches {
+        for request in &base {
+            all.extend(match_probes(m, request));
+        }
+    }
+    all.into_iter().collect()
+}
+
+/// One way a step's configuration does not do what the step asks.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Violation {
+    /// The probe request, for routing violations (`None` for configuration problems).
+    pub request: Option<Request>,
+    /// What the step's configuration does with it, and what the step asks for.
+    pub actual: Option<String>,
+    pub expected: Option<String>,
+    /// The whole finding as one line: `GET /static with x-canary: 1 → web-canary 100 %,
+    /// expected web 100 %`.
+    pub message: String,
+}
+
+/// At most this many routing violations are kept per step (the first ones, in probe order);
+/// the rest are counted.
+pub const VIOLATIONS_SHOWN: usize = 10;
+
+/// The result of checking one step.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct StepReport {
+    pub probes: usize,
+    pub violations: Vec<Violation>,
+    /// Routing violations left out past [`VIOLATIONS_SHOWN`].
+    pub more: usize,
+}
+
+/// Checks one step: `original` is the configuration before the rollout, `after` the one the
+/// step leaves (both as the gateway sees them: see [`RoutingModel::surroundings`]).
+pub fn check_step(
+    model: &dyn RoutingModel,
+    original: &GatewayConfig,
+    after: &GatewayConfig,
+    intent: &Intent,
+) -> StepReport {
+    let mut report = StepReport::default();
+    let known: Vec<ConfigProblem> = model.config_problems(original);
+    // A problem the original already has is evidently not one for the user's gateway version.
+    for problem in model.config_problems(after) {
+        if known
+            .iter()
+            .any(|k| k.path == problem.path && k.message == problem.message)
+        {
+            continue;
+        }
+        let what = match problem.kind {
+            ProblemKind::Rejected => "the gateway rejects",
+            ProblemKind::Ignored => "the gateway ignores",
+        };
+        let at = if problem.path.is_empty() {
+            String::new()
+        } else {
+            format!(" {}", problem.path)
+        };
+        report.violations.push(Violation {
+            request: None,
+            actual: None,
+            expected: None,
+            message: format!("{what}{at}: {}", problem.message),
+        });
+    }
+    let probes = probes(model, original, after, intent);
+    report.probes = probes.len();
+    let mut seen = BTreeSet::new();
+    for request in probes {
+        let before = model.route(original, &request);
+        let now = model.route(after, &request);
+        if let Some((actual, expected)) = misrouting(model, intent, &request, &before, &now)
+            && seen.insert((actual.clone(), expected.clone()))
+        {
+            if report.violations.len() >= VIOLATIONS_SHOWN {
+                report.more += 1;
+                continue;
+            }
+            report.violations.push(Violation {
+                message: format!("{} → {actual}, expected {expected}", request.describe()),
+                request: Some(request),
+                actual: Some(actual),
+                expected: Some(expected),
+            });
+        }
+    }
+    report
+}
+
+fn describe(routed: &Routed) -> String {
+    match routed {
+        Routed::To(d) => d.describe(),
+        Routed::NoRoute => "no route".to_owned(),
+    }
+}
+
+/// `None` when `now` is what the step asks for `request`, else (actual, expected) texts.
+fn misrouting(
+    model: &dyn RoutingModel,
+    intent: &Intent,
+    request: &Request,
+    before: &Routed,
+    now: &Routed,
+) -> Option<(String, String)> {
+    let Routed::To(original) = before else {
+        // Nothing served this request: the step must leave it so.
+        return (now != before).then(|| (describe(now), describe(before)));
+    };
+    let stable_backends: Vec<&Backend> = original
+        .shares
+        .iter()
+        .map(|(b, _)| b)
+        .filter(|b| model.is_service(b, &intent.stable_service))
+        .collect();
+    let stable_share: f64 = original
+        .shares
+        .iter()
+        .filter(|(b, _)| stable_backends.contains(&b))
+        .map(|(_, s)| s)
+        .sum();
+    let untouched = || same(original, now);
+    if stable_share <= 0.0 {
+        return (!untouched()).then(|| (describe(now), describe(before)));
+    }
+    let mut fractions: Vec<f64> = if intent.selects(request) {
+        vec![1.0]
+    } else {
+        match (intent.weight, intent.matches.is_empty()) {
+            (Some(w), true) => vec![f64::from(w) / 100.0],
+            // Matches take precedence: the weight may or may not apply to the rest.
+            (Some(w), false) => vec![0.0, f64::from(w) / 100.0],
+            (None, _) => vec![0.0],
+        }
+    };
+    if intent.selects_as_string_prefix_only(request) {
+        fractions.push(1.0);
+    }
+    let mut expected_texts = Vec::new();
+    for fraction in &fractions {
+        let expected =
+            expected_distribution(model, intent, original, &stable_backends, now, *fraction);
+        if *fraction == 0.0 {
+            if untouched() {
+                return None;
+            }
+        } else if split_as_asked(
+            model,
+            intent,
+            original,
+            &stable_backends,
+            now,
+            &expected,
+            *fraction,
+        ) {
+            return None;
+        }
+        expected_texts.push(expected.describe());
+    }
+    let mut actual = describe(now);
+    if let Routed::To(d) = now
+        && let Some(missing) = missing_header_changes(model, intent, original, &stable_backends, d)
+    {
+        actual.push_str(&format!(" ({missing})"));
+    }
+    Some((actual, expected_texts.join(" or ")))
+}
+
+fn same(a: &Distribution, b: &Routed) -> bool {
+    let Routed::To(b) = b else { return false };
+    a.header_changes == b.header_changes
+        && a.shares.len() == b.shares.len()
+        && a.shares
+            .iter()
+            .zip(&b.shares)
+            .all(|((x, s), (y, t))| x == y && (s - t).abs() < 1e-9)
+}
+
+fn is_canary(
+    model: &dyn RoutingModel,
+    intent: &Intent,
+    stable_backends: &[&Backend],
+    backend: &Backend,
+) -> bool {
+    model.is_service(backend, &intent.canary_service)
+        && (intent.canary_service != intent.stable_service || !stable_backends.contains(&backend))
+}
+
+/// The distribution the step asks for when `fraction` of the stable share goes to the canary.
+fn expected_distribution(
+    model: &dyn RoutingModel,
+    intent: &Intent,
+    original: &Distribution,
+    stable_backends: &[&Backend],
+    now: &Routed,
+    fraction: f64,
+) -> Distribution {
+    // Name the canary as the step's configuration does when it has one.
+    let canary = match now {
+        Routed::To(d) => d
+            .shares
+            .iter()
+            .map(|(b, _)| b)
+            .find(|b| is_canary(model, intent, stable_backends, b))
+            .cloned(),
+        Routed::NoRoute => None,
+    }
+    .unwrap_or_else(|| {
+        let mut backend = Backend::service(&intent.canary_service);
+        if intent.canary_service == intent.stable_service {
+            // Kruise's own Istio script names the canary subset `canary` (upstream
+            // lua_configuration/networking.istio.io/VirtualService/trafficRouting.lua).
+            backend.subset = Some("canary".to_owned());
+        }
+        backend
+    });
+    let mut weights: Vec<(Backend, f64)> = Vec::new();
+    let mut canary_share = 0.0;
+    for (backend, share) in &original.shares {
+        if stable_backends.contains(&backend) {
+            weights.push((backend.clone(), share * (1.0 - fraction)));
+            canary_share += share * fraction;
+        } else {
+            weights.push((backend.clone(), *share));
+        }
+    }
+    weights.push((canary, canary_share));
+    Distribution::from_weights(&weights).unwrap_or_default()
+}
+
+/// How far a weighted share may be from the asked one: integer weights that sum to 100 get
+/// within one point.
+const WEIGHT_TOLERANCE: f64 = 0.01 + 1e-9;
+
+fn split_as_asked(
+    model: &dyn RoutingModel,
+    intent: &Intent,
+    original: &Distribution,
+    stable_backends: &[&Backend],
+    now: &Routed,
+    expected: &Distribution,
+    fraction: f64,
+) -> bool {
+    let Routed::To(now) = now else { return false };
+    let tolerance = if fraction >= 1.0 {
+        1e-9
+    } else {
+        WEIGHT_TOLERANCE
+    };
+    let canary_of = |d: &Distribution| -> f64 {
+        d.shares
+            .iter()
+            .filter(|(b, _)| is_canary(model, intent, stable_backends, b))
+            .map(|(_, s)| s)
+            .sum()
+    };
+    let stable_of = |d: &Distribution| -> f64 {
+        d.shares
+            .iter()
+            .filter(|(b, _)| {
+                stable_backends.contains(&b) && !is_canary(model, intent, stable_backends, b)
+            })
+            .map(|(_, s)| s)
+            .sum()
+    };
+    let (want_canary, got_canary) = (canary_of(expected), canary_of(now));
+    if (want_canary - got_canary).abs() > tolerance
+        || (want_canary > 0.0) != (got_canary > 0.0)
+        || (stable_of(expected) - stable_of(now)).abs() > tolerance
+    {
+        return false;
+    }
+    // Backends that are neither stable nor canary keep their share.
+    let others = |d: &Distribution| -> BTreeMap<Backend, f64> {
+        d.shares
+            .iter()
+            .filter(|(b, _)| {
+                !stable_backends.contains(&b) && !is_canary(model, intent, stable_backends, b)
+            })
+            .map(|(b, s)| (b.clone(), *s))
+            .collect()
+    };
+    let (want, got) = (others(original), others(now));
+    if want.len() != got.len()
+        || want
+            .iter()
+            .any(|(b, s)| got.get(b).is_none_or(|t| (s - t).abs() > tolerance))
+    {
+        return false;
+    }
+    missing_header_changes(model, intent, original, stable_backends, now).is_none()
+}
+
+/// Whether canary-bound requests carry the step's header modifier and stable-bound ones keep
+/// their original header operations; `Some(what is wrong)` when not.
+fn missing_header_changes(
+    model: &dyn RoutingModel,
+    intent: &Intent,
+    original: &Distribution,
+    stable_backends: &[&Backend],
+    now: &Distribution,
+) -> Option<String> {
+    let mut wanted: BTreeMap<String, Option<String>> = BTreeMap::new();
+    if let Some(modifier) = &intent.header_modifier {
+        for (name, value) in modifier
+            .set
+            .iter()
+            .flatten()
+            .chain(modifier.add.iter().flatten())
+        {
+            wanted.insert(name.to_ascii_lowercase(), Some(value.clone()));
+        }
+        for name in modifier.remove.iter().flatten() {
+            wanted.insert(name.to_ascii_lowercase(), None);
+        }
+    }
+    let empty = BTreeMap::new();
+    for (backend, share) in &now.shares {
+        if *share <= 0.0 {
+            continue;
+        }
+        let changes = now.header_changes.get(backend).unwrap_or(&empty);
+        if is_canary(model, intent, stable_backends, backend) {
+            let missing: Vec<String> = wanted
+                .iter()
+                .filter(|(name, value)| changes.get(*name) != Some(*value))
+                .map(|(name, value)| match value {
+                    Some(value) => format!("{name}: {value}"),
+                    None => format!("remove {name}"),
+                })
+                .collect();
+            if !missing.is_empty() {
+                return Some(format!(
+                    "{} lacks the header changes {}",
+                    backend.describe(),
+                    missing.join(", ")
+                ));
+            }
+        } else if stable_backends.contains(&backend) {
+            let before = original.header_changes.get(backend).unwrap_or(&empty);
+            if changes != before {
+                return Some(format!(
+                    "stable-bound {} has header changes the step does not ask for",
+                    backend.describe()
+                ));
+            }
+        }
+    }
+    None
+}

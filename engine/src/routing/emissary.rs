@@ -1,0 +1,523 @@
+//! Emissary-ingress Mapping (`getambassador.io` v2, v3alpha1): how Emissary routes an HTTP
+//! request through Mappings, which it groups and splits by weight between them.
+//!
+//! Sources (emissary-ingress/emissary at 3ebe0f4, `python/ambassador/src/ambassador/ir/`,
+//! read, not copied):
+//! - `irhttpmapping.py` `_group_id`: Mappings with the same method (default GET), `prefix`,
+//!   header names and values, query parameter names and values and `precedence` form one
+//!   group. `headers` values of `true` check presence; `regex_headers` and
+//!   `regex_query_parameters` hold regexes.
+//! - `irhttpmapping.py` `_route_weight` and `ir.py` (groups in descending `group_weight`):
+//!   groups are tried by `precedence`, then longer `prefix`, then longer header conditions
+//!   (name + value length, +1 for a regex), then longer query conditions, then the prefix text.
+//! - `irbasemappinggroup.py` `normalize_weights_in_mappings`: a lone Mapping gets 100; else the
+//!   weighted Mappings take cumulative weights in order, a weight over 100 or a total over 100
+//!   is an error, and the Mappings without weight share what is left (each
+//!   `round(remaining / n)`, the last up to 100). Each Mapping becomes an Envoy route with
+//!   `runtime_fraction` = its cumulative weight, and Envoy draws one random number per
+//!   request, so a request falls through to later routes when the group's weights leave a gap.
+//! - `prefix` is a string prefix, `prefix_exact: true` an exact path, `prefix_regex: true` a
+//!   regex (Envoy's full-match `safe_regex`); `add_request_headers` (`{name: value}` or
+//!   `{name: {value, append}}`) and `remove_request_headers` change canary-bound requests.
+//!
+//! The service is `[scheme://]name[.namespace][:port]`. Not modelled: `host`/`host_regex`
+//! beyond an exact `host`, `case_sensitive`, rewrites, Host `mappingSelector`s.
+
+use std::cmp::Reverse;
+use std::collections::BTreeMap;
+
+use super::matching::{full_match, re2_problem, sample_match};
+use super::{
+    Backend, ConfigProblem, Distribution, GatewayConfig, ProblemKind, Request, Routed, RoutingModel,
+};
+use crate::discovery::ScriptKind;
+use crate::value::JsonValue;
+
+pub struct EmissaryMapping;
+
+/// The backend that stands for requests no route takes (Emissary answers 404).
+pub const NO_ROUTE: &str = "(no route)";
+
+/// A header or query condition: name, value (`None`: presence), regex.
+type Condition = (String, Option<String>, bool);
+
+struct MappingView<'a> {
+    object: &'a JsonValue,
+    prefix: String,
+    exact: bool,
+    regex: bool,
+    headers: Vec<Condition>,
+    query: Vec<Condition>,
+    method: Option<String>,
+    host: Option<String>,
+    precedence: i64,
+    weight: Option<f64>,
+    backend: Backend,
+}
+
+fn spec(object: &JsonValue) -> Option<&JsonValue> {
+    object.get("spec")
+}
+
+fn conditions(spec: &JsonValue, plain: &str, regex: &str) -> Vec<Condition> {
+    let mut out: Vec<Condition> = Vec::new();
+    for (name, value) in spec
+        .get(plain)
+        .and_then(JsonValue::as_object)
+        .into_iter()
+        .flatten()
+    {
+        let value = match value {
+            JsonValue::Bool(true) => None,
+            JsonValue::String(text) => Some(text.clone()),
+            other => Some(other.to_canonical_json()),
+        };
+        out.push((name.clone(), value, false));
+    }
+    for (name, value) in spec
+        .get(regex)
+        .and_then(JsonValue::as_object)
+        .into_iter()
+        .flatten()
+    {
+        out.push((name.clone(), value.as_str().map(str::to_owned), true));
+    }
+    out
+}
+
+/// `[scheme://]name[.namespace][:port]` as a backend.
+fn parse_service(service: &str) -> Backend {
+    let without_scheme = service.split_once("://").map_or(service, |(_, rest)| rest);
+    let (name, port) = match without_scheme.rsplit_once(':') {
+        Some((name, port)) if port.bytes().all(|b| b.is_ascii_digit()) => {
+            (name, Some(port.to_owned()))
+        }
+        _ => (without_scheme, None),
+    };
+    Backend {
+        service: name.to_owned(),
+        subset: None,
+        port,
+    }
+}
+
+fn view(object: &JsonValue) -> Option<MappingView<'_>> {
+    let spec = spec(object)?;
+    let flag = |key: &str| spec.get(key).and_then(JsonValue::as_bool).unwrap_or(false);
+    Some(MappingView {
+        object,
+        prefix: spec.get("prefix").and_then(JsonValue::as_str)?.to_owned(),
+        exact: flag("prefix_exact"),
+        regex: flag("prefix_regex"),
+        headers: conditions(spec, "headers", "regex_headers"),
+        query: conditions(spec, "query_parameters", "regex_query_parameters"),
+        method: spec
+            .get("method")
+            .and_then(JsonValue::as_str)
+            .map(str::to_owned),
+        host: spec
+            .get("host")
+            .and_then(JsonValue::as_str)
+            .map(str::to_owned),
+        precedence: spec
+            .get("precedence")
+            .and_then(JsonValue::as_f64)
+            .unwrap_or(0.0) as i64,
+        weight: spec.get("weight").and_then(JsonValue::as_f64),
+        backend: parse_service(
+            spec.get("service")
+                .and_then(JsonValue::as_str)
+                .unwrap_or_default(),
+        ),
+    })
+}
+
+/// The Mappings of a configuration: one Mapping, or the items of a `kind: List`.
+fn mappings(config: &GatewayConfig) -> Vec<MappingView<'_>> {
+    let GatewayConfig::Resource(object) = config else {
+        return Vec::new();
+    };
+    match object.get("items").and_then(JsonValue::as_array) {
+        Some(items) => items.iter().filter_map(view).collect(),
+        None => view(object).into_iter().collect(),
+    }
+}
+
+/// What `_group_id` hashes: method, prefix, header and query names with values, precedence.
+type GroupKey = (
+    String,
+    String,
+    Vec<(String, Option<String>)>,
+    Vec<(String, Option<String>)>,
+    i64,
+);
+
+fn group_key(m: &MappingView<'_>) -> GroupKey {
+    let pairs = |list: &[Condition]| {
+        let mut pairs: Vec<(String, Option<String>)> = list
+            .iter()
+            .map(|(n, v, _)| (n.clone(), v.clone()))
+            .collect();
+        pairs.sort();
+        pairs
+    };
+    (
+        m.method.clone().unwrap_or_else(|| "GET".to_owned()),
+        m.prefix.clone(),
+        pairs(&m.headers),
+        pairs(&m.query),
+        m.precedence,
+    )
+}
+
+fn condition_length(list: &[Condition]) -> usize {
+    // KeyValueDecorator.length: name + value ("*" when absent) + 1 for a regex.
+    list.iter()
+        .map(|(n, v, regex)| n.len() + v.as_deref().unwrap_or("*").len() + usize::from(*regex))
+        .sum()
+}
+
+/// The groups in the order Emissary tries them, each with its Mappings' cumulative weights
+/// (`Err` when `normalize_weights_in_mappings` refuses the group).
+fn groups<'a>(all: &'a [MappingView<'a>]) -> Vec<Result<Vec<(&'a MappingView<'a>, f64)>, String>> {
+    let mut grouped: Vec<(_, Vec<&MappingView<'_>>)> = Vec::new();
+    for m in all {
+        let key = group_key(m);
+        match grouped.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, members)) => members.push(m),
+            None => grouped.push((key, vec![m])),
+        }
+    }
+    grouped.sort_by_key(|(_, members)| {
+        let m = members[0];
+        Reverse((
+            m.precedence,
+            m.prefix.len(),
+            condition_length(&m.headers),
+            condition_length(&m.query),
+            m.prefix.clone(),
+        ))
+    });
+    grouped
+        .into_iter()
+        .map(|(_, members)| normalize(&members))
+        .collect()
+}
+
+fn normalize<'a>(
+    members: &[&'a MappingView<'a>],
+) -> Result<Vec<(&'a MappingView<'a>, f64)>, String> {
+    if let [only] = members {
+        return Ok(vec![(*only, 100.0)]);
+    }
+    let mut out = Vec::new();
+    let mut current = 0.0;
+    let mut weightless = Vec::new();
+    for m in members {
+        match m.weight {
+            Some(weight) if weight > 100.0 => {
+                return Err(format!("Mapping has invalid weight {weight}"));
+            }
+            Some(weight) => {
+                current += round_half_even(weight);
+                out.push((*m, current));
+            }
+            None => weightless.push(*m),
+        }
+    }
+    if current > 100.0 {
+        return Err(
+            "Total weight of mappings exceeds 100, please reconfigure for correct behavior..."
+                .to_owned(),
+        );
+    }
+    if !weightless.is_empty() {
+        let each = round_half_even((100.0 - current) / weightless.len() as f64);
+        for (i, m) in weightless.iter().enumerate() {
+            current = if i == weightless.len() - 1 {
+                100.0
+            } else {
+                current + each
+            };
+            out.push((*m, current));
+        }
+    }
+    Ok(out)
+}
+
+/// Python 3's `round()`: halves go to the even neighbour.
+fn round_half_even(x: f64) -> f64 {
+    let rounded = x.round();
+    if (x - x.trunc()).abs() == 0.5 && rounded % 2.0 != 0.0 {
+        rounded - x.signum()
+    } else {
+        rounded
+    }
+}
+
+fn condition_holds(condition: &Condition, actual: Option<&String>) -> bool {
+    let (_, value, regex) = condition;
+    match (actual, value) {
+        (None, _) => false,
+        (Some(_), None) => true,
+        (Some(actual), Some(value)) if *regex => full_match(value, actual),
+        (Some(actual), Some(value)) => actual == value,
+    }
+}
+
+fn applies(m: &MappingView<'_>, request: &Request) -> bool {
+    let path_ok = if m.regex {
+        full_match(&m.prefix, &request.path)
+    } else if m.exact {
+        request.path == m.prefix
+    } else {
+        request.path.starts_with(&m.prefix)
+    };
+    path_ok
+        && m.method
+            .as_ref()
+            .is_none_or(|method| *method == request.method)
+        && match (&m.host, &request.host) {
+            (Some(host), Some(actual)) => host.eq_ignore_ascii_case(actual),
+            _ => true,
+        }
+        && m.headers
+            .iter()
+            .all(|c| condition_holds(c, request.headers.get(&c.0.to_ascii_lowercase())))
+        && m.query
+            .iter()
+            .all(|c| condition_holds(c, request.query.get(&c.0)))
+}
+
+fn header_operations(m: &MappingView<'_>) -> BTreeMap<String, Option<String>> {
+    let mut changes = BTreeMap::new();
+    let Some(spec) = spec(m.object) else {
+        return changes;
+    };
+    for (name, value) in spec
+        .get("add_request_headers")
+        .and_then(JsonValue::as_object)
+        .into_iter()
+        .flatten()
+    {
+        let value = match value {
+            JsonValue::String(text) => Some(text.clone()),
+            other => other
+                .get("value")
+                .and_then(JsonValue::as_str)
+                .map(str::to_owned),
+        };
+        if let Some(value) = value {
+            changes.insert(name.to_ascii_lowercase(), Some(value));
+        }
+    }
+    for name in spec
+        .get("remove_request_headers")
+        .and_then(JsonValue::as_array)
+        .unwrap_or_default()
+    {
+        if let Some(name) = name.as_str() {
+            changes.insert(name.to_ascii_lowercase(), None);
+        }
+    }
+    changes
+}
+
+fn samples(list: &[Condition]) -> Vec<(String, String)> {
+    list.iter()
+        .filter_map(|(name, value, regex)| {
+            let value = match value {
+                None => Some("1".to_owned()),
+                Some(value) if *regex => sample_match(value),
+                Some(value) => Some(value.clone()),
+            }?;
+            Some((name.clone(), value))
+        })
+        .collect()
+}
+
+impl RoutingModel for EmissaryMapping {
+    fn name(&self) -> &'static str {
+        "Emissary-ingress Mapping (getambassador.io v2, v3alpha1)"
+    }
+
+    fn applies_to(&self, kind: &ScriptKind) -> bool {
+        matches!(kind, ScriptKind::Custom { group, kind }
+            if group == "getambassador.io" && kind == "Mapping")
+    }
+
+    fn config_problems(&self, config: &GatewayConfig) -> Vec<ConfigProblem> {
+        let all = mappings(config);
+        let mut problems = Vec::new();
+        for group in groups(&all) {
+            if let Err(message) = group {
+                problems.push(ConfigProblem {
+                    path: "spec.weight".to_owned(),
+                    kind: ProblemKind::Rejected,
+                    message,
+                });
+            }
+        }
+        for m in &all {
+            let mut regexes: Vec<(String, &str)> = Vec::new();
+            if m.regex {
+                regexes.push(("spec.prefix".to_owned(), &m.prefix));
+            }
+            for (key, list) in [
+                ("regex_headers", &m.headers),
+                ("regex_query_parameters", &m.query),
+            ] {
+                for (name, value, regex) in list {
+                    if let (true, Some(value)) = (*regex, value) {
+                        regexes.push((format!("spec.{key}.{name}"), value));
+                    }
+                }
+            }
+            for (path, regex) in regexes {
+                if let Some(message) = re2_problem(regex) {
+                    problems.push(ConfigProblem {
+                        path,
+                        kind: ProblemKind::Rejected,
+                        message,
+                    });
+                }
+            }
+        }
+        problems
+    }
+
+    fn route(&self, config: &GatewayConfig, request: &Request) -> Routed {
+        let all = mappings(config);
+        // One random draw per request in 0..100: the first route whose cumulative weight
+        // exceeds it takes the request.
+        let mut covered = 0.0;
+        let mut weights: Vec<(Backend, f64)> = Vec::new();
+        let mut changes: BTreeMap<Backend, BTreeMap<String, Option<String>>> = BTreeMap::new();
+        for group in groups(&all).into_iter().flatten() {
+            for (m, cumulative) in group {
+                if !applies(m, request) {
+                    continue;
+                }
+                let share = (cumulative.min(100.0) - covered).max(0.0);
+                if share > 0.0 {
+                    weights.push((m.backend.clone(), share));
+                    let ops = header_operations(m);
+                    if !ops.is_empty() {
+                        changes.insert(m.backend.clone(), ops);
+                    }
+                    covered += share;
+                }
+            }
+        }
+        if covered <= 0.0 {
+            return Routed::NoRoute;
+        }
+        if covered < 100.0 {
+            weights.push((Backend::service(NO_ROUTE), 100.0 - covered));
+        }
+        match Distribution::from_weights(&weights) {
+            Some(mut d) => {
+                d.header_changes = changes;
+                Routed::To(d)
+            }
+            None => Routed::NoRoute,
+        }
+    }
+
+    fn probes(&self, config: &GatewayConfig) -> Vec<Request> {
+        let mut probes = vec![Request::get("/"), Request::get("/__no_such_path")];
+        for m in mappings(config) {
+            let mut hit = Request::get("/");
+            hit.path = if m.regex {
+                sample_match(&m.prefix).unwrap_or_else(|| m.prefix.clone())
+            } else {
+                m.prefix.clone()
+            };
+            if let Some(method) = &m.method {
+                hit.method = method.clone();
+            }
+            for (name, value) in samples(&m.headers) {
+                hit.headers.insert(name.to_ascii_lowercase(), value);
+            }
+            for (name, value) in samples(&m.query) {
+                hit.query.insert(name, value);
+            }
+            probes.push(hit.clone());
+            let mut below = hit.clone();
+            below.path = format!("{}/x", m.prefix.trim_end_matches('/'));
+            probes.push(below);
+            for (name, _, _) in &m.headers {
+                let mut miss = hit.clone();
+                miss.headers.remove(&name.to_ascii_lowercase());
+                probes.push(miss);
+            }
+            for (name, _, _) in &m.query {
+                let mut miss = hit.clone();
+                miss.query.remove(name);
+                probes.push(miss);
+            }
+        }
+        probes.sort();
+        probes.dedup();
+        probes
+    }
+
+    /// The script edits the canary Mapping; the gateway also has the stable Mapping the
+    /// canary one was copied from (the library script's setup): the original with the stable
+    /// service and no weight.
+    fn surroundings(
+        &self,
+        config: GatewayConfig,
+        original: &GatewayConfig,
+        stable_service: &str,
+        canary_service: &str,
+    ) -> Result<GatewayConfig, String> {
+        let (GatewayConfig::Resource(object), GatewayConfig::Resource(before)) =
+            (&config, original)
+        else {
+            return Ok(config);
+        };
+        let Some(mapping) = view(before) else {
+            return Ok(config);
+        };
+        if stable_service == canary_service {
+            return Ok(config);
+        }
+        if self.is_service(&mapping.backend, stable_service) {
+            return Err(format!(
+                "the Mapping routes to the stable service {stable_service}; Emissary splits traffic between Mappings, so the check needs the canary Mapping the script edits"
+            ));
+        }
+        if !self.is_service(&mapping.backend, canary_service) {
+            return Ok(config);
+        }
+        let service = before
+            .at(&["spec", "service"])
+            .and_then(JsonValue::as_str)
+            .unwrap_or_default();
+        let stable_text = service.replacen(canary_service, stable_service, 1);
+        let mut stable = before.clone();
+        if let JsonValue::Object(members) = &mut stable
+            && let Some(JsonValue::Object(spec)) = members.get_mut("spec")
+        {
+            spec.insert("service".to_owned(), JsonValue::String(stable_text));
+            spec.remove("weight");
+            // Canary-only header operations do not belong to the stable copy.
+            spec.remove("add_request_headers");
+            spec.remove("remove_request_headers");
+        }
+        Ok(GatewayConfig::Resource(JsonValue::Object(BTreeMap::from(
+            [
+                ("apiVersion".to_owned(), JsonValue::String("v1".to_owned())),
+                ("kind".to_owned(), JsonValue::String("List".to_owned())),
+                (
+                    "items".to_owned(),
+                    JsonValue::Array(vec![stable, object.clone()]),
+                ),
+            ],
+        ))))
+    }
+}
+
+#[cfg(test)]
+mod tests;

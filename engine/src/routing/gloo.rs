@@ -1,0 +1,414 @@
+//! Gloo Edge VirtualService (`gateway.solo.io/v1`): how the gateway routes an HTTP request
+//! through `spec.virtualHost.routes`.
+//!
+//! Sources (solo-io/gloo at 8d57572, read, not copied):
+//! - `projects/gateway/api/v1/virtual_service.proto`: "If the request matches more than one
+//!   route in the list, the first route matched will be selected."; `projects/gateway/pkg/
+//!   translator/converter.go`: a route without matchers gets the default matcher (prefix `/`).
+//! - `projects/gloo/pkg/translator/route_config.go`: `setEnvoyPathMatcher` (`prefix` is a
+//!   plain string prefix for VirtualServices, `exact`, `regex` as Envoy's full-match
+//!   `safe_regex`), `envoyHeaderMatcher`/`envoyQueryMatcher` (an empty `value` checks
+//!   presence, `regex: true` makes `value` a regex, `invertMatch` inverts), and
+//!   `setWeightedClusters` (a missing weight is 0; the total weight is the sum of the weights, so
+//!   shares are proportional; a total below 1 is a route error).
+//! - Envoy's `HeaderMatcher.invert_match`: a missing header does not match an inverted value
+//!   matcher (only an inverted presence match accepts it).
+//! - Header manipulation (`options.headerManipulation`: `requestHeadersToAdd` with
+//!   `{header: {key, value}, append}`, `requestHeadersToRemove`) on the route and on a
+//!   weighted destination.
+//!
+//! Backends: `upstream: {name}` (discovered Kubernetes upstreams are named
+//! `<namespace>-<service>-<port>`), `kube: {ref: {name}, port}`; `subset.values` becomes the
+//! backend's subset (`key=value,…`). Not modelled: `upstreamGroup` and `delegateAction` (other
+//! objects: the request counts as not routed), `methods`, virtual-host options, domains.
+
+use super::matching::{full_match, re2_problem, sample_match};
+use super::{
+    Backend, ConfigProblem, Distribution, GatewayConfig, ProblemKind, Request, Routed, RoutingModel,
+};
+use crate::discovery::ScriptKind;
+use crate::value::JsonValue;
+use std::collections::BTreeMap;
+
+pub struct GlooVirtualService;
+
+fn routes(config: &GatewayConfig) -> &[JsonValue] {
+    match config {
+        GatewayConfig::Resource(object) => object
+            .at(&["spec", "virtualHost", "routes"])
+            .and_then(JsonValue::as_array)
+            .unwrap_or_default(),
+        GatewayConfig::Ingress { .. } => &[],
+    }
+}
+
+fn matchers(route: &JsonValue) -> &[JsonValue] {
+    route
+        .get("matchers")
+        .and_then(JsonValue::as_array)
+        .unwrap_or_default()
+}
+
+fn text<'a>(value: &'a JsonValue, key: &str) -> Option<&'a str> {
+    value.get(key).and_then(JsonValue::as_str)
+}
+
+fn flag(value: &JsonValue, key: &str) -> bool {
+    value.get(key).and_then(JsonValue::as_bool).unwrap_or(false)
+}
+
+/// A header or query matcher against the request's value (`None`: absent).
+fn value_matches(matcher: &JsonValue, actual: Option<&str>) -> bool {
+    let wanted = text(matcher, "value").unwrap_or("");
+    let invert = flag(matcher, "invertMatch");
+    let Some(actual) = actual else {
+        // Absent: only an inverted presence check holds.
+        return invert && wanted.is_empty();
+    };
+    let matched = if wanted.is_empty() {
+        true
+    } else if flag(matcher, "regex") {
+        full_match(wanted, actual)
+    } else {
+        actual == wanted
+    };
+    matched != invert
+}
+
+fn matcher_applies(matcher: &JsonValue, request: &Request) -> bool {
+    // `caseSensitive` defaults to true (Envoy's RouteMatch.case_sensitive).
+    let sensitive = matcher
+        .get("caseSensitive")
+        .and_then(JsonValue::as_bool)
+        .unwrap_or(true);
+    let fold = |s: &str| {
+        if sensitive {
+            s.to_owned()
+        } else {
+            s.to_lowercase()
+        }
+    };
+    let path_ok = if let Some(exact) = text(matcher, "exact") {
+        fold(&request.path) == fold(exact)
+    } else if let Some(regex) = text(matcher, "regex") {
+        full_match(regex, &request.path)
+    } else {
+        let prefix = text(matcher, "prefix").unwrap_or("/");
+        fold(&request.path).starts_with(&fold(prefix))
+    };
+    path_ok
+        && matcher
+            .get("headers")
+            .and_then(JsonValue::as_array)
+            .unwrap_or_default()
+            .iter()
+            .all(|h| {
+                let name = text(h, "name").unwrap_or("").to_ascii_lowercase();
+                value_matches(h, request.headers.get(&name).map(String::as_str))
+            })
+        && matcher
+            .get("queryParameters")
+            .and_then(JsonValue::as_array)
+            .unwrap_or_default()
+            .iter()
+            .all(|q| {
+                let name = text(q, "name").unwrap_or("");
+                value_matches(q, request.query.get(name).map(String::as_str))
+            })
+}
+
+fn route_applies(route: &JsonValue, request: &Request) -> bool {
+    match matchers(route) {
+        [] => request.path.starts_with('/'),
+        list => list.iter().any(|m| matcher_applies(m, request)),
+    }
+}
+
+fn backend_of(destination: &JsonValue) -> Option<Backend> {
+    let (service, port) = if let Some(upstream) = destination.get("upstream") {
+        (text(upstream, "name")?.to_owned(), None)
+    } else if let Some(kube) = destination.get("kube") {
+        (
+            kube.get("ref").and_then(|r| text(r, "name"))?.to_owned(),
+            kube.get("port")
+                .and_then(JsonValue::as_f64)
+                .map(|p| p.to_string()),
+        )
+    } else {
+        return None;
+    };
+    let subset = destination
+        .at(&["subset", "values"])
+        .and_then(JsonValue::as_object)
+        .map(|values| {
+            values
+                .iter()
+                .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
+                .collect::<Vec<_>>()
+                .join(",")
+        });
+    Some(Backend {
+        service,
+        subset,
+        port,
+    })
+}
+
+/// The request header operations of an `options` object.
+fn header_operations(options: Option<&JsonValue>) -> BTreeMap<String, Option<String>> {
+    let mut changes = BTreeMap::new();
+    let Some(manipulation) = options.and_then(|o| o.get("headerManipulation")) else {
+        return changes;
+    };
+    for entry in manipulation
+        .get("requestHeadersToAdd")
+        .and_then(JsonValue::as_array)
+        .unwrap_or_default()
+    {
+        if let (Some(key), Some(value)) = (
+            entry.get("header").and_then(|h| text(h, "key")),
+            entry.get("header").and_then(|h| text(h, "value")),
+        ) {
+            changes.insert(key.to_ascii_lowercase(), Some(value.to_owned()));
+        }
+    }
+    for name in manipulation
+        .get("requestHeadersToRemove")
+        .and_then(JsonValue::as_array)
+        .unwrap_or_default()
+    {
+        if let Some(name) = name.as_str() {
+            changes.insert(name.to_ascii_lowercase(), None);
+        }
+    }
+    changes
+}
+
+fn distribution(route: &JsonValue) -> Routed {
+    let route_headers = header_operations(route.get("options"));
+    let action = route.get("routeAction");
+    let mut weighted: Vec<(Backend, f64, BTreeMap<String, Option<String>>)> = Vec::new();
+    if let Some(single) = action.and_then(|a| a.get("single")) {
+        match backend_of(single) {
+            Some(backend) => weighted.push((backend, 1.0, BTreeMap::new())),
+            None => return Routed::NoRoute,
+        }
+    } else if let Some(multi) = action.and_then(|a| a.get("multi")) {
+        for destination in multi
+            .get("destinations")
+            .and_then(JsonValue::as_array)
+            .unwrap_or_default()
+        {
+            let Some(backend) = destination.get("destination").and_then(backend_of) else {
+                continue;
+            };
+            let weight = destination
+                .get("weight")
+                .and_then(JsonValue::as_f64)
+                .unwrap_or(0.0);
+            weighted.push((
+                backend,
+                weight,
+                header_operations(destination.get("options")),
+            ));
+        }
+    } else {
+        // redirectAction, directResponseAction, delegateAction, upstreamGroup.
+        return Routed::NoRoute;
+    }
+    let weights: Vec<(Backend, f64)> = weighted.iter().map(|(b, w, _)| (b.clone(), *w)).collect();
+    let Some(mut shares) = Distribution::from_weights(&weights) else {
+        return Routed::NoRoute;
+    };
+    for (backend, weight, own) in weighted {
+        if weight <= 0.0 {
+            continue;
+        }
+        let mut changes = route_headers.clone();
+        changes.extend(own);
+        if !changes.is_empty() {
+            shares.header_changes.insert(backend, changes);
+        }
+    }
+    Routed::To(shares)
+}
+
+/// A value a header/query matcher accepts, for probes.
+fn sample(matcher: &JsonValue) -> Option<String> {
+    let value = text(matcher, "value").unwrap_or("");
+    if value.is_empty() {
+        Some("1".to_owned())
+    } else if flag(matcher, "regex") {
+        sample_match(value)
+    } else {
+        Some(value.to_owned())
+    }
+}
+
+fn probes_for(matcher: &JsonValue) -> Vec<Request> {
+    let mut request = Request::get("/");
+    if let Some(exact) = text(matcher, "exact") {
+        request.path = exact.to_owned();
+    } else if let Some(regex) = text(matcher, "regex") {
+        if let Some(path) = sample_match(regex) {
+            request.path = path;
+        }
+    } else if let Some(prefix) = text(matcher, "prefix") {
+        request.path = prefix.to_owned();
+    }
+    let headers = matcher
+        .get("headers")
+        .and_then(JsonValue::as_array)
+        .unwrap_or_default();
+    let params = matcher
+        .get("queryParameters")
+        .and_then(JsonValue::as_array)
+        .unwrap_or_default();
+    for h in headers.iter().filter(|h| !flag(h, "invertMatch")) {
+        if let (Some(name), Some(value)) = (text(h, "name"), sample(h)) {
+            request.headers.insert(name.to_ascii_lowercase(), value);
+        }
+    }
+    for q in params.iter().filter(|q| !flag(q, "invertMatch")) {
+        if let (Some(name), Some(value)) = (text(q, "name"), sample(q)) {
+            request.query.insert(name.to_owned(), value);
+        }
+    }
+    let mut out = vec![request.clone()];
+    let mut with_path = |path: String| {
+        let mut variant = request.clone();
+        variant.path = path;
+        out.push(variant);
+    };
+    if let Some(prefix) = text(matcher, "prefix") {
+        with_path(format!("{}/x", prefix.trim_end_matches('/')));
+        with_path(format!("{prefix}x"));
+    }
+    if text(matcher, "exact").is_some() || text(matcher, "regex").is_some() {
+        with_path("/__no_such_path".to_owned());
+    }
+    for h in headers {
+        let name = text(h, "name").unwrap_or("").to_ascii_lowercase();
+        let mut miss = request.clone();
+        miss.headers.remove(&name);
+        out.push(miss);
+    }
+    for q in params {
+        let mut miss = request.clone();
+        miss.query.remove(text(q, "name").unwrap_or(""));
+        out.push(miss);
+    }
+    out
+}
+
+/// For a discovered upstream name `<namespace>-<service>-<port>`: whether `service` is its
+/// service (Gloo discovery's naming; ambiguous when another service's name ends in
+/// `-<service>`, which the library script's comment also notes).
+fn upstream_names_service(name: &str, service: &str) -> bool {
+    let Some((rest, port)) = name.rsplit_once('-') else {
+        return false;
+    };
+    !port.is_empty()
+        && port.bytes().all(|b| b.is_ascii_digit())
+        && rest
+            .strip_suffix(service)
+            .is_some_and(|ns| ns.len() > 1 && ns.ends_with('-'))
+}
+
+impl RoutingModel for GlooVirtualService {
+    fn name(&self) -> &'static str {
+        "Gloo Edge VirtualService (gateway.solo.io/v1)"
+    }
+
+    fn applies_to(&self, kind: &ScriptKind) -> bool {
+        matches!(kind, ScriptKind::Custom { group, kind }
+            if group == "gateway.solo.io" && kind == "VirtualService")
+    }
+
+    fn is_service(&self, backend: &Backend, service: &str) -> bool {
+        backend.service == service || upstream_names_service(&backend.service, service)
+    }
+
+    fn config_problems(&self, config: &GatewayConfig) -> Vec<ConfigProblem> {
+        let mut problems = Vec::new();
+        for (r, route) in routes(config).iter().enumerate() {
+            for (m, matcher) in matchers(route).iter().enumerate() {
+                let base = format!("spec.virtualHost.routes[{r}].matchers[{m}]");
+                if let Some(problem) = text(matcher, "regex").and_then(re2_problem) {
+                    problems.push(ConfigProblem {
+                        path: format!("{base}.regex"),
+                        kind: ProblemKind::Rejected,
+                        message: problem,
+                    });
+                }
+                for key in ["headers", "queryParameters"] {
+                    for (i, entry) in matcher
+                        .get(key)
+                        .and_then(JsonValue::as_array)
+                        .unwrap_or_default()
+                        .iter()
+                        .enumerate()
+                    {
+                        if flag(entry, "regex")
+                            && let Some(problem) = text(entry, "value")
+                                .filter(|v| !v.is_empty())
+                                .and_then(re2_problem)
+                        {
+                            problems.push(ConfigProblem {
+                                path: format!("{base}.{key}[{i}].value"),
+                                kind: ProblemKind::Rejected,
+                                message: problem,
+                            });
+                        }
+                    }
+                }
+            }
+            if let Some(destinations) = route
+                .at(&["routeAction", "multi", "destinations"])
+                .and_then(JsonValue::as_array)
+            {
+                let total: f64 = destinations
+                    .iter()
+                    .filter_map(|d| d.get("weight").and_then(JsonValue::as_f64))
+                    .sum();
+                let path = format!("spec.virtualHost.routes[{r}].routeAction.multi");
+                if destinations.is_empty() {
+                    problems.push(ConfigProblem {
+                        path,
+                        kind: ProblemKind::Rejected,
+                        message: "must specify at least one weighted destination for multi destination routes".to_owned(),
+                    });
+                } else if total < 1.0 {
+                    problems.push(ConfigProblem {
+                        path,
+                        kind: ProblemKind::Rejected,
+                        message: "Weighted Destinations require a total weight that is greater than or equal to 1".to_owned(),
+                    });
+                }
+            }
+        }
+        problems
+    }
+
+    fn route(&self, config: &GatewayConfig, request: &Request) -> Routed {
+        routes(config)
+            .iter()
+            .find(|route| route_applies(route, request))
+            .map_or(Routed::NoRoute, distribution)
+    }
+
+    fn probes(&self, config: &GatewayConfig) -> Vec<Request> {
+        let mut probes = vec![Request::get("/"), Request::get("/__no_such_path")];
+        for route in routes(config) {
+            for matcher in matchers(route) {
+                probes.extend(probes_for(matcher));
+            }
+        }
+        probes.sort();
+        probes.dedup();
+        probes
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,70 @@
+//! Intent-check findings in the report: a step whose configuration routes probe requests
+//! other than the step asks (`check --intent`, see `kruise_lua_engine::intent`). Like an
+//! order-dependence finding, it makes a passing step fail (verdict `misrouted`) and the exit
+//! code 1.
+
+use kruise_lua_engine::intent::{StepCheck, StepIntentOutcome};
+
+/// The violations the intent check found in one step.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IntentFinding {
+    /// The step's index in the case (`steps[i]`; shown numbered from 1).
+    pub step: usize,
+    /// How many probe requests were routed.
+    pub probes: usize,
+    /// One line per violation: `GET /static with x-canary: 1 → web-canary 100 %, expected
+    /// web 100 %`, or a configuration the gateway rejects.
+    pub violations: Vec<String>,
+    /// Violations left out of `violations` (the engine keeps the first few).
+    pub more: usize,
+}
+
+impl IntentFinding {
+    /// The findings of a case's intent check (steps without violations give none).
+    pub fn from_checks(checks: &[StepCheck]) -> Vec<IntentFinding> {
+        checks
+            .iter()
+            .filter_map(|check| match &check.outcome {
+                StepIntentOutcome::Checked(report) if !report.violations.is_empty() => {
+                    Some(IntentFinding {
+                        step: check.index,
+                        probes: report.probes,
+                        violations: report
+                            .violations
+                            .iter()
+                            .map(|v| v.message.clone())
+                            .collect(),
+                        more: report.more,
+                    })
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The whole finding on one line.
+    pub fn message(&self) -> String {
+        let mut text = format!(
+            "misrouted (intent check, {} probe requests): {}",
+            self.probes,
+            self.violations.join("; ")
+        );
+        if self.more > 0 {
+            text.push_str(&format!("; and {} more", self.more));
+        }
+        text
+    }
+
+    /// The finding as a heading line and one line per violation (the human report).
+    pub fn lines(&self) -> Vec<String> {
+        let mut lines = vec![format!(
+            "misrouted (intent check, {} probe requests):",
+            self.probes
+        )];
+        lines.extend(self.violations.iter().map(|v| format!("  {v}")));
+        if self.more > 0 {
+            lines.push(format!("  and {} more", self.more));
+        }
+        lines
+    }
+}
