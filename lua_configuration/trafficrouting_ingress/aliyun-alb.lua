@@ -12,13 +12,13 @@
 --                                1 leaves no room and raises an error.
 --   matches                      Kruise: matches take precedence over traffic, so a step with
 --                                matches writes no weight. ALB canaries test one condition: one
---                                Exact header becomes canary-by-header + canary-by-header-value; a
---                                header named "canary-by-cookie" (the convention of Kruise's
---                                upstream aliyun-alb.lua) becomes canary-by-cookie with its value
---                                as the cookie name (requests whose cookie is "always" go to the
---                                canary). Anything else (several matches, several headers, a
---                                regex, a path or a query parameter) cannot be expressed by the
---                                canary annotations and raises an error.
+--                                Exact header becomes canary-by-header + canary-by-header-value.
+--                                Anything else (several matches, several headers, a regex, a path
+--                                or a query parameter) cannot be expressed by the canary
+--                                annotations and raises an error. canary-by-cookie is not written:
+--                                the Rollout API has no cookie match, and the upstream script's
+--                                convention (a header named "canary-by-cookie" naming the cookie)
+--                                would send requests the step does not select to the canary.
 --   weight                       canary-weight = weight ("0" to "100") when the step has no
 --                                matches; "-1" (no traffic in this step) writes none.
 --   requestHeaderModifier        not expressible with canary annotations: raises an error.
@@ -81,12 +81,8 @@ if #matches > 0 then
   if h.type ~= nil and h.type ~= "Exact" then
     error("ALB canary annotations only match exact header values, not " .. tostring(h.type))
   end
-  if h.name == "canary-by-cookie" then
-    annotations[PREFIX .. "canary-by-cookie"] = h.value
-  else
-    annotations[PREFIX .. "canary-by-header"] = h.name
-    annotations[PREFIX .. "canary-by-header-value"] = h.value
-  end
+  annotations[PREFIX .. "canary-by-header"] = h.name
+  annotations[PREFIX .. "canary-by-header-value"] = h.value
 elseif obj.weight ~= nil and obj.weight ~= "-1" then
   annotations[PREFIX .. "canary-weight"] = obj.weight
 end
