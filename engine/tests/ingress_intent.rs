@@ -113,3 +113,41 @@ fn higress_weight_beside_a_header_is_caught() {
         "{found:?}"
     );
 }
+
+/// aws-alb's documented limit: the canary Ingress's `/` rule comes before the stable Ingress's
+/// `/static` rule to another service, so a weight step also sends `/static` requests to the
+/// canary. The intent check shows it, so a stable Ingress shaped like this cannot pass unseen.
+#[test]
+fn aws_canary_rules_ahead_of_another_services_path_are_caught() {
+    let source = case("aws-alb", r#"        - traffic: "20%""#)
+        .replace(
+            "    name: web\n  spec:",
+            "    name: web\n    annotations:\n      alb.ingress.kubernetes.io/group.name: shop\n      \
+             alb.ingress.kubernetes.io/actions.web: '{\"type\":\"forward\",\"forwardConfig\":{\"targetGroups\":[{\"serviceName\":\"web\",\"servicePort\":80}]}}'\n  spec:",
+        )
+        .replacen("number: 80", "name: use-annotation", 1);
+    let case = parse_case(&source).unwrap();
+    let script = Script::new(
+        std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../lua_configuration/trafficrouting_ingress/aws-alb.lua"),
+        )
+        .unwrap(),
+    );
+    let kind = ScriptKind::Ingress {
+        class: "aws-alb".to_owned(),
+    };
+    let checks = check_case(&kind, &script, &case, &RunOptions::default()).unwrap();
+    let StepIntentOutcome::Checked(report) = &checks[0].outcome else {
+        panic!("{:?}", checks[0].outcome)
+    };
+    assert!(
+        report
+            .violations
+            .iter()
+            .any(|v| v.message.starts_with("GET shop.example.com/static")
+                && v.message.contains("expected static:80 100 %")),
+        "{:?}",
+        report.violations
+    );
+}
