@@ -7,8 +7,10 @@
 //! - `Exact` matches the URL path exactly, case-sensitively.
 //! - `Prefix` matches element-wise on the path split by `/`: `/foo/bar` matches `/foo/bar` and
 //!   `/foo/bar/baz` but not `/foo/barbaz`; a trailing slash is ignored; `/` matches every path.
-//! - `ImplementationSpecific`: up to the class; the classes modelled here (ingress-nginx without
-//!   `use-regex`, Higress, MSE, Aliyun ALB) treat it as a prefix, which we model as `Prefix`.
+//! - `ImplementationSpecific`: up to the class. The classes modelled here (ingress-nginx without
+//!   `use-regex`, Higress, MSE, Aliyun ALB) treat it as a prefix; it is modelled as `Prefix`
+//!   (element-wise), although ingress-nginx writes a plain nginx string-prefix location for it
+//!   (`/foo` also takes `/foobar`): a known approximation.
 //! - Several paths matching: the longest matching path wins; on a tie `Exact` beats `Prefix`.
 //! - A rule without `host` matches every host; `*.foo.com` matches exactly one DNS label in
 //!   front of `foo.com`. Precise hosts are preferred over wildcards, wildcards over no host.
