@@ -27,16 +27,31 @@ pub enum StepIntentOutcome {
 }
 
 /// Checks every step of `case` for a script of `kind`; `None` when the engine has no routing
-/// model for that kind.
+/// model for it. A custom provider's model is the one for the case's `original` resource
+/// (`apiVersion` group and `kind`, as Kruise picks the script from a customNetworkRef), else
+/// the one for the script's folder (so scripts kept outside a `<group>/<Kind>` tree, such
+/// as regression fixtures, are checked too).
 pub fn check_case(
     kind: &ScriptKind,
     script: &Script,
     case: &TestCase,
     options: &RunOptions,
 ) -> Option<Vec<StepCheck>> {
-    let model = model_for(kind)?;
     let flavor = ScriptFlavor::from(kind);
     let original = case.root.get("original").map(|node| node.to_json());
+    let resource_kind = original.as_ref().and_then(|object| {
+        let group = object.get("apiVersion")?.as_str()?.split_once('/')?.0;
+        Some(ScriptKind::Custom {
+            group: group.to_owned(),
+            kind: object.get("kind")?.as_str()?.to_owned(),
+        })
+    });
+    let model = match (flavor, resource_kind) {
+        (ScriptFlavor::Custom, Some(resource_kind)) => {
+            model_for(&resource_kind).or_else(|| model_for(kind))
+        }
+        _ => model_for(kind),
+    }?;
     Some(
         (0..case.steps.len())
             .map(|index| StepCheck {

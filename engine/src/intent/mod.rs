@@ -281,12 +281,10 @@ pub fn check_step(
 ) -> StepReport {
     let mut report = StepReport::default();
     let known: Vec<ConfigProblem> = model.config_problems(original);
-    // A problem the original already has is evidently not one for the user's gateway version.
+    // A problem the original already has is evidently not one for the user's gateway version
+    // (compared by message: the step may move the part that has it, e.g. insert a route).
     for problem in model.config_problems(after) {
-        if known
-            .iter()
-            .any(|k| k.path == problem.path && k.message == problem.message)
-        {
+        if known.iter().any(|k| k.message == problem.message) {
             continue;
         }
         let what = match problem.kind {

@@ -31,8 +31,8 @@ pub fn sample_match(pattern: &str) -> Option<String> {
         .replace("\\.", ".")
         .replace("\\-", "-")
         .replace("\\/", "/");
-    let mut candidates = vec![stripped.clone()];
-    // `.*` / `.+` / character classes: replace them with plain text.
+    // `.*` / `.+` / character classes: replace them with plain text (tried first: a pattern
+    // such as `.*Android.*` also matches its own text, which reads oddly in reports).
     let simplified = stripped
         .replace(".*", "")
         .replace(".+", "x")
@@ -43,7 +43,7 @@ pub fn sample_match(pattern: &str) -> Option<String> {
         .replace("[a-z]+", "a")
         .replace("(.*)", "")
         .replace("(.+)", "x");
-    candidates.push(simplified.clone());
+    let mut candidates = vec![simplified.clone(), stripped.clone()];
     // An alternation: its first branch.
     if let Some(first) = simplified.split('|').next() {
         candidates.push(first.trim_matches(|c| c == '(' || c == ')').to_owned());

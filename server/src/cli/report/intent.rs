@@ -42,13 +42,17 @@ impl IntentFinding {
             .collect()
     }
 
+    fn heading(&self) -> String {
+        let plural = if self.probes == 1 { "" } else { "s" };
+        format!(
+            "misrouted (intent check, {} probe request{plural})",
+            self.probes
+        )
+    }
+
     /// The whole finding on one line.
     pub fn message(&self) -> String {
-        let mut text = format!(
-            "misrouted (intent check, {} probe requests): {}",
-            self.probes,
-            self.violations.join("; ")
-        );
+        let mut text = format!("{}: {}", self.heading(), self.violations.join("; "));
         if self.more > 0 {
             text.push_str(&format!("; and {} more", self.more));
         }
@@ -57,10 +61,7 @@ impl IntentFinding {
 
     /// The finding as a heading line and one line per violation (the human report).
     pub fn lines(&self) -> Vec<String> {
-        let mut lines = vec![format!(
-            "misrouted (intent check, {} probe requests):",
-            self.probes
-        )];
+        let mut lines = vec![format!("{}:", self.heading())];
         lines.extend(self.violations.iter().map(|v| format!("  {v}")));
         if self.more > 0 {
             lines.push(format!("  and {} more", self.more));

@@ -181,6 +181,7 @@ mod tests {
             "warnings",
             "located_error",
             "skipped",
+            "misrouted",
         ];
         assert_eq!(lines[0].as_object().unwrap().len(), keys.len());
         let mut out = Vec::new();

@@ -1,0 +1,91 @@
+//! End-to-end tests of the intent check (`check --intent`, the default): the regression
+//! fixtures in `tests/fixtures/intent` keep copies of library scripts with the Istio and Gloo
+//! defects of issue 12; their cases pass (they encode what the faulty script does), and the
+//! intent check must flag each one, in every report format.
+
+mod common;
+
+use common::{json_lines, run};
+
+/// (fixture, a violation the intent check must report for its step 1)
+const DEFECTS: &[(&str, &str)] = &[
+    (
+        "intent/istio-small-weights/trafficRouting.lua",
+        "GET / → legacy 50 %, web 50 %, expected legacy 50 %, web 25 %, web-canary 25 %",
+    ),
+    (
+        "intent/istio-path-outside-route/trafficRouting.lua",
+        "GET /beta → web-canary 100 %, expected frontend 100 %",
+    ),
+    (
+        "intent/gloo-path-outside-route/trafficRouting.lua",
+        "GET /beta → web-canary:80 100 %, expected frontend:80 100 %",
+    ),
+];
+
+#[test]
+fn each_istio_and_gloo_defect_is_flagged() {
+    for (fixture, violation) in DEFECTS {
+        let result = run(&["check", fixture]);
+        assert_eq!(result.code, 1, "{fixture}: {result:?}");
+        assert!(
+            result.stdout.contains(violation),
+            "{fixture}: {}",
+            result.stdout
+        );
+        assert!(
+            result
+                .lines()
+                .last()
+                .unwrap()
+                .starts_with("1 passed, 0 failed, 0 errors, 1 misrouted"),
+            "{fixture}: {result:?}"
+        );
+    }
+}
+
+#[test]
+fn no_intent_skips_the_check() {
+    for (fixture, _) in DEFECTS {
+        let result = run(&["check", "--no-intent", fixture]);
+        assert_eq!(result.code, 0, "{fixture}: {result:?}");
+        assert!(!result.stdout.contains("misrouted"), "{result:?}");
+        // The last of --intent/--no-intent wins.
+        let result = run(&["check", "--no-intent", "--intent", fixture]);
+        assert_eq!(result.code, 1, "{fixture}: {result:?}");
+    }
+}
+
+#[test]
+fn every_format_reports_the_violation() {
+    let (fixture, violation) = DEFECTS[1];
+    let json = run(&["check", "--format", "json", fixture]);
+    assert_eq!(json.code, 1, "{json:?}");
+    let lines = json_lines(&json.stdout);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert_eq!(lines[0]["status"], "misrouted");
+    let listed: Vec<&str> = lines[0]["misrouted"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert!(listed.contains(&violation), "{listed:?}");
+    for format in ["junit", "github", "sarif"] {
+        let result = run(&["check", "--format", format, fixture]);
+        assert_eq!(result.code, 1, "{format}: {result:?}");
+        assert!(
+            result.stdout.contains("misrouted") && result.stdout.contains("/beta"),
+            "{format}: {}",
+            result.stdout
+        );
+    }
+    let github = run(&["check", "--format", "github", fixture]);
+    assert!(
+        github.stdout.contains(
+            "::error file=intent/istio-path-outside-route/testdata/case.yaml,line=24,title=testdata/case.yaml step 1%3A misrouted::misrouted (intent check"
+        ),
+        "{}",
+        github.stdout
+    );
+}
