@@ -1,14 +1,17 @@
 //! The library's ALB ingress scripts (`trafficrouting_ingress/aws-alb.lua`, `aliyun-alb.lua`)
 //! against their routing models: what a step writes routes the requests the step selects to the
 //! canary and leaves the others on the stable service, and what one ALB rule cannot express
-//! raises an error instead of being dropped.
+//! raises an error instead of being dropped; the intent check sees aws-alb's documented limit.
 
 use std::collections::BTreeMap;
 
+use kruise_lua_engine::discovery::ScriptKind;
+use kruise_lua_engine::intent::{StepIntentOutcome, check_case};
 use kruise_lua_engine::routing::aliyun_alb::AliyunAlb;
 use kruise_lua_engine::routing::aws_alb::AwsAlb;
 use kruise_lua_engine::routing::{GatewayConfig, Request, Routed, RoutingModel, canary_ingress};
 use kruise_lua_engine::runner::{RunOptions, Script, run_ingress_json};
+use kruise_lua_engine::testcase::parse_case;
 use kruise_lua_engine::value::JsonValue;
 
 fn script(class: &str) -> Script {
@@ -246,4 +249,72 @@ fn aliyun_errors_name_what_canary_annotations_cannot_express() {
         let error = run("aliyun-alb", annotations, "20", matches, modifier).unwrap_err();
         assert!(error.contains(expected), "{error} (wanted {expected})");
     }
+}
+
+/// A weight step on a stable Ingress in group "shop" whose `/` goes through `actions.web` and
+/// whose `/static` goes to another service.
+const AWS_STATIC_CASE: &str = r#"
+rollout:
+  spec:
+    strategy:
+      canary:
+        trafficRoutings:
+        - service: web
+          ingress:
+            classType: aws-alb
+            name: web
+        steps:
+        - traffic: "20%"
+original:
+  apiVersion: networking.k8s.io/v1
+  kind: Ingress
+  metadata:
+    name: web
+    annotations:
+      alb.ingress.kubernetes.io/group.name: shop
+      alb.ingress.kubernetes.io/actions.web: '{"type":"forward","forwardConfig":{"targetGroups":[{"serviceName":"web","servicePort":80}]}}'
+  spec:
+    rules:
+    - host: shop.example.com
+      http:
+        paths:
+        - path: /
+          pathType: Prefix
+          backend:
+            service:
+              name: web
+              port:
+                name: use-annotation
+        - path: /static
+          pathType: Prefix
+          backend:
+            service:
+              name: static
+              port:
+                number: 80
+"#;
+
+/// aws-alb's documented limit: the canary Ingress's `/` rule comes before the stable Ingress's
+/// `/static` rule to another service, so a weight step also sends `/static` requests to the
+/// canary. The intent check shows it, so a stable Ingress shaped like this cannot pass unseen.
+#[test]
+fn aws_canary_rules_ahead_of_another_services_path_are_caught() {
+    let case = parse_case(AWS_STATIC_CASE).unwrap();
+    let script = script("aws-alb");
+    let kind = ScriptKind::Ingress {
+        class: "aws-alb".to_owned(),
+    };
+    let checks = check_case(&kind, &script, &case, &RunOptions::default()).unwrap();
+    let StepIntentOutcome::Checked(report) = &checks[0].outcome else {
+        panic!("{:?}", checks[0].outcome)
+    };
+    assert!(
+        report
+            .violations
+            .iter()
+            .any(|v| v.message.starts_with("GET shop.example.com/static")
+                && v.message.contains("expected static:80 100 %")),
+        "{:?}",
+        report.violations
+    );
 }
