@@ -1,7 +1,7 @@
 //! End-to-end tests of the intent check (`check --intent`, the default): the regression
 //! fixtures in `tests/fixtures/intent` keep copies of library scripts with the Istio, Gloo and
-//! ingress-class defects of issue 12; their cases pass (they encode what the faulty script does), and the
-//! intent check must flag each one, in every report format.
+//! ingress-class defects of issue 12; their cases pass (they encode what the faulty script
+//! does), and the intent check must flag each one, in every report format.
 
 mod common;
 
