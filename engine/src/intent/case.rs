@@ -52,22 +52,38 @@ pub fn check_case(
         }
         _ => model_for(kind),
     }?;
-    Some(
-        (0..case.steps.len())
-            .map(|index| StepCheck {
+    Some(check_case_with(
+        model.as_ref(),
+        flavor,
+        script,
+        case,
+        options,
+    ))
+}
+
+/// [`check_case`] with a given model: each step of `case` for a script of `flavor`.
+pub fn check_case_with(
+    model: &dyn RoutingModel,
+    flavor: ScriptFlavor,
+    script: &Script,
+    case: &TestCase,
+    options: &RunOptions,
+) -> Vec<StepCheck> {
+    let original = case.root.get("original").map(|node| node.to_json());
+    (0..case.steps.len())
+        .map(|index| StepCheck {
+            index,
+            outcome: check_one(
+                model,
+                flavor,
+                script,
+                case,
                 index,
-                outcome: check_one(
-                    model.as_ref(),
-                    flavor,
-                    script,
-                    case,
-                    index,
-                    original.as_ref(),
-                    options,
-                ),
-            })
-            .collect(),
-    )
+                original.as_ref(),
+                options,
+            ),
+        })
+        .collect()
 }
 
 fn check_one(

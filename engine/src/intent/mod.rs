@@ -35,7 +35,7 @@ mod case;
 #[cfg(test)]
 mod tests;
 
-pub use case::{StepCheck, StepIntentOutcome, check_case};
+pub use case::{StepCheck, StepIntentOutcome, check_case, check_case_with};
 
 /// What one step asks of the routing.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -226,8 +226,14 @@ fn match_probes(m: &HttpRouteMatch, base: &Request) -> Vec<Request> {
     variants
 }
 
+/// At most this many probes come from the resources' routes, and this many in all per step
+/// (the first ones in request order), so a resource with thousands of routes is checked in
+/// bounded time and memory.
+pub const MAX_BASE_PROBES: usize = 500;
+pub const MAX_PROBES: usize = 2000;
+
 /// The probe requests for a step: the model's probes of both configurations, and each step
-/// match laid over each of them.
+/// match laid over each of them (see [`MAX_PROBES`]).
 pub fn probes(
     model: &dyn RoutingModel,
     original: &GatewayConfig,
@@ -236,13 +242,17 @@ pub fn probes(
 ) -> Vec<Request> {
     let mut base: BTreeSet<Request> = model.probes(original).into_iter().collect();
     base.extend(model.probes(after));
-    let mut all = base.clone();
-    for m in &intent.matches {
+    let base: Vec<Request> = base.into_iter().take(MAX_BASE_PROBES).collect();
+    let mut all: BTreeSet<Request> = base.iter().cloned().collect();
+    'matches: for m in &intent.matches {
         for request in &base {
             all.extend(match_probes(m, request));
+            if all.len() >= MAX_PROBES {
+                break 'matches;
+            }
         }
     }
-    all.into_iter().collect()
+    all.into_iter().take(MAX_PROBES).collect()
 }
 
 /// One way a step's configuration does not do what the step asks.

@@ -6,7 +6,7 @@ use super::*;
 use crate::discovery::ScriptKind;
 use crate::luadata::{Data, HttpPathMatch, NameValueMatch};
 use crate::routing::istio::IstioVirtualService;
-use crate::runner::{RunOptions, Script};
+use crate::runner::{RunOptions, Script, ScriptFlavor};
 use crate::testcase::parse_case;
 use crate::value::JsonValue;
 
@@ -364,4 +364,163 @@ original:
         checks[1].outcome,
         StepIntentOutcome::NotChecked(_)
     ));
+}
+
+#[test]
+fn probes_are_bounded_for_huge_resources() {
+    let routes: Vec<String> = (0..3000)
+        .map(|i| {
+            format!(
+                r#"{{"match":[{{"uri":{{"prefix":"/r{i}"}},"headers":{{"h{i}":{{"exact":"v"}}}}}}],"route":[{{"destination":{{"host":"web"}}}}]}}"#
+            )
+        })
+        .collect();
+    let config = vs(&format!("[{}]", routes.join(",")));
+    let matches = (0..16)
+        .map(|i| header_match(&format!("x-{i}"), "1"))
+        .collect();
+    let found = probes(
+        &IstioVirtualService,
+        &config,
+        &config,
+        &intent(None, Some(matches)),
+    );
+    assert_eq!(found.len(), MAX_PROBES);
+}
+
+/// A minimal ingress-class model for the chaining test: the canary Ingress's
+/// `test/canary-weight` annotation sends that share to its backend, `test/canary-header`
+/// names a header whose value `always` sends everything there.
+struct WeightAnnotationModel;
+
+impl RoutingModel for WeightAnnotationModel {
+    fn name(&self) -> &'static str {
+        "test ingress"
+    }
+    fn applies_to(&self, _kind: &ScriptKind) -> bool {
+        false
+    }
+    fn config_problems(&self, _config: &GatewayConfig) -> Vec<ConfigProblem> {
+        Vec::new()
+    }
+    fn route(&self, config: &GatewayConfig, request: &Request) -> Routed {
+        let GatewayConfig::Ingress { stable, canary } = config else {
+            return Routed::NoRoute;
+        };
+        let backend = |ingress: &JsonValue| {
+            let paths = ingress.at(&["spec", "rules"])?.as_array()?[0]
+                .at(&["http", "paths"])?
+                .as_array()?;
+            Some(Backend::service(
+                paths[0].at(&["backend", "service", "name"])?.as_str()?,
+            ))
+        };
+        let Some(stable_backend) = backend(stable) else {
+            return Routed::NoRoute;
+        };
+        let Some(canary) = canary else {
+            return Routed::To(Distribution::single(stable_backend));
+        };
+        let annotation = |key: &str| {
+            canary
+                .at(&["metadata", "annotations", key])
+                .and_then(JsonValue::as_str)
+        };
+        let canary_backend = backend(canary).unwrap();
+        if let Some(name) = annotation("test/canary-header")
+            && request.headers.get(name).map(String::as_str) == Some("always")
+        {
+            return Routed::To(Distribution::single(canary_backend));
+        }
+        let weight: f64 = annotation("test/canary-weight")
+            .and_then(|w| w.parse().ok())
+            .unwrap_or(0.0);
+        Routed::To(
+            Distribution::from_weights(&[
+                (stable_backend, 100.0 - weight),
+                (canary_backend, weight),
+            ])
+            .unwrap(),
+        )
+    }
+    fn probes(&self, _config: &GatewayConfig) -> Vec<Request> {
+        vec![Request::get("/")]
+    }
+}
+
+/// Ingress scripts run on the canary Ingress the previous step left: a script that sets the
+/// weight only when the step has one keeps step 1's 20 % through a matches-only step 2, so
+/// requests without the header still reach the canary.
+#[test]
+fn ingress_steps_are_checked_chained() {
+    let script = Script::new(
+        r#"
+        local annotations = obj.annotations or {}
+        if obj.weight ~= "-1" then annotations["test/canary-weight"] = obj.weight end
+        if obj.matches then annotations["test/canary-header"] = obj.matches[1].headers[1].name end
+        return annotations
+        "#
+        .to_owned(),
+    );
+    let case = parse_case(
+        r#"
+rollout:
+  spec:
+    strategy:
+      canary:
+        trafficRoutings:
+        - service: web
+          ingress:
+            classType: test
+            name: web
+        steps:
+        - traffic: "20%"
+        - matches:
+          - headers:
+            - name: x-canary
+              value: always
+original:
+  apiVersion: networking.k8s.io/v1
+  kind: Ingress
+  metadata:
+    name: web
+  spec:
+    rules:
+    - http:
+        paths:
+        - path: /
+          pathType: Prefix
+          backend:
+            service:
+              name: web
+              port:
+                number: 80
+"#,
+    )
+    .unwrap();
+    let checks = check_case_with(
+        &WeightAnnotationModel,
+        ScriptFlavor::Ingress,
+        &script,
+        &case,
+        &RunOptions::default(),
+    );
+    let messages: Vec<Vec<String>> = checks
+        .iter()
+        .map(|check| match &check.outcome {
+            StepIntentOutcome::Checked(report) => report
+                .violations
+                .iter()
+                .map(|v| v.message.clone())
+                .collect(),
+            StepIntentOutcome::NotChecked(why) => vec![format!("not checked: {why}")],
+        })
+        .collect();
+    assert_eq!(
+        messages,
+        [
+            vec![],
+            vec!["GET / → web 80 %, web-canary 20 %, expected web 100 %".to_owned()]
+        ]
+    );
 }

@@ -185,7 +185,7 @@ pub fn write_stderr_line(line: &str) {
 pub const EXIT_CODES_HELP: &str = "Exit codes:
   0  every step passed (check), or the command did its work
   1  a step failed or errored, a case is broken, a step depends on pairs() order
-     (--shuffle), or a warning with --deny-warnings
+     (--shuffle), a step misroutes (the intent check), or a warning with --deny-warnings
   2  usage or I/O error: a bad option, a missing or unreadable path, a --filter that
      matches nothing";
 

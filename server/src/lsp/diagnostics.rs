@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use kruise_lua_engine::error::ErrorKind;
+use kruise_lua_engine::intent::StepIntentOutcome;
 use kruise_lua_engine::runner::{StepOutcome, StepStatus, format_path};
 use kruise_lua_engine::value::JsonValue;
 use kruise_lua_engine::yaml::Span;
@@ -442,6 +443,28 @@ type ScriptSide = (
     Option<ErrorKind>,
 );
 
+/// The intent check's violations for a step, on one line (`None` when it routes as asked or
+/// was not checked).
+fn misrouted(case: &CaseResult, step: usize) -> Option<String> {
+    let check = case.intent.iter().find(|check| check.index == step)?;
+    let StepIntentOutcome::Checked(report) = &check.outcome else {
+        return None;
+    };
+    if report.violations.is_empty() {
+        return None;
+    }
+    let mut text = report
+        .violations
+        .iter()
+        .map(|v| v.message.as_str())
+        .collect::<Vec<_>>()
+        .join("; ");
+    if report.more > 0 {
+        text.push_str(&format!("; and {} more", report.more));
+    }
+    Some(text)
+}
+
 /// A case file's diagnostics, and what the run says about the script (line, severity, code,
 /// message, error kind).
 fn case_diagnostics(
@@ -510,6 +533,14 @@ fn case_diagnostics(
                 format!("case {name} step {number}"),
                 warning,
                 None,
+            ));
+        }
+        if let Some(violations) = misrouted(case, step.index) {
+            diags.push(diagnostic(
+                step_range,
+                DiagnosticSeverity::ERROR,
+                "step-misrouted",
+                format!("step {number} misroutes (intent check): {violations}"),
             ));
         }
         match step.status {
@@ -627,6 +658,59 @@ mod tests {
     }
 
     const CASE: &str = crate::lsp::runs::tests::CASE;
+
+    /// A VirtualService case whose step 1 asks for /beta requests (which `frontend` serves)
+    /// and whose script sends them to the canary ahead of every route.
+    const MISROUTING_CASE: &str = "\
+rollout:
+  spec:
+    strategy:
+      canary:
+        trafficRoutings:
+        - service: web
+        steps:
+        - matches:
+          - path:
+              value: /beta
+original:
+  apiVersion: networking.istio.io/v1
+  kind: VirtualService
+  metadata:
+    name: web
+  spec:
+    http:
+    - match:
+      - uri:
+          prefix: /api
+      route:
+      - destination:
+          host: web
+    - route:
+      - destination:
+          host: frontend
+";
+
+    #[test]
+    fn misrouting_step_gets_a_diagnostic_on_the_step() {
+        let script = "table.insert(obj.data.spec.http, 1, {match = {{uri = {prefix = '/beta'}}}, \
+            route = {{destination = {host = obj.canaryService}}}})\nreturn obj.data\n";
+        let files = files_of(&run(script, MISROUTING_CASE));
+        let (_, case_diags) = &files[0];
+        let misrouted: Vec<_> = case_diags
+            .iter()
+            .filter(|d| d.code == Some(NumberOrString::String("step-misrouted".into())))
+            .collect();
+        assert_eq!(misrouted.len(), 1, "{case_diags:?}");
+        // steps[0] is on line 8 (0-based 7).
+        assert_eq!(misrouted[0].range.start.line, 7);
+        assert!(
+            misrouted[0]
+                .message
+                .contains("GET /beta → web-canary 100 %, expected frontend 100 %"),
+            "{}",
+            misrouted[0].message
+        );
+    }
 
     #[test]
     fn failing_step_marks_expected_entry_and_field() {

@@ -10,7 +10,8 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use kruise_lua_engine::discovery;
+use kruise_lua_engine::discovery::{self, ScriptKind};
+use kruise_lua_engine::intent::{self, StepCheck};
 use kruise_lua_engine::runner::{self, Mode, RunOptions, StepOutcome, StepStatus};
 use kruise_lua_engine::testcase::{self, CaseError, TestCase};
 use kruise_lua_engine::value::JsonValue;
@@ -29,6 +30,8 @@ pub struct CaseResult {
     pub stamp: Option<FileStamp>,
     pub case: Result<TestCase, CaseError>,
     pub steps: Vec<StepOutcome>,
+    /// The intent check of each step (empty when the gateway has no routing model).
+    pub intent: Vec<StepCheck>,
 }
 
 impl CaseResult {
@@ -243,6 +246,7 @@ pub fn execute(
                         text: String::new(),
                         stamp: None,
                         steps: Vec::new(),
+                        intent: Vec::new(),
                     };
                 }
             };
@@ -265,6 +269,7 @@ pub fn execute(
                     text,
                     stamp,
                     steps: Vec::new(),
+                    intent: Vec::new(),
                 },
             }
         })
@@ -293,6 +298,31 @@ pub fn execute(
         .collect();
     if cancelled() || outcomes.iter().any(Option::is_none) {
         return None;
+    }
+    // The intent check of every case that just ran (reused cases keep theirs).
+    let fresh: Vec<usize> = todo.iter().map(|&(i, _)| i).collect();
+    let kind = input.target.kind.clone().unwrap_or(ScriptKind::Custom {
+        group: String::new(),
+        kind: String::new(),
+    });
+    let intents: Vec<(usize, Vec<StepCheck>)> = cases
+        .par_iter()
+        .enumerate()
+        .filter(|(i, _)| fresh.contains(i))
+        .filter_map(|(i, c)| {
+            let case = c.case.as_ref().ok()?;
+            let checks = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                intent::check_case(&kind, &script, case, options)
+            }))
+            .ok()??;
+            Some((i, checks))
+        })
+        .collect();
+    if cancelled() {
+        return None;
+    }
+    for (i, checks) in intents {
+        cases[i].intent = checks;
     }
     for (i, outcome) in outcomes.into_iter().flatten() {
         cases[i].steps.push(outcome);
