@@ -1,7 +1,7 @@
 //! End-to-end tests of the intent check (`check --intent`, the default): the regression
-//! fixtures in `tests/fixtures/intent` keep copies of library scripts with the Istio and Gloo
-//! defects of issue 12; their cases pass (they encode what the faulty script does), and the
-//! intent check must flag each one, in every report format.
+//! fixtures in `tests/fixtures/intent` keep copies of library scripts with the Istio, Gloo and
+//! ingress-class defects of issue 12; their cases pass (they encode what the faulty script
+//! does), and the intent check must flag each one, in every report format.
 
 mod common;
 
@@ -88,4 +88,38 @@ fn every_format_reports_the_violation() {
         "{}",
         github.stdout
     );
+}
+
+/// (ingress fixture, a violation the intent check must report for its step 1): copies of the
+/// ingress-class scripts with issue 12's defects, checked through the ingress routing models.
+const INGRESS_DEFECTS: &[(&str, &str)] = &[
+    (
+        "intent/nginx-anded-query/trafficrouting_ingress/nginx.lua",
+        "GET shop.example.com/ with x-canary: true → web-canary:80 100 %, expected web:80 100 %",
+    ),
+    (
+        "intent/higress-weight-beside-header/trafficrouting_ingress/higress.lua",
+        "canary-weight is ignored: a header or cookie canary takes no weight",
+    ),
+];
+
+#[test]
+fn each_ingress_defect_is_flagged() {
+    for (fixture, violation) in INGRESS_DEFECTS {
+        let result = run(&["check", fixture]);
+        assert_eq!(result.code, 1, "{fixture}: {result:?}");
+        assert!(
+            result.stdout.contains(violation),
+            "{fixture}: {}",
+            result.stdout
+        );
+        assert!(
+            result
+                .lines()
+                .last()
+                .unwrap()
+                .starts_with("1 passed, 0 failed, 0 errors, 1 misrouted"),
+            "{fixture}: {result:?}"
+        );
+    }
 }

@@ -333,7 +333,7 @@ fn header_changes(rule: &JsonValue) -> BTreeMap<String, Option<String>> {
         };
         let structured = ["set", "add", "remove"]
             .iter()
-            .any(|k| headers.contains_key(*k));
+            .any(|k| headers.contains_key(k));
         let mut put = |map: Option<&JsonValue>| {
             for (name, value) in map.and_then(JsonValue::as_object).into_iter().flatten() {
                 let value = match value {

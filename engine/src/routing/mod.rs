@@ -12,16 +12,22 @@ use std::collections::BTreeMap;
 
 use crate::discovery::ScriptKind;
 
+pub mod aliyun_alb;
 pub mod apisix;
+pub mod aws_alb;
 mod canary_ingress;
 pub mod contour;
 pub mod contour_conditions;
 pub mod emissary;
 pub mod fields;
 pub mod gloo;
+pub mod higress;
+pub mod ingress_rules;
 pub mod istio;
 pub mod kuma;
 pub mod matching;
+pub mod mse;
+pub mod nginx;
 pub mod probe;
 pub mod smi;
 #[cfg(test)]
@@ -291,6 +297,11 @@ pub fn models() -> Vec<Box<dyn RoutingModel>> {
         Box::new(apisix::ApisixRoute {
             controller: apisix::Controller::V2,
         }),
+        Box::new(nginx::IngressNginx),
+        Box::new(higress::Higress),
+        Box::new(mse::Mse),
+        Box::new(aliyun_alb::AliyunAlb),
+        Box::new(aws_alb::AwsAlb),
     ]
 }
 

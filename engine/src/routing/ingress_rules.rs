@@ -1,0 +1,333 @@
+//! Kubernetes Ingress rule matching the ingress-class models share: which path of an Ingress
+//! (host, path, pathType) a request lands on, and the canary-annotation routing of the
+//! nginx-compatible classes (one stable path, one canary path, a per-class canary decision).
+//!
+//! Source: the Kubernetes Ingress API docs (kubernetes.io/docs/concepts/services-networking/
+//! ingress, "Path types", "Examples", "Multiple matches", "Hostname wildcards"):
+//! - `Exact` matches the URL path exactly, case-sensitively.
+//! - `Prefix` matches element-wise on the path split by `/`: `/foo/bar` matches `/foo/bar` and
+//!   `/foo/bar/baz` but not `/foo/barbaz`; a trailing slash is ignored; `/` matches every path.
+//! - `ImplementationSpecific`: up to the class. The classes modelled here (ingress-nginx without
+//!   `use-regex`, Higress, MSE, Aliyun ALB) treat it as a prefix; it is modelled as `Prefix`
+//!   (element-wise), although ingress-nginx writes a plain nginx string-prefix location for it
+//!   (`/foo` also takes `/foobar`): a known approximation.
+//! - Several paths matching: the longest matching path wins; on a tie `Exact` beats `Prefix`.
+//! - A rule without `host` matches every host; `*.foo.com` matches exactly one DNS label in
+//!   front of `foo.com`. Precise hosts are preferred over wildcards, wildcards over no host.
+
+use std::collections::BTreeMap;
+
+use super::{Backend, Distribution, GatewayConfig, Request, Routed};
+use crate::value::JsonValue;
+
+/// One `spec.rules[].http.paths[]` entry with its rule's host.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IngressPath {
+    pub host: Option<String>,
+    pub path: String,
+    /// `Exact`, `Prefix` or `ImplementationSpecific` (a missing pathType reads as the last).
+    pub path_type: String,
+    pub backend: Backend,
+    /// `backend.service.port.name`, when the port is named (AWS's `use-annotation`).
+    pub port_name: Option<String>,
+    /// Where in the Ingress (`spec.rules[0].http.paths[1]`).
+    pub location: String,
+}
+
+/// Every path of an Ingress object, in document order.
+pub fn ingress_paths(ingress: &JsonValue) -> Vec<IngressPath> {
+    let mut paths = Vec::new();
+    let rules = ingress
+        .at(&["spec", "rules"])
+        .and_then(JsonValue::as_array)
+        .unwrap_or_default();
+    for (r, rule) in rules.iter().enumerate() {
+        let host = rule
+            .get("host")
+            .and_then(JsonValue::as_str)
+            .filter(|h| !h.is_empty())
+            .map(str::to_owned);
+        let entries = rule
+            .at(&["http", "paths"])
+            .and_then(JsonValue::as_array)
+            .unwrap_or_default();
+        for (p, entry) in entries.iter().enumerate() {
+            let service = entry.at(&["backend", "service"]);
+            let name = service
+                .and_then(|s| s.get("name"))
+                .and_then(JsonValue::as_str)
+                .unwrap_or_default();
+            let port_name = service
+                .and_then(|s| s.at(&["port", "name"]))
+                .and_then(JsonValue::as_str)
+                .map(str::to_owned);
+            let port_number = service
+                .and_then(|s| s.at(&["port", "number"]))
+                .and_then(JsonValue::as_f64)
+                .map(|n| format!("{n}"));
+            paths.push(IngressPath {
+                host: host.clone(),
+                path: entry
+                    .get("path")
+                    .and_then(JsonValue::as_str)
+                    .unwrap_or("/")
+                    .to_owned(),
+                path_type: entry
+                    .get("pathType")
+                    .and_then(JsonValue::as_str)
+                    .unwrap_or("ImplementationSpecific")
+                    .to_owned(),
+                backend: Backend {
+                    service: name.to_owned(),
+                    subset: None,
+                    port: port_name.clone().or(port_number),
+                },
+                port_name,
+                location: format!("spec.rules[{r}].http.paths[{p}]"),
+            });
+        }
+    }
+    paths
+}
+
+/// Whether `host` (a rule's host, `*.` wildcards allowed) matches the request's host.
+pub fn host_matches(rule_host: Option<&str>, request_host: Option<&str>) -> bool {
+    match (rule_host, request_host) {
+        (None, _) => true,
+        (Some(_), None) => false,
+        (Some(rule), Some(host)) => {
+            let host = host.to_ascii_lowercase();
+            let rule = rule.to_ascii_lowercase();
+            match rule.strip_prefix("*.") {
+                Some(suffix) => host
+                    .strip_suffix(suffix)
+                    .and_then(|head| head.strip_suffix('.'))
+                    .is_some_and(|label| !label.is_empty() && !label.contains('.')),
+                None => host == rule,
+            }
+        }
+    }
+}
+
+/// Whether an Ingress path of `path_type` matches `request_path` (see the module comment).
+pub fn path_matches(path_type: &str, path: &str, request_path: &str) -> bool {
+    if path_type == "Exact" {
+        return path == request_path;
+    }
+    let elements = |p: &str| -> Vec<String> {
+        p.split('/')
+            .filter(|e| !e.is_empty())
+            .map(str::to_owned)
+            .collect()
+    };
+    let prefix = elements(path);
+    let request = elements(request_path);
+    request.len() >= prefix.len() && request[..prefix.len()] == prefix[..]
+}
+
+/// How specific a host is: a precise host 2, a wildcard 1, none 0.
+fn host_rank(host: Option<&str>) -> u8 {
+    match host {
+        None => 0,
+        Some(h) if h.starts_with("*.") => 1,
+        Some(_) => 2,
+    }
+}
+
+/// The path `request` lands on among `paths`: the most specific matching host, then the
+/// longest matching path, `Exact` before `Prefix` on equal length.
+pub fn matching_path<'p>(paths: &'p [IngressPath], request: &Request) -> Option<&'p IngressPath> {
+    paths
+        .iter()
+        .filter(|p| host_matches(p.host.as_deref(), request.host.as_deref()))
+        .filter(|p| path_matches(&p.path_type, &p.path, &request.path))
+        .max_by_key(|p| {
+            (
+                host_rank(p.host.as_deref()),
+                p.path.trim_end_matches('/').len(),
+                p.path_type == "Exact",
+            )
+        })
+}
+
+/// The canary Ingress's path for the same host, path and pathType as `stable`.
+pub fn twin<'p>(canary: &'p [IngressPath], stable: &IngressPath) -> Option<&'p IngressPath> {
+    canary
+        .iter()
+        .find(|c| c.host == stable.host && c.path == stable.path && c.path_type == stable.path_type)
+}
+
+/// An Ingress's annotations (strings only: Kubernetes annotations are strings).
+pub fn annotations(ingress: &JsonValue) -> BTreeMap<String, String> {
+    ingress
+        .at(&["metadata", "annotations"])
+        .and_then(JsonValue::as_object)
+        .into_iter()
+        .flatten()
+        .filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_owned())))
+        .collect()
+}
+
+/// The canary Ingress's annotations (empty without a canary Ingress).
+pub fn canary_notes(config: &GatewayConfig) -> BTreeMap<String, String> {
+    match config {
+        GatewayConfig::Ingress {
+            canary: Some(canary),
+            ..
+        } => annotations(canary),
+        _ => BTreeMap::new(),
+    }
+}
+
+/// What a canary-annotation class decides for one request on a path both Ingresses serve.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum CanaryDecision {
+    Canary,
+    Stable,
+    /// The canary's share in `0..=1`.
+    Share(f64),
+}
+
+/// Routing of the classes that merge a canary Ingress into the stable one's location
+/// (ingress-nginx, Higress, MSE, Aliyun ALB): the stable Ingress picks the path; when the
+/// canary Ingress serves the same host and path, `decide` (reading the canary Ingress's
+/// annotations) splits the request; header changes apply to the canary backend.
+pub fn route_canary_pair(
+    config: &GatewayConfig,
+    request: &Request,
+    decide: impl Fn(&BTreeMap<String, String>, &Request) -> Option<CanaryDecision>,
+    header_changes: impl Fn(&BTreeMap<String, String>) -> BTreeMap<String, Option<String>>,
+) -> Routed {
+    let (stable, canary) = match config {
+        GatewayConfig::Ingress { stable, canary } => (stable, canary.as_ref()),
+        GatewayConfig::Resource(object) => (object, None),
+    };
+    let stable_paths = ingress_paths(stable);
+    let Some(stable_path) = matching_path(&stable_paths, request) else {
+        return Routed::NoRoute;
+    };
+    let stable_backend = stable_path.backend.clone();
+    let Some(canary) = canary else {
+        return Routed::To(Distribution::single(stable_backend));
+    };
+    let canary_paths = ingress_paths(canary);
+    let Some(canary_path) = twin(&canary_paths, stable_path) else {
+        return Routed::To(Distribution::single(stable_backend));
+    };
+    let notes = annotations(canary);
+    // `None`: the Ingress is not a canary (no `canary: "true"`); both Ingresses then claim
+    // the same path and the models treat the stable one as the one served.
+    let Some(decision) = decide(&notes, request) else {
+        return Routed::To(Distribution::single(stable_backend));
+    };
+    let canary_backend = canary_path.backend.clone();
+    let share = match decision {
+        CanaryDecision::Canary => 1.0,
+        CanaryDecision::Stable => 0.0,
+        CanaryDecision::Share(s) => s.clamp(0.0, 1.0),
+    };
+    let mut distribution = Distribution::from_weights(&[
+        (stable_backend.clone(), 1.0 - share),
+        (canary_backend.clone(), share),
+    ])
+    .unwrap_or_else(|| Distribution::single(stable_backend));
+    let changes = header_changes(&notes);
+    if !changes.is_empty() && share > 0.0 {
+        distribution.header_changes.insert(canary_backend, changes);
+    }
+    Routed::To(distribution)
+}
+
+/// Probes for an Ingress pair: per stable path, a request on it (its host, its path and one
+/// element below a prefix) and one just beside it, plus whatever `extra` adds to each.
+pub fn pair_probes(config: &GatewayConfig, extra: &[Request]) -> Vec<Request> {
+    let ingresses: Vec<&JsonValue> = match config {
+        GatewayConfig::Ingress { stable, canary } => {
+            std::iter::once(stable).chain(canary.as_ref()).collect()
+        }
+        GatewayConfig::Resource(object) => vec![object],
+    };
+    let mut probes = Vec::new();
+    for ingress in ingresses {
+        for path in ingress_paths(ingress) {
+            let host = path.host.as_ref().map(|h| h.replace("*.", "x."));
+            let base = path.path.trim_end_matches('/');
+            let mut shapes = vec![path.path.clone(), format!("{base}x")];
+            if path.path_type != "Exact" {
+                shapes.push(format!("{base}/x"));
+            }
+            for shape in shapes {
+                let shape = if shape.is_empty() {
+                    "/".to_owned()
+                } else {
+                    shape
+                };
+                let mut probe = Request::get(&shape);
+                probe.host = host.clone();
+                for variant in extra {
+                    let mut with = probe.clone();
+                    with.headers.extend(variant.headers.clone());
+                    with.query.extend(variant.query.clone());
+                    with.cookies.extend(variant.cookies.clone());
+                    probes.push(with);
+                }
+                probes.push(probe);
+            }
+        }
+    }
+    probes.sort();
+    probes.dedup();
+    probes
+}
+
+/// "name value" lines (Higress/MSE header control): the value is the rest of the line after
+/// the first run of whitespace; lines without a value are skipped.
+pub fn header_lines(text: &str) -> Vec<(String, String)> {
+    text.lines()
+        .filter_map(|line| {
+            let line = line.trim();
+            let (name, value) = line.split_once(char::is_whitespace)?;
+            Some((name.to_ascii_lowercase(), value.trim().to_owned()))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prefix_matches_element_wise_and_ignores_a_trailing_slash() {
+        assert!(path_matches("Prefix", "/foo/bar", "/foo/bar/baz"));
+        assert!(path_matches("Prefix", "/foo/bar/", "/foo/bar"));
+        assert!(!path_matches("Prefix", "/foo/bar", "/foo/barbaz"));
+        assert!(path_matches("Prefix", "/", "/anything"));
+        assert!(!path_matches("Exact", "/foo", "/foo/"));
+    }
+
+    #[test]
+    fn longest_match_wins_and_exact_beats_prefix_on_a_tie() {
+        let ingress = JsonValue::parse_go_interface(
+            br#"{"spec":{"rules":[{"http":{"paths":[
+              {"path":"/","pathType":"Prefix","backend":{"service":{"name":"root"}}},
+              {"path":"/api","pathType":"Prefix","backend":{"service":{"name":"api"}}},
+              {"path":"/api","pathType":"Exact","backend":{"service":{"name":"exact"}}}]}}]}}"#,
+        )
+        .unwrap();
+        let paths = ingress_paths(&ingress);
+        let service =
+            |p: &str| matching_path(&paths, &Request::get(p)).map(|p| p.backend.service.clone());
+        assert_eq!(service("/api/v1").as_deref(), Some("api"));
+        assert_eq!(service("/api").as_deref(), Some("exact"));
+        assert_eq!(service("/apix").as_deref(), Some("root"));
+    }
+
+    #[test]
+    fn wildcard_hosts_cover_one_label_and_precise_hosts_win() {
+        assert!(host_matches(Some("*.foo.com"), Some("a.foo.com")));
+        assert!(!host_matches(Some("*.foo.com"), Some("a.b.foo.com")));
+        assert!(!host_matches(Some("*.foo.com"), Some("foo.com")));
+        assert!(host_matches(None, Some("x.com")));
+        assert!(!host_matches(Some("x.com"), None));
+    }
+}

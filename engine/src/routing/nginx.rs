@@ -1,0 +1,334 @@
+//! ingress-nginx canary annotations (`nginx.ingress.kubernetes.io/canary*`): how the
+//! controller splits a request between the stable Ingress and the canary Ingress that serves
+//! the same host and path.
+//!
+//! Sources (read, not copied):
+//! - ingress-nginx docs, "Annotations" → "Canary": rules are evaluated in the order
+//!   canary-by-header → canary-by-cookie → canary-weight; `canary-by-header-value` must be used
+//!   with `canary-by-header`; `canary-by-header-pattern` is ignored when `-value` is set;
+//!   `canary-by-cookie` only knows `always`/`never`; `canary-weight-total` defaults to 100.
+//!   Canary rules cannot express path or query conditions: the path is the Ingress's own.
+//! - kubernetes/ingress-nginx `rootfs/etc/nginx/lua/balancer.lua`,
+//!   `route_to_alternative_balancer`: with the header present, an equal `headerValue` → canary,
+//!   a `headerPattern` found anywhere in the value (`ngx.re.match`, unanchored PCRE) → canary,
+//!   a pattern that fails to compile → stable; without value/pattern `always` → canary and
+//!   `never` → stable; anything else falls through to the cookie (`always`/`never`), then to
+//!   `math.random(total) <= weight`.
+//!
+//! The PCRE pattern is matched with the `regex` crate (RE2 syntax, a subset): a pattern PCRE
+//! accepts but RE2 does not (look-around, back-references) is reported as ignored.
+
+use std::collections::BTreeMap;
+
+use regex::Regex;
+
+use super::ingress_rules::{CanaryDecision, canary_notes, pair_probes, route_canary_pair};
+use super::{ConfigProblem, GatewayConfig, ProblemKind, Request, Routed, RoutingModel};
+use crate::discovery::ScriptKind;
+
+pub struct IngressNginx;
+
+const PREFIX: &str = "nginx.ingress.kubernetes.io/";
+
+fn get<'a>(notes: &'a BTreeMap<String, String>, key: &str) -> Option<&'a str> {
+    notes
+        .get(&format!("{PREFIX}{key}"))
+        .map(String::as_str)
+        .filter(|v| !v.is_empty())
+}
+
+/// The canary's share of requests that no header or cookie rule decided.
+fn weight_share(notes: &BTreeMap<String, String>) -> f64 {
+    let weight: f64 = get(notes, "canary-weight")
+        .and_then(|w| w.trim().parse::<i64>().ok())
+        .unwrap_or(0) as f64;
+    let total = get(notes, "canary-weight-total")
+        .and_then(|w| w.trim().parse::<i64>().ok())
+        .filter(|t| *t > 0)
+        .unwrap_or(100) as f64;
+    (weight / total).clamp(0.0, 1.0)
+}
+
+fn decide(notes: &BTreeMap<String, String>, request: &Request) -> Option<CanaryDecision> {
+    if get(notes, "canary") != Some("true") {
+        return None;
+    }
+    if let Some(name) = get(notes, "canary-by-header")
+        && let Some(value) = request.headers.get(&name.to_ascii_lowercase())
+    {
+        if let Some(expected) = get(notes, "canary-by-header-value") {
+            if value == expected {
+                return Some(CanaryDecision::Canary);
+            }
+        } else if let Some(pattern) = get(notes, "canary-by-header-pattern") {
+            match Regex::new(pattern) {
+                Ok(re) if re.is_match(value) => return Some(CanaryDecision::Canary),
+                Ok(_) => {}
+                Err(_) => return Some(CanaryDecision::Stable),
+            }
+        } else if value == "always" {
+            return Some(CanaryDecision::Canary);
+        } else if value == "never" {
+            return Some(CanaryDecision::Stable);
+        }
+    }
+    if let Some(name) = get(notes, "canary-by-cookie")
+        && let Some(value) = request.cookies.get(name)
+    {
+        if value == "always" {
+            return Some(CanaryDecision::Canary);
+        }
+        if value == "never" {
+            return Some(CanaryDecision::Stable);
+        }
+    }
+    Some(CanaryDecision::Share(weight_share(notes)))
+}
+
+impl RoutingModel for IngressNginx {
+    fn name(&self) -> &'static str {
+        "ingress-nginx canary annotations (controller v1.x)"
+    }
+
+    fn applies_to(&self, kind: &ScriptKind) -> bool {
+        matches!(kind, ScriptKind::Ingress { class } if class == "nginx")
+    }
+
+    fn config_problems(&self, config: &GatewayConfig) -> Vec<ConfigProblem> {
+        let notes = canary_notes(config);
+        let mut problems = Vec::new();
+        let mut problem = |key: &str, message: String| {
+            problems.push(ConfigProblem {
+                path: format!("metadata.annotations[\"{PREFIX}{key}\"]"),
+                kind: ProblemKind::Ignored,
+                message,
+            })
+        };
+        let has_canary_keys = notes
+            .keys()
+            .any(|k| k.starts_with(&format!("{PREFIX}canary-")));
+        if has_canary_keys && get(&notes, "canary") != Some("true") {
+            problem(
+                "canary",
+                "canary-* annotations without canary: \"true\" are not applied".into(),
+            );
+        }
+        if get(&notes, "canary-by-header").is_none() {
+            for key in ["canary-by-header-value", "canary-by-header-pattern"] {
+                if get(&notes, key).is_some() {
+                    problem(key, format!("{key} has no effect without canary-by-header"));
+                }
+            }
+        }
+        if let Some(pattern) = get(&notes, "canary-by-header-pattern") {
+            if get(&notes, "canary-by-header-value").is_some() {
+                problem(
+                    "canary-by-header-pattern",
+                    "canary-by-header-pattern is ignored when canary-by-header-value is set".into(),
+                );
+            } else if let Some(reason) = super::matching::re2_problem(pattern) {
+                problem(
+                    "canary-by-header-pattern",
+                    format!("{reason}: requests carrying the header go to the stable service"),
+                );
+            }
+        }
+        if let Some(weight) = get(&notes, "canary-weight")
+            && weight.trim().parse::<i64>().is_err()
+        {
+            problem(
+                "canary-weight",
+                format!("canary-weight {weight:?} is not an integer: the weight is 0"),
+            );
+        }
+        problems
+    }
+
+    fn route(&self, config: &GatewayConfig, request: &Request) -> Routed {
+        route_canary_pair(config, request, decide, |_| BTreeMap::new())
+    }
+
+    fn probes(&self, config: &GatewayConfig) -> Vec<Request> {
+        pair_probes(config, &header_cookie_probes(&canary_notes(config), PREFIX))
+    }
+}
+
+/// Requests carrying the canary header (its value, `always`, `never`, something else) and the
+/// canary cookie (`always`, `never`), read from `prefix`'s annotations.
+pub fn header_cookie_probes(notes: &BTreeMap<String, String>, prefix: &str) -> Vec<Request> {
+    let read = |key: &str| {
+        notes
+            .get(&format!("{prefix}{key}"))
+            .filter(|v| !v.is_empty())
+    };
+    let mut probes = Vec::new();
+    if let Some(name) = read("canary-by-header") {
+        let mut values = vec!["always".to_owned(), "never".to_owned(), "other".to_owned()];
+        values.extend(read("canary-by-header-value").cloned());
+        if let Some(pattern) = read("canary-by-header-pattern") {
+            values.extend(super::matching::sample_match(pattern));
+        }
+        for value in values {
+            let mut probe = Request::get("/");
+            probe
+                .headers
+                .insert(name.to_ascii_lowercase(), value.clone());
+            probes.push(probe);
+        }
+    }
+    if let Some(name) = read("canary-by-cookie") {
+        for value in ["always", "never"] {
+            let mut probe = Request::get("/");
+            probe.cookies.insert(name.clone(), value.to_owned());
+            probes.push(probe);
+        }
+    }
+    probes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::routing::{Backend, Distribution};
+    use crate::value::JsonValue;
+
+    fn pair(annotations: &str) -> GatewayConfig {
+        let ingress = |name: &str, service: &str, notes: &str| {
+            JsonValue::parse_go_interface(
+                format!(
+                    r#"{{"metadata":{{"name":"{name}","annotations":{{{notes}}}}},"spec":{{"rules":[{{"host":"x.com","http":{{"paths":[
+                    {{"path":"/","pathType":"Prefix","backend":{{"service":{{"name":"{service}","port":{{"number":80}}}}}}}}]}}}}]}}}}"#
+                )
+                .as_bytes(),
+            )
+            .unwrap()
+        };
+        GatewayConfig::Ingress {
+            stable: ingress("web", "web", ""),
+            canary: Some(ingress("web-canary", "web-canary", annotations)),
+        }
+    }
+
+    fn canary_share(config: &GatewayConfig, request: &Request) -> f64 {
+        match IngressNginx.route(config, request) {
+            Routed::To(d) => d.share_of_service("web-canary"),
+            Routed::NoRoute => panic!("no route"),
+        }
+    }
+
+    fn on_host(mut request: Request) -> Request {
+        request.host = Some("x.com".into());
+        request
+    }
+
+    fn with_header(name: &str, value: &str) -> Request {
+        let mut r = on_host(Request::get("/a"));
+        r.headers.insert(name.into(), value.into());
+        r
+    }
+
+    #[test]
+    fn header_beats_cookie_beats_weight() {
+        let config = pair(
+            r#""nginx.ingress.kubernetes.io/canary":"true","nginx.ingress.kubernetes.io/canary-by-header":"x-canary",
+            "nginx.ingress.kubernetes.io/canary-by-cookie":"c","nginx.ingress.kubernetes.io/canary-weight":"30""#,
+        );
+        let mut never_header_always_cookie = with_header("x-canary", "never");
+        never_header_always_cookie
+            .cookies
+            .insert("c".into(), "always".into());
+        assert_eq!(canary_share(&config, &never_header_always_cookie), 0.0);
+        let mut cookie = on_host(Request::get("/"));
+        cookie.cookies.insert("c".into(), "always".into());
+        assert_eq!(canary_share(&config, &cookie), 1.0);
+        // Another header value falls through to the cookie, then the weight.
+        assert!((canary_share(&config, &with_header("x-canary", "maybe")) - 0.3).abs() < 1e-9);
+    }
+
+    #[test]
+    fn header_value_matches_exactly_and_falls_through_otherwise() {
+        let config = pair(
+            r#""nginx.ingress.kubernetes.io/canary":"true","nginx.ingress.kubernetes.io/canary-by-header":"x-user",
+            "nginx.ingress.kubernetes.io/canary-by-header-value":"alice","nginx.ingress.kubernetes.io/canary-weight":"10""#,
+        );
+        assert_eq!(canary_share(&config, &with_header("x-user", "alice")), 1.0);
+        assert!((canary_share(&config, &with_header("x-user", "bob")) - 0.1).abs() < 1e-9);
+        // With a value configured, "always" is just another value.
+        assert!((canary_share(&config, &with_header("x-user", "always")) - 0.1).abs() < 1e-9);
+    }
+
+    #[test]
+    fn pattern_is_an_unanchored_search_and_ignored_next_to_a_value() {
+        let config = pair(
+            r#""nginx.ingress.kubernetes.io/canary":"true","nginx.ingress.kubernetes.io/canary-by-header":"user-agent",
+            "nginx.ingress.kubernetes.io/canary-by-header-pattern":"Android""#,
+        );
+        assert_eq!(
+            canary_share(&config, &with_header("user-agent", "Mozilla Android 12")),
+            1.0
+        );
+        let both = pair(
+            r#""nginx.ingress.kubernetes.io/canary":"true","nginx.ingress.kubernetes.io/canary-by-header":"user-agent",
+            "nginx.ingress.kubernetes.io/canary-by-header-value":"x","nginx.ingress.kubernetes.io/canary-by-header-pattern":"Android""#,
+        );
+        assert_eq!(
+            canary_share(&both, &with_header("user-agent", "Android")),
+            0.0
+        );
+        assert!(
+            IngressNginx
+                .config_problems(&both)
+                .iter()
+                .any(|p| p.message.contains("ignored when canary-by-header-value"))
+        );
+    }
+
+    #[test]
+    fn a_broken_pattern_sends_header_requests_to_stable_and_is_reported() {
+        let config = pair(
+            r#""nginx.ingress.kubernetes.io/canary":"true","nginx.ingress.kubernetes.io/canary-by-header":"x",
+            "nginx.ingress.kubernetes.io/canary-by-header-pattern":"(?!a)","nginx.ingress.kubernetes.io/canary-weight":"100""#,
+        );
+        assert_eq!(canary_share(&config, &with_header("x", "b")), 0.0);
+        assert_eq!(IngressNginx.config_problems(&config).len(), 1);
+    }
+
+    #[test]
+    fn query_conditions_cannot_be_expressed_so_requests_without_them_reach_the_canary() {
+        // What a script writes for `header x-canary: true AND query beta=1`: the query is lost.
+        let config = pair(
+            r#""nginx.ingress.kubernetes.io/canary":"true","nginx.ingress.kubernetes.io/canary-by-header":"x-canary",
+            "nginx.ingress.kubernetes.io/canary-by-header-value":"true""#,
+        );
+        let without_query = with_header("x-canary", "true");
+        assert_eq!(canary_share(&config, &without_query), 1.0);
+    }
+
+    #[test]
+    fn weight_total_scales_the_weight_and_no_canary_flag_means_no_split() {
+        let config = pair(
+            r#""nginx.ingress.kubernetes.io/canary":"true","nginx.ingress.kubernetes.io/canary-weight":"5",
+            "nginx.ingress.kubernetes.io/canary-weight-total":"1000""#,
+        );
+        assert!((canary_share(&config, &on_host(Request::get("/"))) - 0.005).abs() < 1e-9);
+        let off = pair(r#""nginx.ingress.kubernetes.io/canary-weight":"50""#);
+        assert_eq!(
+            IngressNginx.route(&off, &on_host(Request::get("/"))),
+            Routed::To(Distribution::single(Backend {
+                service: "web".into(),
+                subset: None,
+                port: Some("80".into())
+            }))
+        );
+        assert_eq!(IngressNginx.config_problems(&off).len(), 1);
+    }
+
+    #[test]
+    fn requests_outside_the_rules_have_no_route() {
+        let config = pair(r#""nginx.ingress.kubernetes.io/canary":"true""#);
+        assert_eq!(
+            IngressNginx.route(&config, &Request::get("/")),
+            Routed::NoRoute
+        );
+    }
+}
