@@ -109,11 +109,9 @@ pub fn tokens(source: &str) -> Vec<Token> {
         let write = if r.write { modifier::MODIFICATION } else { 0 };
         let (kind, modifiers) = match r.decl {
             Some(d) => {
-                let upvalue = functions
-                    .iter()
-                    .any(|f| {
-                        f.contains(&r.range.start) && !f.contains(&model.decls[d].range.start)
-                    });
+                let upvalue = functions.iter().any(|f| {
+                    f.contains(&r.range.start) && !f.contains(&model.decls[d].range.start)
+                });
                 let upvalue = if upvalue { modifier::UPVALUE } else { 0 };
                 (kind_of_decl(d), readonly(d) | write | upvalue)
             }
@@ -260,12 +258,20 @@ mod tests {
         expect("canaryWeight", Property, 0);
         // Sorted, no overlaps.
         let tokens = tokens(source);
-        assert!(tokens.windows(2).all(|w| w[0].range.end <= w[1].range.start));
+        assert!(
+            tokens
+                .windows(2)
+                .all(|w| w[0].range.end <= w[1].range.start)
+        );
     }
 
     #[test]
     fn incomplete_code_still_highlights() {
         let found = described("local a = obj.\nlocal b = = a\n");
-        assert!(found.iter().any(|(t, k, _)| *t == "obj" && *k == TokenKind::Variable));
+        assert!(
+            found
+                .iter()
+                .any(|(t, k, _)| *t == "obj" && *k == TokenKind::Variable)
+        );
     }
 }

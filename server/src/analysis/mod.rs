@@ -39,7 +39,7 @@ pub use lints::Fix;
 pub use navigation::{DocumentSymbol, SymbolKind, definition, document_symbols, references};
 pub use obj_schema::{Flavor, ObjPath, PathSeg};
 pub use parse::SyntaxError;
-pub use signature::{Signature, signature_help};
+pub use signature::signature_help;
 pub use spec_shape::{SpecShape, infer_spec_shape};
 
 /// One lint finding, with its configured severity.

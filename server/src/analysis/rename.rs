@@ -196,7 +196,11 @@ mod tests {
         assert!(keyword.contains("keyword"), "{keyword}");
         // Bad new names and captures.
         let s = at(source, "s =", 0);
-        assert!(rename(source, s, "end").unwrap_err().contains("not a Lua name"));
+        assert!(
+            rename(source, s, "end")
+                .unwrap_err()
+                .contains("not a Lua name")
+        );
         assert!(rename(source, s, "print").unwrap_err().contains("provided"));
         let source = "local a = 1\nlocal b = 2\nreturn {a + b}";
         let err = rename(source, 6, "b").unwrap_err();

@@ -291,11 +291,16 @@ mod tests {
 
     #[test]
     fn the_scripts_own_functions() {
-        let s = help("-- Sets the weight of a route.\nlocal function set(route, weight)\nend\nset(r, {a = 1}, |)");
+        let s = help(
+            "-- Sets the weight of a route.\nlocal function set(route, weight)\nend\nset(r, {a = 1}, |)",
+        );
         assert_eq!(s.label, "set(route, weight)");
         assert_eq!(params(&s), vec!["route", "weight"]);
         assert_eq!(s.active_parameter, 2, "past the last parameter");
-        assert_eq!(s.documentation.as_deref(), Some("Sets the weight of a route."));
+        assert_eq!(
+            s.documentation.as_deref(),
+            Some("Sets the weight of a route.")
+        );
         let s = help("local M = {}\nfunction M.helper(a, b) end\nM.helper(f(1, 2), |)");
         assert_eq!(s.label, "M.helper(a, b)");
         assert_eq!(s.active_parameter, 1, "commas of inner calls do not count");
@@ -308,6 +313,9 @@ mod tests {
     fn outside_a_call_nothing() {
         let source = "local x = f(1)\nlocal y = ";
         assert_eq!(signature_help(source, source.len()), None);
-        assert_eq!(signature_help("local t = {a = f(", 17).map(|s| s.label), None);
+        assert_eq!(
+            signature_help("local t = {a = f(", 17).map(|s| s.label),
+            None
+        );
     }
 }

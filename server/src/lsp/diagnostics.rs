@@ -109,6 +109,23 @@ impl DiagnosticStore {
         all
     }
 
+    /// A file's current list (what its last publish said), for pull diagnostics.
+    pub fn current(&self, path: &Path) -> Vec<Diagnostic> {
+        self.all(path)
+    }
+
+    /// Every file with diagnostics, with its list, for `workspace/diagnostic`.
+    pub fn every_file(&self) -> Vec<(PathBuf, Vec<Diagnostic>)> {
+        let mut files: Vec<(PathBuf, Vec<Diagnostic>)> = self
+            .files
+            .keys()
+            .map(|p| (p.clone(), self.all(p)))
+            .filter(|(_, list)| !list.is_empty())
+            .collect();
+        files.sort_by(|a, b| a.0.cmp(&b.0));
+        files
+    }
+
     /// Drops everything about a file (it was deleted).
     pub fn forget(&mut self, path: &Path) {
         self.files.remove(path);

@@ -8,6 +8,7 @@
 //! * [`runs`], [`session`]: live test runs (debounced, superseded runs cancelled, one run per
 //!   script in flight, on blocking threads), [`diagnostics`] from their outcomes;
 //! * [`lua`]: the analysis layer's diagnostics, completion, hover, navigation;
+//! * [`editing`]: rename, semantic tokens, signature help, workspace symbols; [`format`]: StyLua;
 //! * [`case_view`], [`accept`], [`yaml_edit`], [`commands`]: hover, lenses and accept-expected in case files;
 //! * [`watcher`]: files created, deleted or renamed on disk;
 //! * [`transport`], [`framing`]: JSON-RPC over stdio, every message checked before the service
@@ -18,6 +19,8 @@ mod case_view;
 mod commands;
 mod diagnostics;
 pub(crate) mod documents;
+mod editing;
+mod format;
 mod framing;
 mod lua;
 pub(crate) mod project;

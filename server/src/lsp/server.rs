@@ -12,14 +12,17 @@ use tower_lsp_server::{Client, LanguageServer};
 
 use super::commands;
 use super::documents::{MAX_ANALYSED_BYTES, uri_path};
+use super::editing::{self, TokenCache};
 use super::lua;
 use super::session::{ClientCaps, Session, Settings, write};
 use super::text::{LineIndex, apply_changes};
-use super::{case_view, watcher};
+use super::{case_view, format, watcher};
 
 pub struct Backend {
     session: Arc<Session>,
     watcher: Mutex<Option<notify::RecommendedWatcher>>,
+    /// The last semantic tokens of each document, for deltas.
+    tokens: Arc<TokenCache>,
 }
 
 impl Backend {
@@ -27,6 +30,7 @@ impl Backend {
         Backend {
             session: Arc::new(Session::new(client)),
             watcher: Mutex::new(None),
+            tokens: Arc::default(),
         }
     }
 
@@ -93,6 +97,51 @@ fn locate(session: &Session, uri: &Uri, position: Position) -> Option<(PathBuf, 
     Some((path, text, offset))
 }
 
+/// A request refused for a reason the user should read (shown by the client).
+fn request_failed(message: impl Into<String>) -> tower_lsp_server::jsonrpc::Error {
+    tower_lsp_server::jsonrpc::Error {
+        code: tower_lsp_server::jsonrpc::ErrorCode::InvalidParams,
+        message: message.into().into(),
+        data: None,
+    }
+}
+
+/// StyLua's edits for a Lua file (a manifest's embedded scripts are left alone: the YAML
+/// around them is not Lua). A file with syntax errors or a broken configuration is an error.
+fn format_document(
+    session: &Session,
+    uri: &Uri,
+    range: Option<Range>,
+) -> Result<Option<Vec<TextEdit>>> {
+    let path = uri_path(uri);
+    if path.extension().is_none_or(|e| e != "lua") {
+        return Ok(None);
+    }
+    let Some(text) = session.docs.text(&path) else {
+        return Ok(None);
+    };
+    let index = LineIndex::new(&text);
+    let range = range.map(|r| index.offset(&text, r.start)..index.offset(&text, r.end));
+    let config = format::config_for(&path).map_err(request_failed)?;
+    let edits = format::format(&text, config, range).map_err(request_failed)?;
+    Ok(Some(
+        edits
+            .into_iter()
+            .map(|(r, new_text)| TextEdit::new(index.range(&text, r), new_text))
+            .collect(),
+    ))
+}
+
+/// The semantic tokens of an open or on-disk document holding Lua.
+fn document_tokens(session: &Session, path: &std::path::Path) -> Option<Vec<SemanticToken>> {
+    let text = session.docs.text(path)?;
+    let views = lua::views(path, &text, &session.roots());
+    if views.is_empty() {
+        return None;
+    }
+    Some(editing::semantic_tokens(&views, &text))
+}
+
 impl LanguageServer for Backend {
     async fn initialize(&self, params: InitializeParams) -> Result<InitializeResult> {
         let mut roots: Vec<PathBuf> = params
@@ -157,6 +206,45 @@ impl LanguageServer for Backend {
                 execute_command_provider: Some(ExecuteCommandOptions {
                     commands: commands::ALL.iter().map(|c| c.to_string()).collect(),
                     ..ExecuteCommandOptions::default()
+                }),
+                rename_provider: Some(OneOf::Right(RenameOptions {
+                    prepare_provider: Some(true),
+                    work_done_progress_options: WorkDoneProgressOptions::default(),
+                })),
+                document_formatting_provider: Some(OneOf::Left(true)),
+                document_range_formatting_provider: Some(OneOf::Left(true)),
+                semantic_tokens_provider: Some(
+                    SemanticTokensServerCapabilities::SemanticTokensOptions(
+                        SemanticTokensOptions {
+                            legend: editing::legend(),
+                            full: Some(SemanticTokensFullOptions::Delta { delta: Some(true) }),
+                            range: Some(false),
+                            ..SemanticTokensOptions::default()
+                        },
+                    ),
+                ),
+                signature_help_provider: Some(SignatureHelpOptions {
+                    trigger_characters: Some(vec!["(".into(), ",".into()]),
+                    ..SignatureHelpOptions::default()
+                }),
+                workspace_symbol_provider: Some(OneOf::Left(true)),
+                // Positions are UTF-16 code units (text.rs), the protocol's default.
+                position_encoding: Some(PositionEncodingKind::UTF16),
+                diagnostic_provider: Some(DiagnosticServerCapabilities::Options(
+                    DiagnosticOptions {
+                        identifier: Some("kruise-lua".into()),
+                        // A case's verdict changes when its script changes.
+                        inter_file_dependencies: true,
+                        workspace_diagnostics: true,
+                        ..DiagnosticOptions::default()
+                    },
+                )),
+                workspace: Some(WorkspaceServerCapabilities {
+                    workspace_folders: Some(WorkspaceFoldersServerCapabilities {
+                        supported: Some(true),
+                        change_notifications: Some(OneOf::Left(true)),
+                    }),
+                    file_operations: None,
                 }),
                 ..ServerCapabilities::default()
             },
@@ -231,6 +319,7 @@ impl LanguageServer for Backend {
             let path = uri_path(&params.text_document.uri);
             self.session.docs.close(&path);
             self.session.forget_published(&path);
+            self.tokens.forget(&path);
             if path.is_file() {
                 self.session.analyse(&path, None);
             }
@@ -453,6 +542,199 @@ impl LanguageServer for Backend {
                 Some(lenses)
             })
             .await)
+    }
+
+    async fn did_change_workspace_folders(&self, params: DidChangeWorkspaceFoldersParams) {
+        let event = params.event;
+        let paths = |folders: Vec<WorkspaceFolder>| -> Vec<PathBuf> {
+            folders
+                .into_iter()
+                .filter_map(|f| f.uri.to_file_path().map(|p| p.into_owned()))
+                .collect()
+        };
+        let (added, removed) = (paths(event.added), paths(event.removed));
+        let roots = {
+            let mut roots = write(&self.session.roots);
+            roots.retain(|r| !removed.contains(r));
+            for root in added {
+                if !roots.contains(&root) {
+                    roots.push(root);
+                }
+            }
+            roots.clone()
+        };
+        // Watch the new set of folders, then run what they hold (diagnostics of scripts in a
+        // removed folder stay until their files change: the client may still show them).
+        let session = self.session.clone();
+        let watched = tokio::task::spawn_blocking(move || watcher::start(session, roots))
+            .await
+            .ok()
+            .flatten();
+        *self.watcher.lock().unwrap_or_else(|e| e.into_inner()) = watched;
+        let session = self.session.clone();
+        tokio::spawn(async move { session.run_all().await });
+    }
+
+    async fn prepare_rename(
+        &self,
+        params: TextDocumentPositionParams,
+    ) -> Result<Option<PrepareRenameResponse>> {
+        self.guarded("prepareRename", Ok(None), move |session| {
+            let Some((path, text, offset)) =
+                locate(&session, &params.text_document.uri, params.position)
+            else {
+                return Ok(None);
+            };
+            let views = lua::views(&path, &text, &session.roots());
+            let Some((view, offset)) = lua::view_at(&views, &text, offset) else {
+                return Err(request_failed("no Lua script here"));
+            };
+            editing::prepare_rename(view, &text, offset)
+                .map(Some)
+                .map_err(request_failed)
+        })
+        .await
+    }
+
+    async fn rename(&self, params: RenameParams) -> Result<Option<WorkspaceEdit>> {
+        let position = params.text_document_position;
+        self.guarded("rename", Ok(None), move |session| {
+            let uri = position.text_document.uri;
+            let Some((path, text, offset)) = locate(&session, &uri, position.position) else {
+                return Ok(None);
+            };
+            let views = lua::views(&path, &text, &session.roots());
+            let Some((view, offset)) = lua::view_at(&views, &text, offset) else {
+                return Err(request_failed("no Lua script here"));
+            };
+            let edits =
+                editing::rename(view, &text, offset, &params.new_name).map_err(request_failed)?;
+            Ok(Some(WorkspaceEdit {
+                changes: Some([(uri, edits)].into_iter().collect()),
+                ..WorkspaceEdit::default()
+            }))
+        })
+        .await
+    }
+
+    async fn formatting(&self, params: DocumentFormattingParams) -> Result<Option<Vec<TextEdit>>> {
+        let uri = params.text_document.uri;
+        self.guarded("formatting", Ok(None), move |session| {
+            format_document(&session, &uri, None)
+        })
+        .await
+    }
+
+    async fn range_formatting(
+        &self,
+        params: DocumentRangeFormattingParams,
+    ) -> Result<Option<Vec<TextEdit>>> {
+        let uri = params.text_document.uri;
+        self.guarded("rangeFormatting", Ok(None), move |session| {
+            format_document(&session, &uri, Some(params.range))
+        })
+        .await
+    }
+
+    async fn semantic_tokens_full(
+        &self,
+        params: SemanticTokensParams,
+    ) -> Result<Option<SemanticTokensResult>> {
+        let cache = self.tokens.clone();
+        Ok(self
+            .guarded("semanticTokens", None, move |session| {
+                let path = uri_path(&params.text_document.uri);
+                let data = document_tokens(&session, &path)?;
+                let result_id = Some(cache.store(&path, data.clone()));
+                Some(SemanticTokensResult::Tokens(SemanticTokens {
+                    result_id,
+                    data,
+                }))
+            })
+            .await)
+    }
+
+    async fn semantic_tokens_full_delta(
+        &self,
+        params: SemanticTokensDeltaParams,
+    ) -> Result<Option<SemanticTokensFullDeltaResult>> {
+        let cache = self.tokens.clone();
+        Ok(self
+            .guarded("semanticTokens/delta", None, move |session| {
+                let path = uri_path(&params.text_document.uri);
+                let data = document_tokens(&session, &path)?;
+                Some(cache.delta(&path, &params.previous_result_id, data))
+            })
+            .await)
+    }
+
+    async fn signature_help(&self, params: SignatureHelpParams) -> Result<Option<SignatureHelp>> {
+        let position = params.text_document_position_params;
+        Ok(self
+            .guarded("signatureHelp", None, move |session| {
+                let (path, text, offset) =
+                    locate(&session, &position.text_document.uri, position.position)?;
+                let views = lua::views(&path, &text, &session.roots());
+                let (view, offset) = lua::view_at(&views, &text, offset)?;
+                editing::signature_help(view, offset)
+            })
+            .await)
+    }
+
+    async fn symbol(
+        &self,
+        params: WorkspaceSymbolParams,
+    ) -> Result<Option<WorkspaceSymbolResponse>> {
+        Ok(self
+            .guarded("workspaceSymbol", None, move |session| {
+                Some(WorkspaceSymbolResponse::Flat(editing::workspace_symbols(
+                    &session,
+                    &params.query,
+                )))
+            })
+            .await)
+    }
+
+    async fn diagnostic(
+        &self,
+        params: DocumentDiagnosticParams,
+    ) -> Result<DocumentDiagnosticReportResult> {
+        let path = uri_path(&params.text_document.uri);
+        let items = self.session.store().current(&path);
+        Ok(DocumentDiagnosticReportResult::Report(
+            DocumentDiagnosticReport::Full(RelatedFullDocumentDiagnosticReport {
+                related_documents: None,
+                full_document_diagnostic_report: FullDocumentDiagnosticReport {
+                    result_id: None,
+                    items,
+                },
+            }),
+        ))
+    }
+
+    async fn workspace_diagnostic(
+        &self,
+        _: WorkspaceDiagnosticParams,
+    ) -> Result<WorkspaceDiagnosticReportResult> {
+        let files = self.session.store().every_file();
+        let items = files
+            .into_iter()
+            .filter_map(|(path, items)| {
+                Some(WorkspaceDocumentDiagnosticReport::Full(
+                    WorkspaceFullDocumentDiagnosticReport {
+                        uri: super::documents::path_uri(&path)?,
+                        version: None,
+                        full_document_diagnostic_report: FullDocumentDiagnosticReport {
+                            result_id: None,
+                            items,
+                        },
+                    },
+                ))
+            })
+            .collect();
+        Ok(WorkspaceDiagnosticReportResult::Report(
+            WorkspaceDiagnosticReport { items },
+        ))
     }
 
     async fn execute_command(&self, params: ExecuteCommandParams) -> Result<Option<LSPAny>> {

@@ -151,7 +151,7 @@ impl Session {
         *read(&self.caps)
     }
 
-    fn store(&self) -> MutexGuard<'_, DiagnosticStore> {
+    pub(super) fn store(&self) -> MutexGuard<'_, DiagnosticStore> {
         self.store.lock().unwrap_or_else(|e| e.into_inner())
     }
 
