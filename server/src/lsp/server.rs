@@ -891,6 +891,159 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_editing_surface_over_the_protocol() {
+        let (dir, kind) = route_workspace("kl-editing");
+        let script = kind.join("trafficRouting.lua");
+        let uri = format!("file://{}", script.display());
+        // A second workspace folder, added later, with a ConfigMap-embedded script.
+        let other = dir.with_file_name(format!("kl-editing-cm-{}", std::process::id()));
+        std::fs::create_dir_all(&other).unwrap();
+        std::fs::write(other.join("cm.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kruise-rollout-configuration\ndata:\n  lua.traffic.routing.Gate.example.io: |\n    local function gate_weight(w) return w end\n    return obj.data\n").unwrap();
+        let mut pipe = start();
+        pipe.send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "capabilities": {}, "workspaceFolders": [{"uri": format!("file://{}", dir.display()), "name": "w"}]}}))
+            .await;
+        let init = pipe.until(|m| m["id"] == 1).await;
+        let caps = &init["result"]["capabilities"];
+        assert_eq!(caps["renameProvider"]["prepareProvider"], true);
+        assert_eq!(caps["documentFormattingProvider"], true);
+        assert_eq!(caps["documentRangeFormattingProvider"], true);
+        assert_eq!(caps["semanticTokensProvider"]["full"]["delta"], true);
+        assert_eq!(caps["signatureHelpProvider"]["triggerCharacters"][0], "(");
+        assert_eq!(caps["workspaceSymbolProvider"], true);
+        assert_eq!(caps["positionEncoding"], "utf-16");
+        assert_eq!(caps["diagnosticProvider"]["workspaceDiagnostics"], true);
+        assert_eq!(
+            caps["workspace"]["workspaceFolders"]["changeNotifications"],
+            true
+        );
+        pipe.send(json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
+            .await;
+        let text = "local   total = obj.canaryWeight\nlocal s = string.format('%d', total)\nreturn obj.data\n";
+        pipe.send(json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {"uri": uri, "languageId": "lua", "version": 1, "text": text}}})).await;
+        let request = |id: u64, method: &str, params: Value| json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        let at = |line: u32, character: u32| json!({"textDocument": {"uri": uri}, "position": {"line": line, "character": character}});
+        // Rename: refused on `obj`, done on a local.
+        pipe.send(request(2, "textDocument/prepareRename", at(0, 17)))
+            .await;
+        let refused = pipe.until(|m| m["id"] == 2).await;
+        assert!(
+            refused["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("obj"),
+            "{refused}"
+        );
+        let mut params = at(1, 30);
+        params["newName"] = json!("weight");
+        pipe.send(request(3, "textDocument/rename", params)).await;
+        let renamed = pipe.until(|m| m["id"] == 3).await;
+        let edits = renamed["result"]["changes"][&uri].as_array().unwrap();
+        assert_eq!(edits.len(), 2, "{renamed}");
+        // Formatting: the extra spaces on line 1 only.
+        pipe.send(request(
+            4,
+            "textDocument/formatting",
+            json!({"textDocument": {"uri": uri}, "options": {"tabSize": 4, "insertSpaces": true}}),
+        ))
+        .await;
+        let formatted = pipe.until(|m| m["id"] == 4).await;
+        let edits = formatted["result"].as_array().unwrap();
+        assert_eq!(edits.len(), 1, "{formatted}");
+        assert_eq!(
+            edits[0]["range"]["end"]["line"], 2,
+            "`return` is left alone: {formatted}"
+        );
+        assert!(
+            edits[0]["newText"]
+                .as_str()
+                .unwrap()
+                .starts_with("local total = obj.canaryWeight\n"),
+            "{formatted}"
+        );
+        // Semantic tokens, then a delta after an edit.
+        pipe.send(request(
+            5,
+            "textDocument/semanticTokens/full",
+            json!({"textDocument": {"uri": uri}}),
+        ))
+        .await;
+        let full = pipe.until(|m| m["id"] == 5).await;
+        let data = full["result"]["data"].as_array().unwrap();
+        assert_eq!(data.len() % 5, 0);
+        assert_eq!(&data[..2], &[json!(0), json!(8)], "`total` first: {full}");
+        let result_id = full["result"]["resultId"].clone();
+        pipe.send(json!({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+            "textDocument": {"uri": uri, "version": 2},
+            "contentChanges": [{"range": {"start": {"line": 2, "character": 0}, "end": {"line": 2, "character": 0}}, "text": "local extra = total\n"}]}})).await;
+        pipe.send(request(
+            6,
+            "textDocument/semanticTokens/full/delta",
+            json!({"textDocument": {"uri": uri}, "previousResultId": result_id}),
+        ))
+        .await;
+        let delta = pipe.until(|m| m["id"] == 6).await;
+        assert_eq!(
+            delta["result"]["edits"].as_array().unwrap().len(),
+            1,
+            "{delta}"
+        );
+        // Signature help inside `string.format(`.
+        pipe.send(request(7, "textDocument/signatureHelp", at(1, 32)))
+            .await;
+        let help = pipe.until(|m| m["id"] == 7).await;
+        assert!(
+            help["result"]["signatures"][0]["label"]
+                .as_str()
+                .unwrap()
+                .starts_with("string.format("),
+            "{help}"
+        );
+        assert_eq!(help["result"]["activeParameter"], 1);
+        // Pull diagnostics: what the publishes say.
+        pipe.send(request(
+            8,
+            "textDocument/diagnostic",
+            json!({"textDocument": {"uri": uri}}),
+        ))
+        .await;
+        let pulled = pipe.until(|m| m["id"] == 8).await;
+        assert_eq!(pulled["result"]["kind"], "full", "{pulled}");
+        pipe.send(request(
+            9,
+            "workspace/diagnostic",
+            json!({"previousResultIds": []}),
+        ))
+        .await;
+        let workspace = pipe.until(|m| m["id"] == 9).await;
+        assert!(workspace["result"]["items"].is_array(), "{workspace}");
+        // Workspace folders: a folder added later is searched by workspace symbols.
+        pipe.send(json!({"jsonrpc": "2.0", "method": "workspace/didChangeWorkspaceFolders", "params": {"event": {
+            "added": [{"uri": format!("file://{}", other.display()), "name": "cm"}], "removed": []}}})).await;
+        pipe.send(request(10, "workspace/symbol", json!({"query": "gatew"})))
+            .await;
+        let symbols = pipe.until(|m| m["id"] == 10).await;
+        let found = symbols["result"].as_array().unwrap();
+        assert_eq!(found.len(), 1, "{symbols}");
+        assert_eq!(found[0]["name"], "gate_weight");
+        assert_eq!(
+            found[0]["containerName"],
+            "lua.traffic.routing.Gate.example.io"
+        );
+        assert_eq!(found[0]["location"]["range"]["start"]["line"], 6);
+        pipe.send(request(11, "workspace/symbol", json!({"query": "extra"})))
+            .await;
+        let symbols = pipe.until(|m| m["id"] == 11).await;
+        assert_eq!(
+            symbols["result"][0]["location"]["uri"],
+            uri.as_str(),
+            "{symbols}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+        std::fs::remove_dir_all(&other).unwrap();
+    }
+
     /// The script's diagnostics of each publish for `uri` until `done` holds for one of them.
     async fn script_publishes(
         pipe: &mut Pipe,
