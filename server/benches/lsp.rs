@@ -621,7 +621,10 @@ fn bench_editing(dir: &Path) {
                 let (old, new) = if round % 2 == 0 {
                     (original.clone(), format!("{original} local x{round} = 1"))
                 } else {
-                    (format!("{original} local x{} = 1", round - 1), original.clone())
+                    (
+                        format!("{original} local x{} = 1", round - 1),
+                        original.clone(),
+                    )
                 };
                 server.change_line(&path, round as i32 + 2, line + 1, old.len(), &new);
             },

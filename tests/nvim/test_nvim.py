@@ -324,6 +324,8 @@ def test_signature_help_for_a_library_function(editor: Editor):
 
 
 def test_workspace_symbols_span_scripts_and_configmaps(editor: Editor):
+    # The manifest sits outside the client's root (lua_configuration/): open, it is searched too.
+    editor.wait_attached(editor.edit(CONFIGMAP))
     bufnr = editor.edit(SCRIPT)
     editor.wait_attached(bufnr)
     symbols = editor.lua(

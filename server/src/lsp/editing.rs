@@ -225,7 +225,8 @@ fn matches_query(name: &str, query: &str) -> bool {
 }
 
 /// Functions and top-level locals of every script of the workspace (Lua files and the scripts
-/// embedded in ConfigMap manifests) whose name matches `query`.
+/// embedded in ConfigMap manifests, under the workspace folders or open) whose name matches
+/// `query`.
 #[allow(deprecated)] // SymbolInformation::deprecated is a required field
 pub fn workspace_symbols(session: &Session, query: &str) -> Vec<lsp::SymbolInformation> {
     let roots = session.roots();
@@ -233,6 +234,9 @@ pub fn workspace_symbols(session: &Session, query: &str) -> Vec<lsp::SymbolInfor
         .into_iter()
         .map(|t| t.id.host().to_path_buf())
         .collect();
+    // Open documents outside the folders too (a manifest opened from elsewhere); `views` finds
+    // no Lua in other files.
+    hosts.extend(session.docs.open_paths());
     hosts.sort();
     hosts.dedup();
     let mut out = Vec::new();
