@@ -158,10 +158,11 @@ impl<'a> Visit<'a> for Collector<'_> {
         match stmt {
             Stmt::FunctionDeclaration(declaration) => {
                 let names = declaration.name().names();
-                if names.len() == 1 && declaration.name().method_name().is_none() {
-                    if let Some(name) = names.iter().next() {
-                        self.global_functions.insert(name.token().to_string());
-                    }
+                if names.len() == 1
+                    && declaration.name().method_name().is_none()
+                    && let Some(name) = names.iter().next()
+                {
+                    self.global_functions.insert(name.token().to_string());
                 }
             }
             Stmt::Assignment(assignment) => {
