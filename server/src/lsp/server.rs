@@ -120,6 +120,11 @@ fn format_document(
     let Some(text) = session.docs.text(&path) else {
         return Ok(None);
     };
+    if text.len() > MAX_ANALYSED_BYTES {
+        return Err(request_failed(format!(
+            "not formatted: larger than {MAX_ANALYSED_BYTES} bytes"
+        )));
+    }
     let index = LineIndex::new(&text);
     let range = range.map(|r| index.offset(&text, r.start)..index.offset(&text, r.end));
     let config = format::config_for(&path).map_err(request_failed)?;
