@@ -97,6 +97,17 @@ fn locate(session: &Session, uri: &Uri, position: Position) -> Option<(PathBuf, 
     Some((path, text, offset))
 }
 
+/// Whether the client asked for pull diagnostics (`"pullDiagnostics": true` in its
+/// `initializationOptions`, bare or under `kruiseLua`). Not by default: Neovim and VS Code keep
+/// pulled and published diagnostics apart, so advertising both shows every problem twice.
+fn wants_pull_diagnostics(options: Option<&Value>) -> bool {
+    let Some(options) = options else {
+        return false;
+    };
+    let options = options.get("kruiseLua").unwrap_or(options);
+    options.get("pullDiagnostics").and_then(Value::as_bool) == Some(true)
+}
+
 /// A request refused for a reason the user should read (shown by the client).
 fn request_failed(message: impl Into<String>) -> tower_lsp_server::jsonrpc::Error {
     tower_lsp_server::jsonrpc::Error {
@@ -173,7 +184,13 @@ impl LanguageServer for Backend {
                 .and_then(|w| w.code_lens.as_ref())
                 .and_then(|c| c.refresh_support)
                 .unwrap_or(false),
+            pull_diagnostics: wants_pull_diagnostics(params.initialization_options.as_ref()),
+            diagnostic_refresh: workspace
+                .and_then(|w| w.diagnostics.as_ref())
+                .and_then(|d| d.refresh_support)
+                .unwrap_or(false),
         };
+        let pull_diagnostics = self.session.caps().pull_diagnostics;
         if let Some(options) = &params.initialization_options {
             self.apply_settings(options);
         }
@@ -235,15 +252,15 @@ impl LanguageServer for Backend {
                 workspace_symbol_provider: Some(OneOf::Left(true)),
                 // Positions are UTF-16 code units (text.rs), the protocol's default.
                 position_encoding: Some(PositionEncodingKind::UTF16),
-                diagnostic_provider: Some(DiagnosticServerCapabilities::Options(
-                    DiagnosticOptions {
+                diagnostic_provider: pull_diagnostics.then_some(
+                    DiagnosticServerCapabilities::Options(DiagnosticOptions {
                         identifier: Some("kruise-lua".into()),
                         // A case's verdict changes when its script changes.
                         inter_file_dependencies: true,
                         workspace_diagnostics: true,
                         ..DiagnosticOptions::default()
-                    },
-                )),
+                    }),
+                ),
                 workspace: Some(WorkspaceServerCapabilities {
                     workspace_folders: Some(WorkspaceFoldersServerCapabilities {
                         supported: Some(true),
@@ -832,6 +849,12 @@ mod tests {
             init["result"]["capabilities"]["textDocumentSync"]["change"], 2,
             "incremental"
         );
+        assert!(
+            init["result"]["capabilities"]
+                .get("diagnosticProvider")
+                .is_none(),
+            "pull diagnostics only when asked for"
+        );
         pipe.send(json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
             .await;
         pipe.send(json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {"uri": uri, "languageId": "lua", "version": 1, "text": "local a = = 1\nreturn obj.data\n"}}})).await;
@@ -906,9 +929,13 @@ mod tests {
         std::fs::create_dir_all(&other).unwrap();
         std::fs::write(other.join("cm.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kruise-rollout-configuration\ndata:\n  lua.traffic.routing.Gate.example.io: |\n    local function gate_weight(w) return w end\n    return obj.data\n").unwrap();
         let mut pipe = start();
-        pipe.send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "capabilities": {}, "workspaceFolders": [{"uri": format!("file://{}", dir.display()), "name": "w"}]}}))
-            .await;
+        pipe.send(
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "capabilities": {"workspace": {"diagnostics": {"refreshSupport": true}}},
+            "initializationOptions": {"pullDiagnostics": true},
+            "workspaceFolders": [{"uri": format!("file://{}", dir.display()), "name": "w"}]}}),
+        )
+        .await;
         let init = pipe.until(|m| m["id"] == 1).await;
         let caps = &init["result"]["capabilities"];
         assert_eq!(caps["renameProvider"]["prepareProvider"], true);
@@ -1006,7 +1033,12 @@ mod tests {
             "{help}"
         );
         assert_eq!(help["result"]["activeParameter"], 1);
-        // Pull diagnostics: what the publishes say.
+        // Pull diagnostics: what the publishes say; after a change the client is asked to pull.
+        pipe.send(json!({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+            "textDocument": {"uri": uri, "version": 3},
+            "contentChanges": [{"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}, "text": "local unused = 1\n"}]}})).await;
+        pipe.until(|m| m["method"] == "workspace/diagnostic/refresh")
+            .await;
         pipe.send(request(
             8,
             "textDocument/diagnostic",
@@ -1015,6 +1047,8 @@ mod tests {
         .await;
         let pulled = pipe.until(|m| m["id"] == 8).await;
         assert_eq!(pulled["result"]["kind"], "full", "{pulled}");
+        let items = pulled["result"]["items"].as_array().unwrap();
+        assert!(items.iter().any(|d| d["code"] == "summary"), "{pulled}");
         pipe.send(request(
             9,
             "workspace/diagnostic",
