@@ -185,8 +185,8 @@ fn token_edit(old: &[SemanticToken], new: &[SemanticToken]) -> Vec<lsp::Semantic
 
 pub fn signature_help(view: &LuaView, offset: usize) -> Option<lsp::SignatureHelp> {
     let found = analysis::signature_help(&view.source, offset)?;
-    // Parameter labels as UTF-16 offsets into the label, as the protocol counts them.
-    let utf16 = |byte: usize| found.label[..byte].encode_utf16().count() as u32;
+    // Parameter labels as offsets into the label, in the protocol's units.
+    let utf16 = |byte: usize| super::text::units(&found.label[..byte]);
     let parameters = found
         .parameters
         .iter()

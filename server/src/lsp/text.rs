@@ -66,6 +66,12 @@ impl LineIndex {
     }
 }
 
+/// The length of `text` in the protocol's position units (UTF-16 code units), e.g. for offsets
+/// into a signature label.
+pub fn units(text: &str) -> u32 {
+    text.chars().map(char::len_utf16).sum::<usize>() as u32
+}
+
 /// Applies LSP content changes (ranged or full) to `text` in order.
 pub fn apply_changes(text: &mut String, changes: Vec<TextDocumentContentChangeEvent>) {
     for change in changes {
