@@ -340,3 +340,28 @@ def test_workspace_symbols_span_scripts_and_configmaps(editor: Editor):
 
 def vim_path(uri: str) -> str:
     return uri.removeprefix("file://")
+
+
+def test_utf8_positions_are_negotiated(editor: Editor):
+    """Neovim offers UTF-8 positions: columns after non-ASCII text are byte columns."""
+    bufnr = editor.edit(SCRIPT)
+    client = editor.wait_attached(bufnr)
+    encoding = editor.lua("return vim.lsp.get_client_by_id(...).offset_encoding", client["id"])
+    assert encoding == "utf-8", encoding
+    line = 'local s = "héllo 😀" local w = obj.canaryweight'
+    editor.lua("vim.api.nvim_buf_set_lines(..., 1, 1, false, {select(2, ...)})", bufnr, line)
+    editor.wait_diagnostic(bufnr, "KL001")
+    cols = editor.lua(
+        "local out = {} for _, d in ipairs(vim.diagnostic.get(...)) do"
+        " if d.code == 'KL001' then out[#out + 1] = {d.col, d.end_col} end end return out",
+        bufnr,
+    )
+    start = line.encode().index(b"canaryweight")
+    assert cols == [[start, start + len("canaryweight")]], (cols, start)
+    # Rename after the emoji lands on the right bytes.
+    editor.nvim.current.window.cursor = (2, line.encode().index(b"w =") )
+    editor.lua("vim.lsp.buf.rename('weight')")
+    editor.wait(
+        lambda: editor.buffer_lines(bufnr)[1] == line.replace("local w =", "local weight ="),
+        what="the rename after non-ASCII text",
+    )

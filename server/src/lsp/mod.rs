@@ -2,7 +2,7 @@
 //!
 //! Layout (protocol conversion stays at the edge, in [`server`]):
 //! * [`documents`], [`text`]: open buffers (the truth for open files; disk for the rest),
-//!   incremental sync, UTF-16 positions;
+//!   incremental sync, positions (UTF-16, or UTF-8 when the client offers it);
 //! * [`project`]: which file is a script, a case or a ConfigMap manifest, and how embedded
 //!   scripts map into their manifest;
 //! * [`runs`], [`session`]: live test runs (debounced, superseded runs cancelled, one run per

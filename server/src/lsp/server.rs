@@ -191,6 +191,13 @@ impl LanguageServer for Backend {
                 .unwrap_or(false),
         };
         let pull_diagnostics = self.session.caps().pull_diagnostics;
+        let encoding = super::text::negotiate_encoding(
+            params
+                .capabilities
+                .general
+                .as_ref()
+                .and_then(|g| g.position_encodings.as_deref()),
+        );
         if let Some(options) = &params.initialization_options {
             self.apply_settings(options);
         }
@@ -250,8 +257,7 @@ impl LanguageServer for Backend {
                     ..SignatureHelpOptions::default()
                 }),
                 workspace_symbol_provider: Some(OneOf::Left(true)),
-                // Positions are UTF-16 code units (text.rs), the protocol's default.
-                position_encoding: Some(PositionEncodingKind::UTF16),
+                position_encoding: Some(encoding),
                 diagnostic_provider: pull_diagnostics.then_some(
                     DiagnosticServerCapabilities::Options(DiagnosticOptions {
                         identifier: Some("kruise-lua".into()),
