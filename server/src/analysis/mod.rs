@@ -1,7 +1,7 @@
 //! Static analysis of Kruise traffic-routing Lua scripts, for the language server and `check`.
 //!
 //! Everything works on `&str` sources and byte-offset ranges (`Range<usize>`); converting to
-//! LSP positions (UTF-16) is the protocol layer's job. Nothing here does I/O except
+//! LSP positions (UTF-16 or UTF-8) is the protocol layer's job. Nothing here does I/O except
 //! [`LintConfig::load`].
 //!
 //! * [`analyze_script`]: syntax errors (Lua 5.1 as gopher-lua parses it) and lint diagnostics.
