@@ -15,6 +15,9 @@
 //! 6. with `KRUISE_LUA_BENCH_BIGCASE=1` (only this then): a 1.9 MB case (just under the 2 MiB
 //!    analysis limit) open and edited 29 times — RSS after each edit, peak RSS, edit → case
 //!    diagnostics.
+//! 7. with `KRUISE_LUA_BENCH_EDITING=1` (only this then): request → answer latency of rename,
+//!    formatting (the script re-indented with spaces, so StyLua rewrites every line) and
+//!    semantic tokens (full, and delta after a one-line edit) on the 2,000-line script (p50/p95).
 
 use std::collections::HashSet;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -510,8 +513,139 @@ fn bench_big_case() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// p50 / p95 of `rounds` request → answer times of `method`; `params(round)` builds each.
+fn time_requests(
+    server: &mut Server,
+    method: &str,
+    rounds: usize,
+    mut before: impl FnMut(&mut Server, usize),
+    mut params: impl FnMut(usize) -> Value,
+    check: impl Fn(&Value),
+) -> (Duration, Duration) {
+    let mut samples = Vec::with_capacity(rounds);
+    for round in 0..rounds {
+        before(server, round);
+        let sent = Instant::now();
+        let id = server.request(method, params(round));
+        let (at, answer) = server.wait(method, |m| m["id"] == id);
+        assert!(answer.get("error").is_none(), "{method}: {answer}");
+        check(&answer["result"]);
+        samples.push(at - sent);
+        // Let the analysis of an edit settle, as between two user actions.
+        std::thread::sleep(Duration::from_millis(50));
+        while server.messages.try_recv().is_ok() {}
+    }
+    (
+        percentile(&mut samples, 0.5),
+        percentile(&mut samples, 0.95),
+    )
+}
+
+fn bench_editing(dir: &Path) {
+    let path = dir.join("big.lua");
+    // Two-space indentation: StyLua's default (tabs) rewrites every indented line.
+    let source = big_script();
+    let lines = source.lines().count();
+    let mut server = Server::start();
+    server.initialize(dir, json!({}));
+    let uri = file_uri(&path);
+    server.open(&path, &source);
+    server.wait("first analysis", |m| {
+        is_publish(m) && m["params"]["uri"] == uri
+    });
+    let rounds = 30;
+    let report = |what: &str, (p50, p95): (Duration, Duration)| {
+        println!(
+            "{what} ({lines}-line script, {rounds} requests): p50 {}, p95 {}",
+            ms(p50),
+            ms(p95)
+        );
+    };
+    // `rule`, the parameter of a helper in the middle of the script (line 1000 or so).
+    let line = source
+        .lines()
+        .enumerate()
+        .skip(1000)
+        .find(|(_, l)| l.starts_with("local function route_"))
+        .map(|(i, _)| i)
+        .unwrap();
+    let column = source.lines().nth(line).unwrap().find("(rule").unwrap() + 1;
+    let position = json!({"line": line, "character": column});
+    report(
+        "rename of a parameter",
+        time_requests(
+            &mut server,
+            "textDocument/rename",
+            rounds,
+            |_, _| {},
+            |round| json!({"textDocument": {"uri": uri}, "position": position, "newName": format!("r{round}")}),
+            |result| assert!(result["changes"].is_object()),
+        ),
+    );
+    report(
+        "formatting, every indented line rewritten",
+        time_requests(
+            &mut server,
+            "textDocument/formatting",
+            rounds,
+            |_, _| {},
+            |_| json!({"textDocument": {"uri": uri}, "options": {"tabSize": 2, "insertSpaces": true}}),
+            |result| assert!(!result.as_array().unwrap().is_empty()),
+        ),
+    );
+    report(
+        "semantic tokens, full",
+        time_requests(
+            &mut server,
+            "textDocument/semanticTokens/full",
+            rounds,
+            |_, _| {},
+            |_| json!({"textDocument": {"uri": uri}}),
+            |result| assert!(result["data"].as_array().unwrap().len() > 10_000),
+        ),
+    );
+    let id = server.request(
+        "textDocument/semanticTokens/full",
+        json!({"textDocument": {"uri": uri}}),
+    );
+    let (_, full) = server.wait("tokens", |m| m["id"] == id);
+    let previous = std::cell::RefCell::new(full["result"]["resultId"].clone());
+    let original = source.lines().nth(line + 1).unwrap().to_string();
+    report(
+        "semantic tokens, delta after a one-line edit",
+        time_requests(
+            &mut server,
+            "textDocument/semanticTokens/full/delta",
+            rounds,
+            |server, round| {
+                let (old, new) = if round % 2 == 0 {
+                    (original.clone(), format!("{original} local x{round} = 1"))
+                } else {
+                    (
+                        format!("{original} local x{} = 1", round - 1),
+                        original.clone(),
+                    )
+                };
+                server.change_line(&path, round as i32 + 2, line + 1, old.len(), &new);
+            },
+            |_| json!({"textDocument": {"uri": uri}, "previousResultId": previous.borrow().clone()}),
+            |result| {
+                assert!(result["edits"].is_array(), "a delta: {result}");
+                *previous.borrow_mut() = result["resultId"].clone();
+            },
+        ),
+    );
+    server.stop();
+}
+
 fn main() {
     // `cargo bench` passes `--bench`; nothing else is understood.
+    if std::env::var_os("KRUISE_LUA_BENCH_EDITING").is_some() {
+        let dir = temp_dir("editing");
+        bench_editing(&dir);
+        let _ = std::fs::remove_dir_all(&dir);
+        return;
+    }
     if std::env::var_os("KRUISE_LUA_BENCH_BIGCASE").is_some() {
         bench_big_case();
         return;

@@ -264,6 +264,27 @@ async def test_runtime_error_on_the_script_line(client: LanguageClient):
     assert "case wrong_weight step 2" in message and "runtime error" in message and "boom" in message
 
 
+@pytest.mark.parametrize(
+    "line, says",
+    [("local x = = 1", "expected an expression"), ("local y = 7 // 2", "floor division"), ("::continue::", "labels")],
+)
+async def test_one_syntax_diagnostic_per_problem(client: LanguageClient, line: str, says: str):
+    """Issue 13: the parser's follow-ons and the runs' per-case "syntax error" said it 2-3 times."""
+    script = route(client) / "trafficRouting.lua"
+    text = script.read_text()
+    open_file(client, script, text)
+    await wait_for(lambda: "summary" in codes(diagnostics_of(client, script)), what="the first run")
+    broken = line + "\n" + text
+    replace_all(client, script, text, broken, 2)
+    # The cases have run on the broken text (each step's error is on the case files).
+    case = route(client) / "testdata" / "weights.yaml"
+    await wait_for(lambda: "step-error" in codes(diagnostics_of(client, case)), what="the cases' syntax errors")
+    await asyncio.sleep(0.3)  # any later publish of the script's list
+    syntax = [d for d in diagnostics_of(client, script) if d.code == "syntax"]
+    assert len(syntax) == 1, syntax
+    assert syntax[0].range.start.line == 0 and says in syntax[0].message, syntax
+
+
 async def test_infinite_loop_does_not_block_completion(client: LanguageClient):
     script = route(client) / "trafficRouting.lua"
     text = script.read_text()

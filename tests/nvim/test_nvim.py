@@ -363,3 +363,123 @@ class DapClient:
             self.process.wait(timeout=10)
         except Exception:  # noqa: BLE001 - the adapter may be gone already
             self.process.kill()
+
+
+def test_rename_a_local_across_the_script(editor: Editor):
+    path = editor.workspace / SCRIPT
+    bufnr = editor.edit(SCRIPT)
+    editor.wait_attached(bufnr)
+    line = line_of(path, "local spec")
+    editor.nvim.current.window.cursor = (line + 1, len("local s"))
+    # Neovim's own rename: prepareRename, then rename, then the edit applied to the buffer.
+    editor.lua("vim.lsp.buf.rename('routing')")
+    editor.wait(
+        lambda: "local routing = obj.data.spec" in editor.buffer_lines(bufnr),
+        what="the renamed declaration",
+    )
+    lines = editor.buffer_lines(bufnr)
+    assert any("ipairs(routing.backends)" in l for l in lines), lines
+    assert not any("spec.backends" in l for l in lines), lines
+    # `obj` is refused with the server's reason.
+    editor.nvim.current.window.cursor = (line + 1, lines[line].index("obj") + 1)
+    editor.lua("vim.lsp.buf.rename('input')")
+    editor.wait(lambda: any("`obj`" in m for m in editor.messages()), what="the refusal")
+    assert "obj.data.spec" in editor.buffer_lines(bufnr)[line]
+
+
+def test_format_the_buffer_with_stylua(editor: Editor):
+    bufnr = editor.edit(SCRIPT)
+    editor.wait_attached(bufnr)
+    editor.lua("vim.lsp.buf.format({bufnr = ..., timeout_ms = 10000})", bufnr)
+    lines = editor.buffer_lines(bufnr)
+    # StyLua's defaults: tab indentation, double quotes; the comment and code kept.
+    assert lines[0].startswith("-- Test fixture"), lines
+    assert "\tif backend.name == obj.canaryService then" in lines, lines
+    # A syntax error: the buffer is left as it is.
+    editor.lua("vim.api.nvim_buf_set_lines(..., 1, 1, false, {'local broken = = 1'})", bufnr)
+    before = editor.buffer_lines(bufnr)
+    editor.lua("vim.lsp.buf.format({bufnr = ..., timeout_ms = 10000})", bufnr)
+    assert editor.buffer_lines(bufnr) == before
+
+
+def test_semantic_tokens_mark_obj_fields_and_the_library(editor: Editor):
+    path = editor.workspace / SCRIPT
+    bufnr = editor.edit(SCRIPT)
+    editor.wait_attached(bufnr)
+    line = line_of(path, "math.max(obj.canaryWeight")
+    text = path.read_text().splitlines()[line]
+
+    def tokens_at(column: int):
+        return editor.lua(
+            "local bufnr, row, col = ..."
+            " local out = {}"
+            " for _, t in ipairs(vim.lsp.semantic_tokens.get_at_pos(bufnr, row, col) or {}) do"
+            "   local mods = {} for m, on in pairs(t.modifiers or {}) do if on then mods[#mods + 1] = m end end"
+            "   table.sort(mods) out[#out + 1] = {type = t.type, modifiers = mods}"
+            " end return out",
+            bufnr,
+            line,
+            column,
+        )
+
+    field = editor.wait(lambda: tokens_at(text.index("canaryWeight") + 1), what="semantic tokens")
+    assert {"type": "property", "modifiers": []} in field, field
+    library = tokens_at(text.index("max") + 1)
+    assert {"type": "function", "modifiers": ["defaultLibrary"]} in library, library
+    loop_var = tokens_at(text.index("backend") + 1)
+    assert loop_var and loop_var[0]["type"] == "variable", loop_var
+
+
+def test_signature_help_for_a_library_function(editor: Editor):
+    path = editor.workspace / SCRIPT
+    bufnr = editor.edit(SCRIPT)
+    editor.wait_attached(bufnr)
+    line = line_of(path, "math.max(obj.canaryWeight")
+    character = path.read_text().splitlines()[line].index("0)")
+    help = editor.request(bufnr, "textDocument/signatureHelp", line, character)
+    assert help["signatures"][0]["label"].startswith("math.max("), help
+    assert help["activeParameter"] == 1, help
+
+
+def test_workspace_symbols_span_scripts_and_configmaps(editor: Editor):
+    # The manifest sits outside the client's root (lua_configuration/): open, it is searched too.
+    editor.wait_attached(editor.edit(CONFIGMAP))
+    bufnr = editor.edit(SCRIPT)
+    editor.wait_attached(bufnr)
+    symbols = editor.lua(
+        "local results = vim.lsp.buf_request_sync(..., 'workspace/symbol', {query = ''}, 10000) or {}"
+        " for _, r in pairs(results) do if r.result then return r.result end end return {}",
+        bufnr,
+    )
+    where = {(s["name"], pathlib.Path(vim_path(s["location"]["uri"])).name) for s in symbols}
+    assert ("spec", "trafficRouting.lua") in where, where
+    assert any(name == "rollout-configuration.yaml" for _, name in where), where
+
+
+def vim_path(uri: str) -> str:
+    return uri.removeprefix("file://")
+
+
+def test_utf8_positions_are_negotiated(editor: Editor):
+    """Neovim offers UTF-8 positions: columns after non-ASCII text are byte columns."""
+    bufnr = editor.edit(SCRIPT)
+    client = editor.wait_attached(bufnr)
+    encoding = editor.lua("return vim.lsp.get_client_by_id(...).offset_encoding", client["id"])
+    assert encoding == "utf-8", encoding
+    line = 'local s = "héllo 😀" local w = obj.canaryweight'
+    editor.lua("vim.api.nvim_buf_set_lines(..., 1, 1, false, {select(2, ...)})", bufnr, line)
+    editor.wait_diagnostic(bufnr, "KL001")
+    cols = editor.lua(
+        "local out = {} for _, d in ipairs(vim.diagnostic.get(...)) do"
+        " if d.code == 'KL001' then out[#out + 1] = {d.col, d.end_col} end end return out",
+        bufnr,
+    )
+    start = line.encode().index(b"canaryweight")
+    assert cols == [[start, start + len("canaryweight")]], (cols, start)
+    # Rename after the emoji lands on the right bytes.
+    editor.nvim.current.window.cursor = (2, line.encode().index(b"w =") )
+    editor.lua("vim.lsp.buf.rename('weight')")
+    editor.wait(
+        lambda: editor.buffer_lines(bufnr)[1] == line.replace("local w =", "local weight ="),
+        what="the rename after non-ASCII text",
+    )

@@ -1,26 +1,31 @@
 //! Static analysis of Kruise traffic-routing Lua scripts, for the language server and `check`.
 //!
 //! Everything works on `&str` sources and byte-offset ranges (`Range<usize>`); converting to
-//! LSP positions (UTF-16) is the protocol layer's job. Nothing here does I/O except
+//! LSP positions (UTF-16 or UTF-8) is the protocol layer's job. Nothing here does I/O except
 //! [`LintConfig::load`].
 //!
 //! * [`analyze_script`]: syntax errors (Lua 5.1 as gopher-lua parses it) and lint diagnostics.
 //! * [`complete`], [`hover`]: `obj` fields with Kruise's docs, `obj.data.spec` fields from the
 //!   test cases ([`infer_spec_shape`]), library members Kruise provides, names in scope.
-//! * [`definition`], [`references`], [`document_symbols`]: navigation on resolved names.
+//! * [`definition`], [`references`], [`document_symbols`]: navigation on resolved names;
+//!   [`rename`](rename::rename) of locals and script globals.
+//! * [`highlight::tokens`] (semantic highlighting), [`signature_help`].
 //!
 //! Every entry point tolerates incomplete code: the parser recovers, and completion reads the
 //! expression before the cursor from the text.
 
 pub mod completion;
 pub mod config;
+pub mod highlight;
 pub mod hover;
 pub mod library;
 pub mod lints;
 pub mod navigation;
 pub mod obj_schema;
 pub mod parse;
+pub mod rename;
 pub mod semantic;
+pub mod signature;
 pub mod spec_shape;
 pub mod walk;
 
@@ -34,6 +39,7 @@ pub use lints::Fix;
 pub use navigation::{DocumentSymbol, SymbolKind, definition, document_symbols, references};
 pub use obj_schema::{Flavor, ObjPath, PathSeg};
 pub use parse::SyntaxError;
+pub use signature::signature_help;
 pub use spec_shape::{SpecShape, infer_spec_shape};
 
 /// One lint finding, with its configured severity.

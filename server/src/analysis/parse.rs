@@ -35,14 +35,35 @@ const MAX_NESTING: usize = 200;
 /// Parses `source` as gopher-lua's Lua 5.1. Never fails: with errors, the AST holds whatever
 /// full_moon could recover. A chunk nested too deeply to compile is not handed to full_moon,
 /// whose parser (and our walks over its AST) recurse once per level and would overflow the
-/// stack: its one error is the compiler's.
+/// stack: its one error is the compiler's. The errors are one per problem (see
+/// [`one_per_problem`]), and a chunk full_moon accepts but the compiler rejects (a limit such as
+/// 200 locals, see [`is_limit_error`]) gets the compiler's error, so the analysis alone says everything about syntax.
 pub fn parse(source: &str) -> Parsed {
-    if let Some(error) = too_deep(source) {
+    let compiled = kruise_lua_engine::vm::compile(source.as_bytes()).err();
+    if let Some(error) = compiled.as_ref().and_then(|e| too_deep(source, e)) {
         return Parsed {
             ast: full_moon::parse_fallible("", LuaVersion::lua51()).into_ast(),
             errors: vec![error],
         };
     }
+    let mut parsed = parse_with_full_moon(source);
+    if let Some(error) = &compiled {
+        let line = error.line.unwrap_or(1).max(1) as usize;
+        if parsed.errors.is_empty() {
+            if is_limit_error(&error.message) {
+                parsed.errors.push(SyntaxError {
+                    range: line_span(source, line),
+                    message: without_chunk_position(&error.message),
+                });
+            }
+        } else {
+            parsed.errors = one_per_problem(source, std::mem::take(&mut parsed.errors), line);
+        }
+    }
+    parsed
+}
+
+fn parse_with_full_moon(source: &str) -> Parsed {
     let result = full_moon::parse_fallible(source, LuaVersion::lua51());
     // Only a failed parse can be about empty statements; lexing again costs time otherwise.
     if result.errors().is_empty() || !source.contains(';') {
@@ -64,37 +85,92 @@ pub fn parse(source: &str) -> Parsed {
     )
 }
 
-/// The compiler's error for a chunk too deep to parse safely. A chunk the engine's compiler
-/// accepts is nested at most [`MAX_NESTING`] levels in every construct; one it rejects for
-/// another reason is measured by [`nesting`].
-fn too_deep(source: &str) -> Option<SyntaxError> {
-    let error = kruise_lua_engine::vm::compile(source.as_bytes()).err()?;
+/// full_moon's recovery reports one mistake several times: `local x = = 1` is "expected an
+/// expression" and then "unexpected token" on the `1`; `7 // 2` is one error per `/`; a label
+/// `::x::` one per `::` plus "expected `end`" on the loop around it. Kept: one error per line
+/// (the one naming newer Lua syntax when there is one, else the first), and an unclosed block
+/// (reported at its opener) only when no error inside it is where the compiler — which stops at
+/// the first real error, on `compiler_line` (1-based) — stopped or before.
+fn one_per_problem(
+    source: &str,
+    errors: Vec<SyntaxError>,
+    compiler_line: usize,
+) -> Vec<SyntaxError> {
+    let line_of = |offset: usize| source[..offset.min(source.len())].matches('\n').count() + 1;
+    let mut kept: Vec<(usize, SyntaxError)> = Vec::with_capacity(errors.len());
+    for error in errors {
+        let line = line_of(error.range.start);
+        match kept.last_mut() {
+            Some((last, first)) if *last == line => {
+                if !first.message.ends_with(NEWER_SYNTAX) && error.message.ends_with(NEWER_SYNTAX) {
+                    *first = error;
+                }
+            }
+            _ => kept.push((line, error)),
+        }
+    }
+    let lines: Vec<usize> = kept.iter().map(|(line, _)| *line).collect();
+    let mut index = 0;
+    kept.retain(|(line, error)| {
+        index += 1;
+        let unclosed = error.message.starts_with("expected `end`");
+        let inner_first = lines[index..]
+            .iter()
+            .any(|l| *l > *line && *l <= compiler_line);
+        !(unclosed && inner_first)
+    });
+    kept.into_iter().map(|(_, error)| error).collect()
+}
+
+/// Compiler errors about Lua 5.1's limits (lparser.c: 200 locals, 60 upvalues, "function or
+/// expression too complex", ...), which a parser of the grammar alone cannot see.
+fn is_limit_error(message: &str) -> bool {
+    ["too many", "overflow", "has more than", "too complex"]
+        .iter()
+        .any(|m| message.contains(m))
+}
+
+/// The byte range of 1-based `line` (clamped to the source).
+fn line_span(source: &str, line: usize) -> Range<usize> {
+    let start = if line <= 1 {
+        0
+    } else {
+        source
+            .match_indices('\n')
+            .nth(line - 2)
+            .map_or(source.len(), |(i, _)| i + 1)
+    };
+    let end = source[start..]
+        .find('\n')
+        .map_or(source.len(), |i| start + i);
+    start..end
+}
+
+/// The compiler's message without its leading `<chunk>:LINE:`, which reports give anyway.
+fn without_chunk_position(message: &str) -> String {
+    match message.split_once(": ") {
+        Some((place, rest)) if place.contains(':') => rest.to_string(),
+        _ => message.to_string(),
+    }
+}
+
+/// The compiler's error for a chunk too deep to parse safely, given the compiler's verdict. A
+/// chunk the engine's compiler accepts is nested at most [`MAX_NESTING`] levels in every
+/// construct; one it rejects for another reason is measured by [`nesting`].
+fn too_deep(source: &str, error: &kruise_lua_engine::error::ScriptError) -> Option<SyntaxError> {
     let deep = error.message.contains("syntax levels") || error.message.contains("C levels");
     if !deep && nesting(source) <= MAX_NESTING {
         return None;
     }
     let line = error.line.unwrap_or(1).max(1) as usize;
-    let start = source
-        .match_indices('\n')
-        .nth(line.wrapping_sub(2))
-        .map_or(0, |(i, _)| i + 1)
-        .min(source.len());
-    let start = if line == 1 { 0 } else { start };
-    let end = source[start..]
-        .find('\n')
-        .map_or(source.len(), |i| start + i);
-    // The compiler's message starts with the chunk name and line, which reports give anyway.
-    let message = match error.message.split_once(": ") {
-        Some((place, rest)) if place.contains(':') => rest.to_string(),
-        _ => error.message.clone(),
-    };
+    let message = without_chunk_position(&error.message);
     let message = if deep {
         message
     } else {
         format!("{message} (and nested more than {MAX_NESTING} levels deep)")
     };
     Some(SyntaxError {
-        range: start..end,
+        range: line_span(source, line),
         message,
     })
 }
@@ -244,6 +320,9 @@ fn collect_errors(source: &str, errors: &[Error]) -> Vec<SyntaxError> {
     out
 }
 
+/// How messages about syntax of later Lua versions end.
+const NEWER_SYNTAX: &str = " is not supported: Kruise runs Lua 5.1 (gopher-lua)";
+
 /// A clearer message when the error sits on syntax that exists only in newer Lua versions.
 fn explain_newer_syntax(source: &str, range: &Range<usize>) -> Option<String> {
     let at = source.get(range.start..)?;
@@ -267,9 +346,7 @@ fn explain_newer_syntax(source: &str, range: &Range<usize>) -> Option<String> {
     } else {
         return None;
     };
-    Some(format!(
-        "{what} is not supported: Kruise runs Lua 5.1 (gopher-lua)"
-    ))
+    Some(format!("{what}{NEWER_SYNTAX}"))
 }
 
 /// Byte range of a token, without its surrounding trivia.
@@ -403,16 +480,61 @@ mod tests {
                 "{source}: {found:?}"
             );
         }
-        // goto and labels: several errors, the first on the goto statement.
-        let source = "local x = 0; goto skip; x = 1; ::skip:: return {spec = {x = x}}";
+        // goto and labels: one error each, the first on the goto statement.
+        let source = "local x = 0; goto skip; x = 1\n::skip:: return {spec = {x = x}}";
         let found = parse(source).errors;
-        assert!(found.len() >= 2, "{found:?}");
+        assert_eq!(found.len(), 2, "{found:?}");
         assert_eq!(&source[found[0].range.clone()], "skip");
         assert!(found[0].message.contains("goto"), "{found:?}");
         assert!(
             found.iter().any(|e| e.message.contains("labels")),
             "{found:?}"
         );
+    }
+
+    #[test]
+    fn one_error_per_problem() {
+        // Each of these was reported two or three times by full_moon's recovery.
+        for (source, at, says) in [
+            (
+                "local x = = 1\nreturn obj.data\n",
+                "=",
+                "expected an expression",
+            ),
+            ("local y = 7 // 2\nreturn obj.data\n", "/", "floor division"),
+            (
+                "local t = {}\nfor _, v in ipairs(t) do\n  ::continue::\nend\nreturn obj.data\n",
+                ":",
+                "labels",
+            ),
+        ] {
+            let found = parse(source).errors;
+            assert_eq!(found.len(), 1, "{source}: {found:?}");
+            assert_eq!(&source[found[0].range.clone()], at, "{source}: {found:?}");
+            assert!(found[0].message.contains(says), "{source}: {found:?}");
+        }
+        // goto and its label are two problems on two lines, with no follow-ons.
+        let source = "for i = 1, 3 do\n  if i == 2 then goto continue end\n  print(i)\n  ::continue::\nend\nreturn obj.data\n";
+        let found = parse(source).errors;
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert!(found[0].message.contains("goto") && found[1].message.contains("labels"));
+        // A missing `end` is still reported where full_moon finds it.
+        let found = parse("for i = 1, 2 do\n  print(i)\nreturn obj.data\n").errors;
+        assert_eq!(found.len(), 1, "{found:?}");
+    }
+
+    #[test]
+    fn compiler_limits_full_moon_misses_are_reported() {
+        // Lua 5.1 allows 200 locals per function (LUAI_MAXVARS, lparser.c); full_moon has no limit.
+        let mut source = String::new();
+        for i in 0..201 {
+            source.push_str(&format!("local v{i} = {i}\n"));
+        }
+        source.push_str("return obj.data\n");
+        let found = parse(&source).errors;
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].message.contains("local variables"), "{found:?}");
+        assert!(!found[0].message.starts_with('<'), "{found:?}");
     }
 
     #[test]
@@ -429,17 +551,10 @@ mod tests {
         let source = "local x = 1\nlocal y = = 2\nlocal z = 3\nlocal w = ) 4\nreturn z";
         assert_eq!(
             errors(source),
+            // One per mistake: not also "unexpected token" on the `2` and the `4`.
             vec![
                 (20..21, "expected an expression".to_string()),
-                (
-                    22..23,
-                    "unexpected token, this needs to be a statement".to_string()
-                ),
                 (46..47, "expected an expression".to_string()),
-                (
-                    48..49,
-                    "unexpected token, this needs to be a statement".to_string()
-                ),
             ]
         );
         // Recovery keeps the statements around the errors.

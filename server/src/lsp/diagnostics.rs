@@ -26,6 +26,10 @@ pub const SOURCE: &str = "kruise-lua";
 #[derive(Debug, Default)]
 pub struct FileDiagnostics {
     pub analysis: Vec<Diagnostic>,
+    /// Whether the Lua analysis has looked at this file. It reports every syntax error (the
+    /// compiler's limits included) with its exact range, so a run's "syntax error" is then
+    /// the same problem said again, or one of an older text.
+    pub analysed: bool,
     pub runs: BTreeMap<ScriptId, Vec<Diagnostic>>,
 }
 
@@ -42,11 +46,21 @@ fn outdated(d: &Diagnostic) -> Diagnostic {
 impl FileDiagnostics {
     fn runs_marked(&self, stale: &HashSet<ScriptId>) -> impl Iterator<Item = Diagnostic> + '_ {
         let stale: Vec<bool> = self.runs.keys().map(|id| stale.contains(id)).collect();
-        self.runs.values().zip(stale).flat_map(|(list, stale)| {
-            list.iter()
-                .map(move |d| if stale { outdated(d) } else { d.clone() })
-        })
+        let analysed = self.analysed;
+        self.runs
+            .values()
+            .zip(stale)
+            .flat_map(move |(list, stale)| {
+                list.iter()
+                    .filter(move |d| !(analysed && is_syntax(d)))
+                    .map(move |d| if stale { outdated(d) } else { d.clone() })
+            })
     }
+}
+
+/// A syntax error, from the analysis, the quick check or a run (`ErrorKind::Syntax`).
+fn is_syntax(d: &Diagnostic) -> bool {
+    d.code == Some(NumberOrString::String("syntax".into()))
 }
 
 /// Everything published, per file.
@@ -73,6 +87,7 @@ impl DiagnosticStore {
     pub fn set_analysis(&mut self, path: &Path, diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
         let file = self.files.entry(path.to_path_buf()).or_default();
         file.analysis = diagnostics;
+        file.analysed = true;
         self.all(path)
     }
 
@@ -88,13 +103,28 @@ impl DiagnosticStore {
         let mut all: Vec<Diagnostic> = syntax.into_iter().collect();
         if let Some(file) = self.files.get(path) {
             if keep_lints {
-                let is_syntax =
-                    |d: &Diagnostic| d.code == Some(NumberOrString::String("syntax".into()));
                 all.extend(file.analysis.iter().filter(|d| !is_syntax(d)).cloned());
             }
             all.extend(file.runs_marked(&self.stale));
         }
         all
+    }
+
+    /// A file's current list (what its last publish said), for pull diagnostics.
+    pub fn current(&self, path: &Path) -> Vec<Diagnostic> {
+        self.all(path)
+    }
+
+    /// Every file with diagnostics, with its list, for `workspace/diagnostic`.
+    pub fn every_file(&self) -> Vec<(PathBuf, Vec<Diagnostic>)> {
+        let mut files: Vec<(PathBuf, Vec<Diagnostic>)> = self
+            .files
+            .keys()
+            .map(|p| (p.clone(), self.all(p)))
+            .filter(|(_, list)| !list.is_empty())
+            .collect();
+        files.sort_by(|a, b| a.0.cmp(&b.0));
+        files
     }
 
     /// Drops everything about a file (it was deleted).
@@ -953,6 +983,42 @@ original:
         assert!(quick[0].message.starts_with(OUTDATED));
         let touched = store.set_runs(&id, vec![("/s.lua".into(), vec![])]);
         assert!(touched[0].1.is_empty());
+    }
+
+    #[test]
+    fn a_run_syntax_error_is_not_repeated_beside_the_analysis() {
+        let script = "local x = = 1\nreturn obj.data\n";
+        let results = run(script, CASE);
+        let path = PathBuf::from("/t/x/Route/trafficRouting.lua");
+        let runs = files_of(&results);
+        let on_script = &runs.iter().find(|(p, _)| *p == path).unwrap().1;
+        assert!(on_script.iter().any(is_syntax), "{on_script:?}");
+        let mut store = DiagnosticStore::default();
+        // A script no editor has open: the run is the only one to say it.
+        store.set_runs(&results.target.id, runs);
+        assert_eq!(store.all(&path).iter().filter(|d| is_syntax(d)).count(), 1);
+        let analysis = crate::lsp::lua::diagnostics(
+            &path,
+            script,
+            &[],
+            &crate::analysis::LintConfig::default(),
+            &|_| None,
+        );
+        let all = store.set_analysis(&path, analysis);
+        let syntax: Vec<&Diagnostic> = all.iter().filter(|d| is_syntax(d)).collect();
+        assert_eq!(syntax.len(), 1, "one problem, one diagnostic: {syntax:?}");
+        assert_eq!(syntax[0].range.start, Position::new(0, 8));
+        // Right after an edit too.
+        let quick = store.quick(
+            &path,
+            crate::lsp::lua::quick_syntax_diagnostic(script),
+            true,
+        );
+        assert_eq!(
+            quick.iter().filter(|d| is_syntax(d)).count(),
+            1,
+            "{quick:?}"
+        );
     }
 
     fn files_of(results: &ScriptResults) -> Vec<(PathBuf, Vec<Diagnostic>)> {

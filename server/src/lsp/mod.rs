@@ -2,12 +2,13 @@
 //!
 //! Layout (protocol conversion stays at the edge, in [`server`]):
 //! * [`documents`], [`text`]: open buffers (the truth for open files; disk for the rest),
-//!   incremental sync, UTF-16 positions;
+//!   incremental sync, positions (UTF-16, or UTF-8 when the client offers it);
 //! * [`project`]: which file is a script, a case or a ConfigMap manifest, and how embedded
 //!   scripts map into their manifest;
 //! * [`runs`], [`session`]: live test runs (debounced, superseded runs cancelled, one run per
 //!   script in flight, on blocking threads), [`diagnostics`] from their outcomes;
 //! * [`lua`]: the analysis layer's diagnostics, completion, hover, navigation;
+//! * [`editing`]: rename, semantic tokens, signature help, workspace symbols; [`format`]: StyLua;
 //! * [`case_view`], [`accept`], [`yaml_edit`], [`commands`]: hover, lenses and accept-expected in case files;
 //! * [`watcher`]: files created, deleted or renamed on disk;
 //! * [`transport`], [`framing`]: JSON-RPC over stdio, every message checked before the service
@@ -18,6 +19,8 @@ mod case_view;
 mod commands;
 mod diagnostics;
 pub(crate) mod documents;
+mod editing;
+mod format;
 pub(crate) mod framing;
 mod lua;
 pub(crate) mod project;

@@ -12,14 +12,17 @@ use tower_lsp_server::{Client, LanguageServer};
 
 use super::commands;
 use super::documents::{MAX_ANALYSED_BYTES, uri_path};
+use super::editing::{self, TokenCache};
 use super::lua;
 use super::session::{ClientCaps, Session, Settings, write};
 use super::text::{LineIndex, apply_changes};
-use super::{case_view, watcher};
+use super::{case_view, format, watcher};
 
 pub struct Backend {
     session: Arc<Session>,
     watcher: Mutex<Option<notify::RecommendedWatcher>>,
+    /// The last semantic tokens of each document, for deltas.
+    tokens: Arc<TokenCache>,
 }
 
 impl Backend {
@@ -27,6 +30,7 @@ impl Backend {
         Backend {
             session: Arc::new(Session::new(client)),
             watcher: Mutex::new(None),
+            tokens: Arc::default(),
         }
     }
 
@@ -93,6 +97,67 @@ fn locate(session: &Session, uri: &Uri, position: Position) -> Option<(PathBuf, 
     Some((path, text, offset))
 }
 
+/// Whether the client asked for pull diagnostics (`"pullDiagnostics": true` in its
+/// `initializationOptions`, bare or under `kruiseLua`). Not by default: Neovim and VS Code keep
+/// pulled and published diagnostics apart, so advertising both shows every problem twice.
+fn wants_pull_diagnostics(options: Option<&Value>) -> bool {
+    let Some(options) = options else {
+        return false;
+    };
+    let options = options.get("kruiseLua").unwrap_or(options);
+    options.get("pullDiagnostics").and_then(Value::as_bool) == Some(true)
+}
+
+/// A request refused for a reason the user should read (shown by the client).
+fn request_failed(message: impl Into<String>) -> tower_lsp_server::jsonrpc::Error {
+    tower_lsp_server::jsonrpc::Error {
+        code: tower_lsp_server::jsonrpc::ErrorCode::InvalidParams,
+        message: message.into().into(),
+        data: None,
+    }
+}
+
+/// StyLua's edits for a Lua file (a manifest's embedded scripts are left alone: the YAML
+/// around them is not Lua). A file with syntax errors or a broken configuration is an error.
+fn format_document(
+    session: &Session,
+    uri: &Uri,
+    range: Option<Range>,
+) -> Result<Option<Vec<TextEdit>>> {
+    let path = uri_path(uri);
+    if path.extension().is_none_or(|e| e != "lua") {
+        return Ok(None);
+    }
+    let Some(text) = session.docs.text(&path) else {
+        return Ok(None);
+    };
+    if text.len() > MAX_ANALYSED_BYTES {
+        return Err(request_failed(format!(
+            "not formatted: larger than {MAX_ANALYSED_BYTES} bytes"
+        )));
+    }
+    let index = LineIndex::new(&text);
+    let range = range.map(|r| index.offset(&text, r.start)..index.offset(&text, r.end));
+    let config = format::config_for(&path).map_err(request_failed)?;
+    let edits = format::format(&text, config, range).map_err(request_failed)?;
+    Ok(Some(
+        edits
+            .into_iter()
+            .map(|(r, new_text)| TextEdit::new(index.range(&text, r), new_text))
+            .collect(),
+    ))
+}
+
+/// The semantic tokens of an open or on-disk document holding Lua.
+fn document_tokens(session: &Session, path: &std::path::Path) -> Option<Vec<SemanticToken>> {
+    let text = session.docs.text(path)?;
+    let views = lua::views(path, &text, &session.roots());
+    if views.is_empty() {
+        return None;
+    }
+    Some(editing::semantic_tokens(&views, &text))
+}
+
 impl LanguageServer for Backend {
     async fn initialize(&self, params: InitializeParams) -> Result<InitializeResult> {
         let mut roots: Vec<PathBuf> = params
@@ -119,7 +184,20 @@ impl LanguageServer for Backend {
                 .and_then(|w| w.code_lens.as_ref())
                 .and_then(|c| c.refresh_support)
                 .unwrap_or(false),
+            pull_diagnostics: wants_pull_diagnostics(params.initialization_options.as_ref()),
+            diagnostic_refresh: workspace
+                .and_then(|w| w.diagnostics.as_ref())
+                .and_then(|d| d.refresh_support)
+                .unwrap_or(false),
         };
+        let pull_diagnostics = self.session.caps().pull_diagnostics;
+        let encoding = super::text::negotiate_encoding(
+            params
+                .capabilities
+                .general
+                .as_ref()
+                .and_then(|g| g.position_encodings.as_deref()),
+        );
         if let Some(options) = &params.initialization_options {
             self.apply_settings(options);
         }
@@ -157,6 +235,44 @@ impl LanguageServer for Backend {
                 execute_command_provider: Some(ExecuteCommandOptions {
                     commands: commands::ALL.iter().map(|c| c.to_string()).collect(),
                     ..ExecuteCommandOptions::default()
+                }),
+                rename_provider: Some(OneOf::Right(RenameOptions {
+                    prepare_provider: Some(true),
+                    work_done_progress_options: WorkDoneProgressOptions::default(),
+                })),
+                document_formatting_provider: Some(OneOf::Left(true)),
+                document_range_formatting_provider: Some(OneOf::Left(true)),
+                semantic_tokens_provider: Some(
+                    SemanticTokensServerCapabilities::SemanticTokensOptions(
+                        SemanticTokensOptions {
+                            legend: editing::legend(),
+                            full: Some(SemanticTokensFullOptions::Delta { delta: Some(true) }),
+                            range: Some(false),
+                            ..SemanticTokensOptions::default()
+                        },
+                    ),
+                ),
+                signature_help_provider: Some(SignatureHelpOptions {
+                    trigger_characters: Some(vec!["(".into(), ",".into()]),
+                    ..SignatureHelpOptions::default()
+                }),
+                workspace_symbol_provider: Some(OneOf::Left(true)),
+                position_encoding: Some(encoding),
+                diagnostic_provider: pull_diagnostics.then_some(
+                    DiagnosticServerCapabilities::Options(DiagnosticOptions {
+                        identifier: Some("kruise-lua".into()),
+                        // A case's verdict changes when its script changes.
+                        inter_file_dependencies: true,
+                        workspace_diagnostics: true,
+                        ..DiagnosticOptions::default()
+                    }),
+                ),
+                workspace: Some(WorkspaceServerCapabilities {
+                    workspace_folders: Some(WorkspaceFoldersServerCapabilities {
+                        supported: Some(true),
+                        change_notifications: Some(OneOf::Left(true)),
+                    }),
+                    file_operations: None,
                 }),
                 ..ServerCapabilities::default()
             },
@@ -231,6 +347,7 @@ impl LanguageServer for Backend {
             let path = uri_path(&params.text_document.uri);
             self.session.docs.close(&path);
             self.session.forget_published(&path);
+            self.tokens.forget(&path);
             if path.is_file() {
                 self.session.analyse(&path, None);
             }
@@ -455,6 +572,199 @@ impl LanguageServer for Backend {
             .await)
     }
 
+    async fn did_change_workspace_folders(&self, params: DidChangeWorkspaceFoldersParams) {
+        let event = params.event;
+        let paths = |folders: Vec<WorkspaceFolder>| -> Vec<PathBuf> {
+            folders
+                .into_iter()
+                .filter_map(|f| f.uri.to_file_path().map(|p| p.into_owned()))
+                .collect()
+        };
+        let (added, removed) = (paths(event.added), paths(event.removed));
+        let roots = {
+            let mut roots = write(&self.session.roots);
+            roots.retain(|r| !removed.contains(r));
+            for root in added {
+                if !roots.contains(&root) {
+                    roots.push(root);
+                }
+            }
+            roots.clone()
+        };
+        // Watch the new set of folders, then run what they hold (diagnostics of scripts in a
+        // removed folder stay until their files change: the client may still show them).
+        let session = self.session.clone();
+        let watched = tokio::task::spawn_blocking(move || watcher::start(session, roots))
+            .await
+            .ok()
+            .flatten();
+        *self.watcher.lock().unwrap_or_else(|e| e.into_inner()) = watched;
+        let session = self.session.clone();
+        tokio::spawn(async move { session.run_all().await });
+    }
+
+    async fn prepare_rename(
+        &self,
+        params: TextDocumentPositionParams,
+    ) -> Result<Option<PrepareRenameResponse>> {
+        self.guarded("prepareRename", Ok(None), move |session| {
+            let Some((path, text, offset)) =
+                locate(&session, &params.text_document.uri, params.position)
+            else {
+                return Ok(None);
+            };
+            let views = lua::views(&path, &text, &session.roots());
+            let Some((view, offset)) = lua::view_at(&views, &text, offset) else {
+                return Err(request_failed("no Lua script here"));
+            };
+            editing::prepare_rename(view, &text, offset)
+                .map(Some)
+                .map_err(request_failed)
+        })
+        .await
+    }
+
+    async fn rename(&self, params: RenameParams) -> Result<Option<WorkspaceEdit>> {
+        let position = params.text_document_position;
+        self.guarded("rename", Ok(None), move |session| {
+            let uri = position.text_document.uri;
+            let Some((path, text, offset)) = locate(&session, &uri, position.position) else {
+                return Ok(None);
+            };
+            let views = lua::views(&path, &text, &session.roots());
+            let Some((view, offset)) = lua::view_at(&views, &text, offset) else {
+                return Err(request_failed("no Lua script here"));
+            };
+            let edits =
+                editing::rename(view, &text, offset, &params.new_name).map_err(request_failed)?;
+            Ok(Some(WorkspaceEdit {
+                changes: Some([(uri, edits)].into_iter().collect()),
+                ..WorkspaceEdit::default()
+            }))
+        })
+        .await
+    }
+
+    async fn formatting(&self, params: DocumentFormattingParams) -> Result<Option<Vec<TextEdit>>> {
+        let uri = params.text_document.uri;
+        self.guarded("formatting", Ok(None), move |session| {
+            format_document(&session, &uri, None)
+        })
+        .await
+    }
+
+    async fn range_formatting(
+        &self,
+        params: DocumentRangeFormattingParams,
+    ) -> Result<Option<Vec<TextEdit>>> {
+        let uri = params.text_document.uri;
+        self.guarded("rangeFormatting", Ok(None), move |session| {
+            format_document(&session, &uri, Some(params.range))
+        })
+        .await
+    }
+
+    async fn semantic_tokens_full(
+        &self,
+        params: SemanticTokensParams,
+    ) -> Result<Option<SemanticTokensResult>> {
+        let cache = self.tokens.clone();
+        Ok(self
+            .guarded("semanticTokens", None, move |session| {
+                let path = uri_path(&params.text_document.uri);
+                let data = document_tokens(&session, &path)?;
+                let result_id = Some(cache.store(&path, data.clone()));
+                Some(SemanticTokensResult::Tokens(SemanticTokens {
+                    result_id,
+                    data,
+                }))
+            })
+            .await)
+    }
+
+    async fn semantic_tokens_full_delta(
+        &self,
+        params: SemanticTokensDeltaParams,
+    ) -> Result<Option<SemanticTokensFullDeltaResult>> {
+        let cache = self.tokens.clone();
+        Ok(self
+            .guarded("semanticTokens/delta", None, move |session| {
+                let path = uri_path(&params.text_document.uri);
+                let data = document_tokens(&session, &path)?;
+                Some(cache.delta(&path, &params.previous_result_id, data))
+            })
+            .await)
+    }
+
+    async fn signature_help(&self, params: SignatureHelpParams) -> Result<Option<SignatureHelp>> {
+        let position = params.text_document_position_params;
+        Ok(self
+            .guarded("signatureHelp", None, move |session| {
+                let (path, text, offset) =
+                    locate(&session, &position.text_document.uri, position.position)?;
+                let views = lua::views(&path, &text, &session.roots());
+                let (view, offset) = lua::view_at(&views, &text, offset)?;
+                editing::signature_help(view, offset)
+            })
+            .await)
+    }
+
+    async fn symbol(
+        &self,
+        params: WorkspaceSymbolParams,
+    ) -> Result<Option<WorkspaceSymbolResponse>> {
+        Ok(self
+            .guarded("workspaceSymbol", None, move |session| {
+                Some(WorkspaceSymbolResponse::Flat(editing::workspace_symbols(
+                    &session,
+                    &params.query,
+                )))
+            })
+            .await)
+    }
+
+    async fn diagnostic(
+        &self,
+        params: DocumentDiagnosticParams,
+    ) -> Result<DocumentDiagnosticReportResult> {
+        let path = uri_path(&params.text_document.uri);
+        let items = self.session.store().current(&path);
+        Ok(DocumentDiagnosticReportResult::Report(
+            DocumentDiagnosticReport::Full(RelatedFullDocumentDiagnosticReport {
+                related_documents: None,
+                full_document_diagnostic_report: FullDocumentDiagnosticReport {
+                    result_id: None,
+                    items,
+                },
+            }),
+        ))
+    }
+
+    async fn workspace_diagnostic(
+        &self,
+        _: WorkspaceDiagnosticParams,
+    ) -> Result<WorkspaceDiagnosticReportResult> {
+        let files = self.session.store().every_file();
+        let items = files
+            .into_iter()
+            .filter_map(|(path, items)| {
+                Some(WorkspaceDocumentDiagnosticReport::Full(
+                    WorkspaceFullDocumentDiagnosticReport {
+                        uri: super::documents::path_uri(&path)?,
+                        version: None,
+                        full_document_diagnostic_report: FullDocumentDiagnosticReport {
+                            result_id: None,
+                            items,
+                        },
+                    },
+                ))
+            })
+            .collect();
+        Ok(WorkspaceDiagnosticReportResult::Report(
+            WorkspaceDiagnosticReport { items },
+        ))
+    }
+
     async fn execute_command(&self, params: ExecuteCommandParams) -> Result<Option<LSPAny>> {
         let session = self.session.clone();
         // Spawned, so a panic inside is a failed request rather than a dead server.
@@ -545,6 +855,12 @@ mod tests {
             init["result"]["capabilities"]["textDocumentSync"]["change"], 2,
             "incremental"
         );
+        assert!(
+            init["result"]["capabilities"]
+                .get("diagnosticProvider")
+                .is_none(),
+            "pull diagnostics only when asked for"
+        );
         pipe.send(json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
             .await;
         pipe.send(json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {"uri": uri, "languageId": "lua", "version": 1, "text": "local a = = 1\nreturn obj.data\n"}}})).await;
@@ -607,6 +923,170 @@ mod tests {
         let reply = pipe.until(|m| m["id"] == 4).await;
         assert!(reply.get("error").is_some());
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_editing_surface_over_the_protocol() {
+        let (dir, kind) = route_workspace("kl-editing");
+        let script = kind.join("trafficRouting.lua");
+        let uri = format!("file://{}", script.display());
+        // A second workspace folder, added later, with a ConfigMap-embedded script.
+        let other = dir.with_file_name(format!("kl-editing-cm-{}", std::process::id()));
+        std::fs::create_dir_all(&other).unwrap();
+        std::fs::write(other.join("cm.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kruise-rollout-configuration\ndata:\n  lua.traffic.routing.Gate.example.io: |\n    local function gate_weight(w) return w end\n    return obj.data\n").unwrap();
+        let mut pipe = start();
+        pipe.send(
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "capabilities": {"workspace": {"diagnostics": {"refreshSupport": true}}},
+            "initializationOptions": {"pullDiagnostics": true},
+            "workspaceFolders": [{"uri": format!("file://{}", dir.display()), "name": "w"}]}}),
+        )
+        .await;
+        let init = pipe.until(|m| m["id"] == 1).await;
+        let caps = &init["result"]["capabilities"];
+        assert_eq!(caps["renameProvider"]["prepareProvider"], true);
+        assert_eq!(caps["documentFormattingProvider"], true);
+        assert_eq!(caps["documentRangeFormattingProvider"], true);
+        assert_eq!(caps["semanticTokensProvider"]["full"]["delta"], true);
+        assert_eq!(caps["signatureHelpProvider"]["triggerCharacters"][0], "(");
+        assert_eq!(caps["workspaceSymbolProvider"], true);
+        assert_eq!(caps["positionEncoding"], "utf-16");
+        assert_eq!(caps["diagnosticProvider"]["workspaceDiagnostics"], true);
+        assert_eq!(
+            caps["workspace"]["workspaceFolders"]["changeNotifications"],
+            true
+        );
+        pipe.send(json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
+            .await;
+        let text = "local   total = obj.canaryWeight\nlocal s = string.format('%d', total)\nreturn obj.data\n";
+        pipe.send(json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {"uri": uri, "languageId": "lua", "version": 1, "text": text}}})).await;
+        let request = |id: u64, method: &str, params: Value| json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        let at = |line: u32, character: u32| json!({"textDocument": {"uri": uri}, "position": {"line": line, "character": character}});
+        // Rename: refused on `obj`, done on a local.
+        pipe.send(request(2, "textDocument/prepareRename", at(0, 17)))
+            .await;
+        let refused = pipe.until(|m| m["id"] == 2).await;
+        assert!(
+            refused["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("obj"),
+            "{refused}"
+        );
+        let mut params = at(1, 30);
+        params["newName"] = json!("weight");
+        pipe.send(request(3, "textDocument/rename", params)).await;
+        let renamed = pipe.until(|m| m["id"] == 3).await;
+        let edits = renamed["result"]["changes"][&uri].as_array().unwrap();
+        assert_eq!(edits.len(), 2, "{renamed}");
+        // Formatting: the extra spaces on line 1 only.
+        pipe.send(request(
+            4,
+            "textDocument/formatting",
+            json!({"textDocument": {"uri": uri}, "options": {"tabSize": 4, "insertSpaces": true}}),
+        ))
+        .await;
+        let formatted = pipe.until(|m| m["id"] == 4).await;
+        let edits = formatted["result"].as_array().unwrap();
+        assert_eq!(edits.len(), 1, "{formatted}");
+        assert_eq!(
+            edits[0]["range"]["end"]["line"], 2,
+            "`return` is left alone: {formatted}"
+        );
+        assert!(
+            edits[0]["newText"]
+                .as_str()
+                .unwrap()
+                .starts_with("local total = obj.canaryWeight\n"),
+            "{formatted}"
+        );
+        // Semantic tokens, then a delta after an edit.
+        pipe.send(request(
+            5,
+            "textDocument/semanticTokens/full",
+            json!({"textDocument": {"uri": uri}}),
+        ))
+        .await;
+        let full = pipe.until(|m| m["id"] == 5).await;
+        let data = full["result"]["data"].as_array().unwrap();
+        assert_eq!(data.len() % 5, 0);
+        assert_eq!(&data[..2], &[json!(0), json!(8)], "`total` first: {full}");
+        let result_id = full["result"]["resultId"].clone();
+        pipe.send(json!({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+            "textDocument": {"uri": uri, "version": 2},
+            "contentChanges": [{"range": {"start": {"line": 2, "character": 0}, "end": {"line": 2, "character": 0}}, "text": "local extra = total\n"}]}})).await;
+        pipe.send(request(
+            6,
+            "textDocument/semanticTokens/full/delta",
+            json!({"textDocument": {"uri": uri}, "previousResultId": result_id}),
+        ))
+        .await;
+        let delta = pipe.until(|m| m["id"] == 6).await;
+        assert_eq!(
+            delta["result"]["edits"].as_array().unwrap().len(),
+            1,
+            "{delta}"
+        );
+        // Signature help inside `string.format(`.
+        pipe.send(request(7, "textDocument/signatureHelp", at(1, 32)))
+            .await;
+        let help = pipe.until(|m| m["id"] == 7).await;
+        assert!(
+            help["result"]["signatures"][0]["label"]
+                .as_str()
+                .unwrap()
+                .starts_with("string.format("),
+            "{help}"
+        );
+        assert_eq!(help["result"]["activeParameter"], 1);
+        // Pull diagnostics: what the publishes say; after a change the client is asked to pull.
+        pipe.send(json!({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+            "textDocument": {"uri": uri, "version": 3},
+            "contentChanges": [{"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}, "text": "local unused = 1\n"}]}})).await;
+        pipe.until(|m| m["method"] == "workspace/diagnostic/refresh")
+            .await;
+        pipe.send(request(
+            8,
+            "textDocument/diagnostic",
+            json!({"textDocument": {"uri": uri}}),
+        ))
+        .await;
+        let pulled = pipe.until(|m| m["id"] == 8).await;
+        assert_eq!(pulled["result"]["kind"], "full", "{pulled}");
+        let items = pulled["result"]["items"].as_array().unwrap();
+        assert!(items.iter().any(|d| d["code"] == "summary"), "{pulled}");
+        pipe.send(request(
+            9,
+            "workspace/diagnostic",
+            json!({"previousResultIds": []}),
+        ))
+        .await;
+        let workspace = pipe.until(|m| m["id"] == 9).await;
+        assert!(workspace["result"]["items"].is_array(), "{workspace}");
+        // Workspace folders: a folder added later is searched by workspace symbols.
+        pipe.send(json!({"jsonrpc": "2.0", "method": "workspace/didChangeWorkspaceFolders", "params": {"event": {
+            "added": [{"uri": format!("file://{}", other.display()), "name": "cm"}], "removed": []}}})).await;
+        pipe.send(request(10, "workspace/symbol", json!({"query": "gatew"})))
+            .await;
+        let symbols = pipe.until(|m| m["id"] == 10).await;
+        let found = symbols["result"].as_array().unwrap();
+        assert_eq!(found.len(), 1, "{symbols}");
+        assert_eq!(found[0]["name"], "gate_weight");
+        assert_eq!(
+            found[0]["containerName"],
+            "lua.traffic.routing.Gate.example.io"
+        );
+        assert_eq!(found[0]["location"]["range"]["start"]["line"], 6);
+        pipe.send(request(11, "workspace/symbol", json!({"query": "extra"})))
+            .await;
+        let symbols = pipe.until(|m| m["id"] == 11).await;
+        assert_eq!(
+            symbols["result"][0]["location"]["uri"],
+            uri.as_str(),
+            "{symbols}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+        std::fs::remove_dir_all(&other).unwrap();
     }
 
     /// The script's diagnostics of each publish for `uri` until `done` holds for one of them.

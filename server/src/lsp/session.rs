@@ -82,6 +82,11 @@ pub struct ClientCaps {
     /// `workspace.workspaceEdit.documentChanges`: edits can carry the document's version.
     pub document_changes: bool,
     pub code_lens_refresh: bool,
+    /// Pull diagnostics were asked for (`pullDiagnostics` in `initializationOptions`) and are
+    /// advertised: after a publish the client is asked to pull again, when it can be.
+    pub pull_diagnostics: bool,
+    /// `workspace.diagnostics.refreshSupport`.
+    pub diagnostic_refresh: bool,
 }
 
 /// A run still pending this long after its request gets its old results republished as
@@ -154,7 +159,7 @@ impl Session {
         *read(&self.caps)
     }
 
-    fn store(&self) -> MutexGuard<'_, DiagnosticStore> {
+    pub(super) fn store(&self) -> MutexGuard<'_, DiagnosticStore> {
         self.store.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -214,6 +219,7 @@ impl Session {
     ) {
         let _order = self.publishing.lock().await;
         let lists = compute(&mut self.store());
+        let mut changed = false;
         for (path, diagnostics) in lists {
             let hash = {
                 use std::hash::{Hash, Hasher};
@@ -241,7 +247,14 @@ impl Session {
                 self.client
                     .publish_diagnostics(uri, diagnostics, None)
                     .await;
+                changed = true;
             }
+        }
+        let caps = self.caps();
+        if changed && caps.pull_diagnostics && caps.diagnostic_refresh {
+            // What a pull answered is now older than the store: have the client pull again.
+            let client = self.client.clone();
+            tokio::spawn(async move { client.workspace_diagnostic_refresh().await });
         }
     }
 

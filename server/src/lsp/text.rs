@@ -1,16 +1,51 @@
-//! Text positions: byte offsets ↔ LSP positions (UTF-16 code units), and incremental edits.
+//! Text positions: byte offsets ↔ LSP positions (UTF-16 code units, or UTF-8 bytes when the
+//! client offers them at `initialize`), and incremental edits. Every position the server sends
+//! or reads goes through [`LineIndex`].
 
-use tower_lsp_server::ls_types::{Position, Range, TextDocumentContentChangeEvent};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use tower_lsp_server::ls_types::{
+    Position, PositionEncodingKind, Range, TextDocumentContentChangeEvent,
+};
+
+/// Whether positions count UTF-8 bytes (else UTF-16 code units, the protocol's default). A
+/// server process serves one client, which negotiates this once, at `initialize`; a process
+/// value spares every conversion site from carrying it.
+static UTF8_POSITIONS: AtomicBool = AtomicBool::new(false);
+
+/// Picks the position encoding from what the client offers (`general.positionEncodings`):
+/// UTF-8 when offered, else UTF-16. Returns the choice, for the `initialize` answer.
+pub fn negotiate_encoding(offered: Option<&[PositionEncodingKind]>) -> PositionEncodingKind {
+    let utf8 = offered.is_some_and(|kinds| kinds.contains(&PositionEncodingKind::UTF8));
+    UTF8_POSITIONS.store(utf8, Ordering::SeqCst);
+    if utf8 {
+        PositionEncodingKind::UTF8
+    } else {
+        PositionEncodingKind::UTF16
+    }
+}
+
+/// The length of a character in position units.
+fn char_units(ch: char, utf8: bool) -> usize {
+    if utf8 { ch.len_utf8() } else { ch.len_utf16() }
+}
 
 /// Line starts of a text, for converting between byte offsets and LSP positions.
 #[derive(Debug, Clone)]
 pub struct LineIndex {
     /// Byte offset of the start of every line (the first is 0).
     starts: Vec<usize>,
+    /// Positions count UTF-8 bytes, not UTF-16 code units.
+    utf8: bool,
 }
 
 impl LineIndex {
+    /// The index of `text` in the negotiated encoding.
     pub fn new(text: &str) -> LineIndex {
+        LineIndex::with_encoding(text, UTF8_POSITIONS.load(Ordering::Relaxed))
+    }
+
+    fn with_encoding(text: &str, utf8: bool) -> LineIndex {
         let mut starts = vec![0];
         starts.extend(
             text.bytes()
@@ -18,7 +53,7 @@ impl LineIndex {
                 .filter(|(_, b)| *b == b'\n')
                 .map(|(i, _)| i + 1),
         );
-        LineIndex { starts }
+        LineIndex { starts, utf8 }
     }
 
     /// Byte offset where 0-based `line` starts (the end of the text past the last line).
@@ -34,7 +69,10 @@ impl LineIndex {
         }
         let line = self.starts.partition_point(|&start| start <= offset) - 1;
         let start = self.starts[line];
-        let character: usize = text[start..offset].chars().map(char::len_utf16).sum();
+        let character: usize = text[start..offset]
+            .chars()
+            .map(|ch| char_units(ch, self.utf8))
+            .sum();
         Position::new(line as u32, character as u32)
     }
 
@@ -53,7 +91,7 @@ impl LineIndex {
             if units >= position.character as usize {
                 return start + i;
             }
-            units += ch.len_utf16();
+            units += char_units(ch, self.utf8);
         }
         end
     }
@@ -64,6 +102,13 @@ impl LineIndex {
             self.position(text, bytes.end),
         )
     }
+}
+
+/// The length of `text` in the negotiated position units, e.g. for offsets
+/// into a signature label.
+pub fn units(text: &str) -> u32 {
+    let utf8 = UTF8_POSITIONS.load(Ordering::Relaxed);
+    text.chars().map(|ch| char_units(ch, utf8)).sum::<usize>() as u32
 }
 
 /// Applies LSP content changes (ranged or full) to `text` in order.
@@ -112,6 +157,20 @@ mod tests {
         // Past the end of a line clamps to the line's end.
         assert_eq!(index.offset(text, Position::new(0, 99)), 1);
         assert_eq!(index.offset(text, Position::new(9, 0)), text.len());
+    }
+
+    #[test]
+    fn positions_count_utf8_bytes_when_negotiated() {
+        let text = "a\nhé😀x\n";
+        let index = LineIndex::with_encoding(text, true);
+        let x = text.find('x').unwrap();
+        assert_eq!(index.position(text, x), Position::new(1, 7));
+        assert_eq!(index.offset(text, Position::new(1, 7)), x);
+        // Inside a character: the offset moves on to the next one.
+        assert_eq!(
+            index.offset(text, Position::new(1, 2)),
+            text.find('😀').unwrap()
+        );
     }
 
     #[test]
