@@ -49,8 +49,9 @@ pub enum Value {
     LibraryFunction(&'static str, &'static str),
     /// A Lua function with these parameter names.
     Function { params: Vec<String> },
-    /// A table built by a constructor.
-    Table,
+    /// A table built by a constructor: the string keys it was given there, in order, then the
+    /// ones assigned later through the local that holds it (`t.name = ...`).
+    Table { fields: Vec<String> },
 }
 
 impl Value {
@@ -97,11 +98,22 @@ pub struct NameRef {
     pub write: bool,
 }
 
+/// A `function name(a, b) ... end` statement assigning a global.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GlobalFunction {
+    pub name: String,
+    pub params: Vec<String>,
+    /// The whole statement.
+    pub stmt_range: Range<usize>,
+}
+
 /// The resolved names of a chunk.
 #[derive(Debug, Default)]
 pub struct Model {
     pub decls: Vec<Decl>,
     pub refs: Vec<NameRef>,
+    /// `function name(...)` statements that assign a global (not `t.f` / `t:m`).
+    pub global_functions: Vec<GlobalFunction>,
     ref_by_start: HashMap<usize, usize>,
 }
 
@@ -177,7 +189,7 @@ impl Model {
                 rhs,
             } => match self.expr_value(lhs) {
                 Value::Unknown => match self.expr_value(rhs) {
-                    Value::Table => Value::Table,
+                    table @ Value::Table { .. } => table,
                     _ => Value::Unknown,
                 },
                 // `obj.data.labels or {}` is still the labels (or an empty table).
@@ -189,7 +201,9 @@ impl Model {
             Expression::Function(function) => Value::Function {
                 params: param_names(function.body()),
             },
-            Expression::TableConstructor(_) => Value::Table,
+            Expression::TableConstructor(table) => Value::Table {
+                fields: constructor_keys(table),
+            },
             _ => Value::Unknown,
         }
     }
@@ -451,7 +465,10 @@ impl Builder {
                 for var in assignment.variables().iter() {
                     match var {
                         Var::Name(token) => self.use_name(token, true),
-                        Var::Expression(var) => self.chain(var.prefix(), var.suffixes()),
+                        Var::Expression(var) => {
+                            self.chain(var.prefix(), var.suffixes());
+                            self.record_table_field(var);
+                        }
                         _ => {}
                     }
                 }
@@ -501,6 +518,13 @@ impl Builder {
                     // `function f()` assigns f; `function t.f()` / `t:f()` reads t.
                     let plain = name.names().len() == 1 && name.method_name().is_none();
                     self.use_name(first, plain);
+                    if plain && self.lookup(&identifier(first)).is_none() {
+                        self.model.global_functions.push(GlobalFunction {
+                            name: identifier(first).to_string(),
+                            params: param_names(declaration.body()),
+                            stmt_range: stmt_range.clone(),
+                        });
+                    }
                 }
                 self.function_body(declaration.body(), name.method_name().is_some(), stmt_range);
             }
@@ -634,6 +658,28 @@ impl Builder {
         self.close_scope();
     }
 
+    /// `t.name = ...` where `t` is a local holding a table: `name` joins the table's fields.
+    fn record_table_field(&mut self, var: &full_moon::ast::VarExpression) {
+        let Prefix::Name(token) = var.prefix() else {
+            return;
+        };
+        let suffixes: Vec<&Suffix> = var.suffixes().collect();
+        let [Suffix::Index(index)] = suffixes.as_slice() else {
+            return;
+        };
+        let PathSeg::Key(key) = index_seg(index) else {
+            return;
+        };
+        let Some(decl) = self.lookup(&identifier(token)) else {
+            return;
+        };
+        if let Value::Table { fields } = &mut self.model.decls[decl].value
+            && !fields.contains(&key)
+        {
+            fields.push(key);
+        }
+    }
+
     fn chain<'a>(&mut self, prefix: &Prefix, suffixes: impl Iterator<Item = &'a Suffix>) {
         match prefix {
             Prefix::Name(token) => self.use_name(token, false),
@@ -695,6 +741,27 @@ impl Builder {
             _ => {}
         }
     }
+}
+
+/// The string keys a table constructor gives (`{a = 1, ["b"] = 2}`: `a`, `b`).
+fn constructor_keys(table: &full_moon::ast::TableConstructor) -> Vec<String> {
+    let mut keys: Vec<String> = Vec::new();
+    for field in table.fields().iter() {
+        let key = match field {
+            Field::NameKey { key, .. } => Some(identifier(key).to_string()),
+            Field::ExpressionKey { key, .. } => match key.as_ref() {
+                Expression::String(token) => string_literal(token),
+                _ => None,
+            },
+            _ => None,
+        };
+        if let Some(key) = key
+            && !keys.contains(&key)
+        {
+            keys.push(key);
+        }
+    }
+    keys
 }
 
 /// The element value of `ipairs(E)` / `pairs(E)` when E is inside `obj`.
