@@ -98,6 +98,64 @@ async def test_hover_shows_values_per_case_and_step(client: LanguageClient):
     assert "weights: 20, 50" in hover.contents.value, hover.contents.value
 
 
+async def hover_text(client: LanguageClient, path: pathlib.Path, text: str, marker: str) -> str:
+    """The hover at the first `marker` in `text` (on its second character)."""
+    line = next(i for i, l in enumerate(text.split("\n")) if marker in l)
+    character = text.split("\n")[line].index(marker) + 1
+    hover = await client.text_document_hover_async(
+        types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=path.as_uri()),
+            position=types.Position(line=line, character=character),
+        )
+    )
+    assert hover is not None, f"no hover on {marker!r}"
+    return hover.contents.value
+
+
+async def test_completion_on_a_loop_variable_over_the_spec(client: LanguageClient):
+    path = route(client) / "trafficRouting.lua"
+    await wait_for(lambda: diagnostics_of(client, path) is not None, what="first run")
+    text = "local spec = obj.data.spec\nfor _, route in ipairs(spec.routes or {}) do\n  local s = route.\nend\nreturn obj.data\n"
+    open_file(client, path, text)
+    deadline = time.monotonic() + 10
+    labels = await completion_labels(client, path, 2, 18)
+    while labels != {"service", "weight"} and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+        labels = await completion_labels(client, path, 2, 18)
+    assert labels == {"service", "weight"}, labels
+
+
+async def test_hover_on_a_local_shows_its_inferred_shape(client: LanguageClient):
+    path = route(client) / "trafficRouting.lua"
+    await wait_for(lambda: diagnostics_of(client, path) is not None, what="first run")
+    text = path.read_text()
+    open_file(client, path, text)
+    deadline = time.monotonic() + 10
+    value = await hover_text(client, path, text, "route.service")
+    while "route: { service: string, weight: number }" not in value and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+        value = await hover_text(client, path, text, "route.service")
+    assert "route: { service: string, weight: number }" in value, value
+    value = await hover_text(client, path, text, "spec.routes")
+    assert "spec: { host: string, routes: […] }" in value, value
+
+
+async def test_hover_on_a_function_shows_its_signature_and_comment(client: LanguageClient):
+    path = client.workspace_root / "functions.lua"
+    text = (
+        "-- Scales a weight to the\n-- total of the routes.\nlocal function scale(weight, total)\n"
+        "  return weight * total / 100\nend\n\n-- Names the canary.\nfunction canaryName(base)\n"
+        "  return base .. \"-canary\"\nend\n"
+        "return {spec = {w = scale(obj.canaryWeight, 10), n = canaryName(obj.stableService)}}\n"
+    )
+    open_file(client, path, text)
+    value = await hover_text(client, path, text, "scale(obj")
+    assert "local function scale(weight, total)" in value, value
+    assert "Scales a weight to the\ntotal of the routes." in value, value
+    value = await hover_text(client, path, text, "canaryName(obj")
+    assert "function canaryName(base)" in value and "Names the canary." in value, value
+
+
 async def test_failing_case_diagnostic_on_the_right_line_and_fix_clears_it(client: LanguageClient):
     case = route(client) / "testdata" / "wrong_weight.yaml"
     script = route(client) / "trafficRouting.lua"
