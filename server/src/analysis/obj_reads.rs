@@ -73,7 +73,9 @@ pub fn obj_reads_by_line(source: &str) -> BTreeMap<u32, Vec<String>> {
 /// Where an index suffix ends (node_range stops short of a bracket index's `]`).
 fn suffix_end(suffix: &Suffix) -> Option<usize> {
     match suffix {
-        Suffix::Index(Index::Brackets { brackets, .. }) => Some(token_range(brackets.tokens().1).end),
+        Suffix::Index(Index::Brackets { brackets, .. }) => {
+            Some(token_range(brackets.tokens().1).end)
+        }
         other => node_range(other).map(|r| r.end),
     }
 }
@@ -103,6 +105,9 @@ mod tests {
         );
         // Calls and non-obj chains are not reads; a broken script gives what it can.
         assert!(obj_reads_by_line("string.upper(x)\nlocal t = {}\nprint(t.a)").is_empty());
-        assert_eq!(obj_reads_by_line("local w = obj.canaryWeight\nif then").len(), 1);
+        assert_eq!(
+            obj_reads_by_line("local w = obj.canaryWeight\nif then").len(),
+            1
+        );
     }
 }

@@ -15,7 +15,7 @@ use super::documents::{MAX_ANALYSED_BYTES, uri_path};
 use super::lua;
 use super::session::{ClientCaps, Session, Settings, write};
 use super::text::{LineIndex, apply_changes};
-use super::{case_view, watcher};
+use super::{case_view, step_values, watcher};
 
 pub struct Backend {
     session: Arc<Session>,
@@ -119,6 +119,10 @@ impl LanguageServer for Backend {
                 .and_then(|w| w.code_lens.as_ref())
                 .and_then(|c| c.refresh_support)
                 .unwrap_or(false),
+            inlay_hint_refresh: workspace
+                .and_then(|w| w.inlay_hint.as_ref())
+                .and_then(|c| c.refresh_support)
+                .unwrap_or(false),
         };
         if let Some(options) = &params.initialization_options {
             self.apply_settings(options);
@@ -151,6 +155,7 @@ impl LanguageServer for Backend {
                         ..CodeActionOptions::default()
                     },
                 )),
+                inlay_hint_provider: Some(OneOf::Left(true)),
                 code_lens_provider: Some(CodeLensOptions {
                     resolve_provider: Some(false),
                 }),
@@ -451,6 +456,21 @@ impl LanguageServer for Backend {
                     });
                 }
                 Some(lenses)
+            })
+            .await)
+    }
+
+    async fn inlay_hint(&self, params: InlayHintParams) -> Result<Option<Vec<InlayHint>>> {
+        Ok(self
+            .guarded("inlayHint", None, move |session| {
+                let path = uri_path(&params.text_document.uri);
+                let text = session.docs.text(&path)?;
+                Some(step_values::inlay_hints(
+                    &session,
+                    &path,
+                    &text,
+                    params.range,
+                ))
             })
             .await)
     }
