@@ -156,6 +156,62 @@ async def test_hover_on_a_function_shows_its_signature_and_comment(client: Langu
     assert "function canaryName(base)" in value and "Names the canary." in value, value
 
 
+async def inlay_labels(client: LanguageClient, path: pathlib.Path) -> dict:
+    hints = await client.text_document_inlay_hint_async(
+        types.InlayHintParams(
+            text_document=types.TextDocumentIdentifier(uri=path.as_uri()),
+            range=types.Range(start=types.Position(line=0, character=0), end=types.Position(line=999, character=0)),
+        )
+    )
+    return {h.position.line: h.label for h in hints or []}
+
+
+async def test_step_values_as_inlay_hints_from_the_lens_and_hidden_again(client: LanguageClient):
+    script = route(client) / "trafficRouting.lua"
+    case = route(client) / "testdata" / "weights.yaml"
+    await wait_for(lambda: any(d.code == "summary" for d in diagnostics_of(client, script) or []), what="summary")
+    text = script.read_text()
+    open_file(client, script, text)
+    open_file(client, case)
+    # Off by default.
+    assert await inlay_labels(client, script) == {}
+    lenses = await client.text_document_code_lens_async(
+        types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=case.as_uri()))
+    )
+    lens = next(l for l in lenses if l.command and l.command.title == "show values of step 2")
+    result = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command=lens.command.command, arguments=lens.command.arguments)
+    )
+    assert result["step"] == 1 and result["truncated"] is False, result
+    labels = await inlay_labels(client, script)
+    lines = text.split("\n")
+    weight_line = next(i for i, l in enumerate(lines) if "canary.weight = obj.canaryWeight" in l)
+    assert labels[weight_line] == "obj.canaryWeight = 50", labels
+    loop_line = next(i for i, l in enumerate(lines) if "for _, route in ipairs" in l)
+    assert "(×2)" in labels[loop_line], labels
+    # Another text than the one that ran: no hints (the lines may have moved).
+    replace_all(client, script, text, "-- moved\n" + text, 2)
+    deadline = time.monotonic() + 10
+    while await inlay_labels(client, script) != {} and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    assert await inlay_labels(client, script) == {}
+    replace_all(client, script, "-- moved\n" + text, text, 3)
+    deadline = time.monotonic() + 10
+    while await inlay_labels(client, script) == {} and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    assert await inlay_labels(client, script) != {}
+    await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="kruise-lua.hideStepValues", arguments=[])
+    )
+    assert await inlay_labels(client, script) == {}
+    with pytest.raises(Exception):
+        await client.workspace_execute_command_async(
+            types.ExecuteCommandParams(
+                command="kruise-lua.showStepValues", arguments=[{"uri": case.as_uri(), "step": 7}]
+            )
+        )
+
+
 async def test_failing_case_diagnostic_on_the_right_line_and_fix_clears_it(client: LanguageClient):
     case = route(client) / "testdata" / "wrong_weight.yaml"
     script = route(client) / "trafficRouting.lua"
