@@ -361,7 +361,7 @@ fn scope_items(
         let decl = &model.decls[d];
         seen.insert(decl.name.as_str());
         let (kind, detail) = match (&decl.value, decl.kind) {
-            (Value::Function { params }, _) => (
+            (Value::Function { params, .. }, _) => (
                 CompletionKind::Function,
                 format!("function {}({})", decl.name, params.join(", ")),
             ),
@@ -551,6 +551,13 @@ for _, rule in ipairs(spec.http or {}) do
             Vec::<String>::new(),
             "pairs over an object gives its members' values, not a shape"
         );
+        // A function returning a place in the spec.
+        assert_eq!(
+            spec(
+                "local function routes() return obj.data.spec.http end\nfor _, r in ipairs(routes()) do r.| end"
+            ),
+            vec!["match", "route", "x-key"]
+        );
         // Without test cases, the spec has nothing to offer.
         assert!(labels("x = obj.data.spec.|").is_empty());
     }
@@ -569,6 +576,22 @@ for _, rule in ipairs(spec.http or {}) do
             Vec::<String>::new()
         );
         assert_eq!(labels("local out = cached or { a = 1 }\nout.|"), vec!["a"]);
+        // Through a function's final `return` (local function or function expression).
+        let make = "local function make()\n  local t = { a = 1 }\n  t.b = 2\n  return t\nend\n";
+        assert_eq!(
+            labels(&format!("{make}local x = make()\nx.c = 3\nx.|")),
+            vec!["a", "b", "c"]
+        );
+        assert_eq!(
+            labels("local make = function() return { z = 1 } end\nlocal y = make()\ny.|"),
+            vec!["z"]
+        );
+        // A return inside a branch is not the function's result; nor is a call's call.
+        assert!(
+            labels("local function f() if c then return { a = 1 } end end\nlocal v = f()\nv.|")
+                .is_empty()
+        );
+        assert!(labels(&format!("{make}local w = make()()\nw.|")).is_empty());
     }
 
     #[test]

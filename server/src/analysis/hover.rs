@@ -79,7 +79,7 @@ pub fn hover(
     match model.symbol_at(start) {
         Some((Some(decl), _, _)) => {
             let decl = &model.decls[decl];
-            if let Value::Function { params } = &decl.value {
+            if let Value::Function { params, .. } = &decl.value {
                 let header = format!("local function {}({})", decl.name, params.join(", "));
                 return Some(Hover {
                     range,

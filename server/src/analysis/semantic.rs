@@ -47,8 +47,12 @@ pub enum Value {
     Library(&'static str),
     /// A library function: (`"table"`, `"insert"`); base functions have library `""`.
     LibraryFunction(&'static str, &'static str),
-    /// A Lua function with these parameter names.
-    Function { params: Vec<String> },
+    /// A Lua function with these parameter names; `returns`: what its body's final
+    /// `return x` gives, when known (a local table built inside, an `obj` alias).
+    Function {
+        params: Vec<String>,
+        returns: Box<Value>,
+    },
     /// A table built by a constructor: the string keys it was given there, in order, then the
     /// ones assigned later through the local that holds it (`t.name = ...`).
     Table { fields: Vec<String> },
@@ -114,6 +118,8 @@ pub struct Model {
     pub refs: Vec<NameRef>,
     /// `function name(...)` statements that assign a global (not `t.f` / `t:m`).
     pub global_functions: Vec<GlobalFunction>,
+    /// What a function's final `return x` gives, by the start of its parameter list.
+    function_returns: HashMap<usize, Value>,
     ref_by_start: HashMap<usize, usize>,
 }
 
@@ -200,12 +206,19 @@ impl Model {
             Expression::FunctionCall(call) => self.chain_value(call.prefix(), call.suffixes()),
             Expression::Function(function) => Value::Function {
                 params: param_names(function.body()),
+                returns: Box::new(self.returns_of(function.body())),
             },
             Expression::TableConstructor(table) => Value::Table {
                 fields: constructor_keys(table),
             },
             _ => Value::Unknown,
         }
+    }
+
+    /// What calling the function with `body` gives, when known.
+    fn returns_of(&self, body: &FunctionBody) -> Value {
+        let key = token_range(body.parameters_parentheses().tokens().0).start;
+        self.function_returns.get(&key).cloned().unwrap_or_default()
     }
 
     /// The value a name token stands for.
@@ -248,6 +261,7 @@ impl Model {
                     }
                     None => Value::Unknown,
                 },
+                (Value::Function { returns, .. }, Suffix::Call(Call::AnonymousCall(_))) => *returns,
                 _ => Value::Unknown,
             };
             if value == Value::Unknown {
@@ -499,10 +513,11 @@ impl Builder {
             Stmt::LocalFunction(function) => {
                 let value = Value::Function {
                     params: param_names(function.body()),
+                    returns: Box::new(Value::Unknown),
                 };
                 // Visible in its own body, so it can recurse.
                 let visible = token_range(function.name()).start..scope_end;
-                self.declare(
+                let id = self.declare(
                     function.name(),
                     DeclKind::LocalFunction,
                     stmt_range.clone(),
@@ -510,6 +525,11 @@ impl Builder {
                     value,
                 );
                 self.function_body(function.body(), false, stmt_range);
+                // Known only once the body is resolved.
+                let returns = self.model.returns_of(function.body());
+                if let Value::Function { returns: slot, .. } = &mut self.model.decls[id].value {
+                    **slot = returns;
+                }
             }
             Stmt::FunctionDeclaration(declaration) => {
                 let name = declaration.name();
@@ -655,7 +675,24 @@ impl Builder {
             }
         }
         self.block(body.block(), end);
+        self.record_returns(body);
         self.close_scope();
+    }
+
+    /// Records what `body`'s final `return x` gives (after its block was resolved).
+    fn record_returns(&mut self, body: &FunctionBody) {
+        let Some(LastStmt::Return(ret)) = body.block().last_stmt() else {
+            return;
+        };
+        let returns: Vec<&Expression> = ret.returns().iter().collect();
+        let [single] = returns.as_slice() else {
+            return;
+        };
+        let value = self.model.expr_value(single);
+        if value != Value::Unknown {
+            let key = token_range(body.parameters_parentheses().tokens().0).start;
+            self.model.function_returns.insert(key, value);
+        }
     }
 
     /// `t.name = ...` where `t` is a local holding a table: `name` joins the table's fields.
