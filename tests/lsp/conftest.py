@@ -41,6 +41,10 @@ async def client(request, lsp_client: LanguageClient, workspace: pathlib.Path):
     def code_lens_refresh(params):
         return None
 
+    @lsp_client.feature(types.WORKSPACE_INLAY_HINT_REFRESH)
+    def inlay_hint_refresh(params):
+        return None
+
     lsp_client.applied_edits = applied
     lsp_client.workspace_root = workspace
     await lsp_client.initialize_session(

@@ -98,6 +98,120 @@ async def test_hover_shows_values_per_case_and_step(client: LanguageClient):
     assert "weights: 20, 50" in hover.contents.value, hover.contents.value
 
 
+async def hover_text(client: LanguageClient, path: pathlib.Path, text: str, marker: str) -> str:
+    """The hover at the first `marker` in `text` (on its second character)."""
+    line = next(i for i, l in enumerate(text.split("\n")) if marker in l)
+    character = text.split("\n")[line].index(marker) + 1
+    hover = await client.text_document_hover_async(
+        types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=path.as_uri()),
+            position=types.Position(line=line, character=character),
+        )
+    )
+    assert hover is not None, f"no hover on {marker!r}"
+    return hover.contents.value
+
+
+async def test_completion_on_a_loop_variable_over_the_spec(client: LanguageClient):
+    path = route(client) / "trafficRouting.lua"
+    await wait_for(lambda: diagnostics_of(client, path) is not None, what="first run")
+    text = "local spec = obj.data.spec\nfor _, route in ipairs(spec.routes or {}) do\n  local s = route.\nend\nreturn obj.data\n"
+    open_file(client, path, text)
+    deadline = time.monotonic() + 10
+    labels = await completion_labels(client, path, 2, 18)
+    while labels != {"service", "weight"} and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+        labels = await completion_labels(client, path, 2, 18)
+    assert labels == {"service", "weight"}, labels
+
+
+async def test_hover_on_a_local_shows_its_inferred_shape(client: LanguageClient):
+    path = route(client) / "trafficRouting.lua"
+    await wait_for(lambda: diagnostics_of(client, path) is not None, what="first run")
+    text = path.read_text()
+    open_file(client, path, text)
+    deadline = time.monotonic() + 10
+    value = await hover_text(client, path, text, "route.service")
+    while "route: { service: string, weight: number }" not in value and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+        value = await hover_text(client, path, text, "route.service")
+    assert "route: { service: string, weight: number }" in value, value
+    value = await hover_text(client, path, text, "spec.routes")
+    assert "spec: { host: string, routes: […] }" in value, value
+
+
+async def test_hover_on_a_function_shows_its_signature_and_comment(client: LanguageClient):
+    path = client.workspace_root / "functions.lua"
+    text = (
+        "-- Scales a weight to the\n-- total of the routes.\nlocal function scale(weight, total)\n"
+        "  return weight * total / 100\nend\n\n-- Names the canary.\nfunction canaryName(base)\n"
+        "  return base .. \"-canary\"\nend\n"
+        "return {spec = {w = scale(obj.canaryWeight, 10), n = canaryName(obj.stableService)}}\n"
+    )
+    open_file(client, path, text)
+    value = await hover_text(client, path, text, "scale(obj")
+    assert "local function scale(weight, total)" in value, value
+    assert "Scales a weight to the\ntotal of the routes." in value, value
+    value = await hover_text(client, path, text, "canaryName(obj")
+    assert "function canaryName(base)" in value and "Names the canary." in value, value
+
+
+async def inlay_labels(client: LanguageClient, path: pathlib.Path) -> dict:
+    hints = await client.text_document_inlay_hint_async(
+        types.InlayHintParams(
+            text_document=types.TextDocumentIdentifier(uri=path.as_uri()),
+            range=types.Range(start=types.Position(line=0, character=0), end=types.Position(line=999, character=0)),
+        )
+    )
+    return {h.position.line: h.label for h in hints or []}
+
+
+async def test_step_values_as_inlay_hints_from_the_lens_and_hidden_again(client: LanguageClient):
+    script = route(client) / "trafficRouting.lua"
+    case = route(client) / "testdata" / "weights.yaml"
+    await wait_for(lambda: any(d.code == "summary" for d in diagnostics_of(client, script) or []), what="summary")
+    text = script.read_text()
+    open_file(client, script, text)
+    open_file(client, case)
+    # Off by default.
+    assert await inlay_labels(client, script) == {}
+    lenses = await client.text_document_code_lens_async(
+        types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=case.as_uri()))
+    )
+    lens = next(l for l in lenses if l.command and l.command.title == "show values of step 2")
+    result = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command=lens.command.command, arguments=lens.command.arguments)
+    )
+    assert result["step"] == 1 and result["truncated"] is False, result
+    labels = await inlay_labels(client, script)
+    lines = text.split("\n")
+    weight_line = next(i for i, l in enumerate(lines) if "canary.weight = obj.canaryWeight" in l)
+    assert labels[weight_line] == "obj.canaryWeight = 50", labels
+    loop_line = next(i for i, l in enumerate(lines) if "for _, route in ipairs" in l)
+    assert "(×2)" in labels[loop_line], labels
+    # Another text than the one that ran: no hints (the lines may have moved).
+    replace_all(client, script, text, "-- moved\n" + text, 2)
+    deadline = time.monotonic() + 10
+    while await inlay_labels(client, script) != {} and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    assert await inlay_labels(client, script) == {}
+    replace_all(client, script, "-- moved\n" + text, text, 3)
+    deadline = time.monotonic() + 10
+    while await inlay_labels(client, script) == {} and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    assert await inlay_labels(client, script) != {}
+    await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="kruise-lua.hideStepValues", arguments=[])
+    )
+    assert await inlay_labels(client, script) == {}
+    with pytest.raises(Exception):
+        await client.workspace_execute_command_async(
+            types.ExecuteCommandParams(
+                command="kruise-lua.showStepValues", arguments=[{"uri": case.as_uri(), "step": 7}]
+            )
+        )
+
+
 async def test_failing_case_diagnostic_on_the_right_line_and_fix_clears_it(client: LanguageClient):
     case = route(client) / "testdata" / "wrong_weight.yaml"
     script = route(client) / "trafficRouting.lua"

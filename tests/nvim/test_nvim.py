@@ -483,3 +483,69 @@ def test_utf8_positions_are_negotiated(editor: Editor):
         lambda: editor.buffer_lines(bufnr)[1] == line.replace("local w =", "local weight ="),
         what="the rename after non-ASCII text",
     )
+
+
+def inlay_labels(editor: Editor, bufnr: int) -> dict:
+    """0-based line → the label of the kruise-lua inlay hint there."""
+    hints = editor.lua(
+        "local out = {}"
+        " for _, h in ipairs(vim.lsp.inlay_hint.get({bufnr = ...})) do"
+        "   local label = h.inlay_hint.label"
+        "   if type(label) == 'table' then"
+        "     local parts = {} for _, p in ipairs(label) do parts[#parts + 1] = p.value end"
+        "     label = table.concat(parts)"
+        "   end"
+        "   out[#out + 1] = {line = h.inlay_hint.position.line, label = label}"
+        " end return out",
+        bufnr,
+    )
+    return {h["line"]: h["label"] for h in hints}
+
+
+def test_step_values_show_as_inlay_hints_and_hide(editor: Editor):
+    script = editor.workspace / SCRIPT
+    case_buf = editor.edit(FAILING_CASE)
+    editor.wait_attached(case_buf)
+    editor.wait_diagnostic(case_buf, "step-fails")
+    for command in ("KruiseLuaShowValues", "KruiseLuaHideValues"):
+        assert editor.lua("return vim.fn.exists(':' .. ...)", command) == 2, command
+    # Off by default: the script has no hints until asked.
+    editor.nvim.command("KruiseLuaShowValues 2")
+    script_buf = editor.wait(
+        lambda: editor.lua(
+            "for _, b in ipairs(vim.api.nvim_list_bufs()) do"
+            "  if vim.api.nvim_buf_get_name(b) == ... then return b end"
+            " end return false",
+            str(script),
+        ),
+        what="the script's buffer",
+    )
+    editor.wait_attached(script_buf)
+    labels = editor.wait(
+        lambda: (lambda found: found if line_of(script, "obj.canaryWeight") in found else None)(
+            inlay_labels(editor, script_buf)
+        ),
+        what="inlay hints in the script",
+    )
+    assert "obj.canaryWeight = 40" in labels[line_of(script, "obj.canaryWeight")], labels
+    assert "unused_limit = 3" in labels[line_of(script, "local unused_limit")], labels
+    # The loop line: the loop variable's last value and how many times it was set.
+    assert "(×2)" in labels[line_of(script, "for _, backend")], labels
+    editor.nvim.command("KruiseLuaHideValues")
+    editor.wait(lambda: inlay_labels(editor, script_buf) == {}, what="the hints to go")
+
+
+def test_hover_on_a_loop_variable_shows_its_shape(editor: Editor):
+    path = editor.workspace / SCRIPT
+    bufnr = editor.edit(SCRIPT)
+    editor.wait_attached(bufnr)
+    editor.wait_diagnostic(bufnr, "summary")
+    line = line_of(path, "if backend.name")
+    character = path.read_text().splitlines()[line].index("backend") + 1
+    hover = editor.wait(
+        lambda: (lambda h: h if h and "backend: {" in h["contents"]["value"] else None)(
+            editor.request(bufnr, "textDocument/hover", line, character)
+        ),
+        what="a hover with the loop variable's shape",
+    )
+    assert "backend: { name: string, weight: number }" in hover["contents"]["value"], hover

@@ -135,6 +135,15 @@ async function presentCommandResult(command: string, result: unknown): Promise<v
         await openLuaDocument(result);
       }
       break;
+    case logic.SERVER_COMMANDS.showStepValues: {
+      // The values show as inlay hints in the script: bring it up beside the case.
+      const script = logic.shownScript(result);
+      if (script !== undefined) {
+        const document = await vscode.workspace.openTextDocument(vscode.Uri.file(script));
+        await vscode.window.showTextDocument(document, { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true });
+      }
+      break;
+    }
     case logic.SERVER_COMMANDS.runAll: {
       const counts = logic.parseRunAll(result);
       if (counts !== undefined) {
@@ -362,6 +371,20 @@ async function showObjCommand(): Promise<void> {
   await presentCommandResult(logic.SERVER_COMMANDS.objAsLua, result);
 }
 
+async function showStepValuesCommand(): Promise<void> {
+  const editor = activeCase();
+  if (editor === undefined) {
+    return;
+  }
+  const step = await pickStep(editor);
+  if (step === undefined) {
+    return;
+  }
+  const args = logic.objArguments(editor.document.uri.toString(), step);
+  const result = await execute(logic.SERVER_COMMANDS.showStepValues, args);
+  await presentCommandResult(logic.SERVER_COMMANDS.showStepValues, result);
+}
+
 async function acceptCommand(all: boolean): Promise<void> {
   const editor = activeCase();
   if (editor === undefined) {
@@ -421,6 +444,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   context.subscriptions.push(
     vscode.commands.registerCommand("kruiseLua.runAll", runAllCommand),
     vscode.commands.registerCommand("kruiseLua.showObj", showObjCommand),
+    vscode.commands.registerCommand("kruiseLua.showStepValues", showStepValuesCommand),
+    vscode.commands.registerCommand("kruiseLua.hideStepValues", async () => {
+      await execute(logic.SERVER_COMMANDS.hideStepValues, []);
+    }),
     vscode.commands.registerCommand("kruiseLua.acceptStep", () => acceptCommand(false)),
     vscode.commands.registerCommand("kruiseLua.acceptAll", () => acceptCommand(true)),
     vscode.commands.registerCommand("kruiseLua.showOutput", () => output.show(true)),

@@ -10,6 +10,8 @@ export const SERVER_COMMANDS = {
   runAll: "kruise-lua.runAll",
   objAsLua: "kruise-lua.objAsLua",
   acceptExpected: "kruise-lua.acceptExpected",
+  showStepValues: "kruise-lua.showStepValues",
+  hideStepValues: "kruise-lua.hideStepValues",
 } as const;
 
 /** Diagnostics the server publishes carry this source. */
@@ -346,6 +348,12 @@ export function statusView(counts: Counts | undefined): StatusView {
 /** The argument list of `kruise-lua.objAsLua` (step 0-based). */
 export function objArguments(uri: string, step: number): [{ uri: string; step: number }] {
   return [{ uri, step }];
+}
+
+/** The script whose values `kruise-lua.showStepValues` shows (its result's `script`). */
+export function shownScript(result: unknown): string | undefined {
+  const r = (typeof result === "object" && result !== null ? result : {}) as Record<string, unknown>;
+  return typeof r.script === "string" ? r.script : undefined;
 }
 
 /** The argument list of `kruise-lua.acceptExpected`: one step, or every failing step. */

@@ -17,9 +17,11 @@ mod inspect;
 mod session;
 #[cfg(test)]
 mod tests;
+mod values;
 
 pub use inspect::{Frame, Paused, Scope, Variable};
 pub(crate) use session::Session;
+pub use values::{LineValue, MAX_RECORDED_STOPS, StepValues, record_step_values};
 
 /// A line breakpoint of the script, with DAP's optional parts.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

@@ -14,7 +14,7 @@ use super::library::{self, LibItem};
 use super::obj_schema::{self, Flavor, Lookup, ObjPath, PathSeg, ShapeKind};
 use super::parse::tokens;
 use super::semantic::{DeclKind, Model, Value, global_value};
-use super::spec_shape::SpecShape;
+use super::spec_shape::{SpecShape, spec_shape_at};
 use crate::lua_source::is_identifier;
 
 /// What completion needs besides the source.
@@ -257,6 +257,17 @@ fn member_items(
         Value::Library(lib) if !method => library::library(lib)
             .map(|l| l.members.iter().map(|m| lib_item(m, replace)).collect())
             .unwrap_or_default(),
+        Value::Table { fields } if !method => fields
+            .iter()
+            .map(|name| {
+                let mut item = CompletionItem::new(name, CompletionKind::Field, replace)
+                    .detail("field of a local table");
+                if !is_identifier(name) {
+                    item.insert_text = Some(format!("[\"{name}\"]"));
+                }
+                item
+            })
+            .collect(),
         _ if method => string_methods(replace),
         _ => Vec::new(),
     }
@@ -296,7 +307,7 @@ fn spec_members(
     ctx: &CompletionContext,
     replace: &Range<usize>,
 ) -> Vec<CompletionItem> {
-    let Some(node) = ctx.spec_shape.and_then(|s| s.node(suffix)) else {
+    let Some(node) = spec_shape_at(ctx.spec_shape, suffix) else {
         return Vec::new();
     };
     node.fields
@@ -350,7 +361,7 @@ fn scope_items(
         let decl = &model.decls[d];
         seen.insert(decl.name.as_str());
         let (kind, detail) = match (&decl.value, decl.kind) {
-            (Value::Function { params }, _) => (
+            (Value::Function { params, .. }, _) => (
                 CompletionKind::Function,
                 format!("function {}({})", decl.name, params.join(", ")),
             ),
@@ -525,8 +536,62 @@ mod tests {
         let odd = items.iter().find(|i| i.label == "x-key").unwrap();
         assert_eq!(odd.insert_text.as_deref(), Some("[\"x-key\"]"));
         assert!(odd.documentation.as_ref().unwrap().contains("number"));
+        // The issue's loop: the element of `spec.http` through `or {}` and a second alias.
+        assert_eq!(
+            spec(
+                "local vs = obj.data
+local spec = vs.spec
+for _, rule in ipairs(spec.http or {}) do
+  if rule.|"
+            ),
+            vec!["match", "route", "x-key"]
+        );
+        assert_eq!(
+            spec("for k, v in pairs(obj.data.spec.http[1].route[1]) do v.| end"),
+            Vec::<String>::new(),
+            "pairs over an object gives its members' values, not a shape"
+        );
+        // A function returning a place in the spec.
+        assert_eq!(
+            spec(
+                "local function routes() return obj.data.spec.http end\nfor _, r in ipairs(routes()) do r.| end"
+            ),
+            vec!["match", "route", "x-key"]
+        );
         // Without test cases, the spec has nothing to offer.
         assert!(labels("x = obj.data.spec.|").is_empty());
+    }
+
+    #[test]
+    fn local_table_fields() {
+        assert_eq!(
+            labels(
+                "local out = { name = 1, [\"x-y\"] = 2, 3 }\nout.weight = 1\nout.name = 2\nout.|"
+            ),
+            vec!["name", "x-y", "weight"]
+        );
+        // Fields assigned through another path or to a global are not the local's.
+        assert_eq!(
+            labels("local out = {}\nlocal other = {}\nother.a = 1\nout.b.c = 2\nout.|"),
+            Vec::<String>::new()
+        );
+        assert_eq!(labels("local out = cached or { a = 1 }\nout.|"), vec!["a"]);
+        // Through a function's final `return` (local function or function expression).
+        let make = "local function make()\n  local t = { a = 1 }\n  t.b = 2\n  return t\nend\n";
+        assert_eq!(
+            labels(&format!("{make}local x = make()\nx.c = 3\nx.|")),
+            vec!["a", "b", "c"]
+        );
+        assert_eq!(
+            labels("local make = function() return { z = 1 } end\nlocal y = make()\ny.|"),
+            vec!["z"]
+        );
+        // A return inside a branch is not the function's result; nor is a call's call.
+        assert!(
+            labels("local function f() if c then return { a = 1 } end end\nlocal v = f()\nv.|")
+                .is_empty()
+        );
+        assert!(labels(&format!("{make}local w = make()()\nw.|")).is_empty());
     }
 
     #[test]

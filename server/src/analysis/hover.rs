@@ -1,5 +1,6 @@
 //! Hover: docs for `obj` fields (with the field's path, so the protocol layer can append the
-//! value each test case gives it), library functions and globals, and locals' declarations.
+//! value each test case gives it), library functions and globals, locals' declarations with
+//! their inferred shape, and the script's own functions (signature and leading comment).
 
 use std::ops::Range;
 
@@ -7,9 +8,9 @@ use super::completion::{
     in_comment_or_string, member_operator, receiver_before, receiver_value, word_at,
 };
 use super::library;
-use super::obj_schema::{self, Flavor, Lookup, ObjPath, PathSeg};
+use super::obj_schema::{self, Flavor, Lookup, ObjPath, PathSeg, ShapeKind};
 use super::semantic::{DeclKind, Model, Value, global_value};
-use super::spec_shape::SpecShape;
+use super::spec_shape::{SpecShape, spec_shape_at};
 
 /// What a hover shows.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -78,12 +79,23 @@ pub fn hover(
     match model.symbol_at(start) {
         Some((Some(decl), _, _)) => {
             let decl = &model.decls[decl];
+            if let Value::Function { params, .. } = &decl.value {
+                let header = format!("local function {}({})", decl.name, params.join(", "));
+                return Some(Hover {
+                    range,
+                    contents: function_markdown(&header, source, decl.stmt_range.start),
+                    obj_path: None,
+                });
+            }
             let header = match decl.kind {
                 DeclKind::Param => format!("(parameter) {}", decl.name),
                 DeclKind::SelfParam => "(parameter) self".to_string(),
                 _ => first_line(&source[decl.stmt_range.clone()]).to_string(),
             };
             let mut contents = format!("```lua\n{header}\n```");
+            if let Some(sketch) = value_sketch(&decl.value, flavor, spec_shape) {
+                contents = format!("```lua\n{header}\n{}: {sketch}\n```", decl.name);
+            }
             let mut obj_path = None;
             match &decl.value {
                 Value::Obj(path) => {
@@ -107,7 +119,63 @@ pub fn hover(
                 obj_path,
             })
         }
-        _ => global_hover(name, flavor, range),
+        _ => match model.global_functions.iter().find(|f| f.name == name) {
+            Some(function) => {
+                let header = format!("function {}({})", function.name, function.params.join(", "));
+                Some(Hover {
+                    range,
+                    contents: function_markdown(&header, source, function.stmt_range.start),
+                    obj_path: None,
+                })
+            }
+            None => global_hover(name, flavor, range),
+        },
+    }
+}
+
+/// A function's signature, then the comment block directly above its statement.
+fn function_markdown(signature: &str, source: &str, stmt_start: usize) -> String {
+    let mut text = format!("```lua\n{signature}\n```");
+    if let Some(comment) = leading_comment(source, stmt_start) {
+        text.push_str("\n\n---\n\n");
+        text.push_str(&comment);
+    }
+    text
+}
+
+/// The `--` lines directly above the line holding `start` (no blank line between), without
+/// their dashes; None when there are none.
+fn leading_comment(source: &str, start: usize) -> Option<String> {
+    let line_start = source[..start].rfind('\n').map_or(0, |i| i + 1);
+    let mut lines: Vec<&str> = Vec::new();
+    for line in source[..line_start].lines().rev() {
+        let Some(text) = line.trim().strip_prefix("--") else {
+            break;
+        };
+        // `--[[ ... ]]` blocks and `---` rulers are kept as text, minus their markers.
+        let text = text.trim_start_matches('-').trim_start_matches("[[");
+        lines.push(text.trim_end_matches("]]").trim());
+    }
+    lines.reverse();
+    let text = lines.join("\n").trim().to_string();
+    (!text.is_empty()).then_some(text)
+}
+
+/// What a local is known to hold, as one line: `{ match: […], route: […] }` for a place in the
+/// spec seen in the test cases, `{ a, b }` for a local table's fields.
+fn value_sketch(value: &Value, flavor: Flavor, spec_shape: Option<&SpecShape>) -> Option<String> {
+    match value {
+        Value::Obj(path) => match obj_schema::lookup(flavor, &path.0) {
+            Lookup::Found { shape, .. } if matches!(shape.kind, ShapeKind::Spec) => {
+                spec_shape_at(spec_shape, &[])?.sketch()
+            }
+            Lookup::Free => spec_shape_at(spec_shape, path.spec_suffix()?)?.sketch(),
+            _ => None,
+        },
+        Value::Table { fields } if !fields.is_empty() => {
+            Some(format!("{{ {} }}", fields.join(", ")))
+        }
+        _ => None,
     }
 }
 
@@ -173,7 +241,7 @@ fn obj_hover(
         }
         Lookup::Free => {
             let suffix = path.spec_suffix()?;
-            let node = spec_shape.and_then(|s| s.node(suffix));
+            let node = spec_shape_at(spec_shape, suffix);
             match node {
                 Some(node) => format!(
                     "```lua\n(field) {path}: {}\n```\n\n{}",
@@ -302,5 +370,96 @@ mod tests {
         assert!(h.contents.contains("Appends"), "{}", h.contents);
         assert!(hover_at("-- obj|.data", Flavor::Custom).is_none());
         assert!(hover_at("loc|al x = 1", Flavor::Custom).is_none());
+    }
+
+    fn hover_with(text: &str, shape: &SpecShape) -> Hover {
+        let offset = text.find('|').expect("cursor");
+        let source = text.replacen('|', "", 1);
+        hover(&source, offset, Flavor::Custom, Some(shape)).expect("a hover")
+    }
+
+    fn istio_shape() -> SpecShape {
+        let json = r#"{"hosts": ["a.example.com"],
+            "http": [{"route": [{"destination": {"host": "echo"}, "weight": 100}],
+                      "match": [{"headers": {}}], "timeout": "5s"}]}"#;
+        crate::analysis::spec_shape::infer_spec_shape(&[
+            kruise_lua_engine::JsonValue::parse_go_interface(json.as_bytes()).unwrap(),
+        ])
+    }
+
+    #[test]
+    fn locals_show_their_inferred_shape() {
+        let shape = istio_shape();
+        let h = hover_with(
+            "local spec = obj.data.spec\nfor _, rule in ipairs(spec.http) do\n  print(ru|le)\nend",
+            &shape,
+        );
+        assert!(
+            h.contents
+                .contains("rule: { match: […], route: […], timeout: string }"),
+            "{}",
+            h.contents
+        );
+        let h = hover_with("local spec = obj.data.spec\nprint(sp|ec)", &shape);
+        assert!(
+            h.contents.contains("spec: { hosts: […], http: […] }"),
+            "{}",
+            h.contents
+        );
+        let h = hover_with(
+            "local spec = obj.data.spec\nlocal d = spec.http[1].route[1].destination\nprint(|d)",
+            &shape,
+        );
+        assert!(h.contents.contains("d: { host: string }"), "{}", h.contents);
+        // A local table: keys from its constructor and from later assignments.
+        let h = hover_with(
+            "local out = { name = 1, [\"x-y\"] = 2 }\nout.weight = 3\nout[1] = 4\nreturn o|ut",
+            &shape,
+        );
+        assert!(
+            h.contents.contains("out: { name, x-y, weight }"),
+            "{}",
+            h.contents
+        );
+        // Nothing known: the declaration only.
+        let h = hover_with("local n = 1\nreturn |n", &shape);
+        assert_eq!(h.contents, "```lua\nlocal n = 1\n```");
+    }
+
+    #[test]
+    fn functions_show_signature_and_leading_comment() {
+        let source = "-- unrelated\n\n-- Splits the weight between\n-- the two routes.\nlocal function split(weight, routes)\n  return weight\nend\nreturn sp|lit(1, {})";
+        let h = hover_at(source, Flavor::Custom).unwrap();
+        assert_eq!(
+            h.contents,
+            "```lua\nlocal function split(weight, routes)\n```\n\n---\n\nSplits the weight between\nthe two routes."
+        );
+        // On the declaration itself, and for a function assigned to a local.
+        let h = hover_at("local function sp|lit(a)\nend", Flavor::Custom).unwrap();
+        assert_eq!(h.contents, "```lua\nlocal function split(a)\n```");
+        let h = hover_at(
+            "--- Doubles.\nlocal twice = function(x) return 2 * x end\nprint(twi|ce(2))",
+            Flavor::Custom,
+        )
+        .unwrap();
+        assert!(
+            h.contents
+                .starts_with("```lua\nlocal function twice(x)\n```")
+                && h.contents.ends_with("Doubles."),
+            "{}",
+            h.contents
+        );
+        // Global functions, at a call site before or after the declaration and on the name.
+        let source = "local r = pick(1)\n--[[ Picks a route. ]]\nfunction pick(index, fallback)\n  return index\nend\n";
+        for at in ["local r = pi|ck(1)", "function pi|ck(index"] {
+            let text = source.replacen(&at.replace('|', ""), at, 1);
+            let h = hover_at(&text, Flavor::Custom).unwrap();
+            assert_eq!(
+                h.contents, "```lua\nfunction pick(index, fallback)\n```\n\n---\n\nPicks a route.",
+                "{at}"
+            );
+        }
+        // A table's function field is not a global function.
+        assert!(hover_at("local t = {}\nfunction t.f() end\nf|oo()", Flavor::Custom).is_none());
     }
 }

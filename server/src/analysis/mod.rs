@@ -21,6 +21,7 @@ pub mod hover;
 pub mod library;
 pub mod lints;
 pub mod navigation;
+pub mod obj_reads;
 pub mod obj_schema;
 pub mod parse;
 pub mod rename;

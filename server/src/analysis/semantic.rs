@@ -47,10 +47,15 @@ pub enum Value {
     Library(&'static str),
     /// A library function: (`"table"`, `"insert"`); base functions have library `""`.
     LibraryFunction(&'static str, &'static str),
-    /// A Lua function with these parameter names.
-    Function { params: Vec<String> },
-    /// A table built by a constructor.
-    Table,
+    /// A Lua function with these parameter names; `returns`: what its body's final
+    /// `return x` gives, when known (a local table built inside, an `obj` alias).
+    Function {
+        params: Vec<String>,
+        returns: Box<Value>,
+    },
+    /// A table built by a constructor: the string keys it was given there, in order, then the
+    /// ones assigned later through the local that holds it (`t.name = ...`).
+    Table { fields: Vec<String> },
 }
 
 impl Value {
@@ -97,11 +102,24 @@ pub struct NameRef {
     pub write: bool,
 }
 
+/// A `function name(a, b) ... end` statement assigning a global.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GlobalFunction {
+    pub name: String,
+    pub params: Vec<String>,
+    /// The whole statement.
+    pub stmt_range: Range<usize>,
+}
+
 /// The resolved names of a chunk.
 #[derive(Debug, Default)]
 pub struct Model {
     pub decls: Vec<Decl>,
     pub refs: Vec<NameRef>,
+    /// `function name(...)` statements that assign a global (not `t.f` / `t:m`).
+    pub global_functions: Vec<GlobalFunction>,
+    /// What a function's final `return x` gives, by the start of its parameter list.
+    function_returns: HashMap<usize, Value>,
     ref_by_start: HashMap<usize, usize>,
 }
 
@@ -177,7 +195,7 @@ impl Model {
                 rhs,
             } => match self.expr_value(lhs) {
                 Value::Unknown => match self.expr_value(rhs) {
-                    Value::Table => Value::Table,
+                    table @ Value::Table { .. } => table,
                     _ => Value::Unknown,
                 },
                 // `obj.data.labels or {}` is still the labels (or an empty table).
@@ -188,10 +206,19 @@ impl Model {
             Expression::FunctionCall(call) => self.chain_value(call.prefix(), call.suffixes()),
             Expression::Function(function) => Value::Function {
                 params: param_names(function.body()),
+                returns: Box::new(self.returns_of(function.body())),
             },
-            Expression::TableConstructor(_) => Value::Table,
+            Expression::TableConstructor(table) => Value::Table {
+                fields: constructor_keys(table),
+            },
             _ => Value::Unknown,
         }
+    }
+
+    /// What calling the function with `body` gives, when known.
+    fn returns_of(&self, body: &FunctionBody) -> Value {
+        let key = token_range(body.parameters_parentheses().tokens().0).start;
+        self.function_returns.get(&key).cloned().unwrap_or_default()
     }
 
     /// The value a name token stands for.
@@ -234,6 +261,7 @@ impl Model {
                     }
                     None => Value::Unknown,
                 },
+                (Value::Function { returns, .. }, Suffix::Call(Call::AnonymousCall(_))) => *returns,
                 _ => Value::Unknown,
             };
             if value == Value::Unknown {
@@ -451,7 +479,10 @@ impl Builder {
                 for var in assignment.variables().iter() {
                     match var {
                         Var::Name(token) => self.use_name(token, true),
-                        Var::Expression(var) => self.chain(var.prefix(), var.suffixes()),
+                        Var::Expression(var) => {
+                            self.chain(var.prefix(), var.suffixes());
+                            self.record_table_field(var);
+                        }
                         _ => {}
                     }
                 }
@@ -482,10 +513,11 @@ impl Builder {
             Stmt::LocalFunction(function) => {
                 let value = Value::Function {
                     params: param_names(function.body()),
+                    returns: Box::new(Value::Unknown),
                 };
                 // Visible in its own body, so it can recurse.
                 let visible = token_range(function.name()).start..scope_end;
-                self.declare(
+                let id = self.declare(
                     function.name(),
                     DeclKind::LocalFunction,
                     stmt_range.clone(),
@@ -493,6 +525,11 @@ impl Builder {
                     value,
                 );
                 self.function_body(function.body(), false, stmt_range);
+                // Known only once the body is resolved.
+                let returns = self.model.returns_of(function.body());
+                if let Value::Function { returns: slot, .. } = &mut self.model.decls[id].value {
+                    **slot = returns;
+                }
             }
             Stmt::FunctionDeclaration(declaration) => {
                 let name = declaration.name();
@@ -501,6 +538,13 @@ impl Builder {
                     // `function f()` assigns f; `function t.f()` / `t:f()` reads t.
                     let plain = name.names().len() == 1 && name.method_name().is_none();
                     self.use_name(first, plain);
+                    if plain && self.lookup(&identifier(first)).is_none() {
+                        self.model.global_functions.push(GlobalFunction {
+                            name: identifier(first).to_string(),
+                            params: param_names(declaration.body()),
+                            stmt_range: stmt_range.clone(),
+                        });
+                    }
                 }
                 self.function_body(declaration.body(), name.method_name().is_some(), stmt_range);
             }
@@ -631,7 +675,46 @@ impl Builder {
             }
         }
         self.block(body.block(), end);
+        self.record_returns(body);
         self.close_scope();
+    }
+
+    /// Records what `body`'s final `return x` gives (after its block was resolved).
+    fn record_returns(&mut self, body: &FunctionBody) {
+        let Some(LastStmt::Return(ret)) = body.block().last_stmt() else {
+            return;
+        };
+        let returns: Vec<&Expression> = ret.returns().iter().collect();
+        let [single] = returns.as_slice() else {
+            return;
+        };
+        let value = self.model.expr_value(single);
+        if value != Value::Unknown {
+            let key = token_range(body.parameters_parentheses().tokens().0).start;
+            self.model.function_returns.insert(key, value);
+        }
+    }
+
+    /// `t.name = ...` where `t` is a local holding a table: `name` joins the table's fields.
+    fn record_table_field(&mut self, var: &full_moon::ast::VarExpression) {
+        let Prefix::Name(token) = var.prefix() else {
+            return;
+        };
+        let suffixes: Vec<&Suffix> = var.suffixes().collect();
+        let [Suffix::Index(index)] = suffixes.as_slice() else {
+            return;
+        };
+        let PathSeg::Key(key) = index_seg(index) else {
+            return;
+        };
+        let Some(decl) = self.lookup(&identifier(token)) else {
+            return;
+        };
+        if let Value::Table { fields } = &mut self.model.decls[decl].value
+            && !fields.contains(&key)
+        {
+            fields.push(key);
+        }
     }
 
     fn chain<'a>(&mut self, prefix: &Prefix, suffixes: impl Iterator<Item = &'a Suffix>) {
@@ -695,6 +778,27 @@ impl Builder {
             _ => {}
         }
     }
+}
+
+/// The string keys a table constructor gives (`{a = 1, ["b"] = 2}`: `a`, `b`).
+fn constructor_keys(table: &full_moon::ast::TableConstructor) -> Vec<String> {
+    let mut keys: Vec<String> = Vec::new();
+    for field in table.fields().iter() {
+        let key = match field {
+            Field::NameKey { key, .. } => Some(identifier(key).to_string()),
+            Field::ExpressionKey { key, .. } => match key.as_ref() {
+                Expression::String(token) => string_literal(token),
+                _ => None,
+            },
+            _ => None,
+        };
+        if let Some(key) = key
+            && !keys.contains(&key)
+        {
+            keys.push(key);
+        }
+    }
+    keys
 }
 
 /// The element value of `ipairs(E)` / `pairs(E)` when E is inside `obj`.

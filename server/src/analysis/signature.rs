@@ -154,7 +154,7 @@ fn resolve(
         .collect::<Vec<_>>()
         .join(separator);
     if callee.len() == 1
-        && let Some(Value::Function { params }) = Some(&value)
+        && let Some(Value::Function { params, .. }) = Some(&value)
     {
         let declared = match model.symbol_at(*first_at) {
             Some((Some(d), ..)) => Some(model.decls[d].stmt_range.start),

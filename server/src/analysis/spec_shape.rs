@@ -164,6 +164,52 @@ impl SpecShape {
     }
 }
 
+/// The shape known at `suffix` below `obj.data.spec`: the one lookup completion and hover use, so
+/// that another source of spec shapes (a CRD schema) is merged in here and nowhere else. Today the
+/// only source is the test cases' originals.
+pub fn spec_shape_at<'a>(
+    cases: Option<&'a SpecShape>,
+    suffix: &[PathSeg],
+) -> Option<&'a ShapeNode> {
+    cases.and_then(|shape| shape.node(suffix))
+}
+
+impl ShapeNode {
+    /// A one-line sketch of an object's members for hover: `{ match: […], route: […], weight:
+    /// number }` (at most `MAX_SKETCH_FIELDS` members; None when no member was seen).
+    pub fn sketch(&self) -> Option<String> {
+        if self.fields.is_empty() {
+            return None;
+        }
+        let mut parts: Vec<String> = self
+            .fields
+            .iter()
+            .take(MAX_SKETCH_FIELDS)
+            .map(|(name, field)| {
+                let name = if lua_source::is_identifier(name) {
+                    name.clone()
+                } else {
+                    format!("[{}]", lua_source::string(name))
+                };
+                let kind = if field.is_array() {
+                    "[…]".to_string()
+                } else if field.kinds.iter().all(|k| *k == JsonKind::Object) {
+                    "{…}".to_string()
+                } else {
+                    field.type_summary()
+                };
+                format!("{name}: {kind}")
+            })
+            .collect();
+        if self.fields.len() > MAX_SKETCH_FIELDS {
+            parts.push("…".to_string());
+        }
+        Some(format!("{{ {} }}", parts.join(", ")))
+    }
+}
+
+const MAX_SKETCH_FIELDS: usize = 8;
+
 /// Merges the `original.spec` values of a script's test cases into one shape tree.
 pub fn infer_spec_shape(specs: &[JsonValue]) -> SpecShape {
     let mut shape = SpecShape::default();

@@ -206,7 +206,8 @@ pub fn code_actions(
 }
 
 /// Lenses of case `case_index` of `results`: a summary on the first line, and on every step
-/// its verdict and "▶ debug step N" (for a script in a file of its own: the debugger
+/// its verdict, "show values of step N" (inline values in the script) and "▶ debug step N"
+/// (for a script in a file of its own: the debugger
 /// launches a file).
 pub fn code_lenses(
     results: &ScriptResults,
@@ -269,6 +270,15 @@ pub fn code_lenses(
                     &case.path,
                     step.index + 1,
                     results.mode,
+                )),
+                data: None,
+            });
+            lenses.push(lsp::CodeLens {
+                range: lsp::Range::new(position, position),
+                command: Some(lsp::Command::new(
+                    format!("show values of step {}", step.index + 1),
+                    super::step_values::SHOW_STEP_VALUES.into(),
+                    Some(vec![serde_json::json!({ "uri": uri, "step": step.index })]),
                 )),
                 data: None,
             });

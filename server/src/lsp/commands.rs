@@ -15,6 +15,7 @@ use super::documents::{read_disk_file, uri_path};
 use super::lua::obj_as_lua;
 use super::runs::ScriptResults;
 use super::session::Session;
+use super::step_values;
 use super::text::LineIndex;
 use super::yaml_edit::apply_edits;
 use crate::atomic_write::{ReplaceError, replace_file};
@@ -28,7 +29,13 @@ pub const RUN_ALL: &str = "kruise-lua.runAll";
 pub const OBJ_AS_LUA: &str = "kruise-lua.objAsLua";
 pub const ACCEPT_EXPECTED: &str = "kruise-lua.acceptExpected";
 
-pub const ALL: &[&str] = &[RUN_ALL, OBJ_AS_LUA, ACCEPT_EXPECTED];
+pub const ALL: &[&str] = &[
+    RUN_ALL,
+    OBJ_AS_LUA,
+    ACCEPT_EXPECTED,
+    step_values::SHOW_STEP_VALUES,
+    step_values::HIDE_STEP_VALUES,
+];
 
 /// The "▶ debug step N" lens's command. Editors bind it themselves (it starts a debug session
 /// with `kruise-lua dap`), so the server does not advertise or execute it. Its one argument is
@@ -174,6 +181,8 @@ pub async fn execute(
             Ok(Some(Value::String(lua)))
         }
         ACCEPT_EXPECTED => accept_expected(session, &params.arguments).await,
+        step_values::SHOW_STEP_VALUES => step_values::show(session, &params.arguments).await,
+        step_values::HIDE_STEP_VALUES => step_values::hide(session).await,
         other => Err(Error::invalid_params(format!("unknown command `{other}`"))),
     }
 }

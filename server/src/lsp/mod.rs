@@ -27,6 +27,7 @@ pub(crate) mod project;
 mod runs;
 mod server;
 mod session;
+mod step_values;
 mod text;
 mod transport;
 mod watcher;

@@ -16,7 +16,7 @@ use super::editing::{self, TokenCache};
 use super::lua;
 use super::session::{ClientCaps, Session, Settings, write};
 use super::text::{LineIndex, apply_changes};
-use super::{case_view, format, watcher};
+use super::{case_view, format, step_values, watcher};
 
 pub struct Backend {
     session: Arc<Session>,
@@ -189,6 +189,10 @@ impl LanguageServer for Backend {
                 .and_then(|w| w.diagnostics.as_ref())
                 .and_then(|d| d.refresh_support)
                 .unwrap_or(false),
+            inlay_hint_refresh: workspace
+                .and_then(|w| w.inlay_hint.as_ref())
+                .and_then(|c| c.refresh_support)
+                .unwrap_or(false),
         };
         let pull_diagnostics = self.session.caps().pull_diagnostics;
         let encoding = super::text::negotiate_encoding(
@@ -229,6 +233,7 @@ impl LanguageServer for Backend {
                         ..CodeActionOptions::default()
                     },
                 )),
+                inlay_hint_provider: Some(OneOf::Left(true)),
                 code_lens_provider: Some(CodeLensOptions {
                     resolve_provider: Some(false),
                 }),
@@ -763,6 +768,21 @@ impl LanguageServer for Backend {
         Ok(WorkspaceDiagnosticReportResult::Report(
             WorkspaceDiagnosticReport { items },
         ))
+    }
+
+    async fn inlay_hint(&self, params: InlayHintParams) -> Result<Option<Vec<InlayHint>>> {
+        Ok(self
+            .guarded("inlayHint", None, move |session| {
+                let path = uri_path(&params.text_document.uri);
+                let text = session.docs.text(&path)?;
+                Some(step_values::inlay_hints(
+                    &session,
+                    &path,
+                    &text,
+                    params.range,
+                ))
+            })
+            .await)
     }
 
     async fn execute_command(&self, params: ExecuteCommandParams) -> Result<Option<LSPAny>> {

@@ -87,6 +87,8 @@ pub struct ClientCaps {
     pub pull_diagnostics: bool,
     /// `workspace.diagnostics.refreshSupport`.
     pub diagnostic_refresh: bool,
+    /// `workspace.inlayHint.refreshSupport`.
+    pub inlay_hint_refresh: bool,
 }
 
 /// A run still pending this long after its request gets its old results republished as
@@ -116,6 +118,8 @@ pub struct Session {
     /// Per file, the latest analysis request (older results are dropped).
     analysis_generation: Mutex<HashMap<PathBuf, Arc<AtomicU64>>>,
     pub shutting_down: AtomicBool,
+    /// The step values shown as inlay hints (`kruise-lua.showStepValues`), if any.
+    pub step_values: super::step_values::ShownSlot,
 }
 
 // A panic elsewhere must not make the state unreachable: poisoned locks are used as they are.
@@ -144,6 +148,7 @@ impl Session {
             lens_refresh_pending: AtomicBool::new(false),
             analysis_generation: Mutex::default(),
             shutting_down: AtomicBool::new(false),
+            step_values: Default::default(),
         }
     }
 

@@ -10,6 +10,8 @@ M.COMMANDS = {
   obj_as_lua = "kruise-lua.objAsLua",
   accept_expected = "kruise-lua.acceptExpected",
   debug_step = "kruise-lua.debugStep",
+  show_step_values = "kruise-lua.showStepValues",
+  hide_step_values = "kruise-lua.hideStepValues",
 }
 M.INSTALL_COMMAND = "cargo install --locked --path server"
 
@@ -30,7 +32,8 @@ local defaults = {
   --- Passed on to the client.
   capabilities = nil,
   on_attach = nil,
-  --- Define :KruiseLuaRun, :KruiseLuaObj and :KruiseLuaAccept.
+  --- Define :KruiseLuaRun, :KruiseLuaObj, :KruiseLuaAccept, :KruiseLuaShowValues and
+  --- :KruiseLuaHideValues.
   user_commands = true,
   --- nil: `vim.lsp.config`/`vim.lsp.enable` when Neovim has them (0.11+), else `vim.lsp.start`
   --- from FileType autocommands; false forces the latter.
@@ -291,6 +294,52 @@ function M.show_obj(step)
   return open_obj({ { uri = vim.uri_from_bufnr(bufnr), step = index } }, bufnr)
 end
 
+--- The script's buffer (opened in a split when no buffer holds it) with inlay hints on: the
+--- server sends hints only for the script whose values are shown.
+local function show_values_in(script)
+  if not (vim.lsp.inlay_hint and vim.fn.has("nvim-0.10") == 1) then
+    notify("inline values need Neovim 0.10 or later (inlay hints)", vim.log.levels.WARN)
+    return
+  end
+  local target = vim.fn.fnamemodify(script, ":p")
+  local found
+  for _, b in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(b) and vim.fn.fnamemodify(vim.api.nvim_buf_get_name(b), ":p") == target then
+      found = b
+    end
+  end
+  if not found then
+    vim.cmd("belowright split " .. vim.fn.fnameescape(target))
+    found = vim.api.nvim_get_current_buf()
+  end
+  vim.lsp.inlay_hint.enable(true, { bufnr = found })
+end
+
+--- Runs `kruise-lua.showStepValues` with `arguments` (`{ { uri = <case>, step = <0-based> } }`).
+local function show_values(arguments, bufnr)
+  return M.execute(M.COMMANDS.show_step_values, arguments, function(result)
+    if type(result) == "table" and result.script then
+      show_values_in(result.script)
+      notify(("values of step %d shown in %s"):format((result.step or 0) + 1, vim.fn.fnamemodify(result.script, ":t")))
+    end
+  end, bufnr)
+end
+
+--- `:KruiseLuaShowValues [step]`: step is 1-based; default the step under the cursor, else 1.
+function M.show_values(step)
+  local bufnr = case_buffer()
+  if not bufnr then
+    return false
+  end
+  local index = step and (step - 1) or cursor_step(bufnr) or 0
+  return show_values({ { uri = vim.uri_from_bufnr(bufnr), step = index } }, bufnr)
+end
+
+--- `:KruiseLuaHideValues`.
+function M.hide_values()
+  return M.execute(M.COMMANDS.hide_step_values, {})
+end
+
 --- `:KruiseLuaAccept [all|step]`: the step under the cursor (1-based number given), or all
 --- failing steps.
 function M.accept(which)
@@ -322,6 +371,17 @@ local function define_user_commands()
     end
     M.show_obj(step)
   end, { nargs = "?", desc = "kruise-lua: show the obj of a step as Lua" })
+  vim.api.nvim_create_user_command("KruiseLuaShowValues", function(opts)
+    local step = opts.args ~= "" and tonumber(opts.args) or nil
+    if opts.args ~= "" and not step then
+      notify("usage: :KruiseLuaShowValues [step number]", vim.log.levels.ERROR)
+      return
+    end
+    M.show_values(step)
+  end, { nargs = "?", desc = "kruise-lua: show a step's values inline in its script" })
+  vim.api.nvim_create_user_command("KruiseLuaHideValues", function()
+    M.hide_values()
+  end, { desc = "kruise-lua: hide the inline values" })
   vim.api.nvim_create_user_command("KruiseLuaAccept", function(opts)
     local arg = opts.args
     if arg ~= "" and arg ~= "all" and not tonumber(arg) then
@@ -345,6 +405,9 @@ local function define_lens_commands()
   end
   vim.lsp.commands[M.COMMANDS.run_all] = function(command, ctx)
     M.execute(command.command, command.arguments, show_counts, ctx and ctx.bufnr)
+  end
+  vim.lsp.commands[M.COMMANDS.show_step_values] = function(command, ctx)
+    show_values(command.arguments or {}, ctx and ctx.bufnr)
   end
   -- "▶ debug step N": a session of nvim-dap with `kruise-lua dap` (see kruise_lua.dap).
   vim.lsp.commands[M.COMMANDS.debug_step] = function(command)

@@ -223,6 +223,12 @@ describe("command arguments", () => {
     assert.equal("step" in all[0], false);
   });
 
+  it("reads the script whose step values are shown", () => {
+    assert.equal(logic.shownScript({ script: "/w/trafficRouting.lua", step: 1 }), "/w/trafficRouting.lua");
+    assert.equal(logic.shownScript({ step: 1 }), undefined);
+    assert.equal(logic.shownScript(null), undefined);
+  });
+
   it("explains the result of accepting", () => {
     assert.equal(logic.acceptMessage({ applied: true, steps: 2 }).text, "kruise-lua: accepted the actual output of 2 steps as expected.");
     assert.equal(logic.acceptMessage({ applied: false, steps: 0 }).level, "info");

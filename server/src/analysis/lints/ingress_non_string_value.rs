@@ -236,7 +236,7 @@ fn non_string_kind(ctx: &LintContext, value: &Expression) -> Option<&'static str
         return None;
     }
     match ctx.model.expr_value(value) {
-        Value::Table => Some("table"),
+        Value::Table { .. } => Some("table"),
         Value::Function { .. } => Some("function"),
         Value::Obj(path) => match obj_schema::lookup(ctx.flavor, &path.0) {
             Lookup::Found { shape, .. } => match shape.kind {

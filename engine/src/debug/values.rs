@@ -1,0 +1,323 @@
+//! Recording what a step's run held, line by line, for inline hints: a small client of the
+//! debug hook that steps through every script line and notes, per line, the locals that line
+//! set or changed and the values of chosen expressions (the `obj` reads on that line).
+//!
+//! A local's value after line L is read at the next stop in the same frame, so a line is
+//! credited with the locals that appeared or changed between its stop and the next one there.
+//! Lines run in a loop keep the last value and how many times it was recorded.
+
+use std::collections::{BTreeMap, HashMap};
+
+use super::{Control, Debugger, Output, Paused, Resume, Stop, run_step};
+use crate::runner::{Mode, RunOptions, Script, ScriptFlavor, StepOutcome};
+use crate::testcase::TestCase;
+
+/// Stops recorded at most; past it the run goes on without stopping (a long loop would
+/// otherwise take one stop per line per iteration, and stopped time is not charged to the
+/// run's deadline).
+pub const MAX_RECORDED_STOPS: usize = 20_000;
+
+/// What one name or expression held on one line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LineValue {
+    /// 1-based script line.
+    pub line: u32,
+    /// A local's name, or the watched expression's text.
+    pub name: String,
+    /// The last value, as the debugger shows it (`50`, `"web"`, `{…} (2 entries)`).
+    pub value: String,
+    /// How many times it was recorded on this line (more than 1 in loops).
+    pub count: u32,
+}
+
+/// The values of one step's run.
+#[derive(Debug, Clone)]
+pub struct StepValues {
+    /// In line order; on one line, in the order first recorded.
+    pub values: Vec<LineValue>,
+    /// Whether the run went past [`MAX_RECORDED_STOPS`] (later lines are not recorded).
+    pub truncated: bool,
+    /// The step's outcome, as [`run_step`] gives it.
+    pub outcome: StepOutcome,
+}
+
+/// Runs step `index` (0-based) of `case` with the recorder attached. `watch` maps a line to
+/// the expressions to evaluate there (before the line runs; evaluation changes nothing).
+#[allow(clippy::too_many_arguments)]
+pub fn record_step_values(
+    script: &Script,
+    flavor: ScriptFlavor,
+    case: &TestCase,
+    index: usize,
+    mode: Mode,
+    options: &RunOptions,
+    watch: &BTreeMap<u32, Vec<String>>,
+) -> StepValues {
+    let control = Control::new(true);
+    let mut recorder = Recorder {
+        watch,
+        stops: 0,
+        truncated: false,
+        frames: HashMap::new(),
+        values: BTreeMap::new(),
+        order: 0,
+    };
+    let outcome = run_step(
+        script,
+        flavor,
+        case,
+        index,
+        mode,
+        options,
+        &control,
+        &mut recorder,
+    );
+    let mut values: Vec<(u32, usize, LineValue)> = recorder
+        .values
+        .into_iter()
+        .map(|((line, _), (order, value))| (line, order, value))
+        .collect();
+    values.sort_by_key(|(line, order, _)| (*line, *order));
+    StepValues {
+        values: values.into_iter().map(|(_, _, v)| v).collect(),
+        truncated: recorder.truncated,
+        outcome,
+    }
+}
+
+/// The last stop seen in a frame (by stack depth): its function, line and locals then.
+struct FrameState {
+    function: String,
+    line: u32,
+    locals: HashMap<String, String>,
+}
+
+struct Recorder<'w> {
+    watch: &'w BTreeMap<u32, Vec<String>>,
+    stops: usize,
+    truncated: bool,
+    frames: HashMap<usize, FrameState>,
+    /// (line, name) → (first-recorded order, value).
+    values: BTreeMap<(u32, String), (usize, LineValue)>,
+    order: usize,
+}
+
+impl Recorder<'_> {
+    fn record(&mut self, line: u32, name: &str, value: String) {
+        let order = self.order;
+        let entry = self
+            .values
+            .entry((line, name.to_owned()))
+            .or_insert_with(|| {
+                (
+                    order,
+                    LineValue {
+                        line,
+                        name: name.to_owned(),
+                        value: String::new(),
+                        count: 0,
+                    },
+                )
+            });
+        entry.1.value = value;
+        entry.1.count = entry.1.count.saturating_add(1);
+        self.order += 1;
+    }
+
+    /// The innermost frame's locals (Lua's internal `(for …)` slots left out).
+    fn locals(paused: &mut Paused<'_>) -> HashMap<String, String> {
+        let Ok(scopes) = paused.scopes(0) else {
+            return HashMap::new();
+        };
+        let Some(scope) = scopes.iter().find(|s| s.name == "Locals") else {
+            return HashMap::new();
+        };
+        paused
+            .variables(scope.reference)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|v| !v.name.starts_with('('))
+            .map(|v| (v.name, v.value))
+            .collect()
+    }
+}
+
+impl Debugger for Recorder<'_> {
+    fn stopped(&mut self, stop: &Stop, paused: &mut Paused<'_>) -> Resume {
+        self.stops += 1;
+        if self.stops > MAX_RECORDED_STOPS {
+            self.truncated = true;
+            return Resume::Continue;
+        }
+        let frames = paused.frames();
+        let depth = frames.len();
+        let function = frames.first().map(|f| f.name.clone()).unwrap_or_default();
+        // Frames deeper than this one have returned.
+        self.frames.retain(|d, _| *d <= depth);
+        let locals = Self::locals(paused);
+        // Another call at the same depth starts afresh.
+        if let Some(previous) = self
+            .frames
+            .remove(&depth)
+            .filter(|previous| previous.function == function)
+        {
+            let mut changed: Vec<(&String, &String)> = locals
+                .iter()
+                .filter(|(name, value)| previous.locals.get(*name) != Some(*value))
+                .collect();
+            changed.sort();
+            for (name, value) in changed {
+                self.record(previous.line, name, value.clone());
+            }
+        }
+        if let Some(expressions) = self.watch.get(&stop.line) {
+            for expression in expressions {
+                if let Ok(variable) = paused.evaluate(Some(0), expression) {
+                    self.record(stop.line, expression, variable.value);
+                }
+            }
+        }
+        self.frames.insert(
+            depth,
+            FrameState {
+                function,
+                line: stop.line,
+                locals,
+            },
+        );
+        Resume::StepIn
+    }
+
+    fn output(&mut self, _output: Output) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runner::StepStatus;
+    use crate::testcase::parse_case;
+
+    const CASE: &str = "rollout:
+  apiVersion: rollouts.kruise.io/v1beta1
+  kind: Rollout
+  spec:
+    strategy:
+      canary:
+        trafficRoutings:
+        - service: web
+        steps:
+        - traffic: 20%
+        - traffic: 50%
+original:
+  apiVersion: example.io/v1
+  kind: Route
+  spec:
+    routes: [{name: a, weight: 1}, {name: b, weight: 2}, {name: c, weight: 3}]
+expected:
+- apiVersion: example.io/v1
+  kind: Route
+  spec:
+    routes: [{name: a, weight: 1}, {name: b, weight: 2}, {name: c, weight: 3}]
+- apiVersion: example.io/v1
+  kind: Route
+  spec:
+    routes: [{name: a, weight: 1}, {name: b, weight: 2}, {name: c, weight: 3}]
+";
+
+    const SCRIPT: &str = "local spec = obj.data.spec
+local weight = obj.canaryWeight
+local total = 0
+for _, route in ipairs(spec.routes) do
+  total = total + route.weight
+end
+local function half(n)
+  local h = n / 2
+  return h
+end
+local name = \"w\" .. half(weight)
+return obj.data
+";
+
+    fn record(index: usize, watch: &[(u32, &str)]) -> StepValues {
+        let case = parse_case(CASE).unwrap();
+        let mut lines: BTreeMap<u32, Vec<String>> = BTreeMap::new();
+        for (line, expression) in watch {
+            lines.entry(*line).or_default().push(expression.to_string());
+        }
+        record_step_values(
+            &Script::new(SCRIPT),
+            ScriptFlavor::Custom,
+            &case,
+            index,
+            Mode::Harness,
+            &RunOptions::default(),
+            &lines,
+        )
+    }
+
+    fn at(values: &StepValues, line: u32, name: &str) -> Option<(String, u32)> {
+        values
+            .values
+            .iter()
+            .find(|v| v.line == line && v.name == name)
+            .map(|v| (v.value.clone(), v.count))
+    }
+
+    #[test]
+    fn each_line_gets_the_locals_it_set_with_loop_counts() {
+        let values = record(1, &[(2, "obj.canaryWeight")]);
+        assert_eq!(
+            values.outcome.status,
+            StepStatus::Pass,
+            "{:?}",
+            values.outcome
+        );
+        assert!(!values.truncated);
+        assert_eq!(at(&values, 2, "weight"), Some(("50".into(), 1)));
+        assert_eq!(at(&values, 2, "obj.canaryWeight"), Some(("50".into(), 1)));
+        assert_eq!(at(&values, 3, "total"), Some(("0".into(), 1)));
+        // The body line ran three times; the last value is kept.
+        assert_eq!(at(&values, 5, "total"), Some(("6".into(), 3)));
+        // The loop variable changes on the `for` line.
+        let route = at(&values, 4, "route").unwrap();
+        assert_eq!(route.1, 3, "{values:?}");
+        // Inside the function, in its own frame; the caller's line after the call returns.
+        assert_eq!(at(&values, 8, "h"), Some(("25".into(), 1)));
+        assert_eq!(at(&values, 11, "name"), Some(("\"w25\"".into(), 1)));
+        // Nothing is credited to a line that set nothing.
+        assert!(values.values.iter().all(|v| v.line != 12), "{values:?}");
+        // In line order.
+        let lines: Vec<u32> = values.values.iter().map(|v| v.line).collect();
+        let mut sorted = lines.clone();
+        sorted.sort();
+        assert_eq!(lines, sorted);
+        // The other step sees its own weight.
+        assert_eq!(at(&record(0, &[]), 2, "weight"), Some(("20".into(), 1)));
+    }
+
+    #[test]
+    fn a_long_loop_stops_recording_and_still_finishes() {
+        let case = parse_case(CASE).unwrap();
+        let script = "local n = 0\nfor i = 1, 100000 do\n  n = n + 1\nend\nobj.data.spec.n = n\nreturn obj.data\n";
+        let values = record_step_values(
+            &Script::new(script),
+            ScriptFlavor::Custom,
+            &case,
+            0,
+            Mode::Harness,
+            &RunOptions::default(),
+            &BTreeMap::new(),
+        );
+        assert!(values.truncated);
+        // The run went on to the end: its result differs from expected by the new field only.
+        assert_eq!(
+            values.outcome.status,
+            StepStatus::Fail,
+            "{:?}",
+            values.outcome
+        );
+        assert!(values.outcome.error.is_none(), "{:?}", values.outcome.error);
+        let (_, count) = at(&values, 3, "n").unwrap();
+        assert!(count as usize <= MAX_RECORDED_STOPS, "{count}");
+    }
+}

@@ -1,0 +1,113 @@
+//! The `obj` reads of a script, per line: the expressions whose values inline hints show for a
+//! step's run (`obj.canaryWeight`, `spec.routes` through an alias of `obj.data.spec`).
+
+use std::collections::BTreeMap;
+
+use full_moon::ast::{Expression, Index, Suffix};
+
+use super::parse::{node_range, parse, token_range};
+use super::semantic::{Model, Value};
+use super::walk::chains;
+
+/// Expressions per line at most (a line packed with reads shows the first ones).
+const MAX_PER_LINE: usize = 4;
+
+/// Line (1-based) → the source text of each read of a value inside `obj` on it, once each, in
+/// source order. Only plain field reads are taken (`a.b`, `a["b"]`, `a[1]`): evaluating them
+/// calls nothing. Assignment targets are left out (the line's locals show what it wrote).
+pub fn obj_reads_by_line(source: &str) -> BTreeMap<u32, Vec<String>> {
+    let parsed = parse(source);
+    let model = Model::build(&parsed.ast, source.len());
+    let mut reads: BTreeMap<u32, Vec<String>> = BTreeMap::new();
+    for chain in chains(parsed.ast.nodes()) {
+        if chain.write {
+            continue;
+        }
+        // The leading run of plain indexes.
+        let plain = chain
+            .suffixes
+            .iter()
+            .take_while(|s| match s {
+                Suffix::Index(Index::Dot { .. }) => true,
+                Suffix::Index(Index::Brackets { expression, .. }) => {
+                    matches!(
+                        expression.as_ref(),
+                        Expression::String(_) | Expression::Number(_)
+                    )
+                }
+                _ => false,
+            })
+            .count();
+        if plain == 0 {
+            continue;
+        }
+        let suffixes = &chain.suffixes[..plain];
+        if !matches!(
+            model.chain_value(chain.prefix, suffixes.iter().copied()),
+            Value::Obj(_)
+        ) {
+            continue;
+        }
+        let (Some(start), Some(end)) = (
+            node_range(chain.prefix),
+            suffixes.last().and_then(|s| suffix_end(s)),
+        ) else {
+            continue;
+        };
+        let Some(text) = source.get(start.start..end) else {
+            continue;
+        };
+        // One line only: a read split over lines would not fit a line's hint.
+        if text.contains('\n') {
+            continue;
+        }
+        let line = source[..start.start].matches('\n').count() as u32 + 1;
+        let on_line = reads.entry(line).or_default();
+        if on_line.len() < MAX_PER_LINE && !on_line.iter().any(|r| r == text) {
+            on_line.push(text.to_string());
+        }
+    }
+    reads
+}
+
+/// Where an index suffix ends (node_range stops short of a bracket index's `]`).
+fn suffix_end(suffix: &Suffix) -> Option<usize> {
+    match suffix {
+        Suffix::Index(Index::Brackets { brackets, .. }) => {
+            Some(token_range(brackets.tokens().1).end)
+        }
+        other => node_range(other).map(|r| r.end),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_of_obj_and_its_aliases_per_line() {
+        let source = "local spec = obj.data.spec\nlocal w = obj.canaryWeight + obj[\"canaryWeight\"]\nfor _, r in ipairs(spec.routes) do\n  r.weight = w\n  print(r.name, string.upper(obj.stableService))\nend\nobj.data.x = 1\nlocal n = #obj.data.spec.routes[1].name\nreturn obj.data\n";
+        let reads = obj_reads_by_line(source);
+        let lines: Vec<(u32, Vec<&str>)> = reads
+            .iter()
+            .map(|(l, r)| (*l, r.iter().map(String::as_str).collect()))
+            .collect();
+        assert_eq!(
+            lines,
+            vec![
+                (1, vec!["obj.data.spec"]),
+                (2, vec!["obj.canaryWeight", "obj[\"canaryWeight\"]"]),
+                (3, vec!["spec.routes"]),
+                (5, vec!["r.name", "obj.stableService"]),
+                (8, vec!["obj.data.spec.routes[1].name"]),
+                (9, vec!["obj.data"]),
+            ]
+        );
+        // Calls and non-obj chains are not reads; a broken script gives what it can.
+        assert!(obj_reads_by_line("string.upper(x)\nlocal t = {}\nprint(t.a)").is_empty());
+        assert_eq!(
+            obj_reads_by_line("local w = obj.canaryWeight\nif then").len(),
+            1
+        );
+    }
+}
