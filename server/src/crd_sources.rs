@@ -55,6 +55,9 @@ impl std::fmt::Display for SourceProblem {
 /// `config_crds` (already resolved, e.g. by [`config_crds`]), then `explicit` (`--crd`): files,
 /// or folders read for `*.yaml`/`*.yml` below them in name order. Missing `explicit` and
 /// `config_crds` paths are problems; a root without `crds/` is not.
+// The language server's entry (it has one workspace root and its own settings); `check` uses
+// `load_roots`.
+#[cfg_attr(not(test), allow(dead_code))]
 pub fn load(root: Option<&Path>, explicit: &[PathBuf], config_crds: &[PathBuf]) -> CrdSources {
     let mut loader = Loader::default();
     if let Some(root) = root {
@@ -83,6 +86,30 @@ pub fn load_roots(roots: &[PathBuf], explicit: &[PathBuf]) -> CrdSources {
         loader.add_path(path);
     }
     loader.finish()
+}
+
+/// The `lua_configuration` root a `check` PATH belongs to, for its `crds/` folder and
+/// kruise-lua.toml: a folder PATH is a root itself; for a file (a script, a case, a ConfigMap
+/// manifest), the nearest folder above it holding `crds/` or kruise-lua.toml (the search stops
+/// at a repository root, a folder holding `.git`, as the lint configuration's does).
+pub fn root_of(path: &Path) -> Option<PathBuf> {
+    if path.is_dir() {
+        return Some(path.to_path_buf());
+    }
+    for dir in path.ancestors().skip(1) {
+        let dir = if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir
+        };
+        if dir.join(CRDS_FOLDER).is_dir() || dir.join(LintConfig::FILE_NAME).is_file() {
+            return Some(dir.to_path_buf());
+        }
+        if dir.join(".git").exists() {
+            break;
+        }
+    }
+    None
 }
 
 /// The `crds` a `lua_configuration` root's `kruise-lua.toml` lists, resolved relative to the
@@ -428,6 +455,20 @@ spec:
         let sources = load_roots(&[root.clone()], &[]);
         assert_eq!(sources.problems, vec![]);
         assert!(sources.schemas.is_empty());
+    }
+
+    #[test]
+    fn a_file_path_finds_the_root_holding_crds_or_the_toml() {
+        let root = scratch("root-of");
+        std::fs::create_dir_all(root.join("lua/crds")).unwrap();
+        std::fs::create_dir_all(root.join("lua/g.io/Kind/testdata")).unwrap();
+        let case = root.join("lua/g.io/Kind/testdata/case.yaml");
+        std::fs::write(&case, "").unwrap();
+        assert_eq!(root_of(&case), Some(root.join("lua")));
+        assert_eq!(root_of(&root.join("lua/g.io")), Some(root.join("lua/g.io")));
+        std::fs::create_dir_all(root.join("other/.git")).unwrap();
+        std::fs::write(root.join("other/x.lua"), "").unwrap();
+        assert_eq!(root_of(&root.join("other/x.lua")), None);
     }
 
     #[test]
