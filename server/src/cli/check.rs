@@ -39,8 +39,11 @@ use super::report::{
     self, CaseReport, Format, Location, Note, OrderFinding, Report, ScriptReport, Summary, Verdict,
     span_line,
 };
+use super::schema_check::{self, SchemaSubject};
 use super::{ColorArg, InputArgs, LimitArgs, ModeArg, UsageError, paths, read_text};
 use crate::analysis::{self, LintConfig};
+use crate::crd_sources::{self, CrdSources, SourceProblem};
+use kruise_lua_engine::schema::SchemaSet;
 
 #[derive(Debug, Args)]
 pub struct CheckArgs {
@@ -79,6 +82,14 @@ pub struct CheckArgs {
     /// Check again whenever a file under PATH changes (until interrupted)
     #[arg(long)]
     pub watch: bool,
+    /// CustomResourceDefinition file or folder to validate results against (repeatable); wins
+    /// over the `crds/` folder and kruise-lua.toml's `crds` for the same group and kind
+    #[arg(long = "crd", value_name = "PATH")]
+    pub crds: Vec<PathBuf>,
+    /// Do not validate results and expectations against CRD schemas and Kubernetes' label and
+    /// annotation rules
+    #[arg(long)]
+    pub no_schema: bool,
 }
 
 /// A script ready to run: its report header, source, and the cases to run.
@@ -87,6 +98,8 @@ struct Planned {
     /// Compiled once; every step starts from one of its prepared (rewound) states.
     script: Script,
     flavor: ScriptFlavor,
+    /// What its results are validated as.
+    subject: SchemaSubject,
     jobs: Vec<Job>,
 }
 
@@ -133,9 +146,16 @@ pub(crate) fn render(
     filters: &[String],
     color: bool,
 ) -> Result<Rendered, UsageError> {
+    let schemas = schemas(args)?;
     let (planned, notes) = plan(&args.paths, filters, &args.input)?;
     let options = args.limits.run_options();
-    let mut report = run(planned, args.mode.into(), &options, args.shuffle);
+    let mut report = run(
+        planned,
+        args.mode.into(),
+        &options,
+        args.shuffle,
+        schemas.as_ref().map(|sources| &*sources.schemas),
+    );
     report.notes = notes;
     let summary = Summary::of(&report);
     if matches!(args.format, Format::Json | Format::Junit) {
@@ -150,6 +170,19 @@ pub(crate) fn render(
         summary: summary.line(),
         code: summary.exit_code_denying(args.deny_warnings),
     };
+    if let Some(sources) = &schemas
+        && !sources.problems.is_empty()
+    {
+        // A CRD that cannot be used leaves its kind unvalidated: never a silent pass.
+        for problem in &sources.problems {
+            super::write_stderr_line(&super::terminal::escape_controls(&format!(
+                "{}: error: CRD not loaded: {}",
+                problem_location(problem),
+                problem.message
+            )));
+        }
+        rendered.code = rendered.code.max(super::EXIT_FINDINGS);
+    }
     let written = if args.lint {
         let (mut findings, files) = super::lint::lint_paths(&args.paths, &args.input)?;
         if !filters.is_empty() {
@@ -181,6 +214,34 @@ pub(crate) fn render(
     written.map_err(|err| UsageError(format!("writing the report: {err}")))?;
     rendered.report = out;
     Ok(rendered)
+}
+
+/// The CRD schemas of the run (`None` with `--no-schema`): every PATH's `crds/` folder and
+/// kruise-lua.toml `crds`, then `--crd` (a `--crd` path that does not exist is a usage error).
+fn schemas(args: &CheckArgs) -> Result<Option<CrdSources>, UsageError> {
+    if args.no_schema {
+        return Ok(None);
+    }
+    for path in &args.crds {
+        std::fs::metadata(path).map_err(|err| UsageError::io(path, &err))?;
+    }
+    let mut roots: Vec<PathBuf> = Vec::new();
+    for path in &args.paths {
+        if let Some(root) = crd_sources::root_of(path)
+            && !roots.contains(&root)
+        {
+            roots.push(root);
+        }
+    }
+    Ok(Some(crd_sources::load_roots(&roots, &args.crds)))
+}
+
+/// `file:line` of a CRD source problem (`file` alone when the line is unknown).
+fn problem_location(problem: &SourceProblem) -> Location {
+    Location {
+        file: problem.file.clone(),
+        line: Some(problem.line).filter(|line| *line > 0),
+    }
 }
 
 /// Discovers every PATH, pairs ConfigMap scripts with test cases, keeps the scripts Kruise
@@ -349,6 +410,7 @@ fn plan(
             header,
             script,
             flavor,
+            subject: SchemaSubject::from(&entry.kind),
             jobs,
         });
     }
@@ -360,6 +422,7 @@ fn plan(
                 header,
                 script: Script::new(String::new()),
                 flavor: ScriptFlavor::Custom,
+                subject: SchemaSubject::from(&entry.kind),
                 jobs: Vec::new(),
             });
         }
@@ -551,8 +614,15 @@ fn read_case(path: &Path, input: &InputArgs) -> Result<Result<String, CaseError>
     }
 }
 
-/// Runs every job in parallel and assembles the report in plan order.
-fn run(planned: Vec<Planned>, mode: Mode, options: &RunOptions, shuffle: u32) -> Report {
+/// Runs every job in parallel and assembles the report in plan order; with `schemas`, each
+/// step's output and expectation are validated too.
+fn run(
+    planned: Vec<Planned>,
+    mode: Mode,
+    options: &RunOptions,
+    shuffle: u32,
+    schemas: Option<&SchemaSet>,
+) -> Report {
     let work: Vec<(usize, &Job)> = planned
         .iter()
         .enumerate()
@@ -560,7 +630,7 @@ fn run(planned: Vec<Planned>, mode: Mode, options: &RunOptions, shuffle: u32) ->
         .collect();
     let results: Vec<CaseReport> = work
         .par_iter()
-        .map(|(index, job)| run_job(&planned[*index], job, mode, options, shuffle))
+        .map(|(index, job)| run_job(&planned[*index], job, mode, options, shuffle, schemas))
         .collect();
     let mut scripts: Vec<ScriptReport> = planned.iter().map(|plan| plan.header.clone()).collect();
     for ((index, _), result) in work.iter().zip(results) {
@@ -579,6 +649,7 @@ fn run_job(
     mode: Mode,
     options: &RunOptions,
     shuffle: u32,
+    schemas: Option<&SchemaSet>,
 ) -> CaseReport {
     let failed = |error: CaseError| CaseReport {
         path: job.path.clone(),
@@ -588,6 +659,7 @@ fn run_job(
             steps: Vec::new(),
         },
         order_dependent: Vec::new(),
+        schema: Vec::new(),
     };
     let text = match &job.input {
         Ok(text) => text,
@@ -602,6 +674,7 @@ fn run_job(
             path: job.path.clone(),
             outcome: no_steps(&case),
             order_dependent: Vec::new(),
+            schema: Vec::new(),
         };
     }
     let outcome = CaseOutcome {
@@ -614,10 +687,17 @@ fn run_job(
     } else {
         Vec::new()
     };
+    let schema = match schemas {
+        Some(schemas) => {
+            schema_check::case_findings(schemas, &plan.subject, &case, &job.path, &outcome.steps)
+        }
+        None => Vec::new(),
+    };
     CaseReport {
         path: job.path.clone(),
         outcome,
         order_dependent,
+        schema,
     }
 }
 

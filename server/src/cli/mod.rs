@@ -19,6 +19,7 @@ pub mod obj;
 pub mod paths;
 pub mod report;
 pub mod run;
+pub mod schema_check;
 pub mod terminal;
 pub mod watch;
 

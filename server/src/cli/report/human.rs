@@ -38,7 +38,7 @@ impl Painter {
     fn mark(&self, verdict: Verdict) -> String {
         match verdict {
             Verdict::Pass => self.paint(GREEN, "✓"),
-            Verdict::Fail => self.paint(RED, "✗"),
+            Verdict::Fail | Verdict::Invalid => self.paint(RED, "✗"),
             Verdict::Error => self.paint(RED, "!"),
         }
     }
@@ -141,10 +141,7 @@ fn write_step(
     out: &mut dyn Write,
 ) -> io::Result<()> {
     let finding = case.order_finding(step.index);
-    let verdict = match step.status {
-        StepStatus::Pass if finding.is_some() => Verdict::Fail,
-        status => status.into(),
-    };
+    let verdict = case.step_verdict(step);
     const DETAIL: &str = "          ";
     match super::skip_reason(step) {
         // Production mode: the controller does not run the script for this step.
@@ -160,6 +157,12 @@ fn write_step(
                 step_number(step.index)
             )?;
         }
+        _ if verdict == Verdict::Invalid => writeln!(
+            out,
+            "      {} step {}: invalid (the API server would reject it)",
+            painter.mark(verdict),
+            step_number(step.index)
+        )?,
         _ => writeln!(
             out,
             "      {} step {}",
@@ -217,6 +220,15 @@ fn write_step(
     }
     if let Some(finding) = finding {
         write_block(out, DETAIL, &painter.paint(RED, &finding.message()))?;
+    }
+    for found in case.schema_findings(step.index) {
+        let (style, label) = if found.is_error() {
+            (RED, "schema error")
+        } else {
+            (YELLOW, "warning")
+        };
+        let text = format!("{}: {label}: {}", found.location, found.message());
+        write_block(out, DETAIL, &painter.paint(style, &text))?;
     }
     for warning in super::step_warnings(script, step) {
         write_block(
