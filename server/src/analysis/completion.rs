@@ -296,20 +296,24 @@ fn spec_members(
     ctx: &CompletionContext,
     replace: &Range<usize>,
 ) -> Vec<CompletionItem> {
-    let Some(node) = ctx.spec_shape.and_then(|s| s.node(suffix)) else {
+    let Some(shape) = ctx.spec_shape else {
         return Vec::new();
     };
-    node.fields
-        .iter()
-        .map(|(name, field)| {
-            let mut item = CompletionItem::new(name, CompletionKind::Field, replace)
-                .detail(field.type_summary())
-                .docs(field.describe());
+    shape
+        .field_names(suffix)
+        .into_iter()
+        .filter_map(|name| {
+            let mut path = suffix.to_vec();
+            path.push(PathSeg::Key(name.clone()));
+            let (kind, docs) = shape.describe_at(&path)?;
+            let mut item = CompletionItem::new(&name, CompletionKind::Field, replace)
+                .detail(kind)
+                .docs(docs);
             // Keys that are not Lua names need the bracket form.
-            if !is_identifier(name) {
+            if !is_identifier(&name) {
                 item.insert_text = Some(format!("[\"{name}\"]"));
             }
-            item
+            Some(item)
         })
         .collect()
 }
@@ -527,6 +531,51 @@ mod tests {
         assert!(odd.documentation.as_ref().unwrap().contains("number"));
         // Without test cases, the spec has nothing to offer.
         assert!(labels("x = obj.data.spec.|").is_empty());
+    }
+
+    #[test]
+    fn spec_fields_from_the_crd_schema_merged_with_the_cases() {
+        use crate::analysis::spec_schema::tests::gizmo;
+        let json = r#"{"http": [{"route": [{"weight": 1}], "fromCases": true}]}"#;
+        let shape = infer_spec_shape(&[JsonValue::parse_go_interface(json.as_bytes()).unwrap()])
+            .with_schema(Some(gizmo(&[])));
+        let items = |text: &str| {
+            let offset = text.find('|').expect("cursor");
+            let source = text.replacen('|', "", 1);
+            let ctx = CompletionContext {
+                flavor: Flavor::Custom,
+                spec_shape: Some(&shape),
+            };
+            complete(&source, offset, &ctx)
+        };
+        let labels = |text: &str| -> Vec<String> { items(text).into_iter().map(|i| i.label).collect() };
+        assert_eq!(labels("x = obj.data.spec.|"), vec!["free", "http", "labels"]);
+        assert_eq!(
+            labels("for _, r in ipairs(obj.data.spec.http) do r.|"),
+            vec!["fromCases", "mode", "port", "route"]
+        );
+        let found = items("local r = obj.data.spec.http[1].route[1].|");
+        let weight = found.iter().find(|i| i.label == "weight").unwrap();
+        assert_eq!(weight.detail.as_deref(), Some("integer"));
+        let docs = weight.documentation.as_deref().unwrap();
+        assert!(docs.starts_with("`integer`\n\nShare of the traffic."), "{docs}");
+        assert!(docs.contains("From the test cases"), "{docs}");
+        let mode = items("obj.data.spec.http[1].|");
+        let mode = mode.iter().find(|i| i.label == "mode").unwrap();
+        assert_eq!(mode.detail.as_deref(), Some("string (enum: Canary|Blue)"));
+        assert!(!mode.documentation.as_deref().unwrap().contains("test cases"));
+        // The schema alone (no cases) is enough.
+        let schema_only = SpecShape::default().with_schema(Some(gizmo(&[])));
+        let ctx = CompletionContext {
+            flavor: Flavor::Custom,
+            spec_shape: Some(&schema_only),
+        };
+        let source = "x = obj.data.spec.";
+        let found: Vec<String> = complete(source, source.len(), &ctx)
+            .into_iter()
+            .map(|i| i.label)
+            .collect();
+        assert_eq!(found, vec!["free", "http", "labels"]);
     }
 
     #[test]

@@ -6,7 +6,8 @@
 //!
 //! * [`analyze_script`]: syntax errors (Lua 5.1 as gopher-lua parses it) and lint diagnostics.
 //! * [`complete`], [`hover`]: `obj` fields with Kruise's docs, `obj.data.spec` fields from the
-//!   test cases ([`infer_spec_shape`]), library members Kruise provides, names in scope.
+//!   test cases ([`infer_spec_shape`]) and the CRD's schema ([`SpecSchema`]), library members
+//!   Kruise provides, names in scope.
 //! * [`definition`], [`references`], [`document_symbols`]: navigation on resolved names.
 //!
 //! Every entry point tolerates incomplete code: the parser recovers, and completion reads the
@@ -21,6 +22,7 @@ pub mod navigation;
 pub mod obj_schema;
 pub mod parse;
 pub mod semantic;
+pub mod spec_schema;
 pub mod spec_shape;
 pub mod walk;
 
@@ -34,6 +36,7 @@ pub use lints::Fix;
 pub use navigation::{DocumentSymbol, SymbolKind, definition, document_symbols, references};
 pub use obj_schema::{Flavor, ObjPath, PathSeg};
 pub use parse::SyntaxError;
+pub use spec_schema::SpecSchema;
 pub use spec_shape::{SpecShape, infer_spec_shape};
 
 /// One lint finding, with its configured severity.
