@@ -155,7 +155,7 @@ mod tests {
         let analysis = analyze(source, Flavor::Custom, &LintConfig::default());
         assert!(!analysis.syntax_errors.is_empty());
         assert!(analysis.diagnostics.iter().any(|d| d.code == "KL002"));
-        assert_eq!(lints::all().len(), 13);
+        assert_eq!(lints::all().len(), 14);
         assert_eq!(lints::all()[0].code(), "KL001");
     }
 
