@@ -548,8 +548,12 @@ mod tests {
             };
             complete(&source, offset, &ctx)
         };
-        let labels = |text: &str| -> Vec<String> { items(text).into_iter().map(|i| i.label).collect() };
-        assert_eq!(labels("x = obj.data.spec.|"), vec!["free", "http", "labels"]);
+        let labels =
+            |text: &str| -> Vec<String> { items(text).into_iter().map(|i| i.label).collect() };
+        assert_eq!(
+            labels("x = obj.data.spec.|"),
+            vec!["free", "http", "labels"]
+        );
         assert_eq!(
             labels("for _, r in ipairs(obj.data.spec.http) do r.|"),
             vec!["fromCases", "mode", "port", "route"]
@@ -558,12 +562,21 @@ mod tests {
         let weight = found.iter().find(|i| i.label == "weight").unwrap();
         assert_eq!(weight.detail.as_deref(), Some("integer"));
         let docs = weight.documentation.as_deref().unwrap();
-        assert!(docs.starts_with("`integer`\n\nShare of the traffic."), "{docs}");
+        assert!(
+            docs.starts_with("`integer`\n\nShare of the traffic."),
+            "{docs}"
+        );
         assert!(docs.contains("From the test cases"), "{docs}");
         let mode = items("obj.data.spec.http[1].|");
         let mode = mode.iter().find(|i| i.label == "mode").unwrap();
         assert_eq!(mode.detail.as_deref(), Some("string (enum: Canary|Blue)"));
-        assert!(!mode.documentation.as_deref().unwrap().contains("test cases"));
+        assert!(
+            !mode
+                .documentation
+                .as_deref()
+                .unwrap()
+                .contains("test cases")
+        );
         // The schema alone (no cases) is enough.
         let schema_only = SpecShape::default().with_schema(Some(gizmo(&[])));
         let ctx = CompletionContext {

@@ -264,19 +264,34 @@ spec:
         let at = |path: &[PathSeg]| type_text(schema.at(path).unwrap());
         assert_eq!(at(&[key("http")]), "[]object");
         assert_eq!(
-            at(&[key("http"), PathSeg::Index(1), key("route"), PathSeg::Any, key("weight")]),
+            at(&[
+                key("http"),
+                PathSeg::Index(1),
+                key("route"),
+                PathSeg::Any,
+                key("weight")
+            ]),
             "integer"
         );
         assert_eq!(
             at(&[key("http"), PathSeg::Any, key("mode")]),
             "string (enum: Canary|Blue)"
         );
-        assert_eq!(at(&[key("http"), PathSeg::Any, key("port")]), "int-or-string");
+        assert_eq!(
+            at(&[key("http"), PathSeg::Any, key("port")]),
+            "int-or-string"
+        );
         assert_eq!(at(&[key("labels")]), "map[string]string");
         assert_eq!(at(&[key("labels"), key("anything")]), "string");
         assert!(schema.at(&[key("htp")]).is_none());
         let weight = schema
-            .at(&[key("http"), PathSeg::Any, key("route"), PathSeg::Any, key("weight")])
+            .at(&[
+                key("http"),
+                PathSeg::Any,
+                key("route"),
+                PathSeg::Any,
+                key("weight"),
+            ])
             .unwrap();
         assert_eq!(
             schema.describe(weight),
@@ -284,7 +299,9 @@ spec:
         );
         assert!(keeps_undeclared(schema.at(&[key("free")]).unwrap()));
         assert!(keeps_undeclared(schema.at(&[key("labels")]).unwrap()));
-        assert!(!keeps_undeclared(schema.at(&[key("http"), PathSeg::Any]).unwrap()));
+        assert!(!keeps_undeclared(
+            schema.at(&[key("http"), PathSeg::Any]).unwrap()
+        ));
         assert_eq!(
             spec_path_text(&[key("http"), PathSeg::Index(2), key("route"), PathSeg::Any]),
             "spec.http[].route[]"

@@ -114,7 +114,7 @@ fn entry_data(entry: &kruise_lua_engine::testcase::ExpectedEntry, subject: &Sche
 
 /// The case's `original` resource (Kruise's test matches the field name case-insensitively,
 /// as `encoding/json` does); `null` when absent.
-fn original_object(root: &YamlNode) -> JsonValue {
+pub fn original_object(root: &YamlNode) -> JsonValue {
     let YamlValue::Map(entries) = &root.value else {
         return JsonValue::Null;
     };
@@ -128,14 +128,18 @@ fn original_object(root: &YamlNode) -> JsonValue {
         .map_or(JsonValue::Null, |(_, value)| value.to_json())
 }
 
-/// The line of the finding's field in `expected[i]` (the resource's own layout: `spec`,
-/// `metadata.labels`, …), else of its nearest ancestor written there; `None` when only the
-/// entry itself is.
+/// The line of the finding's field in `expected[i]`; see [`field_node`].
 fn field_line(entry: &YamlNode, finding: &Finding) -> Option<u32> {
+    field_node(entry, finding).and_then(|node| span_line(Some(&node.span)))
+}
+
+/// The finding's field in `expected[i]` (the resource's own layout: `spec`,
+/// `metadata.labels`, …), else its nearest ancestor written there; `None` when only the
+/// entry itself is. (The language server marks this node.)
+pub fn field_node<'a>(entry: &'a YamlNode, finding: &Finding) -> Option<&'a YamlNode> {
     (1..=finding.path.len())
         .rev()
         .find_map(|len| entry.at_path(&finding.path[..len]))
-        .and_then(|node| span_line(Some(&node.span)))
 }
 
 #[cfg(test)]

@@ -22,6 +22,7 @@ mod framing;
 mod lua;
 pub(crate) mod project;
 mod runs;
+mod schemas;
 mod server;
 mod session;
 mod text;

@@ -16,8 +16,12 @@ use kruise_lua_engine::testcase::{self, CaseError, TestCase};
 use kruise_lua_engine::value::JsonValue;
 use rayon::prelude::*;
 
+use kruise_lua_engine::schema::SchemaSet;
+
 use super::documents::{Documents, FileStamp, MAX_ANALYSED_BYTES, disk_stamp};
 use super::project::{EmbeddedMap, ScriptId, ScriptTarget};
+use crate::cli::report::SchemaFinding;
+use crate::cli::schema_check::{self, SchemaSubject};
 
 /// One case file's outcome.
 #[derive(Debug, Clone)]
@@ -29,6 +33,9 @@ pub struct CaseResult {
     pub stamp: Option<FileStamp>,
     pub case: Result<TestCase, CaseError>,
     pub steps: Vec<StepOutcome>,
+    /// What the API server would say about each step's output and `expected[i]` (see
+    /// [`ScriptResults::validate_schemas`]), in step order.
+    pub schema: Vec<SchemaFinding>,
 }
 
 impl CaseResult {
@@ -41,7 +48,30 @@ impl CaseResult {
     }
 
     pub fn passed(&self) -> bool {
-        self.case.is_ok() && self.steps.iter().all(|s| s.status == StepStatus::Pass)
+        self.case.is_ok()
+            && self.steps.iter().all(|s| s.status == StepStatus::Pass)
+            && !self.schema.iter().any(SchemaFinding::is_error)
+    }
+
+    /// Whether step `index` has schema errors (its output or expectation would be rejected).
+    pub fn step_invalid(&self, index: usize) -> bool {
+        self.schema
+            .iter()
+            .any(|found| found.step == index && found.is_error())
+    }
+
+    /// The 1-based numbers of steps that pass but are invalid (as `check`'s verdict).
+    pub fn invalid_steps(&self) -> Vec<usize> {
+        self.steps
+            .iter()
+            .filter(|s| s.status == StepStatus::Pass && self.step_invalid(s.index))
+            .map(|s| s.index + 1)
+            .collect()
+    }
+
+    /// Whether every step passes but some are invalid.
+    pub fn invalid(&self) -> bool {
+        self.case.is_ok() && self.failing_steps().is_empty() && !self.invalid_steps().is_empty()
     }
 
     /// The 1-based numbers of steps that do not pass.
@@ -67,11 +97,56 @@ pub struct ScriptResults {
     pub cases_error: Option<CaseError>,
     pub cases: Vec<CaseResult>,
     pub mode: Mode,
+    /// The CRD schemas the steps were validated against (`None`: not validated).
+    pub schemas: Option<Arc<SchemaSet>>,
 }
 
 impl ScriptResults {
     pub fn passed_count(&self) -> usize {
         self.cases.iter().filter(|c| c.passed()).count()
+    }
+
+    /// Cases whose steps all pass but the API server would reject an output or expectation.
+    pub fn invalid_count(&self) -> usize {
+        self.cases.iter().filter(|c| c.invalid()).count()
+    }
+
+    /// Validates every case's steps against `schemas` as `check` does
+    /// ([`schema_check::case_findings`]); each run does it again for every case (reused
+    /// outcomes too: the schemas may have changed since).
+    pub fn validate_schemas(&mut self, schemas: Option<Arc<SchemaSet>>) {
+        let subject = self.target.kind.as_ref().map(SchemaSubject::from);
+        for case in &mut self.cases {
+            case.schema = match (&schemas, &subject, &case.case) {
+                (Some(schemas), Some(subject), Ok(parsed)) => schema_check::case_findings(
+                    schemas,
+                    subject,
+                    parsed,
+                    &case.path.display().to_string(),
+                    &case.steps,
+                ),
+                _ => Vec::new(),
+            };
+        }
+        self.schemas = schemas;
+    }
+
+    /// The version named by the cases' `original.apiVersion`s, for the spec's schema.
+    pub fn api_versions(&self) -> Vec<String> {
+        let mut versions: Vec<String> = self
+            .cases
+            .iter()
+            .filter_map(|c| c.case.as_ref().ok())
+            .filter_map(|c| match schema_check::original_object(&c.root) {
+                JsonValue::Object(fields) => match fields.get("apiVersion") {
+                    Some(JsonValue::String(version)) => Some(version.clone()),
+                    _ => None,
+                },
+                _ => None,
+            })
+            .collect();
+        versions.dedup();
+        versions
     }
 
     /// `obj.data.spec` of every step, for inferring the spec's shape.
@@ -243,6 +318,7 @@ pub fn execute(
                         text: String::new(),
                         stamp: None,
                         steps: Vec::new(),
+                        schema: Vec::new(),
                     };
                 }
             };
@@ -265,6 +341,7 @@ pub fn execute(
                     text,
                     stamp,
                     steps: Vec::new(),
+                    schema: Vec::new(),
                 },
             }
         })
@@ -308,6 +385,7 @@ pub fn execute(
         cases_error: input.cases_error,
         cases,
         mode,
+        schemas: None,
     })
 }
 
@@ -338,6 +416,7 @@ impl ScriptResults {
                 .cloned()
                 .collect(),
             mode: self.mode,
+            schemas: self.schemas.clone(),
         }
     }
 }

@@ -235,4 +235,3 @@ fn suffix_target(suffix: &Suffix) -> Target {
     let quoted = matches!(suffix, Suffix::Index(Index::Brackets { .. }));
     Some((suffix_range(suffix), quoted))
 }
-
