@@ -14,7 +14,7 @@ use kruise_lua_engine::schema::{MAX_CRD_FILE_BYTES, SchemaSet};
 use serde::Deserialize;
 
 use crate::analysis::LintConfig;
-use crate::cli::paths;
+use crate::cli::{UsageError, paths};
 
 /// The folder at a `lua_configuration` root that holds CRD manifests.
 pub const CRDS_FOLDER: &str = "crds";
@@ -55,9 +55,8 @@ impl std::fmt::Display for SourceProblem {
 /// `config_crds` (already resolved, e.g. by [`config_crds`]), then `explicit` (`--crd`): files,
 /// or folders read for `*.yaml`/`*.yml` below them in name order. Missing `explicit` and
 /// `config_crds` paths are problems; a root without `crds/` is not.
-// The language server's entry (it has one workspace root and its own settings); `check` uses
-// `load_roots`.
-#[cfg_attr(not(test), allow(dead_code))]
+// The language server's entry (it loads each root on its own); `check` and `lint` use
+// `for_paths`.
 pub fn load(root: Option<&Path>, explicit: &[PathBuf], config_crds: &[PathBuf]) -> CrdSources {
     let mut loader = Loader::default();
     if let Some(root) = root {
@@ -86,6 +85,24 @@ pub fn load_roots(roots: &[PathBuf], explicit: &[PathBuf]) -> CrdSources {
         loader.add_path(path);
     }
     loader.finish()
+}
+
+/// The CRDs for a run over `paths` (`check`, `lint`): every PATH's root's `crds/` folder and
+/// kruise-lua.toml `crds` ([`root_of`]), then `explicit` (`--crd`; one that does not exist
+/// is a usage error).
+pub fn for_paths(paths: &[PathBuf], explicit: &[PathBuf]) -> Result<CrdSources, UsageError> {
+    for path in explicit {
+        std::fs::metadata(path).map_err(|err| UsageError::io(path, &err))?;
+    }
+    let mut roots: Vec<PathBuf> = Vec::new();
+    for path in paths {
+        if let Some(root) = root_of(path)
+            && !roots.contains(&root)
+        {
+            roots.push(root);
+        }
+    }
+    Ok(load_roots(&roots, explicit))
 }
 
 /// The `lua_configuration` root a `check` PATH belongs to, for its `crds/` folder and

@@ -184,7 +184,11 @@ pub(crate) fn render(
         rendered.code = rendered.code.max(super::EXIT_FINDINGS);
     }
     let written = if args.lint {
-        let (mut findings, files) = super::lint::lint_paths(&args.paths, &args.input)?;
+        let (mut findings, files) = super::lint::lint_paths(
+            &args.paths,
+            &args.input,
+            schemas.as_ref().map(|sources| &sources.schemas),
+        )?;
         if !filters.is_empty() {
             findings.retain(|f| {
                 filters
@@ -222,18 +226,7 @@ fn schemas(args: &CheckArgs) -> Result<Option<CrdSources>, UsageError> {
     if args.no_schema {
         return Ok(None);
     }
-    for path in &args.crds {
-        std::fs::metadata(path).map_err(|err| UsageError::io(path, &err))?;
-    }
-    let mut roots: Vec<PathBuf> = Vec::new();
-    for path in &args.paths {
-        if let Some(root) = crd_sources::root_of(path)
-            && !roots.contains(&root)
-        {
-            roots.push(root);
-        }
-    }
-    Ok(Some(crd_sources::load_roots(&roots, &args.crds)))
+    crd_sources::for_paths(&args.paths, &args.crds).map(Some)
 }
 
 /// `file:line` of a CRD source problem (`file` alone when the line is unknown).

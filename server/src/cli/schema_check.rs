@@ -128,6 +128,18 @@ pub fn original_object(root: &YamlNode) -> JsonValue {
         .map_or(JsonValue::Null, |(_, value)| value.to_json())
 }
 
+/// `original.apiVersion` of a case: the CRD version its resource is checked (and its spec
+/// completed) against.
+pub fn original_api_version(case: &TestCase) -> Option<String> {
+    match original_object(&case.root) {
+        JsonValue::Object(fields) => match fields.get("apiVersion") {
+            Some(JsonValue::String(version)) => Some(version.clone()),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 /// The line of the finding's field in `expected[i]`; see [`field_node`].
 fn field_line(entry: &YamlNode, finding: &Finding) -> Option<u32> {
     field_node(entry, finding).and_then(|node| span_line(Some(&node.span)))

@@ -137,13 +137,7 @@ impl ScriptResults {
             .cases
             .iter()
             .filter_map(|c| c.case.as_ref().ok())
-            .filter_map(|c| match schema_check::original_object(&c.root) {
-                JsonValue::Object(fields) => match fields.get("apiVersion") {
-                    Some(JsonValue::String(version)) => Some(version.clone()),
-                    _ => None,
-                },
-                _ => None,
-            })
+            .filter_map(schema_check::original_api_version)
             .collect();
         versions.dedup();
         versions
