@@ -13,8 +13,8 @@ from conftest import diagnostics_of, open_file, wait_for
 
 ROUTE = pathlib.Path("lua_configuration/example.io/Route")
 
-# A CRD of our own for the fixture's made-up Route: weights up to 30 only, so the fixture's
-# 50% step is one the API server would reject.
+# A CRD of our own for the fixture's made-up Route: weights in steps of 20 only, so the
+# fixture's 50% step is one the API server would reject.
 ROUTE_CRD = """apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata: {name: routes.example.io}
@@ -41,7 +41,7 @@ spec:
                       service: {type: string, description: The Service that gets this share.}
                       weight:
                         type: integer
-                        maximum: 30
+                        multipleOf: 20
                         description: Share of the traffic, in percent.
 """
 
@@ -66,7 +66,7 @@ async def test_schema_diagnostic_completion_and_lint_from_a_crd(client: Language
     assert len(found) == 1, found
     assert found[0].severity == types.DiagnosticSeverity.Error
     assert found[0].range.start.line == lines.index("      weight: 50"), found[0]
-    assert "spec.routes[1].weight: 50 must be less than or equal to 30 (maximum)" in found[0].message
+    assert "step 2: output and expected[1] spec.routes[1].weight: 50 must be a multiple of 20 (multipleOf)" in found[0].message, found[0].message
     summary = await wait_for(
         lambda: [d for d in diagnostics_of(client, script) or [] if d.code == "summary" and "invalid" in d.message],
         what="summary counting the invalid case",

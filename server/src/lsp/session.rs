@@ -574,8 +574,13 @@ impl Session {
                 )
             });
             Ok(results.map(|mut r| {
-                // The CRDs of the script's root, read once (here, off the async threads).
-                let loaded = worker.schemas.for_path(target.id.host());
+                // The CRDs of the script's root, read once (here, off the async threads). A
+                // ConfigMap's script belongs to the tree that holds its cases.
+                let anchor = match (&target.id, &target.testdata) {
+                    (ScriptId::Embedded { .. }, Some(testdata)) => testdata.join("case.yaml"),
+                    _ => target.id.host().to_path_buf(),
+                };
+                let loaded = worker.schemas.for_path(&anchor);
                 if let Some((loaded, true)) = &loaded
                     && !loaded.sources.problems.is_empty()
                 {
