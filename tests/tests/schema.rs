@@ -363,3 +363,39 @@ fn junit_github_and_sarif_carry_the_invalid_verdict() {
         45
     );
 }
+
+#[test]
+fn an_ingress_scripts_annotations_follow_kubernetes_key_rules() {
+    let dir = scratch("ingress-keys");
+    copy_tree(
+        &fixtures().join("ingress/lua_configuration"),
+        &dir.join("lua_configuration"),
+    );
+    let ingress = dir.join("lua_configuration/trafficrouting_ingress");
+    // A key with a space: the API server rejects it (a qualified name has none), and the
+    // expectation, written from the output, agrees with it.
+    for file in ["demo.lua", "testdata/demo/weights.yaml"] {
+        let path = ingress.join(file);
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(
+            &path,
+            text.replace("demo.io/service", "demo.io/canary service"),
+        )
+        .unwrap();
+    }
+    let result = run_in(&dir, &["check", "--format", "json", "lua_configuration"]);
+    assert_eq!(result.code, 1, "{result:?}");
+    let lines = json_lines(&result.stdout);
+    assert_eq!(lines.len(), 2);
+    for line in &lines {
+        assert_eq!(line["status"], "invalid", "{line}");
+        assert_eq!(line["schema_errors"][0]["rule"], "annotation-key", "{line}");
+        assert_eq!(
+            line["schema_errors"][0]["path"], r#"metadata.annotations["demo.io/canary service"]"#,
+            "{line}"
+        );
+        assert_eq!(line["schema_errors"][0]["target"], "output and expected");
+    }
+    let off = run_in(&dir, &["check", "--no-schema", "lua_configuration"]);
+    assert_eq!(off.code, 0, "{off:?}");
+}
