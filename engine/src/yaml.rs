@@ -405,7 +405,7 @@ enum Frame {
         size: Size,
     },
     Map {
-        entries: Vec<(YamlNode, YamlNode)>,
+        entries: MapEntries,
         /// The key waiting for its value, and whether it is a `<<` merge key.
         pending: Option<(YamlNode, bool)>,
         start: Pos,
@@ -443,26 +443,79 @@ fn depth_error(pos: Pos) -> YamlError {
     )
 }
 
-/// Sets `key` to `value` in `entries` as a Go map does: an equal key keeps its place and takes
-/// the new key node and value. Returns the position of the key it replaced, if any.
-fn map_insert(
-    entries: &mut Vec<(YamlNode, YamlNode)>,
-    key: YamlNode,
-    value: YamlNode,
-) -> Option<Pos> {
-    if let Some(slot) = entries.iter_mut().find(|(k, _)| k.value == key.value) {
-        let replaced = slot.0.span.start;
-        *slot = (key, value);
-        Some(replaced)
-    } else {
-        entries.push((key, value));
+/// The entries of a mapping being built. Each key is checked against the earlier ones (a Go map
+/// keeps one value per key); past [`INDEX_FROM`] entries an index by key makes that check O(1),
+/// so a flat mapping of n keys is built in O(n), not O(n²).
+#[derive(Default)]
+struct MapEntries {
+    entries: Vec<(YamlNode, YamlNode)>,
+    /// Position in `entries` by key, once there are [`INDEX_FROM`] of them.
+    index: Option<std::collections::HashMap<IndexKey, usize>>,
+}
+
+/// Small mappings are scanned; an index costs more than it saves there.
+const INDEX_FROM: usize = 16;
+
+/// A scalar key as [`YamlValue`]'s equality sees it: `Int(1)` and `Float(1.0)` differ, `0.0`
+/// equals `-0.0`, and NaN equals nothing (so it is never indexed).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum IndexKey {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Float(u64),
+    String(String),
+}
+
+impl IndexKey {
+    fn of(value: &YamlValue) -> Option<IndexKey> {
+        Some(match value {
+            YamlValue::Null => IndexKey::Null,
+            YamlValue::Bool(b) => IndexKey::Bool(*b),
+            YamlValue::Int(i) => IndexKey::Int(*i),
+            YamlValue::Float(f) if f.is_nan() => return None,
+            YamlValue::Float(f) => IndexKey::Float(if *f == 0.0 { 0 } else { f.to_bits() }),
+            YamlValue::String(s) => IndexKey::String(s.clone()),
+            YamlValue::Seq(_) | YamlValue::Map(_) => return None,
+        })
+    }
+}
+
+impl MapEntries {
+    /// Sets `key` to `value` as a Go map does: an equal key keeps its place and takes the new
+    /// key node and value. Returns the position of the key it replaced, if any.
+    fn insert(&mut self, key: YamlNode, value: YamlNode) -> Option<Pos> {
+        if self.index.is_none() && self.entries.len() >= INDEX_FROM {
+            let index = self
+                .entries
+                .iter()
+                .enumerate()
+                .filter_map(|(i, (k, _))| IndexKey::of(&k.value).map(|k| (k, i)))
+                .collect();
+            self.index = Some(index);
+        }
+        let indexed_key = IndexKey::of(&key.value);
+        let found = match (&self.index, &indexed_key) {
+            (Some(index), Some(k)) => index.get(k).copied(),
+            (Some(_), None) if matches!(key.value, YamlValue::Float(_)) => None, // NaN
+            _ => self.entries.iter().position(|(k, _)| k.value == key.value),
+        };
+        if let Some(i) = found {
+            let replaced = self.entries[i].0.span.start;
+            self.entries[i] = (key, value);
+            return Some(replaced);
+        }
+        if let (Some(index), Some(k)) = (&mut self.index, indexed_key) {
+            index.insert(k, self.entries.len());
+        }
+        self.entries.push((key, value));
         None
     }
 }
 
 /// Applies a `<<` merge value to `entries`: a map, or a sequence of maps where earlier maps
 /// take precedence.
-fn apply_merge(entries: &mut Vec<(YamlNode, YamlNode)>, value: YamlNode) -> Result<(), YamlError> {
+fn apply_merge(entries: &mut MapEntries, value: YamlNode) -> Result<(), YamlError> {
     let want_map = |n: &YamlNode| {
         error_at(
             n.span.start,
@@ -472,7 +525,7 @@ fn apply_merge(entries: &mut Vec<(YamlNode, YamlNode)>, value: YamlNode) -> Resu
     match value.value {
         YamlValue::Map(merged) => {
             for (k, v) in merged {
-                map_insert(entries, k, v);
+                entries.insert(k, v);
             }
         }
         YamlValue::Seq(items) => {
@@ -480,7 +533,7 @@ fn apply_merge(entries: &mut Vec<(YamlNode, YamlNode)>, value: YamlNode) -> Resu
                 match item.value {
                     YamlValue::Map(merged) => {
                         for (k, v) in merged {
-                            map_insert(entries, k, v);
+                            entries.insert(k, v);
                         }
                     }
                     _ => return Err(want_map(&item)),
@@ -639,7 +692,7 @@ impl Builder<'_> {
                             .chars()
                             .take(80)
                             .collect::<String>();
-                        if let Some(first) = map_insert(entries, key, node) {
+                        if let Some(first) = entries.insert(key, node) {
                             self.notes.push(YamlNote {
                                 message: format!(
                                     "the key `{text}` is written twice in this mapping (first on line {}); Kruise keeps the later value",
@@ -794,7 +847,7 @@ fn parse_stream(
                 let flow = b.is_flow(start, end);
                 b.budget.count_node();
                 b.stack.push(Frame::Map {
-                    entries: Vec::new(),
+                    entries: MapEntries::default(),
                     pending: None,
                     start,
                     flow,
@@ -843,6 +896,7 @@ fn parse_stream(
                 if let Some((key, _)) = pending {
                     return Err(error_at(key.span.start, "mapping key without a value"));
                 }
+                let entries = entries.entries;
                 let e = if flow {
                     end
                 } else {

@@ -301,6 +301,33 @@ fn large_cases_stay_proportional_and_over_the_limit_are_refused() {
 }
 
 #[test]
+fn a_flat_mapping_of_many_keys_is_read_in_linear_time() {
+    let dir = scratch("reliability-flat");
+    // 100,000 keys in one mapping (1.4 MB): each key was compared with every earlier one to
+    // find duplicates, 5·10⁹ comparisons, past the CPU bound.
+    let mut case =
+        format!("{TRAFFIC_ROUTING}original:\n  apiVersion: example.io/v1\n  kind: Demo\n  spec:\n");
+    for i in 0..100_000 {
+        case.push_str(&format!("    key{i}: {i}\n"));
+    }
+    // A duplicate far down the mapping is still found (Kruise keeps the later value).
+    case.push_str("    key7: later\nexpected:\n- kind: Demo\n");
+    let folder = tree_with(&dir, SCRIPT.as_bytes(), case.as_bytes());
+    let case_arg = folder.join("testdata/case.yaml");
+    let obj = run_bounded(&dir, &["obj", case_arg.to_str().unwrap()]);
+    assert_eq!(obj.code, 0, "{obj:?}");
+    assert!(obj.stdout.contains("key99999"), "{obj:?}");
+    assert!(
+        obj.stderr.contains("the key `key7` is written twice"),
+        "{obj:?}"
+    );
+    let check = run_bounded(&dir, &["check", "lua"]);
+    assert_eq!(check.code, 1, "{check:?}");
+    assert!(check.stdout.contains("1 failed"), "{check:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn many_steps_share_one_big_original() {
     let dir = scratch("reliability-steps");
     // 1,000 steps over a 1 MB original: a copy per step took about 8 GB.

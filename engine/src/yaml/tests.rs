@@ -388,3 +388,24 @@ fn block_scalars() {
     // The parser puts a block scalar's span at its content.
     assert_eq!(doc.get("script").unwrap().span.start.line, 2);
 }
+
+#[test]
+fn duplicate_keys_in_large_mappings_are_found_as_in_small_ones() {
+    // Past INDEX_FROM keys the duplicate check uses an index: same answers as the scan.
+    let mut src: String = (0..40).map(|i| format!("k{i}: {i}\n")).collect();
+    src.push_str("1: int\n1.0: float\n0.0: zero\n-0.0: negative zero\n.nan: a\n.nan: b\n");
+    src.push_str("k3: later\n1: int again\n-0.0: zero again\n");
+    let parsed = parse_case_document(&src).unwrap();
+    let YamlValue::Map(entries) = &parsed.root.as_ref().unwrap().value else {
+        panic!()
+    };
+    // 40 + {1, 1.0, 0.0 (= -0.0), NaN, NaN}: NaN keys never equal each other.
+    assert_eq!(entries.len(), 45);
+    let lines: Vec<u32> = parsed.notes.iter().map(|n| n.pos.line).collect();
+    assert_eq!(lines, vec![44, 47, 48, 49], "{:?}", parsed.notes);
+    assert_eq!(entries[3].1.value, YamlValue::String("later".into()));
+    assert_eq!(
+        entries[3].0.span.start.line, 47,
+        "the later key node is kept, in place"
+    );
+}

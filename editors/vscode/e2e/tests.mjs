@@ -1,0 +1,174 @@
+//! The end-to-end tests: what a person sees of the extension in VS Code. Each test is
+//! `{ name, run(wb, ctx) }`, runs after the previous one on the same window, leaves no editor
+//! dirty, and ends with a screenshot; add one by appending to `tests`.
+
+import * as assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import * as fs from "node:fs";
+
+import { SELECTORS } from "./workbench.mjs";
+
+const ISTIO = "lua_configuration/networking.istio.io/VirtualService";
+const ISTIO_SCRIPT = `${ISTIO}/trafficRouting.lua`;
+const WEIGHTS_CASE = `${ISTIO}/testdata/weights.yaml`;
+
+/** How many case files a script has (the lens counts cases, one per file). */
+function caseCount(wb, scriptDir) {
+  return fs.readdirSync(wb.file(`${scriptDir}/testdata`)).filter((f) => /\.ya?ml$/.test(f)).length;
+}
+
+/** The totals `kruise-lua check` reports for the workspace: what the status bar must show. */
+function checkTotals(ctx, wb) {
+  const out = execFileSync(ctx.serverBin, ["check", "--format", "json", "lua_configuration"], {
+    cwd: wb.workspace,
+    encoding: "utf8",
+  });
+  const cases = new Set();
+  const failed = new Set();
+  for (const line of out.split("\n").filter((l) => l.trim() !== "")) {
+    const step = JSON.parse(line);
+    const id = `${step.script}\u0000${step.case}`;
+    cases.add(id);
+    if (step.status !== "pass") {
+      failed.add(id);
+    }
+  }
+  return { cases: cases.size, passed: cases.size - failed.size };
+}
+
+export const tests = [
+  {
+    name: "lens-and-status-bar",
+    async run(wb, ctx) {
+      await wb.openFile(ISTIO_SCRIPT);
+      const n = caseCount(wb, ISTIO);
+      assert.ok(n >= 2, `the Istio script has ${n} cases`);
+      // The first test also waits for the extension to start the server and run every case.
+      const lens = await wb.waitForText(SELECTORS.codeLens, `✓ ${n}/${n} cases pass`, { timeout: 90_000 });
+      assert.match(lens, new RegExp(`✓ ${n}/${n} cases pass`));
+      const totals = checkTotals(ctx, wb);
+      assert.equal(totals.passed, totals.cases, "every bundled case passes (kruise-lua check)");
+      const status = await wb.waitForText(SELECTORS.statusItem, `kruise-lua ${totals.passed}/${totals.cases}`);
+      assert.match(status, /kruise-lua \d+\/\d+/);
+      await wb.screenshot("lens-and-status-bar");
+    },
+  },
+  {
+    name: "completion-after-obj",
+    async run(wb) {
+      await wb.openFile(ISTIO_SCRIPT);
+      const at = wb.positionOf(ISTIO_SCRIPT, "local spec = obj.data.spec");
+      await wb.gotoLine(at.line, 1);
+      await wb.page.keyboard.press("End");
+      await wb.page.keyboard.press("Enter");
+      // Typed at a person's pace; the suggest widget opens on the trigger character ".".
+      await wb.page.keyboard.type("local probe = obj.", { delay: 40 });
+      await wb.waitForText(SELECTORS.suggestRow, "canaryWeight", { timeout: 10_000 });
+      const labels = await wb.texts(SELECTORS.suggestRow);
+      for (const field of ["canaryWeight", "stableService", "data"]) {
+        assert.ok(labels.some((l) => l.includes(field)), `completion lists ${field}: ${JSON.stringify(labels)}`);
+      }
+      await wb.screenshot("completion-after-obj");
+      await wb.page.keyboard.press("Escape");
+      await wb.revertActive();
+    },
+  },
+  {
+    name: "hover-docs",
+    async run(wb) {
+      await wb.openFile(ISTIO_SCRIPT);
+      const at = wb.positionOf(ISTIO_SCRIPT, "obj.canaryWeight");
+      await wb.gotoLine(at.line, at.column + "obj.".length + 2);
+      // "Show or Focus Hover" (Ctrl+K Ctrl+I): the hover of the symbol under the cursor.
+      await wb.page.keyboard.press("Control+k");
+      await wb.page.keyboard.press("Control+i");
+      const hover = await wb.waitForText(SELECTORS.hover, "canaryWeight");
+      // The field's documentation and its value in each case and step (`weights: 20, 50, …`).
+      assert.match(hover, /traffic percentage/, `the hover documents the field: ${hover}`);
+      assert.match(hover, /weights: 20, 50, 100/, `the hover gives the values per case: ${hover}`);
+      await wb.screenshot("hover-docs");
+      await wb.page.keyboard.press("Escape");
+    },
+  },
+  {
+    name: "step-lens-shows-obj",
+    async run(wb) {
+      await wb.openFile(WEIGHTS_CASE);
+      // The lens above `steps[1]` (traffic: 50%) opens the obj that step gets, as Lua.
+      await wb.clickCodeLens(/step 2 .*show obj as Lua/);
+      await wb.until("an editor with the obj of step 2", async () => {
+        const text = await wb.editorText();
+        return /local obj = \{/.test(text) && /canaryWeight = 50\b/.test(text);
+      });
+      await wb.screenshot("step-lens-shows-obj");
+      await wb.closeActive();
+    },
+  },
+  {
+    name: "broken-case-problems-and-accept-expected",
+    async run(wb, ctx) {
+      const before = fs.readFileSync(wb.file(WEIGHTS_CASE), "utf8");
+      await wb.openFile(WEIGHTS_CASE);
+      await wb.openFile(ISTIO_SCRIPT);
+      // Every canary destination gets one more than its share: the weighted steps now fail.
+      const at = wb.positionOf(ISTIO_SCRIPT, "c.weight = canaryPart");
+      await wb.gotoLine(at.line, at.column);
+      await wb.replaceToEndOfLine("c.weight = canaryPart + 1");
+      await wb.showProblems("weights.yaml");
+      await wb.waitForText(SELECTORS.markerRow, "weights.yaml");
+      const problem = await wb.waitForText(SELECTORS.markerRow, /expected\[0\]|step 1/);
+      assert.match(problem, /weight/);
+      await wb.screenshot("problems-after-edit");
+      const totals = checkTotals(ctx, wb);
+      await wb.waitForText(SELECTORS.statusItem, new RegExp(`kruise-lua \\d+/${totals.cases}`));
+      const failing = await wb.waitForText(SELECTORS.statusItem, /kruise-lua \d+\/\d+/);
+      assert.ok(Number(/(\d+)\//.exec(failing)[1]) < totals.cases, `the status bar counts failures: ${failing}`);
+      await wb.gotoLine(1, 1);
+      await wb.waitForText(SELECTORS.codeLens, /✗ \d+\/\d+ cases pass/);
+
+      // The quick fix on the first failing expected[i] of the case, then save.
+      await wb.openFile(WEIGHTS_CASE);
+      const entry = wb.positionOf(WEIGHTS_CASE, "expected:");
+      await wb.gotoLine(entry.line + 1, 3);
+      await wb.quickFix(/Accept actual output as expected for all \d+ failing step/);
+      await wb.waitDirty();
+      await wb.save();
+      const after = await wb.until("the accepted case on disk", () => {
+        const text = fs.readFileSync(wb.file(WEIGHTS_CASE), "utf8");
+        return text !== before ? text : undefined;
+      });
+      await wb.screenshot("accepted-expected");
+      assertOnlyCanaryWeightsGrew(before, after);
+
+      // The script's edit is dropped; the accepted case alone fails then.
+      await wb.openFile(ISTIO_SCRIPT);
+      await wb.revertActive();
+      await wb.waitForText(SELECTORS.statusItem, `kruise-lua ${totals.cases - 1}/${totals.cases}`);
+      await wb.gotoLine(1, 1);
+      const n = caseCount(wb, ISTIO);
+      await wb.waitForText(SELECTORS.codeLens, `✗ ${n - 1}/${n} cases pass`);
+    },
+  },
+];
+
+/**
+ * What accepting `canaryPart + 1` must do to weights.yaml: the same lines, except some
+ * `weight: N` lines that became `weight: N+1` (the canary destinations); nothing else moves.
+ */
+function assertOnlyCanaryWeightsGrew(before, after) {
+  const old = before.split("\n");
+  const now = after.split("\n");
+  assert.equal(now.length, old.length, "the accepted case keeps its line count");
+  let changed = 0;
+  for (let i = 0; i < old.length; i++) {
+    if (old[i] === now[i]) {
+      continue;
+    }
+    const was = /^(\s*(?:- )?weight: )(\d+)$/.exec(old[i]);
+    assert.ok(was, `line ${i + 1} changed but is no weight: ${JSON.stringify(old[i])} → ${JSON.stringify(now[i])}`);
+    assert.equal(now[i], `${was[1]}${Number(was[2]) + 1}`, `line ${i + 1}`);
+    changed++;
+  }
+  assert.ok(changed >= 3, `${changed} weights changed (one per weighted step at least)`);
+}
+

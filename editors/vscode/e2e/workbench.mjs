@@ -1,0 +1,260 @@
+//! Driving VS Code's workbench (code-server in Chromium) the way a person does: keyboard for
+//! commands and navigation, the workbench's own DOM classes to read what is shown. Tests use
+//! only these helpers, so a change of VS Code's DOM is fixed here once.
+
+import * as fs from "node:fs";
+import * as path from "node:path";
+
+/** Default wait for something to appear; the suite's global limit bounds the sum. */
+export const WAIT_MS = 30_000;
+
+/** What the workbench shows, by VS Code's stable class names. */
+export const SELECTORS = {
+  workbench: ".monaco-workbench",
+  statusBar: ".part.statusbar",
+  statusItem: ".statusbar-item",
+  quickInput: ".quick-input-widget",
+  quickInputBox: ".quick-input-widget .quick-input-box input",
+  quickInputRow: ".quick-input-widget .quick-input-list .monaco-list-row",
+  activeEditor: ".editor-group-container.active .editor-instance .monaco-editor",
+  codeLens: ".codelens-decoration",
+  markersPanel: ".markers-panel",
+  markerRow: ".markers-panel .monaco-list-row",
+  problemsFilter: ".panel .viewpane-filter input",
+  suggestRow: ".suggest-widget.visible .monaco-list-row",
+  hover: ".monaco-hover:not(.hidden) .monaco-hover-content",
+  actionItem: ".action-widget .monaco-list-row.action",
+  activeTab: ".editor-group-container.active .tab.active",
+};
+
+export class Workbench {
+  /**
+   * @param {import("playwright-core").Page} page
+   * @param {{workspace: string, screenshots: string}} dirs
+   */
+  constructor(page, dirs) {
+    this.page = page;
+    this.workspace = dirs.workspace;
+    this.screenshots = dirs.screenshots;
+  }
+
+  /** Waits until the workbench is up and the extension shows its status bar item. */
+  async ready() {
+    await this.page.locator(SELECTORS.workbench).waitFor({ timeout: 120_000 });
+    await this.page.locator(SELECTORS.statusBar).waitFor({ timeout: WAIT_MS });
+  }
+
+  /** A PNG of the whole window, kept as a test artifact; returns its path. */
+  async screenshot(name) {
+    fs.mkdirSync(this.screenshots, { recursive: true });
+    const file = path.join(this.screenshots, `${name.replace(/[^A-Za-z0-9_.-]+/g, "-")}.png`);
+    // Animations finished first: a hover caught while fading in looks greyed out.
+    await this.page.screenshot({ path: file, animations: "disabled" });
+    return file;
+  }
+
+  /** The path of a workspace file on disk. */
+  file(relative) {
+    return path.join(this.workspace, relative);
+  }
+
+  /** Runs a command from the palette by its title (as a person types it after F1). */
+  async runCommand(title) {
+    await this.page.keyboard.press("F1");
+    const box = this.page.locator(SELECTORS.quickInputBox);
+    await box.waitFor({ timeout: WAIT_MS });
+    await box.fill(`>${title}`);
+    await this.waitForText(SELECTORS.quickInputRow, title, { exact: false });
+    await this.page.keyboard.press("Enter");
+    await this.page.locator(SELECTORS.quickInput).waitFor({ state: "hidden", timeout: WAIT_MS });
+  }
+
+  /** Opens a workspace file through Quick Open and waits for its editor to be the active one. */
+  async openFile(relative) {
+    await this.page.keyboard.press("F1");
+    const box = this.page.locator(SELECTORS.quickInputBox);
+    await box.waitFor({ timeout: WAIT_MS });
+    // Without the leading ">" the palette is Quick Open (files).
+    await box.fill(relative);
+    const name = path.basename(relative);
+    const dir = path.dirname(relative);
+    const row = this.page.locator(SELECTORS.quickInputRow).filter({ hasText: name }).filter({ hasText: dir }).first();
+    await row.waitFor({ timeout: WAIT_MS });
+    await row.click();
+    await this.page.locator(SELECTORS.quickInput).waitFor({ state: "hidden", timeout: WAIT_MS });
+    await this.page
+      .locator(SELECTORS.activeTab)
+      .filter({ hasText: name })
+      .waitFor({ timeout: WAIT_MS });
+    await this.page.locator(SELECTORS.activeEditor).waitFor({ timeout: WAIT_MS });
+    await this.focusEditor();
+  }
+
+  /** Puts the keyboard focus in the active editor's text. */
+  async focusEditor() {
+    await this.page.keyboard.press("Escape");
+    await this.runCommandById("workbench.action.focusActiveEditorGroup");
+  }
+
+  /** Runs a command by its id through the palette's own "run by id" behaviour (a title search). */
+  async runCommandById(id) {
+    // The palette matches command ids too; the first row for an exact id is that command.
+    await this.page.keyboard.press("F1");
+    const box = this.page.locator(SELECTORS.quickInputBox);
+    await box.waitFor({ timeout: WAIT_MS });
+    await box.fill(`>${id}`);
+    await this.page.locator(SELECTORS.quickInputRow).first().waitFor({ timeout: WAIT_MS });
+    await this.page.keyboard.press("Enter");
+    await this.page.locator(SELECTORS.quickInput).waitFor({ state: "hidden", timeout: WAIT_MS });
+  }
+
+  /** Moves the cursor of the active editor to a 1-based line and column (Ctrl+G). */
+  async gotoLine(line, column = 1) {
+    await this.focusEditor();
+    await this.page.keyboard.press("Control+g");
+    const box = this.page.locator(SELECTORS.quickInputBox);
+    await box.waitFor({ timeout: WAIT_MS });
+    await box.fill(`:${line}:${column}`);
+    await this.page.keyboard.press("Enter");
+    await this.page.locator(SELECTORS.quickInput).waitFor({ state: "hidden", timeout: WAIT_MS });
+  }
+
+  /** The 1-based line and column of the first occurrence of `needle` in a workspace file. */
+  positionOf(relative, needle) {
+    const lines = fs.readFileSync(this.file(relative), "utf8").split("\n");
+    for (let i = 0; i < lines.length; i++) {
+      const column = lines[i].indexOf(needle);
+      if (column >= 0) {
+        return { line: i + 1, column: column + 1 };
+      }
+    }
+    throw new Error(`${relative}: no "${needle}"`);
+  }
+
+  /** Replaces the rest of the cursor's line with `text` (typed, as a person would). */
+  async replaceToEndOfLine(text) {
+    await this.page.keyboard.press("Shift+End");
+    await this.page.keyboard.type(text);
+  }
+
+  /**
+   * Waits until some element matching `selector` shows `text` (a string, contained, or a
+   * RegExp) and returns that element's text.
+   */
+  async waitForText(selector, text, { timeout = WAIT_MS } = {}) {
+    const locator = this.page.locator(selector).filter({ hasText: text }).first();
+    try {
+      await locator.waitFor({ timeout });
+    } catch (error) {
+      const shown = await this.page
+        .locator(selector)
+        .allInnerTexts()
+        .catch(() => []);
+      throw new Error(
+        `no ${selector} showing ${text} within ${timeout} ms; shown: ${JSON.stringify(shown.slice(0, 20))}`,
+        { cause: error },
+      );
+    }
+    return locator.innerText();
+  }
+
+  /** The texts of every element matching `selector` now. */
+  async texts(selector) {
+    return this.page.locator(selector).allInnerTexts();
+  }
+
+  /**
+   * Opens the Problems view, showing only problems whose file or text matches `filter` (its
+   * list draws only the rows in sight, so a test filters rather than scrolls).
+   */
+  async showProblems(filter = "") {
+    await this.runCommandById("workbench.actions.view.problems");
+    await this.page.locator(SELECTORS.markersPanel).waitFor({ timeout: WAIT_MS });
+    const box = this.page.locator(SELECTORS.problemsFilter).first();
+    await box.waitFor({ timeout: WAIT_MS });
+    await box.fill(filter);
+  }
+
+  /** Clicks the code lens whose title matches `title` (a string, contained, or a RegExp). */
+  async clickCodeLens(title) {
+    const lens = this.page.locator(`${SELECTORS.codeLens} a`).filter({ hasText: title }).first();
+    try {
+      await lens.waitFor({ timeout: WAIT_MS });
+    } catch (error) {
+      const shown = await this.texts(SELECTORS.codeLens).catch(() => []);
+      throw new Error(`no code lens ${title}; shown: ${JSON.stringify(shown)}`, { cause: error });
+    }
+    await lens.click();
+  }
+
+  /** The lines of the active editor in sight, as text (Monaco draws spaces as U+00A0). */
+  async editorText() {
+    const text = await this.page.locator(`${SELECTORS.activeEditor} .view-lines`).innerText();
+    return text.replace(/\u00a0/g, " ");
+  }
+
+  /** Opens the quick fix menu at the cursor (Ctrl+.) and picks the action whose title matches. */
+  async quickFix(title) {
+    const item = this.page.locator(SELECTORS.actionItem).filter({ hasText: title }).first();
+    // The menu lists what the server answered when it opened; on a busy machine the answer can
+    // come late ("no code actions"), so the menu is reopened until the action is there.
+    const end = Date.now() + 2 * WAIT_MS;
+    for (;;) {
+      await this.page.keyboard.press("Control+.");
+      try {
+        await item.waitFor({ timeout: 5_000 });
+        break;
+      } catch (error) {
+        if (Date.now() > end) {
+          const shown = await this.texts(SELECTORS.actionItem).catch(() => []);
+          throw new Error(`no quick fix "${title}"; offered: ${JSON.stringify(shown)}`, { cause: error });
+        }
+        await this.page.keyboard.press("Escape");
+      }
+    }
+    await item.click();
+    await this.page.locator(SELECTORS.actionItem).first().waitFor({ state: "hidden", timeout: WAIT_MS });
+  }
+
+  /** Discards the active editor's unsaved changes. */
+  async revertActive() {
+    await this.runCommandById("workbench.action.files.revert");
+  }
+
+  /** Waits until the active editor has unsaved changes (an edit, e.g. a quick fix's, landed). */
+  async waitDirty() {
+    await this.page.locator(`${SELECTORS.activeTab}.dirty`).waitFor({ timeout: WAIT_MS });
+  }
+
+  /** Saves the active editor (Ctrl+S in its text) and waits until the save is done. */
+  async save() {
+    await this.focusEditor();
+    await this.page.keyboard.press("Control+s");
+    await this.page.locator(`${SELECTORS.activeTab}:not(.dirty)`).waitFor({ timeout: WAIT_MS });
+  }
+
+  /** Closes the active editor, discarding an untitled one's text (it is the test's own). */
+  async closeActive() {
+    await this.runCommandById("workbench.action.revertAndCloseActiveEditor");
+  }
+
+  /** Polls `check` (sync or async, returns truthy when done) until it holds or time runs out. */
+  async until(what, check, { timeout = WAIT_MS, interval = 200 } = {}) {
+    const end = Date.now() + timeout;
+    let last;
+    for (;;) {
+      try {
+        const value = await check();
+        if (value) {
+          return value;
+        }
+      } catch (error) {
+        last = error;
+      }
+      if (Date.now() > end) {
+        throw new Error(`timed out after ${timeout} ms waiting for ${what}${last ? `: ${last.message}` : ""}`);
+      }
+      await this.page.waitForTimeout(interval);
+    }
+  }
+}
