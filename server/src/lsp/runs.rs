@@ -878,6 +878,54 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn schema_findings_follow_the_schemas_given_and_api_versions_come_from_original() {
+        const CRD: &str = "apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: routes.x}
+spec:
+  group: x
+  names: {kind: Route, plural: routes}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              weight: {type: integer, maximum: MAX}
+";
+        let crd = |maximum: u32| CRD.replace("MAX", &maximum.to_string());
+        let set = |maximum: u32| {
+            let mut set = SchemaSet::new();
+            set.add_text("route.yaml", &crd(maximum)).unwrap();
+            Some(Arc::new(set))
+        };
+        let mut results = execute(
+            input(SCRIPT, CASE),
+            None,
+            Mode::Harness,
+            &RunOptions::default(),
+            &|| false,
+        )
+        .unwrap();
+        assert_eq!(results.api_versions(), vec!["x/v1".to_string()]);
+        assert!(results.cases[0].schema.is_empty(), "not validated yet");
+        results.validate_schemas(set(100));
+        assert!(results.cases[0].schema.is_empty());
+        // A stricter CRD (the file changed): the same outcomes are validated again.
+        results.validate_schemas(set(10));
+        let steps: Vec<usize> = results.cases[0].schema.iter().map(|f| f.step).collect();
+        assert!(steps.contains(&0) && steps.contains(&1), "{steps:?}");
+        assert!(results.schemas.is_some());
+        results.validate_schemas(None);
+        assert!(results.cases[0].schema.is_empty() && results.schemas.is_none());
+    }
+
+    #[test]
     fn newer_requests_supersede() {
         let scheduler = Scheduler::default();
         let id = ScriptId::File("/a.lua".into());
