@@ -55,6 +55,10 @@ impl Lint for PrunedSpecField {
             let values: Vec<&Expression> = assignment.expressions().iter().collect();
             for (i, var) in assignment.variables().iter().enumerate() {
                 let Var::Expression(var) = var else { continue };
+                // Removing a field (`spec.legacy = nil`) is never dropped by the API server.
+                if matches!(values.get(i), Some(Expression::Nil(_))) {
+                    continue;
+                }
                 let Value::Obj(base) = ctx.model.prefix_value(var.prefix()) else {
                     continue;
                 };
