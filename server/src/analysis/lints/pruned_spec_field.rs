@@ -4,6 +4,7 @@
 //! field, so the write does nothing in the cluster. Only with a CRD schema at hand.
 
 use full_moon::ast::{Expression, Field, Index, Stmt, Suffix, Var};
+use full_moon::tokenizer::{Symbol, TokenType};
 
 use super::unknown_obj_field::suffix_range;
 use super::{Lint, LintContext, LintDiagnostic};
@@ -56,7 +57,7 @@ impl Lint for PrunedSpecField {
             for (i, var) in assignment.variables().iter().enumerate() {
                 let Var::Expression(var) = var else { continue };
                 // Removing a field (`spec.legacy = nil`) is never dropped by the API server.
-                if matches!(values.get(i), Some(Expression::Nil(_))) {
+                if values.get(i).is_some_and(|value| is_nil(value)) {
                     continue;
                 }
                 let Value::Obj(base) = ctx.model.prefix_value(var.prefix()) else {
@@ -83,6 +84,15 @@ impl Lint for PrunedSpecField {
         }
         found
     }
+}
+
+/// Whether an expression is the literal `nil`.
+fn is_nil(expr: &Expression) -> bool {
+    matches!(
+        expr,
+        Expression::Symbol(token)
+            if matches!(token.token().token_type(), TokenType::Symbol { symbol: Symbol::Nil })
+    )
 }
 
 struct Check<'s, 'f> {
