@@ -452,7 +452,7 @@ spec:
 
         std::fs::write(root.join("kruise-lua.toml"), "crds = [\"here\"]\n").unwrap();
         assert_eq!(config_crds(&root).unwrap(), vec![root.join("here")]);
-        let sources = load_roots(&[root.clone()], &[]);
+        let sources = load_roots(std::slice::from_ref(&root), &[]);
         assert_eq!(sources.problems, vec![]);
         assert!(sources.schemas.is_empty());
     }
