@@ -10,7 +10,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use kruise_lua_engine::input::{self, ReadError};
-use kruise_lua_engine::schema::{MAX_CRD_FILE_BYTES, SchemaSet};
+use kruise_lua_engine::schema::{Crd, MAX_CRD_FILE_BYTES, SchemaSet};
+use rayon::prelude::*;
 use serde::Deserialize;
 
 use crate::analysis::LintConfig;
@@ -78,7 +79,7 @@ pub fn load_roots(roots: &[PathBuf], explicit: &[PathBuf]) -> CrdSources {
     for root in roots {
         match config_crds(root) {
             Ok(listed) => listed.iter().for_each(|path| loader.add_path(path)),
-            Err(problem) => loader.problems.push(problem),
+            Err(problem) => loader.sources.push(Source::Problem(problem)),
         }
     }
     for path in explicit {
@@ -187,27 +188,55 @@ fn line_at(text: &str, offset: usize) -> u32 {
     u32::try_from(before.iter().filter(|b| **b == b'\n').count() + 1).unwrap_or(u32::MAX)
 }
 
-/// Reads CRD files into one set, keeping going past files that cannot be used.
+/// Lists CRD files in precedence order, then reads them into one set, keeping going past
+/// files that cannot be used.
 #[derive(Default)]
 struct Loader {
-    set: SchemaSet,
-    problems: Vec<SourceProblem>,
+    sources: Vec<Source>,
+}
+
+/// A file to read, or why a path gave none, in walk order.
+enum Source {
+    File(PathBuf),
+    Problem(SourceProblem),
 }
 
 impl Loader {
+    /// Reads and compiles the files in parallel (parsing a gateway's CRD costs about as much as
+    /// running a few dozen steps), then adds their CRDs in walk order, so later ones still win.
     fn finish(self) -> CrdSources {
+        let read: Vec<Result<Vec<Crd>, SourceProblem>> = self
+            .sources
+            .into_par_iter()
+            .map(|source| match source {
+                Source::File(path) => read_file(&path),
+                Source::Problem(problem) => Err(problem),
+            })
+            .collect();
+        let mut set = SchemaSet::new();
+        let mut problems = Vec::new();
+        for result in read {
+            match result {
+                Ok(crds) => crds.into_iter().for_each(|crd| set.insert(crd)),
+                Err(problem) => problems.push(problem),
+            }
+        }
         CrdSources {
-            schemas: Arc::new(self.set),
-            problems: self.problems,
+            schemas: Arc::new(set),
+            problems,
         }
     }
 
     fn problem(&mut self, path: &Path, line: u32, message: String) {
-        self.problems.push(SourceProblem {
+        self.sources.push(Source::Problem(SourceProblem {
             file: paths::display(path),
             line,
             message,
-        });
+        }));
+    }
+
+    fn add_file(&mut self, path: &Path) {
+        self.sources.push(Source::File(path.to_path_buf()));
     }
 
     /// `<root>/crds` when it exists (a root need not have one).
@@ -266,28 +295,33 @@ impl Loader {
             }
         }
     }
+}
 
-    fn add_file(&mut self, path: &Path) {
-        let text = match input::read_text(path, MAX_CRD_FILE_BYTES) {
-            Ok(text) => text,
-            Err(ReadError::NotUtf8 { line, column }) => {
-                return self.problem(
-                    path,
-                    line,
-                    format!("byte {column} is not valid UTF-8 (kruise-lua reads UTF-8 text only)"),
-                );
-            }
-            Err(err) => return self.problem(path, 0, err.to_string()),
-        };
-        let name = paths::display(path);
-        if let Err(err) = self.set.add_text(&name, &text) {
-            self.problems.push(SourceProblem {
-                file: err.file,
-                line: err.line,
-                message: err.message,
-            });
+/// The CRDs of one file (bounded read), or why it cannot be used.
+fn read_file(path: &Path) -> Result<Vec<Crd>, SourceProblem> {
+    let name = paths::display(path);
+    let problem = |line: u32, message: String| SourceProblem {
+        file: name.clone(),
+        line,
+        message,
+    };
+    let text = match input::read_text(path, MAX_CRD_FILE_BYTES) {
+        Ok(text) => text,
+        Err(ReadError::NotUtf8 { line, column }) => {
+            return Err(problem(
+                line,
+                format!("byte {column} is not valid UTF-8 (kruise-lua reads UTF-8 text only)"),
+            ));
         }
-    }
+        Err(err) => return Err(problem(0, err.to_string())),
+    };
+    let mut set = SchemaSet::new();
+    set.add_text(&name, &text).map_err(|err| SourceProblem {
+        file: err.file,
+        line: err.line,
+        message: err.message,
+    })?;
+    Ok(set.into_crds())
 }
 
 #[cfg(test)]

@@ -80,6 +80,11 @@ impl SchemaSet {
         &self.crds
     }
 
+    /// The CRDs, in load order (to merge sets read apart, e.g. files read in parallel).
+    pub fn into_crds(self) -> Vec<Crd> {
+        self.crds
+    }
+
     pub fn is_empty(&self) -> bool {
         self.crds.is_empty()
     }
