@@ -18,6 +18,7 @@
 //! use kruise_lua_engine::controller::{self, Resource, TrafficStep};
 //! use kruise_lua_engine::runner::RunOptions;
 //! use kruise_lua_engine::JsonValue;
+//! use kruise_lua_engine::value::JsonMap;
 //!
 //! let script = r#"
 //!     local spec = obj.data.spec
@@ -26,7 +27,7 @@
 //!     return obj.data
 //! "#;
 //! let mut resource = Resource {
-//!     spec: Some(JsonValue::Object(BTreeMap::from([("backend".into(), JsonValue::String("web".into()))]))),
+//!     spec: Some(JsonValue::Object(JsonMap::from([("backend".into(), JsonValue::String("web".into()))]))),
 //!     labels: BTreeMap::new(),
 //!     annotations: BTreeMap::from([("owner".into(), "team-a".into())]),
 //! };

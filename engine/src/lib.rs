@@ -8,6 +8,7 @@
 extern crate kruise_lua51_sys;
 
 pub mod controller;
+pub mod debug;
 pub mod discovery;
 pub mod error;
 pub mod input;

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::value::JsonValue;
+use crate::value::{JsonMap, JsonValue};
 
 /// A resource's spec, labels and annotations: what a script reads in `obj.data` and returns.
 /// Also the shape results and `expected[i]` are compared in.
@@ -87,7 +87,7 @@ impl LuaData {
     /// [`Self::to_json`] with `data` as the `data` member (the runner leaves `spec` out of
     /// it, to convert the spec without copying it).
     pub(crate) fn to_json_with_data(&self, data: JsonValue) -> JsonValue {
-        let mut obj = BTreeMap::new();
+        let mut obj = JsonMap::new();
         obj.insert(
             "canaryService".to_string(),
             JsonValue::String(self.canary_service.clone()),
@@ -152,7 +152,7 @@ impl Data {
     /// field): `spec` absent when `None`, labels and annotations absent when `None` or empty.
     /// Also the shape results and `expected[i]` are compared (and diffed) in.
     pub fn to_obj_json(&self) -> JsonValue {
-        let mut data = BTreeMap::new();
+        let mut data = JsonMap::new();
         if let Some(annotations) = self.annotations.as_ref().filter(|m| !m.is_empty()) {
             data.insert("annotations".to_string(), string_map_json(annotations));
         }
@@ -186,7 +186,7 @@ fn matches_json(matches: Option<&[HttpRouteMatch]>) -> JsonValue {
 impl HttpRouteMatch {
     /// Gateway API JSON: `path`, `headers` and `queryParams` left out when unset or empty.
     pub fn to_json(&self) -> JsonValue {
-        let mut obj = BTreeMap::new();
+        let mut obj = JsonMap::new();
         if let Some(headers) = self.headers.as_ref().filter(|h| !h.is_empty()) {
             obj.insert(
                 "headers".to_string(),
@@ -209,7 +209,7 @@ impl HttpRouteMatch {
 impl HttpPathMatch {
     /// `type` and `value` left out when unset (both are pointers in Go).
     pub fn to_json(&self) -> JsonValue {
-        let mut obj = BTreeMap::new();
+        let mut obj = JsonMap::new();
         if let Some(t) = &self.match_type {
             obj.insert("type".to_string(), JsonValue::String(t.clone()));
         }
@@ -223,7 +223,7 @@ impl HttpPathMatch {
 impl NameValueMatch {
     /// `name` and `value` always present; `type` left out when unset.
     pub fn to_json(&self) -> JsonValue {
-        let mut obj = BTreeMap::new();
+        let mut obj = JsonMap::new();
         obj.insert("name".to_string(), JsonValue::String(self.name.clone()));
         if let Some(t) = &self.match_type {
             obj.insert("type".to_string(), JsonValue::String(t.clone()));
@@ -240,7 +240,7 @@ impl HeaderModifier {
             JsonValue::Array(
                 list.iter()
                     .map(|(name, value)| {
-                        let mut h = BTreeMap::new();
+                        let mut h = JsonMap::new();
                         h.insert("name".to_string(), JsonValue::String(name.clone()));
                         h.insert("value".to_string(), JsonValue::String(value.clone()));
                         JsonValue::Object(h)
@@ -248,7 +248,7 @@ impl HeaderModifier {
                     .collect(),
             )
         };
-        let mut obj = BTreeMap::new();
+        let mut obj = JsonMap::new();
         if let Some(add) = self.add.as_ref().filter(|l| !l.is_empty()) {
             obj.insert("add".to_string(), pairs(add));
         }
@@ -273,7 +273,7 @@ impl HeaderModifier {
 impl IngressData {
     /// The ingress obj as JSON (nil fields `null`), as handed to the script.
     pub fn to_json(&self) -> JsonValue {
-        let mut obj = BTreeMap::new();
+        let mut obj = JsonMap::new();
         obj.insert(
             "annotations".to_string(),
             self.annotations
@@ -374,11 +374,11 @@ mod tests {
         let JsonValue::Object(top) = &json else {
             panic!()
         };
-        assert_eq!(top["data"], JsonValue::Object(BTreeMap::new()));
+        assert_eq!(top["data"], JsonValue::Object(JsonMap::new()));
         let JsonValue::Array(matches) = &top["matches"] else {
             panic!()
         };
-        assert_eq!(matches[0], JsonValue::Object(BTreeMap::new()));
+        assert_eq!(matches[0], JsonValue::Object(JsonMap::new()));
         let JsonValue::Object(second) = &matches[1] else {
             panic!()
         };

@@ -20,11 +20,7 @@ pub fn to_yaml(value: &JsonValue) -> String {
     out
 }
 
-fn write_map_body(
-    map: &std::collections::BTreeMap<String, JsonValue>,
-    indent: usize,
-    out: &mut String,
-) {
+fn write_map_body(map: &crate::value::JsonMap, indent: usize, out: &mut String) {
     for (key, value) in map {
         push_indent(indent, out);
         out.push_str(&string_text(key));

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use mlua::ffi;
 
+use crate::debug::Session;
 use crate::discovery::ScriptKind;
 use crate::error::{ErrorKind, ScriptError};
 use crate::json::{self, EmptyTable, KeyOrder, decode_custom_result, decode_ingress_result};
@@ -184,14 +185,14 @@ impl Script {
 
 /// Runs a custom-provider script once against `obj`.
 pub fn run_custom(script: &Script, obj: &LuaData, options: &RunOptions) -> ScriptRun {
-    let (prints, results) = execute_custom(script, Obj::Data(obj), options);
+    let (prints, results) = execute_custom(script, Obj::Data(obj), options, None);
     script_run(prints, results)
 }
 
 /// Runs a custom-provider script with an `obj` given as JSON (as the conformance vectors and
 /// debugging tools have it) rather than as a [`LuaData`].
 pub fn run_custom_json(script: &Script, obj: &JsonValue, options: &RunOptions) -> ScriptRun {
-    let (prints, results) = execute_custom(script, Obj::Json(obj), options);
+    let (prints, results) = execute_custom(script, Obj::Json(obj), options, None);
     script_run(prints, results)
 }
 
@@ -244,8 +245,13 @@ impl Results {
     }
 }
 
-fn execute_custom(script: &Script, obj: Obj<'_>, options: &RunOptions) -> (Vec<String>, Results) {
-    execute(script, obj, options, |returned| {
+fn execute_custom(
+    script: &Script,
+    obj: Obj<'_>,
+    options: &RunOptions,
+    debug: Option<&mut Session<'_>>,
+) -> (Vec<String>, Results) {
+    execute(script, obj, options, debug, |returned| {
         let (l, idx) = match returned {
             Err(error) => return Results::Same(Err(error)),
             Ok(value) => value,
@@ -298,7 +304,16 @@ pub fn run_ingress(script: &Script, obj: &IngressData, options: &RunOptions) -> 
 
 /// Runs an ingress-class script with an `obj` given as JSON.
 pub fn run_ingress_json(script: &Script, obj: &JsonValue, options: &RunOptions) -> IngressRun {
-    let (prints, result) = execute(script, Obj::Json(obj), options, |returned| {
+    execute_ingress(script, obj, options, None)
+}
+
+fn execute_ingress(
+    script: &Script,
+    obj: &JsonValue,
+    options: &RunOptions,
+    debug: Option<&mut Session<'_>>,
+) -> IngressRun {
+    let (prints, result) = execute(script, Obj::Json(obj), options, debug, |returned| {
         let (l, idx) = returned?;
         // SAFETY: `idx` is the returned value in the live state, inside a protected call.
         let type_name = unsafe { stdlib::type_name(l, idx) };
@@ -326,11 +341,13 @@ fn decode_raw<T>(
 /// Takes a fresh state with the environment and the compiled chunk, sets `obj`, runs the
 /// chunk and hands the last returned value (Kruise takes the top of the stack) to `finish`
 /// while the state lives. `finish` may be called a second time with an error (see
-/// `Sandbox::run`).
+/// `Sandbox::run`). With a debugging session, the run gets a sandbox of its own (the
+/// debugger checkpoints and rewinds it) with the session attached.
 fn execute<T>(
     script: &Script,
     obj: Obj<'_>,
     options: &RunOptions,
+    debug: Option<&mut Session<'_>>,
     finish: impl FnMut(Result<(State, c_int), ScriptError>) -> T,
 ) -> (Vec<String>, T) {
     let mut finish = finish;
@@ -339,7 +356,14 @@ fn execute<T>(
         // The state would not change the outcome: skip it.
         Err(error) => return (Vec::new(), finish(Err(error.clone()))),
     };
-    let sandbox = match script.prepared.take(bytecode, options) {
+    let sandbox = match debug {
+        None => script.prepared.take(bytecode, options).map(Lent::Pooled),
+        Some(_) => prepared::loaded_sandbox(bytecode, options).map(|sandbox| {
+            sandbox.begin_run(options.limits.timeout);
+            Lent::Own(sandbox)
+        }),
+    };
+    let sandbox = match sandbox {
         Ok(sandbox) => sandbox,
         Err(error) => return (Vec::new(), finish(Err(error))),
     };
@@ -347,8 +371,28 @@ fn execute<T>(
         return (Vec::new(), finish(Err(cannot_prepare(error))));
     }
     sandbox.start_collector();
-    let result = sandbox.run(finish);
+    let result = match debug {
+        Some(session) => session.run(&sandbox, finish),
+        None => sandbox.run(finish),
+    };
     (sandbox.take_prints(), result)
+}
+
+/// The sandbox of one run: from the script's pool, or made for a debugged run.
+enum Lent<'a> {
+    Pooled(prepared::Lease<'a>),
+    Own(Sandbox),
+}
+
+impl std::ops::Deref for Lent<'_> {
+    type Target = Sandbox;
+
+    fn deref(&self) -> &Sandbox {
+        match self {
+            Lent::Pooled(lease) => lease,
+            Lent::Own(sandbox) => sandbox,
+        }
+    }
 }
 
 /// The error of a run whose state could not be made (the memory cap is too small for it).
@@ -480,13 +524,53 @@ pub fn run_case_step(
     mode: Mode,
     options: &RunOptions,
 ) -> StepOutcome {
+    run_step_with(script, flavor, case, index, mode, options, None)
+}
+
+/// [`run_case_step`] with a debugger attached to the script's run (see `crate::debug`).
+pub(crate) fn run_case_step_debugged(
+    script: &Script,
+    flavor: ScriptFlavor,
+    case: &TestCase,
+    index: usize,
+    mode: Mode,
+    options: &RunOptions,
+    session: &mut Session<'_>,
+) -> StepOutcome {
+    if flavor == ScriptFlavor::Ingress && mode == Mode::Production {
+        // The debugger follows the controller's first run of the script for this step.
+        match production::ingress_step_obj(script, case, index, options) {
+            Ok(Some(obj)) => {
+                execute_ingress(script, &obj.to_json(), options, Some(session));
+            }
+            Ok(None) => session.notice(
+                "the controller does not run the script for this step: an earlier step failed while the canary Ingress was created".to_owned(),
+            ),
+            Err(reason) => session.notice(format!(
+                "the controller does not run the script for this step: {reason}"
+            )),
+        }
+        return run_step_with(script, flavor, case, index, mode, options, None);
+    }
+    run_step_with(script, flavor, case, index, mode, options, Some(session))
+}
+
+fn run_step_with(
+    script: &Script,
+    flavor: ScriptFlavor,
+    case: &TestCase,
+    index: usize,
+    mode: Mode,
+    options: &RunOptions,
+    debug: Option<&mut Session<'_>>,
+) -> StepOutcome {
     let step = &case.steps[index];
     let mut not_called = None;
     let mut controller_warnings = Vec::new();
     let (prints, results) = match (flavor, mode) {
-        (ScriptFlavor::Custom, _) => execute_custom(script, Obj::Data(&step.obj), options),
+        (ScriptFlavor::Custom, _) => execute_custom(script, Obj::Data(&step.obj), options, debug),
         (ScriptFlavor::Ingress, Mode::Harness) => {
-            let run = run_ingress(script, &ingress_obj(&step.obj), options);
+            let run = execute_ingress(script, &ingress_obj(&step.obj).to_json(), options, debug);
             let result = run.result.map(|annotations| Data {
                 annotations,
                 ..Data::default()

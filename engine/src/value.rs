@@ -2,9 +2,15 @@
 //!
 //! Numbers keep the distinction Go makes: values decoded into `interface{}` are float64
 //! ([`JsonValue::Float`]); integers from test-case YAML stay exact 64-bit ([`JsonValue::Int`]).
-//! Objects are `BTreeMap`s, so keys are in Go's sorted (bytewise) order.
+//! Objects are [`JsonMap`]s, so keys are in Go's sorted (bytewise) order.
 
-use std::collections::BTreeMap;
+mod map;
+
+pub use map::JsonMap;
+/// The iterators of [`JsonMap`].
+pub mod map_iter {
+    pub use super::map::{IntoIter, Iter, IterMut};
+}
 
 use crate::json::gotext;
 
@@ -30,7 +36,7 @@ pub enum JsonValue {
     Float(f64),
     String(String),
     Array(Vec<JsonValue>),
-    Object(BTreeMap<String, JsonValue>),
+    Object(JsonMap),
 }
 
 impl JsonValue {
@@ -52,10 +58,7 @@ impl JsonValue {
         // Iterative, so a deeply nested value cannot overflow the stack.
         enum Frame<'a> {
             Array(std::slice::Iter<'a, JsonValue>, bool),
-            Object(
-                std::collections::btree_map::Iter<'a, String, JsonValue>,
-                bool,
-            ),
+            Object(map::Iter<'a>, bool),
         }
         let mut stack: Vec<Frame<'_>> = Vec::new();
         let mut next = Some(self);

@@ -31,7 +31,7 @@ pub(crate) type State = *mut ffi::lua_State;
 /// VM instructions between two budget checks. One check (a registry read plus a clock read)
 /// is well under a microsecond; 10000 instructions take ~100 µs, so a deadline is still seen
 /// within a millisecond. Once a limit is hit the hook runs at every instruction.
-const HOOK_INTERVAL: c_int = 10_000;
+pub(crate) const HOOK_INTERVAL: c_int = 10_000;
 
 /// Bytes a [`Sandbox`] may allocate before its first garbage collection starts (at most a
 /// sixteenth of its memory cap): short runs, the usual case, never pay for collection.
@@ -130,6 +130,11 @@ pub(crate) struct RunContext {
     /// Output of `print`, one entry per call, and its total size in bytes.
     pub(crate) prints: RefCell<Vec<String>>,
     pub(crate) print_bytes: Cell<usize>,
+    /// The debugger session attached to this run (`crate::debug`), type-erased: set only
+    /// while a debugged run executes, by the session that lives across it.
+    pub(crate) debug_session: Cell<Option<NonNull<c_void>>>,
+    /// When the debugger's evaluation of an expression must end (`crate::debug`).
+    pub(crate) eval_deadline: Cell<Option<Instant>>,
 }
 
 impl RunContext {
@@ -230,8 +235,17 @@ pub(crate) unsafe fn context<'a>(l: State) -> Option<&'a RunContext> {
 /// budget and raise, and keep raising on every later instruction so that pcall cannot keep
 /// the script alive (like gopher-lua's context check after a caught error).
 unsafe extern "C-unwind" fn budget_hook(l: State, ar: *mut ffi::lua_Debug) {
-    // SAFETY: Lua calls the hook with a valid state and activation record; a hook has
-    // LUA_MINSTACK free slots.
+    // SAFETY: as check_budget requires.
+    unsafe { check_budget(l, ar) }
+}
+
+/// What [`budget_hook`] does, for hooks that do more (the debugger's, `crate::debug`).
+///
+/// # Safety
+/// Called from a hook, with its valid state and activation record; a hook has
+/// LUA_MINSTACK free slots.
+pub(crate) unsafe fn check_budget(l: State, ar: *mut ffi::lua_Debug) {
+    // SAFETY: see above.
     unsafe {
         let Some(context) = context(l) else { return };
         if context.hit.get().is_none() {
@@ -464,7 +478,7 @@ fn trusted_format(dump: &[u8]) -> Vec<u8> {
 ///
 /// # Safety
 /// `l` is a valid state and `idx` an acceptable index.
-unsafe fn error_text(l: State, idx: c_int) -> String {
+pub(crate) unsafe fn error_text(l: State, idx: c_int) -> String {
     unsafe {
         match ffi::lua_type(l, idx) {
             ffi::LUA_TSTRING | ffi::LUA_TNUMBER => {
@@ -784,6 +798,38 @@ impl Sandbox {
     /// Takes what the script printed so far, one entry per `print` call.
     pub fn take_prints(&self) -> Vec<String> {
         self.context.take_prints()
+    }
+
+    /// The run context, for the debugger (`crate::debug`).
+    pub(crate) fn run_context(&self) -> &RunContext {
+        &self.context
+    }
+
+    /// Records the whole state, for [`Self::restore_checkpoint`]: the debugger evaluates
+    /// expressions in between, and the rewind undoes whatever they did. Only for a sandbox
+    /// that keeps no snapshot of its own (not a prepared one: see `runner::prepared`).
+    ///
+    /// # Safety
+    /// No block of the state is being written (the state is stopped in a hook or message
+    /// handler, and the caller touches it only through the C API).
+    pub(crate) unsafe fn checkpoint(&self) {
+        // SAFETY: see above; the arena lives as long as the sandbox.
+        unsafe { (*self.arena).take_snapshot() }
+    }
+
+    /// Brings the state back, byte for byte, to the last [`Self::checkpoint`] and forgets
+    /// it. Blocks that existed then kept their addresses, so the C frames of the stopped
+    /// run (which point into them) find their state as they left it.
+    ///
+    /// # Safety
+    /// Nothing made since the checkpoint is used afterwards (values read from the state
+    /// must have been copied out).
+    pub(crate) unsafe fn restore_checkpoint(&self) {
+        // SAFETY: see above.
+        unsafe {
+            (*self.arena).rewind();
+            (*self.arena).forget_snapshot();
+        }
     }
 }
 

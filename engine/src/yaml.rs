@@ -32,7 +32,7 @@
 //! * Only the first document counts ([`parse_first_document`]); [`parse_case_document`] notes
 //!   when more follow.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 use saphyr_parser::{Event, Marker, Parser, ScalarStyle, ScanError};
 
@@ -185,7 +185,7 @@ impl YamlNode {
                 JsonValue::Array(items.iter().map(YamlNode::to_json).collect())
             }
             YamlValue::Map(entries) => {
-                let mut out = BTreeMap::new();
+                let mut out = crate::value::JsonMap::new();
                 for (k, v) in entries {
                     let key = k.key_string().unwrap_or_else(|| "null".to_string());
                     out.insert(key, v.to_json());
@@ -216,7 +216,7 @@ impl YamlNode {
                     .collect::<Result<Vec<_>, _>>()?,
             ),
             YamlValue::Map(entries) => {
-                let mut out = BTreeMap::new();
+                let mut out = crate::value::JsonMap::new();
                 for (k, v) in entries {
                     let key = k
                         .key_string()
@@ -857,7 +857,7 @@ fn parse_stream(
             }
             Event::SequenceEnd => {
                 let Some(Frame::Seq {
-                    items,
+                    mut items,
                     start: s,
                     flow,
                     anchor,
@@ -866,6 +866,7 @@ fn parse_stream(
                 else {
                     return Err(error_at(start, "unbalanced sequence end"));
                 };
+                items.shrink_to_fit();
                 let e = if flow {
                     end
                 } else {
@@ -896,7 +897,9 @@ fn parse_stream(
                 if let Some((key, _)) = pending {
                     return Err(error_at(key.span.start, "mapping key without a value"));
                 }
-                let entries = entries.entries;
+                let mut entries = entries.entries;
+                // Collections are built by pushing; the tree keeps them for a while.
+                entries.shrink_to_fit();
                 let e = if flow {
                     end
                 } else {

@@ -9,6 +9,7 @@ use kruise_lua_engine::schema::{
     Finding, SchemaSet, Severity, Validation, patched_resource, validate_object,
     validate_object_as, validate_patched, validate_patched_as,
 };
+use kruise_lua_engine::value::JsonMap;
 use kruise_lua_engine::yaml::parse_first_document;
 use kruise_lua_engine::{Data, JsonValue};
 
@@ -94,10 +95,10 @@ fn a_valid_resource_has_no_findings() {
          match: {exact: /a}}",
     );
     // Numbers as Lua returns them (floats with integral values) pass `integer`.
-    let mut spec = BTreeMap::new();
+    let mut spec = JsonMap::new();
     spec.insert("host".to_owned(), JsonValue::String("web".into()));
     spec.insert("weight".to_owned(), JsonValue::Float(20.0));
-    let object = JsonValue::Object(BTreeMap::from([
+    let object = JsonValue::Object(JsonMap::from([
         (
             "apiVersion".to_owned(),
             JsonValue::String("test.kruise-lua.dev/v1".into()),
@@ -458,7 +459,7 @@ fn a_step_result_patched_onto_the_original() {
         "apiVersion: test.kruise-lua.dev/v1\nkind: Widget\nmetadata:\n  name: w\n  labels: {app: web}\n\
          spec: {host: web, weight: 0}\n",
     );
-    let mut spec = BTreeMap::new();
+    let mut spec = JsonMap::new();
     spec.insert("host".to_owned(), JsonValue::String("web".into()));
     spec.insert("weight".to_owned(), JsonValue::Float(33.333));
     spec.insert("prefix".to_owned(), JsonValue::String("/canary".into()));

@@ -128,7 +128,6 @@ pub fn string(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::BTreeMap;
 
     #[test]
     fn numbers_are_lua_numerals() {
@@ -151,7 +150,7 @@ mod tests {
 
     #[test]
     fn tables_drop_nulls_and_quote_odd_keys() {
-        let mut map = BTreeMap::new();
+        let mut map = kruise_lua_engine::value::JsonMap::new();
         map.insert(
             "b".to_string(),
             JsonValue::Array(vec![JsonValue::Int(1), JsonValue::Null, JsonValue::Int(3)]),
@@ -159,7 +158,10 @@ mod tests {
         map.insert("a-b".to_string(), JsonValue::Bool(true));
         map.insert("end".to_string(), JsonValue::String("x".into()));
         map.insert("gone".to_string(), JsonValue::Null);
-        map.insert("empty".to_string(), JsonValue::Object(BTreeMap::new()));
+        map.insert(
+            "empty".to_string(),
+            JsonValue::Object(kruise_lua_engine::value::JsonMap::new()),
+        );
         let lua = to_lua(&JsonValue::Object(map), 0);
         assert_eq!(
             lua,

@@ -186,7 +186,7 @@ def test_code_lenses_show_step_verdicts_and_open_obj(editor: Editor):
     # Running the step-2 lens goes through the plugin's handler of kruise-lua.objAsLua.
     editor.lua(
         "local bufnr = ... for _, l in ipairs(vim.lsp.codelens.get(bufnr)) do"
-        "  if l.command and l.command.title:find('step 2') then"
+        "  if l.command and l.command.title:find('step 2') and l.command.command == 'kruise-lua.objAsLua' then"
         "    vim.lsp.commands[l.command.command](l.command, {bufnr = bufnr})"
         "  end"
         " end",
@@ -245,3 +245,121 @@ def test_lint_settings_reach_the_server(editor: Editor):
     editor.wait_attached(bufnr)
     unused = editor.wait_diagnostic(bufnr, "KL007")
     assert unused[0]["severity"] == 1, unused  # ERROR, where the default is a hint
+
+
+def test_debug_lens_runs_nvim_dap_with_the_adapter_that_debugs_the_step(editor: Editor):
+    """nvim-dap is not on a package registry: a stand-in `dap` module records what the plugin
+    gives it, and a scripted DAP client drives the adapter the plugin defined."""
+    editor.lua(
+        "_G.dap_runs = {}"
+        " package.loaded['dap'] = {adapters = {}, configurations = {},"
+        "   run = function(config) table.insert(_G.dap_runs, config) end}"
+    )
+    bufnr = editor.edit(FAILING_CASE)
+    editor.wait_attached(bufnr)
+    editor.wait_diagnostic(bufnr, "step-fails")
+    editor.wait(
+        lambda: editor.lua(
+            "for _, l in ipairs(vim.lsp.codelens.get(...)) do"
+            "  if l.command and l.command.title == '▶ debug step 2' then"
+            "    vim.lsp.commands[l.command.command](l.command, {bufnr = ...}) return true"
+            "  end"
+            " end return false",
+            bufnr,
+        ),
+        what="the debug lens",
+    )
+    runs = editor.lua("return _G.dap_runs")
+    assert len(runs) == 1, runs
+    config = runs[0]
+    assert config["type"] == "kruise-lua" and config["request"] == "launch", config
+    assert pathlib.Path(config["script"]) == editor.workspace / SCRIPT
+    assert pathlib.Path(config["case"]) == editor.workspace / FAILING_CASE
+    assert (config["step"], config["mode"]) == (2, "harness"), config
+    # The adapter nvim-dap would start: kruise-lua dap.
+    adapter = editor.lua(
+        "local out; require('dap').adapters['kruise-lua'](function(a) out = a end) return out"
+    )
+    assert adapter["type"] == "executable" and adapter["args"] == ["dap"], adapter
+    assert pathlib.Path(adapter["command"]).resolve() == editor.server.resolve()
+
+    client = DapClient([adapter["command"], *adapter["args"]])
+    try:
+        client.request("initialize", {"adapterID": "kruise-lua"})
+        client.request("launch", {k: config[k] for k in ("script", "case", "step", "mode")})
+        client.wait_event("initialized")
+        line = line_of(editor.workspace / SCRIPT, "canaryWeight") + 1
+        client.request("setBreakpoints", {"source": {"path": config["script"]}, "breakpoints": [{"line": line}]})
+        client.request("configurationDone", {})
+        assert client.wait_event("stopped")["reason"] == "breakpoint"
+        frame = client.request("stackTrace", {"threadId": 1})["stackFrames"][0]
+        assert frame["line"] == line, frame
+        weight = client.request("evaluate", {"expression": "obj.canaryWeight", "frameId": 1, "context": "watch"})
+        assert weight["result"] == "40", weight
+        client.request("continue", {"threadId": 1})
+        exited = client.wait_event("exited")
+        assert exited["exitCode"] == 1
+        console = "".join(m["body"]["output"] for m in client.seen if m.get("event") == "output")
+        assert "step 2: FAIL" in console, console
+        client.request("disconnect", {})
+    finally:
+        client.close()
+
+
+class DapClient:
+    """A minimal Debug Adapter Protocol client over a child process's stdio."""
+
+    def __init__(self, argv):
+        import subprocess
+
+        self.process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self.seq = 0
+        self.seen = []
+
+    def read(self):
+        import json
+
+        length = None
+        while True:
+            line = self.process.stdout.readline()
+            assert line, "the adapter ended"
+            line = line.strip()
+            if not line:
+                break
+            name, _, value = line.partition(b":")
+            if name.strip().lower() == b"content-length":
+                length = int(value)
+        message = json.loads(self.process.stdout.read(length))
+        self.seen.append(message)
+        return message
+
+    def request(self, command, arguments):
+        import json
+
+        self.seq += 1
+        body = json.dumps({"seq": self.seq, "type": "request", "command": command, "arguments": arguments}).encode()
+        self.process.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        self.process.stdin.flush()
+        while True:
+            message = self.read()
+            if message.get("type") == "response" and message.get("request_seq") == self.seq:
+                assert message["success"], message
+                return message.get("body") or {}
+
+    def wait_event(self, event):
+        for message in self.seen:
+            if message.get("event") == event and not message.get("_taken"):
+                message["_taken"] = True
+                return message.get("body") or {}
+        while True:
+            message = self.read()
+            if message.get("event") == event:
+                message["_taken"] = True
+                return message.get("body") or {}
+
+    def close(self):
+        try:
+            self.process.stdin.close()
+            self.process.wait(timeout=10)
+        except Exception:  # noqa: BLE001 - the adapter may be gone already
+            self.process.kill()

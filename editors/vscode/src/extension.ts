@@ -1,5 +1,5 @@
 // The VS Code edge: starts `kruise-lua lsp` for the documents it concerns, wires the commands
-// and the status bar. Every decision lives in ./logic (tested without VS Code).
+// and the status bar, and runs `kruise-lua dap` for debug sessions. Every decision lives in ./logic (tested without VS Code).
 
 import * as os from "os";
 import * as vscode from "vscode";
@@ -378,6 +378,30 @@ async function acceptCommand(all: boolean): Promise<void> {
   }
 }
 
+/** Starts debugging the step a "▶ debug step N" lens names. */
+async function debugStepCommand(arg: unknown): Promise<void> {
+  const made = logic.debugConfiguration(arg);
+  if (!made.ok) {
+    void vscode.window.showErrorMessage(made.message);
+    return;
+  }
+  await vscode.debug.startDebugging(vscode.workspace.workspaceFolders?.[0], made.config);
+}
+
+/** Debug sessions of type `kruise-lua` run `kruise-lua dap` (the same binary as the server). */
+const debugAdapters: vscode.DebugAdapterDescriptorFactory = {
+  createDebugAdapterDescriptor: async () => {
+    const config = vscode.workspace.getConfiguration("kruiseLua");
+    const resolved = logic.resolveServerPath(config.get<string>("server.path"), resolveEnv());
+    if (!resolved.ok) {
+      missingReported = false;
+      await reportMissingServer(resolved.message);
+      return undefined;
+    }
+    return new vscode.DebugAdapterExecutable(resolved.command, logic.DAP_ARGS);
+  },
+};
+
 async function workspaceHasScripts(): Promise<boolean> {
   const found = await vscode.workspace.findFiles(
     `{${logic.SCRIPT_PATTERNS.join(",")}}`,
@@ -400,6 +424,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand("kruiseLua.acceptStep", () => acceptCommand(false)),
     vscode.commands.registerCommand("kruiseLua.acceptAll", () => acceptCommand(true)),
     vscode.commands.registerCommand("kruiseLua.showOutput", () => output.show(true)),
+    vscode.commands.registerCommand(logic.DEBUG_STEP_COMMAND, debugStepCommand),
+    vscode.debug.registerDebugAdapterDescriptorFactory(logic.DEBUG_TYPE, debugAdapters),
     vscode.commands.registerCommand("kruiseLua.restartServer", async () => {
       missingReported = false;
       await stop();

@@ -453,3 +453,58 @@ export function stepCount(text: string): number {
   }
   return steps?.items.length ?? 0;
 }
+
+/** The debugger type the extension contributes (`kruise-lua dap`). */
+export const DEBUG_TYPE = "kruise-lua";
+
+/** The "▶ debug step N" lens's command (the server's lens, bound here). */
+export const DEBUG_STEP_COMMAND = "kruise-lua.debugStep";
+
+/** A `kruise-lua` launch configuration. */
+export interface DebugConfiguration {
+  type: string;
+  request: "launch";
+  name: string;
+  script: string;
+  case: string;
+  step: number;
+  mode: "harness" | "production";
+  stopOnEntry?: boolean;
+  [key: string]: unknown;
+}
+
+/**
+ * The launch configuration for the lens argument `{script, case, step (from 1), mode}`,
+ * or why the argument is not one.
+ */
+export function debugConfiguration(
+  arg: unknown,
+): { ok: true; config: DebugConfiguration } | { ok: false; message: string } {
+  const a = (typeof arg === "object" && arg !== null ? arg : {}) as Record<string, unknown>;
+  const { script, case: casePath, step } = a;
+  const mode = a.mode ?? "harness";
+  if (typeof script !== "string" || script === "" || typeof casePath !== "string" || casePath === "") {
+    return { ok: false, message: "kruise-lua: debug step needs a script and a case path." };
+  }
+  if (typeof step !== "number" || !Number.isInteger(step) || step < 1) {
+    return { ok: false, message: `kruise-lua: debug step needs a step number from 1, not ${JSON.stringify(step)}.` };
+  }
+  if (mode !== "harness" && mode !== "production") {
+    return { ok: false, message: `kruise-lua: mode is harness or production, not ${JSON.stringify(mode)}.` };
+  }
+  return {
+    ok: true,
+    config: {
+      type: DEBUG_TYPE,
+      request: "launch",
+      name: `Debug step ${step} of ${path.basename(casePath)}`,
+      script,
+      case: casePath,
+      step,
+      mode,
+    },
+  };
+}
+
+/** The debug adapter's arguments after the binary. */
+export const DAP_ARGS = ["dap"];

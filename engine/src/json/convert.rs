@@ -5,7 +5,6 @@
 //! The conversion builds the tables through the C API (sized up front, raw stores) in one
 //! protected call, walking the input with an explicit stack (input can be deep).
 
-use std::collections::btree_map;
 use std::ffi::c_int;
 
 use mlua::ffi;
@@ -39,7 +38,7 @@ enum Pending<'a> {
     /// Array items (nulls are skipped) and the index the next one gets.
     Items(std::slice::Iter<'a, JsonValue>, c_int),
     /// Object members in key order (nulls are skipped).
-    Members(btree_map::Iter<'a, String, JsonValue>),
+    Members(crate::value::map_iter::Iter<'a>),
     /// Object members (without nulls) in a shuffled order.
     Shuffled(std::vec::IntoIter<(&'a String, &'a JsonValue)>),
 }

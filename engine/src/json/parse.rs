@@ -5,8 +5,7 @@
 //!
 //! The reader is iterative (an explicit stack), so deep input cannot overflow the Rust stack.
 
-use std::collections::BTreeMap;
-
+use crate::value::JsonMap;
 use crate::value::JsonValue;
 
 /// Go's `maxNestingDepth`: a document may open at most this many arrays/objects at once.
@@ -33,7 +32,7 @@ pub(crate) fn parse_top_level(text: &[u8]) -> Result<TopLevel, String> {
 }
 
 enum Members {
-    Sorted(BTreeMap<String, JsonValue>),
+    Sorted(JsonMap),
     Ordered(Vec<(String, JsonValue)>),
 }
 
@@ -100,13 +99,13 @@ impl<'a> Reader<'a> {
                         if stack.is_empty() && keep_top_order {
                             return self.finish(TopLevel::Object(Vec::new()));
                         }
-                        JsonValue::Object(BTreeMap::new())
+                        JsonValue::Object(JsonMap::new())
                     } else {
                         let key = self.member_key()?;
                         let members = if stack.is_empty() && keep_top_order {
                             Members::Ordered(Vec::new())
                         } else {
-                            Members::Sorted(BTreeMap::new())
+                            Members::Sorted(JsonMap::new())
                         };
                         stack.push(Open::Object(members, key));
                         continue 'value;

@@ -77,9 +77,19 @@ impl PreparedSandboxes {
 
 /// A new sandbox with Kruise's environment and the chunk loaded, at its snapshot.
 fn prepare(bytecode: &[u8], options: &RunOptions) -> Result<Sandbox, ScriptError> {
-    let mut sandbox = fresh_sandbox(options).map_err(cannot_prepare)?;
-    sandbox.load(bytecode)?;
+    let mut sandbox = loaded_sandbox(bytecode, options)?;
     sandbox.snapshot();
+    Ok(sandbox)
+}
+
+/// A new sandbox with Kruise's environment and the chunk loaded, without a snapshot (a
+/// debugged run's: the debugger takes its own).
+pub(super) fn loaded_sandbox(
+    bytecode: &[u8],
+    options: &RunOptions,
+) -> Result<Sandbox, ScriptError> {
+    let sandbox = fresh_sandbox(options).map_err(cannot_prepare)?;
+    sandbox.load(bytecode)?;
     Ok(sandbox)
 }
 

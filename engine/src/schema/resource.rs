@@ -10,6 +10,7 @@ use super::validate::validate_root;
 use super::{Finding, Severity};
 use crate::controller::ORIGINAL_SPEC_ANNOTATION;
 use crate::luadata::{Data, string_map_json};
+use crate::value::JsonMap;
 use crate::value::JsonValue;
 use crate::yaml::PathSeg;
 
@@ -47,7 +48,7 @@ impl Validation {
 
 /// A string map member of `metadata`, its non-string values reported.
 fn string_map(
-    metadata: Option<&BTreeMap<String, JsonValue>>,
+    metadata: Option<&JsonMap>,
     field: &str,
     out: &mut Vec<Finding>,
 ) -> BTreeMap<String, String> {
@@ -77,7 +78,7 @@ fn string_map(
     map
 }
 
-fn metadata_of(object: &JsonValue) -> Option<&BTreeMap<String, JsonValue>> {
+fn metadata_of(object: &JsonValue) -> Option<&JsonMap> {
     match object {
         JsonValue::Object(fields) => match fields.get("metadata") {
             Some(JsonValue::Object(meta)) => Some(meta),
@@ -94,7 +95,7 @@ fn metadata_of(object: &JsonValue) -> Option<&BTreeMap<String, JsonValue>> {
 pub fn patched_resource(original: &JsonValue, result: &Data) -> JsonValue {
     let mut object = match original {
         JsonValue::Object(fields) => fields.clone(),
-        _ => BTreeMap::new(),
+        _ => JsonMap::new(),
     };
     let mut ignored = Vec::new();
     let original_meta = metadata_of(original);

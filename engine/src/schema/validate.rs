@@ -13,13 +13,14 @@
 //! second occurrence of a value or key is reported, once); embedded resources are
 //! `schema/objectmeta/validation.go` (`validateEmbeddedResource`).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 use super::cel::CelOutcome;
 use super::compile::{Additional, Schema, SchemaType};
 use super::formats::{FormatCheck, check_string_format};
 use super::{Finding, Severity};
 use crate::runner::format_path;
+use crate::value::JsonMap;
 use crate::value::JsonValue;
 use crate::yaml::PathSeg;
 
@@ -430,7 +431,7 @@ impl Walker<'_> {
         // The key of an item: the present key fields as an object (absent ones left out,
         // as `validateListMap` builds it).
         let key_of = |item: &JsonValue| -> JsonValue {
-            let mut key = BTreeMap::new();
+            let mut key = JsonMap::new();
             if let JsonValue::Object(fields) = item {
                 for name in &schema.list_map_keys {
                     if let Some(v) = fields.get(name) {
@@ -455,7 +456,7 @@ impl Walker<'_> {
         );
     }
 
-    fn walk_object(&mut self, schema: &Schema, fields: &BTreeMap<String, JsonValue>, root: bool) {
+    fn walk_object(&mut self, schema: &Schema, fields: &JsonMap, root: bool) {
         let embedded = root || schema.embedded_resource;
         if schema.embedded_resource && !root {
             self.check_embedded(fields);
@@ -542,7 +543,7 @@ impl Walker<'_> {
     }
 
     /// `x-kubernetes-embedded-resource`: `apiVersion` and `kind` are required non-empty strings.
-    fn check_embedded(&mut self, fields: &BTreeMap<String, JsonValue>) {
+    fn check_embedded(&mut self, fields: &JsonMap) {
         for name in ["apiVersion", "kind"] {
             self.path.push(PathSeg::Key(name.to_owned()));
             match fields.get(name) {
@@ -680,10 +681,10 @@ mod tests {
     #[test]
     fn additional_properties_true_keeps_everything() {
         let s = schema("type: object\nadditionalProperties: true");
-        let value = JsonValue::Object(BTreeMap::from([("a".into(), JsonValue::Int(1))]));
+        let value = JsonValue::Object(JsonMap::from([("a".into(), JsonValue::Int(1))]));
         assert!(rules(&s, value).is_empty());
         let s = schema("type: object\nadditionalProperties: false");
-        let value = JsonValue::Object(BTreeMap::from([("a".into(), JsonValue::Int(1))]));
+        let value = JsonValue::Object(JsonMap::from([("a".into(), JsonValue::Int(1))]));
         assert_eq!(rules(&s, value), [("pruned", Warning)]);
     }
 

@@ -10,7 +10,7 @@
 //! (`baselib`, `strlib`, `tablib`, `mathlib`, `format`, `pattern`, `sort`, `gomath`).
 
 mod baselib;
-mod format;
+pub(crate) mod format;
 mod gomath;
 mod mathlib;
 mod pattern;

@@ -2,6 +2,7 @@
 //! matching, type errors, unknown fields as warnings, `Unstructured`, `IntOrString`, `Time`).
 
 use super::*;
+use crate::value::JsonMap;
 
 /// A decoded Go value. Absent fields and nil pointers/slices/maps are simply missing.
 #[derive(Debug, Clone)]
@@ -15,7 +16,7 @@ pub(super) enum Dv<'a> {
     Struct(Vec<(&'static str, DNode<'a>)>),
     Map(BTreeMap<String, String>),
     /// An `Unstructured` object: its JSON with integers kept exact.
-    Unstructured(BTreeMap<String, JsonValue>),
+    Unstructured(JsonMap),
     /// A value of a type that is not modelled, or whose contents do not matter here.
     Opaque,
 }
@@ -407,10 +408,7 @@ pub(super) fn yaml_unstructured_json(node: &YamlNode) -> JsonValue {
 
 /// `Unstructured.UnmarshalJSON`: an object whose `kind` is a non-empty string and whose
 /// `apiVersion` (when a string) has at most one `/`.
-pub(super) fn decode_unstructured(
-    node: &GoNode<'_>,
-    ctx: &Ctx,
-) -> Result<BTreeMap<String, JsonValue>, CaseError> {
+pub(super) fn decode_unstructured(node: &GoNode<'_>, ctx: &Ctx) -> Result<JsonMap, CaseError> {
     let json = unstructured_json(node);
     let JsonValue::Object(object) = json else {
         return Err(CaseError {
@@ -443,7 +441,7 @@ pub(super) fn decode_unstructured(
 /// `unstructured.NestedStringMap(obj, "metadata", field)` as Kruise uses it: the map only when
 /// every value is a string, else nothing.
 pub(super) fn string_map_of(
-    object: &BTreeMap<String, JsonValue>,
+    object: &JsonMap,
     field: &str,
 ) -> Result<Option<BTreeMap<String, String>>, String> {
     let Some(JsonValue::Object(meta)) = object.get("metadata") else {
@@ -470,7 +468,7 @@ pub(super) fn string_map_of(
 /// The `Data` of an `original`/`expected[i]` object, warning when labels or annotations are
 /// dropped because of a non-string value.
 pub(super) fn data_of(
-    mut object: BTreeMap<String, JsonValue>,
+    mut object: JsonMap,
     node: &YamlNode,
     what: &str,
     warnings: &mut Vec<CaseWarning>,

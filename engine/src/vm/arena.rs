@@ -113,6 +113,8 @@ struct Snapshot {
     /// pinned: never returned to the system before the arena is dropped, even once Lua
     /// frees them.
     large: Vec<(*mut Large, Image)>,
+    /// [`Arena::failed_line`] then (a debugger's evaluation may hit the cap in between).
+    failed_line: Option<u32>,
 }
 
 impl Snapshot {
@@ -192,6 +194,7 @@ impl Arena {
             cursor: self.cursor,
             chunks,
             large,
+            failed_line: self.failed_line,
         }));
     }
 
@@ -220,7 +223,14 @@ impl Arena {
             }
         }
         self.cursor = snapshot.cursor;
+        self.failed_line = snapshot.failed_line;
         self.snapshot = Some(snapshot);
+    }
+
+    /// Drops the snapshot right after a [`Self::rewind`] (every block it pins is live
+    /// again then, so none is lost), so that another can be taken.
+    pub(super) fn forget_snapshot(&mut self) {
+        self.snapshot = None;
     }
 
     /// Frees the live large blocks that `snapshot` does not pin, and empties the list.

@@ -54,6 +54,9 @@ pub enum Command {
     New(new::NewArgs),
     /// Run the language server over stdio (for editors)
     Lsp,
+    /// Run the debug adapter (Debug Adapter Protocol) over stdio: debug one step of a test
+    /// case (for editors; see docs/DEBUGGING.md)
+    Dap,
 }
 
 /// Which verdict rules apply (see conformance 2.5/2.6).
@@ -219,6 +222,15 @@ fn dispatch(cli: Cli) -> ExitCode {
         Command::Obj(args) => obj::execute(args),
         Command::Run(args) => run::execute(args),
         Command::New(args) => new::execute(args),
+        Command::Dap => {
+            return match crate::dap::run_stdio() {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(error) => {
+                    eprintln!("kruise-lua dap: {error}");
+                    ExitCode::from(EXIT_FINDINGS)
+                }
+            };
+        }
         Command::Lsp => {
             return match crate::lsp::run_stdio() {
                 // The LSP spec: `exit` without `shutdown` first exits with 1.

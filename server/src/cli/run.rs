@@ -6,7 +6,6 @@
 //! With `--mode production`, an ingress-class script's steps are chained as the controller
 //! runs them (see `runner::controller_ingress_step`); its notes go to stderr.
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use clap::Args;
@@ -16,7 +15,7 @@ use kruise_lua_engine::render::to_yaml;
 use kruise_lua_engine::runner::{
     Mode, Script, controller_ingress_step, ingress_obj, run_custom, run_ingress,
 };
-use kruise_lua_engine::value::JsonValue;
+use kruise_lua_engine::value::{JsonMap, JsonValue};
 use kruise_lua_engine::yaml::{YamlNode, YamlValue};
 
 use crate::chunk_positions::{ScriptPlace, message_after_position};
@@ -185,7 +184,7 @@ pub fn resource(original: Option<&JsonValue>, data: &Data) -> String {
     };
     let mut metadata = match get("metadata") {
         Some(JsonValue::Object(map)) => map,
-        _ => BTreeMap::new(),
+        _ => JsonMap::new(),
     };
     metadata.remove("labels");
     metadata.remove("annotations");
@@ -196,7 +195,7 @@ pub fn resource(original: Option<&JsonValue>, data: &Data) -> String {
         metadata.insert("annotations".to_string(), string_map_json(annotations));
     }
     // Sorted keys put apiVersion, kind, metadata and spec in the usual order.
-    let mut resource = BTreeMap::new();
+    let mut resource = JsonMap::new();
     for key in ["apiVersion", "kind"] {
         if let Some(value) = get(key) {
             resource.insert(key.to_string(), value);
@@ -215,10 +214,10 @@ mod tests {
 
     #[test]
     fn resource_takes_identity_from_original_and_content_from_result() {
-        let mut meta = BTreeMap::new();
+        let mut meta = JsonMap::new();
         meta.insert("name".to_string(), JsonValue::String("demo".into()));
-        meta.insert("labels".to_string(), JsonValue::Object(BTreeMap::new()));
-        let mut original = BTreeMap::new();
+        meta.insert("labels".to_string(), JsonValue::Object(JsonMap::new()));
+        let mut original = JsonMap::new();
         original.insert(
             "apiVersion".to_string(),
             JsonValue::String("example.io/v1".into()),
@@ -227,12 +226,15 @@ mod tests {
         original.insert("metadata".to_string(), JsonValue::Object(meta));
         original.insert("spec".to_string(), JsonValue::String("old".into()));
         let data = Data {
-            spec: Some(JsonValue::Object(BTreeMap::from([(
+            spec: Some(JsonValue::Object(JsonMap::from([(
                 "weight".to_string(),
                 JsonValue::Float(20.0),
             )]))),
             labels: None,
-            annotations: Some(BTreeMap::from([("a".to_string(), "yes".to_string())])),
+            annotations: Some(std::collections::BTreeMap::from([(
+                "a".to_string(),
+                "yes".to_string(),
+            )])),
         };
         assert_eq!(
             resource(Some(&JsonValue::Object(original)), &data),

@@ -2,8 +2,6 @@
 //! (the resource with the result's parts), written into the case by minimal edits
 //! ([`super::yaml_edit`]) that keep every other byte of the file.
 
-use std::collections::BTreeMap;
-
 use kruise_lua_engine::runner::{ScriptFlavor, StepOutcome, StepStatus};
 use kruise_lua_engine::testcase::TestCase;
 use kruise_lua_engine::value::JsonValue;
@@ -48,15 +46,15 @@ pub fn accept_edits<'a>(
 fn merged_resource(existing: &JsonValue, actual: &JsonValue, flavor: ScriptFlavor) -> JsonValue {
     let mut resource = match existing {
         JsonValue::Object(map) => map.clone(),
-        _ => BTreeMap::new(),
+        _ => kruise_lua_engine::value::JsonMap::new(),
     };
     let actual = match actual {
         JsonValue::Object(map) => map.clone(),
-        _ => BTreeMap::new(),
+        _ => kruise_lua_engine::value::JsonMap::new(),
     };
     let mut metadata = match resource.remove("metadata") {
         Some(JsonValue::Object(map)) => map,
-        _ => BTreeMap::new(),
+        _ => kruise_lua_engine::value::JsonMap::new(),
     };
     let keys: &[&str] = match flavor {
         ScriptFlavor::Custom => {
@@ -69,8 +67,8 @@ fn merged_resource(existing: &JsonValue, actual: &JsonValue, flavor: ScriptFlavo
         ScriptFlavor::Ingress => &["annotations"],
     };
     for key in keys {
-        metadata.remove(*key);
-        if let Some(value) = actual.get(*key) {
+        metadata.remove(key);
+        if let Some(value) = actual.get(key) {
             metadata.insert((*key).into(), value.clone());
         }
     }

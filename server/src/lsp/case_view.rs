@@ -9,6 +9,7 @@ use tower_lsp_server::ls_types as lsp;
 
 use super::accept;
 use super::diagnostics::failure_message;
+use super::project::ScriptId;
 use super::runs::{CaseResult, ScriptResults};
 use super::text::LineIndex;
 use super::yaml_edit::Edit;
@@ -204,8 +205,16 @@ pub fn code_actions(
     actions
 }
 
-/// Lenses of a case: a summary on the first line, and the verdict on every step.
-pub fn code_lenses(case: &CaseResult, uri: &lsp::Uri, text: &str) -> Vec<lsp::CodeLens> {
+/// Lenses of case `case_index` of `results`: a summary on the first line, and on every step
+/// its verdict and "▶ debug step N" (for a script in a file of its own: the debugger
+/// launches a file).
+pub fn code_lenses(
+    results: &ScriptResults,
+    case_index: usize,
+    uri: &lsp::Uri,
+    text: &str,
+) -> Vec<lsp::CodeLens> {
+    let case = &results.cases[case_index];
     let index = LineIndex::new(text);
     let mut lenses = Vec::new();
     let summary = match &case.case {
@@ -256,6 +265,18 @@ pub fn code_lenses(case: &CaseResult, uri: &lsp::Uri, text: &str) -> Vec<lsp::Co
             )),
             data: None,
         });
+        if let ScriptId::File(script) = &results.target.id {
+            lenses.push(lsp::CodeLens {
+                range: lsp::Range::new(position, position),
+                command: Some(super::commands::debug_step_command(
+                    script,
+                    &case.path,
+                    step.index + 1,
+                    results.mode,
+                )),
+                data: None,
+            });
+        }
     }
     lenses
 }

@@ -30,6 +30,34 @@ pub const ACCEPT_EXPECTED: &str = "kruise-lua.acceptExpected";
 
 pub const ALL: &[&str] = &[RUN_ALL, OBJ_AS_LUA, ACCEPT_EXPECTED];
 
+/// The "▶ debug step N" lens's command. Editors bind it themselves (it starts a debug session
+/// with `kruise-lua dap`), so the server does not advertise or execute it. Its one argument is
+/// the launch configuration's part: `{script, case, step (from 1), mode}`.
+pub const DEBUG_STEP: &str = "kruise-lua.debugStep";
+
+/// The [`DEBUG_STEP`] command for step `number` (from 1) of `case`.
+pub fn debug_step_command(
+    script: &std::path::Path,
+    case: &std::path::Path,
+    number: usize,
+    mode: Mode,
+) -> lsp::Command {
+    let mode = match mode {
+        Mode::Harness => "harness",
+        Mode::Production => "production",
+    };
+    lsp::Command::new(
+        format!("▶ debug step {number}"),
+        DEBUG_STEP.into(),
+        Some(vec![json!({
+            "script": script,
+            "case": case,
+            "step": number,
+            "mode": mode,
+        })]),
+    )
+}
+
 /// Step `index`'s `obj` as Lua source, as the run's mode has it: in production mode a step
 /// the controller does not run the script for is a comment saying so, and an ingress step's
 /// annotations are the canary Ingress's as the earlier steps left them (which runs the script;
@@ -352,5 +380,35 @@ expected:
                 "{bad}: {err:?}"
             );
         }
+    }
+
+    #[test]
+    fn every_step_of_a_case_has_a_debug_lens_with_its_launch_arguments() {
+        let results = results(Mode::Production);
+        let case = &results.cases[0];
+        let uri: Uri = "file:///t/trafficrouting_ingress/testdata/demo/c.yaml"
+            .parse()
+            .unwrap();
+        let lenses = super::super::case_view::code_lenses(&results, 0, &uri, &case.text);
+        let debug: Vec<&lsp::Command> = lenses
+            .iter()
+            .filter_map(|lens| lens.command.as_ref())
+            .filter(|command| command.command == DEBUG_STEP)
+            .collect();
+        assert_eq!(debug.len(), 2);
+        assert_eq!(debug[1].title, "▶ debug step 2");
+        assert_eq!(
+            debug[1].arguments.as_ref().unwrap()[0],
+            json!({
+                "script": "/t/trafficrouting_ingress/demo.lua",
+                "case": "/t/trafficrouting_ingress/testdata/demo/c.yaml",
+                "step": 2,
+                "mode": "production",
+            })
+        );
+        assert!(
+            !ALL.contains(&DEBUG_STEP),
+            "editors bind it, not the server"
+        );
     }
 }

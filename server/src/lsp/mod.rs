@@ -18,7 +18,7 @@ mod case_view;
 mod commands;
 mod diagnostics;
 pub(crate) mod documents;
-mod framing;
+pub(crate) mod framing;
 mod lua;
 pub(crate) mod project;
 mod runs;

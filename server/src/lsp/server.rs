@@ -418,7 +418,7 @@ impl LanguageServer for Backend {
                 let path = uri_path(&uri);
                 let text = session.docs.text(&path)?;
                 if let Some((results, i)) = session.case_result(&path) {
-                    return Some(case_view::code_lenses(&results.cases[i], &uri, &text));
+                    return Some(case_view::code_lenses(&results, i, &uri, &text));
                 }
                 let mut lenses = Vec::new();
                 let index = LineIndex::new(&text);

@@ -218,7 +218,7 @@ impl Walk<'_> {
         flow: bool,
         entries: &[(Layout, Layout)],
         nodes: &[(YamlNode, YamlNode)],
-        wanted: &std::collections::BTreeMap<String, JsonValue>,
+        wanted: &kruise_lua_engine::value::JsonMap,
         context: Context,
     ) {
         let keys: Vec<Option<String>> = nodes.iter().map(|(k, _)| k.key_string()).collect();
@@ -253,7 +253,7 @@ impl Walk<'_> {
         self.remove_runs(&spans, &kept, flow);
         let last = kept.iter().rposition(|k| *k).unwrap_or(0);
         for (key, value) in added {
-            let mut single = std::collections::BTreeMap::new();
+            let mut single = kruise_lua_engine::value::JsonMap::new();
             single.insert(key.clone(), value.clone());
             let entry = JsonValue::Object(single);
             if flow {

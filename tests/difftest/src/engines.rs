@@ -1,7 +1,6 @@
 //! The two engines under comparison: gopher-lua through our Go runner (a child process), and
 //! kruise-lua's engine through its public API, each given the same `obj`.
 
-use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -32,7 +31,7 @@ pub fn obj() -> JsonValue {
         fields
             .into_iter()
             .map(|(k, v)| (k.to_string(), v))
-            .collect::<BTreeMap<_, _>>(),
+            .collect(),
     )
 }
 

@@ -64,6 +64,13 @@ function M.check()
   else
     info("no kruise-lua client attached (expected for this buffer)")
   end
+
+  start("Debugging (kruise-lua dap)")
+  if pcall(require, "dap") then
+    ok("nvim-dap is installed: the `kruise-lua` adapter and the ▶ debug step lenses work")
+  else
+    info("nvim-dap is not installed: debugging a step needs it (see :help kruise_lua-debug)")
+  end
 end
 
 return M

@@ -9,6 +9,7 @@ M.COMMANDS = {
   run_all = "kruise-lua.runAll",
   obj_as_lua = "kruise-lua.objAsLua",
   accept_expected = "kruise-lua.acceptExpected",
+  debug_step = "kruise-lua.debugStep",
 }
 M.INSTALL_COMMAND = "cargo install --locked --path server"
 
@@ -345,6 +346,10 @@ local function define_lens_commands()
   vim.lsp.commands[M.COMMANDS.run_all] = function(command, ctx)
     M.execute(command.command, command.arguments, show_counts, ctx and ctx.bufnr)
   end
+  -- "▶ debug step N": a session of nvim-dap with `kruise-lua dap` (see kruise_lua.dap).
+  vim.lsp.commands[M.COMMANDS.debug_step] = function(command)
+    require("kruise_lua.dap").debug_step((command.arguments or {})[1])
+  end
 end
 
 local function refresh_codelens(bufnr)
@@ -407,6 +412,9 @@ function M.setup(opts)
   missing_reported = false
   define_autocmds()
   define_lens_commands()
+  -- The debug adapter, when nvim-dap is installed (loaded before or after this plugin: the
+  -- lens registers it again when it starts a session).
+  require("kruise_lua.dap").setup()
   if M.config.user_commands then
     define_user_commands()
   end

@@ -29,7 +29,57 @@ describe("activation with a stubbed VS Code", () => {
   });
 });
 
+describe("debugging", () => {
+  it("starts a debug session from the lens and runs `kruise-lua dap`", async () => {
+    const recorded = newRecorded();
+    // Any executable stands in for the binary: the factory only resolves it.
+    const stub = stubVscode({ "kruiseLua.server.path": process.execPath }, "/nonexistent-ws", recorded);
+    // No scripts in the workspace: the language server is not started (the stand-in binary
+    // is no server); debugging needs none.
+    (stub as any).workspace.findFiles = async () => [];
+    const extension = loadExtension(stub);
+    await extension.activate({ subscriptions: [] as unknown[] });
+    const lens = { script: "/ws/Route/trafficRouting.lua", case: "/ws/Route/testdata/a.yaml", step: 2, mode: "production" };
+    await recorded.commands.get("kruise-lua.debugStep")!(lens);
+    assert.deepEqual(recorded.debugStarts, [
+      {
+        type: "kruise-lua",
+        request: "launch",
+        name: "Debug step 2 of a.yaml",
+        script: lens.script,
+        case: lens.case,
+        step: 2,
+        mode: "production",
+      },
+    ]);
+    await recorded.commands.get("kruise-lua.debugStep")!({ script: "x.lua" });
+    assert.equal(recorded.debugStarts.length, 1);
+    assert.match(recorded.errors.at(-1)!, /needs a script and a case/);
+    const adapter = (await recorded.debugAdapters.get("kruise-lua")!.createDebugAdapterDescriptor()) as {
+      command: string;
+      args: string[];
+    };
+    assert.deepEqual([adapter.command, adapter.args], [process.execPath, ["dap"]]);
+    await extension.deactivate();
+  });
+});
+
 describe("package.json", () => {
+  it("contributes the kruise-lua debugger with its launch attributes and snippets", () => {
+    const debuggers = manifest.contributes.debuggers;
+    assert.equal(debuggers.length, 1);
+    assert.equal(debuggers[0].type, "kruise-lua");
+    const launch = debuggers[0].configurationAttributes.launch;
+    assert.deepEqual(launch.required, ["script", "case"]);
+    for (const attribute of ["script", "case", "step", "mode", "stopOnEntry"]) {
+      assert.ok(attribute in launch.properties, attribute);
+    }
+    assert.equal(debuggers[0].initialConfigurations[0].type, "kruise-lua");
+    assert.equal(debuggers[0].configurationSnippets[0].body.type, "kruise-lua");
+    assert.ok(manifest.activationEvents.includes("onDebugResolve:kruise-lua"));
+    assert.deepEqual(manifest.contributes.breakpoints, [{ language: "lua" }]);
+  });
+
   it("declares every setting the extension reads", () => {
     const declared = new Set(Object.keys(manifest.contributes.configuration.properties));
     const read = new Set<string>();

@@ -278,3 +278,19 @@ describe("steps of a case", () => {
     assert.equal(logic.stepCount("original: {}\n"), 0);
   });
 });
+
+describe("debugConfiguration", () => {
+  it("turns the lens argument into a launch configuration", () => {
+    const made = logic.debugConfiguration({ script: "/s.lua", case: "/t/c.yaml", step: 3 });
+    assert.deepEqual(made, {
+      ok: true,
+      config: { type: "kruise-lua", request: "launch", name: "Debug step 3 of c.yaml", script: "/s.lua", case: "/t/c.yaml", step: 3, mode: "harness" },
+    });
+  });
+
+  it("refuses what is not a step of a case", () => {
+    for (const bad of [undefined, {}, { script: "/s.lua", case: "/c.yaml", step: 0 }, { script: "/s.lua", case: "/c.yaml", step: 1.5 }, { script: "/s.lua", case: "/c.yaml", step: 1, mode: "fast" }]) {
+      assert.equal(logic.debugConfiguration(bad).ok, false, JSON.stringify(bad));
+    }
+  });
+});

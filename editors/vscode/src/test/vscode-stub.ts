@@ -22,6 +22,10 @@ export interface Recorded {
   opened: { language: string; content: string }[];
   /** Diagnostics the client set, by URI string. */
   diagnostics: Map<string, { message: string; code?: unknown; source?: string }[]>;
+  /** Debug adapter factories registered, by debugger type. */
+  debugAdapters: Map<string, { createDebugAdapterDescriptor: (...args: unknown[]) => unknown }>;
+  /** Configurations `debug.startDebugging` was called with. */
+  debugStarts: unknown[];
 }
 
 export class Uri {
@@ -115,6 +119,12 @@ export function stubVscode(settings: Record<string, unknown>, workspaceFolder: s
       readonly severity?: number,
     ) {}
   }
+  class DebugAdapterExecutable {
+    constructor(
+      readonly command: string,
+      readonly args: string[],
+    ) {}
+  }
   const window: Record<string, unknown> = {
     activeTextEditor: undefined,
     visibleTextEditors: [],
@@ -178,6 +188,7 @@ export function stubVscode(settings: Record<string, unknown>, workspaceFolder: s
     Diagnostic,
     DiagnosticSeverity: { Error: 0, Warning: 1, Information: 2, Hint: 3 },
     Disposable,
+    DebugAdapterExecutable,
     EventEmitter,
     CancellationTokenSource,
     ThemeColor,
@@ -241,6 +252,16 @@ export function stubVscode(settings: Record<string, unknown>, workspaceFolder: s
       createDiagnosticCollection: collection,
       match: () => 0,
     }),
+    debug: namespace({
+      registerDebugAdapterDescriptorFactory: (type: string, factory: any) => {
+        recorded.debugAdapters.set(type, factory);
+        return disposable;
+      },
+      startDebugging: async (_folder: unknown, config: unknown) => {
+        recorded.debugStarts.push(config);
+        return true;
+      },
+    }),
     env: namespace({ language: "en", appName: "stub", machineId: "stub", uiKind: 1, clipboard: { writeText: async () => undefined } }),
   });
 }
@@ -255,6 +276,8 @@ export function newRecorded(): Recorded {
     status: [],
     opened: [],
     diagnostics: new Map(),
+    debugAdapters: new Map(),
+    debugStarts: [],
   };
 }
 

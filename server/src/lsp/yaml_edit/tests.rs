@@ -424,7 +424,7 @@ fn mutate(value: &JsonValue, rng: &mut u64) -> JsonValue {
     }
     match value {
         JsonValue::Object(map) => {
-            let mut out = std::collections::BTreeMap::new();
+            let mut out = kruise_lua_engine::value::JsonMap::new();
             for (k, v) in map {
                 match next(rng, 6) {
                     0 => {}

@@ -1,0 +1,413 @@
+//! The run side of a debugging session: the line hook (installed beside the budget check,
+//! as one hook with both masks), stepping, breakpoints, logpoints, the stop on an uncaught
+//! error, and giving time spent stopped back to the run's deadline.
+
+use std::collections::HashMap;
+use std::ffi::{CStr, c_int};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::ptr::NonNull;
+use std::time::{Duration, Instant};
+
+use mlua::ffi;
+
+use super::eval::{self, Shown};
+use super::inspect::Paused;
+use super::{Breakpoint, Control, Debugger, Output, Resume, Stop, StopReason};
+use crate::error::ScriptError;
+use crate::vm::{self, RunContext, Sandbox, State};
+
+/// The chunk name of scripts (see `vm::compile`); lines of other chunks (the engine's own
+/// Lua helpers) are never stopped at.
+pub(super) const SCRIPT_SOURCE: &[u8] = b"=<string>";
+
+/// Call levels looked at, at most, when measuring the stack's depth.
+const MAX_DEPTH: c_int = 1_000;
+
+/// What a finished step in / over / out waits for.
+#[derive(Debug, Clone, Copy)]
+enum Stepping {
+    In,
+    /// A line at this depth or shallower.
+    Over(c_int),
+    /// A line shallower than this depth.
+    Out(c_int),
+}
+
+/// One debugged run: the debugger, what it shares with other threads, and the stepping and
+/// hit-count state. The run context points at it while the run executes.
+pub(crate) struct Session<'a> {
+    control: &'a Control,
+    debugger: &'a mut dyn Debugger,
+    /// The sandbox of the run, while it runs.
+    sandbox: Option<NonNull<Sandbox>>,
+    stepping: Option<Stepping>,
+    /// Hits per breakpoint line since the breakpoints were last set.
+    hits: HashMap<u32, u64>,
+    generation: u64,
+    /// How many of the run's prints were handed to the debugger.
+    printed: usize,
+}
+
+impl<'a> Session<'a> {
+    pub(crate) fn new(control: &'a Control, debugger: &'a mut dyn Debugger) -> Session<'a> {
+        Session {
+            control,
+            generation: control.generation(),
+            debugger,
+            sandbox: None,
+            stepping: None,
+            hits: HashMap::new(),
+            printed: 0,
+        }
+    }
+
+    /// Tells the debugger something about the run.
+    pub(crate) fn notice(&mut self, text: String) {
+        self.debugger.output(Output::Notice(text));
+    }
+
+    /// Runs the chunk loaded in `sandbox` (as `Sandbox::run`) with this session attached.
+    pub(crate) fn run<T>(
+        &mut self,
+        sandbox: &Sandbox,
+        finish: impl FnMut(Result<(State, c_int), ScriptError>) -> T,
+    ) -> T {
+        let context = sandbox.run_context();
+        self.sandbox = Some(NonNull::from(sandbox));
+        let this: *mut Session<'a> = self;
+        context
+            .debug_session
+            .set(NonNull::new(this.cast::<std::ffi::c_void>()));
+        // SAFETY: a valid state; the hook reads the session through the context, which
+        // points at it only until the run returns (self is not used meanwhile).
+        unsafe {
+            ffi::lua_sethook(
+                sandbox.state(),
+                Some(debug_hook),
+                ffi::LUA_MASKCOUNT | ffi::LUA_MASKLINE,
+                vm::HOOK_INTERVAL,
+            );
+        }
+        let result = sandbox.run(finish);
+        context.debug_session.set(None);
+        self.flush_prints(context);
+        self.sandbox = None;
+        result
+    }
+
+    /// Hands the debugger what the script printed since the last call.
+    fn flush_prints(&mut self, context: &RunContext) {
+        let fresh: Vec<String> = context
+            .prints
+            .borrow()
+            .iter()
+            .skip(self.printed)
+            .cloned()
+            .collect();
+        self.printed += fresh.len();
+        for text in fresh {
+            self.debugger.output(Output::Print(text));
+        }
+    }
+
+    /// A line event of the script: stop when a pause, the entry, a step or a breakpoint
+    /// says so.
+    ///
+    /// # Safety
+    /// Called from the hook with its state and record; the sandbox is the run's.
+    unsafe fn on_line(&mut self, l: State, ar: *mut ffi::lua_Debug, context: &RunContext) {
+        let line = unsafe {
+            ffi::lua_getinfo(l, c"Sl".as_ptr(), ar);
+            if (*ar).source.is_null() || CStr::from_ptr((*ar).source).to_bytes() != SCRIPT_SOURCE {
+                return;
+            }
+            (*ar).currentline.max(0) as u32
+        };
+        self.flush_prints(context);
+        let started = Instant::now();
+        let reason = if self.control.take_pause() {
+            Some(StopReason::Pause)
+        } else if self.control.take_stop_on_entry() {
+            Some(StopReason::Entry)
+        } else if self.step_done(l) {
+            Some(StopReason::Step)
+        } else if let Some(breakpoint) = self.control.breakpoint_at(line)
+            && self.breakpoint_fires(&breakpoint)
+        {
+            Some(StopReason::Breakpoint)
+        } else {
+            None
+        };
+        if let Some(reason) = reason {
+            let stop = Stop {
+                reason,
+                line,
+                message: None,
+            };
+            self.stop(l, 0, &stop);
+        }
+        give_back(context, started.elapsed());
+    }
+
+    /// Whether the step in progress ends at this line.
+    fn step_done(&self, l: State) -> bool {
+        match self.stepping {
+            None => false,
+            Some(Stepping::In) => true,
+            Some(Stepping::Over(depth)) => stack_depth(l) <= depth,
+            Some(Stepping::Out(depth)) => stack_depth(l) < depth,
+        }
+    }
+
+    /// Counts a hit of `breakpoint` when its condition holds, and says whether to stop
+    /// (a logpoint prints its message instead).
+    fn breakpoint_fires(&mut self, breakpoint: &Breakpoint) -> bool {
+        let generation = self.control.generation();
+        if generation != self.generation {
+            self.generation = generation;
+            self.hits.clear();
+        }
+        let line = breakpoint.line;
+        if let Some(condition) = &breakpoint.condition {
+            match self.evaluate(condition) {
+                Ok(value) if !value.is_truthy() => return false,
+                Ok(_) => {}
+                Err(message) => {
+                    // Stopping shows the author the problem where it is.
+                    self.notice(format!(
+                        "line {line}: the breakpoint condition `{condition}` failed: {message}"
+                    ));
+                    return true;
+                }
+            }
+        }
+        let hits = self.hits.entry(line).or_insert(0);
+        *hits += 1;
+        let hits = *hits;
+        if let Some(condition) = &breakpoint.hit_condition {
+            match hit_condition_holds(condition, hits) {
+                Ok(false) => return false,
+                Ok(true) => {}
+                Err(message) => self.notice(format!("line {line}: {message}")),
+            }
+        }
+        if let Some(message) = &breakpoint.log_message {
+            let text = self.interpolate(message);
+            self.debugger.output(Output::Log { line, text });
+            return false;
+        }
+        true
+    }
+
+    /// A logpoint's message with each `{expression}` replaced by its value (`{{` and `}}`
+    /// stand for braces).
+    fn interpolate(&mut self, message: &str) -> String {
+        let mut out = String::new();
+        let mut rest = message;
+        while let Some(at) = rest.find(['{', '}']) {
+            out.push_str(&rest[..at]);
+            let brace = &rest[at..at + 1];
+            rest = &rest[at + 1..];
+            if rest.starts_with(brace) {
+                out.push_str(brace);
+                rest = &rest[1..];
+                continue;
+            }
+            if brace == "}" {
+                out.push('}');
+                continue;
+            }
+            let Some(end) = rest.find('}') else {
+                out.push('{');
+                continue;
+            };
+            let expression = &rest[..end];
+            rest = &rest[end + 1..];
+            match self.evaluate(expression) {
+                Ok(value) => out.push_str(&value.plain_text()),
+                Err(message) => out.push_str(&format!("<{expression}: {message}>")),
+            }
+        }
+        out.push_str(rest);
+        out
+    }
+
+    /// Evaluates `expression` in the function the line hook stopped in (level 0).
+    fn evaluate(&mut self, expression: &str) -> Result<Shown, String> {
+        let Some(sandbox) = self.sandbox else {
+            return Err("the run is not stopped".to_owned());
+        };
+        // SAFETY: the sandbox outlives the run, and the state is stopped in the hook.
+        unsafe { eval::evaluate(sandbox.as_ref(), Some(0), expression) }
+    }
+
+    /// Hands the stopped state to the debugger and sets up what its answer asks for.
+    fn stop(&mut self, l: State, base: c_int, stop: &Stop) {
+        let Some(sandbox) = self.sandbox else { return };
+        // SAFETY: the sandbox outlives the run; the state is stopped (hook or handler).
+        let sandbox = unsafe { sandbox.as_ref() };
+        let resume = {
+            let mut paused = Paused::new(l, sandbox, base);
+            self.debugger.stopped(stop, &mut paused)
+        };
+        let depth = stack_depth(l) - base;
+        self.stepping = match resume {
+            Resume::Continue => None,
+            Resume::StepIn => Some(Stepping::In),
+            Resume::StepOver => Some(Stepping::Over(depth)),
+            Resume::StepOut => Some(Stepping::Out(depth)),
+            Resume::Terminate => {
+                self.control.request_terminate();
+                None
+            }
+        };
+    }
+
+    /// The message handler's part in a debugged run: stop at the frame that raised an
+    /// error the script did not catch.
+    ///
+    /// # Safety
+    /// Called from the run's message handler, with the error value at index 1.
+    pub(crate) unsafe fn on_error(l: State, context: &RunContext) {
+        let Some(session) = context.debug_session.get() else {
+            return;
+        };
+        // SAFETY: `Session::run` points the context at a live session for the run's length.
+        let session = unsafe { &mut *session.cast::<Session<'_>>().as_ptr() };
+        if session.control.terminating() || context.abandoned.get() {
+            return;
+        }
+        let started = Instant::now();
+        // A panic must not unwind through Lua's C frames: the error goes on as it was.
+        let _ = catch_unwind(AssertUnwindSafe(|| {
+            session.flush_prints(context);
+            // SAFETY: a valid state inside the handler (level 0); the error value is at 1.
+            let (message, base, line) = unsafe {
+                let message = vm::error_text(l, 1);
+                let (base, line) = raising_frame(l);
+                (message, base, line)
+            };
+            let stop = Stop {
+                reason: StopReason::Exception,
+                line,
+                message: Some(message),
+            };
+            session.stop(l, base, &stop);
+        }));
+        give_back(context, started.elapsed());
+    }
+}
+
+/// The hook of a debugged run: the budget check on count events, the debugger on line
+/// events; a terminate request ends the run as a spent deadline does (uncatchable).
+unsafe extern "C-unwind" fn debug_hook(l: State, ar: *mut ffi::lua_Debug) {
+    // SAFETY: Lua calls the hook with a valid state and record. Nothing owned is alive
+    // when check_budget raises.
+    unsafe {
+        if (*ar).event == ffi::LUA_HOOKLINE
+            && let Some(context) = vm::context(l)
+            && let Some(session) = context.debug_session.get()
+        {
+            let session = &mut *session.cast::<Session<'_>>().as_ptr();
+            // A panic must not unwind through Lua's C frames: it ends the run instead.
+            let lined = catch_unwind(AssertUnwindSafe(|| session.on_line(l, ar, context)));
+            if lined.is_err() {
+                session.control.request_terminate();
+            }
+            if session.control.terminating() {
+                context.deadline.set(Some(Instant::now()));
+            }
+        }
+        vm::check_budget(l, ar);
+    }
+}
+
+/// Moves the run's deadline later by `paused`: the debugger's time is not the script's.
+fn give_back(context: &RunContext, paused: Duration) {
+    if let Some(deadline) = context.deadline.get() {
+        context.deadline.set(Some(deadline + paused));
+    }
+}
+
+/// How many call levels the stack has.
+fn stack_depth(l: State) -> c_int {
+    let mut depth = 0;
+    // SAFETY: lua_getstack only reads the call records; the record is plain data.
+    let mut ar: ffi::lua_Debug = unsafe { std::mem::zeroed() };
+    while depth < MAX_DEPTH && unsafe { ffi::lua_getstack(l, depth, &mut ar) } != 0 {
+        depth += 1;
+    }
+    depth
+}
+
+/// In the message handler: the level of the innermost Lua function (the one that raised,
+/// or that called the library function which raised; level 0 is the handler) and the
+/// innermost script line.
+///
+/// # Safety
+/// `l` is a valid state.
+unsafe fn raising_frame(l: State) -> (c_int, u32) {
+    let mut base = None;
+    let mut line = 0;
+    let mut ar: ffi::lua_Debug = unsafe { std::mem::zeroed() };
+    let mut level = 1;
+    while level < MAX_DEPTH && unsafe { ffi::lua_getstack(l, level, &mut ar) } != 0 {
+        unsafe { ffi::lua_getinfo(l, c"Sl".as_ptr(), &mut ar) };
+        // SAFETY: getinfo "S" sets `what` and `source` to NUL-terminated strings.
+        let (what, source) = unsafe {
+            (
+                CStr::from_ptr(ar.what).to_bytes(),
+                CStr::from_ptr(ar.source).to_bytes(),
+            )
+        };
+        if what != b"C" && base.is_none() {
+            base = Some(level);
+        }
+        if source == SCRIPT_SOURCE && ar.currentline > 0 {
+            line = ar.currentline as u32;
+            break;
+        }
+        level += 1;
+    }
+    (base.unwrap_or(1), line)
+}
+
+/// Whether `hits` satisfies a DAP hit condition: `N` / `==N`, `>N`, `>=N`, `<N`, `<=N`,
+/// `%N`.
+fn hit_condition_holds(condition: &str, hits: u64) -> Result<bool, String> {
+    let condition = condition.trim();
+    let (op, number) = ["==", ">=", "<=", ">", "<", "%", "="]
+        .iter()
+        .find_map(|op| condition.strip_prefix(op).map(|rest| (*op, rest)))
+        .unwrap_or(("==", condition));
+    let n: u64 = number.trim().parse().map_err(|_| {
+        format!(
+            "the hit condition `{condition}` is not a count (N, ==N, >N, >=N, <N, <=N or %N); the breakpoint stops on every hit"
+        )
+    })?;
+    Ok(match op {
+        ">" => hits > n,
+        ">=" => hits >= n,
+        "<" => hits < n,
+        "<=" => hits <= n,
+        "%" => n != 0 && hits.is_multiple_of(n),
+        _ => hits == n,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::hit_condition_holds;
+
+    #[test]
+    fn hit_conditions_compare_the_count() {
+        assert_eq!(hit_condition_holds("3", 3), Ok(true));
+        assert_eq!(hit_condition_holds("3", 4), Ok(false));
+        assert_eq!(hit_condition_holds(">= 2", 2), Ok(true));
+        assert_eq!(hit_condition_holds(">2", 2), Ok(false));
+        assert_eq!(hit_condition_holds("%2", 4), Ok(true));
+        assert_eq!(hit_condition_holds("%2", 3), Ok(false));
+        assert_eq!(hit_condition_holds("<2", 1), Ok(true));
+        assert!(hit_condition_holds("often", 1).is_err());
+    }
+}

@@ -1,0 +1,180 @@
+//! A `launch` configuration (`script`, `case`, `step`, `mode`, `stopOnEntry`, `timeout`) read into a
+//! runnable step, and the verdict shown in the debug console at the end.
+
+use std::path::{Path, PathBuf};
+
+use kruise_lua_engine::discovery;
+use kruise_lua_engine::input::{self, DEFAULT_MAX_INPUT_BYTES};
+use kruise_lua_engine::runner::{
+    Mode, RunOptions, Script, ScriptFlavor, StepOutcome, StepStatus, format_path, short_value,
+};
+use kruise_lua_engine::testcase::{TestCase, parse_case};
+use serde_json::Value;
+
+/// The step a session debugs.
+pub struct Launch {
+    pub script_path: PathBuf,
+    pub script: Script,
+    pub case_path: PathBuf,
+    pub case: TestCase,
+    /// 0-based; shown from 1.
+    pub index: usize,
+    pub mode: Mode,
+    pub flavor: ScriptFlavor,
+    pub options: RunOptions,
+    pub stop_on_entry: bool,
+}
+
+impl Launch {
+    pub fn from_arguments(arguments: &Value) -> Result<Launch, String> {
+        let base = arguments
+            .get("cwd")
+            .and_then(Value::as_str)
+            .map(PathBuf::from)
+            .or_else(|| std::env::current_dir().ok())
+            .unwrap_or_default();
+        let path = |name: &str| -> Result<PathBuf, String> {
+            let given = arguments
+                .get(name)
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+                .ok_or_else(|| format!("the launch configuration needs `{name}` (a path)"))?;
+            Ok(base.join(given))
+        };
+        let script_path = path("script")?;
+        let case_path = path("case")?;
+        let read = |path: &Path| {
+            input::read_text(path, DEFAULT_MAX_INPUT_BYTES)
+                .map_err(|error| format!("{}: {error}", path.display()))
+        };
+        let script = Script::new(read(&script_path)?);
+        let case = parse_case(&read(&case_path)?).map_err(|error| {
+            let line = error
+                .span
+                .map(|span| format!(":{}", span.start.line))
+                .unwrap_or_default();
+            format!(
+                "{}{line}: case error: {}",
+                case_path.display(),
+                error.message
+            )
+        })?;
+        let step = match arguments.get("step") {
+            None | Some(Value::Null) => 1,
+            Some(value) => value
+                .as_u64()
+                .or_else(|| value.as_str().and_then(|s| s.trim().parse().ok()))
+                .ok_or_else(|| format!("`step` must be a step number (from 1), not {value}"))?,
+        };
+        if step == 0 || step as usize > case.steps.len() {
+            return Err(format!(
+                "step {step}: {} has {} step(s), numbered from 1",
+                case_path.display(),
+                case.steps.len()
+            ));
+        }
+        let mode = match arguments.get("mode").and_then(Value::as_str) {
+            None | Some("harness") => Mode::Harness,
+            Some("production") => Mode::Production,
+            Some(other) => {
+                return Err(format!(
+                    "`mode` is `harness` or `production`, not `{other}`"
+                ));
+            }
+        };
+        let flavor = if discovery::is_ingress_script(&script_path) {
+            ScriptFlavor::Ingress
+        } else {
+            ScriptFlavor::Custom
+        };
+        let mut options = RunOptions::default();
+        match arguments.get("timeout") {
+            None | Some(Value::Null) => {}
+            Some(value) => {
+                let ms = value.as_u64().filter(|ms| *ms > 0).ok_or_else(|| {
+                    format!("`timeout` is the script's time budget in milliseconds (Kruise's is 1000), not {value}")
+                })?;
+                options.limits.timeout = std::time::Duration::from_millis(ms);
+            }
+        }
+        Ok(Launch {
+            script_path,
+            script,
+            case_path,
+            case,
+            index: step as usize - 1,
+            mode,
+            flavor,
+            options,
+            stop_on_entry: arguments
+                .get("stopOnEntry")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
+        })
+    }
+
+    /// Whether a breakpoint's source path is the launched script.
+    pub fn is_script(&self, path: &str) -> bool {
+        let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => a == b,
+        };
+        same(Path::new(path), &self.script_path)
+    }
+
+    /// The thread's name: which case and step.
+    pub fn title(&self) -> String {
+        let case = self
+            .case_path
+            .file_name()
+            .map_or_else(String::new, |name| name.to_string_lossy().into_owned());
+        format!("{case}: step {}", self.index + 1)
+    }
+}
+
+/// The debug console's verdict for the step, and whether it passed.
+pub fn verdict(launch: &Launch, outcome: &StepOutcome, terminated: bool) -> (String, bool) {
+    let title = launch.title();
+    let index = outcome.index;
+    let mut lines = Vec::new();
+    let passed = outcome.status == StepStatus::Pass;
+    if terminated {
+        lines.push(format!("{title}: ended by the debugger"));
+        return (lines.join("\n"), false);
+    }
+    match outcome.status {
+        StepStatus::Pass => lines.push(format!(
+            "{title}: PASS (the result matches expected[{index}])"
+        )),
+        StepStatus::Fail => {
+            lines.push(format!(
+                "{title}: FAIL (the result differs from expected[{index}])"
+            ));
+            for diff in &outcome.diff {
+                lines.push(format!(
+                    "  {}: expected {}, got {}",
+                    format_path(&diff.path),
+                    short_value(diff.expected.as_ref()),
+                    short_value(diff.actual.as_ref())
+                ));
+            }
+            if !outcome.unified_diff.is_empty() {
+                lines.push(String::new());
+                lines.push(outcome.unified_diff.trim_end().to_owned());
+            }
+        }
+        StepStatus::Error => {
+            let error = outcome.error.as_ref().map_or_else(String::new, |e| {
+                format!(": {} error: {}", e.kind, e.message)
+            });
+            lines.push(format!("{title}: ERROR{error}"));
+        }
+    }
+    if let Some(reason) = outcome.not_called {
+        lines.push(format!("note: {reason}"));
+    }
+    for warning in &outcome.warnings {
+        lines.push(format!("warning: {warning}"));
+    }
+    (lines.join("\n"), passed)
+}
