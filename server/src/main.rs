@@ -6,6 +6,7 @@ mod analysis;
 mod atomic_write;
 mod chunk_positions;
 mod cli;
+mod crd_sources;
 mod dap;
 mod lsp;
 mod lua_source;

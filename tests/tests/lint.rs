@@ -441,3 +441,64 @@ fn files_too_large_to_analyse_are_reported() {
     assert_eq!(lines[0]["code"], "too-large");
     assert_eq!(lines[0]["severity"], "warning");
 }
+
+/// KL014 (issue 11): a field the script writes under `spec` that the CRD does not declare,
+/// with the CRDs found as `check` finds them (`crds/` folder, `--crd`), and `--no-schema`.
+#[test]
+fn fields_the_crd_does_not_declare_are_kl014_with_the_crd_at_hand() {
+    let dir = scratch("lint-kl014");
+    copy_tree(
+        &fixtures().join("schema/lua_configuration"),
+        &dir.join("lc"),
+    );
+    let script = dir.join("lc/example.io/Weighted/trafficRouting.lua");
+    let text = std::fs::read_to_string(&script)
+        .unwrap()
+        .replace("weight = obj.canaryWeight }", "wieght = obj.canaryWeight }");
+    std::fs::write(&script, text).unwrap();
+
+    let result = run_in(&dir, &["lint", "--format", "json", "lc"]);
+    assert_eq!(result.code, 0, "a warning: {result:?}");
+    let lines = json_lines(&result.stdout);
+    let kl014: Vec<&Value> = lines.iter().filter(|l| l["code"] == "KL014").collect();
+    assert_eq!(kl014.len(), 1, "{lines:#?}");
+    assert_eq!(kl014[0]["severity"], "warning");
+    assert_eq!(
+        kl014[0]["message"],
+        "the API server would drop `spec.routes[].destinations[].wieght`: the CRD schema of \
+         Weighted example.io/v1 does not declare `wieght`; did you mean `weight`?"
+    );
+    let denied = run_in(&dir, &["lint", "--deny-warnings", "lc"]);
+    assert_eq!(denied.code, 1, "{denied:?}");
+
+    // Without schemas there is nothing to check against.
+    let result = run_in(&dir, &["lint", "--format", "json", "--no-schema", "lc"]);
+    assert!(
+        json_lines(&result.stdout)
+            .iter()
+            .all(|l| l["code"] != "KL014"),
+        "{result:?}"
+    );
+
+    // `--crd` wins over the crds/ folder: a CRD that keeps unknown destination fields.
+    let loose = dir.join("loose.yaml");
+    let crd = std::fs::read_to_string(dir.join("lc/crds/weighted.yaml"))
+        .unwrap()
+        .replace(
+            "                          required: [host]\n",
+            "                          required: [host]\n                          x-kubernetes-preserve-unknown-fields: true\n",
+        );
+    std::fs::write(&loose, crd).unwrap();
+    let result = run_in(
+        &dir,
+        &["lint", "--format", "json", "--crd", "loose.yaml", "lc"],
+    );
+    assert!(
+        json_lines(&result.stdout)
+            .iter()
+            .all(|l| l["code"] != "KL014"),
+        "{result:?}"
+    );
+    let missing = run_in(&dir, &["lint", "--crd", "nowhere.yaml", "lc"]);
+    assert_eq!(missing.code, 2, "{missing:?}");
+}

@@ -87,10 +87,9 @@ pub fn canary_ingress(
         }
         canary_rule.insert(
             "http".to_owned(),
-            JsonValue::Object(BTreeMap::from([(
-                "paths".to_owned(),
-                JsonValue::Array(paths),
-            )]).into()),
+            JsonValue::Object(
+                BTreeMap::from([("paths".to_owned(), JsonValue::Array(paths))]).into(),
+            ),
         );
         rules.push(JsonValue::Object(canary_rule.into()));
     }

@@ -506,16 +506,17 @@ impl RoutingModel for EmissaryMapping {
             spec.remove("add_request_headers");
             spec.remove("remove_request_headers");
         }
-        Ok(GatewayConfig::Resource(JsonValue::Object(BTreeMap::from(
-            [
+        Ok(GatewayConfig::Resource(JsonValue::Object(
+            BTreeMap::from([
                 ("apiVersion".to_owned(), JsonValue::String("v1".to_owned())),
                 ("kind".to_owned(), JsonValue::String("List".to_owned())),
                 (
                     "items".to_owned(),
                     JsonValue::Array(vec![stable, object.clone()]),
                 ),
-            ],
-        ).into())))
+            ])
+            .into(),
+        )))
     }
 }
 

@@ -13,7 +13,7 @@
 //! the API server's default).
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use cel::objects::Key;
 use cel::{Context, Env, ExecutionError, Program, Value};
@@ -34,12 +34,25 @@ pub(crate) fn environment() -> Arc<Env> {
     Arc::new(env)
 }
 
-/// One compiled rule.
-#[derive(Debug, Clone)]
+/// One rule, parsed the first time it is evaluated: the `cel` crate's ANTLR parser costs
+/// millions of instructions per rule, far more than checking every step of a gateway, and most
+/// rules of a CRD sit on fields no script writes.
+#[derive(Clone)]
 pub struct CelRule {
     pub rule: String,
     pub message: Option<String>,
-    check: Check,
+    env: Arc<Env>,
+    check: OnceLock<Check>,
+}
+
+impl std::fmt::Debug for CelRule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CelRule")
+            .field("rule", &self.rule)
+            .field("message", &self.message)
+            .field("check", &self.check.get())
+            .finish()
+    }
 }
 
 #[derive(Clone)]
@@ -70,21 +83,27 @@ pub(crate) enum CelOutcome {
 
 impl CelRule {
     pub(crate) fn compile(rule: String, message: Option<String>, env: &Arc<Env>) -> CelRule {
-        let check = match env.compile(&rule) {
-            Err(errors) => Check::Refused(format!("the CEL crate cannot parse it: {errors}")),
-            Ok(program) if program.references().has_variable("oldSelf") => Check::Transition,
-            Ok(program) => Check::Ready(Arc::new(program), Arc::clone(env)),
-        };
         CelRule {
             rule,
             message,
-            check,
+            env: Arc::clone(env),
+            check: OnceLock::new(),
         }
+    }
+
+    /// The parsed rule (parsed on first use; every later use shares it).
+    fn check(&self) -> &Check {
+        self.check
+            .get_or_init(|| match self.env.compile(&self.rule) {
+                Err(errors) => Check::Refused(format!("the CEL crate cannot parse it: {errors}")),
+                Ok(program) if program.references().has_variable("oldSelf") => Check::Transition,
+                Ok(program) => Check::Ready(Arc::new(program), Arc::clone(&self.env)),
+            })
     }
 
     /// Evaluates the rule with `self` = `value` (which has passed `schema`'s type check).
     pub(crate) fn evaluate(&self, schema: &Schema, value: &JsonValue, root: bool) -> CelOutcome {
-        let (program, env) = match &self.check {
+        let (program, env) = match self.check() {
             Check::Ready(program, env) => (program, env),
             Check::Transition => {
                 return CelOutcome::NotChecked(

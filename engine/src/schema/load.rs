@@ -8,7 +8,7 @@ use crate::yaml::{self, YamlNode, YamlValue};
 
 /// A file larger than this is refused before it is read (the largest published gateway CRDs
 /// are a few MB).
-const MAX_FILE_BYTES: u64 = 32 * 1024 * 1024;
+pub const MAX_FILE_BYTES: u64 = 32 * 1024 * 1024;
 
 /// A CRD's version: its name, whether it is served and stored, and its compiled schema.
 #[derive(Debug, Clone)]
@@ -78,6 +78,11 @@ impl SchemaSet {
 
     pub fn crds(&self) -> &[Crd] {
         &self.crds
+    }
+
+    /// The CRDs, in load order (to merge sets read apart, e.g. files read in parallel).
+    pub fn into_crds(self) -> Vec<Crd> {
+        self.crds
     }
 
     pub fn is_empty(&self) -> bool {

@@ -27,7 +27,7 @@ mod validate;
 
 pub use cel::CelRule;
 pub use compile::{Additional, Schema, SchemaType};
-pub use load::{Crd, CrdVersion, LoadError, SchemaSet};
+pub use load::{Crd, CrdVersion, LoadError, MAX_FILE_BYTES as MAX_CRD_FILE_BYTES, SchemaSet};
 pub use resource::{
     SchemaChoice, Validation, patched_resource, validate_object, validate_object_as,
     validate_patched, validate_patched_as,

@@ -341,7 +341,7 @@ impl Walker<'_> {
             );
         }
         if let Some(pattern) = &schema.pattern {
-            match &pattern.compiled {
+            match pattern.regex() {
                 Ok(regex) if !regex.is_match(text) => self.error(
                     "pattern",
                     format!("{text:?} does not match the pattern {}", pattern.source),

@@ -14,7 +14,7 @@ use super::library::{self, LibItem};
 use super::obj_schema::{self, Flavor, Lookup, ObjPath, PathSeg, ShapeKind};
 use super::parse::tokens;
 use super::semantic::{DeclKind, Model, Value, global_value};
-use super::spec_shape::{SpecShape, spec_shape_at};
+use super::spec_shape::SpecShape;
 use crate::lua_source::is_identifier;
 
 /// What completion needs besides the source.
@@ -307,20 +307,24 @@ fn spec_members(
     ctx: &CompletionContext,
     replace: &Range<usize>,
 ) -> Vec<CompletionItem> {
-    let Some(node) = spec_shape_at(ctx.spec_shape, suffix) else {
+    let Some(shape) = ctx.spec_shape else {
         return Vec::new();
     };
-    node.fields
-        .iter()
-        .map(|(name, field)| {
-            let mut item = CompletionItem::new(name, CompletionKind::Field, replace)
-                .detail(field.type_summary())
-                .docs(field.describe());
+    shape
+        .field_names(suffix)
+        .into_iter()
+        .filter_map(|name| {
+            let mut path = suffix.to_vec();
+            path.push(PathSeg::Key(name.clone()));
+            let (kind, docs) = shape.describe_at(&path)?;
+            let mut item = CompletionItem::new(&name, CompletionKind::Field, replace)
+                .detail(kind)
+                .docs(docs);
             // Keys that are not Lua names need the bracket form.
-            if !is_identifier(name) {
+            if !is_identifier(&name) {
                 item.insert_text = Some(format!("[\"{name}\"]"));
             }
-            item
+            Some(item)
         })
         .collect()
 }
@@ -592,6 +596,64 @@ for _, rule in ipairs(spec.http or {}) do
                 .is_empty()
         );
         assert!(labels(&format!("{make}local w = make()()\nw.|")).is_empty());
+    }
+
+    #[test]
+    fn spec_fields_from_the_crd_schema_merged_with_the_cases() {
+        use crate::analysis::spec_schema::tests::gizmo;
+        let json = r#"{"http": [{"route": [{"weight": 1}], "fromCases": true}]}"#;
+        let shape = infer_spec_shape(&[JsonValue::parse_go_interface(json.as_bytes()).unwrap()])
+            .with_schema(Some(gizmo(&[])));
+        let items = |text: &str| {
+            let offset = text.find('|').expect("cursor");
+            let source = text.replacen('|', "", 1);
+            let ctx = CompletionContext {
+                flavor: Flavor::Custom,
+                spec_shape: Some(&shape),
+            };
+            complete(&source, offset, &ctx)
+        };
+        let labels =
+            |text: &str| -> Vec<String> { items(text).into_iter().map(|i| i.label).collect() };
+        assert_eq!(
+            labels("x = obj.data.spec.|"),
+            vec!["free", "http", "labels"]
+        );
+        assert_eq!(
+            labels("for _, r in ipairs(obj.data.spec.http) do r.|"),
+            vec!["fromCases", "mode", "port", "route"]
+        );
+        let found = items("local r = obj.data.spec.http[1].route[1].|");
+        let weight = found.iter().find(|i| i.label == "weight").unwrap();
+        assert_eq!(weight.detail.as_deref(), Some("integer"));
+        let docs = weight.documentation.as_deref().unwrap();
+        assert!(
+            docs.starts_with("`integer`\n\nShare of the traffic."),
+            "{docs}"
+        );
+        assert!(docs.contains("From the test cases"), "{docs}");
+        let mode = items("obj.data.spec.http[1].|");
+        let mode = mode.iter().find(|i| i.label == "mode").unwrap();
+        assert_eq!(mode.detail.as_deref(), Some("string (enum: Canary|Blue)"));
+        assert!(
+            !mode
+                .documentation
+                .as_deref()
+                .unwrap()
+                .contains("test cases")
+        );
+        // The schema alone (no cases) is enough.
+        let schema_only = SpecShape::default().with_schema(Some(gizmo(&[])));
+        let ctx = CompletionContext {
+            flavor: Flavor::Custom,
+            spec_shape: Some(&schema_only),
+        };
+        let source = "x = obj.data.spec.";
+        let found: Vec<String> = complete(source, source.len(), &ctx)
+            .into_iter()
+            .map(|i| i.label)
+            .collect();
+        assert_eq!(found, vec!["free", "http", "labels"]);
     }
 
     #[test]

@@ -241,13 +241,8 @@ fn obj_hover(
         }
         Lookup::Free => {
             let suffix = path.spec_suffix()?;
-            let node = spec_shape_at(spec_shape, suffix);
-            match node {
-                Some(node) => format!(
-                    "```lua\n(field) {path}: {}\n```\n\n{}",
-                    node.type_summary(),
-                    node.describe()
-                ),
+            match spec_shape.and_then(|s| s.describe_at(suffix)) {
+                Some((kind, docs)) => format!("```lua\n(field) {path}: {kind}\n```\n\n{docs}"),
                 None => format!(
                     "```lua\n(field) {path}\n```\n\nPart of the resource's spec (free-form; not in the test cases' specs)."
                 ),
@@ -333,6 +328,20 @@ mod tests {
             ]
         );
         assert!(hover_at("print(obj.nope|x)", Flavor::Custom).is_none());
+    }
+
+    #[test]
+    fn spec_fields_show_the_crd_type_and_description() {
+        use crate::analysis::spec_schema::tests::gizmo;
+        let shape = SpecShape::default().with_schema(Some(gizmo(&[])));
+        let text = "local spec = obj.data.spec\nspec.http[1].route[2].wei|ght = 5";
+        let offset = text.find('|').unwrap();
+        let source = text.replacen('|', "", 1);
+        let h = hover(&source, offset, Flavor::Custom, Some(&shape)).unwrap();
+        assert_eq!(
+            h.contents,
+            "```lua\n(field) obj.data.spec.http[1].route[2].weight: integer\n```\n\n`integer`\n\nShare of the traffic.\n\nFrom the CRD schema of Gizmo test.kruise-lua.dev/v1."
+        );
     }
 
     #[test]

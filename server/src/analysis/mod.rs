@@ -6,7 +6,8 @@
 //!
 //! * [`analyze_script`]: syntax errors (Lua 5.1 as gopher-lua parses it) and lint diagnostics.
 //! * [`complete`], [`hover`]: `obj` fields with Kruise's docs, `obj.data.spec` fields from the
-//!   test cases ([`infer_spec_shape`]), library members Kruise provides, names in scope.
+//!   test cases ([`infer_spec_shape`]) and the CRD's schema ([`SpecSchema`]), library members
+//!   Kruise provides, names in scope.
 //! * [`definition`], [`references`], [`document_symbols`]: navigation on resolved names;
 //!   [`rename`](rename::rename) of locals and script globals.
 //! * [`highlight::tokens`] (semantic highlighting), [`signature_help`].
@@ -27,6 +28,7 @@ pub mod parse;
 pub mod rename;
 pub mod semantic;
 pub mod signature;
+pub mod spec_schema;
 pub mod spec_shape;
 pub mod walk;
 
@@ -41,6 +43,7 @@ pub use navigation::{DocumentSymbol, SymbolKind, definition, document_symbols, r
 pub use obj_schema::{Flavor, ObjPath, PathSeg};
 pub use parse::SyntaxError;
 pub use signature::signature_help;
+pub use spec_schema::SpecSchema;
 pub use spec_shape::{SpecShape, infer_spec_shape};
 
 /// One lint finding, with its configured severity.
@@ -159,7 +162,7 @@ mod tests {
         let analysis = analyze(source, Flavor::Custom, &LintConfig::default());
         assert!(!analysis.syntax_errors.is_empty());
         assert!(analysis.diagnostics.iter().any(|d| d.code == "KL002"));
-        assert_eq!(lints::all().len(), 13);
+        assert_eq!(lints::all().len(), 14);
         assert_eq!(lints::all()[0].code(), "KL001");
     }
 

@@ -461,17 +461,25 @@ pub fn suggest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) ->
     best.map(|(_, c)| c)
 }
 
-/// Levenshtein distance over bytes (field names are ASCII).
+/// Edit distance over bytes (field names are ASCII), counting a swap of two neighbours as one
+/// edit (`hots`/`host`, `nmae`/`name`: the optimal string alignment distance).
 pub fn edit_distance(a: &str, b: &str) -> usize {
     let (a, b) = (a.as_bytes(), b.as_bytes());
+    // Rows i-2, i-1 and i of the table.
+    let mut before: Vec<usize> = vec![0; b.len() + 1];
     let mut prev: Vec<usize> = (0..=b.len()).collect();
     let mut cur = vec![0; b.len() + 1];
     for (i, ca) in a.iter().enumerate() {
         cur[0] = i + 1;
         for (j, cb) in b.iter().enumerate() {
             let substitution = prev[j] + usize::from(ca != cb);
-            cur[j + 1] = substitution.min(prev[j + 1] + 1).min(cur[j] + 1);
+            let mut best = substitution.min(prev[j + 1] + 1).min(cur[j] + 1);
+            if i > 0 && j > 0 && *ca == b[j - 1] && a[i - 1] == *cb {
+                best = best.min(before[j - 1] + 1);
+            }
+            cur[j + 1] = best;
         }
+        std::mem::swap(&mut before, &mut prev);
         std::mem::swap(&mut prev, &mut cur);
     }
     prev[b.len()]
@@ -547,6 +555,13 @@ mod tests {
         );
         assert_eq!(suggest("match", fields.clone()), Some("matches"));
         assert_eq!(suggest("zzz", fields), None);
+        // A swap of neighbours is one edit.
+        assert_eq!(edit_distance("hots", "host"), 1);
+        assert_eq!(edit_distance("nmae", "name"), 1);
+        assert_eq!(edit_distance("weigth", "weight"), 1);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("", "abc"), 3);
+        assert_eq!(suggest("hots", ["host", "subset"]), Some("host"));
     }
 
     /// The schema is written by hand next to the engine's builder of `obj`; every table in an

@@ -1,5 +1,6 @@
 //! The inferred shape of `obj.data.spec`: field names and types merged from the `original.spec`
-//! of a script's test cases, for completion and hover below the free-form spec.
+//! of a script's test cases, for completion and hover below the free-form spec; with the CRD's
+//! schema of the spec beside it when one is loaded ([`SpecSchema`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -7,6 +8,7 @@ use std::fmt::Write as _;
 use kruise_lua_engine::JsonValue;
 
 use super::obj_schema::PathSeg;
+use super::spec_schema::SpecSchema;
 use crate::lua_source;
 
 /// A JSON type seen at some place in the specs.
@@ -148,9 +150,17 @@ pub struct SpecShape {
     pub root: ShapeNode,
     /// How many specs were merged.
     pub cases: usize,
+    /// The CRD's schema of the spec, when one is loaded for the script's group and kind.
+    pub schema: Option<SpecSchema>,
 }
 
 impl SpecShape {
+    /// This shape with the CRD's schema of the spec beside it.
+    pub fn with_schema(mut self, schema: Option<SpecSchema>) -> SpecShape {
+        self.schema = schema;
+        self
+    }
+
     /// The node at `path` below `obj.data.spec`: keys go into objects, indices into arrays.
     pub fn node(&self, path: &[PathSeg]) -> Option<&ShapeNode> {
         let mut node = &self.root;
@@ -162,11 +172,43 @@ impl SpecShape {
         }
         Some(node)
     }
+
+    /// The field names known at `path` below the spec: the cases' and the schema's
+    /// declared properties, in name order.
+    pub fn field_names(&self, path: &[PathSeg]) -> Vec<String> {
+        let mut names: BTreeSet<String> = self
+            .node(path)
+            .map(|node| node.fields.keys().cloned().collect())
+            .unwrap_or_default();
+        if let Some(schema) = self.schema.as_ref().and_then(|s| s.at(path)) {
+            names.extend(schema.properties.keys().cloned());
+        }
+        names.into_iter().collect()
+    }
+
+    /// The type and Markdown docs of the value at `path` below the spec: the schema's type
+    /// and description first, then what the cases show; `None` when neither knows it.
+    pub fn describe_at(&self, path: &[PathSeg]) -> Option<(String, String)> {
+        let from_schema = self
+            .schema
+            .as_ref()
+            .and_then(|s| Some((s.type_text_at(path)?, s.describe(s.at(path)?))));
+        let from_cases = self
+            .node(path)
+            .map(|node| (node.type_summary(), node.describe()));
+        match (from_schema, from_cases) {
+            (Some((kind, schema_doc)), Some((_, cases_doc))) => {
+                Some((kind, format!("{schema_doc}\n\n---\n\n{cases_doc}")))
+            }
+            (Some(found), None) | (None, Some(found)) => Some(found),
+            (None, None) => None,
+        }
+    }
 }
 
-/// The shape known at `suffix` below `obj.data.spec`: the one lookup completion and hover use, so
-/// that another source of spec shapes (a CRD schema) is merged in here and nowhere else. Today the
-/// only source is the test cases' originals.
+/// The shape the test cases' originals show at `suffix` below `obj.data.spec` (hover's sketch of
+/// a local). Field names and descriptions merged with the CRD schema are
+/// [`SpecShape::field_names`] and [`SpecShape::describe_at`].
 pub fn spec_shape_at<'a>(
     cases: Option<&'a SpecShape>,
     suffix: &[PathSeg],

@@ -40,8 +40,11 @@ use super::report::{
     self, CaseReport, Format, IntentFinding, Location, Note, OrderFinding, Report, ScriptReport,
     Summary, Verdict, span_line,
 };
+use super::schema_check::{self, SchemaSubject};
 use super::{ColorArg, InputArgs, LimitArgs, ModeArg, UsageError, paths, read_text};
 use crate::analysis::{self, LintConfig};
+use crate::crd_sources::{self, CrdSources, SourceProblem};
+use kruise_lua_engine::schema::SchemaSet;
 
 #[derive(Debug, Args)]
 pub struct CheckArgs {
@@ -87,6 +90,14 @@ pub struct CheckArgs {
     /// Check again whenever a file under PATH changes (until interrupted)
     #[arg(long)]
     pub watch: bool,
+    /// CustomResourceDefinition file or folder to validate results against (repeatable); wins
+    /// over the `crds/` folder and kruise-lua.toml's `crds` for the same group and kind
+    #[arg(long = "crd", value_name = "PATH")]
+    pub crds: Vec<PathBuf>,
+    /// Do not validate results and expectations against CRD schemas and Kubernetes' label and
+    /// annotation rules
+    #[arg(long)]
+    pub no_schema: bool,
 }
 
 /// A script ready to run: its report header, source, and the cases to run.
@@ -97,6 +108,8 @@ struct Planned {
     /// Compiled once; every step starts from one of its prepared (rewound) states.
     script: Script,
     flavor: ScriptFlavor,
+    /// What its results are validated as.
+    subject: SchemaSubject,
     jobs: Vec<Job>,
 }
 
@@ -143,6 +156,7 @@ pub(crate) fn render(
     filters: &[String],
     color: bool,
 ) -> Result<Rendered, UsageError> {
+    let schemas = schemas(args)?;
     let (planned, notes) = plan(&args.paths, filters, &args.input)?;
     let options = args.limits.run_options();
     let checks = Checks {
@@ -150,7 +164,12 @@ pub(crate) fn render(
         shuffle: args.shuffle,
         intent: !args.no_intent,
     };
-    let mut report = run(planned, checks, &options);
+    let mut report = run(
+        planned,
+        checks,
+        &options,
+        schemas.as_ref().map(|sources| &*sources.schemas),
+    );
     report.notes = notes;
     let summary = Summary::of(&report);
     if matches!(args.format, Format::Json | Format::Junit) {
@@ -165,8 +184,25 @@ pub(crate) fn render(
         summary: summary.line(),
         code: summary.exit_code_denying(args.deny_warnings),
     };
+    if let Some(sources) = &schemas
+        && !sources.problems.is_empty()
+    {
+        // A CRD that cannot be used leaves its kind unvalidated: never a silent pass.
+        for problem in &sources.problems {
+            super::write_stderr_line(&super::terminal::escape_controls(&format!(
+                "{}: error: CRD not loaded: {}",
+                problem_location(problem),
+                problem.message
+            )));
+        }
+        rendered.code = rendered.code.max(super::EXIT_FINDINGS);
+    }
     let written = if args.lint {
-        let (mut findings, files) = super::lint::lint_paths(&args.paths, &args.input)?;
+        let (mut findings, files) = super::lint::lint_paths(
+            &args.paths,
+            &args.input,
+            schemas.as_ref().map(|sources| &sources.schemas),
+        )?;
         if !filters.is_empty() {
             findings.retain(|f| {
                 filters
@@ -196,6 +232,23 @@ pub(crate) fn render(
     written.map_err(|err| UsageError(format!("writing the report: {err}")))?;
     rendered.report = out;
     Ok(rendered)
+}
+
+/// The CRD schemas of the run (`None` with `--no-schema`): every PATH's `crds/` folder and
+/// kruise-lua.toml `crds`, then `--crd` (a `--crd` path that does not exist is a usage error).
+fn schemas(args: &CheckArgs) -> Result<Option<CrdSources>, UsageError> {
+    if args.no_schema {
+        return Ok(None);
+    }
+    crd_sources::for_paths(&args.paths, &args.crds).map(Some)
+}
+
+/// `file:line` of a CRD source problem (`file` alone when the line is unknown).
+fn problem_location(problem: &SourceProblem) -> Location {
+    Location {
+        file: problem.file.clone(),
+        line: Some(problem.line).filter(|line| *line > 0),
+    }
 }
 
 /// Discovers every PATH, pairs ConfigMap scripts with test cases, keeps the scripts Kruise
@@ -365,6 +418,7 @@ fn plan(
             kind: Some(entry.kind.clone()),
             script,
             flavor,
+            subject: SchemaSubject::from(&entry.kind),
             jobs,
         });
     }
@@ -377,6 +431,7 @@ fn plan(
                 kind: None,
                 script: Script::new(String::new()),
                 flavor: ScriptFlavor::Custom,
+                subject: SchemaSubject::from(&entry.kind),
                 jobs: Vec::new(),
             });
         }
@@ -578,8 +633,14 @@ struct Checks {
     intent: bool,
 }
 
-/// Runs every job in parallel and assembles the report in plan order.
-fn run(planned: Vec<Planned>, checks: Checks, options: &RunOptions) -> Report {
+/// Runs every job in parallel and assembles the report in plan order; with `schemas`, each
+/// step's output and expectation are validated too.
+fn run(
+    planned: Vec<Planned>,
+    checks: Checks,
+    options: &RunOptions,
+    schemas: Option<&SchemaSet>,
+) -> Report {
     let Checks { shuffle, .. } = checks;
     let work: Vec<(usize, &Job)> = planned
         .iter()
@@ -588,7 +649,7 @@ fn run(planned: Vec<Planned>, checks: Checks, options: &RunOptions) -> Report {
         .collect();
     let results: Vec<CaseReport> = work
         .par_iter()
-        .map(|(index, job)| run_job(&planned[*index], job, checks, options))
+        .map(|(index, job)| run_job(&planned[*index], job, checks, options, schemas))
         .collect();
     let mut scripts: Vec<ScriptReport> = planned.iter().map(|plan| plan.header.clone()).collect();
     for ((index, _), result) in work.iter().zip(results) {
@@ -601,7 +662,13 @@ fn run(planned: Vec<Planned>, checks: Checks, options: &RunOptions) -> Report {
     }
 }
 
-fn run_job(plan: &Planned, job: &Job, checks: Checks, options: &RunOptions) -> CaseReport {
+fn run_job(
+    plan: &Planned,
+    job: &Job,
+    checks: Checks,
+    options: &RunOptions,
+    schemas: Option<&SchemaSet>,
+) -> CaseReport {
     let Checks { mode, shuffle, .. } = checks;
     let failed = |error: CaseError| CaseReport {
         path: job.path.clone(),
@@ -612,6 +679,7 @@ fn run_job(plan: &Planned, job: &Job, checks: Checks, options: &RunOptions) -> C
         },
         order_dependent: Vec::new(),
         misrouted: Vec::new(),
+        schema: Vec::new(),
     };
     let text = match &job.input {
         Ok(text) => text,
@@ -627,6 +695,7 @@ fn run_job(plan: &Planned, job: &Job, checks: Checks, options: &RunOptions) -> C
             outcome: no_steps(&case),
             order_dependent: Vec::new(),
             misrouted: Vec::new(),
+            schema: Vec::new(),
         };
     }
     let outcome = CaseOutcome {
@@ -645,11 +714,18 @@ fn run_job(plan: &Planned, job: &Job, checks: Checks, options: &RunOptions) -> C
             .unwrap_or_default(),
         _ => Vec::new(),
     };
+    let schema = match schemas {
+        Some(schemas) => {
+            schema_check::case_findings(schemas, &plan.subject, &case, &job.path, &outcome.steps)
+        }
+        None => Vec::new(),
+    };
     CaseReport {
         path: job.path.clone(),
         outcome,
         order_dependent,
         misrouted,
+        schema,
     }
 }
 

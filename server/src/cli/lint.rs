@@ -13,12 +13,18 @@ use clap::{Args, ValueEnum};
 use kruise_lua_engine::discovery::{
     EmbeddedScript, ScriptKind, ScriptOrigin, discover, pair_with_testdata, read_configmap,
 };
-use kruise_lua_engine::testcase::parse_case;
+use kruise_lua_engine::schema::SchemaSet;
+use kruise_lua_engine::testcase::{TestCase, parse_case};
 use rayon::prelude::*;
+use std::sync::Arc;
 
 use super::report::{Location, span_line};
+use super::schema_check;
 use super::{ColorArg, EXIT_FINDINGS, EXIT_OK, InputArgs, UsageError, paths, read_text};
-use crate::analysis::{self, Flavor, LintConfig, Severity, SpecShape, infer_spec_shape};
+use crate::analysis::{
+    self, Flavor, LintConfig, Severity, SpecSchema, SpecShape, infer_spec_shape,
+};
+use crate::crd_sources;
 use crate::lsp::documents::MAX_ANALYSED_BYTES;
 use crate::lsp::project::EmbeddedMap;
 
@@ -42,6 +48,13 @@ pub struct LintArgs {
     /// Colour the human report
     #[arg(long, value_enum, value_name = "WHEN", default_value_t = ColorArg::Auto)]
     pub color: ColorArg,
+    /// CustomResourceDefinition file or folder for KL014 (repeatable), as `check --crd`: wins
+    /// over the `crds/` folder and kruise-lua.toml's `crds` for the same group and kind
+    #[arg(long = "crd", value_name = "PATH")]
+    pub crds: Vec<PathBuf>,
+    /// Load no CRD schemas (KL014 then has nothing to check against)
+    #[arg(long)]
+    pub no_schema: bool,
     #[command(flatten)]
     pub input: InputArgs,
 }
@@ -229,24 +242,52 @@ fn embedded(manifest: &Path, text: &str, trees: &[&Path], script: EmbeddedScript
     }
 }
 
-/// The shape of `obj.data.spec` from a script's cases (as the language server infers it from
-/// their first steps); unreadable cases are skipped, they are `check`'s business.
-fn spec_shape(cases: &[PathBuf]) -> Option<SpecShape> {
-    let specs: Vec<_> = cases
+/// What is known of `obj.data.spec`: the shape of the cases' specs (as the language server
+/// infers it from their first steps) and the CRD's schema for the script's kind (version from
+/// the cases' `original.apiVersion`); unreadable cases are skipped, they are `check`'s
+/// business.
+fn spec_shape(
+    kind: &ScriptKind,
+    cases: &[PathBuf],
+    schemas: Option<&Arc<SchemaSet>>,
+) -> Option<SpecShape> {
+    let cases: Vec<TestCase> = cases
         .iter()
         // Memory stays bounded: a case too large for the editor is skipped here too.
         .filter(|path| std::fs::metadata(path).is_ok_and(|m| m.len() <= MAX_ANALYSED_BYTES as u64))
         .filter_map(|path| std::fs::read_to_string(path).ok())
         .filter_map(|text| parse_case(&text).ok())
+        .collect();
+    let specs: Vec<_> = cases
+        .iter()
         .filter_map(|case| case.steps.first().and_then(|s| s.obj.data.spec.clone()))
         .collect();
-    (!specs.is_empty()).then(|| infer_spec_shape(&specs))
+    let schema = match (schemas, kind) {
+        (Some(set), ScriptKind::Custom { group, kind }) => {
+            let versions: Vec<String> = cases
+                .iter()
+                .filter_map(schema_check::original_api_version)
+                .collect();
+            SpecSchema::choose(set.clone(), group, kind, &versions)
+        }
+        _ => None,
+    };
+    if specs.is_empty() && schema.is_none() {
+        return None;
+    }
+    Some(infer_spec_shape(&specs).with_schema(schema))
 }
 
 /// Lints every target in parallel; findings come back in target order, then source order.
-pub fn lint_targets(targets: &[Target]) -> Result<Vec<Finding>, UsageError> {
+pub fn lint_targets(
+    targets: &[Target],
+    schemas: Option<&Arc<SchemaSet>>,
+) -> Result<Vec<Finding>, UsageError> {
     let lint_all = || -> Vec<Result<Vec<Finding>, UsageError>> {
-        targets.par_iter().map(lint_target).collect()
+        targets
+            .par_iter()
+            .map(|target| lint_target(target, schemas))
+            .collect()
     };
     let per_target = match analysis_pool() {
         Some(pool) => pool.install(lint_all),
@@ -281,12 +322,16 @@ fn analysis_pool() -> Option<&'static rayon::ThreadPool> {
 pub fn lint_paths(
     roots: &[PathBuf],
     input: &InputArgs,
+    schemas: Option<&Arc<SchemaSet>>,
 ) -> Result<(Vec<Finding>, usize), UsageError> {
     let targets = collect(roots, input)?;
-    Ok((lint_targets(&targets)?, targets.len()))
+    Ok((lint_targets(&targets, schemas)?, targets.len()))
 }
 
-fn lint_target(target: &Target) -> Result<Vec<Finding>, UsageError> {
+fn lint_target(
+    target: &Target,
+    schemas: Option<&Arc<SchemaSet>>,
+) -> Result<Vec<Finding>, UsageError> {
     let (config, _) =
         LintConfig::nearest(&target.path).map_err(|error| UsageError(error.to_string()))?;
     let lines = LineStarts::new(&target.text);
@@ -313,7 +358,7 @@ fn lint_target(target: &Target) -> Result<Vec<Finding>, UsageError> {
     }
     for script in &target.scripts {
         let flavor = Flavor::from(&script.kind);
-        let shape = spec_shape(&script.cases);
+        let shape = spec_shape(&script.kind, &script.cases, schemas);
         let configmap_kind = script.map.is_some().then_some(&script.kind);
         let analysis = analysis::analyze_script(
             &script.source,
@@ -476,14 +521,21 @@ struct Run {
 }
 
 fn run_once(args: &LintArgs, color: bool) -> Result<Run, UsageError> {
+    // Read again on every run (`--watch`: a CRD may have changed).
+    let sources = if args.no_schema {
+        None
+    } else {
+        Some(crd_sources::for_paths(&args.paths, &args.crds)?)
+    };
+    let schemas = sources.as_ref().map(|sources| &sources.schemas);
     let mut targets = collect(&args.paths, &args.input)?;
-    let mut findings = lint_targets(&targets)?;
+    let mut findings = lint_targets(&targets, schemas)?;
     let mut fixed = None;
     if args.fix {
         let count = super::fix::apply(&targets, &findings)?;
         if count.edits > 0 {
             targets = collect(&args.paths, &args.input)?;
-            findings = lint_targets(&targets)?;
+            findings = lint_targets(&targets, schemas)?;
         }
         fixed = Some(count);
     }
@@ -495,10 +547,18 @@ fn run_once(args: &LintArgs, color: bool) -> Result<Run, UsageError> {
         // Those formats have no place for it.
         eprintln!("{}", count.line());
     }
+    let mut code = exit_code(&findings, args.deny_warnings);
+    for problem in sources.iter().flat_map(|sources| &sources.problems) {
+        // A CRD that cannot be used leaves its kind unchecked: never silently (as `check`).
+        super::write_stderr_line(&super::terminal::escape_controls(&format!(
+            "{problem}: error: CRD not loaded"
+        )));
+        code = EXIT_FINDINGS;
+    }
     Ok(Run {
         report,
         summary,
-        code: exit_code(&findings, args.deny_warnings),
+        code,
     })
 }
 

@@ -19,6 +19,7 @@ pub mod obj;
 pub mod paths;
 pub mod report;
 pub mod run;
+pub mod schema_check;
 pub mod terminal;
 pub mod watch;
 
@@ -187,7 +188,8 @@ pub fn write_stderr_line(line: &str) {
 /// The exit codes, as `--help` lists them.
 pub const EXIT_CODES_HELP: &str = "Exit codes:
   0  every step passed (check), or the command did its work
-  1  a step failed or errored, a case is broken, a step depends on pairs() order
+  1  a step failed, errored or is invalid (the API server would reject it), a case
+     is broken, a CRD file cannot be used, a step depends on pairs() order
      (--shuffle), a step misroutes (the intent check), or a warning with --deny-warnings
   2  usage or I/O error: a bad option, a missing or unreadable path, a --filter that
      matches nothing";

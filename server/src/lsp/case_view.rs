@@ -222,8 +222,15 @@ pub fn code_lenses(
         Err(e) => format!("✗ case cannot be read: {}", e.message),
         Ok(_) => {
             let failing = case.failing_steps();
-            if failing.is_empty() {
+            let invalid = case.invalid_steps();
+            if failing.is_empty() && invalid.is_empty() {
                 format!("✓ all {} step(s) pass", case.steps.len())
+            } else if failing.is_empty() {
+                format!(
+                    "✗ {} of {} step(s) invalid (the API server would reject them)",
+                    invalid.len(),
+                    case.steps.len()
+                )
             } else {
                 format!("✗ {} of {} step(s) fail", failing.len(), case.steps.len())
             }
@@ -244,19 +251,16 @@ pub fn code_lenses(
     for step in &case.steps {
         let Some(span) = step.step_span else { continue };
         let position = index.position(text, span.start.offset);
-        let mark = if step.status == StepStatus::Pass {
-            "✓"
-        } else {
-            "✗"
+        let invalid = step.status == StepStatus::Pass && case.step_invalid(step.index);
+        let (mark, word) = match step.status {
+            StepStatus::Pass if invalid => ("✗", "is invalid"),
+            StepStatus::Pass => ("✓", status_word(step)),
+            _ => ("✗", status_word(step)),
         };
         lenses.push(lsp::CodeLens {
             range: lsp::Range::new(position, position),
             command: Some(lsp::Command::new(
-                format!(
-                    "{mark} step {} {} — show obj as Lua",
-                    step.index + 1,
-                    status_word(step)
-                ),
+                format!("{mark} step {} {word} — show obj as Lua", step.index + 1),
                 super::commands::OBJ_AS_LUA.into(),
                 Some(vec![serde_json::json!({ "uri": uri, "step": step.index })]),
             )),

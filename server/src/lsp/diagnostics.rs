@@ -19,6 +19,9 @@ use super::project::ScriptId;
 use super::runs::{CaseResult, ScriptResults};
 use super::text::{LineIndex, line_range};
 use crate::chunk_positions::{ScriptPlace, map_positions, message_after_position};
+use crate::cli::report::SchemaTarget;
+use crate::cli::schema_check::field_node;
+use kruise_lua_engine::testcase::TestCase;
 
 pub const SOURCE: &str = "kruise-lua";
 
@@ -406,6 +409,10 @@ pub fn run_diagnostics(results: &ScriptResults) -> Vec<(PathBuf, Vec<Diagnostic>
     } else if total > 0 {
         let passed = results.passed_count();
         let mut summary = format!("{passed}/{total} cases pass");
+        let invalid = results.invalid_count();
+        if invalid > 0 {
+            summary.push_str(&format!(", {invalid} invalid"));
+        }
         let failing: Vec<String> = results
             .cases
             .iter()
@@ -413,6 +420,19 @@ pub fn run_diagnostics(results: &ScriptResults) -> Vec<(PathBuf, Vec<Diagnostic>
             .take(3)
             .map(|c| match &c.case {
                 Err(_) => format!("{} cannot be read", c.name()),
+                Ok(_) if c.invalid() => {
+                    let steps = c.invalid_steps();
+                    let list = steps
+                        .iter()
+                        .map(|s| s.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ");
+                    format!(
+                        "{} step{} {list} invalid (schema)",
+                        c.name(),
+                        if steps.len() > 1 { "s" } else { "" },
+                    )
+                }
                 Ok(_) => {
                     let steps = c.failing_steps();
                     let list = steps
@@ -451,7 +471,11 @@ pub fn run_diagnostics(results: &ScriptResults) -> Vec<(PathBuf, Vec<Diagnostic>
                     .filter_map(|c| {
                         Some(DiagnosticRelatedInformation {
                             location: Location::new(path_uri(&c.path)?, Range::default()),
-                            message: format!("case {} fails", c.name()),
+                            message: if c.invalid() {
+                                format!("case {} is invalid", c.name())
+                            } else {
+                                format!("case {} fails", c.name())
+                            },
                         })
                     })
                     .collect(),
@@ -662,7 +686,63 @@ fn case_diagnostics(
             }
         }
     }
+    schema_diagnostics(case, parsed, text, &index, first_line, &mut diags);
     (diags, script_side)
+}
+
+/// What the API server would say about each step (see [`CaseResult::schema`]): on the
+/// field in `expected[i]` (else the entry) for an expectation, on the step for the output;
+/// errors (it would reject the object) and warnings (it would drop a field).
+fn schema_diagnostics(
+    case: &CaseResult,
+    parsed: &TestCase,
+    text: &str,
+    index: &LineIndex,
+    first_line: Range,
+    diags: &mut Vec<Diagnostic>,
+) {
+    for found in &case.schema {
+        let step = case.steps.iter().find(|s| s.index == found.step);
+        let step_range = step
+            .and_then(|s| s.step_span)
+            .map_or(first_line, |s| span_range(text, index, s));
+        let entry_range = step
+            .and_then(|s| s.expected_span)
+            .map_or(step_range, |s| span_range(text, index, s));
+        let range = match found.target {
+            SchemaTarget::Output => step_range,
+            SchemaTarget::Expected | SchemaTarget::Both => parsed
+                .expected
+                .get(found.step)
+                .and_then(|entry| field_node(&entry.node, &found.finding))
+                .map_or(entry_range, |node| span_range(text, index, node.span)),
+        };
+        let severity = if found.is_error() {
+            DiagnosticSeverity::ERROR
+        } else {
+            DiagnosticSeverity::WARNING
+        };
+        let verdict = if found.is_error() {
+            "the API server would reject"
+        } else {
+            "the API server would change"
+        };
+        let mut d = diagnostic(
+            range,
+            severity,
+            "schema",
+            format!(
+                "step {}: {} — {verdict} it",
+                found.step + 1,
+                found.message()
+            ),
+        );
+        if found.is_error() && found.target != SchemaTarget::Output {
+            d.message
+                .push_str(" (an expectation the API server rejects is a bug of the test)");
+        }
+        diags.push(d);
+    }
 }
 
 #[cfg(test)]
@@ -776,6 +856,116 @@ original:
                 .iter()
                 .any(|d| d.message == "0/1 cases pass — three step 2 fails"),
             "{script_diags:?}"
+        );
+    }
+
+    /// A CRD of our own for the tests' `x`/`Route`: `spec.weight` is an integer up to 10.
+    const ROUTE_CRD: &str = "apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: routes.x}
+spec:
+  group: x
+  names: {kind: Route, plural: routes}
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema:
+          type: object
+          properties:
+            spec:
+              type: object
+              properties:
+                weight: {type: integer, maximum: 10}
+";
+
+    fn validated(script: &str, case: &str) -> ScriptResults {
+        let mut results = run(script, case);
+        let mut set = kruise_lua_engine::schema::SchemaSet::new();
+        set.add_text("route.yaml", ROUTE_CRD).unwrap();
+        results.validate_schemas(Some(std::sync::Arc::new(set)));
+        results
+    }
+
+    fn with_code<'a>(diags: &'a [Diagnostic], code: &str) -> Vec<&'a Diagnostic> {
+        diags
+            .iter()
+            .filter(|d| d.code == Some(NumberOrString::String(code.into())))
+            .collect()
+    }
+
+    #[test]
+    fn schema_errors_mark_the_expected_field_and_the_step_and_count_as_invalid() {
+        let script =
+            "local spec = obj.data.spec\nspec.weight = obj.canaryWeight\nreturn obj.data\n";
+        // Step 1 passes but 20 is over the CRD's maximum (output and expectation alike);
+        // step 2 fails, and its output (50) and expectation (60) are both over it.
+        let files = files_of(&validated(script, CASE));
+        let (_, case_diags) = &files[0];
+        let schema = with_code(case_diags, "schema");
+        let shown: Vec<(u32, String)> = schema
+            .iter()
+            .map(|d| (d.range.start.line, d.message.clone()))
+            .collect();
+        assert_eq!(
+            shown,
+            vec![
+                (22, "step 1: output and expected[0] spec.weight: 20 must be less than or equal to 10 (maximum) — the API server would reject it (an expectation the API server rejects is a bug of the test)".to_string()),
+                (8, "step 2: output spec.weight: 50 must be less than or equal to 10 (maximum) — the API server would reject it".to_string()),
+                (28, "step 2: expected[1] spec.weight: 60 must be less than or equal to 10 (maximum) — the API server would reject it (an expectation the API server rejects is a bug of the test)".to_string()),
+            ]
+        );
+        assert!(
+            schema
+                .iter()
+                .all(|d| d.severity == Some(DiagnosticSeverity::ERROR))
+        );
+
+        // A case whose only step passes but is invalid: counted apart in the summary.
+        let one_step = CASE
+            .replace("        - traffic: \"50%\"\n", "")
+            .split("- apiVersion: x/v1\n  kind: Route\n  metadata:\n    name: r\n  spec:\n    weight: 60\n")
+            .next()
+            .unwrap()
+            .to_string();
+        let results = validated(script, &one_step);
+        assert!(results.cases[0].invalid() && !results.cases[0].passed());
+        let (_, script_diags) = files_of(&results).pop().unwrap();
+        let summary = with_code(&script_diags, "summary");
+        assert_eq!(
+            summary[0].message,
+            "0/1 cases pass, 1 invalid — three step 1 invalid (schema)"
+        );
+        // Without schemas the same case passes.
+        let unvalidated = run(script, &one_step);
+        assert!(unvalidated.cases[0].passed());
+    }
+
+    #[test]
+    fn pruned_fields_are_warnings() {
+        let script =
+            "local spec = obj.data.spec\nspec.weight = 5\nspec.extra = true\nreturn obj.data\n";
+        let case = CASE
+            .replace("        - traffic: \"50%\"\n", "")
+            .split("- apiVersion: x/v1\n  kind: Route\n  metadata:\n    name: r\n  spec:\n    weight: 60\n")
+            .next()
+            .unwrap()
+            .replace("    weight: 20\n", "    weight: 5\n    extra: true\n");
+        let results = validated(script, &case);
+        assert!(
+            results.cases[0].passed(),
+            "warnings do not make a case invalid"
+        );
+        let files = files_of(&results);
+        let schema = with_code(&files[0].1, "schema");
+        assert_eq!(schema.len(), 1);
+        assert_eq!(schema[0].severity, Some(DiagnosticSeverity::WARNING));
+        assert_eq!(schema[0].range.start.line, 22, "the `extra: true` line");
+        assert!(
+            schema[0].message.contains("would drop `spec.extra`"),
+            "{}",
+            schema[0].message
         );
     }
 

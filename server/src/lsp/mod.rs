@@ -25,6 +25,7 @@ pub(crate) mod framing;
 mod lua;
 pub(crate) mod project;
 mod runs;
+mod schemas;
 mod server;
 mod session;
 mod step_values;

@@ -17,8 +17,12 @@ use kruise_lua_engine::testcase::{self, CaseError, TestCase};
 use kruise_lua_engine::value::JsonValue;
 use rayon::prelude::*;
 
+use kruise_lua_engine::schema::SchemaSet;
+
 use super::documents::{Documents, FileStamp, MAX_ANALYSED_BYTES, disk_stamp};
 use super::project::{EmbeddedMap, ScriptId, ScriptTarget};
+use crate::cli::report::SchemaFinding;
+use crate::cli::schema_check::{self, SchemaSubject};
 
 /// One case file's outcome.
 #[derive(Debug, Clone)]
@@ -32,6 +36,9 @@ pub struct CaseResult {
     pub steps: Vec<StepOutcome>,
     /// The intent check of each step (empty when the gateway has no routing model).
     pub intent: Vec<StepCheck>,
+    /// What the API server would say about each step's output and `expected[i]` (see
+    /// [`ScriptResults::validate_schemas`]), in step order.
+    pub schema: Vec<SchemaFinding>,
 }
 
 impl CaseResult {
@@ -44,7 +51,30 @@ impl CaseResult {
     }
 
     pub fn passed(&self) -> bool {
-        self.case.is_ok() && self.steps.iter().all(|s| s.status == StepStatus::Pass)
+        self.case.is_ok()
+            && self.steps.iter().all(|s| s.status == StepStatus::Pass)
+            && !self.schema.iter().any(SchemaFinding::is_error)
+    }
+
+    /// Whether step `index` has schema errors (its output or expectation would be rejected).
+    pub fn step_invalid(&self, index: usize) -> bool {
+        self.schema
+            .iter()
+            .any(|found| found.step == index && found.is_error())
+    }
+
+    /// The 1-based numbers of steps that pass but are invalid (as `check`'s verdict).
+    pub fn invalid_steps(&self) -> Vec<usize> {
+        self.steps
+            .iter()
+            .filter(|s| s.status == StepStatus::Pass && self.step_invalid(s.index))
+            .map(|s| s.index + 1)
+            .collect()
+    }
+
+    /// Whether every step passes but some are invalid.
+    pub fn invalid(&self) -> bool {
+        self.case.is_ok() && self.failing_steps().is_empty() && !self.invalid_steps().is_empty()
     }
 
     /// The 1-based numbers of steps that do not pass.
@@ -70,11 +100,50 @@ pub struct ScriptResults {
     pub cases_error: Option<CaseError>,
     pub cases: Vec<CaseResult>,
     pub mode: Mode,
+    /// The CRD schemas the steps were validated against (`None`: not validated).
+    pub schemas: Option<Arc<SchemaSet>>,
 }
 
 impl ScriptResults {
     pub fn passed_count(&self) -> usize {
         self.cases.iter().filter(|c| c.passed()).count()
+    }
+
+    /// Cases whose steps all pass but the API server would reject an output or expectation.
+    pub fn invalid_count(&self) -> usize {
+        self.cases.iter().filter(|c| c.invalid()).count()
+    }
+
+    /// Validates every case's steps against `schemas` as `check` does
+    /// ([`schema_check::case_findings`]); each run does it again for every case (reused
+    /// outcomes too: the schemas may have changed since).
+    pub fn validate_schemas(&mut self, schemas: Option<Arc<SchemaSet>>) {
+        let subject = self.target.kind.as_ref().map(SchemaSubject::from);
+        for case in &mut self.cases {
+            case.schema = match (&schemas, &subject, &case.case) {
+                (Some(schemas), Some(subject), Ok(parsed)) => schema_check::case_findings(
+                    schemas,
+                    subject,
+                    parsed,
+                    &case.path.display().to_string(),
+                    &case.steps,
+                ),
+                _ => Vec::new(),
+            };
+        }
+        self.schemas = schemas;
+    }
+
+    /// The version named by the cases' `original.apiVersion`s, for the spec's schema.
+    pub fn api_versions(&self) -> Vec<String> {
+        let mut versions: Vec<String> = self
+            .cases
+            .iter()
+            .filter_map(|c| c.case.as_ref().ok())
+            .filter_map(schema_check::original_api_version)
+            .collect();
+        versions.dedup();
+        versions
     }
 
     /// `obj.data.spec` of every step, for inferring the spec's shape.
@@ -247,6 +316,7 @@ pub fn execute(
                         stamp: None,
                         steps: Vec::new(),
                         intent: Vec::new(),
+                        schema: Vec::new(),
                     };
                 }
             };
@@ -270,6 +340,7 @@ pub fn execute(
                     stamp,
                     steps: Vec::new(),
                     intent: Vec::new(),
+                    schema: Vec::new(),
                 },
             }
         })
@@ -338,6 +409,7 @@ pub fn execute(
         cases_error: input.cases_error,
         cases,
         mode,
+        schemas: None,
     })
 }
 
@@ -368,6 +440,7 @@ impl ScriptResults {
                 .cloned()
                 .collect(),
             mode: self.mode,
+            schemas: self.schemas.clone(),
         }
     }
 }
@@ -832,6 +905,54 @@ pub(crate) mod tests {
         drop(first);
         let again = tokio::time::timeout(std::time::Duration::from_secs(5), slots.acquire(false));
         assert!(again.await.is_ok());
+    }
+
+    #[test]
+    fn schema_findings_follow_the_schemas_given_and_api_versions_come_from_original() {
+        const CRD: &str = "apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: routes.x}
+spec:
+  group: x
+  names: {kind: Route, plural: routes}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              weight: {type: integer, maximum: MAX}
+";
+        let crd = |maximum: u32| CRD.replace("MAX", &maximum.to_string());
+        let set = |maximum: u32| {
+            let mut set = SchemaSet::new();
+            set.add_text("route.yaml", &crd(maximum)).unwrap();
+            Some(Arc::new(set))
+        };
+        let mut results = execute(
+            input(SCRIPT, CASE),
+            None,
+            Mode::Harness,
+            &RunOptions::default(),
+            &|| false,
+        )
+        .unwrap();
+        assert_eq!(results.api_versions(), vec!["x/v1".to_string()]);
+        assert!(results.cases[0].schema.is_empty(), "not validated yet");
+        results.validate_schemas(set(100));
+        assert!(results.cases[0].schema.is_empty());
+        // A stricter CRD (the file changed): the same outcomes are validated again.
+        results.validate_schemas(set(10));
+        let steps: Vec<usize> = results.cases[0].schema.iter().map(|f| f.step).collect();
+        assert!(steps.contains(&0) && steps.contains(&1), "{steps:?}");
+        assert!(results.schemas.is_some());
+        results.validate_schemas(None);
+        assert!(results.cases[0].schema.is_empty() && results.schemas.is_none());
     }
 
     #[test]

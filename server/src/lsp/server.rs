@@ -557,14 +557,18 @@ impl LanguageServer for Backend {
                         range: Range::new(position, position),
                         command: Some(Command::new(
                             format!(
-                                "{} {}/{} cases pass",
+                                "{} {}/{} cases pass{}",
                                 if results.passed_count() == total {
                                     "✓"
                                 } else {
                                     "✗"
                                 },
                                 results.passed_count(),
-                                total
+                                total,
+                                match results.invalid_count() {
+                                    0 => String::new(),
+                                    n => format!(", {n} invalid"),
+                                }
                             ),
                             commands::RUN_ALL.into(),
                             None,

@@ -21,7 +21,9 @@ use super::runs::{
     QUICK_PASS, RunSlots, Scheduler, ScriptResults, Slot, Ticket, execute, gather,
     release_freed_memory,
 };
-use crate::analysis::{LintConfig, SpecShape, infer_spec_shape};
+use super::schemas::SchemaCache;
+use crate::analysis::{LintConfig, SpecSchema, SpecShape, infer_spec_shape};
+use kruise_lua_engine::discovery::ScriptKind;
 
 /// Client settings (`initializationOptions` or `workspace/didChangeConfiguration`, either bare
 /// or under a `kruiseLua` key).
@@ -105,6 +107,8 @@ pub struct Session {
     pub settings: RwLock<Settings>,
     pub caps: RwLock<ClientCaps>,
     pub results: RwLock<HashMap<ScriptId, Arc<ScriptResults>>>,
+    /// The CRD schemas of each `lua_configuration` root, loaded by the runs.
+    pub schemas: SchemaCache,
     store: Mutex<DiagnosticStore>,
     scheduler: Scheduler,
     slots: RunSlots,
@@ -140,6 +144,7 @@ impl Session {
             settings: RwLock::default(),
             caps: RwLock::default(),
             results: RwLock::default(),
+            schemas: SchemaCache::default(),
             store: Mutex::default(),
             scheduler: Scheduler::default(),
             slots: RunSlots::default(),
@@ -184,10 +189,22 @@ impl Session {
         })
     }
 
+    /// What is known of the script's `obj.data.spec`: its cases' `original.spec`s, and the
+    /// schema of the CRD for its group and kind (version from the cases' `apiVersion`) that
+    /// its last run validated against.
     pub fn spec_shape(&self, target: &ScriptTarget) -> Option<SpecShape> {
         let results = self.results_for(&target.id)?;
         let specs = results.specs();
-        (!specs.is_empty()).then(|| infer_spec_shape(&specs))
+        let schema = match (&results.schemas, &target.kind) {
+            (Some(set), Some(ScriptKind::Custom { group, kind })) => {
+                SpecSchema::choose(set.clone(), group, kind, &results.api_versions())
+            }
+            _ => None,
+        };
+        if specs.is_empty() && schema.is_none() {
+            return None;
+        }
+        Some(infer_spec_shape(&specs).with_schema(schema))
     }
 
     /// Lint configuration for a file: the nearest `kruise-lua.toml` (up to a workspace root),
@@ -458,6 +475,7 @@ impl Session {
             let settings = session.settings();
             let previous = session.results_for(&target.id);
             let previous_specs = previous.as_ref().map(|p| p.specs());
+            let previous_schemas = previous.as_ref().and_then(|p| p.schemas.clone());
             let full_timeout = settings.timeout;
             // A background run first gives each step a short budget, so scripts that loop
             // cost the queue a moment each instead of their whole timeout; see `QUICK_PASS`.
@@ -498,13 +516,20 @@ impl Session {
                     }
                     session.log_prints(&results).await;
                     let lua_host = results.target.id.host().to_path_buf();
-                    let newly_shaped = previous_specs.is_none_or(|specs| specs != results.specs());
+                    let same_schemas = match (&previous_schemas, &results.schemas) {
+                        (Some(before), Some(now)) => Arc::ptr_eq(before, now),
+                        (None, None) => true,
+                        _ => false,
+                    };
+                    let newly_shaped = previous_specs.is_none_or(|specs| specs != results.specs())
+                        || !same_schemas;
                     let large = results.is_large();
                     session.set_results(&id, Some(results), diags).await;
                     if large {
                         tokio::task::spawn_blocking(release_freed_memory);
                     }
-                    // The spec's shape feeds a lint: reanalyse an open script when it changed.
+                    // The spec's shape and schema feed lints: reanalyse an open script when they
+                    // changed.
                     if newly_shaped && session.docs.is_open(&lua_host) {
                         session.analyse(&lua_host, None);
                     }
@@ -566,7 +591,30 @@ impl Session {
                     &cancelled,
                 )
             });
-            Ok(results.map(|r| {
+            Ok(results.map(|mut r| {
+                // The CRDs of the script's root, read once (here, off the async threads). A
+                // ConfigMap's script belongs to the tree that holds its cases.
+                let anchor = match (&target.id, &target.testdata) {
+                    (ScriptId::Embedded { .. }, Some(testdata)) => testdata.join("case.yaml"),
+                    _ => target.id.host().to_path_buf(),
+                };
+                let loaded = worker.schemas.for_path(&anchor);
+                if let Some((loaded, true)) = &loaded
+                    && !loaded.sources.problems.is_empty()
+                {
+                    let client = worker.client.clone();
+                    let message = loaded
+                        .sources
+                        .problems
+                        .iter()
+                        .map(|problem| format!("CRD not used: {problem}"))
+                        .collect::<Vec<_>>()
+                        .join("\n");
+                    tokio::spawn(async move {
+                        client.log_message(MessageType::WARNING, message).await;
+                    });
+                }
+                r.validate_schemas(loaded.map(|(loaded, _)| loaded.sources.schemas.clone()));
                 let diags = run_diagnostics(&r);
                 (r, diags)
             }))
@@ -661,6 +709,18 @@ impl Session {
             .any(|c| c.as_os_str() == ".git" || c.as_os_str() == "target")
         {
             return;
+        }
+        if self.schemas.invalidate(path) {
+            // A CRD or the toml naming them changed: every script is validated again (the
+            // runs reuse their step outcomes; only the validation is redone).
+            let debounce = self.settings().debounce;
+            let targets: Vec<ScriptTarget> = read(&self.results)
+                .values()
+                .map(|r| r.target.clone())
+                .collect();
+            for target in targets {
+                self.schedule_run(target, debounce);
+            }
         }
         if !removed && path.is_dir() {
             // A folder created, or renamed or moved here: what it holds is new.

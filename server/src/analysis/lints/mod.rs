@@ -9,6 +9,7 @@ mod missing_table_return;
 mod obj_assignment;
 mod optional_obj_field;
 mod pairs_random_order;
+mod pruned_spec_field;
 mod unknown_obj_field;
 mod unsupported_global;
 mod unused_global_function;
@@ -126,7 +127,7 @@ pub trait Lint: Sync {
     fn check(&self, ctx: &LintContext) -> Vec<LintDiagnostic>;
 }
 
-static ALL: [&dyn Lint; 13] = [
+static ALL: [&dyn Lint; 14] = [
     &unknown_obj_field::UnknownObjField,
     &unsupported_global::UnsupportedGlobal,
     &missing_table_return::MissingTableReturn,
@@ -140,6 +141,7 @@ static ALL: [&dyn Lint; 13] = [
     &bundled_provider_configmap::BundledProviderConfigMap,
     &unused_parameter::UnusedParameter,
     &unused_global_function::UnusedGlobalFunction,
+    &pruned_spec_field::PrunedSpecField,
 ];
 
 /// All lints, in code order.
@@ -162,6 +164,7 @@ mod fixture_tests {
 
     use super::*;
     use crate::analysis::parse::parse;
+    use crate::analysis::spec_schema::SpecSchema;
 
     /// `line:col` (1-based, column in characters) of a byte offset.
     fn line_col(source: &str, offset: usize) -> (usize, usize) {
@@ -231,13 +234,24 @@ mod fixture_tests {
             .next()
             .and_then(|line| line.strip_prefix("-- configmap-key: "))
             .and_then(|key| kruise_lua_engine::discovery::script_kind_of_key(key.trim()));
+        // A `crd.yaml` beside the fixtures is the schema of the script's spec (its first CRD,
+        // storage version), unless line 1 says `-- no-crd`.
+        let crd = path.with_file_name("crd.yaml");
+        let shape = (crd.is_file() && !source.starts_with("-- no-crd")).then(|| {
+            let mut set = kruise_lua_engine::schema::SchemaSet::new();
+            set.add_path(&crd).unwrap();
+            let first = &set.crds()[0];
+            let (group, kind) = (first.group.clone(), first.kind.clone());
+            let schema = SpecSchema::choose(std::sync::Arc::new(set), &group, &kind, &[]);
+            SpecShape::default().with_schema(schema)
+        });
         let ctx = LintContext::new(
             &source,
             &parsed.ast,
             &model,
             flavor,
             !parsed.errors.is_empty(),
-            None,
+            shape.as_ref(),
         )
         .in_configmap(configmap_kind.as_ref());
         let mut found = lint.check(&ctx);

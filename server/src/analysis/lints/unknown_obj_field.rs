@@ -99,7 +99,7 @@ fn obj_steps<'a>(
     Some((base, steps))
 }
 
-fn suffix_range(suffix: &Suffix) -> std::ops::Range<usize> {
+pub(super) fn suffix_range(suffix: &Suffix) -> std::ops::Range<usize> {
     match suffix {
         Suffix::Index(Index::Dot { name, .. }) => token_range(name),
         Suffix::Index(Index::Brackets { expression, .. }) => {

@@ -159,6 +159,20 @@ fn write_case(out: &mut dyn Write, script: &ScriptReport, case: &CaseReport) -> 
         for warning in super::step_warnings(script, step) {
             command(out, "warning", &step_location, &title, &warning)?;
         }
+        for found in case.schema_findings(step.index) {
+            let (name, what) = if found.is_error() {
+                ("error", "invalid")
+            } else {
+                ("warning", "schema warning")
+            };
+            command(
+                out,
+                name,
+                &found.location,
+                &format!("{title}: {what}"),
+                &found.message(),
+            )?;
+        }
     }
     Ok(())
 }

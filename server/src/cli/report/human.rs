@@ -39,7 +39,7 @@ impl Painter {
     fn mark(&self, verdict: Verdict) -> String {
         match verdict {
             Verdict::Pass => self.paint(GREEN, "✓"),
-            Verdict::Fail => self.paint(RED, "✗"),
+            Verdict::Fail | Verdict::Invalid => self.paint(RED, "✗"),
             Verdict::Error => self.paint(RED, "!"),
         }
     }
@@ -143,10 +143,7 @@ fn write_step(
 ) -> io::Result<()> {
     let finding = case.order_finding(step.index);
     let misrouted = case.intent_finding(step.index);
-    let verdict = match step.status {
-        StepStatus::Pass if case.fails_despite_pass(step.index) => Verdict::Fail,
-        status => status.into(),
-    };
+    let verdict = case.step_verdict(step);
     const DETAIL: &str = "          ";
     match super::skip_reason(step) {
         // Production mode: the controller does not run the script for this step.
@@ -162,6 +159,12 @@ fn write_step(
                 step_number(step.index)
             )?;
         }
+        _ if verdict == Verdict::Invalid => writeln!(
+            out,
+            "      {} step {}: invalid (the API server would reject it)",
+            painter.mark(verdict),
+            step_number(step.index)
+        )?,
         _ => writeln!(
             out,
             "      {} step {}",
@@ -228,6 +231,15 @@ fn write_step(
         let mut lines = misrouted.lines();
         lines[0] = format!("{location}: {}", lines[0]);
         write_block(out, DETAIL, &painter.paint(RED, &lines.join("\n")))?;
+    }
+    for found in case.schema_findings(step.index) {
+        let (style, label) = if found.is_error() {
+            (RED, "schema error")
+        } else {
+            (YELLOW, "warning")
+        };
+        let text = format!("{}: {label}: {}", found.location, found.message());
+        write_block(out, DETAIL, &painter.paint(style, &text))?;
     }
     for warning in super::step_warnings(script, step) {
         write_block(

@@ -1,9 +1,10 @@
 //! JSON Lines report: one object per step, and one with `"step": null` per case-level error.
 //!
-//! Fields: `script`, `case`, `step`, `index`, `status` (`pass`/`fail`/`error`, or `misrouted`
-//! for a step that passed but fails the intent check), `error_kind`,
-//! `error`, `line`, `actual`, `expected` (canonical JSON strings), `warnings`, `located_error`,
-//! `skipped`. `step` is the step's number as every other output shows it (from 1, as Kruise
+//! Fields: `script`, `case`, `step`, `index`, `status` (`pass`/`invalid`/`fail`/`error`, or
+//! `misrouted` for a step that passed but fails the intent check), `error_kind`, `error`,
+//! `line`, `actual`, `expected` (canonical JSON strings), `warnings`, `located_error`,
+//! `skipped`, `misrouted`, `schema_errors`, `schema_warnings`. `step` is the step's number as
+//! every other output shows it (from 1, as Kruise
 //! numbers a rollout's steps); `index` is its 0-based YAML index (`steps[i]`, `expected[i]`). `line` is a line of the script file for script errors, of the case file
 //! otherwise (the failing field or `expected[i]` for failures, the offending node for case
 //! errors; `null` for passes). Case warnings (`file:line: message`) are listed with the case's
@@ -15,6 +16,11 @@
 //! for a ConfigMap script). `skipped` says why the controller does not run the script for a
 //! step (production mode), else `null`; `status` stays the step's verdict. `misrouted` lists
 //! the intent check's violations for the step (`check --intent`, the default), else `[]`.
+//!
+//!
+//! `schema_errors` and `schema_warnings` list what the API server would say about the step's
+//! output and its `expected[i]` (see [`SchemaIssue`]); a passing step with schema errors has
+//! `status` `invalid`. Both are empty with `--no-schema`.
 
 use std::io::{self, Write};
 
@@ -24,8 +30,8 @@ use serde::Serialize;
 use kruise_lua_engine::ErrorKind;
 
 use super::{
-    CaseReport, Report, ScriptReport, case_error_location, case_warning_location, fail_location,
-    located_error, step_error_location, step_number,
+    CaseReport, Report, SchemaFinding, ScriptReport, Verdict, case_error_location,
+    case_warning_location, fail_location, located_error, step_error_location, step_number,
 };
 
 /// One line of the report.
@@ -49,6 +55,34 @@ pub struct Line<'a> {
     /// The intent check's violations for the step (empty when it routes as asked or was not
     /// checked); a step that passed but misroutes has status `misrouted`.
     pub misrouted: Vec<String>,
+    pub schema_errors: Vec<SchemaIssue>,
+    pub schema_warnings: Vec<SchemaIssue>,
+}
+
+/// One schema finding of a step.
+#[derive(Debug, Serialize)]
+pub struct SchemaIssue {
+    /// `output`, `expected`, or `output and expected` (they are equal).
+    pub target: &'static str,
+    /// The JSON path from the resource's root (`spec.http[0].route[1].weight`).
+    pub path: String,
+    /// The schema keyword or check: `type`, `required`, `enum`, `pruned`, `cel`, `label-key`, …
+    pub rule: &'static str,
+    pub message: String,
+    /// The line of the field (else of `expected[i]`) in the case file.
+    pub line: Option<u32>,
+}
+
+impl SchemaIssue {
+    fn of(found: &SchemaFinding) -> SchemaIssue {
+        SchemaIssue {
+            target: found.target.as_str(),
+            path: found.finding.path_text(),
+            rule: found.finding.rule,
+            message: found.finding.message.clone(),
+            line: found.location.line,
+        }
+    }
 }
 
 pub fn write(report: &Report, out: &mut dyn Write) -> io::Result<()> {
@@ -94,6 +128,8 @@ pub fn case_lines<'a>(script: &ScriptReport, case: &'a CaseReport) -> Vec<Line<'
             located_error: None,
             skipped: None,
             misrouted: Vec::new(),
+            schema_errors: Vec::new(),
+            schema_warnings: Vec::new(),
         });
     }
     for step in &case.outcome.steps {
@@ -121,6 +157,11 @@ fn step_line<'a>(
     warnings: Vec<String>,
 ) -> Line<'a> {
     let (status, line) = match step.status {
+        StepStatus::Pass if case.step_verdict(step) == Verdict::Invalid => (
+            Verdict::Invalid.as_str(),
+            case.schema_errors(step.index)
+                .find_map(|found| found.location.line),
+        ),
         StepStatus::Pass => ("pass", None),
         StepStatus::Fail => ("fail", fail_location(case, step).line),
         StepStatus::Error => ("error", step_error_location(script, case, step).line),
@@ -144,6 +185,14 @@ fn step_line<'a>(
             .map(|error| located_error(script, error)),
         skipped: step.not_called,
         misrouted: Vec::new(),
+        schema_errors: case
+            .schema_errors(step.index)
+            .map(SchemaIssue::of)
+            .collect(),
+        schema_warnings: case
+            .schema_warnings(step.index)
+            .map(SchemaIssue::of)
+            .collect(),
     }
 }
 
@@ -182,6 +231,8 @@ mod tests {
             "located_error",
             "skipped",
             "misrouted",
+            "schema_errors",
+            "schema_warnings",
         ];
         assert_eq!(lines[0].as_object().unwrap().len(), keys.len());
         let mut out = Vec::new();

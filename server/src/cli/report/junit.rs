@@ -25,13 +25,11 @@ pub fn write(report: &Report, out: &mut dyn Write) -> io::Result<()> {
     let summary = Summary::of(report);
     let suites = BytesStart::new("testsuites").with_attributes([
         ("name", "kruise-lua"),
-        (
-            "tests",
-            &(summary.passed + summary.skipped_steps + summary.failed + summary.errors).to_string(),
-        ),
+        ("tests", &tests(&summary).to_string()),
         (
             "failures",
-            &(summary.failed + nondeterministic_passes(&report.scripts)).to_string(),
+            &(summary.failed + summary.invalid + nondeterministic_passes(&report.scripts))
+                .to_string(),
         ),
         ("errors", &summary.errors.to_string()),
         ("skipped", &summary.skipped_steps.to_string()),
@@ -44,7 +42,13 @@ pub fn write(report: &Report, out: &mut dyn Write) -> io::Result<()> {
     writer.into_inner().write_all(b"\n")
 }
 
-/// Steps that passed but were found order-dependent or misrouting: reported as failures.
+/// Every step is a testcase.
+fn tests(summary: &Summary) -> usize {
+    summary.passed + summary.skipped_steps + summary.failed + summary.invalid + summary.errors
+}
+
+/// Steps that passed but were found order-dependent or misrouting (and are not already
+/// counted as invalid): reported as failures.
 fn nondeterministic_passes(scripts: &[ScriptReport]) -> usize {
     scripts
         .iter()
@@ -54,7 +58,9 @@ fn nondeterministic_passes(scripts: &[ScriptReport]) -> usize {
                 .steps
                 .iter()
                 .filter(|step| {
-                    step.status == StepStatus::Pass && case.fails_despite_pass(step.index)
+                    step.status == StepStatus::Pass
+                        && case.fails_despite_pass(step.index)
+                        && case.schema_errors(step.index).next().is_none()
                 })
                 .count()
         })
@@ -67,13 +73,10 @@ fn write_suite<W: Write>(writer: &mut Writer<W>, script: &ScriptReport) -> io::R
     let name = script.id();
     let suite = BytesStart::new("testsuite").with_attributes([
         ("name", clean(&name).as_ref()),
-        (
-            "tests",
-            &(summary.passed + summary.skipped_steps + summary.failed + summary.errors).to_string(),
-        ),
+        ("tests", &tests(&summary).to_string()),
         (
             "failures",
-            &(summary.failed + nondeterministic_passes(single)).to_string(),
+            &(summary.failed + summary.invalid + nondeterministic_passes(single)).to_string(),
         ),
         ("errors", &summary.errors.to_string()),
         (
@@ -183,6 +186,21 @@ fn write_case<W: Write>(
                 body: finding.lines().join("\n"),
             });
         }
+        let schema_errors: Vec<String> = case
+            .schema_errors(step.index)
+            .map(|found| format!("{}: {}", found.location, found.message()))
+            .collect();
+        if let Some(first) = case.schema_errors(step.index).next() {
+            elements.push(Element {
+                tag: "failure",
+                kind: "invalid",
+                message: first_line(&format!(
+                    "the API server would reject it: {}",
+                    first.message()
+                )),
+                body: schema_errors.join("\n"),
+            });
+        }
         let mut step_warnings = if position == 0 {
             warnings.clone()
         } else {
@@ -192,6 +210,10 @@ fn write_case<W: Write>(
             super::step_warnings(script, step)
                 .iter()
                 .map(|warning| format!("warning: {warning}")),
+        );
+        step_warnings.extend(
+            case.schema_warnings(step.index)
+                .map(|found| format!("{}: warning: {}", found.location, found.message())),
         );
         let prints: Vec<String> = step
             .prints

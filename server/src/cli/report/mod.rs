@@ -6,6 +6,7 @@ use std::io::{self, Write};
 
 pub use kruise_lua_engine::runner::format_path;
 use kruise_lua_engine::runner::{CaseOutcome, FieldDiff, StepOutcome, StepStatus};
+use kruise_lua_engine::schema;
 use kruise_lua_engine::testcase::{CaseError, CaseWarning};
 use kruise_lua_engine::value::JsonValue;
 use kruise_lua_engine::yaml::Span;
@@ -67,6 +68,63 @@ pub struct CaseReport {
     pub order_dependent: Vec<OrderFinding>,
     /// Steps whose configuration routes requests other than the step asks (`--intent`).
     pub misrouted: Vec<IntentFinding>,
+    /// What the API server would say about each step's output and `expected[i]` (empty with
+    /// `--no-schema`, or when no CRD is loaded for the script's kind).
+    pub schema: Vec<SchemaFinding>,
+}
+
+/// One schema finding of a step: on its output (patched onto the case's original as Kruise
+/// writes it), on its `expected[i]`, or on both when they are equal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SchemaFinding {
+    /// The step's index in the case.
+    pub step: usize,
+    pub target: SchemaTarget,
+    pub finding: schema::Finding,
+    /// The field in the case (its line in `expected[i]`, else `expected[i]`, else the step).
+    pub location: Location,
+}
+
+/// What a schema finding is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SchemaTarget {
+    /// The script's result, as Kruise patches it onto the resource.
+    Output,
+    /// `expected[i]`: an expectation the API server would reject is a bug of the test.
+    Expected,
+    /// Both (they are equal).
+    Both,
+}
+
+impl SchemaTarget {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SchemaTarget::Output => "output",
+            SchemaTarget::Expected => "expected",
+            SchemaTarget::Both => "output and expected",
+        }
+    }
+}
+
+impl SchemaFinding {
+    pub fn is_error(&self) -> bool {
+        self.finding.severity == schema::Severity::Error
+    }
+
+    /// `expected[1] spec.weight: must be of type integer (type)`: what reports print.
+    pub fn message(&self) -> String {
+        let target = match self.target {
+            SchemaTarget::Output => "output".to_string(),
+            SchemaTarget::Expected => format!("expected[{}]", self.step),
+            SchemaTarget::Both => format!("output and expected[{}]", self.step),
+        };
+        format!(
+            "{target} {}: {} ({})",
+            self.finding.path_text(),
+            self.finding.message,
+            self.finding.rule
+        )
+    }
 }
 
 /// A step whose result depends on the order `pairs()` visits `obj`'s keys.
@@ -208,8 +266,13 @@ pub fn diff_location(case: &CaseReport, step: &StepOutcome, diff: &FieldDiff) ->
 
 /// `line` in the case, else the `expected[i]` node's line, else the step's.
 fn expected_location(case: &CaseReport, step: &StepOutcome, line: Option<u32>) -> Location {
+    case_field_location(&case.path, step, line)
+}
+
+/// [`expected_location`] for a case file not yet in a [`CaseReport`].
+pub fn case_field_location(case_path: &str, step: &StepOutcome, line: Option<u32>) -> Location {
     Location {
-        file: case.path.clone(),
+        file: case_path.to_string(),
         line: line
             .or(span_line(step.expected_span.as_ref()))
             .or(span_line(step.step_span.as_ref())),
@@ -339,8 +402,22 @@ pub fn canonical_texts(step: &StepOutcome) -> String {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Verdict {
     Pass,
+    /// The step's result is what was expected, but the API server would reject the output or
+    /// the expectation (schema errors).
+    Invalid,
     Fail,
     Error,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Pass => "pass",
+            Verdict::Invalid => "invalid",
+            Verdict::Fail => "fail",
+            Verdict::Error => "error",
+        }
+    }
 }
 
 impl From<StepStatus> for Verdict {
@@ -364,9 +441,33 @@ impl CaseReport {
             Verdict::Fail
         };
         for step in &self.outcome.steps {
-            verdict = verdict.max(step.status.into());
+            verdict = verdict.max(self.step_verdict(step));
         }
         verdict
+    }
+
+    /// A step's verdict: its status, `fail` for a passing step whose result depends on key
+    /// order or that misroutes, `invalid` for a passing one with schema errors.
+    pub fn step_verdict(&self, step: &StepOutcome) -> Verdict {
+        match step.status {
+            StepStatus::Pass if self.fails_despite_pass(step.index) => Verdict::Fail,
+            StepStatus::Pass if self.schema_errors(step.index).next().is_some() => Verdict::Invalid,
+            status => status.into(),
+        }
+    }
+
+    /// The schema findings of step `index`, errors and warnings.
+    pub fn schema_findings(&self, index: usize) -> impl Iterator<Item = &SchemaFinding> {
+        self.schema.iter().filter(move |found| found.step == index)
+    }
+
+    pub fn schema_errors(&self, index: usize) -> impl Iterator<Item = &SchemaFinding> {
+        self.schema_findings(index).filter(|found| found.is_error())
+    }
+
+    pub fn schema_warnings(&self, index: usize) -> impl Iterator<Item = &SchemaFinding> {
+        self.schema_findings(index)
+            .filter(|found| !found.is_error())
     }
 
     pub fn order_finding(&self, step: usize) -> Option<&OrderFinding> {
@@ -403,6 +504,9 @@ pub struct Summary {
     /// Passing steps the controller does not run the script for (production mode).
     pub skipped_steps: usize,
     pub failed: usize,
+    /// Steps whose result was as expected but that the API server would reject (schema
+    /// errors); they make the exit code 1.
+    pub invalid: usize,
     /// Step errors plus case-level errors.
     pub errors: usize,
     pub warnings: usize,
@@ -434,9 +538,13 @@ impl Summary {
                 if case.outcome.case_error.is_some() {
                     summary.errors += 1;
                 }
+                summary.warnings += case.schema.iter().filter(|f| !f.is_error()).count();
                 for step in &case.outcome.steps {
                     summary.warnings += step.warnings.len();
                     match step.status {
+                        StepStatus::Pass if case.schema_errors(step.index).next().is_some() => {
+                            summary.invalid += 1
+                        }
                         StepStatus::Pass if skip_reason(step).is_some() => {
                             summary.skipped_steps += 1
                         }
@@ -452,7 +560,7 @@ impl Summary {
 
     /// 0 when every step passed deterministically, 1 otherwise.
     pub fn exit_code(&self) -> u8 {
-        if self.failed + self.errors + self.nondeterministic + self.misrouted > 0 {
+        if self.failed + self.invalid + self.errors + self.nondeterministic + self.misrouted > 0 {
             1
         } else {
             0
@@ -477,6 +585,7 @@ impl Summary {
             count(self.errors, "error", "errors")
         );
         for (n, one, many) in [
+            (self.invalid, "invalid", "invalid"),
             (
                 self.nondeterministic,
                 "nondeterministic",
@@ -628,6 +737,7 @@ pub(crate) mod fixtures {
                     },
                     order_dependent: vec![],
                     misrouted: vec![],
+                    schema: vec![],
                 },
                 CaseReport {
                     path: "lua_configuration/example.io/Demo/testdata/fail.yaml".into(),
@@ -638,6 +748,7 @@ pub(crate) mod fixtures {
                     },
                     order_dependent: vec![],
                     misrouted: vec![],
+                    schema: vec![],
                 },
                 CaseReport {
                     path: "lua_configuration/example.io/Demo/testdata/error.yaml".into(),
@@ -648,6 +759,7 @@ pub(crate) mod fixtures {
                     },
                     order_dependent: vec![],
                     misrouted: vec![],
+                    schema: vec![],
                 },
                 CaseReport {
                     path: "lua_configuration/example.io/Demo/testdata/broken.yaml".into(),
@@ -661,6 +773,7 @@ pub(crate) mod fixtures {
                     },
                     order_dependent: vec![],
                     misrouted: vec![],
+                    schema: vec![],
                 },
             ],
         };

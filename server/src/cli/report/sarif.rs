@@ -220,6 +220,18 @@ pub fn check_rules() -> Vec<Rule> {
             Level::Error,
         ),
         rule(
+            "check/invalid",
+            "invalid",
+            "The API server would reject a step's output or expected value (CRD schema, label and annotation rules)",
+            Level::Error,
+        ),
+        rule(
+            "check/schema-warning",
+            "schema-warning",
+            "The API server would drop a field of a step's output or expected value, or a schema rule was not checked",
+            Level::Warning,
+        ),
+        rule(
             "check/warning",
             "warning",
             "Something the controller would see differently from the test, or an input Kruise would not read as written",
@@ -357,6 +369,19 @@ pub fn check_findings(report: &Report) -> Vec<Finding> {
                         Level::Warning,
                         &step_location,
                         format!("{title}: {warning}"),
+                    );
+                }
+                for found in case.schema_findings(step.index) {
+                    let (rule, level, what) = if found.is_error() {
+                        ("check/invalid", Level::Error, "invalid")
+                    } else {
+                        ("check/schema-warning", Level::Warning, "schema warning")
+                    };
+                    push(
+                        rule,
+                        level,
+                        &found.location,
+                        format!("{title}: {what}: {}", found.message()),
                     );
                 }
             }

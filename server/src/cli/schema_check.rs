@@ -1,0 +1,269 @@
+//! `check`'s schema validation: each step's output, merged as Kruise patches it onto the
+//! case's `original`, and each `expected[i]` checked against the CRD for the script's group
+//! and kind ([`kruise_lua_engine::schema`]); an ingress-class script's annotations against
+//! Kubernetes' annotation rules. The findings become [`SchemaFinding`]s of the case report.
+
+use kruise_lua_engine::discovery::ScriptKind;
+use kruise_lua_engine::json::decode_custom_result;
+use kruise_lua_engine::luadata::Data;
+use kruise_lua_engine::runner::StepOutcome;
+use kruise_lua_engine::schema::{self, Finding, SchemaSet, metadata};
+use kruise_lua_engine::testcase::TestCase;
+use kruise_lua_engine::value::JsonValue;
+use kruise_lua_engine::yaml::{YamlNode, YamlValue};
+
+use super::report::{SchemaFinding, SchemaTarget, case_field_location, span_line};
+
+/// What a script's results are checked as.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SchemaSubject {
+    /// A custom provider's resource: the CRD loaded for this group and kind (when there is
+    /// one), and Kubernetes' label and annotation rules.
+    Resource { group: String, kind: String },
+    /// An ingress-class script's annotations (the Ingress is Kubernetes' own type, with no CRD).
+    IngressAnnotations,
+}
+
+impl From<&ScriptKind> for SchemaSubject {
+    fn from(kind: &ScriptKind) -> SchemaSubject {
+        match kind {
+            ScriptKind::Custom { group, kind } => SchemaSubject::Resource {
+                group: group.clone(),
+                kind: kind.clone(),
+            },
+            ScriptKind::Ingress { .. } => SchemaSubject::IngressAnnotations,
+        }
+    }
+}
+
+/// The schema findings of every step of a case (in step order, each target's in the engine's
+/// order). `case_path` is the case file as reports show it.
+pub fn case_findings(
+    schemas: &SchemaSet,
+    subject: &SchemaSubject,
+    case: &TestCase,
+    case_path: &str,
+    steps: &[StepOutcome],
+) -> Vec<SchemaFinding> {
+    // Kruise's original-spec annotation is computed from `original` once per case:
+    // `patched_resource` keeps the annotation an object already has, and replaces its spec,
+    // labels and annotations with the step's, so patching onto this prepared object gives the
+    // same resource without re-encoding the original's spec for every step.
+    let original = schema::patched_resource(&original_object(&case.root), &Data::default());
+    let validate = |data: &Data| -> Vec<Finding> {
+        match subject {
+            SchemaSubject::Resource { group, kind } => {
+                schema::validate_patched_as(schemas, group, kind, &original, data).findings
+            }
+            SchemaSubject::IngressAnnotations => {
+                let mut findings = Vec::new();
+                if let Some(annotations) = &data.annotations {
+                    metadata::validate_annotations(annotations, &mut findings);
+                }
+                findings
+            }
+        }
+    };
+    let mut found = Vec::new();
+    for step in steps {
+        let entry = case.expected.get(step.index);
+        // The output as the engine compared it (its canonical JSON decodes as Kruise decodes a
+        // result), decoded only when it differs from the expectation; a step that errored has
+        // none.
+        let output = || {
+            step.actual
+                .as_deref()
+                .and_then(|json| decode_custom_result(json.as_bytes()).ok())
+        };
+        let mut push = |target: SchemaTarget, findings: Vec<Finding>| {
+            for finding in findings {
+                let line = entry.and_then(|entry| field_line(&entry.node, &finding));
+                found.push(SchemaFinding {
+                    step: step.index,
+                    target,
+                    location: case_field_location(case_path, step, line),
+                    finding,
+                });
+            }
+        };
+        match entry {
+            // Equal results are checked once, for both.
+            Some(entry) if step.actual.is_some() && step.actual == step.expected => {
+                push(SchemaTarget::Both, validate(&entry_data(entry, subject)))
+            }
+            entry => {
+                if let Some(output) = output() {
+                    push(SchemaTarget::Output, validate(&output));
+                }
+                if let Some(entry) = entry {
+                    push(
+                        SchemaTarget::Expected,
+                        validate(&entry_data(entry, subject)),
+                    );
+                }
+            }
+        }
+    }
+    found
+}
+
+/// `expected[i]` as it is compared: an ingress-class script's on its annotations only.
+fn entry_data(entry: &kruise_lua_engine::testcase::ExpectedEntry, subject: &SchemaSubject) -> Data {
+    match subject {
+        SchemaSubject::Resource { .. } => entry.data.clone(),
+        SchemaSubject::IngressAnnotations => Data {
+            annotations: entry.data.annotations.clone(),
+            ..Data::default()
+        },
+    }
+}
+
+/// The case's `original` resource (Kruise's test matches the field name case-insensitively,
+/// as `encoding/json` does); `null` when absent.
+pub fn original_object(root: &YamlNode) -> JsonValue {
+    let YamlValue::Map(entries) = &root.value else {
+        return JsonValue::Null;
+    };
+    entries
+        .iter()
+        .rev()
+        .find(|(key, _)| {
+            key.key_string()
+                .is_some_and(|key| key.eq_ignore_ascii_case("original"))
+        })
+        .map_or(JsonValue::Null, |(_, value)| value.to_json())
+}
+
+/// `original.apiVersion` of a case: the CRD version its resource is checked (and its spec
+/// completed) against.
+pub fn original_api_version(case: &TestCase) -> Option<String> {
+    match original_object(&case.root) {
+        JsonValue::Object(fields) => match fields.get("apiVersion") {
+            Some(JsonValue::String(version)) => Some(version.clone()),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The line of the finding's field in `expected[i]`; see [`field_node`].
+fn field_line(entry: &YamlNode, finding: &Finding) -> Option<u32> {
+    field_node(entry, finding).and_then(|node| span_line(Some(&node.span)))
+}
+
+/// The finding's field in `expected[i]` (the resource's own layout: `spec`,
+/// `metadata.labels`, …), else its nearest ancestor written there; `None` when only the
+/// entry itself is. (The language server marks this node.)
+pub fn field_node<'a>(entry: &'a YamlNode, finding: &Finding) -> Option<&'a YamlNode> {
+    (1..=finding.path.len())
+        .rev()
+        .find_map(|len| entry.at_path(&finding.path[..len]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kruise_lua_engine::runner::{Mode, RunOptions, Script, ScriptFlavor, run_case_step};
+    use kruise_lua_engine::testcase::parse_case;
+
+    const CRD: &str = "apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: gizmos.test.kruise-lua.dev}
+spec:
+  group: test.kruise-lua.dev
+  names: {kind: Gizmo, plural: gizmos}
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema:
+          type: object
+          properties:
+            spec:
+              type: object
+              properties:
+                weight: {type: integer, maximum: 100}
+";
+
+    const CASE: &str = "trafficRouting:
+  apiVersion: rollouts.kruise.io/v1alpha1
+  kind: TrafficRouting
+  metadata: {name: t}
+  spec:
+    objectRef:
+    - service: svc
+      customNetworkRefs:
+      - {apiVersion: test.kruise-lua.dev/v1, kind: Gizmo, name: g}
+    strategy:
+      weight: 50
+original:
+  apiVersion: test.kruise-lua.dev/v1
+  kind: Gizmo
+  metadata: {name: g}
+  spec: {weight: 0}
+expected:
+- apiVersion: test.kruise-lua.dev/v1
+  kind: Gizmo
+  spec:
+    weight: 150
+    extra: true
+";
+
+    fn run(script: &str) -> Vec<SchemaFinding> {
+        let mut schemas = SchemaSet::new();
+        schemas.add_text("gizmo.yaml", CRD).unwrap();
+        let case = parse_case(CASE).unwrap();
+        let script = Script::new(script.to_string());
+        let steps: Vec<StepOutcome> = (0..case.steps.len())
+            .map(|index| {
+                run_case_step(
+                    &script,
+                    ScriptFlavor::Custom,
+                    &case,
+                    index,
+                    Mode::Harness,
+                    &RunOptions::default(),
+                )
+            })
+            .collect();
+        let subject = SchemaSubject::Resource {
+            group: "test.kruise-lua.dev".into(),
+            kind: "Gizmo".into(),
+        };
+        case_findings(&schemas, &subject, &case, "case.yaml", &steps)
+    }
+
+    fn shown(found: &[SchemaFinding]) -> Vec<String> {
+        found
+            .iter()
+            .map(|f| format!("{} {}", f.location, f.message()))
+            .collect()
+    }
+
+    #[test]
+    fn equal_output_and_expectation_are_checked_once_at_the_field() {
+        let found = run("return {spec = {weight = 150, extra = true}}");
+        assert_eq!(
+            shown(&found),
+            [
+                "case.yaml:22 output and expected[0] spec.extra: the API server would drop `spec.extra`: the schema does not declare it (pruned)",
+                "case.yaml:21 output and expected[0] spec.weight: 150 must be less than or equal to 100 (maximum)",
+            ]
+        );
+        assert!(!found[0].is_error() && found[1].is_error());
+    }
+
+    #[test]
+    fn output_and_expectation_are_checked_apart_when_they_differ() {
+        let found = run("return {spec = {weight = 50.5}}");
+        assert_eq!(
+            shown(&found),
+            [
+                "case.yaml:21 output spec.weight: must be of type integer, not number 50.5 (type)",
+                "case.yaml:22 expected[0] spec.extra: the API server would drop `spec.extra`: the schema does not declare it (pruned)",
+                "case.yaml:21 expected[0] spec.weight: 150 must be less than or equal to 100 (maximum)",
+            ]
+        );
+    }
+}

@@ -1,0 +1,533 @@
+//! Where CRD schemas come from: the `crds/` folder at a `lua_configuration` root, the files
+//! `kruise-lua.toml` lists (`crds = ["…"]`), and `--crd PATH`, loaded once into one shared
+//! [`SchemaSet`], with every file that could not be used kept as a [`SourceProblem`].
+//!
+//! Precedence (a later CRD for the same group and kind replaces an earlier one, as
+//! [`SchemaSet::insert`] does): `crds/` folders first (the bundled library's schemas live in
+//! `lua_configuration/crds/`), then the toml's `crds`, then `--crd`: a user's CRD wins.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use kruise_lua_engine::input::{self, ReadError};
+use kruise_lua_engine::schema::{Crd, MAX_CRD_FILE_BYTES, SchemaSet};
+use rayon::prelude::*;
+use serde::Deserialize;
+
+use crate::analysis::LintConfig;
+use crate::cli::{UsageError, paths};
+
+/// The folder at a `lua_configuration` root that holds CRD manifests.
+pub const CRDS_FOLDER: &str = "crds";
+
+/// How deep a CRD folder is walked (symlinked folders are not followed, so this only bounds
+/// absurdly deep trees).
+const MAX_FOLDER_DEPTH: usize = 16;
+
+/// The schemas of a run and the files that could not be used.
+#[derive(Debug, Clone, Default)]
+pub struct CrdSources {
+    /// Compiled once, shared by every step (and thread).
+    pub schemas: Arc<SchemaSet>,
+    /// Unreadable or invalid CRD files, in the order met.
+    pub problems: Vec<SourceProblem>,
+}
+
+/// A CRD source that could not be used: file, 1-based line (0 when unknown) and cause.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceProblem {
+    /// The file as reports show paths ([`paths::display`]).
+    pub file: String,
+    pub line: u32,
+    pub message: String,
+}
+
+impl std::fmt::Display for SourceProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.line > 0 {
+            write!(f, "{}:{}: {}", self.file, self.line, self.message)
+        } else {
+            write!(f, "{}: {}", self.file, self.message)
+        }
+    }
+}
+
+/// Loads the CRDs for one `lua_configuration` root (its `crds/` folder, when it has one), then
+/// `config_crds` (already resolved, e.g. by [`config_crds`]), then `explicit` (`--crd`): files,
+/// or folders read for `*.yaml`/`*.yml` below them in name order. Missing `explicit` and
+/// `config_crds` paths are problems; a root without `crds/` is not.
+// The language server's entry (it loads each root on its own); `check` and `lint` use
+// `for_paths`.
+pub fn load(root: Option<&Path>, explicit: &[PathBuf], config_crds: &[PathBuf]) -> CrdSources {
+    let mut loader = Loader::default();
+    if let Some(root) = root {
+        loader.add_crds_folder(root);
+    }
+    for path in config_crds.iter().chain(explicit) {
+        loader.add_path(path);
+    }
+    loader.finish()
+}
+
+/// [`load`] for several roots at once (`check` with many PATHs): every root's `crds/`
+/// folder, then every root's `kruise-lua.toml` `crds`, then `explicit`.
+pub fn load_roots(roots: &[PathBuf], explicit: &[PathBuf]) -> CrdSources {
+    let mut loader = Loader::default();
+    for root in roots {
+        loader.add_crds_folder(root);
+    }
+    for root in roots {
+        match config_crds(root) {
+            Ok(listed) => listed.iter().for_each(|path| loader.add_path(path)),
+            Err(problem) => loader.sources.push(Source::Problem(problem)),
+        }
+    }
+    for path in explicit {
+        loader.add_path(path);
+    }
+    loader.finish()
+}
+
+/// The CRDs for a run over `paths` (`check`, `lint`): every PATH's root's `crds/` folder and
+/// kruise-lua.toml `crds` ([`root_of`]), then `explicit` (`--crd`; one that does not exist
+/// is a usage error).
+pub fn for_paths(paths: &[PathBuf], explicit: &[PathBuf]) -> Result<CrdSources, UsageError> {
+    for path in explicit {
+        std::fs::metadata(path).map_err(|err| UsageError::io(path, &err))?;
+    }
+    let mut roots: Vec<PathBuf> = Vec::new();
+    for path in paths {
+        if let Some(root) = root_of(path)
+            && !roots.contains(&root)
+        {
+            roots.push(root);
+        }
+    }
+    Ok(load_roots(&roots, explicit))
+}
+
+/// The `lua_configuration` root a `check` PATH belongs to, for its `crds/` folder and
+/// kruise-lua.toml: a folder PATH is a root itself; for a file (a script, a case, a ConfigMap
+/// manifest), the nearest folder above it holding `crds/` or kruise-lua.toml (the search stops
+/// at a repository root, a folder holding `.git`, as the lint configuration's does).
+pub fn root_of(path: &Path) -> Option<PathBuf> {
+    if path.is_dir() {
+        return Some(path.to_path_buf());
+    }
+    for dir in path.ancestors().skip(1) {
+        let dir = if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir
+        };
+        if dir.join(CRDS_FOLDER).is_dir() || dir.join(LintConfig::FILE_NAME).is_file() {
+            return Some(dir.to_path_buf());
+        }
+        if dir.join(".git").exists() {
+            break;
+        }
+    }
+    None
+}
+
+/// The `crds` a `lua_configuration` root's `kruise-lua.toml` lists, resolved relative to the
+/// toml's folder; none when there is no such file. A path the toml names that does not
+/// exist is an error at its line.
+pub fn config_crds(root: &Path) -> Result<Vec<PathBuf>, SourceProblem> {
+    let toml_path = root.join(LintConfig::FILE_NAME);
+    let file = paths::display(&toml_path);
+    let problem = |line: u32, message: String| SourceProblem {
+        file: file.clone(),
+        line,
+        message,
+    };
+    let text = match input::read_text(&toml_path, input::DEFAULT_MAX_INPUT_BYTES) {
+        Ok(text) => text,
+        Err(ReadError::Io(err)) if err.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(Vec::new());
+        }
+        Err(ReadError::NotUtf8 { line, column }) => {
+            return Err(problem(
+                line,
+                format!("byte {column} is not valid UTF-8 (kruise-lua reads UTF-8 text only)"),
+            ));
+        }
+        Err(err) => return Err(problem(0, err.to_string())),
+    };
+    /// The part of the file this module reads; the rest is for other readers.
+    #[derive(Deserialize)]
+    struct CrdsConfig {
+        #[serde(default)]
+        crds: Vec<toml::Spanned<String>>,
+    }
+    let config: CrdsConfig = toml::from_str(&text).map_err(|err| {
+        let line = err.span().map_or(0, |span| line_at(&text, span.start));
+        problem(line, format!("invalid kruise-lua.toml: {}", err.message()))
+    })?;
+    let mut resolved = Vec::with_capacity(config.crds.len());
+    for entry in config.crds {
+        let path = root.join(entry.get_ref());
+        if !path.exists() {
+            return Err(problem(
+                line_at(&text, entry.span().start),
+                format!(
+                    "crds entry {:?}: {} does not exist",
+                    entry.get_ref(),
+                    paths::display(&path)
+                ),
+            ));
+        }
+        resolved.push(path);
+    }
+    Ok(resolved)
+}
+
+/// The 1-based line of byte `offset` in `text`.
+fn line_at(text: &str, offset: usize) -> u32 {
+    let before = &text.as_bytes()[..offset.min(text.len())];
+    u32::try_from(before.iter().filter(|b| **b == b'\n').count() + 1).unwrap_or(u32::MAX)
+}
+
+/// Lists CRD files in precedence order, then reads them into one set, keeping going past
+/// files that cannot be used.
+#[derive(Default)]
+struct Loader {
+    sources: Vec<Source>,
+}
+
+/// A file to read, or why a path gave none, in walk order.
+enum Source {
+    File(PathBuf),
+    Problem(SourceProblem),
+}
+
+impl Loader {
+    /// Reads and compiles the files in parallel (parsing a gateway's CRD costs about as much as
+    /// running a few dozen steps), then adds their CRDs in walk order, so later ones still win.
+    fn finish(self) -> CrdSources {
+        let read: Vec<Result<Vec<Crd>, SourceProblem>> = self
+            .sources
+            .into_par_iter()
+            .map(|source| match source {
+                Source::File(path) => read_file(&path),
+                Source::Problem(problem) => Err(problem),
+            })
+            .collect();
+        let mut set = SchemaSet::new();
+        let mut problems = Vec::new();
+        for result in read {
+            match result {
+                Ok(crds) => crds.into_iter().for_each(|crd| set.insert(crd)),
+                Err(problem) => problems.push(problem),
+            }
+        }
+        CrdSources {
+            schemas: Arc::new(set),
+            problems,
+        }
+    }
+
+    fn problem(&mut self, path: &Path, line: u32, message: String) {
+        self.sources.push(Source::Problem(SourceProblem {
+            file: paths::display(path),
+            line,
+            message,
+        }));
+    }
+
+    fn add_file(&mut self, path: &Path) {
+        self.sources.push(Source::File(path.to_path_buf()));
+    }
+
+    /// `<root>/crds` when it exists (a root need not have one).
+    fn add_crds_folder(&mut self, root: &Path) {
+        let folder = root.join(CRDS_FOLDER);
+        if folder.is_dir() {
+            self.add_folder(&folder, 0);
+        }
+    }
+
+    /// A file (whatever its name) or a folder.
+    fn add_path(&mut self, path: &Path) {
+        match std::fs::metadata(path) {
+            Ok(meta) if meta.is_dir() => self.add_folder(path, 0),
+            Ok(_) => self.add_file(path),
+            Err(err) => self.problem(path, 0, input::io_text(&err)),
+        }
+    }
+
+    /// Every `*.yaml`/`*.yml` file below `folder`, in name order; hidden entries and
+    /// symlinked folders (which could loop) are skipped.
+    fn add_folder(&mut self, folder: &Path, depth: usize) {
+        if depth > MAX_FOLDER_DEPTH {
+            self.problem(
+                folder,
+                0,
+                format!("more than {MAX_FOLDER_DEPTH} folders deep: not read"),
+            );
+            return;
+        }
+        let entries = match std::fs::read_dir(folder) {
+            Ok(entries) => entries,
+            Err(err) => return self.problem(folder, 0, input::io_text(&err)),
+        };
+        let mut listed = Vec::new();
+        for entry in entries {
+            match entry {
+                Ok(entry) => listed.push(entry),
+                Err(err) => return self.problem(folder, 0, input::io_text(&err)),
+            }
+        }
+        listed.sort_by_key(|entry| entry.file_name());
+        for entry in listed {
+            let path = entry.path();
+            if entry.file_name().to_string_lossy().starts_with('.') {
+                continue;
+            }
+            let is_dir = entry.file_type().is_ok_and(|kind| kind.is_dir());
+            if is_dir {
+                self.add_folder(&path, depth + 1);
+            } else if path
+                .extension()
+                .is_some_and(|ext| ext == "yaml" || ext == "yml")
+            {
+                self.add_file(&path);
+            }
+        }
+    }
+}
+
+/// The CRDs of one file (bounded read), or why it cannot be used.
+fn read_file(path: &Path) -> Result<Vec<Crd>, SourceProblem> {
+    let name = paths::display(path);
+    let problem = |line: u32, message: String| SourceProblem {
+        file: name.clone(),
+        line,
+        message,
+    };
+    let text = match input::read_text(path, MAX_CRD_FILE_BYTES) {
+        Ok(text) => text,
+        Err(ReadError::NotUtf8 { line, column }) => {
+            return Err(problem(
+                line,
+                format!("byte {column} is not valid UTF-8 (kruise-lua reads UTF-8 text only)"),
+            ));
+        }
+        Err(err) => return Err(problem(0, err.to_string())),
+    };
+    let mut set = SchemaSet::new();
+    set.add_text(&name, &text).map_err(|err| SourceProblem {
+        file: err.file,
+        line: err.line,
+        message: err.message,
+    })?;
+    Ok(set.into_crds())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A scratch folder of this test's own, emptied first.
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!(
+            "kruise-lua-crd-sources-{}-{name}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    /// A CRD for `kind` in group `test.kruise-lua.dev` whose spec has the one field `field`.
+    fn crd(kind: &str, field: &str) -> String {
+        format!(
+            "apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: {plural}.test.kruise-lua.dev
+spec:
+  group: test.kruise-lua.dev
+  names:
+    kind: {kind}
+    plural: {plural}
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema:
+          type: object
+          properties:
+            spec:
+              type: object
+              properties:
+                {field}:
+                  type: string
+",
+            plural = kind.to_lowercase() + "s"
+        )
+    }
+
+    /// The spec fields the loaded CRD for `kind` declares.
+    fn fields(sources: &CrdSources, kind: &str) -> Vec<String> {
+        let crd = sources
+            .schemas
+            .find("test.kruise-lua.dev", kind)
+            .unwrap_or_else(|| panic!("no CRD for {kind}"));
+        let schema = crd.storage_version().unwrap().schema.as_ref().unwrap();
+        let spec = schema.properties.get("spec").unwrap();
+        spec.properties.keys().cloned().collect()
+    }
+
+    #[test]
+    fn crds_folder_then_toml_then_explicit_with_later_winning() {
+        let root = scratch("precedence");
+        std::fs::create_dir_all(root.join("crds/nested")).unwrap();
+        std::fs::write(root.join("crds/a.yaml"), crd("Alpha", "bundled")).unwrap();
+        std::fs::write(root.join("crds/nested/b.yml"), crd("Beta", "bundled")).unwrap();
+        std::fs::write(root.join("crds/notes.txt"), "not yaml").unwrap();
+        std::fs::create_dir_all(root.join("mine")).unwrap();
+        std::fs::write(root.join("mine/alpha.yaml"), crd("Alpha", "fromToml")).unwrap();
+        std::fs::write(root.join("kruise-lua.toml"), "crds = [\"mine\"]\n").unwrap();
+        let explicit = root.join("beta-user.yaml");
+        std::fs::write(&explicit, crd("Beta", "fromFlag")).unwrap();
+
+        let sources = load_roots(std::slice::from_ref(&root), &[explicit]);
+        assert_eq!(sources.problems, vec![]);
+        assert_eq!(fields(&sources, "Alpha"), vec!["fromToml"]);
+        assert_eq!(fields(&sources, "Beta"), vec!["fromFlag"]);
+
+        let folder_only = load(Some(&root), &[], &[]);
+        assert_eq!(fields(&folder_only, "Alpha"), vec!["bundled"]);
+        assert_eq!(fields(&folder_only, "Beta"), vec!["bundled"]);
+    }
+
+    #[test]
+    fn many_documents_and_lists_in_one_file() {
+        let root = scratch("documents");
+        let list = format!(
+            "apiVersion: v1\nkind: List\nitems:\n{}",
+            crd("Gamma", "g")
+                .lines()
+                .enumerate()
+                .map(|(i, line)| if i == 0 {
+                    format!("- {line}\n")
+                } else {
+                    format!("  {line}\n")
+                })
+                .collect::<String>()
+        );
+        let file = root.join("all.yaml");
+        std::fs::write(
+            &file,
+            format!("{}---\n{}---\n{list}", crd("Alpha", "a"), crd("Beta", "b")),
+        )
+        .unwrap();
+        let sources = load(None, &[file], &[]);
+        assert_eq!(sources.problems, vec![]);
+        assert_eq!(fields(&sources, "Gamma"), vec!["g"]);
+        assert_eq!(sources.schemas.crds().len(), 3);
+    }
+
+    #[test]
+    fn broken_files_are_problems_with_file_and_line_and_the_rest_loads() {
+        let root = scratch("broken");
+        std::fs::create_dir_all(root.join("crds")).unwrap();
+        std::fs::write(root.join("crds/a-good.yaml"), crd("Alpha", "a")).unwrap();
+        std::fs::write(
+            root.join("crds/b-bad.yaml"),
+            "# comment\napiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\n\
+             spec:\n  names: {kind: X}\n",
+        )
+        .unwrap();
+        std::fs::write(root.join("crds/c-yaml.yaml"), "a: [1,\nb: 2\n").unwrap();
+        std::fs::write(root.join("crds/d-bytes.yaml"), b"ok: 1\nx: \xff\n").unwrap();
+        let missing = root.join("missing.yaml");
+        let sources = load(Some(&root), &[missing], &[]);
+        assert!(
+            sources
+                .schemas
+                .find("test.kruise-lua.dev", "Alpha")
+                .is_some()
+        );
+        let shown: Vec<String> = sources.problems.iter().map(|p| p.to_string()).collect();
+        let base = paths::display(&root);
+        assert_eq!(shown.len(), 4, "{shown:#?}");
+        assert_eq!(
+            shown[0],
+            format!("{base}/crds/b-bad.yaml:5: spec.group is missing or not a string")
+        );
+        assert!(
+            shown[1].starts_with(&format!("{base}/crds/c-yaml.yaml:"))
+                && shown[1].contains("invalid YAML"),
+            "{}",
+            shown[1]
+        );
+        assert_eq!(
+            shown[2],
+            format!(
+                "{base}/crds/d-bytes.yaml:2: byte 4 is not valid UTF-8 (kruise-lua reads UTF-8 text only)"
+            )
+        );
+        assert_eq!(
+            shown[3],
+            format!("{base}/missing.yaml: no such file or directory")
+        );
+    }
+
+    #[test]
+    fn toml_problems_name_the_line() {
+        let root = scratch("toml");
+        std::fs::write(
+            root.join("kruise-lua.toml"),
+            "crds = 3\n\n[lints]\nKL005 = \"off\"\n",
+        )
+        .unwrap();
+        let problem = config_crds(&root).unwrap_err();
+        assert!(problem.file.ends_with("kruise-lua.toml"), "{problem}");
+        assert!(
+            problem.message.starts_with("invalid kruise-lua.toml"),
+            "{problem}"
+        );
+
+        std::fs::write(
+            root.join("kruise-lua.toml"),
+            "crds = [\n  \"here\",\n  \"gone\",\n]\n",
+        )
+        .unwrap();
+        std::fs::create_dir_all(root.join("here")).unwrap();
+        let problem = config_crds(&root).unwrap_err();
+        assert_eq!(problem.line, 3, "{problem}");
+        assert!(problem.message.contains("\"gone\""), "{problem}");
+
+        std::fs::write(root.join("kruise-lua.toml"), "crds = [\"here\"]\n").unwrap();
+        assert_eq!(config_crds(&root).unwrap(), vec![root.join("here")]);
+        let sources = load_roots(std::slice::from_ref(&root), &[]);
+        assert_eq!(sources.problems, vec![]);
+        assert!(sources.schemas.is_empty());
+    }
+
+    #[test]
+    fn a_file_path_finds_the_root_holding_crds_or_the_toml() {
+        let root = scratch("root-of");
+        std::fs::create_dir_all(root.join("lua/crds")).unwrap();
+        std::fs::create_dir_all(root.join("lua/g.io/Kind/testdata")).unwrap();
+        let case = root.join("lua/g.io/Kind/testdata/case.yaml");
+        std::fs::write(&case, "").unwrap();
+        assert_eq!(root_of(&case), Some(root.join("lua")));
+        assert_eq!(root_of(&root.join("lua/g.io")), Some(root.join("lua/g.io")));
+        std::fs::create_dir_all(root.join("other/.git")).unwrap();
+        std::fs::write(root.join("other/x.lua"), "").unwrap();
+        assert_eq!(root_of(&root.join("other/x.lua")), None);
+    }
+
+    #[test]
+    fn no_toml_and_no_crds_folder_is_nothing_and_no_problem() {
+        let root = scratch("empty");
+        assert_eq!(config_crds(&root).unwrap(), Vec::<PathBuf>::new());
+        let sources = load_roots(&[root], &[]);
+        assert!(sources.schemas.is_empty());
+        assert!(sources.problems.is_empty());
+    }
+}
