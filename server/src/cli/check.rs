@@ -39,11 +39,10 @@ use super::report::{
     self, CaseReport, Format, Location, Note, OrderFinding, Report, ScriptReport, Summary, Verdict,
     span_line,
 };
-use super::schema_check::{self, SchemaSubject};
+use super::schema_check::{self, PendingSchemas, SchemaSubject};
 use super::{ColorArg, InputArgs, LimitArgs, ModeArg, UsageError, paths, read_text};
 use crate::analysis::{self, LintConfig};
-use crate::crd_sources::{self, CrdSources, SourceProblem};
-use kruise_lua_engine::schema::SchemaSet;
+use crate::crd_sources::{self, SourceProblem};
 
 #[derive(Debug, Args)]
 pub struct CheckArgs {
@@ -154,7 +153,7 @@ pub(crate) fn render(
         args.mode.into(),
         &options,
         args.shuffle,
-        schemas.as_ref().map(|sources| &*sources.schemas),
+        schemas.as_ref(),
     );
     report.notes = notes;
     let summary = Summary::of(&report);
@@ -170,7 +169,7 @@ pub(crate) fn render(
         summary: summary.line(),
         code: summary.exit_code_denying(args.deny_warnings),
     };
-    if let Some(sources) = &schemas
+    if let Some(sources) = schemas.as_ref().map(PendingSchemas::get)
         && !sources.problems.is_empty()
     {
         // A CRD that cannot be used leaves its kind unvalidated: never a silent pass.
@@ -218,7 +217,7 @@ pub(crate) fn render(
 
 /// The CRD schemas of the run (`None` with `--no-schema`): every PATH's `crds/` folder and
 /// kruise-lua.toml `crds`, then `--crd` (a `--crd` path that does not exist is a usage error).
-fn schemas(args: &CheckArgs) -> Result<Option<CrdSources>, UsageError> {
+fn schemas(args: &CheckArgs) -> Result<Option<PendingSchemas>, UsageError> {
     if args.no_schema {
         return Ok(None);
     }
@@ -233,7 +232,7 @@ fn schemas(args: &CheckArgs) -> Result<Option<CrdSources>, UsageError> {
             roots.push(root);
         }
     }
-    Ok(Some(crd_sources::load_roots(&roots, &args.crds)))
+    Ok(Some(PendingSchemas::start(roots, args.crds.clone())))
 }
 
 /// `file:line` of a CRD source problem (`file` alone when the line is unknown).
@@ -621,7 +620,7 @@ fn run(
     mode: Mode,
     options: &RunOptions,
     shuffle: u32,
-    schemas: Option<&SchemaSet>,
+    schemas: Option<&PendingSchemas>,
 ) -> Report {
     let work: Vec<(usize, &Job)> = planned
         .iter()
@@ -649,7 +648,7 @@ fn run_job(
     mode: Mode,
     options: &RunOptions,
     shuffle: u32,
-    schemas: Option<&SchemaSet>,
+    schemas: Option<&PendingSchemas>,
 ) -> CaseReport {
     let failed = |error: CaseError| CaseReport {
         path: job.path.clone(),
@@ -688,9 +687,13 @@ fn run_job(
         Vec::new()
     };
     let schema = match schemas {
-        Some(schemas) => {
-            schema_check::case_findings(schemas, &plan.subject, &case, &job.path, &outcome.steps)
-        }
+        Some(pending) => schema_check::case_findings(
+            &pending.get().schemas,
+            &plan.subject,
+            &case,
+            &job.path,
+            &outcome.steps,
+        ),
         None => Vec::new(),
     };
     CaseReport {
