@@ -39,10 +39,11 @@ use super::report::{
     self, CaseReport, Format, Location, Note, OrderFinding, Report, ScriptReport, Summary, Verdict,
     span_line,
 };
-use super::schema_check::{self, PendingSchemas, SchemaSubject};
+use super::schema_check::{self, SchemaSubject};
 use super::{ColorArg, InputArgs, LimitArgs, ModeArg, UsageError, paths, read_text};
 use crate::analysis::{self, LintConfig};
-use crate::crd_sources::{self, SourceProblem};
+use crate::crd_sources::{self, CrdSources, SourceProblem};
+use kruise_lua_engine::schema::SchemaSet;
 
 #[derive(Debug, Args)]
 pub struct CheckArgs {
@@ -153,7 +154,7 @@ pub(crate) fn render(
         args.mode.into(),
         &options,
         args.shuffle,
-        schemas.as_ref(),
+        schemas.as_ref().map(|sources| &*sources.schemas),
     );
     report.notes = notes;
     let summary = Summary::of(&report);
@@ -169,7 +170,7 @@ pub(crate) fn render(
         summary: summary.line(),
         code: summary.exit_code_denying(args.deny_warnings),
     };
-    if let Some(sources) = schemas.as_ref().map(PendingSchemas::get)
+    if let Some(sources) = &schemas
         && !sources.problems.is_empty()
     {
         // A CRD that cannot be used leaves its kind unvalidated: never a silent pass.
@@ -217,7 +218,7 @@ pub(crate) fn render(
 
 /// The CRD schemas of the run (`None` with `--no-schema`): every PATH's `crds/` folder and
 /// kruise-lua.toml `crds`, then `--crd` (a `--crd` path that does not exist is a usage error).
-fn schemas(args: &CheckArgs) -> Result<Option<PendingSchemas>, UsageError> {
+fn schemas(args: &CheckArgs) -> Result<Option<CrdSources>, UsageError> {
     if args.no_schema {
         return Ok(None);
     }
@@ -232,7 +233,7 @@ fn schemas(args: &CheckArgs) -> Result<Option<PendingSchemas>, UsageError> {
             roots.push(root);
         }
     }
-    Ok(Some(PendingSchemas::start(roots, args.crds.clone())))
+    Ok(Some(crd_sources::load_roots(&roots, &args.crds)))
 }
 
 /// `file:line` of a CRD source problem (`file` alone when the line is unknown).
@@ -620,7 +621,7 @@ fn run(
     mode: Mode,
     options: &RunOptions,
     shuffle: u32,
-    schemas: Option<&PendingSchemas>,
+    schemas: Option<&SchemaSet>,
 ) -> Report {
     let work: Vec<(usize, &Job)> = planned
         .iter()
@@ -648,7 +649,7 @@ fn run_job(
     mode: Mode,
     options: &RunOptions,
     shuffle: u32,
-    schemas: Option<&PendingSchemas>,
+    schemas: Option<&SchemaSet>,
 ) -> CaseReport {
     let failed = |error: CaseError| CaseReport {
         path: job.path.clone(),
@@ -687,13 +688,9 @@ fn run_job(
         Vec::new()
     };
     let schema = match schemas {
-        Some(pending) => schema_check::case_findings(
-            &pending.get().schemas,
-            &plan.subject,
-            &case,
-            &job.path,
-            &outcome.steps,
-        ),
+        Some(schemas) => {
+            schema_check::case_findings(schemas, &plan.subject, &case, &job.path, &outcome.steps)
+        }
         None => Vec::new(),
     };
     CaseReport {

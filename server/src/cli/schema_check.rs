@@ -12,74 +12,7 @@ use kruise_lua_engine::testcase::TestCase;
 use kruise_lua_engine::value::JsonValue;
 use kruise_lua_engine::yaml::{YamlNode, YamlValue};
 
-use std::path::PathBuf;
-use std::sync::{Mutex, OnceLock, PoisonError};
-use std::thread::JoinHandle;
-
 use super::report::{SchemaFinding, SchemaTarget, case_field_location, span_line};
-use crate::crd_sources::{self, CrdSources, SourceProblem};
-
-/// A run's CRD schemas, read on a thread of their own while the cases are read and the
-/// scripts run (parsing a gateway's CRDs costs about as much as running a few dozen steps), and
-/// waited for by the first case that needs them. The loader does not use the rayon pool, whose
-/// workers may be the ones waiting.
-pub struct PendingSchemas {
-    loaded: OnceLock<CrdSources>,
-    loader: Mutex<Option<JoinHandle<CrdSources>>>,
-}
-
-impl PendingSchemas {
-    /// Starts reading the schemas of `roots` and `explicit` (see [`crd_sources::load_roots`]).
-    pub fn start(roots: Vec<PathBuf>, explicit: Vec<PathBuf>) -> PendingSchemas {
-        let pending = PendingSchemas {
-            loaded: OnceLock::new(),
-            loader: Mutex::new(None),
-        };
-        let spawned = std::thread::Builder::new()
-            .name("kruise-lua-crds".into())
-            .stack_size(crate::WORKER_STACK)
-            .spawn({
-                let (roots, explicit) = (roots.clone(), explicit.clone());
-                move || crd_sources::load_roots(&roots, &explicit)
-            });
-        match spawned {
-            Ok(handle) => {
-                *pending
-                    .loader
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner) = Some(handle)
-            }
-            // No thread to spare: read them now.
-            Err(_) => {
-                let _ = pending
-                    .loaded
-                    .set(crd_sources::load_roots(&roots, &explicit));
-            }
-        }
-        pending
-    }
-
-    /// The schemas, once read.
-    pub fn get(&self) -> &CrdSources {
-        if let Some(sources) = self.loaded.get() {
-            return sources;
-        }
-        let mut loader = self.loader.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(handle) = loader.take() {
-            let sources = handle.join().unwrap_or_else(|_| CrdSources {
-                problems: vec![SourceProblem {
-                    file: "(CRD sources)".into(),
-                    line: 0,
-                    message: "reading the CRDs failed unexpectedly".into(),
-                }],
-                ..CrdSources::default()
-            });
-            let _ = self.loaded.set(sources);
-        }
-        drop(loader);
-        self.loaded.get_or_init(CrdSources::default)
-    }
-}
 
 /// What a script's results are checked as.
 #[derive(Debug, Clone, PartialEq, Eq)]
