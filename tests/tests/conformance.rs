@@ -39,9 +39,11 @@ fn comparable(line: &Value, index_key: &str) -> (String, String, i64, String, Va
 
 fn check_against(mode: &str, oracle: &str) {
     let dir = conformance();
+    // The oracle holds Kruise's own verdicts; schema validation (the `invalid` verdict: a
+    // label value such as "-1" that the API server rejects) goes beyond them.
     let result = common::run_in(
         &dir.join("cases"),
-        &["check", "--format", "json", "--mode", mode, "."],
+        &["check", "--format", "json", "--no-schema", "--mode", mode, "."],
     );
     assert_eq!(result.code, 1, "the suite has failing cases: {result:?}");
     let ours: Vec<_> = result
