@@ -238,9 +238,15 @@ fn read_crd(file: &str, document: &YamlNode) -> Result<Crd, LoadError> {
     let YamlValue::Seq(version_nodes) = &versions_node.value else {
         return Err(error(file, versions_node, "spec.versions must be a list"));
     };
-    let mut versions = Vec::with_capacity(version_nodes.len());
+    let mut versions: Vec<CrdVersion> = Vec::with_capacity(version_nodes.len());
     for node in version_nodes {
-        versions.push(read_version(file, node)?);
+        // Versions often share one schema (a YAML alias, or the same text): compiled once.
+        let same = versions
+            .iter()
+            .zip(version_nodes)
+            .find(|(_, earlier)| schema_node(earlier).is_some_and(|e| Some(e) == schema_node(node)))
+            .and_then(|(version, _)| version.schema.clone());
+        versions.push(read_version(file, node, same)?);
     }
     let storage = versions.iter().filter(|v| v.storage).count();
     if storage != 1 {
@@ -260,7 +266,18 @@ fn read_crd(file: &str, document: &YamlNode) -> Result<Crd, LoadError> {
     })
 }
 
-fn read_version(file: &str, node: &YamlNode) -> Result<CrdVersion, LoadError> {
+/// A version's `schema.openAPIV3Schema` node.
+fn schema_node(version: &YamlNode) -> Option<&YamlNode> {
+    version.get("schema").and_then(|s| s.get("openAPIV3Schema"))
+}
+
+/// Reads one entry of `spec.versions`; `compiled` is its schema when an earlier version has the
+/// same one.
+fn read_version(
+    file: &str,
+    node: &YamlNode,
+    compiled: Option<Schema>,
+) -> Result<CrdVersion, LoadError> {
     let name = str_at(node, "name")
         .ok_or_else(|| error(file, node, "a version needs a name"))?
         .to_owned();
@@ -277,8 +294,9 @@ fn read_version(file: &str, node: &YamlNode) -> Result<CrdVersion, LoadError> {
     };
     let served = flag("served")?;
     let storage = flag("storage")?;
-    let schema = match node.get("schema").and_then(|s| s.get("openAPIV3Schema")) {
+    let schema = match schema_node(node) {
         None => None,
+        Some(_) if compiled.is_some() => compiled,
         Some(schema_node) => Some(Schema::compile(schema_node).map_err(|e| LoadError {
             file: file.to_owned(),
             line: e.line,
