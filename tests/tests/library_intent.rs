@@ -148,7 +148,15 @@ fn check(dir: &Path, mode: &str) -> common::Run {
 fn check_recorded(dir: &Path, mode: &str) -> common::Run {
     run_in(
         dir,
-        &["check", "--no-intent", "--mode", mode, "--format", "json", "."],
+        &[
+            "check",
+            "--no-intent",
+            "--mode",
+            mode,
+            "--format",
+            "json",
+            ".",
+        ],
     )
 }
 
