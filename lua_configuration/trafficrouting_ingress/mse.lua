@@ -22,7 +22,8 @@
 --                                traffic, so they touch canary requests only (header control
 --                                copied from the stable Ingress is not kept on the canary).
 -- A path condition cannot be expressed (the paths are the Ingress's own rules) and raises an
--- error instead of being dropped.
+-- error instead of being dropped; so does a weight above 0 beside a match (MSE reads no weight
+-- once a header or query canary is set).
 
 local PREFIX = "nginx.ingress.kubernetes.io/"
 local MSE = "mse.ingress.kubernetes.io/"
@@ -82,6 +83,17 @@ if #groups == 1 then
   end
   annotations[PREFIX .. "canary-by-header"] = h.name
   annotations[PREFIX .. "canary-by-header-value"] = h.value
+end
+
+-- MSE Ingress is the managed build of Higress, whose canary parser reads no weight once a header
+-- (or cookie) canary is set (alibaba/higress pkg/ingress/kube/annotations/canary.go, Parse, and
+-- annotations.go, CanaryKind; the model: engine/src/routing/higress.rs); the query canary is
+-- assumed to behave alike. So a weight beside a match would silently not apply: an error.
+if (#groups > 0 or #queries > 0) and annotations[PREFIX .. "canary-weight"] ~= nil then
+  if annotations[PREFIX .. "canary-weight"] ~= "0" then
+    error("MSE ignores canary-weight once a header or query match is set, so this step's weight would not apply; put the matches and the traffic in separate steps")
+  end
+  annotations[PREFIX .. "canary-weight"] = nil
 end
 
 -- "name value" lines, one per header; a later entry for the same header replaces an earlier one.

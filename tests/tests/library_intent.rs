@@ -120,6 +120,18 @@ const FIXTURES: &[Fixture] = &[
         fixed: Fixed::PassesInProduction,
     },
     Fixture {
+        name: "nginx-anded-query",
+        script: "trafficrouting_ingress/nginx.lua",
+        library: "trafficrouting_ingress/nginx.lua",
+        fixed: Fixed::Errors("ingress-nginx canaries cannot test query parameters"),
+    },
+    Fixture {
+        name: "higress-weight-beside-header",
+        script: "trafficrouting_ingress/higress.lua",
+        library: "trafficrouting_ingress/higress.lua",
+        fixed: Fixed::Errors("Higress ignores canary-weight once a header match is set"),
+    },
+    Fixture {
         name: "higress-weight-with-header",
         script: "trafficrouting_ingress/higress.lua",
         library: "trafficrouting_ingress/higress.lua",
@@ -150,6 +162,23 @@ fn check(dir: &Path, mode: &str) -> common::Run {
     )
 }
 
+/// A faulty copy against its recorded output, without the intent check (which flags every one
+/// of them: `tests/intent.rs`).
+fn check_recorded(dir: &Path, mode: &str) -> common::Run {
+    run_in(
+        dir,
+        &[
+            "check",
+            "--no-intent",
+            "--mode",
+            mode,
+            "--format",
+            "json",
+            ".",
+        ],
+    )
+}
+
 #[test]
 fn every_fixture_folder_is_listed() {
     let mut names: Vec<String> = fs::read_dir(fixtures().join("intent"))
@@ -172,7 +201,7 @@ fn faulty_copies_reproduce_and_library_scripts_fix_each_defect() {
             Fixed::PassesInProduction => "production",
             _ => "harness",
         };
-        let faulty = check(&original, "harness");
+        let faulty = check_recorded(&original, "harness");
         assert_eq!(
             faulty.code, 0,
             "{}: the faulty copy no longer passes its case\n{faulty:?}",
@@ -219,7 +248,7 @@ fn faulty_copies_reproduce_and_library_scripts_fix_each_defect() {
                 );
             }
             Fixed::PassesInProduction => {
-                let faulty = check(&original, "production");
+                let faulty = check_recorded(&original, "production");
                 assert_eq!(
                     faulty.code, 1,
                     "{}: the faulty copy passes production\n{faulty:?}",
@@ -231,6 +260,147 @@ fn faulty_copies_reproduce_and_library_scripts_fix_each_defect() {
                     fixture.name
                 );
             }
+        }
+        let _ = fs::remove_dir_all(&dir);
+    }
+}
+
+/// A case the library used to serve by silently dropping part of the step (the intent check
+/// flagged it as misrouted): the library script must now refuse it with a clear error. Each
+/// folder of `tests/fixtures/library_errors` holds the case where the library keeps its own
+/// (`testdata/case.yaml`, or `trafficrouting_ingress/testdata/<class>/case.yaml`); the library
+/// script is copied in beside it.
+struct Refused {
+    name: &'static str,
+    /// Where the script goes inside the folder, and the library script (under lua_configuration).
+    script: &'static str,
+    library: &'static str,
+    message: &'static str,
+}
+
+const SMI: &str = "split.smi-spec.io/TrafficSplit/trafficRouting.lua";
+const TRAEFIK_SERVICE: &str = "traefik.io/TraefikService/trafficRouting.lua";
+const CANARY_PODS_BY_LABEL: &str = "cannot select canary pods by label";
+
+const REFUSED: &[Refused] = &[
+    Refused {
+        name: "emissary-traffic-routing-cr",
+        script: "trafficRouting.lua",
+        library: "getambassador.io/Mapping/trafficRouting.lua",
+        message: CANARY_PODS_BY_LABEL,
+    },
+    Refused {
+        name: "contour-traffic-routing-cr",
+        script: "trafficRouting.lua",
+        library: "projectcontour.io/HTTPProxy/trafficRouting.lua",
+        message: CANARY_PODS_BY_LABEL,
+    },
+    Refused {
+        name: "smi-traffic-routing-cr",
+        script: "trafficRouting.lua",
+        library: SMI,
+        message: CANARY_PODS_BY_LABEL,
+    },
+    Refused {
+        name: "smi-header-matches",
+        script: "trafficRouting.lua",
+        library: SMI,
+        message: "a TrafficSplit cannot match requests",
+    },
+    Refused {
+        name: "traefik-ingressroute-traffic-routing-cr",
+        script: "trafficRouting.lua",
+        library: TRAEFIK,
+        message: CANARY_PODS_BY_LABEL,
+    },
+    Refused {
+        name: "traefik-ingressroute-header-changes",
+        script: "trafficRouting.lua",
+        library: TRAEFIK,
+        message: "requestHeaderModifier is not supported",
+    },
+    Refused {
+        name: "traefikservice-traffic-routing-cr",
+        script: "trafficRouting.lua",
+        library: TRAEFIK_SERVICE,
+        message: CANARY_PODS_BY_LABEL,
+    },
+    Refused {
+        name: "traefikservice-header-matches",
+        script: "trafficRouting.lua",
+        library: TRAEFIK_SERVICE,
+        message: "a TraefikService cannot match requests",
+    },
+    Refused {
+        name: "traefikservice-mirroring",
+        script: "trafficRouting.lua",
+        library: TRAEFIK_SERVICE,
+        message: "a mirroring TraefikService copies requests and cannot split them",
+    },
+    Refused {
+        name: "apisix-weight-header-changes",
+        script: "trafficRouting.lua",
+        library: "apisix.apache.org/ApisixRoute/trafficRouting.lua",
+        message: "cannot change request headers of a weighted canary share",
+    },
+    Refused {
+        name: "kuma-weight-header-changes",
+        script: "trafficRouting.lua",
+        library: KUMA,
+        message: "cannot change request headers of a weighted canary share",
+    },
+    Refused {
+        name: "kuma-fallback-overtakes-another-service",
+        script: "trafficRouting.lua",
+        library: KUMA,
+        message: "before the rule with path (none) of another service",
+    },
+    Refused {
+        name: "mse-weight-beside-header",
+        script: "trafficrouting_ingress/mse.lua",
+        library: "trafficrouting_ingress/mse.lua",
+        message: "MSE ignores canary-weight once a header or query match is set",
+    },
+];
+
+#[test]
+fn every_refused_folder_is_listed() {
+    let mut names: Vec<String> = fs::read_dir(fixtures().join("library_errors"))
+        .unwrap()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_type().unwrap().is_dir())
+        .map(|e| e.file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    let mut listed: Vec<&str> = REFUSED.iter().map(|f| f.name).collect();
+    listed.sort();
+    assert_eq!(names, listed);
+}
+
+#[test]
+fn library_scripts_refuse_what_their_gateway_cannot_express() {
+    for refused in REFUSED {
+        let dir = scratch(&format!("refused-{}", refused.name));
+        copy_tree(&fixtures().join("library_errors").join(refused.name), &dir);
+        fs::copy(
+            workspace().join("lua_configuration").join(refused.library),
+            dir.join(refused.script),
+        )
+        .unwrap();
+        for mode in ["harness", "production"] {
+            let run = check(&dir, mode);
+            assert_eq!(run.code, 1, "{} ({mode})\n{run:?}", refused.name);
+            assert!(
+                run.stdout.contains(r#""status":"error""#),
+                "{} ({mode}): no error\n{run:?}",
+                refused.name
+            );
+            assert!(
+                run.stdout.contains(refused.message),
+                "{} ({mode}): no {:?}\n{run:?}",
+                refused.name,
+                refused.message
+            );
         }
         let _ = fs::remove_dir_all(&dir);
     }

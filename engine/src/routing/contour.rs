@@ -565,7 +565,7 @@ mod tests {
         );
         r.host = Some("other.example.com".into());
         assert_eq!(to(&c, &r), "no route");
-        for file in ["header_matches", "weights", "traffic_routing_unchanged"] {
+        for file in ["header_matches", "weights", "path_query_header_modifier"] {
             let case = library_case("projectcontour.io/HTTPProxy", file);
             for config in std::iter::once(&case.original).chain(&case.expected) {
                 let c = GatewayConfig::Resource(config.clone());

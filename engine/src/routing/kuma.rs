@@ -570,8 +570,14 @@ mod tests {
             to(&c, &Request::get("/v1/x")),
             "backend:3001 80 %, backend-canary:3001 20 %"
         );
-        // No rule matches: the destination itself.
-        assert_eq!(to(&c, &Request::get("/other")), "backend:3001 100 %");
+        // No rule matches: the destination itself (the library adds a catch-all rule for
+        // those requests, so look at the original).
+        let original = GatewayConfig::Resource(case.original.clone());
+        assert_eq!(to(&original, &Request::get("/other")), "backend:3001 100 %");
+        assert_eq!(
+            to(&c, &Request::get("/other")),
+            "backend:3001 80 %, backend-canary:3001 20 %"
+        );
         assert_eq!(service_and_port("a_b_c"), ("a_b_c".to_owned(), None));
     }
 

@@ -367,7 +367,7 @@ mod tests {
             "header_matches",
             "path_query_priority",
             "weights",
-            "traffic_routing_unchanged",
+            "small_weights",
         ] {
             let case = crate::routing::testing::library_case("traefik.io/IngressRoute", file);
             let config = GatewayConfig::Resource(case.original.clone());

@@ -34,8 +34,9 @@
 --                                subset, which belongs to the stable service's ApisixUpstream.
 -- Matches and weight in one step both apply: matching requests go to the canary, the rest is split
 -- by weight. A step with neither (canaryWeight -1, no matches) returns the resource unchanged.
--- Ignored: requestHeaderModifier in weight-only steps (route plugins apply to every backend of the
--- route, so they cannot target only the canary share); spec.stream (one backend per route, no
+-- Error: requestHeaderModifier beside a weight above 0 (route plugins apply to every backend of
+-- the route, so they cannot target only the canary share, and dropping them would misroute).
+-- Ignored: spec.stream (one backend per route, no
 -- weights); empty Rollout matches (no conditions).
 
 local CANARY_SUBSET = "canary"
@@ -105,6 +106,11 @@ local function canaryBackend(stableBackend)
     b.subset = nil
   end
   return b
+end
+
+local function hasHeaderChanges()
+  local rhm = obj.requestHeaderModifier
+  return rhm ~= nil and (#(rhm.set or {}) + #(rhm.add or {}) + #(rhm.remove or {})) > 0
 end
 
 local function addHeaderPlugin(route)
@@ -228,6 +234,10 @@ if spec ~= nil and type(spec.http) == "table" and (useWeight or #rolloutExprs > 
     local stableBackend = nil
     for _, b in ipairs(type(route.backends) == "table" and route.backends or {}) do
       if stableBackend == nil and isStable(b) then stableBackend = b end
+    end
+    if stableBackend ~= nil and useWeight and weight > 0 and hasHeaderChanges() then
+      error("ApisixRoute cannot change request headers of a weighted canary share (route plugins apply"
+        .. " to every backend of the route): use requestHeaderModifier with matches only")
     end
     if stableBackend ~= nil then
       for i, exprs in ipairs(rolloutExprs) do

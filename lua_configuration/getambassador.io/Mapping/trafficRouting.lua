@@ -24,8 +24,9 @@
 --                                {value, append: true}, remove -> remove_request_headers; they
 --                                apply to the canary Mapping only.
 -- A step with both matches and traffic: the matches win (one Mapping cannot do both).
--- Ignored: canaryService == stableService (TrafficRouting CR): Emissary cannot select canary pods
--- by label, so the Mapping is unchanged; stableWeight (the stable Mapping gets the remainder).
+-- Error: canaryService == stableService (TrafficRouting CR) on a Mapping of that service: Emissary
+-- routes to Services and cannot select canary pods by label. Ignored: stableWeight (the stable
+-- Mapping gets the remainder).
 
 local canary = obj.canaryService
 local spec = obj.data.spec
@@ -112,6 +113,11 @@ local function applyHeaderModifier()
     spec.remove_request_headers = spec.remove_request_headers or {}
     table.insert(spec.remove_request_headers, name)
   end
+end
+
+if spec ~= nil and canary == obj.stableService and serviceName(spec.service) == canary then
+  error("Emissary routes to Services only and cannot select canary pods by label:"
+    .. " canaryService == stableService (TrafficRouting CR) is not supported")
 end
 
 if spec ~= nil and canary ~= obj.stableService and serviceName(spec.service) == canary then

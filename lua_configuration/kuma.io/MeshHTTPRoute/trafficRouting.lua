@@ -34,10 +34,16 @@
 --                                MeshServiceSubset of the stable service with CANARY_TAGS;
 --                                otherwise it is the canary MeshService (a stable subset's tags are
 --                                dropped, they select stable pods).
+-- Requests no rule matches go to the to[] target; when that is the stable service (and no rule
+-- matches everything already), the step applies to them too: a canary rule per Rollout match (a
+-- match without a path gets PathPrefix "/", so it sorts before the weight rule) and, for a
+-- weight, a catch-all rule (PathPrefix "/") with the split, appended after the rules.
 -- Matches and weight in one step both apply: matching requests go to the canary, the rest is split
 -- by weight. A step with neither (canaryWeight -1, no matches) returns the resource unchanged.
--- Ignored: requestHeaderModifier in weight-only steps (rule filters apply to every backend of the
--- rule, so they cannot target only the canary share); empty Rollout matches (no conditions).
+-- Errors: requestHeaderModifier beside a weight above 0 (rule filters apply to every backend of
+-- the rule, so they cannot target only the canary share, and dropping them would misroute); an
+-- added rule that would sort before a rule serving another service and may match its requests.
+-- Ignored: empty Rollout matches (no conditions).
 -- CANARY_TAGS is the label the canary pods carry (Kuma turns pod labels into tags); it follows
 -- the convention of Kruise Rollout's user documentation. Change it to your own convention.
 
@@ -333,6 +339,63 @@ local function splitWeights(refs)
   return out
 end
 
+local function hasHeaderChanges()
+  local rhm = obj.requestHeaderModifier
+  return rhm ~= nil and (#(rhm.set or {}) + #(rhm.add or {}) + #(rhm.remove or {})) > 0
+end
+
+-- A match on PathPrefix "/" alone: Kuma then never falls back to the to[] target.
+local function isCatchAll(m)
+  if type(m) ~= "table" or type(m.path) ~= "table" then return false end
+  for k in pairs(m) do
+    if k ~= "path" then return false end
+  end
+  return m.path.type == "PathPrefix" and m.path.value == "/"
+end
+
+-- Kuma sends requests no rule matches to the to[] target (kuma.io docs, MeshHTTPRoute: "if no
+-- rule matches, the request goes to the targetRef"); the model: engine/src/routing/kuma.rs.
+-- Rules for those requests, when the target is the stable service: nil when a rule already
+-- matches everything. servesStable(rule) tells which existing rules may be overtaken.
+local function fallbackRules(rules, implicit, servesStable)
+  for _, rule in ipairs(rules) do
+    for _, m in ipairs(type(rule.matches) == "table" and rule.matches or {}) do
+      if isCatchAll(m) then return {} end
+    end
+  end
+  -- The added match must not sort before (or tie with) a rule of another service that may match
+  -- the same requests: it would take them from that service.
+  local function checkOrder(m)
+    for _, rule in ipairs(rules) do
+      if not servesStable(rule) then
+        for _, om in ipairs(type(rule.matches) == "table" and rule.matches or {}) do
+          if comparePath(m.path, om.path) <= 0 and mayOverlap(m.path, om.path) then
+            error("Kuma would order the rule added for requests no rule matches (path " .. m.path.value
+              .. ") before the rule with path " .. (om.path and om.path.value or "(none)")
+              .. " of another service, taking its requests")
+          end
+        end
+      end
+    end
+  end
+  local out = {}
+  for _, extra in ipairs(rolloutMatches) do
+    local m = copy(extra)
+    if m.path == nil then m.path = {type = "PathPrefix", value = "/"} end
+    checkOrder(m)
+    local r = canaryRef(implicit)
+    local c = {matches = {m}, default = {backendRefs = {r}}}
+    addHeaderFilter(c.default)
+    table.insert(out, c)
+  end
+  if useWeight then
+    local m = {path = {type = "PathPrefix", value = "/"}}
+    checkOrder(m)
+    table.insert(out, {matches = {m}, default = {backendRefs = splitWeights({copy(implicit)})}})
+  end
+  return out
+end
+
 if spec ~= nil and type(spec.to) == "table" and (useWeight or #rolloutMatches > 0) then
   for _, to in ipairs(spec.to) do
     if type(to.rules) == "table" then
@@ -342,18 +405,33 @@ if spec ~= nil and type(spec.to) == "table" and (useWeight or #rolloutMatches > 
       if type(target) == "table" and target.kind == "MeshService" and stableSuffix(target.name) ~= nil then
         implicit = {kind = "MeshService", name = target.name, namespace = target.namespace}
       end
-      local rules = {}
-      for _, rule in ipairs(to.rules) do
-        local refs = nil
+      local function ruleRefs(rule)
         if type(rule.default) == "table" and type(rule.default.backendRefs) == "table"
           and #rule.default.backendRefs > 0 then
-          refs = rule.default.backendRefs
+          return rule.default.backendRefs
         elseif implicit ~= nil then
-          refs = {copy(implicit)}
+          return {copy(implicit)}
         end
+        return nil
+      end
+      local function servesStable(rule)
+        for _, r in ipairs(ruleRefs(rule) or {}) do
+          if isStable(r) then return true end
+        end
+        return false
+      end
+      local extra = {}
+      if implicit ~= nil then extra = fallbackRules(to.rules, implicit, servesStable) end
+      local rules = {}
+      for _, rule in ipairs(to.rules) do
+        local refs = ruleRefs(rule)
         local stableRef = nil
         for _, r in ipairs(refs or {}) do
           if stableRef == nil and isStable(r) then stableRef = r end
+        end
+        if stableRef ~= nil and useWeight and weight > 0 and hasHeaderChanges() then
+          error("Kuma cannot change request headers of a weighted canary share (rule filters apply to"
+            .. " every backend of the rule): use requestHeaderModifier with matches only")
         end
         if stableRef ~= nil then
           if #rolloutMatches > 0 then
@@ -371,6 +449,7 @@ if spec ~= nil and type(spec.to) == "table" and (useWeight or #rolloutMatches > 
         end
         table.insert(rules, rule)
       end
+      for _, rule in ipairs(extra) do table.insert(rules, rule) end
       to.rules = rules
     end
   end

@@ -34,8 +34,8 @@
 --                                set unless set names the same header.
 -- Matches and weight in one step both apply: matching requests go to the canary, the rest is split
 -- by weight. A step with neither (canaryWeight -1, no matches) returns the resource unchanged.
--- Ignored: canaryService == stableService (TrafficRouting CR): Contour routes to Services only and
--- cannot pick canary pods by label, so the proxy is left unchanged; spec.includes (delegation to
+-- Error: canaryService == stableService (TrafficRouting CR) on a proxy that serves that service:
+-- Contour routes to Services only and cannot pick canary pods by label. Ignored: spec.includes (delegation to
 -- other HTTPProxies, which need their own reference; their paths are taken into account above); mirror services (kept as they are, and
 -- copied to canary routes); empty Rollout matches (no conditions).
 
@@ -361,6 +361,20 @@ local function others(route)
     table.insert(out, {kind = k, value = v, include = true})
   end
   return out
+end
+
+local function servesStable()
+  if type(spec) ~= "table" then return false end
+  for _, route in ipairs(type(spec.routes) == "table" and spec.routes or {}) do
+    if firstStable(type(route.services) == "table" and route.services or {}) ~= nil then return true end
+  end
+  local tcp = spec.tcpproxy
+  return type(tcp) == "table" and type(tcp.services) == "table" and firstStable(tcp.services) ~= nil
+end
+
+if canary == stable and (useWeight or #rolloutConditions > 0) and servesStable() then
+  error("Contour routes to Services only and cannot select canary pods by label:"
+    .. " canaryService == stableService (TrafficRouting CR) is not supported")
 end
 
 if spec ~= nil and canary ~= stable and (useWeight or #rolloutConditions > 0) then

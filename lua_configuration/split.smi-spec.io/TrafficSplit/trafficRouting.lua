@@ -10,10 +10,12 @@
 --                                is the only other backend it counts as 100 whatever its weight;
 --                                a missing weight counts as 0. Weights above 100 are treated as
 --                                100; -1 (or any negative) means "no weight": unchanged.
--- Ignored: matches and requestHeaderModifier (a TrafficSplit selects requests through separately
--- named HTTPRouteGroups, which a step cannot create; use a gateway script for header canaries);
--- canaryService == stableService (TrafficRouting CR): a TrafficSplit routes to Services only, so
--- it is unchanged. Weights must be integers: v1alpha1 quantity strings ("500m") raise an error.
+-- Errors (a TrafficSplit that backs the stable service cannot express them, and dropping them
+-- silently would misroute): matches and requestHeaderModifier (a TrafficSplit selects requests
+-- through separately named HTTPRouteGroups, which a step cannot create; use a gateway script for
+-- header canaries); canaryService == stableService (TrafficRouting CR: a TrafficSplit routes to
+-- Services only, it cannot select canary pods by label). Weights must be integers: v1alpha1
+-- quantity strings ("500m") raise an error. A TrafficSplit without the stable backend is unchanged.
 
 local stable = obj.stableService
 local canary = obj.canaryService
@@ -26,6 +28,30 @@ local function weightOf(backend)
     error("TrafficSplit backend weights must be integers (split.smi-spec.io/v1alpha2 or later)")
   end
   return w
+end
+
+local function servesStable()
+  for _, b in ipairs(type(spec) == "table" and type(spec.backends) == "table" and spec.backends or {}) do
+    if b.service == stable then return true end
+  end
+  return false
+end
+
+if servesStable() then
+  if canary == stable then
+    error("a TrafficSplit routes to Services only and cannot select canary pods by label:"
+      .. " canaryService == stableService (TrafficRouting CR) is not supported")
+  end
+  for _, m in ipairs(obj.matches or {}) do
+    if m.path ~= nil or m.headers ~= nil or m.queryParams ~= nil then
+      error("a TrafficSplit cannot match requests (it selects them through HTTPRouteGroups):"
+        .. " route the step's matches with a gateway script")
+    end
+  end
+  if obj.requestHeaderModifier ~= nil then
+    error("a TrafficSplit cannot modify request headers: route the step's requestHeaderModifier"
+      .. " with a gateway script")
+  end
 end
 
 local weight = obj.canaryWeight

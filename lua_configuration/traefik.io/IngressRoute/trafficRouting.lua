@@ -28,10 +28,10 @@
 --                                script: a route without `syntax` is written in v3.
 -- Matches and weight in one step both apply: matching requests go to the canary, the rest is split
 -- by weight. A step with neither (canaryWeight -1, no matches) returns the resource unchanged.
--- Ignored: requestHeaderModifier (Traefik changes headers through Middleware resources, which a
--- script cannot create); canaryService == stableService (TrafficRouting CR): Traefik routes to
--- Services and cannot select canary pods by label, so the resource is unchanged; empty Rollout
--- matches (no conditions).
+-- Errors (when a route serves the stable service; dropping them silently would misroute):
+-- requestHeaderModifier (Traefik changes headers through Middleware resources, which a script
+-- cannot create); canaryService == stableService (TrafficRouting CR: Traefik routes to Services
+-- and cannot select canary pods by label). Ignored: empty Rollout matches (no conditions).
 
 local stable = obj.stableService
 local canary = obj.canaryService
@@ -226,6 +226,26 @@ local function splitWeights(services)
     end
   end
   return out
+end
+
+local function servesStable()
+  for _, route in ipairs(type(spec) == "table" and type(spec.routes) == "table" and spec.routes or {}) do
+    for _, s in ipairs(type(route.services) == "table" and route.services or {}) do
+      if isStable(s) then return true end
+    end
+  end
+  return false
+end
+
+if servesStable() and (useWeight or hasMatches) then
+  if canary == stable then
+    error("Traefik routes to Services only and cannot select canary pods by label:"
+      .. " canaryService == stableService (TrafficRouting CR) is not supported")
+  end
+  if obj.requestHeaderModifier ~= nil then
+    error("an IngressRoute changes request headers only through a Middleware, which a script"
+      .. " cannot create: requestHeaderModifier is not supported")
+  end
 end
 
 if spec ~= nil and type(spec.routes) == "table" and canary ~= stable

@@ -10,10 +10,13 @@
 --                                by the smallest factor that makes it one. Weights above 100 are
 --                                treated as 100; -1 (or any negative) means "no weight", and the
 --                                resource is unchanged.
--- Ignored: matches and requestHeaderModifier (a TraefikService only balances and mirrors; route
--- the matching requests with the IngressRoute script); spec.mirroring (it mirrors, it does not
--- split); canaryService == stableService (TrafficRouting CR): Traefik cannot select canary pods
--- by label, so the resource is unchanged. Sticky sessions (weighted.sticky) are kept as they are.
+-- Errors (a TraefikService that serves the stable service cannot express them, and dropping them
+-- silently would misroute): matches and requestHeaderModifier (a TraefikService only balances and
+-- mirrors; route the matching requests, with a Middleware for headers, with the IngressRoute
+-- script); a spec.mirroring whose main service is the stable one (it mirrors, it cannot split);
+-- canaryService == stableService (TrafficRouting CR: Traefik cannot select canary pods by label).
+-- A TraefikService without the stable service is unchanged. Sticky sessions (weighted.sticky)
+-- are kept as they are.
 
 local stable = obj.stableService
 local canary = obj.canaryService
@@ -26,12 +29,42 @@ local function copy(v)
   return out
 end
 
+local function isStable(s)
+  return type(s) == "table" and s.name == stable and (s.kind == nil or s.kind == "Service")
+end
+
+local function servesStable()
+  if type(spec) ~= "table" then return false end
+  if isStable(spec.mirroring) then return true end
+  local weighted = type(spec.weighted) == "table" and spec.weighted.services or nil
+  for _, s in ipairs(type(weighted) == "table" and weighted or {}) do
+    if isStable(s) then return true end
+  end
+  return false
+end
+
+if servesStable() then
+  if canary == stable then
+    error("Traefik routes to Services only and cannot select canary pods by label:"
+      .. " canaryService == stableService (TrafficRouting CR) is not supported")
+  end
+  for _, m in ipairs(obj.matches or {}) do
+    if m.path ~= nil or m.headers ~= nil or m.queryParams ~= nil then
+      error("a TraefikService cannot match requests: route the step's matches with the IngressRoute script")
+    end
+  end
+  if obj.requestHeaderModifier ~= nil then
+    error("a TraefikService cannot modify request headers: route the step's requestHeaderModifier"
+      .. " with the IngressRoute script (a headers Middleware)")
+  end
+  if isStable(spec.mirroring) then
+    error("a mirroring TraefikService copies requests and cannot split them: reference a weighted"
+      .. " TraefikService for the canary traffic")
+  end
+end
+
 local weight = obj.canaryWeight
 if weight ~= nil and weight > 100 then weight = 100 end
-
-local function isStable(s)
-  return s.name == stable and (s.kind == nil or s.kind == "Service")
-end
 
 -- The smallest k (at most 100) such that every stable weight times k times the canary weight is
 -- a multiple of 100. Weights are relative (traefik/traefik pkg/config/dynamic/http_config.go:
