@@ -6,7 +6,7 @@ import * as assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 
-import { SELECTORS } from "./workbench.mjs";
+import { SELECTORS, WAIT_MS } from "./workbench.mjs";
 
 const ISTIO = "lua_configuration/networking.istio.io/VirtualService";
 const ISTIO_SCRIPT = `${ISTIO}/trafficRouting.lua`;

@@ -16,7 +16,8 @@ export const SELECTORS = {
   quickInput: ".quick-input-widget",
   quickInputBox: ".quick-input-widget .quick-input-box input",
   quickInputRow: ".quick-input-widget .quick-input-list .monaco-list-row",
-  activeEditor: ".editor-group-container.active .editor-instance .monaco-editor",
+  // (Not the rename box: Monaco draws it as an editor of its own inside the editor.)
+  activeEditor: ".editor-group-container.active .editor-instance .monaco-editor:not(.rename-box)",
   codeLens: ".codelens-decoration",
   markersPanel: ".markers-panel",
   markerRow: ".markers-panel .monaco-list-row",
