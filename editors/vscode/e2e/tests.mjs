@@ -17,6 +17,13 @@ function caseCount(wb, scriptDir) {
   return fs.readdirSync(wb.file(`${scriptDir}/testdata`)).filter((f) => /\.ya?ml$/.test(f)).length;
 }
 
+/** Opens weights.yaml at its step 2 (traffic: 50%): Monaco draws the lenses of lines in sight. */
+async function showStep2(wb) {
+  await wb.openFile(WEIGHTS_CASE);
+  const step2 = wb.positionOf(WEIGHTS_CASE, "- traffic: 50%");
+  await wb.gotoLine(step2.line, 1);
+}
+
 /** The totals `kruise-lua check` reports for the workspace: what the status bar must show. */
 function checkTotals(ctx, wb) {
   const out = execFileSync(ctx.serverBin, ["check", "--format", "json", "lua_configuration"], {
@@ -116,7 +123,7 @@ export const tests = [
       await wb.page.locator(`${SELECTORS.activeEditor} ${SELECTORS.breakpointGlyph}`).first().waitFor({ timeout: WAIT_MS });
 
       // "▶ debug step 2" of weights.yaml (traffic: 50%): the first lens may wait for the server.
-      await wb.openFile(WEIGHTS_CASE);
+      await showStep2(wb);
       await wb.clickCodeLens(/debug step 2$/, { timeout: 90_000 });
       await wb.page.locator(SELECTORS.debugToolbar).waitFor({ timeout: WAIT_MS });
       // Stopped on the breakpoint: the call stack's frame names the script and the line, and
@@ -151,7 +158,8 @@ export const tests = [
       assert.match(verdict, /weights\.yaml: step 2: PASS \(the result matches expected\[1\]\)/);
       await wb.screenshot("debugger-verdict");
 
-      // No breakpoint left for the next tests.
+      // No breakpoint nor debug console left for the next tests.
+      await wb.runCommandById("workbench.action.closePanel");
       await wb.openFile(ISTIO_SCRIPT);
       await wb.gotoLine(stop, 1);
       await wb.page.keyboard.press("F9");
@@ -161,7 +169,7 @@ export const tests = [
   {
     name: "inlay-hints-of-a-step",
     async run(wb) {
-      await wb.openFile(WEIGHTS_CASE);
+      await showStep2(wb);
       // The lens runs step 2 and opens the script beside the case, with the values inline.
       await wb.clickCodeLens(/show values of step 2$/, { timeout: 90_000 });
       await wb.openFile(ISTIO_SCRIPT);
