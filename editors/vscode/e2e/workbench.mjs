@@ -209,6 +209,15 @@ export class Workbench {
     return text.replace(/\u00a0/g, " ");
   }
 
+  /**
+   * The lines of the active editor in sight, one string each (each line's own text: Monaco
+   * draws inlay hints inside it, and `editorText`'s innerText does not keep them on their line).
+   */
+  async editorLines() {
+    const lines = await this.page.locator(`${SELECTORS.activeEditor} .view-line`).allTextContents();
+    return lines.map((l) => l.replace(/\u00a0/g, " "));
+  }
+
   /** Opens the quick fix menu at the cursor (Ctrl+.) and picks the action whose title matches. */
   async quickFix(title) {
     const item = this.page.locator(SELECTORS.actionItem).filter({ hasText: title }).first();
