@@ -120,7 +120,8 @@ export const tests = [
       const stop = read.line + 1;
       await wb.gotoLine(stop, 1);
       await wb.page.keyboard.press("F9");
-      await wb.page.locator(`${SELECTORS.activeEditor} ${SELECTORS.breakpointGlyph}`).first().waitFor({ timeout: WAIT_MS });
+      const glyph = wb.page.locator(`${SELECTORS.activeEditor} ${SELECTORS.breakpointGlyph}`);
+      await glyph.first().waitFor({ timeout: WAIT_MS });
 
       // "▶ debug step 2" of weights.yaml (traffic: 50%): the first lens may wait for the server.
       await showStep2(wb);
@@ -163,7 +164,7 @@ export const tests = [
       await wb.openFile(ISTIO_SCRIPT);
       await wb.gotoLine(stop, 1);
       await wb.page.keyboard.press("F9");
-      await wb.page.locator(`${SELECTORS.activeEditor} ${SELECTORS.breakpointGlyph}`).waitFor({ state: "detached", timeout: WAIT_MS });
+      await glyph.first().waitFor({ state: "detached", timeout: WAIT_MS });
     },
   },
   {
@@ -190,8 +191,8 @@ export const tests = [
       await wb.runCommand("Hide the inline values of a step");
       await wb.until("the hints gone", async () => {
         const lines = await wb.editorLines();
-        const read = lines.find((l) => l.startsWith("local weight = obj.canaryWeight"));
-        return read !== undefined && !/= 50\b/.test(read);
+        const shown = lines.find((l) => l.startsWith("local weight = obj.canaryWeight"));
+        return shown !== undefined && !/= 50\b/.test(shown);
       });
       await wb.runCommandById("workbench.action.joinAllGroups");
     },
@@ -207,12 +208,12 @@ export const tests = [
       await box.waitFor({ timeout: WAIT_MS });
       await box.fill("copied");
       await wb.page.keyboard.press("Enter");
-      // Every use in the function `copy`, and nothing else: its lines read the new name.
+      // Every use of the local in the function `copy` reads the new name.
       await wb.until("the renamed local", async () => {
         const text = await wb.editorText();
         return ["local copied = {}", "copied[k] = copy(x)", "return copied"].every((s) => text.includes(s));
       });
-      const text = await wb.editorText();
+      const text = (await wb.editorLines()).join("\n");
       assert.doesNotMatch(text, /\bout\[k\]|return out\b/, "no use keeps the old name");
       await wb.waitDirty();
       await wb.screenshot("rename-a-local");
@@ -225,14 +226,15 @@ export const tests = [
       await wb.openFile(ISTIO_SCRIPT);
       const at = wb.positionOf(ISTIO_SCRIPT, "local stable = obj.stableService");
       await wb.gotoLine(at.line, 1);
-      await wb.replaceToEndOfLine("local   stable  =   obj.stableService");
-      await wb.until("the edit", async () => (await wb.editorText()).includes("local   stable  =   obj.stableService"));
+      const spaced = "local   stable  =   obj.stableService";
+      await wb.replaceToEndOfLine(spaced);
+      await wb.until("the edit", async () => (await wb.editorLines()).includes(spaced));
       // Format Document (Ctrl+Shift+I on Linux; Shift+Alt+F opens the File menu in a browser):
       // StyLua's spacing comes back.
       await wb.page.keyboard.press("Control+Shift+i");
       await wb.until("the formatted line", async () => {
-        const text = await wb.editorText();
-        return text.includes("local stable = obj.stableService") && !text.includes("local   stable");
+        const lines = await wb.editorLines();
+        return lines.includes("local stable = obj.stableService") && !lines.includes(spaced);
       });
       await wb.screenshot("format-document");
       await wb.revertActive();
