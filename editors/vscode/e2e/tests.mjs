@@ -6,7 +6,7 @@ import * as assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 
-import { SELECTORS } from "./workbench.mjs";
+import { SELECTORS, WAIT_MS } from "./workbench.mjs";
 
 const ISTIO = "lua_configuration/networking.istio.io/VirtualService";
 const ISTIO_SCRIPT = `${ISTIO}/trafficRouting.lua`;
@@ -15,6 +15,13 @@ const WEIGHTS_CASE = `${ISTIO}/testdata/weights.yaml`;
 /** How many case files a script has (the lens counts cases, one per file). */
 function caseCount(wb, scriptDir) {
   return fs.readdirSync(wb.file(`${scriptDir}/testdata`)).filter((f) => /\.ya?ml$/.test(f)).length;
+}
+
+/** Opens weights.yaml at its step 2 (traffic: 50%): Monaco draws the lenses of lines in sight. */
+async function showStep2(wb) {
+  await wb.openFile(WEIGHTS_CASE);
+  const step2 = wb.positionOf(WEIGHTS_CASE, "- traffic: 50%");
+  await wb.gotoLine(step2.line, 1);
 }
 
 /** The totals `kruise-lua check` reports for the workspace: what the status bar must show. */
@@ -102,6 +109,165 @@ export const tests = [
       });
       await wb.screenshot("step-lens-shows-obj");
       await wb.closeActive();
+    },
+  },
+  {
+    name: "debug-step-from-lens",
+    async run(wb) {
+      // A breakpoint (F9) where the script reads the step's weight, on the line after it.
+      await wb.openFile(ISTIO_SCRIPT);
+      const read = wb.positionOf(ISTIO_SCRIPT, "local weight = obj.canaryWeight");
+      const stop = read.line + 1;
+      await wb.gotoLine(stop, 1);
+      await wb.page.keyboard.press("F9");
+      const glyph = wb.page.locator(`${SELECTORS.activeEditor} ${SELECTORS.breakpointGlyph}`);
+      await glyph.first().waitFor({ timeout: WAIT_MS });
+
+      // "▶ debug step 2" of weights.yaml (traffic: 50%): the first lens may wait for the server.
+      await showStep2(wb);
+      await wb.clickCodeLens(/debug step 2$/, { timeout: 90_000 });
+      await wb.page.locator(SELECTORS.debugToolbar).waitFor({ timeout: WAIT_MS });
+      // Stopped on the breakpoint: the call stack's frame names the script and the line, and
+      // the script's editor draws the current line.
+      const frameAt = (line) => new RegExp(`trafficRouting\\.lua\\D*${line}\\b`);
+      await wb.waitForText(SELECTORS.callStackRow, frameAt(stop));
+      await wb.page.locator(SELECTORS.currentLine).first().waitFor({ timeout: WAIT_MS });
+
+      // The Variables view: the `obj` scope holds the step's obj (canaryWeight 50 at step 2).
+      // Locals is folded first: its rows could push `obj` out of the drawn part of the list.
+      const locals = wb.page.locator(SELECTORS.variablesRow).filter({ hasText: /^Locals$/ }).first();
+      await locals.waitFor({ timeout: WAIT_MS });
+      if ((await locals.getAttribute("aria-expanded")) === "true") {
+        await locals.click();
+      }
+      const objScope = wb.page.locator(SELECTORS.variablesRow).filter({ hasText: /^obj$/ }).first();
+      await objScope.waitFor({ timeout: WAIT_MS });
+      if ((await objScope.getAttribute("aria-expanded")) !== "true") {
+        await objScope.click();
+      }
+      const weight = await wb.waitForText(SELECTORS.variablesRow, /canaryWeight\W*\d+/);
+      assert.match(weight, /canaryWeight\W*50$/, `obj.canaryWeight at step 2: ${weight}`);
+      await wb.screenshot("debugger-stopped");
+
+      // Step over (F10): the next line; continue (F5): the run ends with the verdict.
+      await wb.page.keyboard.press("F10");
+      await wb.waitForText(SELECTORS.callStackRow, frameAt(stop + 1));
+      await wb.page.keyboard.press("F5");
+      await wb.page.locator(SELECTORS.debugToolbar).waitFor({ state: "hidden", timeout: WAIT_MS });
+      await wb.runCommandById("workbench.panel.repl.view.focus");
+      const verdict = await wb.waitForText(SELECTORS.replRow, /weights\.yaml: step 2: /);
+      assert.match(verdict, /weights\.yaml: step 2: PASS \(the result matches expected\[1\]\)/);
+      await wb.screenshot("debugger-verdict");
+
+      // No breakpoint nor debug console left for the next tests.
+      await wb.runCommandById("workbench.action.closePanel");
+      await wb.openFile(ISTIO_SCRIPT);
+      await wb.gotoLine(stop, 1);
+      await wb.page.keyboard.press("F9");
+      await glyph.first().waitFor({ state: "detached", timeout: WAIT_MS });
+    },
+  },
+  {
+    name: "inlay-hints-of-a-step",
+    async run(wb) {
+      await showStep2(wb);
+      // The lens runs step 2 and opens the script beside the case, with the values inline.
+      await wb.clickCodeLens(/show values of step 2$/, { timeout: 90_000 });
+      await wb.openFile(ISTIO_SCRIPT);
+      const read = wb.positionOf(ISTIO_SCRIPT, "local weight = obj.canaryWeight");
+      await wb.gotoLine(read.line, 1);
+      // The hint is text Monaco draws at the end of the line (the line itself has no "= 50").
+      const line = await wb.until("the hint `weight = 50` after `local weight = obj.canaryWeight`", async () => {
+        const lines = await wb.editorLines();
+        const found = lines.find((l) => l.startsWith("local weight = obj.canaryWeight"));
+        if (!/\bweight = 50\b/.test(found ?? "")) {
+          throw new Error(`the line reads ${JSON.stringify(found)}`);
+        }
+        return found;
+      });
+      // The line's hint also gives what it read of obj.
+      assert.match(line, /obj\.canaryWeight = 50\b/, `the hint of the line: ${line}`);
+      await wb.screenshot("inlay-hints-of-a-step");
+      await wb.runCommand("Hide the inline values of a step");
+      await wb.until("the hints gone", async () => {
+        const lines = await wb.editorLines();
+        const shown = lines.find((l) => l.startsWith("local weight = obj.canaryWeight"));
+        return shown !== undefined && !/= 50\b/.test(shown);
+      });
+      await wb.runCommandById("workbench.action.joinAllGroups");
+    },
+  },
+  {
+    name: "rename-a-local",
+    async run(wb) {
+      await wb.openFile(ISTIO_SCRIPT);
+      const at = wb.positionOf(ISTIO_SCRIPT, "local out = {}");
+      await wb.gotoLine(at.line, at.column + "local ".length);
+      await wb.page.keyboard.press("F2");
+      const box = wb.page.locator(SELECTORS.renameInput);
+      await box.waitFor({ timeout: WAIT_MS });
+      await box.fill("copied");
+      await wb.page.keyboard.press("Enter");
+      // Every use of the local in the function `copy` reads the new name.
+      await wb.until("the renamed local", async () => {
+        const text = await wb.editorText();
+        return ["local copied = {}", "copied[k] = copy(x)", "return copied"].every((s) => text.includes(s));
+      });
+      const text = (await wb.editorLines()).join("\n");
+      assert.doesNotMatch(text, /\bout\[k\]|return out\b/, "no use keeps the old name");
+      await wb.waitDirty();
+      await wb.screenshot("rename-a-local");
+      await wb.revertActive();
+    },
+  },
+  {
+    name: "format-document",
+    async run(wb) {
+      await wb.openFile(ISTIO_SCRIPT);
+      const at = wb.positionOf(ISTIO_SCRIPT, "local stable = obj.stableService");
+      await wb.gotoLine(at.line, 1);
+      const spaced = "local   stable  =   obj.stableService";
+      await wb.replaceToEndOfLine(spaced);
+      await wb.until("the edit", async () => (await wb.editorLines()).includes(spaced));
+      // Format Document (Ctrl+Shift+I on Linux; Shift+Alt+F opens the File menu in a browser):
+      // StyLua's spacing comes back.
+      await wb.page.keyboard.press("Control+Shift+i");
+      await wb.until("the formatted line", async () => {
+        const lines = await wb.editorLines();
+        return lines.includes("local stable = obj.stableService") && !lines.includes(spaced);
+      });
+      await wb.screenshot("format-document");
+      await wb.revertActive();
+    },
+  },
+  {
+    name: "signature-help",
+    async run(wb) {
+      await wb.openFile(ISTIO_SCRIPT);
+      const at = wb.positionOf(ISTIO_SCRIPT, "local weight = obj.canaryWeight");
+      await wb.gotoLine(at.line, 1);
+      await wb.page.keyboard.press("End");
+      await wb.page.keyboard.press("Enter");
+      await wb.page.keyboard.type("local probe = string.format(", { delay: 40 });
+      const help = await wb.waitForText(SELECTORS.parameterHints, /format/, { timeout: 10_000 });
+      assert.match(help, /string\.format\s*\(/, `the signature of string.format: ${help}`);
+      await wb.screenshot("signature-help");
+      await wb.page.keyboard.press("Escape");
+      await wb.revertActive();
+    },
+  },
+  {
+    name: "semantic-tokens",
+    async run(wb) {
+      await wb.openFile(ISTIO_SCRIPT);
+      // `canaryWeight` in `obj.canaryWeight`: a field of obj, a `property` token.
+      const at = wb.positionOf(ISTIO_SCRIPT, "obj.canaryWeight");
+      await wb.gotoLine(at.line, at.column + "obj.".length + 2);
+      await wb.runCommand("Developer: Inspect Editor Tokens and Scopes");
+      const widget = await wb.waitForText(SELECTORS.tokenInspector, /semantic token type/);
+      assert.match(widget, /semantic token type\s*property/, `the token under the cursor: ${widget}`);
+      await wb.screenshot("semantic-tokens");
+      await wb.page.keyboard.press("Escape");
     },
   },
   {

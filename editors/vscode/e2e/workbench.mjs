@@ -16,7 +16,8 @@ export const SELECTORS = {
   quickInput: ".quick-input-widget",
   quickInputBox: ".quick-input-widget .quick-input-box input",
   quickInputRow: ".quick-input-widget .quick-input-list .monaco-list-row",
-  activeEditor: ".editor-group-container.active .editor-instance .monaco-editor",
+  // (Not the rename box: Monaco draws it as an editor of its own inside the editor.)
+  activeEditor: ".editor-group-container.active .editor-instance .monaco-editor:not(.rename-box)",
   codeLens: ".codelens-decoration",
   markersPanel: ".markers-panel",
   markerRow: ".markers-panel .monaco-list-row",
@@ -25,6 +26,18 @@ export const SELECTORS = {
   hover: ".monaco-hover:not(.hidden) .monaco-hover-content",
   actionItem: ".action-widget .monaco-list-row.action",
   activeTab: ".editor-group-container.active .tab.active",
+  // The debugger: the floating toolbar, the Run and Debug views, the debug console, the editor's
+  // breakpoint glyphs and the current line's decoration.
+  debugToolbar: ".debug-toolbar",
+  callStackRow: ".debug-call-stack .monaco-list-row",
+  variablesRow: ".debug-variables .monaco-list-row",
+  replRow: ".repl .monaco-list-row",
+  breakpointGlyph: ".codicon-debug-breakpoint",
+  currentLine: ".debug-top-stack-frame-line",
+  // Editing features: the rename box (F2), signature help, the token inspector.
+  renameInput: ".rename-box .rename-input",
+  parameterHints: ".parameter-hints-widget.visible",
+  tokenInspector: ".token-inspect-widget",
 };
 
 export class Workbench {
@@ -175,11 +188,14 @@ export class Workbench {
     await box.fill(filter);
   }
 
-  /** Clicks the code lens whose title matches `title` (a string, contained, or a RegExp). */
-  async clickCodeLens(title) {
+  /**
+   * Clicks the code lens whose title matches `title` (a string, contained, or a RegExp); the
+   * first lens a session asks for waits for the server to start (a longer `timeout`).
+   */
+  async clickCodeLens(title, { timeout = WAIT_MS } = {}) {
     const lens = this.page.locator(`${SELECTORS.codeLens} a`).filter({ hasText: title }).first();
     try {
-      await lens.waitFor({ timeout: WAIT_MS });
+      await lens.waitFor({ timeout });
     } catch (error) {
       const shown = await this.texts(SELECTORS.codeLens).catch(() => []);
       throw new Error(`no code lens ${title}; shown: ${JSON.stringify(shown)}`, { cause: error });
@@ -191,6 +207,15 @@ export class Workbench {
   async editorText() {
     const text = await this.page.locator(`${SELECTORS.activeEditor} .view-lines`).innerText();
     return text.replace(/\u00a0/g, " ");
+  }
+
+  /**
+   * The lines of the active editor in sight, one string each (each line's own text: Monaco
+   * draws inlay hints inside it, and `editorText`'s innerText does not keep them on their line).
+   */
+  async editorLines() {
+    const lines = await this.page.locator(`${SELECTORS.activeEditor} .view-line`).allTextContents();
+    return lines.map((l) => l.replace(/\u00a0/g, " "));
   }
 
   /** Opens the quick fix menu at the cursor (Ctrl+.) and picks the action whose title matches. */
