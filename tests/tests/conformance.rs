@@ -43,7 +43,15 @@ fn check_against(mode: &str, oracle: &str) {
     // label value such as "-1" that the API server rejects) goes beyond them.
     let result = common::run_in(
         &dir.join("cases"),
-        &["check", "--format", "json", "--no-schema", "--mode", mode, "."],
+        &[
+            "check",
+            "--format",
+            "json",
+            "--no-schema",
+            "--mode",
+            mode,
+            ".",
+        ],
     );
     assert_eq!(result.code, 1, "the suite has failing cases: {result:?}");
     let ours: Vec<_> = result

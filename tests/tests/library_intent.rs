@@ -137,29 +137,10 @@ const FIXTURES: &[Fixture] = &[
         library: "trafficrouting_ingress/higress.lua",
         fixed: Fixed::Errors("Higress ignores canary-weight once a header match is set"),
     },
-    // The same two defects with an `original` that has rules, so the intent check has paths to
-    // probe (tests/tests/intent.rs).
-    Fixture {
-        name: "nginx-anded-query",
-        script: "trafficrouting_ingress/nginx.lua",
-        library: "trafficrouting_ingress/nginx.lua",
-        fixed: Fixed::Errors("ingress-nginx canaries cannot test query parameters"),
-    },
-    Fixture {
-        name: "higress-weight-beside-header",
-        script: "trafficrouting_ingress/higress.lua",
-        library: "trafficrouting_ingress/higress.lua",
-        fixed: Fixed::Errors("Higress ignores canary-weight once a header match is set"),
-    },
 ];
 
-/// `check` of a fixture folder without the intent check: the faulty copies pass their case
-/// (it records what they do), and the intent check is what flags them (tests/tests/intent.rs).
 fn check(dir: &Path, mode: &str) -> common::Run {
-    run_in(
-        dir,
-        &["check", "--no-intent", "--mode", mode, "--format", "json", "."],
-    )
+    run_in(dir, &["check", "--mode", mode, "--format", "json", "."])
 }
 
 /// A faulty copy against its recorded output, without the intent check (which flags every one
