@@ -163,13 +163,17 @@ impl Session {
                     "stepIn" => Resume::StepIn,
                     _ => Resume::StepOut,
                 };
-                if self.resume(resume) {
+                if self.stopped.swap(false, Ordering::SeqCst) {
                     let body = if resume == Resume::Continue {
                         json!({"allThreadsContinued": true})
                     } else {
                         Value::Null
                     };
+                    // The response goes out before the run goes on: the events it sends next
+                    // (stopped, output, exited) must follow it (a client waiting for the
+                    // response would otherwise miss them).
                     writer.respond(seq, &command, body);
+                    self.send_resume(resume);
                 } else {
                     writer.fail(seq, &command, "the step is not stopped");
                 }
@@ -339,9 +343,11 @@ impl Session {
     }
 
     fn resume(&self, resume: Resume) -> bool {
-        if !self.stopped.swap(false, Ordering::SeqCst) {
-            return false;
-        }
+        self.stopped.swap(false, Ordering::SeqCst) && self.send_resume(resume)
+    }
+
+    /// Tells the stopped run to go on; false when it is gone.
+    fn send_resume(&self, resume: Resume) -> bool {
         self.commands
             .as_ref()
             .is_some_and(|sender| sender.send(Command::Resume(resume)).is_ok())

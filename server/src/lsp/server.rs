@@ -1069,6 +1069,17 @@ mod tests {
             "contentChanges": [{"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}, "text": "local unused = 1\n"}]}})).await;
         pipe.until(|m| m["method"] == "workspace/diagnostic/refresh")
             .await;
+        // The analysis publishes first and the run's summary after it: pull once both are in.
+        pipe.until(|m| {
+            m["method"] == "textDocument/publishDiagnostics"
+                && m["params"]["diagnostics"]
+                    .as_array()
+                    .is_some_and(|l| l.iter().any(|d| d["code"] == "summary"))
+                && m["params"]["diagnostics"]
+                    .as_array()
+                    .is_some_and(|l| l.iter().any(|d| d["code"] == "KL007"))
+        })
+        .await;
         pipe.send(request(
             8,
             "textDocument/diagnostic",
