@@ -144,9 +144,11 @@ fn function_markdown(signature: &str, source: &str, stmt_start: usize) -> String
 }
 
 /// The `--` lines directly above the line holding `start` (no blank line between), without
-/// their dashes; None when there are none.
-fn leading_comment(source: &str, start: usize) -> Option<String> {
-    let line_start = source[..start].rfind('\n').map_or(0, |i| i + 1);
+/// their dashes; None when there are none. (Hover and signature help show it.)
+pub fn leading_comment(source: &str, start: usize) -> Option<String> {
+    let line_start = source[..start.min(source.len())]
+        .rfind('\n')
+        .map_or(0, |i| i + 1);
     let mut lines: Vec<&str> = Vec::new();
     for line in source[..line_start].lines().rev() {
         let Some(text) = line.trim().strip_prefix("--") else {

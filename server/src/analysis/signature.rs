@@ -6,6 +6,7 @@ use std::ops::Range;
 
 use full_moon::tokenizer::{Symbol, Token, TokenType};
 
+use super::hover::leading_comment;
 use super::library::{self, LibItem};
 use super::navigation::{DocumentSymbol, SymbolKind, document_symbols};
 use super::parse::tokens;
@@ -194,23 +195,6 @@ fn find_function<'s>(
         }
     }
     None
-}
-
-/// The `--` comment lines right above the line holding `at`, without the dashes.
-pub fn leading_comment(source: &str, at: usize) -> Option<String> {
-    let line_start = source[..at.min(source.len())]
-        .rfind('\n')
-        .map_or(0, |i| i + 1);
-    let mut lines: Vec<&str> = Vec::new();
-    for line in source[..line_start].lines().rev() {
-        let Some(comment) = line.trim_start().strip_prefix("--") else {
-            break;
-        };
-        lines.push(comment.trim_start_matches('-').trim());
-    }
-    lines.reverse();
-    let text = lines.join("\n");
-    (!text.trim().is_empty()).then_some(text)
 }
 
 /// The parameters of a signature label: the names between its first `(` and the matching `)`,
