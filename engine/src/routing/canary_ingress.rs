@@ -9,7 +9,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::value::JsonValue;
+use crate::luadata::string_map_json;
+use crate::value::{JsonMap, JsonValue};
 
 /// The canary Ingress for `stable` (a whole Ingress object) with the script's `annotations`.
 pub fn canary_ingress(
@@ -18,7 +19,7 @@ pub fn canary_ingress(
     canary_service: &str,
     annotations: Option<&BTreeMap<String, String>>,
 ) -> JsonValue {
-    let mut metadata = BTreeMap::new();
+    let mut metadata = JsonMap::new();
     if let Some(name) = stable.at(&["metadata", "name"]).and_then(JsonValue::as_str) {
         // defaultCanaryIngressName: "<name>-canary".
         metadata.insert(
@@ -32,17 +33,9 @@ pub fn canary_ingress(
         }
     }
     if let Some(annotations) = annotations.filter(|a| !a.is_empty()) {
-        metadata.insert(
-            "annotations".to_owned(),
-            JsonValue::Object(
-                annotations
-                    .iter()
-                    .map(|(k, v)| (k.clone(), JsonValue::String(v.clone())))
-                    .collect(),
-            ),
-        );
+        metadata.insert("annotations".to_owned(), string_map_json(annotations));
     }
-    let mut spec = BTreeMap::new();
+    let mut spec = JsonMap::new();
     for key in ["ingressClassName", "tls"] {
         if let Some(value) = stable.at(&["spec", key]) {
             spec.insert(key.to_owned(), value.clone());
@@ -81,28 +74,29 @@ pub fn canary_ingress(
         if paths.is_empty() {
             continue;
         }
-        let mut canary_rule = BTreeMap::new();
+        let mut canary_rule = JsonMap::new();
         if let Some(host) = rule.get("host") {
             canary_rule.insert("host".to_owned(), host.clone());
         }
         canary_rule.insert(
             "http".to_owned(),
-            JsonValue::Object(
-                BTreeMap::from([("paths".to_owned(), JsonValue::Array(paths))]).into(),
-            ),
+            JsonValue::Object(JsonMap::from([(
+                "paths".to_owned(),
+                JsonValue::Array(paths),
+            )])),
         );
-        rules.push(JsonValue::Object(canary_rule.into()));
+        rules.push(JsonValue::Object(canary_rule));
     }
     spec.insert("rules".to_owned(), JsonValue::Array(rules));
-    let mut object = BTreeMap::new();
+    let mut object = JsonMap::new();
     for key in ["apiVersion", "kind"] {
         if let Some(value) = stable.get(key) {
             object.insert(key.to_owned(), value.clone());
         }
     }
-    object.insert("metadata".to_owned(), JsonValue::Object(metadata.into()));
-    object.insert("spec".to_owned(), JsonValue::Object(spec.into()));
-    JsonValue::Object(object.into())
+    object.insert("metadata".to_owned(), JsonValue::Object(metadata));
+    object.insert("spec".to_owned(), JsonValue::Object(spec));
+    JsonValue::Object(object)
 }
 
 #[cfg(test)]

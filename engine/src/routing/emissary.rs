@@ -507,15 +507,14 @@ impl RoutingModel for EmissaryMapping {
             spec.remove("remove_request_headers");
         }
         Ok(GatewayConfig::Resource(JsonValue::Object(
-            BTreeMap::from([
+            crate::value::JsonMap::from([
                 ("apiVersion".to_owned(), JsonValue::String("v1".to_owned())),
                 ("kind".to_owned(), JsonValue::String("List".to_owned())),
                 (
                     "items".to_owned(),
                     JsonValue::Array(vec![stable, object.clone()]),
                 ),
-            ])
-            .into(),
+            ]),
         )))
     }
 }

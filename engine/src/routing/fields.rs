@@ -67,10 +67,10 @@ mod tests {
 
     #[test]
     fn fields_read_as_absent_when_mistyped() {
-        let mut map = std::collections::BTreeMap::new();
+        let mut map = crate::value::JsonMap::new();
         map.insert("w".to_owned(), JsonValue::Float(3.0));
         map.insert("s".to_owned(), JsonValue::Int(1));
-        let v = JsonValue::Object(map.into());
+        let v = JsonValue::Object(map);
         assert_eq!(int_field(&v, "w"), Some(3));
         assert_eq!(str_field(&v, "s"), None);
         assert!(items(&v, "w").is_empty());

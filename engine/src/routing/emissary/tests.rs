@@ -10,16 +10,13 @@ fn mapping(spec: &str) -> JsonValue {
 }
 
 fn list(specs: &[&str]) -> GatewayConfig {
-    GatewayConfig::Resource(JsonValue::Object(
-        BTreeMap::from([
-            ("kind".to_owned(), JsonValue::String("List".to_owned())),
-            (
-                "items".to_owned(),
-                JsonValue::Array(specs.iter().map(|s| mapping(s)).collect()),
-            ),
-        ])
-        .into(),
-    ))
+    GatewayConfig::Resource(JsonValue::Object(crate::value::JsonMap::from([
+        ("kind".to_owned(), JsonValue::String("List".to_owned())),
+        (
+            "items".to_owned(),
+            JsonValue::Array(specs.iter().map(|s| mapping(s)).collect()),
+        ),
+    ])))
 }
 
 fn route(config: &GatewayConfig, request: &Request) -> String {
