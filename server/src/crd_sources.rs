@@ -324,6 +324,33 @@ fn read_file(path: &Path) -> Result<Vec<Crd>, SourceProblem> {
     Ok(set.into_crds())
 }
 
+/// A CRD of our own for tests: `kind` in `group`, one version `v1` (served, storage) whose
+/// `spec` has `properties` (a YAML flow mapping: `{weight: {type: integer, maximum: 10}}`).
+#[cfg(test)]
+pub(crate) fn test_crd(group: &str, kind: &str, properties: &str) -> String {
+    let plural = kind.to_lowercase() + "s";
+    format!(
+        "apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {{name: {plural}.{group}}}
+spec:
+  group: {group}
+  names: {{kind: {kind}, plural: {plural}}}
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema:
+          type: object
+          properties:
+            spec:
+              type: object
+              properties: {properties}
+"
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -341,31 +368,10 @@ mod tests {
 
     /// A CRD for `kind` in group `test.kruise-lua.dev` whose spec has the one field `field`.
     fn crd(kind: &str, field: &str) -> String {
-        format!(
-            "apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: {plural}.test.kruise-lua.dev
-spec:
-  group: test.kruise-lua.dev
-  names:
-    kind: {kind}
-    plural: {plural}
-  versions:
-    - name: v1
-      served: true
-      storage: true
-      schema:
-        openAPIV3Schema:
-          type: object
-          properties:
-            spec:
-              type: object
-              properties:
-                {field}:
-                  type: string
-",
-            plural = kind.to_lowercase() + "s"
+        test_crd(
+            "test.kruise-lua.dev",
+            kind,
+            &format!("{{{field}: {{type: string}}}}"),
         )
     }
 

@@ -166,25 +166,13 @@ mod tests {
     use kruise_lua_engine::runner::{Mode, RunOptions, Script, ScriptFlavor, run_case_step};
     use kruise_lua_engine::testcase::parse_case;
 
-    const CRD: &str = "apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: gizmos.test.kruise-lua.dev}
-spec:
-  group: test.kruise-lua.dev
-  names: {kind: Gizmo, plural: gizmos}
-  versions:
-    - name: v1
-      served: true
-      storage: true
-      schema:
-        openAPIV3Schema:
-          type: object
-          properties:
-            spec:
-              type: object
-              properties:
-                weight: {type: integer, maximum: 100}
-";
+    fn crd() -> String {
+        crate::crd_sources::test_crd(
+            "test.kruise-lua.dev",
+            "Gizmo",
+            "{weight: {type: integer, maximum: 100}}",
+        )
+    }
 
     const CASE: &str = "trafficRouting:
   apiVersion: rollouts.kruise.io/v1alpha1
@@ -212,7 +200,7 @@ expected:
 
     fn run(script: &str) -> Vec<SchemaFinding> {
         let mut schemas = SchemaSet::new();
-        schemas.add_text("gizmo.yaml", CRD).unwrap();
+        schemas.add_text("gizmo.yaml", &crd()).unwrap();
         let case = parse_case(CASE).unwrap();
         let script = Script::new(script.to_string());
         let steps: Vec<StepOutcome> = (0..case.steps.len())

@@ -860,30 +860,14 @@ original:
     }
 
     /// A CRD of our own for the tests' `x`/`Route`: `spec.weight` is an integer up to 10.
-    const ROUTE_CRD: &str = "apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: routes.x}
-spec:
-  group: x
-  names: {kind: Route, plural: routes}
-  versions:
-    - name: v1
-      served: true
-      storage: true
-      schema:
-        openAPIV3Schema:
-          type: object
-          properties:
-            spec:
-              type: object
-              properties:
-                weight: {type: integer, maximum: 10}
-";
+    fn route_crd() -> String {
+        crate::crd_sources::test_crd("x", "Route", "{weight: {type: integer, maximum: 10}}")
+    }
 
     fn validated(script: &str, case: &str) -> ScriptResults {
         let mut results = run(script, case);
         let mut set = kruise_lua_engine::schema::SchemaSet::new();
-        set.add_text("route.yaml", ROUTE_CRD).unwrap();
+        set.add_text("route.yaml", &route_crd()).unwrap();
         results.validate_schemas(Some(std::sync::Arc::new(set)));
         results
     }

@@ -909,26 +909,13 @@ pub(crate) mod tests {
 
     #[test]
     fn schema_findings_follow_the_schemas_given_and_api_versions_come_from_original() {
-        const CRD: &str = "apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: routes.x}
-spec:
-  group: x
-  names: {kind: Route, plural: routes}
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec:
-            type: object
-            properties:
-              weight: {type: integer, maximum: MAX}
-";
-        let crd = |maximum: u32| CRD.replace("MAX", &maximum.to_string());
+        let crd = |maximum: u32| {
+            crate::crd_sources::test_crd(
+                "x",
+                "Route",
+                &format!("{{weight: {{type: integer, maximum: {maximum}}}}}"),
+            )
+        };
         let set = |maximum: u32| {
             let mut set = SchemaSet::new();
             set.add_text("route.yaml", &crd(maximum)).unwrap();
