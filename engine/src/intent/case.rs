@@ -52,11 +52,12 @@ pub fn check_case(
         }
         _ => model_for(kind),
     }?;
-    Some(check_case_with(
+    Some(check_steps(
         model.as_ref(),
         flavor,
         script,
         case,
+        original.as_ref(),
         options,
     ))
 }
@@ -70,18 +71,22 @@ pub fn check_case_with(
     options: &RunOptions,
 ) -> Vec<StepCheck> {
     let original = case.root.get("original").map(|node| node.to_json());
+    check_steps(model, flavor, script, case, original.as_ref(), options)
+}
+
+/// Every step of `case`, with its `original` already read.
+fn check_steps(
+    model: &dyn RoutingModel,
+    flavor: ScriptFlavor,
+    script: &Script,
+    case: &TestCase,
+    original: Option<&JsonValue>,
+    options: &RunOptions,
+) -> Vec<StepCheck> {
     (0..case.steps.len())
         .map(|index| StepCheck {
             index,
-            outcome: check_one(
-                model,
-                flavor,
-                script,
-                case,
-                index,
-                original.as_ref(),
-                options,
-            ),
+            outcome: check_one(model, flavor, script, case, index, original, options),
         })
         .collect()
 }
