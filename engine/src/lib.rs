@@ -11,6 +11,7 @@ pub mod controller;
 pub mod debug;
 pub mod discovery;
 pub mod error;
+pub mod go;
 pub mod input;
 pub mod intent;
 pub mod json;

@@ -134,7 +134,7 @@ impl LuaData {
             return 0;
         };
         let scaled = (percent as f64 * 100.0 / 100.0).ceil();
-        crate::value::go_float_to_int64(scaled) as i32
+        crate::go::math::go_float_to_int64(scaled) as i32
     }
 }
 

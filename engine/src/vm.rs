@@ -101,6 +101,23 @@ pub enum LimitHit {
     Memory,
 }
 
+// lua51-sys/patches/gopher.patch (lapi.c): the function `^` and its constant folding use.
+unsafe extern "C" {
+    fn kruise_set_pow(state: State, pow: extern "C" fn(f64, f64) -> f64);
+}
+
+/// `^` as gopher-lua computes it: vm.go numberArith and compile.go constFold call Go's
+/// math.Pow (`go::math::pow`), whose results differ from C's pow (`2 ^ -0.5`, `0.99 ^ 12345`).
+extern "C" fn go_pow(x: f64, y: f64) -> f64 {
+    crate::go::math::pow(x, y)
+}
+
+/// Makes `^` in state `l` (the VM and the compiler's constant folding) use Go's math.Pow.
+pub(crate) fn use_go_pow(l: State) {
+    // SAFETY: only stores the function pointer in the state's global block.
+    unsafe { kruise_set_pow(l, go_pow) }
+}
+
 // ---------------------------------------------------------------------------------------
 // The run context
 
@@ -345,7 +362,7 @@ pub(crate) fn compile_named(source: &[u8], name: &std::ffi::CStr) -> Result<Vec<
             return Err(ScriptError::new(ErrorKind::Memory, MEMORY_MESSAGE));
         }
         // Constant folding of `^` computes as Go does.
-        crate::stdlib::use_go_pow(l);
+        use_go_pow(l);
         let status = ffi::luaL_loadbuffer(l, source.as_ptr().cast(), source.len(), name.as_ptr());
         let result = if status == 0 {
             let mut bytecode = Vec::with_capacity(source.len());
@@ -538,7 +555,7 @@ impl Sandbox {
         // deadline's reach; gopher-lua calls none, and nothing in a sandbox needs one.
         // SAFETY: valid state; only sets a flag.
         unsafe { kruise_nofinalizers(sandbox.state()) };
-        crate::stdlib::use_go_pow(sandbox.state());
+        use_go_pow(sandbox.state());
         let context: &RunContext = &sandbox.context;
         let context: *const RunContext = context;
         sandbox.protected(|l| {

@@ -452,7 +452,7 @@ impl Literal {
             "false" => return Ok(Literal::Boolean(false)),
             _ => {}
         }
-        if let Some(number) = crate::stdlib::format::parse_go_number(text.as_bytes()) {
+        if let Some(number) = crate::go::fmt::parse_go_number(text.as_bytes()) {
             return Ok(Literal::Number(number));
         }
         if text.len() >= 2 && text.starts_with('\'') && text.ends_with('\'') {

@@ -12,7 +12,7 @@ use mlua::ffi;
 use super::convert::{self, Orderer};
 use super::encode;
 use super::{EmptyTable, KeyOrder};
-use crate::json::gotext;
+use crate::go;
 use crate::value::JsonValue;
 use crate::vm::{self, State};
 
@@ -49,14 +49,14 @@ fn glue_bytecode() -> &'static [u8] {
 /// plain decimal (so `-0` is `0`), others in Go's `%v` form (`NaN`, `+Inf` fail to decode).
 fn number_text(n: f64) -> String {
     if !n.is_finite() {
-        return gotext::go_special_float(n).into();
+        return go::json_text::go_special_float(n).into();
     }
     let mut text = String::new();
     if n.trunc() == n && (-9.223372036854776e18..9.223372036854776e18).contains(&n) {
-        gotext::write_go_int(&mut text, n as i64);
+        go::json_text::write_go_int(&mut text, n as i64);
     } else {
         // Go's %v uses 'e' from exponent 21 and below -4; either text parses back to `n`.
-        gotext::write_go_float(&mut text, n);
+        go::json_text::write_go_float(&mut text, n);
     }
     text
 }

@@ -276,7 +276,7 @@ unsafe fn getfenv_imp(l: State) -> R<c_int> {
                 true
             }
             ffi::LUA_TNUMBER => {
-                let level = crate::value::go_float_to_int64(ffi::lua_tonumber(l, 1));
+                let level = crate::go::math::go_float_to_int64(ffi::lua_tonumber(l, 1));
                 level > 0 && push_lua_function_at(l, level)
             }
             _ => false,
@@ -307,7 +307,7 @@ unsafe fn setfenv_imp(l: State) -> R<c_int> {
                 let level = if ffi::lua_type(l, 1) == ffi::LUA_TNONE {
                     1
                 } else {
-                    crate::value::go_float_to_int64(ffi::lua_tonumber(l, 1))
+                    crate::go::math::go_float_to_int64(ffi::lua_tonumber(l, 1))
                 };
                 if level <= 0 {
                     ffi::lua_pushvalue(l, 2);

@@ -7,11 +7,9 @@
 //! are Lua strings with gopher's `<string>:LINE:` prefix, as scripts observe them through
 //! `pcall`. Argument errors name the function as gopher's call site does. `tostring` and
 //! `type` wrap the VM's own functions; `string.len`/`byte`/... and the rest are ours
-//! (`baselib`, `strlib`, `tablib`, `mathlib`, `format`, `pattern`, `sort`, `gomath`).
+//! (`baselib`, `strlib`, `tablib`, `mathlib`, `pattern`, `sort`, on Go's own in `crate::go`).
 
 mod baselib;
-pub(crate) mod format;
-mod gomath;
 mod mathlib;
 mod pattern;
 mod sort;
@@ -31,28 +29,8 @@ use crate::vm::{self, LimitHit};
 // lua51-sys/csrc/kruise_gopher.c: the patched VM's own gopher-lua number rules, so that
 // library functions and operators cannot disagree.
 unsafe extern "C" {
-    /// String to number as arithmetic coerces it (gopher's parseNumber): 1 and `*result`
-    /// on success.
-    fn kruise_str2number(s: *const c_char, len: usize, result: *mut f64) -> c_int;
     /// The `%` operator (gopher's luaModulo).
     pub(crate) safe fn kruise_nummod(a: f64, b: f64) -> f64;
-}
-
-// lua51-sys/patches/gopher.patch (lapi.c): the function `^` and its constant folding use.
-unsafe extern "C" {
-    fn kruise_set_pow(state: State, pow: extern "C" fn(f64, f64) -> f64);
-}
-
-/// `^` as gopher-lua computes it: vm.go numberArith and compile.go constFold call Go's
-/// math.Pow (gomath::pow), whose results differ from C's pow (`2 ^ -0.5`, `0.99 ^ 12345`).
-extern "C" fn go_pow(x: f64, y: f64) -> f64 {
-    gomath::pow(x, y)
-}
-
-/// Makes `^` in state `l` (the VM and the compiler's constant folding) use Go's math.Pow.
-pub(crate) fn use_go_pow(l: State) {
-    // SAFETY: only stores the function pointer in the state's global block.
-    unsafe { kruise_set_pow(l, go_pow) }
 }
 
 /// How long one library call may loop when the state has no deadline (see [`Poll`]).
@@ -116,7 +94,6 @@ macro_rules! lua_fns {
         )*
     };
 }
-pub(crate) use format::go_shortest_g32;
 pub(crate) use lua_fns;
 
 #[cold]
@@ -223,7 +200,7 @@ pub(crate) unsafe fn check_any(l: State, n: c_int, fname: &str) -> R<()> {
 pub(crate) unsafe fn check_int(l: State, n: c_int, fname: &str) -> R<i64> {
     unsafe {
         if ffi::lua_type(l, n) == ffi::LUA_TNUMBER {
-            Ok(crate::value::go_float_to_int64(ffi::lua_tonumber(l, n)))
+            Ok(crate::go::math::go_float_to_int64(ffi::lua_tonumber(l, n)))
         } else {
             Err(type_error(l, n, fname, "number"))
         }
@@ -548,7 +525,7 @@ unsafe fn select_imp(l: State) -> R<c_int> {
         let num = i64::from(ffi::lua_gettop(l));
         match ffi::lua_type(l, 1) {
             ffi::LUA_TNUMBER => {
-                let mut idx = crate::value::go_float_to_int64(ffi::lua_tonumber(l, 1));
+                let mut idx = crate::go::math::go_float_to_int64(ffi::lua_tonumber(l, 1));
                 if idx < 0 {
                     idx = num.wrapping_add(idx);
                 } else if idx > num {
@@ -600,10 +577,10 @@ unsafe fn tonumber_imp(l: State) -> R<c_int> {
 }
 
 fn string_to_number(s: &[u8], has_base: bool, base: i64) -> Option<f64> {
-    let t = std::str::from_utf8(format::trim_go(s)).ok()?;
+    let t = std::str::from_utf8(crate::go::fmt::trim_go(s)).ok()?;
     if t.contains('.') {
         // Go's ParseFloat: the coercion's integer syntax cannot read a point.
-        return format::parse_go_number(t.as_bytes());
+        return crate::go::fmt::parse_go_number(t.as_bytes());
     }
     let (base, digits) = if !has_base && (t.starts_with("0x") || t.starts_with("0X")) {
         (16, &t[2..])
@@ -613,7 +590,7 @@ fn string_to_number(s: &[u8], has_base: bool, base: i64) -> Option<f64> {
     if base != 0 && !(2..=36).contains(&base) {
         return None;
     }
-    format::parse_go_int(digits, base as u32).map(|v| v as f64)
+    crate::go::fmt::parse_go_int(digits, base as u32).map(|v| v as f64)
 }
 
 /// `require(name)`: only libraries already loaded (registry `_LOADED`, or the `json`
@@ -836,7 +813,7 @@ pub(crate) unsafe fn wrap_global(l: State, name: &std::ffi::CStr, f: ffi::lua_CF
 
 pub(crate) unsafe fn install_raw(l: State) {
     unsafe {
-        use_go_pow(l);
+        vm::use_go_pow(l);
         let g = ffi::LUA_GLOBALSINDEX;
         ffi::luaL_checkstack(l, 8, std::ptr::null());
         baselib::install(l);

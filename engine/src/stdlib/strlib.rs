@@ -6,7 +6,7 @@ use std::ffi::c_int;
 
 use mlua::ffi;
 
-use super::format::{self, Arg};
+use crate::go::{self, fmt::Arg};
 use super::pattern::{Cap, Finder, Match, PatError, Pattern, go_bytes_capacity};
 use super::{
     Poll, R, Raise, STRING_LIMIT, State, check_bytes, check_int, lua_fns, opt_int, push_bytes,
@@ -616,7 +616,7 @@ unsafe fn format_imp(l: State) -> R<c_int> {
             };
             args.push(arg);
         }
-        let out = format::sprintf(fmt, &args);
+        let out = go::fmt::sprintf(fmt, &args);
         drop(args);
         if out.len() > STRING_LIMIT {
             return Err(super::too_large(l));

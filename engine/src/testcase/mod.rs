@@ -24,7 +24,8 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::json::{field_name_matches, gotext};
+use crate::go;
+use crate::json::field_name_matches;
 use crate::luadata::{
     Data, HeaderModifier, HttpPathMatch, HttpRouteMatch, LuaData, NameValueMatch,
 };

@@ -375,7 +375,7 @@ fn json_string(s: &str) -> String {
 
 /// A double as Go's `encoding/json` writes it (`50`, `0.5`, `1e+21`, `1e-7`).
 pub fn go_number(f: f64) -> String {
-    kruise_lua_engine::json::go_json_float_text(f).unwrap_or_else(|| f.to_string())
+    kruise_lua_engine::go::json_text::go_json_float_text(f).unwrap_or_else(|| f.to_string())
 }
 
 /// `path: expected X, actual Y` for one differing field.
