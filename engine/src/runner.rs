@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use mlua::ffi;
 
-use crate::debug::Session;
+use crate::vm::hooks::RunObserver;
 use crate::discovery::ScriptKind;
 use crate::error::{ErrorKind, ScriptError};
 use crate::json::{self, EmptyTable, KeyOrder, decode_custom_result, decode_ingress_result};
@@ -249,9 +249,9 @@ fn execute_custom(
     script: &Script,
     obj: Obj<'_>,
     options: &RunOptions,
-    debug: Option<&mut Session<'_>>,
+    observer: Option<&mut dyn RunObserver>,
 ) -> (Vec<String>, Results) {
-    execute(script, obj, options, debug, |returned| {
+    execute(script, obj, options, observer, |returned| {
         let (l, idx) = match returned {
             Err(error) => return Results::Same(Err(error)),
             Ok(value) => value,
@@ -311,9 +311,9 @@ fn execute_ingress(
     script: &Script,
     obj: &JsonValue,
     options: &RunOptions,
-    debug: Option<&mut Session<'_>>,
+    observer: Option<&mut dyn RunObserver>,
 ) -> IngressRun {
-    let (prints, result) = execute(script, Obj::Json(obj), options, debug, |returned| {
+    let (prints, result) = execute(script, Obj::Json(obj), options, observer, |returned| {
         let (l, idx) = returned?;
         // SAFETY: `idx` is the returned value in the live state, inside a protected call.
         let type_name = unsafe { stdlib::type_name(l, idx) };
@@ -341,13 +341,13 @@ fn decode_raw<T>(
 /// Takes a fresh state with the environment and the compiled chunk, sets `obj`, runs the
 /// chunk and hands the last returned value (Kruise takes the top of the stack) to `finish`
 /// while the state lives. `finish` may be called a second time with an error (see
-/// `Sandbox::run`). With a debugging session, the run gets a sandbox of its own (the
-/// debugger checkpoints and rewinds it) with the session attached.
+/// `Sandbox::run`). With an observer (a debugger), the run gets a sandbox of its own (the
+/// debugger checkpoints and rewinds it) and the observer is told of its lines.
 fn execute<T>(
     script: &Script,
     obj: Obj<'_>,
     options: &RunOptions,
-    debug: Option<&mut Session<'_>>,
+    observer: Option<&mut dyn RunObserver>,
     finish: impl FnMut(Result<(State, c_int), ScriptError>) -> T,
 ) -> (Vec<String>, T) {
     let mut finish = finish;
@@ -356,7 +356,7 @@ fn execute<T>(
         // The state would not change the outcome: skip it.
         Err(error) => return (Vec::new(), finish(Err(error.clone()))),
     };
-    let sandbox = match debug {
+    let sandbox = match &observer {
         None => script.prepared.take(bytecode, options).map(Lent::Pooled),
         Some(_) => prepared::loaded_sandbox(bytecode, options).map(|sandbox| {
             sandbox.begin_run(options.limits.timeout);
@@ -371,8 +371,8 @@ fn execute<T>(
         return (Vec::new(), finish(Err(cannot_prepare(error))));
     }
     sandbox.start_collector();
-    let result = match debug {
-        Some(session) => session.run(&sandbox, finish),
+    let result = match observer {
+        Some(observer) => sandbox.run_observed(observer, finish),
         None => sandbox.run(finish),
     };
     (sandbox.take_prints(), result)
@@ -535,24 +535,24 @@ pub(crate) fn run_case_step_debugged(
     index: usize,
     mode: Mode,
     options: &RunOptions,
-    session: &mut Session<'_>,
+    observer: &mut dyn RunObserver,
 ) -> StepOutcome {
     if flavor == ScriptFlavor::Ingress && mode == Mode::Production {
         // The debugger follows the controller's first run of the script for this step.
         match production::ingress_step_obj(script, case, index, options) {
             Ok(Some(obj)) => {
-                execute_ingress(script, &obj.to_json(), options, Some(session));
+                execute_ingress(script, &obj.to_json(), options, Some(observer));
             }
-            Ok(None) => session.notice(
+            Ok(None) => observer.notice(
                 "the controller does not run the script for this step: an earlier step failed while the canary Ingress was created".to_owned(),
             ),
-            Err(reason) => session.notice(format!(
+            Err(reason) => observer.notice(format!(
                 "the controller does not run the script for this step: {reason}"
             )),
         }
         return run_step_with(script, flavor, case, index, mode, options, None);
     }
-    run_step_with(script, flavor, case, index, mode, options, Some(session))
+    run_step_with(script, flavor, case, index, mode, options, Some(observer))
 }
 
 fn run_step_with(
@@ -562,15 +562,15 @@ fn run_step_with(
     index: usize,
     mode: Mode,
     options: &RunOptions,
-    debug: Option<&mut Session<'_>>,
+    observer: Option<&mut dyn RunObserver>,
 ) -> StepOutcome {
     let step = &case.steps[index];
     let mut not_called = None;
     let mut controller_warnings = Vec::new();
     let (prints, results) = match (flavor, mode) {
-        (ScriptFlavor::Custom, _) => execute_custom(script, Obj::Data(&step.obj), options, debug),
+        (ScriptFlavor::Custom, _) => execute_custom(script, Obj::Data(&step.obj), options, observer),
         (ScriptFlavor::Ingress, Mode::Harness) => {
-            let run = execute_ingress(script, &ingress_obj(&step.obj).to_json(), options, debug);
+            let run = execute_ingress(script, &ingress_obj(&step.obj).to_json(), options, observer);
             let result = run.result.map(|annotations| Data {
                 annotations,
                 ..Data::default()

@@ -22,6 +22,8 @@ use crate::error::{ErrorKind, ScriptError};
 
 mod arena;
 use arena::{Arena, arena_alloc};
+pub(crate) mod hooks;
+use hooks::RunObserver;
 mod traceback;
 use traceback::traceback_handler;
 
@@ -147,10 +149,9 @@ pub(crate) struct RunContext {
     /// Output of `print`, one entry per call, and its total size in bytes.
     pub(crate) prints: RefCell<Vec<String>>,
     pub(crate) print_bytes: Cell<usize>,
-    /// The debugger session attached to this run (`crate::debug`), type-erased: set only
-    /// while a debugged run executes, by the session that lives across it.
-    pub(crate) debug_session: Cell<Option<NonNull<c_void>>>,
-    /// When the debugger's evaluation of an expression must end (`crate::debug`).
+    /// The observer of this run (see [`hooks`]): set only while an observed run executes.
+    pub(crate) observer: Cell<Option<NonNull<dyn RunObserver>>>,
+    /// When an observer's evaluation of an expression must end (the debugger's).
     pub(crate) eval_deadline: Cell<Option<Instant>>,
 }
 
@@ -256,7 +257,7 @@ unsafe extern "C-unwind" fn budget_hook(l: State, ar: *mut ffi::lua_Debug) {
     unsafe { check_budget(l, ar) }
 }
 
-/// What [`budget_hook`] does, for hooks that do more (the debugger's, `crate::debug`).
+/// What [`budget_hook`] does, for hooks that do more (see [`hooks`]).
 ///
 /// # Safety
 /// Called from a hook, with its valid state and activation record; a hook has
@@ -817,7 +818,7 @@ impl Sandbox {
         self.context.take_prints()
     }
 
-    /// The run context, for the debugger (`crate::debug`).
+    /// The run context, for an observer (see [`hooks`]).
     pub(crate) fn run_context(&self) -> &RunContext {
         &self.context
     }
