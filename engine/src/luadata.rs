@@ -183,6 +183,15 @@ fn matches_json(matches: Option<&[HttpRouteMatch]>) -> JsonValue {
     }
 }
 
+/// Whether Kruise's traffic-routing manager calls a provider (custom, ingress or Gateway API)
+/// for a step: `DoTrafficRouting` returns "done" before building any provider when the
+/// strategy's `Traffic` is nil and `len(Matches) == 0` (manager.go; the test was on `Weight`
+/// before v1beta1, commit 9dcf365). A header modifier alone does not count, and an empty
+/// `matches: []` is no match.
+pub fn reaches_provider(traffic_set: bool, matches: Option<&[HttpRouteMatch]>) -> bool {
+    traffic_set || matches.is_some_and(|matches| !matches.is_empty())
+}
+
 impl HttpRouteMatch {
     /// Gateway API JSON: `path`, `headers` and `queryParams` left out when unset or empty.
     pub fn to_json(&self) -> JsonValue {

@@ -228,7 +228,6 @@ impl<'a> Session<'a> {
             }
         };
     }
-
 }
 
 impl RunObserver for Session<'_> {

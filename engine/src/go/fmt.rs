@@ -921,8 +921,11 @@ pub fn parse_go_number(s: &[u8]) -> Option<f64> {
     unsafe extern "C" {
         /// String to number as arithmetic coerces it (gopher's parseNumber): 1 and
         /// `*result` on success.
-        fn kruise_str2number(s: *const std::ffi::c_char, len: usize, result: *mut f64)
-        -> std::ffi::c_int;
+        fn kruise_str2number(
+            s: *const std::ffi::c_char,
+            len: usize,
+            result: *mut f64,
+        ) -> std::ffi::c_int;
     }
     let mut result = 0.0;
     // SAFETY: reads the `s.len()` bytes of `s` and writes `result`.

@@ -20,9 +20,9 @@ use std::hash::{BuildHasherDefault, Hasher};
 use mlua::ffi;
 
 use super::EmptyTable;
-use crate::go::{self, json_text::Sink};
-use crate::go::json_parse::MAX_NESTING_DEPTH;
 use super::tables::OpenTables;
+use crate::go::json_parse::MAX_NESTING_DEPTH;
+use crate::go::{self, json_text::Sink};
 use crate::vm::State;
 
 unsafe extern "C-unwind" {
@@ -222,7 +222,10 @@ impl Encoder<'_> {
                 ffi::LUA_TSTRING => {
                     let mut len = 0;
                     let p = ffi::lua_tolstring(l, -1, &mut len);
-                    go::json_text::write_go_string(self.out, std::slice::from_raw_parts(p.cast(), len));
+                    go::json_text::write_go_string(
+                        self.out,
+                        std::slice::from_raw_parts(p.cast(), len),
+                    );
                 }
                 t => {
                     let name = std::ffi::CStr::from_ptr(ffi::lua_typename(l, t)).to_string_lossy();

@@ -6,8 +6,8 @@ use std::ffi::c_int;
 
 use mlua::ffi;
 
-use crate::go;
 use super::{R, Raise, State, check_int, check_number, kruise_nummod, lua_fns, set_fn};
+use crate::go;
 
 lua_fns! {
     lua_abs => abs_imp,

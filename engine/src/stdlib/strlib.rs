@@ -6,12 +6,12 @@ use std::ffi::c_int;
 
 use mlua::ffi;
 
-use crate::go::{self, fmt::Arg};
 use super::pattern::{Cap, Finder, Match, PatError, Pattern, go_bytes_capacity};
 use super::{
     Poll, R, Raise, STRING_LIMIT, State, check_bytes, check_int, lua_fns, opt_int, push_bytes,
     to_bytes, type_error,
 };
+use crate::go::{self, fmt::Arg};
 
 lua_fns! {
     lua_byte => byte_imp,
