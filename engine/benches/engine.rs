@@ -9,7 +9,7 @@ use divan::Bencher;
 use kruise_lua_engine::discovery;
 use kruise_lua_engine::runner::{self, Mode, RunOptions, Script};
 use kruise_lua_engine::script::ScriptFlavor;
-use kruise_lua_engine::steps::StepToRun;
+use kruise_lua_engine::steps::{self, StepToRun};
 use kruise_lua_engine::testcase::{self, TestCase};
 
 fn main() {

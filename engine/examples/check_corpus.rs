@@ -2,9 +2,9 @@
 //! compile each script once, run every step) and prints the step count; time it with
 //! `time target/release/examples/check_corpus` to see the wall time including process start.
 use kruise_lua_engine::discovery;
-use kruise_lua_engine::runner::{self, Mode, RunOptions, Script};
+use kruise_lua_engine::runner::{Mode, RunOptions, Script};
 use kruise_lua_engine::script::ScriptFlavor;
-use kruise_lua_engine::steps::{StepStatus, StepToRun};
+use kruise_lua_engine::steps::{self, StepStatus, StepToRun};
 use kruise_lua_engine::testcase;
 
 fn main() {

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use kruise_lua_engine::runner::{self, Mode, RunOptions, Script};
 use kruise_lua_engine::script::ScriptFlavor;
-use kruise_lua_engine::steps::StepToRun;
+use kruise_lua_engine::steps::{self, StepToRun};
 use kruise_lua_engine::testcase;
 
 fn main() {

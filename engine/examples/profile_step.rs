@@ -1,7 +1,7 @@
 //! Runs one VirtualService step many times (for profilers such as callgrind).
-use kruise_lua_engine::runner::{self, Mode, RunOptions, Script};
+use kruise_lua_engine::runner::{Mode, RunOptions, Script};
 use kruise_lua_engine::script::ScriptFlavor;
-use kruise_lua_engine::steps::StepToRun;
+use kruise_lua_engine::steps::{self, StepToRun};
 use kruise_lua_engine::testcase;
 
 fn main() {

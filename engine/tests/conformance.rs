@@ -11,7 +11,7 @@ use std::path::Path;
 use kruise_lua_engine::discovery::{self, ScriptOrigin};
 use kruise_lua_engine::runner::{self, Mode, RunOptions};
 use kruise_lua_engine::script::ScriptKind;
-use kruise_lua_engine::steps::StepStatus;
+use kruise_lua_engine::steps::{self, StepStatus};
 use kruise_lua_engine::testcase;
 use kruise_lua_engine::{Data, JsonValue, ScriptError};
 

@@ -7,10 +7,10 @@ use std::collections::BTreeMap;
 
 use kruise_lua_engine::IngressData;
 use kruise_lua_engine::controller::{self, IngressEnsure};
-use kruise_lua_engine::runner::{self, Mode, RunOptions, Script};
+use kruise_lua_engine::runner::{Mode, RunOptions, Script};
 use kruise_lua_engine::script::ScriptFlavor;
 use kruise_lua_engine::steps::{
-    NOT_CALLED_NO_TRAFFIC, NOT_CALLED_NOT_CREATED, StepOutcome, StepStatus, StepToRun,
+    self, NOT_CALLED_NO_TRAFFIC, NOT_CALLED_NOT_CREATED, StepOutcome, StepStatus, StepToRun,
 };
 use kruise_lua_engine::testcase::{TestCase, parse_case};
 

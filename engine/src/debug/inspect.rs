@@ -10,8 +10,7 @@ use std::ffi::{CStr, c_int};
 
 use mlua::ffi;
 
-use super::eval::{self, MAX_ENTRIES, Shown};
-use super::session::SCRIPT_SOURCE;
+use super::eval::{self, MAX_ENTRIES, SCRIPT_SOURCE, Shown};
 use crate::vm::{Sandbox, State};
 
 /// Stack frames listed, at most.

@@ -10,15 +10,11 @@ use std::time::{Duration, Instant};
 
 use mlua::ffi;
 
-use super::eval::{self, Shown};
+use super::eval::{self, SCRIPT_SOURCE, Shown};
 use super::inspect::Paused;
 use super::{Breakpoint, Control, Debugger, Output, Resume, Stop, StopReason};
 use crate::vm::hooks::RunObserver;
 use crate::vm::{self, RunContext, Sandbox, State};
-
-/// The chunk name of scripts (see `vm::compile`); lines of other chunks (the engine's own
-/// Lua helpers) are never stopped at.
-pub(super) const SCRIPT_SOURCE: &[u8] = b"=<string>";
 
 /// Call levels looked at, at most, when measuring the stack's depth.
 const MAX_DEPTH: c_int = 1_000;

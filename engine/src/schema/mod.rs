@@ -18,6 +18,7 @@
 //! it cannot check is a warning with rule `cel` ("not checked"); see `cel.rs`.
 
 mod cel;
+mod cel_eval;
 mod compile;
 mod formats;
 mod load;
