@@ -187,7 +187,7 @@ pub(crate) fn execute_custom(
             Ok(value) => value,
         };
         // SAFETY: `idx` is the returned value in the live state, inside a protected call.
-        let type_name = unsafe { stdlib::type_name(l, idx) };
+        let type_name = unsafe { stdlib::capi::type_name(l, idx) };
         if type_name != "table" {
             return Results::Split {
                 harness: Ok(Data::default()),
@@ -246,7 +246,7 @@ pub(crate) fn execute_ingress(
     let (prints, result) = execute(script, Obj::Json(obj), options, observer, |returned| {
         let (l, idx) = returned?;
         // SAFETY: `idx` is the returned value in the live state, inside a protected call.
-        let type_name = unsafe { stdlib::type_name(l, idx) };
+        let type_name = unsafe { stdlib::capi::type_name(l, idx) };
         if type_name != "table" {
             return Err(not_table(&type_name));
         }

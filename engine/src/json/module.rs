@@ -111,12 +111,12 @@ unsafe extern "C-unwind" fn decode_impl(l: State) -> c_int {
     // SAFETY: as for encode_impl; the upvalue, when present, is the Orderer installed below.
     unsafe {
         let parsed = match ffi::lua_type(l, 1) {
-            ffi::LUA_TSTRING => JsonValue::parse_go_interface(crate::stdlib::to_bytes(l, 1)),
+            ffi::LUA_TSTRING => JsonValue::parse_go_interface(crate::stdlib::capi::to_bytes(l, 1)),
             ffi::LUA_TNUMBER => {
                 JsonValue::parse_go_interface(number_text(ffi::lua_tonumber(l, 1)).as_bytes())
             }
             _ => {
-                let got = crate::stdlib::type_name(l, 1);
+                let got = crate::stdlib::capi::type_name(l, 1);
                 let message = format!("bad argument #1 to decode (string expected, got {got})");
                 ffi::lua_pushnil(l);
                 return outcome(l, Some(message), true);

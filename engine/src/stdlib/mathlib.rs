@@ -6,7 +6,7 @@ use std::ffi::c_int;
 
 use mlua::ffi;
 
-use super::{R, Raise, State, check_int, check_number, kruise_nummod, lua_fns, set_fn};
+use super::capi::{R, Raise, State, check_int, check_number, kruise_nummod, lua_fns, set_fn};
 use crate::go;
 
 lua_fns! {
