@@ -12,6 +12,7 @@
 mod baselib;
 pub(crate) mod format;
 mod gomath;
+mod goprint_table;
 mod mathlib;
 mod pattern;
 mod sort;
