@@ -219,15 +219,7 @@ fn plain_scalar(
             } else if is_flow_indicator(b) {
                 return Ok(i);
             } else if b == b'?' && i > first {
-                let closing = if open.last() == Some(&b'{') { "}" } else { "]" };
-                return Err((
-                    i,
-                    if closing == "}" {
-                        "did not find expected ',' or '}'"
-                    } else {
-                        "did not find expected ',' or ']'"
-                    },
-                ));
+                return Err((i, key_error(open)));
             }
             i += 1;
         }
@@ -239,10 +231,21 @@ fn plain_scalar(
         }
         match at(j) {
             None | Some(b'#') => return Ok(i),
-            Some(b) if is_flow_indicator(b) || b == b'?' => return Ok(i),
+            // A key indicator after the scalar: go-yaml wants a `,` first.
+            Some(b'?') => return Err((j, key_error(open))),
+            Some(b) if is_flow_indicator(b) => return Ok(i),
             Some(b':') if is_blank_or_end(at(j + 1)) => return Ok(i),
             Some(_) => i = j,
         }
+    }
+}
+
+/// go-yaml's error for a `?` (a key) where the collection wants `,` or its end.
+fn key_error(open: &[u8]) -> &'static str {
+    if open.last() == Some(&b'{') {
+        "did not find expected ',' or '}'"
+    } else {
+        "did not find expected ',' or ']'"
     }
 }
 

@@ -453,6 +453,8 @@ fn flow_scalars_with_colons_read_as_go_yaml_v2() {
         ("a: [http://x/?a=b]", "error: did not find expected ',' or ']'"),
         ("a: {url: http://x/?a=b}", "error: did not find expected ',' or '}'"),
         ("a: {a?b: c}", "error: did not find expected ',' or '}'"),
+        ("a: [a ?b]", "error: did not find expected ',' or ']'"),
+        ("a: {a: b ?c}", "error: did not find expected ',' or '}'"),
         // Block context is untouched.
         ("a: b:c\nd: http://x/?a=b\ne: ::1\n", r#"{"a":"b:c","d":"http://x/?a=b","e":"::1"}"#),
     ];

@@ -670,10 +670,16 @@ impl Generator {
             0 => {
                 // A double in 1e14..2^53 with a fraction: two shortest decimals are often
                 // equally near (Go rounds half to even).
-                let whole = self.rng.random_range(100_000_000_000_000u64..9_007_199_254_740_992);
+                let whole = self
+                    .rng
+                    .random_range(100_000_000_000_000u64..9_007_199_254_740_992);
                 let sixteenths = self.rng.random_range(1..16);
                 let x = format!("({whole} + {sixteenths} / 16)");
-                let x = if self.chance(20) { format!("(-{x})") } else { x };
+                let x = if self.chance(20) {
+                    format!("(-{x})")
+                } else {
+                    x
+                };
                 format!(
                     "local x = {x} return string.format(\"%v|%g|%.17g\", x, x, x), json.encode(x), json.encode({{v = x}}), tostring(x)"
                 )
@@ -687,7 +693,11 @@ impl Generator {
                     ops.push(match self.rng.random_range(0..6) {
                         0 => "t[1.5] = \"x\"".to_string(),
                         1 => format!("table.insert(t, {})", self.scalar()),
-                        2 => format!("pcall(table.insert, t, {}, {})", self.small_int(), self.scalar()),
+                        2 => format!(
+                            "pcall(table.insert, t, {}, {})",
+                            self.small_int(),
+                            self.scalar()
+                        ),
                         3 => "table.remove(t)".to_string(),
                         4 => format!("pcall(table.remove, t, {})", self.small_int()),
                         _ => format!("t[{}] = nil", self.rng.random_range(1..5)),
@@ -710,9 +720,9 @@ impl Generator {
                     1 => self.rng.random_range(0..0x3000u32),
                     2 => self.rng.random_range(0x1_0000..0x2_0000u32),
                     _ => *[
-                        0x378u32, 0x1E240, 0x1E4D0, 0x1E290, 0x11F00, 0x1FAD6, 0x1F6DD, 0xAD,
-                        0xA0, 0x200B, 0x2028, 0x3000, 0xFEFF, 0xD800, 0xE000, 0xFFFD, 0x10FFFF,
-                        0x0870, 0x31EF, 0x1F7F0,
+                        0x378u32, 0x1E240, 0x1E4D0, 0x1E290, 0x11F00, 0x1FAD6, 0x1F6DD, 0xAD, 0xA0,
+                        0x200B, 0x2028, 0x3000, 0xFEFF, 0xD800, 0xE000, 0xFFFD, 0x10FFFF, 0x0870,
+                        0x31EF, 0x1F7F0,
                     ]
                     .get(self.rng.random_range(0..20))
                     .unwrap_or(&0x378),
@@ -725,9 +735,7 @@ impl Generator {
                 if text.is_empty() {
                     format!("return string.format(\"{verb}\", {cp})")
                 } else {
-                    format!(
-                        "return string.format(\"{verb} %q %+q\", {cp}, {text}, {text})"
-                    )
+                    format!("return string.format(\"{verb} %q %+q\", {cp}, {text}, {text})")
                 }
             }
             3 => {
