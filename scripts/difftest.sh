@@ -76,7 +76,7 @@ if [ -n "$gopher_src" ]; then
   module="$build/pin-module"
   rm -rf "$module"
   mkdir -p "$module"
-  cp tests/difftest/gopher-runner/main.go "$module/"
+  cp tests/difftest/gopher-runner/*.go "$module/"
   cat >"$module/go.mod" <<MOD
 module kruise-lua/gopher-runner
 

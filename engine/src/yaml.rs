@@ -39,7 +39,9 @@ use saphyr_parser::{Event, Marker, Parser, ScalarStyle, ScanError};
 use crate::go::json_text::go_special_float;
 use crate::value::JsonValue;
 
+mod flow;
 mod scalar;
+use flow::{FlowFix, Restore};
 use scalar::resolve_scalar;
 
 /// A position in the source: 1-based line and column (in chars), and the byte offset.
@@ -369,6 +371,23 @@ impl<'a> Positions<'a> {
             offset: self.byte_offset(m.index()),
         }
     }
+
+    /// The position of a byte offset (at a char boundary), counting lines as the parser does.
+    fn pos_at_offset(&self, offset: usize) -> Pos {
+        let before = self.source.get(..offset).unwrap_or(self.source);
+        let bytes = before.as_bytes();
+        let breaks = bytes
+            .iter()
+            .enumerate()
+            .filter(|(i, b)| **b == b'\n' || (**b == b'\r' && bytes.get(i + 1) != Some(&b'\n')))
+            .count();
+        let line_start = before.rfind(['\n', '\r']).map_or(0, |i| i + 1);
+        Pos {
+            line: u32::try_from(breaks + 1).unwrap_or(u32::MAX),
+            column: u32::try_from(before[line_start..].chars().count() + 1).unwrap_or(u32::MAX),
+            offset: before.len(),
+        }
+    }
 }
 
 /// How much a node stands for once its aliases are expanded: nodes (as go-yaml v2 counts
@@ -646,6 +665,11 @@ struct Builder<'a> {
     notes: Vec<YamlNote>,
     /// The finished root of the current document.
     root: Option<YamlNode>,
+    /// Byte ranges of the outermost flow collections read so far (see [`flow`]), the last
+    /// one ending at `usize::MAX` while it is open.
+    flows: &'a mut Vec<(usize, usize)>,
+    /// Colons to put back into plain scalars when re-reading (see [`flow::Restore`]).
+    restore: Option<&'a Restore>,
 }
 
 impl Builder<'_> {
@@ -719,6 +743,26 @@ impl Builder<'_> {
 
     /// A flow collection's start event spans its `{`/`[` (after any anchor or tag); a block
     /// collection's is empty.
+    /// A collection starts (its start event ends at `end`): the outermost flow one is noted.
+    fn note_flow_start(&mut self, flow: bool, end: Pos) {
+        if flow && self.flows.last().is_none_or(|&(_, to)| to != usize::MAX) {
+            self.flows.push((end.offset - 1, usize::MAX));
+        }
+    }
+
+    /// A collection ended (at `end`); its frame is popped already.
+    fn note_flow_end(&mut self, flow: bool, end: Pos) {
+        let inside_flow = self.stack.iter().any(|frame| match frame {
+            Frame::Seq { flow, .. } | Frame::Map { flow, .. } => *flow,
+        });
+        if flow
+            && !inside_flow
+            && let Some(last) = self.flows.last_mut()
+        {
+            last.1 = end.offset;
+        }
+    }
+
     fn is_flow(&self, start: Pos, end: Pos) -> bool {
         end.offset > start.offset
             && matches!(
@@ -741,12 +785,41 @@ fn later_document_has_content(parser: &mut Parser<'_, saphyr_parser::StrInput<'_
     }
 }
 
+/// Documents with their notes.
+type Stream = (Vec<YamlNode>, Vec<YamlNote>);
+
 /// Parses up to `max_docs` documents (all when `None`), with notes about duplicate keys and
-/// about content past the last document read.
-fn parse_stream(
-    source: &str,
+/// about content past the last document read. Flow collections are then checked against
+/// go-yaml v2's rules for `:` and `?` (see [`flow`]): the text fails as go-yaml fails, or is
+/// read again with the colons saphyr would split at kept in their scalars.
+fn parse_stream(source: &str, max_docs: Option<usize>) -> Result<Stream, YamlError> {
+    let mut flows = Vec::new();
+    let read = parse_events(source, max_docs, None, &mut flows);
+    if flows.is_empty() {
+        return read;
+    }
+    // Also when saphyr failed (in a flow collection still open then): its error may be one
+    // that go-yaml's reading does not have, or a later consequence of one it has.
+    match flow::scan(source, &flows) {
+        FlowFix::Same => read,
+        FlowFix::Fail(offset, message) => Err(error_at(
+            Positions::new(source).pos_at_offset(offset),
+            message,
+        )),
+        FlowFix::Reread(text, restore) => {
+            parse_events(&text, max_docs, Some(&restore), &mut Vec::new())
+        }
+    }
+}
+
+/// Reads the events of `source` into documents; `flows` receives the outermost flow
+/// collections' byte ranges (one still open at an error ends at `usize::MAX`).
+fn parse_events<'a>(
+    source: &'a str,
     max_docs: Option<usize>,
-) -> Result<(Vec<YamlNode>, Vec<YamlNote>), YamlError> {
+    restore: Option<&'a Restore>,
+    flows: &'a mut Vec<(usize, usize)>,
+) -> Result<Stream, YamlError> {
     let mut parser = Parser::new_from_str(source);
     let mut b = Builder {
         positions: Positions::new(source),
@@ -756,6 +829,8 @@ fn parse_stream(
         budget: AliasBudget::default(),
         notes: Vec::new(),
         root: None,
+        flows,
+        restore,
     };
     let mut docs = Vec::new();
     while let Some(item) = parser.next_event() {
@@ -803,6 +878,12 @@ fn parse_stream(
                 b.finish(node, alias_size, 0, false)?;
             }
             Event::Scalar(text, style, anchor, tag) => {
+                let text = match b.restore {
+                    Some(restore) if style == ScalarStyle::Plain => restore
+                        .restore(source, text.into_owned(), start.offset, end.offset)
+                        .into(),
+                    _ => text,
+                };
                 let tag_text = tag.as_ref().map(|t| format!("{}{}", t.handle, t.suffix));
                 let is_merge_key = text == "<<"
                     && ((style == ScalarStyle::Plain && tag_text.is_none())
@@ -833,6 +914,7 @@ fn parse_stream(
             Event::SequenceStart(anchor, _) => {
                 b.check_depth(1, start)?;
                 let flow = b.is_flow(start, end);
+                b.note_flow_start(flow, end);
                 b.budget.count_node();
                 b.stack.push(Frame::Seq {
                     items: Vec::new(),
@@ -845,6 +927,7 @@ fn parse_stream(
             Event::MappingStart(anchor, _) => {
                 b.check_depth(1, start)?;
                 let flow = b.is_flow(start, end);
+                b.note_flow_start(flow, end);
                 b.budget.count_node();
                 b.stack.push(Frame::Map {
                     entries: MapEntries::default(),
@@ -867,6 +950,7 @@ fn parse_stream(
                     return Err(error_at(start, "unbalanced sequence end"));
                 };
                 items.shrink_to_fit();
+                b.note_flow_end(flow, end);
                 let e = if flow {
                     end
                 } else {
@@ -900,6 +984,7 @@ fn parse_stream(
                 let mut entries = entries.entries;
                 // Collections are built by pushing; the tree keeps them for a while.
                 entries.shrink_to_fit();
+                b.note_flow_end(flow, end);
                 let e = if flow {
                     end
                 } else {

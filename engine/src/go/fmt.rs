@@ -548,15 +548,14 @@ fn truncate_runes(s: &[u8], p: usize) -> &[u8] {
     &s[..i]
 }
 
+/// Go's `strconv.IsPrint` (used by `%#U` and `%q`) in the Go release Kruise is built with:
+/// letters, marks, numbers, punctuation, symbols and U+0020 of Unicode 13.0.0, so unassigned
+/// code points (U+0378) and those assigned later (U+1E4D0, Unicode 15) are not printable.
 fn is_printable(c: char) -> bool {
-    !(c.is_control()
-        || (c.is_whitespace() && c != ' ')
-        || matches!(c, '\u{ad}' | '\u{200b}'..='\u{200f}' | '\u{2060}'..='\u{206f}' | '\u{feff}')
-        || ('\u{e000}'..='\u{f8ff}').contains(&c)
-        // Private use planes 15-16 and the noncharacters are not graphic either.
-        || c >= '\u{f0000}'
-        || ('\u{fdd0}'..='\u{fdef}').contains(&c)
-        || (c as u32) & 0xfffe == 0xfffe)
+    let c = c as u32;
+    let table = &super::print_table::PRINTABLE;
+    let i = table.partition_point(|&(_, last)| last < c);
+    table.get(i).is_some_and(|&(first, _)| first <= c)
 }
 
 /// Go's strconv.Quote (or QuoteToASCII with `+`).
@@ -758,7 +757,7 @@ fn float_body(a: f64, verb: char, prec: Option<usize>) -> Vec<u8> {
         _ => {
             // %g: shortest digits without a precision, else that many significant digits.
             let (d, dp) = match prec {
-                None => digits_of(&format!("{a:e}")),
+                None => digits_of(super::json_text::go_shortest_e(a).as_str()),
                 Some(p) => digits_of(&format!("{:.*e}", p.max(1) - 1, a)),
             };
             g_from_digits(&d, dp, prec, upper)
@@ -801,7 +800,7 @@ fn g_from_digits(d: &[u8], dp: i32, prec: Option<usize>, upper: bool) -> Vec<u8>
 
 /// Go's `strconv.FormatFloat(f, 'g', -1, 32)` of a finite value: shortest float32 digits.
 pub(crate) fn go_shortest_g32(f: f32) -> String {
-    let (d, dp) = digits_of(&format!("{:e}", f.abs()));
+    let (d, dp) = digits_of(super::json_text::go_shortest_e(f.abs()).as_str());
     let mut text = if f.is_sign_negative() {
         "-".to_string()
     } else {

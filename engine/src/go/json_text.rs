@@ -36,9 +36,49 @@ impl Sink for Vec<u8> {
 }
 
 /// A small fixed buffer for `{:e}` output, so formatting a number allocates nothing.
-struct StackText {
+pub(crate) struct StackText {
     buf: [u8; 48],
     len: usize,
+}
+
+impl StackText {
+    fn new() -> Self {
+        StackText {
+            buf: [0; 48],
+            len: 0,
+        }
+    }
+
+    pub(crate) fn as_str(&self) -> &str {
+        std::str::from_utf8(&self.buf[..self.len]).expect("only formatted ASCII goes in")
+    }
+}
+
+/// Go's shortest round-trip digits of a finite float (`strconv.FormatFloat(x, 'e', -1, _)`'s
+/// digits), in Rust's `{:e}` form (`1.0000000000000002e15`).
+///
+/// Go (strconv/ftoaryu.go `ryuFtoaShortest`) picks, among the decimals of the shortest length
+/// that read back as `value`, the one nearest to it, and on a tie the one with an even last
+/// digit: 1000000000000000.25 is `1.0000000000000002e15`. Rust's shortest `{:e}` has the same
+/// length but may take the other one of a tie (`…03e15`), so the digits are rounded again from
+/// the exact value at that length (`{:.N$e}` rounds half to even), kept when they read back as
+/// `value`. They do not at an exact power of two, where the interval below `value` is half as
+/// wide and Rust's digits above it are the only ones of that length.
+pub(crate) fn go_shortest_e<F>(value: F) -> StackText
+where
+    F: std::fmt::LowerExp + std::str::FromStr + PartialEq + Copy,
+{
+    let mut shortest = StackText::new();
+    write!(shortest, "{value:e}").expect("a float in {:e} form fits in 48 bytes");
+    let mantissa = shortest.as_str().split('e').next().unwrap_or_default();
+    let digits = mantissa.bytes().filter(u8::is_ascii_digit).count();
+    let mut nearest = StackText::new();
+    write!(nearest, "{value:.*e}", digits.saturating_sub(1))
+        .expect("a float in {:e} form fits in 48 bytes");
+    if nearest.as_str() != shortest.as_str() && nearest.as_str().parse::<F>().ok() == Some(value) {
+        return nearest;
+    }
+    shortest
 }
 
 impl std::fmt::Write for StackText {
@@ -83,14 +123,9 @@ pub(crate) fn write_go_float<S: Sink>(out: &mut S, value: f64) {
         write_go_int(out, value as i64);
         return;
     }
-    // Rust's `{:e}` without precision gives the shortest round-trip digits (closest to the
-    // exact value), the same digits Go's strconv picks with precision -1.
-    let mut text = StackText {
-        buf: [0; 48],
-        len: 0,
-    };
-    write!(text, "{value:e}").expect("a float64 in {:e} form fits in 48 bytes");
-    let text = &text.buf[..text.len];
+    // Go's strconv shortest digits (precision -1), ties to even.
+    let text = go_shortest_e(value);
+    let text = text.as_str().as_bytes();
     let (negative, text) = match text.split_first() {
         Some((b'-', rest)) => (true, rest),
         _ => (false, text),

@@ -93,10 +93,81 @@ struct Encoder<'a> {
     held_gc: Option<usize>,
 }
 
-/// Why a table's keys cannot be encoded.
-enum KeyProblem {
-    Mixed,
-    Invalid(&'static str),
+/// Why a value cannot be encoded, as Kruise's encoder (rollouts pkg/util/luamanager/json.go,
+/// `jsonValue.MarshalJSON`) tells it apart, each with our own wording of the detail.
+enum Problem {
+    /// `errSparseArray`: a number key other than the next of 1, 2, 3… in `next` order.
+    Sparse(&'static str),
+    /// `errInvalidKeys`: a key of another type than the table's first key, or a first key
+    /// that is neither a number nor a string.
+    InvalidKeys(&'static str),
+    /// `errNested`: a table reached a second time (its `visited` map is never cleared).
+    Nested,
+    /// `invalidTypeError`: a function, userdata or thread (gopher's type name).
+    Type(String),
+    /// encoding/json's `UnsupportedValueError` for NaN and ±Inf (`+Inf`).
+    Unsupported(&'static str),
+    /// encoding/json's scanner refusing the marshalled text: an opening bracket past
+    /// `maxNestingDepth` (10000) levels.
+    TooDeep(u8),
+}
+
+impl Problem {
+    /// The error text as Kruise's `json.encode` returns it (`err.Error()`).
+    ///
+    /// Kruise's `Encode` is `json.Marshal` of a `jsonValue`, whose `MarshalJSON` marshals a
+    /// table's items with `json.Marshal` in turn; every marshalled level wraps an error from
+    /// below in encoding/json's `MarshalerError` (Go 1.20 encode.go `marshalerEncoder`,
+    /// `MarshalerError.Error`), so a value `depth` levels down (the top value is 1) carries
+    /// that many prefixes.
+    fn go_text(&self, depth: usize) -> String {
+        const WRAP: &str = "json: error calling MarshalJSON for type luamanager.jsonValue: ";
+        let inner = match self {
+            Problem::Sparse(_) => "cannot encode sparse array".to_string(),
+            Problem::InvalidKeys(_) => "cannot encode mixed or invalid key types".to_string(),
+            Problem::Nested => "cannot encode recursively nested tables to JSON".to_string(),
+            Problem::Type(name) => format!("cannot encode {name} to JSON"),
+            Problem::Unsupported(text) => format!("json: unsupported value: {text}"),
+            // scanner.go pushParseState: "invalid character " + quoteChar(c) + " exceeded max depth"
+            Problem::TooDeep(bracket) => {
+                format!(
+                    "invalid character '{}' exceeded max depth",
+                    *bracket as char
+                )
+            }
+        };
+        let mut text = String::with_capacity(WRAP.len() * depth + inner.len());
+        for _ in 0..depth.max(1) {
+            text.push_str(WRAP);
+        }
+        text.push_str(&inner);
+        text
+    }
+
+    /// Our own wording, for reports.
+    fn detail(&self) -> String {
+        match self {
+            Problem::Sparse(what) | Problem::InvalidKeys(what) => (*what).to_string(),
+            Problem::Nested => {
+                "the same table is reached twice (a cycle or a shared table); copy shared tables"
+                    .into()
+            }
+            Problem::Type(name) => format!("a {name} cannot be encoded"),
+            Problem::Unsupported(text) => format!("unsupported number {text}"),
+            Problem::TooDeep(_) => {
+                format!("tables are nested more than {MAX_NESTING_DEPTH} levels deep")
+            }
+        }
+    }
+}
+
+/// An encoding failure in both wordings.
+#[derive(Debug)]
+pub(crate) struct EncodeError {
+    /// Ours, naming the path of the value that failed (`cannot encode as JSON at spec.x: …`).
+    pub message: String,
+    /// Kruise's, as its `json.encode` returns it to a script.
+    pub go_message: String,
 }
 
 /// Encodes the value at `idx` of `l`'s stack into `out` with the rules of `empty`. On
@@ -113,7 +184,7 @@ pub(crate) unsafe fn encode_at(
     idx: c_int,
     empty: EmptyTable,
     out: &mut Vec<u8>,
-) -> Result<bool, String> {
+) -> Result<bool, EncodeError> {
     // SAFETY: `l` is valid, in the protected call encode_at requires, with the stack the walk keeps (see OpenTables).
     unsafe {
         let idx = ffi::lua_absindex(l, idx);
@@ -133,7 +204,15 @@ pub(crate) unsafe fn encode_at(
         ffi::lua_pushvalue(l, idx);
         let result = match encoder.run() {
             Ok(()) => Ok(encoder.saw_empty),
-            Err(problem) => Err(encoder.message(&problem)),
+            Err(problem) => Err(EncodeError {
+                message: encoder.message(&problem.detail()),
+                // The scanner's depth error is raised where the marshalled text first exceeds
+                // the limit: at the top when the deepest path is just past it.
+                go_message: match problem {
+                    Problem::TooDeep(_) => problem.go_text(1),
+                    _ => problem.go_text(encoder.frames.len() + 1),
+                },
+            }),
         };
         if let Some(threshold) = encoder.held_gc {
             kruise_set_gc_threshold(l, threshold);
@@ -144,7 +223,7 @@ pub(crate) unsafe fn encode_at(
 }
 
 impl Encoder<'_> {
-    unsafe fn run(&mut self) -> Result<(), String> {
+    unsafe fn run(&mut self) -> Result<(), Problem> {
         // SAFETY: `l` is valid, in the protected call encode_at requires, with the stack the walk keeps (see OpenTables).
         unsafe {
             self.value_on_top()?;
@@ -200,7 +279,7 @@ impl Encoder<'_> {
     }
 
     /// Writes the scalar on top of the stack and pops it, or opens the table there.
-    unsafe fn value_on_top(&mut self) -> Result<(), String> {
+    unsafe fn value_on_top(&mut self) -> Result<(), Problem> {
         // SAFETY: `l` is valid, in the protected call encode_at requires, with the stack the walk keeps (see OpenTables).
         unsafe {
             let l = self.l;
@@ -212,10 +291,7 @@ impl Encoder<'_> {
                 ffi::LUA_TNUMBER => {
                     let n = ffi::lua_tonumber(l, -1);
                     if !n.is_finite() {
-                        return Err(format!(
-                            "unsupported number {}",
-                            go::json_text::go_special_float(n)
-                        ));
+                        return Err(Problem::Unsupported(go::json_text::go_special_float(n)));
                     }
                     go::json_text::write_go_float(self.out, n);
                 }
@@ -229,7 +305,7 @@ impl Encoder<'_> {
                 }
                 t => {
                     let name = std::ffi::CStr::from_ptr(ffi::lua_typename(l, t)).to_string_lossy();
-                    return Err(format!("a {name} cannot be encoded"));
+                    return Err(Problem::Type(name.into_owned()));
                 }
             }
             ffi::lua_pop(l, 1);
@@ -239,53 +315,59 @@ impl Encoder<'_> {
 
     /// Reads the keys of the table on top of the stack and writes it: `null`/`[]` when
     /// empty, else its opening bracket (making it the innermost open table).
-    unsafe fn open_table(&mut self) -> Result<(), String> {
+    ///
+    /// The keys are checked as Kruise's `MarshalJSON` does, in `next` order, so the first
+    /// offending key decides the error: the first key's type picks array (number) or object
+    /// (string); an array's keys must then be 1, 2, 3… in that order (`errSparseArray` at the
+    /// first that is not, `errInvalidKeys` at the first non-number), an object's all strings.
+    unsafe fn open_table(&mut self) -> Result<(), Problem> {
         // SAFETY: `l` is valid, in the protected call encode_at requires, with the stack the walk keeps (see OpenTables).
         unsafe {
             let l = self.l;
             if !self.visited.insert(ffi::lua_topointer(l, -1)) {
-                return Err(
-                    "the same table is reached twice (a cycle or a shared table); copy shared tables"
-                        .into(),
-                );
+                return Err(Problem::Nested);
             }
             let table = ffi::lua_gettop(l);
             let start = self.keys.len();
             let mut items: i64 = 0;
-            let mut largest: i64 = 0;
             let mut problem = None;
             ffi::lua_pushnil(l);
             while ffi::lua_next(l, table) != 0 {
+                let array = items > 0;
+                let object = self.keys.len() > start;
                 let found = match ffi::lua_type(l, -2) {
-                    ffi::LUA_TNUMBER => match integer_key(ffi::lua_tonumber(l, -2)) {
-                        Some(i) if i >= 1 => {
-                            if self.keys.len() > start {
-                                KeyProblem::Mixed
-                            } else {
-                                items += 1;
-                                largest = largest.max(i);
-                                ffi::lua_pop(l, 1);
-                                continue;
-                            }
-                        }
-                        Some(0) => KeyProblem::Invalid("key 0"),
-                        Some(_) => KeyProblem::Invalid("a negative key"),
-                        None => KeyProblem::Invalid("a non-integer number key"),
-                    },
-                    ffi::LUA_TSTRING => {
-                        if items > 0 {
-                            KeyProblem::Mixed
-                        } else {
-                            let mut len = 0;
-                            let p = ffi::lua_tolstring(l, -2, &mut len);
-                            self.keys.push(KeyBytes(p.cast(), len));
+                    ffi::LUA_TNUMBER if object => {
+                        Problem::InvalidKeys("a table mixes number and string keys")
+                    }
+                    ffi::LUA_TNUMBER => {
+                        let key = ffi::lua_tonumber(l, -2);
+                        if key == (items + 1) as f64 {
+                            items += 1;
                             ffi::lua_pop(l, 1);
                             continue;
                         }
+                        Problem::Sparse(match integer_key(key) {
+                            Some(0) => "a table has key 0",
+                            Some(i) if i < 0 => "a table has a negative key",
+                            Some(_) => "an array has a hole (its keys are not exactly 1..n)",
+                            None => "a table has a non-integer number key",
+                        })
                     }
-                    ffi::LUA_TBOOLEAN => KeyProblem::Invalid("a boolean key"),
-                    ffi::LUA_TTABLE => KeyProblem::Invalid("a table key"),
-                    _ => KeyProblem::Invalid("a key that is neither a string nor a number"),
+                    ffi::LUA_TSTRING if array => {
+                        Problem::InvalidKeys("a table mixes number and string keys")
+                    }
+                    ffi::LUA_TSTRING => {
+                        let mut len = 0;
+                        let p = ffi::lua_tolstring(l, -2, &mut len);
+                        self.keys.push(KeyBytes(p.cast(), len));
+                        ffi::lua_pop(l, 1);
+                        continue;
+                    }
+                    ffi::LUA_TBOOLEAN => Problem::InvalidKeys("a table has a boolean key"),
+                    ffi::LUA_TTABLE => Problem::InvalidKeys("a table has a table key"),
+                    _ => Problem::InvalidKeys(
+                        "a table has a key that is neither a string nor a number",
+                    ),
                 };
                 problem = Some(found);
                 ffi::lua_pop(l, 2);
@@ -294,18 +376,11 @@ impl Encoder<'_> {
             let members = self.keys.len() - start;
             let is_empty = items == 0 && members == 0;
             let result = match problem {
-                Some(KeyProblem::Mixed) => Err("a table mixes number and string keys".to_string()),
-                Some(KeyProblem::Invalid(what)) => Err(format!("a table has {what}")),
+                Some(problem) => Err(problem),
                 None if self.frames.len() + 1 > MAX_NESTING_DEPTH
                     && !(is_empty && self.empty == EmptyTable::Null) =>
                 {
-                    Err(format!(
-                        "tables are nested more than {MAX_NESTING_DEPTH} levels deep"
-                    ))
-                }
-                // Distinct keys, all in 1..n: exactly 1..n.
-                None if items > 0 && largest > items => {
-                    Err("an array has a hole (its keys are not exactly 1..n)".to_string())
+                    Err(Problem::TooDeep(if members > 0 { b'{' } else { b'[' }))
                 }
                 None if items > 0 => {
                     self.out.push(b'[');

@@ -53,7 +53,7 @@ pub fn encode_lua_into(value: &Value, empty: EmptyTable, out: &mut Vec<u8>) -> R
     let mut result = Ok(false);
     // SAFETY: exec_raw makes a protected call with the value as argument 1.
     let called =
-        unsafe { lua.exec_raw::<()>(value, |l| result = encode::encode_at(l, 1, empty, out)) };
+        unsafe { lua.exec_raw::<()>(value, |l| result = json_encode_at(l, 1, empty, out)) };
     called.map_err(|e| format!("cannot encode as JSON: {e}"))?;
     result.map(|_| ())
 }
@@ -69,7 +69,17 @@ pub(crate) unsafe fn encode_at(
     empty: EmptyTable,
     out: &mut Vec<u8>,
 ) -> Result<bool, String> {
-    unsafe { encode::encode_at(l, idx, empty, out) }
+    unsafe { json_encode_at(l, idx, empty, out) }
+}
+
+/// [`encode::encode_at`] with our wording of the error (naming its path).
+unsafe fn json_encode_at(
+    l: State,
+    idx: c_int,
+    empty: EmptyTable,
+    out: &mut Vec<u8>,
+) -> Result<bool, String> {
+    unsafe { encode::encode_at(l, idx, empty, out).map_err(|e| e.message) }
 }
 
 /// Converts a JSON value to Lua as 2.2 says (null members absent, null array items dropped,

@@ -96,10 +96,11 @@ unsafe extern "C-unwind" fn encode_impl(l: State) -> c_int {
                 drop(text);
                 outcome(l, None, false)
             }
-            Err(message) => {
+            Err(error) => {
                 drop(text);
                 ffi::lua_pushnil(l);
-                outcome(l, Some(message), false)
+                // A script sees Kruise's text (it may log or return it).
+                outcome(l, Some(error.go_message), false)
             }
         }
     }

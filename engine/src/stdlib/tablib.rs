@@ -17,6 +17,8 @@ use super::sort::{self, SortData};
 unsafe extern "C" {
     fn kruise_table_alen(l: State, idx: c_int) -> c_int;
     fn kruise_table_setalen(l: State, idx: c_int, n: c_int);
+    // Marks gopher's slice as made (`tb.array != nil`), which `next` tells apart.
+    fn kruise_table_makeslice(l: State, idx: c_int);
 }
 
 lua_fns! {
@@ -59,9 +61,18 @@ unsafe fn geti(l: State, t: c_int, i: i64) {
 }
 
 /// Pops a value into t[i] (raw).
+///
+/// A nil goes through `lua_rawset` (the patched store), which creates no entry for an absent
+/// key, as gopher's RawSetH deletes: `lua_rawseti` would leave a nil-valued node behind whose
+/// key (a `+0` from `table.insert(t, 0, nil)`, say) a later `t[k] = v` would keep, with its
+/// old place in the order, where gopher stores the new key (`-0` keeps its sign).
 unsafe fn seti(l: State, t: c_int, i: i64) {
     unsafe {
-        if let Ok(i) = c_int::try_from(i) {
+        if ffi::lua_isnil(l, -1) != 0 {
+            ffi::lua_pushnumber(l, i as f64);
+            ffi::lua_insert(l, -2);
+            ffi::lua_rawset(l, t);
+        } else if let Ok(i) = c_int::try_from(i) {
             ffi::lua_rawseti_(l, t, i);
         } else {
             ffi::lua_pushnumber(l, i as f64);
@@ -109,6 +120,8 @@ unsafe fn insert_imp(l: State) -> R<c_int> {
         }
         let pos = check_int(l, 2, "insert")?;
         super::capi::check_any(l, 3, "insert")?;
+        // table.go Insert makes the slice before it looks at pos.
+        kruise_table_makeslice(l, 1);
         let alen = kruise_table_alen(l, 1) as i64;
         if pos >= 1 && pos <= alen {
             // Storing into alen + 1 (nil or not) grows the slice by one.

@@ -409,3 +409,68 @@ fn duplicate_keys_in_large_mappings_are_found_as_in_small_ones() {
         "the later key node is kept, in place"
     );
 }
+
+/// go-yaml v2's flow-context rules for `:` and `?` (see `flow.rs`): each row is a one-line
+/// document and what gopkg.in/yaml.v2 v2.4.0 (`Unmarshal` into `interface{}`, then JSON as
+/// sigs.k8s.io/yaml converts it) gives for it, or `error: <message>`.
+#[test]
+#[rustfmt::skip]
+fn flow_scalars_with_colons_read_as_go_yaml_v2() {
+    let rows = [
+        // IPv6 addresses and colons before `,` `]` `}` stay in the scalar.
+        ("addresses: [1.2.3.4, 001:db8::]", r#"{"addresses":["1.2.3.4","001:db8::"]}"#),
+        ("a: {x: [1.2.3.4, 001:db8::], z: 1}", r#"{"a":{"x":["1.2.3.4","001:db8::"],"z":1}}"#),
+        ("a: [{k: 001:db8::}]", r#"{"a":[{"k":"001:db8::"}]}"#),
+        ("a: [a:, b]", r#"{"a":["a:","b"]}"#),
+        ("a: [a:]", r#"{"a":["a:"]}"#),
+        ("a: [a:,]", r#"{"a":["a:"]}"#),
+        ("a: {a:}", r#"{"a":{"a:":null}}"#),
+        ("a: {a:,b: 1}", r#"{"a":{"a:":null,"b":1}}"#),
+        ("a: [ab:c:, x]", r#"{"a":["ab:c:","x"]}"#),
+        ("a: {fe80::1: x}", r#"{"a":{"fe80::1":"x"}}"#),
+        ("a: [fe80::1%eth0, a::b]", r#"{"a":["fe80::1%eth0","a::b"]}"#),
+        // `a:b` is one scalar, `a: b` a pair; a colon before a blank ends a key.
+        ("a: [a:b, c]", r#"{"a":["a:b","c"]}"#),
+        ("a: [a: b, c]", r#"{"a":[{"a":"b"},"c"]}"#),
+        ("a: {a:b: c}", r#"{"a":{"a:b":"c"}}"#),
+        ("a: {a: b:c}", r#"{"a":{"a":"b:c"}}"#),
+        ("a: {a :x}", r#"{"a":{"a :x":null}}"#),
+        ("a: [x:#y, -:x]", r#"{"a":["x:#y","-:x"]}"#),
+        // URLs and times.
+        ("a: {url: http://example.com:8080/path}", r#"{"a":{"url":"http://example.com:8080/path"}}"#),
+        ("a: [http://example.com:8080/path, https://x.io/]", r#"{"a":["http://example.com:8080/path","https://x.io/"]}"#),
+        ("a: [12:30:00, 2001-12-14t21:59:43.10-05:00, 1:20]", r#"{"a":["12:30:00","2001-12-14t21:59:43.10-05:00","1:20"]}"#),
+        ("a: [\"::1\", '::1']", r#"{"a":["::1","::1"]}"#),
+        // A node cannot start with `:` in a flow collection (it is the value indicator).
+        ("a: [::]", "error: did not find expected node content"),
+        ("a: [::1]", "error: did not find expected node content"),
+        ("a: [2001:db8::1, ::ffff:1.2.3.4]", "error: did not find expected node content"),
+        ("a: [:x]", "error: did not find expected node content"),
+        ("a: {:x}", "error: did not find expected node content"),
+        ("a: {a: :x}", "error: did not find expected node content"),
+        ("a: {a: ::}", "error: did not find expected node content"),
+        // `?` ends a plain scalar in a flow collection.
+        ("a: [http://x/?a=b]", "error: did not find expected ',' or ']'"),
+        ("a: {url: http://x/?a=b}", "error: did not find expected ',' or '}'"),
+        ("a: {a?b: c}", "error: did not find expected ',' or '}'"),
+        ("a: [a ?b]", "error: did not find expected ',' or ']'"),
+        ("a: {a: b ?c}", "error: did not find expected ',' or '}'"),
+        // Block context is untouched.
+        ("a: b:c\nd: http://x/?a=b\ne: ::1\n", r#"{"a":"b:c","d":"http://x/?a=b","e":"::1"}"#),
+    ];
+    let failures: Vec<String> = rows
+        .iter()
+        .filter_map(|(source, want)| {
+            let got = match parse_first_document(source) {
+                Ok(Some(doc)) => doc.to_json().to_canonical_json(),
+                Ok(None) => "empty".into(),
+                Err(e) => format!("error: {}", e.message),
+            };
+            (got != *want).then(|| format!("{source}\n    got  {got}\n    want {want}"))
+        })
+        .collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    // The error is where go-yaml's scanner stops: the `:` that starts a node.
+    let error = parse_first_document("a: 1\nb: [x, ::1]\n").unwrap_err();
+    assert_eq!((error.pos.line, error.pos.column, error.pos.offset), (2, 8, 12));
+}

@@ -1,13 +1,13 @@
 //! The harness of the library fidelity tests: a row is a Lua snippet and the text
 //! gopher-lua (Kruise's 2022 pin, 658193537a64, built with Go 1.19/1.20) produces for it;
 //! the snippet runs in a fresh engine state and its values are joined by `tostring` and
-//! spaces.
+//! spaces. Kruise's `json` module is there as well.
 //!
 //! A row's snippet is an expression list `R(...)` receives; `E(f, ...)` stands for the
 //! outcome of a protected call: its results, or `err:` and the message without position.
 
-use kruise_lua_engine::stdlib;
 use kruise_lua_engine::vm::{self, Limits};
+use kruise_lua_engine::{json, stdlib};
 
 const PRELUDE: &str = r#"
 local function R(...)
@@ -26,6 +26,8 @@ end
 pub fn run(snippet: &str) -> String {
     let lua = vm::new_state(&Limits::default()).expect("state");
     stdlib::install(&lua).expect("install");
+    // Kruise's runtime opens its `json` module too (rollouts luamanager.RunLuaScript).
+    json::install_module(&lua).expect("json module");
     let source = format!("{PRELUDE}\nreturn R({snippet})");
     match vm::exec_chunk(&lua, source.as_bytes()) {
         Ok(values) => match values.into_iter().next() {

@@ -15,8 +15,8 @@
 //   - a 1 second context timeout set with SetContext;
 //   - the global `obj` set from the input object;
 //   - l.DoString(script), then the last value on the stack, l.Get(-1), must be a table.
-// Kruise also opens its own `json` module (pkg/util/luamanager/json.go); the generated scripts do
-// not use it, so it is not reproduced here.
+//   - Kruise's own `json` module (pkg/util/luamanager/json.go) opened last, as reproduced in
+//     json.go.
 package main
 
 import (
@@ -67,6 +67,7 @@ func run(script string) (ans answer) {
 		{lua.BaseLibName, lua.OpenBase},
 		{lua.TabLibName, lua.OpenTable},
 		{lua.StringLibName, lua.OpenString},
+		{"json", openJSON},
 	} {
 		if err := l.CallByParam(lua.P{Fn: l.NewFunction(lib.open), NRet: 0, Protect: true}, lua.LString(lib.name)); err != nil {
 			return answer{Status: "panic", Msg: err.Error()}

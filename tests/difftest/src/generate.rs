@@ -661,6 +661,107 @@ impl Generator {
         }
     }
 
+    /// The corners of issue 25 (docs/FIDELITY.md): tie-prone doubles through `%v` and
+    /// `json.encode`, `next` after the array part was used, `%#U`/`%q` over unassigned and
+    /// non-printable code points, signed-zero keys after table.remove/insert, and
+    /// `json.encode`'s error texts.
+    fn corners(&mut self) -> String {
+        match self.rng.random_range(0..5) {
+            0 => {
+                // A double in 1e14..2^53 with a fraction: two shortest decimals are often
+                // equally near (Go rounds half to even).
+                let whole = self
+                    .rng
+                    .random_range(100_000_000_000_000u64..9_007_199_254_740_992);
+                let sixteenths = self.rng.random_range(1..16);
+                let x = format!("({whole} + {sixteenths} / 16)");
+                let x = if self.chance(20) {
+                    format!("(-{x})")
+                } else {
+                    x
+                };
+                format!(
+                    "local x = {x} return string.format(\"%v|%g|%.17g\", x, x, x), json.encode(x), json.encode({{v = x}}), tostring(x)"
+                )
+            }
+            1 => {
+                // next with an integer key (present, absent, past the slice) after the array
+                // part was grown, shrunk or emptied.
+                let t = self.table();
+                let mut ops = Vec::new();
+                for _ in 0..self.rng.random_range(1..4) {
+                    ops.push(match self.rng.random_range(0..6) {
+                        0 => "t[1.5] = \"x\"".to_string(),
+                        1 => format!("table.insert(t, {})", self.scalar()),
+                        2 => format!(
+                            "pcall(table.insert, t, {}, {})",
+                            self.small_int(),
+                            self.scalar()
+                        ),
+                        3 => "table.remove(t)".to_string(),
+                        4 => format!("pcall(table.remove, t, {})", self.small_int()),
+                        _ => format!("t[{}] = nil", self.rng.random_range(1..5)),
+                    });
+                }
+                let k = match self.rng.random_range(0..3) {
+                    0 => self.rng.random_range(0..8).to_string(),
+                    1 => self.small_int(),
+                    _ => self.scalar(),
+                };
+                format!(
+                    "local t = {t} {} return __pk(pcall(next, t, {k})), __t(t)",
+                    ops.join(" ")
+                )
+            }
+            2 => {
+                // %#U and %q over code points Go 1.20 (Unicode 13.0.0) may not print.
+                let cp = match self.rng.random_range(0..4) {
+                    0 => self.rng.random_range(0..0x110000u32),
+                    1 => self.rng.random_range(0..0x3000u32),
+                    2 => self.rng.random_range(0x1_0000..0x2_0000u32),
+                    _ => *[
+                        0x378u32, 0x1E240, 0x1E4D0, 0x1E290, 0x11F00, 0x1FAD6, 0x1F6DD, 0xAD, 0xA0,
+                        0x200B, 0x2028, 0x3000, 0xFEFF, 0xD800, 0xE000, 0xFFFD, 0x10FFFF, 0x0870,
+                        0x31EF, 0x1F7F0,
+                    ]
+                    .get(self.rng.random_range(0..20))
+                    .unwrap_or(&0x378),
+                };
+                let mut bytes = [0u8; 4];
+                let text = char::from_u32(cp).map_or(String::new(), |c| {
+                    lua_string(c.encode_utf8(&mut bytes).as_bytes())
+                });
+                let verb = self.pick(&["%#U", "%U", "%#8U", "%-#10U|"]);
+                if text.is_empty() {
+                    format!("return string.format(\"{verb}\", {cp})")
+                } else {
+                    format!("return string.format(\"{verb} %q %+q\", {cp}, {text}, {text})")
+                }
+            }
+            3 => {
+                // A zero key (the shared constant is -0 when -0.0 comes first) after table
+                // library calls that may leave, or not leave, an entry for key 0.
+                let t = self.table();
+                let (a, b) = (self.small_int(), self.small_int());
+                let first = self.pick(&["(-0.0)", "0", "-0"]);
+                let second = self.pick(&["0", "(-0.0)", "-0"]);
+                format!(
+                    "local t = {t} pcall(table.remove, t, {a}) pcall(table.insert, t, {b}, nil) t[11] = {first} t[0] = {second} local r = {{}} for k, v in pairs(t) do r[#r + 1] = __v(k) .. \"/\" .. (type(k) == \"number\" and tostring(1 / k) or \"\") end return table.concat(r, \" \")"
+                )
+            }
+            _ => {
+                // json.encode of odd values, and its error texts.
+                let v = match self.rng.random_range(0..4) {
+                    0 => self.any(),
+                    1 => self.table(),
+                    2 => format!("{{spec = {{a = {}, b = {}}}}}", self.table(), self.any()),
+                    _ => format!("{{{}, {}}}", self.table(), self.table()),
+                };
+                format!("return json.encode({v})")
+            }
+        }
+    }
+
     fn numbers(&mut self) -> String {
         let v = self.number();
         match self.rng.random_range(0..5) {
@@ -771,7 +872,8 @@ impl Generator {
             50..=64 => self.pattern_call(),
             65..=72 => self.errors(),
             73..=78 => self.metatables(),
-            79..=89 => self.tables(),
+            79..=86 => self.tables(),
+            87..=89 => self.corners(),
             90..=96 => self.numbers(),
             _ => self.strings_misc(),
         }
