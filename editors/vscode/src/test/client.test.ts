@@ -1,6 +1,6 @@
 // The bundled extension with the real `kruise-lua lsp` (through vscode-languageclient, with a
 // stubbed `vscode` module): run all, the status bar, show obj, accept. Needs the binary:
-// $KRUISE_LUA_BIN or the workspace's target/debug/kruise-lua (test.sh builds it).
+// $KRUISE_LUA_BIN or the debug build in $CARGO_TARGET_DIR or the workspace's target/ (test.sh builds it).
 
 import assert from "node:assert/strict";
 import * as fs from "node:fs";
@@ -11,7 +11,8 @@ import { describe, it } from "node:test";
 import { ROOT, editorOn, extensionContext, loadExtension, newRecorded, stubVscode } from "./vscode-stub";
 
 const REPO = path.resolve(ROOT, "..", "..");
-const SERVER = process.env.KRUISE_LUA_BIN ?? path.join(REPO, "target", "debug", "kruise-lua");
+const SERVER =
+  process.env.KRUISE_LUA_BIN ?? path.join(path.resolve(REPO, process.env.CARGO_TARGET_DIR ?? "target"), "debug", "kruise-lua");
 const FIXTURE = path.join(REPO, "tests", "nvim", "fixtures", "workspace");
 
 async function waitFor<T>(what: string, f: () => T | undefined | false, timeoutMs = 15000): Promise<T> {
