@@ -68,6 +68,16 @@ fn commands_in(code: &str) -> Vec<Vec<String>> {
         if *w != "kruise-lua" {
             continue;
         }
+        // A command starts a line or follows a shell operator or a runner (`uvx kruise-lua …`);
+        // elsewhere `kruise-lua` is prose ("using kruise-lua bundled with …").
+        let starts_command = i == 0
+            || matches!(
+                words[i - 1],
+                "&&" | "||" | ";" | "|" | "$" | "(" | "uvx" | "exec" | "then" | "do" | "time" | "run:"
+            );
+        if !starts_command {
+            continue;
+        }
         let rest: Vec<String> = words[i + 1..]
             .iter()
             .take_while(|w| !matches!(**w, "|" | "||" | "&&" | ";" | ">" | "2>&1" | "\\"))
@@ -172,8 +182,11 @@ fn problems(
         if top_flags.contains(&first.as_str()) {
             continue;
         }
-        // Placeholders (`<command>`, `[PATH...]`, `…`) and prose stand for any command.
-        if !first.chars().next().is_some_and(|c| c.is_ascii_lowercase()) {
+        // Placeholders (`<command>`, `[PATH...]`, `…`) stand for any command; a Rust path
+        // (`kruise-lua lsp::framing`) or other non-word is not a command line.
+        let is_word = first.chars().next().is_some_and(|c| c.is_ascii_lowercase())
+            && first.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+        if !is_word {
             continue;
         }
         if !commands.contains(first) {
