@@ -33,9 +33,16 @@ esac
 # 1. auditwheel: the wheel's platform tag holds for what the binary links.
 tag="$(basename "$wheel" .whl | sed 's/.*-py3-none-//')"
 "$venv/bin/auditwheel" show "$wheel" >"$target_dir/auditwheel.txt" 2>&1 || fail "auditwheel show failed: $(cat "$target_dir/auditwheel.txt")"
-first_tag="${tag%%.*}"
-tr -s ' \n' ' ' <"$target_dir/auditwheel.txt" | grep -q "consistent with the following platform tag: \"$first_tag\"" \
-  || fail "auditwheel: the wheel is not consistent with $first_tag: $(cat "$target_dir/auditwheel.txt")"
+# The file name may carry a legacy alias too (manylinux2014 = manylinux_2_17): one of its tags
+# must be the one auditwheel finds the binary consistent with.
+consistent=false
+IFS=. read -r -a tags <<<"$tag"
+for t in "${tags[@]}"; do
+  if tr -s ' \n' ' ' <"$target_dir/auditwheel.txt" | grep -q "consistent with the following platform tag: \"$t\""; then
+    consistent=true
+  fi
+done
+[ "$consistent" = true ] || fail "auditwheel: the wheel is not consistent with $tag: $(cat "$target_dir/auditwheel.txt")"
 
 # 2. A fresh virtualenv, nothing of Rust on PATH.
 work="$(mktemp -d)"
@@ -46,15 +53,15 @@ clean_path="$work/bin:/usr/bin:/bin"
 if PATH="$clean_path" command -v cargo >/dev/null 2>&1 || PATH="$clean_path" command -v rustc >/dev/null 2>&1; then
   fail "cargo or rustc is on the clean PATH $clean_path"
 fi
-start=$(date +%s%N)
 env -i HOME="$work" PATH="$clean_path" python3 -m venv "$work/venv"
+start=$(date +%s%N)
 env -i HOME="$work" PATH="$work/venv/bin:$clean_path" pip install --quiet --disable-pip-version-check --no-index "$wheel" \
   || fail "pip install of the wheel failed"
 installed=$(date +%s%N)
 if (cd "$repo" && env -i HOME="$work" PATH="$work/venv/bin:$clean_path" kruise-lua check --color never lua_configuration >"$work/check.out" 2>&1); then
   checked=$(date +%s%N)
   grep -q "passed" "$work/check.out" || fail "no summary from check: $(tail -5 "$work/check.out")"
-  printf 'tests/packaging: fresh venv: install %d ms, check lua_configuration %d ms (%s)\n' \
+  printf 'tests/packaging: fresh venv: pip install %d ms, check lua_configuration %d ms (%s)\n' \
     $(((installed - start) / 1000000)) $(((checked - installed) / 1000000)) "$(tail -n 1 "$work/check.out")"
 else
   fail "kruise-lua check lua_configuration from the wheel is not green: $(tail -20 "$work/check.out")"
