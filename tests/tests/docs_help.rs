@@ -73,7 +73,17 @@ fn commands_in(code: &str) -> Vec<Vec<String>> {
         let starts_command = i == 0
             || matches!(
                 words[i - 1],
-                "&&" | "||" | ";" | "|" | "$" | "(" | "uvx" | "exec" | "then" | "do" | "time" | "run:"
+                "&&" | "||"
+                    | ";"
+                    | "|"
+                    | "$"
+                    | "("
+                    | "uvx"
+                    | "exec"
+                    | "then"
+                    | "do"
+                    | "time"
+                    | "run:"
             );
         if !starts_command {
             continue;
@@ -122,7 +132,9 @@ fn subcommands() -> BTreeSet<String> {
 /// The flags a help text mentions (`--long` and `-s`).
 fn flags_in(text: &str) -> BTreeSet<String> {
     let mut flags = BTreeSet::new();
-    for word in text.split(|c: char| c.is_whitespace() || matches!(c, ',' | '[' | ']' | '`' | '(' | ')')) {
+    for word in
+        text.split(|c: char| c.is_whitespace() || matches!(c, ',' | '[' | ']' | '`' | '(' | ')'))
+    {
         let flag: String = word
             .chars()
             .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
@@ -185,7 +197,9 @@ fn problems(
         // Placeholders (`<command>`, `[PATH...]`, `…`) stand for any command; a Rust path
         // (`kruise-lua lsp::framing`) or other non-word is not a command line.
         let is_word = first.chars().next().is_some_and(|c| c.is_ascii_lowercase())
-            && first.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+            && first
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
         if !is_word {
             continue;
         }
@@ -232,7 +246,9 @@ fn every_command_and_flag_in_the_docs_exists() {
         shown.extend(shown_in(&file));
     }
     assert!(
-        shown.iter().any(|s| s.words.first().is_some_and(|w| w == "check")),
+        shown
+            .iter()
+            .any(|s| s.words.first().is_some_and(|w| w == "check")),
         "found no `kruise-lua check` in the docs: the extraction is broken"
     );
     let problems = problems(&shown, &commands, &mut flags_of);
@@ -258,5 +274,11 @@ fn a_wrong_subcommand_or_flag_is_reported() {
     let found = problems(&shown, &commands, &mut flags_of);
     assert_eq!(found.len(), 2, "{found:#?}");
     assert!(found[0].ends_with("doc.md:1: `kruise-lua chek lua_configuration`: no such subcommand in `kruise-lua --help`"), "{}", found[0]);
-    assert!(found[1].contains("doc.md:4: `kruise-lua check --modes production lua_configuration`: `--modes` is not in"), "{}", found[1]);
+    assert!(
+        found[1].contains(
+            "doc.md:4: `kruise-lua check --modes production lua_configuration`: `--modes` is not in"
+        ),
+        "{}",
+        found[1]
+    );
 }
