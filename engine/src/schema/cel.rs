@@ -19,7 +19,9 @@ use cel::objects::Key;
 use cel::{Context, Env, ExecutionError, Program, Value};
 
 use super::compile::{Additional, Schema, SchemaType};
+use super::{cel_bounds, cel_cost};
 use crate::value::JsonValue;
+use crate::yaml::PathSeg;
 
 /// Values nested deeper than this (below fields the schema leaves free) are not converted.
 const MAX_VALUE_DEPTH: usize = 100;
@@ -34,6 +36,19 @@ pub(crate) fn environment() -> Arc<Env> {
     Arc::new(env)
 }
 
+/// What a rule says besides its expression (`x-kubernetes-validations` entry fields).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RuleText {
+    pub rule: String,
+    pub message: Option<String>,
+    pub message_expression: Option<String>,
+    /// `FieldValueInvalid` (the default), `FieldValueForbidden`, `FieldValueRequired` or
+    /// `FieldValueDuplicate`.
+    pub reason: Option<String>,
+    /// Where a failure is reported, relative to the rule's node (`.spec.port`, `['a.b']`).
+    pub field_path: Vec<PathSeg>,
+}
+
 /// One rule, parsed the first time it is evaluated: the `cel` crate's ANTLR parser costs
 /// millions of instructions per rule, far more than checking every step of a gateway, and most
 /// rules of a CRD sit on fields no script writes.
@@ -41,6 +56,7 @@ pub(crate) fn environment() -> Arc<Env> {
 pub struct CelRule {
     pub rule: String,
     pub message: Option<String>,
+    text: Arc<RuleText>,
     env: Arc<Env>,
     check: OnceLock<Check>,
 }
@@ -57,19 +73,43 @@ impl std::fmt::Debug for CelRule {
 
 #[derive(Clone)]
 enum Check {
-    Ready(Arc<Program>, Arc<Env>),
-    Transition,
+    Ready {
+        program: Arc<Program>,
+        message: Option<Arc<Program>>,
+        transition: bool,
+    },
+    /// The API server would refuse the CRD because of this rule.
+    CrdRefused(String),
     Refused(String),
 }
 
 impl std::fmt::Debug for Check {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Check::Ready(program, _) => f.debug_tuple("Ready").field(program).finish(),
-            Check::Transition => f.write_str("Transition"),
+            Check::Ready { program, .. } => f.debug_tuple("Ready").field(program).finish(),
+            Check::CrdRefused(reason) => f.debug_tuple("CrdRefused").field(reason).finish(),
             Check::Refused(reason) => f.debug_tuple("Refused").field(reason).finish(),
         }
     }
+}
+
+/// The value before the update, for transition rules (`oldSelf`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Old<'a> {
+    /// Not known to the caller: transition rules are not checked.
+    Unknown,
+    /// A create, or the old object lacks this field: transition rules do not run.
+    Absent,
+    Value(&'a JsonValue),
+}
+
+/// A failed rule, as the API server reports it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Failure {
+    pub message: String,
+    /// The rule's `fieldPath` when the rule is false (an evaluation error is reported at the
+    /// rule's node).
+    pub field_path: Vec<PathSeg>,
 }
 
 /// What evaluating a rule gave.
@@ -77,67 +117,249 @@ impl std::fmt::Debug for Check {
 pub(crate) enum CelOutcome {
     Passed,
     /// The rule is false or its evaluation fails as it would in the API server.
-    Failed(String),
+    Failed(Failure),
     NotChecked(String),
+    /// The API server refuses the CRD itself because of this rule (its estimated cost).
+    CrdRefused(String),
 }
 
 impl CelRule {
-    pub(crate) fn compile(rule: String, message: Option<String>, env: &Arc<Env>) -> CelRule {
+    pub(crate) fn compile(text: RuleText, env: &Arc<Env>) -> CelRule {
         CelRule {
-            rule,
-            message,
+            rule: text.rule.clone(),
+            message: text.message.clone(),
+            text: Arc::new(text),
             env: Arc::clone(env),
             check: OnceLock::new(),
         }
     }
 
-    /// The parsed rule (parsed on first use; every later use shares it).
-    fn check(&self) -> &Check {
-        self.check
-            .get_or_init(|| match self.env.compile(&self.rule) {
-                Err(errors) => Check::Refused(format!("the CEL crate cannot parse it: {errors}")),
-                Ok(program) if program.references().has_variable("oldSelf") => Check::Transition,
-                Ok(program) => Check::Ready(Arc::new(program), Arc::clone(&self.env)),
-            })
+    /// The parsed rule (parsed and costed on first use; every later use shares it).
+    fn check(&self, schema: &Schema) -> &Check {
+        self.check.get_or_init(|| {
+            let parsed = match self.parse(&self.rule, Some(schema)) {
+                Ok(parsed) => parsed,
+                Err(refused) => return refused,
+            };
+            // A messageExpression the crate cannot use falls back to the message, as the API
+            // server falls back when one fails.
+            let message = self
+                .text
+                .message_expression
+                .as_deref()
+                .and_then(|source| self.parse(source, None).ok())
+                .map(Arc::new);
+            let transition = parsed.references().has_variable("oldSelf");
+            Check::Ready {
+                program: Arc::new(parsed),
+                message,
+                transition,
+            }
+        })
+    }
+
+    /// Parses `source` within our bounds, and with `schema` given, checks its estimated cost.
+    fn parse(&self, source: &str, schema: Option<&Schema>) -> Result<Program, Check> {
+        if let Some(reason) = cel_bounds::refuse_before_parse(source) {
+            return Err(Check::Refused(reason));
+        }
+        let env = Arc::clone(&self.env);
+        let parsed = cel_bounds::parse_guarded(|| {
+            let program = env.compile(source).map_err(|errors| {
+                Check::Refused(format!("the CEL crate cannot parse it: {errors}"))
+            })?;
+            let depth = cel_bounds::tree_depth(program.expression());
+            if depth > cel_bounds::MAX_TREE_DEPTH {
+                return Err(Check::Refused(format!(
+                    "its parsed tree is {depth} levels deep, more than the {} this checker \
+                     evaluates",
+                    cel_bounds::MAX_TREE_DEPTH
+                )));
+            }
+            if let Some(schema) = schema {
+                let cost = cel_cost::estimate(program.expression(), schema);
+                if cost > cel_cost::STATIC_ESTIMATED_COST_LIMIT {
+                    return Err(Check::CrdRefused(format!(
+                        "the API server refuses this CRD: the estimated cost of rule {} is \
+                         {cost}, more than the {} it allows a rule (apiextensions \
+                         StaticEstimatedCostLimit; shorten the lists it walks with maxItems, \
+                         maxLength, maxProperties)",
+                        short_rule(&self.rule),
+                        cel_cost::STATIC_ESTIMATED_COST_LIMIT
+                    )));
+                }
+            }
+            Ok(program)
+        });
+        match parsed {
+            Ok(result) => result,
+            Err(panic) => Err(Check::Refused(panic)),
+        }
     }
 
     /// Evaluates the rule with `self` = `value` (which has passed `schema`'s type check).
-    pub(crate) fn evaluate(&self, schema: &Schema, value: &JsonValue, root: bool) -> CelOutcome {
-        let (program, env) = match self.check() {
-            Check::Ready(program, env) => (program, env),
-            Check::Transition => {
+    /// `old` is the value before the update (`oldSelf`), when there is one.
+    pub(crate) fn evaluate(
+        &self,
+        schema: &Schema,
+        value: &JsonValue,
+        old: Old<'_>,
+        root: bool,
+    ) -> CelOutcome {
+        let (program, message_program, transition) = match self.check(schema) {
+            Check::Ready {
+                program,
+                message,
+                transition,
+            } => (program, message, *transition),
+            Check::CrdRefused(reason) => return CelOutcome::CrdRefused(reason.clone()),
+            Check::Refused(reason) => return CelOutcome::NotChecked(reason.clone()),
+        };
+        let old_value = match (transition, old) {
+            (false, _) => None,
+            (true, Old::Value(old)) => Some(old),
+            // A transition rule runs only on an update where the old object has the field
+            // (apiextensions `schema/cel/validation.go`).
+            (true, Old::Absent) => return CelOutcome::Passed,
+            (true, Old::Unknown) => {
                 return CelOutcome::NotChecked(
-                    "a transition rule (it reads oldSelf, the object before the update)".into(),
+                    "a transition rule (it reads oldSelf, the object before the update), and \
+                     the object before the update is not known here"
+                        .into(),
                 );
             }
-            Check::Refused(reason) => return CelOutcome::NotChecked(reason.clone()),
         };
         let Some(this) = to_cel(Some(schema), value, root, 0) else {
             return CelOutcome::NotChecked(format!(
                 "the value is nested deeper than {MAX_VALUE_DEPTH} levels"
             ));
         };
-        let mut context = Context::with_env(Arc::clone(env));
+        let mut context = Context::with_env(Arc::clone(&self.env));
         context.add_variable_from_value("self", this);
-        let failure = || {
-            self.message
-                .clone()
-                .unwrap_or_else(|| format!("failed rule: {}", self.rule))
+        if let Some(old) = old_value {
+            let Some(old) = to_cel(Some(schema), old, root, 0) else {
+                return CelOutcome::NotChecked(format!(
+                    "the old value is nested deeper than {MAX_VALUE_DEPTH} levels"
+                ));
+            };
+            context.add_variable_from_value("oldSelf", old);
+        }
+        let text = &self.text;
+        // apiextensions `schema/cel/validation.go`: `ruleErrorString` and `ruleMessageOrDefault`.
+        let rule_error_string = || {
+            text.message
+                .as_deref()
+                .map(str::trim)
+                .filter(|m| !m.is_empty())
+                .map_or_else(|| short_rule(&text.rule), str::to_owned)
         };
-        match program.execute(&context) {
+        let executed = match cel_bounds::evaluate_guarded(|| program.execute(&context)) {
+            Ok(executed) => executed,
+            Err(panic) => return CelOutcome::NotChecked(panic),
+        };
+        let at_node = |message: String| {
+            CelOutcome::Failed(Failure {
+                message,
+                field_path: Vec::new(),
+            })
+        };
+        match executed {
             Ok(Value::Bool(true)) => CelOutcome::Passed,
-            Ok(Value::Bool(false)) => CelOutcome::Failed(failure()),
+            Ok(Value::Bool(false)) => {
+                let message = message_program
+                    .as_ref()
+                    .and_then(|p| cel_bounds::evaluate_guarded(|| p.execute(&context)).ok())
+                    .and_then(|result| match result {
+                        // An empty or multi-line result falls back to the message.
+                        Ok(Value::String(s)) if !s.trim().is_empty() && !s.contains('\n') => {
+                            Some(s.to_string())
+                        }
+                        _ => None,
+                    })
+                    .unwrap_or_else(|| match text.message.as_deref().map(str::trim) {
+                        Some(message) if !message.is_empty() => message.to_owned(),
+                        _ => format!("failed rule: {}", rule_error_string()),
+                    });
+                let message = match text.reason.as_deref() {
+                    Some("FieldValueForbidden") => format!("Forbidden: {message}"),
+                    Some("FieldValueRequired") => format!("Required value: {message}"),
+                    Some("FieldValueDuplicate") => format!("Duplicate value: {message}"),
+                    _ => message,
+                };
+                CelOutcome::Failed(Failure {
+                    message,
+                    field_path: text.field_path.clone(),
+                })
+            }
             Ok(other) => {
                 CelOutcome::NotChecked(format!("it gives {:?}, not a boolean", other.type_of()))
             }
-            Err(ExecutionError::NoSuchKey(key)) => {
-                CelOutcome::Failed(format!("no such key: {key} evaluating rule: {}", self.rule))
-            }
+            // What cel-go fails on too at run time: the API server reports it as an invalid
+            // value, "<error> evaluating rule: <message or rule>".
+            Err(
+                error @ (ExecutionError::NoSuchKey(_)
+                | ExecutionError::FunctionError { .. }
+                | ExecutionError::DivisionByZero(_)
+                | ExecutionError::RemainderByZero(_)
+                | ExecutionError::Overflow(..)
+                | ExecutionError::IndexOutOfBounds(_)
+                | ExecutionError::DuplicateKey(_)),
+            ) => at_node(format!(
+                "{} evaluating rule: {}",
+                api_server_error_text(&error),
+                rule_error_string()
+            )),
             Err(error) => {
                 CelOutcome::NotChecked(format!("the CEL crate could not evaluate it: {error}"))
             }
         }
     }
+}
+
+/// A rule's text as messages show it: whole up to 120 characters, cut after.
+pub(crate) fn short_rule(rule: &str) -> String {
+    const SHOWN: usize = 120;
+    let rule = rule.trim();
+    if rule.chars().count() <= SHOWN {
+        rule.to_owned()
+    } else {
+        format!("{}…", rule.chars().take(SHOWN).collect::<String>())
+    }
+}
+
+/// An evaluation error as cel-go words the common ones (`no such key: x`).
+fn api_server_error_text(error: &ExecutionError) -> String {
+    match error {
+        ExecutionError::NoSuchKey(key) => format!("no such key: {key}"),
+        ExecutionError::DivisionByZero(_) => "division by zero".to_owned(),
+        ExecutionError::RemainderByZero(_) => "modulus by zero".to_owned(),
+        ExecutionError::Overflow(..) => "integer overflow".to_owned(),
+        other => other.to_string(),
+    }
+}
+
+/// Reads a rule's `fieldPath` (`.a.b`, `.a['b.c']`) into path segments; `None` when it is not
+/// one (the API server refuses such a CRD).
+pub(crate) fn parse_field_path(text: &str) -> Option<Vec<PathSeg>> {
+    let mut segments = Vec::new();
+    let mut rest = text.trim();
+    while !rest.is_empty() {
+        if let Some(after) = rest.strip_prefix('.') {
+            let end = after.find(['.', '[']).unwrap_or(after.len());
+            if end == 0 {
+                return None;
+            }
+            segments.push(PathSeg::Key(after[..end].to_owned()));
+            rest = &after[end..];
+        } else if let Some(after) = rest.strip_prefix("['") {
+            let end = after.find("']")?;
+            segments.push(PathSeg::Key(after[..end].to_owned()));
+            rest = &after[end + 2..];
+        } else {
+            return None;
+        }
+    }
+    Some(segments)
 }
 
 /// `value` as CEL sees it under `schema` (`None`: a field the schema leaves free, converted by
@@ -211,7 +433,7 @@ mod tests {
         let schema = Schema::compile(&parse_first_document(schema_yaml).unwrap().unwrap()).unwrap();
         let value = parse_first_document(value_yaml).unwrap().unwrap().to_json();
         let rule = &schema.cel_rules[0];
-        rule.evaluate(&schema, &value, false)
+        rule.evaluate(&schema, &value, Old::Unknown, false)
     }
 
     const LIMITS: &str =
@@ -225,20 +447,23 @@ mod tests {
         assert_eq!(outcome(&schema, "{low: 1, high: 2}"), CelOutcome::Passed);
         assert_eq!(
             outcome(&schema, "{low: 3, high: 2}"),
-            CelOutcome::Failed("low must not exceed high".into())
+            CelOutcome::Failed(Failure {
+                message: "low must not exceed high".into(),
+                field_path: Vec::new()
+            })
         );
         // A missing field is an error, as in the API server.
         assert!(
-            matches!(outcome(&schema, "{low: 3}"), CelOutcome::Failed(m) if m.contains("no such key: high"))
+            matches!(outcome(&schema, "{low: 3}"), CelOutcome::Failed(f) if f.message.contains("no such key: high"))
         );
     }
 
     #[test]
     fn macros_and_string_functions() {
-        let schema = "type: array\nitems: {type: string}\nx-kubernetes-validations:\n- rule: \"self.all(s, s.startsWith('/') && size(s) < 5) && self.exists(s, s.lowerAscii() == '/a')\"\n";
+        let schema = "type: array\nmaxItems: 10\nitems: {type: string, maxLength: 10}\nx-kubernetes-validations:\n- rule: \"self.all(s, s.startsWith('/') && size(s) < 5) && self.exists(s, s.lowerAscii() == '/a')\"\n";
         assert_eq!(outcome(schema, "[/A, /bc]"), CelOutcome::Passed);
         assert!(
-            matches!(outcome(schema, "[/A, bc]"), CelOutcome::Failed(m) if m.starts_with("failed rule: "))
+            matches!(outcome(schema, "[/A, bc]"), CelOutcome::Failed(f) if f.message.starts_with("failed rule: "))
         );
         let has = format!(
             "{LIMITS}x-kubernetes-validations:\n- rule: \"!has(self.low) || self.low >= 0\"\n"
@@ -280,7 +505,7 @@ mod tests {
         );
         let schema = Schema::compile(&parse_first_document(&schema).unwrap().unwrap()).unwrap();
         assert_eq!(
-            schema.cel_rules[0].evaluate(&schema, &value, false),
+            schema.cel_rules[0].evaluate(&schema, &value, Old::Unknown, false),
             CelOutcome::Passed
         );
     }

@@ -18,6 +18,8 @@
 //! it cannot check is a warning with rule `cel` ("not checked"); see `cel.rs`.
 
 mod cel;
+mod cel_bounds;
+mod cel_cost;
 mod compile;
 mod formats;
 mod load;
@@ -25,7 +27,7 @@ pub mod metadata;
 mod resource;
 mod validate;
 
-pub use cel::CelRule;
+pub use cel::{CelRule, RuleText};
 pub use compile::{Additional, Schema, SchemaType};
 pub use load::{Crd, CrdVersion, LoadError, MAX_FILE_BYTES as MAX_CRD_FILE_BYTES, SchemaSet};
 pub use resource::{

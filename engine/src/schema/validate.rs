@@ -15,7 +15,7 @@
 
 use std::collections::HashMap;
 
-use super::cel::CelOutcome;
+use super::cel::{CelOutcome, Old};
 use super::compile::{Additional, Schema, SchemaType};
 use super::formats::{FormatCheck, check_string_format};
 use super::{Finding, Severity};
@@ -165,17 +165,22 @@ impl Walker<'_> {
         if self.prune {
             for rule in &schema.cel_rules {
                 let path = &self.path;
-                match rule.evaluate(schema, value, root) {
+                match rule.evaluate(schema, value, Old::Unknown, root) {
                     CelOutcome::Passed => {}
-                    CelOutcome::Failed(message) => {
-                        self.cel.push(Finding::error(path, "cel", message))
+                    CelOutcome::Failed(failure) => {
+                        let mut at = path.clone();
+                        at.extend(failure.field_path);
+                        self.cel.push(Finding::error(&at, "cel", failure.message))
+                    }
+                    CelOutcome::CrdRefused(reason) => {
+                        self.out.push(Finding::error(path, "crd-cost", reason))
                     }
                     CelOutcome::NotChecked(reason) => self.cel.push(Finding::warning(
                         path,
                         "cel",
                         format!(
                             "x-kubernetes-validations rule {} not checked: {reason}",
-                            rule.rule
+                            super::cel::short_rule(&rule.rule)
                         ),
                     )),
                 }
