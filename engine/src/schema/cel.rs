@@ -473,6 +473,53 @@ mod tests {
     }
 
     #[test]
+    fn evaluation_errors_are_field_errors_with_the_rules_texts() {
+        // apiextensions `schema/cel/validation.go`: "<error> evaluating rule: <message or rule>".
+        let conversion = "type: object\nproperties:\n  port: {type: string}\n  timeout: {type: string}\nx-kubernetes-validations:\n- rule: int(self.port) > 0\n  message: port must be a number\n";
+        assert!(matches!(
+            outcome(conversion, "{port: apple}"),
+            CelOutcome::Failed(f) if f.message.ends_with("evaluating rule: port must be a number")
+        ));
+        let duration = "type: object\nproperties:\n  timeout: {type: string}\nx-kubernetes-validations:\n- rule: duration(self.timeout) > duration('0s')\n";
+        assert!(matches!(
+            outcome(duration, "{timeout: apple}"),
+            CelOutcome::Failed(f) if f.message.contains("evaluating rule: duration(self.timeout)")
+        ));
+        assert_eq!(outcome(duration, "{timeout: 10s}"), CelOutcome::Passed);
+        // messageExpression, reason and fieldPath of a false rule.
+        let texts = format!(
+            "{LIMITS}x-kubernetes-validations:\n- rule: self.low <= self.high\n  message: static\n  messageExpression: \"'low ' + string(self.low) + ' exceeds high'\"\n  reason: FieldValueForbidden\n  fieldPath: .low\n"
+        );
+        assert_eq!(
+            outcome(&texts, "{low: 3, high: 2}"),
+            CelOutcome::Failed(Failure {
+                message: "Forbidden: low 3 exceeds high".into(),
+                field_path: vec![PathSeg::Key("low".into())],
+            })
+        );
+        // A messageExpression giving an empty string falls back to the message.
+        let empty = format!(
+            "{LIMITS}x-kubernetes-validations:\n- rule: self.low <= self.high\n  message: static\n  messageExpression: \"''\"\n"
+        );
+        assert_eq!(
+            outcome(&empty, "{low: 3, high: 2}"),
+            CelOutcome::Failed(Failure {
+                message: "static".into(),
+                field_path: Vec::new(),
+            })
+        );
+        assert_eq!(
+            parse_field_path(".a['b.c'].d"),
+            Some(vec![
+                PathSeg::Key("a".into()),
+                PathSeg::Key("b.c".into()),
+                PathSeg::Key("d".into())
+            ])
+        );
+        assert_eq!(parse_field_path("a"), None);
+    }
+
+    #[test]
     fn what_cannot_be_checked_says_so() {
         let transition =
             format!("{LIMITS}x-kubernetes-validations:\n- rule: self.low >= oldSelf.low\n");
