@@ -21,6 +21,7 @@ mod cel;
 mod cel_bounds;
 mod cel_cost;
 mod compile;
+mod defaulting;
 mod formats;
 mod load;
 pub mod metadata;

@@ -1,6 +1,6 @@
 //! Validating a value against a compiled [`Schema`] with the API server's order and rules:
-//! pruning first (undeclared fields and non-nullable nulls are dropped, reported as
-//! warnings), then value validation of what is left (errors), then list-type uniqueness.
+//! defaulting first (`defaulting.rs`), then pruning (undeclared fields and non-nullable nulls
+//! are dropped, reported as warnings), then value validation of what is left (errors), then list-type uniqueness.
 //!
 //! Sources, all read, none copied: pruning is apiextensions-apiserver
 //! `pkg/apiserver/schema/pruning/algorithm.go` (`prune`, `skipPrune`: fields of
@@ -17,6 +17,7 @@ use std::collections::HashMap;
 
 use super::cel::{CelOutcome, Old};
 use super::compile::{Additional, Schema, SchemaType};
+use super::defaulting::apply_defaults;
 use super::formats::{FormatCheck, check_string_format};
 use super::{Finding, Severity};
 use crate::runner::format_path;
@@ -62,6 +63,8 @@ const BLOCKING_RULES: [&str; 6] = [
 ];
 
 fn run(schema: &Schema, value: &JsonValue, path: &[PathSeg], root: bool, out: &mut Vec<Finding>) {
+    // The API server defaults while decoding, before pruning and validation.
+    let value = &*apply_defaults(schema, value);
     let first = out.len();
     let mut cel = Vec::new();
     let mut walker = Walker {
@@ -691,6 +694,25 @@ mod tests {
         let s = schema("type: object\nadditionalProperties: false");
         let value = JsonValue::Object(JsonMap::from([("a".into(), JsonValue::Int(1))]));
         assert_eq!(rules(&s, value), [("pruned", Warning)]);
+    }
+
+    #[test]
+    fn defaults_apply_before_list_keys_and_rules() {
+        // The examples: a list-map key defaulted to TCP makes two items one key, and a
+        // rule reading a defaulted field finds it.
+        let ports = schema(
+            "type: array\nx-kubernetes-list-type: map\nx-kubernetes-list-map-keys: [name, protocol]\nitems:\n  type: object\n  required: [name]\n  properties:\n    name: {type: string}\n    protocol: {type: string, default: TCP}\n",
+        );
+        let items = |yaml: &str| parse_first_document(yaml).unwrap().unwrap().to_json();
+        assert_eq!(
+            rules(&ports, items("[{name: a}, {name: a, protocol: TCP}]")),
+            [("x-kubernetes-list-map-keys", Error)]
+        );
+        let backend = schema(
+            "type: object\nproperties:\n  group: {type: string, default: ''}\n  kind: {type: string, default: Service}\n  port: {type: integer}\nx-kubernetes-validations:\n- rule: \"(size(self.group) == 0 && self.kind == 'Service') ? has(self.port) : true\"\n",
+        );
+        assert!(rules(&backend, items("{port: 80}")).is_empty());
+        assert_eq!(rules(&backend, items("{}")), [("cel", Error)]);
     }
 
     #[test]
