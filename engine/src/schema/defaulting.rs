@@ -9,14 +9,21 @@ use std::borrow::Cow;
 
 use super::compile::{Additional, Schema};
 use crate::value::JsonValue;
+use crate::yaml::PathSeg;
 
-/// `value` with `schema`'s defaults applied; borrowed when nothing was defaulted.
-pub(crate) fn apply_defaults<'v>(schema: &Schema, value: &'v JsonValue) -> Cow<'v, JsonValue> {
+/// `value` with `schema`'s defaults applied; borrowed when nothing was defaulted. The paths
+/// (from `value`) of nulls replaced by a default are added to `replaced_nulls`.
+pub(crate) fn apply_defaults<'v>(
+    schema: &Schema,
+    value: &'v JsonValue,
+    replaced_nulls: &mut Vec<Vec<PathSeg>>,
+) -> Cow<'v, JsonValue> {
     if !has_defaults(schema, 0) {
         return Cow::Borrowed(value);
     }
     let mut owned = value.clone();
-    default_in_place(schema, &mut owned, 0);
+    let mut path = Vec::new();
+    default_in_place(schema, &mut owned, &mut path, replaced_nulls);
     Cow::Owned(owned)
 }
 
@@ -40,8 +47,13 @@ fn has_defaults(schema: &Schema, depth: usize) -> bool {
         || matches!(&schema.additional, Additional::Schema(values) if has_defaults(values, depth + 1))
 }
 
-fn default_in_place(schema: &Schema, value: &mut JsonValue, depth: usize) {
-    if depth > MAX_DEPTH {
+fn default_in_place(
+    schema: &Schema,
+    value: &mut JsonValue,
+    path: &mut Vec<PathSeg>,
+    replaced_nulls: &mut Vec<Vec<PathSeg>>,
+) {
+    if path.len() > MAX_DEPTH {
         return;
     }
     match value {
@@ -56,6 +68,9 @@ fn default_in_place(schema: &Schema, value: &mut JsonValue, depth: usize) {
                     }
                     Some(JsonValue::Null) if !child.nullable => {
                         fields.insert(name.clone(), default.clone());
+                        path.push(PathSeg::Key(name.clone()));
+                        replaced_nulls.push(path.clone());
+                        path.pop();
                     }
                     Some(_) => {}
                 }
@@ -68,13 +83,17 @@ fn default_in_place(schema: &Schema, value: &mut JsonValue, depth: usize) {
                         _ => continue,
                     },
                 };
-                default_in_place(child, field, depth + 1);
+                path.push(PathSeg::Key(name.clone()));
+                default_in_place(child, field, path, replaced_nulls);
+                path.pop();
             }
         }
         JsonValue::Array(items) => {
             if let Some(item_schema) = schema.items.as_deref() {
-                for item in items {
-                    default_in_place(item_schema, item, depth + 1);
+                for (index, item) in items.iter_mut().enumerate() {
+                    path.push(PathSeg::Index(index));
+                    default_in_place(item_schema, item, path, replaced_nulls);
+                    path.pop();
                 }
             }
         }
@@ -90,7 +109,7 @@ mod tests {
     fn defaulted(schema: &str, value: &str) -> String {
         let schema = Schema::compile(&parse_first_document(schema).unwrap().unwrap()).unwrap();
         let value = parse_first_document(value).unwrap().unwrap().to_json();
-        apply_defaults(&schema, &value).to_canonical_json()
+        apply_defaults(&schema, &value, &mut Vec::new()).to_canonical_json()
     }
 
     #[test]

@@ -64,7 +64,17 @@ const BLOCKING_RULES: [&str; 6] = [
 
 fn run(schema: &Schema, value: &JsonValue, path: &[PathSeg], root: bool, out: &mut Vec<Finding>) {
     // The API server defaults while decoding, before pruning and validation.
-    let value = &*apply_defaults(schema, value);
+    let mut replaced_nulls = Vec::new();
+    let value = &*apply_defaults(schema, value, &mut replaced_nulls);
+    for replaced in replaced_nulls {
+        let mut at = path.to_vec();
+        at.extend(replaced);
+        out.push(Finding::warning(
+            &at,
+            "nullable",
+            "null in a non-nullable field: the API server would write the default instead",
+        ));
+    }
     let first = out.len();
     let mut cel = Vec::new();
     let mut walker = Walker {
