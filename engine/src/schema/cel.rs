@@ -93,16 +93,6 @@ impl std::fmt::Debug for Check {
     }
 }
 
-/// The value before the update, for transition rules (`oldSelf`).
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum Old<'a> {
-    /// Not known to the caller: transition rules are not checked.
-    Unknown,
-    /// A create, or the old object lacks this field: transition rules do not run.
-    Absent,
-    Value(&'a JsonValue),
-}
-
 /// A failed rule, as the API server reports it.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Failure {
@@ -198,12 +188,10 @@ impl CelRule {
     }
 
     /// Evaluates the rule with `self` = `value` (which has passed `schema`'s type check).
-    /// `old` is the value before the update (`oldSelf`), when there is one.
     pub(crate) fn evaluate(
         &self,
         schema: &Schema,
         value: &JsonValue,
-        old: Old<'_>,
         root: bool,
     ) -> CelOutcome {
         let (program, message_program, transition) = match self.check(schema) {
@@ -215,20 +203,13 @@ impl CelRule {
             Check::CrdRefused(reason) => return CelOutcome::CrdRefused(reason.clone()),
             Check::Refused(reason) => return CelOutcome::NotChecked(reason.clone()),
         };
-        let old_value = match (transition, old) {
-            (false, _) => None,
-            (true, Old::Value(old)) => Some(old),
-            // A transition rule runs only on an update where the old object has the field
-            // (apiextensions `schema/cel/validation.go`).
-            (true, Old::Absent) => return CelOutcome::Passed,
-            (true, Old::Unknown) => {
-                return CelOutcome::NotChecked(
-                    "a transition rule (it reads oldSelf, the object before the update), and \
-                     the object before the update is not known here"
-                        .into(),
-                );
-            }
-        };
+        if transition {
+            // Transition rules need the object before the update, which the callers do not
+            // pass yet (issue 21 item 4).
+            return CelOutcome::NotChecked(
+                "a transition rule (it reads oldSelf, the object before the update)".into(),
+            );
+        }
         let Some(this) = to_cel(Some(schema), value, root, 0) else {
             return CelOutcome::NotChecked(format!(
                 "the value is nested deeper than {MAX_VALUE_DEPTH} levels"
@@ -236,14 +217,6 @@ impl CelRule {
         };
         let mut context = Context::with_env(Arc::clone(&self.env));
         context.add_variable_from_value("self", this);
-        if let Some(old) = old_value {
-            let Some(old) = to_cel(Some(schema), old, root, 0) else {
-                return CelOutcome::NotChecked(format!(
-                    "the old value is nested deeper than {MAX_VALUE_DEPTH} levels"
-                ));
-            };
-            context.add_variable_from_value("oldSelf", old);
-        }
         let text = &self.text;
         // apiextensions `schema/cel/validation.go`: `ruleErrorString` and `ruleMessageOrDefault`.
         let rule_error_string = || {
@@ -433,7 +406,7 @@ mod tests {
         let schema = Schema::compile(&parse_first_document(schema_yaml).unwrap().unwrap()).unwrap();
         let value = parse_first_document(value_yaml).unwrap().unwrap().to_json();
         let rule = &schema.cel_rules[0];
-        rule.evaluate(&schema, &value, Old::Unknown, false)
+        rule.evaluate(&schema, &value, false)
     }
 
     const LIMITS: &str =
@@ -552,7 +525,7 @@ mod tests {
         );
         let schema = Schema::compile(&parse_first_document(&schema).unwrap().unwrap()).unwrap();
         assert_eq!(
-            schema.cel_rules[0].evaluate(&schema, &value, Old::Unknown, false),
+            schema.cel_rules[0].evaluate(&schema, &value, false),
             CelOutcome::Passed
         );
     }

@@ -68,6 +68,9 @@ pub struct Finding {
     pub rule: &'static str,
     pub severity: Severity,
     pub message: String,
+    /// The CRD the finding comes from, `<file>:<line>, version <name>` (`None` for Kubernetes'
+    /// own rules: labels, annotations).
+    pub crd: Option<String>,
 }
 
 impl Finding {
@@ -77,6 +80,7 @@ impl Finding {
             rule,
             severity: Severity::Error,
             message: message.into(),
+            crd: None,
         }
     }
 
@@ -90,6 +94,7 @@ impl Finding {
             rule,
             severity: Severity::Warning,
             message: message.into(),
+            crd: None,
         }
     }
 

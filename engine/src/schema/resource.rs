@@ -243,7 +243,16 @@ pub fn validate_object_as(
         ));
     }
     match &version.schema {
-        Some(schema) => validate_root(schema, object, &mut findings),
+        Some(schema) => {
+            // Every finding of the CRD's schema names the CRD it comes from: on a version
+            // mismatch with the cluster, the first thing to check.
+            let first = findings.len();
+            validate_root(schema, object, &mut findings);
+            let source = format!("{}:{}, version {}", crd.file, crd.line, version.name);
+            for finding in &mut findings[first..] {
+                finding.crd = Some(source.clone());
+            }
+        }
         None => findings.push(Finding::warning(
             &[],
             "schema",

@@ -15,7 +15,7 @@
 
 use std::collections::HashMap;
 
-use super::cel::{CelOutcome, Old};
+use super::cel::CelOutcome;
 use super::compile::{Additional, Schema, SchemaType};
 use super::defaulting::apply_defaults;
 use super::formats::{FormatCheck, check_string_format};
@@ -178,7 +178,7 @@ impl Walker<'_> {
         if self.prune {
             for rule in &schema.cel_rules {
                 let path = &self.path;
-                match rule.evaluate(schema, value, Old::Unknown, root) {
+                match rule.evaluate(schema, value, root) {
                     CelOutcome::Passed => {}
                     CelOutcome::Failed(failure) => {
                         let mut at = path.clone();
