@@ -47,6 +47,8 @@ pub struct RuleText {
     pub reason: Option<String>,
     /// Where a failure is reported, relative to the rule's node (`.spec.port`, `['a.b']`).
     pub field_path: Vec<PathSeg>,
+    /// `optionalOldSelf`: the rule also runs on a create, with `oldSelf` an optional.
+    pub optional_old_self: bool,
 }
 
 /// One rule, parsed the first time it is evaluated: the `cel` crate's ANTLR parser costs
@@ -89,6 +91,29 @@ impl std::fmt::Debug for Check {
             Check::Ready { program, .. } => f.debug_tuple("Ready").field(program).finish(),
             Check::CrdRefused(reason) => f.debug_tuple("CrdRefused").field(reason).finish(),
             Check::Refused(reason) => f.debug_tuple("Refused").field(reason).finish(),
+        }
+    }
+}
+
+/// The value before the update at a rule's node, for transition rules (`oldSelf`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Old<'a> {
+    /// Not known to the caller (a validation that is not an update): transition rules are
+    /// reported as not checked.
+    Unknown,
+    /// The old object lacks this node (or it cannot be matched, as in an atomic list):
+    /// transition rules do not run (apiextensions `schema/cel/validation.go`).
+    Absent,
+    Value(&'a JsonValue),
+}
+
+impl<'a> Old<'a> {
+    /// The old value of field `key` below this one.
+    pub(crate) fn field(self, key: &str) -> Old<'a> {
+        match self {
+            Old::Value(JsonValue::Object(fields)) => fields.get(key).map_or(Old::Absent, Old::Value),
+            Old::Value(_) | Old::Absent => Old::Absent,
+            Old::Unknown => Old::Unknown,
         }
     }
 }
@@ -192,6 +217,7 @@ impl CelRule {
         &self,
         schema: &Schema,
         value: &JsonValue,
+        old: Old<'_>,
         root: bool,
     ) -> CelOutcome {
         let (program, message_program, transition) = match self.check(schema) {
@@ -203,13 +229,32 @@ impl CelRule {
             Check::CrdRefused(reason) => return CelOutcome::CrdRefused(reason.clone()),
             Check::Refused(reason) => return CelOutcome::NotChecked(reason.clone()),
         };
-        if transition {
-            // Transition rules need the object before the update, which the callers do not
-            // pass yet (issue 21 item 4).
-            return CelOutcome::NotChecked(
-                "a transition rule (it reads oldSelf, the object before the update)".into(),
-            );
-        }
+        let old_value = match (transition, old) {
+            (false, _) => None,
+            (true, Old::Value(_)) if self.text.optional_old_self => {
+                return CelOutcome::NotChecked(
+                    "a transition rule with optionalOldSelf (oldSelf is an optional, which \
+                     this checker does not model)"
+                        .into(),
+                );
+            }
+            (true, Old::Value(old)) => Some(old),
+            (true, Old::Absent) if self.text.optional_old_self => {
+                return CelOutcome::NotChecked(
+                    "a transition rule with optionalOldSelf on a new value (oldSelf is \
+                     optional.none(), which this checker does not model)"
+                        .into(),
+                );
+            }
+            (true, Old::Absent) => return CelOutcome::Passed,
+            (true, Old::Unknown) => {
+                return CelOutcome::NotChecked(
+                    "a transition rule (it reads oldSelf, the object before the update, not \
+                     known here)"
+                        .into(),
+                );
+            }
+        };
         let Some(this) = to_cel(Some(schema), value, root, 0) else {
             return CelOutcome::NotChecked(format!(
                 "the value is nested deeper than {MAX_VALUE_DEPTH} levels"
@@ -217,6 +262,14 @@ impl CelRule {
         };
         let mut context = Context::with_env(Arc::clone(&self.env));
         context.add_variable_from_value("self", this);
+        if let Some(old) = old_value {
+            let Some(old) = to_cel(Some(schema), old, root, 0) else {
+                return CelOutcome::NotChecked(format!(
+                    "the old value is nested deeper than {MAX_VALUE_DEPTH} levels"
+                ));
+            };
+            context.add_variable_from_value("oldSelf", old);
+        }
         let text = &self.text;
         // apiextensions `schema/cel/validation.go`: `ruleErrorString` and `ruleMessageOrDefault`.
         let rule_error_string = || {
@@ -406,7 +459,7 @@ mod tests {
         let schema = Schema::compile(&parse_first_document(schema_yaml).unwrap().unwrap()).unwrap();
         let value = parse_first_document(value_yaml).unwrap().unwrap().to_json();
         let rule = &schema.cel_rules[0];
-        rule.evaluate(&schema, &value, false)
+        rule.evaluate(&schema, &value, Old::Unknown, false)
     }
 
     const LIMITS: &str =
@@ -525,7 +578,7 @@ mod tests {
         );
         let schema = Schema::compile(&parse_first_document(&schema).unwrap().unwrap()).unwrap();
         assert_eq!(
-            schema.cel_rules[0].evaluate(&schema, &value, false),
+            schema.cel_rules[0].evaluate(&schema, &value, Old::Unknown, false),
             CelOutcome::Passed
         );
     }

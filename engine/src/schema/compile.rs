@@ -283,6 +283,10 @@ fn compile_at(
                         message_expression: optional("messageExpression")?,
                         reason: optional("reason")?,
                         field_path,
+                        optional_old_self: match rule.get("optionalOldSelf") {
+                            Some(node) => boolean(node, "optionalOldSelf")?,
+                            None => false,
+                        },
                     };
                     let env = env.get_or_insert_with(cel::environment);
                     schema.cel_rules.push(CelRule::compile(text, env));

@@ -33,7 +33,7 @@ pub use compile::{Additional, Schema, SchemaType};
 pub use load::{Crd, CrdVersion, LoadError, MAX_FILE_BYTES as MAX_CRD_FILE_BYTES, SchemaSet};
 pub use resource::{
     SchemaChoice, Validation, patched_resource, validate_object, validate_object_as,
-    validate_patched, validate_patched_as,
+    validate_patched, validate_patched_as, validate_patched_update_as, validate_update_as,
 };
 pub use validate::validate_value;
 
