@@ -20,7 +20,15 @@ const WALL_SECONDS: &str = "120";
 fn check_bounded(dir: &Path) -> String {
     let output = Command::new("timeout")
         .current_dir(dir)
-        .args(["-k", "5", WALL_SECONDS, "prlimit", ADDRESS_SPACE, CPU_SECONDS, "--"])
+        .args([
+            "-k",
+            "5",
+            WALL_SECONDS,
+            "prlimit",
+            ADDRESS_SPACE,
+            CPU_SECONDS,
+            "--",
+        ])
         .arg(binary())
         .args(["check", "--format", "json", "lua"])
         .env("NO_COLOR", "1")

@@ -438,7 +438,9 @@ fn transition_rules_compare_each_step_with_the_object_before_it() {
         errors.iter().any(|e| e["rule"] == "cel"
             && e["path"] == "spec.routes[0]"
             && e["message"] == "destinations may not be added"
-            && e["crd"].as_str().is_some_and(|crd| crd.starts_with("transition.yaml:"))),
+            && e["crd"]
+                .as_str()
+                .is_some_and(|crd| crd.starts_with("transition.yaml:"))),
         "{errors:#?}"
     );
 }

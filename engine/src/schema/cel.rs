@@ -111,7 +111,9 @@ impl<'a> Old<'a> {
     /// The old value of field `key` below this one.
     pub(crate) fn field(self, key: &str) -> Old<'a> {
         match self {
-            Old::Value(JsonValue::Object(fields)) => fields.get(key).map_or(Old::Absent, Old::Value),
+            Old::Value(JsonValue::Object(fields)) => {
+                fields.get(key).map_or(Old::Absent, Old::Value)
+            }
             Old::Value(_) | Old::Absent => Old::Absent,
             Old::Unknown => Old::Unknown,
         }

@@ -86,12 +86,10 @@ pub(crate) fn nesting_estimate(rule: &str) -> usize {
                 continue;
             }
             b'(' | b'[' | b'{' => stack.push(Group::default()),
-            b')' | b']' | b'}' => {
-                if stack.len() > 1 {
-                    let inner = stack.pop().map_or(0, Group::depth) + 1;
-                    if let Some(top) = stack.last_mut() {
-                        top.run_child = top.run_child.max(inner);
-                    }
+            b')' | b']' | b'}' if stack.len() > 1 => {
+                let inner = stack.pop().map_or(0, Group::depth) + 1;
+                if let Some(top) = stack.last_mut() {
+                    top.run_child = top.run_child.max(inner);
                 }
             }
             b'&' | b'|' if bytes.get(i + 1) == Some(&b) => {

@@ -374,10 +374,7 @@ mod tests {
     #[test]
     fn nested_comprehensions_multiply() {
         let one = cost(NESTED, "self.all(a, size(a) > 0)");
-        let four = cost(
-            NESTED,
-            "self.all(a, a.all(b, b.all(c, c.all(d, d > 0))))",
-        );
+        let four = cost(NESTED, "self.all(a, a.all(b, b.all(c, c.all(d, d > 0))))");
         assert!(one < 10_000, "{one}");
         assert!(four > STATIC_ESTIMATED_COST_LIMIT, "{four}");
         let three = cost(NESTED, "self.all(a, a.all(b, b.all(c, size(c) > 0)))");
@@ -402,8 +399,6 @@ mod tests {
     fn unbounded_lists_are_sized_from_the_request_limit() {
         let unbounded = "type: array\nitems: {type: string}\n";
         assert!(cost(unbounded, "self.all(a, a.size() > 0)") < STATIC_ESTIMATED_COST_LIMIT);
-        assert!(
-            cost(unbounded, "self.all(a, self.all(b, a != b))") > STATIC_ESTIMATED_COST_LIMIT
-        );
+        assert!(cost(unbounded, "self.all(a, self.all(b, a != b))") > STATIC_ESTIMATED_COST_LIMIT);
     }
 }

@@ -93,12 +93,10 @@ pub fn case_findings(
         };
         match entry {
             // Equal results are checked once, for both.
-            Some(entry) if step.actual.is_some() && step.actual == step.expected => {
-                push(
-                    SchemaTarget::Both,
-                    validate(&entry_data(entry, subject), &before),
-                )
-            }
+            Some(entry) if step.actual.is_some() && step.actual == step.expected => push(
+                SchemaTarget::Both,
+                validate(&entry_data(entry, subject), &before),
+            ),
             entry => {
                 if let Some(output) = output() {
                     push(SchemaTarget::Output, validate(&output, &before));
