@@ -59,7 +59,7 @@ fn an_output_the_api_server_rejects_is_invalid_with_path_rule_and_message() {
     let case = "schema/lua_configuration/example.io/Weighted/testdata/no_traffic.yaml";
     assert!(
         result.lines().contains(&format!(
-            "          {case}:45: schema error: output and expected[0] spec.routes[0].destinations[1].weight: -1 must be greater than or equal to 0 (minimum)"
+            "          {case}:45: schema error: output and expected[0] spec.routes[0].destinations[1].weight: -1 must be greater than or equal to 0 (minimum) [CRD schema/lua_configuration/crds/weighted.yaml:3, version v1]"
         ).as_str()),
         "{result:?}"
     );
@@ -82,14 +82,16 @@ fn an_output_the_api_server_rejects_is_invalid_with_path_rule_and_message() {
                 "path": "spec.routes[0].destinations[0].weight",
                 "rule": "maximum",
                 "message": "101 must be less than or equal to 100",
-                "line": 43
+                "line": 43,
+                "crd": "schema/lua_configuration/crds/weighted.yaml:3, version v1"
             },
             {
                 "target": "output and expected",
                 "path": "spec.routes[0].destinations[1].weight",
                 "rule": "minimum",
                 "message": "-1 must be greater than or equal to 0",
-                "line": 45
+                "line": 45,
+                "crd": "schema/lua_configuration/crds/weighted.yaml:3, version v1"
             }
         ])
     );
@@ -118,7 +120,8 @@ fn an_expectation_the_api_server_rejects_is_reported_as_the_tests_bug() {
             "path": "spec.routes[0].destinations[1].weight",
             "rule": "type",
             "message": "must be of type integer, not string \"20\"",
-            "line": 45
+            "line": 45,
+            "crd": "schema/lua_configuration/crds/weighted.yaml:3, version v1"
         }])
     );
 }
@@ -132,7 +135,7 @@ fn a_field_the_api_server_would_drop_is_a_warning() {
     );
     assert!(
         result.stdout.contains(
-            "legacy_field.yaml:40: warning: output and expected[0] spec.legacy: the API server would drop `spec.legacy`: the schema does not declare it (pruned)"
+            "legacy_field.yaml:40: warning: output and expected[0] spec.legacy: the API server would drop `spec.legacy`: the schema does not declare it (pruned) [CRD schema/lua_configuration/crds/weighted.yaml:3, version v1]"
         ),
         "{result:?}"
     );
@@ -317,7 +320,7 @@ fn junit_github_and_sarif_carry_the_invalid_verdict() {
     );
     assert!(
         junit.stdout.contains(&format!(
-            "{case}:45: output and expected[0] spec.routes[0].destinations[1].weight: -1 must be greater than or equal to 0 (minimum)"
+            "{case}:45: output and expected[0] spec.routes[0].destinations[1].weight: -1 must be greater than or equal to 0 (minimum) [CRD schema/lua_configuration/crds/weighted.yaml:3, version v1]"
         )),
         "{junit:?}"
     );
@@ -333,7 +336,7 @@ fn junit_github_and_sarif_carry_the_invalid_verdict() {
     assert_eq!(github.code, 1, "{github:?}");
     assert!(
         github.lines().contains(&format!(
-            "::error file={case},line=45,title=testdata/no_traffic.yaml step 1%3A invalid::output and expected[0] spec.routes[0].destinations[1].weight: -1 must be greater than or equal to 0 (minimum)"
+            "::error file={case},line=45,title=testdata/no_traffic.yaml step 1%3A invalid::output and expected[0] spec.routes[0].destinations[1].weight: -1 must be greater than or equal to 0 (minimum) [CRD schema/lua_configuration/crds/weighted.yaml:3, version v1]"
         ).as_str()),
         "{github:?}"
     );
@@ -398,4 +401,46 @@ fn an_ingress_scripts_annotations_follow_kubernetes_key_rules() {
     }
     let off = run_in(&dir, &["check", "--no-schema", "lua_configuration"]);
     assert_eq!(off.code, 0, "{off:?}");
+}
+
+/// Kruise writes each step with Update: a transition rule compares the step's result with the
+/// object before it (the case's `original` for the first step).
+#[test]
+fn transition_rules_compare_each_step_with_the_object_before_it() {
+    let dir = tree_without_crds_folder("schema_transition");
+    let strict = std::fs::read_to_string(dir.join("strict/weighted.yaml")).unwrap();
+    let rule = "                    x-kubernetes-validations:\n                    - rule: size(self.destinations) <= size(oldSelf.destinations)\n                      message: destinations may not be added\n";
+    let with_rule = strict.replacen(
+        "                    required: [name, destinations]\n",
+        &format!("                    required: [name, destinations]\n{rule}"),
+        1,
+    );
+    assert_ne!(with_rule, strict, "the fixture CRD changed");
+    std::fs::write(dir.join("transition.yaml"), with_rule).unwrap();
+    let result = run_in(
+        &dir,
+        &[
+            "check",
+            "--format",
+            "json",
+            "--crd",
+            "transition.yaml",
+            "--filter",
+            "good",
+            "lua_configuration",
+        ],
+    );
+    let lines = json_lines(&result.stdout);
+    let step = line_of(&lines, "good.yaml");
+    assert_eq!(step["status"], "invalid", "{}", result.stdout);
+    let errors = step["schema_errors"].as_array().unwrap();
+    assert!(
+        errors.iter().any(|e| e["rule"] == "cel"
+            && e["path"] == "spec.routes[0]"
+            && e["message"] == "destinations may not be added"
+            && e["crd"]
+                .as_str()
+                .is_some_and(|crd| crd.starts_with("transition.yaml:"))),
+        "{errors:#?}"
+    );
 }

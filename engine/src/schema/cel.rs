@@ -1,20 +1,16 @@
-//! `x-kubernetes-validations` rules, evaluated with the `cel` crate (cel-rust) where it can:
-//! `self` is the value the rule sits on, converted as the API server converts it for CEL
-//! (apiextensions-apiserver `pkg/apiserver/schema/cel/values.go` and `model/`: `integer` is
-//! int, `number` is double, objects are maps of the fields left after pruning).
-//!
-//! What is reported as "not checked" rather than guessed: transition rules (they read `oldSelf`,
-//! the object before the update), rules the crate cannot parse, and rules whose evaluation fails
-//! for another reason than a missing field (a function of the Kubernetes CEL libraries the crate
-//! lacks — `quantity`, `url`, `ip`, `isSorted`, … —, or a type mix the API server's type
-//! checker would have refused when the CRD was created). A missing field (`no such key`) is an
-//! error, as the API server reports it. `messageExpression`, `fieldPath` and `reason` are not
-//! used: a failure is reported at the rule's node with its `message` (or "failed rule: …",
-//! the API server's default).
+//! `x-kubernetes-validations` rules as data: the rule's texts (`rule`, `message`,
+//! `messageExpression`, `reason`, `fieldPath`, `optionalOldSelf`), the CEL environment they run
+//! in, and what evaluating one gives. Parsing, costing and evaluating a rule against a value
+//! under its schema is `cel_eval.rs` (it needs the compiled schema, which holds these rules).
 
 use std::sync::{Arc, OnceLock};
 
 use cel::{Env, Program};
+
+use crate::value::JsonValue;
+use crate::yaml::PathSeg;
+
+
 
 /// The CEL environment the rules run in: the standard library plus the strings extension
 /// (`lowerAscii`, `split`, `join`, …), which Kubernetes enables too.
@@ -26,6 +22,21 @@ pub(crate) fn environment() -> Arc<Env> {
     Arc::new(env)
 }
 
+/// What a rule says besides its expression (`x-kubernetes-validations` entry fields).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RuleText {
+    pub rule: String,
+    pub message: Option<String>,
+    pub message_expression: Option<String>,
+    /// `FieldValueInvalid` (the default), `FieldValueForbidden`, `FieldValueRequired` or
+    /// `FieldValueDuplicate`.
+    pub reason: Option<String>,
+    /// Where a failure is reported, relative to the rule's node (`.spec.port`, `['a.b']`).
+    pub field_path: Vec<PathSeg>,
+    /// `optionalOldSelf`: the rule also runs on a create, with `oldSelf` an optional.
+    pub optional_old_self: bool,
+}
+
 /// One rule, parsed the first time it is evaluated: the `cel` crate's ANTLR parser costs
 /// millions of instructions per rule, far more than checking every step of a gateway, and most
 /// rules of a CRD sit on fields no script writes.
@@ -33,8 +44,9 @@ pub(crate) fn environment() -> Arc<Env> {
 pub struct CelRule {
     pub rule: String,
     pub message: Option<String>,
-    env: Arc<Env>,
-    check: OnceLock<Check>,
+    pub(super) text: Arc<RuleText>,
+    pub(super) env: Arc<Env>,
+    pub(super) check: OnceLock<Check>,
 }
 
 impl std::fmt::Debug for CelRule {
@@ -49,19 +61,58 @@ impl std::fmt::Debug for CelRule {
 
 #[derive(Clone)]
 pub(super) enum Check {
-    Ready(Arc<Program>, Arc<Env>),
-    Transition,
+    Ready {
+        program: Arc<Program>,
+        message: Option<Arc<Program>>,
+        transition: bool,
+    },
+    /// The API server would refuse the CRD because of this rule.
+    CrdRefused(String),
     Refused(String),
 }
 
 impl std::fmt::Debug for Check {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Check::Ready(program, _) => f.debug_tuple("Ready").field(program).finish(),
-            Check::Transition => f.write_str("Transition"),
+            Check::Ready { program, .. } => f.debug_tuple("Ready").field(program).finish(),
+            Check::CrdRefused(reason) => f.debug_tuple("CrdRefused").field(reason).finish(),
             Check::Refused(reason) => f.debug_tuple("Refused").field(reason).finish(),
         }
     }
+}
+
+/// The value before the update at a rule's node, for transition rules (`oldSelf`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Old<'a> {
+    /// Not known to the caller (a validation that is not an update): transition rules are
+    /// reported as not checked.
+    Unknown,
+    /// The old object lacks this node (or it cannot be matched, as in an atomic list):
+    /// transition rules do not run (apiextensions `schema/cel/validation.go`).
+    Absent,
+    Value(&'a JsonValue),
+}
+
+impl<'a> Old<'a> {
+    /// The old value of field `key` below this one.
+    pub(crate) fn field(self, key: &str) -> Old<'a> {
+        match self {
+            Old::Value(JsonValue::Object(fields)) => {
+                fields.get(key).map_or(Old::Absent, Old::Value)
+            }
+            Old::Value(_) | Old::Absent => Old::Absent,
+            Old::Unknown => Old::Unknown,
+        }
+    }
+}
+
+/// A failed rule, as the API server reports it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Failure {
+    pub message: String,
+    /// The rule's `fieldPath` when the rule is false (an evaluation error is reported at the
+    /// rule's node).
+    pub field_path: Vec<PathSeg>,
 }
 
 /// What evaluating a rule gave.
@@ -69,27 +120,55 @@ impl std::fmt::Debug for Check {
 pub(crate) enum CelOutcome {
     Passed,
     /// The rule is false or its evaluation fails as it would in the API server.
-    Failed(String),
+    Failed(Failure),
     NotChecked(String),
+    /// The API server refuses the CRD itself because of this rule (its estimated cost).
+    CrdRefused(String),
 }
 
 impl CelRule {
-    pub(crate) fn compile(rule: String, message: Option<String>, env: &Arc<Env>) -> CelRule {
+    pub(crate) fn compile(text: RuleText, env: &Arc<Env>) -> CelRule {
         CelRule {
-            rule,
-            message,
+            rule: text.rule.clone(),
+            message: text.message.clone(),
+            text: Arc::new(text),
             env: Arc::clone(env),
             check: OnceLock::new(),
         }
     }
+}
 
-    /// The parsed rule (parsed on first use; every later use shares it).
-    pub(super) fn check(&self) -> &Check {
-        self.check
-            .get_or_init(|| match self.env.compile(&self.rule) {
-                Err(errors) => Check::Refused(format!("the CEL crate cannot parse it: {errors}")),
-                Ok(program) if program.references().has_variable("oldSelf") => Check::Transition,
-                Ok(program) => Check::Ready(Arc::new(program), Arc::clone(&self.env)),
-            })
+/// A rule's text as messages show it: whole up to 120 characters, cut after.
+pub(crate) fn short_rule(rule: &str) -> String {
+    const SHOWN: usize = 120;
+    let rule = rule.trim();
+    if rule.chars().count() <= SHOWN {
+        rule.to_owned()
+    } else {
+        format!("{}…", rule.chars().take(SHOWN).collect::<String>())
     }
+}
+
+/// Reads a rule's `fieldPath` (`.a.b`, `.a['b.c']`) into path segments; `None` when it is not
+/// one (the API server refuses such a CRD).
+pub(crate) fn parse_field_path(text: &str) -> Option<Vec<PathSeg>> {
+    let mut segments = Vec::new();
+    let mut rest = text.trim();
+    while !rest.is_empty() {
+        if let Some(after) = rest.strip_prefix('.') {
+            let end = after.find(['.', '[']).unwrap_or(after.len());
+            if end == 0 {
+                return None;
+            }
+            segments.push(PathSeg::Key(after[..end].to_owned()));
+            rest = &after[end..];
+        } else if let Some(after) = rest.strip_prefix("['") {
+            let end = after.find("']")?;
+            segments.push(PathSeg::Key(after[..end].to_owned()));
+            rest = &after[end + 2..];
+        } else {
+            return None;
+        }
+    }
+    Some(segments)
 }

@@ -1,57 +1,229 @@
-//! Evaluating a `x-kubernetes-validations` rule on a value, which is converted for CEL as the
-//! API server converts it under the rule's schema (apiextensions-apiserver
-//! `pkg/apiserver/schema/cel/values.go`).
+//! Parsing, costing and evaluating a `x-kubernetes-validations` rule on a value, converted for
+//! CEL as the API server converts it under the rule's schema (apiextensions-apiserver
+//! `pkg/apiserver/schema/cel/values.go` and `model/`: `integer` is int, `number` is double,
+//! objects are maps of the fields left after pruning).
+//!
+//! What is reported as "not checked" rather than guessed: rules the crate cannot parse or that
+//! exceed our bounds, and rules whose evaluation fails for want of a function of the Kubernetes
+//! CEL libraries the crate lacks (`quantity`, `url`, `ip`, …). Evaluation errors the API server
+//! would report (`no such key`, a failed conversion) are field errors.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use cel::objects::Key;
-use cel::{Context, ExecutionError, Value};
+use cel::{Context, ExecutionError, Program, Value};
 
-use super::cel::{CelOutcome, CelRule, Check};
+use super::cel::{CelOutcome, CelRule, Check, Failure, Old, short_rule};
 use super::compile::{Additional, Schema, SchemaType};
+use super::{cel_bounds, cel_cost};
 use crate::value::JsonValue;
 
 /// Values nested deeper than this (below fields the schema leaves free) are not converted.
 const MAX_VALUE_DEPTH: usize = 100;
 
 impl CelRule {
+    /// The parsed rule (parsed and costed on first use; every later use shares it).
+    fn check(&self, schema: &Schema) -> &Check {
+        self.check.get_or_init(|| {
+            let parsed = match self.parse(&self.rule, Some(schema)) {
+                Ok(parsed) => parsed,
+                Err(refused) => return refused,
+            };
+            // A messageExpression the crate cannot use falls back to the message, as the API
+            // server falls back when one fails.
+            let message = self
+                .text
+                .message_expression
+                .as_deref()
+                .and_then(|source| self.parse(source, None).ok())
+                .map(Arc::new);
+            let transition = parsed.references().has_variable("oldSelf");
+            Check::Ready {
+                program: Arc::new(parsed),
+                message,
+                transition,
+            }
+        })
+    }
+
+    /// Parses `source` within our bounds, and with `schema` given, checks its estimated cost.
+    fn parse(&self, source: &str, schema: Option<&Schema>) -> Result<Program, Check> {
+        if let Some(reason) = cel_bounds::refuse_before_parse(source) {
+            return Err(Check::Refused(reason));
+        }
+        let env = Arc::clone(&self.env);
+        let parsed = cel_bounds::parse_guarded(|| {
+            let program = env.compile(source).map_err(|errors| {
+                Check::Refused(format!("the CEL crate cannot parse it: {errors}"))
+            })?;
+            let depth = cel_bounds::tree_depth(program.expression());
+            if depth > cel_bounds::MAX_TREE_DEPTH {
+                return Err(Check::Refused(format!(
+                    "its parsed tree is {depth} levels deep, more than the {} this checker \
+                     evaluates",
+                    cel_bounds::MAX_TREE_DEPTH
+                )));
+            }
+            if let Some(schema) = schema {
+                let cost = cel_cost::estimate(program.expression(), schema);
+                if cost > cel_cost::STATIC_ESTIMATED_COST_LIMIT {
+                    return Err(Check::CrdRefused(format!(
+                        "the API server refuses this CRD: the estimated cost of rule {} is \
+                         {cost}, more than the {} it allows a rule (apiextensions \
+                         StaticEstimatedCostLimit; shorten the lists it walks with maxItems, \
+                         maxLength, maxProperties)",
+                        short_rule(&self.rule),
+                        cel_cost::STATIC_ESTIMATED_COST_LIMIT
+                    )));
+                }
+            }
+            Ok(program)
+        });
+        match parsed {
+            Ok(result) => result,
+            Err(panic) => Err(Check::Refused(panic)),
+        }
+    }
+
     /// Evaluates the rule with `self` = `value` (which has passed `schema`'s type check).
-    pub(crate) fn evaluate(&self, schema: &Schema, value: &JsonValue, root: bool) -> CelOutcome {
-        let (program, env) = match self.check() {
-            Check::Ready(program, env) => (program, env),
-            Check::Transition => {
+    pub(crate) fn evaluate(
+        &self,
+        schema: &Schema,
+        value: &JsonValue,
+        old: Old<'_>,
+        root: bool,
+    ) -> CelOutcome {
+        let (program, message_program, transition) = match self.check(schema) {
+            Check::Ready {
+                program,
+                message,
+                transition,
+            } => (program, message, *transition),
+            Check::CrdRefused(reason) => return CelOutcome::CrdRefused(reason.clone()),
+            Check::Refused(reason) => return CelOutcome::NotChecked(reason.clone()),
+        };
+        let old_value = match (transition, old) {
+            (false, _) => None,
+            (true, Old::Value(_)) if self.text.optional_old_self => {
                 return CelOutcome::NotChecked(
-                    "a transition rule (it reads oldSelf, the object before the update)".into(),
+                    "a transition rule with optionalOldSelf (oldSelf is an optional, which \
+                     this checker does not model)"
+                        .into(),
                 );
             }
-            Check::Refused(reason) => return CelOutcome::NotChecked(reason.clone()),
+            (true, Old::Value(old)) => Some(old),
+            (true, Old::Absent) if self.text.optional_old_self => {
+                return CelOutcome::NotChecked(
+                    "a transition rule with optionalOldSelf on a new value (oldSelf is \
+                     optional.none(), which this checker does not model)"
+                        .into(),
+                );
+            }
+            (true, Old::Absent) => return CelOutcome::Passed,
+            (true, Old::Unknown) => {
+                return CelOutcome::NotChecked(
+                    "a transition rule (it reads oldSelf, the object before the update, not \
+                     known here)"
+                        .into(),
+                );
+            }
         };
         let Some(this) = to_cel(Some(schema), value, root, 0) else {
             return CelOutcome::NotChecked(format!(
                 "the value is nested deeper than {MAX_VALUE_DEPTH} levels"
             ));
         };
-        let mut context = Context::with_env(Arc::clone(env));
+        let mut context = Context::with_env(Arc::clone(&self.env));
         context.add_variable_from_value("self", this);
-        let failure = || {
-            self.message
-                .clone()
-                .unwrap_or_else(|| format!("failed rule: {}", self.rule))
+        if let Some(old) = old_value {
+            let Some(old) = to_cel(Some(schema), old, root, 0) else {
+                return CelOutcome::NotChecked(format!(
+                    "the old value is nested deeper than {MAX_VALUE_DEPTH} levels"
+                ));
+            };
+            context.add_variable_from_value("oldSelf", old);
+        }
+        let text = &self.text;
+        // apiextensions `schema/cel/validation.go`: `ruleErrorString` and `ruleMessageOrDefault`.
+        let rule_error_string = || {
+            text.message
+                .as_deref()
+                .map(str::trim)
+                .filter(|m| !m.is_empty())
+                .map_or_else(|| short_rule(&text.rule), str::to_owned)
         };
-        match program.execute(&context) {
+        let executed = match cel_bounds::evaluate_guarded(|| program.execute(&context)) {
+            Ok(executed) => executed,
+            Err(panic) => return CelOutcome::NotChecked(panic),
+        };
+        let at_node = |message: String| {
+            CelOutcome::Failed(Failure {
+                message,
+                field_path: Vec::new(),
+            })
+        };
+        match executed {
             Ok(Value::Bool(true)) => CelOutcome::Passed,
-            Ok(Value::Bool(false)) => CelOutcome::Failed(failure()),
+            Ok(Value::Bool(false)) => {
+                let message = message_program
+                    .as_ref()
+                    .and_then(|p| cel_bounds::evaluate_guarded(|| p.execute(&context)).ok())
+                    .and_then(|result| match result {
+                        // An empty or multi-line result falls back to the message.
+                        Ok(Value::String(s)) if !s.trim().is_empty() && !s.contains('\n') => {
+                            Some(s.to_string())
+                        }
+                        _ => None,
+                    })
+                    .unwrap_or_else(|| match text.message.as_deref().map(str::trim) {
+                        Some(message) if !message.is_empty() => message.to_owned(),
+                        _ => format!("failed rule: {}", rule_error_string()),
+                    });
+                let message = match text.reason.as_deref() {
+                    Some("FieldValueForbidden") => format!("Forbidden: {message}"),
+                    Some("FieldValueRequired") => format!("Required value: {message}"),
+                    Some("FieldValueDuplicate") => format!("Duplicate value: {message}"),
+                    _ => message,
+                };
+                CelOutcome::Failed(Failure {
+                    message,
+                    field_path: text.field_path.clone(),
+                })
+            }
             Ok(other) => {
                 CelOutcome::NotChecked(format!("it gives {:?}, not a boolean", other.type_of()))
             }
-            Err(ExecutionError::NoSuchKey(key)) => {
-                CelOutcome::Failed(format!("no such key: {key} evaluating rule: {}", self.rule))
-            }
+            // What cel-go fails on too at run time: the API server reports it as an invalid
+            // value, "<error> evaluating rule: <message or rule>".
+            Err(
+                error @ (ExecutionError::NoSuchKey(_)
+                | ExecutionError::FunctionError { .. }
+                | ExecutionError::DivisionByZero(_)
+                | ExecutionError::RemainderByZero(_)
+                | ExecutionError::Overflow(..)
+                | ExecutionError::IndexOutOfBounds(_)
+                | ExecutionError::DuplicateKey(_)),
+            ) => at_node(format!(
+                "{} evaluating rule: {}",
+                api_server_error_text(&error),
+                rule_error_string()
+            )),
             Err(error) => {
                 CelOutcome::NotChecked(format!("the CEL crate could not evaluate it: {error}"))
             }
         }
+    }
+}
+
+/// An evaluation error as cel-go words the common ones (`no such key: x`).
+fn api_server_error_text(error: &ExecutionError) -> String {
+    match error {
+        ExecutionError::NoSuchKey(key) => format!("no such key: {key}"),
+        ExecutionError::DivisionByZero(_) => "division by zero".to_owned(),
+        ExecutionError::RemainderByZero(_) => "modulus by zero".to_owned(),
+        ExecutionError::Overflow(..) => "integer overflow".to_owned(),
+        other => other.to_string(),
     }
 }
 
@@ -126,7 +298,7 @@ mod tests {
         let schema = Schema::compile(&parse_first_document(schema_yaml).unwrap().unwrap()).unwrap();
         let value = parse_first_document(value_yaml).unwrap().unwrap().to_json();
         let rule = &schema.cel_rules[0];
-        rule.evaluate(&schema, &value, false)
+        rule.evaluate(&schema, &value, Old::Unknown, false)
     }
 
     const LIMITS: &str =
@@ -140,26 +312,76 @@ mod tests {
         assert_eq!(outcome(&schema, "{low: 1, high: 2}"), CelOutcome::Passed);
         assert_eq!(
             outcome(&schema, "{low: 3, high: 2}"),
-            CelOutcome::Failed("low must not exceed high".into())
+            CelOutcome::Failed(Failure {
+                message: "low must not exceed high".into(),
+                field_path: Vec::new()
+            })
         );
         // A missing field is an error, as in the API server.
         assert!(
-            matches!(outcome(&schema, "{low: 3}"), CelOutcome::Failed(m) if m.contains("no such key: high"))
+            matches!(outcome(&schema, "{low: 3}"), CelOutcome::Failed(f) if f.message.contains("no such key: high"))
         );
     }
 
     #[test]
     fn macros_and_string_functions() {
-        let schema = "type: array\nitems: {type: string}\nx-kubernetes-validations:\n- rule: \"self.all(s, s.startsWith('/') && size(s) < 5) && self.exists(s, s.lowerAscii() == '/a')\"\n";
+        let schema = "type: array\nmaxItems: 10\nitems: {type: string, maxLength: 10}\nx-kubernetes-validations:\n- rule: \"self.all(s, s.startsWith('/') && size(s) < 5) && self.exists(s, s.lowerAscii() == '/a')\"\n";
         assert_eq!(outcome(schema, "[/A, /bc]"), CelOutcome::Passed);
         assert!(
-            matches!(outcome(schema, "[/A, bc]"), CelOutcome::Failed(m) if m.starts_with("failed rule: "))
+            matches!(outcome(schema, "[/A, bc]"), CelOutcome::Failed(f) if f.message.starts_with("failed rule: "))
         );
         let has = format!(
             "{LIMITS}x-kubernetes-validations:\n- rule: \"!has(self.low) || self.low >= 0\"\n"
         );
         assert_eq!(outcome(&has, "{high: 1}"), CelOutcome::Passed);
         assert!(matches!(outcome(&has, "{low: -1}"), CelOutcome::Failed(_)));
+    }
+
+    #[test]
+    fn evaluation_errors_are_field_errors_with_the_rules_texts() {
+        // apiextensions `schema/cel/validation.go`: "<error> evaluating rule: <message or rule>".
+        let conversion = "type: object\nproperties:\n  port: {type: string}\n  timeout: {type: string}\nx-kubernetes-validations:\n- rule: int(self.port) > 0\n  message: port must be a number\n";
+        assert!(matches!(
+            outcome(conversion, "{port: apple}"),
+            CelOutcome::Failed(f) if f.message.ends_with("evaluating rule: port must be a number")
+        ));
+        let duration = "type: object\nproperties:\n  timeout: {type: string}\nx-kubernetes-validations:\n- rule: duration(self.timeout) > duration('0s')\n";
+        assert!(matches!(
+            outcome(duration, "{timeout: apple}"),
+            CelOutcome::Failed(f) if f.message.contains("evaluating rule: duration(self.timeout)")
+        ));
+        assert_eq!(outcome(duration, "{timeout: 10s}"), CelOutcome::Passed);
+        // messageExpression, reason and fieldPath of a false rule.
+        let texts = format!(
+            "{LIMITS}x-kubernetes-validations:\n- rule: self.low <= self.high\n  message: static\n  messageExpression: \"'low ' + string(self.low) + ' exceeds high'\"\n  reason: FieldValueForbidden\n  fieldPath: .low\n"
+        );
+        assert_eq!(
+            outcome(&texts, "{low: 3, high: 2}"),
+            CelOutcome::Failed(Failure {
+                message: "Forbidden: low 3 exceeds high".into(),
+                field_path: vec![PathSeg::Key("low".into())],
+            })
+        );
+        // A messageExpression giving an empty string falls back to the message.
+        let empty = format!(
+            "{LIMITS}x-kubernetes-validations:\n- rule: self.low <= self.high\n  message: static\n  messageExpression: \"''\"\n"
+        );
+        assert_eq!(
+            outcome(&empty, "{low: 3, high: 2}"),
+            CelOutcome::Failed(Failure {
+                message: "static".into(),
+                field_path: Vec::new(),
+            })
+        );
+        assert_eq!(
+            parse_field_path(".a['b.c'].d"),
+            Some(vec![
+                PathSeg::Key("a".into()),
+                PathSeg::Key("b.c".into()),
+                PathSeg::Key("d".into())
+            ])
+        );
+        assert_eq!(parse_field_path("a"), None);
     }
 
     #[test]
@@ -195,7 +417,7 @@ mod tests {
         );
         let schema = Schema::compile(&parse_first_document(&schema).unwrap().unwrap()).unwrap();
         assert_eq!(
-            schema.cel_rules[0].evaluate(&schema, &value, false),
+            schema.cel_rules[0].evaluate(&schema, &value, Old::Unknown, false),
             CelOutcome::Passed
         );
     }

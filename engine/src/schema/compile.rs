@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
-use super::cel::{self, CelRule};
+use super::cel::{self, CelRule, RuleText};
 
 use crate::value::JsonValue;
 use crate::yaml::{YamlNode, YamlValue};
@@ -267,14 +267,29 @@ fn compile_at(
                     let text = rule
                         .get("rule")
                         .ok_or_else(|| fail(rule, "a validation rule needs `rule`"))?;
-                    let message = match rule.get("message") {
-                        Some(message) => Some(string(message, "message")?),
-                        None => None,
+                    let optional = |key: &str| -> Result<Option<String>, CompileError> {
+                        rule.get(key).map(|node| string(node, key)).transpose()
+                    };
+                    let field_path = match rule.get("fieldPath") {
+                        None => Vec::new(),
+                        Some(node) => cel::parse_field_path(&string(node, "fieldPath")?)
+                            .ok_or_else(|| {
+                                fail(node, "`fieldPath` must be a path like .a.b or .a['b']")
+                            })?,
+                    };
+                    let text = RuleText {
+                        rule: string(text, "rule")?,
+                        message: optional("message")?,
+                        message_expression: optional("messageExpression")?,
+                        reason: optional("reason")?,
+                        field_path,
+                        optional_old_self: match rule.get("optionalOldSelf") {
+                            Some(node) => boolean(node, "optionalOldSelf")?,
+                            None => false,
+                        },
                     };
                     let env = env.get_or_insert_with(cel::environment);
-                    schema
-                        .cel_rules
-                        .push(CelRule::compile(string(text, "rule")?, message, env));
+                    schema.cel_rules.push(CelRule::compile(text, env));
                 }
             }
             // Documentation and keywords with no effect on validation (`title`, `example`,

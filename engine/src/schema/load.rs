@@ -1,6 +1,7 @@
 //! Reading CustomResourceDefinition manifests (`apiextensions.k8s.io/v1`) into a [`SchemaSet`]:
 //! one or many YAML documents per file, and the `List` that `kubectl get crd … -o yaml` prints.
 
+use std::collections::HashMap;
 use std::path::Path;
 
 use super::compile::Schema;
@@ -239,14 +240,19 @@ fn read_crd(file: &str, document: &YamlNode) -> Result<Crd, LoadError> {
         return Err(error(file, versions_node, "spec.versions must be a list"));
     };
     let mut versions: Vec<CrdVersion> = Vec::with_capacity(version_nodes.len());
+    // Versions often share one schema (a YAML alias, or the same text): compiled once, found
+    // by its canonical JSON text (a lookup, so a CRD of many versions loads in linear time).
+    let mut compiled: HashMap<String, usize> = HashMap::new();
     for node in version_nodes {
-        // Versions often share one schema (a YAML alias, or the same text): compiled once.
-        let same = versions
-            .iter()
-            .zip(version_nodes)
-            .find(|(_, earlier)| schema_node(earlier).is_some_and(|e| Some(e) == schema_node(node)))
-            .and_then(|(version, _)| version.schema.clone());
+        let text = schema_node(node).map(|schema| schema.to_json().to_canonical_json());
+        let same = text
+            .as_ref()
+            .and_then(|text| compiled.get(text))
+            .and_then(|&index| versions[index].schema.clone());
         versions.push(read_version(file, node, same)?);
+        if let Some(text) = text {
+            compiled.entry(text).or_insert(versions.len() - 1);
+        }
     }
     let storage = versions.iter().filter(|v| v.storage).count();
     if storage != 1 {

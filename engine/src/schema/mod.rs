@@ -18,20 +18,23 @@
 //! it cannot check is a warning with rule `cel` ("not checked"); see `cel.rs`.
 
 mod cel;
+mod cel_bounds;
+mod cel_cost;
 mod cel_eval;
 mod compile;
+mod defaulting;
 mod formats;
 mod load;
 pub mod metadata;
 mod resource;
 mod validate;
 
-pub use cel::CelRule;
+pub use cel::{CelRule, RuleText};
 pub use compile::{Additional, Schema, SchemaType};
 pub use load::{Crd, CrdVersion, LoadError, MAX_FILE_BYTES as MAX_CRD_FILE_BYTES, SchemaSet};
 pub use resource::{
     SchemaChoice, Validation, patched_resource, validate_object, validate_object_as,
-    validate_patched, validate_patched_as,
+    validate_patched, validate_patched_as, validate_patched_update_as, validate_update_as,
 };
 pub use validate::validate_value;
 
@@ -66,6 +69,9 @@ pub struct Finding {
     pub rule: &'static str,
     pub severity: Severity,
     pub message: String,
+    /// The CRD the finding comes from, `<file>:<line>, version <name>` (`None` for Kubernetes'
+    /// own rules: labels, annotations).
+    pub crd: Option<String>,
 }
 
 impl Finding {
@@ -75,6 +81,7 @@ impl Finding {
             rule,
             severity: Severity::Error,
             message: message.into(),
+            crd: None,
         }
     }
 
@@ -88,6 +95,7 @@ impl Finding {
             rule,
             severity: Severity::Warning,
             message: message.into(),
+            crd: None,
         }
     }
 

@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use super::cel::Old;
 use super::load::SchemaSet;
 use super::metadata::{validate_annotations, validate_labels};
 use super::validate::validate_root;
@@ -183,6 +184,41 @@ pub fn validate_object_as(
     kind: &str,
     object: &JsonValue,
 ) -> Validation {
+    validate_as(set, group, kind, object, Old::Unknown)
+}
+
+/// [`validate_object_as`] for an `Update` from `old` (the object before it), so transition
+/// rules (`oldSelf`) are checked too; Kruise writes the gateway object with Update
+/// (openkruise/rollouts `custom_network_provider.go`).
+pub fn validate_update_as(
+    set: &SchemaSet,
+    group: &str,
+    kind: &str,
+    object: &JsonValue,
+    old: &JsonValue,
+) -> Validation {
+    validate_as(set, group, kind, object, Old::Value(old))
+}
+
+/// [`validate_update_as`] on [`patched_resource`].
+pub fn validate_patched_update_as(
+    set: &SchemaSet,
+    group: &str,
+    kind: &str,
+    original: &JsonValue,
+    result: &Data,
+    old: &JsonValue,
+) -> Validation {
+    validate_update_as(set, group, kind, &patched_resource(original, result), old)
+}
+
+fn validate_as(
+    set: &SchemaSet,
+    group: &str,
+    kind: &str,
+    object: &JsonValue,
+    old: Old<'_>,
+) -> Validation {
     let mut findings = Vec::new();
     let metadata = metadata_of(object);
     validate_labels(
@@ -243,7 +279,16 @@ pub fn validate_object_as(
         ));
     }
     match &version.schema {
-        Some(schema) => validate_root(schema, object, &mut findings),
+        Some(schema) => {
+            // Every finding of the CRD's schema names the CRD it comes from: on a version
+            // mismatch with the cluster, the first thing to check.
+            let first = findings.len();
+            validate_root(schema, object, old, &mut findings);
+            let source = format!("{}:{}, version {}", crd.file, crd.line, version.name);
+            for finding in &mut findings[first..] {
+                finding.crd = Some(source.clone());
+            }
+        }
         None => findings.push(Finding::warning(
             &[],
             "schema",

@@ -1,6 +1,6 @@
 //! Validating a value against a compiled [`Schema`] with the API server's order and rules:
-//! pruning first (undeclared fields and non-nullable nulls are dropped, reported as
-//! warnings), then value validation of what is left (errors), then list-type uniqueness.
+//! defaulting first (`defaulting.rs`), then pruning (undeclared fields and non-nullable nulls
+//! are dropped, reported as warnings), then value validation of what is left (errors), then list-type uniqueness.
 //!
 //! Sources, all read, none copied: pruning is apiextensions-apiserver
 //! `pkg/apiserver/schema/pruning/algorithm.go` (`prune`, `skipPrune`: fields of
@@ -15,8 +15,9 @@
 
 use std::collections::HashMap;
 
-use super::cel::CelOutcome;
+use super::cel::{CelOutcome, Old};
 use super::compile::{Additional, Schema, SchemaType};
+use super::defaulting::apply_defaults;
 use super::formats::{FormatCheck, check_string_format};
 use super::{Finding, Severity};
 use crate::steps::format_path;
@@ -40,13 +41,19 @@ pub fn validate_value(
     path: &[PathSeg],
     out: &mut Vec<Finding>,
 ) {
-    run(schema, value, path, false, out);
+    run(schema, value, Old::Unknown, path, false, out);
 }
 
 /// Validates a whole resource: the root is an embedded resource whose `apiVersion`, `kind` and
 /// `metadata` are the API server's business, not the schema's.
-pub(crate) fn validate_root(schema: &Schema, value: &JsonValue, out: &mut Vec<Finding>) {
-    run(schema, value, &[], true, out);
+/// `old` is the object before the update (for transition rules), when this is one.
+pub(crate) fn validate_root(
+    schema: &Schema,
+    value: &JsonValue,
+    old: Old<'_>,
+    out: &mut Vec<Finding>,
+) {
+    run(schema, value, old, &[], true, out);
 }
 
 /// Schema errors of these kinds make the API server skip every CEL rule (apiextensions-apiserver
@@ -61,7 +68,35 @@ const BLOCKING_RULES: [&str; 6] = [
     "type",
 ];
 
-fn run(schema: &Schema, value: &JsonValue, path: &[PathSeg], root: bool, out: &mut Vec<Finding>) {
+fn run(
+    schema: &Schema,
+    value: &JsonValue,
+    old: Old<'_>,
+    path: &[PathSeg],
+    root: bool,
+    out: &mut Vec<Finding>,
+) {
+    // The API server defaults while decoding, before pruning and validation.
+    let mut replaced_nulls = Vec::new();
+    let value = &*apply_defaults(schema, value, &mut replaced_nulls);
+    for replaced in replaced_nulls {
+        let mut at = path.to_vec();
+        at.extend(replaced);
+        out.push(Finding::warning(
+            &at,
+            "nullable",
+            "null in a non-nullable field: the API server would write the default instead",
+        ));
+    }
+    // The stored object was defaulted when it was written.
+    let old_defaulted = match old {
+        Old::Value(old) => Some(apply_defaults(schema, old, &mut Vec::new())),
+        _ => None,
+    };
+    let old = match &old_defaulted {
+        Some(old) => Old::Value(old),
+        None => old,
+    };
     let first = out.len();
     let mut cel = Vec::new();
     let mut walker = Walker {
@@ -70,7 +105,7 @@ fn run(schema: &Schema, value: &JsonValue, path: &[PathSeg], root: bool, out: &m
         cel: &mut cel,
         prune: true,
     };
-    walker.walk(schema, value, root);
+    walker.walk(schema, value, old, root);
     let blocked = out[first..]
         .iter()
         .any(|f| f.severity == Severity::Error && BLOCKING_RULES.contains(&f.rule));
@@ -95,6 +130,38 @@ struct Walker<'a> {
     cel: &'a mut Vec<Finding>,
     /// False inside `allOf`/`anyOf`/`oneOf`/`not`: those only validate values.
     prune: bool,
+}
+
+/// The old item a list item is compared with in transition rules: the item of the same key in a
+/// `map` list, the equal item in a `set`; none in an atomic list, which the API server does not
+/// correlate (apiextensions `schema/cel/validation.go`, `validateArray`).
+fn old_list_item<'a>(schema: &Schema, item: &JsonValue, old: Old<'a>) -> Old<'a> {
+    let old_items = match old {
+        Old::Unknown => return Old::Unknown,
+        Old::Value(JsonValue::Array(items)) => items,
+        _ => return Old::Absent,
+    };
+    let found = match schema.list_type.as_deref() {
+        Some("map") => {
+            let key_of = |value: &JsonValue| -> Vec<Option<String>> {
+                schema
+                    .list_map_keys
+                    .iter()
+                    .map(|key| match value {
+                        JsonValue::Object(fields) => {
+                            fields.get(key).map(JsonValue::to_canonical_json)
+                        }
+                        _ => None,
+                    })
+                    .collect()
+            };
+            let key = key_of(item);
+            old_items.iter().find(|old| key_of(old) == key)
+        }
+        Some("set") => old_items.iter().find(|old| *old == item),
+        _ => None,
+    };
+    found.map_or(Old::Absent, Old::Value)
 }
 
 /// The JSON type name the API server sees for a value, and whether it passes `integer`.
@@ -148,7 +215,7 @@ impl Walker<'_> {
         self.out.push(Finding::warning(&self.path, rule, message));
     }
 
-    fn walk(&mut self, schema: &Schema, value: &JsonValue, root: bool) {
+    fn walk(&mut self, schema: &Schema, value: &JsonValue, old: Old<'_>, root: bool) {
         if !self.check_type(schema, value) {
             return;
         }
@@ -157,25 +224,30 @@ impl Walker<'_> {
         match value {
             JsonValue::Int(_) | JsonValue::Float(_) => self.check_number(schema, value),
             JsonValue::String(s) => self.check_string(schema, s),
-            JsonValue::Array(items) => self.walk_array(schema, items),
-            JsonValue::Object(fields) => self.walk_object(schema, fields, root),
+            JsonValue::Array(items) => self.walk_array(schema, items, old),
+            JsonValue::Object(fields) => self.walk_object(schema, fields, old, root),
             JsonValue::Null | JsonValue::Bool(_) => {}
         }
         self.check_junctors(schema, value);
         if self.prune {
             for rule in &schema.cel_rules {
                 let path = &self.path;
-                match rule.evaluate(schema, value, root) {
+                match rule.evaluate(schema, value, old, root) {
                     CelOutcome::Passed => {}
-                    CelOutcome::Failed(message) => {
-                        self.cel.push(Finding::error(path, "cel", message))
+                    CelOutcome::Failed(failure) => {
+                        let mut at = path.clone();
+                        at.extend(failure.field_path);
+                        self.cel.push(Finding::error(&at, "cel", failure.message))
+                    }
+                    CelOutcome::CrdRefused(reason) => {
+                        self.out.push(Finding::error(path, "crd-cost", reason))
                     }
                     CelOutcome::NotChecked(reason) => self.cel.push(Finding::warning(
                         path,
                         "cel",
                         format!(
                             "x-kubernetes-validations rule {} not checked: {reason}",
-                            rule.rule
+                            super::cel::short_rule(&rule.rule)
                         ),
                     )),
                 }
@@ -358,7 +430,7 @@ impl Walker<'_> {
         }
     }
 
-    fn walk_array(&mut self, schema: &Schema, items: &[JsonValue]) {
+    fn walk_array(&mut self, schema: &Schema, items: &[JsonValue], old: Old<'_>) {
         let count = items.len() as u64;
         if let Some(min) = schema.min_items.filter(|min| count < *min) {
             self.error(
@@ -375,7 +447,8 @@ impl Walker<'_> {
         if let Some(item_schema) = &schema.items {
             for (index, item) in items.iter().enumerate() {
                 self.path.push(PathSeg::Index(index));
-                self.walk(item_schema, item, false);
+                let old_item = old_list_item(schema, item, old);
+                self.walk(item_schema, item, old_item, false);
                 self.path.pop();
             }
         }
@@ -456,7 +529,7 @@ impl Walker<'_> {
         );
     }
 
-    fn walk_object(&mut self, schema: &Schema, fields: &JsonMap, root: bool) {
+    fn walk_object(&mut self, schema: &Schema, fields: &JsonMap, old: Old<'_>, root: bool) {
         let embedded = root || schema.embedded_resource;
         if schema.embedded_resource && !root {
             self.check_embedded(fields);
@@ -511,7 +584,7 @@ impl Walker<'_> {
                 Some(child) => {
                     kept += 1;
                     present.push(key);
-                    self.walk(child, value, false);
+                    self.walk(child, value, old.field(key), false);
                 }
             }
             self.path.pop();
@@ -583,7 +656,7 @@ impl Walker<'_> {
                 cel: &mut unused,
                 prune: false,
             };
-            sub.walk(branch, value, false);
+            sub.walk(branch, value, Old::Unknown, false);
             out.retain(|f| f.severity == Severity::Error);
             out
         };
@@ -686,6 +759,62 @@ mod tests {
         let s = schema("type: object\nadditionalProperties: false");
         let value = JsonValue::Object(JsonMap::from([("a".into(), JsonValue::Int(1))]));
         assert_eq!(rules(&s, value), [("pruned", Warning)]);
+    }
+
+    #[test]
+    fn defaults_apply_before_list_keys_and_rules() {
+        // The examples: a list-map key defaulted to TCP makes two items one key, and a
+        // rule reading a defaulted field finds it.
+        let ports = schema(
+            "type: array\nx-kubernetes-list-type: map\nx-kubernetes-list-map-keys: [name, protocol]\nitems:\n  type: object\n  required: [name]\n  properties:\n    name: {type: string}\n    protocol: {type: string, default: TCP}\n",
+        );
+        let items = |yaml: &str| parse_first_document(yaml).unwrap().unwrap().to_json();
+        assert_eq!(
+            rules(&ports, items("[{name: a}, {name: a, protocol: TCP}]")),
+            [("x-kubernetes-list-map-keys", Error)]
+        );
+        let backend = schema(
+            "type: object\nproperties:\n  group: {type: string, default: ''}\n  kind: {type: string, default: Service}\n  port: {type: integer}\nx-kubernetes-validations:\n- rule: \"(size(self.group) == 0 && self.kind == 'Service') ? has(self.port) : true\"\n",
+        );
+        assert!(rules(&backend, items("{port: 80}")).is_empty());
+        assert_eq!(rules(&backend, items("{}")), [("cel", Error)]);
+    }
+
+    #[test]
+    fn transition_rules_compare_with_the_old_object() {
+        let s = schema(
+            "type: object\nproperties:\n  routes:\n    type: array\n    x-kubernetes-list-type: map\n    x-kubernetes-list-map-keys: [name]\n    items:\n      type: object\n      properties:\n        name: {type: string}\n        weight:\n          type: integer\n          x-kubernetes-validations:\n          - rule: self >= oldSelf\n            message: weight may only grow\n",
+        );
+        let json = |yaml: &str| parse_first_document(yaml).unwrap().unwrap().to_json();
+        let update = |new: &str, old: Old<'_>| {
+            let mut out = Vec::new();
+            validate_root(&s, &json(new), old, &mut out);
+            out.iter()
+                .map(|f| (f.path_text(), f.severity, f.message.clone()))
+                .collect::<Vec<_>>()
+        };
+        let old = json("{routes: [{name: a, weight: 5}, {name: b, weight: 5}]}");
+        // Items are matched by key, whatever their order; a new item has no old value.
+        assert!(
+            update(
+                "{routes: [{name: c, weight: 1}, {name: b, weight: 6}, {name: a, weight: 5}]}",
+                Old::Value(&old)
+            )
+            .is_empty()
+        );
+        assert_eq!(
+            update("{routes: [{name: b, weight: 4}]}", Old::Value(&old)),
+            [(
+                "routes[0].weight".to_owned(),
+                Error,
+                "weight may only grow".to_owned()
+            )]
+        );
+        // Without the old object the rule is not checked, and says so.
+        assert!(matches!(
+            update("{routes: [{name: b, weight: 4}]}", Old::Unknown).as_slice(),
+            [(_, Warning, m)] if m.contains("oldSelf")
+        ));
     }
 
     #[test]

@@ -50,10 +50,15 @@ pub fn case_findings(
     // labels and annotations with the step's, so patching onto this prepared object gives the
     // same resource without re-encoding the original's spec for every step.
     let original = schema::patched_resource(&original_object(&case.root), &Data::default());
-    let validate = |data: &Data| -> Vec<Finding> {
+    // Kruise writes each step with Update (openkruise/rollouts `custom_network_provider.go`):
+    // transition rules compare with the object before the step, the case's `original` for the
+    // first step and the previous step's result after it.
+    let mut before = original_object(&case.root);
+    let validate = |data: &Data, before: &JsonValue| -> Vec<Finding> {
         match subject {
             SchemaSubject::Resource { group, kind } => {
-                schema::validate_patched_as(schemas, group, kind, &original, data).findings
+                schema::validate_patched_update_as(schemas, group, kind, &original, data, before)
+                    .findings
             }
             SchemaSubject::IngressAnnotations => {
                 let mut findings = Vec::new();
@@ -88,20 +93,31 @@ pub fn case_findings(
         };
         match entry {
             // Equal results are checked once, for both.
-            Some(entry) if step.actual.is_some() && step.actual == step.expected => {
-                push(SchemaTarget::Both, validate(&entry_data(entry, subject)))
-            }
+            Some(entry) if step.actual.is_some() && step.actual == step.expected => push(
+                SchemaTarget::Both,
+                validate(&entry_data(entry, subject), &before),
+            ),
             entry => {
                 if let Some(output) = output() {
-                    push(SchemaTarget::Output, validate(&output));
+                    push(SchemaTarget::Output, validate(&output, &before));
                 }
                 if let Some(entry) = entry {
                     push(
                         SchemaTarget::Expected,
-                        validate(&entry_data(entry, subject)),
+                        validate(&entry_data(entry, subject), &before),
                     );
                 }
             }
+        }
+        // The next step updates what this one wrote: its output, else its expectation.
+        let written = match entry {
+            Some(entry) if step.actual.is_some() && step.actual == step.expected => {
+                Some(entry.data.clone())
+            }
+            entry => output().or_else(|| entry.map(|entry| entry.data.clone())),
+        };
+        if let Some(written) = written {
+            before = schema::patched_resource(&original, &written);
         }
     }
     found

@@ -71,6 +71,9 @@ pub struct SchemaIssue {
     pub message: String,
     /// The line of the field (else of `expected[i]`) in the case file.
     pub line: Option<u32>,
+    /// The CRD the finding comes from, `<file>:<line>, version <name>` (null for Kubernetes'
+    /// own label and annotation rules).
+    pub crd: Option<String>,
 }
 
 impl SchemaIssue {
@@ -81,6 +84,7 @@ impl SchemaIssue {
             rule: found.finding.rule,
             message: found.finding.message.clone(),
             line: found.location.line,
+            crd: found.finding.crd.clone(),
         }
     }
 }

@@ -118,8 +118,12 @@ impl SchemaFinding {
             SchemaTarget::Expected => format!("expected[{}]", self.step),
             SchemaTarget::Both => format!("output and expected[{}]", self.step),
         };
+        let crd = match &self.finding.crd {
+            Some(crd) => format!(" [CRD {crd}]"),
+            None => String::new(),
+        };
         format!(
-            "{target} {}: {} ({})",
+            "{target} {}: {} ({}){crd}",
             self.finding.path_text(),
             self.finding.message,
             self.finding.rule

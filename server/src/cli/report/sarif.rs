@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use super::{
     Location, Report, canonical_texts, case_error_location, case_warning_location, describe_diff,
-    diff_location, error_message, fail_location, step_error_location,
+    diff_location, error_message, fail_location, step_error_location, step_number,
 };
 
 /// The schema URI the standard publishes for 2.1.0 (errata 01), written as `$schema`.
@@ -301,7 +301,7 @@ pub fn check_findings(report: &Report) -> Vec<Finding> {
                 );
             }
             for step in &case.outcome.steps {
-                let title = format!("{} step {}", case.path, step.index);
+                let title = format!("{} step {}", case.path, step_number(step.index));
                 match step.status {
                     StepStatus::Pass => {}
                     StepStatus::Fail => {
@@ -440,6 +440,19 @@ mod tests {
             at("check/warning", "testdata/pass.yaml", 12),
             "{results:#?}"
         );
+    }
+
+    #[test]
+    fn steps_are_numbered_from_one_as_in_every_other_format() {
+        let log = log(&fixtures::report());
+        let texts: Vec<&str> = log["runs"][0]["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|r| r["message"]["text"].as_str())
+            .collect();
+        assert!(texts.iter().any(|t| t.contains(" step 1")), "{texts:#?}");
+        assert!(!texts.iter().any(|t| t.contains(" step 0")), "{texts:#?}");
     }
 
     #[test]

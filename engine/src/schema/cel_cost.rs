@@ -1,0 +1,404 @@
+//! The API server's estimated-cost check of an `x-kubernetes-validations` rule, done before
+//! the rule is evaluated: a rule whose worst-case cost exceeds the per-expression limit makes
+//! the API server refuse the CRD, and since the `cel` crate has no cost or step hook, refusing
+//! such rules is also what bounds our own evaluation time and memory.
+//!
+//! The model follows cel-go's `checker/cost.go` as the API server drives it
+//! (apiextensions-apiserver `pkg/apiserver/schema/cel/compilation.go` and `model/`): every
+//! variable, field selection and function call costs 1, functions over strings and lists
+//! cost a tenth of their size more, and a comprehension (`all`, `exists`, `map`, `filter`, …)
+//! costs its range's size times its body's cost, so nested comprehensions multiply. Sizes
+//! come from the schema (`maxItems`, `maxLength`, `maxProperties`); without a bound, from the
+//! largest request the API server accepts (3 MiB) divided by the smallest serialized item, as
+//! `model/schemas.go` (`estimateMaxArrayItemsFromMinSize`) does. It is an estimate of the
+//! same kind, not cel-go's exact figure: rules near the limit may land on either side.
+
+use cel::IdedExpr;
+use cel::common::ast::{EntryExpr, Expr, LiteralValue};
+
+use super::compile::{Additional, Schema, SchemaType};
+
+/// apiextensions-apiserver `pkg/apis/apiextensions/validation/validation.go`,
+/// `StaticEstimatedCostLimit`: the largest estimated cost of one rule.
+pub(crate) const STATIC_ESTIMATED_COST_LIMIT: u64 = 10_000_000;
+
+// apiserver `pkg/apis/cel/config.go` bounds run time too: `PerCallLimit` (1,000,000) per
+// evaluation and `RuntimeCELCostBudget` (10,000,000) per request. The `cel` crate cannot count
+// cost while it runs, so the static limit is what bounds our evaluation: a rule within it
+// stays within the runtime budget's order on any object the API server accepts.
+
+/// apiserver `pkg/cel/limits.go`, `MaxRequestSizeBytes` (3 MiB): bounds lists, maps and
+/// strings the schema leaves unbounded.
+const MAX_REQUEST_SIZE_BYTES: u64 = 3 * 1024 * 1024;
+
+/// What the estimate knows about a value.
+#[derive(Clone)]
+enum Shape<'s> {
+    /// A value of this schema node.
+    Schema(&'s Schema),
+    /// A list (built by the rule) of at most `size` items shaped `item`.
+    List { size: u64, item: Box<Shape<'s>> },
+    /// A string or scalar of at most this size.
+    Sized(u64),
+    /// Nothing known: as large as a request allows.
+    Unknown,
+}
+
+impl<'s> Shape<'s> {
+    /// The most items (list, map), characters (string) or fields (object) it can have.
+    fn size(&self) -> u64 {
+        match self {
+            Shape::Schema(schema) => schema_size(schema),
+            Shape::List { size, .. } => *size,
+            Shape::Sized(size) => *size,
+            Shape::Unknown => MAX_REQUEST_SIZE_BYTES,
+        }
+    }
+
+    /// The shape of one item (list) or key (map) a comprehension ranges over.
+    fn item(&self) -> Shape<'s> {
+        match self {
+            Shape::Schema(schema) => match schema.schema_type {
+                Some(SchemaType::Array) => schema
+                    .items
+                    .as_deref()
+                    .map_or(Shape::Unknown, Shape::Schema),
+                // A map's keys are strings, bounded by the request.
+                _ => Shape::Unknown,
+            },
+            Shape::List { item, .. } => (**item).clone(),
+            _ => Shape::Unknown,
+        }
+    }
+
+    /// The shape of `self.field` (or `self[key]` on a map).
+    fn field(&self, name: Option<&str>) -> Shape<'s> {
+        let Shape::Schema(schema) = self else {
+            return Shape::Unknown;
+        };
+        let child = match name {
+            Some(name) => schema.properties.get(name),
+            None => None,
+        };
+        match (child, &schema.additional, schema.schema_type) {
+            (Some(child), _, _) => Shape::Schema(child),
+            (None, Additional::Schema(values), _) => Shape::Schema(values),
+            (None, _, Some(SchemaType::Array)) => self.item(),
+            _ => Shape::Unknown,
+        }
+    }
+}
+
+/// The smallest serialized size of a value of `schema` (model/schemas.go, `estimateMinSizeJSON`).
+fn min_serialized_size(schema: &Schema) -> u64 {
+    match schema.schema_type {
+        Some(SchemaType::Boolean) => 4,
+        Some(SchemaType::Integer | SchemaType::Number) => 1,
+        Some(SchemaType::String) => 2 + schema.min_length.unwrap_or(0),
+        // `{}`, `[]`, or an int-or-string's shortest form.
+        _ => 2,
+    }
+}
+
+fn schema_size(schema: &Schema) -> u64 {
+    let from_request = |min_item: u64| (MAX_REQUEST_SIZE_BYTES - 2) / (min_item + 1);
+    match schema.schema_type {
+        Some(SchemaType::Array) => schema.max_items.unwrap_or_else(|| {
+            from_request(schema.items.as_deref().map_or(1, min_serialized_size))
+        }),
+        Some(SchemaType::String) => schema.max_length.unwrap_or(MAX_REQUEST_SIZE_BYTES),
+        Some(SchemaType::Object) => match &schema.additional {
+            // A map: `"":` plus the smallest value per entry.
+            Additional::Schema(values) => schema
+                .max_properties
+                .unwrap_or_else(|| from_request(3 + min_serialized_size(values))),
+            Additional::Any => schema.max_properties.unwrap_or_else(|| from_request(4)),
+            _ if schema.preserve_unknown_fields => from_request(4),
+            _ => schema.properties.len() as u64,
+        },
+        Some(_) => 1,
+        None => from_request(1),
+    }
+}
+
+/// The estimated worst-case cost of `rule`, evaluated with `self` (and `oldSelf`) of `schema`.
+/// Recurses once per level of the tree: call it on a tree whose depth is bounded.
+pub(crate) fn estimate(rule: &IdedExpr, schema: &Schema) -> u64 {
+    let mut scope = vec![
+        ("self".to_owned(), Shape::Schema(schema)),
+        ("oldSelf".to_owned(), Shape::Schema(schema)),
+    ];
+    estimate_expr(rule, &mut scope).0
+}
+
+type Scope<'s> = Vec<(String, Shape<'s>)>;
+
+/// Cost and shape of one node.
+fn estimate_expr<'s>(node: &IdedExpr, scope: &mut Scope<'s>) -> (u64, Shape<'s>) {
+    match &node.expr {
+        Expr::Literal(LiteralValue::String(s)) => (0, Shape::Sized(s.len() as u64)),
+        Expr::Literal(LiteralValue::Bytes(b)) => (0, Shape::Sized(b.len() as u64)),
+        Expr::Literal(_) | Expr::Unspecified => (0, Shape::Sized(1)),
+        Expr::Ident(name) => {
+            let shape = scope
+                .iter()
+                .rev()
+                .find(|(n, _)| n == name)
+                .map_or(Shape::Unknown, |(_, s)| s.clone());
+            (1, shape)
+        }
+        Expr::Select(select) => {
+            let (cost, operand) = estimate_expr(&select.operand, scope);
+            (cost.saturating_add(1), operand.field(Some(&select.field)))
+        }
+        Expr::List(list) => {
+            let mut cost = 1u64;
+            let mut item = Shape::Sized(1);
+            for element in &list.elements {
+                let (c, shape) = estimate_expr(element, scope);
+                cost = cost.saturating_add(c);
+                item = shape;
+            }
+            let size = list.elements.len() as u64;
+            (
+                cost,
+                Shape::List {
+                    size,
+                    item: Box::new(item),
+                },
+            )
+        }
+        Expr::Map(map) => {
+            let mut cost = 1u64;
+            for entry in &map.entries {
+                if let EntryExpr::MapEntry(e) = &entry.expr {
+                    cost = cost
+                        .saturating_add(estimate_expr(&e.key, scope).0)
+                        .saturating_add(estimate_expr(&e.value, scope).0);
+                }
+            }
+            (cost, Shape::Sized(map.entries.len() as u64))
+        }
+        Expr::Struct(s) => {
+            let mut cost = 1u64;
+            for entry in &s.entries {
+                let value = match &entry.expr {
+                    EntryExpr::StructField(f) => &f.value,
+                    EntryExpr::MapEntry(e) => &e.value,
+                };
+                cost = cost.saturating_add(estimate_expr(value, scope).0);
+            }
+            (cost, Shape::Unknown)
+        }
+        Expr::Call(call) => {
+            let mut cost = 1u64;
+            let mut shapes = Vec::with_capacity(call.args.len() + 1);
+            for operand in call.target.iter().map(|t| &**t).chain(&call.args) {
+                let (c, shape) = estimate_expr(operand, scope);
+                cost = cost.saturating_add(c);
+                shapes.push(shape);
+            }
+            // Functions that walk a string or list cost a tenth of its size (cel-go charges
+            // 0.1 per character or item for comparisons, `contains`, `matches`, …).
+            // Equality stops at the shorter operand; a prefix or suffix test walks the
+            // prefix or suffix only.
+            let walked_operands = match call.func_name.as_str() {
+                "startsWith" | "endsWith" => &shapes[shapes.len().min(1)..],
+                _ => &shapes[..],
+            };
+            let sizes = walked_operands
+                .iter()
+                .filter(|s| !matches!(s, Shape::Schema(schema) if is_scalar(schema)))
+                .map(Shape::size);
+            let walked = if matches!(call.func_name.as_str(), "_==_" | "_!=_") {
+                sizes.min()
+            } else {
+                sizes.max()
+            }
+            .unwrap_or(0);
+            if walks_operands(&call.func_name) {
+                cost = cost.saturating_add(walked / 10);
+            }
+            let shape = match (call.func_name.as_str(), shapes.as_slice()) {
+                ("_[_]", [container, _]) => container.field(None),
+                ("_+_", [a @ Shape::List { .. }, b]) | ("_+_", [a, b @ Shape::List { .. }]) => {
+                    Shape::List {
+                        size: a.size().saturating_add(b.size()),
+                        item: Box::new(a.item()),
+                    }
+                }
+                ("_+_", [a, b]) => Shape::Sized(a.size().saturating_add(b.size())),
+                ("_?_:_", [_, a, b]) => {
+                    if a.size() >= b.size() {
+                        a.clone()
+                    } else {
+                        b.clone()
+                    }
+                }
+                ("split" | "findAll", [text, ..]) => Shape::List {
+                    size: text.size(),
+                    item: Box::new(Shape::Sized(text.size())),
+                },
+                // Functions that build a string as long as their operands.
+                (
+                    "lowerAscii" | "upperAscii" | "replace" | "substring" | "trim" | "join"
+                    | "format" | "string" | "quote" | "reverse" | "sort",
+                    _,
+                ) => Shape::Sized(walked.max(1)),
+                _ => Shape::Sized(1),
+            };
+            (cost, shape)
+        }
+        Expr::Comprehension(c) => {
+            let (range_cost, range) = estimate_expr(&c.iter_range, scope);
+            let (init_cost, init) = estimate_expr(&c.accu_init, scope);
+            let items = range.size();
+            let before = scope.len();
+            scope.push((c.iter_var.clone(), range.item()));
+            if let Some(second) = &c.iter_var2 {
+                scope.push((second.clone(), range.field(None)));
+            }
+            // The accumulator of `map`/`filter` grows to one item per iteration.
+            let built_item = appended_item(&c.loop_step, &c.accu_var, scope);
+            let accumulator = match (&init, &built_item) {
+                (Shape::List { size: 0, .. }, Some(item)) => Shape::List {
+                    size: items,
+                    item: Box::new(item.clone()),
+                },
+                _ => init,
+            };
+            scope.push((c.accu_var.clone(), accumulator));
+            let per_item = estimate_expr(&c.loop_cond, scope)
+                .0
+                .saturating_add(estimate_expr(&c.loop_step, scope).0);
+            let (result_cost, result) = estimate_expr(&c.result, scope);
+            scope.truncate(before);
+            let cost = range_cost
+                .saturating_add(init_cost)
+                .saturating_add(items.saturating_mul(per_item))
+                .saturating_add(result_cost);
+            (cost, result)
+        }
+    }
+}
+
+/// The shape of the item a `map`/`filter` step appends (`accu + [item]`), if it is one.
+fn appended_item<'s>(step: &IdedExpr, accu: &str, scope: &mut Scope<'s>) -> Option<Shape<'s>> {
+    let Expr::Call(call) = &step.expr else {
+        return None;
+    };
+    match (call.func_name.as_str(), call.args.as_slice()) {
+        ("_+_", [first, second]) if matches!(&first.expr, Expr::Ident(n) if n == accu) => {
+            match &second.expr {
+                Expr::List(list) => list.elements.first().map(|e| estimate_expr(e, scope).1),
+                _ => None,
+            }
+        }
+        ("_?_:_", [_, then, _]) => appended_item(then, accu, scope),
+        _ => None,
+    }
+}
+
+fn is_scalar(schema: &Schema) -> bool {
+    matches!(
+        schema.schema_type,
+        Some(SchemaType::Integer | SchemaType::Number | SchemaType::Boolean)
+    )
+}
+
+/// Functions whose cost grows with the size of their operands (cel-go `checker/cost.go`).
+fn walks_operands(name: &str) -> bool {
+    matches!(
+        name,
+        "_==_"
+            | "_!=_"
+            | "_<_"
+            | "_<=_"
+            | "_>_"
+            | "_>=_"
+            | "_+_"
+            | "@in"
+            | "contains"
+            | "startsWith"
+            | "endsWith"
+            | "matches"
+            | "find"
+            | "findAll"
+            | "split"
+            | "join"
+            | "replace"
+            | "indexOf"
+            | "lastIndexOf"
+            | "lowerAscii"
+            | "upperAscii"
+            | "trim"
+            | "substring"
+            | "charAt"
+            | "format"
+            | "quote"
+            | "reverse"
+            | "sort"
+            | "isSorted"
+            | "sum"
+            | "min"
+            | "max"
+            | "indexOfList"
+            | "url"
+            | "isURL"
+            | "quantity"
+            | "isQuantity"
+            | "ip"
+            | "isIP"
+            | "cidr"
+            | "isCIDR"
+            | "duration"
+            | "timestamp"
+            | "string"
+            | "bytes"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::yaml::parse_first_document;
+
+    fn cost(schema: &str, rule: &str) -> u64 {
+        let schema = Schema::compile(&parse_first_document(schema).unwrap().unwrap()).unwrap();
+        let tree = cel::Env::stdlib().compile(rule).unwrap();
+        estimate(tree.expression(), &schema)
+    }
+
+    const NESTED: &str = "type: array\nmaxItems: 100\nitems:\n  type: array\n  maxItems: 100\n  items:\n    type: array\n    maxItems: 100\n    items:\n      type: array\n      maxItems: 100\n      items: {type: integer}\n";
+
+    #[test]
+    fn nested_comprehensions_multiply() {
+        let one = cost(NESTED, "self.all(a, size(a) > 0)");
+        let four = cost(NESTED, "self.all(a, a.all(b, b.all(c, c.all(d, d > 0))))");
+        assert!(one < 10_000, "{one}");
+        assert!(four > STATIC_ESTIMATED_COST_LIMIT, "{four}");
+        let three = cost(NESTED, "self.all(a, a.all(b, b.all(c, size(c) > 0)))");
+        assert!(three < STATIC_ESTIMATED_COST_LIMIT, "{three}");
+    }
+
+    #[test]
+    fn map_results_keep_their_size() {
+        let mapped = cost(
+            NESTED,
+            "self.map(a, a.map(b, b.map(c, c.map(d, d + 1)))).size() > 0",
+        );
+        assert!(mapped > STATIC_ESTIMATED_COST_LIMIT, "{mapped}");
+        let over_map = cost(
+            "type: array\nmaxItems: 100\nitems: {type: integer}\n",
+            "self.map(a, [a, a, a]).all(x, x.all(y, y > 0))",
+        );
+        assert!(over_map < 100_000, "{over_map}");
+    }
+
+    #[test]
+    fn unbounded_lists_are_sized_from_the_request_limit() {
+        let unbounded = "type: array\nitems: {type: string}\n";
+        assert!(cost(unbounded, "self.all(a, a.size() > 0)") < STATIC_ESTIMATED_COST_LIMIT);
+        assert!(cost(unbounded, "self.all(a, self.all(b, a != b))") > STATIC_ESTIMATED_COST_LIMIT);
+    }
+}

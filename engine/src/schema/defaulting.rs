@@ -1,0 +1,127 @@
+//! Structural defaulting, as the API server applies it while decoding a custom resource and
+//! before any validation (apiextensions-apiserver `pkg/apiserver/schema/defaulting/algorithm.go`,
+//! `Default`): in every object present, a declared property that is absent — or null while the
+//! schema does not allow null — gets a copy of its `default`; then defaulting continues below
+//! every field, list item and map value, the defaulted ones included. So CEL rules, list-map
+//! keys and required fields see the object the API server stores.
+
+use std::borrow::Cow;
+
+use super::compile::{Additional, Schema};
+use crate::value::JsonValue;
+use crate::yaml::PathSeg;
+
+/// `value` with `schema`'s defaults applied; borrowed when nothing was defaulted. The paths
+/// (from `value`) of nulls replaced by a default are added to `replaced_nulls`.
+pub(crate) fn apply_defaults<'v>(
+    schema: &Schema,
+    value: &'v JsonValue,
+    replaced_nulls: &mut Vec<Vec<PathSeg>>,
+) -> Cow<'v, JsonValue> {
+    if !has_defaults(schema, 0) {
+        return Cow::Borrowed(value);
+    }
+    let mut owned = value.clone();
+    let mut path = Vec::new();
+    default_in_place(schema, &mut owned, &mut path, replaced_nulls);
+    Cow::Owned(owned)
+}
+
+/// Schemas are nested at most `compile::MAX_DEPTH` levels; this stays below any stack limit.
+const MAX_DEPTH: usize = 200;
+
+/// Whether any node of `schema` declares a default (most schemas have none: no copy then).
+fn has_defaults(schema: &Schema, depth: usize) -> bool {
+    if depth > MAX_DEPTH {
+        return false;
+    }
+    schema.default.is_some()
+        || schema
+            .properties
+            .values()
+            .any(|child| has_defaults(child, depth + 1))
+        || schema
+            .items
+            .as_deref()
+            .is_some_and(|items| has_defaults(items, depth + 1))
+        || matches!(&schema.additional, Additional::Schema(values) if has_defaults(values, depth + 1))
+}
+
+fn default_in_place(
+    schema: &Schema,
+    value: &mut JsonValue,
+    path: &mut Vec<PathSeg>,
+    replaced_nulls: &mut Vec<Vec<PathSeg>>,
+) {
+    if path.len() > MAX_DEPTH {
+        return;
+    }
+    match value {
+        JsonValue::Object(fields) => {
+            for (name, child) in &schema.properties {
+                let Some(default) = &child.default else {
+                    continue;
+                };
+                match fields.get(name) {
+                    None => {
+                        fields.insert(name.clone(), default.clone());
+                    }
+                    Some(JsonValue::Null) if !child.nullable => {
+                        fields.insert(name.clone(), default.clone());
+                        path.push(PathSeg::Key(name.clone()));
+                        replaced_nulls.push(path.clone());
+                        path.pop();
+                    }
+                    Some(_) => {}
+                }
+            }
+            for (name, field) in fields.iter_mut() {
+                let child = match schema.properties.get(name) {
+                    Some(child) => child,
+                    None => match &schema.additional {
+                        Additional::Schema(values) => values,
+                        _ => continue,
+                    },
+                };
+                path.push(PathSeg::Key(name.clone()));
+                default_in_place(child, field, path, replaced_nulls);
+                path.pop();
+            }
+        }
+        JsonValue::Array(items) => {
+            if let Some(item_schema) = schema.items.as_deref() {
+                for (index, item) in items.iter_mut().enumerate() {
+                    path.push(PathSeg::Index(index));
+                    default_in_place(item_schema, item, path, replaced_nulls);
+                    path.pop();
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::yaml::parse_first_document;
+
+    fn defaulted(schema: &str, value: &str) -> String {
+        let schema = Schema::compile(&parse_first_document(schema).unwrap().unwrap()).unwrap();
+        let value = parse_first_document(value).unwrap().unwrap().to_json();
+        apply_defaults(&schema, &value, &mut Vec::new()).to_canonical_json()
+    }
+
+    #[test]
+    fn absent_and_non_nullable_null_fields_get_their_defaults_recursively() {
+        let schema = "type: object\nproperties:\n  refs:\n    type: array\n    items:\n      type: object\n      properties:\n        kind: {type: string, default: Service}\n        port: {type: integer}\n  policy:\n    type: object\n    default: {}\n    properties:\n      mode: {type: string, default: strict}\n  note: {type: string, nullable: true, default: x}\n";
+        assert_eq!(
+            defaulted(schema, "{refs: [{port: 1}, {kind: Other}], note: null}"),
+            r#"{"note":null,"policy":{"mode":"strict"},"refs":[{"kind":"Service","port":1},{"kind":"Other"}]}"#
+        );
+        assert_eq!(
+            defaulted(schema, "{policy: {mode: null}}"),
+            r#"{"note":"x","policy":{"mode":"strict"}}"#
+        );
+    }
+}
