@@ -1,4 +1,5 @@
-//! `x-kubernetes-validations` rules, parsed by the `cel` crate (cel-rust) and evaluated (`cel_eval`) where it can:
+//! `x-kubernetes-validations` rules, parsed by the `cel` crate (cel-rust) and evaluated
+//! (`cel_eval`) where it can:
 //! `self` is the value the rule sits on, converted as the API server converts it for CEL
 //! (apiextensions-apiserver `pkg/apiserver/schema/cel/values.go` and `model/`: `integer` is
 //! int, `number` is double, objects are maps of the fields left after pruning).
