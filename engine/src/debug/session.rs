@@ -1,6 +1,6 @@
-//! The run side of a debugging session: the line hook (installed beside the budget check,
-//! as one hook with both masks), stepping, breakpoints, logpoints, the stop on an uncaught
-//! error, and giving time spent stopped back to the run's deadline.
+//! The run side of a debugging session, as the run's observer (`vm::hooks`): stepping,
+//! breakpoints, logpoints, the stop on an uncaught error, and giving time spent stopped back
+//! to the run's deadline.
 
 use std::collections::HashMap;
 use std::ffi::{CStr, c_int};
