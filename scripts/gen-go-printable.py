@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes engine/src/stdlib/goprint_table.rs: the code point ranges Go's strconv.IsPrint
+"""Writes engine/src/go/print_table.rs: the code point ranges Go's strconv.IsPrint
 (= unicode.IsPrint) accepts in the Go release Kruise builds with.
 
 Kruise Rollouts' Dockerfile builds with golang:1.20.14; Go 1.20's unicode package is
@@ -40,7 +40,7 @@ out = [
 for a, b in ranges:
     out.append(f"    (0x{a:04X}, 0x{b:04X}),")
 out.append("];")
-path = "engine/src/stdlib/goprint_table.rs"
+path = "engine/src/go/print_table.rs"
 with open(path, "w") as f:
     f.write("\n".join(out) + "\n")
 print(f"{path}: {len(ranges)} ranges")

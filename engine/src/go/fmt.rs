@@ -2,7 +2,7 @@
 //! the Lua values as operands, so verbs, flags, padding and the `%!v(MISSING)`-style
 //! diagnostics follow Go's rules (numbers format themselves as int64 or float64 per verb).
 
-use crate::value::go_float_to_int64;
+use crate::go::math::go_float_to_int64;
 
 /// One operand, already inspected on the Lua stack.
 pub enum Arg<'a> {
@@ -553,7 +553,7 @@ fn truncate_runes(s: &[u8], p: usize) -> &[u8] {
 /// code points (U+0378) and those assigned later (U+1E4D0, Unicode 15) are not printable.
 fn is_printable(c: char) -> bool {
     let c = c as u32;
-    let table = &super::goprint_table::PRINTABLE;
+    let table = &super::print_table::PRINTABLE;
     let i = table.partition_point(|&(_, last)| last < c);
     table.get(i).is_some_and(|&(first, _)| first <= c)
 }
@@ -757,7 +757,7 @@ fn float_body(a: f64, verb: char, prec: Option<usize>) -> Vec<u8> {
         _ => {
             // %g: shortest digits without a precision, else that many significant digits.
             let (d, dp) = match prec {
-                None => digits_of(crate::json::gotext::go_shortest_e(a).as_str()),
+                None => digits_of(crate::go::json_text::go_shortest_e(a).as_str()),
                 Some(p) => digits_of(&format!("{:.*e}", p.max(1) - 1, a)),
             };
             g_from_digits(&d, dp, prec, upper)
@@ -800,7 +800,7 @@ fn g_from_digits(d: &[u8], dp: i32, prec: Option<usize>, upper: bool) -> Vec<u8>
 
 /// Go's `strconv.FormatFloat(f, 'g', -1, 32)` of a finite value: shortest float32 digits.
 pub(crate) fn go_shortest_g32(f: f32) -> String {
-    let (d, dp) = digits_of(crate::json::gotext::go_shortest_e(f.abs()).as_str());
+    let (d, dp) = digits_of(crate::go::json_text::go_shortest_e(f.abs()).as_str());
     let mut text = if f.is_sign_negative() {
         "-".to_string()
     } else {
@@ -915,9 +915,20 @@ fn sharp_float(num: &mut Vec<u8>, verb: char, prec: Option<usize>) {
 /// gopher-lua's parseNumber: Go integer syntax (base prefixes, underscores), then Go floats;
 /// the VM's own coercion of strings in arithmetic.
 pub fn parse_go_number(s: &[u8]) -> Option<f64> {
+    // lua51-sys/csrc/kruise_gopher.c: the patched VM's own number rules, so that library
+    // functions and operators cannot disagree.
+    unsafe extern "C" {
+        /// String to number as arithmetic coerces it (gopher's parseNumber): 1 and
+        /// `*result` on success.
+        fn kruise_str2number(
+            s: *const std::ffi::c_char,
+            len: usize,
+            result: *mut f64,
+        ) -> std::ffi::c_int;
+    }
     let mut result = 0.0;
     // SAFETY: reads the `s.len()` bytes of `s` and writes `result`.
-    let ok = unsafe { super::kruise_str2number(s.as_ptr().cast(), s.len(), &mut result) };
+    let ok = unsafe { kruise_str2number(s.as_ptr().cast(), s.len(), &mut result) };
     (ok != 0).then_some(result)
 }
 
