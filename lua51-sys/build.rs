@@ -119,11 +119,31 @@ fn lua_src_dir() -> PathBuf {
 /// The exact version in this crate's `lua-src = "=X"` build dependency (one place to change).
 fn pinned_lua_src_version(manifest: &Path) -> String {
     let text = fs::read_to_string(manifest).expect("read lua51-sys/Cargo.toml");
-    text.lines()
-        .find_map(|line| line.trim().strip_prefix("lua-src = \"="))
-        .and_then(|rest| rest.strip_suffix('"'))
+    pinned_version_in(&text)
         .expect("lua51-sys/Cargo.toml pins lua-src as `lua-src = \"=X.Y.Z\"`")
         .to_string()
+}
+
+/// The `=X.Y.Z` pin of lua-src in a manifest, as written here (`lua-src = "=X.Y.Z"`) or as
+/// `cargo package` rewrites it into the published Cargo.toml (a `[build-dependencies.lua-src]`
+/// table with `version = "=X.Y.Z"`).
+fn pinned_version_in(manifest: &str) -> Option<&str> {
+    let mut in_lua_src_table = false;
+    for line in manifest.lines().map(str::trim) {
+        if line.starts_with('[') {
+            in_lua_src_table = line == "[build-dependencies.lua-src]";
+            continue;
+        }
+        let pinned = if in_lua_src_table {
+            line.strip_prefix("version = \"=")
+        } else {
+            line.strip_prefix("lua-src = \"=")
+        };
+        if let Some(version) = pinned.and_then(|rest| rest.strip_suffix('"')) {
+            return Some(version);
+        }
+    }
+    None
 }
 
 /// One hunk: the lines it expects (context and removed) and the lines it leaves.

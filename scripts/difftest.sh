@@ -59,7 +59,8 @@ if ! command -v go >/dev/null 2>&1; then
   exit 0
 fi
 
-build=target/difftest
+# Beside the build: CARGO_TARGET_DIR when set (an absolute or relative path), else target/.
+build="${CARGO_TARGET_DIR:-target}/difftest"
 mkdir -p "$build"
 if [ -n "$gopher_src" ]; then
   if [ ! -d "$gopher_src" ]; then
@@ -104,7 +105,7 @@ fi
 
 # GOPATH mode, offline: the runner imports the Debian package, nothing is downloaded.
 mkdir -p "$build/gopath"
-GO111MODULE=off GOFLAGS= GOPATH="$PWD/$build/gopath:/usr/share/gocode" GOCACHE="$PWD/$build/gocache" \
+GO111MODULE=off GOFLAGS= GOPATH="$(cd "$build" && pwd)/gopath:/usr/share/gocode" GOCACHE="$(cd "$build" && pwd)/gocache" \
   go build -o "$build/gopher-runner" ./tests/difftest/gopher-runner
 
 cargo run --quiet --locked -p kruise-lua-difftest -- --runner "$build/gopher-runner" ${args[@]+"${args[@]}"}

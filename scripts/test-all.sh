@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite: formatting, lints, every crate's tests (engine conformance, CLI
 # end-to-end), the differential test against gopher-lua, the bundled script library checked by
-# the freshly built binary, the language server end to end (pytest-lsp), the pre-commit hooks
-# (real pre-commit), Neovim end to end
+# the freshly built binary, the language server end to end (pytest-lsp), packaging (the Python
+# wheel installed without Rust, the GitHub Action's script, actionlint, `cargo package`), the
+# pre-commit hooks (real pre-commit, system and python hooks from the same wheel), Neovim end to end
 # (headless nvim), and the VS Code extension (unit tests, the extension against the real
 # server, the .vsix package).
 set -euo pipefail
@@ -34,6 +35,16 @@ cargo run --quiet --locked -p kruise-lua -- check lua_configuration
 
 echo "== language server end to end (pytest-lsp)"
 bash tests/lsp/run.sh
+
+echo "== packaging: the wheel without Rust, the GitHub Action, actionlint"
+# One wheel for both the packaging and the pre-commit tests (a dev-profile build reusing the
+# debug build above).
+KRUISE_LUA_WHEEL="$(bash tests/packaging/build-wheel.sh)"
+export KRUISE_LUA_WHEEL
+bash tests/packaging/run.sh
+
+echo "== packaging: cargo package of the three crates"
+bash tests/packaging/crates.sh
 
 echo "== pre-commit hooks end to end"
 bash tests/precommit/run.sh

@@ -1,7 +1,7 @@
 //! Runs every vector of ../shared/conformance through the engine and compares output for output.
 //!
 //! Divergences are allowed only for the vectors in [`KNOWN_DIFFERENCES`], a short named list
-//! that README.md documents; the test also fails when a listed vector starts to agree, so the
+//! that docs/ENGINE.md documents; the test also fails when a listed vector starts to agree, so the
 //! list never keeps stale entries.
 
 use std::collections::BTreeMap;

@@ -12,8 +12,14 @@ from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 HERE = pathlib.Path(__file__).parent
+# The binary run.sh builds: $KRUISE_LUA_BIN, else the debug build in $CARGO_TARGET_DIR or target/.
 SERVER = os.environ.get(
-    "KRUISE_LUA_BIN", str(HERE.parent.parent / "target" / "debug" / "kruise-lua")
+    "KRUISE_LUA_BIN",
+    str(
+        (HERE.parent.parent / os.environ.get("CARGO_TARGET_DIR", "target"))
+        / "debug"
+        / "kruise-lua"
+    ),
 )
 CLIENTS = ["visual-studio-code", "neovim"]
 

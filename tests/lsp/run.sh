@@ -4,12 +4,12 @@
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
-venv="${KRUISE_LUA_LSP_VENV:-$repo/target/lsp-venv}"
+venv="${KRUISE_LUA_LSP_VENV:-${CARGO_TARGET_DIR:-$repo/target}/lsp-venv}"
 python="${PYTHON:-python3.11}"
 command -v "$python" >/dev/null 2>&1 || python=python3
 
 cargo build --quiet -p kruise-lua --manifest-path "$repo/Cargo.toml"
-export KRUISE_LUA_BIN="${KRUISE_LUA_BIN:-$repo/target/debug/kruise-lua}"
+export KRUISE_LUA_BIN="${KRUISE_LUA_BIN:-${CARGO_TARGET_DIR:-$repo/target}/debug/kruise-lua}"
 
 if [ ! -x "$venv/bin/python" ]; then
   "$python" -m venv "$venv"

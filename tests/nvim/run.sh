@@ -14,7 +14,7 @@ fi
 
 if [ -z "${KRUISE_LUA_BIN:-}" ]; then
   (cd "$repo" && cargo build --quiet --locked -p kruise-lua)
-  export KRUISE_LUA_BIN="$repo/target/debug/kruise-lua"
+  export KRUISE_LUA_BIN="${CARGO_TARGET_DIR:-$repo/target}/debug/kruise-lua"
 fi
 if ! "$KRUISE_LUA_BIN" lsp --help >/dev/null 2>&1; then
   echo "error: $KRUISE_LUA_BIN has no \`lsp\` subcommand" >&2

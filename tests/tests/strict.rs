@@ -414,9 +414,9 @@ fn help_lists_the_exit_codes_and_check_says_each_step() {
         check.stdout.contains("Run each step of every test case"),
         "{check:?}"
     );
-    let readme = std::fs::read_to_string(common::workspace().join("README.md")).unwrap();
+    let cli_doc = std::fs::read_to_string(common::workspace().join("docs/CLI.md")).unwrap();
     assert!(
-        readme.contains("run each step of every test case"),
-        "README and `check --help` say the same"
+        cli_doc.contains("run each step of every test case"),
+        "docs/CLI.md and `check --help` say the same"
     );
 }

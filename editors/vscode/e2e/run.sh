@@ -7,8 +7,10 @@
 # Inputs (all optional): KRUISE_LUA_BIN (the server; else `cargo build`), KRUISE_LUA_VSIX (the
 # package; else `npm run package`), KRUISE_LUA_E2E_CACHE (where installs are cached; default
 # ~/.cache/kruise-lua-e2e), KRUISE_LUA_E2E_TIMEOUT (the whole suite's limit in seconds, 600),
-# KRUISE_LUA_E2E_CHROMIUM (the browser; default /usr/bin/chromium). Arguments: test names (or
-# parts of them) to run only those.
+# KRUISE_LUA_E2E_CHROMIUM (the browser; default /usr/bin/chromium), KRUISE_LUA_E2E_BUNDLED=1 (the
+# .vsix is a platform package carrying the server: no kruiseLua.server.path setting, no
+# kruise-lua on code-server's PATH nor in its ~/.cargo/bin, and the suite checks the extension
+# says it uses the bundled binary). Arguments: test names (or parts of them) to run only those.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 ext="$(cd "$here/.." && pwd)"
@@ -71,7 +73,7 @@ fi
 # --- What is tested: the server binary and the freshly packaged extension.
 if [ -z "${KRUISE_LUA_BIN:-}" ]; then
   (cd "$repo" && cargo build --quiet --locked -p kruise-lua)
-  KRUISE_LUA_BIN="$repo/target/debug/kruise-lua"
+  KRUISE_LUA_BIN="${CARGO_TARGET_DIR:-$repo/target}/debug/kruise-lua"
 fi
 if [ -z "${KRUISE_LUA_VSIX:-}" ]; then
   (cd "$ext" && npm ci --no-audit --no-fund >/dev/null && npm run --silent package >/dev/null)
@@ -120,9 +122,10 @@ log "installing $(basename "$KRUISE_LUA_VSIX") into a fresh code-server"
 # Settings, as the user's and the remote machine's (where code-server reads machine-scoped
 # ones, such as kruiseLua.server.path): the extension uses the fresh binary; nothing else (welcome page, trust prompt,
 # update checks, auto-closing brackets that would change typed text) gets in the tests' way.
-KRUISE_LUA_BIN="$KRUISE_LUA_BIN" node -e '
+bundled="${KRUISE_LUA_E2E_BUNDLED:-}"
+KRUISE_LUA_BIN="$KRUISE_LUA_BIN" BUNDLED="$bundled" node -e '
   const settings = {
-    "kruiseLua.server.path": process.env.KRUISE_LUA_BIN,
+    ...(process.env.BUNDLED === "1" ? {} : { "kruiseLua.server.path": process.env.KRUISE_LUA_BIN }),
     "security.workspace.trust.enabled": false,
     "workbench.startupEditor": "none",
     "workbench.tips.enabled": false,
@@ -146,10 +149,26 @@ KRUISE_LUA_BIN="$KRUISE_LUA_BIN" node -e '
   }
 ' "$tmp/user-data/User/settings.json" "$tmp/user-data/Machine/settings.json"
 
+# Bundled: code-server (and so the extension host) gets a PATH without any kruise-lua and a home
+# without ~/.cargo/bin, so the binary inside the package is the only one it can find.
+server_path="$PATH"
+server_home="$HOME"
+if [ "$bundled" = 1 ]; then
+  server_path=""
+  IFS=: read -r -a dirs <<<"$PATH"
+  for dir in "${dirs[@]}"; do
+    if [ -n "$dir" ] && [ ! -e "$dir/kruise-lua" ]; then
+      server_path="${server_path:+$server_path:}$dir"
+    fi
+  done
+  server_home="$tmp/home"
+  mkdir -p "$server_home"
+fi
+
 port="$(node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')"
 log "starting code-server on 127.0.0.1:$port"
 # setsid: its own process group, so the cleanup ends it and every child (extension host, server).
-setsid "$code_server" --config "$tmp/config.yaml" --auth none --bind-addr "127.0.0.1:$port" \
+PATH="$server_path" HOME="$server_home" setsid "$code_server" --config "$tmp/config.yaml" --auth none --bind-addr "127.0.0.1:$port" \
   --user-data-dir "$tmp/user-data" --extensions-dir "$tmp/extensions" \
   --disable-telemetry --disable-update-check --disable-workspace-trust \
   --disable-getting-started-override "$tmp/workspace" >"$tmp/code-server.log" 2>&1 &
@@ -172,6 +191,8 @@ E2E_DEPS="$deps" \
   E2E_URL="http://127.0.0.1:$port/?folder=$tmp/workspace" \
   E2E_WORKSPACE="$tmp/workspace" \
   E2E_SERVER_BIN="$KRUISE_LUA_BIN" \
+  E2E_BUNDLED="$bundled" \
+  E2E_USER_DATA="$tmp/user-data" \
   E2E_CHROMIUM="$chromium_bin" \
   E2E_ARTIFACTS="$artifacts" \
   E2E_TIMEOUT_S="${KRUISE_LUA_E2E_TIMEOUT:-600}" \

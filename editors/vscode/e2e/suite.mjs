@@ -22,7 +22,11 @@ const artifacts = env("E2E_ARTIFACTS");
 const limitS = Number(env("E2E_TIMEOUT_S"));
 // playwright-core lives in the cached e2e dependencies, not beside this file.
 const { chromium } = createRequire(path.join(env("E2E_DEPS"), "package.json"))("playwright-core");
-const ctx = { serverBin: env("E2E_SERVER_BIN") };
+const ctx = {
+  serverBin: env("E2E_SERVER_BIN"),
+  bundled: process.env.E2E_BUNDLED === "1",
+  userData: env("E2E_USER_DATA"),
+};
 
 const wanted = process.argv.slice(2);
 const selected = wanted.length === 0 ? tests : tests.filter((t) => wanted.some((w) => t.name.includes(w)));

@@ -5,6 +5,7 @@
 import * as assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
+import * as path from "node:path";
 
 import { SELECTORS, WAIT_MS } from "./workbench.mjs";
 
@@ -43,6 +44,26 @@ function checkTotals(ctx, wb) {
   return { cases: cases.size, passed: cases.size - failed.size };
 }
 
+/** The lines the extension wrote to its output channel (VS Code keeps them in a log file). */
+function outputChannelLines(ctx) {
+  const lines = [];
+  const visit = (dir) => {
+    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+      const file = path.join(dir, entry.name);
+      if (entry.isDirectory()) {
+        visit(file);
+      } else if (/kruise-lua\.log$/.test(entry.name)) {
+        lines.push(...fs.readFileSync(file, "utf8").split("\n"));
+      }
+    }
+  };
+  const logs = path.join(ctx.userData, "logs");
+  if (fs.existsSync(logs)) {
+    visit(logs);
+  }
+  return lines;
+}
+
 export const tests = [
   {
     name: "lens-and-status-bar",
@@ -58,6 +79,26 @@ export const tests = [
       const status = await wb.waitForText(SELECTORS.statusItem, `kruise-lua ${totals.passed}/${totals.cases}`);
       assert.match(status, /kruise-lua \d+\/\d+/);
       await wb.screenshot("lens-and-status-bar");
+    },
+  },
+  {
+    // Which binary runs: with a platform package and nothing on PATH, the bundled one.
+    name: "server-choice",
+    async run(wb, ctx) {
+      const expected = ctx.bundled
+        ? /using kruise-lua bundled with the extension: .*[\\/]server[\\/]kruise-lua(\.exe)?$/
+        : /using kruise-lua from the kruiseLua\.server\.path setting: /;
+      const deadline = Date.now() + WAIT_MS;
+      let lines = outputChannelLines(ctx);
+      while (!lines.some((l) => expected.test(l)) && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 250));
+        lines = outputChannelLines(ctx);
+      }
+      assert.ok(
+        lines.some((l) => expected.test(l)),
+        `the output channel does not say ${expected}:\n${lines.filter((l) => l.includes("kruise-lua")).join("\n")}`,
+      );
+      await wb.screenshot("server-choice");
     },
   },
   {

@@ -1,6 +1,7 @@
 // The VS Code edge: starts `kruise-lua lsp` for the documents it concerns, wires the commands
 // and the status bar, and runs `kruise-lua dap` for debug sessions. Every decision lives in ./logic (tested without VS Code).
 
+import * as path from "path";
 import * as os from "os";
 import * as vscode from "vscode";
 import {
@@ -25,6 +26,8 @@ let client: LanguageClient | undefined;
 let current: LanguageClient | undefined;
 let starting: Promise<LanguageClient | undefined> | undefined;
 let output: vscode.OutputChannel;
+/** Where a platform-specific package carries the server (absent in the universal package). */
+let bundledServer: string | undefined;
 let status: vscode.StatusBarItem;
 /** Documents the server was told about (`didOpen` sent and not closed). */
 const forwarded = new Set<string>();
@@ -224,6 +227,7 @@ function resolveEnv(): logic.ResolveEnv {
     home: os.homedir(),
     workspaceFolder: vscode.workspace.workspaceFolders?.[0]?.uri.fsPath,
     pathExt: process.env.PATHEXT,
+    bundled: bundledServer,
     isExecutable: logic.defaultIsExecutable,
   };
 }
@@ -271,6 +275,7 @@ async function start(): Promise<LanguageClient | undefined> {
       showCounts(undefined);
     }
   });
+  output.appendLine(logic.serverChoiceLine(resolved));
   output.appendLine(`starting ${resolved.command} lsp`);
   try {
     await created.start();
@@ -436,6 +441,9 @@ async function workspaceHasScripts(): Promise<boolean> {
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   output = vscode.window.createOutputChannel(CLIENT_NAME);
+  bundledServer = context.asAbsolutePath(
+    path.join("server", process.platform === "win32" ? "kruise-lua.exe" : "kruise-lua"),
+  );
   status = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 10);
   status.name = "kruise-lua test cases";
   status.command = "kruiseLua.runAll";

@@ -19,6 +19,8 @@ export const DIAGNOSTIC_SOURCE = "kruise-lua";
 
 /** Shown when the binary cannot be found. */
 export const INSTALL_COMMAND = "cargo install --locked --path server";
+/** Installs the Python wheel, which carries the binary (no Rust toolchain needed). */
+export const INSTALL_WHEEL_COMMAND = "pipx install kruise-lua";
 
 export const CUSTOM_SCRIPT_NAME = "trafficRouting.lua";
 export const INGRESS_FOLDER = "trafficrouting_ingress";
@@ -120,7 +122,7 @@ export function classify(p: string, text: string | undefined, exists: (file: str
 }
 
 export interface ResolveEnv {
-  /** `PATH`-style search list. */
+  /** `PATH`-style search list (the extension host's, which may differ from a shell's). */
   pathVariable: string | undefined;
   platform: NodeJS.Platform;
   home: string | undefined;
@@ -128,10 +130,18 @@ export interface ResolveEnv {
   workspaceFolder: string | undefined;
   /** Windows executable extensions (`PATHEXT`). */
   pathExt?: string;
+  /** Where a platform-specific package carries the binary (`<extension>/server/kruise-lua`). */
+  bundled?: string;
   isExecutable: (file: string) => boolean;
 }
 
-export type Resolved = { ok: true; command: string } | { ok: false; message: string };
+/** Where the binary was found, in lookup order; the output channel names it. */
+export type ServerSource = "setting" | "bundled" | "PATH" | "~/.cargo/bin";
+
+export type Resolved = { ok: true; command: string; source: ServerSource } | { ok: false; message: string };
+
+/** The setting's default: look the binary up (bundled, PATH, ~/.cargo/bin) rather than name one. */
+export const DEFAULT_SERVER_NAME = "kruise-lua";
 
 export function defaultIsExecutable(file: string): boolean {
   try {
@@ -149,23 +159,32 @@ export function defaultIsExecutable(file: string): boolean {
   }
 }
 
-/** The message shown when the binary is missing: what was looked for, and how to install it. */
+/**
+ * The message shown when the binary is missing: where it was looked for, that an editor started
+ * from a desktop menu has another PATH than a shell, and how to point `kruiseLua.server.path` at
+ * the binary (or install it).
+ */
 export function missingServerMessage(setting: string, lookedAt: string[]): string {
   const where = lookedAt.length > 0 ? ` (looked at: ${lookedAt.join(", ")})` : "";
   return (
     `kruise-lua: the language server \`${setting}\` was not found${where}. ` +
-    `Install it from a kruise-lua checkout with \`${INSTALL_COMMAND}\`, ` +
-    "or set `kruiseLua.server.path` to the binary."
+    "The editor's PATH can differ from your shell's: run `command -v kruise-lua` (Windows: `where kruise-lua`) " +
+    "in a terminal and set `kruiseLua.server.path` to the absolute path it prints (Settings, search " +
+    "\"kruiseLua.server.path\", or `\"kruiseLua.server.path\": \"/path/to/kruise-lua\"` in settings.json). " +
+    `To install it: \`${INSTALL_WHEEL_COMMAND}\`, or \`${INSTALL_COMMAND}\` from a kruise-lua checkout.`
   );
 }
 
 /**
- * Finds the server binary from the `kruiseLua.server.path` setting: a bare name is looked up
- * on `PATH` and then in `~/.cargo/bin` (where `cargo install` puts it, often missing from the
- * `PATH` of an editor started from a desktop menu); a path may use `~` and `${workspaceFolder}`.
+ * Finds the server binary. The `kruiseLua.server.path` setting comes first: a path (may use `~`
+ * and `${workspaceFolder}`, relative ones are in the workspace) is used as it is, a bare name
+ * other than the default is looked up on PATH and in `~/.cargo/bin`. Left at its default, the
+ * binary bundled in a platform-specific package comes next, then PATH, then `~/.cargo/bin`
+ * (where `cargo install` puts it, often missing from the PATH of an editor started from a
+ * desktop menu).
  */
 export function resolveServerPath(setting: string | undefined, env: ResolveEnv): Resolved {
-  const raw = (setting ?? "").trim() || "kruise-lua";
+  const raw = (setting ?? "").trim() || DEFAULT_SERVER_NAME;
   const windows = env.platform === "win32";
   const pathApi = windows ? path.win32 : path.posix;
   let value = raw;
@@ -188,18 +207,41 @@ export function resolveServerPath(setting: string | undefined, env: ResolveEnv):
         : value;
     const found = candidates(absolute).find((file) => env.isExecutable(file));
     return found !== undefined
-      ? { ok: true, command: found }
+      ? { ok: true, command: found, source: "setting" }
       : { ok: false, message: missingServerMessage(raw, [absolute]) };
   }
-  const cargoBin = env.home !== undefined ? [pathApi.join(env.home, ".cargo", "bin")] : [];
-  const dirs = [...(env.pathVariable ?? "").split(windows ? ";" : ":").filter((d) => d.length > 0), ...cargoBin];
-  for (const dir of dirs) {
-    const found = candidates(pathApi.join(dir, value)).find((file) => env.isExecutable(file));
-    if (found !== undefined) {
-      return { ok: true, command: found };
+  const lookedAt: string[] = [];
+  if (raw === DEFAULT_SERVER_NAME && env.bundled !== undefined) {
+    lookedAt.push(env.bundled);
+    if (env.isExecutable(env.bundled)) {
+      return { ok: true, command: env.bundled, source: "bundled" };
     }
   }
-  return { ok: false, message: missingServerMessage(raw, ["PATH", ...cargoBin]) };
+  const pathDirs = (env.pathVariable ?? "").split(windows ? ";" : ":").filter((d) => d.length > 0);
+  const cargoBin = env.home !== undefined ? pathApi.join(env.home, ".cargo", "bin") : undefined;
+  const searched: [string, ServerSource][] = [
+    ...pathDirs.map((dir): [string, ServerSource] => [dir, "PATH"]),
+    ...(cargoBin !== undefined ? [[cargoBin, "~/.cargo/bin"] as [string, ServerSource]] : []),
+  ];
+  for (const [dir, source] of searched) {
+    const found = candidates(pathApi.join(dir, value)).find((file) => env.isExecutable(file));
+    if (found !== undefined) {
+      return { ok: true, command: found, source: raw === DEFAULT_SERVER_NAME ? source : "setting" };
+    }
+  }
+  lookedAt.push("PATH", ...(cargoBin !== undefined ? [cargoBin] : []));
+  return { ok: false, message: missingServerMessage(raw, lookedAt) };
+}
+
+/** The output channel's line saying which binary runs and why that one. */
+export function serverChoiceLine(resolved: { command: string; source: ServerSource }): string {
+  const why: Record<ServerSource, string> = {
+    setting: "from the kruiseLua.server.path setting",
+    bundled: "bundled with the extension",
+    PATH: "found on PATH",
+    "~/.cargo/bin": "found in ~/.cargo/bin",
+  };
+  return `using kruise-lua ${why[resolved.source]}: ${resolved.command}`;
 }
 
 export type Severity = "off" | "hint" | "info" | "warning" | "error";

@@ -757,7 +757,7 @@ fn float_body(a: f64, verb: char, prec: Option<usize>) -> Vec<u8> {
         _ => {
             // %g: shortest digits without a precision, else that many significant digits.
             let (d, dp) = match prec {
-                None => digits_of(crate::go::json_text::go_shortest_e(a).as_str()),
+                None => digits_of(super::json_text::go_shortest_e(a).as_str()),
                 Some(p) => digits_of(&format!("{:.*e}", p.max(1) - 1, a)),
             };
             g_from_digits(&d, dp, prec, upper)
@@ -800,7 +800,7 @@ fn g_from_digits(d: &[u8], dp: i32, prec: Option<usize>, upper: bool) -> Vec<u8>
 
 /// Go's `strconv.FormatFloat(f, 'g', -1, 32)` of a finite value: shortest float32 digits.
 pub(crate) fn go_shortest_g32(f: f32) -> String {
-    let (d, dp) = digits_of(crate::go::json_text::go_shortest_e(f.abs()).as_str());
+    let (d, dp) = digits_of(super::json_text::go_shortest_e(f.abs()).as_str());
     let mut text = if f.is_sign_negative() {
         "-".to_string()
     } else {

@@ -8,7 +8,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, it } from "node:test";
 
-import { ROOT, loadExtension, newRecorded, stubVscode } from "./vscode-stub";
+import { ROOT, extensionContext, loadExtension, newRecorded, stubVscode } from "./vscode-stub";
 
 const manifest = JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8"));
 const source = fs.readFileSync(path.join(ROOT, "src", "extension.ts"), "utf8");
@@ -18,7 +18,7 @@ describe("activation with a stubbed VS Code", () => {
     const recorded = newRecorded();
     const stub = stubVscode({ "kruiseLua.server.path": "/nonexistent/kruise-lua" }, "/nonexistent-ws", recorded);
     const extension = loadExtension(stub);
-    const context = { subscriptions: [] as unknown[] };
+    const context = extensionContext();
     await extension.activate(context);
     const contributed = manifest.contributes.commands.map((c: { command: string }) => c.command).sort();
     assert.deepEqual([...recorded.commands.keys()].sort(), contributed);
@@ -38,7 +38,7 @@ describe("debugging", () => {
     // is no server); debugging needs none.
     (stub as any).workspace.findFiles = async () => [];
     const extension = loadExtension(stub);
-    await extension.activate({ subscriptions: [] as unknown[] });
+    await extension.activate(extensionContext());
     const lens = { script: "/ws/Route/trafficRouting.lua", case: "/ws/Route/testdata/a.yaml", step: 2, mode: "production" };
     await recorded.commands.get("kruise-lua.debugStep")!(lens);
     assert.deepEqual(recorded.debugStarts, [

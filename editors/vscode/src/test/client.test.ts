@@ -1,6 +1,6 @@
 // The bundled extension with the real `kruise-lua lsp` (through vscode-languageclient, with a
 // stubbed `vscode` module): run all, the status bar, show obj, accept. Needs the binary:
-// $KRUISE_LUA_BIN or the workspace's target/debug/kruise-lua (test.sh builds it).
+// $KRUISE_LUA_BIN or the debug build in $CARGO_TARGET_DIR or the workspace's target/ (test.sh builds it).
 
 import assert from "node:assert/strict";
 import * as fs from "node:fs";
@@ -8,10 +8,11 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { describe, it } from "node:test";
 
-import { ROOT, editorOn, loadExtension, newRecorded, stubVscode } from "./vscode-stub";
+import { ROOT, editorOn, extensionContext, loadExtension, newRecorded, stubVscode } from "./vscode-stub";
 
 const REPO = path.resolve(ROOT, "..", "..");
-const SERVER = process.env.KRUISE_LUA_BIN ?? path.join(REPO, "target", "debug", "kruise-lua");
+const SERVER =
+  process.env.KRUISE_LUA_BIN ?? path.join(path.resolve(REPO, process.env.CARGO_TARGET_DIR ?? "target"), "debug", "kruise-lua");
 const FIXTURE = path.join(REPO, "tests", "nvim", "fixtures", "workspace");
 
 async function waitFor<T>(what: string, f: () => T | undefined | false, timeoutMs = 15000): Promise<T> {
@@ -44,7 +45,7 @@ describe("with the real server", { skip: fs.existsSync(SERVER) ? false : `no ser
     const stub: any = stubVscode({ "kruiseLua.server.path": SERVER, "kruiseLua.debounceMs": 20 }, root, recorded);
     const extension = loadExtension(stub);
     try {
-      await extension.activate({ subscriptions: [] });
+      await extension.activate(extensionContext());
       assert.deepEqual(recorded.errors, []);
       // The server's own commands are registered by the client once it runs.
       assert.ok(recorded.commands.has("kruise-lua.objAsLua"), [...recorded.commands.keys()].join(", "));
@@ -76,6 +77,38 @@ describe("with the real server", { skip: fs.existsSync(SERVER) ? false : `no ser
     } finally {
       await extension.deactivate();
       fs.rmSync(ws, { recursive: true, force: true });
+    }
+  });
+
+  it("starts the binary bundled in the package when the setting is left at its default, and says so", async () => {
+    const ws = fs.mkdtempSync(path.join(os.tmpdir(), "kruise-lua-vscode-"));
+    fs.cpSync(FIXTURE, ws, { recursive: true });
+    const root = path.join(ws, "lua_configuration");
+    // A platform-specific package's layout: <extension>/server/kruise-lua.
+    const extensionDir = fs.mkdtempSync(path.join(os.tmpdir(), "kruise-lua-extension-"));
+    fs.mkdirSync(path.join(extensionDir, "server"));
+    const bundled = path.join(extensionDir, "server", "kruise-lua");
+    fs.symlinkSync(SERVER, bundled);
+    const recorded = newRecorded();
+    const stub: any = stubVscode({ "kruiseLua.debounceMs": 20 }, root, recorded);
+    const extension = loadExtension(stub);
+    // Nothing on PATH: the bundled binary is the only one.
+    const savedPath = process.env.PATH;
+    process.env.PATH = "";
+    try {
+      await extension.activate(extensionContext(extensionDir));
+      assert.deepEqual(recorded.errors, []);
+      assert.ok(
+        recorded.outputs.includes(`using kruise-lua bundled with the extension: ${bundled}`),
+        recorded.outputs.join("\n"),
+      );
+      await recorded.commands.get("kruiseLua.runAll")!();
+      assert.equal(recorded.status.at(-1), "$(error) kruise-lua 1/2");
+    } finally {
+      process.env.PATH = savedPath;
+      await extension.deactivate();
+      fs.rmSync(ws, { recursive: true, force: true });
+      fs.rmSync(extensionDir, { recursive: true, force: true });
     }
   });
 });

@@ -102,36 +102,92 @@ describe("resolveServerPath", () => {
 
   it("looks a bare name up on PATH, in order", () => {
     const r = logic.resolveServerPath("kruise-lua", env({}, ["/usr/bin/kruise-lua", "/home/me/.cargo/bin/kruise-lua"]));
-    assert.deepEqual(r, { ok: true, command: "/usr/bin/kruise-lua" });
+    assert.deepEqual(r, { ok: true, command: "/usr/bin/kruise-lua", source: "PATH" });
   });
 
   it("falls back to ~/.cargo/bin, where cargo install puts it", () => {
     const r = logic.resolveServerPath(undefined, env({ pathVariable: "/usr/bin" }, ["/home/me/.cargo/bin/kruise-lua"]));
-    assert.deepEqual(r, { ok: true, command: "/home/me/.cargo/bin/kruise-lua" });
+    assert.deepEqual(r, { ok: true, command: "/home/me/.cargo/bin/kruise-lua", source: "~/.cargo/bin" });
+  });
+
+  it("looks in order at the setting, the bundled binary, PATH, then ~/.cargo/bin", () => {
+    const bundled = "/ext/server/kruise-lua";
+    const all = ["/opt/kl", bundled, "/usr/bin/kruise-lua", "/home/me/.cargo/bin/kruise-lua"];
+    assert.deepEqual(logic.resolveServerPath("/opt/kl", env({ bundled }, all)), {
+      ok: true,
+      command: "/opt/kl",
+      source: "setting",
+    });
+    for (const setting of [undefined, "", "  ", "kruise-lua"]) {
+      assert.deepEqual(logic.resolveServerPath(setting, env({ bundled }, all.slice(1))), {
+        ok: true,
+        command: bundled,
+        source: "bundled",
+      });
+    }
+    assert.deepEqual(logic.resolveServerPath(undefined, env({ bundled }, all.slice(2))), {
+      ok: true,
+      command: "/usr/bin/kruise-lua",
+      source: "PATH",
+    });
+    assert.deepEqual(logic.resolveServerPath(undefined, env({ bundled }, all.slice(3))), {
+      ok: true,
+      command: "/home/me/.cargo/bin/kruise-lua",
+      source: "~/.cargo/bin",
+    });
+  });
+
+  it("looks a named binary up on PATH and ~/.cargo/bin, not in the bundle", () => {
+    const bundled = "/ext/server/kruise-lua";
+    assert.deepEqual(logic.resolveServerPath("kl-dev", env({ bundled }, [bundled, "/home/me/.cargo/bin/kl-dev"])), {
+      ok: true,
+      command: "/home/me/.cargo/bin/kl-dev",
+      source: "setting",
+    });
+    const missing = logic.resolveServerPath("kl-dev", env({ bundled }, [bundled]));
+    assert.equal(missing.ok, false);
+  });
+
+  it("names the binary it uses and why, for the output channel", () => {
+    assert.equal(
+      logic.serverChoiceLine({ command: "/ext/server/kruise-lua", source: "bundled" }),
+      "using kruise-lua bundled with the extension: /ext/server/kruise-lua",
+    );
+    assert.equal(
+      logic.serverChoiceLine({ command: "/home/me/.cargo/bin/kruise-lua", source: "~/.cargo/bin" }),
+      "using kruise-lua found in ~/.cargo/bin: /home/me/.cargo/bin/kruise-lua",
+    );
   });
 
   it("expands ~ and ${workspaceFolder}, and resolves relative paths in the workspace", () => {
     assert.deepEqual(logic.resolveServerPath("~/bin/kl", env({}, ["/home/me/bin/kl"])), {
       ok: true,
       command: "/home/me/bin/kl",
+      source: "setting",
     });
     assert.deepEqual(logic.resolveServerPath("${workspaceFolder}/target/debug/kruise-lua", env({}, ["/ws/target/debug/kruise-lua"])), {
       ok: true,
       command: "/ws/target/debug/kruise-lua",
+      source: "setting",
     });
     assert.deepEqual(logic.resolveServerPath("target/release/kruise-lua", env({}, ["/ws/target/release/kruise-lua"])), {
       ok: true,
       command: "/ws/target/release/kruise-lua",
+      source: "setting",
     });
   });
 
-  it("says how to install when missing", () => {
-    const r = logic.resolveServerPath("kruise-lua", env({}, []));
+  it("says where it looked, how to set kruiseLua.server.path and how to install when missing", () => {
+    const r = logic.resolveServerPath("kruise-lua", env({ bundled: "/ext/server/kruise-lua" }, []));
     assert.equal(r.ok, false);
     if (!r.ok) {
+      assert.match(r.message, /looked at: \/ext\/server\/kruise-lua, PATH, \/home\/me\/\.cargo\/bin\)/);
+      assert.match(r.message, /PATH can differ from your shell's/);
+      assert.match(r.message, /command -v kruise-lua/);
+      assert.match(r.message, /set `kruiseLua\.server\.path` to the absolute path/);
+      assert.match(r.message, /"kruiseLua\.server\.path": "\/path\/to\/kruise-lua"/);
+      assert.match(r.message, /pipx install kruise-lua/);
       assert.match(r.message, /cargo install --locked --path server/);
-      assert.match(r.message, /kruiseLua\.server\.path/);
-      assert.match(r.message, /\.cargo\/bin/);
     }
     const explicit = logic.resolveServerPath("/opt/kl", env({}, []));
     assert.equal(explicit.ok, false);
@@ -147,7 +203,7 @@ describe("resolveServerPath", () => {
         "C:\\bin\\kruise-lua.EXE",
       ]),
     );
-    assert.deepEqual(r, { ok: true, command: "C:\\bin\\kruise-lua.EXE" });
+    assert.deepEqual(r, { ok: true, command: "C:\\bin\\kruise-lua.EXE", source: "PATH" });
   });
 });
 

@@ -266,6 +266,15 @@ export function stubVscode(settings: Record<string, unknown>, workspaceFolder: s
   });
 }
 
+/** The `ExtensionContext` parts the extension uses; `extensionPath` is where its files are. */
+export function extensionContext(extensionPath = "/nonexistent-extension") {
+  return {
+    subscriptions: [] as unknown[],
+    extensionPath,
+    asAbsolutePath: (relative: string) => path.join(extensionPath, relative),
+  };
+}
+
 export function newRecorded(): Recorded {
   return {
     commands: new Map(),
