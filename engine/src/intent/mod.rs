@@ -209,21 +209,74 @@ fn match_probes(m: &HttpRouteMatch, base: &Request) -> Vec<Request> {
             variants.push(with_path(format!("{value}x")));
         }
     }
+    if let Some(path) = &m.path {
+        let value = path.value.as_deref().unwrap_or("/");
+        for near in near_misses(path.match_type.as_deref(), value, &hit.path) {
+            if near.starts_with('/') {
+                variants.push(with_path(near));
+            }
+        }
+    }
     for header in m.headers.iter().flatten() {
         let name = header.name.to_ascii_lowercase();
         let mut miss = hit.clone();
         miss.headers.remove(&name);
         variants.push(miss);
         let mut other = hit.clone();
-        other.headers.insert(name, "__other".to_owned());
+        other.headers.insert(name.clone(), "__other".to_owned());
         variants.push(other);
+        let sampled = hit.headers.get(&name).cloned().unwrap_or_default();
+        for near in near_misses(header.match_type.as_deref(), &header.value, &sampled) {
+            let mut variant = hit.clone();
+            variant.headers.insert(name.clone(), near);
+            variants.push(variant);
+        }
     }
     for param in m.query_params.iter().flatten() {
         let mut miss = hit.clone();
         miss.query.remove(&param.name);
         variants.push(miss);
+        let sampled = hit.query.get(&param.name).cloned().unwrap_or_default();
+        for near in near_misses(param.match_type.as_deref(), &param.value, &sampled) {
+            let mut variant = hit.clone();
+            variant.query.insert(param.name.clone(), near);
+            variants.push(variant);
+        }
     }
     variants
+}
+
+/// Values just beside a condition, which the step's match must not select unless its type
+/// says so (the probe's expectation comes from [`Intent::selects`], so a value the match does
+/// select is simply one more hit): the value with a suffix and a prefix of it (an `Exact`
+/// read as a prefix, or an unanchored regex: Istio `regex`, Kuma `RegularExpression`, Traefik
+/// `HeaderRegexp` search the value unanchored in some versions), the value in the other case
+/// (Gateway API `HTTPHeaderMatch` values match case-sensitively), and for a regex the sample
+/// with characters around it.
+fn near_misses(match_type: Option<&str>, value: &str, sampled: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    if match_type == Some("RegularExpression") {
+        if !sampled.is_empty() {
+            out.push(format!("{sampled}x"));
+            out.push(format!("x{sampled}"));
+        }
+        return out;
+    }
+    if value.is_empty() {
+        return out;
+    }
+    out.push(format!("{value}x"));
+    let mut shorter = value.to_owned();
+    shorter.pop();
+    if !shorter.is_empty() {
+        out.push(shorter);
+    }
+    let upper = value.to_uppercase();
+    let swapped = if upper == value { value.to_lowercase() } else { upper };
+    if swapped != value {
+        out.push(swapped);
+    }
+    out
 }
 
 /// At most this many probes come from the resources' routes, and this many in all per step
@@ -284,6 +337,19 @@ pub struct StepReport {
 /// Checks one step: `original` is the configuration before the rollout, `after` the one the
 /// step leaves (both as the gateway sees them: see [`RoutingModel::surroundings`]).
 pub fn check_step(
+    model: &dyn RoutingModel,
+    original: &GatewayConfig,
+    after: &GatewayConfig,
+    intent: &Intent,
+) -> StepReport {
+    // Each pattern of the configurations and the step's matches is compiled once for the
+    // step, not once per probe.
+    crate::routing::matching::with_compiled_patterns(|| {
+        check_step_compiled(model, original, after, intent)
+    })
+}
+
+fn check_step_compiled(
     model: &dyn RoutingModel,
     original: &GatewayConfig,
     after: &GatewayConfig,
@@ -372,24 +438,25 @@ fn misrouting(
     if stable_share <= 0.0 {
         return (!untouched()).then(|| (describe(now), describe(before)));
     }
-    let mut fractions: Vec<f64> = if intent.selects(request) {
-        vec![1.0]
+    let weight = |w: u32| Asked::Weight(f64::from(w) / 100.0);
+    let mut asked: Vec<Asked> = if intent.selects(request) {
+        vec![Asked::Selected]
     } else {
         match (intent.weight, intent.matches.is_empty()) {
-            (Some(w), true) => vec![f64::from(w) / 100.0],
+            (Some(w), true) => vec![weight(w)],
             // Matches take precedence: the weight may or may not apply to the rest.
-            (Some(w), false) => vec![0.0, f64::from(w) / 100.0],
-            (None, _) => vec![0.0],
+            (Some(w), false) => vec![Asked::Weight(0.0), weight(w)],
+            (None, _) => vec![Asked::Weight(0.0)],
         }
     };
     if intent.selects_as_string_prefix_only(request) {
-        fractions.push(1.0);
+        asked.push(Asked::Selected);
     }
     let mut expected_texts = Vec::new();
-    for fraction in &fractions {
+    for fraction in &asked {
         let expected =
             expected_distribution(model, intent, original, &stable_backends, now, *fraction);
-        if *fraction == 0.0 {
+        if *fraction == Asked::Weight(0.0) {
             if untouched() {
                 return None;
             }
@@ -435,14 +502,23 @@ fn is_canary(
         && (intent.canary_service != intent.stable_service || !stable_backends.contains(&backend))
 }
 
-/// The distribution the step asks for when `fraction` of the stable share goes to the canary.
+/// What a step asks for one request.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Asked {
+    /// The step's matches select it: all of it to the canary.
+    Selected,
+    /// This fraction of the stable share goes to the canary; other backends keep theirs.
+    Weight(f64),
+}
+
+/// The distribution the step asks for a request (see [`Asked`]).
 fn expected_distribution(
     model: &dyn RoutingModel,
     intent: &Intent,
     original: &Distribution,
     stable_backends: &[&Backend],
     now: &Routed,
-    fraction: f64,
+    fraction: Asked,
 ) -> Distribution {
     // Name the canary as the step's configuration does when it has one.
     let canary = match now {
@@ -456,6 +532,9 @@ fn expected_distribution(
     }
     .unwrap_or_else(|| {
         let mut backend = Backend::service(&intent.canary_service);
+        // Named like the stable backend it stands beside (`web:8080` → `web-canary:8080`),
+        // so that one backend does not read as two (`web-canary:8080` and `web-canary`).
+        backend.port = stable_backends.first().and_then(|b| b.port.clone());
         if intent.canary_service == intent.stable_service {
             // Kruise's own Istio script names the canary subset `canary` (upstream
             // lua_configuration/networking.istio.io/VirtualService/trafficRouting.lua).
@@ -463,6 +542,14 @@ fn expected_distribution(
         }
         backend
     });
+    let Asked::Weight(fraction) = fraction else {
+        // A request the step's matches select goes to the canary alone: Kruise's Gateway API
+        // provider gives the canary rule the canary as its only backend
+        // (openkruise/rollouts `pkg/trafficrouting/network/gateway/gateway.go`,
+        // `buildCanaryHeaderHttpRoutes`: `BackendRefs` is the canary backend alone), and
+        // Kruise's Istio script does the same (the route's other destinations are not copied).
+        return Distribution::single(canary);
+    };
     let mut weights: Vec<(Backend, f64)> = Vec::new();
     let mut canary_share = 0.0;
     for (backend, share) in &original.shares {
@@ -477,9 +564,23 @@ fn expected_distribution(
     Distribution::from_weights(&weights).unwrap_or_default()
 }
 
-/// How far a weighted share may be from the asked one: integer weights that sum to 100 get
-/// within one point.
-const WEIGHT_TOLERANCE: f64 = 0.01 + 1e-9;
+/// How far a weighted share may be from the asked one. Kruise's weight is a whole percent
+/// (`TrafficRoutingStrategy.Traffic`, "5%"), and every modelled gateway holds integer weights
+/// that can total 100 (relative weights: Istio `HTTPRouteDestination.weight`, Traefik
+/// `WRRService.Weight`, Kuma, SMI, Gloo, Emissary, Contour, APISIX, ALB; a fixed total of 100
+/// by default for the canary-weight annotations: ingress-nginx `balancer.lua`
+/// `route_to_alternative_balancer`). So when every share of the asked split is a whole percent
+/// the gateway can express it exactly, and nothing but it passes (a stable weight 100 left
+/// beside a canary 5 is 4.76 %, not 5 %). When a share is not a whole percent (the route also
+/// serves other backends: web 90, legacy 10 at 5 % is web 85.5 %), weights that total 100 come
+/// within one point of each share, and so must the configuration.
+fn weight_tolerance(expected: &Distribution) -> f64 {
+    let whole_percents = expected.shares.iter().all(|(_, share)| {
+        let percent = share * 100.0;
+        (percent - percent.round()).abs() < 1e-6
+    });
+    if whole_percents { 1e-6 } else { 0.01 + 1e-9 }
+}
 
 fn split_as_asked(
     model: &dyn RoutingModel,
@@ -488,13 +589,13 @@ fn split_as_asked(
     stable_backends: &[&Backend],
     now: &Routed,
     expected: &Distribution,
-    fraction: f64,
+    fraction: Asked,
 ) -> bool {
     let Routed::To(now) = now else { return false };
-    let tolerance = if fraction >= 1.0 {
+    let tolerance = if matches!(fraction, Asked::Selected | Asked::Weight(1.0)) {
         1e-9
     } else {
-        WEIGHT_TOLERANCE
+        weight_tolerance(expected)
     };
     let canary_of = |d: &Distribution| -> f64 {
         d.shares
@@ -529,7 +630,7 @@ fn split_as_asked(
             .map(|(b, s)| (b.clone(), *s))
             .collect()
     };
-    let (want, got) = (others(original), others(now));
+    let (want, got) = (others(expected), others(now));
     if want.len() != got.len()
         || want
             .iter()

@@ -524,3 +524,61 @@ original:
         ]
     );
 }
+
+/// `/api` split between `web` and `web-legacy`: a header step sends matched requests to the
+/// canary alone (Kruise's gateway.go canary rule has the canary as its only backend).
+#[test]
+fn matched_requests_go_to_the_canary_alone() {
+    let original = vs(r#"[
+        {"match":[{"uri":{"prefix":"/api"}}],"route":[
+            {"destination":{"host":"web"},"weight":90},{"destination":{"host":"web-legacy"},"weight":10}]}]"#);
+    let canary_alone = vs(r#"[
+        {"match":[{"uri":{"prefix":"/api"},"headers":{"x-canary":{"exact":"1"}}}],"route":[
+            {"destination":{"host":"web-canary"}}]},
+        {"match":[{"uri":{"prefix":"/api"}}],"route":[
+            {"destination":{"host":"web"},"weight":90},{"destination":{"host":"web-legacy"},"weight":10}]}]"#);
+    let want = intent(None, Some(vec![header_match("x-canary", "1")]));
+    assert_eq!(
+        messages(&original, &canary_alone, &want),
+        Vec::<String>::new()
+    );
+    let keeps_legacy = vs(r#"[
+        {"match":[{"uri":{"prefix":"/api"},"headers":{"x-canary":{"exact":"1"}}}],"route":[
+            {"destination":{"host":"web-canary"},"weight":90},{"destination":{"host":"web-legacy"},"weight":10}]},
+        {"match":[{"uri":{"prefix":"/api"}}],"route":[
+            {"destination":{"host":"web"},"weight":90},{"destination":{"host":"web-legacy"},"weight":10}]}]"#);
+    let found = messages(&original, &keeps_legacy, &want);
+    assert!(
+        found
+            .iter()
+            .any(|m| m.contains("x-canary: 1 → web-canary 90 %, web-legacy 10 %, expected web-canary 100 %")),
+        "{found:?}"
+    );
+}
+
+/// A stable weight never reduced (100 beside a canary 5 is 4.76 %): integer weights can say
+/// 95 : 5, so the 1-point slack no longer hides it.
+#[test]
+fn an_unreduced_stable_weight_is_caught() {
+    let original = vs(r#"[{"route":[{"destination":{"host":"web"}}]}]"#);
+    let unreduced = vs(r#"[{"route":[
+        {"destination":{"host":"web"},"weight":100},{"destination":{"host":"web-canary"},"weight":5}]}]"#);
+    let found = messages(&original, &unreduced, &intent(Some("5%"), None));
+    assert!(
+        found
+            .iter()
+            .any(|m| m.contains("web 95.24 %, web-canary 4.76 %, expected web 95 %, web-canary 5 %")),
+        "{found:?}"
+    );
+    let exact = vs(r#"[{"route":[
+        {"destination":{"host":"web"},"weight":95},{"destination":{"host":"web-canary"},"weight":5}]}]"#);
+    assert!(messages(&original, &exact, &intent(Some("5%"), None)).is_empty());
+    // web 90 / legacy 10 at 5 %: web 85.5 % is not a whole percent, weights totalling 100
+    // come within a point.
+    let shared = vs(r#"[{"route":[
+        {"destination":{"host":"web"},"weight":90},{"destination":{"host":"web-legacy"},"weight":10}]}]"#);
+    let rounded = vs(r#"[{"route":[
+        {"destination":{"host":"web"},"weight":86},{"destination":{"host":"web-legacy"},"weight":10},
+        {"destination":{"host":"web-canary"},"weight":4}]}]"#);
+    assert!(messages(&shared, &rounded, &intent(Some("5%"), None)).is_empty());
+}

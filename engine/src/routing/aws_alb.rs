@@ -34,7 +34,6 @@
 
 use std::collections::BTreeMap;
 
-use regex::Regex;
 
 use super::ingress_rules::{IngressPath, annotations, ingress_paths, pair_probes};
 use super::{
@@ -357,7 +356,7 @@ fn condition_holds(condition: &JsonValue, request: &Request) -> bool {
                 .any(|v| glob(v, value, true))
                 || strings(field(c, "regexValues"))
                     .iter()
-                    .any(|r| Regex::new(r).is_ok_and(|re| re.is_match(value)))
+                    .any(|r| super::fields::finds(r, value))
         }
         "query-string" => {
             let pairs = config("queryStringConfig")
