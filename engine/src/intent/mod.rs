@@ -79,14 +79,15 @@ impl Intent {
             .any(|m| match_selects(m, request, PrefixReading::Segments))
     }
 
-    /// Whether a `PathPrefix` read as a plain string prefix selects `request` where the
-    /// Gateway API's segment reading does not (`/cartx` for `/cart`). Kruise's API points Istio
-    /// users at Istio's own (string) prefix for `path` (`HttpRouteMatch.Path`: "Supported list:
-    /// Istio: …#HTTPMatchRequest"), and Kruise's own Istio script writes `prefix`, so either
-    /// routing of such a request passes.
-    fn selects_as_string_prefix_only(&self, request: &Request) -> bool {
-        !self.selects(request)
-            && self
+    /// Whether the two readings of a `PathPrefix` disagree on `request`: a plain string prefix
+    /// (`/cartx` for `/cart`) or the Gateway API's segments (`/beta` for `/beta/`, whose
+    /// trailing slash the Gateway API ignores). Kruise's API points users at the gateway's own
+    /// prefix for `path` (`HttpRouteMatch.Path`: "Supported list: Istio: …#HTTPMatchRequest"),
+    /// and Kruise's own Istio script writes Istio's (string) `prefix`, so either routing of such
+    /// a request passes.
+    fn prefix_readings_differ(&self, request: &Request) -> bool {
+        self.selects(request)
+            != self
                 .matches
                 .iter()
                 .any(|m| match_selects(m, request, PrefixReading::String))
@@ -135,6 +136,9 @@ fn value_selects(match_type: Option<&str>, wanted: &str, actual: Option<&String>
     let Some(actual) = actual else { return false };
     match match_type {
         Some("RegularExpression") => full_match(wanted, actual),
+        // Not a Gateway API type, but the library's Istio, Contour and Kuma scripts accept it
+        // and write the gateway's own string prefix (Istio `StringMatch.prefix`).
+        Some("Prefix") => actual.starts_with(wanted),
         _ => actual == wanted,
     }
 }
@@ -169,7 +173,7 @@ fn match_selects(m: &HttpRouteMatch, request: &Request, reading: PrefixReading) 
 }
 
 /// A request `m` selects, built on `base`, and variants that each lack one of its conditions.
-fn match_probes(m: &HttpRouteMatch, base: &Request) -> Vec<Request> {
+fn match_probes(m: &HttpRouteMatch, base: &Request, values_ignore_case: bool) -> Vec<Request> {
     let sample = |match_type: Option<&str>, value: &str| match match_type {
         Some("RegularExpression") => sample_match(value),
         _ => Some(value.to_owned()),
@@ -211,7 +215,7 @@ fn match_probes(m: &HttpRouteMatch, base: &Request) -> Vec<Request> {
     }
     if let Some(path) = &m.path {
         let value = path.value.as_deref().unwrap_or("/");
-        for near in near_misses(path.match_type.as_deref(), value, &hit.path) {
+        for near in near_misses(path.match_type.as_deref(), value, &hit.path, false) {
             if near.starts_with('/') {
                 variants.push(with_path(near));
             }
@@ -226,7 +230,12 @@ fn match_probes(m: &HttpRouteMatch, base: &Request) -> Vec<Request> {
         other.headers.insert(name.clone(), "__other".to_owned());
         variants.push(other);
         let sampled = hit.headers.get(&name).cloned().unwrap_or_default();
-        for near in near_misses(header.match_type.as_deref(), &header.value, &sampled) {
+        for near in near_misses(
+            header.match_type.as_deref(),
+            &header.value,
+            &sampled,
+            values_ignore_case,
+        ) {
             let mut variant = hit.clone();
             variant.headers.insert(name.clone(), near);
             variants.push(variant);
@@ -237,7 +246,12 @@ fn match_probes(m: &HttpRouteMatch, base: &Request) -> Vec<Request> {
         miss.query.remove(&param.name);
         variants.push(miss);
         let sampled = hit.query.get(&param.name).cloned().unwrap_or_default();
-        for near in near_misses(param.match_type.as_deref(), &param.value, &sampled) {
+        for near in near_misses(
+            param.match_type.as_deref(),
+            &param.value,
+            &sampled,
+            values_ignore_case,
+        ) {
             let mut variant = hit.clone();
             variant.query.insert(param.name.clone(), near);
             variants.push(variant);
@@ -252,8 +266,14 @@ fn match_probes(m: &HttpRouteMatch, base: &Request) -> Vec<Request> {
 /// read as a prefix, or an unanchored regex: Istio `regex`, Kuma `RegularExpression`, Traefik
 /// `HeaderRegexp` search the value unanchored in some versions), the value in the other case
 /// (Gateway API `HTTPHeaderMatch` values match case-sensitively), and for a regex the sample
-/// with characters around it.
-fn near_misses(match_type: Option<&str>, value: &str, sampled: &str) -> Vec<String> {
+/// with characters around it. `ignore_case`: the gateway cannot match this value
+/// case-sensitively (see [`RoutingModel::values_ignore_case`]), so no other-case probe.
+fn near_misses(
+    match_type: Option<&str>,
+    value: &str,
+    sampled: &str,
+    ignore_case: bool,
+) -> Vec<String> {
     let mut out = Vec::new();
     if match_type == Some("RegularExpression") {
         if !sampled.is_empty() {
@@ -273,7 +293,7 @@ fn near_misses(match_type: Option<&str>, value: &str, sampled: &str) -> Vec<Stri
     }
     let upper = value.to_uppercase();
     let swapped = if upper == value { value.to_lowercase() } else { upper };
-    if swapped != value {
+    if swapped != value && !ignore_case {
         out.push(swapped);
     }
     out
@@ -299,7 +319,7 @@ pub fn probes(
     let mut all: BTreeSet<Request> = base.iter().cloned().collect();
     'matches: for m in &intent.matches {
         for request in &base {
-            all.extend(match_probes(m, request));
+            all.extend(match_probes(m, request, model.values_ignore_case()));
             if all.len() >= MAX_PROBES {
                 break 'matches;
             }
@@ -439,18 +459,23 @@ fn misrouting(
         return (!untouched()).then(|| (describe(now), describe(before)));
     }
     let weight = |w: u32| Asked::Weight(f64::from(w) / 100.0);
+    let unselected = match (intent.weight, intent.matches.is_empty()) {
+        (Some(w), true) => vec![weight(w)],
+        // Matches take precedence: the weight may or may not apply to the rest.
+        (Some(w), false) => vec![Asked::Weight(0.0), weight(w)],
+        (None, _) => vec![Asked::Weight(0.0)],
+    };
     let mut asked: Vec<Asked> = if intent.selects(request) {
         vec![Asked::Selected]
     } else {
-        match (intent.weight, intent.matches.is_empty()) {
-            (Some(w), true) => vec![weight(w)],
-            // Matches take precedence: the weight may or may not apply to the rest.
-            (Some(w), false) => vec![Asked::Weight(0.0), weight(w)],
-            (None, _) => vec![Asked::Weight(0.0)],
-        }
+        unselected.clone()
     };
-    if intent.selects_as_string_prefix_only(request) {
-        asked.push(Asked::Selected);
+    if intent.prefix_readings_differ(request) {
+        if asked == [Asked::Selected] {
+            asked.extend(unselected);
+        } else {
+            asked.push(Asked::Selected);
+        }
     }
     let mut expected_texts = Vec::new();
     for fraction in &asked {

@@ -397,6 +397,13 @@ fn rule_matches(rule: &ListenerRule, request: &Request) -> bool {
 }
 
 impl RoutingModel for AwsAlb {
+    /// ALB's http-header and query-string conditions compare values case-insensitively
+    /// (AWS Elastic Load Balancing docs, "Listener rules for your Application Load Balancer",
+    /// condition types: "The comparison strings are not case-sensitive"), as [`glob`] does here.
+    fn values_ignore_case(&self) -> bool {
+        true
+    }
+
     fn name(&self) -> &'static str {
         "AWS Load Balancer Controller Ingress (IngressGroup rules, conditions/actions annotations)"
     }

@@ -254,6 +254,14 @@ pub trait RoutingModel: Send + Sync {
     /// intent check adds the step's own matches to these.
     fn probes(&self, config: &GatewayConfig) -> Vec<Request>;
 
+    /// Whether the gateway compares header and query values without regard to case, so that
+    /// a step's `Exact` value cannot be held to its case there (the intent check then sends
+    /// no other-case probe). By default values are case-sensitive, as the Gateway API's
+    /// `HTTPHeaderMatch` and `HTTPQueryParamMatch` are.
+    fn values_ignore_case(&self) -> bool {
+        false
+    }
+
     /// Whether `backend` is the Kubernetes Service `service` (any subset or port of it). By
     /// default its name is `service`, or a DNS name under it (`web.default.svc.cluster.local`);
     /// a gateway that names backends otherwise (Gloo's discovered upstreams) says how.
