@@ -292,7 +292,11 @@ fn near_misses(
         out.push(shorter);
     }
     let upper = value.to_uppercase();
-    let swapped = if upper == value { value.to_lowercase() } else { upper };
+    let swapped = if upper == value {
+        value.to_lowercase()
+    } else {
+        upper
+    };
     if swapped != value && !ignore_case {
         out.push(swapped);
     }
@@ -312,20 +316,33 @@ pub fn probes(
     original: &GatewayConfig,
     after: &GatewayConfig,
     intent: &Intent,
-) -> Vec<Request> {
+) -> ProbeSet {
     let mut base: BTreeSet<Request> = model.probes(original).into_iter().collect();
     base.extend(model.probes(after));
+    let mut truncated = base.len() > MAX_BASE_PROBES;
     let base: Vec<Request> = base.into_iter().take(MAX_BASE_PROBES).collect();
     let mut all: BTreeSet<Request> = base.iter().cloned().collect();
-    'matches: for m in &intent.matches {
-        for request in &base {
+    'matches: for (i, m) in intent.matches.iter().enumerate() {
+        for (j, request) in base.iter().enumerate() {
             all.extend(match_probes(m, request, model.values_ignore_case()));
             if all.len() >= MAX_PROBES {
+                let last = i + 1 == intent.matches.len() && j + 1 == base.len();
+                truncated |= !last || all.len() > MAX_PROBES;
                 break 'matches;
             }
         }
     }
-    all.into_iter().take(MAX_PROBES).collect()
+    ProbeSet {
+        requests: all.into_iter().take(MAX_PROBES).collect(),
+        truncated,
+    }
+}
+
+/// The probes of a step, and whether the bounds cut some off.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ProbeSet {
+    pub requests: Vec<Request>,
+    pub truncated: bool,
 }
 
 /// One way a step's configuration does not do what the step asks.
@@ -352,6 +369,9 @@ pub struct StepReport {
     pub violations: Vec<Violation>,
     /// Routing violations left out past [`VIOLATIONS_SHOWN`].
     pub more: usize,
+    /// Whether the probe set hit [`MAX_BASE_PROBES`] or [`MAX_PROBES`] (requests past them
+    /// were not sent).
+    pub truncated: bool,
 }
 
 /// Checks one step: `original` is the configuration before the rollout, `after` the one the
@@ -400,9 +420,10 @@ fn check_step_compiled(
         });
     }
     let probes = probes(model, original, after, intent);
-    report.probes = probes.len();
+    report.probes = probes.requests.len();
+    report.truncated = probes.truncated;
     let mut seen = BTreeSet::new();
-    for request in probes {
+    for request in probes.requests {
         let before = model.route(original, &request);
         let now = model.route(after, &request);
         if let Some((actual, expected)) = misrouting(model, intent, &request, &before, &now)

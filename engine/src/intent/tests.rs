@@ -346,7 +346,7 @@ original:
         group: "networking.istio.io".into(),
         kind: "VirtualService".into(),
     };
-    let checks = check_case(&kind, &script, &case, &RunOptions::default()).unwrap();
+    let checks = check_case(&kind, &script, &case, &RunOptions::default());
     assert_eq!(checks.len(), 2);
     let StepIntentOutcome::Checked(report) = &checks[0].outcome else {
         panic!("{:?}", checks[0].outcome)
@@ -360,10 +360,47 @@ original:
         found.contains(&"GET /beta → web-canary 100 %, expected frontend 100 %"),
         "{found:?}"
     );
-    assert!(matches!(
-        checks[1].outcome,
-        StepIntentOutcome::NotChecked(_)
-    ));
+    assert_eq!(checks[1].outcome, StepIntentOutcome::NothingAsked);
+    assert_eq!(checks[1].outcome.unverified(), None);
+}
+
+#[test]
+fn a_resource_without_a_routing_model_is_not_checked_and_says_why() {
+    let script = Script::new("return obj.data".to_owned());
+    let case = parse_case(
+        r#"
+rollout:
+  spec:
+    strategy:
+      canary:
+        trafficRoutings:
+        - service: web
+          customNetworkRefs:
+          - apiVersion: example.com/v1
+            kind: Route
+            name: web
+        steps:
+        - traffic: "20%"
+        - pause: {}
+original:
+  apiVersion: example.com/v1
+  kind: Route
+  metadata:
+    name: web
+"#,
+    )
+    .unwrap();
+    let kind = ScriptKind::Custom {
+        group: "example.com".into(),
+        kind: "Route".into(),
+    };
+    let checks = check_case(&kind, &script, &case, &RunOptions::default());
+    assert_eq!(checks.len(), 2);
+    assert_eq!(
+        checks[0].outcome.unverified().as_deref(),
+        Some("the engine has no routing model for Route (example.com)")
+    );
+    assert_eq!(checks[1].outcome, StepIntentOutcome::NothingAsked);
 }
 
 #[test]
@@ -385,7 +422,30 @@ fn probes_are_bounded_for_huge_resources() {
         &config,
         &intent(None, Some(matches)),
     );
-    assert_eq!(found.len(), MAX_PROBES);
+    assert_eq!(found.requests.len(), MAX_PROBES);
+    assert!(found.truncated);
+    // Fewer routes than above, still more probes than MAX_BASE_PROBES.
+    let routes: Vec<String> = (0..300)
+        .map(|i| {
+            format!(
+                r#"{{"match":[{{"uri":{{"prefix":"/r{i}"}}}}],"route":[{{"destination":{{"host":"web"}}}}]}}"#
+            )
+        })
+        .collect();
+    let config = vs(&format!("[{}]", routes.join(",")));
+    let report = check_step(
+        &IstioVirtualService,
+        &config,
+        &config,
+        &intent(None, Some(vec![header_match("x-0", "1")])),
+    );
+    let outcome = StepIntentOutcome::Checked(report);
+    assert!(
+        outcome
+            .unverified()
+            .is_some_and(|why| why.starts_with("partly checked")),
+        "{outcome:?}"
+    );
 }
 
 /// A minimal ingress-class model for the chaining test: the canary Ingress's
@@ -513,7 +573,7 @@ original:
                 .iter()
                 .map(|v| v.message.clone())
                 .collect(),
-            StepIntentOutcome::NotChecked(why) => vec![format!("not checked: {why}")],
+            other => vec![format!("not checked: {other:?}")],
         })
         .collect();
     assert_eq!(
@@ -549,9 +609,8 @@ fn matched_requests_go_to_the_canary_alone() {
             {"destination":{"host":"web"},"weight":90},{"destination":{"host":"web-legacy"},"weight":10}]}]"#);
     let found = messages(&original, &keeps_legacy, &want);
     assert!(
-        found
-            .iter()
-            .any(|m| m.contains("x-canary: 1 → web-canary 90 %, web-legacy 10 %, expected web-canary 100 %")),
+        found.iter().any(|m| m
+            .contains("x-canary: 1 → web-canary 90 %, web-legacy 10 %, expected web-canary 100 %")),
         "{found:?}"
     );
 }
@@ -565,9 +624,9 @@ fn an_unreduced_stable_weight_is_caught() {
         {"destination":{"host":"web"},"weight":100},{"destination":{"host":"web-canary"},"weight":5}]}]"#);
     let found = messages(&original, &unreduced, &intent(Some("5%"), None));
     assert!(
-        found
-            .iter()
-            .any(|m| m.contains("web 95.24 %, web-canary 4.76 %, expected web 95 %, web-canary 5 %")),
+        found.iter().any(
+            |m| m.contains("web 95.24 %, web-canary 4.76 %, expected web 95 %, web-canary 5 %")
+        ),
         "{found:?}"
     );
     let exact = vs(r#"[{"route":[

@@ -34,7 +34,6 @@
 
 use std::collections::BTreeMap;
 
-
 use super::ingress_rules::{IngressPath, annotations, ingress_paths, pair_probes};
 use super::{
     Backend, ConfigProblem, Distribution, GatewayConfig, ProblemKind, Request, Routed, RoutingModel,

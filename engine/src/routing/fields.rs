@@ -43,13 +43,13 @@ const REGEX_SIZE_LIMIT: usize = 1 << 20;
 /// crate follows the same syntax and semantics for the features they share).
 pub fn compile(pattern: &str) -> Result<Regex, String> {
     super::matching::compiled(pattern, REGEX_SIZE_LIMIT).map_err(|e| {
-            e.to_string()
-                .lines()
-                .last()
-                .unwrap_or("invalid")
-                .trim()
-                .to_owned()
-        })
+        e.to_string()
+            .lines()
+            .last()
+            .unwrap_or("invalid")
+            .trim()
+            .to_owned()
+    })
 }
 
 /// Whether `pattern` (unanchored, as Go's `MatchString` and Lua-side APISIX `~~`) finds a

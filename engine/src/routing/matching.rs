@@ -67,7 +67,10 @@ pub fn compiled(pattern: &str, size_limit: usize) -> Result<Regex, regex::Error>
                 if let Some(memo) = cell.borrow_mut().as_mut()
                     && memo.len() < COMPILED_LIMIT
                 {
-                    memo.insert((pattern.to_owned(), size_limit), built.as_ref().ok().cloned());
+                    memo.insert(
+                        (pattern.to_owned(), size_limit),
+                        built.as_ref().ok().cloned(),
+                    );
                 }
             });
             built

@@ -36,7 +36,7 @@ pub mod traefik;
 pub mod traefik_rule;
 
 use crate::value::JsonValue;
-pub use canary_ingress::canary_ingress;
+pub use canary_ingress::{canary_ingress, stable_of_canary_ingress};
 
 /// One HTTP request, as the probes of the intent check build them.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Default)]

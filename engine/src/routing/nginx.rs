@@ -349,9 +349,9 @@ mod tests {
         assert!((canary_share(&config, &on_host(Request::get("/"))) - 0.02).abs() < 1e-9);
         let problems = IngressNginx.config_problems(&config);
         assert!(
-            problems
-                .iter()
-                .any(|p| p.message.contains("canary-weight-total 10 is not above 100")),
+            problems.iter().any(|p| p
+                .message
+                .contains("canary-weight-total 10 is not above 100")),
             "{problems:?}"
         );
     }
