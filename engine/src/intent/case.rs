@@ -172,6 +172,8 @@ fn check_one(
     let failed = |error: &dyn std::fmt::Display| {
         ScriptFailed(format!("the script fails on this step ({error})"))
     };
+    // An Ingress without paths routes nothing: only configuration problems can be found.
+    let mut no_paths = false;
     let (before, after) = match flavor {
         ScriptFlavor::Custom => {
             let run = runner::run_custom(script, &step.obj, options);
@@ -200,12 +202,7 @@ fn check_one(
                 &step.obj.canary_service,
             )
             .unwrap_or_else(|| original.clone());
-            if !ingress_has_paths(&stable) {
-                return NotChecked(
-                    "the case's original Ingress has no rules with paths, so no request can be routed through it; give its rules (hosts, paths, backend) to have the step checked"
-                        .to_owned(),
-                );
-            }
+            no_paths = !ingress_has_paths(&stable);
             (
                 GatewayConfig::Ingress {
                     stable: stable.clone(),
@@ -233,7 +230,14 @@ fn check_one(
     };
     match (surround(before.clone()), surround(after.clone())) {
         (Ok(before), Ok(after)) => {
-            StepIntentOutcome::Checked(check_step(model, &before, &after, &intent))
+            let report = check_step(model, &before, &after, &intent);
+            if no_paths && report.violations.is_empty() {
+                return NotChecked(
+                    "the case's original Ingress has no rules with paths, so no request can be routed through it; give its rules (hosts, paths, backend) to have the step checked"
+                        .to_owned(),
+                );
+            }
+            StepIntentOutcome::Checked(report)
         }
         (Err(why), _) | (_, Err(why)) => NotChecked(why),
     }
