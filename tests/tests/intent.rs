@@ -11,11 +11,11 @@ use common::{json_lines, run};
 const DEFECTS: &[(&str, &str)] = &[
     (
         "intent/istio-small-weights/trafficRouting.lua",
-        "GET / → legacy 50 %, web 50 %, expected legacy 50 %, web 25 %, web-canary 25 %",
+        "GET / → legacy 50 %, web 50 % (by spec.http[0]), expected legacy 50 %, web 25 %, web-canary 25 %",
     ),
     (
         "intent/istio-path-outside-route/trafficRouting.lua",
-        "GET /beta → web-canary 100 %, expected frontend 100 %",
+        "GET /beta → web-canary 100 % (by spec.http[0]), expected frontend 100 %",
     ),
     (
         "intent/gloo-path-outside-route/trafficRouting.lua",
@@ -128,11 +128,11 @@ fn each_ingress_defect_is_flagged() {
 const ISSUE_20_DEFECTS: &[(&str, &str)] = &[
     (
         "intent-rules/istio-matched-keeps-other-backends/trafficRouting.lua",
-        "GET / with x-canary: 1 → web-canary 90 %, web-legacy 10 %, expected web-canary 100 %",
+        "GET / with x-canary: 1 → web-canary 90 %, web-legacy 10 % (by spec.http[0]), expected web-canary 100 %",
     ),
     (
         "intent-rules/istio-unreduced-stable-weight/trafficRouting.lua",
-        "GET / → web 95.24 %, web-canary 4.76 %, expected web 95 %, web-canary 5 %",
+        "GET / → web 95.24 %, web-canary 4.76 % (by spec.http[0]), expected web 95 %, web-canary 5 %",
     ),
     (
         "intent-rules/apisix-equal-priority/trafficRouting.lua",

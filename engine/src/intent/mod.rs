@@ -433,8 +433,20 @@ fn check_step_compiled(
                 report.more += 1;
                 continue;
             }
+            // Where the step's configuration sent it (`spec.http[0]`), when the model knows.
+            let via = match &now {
+                Routed::To(d) => d
+                    .route_path
+                    .as_ref()
+                    .map(|path| format!(" (by {path})"))
+                    .unwrap_or_default(),
+                Routed::NoRoute => String::new(),
+            };
             report.violations.push(Violation {
-                message: format!("{} → {actual}, expected {expected}", request.describe()),
+                message: format!(
+                    "{} → {actual}{via}, expected {expected}",
+                    request.describe()
+                ),
                 request: Some(request),
                 actual: Some(actual),
                 expected: Some(expected),

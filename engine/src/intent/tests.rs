@@ -96,7 +96,9 @@ fn a_canary_weight_rounded_to_zero_is_caught() {
     let found = messages(&original, &after, &intent(Some("50%"), None));
     assert_eq!(
         found,
-        ["GET / → legacy 50 %, web 50 %, expected legacy 50 %, web 25 %, web-canary 25 %"]
+        [
+            "GET / → legacy 50 %, web 50 % (by spec.http[0]), expected legacy 50 %, web 25 %, web-canary 25 %"
+        ]
     );
     // Rescaled, the same split passes.
     let rescaled = vs(r#"[{"route":[
@@ -119,7 +121,9 @@ fn a_step_path_that_replaces_the_route_path_is_caught() {
         &intent(None, Some(vec![path_match("PathPrefix", "/beta")])),
     );
     assert!(
-        found.contains(&"GET /beta → web-canary 100 %, expected frontend 100 %".to_owned()),
+        found.contains(
+            &"GET /beta → web-canary 100 % (by spec.http[0]), expected frontend 100 %".to_owned()
+        ),
         "{found:?}"
     );
     // Keeping the route's own condition passes (a regex for "/api and below /beta" is not
@@ -146,7 +150,7 @@ fn selected_requests_must_reach_the_canary() {
     );
     assert_eq!(
         found,
-        ["GET / with x-canary: 1 → web 100 %, expected web-canary 100 %"]
+        ["GET / with x-canary: 1 → web 100 % (by spec.http[0]), expected web-canary 100 %"]
     );
     let routed = vs(r#"[
         {"match":[{"headers":{"x-canary":{"exact":"1"}}}],"route":[{"destination":{"host":"web-canary"}}]},
@@ -205,7 +209,7 @@ fn routes_that_never_served_the_stable_service_stay_untouched() {
     let found = messages(&vs(TWO_ROUTES), &after, &intent(Some("20%"), None));
     assert_eq!(
         found,
-        ["GET / → frontend 80 %, web-canary 20 %, expected frontend 100 %"]
+        ["GET / → frontend 80 %, web-canary 20 % (by spec.http[1]), expected frontend 100 %"]
     );
 }
 
@@ -227,7 +231,7 @@ fn with_both_matches_and_traffic_either_reading_passes() {
     let found = messages(&original, &wrong, &both);
     assert!(
         found.iter().any(|m| m.ends_with(
-            "→ web 50 %, web-canary 50 %, expected web 100 % or web 90 %, web-canary 10 %"
+            "→ web 50 %, web-canary 50 % (by spec.http[0]), expected web 100 % or web 90 %, web-canary 10 %"
         )),
         "{found:?}"
     );
@@ -258,7 +262,7 @@ fn subset_canaries_are_the_new_subsets_of_the_stable_service() {
     let found = messages(&original, &original, &wanted);
     assert_eq!(
         found,
-        ["GET / → web/v1 100 %, expected web/canary 20 %, web/v1 80 %"]
+        ["GET / → web/v1 100 % (by spec.http[0]), expected web/canary 20 %, web/v1 80 %"]
     );
 }
 
@@ -284,7 +288,9 @@ fn a_string_prefix_reading_of_path_prefix_passes_too() {
     let exact = intent(None, Some(vec![path_match("Exact", "/beta")]));
     let found = messages(&original, &string_prefix, &exact);
     assert!(
-        found.contains(&"GET /beta/x → web-canary 100 %, expected web 100 %".to_owned()),
+        found.contains(
+            &"GET /beta/x → web-canary 100 % (by spec.http[0]), expected web 100 %".to_owned()
+        ),
         "{found:?}"
     );
 }
@@ -357,7 +363,7 @@ original:
         .map(|v| v.message.as_str())
         .collect();
     assert!(
-        found.contains(&"GET /beta → web-canary 100 %, expected frontend 100 %"),
+        found.contains(&"GET /beta → web-canary 100 % (by spec.http[0]), expected frontend 100 %"),
         "{found:?}"
     );
     assert_eq!(checks[1].outcome, StepIntentOutcome::NothingAsked);
@@ -610,7 +616,7 @@ fn matched_requests_go_to_the_canary_alone() {
     let found = messages(&original, &keeps_legacy, &want);
     assert!(
         found.iter().any(|m| m
-            .contains("x-canary: 1 → web-canary 90 %, web-legacy 10 %, expected web-canary 100 %")),
+            .contains("x-canary: 1 → web-canary 90 %, web-legacy 10 % (by spec.http[0]), expected web-canary 100 %")),
         "{found:?}"
     );
 }
@@ -624,9 +630,9 @@ fn an_unreduced_stable_weight_is_caught() {
         {"destination":{"host":"web"},"weight":100},{"destination":{"host":"web-canary"},"weight":5}]}]"#);
     let found = messages(&original, &unreduced, &intent(Some("5%"), None));
     assert!(
-        found.iter().any(
-            |m| m.contains("web 95.24 %, web-canary 4.76 %, expected web 95 %, web-canary 5 %")
-        ),
+        found.iter().any(|m| m.contains(
+            "web 95.24 %, web-canary 4.76 % (by spec.http[0]), expected web 95 %, web-canary 5 %"
+        )),
         "{found:?}"
     );
     let exact = vs(r#"[{"route":[

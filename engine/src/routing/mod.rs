@@ -127,13 +127,23 @@ impl Backend {
 }
 
 /// How one request is spread over backends. Shares are fractions in `0..=1` that sum to 1
-/// (within float rounding); backends with share 0 are left out.
-#[derive(Debug, Clone, PartialEq, Default)]
+/// (within float rounding); backends with share 0 are left out. Two distributions are equal
+/// when they send requests alike, whichever route they came from.
+#[derive(Debug, Clone, Default)]
 pub struct Distribution {
     pub shares: Vec<(Backend, f64)>,
     /// Request headers the gateway sets/adds/removes on the way to each backend, when the
     /// route applies a header modifier (lower-cased names; `None` value = removed).
     pub header_changes: BTreeMap<Backend, BTreeMap<String, Option<String>>>,
+    /// Where in the resource the route that took the request is (`spec.http[1]`), when the
+    /// model knows: violations name it. Not part of where the request goes.
+    pub route_path: Option<String>,
+}
+
+impl PartialEq for Distribution {
+    fn eq(&self, other: &Self) -> bool {
+        self.shares == other.shares && self.header_changes == other.header_changes
+    }
 }
 
 impl Distribution {
@@ -142,6 +152,7 @@ impl Distribution {
         Distribution {
             shares: vec![(backend, 1.0)],
             header_changes: BTreeMap::new(),
+            route_path: None,
         }
     }
 
@@ -162,6 +173,7 @@ impl Distribution {
         Some(Distribution {
             shares: merged.into_iter().collect(),
             header_changes: BTreeMap::new(),
+            route_path: None,
         })
     }
 

@@ -828,9 +828,9 @@ original:
         // steps[0] is on line 8 (0-based 7).
         assert_eq!(misrouted[0].range.start.line, 7);
         assert!(
-            misrouted[0]
-                .message
-                .contains("GET /beta → web-canary 100 %, expected frontend 100 %"),
+            misrouted[0].message.contains(
+                "GET /beta → web-canary 100 % (by spec.http[0]), expected frontend 100 %"
+            ),
             "{}",
             misrouted[0].message
         );
