@@ -6,12 +6,15 @@ use std::collections::HashMap;
 
 use regex::Regex;
 
+/// Compiled patterns by (pattern, size limit); `None` records a pattern that failed.
+type CompiledPatterns = HashMap<(String, usize), Option<Regex>>;
+
 thread_local! {
     /// Patterns compiled during one [`with_compiled_patterns`] call (and only then): a step's
     /// check routes hundreds of probes through the same few patterns, and compiling a pattern
     /// such as `\p{L}{200}` costs milliseconds each time. Keyed by the pattern as compiled
     /// and its size limit; `None` caches a failure.
-    static COMPILED: RefCell<Option<HashMap<(String, usize), Option<Regex>>>> =
+    static COMPILED: RefCell<Option<CompiledPatterns>> =
         const { RefCell::new(None) };
 }
 
