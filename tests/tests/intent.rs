@@ -11,11 +11,11 @@ use common::{json_lines, run};
 const DEFECTS: &[(&str, &str)] = &[
     (
         "intent/istio-small-weights/trafficRouting.lua",
-        "GET / → legacy 50 %, web 50 %, expected legacy 50 %, web 25 %, web-canary 25 %",
+        "GET / → legacy 50 %, web 50 % (by spec.http[0]), expected legacy 50 %, web 25 %, web-canary 25 %",
     ),
     (
         "intent/istio-path-outside-route/trafficRouting.lua",
-        "GET /beta → web-canary 100 %, expected frontend 100 %",
+        "GET /beta → web-canary 100 % (by spec.http[0]), expected frontend 100 %",
     ),
     (
         "intent/gloo-path-outside-route/trafficRouting.lua",
@@ -120,6 +120,83 @@ fn each_ingress_defect_is_flagged() {
                 .unwrap()
                 .starts_with("1 passed, 0 failed, 0 errors, 1 misrouted"),
             "{fixture}: {result:?}"
+        );
+    }
+}
+
+/// (fixture, a violation the intent check must report) for the rules of issue 20.
+const ISSUE_20_DEFECTS: &[(&str, &str)] = &[
+    (
+        "intent-rules/istio-matched-keeps-other-backends/trafficRouting.lua",
+        "GET / with x-canary: 1 → web-canary 90 %, web-legacy 10 % (by spec.http[0]), expected web-canary 100 %",
+    ),
+    (
+        "intent-rules/istio-unreduced-stable-weight/trafficRouting.lua",
+        "GET / → web 95.24 %, web-canary 4.76 % (by spec.http[0]), expected web 95 %, web-canary 5 %",
+    ),
+    (
+        "intent-rules/apisix-equal-priority/trafficRouting.lua",
+        "rules 0 and 1 have the same uri /*, the same priority 0 and both match GET / with x-canary: 1: which one serves is undefined",
+    ),
+    (
+        "intent-rules/nginx-weight-total-below-100/trafficrouting_ingress/nginx.lua",
+        "GET shop.example.com/ → web:80 98 %, web-canary:80 2 %, expected web:80 80 %, web-canary:80 20 %",
+    ),
+];
+
+#[test]
+fn each_issue_20_defect_is_flagged() {
+    for (fixture, violation) in ISSUE_20_DEFECTS {
+        let result = run(&["check", fixture]);
+        assert_eq!(result.code, 1, "{fixture}: {result:?}");
+        assert!(
+            result.stdout.contains(violation),
+            "{fixture}: {}",
+            result.stdout
+        );
+        assert!(
+            result
+                .lines()
+                .last()
+                .unwrap()
+                .starts_with("1 passed, 0 failed, 0 errors, 1 misrouted"),
+            "{fixture}: {result:?}"
+        );
+    }
+}
+
+/// A step the intent check cannot verify (no routing model for the resource) says so in every
+/// format; a step that asks nothing says nothing.
+#[test]
+fn a_step_not_checked_says_why_in_every_format() {
+    let fixture = "intent-not-checked";
+    let why = "the engine has no routing model for Route (example.com)";
+    let human = run(&["check", fixture]);
+    assert_eq!(human.code, 0, "{human:?}");
+    assert!(
+        human
+            .stdout
+            .contains(&format!("case.yaml:12: intent check not done: {why}")),
+        "{}",
+        human.stdout
+    );
+    let json = run(&["check", "--format", "json", fixture]);
+    let lines = json_lines(&json.stdout);
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert_eq!(lines[0]["status"], "pass");
+    assert_eq!(lines[0]["intent_not_checked"], why);
+    assert!(lines[1]["intent_not_checked"].is_null(), "{lines:?}");
+    for (format, mark) in [
+        ("junit", "note: intent check not done"),
+        ("github", "::notice file="),
+        ("sarif", "check/intent-not-checked"),
+    ] {
+        let result = run(&["check", "--format", format, fixture]);
+        assert_eq!(result.code, 0, "{format}: {result:?}");
+        assert!(
+            result.stdout.contains(mark) && result.stdout.contains(why),
+            "{format}: {}",
+            result.stdout
         );
     }
 }

@@ -2,7 +2,9 @@
 //! providers on the original; ingress classes chained, each on the canary Ingress the earlier
 //! steps left) and checks the configuration it leaves.
 
-use crate::routing::{GatewayConfig, RoutingModel, canary_ingress, model_for};
+use crate::routing::{
+    GatewayConfig, RoutingModel, canary_ingress, model_for, stable_of_canary_ingress,
+};
 use crate::runner::{self, Mode, RunOptions, Script};
 use crate::schema::patched_resource;
 use crate::script::ScriptFlavor;
@@ -23,13 +25,39 @@ pub struct StepCheck {
 #[derive(Debug, Clone, PartialEq)]
 pub enum StepIntentOutcome {
     Checked(StepReport),
-    /// Why the step was not checked: it never reaches the script, or the script fails (the
-    /// check reports that failure), or the case has no `original`.
+    /// The step asks nothing of the routing: it has neither traffic nor matches, so the
+    /// controller never runs the script for it (`DoTrafficRouting`). Nothing to verify.
+    NothingAsked,
+    /// The script fails on the step (or the controller does not call it): the check reports
+    /// that, so the intent check has nothing more to say.
+    ScriptFailed(String),
+    /// The step asks something the intent check could not verify, and why: no routing model
+    /// for the resource, no `original` to route through, a configuration the model cannot
+    /// read alone, nothing to probe. Front ends say so (silence means "checked and fine").
     NotChecked(String),
 }
 
-/// Checks every step of `case` for a script of `kind`; `None` when the engine has no routing
-/// model for it. A custom provider's model is the one for the case's `original` resource
+impl StepIntentOutcome {
+    /// Why the step's routing is not (fully) verified, when the user must be told: a step
+    /// not checked, or checked with its probe set cut short.
+    pub fn unverified(&self) -> Option<String> {
+        match self {
+            StepIntentOutcome::NotChecked(why) => Some(why.clone()),
+            StepIntentOutcome::Checked(report) if report.probes == 0 => Some(
+                "nothing to probe: the configurations have no route to send a request through"
+                    .to_owned(),
+            ),
+            StepIntentOutcome::Checked(report) if report.truncated => Some(format!(
+                "partly checked: the probe set was cut at {} requests (the first ones in request order)",
+                report.probes
+            )),
+            _ => None,
+        }
+    }
+}
+
+/// Checks every step of `case` for a script of `kind`; when the engine has no routing model
+/// for it, every step is [`StepIntentOutcome::NotChecked`] (or [`StepIntentOutcome::NothingAsked`]). A custom provider's model is the one for the case's `original` resource
 /// (`apiVersion` group and `kind`, as Kruise picks the script from a customNetworkRef), else
 /// the one for the script's folder (so scripts kept outside a `<group>/<Kind>` tree, such
 /// as regression fixtures, are checked too).
@@ -38,7 +66,7 @@ pub fn check_case(
     script: &Script,
     case: &TestCase,
     options: &RunOptions,
-) -> Option<Vec<StepCheck>> {
+) -> Vec<StepCheck> {
     let flavor = ScriptFlavor::from(kind);
     let original = case.root.get("original").map(|node| node.to_json());
     let resource_kind = original.as_ref().and_then(|object| {
@@ -48,20 +76,40 @@ pub fn check_case(
             kind: object.get("kind")?.as_str()?.to_owned(),
         })
     });
-    let model = match (flavor, resource_kind) {
+    let model = match (flavor, &resource_kind) {
         (ScriptFlavor::Custom, Some(resource_kind)) => {
-            model_for(&resource_kind).or_else(|| model_for(kind))
+            model_for(resource_kind).or_else(|| model_for(kind))
         }
         _ => model_for(kind),
-    }?;
-    Some(check_steps(
+    };
+    let Some(model) = model else {
+        let what = match resource_kind.as_ref().unwrap_or(kind) {
+            ScriptKind::Custom { group, kind } => format!("{kind} ({group})"),
+            ScriptKind::Ingress { class } => format!("the ingress class {class}"),
+        };
+        let why = format!("the engine has no routing model for {what}");
+        return (0..case.steps.len())
+            .map(|index| {
+                let step = &case.steps[index];
+                StepCheck {
+                    index,
+                    outcome: if Intent::of(&step.obj, step.traffic_set).is_none() {
+                        StepIntentOutcome::NothingAsked
+                    } else {
+                        StepIntentOutcome::NotChecked(why.clone())
+                    },
+                }
+            })
+            .collect();
+    };
+    check_steps(
         model.as_ref(),
         flavor,
         script,
         case,
         original.as_ref(),
         options,
-    ))
+    )
 }
 
 /// [`check_case`] with a given model: each step of `case` for a script of `flavor`.
@@ -93,6 +141,19 @@ fn check_steps(
         .collect()
 }
 
+fn ingress_has_paths(ingress: &JsonValue) -> bool {
+    ingress
+        .at(&["spec", "rules"])
+        .and_then(JsonValue::as_array)
+        .unwrap_or_default()
+        .iter()
+        .any(|rule| {
+            rule.at(&["http", "paths"])
+                .and_then(JsonValue::as_array)
+                .is_some_and(|paths| !paths.is_empty())
+        })
+}
+
 fn check_one(
     model: &dyn RoutingModel,
     flavor: ScriptFlavor,
@@ -102,20 +163,19 @@ fn check_one(
     original: Option<&JsonValue>,
     options: &RunOptions,
 ) -> StepIntentOutcome {
-    use StepIntentOutcome::NotChecked;
+    use StepIntentOutcome::{NotChecked, ScriptFailed};
     let step = &case.steps[index];
     let Some(intent) = Intent::of(&step.obj, step.traffic_set) else {
-        return NotChecked(
-            "the step has neither traffic nor matches, so the controller never runs the script for it"
-                .to_owned(),
-        );
+        return StepIntentOutcome::NothingAsked;
     };
     let Some(original) = original.filter(|o| matches!(o, JsonValue::Object(_))) else {
         return NotChecked("the case has no original resource to route through".to_owned());
     };
     let failed = |error: &dyn std::fmt::Display| {
-        NotChecked(format!("the script fails on this step ({error})"))
+        ScriptFailed(format!("the script fails on this step ({error})"))
     };
+    // An Ingress without paths routes nothing: only configuration problems can be found.
+    let mut no_paths = false;
     let (before, after) = match flavor {
         ScriptFlavor::Custom => {
             let run = runner::run_custom(script, &step.obj, options);
@@ -131,21 +191,29 @@ fn check_one(
         ScriptFlavor::Ingress => {
             let chained = steps::controller_ingress_step(script, case, index, options);
             if let Some(why) = chained.not_called {
-                return NotChecked(format!("the controller does not run the script: {why}"));
+                return ScriptFailed(format!("the controller does not run the script: {why}"));
             }
             let result = match &chained.result {
                 Ok(result) => result,
                 Err(error) => return failed(error),
             };
+            // An `original` that is the canary Ingress stands for the stable one beside it.
+            let stable = stable_of_canary_ingress(
+                original,
+                &step.obj.stable_service,
+                &step.obj.canary_service,
+            )
+            .unwrap_or_else(|| original.clone());
+            no_paths = !ingress_has_paths(&stable);
             (
                 GatewayConfig::Ingress {
-                    stable: original.clone(),
+                    stable: stable.clone(),
                     canary: None,
                 },
                 GatewayConfig::Ingress {
-                    stable: original.clone(),
+                    stable: stable.clone(),
                     canary: Some(canary_ingress(
-                        original,
+                        &stable,
                         &step.obj.stable_service,
                         &step.obj.canary_service,
                         result.annotations.as_ref(),
@@ -164,7 +232,14 @@ fn check_one(
     };
     match (surround(before.clone()), surround(after.clone())) {
         (Ok(before), Ok(after)) => {
-            StepIntentOutcome::Checked(check_step(model, &before, &after, &intent))
+            let report = check_step(model, &before, &after, &intent);
+            if no_paths && report.violations.is_empty() {
+                return NotChecked(
+                    "the case's original Ingress has no rules with paths, so no request can be routed through it; give its rules (hosts, paths, backend) to have the step checked"
+                        .to_owned(),
+                );
+            }
+            StepIntentOutcome::Checked(report)
         }
         (Err(why), _) | (_, Err(why)) => NotChecked(why),
     }

@@ -79,14 +79,15 @@ impl Intent {
             .any(|m| match_selects(m, request, PrefixReading::Segments))
     }
 
-    /// Whether a `PathPrefix` read as a plain string prefix selects `request` where the
-    /// Gateway API's segment reading does not (`/cartx` for `/cart`). Kruise's API points Istio
-    /// users at Istio's own (string) prefix for `path` (`HttpRouteMatch.Path`: "Supported list:
-    /// Istio: …#HTTPMatchRequest"), and Kruise's own Istio script writes `prefix`, so either
-    /// routing of such a request passes.
-    fn selects_as_string_prefix_only(&self, request: &Request) -> bool {
-        !self.selects(request)
-            && self
+    /// Whether the two readings of a `PathPrefix` disagree on `request`: a plain string prefix
+    /// (`/cartx` for `/cart`) or the Gateway API's segments (`/beta` for `/beta/`, whose
+    /// trailing slash the Gateway API ignores). Kruise's API points users at the gateway's own
+    /// prefix for `path` (`HttpRouteMatch.Path`: "Supported list: Istio: …#HTTPMatchRequest"),
+    /// and Kruise's own Istio script writes Istio's (string) `prefix`, so either routing of such
+    /// a request passes.
+    fn prefix_readings_differ(&self, request: &Request) -> bool {
+        self.selects(request)
+            != self
                 .matches
                 .iter()
                 .any(|m| match_selects(m, request, PrefixReading::String))
@@ -135,6 +136,9 @@ fn value_selects(match_type: Option<&str>, wanted: &str, actual: Option<&String>
     let Some(actual) = actual else { return false };
     match match_type {
         Some("RegularExpression") => full_match(wanted, actual),
+        // Not a Gateway API type, but the library's Istio, Contour and Kuma scripts accept it
+        // and write the gateway's own string prefix (Istio `StringMatch.prefix`).
+        Some("Prefix") => actual.starts_with(wanted),
         _ => actual == wanted,
     }
 }
@@ -169,7 +173,7 @@ fn match_selects(m: &HttpRouteMatch, request: &Request, reading: PrefixReading) 
 }
 
 /// A request `m` selects, built on `base`, and variants that each lack one of its conditions.
-fn match_probes(m: &HttpRouteMatch, base: &Request) -> Vec<Request> {
+fn match_probes(m: &HttpRouteMatch, base: &Request, values_ignore_case: bool) -> Vec<Request> {
     let sample = |match_type: Option<&str>, value: &str| match match_type {
         Some("RegularExpression") => sample_match(value),
         _ => Some(value.to_owned()),
@@ -209,21 +213,94 @@ fn match_probes(m: &HttpRouteMatch, base: &Request) -> Vec<Request> {
             variants.push(with_path(format!("{value}x")));
         }
     }
+    if let Some(path) = &m.path {
+        let value = path.value.as_deref().unwrap_or("/");
+        for near in near_misses(path.match_type.as_deref(), value, &hit.path, false) {
+            if near.starts_with('/') {
+                variants.push(with_path(near));
+            }
+        }
+    }
     for header in m.headers.iter().flatten() {
         let name = header.name.to_ascii_lowercase();
         let mut miss = hit.clone();
         miss.headers.remove(&name);
         variants.push(miss);
         let mut other = hit.clone();
-        other.headers.insert(name, "__other".to_owned());
+        other.headers.insert(name.clone(), "__other".to_owned());
         variants.push(other);
+        let sampled = hit.headers.get(&name).cloned().unwrap_or_default();
+        for near in near_misses(
+            header.match_type.as_deref(),
+            &header.value,
+            &sampled,
+            values_ignore_case,
+        ) {
+            let mut variant = hit.clone();
+            variant.headers.insert(name.clone(), near);
+            variants.push(variant);
+        }
     }
     for param in m.query_params.iter().flatten() {
         let mut miss = hit.clone();
         miss.query.remove(&param.name);
         variants.push(miss);
+        let sampled = hit.query.get(&param.name).cloned().unwrap_or_default();
+        for near in near_misses(
+            param.match_type.as_deref(),
+            &param.value,
+            &sampled,
+            values_ignore_case,
+        ) {
+            let mut variant = hit.clone();
+            variant.query.insert(param.name.clone(), near);
+            variants.push(variant);
+        }
     }
     variants
+}
+
+/// Values just beside a condition, which the step's match must not select unless its type
+/// says so (the probe's expectation comes from [`Intent::selects`], so a value the match does
+/// select is simply one more hit): the value with a suffix and a prefix of it (an `Exact`
+/// read as a prefix, or an unanchored regex: Istio `regex`, Kuma `RegularExpression`, Traefik
+/// `HeaderRegexp` search the value unanchored in some versions), the value in the other case
+/// (Gateway API `HTTPHeaderMatch` values match case-sensitively), and for a regex the sample
+/// with characters around it. `ignore_case`: the gateway cannot match this value
+/// case-sensitively (see [`RoutingModel::values_ignore_case`]), so no other-case probe.
+fn near_misses(
+    match_type: Option<&str>,
+    value: &str,
+    sampled: &str,
+    ignore_case: bool,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    if match_type == Some("RegularExpression") {
+        if !sampled.is_empty() {
+            out.push(format!("{sampled}x"));
+            out.push(format!("x{sampled}"));
+        }
+        return out;
+    }
+    if value.is_empty() {
+        return out;
+    }
+    out.push(format!("{value}x"));
+    let mut shorter = value.to_owned();
+    shorter.pop();
+    if !shorter.is_empty() {
+        out.push(shorter);
+    }
+    let upper = value.to_uppercase();
+    let swapped = if upper == value {
+        value.to_lowercase()
+    } else {
+        upper
+    };
+    if swapped != value && !ignore_case {
+        out.push(swapped);
+    }
+    out
 }
 
 /// At most this many probes come from the resources' routes, and this many in all per step
@@ -239,20 +316,33 @@ pub fn probes(
     original: &GatewayConfig,
     after: &GatewayConfig,
     intent: &Intent,
-) -> Vec<Request> {
+) -> ProbeSet {
     let mut base: BTreeSet<Request> = model.probes(original).into_iter().collect();
     base.extend(model.probes(after));
+    let mut truncated = base.len() > MAX_BASE_PROBES;
     let base: Vec<Request> = base.into_iter().take(MAX_BASE_PROBES).collect();
     let mut all: BTreeSet<Request> = base.iter().cloned().collect();
-    'matches: for m in &intent.matches {
-        for request in &base {
-            all.extend(match_probes(m, request));
+    'matches: for (i, m) in intent.matches.iter().enumerate() {
+        for (j, request) in base.iter().enumerate() {
+            all.extend(match_probes(m, request, model.values_ignore_case()));
             if all.len() >= MAX_PROBES {
+                let last = i + 1 == intent.matches.len() && j + 1 == base.len();
+                truncated |= !last || all.len() > MAX_PROBES;
                 break 'matches;
             }
         }
     }
-    all.into_iter().take(MAX_PROBES).collect()
+    ProbeSet {
+        requests: all.into_iter().take(MAX_PROBES).collect(),
+        truncated,
+    }
+}
+
+/// The probes of a step, and whether the bounds cut some off.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ProbeSet {
+    pub requests: Vec<Request>,
+    pub truncated: bool,
 }
 
 /// One way a step's configuration does not do what the step asks.
@@ -279,11 +369,27 @@ pub struct StepReport {
     pub violations: Vec<Violation>,
     /// Routing violations left out past [`VIOLATIONS_SHOWN`].
     pub more: usize,
+    /// Whether the probe set hit [`MAX_BASE_PROBES`] or [`MAX_PROBES`] (requests past them
+    /// were not sent).
+    pub truncated: bool,
 }
 
 /// Checks one step: `original` is the configuration before the rollout, `after` the one the
 /// step leaves (both as the gateway sees them: see [`RoutingModel::surroundings`]).
 pub fn check_step(
+    model: &dyn RoutingModel,
+    original: &GatewayConfig,
+    after: &GatewayConfig,
+    intent: &Intent,
+) -> StepReport {
+    // Each pattern of the configurations and the step's matches is compiled once for the
+    // step, not once per probe.
+    crate::routing::matching::with_compiled_patterns(|| {
+        check_step_compiled(model, original, after, intent)
+    })
+}
+
+fn check_step_compiled(
     model: &dyn RoutingModel,
     original: &GatewayConfig,
     after: &GatewayConfig,
@@ -314,9 +420,10 @@ pub fn check_step(
         });
     }
     let probes = probes(model, original, after, intent);
-    report.probes = probes.len();
+    report.probes = probes.requests.len();
+    report.truncated = probes.truncated;
     let mut seen = BTreeSet::new();
-    for request in probes {
+    for request in probes.requests {
         let before = model.route(original, &request);
         let now = model.route(after, &request);
         if let Some((actual, expected)) = misrouting(model, intent, &request, &before, &now)
@@ -326,8 +433,20 @@ pub fn check_step(
                 report.more += 1;
                 continue;
             }
+            // Where the step's configuration sent it (`spec.http[0]`), when the model knows.
+            let via = match &now {
+                Routed::To(d) => d
+                    .route_path
+                    .as_ref()
+                    .map(|path| format!(" (by {path})"))
+                    .unwrap_or_default(),
+                Routed::NoRoute => String::new(),
+            };
             report.violations.push(Violation {
-                message: format!("{} → {actual}, expected {expected}", request.describe()),
+                message: format!(
+                    "{} → {actual}{via}, expected {expected}",
+                    request.describe()
+                ),
                 request: Some(request),
                 actual: Some(actual),
                 expected: Some(expected),
@@ -372,24 +491,30 @@ fn misrouting(
     if stable_share <= 0.0 {
         return (!untouched()).then(|| (describe(now), describe(before)));
     }
-    let mut fractions: Vec<f64> = if intent.selects(request) {
-        vec![1.0]
-    } else {
-        match (intent.weight, intent.matches.is_empty()) {
-            (Some(w), true) => vec![f64::from(w) / 100.0],
-            // Matches take precedence: the weight may or may not apply to the rest.
-            (Some(w), false) => vec![0.0, f64::from(w) / 100.0],
-            (None, _) => vec![0.0],
-        }
+    let weight = |w: u32| Asked::Weight(f64::from(w) / 100.0);
+    let unselected = match (intent.weight, intent.matches.is_empty()) {
+        (Some(w), true) => vec![weight(w)],
+        // Matches take precedence: the weight may or may not apply to the rest.
+        (Some(w), false) => vec![Asked::Weight(0.0), weight(w)],
+        (None, _) => vec![Asked::Weight(0.0)],
     };
-    if intent.selects_as_string_prefix_only(request) {
-        fractions.push(1.0);
+    let mut asked: Vec<Asked> = if intent.selects(request) {
+        vec![Asked::Selected]
+    } else {
+        unselected.clone()
+    };
+    if intent.prefix_readings_differ(request) {
+        if asked == [Asked::Selected] {
+            asked.extend(unselected);
+        } else {
+            asked.push(Asked::Selected);
+        }
     }
     let mut expected_texts = Vec::new();
-    for fraction in &fractions {
+    for fraction in &asked {
         let expected =
             expected_distribution(model, intent, original, &stable_backends, now, *fraction);
-        if *fraction == 0.0 {
+        if *fraction == Asked::Weight(0.0) {
             if untouched() {
                 return None;
             }
@@ -435,14 +560,23 @@ fn is_canary(
         && (intent.canary_service != intent.stable_service || !stable_backends.contains(&backend))
 }
 
-/// The distribution the step asks for when `fraction` of the stable share goes to the canary.
+/// What a step asks for one request.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Asked {
+    /// The step's matches select it: all of it to the canary.
+    Selected,
+    /// This fraction of the stable share goes to the canary; other backends keep theirs.
+    Weight(f64),
+}
+
+/// The distribution the step asks for a request (see [`Asked`]).
 fn expected_distribution(
     model: &dyn RoutingModel,
     intent: &Intent,
     original: &Distribution,
     stable_backends: &[&Backend],
     now: &Routed,
-    fraction: f64,
+    fraction: Asked,
 ) -> Distribution {
     // Name the canary as the step's configuration does when it has one.
     let canary = match now {
@@ -456,6 +590,9 @@ fn expected_distribution(
     }
     .unwrap_or_else(|| {
         let mut backend = Backend::service(&intent.canary_service);
+        // Named like the stable backend it stands beside (`web:8080` → `web-canary:8080`),
+        // so that one backend does not read as two (`web-canary:8080` and `web-canary`).
+        backend.port = stable_backends.first().and_then(|b| b.port.clone());
         if intent.canary_service == intent.stable_service {
             // Kruise's own Istio script names the canary subset `canary` (upstream
             // lua_configuration/networking.istio.io/VirtualService/trafficRouting.lua).
@@ -463,6 +600,14 @@ fn expected_distribution(
         }
         backend
     });
+    let Asked::Weight(fraction) = fraction else {
+        // A request the step's matches select goes to the canary alone: Kruise's Gateway API
+        // provider gives the canary rule the canary as its only backend
+        // (openkruise/rollouts `pkg/trafficrouting/network/gateway/gateway.go`,
+        // `buildCanaryHeaderHttpRoutes`: `BackendRefs` is the canary backend alone), and
+        // Kruise's Istio script does the same (the route's other destinations are not copied).
+        return Distribution::single(canary);
+    };
     let mut weights: Vec<(Backend, f64)> = Vec::new();
     let mut canary_share = 0.0;
     for (backend, share) in &original.shares {
@@ -477,9 +622,23 @@ fn expected_distribution(
     Distribution::from_weights(&weights).unwrap_or_default()
 }
 
-/// How far a weighted share may be from the asked one: integer weights that sum to 100 get
-/// within one point.
-const WEIGHT_TOLERANCE: f64 = 0.01 + 1e-9;
+/// How far a weighted share may be from the asked one. Kruise's weight is a whole percent
+/// (`TrafficRoutingStrategy.Traffic`, "5%"), and every modelled gateway holds integer weights
+/// that can total 100 (relative weights: Istio `HTTPRouteDestination.weight`, Traefik
+/// `WRRService.Weight`, Kuma, SMI, Gloo, Emissary, Contour, APISIX, ALB; a fixed total of 100
+/// by default for the canary-weight annotations: ingress-nginx `balancer.lua`
+/// `route_to_alternative_balancer`). So when every share of the asked split is a whole percent
+/// the gateway can express it exactly, and nothing but it passes (a stable weight 100 left
+/// beside a canary 5 is 4.76 %, not 5 %). When a share is not a whole percent (the route also
+/// serves other backends: web 90, legacy 10 at 5 % is web 85.5 %), weights that total 100 come
+/// within one point of each share, and so must the configuration.
+fn weight_tolerance(expected: &Distribution) -> f64 {
+    let whole_percents = expected.shares.iter().all(|(_, share)| {
+        let percent = share * 100.0;
+        (percent - percent.round()).abs() < 1e-6
+    });
+    if whole_percents { 1e-6 } else { 0.01 + 1e-9 }
+}
 
 fn split_as_asked(
     model: &dyn RoutingModel,
@@ -488,13 +647,13 @@ fn split_as_asked(
     stable_backends: &[&Backend],
     now: &Routed,
     expected: &Distribution,
-    fraction: f64,
+    fraction: Asked,
 ) -> bool {
     let Routed::To(now) = now else { return false };
-    let tolerance = if fraction >= 1.0 {
+    let tolerance = if matches!(fraction, Asked::Selected | Asked::Weight(1.0)) {
         1e-9
     } else {
-        WEIGHT_TOLERANCE
+        weight_tolerance(expected)
     };
     let canary_of = |d: &Distribution| -> f64 {
         d.shares
@@ -529,7 +688,7 @@ fn split_as_asked(
             .map(|(b, s)| (b.clone(), *s))
             .collect()
     };
-    let (want, got) = (others(original), others(now));
+    let (want, got) = (others(expected), others(now));
     if want.len() != got.len()
         || want
             .iter()

@@ -402,6 +402,50 @@ fn distribution(rule: &JsonValue, upstreams: Option<&[&JsonValue]>) -> Routed {
     Routed::To(d)
 }
 
+/// Two routes with the same uri, hosts and priority that both take one request: which one
+/// serves it is undefined for an ApisixRoute. lua-resty-radixtree tries routes of one uri by
+/// priority and, on equal priority, in the order they were inserted (api7/lua-resty-radixtree
+/// `t/priority.t`, "multiple route (same priority)": the first inserted wins); APISIX inserts
+/// the routes in the order it loads them from its configuration store, which the ApisixRoute's
+/// document order does not control (each rule becomes its own route object). Reported as the
+/// Traefik model reports a priority tie.
+fn equal_priority_ties(config: &GatewayConfig, probes: &[Request]) -> Vec<ConfigProblem> {
+    let routes = radix_routes(config);
+    let mut problems = Vec::new();
+    for (i, a) in routes.iter().enumerate() {
+        for b in &routes[i + 1..] {
+            if a.rule_index == b.rule_index
+                || a.uri != b.uri
+                || a.priority != b.priority
+                || a.hosts != b.hosts
+            {
+                continue;
+            }
+            let both = |p: &&Request| {
+                a.path_matches(&p.path)
+                    && rule_matches(a, p)
+                    && rule_matches(b, p)
+                    && (a.hosts.is_empty() || host_rank(&a.hosts, p.host.as_deref()).is_some())
+            };
+            if let Some(p) = probes.iter().find(both) {
+                problems.push(ConfigProblem {
+                    path: format!("spec.http[{}].priority", b.rule_index),
+                    kind: ProblemKind::Ignored,
+                    message: format!(
+                        "rules {} and {} have the same uri {}, the same priority {} and both match {}: which one serves is undefined",
+                        a.rule_index,
+                        b.rule_index,
+                        a.uri,
+                        a.priority,
+                        p.describe()
+                    ),
+                });
+            }
+        }
+    }
+    problems
+}
+
 fn literals(route: &RadixRoute) -> Vec<Literal> {
     let mut out = Vec::new();
     match route.prefix() {
@@ -523,6 +567,7 @@ impl RoutingModel for ApisixRoute {
                 });
             }
         }
+        problems.extend(equal_priority_ties(config, &self.probes(config)));
         problems
     }
 
@@ -593,6 +638,24 @@ mod tests {
             Routed::To(d) => d.describe(),
             Routed::NoRoute => "no route".into(),
         }
+    }
+
+    #[test]
+    fn equal_priority_on_the_same_uri_is_undefined() {
+        let c = route(
+            "  - name: canary\n    match:\n      paths: [/*]\n      exprs: [{subject: {scope: Header, name: x-canary}, op: Equal, value: \"1\"}]\n    backends: [{serviceName: web-canary, servicePort: 80}]\n  - name: main\n    match: {paths: [/*]}\n    backends: [{serviceName: web, servicePort: 80}]\n",
+        );
+        let problems = V2.config_problems(&c);
+        assert!(
+            problems.iter().any(|p| p.path == "spec.http[1].priority"
+                && p.message.contains("which one serves is undefined")),
+            "{problems:?}"
+        );
+        // A higher priority on the canary rule orders them.
+        let ordered = route(
+            "  - name: canary\n    priority: 1\n    match:\n      paths: [/*]\n      exprs: [{subject: {scope: Header, name: x-canary}, op: Equal, value: \"1\"}]\n    backends: [{serviceName: web-canary, servicePort: 80}]\n  - name: main\n    match: {paths: [/*]}\n    backends: [{serviceName: web, servicePort: 80}]\n",
+        );
+        assert!(V2.config_problems(&ordered).is_empty());
     }
 
     #[test]

@@ -34,8 +34,6 @@
 
 use std::collections::BTreeMap;
 
-use regex::Regex;
-
 use super::ingress_rules::{IngressPath, annotations, ingress_paths, pair_probes};
 use super::{
     Backend, ConfigProblem, Distribution, GatewayConfig, ProblemKind, Request, Routed, RoutingModel,
@@ -357,7 +355,7 @@ fn condition_holds(condition: &JsonValue, request: &Request) -> bool {
                 .any(|v| glob(v, value, true))
                 || strings(field(c, "regexValues"))
                     .iter()
-                    .any(|r| Regex::new(r).is_ok_and(|re| re.is_match(value)))
+                    .any(|r| super::fields::finds(r, value))
         }
         "query-string" => {
             let pairs = config("queryStringConfig")
@@ -398,6 +396,13 @@ fn rule_matches(rule: &ListenerRule, request: &Request) -> bool {
 }
 
 impl RoutingModel for AwsAlb {
+    /// ALB's http-header and query-string conditions compare values case-insensitively
+    /// (AWS Elastic Load Balancing docs, "Listener rules for your Application Load Balancer",
+    /// condition types: "The comparison strings are not case-sensitive"), as [`glob`] does here.
+    fn values_ignore_case(&self) -> bool {
+        true
+    }
+
     fn name(&self) -> &'static str {
         "AWS Load Balancer Controller Ingress (IngressGroup rules, conditions/actions annotations)"
     }

@@ -99,6 +99,79 @@ pub fn canary_ingress(
     JsonValue::Object(object)
 }
 
+/// The stable Ingress a case's `original` stands for. Kruise's own ingress tests
+/// (openkruise/rollouts `pkg/trafficrouting/network/ingress/ingress_test.go`, the objects handed
+/// to `EnsureRoutes`) and the library's ingress cases give the canary Ingress as `original`:
+/// paths whose backend is the canary service. Its stable counterpart is derived from it (same
+/// hosts and paths, the backend renamed to the stable service, the `-canary` suffix dropped
+/// from the name, no annotations: the canary's annotations are the script's). `None` when
+/// `original` is already the stable Ingress (no path to the canary service), or when the canary
+/// and stable services are one.
+pub fn stable_of_canary_ingress(
+    original: &JsonValue,
+    stable_service: &str,
+    canary_service: &str,
+) -> Option<JsonValue> {
+    if stable_service == canary_service {
+        return None;
+    }
+    let backend_name = |path: &JsonValue| {
+        path.at(&["backend", "service", "name"])
+            .and_then(JsonValue::as_str)
+            .map(str::to_owned)
+    };
+    let rules = original.at(&["spec", "rules"])?.as_array()?;
+    let paths = || {
+        rules.iter().flat_map(|rule| {
+            rule.at(&["http", "paths"])
+                .and_then(JsonValue::as_array)
+                .unwrap_or_default()
+        })
+    };
+    if !paths().any(|p| backend_name(p).as_deref() == Some(canary_service)) {
+        return None;
+    }
+    let mut stable = original.clone();
+    if let JsonValue::Object(object) = &mut stable {
+        if let Some(JsonValue::Object(metadata)) = object.get_mut("metadata") {
+            metadata.remove("annotations");
+            if let Some(JsonValue::String(name)) = metadata.get_mut("name")
+                && let Some(base) = name.strip_suffix("-canary")
+            {
+                *name = base.to_owned();
+            }
+        }
+        if let Some(JsonValue::Object(spec)) = object.get_mut("spec")
+            && let Some(JsonValue::Array(rules)) = spec.get_mut("rules")
+        {
+            for rule in rules {
+                let Some(JsonValue::Object(http)) = (match rule {
+                    JsonValue::Object(r) => r.get_mut("http"),
+                    _ => None,
+                }) else {
+                    continue;
+                };
+                let Some(JsonValue::Array(paths)) = http.get_mut("paths") else {
+                    continue;
+                };
+                for path in paths {
+                    if let JsonValue::Object(members) = path
+                        && let Some(JsonValue::Object(backend)) = members.get_mut("backend")
+                        && let Some(JsonValue::Object(service)) = backend.get_mut("service")
+                        && service.get("name").and_then(JsonValue::as_str) == Some(canary_service)
+                    {
+                        service.insert(
+                            "name".to_owned(),
+                            JsonValue::String(stable_service.to_owned()),
+                        );
+                    }
+                }
+            }
+        }
+    }
+    Some(stable)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -127,5 +200,22 @@ mod tests {
                 {"path":"/","pathType":"Prefix","backend":{"service":{"name":"web-canary","port":{"number":80}}}}]}}]}}"#,
         );
         assert_eq!(canary.to_canonical_json(), expected.to_canonical_json());
+    }
+
+    #[test]
+    fn a_canary_original_stands_for_its_stable_ingress() {
+        let canary = json(
+            r#"{"apiVersion":"networking.k8s.io/v1","kind":"Ingress","metadata":{"name":"web-canary","annotations":{"x/canary":"true"}},
+            "spec":{"rules":[{"host":"x.com","http":{"paths":[
+                {"path":"/","pathType":"Prefix","backend":{"service":{"name":"web-canary","port":{"number":80}}}}]}}]}}"#,
+        );
+        let stable = stable_of_canary_ingress(&canary, "web", "web-canary").unwrap();
+        let expected = json(
+            r#"{"apiVersion":"networking.k8s.io/v1","kind":"Ingress","metadata":{"name":"web"},
+            "spec":{"rules":[{"host":"x.com","http":{"paths":[
+                {"path":"/","pathType":"Prefix","backend":{"service":{"name":"web","port":{"number":80}}}}]}}]}}"#,
+        );
+        assert_eq!(stable.to_canonical_json(), expected.to_canonical_json());
+        assert_eq!(stable_of_canary_ingress(&stable, "web", "web-canary"), None);
     }
 }

@@ -42,17 +42,14 @@ const REGEX_SIZE_LIMIT: usize = 1 << 20;
 /// Compiles an unanchored RE2-style pattern (Go `regexp`, as Traefik matches; the `regex`
 /// crate follows the same syntax and semantics for the features they share).
 pub fn compile(pattern: &str) -> Result<Regex, String> {
-    regex::RegexBuilder::new(pattern)
-        .size_limit(REGEX_SIZE_LIMIT)
-        .build()
-        .map_err(|e| {
-            e.to_string()
-                .lines()
-                .last()
-                .unwrap_or("invalid")
-                .trim()
-                .to_owned()
-        })
+    super::matching::compiled(pattern, REGEX_SIZE_LIMIT).map_err(|e| {
+        e.to_string()
+            .lines()
+            .last()
+            .unwrap_or("invalid")
+            .trim()
+            .to_owned()
+    })
 }
 
 /// Whether `pattern` (unanchored, as Go's `MatchString` and Lua-side APISIX `~~`) finds a

@@ -467,10 +467,20 @@ impl RoutingModel for IstioVirtualService {
             }
         }
         // The first route whose match applies wins.
-        http_routes(config)
+        let Some((index, route)) = http_routes(config)
             .iter()
-            .find(|route| route_applies(route, request))
-            .map_or(Routed::NoRoute, distribution)
+            .enumerate()
+            .find(|(_, route)| route_applies(route, request))
+        else {
+            return Routed::NoRoute;
+        };
+        match distribution(route) {
+            Routed::To(mut d) => {
+                d.route_path = Some(format!("spec.http[{index}]"));
+                Routed::To(d)
+            }
+            no_route => no_route,
+        }
     }
 
     fn probes(&self, config: &GatewayConfig) -> Vec<Request> {

@@ -1,12 +1,93 @@
 //! Matching pieces several gateway models share: RE2 regular expressions matched against a
 //! whole value, as Envoy's `safe_regex` (and so Istio, Gloo and Emissary) does.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
+
 use regex::Regex;
+
+/// Compiled patterns by (pattern, size limit); `None` records a pattern that failed.
+type CompiledPatterns = HashMap<(String, usize), Option<Regex>>;
+
+thread_local! {
+    /// Patterns compiled during one [`with_compiled_patterns`] call (and only then): a step's
+    /// check routes hundreds of probes through the same few patterns, and compiling a pattern
+    /// such as `\p{L}{200}` costs milliseconds each time. Keyed by the pattern as compiled
+    /// and its size limit; `None` caches a failure.
+    static COMPILED: RefCell<Option<CompiledPatterns>> =
+        const { RefCell::new(None) };
+}
+
+/// At most this many patterns are kept per [`with_compiled_patterns`] call (bounded memory);
+/// later ones are compiled on each use.
+const COMPILED_LIMIT: usize = 4096;
+
+/// Runs `f` with each pattern compiled at most once: the intent check wraps a step's check in
+/// it. The memo lives only for the call (nested calls share the outer one), so nothing outlives
+/// the check that built it.
+pub fn with_compiled_patterns<R>(f: impl FnOnce() -> R) -> R {
+    let installed = COMPILED.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        if slot.is_some() {
+            return false;
+        }
+        *slot = Some(HashMap::new());
+        true
+    });
+    struct Uninstall(bool);
+    impl Drop for Uninstall {
+        fn drop(&mut self) {
+            if self.0 {
+                COMPILED.with(|cell| *cell.borrow_mut() = None);
+            }
+        }
+    }
+    let _guard = Uninstall(installed);
+    f()
+}
+
+/// `pattern` compiled with `size_limit` (the `regex` crate's limit on the compiled program),
+/// through the memo of [`with_compiled_patterns`] when one is active.
+pub fn compiled(pattern: &str, size_limit: usize) -> Result<Regex, regex::Error> {
+    let build = || {
+        regex::RegexBuilder::new(pattern)
+            .size_limit(size_limit)
+            .build()
+    };
+    let cached = COMPILED.with(|cell| {
+        let slot = cell.borrow();
+        slot.as_ref()
+            .map(|memo| memo.get(&(pattern.to_owned(), size_limit)).cloned())
+    });
+    match cached {
+        Some(Some(Some(regex))) => Ok(regex),
+        // A failure is cached as `None`: build again to get its error (rare, and cheap:
+        // failures stop early).
+        Some(Some(None)) | None => build(),
+        Some(None) => {
+            let built = build();
+            COMPILED.with(|cell| {
+                if let Some(memo) = cell.borrow_mut().as_mut()
+                    && memo.len() < COMPILED_LIMIT
+                {
+                    memo.insert(
+                        (pattern.to_owned(), size_limit),
+                        built.as_ref().ok().cloned(),
+                    );
+                }
+            });
+            built
+        }
+    }
+}
+
+/// The `regex` crate's default size limit (its `RegexBuilder::size_limit` documentation).
+const DEFAULT_SIZE_LIMIT: usize = 10 * (1 << 20);
 
 /// Why `pattern` is not a valid RE2 expression, or `None` when it is. The `regex` crate
 /// follows RE2's syntax (no look-around, no back-references), as the workspace Cargo.toml notes.
 pub fn re2_problem(pattern: &str) -> Option<String> {
-    Regex::new(pattern).err().map(|error| {
+    compiled(pattern, DEFAULT_SIZE_LIMIT).err().map(|error| {
         // The crate's message spans lines with a caret diagram; the last line says why.
         let text = error.to_string();
         let reason = text.lines().last().unwrap_or("invalid").trim();
@@ -19,7 +100,7 @@ pub fn re2_problem(pattern: &str) -> Option<String> {
 /// an invalid pattern matches nothing (the gateway rejects the configuration, which
 /// `config_problems` reports).
 pub fn full_match(pattern: &str, text: &str) -> bool {
-    Regex::new(&format!("^(?:{pattern})$")).is_ok_and(|re| re.is_match(text))
+    compiled(&format!("^(?:{pattern})$"), DEFAULT_SIZE_LIMIT).is_ok_and(|re| re.is_match(text))
 }
 
 /// A sample string `pattern` matches in full, for probes: tries the literal text of the

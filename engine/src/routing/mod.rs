@@ -36,7 +36,7 @@ pub mod traefik;
 pub mod traefik_rule;
 
 use crate::value::JsonValue;
-pub use canary_ingress::canary_ingress;
+pub use canary_ingress::{canary_ingress, stable_of_canary_ingress};
 
 /// One HTTP request, as the probes of the intent check build them.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Default)]
@@ -127,13 +127,23 @@ impl Backend {
 }
 
 /// How one request is spread over backends. Shares are fractions in `0..=1` that sum to 1
-/// (within float rounding); backends with share 0 are left out.
-#[derive(Debug, Clone, PartialEq, Default)]
+/// (within float rounding); backends with share 0 are left out. Two distributions are equal
+/// when they send requests alike, whichever route they came from.
+#[derive(Debug, Clone, Default)]
 pub struct Distribution {
     pub shares: Vec<(Backend, f64)>,
     /// Request headers the gateway sets/adds/removes on the way to each backend, when the
     /// route applies a header modifier (lower-cased names; `None` value = removed).
     pub header_changes: BTreeMap<Backend, BTreeMap<String, Option<String>>>,
+    /// Where in the resource the route that took the request is (`spec.http[1]`), when the
+    /// model knows: violations name it. Not part of where the request goes.
+    pub route_path: Option<String>,
+}
+
+impl PartialEq for Distribution {
+    fn eq(&self, other: &Self) -> bool {
+        self.shares == other.shares && self.header_changes == other.header_changes
+    }
 }
 
 impl Distribution {
@@ -142,6 +152,7 @@ impl Distribution {
         Distribution {
             shares: vec![(backend, 1.0)],
             header_changes: BTreeMap::new(),
+            route_path: None,
         }
     }
 
@@ -162,6 +173,7 @@ impl Distribution {
         Some(Distribution {
             shares: merged.into_iter().collect(),
             header_changes: BTreeMap::new(),
+            route_path: None,
         })
     }
 
@@ -253,6 +265,14 @@ pub trait RoutingModel: Send + Sync {
     /// matches it (and, where the route has conditions, one that just misses them). The
     /// intent check adds the step's own matches to these.
     fn probes(&self, config: &GatewayConfig) -> Vec<Request>;
+
+    /// Whether the gateway compares header and query values without regard to case, so that
+    /// a step's `Exact` value cannot be held to its case there (the intent check then sends
+    /// no other-case probe). By default values are case-sensitive, as the Gateway API's
+    /// `HTTPHeaderMatch` and `HTTPQueryParamMatch` are.
+    fn values_ignore_case(&self) -> bool {
+        false
+    }
 
     /// Whether `backend` is the Kubernetes Service `service` (any subset or port of it). By
     /// default its name is `service`, or a DNS name under it (`web.default.svc.cluster.local`);

@@ -20,8 +20,6 @@
 
 use std::collections::BTreeMap;
 
-use regex::Regex;
-
 use super::ingress_rules::{CanaryDecision, canary_notes, pair_probes, route_canary_pair};
 use super::{ConfigProblem, GatewayConfig, ProblemKind, Request, Routed, RoutingModel};
 use crate::script::ScriptKind;
@@ -42,11 +40,19 @@ fn weight_share(notes: &BTreeMap<String, String>) -> f64 {
     let weight: f64 = get(notes, "canary-weight")
         .and_then(|w| w.trim().parse::<i64>().ok())
         .unwrap_or(0) as f64;
-    let total = get(notes, "canary-weight-total")
-        .and_then(|w| w.trim().parse::<i64>().ok())
-        .filter(|t| *t > 0)
-        .unwrap_or(100) as f64;
+    // balancer.lua `route_to_alternative_balancer`: `weightTotal` is 100 unless the
+    // annotation's total is above 100 (a total of 10 with weight 2 routes 2 %, not 20 %).
+    let total = weight_total(notes).unwrap_or(100) as f64;
     (weight / total).clamp(0.0, 1.0)
+}
+
+/// The `canary-weight-total` the balancer uses, when the annotation sets one it honours (only
+/// totals above 100: kubernetes/ingress-nginx `rootfs/etc/nginx/lua/balancer.lua`,
+/// `if traffic_shaping_policy.weightTotal ~= nil and traffic_shaping_policy.weightTotal > 100`).
+fn weight_total(notes: &BTreeMap<String, String>) -> Option<i64> {
+    get(notes, "canary-weight-total")
+        .and_then(|w| w.trim().parse::<i64>().ok())
+        .filter(|t| *t > 100)
 }
 
 fn decide(notes: &BTreeMap<String, String>, request: &Request) -> Option<CanaryDecision> {
@@ -61,7 +67,7 @@ fn decide(notes: &BTreeMap<String, String>, request: &Request) -> Option<CanaryD
                 return Some(CanaryDecision::Canary);
             }
         } else if let Some(pattern) = get(notes, "canary-by-header-pattern") {
-            match Regex::new(pattern) {
+            match super::fields::compile(pattern) {
                 Ok(re) if re.is_match(value) => return Some(CanaryDecision::Canary),
                 Ok(_) => {}
                 Err(_) => return Some(CanaryDecision::Stable),
@@ -132,6 +138,16 @@ impl RoutingModel for IngressNginx {
                     format!("{reason}: requests carrying the header go to the stable service"),
                 );
             }
+        }
+        if let Some(total) = get(&notes, "canary-weight-total")
+            && weight_total(&notes).is_none()
+        {
+            problem(
+                "canary-weight-total",
+                format!(
+                    "canary-weight-total {total} is not above 100, so the balancer uses 100 (canary-weight is a percent)"
+                ),
+            );
         }
         if let Some(weight) = get(&notes, "canary-weight")
             && weight.trim().parse::<i64>().is_err()
@@ -321,6 +337,23 @@ mod tests {
             }))
         );
         assert_eq!(IngressNginx.config_problems(&off).len(), 1);
+    }
+
+    #[test]
+    fn weight_total_up_to_100_is_not_honoured() {
+        // balancer.lua: a total of 10 with weight 2 is 2 of 100, not 2 of 10.
+        let config = pair(
+            r#""nginx.ingress.kubernetes.io/canary":"true","nginx.ingress.kubernetes.io/canary-weight":"2",
+            "nginx.ingress.kubernetes.io/canary-weight-total":"10""#,
+        );
+        assert!((canary_share(&config, &on_host(Request::get("/"))) - 0.02).abs() < 1e-9);
+        let problems = IngressNginx.config_problems(&config);
+        assert!(
+            problems.iter().any(|p| p
+                .message
+                .contains("canary-weight-total 10 is not above 100")),
+            "{problems:?}"
+        );
     }
 
     #[test]

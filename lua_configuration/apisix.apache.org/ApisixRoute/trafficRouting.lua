@@ -62,9 +62,16 @@ local function regexQuote(s)
   return (string.gsub(s, "[%^%$%(%)%.%[%]%*%+%?%{%}|\\]", "\\%0"))
 end
 
-local function valueOp(what, matchType)
-  if matchType == nil or matchType == "Exact" then return "Equal" end
-  if matchType == "RegularExpression" then return "RegexMatch" end
+-- The operator and value of an expr for a Rollout match. RegexMatch is an unanchored PCRE
+-- search (api7/lua-resty-expr `~~`), while a Rollout's RegularExpression matches the whole value
+-- (Envoy's full match, as Kruise's Istio provider gets), so the pattern is anchored.
+local function valueExpr(what, matchType, value)
+  if matchType == nil or matchType == "Exact" then return "Equal", value end
+  if matchType == "RegularExpression" then
+    -- Already anchored at both ends: kept as written.
+    if string.sub(value, 1, 1) == "^" and string.sub(value, -1) == "$" then return "RegexMatch", value end
+    return "RegexMatch", "^(?:" .. value .. ")$"
+  end
   error("unsupported " .. what .. " match type: " .. tostring(matchType))
 end
 
@@ -76,7 +83,8 @@ local function pathExpr(path)
     if string.sub(value, -1) ~= "/" then re = re .. "(/.*)?$" end
     return {subject = {scope = "Path"}, op = "RegexMatch", value = re}
   end
-  return {subject = {scope = "Path"}, op = valueOp("path", matchType), value = value}
+  local op, v = valueExpr("path", matchType, value)
+  return {subject = {scope = "Path"}, op = op, value = v}
 end
 
 -- Each Rollout match as a list of APISIX exprs; empty matches are skipped.
@@ -85,10 +93,12 @@ for _, m in ipairs(obj.matches or {}) do
   local exprs = {}
   if m.path ~= nil then table.insert(exprs, pathExpr(m.path)) end
   for _, h in ipairs(m.headers or {}) do
-    table.insert(exprs, {subject = {scope = "Header", name = h.name}, op = valueOp("header", h.type), value = h.value})
+    local op, v = valueExpr("header", h.type, h.value)
+    table.insert(exprs, {subject = {scope = "Header", name = h.name}, op = op, value = v})
   end
   for _, q in ipairs(m.queryParams or {}) do
-    table.insert(exprs, {subject = {scope = "Query", name = q.name}, op = valueOp("query", q.type), value = q.value})
+    local op, v = valueExpr("query", q.type, q.value)
+    table.insert(exprs, {subject = {scope = "Query", name = q.name}, op = op, value = v})
   end
   if #exprs > 0 then table.insert(rolloutExprs, exprs) end
 end

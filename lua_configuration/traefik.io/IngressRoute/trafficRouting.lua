@@ -62,6 +62,15 @@ local function checkType(what, matchType, allowed)
   error("unsupported " .. what .. " match type: " .. tostring(matchType))
 end
 
+-- Traefik's *Regexp matchers search the value (Go `regexp.MatchString`, unanchored:
+-- traefik/traefik pkg/muxer/http/matcher.go), while a Rollout's RegularExpression matches the
+-- whole value (Envoy's full match, as Kruise's Istio provider gets): anchor the pattern.
+local function anchored(pattern)
+  -- Already anchored at both ends: kept as written.
+  if string.sub(pattern, 1, 1) == "^" and string.sub(pattern, -1) == "$" then return pattern end
+  return "^(?:" .. pattern .. ")$"
+end
+
 -- One Rollout match as a v3 rule expression (traefik/traefik pkg/muxer/http/matcher.go:
 -- Header, HeaderRegexp, Query, QueryRegexp, Path, PathPrefix, PathRegexp).
 local function expressionV3(m)
@@ -70,19 +79,23 @@ local function expressionV3(m)
     local t = m.path.type or "PathPrefix"
     checkType("path", t, {"PathPrefix", "Exact", "RegularExpression"})
     local name = ({PathPrefix = "PathPrefix", Exact = "Path", RegularExpression = "PathRegexp"})[t]
-    table.insert(parts, name .. "(" .. quote(m.path.value or "/") .. ")")
+    local value = m.path.value or "/"
+    if t == "RegularExpression" then value = anchored(value) end
+    table.insert(parts, name .. "(" .. quote(value) .. ")")
   end
   for _, h in ipairs(m.headers or {}) do
     local t = h.type or "Exact"
     checkType("header", t, {"Exact", "RegularExpression"})
     local name = t == "Exact" and "Header" or "HeaderRegexp"
-    table.insert(parts, name .. "(" .. quote(h.name) .. ", " .. quote(h.value) .. ")")
+    local value = t == "Exact" and h.value or anchored(h.value)
+    table.insert(parts, name .. "(" .. quote(h.name) .. ", " .. quote(value) .. ")")
   end
   for _, q in ipairs(m.queryParams or {}) do
     local t = q.type or "Exact"
     checkType("query", t, {"Exact", "RegularExpression"})
     local name = t == "Exact" and "Query" or "QueryRegexp"
-    table.insert(parts, name .. "(" .. quote(q.name) .. ", " .. quote(q.value) .. ")")
+    local value = t == "Exact" and q.value or anchored(q.value)
+    table.insert(parts, name .. "(" .. quote(q.name) .. ", " .. quote(value) .. ")")
   end
   return parts
 end
@@ -113,7 +126,8 @@ local function expressionV2(m)
     local t = h.type or "Exact"
     checkType("header", t, {"Exact", "RegularExpression"})
     local name = t == "Exact" and "Headers" or "HeadersRegexp"
-    table.insert(parts, name .. "(" .. quote(h.name) .. ", " .. quote(h.value) .. ")")
+    local value = t == "Exact" and h.value or anchored(h.value)
+    table.insert(parts, name .. "(" .. quote(h.name) .. ", " .. quote(value) .. ")")
   end
   for _, q in ipairs(m.queryParams or {}) do
     local t = q.type or "Exact"

@@ -39,8 +39,8 @@ use kruise_lua_engine::testcase::{CaseError, TestCase, parse_case};
 use rayon::prelude::*;
 
 use super::report::{
-    self, CaseReport, Format, IntentFinding, Location, Note, OrderFinding, Report, ScriptReport,
-    Summary, Verdict, span_line,
+    self, CaseReport, Format, IntentFinding, IntentUnverified, Location, Note, OrderFinding,
+    Report, ScriptReport, Summary, Verdict, span_line,
 };
 use super::schema_check::{self, SchemaSubject};
 use super::{ColorArg, InputArgs, LimitArgs, ModeArg, UsageError, paths, read_text};
@@ -681,6 +681,7 @@ fn run_job(
         },
         order_dependent: Vec::new(),
         misrouted: Vec::new(),
+        intent_unverified: Vec::new(),
         schema: Vec::new(),
     };
     let text = match &job.input {
@@ -697,6 +698,7 @@ fn run_job(
             outcome: no_steps(&case),
             order_dependent: Vec::new(),
             misrouted: Vec::new(),
+            intent_unverified: Vec::new(),
             schema: Vec::new(),
         };
     }
@@ -710,11 +712,15 @@ fn run_job(
     } else {
         Vec::new()
     };
-    let misrouted = match (&plan.kind, checks.intent) {
-        (Some(kind), true) => intent::check_case(kind, &plan.script, &case, options)
-            .map(|steps| IntentFinding::from_checks(&steps))
-            .unwrap_or_default(),
-        _ => Vec::new(),
+    let (misrouted, intent_unverified) = match (&plan.kind, checks.intent) {
+        (Some(kind), true) => {
+            let steps = intent::check_case(kind, &plan.script, &case, options);
+            (
+                IntentFinding::from_checks(&steps),
+                IntentUnverified::from_checks(&steps),
+            )
+        }
+        _ => (Vec::new(), Vec::new()),
     };
     let schema = match schemas {
         Some(schemas) => {
@@ -727,6 +733,7 @@ fn run_job(
         outcome,
         order_dependent,
         misrouted,
+        intent_unverified,
         schema,
     }
 }

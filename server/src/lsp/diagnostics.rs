@@ -597,6 +597,20 @@ fn case_diagnostics(
                 format!("step {number} misroutes (intent check): {violations}"),
             ));
         }
+        // A step the intent check could not verify says so (silence means checked and fine).
+        if let Some(why) = case
+            .intent
+            .iter()
+            .find(|check| check.index == step.index)
+            .and_then(|check| check.outcome.unverified())
+        {
+            diags.push(diagnostic(
+                step_range,
+                DiagnosticSeverity::HINT,
+                "step-intent-not-checked",
+                format!("step {number}: intent check not done: {why}"),
+            ));
+        }
         match step.status {
             StepStatus::Pass => {
                 // Production mode: the controller does not run the script for this step.
@@ -814,11 +828,34 @@ original:
         // steps[0] is on line 8 (0-based 7).
         assert_eq!(misrouted[0].range.start.line, 7);
         assert!(
-            misrouted[0]
-                .message
-                .contains("GET /beta → web-canary 100 %, expected frontend 100 %"),
+            misrouted[0].message.contains(
+                "GET /beta → web-canary 100 % (by spec.http[0]), expected frontend 100 %"
+            ),
             "{}",
             misrouted[0].message
+        );
+    }
+
+    #[test]
+    fn a_step_without_a_routing_model_gets_a_hint() {
+        let case = MISROUTING_CASE
+            .replace("networking.istio.io/v1", "example.com/v1")
+            .replace("kind: VirtualService", "kind: Route");
+        let files = files_of(&run("return obj.data\n", &case));
+        let (_, case_diags) = &files[0];
+        let hints: Vec<_> = case_diags
+            .iter()
+            .filter(|d| d.code == Some(NumberOrString::String("step-intent-not-checked".into())))
+            .collect();
+        assert_eq!(hints.len(), 1, "{case_diags:?}");
+        assert_eq!(hints[0].severity, Some(DiagnosticSeverity::HINT));
+        assert_eq!(hints[0].range.start.line, 7);
+        assert!(
+            hints[0]
+                .message
+                .contains("no routing model for Route (example.com)"),
+            "{}",
+            hints[0].message
         );
     }
 

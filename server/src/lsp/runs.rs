@@ -394,7 +394,7 @@ pub fn execute(
             let checks = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 intent::check_case(&kind, &script, case, options)
             }))
-            .ok()??;
+            .ok()?;
             Some((i, checks))
         })
         .collect();

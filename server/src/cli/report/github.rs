@@ -156,6 +156,15 @@ fn write_case(out: &mut dyn Write, script: &ScriptReport, case: &CaseReport) -> 
                 &finding.message(),
             )?;
         }
+        if let Some(note) = case.intent_unverified(step.index) {
+            command(
+                out,
+                "notice",
+                &step_location,
+                &format!("{title}: intent not checked"),
+                &note.message(),
+            )?;
+        }
         for warning in super::step_warnings(script, step) {
             command(out, "warning", &step_location, &title, &warning)?;
         }

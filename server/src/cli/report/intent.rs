@@ -19,6 +19,36 @@ pub struct IntentFinding {
     pub more: usize,
 }
 
+/// A step that asks something of the routing which the intent check could not verify (no
+/// routing model for the resource, nothing to probe, probes cut short), and why. Reports say
+/// so in every format: silence means "checked and fine".
+#[derive(Debug, Clone, PartialEq)]
+pub struct IntentUnverified {
+    /// The step's index in the case.
+    pub step: usize,
+    pub reason: String,
+}
+
+impl IntentUnverified {
+    /// The steps of a case's intent check that were not (fully) verified.
+    pub fn from_checks(checks: &[StepCheck]) -> Vec<IntentUnverified> {
+        checks
+            .iter()
+            .filter_map(|check| {
+                Some(IntentUnverified {
+                    step: check.index,
+                    reason: check.outcome.unverified()?,
+                })
+            })
+            .collect()
+    }
+
+    /// `intent check not done: <why>`.
+    pub fn message(&self) -> String {
+        format!("intent check not done: {}", self.reason)
+    }
+}
+
 impl IntentFinding {
     /// The findings of a case's intent check (steps without violations give none).
     pub fn from_checks(checks: &[StepCheck]) -> Vec<IntentFinding> {

@@ -15,7 +15,10 @@
 //! text with those positions mapped to the script's file and line (the manifest's YAML line
 //! for a ConfigMap script). `skipped` says why the controller does not run the script for a
 //! step (production mode), else `null`; `status` stays the step's verdict. `misrouted` lists
-//! the intent check's violations for the step (`check --intent`, the default), else `[]`.
+//! the intent check's violations for the step (`check --intent`, the default), else `[]`;
+//! `intent_not_checked` says why the intent check could not verify the step (no routing model
+//! for the resource, nothing to probe, probes cut short), else `null` (checked, or nothing to
+//! check, or `--no-intent`).
 //!
 //!
 //! `schema_errors` and `schema_warnings` list what the API server would say about the step's
@@ -55,6 +58,8 @@ pub struct Line<'a> {
     /// The intent check's violations for the step (empty when it routes as asked or was not
     /// checked); a step that passed but misroutes has status `misrouted`.
     pub misrouted: Vec<String>,
+    /// Why the intent check could not verify the step, else `null`.
+    pub intent_not_checked: Option<String>,
     pub schema_errors: Vec<SchemaIssue>,
     pub schema_warnings: Vec<SchemaIssue>,
 }
@@ -132,6 +137,7 @@ pub fn case_lines<'a>(script: &ScriptReport, case: &'a CaseReport) -> Vec<Line<'
             located_error: None,
             skipped: None,
             misrouted: Vec::new(),
+            intent_not_checked: None,
             schema_errors: Vec::new(),
             schema_warnings: Vec::new(),
         });
@@ -149,6 +155,9 @@ pub fn case_lines<'a>(script: &ScriptReport, case: &'a CaseReport) -> Vec<Line<'
             }
             line.misrouted.clone_from(&finding.violations);
         }
+        line.intent_not_checked = case
+            .intent_unverified(step.index)
+            .map(|note| note.reason.clone());
         lines.push(line);
     }
     lines
@@ -189,6 +198,7 @@ fn step_line<'a>(
             .map(|error| located_error(script, error)),
         skipped: step.not_called,
         misrouted: Vec::new(),
+        intent_not_checked: None,
         schema_errors: case
             .schema_errors(step.index)
             .map(SchemaIssue::of)
@@ -235,6 +245,7 @@ mod tests {
             "located_error",
             "skipped",
             "misrouted",
+            "intent_not_checked",
             "schema_errors",
             "schema_warnings",
         ];

@@ -215,6 +215,11 @@ fn write_case<W: Write>(
             case.schema_warnings(step.index)
                 .map(|found| format!("{}: warning: {}", found.location, found.message())),
         );
+        // Not a failure, but CI must see that the step's routing was not verified.
+        step_warnings.extend(
+            case.intent_unverified(step.index)
+                .map(|note| format!("note: {}", note.message())),
+        );
         let prints: Vec<String> = step
             .prints
             .iter()

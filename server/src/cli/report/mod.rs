@@ -13,7 +13,7 @@ use kruise_lua_engine::yaml::Span;
 use kruise_lua_engine::{ErrorKind, ScriptError};
 
 use crate::chunk_positions::{ScriptPlace, map_positions, message_after_position};
-pub use intent::IntentFinding;
+pub use intent::{IntentFinding, IntentUnverified};
 
 pub mod github;
 pub mod human;
@@ -68,6 +68,8 @@ pub struct CaseReport {
     pub order_dependent: Vec<OrderFinding>,
     /// Steps whose configuration routes requests other than the step asks (`--intent`).
     pub misrouted: Vec<IntentFinding>,
+    /// Steps the intent check could not verify, and why (shown in every format).
+    pub intent_unverified: Vec<IntentUnverified>,
     /// What the API server would say about each step's output and `expected[i]` (empty with
     /// `--no-schema`, or when no CRD is loaded for the script's kind).
     pub schema: Vec<SchemaFinding>,
@@ -484,6 +486,11 @@ impl CaseReport {
         self.misrouted.iter().find(|finding| finding.step == step)
     }
 
+    /// Why the intent check could not verify the step, when it could not.
+    pub fn intent_unverified(&self, step: usize) -> Option<&IntentUnverified> {
+        self.intent_unverified.iter().find(|note| note.step == step)
+    }
+
     /// Whether a step that passed still fails: its result depends on key order, or its
     /// configuration misroutes.
     pub fn fails_despite_pass(&self, step: usize) -> bool {
@@ -741,6 +748,7 @@ pub(crate) mod fixtures {
                     },
                     order_dependent: vec![],
                     misrouted: vec![],
+                    intent_unverified: vec![],
                     schema: vec![],
                 },
                 CaseReport {
@@ -752,6 +760,7 @@ pub(crate) mod fixtures {
                     },
                     order_dependent: vec![],
                     misrouted: vec![],
+                    intent_unverified: vec![],
                     schema: vec![],
                 },
                 CaseReport {
@@ -763,6 +772,7 @@ pub(crate) mod fixtures {
                     },
                     order_dependent: vec![],
                     misrouted: vec![],
+                    intent_unverified: vec![],
                     schema: vec![],
                 },
                 CaseReport {
@@ -777,6 +787,7 @@ pub(crate) mod fixtures {
                     },
                     order_dependent: vec![],
                     misrouted: vec![],
+                    intent_unverified: vec![],
                     schema: vec![],
                 },
             ],

@@ -220,6 +220,12 @@ pub fn check_rules() -> Vec<Rule> {
             Level::Error,
         ),
         rule(
+            "check/intent-not-checked",
+            "intent-not-checked",
+            "The intent check could not verify a step (no routing model for the resource, nothing to probe, probes cut short)",
+            Level::Note,
+        ),
+        rule(
             "check/invalid",
             "invalid",
             "The API server would reject a step's output or expected value (CRD schema, label and annotation rules)",
@@ -361,6 +367,14 @@ pub fn check_findings(report: &Report) -> Vec<Finding> {
                         Level::Error,
                         &step_location,
                         format!("{title}: {}", finding.message()),
+                    );
+                }
+                if let Some(note) = case.intent_unverified(step.index) {
+                    push(
+                        "check/intent-not-checked",
+                        Level::Note,
+                        &step_location,
+                        format!("{title}: {}", note.message()),
                     );
                 }
                 for warning in super::step_warnings(script, step) {
