@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 
 use super::protocol::Writer;
 use super::serve;
+use crate::message_limits::MessageLimits;
 use crate::lsp::framing::{Frame, FrameDecoder, frame};
 
 /// Collects what the server writes.
@@ -26,7 +27,12 @@ impl Write for Captured {
 
 fn exchange(input: &[u8]) -> Vec<Value> {
     let captured = Captured::default();
-    serve(input, Writer::new(Box::new(captured.clone()))).unwrap();
+    serve(
+        input,
+        Writer::new(Box::new(captured.clone())),
+        MessageLimits::default(),
+    )
+    .unwrap();
     let mut decoder = FrameDecoder::default();
     decoder.push(&captured.0.lock().unwrap());
     let mut messages = Vec::new();
