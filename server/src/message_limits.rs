@@ -151,7 +151,8 @@ mod tests {
 
     #[test]
     fn the_head_is_read_without_the_rest() {
-        let head = Head::read(br#"{"seq":7,"type":"request","command":"x","arguments":{"a":[{"b":1}]}}"#);
+        let head =
+            Head::read(br#"{"seq":7,"type":"request","command":"x","arguments":{"a":[{"b":1}]}}"#);
         assert_eq!((head.seq, head.command.as_deref()), (Some(7), Some("x")));
         let head = Head::read(br#"{"jsonrpc":"2.0","id":"r1","method":"m","params":[1,2]}"#);
         assert_eq!(head.id, Some(serde_json::Value::from("r1")));

@@ -20,8 +20,8 @@ mod tests;
 mod values;
 
 pub use inspect::{Frame, Paused, Scope, Variable};
-pub use session::check_hit_condition;
 pub(crate) use session::Session;
+pub use session::check_hit_condition;
 pub use values::{LineValue, MAX_RECORDED_STOPS, StepValues, record_step_values};
 
 /// A line breakpoint of the script, with DAP's optional parts.

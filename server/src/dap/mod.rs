@@ -264,9 +264,12 @@ impl Session {
                 Some(line) if ours => {
                     let hit_condition = text("hitCondition");
                     let mut answer = json!({"verified": true, "line": line});
-                    if let Some(Err(message)) = hit_condition.as_deref().map(debug::check_hit_condition) {
+                    if let Some(Err(message)) =
+                        hit_condition.as_deref().map(debug::check_hit_condition)
+                    {
                         let message = format!("line {line}: {message}");
-                        self.writer.output("console", &format!("kruise-lua dap: {message}"), None);
+                        self.writer
+                            .output("console", &format!("kruise-lua dap: {message}"), None);
                         answer["message"] = Value::from(message);
                     }
                     breakpoints.push(Breakpoint {

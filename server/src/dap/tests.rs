@@ -8,8 +8,8 @@ use serde_json::{Value, json};
 
 use super::protocol::Writer;
 use super::serve;
-use crate::message_limits::MessageLimits;
 use crate::lsp::framing::{Frame, FrameDecoder, frame};
+use crate::message_limits::MessageLimits;
 
 /// Collects what the server writes.
 #[derive(Clone, Default)]

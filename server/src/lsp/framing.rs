@@ -532,7 +532,10 @@ mod tests {
         decoder.push(b"Content-Length: 100000000\r\n\r\n");
         assert_eq!(
             decoder.next_frame(),
-            Some(Frame::Bad(FramingError::TooLarge(100_000_000, MAX_MESSAGE_BYTES)))
+            Some(Frame::Bad(FramingError::TooLarge(
+                100_000_000,
+                MAX_MESSAGE_BYTES
+            )))
         );
         let block = vec![b'x'; 1 << 20];
         for _ in 0..95 {

@@ -10,8 +10,8 @@ use tokio::sync::mpsc;
 use tower_lsp_server::{LspService, Server};
 
 use super::framing::{self, Frame, FrameDecoder, Verdict};
-use crate::message_limits::{Head, MessageLimits, release_after};
 use super::server::Backend;
+use crate::message_limits::{Head, MessageLimits, release_after};
 
 /// How the session ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
