@@ -13,7 +13,7 @@ use full_moon::tokenizer::{Symbol, TokenType};
 
 /// Binary operators in a row past which a file is not analysed (it may still run).
 pub const MAX_OPERATOR_CHAIN: usize = 500;
-/// Indexes and calls in one chain past which a file is not formatted.
+/// Indexes and calls in one chain past which a file is not analysed or formatted.
 pub const MAX_SUFFIX_CHAIN: usize = 1000;
 
 /// The longest runs in one scan.
@@ -23,8 +23,9 @@ pub struct Runs {
     pub operators: usize,
     /// Indexes and calls in a row after one name or bracket.
     pub suffixes: usize,
-    /// The byte offset where the longest operator run ends.
+    /// The byte offsets where the longest operator run and suffix chain end.
     pub operators_at: usize,
+    pub suffixes_at: usize,
 }
 
 fn binary(symbol: Symbol) -> bool {
@@ -121,34 +122,36 @@ pub fn runs(source: &str) -> Runs {
             longest.operators = operators;
             longest.operators_at = token.end_position().bytes();
         }
-        longest.suffixes = longest.suffixes.max(suffixes);
+        if suffixes > longest.suffixes {
+            longest.suffixes = suffixes;
+            longest.suffixes_at = token.end_position().bytes();
+        }
         previous = Some(kind.clone());
     }
     longest
 }
 
-/// Why `source` is not analysed, if it is not.
+/// Why `source` is not analysed (nor formatted), if it is not. full_moon holds a chain's
+/// suffixes in one vector of large nodes: 500,000 calls asked for one 140 MB block, and a failed
+/// allocation aborts the process.
 pub fn analysis_refusal(runs: &Runs) -> Option<String> {
-    (runs.operators > MAX_OPERATOR_CHAIN).then(|| {
-        format!(
+    if runs.operators > MAX_OPERATOR_CHAIN {
+        return Some(format!(
             "too deeply nested to analyse: an expression chains {} binary operators (the analysis stops at {MAX_OPERATOR_CHAIN}; the script may still run)",
             runs.operators
+        ));
+    }
+    (runs.suffixes > MAX_SUFFIX_CHAIN).then(|| {
+        format!(
+            "too long to analyse: a chain of {} indexes and calls is over the {MAX_SUFFIX_CHAIN} the analysis takes (the script may still run)",
+            runs.suffixes
         )
     })
 }
 
 /// Why `source` is not formatted, if it is not.
 pub fn formatting_refusal(source: &str) -> Option<String> {
-    let runs = runs(source);
-    if let Some(why) = analysis_refusal(&runs) {
-        return Some(why);
-    }
-    (runs.suffixes > MAX_SUFFIX_CHAIN).then(|| {
-        format!(
-            "a chain of {} indexes and calls is over the {MAX_SUFFIX_CHAIN} the formatter takes",
-            runs.suffixes
-        )
-    })
+    analysis_refusal(&runs(source))
 }
 
 #[cfg(test)]
@@ -180,6 +183,7 @@ mod tests {
         let calls = format!("f{}\n", "()".repeat(MAX_SUFFIX_CHAIN + 1));
         let why = formatting_refusal(&calls).unwrap();
         assert!(why.contains("1001 indexes and calls"), "{why}");
+        assert!(analysis_refusal(&runs(&calls)).is_some());
         assert!(formatting_refusal("local x = obj.data.spec\n").is_none());
     }
 }
