@@ -885,3 +885,31 @@ fn the_language_server_answers_on_pathological_lua() {
     lsp.close();
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Row 11 of issue 22: a group folder that is a symbolic link out of the tree had `new` write
+/// the files at the link's target.
+#[cfg(unix)]
+#[test]
+fn new_refuses_to_write_through_a_link_out_of_the_tree() {
+    let dir = scratch("reliability-new-link");
+    let outside = dir.join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::create_dir_all(dir.join("lua")).unwrap();
+    std::os::unix::fs::symlink(&outside, dir.join("lua/example.io")).unwrap();
+    let new = run_bounded(&dir, &["new", "example.io/Demo", "--root", "lua"]);
+    assert_eq!(new.code, 2, "{new:?}");
+    assert!(
+        new.stderr.contains("lua/example.io: is a symbolic link to")
+            && new.stderr.contains("outside lua; nothing was written"),
+        "{new:?}"
+    );
+    assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
+    // A link that stays inside the tree is followed as before.
+    std::fs::remove_file(dir.join("lua/example.io")).unwrap();
+    std::fs::create_dir_all(dir.join("lua/shared")).unwrap();
+    std::os::unix::fs::symlink("shared", dir.join("lua/example.io")).unwrap();
+    let new = run_bounded(&dir, &["new", "example.io/Demo", "--root", "lua"]);
+    assert_eq!(new.code, 0, "{new:?}");
+    assert!(dir.join("lua/shared/Demo/trafficRouting.lua").is_file());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
