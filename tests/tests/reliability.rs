@@ -913,3 +913,40 @@ fn new_refuses_to_write_through_a_link_out_of_the_tree() {
     assert!(dir.join("lua/shared/Demo/trafficRouting.lua").is_file());
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Row 12 of issue 22: `crds = ["/"]` in kruise-lua.toml walked every YAML file on the disk.
+#[test]
+fn crd_folders_stay_inside_the_project_and_walks_are_bounded() {
+    let dir = scratch("reliability-crds");
+    let case = format!(
+        "{TRAFFIC_ROUTING}original:\n  kind: Demo\n  spec: {{a: 1}}\nexpected:\n- kind: Demo\n  spec: {{a: 1}}\n"
+    );
+    tree_with(&dir, SCRIPT.as_bytes(), case.as_bytes());
+    std::fs::write(dir.join("lua/kruise-lua.toml"), "crds = [\"/\"]\n").unwrap();
+    let check = run_bounded(&dir, &["check", "lua"]);
+    assert!(
+        check
+            .stdout
+            .contains("crds entry \"/\": / is outside the project root")
+            || check
+                .stderr
+                .contains("crds entry \"/\": / is outside the project root"),
+        "{check:?}"
+    );
+    // A folder inside the project with more entries than a walk takes: read up to the bound,
+    // and said.
+    let many = dir.join("lua/crds/many");
+    std::fs::create_dir_all(&many).unwrap();
+    for i in 0..10_050 {
+        std::fs::write(many.join(format!("f{i:05}.txt")), "").unwrap();
+    }
+    std::fs::write(dir.join("lua/kruise-lua.toml"), "").unwrap();
+    let check = run_bounded(&dir, &["check", "lua"]);
+    assert!(
+        format!("{}{}", check.stdout, check.stderr)
+            .contains("more than 10000 files and folders to walk for CRDs"),
+        "{check:?}"
+    );
+    assert!(check.stdout.contains("1 passed"), "{check:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
