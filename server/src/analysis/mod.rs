@@ -28,6 +28,8 @@ pub mod parse;
 pub mod rename;
 pub mod semantic;
 pub mod shape_limits;
+#[cfg(test)]
+mod shape_tests;
 pub mod signature;
 pub mod spec_schema;
 pub mod spec_shape;
