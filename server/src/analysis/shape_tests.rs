@@ -4,12 +4,11 @@
 //! `shape_limits` must be refused with its one diagnostic. 24 cases per property by default
 //! (`PROPTEST_CASES` sets more for a longer run).
 
+use kruise_lua_engine::script::ScriptFlavor;
 use proptest::prelude::*;
 
 use super::shape_limits::{MAX_OPERATOR_CHAIN, MAX_SUFFIX_CHAIN};
-use super::{
-    Flavor, LintConfig, analyze_script, document_symbols, highlight, hover, signature_help,
-};
+use super::{LintConfig, analyze_script, document_symbols, highlight, hover, signature_help};
 
 /// One generated script: `shape` repeated `n` times around or after a seed.
 fn script(shape: u8, n: usize) -> String {
@@ -53,12 +52,17 @@ fn every_pass(source: String, at: usize) -> (bool, Vec<String>) {
     std::thread::Builder::new()
         .stack_size(64 << 20)
         .spawn(move || {
-            let analysis =
-                analyze_script(&source, Flavor::Custom, &LintConfig::default(), None, None);
+            let analysis = analyze_script(
+                &source,
+                ScriptFlavor::Custom,
+                &LintConfig::default(),
+                None,
+                None,
+            );
             let _ = document_symbols(&source);
             let _ = highlight::tokens(&source);
             let offset = at % (source.len() + 1);
-            let _ = hover(&source, offset, Flavor::Custom, None);
+            let _ = hover(&source, offset, ScriptFlavor::Custom, None);
             let _ = signature_help(&source, offset);
             let messages = analysis
                 .syntax_errors
