@@ -23,6 +23,9 @@ pub const CRDS_FOLDER: &str = "crds";
 /// How deep a CRD folder is walked (symlinked folders are not followed, so this only bounds
 /// absurdly deep trees).
 const MAX_FOLDER_DEPTH: usize = 16;
+/// How many entries (files and folders) one load walks: a folder such as `/` named by mistake
+/// would otherwise read every YAML file on the disk.
+const MAX_WALKED_ENTRIES: usize = 10_000;
 
 /// The schemas of a run and the files that could not be used.
 #[derive(Debug, Clone, Default)]
@@ -167,6 +170,23 @@ pub fn config_crds(root: &Path) -> Result<Vec<PathBuf>, SourceProblem> {
     let mut resolved = Vec::with_capacity(config.crds.len());
     for entry in config.crds {
         let path = root.join(entry.get_ref());
+        // Entries stay inside the project (an absolute path or `..` replaced the root, and `/`
+        // walked the whole disk); CRDs elsewhere are named explicitly with --crd.
+        let inside = match (path.canonicalize(), root.canonicalize()) {
+            (Ok(path), Ok(root)) => path.starts_with(root),
+            _ => true, // missing: reported below
+        };
+        if !inside {
+            return Err(problem(
+                line_at(&text, entry.span().start),
+                format!(
+                    "crds entry {:?}: {} is outside the project root {}; name CRDs outside it with --crd",
+                    entry.get_ref(),
+                    paths::display(&path),
+                    paths::display(root)
+                ),
+            ));
+        }
         if !path.exists() {
             return Err(problem(
                 line_at(&text, entry.span().start),
@@ -193,6 +213,8 @@ fn line_at(text: &str, offset: usize) -> u32 {
 #[derive(Default)]
 struct Loader {
     sources: Vec<Source>,
+    /// Entries walked so far (bounded by [`MAX_WALKED_ENTRIES`]).
+    walked: usize,
 }
 
 /// A file to read, or why a path gave none, in walk order.
@@ -281,6 +303,20 @@ impl Loader {
         listed.sort_by_key(|entry| entry.file_name());
         for entry in listed {
             let path = entry.path();
+            self.walked += 1;
+            if self.walked > MAX_WALKED_ENTRIES {
+                // Said once: each folder level up returns at its next entry.
+                if self.walked == MAX_WALKED_ENTRIES + 1 {
+                    self.problem(
+                    folder,
+                    0,
+                    format!(
+                            "more than {MAX_WALKED_ENTRIES} files and folders to walk for CRDs: the rest is not read (name the CRD files or a smaller folder)"
+                        ),
+                    );
+                }
+                return;
+            }
             if entry.file_name().to_string_lossy().starts_with('.') {
                 continue;
             }

@@ -10,6 +10,7 @@ mod crd_sources;
 mod dap;
 mod lsp;
 mod lua_source;
+mod message_limits;
 
 /// The stack of every thread that runs scripts, compares or reports their results: a result
 /// may be nested up to the encoder's 10,000 levels (Go's bound), and comparing, diffing and

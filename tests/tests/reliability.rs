@@ -2,14 +2,19 @@
 //! binary under `prlimit` (address space and CPU time bounded) and `timeout` (a hang is
 //! killed, and reported as a hang), each asserting a clear error naming file, line and cause,
 //! or correct behaviour. Nothing here measures speed: the bounds only turn a hang or a blow-up
-//! into a failure instead of a stuck or killed test run.
+//! into a failure instead of a stuck or killed test run. The reproducers of issue 22 (the
+//! language server and the debug adapter under hostile messages and pathological Lua) are at
+//! the end, through `servers`.
 
 mod common;
+#[path = "reliability/servers.rs"]
+mod servers;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use common::{binary, fixtures, scratch};
+use serde_json::{Value, json};
 
 /// Address space for one run (the binary maps a few hundred MB of its own before reading
 /// anything), CPU seconds, and wall-clock seconds before `timeout` kills a hung run.
@@ -583,5 +588,365 @@ fn a_long_kind_is_told_its_length() {
             .contains("the Kind is 70 characters long; at most 63 are allowed"),
         "{new:?}"
     );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Rows 1 and 10 of issue 22: a message of a million values (it took 1.4 GB and kept 1.3 GB; a
+/// 64 MB one aborted the adapter), `setBreakpoints` with a million lines (2.25 GB), and a frame declaring
+/// more than the limit with a short body (the valid messages after it were swallowed).
+#[test]
+fn the_debug_adapter_survives_huge_and_lying_messages() {
+    let dir = scratch("reliability-dap-messages");
+    let mut dap = servers::Server::start(&dir, &["dap"]);
+    let huge = servers::many_values(
+        r#"{"seq":1,"type":"request","command":"nothing","arguments":{"a":"#,
+        7 << 20,
+        "}}",
+    );
+    dap.send(&huge);
+    let refused = dap.dap_response(1, "nothing");
+    assert_eq!(refused["success"], false, "{refused}");
+    assert!(
+        refused["message"]
+            .as_str()
+            .unwrap()
+            .contains("JSON values, the limit for a 8 MiB frame limit"),
+        "{refused}"
+    );
+    // 400,000 lines fit in the frame limit (a million are a 17 MB frame, skipped as below).
+    let lines: Vec<Value> = (1..=400_000).map(|line| json!({"line": line})).collect();
+    let breakpoints = json!({"seq": 2, "type": "request", "command": "setBreakpoints",
+        "arguments": {"source": {"path": "/x.lua"}, "breakpoints": lines}});
+    dap.send(breakpoints.to_string().as_bytes());
+    let refused = dap.dap_response(2, "setBreakpoints");
+    assert_eq!(refused["success"], false, "{refused}");
+    // 64 MB: over the frame limit, skipped unread.
+    dap.send(&servers::many_values(
+        r#"{"seq":3,"type":"request","command":"nothing","arguments":{"a":"#,
+        64 << 20,
+        "}}",
+    ));
+    let skipped = dap.wait("the skipped frame's notice", |m| {
+        m["event"] == "output"
+            && m["body"]["output"]
+                .as_str()
+                .is_some_and(|o| o.contains("over the 8388608-byte limit (skipped"))
+    });
+    assert_eq!(skipped["body"]["category"], "stderr");
+    let (peak, now) = dap.memory_mib();
+    // The debug build alone is a few dozen MiB; one 8 MB message now costs about its size.
+    assert!(peak < 400, "peak {peak} MiB");
+    assert!(now < 200, "kept {now} MiB");
+    // A frame that says 100 MB but holds a few bytes: the next message is read all the same.
+    dap.raw(&servers::lying_frame(100 << 20));
+    let answer = dap.dap_request(4, "initialize", json!({"adapterID": "kruise-lua"}));
+    assert_eq!(answer["success"], true, "{answer}");
+    assert_eq!(answer["body"]["supportsLogPoints"], true, "{answer}");
+    dap.close();
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Rows 2 and 10 of issue 22 for the language server (8 MB of values took 1.7 GB; 64 MB
+/// aborted it).
+#[test]
+fn the_language_server_survives_huge_and_lying_messages() {
+    let dir = scratch("reliability-lsp-messages");
+    let mut lsp = servers::Server::start(&dir, &["lsp"]);
+    lsp.lsp_initialize(&dir);
+    lsp.send(&servers::many_values(
+        r#"{"jsonrpc":"2.0","id":1,"method":"kruise/nothing","params":{"a":"#,
+        7 << 20,
+        "}}",
+    ));
+    let refused = lsp.wait("answer to the huge request", |m| m["id"] == 1);
+    assert_eq!(refused["error"]["code"], -32600, "{refused}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("JSON values"),
+        "{refused}"
+    );
+    lsp.send(&servers::many_values(
+        r#"{"jsonrpc":"2.0","id":2,"method":"kruise/nothing","params":{"a":"#,
+        64 << 20,
+        "}}",
+    ));
+    let skipped = lsp.wait("answer to the oversized frame", |m| {
+        m["error"]["message"]
+            .as_str()
+            .is_some_and(|e| e.contains("over the 8388608-byte limit (skipped"))
+    });
+    assert!(skipped["id"].is_null(), "{skipped}");
+    let (peak, now) = lsp.memory_mib();
+    assert!(peak < 400, "peak {peak} MiB");
+    assert!(now < 200, "kept {now} MiB");
+    lsp.raw(&servers::lying_frame(100 << 20));
+    let answer = lsp.lsp_request(3, "workspace/symbol", json!({"query": ""}));
+    assert!(answer["result"].is_array(), "{answer}");
+    // A client that needs bigger messages raises the limit.
+    lsp.close();
+    let mut lsp = servers::Server::start(&dir, &["lsp", "--max-message-size", "80"]);
+    lsp.lsp_initialize(&dir);
+    let mut big =
+        br#"{"jsonrpc":"2.0","id":4,"method":"workspace/symbol","params":{"query":""#.to_vec();
+    big.extend(std::iter::repeat_n(b'x', 70 << 20));
+    big.extend_from_slice(br#""}}"#);
+    lsp.send(&big);
+    let answer = lsp.wait("answer to the raised-limit request", |m| m["id"] == 4);
+    assert!(answer["result"].is_array(), "{answer}");
+    lsp.close();
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+const DAP_CASE: &str = "rollout:
+  apiVersion: rollouts.kruise.io/v1beta1
+  kind: Rollout
+  spec:
+    strategy:
+      canary:
+        trafficRoutings:
+        - service: web
+        steps:
+        - traffic: 20%
+original:
+  apiVersion: example.io/v1
+  kind: Route
+  spec: {port: 8080}
+expected:
+- apiVersion: example.io/v1
+  kind: Route
+  spec: {port: 8080}
+";
+
+/// Rows 3 and 4 of issue 22: `setVariable` of `obj.data` (or the global `string`) to nil
+/// answered `success: false` while the change was made (the verdict flipped to FAIL), and the
+/// hit condition `%0` never stopped and said nothing.
+#[test]
+fn set_variable_says_what_it_did_and_hit_conditions_that_never_hold_warn() {
+    let dir = scratch("reliability-dap-set");
+    let script = dir.join("trafficRouting.lua");
+    let case = dir.join("case.yaml");
+    std::fs::write(&script, "local n = 1\nreturn obj.data\n").unwrap();
+    std::fs::write(&case, DAP_CASE).unwrap();
+    let mut dap = servers::Server::start(&dir, &["dap"]);
+    dap.dap_request(1, "initialize", json!({"adapterID": "kruise-lua"}));
+    let launched = dap.dap_request(
+        2,
+        "launch",
+        json!({"script": script, "case": case, "step": 1}),
+    );
+    assert_eq!(launched["success"], true, "{launched}");
+    let set = dap.dap_request(
+        3,
+        "setBreakpoints",
+        json!({"source": {"path": script}, "breakpoints": [{"line": 1, "hitCondition": "%0"}, {"line": 2}]}),
+    );
+    let message = set["body"]["breakpoints"][0]["message"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        message.contains("the hit condition `%0` can never hold"),
+        "{set}"
+    );
+    dap.dap_request(4, "configurationDone", json!({}));
+    // `%0` warns and stops on every hit, as a malformed hit condition does.
+    let stopped = dap.wait("a stop on line 1", |m| m["event"] == "stopped");
+    assert_eq!(stopped["body"]["reason"], "breakpoint", "{stopped}");
+    dap.dap_request(5, "continue", json!({"threadId": 1}));
+    dap.wait("a stop on line 2", |m| m["event"] == "stopped");
+    let scopes = dap.dap_request(6, "scopes", json!({"frameId": 1}));
+    let reference = |name: &str| {
+        scopes["body"]["scopes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == name)
+            .unwrap()["variablesReference"]
+            .clone()
+    };
+    let (obj, globals) = (reference("obj"), reference("Globals"));
+    let set = dap.dap_request(
+        7,
+        "setVariable",
+        json!({"variablesReference": globals, "name": "string", "value": "nil"}),
+    );
+    assert_eq!(set["success"], true, "{set}");
+    assert_eq!(set["body"]["value"], "nil", "{set}");
+    let set = dap.dap_request(
+        8,
+        "setVariable",
+        json!({"variablesReference": obj, "name": "data", "value": "nil"}),
+    );
+    assert_eq!(set["success"], true, "{set}");
+    assert_eq!(set["body"]["value"], "nil", "{set}");
+    // A failed one changes nothing.
+    let failed = dap.dap_request(
+        9,
+        "setVariable",
+        json!({"variablesReference": obj, "name": "nothing", "value": "nil"}),
+    );
+    assert_eq!(failed["success"], false, "{failed}");
+    dap.dap_request(10, "continue", json!({"threadId": 1}));
+    let exited = dap.wait("the exit", |m| m["event"] == "exited");
+    // obj.data is nil: the step fails, as the successful answer said it would.
+    assert_eq!(exited["body"]["exitCode"], 1, "{exited}");
+    let answer = dap.dap_request(11, "threads", json!({}));
+    assert_eq!(answer["success"], true, "{answer}");
+    dap.close();
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Rows 5, 6, 7 and 9 of issue 22: valid Lua of pathological shapes, each request the issue
+/// tried on it answered (a result, or an error saying why not), and the server still answering
+/// after them. Before: `obj.a.a…` was quadratic (past the CPU bound), `1 + 1 + …` overflowed
+/// the stack in documentSymbol (an abort), formatting `f()()…` aborted on a failed allocation,
+/// and an elseif ladder was quadratic in every request.
+#[test]
+fn the_language_server_answers_on_pathological_lua() {
+    let dir = scratch("reliability-lsp-shapes");
+    let folder = tree_with(&dir, b"return obj.data\n", b"");
+    let script = folder.join("trafficRouting.lua");
+    let uri = format!("file://{}", script.display());
+    let shapes = [
+        (
+            "chain",
+            format!("local s = obj{}\nreturn obj.data\n", ".a".repeat(100_000)),
+        ),
+        (
+            "sum",
+            format!("local x = 1{}\nreturn obj.data\n", " + 1".repeat(200_000)),
+        ),
+        (
+            "calls",
+            format!(
+                "local function f() return f end\nlocal x = f{}\nreturn obj.data\n",
+                "()".repeat(500_000)
+            ),
+        ),
+        (
+            "elseif",
+            format!(
+                "local a = obj.data\nif a then\n{}end\nreturn obj.data\n",
+                "elseif a then\n".repeat(50_000)
+            ),
+        ),
+    ];
+    let mut lsp = servers::Server::start(&dir, &["lsp"]);
+    lsp.lsp_initialize(&dir);
+    let mut id = 1;
+    for (version, (shape, text)) in shapes.iter().enumerate() {
+        lsp.lsp_notify(
+            if version == 0 { "textDocument/didOpen" } else { "textDocument/didChange" },
+            if version == 0 {
+                json!({"textDocument": {"uri": uri, "languageId": "lua", "version": 1, "text": text}})
+            } else {
+                json!({"textDocument": {"uri": uri, "version": version + 1}, "contentChanges": [{"text": text}]})
+            },
+        );
+        let document = json!({"textDocument": {"uri": uri}});
+        let position =
+            json!({"textDocument": {"uri": uri}, "position": {"line": 1, "character": 12}});
+        let whole = json!({"textDocument": {"uri": uri},
+            "range": {"start": {"line": 0, "character": 0}, "end": {"line": 3, "character": 0}}});
+        let requests = [
+            ("textDocument/documentSymbol", document.clone()),
+            ("textDocument/semanticTokens/full", document.clone()),
+            ("textDocument/hover", position.clone()),
+            ("textDocument/signatureHelp", position.clone()),
+            ("textDocument/inlayHint", whole),
+            (
+                "textDocument/formatting",
+                json!({"textDocument": {"uri": uri}, "options": {"tabSize": 2, "insertSpaces": true}}),
+            ),
+        ];
+        for (method, params) in requests {
+            let answer = lsp.lsp_request(id, method, params);
+            assert!(
+                answer.get("result").is_some() || answer["error"]["message"].is_string(),
+                "{shape}: {method}: {}",
+                answer.to_string().chars().take(500).collect::<String>()
+            );
+            if *shape == "sum" && method == "textDocument/documentSymbol" {
+                assert!(answer["result"].is_array(), "{shape}: {answer}");
+            }
+            if *shape == "calls" && method == "textDocument/formatting" {
+                let message = answer["error"]["message"].as_str().unwrap_or_default();
+                assert!(
+                    message.contains("indexes and calls is over the 1000"),
+                    "{answer}"
+                );
+            }
+            id += 1;
+        }
+    }
+    let answer = lsp.lsp_request(id, "workspace/symbol", json!({"query": ""}));
+    assert!(answer["result"].is_array(), "{answer}");
+    lsp.close();
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Row 11 of issue 22: a group folder that is a symbolic link out of the tree had `new` write
+/// the files at the link's target.
+#[cfg(unix)]
+#[test]
+fn new_refuses_to_write_through_a_link_out_of_the_tree() {
+    let dir = scratch("reliability-new-link");
+    let outside = dir.join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::create_dir_all(dir.join("lua")).unwrap();
+    std::os::unix::fs::symlink(&outside, dir.join("lua/example.io")).unwrap();
+    let new = run_bounded(&dir, &["new", "example.io/Demo", "--root", "lua"]);
+    assert_eq!(new.code, 2, "{new:?}");
+    assert!(
+        new.stderr.contains("lua/example.io: is a symbolic link to")
+            && new.stderr.contains("outside lua; nothing was written"),
+        "{new:?}"
+    );
+    assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
+    // A link that stays inside the tree is followed as before.
+    std::fs::remove_file(dir.join("lua/example.io")).unwrap();
+    std::fs::create_dir_all(dir.join("lua/shared")).unwrap();
+    std::os::unix::fs::symlink("shared", dir.join("lua/example.io")).unwrap();
+    let new = run_bounded(&dir, &["new", "example.io/Demo", "--root", "lua"]);
+    assert_eq!(new.code, 0, "{new:?}");
+    assert!(dir.join("lua/shared/Demo/trafficRouting.lua").is_file());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Row 12 of issue 22: `crds = ["/"]` in kruise-lua.toml walked every YAML file on the disk.
+#[test]
+fn crd_folders_stay_inside_the_project_and_walks_are_bounded() {
+    let dir = scratch("reliability-crds");
+    let case = format!(
+        "{TRAFFIC_ROUTING}original:\n  kind: Demo\n  spec: {{a: 1}}\nexpected:\n- kind: Demo\n  spec: {{a: 1}}\n"
+    );
+    tree_with(&dir, SCRIPT.as_bytes(), case.as_bytes());
+    std::fs::write(dir.join("lua/kruise-lua.toml"), "crds = [\"/\"]\n").unwrap();
+    let check = run_bounded(&dir, &["check", "lua"]);
+    assert!(
+        check
+            .stdout
+            .contains("crds entry \"/\": / is outside the project root")
+            || check
+                .stderr
+                .contains("crds entry \"/\": / is outside the project root"),
+        "{check:?}"
+    );
+    // A folder inside the project with more entries than a walk takes: read up to the bound,
+    // and said.
+    let many = dir.join("lua/crds/many");
+    std::fs::create_dir_all(&many).unwrap();
+    for i in 0..10_050 {
+        std::fs::write(many.join(format!("f{i:05}.txt")), "").unwrap();
+    }
+    std::fs::write(dir.join("lua/kruise-lua.toml"), "").unwrap();
+    let check = run_bounded(&dir, &["check", "lua"]);
+    assert!(
+        format!("{}{}", check.stdout, check.stderr)
+            .contains("more than 10000 files and folders to walk for CRDs"),
+        "{check:?}"
+    );
+    assert!(check.stdout.contains("1 passed"), "{check:?}");
     std::fs::remove_dir_all(&dir).unwrap();
 }

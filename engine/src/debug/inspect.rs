@@ -281,11 +281,16 @@ impl<'a> Paused<'a> {
         });
         ran?;
         outcome?;
-        self.variables(reference)?
-            .into_iter()
-            .rev()
-            .find(|variable| variable.name == name)
-            .ok_or_else(|| format!("no variable `{name}` here"))
+        // The change is made: from here on the answer says so. A table entry set to nil is
+        // gone from the listing (Lua tables hold no nil), which used to turn this success into
+        // "no variable here" while the run went on with the change.
+        let listed = self.variables(reference).ok().and_then(|variables| {
+            variables
+                .into_iter()
+                .rev()
+                .find(|variable| variable.name == name)
+        });
+        Ok(listed.unwrap_or_else(|| literal.variable(name)))
     }
 }
 
@@ -443,6 +448,22 @@ enum Literal {
 }
 
 impl Literal {
+    /// How the variable reads once set to this value (for an entry the listing no longer has).
+    fn variable(&self, name: &str) -> Variable {
+        let (value, type_name) = match self {
+            Literal::Nil => ("nil".to_owned(), "nil"),
+            Literal::Boolean(b) => (b.to_string(), "boolean"),
+            Literal::Number(n) => (n.to_string(), "number"),
+            Literal::String(s) => (format!("{s:?}"), "string"),
+        };
+        Variable {
+            name: name.to_owned(),
+            value,
+            type_name: type_name.to_owned(),
+            reference: 0,
+        }
+    }
+
     fn parse(text: &str) -> Result<Literal, String> {
         let text = text.trim();
         match text {

@@ -20,6 +20,7 @@ mod values;
 
 pub use inspect::{Frame, Paused, Scope, Variable};
 pub(crate) use session::Session;
+pub use session::check_hit_condition;
 pub use values::{LineValue, MAX_RECORDED_STOPS, StepValues, record_step_values};
 
 /// A line breakpoint of the script, with DAP's optional parts.

@@ -332,6 +332,12 @@ unsafe fn raising_frame(l: State) -> (c_int, u32) {
     (base.unwrap_or(1), line)
 }
 
+/// Why a DAP hit condition is refused (not a count, or one no hit can reach), checked when the
+/// breakpoint is set so the author hears of it before the run.
+pub fn check_hit_condition(condition: &str) -> Result<(), String> {
+    hit_condition_holds(condition, 1).map(|_| ())
+}
+
 /// Whether `hits` satisfies a DAP hit condition: `N` / `==N`, `>N`, `>=N`, `<N`, `<=N`,
 /// `%N`.
 fn hit_condition_holds(condition: &str, hits: u64) -> Result<bool, String> {
@@ -345,6 +351,18 @@ fn hit_condition_holds(condition: &str, hits: u64) -> Result<bool, String> {
             "the hit condition `{condition}` is not a count (N, ==N, >N, >=N, <N, <=N or %N); the breakpoint stops on every hit"
         )
     })?;
+    // A count no hit can reach would silently never stop: it is refused like a non-count
+    // (hits count from 1, so `%0`, `<1`, `<=0` and `==0` can never hold).
+    let never = match op {
+        "%" | "<=" | "==" | "=" => n == 0,
+        "<" => n <= 1,
+        _ => false,
+    };
+    if never {
+        return Err(format!(
+            "the hit condition `{condition}` can never hold (hits count from 1); the breakpoint stops on every hit"
+        ));
+    }
     Ok(match op {
         ">" => hits > n,
         ">=" => hits >= n,
@@ -369,5 +387,9 @@ mod tests {
         assert_eq!(hit_condition_holds("%2", 3), Ok(false));
         assert_eq!(hit_condition_holds("<2", 1), Ok(true));
         assert!(hit_condition_holds("often", 1).is_err());
+        for never in ["%0", "0", "==0", "<1", "<0", "<=0", "= 0"] {
+            let error = hit_condition_holds(never, 1).unwrap_err();
+            assert!(error.contains("can never hold"), "{never}: {error}");
+        }
     }
 }

@@ -27,6 +27,9 @@ pub mod obj_schema;
 pub mod parse;
 pub mod rename;
 pub mod semantic;
+pub mod shape_limits;
+#[cfg(test)]
+mod shape_tests;
 pub mod signature;
 pub mod spec_schema;
 pub mod spec_shape;

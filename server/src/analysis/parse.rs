@@ -15,6 +15,8 @@ use full_moon::tokenizer::{
 };
 use full_moon::{Error, LuaVersion};
 
+use super::shape_limits;
+
 /// One syntax error: byte range in the source and a message.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SyntaxError {
@@ -44,6 +46,22 @@ pub fn parse(source: &str) -> Parsed {
         return Parsed {
             ast: full_moon::parse_fallible("", LuaVersion::lua51()).into_ast(),
             errors: vec![error],
+        };
+    }
+    let runs = shape_limits::runs(source);
+    if let Some(message) = shape_limits::analysis_refusal(&runs) {
+        let at = if runs.operators > shape_limits::MAX_OPERATOR_CHAIN {
+            runs.operators_at
+        } else {
+            runs.suffixes_at
+        };
+        let line = source[..at.min(source.len())].matches('\n').count() + 1;
+        return Parsed {
+            ast: full_moon::parse_fallible("", LuaVersion::lua51()).into_ast(),
+            errors: vec![SyntaxError {
+                range: line_span(source, line),
+                message,
+            }],
         };
     }
     let mut parsed = parse_with_full_moon(source);

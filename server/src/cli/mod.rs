@@ -53,10 +53,10 @@ pub enum Command {
     /// recommended test cases
     New(new::NewArgs),
     /// Run the language server over stdio (for editors)
-    Lsp,
+    Lsp(ServeArgs),
     /// Run the debug adapter (Debug Adapter Protocol) over stdio: debug one step of a test
     /// case (for editors; see docs/DEBUGGING.md)
-    Dap,
+    Dap(ServeArgs),
 }
 
 /// Which verdict rules apply (see conformance 2.5/2.6).
@@ -123,6 +123,21 @@ impl LimitArgs {
             },
             key_order: KeyOrder::Sorted,
         }
+    }
+}
+
+/// The message limit shared by `lsp` and `dap`.
+#[derive(Debug, Clone, Args)]
+pub struct ServeArgs {
+    /// Largest message read from the client, in MiB; larger ones are skipped unread and answered
+    /// with an error. It also bounds the JSON values in one message (one per 32 bytes)
+    #[arg(long, value_name = "MB", default_value_t = crate::message_limits::DEFAULT_MAX_MESSAGE_MIB, value_parser = clap::value_parser!(u64).range(1..=1024))]
+    pub max_message_size: u64,
+}
+
+impl ServeArgs {
+    fn limits(&self) -> crate::message_limits::MessageLimits {
+        crate::message_limits::MessageLimits::from_mib(self.max_message_size)
     }
 }
 
@@ -222,8 +237,8 @@ fn dispatch(cli: Cli) -> ExitCode {
         Command::Obj(args) => obj::execute(args),
         Command::Run(args) => run::execute(args),
         Command::New(args) => new::execute(args),
-        Command::Dap => {
-            return match crate::dap::run_stdio() {
+        Command::Dap(args) => {
+            return match crate::dap::run_stdio(args.limits()) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(error) => {
                     eprintln!("kruise-lua dap: {error}");
@@ -231,8 +246,8 @@ fn dispatch(cli: Cli) -> ExitCode {
                 }
             };
         }
-        Command::Lsp => {
-            return match crate::lsp::run_stdio() {
+        Command::Lsp(args) => {
+            return match crate::lsp::run_stdio(args.limits()) {
                 // The LSP spec: `exit` without `shutdown` first exits with 1.
                 Ok(crate::lsp::Ending::ExitWithoutShutdown) => ExitCode::from(EXIT_FINDINGS),
                 Ok(_) => ExitCode::SUCCESS,

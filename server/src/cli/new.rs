@@ -66,6 +66,7 @@ pub fn execute(args: NewArgs) -> Result<u8, UsageError> {
         &args.service,
         args.api_version.as_deref(),
     )?;
+    refuse_links_out_of(&args.root, &files)?;
     let existing: Vec<String> = files
         .iter()
         .filter(|file| fs::symlink_metadata(&file.path).is_ok())
@@ -268,6 +269,42 @@ fn resolve_api_version(group: &str, given: Option<&str>) -> Result<String, Usage
         )));
     }
     Ok(format!("{group}/{version}"))
+}
+
+/// Refuses a planned file whose folder under `root` passes through a symbolic link leading
+/// outside the tree (or nowhere): `new` would write the files at the link's target.
+fn refuse_links_out_of(root: &Path, files: &[PlannedFile]) -> Result<(), UsageError> {
+    // A root that does not exist yet has nothing to follow; a root that is itself a link is
+    // the tree the user named.
+    let Ok(tree) = root.canonicalize() else {
+        return Ok(());
+    };
+    for file in files {
+        let Ok(relative) = file.path.strip_prefix(root) else {
+            continue;
+        };
+        let mut at = root.to_path_buf();
+        for component in relative.components() {
+            at.push(component);
+            let Ok(meta) = fs::symlink_metadata(&at) else {
+                break;
+            };
+            if !meta.file_type().is_symlink() {
+                continue;
+            }
+            let why = match at.canonicalize() {
+                Ok(target) if target.starts_with(&tree) => continue,
+                Ok(target) => format!("is a symbolic link to {}", target.display()),
+                Err(_) => "is a symbolic link that leads nowhere".to_owned(),
+            };
+            return Err(UsageError(format!(
+                "{}: {why}, outside {}; nothing was written (`new` writes only inside the tree)",
+                paths::display(&at),
+                paths::display(root)
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Creates every file, or none: on an error, the files already created are removed again.

@@ -20,21 +20,23 @@ use kruise_lua_engine::steps::StepToRun;
 use serde_json::{Value, json};
 
 use crate::lsp::framing::{Frame, FrameDecoder};
+use crate::message_limits::{Head, MessageLimits, release_after};
 use bridge::{Bridge, Command, THREAD_ID};
 use launch::Launch;
 use protocol::{Request, Writer};
 
 /// Serves one debugging session on stdin/stdout until `disconnect` or the end of input.
-pub fn run_stdio() -> std::io::Result<()> {
+pub fn run_stdio(limits: MessageLimits) -> std::io::Result<()> {
     serve(
         std::io::stdin().lock(),
         Writer::new(Box::new(std::io::stdout())),
+        limits,
     )
 }
 
-fn serve(mut input: impl Read, writer: Writer) -> std::io::Result<()> {
+fn serve(mut input: impl Read, writer: Writer, limits: MessageLimits) -> std::io::Result<()> {
     let mut session = Session::new(writer.clone());
-    let mut decoder = FrameDecoder::default();
+    let mut decoder = FrameDecoder::with_limit(limits.max_bytes);
     let mut buffer = vec![0u8; 64 * 1024];
     loop {
         let read = match input.read(&mut buffer) {
@@ -50,7 +52,14 @@ fn serve(mut input: impl Read, writer: Writer) -> std::io::Result<()> {
         while let Some(frame) = decoder.next_frame() {
             match frame {
                 Frame::Body(body) => {
-                    if session.handle_body(&body) == Flow::End {
+                    if let Err(reason) = limits.check(&body) {
+                        session.refuse(&body, &reason);
+                        release_after(body.len());
+                        continue;
+                    }
+                    let flow = session.handle_body(&body);
+                    release_after(body.len());
+                    if flow == Flow::End {
                         return Ok(());
                     }
                 }
@@ -93,6 +102,23 @@ impl Session {
             stopped: Arc::new(AtomicBool::new(false)),
             commands: None,
             run: None,
+        }
+    }
+
+    /// Answers a message over the limits without decoding it: a failed response when its
+    /// `seq` and `command` can be read, else a line on the console.
+    fn refuse(&self, body: &[u8], reason: &str) {
+        match Head::read(body) {
+            Head {
+                seq: Some(seq),
+                command: Some(command),
+                ..
+            } => self.writer.fail(seq, &command, reason),
+            _ => self.writer.output(
+                "stderr",
+                &format!("kruise-lua dap: message ignored: {reason}"),
+                None,
+            ),
         }
     }
 
@@ -237,13 +263,23 @@ impl Session {
             };
             match line {
                 Some(line) if ours => {
+                    let hit_condition = text("hitCondition");
+                    let mut answer = json!({"verified": true, "line": line});
+                    if let Some(Err(message)) =
+                        hit_condition.as_deref().map(debug::check_hit_condition)
+                    {
+                        let message = format!("line {line}: {message}");
+                        self.writer
+                            .output("console", &format!("kruise-lua dap: {message}"), None);
+                        answer["message"] = Value::from(message);
+                    }
                     breakpoints.push(Breakpoint {
                         line,
                         condition: text("condition"),
-                        hit_condition: text("hitCondition"),
+                        hit_condition,
                         log_message: text("logMessage"),
                     });
-                    answered.push(json!({"verified": true, "line": line}));
+                    answered.push(answer);
                 }
                 _ => answered.push(json!({
                     "verified": false,

@@ -24,9 +24,9 @@ impl Request {
     /// Reads a message body: a request, or why it is not one (with the `seq` and `command`
     /// to answer, when they could be read).
     pub fn parse(body: &[u8]) -> Result<Request, (Option<(i64, String)>, String)> {
-        let value: Value = serde_json::from_slice(body)
+        let mut value: Value = serde_json::from_slice(body)
             .map_err(|error| (None, format!("the message is not JSON: {error}")))?;
-        let Some(object) = value.as_object() else {
+        let Some(object) = value.as_object_mut() else {
             return Err((None, "the message is not a JSON object".to_owned()));
         };
         let seq = object.get("seq").and_then(Value::as_i64);
@@ -44,7 +44,8 @@ impl Request {
                 "a request needs a numeric `seq` and a `command`".to_owned(),
             )
         })?;
-        let arguments = object.get("arguments").cloned().unwrap_or(Value::Null);
+        // Taken, not copied: a message's memory is paid once.
+        let arguments = object.remove("arguments").unwrap_or(Value::Null);
         if !(arguments.is_object() || arguments.is_null()) {
             return Err((answerable, "`arguments` must be an object".to_owned()));
         }

@@ -47,6 +47,9 @@ pub fn format(
     config: stylua_lib::Config,
     range: Option<Range<usize>>,
 ) -> Result<Vec<(Range<usize>, String)>, String> {
+    if let Some(why) = crate::analysis::shape_limits::formatting_refusal(source) {
+        return Err(format!("not formatted: {why}"));
+    }
     let parsed = crate::analysis::parse::parse(source);
     if let Some(error) = parsed.errors.first() {
         let line = source[..error.range.start.min(source.len())]

@@ -11,9 +11,15 @@
 
 use serde_json::{Map, Value, json};
 
-/// A declared body larger than this is skipped (not buffered) and answered with an error.
-/// Open documents over 2 MiB are stored but not analysed, so this leaves room for big buffers.
+/// A declared body larger than this is skipped (not buffered) and answered with an error; the
+/// decoders of client input use the lower, configurable `MessageLimits::max_bytes` (8 MiB by
+/// default) and this bounds what the server itself frames.
 pub const MAX_MESSAGE_BYTES: u64 = 64 * 1024 * 1024;
+/// Skipped bytes kept to find a header that straddles two reads (`Content-Length:`, 20 digits
+/// and CRLF fit).
+const SKIP_TAIL_BYTES: usize = 64;
+/// A buffer grown past this by one large message is shrunk once the message is out.
+const KEPT_BUFFER_BYTES: usize = 1 << 20;
 /// A header block (without its body) longer than this is garbage.
 const MAX_HEADER_BYTES: usize = 8 * 1024;
 const CONTENT_LENGTH: &[u8] = b"content-length";
@@ -28,7 +34,8 @@ pub const INVALID_PARAMS: i64 = -32602;
 pub enum FramingError {
     MissingLength,
     BadLength(String),
-    TooLarge(u64),
+    /// The declared length and the limit it is over.
+    TooLarge(u64, u64),
     HeaderTooLong,
     /// The input ended inside a message.
     Truncated {
@@ -42,9 +49,9 @@ impl std::fmt::Display for FramingError {
         match self {
             FramingError::MissingLength => write!(f, "header without Content-Length"),
             FramingError::BadLength(value) => write!(f, "bad Content-Length `{value}`"),
-            FramingError::TooLarge(n) => write!(
+            FramingError::TooLarge(n, limit) => write!(
                 f,
-                "message of {n} bytes is over the {MAX_MESSAGE_BYTES}-byte limit (skipped)"
+                "message of {n} bytes is over the {limit}-byte limit (skipped; raise it with --max-message-size)"
             ),
             FramingError::HeaderTooLong => {
                 write!(f, "header over {MAX_HEADER_BYTES} bytes without an end")
@@ -64,17 +71,47 @@ pub enum Frame {
     Bad(FramingError),
 }
 
-/// Incremental decoder of `Content-Length`-framed messages. Memory is bounded by
-/// [`MAX_MESSAGE_BYTES`] plus one header block, whatever the input.
-#[derive(Debug, Default)]
+/// Incremental decoder of `Content-Length`-framed messages. Memory is bounded by its limit
+/// ([`MAX_MESSAGE_BYTES`] by default) plus one header block, whatever the input.
+#[derive(Debug)]
 pub struct FrameDecoder {
     buf: Vec<u8>,
     /// Body length of the message whose header was read.
     body: Option<usize>,
     /// Bytes of an oversized body still to drop.
     skip: u64,
+    /// The last skipped bytes, to find a header that began in an earlier read.
+    skip_tail: Vec<u8>,
     /// After a header without a usable length: drop input up to the next `Content-Length`.
     resync: bool,
+    /// Declared bodies over this are skipped.
+    limit: u64,
+}
+
+impl Default for FrameDecoder {
+    fn default() -> FrameDecoder {
+        FrameDecoder::with_limit(MAX_MESSAGE_BYTES)
+    }
+}
+
+/// Where a header line `Content-Length: <digits>\r\n` starts in `bytes`. Such a line cannot
+/// occur inside a JSON body (a raw CR is not allowed in a JSON string, and the words are not JSON
+/// outside one), so finding it in a skipped body means the declared length was wrong.
+fn find_header_line(bytes: &[u8]) -> Option<usize> {
+    let mut from = 0;
+    while let Some(at) = find_ignore_case(&bytes[from..], CONTENT_LENGTH).map(|at| at + from) {
+        let rest = &bytes[at + CONTENT_LENGTH.len()..];
+        let rest = rest.trim_ascii_start();
+        if let Some(rest) = rest.strip_prefix(b":") {
+            let rest = rest.trim_ascii_start();
+            let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+            if digits > 0 && rest[digits..].starts_with(b"\r\n") {
+                return Some(at);
+            }
+        }
+        from = at + 1;
+    }
+    None
 }
 
 fn find_ignore_case(haystack: &[u8], needle: &[u8]) -> Option<usize> {
@@ -84,11 +121,39 @@ fn find_ignore_case(haystack: &[u8], needle: &[u8]) -> Option<usize> {
 }
 
 impl FrameDecoder {
+    /// A decoder that skips declared bodies over `limit` bytes.
+    pub fn with_limit(limit: u64) -> FrameDecoder {
+        FrameDecoder {
+            buf: Vec::new(),
+            body: None,
+            skip: 0,
+            skip_tail: Vec::new(),
+            resync: false,
+            limit,
+        }
+    }
+
     /// Feeds input bytes.
     pub fn push(&mut self, mut bytes: &[u8]) {
         if self.skip > 0 {
             let n = (self.skip.min(bytes.len() as u64)) as usize;
+            // A header inside the skipped bytes: the oversized message was shorter than it
+            // said (or was cut off), so the messages after it start there instead of being
+            // swallowed by the skip.
+            let mut window = std::mem::take(&mut self.skip_tail);
+            window.extend_from_slice(&bytes[..n]);
+            if let Some(at) = find_header_line(&window) {
+                self.skip = 0;
+                self.buf.extend_from_slice(&window[at..]);
+                self.buf.extend_from_slice(&bytes[n..]);
+                return;
+            }
             self.skip -= n as u64;
+            if self.skip > 0 {
+                let keep = window.len().saturating_sub(SKIP_TAIL_BYTES);
+                window.drain(..keep);
+                self.skip_tail = window;
+            }
             bytes = &bytes[n..];
         }
         self.buf.extend_from_slice(bytes);
@@ -106,7 +171,12 @@ impl FrameDecoder {
                 }
                 self.body = None;
                 let rest = self.buf.split_off(length);
-                return Some(Frame::Body(std::mem::replace(&mut self.buf, rest)));
+                let mut body = std::mem::replace(&mut self.buf, rest);
+                // The body keeps the allocation it grew in only as long as it is used.
+                if body.capacity() > KEPT_BUFFER_BYTES {
+                    body.shrink_to_fit();
+                }
+                return Some(Frame::Body(body));
             }
             if self.resync {
                 match find_ignore_case(&self.buf, CONTENT_LENGTH) {
@@ -139,11 +209,13 @@ impl FrameDecoder {
             };
             let header: Vec<u8> = self.buf.drain(..end + 4).collect();
             match parse_header(&header[..end]) {
-                Ok(length) if length > MAX_MESSAGE_BYTES => {
-                    let buffered = (self.buf.len() as u64).min(length);
-                    self.buf.drain(..buffered as usize);
-                    self.skip = length - buffered;
-                    return Some(Frame::Bad(FramingError::TooLarge(length)));
+                Ok(length) if length > self.limit => {
+                    // The buffered part goes through `push` again, so a header inside it is
+                    // found as in later reads.
+                    let buffered = std::mem::take(&mut self.buf);
+                    self.skip = length;
+                    self.push(&buffered);
+                    return Some(Frame::Bad(FramingError::TooLarge(length, self.limit)));
                 }
                 Ok(length) => self.body = Some(length as usize),
                 Err(e) => {
@@ -460,7 +532,10 @@ mod tests {
         decoder.push(b"Content-Length: 100000000\r\n\r\n");
         assert_eq!(
             decoder.next_frame(),
-            Some(Frame::Bad(FramingError::TooLarge(100_000_000)))
+            Some(Frame::Bad(FramingError::TooLarge(
+                100_000_000,
+                MAX_MESSAGE_BYTES
+            )))
         );
         let block = vec![b'x'; 1 << 20];
         for _ in 0..95 {

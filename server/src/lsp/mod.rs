@@ -37,14 +37,18 @@ mod yaml_edit;
 pub use transport::Ending;
 
 /// Serves LSP over stdin/stdout until the client says `exit` or closes stdin.
-pub fn run_stdio() -> anyhow::Result<Ending> {
+pub fn run_stdio(limits: crate::message_limits::MessageLimits) -> anyhow::Result<Ending> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         // Blocking threads turn runs into diagnostics (diffs of the deepest results).
         .thread_stack_size(crate::WORKER_STACK)
         .enable_all()
         .build()?;
-    let ending = runtime.block_on(transport::serve(tokio::io::stdin(), tokio::io::stdout()));
+    let ending = runtime.block_on(transport::serve_with(
+        tokio::io::stdin(),
+        tokio::io::stdout(),
+        limits,
+    ));
     // Blocking threads still running a script must not hold the exit.
     runtime.shutdown_timeout(std::time::Duration::from_millis(100));
     Ok(ending)

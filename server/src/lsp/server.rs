@@ -18,6 +18,14 @@ use super::session::{ClientCaps, Session, Settings, write};
 use super::text::{LineIndex, apply_changes};
 use super::{case_view, format, step_values, watcher};
 
+/// The stack of a request's thread: full_moon's parser, the walks over its AST and the AST's
+/// drop recurse once per level of nesting, which the analysis bounds
+/// (`analysis::shape_limits`, 200 levels of blocks); reserved, not committed, memory.
+const REQUEST_STACK: usize = 64 << 20;
+/// How long a request may work before it is answered without a result (the analyses are linear
+/// in the file; this is the safety net for what is not).
+const REQUEST_BUDGET: std::time::Duration = std::time::Duration::from_secs(20);
+
 pub struct Backend {
     session: Arc<Session>,
     watcher: Mutex<Option<notify::RecommendedWatcher>>,
@@ -34,7 +42,9 @@ impl Backend {
         }
     }
 
-    /// Runs `f` on a blocking thread; a panic is logged and answered with `default`.
+    /// Runs `f` on a thread of its own with [`REQUEST_STACK`]; a panic is logged and answered
+    /// with `default`, and so is a request still working after [`REQUEST_BUDGET`] (its thread
+    /// finishes unobserved; the server answers the next requests meanwhile).
     async fn guarded<T: Send + 'static>(
         &self,
         what: &str,
@@ -42,16 +52,37 @@ impl Backend {
         f: impl FnOnce(Arc<Session>) -> T + Send + 'static,
     ) -> T {
         let session = self.session.clone();
-        match tokio::task::spawn_blocking(move || f(session)).await {
-            Ok(value) => value,
-            Err(e) => {
-                self.session
-                    .client
-                    .log_message(MessageType::ERROR, format!("{what} failed: {e}"))
-                    .await;
-                default
-            }
-        }
+        let (answer, answered) = tokio::sync::oneshot::channel();
+        let spawned = std::thread::Builder::new()
+            .name(format!("kruise-lua {what}"))
+            .stack_size(REQUEST_STACK)
+            .spawn(move || {
+                let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(session)));
+                let _ = answer.send(result.map_err(|panic| {
+                    panic
+                        .downcast_ref::<&str>()
+                        .map(|s| s.to_string())
+                        .or_else(|| panic.downcast_ref::<String>().cloned())
+                        .unwrap_or_default()
+                }));
+            });
+        let problem = match spawned {
+            Err(e) => format!("{what} failed: no thread for it: {e}"),
+            Ok(_) => match tokio::time::timeout(REQUEST_BUDGET, answered).await {
+                Ok(Ok(Ok(value))) => return value,
+                Ok(Ok(Err(panic))) => format!("{what} failed: {panic}"),
+                Ok(Err(_)) => format!("{what} failed"),
+                Err(_) => format!(
+                    "{what} took longer than {} s: answered without a result",
+                    REQUEST_BUDGET.as_secs()
+                ),
+            },
+        };
+        self.session
+            .client
+            .log_message(MessageType::ERROR, problem)
+            .await;
+        default
     }
 
     /// Runs a notification's work; a panic is logged instead of taking the server down.

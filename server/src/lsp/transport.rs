@@ -11,6 +11,7 @@ use tower_lsp_server::{LspService, Server};
 
 use super::framing::{self, Frame, FrameDecoder, Verdict};
 use super::server::Backend;
+use crate::message_limits::{Head, MessageLimits, release_after};
 
 /// How the session ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,8 +29,20 @@ pub enum Ending {
 const OUTPUT_QUEUE: usize = 256;
 const PIPE_BYTES: usize = 1 << 20;
 
-/// Serves the language server on `input`/`output` until `exit` or the end of the input.
+/// Serves the language server on `input`/`output` until `exit` or the end of the input, with
+/// the default message limits.
+#[cfg(test)]
 pub async fn serve<I, O>(input: I, output: O) -> Ending
+where
+    I: AsyncRead + Unpin + Send + 'static,
+    O: AsyncWrite + Unpin + Send + 'static,
+{
+    serve_with(input, output, MessageLimits::default()).await
+}
+
+/// Serves the language server on `input`/`output` until `exit` or the end of the input; client
+/// messages beyond `limits` are answered with an error, unread.
+pub async fn serve_with<I, O>(input: I, output: O, limits: MessageLimits) -> Ending
 where
     I: AsyncRead + Unpin + Send + 'static,
     O: AsyncWrite + Unpin + Send + 'static,
@@ -43,7 +56,7 @@ where
     let writer = tokio::spawn(write_frames(output, out_rx));
     let relay = tokio::spawn(relay_service_output(from_service, out_tx.clone()));
 
-    let ending = read_client(input, to_service, out_tx).await;
+    let ending = read_client(input, to_service, out_tx, limits).await;
     // The service ends once its input is closed and its pending requests are answered; the relay
     // and the writer once everything it said is written.
     let _ = service_task.await;
@@ -57,8 +70,9 @@ async fn read_client<I: AsyncRead + Unpin>(
     mut input: I,
     mut to_service: tokio::io::DuplexStream,
     out: mpsc::Sender<Vec<u8>>,
+    limits: MessageLimits,
 ) -> Ending {
-    let mut decoder = FrameDecoder::default();
+    let mut decoder = FrameDecoder::with_limit(limits.max_bytes);
     let mut buf = vec![0u8; 64 * 1024];
     let mut shutdown_requested = false;
     loop {
@@ -89,7 +103,7 @@ async fn read_client<I: AsyncRead + Unpin>(
                 Frame::Bad(e) => {
                     eprintln!("kruise-lua lsp: malformed message: {e}");
                     let code = match e {
-                        framing::FramingError::TooLarge(_) => framing::INVALID_REQUEST,
+                        framing::FramingError::TooLarge(..) => framing::INVALID_REQUEST,
                         _ => framing::PARSE_ERROR,
                     };
                     let answer = framing::error_response(Value::Null, code, &e.to_string());
@@ -97,7 +111,17 @@ async fn read_client<I: AsyncRead + Unpin>(
                     continue;
                 }
             };
-            match framing::check_message(&body) {
+            if let Err(reason) = limits.check(&body) {
+                eprintln!("kruise-lua lsp: message refused: {reason}");
+                let id = Head::read(&body).id.unwrap_or(Value::Null);
+                let answer = framing::error_response(id, framing::INVALID_REQUEST, &reason);
+                release_after(body.len());
+                let _ = out.send(answer.to_string().into_bytes()).await;
+                continue;
+            }
+            let verdict = framing::check_message(&body);
+            release_after(body.len());
+            match verdict {
                 Verdict::Forward { method, is_request } => {
                     let method = method.as_deref();
                     if is_request && method == Some("shutdown") {
