@@ -16,7 +16,10 @@ use super::editing::{self, TokenCache};
 use super::lua;
 use super::session::{ClientCaps, Session, Settings, write};
 use super::text::{LineIndex, apply_changes};
-use super::{case_view, format, step_values, watcher};
+use super::{
+    call_hierarchy, case_view, folding, format, highlights, links, lint_actions, param_hints,
+    selection, snippets, step_values, watcher,
+};
 
 pub struct Backend {
     session: Arc<Session>,
@@ -193,6 +196,14 @@ impl LanguageServer for Backend {
                 .and_then(|w| w.inlay_hint.as_ref())
                 .and_then(|c| c.refresh_support)
                 .unwrap_or(false),
+            snippets: params
+                .capabilities
+                .text_document
+                .as_ref()
+                .and_then(|t| t.completion.as_ref())
+                .and_then(|c| c.completion_item.as_ref())
+                .and_then(|i| i.snippet_support)
+                .unwrap_or(false),
         };
         let pull_diagnostics = self.session.caps().pull_diagnostics;
         let encoding = super::text::negotiate_encoding(
@@ -262,6 +273,14 @@ impl LanguageServer for Backend {
                     ..SignatureHelpOptions::default()
                 }),
                 workspace_symbol_provider: Some(OneOf::Left(true)),
+                folding_range_provider: Some(FoldingRangeProviderCapability::Simple(true)),
+                document_highlight_provider: Some(OneOf::Left(true)),
+                selection_range_provider: Some(SelectionRangeProviderCapability::Simple(true)),
+                call_hierarchy_provider: Some(CallHierarchyServerCapability::Simple(true)),
+                document_link_provider: Some(DocumentLinkOptions {
+                    resolve_provider: Some(false),
+                    work_done_progress_options: WorkDoneProgressOptions::default(),
+                }),
                 position_encoding: Some(encoding),
                 diagnostic_provider: pull_diagnostics.then_some(
                     DiagnosticServerCapabilities::Options(DiagnosticOptions {
@@ -395,7 +414,10 @@ impl LanguageServer for Backend {
                 let views = lua::views(&path, &text, &session.roots());
                 let (view, offset) = lua::view_at(&views, &text, offset)?;
                 let shape = session.spec_shape(&view.target);
-                let items = lua::completion(view, &text, offset, shape.as_ref());
+                let mut items = lua::completion(view, &text, offset, shape.as_ref());
+                if session.caps().snippets {
+                    items.extend(snippets::items(view, &text, offset));
+                }
                 Some(CompletionResponse::Array(items))
             })
             .await)
@@ -495,6 +517,9 @@ impl LanguageServer for Backend {
                         range,
                     ));
                 }
+                let views = lua::views(&path, &text, &session.roots());
+                let disable =
+                    lint_actions::disable_actions(&views, &text, &uri, &params.context.diagnostics);
                 // Lint fixes carried in the diagnostics' data.
                 for diagnostic in params.context.diagnostics {
                     let Some(data) = &diagnostic.data else {
@@ -528,6 +553,7 @@ impl LanguageServer for Backend {
                         ..CodeAction::default()
                     }));
                 }
+                actions.extend(disable);
                 Some(actions)
             })
             .await)
@@ -779,12 +805,114 @@ impl LanguageServer for Backend {
             .guarded("inlayHint", None, move |session| {
                 let path = uri_path(&params.text_document.uri);
                 let text = session.docs.text(&path)?;
-                Some(step_values::inlay_hints(
-                    &session,
-                    &path,
-                    &text,
-                    params.range,
-                ))
+                let mut hints = step_values::inlay_hints(&session, &path, &text, params.range);
+                if session.settings().parameter_hints {
+                    let views = lua::views(&path, &text, &session.roots());
+                    hints.extend(param_hints::hints(&views, &text, params.range));
+                }
+                Some(hints)
+            })
+            .await)
+    }
+
+    async fn folding_range(&self, params: FoldingRangeParams) -> Result<Option<Vec<FoldingRange>>> {
+        Ok(self
+            .guarded("foldingRange", None, move |session| {
+                let path = uri_path(&params.text_document.uri);
+                let text = session.docs.text(&path)?;
+                Some(folding::folds(&path, &text, &session.roots()))
+            })
+            .await)
+    }
+
+    async fn document_highlight(
+        &self,
+        params: DocumentHighlightParams,
+    ) -> Result<Option<Vec<DocumentHighlight>>> {
+        let position = params.text_document_position_params;
+        Ok(self
+            .guarded("documentHighlight", None, move |session| {
+                let (path, text, offset) =
+                    locate(&session, &position.text_document.uri, position.position)?;
+                let views = lua::views(&path, &text, &session.roots());
+                let (view, offset) = lua::view_at(&views, &text, offset)?;
+                Some(highlights::highlights(view, &text, offset))
+            })
+            .await)
+    }
+
+    async fn selection_range(
+        &self,
+        params: SelectionRangeParams,
+    ) -> Result<Option<Vec<SelectionRange>>> {
+        Ok(self
+            .guarded("selectionRange", None, move |session| {
+                let path = uri_path(&params.text_document.uri);
+                let text = session.docs.text(&path)?;
+                if text.len() > MAX_ANALYSED_BYTES {
+                    return None;
+                }
+                let views = lua::views(&path, &text, &session.roots());
+                Some(selection::ranges(&views, &text, &params.positions))
+            })
+            .await)
+    }
+
+    async fn prepare_call_hierarchy(
+        &self,
+        params: CallHierarchyPrepareParams,
+    ) -> Result<Option<Vec<CallHierarchyItem>>> {
+        let position = params.text_document_position_params;
+        Ok(self
+            .guarded("prepareCallHierarchy", None, move |session| {
+                let uri = position.text_document.uri.clone();
+                let (path, text, offset) = locate(&session, &uri, position.position)?;
+                let views = lua::views(&path, &text, &session.roots());
+                let (view, offset) = lua::view_at(&views, &text, offset)?;
+                call_hierarchy::prepare(view, &text, &uri, offset)
+            })
+            .await)
+    }
+
+    async fn incoming_calls(
+        &self,
+        params: CallHierarchyIncomingCallsParams,
+    ) -> Result<Option<Vec<CallHierarchyIncomingCall>>> {
+        Ok(self
+            .guarded("incomingCalls", None, move |session| {
+                let item = params.item;
+                let (path, text, offset) = locate(&session, &item.uri, item.selection_range.start)?;
+                let views = lua::views(&path, &text, &session.roots());
+                let (view, _) = lua::view_at(&views, &text, offset)?;
+                Some(call_hierarchy::incoming(view, &text, &item.uri, &item))
+            })
+            .await)
+    }
+
+    async fn outgoing_calls(
+        &self,
+        params: CallHierarchyOutgoingCallsParams,
+    ) -> Result<Option<Vec<CallHierarchyOutgoingCall>>> {
+        Ok(self
+            .guarded("outgoingCalls", None, move |session| {
+                let item = params.item;
+                let (path, text, offset) = locate(&session, &item.uri, item.selection_range.start)?;
+                let views = lua::views(&path, &text, &session.roots());
+                let (view, _) = lua::view_at(&views, &text, offset)?;
+                Some(call_hierarchy::outgoing(view, &text, &item.uri, &item))
+            })
+            .await)
+    }
+
+    async fn document_link(&self, params: DocumentLinkParams) -> Result<Option<Vec<DocumentLink>>> {
+        Ok(self
+            .guarded("documentLink", None, move |session| {
+                let path = uri_path(&params.text_document.uri);
+                let text = session.docs.text(&path)?;
+                if text.len() > MAX_ANALYSED_BYTES {
+                    return None;
+                }
+                Some(links::links(&session, &path, &text))
             })
             .await)
     }

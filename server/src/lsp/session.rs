@@ -33,6 +33,9 @@ pub struct Settings {
     pub mode: Mode,
     pub debounce: Duration,
     pub timeout: Duration,
+    /// Parameter-name inlay hints at calls of the script's functions
+    /// (`inlayHints.parameterNames`, off by default).
+    pub parameter_hints: bool,
 }
 
 impl Default for Settings {
@@ -42,6 +45,7 @@ impl Default for Settings {
             mode: Mode::Harness,
             debounce: Duration::from_millis(80),
             timeout: Limits::default().timeout,
+            parameter_hints: false,
         }
     }
 }
@@ -73,6 +77,13 @@ impl Settings {
         if let Some(ms) = value.get("timeoutMs").and_then(|v| v.as_u64()) {
             settings.timeout = Duration::from_millis(ms.clamp(10, 60_000));
         }
+        if let Some(on) = value
+            .get("inlayHints")
+            .and_then(|h| h.get("parameterNames"))
+            .and_then(|v| v.as_bool())
+        {
+            settings.parameter_hints = on;
+        }
         (settings, problems)
     }
 }
@@ -91,6 +102,8 @@ pub struct ClientCaps {
     pub diagnostic_refresh: bool,
     /// `workspace.inlayHint.refreshSupport`.
     pub inlay_hint_refresh: bool,
+    /// `textDocument.completion.completionItem.snippetSupport`.
+    pub snippets: bool,
 }
 
 /// A run still pending this long after its request gets its old results republished as
