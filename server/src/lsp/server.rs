@@ -187,7 +187,13 @@ impl LanguageServer for Backend {
                 .and_then(|w| w.code_lens.as_ref())
                 .and_then(|c| c.refresh_support)
                 .unwrap_or(false),
-            pull_diagnostics: wants_pull_diagnostics(params.initialization_options.as_ref()),
+            // Only a client that can pull (`textDocument.diagnostic`) gets pull diagnostics.
+            pull_diagnostics: wants_pull_diagnostics(params.initialization_options.as_ref())
+                && params
+                    .capabilities
+                    .text_document
+                    .as_ref()
+                    .is_some_and(|t| t.diagnostic.is_some()),
             diagnostic_refresh: workspace
                 .and_then(|w| w.diagnostics.as_ref())
                 .and_then(|d| d.refresh_support)
@@ -762,6 +768,10 @@ impl LanguageServer for Backend {
         &self,
         params: DocumentDiagnosticParams,
     ) -> Result<DocumentDiagnosticReportResult> {
+        // Not announced, not answered: the client gets every diagnostic by publication.
+        if !self.session.caps().pull_diagnostics {
+            return Err(tower_lsp_server::jsonrpc::Error::method_not_found());
+        }
         let path = uri_path(&params.text_document.uri);
         let items = self.session.store().current(&path);
         Ok(DocumentDiagnosticReportResult::Report(
@@ -779,6 +789,9 @@ impl LanguageServer for Backend {
         &self,
         _: WorkspaceDiagnosticParams,
     ) -> Result<WorkspaceDiagnosticReportResult> {
+        if !self.session.caps().pull_diagnostics {
+            return Err(tower_lsp_server::jsonrpc::Error::method_not_found());
+        }
         let files = self.session.store().every_file();
         let items = files
             .into_iter()
@@ -1089,7 +1102,7 @@ mod tests {
         let mut pipe = start();
         pipe.send(
             json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "capabilities": {"workspace": {"diagnostics": {"refreshSupport": true}}},
+            "capabilities": {"workspace": {"diagnostics": {"refreshSupport": true}}, "textDocument": {"diagnostic": {}}},
             "initializationOptions": {"pullDiagnostics": true},
             "workspaceFolders": [{"uri": format!("file://{}", dir.display()), "name": "w"}]}}),
         )
@@ -1197,24 +1210,34 @@ mod tests {
             "contentChanges": [{"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}, "text": "local unused = 1\n"}]}})).await;
         pipe.until(|m| m["method"] == "workspace/diagnostic/refresh")
             .await;
-        // The analysis publishes first and the run's summary after it: pull once both are in.
-        pipe.until(|m| {
-            m["method"] == "textDocument/publishDiagnostics"
-                && m["params"]["diagnostics"]
-                    .as_array()
-                    .is_some_and(|l| l.iter().any(|d| d["code"] == "summary"))
-                && m["params"]["diagnostics"]
-                    .as_array()
-                    .is_some_and(|l| l.iter().any(|d| d["code"] == "KL007"))
-        })
-        .await;
-        pipe.send(request(
-            8,
-            "textDocument/diagnostic",
-            json!({"textDocument": {"uri": uri}}),
-        ))
-        .await;
-        let pulled = pipe.until(|m| m["id"] == 8).await;
+        // The analysis comes first and the run's summary after it: pull until both are in
+        // (nothing is pushed to a client that pulls).
+        let mut id = 100;
+        let pulled = loop {
+            id += 1;
+            pipe.send(request(
+                id,
+                "textDocument/diagnostic",
+                json!({"textDocument": {"uri": uri}}),
+            ))
+            .await;
+            let pulled = pipe
+                .until(|m| {
+                    assert_ne!(
+                        m["method"], "textDocument/publishDiagnostics",
+                        "pushed: {m}"
+                    );
+                    m["id"] == id
+                })
+                .await;
+            let items = pulled["result"]["items"].as_array().unwrap();
+            if items.iter().any(|d| d["code"] == "summary")
+                && items.iter().any(|d| d["code"] == "KL007")
+            {
+                break pulled;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        };
         assert_eq!(pulled["result"]["kind"], "full", "{pulled}");
         let items = pulled["result"]["items"].as_array().unwrap();
         assert!(items.iter().any(|d| d["code"] == "summary"), "{pulled}");
@@ -1250,6 +1273,61 @@ mod tests {
         );
         std::fs::remove_dir_all(&dir).unwrap();
         std::fs::remove_dir_all(&other).unwrap();
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn pull_diagnostics_are_answered_only_when_announced_and_then_not_pushed() {
+        let (dir, kind) = route_workspace("kl-pull");
+        let case_uri = format!("file://{}/testdata/c.yaml", kind.display());
+        for pull in [false, true] {
+            let mut pipe = start();
+            pipe.send(
+                json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "capabilities": {"textDocument": {"diagnostic": {}}},
+                "initializationOptions": {"pullDiagnostics": pull},
+                "rootUri": format!("file://{}", dir.display())}}),
+            )
+            .await;
+            let init = pipe.until(|m| m["id"] == 1).await;
+            assert_eq!(
+                init["result"]["capabilities"]
+                    .get("diagnosticProvider")
+                    .is_some(),
+                pull,
+                "{init}"
+            );
+            pipe.send(json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
+                .await;
+            // `runAll` answers once the first run's lists are computed (and pushed, if pushing).
+            let run_all = json!({"jsonrpc": "2.0", "id": 2, "method": "workspace/executeCommand", "params": {"command": super::commands::RUN_ALL, "arguments": []}});
+            pipe.send(run_all).await;
+            let pushed = std::sync::Mutex::new(false);
+            pipe.until(|m| {
+                if m["method"] == "textDocument/publishDiagnostics"
+                    && m["params"]["uri"] == case_uri
+                {
+                    *pushed.lock().unwrap() = true;
+                }
+                m["id"] == 2
+            })
+            .await;
+            assert_eq!(
+                *pushed.lock().unwrap(),
+                !pull,
+                "pushed to a client that pulls, or not pushed at all (pull: {pull})"
+            );
+            pipe.send(json!({"jsonrpc": "2.0", "id": 3, "method": "textDocument/diagnostic", "params": {"textDocument": {"uri": case_uri}}})).await;
+            let answer = pipe.until(|m| m["id"] == 3).await;
+            if pull {
+                assert!(
+                    !answer["result"]["items"].as_array().unwrap().is_empty(),
+                    "{answer}"
+                );
+            } else {
+                assert_eq!(answer["error"]["code"], -32601, "{answer}");
+            }
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     /// The script's diagnostics of each publish for `uri` until `done` holds for one of them.

@@ -254,6 +254,7 @@ impl Session {
     ) {
         let _order = self.publishing.lock().await;
         let lists = compute(&mut self.store());
+        let caps = self.caps();
         let mut changed = false;
         for (path, diagnostics) in lists {
             let hash = {
@@ -278,14 +279,18 @@ impl Session {
                 .get(&path)
                 .map(|d| d.uri)
                 .or_else(|| path_uri(&path));
+            changed = true;
+            // A client that pulls gets the store's lists when it asks (after the refresh
+            // below); pushing them as well would show every problem twice.
+            if caps.pull_diagnostics {
+                continue;
+            }
             if let Some(uri) = uri {
                 self.client
                     .publish_diagnostics(uri, diagnostics, None)
                     .await;
-                changed = true;
             }
         }
-        let caps = self.caps();
         if changed && caps.pull_diagnostics && caps.diagnostic_refresh {
             // What a pull answered is now older than the store: have the client pull again.
             let client = self.client.clone();
