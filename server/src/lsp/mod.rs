@@ -31,6 +31,7 @@ mod highlights;
 mod links;
 mod lint_actions;
 mod lua;
+mod markdown;
 mod param_hints;
 pub(crate) mod project;
 mod runs;
