@@ -53,9 +53,29 @@ pub fn record_step_values(
     options: &RunOptions,
     watch: &BTreeMap<u32, Vec<String>>,
 ) -> StepValues {
+    let after = BTreeMap::new();
+    record_step_values_after(script, flavor, case, index, mode, options, watch, &after)
+}
+
+/// [`record_step_values`], and `after` maps a line to expressions evaluated once it has run
+/// (at the next stop in its frame): the targets of the field assignments on it (`d.weight`),
+/// whose value is what the line wrote. A local whose field such a line wrote is not credited
+/// to it as well (its `{…}` says nothing the field's value does not).
+#[allow(clippy::too_many_arguments)]
+pub fn record_step_values_after(
+    script: &Script,
+    flavor: ScriptFlavor,
+    case: &TestCase,
+    index: usize,
+    mode: Mode,
+    options: &RunOptions,
+    watch: &BTreeMap<u32, Vec<String>>,
+    after: &BTreeMap<u32, Vec<String>>,
+) -> StepValues {
     let control = Control::new(true);
     let mut recorder = Recorder {
         watch,
+        after,
         stops: 0,
         truncated: false,
         frames: HashMap::new(),
@@ -94,6 +114,7 @@ struct FrameState {
 
 struct Recorder<'w> {
     watch: &'w BTreeMap<u32, Vec<String>>,
+    after: &'w BTreeMap<u32, Vec<String>>,
     stops: usize,
     truncated: bool,
     frames: HashMap<usize, FrameState>,
@@ -161,13 +182,33 @@ impl Debugger for Recorder<'_> {
             .remove(&depth)
             .filter(|previous| previous.function == function)
         {
+            let written: &[String] = self.after.get(&previous.line).map_or(&[], Vec::as_slice);
+            // `d` in `d.weight = …`: the field's value is recorded instead.
+            let is_written_table = |name: &str| {
+                written.iter().any(|w| {
+                    w.strip_prefix(name)
+                        .is_some_and(|rest| rest.starts_with('.') || rest.starts_with('['))
+                })
+            };
             let mut changed: Vec<(&String, &String)> = locals
                 .iter()
                 .filter(|(name, value)| previous.locals.get(*name) != Some(*value))
+                .filter(|(name, _)| !is_written_table(name))
                 .collect();
             changed.sort();
-            for (name, value) in changed {
-                self.record(previous.line, name, value.clone());
+            let line = previous.line;
+            let mut after_values = Vec::new();
+            for expression in written {
+                if let Ok(variable) = paused.evaluate(Some(0), expression) {
+                    after_values.push((expression.clone(), variable.value));
+                }
+            }
+            let changed: Vec<(String, String)> = changed
+                .into_iter()
+                .map(|(n, v)| (n.clone(), v.clone()))
+                .collect();
+            for (name, value) in changed.into_iter().chain(after_values) {
+                self.record(line, &name, value);
             }
         }
         if let Some(expressions) = self.watch.get(&stop.line) {
@@ -293,6 +334,42 @@ return obj.data
         assert_eq!(lines, sorted);
         // The other step sees its own weight.
         assert_eq!(at(&record(0, &[]), 2, "weight"), Some(("20".into(), 1)));
+    }
+
+    /// Issue 23, defect 4: `d.weight = …` showed `d = {…} (2 entries)`, not what was assigned.
+    #[test]
+    fn a_field_assignment_shows_the_assigned_value() {
+        let case = parse_case(CASE).unwrap();
+        let script = Script::new(
+            "local d = {}\nd.weight = obj.canaryWeight\nd.name = \"x\"\nreturn obj.data\n",
+        );
+        let after: BTreeMap<u32, Vec<String>> = [
+            (2, vec!["d.weight".to_string()]),
+            (3, vec!["d.name".to_string()]),
+        ]
+        .into_iter()
+        .collect();
+        let values = record_step_values_after(
+            &script,
+            ScriptFlavor::Custom,
+            &case,
+            1,
+            Mode::Harness,
+            &RunOptions::default(),
+            &BTreeMap::new(),
+            &after,
+        );
+        assert_eq!(
+            at(&values, 2, "d.weight"),
+            Some(("50".into(), 1)),
+            "{values:?}"
+        );
+        assert_eq!(
+            at(&values, 3, "d.name"),
+            Some(("\"x\"".into(), 1)),
+            "{values:?}"
+        );
+        assert_eq!(at(&values, 2, "d"), None, "{values:?}");
     }
 
     #[test]
