@@ -44,7 +44,10 @@ pub fn hover(
     if library::KEYWORDS.contains(&name) {
         return None;
     }
-    let model = Model::of_source(source);
+    let parsed = super::parse::parse(source);
+    let model = Model::build(&parsed.ast, source.len());
+    // Types only for the hovers that show them, from the same parse.
+    let types = || super::types::infer_parsed(&parsed.ast, &model, flavor);
 
     // A member: `<receiver>.name` or `<receiver>:name`.
     if let Some(operator) = member_operator(source, start) {
@@ -81,7 +84,7 @@ pub fn hover(
             let decl = &model.decls[decl];
             if let Value::Function { params, .. } = &decl.value {
                 let mut header = format!("local function {}({})", decl.name, params.join(", "));
-                let types = super::types::infer(source, flavor);
+                let types = types();
                 if let Some(returns) = types.returns_of_function_at(decl.stmt_range.start) {
                     header.push_str(&format!(" -> {returns}"));
                 }
@@ -99,7 +102,7 @@ pub fn hover(
             let mut contents = format!("```lua\n{header}\n```");
             if let Some(sketch) = value_sketch(&decl.value, flavor, spec_shape) {
                 contents = format!("```lua\n{header}\n{}: {sketch}\n```", decl.name);
-            } else if let Some(ty) = super::types::infer(source, flavor).local(decl.range.start) {
+            } else if let Some(ty) = types().local(decl.range.start) {
                 contents = format!("```lua\n{header}\n{}: {ty}\n```", decl.name);
             }
             let mut obj_path = None;
@@ -129,7 +132,7 @@ pub fn hover(
             Some(function) => {
                 let mut header =
                     format!("function {}({})", function.name, function.params.join(", "));
-                let types = super::types::infer(source, flavor);
+                let types = types();
                 if let Some(returns) = types.returns_of_function_at(function.stmt_range.start) {
                     header.push_str(&format!(" -> {returns}"));
                 }

@@ -46,12 +46,17 @@ impl Types {
 pub fn infer(source: &str, flavor: Flavor) -> Types {
     let parsed = parse(source);
     let model = Model::build(&parsed.ast, source.len());
+    infer_parsed(&parsed.ast, &model, flavor)
+}
+
+/// [`infer`] on a chunk already parsed and resolved (parsing is most of the cost).
+pub fn infer_parsed(ast: &full_moon::ast::Ast, model: &Model, flavor: Flavor) -> Types {
     let mut collect = Collect {
-        model: &model,
+        model,
         flavor,
         types: Types::default(),
     };
-    walk_block(parsed.ast.nodes(), &mut collect);
+    walk_block(ast.nodes(), &mut collect);
     collect.types
 }
 
