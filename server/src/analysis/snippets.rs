@@ -5,7 +5,7 @@
 use std::ops::Range;
 
 use super::completion::{in_comment_or_string, word_at};
-use super::obj_schema::Flavor;
+use kruise_lua_engine::script::ScriptFlavor as Flavor;
 
 /// One snippet: LSP snippet syntax (`${1:name}`, `$0`).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -105,7 +105,8 @@ pub fn file_comment(code: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::{Flavor, LintConfig, analyze_script};
+    use crate::analysis::{LintConfig, analyze_script};
+    use kruise_lua_engine::script::ScriptFlavor as Flavor;
 
     fn codes(source: &str) -> Vec<(&'static str, usize)> {
         analyze_script(source, Flavor::Custom, &LintConfig::default(), None, None)

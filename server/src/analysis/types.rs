@@ -8,10 +8,11 @@ use std::ops::Range;
 
 use full_moon::ast::{BinOp, Expression, FunctionBody, LastStmt, Stmt, UnOp, Var};
 
-use super::obj_schema::{self, Flavor, Lookup};
+use super::obj_schema::{self, Lookup};
 use super::parse::{node_range, parse, token_range};
 use super::semantic::{Model, Value};
 use super::walk::{Visit, walk_block, walk_function};
+use kruise_lua_engine::script::ScriptFlavor as Flavor;
 
 /// The types found in one script.
 #[derive(Debug, Default)]

@@ -24,14 +24,16 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 use kruise_lua_engine::discovery::{
-    CUSTOM_SCRIPT_NAME, EmbeddedScript, INGRESS_FOLDER, ScriptEntry, ScriptKind, ScriptOrigin,
-    discover, pair_with_testdata, read_configmap, resolve, testdata_dir,
+    CUSTOM_SCRIPT_NAME, EmbeddedScript, INGRESS_FOLDER, ScriptEntry, ScriptOrigin, discover,
+    pair_with_testdata, read_configmap, resolve, testdata_dir,
 };
 use kruise_lua_engine::intent;
 use kruise_lua_engine::json::KeyOrder;
-use kruise_lua_engine::runner::{
-    CaseOutcome, Mode, RunOptions, Script, ScriptFlavor, StepOutcome, diff_canonical, format_path,
-    run_case_step, short_value,
+use kruise_lua_engine::runner::{Mode, RunOptions, Script};
+use kruise_lua_engine::script::ScriptFlavor;
+use kruise_lua_engine::script::ScriptKind;
+use kruise_lua_engine::steps::{
+    CaseOutcome, StepOutcome, StepToRun, diff_canonical, format_path, run_case_step, short_value,
 };
 use kruise_lua_engine::testcase::{CaseError, TestCase, parse_case};
 use rayon::prelude::*;
@@ -768,7 +770,16 @@ fn run_steps(
 ) -> Vec<StepOutcome> {
     (0..case.steps.len())
         .into_par_iter()
-        .map(|index| run_case_step(&plan.script, plan.flavor, case, index, mode, options))
+        .map(|index| {
+            run_case_step(StepToRun {
+                script: &plan.script,
+                flavor: plan.flavor,
+                case,
+                index,
+                mode,
+                options,
+            })
+        })
         .collect()
 }
 

@@ -6,14 +6,16 @@
 //! Exit status: 1 when a finding at error severity remains (or a warning, with
 //! `--deny-warnings`), 2 on usage or I/O errors, else 0.
 
+use kruise_lua_engine::script::ScriptFlavor;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
 use kruise_lua_engine::discovery::{
-    EmbeddedScript, ScriptKind, ScriptOrigin, discover, pair_with_testdata, read_configmap,
+    EmbeddedScript, ScriptOrigin, discover, pair_with_testdata, read_configmap,
 };
 use kruise_lua_engine::schema::SchemaSet;
+use kruise_lua_engine::script::ScriptKind;
 use kruise_lua_engine::testcase::{TestCase, parse_case};
 use rayon::prelude::*;
 use std::sync::Arc;
@@ -21,9 +23,7 @@ use std::sync::Arc;
 use super::report::{Location, span_line};
 use super::schema_check;
 use super::{ColorArg, EXIT_FINDINGS, EXIT_OK, InputArgs, UsageError, paths, read_text};
-use crate::analysis::{
-    self, Flavor, LintConfig, Severity, SpecSchema, SpecShape, infer_spec_shape,
-};
+use crate::analysis::{self, LintConfig, Severity, SpecSchema, SpecShape, infer_spec_shape};
 use crate::crd_sources;
 use crate::lsp::documents::MAX_ANALYSED_BYTES;
 use crate::lsp::project::EmbeddedMap;
@@ -357,7 +357,7 @@ fn lint_target(
         ));
     }
     for script in &target.scripts {
-        let flavor = Flavor::from(&script.kind);
+        let flavor = ScriptFlavor::from(&script.kind);
         let shape = spec_shape(&script.kind, &script.cases, schemas);
         let configmap_kind = script.map.is_some().then_some(&script.kind);
         let analysis = analysis::analyze_script(

@@ -6,7 +6,8 @@
 
 use std::path::{Path, PathBuf};
 
-use kruise_lua_engine::discovery::{CUSTOM_SCRIPT_NAME, ScriptKind};
+use kruise_lua_engine::discovery::CUSTOM_SCRIPT_NAME;
+use kruise_lua_engine::script::ScriptKind;
 use tower_lsp_server::ls_types::{DocumentLink, Position, Range, Uri};
 
 use super::documents::path_uri;

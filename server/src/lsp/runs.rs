@@ -10,9 +10,11 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use kruise_lua_engine::discovery::{self, ScriptKind};
+use kruise_lua_engine::discovery;
 use kruise_lua_engine::intent::{self, StepCheck};
-use kruise_lua_engine::runner::{self, Mode, RunOptions, StepOutcome, StepStatus};
+use kruise_lua_engine::runner::{self, Mode, RunOptions};
+use kruise_lua_engine::script::ScriptKind;
+use kruise_lua_engine::steps::{StepOutcome, StepStatus, StepToRun};
 use kruise_lua_engine::testcase::{self, CaseError, TestCase};
 use kruise_lua_engine::value::JsonValue;
 use rayon::prelude::*;
@@ -361,7 +363,14 @@ pub fn execute(
             }
             let case = cases[i].case.as_ref().ok()?;
             let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                runner::run_case_step(&script, flavor, case, step, mode, options)
+                kruise_lua_engine::steps::run_case_step(StepToRun {
+                    script: &script,
+                    flavor,
+                    case,
+                    index: step,
+                    mode,
+                    options,
+                })
             }))
             .ok()?;
             Some((i, outcome))

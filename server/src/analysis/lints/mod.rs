@@ -17,14 +17,14 @@ mod unused_local;
 mod unused_parameter;
 mod weight_type_mismatch;
 
+use kruise_lua_engine::script::ScriptFlavor;
 use std::cell::OnceCell;
 use std::ops::Range;
 
 use full_moon::ast::Ast;
-use kruise_lua_engine::discovery::ScriptKind;
+use kruise_lua_engine::script::ScriptKind;
 
 use super::config::Severity;
-use super::obj_schema::Flavor;
 use super::semantic::Model;
 use super::spec_shape::SpecShape;
 use super::walk::{self, Chain};
@@ -34,7 +34,7 @@ pub struct LintContext<'a> {
     pub source: &'a str,
     pub ast: &'a Ast,
     pub model: &'a Model,
-    pub flavor: Flavor,
+    pub flavor: ScriptFlavor,
     /// Whether the source has syntax errors (the AST is then partial).
     pub has_syntax_errors: bool,
     /// The shape of `obj.data.spec` from the script's test cases, when known.
@@ -49,7 +49,7 @@ impl<'a> LintContext<'a> {
         source: &'a str,
         ast: &'a Ast,
         model: &'a Model,
-        flavor: Flavor,
+        flavor: ScriptFlavor,
         has_syntax_errors: bool,
         spec_shape: Option<&'a SpecShape>,
     ) -> Self {
@@ -216,9 +216,9 @@ mod fixture_tests {
         let source = std::fs::read_to_string(path).unwrap();
         let name = path.file_name().unwrap().to_string_lossy();
         let flavor = if name.starts_with("ingress") {
-            Flavor::Ingress
+            ScriptFlavor::Ingress
         } else {
-            Flavor::Custom
+            ScriptFlavor::Custom
         };
         let parsed = parse(&source);
         assert!(

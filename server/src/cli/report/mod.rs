@@ -4,9 +4,9 @@
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
-pub use kruise_lua_engine::runner::format_path;
-use kruise_lua_engine::runner::{CaseOutcome, FieldDiff, StepOutcome, StepStatus};
 use kruise_lua_engine::schema;
+pub use kruise_lua_engine::steps::format_path;
+use kruise_lua_engine::steps::{CaseOutcome, FieldDiff, StepOutcome, StepStatus};
 use kruise_lua_engine::testcase::{CaseError, CaseWarning};
 use kruise_lua_engine::value::JsonValue;
 use kruise_lua_engine::yaml::Span;
@@ -375,7 +375,7 @@ fn json_string(s: &str) -> String {
 
 /// A double as Go's `encoding/json` writes it (`50`, `0.5`, `1e+21`, `1e-7`).
 pub fn go_number(f: f64) -> String {
-    kruise_lua_engine::json::go_json_float_text(f).unwrap_or_else(|| f.to_string())
+    kruise_lua_engine::go::json_text::go_json_float_text(f).unwrap_or_else(|| f.to_string())
 }
 
 /// `path: expected X, actual Y` for one differing field.
@@ -860,7 +860,7 @@ mod tests {
     fn passing_steps_the_controller_skips_count_apart() {
         let mut report = fixtures::report();
         let step = &mut report.scripts[0].cases[0].outcome.steps[0];
-        step.not_called = Some(kruise_lua_engine::runner::NOT_CALLED_NO_TRAFFIC);
+        step.not_called = Some(kruise_lua_engine::steps::NOT_CALLED_NO_TRAFFIC);
         assert!(skip_reason(step).is_some());
         let summary = Summary::of(&report);
         assert_eq!((summary.passed, summary.skipped_steps), (1, 1));
