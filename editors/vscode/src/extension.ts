@@ -37,6 +37,7 @@ function rawSettings(): logic.RawSettings {
     mode: config.get("mode"),
     debounceMs: config.get("debounceMs"),
     timeoutMs: config.get("timeoutMs"),
+    parameterHints: config.get("inlayHints.parameterNames"),
   };
 }
 

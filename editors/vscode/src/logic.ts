@@ -211,6 +211,7 @@ export interface RawSettings {
   mode?: unknown;
   debounceMs?: unknown;
   timeoutMs?: unknown;
+  parameterHints?: unknown;
 }
 
 export interface ServerSettings {
@@ -218,6 +219,7 @@ export interface ServerSettings {
   mode: "harness" | "production";
   debounceMs?: number;
   timeoutMs?: number;
+  inlayHints?: { parameterNames: boolean };
 }
 
 /**
@@ -267,6 +269,11 @@ export function serverSettings(raw: RawSettings): { settings: ServerSettings; pr
   const timeout = number(raw.timeoutMs, "timeoutMs");
   if (timeout !== undefined) {
     settings.timeoutMs = timeout;
+  }
+  if (typeof raw.parameterHints === "boolean") {
+    settings.inlayHints = { parameterNames: raw.parameterHints };
+  } else if (raw.parameterHints !== undefined && raw.parameterHints !== null) {
+    problems.push("kruiseLua.inlayHints.parameterNames must be true or false");
   }
   return { settings, problems };
 }

@@ -349,3 +349,11 @@ describe("debugTargets (Run and Debug without a launch.json)", () => {
     assert.equal(logic.isEmptyLaunch({ type: "kruise-lua", request: "launch", name: "x" }), false);
   });
 });
+
+describe("serverSettings: parameter hints", () => {
+  it("passes inlayHints.parameterNames through, and flags a non-boolean", () => {
+    assert.deepEqual(logic.serverSettings({ parameterHints: true }).settings.inlayHints, { parameterNames: true });
+    assert.equal(logic.serverSettings({}).settings.inlayHints, undefined);
+    assert.equal(logic.serverSettings({ parameterHints: "yes" }).problems.length, 1);
+  });
+});
