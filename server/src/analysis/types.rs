@@ -9,7 +9,7 @@ use std::ops::Range;
 use full_moon::ast::{BinOp, Expression, FunctionBody, LastStmt, Stmt, UnOp, Var};
 
 use super::obj_schema::{self, Lookup};
-use super::parse::{node_range, parse, token_range};
+use super::parse::{node_range, token_range};
 use super::semantic::{Model, Value};
 use super::walk::{Visit, walk_block, walk_function};
 use kruise_lua_engine::script::ScriptFlavor as Flavor;
@@ -43,9 +43,10 @@ impl Types {
     }
 }
 
-/// The types of `source`'s locals and functions.
+/// The types of `source`'s locals and functions (hover parses once and calls [`infer_parsed`]).
+#[cfg(test)]
 pub fn infer(source: &str, flavor: Flavor) -> Types {
-    let parsed = parse(source);
+    let parsed = super::parse::parse(source);
     let model = Model::build(&parsed.ast, source.len());
     infer_parsed(&parsed.ast, &model, flavor)
 }
