@@ -45,12 +45,22 @@ if previous[PREFIX .. "canary"] ~= "true" then
   if previous[PREFIX .. "order"] ~= nil then
     stableOrder = tonumber(previous[PREFIX .. "order"])
     if stableOrder == nil or stableOrder ~= math.floor(stableOrder) then
-      error("the stable Ingress's " .. PREFIX .. "order is not an integer: " .. previous[PREFIX .. "order"])
+      error(
+        "the stable Ingress's "
+          .. PREFIX
+          .. "order is not an integer: "
+          .. previous[PREFIX .. "order"]
+      )
     end
   end
   if stableOrder <= 1 then
-    error("the stable Ingress has " .. PREFIX .. "order " .. stableOrder ..
-      ": the canary rule cannot be ordered before it (raise the stable order)")
+    error(
+      "the stable Ingress has "
+        .. PREFIX
+        .. "order "
+        .. stableOrder
+        .. ": the canary rule cannot be ordered before it (raise the stable order)"
+    )
   end
   annotations[PREFIX .. "order"] = string.format("%d", stableOrder - 1)
 end
@@ -64,18 +74,28 @@ end
 local matches = obj.matches or {}
 if #matches > 0 then
   if #matches > 1 then
-    error("ALB canary annotations test one header or cookie; " .. #matches .. " ORed matches cannot be expressed")
+    error(
+      "ALB canary annotations test one header or cookie; "
+        .. #matches
+        .. " ORed matches cannot be expressed"
+    )
   end
   local m = matches[1]
   if m.path ~= nil then
-    error("ALB canary annotations cannot add a path condition (the paths are the Ingress's own rules)")
+    error(
+      "ALB canary annotations cannot add a path condition (the paths are the Ingress's own rules)"
+    )
   end
   if m.queryParams ~= nil and #m.queryParams > 0 then
     error("ALB canary annotations cannot match query parameters")
   end
   local headers = m.headers or {}
   if #headers ~= 1 then
-    error("ALB canary annotations test exactly one header or cookie; this match has " .. #headers .. " headers")
+    error(
+      "ALB canary annotations test exactly one header or cookie; this match has "
+        .. #headers
+        .. " headers"
+    )
   end
   local h = headers[1]
   if h.type ~= nil and h.type ~= "Exact" then

@@ -45,7 +45,11 @@ local PREFIX = "alb.ingress.kubernetes.io/"
 local canary = obj.canaryService
 local stable = string.match(canary or "", "^(.+)%-canary$")
 if stable == nil then
-  error("the canary service " .. tostring(canary) .. " is not <stable>-canary: the stable action cannot be found")
+  error(
+    "the canary service "
+      .. tostring(canary)
+      .. " is not <stable>-canary: the stable action cannot be found"
+  )
 end
 local ACTION = PREFIX .. "actions." .. canary
 local CONDITIONS = PREFIX .. "conditions." .. canary
@@ -63,16 +67,29 @@ end
 
 local previous = obj.annotations or {}
 local annotations = {}
-for k, v in pairs(previous) do annotations[k] = v end
+for k, v in pairs(previous) do
+  annotations[k] = v
+end
 
 if previous[PREFIX .. "group.name"] == nil or previous[PREFIX .. "group.name"] == "" then
-  error("the stable Ingress has no " .. PREFIX .. "group.name: the canary Ingress would get a load balancer of its own")
+  error(
+    "the stable Ingress has no "
+      .. PREFIX
+      .. "group.name: the canary Ingress would get a load balancer of its own"
+  )
 end
 
 local stableActionText = previous[PREFIX .. "actions." .. stable]
 if stableActionText == nil then
-  error("the stable Ingress must route " .. stable .. " through " .. PREFIX .. "actions." .. stable ..
-    " (backend port name use-annotation) so that the canary Ingress can split traffic")
+  error(
+    "the stable Ingress must route "
+      .. stable
+      .. " through "
+      .. PREFIX
+      .. "actions."
+      .. stable
+      .. " (backend port name use-annotation) so that the canary Ingress can split traffic"
+  )
 end
 local stablePort = nil
 local stableAction = json.decode(stableActionText)
@@ -80,7 +97,14 @@ for _, group in ipairs(member(member(stableAction, "forwardConfig"), "targetGrou
   if member(group, "serviceName") == stable then stablePort = member(group, "servicePort") end
 end
 if stablePort == nil then
-  error(PREFIX .. "actions." .. stable .. " must forward to the service " .. stable .. " (forwardConfig.targetGroups with serviceName and servicePort)")
+  error(
+    PREFIX
+      .. "actions."
+      .. stable
+      .. " must forward to the service "
+      .. stable
+      .. " (forwardConfig.targetGroups with serviceName and servicePort)"
+  )
 end
 
 if previous[ACTION] == nil then
@@ -88,7 +112,12 @@ if previous[ACTION] == nil then
   if previous[PREFIX .. "group.order"] ~= nil then
     stableOrder = tonumber(previous[PREFIX .. "group.order"])
     if stableOrder == nil or stableOrder ~= math.floor(stableOrder) then
-      error("the stable Ingress's " .. PREFIX .. "group.order is not an integer: " .. previous[PREFIX .. "group.order"])
+      error(
+        "the stable Ingress's "
+          .. PREFIX
+          .. "group.order is not an integer: "
+          .. previous[PREFIX .. "group.order"]
+      )
     end
   end
   if stableOrder <= -1000 then
@@ -138,7 +167,12 @@ if #matches == 1 then
   end
   for _, q in ipairs(matches[1].queryParams or {}) do
     exact(q, "query")
-    table.insert(conditions, queryCondition({ { key = literal(q.name, "query keys"), value = literal(q.value, "query values") } }))
+    table.insert(
+      conditions,
+      queryCondition({
+        { key = literal(q.name, "query keys"), value = literal(q.value, "query values") },
+      })
+    )
   end
 elseif #matches > 1 then
   local headerName, values, queryPairs = nil, {}, {}
@@ -158,7 +192,10 @@ elseif #matches > 1 then
     else
       local q = params[1]
       exact(q, "query")
-      table.insert(queryPairs, { key = literal(q.name, "query keys"), value = literal(q.value, "query values") })
+      table.insert(
+        queryPairs,
+        { key = literal(q.name, "query keys"), value = literal(q.value, "query values") }
+      )
     end
   end
   if headerName ~= nil and #queryPairs > 0 then
@@ -187,10 +224,12 @@ elseif obj.weight ~= "-1" or previous[ACTION] == nil then
   annotations[CONDITIONS] = nil
   annotations[ACTION] = json.encode({
     type = "forward",
-    forwardConfig = { targetGroups = {
-      { serviceName = stable, servicePort = stablePort, weight = 100 - weight },
-      { serviceName = canary, servicePort = stablePort, weight = weight },
-    } },
+    forwardConfig = {
+      targetGroups = {
+        { serviceName = stable, servicePort = stablePort, weight = 100 - weight },
+        { serviceName = canary, servicePort = stablePort, weight = weight },
+      },
+    },
   })
 end
 

@@ -51,17 +51,23 @@ end
 local groups = {}
 for _, m in ipairs(obj.matches or {}) do
   if m.path ~= nil then
-    error("Higress canaries cannot test the request path (the paths are the Ingress's own rules); remove the path from the step's matches")
+    error(
+      "Higress canaries cannot test the request path (the paths are the Ingress's own rules); remove the path from the step's matches"
+    )
   end
   if m.queryParams ~= nil and #m.queryParams > 0 then
-    error("Higress canaries cannot test query parameters; remove queryParams from the step's matches")
+    error(
+      "Higress canaries cannot test query parameters; remove queryParams from the step's matches"
+    )
   end
   if m.headers ~= nil and #m.headers > 0 then table.insert(groups, m.headers) end
 end
 
 if #groups > 0 and annotations[PREFIX .. "canary-weight"] ~= nil then
   if annotations[PREFIX .. "canary-weight"] ~= "0" then
-    error("Higress ignores canary-weight once a header match is set, so this step's weight would not apply; put the matches and the traffic in separate steps")
+    error(
+      "Higress ignores canary-weight once a header match is set, so this step's weight would not apply; put the matches and the traffic in separate steps"
+    )
   end
   annotations[PREFIX .. "canary-weight"] = nil
 end
@@ -124,7 +130,7 @@ end
 -- pkg/trafficrouting/network/ingress/ingress.go, EnsureRoutes), so merging into what is there
 -- would keep every earlier step's lines. Each step writes exactly its own modifier (as Kruise's
 -- own mse.lua does for request-header-control-update), and a step without one clears them.
-for _, k in ipairs({"update", "add", "remove"}) do
+for _, k in ipairs({ "update", "add", "remove" }) do
   annotations[PREFIX .. "request-header-control-" .. k] = nil
 end
 local rhm = obj.requestHeaderModifier

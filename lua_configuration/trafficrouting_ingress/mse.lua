@@ -31,8 +31,11 @@ local MSE = "mse.ingress.kubernetes.io/"
 local annotations = {}
 -- MSE reads canary annotations under either prefix, so stale ones are dropped under both.
 local function isManaged(k)
-  for _, p in ipairs({PREFIX, MSE}) do
-    if string.sub(k, 1, string.len(p .. "canary-by-")) == p .. "canary-by-" or k == p .. "canary-weight" then
+  for _, p in ipairs({ PREFIX, MSE }) do
+    if
+      string.sub(k, 1, string.len(p .. "canary-by-")) == p .. "canary-by-"
+      or k == p .. "canary-weight"
+    then
       return true
     end
   end
@@ -51,7 +54,9 @@ local groups = {}
 local queries = {}
 for _, m in ipairs(obj.matches or {}) do
   if m.path ~= nil then
-    error("MSE canaries cannot test the request path (the paths are the Ingress's own rules); remove the path from the step's matches")
+    error(
+      "MSE canaries cannot test the request path (the paths are the Ingress's own rules); remove the path from the step's matches"
+    )
   end
   local headers = m.headers or {}
   local params = m.queryParams or {}
@@ -59,7 +64,9 @@ for _, m in ipairs(obj.matches or {}) do
     error("MSE canaries cannot AND a header with a query parameter")
   end
   if #headers > 0 then table.insert(groups, headers) end
-  for _, q in ipairs(params) do table.insert(queries, q) end
+  for _, q in ipairs(params) do
+    table.insert(queries, q)
+  end
 end
 if #queries > 0 then
   if #queries > 1 or #groups > 0 then
@@ -91,7 +98,9 @@ end
 -- assumed to behave alike. So a weight beside a match would silently not apply: an error.
 if (#groups > 0 or #queries > 0) and annotations[PREFIX .. "canary-weight"] ~= nil then
   if annotations[PREFIX .. "canary-weight"] ~= "0" then
-    error("MSE ignores canary-weight once a header or query match is set, so this step's weight would not apply; put the matches and the traffic in separate steps")
+    error(
+      "MSE ignores canary-weight once a header or query match is set, so this step's weight would not apply; put the matches and the traffic in separate steps"
+    )
   end
   annotations[PREFIX .. "canary-weight"] = nil
 end
@@ -116,7 +125,7 @@ end
 -- pkg/trafficrouting/network/ingress/ingress.go, EnsureRoutes), so merging into what is there
 -- would keep every earlier step's lines. Each step writes exactly its own modifier (as Kruise's
 -- own mse.lua does for request-header-control-update), and a step without one clears them.
-for _, k in ipairs({"update", "add", "remove"}) do
+for _, k in ipairs({ "update", "add", "remove" }) do
   annotations[MSE .. "request-header-control-" .. k] = nil
 end
 local rhm = obj.requestHeaderModifier

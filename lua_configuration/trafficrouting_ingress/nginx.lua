@@ -42,10 +42,14 @@ end
 local groups = {}
 for _, m in ipairs(obj.matches or {}) do
   if m.path ~= nil then
-    error("ingress-nginx canaries cannot test the request path (the paths are the Ingress's own rules); remove the path from the step's matches")
+    error(
+      "ingress-nginx canaries cannot test the request path (the paths are the Ingress's own rules); remove the path from the step's matches"
+    )
   end
   if m.queryParams ~= nil and #m.queryParams > 0 then
-    error("ingress-nginx canaries cannot test query parameters; remove queryParams from the step's matches")
+    error(
+      "ingress-nginx canaries cannot test query parameters; remove queryParams from the step's matches"
+    )
   end
   if m.headers ~= nil and #m.headers > 0 then table.insert(groups, m.headers) end
 end

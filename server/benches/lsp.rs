@@ -17,7 +17,10 @@
 //!    diagnostics.
 //! 7. with `KRUISE_LUA_BENCH_EDITING=1` (only this then): request → answer latency of rename,
 //!    formatting (the script re-indented with spaces, so StyLua rewrites every line) and
-//!    semantic tokens (full, and delta after a one-line edit) on the 2,000-line script (p50/p95).
+//!    semantic tokens (full, and delta after a one-line edit) on the 2,000-line script (p50/p95),
+//!    and of the structural requests (folding, selection range, document highlight, call
+//!    hierarchy prepare/incoming, hover with types, inlay hints with parameter names, code
+//!    actions on a lint, document links).
 
 use std::collections::HashSet;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -602,6 +605,128 @@ fn bench_editing(dir: &Path) {
             |_, _| {},
             |_| json!({"textDocument": {"uri": uri}}),
             |result| assert!(result["data"].as_array().unwrap().len() > 10_000),
+        ),
+    );
+    let doc = json!({"textDocument": {"uri": uri}});
+    let at = json!({"textDocument": {"uri": uri}, "position": position});
+    let whole =
+        json!({"start": {"line": 0, "character": 0}, "end": {"line": lines, "character": 0}});
+    report(
+        "folding ranges",
+        time_requests(
+            &mut server,
+            "textDocument/foldingRange",
+            rounds,
+            |_, _| {},
+            |_| doc.clone(),
+            |r| assert!(r.as_array().unwrap().len() > 100),
+        ),
+    );
+    report(
+        "selection range",
+        time_requests(
+            &mut server,
+            "textDocument/selectionRange",
+            rounds,
+            |_, _| {},
+            |_| json!({"textDocument": {"uri": uri}, "positions": [position]}),
+            |r| assert!(r[0]["parent"].is_object()),
+        ),
+    );
+    report(
+        "document highlight",
+        time_requests(
+            &mut server,
+            "textDocument/documentHighlight",
+            rounds,
+            |_, _| {},
+            |_| at.clone(),
+            |r| assert!(!r.as_array().unwrap().is_empty()),
+        ),
+    );
+    // The helper's own name, on the line above the parameter's.
+    let function_at =
+        json!({"textDocument": {"uri": uri}, "position": {"line": line, "character": 16}});
+    report(
+        "call hierarchy, prepare",
+        time_requests(
+            &mut server,
+            "textDocument/prepareCallHierarchy",
+            rounds,
+            |_, _| {},
+            |_| function_at.clone(),
+            |r| assert_eq!(r.as_array().unwrap().len(), 1),
+        ),
+    );
+    let id = server.request("textDocument/prepareCallHierarchy", function_at.clone());
+    let (_, item) = server.wait("call hierarchy item", |m| m["id"] == id);
+    let item = item["result"][0].clone();
+    report(
+        "call hierarchy, incoming calls",
+        time_requests(
+            &mut server,
+            "callHierarchy/incomingCalls",
+            rounds,
+            |_, _| {},
+            |_| json!({"item": item}),
+            |r| assert!(!r.as_array().unwrap().is_empty()),
+        ),
+    );
+    report(
+        "hover on a local function (with its result type)",
+        time_requests(
+            &mut server,
+            "textDocument/hover",
+            rounds,
+            |_, _| {},
+            |_| function_at.clone(),
+            |r| {
+                assert!(
+                    r["contents"]["value"]
+                        .as_str()
+                        .unwrap()
+                        .contains("function")
+                )
+            },
+        ),
+    );
+    server.notify(
+        "workspace/didChangeConfiguration",
+        json!({"settings": {"kruiseLua": {"inlayHints": {"parameterNames": true}}}}),
+    );
+    report(
+        "inlay hints with parameter names, whole script",
+        time_requests(
+            &mut server,
+            "textDocument/inlayHint",
+            rounds,
+            |_, _| {},
+            |_| json!({"textDocument": {"uri": uri}, "range": whole}),
+            |r| assert!(!r.as_array().unwrap().is_empty()),
+        ),
+    );
+    let lint = json!({"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 5}},
+        "code": "KL007", "source": "kruise-lua", "message": "unused"});
+    report(
+        "code actions on a lint finding",
+        time_requests(
+            &mut server,
+            "textDocument/codeAction",
+            rounds,
+            |_, _| {},
+            |_| json!({"textDocument": {"uri": uri}, "range": lint["range"], "context": {"diagnostics": [lint]}}),
+            |r| assert!(!r.as_array().unwrap().is_empty()),
+        ),
+    );
+    report(
+        "document links",
+        time_requests(
+            &mut server,
+            "textDocument/documentLink",
+            rounds,
+            |_, _| {},
+            |_| doc.clone(),
+            |r| assert!(r.is_array()),
         ),
     );
     let id = server.request(

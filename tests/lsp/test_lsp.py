@@ -186,7 +186,9 @@ async def test_step_values_as_inlay_hints_from_the_lens_and_hidden_again(client:
     labels = await inlay_labels(client, script)
     lines = text.split("\n")
     weight_line = next(i for i, l in enumerate(lines) if "canary.weight = obj.canaryWeight" in l)
-    assert labels[weight_line] == "obj.canaryWeight = 50", labels
+    # The line reads obj and writes a field: both values (issue 23, defect 4: the field, not
+    # the table holding it).
+    assert labels[weight_line] == "obj.canaryWeight = 50, canary.weight = 50", labels
     loop_line = next(i for i, l in enumerate(lines) if "for _, route in ipairs" in l)
     assert "(×2)" in labels[loop_line], labels
     # Another text than the one that ran: no hints (the lines may have moved).

@@ -227,6 +227,12 @@ def test_checkhealth_reports_binary_version_and_client(editor: Editor):
     assert "Neovim 0." in text, text
     assert "client" in text and "attached" in text, text
     assert "ERROR" not in text, text
+    # Issue 23, defect 3: the report is about the user's buffer, not the report's own buffer,
+    # and a help reference has no stray bars.
+    assert "not a kruise-lua file" not in text, text
+    assert "a script" in text, text
+    assert "no kruise-lua client attached" not in text, text
+    assert ")|" not in text, text
 
 
 def test_missing_binary_says_how_to_install(editor: Editor):
@@ -552,3 +558,19 @@ def test_hover_on_a_loop_variable_shows_its_shape(editor: Editor):
         what="a hover with the loop variable's shape",
     )
     assert "backend: { name: string, weight: number }" in hover["contents"]["value"], hover
+
+
+def test_show_values_brings_a_loaded_but_hidden_script_into_a_window(editor: Editor):
+    """Issue 23, defect 5: the script loaded in a buffer no window shows got its hints unseen."""
+    script = editor.workspace / SCRIPT
+    script_buf = editor.edit(SCRIPT)
+    editor.wait_attached(script_buf)
+    case_buf = editor.edit(FAILING_CASE)  # same window: the script's buffer stays loaded, hidden
+    assert editor.lua("return vim.api.nvim_buf_is_loaded(...)", script_buf)
+    assert editor.lua("return vim.fn.bufwinid(...)", script_buf) == -1
+    editor.wait_attached(case_buf)
+    editor.wait_diagnostic(case_buf, "step-fails")
+    editor.nvim.command("KruiseLuaShowValues 2")
+    editor.wait(lambda: editor.lua("return vim.fn.bufwinid(...)", script_buf) != -1, what="a window on the script")
+    labels = editor.wait(lambda: inlay_labels(editor, script_buf), what="inlay hints in the script")
+    assert line_of(script, "obj.canaryWeight") in labels, labels

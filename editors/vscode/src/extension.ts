@@ -40,6 +40,7 @@ function rawSettings(): logic.RawSettings {
     mode: config.get("mode"),
     debounceMs: config.get("debounceMs"),
     timeoutMs: config.get("timeoutMs"),
+    parameterHints: config.get("inlayHints.parameterNames"),
   };
 }
 
@@ -126,16 +127,16 @@ const middleware: Middleware = {
   // The server's own commands, as the code lenses invoke them: show what they return.
   executeCommand: async (command, args, next) => {
     const result = await next(command, args);
-    await presentCommandResult(command, result);
+    await presentCommandResult(command, result, args);
     return result;
   },
 };
 
-async function presentCommandResult(command: string, result: unknown): Promise<void> {
+async function presentCommandResult(command: string, result: unknown, args?: unknown): Promise<void> {
   switch (command) {
     case logic.SERVER_COMMANDS.objAsLua:
       if (typeof result === "string") {
-        await openLuaDocument(result);
+        await openObjDocument(result, args);
       }
       break;
     case logic.SERVER_COMMANDS.showStepValues: {
@@ -167,8 +168,33 @@ async function presentCommandResult(command: string, result: unknown): Promise<v
   }
 }
 
-async function openLuaDocument(source: string): Promise<void> {
-  const document = await vscode.workspace.openTextDocument({ language: "lua", content: source });
+/** The text of each open `kruise-lua:` document (read-only: a content provider serves it). */
+const objDocuments = new Map<string, string>();
+const objChanged = new vscode.EventEmitter<vscode.Uri>();
+const objProvider: vscode.TextDocumentContentProvider = {
+  onDidChange: objChanged.event,
+  provideTextDocumentContent: (uri) => objDocuments.get(uri.toString()) ?? "",
+};
+
+/** Shows a step's obj in its one read-only document (refreshed, not duplicated, on each click). */
+async function openObjDocument(source: string, args: unknown): Promise<void> {
+  const where = logic.objDocument(args);
+  if (where === undefined) {
+    const untitled = await vscode.workspace.openTextDocument({ language: "lua", content: source });
+    await vscode.window.showTextDocument(untitled, { viewColumn: vscode.ViewColumn.Beside, preview: true });
+    return;
+  }
+  const uri = vscode.Uri.from({ scheme: logic.OBJ_SCHEME, path: where.path, query: where.query });
+  const key = uri.toString();
+  const changed = objDocuments.has(key) && objDocuments.get(key) !== source;
+  objDocuments.set(key, source);
+  if (changed) {
+    objChanged.fire(uri);
+  }
+  let document = await vscode.workspace.openTextDocument(uri);
+  if (document.languageId !== "lua") {
+    document = await vscode.languages.setTextDocumentLanguage(document, "lua");
+  }
   await vscode.window.showTextDocument(document, { viewColumn: vscode.ViewColumn.Beside, preview: true });
 }
 
@@ -373,7 +399,7 @@ async function showObjCommand(): Promise<void> {
   }
   const args = logic.objArguments(editor.document.uri.toString(), step);
   const result = await execute(logic.SERVER_COMMANDS.objAsLua, args);
-  await presentCommandResult(logic.SERVER_COMMANDS.objAsLua, result);
+  await presentCommandResult(logic.SERVER_COMMANDS.objAsLua, result, args);
 }
 
 async function showStepValuesCommand(): Promise<void> {
@@ -430,6 +456,56 @@ const debugAdapters: vscode.DebugAdapterDescriptorFactory = {
   },
 };
 
+/**
+ * Run and Debug without a launch.json: F5 on a script or a case debugs step 1 of the case (the
+ * script's first case, or the case open); "create a launch.json" offers the same, filled in.
+ */
+const debugConfigurations: vscode.DebugConfigurationProvider = {
+  provideDebugConfigurations: async () => {
+    const made = await launchForActiveFile();
+    return made !== undefined ? [made] : [];
+  },
+  resolveDebugConfiguration: async (_folder, config) => {
+    if (!logic.isEmptyLaunch(config)) {
+      return config;
+    }
+    const made = await launchForActiveFile();
+    if (made === undefined) {
+      void vscode.window.showErrorMessage(
+        "kruise-lua: open a traffic-routing script or one of its test cases to debug a step (or add a launch configuration).",
+      );
+      return undefined;
+    }
+    return made;
+  },
+};
+
+/** Step 1 of the case open, or of the first case of the script open. */
+async function launchForActiveFile(): Promise<vscode.DebugConfiguration | undefined> {
+  const file = vscode.window.activeTextEditor?.document.uri;
+  if (file === undefined || file.scheme !== "file") {
+    return undefined;
+  }
+  const targets = logic.debugTargets(file.fsPath);
+  if (targets === undefined) {
+    return undefined;
+  }
+  let casePath = targets.case;
+  if (casePath === undefined && targets.testdata !== undefined) {
+    const cases = await vscode.workspace.findFiles(
+      new vscode.RelativePattern(vscode.Uri.file(targets.testdata), "**/*.{yaml,yml}"),
+      undefined,
+      50,
+    );
+    casePath = cases.map((c) => c.fsPath).sort()[0];
+  }
+  if (casePath === undefined) {
+    return undefined;
+  }
+  const made = logic.debugConfiguration({ script: targets.script, case: casePath, step: 1 });
+  return made.ok ? made.config : undefined;
+}
+
 async function workspaceHasScripts(): Promise<boolean> {
   const found = await vscode.workspace.findFiles(
     `{${logic.SCRIPT_PATTERNS.join(",")}}`,
@@ -461,6 +537,19 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand("kruiseLua.showOutput", () => output.show(true)),
     vscode.commands.registerCommand(logic.DEBUG_STEP_COMMAND, debugStepCommand),
     vscode.debug.registerDebugAdapterDescriptorFactory(logic.DEBUG_TYPE, debugAdapters),
+    vscode.debug.registerDebugConfigurationProvider(logic.DEBUG_TYPE, debugConfigurations),
+    vscode.debug.registerDebugConfigurationProvider(
+      logic.DEBUG_TYPE,
+      debugConfigurations,
+      vscode.DebugConfigurationProviderTriggerKind.Dynamic,
+    ),
+    vscode.workspace.registerTextDocumentContentProvider(logic.OBJ_SCHEME, objProvider),
+    objChanged,
+    vscode.workspace.onDidCloseTextDocument((document) => {
+      if (document.uri.scheme === logic.OBJ_SCHEME) {
+        objDocuments.delete(document.uri.toString());
+      }
+    }),
     vscode.commands.registerCommand("kruiseLua.restartServer", async () => {
       missingReported = false;
       await stop();

@@ -253,6 +253,7 @@ export interface RawSettings {
   mode?: unknown;
   debounceMs?: unknown;
   timeoutMs?: unknown;
+  parameterHints?: unknown;
 }
 
 export interface ServerSettings {
@@ -260,6 +261,7 @@ export interface ServerSettings {
   mode: "harness" | "production";
   debounceMs?: number;
   timeoutMs?: number;
+  inlayHints?: { parameterNames: boolean };
 }
 
 /**
@@ -309,6 +311,11 @@ export function serverSettings(raw: RawSettings): { settings: ServerSettings; pr
   const timeout = number(raw.timeoutMs, "timeoutMs");
   if (timeout !== undefined) {
     settings.timeoutMs = timeout;
+  }
+  if (typeof raw.parameterHints === "boolean") {
+    settings.inlayHints = { parameterNames: raw.parameterHints };
+  } else if (raw.parameterHints !== undefined && raw.parameterHints !== null) {
+    problems.push("kruiseLua.inlayHints.parameterNames must be true or false");
   }
   return { settings, problems };
 }
@@ -558,3 +565,61 @@ export function debugConfiguration(
 
 /** The debug adapter's arguments after the binary. */
 export const DAP_ARGS = ["dap"];
+
+/** The scheme of the read-only documents the extension shows ("show obj as Lua"). */
+export const OBJ_SCHEME = "kruise-lua";
+
+/**
+ * Where the obj of a step shows: one virtual document per case and step (`kruise-lua:` URI), so
+ * clicking the lens again refreshes the same tab instead of opening another `Untitled-N`. The
+ * path names the step for the tab title; the query is the case's URI (two cases with one name
+ * in different folders stay apart). Undefined when the arguments name no case and step.
+ */
+export function objDocument(args: unknown): { path: string; query: string } | undefined {
+  const first = Array.isArray(args) ? args[0] : undefined;
+  const a = (typeof first === "object" && first !== null ? first : {}) as Record<string, unknown>;
+  if (typeof a.uri !== "string" || a.uri === "" || typeof a.step !== "number" || !Number.isInteger(a.step) || a.step < 0) {
+    return undefined;
+  }
+  const name = path.posix.basename(a.uri.replace(/[?#].*$/, "")).replace(/\.ya?ml$/, "");
+  return { path: `/${decodeURIComponent(name)}/obj-step-${a.step + 1}.lua`, query: a.uri };
+}
+
+/**
+ * What a file is, for starting a debug session from it without a launch configuration: the
+ * script it is or tests, and where that script's cases are (a case file names itself).
+ * Follows the library layout: `<Kind>/trafficRouting.lua` with `<Kind>/testdata/*.yaml`, and
+ * `trafficrouting_ingress/<class>.lua` with `trafficrouting_ingress/testdata/<class>/*.yaml`.
+ */
+export function debugTargets(file: string): { script: string; testdata?: string; case?: string } | undefined {
+  const normalized = path.normalize(file);
+  const base = path.basename(normalized);
+  const dir = path.dirname(normalized);
+  if (base.endsWith(".lua")) {
+    if (base === "trafficRouting.lua") {
+      return { script: normalized, testdata: path.join(dir, "testdata") };
+    }
+    if (path.basename(dir) === "trafficrouting_ingress") {
+      return { script: normalized, testdata: path.join(dir, "testdata", base.replace(/\.lua$/, "")) };
+    }
+    return { script: normalized };
+  }
+  if (!/\.ya?ml$/.test(base)) {
+    return undefined;
+  }
+  const parts = normalized.split(path.sep);
+  const at = parts.lastIndexOf("testdata");
+  if (at <= 0) {
+    return undefined;
+  }
+  const owner = parts.slice(0, at).join(path.sep) || path.sep;
+  if (path.basename(owner) === "trafficrouting_ingress" && at + 2 < parts.length) {
+    return { script: path.join(owner, `${parts[at + 1]}.lua`), case: normalized };
+  }
+  return { script: path.join(owner, "trafficRouting.lua"), case: normalized };
+}
+
+/** Whether a launch configuration is the empty one VS Code passes when there is no launch.json. */
+export function isEmptyLaunch(config: Record<string, unknown>): boolean {
+  return config.type === undefined && config.request === undefined && config.name === undefined;
+}

@@ -21,7 +21,9 @@ mod values;
 pub use inspect::{Frame, Paused, Scope, Variable};
 pub(crate) use session::Session;
 pub use session::check_hit_condition;
-pub use values::{LineValue, MAX_RECORDED_STOPS, StepValues, record_step_values};
+pub use values::{
+    LineValue, MAX_RECORDED_STOPS, StepValues, record_step_values, record_step_values_after,
+};
 
 /// A line breakpoint of the script, with DAP's optional parts.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

@@ -43,9 +43,22 @@ pub struct StepValues {
 /// Runs `step` with the recorder attached. `watch` maps a line to
 /// the expressions to evaluate there (before the line runs; evaluation changes nothing).
 pub fn record_step_values(step: StepToRun<'_>, watch: &BTreeMap<u32, Vec<String>>) -> StepValues {
+    record_step_values_after(step, watch, &BTreeMap::new())
+}
+
+/// [`record_step_values`], and `after` maps a line to expressions evaluated once it has run
+/// (at the next stop in its frame): the targets of the field assignments on it (`d.weight`),
+/// whose value is what the line wrote. A local whose field such a line wrote is not credited
+/// to it as well (its `{…}` says nothing the field's value does not).
+pub fn record_step_values_after(
+    step: StepToRun<'_>,
+    watch: &BTreeMap<u32, Vec<String>>,
+    after: &BTreeMap<u32, Vec<String>>,
+) -> StepValues {
     let control = Control::new(true);
     let mut recorder = Recorder {
         watch,
+        after,
         stops: 0,
         truncated: false,
         frames: HashMap::new(),
@@ -75,6 +88,7 @@ struct FrameState {
 
 struct Recorder<'w> {
     watch: &'w BTreeMap<u32, Vec<String>>,
+    after: &'w BTreeMap<u32, Vec<String>>,
     stops: usize,
     truncated: bool,
     frames: HashMap<usize, FrameState>,
@@ -142,13 +156,33 @@ impl Debugger for Recorder<'_> {
             .remove(&depth)
             .filter(|previous| previous.function == function)
         {
+            let written: &[String] = self.after.get(&previous.line).map_or(&[], Vec::as_slice);
+            // `d` in `d.weight = …`: the field's value is recorded instead.
+            let is_written_table = |name: &str| {
+                written.iter().any(|w| {
+                    w.strip_prefix(name)
+                        .is_some_and(|rest| rest.starts_with('.') || rest.starts_with('['))
+                })
+            };
             let mut changed: Vec<(&String, &String)> = locals
                 .iter()
                 .filter(|(name, value)| previous.locals.get(*name) != Some(*value))
+                .filter(|(name, _)| !is_written_table(name))
                 .collect();
             changed.sort();
-            for (name, value) in changed {
-                self.record(previous.line, name, value.clone());
+            let line = previous.line;
+            let mut after_values = Vec::new();
+            for expression in written {
+                if let Ok(variable) = paused.evaluate(Some(0), expression) {
+                    after_values.push((expression.clone(), variable.value));
+                }
+            }
+            let changed: Vec<(String, String)> = changed
+                .into_iter()
+                .map(|(n, v)| (n.clone(), v.clone()))
+                .collect();
+            for (name, value) in changed.into_iter().chain(after_values) {
+                self.record(line, &name, value);
             }
         }
         if let Some(expressions) = self.watch.get(&stop.line) {
@@ -278,6 +312,44 @@ return obj.data
         assert_eq!(lines, sorted);
         // The other step sees its own weight.
         assert_eq!(at(&record(0, &[]), 2, "weight"), Some(("20".into(), 1)));
+    }
+
+    /// Issue 23, defect 4: `d.weight = …` showed `d = {…} (2 entries)`, not what was assigned.
+    #[test]
+    fn a_field_assignment_shows_the_assigned_value() {
+        let case = parse_case(CASE).unwrap();
+        let script = Script::new(
+            "local d = {}\nd.weight = obj.canaryWeight\nd.name = \"x\"\nreturn obj.data\n",
+        );
+        let after: BTreeMap<u32, Vec<String>> = [
+            (2, vec!["d.weight".to_string()]),
+            (3, vec!["d.name".to_string()]),
+        ]
+        .into_iter()
+        .collect();
+        let values = record_step_values_after(
+            StepToRun {
+                script: &script,
+                flavor: ScriptFlavor::Custom,
+                case: &case,
+                index: 1,
+                mode: Mode::Harness,
+                options: &RunOptions::default(),
+            },
+            &BTreeMap::new(),
+            &after,
+        );
+        assert_eq!(
+            at(&values, 2, "d.weight"),
+            Some(("50".into(), 1)),
+            "{values:?}"
+        );
+        assert_eq!(
+            at(&values, 3, "d.name"),
+            Some(("\"x\"".into(), 1)),
+            "{values:?}"
+        );
+        assert_eq!(at(&values, 2, "d"), None, "{values:?}");
     }
 
     #[test]

@@ -49,7 +49,9 @@ local spec = obj.data.spec
 local function copy(v)
   if type(v) ~= "table" then return v end
   local out = {}
-  for k, x in pairs(v) do out[k] = copy(x) end
+  for k, x in pairs(v) do
+    out[k] = copy(x)
+  end
   return out
 end
 
@@ -81,7 +83,7 @@ local function pathExpr(path)
   if matchType == "PathPrefix" then
     local re = "^" .. regexQuote(value)
     if string.sub(value, -1) ~= "/" then re = re .. "(/.*)?$" end
-    return {subject = {scope = "Path"}, op = "RegexMatch", value = re}
+    return { subject = { scope = "Path" }, op = "RegexMatch", value = re }
   end
   local op, v = valueExpr("path", matchType, value)
   return {subject = {scope = "Path"}, op = op, value = v}
@@ -128,9 +130,18 @@ local function addHeaderPlugin(route)
   if rhm == nil then return end
   local set, add, remove = {}, {}, {}
   local any = false
-  for _, h in ipairs(rhm.set or {}) do set[h.name] = h.value; any = true end
-  for _, h in ipairs(rhm.add or {}) do add[h.name] = h.value; any = true end
-  for _, name in ipairs(rhm.remove or {}) do table.insert(remove, name); any = true end
+  for _, h in ipairs(rhm.set or {}) do
+    set[h.name] = h.value
+    any = true
+  end
+  for _, h in ipairs(rhm.add or {}) do
+    add[h.name] = h.value
+    any = true
+  end
+  for _, name in ipairs(rhm.remove or {}) do
+    table.insert(remove, name)
+    any = true
+  end
   if not any then return end
   route.plugins = route.plugins or {}
   local plugin = nil
@@ -138,7 +149,7 @@ local function addHeaderPlugin(route)
     if p.name == "proxy-rewrite" then plugin = p end
   end
   if plugin == nil then
-    plugin = {name = "proxy-rewrite", enable = true}
+    plugin = { name = "proxy-rewrite", enable = true }
     table.insert(route.plugins, plugin)
   end
   plugin.config = plugin.config or {}
@@ -146,11 +157,15 @@ local function addHeaderPlugin(route)
   local headers = plugin.config.headers
   if next(set) ~= nil then
     headers.set = headers.set or {}
-    for k, v in pairs(set) do headers.set[k] = v end
+    for k, v in pairs(set) do
+      headers.set[k] = v
+    end
   end
   if next(add) ~= nil then
     headers.add = headers.add or {}
-    for k, v in pairs(add) do headers.add[k] = v end
+    for k, v in pairs(add) do
+      headers.add[k] = v
+    end
   end
   for _, name in ipairs(remove) do
     headers.remove = headers.remove or {}
@@ -167,10 +182,12 @@ local function canaryRoute(route, stableBackend, exprs, index, count)
   c.priority = (route.priority or 0) + 1
   c.match = c.match or {}
   c.match.exprs = c.match.exprs or {}
-  for _, e in ipairs(exprs) do table.insert(c.match.exprs, copy(e)) end
+  for _, e in ipairs(exprs) do
+    table.insert(c.match.exprs, copy(e))
+  end
   local b = canaryBackend(stableBackend)
   b.weight = nil
-  c.backends = {b}
+  c.backends = { b }
   addHeaderPlugin(c)
   return c
 end
@@ -194,7 +211,9 @@ local MAX_WEIGHT = 2147483647 -- the gateway's weights are 32-bit integers
 
 local function scaled(w)
   if w > MAX_WEIGHT then
-    error("weight " .. tostring(w) .. " exceeds 2^31-1 after scaling the weights for the canary split")
+    error(
+      "weight " .. tostring(w) .. " exceeds 2^31-1 after scaling the weights for the canary split"
+    )
   end
   return w
 end
@@ -233,8 +252,10 @@ end
 -- reference whole ApisixUpstreams, not subsets: a weighted split between two subsets of the
 -- stable service cannot be written. Weight 0 needs no canary backend.
 if useSubset and useWeight and weight > 0 then
-  error("ApisixRoute cannot split a weight between subsets of one service (apisix-ingress-controller 2.x rejects "
-    .. "duplicate backend services); use a canary Service, or a TrafficRouting with matches only")
+  error(
+    "ApisixRoute cannot split a weight between subsets of one service (apisix-ingress-controller 2.x rejects "
+      .. "duplicate backend services); use a canary Service, or a TrafficRouting with matches only"
+  )
 end
 if useSubset and useWeight and weight == 0 then useWeight = false end
 
@@ -246,8 +267,10 @@ if spec ~= nil and type(spec.http) == "table" and (useWeight or #rolloutExprs > 
       if stableBackend == nil and isStable(b) then stableBackend = b end
     end
     if stableBackend ~= nil and useWeight and weight > 0 and hasHeaderChanges() then
-      error("ApisixRoute cannot change request headers of a weighted canary share (route plugins apply"
-        .. " to every backend of the route): use requestHeaderModifier with matches only")
+      error(
+        "ApisixRoute cannot change request headers of a weighted canary share (route plugins apply"
+          .. " to every backend of the route): use requestHeaderModifier with matches only"
+      )
     end
     if stableBackend ~= nil then
       for i, exprs in ipairs(rolloutExprs) do

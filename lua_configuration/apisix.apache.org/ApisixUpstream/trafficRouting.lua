@@ -13,7 +13,7 @@
 -- CANARY_LABELS is the label the canary pods carry; change it to your own convention.
 
 local CANARY_SUBSET = "canary"
-local CANARY_LABELS = {["istio.service.tag"] = "gray"}
+local CANARY_LABELS = { ["istio.service.tag"] = "gray" }
 
 local spec = obj.data.spec
 
@@ -30,8 +30,10 @@ if obj.canaryService == obj.stableService then
   end
   if not present then
     local labels = {}
-    for k, v in pairs(CANARY_LABELS) do labels[k] = v end
-    table.insert(subsets, {name = CANARY_SUBSET, labels = labels})
+    for k, v in pairs(CANARY_LABELS) do
+      labels[k] = v
+    end
+    table.insert(subsets, { name = CANARY_SUBSET, labels = labels })
   end
   spec.subsets = subsets
 end

@@ -44,7 +44,7 @@
 -- UpstreamGroup needs its own reference); empty Rollout matches (no conditions).
 -- CANARY_LABELS is the label the canary pods carry; change it to your own convention.
 
-local CANARY_LABELS = {["istio.service.tag"] = "gray"}
+local CANARY_LABELS = { ["istio.service.tag"] = "gray" }
 
 local stable = obj.stableService
 local canary = obj.canaryService
@@ -54,13 +54,17 @@ local spec = obj.data.spec
 local function copy(v)
   if type(v) ~= "table" then return v end
   local out = {}
-  for k, x in pairs(v) do out[k] = copy(x) end
+  for k, x in pairs(v) do
+    out[k] = copy(x)
+  end
   return out
 end
 
 -- Escapes Lua pattern magic characters (service names contain "-").
 local function literal(s)
-  return (string.gsub(s, "[%^%$%(%)%%%.%[%]%*%+%-%?]", function(c) return "%" .. c end))
+  return (string.gsub(s, "[%^%$%(%)%%%.%[%]%*%+%-%?]", function(c)
+    return "%" .. c
+  end))
 end
 
 -- For a stable upstream name "<ns>-<stable>-<port>", returns "<ns>-", "-<port>"; else nil.
@@ -75,9 +79,7 @@ local function isStable(dest)
   if type(dest.kube) == "table" and type(dest.kube.ref) == "table" then
     return dest.kube.ref.name == stable
   end
-  if type(dest.upstream) == "table" then
-    return upstreamParts(dest.upstream.name) ~= nil
-  end
+  if type(dest.upstream) == "table" then return upstreamParts(dest.upstream.name) ~= nil end
   return false
 end
 
@@ -87,10 +89,12 @@ local function canaryDestination(dest)
     -- Subsets need the Kubernetes Upstream's subsetSpec (Gloo Edge docs, "Subsets": Kubernetes
     -- upstreams are the only kind supported); a kube destination has no Upstream to hold one.
     if d.kube ~= nil then
-      error("Gloo routes to subsets of an Upstream only: reference the stable service's discovered Upstream (with a subsetSpec for "
-        .. "the canary label) instead of a kube destination, or use a canary Service")
+      error(
+        "Gloo routes to subsets of an Upstream only: reference the stable service's discovered Upstream (with a subsetSpec for "
+          .. "the canary label) instead of a kube destination, or use a canary Service"
+      )
     end
-    d.subset = {values = copy(CANARY_LABELS)}
+    d.subset = { values = copy(CANARY_LABELS) }
   elseif d.kube ~= nil then
     d.kube.ref.name = canary
     d.subset = nil
@@ -104,7 +108,7 @@ local function canaryDestination(dest)
 end
 
 local function valueMatcher(what, entry)
-  local m = {name = entry.name, value = entry.value}
+  local m = { name = entry.name, value = entry.value }
   if entry.type == "RegularExpression" then
     m.regex = true
   elseif entry.type ~= nil and entry.type ~= "Exact" then
@@ -121,10 +125,15 @@ for _, m in ipairs(obj.matches or {}) do
   if m.path ~= nil then
     local t = m.path.type or "PathPrefix"
     local value = m.path.value or "/"
-    if t == "PathPrefix" then gm.prefix = value
-    elseif t == "Exact" then gm.exact = value
-    elseif t == "RegularExpression" then gm.regex = value
-    else error("unsupported path match type: " .. tostring(t)) end
+    if t == "PathPrefix" then
+      gm.prefix = value
+    elseif t == "Exact" then
+      gm.exact = value
+    elseif t == "RegularExpression" then
+      gm.regex = value
+    else
+      error("unsupported path match type: " .. tostring(t))
+    end
     any = true
   end
   for _, h in ipairs(m.headers or {}) do
@@ -146,7 +155,7 @@ local useWeight = weight ~= nil and weight >= 0
 
 -- The path kind ("exact", "prefix" or "regex") and value of a Gloo matcher, or nil.
 local function pathOf(m)
-  for _, kind in ipairs({"exact", "prefix", "regex"}) do
+  for _, kind in ipairs({ "exact", "prefix", "regex" }) do
     if m[kind] ~= nil then return kind, m[kind] end
   end
   return nil
@@ -158,7 +167,9 @@ end
 local function regexWithinPrefix(re, prefix)
   if string.find(re, "|", 1, true) ~= nil then return false end
   local head = string.sub(re, 1, string.len(prefix))
-  if head ~= prefix or string.find(head, "[%^%$%(%)%.%[%]%*%+%?%{%}\\]") ~= nil then return false end
+  if head ~= prefix or string.find(head, "[%^%$%(%)%.%[%]%*%+%?%{%}\\]") ~= nil then
+    return false
+  end
   local after = string.sub(re, string.len(prefix) + 1, string.len(prefix) + 1)
   return after ~= "*" and after ~= "?" and after ~= "{" and after ~= "+"
 end
@@ -178,10 +189,17 @@ local function intersectPath(base, step)
   if sk == nil or (sk == "prefix" and sv == "/") then return bk, bv end
   if bk == "prefix" and sk == "regex" and regexWithinPrefix(sv, bv) then return sk, sv end
   if bk == "regex" or sk == "regex" then
-    error("Gloo cannot combine the step's path " .. sv .. " with the route's path " .. bv
-      .. " (a regex cannot be intersected with another path); match the route's own path in the step")
+    error(
+      "Gloo cannot combine the step's path "
+        .. sv
+        .. " with the route's path "
+        .. bv
+        .. " (a regex cannot be intersected with another path); match the route's own path in the step"
+    )
   end
-  local function startsWith(s, p) return string.sub(s, 1, string.len(p)) == p end
+  local function startsWith(s, p)
+    return string.sub(s, 1, string.len(p)) == p
+  end
   if bk == "prefix" and sk == "prefix" then
     if startsWith(sv, bv) then return sk, sv end
     if startsWith(bv, sv) then return bk, bv end
@@ -200,7 +218,10 @@ local function intersectPath(base, step)
 end
 
 local function sameEntry(a, b)
-  return a.name == b.name and a.value == b.value and a.regex == b.regex and a.invertMatch == b.invertMatch
+  return a.name == b.name
+    and a.value == b.value
+    and a.regex == b.regex
+    and a.invertMatch == b.invertMatch
 end
 
 -- The route's matcher narrowed by a Rollout match (AND), or nil when they select no common
@@ -212,7 +233,7 @@ local function mergeMatcher(base, extra)
   local m = copy(base)
   m.prefix, m.exact, m.regex = nil, nil, nil
   if kind ~= nil then m[kind] = value end
-  for _, field in ipairs({"headers", "queryParameters"}) do
+  for _, field in ipairs({ "headers", "queryParameters" }) do
     if extra[field] ~= nil then
       m[field] = m[field] or {}
       for _, e in ipairs(extra[field]) do
@@ -235,11 +256,14 @@ local function addHeaderManipulation(holder)
     holder.options.headerManipulation = holder.options.headerManipulation or {}
     return holder.options.headerManipulation
   end
-  for _, pair in ipairs({{"set", false}, {"add", true}}) do
+  for _, pair in ipairs({ { "set", false }, { "add", true } }) do
     for _, h in ipairs(rhm[pair[1]] or {}) do
       local m = hm()
       m.requestHeadersToAdd = m.requestHeadersToAdd or {}
-      table.insert(m.requestHeadersToAdd, {header = {key = h.name, value = h.value}, append = pair[2]})
+      table.insert(
+        m.requestHeadersToAdd,
+        { header = { key = h.name, value = h.value }, append = pair[2] }
+      )
     end
   end
   for _, name in ipairs(rhm.remove or {}) do
@@ -255,7 +279,7 @@ local function canaryRoute(route, stableDest)
   local c = copy(route)
   local matchers = {}
   local bases = route.matchers
-  if type(bases) ~= "table" or #bases == 0 then bases = {{}} end
+  if type(bases) ~= "table" or #bases == 0 then bases = { {} } end
   for _, base in ipairs(bases) do
     for _, extra in ipairs(rolloutMatchers) do
       local m = mergeMatcher(base, extra)
@@ -264,7 +288,7 @@ local function canaryRoute(route, stableDest)
   end
   if #matchers == 0 then return nil end
   c.matchers = matchers
-  c.routeAction = {single = canaryDestination(stableDest)}
+  c.routeAction = { single = canaryDestination(stableDest) }
   addHeaderManipulation(c)
   if route.name ~= nil then c.name = route.name .. "-canary" end
   return c
@@ -327,7 +351,7 @@ if type(vh) == "table" and type(vh.routes) == "table" and (useWeight or #rollout
       end
       if useWeight then
         if action.single ~= nil then
-          action.multi = {destinations = splitMulti({{destination = action.single}})}
+          action.multi = { destinations = splitMulti({ { destination = action.single } }) }
           action.single = nil
         else
           action.multi.destinations = splitMulti(action.multi.destinations)

@@ -70,13 +70,19 @@ local function applyMatch(m)
   end
   for _, h in ipairs(m.headers or {}) do
     checkType("header", h.type)
-    if h.type == "RegularExpression" then putMap(spec, "regex_headers", h.name, h.value)
-    else putMap(spec, "headers", h.name, h.value) end
+    if h.type == "RegularExpression" then
+      putMap(spec, "regex_headers", h.name, h.value)
+    else
+      putMap(spec, "headers", h.name, h.value)
+    end
   end
   for _, q in ipairs(m.queryParams or {}) do
     checkType("query", q.type)
-    if q.type == "RegularExpression" then putMap(spec, "regex_query_parameters", q.name, q.value)
-    else putMap(spec, "query_parameters", q.name, q.value) end
+    if q.type == "RegularExpression" then
+      putMap(spec, "regex_query_parameters", q.name, q.value)
+    else
+      putMap(spec, "query_parameters", q.name, q.value)
+    end
   end
 end
 
@@ -87,7 +93,9 @@ local function applyAlternatives(matches)
   for _, m in ipairs(matches) do
     local headers = m.headers or {}
     if m.path ~= nil or m.queryParams ~= nil or #headers ~= 1 then
-      error("Emissary Mapping cannot OR these matches: use one match per step, or one header per match")
+      error(
+        "Emissary Mapping cannot OR these matches: use one match per step, or one header per match"
+      )
     end
     local h = headers[1]
     checkType("header", h.type)
@@ -107,8 +115,12 @@ end
 local function applyHeaderModifier()
   local rhm = obj.requestHeaderModifier
   if rhm == nil then return end
-  for _, h in ipairs(rhm.set or {}) do putMap(spec, "add_request_headers", h.name, {value = h.value, append = false}) end
-  for _, h in ipairs(rhm.add or {}) do putMap(spec, "add_request_headers", h.name, {value = h.value, append = true}) end
+  for _, h in ipairs(rhm.set or {}) do
+    putMap(spec, "add_request_headers", h.name, { value = h.value, append = false })
+  end
+  for _, h in ipairs(rhm.add or {}) do
+    putMap(spec, "add_request_headers", h.name, { value = h.value, append = true })
+  end
   for _, name in ipairs(rhm.remove or {}) do
     spec.remove_request_headers = spec.remove_request_headers or {}
     table.insert(spec.remove_request_headers, name)
@@ -116,8 +128,10 @@ local function applyHeaderModifier()
 end
 
 if spec ~= nil and canary == obj.stableService and serviceName(spec.service) == canary then
-  error("Emissary routes to Services only and cannot select canary pods by label:"
-    .. " canaryService == stableService (TrafficRouting CR) is not supported")
+  error(
+    "Emissary routes to Services only and cannot select canary pods by label:"
+      .. " canaryService == stableService (TrafficRouting CR) is not supported"
+  )
 end
 
 if spec ~= nil and canary ~= obj.stableService and serviceName(spec.service) == canary then

@@ -47,7 +47,7 @@
 -- CANARY_TAGS is the label the canary pods carry (Kuma turns pod labels into tags); it follows
 -- the convention of Kruise Rollout's user documentation. Change it to your own convention.
 
-local CANARY_TAGS = {["istio.service.tag"] = "gray"}
+local CANARY_TAGS = { ["istio.service.tag"] = "gray" }
 
 local stable = obj.stableService
 local canary = obj.canaryService
@@ -57,7 +57,9 @@ local spec = obj.data.spec
 local function copy(v)
   if type(v) ~= "table" then return v end
   local out = {}
-  for k, x in pairs(v) do out[k] = copy(x) end
+  for k, x in pairs(v) do
+    out[k] = copy(x)
+  end
   return out
 end
 
@@ -73,7 +75,8 @@ local function stableSuffix(name)
 end
 
 local function isStable(ref)
-  return type(ref) == "table" and (ref.kind == "MeshService" or ref.kind == "MeshServiceSubset")
+  return type(ref) == "table"
+    and (ref.kind == "MeshService" or ref.kind == "MeshServiceSubset")
     and stableSuffix(ref.name) ~= nil
 end
 
@@ -84,7 +87,7 @@ local function normalisePath(p)
   if p.type ~= "PathPrefix" or p.value == "/" then return p end
   local value = string.gsub(p.value, "/+$", "")
   if value == "" then value = "/" end
-  return {type = p.type, value = value}
+  return { type = p.type, value = value }
 end
 
 -- Whether a path value lies inside a segment prefix ("/a/b" and "/a" inside "/a", "/ab" not).
@@ -100,8 +103,13 @@ local function intersectPath(base, step)
   if base == nil then return step end
   if step == nil then return base end
   if base.type == "RegularExpression" or step.type == "RegularExpression" then
-    error("Kuma cannot combine the step's path " .. step.value .. " with the rule's path " .. base.value
-      .. " (a regular expression cannot be intersected with another path); match the rule's own path in the step")
+    error(
+      "Kuma cannot combine the step's path "
+        .. step.value
+        .. " with the rule's path "
+        .. base.value
+        .. " (a regular expression cannot be intersected with another path); match the rule's own path in the step"
+    )
   end
   if base.type == "PathPrefix" and step.type == "PathPrefix" then
     if insidePrefix(step.value, base.value) then return step end
@@ -116,7 +124,7 @@ end
 -- Kuma orders all rules by their matches (kumahq/kuma pkg/plugins/policies/meshhttproute/api/
 -- v1alpha1/compare.go, comparePath): a path before no path, Exact before PathPrefix before
 -- RegularExpression, and a longer prefix or expression first. -1: a sorts first, 1: b does.
-local PATH_RANK = {Exact = 1, PathPrefix = 2, RegularExpression = 3}
+local PATH_RANK = { Exact = 1, PathPrefix = 2, RegularExpression = 3 }
 local function comparePath(a, b)
   if a ~= nil and b == nil then return -1 end
   if a == nil and b ~= nil then return 1 end
@@ -124,7 +132,11 @@ local function comparePath(a, b)
   if a.type == b.type then
     if a.type == "Exact" then return 0 end
     local la, lb = string.len(a.value), string.len(b.value)
-    if la > lb then return -1 elseif la < lb then return 1 end
+    if la > lb then
+      return -1
+    elseif la < lb then
+      return 1
+    end
     return 0
   end
   if (PATH_RANK[a.type] or 4) < (PATH_RANK[b.type] or 4) then return -1 end
@@ -137,17 +149,17 @@ for _, m in ipairs(obj.matches or {}) do
   local km = {}
   local any = false
   if m.path ~= nil then
-    km.path = normalisePath({type = m.path.type or "PathPrefix", value = m.path.value or "/"})
+    km.path = normalisePath({ type = m.path.type or "PathPrefix", value = m.path.value or "/" })
     any = true
   end
   for _, h in ipairs(m.headers or {}) do
     km.headers = km.headers or {}
-    table.insert(km.headers, {type = h.type or "Exact", name = h.name, value = h.value})
+    table.insert(km.headers, { type = h.type or "Exact", name = h.name, value = h.value })
     any = true
   end
   for _, q in ipairs(m.queryParams or {}) do
     km.queryParams = km.queryParams or {}
-    table.insert(km.queryParams, {type = q.type or "Exact", name = q.name, value = q.value})
+    table.insert(km.queryParams, { type = q.type or "Exact", name = q.name, value = q.value })
     any = true
   end
   if any then table.insert(rolloutMatches, km) end
@@ -188,7 +200,7 @@ local function mergeMatch(base, extra)
   local path = intersectPath(base.path, add.path)
   if path == false then return nil end
   m.path = copy(path)
-  for _, field in ipairs({"headers", "queryParams"}) do
+  for _, field in ipairs({ "headers", "queryParams" }) do
     if add[field] ~= nil then
       m[field] = m[field] or {}
       for _, e in ipairs(add[field]) do
@@ -196,7 +208,11 @@ local function mergeMatch(base, extra)
         -- condition on a name the rule tests with another value cannot be ANDed.
         for _, have in ipairs(m[field]) do
           if have.name == e.name and (have.type ~= e.type or have.value ~= e.value) then
-            error("Kuma cannot AND the step's condition on " .. e.name .. " with the rule's own condition on it")
+            error(
+              "Kuma cannot AND the step's condition on "
+                .. e.name
+                .. " with the rule's own condition on it"
+            )
           end
         end
         putNamed(m[field], e)
@@ -216,15 +232,15 @@ local function addHeaderFilter(conf)
     if f.type == "RequestHeaderModifier" then filter = f end
   end
   if filter == nil then
-    filter = {type = "RequestHeaderModifier"}
+    filter = { type = "RequestHeaderModifier" }
     table.insert(conf.filters, filter)
   end
   filter.requestHeaderModifier = filter.requestHeaderModifier or {}
   local mod = filter.requestHeaderModifier
-  for _, op in ipairs({"set", "add"}) do
+  for _, op in ipairs({ "set", "add" }) do
     for _, h in ipairs(rhm[op] or {}) do
       mod[op] = mod[op] or {}
-      putNamed(mod[op], {name = h.name, value = h.value})
+      putNamed(mod[op], { name = h.name, value = h.value })
     end
   end
   for _, name in ipairs(rhm.remove or {}) do
@@ -237,7 +253,8 @@ end
 -- number of headers, then of query parameters; the canary copies the rule's method).
 local function tiesWith(a, b)
   return comparePath(a.path, b.path) == 0
-    and #(a.headers or {}) == #(b.headers or {}) and #(a.queryParams or {}) == #(b.queryParams or {})
+    and #(a.headers or {}) == #(b.headers or {})
+    and #(a.queryParams or {}) == #(b.queryParams or {})
 end
 
 -- Whether two paths may select a common request (a regular expression is assumed to).
@@ -255,21 +272,32 @@ local function canaryRule(rule, stableRef, others)
   local c = copy(rule)
   local matches = {}
   local bases = rule.matches
-  if type(bases) ~= "table" or #bases == 0 then bases = {{}} end
+  if type(bases) ~= "table" or #bases == 0 then bases = { {} } end
   for _, base in ipairs(bases) do
     for _, extra in ipairs(rolloutMatches) do
       local m = mergeMatch(base, extra)
       if m ~= nil then
         if tiesWith(m, base) then
-          error("Kuma cannot order the canary rule before the rule with path " .. (base.path and base.path.value or "(none)")
-            .. ": the step's match adds no condition that makes it more specific (a path inside the rule's, a header or a query parameter)")
+          error(
+            "Kuma cannot order the canary rule before the rule with path "
+              .. (base.path and base.path.value or "(none)")
+              .. ": the step's match adds no condition that makes it more specific (a path inside the rule's, a header or a query parameter)"
+          )
         end
         for _, other in ipairs(others) do
           for _, om in ipairs(other.matches or {}) do
-            if comparePath(om.path, base.path) < 0 and comparePath(m.path, om.path) <= 0
-              and mayOverlap(m.path, om.path) then
-              error("the step's path " .. m.path.value .. " would overtake another rule's path "
-                .. om.path.value .. " in Kuma's rule order, taking requests the stable service never served")
+            if
+              comparePath(om.path, base.path) < 0
+              and comparePath(m.path, om.path) <= 0
+              and mayOverlap(m.path, om.path)
+            then
+              error(
+                "the step's path "
+                  .. m.path.value
+                  .. " would overtake another rule's path "
+                  .. om.path.value
+                  .. " in Kuma's rule order, taking requests the stable service never served"
+              )
             end
           end
         end
@@ -282,7 +310,7 @@ local function canaryRule(rule, stableRef, others)
   c.default = c.default or {}
   local r = canaryRef(stableRef)
   r.weight = nil
-  c.default.backendRefs = {r}
+  c.default.backendRefs = { r }
   addHeaderFilter(c.default)
   return c
 end
@@ -306,7 +334,9 @@ local MAX_WEIGHT = 2147483647 -- the gateway's weights are 32-bit integers
 
 local function scaled(w)
   if w > MAX_WEIGHT then
-    error("weight " .. tostring(w) .. " exceeds 2^31-1 after scaling the weights for the canary split")
+    error(
+      "weight " .. tostring(w) .. " exceeds 2^31-1 after scaling the weights for the canary split"
+    )
   end
   return w
 end
@@ -370,9 +400,13 @@ local function fallbackRules(rules, implicit, servesStable)
       if not servesStable(rule) then
         for _, om in ipairs(type(rule.matches) == "table" and rule.matches or {}) do
           if comparePath(m.path, om.path) <= 0 and mayOverlap(m.path, om.path) then
-            error("Kuma would order the rule added for requests no rule matches (path " .. m.path.value
-              .. ") before the rule with path " .. (om.path and om.path.value or "(none)")
-              .. " of another service, taking its requests")
+            error(
+              "Kuma would order the rule added for requests no rule matches (path "
+                .. m.path.value
+                .. ") before the rule with path "
+                .. (om.path and om.path.value or "(none)")
+                .. " of another service, taking its requests"
+            )
           end
         end
       end
@@ -381,17 +415,20 @@ local function fallbackRules(rules, implicit, servesStable)
   local out = {}
   for _, extra in ipairs(rolloutMatches) do
     local m = copy(extra)
-    if m.path == nil then m.path = {type = "PathPrefix", value = "/"} end
+    if m.path == nil then m.path = { type = "PathPrefix", value = "/" } end
     checkOrder(m)
     local r = canaryRef(implicit)
-    local c = {matches = {m}, default = {backendRefs = {r}}}
+    local c = { matches = { m }, default = { backendRefs = { r } } }
     addHeaderFilter(c.default)
     table.insert(out, c)
   end
   if useWeight then
-    local m = {path = {type = "PathPrefix", value = "/"}}
+    local m = { path = { type = "PathPrefix", value = "/" } }
     checkOrder(m)
-    table.insert(out, {matches = {m}, default = {backendRefs = splitWeights({copy(implicit)})}})
+    table.insert(
+      out,
+      { matches = { m }, default = { backendRefs = splitWeights({ copy(implicit) }) } }
+    )
   end
   return out
 end
@@ -402,15 +439,22 @@ if spec ~= nil and type(spec.to) == "table" and (useWeight or #rolloutMatches > 
       -- A rule without backendRefs goes to the to[] target itself.
       local implicit = nil
       local target = to.targetRef
-      if type(target) == "table" and target.kind == "MeshService" and stableSuffix(target.name) ~= nil then
-        implicit = {kind = "MeshService", name = target.name, namespace = target.namespace}
+      if
+        type(target) == "table"
+        and target.kind == "MeshService"
+        and stableSuffix(target.name) ~= nil
+      then
+        implicit = { kind = "MeshService", name = target.name, namespace = target.namespace }
       end
       local function ruleRefs(rule)
-        if type(rule.default) == "table" and type(rule.default.backendRefs) == "table"
-          and #rule.default.backendRefs > 0 then
+        if
+          type(rule.default) == "table"
+          and type(rule.default.backendRefs) == "table"
+          and #rule.default.backendRefs > 0
+        then
           return rule.default.backendRefs
         elseif implicit ~= nil then
-          return {copy(implicit)}
+          return { copy(implicit) }
         end
         return nil
       end
@@ -430,8 +474,10 @@ if spec ~= nil and type(spec.to) == "table" and (useWeight or #rolloutMatches > 
           if stableRef == nil and isStable(r) then stableRef = r end
         end
         if stableRef ~= nil and useWeight and weight > 0 and hasHeaderChanges() then
-          error("Kuma cannot change request headers of a weighted canary share (rule filters apply to"
-            .. " every backend of the rule): use requestHeaderModifier with matches only")
+          error(
+            "Kuma cannot change request headers of a weighted canary share (rule filters apply to"
+              .. " every backend of the rule): use requestHeaderModifier with matches only"
+          )
         end
         if stableRef ~= nil then
           if #rolloutMatches > 0 then
@@ -449,7 +495,9 @@ if spec ~= nil and type(spec.to) == "table" and (useWeight or #rolloutMatches > 
         end
         table.insert(rules, rule)
       end
-      for _, rule in ipairs(extra) do table.insert(rules, rule) end
+      for _, rule in ipairs(extra) do
+        table.insert(rules, rule)
+      end
       to.rules = rules
     end
   end

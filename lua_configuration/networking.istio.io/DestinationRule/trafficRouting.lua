@@ -13,7 +13,7 @@
 -- Rollout's user documentation. Change it if your canary pods are labelled differently.
 
 local CANARY_SUBSET = "canary"
-local CANARY_LABELS = {["istio.service.tag"] = "gray"}
+local CANARY_LABELS = { ["istio.service.tag"] = "gray" }
 
 local stable = obj.stableService
 local spec = obj.data.spec
@@ -33,8 +33,10 @@ if obj.canaryService == stable and spec ~= nil and refersToStable(spec.host) the
   end
   if not present then
     local labels = {}
-    for k, v in pairs(CANARY_LABELS) do labels[k] = v end
-    table.insert(subsets, {name = CANARY_SUBSET, labels = labels})
+    for k, v in pairs(CANARY_LABELS) do
+      labels[k] = v
+    end
+    table.insert(subsets, { name = CANARY_SUBSET, labels = labels })
   end
   spec.subsets = subsets
 end

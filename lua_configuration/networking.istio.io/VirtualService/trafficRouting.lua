@@ -52,7 +52,9 @@ local spec = obj.data.spec
 local function copy(v)
   if type(v) ~= "table" then return v end
   local out = {}
-  for k, x in pairs(v) do out[k] = copy(x) end
+  for k, x in pairs(v) do
+    out[k] = copy(x)
+  end
   return out
 end
 
@@ -68,14 +70,15 @@ local function stableSuffix(host)
 end
 
 local function isStable(routeDest)
-  return type(routeDest) == "table" and type(routeDest.destination) == "table"
+  return type(routeDest) == "table"
+    and type(routeDest.destination) == "table"
     and stableSuffix(routeDest.destination.host) ~= nil
 end
 
 local function stringMatch(what, matchType, value)
-  if matchType == nil or matchType == "Exact" then return {exact = value} end
-  if matchType == "RegularExpression" then return {regex = value} end
-  if matchType == "Prefix" or matchType == "PathPrefix" then return {prefix = value} end
+  if matchType == nil or matchType == "Exact" then return { exact = value } end
+  if matchType == "RegularExpression" then return { regex = value } end
+  if matchType == "Prefix" or matchType == "PathPrefix" then return { prefix = value } end
   error("unsupported " .. what .. " match type: " .. tostring(matchType))
 end
 
@@ -163,7 +166,11 @@ local MAX_WEIGHT = 2147483647 -- weights are int32 (istio/api HTTPRouteDestinati
 
 local function scaled(w)
   if w > MAX_WEIGHT then
-    error("weight " .. tostring(w) .. " exceeds int32 after scaling the route's weights for the canary split")
+    error(
+      "weight "
+        .. tostring(w)
+        .. " exceeds int32 after scaling the route's weights for the canary split"
+    )
   end
   return w
 end
@@ -200,7 +207,7 @@ end
 -- The kind ("exact", "prefix" or "regex") and value of an Istio StringMatch, or nil.
 local function uriKind(uri)
   if type(uri) ~= "table" then return nil end
-  for _, kind in ipairs({"exact", "prefix", "regex"}) do
+  for _, kind in ipairs({ "exact", "prefix", "regex" }) do
     if uri[kind] ~= nil then return kind, uri[kind] end
   end
   return nil
@@ -212,7 +219,9 @@ end
 local function regexWithinPrefix(re, prefix)
   if string.find(re, "|", 1, true) ~= nil then return false end
   local head = string.sub(re, 1, string.len(prefix))
-  if head ~= prefix or string.find(head, "[%^%$%(%)%.%[%]%*%+%?%{%}\\]") ~= nil then return false end
+  if head ~= prefix or string.find(head, "[%^%$%(%)%.%[%]%*%+%?%{%}\\]") ~= nil then
+    return false
+  end
   local after = string.sub(re, string.len(prefix) + 1, string.len(prefix) + 1)
   return after ~= "*" and after ~= "?" and after ~= "{" and after ~= "+"
 end
@@ -232,10 +241,17 @@ local function intersectUri(base, step)
   if sk == nil or (sk == "prefix" and sv == "/") then return base end
   if bk == "prefix" and sk == "regex" and regexWithinPrefix(sv, bv) then return step end
   if bk == "regex" or sk == "regex" then
-    error("Istio cannot combine the step's path " .. sv .. " with the route's uri " .. bv
-      .. " (a regex cannot be intersected with another uri); match the route's own uri in the step")
+    error(
+      "Istio cannot combine the step's path "
+        .. sv
+        .. " with the route's uri "
+        .. bv
+        .. " (a regex cannot be intersected with another uri); match the route's own uri in the step"
+    )
   end
-  local function startsWith(s, p) return string.sub(s, 1, string.len(p)) == p end
+  local function startsWith(s, p)
+    return string.sub(s, 1, string.len(p)) == p
+  end
   if bk == "prefix" and sk == "prefix" then
     if startsWith(sv, bv) then return step end
     if startsWith(bv, sv) then return base end
@@ -261,12 +277,16 @@ local function mergeMatch(base, extra)
   local uri = intersectUri(base.uri, add.uri)
   if uri == false then return nil end
   m.uri = copy(uri)
-  for _, field in ipairs({"headers", "queryParams"}) do
+  for _, field in ipairs({ "headers", "queryParams" }) do
     if add[field] ~= nil then
       m[field] = m[field] or {}
       for k, v in pairs(add[field]) do
         if m[field][k] ~= nil and not sameMatch(m[field][k], v) then
-          error("Istio cannot AND the step's condition on " .. k .. " with the route's own condition on it")
+          error(
+            "Istio cannot AND the step's condition on "
+              .. k
+              .. " with the route's own condition on it"
+          )
         end
         m[field][k] = v
       end
@@ -283,7 +303,7 @@ local function canaryHttpRoute(route, stableDest)
   local c = copy(route)
   local matches = {}
   local bases = route.match
-  if type(bases) ~= "table" or #bases == 0 then bases = {{}} end
+  if type(bases) ~= "table" or #bases == 0 then bases = { {} } end
   for _, base in ipairs(bases) do
     for _, extra in ipairs(rolloutMatches) do
       local m = mergeMatch(base, extra)
@@ -294,7 +314,7 @@ local function canaryHttpRoute(route, stableDest)
   c.match = matches
   local d = canaryDestination(stableDest, true)
   d.weight = nil
-  c.route = {d}
+  c.route = { d }
   if route.name ~= nil then c.name = route.name .. "-canary" end
   return c
 end
@@ -316,15 +336,13 @@ if spec ~= nil and (useWeight or #rolloutMatches > 0) then
         local c = canaryHttpRoute(route, stableDest)
         if c ~= nil then table.insert(http, c) end
       end
-      if stableDest ~= nil and useWeight then
-        route.route = splitWeights(dests, true)
-      end
+      if stableDest ~= nil and useWeight then route.route = splitWeights(dests, true) end
       table.insert(http, route)
     end
     spec.http = http
   end
   if useWeight then
-    for _, section in ipairs({"tcp", "tls"}) do
+    for _, section in ipairs({ "tcp", "tls" }) do
       if type(spec[section]) == "table" then
         for _, route in ipairs(spec[section]) do
           if type(route.route) == "table" and firstStable(route.route) ~= nil then

@@ -46,7 +46,9 @@ local spec = obj.data.spec
 local function copy(v)
   if type(v) ~= "table" then return v end
   local out = {}
-  for k, x in pairs(v) do out[k] = copy(x) end
+  for k, x in pairs(v) do
+    out[k] = copy(x)
+  end
   return out
 end
 
@@ -55,18 +57,18 @@ local function isStable(service)
 end
 
 local function headerCondition(h)
-  if h.type == nil or h.type == "Exact" then return {name = h.name, exact = h.value} end
-  if h.type == "RegularExpression" then return {name = h.name, regex = h.value} end
-  if h.type == "Prefix" then return {name = h.name, prefix = h.value} end
+  if h.type == nil or h.type == "Exact" then return { name = h.name, exact = h.value } end
+  if h.type == "RegularExpression" then return { name = h.name, regex = h.value } end
+  if h.type == "Prefix" then return { name = h.name, prefix = h.value } end
   error("unsupported match type: " .. tostring(h.type))
 end
 
 local function pathCondition(p)
   local t = p.type or "PathPrefix"
   local value = p.value or "/"
-  if t == "PathPrefix" then return {prefix = value} end
-  if t == "Exact" then return {exact = value} end
-  if t == "RegularExpression" then return {regex = value} end
+  if t == "PathPrefix" then return { prefix = value } end
+  if t == "Exact" then return { exact = value } end
+  if t == "RegularExpression" then return { regex = value } end
   error("unsupported path match type: " .. tostring(t))
 end
 
@@ -78,9 +80,11 @@ for _, m in ipairs(obj.matches or {}) do
   for _, h in ipairs(m.headers or {}) do
     local hc = headerCondition(h)
     if hc.prefix ~= nil then error("Contour header conditions have no prefix match") end
-    table.insert(conds, {header = hc})
+    table.insert(conds, { header = hc })
   end
-  for _, q in ipairs(m.queryParams or {}) do table.insert(conds, {queryParameter = headerCondition(q)}) end
+  for _, q in ipairs(m.queryParams or {}) do
+    table.insert(conds, { queryParameter = headerCondition(q) })
+  end
   if #conds > 0 then table.insert(rolloutConditions, conds) end
 end
 
@@ -93,7 +97,7 @@ local function isPath(c)
 end
 
 local function pathOf(c)
-  for _, kind in ipairs({"exact", "regex", "prefix"}) do
+  for _, kind in ipairs({ "exact", "regex", "prefix" }) do
     if c[kind] ~= nil then return kind, c[kind] end
   end
   return nil
@@ -107,7 +111,9 @@ local function routePath(conds)
   return "prefix", "/"
 end
 
-local function startsWith(s, p) return string.sub(s, 1, string.len(p)) == p end
+local function startsWith(s, p)
+  return string.sub(s, 1, string.len(p)) == p
+end
 
 -- Envoy matches a path regex against the whole path (safe_regex, RE2 full match), so a regex
 -- that starts with the prefix as literal characters, not followed by a quantifier, and has no
@@ -115,7 +121,9 @@ local function startsWith(s, p) return string.sub(s, 1, string.len(p)) == p end
 local function regexWithinPrefix(re, prefix)
   if string.find(re, "|", 1, true) ~= nil then return false end
   local head = string.sub(re, 1, string.len(prefix))
-  if head ~= prefix or string.find(head, "[%^%$%(%)%.%[%]%*%+%?%{%}\\]") ~= nil then return false end
+  if head ~= prefix or string.find(head, "[%^%$%(%)%.%[%]%*%+%?%{%}\\]") ~= nil then
+    return false
+  end
   local after = string.sub(re, string.len(prefix) + 1, string.len(prefix) + 1)
   return after ~= "*" and after ~= "?" and after ~= "{" and after ~= "+"
 end
@@ -130,8 +138,13 @@ local function intersectPath(bk, bv, sk, sv)
   if sk == "prefix" and sv == "/" then return bk, bv end
   if bk == "prefix" and sk == "regex" and regexWithinPrefix(sv, bv) then return sk, sv end
   if bk == "regex" or sk == "regex" then
-    error("Contour cannot combine the step's path " .. sv .. " with the route's path " .. bv
-      .. " (a regex cannot be intersected with another path); match the route's own path in the step")
+    error(
+      "Contour cannot combine the step's path "
+        .. sv
+        .. " with the route's path "
+        .. bv
+        .. " (a regex cannot be intersected with another path); match the route's own path in the step"
+    )
   end
   if bk == "prefix" and sk == "prefix" then
     if startsWith(sv, bv) then return sk, sv end
@@ -153,7 +166,7 @@ end
 -- Contour orders a proxy's routes by path, not by position (projectcontour/contour
 -- internal/sorter/sorter.go, routeSorter.Less): exact, then regex, then prefix, a longer regex or
 -- prefix first. -1: a sorts first, 1: b does, 0: the path does not decide.
-local PATH_RANK = {exact = 1, regex = 2, prefix = 3}
+local PATH_RANK = { exact = 1, regex = 2, prefix = 3 }
 local function comparePath(ak, av, bk, bv)
   if ak ~= bk then
     if PATH_RANK[ak] < PATH_RANK[bk] then return -1 end
@@ -187,10 +200,18 @@ local function putCondition(conds, c)
   for _, old in ipairs(conds) do
     local oldEntry = old.header or old.queryParameter
     local newEntry = c.header or c.queryParameter
-    if oldEntry ~= nil and newEntry ~= nil and (old.header ~= nil) == (c.header ~= nil)
-      and string.lower(oldEntry.name) == string.lower(newEntry.name) then
+    if
+      oldEntry ~= nil
+      and newEntry ~= nil
+      and (old.header ~= nil) == (c.header ~= nil)
+      and string.lower(oldEntry.name) == string.lower(newEntry.name)
+    then
       if sameCondition(oldEntry, newEntry) then return end
-      error("Contour cannot AND the step's condition on " .. newEntry.name .. " with the route's own condition on it")
+      error(
+        "Contour cannot AND the step's condition on "
+          .. newEntry.name
+          .. " with the route's own condition on it"
+      )
     end
   end
   table.insert(conds, c)
@@ -212,7 +233,7 @@ local function addHeadersPolicy(service)
         return
       end
     end
-    table.insert(p.set, {name = name, value = value})
+    table.insert(p.set, { name = name, value = value })
   end
   local setNames = {}
   for _, h in ipairs(rhm.set or {}) do
@@ -246,7 +267,11 @@ local function canaryRoute(route, stableService, conds, others)
   local sk, sv = bk, bv
   local rest = {}
   for _, cond in ipairs(conds) do
-    if isPath(cond) then sk, sv = pathOf(cond) else table.insert(rest, cond) end
+    if isPath(cond) then
+      sk, sv = pathOf(cond)
+    else
+      table.insert(rest, cond)
+    end
   end
   local ck, cv = intersectPath(bk, bv, sk, sv)
   if ck == false then return nil end
@@ -254,17 +279,24 @@ local function canaryRoute(route, stableService, conds, others)
   local pathSet = false
   for _, cond in ipairs(route.conditions or {}) do
     if isPath(cond) then
-      c.conditions[#c.conditions + 1] = {[ck] = cv}
+      c.conditions[#c.conditions + 1] = { [ck] = cv }
       pathSet = true
     else
       table.insert(c.conditions, copy(cond))
     end
   end
-  if not pathSet and not (ck == "prefix" and cv == "/") then table.insert(c.conditions, 1, {[ck] = cv}) end
-  for _, cond in ipairs(rest) do putCondition(c.conditions, copy(cond)) end
+  if not pathSet and not (ck == "prefix" and cv == "/") then
+    table.insert(c.conditions, 1, { [ck] = cv })
+  end
+  for _, cond in ipairs(rest) do
+    putCondition(c.conditions, copy(cond))
+  end
   if comparePath(ck, cv, bk, bv) == 0 and #rest == 0 then
-    error("the step's match adds no condition to the route with path " .. bv
-      .. ", so Contour could not order the canary route before it")
+    error(
+      "the step's match adds no condition to the route with path "
+        .. bv
+        .. ", so Contour could not order the canary route before it"
+    )
   end
   for _, o in ipairs(others) do
     local overtakes
@@ -273,16 +305,24 @@ local function canaryRoute(route, stableService, conds, others)
       -- so only a shorter canary prefix is sure to sort after them all.
       overtakes = not (ck == "prefix" and string.len(cv) < string.len(o.value))
     else
-      overtakes = comparePath(o.kind, o.value, bk, bv) < 0 and comparePath(ck, cv, o.kind, o.value) <= 0
+      overtakes = comparePath(o.kind, o.value, bk, bv) < 0
+        and comparePath(ck, cv, o.kind, o.value) <= 0
     end
     if overtakes and mayOverlap(ck, cv, o.kind, o.value) then
-      error("the step's path " .. cv .. " would overtake the " .. (o.include and "include" or "route") .. " with path "
-        .. o.value .. " in Contour's route order, taking requests the stable service never served")
+      error(
+        "the step's path "
+          .. cv
+          .. " would overtake the "
+          .. (o.include and "include" or "route")
+          .. " with path "
+          .. o.value
+          .. " in Contour's route order, taking requests the stable service never served"
+      )
     end
   end
   local s = canaryService(stableService, true)
   s.weight = nil
-  local services = {s}
+  local services = { s }
   for _, other in ipairs(route.services) do
     if other.mirror == true then table.insert(services, copy(other)) end
   end
@@ -353,12 +393,12 @@ local function others(route)
   for _, r in ipairs(spec.routes or {}) do
     if r ~= route then
       local k, v = routePath(r.conditions)
-      table.insert(out, {kind = k, value = v})
+      table.insert(out, { kind = k, value = v })
     end
   end
   for _, inc in ipairs(spec.includes or {}) do
     local k, v = routePath(inc.conditions)
-    table.insert(out, {kind = k, value = v, include = true})
+    table.insert(out, { kind = k, value = v, include = true })
   end
   return out
 end
@@ -366,15 +406,19 @@ end
 local function servesStable()
   if type(spec) ~= "table" then return false end
   for _, route in ipairs(type(spec.routes) == "table" and spec.routes or {}) do
-    if firstStable(type(route.services) == "table" and route.services or {}) ~= nil then return true end
+    if firstStable(type(route.services) == "table" and route.services or {}) ~= nil then
+      return true
+    end
   end
   local tcp = spec.tcpproxy
   return type(tcp) == "table" and type(tcp.services) == "table" and firstStable(tcp.services) ~= nil
 end
 
 if canary == stable and (useWeight or #rolloutConditions > 0) and servesStable() then
-  error("Contour routes to Services only and cannot select canary pods by label:"
-    .. " canaryService == stableService (TrafficRouting CR) is not supported")
+  error(
+    "Contour routes to Services only and cannot select canary pods by label:"
+      .. " canaryService == stableService (TrafficRouting CR) is not supported"
+  )
 end
 
 if spec ~= nil and canary ~= stable and (useWeight or #rolloutConditions > 0) then
@@ -395,7 +439,12 @@ if spec ~= nil and canary ~= stable and (useWeight or #rolloutConditions > 0) th
     spec.routes = routes
   end
   local tcp = spec.tcpproxy
-  if useWeight and type(tcp) == "table" and type(tcp.services) == "table" and firstStable(tcp.services) ~= nil then
+  if
+    useWeight
+    and type(tcp) == "table"
+    and type(tcp.services) == "table"
+    and firstStable(tcp.services) ~= nil
+  then
     tcp.services = splitWeights(tcp.services, false) -- TCP has no HTTP headers
   end
 end

@@ -31,7 +31,9 @@ local function weightOf(backend)
 end
 
 local function servesStable()
-  for _, b in ipairs(type(spec) == "table" and type(spec.backends) == "table" and spec.backends or {}) do
+  for _, b in
+    ipairs(type(spec) == "table" and type(spec.backends) == "table" and spec.backends or {})
+  do
     if b.service == stable then return true end
   end
   return false
@@ -39,25 +41,37 @@ end
 
 if servesStable() then
   if canary == stable then
-    error("a TrafficSplit routes to Services only and cannot select canary pods by label:"
-      .. " canaryService == stableService (TrafficRouting CR) is not supported")
+    error(
+      "a TrafficSplit routes to Services only and cannot select canary pods by label:"
+        .. " canaryService == stableService (TrafficRouting CR) is not supported"
+    )
   end
   for _, m in ipairs(obj.matches or {}) do
     if m.path ~= nil or m.headers ~= nil or m.queryParams ~= nil then
-      error("a TrafficSplit cannot match requests (it selects them through HTTPRouteGroups):"
-        .. " route the step's matches with a gateway script")
+      error(
+        "a TrafficSplit cannot match requests (it selects them through HTTPRouteGroups):"
+          .. " route the step's matches with a gateway script"
+      )
     end
   end
   if obj.requestHeaderModifier ~= nil then
-    error("a TrafficSplit cannot modify request headers: route the step's requestHeaderModifier"
-      .. " with a gateway script")
+    error(
+      "a TrafficSplit cannot modify request headers: route the step's requestHeaderModifier"
+        .. " with a gateway script"
+    )
   end
 end
 
 local weight = obj.canaryWeight
 if weight ~= nil and weight > 100 then weight = 100 end
 
-if spec ~= nil and canary ~= stable and weight ~= nil and weight >= 0 and type(spec.backends) == "table" then
+if
+  spec ~= nil
+  and canary ~= stable
+  and weight ~= nil
+  and weight >= 0
+  and type(spec.backends) == "table"
+then
   local stableBackend, canaryBackend = nil, nil
   local others = 0
   for _, b in ipairs(spec.backends) do
@@ -78,10 +92,14 @@ if spec ~= nil and canary ~= stable and weight ~= nil and weight >= 0 and type(s
     -- weight is multiplied by the smallest factor that makes it one, instead of flooring the
     -- canary's share to 0.
     local k = 1
-    while k < 100 and (total * k * weight) % 100 ~= 0 do k = k + 1 end
+    while k < 100 and (total * k * weight) % 100 ~= 0 do
+      k = k + 1
+    end
     if k > 1 then
       for _, b in ipairs(spec.backends) do
-        if b ~= stableBackend and b ~= canaryBackend and b.weight ~= nil then b.weight = weightOf(b) * k end
+        if b ~= stableBackend and b ~= canaryBackend and b.weight ~= nil then
+          b.weight = weightOf(b) * k
+        end
       end
       total = total * k
     end
@@ -93,7 +111,9 @@ if spec ~= nil and canary ~= stable and weight ~= nil and weight >= 0 and type(s
       local backends = {}
       for _, b in ipairs(spec.backends) do
         table.insert(backends, b)
-        if b == stableBackend then table.insert(backends, {service = canary, weight = canaryPart}) end
+        if b == stableBackend then
+          table.insert(backends, { service = canary, weight = canaryPart })
+        end
       end
       spec.backends = backends
     end

@@ -40,12 +40,15 @@ local spec = obj.data.spec
 local function copy(v)
   if type(v) ~= "table" then return v end
   local out = {}
-  for k, x in pairs(v) do out[k] = copy(x) end
+  for k, x in pairs(v) do
+    out[k] = copy(x)
+  end
   return out
 end
 
 local function isStable(service)
-  return type(service) == "table" and service.name == stable
+  return type(service) == "table"
+    and service.name == stable
     and (service.kind == nil or service.kind == "Service")
 end
 
@@ -85,14 +88,14 @@ local function expressionV3(m)
   end
   for _, h in ipairs(m.headers or {}) do
     local t = h.type or "Exact"
-    checkType("header", t, {"Exact", "RegularExpression"})
+    checkType("header", t, { "Exact", "RegularExpression" })
     local name = t == "Exact" and "Header" or "HeaderRegexp"
     local value = t == "Exact" and h.value or anchored(h.value)
     table.insert(parts, name .. "(" .. quote(h.name) .. ", " .. quote(value) .. ")")
   end
   for _, q in ipairs(m.queryParams or {}) do
     local t = q.type or "Exact"
-    checkType("query", t, {"Exact", "RegularExpression"})
+    checkType("query", t, { "Exact", "RegularExpression" })
     local name = t == "Exact" and "Query" or "QueryRegexp"
     local value = t == "Exact" and q.value or anchored(q.value)
     table.insert(parts, name .. "(" .. quote(q.name) .. ", " .. quote(value) .. ")")
@@ -115,7 +118,7 @@ local function expressionV2(m)
   local parts = {}
   if m.path ~= nil then
     local t = m.path.type or "PathPrefix"
-    checkType("path", t, {"PathPrefix", "Exact", "RegularExpression"})
+    checkType("path", t, { "PathPrefix", "Exact", "RegularExpression" })
     if t == "RegularExpression" then
       error("a regular-expression path cannot be matched in a syntax: v2 rule; use syntax v3")
     end
@@ -124,15 +127,18 @@ local function expressionV2(m)
   end
   for _, h in ipairs(m.headers or {}) do
     local t = h.type or "Exact"
-    checkType("header", t, {"Exact", "RegularExpression"})
+    checkType("header", t, { "Exact", "RegularExpression" })
     local name = t == "Exact" and "Headers" or "HeadersRegexp"
     local value = t == "Exact" and h.value or anchored(h.value)
     table.insert(parts, name .. "(" .. quote(h.name) .. ", " .. quote(value) .. ")")
   end
   for _, q in ipairs(m.queryParams or {}) do
     local t = q.type or "Exact"
-    checkType("query", t, {"Exact"})
-    table.insert(parts, "Query(" .. quote(literalV2("query parameter", q.name .. "=" .. q.value)) .. ")")
+    checkType("query", t, { "Exact" })
+    table.insert(
+      parts,
+      "Query(" .. quote(literalV2("query parameter", q.name .. "=" .. q.value)) .. ")"
+    )
   end
   return parts
 end
@@ -143,7 +149,11 @@ local function canaryExpression(syntax)
   local alternatives = {}
   for _, m in ipairs(obj.matches or {}) do
     local parts
-    if syntax == "v2" then parts = expressionV2(m) else parts = expressionV3(m) end
+    if syntax == "v2" then
+      parts = expressionV2(m)
+    else
+      parts = expressionV3(m)
+    end
     if #parts > 0 then table.insert(alternatives, table.concat(parts, " && ")) end
   end
   if #alternatives == 0 then return nil end
@@ -186,7 +196,7 @@ local function canaryRoute(route, stableService)
   c.priority = effectivePriority(route) + 1
   local s = canaryService(stableService)
   s.weight = nil
-  c.services = {s}
+  c.services = { s }
   return c
 end
 
@@ -209,7 +219,9 @@ local MAX_WEIGHT = 2147483647 -- the gateway's weights are 32-bit integers
 
 local function scaled(w)
   if w > MAX_WEIGHT then
-    error("weight " .. tostring(w) .. " exceeds 2^31-1 after scaling the weights for the canary split")
+    error(
+      "weight " .. tostring(w) .. " exceeds 2^31-1 after scaling the weights for the canary split"
+    )
   end
   return w
 end
@@ -243,7 +255,9 @@ local function splitWeights(services)
 end
 
 local function servesStable()
-  for _, route in ipairs(type(spec) == "table" and type(spec.routes) == "table" and spec.routes or {}) do
+  for _, route in
+    ipairs(type(spec) == "table" and type(spec.routes) == "table" and spec.routes or {})
+  do
     for _, s in ipairs(type(route.services) == "table" and route.services or {}) do
       if isStable(s) then return true end
     end
@@ -253,17 +267,25 @@ end
 
 if servesStable() and (useWeight or hasMatches) then
   if canary == stable then
-    error("Traefik routes to Services only and cannot select canary pods by label:"
-      .. " canaryService == stableService (TrafficRouting CR) is not supported")
+    error(
+      "Traefik routes to Services only and cannot select canary pods by label:"
+        .. " canaryService == stableService (TrafficRouting CR) is not supported"
+    )
   end
   if obj.requestHeaderModifier ~= nil then
-    error("an IngressRoute changes request headers only through a Middleware, which a script"
-      .. " cannot create: requestHeaderModifier is not supported")
+    error(
+      "an IngressRoute changes request headers only through a Middleware, which a script"
+        .. " cannot create: requestHeaderModifier is not supported"
+    )
   end
 end
 
-if spec ~= nil and type(spec.routes) == "table" and canary ~= stable
-  and (useWeight or hasMatches) then
+if
+  spec ~= nil
+  and type(spec.routes) == "table"
+  and canary ~= stable
+  and (useWeight or hasMatches)
+then
   local routes = {}
   for _, route in ipairs(spec.routes) do
     local services = type(route.services) == "table" and route.services or {}

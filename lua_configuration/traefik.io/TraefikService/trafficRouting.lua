@@ -25,7 +25,9 @@ local spec = obj.data.spec
 local function copy(v)
   if type(v) ~= "table" then return v end
   local out = {}
-  for k, x in pairs(v) do out[k] = copy(x) end
+  for k, x in pairs(v) do
+    out[k] = copy(x)
+  end
   return out
 end
 
@@ -45,21 +47,29 @@ end
 
 if servesStable() then
   if canary == stable then
-    error("Traefik routes to Services only and cannot select canary pods by label:"
-      .. " canaryService == stableService (TrafficRouting CR) is not supported")
+    error(
+      "Traefik routes to Services only and cannot select canary pods by label:"
+        .. " canaryService == stableService (TrafficRouting CR) is not supported"
+    )
   end
   for _, m in ipairs(obj.matches or {}) do
     if m.path ~= nil or m.headers ~= nil or m.queryParams ~= nil then
-      error("a TraefikService cannot match requests: route the step's matches with the IngressRoute script")
+      error(
+        "a TraefikService cannot match requests: route the step's matches with the IngressRoute script"
+      )
     end
   end
   if obj.requestHeaderModifier ~= nil then
-    error("a TraefikService cannot modify request headers: route the step's requestHeaderModifier"
-      .. " with the IngressRoute script (a headers Middleware)")
+    error(
+      "a TraefikService cannot modify request headers: route the step's requestHeaderModifier"
+        .. " with the IngressRoute script (a headers Middleware)"
+    )
   end
   if isStable(spec.mirroring) then
-    error("a mirroring TraefikService copies requests and cannot split them: reference a weighted"
-      .. " TraefikService for the canary traffic")
+    error(
+      "a mirroring TraefikService copies requests and cannot split them: reference a weighted"
+        .. " TraefikService for the canary traffic"
+    )
   end
 end
 
@@ -85,13 +95,21 @@ local MAX_WEIGHT = 2147483647 -- WRRService.Weight is an int; keep it portable t
 
 local function scaled(w)
   if w > MAX_WEIGHT then
-    error("weight " .. tostring(w) .. " exceeds 2^31-1 after scaling the weights for the canary split")
+    error(
+      "weight " .. tostring(w) .. " exceeds 2^31-1 after scaling the weights for the canary split"
+    )
   end
   return w
 end
 
-if spec ~= nil and canary ~= stable and weight ~= nil and weight >= 0
-  and type(spec.weighted) == "table" and type(spec.weighted.services) == "table" then
+if
+  spec ~= nil
+  and canary ~= stable
+  and weight ~= nil
+  and weight >= 0
+  and type(spec.weighted) == "table"
+  and type(spec.weighted.services) == "table"
+then
   local services = spec.weighted.services
   local alone = #services == 1
   local function base(s)

@@ -45,7 +45,10 @@ pub fn hover(
     if library::KEYWORDS.contains(&name) {
         return None;
     }
-    let model = Model::of_source(source);
+    let parsed = super::parse::parse(source);
+    let model = Model::build(&parsed.ast, source.len());
+    // Types only for the hovers that show them, from the same parse.
+    let types = || super::types::infer_parsed(&parsed.ast, &model, flavor);
 
     // A member: `<receiver>.name` or `<receiver>:name`.
     if let Some(operator) = member_operator(source, start) {
@@ -81,7 +84,11 @@ pub fn hover(
         Some((Some(decl), _, _)) => {
             let decl = &model.decls[decl];
             if let Value::Function { params, .. } = &decl.value {
-                let header = format!("local function {}({})", decl.name, params.join(", "));
+                let mut header = format!("local function {}({})", decl.name, params.join(", "));
+                let types = types();
+                if let Some(returns) = types.returns_of_function_at(decl.stmt_range.start) {
+                    header.push_str(&format!(" -> {returns}"));
+                }
                 return Some(Hover {
                     range,
                     contents: function_markdown(&header, source, decl.stmt_range.start),
@@ -96,6 +103,8 @@ pub fn hover(
             let mut contents = format!("```lua\n{header}\n```");
             if let Some(sketch) = value_sketch(&decl.value, flavor, spec_shape) {
                 contents = format!("```lua\n{header}\n{}: {sketch}\n```", decl.name);
+            } else if let Some(ty) = types().local(decl.range.start) {
+                contents = format!("```lua\n{header}\n{}: {ty}\n```", decl.name);
             }
             let mut obj_path = None;
             match &decl.value {
@@ -122,7 +131,12 @@ pub fn hover(
         }
         _ => match model.global_functions.iter().find(|f| f.name == name) {
             Some(function) => {
-                let header = format!("function {}({})", function.name, function.params.join(", "));
+                let mut header =
+                    format!("function {}({})", function.name, function.params.join(", "));
+                let types = types();
+                if let Some(returns) = types.returns_of_function_at(function.stmt_range.start) {
+                    header.push_str(&format!(" -> {returns}"));
+                }
                 Some(Hover {
                     range,
                     contents: function_markdown(&header, source, function.stmt_range.start),
@@ -445,9 +459,14 @@ mod tests {
             "{}",
             h.contents
         );
-        // Nothing known: the declaration only.
+        // No shape: the declaration and the type its initialiser gives.
         let h = hover_with("local n = 1\nreturn |n", &shape);
-        assert_eq!(h.contents, "```lua\nlocal n = 1\n```");
+        assert_eq!(h.contents, "```lua\nlocal n = 1\nn: number\n```");
+        let h = hover_with("local f = g()\nreturn |f", &shape);
+        assert_eq!(
+            h.contents, "```lua\nlocal f = g()\n```",
+            "unknown: nothing said"
+        );
     }
 
     #[test]
@@ -468,7 +487,7 @@ mod tests {
         .unwrap();
         assert!(
             h.contents
-                .starts_with("```lua\nlocal function twice(x)\n```")
+                .starts_with("```lua\nlocal function twice(x) -> number\n```")
                 && h.contents.ends_with("Doubles."),
             "{}",
             h.contents

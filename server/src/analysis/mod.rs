@@ -15,8 +15,10 @@
 //! Every entry point tolerates incomplete code: the parser recovers, and completion reads the
 //! expression before the cursor from the text.
 
+pub mod calls;
 pub mod completion;
 pub mod config;
+pub mod folding;
 pub mod highlight;
 pub mod hover;
 pub mod library;
@@ -26,13 +28,17 @@ pub mod obj_reads;
 pub mod obj_schema;
 pub mod parse;
 pub mod rename;
+pub mod selection;
 pub mod semantic;
 pub mod shape_limits;
 #[cfg(test)]
 mod shape_tests;
 pub mod signature;
+pub mod snippets;
 pub mod spec_schema;
 pub mod spec_shape;
+pub mod suppress;
+pub mod types;
 pub mod walk;
 
 use kruise_lua_engine::script::ScriptFlavor;
@@ -43,7 +49,9 @@ pub use completion::{CompletionContext, CompletionKind, complete};
 pub use config::{LintConfig, Severity};
 pub use hover::hover;
 pub use lints::Fix;
-pub use navigation::{DocumentSymbol, SymbolKind, definition, document_symbols, references};
+pub use navigation::{
+    DocumentSymbol, SymbolKind, definition, document_symbols, highlights, references,
+};
 pub use obj_schema::{ObjPath, PathSeg};
 pub use parse::SyntaxError;
 pub use signature::signature_help;
@@ -93,11 +101,15 @@ pub fn analyze_script(
     )
     .in_configmap(configmap_kind);
     let mut diagnostics = Vec::new();
+    let directives = suppress::directives(source);
     for lint in lints::all() {
         let Some(severity) = config.severity(lint.code(), lint.default_severity()) else {
             continue;
         };
-        diagnostics.extend(lint.check(&ctx).into_iter().map(|d| Diagnostic {
+        let found = lint.check(&ctx).into_iter();
+        let found =
+            found.filter(|d| !suppress::is_disabled(source, &directives, lint.code(), &d.range));
+        diagnostics.extend(found.map(|d| Diagnostic {
             code: lint.code(),
             severity,
             range: d.range,

@@ -57,6 +57,33 @@ pub fn references(source: &str, offset: usize, include_declaration: bool) -> Vec
     found
 }
 
+/// Document highlight: every occurrence of the name at `offset` in source order, each with
+/// whether it writes the name (its declaration, an assignment) or reads it.
+pub fn highlights(source: &str, offset: usize) -> Vec<(Range<usize>, bool)> {
+    let model = Model::of_source(source);
+    let Some((decl, name, _)) = model.symbol_at(offset) else {
+        return Vec::new();
+    };
+    let mut found: Vec<(Range<usize>, bool)> = match decl {
+        Some(d) => {
+            let mut found = Vec::new();
+            if model.decls[d].kind != DeclKind::SelfParam {
+                found.push((model.decls[d].range.clone(), true));
+            }
+            found.extend(model.uses_of(d).map(|r| (r.range.clone(), r.write)));
+            found
+        }
+        None => model
+            .refs
+            .iter()
+            .filter(|r| r.decl.is_none() && r.name == name)
+            .map(|r| (r.range.clone(), r.write))
+            .collect(),
+    };
+    found.sort_by_key(|(r, _)| r.start);
+    found
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SymbolKind {
     Function,
@@ -264,6 +291,20 @@ mod tests {
         let source = "g = 1\nprint(g, g)";
         assert_eq!(references(source, 0, true).len(), 3);
         assert_eq!(references(source, 0, false).len(), 2);
+    }
+
+    #[test]
+    fn highlights_tell_writes_from_reads() {
+        let source =
+            "local n = 1\nn = n + 1\nlocal function f(n) return n end\nreturn {spec = {n = n}}";
+        let found: Vec<(usize, bool)> = highlights(source, 6)
+            .into_iter()
+            .map(|(r, write)| (source[..r.start].matches('\n').count(), write))
+            .collect();
+        // The parameter `n` of `f` is another variable.
+        assert_eq!(found, vec![(0, true), (1, true), (1, false), (3, false)]);
+        assert!(highlights(source, source.find("return n").unwrap() + 7).len() == 2);
+        assert!(highlights("print(1)", 3).iter().all(|(_, write)| !write));
     }
 
     #[test]

@@ -70,6 +70,48 @@ pub fn obj_reads_by_line(source: &str) -> BTreeMap<u32, Vec<String>> {
     reads
 }
 
+/// Line (1-based) → the targets of field assignments on it (`d.weight`, `r.route[1].weight`,
+/// `spec["x"]`): plain indexes of a name, whose value after the line shows what the line
+/// wrote (the table itself would only show `{…}`). Once each, in source order.
+pub fn field_writes_by_line(source: &str) -> BTreeMap<u32, Vec<String>> {
+    let parsed = parse(source);
+    let mut writes: BTreeMap<u32, Vec<String>> = BTreeMap::new();
+    for chain in chains(parsed.ast.nodes()) {
+        if !chain.write || chain.suffixes.is_empty() {
+            continue;
+        }
+        let plain = chain.suffixes.iter().all(|s| match s {
+            Suffix::Index(Index::Dot { .. }) => true,
+            Suffix::Index(Index::Brackets { expression, .. }) => matches!(
+                expression.as_ref(),
+                Expression::String(_) | Expression::Number(_)
+            ),
+            _ => false,
+        });
+        if !plain || !matches!(chain.prefix, full_moon::ast::Prefix::Name(_)) {
+            continue;
+        }
+        let (Some(start), Some(end)) = (
+            node_range(chain.prefix),
+            chain.suffixes.last().and_then(|s| suffix_end(s)),
+        ) else {
+            continue;
+        };
+        let Some(text) = source.get(start.start..end) else {
+            continue;
+        };
+        if text.contains('\n') {
+            continue;
+        }
+        let line = source[..start.start].matches('\n').count() as u32 + 1;
+        let on_line = writes.entry(line).or_default();
+        if on_line.len() < MAX_PER_LINE && !on_line.iter().any(|w| w == text) {
+            on_line.push(text.to_string());
+        }
+    }
+    writes
+}
+
 /// Where an index suffix ends (node_range stops short of a bracket index's `]`).
 fn suffix_end(suffix: &Suffix) -> Option<usize> {
     match suffix {
@@ -103,6 +145,16 @@ mod tests {
                 (9, vec!["obj.data"]),
             ]
         );
+        let writes = field_writes_by_line(source);
+        assert_eq!(
+            writes.get(&4).map(Vec::as_slice),
+            Some(&["r.weight".to_string()][..])
+        );
+        assert_eq!(
+            writes.get(&7).map(Vec::as_slice),
+            Some(&["obj.data.x".to_string()][..])
+        );
+        assert_eq!(writes.len(), 2, "{writes:?}");
         // Calls and non-obj chains are not reads; a broken script gives what it can.
         assert!(obj_reads_by_line("string.upper(x)\nlocal t = {}\nprint(t.a)").is_empty());
         assert_eq!(

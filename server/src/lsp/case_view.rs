@@ -9,10 +9,12 @@ use tower_lsp_server::ls_types as lsp;
 
 use super::accept;
 use super::diagnostics::failure_message;
+use super::markdown::escape;
 use super::project::ScriptId;
 use super::runs::{CaseResult, ScriptResults};
 use super::text::LineIndex;
 use super::yaml_edit::Edit;
+use crate::chunk_positions::{ScriptPlace, map_positions};
 
 fn contains(span: Option<Span>, offset: usize) -> bool {
     span.is_some_and(|s| s.start.offset <= offset && offset <= s.end.offset)
@@ -57,7 +59,7 @@ pub fn hover(
                 }
                 StepStatus::Error => {
                     if let Some(error) = &step.error {
-                        value.push_str(&format!("\n\n{} error: {}", error.kind, error.message));
+                        value.push_str(&format!("\n\n{}", error_text(results, error)));
                     }
                 }
                 StepStatus::Pass => {}
@@ -87,16 +89,34 @@ pub fn hover(
                 fields.join("\n")
             );
             if let Some(error) = &step.error {
-                value.push_str(&format!("\n\n{} error: {}", error.kind, error.message));
+                value.push_str(&format!("\n\n{}", error_text(results, error)));
             }
             for warning in &step.warnings {
-                value.push_str(&format!("\n\n⚠ {warning}"));
+                value.push_str(&format!("\n\n⚠ {}", escape(warning)));
             }
             value.push_str(&prints_block(step));
             return Some(markdown(value, step.step_span.map(range_of)));
         }
     }
     None
+}
+
+/// A step's error for a Markdown hover: `<kind> error: <message>` with Lua's `<string>:LINE:`
+/// turned into the script's file and line (the manifest's for an embedded script), escaped.
+fn error_text(results: &ScriptResults, error: &kruise_lua_engine::error::ScriptError) -> String {
+    let file = results.target.id.host().display().to_string();
+    let place = ScriptPlace {
+        file: &file,
+        first_line: results
+            .embedded
+            .as_ref()
+            .map_or(1, |map| map.first_line as u32 + 1),
+    };
+    escape(&format!(
+        "{} error: {}",
+        error.kind,
+        map_positions(&error.message, place)
+    ))
 }
 
 fn markdown(value: String, range: Option<lsp::Range>) -> lsp::Hover {
@@ -289,4 +309,52 @@ pub fn code_lenses(
         }
     }
     lenses
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::{Path, PathBuf};
+
+    use kruise_lua_engine::runner::{Mode, RunOptions};
+
+    use super::*;
+    use crate::lsp::project::lua_target;
+    use crate::lsp::runs::tests::CASE;
+    use crate::lsp::runs::{RunInput, execute};
+
+    /// Defect 1 of issue 23: the raw `<string>:2: '<name>' expected` lost its angle brackets in
+    /// VS Code's Markdown hover, and named Lua's chunk instead of the script.
+    #[test]
+    fn a_step_error_in_a_hover_names_the_script_and_keeps_its_angle_brackets() {
+        let script = "local spec = obj.data.spec\nspec. = 1\nreturn obj.data\n";
+        let input = RunInput {
+            target: lua_target(Path::new("/t/x/Route/trafficRouting.lua")),
+            source: script.into(),
+            host_text: script.into(),
+            embedded: None,
+            cases_error: None,
+            cases: vec![(PathBuf::from("/t/x/Route/testdata/c.yaml"), CASE.into())],
+        };
+        let results = execute(input, None, Mode::Harness, &RunOptions::default(), &|| {
+            false
+        })
+        .unwrap();
+        let case = &results.cases[0];
+        let at = CASE.find("traffic: \"20%\"").unwrap();
+        let lsp::HoverContents::Markup(content) = hover(&results, case, CASE, at).unwrap().contents
+        else {
+            panic!("markdown expected")
+        };
+        assert!(!content.value.contains("<string>"), "{}", content.value);
+        assert!(
+            content.value.contains("/t/x/Route/trafficRouting.lua:2:"),
+            "{}",
+            content.value
+        );
+        assert!(
+            content.value.contains("'&lt;name&gt;' expected"),
+            "{}",
+            content.value
+        );
+    }
 }

@@ -181,3 +181,56 @@ mod tests {
         std::fs::remove_dir_all(&root).unwrap();
     }
 }
+
+#[cfg(test)]
+mod library_style {
+    //! Issue 23, defect 13: the library ships the StyLua configuration it is written in, so
+    //! formatting one of its scripts in an editor is a no-op.
+
+    use std::path::{Path, PathBuf};
+
+    fn scripts(dir: &Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                scripts(&path, out);
+            } else if path.extension().is_some_and(|e| e == "lua") {
+                out.push(path);
+            }
+        }
+    }
+
+    /// `KRUISE_LUA_BLESS=1` rewrites the scripts formatted.
+    #[test]
+    fn formatting_a_library_script_changes_nothing() {
+        let root = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../lua_configuration"));
+        assert!(root.join("stylua.toml").is_file());
+        let mut found = Vec::new();
+        scripts(root, &mut found);
+        assert!(found.len() > 10, "{found:?}");
+        let bless = std::env::var_os("KRUISE_LUA_BLESS").is_some();
+        let mut unformatted = Vec::new();
+        for path in found {
+            let source = std::fs::read_to_string(&path).unwrap();
+            let config = super::config_for(&path).unwrap();
+            let edits = super::format(&source, config, None).unwrap();
+            if edits.is_empty() {
+                continue;
+            }
+            if bless {
+                let mut text = source.clone();
+                for (range, replacement) in edits.into_iter().rev() {
+                    text.replace_range(range, &replacement);
+                }
+                std::fs::write(&path, text).unwrap();
+            } else {
+                unformatted.push(format!("{} ({} edits)", path.display(), edits.len()));
+            }
+        }
+        assert!(
+            unformatted.is_empty(),
+            "not formatted by lua_configuration/stylua.toml:\n{}",
+            unformatted.join("\n")
+        );
+    }
+}

@@ -10,24 +10,36 @@
 //! * [`lua`]: the analysis layer's diagnostics, completion, hover, navigation;
 //! * [`editing`]: rename, semantic tokens, signature help, workspace symbols; [`format`]: StyLua;
 //! * [`case_view`], [`accept`], [`yaml_edit`], [`commands`]: hover, lenses and accept-expected in case files;
+//! * [`folding`], [`highlights`], [`selection`], [`call_hierarchy`], [`param_hints`],
+//!   [`snippets`]: structure of the script; [`lint_actions`]: disabling a lint by comment;
+//!   [`links`]: document links between a script, its cases and its ConfigMap key;
 //! * [`watcher`]: files created, deleted or renamed on disk;
 //! * [`transport`], [`framing`]: JSON-RPC over stdio, every message checked before the service
 //!   sees it (malformed ones are answered, never fatal).
 
 mod accept;
+mod call_hierarchy;
 mod case_view;
 mod commands;
 mod diagnostics;
 pub(crate) mod documents;
 mod editing;
+mod folding;
 mod format;
 pub(crate) mod framing;
+mod highlights;
+mod links;
+mod lint_actions;
 mod lua;
+mod markdown;
+mod param_hints;
 pub(crate) mod project;
 mod runs;
 mod schemas;
+mod selection;
 mod server;
 mod session;
+mod snippets;
 mod step_values;
 mod text;
 mod transport;

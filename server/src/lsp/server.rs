@@ -16,7 +16,10 @@ use super::editing::{self, TokenCache};
 use super::lua;
 use super::session::{ClientCaps, Session, Settings, write};
 use super::text::{LineIndex, apply_changes};
-use super::{case_view, format, step_values, watcher};
+use super::{
+    call_hierarchy, case_view, folding, format, highlights, links, lint_actions, param_hints,
+    selection, snippets, step_values, watcher,
+};
 
 /// The stack of a request's thread: full_moon's parser, the walks over its AST and the AST's
 /// drop recurse once per level of nesting, which the analysis bounds
@@ -215,7 +218,13 @@ impl LanguageServer for Backend {
                 .and_then(|w| w.code_lens.as_ref())
                 .and_then(|c| c.refresh_support)
                 .unwrap_or(false),
-            pull_diagnostics: wants_pull_diagnostics(params.initialization_options.as_ref()),
+            // Only a client that can pull (`textDocument.diagnostic`) gets pull diagnostics.
+            pull_diagnostics: wants_pull_diagnostics(params.initialization_options.as_ref())
+                && params
+                    .capabilities
+                    .text_document
+                    .as_ref()
+                    .is_some_and(|t| t.diagnostic.is_some()),
             diagnostic_refresh: workspace
                 .and_then(|w| w.diagnostics.as_ref())
                 .and_then(|d| d.refresh_support)
@@ -223,6 +232,14 @@ impl LanguageServer for Backend {
             inlay_hint_refresh: workspace
                 .and_then(|w| w.inlay_hint.as_ref())
                 .and_then(|c| c.refresh_support)
+                .unwrap_or(false),
+            snippets: params
+                .capabilities
+                .text_document
+                .as_ref()
+                .and_then(|t| t.completion.as_ref())
+                .and_then(|c| c.completion_item.as_ref())
+                .and_then(|i| i.snippet_support)
                 .unwrap_or(false),
         };
         let pull_diagnostics = self.session.caps().pull_diagnostics;
@@ -293,6 +310,14 @@ impl LanguageServer for Backend {
                     ..SignatureHelpOptions::default()
                 }),
                 workspace_symbol_provider: Some(OneOf::Left(true)),
+                folding_range_provider: Some(FoldingRangeProviderCapability::Simple(true)),
+                document_highlight_provider: Some(OneOf::Left(true)),
+                selection_range_provider: Some(SelectionRangeProviderCapability::Simple(true)),
+                call_hierarchy_provider: Some(CallHierarchyServerCapability::Simple(true)),
+                document_link_provider: Some(DocumentLinkOptions {
+                    resolve_provider: Some(false),
+                    work_done_progress_options: WorkDoneProgressOptions::default(),
+                }),
                 position_encoding: Some(encoding),
                 diagnostic_provider: pull_diagnostics.then_some(
                     DiagnosticServerCapabilities::Options(DiagnosticOptions {
@@ -426,7 +451,10 @@ impl LanguageServer for Backend {
                 let views = lua::views(&path, &text, &session.roots());
                 let (view, offset) = lua::view_at(&views, &text, offset)?;
                 let shape = session.spec_shape(&view.target);
-                let items = lua::completion(view, &text, offset, shape.as_ref());
+                let mut items = lua::completion(view, &text, offset, shape.as_ref());
+                if session.caps().snippets {
+                    items.extend(snippets::items(view, &text, offset));
+                }
                 Some(CompletionResponse::Array(items))
             })
             .await)
@@ -526,6 +554,9 @@ impl LanguageServer for Backend {
                         range,
                     ));
                 }
+                let views = lua::views(&path, &text, &session.roots());
+                let disable =
+                    lint_actions::disable_actions(&views, &text, &uri, &params.context.diagnostics);
                 // Lint fixes carried in the diagnostics' data.
                 for diagnostic in params.context.diagnostics {
                     let Some(data) = &diagnostic.data else {
@@ -559,6 +590,7 @@ impl LanguageServer for Backend {
                         ..CodeAction::default()
                     }));
                 }
+                actions.extend(disable);
                 Some(actions)
             })
             .await)
@@ -767,6 +799,10 @@ impl LanguageServer for Backend {
         &self,
         params: DocumentDiagnosticParams,
     ) -> Result<DocumentDiagnosticReportResult> {
+        // Not announced, not answered: the client gets every diagnostic by publication.
+        if !self.session.caps().pull_diagnostics {
+            return Err(tower_lsp_server::jsonrpc::Error::method_not_found());
+        }
         let path = uri_path(&params.text_document.uri);
         let items = self.session.store().current(&path);
         Ok(DocumentDiagnosticReportResult::Report(
@@ -784,6 +820,9 @@ impl LanguageServer for Backend {
         &self,
         _: WorkspaceDiagnosticParams,
     ) -> Result<WorkspaceDiagnosticReportResult> {
+        if !self.session.caps().pull_diagnostics {
+            return Err(tower_lsp_server::jsonrpc::Error::method_not_found());
+        }
         let files = self.session.store().every_file();
         let items = files
             .into_iter()
@@ -810,12 +849,114 @@ impl LanguageServer for Backend {
             .guarded("inlayHint", None, move |session| {
                 let path = uri_path(&params.text_document.uri);
                 let text = session.docs.text(&path)?;
-                Some(step_values::inlay_hints(
-                    &session,
-                    &path,
-                    &text,
-                    params.range,
-                ))
+                let mut hints = step_values::inlay_hints(&session, &path, &text, params.range);
+                if session.settings().parameter_hints {
+                    let views = lua::views(&path, &text, &session.roots());
+                    hints.extend(param_hints::hints(&views, &text, params.range));
+                }
+                Some(hints)
+            })
+            .await)
+    }
+
+    async fn folding_range(&self, params: FoldingRangeParams) -> Result<Option<Vec<FoldingRange>>> {
+        Ok(self
+            .guarded("foldingRange", None, move |session| {
+                let path = uri_path(&params.text_document.uri);
+                let text = session.docs.text(&path)?;
+                Some(folding::folds(&path, &text, &session.roots()))
+            })
+            .await)
+    }
+
+    async fn document_highlight(
+        &self,
+        params: DocumentHighlightParams,
+    ) -> Result<Option<Vec<DocumentHighlight>>> {
+        let position = params.text_document_position_params;
+        Ok(self
+            .guarded("documentHighlight", None, move |session| {
+                let (path, text, offset) =
+                    locate(&session, &position.text_document.uri, position.position)?;
+                let views = lua::views(&path, &text, &session.roots());
+                let (view, offset) = lua::view_at(&views, &text, offset)?;
+                Some(highlights::highlights(view, &text, offset))
+            })
+            .await)
+    }
+
+    async fn selection_range(
+        &self,
+        params: SelectionRangeParams,
+    ) -> Result<Option<Vec<SelectionRange>>> {
+        Ok(self
+            .guarded("selectionRange", None, move |session| {
+                let path = uri_path(&params.text_document.uri);
+                let text = session.docs.text(&path)?;
+                if text.len() > MAX_ANALYSED_BYTES {
+                    return None;
+                }
+                let views = lua::views(&path, &text, &session.roots());
+                Some(selection::ranges(&views, &text, &params.positions))
+            })
+            .await)
+    }
+
+    async fn prepare_call_hierarchy(
+        &self,
+        params: CallHierarchyPrepareParams,
+    ) -> Result<Option<Vec<CallHierarchyItem>>> {
+        let position = params.text_document_position_params;
+        Ok(self
+            .guarded("prepareCallHierarchy", None, move |session| {
+                let uri = position.text_document.uri.clone();
+                let (path, text, offset) = locate(&session, &uri, position.position)?;
+                let views = lua::views(&path, &text, &session.roots());
+                let (view, offset) = lua::view_at(&views, &text, offset)?;
+                call_hierarchy::prepare(view, &text, &uri, offset)
+            })
+            .await)
+    }
+
+    async fn incoming_calls(
+        &self,
+        params: CallHierarchyIncomingCallsParams,
+    ) -> Result<Option<Vec<CallHierarchyIncomingCall>>> {
+        Ok(self
+            .guarded("incomingCalls", None, move |session| {
+                let item = params.item;
+                let (path, text, offset) = locate(&session, &item.uri, item.selection_range.start)?;
+                let views = lua::views(&path, &text, &session.roots());
+                let (view, _) = lua::view_at(&views, &text, offset)?;
+                Some(call_hierarchy::incoming(view, &text, &item.uri, &item))
+            })
+            .await)
+    }
+
+    async fn outgoing_calls(
+        &self,
+        params: CallHierarchyOutgoingCallsParams,
+    ) -> Result<Option<Vec<CallHierarchyOutgoingCall>>> {
+        Ok(self
+            .guarded("outgoingCalls", None, move |session| {
+                let item = params.item;
+                let (path, text, offset) = locate(&session, &item.uri, item.selection_range.start)?;
+                let views = lua::views(&path, &text, &session.roots());
+                let (view, _) = lua::view_at(&views, &text, offset)?;
+                Some(call_hierarchy::outgoing(view, &text, &item.uri, &item))
+            })
+            .await)
+    }
+
+    async fn document_link(&self, params: DocumentLinkParams) -> Result<Option<Vec<DocumentLink>>> {
+        Ok(self
+            .guarded("documentLink", None, move |session| {
+                let path = uri_path(&params.text_document.uri);
+                let text = session.docs.text(&path)?;
+                if text.len() > MAX_ANALYSED_BYTES {
+                    return None;
+                }
+                Some(links::links(&session, &path, &text))
             })
             .await)
     }
@@ -992,7 +1133,7 @@ mod tests {
         let mut pipe = start();
         pipe.send(
             json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "capabilities": {"workspace": {"diagnostics": {"refreshSupport": true}}},
+            "capabilities": {"workspace": {"diagnostics": {"refreshSupport": true}}, "textDocument": {"diagnostic": {}}},
             "initializationOptions": {"pullDiagnostics": true},
             "workspaceFolders": [{"uri": format!("file://{}", dir.display()), "name": "w"}]}}),
         )
@@ -1100,24 +1241,34 @@ mod tests {
             "contentChanges": [{"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}, "text": "local unused = 1\n"}]}})).await;
         pipe.until(|m| m["method"] == "workspace/diagnostic/refresh")
             .await;
-        // The analysis publishes first and the run's summary after it: pull once both are in.
-        pipe.until(|m| {
-            m["method"] == "textDocument/publishDiagnostics"
-                && m["params"]["diagnostics"]
-                    .as_array()
-                    .is_some_and(|l| l.iter().any(|d| d["code"] == "summary"))
-                && m["params"]["diagnostics"]
-                    .as_array()
-                    .is_some_and(|l| l.iter().any(|d| d["code"] == "KL007"))
-        })
-        .await;
-        pipe.send(request(
-            8,
-            "textDocument/diagnostic",
-            json!({"textDocument": {"uri": uri}}),
-        ))
-        .await;
-        let pulled = pipe.until(|m| m["id"] == 8).await;
+        // The analysis comes first and the run's summary after it: pull until both are in
+        // (nothing is pushed to a client that pulls).
+        let mut id = 100;
+        let pulled = loop {
+            id += 1;
+            pipe.send(request(
+                id,
+                "textDocument/diagnostic",
+                json!({"textDocument": {"uri": uri}}),
+            ))
+            .await;
+            let pulled = pipe
+                .until(|m| {
+                    assert_ne!(
+                        m["method"], "textDocument/publishDiagnostics",
+                        "pushed: {m}"
+                    );
+                    m["id"] == id
+                })
+                .await;
+            let items = pulled["result"]["items"].as_array().unwrap();
+            if items.iter().any(|d| d["code"] == "summary")
+                && items.iter().any(|d| d["code"] == "KL007")
+            {
+                break pulled;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        };
         assert_eq!(pulled["result"]["kind"], "full", "{pulled}");
         let items = pulled["result"]["items"].as_array().unwrap();
         assert!(items.iter().any(|d| d["code"] == "summary"), "{pulled}");
@@ -1153,6 +1304,61 @@ mod tests {
         );
         std::fs::remove_dir_all(&dir).unwrap();
         std::fs::remove_dir_all(&other).unwrap();
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn pull_diagnostics_are_answered_only_when_announced_and_then_not_pushed() {
+        let (dir, kind) = route_workspace("kl-pull");
+        let case_uri = format!("file://{}/testdata/c.yaml", kind.display());
+        for pull in [false, true] {
+            let mut pipe = start();
+            pipe.send(
+                json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "capabilities": {"textDocument": {"diagnostic": {}}},
+                "initializationOptions": {"pullDiagnostics": pull},
+                "rootUri": format!("file://{}", dir.display())}}),
+            )
+            .await;
+            let init = pipe.until(|m| m["id"] == 1).await;
+            assert_eq!(
+                init["result"]["capabilities"]
+                    .get("diagnosticProvider")
+                    .is_some(),
+                pull,
+                "{init}"
+            );
+            pipe.send(json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
+                .await;
+            // `runAll` answers once the first run's lists are computed (and pushed, if pushing).
+            let run_all = json!({"jsonrpc": "2.0", "id": 2, "method": "workspace/executeCommand", "params": {"command": super::commands::RUN_ALL, "arguments": []}});
+            pipe.send(run_all).await;
+            let pushed = std::sync::Mutex::new(false);
+            pipe.until(|m| {
+                if m["method"] == "textDocument/publishDiagnostics"
+                    && m["params"]["uri"] == case_uri
+                {
+                    *pushed.lock().unwrap() = true;
+                }
+                m["id"] == 2
+            })
+            .await;
+            assert_eq!(
+                *pushed.lock().unwrap(),
+                !pull,
+                "pushed to a client that pulls, or not pushed at all (pull: {pull})"
+            );
+            pipe.send(json!({"jsonrpc": "2.0", "id": 3, "method": "textDocument/diagnostic", "params": {"textDocument": {"uri": case_uri}}})).await;
+            let answer = pipe.until(|m| m["id"] == 3).await;
+            if pull {
+                assert!(
+                    !answer["result"]["items"].as_array().unwrap().is_empty(),
+                    "{answer}"
+                );
+            } else {
+                assert_eq!(answer["error"]["code"], -32601, "{answer}");
+            }
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     /// The script's diagnostics of each publish for `uri` until `done` holds for one of them.

@@ -33,6 +33,9 @@ pub struct Settings {
     pub mode: Mode,
     pub debounce: Duration,
     pub timeout: Duration,
+    /// Parameter-name inlay hints at calls of the script's functions
+    /// (`inlayHints.parameterNames`, off by default).
+    pub parameter_hints: bool,
 }
 
 impl Default for Settings {
@@ -42,6 +45,7 @@ impl Default for Settings {
             mode: Mode::Harness,
             debounce: Duration::from_millis(80),
             timeout: Limits::default().timeout,
+            parameter_hints: false,
         }
     }
 }
@@ -73,6 +77,13 @@ impl Settings {
         if let Some(ms) = value.get("timeoutMs").and_then(|v| v.as_u64()) {
             settings.timeout = Duration::from_millis(ms.clamp(10, 60_000));
         }
+        if let Some(on) = value
+            .get("inlayHints")
+            .and_then(|h| h.get("parameterNames"))
+            .and_then(|v| v.as_bool())
+        {
+            settings.parameter_hints = on;
+        }
         (settings, problems)
     }
 }
@@ -91,6 +102,8 @@ pub struct ClientCaps {
     pub diagnostic_refresh: bool,
     /// `workspace.inlayHint.refreshSupport`.
     pub inlay_hint_refresh: bool,
+    /// `textDocument.completion.completionItem.snippetSupport`.
+    pub snippets: bool,
 }
 
 /// A run still pending this long after its request gets its old results republished as
@@ -241,6 +254,7 @@ impl Session {
     ) {
         let _order = self.publishing.lock().await;
         let lists = compute(&mut self.store());
+        let caps = self.caps();
         let mut changed = false;
         for (path, diagnostics) in lists {
             let hash = {
@@ -265,14 +279,18 @@ impl Session {
                 .get(&path)
                 .map(|d| d.uri)
                 .or_else(|| path_uri(&path));
+            changed = true;
+            // A client that pulls gets the store's lists when it asks (after the refresh
+            // below); pushing them as well would show every problem twice.
+            if caps.pull_diagnostics {
+                continue;
+            }
             if let Some(uri) = uri {
                 self.client
                     .publish_diagnostics(uri, diagnostics, None)
                     .await;
-                changed = true;
             }
         }
-        let caps = self.caps();
         if changed && caps.pull_diagnostics && caps.diagnostic_refresh {
             // What a pull answered is now older than the store: have the client pull again.
             let client = self.client.clone();

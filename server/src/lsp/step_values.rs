@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use tower_lsp_server::jsonrpc::{Error, Result};
 use tower_lsp_server::ls_types::{self as lsp};
 
-use kruise_lua_engine::debug::{LineValue, record_step_values};
+use kruise_lua_engine::debug::{LineValue, record_step_values_after};
 use kruise_lua_engine::runner::{RunOptions, Script};
 use kruise_lua_engine::steps::StepToRun;
 use kruise_lua_engine::vm::Limits;
@@ -19,7 +19,7 @@ use super::documents::uri_path;
 use super::project::ScriptId;
 use super::session::Session;
 use super::text::LineIndex;
-use crate::analysis::obj_reads::obj_reads_by_line;
+use crate::analysis::obj_reads::{field_writes_by_line, obj_reads_by_line};
 
 pub const SHOW_STEP_VALUES: &str = "kruise-lua.showStepValues";
 pub const HIDE_STEP_VALUES: &str = "kruise-lua.hideStepValues";
@@ -89,6 +89,7 @@ pub async fn show(session: &Arc<Session>, args: &[Value]) -> Result<Option<Value
     let recorded = tokio::task::spawn_blocking(move || {
         let case = worker.cases[i].case.as_ref().ok()?;
         let watch = obj_reads_by_line(&worker.source);
+        let written = field_writes_by_line(&worker.source);
         let options = RunOptions {
             limits: Limits {
                 timeout,
@@ -96,7 +97,7 @@ pub async fn show(session: &Arc<Session>, args: &[Value]) -> Result<Option<Value
             },
             ..RunOptions::default()
         };
-        Some(record_step_values(
+        Some(record_step_values_after(
             StepToRun {
                 script: &Script::new(worker.source.clone()),
                 flavor: worker.target.flavor(),
@@ -106,6 +107,7 @@ pub async fn show(session: &Arc<Session>, args: &[Value]) -> Result<Option<Value
                 options: &options,
             },
             &watch,
+            &written,
         ))
     })
     .await

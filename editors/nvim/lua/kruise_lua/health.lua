@@ -1,5 +1,5 @@
 --- `:checkhealth kruise_lua`: the Neovim version, the server binary and its version, and
---- whether a client is attached to the current buffer.
+--- whether a client is attached to the buffer the user was in.
 local M = {}
 
 local health = vim.health or require("health")
@@ -8,6 +8,33 @@ local ok = health.ok or health.report_ok
 local warn = health.warn or health.report_warn
 local error = health.error or health.report_error
 local info = health.info or health.report_info
+
+--- The buffer to report on: the one the user was in. `:checkhealth` runs in its own buffer
+--- (a new tab, or a float), so the current buffer is the report itself; the user's buffer is
+--- then the alternate one, or the current window's buffer of the tab page left.
+local function inspected_buffer()
+  local function is_report(b)
+    return vim.bo[b].filetype == "checkhealth" or vim.api.nvim_buf_get_name(b):match("^health://") ~= nil
+      or vim.bo[b].buftype == "nofile"
+  end
+  local current = vim.api.nvim_get_current_buf()
+  if not is_report(current) then
+    return current
+  end
+  local alternate = vim.fn.bufnr("#")
+  if alternate > 0 and vim.api.nvim_buf_is_valid(alternate) and not is_report(alternate) then
+    return alternate
+  end
+  local previous_tab = vim.fn.tabpagenr("#")
+  if previous_tab > 0 then
+    local buffers = vim.fn.tabpagebuflist(previous_tab)
+    local b = buffers[vim.fn.tabpagewinnr(previous_tab)]
+    if b and vim.api.nvim_buf_is_valid(b) and not is_report(b) then
+      return b
+    end
+  end
+  return current
+end
 
 function M.check()
   local kruise_lua = require("kruise_lua")
@@ -44,8 +71,8 @@ function M.check()
     end
   end
 
-  start("Current buffer")
-  local bufnr = vim.api.nvim_get_current_buf()
+  local bufnr = inspected_buffer()
+  start(("Buffer %d (%s)"):format(bufnr, vim.fn.fnamemodify(vim.api.nvim_buf_get_name(bufnr), ":~:.")))
   local kind = kruise_lua.buffer_kind(bufnr)
   if not kind then
     info("not a kruise-lua file (a traffic-routing script, one of its test cases, or a ConfigMap holding scripts)")
@@ -69,7 +96,9 @@ function M.check()
   if pcall(require, "dap") then
     ok("nvim-dap is installed: the `kruise-lua` adapter and the ▶ debug step lenses work")
   else
-    info("nvim-dap is not installed: debugging a step needs it (see :help kruise_lua-debug)")
+    -- `:help tag` becomes a link in the report; a character glued to the tag (a closing
+    -- parenthesis) would be taken into it and show as `|tag)|`.
+    info("nvim-dap is not installed: debugging a step needs it, see :help kruise_lua-debug")
   end
 end
 

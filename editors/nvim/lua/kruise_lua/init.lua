@@ -311,6 +311,9 @@ local function show_values_in(script)
   if not found then
     vim.cmd("belowright split " .. vim.fn.fnameescape(target))
     found = vim.api.nvim_get_current_buf()
+  elseif vim.fn.bufwinid(found) == -1 then
+    -- Loaded but in no window (hidden, or listed only): hints there would show nowhere.
+    vim.cmd("belowright sbuffer " .. found)
   end
   vim.lsp.inlay_hint.enable(true, { bufnr = found })
 end

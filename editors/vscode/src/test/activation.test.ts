@@ -64,6 +64,51 @@ describe("debugging", () => {
   });
 });
 
+describe("Run and Debug without a launch.json", () => {
+  it("debugs step 1 of the case open, or of the script's first case", async () => {
+    const recorded = newRecorded();
+    const stub = stubVscode({ "kruiseLua.server.path": process.execPath }, "/nonexistent-ws", recorded);
+    const route = "/ws/lua_configuration/example.io/Route";
+    // The workspace-wide search (start the server?) finds nothing: the stand-in binary is no
+    // server. The search in a script's testdata folder finds its cases.
+    (stub as any).workspace.findFiles = async (pattern: unknown) =>
+      typeof pattern === "string"
+        ? []
+        : [(stub as any).Uri.file(`${route}/testdata/b.yaml`), (stub as any).Uri.file(`${route}/testdata/a.yaml`)];
+    (stub as any).RelativePattern = class {
+      constructor(
+        readonly base: unknown,
+        readonly pattern: string,
+      ) {}
+    };
+    const extension = loadExtension(stub);
+    await extension.activate({ subscriptions: [] as unknown[] });
+    const [provider] = recorded.debugConfigurationProviders.get("kruise-lua") ?? [];
+    assert.ok(provider, "a debug configuration provider for kruise-lua");
+    const active = (file: string) => {
+      (stub as any).window.activeTextEditor = { document: { uri: (stub as any).Uri.file(file) } };
+    };
+    active(`${route}/testdata/c.yaml`);
+    const fromCase = await provider.resolveDebugConfiguration(undefined, {});
+    assert.deepEqual(
+      [fromCase.script, fromCase.case, fromCase.step],
+      [`${route}/trafficRouting.lua`, `${route}/testdata/c.yaml`, 1],
+    );
+    active(`${route}/trafficRouting.lua`);
+    const fromScript = await provider.resolveDebugConfiguration(undefined, {});
+    assert.equal(fromScript.case, `${route}/testdata/a.yaml`, "the first case by name");
+    assert.deepEqual(await provider.provideDebugConfigurations(undefined), [fromScript]);
+    // A launch configuration of its own is left as written.
+    const own = { type: "kruise-lua", request: "launch", name: "mine", script: "/x.lua", case: "/y.yaml" };
+    assert.equal(await provider.resolveDebugConfiguration(undefined, own), own);
+    active("/ws/README.md");
+    assert.equal(await provider.resolveDebugConfiguration(undefined, {}), undefined);
+    assert.match(recorded.errors.at(-1)!, /open a traffic-routing script/);
+    assert.ok(recorded.contentProviders.has("kruise-lua"), "the obj documents' scheme");
+    await extension.deactivate();
+  });
+});
+
 describe("package.json", () => {
   it("contributes the kruise-lua debugger with its launch attributes and snippets", () => {
     const debuggers = manifest.contributes.debuggers;
@@ -77,6 +122,7 @@ describe("package.json", () => {
     assert.equal(debuggers[0].initialConfigurations[0].type, "kruise-lua");
     assert.equal(debuggers[0].configurationSnippets[0].body.type, "kruise-lua");
     assert.ok(manifest.activationEvents.includes("onDebugResolve:kruise-lua"));
+    assert.ok(manifest.activationEvents.includes("onDebugDynamicConfigurations:kruise-lua"));
     assert.deepEqual(manifest.contributes.breakpoints, [{ language: "lua" }]);
   });
 

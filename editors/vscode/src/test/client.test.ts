@@ -67,6 +67,10 @@ describe("with the real server", { skip: fs.existsSync(SERVER) ? false : `no ser
       const obj = recorded.opened.at(-1);
       assert.equal(obj?.language, "lua");
       assert.match(obj!.content, /canaryWeight = 40/);
+      // Issue 23, defect 11: the same step again is the same read-only document, not a new one.
+      assert.equal(obj?.uri?.scheme, "kruise-lua");
+      await recorded.commands.get("kruiseLua.showObj")!();
+      assert.equal(recorded.opened.at(-1)?.uri?.toString(), obj?.uri?.toString());
 
       // Accept: the case is not open on the server, so it writes the file; the case reruns.
       await recorded.commands.get("kruiseLua.acceptStep")!();

@@ -356,3 +356,60 @@ describe("debugConfiguration", () => {
     }
   });
 });
+
+describe("objDocument (issue 23, defect 11: one read-only document per step)", () => {
+  it("names the case and the step, and keeps the case's URI apart", () => {
+    const case1 = "file:///ws/lua_configuration/example.io/Route/testdata/weights.yaml";
+    const case2 = "file:///ws/other/testdata/weights.yaml";
+    const a = logic.objDocument([{ uri: case1, step: 1 }]);
+    assert.deepEqual(a, { path: "/weights/obj-step-2.lua", query: case1 });
+    assert.deepEqual(logic.objDocument([{ uri: case1, step: 1 }]), a, "the same step: the same document");
+    assert.notDeepEqual(logic.objDocument([{ uri: case1, step: 0 }]), a);
+    assert.notDeepEqual(logic.objDocument([{ uri: case2, step: 1 }]), a);
+  });
+  it("is undefined for arguments that name no step", () => {
+    for (const bad of [undefined, [], [{}], [{ uri: "file:///c.yaml" }], [{ uri: "file:///c.yaml", step: -1 }]]) {
+      assert.equal(logic.objDocument(bad), undefined, JSON.stringify(bad));
+    }
+  });
+});
+
+describe("debugTargets (Run and Debug without a launch.json)", () => {
+  it("a custom script and its testdata folder, and a case and its script", () => {
+    assert.deepEqual(logic.debugTargets(`${ROUTE}/trafficRouting.lua`), {
+      script: `${ROUTE}/trafficRouting.lua`,
+      testdata: `${ROUTE}/testdata`,
+    });
+    assert.deepEqual(logic.debugTargets(`${ROUTE}/testdata/sub/weights.yaml`), {
+      script: `${ROUTE}/trafficRouting.lua`,
+      case: `${ROUTE}/testdata/sub/weights.yaml`,
+    });
+  });
+  it("an ingress class and its cases", () => {
+    const ingress = "/ws/lua_configuration/trafficrouting_ingress";
+    assert.deepEqual(logic.debugTargets(`${ingress}/nginx.lua`), {
+      script: `${ingress}/nginx.lua`,
+      testdata: `${ingress}/testdata/nginx`,
+    });
+    assert.deepEqual(logic.debugTargets(`${ingress}/testdata/nginx/canary.yml`), {
+      script: `${ingress}/nginx.lua`,
+      case: `${ingress}/testdata/nginx/canary.yml`,
+    });
+  });
+  it("nothing for other files", () => {
+    assert.equal(logic.debugTargets("/ws/README.md"), undefined);
+    assert.equal(logic.debugTargets("/ws/deploy/cm.yaml"), undefined);
+  });
+  it("an empty launch is the one VS Code passes without launch.json", () => {
+    assert.equal(logic.isEmptyLaunch({}), true);
+    assert.equal(logic.isEmptyLaunch({ type: "kruise-lua", request: "launch", name: "x" }), false);
+  });
+});
+
+describe("serverSettings: parameter hints", () => {
+  it("passes inlayHints.parameterNames through, and flags a non-boolean", () => {
+    assert.deepEqual(logic.serverSettings({ parameterHints: true }).settings.inlayHints, { parameterNames: true });
+    assert.equal(logic.serverSettings({}).settings.inlayHints, undefined);
+    assert.equal(logic.serverSettings({ parameterHints: "yes" }).problems.length, 1);
+  });
+});

@@ -18,27 +18,37 @@ export interface Recorded {
   outputs: string[];
   /** Every text the status-bar item was shown with. */
   status: string[];
-  /** Untitled documents opened: language and content. */
-  opened: { language: string; content: string }[];
+  /** Documents opened (untitled, or `kruise-lua:` ones with their `uri`): language and content. */
+  opened: { language: string; content: string; uri?: Uri }[];
   /** Diagnostics the client set, by URI string. */
   diagnostics: Map<string, { message: string; code?: unknown; source?: string }[]>;
   /** Debug adapter factories registered, by debugger type. */
   debugAdapters: Map<string, { createDebugAdapterDescriptor: (...args: unknown[]) => unknown }>;
   /** Configurations `debug.startDebugging` was called with. */
   debugStarts: unknown[];
+  /** Debug configuration providers registered, by debugger type. */
+  debugConfigurationProviders: Map<string, any[]>;
+  /** Text document content providers registered, by scheme. */
+  contentProviders: Map<string, any>;
 }
 
 export class Uri {
-  readonly scheme = "file";
-  constructor(readonly fsPath: string) {}
+  constructor(
+    readonly fsPath: string,
+    readonly scheme = "file",
+    readonly query = "",
+  ) {}
   get path() {
     return this.fsPath;
   }
   toString() {
-    return `file://${this.fsPath}`;
+    return this.scheme === "file" ? `file://${this.fsPath}` : `${this.scheme}:${this.fsPath}?${encodeURIComponent(this.query)}`;
   }
   static file(p: string) {
     return new Uri(p);
+  }
+  static from(c: { scheme: string; path: string; query?: string }) {
+    return new Uri(c.path, c.scheme, c.query ?? "");
   }
   static parse(s: string) {
     return new Uri(decodeURIComponent(s.replace(/^file:\/\//, "")));
@@ -194,6 +204,7 @@ export function stubVscode(settings: Record<string, unknown>, workspaceFolder: s
     ThemeColor,
     version: "1.90.0",
     StatusBarAlignment: { Left: 1, Right: 2 },
+    DebugConfigurationProviderTriggerKind: { Initial: 1, Dynamic: 2 },
     ViewColumn: { Beside: -2 },
     workspace: namespace({
       getConfiguration: (section?: string) => ({
@@ -209,7 +220,18 @@ export function stubVscode(settings: Record<string, unknown>, workspaceFolder: s
       textDocuments: [],
       notebookDocuments: [],
       findFiles: async () => [Uri.file(path.join(workspaceFolder, "trafficRouting.lua"))],
-      openTextDocument: async (options: { language: string; content: string }) => {
+      registerTextDocumentContentProvider: (scheme: string, provider: any) => {
+        recorded.contentProviders.set(scheme, provider);
+        return disposable;
+      },
+      openTextDocument: async (options: { language: string; content: string } | Uri) => {
+        if (options instanceof Uri) {
+          // A virtual document: its text from the content provider of its scheme.
+          const content = recorded.contentProviders.get(options.scheme)?.provideTextDocumentContent(options) ?? "";
+          const document = { uri: options, languageId: "lua", language: "lua", content, getText: () => content };
+          recorded.opened.push(document);
+          return document;
+        }
         recorded.opened.push(options);
         return options;
       },
@@ -257,6 +279,10 @@ export function stubVscode(settings: Record<string, unknown>, workspaceFolder: s
         recorded.debugAdapters.set(type, factory);
         return disposable;
       },
+      registerDebugConfigurationProvider: (type: string, provider: any) => {
+        recorded.debugConfigurationProviders.set(type, [...(recorded.debugConfigurationProviders.get(type) ?? []), provider]);
+        return disposable;
+      },
       startDebugging: async (_folder: unknown, config: unknown) => {
         recorded.debugStarts.push(config);
         return true;
@@ -287,6 +313,8 @@ export function newRecorded(): Recorded {
     diagnostics: new Map(),
     debugAdapters: new Map(),
     debugStarts: [],
+    debugConfigurationProviders: new Map(),
+    contentProviders: new Map(),
   };
 }
 
