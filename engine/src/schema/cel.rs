@@ -10,8 +10,6 @@ use cel::{Env, Program};
 use crate::value::JsonValue;
 use crate::yaml::PathSeg;
 
-
-
 /// The CEL environment the rules run in: the standard library plus the strings extension
 /// (`lowerAscii`, `split`, `join`, …), which Kubernetes enables too.
 pub(crate) fn environment() -> Arc<Env> {

@@ -292,6 +292,8 @@ fn to_cel(schema: Option<&Schema>, value: &JsonValue, root: bool, depth: usize) 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::schema::cel::parse_field_path;
+    use crate::yaml::PathSeg;
     use crate::yaml::parse_first_document;
 
     fn outcome(schema_yaml: &str, value_yaml: &str) -> CelOutcome {

@@ -71,7 +71,9 @@ local function valueExpr(what, matchType, value)
   if matchType == nil or matchType == "Exact" then return "Equal", value end
   if matchType == "RegularExpression" then
     -- Already anchored at both ends: kept as written.
-    if string.sub(value, 1, 1) == "^" and string.sub(value, -1) == "$" then return "RegexMatch", value end
+    if string.sub(value, 1, 1) == "^" and string.sub(value, -1) == "$" then
+      return "RegexMatch", value
+    end
     return "RegexMatch", "^(?:" .. value .. ")$"
   end
   error("unsupported " .. what .. " match type: " .. tostring(matchType))
@@ -86,7 +88,7 @@ local function pathExpr(path)
     return { subject = { scope = "Path" }, op = "RegexMatch", value = re }
   end
   local op, v = valueExpr("path", matchType, value)
-  return {subject = {scope = "Path"}, op = op, value = v}
+  return { subject = { scope = "Path" }, op = op, value = v }
 end
 
 -- Each Rollout match as a list of APISIX exprs; empty matches are skipped.
@@ -96,11 +98,11 @@ for _, m in ipairs(obj.matches or {}) do
   if m.path ~= nil then table.insert(exprs, pathExpr(m.path)) end
   for _, h in ipairs(m.headers or {}) do
     local op, v = valueExpr("header", h.type, h.value)
-    table.insert(exprs, {subject = {scope = "Header", name = h.name}, op = op, value = v})
+    table.insert(exprs, { subject = { scope = "Header", name = h.name }, op = op, value = v })
   end
   for _, q in ipairs(m.queryParams or {}) do
     local op, v = valueExpr("query", q.type, q.value)
-    table.insert(exprs, {subject = {scope = "Query", name = q.name}, op = op, value = v})
+    table.insert(exprs, { subject = { scope = "Query", name = q.name }, op = op, value = v })
   end
   if #exprs > 0 then table.insert(rolloutExprs, exprs) end
 end

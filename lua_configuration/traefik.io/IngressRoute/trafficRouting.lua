@@ -80,8 +80,8 @@ local function expressionV3(m)
   local parts = {}
   if m.path ~= nil then
     local t = m.path.type or "PathPrefix"
-    checkType("path", t, {"PathPrefix", "Exact", "RegularExpression"})
-    local name = ({PathPrefix = "PathPrefix", Exact = "Path", RegularExpression = "PathRegexp"})[t]
+    checkType("path", t, { "PathPrefix", "Exact", "RegularExpression" })
+    local name = ({ PathPrefix = "PathPrefix", Exact = "Path", RegularExpression = "PathRegexp" })[t]
     local value = m.path.value or "/"
     if t == "RegularExpression" then value = anchored(value) end
     table.insert(parts, name .. "(" .. quote(value) .. ")")
