@@ -10,16 +10,17 @@ use kruise_lua_engine::json::KeyOrder;
 use kruise_lua_engine::runner::{Mode, RunOptions};
 use kruise_lua_engine::vm::Limits;
 
+pub use crate::project::{UsageError, io_message, paths};
+
 pub mod check;
 pub mod fix;
 pub mod lint;
+pub mod lint_finding;
 pub mod lint_report;
 pub mod new;
 pub mod obj;
-pub mod paths;
 pub mod report;
 pub mod run;
-pub mod schema_check;
 pub mod terminal;
 pub mod watch;
 
@@ -144,26 +145,6 @@ impl InputArgs {
     }
 }
 
-/// A failure that ends the command with exit code 2 (bad usage, unreadable input).
-#[derive(Debug)]
-pub struct UsageError(pub String);
-
-impl UsageError {
-    /// An I/O failure on `path`. An error that carries its own message (the engine's walk
-    /// names the folder deep in a tree that failed) is shown as it is.
-    pub fn io(path: &std::path::Path, err: &std::io::Error) -> UsageError {
-        if err.get_ref().is_some() {
-            return UsageError(err.to_string());
-        }
-        UsageError(format!("{}: {}", paths::display(path), io_message(err)))
-    }
-}
-
-/// An I/O error's message without Rust's " (os error N)" suffix.
-fn io_message(err: &std::io::Error) -> String {
-    kruise_lua_engine::input::io_text(err)
-}
-
 /// Writes a subcommand's whole output to stdout. A closed pipe (`| head`) ends the command
 /// quietly; any other write error (`> /dev/full`) is an I/O error (exit 2).
 pub fn write_stdout(text: impl AsRef<[u8]>) -> Result<(), UsageError> {
@@ -204,11 +185,11 @@ pub fn main() -> ExitCode {
     // Steps run on rayon's pool, reports are written on the command's thread: both with
     // stacks for the deepest results (see WORKER_STACK).
     let _ = rayon::ThreadPoolBuilder::new()
-        .stack_size(crate::WORKER_STACK)
+        .stack_size(crate::project::WORKER_STACK)
         .build_global();
     std::thread::Builder::new()
         .name("kruise-lua".into())
-        .stack_size(crate::WORKER_STACK)
+        .stack_size(crate::project::WORKER_STACK)
         .spawn(move || dispatch(cli))
         .map_or(ExitCode::from(EXIT_USAGE), |thread| {
             thread.join().unwrap_or(ExitCode::from(EXIT_USAGE))
@@ -313,14 +294,7 @@ pub fn load_case_steps(
 /// file or is over `--max-input-size`; errors name the path (and the line of the first
 /// invalid byte for non-UTF-8 text).
 pub fn read_text(path: &std::path::Path, input: &InputArgs) -> Result<String, UsageError> {
-    use kruise_lua_engine::input::{self, ReadError};
-    input::read_text(path, input.limit_bytes()).map_err(|err| match err {
-        ReadError::NotUtf8 { line, column } => UsageError(format!(
-            "{}:{line}: byte {column} is not valid UTF-8 (kruise-lua reads UTF-8 text only)",
-            paths::display(path)
-        )),
-        other => UsageError(format!("{}: {other}", paths::display(path))),
-    })
+    crate::project::read_text(path, input.limit_bytes())
 }
 
 #[cfg(test)]

@@ -18,7 +18,7 @@ use std::thread::JoinHandle;
 use kruise_lua_engine::debug::{self, Breakpoint, Control, Resume};
 use serde_json::{Value, json};
 
-use crate::lsp::framing::{Frame, FrameDecoder};
+use crate::framing::{Frame, FrameDecoder};
 use bridge::{Bridge, Command, THREAD_ID};
 use launch::Launch;
 use protocol::{Request, Writer};
@@ -285,7 +285,7 @@ impl Session {
         let writer = self.writer.clone();
         let spawned = std::thread::Builder::new()
             .name("kruise-lua-dap-step".into())
-            .stack_size(crate::WORKER_STACK)
+            .stack_size(crate::project::WORKER_STACK)
             .spawn(move || {
                 // A bug in the engine must still end the session in the client.
                 let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {

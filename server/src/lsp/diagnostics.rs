@@ -5,7 +5,6 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use kruise_lua_engine::error::ErrorKind;
-use kruise_lua_engine::intent::StepIntentOutcome;
 use kruise_lua_engine::runner::{StepOutcome, StepStatus, format_path};
 use kruise_lua_engine::value::JsonValue;
 use kruise_lua_engine::yaml::Span;
@@ -19,8 +18,8 @@ use super::project::ScriptId;
 use super::runs::{CaseResult, ScriptResults};
 use super::text::{LineIndex, line_range};
 use crate::chunk_positions::{ScriptPlace, map_positions, message_after_position};
-use crate::cli::report::SchemaTarget;
-use crate::cli::schema_check::field_node;
+use crate::project::schema_check::field_node;
+use crate::project::verdict::SchemaTarget;
 use kruise_lua_engine::testcase::TestCase;
 
 pub const SOURCE: &str = "kruise-lua";
@@ -500,21 +499,10 @@ type ScriptSide = (
 /// The intent check's violations for a step, on one line (`None` when it routes as asked or
 /// was not checked).
 fn misrouted(case: &CaseResult, step: usize) -> Option<String> {
-    let check = case.intent.iter().find(|check| check.index == step)?;
-    let StepIntentOutcome::Checked(report) = &check.outcome else {
-        return None;
-    };
-    if report.violations.is_empty() {
-        return None;
-    }
-    let mut text = report
-        .violations
-        .iter()
-        .map(|v| v.message.as_str())
-        .collect::<Vec<_>>()
-        .join("; ");
-    if report.more > 0 {
-        text.push_str(&format!("; and {} more", report.more));
+    let finding = case.facts().intent_finding(step)?;
+    let mut text = finding.violations.join("; ");
+    if finding.more > 0 {
+        text.push_str(&format!("; and {} more", finding.more));
     }
     Some(text)
 }
@@ -861,7 +849,11 @@ original:
 
     /// A CRD of our own for the tests' `x`/`Route`: `spec.weight` is an integer up to 10.
     fn route_crd() -> String {
-        crate::crd_sources::test_crd("x", "Route", "{weight: {type: integer, maximum: 10}}")
+        crate::project::crd_sources::test_crd(
+            "x",
+            "Route",
+            "{weight: {type: integer, maximum: 10}}",
+        )
     }
 
     fn validated(script: &str, case: &str) -> ScriptResults {

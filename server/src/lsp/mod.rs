@@ -11,7 +11,7 @@
 //! * [`editing`]: rename, semantic tokens, signature help, workspace symbols; [`format`]: StyLua;
 //! * [`case_view`], [`accept`], [`yaml_edit`], [`commands`]: hover, lenses and accept-expected in case files;
 //! * [`watcher`]: files created, deleted or renamed on disk;
-//! * [`transport`], [`framing`]: JSON-RPC over stdio, every message checked before the service
+//! * [`transport`], [`messages`]: JSON-RPC over stdio ([`crate::framing`]), every message checked before the service
 //!   sees it (malformed ones are answered, never fatal).
 
 mod accept;
@@ -21,8 +21,8 @@ mod diagnostics;
 pub(crate) mod documents;
 mod editing;
 mod format;
-pub(crate) mod framing;
 mod lua;
+mod messages;
 pub(crate) mod project;
 mod runs;
 mod schemas;
@@ -41,7 +41,7 @@ pub fn run_stdio() -> anyhow::Result<Ending> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         // Blocking threads turn runs into diagnostics (diffs of the deepest results).
-        .thread_stack_size(crate::WORKER_STACK)
+        .thread_stack_size(crate::project::WORKER_STACK)
         .enable_all()
         .build()?;
     let ending = runtime.block_on(transport::serve(tokio::io::stdin(), tokio::io::stdout()));

@@ -834,12 +834,12 @@ mod tests {
 
     impl Pipe {
         async fn send(&mut self, message: Value) {
-            let framed = crate::lsp::framing::frame(message.to_string().as_bytes());
+            let framed = crate::framing::frame(message.to_string().as_bytes());
             self.to_server.write_all(&framed).await.unwrap();
         }
 
         async fn next(&mut self) -> Value {
-            crate::lsp::framing::read_message(&mut self.from_server).await
+            crate::framing::read_message(&mut self.from_server).await
         }
 
         async fn until(&mut self, pred: impl Fn(&Value) -> bool) -> Value {

@@ -7,12 +7,12 @@ use std::io::{self, Write};
 
 use kruise_lua_engine::runner::StepStatus;
 
-use super::{
+use super::describe::{
     CaseReport, Location, Report, ScriptReport, Summary, canonical_texts, case_error_location,
     case_warning_location, diff_location, fail_location, format_path, format_value,
     step_error_location, step_number,
 };
-use crate::cli::paths;
+use crate::project::paths;
 
 pub fn write(report: &Report, out: &mut dyn Write) -> io::Result<()> {
     for note in &report.notes {

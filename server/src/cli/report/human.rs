@@ -6,12 +6,12 @@ use std::io::{self, Write};
 
 use kruise_lua_engine::runner::{StepOutcome, StepStatus};
 
-use super::{
+use super::describe::{
     CaseReport, Location, Report, ScriptReport, Summary, Verdict, canonical_texts,
     case_error_location, case_warning_location, describe_diff, diff_location, step_error_location,
     step_number,
 };
-use crate::cli::paths;
+use crate::project::paths;
 
 const RED: &str = "\x1b[31m";
 const GREEN: &str = "\x1b[32m";

@@ -29,7 +29,7 @@ use serde::Serialize;
 
 use kruise_lua_engine::ErrorKind;
 
-use super::{
+use super::describe::{
     CaseReport, Report, SchemaFinding, ScriptReport, Verdict, case_error_location,
     case_warning_location, fail_location, located_error, step_error_location, step_number,
 };

@@ -13,11 +13,11 @@ use kruise_lua_engine::runner::{StepOutcome, StepStatus};
 use quick_xml::Writer;
 use quick_xml::events::{BytesDecl, BytesEnd, BytesStart, BytesText, Event};
 
-use super::{
+use super::describe::{
     CaseReport, Report, ScriptReport, Summary, canonical_texts, case_error_location, describe_diff,
     diff_location, step_error_location, step_number,
 };
-use crate::cli::paths;
+use crate::project::paths;
 
 pub fn write(report: &Report, out: &mut dyn Write) -> io::Result<()> {
     let mut writer = Writer::new_with_indent(out, b' ', 2);

@@ -10,7 +10,7 @@ use std::io::{self, Write};
 use kruise_lua_engine::runner::StepStatus;
 use serde_json::{Value, json};
 
-use super::{
+use super::describe::{
     Location, Report, canonical_texts, case_error_location, case_warning_location, describe_diff,
     diff_location, error_message, fail_location, step_error_location,
 };
