@@ -60,6 +60,15 @@ fn corpus(dir: &Path) -> PathBuf {
         plain_case(20, "unknownField: 1\n"),
     )
     .unwrap();
+    // A case without steps checks nothing: an error.
+    std::fs::write(
+        plain.join("testdata/no_steps.yaml"),
+        plain_case(20, "").replace(
+            "        steps:\n        - traffic: 20%\n",
+            "        steps: []\n",
+        ),
+    )
+    .unwrap();
     // A case file that is not a case at all.
     std::fs::write(plain.join("testdata/unreadable.yaml"), "rollout: [\n").unwrap();
     let syntax = tree.join("example.io/Syntax");
@@ -76,6 +85,8 @@ fn corpus(dir: &Path) -> PathBuf {
 /// Per case file, whether `check --format json` says it passes, and per script its cases.
 struct CheckVerdicts {
     cases: BTreeMap<PathBuf, bool>,
+    /// Per case file, whether each step (numbered from 1) passes.
+    steps: BTreeMap<PathBuf, BTreeMap<u64, bool>>,
     scripts: BTreeMap<PathBuf, Vec<PathBuf>>,
     statuses: BTreeMap<PathBuf, Vec<String>>,
 }
@@ -85,6 +96,7 @@ fn check_verdicts(dir: &Path) -> CheckVerdicts {
     assert_eq!(run.code, 1, "{run:?}");
     let mut verdicts = CheckVerdicts {
         cases: BTreeMap::new(),
+        steps: BTreeMap::new(),
         scripts: BTreeMap::new(),
         statuses: BTreeMap::new(),
     };
@@ -95,6 +107,13 @@ fn check_verdicts(dir: &Path) -> CheckVerdicts {
         let passes = status == "pass";
         let entry = verdicts.cases.entry(case.clone()).or_insert(true);
         *entry &= passes;
+        if let Some(step) = line["step"].as_u64() {
+            verdicts
+                .steps
+                .entry(case.clone())
+                .or_default()
+                .insert(step, passes);
+        }
         verdicts
             .statuses
             .entry(case.clone())
@@ -238,18 +257,21 @@ impl Client {
         })
     }
 
-    /// The title of the case summary lens (the lens on line 0) of a case file.
-    fn case_lens(&mut self, case: &Path) -> String {
+    /// The titles of a case file's lenses: the case summary first, then the steps'.
+    fn case_lenses(&mut self, case: &Path) -> Vec<String> {
         let lenses = self.request(
             "textDocument/codeLens",
             json!({"textDocument": {"uri": uri(case)}}),
         );
-        lenses
+        let titles: Vec<String> = lenses
             .as_array()
-            .and_then(|lenses| lenses.first())
-            .and_then(|lens| lens["command"]["title"].as_str())
-            .unwrap_or_else(|| panic!("no lens on {}: {lenses}", case.display()))
-            .to_string()
+            .into_iter()
+            .flatten()
+            .filter_map(|lens| lens["command"]["title"].as_str())
+            .map(String::from)
+            .collect();
+        assert!(!titles.is_empty(), "no lens on {}", case.display());
+        titles
     }
 
     fn finish(mut self) {
@@ -316,13 +338,35 @@ fn check_and_the_language_server_agree_on_every_case() {
             None => disagreements.push(format!("{}: no summary diagnostic", script.display())),
         }
         for case in script_cases {
-            let lens = client.case_lens(case);
+            let lenses = client.case_lenses(case);
+            let lens = &lenses[0];
             if lens.starts_with('✓') != check.cases[case] {
                 disagreements.push(format!(
                     "{}: lens `{lens}`, check: {:?}",
                     case.display(),
                     check.statuses[case]
                 ));
+            }
+            // Each step's verdict lens (`✓ step N passes — …`, `✗ step N misroutes — …`).
+            for title in &lenses[1..] {
+                let Some((mark, rest)) = title.split_once(" step ") else {
+                    continue;
+                };
+                if mark != "✓" && mark != "✗" {
+                    continue;
+                }
+                let Some(number) = rest.split(' ').next().and_then(|n| n.parse::<u64>().ok())
+                else {
+                    continue;
+                };
+                let check_passes = check.steps.get(case).and_then(|steps| steps.get(&number));
+                if check_passes != Some(&(mark == "✓")) {
+                    disagreements.push(format!(
+                        "{} step {number}: lens `{title}`, check: {:?}",
+                        case.display(),
+                        check.statuses[case]
+                    ));
+                }
             }
         }
     }

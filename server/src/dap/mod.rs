@@ -302,8 +302,13 @@ impl Session {
                 }));
                 let passed = match ran {
                     Ok(outcome) => {
-                        let (text, passed) =
-                            launch::verdict(&launch, &outcome, control.terminating());
+                        let checks = launch::StepChecks::of(&launch, &outcome);
+                        let (text, passed) = launch::verdict(
+                            &launch,
+                            &outcome,
+                            checks.as_ref(),
+                            control.terminating(),
+                        );
                         writer.output("console", &text, None);
                         passed
                     }

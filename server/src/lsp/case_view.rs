@@ -13,6 +13,7 @@ use super::project::ScriptId;
 use super::runs::{CaseResult, ScriptResults};
 use super::text::LineIndex;
 use super::yaml_edit::Edit;
+use crate::project::verdict::Verdict;
 
 fn contains(span: Option<Span>, offset: usize) -> bool {
     span.is_some_and(|s| s.start.offset <= offset && offset <= s.end.offset)
@@ -220,6 +221,9 @@ pub fn code_lenses(
     let mut lenses = Vec::new();
     let summary = match &case.case {
         Err(e) => format!("✗ case cannot be read: {}", e.message),
+        Ok(parsed) if parsed.steps.is_empty() => {
+            "✗ the case yields no step, so it checks nothing".to_string()
+        }
         Ok(_) => {
             let failing = case.failing_steps();
             let invalid = case.invalid_steps();
@@ -248,13 +252,15 @@ pub fn code_lenses(
     if case.text != text {
         return lenses;
     }
+    let facts = case.facts();
     for step in &case.steps {
         let Some(span) = step.step_span else { continue };
         let position = index.position(text, span.start.offset);
-        let invalid = step.status == StepStatus::Pass && case.step_invalid(step.index);
-        let (mark, word) = match step.status {
-            StepStatus::Pass if invalid => ("✗", "is invalid"),
-            StepStatus::Pass => ("✓", status_word(step)),
+        // The step's verdict as `check` decides it (schema errors, the intent check).
+        let (mark, word) = match (facts.step_verdict(step), step.status) {
+            (Verdict::Pass, _) => ("✓", status_word(step)),
+            (Verdict::Invalid, _) => ("✗", "is invalid"),
+            (_, StepStatus::Pass) => ("✗", "misroutes"),
             _ => ("✗", status_word(step)),
         };
         lenses.push(lsp::CodeLens {

@@ -419,6 +419,7 @@ pub fn run_diagnostics(results: &ScriptResults) -> Vec<(PathBuf, Vec<Diagnostic>
             .take(3)
             .map(|c| match &c.case {
                 Err(_) => format!("{} cannot be read", c.name()),
+                Ok(parsed) if parsed.steps.is_empty() => format!("{} yields no step", c.name()),
                 Ok(_) if c.invalid() => {
                     let steps = c.invalid_steps();
                     let list = steps

@@ -11,7 +11,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use kruise_lua_engine::discovery::{self, ScriptKind};
-use kruise_lua_engine::intent;
 use kruise_lua_engine::runner::{self, Mode, RunOptions, StepOutcome};
 use kruise_lua_engine::testcase::{self, CaseError, TestCase};
 use kruise_lua_engine::value::JsonValue;
@@ -75,11 +74,6 @@ impl CaseResult {
 
     pub fn passed(&self) -> bool {
         self.verdict() == Verdict::Pass
-    }
-
-    /// Whether step `index` has schema errors (its output or expectation would be rejected).
-    pub fn step_invalid(&self, index: usize) -> bool {
-        self.facts().schema_errors(index).next().is_some()
     }
 
     /// The 1-based numbers of steps that pass but are invalid (as `check`'s verdict).
@@ -398,11 +392,11 @@ pub fn execute(
                 return None;
             }
             let case = c.case.as_ref().ok()?;
-            let checks = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                intent::check_case(&kind, &script, case, options)
+            let findings = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                crate::project::check::misrouted(&kind, &script, case, options)
             }))
-            .ok()??;
-            Some((i, IntentFinding::from_checks(&checks)))
+            .ok()?;
+            Some((i, findings))
         })
         .collect();
     if cancelled() || outcomes.iter().any(Option::is_none) {

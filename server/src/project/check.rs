@@ -9,10 +9,11 @@
 
 use std::collections::BTreeSet;
 
+use kruise_lua_engine::discovery::ScriptKind;
 use kruise_lua_engine::intent;
 use kruise_lua_engine::json::KeyOrder;
 use kruise_lua_engine::runner::{
-    CaseOutcome, Mode, RunOptions, StepOutcome, diff_canonical, format_path, run_case_step,
+    CaseOutcome, Mode, RunOptions, Script, StepOutcome, diff_canonical, format_path, run_case_step,
     short_value,
 };
 use kruise_lua_engine::schema::SchemaSet;
@@ -111,9 +112,7 @@ fn run_job(
         Vec::new()
     };
     let misrouted = match (&plan.kind, checks.intent) {
-        (Some(kind), true) => intent::check_case(kind, &plan.script, &case, options)
-            .map(|steps| IntentFinding::from_checks(&steps))
-            .unwrap_or_default(),
+        (Some(kind), true) => misrouted(kind, &plan.script, &case, options),
         _ => Vec::new(),
     };
     let schema = match schemas {
@@ -129,6 +128,19 @@ fn run_job(
         misrouted,
         schema,
     }
+}
+
+/// The steps of `case` the intent check finds misrouting (none when the gateway has no routing
+/// model): what `check`, the language server and the debugger all use.
+pub fn misrouted(
+    kind: &ScriptKind,
+    script: &Script,
+    case: &TestCase,
+    options: &RunOptions,
+) -> Vec<IntentFinding> {
+    intent::check_case(kind, script, case, options)
+        .map(|steps| IntentFinding::from_checks(&steps))
+        .unwrap_or_default()
 }
 
 /// A case that yields no step checks nothing (often a typo: `step:` for `steps:`, which Kruise
