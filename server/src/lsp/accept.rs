@@ -1,12 +1,12 @@
 //! "Accept actual output as expected": what `expected[i]` should become for a failing step
 //! (the resource with the result's parts), written into the case by minimal edits
-//! ([`super::yaml_edit`]) that keep every other byte of the file.
+//! ([`crate::project::yaml_edit`]) that keep every other byte of the file.
 
 use kruise_lua_engine::runner::{ScriptFlavor, StepOutcome, StepStatus};
 use kruise_lua_engine::testcase::TestCase;
 use kruise_lua_engine::value::JsonValue;
 
-use super::yaml_edit::{Edit, rewrite_expected};
+use crate::project::yaml_edit::{Edit, rewrite_expected};
 
 /// The value `expected[step.index]` takes when the step's actual output is accepted; `None`
 /// when the step did not fail, or has no actual result or expected entry.
@@ -116,7 +116,7 @@ mod tests {
             .iter()
             .filter(|s| step.is_none_or(|i| s.index == i));
         let edits = accept_edits(case_text, parsed, steps, ScriptFlavor::Custom)?;
-        Ok(crate::lsp::yaml_edit::apply_edits(case_text, edits))
+        Ok(crate::project::yaml_edit::apply_edits(case_text, edits))
     }
 
     fn passes(case_text: &str) -> bool {

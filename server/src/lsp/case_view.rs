@@ -12,8 +12,8 @@ use super::diagnostics::failure_message;
 use super::project::ScriptId;
 use super::runs::{CaseResult, ScriptResults};
 use super::text::LineIndex;
-use super::yaml_edit::Edit;
 use crate::project::verdict::Verdict;
+use crate::project::yaml_edit::Edit;
 
 fn contains(span: Option<Span>, offset: usize) -> bool {
     span.is_some_and(|s| s.start.offset <= offset && offset <= s.end.offset)

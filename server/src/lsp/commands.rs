@@ -17,8 +17,8 @@ use super::runs::ScriptResults;
 use super::session::Session;
 use super::step_values;
 use super::text::LineIndex;
-use super::yaml_edit::apply_edits;
 use crate::atomic_write::{ReplaceError, replace_file};
+use crate::project::yaml_edit::apply_edits;
 use kruise_lua_engine::runner::{
     Mode, NOT_CALLED_NO_TRAFFIC, RunOptions, Script, ScriptFlavor, ingress_step_obj,
 };

@@ -9,7 +9,7 @@
 //!   script in flight, on blocking threads), [`diagnostics`] from their outcomes;
 //! * [`lua`]: the analysis layer's diagnostics, completion, hover, navigation;
 //! * [`editing`]: rename, semantic tokens, signature help, workspace symbols; [`format`]: StyLua;
-//! * [`case_view`], [`accept`], [`yaml_edit`], [`commands`]: hover, lenses and accept-expected in case files;
+//! * [`case_view`], [`accept`], [`commands`]: hover, lenses and accept-expected in case files (edits by [`crate::project::yaml_edit`]);
 //! * [`watcher`]: files created, deleted or renamed on disk;
 //! * [`transport`], [`messages`]: JSON-RPC over stdio ([`crate::framing`]), every message checked before the service
 //!   sees it (malformed ones are answered, never fatal).
@@ -17,6 +17,7 @@
 mod accept;
 mod case_view;
 mod commands;
+mod diagnostic_store;
 mod diagnostics;
 pub(crate) mod documents;
 mod editing;
@@ -32,7 +33,6 @@ mod step_values;
 mod text;
 mod transport;
 mod watcher;
-mod yaml_edit;
 
 pub use transport::Ending;
 

@@ -13,7 +13,8 @@ use tokio::task::JoinHandle;
 use tower_lsp_server::Client;
 use tower_lsp_server::ls_types::{Diagnostic, MessageType};
 
-use super::diagnostics::{DiagnosticStore, run_diagnostics};
+use super::diagnostic_store::DiagnosticStore;
+use super::diagnostics::run_diagnostics;
 use super::documents::{Documents, path_uri};
 use super::lua;
 use super::project::{self, DocKind, ScriptId, ScriptTarget};

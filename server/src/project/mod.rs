@@ -11,6 +11,7 @@ pub mod paths;
 pub mod schema_check;
 pub mod targets;
 pub mod verdict;
+pub mod yaml_edit;
 
 /// The stack of every thread that runs scripts, compares or reports their results: a result
 /// may be nested up to the encoder's 10,000 levels (Go's bound), and comparing, diffing and
