@@ -21,8 +21,13 @@ type ModPath = Vec<String>;
 #[derive(Debug, Default)]
 struct Graph {
     files: BTreeMap<ModPath, String>,
-    /// (from file, to file) -> the paths that tie them.
+    /// (from file, to file) -> the paths that tie them, re-exports followed to the file that
+    /// defines the item (what the cycle check reads).
     edges: BTreeMap<(String, String), BTreeSet<String>>,
+    /// The same, to the file the path names as written (`crate::lsp::Ending` is `lsp/mod.rs`
+    /// even when it re-exports it): what the layer rules read, since a front end may use
+    /// another's face.
+    written: BTreeMap<(String, String), BTreeSet<String>>,
 }
 
 /// Source text with comments, string and char literals blanked (kept as `""`/`' '`), so that
@@ -453,6 +458,37 @@ fn resolve(
     Some(base)
 }
 
+/// `path` with each name a module imports (`use` or `pub use`) replaced by what it imports:
+/// `super::UsageError` where the parent only re-exports `crate::project::UsageError` names
+/// the project's file, not the parent's. `None` when it leads out of the crate.
+fn through_reexports(
+    mut path: ModPath,
+    children: &BTreeSet<ModPath>,
+    aliases: &HashMap<(ModPath, String), Vec<String>>,
+) -> Option<ModPath> {
+    for _ in 0..8 {
+        let found = (1..=path.len()).find_map(|n| {
+            let key = (path[..n - 1].to_vec(), path[n - 1].clone());
+            let module: ModPath = path[..n].to_vec();
+            // A module of its own is never an alias.
+            (!children.contains(&module))
+                .then(|| aliases.get(&key))
+                .flatten()
+                .map(|alias| (n, alias))
+        });
+        let Some((n, alias)) = found else {
+            return Some(path);
+        };
+        let mut full = resolve(&path[..n - 1], alias, children, aliases, 0)?;
+        full.extend(path[n..].iter().cloned());
+        if full == path {
+            return Some(path);
+        }
+        path = full;
+    }
+    Some(path)
+}
+
 /// Reads every file of the crate whose root folder is `src`.
 fn graph(src: &Path) -> Graph {
     let mut files = Vec::new();
@@ -490,6 +526,12 @@ fn graph(src: &Path) -> Graph {
         }
     }
     let is_test = |module: &ModPath| test_files.iter().any(|t| module.starts_with(t));
+    let test_names: BTreeSet<String> = graph
+        .files
+        .iter()
+        .filter(|(module, _)| is_test(module))
+        .map(|(_, name)| name.clone())
+        .collect();
     for (module, name, scan) in &scans {
         if is_test(module) {
             continue;
@@ -500,30 +542,27 @@ fn graph(src: &Path) -> Graph {
             let Some(target) = resolve(&at, path, &modules, &aliases, 0) else {
                 continue;
             };
-            // The longest prefix that is a file.
-            let file = (0..=target.len())
-                .rev()
-                .find_map(|n| graph.files.get(&target[..n]));
-            let Some(file) = file else { continue };
-            if file != name && !is_test(&module_of_name(&graph, file)) {
-                graph
-                    .edges
-                    .entry((name.clone(), file.clone()))
-                    .or_default()
-                    .insert(path.join("::"));
+            let followed = through_reexports(target.clone(), &modules, &aliases);
+            for (target, edges) in [
+                (Some(target), &mut graph.written),
+                (followed, &mut graph.edges),
+            ] {
+                let Some(target) = target else { continue };
+                // The longest prefix that is a file.
+                let file = (0..=target.len())
+                    .rev()
+                    .find_map(|n| graph.files.get(&target[..n]));
+                let Some(file) = file else { continue };
+                if file != name && !test_names.contains(file) {
+                    edges
+                        .entry((name.clone(), file.clone()))
+                        .or_default()
+                        .insert(path.join("::"));
+                }
             }
         }
     }
     graph
-}
-
-fn module_of_name(graph: &Graph, file: &str) -> ModPath {
-    graph
-        .files
-        .iter()
-        .find(|(_, f)| *f == file)
-        .map(|(m, _)| m.clone())
-        .unwrap_or_default()
 }
 
 /// Groups of files that import each other in a loop (strongly connected components of more
@@ -645,7 +684,7 @@ fn front_ends_do_not_import_each_other() {
             .unwrap_or_default()
     };
     let mut wrong = Vec::new();
-    for ((from, to), paths) in &graph.edges {
+    for ((from, to), paths) in &graph.written {
         let (a, b) = (area(from), area(to));
         let starts_a_server = from.ends_with("cli/mod.rs") && to.ends_with("/mod.rs");
         let forbidden = match a.as_str() {
@@ -784,6 +823,29 @@ fn paths_resolve_relative_to_their_module() {
         Some("cli::report::human::write")
     );
     assert_eq!(from_a("std::mem::drop"), None);
+    // A name the parent re-exports is followed to where it is defined.
+    aliases.insert(
+        (Vec::new(), "UsageError".to_string()),
+        path("crate::project::UsageError"),
+    );
+    let target = resolve(
+        &["a".to_string()],
+        &path("super::UsageError"),
+        &children,
+        &aliases,
+        0,
+    )
+    .unwrap()
+    .join("::");
+    assert_eq!(
+        through_reexports(path(&target), &children, &aliases)
+            .map(|p| p.join("::"))
+            .as_deref(),
+        Some("project::UsageError")
+    );
+    // A name imported from another crate leads out.
+    aliases.insert((Vec::new(), "Lib".to_string()), path("other_crate::Lib"));
+    assert_eq!(through_reexports(path("Lib::f"), &children, &aliases), None);
 }
 
 #[test]

@@ -10,8 +10,9 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use super::options::{ColorArg, InputArgs, LimitArgs, ModeArg};
 use super::report::{self, Format, Location};
-use super::{ColorArg, InputArgs, LimitArgs, ModeArg, UsageError};
+use crate::project::UsageError;
 use crate::project::check::{Checks, run};
 use crate::project::crd_sources::{self, CrdSources, SourceProblem};
 use crate::project::targets::plan;
@@ -82,7 +83,7 @@ pub fn execute(args: CheckArgs) -> Result<u8, UsageError> {
         return watch(&args);
     }
     let rendered = render(&args, &filters(&args), args.color.enabled())?;
-    super::write_stdout(&rendered.report)?;
+    super::options::write_stdout(&rendered.report)?;
     Ok(rendered.code)
 }
 
@@ -162,13 +163,13 @@ pub(crate) fn render(
     {
         // A CRD that cannot be used leaves its kind unvalidated: never a silent pass.
         for problem in &sources.problems {
-            super::write_stderr_line(&super::terminal::escape_controls(&format!(
+            super::options::write_stderr_line(&super::terminal::escape_controls(&format!(
                 "{}: error: CRD not loaded: {}",
                 problem_location(problem),
                 problem.message
             )));
         }
-        rendered.code = rendered.code.max(super::EXIT_FINDINGS);
+        rendered.code = rendered.code.max(super::options::EXIT_FINDINGS);
     }
     let written = if args.lint {
         let (mut findings, files) = super::lint::lint_paths(

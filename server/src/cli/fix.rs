@@ -6,8 +6,9 @@
 use std::ops::Range;
 
 use super::lint_finding::{Finding, FixCount};
-use super::{UsageError, paths};
 use crate::atomic_write::replace_file;
+use crate::project::UsageError;
+use crate::project::paths;
 use crate::project::targets::Target;
 
 /// Applies every finding's fix to its file.

@@ -17,11 +17,12 @@ use rayon::prelude::*;
 use std::sync::Arc;
 
 use super::lint_finding::{CONFIGMAP, FileFix, Finding, LintFormat, Pos, SYNTAX, TOO_LARGE};
-use super::{ColorArg, EXIT_FINDINGS, EXIT_OK, InputArgs, UsageError};
+use super::options::{ColorArg, EXIT_FINDINGS, EXIT_OK, InputArgs};
 use crate::analysis::{
     self, Flavor, LintConfig, Severity, SpecSchema, SpecShape, infer_spec_shape,
 };
 use crate::project::MAX_ANALYSED_BYTES;
+use crate::project::UsageError;
 use crate::project::crd_sources;
 use crate::project::schema_check;
 use crate::project::targets::{Target, collect};
@@ -324,7 +325,7 @@ pub fn execute(args: LintArgs) -> Result<u8, UsageError> {
         });
     }
     let run = run_once(&args, args.color.enabled())?;
-    super::write_stdout(&run.report)?;
+    super::options::write_stdout(&run.report)?;
     Ok(run.code)
 }
 
@@ -365,7 +366,7 @@ fn run_once(args: &LintArgs, color: bool) -> Result<Run, UsageError> {
     let mut code = exit_code(&findings, args.deny_warnings);
     for problem in sources.iter().flat_map(|sources| &sources.problems) {
         // A CRD that cannot be used leaves its kind unchecked: never silently (as `check`).
-        super::write_stderr_line(&super::terminal::escape_controls(&format!(
+        super::options::write_stderr_line(&super::terminal::escape_controls(&format!(
             "{problem}: error: CRD not loaded"
         )));
         code = EXIT_FINDINGS;

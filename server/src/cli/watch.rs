@@ -13,7 +13,8 @@ use std::time::Duration;
 use kruise_lua_engine::discovery::{CUSTOM_SCRIPT_NAME, INGRESS_FOLDER};
 use notify::{EventKind, RecursiveMode, Watcher};
 
-use super::{UsageError, paths};
+use crate::project::UsageError;
+use crate::project::paths;
 
 /// What one run printed and its one-line summary.
 pub struct Outcome {
@@ -63,7 +64,7 @@ pub fn watch(
     show(run(&[]));
     loop {
         let Ok(first) = rx.recv() else {
-            return Ok(super::EXIT_USAGE);
+            return Ok(super::options::EXIT_USAGE);
         };
         let mut changed = vec![first];
         while let Ok(path) = rx.recv_timeout(SETTLE) {

@@ -6,6 +6,7 @@ use kruise_lua_engine::runner::{ScriptFlavor, StepOutcome, StepStatus};
 use kruise_lua_engine::testcase::TestCase;
 use kruise_lua_engine::value::JsonValue;
 
+use super::runs::{CaseResult, ScriptResults};
 use crate::project::yaml_edit::{Edit, rewrite_expected};
 
 /// The value `expected[step.index]` takes when the step's actual output is accepted; `None`
@@ -76,6 +77,21 @@ fn merged_resource(existing: &JsonValue, actual: &JsonValue, flavor: ScriptFlavo
         resource.insert("metadata".into(), JsonValue::Object(metadata));
     }
     JsonValue::Object(resource)
+}
+
+/// The edits accepting the actual output of one failing step (`Some(i)`) or all (`None`);
+/// an error says why the case cannot be rewritten safely.
+pub fn accept_case_edits(
+    results: &ScriptResults,
+    case: &CaseResult,
+    step: Option<usize>,
+) -> Result<Vec<Edit>, String> {
+    let parsed = case.case.as_ref().map_err(|e| e.message.clone())?;
+    let steps = case
+        .steps
+        .iter()
+        .filter(|s| step.is_none_or(|i| s.index == i));
+    accept_edits(&case.text, parsed, steps, results.target.flavor())
 }
 
 #[cfg(test)]

@@ -110,21 +110,6 @@ fn markdown(value: String, range: Option<lsp::Range>) -> lsp::Hover {
     }
 }
 
-/// The edits accepting the actual output of one failing step (`Some(i)`) or all (`None`);
-/// an error says why the case cannot be rewritten safely.
-pub fn accept_edits(
-    results: &ScriptResults,
-    case: &CaseResult,
-    step: Option<usize>,
-) -> Result<Vec<Edit>, String> {
-    let parsed = case.case.as_ref().map_err(|e| e.message.clone())?;
-    let steps = case
-        .steps
-        .iter()
-        .filter(|s| step.is_none_or(|i| s.index == i));
-    accept::accept_edits(&case.text, parsed, steps, results.target.flavor())
-}
-
 /// Code actions in a case at `range`: accept one failing step under the cursor, or all.
 pub fn code_actions(
     results: &ScriptResults,
@@ -170,7 +155,7 @@ pub fn code_actions(
             step.index,
             step.index + 1
         );
-        let action = match accept_edits(results, case, Some(step.index)) {
+        let action = match accept::accept_case_edits(results, case, Some(step.index)) {
             Ok(edits) if edits.is_empty() => continue,
             Ok(edits) => lsp::CodeAction {
                 title,
@@ -190,7 +175,7 @@ pub fn code_actions(
         actions.push(lsp::CodeActionOrCommand::CodeAction(action));
     }
     if !failing.is_empty()
-        && let Ok(edits) = accept_edits(results, case, None)
+        && let Ok(edits) = accept::accept_case_edits(results, case, None)
         && !edits.is_empty()
     {
         actions.push(lsp::CodeActionOrCommand::CodeAction(lsp::CodeAction {

@@ -56,3 +56,25 @@ pub fn read_text(path: &std::path::Path, limit_bytes: u64) -> Result<String, Usa
         other => UsageError(format!("{}: {other}", paths::display(path))),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn io_errors_name_the_failing_path() {
+        let plain = std::io::Error::from(std::io::ErrorKind::PermissionDenied);
+        assert_eq!(
+            UsageError::io(std::path::Path::new("./tree"), &plain).0,
+            "tree: permission denied"
+        );
+        let deep = std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            "tree/g/K/testdata: permission denied",
+        );
+        assert_eq!(
+            UsageError::io(std::path::Path::new("tree"), &deep).0,
+            "tree/g/K/testdata: permission denied"
+        );
+    }
+}

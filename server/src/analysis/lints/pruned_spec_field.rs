@@ -8,10 +8,10 @@ use full_moon::tokenizer::{Symbol, TokenType};
 
 use super::unknown_obj_field::suffix_range;
 use super::{Lint, LintContext, LintDiagnostic};
-use crate::analysis::config::Severity;
 use crate::analysis::obj_schema::{self, Flavor, ObjPath, PathSeg};
 use crate::analysis::parse::token_range;
 use crate::analysis::semantic::{Value, identifier, index_seg, string_literal};
+use crate::analysis::severity::Severity;
 use crate::analysis::spec_schema::{SpecSchema, keeps_undeclared, spec_path_text};
 use crate::analysis::walk::{Visit, walk_block};
 use kruise_lua_engine::schema::Schema;

@@ -116,7 +116,7 @@ fn write_case<W: Write>(
         .map(|warning| {
             format!(
                 "{}: warning: {}",
-                super::case_warning_location(case, warning),
+                super::describe::case_warning_location(case, warning),
                 warning.message
             )
         })
@@ -144,7 +144,7 @@ fn write_case<W: Write>(
         let mut elements = Vec::new();
         match step.status {
             StepStatus::Pass => {
-                if let Some(reason) = super::skip_reason(step) {
+                if let Some(reason) = super::describe::skip_reason(step) {
                     elements.push(Element {
                         tag: "skipped",
                         kind: "controller",
@@ -157,7 +157,10 @@ fn write_case<W: Write>(
             StepStatus::Error => {
                 let location = step_error_location(script, case, step);
                 let (kind, message) = match &step.error {
-                    Some(error) => (error.kind.as_str(), super::error_message(script, error)),
+                    Some(error) => (
+                        error.kind.as_str(),
+                        super::describe::error_message(script, error),
+                    ),
                     None => ("error", String::new()),
                 };
                 elements.push(Element {
@@ -207,7 +210,7 @@ fn write_case<W: Write>(
             Vec::new()
         };
         step_warnings.extend(
-            super::step_warnings(script, step)
+            super::describe::step_warnings(script, step)
                 .iter()
                 .map(|warning| format!("warning: {warning}")),
         );
