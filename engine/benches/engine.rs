@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 
 use divan::Bencher;
 use kruise_lua_engine::discovery;
-use kruise_lua_engine::runner::{self, Mode, RunOptions, Script, ScriptFlavor};
+use kruise_lua_engine::runner::{self, Mode, RunOptions, Script};
+use kruise_lua_engine::script::ScriptFlavor;
+use kruise_lua_engine::steps::{self, StepToRun};
 use kruise_lua_engine::testcase::{self, TestCase};
 
 fn main() {
@@ -48,15 +50,15 @@ fn virtual_service_step(bencher: Bencher) {
             .unwrap();
     let options = RunOptions::default();
     bencher.bench(|| {
-        let outcome = runner::run_case_step(
-            &script,
-            ScriptFlavor::Custom,
-            &case,
-            0,
-            Mode::Harness,
-            &options,
-        );
-        assert_eq!(outcome.status, runner::StepStatus::Pass);
+        let outcome = steps::run_case_step(StepToRun {
+            script: &script,
+            flavor: ScriptFlavor::Custom,
+            case: &case,
+            index: 0,
+            mode: Mode::Harness,
+            options: &options,
+        });
+        assert_eq!(outcome.status, steps::StepStatus::Pass);
         outcome
     });
 }
@@ -73,15 +75,15 @@ fn virtual_service_step_new_script(bencher: Bencher) {
     let options = RunOptions::default();
     bencher.bench(|| {
         let script = Script::new(source.as_str());
-        let outcome = runner::run_case_step(
-            &script,
-            ScriptFlavor::Custom,
-            &case,
-            0,
-            Mode::Harness,
-            &options,
-        );
-        assert_eq!(outcome.status, runner::StepStatus::Pass);
+        let outcome = steps::run_case_step(StepToRun {
+            script: &script,
+            flavor: ScriptFlavor::Custom,
+            case: &case,
+            index: 0,
+            mode: Mode::Harness,
+            options: &options,
+        });
+        assert_eq!(outcome.status, steps::StepStatus::Pass);
         outcome
     });
 }
@@ -95,7 +97,14 @@ fn hundred_cases_sequential(bencher: Bencher) {
         let mut steps = 0;
         for (script, flavor, case) in &cases {
             for index in 0..case.steps.len() {
-                runner::run_case_step(script, *flavor, case, index, Mode::Harness, &options);
+                steps::run_case_step(StepToRun {
+                    script,
+                    flavor: *flavor,
+                    case,
+                    index,
+                    mode: Mode::Harness,
+                    options: &options,
+                });
                 steps += 1;
             }
         }

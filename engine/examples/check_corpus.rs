@@ -2,7 +2,9 @@
 //! compile each script once, run every step) and prints the step count; time it with
 //! `time target/release/examples/check_corpus` to see the wall time including process start.
 use kruise_lua_engine::discovery;
-use kruise_lua_engine::runner::{self, Mode, RunOptions, Script, ScriptFlavor, StepStatus};
+use kruise_lua_engine::runner::{Mode, RunOptions, Script};
+use kruise_lua_engine::script::ScriptFlavor;
+use kruise_lua_engine::steps::{self, StepStatus, StepToRun};
 use kruise_lua_engine::testcase;
 
 fn main() {
@@ -21,8 +23,14 @@ fn main() {
                 continue;
             };
             for index in 0..case.steps.len() {
-                let outcome =
-                    runner::run_case_step(&script, flavor, &case, index, Mode::Harness, &options);
+                let outcome = steps::run_case_step(StepToRun {
+                    script: &script,
+                    flavor,
+                    case: &case,
+                    index,
+                    mode: Mode::Harness,
+                    options: &options,
+                });
                 steps += 1;
                 passed += usize::from(outcome.status == StepStatus::Pass);
             }

@@ -4,7 +4,9 @@
 //! encode + canonical JSON + compare), per step.
 use std::time::{Duration, Instant};
 
-use kruise_lua_engine::runner::{self, Mode, RunOptions, Script, ScriptFlavor};
+use kruise_lua_engine::runner::{self, Mode, RunOptions, Script};
+use kruise_lua_engine::script::ScriptFlavor;
+use kruise_lua_engine::steps::{self, StepToRun};
 use kruise_lua_engine::testcase;
 
 fn main() {
@@ -35,15 +37,15 @@ fn main() {
     let sandbox = timed(&mut || drop(runner::fresh_sandbox(&options).unwrap()));
     let obj = timed(&mut || drop(case.steps[0].obj.to_json()));
     let step = timed(&mut || {
-        let outcome = runner::run_case_step(
-            &script,
-            ScriptFlavor::Custom,
-            &case,
-            0,
-            Mode::Harness,
-            &options,
-        );
-        assert_eq!(outcome.status, runner::StepStatus::Pass);
+        let outcome = steps::run_case_step(StepToRun {
+            script: &script,
+            flavor: ScriptFlavor::Custom,
+            case: &case,
+            index: 0,
+            mode: Mode::Harness,
+            options: &options,
+        });
+        assert_eq!(outcome.status, steps::StepStatus::Pass);
     });
     let canonical = timed(&mut || drop(case.expected[0].data.to_canonical_json()));
     eprintln!("medians over {n} runs:");

@@ -1,5 +1,7 @@
 //! Runs one VirtualService step many times (for profilers such as callgrind).
-use kruise_lua_engine::runner::{self, Mode, RunOptions, Script, ScriptFlavor};
+use kruise_lua_engine::runner::{Mode, RunOptions, Script};
+use kruise_lua_engine::script::ScriptFlavor;
+use kruise_lua_engine::steps::{self, StepToRun};
 use kruise_lua_engine::testcase;
 
 fn main() {
@@ -13,14 +15,14 @@ fn main() {
     let options = RunOptions::default();
     let started = std::time::Instant::now();
     for _ in 0..n {
-        runner::run_case_step(
-            &script,
-            ScriptFlavor::Custom,
-            &case,
-            0,
-            Mode::Harness,
-            &options,
-        );
+        steps::run_case_step(StepToRun {
+            script: &script,
+            flavor: ScriptFlavor::Custom,
+            case: &case,
+            index: 0,
+            mode: Mode::Harness,
+            options: &options,
+        });
     }
     eprintln!("{:?} per step", started.elapsed() / n as u32);
 }

@@ -3,7 +3,7 @@
 //! script for a strategy step against that original, decide whether the resource needs an
 //! update, and restore the original when the rollout ends; for an ingress class, run the
 //! script on the live canary Ingress's annotations until they settle ([`ensure_ingress_routes`]);
-//! for both, skip a step with neither traffic nor matches ([`reaches_provider`]).
+//! for both, skip a step with neither traffic nor matches ([`crate::luadata::reaches_provider`]).
 //!
 //! Sources (openkruise/rollouts at 9dd6279): `pkg/trafficrouting/manager.go`
 //! (`DoTrafficRouting`), `pkg/trafficrouting/network/ingress/ingress.go` (`EnsureRoutes`,
@@ -55,7 +55,9 @@ use std::collections::BTreeMap;
 
 use crate::error::{ErrorKind, ScriptError};
 use crate::json::decode_custom_result;
-use crate::luadata::{Data, HeaderModifier, HttpRouteMatch, IngressData, LuaData};
+use crate::luadata::{
+    Data, HeaderModifier, HttpRouteMatch, IngressData, LuaData, reaches_provider,
+};
 use crate::runner::{self, Mode, RunOptions, Script};
 use crate::value::JsonValue;
 
@@ -81,19 +83,10 @@ pub struct TrafficStep {
 }
 
 impl TrafficStep {
-    /// Whether the controller calls the provider for this step ([`reaches_provider`]).
+    /// Whether the controller calls the provider for this step ([`crate::luadata::reaches_provider`]).
     pub fn reaches_provider(&self) -> bool {
         reaches_provider(self.traffic.is_some(), self.matches.as_deref())
     }
-}
-
-/// Whether Kruise's traffic-routing manager calls a provider (custom, ingress or Gateway API)
-/// for a step: `DoTrafficRouting` returns "done" before building any provider when the
-/// strategy's `Traffic` is nil and `len(Matches) == 0` (manager.go; the test was on `Weight`
-/// before v1beta1, commit 9dcf365). A header modifier alone does not count, and an empty
-/// `matches: []` is no match.
-pub fn reaches_provider(traffic_set: bool, matches: Option<&[HttpRouteMatch]>) -> bool {
-    traffic_set || matches.is_some_and(|matches| !matches.is_empty())
 }
 
 /// Errors of the controller flow (script errors keep their kind).
@@ -243,7 +236,7 @@ pub const INGRESS_RUN_LIMIT: usize = 8;
 /// What `EnsureRoutes` of the ingress provider did for one step.
 #[derive(Debug, Clone, PartialEq)]
 pub enum IngressEnsure {
-    /// `DoTrafficRouting` returned before calling the provider ([`reaches_provider`]).
+    /// `DoTrafficRouting` returned before calling the provider ([`crate::luadata::reaches_provider`]).
     Skipped,
     /// The canary Ingress does not exist and the step's weight is 0: `EnsureRoutes` returns
     /// "done" without creating it or running the script.

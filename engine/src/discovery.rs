@@ -34,17 +34,9 @@ use std::io;
 use std::path::{Component, Path, PathBuf};
 
 use crate::input::{self, DEFAULT_MAX_INPUT_BYTES, ReadError};
+use crate::script::ScriptKind;
 use crate::testcase::{CaseError, CaseWarning};
 use crate::yaml::{self, YamlNode, YamlValue};
-
-/// What kind of script, which decides the `obj` it gets and the result it must return.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub enum ScriptKind {
-    /// A custom network provider script for `<group>/<Kind>`.
-    Custom { group: String, kind: String },
-    /// An ingress-class script (`trafficrouting_ingress/<class>.lua`).
-    Ingress { class: String },
-}
 
 /// Where a script's source comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -134,7 +134,7 @@ impl LuaData {
             return 0;
         };
         let scaled = (percent as f64 * 100.0 / 100.0).ceil();
-        crate::value::go_float_to_int64(scaled) as i32
+        crate::go::math::go_float_to_int64(scaled) as i32
     }
 }
 
@@ -181,6 +181,15 @@ fn matches_json(matches: Option<&[HttpRouteMatch]>) -> JsonValue {
         None => JsonValue::Null,
         Some(list) => JsonValue::Array(list.iter().map(HttpRouteMatch::to_json).collect()),
     }
+}
+
+/// Whether Kruise's traffic-routing manager calls a provider (custom, ingress or Gateway API)
+/// for a step: `DoTrafficRouting` returns "done" before building any provider when the
+/// strategy's `Traffic` is nil and `len(Matches) == 0` (manager.go; the test was on `Weight`
+/// before v1beta1, commit 9dcf365). A header modifier alone does not count, and an empty
+/// `matches: []` is no match.
+pub fn reaches_provider(traffic_set: bool, matches: Option<&[HttpRouteMatch]>) -> bool {
+    traffic_set || matches.is_some_and(|matches| !matches.is_empty())
 }
 
 impl HttpRouteMatch {

@@ -1,5 +1,5 @@
-//! Running scripts: one run of a script against an obj (both result modes from one execution),
-//! and a whole test case → one outcome per step, with structural and unified diffs.
+//! Running a script once against an obj: a custom provider's result under both of Kruise's
+//! rules from one execution, or an ingress class's annotations. A case's steps are `steps`.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -8,27 +8,16 @@ use std::sync::Arc;
 
 use mlua::ffi;
 
-use crate::debug::Session;
-use crate::discovery::ScriptKind;
 use crate::error::{ErrorKind, ScriptError};
 use crate::json::{self, EmptyTable, KeyOrder, decode_custom_result, decode_ingress_result};
 use crate::luadata::{Data, IngressData, LuaData};
 use crate::stdlib;
-use crate::testcase::{CaseError, CaseWarning, TestCase};
 use crate::value::JsonValue;
+use crate::vm::hooks::RunObserver;
 use crate::vm::{self, Limits, Sandbox, State};
-use crate::yaml::{PathSeg, Span};
 
-mod diff;
 mod prepared;
-mod production;
-pub use diff::{PathDiff, diff_canonical, format_path, short_value};
-use diff::{diff_values, span_in_expected, unified_yaml_diff};
 use prepared::PreparedSandboxes;
-pub use production::{
-    ControllerIngressStep, NOT_CALLED_NO_TRAFFIC, NOT_CALLED_NOT_CREATED, controller_ingress_step,
-    ingress_step_obj,
-};
 
 /// Which rules decide a step's verdict (conformance 2.5 and 2.6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -82,65 +71,6 @@ impl ScriptRun {
 pub struct IngressRun {
     pub prints: Vec<String>,
     pub result: Result<Option<BTreeMap<String, String>>, ScriptError>,
-}
-
-/// Verdict of one step.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StepStatus {
-    Pass,
-    Fail,
-    Error,
-}
-
-/// One differing JSON path between expected and actual.
-#[derive(Debug, Clone, PartialEq)]
-pub struct FieldDiff {
-    /// Path from the result root, e.g. `spec.http[0].route[1].weight`.
-    pub path: Vec<PathSeg>,
-    /// `None` where the path is absent on that side.
-    pub expected: Option<JsonValue>,
-    pub actual: Option<JsonValue>,
-    /// Where the path sits in the case's `expected[i]` node, when it exists there.
-    pub span: Option<Span>,
-}
-
-/// The outcome of one step of a case.
-#[derive(Debug, Clone, PartialEq)]
-pub struct StepOutcome {
-    pub index: usize,
-    pub status: StepStatus,
-    /// The obj the script received (the case step's own, shared).
-    pub obj: Arc<LuaData>,
-    /// Canonical JSON of the actual result under the chosen mode, when there is one.
-    pub actual: Option<String>,
-    /// Canonical JSON of `expected[index]`, when it exists.
-    pub expected: Option<String>,
-    pub error: Option<ScriptError>,
-    /// Every differing path (empty unless `status` is `Fail`).
-    pub diff: Vec<FieldDiff>,
-    /// Unified diff of expected vs actual rendered as YAML (empty unless `Fail`).
-    pub unified_diff: String,
-    /// Step-level warnings, e.g. the controller's result differing from the harness's.
-    pub warnings: Vec<String>,
-    /// Production mode: why the controller does not run the script for this step (e.g.
-    /// [`NOT_CALLED_NO_TRAFFIC`]); `None` when it does, and always in harness mode. For an
-    /// ingress script the verdict then compares what the canary Ingress keeps; for a custom
-    /// provider it stays the script's result (the conformance vectors' production verdicts),
-    /// and a warning says what the resource keeps.
-    pub not_called: Option<&'static str>,
-    pub prints: Vec<String>,
-    /// The `expected[index]` node's span, and the step's span in the case.
-    pub expected_span: Option<Span>,
-    pub step_span: Option<Span>,
-}
-
-/// The outcome of a whole case: a case-level error (then `steps` is empty), or one
-/// outcome per step (every step runs even after one fails).
-#[derive(Debug, Clone, PartialEq)]
-pub struct CaseOutcome {
-    pub case_error: Option<CaseError>,
-    pub warnings: Vec<CaseWarning>,
-    pub steps: Vec<StepOutcome>,
 }
 
 /// A script compiled once, to run any number of times (each run in a fresh state). A
@@ -217,7 +147,7 @@ fn script_run(prints: Vec<String>, results: Results) -> ScriptRun {
 
 /// The result of one run under both rules: `Same` when they agree (the usual case: the
 /// result holds no empty table), so that it is decoded and kept once.
-enum Results {
+pub(crate) enum Results {
     Same(Result<Data, ScriptError>),
     /// Like `Same`, for a result not decoded yet: its encoding (which decodes without
     /// error) and canonical JSON. Most steps need only the canonical JSON.
@@ -233,7 +163,7 @@ enum Results {
 
 impl Results {
     /// The result under `mode`; decodes an `Encoded` one (then it is `Cow::Owned`).
-    fn get(&self, mode: Mode) -> Cow<'_, Result<Data, ScriptError>> {
+    pub(crate) fn get(&self, mode: Mode) -> Cow<'_, Result<Data, ScriptError>> {
         Cow::Borrowed(match (self, mode) {
             (Results::Encoded { raw, .. }, _) => {
                 return Cow::Owned(decode_raw(raw, decode_custom_result));
@@ -245,19 +175,19 @@ impl Results {
     }
 }
 
-fn execute_custom(
+pub(crate) fn execute_custom(
     script: &Script,
     obj: Obj<'_>,
     options: &RunOptions,
-    debug: Option<&mut Session<'_>>,
+    observer: Option<&mut dyn RunObserver>,
 ) -> (Vec<String>, Results) {
-    execute(script, obj, options, debug, |returned| {
+    execute(script, obj, options, observer, |returned| {
         let (l, idx) = match returned {
             Err(error) => return Results::Same(Err(error)),
             Ok(value) => value,
         };
         // SAFETY: `idx` is the returned value in the live state, inside a protected call.
-        let type_name = unsafe { stdlib::type_name(l, idx) };
+        let type_name = unsafe { stdlib::capi::type_name(l, idx) };
         if type_name != "table" {
             return Results::Split {
                 harness: Ok(Data::default()),
@@ -307,16 +237,16 @@ pub fn run_ingress_json(script: &Script, obj: &JsonValue, options: &RunOptions) 
     execute_ingress(script, obj, options, None)
 }
 
-fn execute_ingress(
+pub(crate) fn execute_ingress(
     script: &Script,
     obj: &JsonValue,
     options: &RunOptions,
-    debug: Option<&mut Session<'_>>,
+    observer: Option<&mut dyn RunObserver>,
 ) -> IngressRun {
-    let (prints, result) = execute(script, Obj::Json(obj), options, debug, |returned| {
+    let (prints, result) = execute(script, Obj::Json(obj), options, observer, |returned| {
         let (l, idx) = returned?;
         // SAFETY: `idx` is the returned value in the live state, inside a protected call.
-        let type_name = unsafe { stdlib::type_name(l, idx) };
+        let type_name = unsafe { stdlib::capi::type_name(l, idx) };
         if type_name != "table" {
             return Err(not_table(&type_name));
         }
@@ -341,13 +271,13 @@ fn decode_raw<T>(
 /// Takes a fresh state with the environment and the compiled chunk, sets `obj`, runs the
 /// chunk and hands the last returned value (Kruise takes the top of the stack) to `finish`
 /// while the state lives. `finish` may be called a second time with an error (see
-/// `Sandbox::run`). With a debugging session, the run gets a sandbox of its own (the
-/// debugger checkpoints and rewinds it) with the session attached.
+/// `Sandbox::run`). With an observer (a debugger), the run gets a sandbox of its own (the
+/// debugger checkpoints and rewinds it) and the observer is told of its lines.
 fn execute<T>(
     script: &Script,
     obj: Obj<'_>,
     options: &RunOptions,
-    debug: Option<&mut Session<'_>>,
+    observer: Option<&mut dyn RunObserver>,
     finish: impl FnMut(Result<(State, c_int), ScriptError>) -> T,
 ) -> (Vec<String>, T) {
     let mut finish = finish;
@@ -356,7 +286,7 @@ fn execute<T>(
         // The state would not change the outcome: skip it.
         Err(error) => return (Vec::new(), finish(Err(error.clone()))),
     };
-    let sandbox = match debug {
+    let sandbox = match &observer {
         None => script.prepared.take(bytecode, options).map(Lent::Pooled),
         Some(_) => prepared::loaded_sandbox(bytecode, options).map(|sandbox| {
             sandbox.begin_run(options.limits.timeout);
@@ -371,8 +301,8 @@ fn execute<T>(
         return (Vec::new(), finish(Err(cannot_prepare(error))));
     }
     sandbox.start_collector();
-    let result = match debug {
-        Some(session) => session.run(&sandbox, finish),
+    let result = match observer {
+        Some(observer) => sandbox.run_observed(observer, finish),
         None => sandbox.run(finish),
     };
     (sandbox.take_prints(), result)
@@ -405,7 +335,7 @@ fn cannot_prepare(error: String) -> ScriptError {
 
 /// The `obj` of a run, as JSON or as the data of a test-case step.
 #[derive(Clone, Copy)]
-enum Obj<'a> {
+pub(crate) enum Obj<'a> {
     Json(&'a JsonValue),
     Data(&'a LuaData),
 }
@@ -462,361 +392,9 @@ fn set_obj(sandbox: &Sandbox, obj: Obj<'_>, order: KeyOrder) -> Result<(), Strin
     })
 }
 
-fn not_table(type_name: &str) -> ScriptError {
+pub(crate) fn not_table(type_name: &str) -> ScriptError {
     ScriptError::new(
         ErrorKind::NotTable,
         format!("expect table output from Lua script, not {type_name}"),
     )
-}
-
-/// Which `obj` and result a script gets: a custom network provider's, or an ingress class's.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum ScriptFlavor {
-    #[default]
-    Custom,
-    /// Ingress-class scripts: the step's obj is turned into an [`IngressData`] (weight as a
-    /// string, `original`'s annotations) and only annotations are compared.
-    Ingress,
-}
-
-impl From<&ScriptKind> for ScriptFlavor {
-    fn from(kind: &ScriptKind) -> Self {
-        match kind {
-            ScriptKind::Custom { .. } => ScriptFlavor::Custom,
-            ScriptKind::Ingress { .. } => ScriptFlavor::Ingress,
-        }
-    }
-}
-
-/// Runs every step of `case` through `script` and compares with `expected` under `mode`.
-pub fn run_case(script: &Script, case: &TestCase, mode: Mode, options: &RunOptions) -> CaseOutcome {
-    let steps = (0..case.steps.len())
-        .map(|index| run_case_step(script, ScriptFlavor::Custom, case, index, mode, options))
-        .collect();
-    CaseOutcome {
-        case_error: None,
-        warnings: case.warnings.clone(),
-        steps,
-    }
-}
-
-/// The obj an ingress-class script gets for a case step.
-pub fn ingress_obj(obj: &LuaData) -> IngressData {
-    IngressData {
-        annotations: obj.data.annotations.clone(),
-        weight: obj.canary_weight.to_string(),
-        matches: obj.matches.clone(),
-        canary_service: obj.canary_service.clone(),
-        request_header_modifier: obj.request_header_modifier.clone(),
-    }
-}
-
-/// Runs step `index` of `case` (so callers can spread the steps of a case over threads).
-///
-/// In production mode the step is run as the controller runs it: an ingress-class script on
-/// the canary Ingress as the earlier steps left them (this replays those steps), and a step
-/// with neither traffic nor matches is marked [`StepOutcome::not_called`] (see `production`).
-pub fn run_case_step(
-    script: &Script,
-    flavor: ScriptFlavor,
-    case: &TestCase,
-    index: usize,
-    mode: Mode,
-    options: &RunOptions,
-) -> StepOutcome {
-    run_step_with(script, flavor, case, index, mode, options, None)
-}
-
-/// [`run_case_step`] with a debugger attached to the script's run (see `crate::debug`).
-pub(crate) fn run_case_step_debugged(
-    script: &Script,
-    flavor: ScriptFlavor,
-    case: &TestCase,
-    index: usize,
-    mode: Mode,
-    options: &RunOptions,
-    session: &mut Session<'_>,
-) -> StepOutcome {
-    if flavor == ScriptFlavor::Ingress && mode == Mode::Production {
-        // The debugger follows the controller's first run of the script for this step.
-        match production::ingress_step_obj(script, case, index, options) {
-            Ok(Some(obj)) => {
-                execute_ingress(script, &obj.to_json(), options, Some(session));
-            }
-            Ok(None) => session.notice(
-                "the controller does not run the script for this step: an earlier step failed while the canary Ingress was created".to_owned(),
-            ),
-            Err(reason) => session.notice(format!(
-                "the controller does not run the script for this step: {reason}"
-            )),
-        }
-        return run_step_with(script, flavor, case, index, mode, options, None);
-    }
-    run_step_with(script, flavor, case, index, mode, options, Some(session))
-}
-
-fn run_step_with(
-    script: &Script,
-    flavor: ScriptFlavor,
-    case: &TestCase,
-    index: usize,
-    mode: Mode,
-    options: &RunOptions,
-    debug: Option<&mut Session<'_>>,
-) -> StepOutcome {
-    let step = &case.steps[index];
-    let mut not_called = None;
-    let mut controller_warnings = Vec::new();
-    let (prints, results) = match (flavor, mode) {
-        (ScriptFlavor::Custom, _) => execute_custom(script, Obj::Data(&step.obj), options, debug),
-        (ScriptFlavor::Ingress, Mode::Harness) => {
-            let run = execute_ingress(script, &ingress_obj(&step.obj).to_json(), options, debug);
-            let result = run.result.map(|annotations| Data {
-                annotations,
-                ..Data::default()
-            });
-            (run.prints, Results::Same(result))
-        }
-        // The controller runs the script on the canary Ingress the earlier steps left.
-        (ScriptFlavor::Ingress, Mode::Production) => {
-            let chained = production::controller_ingress_step(script, case, index, options);
-            not_called = chained.not_called;
-            controller_warnings = chained.warnings;
-            (chained.prints, Results::Same(chained.result))
-        }
-    };
-    // Ingress scripts are compared on annotations only.
-    let expected_entry = case.expected.get(index).map(|entry| match flavor {
-        ScriptFlavor::Custom => (Cow::Borrowed(&entry.data), entry),
-        ScriptFlavor::Ingress => {
-            let annotations = Data {
-                annotations: entry.data.annotations.clone(),
-                ..Data::default()
-            };
-            (Cow::Owned(annotations), entry)
-        }
-    });
-    let mut warnings = match &results {
-        Results::Same(_) | Results::Encoded { .. } => Vec::new(),
-        Results::Split {
-            harness,
-            production,
-        } => mode_difference_warning(harness, production, mode)
-            .into_iter()
-            .collect(),
-    };
-    warnings.extend(controller_warnings);
-    if flavor == ScriptFlavor::Custom && mode == Mode::Production && !step.reaches_provider() {
-        not_called = Some(NOT_CALLED_NO_TRAFFIC);
-        let expected = case.expected.get(index).map(|entry| entry.canonical_json());
-        warnings.push(production::custom_skip_warning(
-            script, case, index, expected, options,
-        ));
-    }
-    let mut outcome = StepOutcome {
-        index,
-        status: StepStatus::Error,
-        obj: step.obj.clone(),
-        actual: None,
-        expected: expected_entry.as_ref().map(|(data, entry)| match data {
-            Cow::Borrowed(_) => entry.canonical_json().to_owned(),
-            Cow::Owned(data) => data.to_canonical_json(),
-        }),
-        error: None,
-        diff: Vec::new(),
-        unified_diff: String::new(),
-        warnings,
-        not_called,
-        prints,
-        expected_span: expected_entry.as_ref().map(|(_, entry)| entry.node.span),
-        step_span: step.span,
-    };
-    // The actual result's canonical JSON, and its data when already decoded.
-    let actual = match &results {
-        Results::Encoded { canonical, .. } => Ok((canonical.clone(), None)),
-        other => match other.get(mode) {
-            Cow::Borrowed(Ok(data)) => Ok((data.to_canonical_json(), Some(data))),
-            Cow::Borrowed(Err(error)) => Err(error.clone()),
-            Cow::Owned(_) => unreachable!("only Encoded results are decoded on demand"),
-        },
-    };
-    match actual {
-        Err(error) => outcome.error = Some(error),
-        Ok((canonical, decoded)) => {
-            outcome.actual = Some(canonical);
-            match &expected_entry {
-                None => {
-                    outcome.error = Some(ScriptError::new(
-                        ErrorKind::Case,
-                        format!(
-                            "no expected[{index}]: the case has {} expected entries for {} steps (upstream's test panics: index out of range)",
-                            case.expected.len(),
-                            case.steps.len()
-                        ),
-                    ));
-                }
-                Some(_) if outcome.actual == outcome.expected => outcome.status = StepStatus::Pass,
-                Some((expected, entry)) => {
-                    outcome.status = StepStatus::Fail;
-                    let actual = match decoded {
-                        Some(data) => Cow::Borrowed(data),
-                        None => match results.get(mode).into_owned() {
-                            Ok(data) => Cow::Owned(data),
-                            Err(_) => unreachable!("an Encoded result decodes"),
-                        },
-                    };
-                    let expected_json = expected.to_obj_json();
-                    let actual_json = actual.to_obj_json();
-                    outcome.diff = diff_values(&expected_json, &actual_json)
-                        .into_iter()
-                        .map(|(path, expected, actual)| FieldDiff {
-                            span: span_in_expected(&entry.node, &path),
-                            path,
-                            expected,
-                            actual,
-                        })
-                        .collect();
-                    outcome.unified_diff = unified_yaml_diff(&expected_json, &actual_json);
-                }
-            }
-        }
-    }
-    // A skipped ingress step is compared on what the canary Ingress keeps; when that fails,
-    // the reason must still show (reports mark only passing steps as skipped).
-    if let (Some(reason), StepStatus::Fail | StepStatus::Error) =
-        (outcome.not_called, outcome.status)
-        && flavor == ScriptFlavor::Ingress
-    {
-        outcome.warnings.push(format!(
-            "{reason}: the result is what the canary Ingress keeps from the earlier steps"
-        ));
-    }
-    outcome
-}
-
-/// A warning when the controller would get something else than the test harness sees: the
-/// differing JSON paths with both values, and the one rule of Kruise's that explains them.
-fn mode_difference_warning(
-    harness: &Result<Data, ScriptError>,
-    production: &Result<Data, ScriptError>,
-    mode: Mode,
-) -> Option<String> {
-    if harness == production {
-        return None;
-    }
-    // "here" is the side this run's verdict uses; "there" is the other one.
-    let (here, there, there_name) = match mode {
-        Mode::Harness => (harness, production, "in the cluster"),
-        Mode::Production => (production, harness, "in `go test`"),
-    };
-    let intro = match mode {
-        Mode::Harness => "the controller would get something else than this test",
-        Mode::Production => "Kruise's unit test would see something else than the controller",
-    };
-    match (here, there) {
-        (Ok(here), Ok(there)) => {
-            let diffs = diff_values(&here.to_obj_json(), &there.to_obj_json());
-            if diffs.is_empty() {
-                return None;
-            }
-            const SHOWN: usize = 5;
-            let mut listed: Vec<String> = diffs
-                .iter()
-                .take(SHOWN)
-                .map(|(path, here, there)| {
-                    format!(
-                        "{}: {} here, {} {there_name}",
-                        format_path(path),
-                        short_value(here.as_ref()),
-                        short_value(there.as_ref())
-                    )
-                })
-                .collect();
-            if diffs.len() > SHOWN {
-                listed.push(format!("and {} more", diffs.len() - SHOWN));
-            }
-            let empty_table = diffs.iter().any(|(_, a, b)| is_empty_list_vs_null(a, b));
-            let why = if empty_table {
-                " (an empty Lua table encodes as [] in Kruise's test and as null in the controller)"
-            } else {
-                ""
-            };
-            Some(format!("{intro}: {}{why}", listed.join("; ")))
-        }
-        (here, there) => {
-            let describe = |result: &Result<Data, ScriptError>| match result {
-                Ok(data) => data.to_canonical_json(),
-                Err(error) => format!("a {} error ({})", error.kind, error.message),
-            };
-            let not_table = [here, there]
-                .iter()
-                .any(|result| matches!(result, Err(error) if error.kind == ErrorKind::NotTable));
-            let why = if not_table {
-                " (a result that is not a table gives {} in Kruise's test and an error in the controller)"
-            } else {
-                ""
-            };
-            Some(format!(
-                "{intro}: {} here, {} {there_name}{why}",
-                describe(here),
-                describe(there)
-            ))
-        }
-    }
-}
-
-/// `[]` on one side and `null` on the other: the empty-table encoding rule.
-fn is_empty_list_vs_null(a: &Option<JsonValue>, b: &Option<JsonValue>) -> bool {
-    let empty_list =
-        |v: &Option<JsonValue>| matches!(v, Some(JsonValue::Array(items)) if items.is_empty());
-    let null = |v: &Option<JsonValue>| matches!(v, Some(JsonValue::Null));
-    (empty_list(a) && null(b)) || (null(a) && empty_list(b))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn spec(fields: &[(&str, JsonValue)]) -> Result<Data, ScriptError> {
-        let map = fields
-            .iter()
-            .map(|(key, value)| (key.to_string(), value.clone()))
-            .collect();
-        Ok(Data {
-            spec: Some(JsonValue::Object(map)),
-            ..Data::default()
-        })
-    }
-
-    #[test]
-    fn mode_difference_lists_the_differing_paths_and_the_rule_that_applies() {
-        let harness = spec(&[
-            ("extra", JsonValue::Array(Vec::new())),
-            ("host", JsonValue::String("a".into())),
-        ]);
-        let production = spec(&[
-            ("extra", JsonValue::Null),
-            ("host", JsonValue::String("a".into())),
-        ]);
-        assert_eq!(
-            mode_difference_warning(&harness, &production, Mode::Harness).unwrap(),
-            "the controller would get something else than this test: spec.extra: [] here, null in the cluster (an empty Lua table encodes as [] in Kruise's test and as null in the controller)"
-        );
-        assert_eq!(
-            mode_difference_warning(&harness, &production, Mode::Production).unwrap(),
-            "Kruise's unit test would see something else than the controller: spec.extra: null here, [] in `go test` (an empty Lua table encodes as [] in Kruise's test and as null in the controller)"
-        );
-    }
-
-    #[test]
-    fn a_non_table_result_names_only_its_own_rule() {
-        let harness = Ok(Data::default());
-        let production = Err(not_table("string"));
-        let warning = mode_difference_warning(&harness, &production, Mode::Harness).unwrap();
-        assert!(
-            warning.contains("a result that is not a table gives {}"),
-            "{warning}"
-        );
-        assert!(!warning.contains("empty Lua table"), "{warning}");
-    }
 }

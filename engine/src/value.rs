@@ -12,19 +12,7 @@ pub mod map_iter {
     pub use super::map::{IntoIter, Iter, IterMut};
 }
 
-use crate::json::gotext;
-
-/// Go's `int64(f)` on amd64: out-of-range values and NaN become the minimum int64
-/// (the `CVTTSD2SQ` "integer indefinite" value) instead of saturating as Rust's `as` does.
-pub(crate) fn go_float_to_int64(f: f64) -> i64 {
-    // 2^63: the first value outside int64.
-    const LIMIT: f64 = 9_223_372_036_854_775_808.0;
-    if f.is_nan() || !(-LIMIT..LIMIT).contains(&f) {
-        i64::MIN
-    } else {
-        f as i64
-    }
-}
+use crate::go;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum JsonValue {
@@ -68,10 +56,10 @@ impl JsonValue {
                     JsonValue::Null => out.push_str("null"),
                     JsonValue::Bool(true) => out.push_str("true"),
                     JsonValue::Bool(false) => out.push_str("false"),
-                    JsonValue::Int(i) => gotext::write_go_int(out, *i),
-                    JsonValue::Float(f) if f.is_finite() => gotext::write_go_float(out, *f),
+                    JsonValue::Int(i) => go::json_text::write_go_int(out, *i),
+                    JsonValue::Float(f) if f.is_finite() => go::json_text::write_go_float(out, *f),
                     JsonValue::Float(_) => out.push_str("null"),
-                    JsonValue::String(s) => gotext::write_go_str(out, s),
+                    JsonValue::String(s) => go::json_text::write_go_str(out, s),
                     JsonValue::Array(items) => {
                         out.push('[');
                         stack.push(Frame::Array(items.iter(), true));
@@ -104,7 +92,7 @@ impl JsonValue {
                         if !std::mem::take(first) {
                             out.push(',');
                         }
-                        gotext::write_go_str(out, key);
+                        go::json_text::write_go_str(out, key);
                         out.push(':');
                         next = Some(item);
                     }
@@ -115,13 +103,6 @@ impl JsonValue {
                 },
             }
         }
-    }
-
-    /// Parses JSON text as Go decodes into `interface{}`: every number becomes a float64
-    /// (`Float`), `\ufffd` escapes and invalid UTF-8 bytes in strings become U+FFFD, and
-    /// Go's syntax rules and 10000-level nesting limit apply. Err is Go's error message.
-    pub fn parse_go_interface(text: &[u8]) -> Result<JsonValue, String> {
-        crate::json::parse::parse(text)
     }
 
     /// The member `key` of an object (`None` for other values or a missing key).
@@ -212,16 +193,6 @@ mod tests {
             r#"{"10":-0,"9":0.000001,"B":{},"_":[],"a":"\u003cé\u003e\u2028\n","b":[9007199254740993,1e+21,null],"é":false}"#
         );
         assert_eq!(JsonValue::Float(f64::NAN).to_canonical_json(), "null");
-    }
-
-    #[test]
-    fn parse_then_write_round_trips() {
-        let text = r#"{"a":[1,2.5,{"k":"v"}],"n":-0.5,"s":"\u00e9\n\t\"","z":null}"#;
-        let value = JsonValue::parse_go_interface(text.as_bytes()).unwrap();
-        assert_eq!(
-            value.to_canonical_json(),
-            r#"{"a":[1,2.5,{"k":"v"}],"n":-0.5,"s":"é\n\t\"","z":null}"#
-        );
     }
 
     #[test]

@@ -36,7 +36,7 @@ use std::collections::HashMap;
 
 use saphyr_parser::{Event, Marker, Parser, ScalarStyle, ScanError};
 
-use crate::json::gotext::go_special_float;
+use crate::go::json_text::go_special_float;
 use crate::value::JsonValue;
 
 mod scalar;
@@ -291,7 +291,7 @@ pub(crate) fn go_format_float_g32(f: f64) -> String {
     if single.is_infinite() {
         return if single > 0.0 { ".inf" } else { "-.inf" }.to_string();
     }
-    crate::stdlib::go_shortest_g32(single)
+    crate::go::fmt::go_shortest_g32(single)
 }
 
 // ---------------------------------------------------------------------------------------------

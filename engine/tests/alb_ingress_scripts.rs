@@ -5,12 +5,12 @@
 
 use std::collections::BTreeMap;
 
-use kruise_lua_engine::discovery::ScriptKind;
 use kruise_lua_engine::intent::{StepIntentOutcome, check_case};
 use kruise_lua_engine::routing::aliyun_alb::AliyunAlb;
 use kruise_lua_engine::routing::aws_alb::AwsAlb;
 use kruise_lua_engine::routing::{GatewayConfig, Request, Routed, RoutingModel, canary_ingress};
 use kruise_lua_engine::runner::{RunOptions, Script, run_ingress_json};
+use kruise_lua_engine::script::ScriptKind;
 use kruise_lua_engine::testcase::parse_case;
 use kruise_lua_engine::value::JsonValue;
 

@@ -6,7 +6,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use kruise_lua_engine::JsonValue;
-use kruise_lua_engine::discovery::{self, ScriptKind};
+use kruise_lua_engine::discovery;
+use kruise_lua_engine::script::ScriptKind;
 use kruise_lua_engine::testcase::{TestCase, parse_case};
 use serde_json::Value;
 

@@ -8,8 +8,10 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::Path;
 
-use kruise_lua_engine::discovery::{self, ScriptKind, ScriptOrigin};
-use kruise_lua_engine::runner::{self, Mode, RunOptions, StepStatus};
+use kruise_lua_engine::discovery::{self, ScriptOrigin};
+use kruise_lua_engine::runner::{self, Mode, RunOptions};
+use kruise_lua_engine::script::ScriptKind;
+use kruise_lua_engine::steps::{self, StepStatus};
 use kruise_lua_engine::testcase;
 use kruise_lua_engine::{Data, JsonValue, ScriptError};
 
@@ -286,7 +288,7 @@ fn check_cases(mode: Mode) -> Vec<CaseLine> {
                     continue;
                 }
             };
-            let outcome = runner::run_case(
+            let outcome = steps::run_case(
                 &runner::Script::new(entry.source.as_str()),
                 &case,
                 mode,

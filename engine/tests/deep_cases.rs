@@ -2,7 +2,8 @@
 //! (conversion, decoding, the run, the comparison and its diff, dropping it) fits a 2 MiB
 //! thread stack; past the bound the case fails at the line that crosses it.
 
-use kruise_lua_engine::runner::{Mode, RunOptions, Script, StepStatus, run_case};
+use kruise_lua_engine::runner::{Mode, RunOptions, Script};
+use kruise_lua_engine::steps::{StepStatus, run_case};
 use kruise_lua_engine::testcase::parse_case;
 use kruise_lua_engine::yaml::MAX_NESTING_DEPTH;
 

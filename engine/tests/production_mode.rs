@@ -7,9 +7,10 @@ use std::collections::BTreeMap;
 
 use kruise_lua_engine::IngressData;
 use kruise_lua_engine::controller::{self, IngressEnsure};
-use kruise_lua_engine::runner::{
-    self, Mode, NOT_CALLED_NO_TRAFFIC, NOT_CALLED_NOT_CREATED, RunOptions, Script, ScriptFlavor,
-    StepOutcome, StepStatus,
+use kruise_lua_engine::runner::{Mode, RunOptions, Script};
+use kruise_lua_engine::script::ScriptFlavor;
+use kruise_lua_engine::steps::{
+    self, NOT_CALLED_NO_TRAFFIC, NOT_CALLED_NOT_CREATED, StepOutcome, StepStatus, StepToRun,
 };
 use kruise_lua_engine::testcase::{TestCase, parse_case};
 
@@ -52,7 +53,14 @@ fn run_all(script: &str, flavor: ScriptFlavor, case: &TestCase, mode: Mode) -> V
     let script = Script::new(script);
     (0..case.steps.len())
         .map(|index| {
-            runner::run_case_step(&script, flavor, case, index, mode, &RunOptions::default())
+            steps::run_case_step(StepToRun {
+                script: &script,
+                flavor,
+                case,
+                index,
+                mode,
+                options: &RunOptions::default(),
+            })
         })
         .collect()
 }
@@ -437,14 +445,14 @@ return {["demo.io/weight"] = obj.weight}
     let script = Script::new(script);
     let steps: Vec<StepOutcome> = (0..3)
         .map(|index| {
-            runner::run_case_step(
-                &script,
-                ScriptFlavor::Ingress,
-                &case,
+            steps::run_case_step(StepToRun {
+                script: &script,
+                flavor: ScriptFlavor::Ingress,
+                case: &case,
                 index,
-                Mode::Production,
-                &options,
-            )
+                mode: Mode::Production,
+                options: &options,
+            })
         })
         .collect();
     assert!(
@@ -461,7 +469,7 @@ return {["demo.io/weight"] = obj.weight}
         later.message
     );
     assert_eq!(
-        runner::ingress_step_obj(&script, &case, 1, &options),
+        steps::ingress_step_obj(&script, &case, 1, &options),
         Ok(None),
         "no obj past a step that never ends"
     );

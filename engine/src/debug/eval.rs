@@ -11,6 +11,10 @@ use mlua::ffi;
 
 use crate::vm::{self, LimitHit, RunContext, Sandbox, State};
 
+/// The chunk name of scripts (see `vm::compile`); lines of other chunks (the engine's own
+/// Lua helpers) are never stopped at.
+pub(super) const SCRIPT_SOURCE: &[u8] = b"=<string>";
+
 /// How long one evaluation may run.
 const EVAL_TIMEOUT: Duration = Duration::from_secs(1);
 

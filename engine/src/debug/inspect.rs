@@ -10,8 +10,7 @@ use std::ffi::{CStr, c_int};
 
 use mlua::ffi;
 
-use super::eval::{self, MAX_ENTRIES, Shown};
-use super::session::SCRIPT_SOURCE;
+use super::eval::{self, MAX_ENTRIES, SCRIPT_SOURCE, Shown};
 use crate::vm::{Sandbox, State};
 
 /// Stack frames listed, at most.
@@ -452,7 +451,7 @@ impl Literal {
             "false" => return Ok(Literal::Boolean(false)),
             _ => {}
         }
-        if let Some(number) = crate::stdlib::format::parse_go_number(text.as_bytes()) {
+        if let Some(number) = crate::go::fmt::parse_go_number(text.as_bytes()) {
             return Ok(Literal::Number(number));
         }
         if text.len() >= 2 && text.starts_with('\'') && text.ends_with('\'') {

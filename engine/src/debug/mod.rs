@@ -9,8 +9,7 @@
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use crate::runner::{self, Mode, RunOptions, Script, ScriptFlavor, StepOutcome};
-use crate::testcase::TestCase;
+use crate::steps::{self, StepOutcome, StepToRun};
 
 mod eval;
 mod inspect;
@@ -157,25 +156,18 @@ impl Control {
     }
 }
 
-/// Runs step `index` (0-based) of `case` as [`runner::run_case_step`] does, with `debugger`
-/// attached to the script's run, and returns the step's outcome (verdict and diff against
-/// `expected[index]`).
+/// Runs `step` as [`steps::run_case_step`] does, with `debugger` attached to the script's
+/// run, and returns the step's outcome (verdict and diff against `expected[index]`).
 ///
 /// The debugged run is the one whose result the verdict compares, except for an ingress
 /// script in production mode: there the controller may run the script several times on the
 /// canary Ingress the earlier steps left, and the debugger is attached to the first of those
 /// runs of this step; the verdict is the controller's, computed as everywhere else.
-#[allow(clippy::too_many_arguments)]
 pub fn run_step(
-    script: &Script,
-    flavor: ScriptFlavor,
-    case: &TestCase,
-    index: usize,
-    mode: Mode,
-    options: &RunOptions,
+    step: StepToRun<'_>,
     control: &Control,
     debugger: &mut dyn Debugger,
 ) -> StepOutcome {
     let mut session = Session::new(control, debugger);
-    runner::run_case_step_debugged(script, flavor, case, index, mode, options, &mut session)
+    steps::run_case_step_observed(step, &mut session)
 }

@@ -10,15 +10,11 @@ use std::time::{Duration, Instant};
 
 use mlua::ffi;
 
-use super::eval::{self, Shown};
+use super::eval::{self, SCRIPT_SOURCE, Shown};
 use super::inspect::Paused;
 use super::{Breakpoint, Control, Debugger, Output, Resume, Stop, StopReason};
-use crate::error::ScriptError;
+use crate::vm::hooks::RunObserver;
 use crate::vm::{self, RunContext, Sandbox, State};
-
-/// The chunk name of scripts (see `vm::compile`); lines of other chunks (the engine's own
-/// Lua helpers) are never stopped at.
-pub(super) const SCRIPT_SOURCE: &[u8] = b"=<string>";
 
 /// Call levels looked at, at most, when measuring the stack's depth.
 const MAX_DEPTH: c_int = 1_000;
@@ -59,40 +55,6 @@ impl<'a> Session<'a> {
             hits: HashMap::new(),
             printed: 0,
         }
-    }
-
-    /// Tells the debugger something about the run.
-    pub(crate) fn notice(&mut self, text: String) {
-        self.debugger.output(Output::Notice(text));
-    }
-
-    /// Runs the chunk loaded in `sandbox` (as `Sandbox::run`) with this session attached.
-    pub(crate) fn run<T>(
-        &mut self,
-        sandbox: &Sandbox,
-        finish: impl FnMut(Result<(State, c_int), ScriptError>) -> T,
-    ) -> T {
-        let context = sandbox.run_context();
-        self.sandbox = Some(NonNull::from(sandbox));
-        let this: *mut Session<'a> = self;
-        context
-            .debug_session
-            .set(NonNull::new(this.cast::<std::ffi::c_void>()));
-        // SAFETY: a valid state; the hook reads the session through the context, which
-        // points at it only until the run returns (self is not used meanwhile).
-        unsafe {
-            ffi::lua_sethook(
-                sandbox.state(),
-                Some(debug_hook),
-                ffi::LUA_MASKCOUNT | ffi::LUA_MASKLINE,
-                vm::HOOK_INTERVAL,
-            );
-        }
-        let result = sandbox.run(finish);
-        context.debug_session.set(None);
-        self.flush_prints(context);
-        self.sandbox = None;
-        result
     }
 
     /// Hands the debugger what the script printed since the last call.
@@ -262,18 +224,36 @@ impl<'a> Session<'a> {
             }
         };
     }
+}
+
+impl RunObserver for Session<'_> {
+    fn started(&mut self, sandbox: &Sandbox) {
+        self.sandbox = Some(NonNull::from(sandbox));
+    }
+
+    fn ended(&mut self, sandbox: &Sandbox) {
+        self.flush_prints(sandbox.run_context());
+        self.sandbox = None;
+    }
+
+    /// The line hook's part in a debugged run; a terminate request ends the run as a spent
+    /// deadline does (uncatchable).
+    unsafe fn line(&mut self, l: State, ar: *mut ffi::lua_Debug, context: &RunContext) {
+        // A panic must not unwind through Lua's C frames: it ends the run instead.
+        // SAFETY: as the trait requires.
+        let lined = catch_unwind(AssertUnwindSafe(|| unsafe { self.on_line(l, ar, context) }));
+        if lined.is_err() {
+            self.control.request_terminate();
+        }
+        if self.control.terminating() {
+            context.deadline.set(Some(Instant::now()));
+        }
+    }
 
     /// The message handler's part in a debugged run: stop at the frame that raised an
     /// error the script did not catch.
-    ///
-    /// # Safety
-    /// Called from the run's message handler, with the error value at index 1.
-    pub(crate) unsafe fn on_error(l: State, context: &RunContext) {
-        let Some(session) = context.debug_session.get() else {
-            return;
-        };
-        // SAFETY: `Session::run` points the context at a live session for the run's length.
-        let session = unsafe { &mut *session.cast::<Session<'_>>().as_ptr() };
+    unsafe fn error(&mut self, l: State, context: &RunContext) {
+        let session = self;
         if session.control.terminating() || context.abandoned.get() {
             return;
         }
@@ -296,29 +276,9 @@ impl<'a> Session<'a> {
         }));
         give_back(context, started.elapsed());
     }
-}
 
-/// The hook of a debugged run: the budget check on count events, the debugger on line
-/// events; a terminate request ends the run as a spent deadline does (uncatchable).
-unsafe extern "C-unwind" fn debug_hook(l: State, ar: *mut ffi::lua_Debug) {
-    // SAFETY: Lua calls the hook with a valid state and record. Nothing owned is alive
-    // when check_budget raises.
-    unsafe {
-        if (*ar).event == ffi::LUA_HOOKLINE
-            && let Some(context) = vm::context(l)
-            && let Some(session) = context.debug_session.get()
-        {
-            let session = &mut *session.cast::<Session<'_>>().as_ptr();
-            // A panic must not unwind through Lua's C frames: it ends the run instead.
-            let lined = catch_unwind(AssertUnwindSafe(|| session.on_line(l, ar, context)));
-            if lined.is_err() {
-                session.control.request_terminate();
-            }
-            if session.control.terminating() {
-                context.deadline.set(Some(Instant::now()));
-            }
-        }
-        vm::check_budget(l, ar);
+    fn notice(&mut self, text: String) {
+        self.debugger.output(Output::Notice(text));
     }
 }
 

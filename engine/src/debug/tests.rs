@@ -3,7 +3,9 @@
 use std::time::Duration;
 
 use super::*;
-use crate::runner::StepStatus;
+use crate::runner::{Mode, RunOptions, Script};
+use crate::script::ScriptFlavor;
+use crate::steps::StepStatus;
 use crate::testcase::parse_case;
 
 const CASE: &str = "rollout:
@@ -101,16 +103,15 @@ fn debug(
     options: &RunOptions,
 ) -> StepOutcome {
     let case = parse_case(CASE).unwrap();
-    let outcome = run_step(
-        &Script::new(script),
-        ScriptFlavor::Custom,
-        &case,
+    let step = StepToRun {
+        script: &Script::new(script),
+        flavor: ScriptFlavor::Custom,
+        case: &case,
         index,
-        Mode::Harness,
+        mode: Mode::Harness,
         options,
-        control,
-        debugger,
-    );
+    };
+    let outcome = run_step(step, control, debugger);
     assert!(debugger.failures.is_empty(), "{:?}", debugger.failures);
     outcome
 }
@@ -233,7 +234,7 @@ fn evaluation_changes_nothing_and_set_variable_does() {
     assert_eq!(debugger.outputs, [Output::Print("weight\t30".to_owned())]);
     assert_eq!(outcome.status, StepStatus::Fail);
     assert_eq!(
-        crate::runner::format_path(&outcome.diff[0].path),
+        crate::steps::format_path(&outcome.diff[0].path),
         "spec.port"
     );
     assert!(outcome.actual.unwrap().contains(r#""port":60"#));
@@ -405,16 +406,15 @@ fn an_ingress_step_in_production_is_debugged_on_the_controllers_first_run_only()
         Resume::Continue
     })]);
     let case = parse_case(CASE).unwrap();
-    run_step(
-        &Script::new(script),
-        ScriptFlavor::Ingress,
-        &case,
-        0,
-        Mode::Production,
-        &RunOptions::default(),
-        &control,
-        &mut debugger,
-    );
+    let step = StepToRun {
+        script: &Script::new(script),
+        flavor: ScriptFlavor::Ingress,
+        case: &case,
+        index: 0,
+        mode: Mode::Production,
+        options: &RunOptions::default(),
+    };
+    run_step(step, &control, &mut debugger);
     assert!(debugger.failures.is_empty(), "{:?}", debugger.failures);
     assert_eq!(debugger.stops, [(StopReason::Breakpoint, 2)]);
 }

@@ -9,8 +9,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use super::{Control, Debugger, Output, Paused, Resume, Stop, run_step};
-use crate::runner::{Mode, RunOptions, Script, ScriptFlavor, StepOutcome};
-use crate::testcase::TestCase;
+use crate::steps::{StepOutcome, StepToRun};
 
 /// Stops recorded at most; past it the run goes on without stopping (a long loop would
 /// otherwise take one stop per line per iteration, and stopped time is not charged to the
@@ -41,18 +40,9 @@ pub struct StepValues {
     pub outcome: StepOutcome,
 }
 
-/// Runs step `index` (0-based) of `case` with the recorder attached. `watch` maps a line to
+/// Runs `step` with the recorder attached. `watch` maps a line to
 /// the expressions to evaluate there (before the line runs; evaluation changes nothing).
-#[allow(clippy::too_many_arguments)]
-pub fn record_step_values(
-    script: &Script,
-    flavor: ScriptFlavor,
-    case: &TestCase,
-    index: usize,
-    mode: Mode,
-    options: &RunOptions,
-    watch: &BTreeMap<u32, Vec<String>>,
-) -> StepValues {
+pub fn record_step_values(step: StepToRun<'_>, watch: &BTreeMap<u32, Vec<String>>) -> StepValues {
     let control = Control::new(true);
     let mut recorder = Recorder {
         watch,
@@ -62,16 +52,7 @@ pub fn record_step_values(
         values: BTreeMap::new(),
         order: 0,
     };
-    let outcome = run_step(
-        script,
-        flavor,
-        case,
-        index,
-        mode,
-        options,
-        &control,
-        &mut recorder,
-    );
+    let outcome = run_step(step, &control, &mut recorder);
     let mut values: Vec<(u32, usize, LineValue)> = recorder
         .values
         .into_iter()
@@ -194,7 +175,9 @@ impl Debugger for Recorder<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runner::StepStatus;
+    use crate::runner::{Mode, RunOptions, Script};
+    use crate::script::ScriptFlavor;
+    use crate::steps::StepStatus;
     use crate::testcase::parse_case;
 
     const CASE: &str = "rollout:
@@ -245,12 +228,14 @@ return obj.data
             lines.entry(*line).or_default().push(expression.to_string());
         }
         record_step_values(
-            &Script::new(SCRIPT),
-            ScriptFlavor::Custom,
-            &case,
-            index,
-            Mode::Harness,
-            &RunOptions::default(),
+            StepToRun {
+                script: &Script::new(SCRIPT),
+                flavor: ScriptFlavor::Custom,
+                case: &case,
+                index,
+                mode: Mode::Harness,
+                options: &RunOptions::default(),
+            },
             &lines,
         )
     }
@@ -299,15 +284,15 @@ return obj.data
     fn a_long_loop_stops_recording_and_still_finishes() {
         let case = parse_case(CASE).unwrap();
         let script = "local n = 0\nfor i = 1, 100000 do\n  n = n + 1\nend\nobj.data.spec.n = n\nreturn obj.data\n";
-        let values = record_step_values(
-            &Script::new(script),
-            ScriptFlavor::Custom,
-            &case,
-            0,
-            Mode::Harness,
-            &RunOptions::default(),
-            &BTreeMap::new(),
-        );
+        let step = StepToRun {
+            script: &Script::new(script),
+            flavor: ScriptFlavor::Custom,
+            case: &case,
+            index: 0,
+            mode: Mode::Harness,
+            options: &RunOptions::default(),
+        };
+        let values = record_step_values(step, &BTreeMap::new());
         assert!(values.truncated);
         // The run went on to the end: its result differs from expected by the new field only.
         assert_eq!(

@@ -2,10 +2,12 @@
 //! providers on the original; ingress classes chained, each on the canary Ingress the earlier
 //! steps left) and checks the configuration it leaves.
 
-use crate::discovery::ScriptKind;
 use crate::routing::{GatewayConfig, RoutingModel, canary_ingress, model_for};
-use crate::runner::{self, Mode, RunOptions, Script, ScriptFlavor};
+use crate::runner::{self, Mode, RunOptions, Script};
 use crate::schema::patched_resource;
+use crate::script::ScriptFlavor;
+use crate::script::ScriptKind;
+use crate::steps;
 use crate::testcase::TestCase;
 use crate::value::JsonValue;
 
@@ -127,7 +129,7 @@ fn check_one(
             )
         }
         ScriptFlavor::Ingress => {
-            let chained = runner::controller_ingress_step(script, case, index, options);
+            let chained = steps::controller_ingress_step(script, case, index, options);
             if let Some(why) = chained.not_called {
                 return NotChecked(format!("the controller does not run the script: {why}"));
             }

@@ -52,7 +52,7 @@ pub struct Intent {
 impl Intent {
     /// The intent of a step's `obj`, or `None` when the step never reaches the script.
     pub fn of(obj: &LuaData, traffic_set: bool) -> Option<Intent> {
-        if !crate::controller::reaches_provider(traffic_set, obj.matches.as_deref()) {
+        if !crate::luadata::reaches_provider(traffic_set, obj.matches.as_deref()) {
             return None;
         }
         Some(Intent {

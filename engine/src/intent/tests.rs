@@ -3,10 +3,11 @@
 use std::sync::Arc;
 
 use super::*;
-use crate::discovery::ScriptKind;
 use crate::luadata::{Data, HttpPathMatch, NameValueMatch};
 use crate::routing::istio::IstioVirtualService;
-use crate::runner::{RunOptions, Script, ScriptFlavor};
+use crate::runner::{RunOptions, Script};
+use crate::script::ScriptFlavor;
+use crate::script::ScriptKind;
 use crate::testcase::parse_case;
 use crate::value::JsonValue;
 

@@ -20,9 +20,9 @@ use std::hash::{BuildHasherDefault, Hasher};
 use mlua::ffi;
 
 use super::EmptyTable;
-use super::gotext::{self, Sink};
-use super::parse::MAX_NESTING_DEPTH;
 use super::tables::OpenTables;
+use crate::go::json_parse::MAX_NESTING_DEPTH;
+use crate::go::{self, json_text::Sink};
 use crate::vm::State;
 
 unsafe extern "C-unwind" {
@@ -164,7 +164,7 @@ impl Encoder<'_> {
                         }
                         let key = self.keys[*start + *next];
                         *next += 1;
-                        gotext::write_go_string(self.out, key.bytes());
+                        go::json_text::write_go_string(self.out, key.bytes());
                         self.out.push(b':');
                         // The key is alive in `table` (see KeyBytes): pushed as the
                         // same string, without hashing it again.
@@ -214,15 +214,18 @@ impl Encoder<'_> {
                     if !n.is_finite() {
                         return Err(format!(
                             "unsupported number {}",
-                            gotext::go_special_float(n)
+                            go::json_text::go_special_float(n)
                         ));
                     }
-                    gotext::write_go_float(self.out, n);
+                    go::json_text::write_go_float(self.out, n);
                 }
                 ffi::LUA_TSTRING => {
                     let mut len = 0;
                     let p = ffi::lua_tolstring(l, -1, &mut len);
-                    gotext::write_go_string(self.out, std::slice::from_raw_parts(p.cast(), len));
+                    go::json_text::write_go_string(
+                        self.out,
+                        std::slice::from_raw_parts(p.cast(), len),
+                    );
                 }
                 t => {
                     let name = std::ffi::CStr::from_ptr(ffi::lua_typename(l, t)).to_string_lossy();
@@ -430,12 +433,12 @@ pub(super) fn encode_scalar(value: &mlua::Value, out: &mut Vec<u8>) -> Result<()
         mlua::Value::Nil => out.put("null"),
         mlua::Value::Boolean(true) => out.put("true"),
         mlua::Value::Boolean(false) => out.put("false"),
-        mlua::Value::Integer(i) => gotext::write_go_float(out, *i as f64),
-        mlua::Value::Number(n) if n.is_finite() => gotext::write_go_float(out, *n),
+        mlua::Value::Integer(i) => go::json_text::write_go_float(out, *i as f64),
+        mlua::Value::Number(n) if n.is_finite() => go::json_text::write_go_float(out, *n),
         mlua::Value::Number(n) => {
             return Err(format!(
                 "cannot encode as JSON: unsupported number {}",
-                gotext::go_special_float(*n)
+                go::json_text::go_special_float(*n)
             ));
         }
         other => {

@@ -6,10 +6,7 @@
 
 mod convert;
 pub(crate) mod encode;
-pub(crate) mod gotext;
-pub use gotext::go_json_float_text;
 mod module;
-pub(crate) mod parse;
 mod result;
 mod tables;
 

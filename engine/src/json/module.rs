@@ -12,7 +12,7 @@ use mlua::ffi;
 use super::convert::{self, Orderer};
 use super::encode;
 use super::{EmptyTable, KeyOrder};
-use crate::json::gotext;
+use crate::go;
 use crate::value::JsonValue;
 use crate::vm::{self, State};
 
@@ -49,14 +49,14 @@ fn glue_bytecode() -> &'static [u8] {
 /// plain decimal (so `-0` is `0`), others in Go's `%v` form (`NaN`, `+Inf` fail to decode).
 fn number_text(n: f64) -> String {
     if !n.is_finite() {
-        return gotext::go_special_float(n).into();
+        return go::json_text::go_special_float(n).into();
     }
     let mut text = String::new();
     if n.trunc() == n && (-9.223372036854776e18..9.223372036854776e18).contains(&n) {
-        gotext::write_go_int(&mut text, n as i64);
+        go::json_text::write_go_int(&mut text, n as i64);
     } else {
         // Go's %v uses 'e' from exponent 21 and below -4; either text parses back to `n`.
-        gotext::write_go_float(&mut text, n);
+        go::json_text::write_go_float(&mut text, n);
     }
     text
 }
@@ -111,12 +111,12 @@ unsafe extern "C-unwind" fn decode_impl(l: State) -> c_int {
     // SAFETY: as for encode_impl; the upvalue, when present, is the Orderer installed below.
     unsafe {
         let parsed = match ffi::lua_type(l, 1) {
-            ffi::LUA_TSTRING => JsonValue::parse_go_interface(crate::stdlib::to_bytes(l, 1)),
+            ffi::LUA_TSTRING => JsonValue::parse_go_interface(crate::stdlib::capi::to_bytes(l, 1)),
             ffi::LUA_TNUMBER => {
                 JsonValue::parse_go_interface(number_text(ffi::lua_tonumber(l, 1)).as_bytes())
             }
             _ => {
-                let got = crate::stdlib::type_name(l, 1);
+                let got = crate::stdlib::capi::type_name(l, 1);
                 let message = format!("bad argument #1 to decode (string expected, got {got})");
                 ffi::lua_pushnil(l);
                 return outcome(l, Some(message), true);

@@ -3,8 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use super::gotext;
-use super::parse::{self, TopLevel};
+use crate::go;
+use crate::go::json_parse::TopLevel;
 use crate::luadata::Data;
 use crate::value::JsonValue;
 
@@ -91,7 +91,7 @@ fn merge_string_map(
 
 /// See [`super::decode_custom_result`].
 pub(super) fn decode_custom(raw: &[u8]) -> Result<Data, String> {
-    let members = match parse::parse_top_level(raw)? {
+    let members = match go::json_parse::parse_top_level(raw)? {
         TopLevel::Object(members) => members,
         // Unmarshalling `null` into a struct leaves it untouched.
         TopLevel::Other(JsonValue::Null) => return Ok(Data::default()),
@@ -130,7 +130,7 @@ pub(super) fn decode_custom(raw: &[u8]) -> Result<Data, String> {
 /// See [`super::decode_ingress_result`].
 pub(super) fn decode_ingress(raw: &[u8]) -> Result<Option<BTreeMap<String, String>>, String> {
     let mut annotations = None;
-    merge_string_map(&mut annotations, parse::parse(raw)?, "Go value")?;
+    merge_string_map(&mut annotations, go::json_parse::parse(raw)?, "Go value")?;
     Ok(annotations)
 }
 
@@ -141,9 +141,9 @@ pub(super) fn write_string_map(out: &mut String, map: &BTreeMap<String, String>)
         if i > 0 {
             out.push(',');
         }
-        gotext::write_go_str(out, key);
+        go::json_text::write_go_str(out, key);
         out.push(':');
-        gotext::write_go_str(out, value);
+        go::json_text::write_go_str(out, value);
     }
     out.push('}');
 }

@@ -25,7 +25,7 @@ use super::ingress_rules::{
     CanaryDecision, annotations, canary_notes, pair_probes, route_canary_pair,
 };
 use super::{ConfigProblem, GatewayConfig, ProblemKind, Request, Routed, RoutingModel};
-use crate::discovery::ScriptKind;
+use crate::script::ScriptKind;
 use crate::value::JsonValue;
 
 pub struct AliyunAlb;

@@ -33,7 +33,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::discovery::ScriptKind;
+use crate::script::ScriptKind;
 use crate::value::JsonValue;
 
 use super::fields::{compile, int_field, items, port_field, str_field};

@@ -40,7 +40,7 @@ use super::ingress_rules::{IngressPath, annotations, ingress_paths, pair_probes}
 use super::{
     Backend, ConfigProblem, Distribution, GatewayConfig, ProblemKind, Request, Routed, RoutingModel,
 };
-use crate::discovery::ScriptKind;
+use crate::script::ScriptKind;
 use crate::value::JsonValue;
 
 pub struct AwsAlb;

@@ -18,7 +18,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::discovery::ScriptKind;
+use crate::script::ScriptKind;
 use crate::value::JsonValue;
 
 use super::contour_conditions::{

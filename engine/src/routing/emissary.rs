@@ -30,7 +30,7 @@ use super::matching::{full_match, re2_problem, sample_match};
 use super::{
     Backend, ConfigProblem, Distribution, GatewayConfig, ProblemKind, Request, Routed, RoutingModel,
 };
-use crate::discovery::ScriptKind;
+use crate::script::ScriptKind;
 use crate::value::JsonValue;
 
 pub struct EmissaryMapping;

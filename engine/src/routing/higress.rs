@@ -28,7 +28,7 @@ use super::ingress_rules::{
 };
 use super::matching::{full_match, re2_problem};
 use super::{ConfigProblem, GatewayConfig, ProblemKind, Request, Routed, RoutingModel};
-use crate::discovery::ScriptKind;
+use crate::script::ScriptKind;
 
 const NGINX: &str = "nginx.ingress.kubernetes.io/";
 

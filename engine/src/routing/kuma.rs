@@ -22,7 +22,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::discovery::ScriptKind;
+use crate::script::ScriptKind;
 use crate::value::JsonValue;
 
 use super::fields::{int_field, items, port_field, str_field};

@@ -10,7 +10,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::discovery::ScriptKind;
+use crate::script::ScriptKind;
 
 pub mod aliyun_alb;
 pub mod apisix;
@@ -221,7 +221,7 @@ pub enum GatewayConfig {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConfigProblem {
     /// Where in the resource (`spec.http[1].match[0].uri`), in the form
-    /// [`crate::runner::format_path`] writes; empty when it concerns the whole object.
+    /// [`crate::steps::format_path`] writes; empty when it concerns the whole object.
     pub path: String,
     /// `rejected` (the gateway or its admission refuses it) or `ignored` (accepted, without
     /// effect).

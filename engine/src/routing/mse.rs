@@ -18,7 +18,7 @@
 
 use super::higress::HigressFamily;
 use super::{ConfigProblem, GatewayConfig, Request, Routed, RoutingModel};
-use crate::discovery::ScriptKind;
+use crate::script::ScriptKind;
 
 pub struct Mse;
 

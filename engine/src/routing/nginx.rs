@@ -24,7 +24,7 @@ use regex::Regex;
 
 use super::ingress_rules::{CanaryDecision, canary_notes, pair_probes, route_canary_pair};
 use super::{ConfigProblem, GatewayConfig, ProblemKind, Request, Routed, RoutingModel};
-use crate::discovery::ScriptKind;
+use crate::script::ScriptKind;
 
 pub struct IngressNginx;
 

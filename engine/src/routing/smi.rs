@@ -17,7 +17,7 @@
 use super::{
     Backend, ConfigProblem, Distribution, GatewayConfig, ProblemKind, Request, Routed, RoutingModel,
 };
-use crate::discovery::ScriptKind;
+use crate::script::ScriptKind;
 use crate::value::JsonValue;
 
 pub struct SmiTrafficSplit;

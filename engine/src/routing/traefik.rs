@@ -10,7 +10,7 @@
 //! `GetRulePriority`), `pkg/muxer/http/mux.go` (`GetRulePriority` = the rule's length;
 //! `routes.Less`: highest priority first; the first matching route serves).
 
-use crate::discovery::ScriptKind;
+use crate::script::ScriptKind;
 
 use super::fields::{int_field, items, port_field, str_field};
 use super::probe::probes_for;

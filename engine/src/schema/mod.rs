@@ -18,6 +18,7 @@
 //! it cannot check is a warning with rule `cel` ("not checked"); see `cel.rs`.
 
 mod cel;
+mod cel_eval;
 mod compile;
 mod formats;
 mod load;
@@ -58,7 +59,7 @@ impl Severity {
 /// One problem at one place of the resource.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Finding {
-    /// Where, from the resource's root (`spec.rules[0].weight`, see [`crate::runner::format_path`]).
+    /// Where, from the resource's root (`spec.rules[0].weight`, see [`crate::steps::format_path`]).
     pub path: Vec<PathSeg>,
     /// The schema keyword or check that fails: `type`, `required`, `enum`, `pattern`,
     /// `pruned`, `cel`, `label-key`, … (see README "Schema validation (engine)").
@@ -92,7 +93,7 @@ impl Finding {
 
     /// The path as authors write it.
     pub fn path_text(&self) -> String {
-        crate::runner::format_path(&self.path)
+        crate::steps::format_path(&self.path)
     }
 }
 

@@ -19,7 +19,7 @@ use super::cel::CelOutcome;
 use super::compile::{Additional, Schema, SchemaType};
 use super::formats::{FormatCheck, check_string_format};
 use super::{Finding, Severity};
-use crate::runner::format_path;
+use crate::steps::format_path;
 use crate::value::JsonMap;
 use crate::value::JsonValue;
 use crate::yaml::PathSeg;

@@ -1,13 +1,13 @@
 //! gopher-lua's math library (mathlib.go at Kruise's pin): every function takes its numbers
 //! through `CheckNumber`/`CheckInt`, which do not convert strings (`math.floor("50")` is an
-//! argument error), and computes with Go's `math` package (see [`super::gomath`]).
+//! argument error), and computes with Go's `math` package (see [`crate::go::math`]).
 
 use std::ffi::c_int;
 
 use mlua::ffi;
 
-use super::gomath;
-use super::{R, Raise, State, check_int, check_number, kruise_nummod, lua_fns, set_fn};
+use super::capi::{R, Raise, State, check_int, check_number, kruise_nummod, lua_fns, set_fn};
+use crate::go;
 
 lua_fns! {
     lua_abs => abs_imp,
@@ -64,43 +64,43 @@ unsafe fn abs_imp(l: State) -> R<c_int> {
     unsafe { unary(l, "abs", f64::abs) }
 }
 unsafe fn acos_imp(l: State) -> R<c_int> {
-    unsafe { unary(l, "acos", gomath::acos) }
+    unsafe { unary(l, "acos", go::math::acos) }
 }
 unsafe fn asin_imp(l: State) -> R<c_int> {
-    unsafe { unary(l, "asin", gomath::asin) }
+    unsafe { unary(l, "asin", go::math::asin) }
 }
 unsafe fn atan_imp(l: State) -> R<c_int> {
-    unsafe { unary(l, "atan", gomath::atan) }
+    unsafe { unary(l, "atan", go::math::atan) }
 }
 unsafe fn atan2_imp(l: State) -> R<c_int> {
-    unsafe { binary(l, "atan2", gomath::atan2) }
+    unsafe { binary(l, "atan2", go::math::atan2) }
 }
 // Go's Floor/Ceil (floor_amd64.s) are exact, as Rust's are.
 unsafe fn ceil_imp(l: State) -> R<c_int> {
     unsafe { unary(l, "ceil", f64::ceil) }
 }
 unsafe fn cos_imp(l: State) -> R<c_int> {
-    unsafe { unary(l, "cos", gomath::cos) }
+    unsafe { unary(l, "cos", go::math::cos) }
 }
 unsafe fn cosh_imp(l: State) -> R<c_int> {
-    unsafe { unary(l, "cosh", gomath::cosh) }
+    unsafe { unary(l, "cosh", go::math::cosh) }
 }
 /// mathDeg: `x * 180 / math.Pi`, evaluated left to right.
 unsafe fn deg_imp(l: State) -> R<c_int> {
     unsafe { unary(l, "deg", |x| x * 180.0 / std::f64::consts::PI) }
 }
 unsafe fn exp_imp(l: State) -> R<c_int> {
-    unsafe { unary(l, "exp", gomath::exp) }
+    unsafe { unary(l, "exp", go::math::exp) }
 }
 unsafe fn floor_imp(l: State) -> R<c_int> {
     unsafe { unary(l, "floor", f64::floor) }
 }
 unsafe fn fmod_imp(l: State) -> R<c_int> {
-    unsafe { binary(l, "fmod", gomath::fmod) }
+    unsafe { binary(l, "fmod", go::math::fmod) }
 }
 unsafe fn frexp_imp(l: State) -> R<c_int> {
     unsafe {
-        let (frac, exp) = gomath::frexp(check_number(l, 1, "frexp")?);
+        let (frac, exp) = go::math::frexp(check_number(l, 1, "frexp")?);
         ffi::lua_pushnumber(l, frac);
         ffi::lua_pushnumber(l, exp as f64);
         Ok(2)
@@ -111,15 +111,15 @@ unsafe fn ldexp_imp(l: State) -> R<c_int> {
     unsafe {
         let frac = check_number(l, 1, "ldexp")?;
         let exp = check_int(l, 2, "ldexp")?;
-        ffi::lua_pushnumber(l, gomath::ldexp(frac, exp));
+        ffi::lua_pushnumber(l, go::math::ldexp(frac, exp));
         Ok(1)
     }
 }
 unsafe fn log_imp(l: State) -> R<c_int> {
-    unsafe { unary(l, "log", gomath::log) }
+    unsafe { unary(l, "log", go::math::log) }
 }
 unsafe fn log10_imp(l: State) -> R<c_int> {
-    unsafe { unary(l, "log10", gomath::log10) }
+    unsafe { unary(l, "log10", go::math::log10) }
 }
 
 /// mathMax/mathMin: at least one argument, each a number; the first of equal values wins,
@@ -153,14 +153,14 @@ unsafe fn mod_imp(l: State) -> R<c_int> {
 }
 unsafe fn modf_imp(l: State) -> R<c_int> {
     unsafe {
-        let (int, frac) = gomath::modf(check_number(l, 1, "modf")?);
+        let (int, frac) = go::math::modf(check_number(l, 1, "modf")?);
         ffi::lua_pushnumber(l, int);
         ffi::lua_pushnumber(l, frac);
         Ok(2)
     }
 }
 unsafe fn pow_imp(l: State) -> R<c_int> {
-    unsafe { binary(l, "pow", gomath::pow) }
+    unsafe { binary(l, "pow", go::math::pow) }
 }
 /// mathRad: `x * math.Pi / 180`, evaluated left to right.
 unsafe fn rad_imp(l: State) -> R<c_int> {
@@ -216,19 +216,19 @@ unsafe fn randomseed_imp(l: State) -> R<c_int> {
     }
 }
 unsafe fn sin_imp(l: State) -> R<c_int> {
-    unsafe { unary(l, "sin", gomath::sin) }
+    unsafe { unary(l, "sin", go::math::sin) }
 }
 unsafe fn sinh_imp(l: State) -> R<c_int> {
-    unsafe { unary(l, "sinh", gomath::sinh) }
+    unsafe { unary(l, "sinh", go::math::sinh) }
 }
 unsafe fn sqrt_imp(l: State) -> R<c_int> {
     unsafe { unary(l, "sqrt", f64::sqrt) }
 }
 unsafe fn tan_imp(l: State) -> R<c_int> {
-    unsafe { unary(l, "tan", gomath::tan) }
+    unsafe { unary(l, "tan", go::math::tan) }
 }
 unsafe fn tanh_imp(l: State) -> R<c_int> {
-    unsafe { unary(l, "tanh", gomath::tanh) }
+    unsafe { unary(l, "tanh", go::math::tanh) }
 }
 
 /// Replaces the functions of the math table at `t` with gopher's, and sets `huge` to the

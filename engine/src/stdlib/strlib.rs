@@ -6,12 +6,12 @@ use std::ffi::c_int;
 
 use mlua::ffi;
 
-use super::format::{self, Arg};
-use super::pattern::{Cap, Finder, Match, PatError, Pattern, go_bytes_capacity};
-use super::{
+use super::capi::{
     Poll, R, Raise, STRING_LIMIT, State, check_bytes, check_int, lua_fns, opt_int, push_bytes,
     to_bytes, type_error,
 };
+use super::pattern::{Cap, Finder, Match, PatError, Pattern, go_bytes_capacity};
+use crate::go::{self, fmt::Arg};
 
 lua_fns! {
     lua_byte => byte_imp,
@@ -51,7 +51,7 @@ pub(super) unsafe fn install(l: State, t: c_int) {
             (c"gmatch", lua_gmatch),
             (c"gfind", lua_gmatch),
         ] {
-            super::set_fn(l, t, name, f);
+            super::capi::set_fn(l, t, name, f);
         }
     }
 }
@@ -129,7 +129,7 @@ unsafe fn byte_imp(l: State) -> R<c_int> {
         if end < 0 || end <= start || start >= n {
             return Ok(0);
         }
-        if end - start >= super::REGISTRY_SIZE {
+        if end - start >= super::capi::REGISTRY_SIZE {
             return Err(Raise::Msg("registry overflow".into()));
         }
         let count = (end - start) as c_int;
@@ -191,7 +191,7 @@ unsafe fn rep_imp(l: State) -> R<c_int> {
             ));
         }
         if total > STRING_LIMIT as i64 {
-            return Err(super::too_large(l));
+            return Err(super::capi::too_large(l));
         }
         let mut b: ffi::luaL_Buffer = std::mem::zeroed();
         ffi::luaL_buffinit(l, &mut b);
@@ -574,7 +574,7 @@ unsafe fn gsub_imp(l: State) -> R<c_int> {
                 }
             }
             if out.len() > STRING_LIMIT {
-                return Err(super::too_large(l));
+                return Err(super::capi::too_large(l));
             }
         }
         out.extend_from_slice(&s[last..]);
@@ -616,10 +616,10 @@ unsafe fn format_imp(l: State) -> R<c_int> {
             };
             args.push(arg);
         }
-        let out = format::sprintf(fmt, &args);
+        let out = go::fmt::sprintf(fmt, &args);
         drop(args);
         if out.len() > STRING_LIMIT {
-            return Err(super::too_large(l));
+            return Err(super::capi::too_large(l));
         }
         push_bytes(l, &out);
         Ok(1)

@@ -8,10 +8,10 @@ use std::ffi::c_int;
 
 use mlua::ffi;
 
-use super::sort::{self, SortData};
-use super::{
+use super::capi::{
     R, Raise, State, check_int, check_table, lua_fns, opt_bytes, opt_int, type_error, type_name,
 };
+use super::sort::{self, SortData};
 
 // The patched ltable.c: gopher's array slice length of the table at `idx` (see notealen).
 unsafe extern "C" {
@@ -30,15 +30,15 @@ lua_fns! {
 
 pub(super) unsafe fn install(l: State, t: c_int) {
     unsafe {
-        super::set_fn(l, t, c"getn", lua_getn);
-        super::set_fn(l, t, c"maxn", lua_maxn);
-        super::set_fn(l, t, c"insert", lua_insert);
-        super::set_fn(l, t, c"remove", lua_remove);
-        super::set_fn(l, t, c"concat", lua_concat);
-        super::set_fn(l, t, c"sort", lua_sort);
-        super::set_nil(l, t, c"foreach");
-        super::set_nil(l, t, c"foreachi");
-        super::set_nil(l, t, c"setn");
+        super::capi::set_fn(l, t, c"getn", lua_getn);
+        super::capi::set_fn(l, t, c"maxn", lua_maxn);
+        super::capi::set_fn(l, t, c"insert", lua_insert);
+        super::capi::set_fn(l, t, c"remove", lua_remove);
+        super::capi::set_fn(l, t, c"concat", lua_concat);
+        super::capi::set_fn(l, t, c"sort", lua_sort);
+        super::capi::set_nil(l, t, c"foreach");
+        super::capi::set_nil(l, t, c"foreachi");
+        super::capi::set_nil(l, t, c"setn");
     }
 }
 
@@ -108,7 +108,7 @@ unsafe fn insert_imp(l: State) -> R<c_int> {
             return Ok(0);
         }
         let pos = check_int(l, 2, "insert")?;
-        super::check_any(l, 3, "insert")?;
+        super::capi::check_any(l, 3, "insert")?;
         let alen = kruise_table_alen(l, 1) as i64;
         if pos >= 1 && pos <= alen {
             // Storing into alen + 1 (nil or not) grows the slice by one.
@@ -237,7 +237,7 @@ impl SortData for LuaArray {
                 ffi::lua_tonumber(l, -2) < ffi::lua_tonumber(l, -1)
             } else if ta == ffi::LUA_TSTRING && tb == ffi::LUA_TSTRING {
                 // Go compares strings bytewise.
-                super::to_bytes(l, -2) < super::to_bytes(l, -1)
+                super::capi::to_bytes(l, -2) < super::capi::to_bytes(l, -1)
             } else {
                 ffi::lua_lessthan(l, -2, -1) != 0
             };

@@ -186,7 +186,7 @@ impl Decoder {
                     GoVal::Float(f) => match json_integer_text(*f) {
                         Some(i) if (min..=max).contains(&i) => made(Dv::Int(i as i64)),
                         _ => {
-                            let text = gotext::go_json_float_text(*f).unwrap_or_default();
+                            let text = go::json_text::go_json_float_text(*f).unwrap_or_default();
                             self.type_error(node, format!("number {text}"), ty, ctx);
                             keep(existing)
                         }
@@ -348,7 +348,7 @@ pub(super) fn unknown_field_message(st: &StructTy, key: &str, path: &str) -> Str
 /// The integer Go's `encoding/json` reads from a float64's text, when that text is an integer
 /// literal (Go writes integral floats below 1e21 without exponent or fraction).
 pub(super) fn json_integer_text(f: f64) -> Option<i128> {
-    let text = gotext::go_json_float_text(f)?;
+    let text = go::json_text::go_json_float_text(f)?;
     if text.contains(['.', 'e']) {
         return None;
     }

@@ -24,7 +24,8 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::json::{field_name_matches, gotext};
+use crate::go;
+use crate::json::field_name_matches;
 use crate::luadata::{
     Data, HeaderModifier, HttpPathMatch, HttpRouteMatch, LuaData, NameValueMatch,
 };
@@ -81,7 +82,7 @@ pub struct CaseWarning {
 /// The input of one step: the obj and where the step is written.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CaseStep {
-    /// Shared with every [`crate::runner::StepOutcome`] of the step (a run hands it back
+    /// Shared with every [`crate::steps::StepOutcome`] of the step (a run hands it back
     /// without copying it).
     pub obj: Arc<LuaData>,
     /// The `steps[i]` node (rollout) or the `trafficRouting` node.
@@ -89,7 +90,7 @@ pub struct CaseStep {
     /// Whether the controller's strategy for this step has a `traffic` (a Rollout step's
     /// `traffic` string, a TrafficRouting's `weight`): `canaryWeight` alone cannot tell an
     /// absent `traffic` from `traffic: "-1%"`, and the controller only calls a provider for a
-    /// step with traffic or matches (see [`crate::controller::reaches_provider`]).
+    /// step with traffic or matches (see [`crate::luadata::reaches_provider`]).
     pub traffic_set: bool,
 }
 
@@ -97,7 +98,7 @@ impl CaseStep {
     /// Whether Kruise's traffic-routing manager calls the provider (and so the script) for
     /// this step at all.
     pub fn reaches_provider(&self) -> bool {
-        crate::controller::reaches_provider(self.traffic_set, self.obj.matches.as_deref())
+        crate::luadata::reaches_provider(self.traffic_set, self.obj.matches.as_deref())
     }
 }
 

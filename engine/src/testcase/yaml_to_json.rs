@@ -95,7 +95,7 @@ pub(super) fn check_plain_conversion(
             }
         }
         YamlValue::Float(f) if !f.is_finite() => {
-            let text = gotext::go_special_float(*f);
+            let text = go::json_text::go_special_float(*f);
             return Err(fail(node, format!("json: unsupported value: {text}")));
         }
         _ => {}
@@ -197,7 +197,7 @@ pub(super) fn convert<'a>(
                     GoVal::Str(Cow::Owned(yaml::go_format_float_g32(*f)))
                 }
                 YamlValue::Float(f) if !f.is_finite() => {
-                    let text = gotext::go_special_float(*f);
+                    let text = go::json_text::go_special_float(*f);
                     return Err(fail(node, format!("json: unsupported value: {text}")));
                 }
                 YamlValue::Float(f) => GoVal::Float(*f),

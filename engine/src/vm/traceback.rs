@@ -18,8 +18,9 @@ pub(super) unsafe extern "C-unwind" fn traceback_handler(l: State) -> c_int {
         let traceback = gopher_traceback(l);
         if let Some(context) = context(l) {
             *context.traceback.borrow_mut() = Some(traceback);
-            // A debugged run stops here, with the raising frame still on the stack.
-            crate::debug::Session::on_error(l, context);
+            // An observed run (a debugged one) stops here, with the raising frame still on
+            // the stack.
+            super::hooks::uncaught_error(l, context);
         }
         1
     }

@@ -6,12 +6,13 @@
 //! expression before the cursor is read back from the text, and only names and scopes come from
 //! the (partial, recovered) AST.
 
+use kruise_lua_engine::script::ScriptFlavor;
 use std::ops::Range;
 
 use full_moon::tokenizer::TokenType;
 
 use super::library::{self, LibItem};
-use super::obj_schema::{self, Flavor, Lookup, ObjPath, PathSeg, ShapeKind};
+use super::obj_schema::{self, Lookup, ObjPath, PathSeg, ShapeKind};
 use super::parse::tokens;
 use super::semantic::{DeclKind, Model, Value, global_value};
 use super::spec_shape::SpecShape;
@@ -20,7 +21,7 @@ use crate::lua_source::is_identifier;
 /// What completion needs besides the source.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct CompletionContext<'a> {
-    pub flavor: Flavor,
+    pub flavor: ScriptFlavor,
     /// The merged shape of the script's test cases' `original.spec` (see
     /// [`super::infer_spec_shape`]).
     pub spec_shape: Option<&'a SpecShape>,
@@ -355,7 +356,7 @@ fn string_methods(replace: &Range<usize>) -> Vec<CompletionItem> {
 fn scope_items(
     model: &Model,
     offset: usize,
-    flavor: Flavor,
+    flavor: ScriptFlavor,
     replace: &Range<usize>,
 ) -> Vec<CompletionItem> {
     let mut items = Vec::new();
@@ -417,7 +418,7 @@ mod tests {
     use kruise_lua_engine::JsonValue;
 
     /// Completion labels at the `|` in `text`.
-    fn labels_with(text: &str, flavor: Flavor, shape: Option<&SpecShape>) -> Vec<String> {
+    fn labels_with(text: &str, flavor: ScriptFlavor, shape: Option<&SpecShape>) -> Vec<String> {
         let offset = text.find('|').expect("cursor");
         let source = text.replacen('|', "", 1);
         let ctx = CompletionContext {
@@ -431,7 +432,7 @@ mod tests {
     }
 
     fn labels(text: &str) -> Vec<String> {
-        labels_with(text, Flavor::Custom, None)
+        labels_with(text, ScriptFlavor::Custom, None)
     }
 
     fn istio_shape() -> SpecShape {
@@ -473,7 +474,7 @@ mod tests {
             vec!["set", "add", "remove"]
         );
         assert_eq!(
-            labels_with("local a = obj.|", Flavor::Ingress, None),
+            labels_with("local a = obj.|", ScriptFlavor::Ingress, None),
             vec![
                 "annotations",
                 "weight",
@@ -501,7 +502,7 @@ mod tests {
     #[test]
     fn spec_fields_through_aliases_and_loops() {
         let shape = istio_shape();
-        let spec = |text: &str| labels_with(text, Flavor::Custom, Some(&shape));
+        let spec = |text: &str| labels_with(text, ScriptFlavor::Custom, Some(&shape));
         assert_eq!(
             spec("x = obj.data.spec.|"),
             vec!["gateways", "hosts", "http"]
@@ -533,7 +534,7 @@ mod tests {
             source,
             source.len(),
             &CompletionContext {
-                flavor: Flavor::Custom,
+                flavor: ScriptFlavor::Custom,
                 spec_shape: Some(&shape),
             },
         );
@@ -608,7 +609,7 @@ for _, rule in ipairs(spec.http or {}) do
             let offset = text.find('|').expect("cursor");
             let source = text.replacen('|', "", 1);
             let ctx = CompletionContext {
-                flavor: Flavor::Custom,
+                flavor: ScriptFlavor::Custom,
                 spec_shape: Some(&shape),
             };
             complete(&source, offset, &ctx)
@@ -645,7 +646,7 @@ for _, rule in ipairs(spec.http or {}) do
         // The schema alone (no cases) is enough.
         let schema_only = SpecShape::default().with_schema(Some(gizmo(&[])));
         let ctx = CompletionContext {
-            flavor: Flavor::Custom,
+            flavor: ScriptFlavor::Custom,
             spec_shape: Some(&schema_only),
         };
         let source = "x = obj.data.spec.";

@@ -2,13 +2,14 @@
 //! value each test case gives it), library functions and globals, locals' declarations with
 //! their inferred shape, and the script's own functions (signature and leading comment).
 
+use kruise_lua_engine::script::ScriptFlavor;
 use std::ops::Range;
 
 use super::completion::{
     in_comment_or_string, member_operator, receiver_before, receiver_value, word_at,
 };
 use super::library;
-use super::obj_schema::{self, Flavor, Lookup, ObjPath, PathSeg, ShapeKind};
+use super::obj_schema::{self, Lookup, ObjPath, PathSeg, ShapeKind};
 use super::semantic::{DeclKind, Model, Value, global_value};
 use super::spec_shape::{SpecShape, spec_shape_at};
 
@@ -28,7 +29,7 @@ pub struct Hover {
 pub fn hover(
     source: &str,
     offset: usize,
-    flavor: Flavor,
+    flavor: ScriptFlavor,
     spec_shape: Option<&SpecShape>,
 ) -> Option<Hover> {
     let offset = offset.min(source.len());
@@ -165,7 +166,11 @@ pub fn leading_comment(source: &str, start: usize) -> Option<String> {
 
 /// What a local is known to hold, as one line: `{ match: […], route: […] }` for a place in the
 /// spec seen in the test cases, `{ a, b }` for a local table's fields.
-fn value_sketch(value: &Value, flavor: Flavor, spec_shape: Option<&SpecShape>) -> Option<String> {
+fn value_sketch(
+    value: &Value,
+    flavor: ScriptFlavor,
+    spec_shape: Option<&SpecShape>,
+) -> Option<String> {
     match value {
         Value::Obj(path) => match obj_schema::lookup(flavor, &path.0) {
             Lookup::Found { shape, .. } if matches!(shape.kind, ShapeKind::Spec) => {
@@ -197,7 +202,7 @@ fn lib_function(lib: &str, function: &str) -> Option<&'static library::LibItem> 
     }
 }
 
-fn global_hover(name: &str, flavor: Flavor, range: Range<usize>) -> Option<Hover> {
+fn global_hover(name: &str, flavor: ScriptFlavor, range: Range<usize>) -> Option<Hover> {
     let (contents, obj_path) = match global_value(name) {
         Value::Obj(path) => (
             format!(
@@ -232,7 +237,7 @@ fn global_hover(name: &str, flavor: Flavor, range: Range<usize>) -> Option<Hover
 /// Docs of the value at `path` inside `obj`.
 fn obj_hover(
     path: &ObjPath,
-    flavor: Flavor,
+    flavor: ScriptFlavor,
     spec_shape: Option<&SpecShape>,
     range: Range<usize>,
 ) -> Option<Hover> {
@@ -263,7 +268,7 @@ fn obj_hover(
 mod tests {
     use super::*;
 
-    fn hover_at(text: &str, flavor: Flavor) -> Option<Hover> {
+    fn hover_at(text: &str, flavor: ScriptFlavor) -> Option<Hover> {
         let offset = text.find('|').expect("cursor");
         let source = text.replacen('|', "", 1);
         hover(&source, offset, flavor, None)
@@ -277,7 +282,7 @@ mod tests {
     fn obj_fields_with_paths() {
         let h = hover_at(
             "local w = obj.canary|Weight\nreturn obj.data",
-            Flavor::Custom,
+            ScriptFlavor::Custom,
         )
         .unwrap();
         assert_eq!(keys(&h), vec!["canaryWeight"]);
@@ -291,20 +296,20 @@ mod tests {
 
         let h = hover_at(
             "local spec = obj.data.spec\nprint(spec.ht|tp)",
-            Flavor::Custom,
+            ScriptFlavor::Custom,
         )
         .unwrap();
         assert_eq!(keys(&h), vec!["data", "spec", "http"]);
 
-        let h = hover_at("print(obj.we|ight)", Flavor::Ingress).unwrap();
+        let h = hover_at("print(obj.we|ight)", ScriptFlavor::Ingress).unwrap();
         assert!(h.contents.contains("string"), "{}", h.contents);
 
         // The obj global itself and an alias local.
-        let h = hover_at("print(o|bj.data)", Flavor::Custom).unwrap();
+        let h = hover_at("print(o|bj.data)", ScriptFlavor::Custom).unwrap();
         assert_eq!(h.obj_path, Some(ObjPath::root()));
         let h = hover_at(
             "local labels = obj.data.labels or {}\nprint(lab|els)",
-            Flavor::Custom,
+            ScriptFlavor::Custom,
         )
         .unwrap();
         assert_eq!(keys(&h), vec!["data", "labels"]);
@@ -318,7 +323,7 @@ mod tests {
         // Array elements through a loop variable.
         let h = hover_at(
             "for _, m in ipairs(obj.matches) do print(m.head|ers) end",
-            Flavor::Custom,
+            ScriptFlavor::Custom,
         )
         .unwrap();
         assert_eq!(
@@ -329,7 +334,7 @@ mod tests {
                 PathSeg::Key("headers".into())
             ]
         );
-        assert!(hover_at("print(obj.nope|x)", Flavor::Custom).is_none());
+        assert!(hover_at("print(obj.nope|x)", ScriptFlavor::Custom).is_none());
     }
 
     #[test]
@@ -339,7 +344,7 @@ mod tests {
         let text = "local spec = obj.data.spec\nspec.http[1].route[2].wei|ght = 5";
         let offset = text.find('|').unwrap();
         let source = text.replacen('|', "", 1);
-        let h = hover(&source, offset, Flavor::Custom, Some(&shape)).unwrap();
+        let h = hover(&source, offset, ScriptFlavor::Custom, Some(&shape)).unwrap();
         assert_eq!(
             h.contents,
             "```lua\n(field) obj.data.spec.http[1].route[2].weight: integer\n```\n\n`integer`\n\nShare of the traffic.\n\nFrom the CRD schema of Gizmo test.kruise-lua.dev/v1."
@@ -348,45 +353,53 @@ mod tests {
 
     #[test]
     fn library_functions_and_globals() {
-        let h = hover_at("table.ins|ert(t, 1)", Flavor::Custom).unwrap();
+        let h = hover_at("table.ins|ert(t, 1)", ScriptFlavor::Custom).unwrap();
         assert!(
             h.contents.contains("table.insert(t, [pos,] value)"),
             "{}",
             h.contents
         );
-        let h = hover_at("local s = string.for|mat('%d', 1)", Flavor::Custom).unwrap();
+        let h = hover_at("local s = string.for|mat('%d', 1)", ScriptFlavor::Custom).unwrap();
         assert!(h.contents.contains("MISSING"), "{}", h.contents);
-        let h = hover_at("for k in pai|rs(t) do end", Flavor::Custom).unwrap();
+        let h = hover_at("for k in pai|rs(t) do end", ScriptFlavor::Custom).unwrap();
         assert!(h.contents.contains("random"), "{}", h.contents);
-        let h = hover_at("local j = require('json')\nj.enc|ode({})", Flavor::Custom).unwrap();
+        let h = hover_at(
+            "local j = require('json')\nj.enc|ode({})",
+            ScriptFlavor::Custom,
+        )
+        .unwrap();
         assert!(h.contents.contains("json.encode"), "{}", h.contents);
-        let h = hover_at("print(o|s.time())", Flavor::Custom).unwrap();
+        let h = hover_at("print(o|s.time())", ScriptFlavor::Custom).unwrap();
         assert!(h.contents.contains("nil in Kruise"), "{}", h.contents);
-        let h = hover_at("local s = obj.canaryService:up|per()", Flavor::Custom).unwrap();
+        let h = hover_at("local s = obj.canaryService:up|per()", ScriptFlavor::Custom).unwrap();
         assert!(h.contents.contains("string.upper"), "{}", h.contents);
     }
 
     #[test]
     fn locals_show_their_declaration() {
-        let h = hover_at("local count = 1 + 2\nprint(co|unt)", Flavor::Custom).unwrap();
+        let h = hover_at("local count = 1 + 2\nprint(co|unt)", ScriptFlavor::Custom).unwrap();
         assert!(h.contents.contains("local count = 1 + 2"), "{}", h.contents);
         assert_eq!(h.obj_path, None);
         let h = hover_at(
             "local function f(alpha)\n  return al|pha\nend",
-            Flavor::Custom,
+            ScriptFlavor::Custom,
         )
         .unwrap();
         assert!(h.contents.contains("(parameter) alpha"), "{}", h.contents);
-        let h = hover_at("local insert = table.insert\nins|ert(t, 1)", Flavor::Custom).unwrap();
+        let h = hover_at(
+            "local insert = table.insert\nins|ert(t, 1)",
+            ScriptFlavor::Custom,
+        )
+        .unwrap();
         assert!(h.contents.contains("Appends"), "{}", h.contents);
-        assert!(hover_at("-- obj|.data", Flavor::Custom).is_none());
-        assert!(hover_at("loc|al x = 1", Flavor::Custom).is_none());
+        assert!(hover_at("-- obj|.data", ScriptFlavor::Custom).is_none());
+        assert!(hover_at("loc|al x = 1", ScriptFlavor::Custom).is_none());
     }
 
     fn hover_with(text: &str, shape: &SpecShape) -> Hover {
         let offset = text.find('|').expect("cursor");
         let source = text.replacen('|', "", 1);
-        hover(&source, offset, Flavor::Custom, Some(shape)).expect("a hover")
+        hover(&source, offset, ScriptFlavor::Custom, Some(shape)).expect("a hover")
     }
 
     fn istio_shape() -> SpecShape {
@@ -440,17 +453,17 @@ mod tests {
     #[test]
     fn functions_show_signature_and_leading_comment() {
         let source = "-- unrelated\n\n-- Splits the weight between\n-- the two routes.\nlocal function split(weight, routes)\n  return weight\nend\nreturn sp|lit(1, {})";
-        let h = hover_at(source, Flavor::Custom).unwrap();
+        let h = hover_at(source, ScriptFlavor::Custom).unwrap();
         assert_eq!(
             h.contents,
             "```lua\nlocal function split(weight, routes)\n```\n\n---\n\nSplits the weight between\nthe two routes."
         );
         // On the declaration itself, and for a function assigned to a local.
-        let h = hover_at("local function sp|lit(a)\nend", Flavor::Custom).unwrap();
+        let h = hover_at("local function sp|lit(a)\nend", ScriptFlavor::Custom).unwrap();
         assert_eq!(h.contents, "```lua\nlocal function split(a)\n```");
         let h = hover_at(
             "--- Doubles.\nlocal twice = function(x) return 2 * x end\nprint(twi|ce(2))",
-            Flavor::Custom,
+            ScriptFlavor::Custom,
         )
         .unwrap();
         assert!(
@@ -464,13 +477,19 @@ mod tests {
         let source = "local r = pick(1)\n--[[ Picks a route. ]]\nfunction pick(index, fallback)\n  return index\nend\n";
         for at in ["local r = pi|ck(1)", "function pi|ck(index"] {
             let text = source.replacen(&at.replace('|', ""), at, 1);
-            let h = hover_at(&text, Flavor::Custom).unwrap();
+            let h = hover_at(&text, ScriptFlavor::Custom).unwrap();
             assert_eq!(
                 h.contents, "```lua\nfunction pick(index, fallback)\n```\n\n---\n\nPicks a route.",
                 "{at}"
             );
         }
         // A table's function field is not a global function.
-        assert!(hover_at("local t = {}\nfunction t.f() end\nf|oo()", Flavor::Custom).is_none());
+        assert!(
+            hover_at(
+                "local t = {}\nfunction t.f() end\nf|oo()",
+                ScriptFlavor::Custom
+            )
+            .is_none()
+        );
     }
 }

@@ -33,6 +33,7 @@ pub mod spec_schema;
 pub mod spec_shape;
 pub mod walk;
 
+use kruise_lua_engine::script::ScriptFlavor;
 use std::ops::Range;
 
 // What the language server's protocol layer uses.
@@ -41,7 +42,7 @@ pub use config::LintConfig;
 pub use hover::hover;
 pub use lints::Fix;
 pub use navigation::{DocumentSymbol, SymbolKind, definition, document_symbols, references};
-pub use obj_schema::{Flavor, ObjPath, PathSeg};
+pub use obj_schema::{ObjPath, PathSeg};
 pub use parse::SyntaxError;
 pub use severity::Severity;
 pub use signature::signature_help;
@@ -74,10 +75,10 @@ pub struct Analysis {
 /// spec; `configmap_kind` is the provider of a script embedded in a ConfigMap (KL011).
 pub fn analyze_script(
     source: &str,
-    flavor: Flavor,
+    flavor: ScriptFlavor,
     config: &LintConfig,
     spec_shape: Option<&SpecShape>,
-    configmap_kind: Option<&kruise_lua_engine::discovery::ScriptKind>,
+    configmap_kind: Option<&kruise_lua_engine::script::ScriptKind>,
 ) -> Analysis {
     let parsed = parse::parse(source);
     let model = semantic::Model::build(&parsed.ast, source.len());
@@ -125,7 +126,7 @@ pub(crate) fn conformance_vectors() -> &'static std::path::Path {
 mod tests {
     use super::*;
 
-    fn analyze(source: &str, flavor: Flavor, config: &LintConfig) -> Analysis {
+    fn analyze(source: &str, flavor: ScriptFlavor, config: &LintConfig) -> Analysis {
         analyze_script(source, flavor, config, None, None)
     }
 
@@ -133,7 +134,7 @@ mod tests {
 
     #[test]
     fn analyze_applies_configuration() {
-        let analysis = analyze(SCRIPT, Flavor::Custom, &LintConfig::default());
+        let analysis = analyze(SCRIPT, ScriptFlavor::Custom, &LintConfig::default());
         assert!(analysis.syntax_errors.is_empty());
         let codes: Vec<(&str, Severity)> = analysis
             .diagnostics
@@ -146,7 +147,7 @@ mod tests {
         );
         let config =
             LintConfig::from_toml_str("[lints]\nKL007 = \"off\"\nKL001 = \"warning\"").unwrap();
-        let analysis = analyze(SCRIPT, Flavor::Custom, &config);
+        let analysis = analyze(SCRIPT, ScriptFlavor::Custom, &config);
         let codes: Vec<(&str, Severity)> = analysis
             .diagnostics
             .iter()
@@ -161,7 +162,7 @@ mod tests {
     #[test]
     fn syntax_errors_and_lints_together() {
         let source = "local t = os.time()\nlocal x = 7 // 2\nreturn {spec = {x = t}}";
-        let analysis = analyze(source, Flavor::Custom, &LintConfig::default());
+        let analysis = analyze(source, ScriptFlavor::Custom, &LintConfig::default());
         assert!(!analysis.syntax_errors.is_empty());
         assert!(analysis.diagnostics.iter().any(|d| d.code == "KL002"));
         assert_eq!(lints::all().len(), 14);
@@ -190,7 +191,7 @@ mod tests {
                 continue;
             }
             let source = std::fs::read_to_string(&path).unwrap();
-            let analysis = analyze(&source, Flavor::Custom, &LintConfig::default());
+            let analysis = analyze(&source, ScriptFlavor::Custom, &LintConfig::default());
             let errors: Vec<&Diagnostic> = analysis
                 .diagnostics
                 .iter()
@@ -232,7 +233,7 @@ mod tests {
     #[test]
     fn big_script_analyzes_cleanly() {
         let source = big_script(200);
-        let analysis = analyze(&source, Flavor::Custom, &LintConfig::default());
+        let analysis = analyze(&source, ScriptFlavor::Custom, &LintConfig::default());
         assert!(analysis.syntax_errors.is_empty());
         assert!(
             analysis

@@ -8,7 +8,7 @@ use crate::lua_source::is_identifier;
 
 /// Which provider runs the script: it decides the shape of `obj` and of the result (the
 /// engine's flavor, so the language server passes its targets' flavor as is).
-pub use kruise_lua_engine::runner::ScriptFlavor as Flavor;
+use kruise_lua_engine::script::ScriptFlavor;
 
 /// One step of a path into `obj`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -374,20 +374,20 @@ const INGRESS: Shape = Shape {
 };
 
 /// The shape of `obj` itself for a flavor.
-pub fn root(flavor: Flavor) -> &'static Shape {
+pub fn root(flavor: ScriptFlavor) -> &'static Shape {
     match flavor {
-        Flavor::Custom => &CUSTOM,
-        Flavor::Ingress => &INGRESS,
+        ScriptFlavor::Custom => &CUSTOM,
+        ScriptFlavor::Ingress => &INGRESS,
     }
 }
 
 /// Doc of the `obj` global itself.
-pub fn root_doc(flavor: Flavor) -> &'static str {
+pub fn root_doc(flavor: ScriptFlavor) -> &'static str {
     match flavor {
-        Flavor::Custom => {
+        ScriptFlavor::Custom => {
             "The input of a custom-provider script: `{data = {spec, labels, annotations}, canaryWeight, stableWeight, matches, canaryService, stableService, requestHeaderModifier}`. The script must return a table `{spec = ..., labels = ..., annotations = ...}` (often `obj.data`)."
         }
-        Flavor::Ingress => {
+        ScriptFlavor::Ingress => {
             "The input of an ingress-class script: `{annotations, weight (a string), matches, canaryService, requestHeaderModifier}`. The script must return the annotations to set (string → string)."
         }
     }
@@ -411,7 +411,7 @@ pub enum Lookup {
 }
 
 /// Follows `path` through the schema of `flavor`.
-pub fn lookup(flavor: Flavor, path: &[PathSeg]) -> Lookup {
+pub fn lookup(flavor: ScriptFlavor, path: &[PathSeg]) -> Lookup {
     let mut shape = root(flavor);
     let mut field = None;
     for (at, seg) in path.iter().enumerate() {
@@ -502,49 +502,49 @@ mod tests {
             PathSeg::Any,
             key("name"),
         ];
-        match lookup(Flavor::Custom, &path) {
+        match lookup(ScriptFlavor::Custom, &path) {
             Lookup::Found { shape, field } => {
                 assert_eq!(shape.type_name, "string");
                 assert!(field.unwrap().doc.contains("Always present"));
             }
             other => panic!("{other:?}"),
         }
-        match lookup(Flavor::Custom, &[key("canaryWeight")]) {
+        match lookup(ScriptFlavor::Custom, &[key("canaryWeight")]) {
             Lookup::Found { field, .. } => assert!(field.unwrap().doc.contains("-1")),
             other => panic!("{other:?}"),
         }
         assert!(matches!(
             lookup(
-                Flavor::Custom,
+                ScriptFlavor::Custom,
                 &[key("data"), key("spec"), key("anything"), PathSeg::Any]
             ),
             Lookup::Free
         ));
         assert!(matches!(
-            lookup(Flavor::Custom, &[key("data"), key("specs")]),
+            lookup(ScriptFlavor::Custom, &[key("data"), key("specs")]),
             Lookup::UnknownField { at: 1, .. }
         ));
         assert!(matches!(
-            lookup(Flavor::Custom, &[key("weight")]),
+            lookup(ScriptFlavor::Custom, &[key("weight")]),
             Lookup::UnknownField { at: 0, .. }
         ));
         assert!(matches!(
-            lookup(Flavor::Ingress, &[key("weight")]),
+            lookup(ScriptFlavor::Ingress, &[key("weight")]),
             Lookup::Found { .. }
         ));
         assert!(matches!(
-            lookup(Flavor::Custom, &[key("matches"), key("headers")]),
+            lookup(ScriptFlavor::Custom, &[key("matches"), key("headers")]),
             Lookup::UnknownField { at: 1, .. }
         ));
         assert!(matches!(
-            lookup(Flavor::Custom, &[key("canaryWeight"), key("x")]),
+            lookup(ScriptFlavor::Custom, &[key("canaryWeight"), key("x")]),
             Lookup::NotATable { at: 1, .. }
         ));
     }
 
     #[test]
     fn suggestions() {
-        let fields = root(Flavor::Custom).fields().iter().map(|f| f.name);
+        let fields = root(ScriptFlavor::Custom).fields().iter().map(|f| f.name);
         assert_eq!(
             suggest("canaryweight", fields.clone()),
             Some("canaryWeight")
@@ -629,8 +629,8 @@ mod tests {
             request_header_modifier: Some(modifier),
             ..IngressData::default()
         };
-        check(root(Flavor::Custom), &custom.to_json(), "obj");
-        check(root(Flavor::Ingress), &ingress.to_json(), "obj");
+        check(root(ScriptFlavor::Custom), &custom.to_json(), "obj");
+        check(root(ScriptFlavor::Ingress), &ingress.to_json(), "obj");
     }
 
     #[test]

@@ -10,17 +10,15 @@ use std::ops::Range;
 use std::path::PathBuf;
 
 use clap::Args;
-use kruise_lua_engine::discovery::ScriptKind;
 use kruise_lua_engine::schema::SchemaSet;
+use kruise_lua_engine::script::{ScriptFlavor, ScriptKind};
 use kruise_lua_engine::testcase::{TestCase, parse_case};
 use rayon::prelude::*;
 use std::sync::Arc;
 
 use super::lint_finding::{CONFIGMAP, FileFix, Finding, LintFormat, Pos, SYNTAX, TOO_LARGE};
 use super::options::{ColorArg, EXIT_FINDINGS, EXIT_OK, InputArgs};
-use crate::analysis::{
-    self, Flavor, LintConfig, Severity, SpecSchema, SpecShape, infer_spec_shape,
-};
+use crate::analysis::{self, LintConfig, Severity, SpecSchema, SpecShape, infer_spec_shape};
 use crate::project::MAX_ANALYSED_BYTES;
 use crate::project::UsageError;
 use crate::project::crd_sources;
@@ -173,7 +171,7 @@ fn lint_target(
         ));
     }
     for script in &target.scripts {
-        let flavor = Flavor::from(&script.kind);
+        let flavor = ScriptFlavor::from(&script.kind);
         let shape = spec_shape(&script.kind, &script.cases, schemas);
         let configmap_kind = script.map.is_some().then_some(&script.kind);
         let analysis = analysis::analyze_script(

@@ -19,9 +19,8 @@ use std::sync::Arc;
 use clap::Args;
 use kruise_lua_engine::discovery::{INGRESS_FOLDER, is_ingress_script};
 use kruise_lua_engine::luadata::LuaData;
-use kruise_lua_engine::runner::{
-    Mode, NOT_CALLED_NO_TRAFFIC, Script, ingress_obj, ingress_step_obj,
-};
+use kruise_lua_engine::runner::{Mode, Script};
+use kruise_lua_engine::steps::{NOT_CALLED_NO_TRAFFIC, ingress_obj, ingress_step_obj};
 use kruise_lua_engine::testcase::CaseKind;
 use kruise_lua_engine::value::JsonValue;
 use kruise_lua_engine::yaml::{YamlNode, YamlValue};

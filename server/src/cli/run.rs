@@ -4,7 +4,7 @@
 //! result's labels and annotations), spec from the result. Errors go to stderr as
 //! `file:line: message`, and what the script printed goes to stderr too, so stdout stays YAML.
 //! With `--mode production`, an ingress-class script's steps are chained as the controller
-//! runs them (see `runner::controller_ingress_step`); its notes go to stderr.
+//! runs them (see `steps::controller_ingress_step`); its notes go to stderr.
 
 use std::path::PathBuf;
 
@@ -12,9 +12,8 @@ use clap::Args;
 use kruise_lua_engine::discovery;
 use kruise_lua_engine::luadata::{Data, string_map_json};
 use kruise_lua_engine::render::to_yaml;
-use kruise_lua_engine::runner::{
-    Mode, Script, controller_ingress_step, ingress_obj, run_custom, run_ingress,
-};
+use kruise_lua_engine::runner::{Mode, Script, run_custom, run_ingress};
+use kruise_lua_engine::steps::{controller_ingress_step, ingress_obj};
 use kruise_lua_engine::value::{JsonMap, JsonValue};
 use kruise_lua_engine::yaml::{YamlNode, YamlValue};
 

@@ -16,6 +16,7 @@ use std::sync::mpsc::{Sender, channel};
 use std::thread::JoinHandle;
 
 use kruise_lua_engine::debug::{self, Breakpoint, Control, Resume};
+use kruise_lua_engine::steps::StepToRun;
 use serde_json::{Value, json};
 
 use crate::framing::{Frame, FrameDecoder};
@@ -290,12 +291,14 @@ impl Session {
                 // A bug in the engine must still end the session in the client.
                 let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                     debug::run_step(
-                        &launch.script,
-                        launch.flavor,
-                        &launch.case,
-                        launch.index,
-                        launch.mode,
-                        &launch.options,
+                        StepToRun {
+                            script: &launch.script,
+                            flavor: launch.flavor,
+                            case: &launch.case,
+                            index: launch.index,
+                            mode: launch.mode,
+                            options: &launch.options,
+                        },
                         &control,
                         &mut bridge,
                     )

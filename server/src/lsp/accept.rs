@@ -2,7 +2,8 @@
 //! (the resource with the result's parts), written into the case by minimal edits
 //! ([`crate::project::yaml_edit`]) that keep every other byte of the file.
 
-use kruise_lua_engine::runner::{ScriptFlavor, StepOutcome, StepStatus};
+use kruise_lua_engine::script::ScriptFlavor;
+use kruise_lua_engine::steps::{StepOutcome, StepStatus};
 use kruise_lua_engine::testcase::TestCase;
 use kruise_lua_engine::value::JsonValue;
 

@@ -3,7 +3,7 @@
 
 use std::ops::Range;
 
-use kruise_lua_engine::runner::{StepOutcome, StepStatus};
+use kruise_lua_engine::steps::{StepOutcome, StepStatus};
 use kruise_lua_engine::yaml::Span;
 use tower_lsp_server::ls_types as lsp;
 

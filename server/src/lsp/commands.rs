@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use tower_lsp_server::jsonrpc::{Error, Result};
 use tower_lsp_server::ls_types::{self as lsp, Uri};
 
-use kruise_lua_engine::runner::StepStatus;
+use kruise_lua_engine::steps::StepStatus;
 
 use super::accept::accept_case_edits;
 use super::documents::{read_disk_file, uri_path};
@@ -19,9 +19,9 @@ use super::step_values;
 use super::text::LineIndex;
 use crate::atomic_write::{ReplaceError, replace_file};
 use crate::project::yaml_edit::apply_edits;
-use kruise_lua_engine::runner::{
-    Mode, NOT_CALLED_NO_TRAFFIC, RunOptions, Script, ScriptFlavor, ingress_step_obj,
-};
+use kruise_lua_engine::runner::{Mode, RunOptions, Script};
+use kruise_lua_engine::script::ScriptFlavor;
+use kruise_lua_engine::steps::{NOT_CALLED_NO_TRAFFIC, ingress_step_obj};
 use kruise_lua_engine::testcase::TestCase;
 use kruise_lua_engine::vm::Limits;
 

@@ -2,6 +2,7 @@
 //! (with each case's value of an `obj` field), definition, references and the outline — for Lua
 //! files and for scripts embedded in ConfigMap manifests (ranges mapped into the block scalar).
 
+use kruise_lua_engine::script::ScriptFlavor;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
@@ -16,8 +17,7 @@ use super::project::{EmbeddedMap, ScriptTarget, embedded_targets, lua_target};
 use super::runs::ScriptResults;
 use super::text::LineIndex;
 use crate::analysis::{
-    self, CompletionContext, CompletionKind, Flavor, LintConfig, ObjPath, PathSeg, Severity,
-    SpecShape,
+    self, CompletionContext, CompletionKind, LintConfig, ObjPath, PathSeg, Severity, SpecShape,
 };
 
 /// A script as it sits in a document: the whole `.lua` file, or one embedded script.
@@ -29,7 +29,7 @@ pub struct LuaView {
 }
 
 impl LuaView {
-    pub fn flavor(&self) -> Flavor {
+    pub fn flavor(&self) -> ScriptFlavor {
         self.target.flavor()
     }
 

@@ -3,11 +3,11 @@
 
 use std::path::{Path, PathBuf};
 
-use kruise_lua_engine::discovery::{
-    self, CUSTOM_SCRIPT_NAME, EmbeddedScript, INGRESS_FOLDER, ScriptKind,
-};
+use kruise_lua_engine::discovery::{self, CUSTOM_SCRIPT_NAME, EmbeddedScript, INGRESS_FOLDER};
 use kruise_lua_engine::luadata::LuaData;
-use kruise_lua_engine::runner::{ScriptFlavor, ingress_obj};
+use kruise_lua_engine::script::ScriptFlavor;
+use kruise_lua_engine::script::ScriptKind;
+use kruise_lua_engine::steps::ingress_obj;
 use kruise_lua_engine::value::JsonValue;
 
 use super::documents::Documents;

@@ -10,8 +10,10 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use kruise_lua_engine::discovery::{self, ScriptKind};
-use kruise_lua_engine::runner::{self, Mode, RunOptions, StepOutcome};
+use kruise_lua_engine::discovery;
+use kruise_lua_engine::runner::{self, Mode, RunOptions};
+use kruise_lua_engine::script::ScriptKind;
+use kruise_lua_engine::steps::StepOutcome;
 use kruise_lua_engine::testcase::{self, CaseError, TestCase};
 use kruise_lua_engine::value::JsonValue;
 use rayon::prelude::*;
@@ -371,7 +373,14 @@ pub fn execute(
             }
             let case = cases[i].case.as_ref().ok()?;
             let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                runner::run_case_step(&script, flavor, case, step, mode, options)
+                kruise_lua_engine::steps::run_case_step(kruise_lua_engine::steps::StepToRun {
+                    script: &script,
+                    flavor,
+                    case,
+                    index: step,
+                    mode,
+                    options,
+                })
             }))
             .ok()?;
             Some((i, outcome))
@@ -749,7 +758,7 @@ pub(crate) mod tests {
     }
     use super::*;
     use crate::lsp::project::lua_target;
-    use kruise_lua_engine::runner::StepStatus;
+    use kruise_lua_engine::steps::StepStatus;
 
     pub(crate) const SCRIPT: &str =
         "local spec = obj.data.spec\nspec.weight = obj.canaryWeight\nreturn obj.data\n";

@@ -25,7 +25,7 @@ use super::runs::{
 };
 use super::schemas::SchemaCache;
 use crate::analysis::{LintConfig, SpecSchema, SpecShape, infer_spec_shape};
-use kruise_lua_engine::discovery::ScriptKind;
+use kruise_lua_engine::script::ScriptKind;
 
 /// Client settings (`initializationOptions` or `workspace/didChangeConfiguration`, either bare
 /// or under a `kruiseLua` key).

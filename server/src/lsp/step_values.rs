@@ -11,6 +11,7 @@ use tower_lsp_server::ls_types::{self as lsp};
 
 use kruise_lua_engine::debug::{LineValue, record_step_values};
 use kruise_lua_engine::runner::{RunOptions, Script};
+use kruise_lua_engine::steps::StepToRun;
 use kruise_lua_engine::vm::Limits;
 
 use super::documents::uri_path;
@@ -79,12 +80,14 @@ pub async fn show(session: &Arc<Session>, args: &[Value]) -> Result<Option<Value
             ..RunOptions::default()
         };
         Some(record_step_values(
-            &Script::new(worker.source.clone()),
-            worker.target.flavor(),
-            case,
-            step,
-            worker.mode,
-            &options,
+            StepToRun {
+                script: &Script::new(worker.source.clone()),
+                flavor: worker.target.flavor(),
+                case,
+                index: step,
+                mode: worker.mode,
+                options: &options,
+            },
             &watch,
         ))
     })

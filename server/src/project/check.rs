@@ -9,14 +9,14 @@
 
 use std::collections::BTreeSet;
 
-use kruise_lua_engine::discovery::ScriptKind;
 use kruise_lua_engine::intent;
 use kruise_lua_engine::json::KeyOrder;
-use kruise_lua_engine::runner::{
-    CaseOutcome, Mode, RunOptions, Script, StepOutcome, diff_canonical, format_path, run_case_step,
-    short_value,
-};
+use kruise_lua_engine::runner::{Mode, RunOptions, Script};
 use kruise_lua_engine::schema::SchemaSet;
+use kruise_lua_engine::script::ScriptKind;
+use kruise_lua_engine::steps::{
+    CaseOutcome, StepOutcome, StepToRun, diff_canonical, format_path, run_case_step, short_value,
+};
 use kruise_lua_engine::testcase::{CaseError, TestCase, parse_case};
 use rayon::prelude::*;
 
@@ -182,7 +182,16 @@ fn run_steps(
 ) -> Vec<StepOutcome> {
     (0..case.steps.len())
         .into_par_iter()
-        .map(|index| run_case_step(&plan.script, plan.flavor, case, index, mode, options))
+        .map(|index| {
+            run_case_step(StepToRun {
+                script: &plan.script,
+                flavor: plan.flavor,
+                case,
+                index,
+                mode,
+                options,
+            })
+        })
         .collect()
 }
 

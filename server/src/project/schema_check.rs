@@ -3,11 +3,11 @@
 //! and kind ([`kruise_lua_engine::schema`]); an ingress-class script's annotations against
 //! Kubernetes' annotation rules. The findings become [`SchemaFinding`]s of the case report.
 
-use kruise_lua_engine::discovery::ScriptKind;
 use kruise_lua_engine::json::decode_custom_result;
 use kruise_lua_engine::luadata::Data;
-use kruise_lua_engine::runner::StepOutcome;
 use kruise_lua_engine::schema::{self, Finding, SchemaSet, metadata};
+use kruise_lua_engine::script::ScriptKind;
+use kruise_lua_engine::steps::StepOutcome;
 use kruise_lua_engine::testcase::TestCase;
 use kruise_lua_engine::value::JsonValue;
 use kruise_lua_engine::yaml::{YamlNode, YamlValue};
@@ -163,7 +163,9 @@ pub fn field_node<'a>(entry: &'a YamlNode, finding: &Finding) -> Option<&'a Yaml
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kruise_lua_engine::runner::{Mode, RunOptions, Script, ScriptFlavor, run_case_step};
+    use kruise_lua_engine::runner::{Mode, RunOptions, Script};
+    use kruise_lua_engine::script::ScriptFlavor;
+    use kruise_lua_engine::steps::{StepToRun, run_case_step};
     use kruise_lua_engine::testcase::parse_case;
 
     fn crd() -> String {
@@ -205,14 +207,14 @@ expected:
         let script = Script::new(script.to_string());
         let steps: Vec<StepOutcome> = (0..case.steps.len())
             .map(|index| {
-                run_case_step(
-                    &script,
-                    ScriptFlavor::Custom,
-                    &case,
+                run_case_step(StepToRun {
+                    script: &script,
+                    flavor: ScriptFlavor::Custom,
+                    case: &case,
                     index,
-                    Mode::Harness,
-                    &RunOptions::default(),
-                )
+                    mode: Mode::Harness,
+                    options: &RunOptions::default(),
+                })
             })
             .collect();
         let subject = SchemaSubject::Resource {

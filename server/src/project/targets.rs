@@ -10,10 +10,12 @@
 use std::path::{Path, PathBuf};
 
 use kruise_lua_engine::discovery::{
-    CUSTOM_SCRIPT_NAME, EmbeddedScript, INGRESS_FOLDER, ScriptEntry, ScriptKind, ScriptOrigin,
-    discover, pair_with_testdata, read_configmap, resolve, testdata_dir,
+    CUSTOM_SCRIPT_NAME, EmbeddedScript, INGRESS_FOLDER, ScriptEntry, ScriptOrigin, discover,
+    pair_with_testdata, read_configmap, resolve, testdata_dir,
 };
-use kruise_lua_engine::runner::{Script, ScriptFlavor};
+use kruise_lua_engine::runner::Script;
+use kruise_lua_engine::script::ScriptFlavor;
+use kruise_lua_engine::script::ScriptKind;
 use kruise_lua_engine::testcase::CaseError;
 
 use super::embedded::EmbeddedMap;

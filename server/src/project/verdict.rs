@@ -7,8 +7,8 @@
 use std::fmt::Write as _;
 
 use kruise_lua_engine::ScriptError;
-use kruise_lua_engine::runner::{CaseOutcome, StepOutcome, StepStatus};
 use kruise_lua_engine::schema;
+use kruise_lua_engine::steps::{CaseOutcome, StepOutcome, StepStatus};
 use kruise_lua_engine::yaml::Span;
 
 use super::intent::IntentFinding;

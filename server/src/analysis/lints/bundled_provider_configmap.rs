@@ -6,7 +6,7 @@
 //! VirtualService and DestinationRule scripts, so a ConfigMap entry for those is never read.
 //! (Ingress classes are the other way round: the ConfigMap wins; `check` reports both cases.)
 
-use kruise_lua_engine::discovery::ScriptKind;
+use kruise_lua_engine::script::ScriptKind;
 
 use super::{Lint, LintContext, LintDiagnostic};
 use crate::analysis::severity::Severity;

@@ -5,6 +5,7 @@
 //! flagged: literals, arithmetic, table constructors, tables held in locals, and `obj` fields
 //! documented as numbers or tables.
 
+use kruise_lua_engine::script::ScriptFlavor;
 use std::collections::HashSet;
 
 use full_moon::ast::{
@@ -13,7 +14,7 @@ use full_moon::ast::{
 
 use super::missing_table_return::literal_kind;
 use super::{Lint, LintContext, LintDiagnostic};
-use crate::analysis::obj_schema::{self, Flavor, Lookup, ObjPath, PathSeg, ShapeKind};
+use crate::analysis::obj_schema::{self, Lookup, ObjPath, PathSeg, ShapeKind};
 use crate::analysis::parse::{node_range, token_range};
 use crate::analysis::semantic::{DeclId, Value, index_seg, string_literal};
 use crate::analysis::severity::Severity;
@@ -33,7 +34,7 @@ impl Lint for IngressNonStringValue {
     }
 
     fn check(&self, ctx: &LintContext) -> Vec<LintDiagnostic> {
-        if ctx.flavor != Flavor::Ingress {
+        if ctx.flavor != ScriptFlavor::Ingress {
             return Vec::new();
         }
         let returned = returned_tables(ctx);

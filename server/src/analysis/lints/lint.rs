@@ -5,9 +5,8 @@ use std::cell::OnceCell;
 use std::ops::Range;
 
 use full_moon::ast::Ast;
-use kruise_lua_engine::discovery::ScriptKind;
+use kruise_lua_engine::script::{ScriptFlavor, ScriptKind};
 
-use crate::analysis::obj_schema::Flavor;
 use crate::analysis::semantic::Model;
 use crate::analysis::severity::Severity;
 use crate::analysis::spec_shape::SpecShape;
@@ -18,7 +17,7 @@ pub struct LintContext<'a> {
     pub source: &'a str,
     pub ast: &'a Ast,
     pub model: &'a Model,
-    pub flavor: Flavor,
+    pub flavor: ScriptFlavor,
     /// Whether the source has syntax errors (the AST is then partial).
     pub has_syntax_errors: bool,
     /// The shape of `obj.data.spec` from the script's test cases, when known.
@@ -33,7 +32,7 @@ impl<'a> LintContext<'a> {
         source: &'a str,
         ast: &'a Ast,
         model: &'a Model,
-        flavor: Flavor,
+        flavor: ScriptFlavor,
         has_syntax_errors: bool,
         spec_shape: Option<&'a SpecShape>,
     ) -> Self {

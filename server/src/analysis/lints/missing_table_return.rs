@@ -3,6 +3,7 @@
 //! table (`return "ok"`, `return t, "x"`: the last value counts) or not the result Kruise wants
 //! (`return obj`).
 
+use kruise_lua_engine::script::ScriptFlavor;
 use std::ops::Range;
 
 use full_moon::ast::{
@@ -11,7 +12,7 @@ use full_moon::ast::{
 use full_moon::tokenizer::{Symbol, TokenType};
 
 use super::{Lint, LintContext, LintDiagnostic};
-use crate::analysis::obj_schema::{self, Flavor, Lookup, ShapeKind};
+use crate::analysis::obj_schema::{self, Lookup, ShapeKind};
 use crate::analysis::parse::{node_range, token_range};
 use crate::analysis::semantic::Value;
 use crate::analysis::severity::Severity;
@@ -67,10 +68,10 @@ impl Lint for MissingTableReturn {
         }
 
         let expected = match ctx.flavor {
-            Flavor::Custom => {
+            ScriptFlavor::Custom => {
                 "`return obj.data` or `return {spec = ..., labels = ..., annotations = ...}`"
             }
-            Flavor::Ingress => "`return annotations` (a table of string → string)",
+            ScriptFlavor::Ingress => "`return annotations` (a table of string → string)",
         };
         match flow(ctx, ctx.ast.nodes()) {
             Flow::Returns => {}
@@ -190,10 +191,10 @@ fn check_return(ctx: &LintContext, ret: &Return) -> Option<LintDiagnostic> {
     if let Value::Obj(path) = ctx.model.expr_value(last) {
         if path.0.is_empty() {
             let message = match ctx.flavor {
-                Flavor::Custom => {
+                ScriptFlavor::Custom => {
                     "returning `obj` itself gives an empty result: Kruise keeps only the `spec`, `labels` and `annotations` keys of the returned table; return `obj.data`"
                 }
-                Flavor::Ingress => {
+                ScriptFlavor::Ingress => {
                     "returning `obj` itself fails: the result must be a table of string → string annotations; return `obj.annotations` (after editing) or a new table"
                 }
             };

@@ -57,11 +57,11 @@ mod fixture_tests {
     use std::path::Path;
 
     use super::*;
-    use crate::analysis::obj_schema::Flavor;
     use crate::analysis::parse::parse;
     use crate::analysis::semantic::Model;
     use crate::analysis::spec_schema::SpecSchema;
     use crate::analysis::spec_shape::SpecShape;
+    use kruise_lua_engine::script::ScriptFlavor;
 
     /// `line:col` (1-based, column in characters) of a byte offset.
     fn line_col(source: &str, offset: usize) -> (usize, usize) {
@@ -113,9 +113,9 @@ mod fixture_tests {
         let source = std::fs::read_to_string(path).unwrap();
         let name = path.file_name().unwrap().to_string_lossy();
         let flavor = if name.starts_with("ingress") {
-            Flavor::Ingress
+            ScriptFlavor::Ingress
         } else {
-            Flavor::Custom
+            ScriptFlavor::Custom
         };
         let parsed = parse(&source);
         assert!(

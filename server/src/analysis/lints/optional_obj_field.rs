@@ -15,13 +15,14 @@
 //! false positives away from the usual idioms (`x or {}`, `if x then`) at the price of missing
 //! an unguarded use elsewhere in a script that guards the field once.
 
+use kruise_lua_engine::script::ScriptFlavor;
 use std::collections::HashSet;
 use std::ops::Range;
 
 use full_moon::ast::{BinOp, Expression, Stmt, Suffix, UnOp};
 
 use super::{Lint, LintContext, LintDiagnostic};
-use crate::analysis::obj_schema::{Flavor, ObjPath, PathSeg};
+use crate::analysis::obj_schema::{ObjPath, PathSeg};
 use crate::analysis::parse::node_range;
 use crate::analysis::semantic::{Value, call_args, index_seg, iterator_call};
 use crate::analysis::severity::Severity;
@@ -135,7 +136,7 @@ fn nil_finding(ctx: &LintContext, range: Range<usize>, when: &str, what: &str) -
 }
 
 /// When Kruise leaves the `obj` field at `path` nil (None: it is always there, or free-form).
-fn nil_when(flavor: Flavor, path: &ObjPath) -> Option<&'static str> {
+fn nil_when(flavor: ScriptFlavor, path: &ObjPath) -> Option<&'static str> {
     fn key(seg: &PathSeg) -> Option<&str> {
         match seg {
             PathSeg::Key(k) => Some(k.as_str()),
@@ -144,10 +145,10 @@ fn nil_when(flavor: Flavor, path: &ObjPath) -> Option<&'static str> {
     }
     let segs: Vec<Option<&str>> = path.0.iter().map(key).collect();
     match (flavor, segs.as_slice()) {
-        (Flavor::Custom, [Some("data"), Some("labels" | "annotations")]) => {
+        (ScriptFlavor::Custom, [Some("data"), Some("labels" | "annotations")]) => {
             Some("when the resource has none")
         }
-        (Flavor::Ingress, [Some("annotations")]) => Some("when the Ingress has none"),
+        (ScriptFlavor::Ingress, [Some("annotations")]) => Some("when the Ingress has none"),
         (_, [Some("matches")]) => Some("in a step without matches"),
         (_, [Some("requestHeaderModifier")]) => Some("in a step without a requestHeaderModifier"),
         (

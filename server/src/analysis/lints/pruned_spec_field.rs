@@ -5,10 +5,11 @@
 
 use full_moon::ast::{Expression, Field, Index, Stmt, Suffix, Var};
 use full_moon::tokenizer::{Symbol, TokenType};
+use kruise_lua_engine::script::ScriptFlavor;
 
 use super::unknown_obj_field::suffix_range;
 use super::{Lint, LintContext, LintDiagnostic};
-use crate::analysis::obj_schema::{self, Flavor, ObjPath, PathSeg};
+use crate::analysis::obj_schema::{self, ObjPath, PathSeg};
 use crate::analysis::parse::token_range;
 use crate::analysis::semantic::{Value, identifier, index_seg, string_literal};
 use crate::analysis::severity::Severity;
@@ -33,7 +34,7 @@ impl Lint for PrunedSpecField {
     }
 
     fn check(&self, ctx: &LintContext) -> Vec<LintDiagnostic> {
-        if ctx.flavor != Flavor::Custom {
+        if ctx.flavor != ScriptFlavor::Custom {
             return Vec::new();
         }
         let Some(schema) = ctx.spec_shape.and_then(|s| s.schema.as_ref()) else {

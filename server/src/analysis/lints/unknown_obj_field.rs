@@ -1,12 +1,13 @@
 //! KL001: reading a field of `obj` that Kruise never sets (a typo such as `obj.canaryweight`,
 //! `obj.data.specs`, or a field of the other provider's `obj`). Such a read is always nil.
 
+use kruise_lua_engine::script::ScriptFlavor;
 use std::collections::HashSet;
 
 use full_moon::ast::{Index, Suffix};
 
 use super::{Lint, LintContext, LintDiagnostic};
-use crate::analysis::obj_schema::{self, Flavor, Lookup, ObjPath, PathSeg, ShapeKind};
+use crate::analysis::obj_schema::{self, Lookup, ObjPath, PathSeg, ShapeKind};
 use crate::analysis::parse::{node_range, token_range};
 use crate::analysis::semantic::{Value, index_seg};
 use crate::analysis::severity::Severity;
@@ -110,7 +111,7 @@ pub(super) fn suffix_range(suffix: &Suffix) -> std::ops::Range<usize> {
 }
 
 fn unknown_field(
-    flavor: Flavor,
+    flavor: ScriptFlavor,
     path: &ObjPath,
     parent_shape: &'static obj_schema::Shape,
     suffix: &Suffix,
@@ -130,29 +131,29 @@ fn unknown_field(
         );
     }
     let other = match flavor {
-        Flavor::Custom => Flavor::Ingress,
-        Flavor::Ingress => Flavor::Custom,
+        ScriptFlavor::Custom => ScriptFlavor::Ingress,
+        ScriptFlavor::Ingress => ScriptFlavor::Custom,
     };
     let candidates = parent_shape.fields().iter().map(|f| f.name);
     let suggestion = obj_schema::suggest(name, candidates);
     let mut message = format!("`{parent}` has no field `{name}`");
     if parent.0.is_empty() && obj_schema::root(other).field(name).is_some() {
         let (this, that) = match flavor {
-            Flavor::Custom => ("a custom", "ingress"),
-            Flavor::Ingress => ("an ingress", "custom-provider"),
+            ScriptFlavor::Custom => ("a custom", "ingress"),
+            ScriptFlavor::Ingress => ("an ingress", "custom-provider"),
         };
         message = format!(
             "`obj.{name}` exists only for {that} scripts; {this} script's obj has no `{name}`"
         );
         let hint = match (flavor, name.as_str()) {
-            (Flavor::Custom, "weight") => {
+            (ScriptFlavor::Custom, "weight") => {
                 Some(" (use `obj.canaryWeight`, a number, and `obj.stableWeight`)")
             }
-            (Flavor::Custom, "annotations") => Some(" (use `obj.data.annotations`)"),
-            (Flavor::Ingress, "canaryWeight" | "stableWeight") => {
+            (ScriptFlavor::Custom, "annotations") => Some(" (use `obj.data.annotations`)"),
+            (ScriptFlavor::Ingress, "canaryWeight" | "stableWeight") => {
                 Some(" (use `obj.weight`, a string such as \"20\")")
             }
-            (Flavor::Ingress, "data") => Some(" (use `obj.annotations`)"),
+            (ScriptFlavor::Ingress, "data") => Some(" (use `obj.annotations`)"),
             _ => None,
         };
         message.push_str(hint.unwrap_or(""));

@@ -4,8 +4,8 @@
 
 use std::fmt::Write as _;
 
-pub use kruise_lua_engine::runner::format_path;
-use kruise_lua_engine::runner::{FieldDiff, StepOutcome};
+pub use kruise_lua_engine::steps::format_path;
+use kruise_lua_engine::steps::{FieldDiff, StepOutcome};
 use kruise_lua_engine::testcase::{CaseError, CaseWarning};
 use kruise_lua_engine::value::JsonValue;
 use kruise_lua_engine::{ErrorKind, ScriptError};
@@ -165,7 +165,7 @@ fn json_string(s: &str) -> String {
 
 /// A double as Go's `encoding/json` writes it (`50`, `0.5`, `1e+21`, `1e-7`).
 pub fn go_number(f: f64) -> String {
-    kruise_lua_engine::json::go_json_float_text(f).unwrap_or_else(|| f.to_string())
+    kruise_lua_engine::go::json_text::go_json_float_text(f).unwrap_or_else(|| f.to_string())
 }
 
 /// `path: expected X, actual Y` for one differing field.

@@ -5,7 +5,7 @@
 
 use std::io::{self, Write};
 
-use kruise_lua_engine::runner::StepStatus;
+use kruise_lua_engine::steps::StepStatus;
 
 use super::describe::{
     CaseReport, Location, Report, ScriptReport, Summary, canonical_texts, case_error_location,

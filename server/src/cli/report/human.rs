@@ -4,7 +4,7 @@
 
 use std::io::{self, Write};
 
-use kruise_lua_engine::runner::{StepOutcome, StepStatus};
+use kruise_lua_engine::steps::{StepOutcome, StepStatus};
 
 use super::describe::{
     CaseReport, Location, Report, ScriptReport, Summary, Verdict, canonical_texts,

@@ -24,7 +24,7 @@
 
 use std::io::{self, Write};
 
-use kruise_lua_engine::runner::{StepOutcome, StepStatus};
+use kruise_lua_engine::steps::{StepOutcome, StepStatus};
 use serde::Serialize;
 
 use kruise_lua_engine::ErrorKind;

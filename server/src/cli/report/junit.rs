@@ -9,7 +9,7 @@
 use std::borrow::Cow;
 use std::io::{self, Write};
 
-use kruise_lua_engine::runner::{StepOutcome, StepStatus};
+use kruise_lua_engine::steps::{StepOutcome, StepStatus};
 use quick_xml::Writer;
 use quick_xml::events::{BytesDecl, BytesEnd, BytesStart, BytesText, Event};
 

@@ -44,7 +44,7 @@ pub(crate) mod fixtures {
     //! Hand-built outcomes for the formatters' unit tests (no engine run needed).
 
     use super::*;
-    use kruise_lua_engine::runner::{CaseOutcome, FieldDiff, StepOutcome, StepStatus};
+    use kruise_lua_engine::steps::{CaseOutcome, FieldDiff, StepOutcome, StepStatus};
     use kruise_lua_engine::testcase::{CaseError, CaseWarning};
     use kruise_lua_engine::value::JsonValue;
     use kruise_lua_engine::yaml::Span;
@@ -272,7 +272,7 @@ mod tests {
     fn passing_steps_the_controller_skips_count_apart() {
         let mut report = fixtures::report();
         let step = &mut report.scripts[0].cases[0].outcome.steps[0];
-        step.not_called = Some(kruise_lua_engine::runner::NOT_CALLED_NO_TRAFFIC);
+        step.not_called = Some(kruise_lua_engine::steps::NOT_CALLED_NO_TRAFFIC);
         assert!(skip_reason(step).is_some());
         let summary = Summary::of(&report);
         assert_eq!((summary.passed, summary.skipped_steps), (1, 1));

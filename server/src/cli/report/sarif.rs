@@ -7,7 +7,7 @@
 
 use std::io::{self, Write};
 
-use kruise_lua_engine::runner::StepStatus;
+use kruise_lua_engine::steps::StepStatus;
 use serde_json::{Value, json};
 
 use super::describe::{

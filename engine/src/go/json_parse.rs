@@ -18,6 +18,15 @@ pub(crate) enum TopLevel {
     Other(JsonValue),
 }
 
+impl JsonValue {
+    /// Parses JSON text as Go decodes into `interface{}`: every number becomes a float64
+    /// (`Float`), `\ufffd` escapes and invalid UTF-8 bytes in strings become U+FFFD, and
+    /// Go's syntax rules and 10000-level nesting limit apply. Err is Go's error message.
+    pub fn parse_go_interface(text: &[u8]) -> Result<JsonValue, String> {
+        parse(text)
+    }
+}
+
 /// Parses `text` into a [`JsonValue`] (numbers as `Float`).
 pub(crate) fn parse(text: &[u8]) -> Result<JsonValue, String> {
     match Reader::new(text).document(false)? {
@@ -391,6 +400,16 @@ fn push_lossy(out: &mut String, bytes: &[u8]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn parse_then_write_round_trips() {
+        let text = r#"{"a":[1,2.5,{"k":"v"}],"n":-0.5,"s":"\u00e9\n\t\"","z":null}"#;
+        let value = JsonValue::parse_go_interface(text.as_bytes()).unwrap();
+        assert_eq!(
+            value.to_canonical_json(),
+            r#"{"a":[1,2.5,{"k":"v"}],"n":-0.5,"s":"é\n\t\"","z":null}"#
+        );
+    }
 
     fn ok(text: &str) -> JsonValue {
         parse(text.as_bytes()).unwrap_or_else(|e| panic!("{text}: {e}"))

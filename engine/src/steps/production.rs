@@ -12,7 +12,8 @@ use crate::json::annotations_to_canonical_json;
 use crate::luadata::Data;
 use crate::testcase::TestCase;
 
-use super::{RunOptions, Script, ingress_obj, run_custom, run_ingress};
+use super::ingress_obj;
+use crate::runner::{RunOptions, Script, run_custom, run_ingress};
 
 /// Why the controller does not run the script for a step with neither traffic nor matches.
 pub const NOT_CALLED_NO_TRAFFIC: &str =

@@ -35,8 +35,8 @@ pub fn diff_values(expected: &JsonValue, actual: &JsonValue) -> Vec<PathDiff> {
 /// [`diff_values`] of two canonical JSON texts (as `StepOutcome::actual` holds them); `None`
 /// when one does not parse.
 pub fn diff_canonical(left: &str, right: &str) -> Option<Vec<PathDiff>> {
-    let left = crate::json::parse::parse(left.as_bytes()).ok()?;
-    let right = crate::json::parse::parse(right.as_bytes()).ok()?;
+    let left = crate::go::json_parse::parse(left.as_bytes()).ok()?;
+    let right = crate::go::json_parse::parse(right.as_bytes()).ok()?;
     Some(diff_values(&left, &right))
 }
 

@@ -20,6 +20,18 @@ const THREE_PI_4: f64 = f64::from_bits(0x4002_d97c_7f33_21d2);
 /// Go's `1 / Ln10` (log10.go).
 const INV_LN10: f64 = f64::from_bits(0x3fdb_cb7b_1526_e50e);
 
+/// Go's `int64(f)` on amd64: out-of-range values and NaN become the minimum int64
+/// (the `CVTTSD2SQ` "integer indefinite" value) instead of saturating as Rust's `as` does.
+pub(crate) fn go_float_to_int64(f: f64) -> i64 {
+    // 2^63: the first value outside int64.
+    const LIMIT: f64 = 9_223_372_036_854_775_808.0;
+    if f.is_nan() || !(-LIMIT..LIMIT).contains(&f) {
+        i64::MIN
+    } else {
+        f as i64
+    }
+}
+
 const SHIFT: u32 = 52;
 const MASK: u64 = 0x7ff;
 const BIAS: i64 = 1023;
@@ -609,7 +621,7 @@ pub fn tanh(x: f64) -> f64 {
 /// pow.go `isOddInt`.
 fn is_odd_int(x: f64) -> bool {
     let (xi, xf) = modf(x);
-    xf == 0.0 && (crate::value::go_float_to_int64(xi) & 1) == 1
+    xf == 0.0 && (go_float_to_int64(xi) & 1) == 1
 }
 
 /// pow.go `pow`: special cases, then exp(yf·log x) for the fraction of y and repeated

@@ -2,7 +2,7 @@
 //! the Lua values as operands, so verbs, flags, padding and the `%!v(MISSING)`-style
 //! diagnostics follow Go's rules (numbers format themselves as int64 or float64 per verb).
 
-use crate::value::go_float_to_int64;
+use crate::go::math::go_float_to_int64;
 
 /// One operand, already inspected on the Lua stack.
 pub enum Arg<'a> {
@@ -916,9 +916,20 @@ fn sharp_float(num: &mut Vec<u8>, verb: char, prec: Option<usize>) {
 /// gopher-lua's parseNumber: Go integer syntax (base prefixes, underscores), then Go floats;
 /// the VM's own coercion of strings in arithmetic.
 pub fn parse_go_number(s: &[u8]) -> Option<f64> {
+    // lua51-sys/csrc/kruise_gopher.c: the patched VM's own number rules, so that library
+    // functions and operators cannot disagree.
+    unsafe extern "C" {
+        /// String to number as arithmetic coerces it (gopher's parseNumber): 1 and
+        /// `*result` on success.
+        fn kruise_str2number(
+            s: *const std::ffi::c_char,
+            len: usize,
+            result: *mut f64,
+        ) -> std::ffi::c_int;
+    }
     let mut result = 0.0;
     // SAFETY: reads the `s.len()` bytes of `s` and writes `result`.
-    let ok = unsafe { super::kruise_str2number(s.as_ptr().cast(), s.len(), &mut result) };
+    let ok = unsafe { kruise_str2number(s.as_ptr().cast(), s.len(), &mut result) };
     (ok != 0).then_some(result)
 }
 
