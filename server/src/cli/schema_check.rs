@@ -253,8 +253,8 @@ expected:
         assert_eq!(
             shown(&found),
             [
-                "case.yaml:22 output and expected[0] spec.extra: the API server would drop `spec.extra`: the schema does not declare it (pruned)",
-                "case.yaml:21 output and expected[0] spec.weight: 150 must be less than or equal to 100 (maximum)",
+                "case.yaml:22 output and expected[0] spec.extra: the API server would drop `spec.extra`: the schema does not declare it (pruned) [CRD gizmo.yaml:1, version v1]",
+                "case.yaml:21 output and expected[0] spec.weight: 150 must be less than or equal to 100 (maximum) [CRD gizmo.yaml:1, version v1]",
             ]
         );
         assert!(!found[0].is_error() && found[1].is_error());
@@ -266,9 +266,9 @@ expected:
         assert_eq!(
             shown(&found),
             [
-                "case.yaml:21 output spec.weight: must be of type integer, not number 50.5 (type)",
-                "case.yaml:22 expected[0] spec.extra: the API server would drop `spec.extra`: the schema does not declare it (pruned)",
-                "case.yaml:21 expected[0] spec.weight: 150 must be less than or equal to 100 (maximum)",
+                "case.yaml:21 output spec.weight: must be of type integer, not number 50.5 (type) [CRD gizmo.yaml:1, version v1]",
+                "case.yaml:22 expected[0] spec.extra: the API server would drop `spec.extra`: the schema does not declare it (pruned) [CRD gizmo.yaml:1, version v1]",
+                "case.yaml:21 expected[0] spec.weight: 150 must be less than or equal to 100 (maximum) [CRD gizmo.yaml:1, version v1]",
             ]
         );
     }

@@ -932,9 +932,9 @@ original:
         assert_eq!(
             shown,
             vec![
-                (22, "step 1: output and expected[0] spec.weight: 20 must be less than or equal to 10 (maximum) — the API server would reject it (an expectation the API server rejects is a bug of the test)".to_string()),
-                (8, "step 2: output spec.weight: 50 must be less than or equal to 10 (maximum) — the API server would reject it".to_string()),
-                (28, "step 2: expected[1] spec.weight: 60 must be less than or equal to 10 (maximum) — the API server would reject it (an expectation the API server rejects is a bug of the test)".to_string()),
+                (22, "step 1: output and expected[0] spec.weight: 20 must be less than or equal to 10 (maximum) [CRD route.yaml:1, version v1] — the API server would reject it (an expectation the API server rejects is a bug of the test)".to_string()),
+                (8, "step 2: output spec.weight: 50 must be less than or equal to 10 (maximum) [CRD route.yaml:1, version v1] — the API server would reject it".to_string()),
+                (28, "step 2: expected[1] spec.weight: 60 must be less than or equal to 10 (maximum) [CRD route.yaml:1, version v1] — the API server would reject it (an expectation the API server rejects is a bug of the test)".to_string()),
             ]
         );
         assert!(
