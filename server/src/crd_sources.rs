@@ -172,8 +172,9 @@ pub fn config_crds(root: &Path) -> Result<Vec<PathBuf>, SourceProblem> {
         let path = root.join(entry.get_ref());
         // Entries stay inside the project (an absolute path or `..` replaced the root, and `/`
         // walked the whole disk); CRDs elsewhere are named explicitly with --crd.
-        let inside = match (path.canonicalize(), root.canonicalize()) {
-            (Ok(path), Ok(root)) => path.starts_with(root),
+        let project = project_root(root);
+        let inside = match (path.canonicalize(), &project) {
+            (Ok(path), Some(project)) => path.starts_with(project),
             _ => true, // missing: reported below
         };
         if !inside {
@@ -183,7 +184,7 @@ pub fn config_crds(root: &Path) -> Result<Vec<PathBuf>, SourceProblem> {
                     "crds entry {:?}: {} is outside the project root {}; name CRDs outside it with --crd",
                     entry.get_ref(),
                     paths::display(&path),
-                    paths::display(root)
+                    project.as_deref().map(paths::display).unwrap_or_default()
                 ),
             ));
         }
@@ -200,6 +201,20 @@ pub fn config_crds(root: &Path) -> Result<Vec<PathBuf>, SourceProblem> {
         resolved.push(path);
     }
     Ok(resolved)
+}
+
+/// The project a `lua_configuration` root belongs to, which `kruise-lua.toml`'s `crds` entries
+/// must stay inside: the nearest folder above it holding `.git` (the repository), else the
+/// folder that holds the root (CRDs beside `lua_configuration/` are common).
+fn project_root(root: &Path) -> Option<PathBuf> {
+    let root = root.canonicalize().ok()?;
+    let repository = root.ancestors().find(|dir| dir.join(".git").exists());
+    Some(
+        repository
+            .or_else(|| root.parent())
+            .unwrap_or(&root)
+            .to_path_buf(),
+    )
 }
 
 /// The 1-based line of byte `offset` in `text`.
