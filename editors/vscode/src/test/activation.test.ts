@@ -82,7 +82,7 @@ describe("Run and Debug without a launch.json", () => {
       ) {}
     };
     const extension = loadExtension(stub);
-    await extension.activate({ subscriptions: [] as unknown[] });
+    await extension.activate(extensionContext());
     const [provider] = recorded.debugConfigurationProviders.get("kruise-lua") ?? [];
     assert.ok(provider, "a debug configuration provider for kruise-lua");
     const active = (file: string) => {
