@@ -48,24 +48,7 @@ pub fn obj_reads_by_line(source: &str) -> BTreeMap<u32, Vec<String>> {
         ) {
             continue;
         }
-        let (Some(start), Some(end)) = (
-            node_range(chain.prefix),
-            suffixes.last().and_then(|s| suffix_end(s)),
-        ) else {
-            continue;
-        };
-        let Some(text) = source.get(start.start..end) else {
-            continue;
-        };
-        // One line only: a read split over lines would not fit a line's hint.
-        if text.contains('\n') {
-            continue;
-        }
-        let line = source[..start.start].matches('\n').count() as u32 + 1;
-        let on_line = reads.entry(line).or_default();
-        if on_line.len() < MAX_PER_LINE && !on_line.iter().any(|r| r == text) {
-            on_line.push(text.to_string());
-        }
+        record(&mut reads, source, chain.prefix, suffixes.last().copied());
     }
     reads
 }
@@ -91,25 +74,39 @@ pub fn field_writes_by_line(source: &str) -> BTreeMap<u32, Vec<String>> {
         if !plain || !matches!(chain.prefix, full_moon::ast::Prefix::Name(_)) {
             continue;
         }
-        let (Some(start), Some(end)) = (
-            node_range(chain.prefix),
-            chain.suffixes.last().and_then(|s| suffix_end(s)),
-        ) else {
-            continue;
-        };
-        let Some(text) = source.get(start.start..end) else {
-            continue;
-        };
-        if text.contains('\n') {
-            continue;
-        }
-        let line = source[..start.start].matches('\n').count() as u32 + 1;
-        let on_line = writes.entry(line).or_default();
-        if on_line.len() < MAX_PER_LINE && !on_line.iter().any(|w| w == text) {
-            on_line.push(text.to_string());
-        }
+        record(
+            &mut writes,
+            source,
+            chain.prefix,
+            chain.suffixes.last().copied(),
+        );
     }
     writes
+}
+
+/// Adds the source text of `prefix` up to the end of `last` to its line's list: one line only
+/// (a chain split over lines would not fit a line's hint), once each, at most
+/// [`MAX_PER_LINE`] per line.
+fn record(
+    by_line: &mut BTreeMap<u32, Vec<String>>,
+    source: &str,
+    prefix: &full_moon::ast::Prefix,
+    last: Option<&Suffix>,
+) {
+    let (Some(start), Some(end)) = (node_range(prefix), last.and_then(suffix_end)) else {
+        return;
+    };
+    let Some(text) = source.get(start.start..end) else {
+        return;
+    };
+    if text.contains('\n') {
+        return;
+    }
+    let line = source[..start.start].matches('\n').count() as u32 + 1;
+    let on_line = by_line.entry(line).or_default();
+    if on_line.len() < MAX_PER_LINE && !on_line.iter().any(|t| t == text) {
+        on_line.push(text.to_string());
+    }
 }
 
 /// Where an index suffix ends (node_range stops short of a bracket index's `]`).
