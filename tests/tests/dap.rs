@@ -5,10 +5,10 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{Receiver, channel};
+use std::sync::mpsc::Receiver;
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -70,31 +70,8 @@ impl Client {
             .spawn()
             .expect("start kruise-lua dap");
         let stdin = child.stdin.take().unwrap();
-        let mut stdout = BufReader::new(child.stdout.take().unwrap());
-        let (sender, messages) = channel();
-        std::thread::spawn(move || {
-            loop {
-                let mut length = None;
-                loop {
-                    let mut line = String::new();
-                    if stdout.read_line(&mut line).unwrap_or(0) == 0 {
-                        return;
-                    }
-                    let line = line.trim_end();
-                    if line.is_empty() {
-                        break;
-                    }
-                    if let Some(n) = line.strip_prefix("Content-Length: ") {
-                        length = n.parse().ok();
-                    }
-                }
-                let mut body = vec![0; length.expect("a Content-Length header")];
-                stdout.read_exact(&mut body).unwrap();
-                if sender.send(serde_json::from_slice(&body).unwrap()).is_err() {
-                    return;
-                }
-            }
-        });
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        let messages = common::frames_of(stdout);
         Client {
             child,
             stdin,

@@ -138,3 +138,37 @@ pub fn json_lines(stdout: &str) -> Vec<Value> {
         .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
         .collect()
 }
+
+/// Reads a server's Content-Length frames (LSP, DAP) on a thread of its own: each JSON message
+/// arrives on the returned channel, which closes when the stream ends or breaks.
+pub fn frames_of(
+    mut stdout: impl std::io::BufRead + Send + 'static,
+) -> std::sync::mpsc::Receiver<Value> {
+    let (sender, messages) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        loop {
+            let mut length = None;
+            loop {
+                let mut line = String::new();
+                if stdout.read_line(&mut line).unwrap_or(0) == 0 {
+                    return;
+                }
+                let line = line.trim_end();
+                if line.is_empty() {
+                    break;
+                }
+                if let Some(n) = line.strip_prefix("Content-Length: ") {
+                    length = n.parse().ok();
+                }
+            }
+            let mut body = vec![0; length.expect("a Content-Length header")];
+            if stdout.read_exact(&mut body).is_err() {
+                return;
+            }
+            if sender.send(serde_json::from_slice(&body).unwrap()).is_err() {
+                return;
+            }
+        }
+    });
+    messages
+}

@@ -3,10 +3,10 @@
 //! pathological but valid Lua. Each runs the binary under `prlimit` and `timeout` and ends by
 //! checking that the server still answers a valid request.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdin, Stdio};
-use std::sync::mpsc::{Receiver, channel};
+use std::sync::mpsc::Receiver;
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -33,33 +33,8 @@ impl Server {
             .spawn()
             .expect("start the server");
         let stdin = child.stdin.take().unwrap();
-        let mut stdout = BufReader::new(child.stdout.take().unwrap());
-        let (sender, messages) = channel();
-        std::thread::spawn(move || {
-            loop {
-                let mut length = None;
-                loop {
-                    let mut line = String::new();
-                    if stdout.read_line(&mut line).unwrap_or(0) == 0 {
-                        return;
-                    }
-                    let line = line.trim_end();
-                    if line.is_empty() {
-                        break;
-                    }
-                    if let Some(n) = line.strip_prefix("Content-Length: ") {
-                        length = n.parse().ok();
-                    }
-                }
-                let mut body = vec![0; length.expect("a Content-Length header")];
-                if stdout.read_exact(&mut body).is_err() {
-                    return;
-                }
-                if sender.send(serde_json::from_slice(&body).unwrap()).is_err() {
-                    return;
-                }
-            }
-        });
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        let messages = super::common::frames_of(stdout);
         Server {
             child,
             stdin,
