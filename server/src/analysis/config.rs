@@ -23,26 +23,7 @@ use std::path::Path;
 use serde::Deserialize;
 
 use super::lints;
-
-/// How serious a diagnostic is (the LSP severities).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Severity {
-    Error,
-    Warning,
-    Information,
-    Hint,
-}
-
-impl fmt::Display for Severity {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Severity::Error => "error",
-            Severity::Warning => "warning",
-            Severity::Information => "info",
-            Severity::Hint => "hint",
-        })
-    }
-}
+use super::severity::Severity;
 
 /// A configured level for one lint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

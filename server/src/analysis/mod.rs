@@ -30,6 +30,7 @@ pub mod parse;
 pub mod rename;
 pub mod selection;
 pub mod semantic;
+pub mod severity;
 pub mod shape_limits;
 #[cfg(test)]
 mod shape_tests;
@@ -46,7 +47,7 @@ use std::ops::Range;
 
 // What the language server's protocol layer uses.
 pub use completion::{CompletionContext, CompletionKind, complete};
-pub use config::{LintConfig, Severity};
+pub use config::LintConfig;
 pub use hover::hover;
 pub use lints::Fix;
 pub use navigation::{
@@ -54,6 +55,7 @@ pub use navigation::{
 };
 pub use obj_schema::{ObjPath, PathSeg};
 pub use parse::SyntaxError;
+pub use severity::Severity;
 pub use signature::signature_help;
 pub use spec_schema::SpecSchema;
 pub use spec_shape::{SpecShape, infer_spec_shape};

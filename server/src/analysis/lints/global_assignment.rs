@@ -7,8 +7,8 @@ use std::ops::Range;
 use full_moon::ast::{Stmt, Var};
 
 use super::{Lint, LintContext, LintDiagnostic};
-use crate::analysis::config::Severity;
 use crate::analysis::parse::{node_range, token_range};
+use crate::analysis::severity::Severity;
 
 /// Where `local ` can be inserted with certainty for the global written at `name`: the name's
 /// first use anywhere is this write, and the write is a top-level statement assigning that one

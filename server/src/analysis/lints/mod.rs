@@ -24,8 +24,8 @@ use std::ops::Range;
 use full_moon::ast::Ast;
 use kruise_lua_engine::script::ScriptKind;
 
-use super::config::Severity;
 use super::semantic::Model;
+use super::severity::Severity;
 use super::spec_shape::SpecShape;
 use super::walk::{self, Chain};
 
