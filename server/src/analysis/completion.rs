@@ -11,9 +11,9 @@ use std::ops::Range;
 
 use full_moon::tokenizer::TokenType;
 
+use super::lex::tokens;
 use super::library::{self, LibItem};
 use super::obj_schema::{self, Lookup, ObjPath, PathSeg, ShapeKind};
-use super::parse::tokens;
 use super::semantic::{DeclKind, Model, Value, global_value};
 use super::spec_shape::SpecShape;
 use crate::lua_source::is_identifier;

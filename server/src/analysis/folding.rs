@@ -8,7 +8,8 @@ use std::ops::Range;
 use full_moon::ast::{Expression, Stmt};
 use full_moon::tokenizer::TokenType;
 
-use super::parse::{node_range, parse, token_range, tokens};
+use super::lex::tokens;
+use super::parse::{node_range, parse, token_range};
 use super::walk::{Visit, walk_block};
 
 /// One foldable region.

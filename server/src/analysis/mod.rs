@@ -21,6 +21,7 @@ pub mod config;
 pub mod folding;
 pub mod highlight;
 pub mod hover;
+pub mod lex;
 pub mod library;
 pub mod lints;
 pub mod navigation;

@@ -11,10 +11,11 @@ use std::ops::Range;
 
 use full_moon::ast::Ast;
 use full_moon::tokenizer::{
-    Lexer, LexerResult, Symbol, Token, TokenKind, TokenReference, TokenType, TokenizerErrorType,
+    Symbol, Token, TokenKind, TokenReference, TokenType, TokenizerErrorType,
 };
 use full_moon::{Error, LuaVersion};
 
+use super::lex::tokens;
 use super::shape_limits;
 
 /// One syntax error: byte range in the source and a message.
@@ -246,14 +247,6 @@ fn finish(text: &str, result: full_moon::ast::AstResult) -> Parsed {
     Parsed {
         ast: result.into_ast(),
         errors,
-    }
-}
-
-/// The tokens of `source`, trivia (whitespace, comments) included, as far as it can be lexed.
-pub fn tokens(source: &str) -> Vec<Token> {
-    match Lexer::new(source, LuaVersion::lua51()).collect() {
-        LexerResult::Ok(tokens) | LexerResult::Recovered(tokens, _) => tokens,
-        LexerResult::Fatal(_) => Vec::new(),
     }
 }
 

@@ -70,7 +70,7 @@ pub fn runs(source: &str) -> Runs {
     let mut outer: Vec<(usize, usize)> = Vec::new();
     let (mut operators, mut suffixes) = (0usize, 0usize);
     let mut previous: Option<TokenType> = None;
-    for token in super::parse::tokens(source) {
+    for token in super::lex::tokens(source) {
         let kind = token.token_type();
         if kind.is_trivia() {
             continue;

@@ -7,9 +7,9 @@ use std::ops::Range;
 use full_moon::tokenizer::{Symbol, Token, TokenType};
 
 use super::hover::leading_comment;
+use super::lex::tokens;
 use super::library::{self, LibItem};
 use super::navigation::{DocumentSymbol, SymbolKind, document_symbols};
-use super::parse::tokens;
 use super::semantic::{Model, Value, global_value};
 
 #[derive(Debug, Clone, PartialEq, Eq)]

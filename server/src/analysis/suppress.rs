@@ -13,7 +13,7 @@ use std::ops::Range;
 
 use full_moon::tokenizer::TokenType;
 
-use super::parse::tokens;
+use super::lex::tokens;
 
 /// The marker every directive starts with (after `--`).
 pub const MARKER: &str = "kruise-lua:";
