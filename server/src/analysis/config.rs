@@ -16,6 +16,7 @@
 //! (`"information"`), `"hint"`. Other tables in the file are left to other tools. The same
 //! settings come from the language client as JSON: `{"lints": {"KL005": "off"}}`.
 
+use super::severity::Severity;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::Path;
@@ -23,26 +24,6 @@ use std::path::Path;
 use serde::Deserialize;
 
 use super::lints;
-
-/// How serious a diagnostic is (the LSP severities).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Severity {
-    Error,
-    Warning,
-    Information,
-    Hint,
-}
-
-impl fmt::Display for Severity {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Severity::Error => "error",
-            Severity::Warning => "warning",
-            Severity::Information => "info",
-            Severity::Hint => "hint",
-        })
-    }
-}
 
 /// A configured level for one lint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -27,6 +27,7 @@ pub mod obj_schema;
 pub mod parse;
 pub mod rename;
 pub mod semantic;
+pub mod severity;
 pub mod signature;
 pub mod spec_schema;
 pub mod spec_shape;
@@ -37,12 +38,13 @@ use std::ops::Range;
 
 // What the language server's protocol layer uses.
 pub use completion::{CompletionContext, CompletionKind, complete};
-pub use config::{LintConfig, Severity};
+pub use config::LintConfig;
 pub use hover::hover;
 pub use lints::Fix;
 pub use navigation::{DocumentSymbol, SymbolKind, definition, document_symbols, references};
 pub use obj_schema::{ObjPath, PathSeg};
 pub use parse::SyntaxError;
+pub use severity::Severity;
 pub use signature::signature_help;
 pub use spec_schema::SpecSchema;
 pub use spec_shape::{SpecShape, infer_spec_shape};

@@ -1,5 +1,5 @@
 //! The stdio transport: our own framing reader in front of tower-lsp-server. Every message from
-//! the client is framed and checked ([`framing`]); malformed ones are answered with a JSON-RPC
+//! the client is framed and checked ([`crate::framing`], [`messages`]); malformed ones are answered with a JSON-RPC
 //! error and logged to stderr, valid ones are re-framed into tower-lsp-server over an in-memory
 //! pipe. One writer task owns the output, so our answers and the service's messages never
 //! interleave inside a frame.
@@ -9,8 +9,9 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 use tower_lsp_server::{LspService, Server};
 
-use super::framing::{self, Frame, FrameDecoder, Verdict};
+use super::messages::{self, Verdict};
 use super::server::Backend;
+use crate::framing::{self, Frame, FrameDecoder};
 
 /// How the session ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,9 +74,9 @@ async fn read_client<I: AsyncRead + Unpin>(
         if n == 0 {
             if let Some(e) = decoder.finish() {
                 eprintln!("kruise-lua lsp: {e}");
-                let answer = framing::error_response(
+                let answer = messages::error_response(
                     Value::Null,
-                    framing::PARSE_ERROR,
+                    messages::PARSE_ERROR,
                     &format!("parse error: {e}"),
                 );
                 let _ = out.send(answer.to_string().into_bytes()).await;
@@ -89,15 +90,15 @@ async fn read_client<I: AsyncRead + Unpin>(
                 Frame::Bad(e) => {
                     eprintln!("kruise-lua lsp: malformed message: {e}");
                     let code = match e {
-                        framing::FramingError::TooLarge(_) => framing::INVALID_REQUEST,
-                        _ => framing::PARSE_ERROR,
+                        framing::FramingError::TooLarge(_) => messages::INVALID_REQUEST,
+                        _ => messages::PARSE_ERROR,
                     };
-                    let answer = framing::error_response(Value::Null, code, &e.to_string());
+                    let answer = messages::error_response(Value::Null, code, &e.to_string());
                     let _ = out.send(answer.to_string().into_bytes()).await;
                     continue;
                 }
             };
-            match framing::check_message(&body) {
+            match messages::check_message(&body) {
                 Verdict::Forward { method, is_request } => {
                     let method = method.as_deref();
                     if is_request && method == Some("shutdown") {
@@ -235,31 +236,31 @@ mod tests {
     fn malformed(i: usize) -> (Vec<u8>, i64) {
         let body = |text: &str| framing::frame(text.as_bytes());
         match i % 9 {
-            0 => (body("{not json"), framing::PARSE_ERROR),
-            1 => (body("{}"), framing::INVALID_REQUEST),
-            2 => (body("null"), framing::INVALID_REQUEST),
+            0 => (body("{not json"), messages::PARSE_ERROR),
+            1 => (body("{}"), messages::INVALID_REQUEST),
+            2 => (body("null"), messages::INVALID_REQUEST),
             3 => (
                 body(r#"[{"jsonrpc":"2.0","id":1,"method":"shutdown"}]"#),
-                framing::INVALID_REQUEST,
+                messages::INVALID_REQUEST,
             ),
             4 => (
                 body(r#"{"jsonrpc":"1.0","id":99,"method":"shutdown"}"#),
-                framing::INVALID_REQUEST,
+                messages::INVALID_REQUEST,
             ),
             5 => (
                 body(r#"{"jsonrpc":"2.0","id":{"x":1},"method":"shutdown"}"#),
-                framing::INVALID_REQUEST,
+                messages::INVALID_REQUEST,
             ),
             6 => (
                 b"Content-Type: application/json\r\n\r\n{\"jsonrpc\":\"2.0\"}".to_vec(),
-                framing::PARSE_ERROR,
+                messages::PARSE_ERROR,
             ),
-            7 => (body("\u{fffd}\u{0}"), framing::PARSE_ERROR),
+            7 => (body("\u{fffd}\u{0}"), messages::PARSE_ERROR),
             _ => (
                 body(
                     r#"{"jsonrpc":"2.0","id":"pos","method":"textDocument/hover","params":{"textDocument":{"uri":"file:///nowhere/a.lua"},"position":{"line":4294967296,"character":0}}}"#,
                 ),
-                framing::INVALID_PARAMS,
+                messages::INVALID_PARAMS,
             ),
         }
     }
@@ -311,7 +312,7 @@ mod tests {
         let answer = client.response().await;
         assert_eq!(
             answer["error"]["code"],
-            framing::INVALID_REQUEST,
+            messages::INVALID_REQUEST,
             "{answer}"
         );
         assert!(answer["id"].is_null());

@@ -9,7 +9,7 @@
 use kruise_lua_engine::script::ScriptKind;
 
 use super::{Lint, LintContext, LintDiagnostic};
-use crate::analysis::config::Severity;
+use crate::analysis::severity::Severity;
 
 /// The custom providers whose scripts Kruise's image ships (openkruise/rollouts,
 /// `lua_configuration/`): group and Kind.

@@ -3,7 +3,7 @@
 //! lets the other lints follow the value.
 
 use super::{Lint, LintContext, LintDiagnostic};
-use crate::analysis::config::Severity;
+use crate::analysis::severity::Severity;
 
 pub struct GlobalAssignment;
 

@@ -14,10 +14,10 @@ use full_moon::ast::{
 
 use super::missing_table_return::literal_kind;
 use super::{Lint, LintContext, LintDiagnostic};
-use crate::analysis::config::Severity;
 use crate::analysis::obj_schema::{self, Lookup, ObjPath, PathSeg, ShapeKind};
 use crate::analysis::parse::{node_range, token_range};
 use crate::analysis::semantic::{DeclId, Value, index_seg, string_literal};
+use crate::analysis::severity::Severity;
 use crate::analysis::walk::{Visit, walk_block};
 
 pub struct IngressNonStringValue;

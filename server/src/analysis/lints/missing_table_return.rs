@@ -12,10 +12,10 @@ use full_moon::ast::{
 use full_moon::tokenizer::{Symbol, TokenType};
 
 use super::{Lint, LintContext, LintDiagnostic};
-use crate::analysis::config::Severity;
 use crate::analysis::obj_schema::{self, Lookup, ShapeKind};
 use crate::analysis::parse::{node_range, token_range};
 use crate::analysis::semantic::Value;
+use crate::analysis::severity::Severity;
 use crate::analysis::walk::{Visit, walk_block};
 
 pub struct MissingTableReturn;

@@ -4,7 +4,7 @@
 //! other globals (KL006), this one is Kruise's.
 
 use super::{Lint, LintContext, LintDiagnostic};
-use crate::analysis::config::Severity;
+use crate::analysis::severity::Severity;
 
 pub struct ObjAssignment;
 

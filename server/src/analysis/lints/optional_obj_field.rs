@@ -22,10 +22,10 @@ use std::ops::Range;
 use full_moon::ast::{BinOp, Expression, Stmt, Suffix, UnOp};
 
 use super::{Lint, LintContext, LintDiagnostic};
-use crate::analysis::config::Severity;
 use crate::analysis::obj_schema::{ObjPath, PathSeg};
 use crate::analysis::parse::node_range;
 use crate::analysis::semantic::{Value, call_args, index_seg, iterator_call};
+use crate::analysis::severity::Severity;
 use crate::analysis::walk::{Visit, walk_block};
 
 pub struct OptionalObjField;

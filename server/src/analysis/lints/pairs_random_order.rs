@@ -13,10 +13,10 @@ use full_moon::ast::{
 use full_moon::tokenizer::TokenReference;
 
 use super::{Lint, LintContext, LintDiagnostic};
-use crate::analysis::config::Severity;
 use crate::analysis::obj_schema::{self, Lookup, ObjPath};
 use crate::analysis::parse::node_range;
 use crate::analysis::semantic::{DeclId, Value, call_args, identifier, iterator_call};
+use crate::analysis::severity::Severity;
 use crate::analysis::walk::{Chain, Visit, walk_block, walk_expr};
 
 pub struct PairsRandomOrder;

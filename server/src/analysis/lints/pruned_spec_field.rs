@@ -9,10 +9,10 @@ use kruise_lua_engine::script::ScriptFlavor;
 
 use super::unknown_obj_field::suffix_range;
 use super::{Lint, LintContext, LintDiagnostic};
-use crate::analysis::config::Severity;
 use crate::analysis::obj_schema::{self, ObjPath, PathSeg};
 use crate::analysis::parse::token_range;
 use crate::analysis::semantic::{Value, identifier, index_seg, string_literal};
+use crate::analysis::severity::Severity;
 use crate::analysis::spec_schema::{SpecSchema, keeps_undeclared, spec_path_text};
 use crate::analysis::walk::{Visit, walk_block};
 use kruise_lua_engine::schema::Schema;

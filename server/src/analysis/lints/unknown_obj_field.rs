@@ -7,10 +7,10 @@ use std::collections::HashSet;
 use full_moon::ast::{Index, Suffix};
 
 use super::{Lint, LintContext, LintDiagnostic};
-use crate::analysis::config::Severity;
 use crate::analysis::obj_schema::{self, Lookup, ObjPath, PathSeg, ShapeKind};
 use crate::analysis::parse::{node_range, token_range};
 use crate::analysis::semantic::{Value, index_seg};
+use crate::analysis::severity::Severity;
 use crate::analysis::walk::Chain;
 
 pub struct UnknownObjField;

@@ -7,11 +7,11 @@ use std::collections::HashSet;
 use full_moon::ast::{Call, Expression, FunctionArgs, Suffix};
 
 use super::{Lint, LintContext, LintDiagnostic};
-use crate::analysis::config::Severity;
 use crate::analysis::library;
 use crate::analysis::obj_schema::{PathSeg, suggest};
 use crate::analysis::parse::node_range;
 use crate::analysis::semantic::{Value, index_seg, single_string_arg};
+use crate::analysis::severity::Severity;
 
 pub struct UnsupportedGlobal;
 

@@ -3,7 +3,7 @@
 //! dead code.
 
 use super::{Lint, LintContext, LintDiagnostic};
-use crate::analysis::config::Severity;
+use crate::analysis::severity::Severity;
 
 pub struct UnusedGlobalFunction;
 

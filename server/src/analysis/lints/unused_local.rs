@@ -3,8 +3,8 @@
 //! often must accept arguments they ignore.
 
 use super::{Lint, LintContext, LintDiagnostic};
-use crate::analysis::config::Severity;
 use crate::analysis::semantic::DeclKind;
+use crate::analysis::severity::Severity;
 
 pub struct UnusedLocal;
 

@@ -3,8 +3,8 @@
 //! it; KL007 leaves parameters alone for this reason.
 
 use super::{Lint, LintContext, LintDiagnostic};
-use crate::analysis::config::Severity;
 use crate::analysis::semantic::DeclKind;
+use crate::analysis::severity::Severity;
 
 pub struct UnusedParameter;
 

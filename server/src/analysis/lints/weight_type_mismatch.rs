@@ -7,10 +7,10 @@ use full_moon::ast::{BinOp, Expression, UnOp};
 use full_moon::tokenizer::TokenType;
 
 use super::{Lint, LintContext, LintDiagnostic};
-use crate::analysis::config::Severity;
 use crate::analysis::obj_schema::{self, Lookup, ObjPath, ShapeKind};
 use crate::analysis::parse::node_range;
 use crate::analysis::semantic::Value;
+use crate::analysis::severity::Severity;
 use crate::analysis::walk::{Visit, walk_block};
 
 pub struct WeightTypeMismatch;
