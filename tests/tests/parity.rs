@@ -1,15 +1,17 @@
 //! One verdict for every front end: the same corpus of cases, one per kind of verdict (pass,
 //! fail, error, case error, script syntax error, `invalid` (schema), `misrouted` (intent),
-//! order-dependent, warnings only), run through `kruise-lua check --format json` and through
+//! order-dependent, warnings only, a step the intent check could not verify), run through `kruise-lua check --format json` and through
 //! the language server (summary diagnostics, case lens titles, `runAll` counts and the status
-//! counts editors derive from the summaries) must agree case by case.
+//! counts editors derive from the summaries) must agree case by case; the steps `check` says
+//! it could not verify by the intent check (`intent_not_checked`) are those the language server
+//! marks with a `step-intent-not-checked` hint.
 //!
 //! The language server does not rerun cases in shuffled key order, so the order-dependent case
 //! is compared with `check` without `--shuffle` (the settings the editor runs it with).
 
 mod common;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -89,6 +91,8 @@ struct CheckVerdicts {
     steps: BTreeMap<PathBuf, BTreeMap<u64, bool>>,
     scripts: BTreeMap<PathBuf, Vec<PathBuf>>,
     statuses: BTreeMap<PathBuf, Vec<String>>,
+    /// Per case file, the steps the intent check could not verify.
+    intent_not_checked: BTreeMap<PathBuf, BTreeSet<u64>>,
 }
 
 fn check_verdicts(dir: &Path) -> CheckVerdicts {
@@ -99,6 +103,7 @@ fn check_verdicts(dir: &Path) -> CheckVerdicts {
         steps: BTreeMap::new(),
         scripts: BTreeMap::new(),
         statuses: BTreeMap::new(),
+        intent_not_checked: BTreeMap::new(),
     };
     for line in common::json_lines(&run.stdout) {
         let case = dir.join(line["case"].as_str().unwrap());
@@ -107,6 +112,13 @@ fn check_verdicts(dir: &Path) -> CheckVerdicts {
         let passes = status == "pass";
         let entry = verdicts.cases.entry(case.clone()).or_insert(true);
         *entry &= passes;
+        if let (Some(step), Some(_)) = (line["step"].as_u64(), line["intent_not_checked"].as_str()) {
+            verdicts
+                .intent_not_checked
+                .entry(case.clone())
+                .or_default()
+                .insert(step);
+        }
         if let Some(step) = line["step"].as_u64() {
             verdicts
                 .steps
@@ -257,6 +269,22 @@ impl Client {
         })
     }
 
+    /// The steps of a case file the server's hints say the intent check could not verify
+    /// (`step N: intent check not done: …`).
+    fn intent_not_checked(&self, case: &Path) -> BTreeSet<u64> {
+        self.diagnostics
+            .get(case)
+            .into_iter()
+            .flatten()
+            .filter(|d| d["code"] == json!("step-intent-not-checked"))
+            .filter_map(|d| {
+                let message = d["message"].as_str()?;
+                let (number, _) = message.strip_prefix("step ")?.split_once(':')?;
+                number.parse().ok()
+            })
+            .collect()
+    }
+
     /// The titles of a case file's lenses: the case summary first, then the steps'.
     fn case_lenses(&mut self, case: &Path) -> Vec<String> {
         let lenses = self.request(
@@ -312,6 +340,11 @@ fn check_and_the_language_server_agree_on_every_case() {
         );
     }
 
+    assert!(
+        !check.intent_not_checked.is_empty(),
+        "no step the intent check could not verify in the corpus"
+    );
+
     let mut client = Client::start(&dir);
     let counts = client.request(
         "workspace/executeCommand",
@@ -338,6 +371,18 @@ fn check_and_the_language_server_agree_on_every_case() {
             None => disagreements.push(format!("{}: no summary diagnostic", script.display())),
         }
         for case in script_cases {
+            let not_checked = check
+                .intent_not_checked
+                .get(case)
+                .cloned()
+                .unwrap_or_default();
+            let hinted = client.intent_not_checked(case);
+            if hinted != not_checked {
+                disagreements.push(format!(
+                    "{}: intent not checked at steps {hinted:?} (hints), check: {not_checked:?}",
+                    case.display()
+                ));
+            }
             let lenses = client.case_lenses(case);
             let lens = &lenses[0];
             if lens.starts_with('✓') != check.cases[case] {

@@ -235,7 +235,7 @@ fn write_step(
     if let Some(note) = case.intent_unverified(step.index) {
         let location = Location {
             file: case.path.clone(),
-            line: super::span_line(step.step_span.as_ref()),
+            line: super::describe::span_line(step.step_span.as_ref()),
         };
         let text = format!("{location}: {}", note.message());
         write_block(out, DETAIL, &painter.paint(YELLOW, &text))?;
