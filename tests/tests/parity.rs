@@ -112,7 +112,8 @@ fn check_verdicts(dir: &Path) -> CheckVerdicts {
         let passes = status == "pass";
         let entry = verdicts.cases.entry(case.clone()).or_insert(true);
         *entry &= passes;
-        if let (Some(step), Some(_)) = (line["step"].as_u64(), line["intent_not_checked"].as_str()) {
+        if let (Some(step), Some(_)) = (line["step"].as_u64(), line["intent_not_checked"].as_str())
+        {
             verdicts
                 .intent_not_checked
                 .entry(case.clone())

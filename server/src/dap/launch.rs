@@ -155,13 +155,15 @@ impl StepChecks {
             .ok()?
             .into_iter()
             .next()?;
-        let (misrouted, intent_unverified) =
+        let intent =
             check::intent_findings(&entry.kind, &launch.script, &launch.case, &launch.options);
-        let misrouted = misrouted
+        let misrouted = intent
+            .misrouted
             .into_iter()
             .filter(|finding| finding.step == outcome.index)
             .collect();
-        let intent_unverified = intent_unverified
+        let intent_unverified = intent
+            .unverified
             .into_iter()
             .filter(|note| note.step == outcome.index)
             .collect();

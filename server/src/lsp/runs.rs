@@ -23,6 +23,7 @@ use kruise_lua_engine::schema::SchemaSet;
 use super::documents::{Documents, FileStamp, disk_stamp};
 use super::project::{EmbeddedMap, ScriptId, ScriptTarget};
 use crate::project::MAX_ANALYSED_BYTES;
+use crate::project::check::CaseIntent;
 use crate::project::intent::{IntentFinding, IntentUnverified};
 use crate::project::schema_check::{self, SchemaSubject};
 use crate::project::verdict::{CaseFacts, SchemaFinding, Verdict};
@@ -357,7 +358,7 @@ pub fn execute(
                     stamp,
                     steps: Vec::new(),
                     misrouted: Vec::new(),
-                        intent_unverified: Vec::new(),
+                    intent_unverified: Vec::new(),
                     schema: Vec::new(),
                 },
             }
@@ -398,7 +399,7 @@ pub fn execute(
         group: String::new(),
         kind: String::new(),
     });
-    let intents: Vec<(usize, (Vec<IntentFinding>, Vec<IntentUnverified>))> = cases
+    let intents: Vec<(usize, CaseIntent)> = cases
         .par_iter()
         .enumerate()
         .filter(|(i, _)| fresh.contains(i))
@@ -417,9 +418,9 @@ pub fn execute(
     if cancelled() || outcomes.iter().any(Option::is_none) {
         return None;
     }
-    for (i, (misrouted, unverified)) in intents {
-        cases[i].misrouted = misrouted;
-        cases[i].intent_unverified = unverified;
+    for (i, intent) in intents {
+        cases[i].misrouted = intent.misrouted;
+        cases[i].intent_unverified = intent.unverified;
     }
     for (i, outcome) in outcomes.into_iter().flatten() {
         cases[i].steps.push(outcome);

@@ -113,9 +113,12 @@ fn run_job(
     } else {
         Vec::new()
     };
-    let (misrouted, intent_unverified) = match (&plan.kind, checks.intent) {
+    let CaseIntent {
+        misrouted,
+        unverified: intent_unverified,
+    } = match (&plan.kind, checks.intent) {
         (Some(kind), true) => intent_findings(kind, &plan.script, &case, options),
-        _ => (Vec::new(), Vec::new()),
+        _ => CaseIntent::default(),
     };
     let schema = match schemas {
         Some(schemas) => {
@@ -133,19 +136,27 @@ fn run_job(
     }
 }
 
-/// The steps of `case` the intent check finds misrouting (none when the gateway has no routing
-/// model): what `check`, the language server and the debugger all use.
+/// What the intent check says of a case's steps.
+#[derive(Debug, Clone, Default)]
+pub struct CaseIntent {
+    /// The steps that misroute (none when the gateway has no routing model).
+    pub misrouted: Vec<IntentFinding>,
+    /// The steps it could not verify, and why (every front end says so).
+    pub unverified: Vec<IntentUnverified>,
+}
+
+/// The intent check of `case`: what `check`, the language server and the debugger all use.
 pub fn intent_findings(
     kind: &ScriptKind,
     script: &Script,
     case: &TestCase,
     options: &RunOptions,
-) -> (Vec<IntentFinding>, Vec<IntentUnverified>) {
+) -> CaseIntent {
     let checks = intent::check_case(kind, script, case, options);
-    (
-        IntentFinding::from_checks(&checks),
-        IntentUnverified::from_checks(&checks),
-    )
+    CaseIntent {
+        misrouted: IntentFinding::from_checks(&checks),
+        unverified: IntentUnverified::from_checks(&checks),
+    }
 }
 
 /// A case that yields no step checks nothing (often a typo: `step:` for `steps:`, which Kruise

@@ -358,9 +358,7 @@ async fn pull_diagnostics_are_answered_only_when_announced_and_then_not_pushed()
         pipe.send(run_all).await;
         let pushed = std::sync::Mutex::new(false);
         pipe.until(|m| {
-            if m["method"] == "textDocument/publishDiagnostics"
-                && m["params"]["uri"] == case_uri
-            {
+            if m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == case_uri {
                 *pushed.lock().unwrap() = true;
             }
             m["id"] == 2
