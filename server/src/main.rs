@@ -11,6 +11,7 @@ mod dap;
 mod lsp;
 mod lua_source;
 mod message_limits;
+mod plan;
 
 /// The stack of every thread that runs scripts, compares or reports their results: a result
 /// may be nested up to the encoder's 10,000 levels (Go's bound), and comparing, diffing and

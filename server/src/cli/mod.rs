@@ -17,6 +17,7 @@ pub mod lint_report;
 pub mod new;
 pub mod obj;
 pub mod paths;
+pub mod plan;
 pub mod report;
 pub mod run;
 pub mod schema_check;
@@ -49,6 +50,10 @@ pub enum Command {
     Obj(obj::ObjArgs),
     /// Run a script on the steps of a test case and print the resulting resources as YAML
     Run(run::RunArgs),
+    /// Show what a Rollout does to your gateway resources step by step: each step's diff,
+    /// traffic split and findings (exit 1 when a step errors, is invalid or misroutes)
+    #[command(after_help = EXIT_CODES_HELP)]
+    Plan(plan::PlanArgs),
     /// Scaffold a script folder (`<group>/<Kind>` or `ingress/<class>`) with the three
     /// recommended test cases
     New(new::NewArgs),
@@ -236,6 +241,7 @@ fn dispatch(cli: Cli) -> ExitCode {
         Command::Lint(args) => lint::execute(args),
         Command::Obj(args) => obj::execute(args),
         Command::Run(args) => run::execute(args),
+        Command::Plan(args) => plan::execute(args),
         Command::New(args) => new::execute(args),
         Command::Dap(args) => {
             return match crate::dap::run_stdio(args.limits()) {
