@@ -90,7 +90,7 @@ pub fn plan_resource(
         model: model.as_deref(),
         settings,
     };
-    let (stages, controller_results) = match flavor {
+    let (stages, _) = match flavor {
         ScriptFlavor::Custom => replay.custom(),
         ScriptFlavor::Ingress => replay.ingress(),
     };
@@ -103,53 +103,77 @@ pub fn plan_resource(
     // The saved case: the unit test's result per step, on the cleaned original.
     inputs.original = without_server_fields(&resource.object);
     inputs.rollout = without_server_fields(rollout);
-    inputs.expected = expected_results(&inputs, &script, settings);
-    inputs.modes_differ = controller_results
-        .iter()
-        .enumerate()
-        .filter(|(i, controller)| {
-            let unit = inputs.expected.get(*i).and_then(|e| e.as_ref().ok());
-            let controller = controller
-                .as_ref()
-                .map(|data| expected_entry(&inputs.original, kind, data));
-            matches!((unit, controller), (Some(unit), Some(controller)) if *unit != controller)
-        })
-        .map(|(i, _)| i + 1)
-        .collect();
+    let (expected, modes_differ) = expected_results(&inputs, &script, settings);
+    inputs.expected = expected;
+    inputs.modes_differ = modes_differ;
     plan.case = Some(inputs);
     plan
 }
 
 /// What `expected[i]` says for each step: the script's result as Kruise's unit test gets it
-/// (the step's obj on the cleaned original).
+/// (the step's obj on the cleaned original); and the steps (from 1) where `check --mode
+/// production` gets another result (the controller's rules: a custom provider's result encoded
+/// as the controller encodes it, an ingress class's steps chained).
 fn expected_results(
     inputs: &CaseInputs,
     script: &Script,
     settings: &Settings<'_>,
-) -> Vec<Result<JsonValue, String>> {
+) -> (Vec<Result<JsonValue, String>>, Vec<usize>) {
     let case = match parse_case(&case_text(inputs, &[], "")) {
         Ok(case) => case,
-        Err(error) => return vec![Err(error.message)],
+        Err(error) => return (vec![Err(error.message)], Vec::new()),
     };
-    case.steps
-        .iter()
-        .map(|step| {
-            let result = match &inputs.kind {
-                ScriptKind::Custom { .. } => run_custom(script, &step.obj, settings.options)
-                    .result(Mode::Harness)
-                    .clone(),
-                ScriptKind::Ingress { .. } => run_ingress(script, &ingress_obj(&step.obj), settings.options)
+    let mut expected = Vec::new();
+    let mut differ = Vec::new();
+    let mut canary: Option<BTreeMap<String, String>> = None;
+    for (index, step) in case.steps.iter().enumerate() {
+        let (unit, controller) = match &inputs.kind {
+            ScriptKind::Custom { .. } => {
+                let run = run_custom(script, &step.obj, settings.options);
+                (
+                    run.result(Mode::Harness).clone(),
+                    run.result(Mode::Production).clone(),
+                )
+            }
+            ScriptKind::Ingress { .. } => {
+                let obj = ingress_obj(&step.obj);
+                let unit = run_ingress(script, &obj, settings.options)
                     .result
                     .map(|annotations| Data {
-                        annotations,
+                        annotations: annotations.filter(|m| !m.is_empty()),
+                        ..Data::default()
+                    });
+                let routes = ensure_ingress_routes(
+                    script,
+                    canary.as_ref(),
+                    step.traffic_set,
+                    &obj,
+                    settings.options,
+                );
+                canary = routes.canary;
+                let controller = match routes.ensure {
+                    IngressEnsure::Failed(error) => Err(error),
+                    _ => Ok(Data {
+                        annotations: canary.clone().filter(|m| !m.is_empty()),
                         ..Data::default()
                     }),
-            };
-            result
-                .map(|data| expected_entry(&inputs.original, &inputs.kind, &data))
-                .map_err(|error| error_text(&error))
-        })
-        .collect()
+                };
+                (unit, controller)
+            }
+        };
+        let same = match (&unit, &controller) {
+            (Ok(unit), Ok(controller)) => unit.to_canonical_json() == controller.to_canonical_json(),
+            _ => false,
+        };
+        if !same {
+            differ.push(index + 1);
+        }
+        expected.push(
+            unit.map(|data| expected_entry(&inputs.original, &inputs.kind, &data))
+                .map_err(|error| error_text(&error)),
+        );
+    }
+    (expected, differ)
 }
 
 /// A script error as a stage shows it: `line 12: runtime error: …`.

@@ -160,7 +160,7 @@ fn write_stage(out: &mut String, stage: &Stage) {
         Traffic::Table(table) => chart(out, table),
     }
     for violation in &stage.violations {
-        let _ = writeln!(out, "<p class=\"bad\">✗ misroutes: {}</p>", escape(violation));
+        let _ = writeln!(out, "<p class=\"bad\">✗ routing: {}</p>", escape(violation));
     }
     if stage.more_violations > 0 {
         let _ = writeln!(out, "<p class=\"bad\">✗ and {} more</p>", stage.more_violations);

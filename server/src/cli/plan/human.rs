@@ -122,7 +122,7 @@ fn write_stage(out: &mut Out, stage: &Stage) {
     }
     write_traffic(out, &stage.traffic);
     for violation in &stage.violations {
-        out.painted(4, RED, &format!("✗ misroutes: {violation}"));
+        out.painted(4, RED, &format!("✗ routing: {violation}"));
     }
     if stage.more_violations > 0 {
         out.painted(4, RED, &format!("✗ and {} more", stage.more_violations));
