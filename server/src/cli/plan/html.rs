@@ -106,9 +106,15 @@ fn write_resource(out: &mut String, resource: &ResourcePlan) {
 fn write_stage(out: &mut String, stage: &Stage) {
     let class = if stage.failed() { "stage failed" } else { "stage" };
     let mark = if stage.failed() { "✗" } else { "✓" };
+    let traffic = match &stage.traffic {
+        Traffic::Original => "original",
+        Traffic::NothingAsked => "nothing_asked",
+        Traffic::Unavailable(_) => "unavailable",
+        Traffic::Table(_) => "table",
+    };
     let _ = writeln!(
         out,
-        "<section class=\"{class}\" data-stage=\"{}\">\n<h3>{mark} {}: {}</h3>",
+        "<section class=\"{class}\" data-stage=\"{}\" data-traffic=\"{traffic}\">\n<h3>{mark} {}: {}</h3>",
         escape(&stage.kind.label()),
         escape(&stage.kind.label()),
         escape(&stage.asks)

@@ -76,13 +76,16 @@ pub enum PlanFormat {
 }
 
 pub fn execute(args: PlanArgs) -> Result<u8, UsageError> {
-    let mut stdin_used = false;
-    let mut read_input = |path: &Path| -> Result<(String, String), UsageError> {
-        if path == Path::new("-") {
-            if stdin_used {
-                return Err(UsageError("stdin (`-`) can be read only once".to_owned()));
-            }
-            stdin_used = true;
+    let stdin = Path::new("-");
+    let stdin_inputs = std::iter::once(&args.rollout)
+        .chain(&args.resources)
+        .filter(|path| path.as_path() == stdin)
+        .count();
+    if stdin_inputs > 1 {
+        return Err(UsageError("stdin (`-`) can be read only once".to_owned()));
+    }
+    let read_input = |path: &Path| -> Result<(String, String), UsageError> {
+        if path == stdin {
             return Ok(("<stdin>".to_owned(), read_stdin(&args.input)?));
         }
         Ok((paths::display(path), read_text(path, &args.input)?))
@@ -173,7 +176,7 @@ fn read_stdin(input: &InputArgs) -> Result<String, UsageError> {
         .map_err(|err| UsageError(format!("<stdin>: {}", super::io_message(&err))))?;
     if bytes.len() as u64 > limit {
         return Err(UsageError(format!(
-            "<stdin>: larger than {} (--max-input-size)",
+            "<stdin>: is more than {limit} bytes, over the {} limit for an input file (raise it with --max-input-size)",
             kruise_lua_engine::input::size_text(limit)
         )));
     }
