@@ -94,7 +94,10 @@ fn misrouting_and_schema_invalid_steps_exit_1() {
         "plan/broken-vs.lua",
     ]);
     assert_eq!(result.code, 1, "{result:?}");
-    assert!(result.stdout.contains("✗ step 1: traffic 10%"), "{result:?}");
+    assert!(
+        result.stdout.contains("✗ step 1: traffic 10%"),
+        "{result:?}"
+    );
     assert!(
         result
             .stdout
@@ -137,7 +140,10 @@ fn a_resource_without_a_routing_model_still_shows_its_diffs() {
         ),
         "{result:?}"
     );
-    assert!(result.stdout.contains("+  - service: shop-canary"), "{result:?}");
+    assert!(
+        result.stdout.contains("+  - service: shop-canary"),
+        "{result:?}"
+    );
     insta::assert_snapshot!("plan_no_model_human", result.stdout);
 }
 
@@ -181,7 +187,10 @@ fn the_rollout_can_come_from_stdin() {
     );
     let twice = plan(&["--rollout", "-", "--resource", "-"]);
     assert_eq!(twice.code, 2, "{twice:?}");
-    assert!(twice.stderr.contains("stdin (`-`) can be read only once"), "{twice:?}");
+    assert!(
+        twice.stderr.contains("stdin (`-`) can be read only once"),
+        "{twice:?}"
+    );
 }
 
 /// A tree with the project's Istio and ingress scripts (and CRDs) to save cases into.
@@ -220,14 +229,32 @@ fn saved_cases_pass_check_in_both_modes() {
     // Two resources: one case per resource, named after its kind.
     let vs_case = vs_dir.join("planned-virtualservice.yaml");
     let dr_case = vs_dir.join("planned-destinationrule.yaml");
-    assert!(result.stderr.contains("planned-virtualservice.yaml (VirtualService shop)"), "{result:?}");
-    let dr_target = dir.join("networking.istio.io/DestinationRule/testdata/planned-destinationrule.yaml");
+    assert!(
+        result
+            .stderr
+            .contains("planned-virtualservice.yaml (VirtualService shop)"),
+        "{result:?}"
+    );
+    let dr_target =
+        dir.join("networking.istio.io/DestinationRule/testdata/planned-destinationrule.yaml");
     std::fs::rename(&dr_case, &dr_target).unwrap();
     let text = std::fs::read_to_string(&vs_case).unwrap();
     // Laid out as hand-written cases, without what the API server added.
-    assert!(text.starts_with("# Rollout shop planned on VirtualService shop"), "{text}");
-    assert!(text.contains("\nexpected:\n- apiVersion: networking.istio.io/v1beta1\n"), "{text}");
-    for server_field in ["resourceVersion", "uid:", "managedFields", "last-applied-configuration", "creationTimestamp"] {
+    assert!(
+        text.starts_with("# Rollout shop planned on VirtualService shop"),
+        "{text}"
+    );
+    assert!(
+        text.contains("\nexpected:\n- apiVersion: networking.istio.io/v1beta1\n"),
+        "{text}"
+    );
+    for server_field in [
+        "resourceVersion",
+        "uid:",
+        "managedFields",
+        "last-applied-configuration",
+        "creationTimestamp",
+    ] {
         assert!(!text.contains(server_field), "{server_field} in {text}");
     }
     insta::assert_snapshot!("plan_saved_virtualservice_case", text);
@@ -267,7 +294,12 @@ fn a_case_is_not_saved_for_a_script_that_fails() {
         target.to_str().unwrap(),
     ]);
     assert_eq!(result.code, 2, "{result:?}");
-    assert!(result.stderr.contains("cannot save a case: the script fails on step 1"), "{result:?}");
+    assert!(
+        result
+            .stderr
+            .contains("cannot save a case: the script fails on step 1"),
+        "{result:?}"
+    );
     assert!(!target.exists());
 }
 
@@ -294,7 +326,9 @@ fn ten_thousand_steps_are_refused_with_a_clear_error() {
     ]);
     assert_eq!(result.code, 2, "{result:?}");
     assert!(
-        result.stderr.contains("rollout.yaml:1: Rollout big has 10000 steps; plan replays at most 200"),
+        result
+            .stderr
+            .contains("rollout.yaml:1: Rollout big has 10000 steps; plan replays at most 200"),
         "{result:?}"
     );
 }
@@ -303,7 +337,9 @@ fn ten_thousand_steps_are_refused_with_a_clear_error() {
 fn a_resource_over_16_mib_is_refused_naming_the_file() {
     let dir = scratch("plan-big");
     let path = dir.join("big.yaml");
-    let mut text = String::from("apiVersion: mesh.example.org/v1\nkind: Splitter\nmetadata: {name: shop}\nspec:\n  backends:\n  - {service: shop, weight: 100}\n  padding: \"");
+    let mut text = String::from(
+        "apiVersion: mesh.example.org/v1\nkind: Splitter\nmetadata: {name: shop}\nspec:\n  backends:\n  - {service: shop, weight: 100}\n  padding: \"",
+    );
     text.push_str(&"x".repeat(16 << 20));
     text.push_str("\"\n");
     std::fs::write(&path, text).unwrap();
@@ -318,7 +354,9 @@ fn a_resource_over_16_mib_is_refused_naming_the_file() {
     assert_eq!(result.code, 2, "{result:?}");
     assert!(result.stderr.contains("big.yaml"), "{result:?}");
     assert!(
-        result.stderr.contains("over the 16 MiB limit for an input file"),
+        result
+            .stderr
+            .contains("over the 16 MiB limit for an input file"),
         "{result:?}"
     );
 }
@@ -350,6 +388,9 @@ fn hundreds_of_matches_are_probed_within_the_bounds() {
     let traffic = &step["traffic"];
     // The intent check's bounds: at most 2,000 probes, at most 40 classes listed.
     assert!(traffic["probes"].as_u64().unwrap() <= 2000, "{traffic}");
-    assert!(traffic["classes"].as_array().unwrap().len() <= 40, "{traffic}");
+    assert!(
+        traffic["classes"].as_array().unwrap().len() <= 40,
+        "{traffic}"
+    );
     assert!(step["diff"].as_array().unwrap().len() <= 400, "{step}");
 }

@@ -101,7 +101,11 @@ fn the_html_plan_renders_offline_with_a_chart_per_step() {
     assert!(shot.status.success(), "{shot:?}");
     let png = std::fs::read(&screenshot).expect("a screenshot");
     assert!(png.starts_with(b"\x89PNG"), "not a PNG");
-    assert!(png.len() > 10_000, "a blank screenshot? {} bytes", png.len());
+    assert!(
+        png.len() > 10_000,
+        "a blank screenshot? {} bytes",
+        png.len()
+    );
     let stderr = String::from_utf8_lossy(&shot.stderr);
     assert!(!stderr.contains(":CONSOLE"), "console output: {stderr}");
     assert_eq!(page_requests(&net_log), Vec::<String>::new());
@@ -120,7 +124,11 @@ fn the_html_plan_renders_offline_with_a_chart_per_step() {
         .collect();
     assert_eq!(tables.len(), 3, "VirtualService steps 1, 2 and 4: {dom}");
     for section in tables {
-        assert_eq!(section.matches("<svg class=\"chart\"").count(), 1, "{section}");
+        assert_eq!(
+            section.matches("<svg class=\"chart\"").count(),
+            1,
+            "{section}"
+        );
         assert!(section.contains("<rect"), "{section}");
     }
     assert!(dom.contains("data-stage=\"step 3\" data-traffic=\"nothing_asked\""));

@@ -2,10 +2,10 @@
 //! providers on the original; ingress classes chained, each on the canary Ingress the earlier
 //! steps left) and checks the configuration it leaves.
 
+use crate::luadata::{Data, LuaData};
 use crate::routing::{
     GatewayConfig, RoutingModel, canary_ingress, model_for, stable_of_canary_ingress,
 };
-use crate::luadata::{Data, LuaData};
 use crate::runner::{self, Mode, RunOptions, Script};
 use crate::schema::patched_resource;
 use crate::script::ScriptFlavor;

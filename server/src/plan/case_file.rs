@@ -170,7 +170,11 @@ pub fn saved_case(inputs: &CaseInputs, rollout_name: &str) -> Result<String, Str
     let expected: Vec<JsonValue> = inputs.expected.iter().flatten().cloned().collect();
     let header = format!(
         "# {rollout_name} planned on {} {} (written by `kruise-lua plan --save-case`).\n",
-        inputs.original.get("kind").and_then(JsonValue::as_str).unwrap_or(""),
+        inputs
+            .original
+            .get("kind")
+            .and_then(JsonValue::as_str)
+            .unwrap_or(""),
         inputs
             .original
             .at(&["metadata", "name"])
@@ -220,7 +224,7 @@ mod tests {
         );
         assert_eq!(
             text,
-            "# head\nrollout:\n  kind: Rollout\n  spec:\n    steps:\n    - traffic: 20%\noriginal:\n  kind: A\n  spec:\n    w: 1\nexpected:\n- kind: A\n  spec:\n    w: 2\n- kind: A\n"
+            "# head\nrollout:\n  kind: Rollout\n  spec:\n    steps:\n    - traffic: \"20%\"\noriginal:\n  kind: A\n  spec:\n    w: 1\nexpected:\n- kind: A\n  spec:\n    w: 2\n- kind: A\n"
         );
     }
 }

@@ -82,7 +82,10 @@ mod tests {
             .iter()
             .map(|l| format!("{}{}", l.kind.prefix(), l.text))
             .collect();
-        assert_eq!(shown, ["@@ -1,3 +1,3 @@", " a: 1", "-b: 2", "+b: 5", " c: 3"]);
+        assert_eq!(
+            shown,
+            ["@@ -1,3 +1,3 @@", " a: 1", "-b: 2", "+b: 5", " c: 3"]
+        );
         assert_eq!(more, 0);
         assert_eq!(diff("x\n", "x\n"), (Vec::new(), 0));
     }

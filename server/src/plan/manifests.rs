@@ -19,7 +19,10 @@ pub struct Manifest {
 impl Manifest {
     /// A top-level string field (`kind`, `apiVersion`).
     pub fn field(&self, name: &str) -> &str {
-        self.object.get(name).and_then(JsonValue::as_str).unwrap_or("")
+        self.object
+            .get(name)
+            .and_then(JsonValue::as_str)
+            .unwrap_or("")
     }
 
     /// `metadata.name`.
@@ -49,14 +52,20 @@ pub fn group_of(api_version: &str) -> &str {
 /// Every object of `text`, read from `file` (as messages show it). Errors name the file and
 /// line: YAML that does not parse, a document that is not an object, too many objects.
 pub fn read(file: &str, text: &str) -> Result<Vec<Manifest>, String> {
-    let docs = yaml::parse_documents(text)
-        .map_err(|e| format!("{file}:{}: cannot parse the YAML: {}", e.span().start.line, e.message))?;
+    let docs = yaml::parse_documents(text).map_err(|e| {
+        format!(
+            "{file}:{}: cannot parse the YAML: {}",
+            e.span().start.line,
+            e.message
+        )
+    })?;
     let mut out = Vec::new();
     for doc in &docs {
         if matches!(doc.value, YamlValue::Null) {
             continue;
         }
-        let is_list = matches!(doc.get("kind").map(|k| &k.value), Some(YamlValue::String(k)) if k == "List");
+        let is_list =
+            matches!(doc.get("kind").map(|k| &k.value), Some(YamlValue::String(k)) if k == "List");
         if is_list {
             let items = match doc.get("items").map(|i| &i.value) {
                 Some(YamlValue::Seq(items)) => items.as_slice(),
@@ -112,8 +121,10 @@ mod tests {
     fn documents_and_list_items_are_read_with_their_lines() {
         let text = "apiVersion: v1\nkind: List\nitems:\n- apiVersion: a.io/v1\n  kind: A\n  metadata: {name: one}\n- apiVersion: a.io/v1\n  kind: B\n  metadata: {name: two}\n---\n---\napiVersion: c.io/v1\nkind: C\nmetadata: {name: three}\n";
         let read = read("in.yaml", text).unwrap();
-        let described: Vec<(String, &str)> =
-            read.iter().map(|m| (m.describe(), m.place.as_str())).collect();
+        let described: Vec<(String, &str)> = read
+            .iter()
+            .map(|m| (m.describe(), m.place.as_str()))
+            .collect();
         assert_eq!(
             described,
             [

@@ -42,9 +42,9 @@ pub struct Plan {
 impl Plan {
     /// Whether a stage errors, is invalid or misroutes, or a resource cannot be planned.
     pub fn has_failures(&self) -> bool {
-        self.resources.iter().any(|resource| {
-            resource.error.is_some() || resource.stages.iter().any(Stage::failed)
-        })
+        self.resources
+            .iter()
+            .any(|resource| resource.error.is_some() || resource.stages.iter().any(Stage::failed))
     }
 }
 
@@ -195,7 +195,9 @@ impl Reference {
     fn matches(&self, resource: &Manifest) -> bool {
         match self {
             Reference::Custom { group, kind, name } => {
-                resource.group() == group && resource.field("kind") == kind && resource.name() == name
+                resource.group() == group
+                    && resource.field("kind") == kind
+                    && resource.name() == name
             }
             Reference::Ingress { name, .. } => {
                 resource.field("kind") == "Ingress" && resource.name() == name
@@ -218,7 +220,9 @@ impl Reference {
 
 /// The traffic routings of a Rollout (`spec.strategy.canary.trafficRoutings`, or blueGreen's)
 /// or a TrafficRouting (`spec.objectRef`): each entry and the references it holds.
-fn routing_entries(rollout: &Manifest) -> Result<(&'static str, Vec<(JsonValue, Vec<Reference>)>), String> {
+fn routing_entries(
+    rollout: &Manifest,
+) -> Result<(&'static str, Vec<(JsonValue, Vec<Reference>)>), String> {
     let (list, path): (Option<&JsonValue>, &str) = match rollout.field("kind") {
         "Rollout" => {
             let strategy = rollout.object.at(&["spec", "strategy"]);
@@ -297,7 +301,11 @@ fn narrowed(rollout: &JsonValue, path: &str, entry: &JsonValue) -> JsonValue {
 }
 
 /// Plans `rollout` over `resources`.
-pub fn plan(rollout: &Manifest, resources: &[Manifest], settings: &Settings<'_>) -> Result<Plan, String> {
+pub fn plan(
+    rollout: &Manifest,
+    resources: &[Manifest],
+    settings: &Settings<'_>,
+) -> Result<Plan, String> {
     let (path, entries) = routing_entries(rollout)?;
     let steps = match rollout.field("kind") {
         "Rollout" => {
@@ -387,7 +395,10 @@ pub(crate) fn asks(obj: &kruise_lua_engine::LuaData, traffic_set: bool) -> Strin
 }
 
 /// `metadata.<field>` of an object as a string map (values that are not strings left out).
-pub(crate) fn string_map(object: &JsonValue, field: &str) -> std::collections::BTreeMap<String, String> {
+pub(crate) fn string_map(
+    object: &JsonValue,
+    field: &str,
+) -> std::collections::BTreeMap<String, String> {
     object
         .at(&["metadata", field])
         .and_then(JsonValue::as_object)

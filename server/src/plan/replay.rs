@@ -7,26 +7,24 @@
 
 use std::collections::BTreeMap;
 
+use kruise_lua_engine::ScriptError;
 use kruise_lua_engine::controller::{IngressEnsure, ensure_ingress_routes};
-use kruise_lua_engine::intent::{
-    Intent, NO_PATHS, check_step, step_configs, traffic_table,
-};
+use kruise_lua_engine::intent::{Intent, NO_PATHS, check_step, step_configs, traffic_table};
 use kruise_lua_engine::luadata::{Data, LuaData};
 use kruise_lua_engine::render::to_yaml;
-use kruise_lua_engine::routing::{RoutingModel, canary_ingress, model_for, stable_of_canary_ingress};
+use kruise_lua_engine::routing::{
+    RoutingModel, canary_ingress, model_for, stable_of_canary_ingress,
+};
 use kruise_lua_engine::runner::{Mode, Script, run_custom, run_ingress};
 use kruise_lua_engine::schema::{self, metadata, patched_resource};
 use kruise_lua_engine::script::{ScriptFlavor, ScriptKind};
 use kruise_lua_engine::steps::{NOT_CALLED_NO_TRAFFIC, NOT_CALLED_NOT_CREATED, ingress_obj};
 use kruise_lua_engine::testcase::{TestCase, parse_case};
 use kruise_lua_engine::value::JsonValue;
-use kruise_lua_engine::ScriptError;
 
 use super::case_file::{CaseInputs, case_text, expected_entry, without_server_fields};
 use super::manifests::Manifest;
-use super::{
-    ResourcePlan, Settings, Stage, StageKind, Traffic, asks, diff, provider, string_map,
-};
+use super::{ResourcePlan, Settings, Stage, StageKind, Traffic, asks, diff, provider, string_map};
 
 /// Plans `resource` with the script for `kind` under the (narrowed) Rollout `rollout`.
 pub fn plan_resource(
@@ -75,7 +73,10 @@ pub fn plan_resource(
     let case = match parse_case(&case_text(&inputs, &[], "")) {
         Ok(case) => case,
         Err(error) => {
-            plan.error = Some(format!("Kruise cannot read the Rollout with this resource: {}", error.message));
+            plan.error = Some(format!(
+                "Kruise cannot read the Rollout with this resource: {}",
+                error.message
+            ));
             return plan;
         }
     };
@@ -96,9 +97,11 @@ pub fn plan_resource(
     };
     plan.stages = stages;
     if let Some(start) = plan.stages.first_mut() {
-        start
-            .warnings
-            .extend(case.warnings.iter().map(|w| format!("in the Rollout: {}", w.message)));
+        start.warnings.extend(
+            case.warnings
+                .iter()
+                .map(|w| format!("in the Rollout: {}", w.message)),
+        );
     }
     // The saved case: the unit test's result per step, on the cleaned original.
     inputs.original = without_server_fields(&resource.object);
@@ -162,7 +165,9 @@ fn expected_results(
             }
         };
         let same = match (&unit, &controller) {
-            (Ok(unit), Ok(controller)) => unit.to_canonical_json() == controller.to_canonical_json(),
+            (Ok(unit), Ok(controller)) => {
+                unit.to_canonical_json() == controller.to_canonical_json()
+            }
             _ => false,
         };
         if !same {
@@ -178,7 +183,10 @@ fn expected_results(
 
 /// A script error as a stage shows it: `line 12: runtime error: …`.
 fn error_text(error: &ScriptError) -> String {
-    let line = error.line.map(|l| format!("line {l}: ")).unwrap_or_default();
+    let line = error
+        .line
+        .map(|l| format!("line {l}: "))
+        .unwrap_or_default();
     format!("{line}{} error: {}", error.kind, error.message)
 }
 
@@ -219,7 +227,10 @@ impl Replay<'_> {
         stages.push(start);
         previous = started;
         for (index, step) in self.case.steps.iter().enumerate() {
-            let mut stage = Stage::new(StageKind::Step(index + 1), asks(&step.obj, step.traffic_set));
+            let mut stage = Stage::new(
+                StageKind::Step(index + 1),
+                asks(&step.obj, step.traffic_set),
+            );
             if !step.reaches_provider() {
                 stage.not_called = Some(NOT_CALLED_NO_TRAFFIC.to_owned());
                 stage.traffic = Traffic::NothingAsked;
@@ -282,7 +293,10 @@ impl Replay<'_> {
         stages.push(start);
         let mut canary: Option<BTreeMap<String, String>> = None;
         for (index, step) in self.case.steps.iter().enumerate() {
-            let mut stage = Stage::new(StageKind::Step(index + 1), asks(&step.obj, step.traffic_set));
+            let mut stage = Stage::new(
+                StageKind::Step(index + 1),
+                asks(&step.obj, step.traffic_set),
+            );
             let routes = ensure_ingress_routes(
                 self.script,
                 canary.as_ref(),
@@ -330,18 +344,18 @@ impl Replay<'_> {
                 stage.schema = findings;
                 self.traffic(&mut stage, &step.obj, step.traffic_set, &data);
             }
-            let object = canary
-                .as_ref()
-                .map(|annotations| canary_ingress(&stable, &stable_service, &canary_service, Some(annotations)));
+            let object = canary.as_ref().map(|annotations| {
+                canary_ingress(&stable, &stable_service, &canary_service, Some(annotations))
+            });
             stage.exists = object.is_some();
             self.set_diff(&mut stage, &mut previous_yaml, object.as_ref());
             stages.push(stage);
         }
         let mut restore = Stage::new(StageKind::Restore, "the rollout ends".to_owned());
         restore.exists = false;
-        restore
-            .warnings
-            .push("Kruise deletes the canary Ingress; the user's Ingress was never changed".to_owned());
+        restore.warnings.push(
+            "Kruise deletes the canary Ingress; the user's Ingress was never changed".to_owned(),
+        );
         self.set_diff(&mut restore, &mut previous_yaml, None);
         stages.push(restore);
         (stages, results)
@@ -356,7 +370,14 @@ impl Replay<'_> {
     }
 
     /// Schema findings of writing `now` over `before` (Kruise writes with Update).
-    fn validate(&self, stage: &mut Stage, now: &JsonValue, before: &JsonValue, group: &str, kind: &str) {
+    fn validate(
+        &self,
+        stage: &mut Stage,
+        now: &JsonValue,
+        before: &JsonValue,
+        group: &str,
+        kind: &str,
+    ) {
         let Some(schemas) = self.settings.schemas else {
             stage.schema_unchecked = Some("schema validation is off (--no-schema)".to_owned());
             return;
@@ -401,7 +422,8 @@ impl Replay<'_> {
         let table = traffic_table(model, &configs.before, &configs.after, &configs.intent);
         if table.probes == 0 {
             stage.traffic = Traffic::Unavailable(
-                "nothing to probe: the configurations have no route to send a request through".to_owned(),
+                "nothing to probe: the configurations have no route to send a request through"
+                    .to_owned(),
             );
             return;
         }

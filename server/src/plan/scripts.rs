@@ -110,7 +110,12 @@ impl ScriptSources {
             let tree = self
                 .tree
                 .as_deref()
-                .map(|tree| format!(" in {}", crate::cli::paths::display(&bundled_path(tree, kind))))
+                .map(|tree| {
+                    format!(
+                        " in {}",
+                        crate::cli::paths::display(&bundled_path(tree, kind))
+                    )
+                })
                 .unwrap_or_default();
             format!(
                 "no script for {}: none{tree}, in a --config ConfigMap, or given with --script",

@@ -104,7 +104,11 @@ fn write_resource(out: &mut String, resource: &ResourcePlan) {
 }
 
 fn write_stage(out: &mut String, stage: &Stage) {
-    let class = if stage.failed() { "stage failed" } else { "stage" };
+    let class = if stage.failed() {
+        "stage failed"
+    } else {
+        "stage"
+    };
     let mark = if stage.failed() { "✗" } else { "✓" };
     let traffic = match &stage.traffic {
         Traffic::Original => "original",
@@ -169,7 +173,11 @@ fn write_stage(out: &mut String, stage: &Stage) {
         let _ = writeln!(out, "<p class=\"bad\">✗ routing: {}</p>", escape(violation));
     }
     if stage.more_violations > 0 {
-        let _ = writeln!(out, "<p class=\"bad\">✗ and {} more</p>", stage.more_violations);
+        let _ = writeln!(
+            out,
+            "<p class=\"bad\">✗ and {} more</p>",
+            stage.more_violations
+        );
     }
     for finding in &stage.schema {
         let _ = writeln!(
@@ -187,7 +195,11 @@ fn write_stage(out: &mut String, stage: &Stage) {
         );
     }
     if let Some(why) = &stage.schema_unchecked {
-        let _ = writeln!(out, "<p class=\"meta\">schema not checked: {}</p>", escape(why));
+        let _ = writeln!(
+            out,
+            "<p class=\"meta\">schema not checked: {}</p>",
+            escape(why)
+        );
     }
     out.push_str("</section>\n");
 }

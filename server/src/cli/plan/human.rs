@@ -47,7 +47,11 @@ pub fn render(plan: &Plan, color: bool) -> String {
         text: String::new(),
         color,
     };
-    out.painted(0, BOLD, &format!("Plan of {} ({})", plan.rollout, plan.rollout_place));
+    out.painted(
+        0,
+        BOLD,
+        &format!("Plan of {} ({})", plan.rollout, plan.rollout_place),
+    );
     for note in &plan.notes {
         out.painted(0, YELLOW, &format!("note: {note}"));
     }
@@ -61,7 +65,11 @@ pub fn render(plan: &Plan, color: bool) -> String {
 }
 
 fn write_resource(out: &mut Out, resource: &ResourcePlan) {
-    out.painted(0, BOLD, &format!("{} ({})", resource.resource, resource.place));
+    out.painted(
+        0,
+        BOLD,
+        &format!("{} ({})", resource.resource, resource.place),
+    );
     out.line(2, &format!("provider: {}", resource.provider));
     if let Some(script) = &resource.script {
         out.line(2, &format!("script: {script}"));
@@ -78,7 +86,10 @@ fn write_resource(out: &mut Out, resource: &ResourcePlan) {
         ),
     }
     if resource.shown != resource.resource {
-        out.line(2, &format!("shown: {} (what Kruise writes)", resource.shown));
+        out.line(
+            2,
+            &format!("shown: {} (what Kruise writes)", resource.shown),
+        );
     }
     for stage in &resource.stages {
         out.line(0, "");
@@ -153,7 +164,10 @@ fn write_traffic(out: &mut Out, traffic: &Traffic) {
     let table = match traffic {
         Traffic::Original => return,
         Traffic::NothingAsked => {
-            out.line(4, "traffic: unchanged (the step asks nothing of the routing)");
+            out.line(
+                4,
+                "traffic: unchanged (the step asks nothing of the routing)",
+            );
             return;
         }
         Traffic::Unavailable(why) => {

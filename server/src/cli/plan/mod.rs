@@ -112,7 +112,11 @@ pub fn execute(args: PlanArgs) -> Result<u8, UsageError> {
         n => {
             return Err(UsageError(format!(
                 "{rollout_file}: {n} Rollouts or TrafficRoutings; plan one at a time ({})",
-                rollouts.iter().map(|r| r.place.as_str()).collect::<Vec<_>>().join(", ")
+                rollouts
+                    .iter()
+                    .map(|r| r.place.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             )));
         }
     };
@@ -128,11 +132,14 @@ pub fn execute(args: PlanArgs) -> Result<u8, UsageError> {
         resources.extend(read);
     }
     let sources = script_sources(&args)?;
+    let mut crd_problems = false;
     let schemas = if args.no_schema {
         None
     } else {
         let roots: Vec<PathBuf> = sources.tree.iter().cloned().collect();
         let loaded = crate::crd_sources::for_paths(&roots, &args.crds)?;
+        // A CRD that cannot be used leaves its kind unvalidated: never a silent pass (as `check`).
+        crd_problems = !loaded.problems.is_empty();
         for problem in &loaded.problems {
             write_stderr_line(&super::terminal::escape_controls(&format!(
                 "{problem}: error: CRD not loaded"
@@ -156,7 +163,11 @@ pub fn execute(args: PlanArgs) -> Result<u8, UsageError> {
         PlanFormat::Html => html::render(&plan),
     };
     write_stdout(rendered)?;
-    Ok(if plan.has_failures() { EXIT_FINDINGS } else { EXIT_OK })
+    Ok(if plan.has_failures() || crd_problems {
+        EXIT_FINDINGS
+    } else {
+        EXIT_OK
+    })
 }
 
 /// Whether a manifest is the Rollout side of a plan.
@@ -180,8 +191,7 @@ fn read_stdin(input: &InputArgs) -> Result<String, UsageError> {
             kruise_lua_engine::input::size_text(limit)
         )));
     }
-    kruise_lua_engine::input::utf8_text(bytes)
-        .map_err(|err| UsageError(format!("<stdin>: {err}")))
+    kruise_lua_engine::input::utf8_text(bytes).map_err(|err| UsageError(format!("<stdin>: {err}")))
 }
 
 /// The scripts of `--script`, `--config` and the tree.
@@ -201,11 +211,17 @@ fn script_sources(args: &PlanArgs) -> Result<ScriptSources, UsageError> {
         let shown = paths::display(path);
         let text = read_text(path, &args.input)?;
         let read = read_configmap(&text).map_err(|error| {
-            let line = error.span.map(|s| format!(":{}", s.start.line)).unwrap_or_default();
+            let line = error
+                .span
+                .map(|s| format!(":{}", s.start.line))
+                .unwrap_or_default();
             UsageError(format!("{shown}{line}: {}", error.message))
         })?;
         for note in &read.notes {
-            let line = note.span.map(|s| format!(":{}", s.start.line)).unwrap_or_default();
+            let line = note
+                .span
+                .map(|s| format!(":{}", s.start.line))
+                .unwrap_or_default();
             write_stderr_line(&super::terminal::escape_controls(&format!(
                 "{shown}{line}: warning: {}",
                 note.message
@@ -230,7 +246,9 @@ fn save_cases(plan: &Plan, path: &Path, input: &InputArgs) -> Result<(), UsageEr
         .filter_map(|resource| resource.case.as_ref().map(|case| (resource, case)))
         .collect();
     if cases.is_empty() {
-        return Err(UsageError("--save-case: no resource could be planned".to_owned()));
+        return Err(UsageError(
+            "--save-case: no resource could be planned".to_owned(),
+        ));
     }
     for (resource, case) in &cases {
         let target = if cases.len() == 1 {
@@ -277,8 +295,15 @@ fn write_case(target: &Path, text: &[u8]) -> Result<(), UsageError> {
 
 /// `dir/name.yaml` + `VirtualService web` → `dir/name-virtualservice.yaml`.
 fn per_resource_path(path: &Path, resource: &str) -> PathBuf {
-    let kind = resource.split(' ').next().unwrap_or("").to_ascii_lowercase();
-    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let kind = resource
+        .split(' ')
+        .next()
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let extension = path
         .extension()
         .map(|e| format!(".{}", e.to_string_lossy()))
