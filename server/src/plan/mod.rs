@@ -218,11 +218,12 @@ impl Reference {
     }
 }
 
+/// A traffic routing entry and the references it holds.
+type RoutingEntry = (JsonValue, Vec<Reference>);
+
 /// The traffic routings of a Rollout (`spec.strategy.canary.trafficRoutings`, or blueGreen's)
 /// or a TrafficRouting (`spec.objectRef`): each entry and the references it holds.
-fn routing_entries(
-    rollout: &Manifest,
-) -> Result<(&'static str, Vec<(JsonValue, Vec<Reference>)>), String> {
+fn routing_entries(rollout: &Manifest) -> Result<(&'static str, Vec<RoutingEntry>), String> {
     let (list, path): (Option<&JsonValue>, &str) = match rollout.field("kind") {
         "Rollout" => {
             let strategy = rollout.object.at(&["spec", "strategy"]);

@@ -58,9 +58,9 @@ pub fn render(plan: &Plan) -> String {
         escape(&plan.rollout_place),
         escape(&summary(plan))
     );
-    let _ = write!(
+    let _ = writeln!(
         out,
-        "<p class=\"legend\"><span><i class=\"sw\" style=\"background:{STABLE_COLOR}\"></i>stable</span><span><i class=\"sw\" style=\"background:{CANARY_COLOR}\"></i>canary</span><span><i class=\"sw\" style=\"background:{OTHER_COLOR}\"></i>other backends</span></p>\n"
+        "<p class=\"legend\"><span><i class=\"sw\" style=\"background:{STABLE_COLOR}\"></i>stable</span><span><i class=\"sw\" style=\"background:{CANARY_COLOR}\"></i>canary</span><span><i class=\"sw\" style=\"background:{OTHER_COLOR}\"></i>other backends</span></p>"
     );
     for note in &plan.notes {
         let _ = writeln!(out, "<p class=\"note\">note: {}</p>", escape(note));
