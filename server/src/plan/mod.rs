@@ -415,3 +415,77 @@ pub(crate) fn string_map(
 pub(crate) fn provider(kind: &ScriptKind) -> String {
     describe_kind(kind)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kruise_lua_engine::runner::RunOptions;
+    use scripts::GivenScript;
+
+    fn manifests(text: &str) -> Vec<Manifest> {
+        manifests::read("in.yaml", text).unwrap()
+    }
+
+    const ROLLOUT: &str = "apiVersion: rollouts.kruise.io/v1beta1\nkind: Rollout\nmetadata: {name: two}\nspec:\n  strategy:\n    canary:\n      trafficRoutings:\n      - service: alpha\n        customNetworkRefs:\n        - {apiVersion: a.io/v1, kind: Split, name: alpha}\n      - service: beta\n        customNetworkRefs:\n        - {apiVersion: a.io/v1, kind: Split, name: beta}\n        - {apiVersion: a.io/v1, kind: Split, name: gone}\n      steps:\n      - traffic: 20%\n";
+
+    const RESOURCES: &str = "apiVersion: a.io/v1\nkind: Split\nmetadata: {name: beta}\nspec: {to: x}\n---\napiVersion: a.io/v1\nkind: Split\nmetadata: {name: alpha}\nspec: {to: x}\n---\napiVersion: a.io/v1\nkind: Split\nmetadata: {name: stray}\nspec: {to: x}\n";
+
+    #[test]
+    fn each_resource_gets_the_services_of_its_own_traffic_routing() {
+        let sources = ScriptSources {
+            given: vec![GivenScript {
+                path: "s.lua".into(),
+                kind: None,
+                source: "obj.data.spec.to = obj.stableService .. '/' .. obj.canaryService\nreturn obj.data\n".into(),
+            }],
+            ..ScriptSources::default()
+        };
+        let options = RunOptions::default();
+        let settings = Settings {
+            scripts: &sources,
+            options: &options,
+            schemas: None,
+        };
+        let rollout = manifests(ROLLOUT).remove(0);
+        let plan = plan(&rollout, &manifests(RESOURCES), &settings).unwrap();
+        let planned: Vec<(&str, String)> = plan
+            .resources
+            .iter()
+            .map(|r| {
+                let added: Vec<String> = r.stages[1]
+                    .diff
+                    .iter()
+                    .filter(|l| l.kind == diff::LineKind::Added)
+                    .map(|l| l.text.trim().to_owned())
+                    .collect();
+                (r.resource.as_str(), added.join(" "))
+            })
+            .collect();
+        assert_eq!(
+            planned,
+            [
+                ("Split alpha", "to: alpha/alpha-canary".to_owned()),
+                ("Split beta", "to: beta/beta-canary".to_owned()),
+            ]
+        );
+        assert_eq!(
+            plan.notes,
+            [
+                "Rollout two references Split gone, which is not among the resources given (--resource): not planned",
+                "in.yaml:11: Split stray is not referenced by Rollout two: not planned",
+            ]
+        );
+        // Each saved case keeps only its own traffic routing (Kruise's test reads the first).
+        let case = plan.resources[1].case.as_ref().unwrap();
+        let routings = case
+            .rollout
+            .at(&["spec", "strategy", "canary", "trafficRoutings"])
+            .and_then(JsonValue::as_array)
+            .unwrap();
+        assert_eq!(routings.len(), 1);
+        assert_eq!(
+            routings[0].get("service").and_then(JsonValue::as_str),
+            Some("beta")
+        );
+    }
+}
