@@ -119,7 +119,7 @@ fn write_stage(out: &mut Out, stage: &Stage) {
         }
     } else {
         for line in &stage.diff {
-            let text = format!("{}{}", line.kind.prefix(), line.text);
+            let text = format!("{}{}", line.kind.prefix(), shortened(&line.text));
             match line.kind {
                 LineKind::Hunk => out.painted(4, CYAN, &text),
                 LineKind::Removed => out.painted(4, RED, &text),
@@ -208,6 +208,23 @@ fn write_traffic(out: &mut Out, traffic: &Traffic) {
     if table.more_classes > 0 {
         out.line(6, &format!("… {} more request classes", table.more_classes));
     }
+}
+
+/// Diff lines longer than this many characters are cut in the terminal (the original-spec
+/// annotation holds the whole spec on one line); the JSON and HTML formats keep them whole.
+const MAX_LINE_CHARS: usize = 160;
+
+/// `text` cut at [`MAX_LINE_CHARS`], saying how much was left out.
+fn shortened(text: &str) -> std::borrow::Cow<'_, str> {
+    let total = text.chars().count();
+    if total <= MAX_LINE_CHARS {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let kept: String = text.chars().take(MAX_LINE_CHARS).collect();
+    std::borrow::Cow::Owned(format!(
+        "{kept}… ({} more characters)",
+        total - MAX_LINE_CHARS
+    ))
 }
 
 /// One row of the traffic table: the class, stable, canary and other shares after the step,
