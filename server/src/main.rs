@@ -2,6 +2,7 @@
 //! (`check`), helps authors debug and start them (`obj`, `run`, `new`), and serves them to
 //! editors (`lsp`).
 
+mod accept_core;
 mod analysis;
 mod atomic_write;
 mod chunk_positions;

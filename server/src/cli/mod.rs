@@ -10,6 +10,7 @@ use kruise_lua_engine::json::KeyOrder;
 use kruise_lua_engine::runner::{Mode, RunOptions};
 use kruise_lua_engine::vm::Limits;
 
+pub mod accept;
 pub mod check;
 pub mod fix;
 pub mod lint;
@@ -57,6 +58,9 @@ pub enum Command {
     /// Scaffold a script folder (`<group>/<Kind>` or `ingress/<class>`) with the three
     /// recommended test cases
     New(new::NewArgs),
+    /// Write the actual output of a test case's failing steps as their expected entries
+    /// (minimal edits: formatting, comments and anchors kept), printing the change as a diff
+    Accept(accept::AcceptArgs),
     /// Run the language server over stdio (for editors)
     Lsp(ServeArgs),
     /// Run the debug adapter (Debug Adapter Protocol) over stdio: debug one step of a test
@@ -242,6 +246,7 @@ fn dispatch(cli: Cli) -> ExitCode {
         Command::Obj(args) => obj::execute(args),
         Command::Run(args) => run::execute(args),
         Command::Plan(args) => plan::execute(args),
+        Command::Accept(args) => accept::execute(args),
         Command::New(args) => new::execute(args),
         Command::Dap(args) => {
             return match crate::dap::run_stdio(args.limits()) {

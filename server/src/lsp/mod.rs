@@ -44,7 +44,7 @@ mod step_values;
 mod text;
 mod transport;
 mod watcher;
-mod yaml_edit;
+pub(crate) mod yaml_edit;
 
 pub use transport::Ending;
 
