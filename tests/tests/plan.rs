@@ -394,3 +394,56 @@ fn hundreds_of_matches_are_probed_within_the_bounds() {
     );
     assert!(step["diff"].as_array().unwrap().len() <= 400, "{step}");
 }
+
+#[test]
+fn a_trafficrouting_is_planned_as_its_one_step() {
+    let result = plan(&[
+        "--rollout",
+        "plan/trafficrouting.yaml",
+        "--resource",
+        "plan/istio.yaml",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(result.code, 0, "{result:?}");
+    let value: serde_json::Value = serde_json::from_str(&result.stdout).unwrap();
+    assert_eq!(value["rollout"], "TrafficRouting shop");
+    // The DestinationRule of the List is not referenced: a note, not a plan.
+    assert_eq!(value["notes"].as_array().unwrap().len(), 1, "{value}");
+    let stages = value["resources"][0]["stages"].as_array().unwrap();
+    let labels: Vec<&str> = stages
+        .iter()
+        .map(|s| s["stage"].as_str().unwrap())
+        .collect();
+    assert_eq!(labels, ["start", "step", "restore"]);
+    let class = &stages[1]["traffic"]["classes"][0];
+    assert_eq!(class["stable_percent"], 70.0, "{class}");
+    assert_eq!(class["canary_percent"], 30.0, "{class}");
+}
+
+#[test]
+fn colour_only_when_asked() {
+    let args = [
+        "--rollout",
+        "plan/rollout-vs-only.yaml",
+        "--resource",
+        "plan/istio.yaml",
+        "--script",
+        "plan/broken-vs.lua",
+    ];
+    let plain = plan(&args);
+    assert!(!plain.stdout.contains('\x1b'), "{plain:?}");
+    let mut coloured_args = args.to_vec();
+    coloured_args.extend(["--color", "always"]);
+    let coloured = plan(&coloured_args);
+    assert!(
+        coloured.stdout.contains("\x1b[32m+      weight: 50\x1b[0m"),
+        "{coloured:?}"
+    );
+    assert!(
+        coloured
+            .stdout
+            .contains("\x1b[31m✗ step 1: traffic 10%\x1b[0m"),
+        "{coloured:?}"
+    );
+}
