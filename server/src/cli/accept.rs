@@ -11,33 +11,13 @@ use kruise_lua_engine::discovery;
 use kruise_lua_engine::runner::Script;
 use kruise_lua_engine::script::ScriptFlavor;
 
-use super::terminal::escape_controls;
-use super::{
-    EXIT_FINDINGS, EXIT_OK, InputArgs, LimitArgs, ModeArg, UsageError, paths, write_stderr_line,
-    write_stdout,
+use super::options::{
+    EXIT_FINDINGS, EXIT_OK, InputArgs, LimitArgs, ModeArg, write_stderr_line, write_stdout,
 };
-use crate::accept_core::{StepAcceptance, accept_case, write_accepted};
-
-fn script_of_case(path: &std::path::Path) -> Option<PathBuf> {
-    let testdata = path
-        .ancestors()
-        .skip(1)
-        .find(|d| d.file_name().is_some_and(|n| n == "testdata"))?;
-    let folder = testdata.parent().unwrap_or(std::path::Path::new(""));
-    if folder
-        .file_name()
-        .is_some_and(|n| n == "trafficrouting_ingress")
-    {
-        let class = path.strip_prefix(testdata).ok()?.components().next()?;
-        Some(folder.join(format!("{}.lua", class.as_os_str().to_str()?)))
-    } else {
-        Some(folder.join("trafficRouting.lua"))
-    }
-}
-fn read_text(path: &std::path::Path, limit: u64) -> Result<String, UsageError> {
-    kruise_lua_engine::input::read_text(path, limit)
-        .map_err(|e| UsageError(format!("{}: {e}", paths::display(path))))
-}
+use super::terminal::escape_controls;
+use crate::project::accept::{StepAcceptance, accept_case, write_accepted};
+use crate::project::targets::script_of_case;
+use crate::project::{UsageError, paths, read_text};
 
 #[derive(Debug, Args)]
 pub struct AcceptArgs {

@@ -1,9 +1,27 @@
-//! "Accept actual output as expected" in the editor: the shared computation (what
-//! `expected[i]` becomes for a failing step, written by minimal edits that keep every other
-//! byte of the file) is [`crate::accept_core`], which `kruise-lua accept` uses too.
+//! "Accept actual output as expected" in the editor: the edits for one failing step or all
+//! of a case's. The computation (what `expected[i]` becomes, written by minimal edits that
+//! keep every other byte of the file) is the project layer's [`crate::project::accept`],
+//! which `kruise-lua accept` uses too.
 
+use super::runs::{CaseResult, ScriptResults};
 // The computation is the project layer's, shared with `kruise-lua accept`.
-pub use crate::accept_core::accept_edits;
+pub use crate::project::accept::accept_edits;
+use crate::project::yaml_edit::Edit;
+
+/// The edits accepting the actual output of one failing step (`Some(i)`) or all (`None`);
+/// an error says why the case cannot be rewritten safely.
+pub fn accept_case_edits(
+    results: &ScriptResults,
+    case: &CaseResult,
+    step: Option<usize>,
+) -> Result<Vec<Edit>, String> {
+    let parsed = case.case.as_ref().map_err(|e| e.message.clone())?;
+    let steps = case
+        .steps
+        .iter()
+        .filter(|s| step.is_none_or(|i| s.index == i));
+    accept_edits(&case.text, parsed, steps, results.target.flavor())
+}
 
 #[cfg(test)]
 mod tests {
@@ -44,7 +62,7 @@ mod tests {
             .iter()
             .filter(|s| step.is_none_or(|i| s.index == i));
         let edits = accept_edits(case_text, parsed, steps, ScriptFlavor::Custom)?;
-        Ok(crate::lsp::yaml_edit::apply_edits(case_text, edits))
+        Ok(crate::project::yaml_edit::apply_edits(case_text, edits))
     }
 
     fn passes(case_text: &str) -> bool {

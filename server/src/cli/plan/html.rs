@@ -8,8 +8,8 @@ use std::fmt::Write;
 use kruise_lua_engine::intent::{ShareRole, TrafficTable};
 
 use super::human::{percent_text, summary};
-use crate::plan::diff::LineKind;
-use crate::plan::{Plan, ResourcePlan, Stage, Traffic};
+use crate::project::plan::diff::LineKind;
+use crate::project::plan::{Plan, ResourcePlan, Stage, Traffic};
 
 const STYLE: &str = "
 body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:2rem;color:#1f2328;background:#fff;max-width:72rem}

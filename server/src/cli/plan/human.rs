@@ -6,8 +6,8 @@ use kruise_lua_engine::intent::{RequestClass, ShareRole};
 use kruise_lua_engine::schema::Severity;
 
 use crate::cli::terminal::escape_controls;
-use crate::plan::diff::LineKind;
-use crate::plan::{Plan, ResourcePlan, Stage, Traffic};
+use crate::project::plan::diff::LineKind;
+use crate::project::plan::{Plan, ResourcePlan, Stage, Traffic};
 
 const RED: &str = "\x1b[31m";
 const GREEN: &str = "\x1b[32m";

@@ -4,7 +4,7 @@
 use kruise_lua_engine::intent::{RequestClass, Share, ShareRole};
 use serde_json::{Value, json};
 
-use crate::plan::{Plan, ResourcePlan, Stage, StageKind, Traffic};
+use crate::project::plan::{Plan, ResourcePlan, Stage, StageKind, Traffic};
 
 /// The format's version.
 pub const VERSION: u64 = 1;

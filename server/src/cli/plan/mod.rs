@@ -1,5 +1,5 @@
 //! `kruise-lua plan --rollout ROLLOUT.yaml --resource RESOURCE.yaml…`: what a Rollout will do to
-//! the real gateway resources, step by step (the plan itself is computed by [`crate::plan`]),
+//! the real gateway resources, step by step (the plan itself is computed by [`crate::project::plan`]),
 //! shown as a human report, JSON or a self-contained HTML page, and saved as a test case with
 //! `--save-case`. Exit 1 when a stage errors, is invalid or misroutes.
 
@@ -9,14 +9,15 @@ use std::path::{Path, PathBuf};
 use clap::{Args, ValueEnum};
 use kruise_lua_engine::discovery::{self, read_configmap};
 
-use crate::plan::manifests::{self, Manifest};
-use crate::plan::scripts::{ConfigScripts, GivenScript, ScriptSources};
-use crate::plan::{self, Plan, Settings, case_file};
+use crate::project::plan::manifests::{self, Manifest};
+use crate::project::plan::scripts::{ConfigScripts, GivenScript, ScriptSources};
+use crate::project::plan::{self, Plan, Settings, case_file};
 
-use super::{
-    ColorArg, EXIT_FINDINGS, EXIT_OK, InputArgs, LimitArgs, UsageError, paths, read_text,
-    write_stderr_line, write_stdout,
+use super::options::{
+    ColorArg, EXIT_FINDINGS, EXIT_OK, InputArgs, LimitArgs, read_text, write_stderr_line,
+    write_stdout,
 };
+use crate::project::{UsageError, io_message, paths};
 
 mod html;
 mod human;
@@ -137,7 +138,7 @@ pub fn execute(args: PlanArgs) -> Result<u8, UsageError> {
         None
     } else {
         let roots: Vec<PathBuf> = sources.tree.iter().cloned().collect();
-        let loaded = crate::crd_sources::for_paths(&roots, &args.crds)?;
+        let loaded = crate::project::crd_sources::for_paths(&roots, &args.crds)?;
         // A CRD that cannot be used leaves its kind unvalidated: never a silent pass (as `check`).
         crd_problems = !loaded.problems.is_empty();
         for problem in &loaded.problems {
@@ -184,7 +185,7 @@ fn read_stdin(input: &InputArgs) -> Result<String, UsageError> {
         .lock()
         .take(limit.saturating_add(1))
         .read_to_end(&mut bytes)
-        .map_err(|err| UsageError(format!("<stdin>: {}", super::io_message(&err))))?;
+        .map_err(|err| UsageError(format!("<stdin>: {}", io_message(&err))))?;
     if bytes.len() as u64 > limit {
         return Err(UsageError(format!(
             "<stdin>: is more than {limit} bytes, over the {} limit for an input file (raise it with --max-input-size)",

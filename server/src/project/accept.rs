@@ -11,8 +11,8 @@ use kruise_lua_engine::steps::{StepOutcome, StepStatus, StepToRun, run_case_step
 use kruise_lua_engine::testcase::{TestCase, parse_case};
 use kruise_lua_engine::value::{JsonMap, JsonValue};
 
+use super::yaml_edit::{Edit, apply_edits, rewrite_expected};
 use crate::atomic_write::{ReplaceError, replace_file};
-use crate::lsp::yaml_edit::{Edit, apply_edits, rewrite_expected};
 
 /// The value `expected[step.index]` takes when the step's actual output is accepted; `None`
 /// when the step did not fail, or has no actual result or expected entry.
@@ -172,7 +172,7 @@ pub fn write_accepted(path: &Path, old_text: &str, new_text: &str) -> Result<(),
     replace_file(path, old_text.as_bytes(), new_text.as_bytes()).map_err(|err| match err {
         ReplaceError::Changed { .. } => format!(
             "{}: the file changed while its steps ran; nothing was written (run accept again)",
-            crate::cli::paths::display(path)
+            super::paths::display(path)
         ),
         other => other.to_string(),
     })

@@ -88,7 +88,7 @@ impl ScriptSources {
             if !path.is_file() {
                 return Ok(None);
             }
-            let shown = crate::cli::paths::display(&path);
+            let shown = crate::project::paths::display(&path);
             let source = kruise_lua_engine::input::read_text(&path, self.max_bytes)
                 .map_err(|e| format!("{shown}: {e}"))?;
             Ok(Some(FoundScript {
@@ -113,7 +113,7 @@ impl ScriptSources {
                 .map(|tree| {
                     format!(
                         " in {}",
-                        crate::cli::paths::display(&bundled_path(tree, kind))
+                        crate::project::paths::display(&bundled_path(tree, kind))
                     )
                 })
                 .unwrap_or_default();
