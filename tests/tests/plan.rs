@@ -121,6 +121,19 @@ fn misrouting_and_schema_invalid_steps_exit_1() {
     assert_eq!(stages[1]["failed"], true);
     assert_eq!(stages[1]["traffic"]["classes"][0]["as_asked"], false);
     assert_eq!(stages[2]["schema"][0]["severity"], "error");
+    // The HTML chart outlines the bar of each misrouted request class (one per step).
+    let html = plan(&[
+        "--rollout",
+        "plan/rollout-vs-only.yaml",
+        "--resource",
+        "plan/istio.yaml",
+        "--script",
+        "plan/broken-vs.lua",
+        "--format",
+        "html",
+    ]);
+    assert_eq!(html.code, 1, "{html:?}");
+    assert_eq!(html.stdout.matches("<rect class=\"misrouted\"").count(), 2);
 }
 
 #[test]

@@ -252,6 +252,14 @@ fn chart(out: &mut String, table: &TrafficTable) {
             x += w;
             parts.push(format!("{} {}", role.as_str(), percent_text(percent)));
         }
+        if class.misrouted.is_some() {
+            // Not what the step asks: the bar is outlined in red.
+            let _ = writeln!(
+                out,
+                "<rect class=\"misrouted\" x=\"{LABEL}\" y=\"{}\" width=\"{BAR}\" height=\"20\" fill=\"none\" stroke=\"#cf222e\" stroke-width=\"2\"/>",
+                y - 1.0
+            );
+        }
         if class.after.is_none() {
             let _ = writeln!(
                 out,
