@@ -14,6 +14,13 @@ if [ ! -f ../shared/conformance/README.md ]; then
   exit 2
 fi
 
+# The HTML report's test (tests/tests/plan_html.rs) and the VS Code suite open Debian's chromium.
+if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  echo "== installing chromium (apt)"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null
+fi
+
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
 
