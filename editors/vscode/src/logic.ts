@@ -67,6 +67,27 @@ export function isScriptPath(p: string): boolean {
 }
 
 /**
+ * Whether a workspace folder is or holds a script tree at its top (`lua_configuration/`, or an
+ * ingress `trafficrouting_ingress/`): a stat or two, where a workspace-wide file search takes
+ * seconds on a cold start (it was most of the time from opening the folder to the first lens).
+ */
+export function holdsScriptTree(folder: string, isDirectory: (dir: string) => boolean = isDirectoryOnDisk): boolean {
+  const name = path.basename(folder);
+  if (name === TREE_FOLDER || name === INGRESS_FOLDER) {
+    return isDirectory(folder);
+  }
+  return [TREE_FOLDER, INGRESS_FOLDER].some((dir) => isDirectory(path.join(folder, dir)));
+}
+
+function isDirectoryOnDisk(dir: string): boolean {
+  try {
+    return fs.statSync(dir).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/**
  * The script whose test case a YAML file is, when `exists` says that script is there:
  * `<dir>/testdata/**` next to `<dir>/trafficRouting.lua`, or
  * `trafficrouting_ingress/testdata/<class>/**` for `trafficrouting_ingress/<class>.lua`.

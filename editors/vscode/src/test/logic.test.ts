@@ -90,6 +90,21 @@ describe("classify", () => {
   });
 });
 
+describe("holdsScriptTree (start the server without a workspace-wide search)", () => {
+  const dirs = (...present: string[]) => (dir: string) => present.includes(dir);
+
+  it("finds lua_configuration or trafficrouting_ingress at the folder's top, or the folder itself", () => {
+    assert.equal(logic.holdsScriptTree("/repo", dirs("/repo/lua_configuration")), true);
+    assert.equal(logic.holdsScriptTree("/repo", dirs("/repo/trafficrouting_ingress")), true);
+    assert.equal(logic.holdsScriptTree("/repo/lua_configuration", dirs("/repo/lua_configuration")), true);
+  });
+
+  it("says no when neither is there (the file search decides then)", () => {
+    assert.equal(logic.holdsScriptTree("/repo", dirs("/repo/src", "/repo/deep/lua_configuration")), false);
+    assert.equal(logic.holdsScriptTree("/repo/lua_configuration", dirs()), false);
+  });
+});
+
 describe("resolveServerPath", () => {
   const env = (overrides: Partial<logic.ResolveEnv>, executables: string[]): logic.ResolveEnv => ({
     pathVariable: "/usr/local/bin:/usr/bin",
