@@ -596,11 +596,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }),
   );
 
-  const open = vscode.workspace.textDocuments.some(isRelevant);
-  note(`open relevant document: ${open}`);
-  const has = open || (await workspaceHasScripts());
-  note(`workspace has scripts: ${has}`);
-  if (has) {
+  if (vscode.workspace.textDocuments.some(isRelevant) || (await workspaceHasScripts())) {
     await ensureStarted();
   }
 }

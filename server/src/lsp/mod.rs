@@ -43,6 +43,7 @@ mod snippets;
 mod step_values;
 mod text;
 mod transport;
+mod type_definition;
 mod watcher;
 mod yaml_edit;
 
