@@ -166,6 +166,27 @@ async def test_document_links_between_a_case_its_script_and_its_steps(client: La
     assert by_line[expected[1]] == f"{case.as_uri()}#L{steps[1] + 1}", by_line
 
 
+async def test_a_comment_naming_a_case_links_to_it(client: LanguageClient):
+    script = client.workspace_root / "lua_configuration/example.io/Route/trafficRouting.lua"
+    case = script.parent / "testdata/wrong_weight.yaml"
+    await wait_for(lambda: diagnostics_of(client, script) is not None, what="first run")
+    text = "-- See testdata/wrong_weight.yaml and weights.yaml; not old_weights.yaml.\n" + script.read_text()
+    open_file(client, script, text)
+
+    async def links():
+        return await client.text_document_document_link_async(types.DocumentLinkParams(text_document=doc(script)))
+
+    found = await links()
+    while len(found) < 2:  # once the run is in
+        found = await links()
+    first = text.split("\n")[0]
+    shown = sorted((first[l.range.start.character : l.range.end.character], l.target) for l in found)
+    assert shown == [
+        ("testdata/wrong_weight.yaml", case.as_uri()),
+        ("weights.yaml", (script.parent / "testdata/weights.yaml").as_uri()),
+    ], shown
+
+
 async def test_type_definition_of_obj_reads_opens_the_cases(client: LanguageClient):
     script = client.workspace_root / "lua_configuration/example.io/Route/trafficRouting.lua"
     testdata = script.parent / "testdata"
