@@ -272,6 +272,23 @@ export const tests = [
     },
   },
   {
+    // "Go to Type Definition" on an obj read: the cases that give it, in a peek view.
+    name: "type-definition-opens-the-cases",
+    async run(wb) {
+      await wb.openFile(ISTIO_SCRIPT);
+      const at = wb.positionOf(ISTIO_SCRIPT, "local spec = obj.data.spec");
+      await wb.gotoLine(at.line, at.column + "local spec = obj.data.".length);
+      await wb.runCommandById("editor.action.goToTypeDefinition");
+      await wb.waitForText(SELECTORS.peekRow, "weights.yaml");
+      const rows = await wb.texts(SELECTORS.peekRow);
+      for (const name of ["realistic_mesh.yaml", "header_matches.yaml"]) {
+        assert.ok(rows.some((r) => r.includes(name)), `the peek view lists ${name}: ${JSON.stringify(rows)}`);
+      }
+      await wb.screenshot("type-definition-opens-the-cases");
+      await wb.page.keyboard.press("Escape");
+    },
+  },
+  {
     name: "format-document",
     async run(wb) {
       await wb.openFile(ISTIO_SCRIPT);
