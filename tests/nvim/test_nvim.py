@@ -602,4 +602,7 @@ def test_library_script_opened_cold_shows_its_lens(editor: Editor, tmp_path: pat
     )
     elapsed = time.monotonic() - started
     assert titles == [f"✓ {cases}/{cases} cases pass"], titles
+    # Defect 7: line 1 does not say it twice (the summary came before the lens, in the same run).
+    summaries = [d for d in editor.diagnostics(bufnr) if d["code"] == "summary"]
+    assert summaries == [], summaries
     print(f"\n# cold open (Neovim {editor.mode}): lens {elapsed:.2f} s after :edit")
