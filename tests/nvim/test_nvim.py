@@ -606,3 +606,30 @@ def test_library_script_opened_cold_shows_its_lens(editor: Editor, tmp_path: pat
     summaries = [d for d in editor.diagnostics(bufnr) if d["code"] == "summary"]
     assert summaries == [], summaries
     print(f"\n# cold open (Neovim {editor.mode}): lens {elapsed:.2f} s after :edit")
+
+
+def test_type_definition_of_obj_reads_and_links_to_cases(editor: Editor):
+    """Go to type definition on `obj.data.spec` lists `spec:` under each case's `original:`; a
+    comment naming a case links to it (issue 23)."""
+    bufnr = editor.edit(SCRIPT)
+    editor.wait_attached(bufnr)
+    editor.wait_diagnostic(bufnr, "summary")
+    line = line_of(editor.workspace / SCRIPT, "local spec = obj.data.spec")
+    found = editor.request(bufnr, "textDocument/typeDefinition", line, len("local spec = obj.data.s"))
+    places = []
+    for loc in found:
+        case = pathlib.Path(loc["uri"].removeprefix("file://"))
+        places.append((case.name, case.read_text().split("\n")[loc["range"]["start"]["line"]].strip()))
+    places.sort()
+    assert places == [("passing.yaml", "spec:"), ("wrong_weight.yaml", "spec:")], places
+    editor.nvim.current.buffer[0:0] = ["-- see testdata/wrong_weight.yaml"]
+    links = editor.wait(
+        lambda: editor.lua(
+            "local r = vim.lsp.buf_request_sync(..., 'textDocument/documentLink',"
+            " {textDocument = {uri = vim.uri_from_bufnr(...)}}, 10000) or {}"
+            " for _, x in pairs(r) do if x.result and #x.result > 0 then return x.result end end return nil",
+            bufnr,
+        ),
+        what="the comment's link",
+    )
+    assert [l["target"] for l in links] == [(editor.workspace / FAILING_CASE).as_uri()], links
