@@ -8,6 +8,7 @@ mod chunk_positions;
 mod cli;
 mod crd_sources;
 mod dap;
+mod freed_memory;
 mod lsp;
 mod lua_source;
 mod message_limits;
