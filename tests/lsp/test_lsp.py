@@ -234,7 +234,7 @@ async def test_failing_case_diagnostic_on_the_right_line_and_fix_clears_it(clien
         lambda: [d for d in diagnostics_of(client, script) or [] if d.code == "summary"],
         what="script summary",
     )
-    assert summary[0].message == "1/2 cases pass — wrong_weight step 2 fails"
+    assert summary[0].message == "1/2 cases pass (3/4 steps) — wrong_weight step 2 fails"
 
     # Fix the case in the editor: the diagnostics go away.
     open_file(client, case, text)
@@ -244,7 +244,7 @@ async def test_failing_case_diagnostic_on_the_right_line_and_fix_clears_it(clien
         what="diagnostics cleared",
     )
     await wait_for(
-        lambda: [d for d in diagnostics_of(client, script) or [] if d.message == "2/2 cases pass"],
+        lambda: [d for d in diagnostics_of(client, script) or [] if d.message == "2/2 cases pass (4/4 steps)"],
         what="summary updated",
     )
 
@@ -552,7 +552,7 @@ async def test_ingress_script_runs_with_its_own_obj(client: LanguageClient):
         lambda: [d for d in diagnostics_of(client, script) or [] if d.code == "summary"],
         what="ingress summary",
     )
-    assert diags[0].message == "1/1 cases pass"
+    assert diags[0].message == "1/1 cases pass (1/1 steps)"
     text = script.read_text()
     open_file(client, script, text)
     labels = await completion_labels(client, script, 1, len("local annotations = obj."))
@@ -575,7 +575,7 @@ async def test_configmap_script_runs_against_its_testdata(client: LanguageClient
     )
     first_script_line = next(i for i, l in enumerate(lines) if "local spec = obj.data.spec" in l)
     assert summary[0].range.start.line == first_script_line
-    assert summary[0].message == "0/1 cases pass — weights step 1 fails"
+    assert summary[0].message == "0/1 cases pass (0/1 steps) — weights step 1 fails"
     # Fix the typo inside the block scalar: the case passes.
     open_file(client, manifest, text, "yaml")
     line = next(i for i, l in enumerate(lines) if "obj.canaryweight" in l)
@@ -587,6 +587,6 @@ async def test_configmap_script_runs_against_its_testdata(client: LanguageClient
         what="case passes after the fix",
     )
     await wait_for(
-        lambda: [d for d in diagnostics_of(client, manifest) or [] if d.message == "1/1 cases pass"],
+        lambda: [d for d in diagnostics_of(client, manifest) or [] if d.message == "1/1 cases pass (1/1 steps)"],
         what="summary updated",
     )

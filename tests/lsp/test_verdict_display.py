@@ -57,3 +57,22 @@ async def test_a_failing_step_is_marked_on_the_dash_line_of_its_entry(client: La
     assert r.end.character == len(lines[entry]), r
     fields = [d for d in diagnostics_of(client, case) if d.code == "field-differs"]
     assert [d.range.start.line for d in fields] == [len(lines) - 2], fields
+
+
+async def test_the_summary_sits_at_the_start_of_line_1_and_counts_steps(client: LanguageClient):
+    """Defect 7: the summary underlined the whole first line (usually a comment) under the lens
+    that says the same. Defect 12: the status bar counted cases where `check` counts steps: the
+    summary (which the status bar adds up) and runAll say both."""
+    script = route(client) / "trafficRouting.lua"
+    summary = await wait_for(
+        lambda: [d for d in diagnostics_of(client, script) or [] if d.code == "summary"],
+        what="the summary",
+    )
+    r = summary[0].range
+    assert (r.start.line, r.start.character, r.end.line, r.end.character) == (0, 0, 0, 0), r
+    assert summary[0].message.startswith("1/2 cases pass (3/4 steps)"), summary[0].message
+    result = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="kruise-lua.runAll", arguments=[])
+    )
+    # The whole workspace's totals (tests/tests/parity.rs compares them with `check`'s).
+    assert result["steps"] >= result["cases"] and result["stepsPassed"] < result["steps"], result

@@ -139,7 +139,7 @@ def test_run_command_reports_counts(editor: Editor):
         lambda: [m for m in editor.messages() if "cases pass" in m],
         what="the run's counts",
     )
-    assert "1/2 cases pass (1 scripts)" in message[0], message
+    assert "1/2 cases pass, 3/4 steps (1 scripts)" in message[0], message
 
 
 def test_obj_command_opens_a_scratch_lua_buffer(editor: Editor):

@@ -374,7 +374,7 @@ export function parseRunAll(result: unknown): Counts | undefined {
 
 /**
  * Totals from the per-script summary diagnostics (`code: "summary"`, message
- * `"P/T cases pass, S/U steps…"`, one on the first line of each script that has cases), so the
+ * `"P/T cases pass (S/U steps)…"`, one on the first line of each script that has cases), so the
  * status bar follows every run without asking the server to run anything. Steps are totalled
  * only when every summary gives them.
  */
@@ -382,7 +382,7 @@ export function countsFromSummaries(messages: Iterable<string>): Counts {
   const counts: Counts = { scripts: 0, cases: 0, passed: 0, steps: 0, stepsPassed: 0 };
   let allSteps = true;
   for (const message of messages) {
-    const m = /^(\d+)\/(\d+) cases? pass(?:, (\d+)\/(\d+) steps?)?/.exec(message);
+    const m = /^(\d+)\/(\d+) cases? pass(?: \((\d+)\/(\d+) steps?\))?/.exec(message);
     if (m === null) {
       continue;
     }

@@ -233,7 +233,9 @@ pub fn run_diagnostics(results: &ScriptResults) -> Vec<(PathBuf, Vec<Diagnostic>
         ));
     } else if total > 0 {
         let passed = results.passed_count();
-        let mut summary = format!("{passed}/{total} cases pass");
+        // Steps too: `check` counts steps, the lens and the status bar cases (defect 12).
+        let (steps, steps_passed) = results.step_counts();
+        let mut summary = format!("{passed}/{total} cases pass ({steps_passed}/{steps} steps)");
         let invalid = results.invalid_count();
         if invalid > 0 {
             summary.push_str(&format!(", {invalid} invalid"));
@@ -287,7 +289,10 @@ pub fn run_diagnostics(results: &ScriptResults) -> Vec<(PathBuf, Vec<Diagnostic>
         } else {
             DiagnosticSeverity::INFORMATION
         };
-        let mut d = diagnostic(script_line_range(1), severity, "summary", summary);
+        // At the start of line 1, not under it: the line is usually a comment, and the lens
+        // above it says the verdict already (defect 7).
+        let start = script_line_range(1).start;
+        let mut d = diagnostic(Range::new(start, start), severity, "summary", summary);
         if passed < total {
             d.related_information = Some(
                 results

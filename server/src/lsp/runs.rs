@@ -126,6 +126,22 @@ impl ScriptResults {
         self.cases.iter().filter(|c| c.passed()).count()
     }
 
+    /// The steps of all cases (what `kruise-lua check` counts) and how many of them pass,
+    /// by the shared verdict rules.
+    pub fn step_counts(&self) -> (usize, usize) {
+        let mut counts = (0, 0);
+        for case in &self.cases {
+            let facts = case.facts();
+            counts.0 += case.steps.len();
+            counts.1 += case
+                .steps
+                .iter()
+                .filter(|step| facts.step_verdict(step) == Verdict::Pass)
+                .count();
+        }
+        counts
+    }
+
     /// Cases whose steps all pass but the API server would reject an output or expectation.
     pub fn invalid_count(&self) -> usize {
         self.cases.iter().filter(|c| c.invalid()).count()

@@ -208,6 +208,16 @@ local function show_counts(result)
   end
   local failing = (result.cases or 0) - (result.passed or 0)
   local message = ("%d/%d cases pass (%d scripts)"):format(result.passed or 0, result.cases or 0, result.scripts or 0)
+  if result.steps then
+    -- `kruise-lua check` counts steps: say both (defect 12).
+    message = ("%d/%d cases pass, %d/%d steps (%d scripts)"):format(
+      result.passed or 0,
+      result.cases or 0,
+      result.stepsPassed or 0,
+      result.steps,
+      result.scripts or 0
+    )
+  end
   notify(message, failing > 0 and vim.log.levels.WARN or vim.log.levels.INFO)
 end
 

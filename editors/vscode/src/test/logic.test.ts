@@ -267,8 +267,8 @@ describe("status bar", () => {
 
   it("totals steps when every summary gives them (defect 12)", () => {
     const counts = logic.countsFromSummaries([
-      "3/3 cases pass, 7/7 steps",
-      "1/2 cases pass, 3/4 steps — wrong_weight step 2 fails",
+      "3/3 cases pass (7/7 steps)",
+      "1/2 cases pass (3/4 steps) — wrong_weight step 2 fails",
     ]);
     assert.deepEqual(counts, { scripts: 2, cases: 5, passed: 4, steps: 11, stepsPassed: 10 });
   });
