@@ -960,6 +960,21 @@ pub(crate) mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
+    /// `run_all` (a cold start's run of the workspace) skips what was asked for while it walked
+    /// the workspace: asking again would cancel the opened file's run, already under way.
+    #[test]
+    fn requests_since_a_moment_are_told_apart() {
+        let scheduler = Scheduler::default();
+        let opened = ScriptId::File("/opened.lua".into());
+        let other = ScriptId::File("/other.lua".into());
+        let _earlier = scheduler.request(&other);
+        let before = scheduler.requests_now();
+        assert!(!scheduler.requested_since(&opened, &before));
+        let _run = scheduler.request(&opened);
+        assert!(scheduler.requested_since(&opened, &before));
+        assert!(!scheduler.requested_since(&other, &before));
+    }
+
     #[test]
     fn isolated_requests_run_at_once_and_bursts_wait() {
         let scheduler = Scheduler::default();
