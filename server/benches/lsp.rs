@@ -766,6 +766,42 @@ fn bench_editing(dir: &Path) {
         ),
     );
     server.stop();
+    bench_type_definition(dir, &source, rounds);
+}
+
+/// `textDocument/typeDefinition` on `obj.data.spec` in the 2,000-line script as a
+/// `trafficRouting.lua` with one case (the places are looked up in the cases' parsed YAML).
+fn bench_type_definition(dir: &Path, source: &str, rounds: usize) {
+    let kind = dir.join("typedef/lua_configuration/example.io/Route");
+    std::fs::create_dir_all(kind.join("testdata")).unwrap();
+    let path = kind.join("trafficRouting.lua");
+    std::fs::write(&path, source).unwrap();
+    std::fs::write(kind.join("testdata/weights.yaml"), CASE).unwrap();
+    let mut server = Server::start();
+    server.initialize(&dir.join("typedef"), json!({}));
+    let uri = file_uri(&path);
+    server.open(&path, source);
+    let case_uri = file_uri(&kind.join("testdata/weights.yaml"));
+    server.wait("the case's run", |m| {
+        is_publish(m) && m["params"]["uri"] == case_uri
+    });
+    // `spec` of `local spec = obj.data.spec` on line 1.
+    let at = json!({"textDocument": {"uri": uri}, "position": {"line": 0, "character": 23}});
+    let (p50, p95) = time_requests(
+        &mut server,
+        "textDocument/typeDefinition",
+        rounds,
+        |_, _| {},
+        |_| at.clone(),
+        |r| assert_eq!(r.as_array().map(Vec::len), Some(1), "{r}"),
+    );
+    println!(
+        "type definition of obj.data.spec ({}-line script, {rounds} requests): p50 {}, p95 {}",
+        source.lines().count(),
+        ms(p50),
+        ms(p95)
+    );
+    server.stop();
 }
 
 fn main() {

@@ -234,7 +234,7 @@ async def test_failing_case_diagnostic_on_the_right_line_and_fix_clears_it(clien
         lambda: [d for d in diagnostics_of(client, script) or [] if d.code == "summary"],
         what="script summary",
     )
-    assert summary[0].message == "1/2 cases pass — wrong_weight step 2 fails"
+    assert summary[0].message == "1/2 cases pass (3/4 steps) — wrong_weight step 2 fails"
 
     # Fix the case in the editor: the diagnostics go away.
     open_file(client, case, text)
@@ -244,7 +244,7 @@ async def test_failing_case_diagnostic_on_the_right_line_and_fix_clears_it(clien
         what="diagnostics cleared",
     )
     await wait_for(
-        lambda: [d for d in diagnostics_of(client, script) or [] if d.message == "2/2 cases pass"],
+        lambda: [d for d in diagnostics_of(client, script) or [] if d.message == "2/2 cases pass (4/4 steps)"],
         what="summary updated",
     )
 
@@ -350,7 +350,7 @@ async def test_run_all_command_and_code_lens(client: LanguageClient):
         types.ExecuteCommandParams(command="kruise-lua.runAll", arguments=[])
     )
     # Route (2 cases, one failing), the demo ingress class, the ConfigMap's Gateway (failing).
-    assert summary == {"scripts": 3, "cases": 4, "passed": 2}, summary
+    assert summary == {"scripts": 3, "cases": 4, "passed": 2, "steps": 6, "stepsPassed": 4}, summary
     case = route(client) / "testdata" / "wrong_weight.yaml"
     open_file(client, case)
     lenses = await client.text_document_code_lens_async(
@@ -392,9 +392,11 @@ async def test_one_syntax_diagnostic_per_problem(client: LanguageClient, line: s
     await wait_for(lambda: "summary" in codes(diagnostics_of(client, script)), what="the first run")
     broken = line + "\n" + text
     replace_all(client, script, text, broken, 2)
-    # The cases have run on the broken text (each step's error is on the case files).
+    # The cases have run on the broken text (each case says once that the script does not compile).
     case = route(client) / "testdata" / "weights.yaml"
-    await wait_for(lambda: "step-error" in codes(diagnostics_of(client, case)), what="the cases' syntax errors")
+    await wait_for(
+        lambda: "script-does-not-compile" in codes(diagnostics_of(client, case)), what="the cases' notes"
+    )
     await asyncio.sleep(0.3)  # any later publish of the script's list
     syntax = [d for d in diagnostics_of(client, script) if d.code == "syntax"]
     assert len(syntax) == 1, syntax
@@ -552,7 +554,7 @@ async def test_ingress_script_runs_with_its_own_obj(client: LanguageClient):
         lambda: [d for d in diagnostics_of(client, script) or [] if d.code == "summary"],
         what="ingress summary",
     )
-    assert diags[0].message == "1/1 cases pass"
+    assert diags[0].message == "1/1 cases pass (1/1 steps)"
     text = script.read_text()
     open_file(client, script, text)
     labels = await completion_labels(client, script, 1, len("local annotations = obj."))
@@ -575,7 +577,7 @@ async def test_configmap_script_runs_against_its_testdata(client: LanguageClient
     )
     first_script_line = next(i for i, l in enumerate(lines) if "local spec = obj.data.spec" in l)
     assert summary[0].range.start.line == first_script_line
-    assert summary[0].message == "0/1 cases pass — weights step 1 fails"
+    assert summary[0].message == "0/1 cases pass (0/1 steps) — weights step 1 fails"
     # Fix the typo inside the block scalar: the case passes.
     open_file(client, manifest, text, "yaml")
     line = next(i for i, l in enumerate(lines) if "obj.canaryweight" in l)
@@ -587,6 +589,6 @@ async def test_configmap_script_runs_against_its_testdata(client: LanguageClient
         what="case passes after the fix",
     )
     await wait_for(
-        lambda: [d for d in diagnostics_of(client, manifest) or [] if d.message == "1/1 cases pass"],
+        lambda: [d for d in diagnostics_of(client, manifest) or [] if d.message == "1/1 cases pass (1/1 steps)"],
         what="summary updated",
     )

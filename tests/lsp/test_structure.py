@@ -166,6 +166,67 @@ async def test_document_links_between_a_case_its_script_and_its_steps(client: La
     assert by_line[expected[1]] == f"{case.as_uri()}#L{steps[1] + 1}", by_line
 
 
+async def test_a_comment_naming_a_case_links_to_it(client: LanguageClient):
+    script = client.workspace_root / "lua_configuration/example.io/Route/trafficRouting.lua"
+    case = script.parent / "testdata/wrong_weight.yaml"
+    await wait_for(lambda: diagnostics_of(client, script) is not None, what="first run")
+    text = "-- See testdata/wrong_weight.yaml and weights.yaml; not old_weights.yaml.\n" + script.read_text()
+    open_file(client, script, text)
+
+    async def links():
+        return await client.text_document_document_link_async(types.DocumentLinkParams(text_document=doc(script)))
+
+    found = await links()
+    while len(found) < 2:  # once the run is in
+        found = await links()
+    first = text.split("\n")[0]
+    shown = sorted((first[l.range.start.character : l.range.end.character], l.target) for l in found)
+    assert shown == [
+        ("testdata/wrong_weight.yaml", case.as_uri()),
+        ("weights.yaml", (script.parent / "testdata/weights.yaml").as_uri()),
+    ], shown
+
+
+async def test_type_definition_of_obj_reads_opens_the_cases(client: LanguageClient):
+    script = client.workspace_root / "lua_configuration/example.io/Route/trafficRouting.lua"
+    testdata = script.parent / "testdata"
+    await wait_for(lambda: diagnostics_of(client, script) is not None, what="first run")
+    open_file(client, script)
+    text = script.read_text()
+
+    async def type_definition(position: types.Position):
+        return await client.text_document_type_definition_async(
+            types.TypeDefinitionParams(text_document=doc(script), position=position)
+        )
+
+    def places(found):
+        out = set()
+        for loc in found or []:
+            path = pathlib.Path(loc.uri.removeprefix("file://"))
+            out.add((path.name, path.read_text().split("\n")[loc.range.start.line].strip()))
+        return out
+
+    # `obj.data.spec` -> `spec:` under each case's `original:`.
+    spec = await type_definition(at(text, "obj.data.spec", len("obj.data.s")))
+    while not spec:  # the first run is in once the cases are known
+        spec = await type_definition(at(text, "obj.data.spec", len("obj.data.s")))
+    cases = sorted(p.name for p in testdata.glob("*.yaml"))
+    assert places(spec) == {(name, "spec:") for name in cases}, places(spec)
+    original = testdata / "weights.yaml"
+    lines = original.read_text().split("\n")
+    at_weights = [loc for loc in spec if loc.uri == original.as_uri()]
+    assert at_weights[0].range.start.line > lines.index("original:"), at_weights
+    # `obj.canaryWeight` -> the `traffic:` of every step.
+    weight = await type_definition(at(text, "obj.canaryWeight >= 0", len("obj.c")))
+    in_weights = [loc for loc in weight if loc.uri == original.as_uri()]
+    assert [lines[loc.range.start.line].strip() for loc in in_weights] == ['- traffic: "20%"', '- traffic: "50%"']
+    # `obj.canaryService` -> the traffic routing's `service:`.
+    service = await type_definition(at(text, "obj.canaryService then", len("obj.c")))
+    assert ("weights.yaml", "- service: web") in places(service), places(service)
+    # A local of the script's own: no type definition.
+    assert not await type_definition(at(text, "local canary", len("local c")))
+
+
 async def test_configmap_key_links_to_the_bundled_script(client: LanguageClient):
     manifest = client.workspace_root / "manifests/route.yaml"
     manifest.write_text(

@@ -2,8 +2,9 @@
 
 import pathlib
 import shutil
+import time
 
-from conftest import GATEWAY, PLUGIN, Editor
+from conftest import GATEWAY, PLUGIN, REPO, Editor
 
 SCRIPT = GATEWAY / "trafficRouting.lua"
 FAILING_CASE = GATEWAY / "testdata" / "wrong_weight.yaml"
@@ -104,12 +105,19 @@ def test_accept_fixes_the_case_and_its_diagnostic_clears(editor: Editor):
         what="the failure diagnostics to clear",
     )
     assert any("accepted the actual output of 1 step" in m for m in editor.messages()), editor.messages()
-    # The script's summary follows.
+    # The script's verdict follows: the lens says 2/2 (and the all-pass summary hint, which
+    # would say it again on line 1, is left out).
     script_buf = editor.edit(SCRIPT)
     editor.wait(
-        lambda: [d for d in editor.diagnostics(script_buf) if d["code"] == "summary" and d["message"].startswith("2/2")],
-        what="the summary to say 2/2",
+        lambda: "✓ 2/2 cases pass"
+        in editor.lua(
+            "local out = {} for _, l in ipairs(vim.lsp.codelens.get(...)) do"
+            " if l.command then out[#out + 1] = l.command.title end end return out",
+            script_buf,
+        ),
+        what="the lens to say 2/2",
     )
+    assert not [d for d in editor.diagnostics(script_buf) if d["code"] == "summary"], editor.diagnostics(script_buf)
 
 
 def test_accept_all_and_nothing_left_to_accept(editor: Editor):
@@ -138,7 +146,7 @@ def test_run_command_reports_counts(editor: Editor):
         lambda: [m for m in editor.messages() if "cases pass" in m],
         what="the run's counts",
     )
-    assert "1/2 cases pass (1 scripts)" in message[0], message
+    assert "1/2 cases pass, 3/4 steps (1 scripts)" in message[0], message
 
 
 def test_obj_command_opens_a_scratch_lua_buffer(editor: Editor):
@@ -574,3 +582,61 @@ def test_show_values_brings_a_loaded_but_hidden_script_into_a_window(editor: Edi
     editor.wait(lambda: editor.lua("return vim.fn.bufwinid(...)", script_buf) != -1, what="a window on the script")
     labels = editor.wait(lambda: inlay_labels(editor, script_buf), what="inlay hints in the script")
     assert line_of(script, "obj.canaryWeight") in labels, labels
+
+
+def test_library_script_opened_cold_shows_its_lens(editor: Editor, tmp_path: pathlib.Path):
+    """The bundled library's Istio script opened with no server running: the lens comes from
+    the server's first run of that script (defect 10 compares this with VS Code's cold open; the
+    time is printed, docs/BENCHMARKS.md has the figures)."""
+    library = tmp_path / "library" / "lua_configuration"
+    shutil.copytree(REPO / "lua_configuration", library)
+    script = library / "networking.istio.io" / "VirtualService" / "trafficRouting.lua"
+    cases = len(list((script.parent / "testdata").glob("*.yaml")))
+    started = time.monotonic()
+    editor.nvim.command(f"edit {script}")
+    bufnr = editor.nvim.current.buffer.number
+    titles = editor.wait(
+        lambda: [
+            t
+            for t in editor.lua(
+                "local out = {} for _, l in ipairs(vim.lsp.codelens.get(...)) do"
+                " if l.command then out[#out + 1] = l.command.title end end return out",
+                bufnr,
+            )
+            if "cases pass" in t
+        ],
+        what="the script's lens",
+    )
+    elapsed = time.monotonic() - started
+    assert titles == [f"✓ {cases}/{cases} cases pass"], titles
+    # Defect 7: line 1 does not say it twice (the summary came before the lens, in the same run).
+    summaries = [d for d in editor.diagnostics(bufnr) if d["code"] == "summary"]
+    assert summaries == [], summaries
+    print(f"\n# cold open (Neovim {editor.mode}): lens {elapsed:.2f} s after :edit")
+
+
+def test_type_definition_of_obj_reads_and_links_to_cases(editor: Editor):
+    """Go to type definition on `obj.data.spec` lists `spec:` under each case's `original:`; a
+    comment naming a case links to it (issue 23)."""
+    bufnr = editor.edit(SCRIPT)
+    editor.wait_attached(bufnr)
+    editor.wait_diagnostic(bufnr, "summary")
+    line = line_of(editor.workspace / SCRIPT, "local spec = obj.data.spec")
+    found = editor.request(bufnr, "textDocument/typeDefinition", line, len("local spec = obj.data.s"))
+    places = []
+    for loc in found:
+        case = pathlib.Path(loc["uri"].removeprefix("file://"))
+        places.append((case.name, case.read_text().split("\n")[loc["range"]["start"]["line"]].strip()))
+    places.sort()
+    assert places == [("passing.yaml", "spec:"), ("wrong_weight.yaml", "spec:")], places
+    editor.nvim.current.buffer[0:0] = ["-- see testdata/wrong_weight.yaml"]
+    links = editor.wait(
+        lambda: editor.lua(
+            "local r = vim.lsp.buf_request_sync(..., 'textDocument/documentLink',"
+            " {textDocument = {uri = vim.uri_from_bufnr(...)}}, 10000) or {}"
+            " for _, x in pairs(r) do if x.result and #x.result > 0 then return x.result end end return nil",
+            bufnr,
+        ),
+        what="the comment's link",
+    )
+    assert [l["target"] for l in links] == [(editor.workspace / FAILING_CASE).as_uri()], links

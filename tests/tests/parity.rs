@@ -421,6 +421,19 @@ fn check_and_the_language_server_agree_on_every_case() {
             "runAll {counts}, check: {passed}/{cases} cases pass"
         ));
     }
+    // Steps, as `check` counts them (the status bar says cases and steps, defect 12).
+    let (steps, steps_passed) = check
+        .steps
+        .values()
+        .flat_map(|steps| steps.values())
+        .fold((0, 0), |(all, passing), &passes| {
+            (all + 1, passing + usize::from(passes))
+        });
+    if counts["steps"] != json!(steps) || counts["stepsPassed"] != json!(steps_passed) {
+        disagreements.push(format!(
+            "runAll {counts}, check: {steps_passed}/{steps} steps pass"
+        ));
+    }
     // The status bar's counts: the sum of the summaries.
     let status: (usize, usize) = client
         .diagnostics

@@ -10,7 +10,9 @@
 # KRUISE_LUA_E2E_CHROMIUM (the browser; default /usr/bin/chromium), KRUISE_LUA_E2E_BUNDLED=1 (the
 # .vsix is a platform package carrying the server: no kruiseLua.server.path setting, no
 # kruise-lua on code-server's PATH nor in its ~/.cargo/bin, and the suite checks the extension
-# says it uses the bundled binary). Arguments: test names (or parts of them) to run only those.
+# says it uses the bundled binary), KRUISE_LUA_E2E_TRACE=1 (the client logs every LSP message
+# with its time, as JSON, in logs/**/*kruise-lua.log: where a cold start's time goes).
+# Arguments: test names (or parts of them) to run only those.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 ext="$(cd "$here/.." && pwd)"
@@ -123,8 +125,9 @@ log "installing $(basename "$KRUISE_LUA_VSIX") into a fresh code-server"
 # ones, such as kruiseLua.server.path): the extension uses the fresh binary; nothing else (welcome page, trust prompt,
 # update checks, auto-closing brackets that would change typed text) gets in the tests' way.
 bundled="${KRUISE_LUA_E2E_BUNDLED:-}"
-KRUISE_LUA_BIN="$KRUISE_LUA_BIN" BUNDLED="$bundled" node -e '
+KRUISE_LUA_BIN="$KRUISE_LUA_BIN" BUNDLED="$bundled" TRACE="${KRUISE_LUA_E2E_TRACE:-}" node -e '
   const settings = {
+    ...(process.env.TRACE === "1" ? { "kruiseLua.trace.server": { verbosity: "verbose", format: "json" } } : {}),
     ...(process.env.BUNDLED === "1" ? {} : { "kruiseLua.server.path": process.env.KRUISE_LUA_BIN }),
     "security.workspace.trust.enabled": false,
     "workbench.startupEditor": "none",

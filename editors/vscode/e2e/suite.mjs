@@ -86,9 +86,12 @@ const limit = setTimeout(async () => {
 limit.unref();
 
 const started = Date.now();
+// When the window was asked for and when it stood: the first test measures its cold open from here.
+ctx.coldStart = started;
 try {
   await page.goto(url, { timeout: 60_000 });
   await wb.ready();
+  ctx.workbenchReady = Date.now();
 } catch (error) {
   if (stopping) {
     await halt();

@@ -38,6 +38,8 @@ export const SELECTORS = {
   renameInput: ".rename-box .rename-input",
   parameterHints: ".parameter-hints-widget.visible",
   tokenInspector: ".token-inspect-widget",
+  // The peek view of several locations (go to type definition, references): its file list.
+  peekRow: ".peekview-widget .monaco-list-row",
 };
 
 export class Workbench {

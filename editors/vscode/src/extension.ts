@@ -32,6 +32,15 @@ let status: vscode.StatusBarItem;
 /** Documents the server was told about (`didOpen` sent and not closed). */
 const forwarded = new Set<string>();
 let missingReported = false;
+/** When this module was loaded (VS Code loads it just before calling `activate`). */
+const loadedAt = Date.now();
+/** When `activate` began: the output channel says how long the server took to be ready. */
+let activatedAt = 0;
+
+/** An output channel line with the time (cold-start figures come from these). */
+function note(line: string): void {
+  output.appendLine(`[${new Date().toISOString().slice(11, 23)}] ${line}`);
+}
 
 function rawSettings(): logic.RawSettings {
   const config = vscode.workspace.getConfiguration("kruiseLua");
@@ -302,9 +311,10 @@ async function start(): Promise<LanguageClient | undefined> {
     }
   });
   output.appendLine(logic.serverChoiceLine(resolved));
-  output.appendLine(`starting ${resolved.command} lsp`);
+  note(`starting ${resolved.command} lsp`);
   try {
     await created.start();
+    note(`language server ready, ${Date.now() - activatedAt} ms after the extension's activation`);
   } catch (error) {
     current = undefined;
     void vscode.window.showErrorMessage(`kruise-lua: the language server did not start: ${String(error)}`);
@@ -507,6 +517,10 @@ async function launchForActiveFile(): Promise<vscode.DebugConfiguration | undefi
 }
 
 async function workspaceHasScripts(): Promise<boolean> {
+  // The usual layout first (a stat); the file search only when it is not there.
+  if ((vscode.workspace.workspaceFolders ?? []).some((f) => f.uri.scheme === "file" && logic.holdsScriptTree(f.uri.fsPath))) {
+    return true;
+  }
   const found = await vscode.workspace.findFiles(
     `{${logic.SCRIPT_PATTERNS.join(",")}}`,
     "**/{node_modules,target,.git}/**",
@@ -516,7 +530,9 @@ async function workspaceHasScripts(): Promise<boolean> {
 }
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  activatedAt = Date.now();
   output = vscode.window.createOutputChannel(CLIENT_NAME);
+  note(`activated (module loaded ${activatedAt - loadedAt} ms before)`);
   bundledServer = context.asAbsolutePath(
     path.join("server", process.platform === "win32" ? "kruise-lua.exe" : "kruise-lua"),
   );

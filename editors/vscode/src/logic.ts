@@ -67,6 +67,27 @@ export function isScriptPath(p: string): boolean {
 }
 
 /**
+ * Whether a workspace folder is or holds a script tree at its top (`lua_configuration/`, or an
+ * ingress `trafficrouting_ingress/`): a stat or two, where a workspace-wide file search takes
+ * seconds on a cold start (it was most of the time from opening the folder to the first lens).
+ */
+export function holdsScriptTree(folder: string, isDirectory: (dir: string) => boolean = isDirectoryOnDisk): boolean {
+  const name = path.basename(folder);
+  if (name === TREE_FOLDER || name === INGRESS_FOLDER) {
+    return isDirectory(folder);
+  }
+  return [TREE_FOLDER, INGRESS_FOLDER].some((dir) => isDirectory(path.join(folder, dir)));
+}
+
+function isDirectoryOnDisk(dir: string): boolean {
+  try {
+    return fs.statSync(dir).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/**
  * The script whose test case a YAML file is, when `exists` says that script is there:
  * `<dir>/testdata/**` next to `<dir>/trafficRouting.lua`, or
  * `trafficrouting_ingress/testdata/<class>/**` for `trafficrouting_ingress/<class>.lua`.
@@ -328,6 +349,9 @@ export interface Counts {
   scripts: number;
   cases: number;
   passed: number;
+  /** Steps of those cases (what `kruise-lua check` counts), when the server said. */
+  steps?: number;
+  stepsPassed?: number;
 }
 
 /** Reads a `runAll` result; anything else is `undefined`. */
@@ -340,26 +364,47 @@ export function parseRunAll(result: unknown): Counts | undefined {
   if (!ok(r.scripts) || !ok(r.cases) || !ok(r.passed)) {
     return undefined;
   }
-  return { scripts: r.scripts as number, cases: r.cases as number, passed: r.passed as number };
+  const counts: Counts = { scripts: r.scripts as number, cases: r.cases as number, passed: r.passed as number };
+  if (ok(r.steps) && ok(r.stepsPassed)) {
+    counts.steps = r.steps as number;
+    counts.stepsPassed = r.stepsPassed as number;
+  }
+  return counts;
 }
 
 /**
  * Totals from the per-script summary diagnostics (`code: "summary"`, message
- * `"P/T cases pass…"`, one on the first line of each script that has cases), so the status bar
- * follows every run without asking the server to run anything.
+ * `"P/T cases pass (S/U steps)…"`, one on the first line of each script that has cases), so the
+ * status bar follows every run without asking the server to run anything. Steps are totalled
+ * only when every summary gives them.
  */
 export function countsFromSummaries(messages: Iterable<string>): Counts {
-  const counts: Counts = { scripts: 0, cases: 0, passed: 0 };
+  const counts: Counts = { scripts: 0, cases: 0, passed: 0, steps: 0, stepsPassed: 0 };
+  let allSteps = true;
   for (const message of messages) {
-    const m = /^(\d+)\/(\d+) cases? pass/.exec(message);
+    const m = /^(\d+)\/(\d+) cases? pass(?: \((\d+)\/(\d+) steps?\))?/.exec(message);
     if (m === null) {
       continue;
     }
     counts.scripts += 1;
     counts.passed += Number(m[1]);
     counts.cases += Number(m[2]);
+    if (m[3] === undefined) {
+      allSteps = false;
+    } else {
+      counts.stepsPassed = (counts.stepsPassed ?? 0) + Number(m[3]);
+      counts.steps = (counts.steps ?? 0) + Number(m[4]);
+    }
+  }
+  if (!allSteps) {
+    delete counts.steps;
+    delete counts.stepsPassed;
   }
   return counts;
+}
+
+function plural(n: number, what: string): string {
+  return `${n} ${what}${n === 1 ? "" : "s"}`;
 }
 
 export interface StatusView {
@@ -379,17 +424,28 @@ export function statusView(counts: Counts | undefined): StatusView {
     };
   }
   const failing = counts.cases - counts.passed;
-  const scripts = `${counts.scripts} script${counts.scripts === 1 ? "" : "s"}`;
+  const scripts = plural(counts.scripts, "script");
+  // Cases and steps both named: `kruise-lua check` counts steps, a lens counts cases.
+  const steps = counts.steps === undefined ? undefined : plural(counts.steps, "step");
   if (failing === 0) {
     return {
-      text: `$(pass) kruise-lua ${counts.passed}/${counts.cases}`,
-      tooltip: `kruise-lua: all ${counts.cases} cases of ${scripts} pass. Click to run all cases.`,
+      text: `$(pass) kruise-lua ${plural(counts.cases, "case")}${steps === undefined ? "" : `, ${steps}`}`,
+      tooltip:
+        `kruise-lua: all ${plural(counts.cases, "case")}${steps === undefined ? "" : ` (${steps})`} of ${scripts} pass. ` +
+        "Click to run all cases.",
       level: "ok",
     };
   }
+  const failingSteps =
+    counts.steps === undefined || counts.stepsPassed === undefined ? undefined : counts.steps - counts.stepsPassed;
   return {
-    text: `$(error) kruise-lua ${counts.passed}/${counts.cases}`,
-    tooltip: `kruise-lua: ${failing} of ${counts.cases} cases of ${scripts} fail. Click to run all cases.`,
+    text:
+      `$(error) kruise-lua ${counts.passed}/${plural(counts.cases, "case")}` +
+      (steps === undefined ? "" : `, ${counts.stepsPassed}/${steps}`),
+    tooltip:
+      `kruise-lua: ${failing} of ${plural(counts.cases, "case")}` +
+      (failingSteps === undefined ? "" : ` (${failingSteps} of ${steps})`) +
+      ` of ${scripts} fail. Click to run all cases.`,
     level: "error",
   };
 }

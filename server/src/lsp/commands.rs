@@ -138,9 +138,17 @@ pub async fn execute(
             let results = session.all_results();
             let cases: usize = results.iter().map(|r| r.cases.len()).sum();
             let passed: usize = results.iter().map(|r| r.passed_count()).sum();
-            Ok(Some(
-                json!({ "scripts": results.len(), "cases": cases, "passed": passed }),
-            ))
+            let (steps, steps_passed) = results
+                .iter()
+                .map(|r| r.step_counts())
+                .fold((0, 0), |(a, b), (c, d)| (a + c, b + d));
+            Ok(Some(json!({
+                "scripts": results.len(),
+                "cases": cases,
+                "passed": passed,
+                "steps": steps,
+                "stepsPassed": steps_passed,
+            })))
         }
         OBJ_AS_LUA => {
             let (uri, step) = case_argument(&params.arguments)?;

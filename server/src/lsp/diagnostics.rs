@@ -30,6 +30,23 @@ pub fn span_range(text: &str, index: &LineIndex, span: Span) -> Range {
     )
 }
 
+/// The line a sequence entry starts on, from its `- ` to the line's end (`span` is the
+/// entry's node, which starts after the dash).
+fn entry_line_range(text: &str, index: &LineIndex, span: Span) -> Range {
+    let at = span.start.offset.min(text.len());
+    let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    let dash = text[line_start..at]
+        .find('-')
+        .map_or(at, |i| line_start + i);
+    let line_end = text[at..].find('\n').map_or(text.len(), |i| at + i);
+    let line_end = if text[..line_end].ends_with('\r') {
+        line_end - 1
+    } else {
+        line_end
+    };
+    index.range(text, dash..line_end)
+}
+
 pub fn diagnostic(
     range: Range,
     severity: DiagnosticSeverity,
@@ -216,7 +233,9 @@ pub fn run_diagnostics(results: &ScriptResults) -> Vec<(PathBuf, Vec<Diagnostic>
         ));
     } else if total > 0 {
         let passed = results.passed_count();
-        let mut summary = format!("{passed}/{total} cases pass");
+        // Steps too: `check` counts steps, the lens and the status bar cases (defect 12).
+        let (steps, steps_passed) = results.step_counts();
+        let mut summary = format!("{passed}/{total} cases pass ({steps_passed}/{steps} steps)");
         let invalid = results.invalid_count();
         if invalid > 0 {
             summary.push_str(&format!(", {invalid} invalid"));
@@ -270,7 +289,10 @@ pub fn run_diagnostics(results: &ScriptResults) -> Vec<(PathBuf, Vec<Diagnostic>
         } else {
             DiagnosticSeverity::INFORMATION
         };
-        let mut d = diagnostic(script_line_range(1), severity, "summary", summary);
+        // At the start of line 1, not under it: the line is usually a comment, and the lens
+        // above it says the verdict already (defect 7).
+        let start = script_line_range(1).start;
+        let mut d = diagnostic(Range::new(start, start), severity, "summary", summary);
         if passed < total {
             d.related_information = Some(
                 results
@@ -364,6 +386,42 @@ fn case_diagnostics(
         script_location(line)
             .map(|location| vec![DiagnosticRelatedInformation { location, message }])
     };
+    // A script that does not compile: one note for the case, not an error per step (the
+    // syntax error itself is the script's own diagnostic, at its place).
+    if let Some(error) = case
+        .steps
+        .iter()
+        .find_map(|s| s.error.as_ref().filter(|e| e.kind == ErrorKind::Syntax))
+    {
+        let range = parsed
+            .expected_span
+            .map_or(first_line, |s| entry_line_range(text, &index, s));
+        let mut d = diagnostic(
+            range,
+            DiagnosticSeverity::INFORMATION,
+            "script-does-not-compile",
+            format!(
+                "no step ran: the script does not compile ({})",
+                map_positions(&error.message, place)
+            ),
+        );
+        let line = error.line.unwrap_or(1);
+        d.related_information = related(line, "syntax error here".into());
+        diags.push(d);
+        script_side.push((
+            error.line,
+            DiagnosticSeverity::ERROR,
+            error.kind.as_str(),
+            format!("case {name}"),
+            format!(
+                "{} error: {}",
+                error.kind,
+                message_after_position(&error.message, place)
+            ),
+            Some(error.kind),
+        ));
+        return (diags, script_side);
+    }
     for step in &case.steps {
         let number = step.index + 1;
         let step_range = step
@@ -422,9 +480,11 @@ fn case_diagnostics(
                 }
             }
             StepStatus::Fail => {
+                // The `- ` line of the entry only: the differing fields have their own
+                // diagnostics (under the whole entry, one edit gave dozens of lines of errors).
                 let range = step
                     .expected_span
-                    .map_or(step_range, |s| span_range(text, &index, s));
+                    .map_or(step_range, |s| entry_line_range(text, &index, s));
                 let mut d = diagnostic(
                     range,
                     DiagnosticSeverity::ERROR,

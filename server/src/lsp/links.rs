@@ -2,7 +2,10 @@
 //! * in a case, `expected:` links to the script the case tests, each step's `- ` line to its
 //!   `expected[i]` entry and back (`#L<line>` targets, which editors open at that line);
 //! * in a ConfigMap manifest, each script key links to the bundled script of the same provider
-//!   when the workspace has one (the file the key's text came from or goes to).
+//!   when the workspace has one (the file the key's text came from or goes to);
+//! * in a script (a file or a ConfigMap's), a comment naming one of its cases (`weights.yaml`,
+//!   `testdata/weights.yaml`) links to that case. (The other way from a script to its cases is
+//!   "go to type definition" on what it reads of `obj`: see `type_definition.rs`.)
 
 use std::path::{Path, PathBuf};
 
@@ -11,8 +14,9 @@ use kruise_lua_engine::script::ScriptKind;
 use tower_lsp_server::ls_types::{DocumentLink, Position, Range, Uri};
 
 use super::documents::path_uri;
-use super::lua::views;
+use super::lua::{LuaView, views};
 use super::project::ScriptId;
+use super::runs::ScriptResults;
 use super::session::Session;
 use super::text::LineIndex;
 
@@ -77,10 +81,16 @@ pub fn links(session: &Session, path: &Path, text: &str) -> Vec<DocumentLink> {
         }
         return out;
     }
+    let views = views(path, text, &session.roots());
+    for view in &views {
+        if let Some(results) = session.results_for(&view.target.id) {
+            out.extend(case_mentions(view, text, &index, &results));
+        }
+    }
     if path.extension().is_some_and(|e| e == "lua") {
         return out;
     }
-    for view in views(path, text, &session.roots()) {
+    for view in &views {
         let (ScriptId::Embedded { key, .. }, Some(kind), Some(testdata)) =
             (&view.target.id, &view.target.kind, &view.target.testdata)
         else {
@@ -98,6 +108,55 @@ pub fn links(session: &Session, path: &Path, text: &str) -> Vec<DocumentLink> {
             tooltip: Some("the bundled script for this provider".into()),
             data: None,
         });
+    }
+    out
+}
+
+/// Links on the names of the script's cases in its comments.
+fn case_mentions(
+    view: &LuaView,
+    host: &str,
+    index: &LineIndex,
+    results: &ScriptResults,
+) -> Vec<DocumentLink> {
+    let names: Vec<(String, &Path)> = results
+        .cases
+        .iter()
+        .filter_map(|case| {
+            let name = case.path.file_name()?.to_str()?.to_owned();
+            Some((name, case.path.as_path()))
+        })
+        .collect();
+    if names.is_empty() {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for comment in crate::analysis::lex::comments(&view.source) {
+        let start = comment.start;
+        let comment = &view.source[comment];
+        for (name, case) in &names {
+            for (at, _) in comment.match_indices(name.as_str()) {
+                let end = at + name.len();
+                // A whole file name: not the tail of a longer one (`old_weights.yaml`).
+                let before = comment[..at].chars().next_back();
+                let after = comment[end..].chars().next();
+                if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '-' || c == '.')
+                    || after.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '-')
+                {
+                    continue;
+                }
+                // `testdata/` in front belongs to the link too.
+                let from = comment[..at]
+                    .strip_suffix("testdata/")
+                    .map_or(at, |kept| kept.len());
+                out.push(DocumentLink {
+                    range: view.host_range(host, index, start + from..start + end),
+                    target: path_uri(case),
+                    tooltip: Some(format!("the test case {name}")),
+                    data: None,
+                });
+            }
+        }
     }
     out
 }

@@ -44,6 +44,7 @@ mod snippets;
 mod step_values;
 mod text;
 mod transport;
+mod type_definition;
 mod watcher;
 
 pub use transport::Ending;

@@ -126,6 +126,22 @@ impl ScriptResults {
         self.cases.iter().filter(|c| c.passed()).count()
     }
 
+    /// The steps of all cases (what `kruise-lua check` counts) and how many of them pass,
+    /// by the shared verdict rules.
+    pub fn step_counts(&self) -> (usize, usize) {
+        let mut counts = (0, 0);
+        for case in &self.cases {
+            let facts = case.facts();
+            counts.0 += case.steps.len();
+            counts.1 += case
+                .steps
+                .iter()
+                .filter(|step| facts.step_verdict(step) == Verdict::Pass)
+                .count();
+        }
+        counts
+    }
+
     /// Cases whose steps all pass but the API server would reject an output or expectation.
     pub fn invalid_count(&self) -> usize {
         self.cases.iter().filter(|c| c.invalid()).count()
@@ -502,9 +518,14 @@ impl ScriptResults {
 /// A third lane, one run at a time outside those slots, takes background runs again whose
 /// quick first pass ran into [`QUICK_PASS`]: runs that loop then never hold the background
 /// lane for their whole timeout.
+/// A background run starts only while no foreground run is under way: on 2 cores the runs of a
+/// cold start's whole workspace otherwise halved the speed of the one run the user waits for
+/// (the first lens of the file they opened).
 pub struct RunSlots {
     all: Arc<tokio::sync::Semaphore>,
     background: Arc<tokio::sync::Semaphore>,
+    /// How many foreground runs hold a slot now.
+    foreground_runs: Arc<tokio::sync::watch::Sender<usize>>,
     slow: Arc<tokio::sync::Semaphore>,
     foreground_pool: Arc<rayon::ThreadPool>,
     background_pool: Arc<rayon::ThreadPool>,
@@ -515,7 +536,24 @@ pub struct RunSlots {
 pub struct Slot {
     _background: Option<tokio::sync::OwnedSemaphorePermit>,
     _run: Option<tokio::sync::OwnedSemaphorePermit>,
+    _foreground: Option<ForegroundRun>,
     pool: Arc<rayon::ThreadPool>,
+}
+
+/// Counts a foreground run in [`RunSlots`] while it lives.
+struct ForegroundRun(Arc<tokio::sync::watch::Sender<usize>>);
+
+impl ForegroundRun {
+    fn new(count: &Arc<tokio::sync::watch::Sender<usize>>) -> ForegroundRun {
+        count.send_modify(|n| *n += 1);
+        ForegroundRun(count.clone())
+    }
+}
+
+impl Drop for ForegroundRun {
+    fn drop(&mut self) {
+        self.0.send_modify(|n| *n = n.saturating_sub(1));
+    }
 }
 
 impl Slot {
@@ -547,6 +585,7 @@ impl RunSlots {
         RunSlots {
             all: Arc::new(tokio::sync::Semaphore::new(slots)),
             background: Arc::new(tokio::sync::Semaphore::new(slots - 1)),
+            foreground_runs: Arc::new(tokio::sync::watch::channel(0).0),
             slow: Arc::new(tokio::sync::Semaphore::new(1)),
             foreground_pool: pool(slots, "run"),
             background_pool: pool(slots - 1, "background"),
@@ -560,6 +599,7 @@ impl RunSlots {
             pool: self.slow_pool.clone(),
             _background: None,
             _run: self.slow.clone().acquire_owned().await.ok(),
+            _foreground: None,
         }
     }
 
@@ -568,9 +608,13 @@ impl RunSlots {
         let background = if foreground {
             None
         } else {
-            self.background.clone().acquire_owned().await.ok()
+            let permit = self.background.clone().acquire_owned().await.ok();
+            let mut foreground_runs = self.foreground_runs.subscribe();
+            let _ = foreground_runs.wait_for(|n| *n == 0).await;
+            permit
         };
         Slot {
+            _foreground: foreground.then(|| ForegroundRun::new(&self.foreground_runs)),
             pool: if foreground {
                 self.foreground_pool.clone()
             } else {
@@ -657,6 +701,28 @@ impl Scheduler {
             Some(last) if now.duration_since(last) < debounce => debounce,
             _ => std::time::Duration::ZERO,
         }
+    }
+
+    /// The number of runs requested so far for each script: with [`Scheduler::requested_since`],
+    /// tells which scripts got a request after this moment.
+    pub fn requests_now(&self) -> HashMap<ScriptId, u64> {
+        self.generations
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .map(|(id, generation)| (id.clone(), generation.load(Ordering::SeqCst)))
+            .collect()
+    }
+
+    /// Whether a run of `id` was requested after `before` was taken ([`Scheduler::requests_now`]).
+    pub fn requested_since(&self, id: &ScriptId, before: &HashMap<ScriptId, u64>) -> bool {
+        let now = self
+            .generations
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(id)
+            .map_or(0, |generation| generation.load(Ordering::SeqCst));
+        now > before.get(id).copied().unwrap_or(0)
     }
 
     /// Registers a new request for `id`, superseding any earlier one.
@@ -894,6 +960,21 @@ pub(crate) mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
+    /// `run_all` (a cold start's run of the workspace) skips what was asked for while it walked
+    /// the workspace: asking again would cancel the opened file's run, already under way.
+    #[test]
+    fn requests_since_a_moment_are_told_apart() {
+        let scheduler = Scheduler::default();
+        let opened = ScriptId::File("/opened.lua".into());
+        let other = ScriptId::File("/other.lua".into());
+        let _earlier = scheduler.request(&other);
+        let before = scheduler.requests_now();
+        assert!(!scheduler.requested_since(&opened, &before));
+        let _run = scheduler.request(&opened);
+        assert!(scheduler.requested_since(&opened, &before));
+        assert!(!scheduler.requested_since(&other, &before));
+    }
+
     #[test]
     fn isolated_requests_run_at_once_and_bursts_wait() {
         let scheduler = Scheduler::default();
@@ -919,9 +1000,40 @@ pub(crate) mod tests {
         let foreground =
             tokio::time::timeout(std::time::Duration::from_secs(5), slots.acquire(true)).await;
         assert!(foreground.is_ok());
+        drop(foreground);
         drop(first);
         let again = tokio::time::timeout(std::time::Duration::from_secs(5), slots.acquire(false));
         assert!(again.await.is_ok());
+    }
+
+    /// A cold start: the file the user opened runs alone, the workspace's runs wait for it.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn background_runs_wait_while_a_foreground_run_is_under_way() {
+        let slots = Arc::new(RunSlots::new(4));
+        let foreground = slots.acquire(true).await;
+        let waiting = tokio::spawn({
+            let slots = slots.clone();
+            async move { slots.acquire(false).await }
+        });
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        assert!(
+            !waiting.is_finished(),
+            "a background run started beside a foreground one"
+        );
+        // A second foreground run does not wait.
+        let second = tokio::time::timeout(std::time::Duration::from_secs(5), slots.acquire(true));
+        let second = second
+            .await
+            .expect("a second foreground run starts at once");
+        drop(foreground);
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        assert!(!waiting.is_finished(), "it waits for every foreground run");
+        drop(second);
+        let started = tokio::time::timeout(std::time::Duration::from_secs(5), waiting).await;
+        assert!(
+            started.is_ok(),
+            "the background run starts once the foreground ones ended"
+        );
     }
 
     #[test]

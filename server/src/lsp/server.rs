@@ -18,7 +18,7 @@ use super::session::{ClientCaps, Session, Settings, write};
 use super::text::{LineIndex, apply_changes};
 use super::{
     call_hierarchy, case_view, folding, format, highlights, links, lint_actions, param_hints,
-    selection, snippets, step_values, watcher,
+    selection, snippets, step_values, type_definition, watcher,
 };
 
 /// The stack of a request's thread: full_moon's parser, the walks over its AST and the AST's
@@ -281,6 +281,7 @@ impl LanguageServer for Backend {
                 }),
                 hover_provider: Some(HoverProviderCapability::Simple(true)),
                 definition_provider: Some(OneOf::Left(true)),
+                type_definition_provider: Some(TypeDefinitionProviderCapability::Simple(true)),
                 references_provider: Some(OneOf::Left(true)),
                 document_symbol_provider: Some(OneOf::Left(true)),
                 code_action_provider: Some(CodeActionProviderCapability::Options(
@@ -501,6 +502,24 @@ impl LanguageServer for Backend {
                 let (view, offset) = lua::view_at(&views, &text, offset)?;
                 let range = lua::definition(view, &text, offset)?;
                 Some(GotoDefinitionResponse::Scalar(Location::new(uri, range)))
+            })
+            .await)
+    }
+
+    async fn goto_type_definition(
+        &self,
+        params: request::GotoTypeDefinitionParams,
+    ) -> Result<Option<GotoDefinitionResponse>> {
+        let position = params.text_document_position_params;
+        Ok(self
+            .guarded("typeDefinition", None, move |session| {
+                let (path, text, offset) =
+                    locate(&session, &position.text_document.uri, position.position)?;
+                let views = lua::views(&path, &text, &session.roots());
+                let (view, offset) = lua::view_at(&views, &text, offset)?;
+                let results = session.results_for(&view.target.id)?;
+                let found = type_definition::type_definition(view, offset, &results);
+                (!found.is_empty()).then_some(GotoDefinitionResponse::Array(found))
             })
             .await)
     }

@@ -566,7 +566,12 @@ impl Session {
                     if newly_shaped && session.docs.is_open(&lua_host) {
                         session.analyse(&lua_host, None);
                     }
-                    session.refresh_lenses();
+                    // Lenses show only in open documents: a run of a script nobody has open
+                    // asks for none (VS Code puts off its lens request while refreshes keep
+                    // coming, so a startup run of the workspace held back the open file's).
+                    if session.is_foreground(&target) {
+                        session.refresh_lenses();
+                    }
                 }
                 Ok(Ok(None)) => {} // superseded while running
                 Ok(Err(())) => {
@@ -706,7 +711,13 @@ impl Session {
     }
 
     /// Runs every script of the workspace and the open documents now; waits for the runs.
+    ///
+    /// A script whose run was requested while the workspace was being walked is not asked
+    /// again: on a cold start the editor opens its file right after `initialized`, and asking
+    /// again would cancel that file's run, already under way, and start it over (the first
+    /// lens then came after the whole workspace's runs).
     pub async fn run_all(self: &Arc<Self>) {
+        let before = self.scheduler.requests_now();
         let roots = self.roots();
         let worker = self.clone();
         let mut targets =
@@ -723,6 +734,7 @@ impl Session {
         let ids: Vec<ScriptId> = targets.iter().map(|t| t.id.clone()).collect();
         let handles: Vec<JoinHandle<()>> = targets
             .into_iter()
+            .filter(|t| !self.scheduler.requested_since(&t.id, &before))
             .map(|t| self.schedule_run(t, Duration::ZERO))
             .collect();
         for handle in handles {

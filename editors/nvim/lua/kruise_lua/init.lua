@@ -132,6 +132,18 @@ end
 
 local missing_reported = false
 
+--- Diagnostics as published, less a script's all-pass summary ("8/8 cases pass", a hint on
+--- line 1) when code lenses are on: the lens above that line says the same. A summary with
+--- failing cases stays (it links to them).
+local function on_publish_diagnostics(err, result, ctx, config)
+  if M.config.codelens and result and result.diagnostics then
+    result.diagnostics = vim.tbl_filter(function(d)
+      return not (d.code == "summary" and d.severity == vim.lsp.protocol.DiagnosticSeverity.Hint)
+    end, result.diagnostics)
+  end
+  return vim.lsp.diagnostic.on_publish_diagnostics(err, result, ctx, config)
+end
+
 --- The client configuration for `vim.lsp.start`/`vim.lsp.config` (without root_dir).
 local function client_config()
   local cmd = vim.deepcopy(M.config.cmd)
@@ -148,6 +160,7 @@ local function client_config()
     settings = settings,
     capabilities = M.config.capabilities,
     on_attach = M.config.on_attach,
+    handlers = { ["textDocument/publishDiagnostics"] = on_publish_diagnostics },
   }, binary ~= nil
 end
 
@@ -195,6 +208,16 @@ local function show_counts(result)
   end
   local failing = (result.cases or 0) - (result.passed or 0)
   local message = ("%d/%d cases pass (%d scripts)"):format(result.passed or 0, result.cases or 0, result.scripts or 0)
+  if result.steps then
+    -- `kruise-lua check` counts steps: say both (defect 12).
+    message = ("%d/%d cases pass, %d/%d steps (%d scripts)"):format(
+      result.passed or 0,
+      result.cases or 0,
+      result.stepsPassed or 0,
+      result.steps,
+      result.scripts or 0
+    )
+  end
   notify(message, failing > 0 and vim.log.levels.WARN or vim.log.levels.INFO)
 end
 

@@ -51,7 +51,7 @@ describe("with the real server", { skip: fs.existsSync(SERVER) ? false : `no ser
       assert.ok(recorded.commands.has("kruise-lua.objAsLua"), [...recorded.commands.keys()].join(", "));
 
       await recorded.commands.get("kruiseLua.runAll")!();
-      assert.equal(recorded.status.at(-1), "$(error) kruise-lua 1/2");
+      assert.equal(recorded.status.at(-1), "$(error) kruise-lua 1/2 cases, 3/4 steps");
 
       // Diagnostics of the run, on the failing case.
       const caseUri = `file://${caseFile}`;
@@ -77,7 +77,7 @@ describe("with the real server", { skip: fs.existsSync(SERVER) ? false : `no ser
       assert.ok(recorded.infos.some((m) => /accepted the actual output of 1 step/.test(m)), recorded.infos.join("\n"));
       assert.match(fs.readFileSync(caseFile, "utf8"), /weight: 40/);
       await waitFor("the failure to clear", () => !recorded.diagnostics.get(caseUri)?.some((d) => d.code === "step-fails"));
-      await waitFor("the status bar to show 2/2", () => recorded.status.at(-1) === "$(pass) kruise-lua 2/2");
+      await waitFor("the status bar to show 2 cases, 4 steps", () => recorded.status.at(-1) === "$(pass) kruise-lua 2 cases, 4 steps");
     } finally {
       await extension.deactivate();
       fs.rmSync(ws, { recursive: true, force: true });
@@ -107,7 +107,7 @@ describe("with the real server", { skip: fs.existsSync(SERVER) ? false : `no ser
         recorded.outputs.join("\n"),
       );
       await recorded.commands.get("kruiseLua.runAll")!();
-      assert.equal(recorded.status.at(-1), "$(error) kruise-lua 1/2");
+      assert.equal(recorded.status.at(-1), "$(error) kruise-lua 1/2 cases, 3/4 steps");
     } finally {
       process.env.PATH = savedPath;
       await extension.deactivate();

@@ -90,6 +90,21 @@ describe("classify", () => {
   });
 });
 
+describe("holdsScriptTree (start the server without a workspace-wide search)", () => {
+  const dirs = (...present: string[]) => (dir: string) => present.includes(dir);
+
+  it("finds lua_configuration or trafficrouting_ingress at the folder's top, or the folder itself", () => {
+    assert.equal(logic.holdsScriptTree("/repo", dirs("/repo/lua_configuration")), true);
+    assert.equal(logic.holdsScriptTree("/repo", dirs("/repo/trafficrouting_ingress")), true);
+    assert.equal(logic.holdsScriptTree("/repo/lua_configuration", dirs("/repo/lua_configuration")), true);
+  });
+
+  it("says no when neither is there (the file search decides then)", () => {
+    assert.equal(logic.holdsScriptTree("/repo", dirs("/repo/src", "/repo/deep/lua_configuration")), false);
+    assert.equal(logic.holdsScriptTree("/repo/lua_configuration", dirs()), false);
+  });
+});
+
 describe("resolveServerPath", () => {
   const env = (overrides: Partial<logic.ResolveEnv>, executables: string[]): logic.ResolveEnv => ({
     pathVariable: "/usr/local/bin:/usr/bin",
@@ -250,21 +265,30 @@ describe("status bar", () => {
     assert.deepEqual(counts, { scripts: 2, cases: 5, passed: 4 });
   });
 
+  it("totals steps when every summary gives them (defect 12)", () => {
+    const counts = logic.countsFromSummaries([
+      "3/3 cases pass (7/7 steps)",
+      "1/2 cases pass (3/4 steps) — wrong_weight step 2 fails",
+    ]);
+    assert.deepEqual(counts, { scripts: 2, cases: 5, passed: 4, steps: 11, stepsPassed: 10 });
+  });
+
   it("reads runAll's result", () => {
     assert.deepEqual(logic.parseRunAll({ scripts: 2, cases: 5, passed: 4 }), { scripts: 2, cases: 5, passed: 4 });
     assert.equal(logic.parseRunAll(null), undefined);
     assert.equal(logic.parseRunAll({ scripts: 2, cases: "5", passed: 4 }), undefined);
   });
 
-  it("shows pass/fail counts", () => {
-    const ok = logic.statusView({ scripts: 1, cases: 3, passed: 3 });
-    assert.equal(ok.text, "$(pass) kruise-lua 3/3");
+  it("shows pass/fail counts, saying cases and steps (defect 12)", () => {
+    const ok = logic.statusView({ scripts: 1, cases: 3, passed: 3, steps: 7, stepsPassed: 7 });
+    assert.equal(ok.text, "$(pass) kruise-lua 3 cases, 7 steps");
     assert.equal(ok.level, "ok");
-    assert.match(ok.tooltip, /all 3 cases of 1 script pass/);
-    const bad = logic.statusView({ scripts: 2, cases: 5, passed: 4 });
-    assert.equal(bad.text, "$(error) kruise-lua 4/5");
+    assert.match(ok.tooltip, /all 3 cases \(7 steps\) of 1 script pass/);
+    const bad = logic.statusView({ scripts: 2, cases: 5, passed: 4, steps: 11, stepsPassed: 10 });
+    assert.equal(bad.text, "$(error) kruise-lua 4/5 cases, 10/11 steps");
     assert.equal(bad.level, "error");
-    assert.match(bad.tooltip, /1 of 5 cases of 2 scripts fail/);
+    assert.match(bad.tooltip, /1 of 5 cases \(1 of 11 steps\) of 2 scripts fail/);
+    assert.equal(logic.statusView({ scripts: 1, cases: 1, passed: 1 }).text, "$(pass) kruise-lua 1 case");
     assert.equal(logic.statusView(undefined).level, "idle");
     assert.equal(logic.statusView({ scripts: 1, cases: 0, passed: 0 }).level, "idle");
   });

@@ -112,8 +112,11 @@ fn failing_step_marks_expected_entry_and_field() {
         .filter(|d| d.code == Some(NumberOrString::String("step-fails".into())))
         .collect();
     assert_eq!(fails.len(), 1);
-    // expected[1] starts on line 24 (0-based 23): `- apiVersion: x/v1`.
+    // expected[1] starts on line 24 (0-based 23): `- apiVersion: x/v1`; the error stays on
+    // that line, from its `- ` (the differing field has its own).
     assert_eq!(fails[0].range.start.line, 23);
+    assert_eq!(fails[0].range.end.line, 23);
+    assert_eq!(fails[0].range.start.character, 0);
     assert!(
         fails[0]
             .message
@@ -132,7 +135,7 @@ fn failing_step_marks_expected_entry_and_field() {
     assert!(
         script_diags
             .iter()
-            .any(|d| d.message == "0/1 cases pass — three step 2 fails"),
+            .any(|d| d.message == "0/1 cases pass (1/2 steps) — three step 2 fails"),
         "{script_diags:?}"
     );
 }
@@ -196,7 +199,7 @@ fn schema_errors_mark_the_expected_field_and_the_step_and_count_as_invalid() {
     let summary = with_code(&script_diags, "summary");
     assert_eq!(
         summary[0].message,
-        "0/1 cases pass, 1 invalid — three step 1 invalid (schema)"
+        "0/1 cases pass (0/1 steps), 1 invalid — three step 1 invalid (schema)"
     );
     // Without schemas the same case passes.
     let unvalidated = run(script, &one_step);
