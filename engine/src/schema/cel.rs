@@ -10,14 +10,9 @@ use cel::{Env, Program};
 use crate::value::JsonValue;
 use crate::yaml::PathSeg;
 
-/// The CEL environment the rules run in: the standard library plus the strings extension
-/// (`lowerAscii`, `split`, `join`, …), which Kubernetes enables too.
+/// The CEL environment the rules run in: see `cel_library.rs`.
 pub(crate) fn environment() -> Arc<Env> {
-    let mut env = Env::stdlib();
-    // The extension only declares functions; it cannot fail on a fresh environment, and if it
-    // did, rules using it would be reported as not checked.
-    let _ = env.add_extension(cel::extensions::strings);
-    Arc::new(env)
+    super::cel_library::environment()
 }
 
 /// What a rule says besides its expression (`x-kubernetes-validations` entry fields).

@@ -11,12 +11,14 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use cel::common::types::CelOptional;
+use cel::common::value::Val;
 use cel::objects::Key;
 use cel::{Context, ExecutionError, Program, Value};
 
 use super::cel::{CelOutcome, CelRule, Check, Failure, Old, short_rule};
 use super::compile::{Additional, Schema, SchemaType};
-use super::{cel_bounds, cel_cost};
+use super::{cel_bounds, cel_cost, cel_library};
 use crate::value::JsonValue;
 
 /// Values nested deeper than this (below fields the schema leaves free) are not converted.
@@ -65,6 +67,11 @@ impl CelRule {
                     cel_bounds::MAX_TREE_DEPTH
                 )));
             }
+            // A call the environment lacks fails only if it runs: found here, the rule is not
+            // checked even where that call sits in a branch the value does not take.
+            if let Some(reason) = cel_library::unsupported_function(program.expression(), &env) {
+                return Err(Check::Refused(reason));
+            }
             if let Some(schema) = schema {
                 let cost = cel_cost::estimate(program.expression(), schema);
                 if cost > cel_cost::STATIC_ESTIMATED_COST_LIMIT {
@@ -103,23 +110,14 @@ impl CelRule {
             Check::CrdRefused(reason) => return CelOutcome::CrdRefused(reason.clone()),
             Check::Refused(reason) => return CelOutcome::NotChecked(reason.clone()),
         };
+        // apiextensions-apiserver `pkg/apiserver/schema/cel/validation.go`: a transition rule
+        // runs only where the old object has the node, unless it declares `optionalOldSelf`;
+        // then it runs on new values too, with `oldSelf` an optional (`optional.none()` there).
+        let optional = self.text.optional_old_self;
         let old_value = match (transition, old) {
             (false, _) => None,
-            (true, Old::Value(_)) if self.text.optional_old_self => {
-                return CelOutcome::NotChecked(
-                    "a transition rule with optionalOldSelf (oldSelf is an optional, which \
-                     this checker does not model)"
-                        .into(),
-                );
-            }
-            (true, Old::Value(old)) => Some(old),
-            (true, Old::Absent) if self.text.optional_old_self => {
-                return CelOutcome::NotChecked(
-                    "a transition rule with optionalOldSelf on a new value (oldSelf is \
-                     optional.none(), which this checker does not model)"
-                        .into(),
-                );
-            }
+            (true, Old::Value(old)) => Some(Some(old)),
+            (true, Old::Absent) if optional => Some(None),
             (true, Old::Absent) => return CelOutcome::Passed,
             (true, Old::Unknown) => {
                 return CelOutcome::NotChecked(
@@ -137,12 +135,31 @@ impl CelRule {
         let mut context = Context::with_env(Arc::clone(&self.env));
         context.add_variable_from_value("self", this);
         if let Some(old) = old_value {
-            let Some(old) = to_cel(Some(schema), old, root, 0) else {
-                return CelOutcome::NotChecked(format!(
-                    "the old value is nested deeper than {MAX_VALUE_DEPTH} levels"
-                ));
+            let old = match old.map(|old| to_cel(Some(schema), old, root, 0)) {
+                Some(None) => {
+                    return CelOutcome::NotChecked(format!(
+                        "the old value is nested deeper than {MAX_VALUE_DEPTH} levels"
+                    ));
+                }
+                Some(Some(old)) => Some(old),
+                None => None,
             };
-            context.add_variable_from_value("oldSelf", old);
+            match (optional, old) {
+                (false, Some(old)) => context.add_variable_from_value("oldSelf", old),
+                (true, old) => {
+                    let optional = match old.map(Box::<dyn Val>::try_from) {
+                        Some(Ok(old)) => CelOptional::of(old),
+                        Some(Err(_)) => {
+                            return CelOutcome::NotChecked(
+                                "the old value cannot be made an optional".into(),
+                            );
+                        }
+                        None => CelOptional::none(),
+                    };
+                    context.add_variable_as_val("oldSelf", Box::new(optional));
+                }
+                (false, None) => {}
+            }
         }
         let text = &self.text;
         // apiextensions `schema/cel/validation.go`: `ruleErrorString` and `ruleMessageOrDefault`.
@@ -209,6 +226,8 @@ impl CelRule {
                 api_server_error_text(&error),
                 rule_error_string()
             )),
+            // A value past what this checker's Kubernetes functions model (cel_library).
+            Err(ExecutionError::InternalError(reason)) => CelOutcome::NotChecked(reason),
             Err(error) => {
                 CelOutcome::NotChecked(format!("the CEL crate could not evaluate it: {error}"))
             }

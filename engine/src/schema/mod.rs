@@ -20,6 +20,7 @@
 mod cel;
 mod cel_bounds;
 mod cel_cost;
+mod cel_library;
 mod cel_eval;
 mod compile;
 mod defaulting;
@@ -30,6 +31,7 @@ mod resource;
 mod validate;
 
 pub use cel::{CelRule, RuleText};
+pub use cel_library::KUBERNETES_VERSION as CEL_KUBERNETES_VERSION;
 pub use compile::{Additional, Schema, SchemaType};
 pub use load::{Crd, CrdVersion, LoadError, MAX_FILE_BYTES as MAX_CRD_FILE_BYTES, SchemaSet};
 pub use resource::{
