@@ -64,17 +64,18 @@ pub(crate) fn not_modelled(function: &str, reason: impl std::fmt::Display) -> Ex
     ExecutionError::InternalError(format!("{function}: {reason}"))
 }
 
-/// The reason a rule cannot be checked because it calls a function `env` does not declare
-/// (naming the first such function), or `None` when every call is declared. Probes each
-/// function by calling it with no arguments: an undeclared one is the only call that fails
-/// with `UndeclaredReference`.
+/// The reason a rule cannot be checked because it calls functions `env` does not declare
+/// (naming them), or `None` when every call is declared. Probes each function by calling it
+/// with no arguments: an undeclared one is the only call that fails with
+/// `UndeclaredReference`.
 pub(crate) fn unsupported_function(root: &IdedExpr, env: &Arc<Env>) -> Option<String> {
     let variables = bound_variables(root);
     let context = Context::with_env(Arc::clone(env));
     let mut seen = HashSet::new();
+    let mut missing: Vec<(String, &CallExpr)> = Vec::new();
     let mut pending = vec![root];
     while let Some(node) = pending.pop() {
-        pending.extend(cel_bounds::children(node));
+        pending.extend(cel_bounds::children(node).into_iter().rev());
         let Expr::Call(call) = &node.expr else {
             continue;
         };
@@ -82,22 +83,16 @@ pub(crate) fn unsupported_function(root: &IdedExpr, env: &Arc<Env>) -> Option<St
             continue;
         }
         let name = match qualified_name(call, &variables) {
-            Some(qualified) => {
-                if probe(&context, &qualified, false) {
-                    continue;
-                }
-                qualified
-            }
-            None => {
-                if probe(&context, &call.func_name, call.target.is_some()) {
-                    continue;
-                }
-                call.func_name.clone()
-            }
+            Some(qualified) if probe(&context, &qualified, false) => continue,
+            Some(qualified) => qualified,
+            None if probe(&context, &call.func_name, call.target.is_some()) => continue,
+            None => call.func_name.clone(),
         };
-        return Some(missing_reason(&name, call));
+        if !missing.iter().any(|(seen, _)| *seen == name) {
+            missing.push((name, call));
+        }
     }
-    None
+    (!missing.is_empty()).then(|| missing_reason(&missing))
 }
 
 fn call_key(call: &CallExpr) -> (String, bool, usize) {
@@ -167,25 +162,32 @@ fn probe(context: &Context<'_, '_>, name: &str, member: bool) -> bool {
     )
 }
 
-fn missing_reason(name: &str, call: &CallExpr) -> String {
-    let two_variable = matches!(name, "all" | "exists" | "existsOne" | "exists_one")
-        && call.args.len() == 3
-        || matches!(name, "transformList" | "transformMap" | "transformMapEntry");
+fn missing_reason(missing: &[(String, &CallExpr)]) -> String {
+    let names = missing
+        .iter()
+        .map(|(name, _)| format!("`{name}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let two_variable = missing.iter().any(|(name, call)| {
+        matches!(name.as_str(), "all" | "exists" | "existsOne" | "exists_one")
+            && call.args.len() == 3
+            || matches!(name.as_str(), "transformList" | "transformMap" | "transformMapEntry")
+    });
     if two_variable {
         return format!(
-            "it uses `{name}` with two variables (Kubernetes' two-variable comprehensions, \
-             1.32), which this checker does not implement"
+            "it uses {names}: two-variable comprehensions (Kubernetes 1.32), which this \
+             checker does not implement"
         );
     }
-    if name.starts_with("format.") || name == "validate" {
+    if missing.iter().any(|(name, _)| name.starts_with("format.")) {
         return format!(
-            "it uses `{name}` (Kubernetes' format library, 1.31), which this checker does not \
+            "it uses {names}: Kubernetes' format library (1.31), which this checker does not \
              implement"
         );
     }
     format!(
-        "it uses the function `{name}`, which this checker does not have (it implements the \
-         CEL of Kubernetes {KUBERNETES_VERSION} CRD validation except the format library and \
+        "it uses {names}, which this checker does not have (it implements the CEL of \
+         Kubernetes {KUBERNETES_VERSION} CRD validation except the format library and \
          two-variable comprehensions)"
     )
 }

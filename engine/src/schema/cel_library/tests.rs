@@ -317,7 +317,7 @@ fn a_function_this_checker_lacks_is_named_wherever_it_sits() {
         .expect("named");
     assert!(format.contains("format library"), "{format}");
     let two_variable = reason("self.all(k, v, v > 0)").expect("named");
-    assert!(two_variable.contains("two variables"), "{two_variable}");
+    assert!(two_variable.contains("two-variable"), "{two_variable}");
     let member = reason("self.x.noSuchMethod()").expect("named");
     assert!(member.contains("`noSuchMethod`"), "{member}");
     // Declared ones, variables of comprehensions included, are not.
