@@ -58,6 +58,9 @@ pub(super) enum Check {
         program: Arc<Program>,
         message: Option<Arc<Program>>,
         transition: bool,
+        /// Estimated costs of the rule and of its messageExpression (cel_cost.rs).
+        cost: u64,
+        message_cost: u64,
     },
     /// The API server would refuse the CRD because of this rule.
     CrdRefused(String),

@@ -29,7 +29,7 @@ pub(crate) const STATIC_ESTIMATED_COST_LIMIT: u64 = 10_000_000;
 
 /// apiserver `pkg/cel/limits.go`, `MaxRequestSizeBytes` (3 MiB): bounds lists, maps and
 /// strings the schema leaves unbounded.
-const MAX_REQUEST_SIZE_BYTES: u64 = 3 * 1024 * 1024;
+pub(crate) const MAX_REQUEST_SIZE_BYTES: u64 = 3 * 1024 * 1024;
 
 /// What the estimate knows about a value.
 #[derive(Clone)]
@@ -90,7 +90,7 @@ impl<'s> Shape<'s> {
 }
 
 /// The smallest serialized size of a value of `schema` (model/schemas.go, `estimateMinSizeJSON`).
-fn min_serialized_size(schema: &Schema) -> u64 {
+pub(crate) fn min_serialized_size(schema: &Schema) -> u64 {
     match schema.schema_type {
         Some(SchemaType::Boolean) => 4,
         Some(SchemaType::Integer | SchemaType::Number) => 1,

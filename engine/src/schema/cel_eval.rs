@@ -41,12 +41,31 @@ impl CelRule {
                 .and_then(|source| self.parse(source, None).ok())
                 .map(Arc::new);
             let transition = parsed.references().has_variable("oldSelf");
+            let cost = cel_cost::estimate(parsed.expression(), schema);
+            let message_cost = message
+                .as_ref()
+                .map_or(0, |m| cel_cost::estimate(m.expression(), schema));
             Check::Ready {
                 program: Arc::new(parsed),
                 message,
                 transition,
+                cost,
+                message_cost,
             }
         })
+    }
+
+    /// The rule's estimated cost and its messageExpression's, for the CRD's total (parsing
+    /// the rule if it was not yet); a rule over the per-rule limit counts as that limit (it
+    /// is reported on its own), one that cannot be parsed as nothing.
+    pub(crate) fn estimated_costs(&self, schema: &Schema) -> (u64, u64) {
+        match self.check(schema) {
+            Check::Ready {
+                cost, message_cost, ..
+            } => (*cost, *message_cost),
+            Check::CrdRefused(_) => (cel_cost::STATIC_ESTIMATED_COST_LIMIT, 0),
+            Check::Refused(_) => (0, 0),
+        }
     }
 
     /// Parses `source` within our bounds, and with `schema` given, checks its estimated cost.
@@ -106,6 +125,7 @@ impl CelRule {
                 program,
                 message,
                 transition,
+                ..
             } => (program, message, *transition),
             Check::CrdRefused(reason) => return CelOutcome::CrdRefused(reason.clone()),
             Check::Refused(reason) => return CelOutcome::NotChecked(reason.clone()),
