@@ -448,3 +448,66 @@ spec:
     );
     assert_eq!(findings(&v), Vec::<String>::new());
 }
+
+/// The issue's differences from Istio's published CRD (istio/api
+/// kubernetes/customresourcedefinitions.gen.yaml at the commit the headers name): a load
+/// balancer is simple or consistentHash, not both, and a consistent hash has one key and one
+/// algorithm; VirtualService has the deprecated mirrorPercent and rewrite.uriRegexRewrite.
+#[test]
+fn the_bundled_istio_schemas_follow_the_published_load_balancer_and_rewrite_fields() {
+    let set = bundled_schemas();
+    let parse = |text: &str| {
+        kruise_lua_engine::yaml::parse_first_document(text)
+            .unwrap()
+            .unwrap()
+            .to_json()
+    };
+    let rule_with = |load_balancer: &str| {
+        let object = parse(&format!(
+            "apiVersion: networking.istio.io/v1\nkind: DestinationRule\nmetadata: {{name: web}}\nspec:\n  host: web\n  trafficPolicy:\n    loadBalancer: {load_balancer}\n"
+        ));
+        let v = validate_object_as(&set, "networking.istio.io", "DestinationRule", &object);
+        v.findings
+            .iter()
+            .map(|f| format!("{} {}", f.path_text(), f.rule))
+            .collect::<Vec<_>>()
+    };
+    let at = "spec.trafficPolicy.loadBalancer";
+    assert_eq!(
+        rule_with("{simple: ROUND_ROBIN, consistentHash: {httpHeaderName: x-user}}"),
+        [format!("{at} oneOf")]
+    );
+    assert_eq!(
+        rule_with("{consistentHash: {httpHeaderName: x-user, useSourceIp: true}}"),
+        [format!("{at}.consistentHash oneOf")]
+    );
+    assert_eq!(
+        rule_with("{consistentHash: {httpCookie: {ttl: 0s}}}"),
+        [format!("{at}.consistentHash.httpCookie.name required")]
+    );
+    for valid in [
+        "{simple: LEAST_REQUEST, warmup: {duration: 30s, minimumPercent: 10}}",
+        "{consistentHash: {httpCookie: {name: user, ttl: 0s}, ringHash: {minimumRingSize: 1024}}}",
+        "{consistentHash: {useSourceIp: true, maglev: {tableSize: 65537}}}",
+        "{}",
+    ] {
+        assert_eq!(rule_with(valid), Vec::<String>::new(), "{valid}");
+    }
+
+    let virtual_service = parse(
+        "apiVersion: networking.istio.io/v1
+kind: VirtualService
+metadata: {name: web}
+spec:
+  hosts: [web]
+  http:
+  - rewrite: {uriRegexRewrite: {match: ^/v1/(.*), rewrite: /v2/\\1}}
+    mirror: {host: web-shadow}
+    mirrorPercent: 5
+    route:
+    - destination: {host: web}
+",
+    );
+    let v = validate_object_as(&set, "networking.istio.io", "VirtualService", &virtual_service);
+    assert_eq!(findings(&v), Vec::<String>::new());
+}
