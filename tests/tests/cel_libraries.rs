@@ -2,8 +2,8 @@
 //! `jwksUri` and WasmPlugin `url` rules (istio/api `security/v1beta1/request_authentication.proto`
 //! `JWTRule.jwks_uri` and `extensions/v1alpha1/wasm.proto` `WasmPlugin.url`, their
 //! `+kubebuilder:validation:XValidation` markers, rewritten here in a CRD of our own), a
-//! `quantity(self).compareTo(...)` rule, and a rule using a library this checker lacks
-//! (reported as not checked, naming the function).
+//! `quantity(self).compareTo(...)` rule, a format-library rule, and a rule using what this
+//! checker lacks (reported as not checked, naming the function).
 
 mod common;
 
@@ -25,8 +25,9 @@ fn case(spec: &str) -> String {
     )
 }
 
-/// Demo's CRD: `spec.jwksUri`, `spec.url` and `spec.memory` with the rules above, and
-/// `spec.name` with a rule of Kubernetes' format library.
+/// Demo's CRD: `spec.jwksUri`, `spec.url` and `spec.memory` with the rules above, `spec.name`
+/// with a rule of Kubernetes' format library, and `spec.ports` with a two-variable
+/// comprehension.
 const CRD: &str = r#"apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata:
@@ -71,6 +72,13 @@ spec:
                 maxLength: 63
                 x-kubernetes-validations:
                 - rule: "!format.dns1123Label().validate(self).hasValue()"
+                  messageExpression: "'name: ' + format.dns1123Label().validate(self).value().join(', ')"
+              ports:
+                type: object
+                maxProperties: 10
+                additionalProperties: {type: integer}
+                x-kubernetes-validations:
+                - rule: self.all(name, port, port > 0)
 "#;
 
 /// A tree `<dir>/lua/example.io/Demo` with one case per `(name, spec)`, and the CRD.
@@ -110,7 +118,7 @@ fn url_and_quantity_rules_are_checked_as_the_api_server_checks_them() {
         &[
             (
                 "good",
-                "    jwksUri: https://example.com/.well-known/jwks.json\n    url: oci://registry.example.com/filter:v1\n    memory: 512Mi\n",
+                "    jwksUri: https://example.com/.well-known/jwks.json\n    url: oci://registry.example.com/filter:v1\n    memory: 512Mi\n    name: my-name\n",
             ),
             ("bare_host", "    url: registry.example.com/filter.wasm\n"),
             (
@@ -118,11 +126,20 @@ fn url_and_quantity_rules_are_checked_as_the_api_server_checks_them() {
                 "    jwksUri: ftp://example.com/keys\n    url: 'ftp://example.com/filter.wasm'\n    memory: 2Gi\n",
             ),
             ("not_a_url", "    jwksUri: ../keys\n    memory: lots\n"),
+            ("bad_name", "    name: Not_A_Label\n"),
         ],
     );
     let result = run_in(&dir, &["check", "--format", "json", "lua"]);
     assert_eq!(result.code, 1, "{result:?}");
     let lines = json_lines(&result.stdout);
+
+    let bad_name = step(&lines, "bad_name");
+    assert_eq!(bad_name["status"], "invalid", "{bad_name:#}");
+    let errors = messages(&bad_name["schema_errors"]);
+    assert!(
+        errors.iter().any(|e| e.starts_with("spec.name: name: a lowercase RFC 1123 label")),
+        "{errors:#?}"
+    );
 
     for good in ["good", "bare_host"] {
         let line = step(&lines, good);
@@ -154,17 +171,18 @@ fn url_and_quantity_rules_are_checked_as_the_api_server_checks_them() {
 }
 
 #[test]
-fn a_rule_using_a_library_this_checker_lacks_is_not_checked_and_says_which_function() {
-    let dir = tree("cel_libraries_missing", &[("named", "    name: Not_A_Label\n")]);
+fn a_rule_using_what_this_checker_lacks_is_not_checked_and_says_which_function() {
+    let dir = tree("cel_libraries_missing", &[("ports", "    ports: {http: 80}\n")]);
     let result = run_in(&dir, &["check", "--format", "json", "lua"]);
     let lines = json_lines(&result.stdout);
-    let line = step(&lines, "named");
+    let line = step(&lines, "ports");
     assert_eq!(line["status"], "pass", "{line:#}");
     let warnings = messages(&line["schema_warnings"]);
     assert!(
-        warnings.iter().any(|w| w.starts_with("spec.name:")
+        warnings.iter().any(|w| w.starts_with("spec.ports:")
             && w.contains("not checked")
-            && w.contains("`format.dns1123Label`")),
+            && w.contains("`all`")
+            && w.contains("two-variable")),
         "{warnings:#?}"
     );
 }

@@ -8,15 +8,17 @@
 //! Implemented here (k8s.io/apiserver `pkg/cel/library/`): `url`/`isURL` and the URL getters
 //! (1.0), `find`/`findAll` (1.0), the lists library `isSorted`/`sum`/`min`/`max`/`indexOf`/
 //! `lastIndexOf` (1.0), `quantity`/`isQuantity` (1.28), sets (`sets.contains`, `equivalent`,
-//! `intersects`, 1.29), `ip`/`isIP`/`cidr`/`isCIDR` (1.30), semver (1.33); from the crate: the
+//! `intersects`, 1.29), `ip`/`isIP`/`cidr`/`isCIDR` (1.30), the format library
+//! (`format.dns1123Label()`, …, `format.named`, `.validate`; 1.31, all but `datetime`), semver
+//! (1.33); from the crate: the
 //! strings extension (1.29 takes version 2; the crate also has `reverse`, of version 3) and
 //! cel-go's lists extension (`slice`, `flatten`, `distinct`, `reverse`, `sort`, `sortBy`,
 //! `lists.range`, 1.34), plus its `first`/`last` here.
-//! Not implemented, so reported as not checked: the format library (`format.named`,
-//! `format.dns1123Label()`, … `.validate`, 1.31) and two-variable comprehensions
-//! (`all(k, v, …)`, `transformList`, `transformMap`, …, 1.32). The authorizer library is in the
+//! Not implemented, so reported as not checked: two-variable comprehensions (`all(k, v, …)`,
+//! `transformList`, `transformMap`, …, 1.32). The authorizer library is in the
 //! base environment too, but CRD rules have no `authorizer` variable to call it on.
 
+mod format;
 mod ip;
 mod lists;
 mod quantity;
@@ -54,6 +56,7 @@ fn register(env: &mut Env) -> Result<(), DeclarationError> {
     quantity::register(env)?;
     sets::register(env)?;
     ip::register(env)?;
+    format::register(env)?;
     semver::register(env)?;
     Ok(())
 }
@@ -179,16 +182,10 @@ fn missing_reason(missing: &[(String, &CallExpr)]) -> String {
              checker does not implement"
         );
     }
-    if missing.iter().any(|(name, _)| name.starts_with("format.")) {
-        return format!(
-            "it uses {names}: Kubernetes' format library (1.31), which this checker does not \
-             implement"
-        );
-    }
     format!(
         "it uses {names}, which this checker does not have (it implements the CEL of \
-         Kubernetes {KUBERNETES_VERSION} CRD validation except the format library and \
-         two-variable comprehensions)"
+         Kubernetes {KUBERNETES_VERSION} CRD validation except two-variable \
+         comprehensions)"
     )
 }
 

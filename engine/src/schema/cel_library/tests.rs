@@ -294,6 +294,31 @@ fn semvers() {
 }
 
 #[test]
+fn formats() {
+    check_table(&[
+        ("format.dns1123Label().validate('my-name') == optional.none()", t()),
+        ("format.dns1123Label().validate('My_Name').hasValue()", t()),
+        ("format.dns1123Label().validate('aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa').hasValue()", t()),
+        ("format.dns1123LabelPrefix().validate('my-prefix-') == optional.none()", t()),
+        ("format.dns1123Label().validate('my-prefix-').hasValue()", t()),
+        ("format.dns1035Label().validate('1abc').hasValue()", t()),
+        ("format.dns1123Subdomain().validate('a.example.com') == optional.none()", t()),
+        ("format.dns1123Subdomain().validate('a..b').hasValue()", t()),
+        ("format.qualifiedName().validate('example.com/Name') == optional.none()", t()),
+        ("format.labelValue().validate('-x').hasValue()", t()),
+        ("format.uri().validate('https://example.com/x') == optional.none()", t()),
+        ("format.uri().validate('../x').hasValue()", t()),
+        ("format.uuid().validate('123e4567-e89b-12d3-a456-426614174000') == optional.none()", t()),
+        ("format.byte().validate('aGVsbG8=') == optional.none()", t()),
+        ("format.date().validate('2024-02-30').hasValue()", t()),
+        ("format.named('dns1123Label').hasValue()", t()),
+        ("format.named('noSuchFormat').hasValue()", f()),
+        ("format.named('labelValue').value().validate('ok') == optional.none()", t()),
+        ("format.datetime().validate('2024-01-01T00:00:00Z')", Error),
+    ]);
+}
+
+#[test]
 fn strings_extension() {
     check_table(&[
         ("'TacoCat'.lowerAscii()", string("tacocat")),
@@ -313,9 +338,6 @@ fn a_function_this_checker_lacks_is_named_wherever_it_sits() {
     };
     let missing = reason("true || noSuchFunction(self)").expect("named");
     assert!(missing.contains("`noSuchFunction`"), "{missing}");
-    let format = reason("!has(self.x) || !format.dns1123Label().validate(self.x).hasValue()")
-        .expect("named");
-    assert!(format.contains("format library"), "{format}");
     let two_variable = reason("self.all(k, v, v > 0)").expect("named");
     assert!(two_variable.contains("two-variable"), "{two_variable}");
     let member = reason("self.x.noSuchMethod()").expect("named");
@@ -325,6 +347,7 @@ fn a_function_this_checker_lacks_is_named_wherever_it_sits() {
         "self.all(x, x.startsWith('a')) && self.map(y, y.size()).sum() > 0",
         "sets.contains(self, ['a']) && url(self[0]).getHost() != ''",
         "ip.isCanonical(self[0]) && optional.of(1).hasValue()",
+        "!format.dns1123Label().validate(self[0]).hasValue()",
     ] {
         assert_eq!(reason(source), None, "{source}");
     }
