@@ -89,7 +89,11 @@ fn tree(name: &str, cases: &[(&str, &str)]) -> PathBuf {
     std::fs::create_dir_all(dir.join("lua/crds")).unwrap();
     std::fs::write(folder.join("trafficRouting.lua"), SCRIPT).unwrap();
     for (case_name, spec) in cases {
-        std::fs::write(folder.join(format!("testdata/{case_name}.yaml")), case(spec)).unwrap();
+        std::fs::write(
+            folder.join(format!("testdata/{case_name}.yaml")),
+            case(spec),
+        )
+        .unwrap();
     }
     std::fs::write(dir.join("lua/crds/demo.yaml"), CRD).unwrap();
     dir
@@ -98,7 +102,11 @@ fn tree(name: &str, cases: &[(&str, &str)]) -> PathBuf {
 fn step<'a>(lines: &'a [Value], case: &str) -> &'a Value {
     lines
         .iter()
-        .find(|line| line["case"].as_str().is_some_and(|c| c.ends_with(&format!("{case}.yaml"))))
+        .find(|line| {
+            line["case"]
+                .as_str()
+                .is_some_and(|c| c.ends_with(&format!("{case}.yaml")))
+        })
         .unwrap_or_else(|| panic!("no line for {case}: {lines:#?}"))
 }
 
@@ -107,7 +115,13 @@ fn messages(findings: &Value) -> Vec<String> {
         .as_array()
         .unwrap_or(&Vec::new())
         .iter()
-        .map(|f| format!("{}: {}", f["path"].as_str().unwrap_or(""), f["message"].as_str().unwrap_or("")))
+        .map(|f| {
+            format!(
+                "{}: {}",
+                f["path"].as_str().unwrap_or(""),
+                f["message"].as_str().unwrap_or("")
+            )
+        })
         .collect()
 }
 
@@ -137,7 +151,9 @@ fn url_and_quantity_rules_are_checked_as_the_api_server_checks_them() {
     assert_eq!(bad_name["status"], "invalid", "{bad_name:#}");
     let errors = messages(&bad_name["schema_errors"]);
     assert!(
-        errors.iter().any(|e| e.starts_with("spec.name: name: a lowercase RFC 1123 label")),
+        errors
+            .iter()
+            .any(|e| e.starts_with("spec.name: name: a lowercase RFC 1123 label")),
         "{errors:#?}"
     );
 
@@ -154,7 +170,10 @@ fn url_and_quantity_rules_are_checked_as_the_api_server_checks_them() {
         "spec.url: url must have schema one of [http, https, file, oci]",
         "spec.memory: memory must be at most 1Gi",
     ] {
-        assert!(errors.iter().any(|e| e.starts_with(want)), "{want} in {errors:#?}");
+        assert!(
+            errors.iter().any(|e| e.starts_with(want)),
+            "{want} in {errors:#?}"
+        );
     }
 
     // A value the library cannot read is an evaluation error: an invalid field, as the API
@@ -166,13 +185,21 @@ fn url_and_quantity_rules_are_checked_as_the_api_server_checks_them() {
         "spec.jwksUri: Error executing function 'url'",
         "spec.memory: Error executing function 'quantity'",
     ] {
-        assert!(errors.iter().any(|e| e.starts_with(want) && e.contains("evaluating rule")), "{want} in {errors:#?}");
+        assert!(
+            errors
+                .iter()
+                .any(|e| e.starts_with(want) && e.contains("evaluating rule")),
+            "{want} in {errors:#?}"
+        );
     }
 }
 
 #[test]
 fn a_rule_using_what_this_checker_lacks_is_not_checked_and_says_which_function() {
-    let dir = tree("cel_libraries_missing", &[("ports", "    ports: {http: 80}\n")]);
+    let dir = tree(
+        "cel_libraries_missing",
+        &[("ports", "    ports: {http: 80}\n")],
+    );
     let result = run_in(&dir, &["check", "--format", "json", "lua"]);
     let lines = json_lines(&result.stdout);
     let line = step(&lines, "ports");

@@ -286,7 +286,10 @@ fn the_bundled_schemas_reject_fractional_weights_but_smis_and_report_unknown_fie
                 // server accepts 33.5 there.
                 if kind == "TrafficSplit" {
                     if found || v.errors().next().is_some() {
-                        problems.push(format!("{shown}: SMI weight 33.5 refused: {:?}", findings(&v)));
+                        problems.push(format!(
+                            "{shown}: SMI weight 33.5 refused: {:?}",
+                            findings(&v)
+                        ));
                     }
                 } else if !found {
                     problems.push(format!(
@@ -514,7 +517,12 @@ spec:
     - destination: {host: web}
 ",
     );
-    let v = validate_object_as(&set, "networking.istio.io", "VirtualService", &virtual_service);
+    let v = validate_object_as(
+        &set,
+        "networking.istio.io",
+        "VirtualService",
+        &virtual_service,
+    );
     assert_eq!(findings(&v), Vec::<String>::new());
 }
 
@@ -535,7 +543,10 @@ fn every_bundled_crd_names_its_release_sources_and_omissions() {
             .split("# Describes:")
             .nth(1)
             .unwrap_or_else(|| panic!("{name}: no `Describes:` line"));
-        assert!(commit_or_tag(describes), "{name}: `Describes:` names no commit or tag");
+        assert!(
+            commit_or_tag(describes),
+            "{name}: `Describes:` names no commit or tag"
+        );
         assert!(header.contains("# Facts from:"), "{name}: no `Facts from:`");
         assert!(
             header.contains("not modelled")

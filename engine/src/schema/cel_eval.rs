@@ -478,19 +478,34 @@ mod tests {
         // create too, `oldSelf` being optional.none(); otherwise it does not run there.
         let schema = "type: string\nx-kubernetes-validations:\n- rule: \"oldSelf.hasValue() ? self == oldSelf.value() : self.startsWith('v')\"\n  optionalOldSelf: true\n";
         assert_eq!(outcome_with_old(schema, "v1", None), CelOutcome::Passed);
-        assert!(matches!(outcome_with_old(schema, "x1", None), CelOutcome::Failed(_)));
-        assert_eq!(outcome_with_old(schema, "x1", Some("x1")), CelOutcome::Passed);
-        assert!(matches!(outcome_with_old(schema, "v2", Some("v1")), CelOutcome::Failed(_)));
+        assert!(matches!(
+            outcome_with_old(schema, "x1", None),
+            CelOutcome::Failed(_)
+        ));
+        assert_eq!(
+            outcome_with_old(schema, "x1", Some("x1")),
+            CelOutcome::Passed
+        );
+        assert!(matches!(
+            outcome_with_old(schema, "v2", Some("v1")),
+            CelOutcome::Failed(_)
+        ));
         let plain = "type: string\nx-kubernetes-validations:\n- rule: self == oldSelf\n";
         assert_eq!(outcome_with_old(plain, "x", None), CelOutcome::Passed);
-        assert!(matches!(outcome_with_old(plain, "x", Some("y")), CelOutcome::Failed(_)));
+        assert!(matches!(
+            outcome_with_old(plain, "x", Some("y")),
+            CelOutcome::Failed(_)
+        ));
     }
 
     #[test]
     fn kubernetes_library_rules_are_checked() {
         // Istio's jwksUri rule (security/v1beta1 RequestAuthentication, JWTRule).
         let jwks = "type: string\nmaxLength: 2048\nx-kubernetes-validations:\n- rule: url(self).getScheme() in ['http', 'https']\n  message: url must have scheme http:// or https://\n";
-        assert_eq!(outcome(jwks, "https://example.com/.well-known/jwks.json"), CelOutcome::Passed);
+        assert_eq!(
+            outcome(jwks, "https://example.com/.well-known/jwks.json"),
+            CelOutcome::Passed
+        );
         assert_eq!(
             outcome(jwks, "ftp://example.com/keys"),
             CelOutcome::Failed(Failure {
@@ -505,7 +520,11 @@ mod tests {
         ));
         let quantity = "type: string\nx-kubernetes-validations:\n- rule: quantity(self).compareTo(quantity('1Gi')) <= 0\n  message: at most 1Gi\n";
         assert_eq!(outcome(quantity, "512Mi"), CelOutcome::Passed);
-        assert!(matches!(outcome(quantity, "2Gi"), CelOutcome::Failed(f) if f.message == "at most 1Gi"));
-        assert!(matches!(outcome(quantity, "lots"), CelOutcome::Failed(f) if f.message.contains("evaluating rule")));
+        assert!(
+            matches!(outcome(quantity, "2Gi"), CelOutcome::Failed(f) if f.message == "at most 1Gi")
+        );
+        assert!(
+            matches!(outcome(quantity, "lots"), CelOutcome::Failed(f) if f.message.contains("evaluating rule"))
+        );
     }
 }

@@ -10,9 +10,7 @@
 //! Rules are parsed only when needed: if every rule could cost the per-rule limit and the
 //! total would still be within the CRD's, nothing is parsed.
 
-use super::cel_cost::{
-    MAX_REQUEST_SIZE_BYTES, STATIC_ESTIMATED_COST_LIMIT, min_serialized_size,
-};
+use super::cel_cost::{MAX_REQUEST_SIZE_BYTES, STATIC_ESTIMATED_COST_LIMIT, min_serialized_size};
 use super::compile::{Additional, Schema, SchemaType};
 
 /// apiextensions `StaticEstimatedCRDCostLimit`.
@@ -75,7 +73,11 @@ fn max_elements(schema: &Schema) -> Option<u64> {
 }
 
 /// Every node carrying rules, with how many times it can occur (`None`: unbounded).
-fn collect<'s>(schema: &'s Schema, cardinality: Option<u64>, out: &mut Vec<(&'s Schema, Option<u64>)>) {
+fn collect<'s>(
+    schema: &'s Schema,
+    cardinality: Option<u64>,
+    out: &mut Vec<(&'s Schema, Option<u64>)>,
+) {
     if !schema.cel_rules.is_empty() {
         out.push((schema, cardinality));
     }
@@ -108,7 +110,11 @@ mod tests {
         // Each rule is far under the per-rule limit, but it can run once per item of a list
         // a 3 MiB request can fill with a million `{}`.
         let unbounded = schema("");
-        let (cost, _) = unbounded.properties["routes"].items.as_ref().unwrap().cel_rules[0]
+        let (cost, _) = unbounded.properties["routes"]
+            .items
+            .as_ref()
+            .unwrap()
+            .cel_rules[0]
             .estimated_costs(unbounded.properties["routes"].items.as_ref().unwrap());
         assert!(cost < STATIC_ESTIMATED_COST_LIMIT, "{cost}");
         let reason = refusal(&unbounded).expect("refused");

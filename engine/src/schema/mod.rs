@@ -20,9 +20,9 @@
 mod cel;
 mod cel_bounds;
 mod cel_cost;
+mod cel_eval;
 mod cel_library;
 mod cel_total_cost;
-mod cel_eval;
 mod compile;
 mod defaulting;
 mod formats;

@@ -13,9 +13,15 @@ type Args<'b, 'v> = Vec<CowVal<'b, 'v>>;
 type Returns<'b, 'v> = Result<CowVal<'b, 'v>, ExecutionError>;
 
 /// The list argument's items, borrowed.
-fn items<'a, 'v>(list: &'a (dyn Val + 'v), function: &str) -> Result<Vec<&'a (dyn Val + 'v)>, ExecutionError> {
+fn items<'a, 'v>(
+    list: &'a (dyn Val + 'v),
+    function: &str,
+) -> Result<Vec<&'a (dyn Val + 'v)>, ExecutionError> {
     let iterable = list.as_iterable().ok_or_else(|| {
-        ExecutionError::function_error(function, format!("{} is not a list", list.get_type().name()))
+        ExecutionError::function_error(
+            function,
+            format!("{} is not a list", list.get_type().name()),
+        )
     })?;
     let mut out = Vec::new();
     let mut iter = iterable.iter();
@@ -27,7 +33,10 @@ fn items<'a, 'v>(list: &'a (dyn Val + 'v), function: &str) -> Result<Vec<&'a (dy
 
 fn compare(a: &dyn Val, b: &dyn Val, function: &str) -> Result<Ordering, ExecutionError> {
     let comparer = a.as_comparer().ok_or_else(|| {
-        ExecutionError::function_error(function, format!("{} is not comparable", a.get_type().name()))
+        ExecutionError::function_error(
+            function,
+            format!("{} is not comparable", a.get_type().name()),
+        )
     })?;
     comparer.compare(b)
 }
@@ -52,7 +61,10 @@ fn sum<'b, 'v>(args: Args<'b, 'v>) -> Returns<'b, 'v> {
     let mut total: Box<dyn Val + 'v> = first.clone_as_boxed();
     for item in rest {
         let adder = total.as_adder().ok_or_else(|| {
-            ExecutionError::function_error("sum", format!("{} cannot be summed", item.get_type().name()))
+            ExecutionError::function_error(
+                "sum",
+                format!("{} cannot be summed", item.get_type().name()),
+            )
         })?;
         let next = adder.add(*item)?.as_ref().clone_as_boxed();
         total = next;
@@ -119,7 +131,13 @@ pub(super) fn register(env: &mut Env) -> Result<(), DeclarationError> {
     env.add_member_overload("sum", "list.sum()", LIST_TYPE, vec![], sum)?;
     env.add_member_overload("min", "list.min()", LIST_TYPE, vec![], min)?;
     env.add_member_overload("max", "list.max()", LIST_TYPE, vec![], max)?;
-    env.add_member_overload("indexOf", "list.indexOf(dyn)", LIST_TYPE, vec![DYN_TYPE], index_of)?;
+    env.add_member_overload(
+        "indexOf",
+        "list.indexOf(dyn)",
+        LIST_TYPE,
+        vec![DYN_TYPE],
+        index_of,
+    )?;
     env.add_member_overload(
         "lastIndexOf",
         "list.lastIndexOf(dyn)",

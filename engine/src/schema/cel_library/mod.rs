@@ -99,7 +99,11 @@ pub(crate) fn unsupported_function(root: &IdedExpr, env: &Arc<Env>) -> Option<St
 }
 
 fn call_key(call: &CallExpr) -> (String, bool, usize) {
-    (call.func_name.clone(), call.target.is_some(), call.args.len())
+    (
+        call.func_name.clone(),
+        call.target.is_some(),
+        call.args.len(),
+    )
 }
 
 /// Operators and the crate's internal functions (`_+_`, `!_`, `@in`, …), always declared.
@@ -174,7 +178,10 @@ fn missing_reason(missing: &[(String, &CallExpr)]) -> String {
     let two_variable = missing.iter().any(|(name, call)| {
         matches!(name.as_str(), "all" | "exists" | "existsOne" | "exists_one")
             && call.args.len() == 3
-            || matches!(name.as_str(), "transformList" | "transformMap" | "transformMapEntry")
+            || matches!(
+                name.as_str(),
+                "transformList" | "transformMap" | "transformMapEntry"
+            )
     });
     if two_variable {
         return format!(

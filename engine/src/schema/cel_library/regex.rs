@@ -13,7 +13,10 @@ fn compile(pattern: &str, function: &str) -> Result<regex::Regex, ExecutionError
     })
 }
 
-fn find(this: &CelString<'_>, pattern: &CelString<'_>) -> Result<CelString<'static>, ExecutionError> {
+fn find(
+    this: &CelString<'_>,
+    pattern: &CelString<'_>,
+) -> Result<CelString<'static>, ExecutionError> {
     let re = compile(pattern.inner(), "find")?;
     Ok(re
         .find(this.inner())
@@ -21,7 +24,11 @@ fn find(this: &CelString<'_>, pattern: &CelString<'_>) -> Result<CelString<'stat
         .into())
 }
 
-fn matches_up_to(text: &str, pattern: &str, limit: i64) -> Result<CelList<'static>, ExecutionError> {
+fn matches_up_to(
+    text: &str,
+    pattern: &str,
+    limit: i64,
+) -> Result<CelList<'static>, ExecutionError> {
     let re = compile(pattern, "findAll")?;
     // Go: a negative limit means all matches.
     let limit = usize::try_from(limit).unwrap_or(usize::MAX);
@@ -33,7 +40,10 @@ fn matches_up_to(text: &str, pattern: &str, limit: i64) -> Result<CelList<'stati
     Ok(CelList::from(found))
 }
 
-fn find_all(this: &CelString<'_>, pattern: &CelString<'_>) -> Result<CelList<'static>, ExecutionError> {
+fn find_all(
+    this: &CelString<'_>,
+    pattern: &CelString<'_>,
+) -> Result<CelList<'static>, ExecutionError> {
     matches_up_to(this.inner(), pattern.inner(), -1)
 }
 

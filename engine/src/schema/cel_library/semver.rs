@@ -54,10 +54,14 @@ impl StaticVal for Semver {}
 
 fn number(text: &str, what: &str) -> Result<u64, String> {
     if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(format!("Invalid character(s) found in {what} number {text:?}"));
+        return Err(format!(
+            "Invalid character(s) found in {what} number {text:?}"
+        ));
     }
     if text.len() > 1 && text.starts_with('0') {
-        return Err(format!("{what} number must not contain leading zeroes {text:?}"));
+        return Err(format!(
+            "{what} number must not contain leading zeroes {text:?}"
+        ));
     }
     text.parse().map_err(|e| format!("{e}"))
 }
@@ -100,7 +104,9 @@ impl Semver {
         }
         if let Some(build) = build {
             if !build.split('.').all(identifier_chars) {
-                return Err(format!("Invalid character(s) found in build meta data {build:?}"));
+                return Err(format!(
+                    "Invalid character(s) found in build meta data {build:?}"
+                ));
             }
         }
         Ok(Semver {
@@ -137,7 +143,8 @@ impl Semver {
     }
 
     fn compare(&self, other: &Semver) -> Ordering {
-        let numbers = (self.major, self.minor, self.patch).cmp(&(other.major, other.minor, other.patch));
+        let numbers =
+            (self.major, self.minor, self.patch).cmp(&(other.major, other.minor, other.patch));
         if numbers != Ordering::Equal {
             return numbers;
         }

@@ -33,7 +33,9 @@ fn contains<'b, 'v>(args: Args<'b, 'v>) -> Returns<'b, 'v> {
 
 fn equivalent<'b, 'v>(args: Args<'b, 'v>) -> Returns<'b, 'v> {
     let (a, b) = (items(args[0].as_ref())?, items(args[1].as_ref())?);
-    Ok(CowVal::owned(CelBool::from(holds_all(&a, &b) && holds_all(&b, &a))))
+    Ok(CowVal::owned(CelBool::from(
+        holds_all(&a, &b) && holds_all(&b, &a),
+    )))
 }
 
 fn intersects<'b, 'v>(args: Args<'b, 'v>) -> Returns<'b, 'v> {
@@ -44,8 +46,23 @@ fn intersects<'b, 'v>(args: Args<'b, 'v>) -> Returns<'b, 'v> {
 
 pub(super) fn register(env: &mut Env) -> Result<(), DeclarationError> {
     let lists = || vec![LIST_TYPE, LIST_TYPE];
-    env.add_overload("sets.contains", "list_sets_contains_list", lists(), contains)?;
-    env.add_overload("sets.equivalent", "list_sets_equivalent_list", lists(), equivalent)?;
-    env.add_overload("sets.intersects", "list_sets_intersects_list", lists(), intersects)?;
+    env.add_overload(
+        "sets.contains",
+        "list_sets_contains_list",
+        lists(),
+        contains,
+    )?;
+    env.add_overload(
+        "sets.equivalent",
+        "list_sets_equivalent_list",
+        lists(),
+        equivalent,
+    )?;
+    env.add_overload(
+        "sets.intersects",
+        "list_sets_intersects_list",
+        lists(),
+        intersects,
+    )?;
     Ok(())
 }

@@ -61,7 +61,26 @@ fn should_escape(c: u8, mode: Mode) -> bool {
     if unreserved(c) {
         return false;
     }
-    if mode == Mode::Host && matches!(c, b'!' | b'$' | b'&' | b'\'' | b'(' | b')' | b'*' | b'+' | b',' | b';' | b'=' | b':' | b'[' | b']' | b'<' | b'>' | b'"')
+    if mode == Mode::Host
+        && matches!(
+            c,
+            b'!' | b'$'
+                | b'&'
+                | b'\''
+                | b'('
+                | b')'
+                | b'*'
+                | b'+'
+                | b','
+                | b';'
+                | b'='
+                | b':'
+                | b'['
+                | b']'
+                | b'<'
+                | b'>'
+                | b'"'
+        )
     {
         return false;
     }
@@ -125,8 +144,24 @@ fn escape_path(text: &str) -> String {
 /// Go `net/url.validEncoded` in path mode.
 fn valid_encoded_path(text: &str) -> bool {
     text.bytes().all(|c| {
-        matches!(c, b'!' | b'$' | b'&' | b'\'' | b'(' | b')' | b'*' | b'+' | b',' | b';' | b'=' | b':' | b'@' | b'[' | b']' | b'%')
-            || !should_escape(c, Mode::Path)
+        matches!(
+            c,
+            b'!' | b'$'
+                | b'&'
+                | b'\''
+                | b'('
+                | b')'
+                | b'*'
+                | b'+'
+                | b','
+                | b';'
+                | b'='
+                | b':'
+                | b'@'
+                | b'['
+                | b']'
+                | b'%'
+        ) || !should_escape(c, Mode::Path)
     })
 }
 
@@ -211,10 +246,9 @@ impl Url {
             let host = match authority.rfind('@') {
                 Some(at) => {
                     let user = &authority[..at];
-                    let valid_user = user.bytes().all(|c| {
-                        unreserved(c)
-                            || b":!$&'()*+,;=%@".contains(&c)
-                    });
+                    let valid_user = user
+                        .bytes()
+                        .all(|c| unreserved(c) || b":!$&'()*+,;=%@".contains(&c));
                     if !valid_user {
                         return Err("net/url: invalid userinfo".into());
                     }
@@ -240,7 +274,8 @@ impl Url {
         if let Some(rest) = host.strip_prefix('[') {
             return rest.find(']').map_or(rest, |end| &rest[..end]);
         }
-        host.rfind(':').map_or(host.as_str(), |colon| &host[..colon])
+        host.rfind(':')
+            .map_or(host.as_str(), |colon| &host[..colon])
     }
 
     fn port(&self) -> &str {
@@ -289,7 +324,10 @@ impl Url {
 
 fn url(text: &CelString<'_>) -> Result<Url, ExecutionError> {
     Url::parse(text.inner()).map_err(|reason| {
-        ExecutionError::function_error("url", format!("URL parse error during conversion from string: {reason}"))
+        ExecutionError::function_error(
+            "url",
+            format!("URL parse error during conversion from string: {reason}"),
+        )
     })
 }
 
