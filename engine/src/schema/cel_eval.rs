@@ -38,15 +38,14 @@ impl CelRule {
                 .text
                 .message_expression
                 .as_deref()
-                .and_then(|source| self.parse(source, None).ok())
-                .map(Arc::new);
+                .and_then(|source| self.parse(source, None).ok());
             let transition = parsed.references().has_variable("oldSelf");
             let cost = cel_cost::estimate(parsed.expression(), schema);
             let message_cost = message
                 .as_ref()
                 .map_or(0, |m| cel_cost::estimate(m.expression(), schema));
             Check::Ready {
-                program: Arc::new(parsed),
+                program: parsed,
                 message,
                 transition,
                 cost,
@@ -68,48 +67,59 @@ impl CelRule {
         }
     }
 
-    /// Parses `source` within our bounds, and with `schema` given, checks its estimated cost.
-    fn parse(&self, source: &str, schema: Option<&Schema>) -> Result<Program, Check> {
-        if let Some(reason) = cel_bounds::refuse_before_parse(source) {
-            return Err(Check::Refused(reason));
+    /// Parses `source` within our bounds (once per text, see `RuleEnv`), and with `schema`
+    /// given, checks its estimated cost.
+    fn parse(&self, source: &str, schema: Option<&Schema>) -> Result<Arc<Program>, Check> {
+        let program = self.parsed(source).map_err(Check::Refused)?;
+        if let Some(schema) = schema {
+            let cost = cel_cost::estimate(program.expression(), schema);
+            if cost > cel_cost::STATIC_ESTIMATED_COST_LIMIT {
+                return Err(Check::CrdRefused(format!(
+                    "the API server refuses this CRD: the estimated cost of rule {} is \
+                     {cost}, more than the {} it allows a rule (apiextensions \
+                     StaticEstimatedCostLimit; shorten the lists it walks with maxItems, \
+                     maxLength, maxProperties)",
+                    short_rule(&self.rule),
+                    cel_cost::STATIC_ESTIMATED_COST_LIMIT
+                )));
+            }
         }
-        let env = Arc::clone(&self.env);
+        Ok(program)
+    }
+
+    /// `source` parsed, or why it cannot be checked: from the environment's cache, else
+    /// parsed now (outside the lock) and kept.
+    fn parsed(&self, source: &str) -> Result<Arc<Program>, String> {
+        if let Some(reason) = cel_bounds::refuse_before_parse(source) {
+            return Err(reason);
+        }
+        let cache = || self.env.parsed.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(known) = cache().get(source) {
+            return known.clone();
+        }
+        let env = Arc::clone(&self.env.env);
         let parsed = cel_bounds::parse_guarded(|| {
-            let program = env.compile(source).map_err(|errors| {
-                Check::Refused(format!("the CEL crate cannot parse it: {errors}"))
-            })?;
+            let program = env
+                .compile(source)
+                .map_err(|errors| format!("the CEL crate cannot parse it: {errors}"))?;
             let depth = cel_bounds::tree_depth(program.expression());
             if depth > cel_bounds::MAX_TREE_DEPTH {
-                return Err(Check::Refused(format!(
+                return Err(format!(
                     "its parsed tree is {depth} levels deep, more than the {} this checker \
                      evaluates",
                     cel_bounds::MAX_TREE_DEPTH
-                )));
+                ));
             }
             // A call the environment lacks fails only if it runs: found here, the rule is not
             // checked even where that call sits in a branch the value does not take.
             if let Some(reason) = cel_library::unsupported_function(program.expression(), &env) {
-                return Err(Check::Refused(reason));
+                return Err(reason);
             }
-            if let Some(schema) = schema {
-                let cost = cel_cost::estimate(program.expression(), schema);
-                if cost > cel_cost::STATIC_ESTIMATED_COST_LIMIT {
-                    return Err(Check::CrdRefused(format!(
-                        "the API server refuses this CRD: the estimated cost of rule {} is \
-                         {cost}, more than the {} it allows a rule (apiextensions \
-                         StaticEstimatedCostLimit; shorten the lists it walks with maxItems, \
-                         maxLength, maxProperties)",
-                        short_rule(&self.rule),
-                        cel_cost::STATIC_ESTIMATED_COST_LIMIT
-                    )));
-                }
-            }
-            Ok(program)
+            Ok(Arc::new(program))
         });
-        match parsed {
-            Ok(result) => result,
-            Err(panic) => Err(Check::Refused(panic)),
-        }
+        let result = parsed.unwrap_or_else(Err);
+        cache().insert(source.to_owned(), result.clone());
+        result
     }
 
     /// Evaluates the rule with `self` = `value` (which has passed `schema`'s type check).
@@ -152,7 +162,7 @@ impl CelRule {
                 "the value is nested deeper than {MAX_VALUE_DEPTH} levels"
             ));
         };
-        let mut context = Context::with_env(Arc::clone(&self.env));
+        let mut context = Context::with_env(Arc::clone(&self.env.env));
         context.add_variable_from_value("self", this);
         if let Some(old) = old_value {
             let old = match old.map(|old| to_cel(Some(schema), old, root, 0)) {
@@ -526,5 +536,22 @@ mod tests {
         assert!(
             matches!(outcome(quantity, "lots"), CelOutcome::Failed(f) if f.message.contains("evaluating rule"))
         );
+    }
+
+    #[test]
+    fn a_rule_repeated_at_many_nodes_is_parsed_once() {
+        let schema = "type: object\nproperties:\n  a: &timeout\n    type: string\n    x-kubernetes-validations:\n    - rule: duration(self) >= duration('1ms')\n  b: *timeout\n  c: *timeout\n";
+        let schema = Schema::compile(&parse_first_document(schema).unwrap().unwrap()).unwrap();
+        let value = JsonValue::String("5s".into());
+        for field in ["a", "b", "c"] {
+            let node = &schema.properties[field];
+            assert_eq!(
+                node.cel_rules[0].evaluate(node, &value, Old::Unknown, false),
+                CelOutcome::Passed
+            );
+        }
+        let env = &schema.properties["a"].cel_rules[0].env;
+        assert!(Arc::ptr_eq(env, &schema.properties["c"].cel_rules[0].env));
+        assert_eq!(env.parsed.lock().unwrap().len(), 1);
     }
 }
