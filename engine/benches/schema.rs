@@ -58,10 +58,10 @@ fn originals() -> Vec<(String, String, JsonValue)> {
             .into_owned();
         for case in entry.cases.into_iter().flatten() {
             let text = std::fs::read_to_string(&case).expect("readable");
-            if let Ok(parsed) = testcase::parse_case(&text) {
-                if let Some(original) = parsed.root.get("original") {
-                    all.push((group.clone(), kind.clone(), original.to_json()));
-                }
+            if let Ok(parsed) = testcase::parse_case(&text)
+                && let Some(original) = parsed.root.get("original")
+            {
+                all.push((group.clone(), kind.clone(), original.to_json()));
             }
         }
     }

@@ -102,12 +102,12 @@ impl Semver {
                 }
             }
         }
-        if let Some(build) = build {
-            if !build.split('.').all(identifier_chars) {
-                return Err(format!(
-                    "Invalid character(s) found in build meta data {build:?}"
-                ));
-            }
+        if let Some(build) = build
+            && !build.split('.').all(identifier_chars)
+        {
+            return Err(format!(
+                "Invalid character(s) found in build meta data {build:?}"
+            ));
         }
         Ok(Semver {
             major,

@@ -182,10 +182,10 @@ fn valid_host(host: &str) -> bool {
         if !valid_optional_port(&rest[close + 1..]) {
             return false;
         }
-    } else if let Some(colon) = host.rfind(':') {
-        if !valid_optional_port(&host[colon..]) {
-            return false;
-        }
+    } else if let Some(colon) = host.rfind(':')
+        && !valid_optional_port(&host[colon..])
+    {
+        return false;
     }
     unescape(host, Mode::Host).is_some()
 }
@@ -288,10 +288,11 @@ impl Url {
 
     /// Go's `URL.EscapedPath`.
     fn escaped_path(&self) -> String {
-        if let Some(raw) = &self.raw_path {
-            if valid_encoded_path(raw) && unescape(raw, Mode::Path).as_ref() == Some(&self.path) {
-                return raw.clone();
-            }
+        if let Some(raw) = &self.raw_path
+            && valid_encoded_path(raw)
+            && unescape(raw, Mode::Path).as_ref() == Some(&self.path)
+        {
+            return raw.clone();
         }
         if self.path == "*" {
             return "*".into();
