@@ -580,12 +580,7 @@ fn a_hand_built_crd_without_storage_version_is_an_error_not_a_crash() {
         name: "things.example.com".into(),
         group: "example.com".into(),
         kind: "Thing".into(),
-        versions: vec![CrdVersion {
-            name: "v1".into(),
-            served: true,
-            storage: false,
-            schema: None,
-        }],
+        versions: vec![CrdVersion::new("v1".into(), true, false, None)],
         file: "built".into(),
         line: 0,
     });
@@ -648,4 +643,27 @@ fn malformed_schemas_are_load_errors() {
         assert!(error.line >= 10, "{body}: {error}");
         assert_eq!(error.file, "bad.yaml");
     }
+}
+
+/// apiextensions `StaticEstimatedCRDCostLimit`: a cheap rule that can run once per item of an
+/// unbounded list makes the CRD's total too costly; the finding names the CRD.
+#[test]
+fn a_crd_over_the_total_cost_limit_is_a_crd_problem() {
+    let crd = "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: routes.example.com\nspec:\n  group: example.com\n  names: {kind: Route, plural: routes}\n  scope: Namespaced\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n        type: object\n        properties:\n          spec:\n            type: object\n            properties:\n              routes:\n                type: array\n                items:\n                  type: object\n                  properties:\n                    tags: {type: array, maxItems: 100, items: {type: string, maxLength: 10}}\n                  x-kubernetes-validations:\n                  - rule: self.tags.all(t, t.size() < 10)\n";
+    let mut set = SchemaSet::new();
+    set.add_text("routes.yaml", crd).unwrap();
+    let object = json(
+        "apiVersion: example.com/v1\nkind: Route\nmetadata: {name: r}\nspec: {routes: [{tags: [a]}]}\n",
+    );
+    let v = validate_object(&set, &object);
+    assert_eq!(summary(&v), ["error (root) crd-cost"], "{:#?}", v.findings);
+    assert!(
+        v.findings[0]
+            .message
+            .contains("StaticEstimatedCRDCostLimit")
+    );
+    assert_eq!(
+        v.findings[0].crd.as_deref(),
+        Some("routes.yaml:1, version v1")
+    );
 }

@@ -3,21 +3,30 @@
 //! in, and what evaluating one gives. Parsing, costing and evaluating a rule against a value
 //! under its schema is `cel_eval.rs` (it needs the compiled schema, which holds these rules).
 
-use std::sync::{Arc, OnceLock};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use cel::{Env, Program};
 
 use crate::value::JsonValue;
 use crate::yaml::PathSeg;
 
-/// The CEL environment the rules run in: the standard library plus the strings extension
-/// (`lowerAscii`, `split`, `join`, …), which Kubernetes enables too.
-pub(crate) fn environment() -> Arc<Env> {
-    let mut env = Env::stdlib();
-    // The extension only declares functions; it cannot fail on a fresh environment, and if it
-    // did, rules using it would be reported as not checked.
-    let _ = env.add_extension(cel::extensions::strings);
-    Arc::new(env)
+/// The CEL environment the rules of one schema run in (see `cel_library/mod.rs`), with the
+/// rules it has parsed, by their text: a CRD repeats a rule at many nodes (Istio's duration
+/// rule sits under every timeout), and parsing is the costly part (the `cel` crate's ANTLR
+/// parser), so each text is parsed once. What depends on the node (the estimated cost) is not
+/// kept here.
+pub struct RuleEnv {
+    pub(super) env: Arc<Env>,
+    /// Parsed programs, or why a text cannot be checked, by rule text.
+    pub(super) parsed: Mutex<HashMap<String, Result<Arc<Program>, String>>>,
+}
+
+pub(crate) fn environment() -> Arc<RuleEnv> {
+    Arc::new(RuleEnv {
+        env: super::cel_library::environment(),
+        parsed: Mutex::new(HashMap::new()),
+    })
 }
 
 /// What a rule says besides its expression (`x-kubernetes-validations` entry fields).
@@ -43,7 +52,7 @@ pub struct CelRule {
     pub rule: String,
     pub message: Option<String>,
     pub(super) text: Arc<RuleText>,
-    pub(super) env: Arc<Env>,
+    pub(super) env: Arc<RuleEnv>,
     pub(super) check: OnceLock<Check>,
 }
 
@@ -63,6 +72,9 @@ pub(super) enum Check {
         program: Arc<Program>,
         message: Option<Arc<Program>>,
         transition: bool,
+        /// Estimated costs of the rule and of its messageExpression (cel_cost.rs).
+        cost: u64,
+        message_cost: u64,
     },
     /// The API server would refuse the CRD because of this rule.
     CrdRefused(String),
@@ -125,7 +137,7 @@ pub(crate) enum CelOutcome {
 }
 
 impl CelRule {
-    pub(crate) fn compile(text: RuleText, env: &Arc<Env>) -> CelRule {
+    pub(crate) fn compile(text: RuleText, env: &Arc<RuleEnv>) -> CelRule {
         CelRule {
             rule: text.rule.clone(),
             message: text.message.clone(),

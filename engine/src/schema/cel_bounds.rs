@@ -157,7 +157,7 @@ pub(crate) fn tree_depth(root: &IdedExpr) -> usize {
 }
 
 /// The nodes directly below `node`.
-fn children(node: &IdedExpr) -> Vec<&IdedExpr> {
+pub(crate) fn children(node: &IdedExpr) -> Vec<&IdedExpr> {
     let mut out = Vec::new();
     match &node.expr {
         Expr::Call(call) => {

@@ -29,7 +29,7 @@ pub(crate) const STATIC_ESTIMATED_COST_LIMIT: u64 = 10_000_000;
 
 /// apiserver `pkg/cel/limits.go`, `MaxRequestSizeBytes` (3 MiB): bounds lists, maps and
 /// strings the schema leaves unbounded.
-const MAX_REQUEST_SIZE_BYTES: u64 = 3 * 1024 * 1024;
+pub(crate) const MAX_REQUEST_SIZE_BYTES: u64 = 3 * 1024 * 1024;
 
 /// What the estimate knows about a value.
 #[derive(Clone)]
@@ -63,7 +63,12 @@ impl<'s> Shape<'s> {
                     .items
                     .as_deref()
                     .map_or(Shape::Unknown, Shape::Schema),
-                // A map's keys are strings, bounded by the request.
+                // A map's keys: the API server sizes them by their type's MaxElements, unset
+                // (0) for the shared string type it gives map keys (k8s.io/apiserver
+                // `pkg/cel/common/schemas.go`, `NewMapType(apiservercel.StringType, …)`), so
+                // walking a key costs nothing more (Istio's `self.all(key,
+                // !key.contains("*"))` on a 4096-entry map is accepted).
+                Some(SchemaType::Object) => Shape::Sized(0),
                 _ => Shape::Unknown,
             },
             Shape::List { item, .. } => (**item).clone(),
@@ -90,7 +95,7 @@ impl<'s> Shape<'s> {
 }
 
 /// The smallest serialized size of a value of `schema` (model/schemas.go, `estimateMinSizeJSON`).
-fn min_serialized_size(schema: &Schema) -> u64 {
+pub(crate) fn min_serialized_size(schema: &Schema) -> u64 {
     match schema.schema_type {
         Some(SchemaType::Boolean) => 4,
         Some(SchemaType::Integer | SchemaType::Number) => 1,
@@ -306,7 +311,11 @@ fn is_scalar(schema: &Schema) -> bool {
     )
 }
 
-/// Functions whose cost grows with the size of their operands (cel-go `checker/cost.go`).
+/// Functions whose cost grows with the size of their operands (cel-go `checker/cost.go`,
+/// `functionCost`, and k8s.io/apiserver `pkg/cel/library/cost.go`). Conversions such as
+/// `duration(s)`, `timestamp(s)` and `string(x)` are not among them: they cost 1 (only
+/// `string(bytes)` and `bytes(s)` walk their operand; `string` is left out for its cheap
+/// overloads).
 fn walks_operands(name: &str) -> bool {
     matches!(
         name,
@@ -351,9 +360,6 @@ fn walks_operands(name: &str) -> bool {
             | "isIP"
             | "cidr"
             | "isCIDR"
-            | "duration"
-            | "timestamp"
-            | "string"
             | "bytes"
     )
 }
@@ -400,5 +406,21 @@ mod tests {
         let unbounded = "type: array\nitems: {type: string}\n";
         assert!(cost(unbounded, "self.all(a, a.size() > 0)") < STATIC_ESTIMATED_COST_LIMIT);
         assert!(cost(unbounded, "self.all(a, self.all(b, a != b))") > STATIC_ESTIMATED_COST_LIMIT);
+    }
+
+    #[test]
+    fn conversions_cost_one_whatever_the_string() {
+        // cel-go charges `duration(s)` as any call: a rule on every item of an unbounded
+        // list stays cheap (Istio's duration rules, on unbounded route lists).
+        let cost = cost("type: string\n", "duration(self) >= duration('1ms')");
+        assert!(cost < 10, "{cost}");
+    }
+
+    #[test]
+    fn map_keys_are_sized_as_the_api_server_sizes_them() {
+        // Istio's label maps (maxProperties 4096) with a rule walking every key are accepted.
+        let labels = "type: object\nmaxProperties: 4096\nadditionalProperties: {type: string}\n";
+        let cost = cost(labels, "self.all(key, !key.contains('*'))");
+        assert!(cost < 100_000, "{cost}");
     }
 }

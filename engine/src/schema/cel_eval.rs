@@ -11,12 +11,14 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use cel::common::types::CelOptional;
+use cel::common::value::Val;
 use cel::objects::Key;
 use cel::{Context, ExecutionError, Program, Value};
 
 use super::cel::{CelOutcome, CelRule, Check, Failure, Old, short_rule};
 use super::compile::{Additional, Schema, SchemaType};
-use super::{cel_bounds, cel_cost};
+use super::{cel_bounds, cel_cost, cel_library};
 use crate::value::JsonValue;
 
 /// Values nested deeper than this (below fields the schema leaves free) are not converted.
@@ -36,54 +38,88 @@ impl CelRule {
                 .text
                 .message_expression
                 .as_deref()
-                .and_then(|source| self.parse(source, None).ok())
-                .map(Arc::new);
+                .and_then(|source| self.parse(source, None).ok());
             let transition = parsed.references().has_variable("oldSelf");
+            let cost = cel_cost::estimate(parsed.expression(), schema);
+            let message_cost = message
+                .as_ref()
+                .map_or(0, |m| cel_cost::estimate(m.expression(), schema));
             Check::Ready {
-                program: Arc::new(parsed),
+                program: parsed,
                 message,
                 transition,
+                cost,
+                message_cost,
             }
         })
     }
 
-    /// Parses `source` within our bounds, and with `schema` given, checks its estimated cost.
-    fn parse(&self, source: &str, schema: Option<&Schema>) -> Result<Program, Check> {
-        if let Some(reason) = cel_bounds::refuse_before_parse(source) {
-            return Err(Check::Refused(reason));
+    /// The rule's estimated cost and its messageExpression's, for the CRD's total (parsing
+    /// the rule if it was not yet); a rule over the per-rule limit counts as that limit (it
+    /// is reported on its own), one that cannot be parsed as nothing.
+    pub(crate) fn estimated_costs(&self, schema: &Schema) -> (u64, u64) {
+        match self.check(schema) {
+            Check::Ready {
+                cost, message_cost, ..
+            } => (*cost, *message_cost),
+            Check::CrdRefused(_) => (cel_cost::STATIC_ESTIMATED_COST_LIMIT, 0),
+            Check::Refused(_) => (0, 0),
         }
-        let env = Arc::clone(&self.env);
+    }
+
+    /// Parses `source` within our bounds (once per text, see `RuleEnv`), and with `schema`
+    /// given, checks its estimated cost.
+    fn parse(&self, source: &str, schema: Option<&Schema>) -> Result<Arc<Program>, Check> {
+        let program = self.parsed(source).map_err(Check::Refused)?;
+        if let Some(schema) = schema {
+            let cost = cel_cost::estimate(program.expression(), schema);
+            if cost > cel_cost::STATIC_ESTIMATED_COST_LIMIT {
+                return Err(Check::CrdRefused(format!(
+                    "the API server refuses this CRD: the estimated cost of rule {} is \
+                     {cost}, more than the {} it allows a rule (apiextensions \
+                     StaticEstimatedCostLimit; shorten the lists it walks with maxItems, \
+                     maxLength, maxProperties)",
+                    short_rule(&self.rule),
+                    cel_cost::STATIC_ESTIMATED_COST_LIMIT
+                )));
+            }
+        }
+        Ok(program)
+    }
+
+    /// `source` parsed, or why it cannot be checked: from the environment's cache, else
+    /// parsed now (outside the lock) and kept.
+    fn parsed(&self, source: &str) -> Result<Arc<Program>, String> {
+        if let Some(reason) = cel_bounds::refuse_before_parse(source) {
+            return Err(reason);
+        }
+        let cache = || self.env.parsed.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(known) = cache().get(source) {
+            return known.clone();
+        }
+        let env = Arc::clone(&self.env.env);
         let parsed = cel_bounds::parse_guarded(|| {
-            let program = env.compile(source).map_err(|errors| {
-                Check::Refused(format!("the CEL crate cannot parse it: {errors}"))
-            })?;
+            let program = env
+                .compile(source)
+                .map_err(|errors| format!("the CEL crate cannot parse it: {errors}"))?;
             let depth = cel_bounds::tree_depth(program.expression());
             if depth > cel_bounds::MAX_TREE_DEPTH {
-                return Err(Check::Refused(format!(
+                return Err(format!(
                     "its parsed tree is {depth} levels deep, more than the {} this checker \
                      evaluates",
                     cel_bounds::MAX_TREE_DEPTH
-                )));
+                ));
             }
-            if let Some(schema) = schema {
-                let cost = cel_cost::estimate(program.expression(), schema);
-                if cost > cel_cost::STATIC_ESTIMATED_COST_LIMIT {
-                    return Err(Check::CrdRefused(format!(
-                        "the API server refuses this CRD: the estimated cost of rule {} is \
-                         {cost}, more than the {} it allows a rule (apiextensions \
-                         StaticEstimatedCostLimit; shorten the lists it walks with maxItems, \
-                         maxLength, maxProperties)",
-                        short_rule(&self.rule),
-                        cel_cost::STATIC_ESTIMATED_COST_LIMIT
-                    )));
-                }
+            // A call the environment lacks fails only if it runs: found here, the rule is not
+            // checked even where that call sits in a branch the value does not take.
+            if let Some(reason) = cel_library::unsupported_function(program.expression(), &env) {
+                return Err(reason);
             }
-            Ok(program)
+            Ok(Arc::new(program))
         });
-        match parsed {
-            Ok(result) => result,
-            Err(panic) => Err(Check::Refused(panic)),
-        }
+        let result = parsed.unwrap_or_else(Err);
+        cache().insert(source.to_owned(), result.clone());
+        result
     }
 
     /// Evaluates the rule with `self` = `value` (which has passed `schema`'s type check).
@@ -99,27 +135,19 @@ impl CelRule {
                 program,
                 message,
                 transition,
+                ..
             } => (program, message, *transition),
             Check::CrdRefused(reason) => return CelOutcome::CrdRefused(reason.clone()),
             Check::Refused(reason) => return CelOutcome::NotChecked(reason.clone()),
         };
+        // apiextensions-apiserver `pkg/apiserver/schema/cel/validation.go`: a transition rule
+        // runs only where the old object has the node, unless it declares `optionalOldSelf`;
+        // then it runs on new values too, with `oldSelf` an optional (`optional.none()` there).
+        let optional = self.text.optional_old_self;
         let old_value = match (transition, old) {
             (false, _) => None,
-            (true, Old::Value(_)) if self.text.optional_old_self => {
-                return CelOutcome::NotChecked(
-                    "a transition rule with optionalOldSelf (oldSelf is an optional, which \
-                     this checker does not model)"
-                        .into(),
-                );
-            }
-            (true, Old::Value(old)) => Some(old),
-            (true, Old::Absent) if self.text.optional_old_self => {
-                return CelOutcome::NotChecked(
-                    "a transition rule with optionalOldSelf on a new value (oldSelf is \
-                     optional.none(), which this checker does not model)"
-                        .into(),
-                );
-            }
+            (true, Old::Value(old)) => Some(Some(old)),
+            (true, Old::Absent) if optional => Some(None),
             (true, Old::Absent) => return CelOutcome::Passed,
             (true, Old::Unknown) => {
                 return CelOutcome::NotChecked(
@@ -134,15 +162,34 @@ impl CelRule {
                 "the value is nested deeper than {MAX_VALUE_DEPTH} levels"
             ));
         };
-        let mut context = Context::with_env(Arc::clone(&self.env));
+        let mut context = Context::with_env(Arc::clone(&self.env.env));
         context.add_variable_from_value("self", this);
         if let Some(old) = old_value {
-            let Some(old) = to_cel(Some(schema), old, root, 0) else {
-                return CelOutcome::NotChecked(format!(
-                    "the old value is nested deeper than {MAX_VALUE_DEPTH} levels"
-                ));
+            let old = match old.map(|old| to_cel(Some(schema), old, root, 0)) {
+                Some(None) => {
+                    return CelOutcome::NotChecked(format!(
+                        "the old value is nested deeper than {MAX_VALUE_DEPTH} levels"
+                    ));
+                }
+                Some(Some(old)) => Some(old),
+                None => None,
             };
-            context.add_variable_from_value("oldSelf", old);
+            match (optional, old) {
+                (false, Some(old)) => context.add_variable_from_value("oldSelf", old),
+                (true, old) => {
+                    let optional = match old.map(Box::<dyn Val>::try_from) {
+                        Some(Ok(old)) => CelOptional::of(old),
+                        Some(Err(_)) => {
+                            return CelOutcome::NotChecked(
+                                "the old value cannot be made an optional".into(),
+                            );
+                        }
+                        None => CelOptional::none(),
+                    };
+                    context.add_variable_as_val("oldSelf", Box::new(optional));
+                }
+                (false, None) => {}
+            }
         }
         let text = &self.text;
         // apiextensions `schema/cel/validation.go`: `ruleErrorString` and `ruleMessageOrDefault`.
@@ -209,6 +256,8 @@ impl CelRule {
                 api_server_error_text(&error),
                 rule_error_string()
             )),
+            // A value past what this checker's Kubernetes functions model (cel_library).
+            Err(ExecutionError::InternalError(reason)) => CelOutcome::NotChecked(reason),
             Err(error) => {
                 CelOutcome::NotChecked(format!("the CEL crate could not evaluate it: {error}"))
             }
@@ -393,10 +442,11 @@ mod tests {
         assert!(
             matches!(outcome(&transition, "{low: 1}"), CelOutcome::NotChecked(m) if m.contains("oldSelf"))
         );
-        let k8s_library = "type: string\nx-kubernetes-validations:\n- rule: isURL(self)\n";
+        // A function this checker lacks, even in a branch that does not run.
+        let k8s_library = "type: string\nx-kubernetes-validations:\n- rule: \"size(self) > 0 || [1].all(i, v, v > 0)\"\n";
         assert!(matches!(
             outcome(k8s_library, "x"),
-            CelOutcome::NotChecked(_)
+            CelOutcome::NotChecked(m) if m.contains("two-variable")
         ));
         let unparsable = "type: string\nx-kubernetes-validations:\n- rule: \"self ==\"\n";
         assert!(
@@ -422,5 +472,86 @@ mod tests {
             schema.cel_rules[0].evaluate(&schema, &value, Old::Unknown, false),
             CelOutcome::Passed
         );
+    }
+
+    fn outcome_with_old(schema_yaml: &str, value_yaml: &str, old: Option<&str>) -> CelOutcome {
+        let schema = Schema::compile(&parse_first_document(schema_yaml).unwrap().unwrap()).unwrap();
+        let value = parse_first_document(value_yaml).unwrap().unwrap().to_json();
+        let old = old.map(|old| parse_first_document(old).unwrap().unwrap().to_json());
+        let old = old.as_ref().map_or(Old::Absent, Old::Value);
+        schema.cel_rules[0].evaluate(&schema, &value, old, false)
+    }
+
+    #[test]
+    fn optional_old_self_runs_on_new_values_with_an_optional() {
+        // apiextensions `schema/cel/validation.go`: with optionalOldSelf the rule runs on a
+        // create too, `oldSelf` being optional.none(); otherwise it does not run there.
+        let schema = "type: string\nx-kubernetes-validations:\n- rule: \"oldSelf.hasValue() ? self == oldSelf.value() : self.startsWith('v')\"\n  optionalOldSelf: true\n";
+        assert_eq!(outcome_with_old(schema, "v1", None), CelOutcome::Passed);
+        assert!(matches!(
+            outcome_with_old(schema, "x1", None),
+            CelOutcome::Failed(_)
+        ));
+        assert_eq!(
+            outcome_with_old(schema, "x1", Some("x1")),
+            CelOutcome::Passed
+        );
+        assert!(matches!(
+            outcome_with_old(schema, "v2", Some("v1")),
+            CelOutcome::Failed(_)
+        ));
+        let plain = "type: string\nx-kubernetes-validations:\n- rule: self == oldSelf\n";
+        assert_eq!(outcome_with_old(plain, "x", None), CelOutcome::Passed);
+        assert!(matches!(
+            outcome_with_old(plain, "x", Some("y")),
+            CelOutcome::Failed(_)
+        ));
+    }
+
+    #[test]
+    fn kubernetes_library_rules_are_checked() {
+        // Istio's jwksUri rule (security/v1beta1 RequestAuthentication, JWTRule).
+        let jwks = "type: string\nmaxLength: 2048\nx-kubernetes-validations:\n- rule: url(self).getScheme() in ['http', 'https']\n  message: url must have scheme http:// or https://\n";
+        assert_eq!(
+            outcome(jwks, "https://example.com/.well-known/jwks.json"),
+            CelOutcome::Passed
+        );
+        assert_eq!(
+            outcome(jwks, "ftp://example.com/keys"),
+            CelOutcome::Failed(Failure {
+                message: "url must have scheme http:// or https://".into(),
+                field_path: Vec::new()
+            })
+        );
+        // Not a URL at all: an evaluation error, reported as the API server reports it.
+        assert!(matches!(
+            outcome(jwks, "../keys"),
+            CelOutcome::Failed(f) if f.message.contains("evaluating rule: url must have scheme")
+        ));
+        let quantity = "type: string\nx-kubernetes-validations:\n- rule: quantity(self).compareTo(quantity('1Gi')) <= 0\n  message: at most 1Gi\n";
+        assert_eq!(outcome(quantity, "512Mi"), CelOutcome::Passed);
+        assert!(
+            matches!(outcome(quantity, "2Gi"), CelOutcome::Failed(f) if f.message == "at most 1Gi")
+        );
+        assert!(
+            matches!(outcome(quantity, "lots"), CelOutcome::Failed(f) if f.message.contains("evaluating rule"))
+        );
+    }
+
+    #[test]
+    fn a_rule_repeated_at_many_nodes_is_parsed_once() {
+        let schema = "type: object\nproperties:\n  a: &timeout\n    type: string\n    x-kubernetes-validations:\n    - rule: duration(self) >= duration('1ms')\n  b: *timeout\n  c: *timeout\n";
+        let schema = Schema::compile(&parse_first_document(schema).unwrap().unwrap()).unwrap();
+        let value = JsonValue::String("5s".into());
+        for field in ["a", "b", "c"] {
+            let node = &schema.properties[field];
+            assert_eq!(
+                node.cel_rules[0].evaluate(node, &value, Old::Unknown, false),
+                CelOutcome::Passed
+            );
+        }
+        let env = &schema.properties["a"].cel_rules[0].env;
+        assert!(Arc::ptr_eq(env, &schema.properties["c"].cel_rules[0].env));
+        assert_eq!(env.parsed.lock().unwrap().len(), 1);
     }
 }

@@ -152,7 +152,7 @@ impl Schema {
 fn compile_at(
     node: &YamlNode,
     depth: usize,
-    env: &mut Option<std::sync::Arc<::cel::Env>>,
+    env: &mut Option<std::sync::Arc<cel::RuleEnv>>,
 ) -> Result<Schema, CompileError> {
     if depth > MAX_DEPTH {
         return Err(fail(
@@ -310,7 +310,7 @@ fn schema_list(
     node: &YamlNode,
     key: &str,
     depth: usize,
-    env: &mut Option<std::sync::Arc<::cel::Env>>,
+    env: &mut Option<std::sync::Arc<cel::RuleEnv>>,
 ) -> Result<Vec<Schema>, CompileError> {
     let YamlValue::Seq(items) = &node.value else {
         return Err(fail(node, format!("`{key}` must be a list of schemas")));

@@ -19,6 +19,21 @@ pub struct CrdVersion {
     pub storage: bool,
     /// `schema.openAPIV3Schema`; `None` when the version has none.
     pub schema: Option<Schema>,
+    /// Why the API server would refuse this version for its rules' total estimated cost,
+    /// worked out the first time the version validates something (`cel_total_cost.rs`).
+    pub(crate) total_cost: std::sync::OnceLock<Option<String>>,
+}
+
+impl CrdVersion {
+    pub fn new(name: String, served: bool, storage: bool, schema: Option<Schema>) -> CrdVersion {
+        CrdVersion {
+            name,
+            served,
+            storage,
+            schema,
+            total_cost: std::sync::OnceLock::new(),
+        }
+    }
 }
 
 /// One CustomResourceDefinition.
@@ -309,10 +324,5 @@ fn read_version(
             message: format!("version {name}: {}", e.message),
         })?),
     };
-    Ok(CrdVersion {
-        name,
-        served,
-        storage,
-        schema,
-    })
+    Ok(CrdVersion::new(name, served, storage, schema))
 }

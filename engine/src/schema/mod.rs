@@ -21,6 +21,8 @@ mod cel;
 mod cel_bounds;
 mod cel_cost;
 mod cel_eval;
+mod cel_library;
+mod cel_total_cost;
 mod compile;
 mod defaulting;
 mod formats;
@@ -30,6 +32,7 @@ mod resource;
 mod validate;
 
 pub use cel::{CelRule, RuleText};
+pub use cel_library::KUBERNETES_VERSION as CEL_KUBERNETES_VERSION;
 pub use compile::{Additional, Schema, SchemaType};
 pub use load::{Crd, CrdVersion, LoadError, MAX_FILE_BYTES as MAX_CRD_FILE_BYTES, SchemaSet};
 pub use resource::{

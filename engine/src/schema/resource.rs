@@ -284,6 +284,12 @@ fn validate_as(
             // mismatch with the cluster, the first thing to check.
             let first = findings.len();
             validate_root(schema, object, old, &mut findings);
+            let refused = version
+                .total_cost
+                .get_or_init(|| super::cel_total_cost::refusal(schema));
+            if let Some(reason) = refused {
+                findings.push(Finding::error(&[], "crd-cost", reason.clone()));
+            }
             let source = format!("{}:{}, version {}", crd.file, crd.line, version.name);
             for finding in &mut findings[first..] {
                 finding.crd = Some(source.clone());
