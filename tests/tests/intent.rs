@@ -189,3 +189,47 @@ fn a_step_not_checked_says_why_in_every_format() {
         );
     }
 }
+
+/// The library's steps the intent check cannot verify are exactly the ones
+/// docs/ROUTING_MODELS.md lists as undecidable ("What stays unchecked in the library"): objects
+/// that do not route alone (DestinationRule subsets, ApisixUpstream), Emissary cases without
+/// the canary Mapping, and a header modifier ingress-nginx cannot apply. The ingress-class cases
+/// whose `original` has no rules are checked (issue 20).
+#[test]
+fn the_librarys_unchecked_steps_are_the_documented_ones() {
+    let library = common::workspace().join("lua_configuration");
+    let result = common::run_in(
+        &common::workspace(),
+        &["check", "--format", "json", library.to_str().unwrap()],
+    );
+    assert_eq!(result.code, 0, "{result:?}");
+    let mut reasons: std::collections::BTreeMap<String, usize> = Default::default();
+    for line in json_lines(&result.stdout) {
+        if let Some(why) = line["intent_not_checked"].as_str() {
+            *reasons.entry(why.to_owned()).or_default() += 1;
+        }
+    }
+    let expected = [
+        (
+            "partly checked: requestHeaderModifier is not checked: ingress-nginx canary annotations (controller v1.x) cannot change request headers, so canary-bound requests go without it",
+            1,
+        ),
+        (
+            "the Mapping routes to the stable service web; Emissary splits traffic between Mappings, so the check needs the canary Mapping the script edits",
+            2,
+        ),
+        (
+            "the engine has no routing model for ApisixUpstream (apisix.apache.org)",
+            7,
+        ),
+        (
+            "the engine has no routing model for DestinationRule (networking.istio.io)",
+            9,
+        ),
+    ];
+    let expected: std::collections::BTreeMap<String, usize> = expected
+        .iter()
+        .map(|(why, n)| (why.to_string(), *n))
+        .collect();
+    assert_eq!(reasons, expected);
+}

@@ -3,7 +3,8 @@
 //! steps left) and checks the configuration it leaves.
 
 use crate::routing::{
-    GatewayConfig, RoutingModel, canary_ingress, model_for, stable_of_canary_ingress,
+    GatewayConfig, RoutingModel, canary_ingress, model_for, representative_stable_ingress,
+    stable_of_canary_ingress,
 };
 use crate::runner::{self, Mode, RunOptions, Script};
 use crate::schema::patched_resource;
@@ -47,10 +48,19 @@ impl StepIntentOutcome {
                 "nothing to probe: the configurations have no route to send a request through"
                     .to_owned(),
             ),
-            StepIntentOutcome::Checked(report) if report.truncated => Some(format!(
-                "partly checked: the probe set was cut at {} requests (the first ones in request order)",
-                report.probes
-            )),
+            StepIntentOutcome::Checked(report)
+                if report.truncated || !report.unchecked.is_empty() =>
+            {
+                let mut why = Vec::new();
+                if report.truncated {
+                    why.push(format!(
+                        "the probe set was cut at {} requests (the first ones in request order)",
+                        report.probes
+                    ));
+                }
+                why.extend(report.unchecked.iter().cloned());
+                Some(format!("partly checked: {}", why.join("; ")))
+            }
             _ => None,
         }
     }
@@ -204,7 +214,17 @@ fn check_one(
                 &step.obj.canary_service,
             )
             .unwrap_or_else(|| original.clone());
-            no_paths = !ingress_has_paths(&stable);
+            // Without rules, a class that decides on annotations alone is routed through one
+            // rule standing for every stable-service path (see
+            // `representative_stable_ingress`); any other class routes nothing.
+            let stable = if ingress_has_paths(&stable) {
+                stable
+            } else if model.canary_decision_is_path_independent() {
+                representative_stable_ingress(&stable, &step.obj.stable_service)
+            } else {
+                no_paths = true;
+                stable
+            };
             (
                 GatewayConfig::Ingress {
                     stable: stable.clone(),

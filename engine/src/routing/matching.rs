@@ -103,6 +103,12 @@ pub fn full_match(pattern: &str, text: &str) -> bool {
     compiled(&format!("^(?:{pattern})$"), DEFAULT_SIZE_LIMIT).is_ok_and(|re| re.is_match(text))
 }
 
+/// Whether `pattern` matches somewhere in `text` (an unanchored search, as PCRE's
+/// `ngx.re.match` in ingress-nginx does); an invalid pattern matches nothing.
+pub fn search(pattern: &str, text: &str) -> bool {
+    compiled(pattern, DEFAULT_SIZE_LIMIT).is_ok_and(|re| re.is_match(text))
+}
+
 /// A sample string `pattern` matches in full, for probes: tries the literal text of the
 /// pattern without its anchors and escapes, then a few common shapes. `None` when none fits.
 pub fn sample_match(pattern: &str) -> Option<String> {

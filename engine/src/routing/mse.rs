@@ -47,6 +47,16 @@ impl RoutingModel for Mse {
     fn probes(&self, config: &GatewayConfig) -> Vec<Request> {
         MSE.probes(config)
     }
+
+    // As Higress (module comment): annotations only.
+    fn canary_decision_is_path_independent(&self) -> bool {
+        true
+    }
+
+    // As Higress: the canary header's value `always` reaches the canary.
+    fn canary_by_convention(&self, config: &GatewayConfig, request: &Request) -> bool {
+        MSE.canary_by_convention(config, request)
+    }
 }
 
 #[cfg(test)]
