@@ -147,6 +147,34 @@ const ISSUE_20_DEFECTS: &[(&str, &str)] = &[
         "intent-rules/nginx-weight-total-below-100/trafficrouting_ingress/nginx.lua",
         "GET shop.example.com/ → web:80 98 %, web-canary:80 2 %, expected web:80 80 %, web-canary:80 20 %",
     ),
+    (
+        "intent-rules/contour-header-route-overtaken/trafficRouting.lua",
+        "GET shop.example.com/ with x-canary: true, x-tester: yes → web-canary:8080 100 %, expected web-preview:8080 100 %",
+    ),
+    (
+        "intent-rules/smi-canary-beside-full-stable/trafficRouting.lua",
+        "GET / → web 83.33 %, web-canary 16.67 %, expected web 80 %, web-canary 20 %",
+    ),
+    (
+        "intent-rules/emissary-query-dropped/trafficRouting.lua",
+        "GET /shop/ with x-canary: true → web-canary.shop:8080 100 %, expected web.shop:8080 100 %",
+    ),
+    (
+        "intent-rules/aliyun-alb-canary-ordered-after-stable/trafficrouting_ingress/aliyun-alb.lua",
+        "GET shop.example.com/ → web:80 100 %, expected web:80 80 %, web-canary:80 20 %",
+    ),
+    (
+        "intent-rules/aws-alb-canary-shadows-other-paths/trafficrouting_ingress/aws-alb.lua",
+        "GET shop.example.com/static → web:http 80 %, web-canary:http 20 %, expected static:80 100 %",
+    ),
+    (
+        "intent/higress-exact-value-read-as-regex/trafficrouting_ingress/higress.lua",
+        "GET shop.example.com/ with x-user: alicexsmith → web-canary:80 100 %, expected web:80 100 %",
+    ),
+    (
+        "intent/mse-exact-value-read-as-regex/trafficrouting_ingress/mse.lua",
+        "GET shop.example.com/ with x-user: alicexsmith → web-canary:80 100 %, expected web:80 100 %",
+    ),
 ];
 
 #[test]

@@ -307,7 +307,8 @@ fn match_probes(m: &HttpRouteMatch, base: &Request, values_ignore_case: bool) ->
 /// read as a prefix, or an unanchored regex: Istio `regex`, Kuma `RegularExpression`, Traefik
 /// `HeaderRegexp` search the value unanchored in some versions), the value in the other case
 /// (Gateway API `HTTPHeaderMatch` values match case-sensitively), and for a regex the sample
-/// with characters around it. `ignore_case`: the gateway cannot match this value
+/// with characters around it; a value with a dot, with another character in its place (the
+/// value read as a regex). `ignore_case`: the gateway cannot match this value
 /// case-sensitively (see [`RoutingModel::values_ignore_case`]), so no other-case probe.
 fn near_misses(
     match_type: Option<&str>,
@@ -331,6 +332,11 @@ fn near_misses(
     shorter.pop();
     if !shorter.is_empty() {
         out.push(shorter);
+    }
+    // A dot read as a regex (an exact value written into a pattern unquoted: Higress matches
+    // `canary-by-header-value` as the regex `always|<value>`) also takes any character there.
+    if let Some(dot) = value.find('.') {
+        out.push(format!("{}x{}", &value[..dot], &value[dot + 1..]));
     }
     let upper = value.to_uppercase();
     let swapped = if upper == value {
