@@ -19,7 +19,7 @@ const DEFECTS: &[(&str, &str)] = &[
     ),
     (
         "intent/gloo-path-outside-route/trafficRouting.lua",
-        "GET /beta → web-canary:80 100 %, expected frontend:80 100 %",
+        "GET /beta → web-canary:80 100 % (by spec.virtualHost.routes[0]), expected frontend:80 100 %",
     ),
 ];
 
@@ -100,7 +100,7 @@ fn every_format_reports_the_violation() {
 const INGRESS_DEFECTS: &[(&str, &str)] = &[
     (
         "intent/nginx-anded-query/trafficrouting_ingress/nginx.lua",
-        "GET shop.example.com/ with x-canary: true → web-canary:80 100 %, expected web:80 100 %",
+        "GET shop.example.com/ with x-canary: true → web-canary:80 100 % (by Ingress web spec.rules[0].http.paths[0] and the canary Ingress web-canary's annotations), expected web:80 100 %",
     ),
     (
         "intent/higress-weight-beside-header/trafficrouting_ingress/higress.lua",
@@ -145,35 +145,35 @@ const ISSUE_20_DEFECTS: &[(&str, &str)] = &[
     ),
     (
         "intent-rules/nginx-weight-total-below-100/trafficrouting_ingress/nginx.lua",
-        "GET shop.example.com/ → web:80 98 %, web-canary:80 2 %, expected web:80 80 %, web-canary:80 20 %",
+        "GET shop.example.com/ → web:80 98 %, web-canary:80 2 % (by Ingress web spec.rules[0].http.paths[0] and the canary Ingress web-canary's annotations), expected web:80 80 %, web-canary:80 20 %",
     ),
     (
         "intent-rules/contour-header-route-overtaken/trafficRouting.lua",
-        "GET shop.example.com/ with x-canary: true, x-tester: yes → web-canary:8080 100 %, expected web-preview:8080 100 %",
+        "GET shop.example.com/ with x-canary: true, x-tester: yes → web-canary:8080 100 % (by spec.routes[1]), expected web-preview:8080 100 %",
     ),
     (
         "intent-rules/smi-canary-beside-full-stable/trafficRouting.lua",
-        "GET / → web 83.33 %, web-canary 16.67 %, expected web 80 %, web-canary 20 %",
+        "GET / → web 83.33 %, web-canary 16.67 % (by spec.backends), expected web 80 %, web-canary 20 %",
     ),
     (
         "intent-rules/emissary-query-dropped/trafficRouting.lua",
-        "GET /shop/ with x-canary: true → web-canary.shop:8080 100 %, expected web.shop:8080 100 %",
+        "GET /shop/ with x-canary: true → web-canary.shop:8080 100 % (by Mapping web-canary), expected web.shop:8080 100 %",
     ),
     (
         "intent-rules/aliyun-alb-canary-ordered-after-stable/trafficrouting_ingress/aliyun-alb.lua",
-        "GET shop.example.com/ → web:80 100 %, expected web:80 80 %, web-canary:80 20 %",
+        "GET shop.example.com/ → web:80 100 % (by Ingress web spec.rules[0].http.paths[0]), expected web:80 80 %, web-canary:80 20 %",
     ),
     (
         "intent-rules/aws-alb-canary-shadows-other-paths/trafficrouting_ingress/aws-alb.lua",
-        "GET shop.example.com/static → web:http 80 %, web-canary:http 20 %, expected static:80 100 %",
+        "GET shop.example.com/static → web:http 80 %, web-canary:http 20 % (by Ingress web-canary spec.rules[0].http.paths[0]), expected static:80 100 %",
     ),
     (
         "intent/higress-exact-value-read-as-regex/trafficrouting_ingress/higress.lua",
-        "GET shop.example.com/ with x-user: alicexsmith → web-canary:80 100 %, expected web:80 100 %",
+        "GET shop.example.com/ with x-user: alicexsmith → web-canary:80 100 % (by Ingress web spec.rules[0].http.paths[0] and the canary Ingress web-canary's annotations), expected web:80 100 %",
     ),
     (
         "intent/mse-exact-value-read-as-regex/trafficrouting_ingress/mse.lua",
-        "GET shop.example.com/ with x-user: alicexsmith → web-canary:80 100 %, expected web:80 100 %",
+        "GET shop.example.com/ with x-user: alicexsmith → web-canary:80 100 % (by Ingress web spec.rules[0].http.paths[0] and the canary Ingress web-canary's annotations), expected web:80 100 %",
     ),
 ];
 
@@ -260,4 +260,28 @@ fn the_librarys_unchecked_steps_are_the_documented_ones() {
         .map(|(why, n)| (why.to_string(), *n))
         .collect();
     assert_eq!(reasons, expected);
+}
+
+/// Every model names the route that took a misrouted probe (issue 20: not only Istio). The
+/// defect tables above show Istio, Gloo, Contour, SMI, Emissary and the ingress classes.
+#[test]
+fn every_model_names_the_route_that_took_the_probe() {
+    for (fixture, via) in [
+        (
+            "intent/kuma-default-weights/trafficRouting.lua",
+            "(by spec.to[0].rules[0].matches[0])",
+        ),
+        (
+            "intent/traefik-default-priority/trafficRouting.lua",
+            "(by spec.routes[1])",
+        ),
+        (
+            "intent/traefikservice-small-weights/trafficRouting.lua",
+            "(by spec.weighted)",
+        ),
+    ] {
+        let result = run(&["check", fixture]);
+        assert_eq!(result.code, 1, "{fixture}: {result:?}");
+        assert!(result.stdout.contains(via), "{fixture}: {}", result.stdout);
+    }
 }

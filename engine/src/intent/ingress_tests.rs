@@ -98,7 +98,7 @@ fn a_rule_less_original_is_checked_through_a_representative_path() {
     assert_eq!(
         outcomes(&checks),
         [Ok(vec![
-            "GET / → web 60 %, web-canary 40 %, expected web 80 %, web-canary 20 %".to_owned()
+            "GET / → web 60 %, web-canary 40 % (by any path of Ingress web and the canary Ingress web-canary's annotations), expected web 80 %, web-canary 20 %".to_owned()
         ])]
     );
 }

@@ -103,6 +103,8 @@ struct ListenerRule {
     /// Conditions from the annotation other than host/path.
     conditions: Vec<JsonValue>,
     action: Option<Routed>,
+    /// Where it comes from: `Ingress web-canary spec.rules[0].http.paths[0]`.
+    origin: String,
 }
 
 fn parse_annotation(
@@ -322,11 +324,16 @@ fn listener_rules(config: &GatewayConfig, problems: &mut Vec<ConfigProblem>) -> 
                 }
                 Some(Routed::To(Distribution::single(path.backend.clone())))
             };
+            let name = ingress
+                .at(&["metadata", "name"])
+                .and_then(JsonValue::as_str)
+                .unwrap_or("(unnamed)");
             rules.push(ListenerRule {
                 hosts,
                 paths,
                 conditions,
                 action,
+                origin: format!("Ingress {name} {}", path.location),
             });
         }
     }
@@ -453,7 +460,7 @@ impl RoutingModel for AwsAlb {
         for rule in listener_rules(config, &mut problems) {
             if rule_matches(&rule, request) {
                 // A rule whose action could not be built answers 503 (or fails the build).
-                return rule.action.unwrap_or(Routed::NoRoute);
+                return rule.action.unwrap_or(Routed::NoRoute).via(rule.origin);
             }
         }
         Routed::NoRoute

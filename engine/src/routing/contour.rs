@@ -419,7 +419,7 @@ impl RoutingModel for ContourHttpProxy {
             .routes
             .iter()
             .find(|r| r.conditions.matches(request))
-            .map_or(Routed::NoRoute, distribution)
+            .map_or(Routed::NoRoute, |r| distribution(r).via(r.origin.clone()))
     }
 
     fn probes(&self, config: &GatewayConfig) -> Vec<Request> {

@@ -207,19 +207,36 @@ pub fn route_canary_pair(
         return Routed::NoRoute;
     };
     let stable_backend = stable_path.backend.clone();
+    let name = |ingress: &JsonValue| {
+        ingress
+            .at(&["metadata", "name"])
+            .and_then(JsonValue::as_str)
+            .unwrap_or("(unnamed)")
+            .to_owned()
+    };
+    let via = if annotations(stable).contains_key(super::canary_ingress::REPRESENTATIVE_RULE) {
+        format!("any path of Ingress {}", name(stable))
+    } else {
+        format!("Ingress {} {}", name(stable), stable_path.location)
+    };
+    let stable_only = || Routed::To(Distribution::single(stable_backend.clone())).via(&via);
     let Some(canary) = canary else {
-        return Routed::To(Distribution::single(stable_backend));
+        return stable_only();
     };
     let canary_paths = ingress_paths(canary);
     let Some(canary_path) = twin(&canary_paths, stable_path) else {
-        return Routed::To(Distribution::single(stable_backend));
+        return stable_only();
     };
     let notes = annotations(canary);
     // `None`: the Ingress is not a canary (no `canary: "true"`); both Ingresses then claim
     // the same path and the models treat the stable one as the one served.
     let Some(decision) = decide(&notes, request) else {
-        return Routed::To(Distribution::single(stable_backend));
+        return stable_only();
     };
+    let via = format!(
+        "{via} and the canary Ingress {}'s annotations",
+        name(canary)
+    );
     let canary_backend = canary_path.backend.clone();
     let share = match decision {
         CanaryDecision::Canary => 1.0,
@@ -235,7 +252,7 @@ pub fn route_canary_pair(
     if !changes.is_empty() && share > 0.0 {
         distribution.header_changes.insert(canary_backend, changes);
     }
-    Routed::To(distribution)
+    Routed::To(distribution).via(via)
 }
 
 /// Probes for an Ingress pair: per stable path, a request on it (its host, its path and one

@@ -214,6 +214,20 @@ pub enum Routed {
     NoRoute,
 }
 
+impl Routed {
+    /// The same decision, naming where in the configuration the route that took the request is
+    /// (`spec.http[1]`): violations show it.
+    pub fn via(self, path: impl Into<String>) -> Routed {
+        match self {
+            Routed::To(mut d) => {
+                d.route_path = Some(path.into());
+                Routed::To(d)
+            }
+            Routed::NoRoute => Routed::NoRoute,
+        }
+    }
+}
+
 /// The configuration a model reads.
 #[derive(Debug, Clone, PartialEq)]
 pub enum GatewayConfig {

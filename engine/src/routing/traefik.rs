@@ -186,11 +186,12 @@ impl RoutingModel for TraefikIngressRoute {
         for router in &routers {
             let Ok(rule) = &router.rule else { continue };
             if rule.matches(request) {
-                return match &router.target {
+                let routed = match &router.target {
                     Target::One(b) => Routed::To(Distribution::single(b.clone())),
                     Target::Weighted(w) => distribute(w),
                     Target::None => Routed::NoRoute,
                 };
+                return routed.via(format!("spec.routes[{}]", router.index));
             }
         }
         Routed::NoRoute
@@ -248,18 +249,18 @@ impl RoutingModel for TraefikServiceModel {
             return Routed::NoRoute;
         };
         if let Some(w) = spec.get("weighted") {
-            return distribute(&weighted(items(w, "services")));
+            return distribute(&weighted(items(w, "services"))).via("spec.weighted");
         }
         // Mirroring: the main service serves, mirrors get copies whose answers are dropped.
         if let Some(m) = spec.get("mirroring") {
-            return Routed::To(Distribution::single(backend(m)));
+            return Routed::To(Distribution::single(backend(m))).via("spec.mirroring");
         }
         // Failover: the main service while it is healthy.
         if let Some(name) = spec.get("failover").and_then(|f| str_field(f, "service")) {
-            return Routed::To(Distribution::single(Backend::service(name)));
+            return Routed::To(Distribution::single(Backend::service(name))).via("spec.failover");
         }
         if let Some(h) = spec.get("highestRandomWeight") {
-            return distribute(&weighted(items(h, "services")));
+            return distribute(&weighted(items(h, "services"))).via("spec.highestRandomWeight");
         }
         Routed::NoRoute
     }
