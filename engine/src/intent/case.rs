@@ -143,10 +143,22 @@ fn check_steps(
     original: Option<&JsonValue>,
     options: &RunOptions,
 ) -> Vec<StepCheck> {
+    // Ingress steps chain (each runs on the canary Ingress the earlier ones left): one pass
+    // for the whole case.
+    let chained = (flavor == ScriptFlavor::Ingress)
+        .then(|| steps::controller_ingress_results(script, case, options));
     (0..case.steps.len())
         .map(|index| StepCheck {
             index,
-            outcome: check_one(model, flavor, script, case, index, original, options),
+            outcome: check_one(
+                model,
+                script,
+                case,
+                index,
+                original,
+                chained.as_ref().map(|all| &all[index]),
+                options,
+            ),
         })
         .collect()
 }
@@ -164,13 +176,15 @@ fn ingress_has_paths(ingress: &JsonValue) -> bool {
         })
 }
 
+/// Step `index`; `chained` is its controller result for an ingress script (`None` for a custom
+/// one, which is run here).
 fn check_one(
     model: &dyn RoutingModel,
-    flavor: ScriptFlavor,
     script: &Script,
     case: &TestCase,
     index: usize,
     original: Option<&JsonValue>,
+    chained: Option<&steps::ControllerIngressResult>,
     options: &RunOptions,
 ) -> StepIntentOutcome {
     use StepIntentOutcome::{NotChecked, ScriptFailed};
@@ -186,8 +200,8 @@ fn check_one(
     };
     // An Ingress without paths routes nothing: only configuration problems can be found.
     let mut no_paths = false;
-    let (before, after) = match flavor {
-        ScriptFlavor::Custom => {
+    let (before, after) = match chained {
+        None => {
             let run = runner::run_custom(script, &step.obj, options);
             let result = match run.result(Mode::Production) {
                 Ok(result) => result,
@@ -198,8 +212,7 @@ fn check_one(
                 GatewayConfig::Resource(patched_resource(original, result)),
             )
         }
-        ScriptFlavor::Ingress => {
-            let chained = steps::controller_ingress_step(script, case, index, options);
+        Some(chained) => {
             if let Some(why) = chained.not_called {
                 return ScriptFailed(format!("the controller does not run the script: {why}"));
             }
