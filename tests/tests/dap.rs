@@ -409,3 +409,29 @@ fn a_bad_launch_configuration_is_refused_with_its_cause() {
     );
     client.disconnect();
 }
+
+/// The end-of-run verdict is the one `check` and the editor show: a step whose result matches
+/// but that misroutes (the intent check) fails, as `check` says `misrouted`.
+#[test]
+fn a_step_that_misroutes_ends_in_a_failing_verdict() {
+    let dir = common::scratch("dap-misrouted");
+    let folder = dir.join("lua_configuration/networking.istio.io/VirtualService");
+    common::copy_tree(
+        &common::fixtures().join("intent/istio-path-outside-route"),
+        &folder,
+    );
+    let script = folder.join("trafficRouting.lua");
+    let case = folder.join("testdata/case.yaml");
+    let mut client = Client::start();
+    client.launch(json!({"script": script, "case": case}), &script, json!([]));
+    let (console, exit_code) = client.finish();
+    assert!(
+        console.contains(
+            "case.yaml: step 1: FAIL (the result matches expected[0], but the step misroutes)"
+        ),
+        "{console}"
+    );
+    assert!(console.contains("misrouted (intent check"), "{console}");
+    assert_eq!(exit_code, 1);
+    client.disconnect();
+}

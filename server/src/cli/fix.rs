@@ -5,30 +5,11 @@
 
 use std::ops::Range;
 
-use super::lint::{Finding, Target};
-use super::{UsageError, paths};
+use super::lint_finding::{Finding, FixCount};
 use crate::atomic_write::replace_file;
-
-/// How many fixes went into how many files.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct FixCount {
-    pub edits: usize,
-    pub files: usize,
-}
-
-impl FixCount {
-    pub fn line(&self) -> String {
-        format!(
-            "fixed {} in {} {}",
-            match self.edits {
-                1 => "1 problem".to_string(),
-                n => format!("{n} problems"),
-            },
-            self.files,
-            if self.files == 1 { "file" } else { "files" }
-        )
-    }
-}
+use crate::project::UsageError;
+use crate::project::paths;
+use crate::project::targets::Target;
 
 /// Applies every finding's fix to its file.
 pub fn apply(targets: &[Target], findings: &[Finding]) -> Result<FixCount, UsageError> {

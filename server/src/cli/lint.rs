@@ -6,27 +6,24 @@
 //! Exit status: 1 when a finding at error severity remains (or a warning, with
 //! `--deny-warnings`), 2 on usage or I/O errors, else 0.
 
-use kruise_lua_engine::script::ScriptFlavor;
 use std::ops::Range;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use clap::{Args, ValueEnum};
-use kruise_lua_engine::discovery::{
-    EmbeddedScript, ScriptOrigin, discover, pair_with_testdata, read_configmap,
-};
+use clap::Args;
 use kruise_lua_engine::schema::SchemaSet;
-use kruise_lua_engine::script::ScriptKind;
+use kruise_lua_engine::script::{ScriptFlavor, ScriptKind};
 use kruise_lua_engine::testcase::{TestCase, parse_case};
 use rayon::prelude::*;
 use std::sync::Arc;
 
-use super::report::{Location, span_line};
-use super::schema_check;
-use super::{ColorArg, EXIT_FINDINGS, EXIT_OK, InputArgs, UsageError, paths, read_text};
+use super::lint_finding::{CONFIGMAP, FileFix, Finding, LintFormat, Pos, SYNTAX, TOO_LARGE};
+use super::options::{ColorArg, EXIT_FINDINGS, EXIT_OK, InputArgs};
 use crate::analysis::{self, LintConfig, Severity, SpecSchema, SpecShape, infer_spec_shape};
-use crate::crd_sources;
-use crate::lsp::documents::MAX_ANALYSED_BYTES;
-use crate::lsp::project::EmbeddedMap;
+use crate::project::MAX_ANALYSED_BYTES;
+use crate::project::UsageError;
+use crate::project::crd_sources;
+use crate::project::schema_check;
+use crate::project::targets::{Target, collect};
 
 #[derive(Debug, Args)]
 pub struct LintArgs {
@@ -57,189 +54,6 @@ pub struct LintArgs {
     pub no_schema: bool,
     #[command(flatten)]
     pub input: InputArgs,
-}
-
-/// Output formats of `lint`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
-pub enum LintFormat {
-    /// code, message, file:line:col, the source line with a caret, the fix
-    #[default]
-    Human,
-    /// JSON Lines, one object per finding
-    Json,
-    /// GitHub Actions workflow annotations
-    Github,
-    /// SARIF 2.1.0 (GitHub code scanning)
-    Sarif,
-}
-
-/// A 1-based position; the column counts characters.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Pos {
-    pub line: u32,
-    pub column: u32,
-}
-
-/// A fix, in the coordinates of the file that holds the script.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FileFix {
-    pub title: String,
-    /// Byte range in the file.
-    pub range: Range<usize>,
-    pub replacement: String,
-    pub start: Pos,
-    pub end: Pos,
-}
-
-/// One finding, at a place in a file.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Finding {
-    /// Display path of the file (a script, or the manifest holding it).
-    pub file: String,
-    /// The ConfigMap key of an embedded script.
-    pub key: Option<String>,
-    /// The lint code (`KL001`), `syntax`, or `configmap` for a remark about a manifest.
-    pub code: &'static str,
-    pub severity: Severity,
-    pub message: String,
-    pub start: Pos,
-    pub end: Pos,
-    /// The text of the start line, for the human report.
-    pub source_line: String,
-    pub fix: Option<FileFix>,
-}
-
-/// The code of syntax errors (not a lint: they cannot be turned off).
-pub const SYNTAX: &str = "syntax";
-/// The code of remarks about a ConfigMap manifest Kruise would not read as written.
-pub const CONFIGMAP: &str = "configmap";
-/// The code of a file too large to analyse (the language server's limit).
-pub const TOO_LARGE: &str = "too-large";
-
-/// A file to lint and its scripts.
-pub struct Target {
-    pub path: PathBuf,
-    pub display: String,
-    pub text: String,
-    scripts: Vec<TargetScript>,
-    /// Remarks on a manifest (line, message).
-    notes: Vec<(Option<u32>, String)>,
-}
-
-struct TargetScript {
-    key: Option<String>,
-    kind: ScriptKind,
-    source: String,
-    /// Where an embedded script sits in its manifest.
-    map: Option<EmbeddedMap>,
-    /// Case files, for the shape of `obj.data.spec`.
-    cases: Vec<PathBuf>,
-}
-
-/// Reads every file PATH names (as `check` finds them): each script file, and each manifest
-/// with its embedded scripts. Files are listed once, in the order first found.
-pub fn collect(roots: &[PathBuf], input: &InputArgs) -> Result<Vec<Target>, UsageError> {
-    let mut targets: Vec<Target> = Vec::new();
-    let trees: Vec<&Path> = roots
-        .iter()
-        .filter(|r| r.is_dir())
-        .map(|r| r.as_path())
-        .collect();
-    let mut total = 0;
-    for root in roots {
-        let metadata = std::fs::metadata(root).map_err(|err| UsageError::io(root, &err))?;
-        let entries = if metadata.is_dir() {
-            discover(root).map_err(|err| UsageError::io(root, &err))?
-        } else if root.extension().is_some_and(|ext| ext == "lua") {
-            super::check::discover_script(root)?
-        } else {
-            let text = read_text(root, input)?;
-            let read = read_configmap(&text).map_err(|error| {
-                let location = Location {
-                    file: paths::display(root),
-                    line: span_line(error.span.as_ref()),
-                };
-                UsageError(format!("{location}: {}", error.message))
-            })?;
-            total += read.scripts.len();
-            let scripts = read
-                .scripts
-                .into_iter()
-                .map(|script| embedded(root, &text, &trees, script))
-                .collect();
-            let notes = read
-                .notes
-                .into_iter()
-                .map(|note| (span_line(note.span.as_ref()), note.message))
-                .collect();
-            push_target(&mut targets, root.clone(), text, scripts, notes);
-            continue;
-        };
-        for entry in entries {
-            let ScriptOrigin::File(path) = entry.origin else {
-                continue;
-            };
-            total += 1;
-            let script = TargetScript {
-                key: None,
-                kind: entry.kind,
-                source: entry.source.clone(),
-                map: None,
-                cases: entry.cases.unwrap_or_default(),
-            };
-            push_target(&mut targets, path, entry.source, vec![script], Vec::new());
-        }
-    }
-    if total == 0 {
-        let names: Vec<String> = roots.iter().map(|root| paths::display(root)).collect();
-        return Err(UsageError(format!(
-            "{}: no trafficRouting.lua, ingress-class or ConfigMap script found",
-            names.join(", ")
-        )));
-    }
-    Ok(targets)
-}
-
-fn push_target(
-    targets: &mut Vec<Target>,
-    path: PathBuf,
-    text: String,
-    scripts: Vec<TargetScript>,
-    notes: Vec<(Option<u32>, String)>,
-) {
-    let same = |a: &Path, b: &Path| match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => a == b,
-    };
-    if targets.iter().any(|t| same(&t.path, &path)) {
-        return;
-    }
-    targets.push(Target {
-        display: paths::display(&path),
-        path,
-        text,
-        scripts,
-        notes,
-    });
-}
-
-/// An embedded script, with its cases from the first tree among the PATHs that has some.
-fn embedded(manifest: &Path, text: &str, trees: &[&Path], script: EmbeddedScript) -> TargetScript {
-    let cases = trees
-        .iter()
-        .filter_map(|tree| {
-            let entry = pair_with_testdata(vec![script.clone()], manifest, Some(tree)).remove(0);
-            entry.cases.ok().filter(|cases| !cases.is_empty())
-        })
-        .next()
-        .unwrap_or_default();
-    TargetScript {
-        map: Some(EmbeddedMap::new(text, &script)),
-        key: Some(script.key),
-        kind: script.kind,
-        source: script.source,
-        cases,
-    }
 }
 
 /// What is known of `obj.data.spec`: the shape of the cases' specs (as the language server
@@ -324,7 +138,7 @@ pub fn lint_paths(
     input: &InputArgs,
     schemas: Option<&Arc<SchemaSet>>,
 ) -> Result<(Vec<Finding>, usize), UsageError> {
-    let targets = collect(roots, input)?;
+    let targets = collect(roots, input.limit_bytes())?;
     Ok((lint_targets(&targets, schemas)?, targets.len()))
 }
 
@@ -509,7 +323,7 @@ pub fn execute(args: LintArgs) -> Result<u8, UsageError> {
         });
     }
     let run = run_once(&args, args.color.enabled())?;
-    super::write_stdout(&run.report)?;
+    super::options::write_stdout(&run.report)?;
     Ok(run.code)
 }
 
@@ -528,13 +342,13 @@ fn run_once(args: &LintArgs, color: bool) -> Result<Run, UsageError> {
         Some(crd_sources::for_paths(&args.paths, &args.crds)?)
     };
     let schemas = sources.as_ref().map(|sources| &sources.schemas);
-    let mut targets = collect(&args.paths, &args.input)?;
+    let mut targets = collect(&args.paths, args.input.limit_bytes())?;
     let mut findings = lint_targets(&targets, schemas)?;
     let mut fixed = None;
     if args.fix {
         let count = super::fix::apply(&targets, &findings)?;
         if count.edits > 0 {
-            targets = collect(&args.paths, &args.input)?;
+            targets = collect(&args.paths, args.input.limit_bytes())?;
             findings = lint_targets(&targets, schemas)?;
         }
         fixed = Some(count);
@@ -550,7 +364,7 @@ fn run_once(args: &LintArgs, color: bool) -> Result<Run, UsageError> {
     let mut code = exit_code(&findings, args.deny_warnings);
     for problem in sources.iter().flat_map(|sources| &sources.problems) {
         // A CRD that cannot be used leaves its kind unchecked: never silently (as `check`).
-        super::write_stderr_line(&super::terminal::escape_controls(&format!(
+        super::options::write_stderr_line(&super::terminal::escape_controls(&format!(
             "{problem}: error: CRD not loaded"
         )));
         code = EXIT_FINDINGS;

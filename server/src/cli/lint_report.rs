@@ -6,8 +6,8 @@ use std::io::{self, Write};
 
 use serde_json::json;
 
-use super::fix::FixCount;
-use super::lint::{CONFIGMAP, Finding, LintFormat, SYNTAX, TOO_LARGE};
+use super::lint_finding::FixCount;
+use super::lint_finding::{CONFIGMAP, Finding, LintFormat, SYNTAX, TOO_LARGE};
 use super::report::github::{escape_data, escape_property};
 use super::report::{self, Format, Report, sarif};
 use crate::analysis::{Severity, lints};
@@ -276,7 +276,7 @@ pub fn rules() -> Vec<sarif::Rule> {
 }
 
 pub fn sarif_findings(findings: &[Finding]) -> Vec<sarif::Finding> {
-    let region = |start: super::lint::Pos, end: super::lint::Pos| sarif::Region {
+    let region = |start: super::lint_finding::Pos, end: super::lint_finding::Pos| sarif::Region {
         start_line: start.line,
         start_column: Some(start.column),
         end_line: Some(end.line),

@@ -13,8 +13,10 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use kruise_lua_engine::discovery::{CUSTOM_SCRIPT_NAME, INGRESS_FOLDER};
 
-use super::{EXIT_OK, UsageError, paths};
+use super::options::EXIT_OK;
 use crate::atomic_write::create_new_file;
+use crate::project::UsageError;
+use crate::project::paths;
 
 #[derive(Debug, Args)]
 pub struct NewArgs {
@@ -90,7 +92,7 @@ pub fn execute(args: NewArgs) -> Result<u8, UsageError> {
          kruise-lua check {}\n",
         paths::display(check_path)
     ));
-    super::write_stdout(&out)?;
+    super::options::write_stdout(&out)?;
     Ok(EXIT_OK)
 }
 

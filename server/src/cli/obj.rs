@@ -25,12 +25,12 @@ use kruise_lua_engine::testcase::CaseKind;
 use kruise_lua_engine::value::JsonValue;
 use kruise_lua_engine::yaml::{YamlNode, YamlValue};
 
-use super::report::step_number;
-use super::{
-    EXIT_OK, InputArgs, LimitArgs, ModeArg, SelectedCase, UsageError, load_case_steps, read_text,
-    write_stdout,
+use super::options::{
+    EXIT_OK, InputArgs, LimitArgs, ModeArg, SelectedCase, load_case_steps, read_text, write_stdout,
 };
+use super::report::step_number;
 use crate::lua_source;
+use crate::project::UsageError;
 
 #[derive(Debug, Args)]
 pub struct ObjArgs {

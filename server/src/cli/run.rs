@@ -19,11 +19,14 @@ use kruise_lua_engine::yaml::{YamlNode, YamlValue};
 
 use crate::chunk_positions::{ScriptPlace, message_after_position};
 
-use super::report::step_number;
-use super::{
-    EXIT_FINDINGS, EXIT_OK, InputArgs, LimitArgs, ModeArg, SelectedCase, UsageError,
-    load_case_steps, paths, read_text, terminal::escape_controls, write_stderr_line, write_stdout,
+use super::options::{
+    EXIT_FINDINGS, EXIT_OK, InputArgs, LimitArgs, ModeArg, SelectedCase, load_case_steps,
+    read_text, write_stderr_line, write_stdout,
 };
+use super::report::step_number;
+use super::terminal::escape_controls;
+use crate::project::UsageError;
+use crate::project::paths;
 
 #[derive(Debug, Args)]
 pub struct RunArgs {

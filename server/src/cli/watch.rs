@@ -13,8 +13,8 @@ use std::time::Duration;
 use kruise_lua_engine::discovery::{CUSTOM_SCRIPT_NAME, INGRESS_FOLDER};
 use notify::{EventKind, RecursiveMode, Watcher};
 
-use super::check::CheckArgs;
-use super::{UsageError, paths};
+use crate::project::UsageError;
+use crate::project::paths;
 
 /// What one run printed and its one-line summary.
 pub struct Outcome {
@@ -64,7 +64,7 @@ pub fn watch(
     show(run(&[]));
     loop {
         let Ok(first) = rx.recv() else {
-            return Ok(super::EXIT_USAGE);
+            return Ok(super::options::EXIT_USAGE);
         };
         let mut changed = vec![first];
         while let Ok(path) = rx.recv_timeout(SETTLE) {
@@ -131,30 +131,9 @@ fn stdout_is_terminal() -> bool {
     std::io::stdout().is_terminal()
 }
 
-/// `check --watch`: the first run checks everything PATH holds; later runs only the scripts
-/// whose folder (script, `testdata`) holds a changed file, unless `--filter` was given or the
-/// change is elsewhere (a ConfigMap, `kruise-lua.toml`), which reruns everything.
-pub fn check(args: &CheckArgs) -> Result<u8, UsageError> {
-    let user_filters = super::check::filters(args);
-    let color = args.color.enabled();
-    watch(&args.paths, &mut |changed| {
-        let scoped = if user_filters.is_empty() && !changed.is_empty() {
-            script_filters(&args.paths, changed)
-        } else {
-            None
-        };
-        let filters = scoped.unwrap_or_else(|| user_filters.clone());
-        let rendered = super::check::render(args, &filters, color)?;
-        Ok(Outcome {
-            summary: rendered.summary,
-            report: rendered.report,
-        })
-    })
-}
-
 /// `--filter` texts naming the scripts the changed files belong to (as reports show their
 /// paths), or None when some change does not belong to one script.
-fn script_filters(roots: &[PathBuf], changed: &[PathBuf]) -> Option<Vec<String>> {
+pub fn script_filters(roots: &[PathBuf], changed: &[PathBuf]) -> Option<Vec<String>> {
     let mut filters = Vec::new();
     for path in changed {
         let shown = shown_path(roots, path)?;

@@ -1,5 +1,7 @@
 //! A `launch` configuration (`script`, `case`, `step`, `mode`, `stopOnEntry`, `timeout`) read into a
-//! runnable step, and the verdict shown in the debug console at the end.
+//! runnable step, and the verdict shown in the debug console at the end: the step's verdict as
+//! [`crate::project::verdict`] decides it for `check` and the editor (the intent check and the
+//! CRD schemas of the script's tree included).
 
 use std::path::{Path, PathBuf};
 
@@ -10,6 +12,11 @@ use kruise_lua_engine::script::ScriptFlavor;
 use kruise_lua_engine::steps::{StepOutcome, StepStatus, format_path, short_value};
 use kruise_lua_engine::testcase::{TestCase, parse_case};
 use serde_json::Value;
+
+use crate::project::intent::{IntentFinding, IntentUnverified};
+use crate::project::schema_check::{self, SchemaSubject};
+use crate::project::verdict::{CaseFacts, SchemaFinding, Verdict};
+use crate::project::{check, crd_sources, targets};
 
 /// The step a session debugs.
 pub struct Launch {
@@ -132,17 +139,94 @@ impl Launch {
     }
 }
 
+/// What the step is checked for besides its expected result, as `check` checks it: the intent
+/// check and the CRD schemas of the script's `lua_configuration` tree. `None` when the script is
+/// not one Kruise would find (its kind, hence its routing model and CRD, is unknown).
+pub struct StepChecks {
+    pub schema: Vec<SchemaFinding>,
+    pub misrouted: Vec<IntentFinding>,
+    /// Why the intent check could not verify the step, when it could not (said in the verdict).
+    pub intent_unverified: Vec<IntentUnverified>,
+}
+
+impl StepChecks {
+    pub fn of(launch: &Launch, outcome: &StepOutcome) -> Option<StepChecks> {
+        let entry = targets::discover_script(&launch.script_path)
+            .ok()?
+            .into_iter()
+            .next()?;
+        let intent =
+            check::intent_findings(&entry.kind, &launch.script, &launch.case, &launch.options);
+        let misrouted = intent
+            .misrouted
+            .into_iter()
+            .filter(|finding| finding.step == outcome.index)
+            .collect();
+        let intent_unverified = intent
+            .unverified
+            .into_iter()
+            .filter(|note| note.step == outcome.index)
+            .collect();
+        let schema = crd_sources::for_paths(std::slice::from_ref(&launch.script_path), &[])
+            .map(|sources| {
+                schema_check::case_findings(
+                    &sources.schemas,
+                    &SchemaSubject::from(&entry.kind),
+                    &launch.case,
+                    &launch.case_path.display().to_string(),
+                    std::slice::from_ref(outcome),
+                )
+            })
+            .unwrap_or_default();
+        Some(StepChecks {
+            schema,
+            misrouted,
+            intent_unverified,
+        })
+    }
+}
+
 /// The debug console's verdict for the step, and whether it passed.
-pub fn verdict(launch: &Launch, outcome: &StepOutcome, terminated: bool) -> (String, bool) {
+pub fn verdict(
+    launch: &Launch,
+    outcome: &StepOutcome,
+    checks: Option<&StepChecks>,
+    terminated: bool,
+) -> (String, bool) {
     let title = launch.title();
     let index = outcome.index;
     let mut lines = Vec::new();
-    let passed = outcome.status == StepStatus::Pass;
     if terminated {
         lines.push(format!("{title}: ended by the debugger"));
         return (lines.join("\n"), false);
     }
+    let facts = CaseFacts {
+        case_error: false,
+        steps: std::slice::from_ref(outcome),
+        schema: checks.map_or(&[][..], |c| &c.schema),
+        misrouted: checks.map_or(&[][..], |c| &c.misrouted),
+        intent_unverified: checks.map_or(&[][..], |c| &c.intent_unverified),
+        order_dependent: &[],
+    };
+    let step_verdict = facts.step_verdict(outcome);
+    let passed = step_verdict == Verdict::Pass;
     match outcome.status {
+        StepStatus::Pass if step_verdict == Verdict::Fail => {
+            lines.push(format!(
+                "{title}: FAIL (the result matches expected[{index}], but the step misroutes)"
+            ));
+            if let Some(finding) = facts.intent_finding(index) {
+                lines.extend(finding.lines());
+            }
+        }
+        StepStatus::Pass if step_verdict == Verdict::Invalid => {
+            lines.push(format!(
+                "{title}: INVALID (the result matches expected[{index}], but the API server would reject it)"
+            ));
+            for finding in facts.schema_errors(index) {
+                lines.push(format!("  {}", finding.message()));
+            }
+        }
         StepStatus::Pass => lines.push(format!(
             "{title}: PASS (the result matches expected[{index}])"
         )),
@@ -175,6 +259,18 @@ pub fn verdict(launch: &Launch, outcome: &StepOutcome, terminated: bool) -> (Str
     }
     for warning in &outcome.warnings {
         lines.push(format!("warning: {warning}"));
+    }
+    for finding in facts.schema_findings(index).filter(|f| !f.is_error()) {
+        lines.push(format!("warning: {}", finding.message()));
+    }
+    if let Some(note) = facts.intent_unverified(index) {
+        lines.push(format!("note: {}", note.message()));
+    }
+    if checks.is_none() {
+        lines.push(
+            "note: not checked against the intent check or CRD schemas: the script is not one Kruise would find (<group>/<Kind>/trafficRouting.lua or trafficrouting_ingress/<class>.lua)"
+                .to_string(),
+        );
     }
     (lines.join("\n"), passed)
 }

@@ -19,7 +19,7 @@ use kruise_lua_engine::debug::{self, Breakpoint, Control, Resume};
 use kruise_lua_engine::steps::StepToRun;
 use serde_json::{Value, json};
 
-use crate::lsp::framing::{Frame, FrameDecoder};
+use crate::framing::{Frame, FrameDecoder};
 use crate::message_limits::{Head, MessageLimits, release_after};
 use bridge::{Bridge, Command, THREAD_ID};
 use launch::Launch;
@@ -322,7 +322,7 @@ impl Session {
         let writer = self.writer.clone();
         let spawned = std::thread::Builder::new()
             .name("kruise-lua-dap-step".into())
-            .stack_size(crate::WORKER_STACK)
+            .stack_size(crate::project::WORKER_STACK)
             .spawn(move || {
                 // A bug in the engine must still end the session in the client.
                 let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -341,8 +341,13 @@ impl Session {
                 }));
                 let passed = match ran {
                     Ok(outcome) => {
-                        let (text, passed) =
-                            launch::verdict(&launch, &outcome, control.terminating());
+                        let checks = launch::StepChecks::of(&launch, &outcome);
+                        let (text, passed) = launch::verdict(
+                            &launch,
+                            &outcome,
+                            checks.as_ref(),
+                            control.terminating(),
+                        );
                         writer.output("console", &text, None);
                         passed
                     }

@@ -1,6 +1,6 @@
 //! The Debug Adapter Protocol messages we use, as JSON (microsoft.github.io/debug-adapter-protocol,
 //! "Base Protocol": `seq`, `type` request/response/event, `request_seq`, `success`, `body`),
-//! framed with `Content-Length` as LSP is (the framing is `lsp::framing`'s).
+//! framed with `Content-Length` as LSP is (the framing is `crate::framing`'s).
 //!
 //! The `dap` crate on crates.io is an alpha (0.4.x-alpha) that brings its own server loop;
 //! the handful of message shapes used here are written with serde_json instead.
@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Map, Value, json};
 
-use crate::lsp::framing;
+use crate::framing;
 
 /// A request read from the client.
 #[derive(Debug, Clone)]

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use super::protocol::Writer;
 use super::serve;
-use crate::lsp::framing::{Frame, FrameDecoder, frame};
+use crate::framing::{Frame, FrameDecoder, frame};
 use crate::message_limits::MessageLimits;
 
 /// Collects what the server writes.

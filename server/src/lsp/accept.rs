@@ -1,13 +1,14 @@
 //! "Accept actual output as expected": what `expected[i]` should become for a failing step
 //! (the resource with the result's parts), written into the case by minimal edits
-//! ([`super::yaml_edit`]) that keep every other byte of the file.
+//! ([`crate::project::yaml_edit`]) that keep every other byte of the file.
 
 use kruise_lua_engine::script::ScriptFlavor;
 use kruise_lua_engine::steps::{StepOutcome, StepStatus};
 use kruise_lua_engine::testcase::TestCase;
 use kruise_lua_engine::value::JsonValue;
 
-use super::yaml_edit::{Edit, rewrite_expected};
+use super::runs::{CaseResult, ScriptResults};
+use crate::project::yaml_edit::{Edit, rewrite_expected};
 
 /// The value `expected[step.index]` takes when the step's actual output is accepted; `None`
 /// when the step did not fail, or has no actual result or expected entry.
@@ -79,6 +80,21 @@ fn merged_resource(existing: &JsonValue, actual: &JsonValue, flavor: ScriptFlavo
     JsonValue::Object(resource)
 }
 
+/// The edits accepting the actual output of one failing step (`Some(i)`) or all (`None`);
+/// an error says why the case cannot be rewritten safely.
+pub fn accept_case_edits(
+    results: &ScriptResults,
+    case: &CaseResult,
+    step: Option<usize>,
+) -> Result<Vec<Edit>, String> {
+    let parsed = case.case.as_ref().map_err(|e| e.message.clone())?;
+    let steps = case
+        .steps
+        .iter()
+        .filter(|s| step.is_none_or(|i| s.index == i));
+    accept_edits(&case.text, parsed, steps, results.target.flavor())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -117,7 +133,7 @@ mod tests {
             .iter()
             .filter(|s| step.is_none_or(|i| s.index == i));
         let edits = accept_edits(case_text, parsed, steps, ScriptFlavor::Custom)?;
-        Ok(crate::lsp::yaml_edit::apply_edits(case_text, edits))
+        Ok(crate::project::yaml_edit::apply_edits(case_text, edits))
     }
 
     fn passes(case_text: &str) -> bool {

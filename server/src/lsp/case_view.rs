@@ -13,8 +13,9 @@ use super::markdown::escape;
 use super::project::ScriptId;
 use super::runs::{CaseResult, ScriptResults};
 use super::text::LineIndex;
-use super::yaml_edit::Edit;
 use crate::chunk_positions::{ScriptPlace, map_positions};
+use crate::project::verdict::Verdict;
+use crate::project::yaml_edit::Edit;
 
 fn contains(span: Option<Span>, offset: usize) -> bool {
     span.is_some_and(|s| s.start.offset <= offset && offset <= s.end.offset)
@@ -129,21 +130,6 @@ fn markdown(value: String, range: Option<lsp::Range>) -> lsp::Hover {
     }
 }
 
-/// The edits accepting the actual output of one failing step (`Some(i)`) or all (`None`);
-/// an error says why the case cannot be rewritten safely.
-pub fn accept_edits(
-    results: &ScriptResults,
-    case: &CaseResult,
-    step: Option<usize>,
-) -> Result<Vec<Edit>, String> {
-    let parsed = case.case.as_ref().map_err(|e| e.message.clone())?;
-    let steps = case
-        .steps
-        .iter()
-        .filter(|s| step.is_none_or(|i| s.index == i));
-    accept::accept_edits(&case.text, parsed, steps, results.target.flavor())
-}
-
 /// Code actions in a case at `range`: accept one failing step under the cursor, or all.
 pub fn code_actions(
     results: &ScriptResults,
@@ -189,7 +175,7 @@ pub fn code_actions(
             step.index,
             step.index + 1
         );
-        let action = match accept_edits(results, case, Some(step.index)) {
+        let action = match accept::accept_case_edits(results, case, Some(step.index)) {
             Ok(edits) if edits.is_empty() => continue,
             Ok(edits) => lsp::CodeAction {
                 title,
@@ -209,7 +195,7 @@ pub fn code_actions(
         actions.push(lsp::CodeActionOrCommand::CodeAction(action));
     }
     if !failing.is_empty()
-        && let Ok(edits) = accept_edits(results, case, None)
+        && let Ok(edits) = accept::accept_case_edits(results, case, None)
         && !edits.is_empty()
     {
         actions.push(lsp::CodeActionOrCommand::CodeAction(lsp::CodeAction {
@@ -240,6 +226,9 @@ pub fn code_lenses(
     let mut lenses = Vec::new();
     let summary = match &case.case {
         Err(e) => format!("✗ case cannot be read: {}", e.message),
+        Ok(parsed) if parsed.steps.is_empty() => {
+            "✗ the case yields no step, so it checks nothing".to_string()
+        }
         Ok(_) => {
             let failing = case.failing_steps();
             let invalid = case.invalid_steps();
@@ -268,13 +257,15 @@ pub fn code_lenses(
     if case.text != text {
         return lenses;
     }
+    let facts = case.facts();
     for step in &case.steps {
         let Some(span) = step.step_span else { continue };
         let position = index.position(text, span.start.offset);
-        let invalid = step.status == StepStatus::Pass && case.step_invalid(step.index);
-        let (mark, word) = match step.status {
-            StepStatus::Pass if invalid => ("✗", "is invalid"),
-            StepStatus::Pass => ("✓", status_word(step)),
+        // The step's verdict as `check` decides it (schema errors, the intent check).
+        let (mark, word) = match (facts.step_verdict(step), step.status) {
+            (Verdict::Pass, _) => ("✓", status_word(step)),
+            (Verdict::Invalid, _) => ("✗", "is invalid"),
+            (_, StepStatus::Pass) => ("✗", "misroutes"),
             _ => ("✗", status_word(step)),
         };
         lenses.push(lsp::CodeLens {

@@ -10,15 +10,15 @@ use tower_lsp_server::ls_types::{self as lsp, Uri};
 
 use kruise_lua_engine::steps::StepStatus;
 
-use super::case_view::accept_edits;
+use super::accept::accept_case_edits;
 use super::documents::{read_disk_file, uri_path};
 use super::lua::obj_as_lua;
 use super::runs::ScriptResults;
 use super::session::Session;
 use super::step_values;
 use super::text::LineIndex;
-use super::yaml_edit::apply_edits;
 use crate::atomic_write::{ReplaceError, replace_file};
+use crate::project::yaml_edit::apply_edits;
 use kruise_lua_engine::runner::{Mode, RunOptions, Script};
 use kruise_lua_engine::script::ScriptFlavor;
 use kruise_lua_engine::steps::{NOT_CALLED_NO_TRAFFIC, ingress_step_obj};
@@ -229,10 +229,13 @@ async fn accept_expected(session: &Arc<Session>, arguments: &[Value]) -> Result<
     }
     // Reading and re-reading the case is CPU work: off the async threads.
     let worker = results.clone();
-    let edits = tokio::task::spawn_blocking(move || accept_edits(&worker, &worker.cases[i], step))
-        .await
-        .map_err(|e| request_failed(format!("accept-expected failed: {e}")))?
-        .map_err(|why| request_failed(format!("cannot accept into {}: {why}", path.display())))?;
+    let edits =
+        tokio::task::spawn_blocking(move || accept_case_edits(&worker, &worker.cases[i], step))
+            .await
+            .map_err(|e| request_failed(format!("accept-expected failed: {e}")))?
+            .map_err(|why| {
+                request_failed(format!("cannot accept into {}: {why}", path.display()))
+            })?;
     if edits.is_empty() {
         return Ok(Some(json!({ "applied": false, "steps": 0 })));
     }

@@ -9,29 +9,30 @@
 //!   script in flight, on blocking threads), [`diagnostics`] from their outcomes;
 //! * [`lua`]: the analysis layer's diagnostics, completion, hover, navigation;
 //! * [`editing`]: rename, semantic tokens, signature help, workspace symbols; [`format`]: StyLua;
-//! * [`case_view`], [`accept`], [`yaml_edit`], [`commands`]: hover, lenses and accept-expected in case files;
+//! * [`case_view`], [`accept`], [`commands`]: hover, lenses and accept-expected in case files (edits by [`crate::project::yaml_edit`]);
 //! * [`folding`], [`highlights`], [`selection`], [`call_hierarchy`], [`param_hints`],
 //!   [`snippets`]: structure of the script; [`lint_actions`]: disabling a lint by comment;
 //!   [`links`]: document links between a script, its cases and its ConfigMap key;
 //! * [`watcher`]: files created, deleted or renamed on disk;
-//! * [`transport`], [`framing`]: JSON-RPC over stdio, every message checked before the service
+//! * [`transport`], [`messages`]: JSON-RPC over stdio ([`crate::framing`]), every message checked before the service
 //!   sees it (malformed ones are answered, never fatal).
 
 mod accept;
 mod call_hierarchy;
 mod case_view;
 mod commands;
+mod diagnostic_store;
 mod diagnostics;
 pub(crate) mod documents;
 mod editing;
 mod folding;
 mod format;
-pub(crate) mod framing;
 mod highlights;
 mod links;
 mod lint_actions;
 mod lua;
 mod markdown;
+mod messages;
 mod param_hints;
 pub(crate) mod project;
 mod runs;
@@ -44,7 +45,6 @@ mod step_values;
 mod text;
 mod transport;
 mod watcher;
-mod yaml_edit;
 
 pub use transport::Ending;
 
@@ -53,7 +53,7 @@ pub fn run_stdio(limits: crate::message_limits::MessageLimits) -> anyhow::Result
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         // Blocking threads turn runs into diagnostics (diffs of the deepest results).
-        .thread_stack_size(crate::WORKER_STACK)
+        .thread_stack_size(crate::project::WORKER_STACK)
         .enable_all()
         .build()?;
     let ending = runtime.block_on(transport::serve_with(

@@ -11,20 +11,22 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use kruise_lua_engine::discovery;
-use kruise_lua_engine::intent::{self, StepCheck};
 use kruise_lua_engine::runner::{self, Mode, RunOptions};
 use kruise_lua_engine::script::ScriptKind;
-use kruise_lua_engine::steps::{StepOutcome, StepStatus, StepToRun};
+use kruise_lua_engine::steps::StepOutcome;
 use kruise_lua_engine::testcase::{self, CaseError, TestCase};
 use kruise_lua_engine::value::JsonValue;
 use rayon::prelude::*;
 
 use kruise_lua_engine::schema::SchemaSet;
 
-use super::documents::{Documents, FileStamp, MAX_ANALYSED_BYTES, disk_stamp};
+use super::documents::{Documents, FileStamp, disk_stamp};
 use super::project::{EmbeddedMap, ScriptId, ScriptTarget};
-use crate::cli::report::SchemaFinding;
-use crate::cli::schema_check::{self, SchemaSubject};
+use crate::project::MAX_ANALYSED_BYTES;
+use crate::project::check::CaseIntent;
+use crate::project::intent::{IntentFinding, IntentUnverified};
+use crate::project::schema_check::{self, SchemaSubject};
+use crate::project::verdict::{CaseFacts, SchemaFinding, Verdict};
 
 /// One case file's outcome.
 #[derive(Debug, Clone)]
@@ -36,8 +38,12 @@ pub struct CaseResult {
     pub stamp: Option<FileStamp>,
     pub case: Result<TestCase, CaseError>,
     pub steps: Vec<StepOutcome>,
-    /// The intent check of each step (empty when the gateway has no routing model).
-    pub intent: Vec<StepCheck>,
+    /// The steps the intent check finds misrouting (empty when the gateway has no routing
+    /// model).
+    pub misrouted: Vec<IntentFinding>,
+    /// The steps the intent check could not verify, and why (a hint on the step: silence
+    /// means checked and fine).
+    pub intent_unverified: Vec<IntentUnverified>,
     /// What the API server would say about each step's output and `expected[i]` (see
     /// [`ScriptResults::validate_schemas`]), in step order.
     pub schema: Vec<SchemaFinding>,
@@ -52,39 +58,48 @@ impl CaseResult {
             .unwrap_or_default()
     }
 
-    pub fn passed(&self) -> bool {
-        self.case.is_ok()
-            && self.steps.iter().all(|s| s.status == StepStatus::Pass)
-            && !self.schema.iter().any(SchemaFinding::is_error)
+    /// The parts of this result the verdict rules ([`crate::project::verdict`]) read: the same
+    /// rules as `check`'s. A case that parses but yields no step checks nothing: an error.
+    pub fn facts(&self) -> CaseFacts<'_> {
+        CaseFacts {
+            case_error: self
+                .case
+                .as_ref()
+                .map_or(true, |case| case.steps.is_empty()),
+            steps: &self.steps,
+            schema: &self.schema,
+            misrouted: &self.misrouted,
+            intent_unverified: &self.intent_unverified,
+            // The language server does not rerun cases in shuffled key order.
+            order_dependent: &[],
+        }
     }
 
-    /// Whether step `index` has schema errors (its output or expectation would be rejected).
-    pub fn step_invalid(&self, index: usize) -> bool {
-        self.schema
-            .iter()
-            .any(|found| found.step == index && found.is_error())
+    pub fn verdict(&self) -> Verdict {
+        self.facts().verdict()
+    }
+
+    pub fn passed(&self) -> bool {
+        self.verdict() == Verdict::Pass
     }
 
     /// The 1-based numbers of steps that pass but are invalid (as `check`'s verdict).
     pub fn invalid_steps(&self) -> Vec<usize> {
-        self.steps
-            .iter()
-            .filter(|s| s.status == StepStatus::Pass && self.step_invalid(s.index))
-            .map(|s| s.index + 1)
-            .collect()
+        self.facts().steps_with(Verdict::Invalid)
     }
 
-    /// Whether every step passes but some are invalid.
+    /// Whether the case's verdict is `invalid` (every step passes, some are invalid).
     pub fn invalid(&self) -> bool {
-        self.case.is_ok() && self.failing_steps().is_empty() && !self.invalid_steps().is_empty()
+        self.verdict() == Verdict::Invalid
     }
 
-    /// The 1-based numbers of steps that do not pass.
+    /// The 1-based numbers of steps that do not pass: they fail, error or misroute.
     pub fn failing_steps(&self) -> Vec<usize> {
+        let facts = self.facts();
         self.steps
             .iter()
-            .filter(|s| s.status != StepStatus::Pass)
-            .map(|s| s.index + 1)
+            .filter(|step| matches!(facts.step_verdict(step), Verdict::Fail | Verdict::Error))
+            .map(|step| step.index + 1)
             .collect()
     }
 }
@@ -317,7 +332,8 @@ pub fn execute(
                         text: String::new(),
                         stamp: None,
                         steps: Vec::new(),
-                        intent: Vec::new(),
+                        misrouted: Vec::new(),
+                        intent_unverified: Vec::new(),
                         schema: Vec::new(),
                     };
                 }
@@ -341,7 +357,8 @@ pub fn execute(
                     text,
                     stamp,
                     steps: Vec::new(),
-                    intent: Vec::new(),
+                    misrouted: Vec::new(),
+                    intent_unverified: Vec::new(),
                     schema: Vec::new(),
                 },
             }
@@ -363,7 +380,7 @@ pub fn execute(
             }
             let case = cases[i].case.as_ref().ok()?;
             let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                kruise_lua_engine::steps::run_case_step(StepToRun {
+                kruise_lua_engine::steps::run_case_step(kruise_lua_engine::steps::StepToRun {
                     script: &script,
                     flavor,
                     case,
@@ -382,7 +399,7 @@ pub fn execute(
         group: String::new(),
         kind: String::new(),
     });
-    let intents: Vec<(usize, Vec<StepCheck>)> = cases
+    let intents: Vec<(usize, CaseIntent)> = cases
         .par_iter()
         .enumerate()
         .filter(|(i, _)| fresh.contains(i))
@@ -391,18 +408,19 @@ pub fn execute(
                 return None;
             }
             let case = c.case.as_ref().ok()?;
-            let checks = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                intent::check_case(&kind, &script, case, options)
+            let findings = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                crate::project::check::intent_findings(&kind, &script, case, options)
             }))
             .ok()?;
-            Some((i, checks))
+            Some((i, findings))
         })
         .collect();
     if cancelled() || outcomes.iter().any(Option::is_none) {
         return None;
     }
-    for (i, checks) in intents {
-        cases[i].intent = checks;
+    for (i, intent) in intents {
+        cases[i].misrouted = intent.misrouted;
+        cases[i].intent_unverified = intent.unverified;
     }
     for (i, outcome) in outcomes.into_iter().flatten() {
         cases[i].steps.push(outcome);
@@ -474,17 +492,6 @@ impl ScriptResults {
     }
 }
 
-/// Returns memory freed by a large run (and the results it replaced) to the system: glibc keeps
-/// freed memory in each thread's arena, so runs of a 2 MB case on changing blocking threads
-/// otherwise pile up hundreds of MB over a few dozen edits.
-pub fn release_freed_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim only walks the allocator's own free lists (glibc, malloc/malloc.c).
-    unsafe {
-        libc::malloc_trim(0);
-    }
-}
-
 /// How many runs execute at once, in two lanes: background runs (scripts nobody has open, e.g.
 /// the first run of a whole workspace) may take all slots but one, so a run the user waits for
 /// starts at once even behind thousands of queued runs or scripts running into their timeout.
@@ -522,13 +529,13 @@ fn pool(threads: usize, name: &'static str) -> Arc<rayon::ThreadPool> {
     let built = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .thread_name(move |i| format!("kruise-lua-{name}-{i}"))
-        .stack_size(crate::WORKER_STACK)
+        .stack_size(crate::project::WORKER_STACK)
         .build();
     // Only fails when threads cannot be spawned at all; one thread then runs everything.
     Arc::new(built.unwrap_or_else(|_| {
         rayon::ThreadPoolBuilder::new()
             .num_threads(1)
-            .stack_size(crate::WORKER_STACK)
+            .stack_size(crate::project::WORKER_STACK)
             .build()
             .expect("a one-thread pool")
     }))
@@ -748,6 +755,7 @@ pub(crate) mod tests {
     }
     use super::*;
     use crate::lsp::project::lua_target;
+    use kruise_lua_engine::steps::StepStatus;
 
     pub(crate) const SCRIPT: &str =
         "local spec = obj.data.spec\nspec.weight = obj.canaryWeight\nreturn obj.data\n";
@@ -919,7 +927,7 @@ pub(crate) mod tests {
     #[test]
     fn schema_findings_follow_the_schemas_given_and_api_versions_come_from_original() {
         let crd = |maximum: u32| {
-            crate::crd_sources::test_crd(
+            crate::project::crd_sources::test_crd(
                 "x",
                 "Route",
                 &format!("{{weight: {{type: integer, maximum: {maximum}}}}}"),

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::analysis::LintConfig;
-use crate::crd_sources::{self, CRDS_FOLDER, CrdSources};
+use crate::project::crd_sources::{self, CRDS_FOLDER, CrdSources};
 
 /// One root's schemas and the paths whose change makes them stale.
 #[derive(Debug)]

@@ -7,20 +7,19 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use std::time::Duration;
 
+use kruise_lua_engine::debug::LineValue;
 use kruise_lua_engine::runner::{Mode, RunOptions};
 use kruise_lua_engine::vm::Limits;
 use tokio::task::JoinHandle;
 use tower_lsp_server::Client;
 use tower_lsp_server::ls_types::{Diagnostic, MessageType};
 
-use super::diagnostics::{DiagnosticStore, run_diagnostics};
+use super::diagnostic_store::DiagnosticStore;
+use super::diagnostics::run_diagnostics;
 use super::documents::{Documents, path_uri};
 use super::lua;
 use super::project::{self, DocKind, ScriptId, ScriptTarget};
-use super::runs::{
-    QUICK_PASS, RunSlots, Scheduler, ScriptResults, Slot, Ticket, execute, gather,
-    release_freed_memory,
-};
+use super::runs::{QUICK_PASS, RunSlots, Scheduler, ScriptResults, Slot, Ticket, execute, gather};
 use super::schemas::SchemaCache;
 use crate::analysis::{LintConfig, SpecSchema, SpecShape, infer_spec_shape};
 use kruise_lua_engine::script::ScriptKind;
@@ -113,6 +112,22 @@ const STALE_NOTICE_AFTER: Duration = Duration::from_millis(300);
 /// Lua files up to this size get the quick syntax check on the async thread itself.
 const QUICK_INLINE_BYTES: usize = 128 * 1024;
 
+/// The values on show.
+#[derive(Debug, Clone)]
+pub struct ShownValues {
+    pub script: PathBuf,
+    /// The script text they were recorded from: hints show only while the buffer still holds
+    /// exactly it (otherwise the lines may have moved).
+    pub source: String,
+    pub case: PathBuf,
+    /// 0-based.
+    pub step: usize,
+    pub values: Vec<LineValue>,
+}
+
+/// The session's slot for what is on show.
+pub type ShownSlot = Mutex<Option<Arc<ShownValues>>>;
+
 pub struct Session {
     pub client: Client,
     pub docs: Documents,
@@ -136,7 +151,7 @@ pub struct Session {
     analysis_generation: Mutex<HashMap<PathBuf, Arc<AtomicU64>>>,
     pub shutting_down: AtomicBool,
     /// The step values shown as inlay hints (`kruise-lua.showStepValues`), if any.
-    pub step_values: super::step_values::ShownSlot,
+    pub step_values: ShownSlot,
 }
 
 // A panic elsewhere must not make the state unreachable: poisoned locks are used as they are.
@@ -544,7 +559,7 @@ impl Session {
                     let large = results.is_large();
                     session.set_results(&id, Some(results), diags).await;
                     if large {
-                        tokio::task::spawn_blocking(release_freed_memory);
+                        tokio::task::spawn_blocking(crate::freed_memory::release);
                     }
                     // The spec's shape and schema feed lints: reanalyse an open script when they
                     // changed.

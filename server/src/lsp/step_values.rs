@@ -3,8 +3,7 @@
 //! keeps what each line set; hints show them at the end of each line until
 //! `kruise-lua.hideStepValues`. Off until asked for; one script's values at a time.
 
-use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use serde_json::{Value, json};
 use tower_lsp_server::jsonrpc::{Error, Result};
@@ -17,7 +16,7 @@ use kruise_lua_engine::vm::Limits;
 
 use super::documents::uri_path;
 use super::project::ScriptId;
-use super::session::Session;
+use super::session::{Session, ShownSlot, ShownValues};
 use super::text::LineIndex;
 use crate::analysis::obj_reads::{field_writes_by_line, obj_reads_by_line};
 
@@ -26,22 +25,6 @@ pub const HIDE_STEP_VALUES: &str = "kruise-lua.hideStepValues";
 
 /// A hint's value text is cut to this many characters.
 const MAX_VALUE_CHARS: usize = 60;
-
-/// The values on show.
-#[derive(Debug, Clone)]
-pub struct ShownValues {
-    pub script: PathBuf,
-    /// The script text they were recorded from: hints show only while the buffer still holds
-    /// exactly it (otherwise the lines may have moved).
-    pub source: String,
-    pub case: PathBuf,
-    /// 0-based.
-    pub step: usize,
-    pub values: Vec<LineValue>,
-}
-
-/// The session's slot for what is on show.
-pub type ShownSlot = Mutex<Option<Arc<ShownValues>>>;
 
 /// `{ "uri": <case file>, "step": n }` (0-based), as the case lenses and other commands give it.
 fn arguments(arguments: &[Value]) -> Result<(lsp::Uri, usize)> {
@@ -225,6 +208,7 @@ fn label(values: &[&LineValue]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::PathBuf;
 
     fn value(line: u32, name: &str, value: &str, count: u32) -> LineValue {
         LineValue {

@@ -1,5 +1,5 @@
 //! The stdio transport: our own framing reader in front of tower-lsp-server. Every message from
-//! the client is framed and checked ([`framing`]); malformed ones are answered with a JSON-RPC
+//! the client is framed and checked ([`crate::framing`], [`messages`]); malformed ones are answered with a JSON-RPC
 //! error and logged to stderr, valid ones are re-framed into tower-lsp-server over an in-memory
 //! pipe. One writer task owns the output, so our answers and the service's messages never
 //! interleave inside a frame.
@@ -9,8 +9,9 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 use tower_lsp_server::{LspService, Server};
 
-use super::framing::{self, Frame, FrameDecoder, Verdict};
+use super::messages::{self, Verdict};
 use super::server::Backend;
+use crate::framing::{self, Frame, FrameDecoder};
 use crate::message_limits::{Head, MessageLimits, release_after};
 
 /// How the session ended.
@@ -87,9 +88,9 @@ async fn read_client<I: AsyncRead + Unpin>(
         if n == 0 {
             if let Some(e) = decoder.finish() {
                 eprintln!("kruise-lua lsp: {e}");
-                let answer = framing::error_response(
+                let answer = messages::error_response(
                     Value::Null,
-                    framing::PARSE_ERROR,
+                    messages::PARSE_ERROR,
                     &format!("parse error: {e}"),
                 );
                 let _ = out.send(answer.to_string().into_bytes()).await;
@@ -103,10 +104,10 @@ async fn read_client<I: AsyncRead + Unpin>(
                 Frame::Bad(e) => {
                     eprintln!("kruise-lua lsp: malformed message: {e}");
                     let code = match e {
-                        framing::FramingError::TooLarge(..) => framing::INVALID_REQUEST,
-                        _ => framing::PARSE_ERROR,
+                        framing::FramingError::TooLarge(..) => messages::INVALID_REQUEST,
+                        _ => messages::PARSE_ERROR,
                     };
-                    let answer = framing::error_response(Value::Null, code, &e.to_string());
+                    let answer = messages::error_response(Value::Null, code, &e.to_string());
                     let _ = out.send(answer.to_string().into_bytes()).await;
                     continue;
                 }
@@ -114,12 +115,12 @@ async fn read_client<I: AsyncRead + Unpin>(
             if let Err(reason) = limits.check(&body) {
                 eprintln!("kruise-lua lsp: message refused: {reason}");
                 let id = Head::read(&body).id.unwrap_or(Value::Null);
-                let answer = framing::error_response(id, framing::INVALID_REQUEST, &reason);
+                let answer = messages::error_response(id, messages::INVALID_REQUEST, &reason);
                 release_after(body.len());
                 let _ = out.send(answer.to_string().into_bytes()).await;
                 continue;
             }
-            let verdict = framing::check_message(&body);
+            let verdict = messages::check_message(&body);
             release_after(body.len());
             match verdict {
                 Verdict::Forward { method, is_request } => {
@@ -259,31 +260,31 @@ mod tests {
     fn malformed(i: usize) -> (Vec<u8>, i64) {
         let body = |text: &str| framing::frame(text.as_bytes());
         match i % 9 {
-            0 => (body("{not json"), framing::PARSE_ERROR),
-            1 => (body("{}"), framing::INVALID_REQUEST),
-            2 => (body("null"), framing::INVALID_REQUEST),
+            0 => (body("{not json"), messages::PARSE_ERROR),
+            1 => (body("{}"), messages::INVALID_REQUEST),
+            2 => (body("null"), messages::INVALID_REQUEST),
             3 => (
                 body(r#"[{"jsonrpc":"2.0","id":1,"method":"shutdown"}]"#),
-                framing::INVALID_REQUEST,
+                messages::INVALID_REQUEST,
             ),
             4 => (
                 body(r#"{"jsonrpc":"1.0","id":99,"method":"shutdown"}"#),
-                framing::INVALID_REQUEST,
+                messages::INVALID_REQUEST,
             ),
             5 => (
                 body(r#"{"jsonrpc":"2.0","id":{"x":1},"method":"shutdown"}"#),
-                framing::INVALID_REQUEST,
+                messages::INVALID_REQUEST,
             ),
             6 => (
                 b"Content-Type: application/json\r\n\r\n{\"jsonrpc\":\"2.0\"}".to_vec(),
-                framing::PARSE_ERROR,
+                messages::PARSE_ERROR,
             ),
-            7 => (body("\u{fffd}\u{0}"), framing::PARSE_ERROR),
+            7 => (body("\u{fffd}\u{0}"), messages::PARSE_ERROR),
             _ => (
                 body(
                     r#"{"jsonrpc":"2.0","id":"pos","method":"textDocument/hover","params":{"textDocument":{"uri":"file:///nowhere/a.lua"},"position":{"line":4294967296,"character":0}}}"#,
                 ),
-                framing::INVALID_PARAMS,
+                messages::INVALID_PARAMS,
             ),
         }
     }
@@ -335,7 +336,7 @@ mod tests {
         let answer = client.response().await;
         assert_eq!(
             answer["error"]["code"],
-            framing::INVALID_REQUEST,
+            messages::INVALID_REQUEST,
             "{answer}"
         );
         assert!(answer["id"].is_null());

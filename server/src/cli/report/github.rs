@@ -7,12 +7,12 @@ use std::io::{self, Write};
 
 use kruise_lua_engine::steps::StepStatus;
 
-use super::{
+use super::describe::{
     CaseReport, Location, Report, ScriptReport, Summary, canonical_texts, case_error_location,
     case_warning_location, diff_location, fail_location, format_path, format_value,
     step_error_location, step_number,
 };
-use crate::cli::paths;
+use crate::project::paths;
 
 pub fn write(report: &Report, out: &mut dyn Write) -> io::Result<()> {
     for note in &report.notes {
@@ -43,9 +43,9 @@ pub fn write(report: &Report, out: &mut dyn Write) -> io::Result<()> {
             command(
                 out,
                 "error",
-                &super::syntax_error_location(script, error),
+                &super::describe::syntax_error_location(script, error),
                 &format!("{}: syntax error", script.id()),
-                &super::error_message(script, error),
+                &super::describe::error_message(script, error),
             )?;
         }
         for case in &script.cases {
@@ -109,10 +109,13 @@ fn write_case(out: &mut dyn Write, script: &ScriptReport, case: &CaseReport) -> 
                     )?;
                 }
             }
-            StepStatus::Error if super::is_script_syntax_error(script, step) => {}
+            StepStatus::Error if super::describe::is_script_syntax_error(script, step) => {}
             StepStatus::Error => {
                 let (kind, message) = match &step.error {
-                    Some(error) => (error.kind.as_str(), super::error_message(script, error)),
+                    Some(error) => (
+                        error.kind.as_str(),
+                        super::describe::error_message(script, error),
+                    ),
                     None => ("unknown", String::new()),
                 };
                 let location = step_error_location(script, case, step);
@@ -129,7 +132,7 @@ fn write_case(out: &mut dyn Write, script: &ScriptReport, case: &CaseReport) -> 
             file: case.path.clone(),
             line: step.step_span.map(|span| span.start.line),
         };
-        if let Some(reason) = super::skip_reason(step) {
+        if let Some(reason) = super::describe::skip_reason(step) {
             command(
                 out,
                 "notice",
@@ -165,7 +168,7 @@ fn write_case(out: &mut dyn Write, script: &ScriptReport, case: &CaseReport) -> 
                 &note.message(),
             )?;
         }
-        for warning in super::step_warnings(script, step) {
+        for warning in super::describe::step_warnings(script, step) {
             command(out, "warning", &step_location, &title, &warning)?;
         }
         for found in case.schema_findings(step.index) {

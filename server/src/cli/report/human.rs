@@ -6,12 +6,12 @@ use std::io::{self, Write};
 
 use kruise_lua_engine::steps::{StepOutcome, StepStatus};
 
-use super::{
+use super::describe::{
     CaseReport, Location, Report, ScriptReport, Summary, Verdict, canonical_texts,
     case_error_location, case_warning_location, describe_diff, diff_location, step_error_location,
     step_number,
 };
-use crate::cli::paths;
+use crate::project::paths;
 
 const RED: &str = "\x1b[31m";
 const GREEN: &str = "\x1b[32m";
@@ -91,10 +91,10 @@ fn write_script(painter: &Painter, script: &ScriptReport, out: &mut dyn Write) -
     )?;
     if let Some(error) = &script.syntax_error {
         // Shown once here; its steps only name it.
-        let location = super::syntax_error_location(script, error);
+        let location = super::describe::syntax_error_location(script, error);
         let message = format!(
             "{location}: syntax error: {}",
-            super::error_message(script, error)
+            super::describe::error_message(script, error)
         );
         write_block(out, "    ", &painter.paint(RED, &message))?;
     }
@@ -145,13 +145,13 @@ fn write_step(
     let misrouted = case.intent_finding(step.index);
     let verdict = case.step_verdict(step);
     const DETAIL: &str = "          ";
-    match super::skip_reason(step) {
+    match super::describe::skip_reason(step) {
         // Production mode: the controller does not run the script for this step.
         Some(reason) if !case.fails_despite_pass(step.index) => {
             writeln!(out, "      - step {}", step_number(step.index))?;
             writeln!(out, "{DETAIL}{}", painter.paint(YELLOW, reason))?;
         }
-        _ if super::is_script_syntax_error(script, step) => {
+        _ if super::describe::is_script_syntax_error(script, step) => {
             writeln!(
                 out,
                 "      {} step {} (the syntax error above)",
@@ -202,14 +202,14 @@ fn write_step(
                 writeln!(out, "{DETAIL}{}", painter.paint(style, line))?;
             }
         }
-        StepStatus::Error if super::is_script_syntax_error(script, step) => {}
+        StepStatus::Error if super::describe::is_script_syntax_error(script, step) => {}
         StepStatus::Error => {
             let location = step_error_location(script, case, step);
             let message = match &step.error {
                 Some(error) => format!(
                     "{} error: {}",
                     error.kind,
-                    super::error_message(script, error)
+                    super::describe::error_message(script, error)
                 ),
                 None => "error".to_string(),
             };
@@ -226,7 +226,7 @@ fn write_step(
     if let Some(misrouted) = misrouted {
         let location = Location {
             file: case.path.clone(),
-            line: super::span_line(step.step_span.as_ref()),
+            line: super::describe::span_line(step.step_span.as_ref()),
         };
         let mut lines = misrouted.lines();
         lines[0] = format!("{location}: {}", lines[0]);
@@ -235,7 +235,7 @@ fn write_step(
     if let Some(note) = case.intent_unverified(step.index) {
         let location = Location {
             file: case.path.clone(),
-            line: super::span_line(step.step_span.as_ref()),
+            line: super::describe::span_line(step.step_span.as_ref()),
         };
         let text = format!("{location}: {}", note.message());
         write_block(out, DETAIL, &painter.paint(YELLOW, &text))?;
@@ -249,7 +249,7 @@ fn write_step(
         let text = format!("{}: {label}: {}", found.location, found.message());
         write_block(out, DETAIL, &painter.paint(style, &text))?;
     }
-    for warning in super::step_warnings(script, step) {
+    for warning in super::describe::step_warnings(script, step) {
         write_block(
             out,
             DETAIL,

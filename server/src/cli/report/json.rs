@@ -32,7 +32,7 @@ use serde::Serialize;
 
 use kruise_lua_engine::ErrorKind;
 
-use super::{
+use super::describe::{
     CaseReport, Report, SchemaFinding, ScriptReport, Verdict, case_error_location,
     case_warning_location, fail_location, located_error, step_error_location, step_number,
 };
@@ -144,7 +144,7 @@ pub fn case_lines<'a>(script: &ScriptReport, case: &'a CaseReport) -> Vec<Line<'
     }
     for step in &case.outcome.steps {
         let mut warnings = std::mem::take(&mut case_warnings);
-        warnings.extend(super::step_warnings(script, step));
+        warnings.extend(super::describe::step_warnings(script, step));
         if let Some(finding) = case.order_finding(step.index) {
             warnings.push(finding.message());
         }

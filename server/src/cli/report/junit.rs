@@ -13,11 +13,11 @@ use kruise_lua_engine::steps::{StepOutcome, StepStatus};
 use quick_xml::Writer;
 use quick_xml::events::{BytesDecl, BytesEnd, BytesStart, BytesText, Event};
 
-use super::{
+use super::describe::{
     CaseReport, Report, ScriptReport, Summary, canonical_texts, case_error_location, describe_diff,
     diff_location, step_error_location, step_number,
 };
-use crate::cli::paths;
+use crate::project::paths;
 
 pub fn write(report: &Report, out: &mut dyn Write) -> io::Result<()> {
     let mut writer = Writer::new_with_indent(out, b' ', 2);
@@ -116,7 +116,7 @@ fn write_case<W: Write>(
         .map(|warning| {
             format!(
                 "{}: warning: {}",
-                super::case_warning_location(case, warning),
+                super::describe::case_warning_location(case, warning),
                 warning.message
             )
         })
@@ -144,7 +144,7 @@ fn write_case<W: Write>(
         let mut elements = Vec::new();
         match step.status {
             StepStatus::Pass => {
-                if let Some(reason) = super::skip_reason(step) {
+                if let Some(reason) = super::describe::skip_reason(step) {
                     elements.push(Element {
                         tag: "skipped",
                         kind: "controller",
@@ -157,7 +157,10 @@ fn write_case<W: Write>(
             StepStatus::Error => {
                 let location = step_error_location(script, case, step);
                 let (kind, message) = match &step.error {
-                    Some(error) => (error.kind.as_str(), super::error_message(script, error)),
+                    Some(error) => (
+                        error.kind.as_str(),
+                        super::describe::error_message(script, error),
+                    ),
                     None => ("error", String::new()),
                 };
                 elements.push(Element {
@@ -207,7 +210,7 @@ fn write_case<W: Write>(
             Vec::new()
         };
         step_warnings.extend(
-            super::step_warnings(script, step)
+            super::describe::step_warnings(script, step)
                 .iter()
                 .map(|warning| format!("warning: {warning}")),
         );

@@ -10,7 +10,7 @@ use std::io::{self, Write};
 use kruise_lua_engine::steps::StepStatus;
 use serde_json::{Value, json};
 
-use super::{
+use super::describe::{
     Location, Report, canonical_texts, case_error_location, case_warning_location, describe_diff,
     diff_location, error_message, fail_location, step_error_location, step_number,
 };
@@ -345,7 +345,7 @@ pub fn check_findings(report: &Report) -> Vec<Finding> {
                     file: case.path.clone(),
                     line: step.step_span.map(|span| span.start.line),
                 };
-                if let Some(reason) = super::skip_reason(step) {
+                if let Some(reason) = super::describe::skip_reason(step) {
                     push(
                         "check/skipped",
                         Level::Note,
@@ -377,7 +377,7 @@ pub fn check_findings(report: &Report) -> Vec<Finding> {
                         format!("{title}: {}", note.message()),
                     );
                 }
-                for warning in super::step_warnings(script, step) {
+                for warning in super::describe::step_warnings(script, step) {
                     push(
                         "check/warning",
                         Level::Warning,

@@ -14,8 +14,8 @@ use kruise_lua_engine::schema::{Crd, MAX_CRD_FILE_BYTES, SchemaSet};
 use rayon::prelude::*;
 use serde::Deserialize;
 
+use super::{UsageError, paths};
 use crate::analysis::LintConfig;
-use crate::cli::{UsageError, paths};
 
 /// The folder at a `lua_configuration` root that holds CRD manifests.
 pub const CRDS_FOLDER: &str = "crds";

@@ -12,7 +12,7 @@ use kruise_lua_engine::testcase::TestCase;
 use kruise_lua_engine::value::JsonValue;
 use kruise_lua_engine::yaml::{YamlNode, YamlValue};
 
-use super::report::{SchemaFinding, SchemaTarget, case_field_location, span_line};
+use super::verdict::{SchemaFinding, SchemaTarget, case_field_location, span_line};
 
 /// What a script's results are checked as.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -185,7 +185,7 @@ mod tests {
     use kruise_lua_engine::testcase::parse_case;
 
     fn crd() -> String {
-        crate::crd_sources::test_crd(
+        crate::project::crd_sources::test_crd(
             "test.kruise-lua.dev",
             "Gizmo",
             "{weight: {type: integer, maximum: 100}}",

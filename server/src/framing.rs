@@ -1,15 +1,6 @@
-//! JSON-RPC over LSP's base protocol, checked before tower-lsp-server sees it: the
-//! `Content-Length` framing (bounded, resynchronising after garbage) and the shape of each message,
-//! so that every malformed message gets the error response the JSON-RPC 2.0 spec prescribes
-//! instead of ending the server.
-//!
-//! Why in front of tower-lsp-server 0.23: its read loop (`transport.rs`, `Server::serve`) stops at
-//! the first message its codec cannot decode (tokio-util's `FramedRead` ends the stream after a
-//! decode error), so one bad message used to end the server with exit code 0. Only messages that
-//! its `jsonrpc::Message` (untagged `Request` | `Response`, `Error` with `deny_unknown_fields`,
-//! `Id` = i64 | string | null) decodes are forwarded.
-
-use serde_json::{Map, Value, json};
+//! `Content-Length` framing, as LSP's base protocol and the Debug Adapter Protocol both frame
+//! their JSON messages: a bounded decoder that resynchronises after garbage, and the writer.
+//! Shared by the language server (`lsp::transport`) and the debug adapter (`dap`).
 
 /// A declared body larger than this is skipped (not buffered) and answered with an error; the
 /// decoders of client input use the lower, configurable `MessageLimits::max_bytes` (8 MiB by
@@ -23,11 +14,6 @@ const KEPT_BUFFER_BYTES: usize = 1 << 20;
 /// A header block (without its body) longer than this is garbage.
 const MAX_HEADER_BYTES: usize = 8 * 1024;
 const CONTENT_LENGTH: &[u8] = b"content-length";
-
-/// JSON-RPC 2.0 error codes (jsonrpc.org/specification, "Error object").
-pub const PARSE_ERROR: i64 = -32700;
-pub const INVALID_REQUEST: i64 = -32600;
-pub const INVALID_PARAMS: i64 = -32602;
 
 /// Why a frame could not be read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -273,175 +259,6 @@ fn parse_header(block: &[u8]) -> Result<u64, FramingError> {
     length.ok_or(FramingError::MissingLength)
 }
 
-/// What to do with one message body.
-#[derive(Debug, PartialEq)]
-pub enum Verdict {
-    /// Valid: hand it to the service. `method` is set for requests and notifications.
-    Forward {
-        method: Option<String>,
-        is_request: bool,
-    },
-    /// Invalid: answer with `response` (a JSON-RPC error) when there is one, and log `reason`.
-    Reject {
-        response: Option<Value>,
-        reason: String,
-    },
-}
-
-/// An error response (`id` null when the request's id could not be read).
-pub fn error_response(id: Value, code: i64, message: &str) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
-}
-
-fn reject(id: Value, code: i64, reason: String) -> Verdict {
-    Verdict::Reject {
-        response: Some(error_response(id, code, &reason)),
-        reason,
-    }
-}
-
-/// A JSON-RPC id tower-lsp-server can hold (`Id`: i64, string or null).
-fn valid_id(id: &Value) -> bool {
-    match id {
-        Value::Null | Value::String(_) => true,
-        Value::Number(n) => n.as_i64().is_some(),
-        _ => false,
-    }
-}
-
-/// Checks one message body against JSON-RPC 2.0 and the shapes tower-lsp-server decodes.
-pub fn check_message(body: &[u8]) -> Verdict {
-    let value: Value = match serde_json::from_slice(body) {
-        Ok(value) => value,
-        Err(e) => return reject(Value::Null, PARSE_ERROR, format!("parse error: {e}")),
-    };
-    let Value::Object(message) = value else {
-        let what = match value {
-            Value::Array(_) => "a batch (LSP has none)",
-            Value::Null => "null",
-            _ => "not an object",
-        };
-        return reject(
-            Value::Null,
-            INVALID_REQUEST,
-            format!("invalid request: {what}"),
-        );
-    };
-    let id = message.get("id");
-    // The id to answer with: the request's own when it is a valid one.
-    let answer_id = id.filter(|id| valid_id(id)).cloned().unwrap_or(Value::Null);
-    if let Some(id) = id
-        && !valid_id(id)
-    {
-        return reject(
-            Value::Null,
-            INVALID_REQUEST,
-            format!("invalid request: id must be an integer, a string or null, not {id}"),
-        );
-    }
-    if message.get("jsonrpc") != Some(&Value::from("2.0")) {
-        return reject(
-            answer_id,
-            INVALID_REQUEST,
-            "invalid request: `jsonrpc` must be \"2.0\"".into(),
-        );
-    }
-    match message.get("method") {
-        Some(Value::String(method)) => {
-            if let Some(params) = message.get("params")
-                && !matches!(params, Value::Object(_) | Value::Array(_) | Value::Null)
-            {
-                return reject(
-                    answer_id,
-                    INVALID_REQUEST,
-                    "invalid request: `params` must be an object or an array".into(),
-                );
-            }
-            if let Some(params) = message.get("params")
-                && let Some(bad) = out_of_range_position(params, 0)
-            {
-                let reason = format!("invalid params: position {bad} is out of range (u32)");
-                return match id {
-                    Some(_) => reject(answer_id, INVALID_PARAMS, reason),
-                    // Notifications get no response (JSON-RPC 2.0): logged only.
-                    None => Verdict::Reject {
-                        response: None,
-                        reason: format!("{method}: {reason}"),
-                    },
-                };
-            }
-            Verdict::Forward {
-                method: Some(method.clone()),
-                is_request: id.is_some(),
-            }
-        }
-        Some(_) => reject(
-            answer_id,
-            INVALID_REQUEST,
-            "invalid request: `method` must be a string".into(),
-        ),
-        None => check_response(&message, id),
-    }
-}
-
-/// A message without `method` must be a response: an id, and exactly one of `result` and a
-/// well-formed `error`.
-fn check_response(message: &Map<String, Value>, id: Option<&Value>) -> Verdict {
-    let invalid = |why: &str| {
-        reject(
-            Value::Null,
-            INVALID_REQUEST,
-            format!("invalid request: {why}"),
-        )
-    };
-    if id.is_none() {
-        return invalid("no `method` and no `id`");
-    }
-    match (message.get("result"), message.get("error")) {
-        (Some(_), None) => {}
-        (None, Some(Value::Object(error))) => {
-            let fields_ok = error
-                .keys()
-                .all(|k| matches!(k.as_str(), "code" | "message" | "data"));
-            let code_ok = error.get("code").and_then(Value::as_i64).is_some();
-            let message_ok = error.get("message").is_some_and(Value::is_string);
-            if !(fields_ok && code_ok && message_ok) {
-                return invalid("malformed `error` object in a response");
-            }
-        }
-        _ => return invalid("a response needs exactly one of `result` and `error`"),
-    }
-    Verdict::Forward {
-        method: None,
-        is_request: false,
-    }
-}
-
-/// A `{line, character}` position (anywhere in `params`) whose numbers do not fit LSP's
-/// `uinteger` (u32), as text.
-fn out_of_range_position(value: &Value, depth: usize) -> Option<String> {
-    // serde_json already bounds nesting (128 levels); this only keeps the walk cheap.
-    if depth > 64 {
-        return None;
-    }
-    match value {
-        Value::Object(map) => {
-            if let (Some(line), Some(character)) = (map.get("line"), map.get("character")) {
-                let fits = |v: &Value| v.as_u64().is_some_and(|n| n <= u32::MAX as u64);
-                if (line.is_number() || character.is_number()) && !(fits(line) && fits(character)) {
-                    return Some(format!("{line}:{character}"));
-                }
-            }
-            map.values()
-                .find_map(|v| out_of_range_position(v, depth + 1))
-        }
-        Value::Array(items) => items
-            .iter()
-            .find_map(|v| out_of_range_position(v, depth + 1)),
-        _ => None,
-    }
-}
-
 /// `body` framed for the wire.
 pub fn frame(body: &[u8]) -> Vec<u8> {
     let mut out = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
@@ -454,7 +271,7 @@ pub fn frame(body: &[u8]) -> Vec<u8> {
 #[cfg(test)]
 pub(crate) async fn read_message(
     from_server: &mut tokio::io::BufReader<tokio::io::DuplexStream>,
-) -> Value {
+) -> serde_json::Value {
     use tokio::io::{AsyncBufReadExt, AsyncReadExt};
     let mut length = 0;
     loop {
@@ -573,158 +390,6 @@ mod tests {
         assert!(matches!(end, Some(FramingError::Truncated { .. })));
     }
 
-    fn code_and_id(verdict: Verdict) -> (i64, Value) {
-        let Verdict::Reject {
-            response: Some(response),
-            ..
-        } = verdict
-        else {
-            panic!("expected an error response, got {verdict:?}")
-        };
-        (
-            response["error"]["code"].as_i64().unwrap(),
-            response["id"].clone(),
-        )
-    }
-
-    #[test]
-    fn malformed_messages_get_the_prescribed_errors() {
-        let cases: &[(&str, i64, Value)] = &[
-            ("{bad", PARSE_ERROR, Value::Null),
-            ("", PARSE_ERROR, Value::Null),
-            ("{}", INVALID_REQUEST, Value::Null),
-            ("null", INVALID_REQUEST, Value::Null),
-            (
-                "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"shutdown\"}]",
-                INVALID_REQUEST,
-                Value::Null,
-            ),
-            (
-                "{\"jsonrpc\":\"1.0\",\"id\":7,\"method\":\"shutdown\"}",
-                INVALID_REQUEST,
-                json!(7),
-            ),
-            (
-                "{\"jsonrpc\":\"2.0\",\"id\":{\"a\":1},\"method\":\"shutdown\"}",
-                INVALID_REQUEST,
-                Value::Null,
-            ),
-            (
-                "{\"jsonrpc\":\"2.0\",\"id\":1.5,\"method\":\"shutdown\"}",
-                INVALID_REQUEST,
-                Value::Null,
-            ),
-            (
-                "{\"jsonrpc\":\"2.0\",\"id\":18446744073709551615,\"method\":\"x\"}",
-                INVALID_REQUEST,
-                Value::Null,
-            ),
-            (
-                "{\"jsonrpc\":\"2.0\",\"id\":\"s\",\"method\":3}",
-                INVALID_REQUEST,
-                json!("s"),
-            ),
-            (
-                "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"x\",\"params\":5}",
-                INVALID_REQUEST,
-                json!(2),
-            ),
-            (
-                "{\"jsonrpc\":\"2.0\",\"id\":2,\"error\":{\"code\":\"x\",\"message\":\"m\"}}",
-                INVALID_REQUEST,
-                Value::Null,
-            ),
-            (
-                "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":1,\"error\":{\"code\":1,\"message\":\"m\"}}",
-                INVALID_REQUEST,
-                Value::Null,
-            ),
-            (
-                "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"textDocument/hover\",\"params\":{\"textDocument\":{\"uri\":\"file:///a.lua\"},\"position\":{\"line\":4294967296,\"character\":0}}}",
-                INVALID_PARAMS,
-                json!(3),
-            ),
-        ];
-        for (body, code, id) in cases {
-            assert_eq!(
-                code_and_id(check_message(body.as_bytes())),
-                (*code, id.clone()),
-                "{body}"
-            );
-        }
-    }
-
-    #[test]
-    fn valid_messages_pass_and_bad_notifications_are_only_logged() {
-        for body in [
-            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{}}}"#,
-            r#"{"jsonrpc":"2.0","method":"exit"}"#,
-            r#"{"jsonrpc":"2.0","id":"a","method":"shutdown","params":null}"#,
-            r#"{"jsonrpc":"2.0","id":4,"result":null}"#,
-            r#"{"jsonrpc":"2.0","id":4,"error":{"code":-1,"message":"no"}}"#,
-        ] {
-            assert!(
-                matches!(check_message(body.as_bytes()), Verdict::Forward { .. }),
-                "{body}"
-            );
-        }
-        let notification = r#"{"jsonrpc":"2.0","method":"textDocument/didChange","params":{"contentChanges":[{"range":{"start":{"line":-1,"character":0},"end":{"line":0,"character":0}},"text":""}]}}"#;
-        assert!(matches!(
-            check_message(notification.as_bytes()),
-            Verdict::Reject { response: None, .. }
-        ));
-    }
-
-    /// Whatever tower-lsp-server would fail to decode must never be forwarded: a forwarded body
-    /// decodes as its `Request` or `Response` (its `Message` is the untagged union of both).
-    fn forwarded_decodes(body: &[u8]) {
-        use tower_lsp_server::jsonrpc::{Request, Response};
-        if let Verdict::Forward { .. } = check_message(body) {
-            let decodes = serde_json::from_slice::<Response>(body).is_ok()
-                || serde_json::from_slice::<Request>(body).is_ok();
-            assert!(
-                decodes,
-                "forwarded but undecodable: {}",
-                String::from_utf8_lossy(body)
-            );
-        }
-    }
-
-    fn json_value() -> impl Strategy<Value = Value> {
-        let leaf = prop_oneof![
-            Just(Value::Null),
-            any::<bool>().prop_map(Value::from),
-            any::<i64>().prop_map(Value::from),
-            any::<u64>().prop_map(Value::from),
-            (-1e9f64..1e9).prop_map(Value::from),
-            "[a-z/0-9.]{0,8}".prop_map(Value::from),
-            Just(Value::from("2.0")),
-        ];
-        leaf.prop_recursive(3, 24, 4, |inner| {
-            prop_oneof![
-                prop::collection::vec(inner.clone(), 0..4).prop_map(Value::from),
-                prop::collection::vec(
-                    (
-                        prop_oneof![
-                            Just("jsonrpc".to_string()),
-                            Just("id".to_string()),
-                            Just("method".to_string()),
-                            Just("params".to_string()),
-                            Just("result".to_string()),
-                            Just("error".to_string()),
-                            Just("line".to_string()),
-                            Just("character".to_string()),
-                            "[a-z]{1,3}",
-                        ],
-                        inner
-                    ),
-                    0..6
-                )
-                .prop_map(|pairs| Value::Object(pairs.into_iter().collect())),
-            ]
-        })
-    }
-
     // 256 cases each by default; `PROPTEST_CASES` sets more for a longer run (docs/LSP.md).
     proptest! {
         /// Arbitrary bytes never panic the decoder, never make it hold more than one message
@@ -754,18 +419,6 @@ mod tests {
             let (frames, end) = decode_all(&input, chunk);
             prop_assert_eq!(frames, bodies.into_iter().map(Frame::Body).collect::<Vec<_>>());
             prop_assert_eq!(end, None);
-        }
-
-        /// The checker never panics, and forwards only what the service can decode.
-        #[test]
-        fn checker_is_total(value in json_value()) {
-            let body = serde_json::to_vec(&value).unwrap();
-            forwarded_decodes(&body);
-        }
-
-        #[test]
-        fn checker_survives_bytes(bytes in prop::collection::vec(any::<u8>(), 0..300)) {
-            forwarded_decodes(&bytes);
         }
     }
 }
