@@ -143,6 +143,20 @@ fn check_steps(
     original: Option<&JsonValue>,
     options: &RunOptions,
 ) -> Vec<StepCheck> {
+    // The steps of a case share most patterns: compiled once for the case.
+    crate::routing::matching::with_compiled_patterns(|| {
+        check_steps_compiled(model, flavor, script, case, original, options)
+    })
+}
+
+fn check_steps_compiled(
+    model: &dyn RoutingModel,
+    flavor: ScriptFlavor,
+    script: &Script,
+    case: &TestCase,
+    original: Option<&JsonValue>,
+    options: &RunOptions,
+) -> Vec<StepCheck> {
     // Ingress steps chain (each runs on the canary Ingress the earlier ones left): one pass
     // for the whole case.
     let chained = (flavor == ScriptFlavor::Ingress)

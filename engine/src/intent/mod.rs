@@ -433,9 +433,13 @@ pub fn check_step(
     intent: &Intent,
 ) -> StepReport {
     // Each pattern of the configurations and the step's matches is compiled once for the
-    // step, not once per probe.
+    // step (or the case, when the caller installed the memo for it), not once per probe; and
+    // each configuration is parsed once for the step, not once per probe (both borrowed for
+    // the whole call, as `memo` requires).
     crate::routing::matching::with_compiled_patterns(|| {
-        check_step_compiled(model, original, after, intent)
+        crate::routing::memo::with_derived_memo(|| {
+            check_step_compiled(model, original, after, intent)
+        })
     })
 }
 

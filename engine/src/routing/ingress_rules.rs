@@ -34,6 +34,12 @@ pub struct IngressPath {
     pub location: String,
 }
 
+/// [`ingress_paths`] of an Ingress that is part of a configuration, once per step (see
+/// [`super::memo`]): only for Ingresses the configuration owns, never a temporary.
+pub fn config_ingress_paths(ingress: &JsonValue) -> std::rc::Rc<Vec<IngressPath>> {
+    super::memo::derived(ingress, || ingress_paths(ingress))
+}
+
 /// Every path of an Ingress object, in document order.
 pub fn ingress_paths(ingress: &JsonValue) -> Vec<IngressPath> {
     let mut paths = Vec::new();
@@ -202,7 +208,7 @@ pub fn route_canary_pair(
         GatewayConfig::Ingress { stable, canary } => (stable, canary.as_ref()),
         GatewayConfig::Resource(object) => (object, None),
     };
-    let stable_paths = ingress_paths(stable);
+    let stable_paths = config_ingress_paths(stable);
     let Some(stable_path) = matching_path(&stable_paths, request) else {
         return Routed::NoRoute;
     };
@@ -223,7 +229,7 @@ pub fn route_canary_pair(
     let Some(canary) = canary else {
         return stable_only();
     };
-    let canary_paths = ingress_paths(canary);
+    let canary_paths = config_ingress_paths(canary);
     let Some(canary_path) = twin(&canary_paths, stable_path) else {
         return stable_only();
     };

@@ -26,6 +26,7 @@ pub mod ingress_rules;
 pub mod istio;
 pub mod kuma;
 pub mod matching;
+pub mod memo;
 pub mod mse;
 pub mod nginx;
 pub mod probe;
