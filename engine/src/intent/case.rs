@@ -2,6 +2,7 @@
 //! providers on the original; ingress classes chained, each on the canary Ingress the earlier
 //! steps left) and checks the configuration it leaves.
 
+use crate::luadata::Data;
 use crate::routing::{
     GatewayConfig, RoutingModel, canary_ingress, model_for, representative_stable_ingress,
     stable_of_canary_ingress,
@@ -77,6 +78,20 @@ pub fn check_case(
     case: &TestCase,
     options: &RunOptions,
 ) -> Vec<StepCheck> {
+    check_case_reusing(kind, script, case, options, &[])
+}
+
+/// [`check_case`] reusing what the caller's own run of the steps left: `results[i]`, when
+/// present, is the resource data step `i` of a custom-provider script returned under the
+/// controller's rules (`check` passes its step outcomes, so the script does not run twice).
+/// Steps without one are run here; ingress scripts are always replayed the controller's way.
+pub fn check_case_reusing(
+    kind: &ScriptKind,
+    script: &Script,
+    case: &TestCase,
+    options: &RunOptions,
+    results: &[Option<Data>],
+) -> Vec<StepCheck> {
     let flavor = ScriptFlavor::from(kind);
     let original = case.root.get("original").map(|node| node.to_json());
     let resource_kind = original.as_ref().and_then(|object| {
@@ -119,6 +134,7 @@ pub fn check_case(
         case,
         original.as_ref(),
         options,
+        results,
     )
 }
 
@@ -131,7 +147,7 @@ pub fn check_case_with(
     options: &RunOptions,
 ) -> Vec<StepCheck> {
     let original = case.root.get("original").map(|node| node.to_json());
-    check_steps(model, flavor, script, case, original.as_ref(), options)
+    check_steps(model, flavor, script, case, original.as_ref(), options, &[])
 }
 
 /// Every step of `case`, with its `original` already read.
@@ -142,10 +158,11 @@ fn check_steps(
     case: &TestCase,
     original: Option<&JsonValue>,
     options: &RunOptions,
+    results: &[Option<Data>],
 ) -> Vec<StepCheck> {
     // The steps of a case share most patterns: compiled once for the case.
     crate::routing::matching::with_compiled_patterns(|| {
-        check_steps_compiled(model, flavor, script, case, original, options)
+        check_steps_compiled(model, flavor, script, case, original, options, results)
     })
 }
 
@@ -156,6 +173,7 @@ fn check_steps_compiled(
     case: &TestCase,
     original: Option<&JsonValue>,
     options: &RunOptions,
+    results: &[Option<Data>],
 ) -> Vec<StepCheck> {
     // Ingress steps chain (each runs on the canary Ingress the earlier ones left): one pass
     // for the whole case.
@@ -171,6 +189,7 @@ fn check_steps_compiled(
                 index,
                 original,
                 chained.as_ref().map(|all| &all[index]),
+                results.get(index).and_then(Option::as_ref),
                 options,
             ),
         })
@@ -199,6 +218,7 @@ fn check_one(
     index: usize,
     original: Option<&JsonValue>,
     chained: Option<&steps::ControllerIngressResult>,
+    reused: Option<&Data>,
     options: &RunOptions,
 ) -> StepIntentOutcome {
     use StepIntentOutcome::{NotChecked, ScriptFailed};
@@ -216,14 +236,19 @@ fn check_one(
     let mut no_paths = false;
     let (before, after) = match chained {
         None => {
-            let run = runner::run_custom(script, &step.obj, options);
-            let result = match run.result(Mode::Production) {
-                Ok(result) => result,
-                Err(error) => return failed(error),
+            let patched = match reused {
+                Some(result) => patched_resource(original, result),
+                None => {
+                    let run = runner::run_custom(script, &step.obj, options);
+                    match run.result(Mode::Production) {
+                        Ok(result) => patched_resource(original, result),
+                        Err(error) => return failed(error),
+                    }
+                }
             };
             (
                 GatewayConfig::Resource(original.clone()),
-                GatewayConfig::Resource(patched_resource(original, result)),
+                GatewayConfig::Resource(patched),
             )
         }
         Some(chained) => {

@@ -37,7 +37,7 @@ mod ingress_tests;
 #[cfg(test)]
 mod tests;
 
-pub use case::{StepCheck, StepIntentOutcome, check_case, check_case_with};
+pub use case::{StepCheck, StepIntentOutcome, check_case, check_case_reusing, check_case_with};
 
 /// What one step asks of the routing.
 #[derive(Debug, Clone, PartialEq, Default)]
