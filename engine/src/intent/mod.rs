@@ -32,9 +32,9 @@ use crate::routing::{
 };
 
 mod case;
-mod table;
 #[cfg(test)]
 mod ingress_tests;
+mod table;
 #[cfg(test)]
 mod tests;
 

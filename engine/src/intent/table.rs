@@ -126,7 +126,7 @@ fn table(
             &routed_after,
             by_convention,
         )
-            .map(|(_, expected)| expected);
+        .map(|(_, expected)| expected);
         let key = (
             routed_text(&routed_before),
             routed_text(&routed_after),
