@@ -20,8 +20,8 @@ mod production;
 pub use diff::{PathDiff, diff_canonical, format_path, short_value};
 use diff::{diff_values, span_in_expected, unified_yaml_diff};
 pub use production::{
-    ControllerIngressStep, NOT_CALLED_NO_TRAFFIC, NOT_CALLED_NOT_CREATED, controller_ingress_step,
-    ingress_step_obj,
+    ControllerIngressResult, ControllerIngressStep, NOT_CALLED_NO_TRAFFIC, NOT_CALLED_NOT_CREATED,
+    controller_ingress_results, controller_ingress_step, ingress_step_obj,
 };
 
 /// A case's step to run: step `index` (0-based) of `case` through `script`, whose flavor

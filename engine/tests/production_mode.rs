@@ -563,3 +563,43 @@ fn a_step_with_only_a_header_modifier_does_not_reach_the_provider() {
     };
     assert!(zero.reaches_provider());
 }
+
+/// The intent check's one-pass replay of an ingress case gives, for every step, what replaying
+/// the steps before it gives (`controller_ingress_step`): on every case of the library's
+/// ingress scripts, and on a case whose step 2 fails and whose step 3 asks nothing.
+#[test]
+fn one_pass_ingress_results_match_the_per_step_replay() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../lua_configuration");
+    let mut cases: Vec<(Script, TestCase)> = Vec::new();
+    for entry in kruise_lua_engine::discovery::discover(&root).unwrap() {
+        if ScriptFlavor::from(&entry.kind) != ScriptFlavor::Ingress {
+            continue;
+        }
+        let script = Script::new(entry.source.as_str());
+        for path in entry.cases.into_iter().flatten() {
+            let text = std::fs::read_to_string(&path).unwrap();
+            cases.push((script.clone(), parse_case(&text).unwrap()));
+        }
+    }
+    let failing = Script::new(
+        "if obj.weight == \"50\" then error(\"no\") end\nlocal a = obj.annotations or {}\na[\"w\"] = obj.weight\nreturn a",
+    );
+    cases.push((
+        failing,
+        rollout_case(
+            "        - traffic: \"20%\"\n        - traffic: \"50%\"\n        - pause: {}\n        - traffic: \"80%\"\n",
+            &["{}", "{}", "{}", "{}"],
+        ),
+    ));
+    assert!(cases.len() > 10, "{}", cases.len());
+    let options = RunOptions::default();
+    for (script, case) in &cases {
+        let all = steps::controller_ingress_results(script, case, &options);
+        assert_eq!(all.len(), case.steps.len());
+        for (index, one) in all.iter().enumerate() {
+            let replayed = steps::controller_ingress_step(script, case, index, &options);
+            assert_eq!(one.result, replayed.result, "step {index}");
+            assert_eq!(one.not_called, replayed.not_called, "step {index}");
+        }
+    }
+}

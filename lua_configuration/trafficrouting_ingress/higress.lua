@@ -85,7 +85,9 @@ if #groups == 1 and #groups[1] == 1 then
   if h.type == "RegularExpression" then
     annotations[PREFIX .. "canary-by-header-pattern"] = h.value
   else
-    annotations[PREFIX .. "canary-by-header-value"] = h.value
+    -- Higress matches the value as the regex "always|<value>" (canary.go, ApplyByHeader): quoted,
+    -- so a dot in the value is a dot.
+    annotations[PREFIX .. "canary-by-header-value"] = regexQuote(h.value)
   end
 elseif #groups > 1 then
   local name = nil

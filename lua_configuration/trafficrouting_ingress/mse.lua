@@ -28,6 +28,11 @@
 local PREFIX = "nginx.ingress.kubernetes.io/"
 local MSE = "mse.ingress.kubernetes.io/"
 
+-- Quotes regex metacharacters so an exact value can sit inside a pattern.
+local function regexQuote(s)
+  return (string.gsub(s, "[%^%$%(%)%.%[%]%*%+%?%{%}|\\]", "\\%0"))
+end
+
 local annotations = {}
 -- MSE reads canary annotations under either prefix, so stale ones are dropped under both.
 local function isManaged(k)
@@ -89,7 +94,9 @@ if #groups == 1 then
     error("MSE header canaries only match exact values")
   end
   annotations[PREFIX .. "canary-by-header"] = h.name
-  annotations[PREFIX .. "canary-by-header-value"] = h.value
+  -- MSE, as Higress, matches the value as the regex "always|<value>" (alibaba/higress
+  -- canary.go, ApplyByHeader): quoted, so a dot in the value is a dot.
+  annotations[PREFIX .. "canary-by-header-value"] = regexQuote(h.value)
 end
 
 -- MSE Ingress is the managed build of Higress, whose canary parser reads no weight once a header

@@ -137,6 +137,18 @@ const FIXTURES: &[Fixture] = &[
         library: "trafficrouting_ingress/higress.lua",
         fixed: Fixed::Errors("Higress ignores canary-weight once a header match is set"),
     },
+    Fixture {
+        name: "higress-exact-value-read-as-regex",
+        script: "trafficrouting_ingress/higress.lua",
+        library: "trafficrouting_ingress/higress.lua",
+        fixed: Fixed::Differs,
+    },
+    Fixture {
+        name: "mse-exact-value-read-as-regex",
+        script: "trafficrouting_ingress/mse.lua",
+        library: "trafficrouting_ingress/mse.lua",
+        fixed: Fixed::Differs,
+    },
 ];
 
 fn check(dir: &Path, mode: &str) -> common::Run {

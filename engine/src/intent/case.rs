@@ -4,7 +4,8 @@
 
 use crate::luadata::{Data, LuaData};
 use crate::routing::{
-    GatewayConfig, RoutingModel, canary_ingress, model_for, stable_of_canary_ingress,
+    GatewayConfig, RoutingModel, canary_ingress, model_for, representative_stable_ingress,
+    stable_of_canary_ingress,
 };
 use crate::runner::{self, Mode, RunOptions, Script};
 use crate::schema::patched_resource;
@@ -48,10 +49,19 @@ impl StepIntentOutcome {
                 "nothing to probe: the configurations have no route to send a request through"
                     .to_owned(),
             ),
-            StepIntentOutcome::Checked(report) if report.truncated => Some(format!(
-                "partly checked: the probe set was cut at {} requests (the first ones in request order)",
-                report.probes
-            )),
+            StepIntentOutcome::Checked(report)
+                if report.truncated || !report.unchecked.is_empty() =>
+            {
+                let mut why = Vec::new();
+                if report.truncated {
+                    why.push(format!(
+                        "the probe set was cut at {} requests (the first ones in request order)",
+                        report.probes
+                    ));
+                }
+                why.extend(report.unchecked.iter().cloned());
+                Some(format!("partly checked: {}", why.join("; ")))
+            }
             _ => None,
         }
     }
@@ -67,6 +77,20 @@ pub fn check_case(
     script: &Script,
     case: &TestCase,
     options: &RunOptions,
+) -> Vec<StepCheck> {
+    check_case_reusing(kind, script, case, options, &[])
+}
+
+/// [`check_case`] reusing what the caller's own run of the steps left: `results[i]`, when
+/// present, is the resource data step `i` of a custom-provider script returned under the
+/// controller's rules (`check` passes its step outcomes, so the script does not run twice).
+/// Steps without one are run here; ingress scripts are always replayed the controller's way.
+pub fn check_case_reusing(
+    kind: &ScriptKind,
+    script: &Script,
+    case: &TestCase,
+    options: &RunOptions,
+    results: &[Option<Data>],
 ) -> Vec<StepCheck> {
     let flavor = ScriptFlavor::from(kind);
     let original = case.root.get("original").map(|node| node.to_json());
@@ -110,6 +134,7 @@ pub fn check_case(
         case,
         original.as_ref(),
         options,
+        results,
     )
 }
 
@@ -122,7 +147,7 @@ pub fn check_case_with(
     options: &RunOptions,
 ) -> Vec<StepCheck> {
     let original = case.root.get("original").map(|node| node.to_json());
-    check_steps(model, flavor, script, case, original.as_ref(), options)
+    check_steps(model, flavor, script, case, original.as_ref(), options, &[])
 }
 
 /// Every step of `case`, with its `original` already read.
@@ -133,11 +158,40 @@ fn check_steps(
     case: &TestCase,
     original: Option<&JsonValue>,
     options: &RunOptions,
+    results: &[Option<Data>],
 ) -> Vec<StepCheck> {
+    // The steps of a case share most patterns: compiled once for the case.
+    crate::routing::matching::with_compiled_patterns(|| {
+        check_steps_compiled(model, flavor, script, case, original, options, results)
+    })
+}
+
+fn check_steps_compiled(
+    model: &dyn RoutingModel,
+    flavor: ScriptFlavor,
+    script: &Script,
+    case: &TestCase,
+    original: Option<&JsonValue>,
+    options: &RunOptions,
+    results: &[Option<Data>],
+) -> Vec<StepCheck> {
+    // Ingress steps chain (each runs on the canary Ingress the earlier ones left): one pass
+    // for the whole case.
+    let chained = (flavor == ScriptFlavor::Ingress)
+        .then(|| steps::controller_ingress_results(script, case, options));
     (0..case.steps.len())
         .map(|index| StepCheck {
             index,
-            outcome: check_one(model, flavor, script, case, index, original, options),
+            outcome: check_one(
+                model,
+                script,
+                case,
+                index,
+                original,
+                chained.as_ref().map(|all| &all[index]),
+                results.get(index).and_then(Option::as_ref),
+                options,
+            ),
         })
         .collect()
 }
@@ -155,13 +209,17 @@ fn ingress_has_paths(ingress: &JsonValue) -> bool {
         })
 }
 
+/// Step `index`; `chained` is its controller result for an ingress script (`None` for a custom
+/// one, whose result is `reused` from the caller's run or run here).
+#[allow(clippy::too_many_arguments)]
 fn check_one(
     model: &dyn RoutingModel,
-    flavor: ScriptFlavor,
     script: &Script,
     case: &TestCase,
     index: usize,
     original: Option<&JsonValue>,
+    chained: Option<&steps::ControllerIngressResult>,
+    reused: Option<&Data>,
     options: &RunOptions,
 ) -> StepIntentOutcome {
     use StepIntentOutcome::{NotChecked, ScriptFailed};
@@ -175,26 +233,32 @@ fn check_one(
     let failed = |error: &dyn std::fmt::Display| {
         ScriptFailed(format!("the script fails on this step ({error})"))
     };
-    let result = match flavor {
-        ScriptFlavor::Custom => {
-            let run = runner::run_custom(script, &step.obj, options);
-            match run.result(Mode::Production) {
-                Ok(result) => result.clone(),
-                Err(error) => return failed(error),
-            }
-        }
-        ScriptFlavor::Ingress => {
-            let chained = steps::controller_ingress_step(script, case, index, options);
+    let (flavor, ran);
+    let result: &Data = match (chained, reused) {
+        (Some(chained), _) => {
+            flavor = ScriptFlavor::Ingress;
             if let Some(why) = chained.not_called {
                 return ScriptFailed(format!("the controller does not run the script: {why}"));
             }
-            match chained.result {
+            match &chained.result {
                 Ok(result) => result,
-                Err(error) => return failed(&error),
+                Err(error) => return failed(error),
+            }
+        }
+        (None, Some(reused)) => {
+            flavor = ScriptFlavor::Custom;
+            reused
+        }
+        (None, None) => {
+            flavor = ScriptFlavor::Custom;
+            ran = runner::run_custom(script, &step.obj, options);
+            match ran.result(Mode::Production) {
+                Ok(result) => result,
+                Err(error) => return failed(error),
             }
         }
     };
-    let configs = match step_configs(model, flavor, original, &step.obj, intent, &result) {
+    let configs = match step_configs(model, flavor, original, &step.obj, intent, result) {
         Ok(configs) => configs,
         Err(why) => return NotChecked(why),
     };
@@ -246,7 +310,17 @@ pub fn step_configs(
             let stable =
                 stable_of_canary_ingress(original, &obj.stable_service, &obj.canary_service)
                     .unwrap_or_else(|| original.clone());
-            no_paths = !ingress_has_paths(&stable);
+            // Without rules, a class that decides on annotations alone is routed through one
+            // rule standing for every stable-service path (see
+            // `representative_stable_ingress`); any other class routes nothing.
+            let stable = if ingress_has_paths(&stable) {
+                stable
+            } else if model.canary_decision_is_path_independent() {
+                representative_stable_ingress(&stable, &obj.stable_service)
+            } else {
+                no_paths = true;
+                stable
+            };
             (
                 GatewayConfig::Ingress {
                     stable: stable.clone(),

@@ -32,12 +32,15 @@ use crate::routing::{
 };
 
 mod case;
+#[cfg(test)]
+mod ingress_tests;
 mod table;
 #[cfg(test)]
 mod tests;
 
 pub use case::{
-    NO_PATHS, StepCheck, StepConfigs, StepIntentOutcome, check_case, check_case_with, step_configs,
+    NO_PATHS, StepCheck, StepConfigs, StepIntentOutcome, check_case, check_case_reusing,
+    check_case_with, step_configs,
 };
 pub use table::{MAX_CLASSES, RequestClass, Share, ShareRole, TrafficTable, traffic_table};
 
@@ -76,25 +79,34 @@ impl Intent {
         })
     }
 
-    /// Whether `request` is one the step's matches select.
+    /// Whether `request` is one the step's matches select (read strictly: the Gateway API's
+    /// path segments, regular expressions matching the whole value).
     pub fn selects(&self, request: &Request) -> bool {
-        self.matches
-            .iter()
-            .any(|m| match_selects(m, request, PrefixReading::Segments))
+        self.selects_as(request, Reading::STRICT)
     }
 
-    /// Whether the two readings of a `PathPrefix` disagree on `request`: a plain string prefix
-    /// (`/cartx` for `/cart`) or the Gateway API's segments (`/beta` for `/beta/`, whose
-    /// trailing slash the Gateway API ignores). Kruise's API points users at the gateway's own
-    /// prefix for `path` (`HttpRouteMatch.Path`: "Supported list: Istio: …#HTTPMatchRequest"),
-    /// and Kruise's own Istio script writes Istio's (string) `prefix`, so either routing of such
-    /// a request passes.
-    fn prefix_readings_differ(&self, request: &Request) -> bool {
-        self.selects(request)
-            != self
-                .matches
-                .iter()
-                .any(|m| match_selects(m, request, PrefixReading::String))
+    fn selects_as(&self, request: &Request, reading: Reading) -> bool {
+        self.matches
+            .iter()
+            .any(|m| match_selects(m, request, reading))
+    }
+
+    /// Whether the strict reading of the step's matches and the gateway's own disagree on
+    /// `request`, so that either routing of it passes:
+    /// - a `PathPrefix` read as a plain string prefix (`/cartx` for `/cart`) or as the Gateway
+    ///   API's segments (`/beta` for `/beta/`, whose trailing slash the Gateway API ignores).
+    ///   Kruise's API points users at the gateway's own prefix for `path` (`HttpRouteMatch.Path`:
+    ///   "Supported list: Istio: …#HTTPMatchRequest"), and Kruise's own Istio script writes
+    ///   Istio's (string) `prefix`;
+    /// - with `regex_search` (the gateway only has regexes that search the value: see
+    ///   [`RoutingModel::step_regex_may_search`]), a `RegularExpression` found anywhere in the
+    ///   value rather than matching all of it.
+    fn readings_differ(&self, request: &Request, regex_search: bool) -> bool {
+        let lenient = Reading {
+            prefix: PrefixReading::String,
+            regex_search,
+        };
+        self.selects(request) != self.selects_as(request, lenient)
     }
 }
 
@@ -102,6 +114,21 @@ fn has_conditions(m: &HttpRouteMatch) -> bool {
     m.path.is_some()
         || m.headers.as_ref().is_some_and(|h| !h.is_empty())
         || m.query_params.as_ref().is_some_and(|q| !q.is_empty())
+}
+
+/// How a step's match is read (see [`Intent::readings_differ`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Reading {
+    prefix: PrefixReading,
+    /// `RegularExpression` values found anywhere in the value (else they match all of it).
+    regex_search: bool,
+}
+
+impl Reading {
+    const STRICT: Reading = Reading {
+        prefix: PrefixReading::Segments,
+        regex_search: false,
+    };
 }
 
 /// How a `PathPrefix` is read: element by element (the Gateway API's `HTTPPathMatch`, the
@@ -112,19 +139,27 @@ enum PrefixReading {
     String,
 }
 
+fn regex_selects(pattern: &str, text: &str, reading: Reading) -> bool {
+    if reading.regex_search {
+        crate::routing::matching::search(pattern, text)
+    } else {
+        full_match(pattern, text)
+    }
+}
+
 /// Gateway API path matching (`HTTPPathMatch`): `PathPrefix` (the default type, value "/")
 /// matches whole path segments, `Exact` the whole path, `RegularExpression` the whole path.
 fn path_selects(
     match_type: Option<&str>,
     value: Option<&str>,
     path: &str,
-    reading: PrefixReading,
+    reading: Reading,
 ) -> bool {
     let value = value.unwrap_or("/");
     match match_type.unwrap_or("PathPrefix") {
         "Exact" => path == value,
-        "RegularExpression" => full_match(value, path),
-        _ if reading == PrefixReading::String => path.starts_with(value),
+        "RegularExpression" => regex_selects(value, path, reading),
+        _ if reading.prefix == PrefixReading::String => path.starts_with(value),
         _ => {
             let prefix = value.trim_end_matches('/');
             prefix.is_empty()
@@ -136,10 +171,15 @@ fn path_selects(
     }
 }
 
-fn value_selects(match_type: Option<&str>, wanted: &str, actual: Option<&String>) -> bool {
+fn value_selects(
+    match_type: Option<&str>,
+    wanted: &str,
+    actual: Option<&String>,
+    reading: Reading,
+) -> bool {
     let Some(actual) = actual else { return false };
     match match_type {
-        Some("RegularExpression") => full_match(wanted, actual),
+        Some("RegularExpression") => regex_selects(wanted, actual, reading),
         // Not a Gateway API type, but the library's Istio, Contour and Kuma scripts accept it
         // and write the gateway's own string prefix (Istio `StringMatch.prefix`).
         Some("Prefix") => actual.starts_with(wanted),
@@ -147,7 +187,7 @@ fn value_selects(match_type: Option<&str>, wanted: &str, actual: Option<&String>
     }
 }
 
-fn match_selects(m: &HttpRouteMatch, request: &Request, reading: PrefixReading) -> bool {
+fn match_selects(m: &HttpRouteMatch, request: &Request, reading: Reading) -> bool {
     if let Some(path) = &m.path
         && !path_selects(
             path.match_type.as_deref(),
@@ -164,6 +204,7 @@ fn match_selects(m: &HttpRouteMatch, request: &Request, reading: PrefixReading) 
             h.match_type.as_deref(),
             &h.value,
             request.headers.get(&h.name.to_ascii_lowercase()),
+            reading,
         )
     });
     let query_holds = m.query_params.iter().flatten().all(|q| {
@@ -171,6 +212,7 @@ fn match_selects(m: &HttpRouteMatch, request: &Request, reading: PrefixReading) 
             q.match_type.as_deref(),
             &q.value,
             request.query.get(&q.name),
+            reading,
         )
     });
     headers_hold && query_holds
@@ -270,7 +312,8 @@ fn match_probes(m: &HttpRouteMatch, base: &Request, values_ignore_case: bool) ->
 /// read as a prefix, or an unanchored regex: Istio `regex`, Kuma `RegularExpression`, Traefik
 /// `HeaderRegexp` search the value unanchored in some versions), the value in the other case
 /// (Gateway API `HTTPHeaderMatch` values match case-sensitively), and for a regex the sample
-/// with characters around it. `ignore_case`: the gateway cannot match this value
+/// with characters around it; a value with a dot, with another character in its place (the
+/// value read as a regex). `ignore_case`: the gateway cannot match this value
 /// case-sensitively (see [`RoutingModel::values_ignore_case`]), so no other-case probe.
 fn near_misses(
     match_type: Option<&str>,
@@ -294,6 +337,11 @@ fn near_misses(
     shorter.pop();
     if !shorter.is_empty() {
         out.push(shorter);
+    }
+    // A dot read as a regex (an exact value written into a pattern unquoted: Higress matches
+    // `canary-by-header-value` as the regex `always|<value>`) also takes any character there.
+    if let Some(dot) = value.find('.') {
+        out.push(format!("{}x{}", &value[..dot], &value[dot + 1..]));
     }
     let upper = value.to_uppercase();
     let swapped = if upper == value {
@@ -376,6 +424,9 @@ pub struct StepReport {
     /// Whether the probe set hit [`MAX_BASE_PROBES`] or [`MAX_PROBES`] (requests past them
     /// were not sent).
     pub truncated: bool,
+    /// Parts of what the step asks that the check did not verify, and why (a
+    /// `requestHeaderModifier` the gateway has no means to apply).
+    pub unchecked: Vec<String>,
 }
 
 /// Checks one step: `original` is the configuration before the rollout, `after` the one the
@@ -387,9 +438,13 @@ pub fn check_step(
     intent: &Intent,
 ) -> StepReport {
     // Each pattern of the configurations and the step's matches is compiled once for the
-    // step, not once per probe.
+    // step (or the case, when the caller installed the memo for it), not once per probe; and
+    // each configuration is parsed once for the step, not once per probe (both borrowed for
+    // the whole call, as `memo` requires).
     crate::routing::matching::with_compiled_patterns(|| {
-        check_step_compiled(model, original, after, intent)
+        crate::routing::memo::with_derived_memo(|| {
+            check_step_compiled(model, original, after, intent)
+        })
     })
 }
 
@@ -423,6 +478,23 @@ fn check_step_compiled(
             message: format!("{what}{at}: {}", problem.message),
         });
     }
+    let stripped;
+    let intent = if intent.header_modifier.as_ref().is_some_and(modifies)
+        && !model.can_modify_request_headers()
+    {
+        report.unchecked.push(format!(
+            "requestHeaderModifier is not checked: {} cannot change request headers, so \
+             canary-bound requests go without it",
+            model.name()
+        ));
+        stripped = Intent {
+            header_modifier: None,
+            ..intent.clone()
+        };
+        &stripped
+    } else {
+        intent
+    };
     let probes = probes(model, original, after, intent);
     report.probes = probes.requests.len();
     report.truncated = probes.truncated;
@@ -430,7 +502,9 @@ fn check_step_compiled(
     for request in probes.requests {
         let before = model.route(original, &request);
         let now = model.route(after, &request);
-        if let Some((actual, expected)) = misrouting(model, intent, &request, &before, &now)
+        let by_convention = model.canary_by_convention(after, &request);
+        if let Some((actual, expected)) =
+            misrouting(model, intent, &request, &before, &now, by_convention)
             && seen.insert((actual.clone(), expected.clone()))
         {
             if report.violations.len() >= VIOLATIONS_SHOWN {
@@ -467,13 +541,23 @@ fn describe(routed: &Routed) -> String {
     }
 }
 
+/// Whether a header modifier changes anything.
+fn modifies(modifier: &HeaderModifier) -> bool {
+    modifier.set.as_ref().is_some_and(|s| !s.is_empty())
+        || modifier.add.as_ref().is_some_and(|a| !a.is_empty())
+        || modifier.remove.as_ref().is_some_and(|r| !r.is_empty())
+}
+
 /// `None` when `now` is what the step asks for `request`, else (actual, expected) texts.
+/// `by_convention`: the gateway sends `request` to the canary whatever the script writes
+/// ([`RoutingModel::canary_by_convention`]), so that passes too.
 fn misrouting(
     model: &dyn RoutingModel,
     intent: &Intent,
     request: &Request,
     before: &Routed,
     now: &Routed,
+    by_convention: bool,
 ) -> Option<(String, String)> {
     let Routed::To(original) = before else {
         // Nothing served this request: the step must leave it so.
@@ -507,12 +591,15 @@ fn misrouting(
     } else {
         unselected.clone()
     };
-    if intent.prefix_readings_differ(request) {
+    if intent.readings_differ(request, model.step_regex_may_search()) {
         if asked == [Asked::Selected] {
             asked.extend(unselected);
         } else {
             asked.push(Asked::Selected);
         }
+    }
+    if by_convention && !asked.contains(&Asked::Selected) {
+        asked.push(Asked::Selected);
     }
     let mut expected_texts = Vec::new();
     for fraction in &asked {

@@ -93,7 +93,11 @@ pub fn traffic_table(
     after: &GatewayConfig,
     intent: &Intent,
 ) -> TrafficTable {
-    crate::routing::matching::with_compiled_patterns(|| table(model, before, after, intent))
+    // Configurations parsed once for the table (both borrowed for the whole call, as
+    // `routing::memo` requires), patterns compiled once.
+    crate::routing::matching::with_compiled_patterns(|| {
+        crate::routing::memo::with_derived_memo(|| table(model, before, after, intent))
+    })
 }
 
 fn table(
@@ -113,8 +117,16 @@ fn table(
     for request in &probe_set.requests {
         let routed_before = model.route(before, request);
         let routed_after = model.route(after, request);
-        let verdict = misrouting(model, intent, request, &routed_before, &routed_after)
-            .map(|(_, expected)| expected);
+        let by_convention = model.canary_by_convention(after, request);
+        let verdict = misrouting(
+            model,
+            intent,
+            request,
+            &routed_before,
+            &routed_after,
+            by_convention,
+        )
+        .map(|(_, expected)| expected);
         let key = (
             routed_text(&routed_before),
             routed_text(&routed_after),

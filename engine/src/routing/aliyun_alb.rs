@@ -195,6 +195,12 @@ impl RoutingModel for AliyunAlb {
         let notes = canary_notes(config);
         pair_probes(config, &super::nginx::header_cookie_probes(&notes, PREFIX))
     }
+
+    // The canary annotations and the two Ingresses' `order` decide, whatever the path
+    // (module comment).
+    fn canary_decision_is_path_independent(&self) -> bool {
+        true
+    }
 }
 
 #[cfg(test)]

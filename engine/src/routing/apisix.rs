@@ -599,6 +599,7 @@ impl RoutingModel for ApisixRoute {
             .find(|(_, r)| rule_matches(r, request))
             .map_or(Routed::NoRoute, |(_, r)| {
                 distribution(r.rule, parts(config).1.as_deref())
+                    .via(format!("spec.http[{}]", r.rule_index))
             })
     }
 

@@ -103,6 +103,8 @@ struct ListenerRule {
     /// Conditions from the annotation other than host/path.
     conditions: Vec<JsonValue>,
     action: Option<Routed>,
+    /// Where it comes from: `Ingress web-canary spec.rules[0].http.paths[0]`.
+    origin: String,
 }
 
 fn parse_annotation(
@@ -245,7 +247,20 @@ fn members(config: &GatewayConfig) -> Vec<&JsonValue> {
     members
 }
 
-fn listener_rules(config: &GatewayConfig, problems: &mut Vec<ConfigProblem>) -> Vec<ListenerRule> {
+/// [`build_listener_rules`] and what building them found, once per configuration and step
+/// (see [`super::memo`]).
+fn listener_rules(config: &GatewayConfig) -> std::rc::Rc<(Vec<ListenerRule>, Vec<ConfigProblem>)> {
+    super::memo::derived(config, || {
+        let mut problems = Vec::new();
+        let rules = build_listener_rules(config, &mut problems);
+        (rules, problems)
+    })
+}
+
+fn build_listener_rules(
+    config: &GatewayConfig,
+    problems: &mut Vec<ConfigProblem>,
+) -> Vec<ListenerRule> {
     let mut rules = Vec::new();
     for ingress in members(config) {
         let notes = annotations(ingress);
@@ -322,11 +337,16 @@ fn listener_rules(config: &GatewayConfig, problems: &mut Vec<ConfigProblem>) -> 
                 }
                 Some(Routed::To(Distribution::single(path.backend.clone())))
             };
+            let name = ingress
+                .at(&["metadata", "name"])
+                .and_then(JsonValue::as_str)
+                .unwrap_or("(unnamed)");
             rules.push(ListenerRule {
                 hosts,
                 paths,
                 conditions,
                 action,
+                origin: format!("Ingress {name} {}", path.location),
             });
         }
     }
@@ -412,8 +432,7 @@ impl RoutingModel for AwsAlb {
     }
 
     fn config_problems(&self, config: &GatewayConfig) -> Vec<ConfigProblem> {
-        let mut problems = Vec::new();
-        let _ = listener_rules(config, &mut problems);
+        let mut problems = listener_rules(config).1.clone();
         if let GatewayConfig::Ingress {
             stable,
             canary: Some(canary),
@@ -449,11 +468,14 @@ impl RoutingModel for AwsAlb {
     }
 
     fn route(&self, config: &GatewayConfig, request: &Request) -> Routed {
-        let mut problems = Vec::new();
-        for rule in listener_rules(config, &mut problems) {
-            if rule_matches(&rule, request) {
+        for rule in &listener_rules(config).0 {
+            if rule_matches(rule, request) {
                 // A rule whose action could not be built answers 503 (or fails the build).
-                return rule.action.unwrap_or(Routed::NoRoute);
+                return rule
+                    .action
+                    .clone()
+                    .unwrap_or(Routed::NoRoute)
+                    .via(rule.origin.clone());
             }
         }
         Routed::NoRoute
@@ -461,8 +483,7 @@ impl RoutingModel for AwsAlb {
 
     fn probes(&self, config: &GatewayConfig) -> Vec<Request> {
         let mut extra = Vec::new();
-        let mut problems = Vec::new();
-        for rule in listener_rules(config, &mut problems) {
+        for rule in &listener_rules(config).0 {
             let mut probe = Request::get("/");
             for condition in &rule.conditions {
                 let name = field(condition, "field")

@@ -172,6 +172,78 @@ pub fn stable_of_canary_ingress(
     Some(stable)
 }
 
+/// The annotation marking an Ingress built by [`representative_stable_ingress`] (no gateway
+/// reads it: the models read the canary Ingress's annotations, and only known keys).
+pub const REPRESENTATIVE_RULE: &str = "kruise-lua.invalid/representative-rule";
+
+/// `stable` with one rule standing for every path it serves to the stable service: any host,
+/// every path (`Prefix` `/`), backend `stable_service` (no port: none is known). For a class
+/// whose canary decision reads only the canary Ingress's annotations
+/// ([`super::RoutingModel::canary_decision_is_path_independent`]), routing through this rule
+/// decides what routing through any of the Ingress's real stable-service paths would: Kruise
+/// copies each of them, unchanged but for the backend, into the canary Ingress
+/// (`buildCanaryIngress`), and the annotations apply to each alike. Used when a case's
+/// `original` gives no rules (the library's ingress cases often do not: the script only
+/// reads annotations).
+pub fn representative_stable_ingress(stable: &JsonValue, stable_service: &str) -> JsonValue {
+    let backend = JsonValue::Object(JsonMap::from([(
+        "service".to_owned(),
+        JsonValue::Object(JsonMap::from([(
+            "name".to_owned(),
+            JsonValue::String(stable_service.to_owned()),
+        )])),
+    )]));
+    let path = JsonValue::Object(JsonMap::from([
+        ("path".to_owned(), JsonValue::String("/".to_owned())),
+        (
+            "pathType".to_owned(),
+            JsonValue::String("Prefix".to_owned()),
+        ),
+        ("backend".to_owned(), backend),
+    ]));
+    let rule = JsonValue::Object(JsonMap::from([(
+        "http".to_owned(),
+        JsonValue::Object(JsonMap::from([(
+            "paths".to_owned(),
+            JsonValue::Array(vec![path]),
+        )])),
+    )]));
+    let mut object = match stable {
+        JsonValue::Object(object) => object.clone(),
+        _ => JsonMap::new(),
+    };
+    // Marked, so that messages say "any path" rather than name a rule the user never wrote; and
+    // named as the stable Ingress (an `original` without rules is, by the library's convention,
+    // the canary Ingress `<stable>-canary`).
+    let mut metadata = match object.get("metadata") {
+        Some(JsonValue::Object(metadata)) => metadata.clone(),
+        _ => JsonMap::new(),
+    };
+    if let Some(JsonValue::String(name)) = metadata.get("name")
+        && let Some(base) = name.strip_suffix("-canary")
+    {
+        let base = base.to_owned();
+        metadata.insert("name".to_owned(), JsonValue::String(base));
+    }
+    let mut notes = match metadata.get("annotations") {
+        Some(JsonValue::Object(notes)) => notes.clone(),
+        _ => JsonMap::new(),
+    };
+    notes.insert(
+        REPRESENTATIVE_RULE.to_owned(),
+        JsonValue::String("true".to_owned()),
+    );
+    metadata.insert("annotations".to_owned(), JsonValue::Object(notes));
+    object.insert("metadata".to_owned(), JsonValue::Object(metadata));
+    let mut spec = match object.get("spec") {
+        Some(JsonValue::Object(spec)) => spec.clone(),
+        _ => JsonMap::new(),
+    };
+    spec.insert("rules".to_owned(), JsonValue::Array(vec![rule]));
+    object.insert("spec".to_owned(), JsonValue::Object(spec));
+    JsonValue::Object(object)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -89,7 +89,12 @@ struct VirtualHost {
     problems: Vec<ConfigProblem>,
 }
 
-fn virtual_host(config: &GatewayConfig) -> VirtualHost {
+/// [`build_virtual_host`], once per configuration and step (see [`super::memo`]).
+fn virtual_host(config: &GatewayConfig) -> std::rc::Rc<VirtualHost> {
+    super::memo::derived(config, || build_virtual_host(config))
+}
+
+fn build_virtual_host(config: &GatewayConfig) -> VirtualHost {
     let all = proxies(config);
     let is_list = all.len() > 1
         || matches!(config, GatewayConfig::Resource(r) if str_field(r, "kind") == Some("List"));
@@ -381,7 +386,7 @@ impl RoutingModel for ContourHttpProxy {
     }
 
     fn config_problems(&self, config: &GatewayConfig) -> Vec<ConfigProblem> {
-        let mut problems = virtual_host(config).problems;
+        let mut problems = virtual_host(config).problems.clone();
         // Weights: Contour cannot tell an unset weight from 0, so a service left without
         // `weight` next to services with weights silently gets nothing (`weightedClusters`).
         // An explicit 0 is deliberate and not reported.
@@ -419,7 +424,7 @@ impl RoutingModel for ContourHttpProxy {
             .routes
             .iter()
             .find(|r| r.conditions.matches(request))
-            .map_or(Routed::NoRoute, distribution)
+            .map_or(Routed::NoRoute, |r| distribution(r).via(r.origin.clone()))
     }
 
     fn probes(&self, config: &GatewayConfig) -> Vec<Request> {

@@ -393,6 +393,8 @@ impl RoutingModel for EmissaryMapping {
         let mut covered = 0.0;
         let mut weights: Vec<(Backend, f64)> = Vec::new();
         let mut changes: BTreeMap<Backend, BTreeMap<String, Option<String>>> = BTreeMap::new();
+        // The Mappings that took a share, by name (a split spans several).
+        let mut names: Vec<String> = Vec::new();
         for group in groups(&all).into_iter().flatten() {
             for (m, cumulative) in group {
                 if !applies(m, request) {
@@ -401,6 +403,14 @@ impl RoutingModel for EmissaryMapping {
                 let share = (cumulative.min(100.0) - covered).max(0.0);
                 if share > 0.0 {
                     weights.push((m.backend.clone(), share));
+                    let name = m
+                        .object
+                        .at(&["metadata", "name"])
+                        .and_then(JsonValue::as_str)
+                        .unwrap_or("(unnamed)");
+                    if !names.iter().any(|n| n == name) {
+                        names.push(name.to_owned());
+                    }
                     let ops = header_operations(m);
                     if !ops.is_empty() {
                         changes.insert(m.backend.clone(), ops);
@@ -418,6 +428,8 @@ impl RoutingModel for EmissaryMapping {
         match Distribution::from_weights(&weights) {
             Some(mut d) => {
                 d.header_changes = changes;
+                let plural = if names.len() == 1 { "" } else { "s" };
+                d.route_path = Some(format!("Mapping{plural} {}", names.join(", ")));
                 Routed::To(d)
             }
             None => Routed::NoRoute,

@@ -41,7 +41,7 @@ const REGEX_SIZE_LIMIT: usize = 1 << 20;
 
 /// Compiles an unanchored RE2-style pattern (Go `regexp`, as Traefik matches; the `regex`
 /// crate follows the same syntax and semantics for the features they share).
-pub fn compile(pattern: &str) -> Result<Regex, String> {
+pub fn compile(pattern: &str) -> Result<std::rc::Rc<Regex>, String> {
     super::matching::compiled(pattern, REGEX_SIZE_LIMIT).map_err(|e| {
         e.to_string()
             .lines()

@@ -393,8 +393,11 @@ impl RoutingModel for GlooVirtualService {
     fn route(&self, config: &GatewayConfig, request: &Request) -> Routed {
         routes(config)
             .iter()
-            .find(|route| route_applies(route, request))
-            .map_or(Routed::NoRoute, distribution)
+            .enumerate()
+            .find(|(_, route)| route_applies(route, request))
+            .map_or(Routed::NoRoute, |(index, route)| {
+                distribution(route).via(format!("spec.virtualHost.routes[{index}]"))
+            })
     }
 
     fn probes(&self, config: &GatewayConfig) -> Vec<Request> {

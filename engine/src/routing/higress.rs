@@ -156,6 +156,26 @@ impl HigressFamily {
         changes
     }
 
+    /// `ApplyByHeader`: with `canary-by-header`, the canary route matches the header with the
+    /// regex `always|<value>` (or exactly `always` without a value or pattern), so a request
+    /// whose canary header is `always` reaches the canary whatever value the script wrote.
+    pub fn canary_by_convention(&self, config: &GatewayConfig, request: &Request) -> bool {
+        let notes = canary_notes(config);
+        if !self.enabled(&notes) {
+            return false;
+        }
+        let Some(name) = self.read(&notes, "canary-by-header") else {
+            return false;
+        };
+        let pattern_only = self.read(&notes, "canary-by-header-value").is_none()
+            && self.read(&notes, "canary-by-header-pattern").is_some();
+        !pattern_only
+            && request
+                .headers
+                .get(&name.to_ascii_lowercase())
+                .is_some_and(|v| v == "always")
+    }
+
     pub fn problems(&self, config: &GatewayConfig) -> Vec<ConfigProblem> {
         let notes = canary_notes(config);
         let mut problems = Vec::new();
@@ -327,6 +347,23 @@ impl RoutingModel for Higress {
 
     fn probes(&self, config: &GatewayConfig) -> Vec<Request> {
         HIGRESS.probes(config)
+    }
+
+    // `canary.go` reads only the canary Ingress's annotations (module comment).
+    fn canary_decision_is_path_independent(&self) -> bool {
+        true
+    }
+
+    fn canary_by_convention(&self, config: &GatewayConfig, request: &Request) -> bool {
+        HIGRESS.canary_by_convention(config, request)
+    }
+
+    // `canary-by-header-pattern` is read as nginx's unanchored search (the canary route matches
+    // `.*<pattern>.*`, alibaba/higress 25488156 "Compatible with
+    // nginx.ingress.kubernetes.io/canary-by-header-pattern"), so a step's regex handed to it
+    // may be read as a search.
+    fn step_regex_may_search(&self) -> bool {
+        true
     }
 }
 

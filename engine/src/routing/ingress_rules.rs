@@ -34,6 +34,12 @@ pub struct IngressPath {
     pub location: String,
 }
 
+/// [`ingress_paths`] of an Ingress that is part of a configuration, once per step (see
+/// [`super::memo`]): only for Ingresses the configuration owns, never a temporary.
+pub fn config_ingress_paths(ingress: &JsonValue) -> std::rc::Rc<Vec<IngressPath>> {
+    super::memo::derived(ingress, || ingress_paths(ingress))
+}
+
 /// Every path of an Ingress object, in document order.
 pub fn ingress_paths(ingress: &JsonValue) -> Vec<IngressPath> {
     let mut paths = Vec::new();
@@ -202,24 +208,41 @@ pub fn route_canary_pair(
         GatewayConfig::Ingress { stable, canary } => (stable, canary.as_ref()),
         GatewayConfig::Resource(object) => (object, None),
     };
-    let stable_paths = ingress_paths(stable);
+    let stable_paths = config_ingress_paths(stable);
     let Some(stable_path) = matching_path(&stable_paths, request) else {
         return Routed::NoRoute;
     };
     let stable_backend = stable_path.backend.clone();
-    let Some(canary) = canary else {
-        return Routed::To(Distribution::single(stable_backend));
+    let name = |ingress: &JsonValue| {
+        ingress
+            .at(&["metadata", "name"])
+            .and_then(JsonValue::as_str)
+            .unwrap_or("(unnamed)")
+            .to_owned()
     };
-    let canary_paths = ingress_paths(canary);
+    let via = if annotations(stable).contains_key(super::canary_ingress::REPRESENTATIVE_RULE) {
+        format!("any path of Ingress {}", name(stable))
+    } else {
+        format!("Ingress {} {}", name(stable), stable_path.location)
+    };
+    let stable_only = || Routed::To(Distribution::single(stable_backend.clone())).via(&via);
+    let Some(canary) = canary else {
+        return stable_only();
+    };
+    let canary_paths = config_ingress_paths(canary);
     let Some(canary_path) = twin(&canary_paths, stable_path) else {
-        return Routed::To(Distribution::single(stable_backend));
+        return stable_only();
     };
     let notes = annotations(canary);
     // `None`: the Ingress is not a canary (no `canary: "true"`); both Ingresses then claim
     // the same path and the models treat the stable one as the one served.
     let Some(decision) = decide(&notes, request) else {
-        return Routed::To(Distribution::single(stable_backend));
+        return stable_only();
     };
+    let via = format!(
+        "{via} and the canary Ingress {}'s annotations",
+        name(canary)
+    );
     let canary_backend = canary_path.backend.clone();
     let share = match decision {
         CanaryDecision::Canary => 1.0,
@@ -235,7 +258,7 @@ pub fn route_canary_pair(
     if !changes.is_empty() && share > 0.0 {
         distribution.header_changes.insert(canary_backend, changes);
     }
-    Routed::To(distribution)
+    Routed::To(distribution).via(via)
 }
 
 /// Probes for an Ingress pair: per stable path, a request on it (its host, its path and one

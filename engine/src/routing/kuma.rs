@@ -47,6 +47,8 @@ struct Destination<'a> {
 struct Route<'a> {
     matched: Option<&'a JsonValue>,
     rule: Option<&'a JsonValue>,
+    /// Where: `spec.to[0].rules[1].matches[0]`, or `spec.to[0]` for the implicit catch-all.
+    origin: String,
 }
 
 fn path_of(matched: Option<&JsonValue>) -> Option<(&str, &str)> {
@@ -99,7 +101,8 @@ fn destinations(config: &GatewayConfig) -> Vec<Destination<'_>> {
     };
     items(spec, "to")
         .iter()
-        .map(|to| {
+        .enumerate()
+        .map(|(t, to)| {
             let service = to
                 .at(&["targetRef", "name"])
                 .and_then(|v| match v {
@@ -109,11 +112,16 @@ fn destinations(config: &GatewayConfig) -> Vec<Destination<'_>> {
                 .unwrap_or_default();
             let mut routes: Vec<Route> = items(to, "rules")
                 .iter()
-                .flat_map(|rule| {
-                    items(rule, "matches").iter().map(move |m| Route {
-                        matched: Some(m),
-                        rule: Some(rule),
-                    })
+                .enumerate()
+                .flat_map(|(r, rule)| {
+                    items(rule, "matches")
+                        .iter()
+                        .enumerate()
+                        .map(move |(m, matched)| Route {
+                            matched: Some(matched),
+                            rule: Some(rule),
+                            origin: format!("spec.to[{t}].rules[{r}].matches[{m}]"),
+                        })
                 })
                 .collect();
             // `slices.SortStableFunc(routes, CompareMatch)`.
@@ -122,6 +130,7 @@ fn destinations(config: &GatewayConfig) -> Vec<Destination<'_>> {
                 routes.push(Route {
                     matched: None,
                     rule: None,
+                    origin: format!("spec.to[{t}] (the implicit catch-all)"),
                 });
             }
             let default = to.get("targetRef").map(backend).unwrap_or_default();
@@ -488,7 +497,9 @@ impl RoutingModel for KumaMeshHttpRoute {
             .routes
             .iter()
             .find(|r| route_matches(r.matched, request))
-            .map_or(Routed::NoRoute, |r| distribution(destination, r))
+            .map_or(Routed::NoRoute, |r| {
+                distribution(destination, r).via(r.origin.clone())
+            })
     }
 
     fn probes(&self, config: &GatewayConfig) -> Vec<Request> {

@@ -3,11 +3,14 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::rc::Rc;
 
 use regex::Regex;
 
-/// Compiled patterns by (pattern, size limit); `None` records a pattern that failed.
-type CompiledPatterns = HashMap<(String, usize), Option<Regex>>;
+/// Compiled patterns by (pattern, size limit); `None` records a pattern that failed. Shared
+/// (`Rc`), not cloned: a cloned `Regex` gets a cache pool of its own, whose first search builds
+/// a lazy DFA cache again (most of what a match cost before).
+type CompiledPatterns = HashMap<(String, usize), Option<Rc<Regex>>>;
 
 thread_local! {
     /// Patterns compiled during one [`with_compiled_patterns`] call (and only then): a step's
@@ -48,11 +51,12 @@ pub fn with_compiled_patterns<R>(f: impl FnOnce() -> R) -> R {
 
 /// `pattern` compiled with `size_limit` (the `regex` crate's limit on the compiled program),
 /// through the memo of [`with_compiled_patterns`] when one is active.
-pub fn compiled(pattern: &str, size_limit: usize) -> Result<Regex, regex::Error> {
+pub fn compiled(pattern: &str, size_limit: usize) -> Result<Rc<Regex>, regex::Error> {
     let build = || {
         regex::RegexBuilder::new(pattern)
             .size_limit(size_limit)
             .build()
+            .map(Rc::new)
     };
     let cached = COMPILED.with(|cell| {
         let slot = cell.borrow();
@@ -101,6 +105,12 @@ pub fn re2_problem(pattern: &str) -> Option<String> {
 /// `config_problems` reports).
 pub fn full_match(pattern: &str, text: &str) -> bool {
     compiled(&format!("^(?:{pattern})$"), DEFAULT_SIZE_LIMIT).is_ok_and(|re| re.is_match(text))
+}
+
+/// Whether `pattern` matches somewhere in `text` (an unanchored search, as PCRE's
+/// `ngx.re.match` in ingress-nginx does); an invalid pattern matches nothing.
+pub fn search(pattern: &str, text: &str) -> bool {
+    compiled(pattern, DEFAULT_SIZE_LIMIT).is_ok_and(|re| re.is_match(text))
 }
 
 /// A sample string `pattern` matches in full, for probes: tries the literal text of the

@@ -26,6 +26,7 @@ pub mod ingress_rules;
 pub mod istio;
 pub mod kuma;
 pub mod matching;
+pub mod memo;
 pub mod mse;
 pub mod nginx;
 pub mod probe;
@@ -36,7 +37,7 @@ pub mod traefik;
 pub mod traefik_rule;
 
 use crate::value::JsonValue;
-pub use canary_ingress::{canary_ingress, stable_of_canary_ingress};
+pub use canary_ingress::{canary_ingress, representative_stable_ingress, stable_of_canary_ingress};
 
 /// One HTTP request, as the probes of the intent check build them.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Default)]
@@ -214,6 +215,20 @@ pub enum Routed {
     NoRoute,
 }
 
+impl Routed {
+    /// The same decision, naming where in the configuration the route that took the request is
+    /// (`spec.http[1]`): violations show it.
+    pub fn via(self, path: impl Into<String>) -> Routed {
+        match self {
+            Routed::To(mut d) => {
+                d.route_path = Some(path.into());
+                Routed::To(d)
+            }
+            Routed::NoRoute => Routed::NoRoute,
+        }
+    }
+}
+
 /// The configuration a model reads.
 #[derive(Debug, Clone, PartialEq)]
 pub enum GatewayConfig {
@@ -283,6 +298,41 @@ pub trait RoutingModel: Send + Sync {
                 .service
                 .strip_prefix(service)
                 .is_some_and(|rest| rest.starts_with('.'))
+    }
+
+    /// For an ingress class: whether the canary decision reads nothing but the canary Ingress's
+    /// annotations, alike on every path Kruise copies into the canary Ingress
+    /// (openkruise/rollouts `pkg/trafficrouting/network/ingress/ingress.go`,
+    /// `buildCanaryIngress`: every stable-service path, same host and path), so that one
+    /// representative path stands for all of them when a case's `original` gives no rules.
+    /// Classes whose annotations carry path conditions of their own (AWS ALB's `conditions`)
+    /// say no.
+    fn canary_decision_is_path_independent(&self) -> bool {
+        false
+    }
+
+    /// Whether the gateway can change request headers on the way to the canary (a step's
+    /// `requestHeaderModifier`). A gateway that cannot (ingress-nginx's canary annotations have
+    /// no header control) leaves that part of the step unchecked, and the check says so.
+    fn can_modify_request_headers(&self) -> bool {
+        true
+    }
+
+    /// Whether the gateway's only regular expressions for a step's `RegularExpression` search
+    /// the value (match anywhere in it) rather than match all of it, so that a step's regex may
+    /// be read either way. Kruise hands the value to the gateway unchanged and documents the
+    /// syntax as the gateway's (`HttpRouteMatch`, "Supported list"); ingress-nginx's only regex
+    /// canary is `canary-by-header-pattern`, an unanchored search. Gateways with whole-value
+    /// regexes (Envoy's `safe_regex`) say no: there a step's regex matches all of the value.
+    fn step_regex_may_search(&self) -> bool {
+        false
+    }
+
+    /// Whether the gateway sends `request` to the canary under `config` by a convention of its
+    /// own that no script can switch off, so that doing so is not the script's doing (Higress
+    /// matches a `canary-by-header-value` as the regex `always|<value>`).
+    fn canary_by_convention(&self, _config: &GatewayConfig, _request: &Request) -> bool {
+        false
     }
 
     /// The configuration the gateway sees when the script's resource is `config` (`original`

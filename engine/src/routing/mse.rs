@@ -47,6 +47,24 @@ impl RoutingModel for Mse {
     fn probes(&self, config: &GatewayConfig) -> Vec<Request> {
         MSE.probes(config)
     }
+
+    // As Higress (module comment): annotations only.
+    fn canary_decision_is_path_independent(&self) -> bool {
+        true
+    }
+
+    // As Higress: the canary header's value `always` reaches the canary.
+    fn canary_by_convention(&self, config: &GatewayConfig, request: &Request) -> bool {
+        MSE.canary_by_convention(config, request)
+    }
+
+    // `canary-by-header-pattern` is read as nginx's unanchored search (the canary route matches
+    // `.*<pattern>.*`, alibaba/higress 25488156 "Compatible with
+    // nginx.ingress.kubernetes.io/canary-by-header-pattern"), so a step's regex handed to it
+    // may be read as a search.
+    fn step_regex_may_search(&self) -> bool {
+        true
+    }
 }
 
 #[cfg(test)]

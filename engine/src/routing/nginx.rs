@@ -167,6 +167,23 @@ impl RoutingModel for IngressNginx {
     fn probes(&self, config: &GatewayConfig) -> Vec<Request> {
         pair_probes(config, &header_cookie_probes(&canary_notes(config), PREFIX))
     }
+
+    // The decision reads only the canary Ingress's annotations (module comment).
+    fn canary_decision_is_path_independent(&self) -> bool {
+        true
+    }
+
+    // balancer.lua matches `canary-by-header-pattern` with `ngx.re.match` (unanchored), the
+    // only regex a canary rule has (module comment).
+    fn step_regex_may_search(&self) -> bool {
+        true
+    }
+
+    // ingress-nginx's canary annotations (docs "Annotations" → "Canary") have no request
+    // header control; a `configuration-snippet` could, but it is not a canary rule.
+    fn can_modify_request_headers(&self) -> bool {
+        false
+    }
 }
 
 /// Requests carrying the canary header (its value, `always`, `never`, something else) and the

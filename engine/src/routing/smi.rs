@@ -99,7 +99,9 @@ impl RoutingModel for SmiTrafficSplit {
                 )
             })
             .collect();
-        Distribution::from_weights(&weights).map_or(Routed::NoRoute, Routed::To)
+        Distribution::from_weights(&weights)
+            .map_or(Routed::NoRoute, Routed::To)
+            .via("spec.backends")
     }
 
     fn probes(&self, _config: &GatewayConfig) -> Vec<Request> {

@@ -87,7 +87,12 @@ fn spec(config: &GatewayConfig) -> Option<&JsonValue> {
 impl TraefikIngressRoute {
     /// The routers Traefik keeps, highest priority first (ties keep document order), with the
     /// problems of the routes it drops.
-    fn routers(config: &GatewayConfig) -> (Vec<Router>, Vec<ConfigProblem>) {
+    /// [`Self::parse_routers`], once per configuration and step (see [`super::memo`]).
+    fn routers(config: &GatewayConfig) -> std::rc::Rc<(Vec<Router>, Vec<ConfigProblem>)> {
+        super::memo::derived(config, || Self::parse_routers(config))
+    }
+
+    fn parse_routers(config: &GatewayConfig) -> (Vec<Router>, Vec<ConfigProblem>) {
         let mut routers = Vec::new();
         let mut problems = Vec::new();
         let Some(spec) = spec(config) else {
@@ -154,7 +159,8 @@ impl RoutingModel for TraefikIngressRoute {
     }
 
     fn config_problems(&self, config: &GatewayConfig) -> Vec<ConfigProblem> {
-        let (routers, mut problems) = Self::routers(config);
+        let parsed = Self::routers(config);
+        let (routers, mut problems) = (&parsed.0, parsed.1.clone());
         // Two routers with the same priority whose rules both match a probe: Traefik's sort is
         // not stable, so which one serves is not defined.
         let probes = self.probes(config);
@@ -182,23 +188,25 @@ impl RoutingModel for TraefikIngressRoute {
     }
 
     fn route(&self, config: &GatewayConfig, request: &Request) -> Routed {
-        let (routers, _) = Self::routers(config);
-        for router in &routers {
+        let parsed = Self::routers(config);
+        for router in &parsed.0 {
             let Ok(rule) = &router.rule else { continue };
             if rule.matches(request) {
-                return match &router.target {
+                let routed = match &router.target {
                     Target::One(b) => Routed::To(Distribution::single(b.clone())),
                     Target::Weighted(w) => distribute(w),
                     Target::None => Routed::NoRoute,
                 };
+                return routed.via(format!("spec.routes[{}]", router.index));
             }
         }
         Routed::NoRoute
     }
 
     fn probes(&self, config: &GatewayConfig) -> Vec<Request> {
-        let (routers, _) = Self::routers(config);
-        let conjunctions: Vec<_> = routers
+        let parsed = Self::routers(config);
+        let conjunctions: Vec<_> = parsed
+            .0
             .iter()
             .filter_map(|r| r.rule.as_ref().ok())
             .flat_map(|r| r.conjunctions(PROBE_CONJUNCTIONS))
@@ -248,18 +256,18 @@ impl RoutingModel for TraefikServiceModel {
             return Routed::NoRoute;
         };
         if let Some(w) = spec.get("weighted") {
-            return distribute(&weighted(items(w, "services")));
+            return distribute(&weighted(items(w, "services"))).via("spec.weighted");
         }
         // Mirroring: the main service serves, mirrors get copies whose answers are dropped.
         if let Some(m) = spec.get("mirroring") {
-            return Routed::To(Distribution::single(backend(m)));
+            return Routed::To(Distribution::single(backend(m))).via("spec.mirroring");
         }
         // Failover: the main service while it is healthy.
         if let Some(name) = spec.get("failover").and_then(|f| str_field(f, "service")) {
-            return Routed::To(Distribution::single(Backend::service(name)));
+            return Routed::To(Distribution::single(Backend::service(name))).via("spec.failover");
         }
         if let Some(h) = spec.get("highestRandomWeight") {
-            return distribute(&weighted(items(h, "services")));
+            return distribute(&weighted(items(h, "services"))).via("spec.highestRandomWeight");
         }
         Routed::NoRoute
     }

@@ -50,7 +50,7 @@ enum Expr {
 #[derive(Debug, Clone)]
 enum Text {
     Exact(String),
-    Pattern(Regex),
+    Pattern(std::rc::Rc<Regex>),
 }
 
 impl Text {
@@ -604,7 +604,7 @@ fn leaf_v2(matcher: &str, args: &[String]) -> Result<Leaf, String> {
 
 /// A gorilla/mux template (`/items/{id:[0-9]+}`) as a pattern anchored at the start (and at
 /// the end when `whole`): literal text escaped, `{name}` → `default`, `{name:re}` → `re`.
-fn template(text: &str, default: &str, whole: bool) -> Result<Regex, String> {
+fn template(text: &str, default: &str, whole: bool) -> Result<std::rc::Rc<Regex>, String> {
     let mut pattern = String::from("^");
     let mut rest = text;
     while let Some(open) = rest.find('{') {

@@ -171,6 +171,74 @@ pub fn controller_ingress_step(
     }
 }
 
+/// What one step of an ingress case leaves as the controller runs it, without
+/// [`controller_ingress_step`]'s warnings (the intent check needs only the canary Ingress).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ControllerIngressResult {
+    /// The canary Ingress's annotations after the step (as a result), or the error.
+    pub result: Result<Data, ScriptError>,
+    pub not_called: Option<&'static str>,
+}
+
+/// Every step of an ingress case as the controller runs it, in one chained pass: the same
+/// results as [`controller_ingress_step`] for each index, without replaying the earlier steps
+/// for every step (a case of n steps costs n runs, not n²/2).
+pub fn controller_ingress_results(
+    script: &Script,
+    case: &TestCase,
+    options: &RunOptions,
+) -> Vec<ControllerIngressResult> {
+    let mut out = Vec::with_capacity(case.steps.len());
+    let mut canary: Option<BTreeMap<String, String>> = None;
+    // A step that ran out of its time or memory budget: the rollout never gets past it.
+    let mut exhausted: Option<(usize, ScriptError)> = None;
+    for (index, step) in case.steps.iter().enumerate() {
+        if let Some((number, error)) = &exhausted {
+            let message = format!(
+                "the rollout never gets past step {}, which fails in the controller with a {} error ({}), so it never reaches this step",
+                number + 1,
+                error.kind,
+                error.message
+            );
+            out.push(ControllerIngressResult {
+                result: Err(ScriptError::new(error.kind, message)),
+                not_called: None,
+            });
+            continue;
+        }
+        let routes = controller::ensure_ingress_routes(
+            script,
+            canary.as_ref(),
+            step.traffic_set,
+            &ingress_obj(&step.obj),
+            options,
+        );
+        let as_result = |canary: Option<BTreeMap<String, String>>| Data {
+            annotations: canary.filter(|map| !map.is_empty()),
+            ..Data::default()
+        };
+        let (result, not_called) = match &routes.ensure {
+            IngressEnsure::Skipped => (
+                Ok(as_result(routes.canary.clone())),
+                Some(NOT_CALLED_NO_TRAFFIC),
+            ),
+            IngressEnsure::NotCreated => (Ok(as_result(None)), Some(NOT_CALLED_NOT_CREATED)),
+            IngressEnsure::Failed(error) => {
+                if matches!(error.kind, ErrorKind::Timeout | ErrorKind::Memory) {
+                    exhausted = Some((index, error.clone()));
+                }
+                (Err(error.clone()), None)
+            }
+            IngressEnsure::Settled { .. } | IngressEnsure::Unsettled { .. } => {
+                (Ok(as_result(routes.canary.clone())), None)
+            }
+        };
+        out.push(ControllerIngressResult { result, not_called });
+        canary = routes.canary;
+    }
+    out
+}
+
 /// A warning when Kruise's unit test (the script run on `original`'s annotations) gets
 /// another result than the controller's run on the live canary Ingress, naming the keys.
 fn harness_difference(

@@ -117,7 +117,14 @@ fn run_job(
         misrouted,
         unverified: intent_unverified,
     } = match (&plan.kind, checks.intent) {
-        (Some(kind), true) => intent_findings(kind, &plan.script, &case, options),
+        (Some(kind), true) => {
+            let results = reusable_results(kind, &case, &outcome.steps);
+            let checks = intent::check_case_reusing(kind, &plan.script, &case, options, &results);
+            CaseIntent {
+                misrouted: IntentFinding::from_checks(&checks),
+                unverified: IntentUnverified::from_checks(&checks),
+            }
+        }
         _ => CaseIntent::default(),
     };
     let schema = match schemas {
@@ -134,6 +141,36 @@ fn run_job(
         intent_unverified,
         schema,
     }
+}
+
+/// What each step of a custom-provider script returned, from the run `check` just did, for the
+/// intent check to reuse instead of running the script again: only where that result is the
+/// one the controller sees too (no step error, no harness/production difference warning, not
+/// an empty or non-table result, which the two rules encode differently). The expectation's
+/// data stands for an output equal to it (already read); another output is decoded as Kruise
+/// decodes a result. Ingress scripts are replayed by the intent check itself (the controller
+/// chains them).
+fn reusable_results(
+    kind: &ScriptKind,
+    case: &TestCase,
+    steps: &[StepOutcome],
+) -> Vec<Option<kruise_lua_engine::luadata::Data>> {
+    if !matches!(kind, ScriptKind::Custom { .. }) {
+        return Vec::new();
+    }
+    steps
+        .iter()
+        .map(|step| {
+            let actual = step.actual.as_deref()?;
+            if step.error.is_some() || !step.warnings.is_empty() || matches!(actual, "[]" | "{}") {
+                return None;
+            }
+            match case.expected.get(step.index) {
+                Some(entry) if step.actual == step.expected => Some(entry.data.clone()),
+                _ => kruise_lua_engine::json::decode_custom_result(actual.as_bytes()).ok(),
+            }
+        })
+        .collect()
 }
 
 /// What the intent check says of a case's steps.
@@ -356,6 +393,44 @@ fn shuffle_seed(run: u32) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Reusing `check`'s step results gives the intent check the same findings as running
+    /// the script again, on every custom-provider case of the library.
+    #[test]
+    fn reused_results_give_the_same_intent_findings() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../lua_configuration");
+        let options = RunOptions::default();
+        let mut compared = 0;
+        for entry in kruise_lua_engine::discovery::discover(&root).unwrap() {
+            if !matches!(entry.kind, ScriptKind::Custom { .. }) {
+                continue;
+            }
+            let script = Script::new(entry.source.as_str());
+            for path in entry.cases.into_iter().flatten() {
+                let case = parse_case(&std::fs::read_to_string(&path).unwrap()).unwrap();
+                let steps: Vec<StepOutcome> = (0..case.steps.len())
+                    .map(|index| {
+                        run_case_step(StepToRun {
+                            script: &script,
+                            flavor: kruise_lua_engine::script::ScriptFlavor::Custom,
+                            case: &case,
+                            index,
+                            mode: Mode::Harness,
+                            options: &options,
+                        })
+                    })
+                    .collect();
+                let results = reusable_results(&entry.kind, &case, &steps);
+                assert!(results.iter().any(Option::is_some), "{}", path.display());
+                let reused =
+                    intent::check_case_reusing(&entry.kind, &script, &case, &options, &results);
+                let ran = intent::check_case(&entry.kind, &script, &case, &options);
+                assert_eq!(reused, ran, "{}", path.display());
+                compared += 1;
+            }
+        }
+        assert!(compared > 30, "{compared}");
+    }
 
     #[test]
     fn seeds_differ_per_run() {

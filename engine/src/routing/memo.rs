@@ -1,0 +1,91 @@
+//! What a model derives from one configuration (its parsed routes, rules, Ingress paths), kept
+//! for the length of one step's intent check: the check routes hundreds of probes through the
+//! same two configurations, and parsing them again for every probe was most of its cost.
+//!
+//! Entries are keyed by the configuration's address, which is sound only while the
+//! configuration lives and does not change: [`with_derived_memo`] is installed by
+//! `intent::check_step` around one step, which borrows both configurations for its whole
+//! length, and the memo is dropped when it returns. Outside it nothing is kept.
+
+use std::any::{Any, TypeId};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+type Derived = HashMap<(usize, TypeId, TypeId), Rc<dyn Any>>;
+
+thread_local! {
+    static DERIVED: RefCell<Option<Derived>> = const { RefCell::new(None) };
+}
+
+/// Runs `f` with a memo of derived values; nested calls share the outer memo.
+pub fn with_derived_memo<R>(f: impl FnOnce() -> R) -> R {
+    let installed = DERIVED.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        if slot.is_some() {
+            return false;
+        }
+        *slot = Some(HashMap::new());
+        true
+    });
+    struct Uninstall(bool);
+    impl Drop for Uninstall {
+        fn drop(&mut self) {
+            if self.0 {
+                DERIVED.with(|cell| *cell.borrow_mut() = None);
+            }
+        }
+    }
+    let _guard = Uninstall(installed);
+    f()
+}
+
+/// `build()`'s value for `source` (a configuration or a part of it), built once per memo.
+/// Without an active memo it is built every time.
+pub fn derived<K: 'static + ?Sized, T: 'static>(source: &K, build: impl FnOnce() -> T) -> Rc<T> {
+    let key = (
+        source as *const K as *const () as usize,
+        TypeId::of::<K>(),
+        TypeId::of::<T>(),
+    );
+    let found = DERIVED.with(|cell| cell.borrow().as_ref().map(|memo| memo.get(&key).cloned()));
+    match found {
+        Some(Some(value)) => value
+            .downcast::<T>()
+            .unwrap_or_else(|_| unreachable!("keyed by the value's type")),
+        Some(None) => {
+            let value = Rc::new(build());
+            DERIVED.with(|cell| {
+                if let Some(memo) = cell.borrow_mut().as_mut() {
+                    memo.insert(key, value.clone() as Rc<dyn Any>);
+                }
+            });
+            value
+        }
+        None => Rc::new(build()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+
+    #[test]
+    fn built_once_inside_the_memo_and_every_time_outside() {
+        let source = String::from("config");
+        let builds = Cell::new(0);
+        let build = || {
+            builds.set(builds.get() + 1);
+            source.len()
+        };
+        with_derived_memo(|| {
+            assert_eq!(*derived(&source, build), 6);
+            assert_eq!(*derived(&source, build), 6);
+        });
+        assert_eq!(builds.get(), 1);
+        derived(&source, build);
+        derived(&source, build);
+        assert_eq!(builds.get(), 3);
+    }
+}

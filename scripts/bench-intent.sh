@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# What the intent check costs `check` (issue 20): median CPU time (user + system) of `check`
+# by default, with `--no-intent`, and with `--no-intent --no-schema`, on the bundled library
+# and on a 40× copy of it, and the ratio default / `--no-intent`. A benchmark, not a test:
+# figures go to docs/BENCHMARKS.md ("Intent check").
+#
+# Usage: scripts/bench-intent.sh [BINARY]   (default target/release/kruise-lua; RUNS=10)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin=${1:-target/release/kruise-lua}
+runs=${RUNS:-10}
+[ -x "$bin" ] || { echo "no binary at $bin (cargo build --release -p kruise-lua)" >&2; exit 2; }
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+copies=()
+for i in $(seq 1 40); do
+  mkdir -p "$tmp/copy$i"
+  cp -r lua_configuration "$tmp/copy$i/"
+  copies+=("$tmp/copy$i/lua_configuration")
+done
+
+# Median CPU seconds of `runs` runs of the command.
+cpu() {
+  local samples=()
+  for _ in $(seq 1 "$runs"); do
+    # `check` exits 1 only on failures; the library is green, so any other code is an error.
+    /usr/bin/time -f "%U %S" -o "$tmp/time" "$@" >/dev/null 2>&1 || true
+    samples+=("$(awk '{printf "%.3f", $1 + $2}' "$tmp/time")")
+  done
+  printf '%s\n' "${samples[@]}" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'
+}
+
+printf '| corpus | default | --no-intent | --no-intent --no-schema | default / --no-intent |\n'
+printf '|---|---|---|---|---|\n'
+for corpus in library 40x; do
+  if [ "$corpus" = library ]; then paths=(lua_configuration); else paths=("${copies[@]}"); fi
+  d=$(cpu "$bin" check "${paths[@]}")
+  n=$(cpu "$bin" check --no-intent "${paths[@]}")
+  b=$(cpu "$bin" check --no-intent --no-schema "${paths[@]}")
+  ratio=$(awk -v d="$d" -v n="$n" 'BEGIN {printf "%.2f", (n > 0 ? d / n : 0)}')
+  printf '| %s | %s s | %s s | %s s | %s× |\n' "$corpus" "$d" "$n" "$b" "$ratio"
+done
