@@ -8,6 +8,7 @@ mod chunk_positions;
 mod cli;
 mod dap;
 mod framing;
+mod freed_memory;
 mod lsp;
 mod lua_source;
 mod message_limits;

@@ -117,16 +117,10 @@ impl Head {
     }
 }
 
-/// Hands memory freed after a large message back to the system: glibc keeps freed small blocks
-/// in its arenas, so the memory of one big message used to stay with the process.
+/// Hands memory freed after a large message back to the system (see [`crate::freed_memory`]).
 pub fn release_after(message_bytes: usize) {
-    if message_bytes < RELEASE_AFTER_BYTES {
-        return;
-    }
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim only walks the allocator's own free lists (glibc, malloc/malloc.c).
-    unsafe {
-        libc::malloc_trim(0);
+    if message_bytes >= RELEASE_AFTER_BYTES {
+        crate::freed_memory::release();
     }
 }
 

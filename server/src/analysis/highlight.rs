@@ -85,6 +85,7 @@ pub fn tokens(source: &str) -> Vec<Token> {
         mut tokens,
         ..
     } = collector;
+    let functions = Nesting::new(functions);
     let assigned: Vec<bool> = (0..model.decls.len())
         .map(|d| model.uses_of(d).any(|r| r.write))
         .collect();
@@ -109,9 +110,12 @@ pub fn tokens(source: &str) -> Vec<Token> {
         let write = if r.write { modifier::MODIFICATION } else { 0 };
         let (kind, modifiers) = match r.decl {
             Some(d) => {
-                let upvalue = functions.iter().any(|f| {
-                    f.contains(&r.range.start) && !f.contains(&model.decls[d].range.start)
-                });
+                // A use is an upvalue when some function holds the use but not the declaration:
+                // as bodies nest, that is when the innermost body holding the use does not hold
+                // the declaration.
+                let upvalue = functions
+                    .innermost(r.range.start)
+                    .is_some_and(|f| !f.contains(&model.decls[d].range.start));
                 let upvalue = if upvalue { modifier::UPVALUE } else { 0 };
                 (kind_of_decl(d), readonly(d) | write | upvalue)
             }
@@ -142,6 +146,45 @@ pub fn tokens(source: &str) -> Vec<Token> {
     tokens.sort_by_key(|t| (t.range.start, t.range.end));
     tokens.dedup_by(|b, a| b.range.start < a.range.end);
     tokens
+}
+
+/// Function bodies by nesting, to find the innermost one around an offset without a scan of
+/// all of them per use (that scan made many functions times many uses quadratic).
+struct Nesting {
+    /// Sorted by start, an enclosing body before the bodies it holds.
+    ranges: Vec<Range<usize>>,
+    /// The index of the body around each body.
+    parent: Vec<Option<usize>>,
+}
+
+impl Nesting {
+    fn new(mut ranges: Vec<Range<usize>>) -> Nesting {
+        ranges.sort_by_key(|r| (r.start, std::cmp::Reverse(r.end)));
+        let mut parent = Vec::with_capacity(ranges.len());
+        let mut open: Vec<usize> = Vec::new();
+        for (i, range) in ranges.iter().enumerate() {
+            while open.last().is_some_and(|&o| ranges[o].end <= range.start) {
+                open.pop();
+            }
+            parent.push(open.last().copied());
+            open.push(i);
+        }
+        Nesting { ranges, parent }
+    }
+
+    /// The innermost body holding `offset`: the last body starting at or before it, or the first
+    /// of its enclosing bodies that reaches past it (climbs at most the nesting depth).
+    fn innermost(&self, offset: usize) -> Option<&Range<usize>> {
+        let after = self.ranges.partition_point(|r| r.start <= offset);
+        let mut at = after.checked_sub(1);
+        while let Some(i) = at {
+            if self.ranges[i].contains(&offset) {
+                return Some(&self.ranges[i]);
+            }
+            at = self.parent[i];
+        }
+        None
+    }
 }
 
 struct Collector<'m> {
@@ -274,5 +317,35 @@ mod tests {
                 .iter()
                 .any(|(t, k, _)| *t == "obj" && *k == TokenKind::Variable)
         );
+    }
+
+    proptest::proptest! {
+        /// The innermost body found through the nesting is the one a scan of every body finds.
+        #[test]
+        fn innermost_body_is_the_smallest_holding_the_offset(
+            spans in proptest::collection::vec((0usize..200, 1usize..60), 0..40),
+            offset in 0usize..260,
+        ) {
+            // Properly nested bodies, as a parse gives them: keep each span that nests with or
+            // is disjoint from every span kept before it.
+            let mut bodies: Vec<Range<usize>> = Vec::new();
+            for (start, len) in spans {
+                let new = start..start + len;
+                let nests = |old: &Range<usize>| {
+                    new.end <= old.start || old.end <= new.start
+                        || (old.start <= new.start && new.end <= old.end)
+                        || (new.start <= old.start && old.end <= new.end)
+                };
+                if bodies.iter().all(|old| nests(old) && *old != new) {
+                    bodies.push(new);
+                }
+            }
+            let scanned = bodies
+                .iter()
+                .filter(|b| b.contains(&offset))
+                .min_by_key(|b| b.end - b.start)
+                .cloned();
+            proptest::prop_assert_eq!(Nesting::new(bodies).innermost(offset).cloned(), scanned);
+        }
     }
 }

@@ -492,17 +492,6 @@ impl ScriptResults {
     }
 }
 
-/// Returns memory freed by a large run (and the results it replaced) to the system: glibc keeps
-/// freed memory in each thread's arena, so runs of a 2 MB case on changing blocking threads
-/// otherwise pile up hundreds of MB over a few dozen edits.
-pub fn release_freed_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim only walks the allocator's own free lists (glibc, malloc/malloc.c).
-    unsafe {
-        libc::malloc_trim(0);
-    }
-}
-
 /// How many runs execute at once, in two lanes: background runs (scripts nobody has open, e.g.
 /// the first run of a whole workspace) may take all slots but one, so a run the user waits for
 /// starts at once even behind thousands of queued runs or scripts running into their timeout.

@@ -28,6 +28,8 @@ const REQUEST_STACK: usize = 64 << 20;
 /// How long a request may work before it is answered without a result (the analyses are linear
 /// in the file; this is the safety net for what is not).
 const REQUEST_BUDGET: std::time::Duration = std::time::Duration::from_secs(20);
+/// A request working this long has parsed a large file: its freed memory is handed back.
+const HEAVY_REQUEST: std::time::Duration = std::time::Duration::from_millis(50);
 
 pub struct Backend {
     session: Arc<Session>,
@@ -60,6 +62,7 @@ impl Backend {
             .name(format!("kruise-lua {what}"))
             .stack_size(REQUEST_STACK)
             .spawn(move || {
+                let started = std::time::Instant::now();
                 let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(session)));
                 let _ = answer.send(result.map_err(|panic| {
                     panic
@@ -68,6 +71,11 @@ impl Backend {
                         .or_else(|| panic.downcast_ref::<String>().cloned())
                         .unwrap_or_default()
                 }));
+                // Long work is work on a large file, whose parse leaves its memory in this
+                // thread's arena; answered first, so the client does not wait for the trim.
+                if started.elapsed() >= HEAVY_REQUEST {
+                    crate::freed_memory::release();
+                }
             });
         let problem = match spawned {
             Err(e) => format!("{what} failed: no thread for it: {e}"),
@@ -415,6 +423,8 @@ impl LanguageServer for Backend {
             // The disk is the truth again.
             self.session.on_disk_change(&path, !path.exists());
         });
+        // What the closed file's text, tokens and requests held goes back to the system.
+        tokio::task::spawn_blocking(crate::freed_memory::release);
     }
 
     async fn did_change_watched_files(&self, params: DidChangeWatchedFilesParams) {

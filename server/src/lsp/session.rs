@@ -19,10 +19,7 @@ use super::diagnostics::run_diagnostics;
 use super::documents::{Documents, path_uri};
 use super::lua;
 use super::project::{self, DocKind, ScriptId, ScriptTarget};
-use super::runs::{
-    QUICK_PASS, RunSlots, Scheduler, ScriptResults, Slot, Ticket, execute, gather,
-    release_freed_memory,
-};
+use super::runs::{QUICK_PASS, RunSlots, Scheduler, ScriptResults, Slot, Ticket, execute, gather};
 use super::schemas::SchemaCache;
 use crate::analysis::{LintConfig, SpecSchema, SpecShape, infer_spec_shape};
 use kruise_lua_engine::script::ScriptKind;
@@ -562,7 +559,7 @@ impl Session {
                     let large = results.is_large();
                     session.set_results(&id, Some(results), diags).await;
                     if large {
-                        tokio::task::spawn_blocking(release_freed_memory);
+                        tokio::task::spawn_blocking(crate::freed_memory::release);
                     }
                     // The spec's shape and schema feed lints: reanalyse an open script when they
                     // changed.
