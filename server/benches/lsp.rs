@@ -21,7 +21,9 @@
 //!    and of the structural requests (folding, selection range, document highlight, call
 //!    hierarchy prepare/incoming, hover with types, inlay hints with parameter names, code
 //!    actions on a lint, document links).
-//! 8. with `KRUISE_LUA_BENCH_CHECK=10000` (only this then): `kruise-lua check` over the same
+//! 8. with `KRUISE_LUA_BENCH_HOSTILE=1` (only this then): issue 22's pathological scripts, each
+//!    request's time, CPU and RSS, and what is kept after close (`lsp/hostile.rs`).
+//! 9. with `KRUISE_LUA_BENCH_CHECK=10000` (only this then): `kruise-lua check` over the same
 //!    generated workspace (one 3-step case per script), once per `--format`: wall time and peak
 //!    RSS (the child's `ru_maxrss`).
 
@@ -33,6 +35,9 @@ use std::sync::mpsc::{Receiver, channel};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+
+#[path = "lsp/hostile.rs"]
+mod hostile;
 
 struct Server {
     child: Child,
@@ -820,6 +825,10 @@ fn bench_editing(dir: &Path) {
 
 fn main() {
     // `cargo bench` passes `--bench`; nothing else is understood.
+    if std::env::var_os("KRUISE_LUA_BENCH_HOSTILE").is_some() {
+        hostile::bench_hostile();
+        return;
+    }
     if std::env::var_os("KRUISE_LUA_BENCH_EDITING").is_some() {
         let dir = temp_dir("editing");
         bench_editing(&dir);

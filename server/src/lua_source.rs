@@ -4,7 +4,12 @@
 
 use kruise_lua_engine::value::JsonValue;
 
-use crate::analysis::library::KEYWORDS;
+/// Lua 5.1 keywords: not names (a key spelled like one needs `["end"]`; completion, hover and
+/// rename know them too).
+pub const KEYWORDS: [&str; 21] = [
+    "and", "break", "do", "else", "elseif", "end", "false", "for", "function", "if", "in", "local",
+    "nil", "not", "or", "repeat", "return", "then", "true", "until", "while",
+];
 
 /// Lua source of `value`, nested tables indented by two spaces from `indent`.
 pub fn to_lua(value: &JsonValue, indent: usize) -> String {

@@ -817,3 +817,19 @@ fn run_an_ingress_script_prints_the_canary_ingress() {
         "{result:?}"
     );
 }
+
+/// Reported defect: from inside a tree, an ingress-class script or case given by a relative
+/// path (`trafficrouting_ingress/<class>.lua`) was "not a script Kruise would find", since the
+/// walk from `.` names it `./trafficrouting_ingress/<class>.lua`.
+#[test]
+fn ingress_paths_relative_to_the_tree_root_are_found() {
+    let root = fixtures().join("ingress/lua_configuration");
+    for path in [
+        "trafficrouting_ingress/demo.lua",
+        "trafficrouting_ingress/testdata/demo/weights.yaml",
+    ] {
+        let result = run_in(&root, &["check", path]);
+        assert_eq!(result.code, 0, "{path}: {result:?}");
+        assert!(result.stdout.contains("demo.lua"), "{path}: {result:?}");
+    }
+}

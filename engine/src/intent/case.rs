@@ -2,6 +2,7 @@
 //! providers on the original; ingress classes chained, each on the canary Ingress the earlier
 //! steps left) and checks the configuration it leaves.
 
+use crate::luadata::{Data, LuaData};
 use crate::routing::{
     GatewayConfig, RoutingModel, canary_ingress, model_for, stable_of_canary_ingress,
 };
@@ -174,36 +175,77 @@ fn check_one(
     let failed = |error: &dyn std::fmt::Display| {
         ScriptFailed(format!("the script fails on this step ({error})"))
     };
-    // An Ingress without paths routes nothing: only configuration problems can be found.
-    let mut no_paths = false;
-    let (before, after) = match flavor {
+    let result = match flavor {
         ScriptFlavor::Custom => {
             let run = runner::run_custom(script, &step.obj, options);
-            let result = match run.result(Mode::Production) {
-                Ok(result) => result,
+            match run.result(Mode::Production) {
+                Ok(result) => result.clone(),
                 Err(error) => return failed(error),
-            };
-            (
-                GatewayConfig::Resource(original.clone()),
-                GatewayConfig::Resource(patched_resource(original, result)),
-            )
+            }
         }
         ScriptFlavor::Ingress => {
             let chained = steps::controller_ingress_step(script, case, index, options);
             if let Some(why) = chained.not_called {
                 return ScriptFailed(format!("the controller does not run the script: {why}"));
             }
-            let result = match &chained.result {
+            match chained.result {
                 Ok(result) => result,
-                Err(error) => return failed(error),
-            };
+                Err(error) => return failed(&error),
+            }
+        }
+    };
+    let configs = match step_configs(model, flavor, original, &step.obj, intent, &result) {
+        Ok(configs) => configs,
+        Err(why) => return NotChecked(why),
+    };
+    let report = check_step(model, &configs.before, &configs.after, &configs.intent);
+    if configs.no_paths && report.violations.is_empty() {
+        return NotChecked(NO_PATHS.to_owned());
+    }
+    StepIntentOutcome::Checked(report)
+}
+
+/// Why an ingress step with an `original` without paths is not checked.
+pub const NO_PATHS: &str = "the case's original Ingress has no rules with paths, so no request can be routed through it; give its rules (hosts, paths, backend) to have the step checked";
+
+/// The configurations the intent check routes a step's probes through: the gateway before
+/// the rollout and after the step (each with the surroundings the model adds), and what the
+/// step asks.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepConfigs {
+    pub intent: Intent,
+    pub before: GatewayConfig,
+    pub after: GatewayConfig,
+    /// An ingress class whose stable Ingress has no rule with paths: nothing can be routed,
+    /// only configuration problems found.
+    pub no_paths: bool,
+}
+
+/// The [`StepConfigs`] of a step whose script returned `result` (for an ingress class, the
+/// canary Ingress's annotations as the controller leaves them): a custom provider's resource
+/// is `original` patched as Kruise patches it; an ingress class's configuration is the stable
+/// Ingress and the canary Ingress Kruise builds beside it. `Err(why)` when the model cannot
+/// read the configuration alone.
+pub fn step_configs(
+    model: &dyn RoutingModel,
+    flavor: ScriptFlavor,
+    original: &JsonValue,
+    obj: &LuaData,
+    intent: Intent,
+    result: &Data,
+) -> Result<StepConfigs, String> {
+    // An Ingress without paths routes nothing: only configuration problems can be found.
+    let mut no_paths = false;
+    let (before, after) = match flavor {
+        ScriptFlavor::Custom => (
+            GatewayConfig::Resource(original.clone()),
+            GatewayConfig::Resource(patched_resource(original, result)),
+        ),
+        ScriptFlavor::Ingress => {
             // An `original` that is the canary Ingress stands for the stable one beside it.
-            let stable = stable_of_canary_ingress(
-                original,
-                &step.obj.stable_service,
-                &step.obj.canary_service,
-            )
-            .unwrap_or_else(|| original.clone());
+            let stable =
+                stable_of_canary_ingress(original, &obj.stable_service, &obj.canary_service)
+                    .unwrap_or_else(|| original.clone());
             no_paths = !ingress_has_paths(&stable);
             (
                 GatewayConfig::Ingress {
@@ -214,8 +256,8 @@ fn check_one(
                     stable: stable.clone(),
                     canary: Some(canary_ingress(
                         &stable,
-                        &step.obj.stable_service,
-                        &step.obj.canary_service,
+                        &obj.stable_service,
+                        &obj.canary_service,
                         result.annotations.as_ref(),
                     )),
                 },
@@ -230,17 +272,12 @@ fn check_one(
             &intent.canary_service,
         )
     };
-    match (surround(before.clone()), surround(after.clone())) {
-        (Ok(before), Ok(after)) => {
-            let report = check_step(model, &before, &after, &intent);
-            if no_paths && report.violations.is_empty() {
-                return NotChecked(
-                    "the case's original Ingress has no rules with paths, so no request can be routed through it; give its rules (hosts, paths, backend) to have the step checked"
-                        .to_owned(),
-                );
-            }
-            StepIntentOutcome::Checked(report)
-        }
-        (Err(why), _) | (_, Err(why)) => NotChecked(why),
-    }
+    let before_seen = surround(before.clone())?;
+    let after_seen = surround(after)?;
+    Ok(StepConfigs {
+        intent,
+        before: before_seen,
+        after: after_seen,
+        no_paths,
+    })
 }

@@ -32,10 +32,14 @@ use crate::routing::{
 };
 
 mod case;
+mod table;
 #[cfg(test)]
 mod tests;
 
-pub use case::{StepCheck, StepIntentOutcome, check_case, check_case_with};
+pub use case::{
+    NO_PATHS, StepCheck, StepConfigs, StepIntentOutcome, check_case, check_case_with, step_configs,
+};
+pub use table::{MAX_CLASSES, RequestClass, Share, ShareRole, TrafficTable, traffic_table};
 
 /// What one step asks of the routing.
 #[derive(Debug, Clone, PartialEq, Default)]

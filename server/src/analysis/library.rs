@@ -554,11 +554,8 @@ pub fn missing_global_hint(name: &str) -> Option<&'static str> {
         .map(|(_, hint)| *hint)
 }
 
-/// Lua 5.1 keywords (not names: completion, hover, [`crate::lua_source::is_identifier`]).
-pub const KEYWORDS: [&str; 21] = [
-    "and", "break", "do", "else", "elseif", "end", "false", "for", "function", "if", "in", "local",
-    "nil", "not", "or", "repeat", "return", "then", "true", "until", "while",
-];
+/// Lua 5.1 keywords, defined with the rest of what makes a Lua name.
+pub use crate::lua_source::KEYWORDS;
 
 #[cfg(test)]
 mod tests {

@@ -9,6 +9,7 @@ use clap::{Parser, Subcommand};
 use crate::project::UsageError;
 use options::{EXIT_CODES_HELP, EXIT_FINDINGS, EXIT_USAGE, ServeArgs, write_stderr_line};
 
+pub mod accept;
 pub mod check;
 pub mod fix;
 pub mod lint;
@@ -17,6 +18,7 @@ pub mod lint_report;
 pub mod new;
 pub mod obj;
 pub mod options;
+pub mod plan;
 pub mod report;
 pub mod run;
 pub mod terminal;
@@ -48,9 +50,16 @@ pub enum Command {
     Obj(obj::ObjArgs),
     /// Run a script on the steps of a test case and print the resulting resources as YAML
     Run(run::RunArgs),
+    /// Show what a Rollout does to your gateway resources step by step: each step's diff,
+    /// traffic split and findings (exit 1 when a step errors, is invalid or misroutes)
+    #[command(after_help = EXIT_CODES_HELP)]
+    Plan(plan::PlanArgs),
     /// Scaffold a script folder (`<group>/<Kind>` or `ingress/<class>`) with the three
     /// recommended test cases
     New(new::NewArgs),
+    /// Write the actual output of a test case's failing steps as their expected entries
+    /// (minimal edits: formatting, comments and anchors kept), printing the change as a diff
+    Accept(accept::AcceptArgs),
     /// Run the language server over stdio (for editors)
     Lsp(ServeArgs),
     /// Run the debug adapter (Debug Adapter Protocol) over stdio: debug one step of a test
@@ -80,6 +89,8 @@ fn dispatch(cli: Cli) -> ExitCode {
         Command::Lint(args) => lint::execute(args),
         Command::Obj(args) => obj::execute(args),
         Command::Run(args) => run::execute(args),
+        Command::Plan(args) => plan::execute(args),
+        Command::Accept(args) => accept::execute(args),
         Command::New(args) => new::execute(args),
         Command::Dap(args) => {
             return match crate::dap::run_stdio(args.limits()) {

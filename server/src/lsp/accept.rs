@@ -1,84 +1,12 @@
-//! "Accept actual output as expected": what `expected[i]` should become for a failing step
-//! (the resource with the result's parts), written into the case by minimal edits
-//! ([`crate::project::yaml_edit`]) that keep every other byte of the file.
-
-use kruise_lua_engine::script::ScriptFlavor;
-use kruise_lua_engine::steps::{StepOutcome, StepStatus};
-use kruise_lua_engine::testcase::TestCase;
-use kruise_lua_engine::value::JsonValue;
+//! "Accept actual output as expected" in the editor: the edits for one failing step or all
+//! of a case's. The computation (what `expected[i]` becomes, written by minimal edits that
+//! keep every other byte of the file) is the project layer's [`crate::project::accept`],
+//! which `kruise-lua accept` uses too.
 
 use super::runs::{CaseResult, ScriptResults};
-use crate::project::yaml_edit::{Edit, rewrite_expected};
-
-/// The value `expected[step.index]` takes when the step's actual output is accepted; `None`
-/// when the step did not fail, or has no actual result or expected entry.
-pub fn accepted_value(
-    case: &TestCase,
-    step: &StepOutcome,
-    flavor: ScriptFlavor,
-) -> Option<JsonValue> {
-    if step.status != StepStatus::Fail {
-        return None;
-    }
-    let entry = case.expected.get(step.index)?;
-    let actual = JsonValue::parse_go_interface(step.actual.as_ref()?.as_bytes()).ok()?;
-    Some(merged_resource(&entry.node.to_json(), &actual, flavor))
-}
-
-/// The edits of `text` accepting the actual output of `steps` (those that fail); empty when
-/// none fails. An error says why the case cannot be rewritten safely.
-pub fn accept_edits<'a>(
-    text: &str,
-    case: &TestCase,
-    steps: impl IntoIterator<Item = &'a StepOutcome>,
-    flavor: ScriptFlavor,
-) -> Result<Vec<Edit>, String> {
-    let targets: Vec<(usize, JsonValue)> = steps
-        .into_iter()
-        .filter_map(|step| Some((step.index, accepted_value(case, step, flavor)?)))
-        .collect();
-    if targets.is_empty() {
-        return Ok(Vec::new());
-    }
-    rewrite_expected(text, &targets)
-}
-
-/// The existing resource with the result's parts replaced: `spec`, `metadata.labels` and
-/// `metadata.annotations` for custom scripts, only the annotations for ingress classes.
-fn merged_resource(existing: &JsonValue, actual: &JsonValue, flavor: ScriptFlavor) -> JsonValue {
-    let mut resource = match existing {
-        JsonValue::Object(map) => map.clone(),
-        _ => kruise_lua_engine::value::JsonMap::new(),
-    };
-    let actual = match actual {
-        JsonValue::Object(map) => map.clone(),
-        _ => kruise_lua_engine::value::JsonMap::new(),
-    };
-    let mut metadata = match resource.remove("metadata") {
-        Some(JsonValue::Object(map)) => map,
-        _ => kruise_lua_engine::value::JsonMap::new(),
-    };
-    let keys: &[&str] = match flavor {
-        ScriptFlavor::Custom => {
-            resource.remove("spec");
-            if let Some(spec) = actual.get("spec") {
-                resource.insert("spec".into(), spec.clone());
-            }
-            &["labels", "annotations"]
-        }
-        ScriptFlavor::Ingress => &["annotations"],
-    };
-    for key in keys {
-        metadata.remove(key);
-        if let Some(value) = actual.get(key) {
-            metadata.insert((*key).into(), value.clone());
-        }
-    }
-    if !metadata.is_empty() {
-        resource.insert("metadata".into(), JsonValue::Object(metadata));
-    }
-    JsonValue::Object(resource)
-}
+// The computation is the project layer's, shared with `kruise-lua accept`.
+pub use crate::project::accept::accept_edits;
+use crate::project::yaml_edit::Edit;
 
 /// The edits accepting the actual output of one failing step (`Some(i)`) or all (`None`);
 /// an error says why the case cannot be rewritten safely.
@@ -101,6 +29,7 @@ mod tests {
     use crate::lsp::project::lua_target;
     use crate::lsp::runs::{RunInput, execute};
     use kruise_lua_engine::runner::{Mode, RunOptions};
+    use kruise_lua_engine::script::ScriptFlavor;
     use kruise_lua_engine::testcase::parse_case;
     use std::path::{Path, PathBuf};
 

@@ -3,11 +3,13 @@
 //! engine with every check (steps, schema validation, intent check, key-order reruns), and the
 //! one verdict every front end shows ([`verdict`]). It knows no protocol and prints nothing.
 
+pub mod accept;
 pub mod check;
 pub mod crd_sources;
 pub mod embedded;
 pub mod intent;
 pub mod paths;
+pub mod plan;
 pub mod schema_check;
 pub mod targets;
 pub mod verdict;

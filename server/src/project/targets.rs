@@ -279,10 +279,18 @@ pub fn discover_script(path: &Path) -> Result<Vec<ScriptEntry>, UsageError> {
         parent.clone()
     };
     let wanted = parent.join(path.file_name().unwrap_or_default());
+    // The walk from `.` names files `./x/…`: compared without `.` components, as written.
+    let plain = |path: &Path| -> PathBuf {
+        path.components()
+            .filter(|c| !matches!(c, std::path::Component::CurDir))
+            .collect()
+    };
     let entries = discover(&root).map_err(|err| UsageError::io(&root, &err))?;
     let entries: Vec<ScriptEntry> = entries
         .into_iter()
-        .filter(|entry| matches!(&entry.origin, ScriptOrigin::File(file) if *file == wanted))
+        .filter(
+            |entry| matches!(&entry.origin, ScriptOrigin::File(file) if plain(file) == plain(&wanted)),
+        )
         .collect();
     if entries.is_empty() {
         return Err(UsageError(format!(

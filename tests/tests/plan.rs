@@ -1,0 +1,462 @@
+//! End-to-end tests of `kruise-lua plan` on the example manifests in `tests/fixtures/plan`
+//! (written for these tests) with the project's own `lua_configuration` scripts: Istio
+//! VirtualService + DestinationRule (two customNetworkRefs, from a `kind: List`), an ingress
+//! class (chained steps), a ConfigMap script, a broken script (a misrouting and a
+//! schema-invalid step, exit 1), stdin, a resource without a routing model, `--save-case`
+//! round trips through `check` in both modes, and hostile inputs.
+
+mod common;
+
+use std::path::Path;
+
+use common::{fixtures, run, run_in, scratch};
+
+const TREE: &str = "../../lua_configuration";
+
+fn plan(args: &[&str]) -> common::Run {
+    let mut all = vec!["plan", "--tree", TREE];
+    all.extend_from_slice(args);
+    run(&all)
+}
+
+#[test]
+fn istio_virtualservice_and_destinationrule_from_a_list() {
+    let result = plan(&[
+        "--rollout",
+        "plan/rollout-istio.yaml",
+        "--resource",
+        "plan/istio.yaml",
+    ]);
+    assert_eq!(result.code, 0, "{result:?}");
+    insta::assert_snapshot!("plan_istio_human", result.stdout);
+    let json = plan(&[
+        "--rollout",
+        "plan/rollout-istio.yaml",
+        "--resource",
+        "plan/istio.yaml",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(json.code, 0, "{json:?}");
+    let value: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(value["version"], 1);
+    assert_eq!(value["resources"].as_array().unwrap().len(), 2);
+    insta::assert_snapshot!("plan_istio_json", json.stdout);
+}
+
+#[test]
+fn ingress_class_steps_are_chained_on_the_canary_ingress() {
+    let result = plan(&[
+        "--rollout",
+        "plan/rollout-ingress.yaml",
+        "--resource",
+        "plan/ingress.yaml",
+    ]);
+    assert_eq!(result.code, 0, "{result:?}");
+    // Step 3 starts from what step 2 left: the header annotations step 2 added are removed.
+    assert!(
+        result
+            .stdout
+            .contains("-    nginx.ingress.kubernetes.io/canary-by-header: x-shop-beta"),
+        "{result:?}"
+    );
+    insta::assert_snapshot!("plan_ingress_human", result.stdout);
+}
+
+#[test]
+fn a_configmap_script_wins_for_an_ingress_class_and_its_misrouting_exits_1() {
+    let result = plan(&[
+        "--rollout",
+        "plan/rollout-ingress.yaml",
+        "--resource",
+        "plan/ingress.yaml",
+        "--config",
+        "plan/configmap.yaml",
+    ]);
+    assert_eq!(result.code, 1, "{result:?}");
+    assert!(
+        result
+            .stdout
+            .contains("script: plan/configmap.yaml (lua.traffic.routing.ingress.nginx)"),
+        "{result:?}"
+    );
+    insta::assert_snapshot!("plan_configmap_human", result.stdout);
+}
+
+#[test]
+fn misrouting_and_schema_invalid_steps_exit_1() {
+    let result = plan(&[
+        "--rollout",
+        "plan/rollout-vs-only.yaml",
+        "--resource",
+        "plan/istio.yaml",
+        "--script",
+        "plan/broken-vs.lua",
+    ]);
+    assert_eq!(result.code, 1, "{result:?}");
+    assert!(
+        result.stdout.contains("✗ step 1: traffic 10%"),
+        "{result:?}"
+    );
+    assert!(
+        result
+            .stdout
+            .contains("schema error: spec.http[1].route[1].weight: must be of type integer"),
+        "{result:?}"
+    );
+    insta::assert_snapshot!("plan_broken_human", result.stdout);
+    let json = plan(&[
+        "--rollout",
+        "plan/rollout-vs-only.yaml",
+        "--resource",
+        "plan/istio.yaml",
+        "--script",
+        "plan/broken-vs.lua",
+        "--format",
+        "json",
+    ]);
+    let value: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    let stages = &value["resources"][0]["stages"];
+    assert_eq!(value["failed"], true);
+    assert_eq!(stages[1]["failed"], true);
+    assert_eq!(stages[1]["traffic"]["classes"][0]["as_asked"], false);
+    assert_eq!(stages[2]["schema"][0]["severity"], "error");
+    // The HTML chart outlines the bar of each misrouted request class (one per step).
+    let html = plan(&[
+        "--rollout",
+        "plan/rollout-vs-only.yaml",
+        "--resource",
+        "plan/istio.yaml",
+        "--script",
+        "plan/broken-vs.lua",
+        "--format",
+        "html",
+    ]);
+    assert_eq!(html.code, 1, "{html:?}");
+    assert_eq!(html.stdout.matches("<rect class=\"misrouted\"").count(), 2);
+}
+
+#[test]
+fn a_resource_without_a_routing_model_still_shows_its_diffs() {
+    let result = plan(&[
+        "--rollout",
+        "plan/rollout-splitter.yaml",
+        "--resource",
+        "plan/splitter.yaml",
+        "--script",
+        "plan/splitter.lua",
+    ]);
+    assert_eq!(result.code, 0, "{result:?}");
+    assert!(
+        result.stdout.contains(
+            "traffic: not available: the engine has no routing model for Splitter (mesh.example.org)"
+        ),
+        "{result:?}"
+    );
+    assert!(
+        result.stdout.contains("+  - service: shop-canary"),
+        "{result:?}"
+    );
+    insta::assert_snapshot!("plan_no_model_human", result.stdout);
+}
+
+#[test]
+fn the_rollout_can_come_from_stdin() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let rollout = std::fs::read(fixtures().join("plan/rollout-istio.yaml")).unwrap();
+    let mut child = Command::new(common::binary())
+        .current_dir(fixtures())
+        .args([
+            "plan",
+            "--tree",
+            TREE,
+            "--rollout",
+            "-",
+            "--resource",
+            "plan/istio.yaml",
+        ])
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(&rollout).unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let from_stdin = String::from_utf8(output.stdout).unwrap();
+    let from_file = plan(&[
+        "--rollout",
+        "plan/rollout-istio.yaml",
+        "--resource",
+        "plan/istio.yaml",
+    ]);
+    assert_eq!(
+        from_stdin,
+        from_file
+            .stdout
+            .replace("plan/rollout-istio.yaml:3", "<stdin>:3")
+    );
+    let twice = plan(&["--rollout", "-", "--resource", "-"]);
+    assert_eq!(twice.code, 2, "{twice:?}");
+    assert!(
+        twice.stderr.contains("stdin (`-`) can be read only once"),
+        "{twice:?}"
+    );
+}
+
+/// A tree with the project's Istio and ingress scripts (and CRDs) to save cases into.
+fn scratch_tree(name: &str) -> std::path::PathBuf {
+    let dir = scratch(name);
+    let library = common::workspace().join("lua_configuration");
+    for part in ["networking.istio.io", "crds", "trafficrouting_ingress"] {
+        common::copy_tree(&library.join(part), &dir.join(part));
+    }
+    dir
+}
+
+fn check_both_modes(dir: &Path, case: &str) {
+    for mode in ["harness", "production"] {
+        let result = run_in(dir, &["check", "--mode", mode, ".", "--filter", case]);
+        assert_eq!(result.code, 0, "{mode}: {result:?}");
+        assert!(result.stdout.contains(case), "{mode}: {result:?}");
+        assert!(!result.stdout.contains("0 passed"), "{mode}: {result:?}");
+    }
+}
+
+#[test]
+fn saved_cases_pass_check_in_both_modes() {
+    let dir = scratch_tree("plan-save");
+    let vs_dir = dir.join("networking.istio.io/VirtualService/testdata");
+    let target = vs_dir.join("planned.yaml");
+    let result = plan(&[
+        "--rollout",
+        "plan/rollout-istio.yaml",
+        "--resource",
+        "plan/istio.yaml",
+        "--save-case",
+        target.to_str().unwrap(),
+    ]);
+    assert_eq!(result.code, 0, "{result:?}");
+    // Two resources: one case per resource, named after its kind.
+    let vs_case = vs_dir.join("planned-virtualservice.yaml");
+    let dr_case = vs_dir.join("planned-destinationrule.yaml");
+    assert!(
+        result
+            .stderr
+            .contains("planned-virtualservice.yaml (VirtualService shop)"),
+        "{result:?}"
+    );
+    let dr_target =
+        dir.join("networking.istio.io/DestinationRule/testdata/planned-destinationrule.yaml");
+    std::fs::rename(&dr_case, &dr_target).unwrap();
+    let text = std::fs::read_to_string(&vs_case).unwrap();
+    // Laid out as hand-written cases, without what the API server added.
+    assert!(
+        text.starts_with("# Rollout shop planned on VirtualService shop"),
+        "{text}"
+    );
+    assert!(
+        text.contains("\nexpected:\n- apiVersion: networking.istio.io/v1beta1\n"),
+        "{text}"
+    );
+    for server_field in [
+        "resourceVersion",
+        "uid:",
+        "managedFields",
+        "last-applied-configuration",
+        "creationTimestamp",
+    ] {
+        assert!(!text.contains(server_field), "{server_field} in {text}");
+    }
+    insta::assert_snapshot!("plan_saved_virtualservice_case", text);
+    check_both_modes(&dir, "planned-virtualservice.yaml");
+    check_both_modes(&dir, "planned-destinationrule.yaml");
+
+    // An ingress class, saved where the tree keeps its cases.
+    let ingress_dir = dir.join("trafficrouting_ingress/testdata/nginx");
+    std::fs::create_dir_all(&ingress_dir).unwrap();
+    let ingress_case = ingress_dir.join("planned.yaml");
+    let result = plan(&[
+        "--rollout",
+        "plan/rollout-ingress.yaml",
+        "--resource",
+        "plan/ingress.yaml",
+        "--save-case",
+        ingress_case.to_str().unwrap(),
+    ]);
+    assert_eq!(result.code, 0, "{result:?}");
+    check_both_modes(&dir, "nginx/planned.yaml");
+}
+
+#[test]
+fn a_case_is_not_saved_for_a_script_that_fails() {
+    let dir = scratch("plan-save-fails");
+    let target = dir.join("case.yaml");
+    let script = dir.join("fails.lua");
+    std::fs::write(&script, "error('no route for ' .. obj.canaryService)\n").unwrap();
+    let result = plan(&[
+        "--rollout",
+        "plan/rollout-splitter.yaml",
+        "--resource",
+        "plan/splitter.yaml",
+        "--script",
+        script.to_str().unwrap(),
+        "--save-case",
+        target.to_str().unwrap(),
+    ]);
+    assert_eq!(result.code, 2, "{result:?}");
+    assert!(
+        result
+            .stderr
+            .contains("cannot save a case: the script fails on step 1"),
+        "{result:?}"
+    );
+    assert!(!target.exists());
+}
+
+// ---- hostile inputs ----
+
+#[test]
+fn ten_thousand_steps_are_refused_with_a_clear_error() {
+    let dir = scratch("plan-steps");
+    let mut rollout = String::from(
+        "apiVersion: rollouts.kruise.io/v1beta1\nkind: Rollout\nmetadata: {name: big}\nspec:\n  strategy:\n    canary:\n      trafficRoutings:\n      - service: shop\n        customNetworkRefs:\n        - {apiVersion: mesh.example.org/v1, kind: Splitter, name: shop}\n      steps:\n",
+    );
+    for i in 0..10_000 {
+        rollout.push_str(&format!("      - traffic: \"{}%\"\n", i % 100));
+    }
+    let path = dir.join("rollout.yaml");
+    std::fs::write(&path, rollout).unwrap();
+    let result = plan(&[
+        "--rollout",
+        path.to_str().unwrap(),
+        "--resource",
+        "plan/splitter.yaml",
+        "--script",
+        "plan/splitter.lua",
+    ]);
+    assert_eq!(result.code, 2, "{result:?}");
+    assert!(
+        result
+            .stderr
+            .contains("rollout.yaml:1: Rollout big has 10000 steps; plan replays at most 200"),
+        "{result:?}"
+    );
+}
+
+#[test]
+fn a_resource_over_16_mib_is_refused_naming_the_file() {
+    let dir = scratch("plan-big");
+    let path = dir.join("big.yaml");
+    let mut text = String::from(
+        "apiVersion: mesh.example.org/v1\nkind: Splitter\nmetadata: {name: shop}\nspec:\n  backends:\n  - {service: shop, weight: 100}\n  padding: \"",
+    );
+    text.push_str(&"x".repeat(16 << 20));
+    text.push_str("\"\n");
+    std::fs::write(&path, text).unwrap();
+    let result = plan(&[
+        "--rollout",
+        "plan/rollout-splitter.yaml",
+        "--resource",
+        path.to_str().unwrap(),
+        "--script",
+        "plan/splitter.lua",
+    ]);
+    assert_eq!(result.code, 2, "{result:?}");
+    assert!(result.stderr.contains("big.yaml"), "{result:?}");
+    assert!(
+        result
+            .stderr
+            .contains("over the 16 MiB limit for an input file"),
+        "{result:?}"
+    );
+}
+
+#[test]
+fn hundreds_of_matches_are_probed_within_the_bounds() {
+    let dir = scratch("plan-matches");
+    let mut rollout = String::from(
+        "apiVersion: rollouts.kruise.io/v1beta1\nkind: Rollout\nmetadata: {name: many}\nspec:\n  strategy:\n    canary:\n      trafficRoutings:\n      - service: shop\n        customNetworkRefs:\n        - {apiVersion: networking.istio.io/v1beta1, kind: VirtualService, name: shop}\n      steps:\n      - matches:\n",
+    );
+    for i in 0..400 {
+        rollout.push_str(&format!(
+            "        - headers:\n          - {{name: x-user, value: \"user-{i}\"}}\n"
+        ));
+    }
+    let path = dir.join("rollout.yaml");
+    std::fs::write(&path, rollout).unwrap();
+    let result = plan(&[
+        "--rollout",
+        path.to_str().unwrap(),
+        "--resource",
+        "plan/istio.yaml",
+        "--format",
+        "json",
+    ]);
+    assert!(result.code == 0 || result.code == 1, "{result:?}");
+    let value: serde_json::Value = serde_json::from_str(&result.stdout).unwrap();
+    let step = &value["resources"][0]["stages"][1];
+    let traffic = &step["traffic"];
+    // The intent check's bounds: at most 2,000 probes, at most 40 classes listed.
+    assert!(traffic["probes"].as_u64().unwrap() <= 2000, "{traffic}");
+    assert!(
+        traffic["classes"].as_array().unwrap().len() <= 40,
+        "{traffic}"
+    );
+    assert!(step["diff"].as_array().unwrap().len() <= 400, "{step}");
+}
+
+#[test]
+fn a_trafficrouting_is_planned_as_its_one_step() {
+    let result = plan(&[
+        "--rollout",
+        "plan/trafficrouting.yaml",
+        "--resource",
+        "plan/istio.yaml",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(result.code, 0, "{result:?}");
+    let value: serde_json::Value = serde_json::from_str(&result.stdout).unwrap();
+    assert_eq!(value["rollout"], "TrafficRouting shop");
+    // The DestinationRule of the List is not referenced: a note, not a plan.
+    assert_eq!(value["notes"].as_array().unwrap().len(), 1, "{value}");
+    let stages = value["resources"][0]["stages"].as_array().unwrap();
+    let labels: Vec<&str> = stages
+        .iter()
+        .map(|s| s["stage"].as_str().unwrap())
+        .collect();
+    assert_eq!(labels, ["start", "step", "restore"]);
+    let class = &stages[1]["traffic"]["classes"][0];
+    assert_eq!(class["stable_percent"], 70.0, "{class}");
+    assert_eq!(class["canary_percent"], 30.0, "{class}");
+}
+
+#[test]
+fn colour_only_when_asked() {
+    let args = [
+        "--rollout",
+        "plan/rollout-vs-only.yaml",
+        "--resource",
+        "plan/istio.yaml",
+        "--script",
+        "plan/broken-vs.lua",
+    ];
+    let plain = plan(&args);
+    assert!(!plain.stdout.contains('\x1b'), "{plain:?}");
+    let mut coloured_args = args.to_vec();
+    coloured_args.extend(["--color", "always"]);
+    let coloured = plan(&coloured_args);
+    assert!(
+        coloured.stdout.contains("\x1b[32m+      weight: 50\x1b[0m"),
+        "{coloured:?}"
+    );
+    assert!(
+        coloured
+            .stdout
+            .contains("\x1b[31m✗ step 1: traffic 10%\x1b[0m"),
+        "{coloured:?}"
+    );
+}
