@@ -9,7 +9,7 @@
 //! 3. edit of a script with 50 cases → every case's diagnostics republished (p50/p95);
 //! 4. RSS of the idle server after the first run of the tree;
 //! 5. with `KRUISE_LUA_BENCH_SCALE=1000,3000,10000` (only this then): startup on generated
-//!    workspaces of that many scripts (one case each) — time until every case has its
+//!    workspaces of that many scripts (one 3-step case each) — time until every case has its
 //!    diagnostics, peak RSS, peak thread count, and completion latency (p50/p99) in an open
 //!    script while the workspace runs;
 //! 6. with `KRUISE_LUA_BENCH_BIGCASE=1` (only this then): a 1.9 MB case (just under the 2 MiB
@@ -23,6 +23,9 @@
 //!    actions on a lint, document links).
 //! 8. with `KRUISE_LUA_BENCH_HOSTILE=1` (only this then): issue 22's pathological scripts, each
 //!    request's time, CPU and RSS, and what is kept after close (`lsp/hostile.rs`).
+//! 9. with `KRUISE_LUA_BENCH_CHECK=10000` (only this then): `kruise-lua check` over the same
+//!    generated workspace (one 3-step case per script), once per `--format`: wall time and peak
+//!    RSS (the child's `ru_maxrss`).
 
 use std::collections::HashSet;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -396,16 +399,68 @@ fn temp_dir(name: &str) -> PathBuf {
     dir
 }
 
-/// A workspace of `scripts` Kind folders, each with the fixture script and one case.
+/// The fixture case with a third step (100 %), as issue 19's scale target has it.
+fn three_step_case() -> String {
+    let last = CASE.rfind("- apiVersion: example.io/v1").unwrap();
+    let third = CASE[last..].replace("weight: 50", "weight: 100");
+    let mut case = CASE.replace(
+        "        - traffic: \"50%\"\n",
+        "        - traffic: \"50%\"\n        - traffic: \"100%\"\n",
+    );
+    case.push_str(&third);
+    case
+}
+
+/// A workspace of `scripts` Kind folders, each with the fixture script and one 3-step case.
 fn generate_workspace(dir: &Path, scripts: usize) {
+    let case = three_step_case();
     for i in 0..scripts {
         let kind = dir
             .join(format!("group{}.io", i / 100))
             .join(format!("Kind{i}"));
         std::fs::create_dir_all(kind.join("testdata")).unwrap();
         std::fs::write(kind.join("trafficRouting.lua"), SCRIPT).unwrap();
-        std::fs::write(kind.join("testdata/weights.yaml"), CASE).unwrap();
+        std::fs::write(kind.join("testdata/weights.yaml"), &case).unwrap();
     }
+}
+
+/// `kruise-lua check` over a generated workspace of `scripts` scripts, once per format: wall
+/// time, peak RSS and the summary line.
+fn bench_check(scripts: usize) {
+    let dir = temp_dir(&format!("check{scripts}"));
+    generate_workspace(&dir, scripts);
+    for format in ["json", "human", "github", "junit", "sarif"] {
+        let start = Instant::now();
+        let child = Command::new(env!("CARGO_BIN_EXE_kruise-lua"))
+            .args(["check", "--color", "never", "--format", format])
+            .arg(&dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start kruise-lua check");
+        let (code, peak_kib) = wait_with_peak_rss(child);
+        println!(
+            "check --format {format}, {scripts} scripts x 3 steps: {:.2} s, peak RSS {:.0} MiB, exit {code}",
+            start.elapsed().as_secs_f64(),
+            peak_kib as f64 / 1024.0,
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Waits for `child`; its exit code and peak resident set (KiB, `ru_maxrss` from `wait4`, so
+/// the peak is exact whenever it happened).
+fn wait_with_peak_rss(child: Child) -> (i32, i64) {
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    // SAFETY: `rusage` is plain data; `wait4` fills it for the child we spawned and did not
+    // wait for yet.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(waited, pid, "wait4 failed");
+    std::mem::forget(child);
+    (libc::WEXITSTATUS(status), usage.ru_maxrss)
 }
 
 fn bench_scale(scripts: usize) {
@@ -818,6 +873,12 @@ fn main() {
     }
     if std::env::var_os("KRUISE_LUA_BENCH_BIGCASE").is_some() {
         bench_big_case();
+        return;
+    }
+    if let Ok(sizes) = std::env::var("KRUISE_LUA_BENCH_CHECK") {
+        for size in sizes.split(',').filter_map(|s| s.trim().parse().ok()) {
+            bench_check(size);
+        }
         return;
     }
     if let Ok(sizes) = std::env::var("KRUISE_LUA_BENCH_SCALE") {

@@ -11,9 +11,10 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::options::{ColorArg, InputArgs, LimitArgs, ModeArg};
+use super::report::stream::ReportStream;
 use super::report::{self, Format, Location};
 use crate::project::UsageError;
-use crate::project::check::{Checks, run};
+use crate::project::check::{Checks, run, run_each};
 use crate::project::crd_sources::{self, CrdSources, SourceProblem};
 use crate::project::targets::plan;
 use crate::project::verdict::Summary;
@@ -82,9 +83,73 @@ pub fn execute(args: CheckArgs) -> Result<u8, UsageError> {
     if args.watch {
         return watch(&args);
     }
+    if !args.lint && ReportStream::streams(args.format) {
+        return stream(&args, &filters(&args), args.color.enabled());
+    }
     let rendered = render(&args, &filters(&args), args.color.enabled())?;
     super::options::write_stdout(&rendered.report)?;
     Ok(rendered.code)
+}
+
+/// Runs the scripts `filters` select and writes the report to stdout while they run, a script
+/// at a time (see [`ReportStream`]); the exit code.
+fn stream(args: &CheckArgs, filters: &[String], color: bool) -> Result<u8, UsageError> {
+    let schemas = schemas(args)?;
+    let (planned, notes) = plan(&args.paths, filters, args.input.limit_bytes())?;
+    let checks = Checks {
+        mode: args.mode.into(),
+        shuffle: args.shuffle,
+        intent: !args.no_intent,
+    };
+    let crd_code = report_crd_problems(schemas.as_ref());
+    if args.format == Format::Json {
+        // JSON Lines has no place for remarks about the inputs themselves.
+        for note in &notes {
+            eprintln!("{}: warning: {}", note.location, note.message);
+        }
+    }
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let written = (|| {
+        let mut stream = ReportStream::begin(args.format, color, &notes, &mut out)?;
+        run_each(
+            planned,
+            checks,
+            &args.limits.run_options(),
+            schemas.as_ref().map(|sources| &*sources.schemas),
+            &mut |script| stream.script(&script),
+        )?;
+        stream.end(args.shuffle)
+    })();
+    match written {
+        Ok(summary) => Ok(summary.exit_code_denying(args.deny_warnings).max(crd_code)),
+        // A closed pipe (`| head`) ends the command quietly, as `write_stdout` does.
+        Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => Ok(super::options::EXIT_OK),
+        Err(err) => Err(UsageError(format!(
+            "writing the report: {}",
+            crate::project::io_message(&err)
+        ))),
+    }
+}
+
+/// Says on stderr which CRDs could not be used (their kinds go unvalidated: never a silent
+/// pass); the exit code that implies.
+fn report_crd_problems(schemas: Option<&CrdSources>) -> u8 {
+    let Some(sources) = schemas else {
+        return super::options::EXIT_OK;
+    };
+    for problem in &sources.problems {
+        super::options::write_stderr_line(&super::terminal::escape_controls(&format!(
+            "{}: error: CRD not loaded: {}",
+            problem_location(problem),
+            problem.message
+        )));
+    }
+    if sources.problems.is_empty() {
+        super::options::EXIT_OK
+    } else {
+        super::options::EXIT_FINDINGS
+    }
 }
 
 /// `check --watch`: the first run checks everything PATH holds; later runs only the scripts
@@ -158,19 +223,7 @@ pub(crate) fn render(
         summary: summary.line(),
         code: summary.exit_code_denying(args.deny_warnings),
     };
-    if let Some(sources) = &schemas
-        && !sources.problems.is_empty()
-    {
-        // A CRD that cannot be used leaves its kind unvalidated: never a silent pass.
-        for problem in &sources.problems {
-            super::options::write_stderr_line(&super::terminal::escape_controls(&format!(
-                "{}: error: CRD not loaded: {}",
-                problem_location(problem),
-                problem.message
-            )));
-        }
-        rendered.code = rendered.code.max(super::options::EXIT_FINDINGS);
-    }
+    rendered.code = rendered.code.max(report_crd_problems(schemas.as_ref()));
     let written = if args.lint {
         let (mut findings, files) = super::lint::lint_paths(
             &args.paths,

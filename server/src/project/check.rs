@@ -44,25 +44,64 @@ pub fn run(
     options: &RunOptions,
     schemas: Option<&SchemaSet>,
 ) -> Report {
-    let Checks { shuffle, .. } = checks;
-    let work: Vec<(usize, &Job)> = planned
-        .iter()
-        .enumerate()
-        .flat_map(|(index, plan)| plan.jobs.iter().map(move |job| (index, job)))
-        .collect();
-    let results: Vec<CaseReport> = work
-        .par_iter()
-        .map(|(index, job)| run_job(&planned[*index], job, checks, options, schemas))
-        .collect();
-    let mut scripts: Vec<ScriptReport> = planned.iter().map(|plan| plan.header.clone()).collect();
-    for ((index, _), result) in work.iter().zip(results) {
-        scripts[*index].cases.push(result);
-    }
+    let mut scripts = Vec::with_capacity(planned.len());
+    let collected: Result<(), std::convert::Infallible> =
+        run_each(planned, checks, options, schemas, &mut |script| {
+            scripts.push(script);
+            Ok(())
+        });
+    let Ok(()) = collected;
     Report {
         scripts,
-        shuffle_runs: shuffle,
+        shuffle_runs: checks.shuffle,
         notes: Vec::new(),
     }
+}
+
+/// How many cases run between two hand-overs of finished scripts: enough to keep every core
+/// busy, few enough that a batch's results stay small (a few MB).
+const BATCH_CASES: usize = 256;
+
+/// Runs the scripts a batch at a time (the cases of a batch in parallel) and hands each
+/// script's report to `each` in plan order as soon as its batch is done; a report written
+/// while it runs (`check`'s streaming formats) so holds one batch of results, not all of them.
+pub fn run_each<E>(
+    planned: Vec<Planned>,
+    checks: Checks,
+    options: &RunOptions,
+    schemas: Option<&SchemaSet>,
+    each: &mut dyn FnMut(ScriptReport) -> Result<(), E>,
+) -> Result<(), E> {
+    let mut planned = planned.into_iter().peekable();
+    while planned.peek().is_some() {
+        let mut batch = Vec::new();
+        let mut cases = 0;
+        while cases < BATCH_CASES
+            && let Some(plan) = planned.next()
+        {
+            cases += plan.jobs.len().max(1);
+            batch.push(plan);
+        }
+        let work: Vec<(usize, &Job)> = batch
+            .iter()
+            .enumerate()
+            .flat_map(|(index, plan)| plan.jobs.iter().map(move |job| (index, job)))
+            .collect();
+        let results: Vec<CaseReport> = work
+            .par_iter()
+            .map(|(index, job)| run_job(&batch[*index], job, checks, options, schemas))
+            .collect();
+        let mut scripts: Vec<ScriptReport> = batch.iter().map(|plan| plan.header.clone()).collect();
+        for ((index, _), result) in work.iter().zip(results) {
+            scripts[*index].cases.push(result);
+        }
+        drop(work);
+        drop(batch);
+        for script in scripts {
+            each(script)?;
+        }
+    }
+    Ok(())
 }
 
 fn run_job(
@@ -133,6 +172,12 @@ fn run_job(
         }
         None => Vec::new(),
     };
+    // The result keeps what front ends show (statuses, texts, diffs, findings): the `obj` each
+    // step handed the script is the biggest part of a step's outcome and nothing shows it.
+    let mut outcome = outcome;
+    for step in &mut outcome.steps {
+        step.obj = Default::default();
+    }
     CaseReport {
         path: job.path.clone(),
         outcome,

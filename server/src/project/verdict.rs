@@ -436,34 +436,38 @@ impl Summary {
     pub fn of_scripts(scripts: &[ScriptReport]) -> Summary {
         let mut summary = Summary::default();
         for script in scripts {
-            if script.skipped.is_some() {
-                summary.skipped_scripts += 1;
+            summary.add_script(script);
+        }
+        summary
+    }
+
+    /// Adds one script's counts (a report written while it runs counts a script at a time).
+    pub fn add_script(&mut self, script: &ScriptReport) {
+        let summary = self;
+        if script.skipped.is_some() {
+            summary.skipped_scripts += 1;
+        }
+        for case in &script.cases {
+            summary.warnings += case.outcome.warnings.len();
+            summary.nondeterministic += case.order_dependent.len();
+            summary.misrouted += case.misrouted.len();
+            if case.outcome.case_error.is_some() {
+                summary.errors += 1;
             }
-            for case in &script.cases {
-                summary.warnings += case.outcome.warnings.len();
-                summary.nondeterministic += case.order_dependent.len();
-                summary.misrouted += case.misrouted.len();
-                if case.outcome.case_error.is_some() {
-                    summary.errors += 1;
-                }
-                summary.warnings += case.schema.iter().filter(|f| !f.is_error()).count();
-                for step in &case.outcome.steps {
-                    summary.warnings += step.warnings.len();
-                    match step.status {
-                        StepStatus::Pass if case.schema_errors(step.index).next().is_some() => {
-                            summary.invalid += 1
-                        }
-                        StepStatus::Pass if skip_reason(step).is_some() => {
-                            summary.skipped_steps += 1
-                        }
-                        StepStatus::Pass => summary.passed += 1,
-                        StepStatus::Fail => summary.failed += 1,
-                        StepStatus::Error => summary.errors += 1,
+            summary.warnings += case.schema.iter().filter(|f| !f.is_error()).count();
+            for step in &case.outcome.steps {
+                summary.warnings += step.warnings.len();
+                match step.status {
+                    StepStatus::Pass if case.schema_errors(step.index).next().is_some() => {
+                        summary.invalid += 1
                     }
+                    StepStatus::Pass if skip_reason(step).is_some() => summary.skipped_steps += 1,
+                    StepStatus::Pass => summary.passed += 1,
+                    StepStatus::Fail => summary.failed += 1,
+                    StepStatus::Error => summary.errors += 1,
                 }
             }
         }
-        summary
     }
 
     /// 0 when every step passed deterministically, 1 otherwise.

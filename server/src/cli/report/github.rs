@@ -13,9 +13,19 @@ use super::describe::{
     step_error_location, step_number,
 };
 use crate::project::paths;
+use crate::project::verdict::Note;
 
 pub fn write(report: &Report, out: &mut dyn Write) -> io::Result<()> {
-    for note in &report.notes {
+    begin(&report.notes, out)?;
+    for script in &report.scripts {
+        script_part(script, out)?;
+    }
+    end(&Summary::of(report), out)
+}
+
+/// What comes before the scripts: the remarks about the inputs.
+pub fn begin(notes: &[Note], out: &mut dyn Write) -> io::Result<()> {
+    for note in notes {
         command(
             out,
             "warning",
@@ -24,35 +34,43 @@ pub fn write(report: &Report, out: &mut dyn Write) -> io::Result<()> {
             &note.message,
         )?;
     }
-    for script in &report.scripts {
-        if let Some(reason) = &script.skipped {
-            let location = Location {
-                file: script.path.clone(),
-                line: Some(script.first_line.max(1)),
-            };
-            command(
-                out,
-                "notice",
-                &location,
-                &format!("{} skipped", script.id()),
-                reason,
-            )?;
-        }
-        if let Some(error) = &script.syntax_error {
-            // One annotation for the script; its steps do not repeat it.
-            command(
-                out,
-                "error",
-                &super::describe::syntax_error_location(script, error),
-                &format!("{}: syntax error", script.id()),
-                &super::describe::error_message(script, error),
-            )?;
-        }
-        for case in &script.cases {
-            write_case(out, script, case)?;
-        }
+    Ok(())
+}
+
+/// The annotations of one script.
+pub fn script_part(script: &ScriptReport, out: &mut dyn Write) -> io::Result<()> {
+    if let Some(reason) = &script.skipped {
+        let location = Location {
+            file: script.path.clone(),
+            line: Some(script.first_line.max(1)),
+        };
+        command(
+            out,
+            "notice",
+            &location,
+            &format!("{} skipped", script.id()),
+            reason,
+        )?;
     }
-    writeln!(out, "{}", Summary::of(report).line())
+    if let Some(error) = &script.syntax_error {
+        // One annotation for the script; its steps do not repeat it.
+        command(
+            out,
+            "error",
+            &super::describe::syntax_error_location(script, error),
+            &format!("{}: syntax error", script.id()),
+            &super::describe::error_message(script, error),
+        )?;
+    }
+    for case in &script.cases {
+        write_case(out, script, case)?;
+    }
+    Ok(())
+}
+
+/// The summary line, last.
+pub fn end(summary: &Summary, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(out, "{}", summary.line())
 }
 
 fn write_case(out: &mut dyn Write, script: &ScriptReport, case: &CaseReport) -> io::Result<()> {

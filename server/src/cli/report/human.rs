@@ -12,6 +12,7 @@ use super::describe::{
     step_number,
 };
 use crate::project::paths;
+use crate::project::verdict::Note;
 
 const RED: &str = "\x1b[31m";
 const GREEN: &str = "\x1b[32m";
@@ -46,24 +47,51 @@ impl Painter {
 }
 
 pub fn write(report: &Report, color: bool, out: &mut dyn Write) -> io::Result<()> {
+    begin(&report.notes, color, out)?;
+    for script in &report.scripts {
+        script_part(script, color, out)?;
+    }
+    end(
+        &Summary::of(report),
+        !report.scripts.is_empty(),
+        report.shuffle_runs,
+        color,
+        out,
+    )
+}
+
+/// What comes before the scripts: the remarks about the inputs.
+pub fn begin(notes: &[Note], color: bool, out: &mut dyn Write) -> io::Result<()> {
     let painter = Painter { color };
-    for note in &report.notes {
+    for note in notes {
         let text = format!("{}: warning: {}", note.location, note.message);
         writeln!(out, "{}", painter.paint(YELLOW, &text))?;
     }
-    for script in &report.scripts {
-        write_script(&painter, script, out)?;
-    }
-    let summary = Summary::of(report);
+    Ok(())
+}
+
+/// One script, its cases and steps.
+pub fn script_part(script: &ScriptReport, color: bool, out: &mut dyn Write) -> io::Result<()> {
+    write_script(&Painter { color }, script, out)
+}
+
+/// What comes after the scripts: the key-order remark and the summary line.
+pub fn end(
+    summary: &Summary,
+    any_script: bool,
+    shuffle_runs: u32,
+    color: bool,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let painter = Painter { color };
     let style = if summary.exit_code() == 0 { GREEN } else { RED };
-    if !report.scripts.is_empty() {
+    if any_script {
         writeln!(out)?;
     }
-    if report.shuffle_runs > 0 {
+    if shuffle_runs > 0 {
         writeln!(
             out,
-            "key order: every case also ran {} times with obj's keys shuffled",
-            report.shuffle_runs
+            "key order: every case also ran {shuffle_runs} times with obj's keys shuffled"
         )?;
     }
     writeln!(out, "{}", painter.paint(style, &summary.line()))

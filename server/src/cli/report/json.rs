@@ -96,11 +96,17 @@ impl SchemaIssue {
 
 pub fn write(report: &Report, out: &mut dyn Write) -> io::Result<()> {
     for script in &report.scripts {
-        for case in &script.cases {
-            for line in case_lines(script, case) {
-                serde_json::to_writer(&mut *out, &line)?;
-                out.write_all(b"\n")?;
-            }
+        script_part(script, out)?;
+    }
+    Ok(())
+}
+
+/// The lines of one script's cases.
+pub fn script_part(script: &ScriptReport, out: &mut dyn Write) -> io::Result<()> {
+    for case in &script.cases {
+        for line in case_lines(script, case) {
+            serde_json::to_writer(&mut *out, &line)?;
+            out.write_all(b"\n")?;
         }
     }
     Ok(())

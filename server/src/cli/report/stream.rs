@@ -1,0 +1,107 @@
+//! `check`'s report written while the cases run, a script at a time, for the formats whose
+//! output is a sequence (human, json, github): each script is printed as soon as it and every
+//! script before it are done, then dropped, so memory holds a batch of scripts, not the whole
+//! report. JUnit (its totals open the document) and SARIF (one JSON document) are written whole.
+
+use std::io::{self, Write};
+
+use super::describe::{ScriptReport, Summary};
+use super::{Format, github, human, json};
+use crate::project::verdict::Note;
+
+/// A report being written.
+pub struct ReportStream<'a> {
+    format: Format,
+    color: bool,
+    out: &'a mut dyn Write,
+    summary: Summary,
+    any_script: bool,
+}
+
+impl<'a> ReportStream<'a> {
+    /// Whether `format` can be written a script at a time.
+    pub fn streams(format: Format) -> bool {
+        matches!(format, Format::Human | Format::Json | Format::Github)
+    }
+
+    /// Starts the report (`format` must stream): the remarks about the inputs come first.
+    pub fn begin(
+        format: Format,
+        color: bool,
+        notes: &[Note],
+        out: &'a mut dyn Write,
+    ) -> io::Result<ReportStream<'a>> {
+        debug_assert!(Self::streams(format));
+        match format {
+            Format::Human => human::begin(notes, color, out)?,
+            Format::Github => github::begin(notes, out)?,
+            _ => {}
+        }
+        let mut summary = Summary::default();
+        summary.warnings += notes.len();
+        Ok(ReportStream {
+            format,
+            color,
+            out,
+            summary,
+            any_script: false,
+        })
+    }
+
+    /// Writes one script (in walk order) and counts it.
+    pub fn script(&mut self, script: &ScriptReport) -> io::Result<()> {
+        self.summary.add_script(script);
+        self.any_script = true;
+        match self.format {
+            Format::Human => human::script_part(script, self.color, self.out),
+            Format::Github => github::script_part(script, self.out),
+            _ => json::script_part(script, self.out),
+        }
+    }
+
+    /// Ends the report; the counts of everything written.
+    pub fn end(self, shuffle_runs: u32) -> io::Result<Summary> {
+        match self.format {
+            Format::Human => human::end(
+                &self.summary,
+                self.any_script,
+                shuffle_runs,
+                self.color,
+                self.out,
+            )?,
+            Format::Github => github::end(&self.summary, self.out)?,
+            _ => {}
+        }
+        self.out.flush()?;
+        Ok(self.summary)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::fixtures;
+    use super::*;
+
+    /// Written a script at a time, every streaming format reads exactly as written whole.
+    #[test]
+    fn a_streamed_report_reads_as_the_whole_one() {
+        let report = fixtures::report();
+        for format in [Format::Human, Format::Json, Format::Github] {
+            let mut whole = Vec::new();
+            super::super::write(&report, format, false, &mut whole).unwrap();
+            let mut streamed = Vec::new();
+            let mut stream =
+                ReportStream::begin(format, false, &report.notes, &mut streamed).unwrap();
+            for script in &report.scripts {
+                stream.script(script).unwrap();
+            }
+            let summary = stream.end(report.shuffle_runs).unwrap();
+            assert_eq!(summary, Summary::of(&report), "{format:?}");
+            assert_eq!(
+                String::from_utf8(streamed).unwrap(),
+                String::from_utf8(whole).unwrap(),
+                "{format:?}"
+            );
+        }
+    }
+}
