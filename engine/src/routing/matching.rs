@@ -29,24 +29,7 @@ const COMPILED_LIMIT: usize = 4096;
 /// it. The memo lives only for the call (nested calls share the outer one), so nothing outlives
 /// the check that built it.
 pub fn with_compiled_patterns<R>(f: impl FnOnce() -> R) -> R {
-    let installed = COMPILED.with(|cell| {
-        let mut slot = cell.borrow_mut();
-        if slot.is_some() {
-            return false;
-        }
-        *slot = Some(HashMap::new());
-        true
-    });
-    struct Uninstall(bool);
-    impl Drop for Uninstall {
-        fn drop(&mut self) {
-            if self.0 {
-                COMPILED.with(|cell| *cell.borrow_mut() = None);
-            }
-        }
-    }
-    let _guard = Uninstall(installed);
-    f()
+    super::memo::scoped(&COMPILED, f)
 }
 
 /// `pattern` compiled with `size_limit` (the `regex` crate's limit on the compiled program),

@@ -11,6 +11,7 @@ use std::any::{Any, TypeId};
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
+use std::thread::LocalKey;
 
 type Derived = HashMap<(usize, TypeId, TypeId), Rc<dyn Any>>;
 
@@ -20,23 +21,33 @@ thread_local! {
 
 /// Runs `f` with a memo of derived values; nested calls share the outer memo.
 pub fn with_derived_memo<R>(f: impl FnOnce() -> R) -> R {
-    let installed = DERIVED.with(|cell| {
-        let mut slot = cell.borrow_mut();
-        if slot.is_some() {
+    scoped(&DERIVED, f)
+}
+
+/// Runs `f` with `slot` holding a fresh value for the length of the call, emptied when it ends
+/// (a panic included); a nested call shares the outer value. How the intent check's memos live
+/// only as long as the check that fills them.
+pub(crate) fn scoped<T: Default + 'static, R>(
+    slot: &'static LocalKey<RefCell<Option<T>>>,
+    f: impl FnOnce() -> R,
+) -> R {
+    let installed = slot.with(|cell| {
+        let mut current = cell.borrow_mut();
+        if current.is_some() {
             return false;
         }
-        *slot = Some(HashMap::new());
+        *current = Some(T::default());
         true
     });
-    struct Uninstall(bool);
-    impl Drop for Uninstall {
+    struct Uninstall<T: 'static>(Option<&'static LocalKey<RefCell<Option<T>>>>);
+    impl<T: 'static> Drop for Uninstall<T> {
         fn drop(&mut self) {
-            if self.0 {
-                DERIVED.with(|cell| *cell.borrow_mut() = None);
+            if let Some(slot) = self.0 {
+                slot.with(|cell| *cell.borrow_mut() = None);
             }
         }
     }
-    let _guard = Uninstall(installed);
+    let _guard = Uninstall(installed.then_some(slot));
     f()
 }
 
