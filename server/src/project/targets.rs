@@ -10,8 +10,8 @@
 use std::path::{Path, PathBuf};
 
 use kruise_lua_engine::discovery::{
-    CUSTOM_SCRIPT_NAME, EmbeddedScript, INGRESS_FOLDER, ScriptEntry, ScriptOrigin, discover,
-    pair_with_testdata, read_configmap, resolve, testdata_dir,
+    CUSTOM_SCRIPT_NAME, ConfigMapScripts, EmbeddedScript, INGRESS_FOLDER, ScriptEntry,
+    ScriptOrigin, discover, pair_with_testdata, read_configmap, resolve, testdata_dir,
 };
 use kruise_lua_engine::runner::Script;
 use kruise_lua_engine::script::ScriptFlavor;
@@ -95,21 +95,14 @@ pub fn plan(
             found
         } else {
             let text = super::read_text(root, limit_bytes)?;
-            let read = read_configmap(&text).map_err(|error| {
-                let location = Location {
-                    file: paths::display(root),
-                    line: span_line(error.span.as_ref()),
-                };
-                // A test case outside a testdata folder reads as a manifest without a ConfigMap.
-                let hint = if error.message.contains("no ConfigMap") {
-                    format!(
-                        " (a test case file runs with its script from <group>/<Kind>/testdata/ or {INGRESS_FOLDER}/testdata/<class>/)"
-                    )
-                } else {
-                    String::new()
-                };
-                UsageError(format!("{location}: {}{hint}", error.message))
-            })?;
+            // A test case outside a testdata folder reads as a manifest without a ConfigMap.
+            let read = read_manifest(
+                root,
+                &text,
+                &format!(
+                    " (a test case file runs with its script from <group>/<Kind>/testdata/ or {INGRESS_FOLDER}/testdata/<class>/)"
+                ),
+            )?;
             for note in read.notes {
                 let location = Location {
                     file: paths::display(root),
@@ -442,6 +435,27 @@ pub struct TargetScript {
     pub cases: Vec<PathBuf>,
 }
 
+/// The scripts of the manifest `text` read from `root`; one that does not read is an error at
+/// its line, with `no_configmap_hint` added when it holds no ConfigMap.
+fn read_manifest(
+    root: &Path,
+    text: &str,
+    no_configmap_hint: &str,
+) -> Result<ConfigMapScripts, UsageError> {
+    read_configmap(text).map_err(|error| {
+        let location = Location {
+            file: paths::display(root),
+            line: span_line(error.span.as_ref()),
+        };
+        let hint = if error.message.contains("no ConfigMap") {
+            no_configmap_hint
+        } else {
+            ""
+        };
+        UsageError(format!("{location}: {}{hint}", error.message))
+    })
+}
+
 /// Reads every file PATH names (as `check` finds them): each script file, and each manifest
 /// with its embedded scripts. Files are listed once, in the order first found.
 pub fn collect(roots: &[PathBuf], limit_bytes: u64) -> Result<Vec<Target>, UsageError> {
@@ -460,13 +474,7 @@ pub fn collect(roots: &[PathBuf], limit_bytes: u64) -> Result<Vec<Target>, Usage
             discover_script(root)?
         } else {
             let text = super::read_text(root, limit_bytes)?;
-            let read = read_configmap(&text).map_err(|error| {
-                let location = Location {
-                    file: paths::display(root),
-                    line: span_line(error.span.as_ref()),
-                };
-                UsageError(format!("{location}: {}", error.message))
-            })?;
+            let read = read_manifest(root, &text, "")?;
             total += read.scripts.len();
             let scripts = read
                 .scripts
