@@ -122,15 +122,9 @@ pub fn controller_ingress_step(
     } = match replay(script, case, index, options) {
         Ok(replayed) => replayed,
         Err((index, error)) => {
-            // Steps are numbered from 1 in messages, as Kruise numbers a rollout's steps.
-            let number = index + 1;
-            let message = format!(
-                "the rollout never gets past step {number}, which fails in the controller with a {} error ({}), so it never reaches this step",
-                error.kind, error.message
-            );
             return ControllerIngressStep {
                 prints: Vec::new(),
-                result: Err(ScriptError::new(error.kind, message)),
+                result: Err(never_reached(index, &error)),
                 warnings: Vec::new(),
                 not_called: None,
             };
@@ -143,26 +137,20 @@ pub fn controller_ingress_step(
             "in the cluster the rollout never gets past step {number} ({why}: the controller retries it forever), so it never reaches this step; this result assumes step {number} left the canary Ingress as its last run did"
         ));
     }
-    let as_result = |canary: Option<BTreeMap<String, String>>| Data {
-        annotations: canary.filter(|map| !map.is_empty()),
-        ..Data::default()
-    };
-    let (result, not_called) = match routes.ensure {
-        IngressEnsure::Skipped => (Ok(as_result(routes.canary)), Some(NOT_CALLED_NO_TRAFFIC)),
-        IngressEnsure::NotCreated => (Ok(as_result(None)), Some(NOT_CALLED_NOT_CREATED)),
-        IngressEnsure::Failed(error) => (Err(error), None),
-        IngressEnsure::Settled { .. } | IngressEnsure::Unsettled { .. } => {
-            if let IngressEnsure::Unsettled { runs, changing } = &routes.ensure {
-                warnings.push(format!(
-                    "not idempotent: run on its own output, the script changes the annotations again every time ({runs} runs; changing: {}), so in the cluster the controller patches the canary Ingress on every reconcile and never finishes this step",
-                    changing.join(", ")
-                ));
-            }
-            let chained = routes.canary.clone().unwrap_or_default();
-            warnings.extend(harness_difference(script, &obj, &chained, options));
-            (Ok(as_result(routes.canary)), None)
-        }
-    };
+    if let IngressEnsure::Unsettled { runs, changing } = &routes.ensure {
+        warnings.push(format!(
+            "not idempotent: run on its own output, the script changes the annotations again every time ({runs} runs; changing: {}), so in the cluster the controller patches the canary Ingress on every reconcile and never finishes this step",
+            changing.join(", ")
+        ));
+    }
+    if matches!(
+        routes.ensure,
+        IngressEnsure::Settled { .. } | IngressEnsure::Unsettled { .. }
+    ) {
+        let chained = routes.canary.clone().unwrap_or_default();
+        warnings.extend(harness_difference(script, &obj, &chained, options));
+    }
+    let (result, not_called) = step_result(&routes.ensure, routes.canary);
     ControllerIngressStep {
         prints: routes.prints,
         result,
@@ -194,14 +182,8 @@ pub fn controller_ingress_results(
     let mut exhausted: Option<(usize, ScriptError)> = None;
     for (index, step) in case.steps.iter().enumerate() {
         if let Some((number, error)) = &exhausted {
-            let message = format!(
-                "the rollout never gets past step {}, which fails in the controller with a {} error ({}), so it never reaches this step",
-                number + 1,
-                error.kind,
-                error.message
-            );
             out.push(ControllerIngressResult {
-                result: Err(ScriptError::new(error.kind, message)),
+                result: Err(never_reached(*number, error)),
                 not_called: None,
             });
             continue;
@@ -213,30 +195,51 @@ pub fn controller_ingress_results(
             &ingress_obj(&step.obj),
             options,
         );
-        let as_result = |canary: Option<BTreeMap<String, String>>| Data {
-            annotations: canary.filter(|map| !map.is_empty()),
-            ..Data::default()
-        };
-        let (result, not_called) = match &routes.ensure {
-            IngressEnsure::Skipped => (
-                Ok(as_result(routes.canary.clone())),
-                Some(NOT_CALLED_NO_TRAFFIC),
-            ),
-            IngressEnsure::NotCreated => (Ok(as_result(None)), Some(NOT_CALLED_NOT_CREATED)),
-            IngressEnsure::Failed(error) => {
-                if matches!(error.kind, ErrorKind::Timeout | ErrorKind::Memory) {
-                    exhausted = Some((index, error.clone()));
-                }
-                (Err(error.clone()), None)
-            }
-            IngressEnsure::Settled { .. } | IngressEnsure::Unsettled { .. } => {
-                (Ok(as_result(routes.canary.clone())), None)
-            }
-        };
+        if let IngressEnsure::Failed(error) = &routes.ensure
+            && matches!(error.kind, ErrorKind::Timeout | ErrorKind::Memory)
+        {
+            exhausted = Some((index, error.clone()));
+        }
+        let (result, not_called) = step_result(&routes.ensure, routes.canary.clone());
         out.push(ControllerIngressResult { result, not_called });
         canary = routes.canary;
     }
     out
+}
+
+/// The error of a step the rollout never reaches: step `index` before it ran out of its time or
+/// memory budget (`error`). Steps are numbered from 1, as Kruise numbers a rollout's steps.
+fn never_reached(index: usize, error: &ScriptError) -> ScriptError {
+    ScriptError::new(
+        error.kind,
+        format!(
+            "the rollout never gets past step {}, which fails in the controller with a {} error ({}), so it never reaches this step",
+            index + 1,
+            error.kind,
+            error.message
+        ),
+    )
+}
+
+/// What a step leaves after the controller's `EnsureRoutes` (`ensure`, the canary Ingress's
+/// annotations `canary`): those annotations as a result, or the script's error, and why the
+/// script did not run, if it did not.
+fn step_result(
+    ensure: &IngressEnsure,
+    canary: Option<BTreeMap<String, String>>,
+) -> (Result<Data, ScriptError>, Option<&'static str>) {
+    let as_result = |canary: Option<BTreeMap<String, String>>| Data {
+        annotations: canary.filter(|map| !map.is_empty()),
+        ..Data::default()
+    };
+    match ensure {
+        IngressEnsure::Skipped => (Ok(as_result(canary)), Some(NOT_CALLED_NO_TRAFFIC)),
+        IngressEnsure::NotCreated => (Ok(as_result(None)), Some(NOT_CALLED_NOT_CREATED)),
+        IngressEnsure::Failed(error) => (Err(error.clone()), None),
+        IngressEnsure::Settled { .. } | IngressEnsure::Unsettled { .. } => {
+            (Ok(as_result(canary)), None)
+        }
+    }
 }
 
 /// A warning when Kruise's unit test (the script run on `original`'s annotations) gets
