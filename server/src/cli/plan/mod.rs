@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
 use kruise_lua_engine::discovery::{self, read_configmap};
+use kruise_lua_engine::script::ScriptKind;
 
 use crate::project::plan::manifests::{self, Manifest};
 use crate::project::plan::scripts::{ConfigScripts, GivenScript, ScriptSources};
@@ -255,7 +256,7 @@ fn save_cases(plan: &Plan, path: &Path, input: &InputArgs) -> Result<(), UsageEr
         let target = if cases.len() == 1 {
             path.to_path_buf()
         } else {
-            per_resource_path(path, &resource.resource)
+            per_resource_path(path, &resource.resource, &case.kind)
         };
         let shown = paths::display(&target);
         let text = case_file::saved_case(case, &plan.rollout)
@@ -294,9 +295,12 @@ fn write_case(target: &Path, text: &[u8]) -> Result<(), UsageError> {
     }
 }
 
-/// `dir/name.yaml` + `VirtualService web` → `dir/name-virtualservice.yaml`.
-fn per_resource_path(path: &Path, resource: &str) -> PathBuf {
-    let kind = resource
+/// `dir/name.yaml` + `VirtualService web` → `dir/name-virtualservice.yaml`; when `dir` is the
+/// `testdata/` of a tree's `<group>/<Kind>/` and the tree has a script for the resource's own
+/// provider (`kind`) with a `testdata/`, the file goes there instead, where `check`
+/// runs it with its script.
+fn per_resource_path(path: &Path, resource: &str, kind: &ScriptKind) -> PathBuf {
+    let kind_name = resource
         .split(' ')
         .next()
         .unwrap_or("")
@@ -309,5 +313,16 @@ fn per_resource_path(path: &Path, resource: &str) -> PathBuf {
         .extension()
         .map(|e| format!(".{}", e.to_string_lossy()))
         .unwrap_or_else(|| ".yaml".to_owned());
-    path.with_file_name(format!("{stem}-{kind}{extension}"))
+    let name = format!("{stem}-{kind_name}{extension}");
+    let testdata = path.parent().filter(|dir| dir.ends_with("testdata"));
+    let tree = testdata.and_then(|dir| dir.parent()?.parent()?.parent());
+    if let (Some(tree), ScriptKind::Custom { group, kind }) = (tree, kind) {
+        let provider = tree.join(group).join(kind);
+        if provider.join(discovery::CUSTOM_SCRIPT_NAME).is_file()
+            && provider.join("testdata").is_dir()
+        {
+            return provider.join("testdata").join(name);
+        }
+    }
+    path.with_file_name(name)
 }
