@@ -10,7 +10,7 @@ use std::ffi::c_int;
 use mlua::ffi;
 
 use super::{Obj, RunOptions, Script, cannot_prepare, prepared, set_obj};
-use crate::luadata::LuaData;
+use crate::luadata::{IngressData, LuaData};
 use crate::value::JsonValue;
 use crate::vm::State;
 use crate::vm::writes::{WriteKey, WriteLog, WriteSite, stop_recording, table_address};
@@ -39,14 +39,30 @@ impl WrittenAt {
     }
 
     /// The script line of the last store, in run order, to `path` or anything below it: the
-    /// last change the script made to that part of the result (where it put a route in
-    /// place, or the last field it set in a route it kept). `None` when the script wrote
+    /// last change the script made to that part of the result. `None` when the script wrote
     /// nothing there (the part came from `obj` untouched).
     pub fn last_write_within(&self, path: &[PathSeg]) -> Option<u32> {
+        self.last_site(path, true)
+    }
+
+    /// The line of the last store, in run order, to something below `path` (not `path`
+    /// itself): the last field the script set in that part.
+    pub fn last_write_inside(&self, path: &[PathSeg]) -> Option<u32> {
+        self.last_site(path, false)
+    }
+
+    /// Where the script last changed the entry at `path` (a route): the last field it set in
+    /// it, or, when it set none (it put a table from `obj` in place as it was), the line that
+    /// put it there. `None` when the script did neither.
+    pub fn entry_line(&self, path: &[PathSeg]) -> Option<u32> {
+        self.last_write_inside(path).or_else(|| self.line_of(path))
+    }
+
+    fn last_site(&self, path: &[PathSeg], with_itself: bool) -> Option<u32> {
         self.sites
             .range(path.to_vec()..)
             .take_while(|(p, _)| p.starts_with(path))
-            .filter(|(_, site)| site.line > 0)
+            .filter(|(p, site)| site.line > 0 && (with_itself || p.len() > path.len()))
             .max_by_key(|(_, site)| site.order)
             .map(|(_, site)| site.line)
     }
@@ -64,6 +80,16 @@ impl WrittenAt {
 /// fails or returns no table.
 pub fn record_custom(script: &Script, obj: &LuaData, options: &RunOptions) -> Option<WrittenAt> {
     record(script, Obj::Data(obj), options)
+}
+
+/// Runs an ingress-class script against `obj` with the recorder on: the paths are the
+/// annotation names of its result.
+pub fn record_ingress(
+    script: &Script,
+    obj: &IngressData,
+    options: &RunOptions,
+) -> Option<WrittenAt> {
+    record(script, Obj::Json(&obj.to_json()), options)
 }
 
 /// Like [`record_custom`] with `obj` as JSON (an ingress-class script's, whose result is

@@ -71,6 +71,14 @@ fn the_last_write_within_a_part_is_the_latest_in_run_order() {
     assert_eq!(w.last_write_within(&path("http[0]")), Some(7));
     assert_eq!(w.line_of(&path("http[0]")), Some(6));
     assert_eq!(w.last_write_within(&path("http[0].host")), Some(3));
+    // The entry's line is its last field change, else where it was put in place.
+    assert_eq!(w.entry_line(&path("http[0]")), Some(7));
+    let w = written(
+        "local r = { weight = 90 }\nlocal t = { http = {} }\ntable.insert(t.http, r)\nreturn t\n",
+    );
+    assert_eq!(w.entry_line(&path("http[0]")), Some(1));
+    let w = written("local t = { http = {} }\nt.http[1] = obj\nreturn t\n");
+    assert_eq!(w.entry_line(&path("http[0]")), Some(2));
 }
 
 #[test]
