@@ -351,3 +351,53 @@ fn every_model_names_the_route_that_took_the_probe() {
         assert!(result.stdout.contains(via), "{fixture}: {}", result.stdout);
     }
 }
+
+/// A ConfigMap script's misrouted step names the manifest's line of the script line that wrote
+/// the route (every format maps it the same way; json also gives the script's own line).
+#[test]
+fn a_configmap_scripts_violation_names_the_manifests_line() {
+    let dir = common::scratch("intent-configmap");
+    let fixture = common::fixtures().join("intent-rules/istio-matched-keeps-other-backends");
+    let script = std::fs::read_to_string(fixture.join("trafficRouting.lua")).unwrap();
+    let mut manifest = String::from(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kruise-rollout-configuration\n  namespace: kruise-rollout\ndata:\n  lua.traffic.routing.VirtualService.networking.istio.io: |\n",
+    );
+    for line in script.lines() {
+        manifest.push_str(&format!("    {line}\n"));
+    }
+    std::fs::write(dir.join("config.yaml"), manifest).unwrap();
+    common::copy_tree(
+        &fixture.join("testdata"),
+        &dir.join("lua_configuration/networking.istio.io/VirtualService/testdata"),
+    );
+    // Script line 13 (`table.insert(spec.http, 1, {match = …, route = route})`) is manifest line
+    // 20: the script starts on line 8.
+    let human = common::run_in(&dir, &["check", "lua_configuration", "config.yaml"]);
+    assert_eq!(human.code, 1, "{human:?}");
+    assert!(
+        human
+            .stdout
+            .contains("expected web-canary 100 % (written at config.yaml:20)"),
+        "{}",
+        human.stdout
+    );
+    let json = common::run_in(
+        &dir,
+        &[
+            "check",
+            "--format",
+            "json",
+            "lua_configuration",
+            "config.yaml",
+        ],
+    );
+    let lines = json_lines(&json.stdout);
+    let misrouted = lines
+        .iter()
+        .find(|line| line["status"] == "misrouted")
+        .expect("a misrouted step");
+    assert_eq!(
+        misrouted["misrouted_written_at"][0],
+        serde_json::json!({"file": "config.yaml", "line": 20, "script_line": 13})
+    );
+}
