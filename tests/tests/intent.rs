@@ -401,3 +401,39 @@ fn a_configmap_scripts_violation_names_the_manifests_line() {
         serde_json::json!({"file": "config.yaml", "line": 20, "script_line": 13})
     );
 }
+
+/// A violation names each backend one way on both sides (issue 20: `web-canary:8080` and
+/// `web-canary` read as two backends): across every intent fixture (all the gateway models),
+/// no service appears in one violation with two different port or subset suffixes.
+#[test]
+fn every_violation_names_a_backend_one_way() {
+    let mut checked = 0;
+    for dir in ["intent", "intent-rules"] {
+        let result = run(&["check", "--format", "json", dir]);
+        for line in json_lines(&result.stdout) {
+            for violation in line["misrouted"].as_array().into_iter().flatten() {
+                let violation = violation.as_str().unwrap();
+                checked += 1;
+                // Backends are written `NAME[/SUBSET][:PORT] SHARE %`.
+                let words: Vec<&str> = violation.split([' ', ',']).collect();
+                let mut names: std::collections::BTreeMap<&str, std::collections::BTreeSet<&str>> =
+                    Default::default();
+                for pair in words.windows(3) {
+                    if pair[2] == "%" && pair[1].parse::<f64>().is_ok() {
+                        let backend = pair[0];
+                        let service = backend.split([':', '/']).next().unwrap();
+                        names.entry(service).or_default().insert(backend);
+                    }
+                }
+                for (service, forms) in names {
+                    assert_eq!(
+                        forms.len(),
+                        1,
+                        "{service} is named {forms:?} in `{violation}`"
+                    );
+                }
+            }
+        }
+    }
+    assert!(checked > 20, "only {checked} violations");
+}
