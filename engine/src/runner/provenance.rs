@@ -25,8 +25,6 @@ const MAX_DEPTH: usize = 100;
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct WrittenAt {
     sites: BTreeMap<Vec<PathSeg>, WriteSite>,
-    /// Some stores were not recorded (a script storing more keys than the recorder keeps).
-    pub truncated: bool,
 }
 
 impl WrittenAt {
@@ -77,7 +75,10 @@ impl WrittenAt {
 }
 
 /// Runs a custom-provider script against `obj` with the recorder on; `None` when the run
-/// fails or returns no table.
+/// fails or returns no table, or when the recorder could not keep every store (a script
+/// storing more keys than [`crate::vm::writes::MAX_RECORDED_WRITES`]): a store it missed
+/// could leave an older table's line at the same address, so no line is better than a wrong
+/// one.
 pub fn record_custom(script: &Script, obj: &LuaData, options: &RunOptions) -> Option<WrittenAt> {
     record(script, Obj::Data(obj), options)
 }
@@ -126,8 +127,10 @@ fn record(script: &Script, obj: Obj<'_>, options: &RunOptions) -> Option<Written
                 out: &mut written.sites,
                 seen: HashSet::new(),
             };
+            if (*log_ptr).truncated() {
+                return None;
+            }
             walk.table(l, ffi::lua_absindex(l, idx), &mut Vec::new());
-            written.truncated = (*log_ptr).truncated();
             Some(written)
         }
     });

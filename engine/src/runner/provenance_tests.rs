@@ -126,3 +126,37 @@ fn a_failing_run_records_nothing() {
         None
     );
 }
+
+#[test]
+fn a_script_storing_more_keys_than_the_log_keeps_is_cut_short_not_unbounded() {
+    // 1,000 distinct 20,000-byte keys (20 MB of keys, each deleted again): past the log's key
+    // bytes the rest is not recorded, and the run gives no lines rather than possibly wrong ones.
+    let script = Script::new(
+        "local t = {}\nlocal big = string.rep('k', 20000)\nfor i = 1, 1000 do\n  local k = big .. i\n  t[k] = 1\n  t[k] = nil\nend\nlocal r = { kept = 1 }\nreturn r\n",
+    );
+    let obj = JsonValue::Object(Default::default());
+    assert_eq!(record_json(&script, &obj, &RunOptions::default()), None);
+    // The same with 100 keys is recorded.
+    let w = written(
+        "local t = {}\nlocal big = string.rep('k', 20000)\nfor i = 1, 100 do\n  local k = big .. i\n  t[k] = 1\n  t[k] = nil\nend\nlocal r = { kept = 1 }\nreturn r\n",
+    );
+    assert_eq!(w.line_of(&path("kept")), Some(8));
+}
+
+#[test]
+fn a_long_list_is_stored_in_several_flushes_with_each_items_line() {
+    // 60 items, one per line from line 2: SETLIST flushes 50, then 10.
+    let mut source = String::from("return { list = {\n");
+    for i in 0..60 {
+        source.push_str(&format!("  {{ n = {i} }},\n"));
+    }
+    source.push_str("} }\n");
+    let w = written(&source);
+    for i in [0usize, 49, 50, 59] {
+        assert_eq!(
+            w.line_of(&path(&format!("list[{i}]"))),
+            Some(i as u32 + 2),
+            "item {i}"
+        );
+    }
+}

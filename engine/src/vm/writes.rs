@@ -15,6 +15,10 @@ use super::{Sandbox, State};
 /// within bounded memory (later new pairs are not recorded; [`WriteLog::truncated`] says so).
 pub const MAX_RECORDED_WRITES: usize = 200_000;
 
+/// Bytes of string keys a log keeps at most (a script storing and deleting long keys one after
+/// another holds little in its own heap, but each distinct key would be copied here).
+pub const MAX_RECORDED_KEY_BYTES: usize = 16 << 20;
+
 /// A key as the recorder sees it: a string's bytes or a number's bits (other keys are not
 /// recorded: they cannot appear in a JSON result).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -46,6 +50,7 @@ pub struct WriteSite {
 pub struct WriteLog {
     sites: HashMap<(usize, WriteKey), WriteSite>,
     stores: u64,
+    key_bytes: usize,
     truncated: bool,
 }
 
@@ -55,7 +60,8 @@ impl WriteLog {
         self.sites.get(&(table as usize, key.clone())).copied()
     }
 
-    /// Whether some (table, key) pairs were not recorded ([`MAX_RECORDED_WRITES`]).
+    /// Whether some (table, key) pairs were not recorded ([`MAX_RECORDED_WRITES`],
+    /// [`MAX_RECORDED_KEY_BYTES`]).
     pub fn truncated(&self) -> bool {
         self.truncated
     }
@@ -72,7 +78,12 @@ impl WriteLog {
                 e.insert(site);
             }
             std::collections::hash_map::Entry::Vacant(e) => {
-                if len < MAX_RECORDED_WRITES {
+                let bytes = match &e.key().1 {
+                    WriteKey::Str(bytes) => bytes.len(),
+                    WriteKey::Num(_) => 0,
+                };
+                if len < MAX_RECORDED_WRITES && self.key_bytes + bytes <= MAX_RECORDED_KEY_BYTES {
+                    self.key_bytes += bytes;
                     e.insert(site);
                 } else {
                     self.truncated = true;
