@@ -40,6 +40,14 @@ export const SELECTORS = {
   tokenInspector: ".token-inspect-widget",
   // The peek view of several locations (go to type definition, references): its file list.
   peekRow: ".peekview-widget .monaco-list-row",
+  // Document highlights: a write (declaration, assignment) and a read of the symbol.
+  highlightWrite: ".wordHighlightStrong",
+  highlightRead: ".wordHighlight",
+  // The side bar's lists (the call hierarchy of the References view, Run and Debug).
+  sideBarRow: ".part.sidebar .monaco-list-row",
+  notification: ".notifications-toasts .notification-toast",
+  // An editor line's collapsed fold ("…" after it).
+  foldedLine: ".inline-folded",
 };
 
 export class Workbench {
@@ -218,6 +226,24 @@ export class Workbench {
   async editorLines() {
     const lines = await this.page.locator(`${SELECTORS.activeEditor} .view-line`).allTextContents();
     return lines.map((l) => l.replace(/\u00a0/g, " "));
+  }
+
+  /** The status bar's cursor item, e.g. "Ln 50, Col 19 (8 selected)". */
+  async cursorStatus() {
+    const items = await this.texts(SELECTORS.statusItem);
+    const found = items.find((t) => /Ln \d+, Col \d+/.test(t));
+    if (found === undefined) {
+      throw new Error(`no cursor position in the status bar: ${JSON.stringify(items)}`);
+    }
+    return found;
+  }
+
+  /** Replaces the user settings file (VS Code reloads it when it changes on disk). */
+  writeUserSettings(userData, change) {
+    const file = path.join(userData, "User", "settings.json");
+    const settings = JSON.parse(fs.readFileSync(file, "utf8"));
+    change(settings);
+    fs.writeFileSync(file, JSON.stringify(settings, null, 2));
   }
 
   /** Opens the quick fix menu at the cursor (Ctrl+.) and picks the action whose title matches. */
