@@ -567,10 +567,11 @@ export const tests = [
       const callLine = async () => (await wb.editorLines()).find((l) => l.trimStart().startsWith("im.uri = stringMatch("));
       const plain = await wb.until("the call's line", callLine);
       assert.doesNotMatch(plain, /what:/, "no parameter names by default");
-      wb.writeUserSettings(ctx.userData, (s) => {
-        s["kruiseLua.inlayHints.parameterNames"] = true;
-      });
+      // The setting's checkbox in the Settings editor, as a person turns it on.
+      await wb.setBooleanSetting("kruiseLua.inlayHints.parameterNames", true, ctx.userData);
+      await wb.openFile(ISTIO_SCRIPT);
       try {
+        await wb.gotoLine(call.line, 1);
         const hinted = await wb.until("the parameter names", async () => {
           const line = await callLine();
           return /stringMatch\(what:\s*"path", matchType:\s*m\.path\.type/.test(line ?? "") ? line : undefined;
@@ -578,10 +579,10 @@ export const tests = [
         assert.match(hinted, /value:\s*m\.path\.value/, hinted);
         await wb.screenshot("parameter-name-hints-from-the-setting");
       } finally {
-        wb.writeUserSettings(ctx.userData, (s) => {
-          delete s["kruiseLua.inlayHints.parameterNames"];
-        });
+        await wb.setBooleanSetting("kruiseLua.inlayHints.parameterNames", false, ctx.userData);
       }
+      await wb.openFile(ISTIO_SCRIPT);
+      await wb.gotoLine(call.line, 1);
       await wb.until("the names gone", async () => !/what:/.test((await callLine()) ?? "what:"));
     },
   },
@@ -594,6 +595,32 @@ export const tests = [
         .readdirSync(wb.file(`${ISTIO}/testdata`))
         .filter((f) => /\.ya?ml$/.test(f))
         .sort();
+      // The Run and Debug view without a launch.json: "create a launch.json file", with the
+      // script open, writes the debugger's initial configuration.
+      await wb.openFile(ISTIO_SCRIPT);
+      await wb.runCommandById("workbench.view.debug");
+      const create = wb.page.locator(".part.sidebar a").filter({ hasText: /create a launch\.json file/ }).first();
+      await create.waitFor({ timeout: WAIT_MS });
+      await wb.screenshot("run-and-debug-view");
+      await create.click();
+      const debuggerRow = wb.page.locator(SELECTORS.quickInputRow).filter({ hasText: "kruise-lua" }).first();
+      try {
+        await debuggerRow.waitFor({ timeout: 10_000 });
+        await debuggerRow.click();
+      } catch {
+        // One debugger for Lua files: VS Code does not ask which.
+      }
+      const launch = wb.file(".vscode/launch.json");
+      try {
+        const text = await wb.until("launch.json on disk", () => fs.existsSync(launch) && fs.readFileSync(launch, "utf8"));
+        assert.match(text, /"type": "kruise-lua"/, text);
+        assert.match(text, new RegExp(`testdata/${cases[0].replace(".", "\\.")}`), text);
+        await wb.page.locator(SELECTORS.activeTab).filter({ hasText: "launch.json" }).waitFor({ timeout: WAIT_MS });
+        await wb.screenshot("run-and-debug-launch-json");
+        await wb.closeActive();
+      } finally {
+        fs.rmSync(wb.file(".vscode"), { recursive: true, force: true });
+      }
       await wb.openFile(ISTIO_SCRIPT);
       await wb.page.keyboard.press("F1");
       await wb.page.locator(SELECTORS.quickInputBox).fill(">Debug: Select and Start Debugging");
@@ -617,31 +644,6 @@ export const tests = [
       await wb.page.locator(SELECTORS.debugToolbar).waitFor({ state: "hidden", timeout: WAIT_MS });
       await wb.runCommandById("workbench.action.closePanel");
 
-      // "Debug: Open launch.json" without one (what the Run and Debug view's "create a
-      // launch.json file" does), with the script open: the initial configurations are ours.
-      await wb.openFile(ISTIO_SCRIPT);
-      await wb.page.keyboard.press("F1");
-      await wb.page.locator(SELECTORS.quickInputBox).fill(">Debug: Open 'launch.json'");
-      await wb.waitForText(SELECTORS.quickInputRow, /Debug: Open 'launch\.json'/);
-      await wb.page.keyboard.press("Enter");
-      const debuggerRow = wb.page.locator(SELECTORS.quickInputRow).filter({ hasText: "kruise-lua" }).first();
-      try {
-        await debuggerRow.waitFor({ timeout: 10_000 });
-        await debuggerRow.click();
-      } catch {
-        // One debugger for Lua files: VS Code does not ask which.
-      }
-      const launch = wb.file(".vscode/launch.json");
-      try {
-        const text = await wb.until("launch.json on disk", () => fs.existsSync(launch) && fs.readFileSync(launch, "utf8"));
-        assert.match(text, /"type": "kruise-lua"/, text);
-        assert.match(text, new RegExp(`testdata/${cases[0].replace(".", "\\.")}`), text);
-        await wb.page.locator(SELECTORS.activeTab).filter({ hasText: "launch.json" }).waitFor({ timeout: WAIT_MS });
-        await wb.screenshot("run-and-debug-launch-json");
-        await wb.closeActive();
-      } finally {
-        fs.rmSync(wb.file(".vscode"), { recursive: true, force: true });
-      }
       await wb.runCommandById("workbench.view.explorer");
     },
   },

@@ -46,8 +46,9 @@ export const SELECTORS = {
   // The side bar's lists (the call hierarchy of the References view, Run and Debug).
   sideBarRow: ".part.sidebar .monaco-list-row",
   notification: ".notifications-toasts .notification-toast",
-  // An editor line's collapsed fold ("…" after it).
-  foldedLine: ".inline-folded",
+  // The Settings editor: its search box and a boolean setting's checkbox.
+  settingsSearch: ".settings-editor .settings-header .suggest-input-container",
+  settingCheckbox: ".settings-editor .setting-item-bool .setting-value-checkbox",
 };
 
 export class Workbench {
@@ -238,12 +239,38 @@ export class Workbench {
     return found;
   }
 
-  /** Replaces the user settings file (VS Code reloads it when it changes on disk). */
-  writeUserSettings(userData, change) {
+  /**
+   * Sets a boolean user setting through the Settings editor (search, click its checkbox), waits
+   * until VS Code wrote it to `userData`'s settings.json, and closes the editor (a modal in
+   * newer code-servers: Escape).
+   */
+  async setBooleanSetting(id, value, userData) {
+    await this.page.keyboard.press("F1");
+    await this.page.locator(SELECTORS.quickInputBox).fill(">Preferences: Open Settings (UI)");
+    await this.waitForText(SELECTORS.quickInputRow, "Open Settings (UI)");
+    await this.page.keyboard.press("Enter");
+    await this.page.locator(SELECTORS.quickInput).waitFor({ state: "hidden", timeout: WAIT_MS });
+    await this.page.locator(SELECTORS.settingsSearch).waitFor({ timeout: WAIT_MS });
+    await this.page.locator(SELECTORS.settingsSearch).click();
+    await this.page.keyboard.type(id);
+    const box = this.page.locator(SELECTORS.settingCheckbox).first();
+    await box.waitFor({ timeout: WAIT_MS });
     const file = path.join(userData, "User", "settings.json");
-    const settings = JSON.parse(fs.readFileSync(file, "utf8"));
-    change(settings);
-    fs.writeFileSync(file, JSON.stringify(settings, null, 2));
+    const written = () => {
+      try {
+        return JSON.parse(fs.readFileSync(file, "utf8"))[id] === value;
+      } catch {
+        return false;
+      }
+    };
+    if (!written()) {
+      await box.click();
+      await this.until(`${id} = ${value} in settings.json`, written);
+    }
+    await this.page.keyboard.press("Escape");
+    await this.page.locator(".settings-editor").first().waitFor({ state: "hidden", timeout: 5_000 }).catch(async () => {
+      await this.runCommandById("workbench.action.closeActiveEditor");
+    });
   }
 
   /** Opens the quick fix menu at the cursor (Ctrl+.) and picks the action whose title matches. */
