@@ -48,7 +48,8 @@ export const SELECTORS = {
   notification: ".notifications-toasts .notification-toast",
   // The Settings editor: its search box and a boolean setting's checkbox.
   settingsSearch: ".settings-editor .settings-header .suggest-input-container",
-  settingCheckbox: ".settings-editor .setting-item-bool .setting-value-checkbox",
+  settingRow: ".settings-editor .setting-item-bool",
+  settingCheckbox: ".setting-value-checkbox",
 };
 
 export class Workbench {
@@ -253,19 +254,35 @@ export class Workbench {
     await this.page.locator(SELECTORS.settingsSearch).waitFor({ timeout: WAIT_MS });
     await this.page.locator(SELECTORS.settingsSearch).click();
     await this.page.keyboard.type(id);
-    const box = this.page.locator(SELECTORS.settingCheckbox).first();
+    // The row of that setting (its title is the id's last part in words, "Parameter Names"):
+    // until the search applies, the editor lists other settings.
+    const words = id
+      .split(".")
+      .pop()
+      .replace(/([a-z])([A-Z])/g, "$1 $2");
+    const box = this.page
+      .locator(SELECTORS.settingRow)
+      .filter({ hasText: new RegExp(words, "i") })
+      .locator(SELECTORS.settingCheckbox)
+      .first();
     await box.waitFor({ timeout: WAIT_MS });
-    const file = path.join(userData, "User", "settings.json");
-    const written = () => {
+    await box.click();
+    // Written by VS Code to the user's (or the remote machine's) settings file.
+    const files = ["User", "Machine"].map((scope) => path.join(userData, scope, "settings.json"));
+    const read = (file) => {
       try {
-        return JSON.parse(fs.readFileSync(file, "utf8"))[id] === value;
+        return JSON.parse(fs.readFileSync(file, "utf8"))[id];
       } catch {
-        return false;
+        return undefined;
       }
     };
-    if (!written()) {
-      await box.click();
-      await this.until(`${id} = ${value} in settings.json`, written);
+    // Back to the default, VS Code may drop the key instead of writing `false`.
+    const done = () => (value ? files.some((f) => read(f) === true) : files.every((f) => read(f) !== true));
+    try {
+      await this.until(`${id} = ${value} in the settings files`, done);
+    } catch (error) {
+      const shown = files.map((f) => (fs.existsSync(f) ? fs.readFileSync(f, "utf8") : "(none)")).join("\n");
+      throw new Error(`${error.message}; the settings files:\n${shown}`);
     }
     await this.page.keyboard.press("Escape");
     await this.page.locator(".settings-editor").first().waitFor({ state: "hidden", timeout: 5_000 }).catch(async () => {

@@ -193,8 +193,10 @@ impl Debugger for Recorder<'_> {
             for expression in written {
                 if let Ok(variable) = paused.evaluate(Some(0), expression) {
                     after_values.push((expression.clone(), variable.value));
-                } else if let Some((_, value)) =
-                    previous.assigning.iter().find(|(target, _)| target == expression)
+                } else if let Some((_, value)) = previous
+                    .assigning
+                    .iter()
+                    .find(|(target, _)| target == expression)
                 {
                     after_values.push((expression.clone(), value.clone()));
                 }
@@ -396,13 +398,11 @@ return obj.data
         ]
         .into_iter()
         .collect();
-        let assigned: BTreeMap<u32, Vec<(String, String)>> = [
-            (4, "obj.canaryWeight"),
-            (6, "100 - obj.canaryWeight"),
-        ]
-        .into_iter()
-        .map(|(line, value)| (line, vec![("route.weight".to_string(), value.to_string())]))
-        .collect();
+        let assigned: BTreeMap<u32, Vec<(String, String)>> =
+            [(4, "obj.canaryWeight"), (6, "100 - obj.canaryWeight")]
+                .into_iter()
+                .map(|(line, value)| (line, vec![("route.weight".to_string(), value.to_string())]))
+                .collect();
         let values = record_step_values_assigned(
             StepToRun {
                 script: &script,
