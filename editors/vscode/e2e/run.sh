@@ -6,7 +6,7 @@
 #
 # Inputs (all optional): KRUISE_LUA_BIN (the server; else `cargo build`), KRUISE_LUA_VSIX (the
 # package; else `npm run package`), KRUISE_LUA_E2E_CACHE (where installs are cached; default
-# ~/.cache/kruise-lua-e2e), KRUISE_LUA_E2E_TIMEOUT (the whole suite's limit in seconds, 600),
+# ~/.cache/kruise-lua-e2e), KRUISE_LUA_E2E_TIMEOUT (the whole suite's limit in seconds, 1200),
 # KRUISE_LUA_E2E_CHROMIUM (the browser; default /usr/bin/chromium), KRUISE_LUA_E2E_BUNDLED=1 (the
 # .vsix is a platform package carrying the server: no kruiseLua.server.path setting, no
 # kruise-lua on code-server's PATH nor in its ~/.cargo/bin, and the suite checks the extension
@@ -213,7 +213,7 @@ E2E_DEPS="$deps" \
   E2E_USER_DATA="$tmp/user-data" \
   E2E_CHROMIUM="$chromium_bin" \
   E2E_ARTIFACTS="$artifacts" \
-  E2E_TIMEOUT_S="${KRUISE_LUA_E2E_TIMEOUT:-600}" \
+  E2E_TIMEOUT_S="${KRUISE_LUA_E2E_TIMEOUT:-1200}" \
   setsid node "$here/suite.mjs" "$@" &
 suite_pid=$!
 wait "$suite_pid" || status=$?
