@@ -432,13 +432,17 @@ return obj.data
     fn a_long_loop_stops_recording_and_still_finishes() {
         let case = parse_case(CASE).unwrap();
         let script = "local n = 0\nfor i = 1, 100000 do\n  n = n + 1\nend\nobj.data.spec.n = n\nreturn obj.data\n";
+        // The recorded stops are slow in a debug build on a loaded machine: the run's 1 s
+        // default would make this a timed test; truncation, not the time limit, is under test.
+        let mut options = RunOptions::default();
+        options.limits.timeout = std::time::Duration::from_secs(600);
         let step = StepToRun {
             script: &Script::new(script),
             flavor: ScriptFlavor::Custom,
             case: &case,
             index: 0,
             mode: Mode::Harness,
-            options: &RunOptions::default(),
+            options: &options,
         };
         let values = record_step_values(step, &BTreeMap::new());
         assert!(values.truncated);
