@@ -14,7 +14,8 @@
 //! (100,000 `elseif a then` lines, 66,000 short `local`s) took 0.7–1.3 GB per request. Bounded
 //! by tokens, a tree stays near [`MAX_ANALYSED_TOKENS`] × that, whatever the bytes.
 
-use full_moon::tokenizer::{Symbol, TokenType};
+use full_moon::LuaVersion;
+use full_moon::tokenizer::{Lexer, LexerResult, Symbol, TokenType};
 
 /// Binary operators in a row past which a file is not analysed (it may still run).
 pub const MAX_OPERATOR_CHAIN: usize = 500;
@@ -82,7 +83,14 @@ pub fn runs(source: &str) -> Runs {
     let mut outer: Vec<(usize, usize)> = Vec::new();
     let (mut operators, mut suffixes) = (0usize, 0usize);
     let mut previous: Option<TokenType> = None;
-    for token in super::lex::tokens(source) {
+    // One token at a time: collecting them all first (trivia included) cost 100 bytes a token
+    // on top of the parse this scan guards.
+    let mut lexer = Lexer::new(source, LuaVersion::lua51());
+    while let Some(next) = lexer.consume() {
+        let token = match &next {
+            LexerResult::Ok(token) | LexerResult::Recovered(token, _) => token.token(),
+            LexerResult::Fatal(_) => continue,
+        };
         let kind = token.token_type();
         if kind.is_trivia() {
             continue;
