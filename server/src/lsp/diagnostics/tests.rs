@@ -466,6 +466,7 @@ fn a_run_syntax_error_is_not_repeated_beside_the_analysis() {
         &path,
         script,
         &[],
+        &Default::default(),
         &crate::analysis::LintConfig::default(),
         &|_| None,
     );
