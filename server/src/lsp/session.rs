@@ -478,14 +478,18 @@ impl Session {
         // What the last run said belongs to an older text from now on; if the new run takes a
         // while (a runaway script, a long queue), the client is told so.
         self.store().mark_stale(&target.id);
-        let watched = self.clone();
-        let watched_id = target.id.clone();
-        tokio::spawn(async move {
-            tokio::time::sleep(STALE_NOTICE_AFTER).await;
-            watched
-                .publish_with(|store| store.stale_lists(&watched_id))
-                .await;
-        });
+        // Only a script whose last run said something has lists to mark (a cold start's
+        // thousands of first runs have none, and each notice takes the publishing lock).
+        if self.results_for(&target.id).is_some() {
+            let watched = self.clone();
+            let watched_id = target.id.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(STALE_NOTICE_AFTER).await;
+                watched
+                    .publish_with(|store| store.stale_lists(&watched_id))
+                    .await;
+            });
+        }
         let foreground = self.is_foreground(&target);
         let session = self.clone();
         tokio::spawn(async move {

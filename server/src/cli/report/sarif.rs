@@ -566,6 +566,57 @@ mod tests {
         assert!(!texts.iter().any(|t| t.contains(" step 0")), "{texts:#?}");
     }
 
+    /// The log written around its results, a result at a time, reads byte for byte as
+    /// serde_json's pretty text of the whole document (what `write_log` wrote before it
+    /// streamed): with no result, with the check fixture's results, and with a fix.
+    #[test]
+    fn a_streamed_log_is_the_whole_document_pretty_printed() {
+        let whole = |rules: &[Rule], findings: &[Finding]| {
+            let results: Vec<Value> = findings
+                .iter()
+                .map(|finding| {
+                    let index = rules.iter().position(|rule| rule.id == finding.rule_id);
+                    result_json(finding, index)
+                })
+                .collect();
+            let mut out = serde_json::to_vec_pretty(&log_json(rules, json!(results))).unwrap();
+            out.push(b'\n');
+            String::from_utf8(out).unwrap()
+        };
+        let streamed = |rules: &[Rule], findings: &[Finding]| {
+            let mut out = Vec::new();
+            write_log(rules, findings, &mut out).unwrap();
+            String::from_utf8(out).unwrap()
+        };
+        let rules = check_rules();
+        let mut findings = check_findings(&fixtures::report());
+        assert!(findings.len() > 3);
+        findings.push(Finding {
+            rule_id: "KL999".to_string(),
+            level: Level::Note,
+            message: "a \"quoted\"\nmessage".to_string(),
+            file: "/abs/x y.lua".to_string(),
+            region: Some(Region {
+                start_line: 2,
+                start_column: Some(3),
+                end_line: Some(2),
+                end_column: Some(9),
+            }),
+            fix: Some(Fix {
+                description: "replace".to_string(),
+                region: Region {
+                    start_line: 2,
+                    ..Region::default()
+                },
+                replacement: "a\n\tb".to_string(),
+            }),
+        });
+        for findings in [&[][..], &findings[..1], &findings[..]] {
+            assert_eq!(streamed(&rules, findings), whole(&rules, findings));
+        }
+        assert_eq!(streamed(&[], &[]), whole(&[], &[]));
+    }
+
     #[test]
     fn uris_are_relative_and_encoded() {
         assert_eq!(
