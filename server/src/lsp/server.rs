@@ -449,6 +449,14 @@ impl LanguageServer for Backend {
                 self.session.analyse(&path, None);
             }
             let session = self.session.clone();
+            // The hints a setting changes (inlayHints.parameterNames) are asked for again only
+            // when told: VS Code otherwise kept the old ones until the next edit.
+            if session.caps().inlay_hint_refresh {
+                let client = session.client.clone();
+                tokio::spawn(async move {
+                    let _ = client.inlay_hint_refresh().await;
+                });
+            }
             tokio::spawn(async move { session.run_all().await });
         });
     }

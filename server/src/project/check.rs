@@ -232,8 +232,7 @@ pub fn check_case(
     let intent = match (to_run.kind, checks.intent) {
         (Some(kind), true) => {
             let results = reusable_results(kind, case, &steps);
-            let checked =
-                intent::check_case_reusing(kind, to_run.script, case, options, &results);
+            let checked = intent::check_case_reusing(kind, to_run.script, case, options, &results);
             CaseIntent {
                 misrouted: IntentFinding::from_checks(&checked),
                 unverified: IntentUnverified::from_checks(&checked),

@@ -10,11 +10,12 @@ use std::io::{self, Write};
 use kruise_lua_engine::steps::StepStatus;
 use serde_json::{Value, json};
 
+use crate::project::intent::IntentFinding;
 use crate::project::verdict::Note;
 
 use super::describe::{
-    Location, Report, ScriptReport, canonical_texts, case_error_location, case_warning_location, describe_diff,
-    diff_location, error_message, fail_location, step_error_location, step_number,
+    Location, Report, ScriptReport, canonical_texts, case_error_location, case_warning_location,
+    describe_diff, diff_location, error_message, fail_location, step_error_location, step_number,
 };
 
 /// The schema URI the standard publishes for 2.1.0 (errata 01), written as `$schema`.
@@ -76,6 +77,17 @@ pub struct Finding {
     /// None when the finding has no line (the file as a whole).
     pub region: Option<Region>,
     pub fix: Option<Fix>,
+    /// Other places the finding concerns (`relatedLocations`): for a misrouted step, the
+    /// script lines that wrote the routes that took the probes.
+    pub related: Vec<Related>,
+}
+
+/// A `relatedLocations` entry: a file's line and what it has to do with the result.
+#[derive(Debug, Clone)]
+pub struct Related {
+    pub file: String,
+    pub line: u32,
+    pub message: String,
 }
 
 /// Writes one SARIF log with one run holding `findings`, described by `rules` (every
@@ -171,6 +183,27 @@ fn result_json(finding: &Finding, rule_index: Option<usize>) -> Value {
     });
     if let Some(index) = rule_index {
         result["ruleIndex"] = json!(index);
+    }
+    if !finding.related.is_empty() {
+        let related: Vec<Value> = finding
+            .related
+            .iter()
+            .enumerate()
+            .map(|(id, related)| {
+                json!({
+                    "id": id,
+                    "physicalLocation": {
+                        "artifactLocation": artifact(&related.file),
+                        "region": region_json(Region {
+                            start_line: related.line,
+                            ..Region::default()
+                        }),
+                    },
+                    "message": { "text": related.message },
+                })
+            })
+            .collect();
+        result["relatedLocations"] = json!(related);
     }
     if let Some(fix) = &finding.fix {
         result["fixes"] = json!([{
@@ -328,6 +361,26 @@ pub fn check_rules() -> Vec<Rule> {
     ]
 }
 
+/// A misrouted step's related locations: each violation's script line, once per line.
+fn misrouted_related(script: &ScriptReport, finding: &IntentFinding) -> Vec<Related> {
+    let mut related: Vec<Related> = Vec::new();
+    for (i, violation) in finding.violations.iter().enumerate() {
+        let Some(line) = finding.script_line(i) else {
+            continue;
+        };
+        let line = script.file_line(line);
+        if related.iter().any(|r| r.line == line) {
+            continue;
+        }
+        related.push(Related {
+            file: script.path.clone(),
+            line,
+            message: format!("written here: {violation}"),
+        });
+    }
+    related
+}
+
 /// The results of a `check` run, at the places the other reports point at.
 pub fn check_findings(report: &Report) -> Vec<Finding> {
     let mut findings = note_findings(&report.notes);
@@ -349,6 +402,7 @@ fn check_finding(rule: &str, level: Level, location: &Location, message: String)
             ..Region::default()
         }),
         fix: None,
+        related: Vec::new(),
     }
 }
 
@@ -370,8 +424,12 @@ pub fn note_findings(notes: &[Note]) -> Vec<Finding> {
 /// The results of one script of a `check` run, in report order.
 pub fn script_findings(script: &ScriptReport) -> Vec<Finding> {
     let mut findings = Vec::new();
+    // Related locations of the next finding pushed (a misrouted step's script lines).
+    let related = std::cell::RefCell::new(Vec::new());
     let mut push = |rule: &str, level, location: &Location, message: String| {
-        findings.push(check_finding(rule, level, location, message))
+        let mut finding = check_finding(rule, level, location, message);
+        finding.related = related.take();
+        findings.push(finding)
     };
     {
         if let Some(reason) = &script.skipped {
@@ -459,11 +517,13 @@ pub fn script_findings(script: &ScriptReport) -> Vec<Finding> {
                     );
                 }
                 if let Some(finding) = case.intent_finding(step.index) {
+                    // The script lines that wrote the routes that took the probes.
+                    related.replace(misrouted_related(script, finding));
                     push(
                         "check/misrouted",
                         Level::Error,
                         &step_location,
-                        format!("{title}: {}", finding.message()),
+                        format!("{title}: {}", finding.message(script.place())),
                     );
                 }
                 if let Some(note) = case.intent_unverified(step.index) {
