@@ -670,6 +670,11 @@ mod tests {
                 },
                 replacement: "a\n\tb".to_string(),
             }),
+            related: vec![Related {
+                file: "x.lua".to_string(),
+                line: 4,
+                message: "written here".to_string(),
+            }],
         });
         for findings in [&[][..], &findings[..1], &findings[..]] {
             assert_eq!(streamed(&rules, findings), whole(&rules, findings));
