@@ -100,6 +100,7 @@ fn stream(args: &CheckArgs, filters: &[String], color: bool) -> Result<u8, Usage
         mode: args.mode.into(),
         shuffle: args.shuffle,
         intent: !args.no_intent,
+        parallel_steps: true,
     };
     let crd_code = report_crd_problems(schemas.as_ref());
     if args.format == Format::Json {
@@ -202,6 +203,7 @@ pub(crate) fn render(
         mode: args.mode.into(),
         shuffle: args.shuffle,
         intent: !args.no_intent,
+        parallel_steps: true,
     };
     let mut report = run(
         planned,

@@ -12,7 +12,6 @@ use std::sync::{Arc, Mutex};
 
 use kruise_lua_engine::discovery;
 use kruise_lua_engine::runner::{self, Mode, RunOptions};
-use kruise_lua_engine::script::ScriptKind;
 use kruise_lua_engine::steps::StepOutcome;
 use kruise_lua_engine::testcase::{self, CaseError, TestCase};
 use kruise_lua_engine::value::JsonValue;
@@ -23,10 +22,10 @@ use kruise_lua_engine::schema::SchemaSet;
 use super::documents::{Documents, FileStamp, disk_stamp};
 use super::project::{EmbeddedMap, ScriptId, ScriptTarget};
 use crate::project::MAX_ANALYSED_BYTES;
-use crate::project::check::CaseIntent;
+use crate::project::check::{self as check, CaseChecks, CaseToRun, Checks};
 use crate::project::intent::{IntentFinding, IntentUnverified};
 use crate::project::schema_check::{self, SchemaSubject};
-use crate::project::verdict::{CaseFacts, SchemaFinding, Verdict};
+use crate::project::verdict::{CaseFacts, Location, SchemaFinding, Verdict};
 
 /// One case file's outcome.
 #[derive(Debug, Clone)]
@@ -312,14 +311,32 @@ fn read_case(
     Some((path, text))
 }
 
-/// Runs every case of `input`, reusing `previous` outcomes of cases whose text and script did not
-/// change. Returns `None` as soon as `cancelled()` says the run is superseded.
+/// Runs every case of `input` in turn on this thread (see [`execute_with`]).
+#[cfg(test)]
 pub fn execute(
     input: RunInput,
     previous: Option<&ScriptResults>,
     mode: Mode,
     options: &RunOptions,
     cancelled: &(dyn Fn() -> bool + Sync),
+) -> Option<ScriptResults> {
+    execute_with(input, previous, mode, options, cancelled, false)
+}
+
+/// Runs every case of `input` through the shared case run ([`check::check_case`], as `check`
+/// runs it, without shuffled reruns; schemas are validated afterwards by
+/// [`ScriptResults::validate_schemas`], since reused outcomes are validated again), reusing
+/// `previous` outcomes of cases whose text and script did not change. With `parallel`, the
+/// cases and their steps are tasks of the current rayon pool; otherwise they run in turn on
+/// this thread (a one-thread lane: handing them to a pool only costs thread wake-ups).
+/// Returns `None` as soon as `cancelled()` says the run is superseded.
+pub fn execute_with(
+    input: RunInput,
+    previous: Option<&ScriptResults>,
+    mode: Mode,
+    options: &RunOptions,
+    cancelled: &(dyn Fn() -> bool + Sync),
+    parallel: bool,
 ) -> Option<ScriptResults> {
     let flavor = input.target.flavor();
     let same_script = previous.is_some_and(|p| p.source == input.source && p.mode == mode);
@@ -380,75 +397,78 @@ pub fn execute(
             }
         })
         .collect();
-    // Every step still to run, spread over the pool.
-    let todo: Vec<(usize, usize)> = cases
+    // Every case still to run (not reused, parsed, with steps).
+    let todo: Vec<usize> = cases
         .iter()
         .enumerate()
         .filter(|(_, c)| c.steps.is_empty() && !oversized)
-        .filter_map(|(i, c)| c.case.as_ref().ok().map(|case| (i, case.steps.len())))
-        .flat_map(|(i, n)| (0..n).map(move |step| (i, step)))
+        .filter(|(_, c)| c.case.as_ref().is_ok_and(|case| !case.steps.is_empty()))
+        .map(|(i, _)| i)
         .collect();
-    let outcomes: Vec<Option<(usize, StepOutcome)>> = todo
-        .par_iter()
-        .map(|&(i, step)| {
-            if cancelled() {
-                return None;
-            }
-            let case = cases[i].case.as_ref().ok()?;
-            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                kruise_lua_engine::steps::run_case_step(kruise_lua_engine::steps::StepToRun {
-                    script: &script,
-                    flavor,
-                    case,
-                    index: step,
-                    mode,
-                    options,
-                })
-            }))
-            .ok()?;
-            Some((i, outcome))
-        })
-        .collect();
-    // The intent check of every case that just ran (reused cases keep theirs).
-    let fresh: std::collections::HashSet<usize> = todo.iter().map(|&(i, _)| i).collect();
-    let kind = input.target.kind.clone().unwrap_or(ScriptKind::Custom {
-        group: String::new(),
-        kind: String::new(),
-    });
-    let intents: Vec<(usize, CaseIntent)> = cases
-        .par_iter()
-        .enumerate()
-        .filter(|(i, _)| fresh.contains(i))
-        .filter_map(|(i, c)| {
-            if cancelled() {
-                return None;
-            }
-            let case = c.case.as_ref().ok()?;
-            let findings = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                crate::project::check::intent_findings(&kind, &script, case, options)
-            }))
-            .ok()?;
-            Some((i, findings))
-        })
-        .collect();
-    if cancelled() || outcomes.iter().any(Option::is_none) {
+    let checks = Checks {
+        mode,
+        // The editor does not rerun cases in shuffled key order (a lighter setting of the
+        // same run).
+        shuffle: 0,
+        intent: true,
+        parallel_steps: parallel,
+    };
+    let subject = input
+        .target
+        .kind
+        .as_ref()
+        .map_or(SchemaSubject::IngressAnnotations, SchemaSubject::from);
+    let host = input.target.id.host().display().to_string();
+    let embedded = input.embedded;
+    let script_line = |lua_line: u32| Location {
+        file: host.clone(),
+        line: Some(match &embedded {
+            Some(map) => map.first_line as u32 + lua_line,
+            None => lua_line,
+        }),
+    };
+    let run = |i: &usize| -> Option<(usize, CaseChecks)> {
+        if cancelled() {
+            return None;
+        }
+        let case = cases[*i].case.as_ref().ok()?;
+        let case_path = cases[*i].path.display().to_string();
+        let to_run = CaseToRun {
+            script: &script,
+            flavor,
+            kind: input.target.kind.as_ref(),
+            subject: &subject,
+            case,
+            case_path: &case_path,
+            script_line: &script_line,
+        };
+        // A panic in one case ends the run without results (as a superseded one), never the
+        // server.
+        let checked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            check::check_case(&to_run, checks, options, None, cancelled)
+        }))
+        .ok()??;
+        Some((*i, checked))
+    };
+    let ran: Vec<Option<(usize, CaseChecks)>> = if parallel {
+        todo.par_iter().map(run).collect()
+    } else {
+        todo.iter().map(run).collect()
+    };
+    if cancelled() || ran.iter().any(Option::is_none) {
         return None;
     }
-    for (i, intent) in intents {
-        cases[i].misrouted = intent.misrouted;
-        cases[i].intent_unverified = intent.unverified;
-    }
-    for (i, outcome) in outcomes.into_iter().flatten() {
-        cases[i].steps.push(outcome);
-    }
-    for case in &mut cases {
-        case.steps.sort_by_key(|s| s.index);
+    for (i, checked) in ran.into_iter().flatten() {
+        let case = &mut cases[i];
+        case.steps = checked.steps;
+        case.misrouted = checked.intent.misrouted;
+        case.intent_unverified = checked.intent.unverified;
     }
     Some(ScriptResults {
         target: input.target,
         source: input.source,
         host_text: input.host_text,
-        embedded: input.embedded,
+        embedded,
         cases_error: input.cases_error,
         cases,
         mode,

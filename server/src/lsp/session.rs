@@ -19,7 +19,9 @@ use super::diagnostics::run_diagnostics;
 use super::documents::{Documents, path_uri};
 use super::lua;
 use super::project::{self, DocKind, ScriptId, ScriptTarget};
-use super::runs::{QUICK_PASS, RunSlots, Scheduler, ScriptResults, Slot, Ticket, execute, gather};
+use super::runs::{
+    QUICK_PASS, RunSlots, Scheduler, ScriptResults, Slot, Ticket, execute_with, gather,
+};
 use super::schemas::SchemaCache;
 use crate::analysis::{LintConfig, SpecSchema, SpecShape, infer_spec_shape};
 use kruise_lua_engine::script::ScriptKind;
@@ -483,14 +485,18 @@ impl Session {
         // What the last run said belongs to an older text from now on; if the new run takes a
         // while (a runaway script, a long queue), the client is told so.
         self.store().mark_stale(&target.id);
-        let watched = self.clone();
-        let watched_id = target.id.clone();
-        tokio::spawn(async move {
-            tokio::time::sleep(STALE_NOTICE_AFTER).await;
-            watched
-                .publish_with(|store| store.stale_lists(&watched_id))
-                .await;
-        });
+        // Only a script whose last run said something has lists to mark (a cold start's
+        // thousands of first runs have none, and each notice takes the publishing lock).
+        if self.results_for(&target.id).is_some() {
+            let watched = self.clone();
+            let watched_id = target.id.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(STALE_NOTICE_AFTER).await;
+                watched
+                    .publish_with(|store| store.stale_lists(&watched_id))
+                    .await;
+            });
+        }
         let foreground = self.is_foreground(&target);
         let session = self.clone();
         tokio::spawn(async move {
@@ -627,15 +633,24 @@ impl Session {
                 },
                 ..RunOptions::default()
             };
-            let results = pool.install(|| {
-                execute(
+            // A lane of one thread runs the cases on this (blocking) thread: handing them to
+            // its pool would only add two thread wake-ups per run (at a cold start, most of
+            // the server's CPU time went to such hand-overs, one per script).
+            let run = |parallel| {
+                execute_with(
                     input,
                     previous.as_deref(),
                     settings.mode,
                     &options,
                     &cancelled,
+                    parallel,
                 )
-            });
+            };
+            let results = if pool.current_num_threads() > 1 {
+                pool.install(|| run(true))
+            } else {
+                run(false)
+            };
             Ok(results.map(|mut r| {
                 // The CRDs of the script's root, read once (here, off the async threads). A
                 // ConfigMap's script belongs to the tree that holds its cases.

@@ -29,6 +29,8 @@ pub enum Ending {
 /// growing memory.
 const OUTPUT_QUEUE: usize = 256;
 const PIPE_BYTES: usize = 1 << 20;
+/// At most this much queued output is gathered into one write (one frame may be larger).
+const WRITE_BATCH_BYTES: usize = 1 << 20;
 
 /// Serves the language server on `input`/`output` until `exit` or the end of the input, with
 /// the default message limits.
@@ -178,8 +180,18 @@ async fn relay_service_output(
 
 async fn write_frames<O: AsyncWrite + Unpin>(mut output: O, mut bodies: mpsc::Receiver<Vec<u8>>) {
     while let Some(body) = bodies.recv().await {
+        // The frames already queued go out in one write: each write and flush of tokio's
+        // stdout is a hand-over to a blocking thread, and a cold start of a large workspace
+        // queues thousands of diagnostics at once (most of the server's time went to those
+        // thread wake-ups). Bounded, so a huge burst still goes out in pieces.
+        let mut frames = framing::frame(&body);
+        while frames.len() < WRITE_BATCH_BYTES
+            && let Ok(next) = bodies.try_recv()
+        {
+            frames.extend_from_slice(&framing::frame(&next));
+        }
         let written = async {
-            output.write_all(&framing::frame(&body)).await?;
+            output.write_all(&frames).await?;
             output.flush().await
         };
         if let Err(e) = written.await {

@@ -13,7 +13,7 @@ use kruise_lua_engine::intent;
 use kruise_lua_engine::json::KeyOrder;
 use kruise_lua_engine::runner::{Mode, RunOptions, Script};
 use kruise_lua_engine::schema::SchemaSet;
-use kruise_lua_engine::script::ScriptKind;
+use kruise_lua_engine::script::{ScriptFlavor, ScriptKind};
 use kruise_lua_engine::steps::{
     CaseOutcome, StepOutcome, StepToRun, diff_canonical, format_path, run_case_step, short_value,
 };
@@ -21,9 +21,11 @@ use kruise_lua_engine::testcase::{CaseError, TestCase, parse_case};
 use rayon::prelude::*;
 
 use super::intent::{IntentFinding, IntentUnverified};
-use super::schema_check;
+use super::schema_check::{self, SchemaSubject};
 use super::targets::{Job, Planned};
-use super::verdict::{CaseReport, Location, OrderFinding, Report, ScriptReport, Verdict};
+use super::verdict::{
+    CaseReport, Location, OrderFinding, Report, SchemaFinding, ScriptReport, Verdict,
+};
 use crate::analysis::{self, LintConfig};
 
 /// What a run checks besides the expected results.
@@ -34,6 +36,9 @@ pub struct Checks {
     pub shuffle: u32,
     /// Whether to run the intent check (`--no-intent` turns it off).
     pub intent: bool,
+    /// Whether a case's steps (and shuffled reruns) run as tasks of the current rayon pool;
+    /// the editor's one-thread lanes run them in turn on the run's own thread instead.
+    pub parallel_steps: bool,
 }
 
 /// Runs every job in parallel and assembles the report in plan order; with `schemas`, each
@@ -111,7 +116,6 @@ fn run_job(
     options: &RunOptions,
     schemas: Option<&SchemaSet>,
 ) -> CaseReport {
-    let Checks { mode, shuffle, .. } = checks;
     let failed = |error: CaseError| CaseReport {
         path: job.path.clone(),
         outcome: CaseOutcome {
@@ -142,50 +146,112 @@ fn run_job(
             schema: Vec::new(),
         };
     }
-    let outcome = CaseOutcome {
-        case_error: None,
-        warnings: case.warnings.clone(),
-        steps: run_steps(plan, &case, mode, options),
+    let locate = |lua_line: u32| Location {
+        file: plan.header.path.clone(),
+        line: Some(plan.header.file_line(lua_line)),
     };
-    let order_dependent = if shuffle > 0 {
-        order_findings(plan, &case, &outcome, mode, options, shuffle)
+    let to_run = CaseToRun {
+        script: &plan.script,
+        flavor: plan.flavor,
+        kind: plan.kind.as_ref(),
+        subject: &plan.subject,
+        case: &case,
+        case_path: &job.path,
+        script_line: &locate,
+    };
+    let Some(checked) = check_case(&to_run, checks, options, schemas, &|| false) else {
+        unreachable!("a run nobody cancels always ends");
+    };
+    // The result keeps what front ends show (statuses, texts, diffs, findings): the `obj` each
+    // step handed the script is the biggest part of a step's outcome and nothing shows it.
+    let mut steps = checked.steps;
+    for step in &mut steps {
+        step.obj = Default::default();
+    }
+    CaseReport {
+        path: job.path.clone(),
+        outcome: CaseOutcome {
+            case_error: None,
+            warnings: case.warnings.clone(),
+            steps,
+        },
+        order_dependent: checked.order_dependent,
+        misrouted: checked.intent.misrouted,
+        intent_unverified: checked.intent.unverified,
+        schema: checked.schema,
+    }
+}
+
+/// A parsed case (with at least one step) and what it runs against: what [`check_case`] needs,
+/// whichever front end holds the script and the case.
+pub struct CaseToRun<'a> {
+    pub script: &'a Script,
+    pub flavor: ScriptFlavor,
+    /// What the script routes (`None`: no intent check).
+    pub kind: Option<&'a ScriptKind>,
+    /// What its results are validated as.
+    pub subject: &'a SchemaSubject,
+    pub case: &'a TestCase,
+    /// The case file as reports name it (schema findings point into it).
+    pub case_path: &'a str,
+    /// Where a line of the script is (order findings point at its `pairs()` loops).
+    pub script_line: &'a (dyn Fn(u32) -> Location + Sync),
+}
+
+/// What running a case found: each step's outcome in step order and the checks' findings.
+#[derive(Debug, Clone)]
+pub struct CaseChecks {
+    pub steps: Vec<StepOutcome>,
+    pub order_dependent: Vec<OrderFinding>,
+    pub intent: CaseIntent,
+    pub schema: Vec<SchemaFinding>,
+}
+
+/// Runs a case the one way every front end runs it: each step through the engine, the intent
+/// check (reusing those step results where the controller would see the same), schema
+/// validation of each step's output and expectation (with `schemas`), and `checks.shuffle`
+/// reruns in shuffled key order. `None` as soon as `cancelled()` says the run is superseded
+/// (asked between steps; `check` never cancels).
+pub fn check_case(
+    to_run: &CaseToRun,
+    checks: Checks,
+    options: &RunOptions,
+    schemas: Option<&SchemaSet>,
+    cancelled: &(dyn Fn() -> bool + Sync),
+) -> Option<CaseChecks> {
+    let case = to_run.case;
+    let steps = run_steps(to_run, checks, options, cancelled)?;
+    let order_dependent = if checks.shuffle > 0 {
+        order_findings(to_run, &steps, checks, options)
     } else {
         Vec::new()
     };
-    let CaseIntent {
-        misrouted,
-        unverified: intent_unverified,
-    } = match (&plan.kind, checks.intent) {
+    if cancelled() {
+        return None;
+    }
+    let intent = match (to_run.kind, checks.intent) {
         (Some(kind), true) => {
-            let results = reusable_results(kind, &case, &outcome.steps);
-            let checks = intent::check_case_reusing(kind, &plan.script, &case, options, &results);
+            let results = reusable_results(kind, case, &steps);
+            let checked = intent::check_case_reusing(kind, to_run.script, case, options, &results);
             CaseIntent {
-                misrouted: IntentFinding::from_checks(&checks),
-                unverified: IntentUnverified::from_checks(&checks),
+                misrouted: IntentFinding::from_checks(&checked),
+                unverified: IntentUnverified::from_checks(&checked),
             }
         }
         _ => CaseIntent::default(),
     };
     let schema = match schemas {
         Some(schemas) => {
-            schema_check::case_findings(schemas, &plan.subject, &case, &job.path, &outcome.steps)
+            schema_check::case_findings(schemas, to_run.subject, case, to_run.case_path, &steps)
         }
         None => Vec::new(),
     };
-    // The result keeps what front ends show (statuses, texts, diffs, findings): the `obj` each
-    // step handed the script is the biggest part of a step's outcome and nothing shows it.
-    let mut outcome = outcome;
-    for step in &mut outcome.steps {
-        step.obj = Default::default();
-    }
-    CaseReport {
-        path: job.path.clone(),
-        outcome,
+    Some(CaseChecks {
+        steps,
         order_dependent,
-        misrouted,
-        intent_unverified,
+        intent,
         schema,
-    }
+    })
 }
 
 /// What each step of a custom-provider script returned, from the run `check` just did, for the
@@ -271,26 +337,33 @@ fn no_steps(case: &TestCase) -> CaseOutcome {
     }
 }
 
-/// Runs every step of a case, each as its own task (a fresh Lua state per step).
+/// Runs every step of a case (a fresh or rewound Lua state per step): each as its own task
+/// with `checks.parallel_steps`, else in turn on this thread. `None` when cancelled.
 fn run_steps(
-    plan: &Planned,
-    case: &TestCase,
-    mode: Mode,
+    to_run: &CaseToRun,
+    checks: Checks,
     options: &RunOptions,
-) -> Vec<StepOutcome> {
-    (0..case.steps.len())
-        .into_par_iter()
-        .map(|index| {
-            run_case_step(StepToRun {
-                script: &plan.script,
-                flavor: plan.flavor,
-                case,
-                index,
-                mode,
-                options,
-            })
-        })
-        .collect()
+    cancelled: &(dyn Fn() -> bool + Sync),
+) -> Option<Vec<StepOutcome>> {
+    let step = |index: usize| {
+        if cancelled() {
+            return None;
+        }
+        Some(run_case_step(StepToRun {
+            script: to_run.script,
+            flavor: to_run.flavor,
+            case: to_run.case,
+            index,
+            mode: checks.mode,
+            options,
+        }))
+    };
+    let count = to_run.case.steps.len();
+    if checks.parallel_steps {
+        (0..count).into_par_iter().map(step).collect()
+    } else {
+        (0..count).map(step).collect()
+    }
 }
 
 /// What must stay the same across key orders for a step to be deterministic.
@@ -309,27 +382,28 @@ fn step_results(steps: &[StepOutcome]) -> Vec<StepResult> {
         .collect()
 }
 
-/// Reruns the case `runs` times with shuffled key orders and reports steps whose result
-/// differs from the sorted-order run.
+/// Reruns the case `checks.shuffle` times with shuffled key orders and reports steps whose
+/// result differs from the sorted-order run.
 fn order_findings(
-    plan: &Planned,
-    case: &TestCase,
-    base: &CaseOutcome,
-    mode: Mode,
+    to_run: &CaseToRun,
+    base: &[StepOutcome],
+    checks: Checks,
     options: &RunOptions,
-    runs: u32,
 ) -> Vec<OrderFinding> {
-    let reruns: Vec<Vec<StepResult>> = (0..runs)
-        .into_par_iter()
-        .map(|run| {
-            let options = RunOptions {
-                key_order: KeyOrder::Shuffled(shuffle_seed(run)),
-                ..*options
-            };
-            step_results(&run_steps(plan, case, mode, &options))
-        })
-        .collect();
-    let base_results = step_results(&base.steps);
+    let rerun = |run: u32| {
+        let options = RunOptions {
+            key_order: KeyOrder::Shuffled(shuffle_seed(run)),
+            ..*options
+        };
+        let steps = run_steps(to_run, checks, &options, &|| false).unwrap_or_default();
+        step_results(&steps)
+    };
+    let reruns: Vec<Vec<StepResult>> = if checks.parallel_steps {
+        (0..checks.shuffle).into_par_iter().map(rerun).collect()
+    } else {
+        (0..checks.shuffle).map(rerun).collect()
+    };
+    let base_results = step_results(base);
     let mut findings = Vec::new();
     // Located once per case, and only when some step turns out order-dependent.
     let mut calls: Option<Vec<Location>> = None;
@@ -346,11 +420,11 @@ fn order_findings(
         }
         if let Some(sample) = sample {
             findings.push(OrderFinding {
-                step: base.steps[index].index,
+                step: base[index].index,
                 distinct: distinct.len(),
                 runs: reruns.len() + 1,
                 sample,
-                pairs_calls: calls.get_or_insert_with(|| pairs_calls(plan, case)).clone(),
+                pairs_calls: calls.get_or_insert_with(|| pairs_calls(to_run)).clone(),
             });
         }
     }
@@ -392,9 +466,10 @@ fn describe_difference(sorted: &StepResult, other: &StepResult) -> String {
 /// Where the script loops with `pairs()` in a way whose order can reach its result (the
 /// KL005 lint's findings, with the shape of the case's specs as the language server gives
 /// it), mapped to the script's file and line.
-fn pairs_calls(plan: &Planned, case: &TestCase) -> Vec<Location> {
-    let source = plan.script.source();
-    let specs: Vec<_> = case
+fn pairs_calls(to_run: &CaseToRun) -> Vec<Location> {
+    let source = to_run.script.source();
+    let specs: Vec<_> = to_run
+        .case
         .steps
         .iter()
         .filter_map(|step| step.obj.data.spec.clone())
@@ -402,7 +477,7 @@ fn pairs_calls(plan: &Planned, case: &TestCase) -> Vec<Location> {
     let shape = (!specs.is_empty()).then(|| analysis::infer_spec_shape(&specs));
     let analysis = analysis::analyze_script(
         source,
-        plan.flavor,
+        to_run.flavor,
         &LintConfig::default(),
         shape.as_ref(),
         None,
@@ -414,10 +489,7 @@ fn pairs_calls(plan: &Planned, case: &TestCase) -> Vec<Location> {
         .map(|diagnostic| {
             let before = &source[..diagnostic.range.start.min(source.len())];
             let lua_line = before.matches('\n').count() as u32 + 1;
-            Location {
-                file: plan.header.path.clone(),
-                line: Some(plan.header.file_line(lua_line)),
-            }
+            (to_run.script_line)(lua_line)
         })
         .collect()
 }

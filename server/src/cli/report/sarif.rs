@@ -11,6 +11,7 @@ use kruise_lua_engine::steps::StepStatus;
 use serde_json::{Value, json};
 
 use crate::project::intent::IntentFinding;
+use crate::project::verdict::Note;
 
 use super::describe::{
     Location, Report, ScriptReport, canonical_texts, case_error_location, case_warning_location,
@@ -92,59 +93,135 @@ pub struct Related {
 /// Writes one SARIF log with one run holding `findings`, described by `rules` (every
 /// finding's rule must be among them).
 pub fn write_log(rules: &[Rule], findings: &[Finding], out: &mut dyn Write) -> io::Result<()> {
-    let rule_index = |id: &str| rules.iter().position(|rule| rule.id == id);
-    let results: Vec<Value> = findings
-        .iter()
-        .map(|finding| {
-            let mut physical = json!({ "artifactLocation": artifact(&finding.file) });
-            if let Some(region) = finding.region {
-                physical["region"] = region_json(region);
-            }
-            let mut result = json!({
-                "ruleId": finding.rule_id,
-                "level": finding.level.as_str(),
-                "message": { "text": finding.message },
-                "locations": [{ "physicalLocation": physical }],
-            });
-            if let Some(index) = rule_index(&finding.rule_id) {
-                result["ruleIndex"] = json!(index);
-            }
-            if !finding.related.is_empty() {
-                let related: Vec<Value> = finding
-                    .related
-                    .iter()
-                    .enumerate()
-                    .map(|(id, related)| {
-                        json!({
-                            "id": id,
-                            "physicalLocation": {
-                                "artifactLocation": artifact(&related.file),
-                                "region": region_json(Region {
-                                    start_line: related.line,
-                                    ..Region::default()
-                                }),
-                            },
-                            "message": { "text": related.message },
-                        })
-                    })
-                    .collect();
-                result["relatedLocations"] = json!(related);
-            }
-            if let Some(fix) = &finding.fix {
-                result["fixes"] = json!([{
-                    "description": { "text": fix.description },
-                    "artifactChanges": [{
-                        "artifactLocation": artifact(&finding.file),
-                        "replacements": [{
-                            "deletedRegion": region_json(fix.region),
-                            "insertedContent": { "text": fix.replacement },
-                        }],
-                    }],
-                }]);
-            }
-            result
+    let mut log = LogWriter::begin(rules, out)?;
+    for finding in findings {
+        log.result(finding, out)?;
+    }
+    log.end(out)
+}
+
+/// A SARIF log written while its results arrive: the document around the run's `results`
+/// array is written first (up to the array) and last (after it), each result as it comes, so
+/// a report holds one script's results at a time, not the whole log. The text is exactly
+/// what `serde_json::to_writer_pretty` writes for the whole document.
+pub struct LogWriter {
+    rule_ids: Vec<String>,
+    /// The indentation of the `"results"` line (the array's closing bracket goes there).
+    indent: String,
+    /// What follows the results array, to the end of the document.
+    suffix: String,
+    any: bool,
+}
+
+impl LogWriter {
+    /// Writes the log up to its results array.
+    pub fn begin(rules: &[Rule], out: &mut dyn Write) -> io::Result<LogWriter> {
+        // The document with a marker where the results go, written as a whole once, then cut
+        // at the marker: the text around the results is serde_json's own, whatever its key
+        // order and layout.
+        const MARKER: &str = "\u{1}kruise-lua sarif results\u{1}";
+        let skeleton = serde_json::to_string_pretty(&log_json(rules, json!(MARKER)))?;
+        let marker = serde_json::to_string(MARKER)?;
+        let at = skeleton
+            .find(&marker)
+            .expect("the marker is in the skeleton it was put in");
+        let (prefix, rest) = skeleton.split_at(at);
+        let line_start = prefix.rfind('\n').map_or(0, |newline| newline + 1);
+        let indent: String = prefix[line_start..]
+            .chars()
+            .take_while(|c| *c == ' ')
+            .collect();
+        out.write_all(prefix.as_bytes())?;
+        Ok(LogWriter {
+            rule_ids: rules.iter().map(|rule| rule.id.clone()).collect(),
+            indent,
+            suffix: rest[marker.len()..].to_string(),
+            any: false,
         })
-        .collect();
+    }
+
+    /// Writes one result.
+    pub fn result(&mut self, finding: &Finding, out: &mut dyn Write) -> io::Result<()> {
+        let index = self.rule_ids.iter().position(|id| *id == finding.rule_id);
+        let text = serde_json::to_string_pretty(&result_json(finding, index))?;
+        out.write_all(if self.any { b",\n" } else { b"[\n" })?;
+        self.any = true;
+        // A pretty-printed value at the array's depth: every line one level in (a JSON
+        // string never holds a raw line break, so lines are the printer's own).
+        for (n, line) in text.split('\n').enumerate() {
+            if n > 0 {
+                out.write_all(b"\n")?;
+            }
+            write!(out, "{}  {line}", self.indent)?;
+        }
+        Ok(())
+    }
+
+    /// Closes the results array and the document.
+    pub fn end(self, out: &mut dyn Write) -> io::Result<()> {
+        if self.any {
+            write!(out, "\n{}]", self.indent)?;
+        } else {
+            out.write_all(b"[]")?;
+        }
+        out.write_all(self.suffix.as_bytes())?;
+        writeln!(out)
+    }
+}
+
+/// One result's JSON (`ruleIndex` when its rule is listed).
+fn result_json(finding: &Finding, rule_index: Option<usize>) -> Value {
+    let mut physical = json!({ "artifactLocation": artifact(&finding.file) });
+    if let Some(region) = finding.region {
+        physical["region"] = region_json(region);
+    }
+    let mut result = json!({
+        "ruleId": finding.rule_id,
+        "level": finding.level.as_str(),
+        "message": { "text": finding.message },
+        "locations": [{ "physicalLocation": physical }],
+    });
+    if let Some(index) = rule_index {
+        result["ruleIndex"] = json!(index);
+    }
+    if !finding.related.is_empty() {
+        let related: Vec<Value> = finding
+            .related
+            .iter()
+            .enumerate()
+            .map(|(id, related)| {
+                json!({
+                    "id": id,
+                    "physicalLocation": {
+                        "artifactLocation": artifact(&related.file),
+                        "region": region_json(Region {
+                            start_line: related.line,
+                            ..Region::default()
+                        }),
+                    },
+                    "message": { "text": related.message },
+                })
+            })
+            .collect();
+        result["relatedLocations"] = json!(related);
+    }
+    if let Some(fix) = &finding.fix {
+        result["fixes"] = json!([{
+            "description": { "text": fix.description },
+            "artifactChanges": [{
+                "artifactLocation": artifact(&finding.file),
+                "replacements": [{
+                    "deletedRegion": region_json(fix.region),
+                    "insertedContent": { "text": fix.replacement },
+                }],
+            }],
+        }]);
+    }
+    result
+}
+
+/// The whole log with `results` as the run's results.
+fn log_json(rules: &[Rule], results: Value) -> Value {
     let rules: Vec<Value> = rules
         .iter()
         .map(|rule| {
@@ -156,7 +233,7 @@ pub fn write_log(rules: &[Rule], findings: &[Finding], out: &mut dyn Write) -> i
             })
         })
         .collect();
-    let log = json!({
+    json!({
         "$schema": SCHEMA_URI,
         "version": "2.1.0",
         "runs": [{
@@ -169,9 +246,7 @@ pub fn write_log(rules: &[Rule], findings: &[Finding], out: &mut dyn Write) -> i
             "columnKind": "unicodeCodePoints",
             "results": results,
         }],
-    });
-    serde_json::to_writer_pretty(&mut *out, &log)?;
-    writeln!(out)
+    })
 }
 
 /// An `artifactLocation` for a display path: relative paths stay relative (GitHub resolves
@@ -286,7 +361,6 @@ pub fn check_rules() -> Vec<Rule> {
     ]
 }
 
-/// The results of a `check` run, at the places the other reports point at.
 /// A misrouted step's related locations: each violation's script line, once per line.
 fn misrouted_related(script: &ScriptReport, finding: &IntentFinding) -> Vec<Related> {
     let mut related: Vec<Related> = Vec::new();
@@ -307,33 +381,57 @@ fn misrouted_related(script: &ScriptReport, finding: &IntentFinding) -> Vec<Rela
     related
 }
 
+/// The results of a `check` run, at the places the other reports point at.
 pub fn check_findings(report: &Report) -> Vec<Finding> {
+    let mut findings = note_findings(&report.notes);
+    for script in &report.scripts {
+        findings.extend(script_findings(script));
+    }
+    findings
+}
+
+/// A finding of `check` at `location` (its line, when it has one).
+fn check_finding(rule: &str, level: Level, location: &Location, message: String) -> Finding {
+    Finding {
+        rule_id: rule.to_string(),
+        level,
+        message,
+        file: location.file.clone(),
+        region: location.line.filter(|line| *line > 0).map(|line| Region {
+            start_line: line,
+            ..Region::default()
+        }),
+        fix: None,
+        related: Vec::new(),
+    }
+}
+
+/// The remarks about the inputs themselves (they open the results).
+pub fn note_findings(notes: &[Note]) -> Vec<Finding> {
+    notes
+        .iter()
+        .map(|note| {
+            check_finding(
+                "check/warning",
+                Level::Warning,
+                &note.location,
+                note.message.clone(),
+            )
+        })
+        .collect()
+}
+
+/// The results of one script of a `check` run, in report order.
+pub fn script_findings(script: &ScriptReport) -> Vec<Finding> {
     let mut findings = Vec::new();
     // Related locations of the next finding pushed (a misrouted step's script lines).
     let related = std::cell::RefCell::new(Vec::new());
     let mut push = |rule: &str, level, location: &Location, message: String| {
-        findings.push(Finding {
-            rule_id: rule.to_string(),
-            level,
-            message,
-            file: location.file.clone(),
-            region: location.line.filter(|line| *line > 0).map(|line| Region {
-                start_line: line,
-                ..Region::default()
-            }),
-            fix: None,
-            related: related.take(),
-        })
+        let mut finding = check_finding(rule, level, location, message);
+        finding.related = related.take();
+        findings.push(finding)
     };
-    for note in &report.notes {
-        push(
-            "check/warning",
-            Level::Warning,
-            &note.location,
-            note.message.clone(),
-        );
-    }
-    for script in &report.scripts {
+    {
         if let Some(reason) = &script.skipped {
             let location = Location {
                 file: script.path.clone(),
@@ -526,6 +624,62 @@ mod tests {
             .collect();
         assert!(texts.iter().any(|t| t.contains(" step 1")), "{texts:#?}");
         assert!(!texts.iter().any(|t| t.contains(" step 0")), "{texts:#?}");
+    }
+
+    /// The log written around its results, a result at a time, reads byte for byte as
+    /// serde_json's pretty text of the whole document (what `write_log` wrote before it
+    /// streamed): with no result, with the check fixture's results, and with a fix.
+    #[test]
+    fn a_streamed_log_is_the_whole_document_pretty_printed() {
+        let whole = |rules: &[Rule], findings: &[Finding]| {
+            let results: Vec<Value> = findings
+                .iter()
+                .map(|finding| {
+                    let index = rules.iter().position(|rule| rule.id == finding.rule_id);
+                    result_json(finding, index)
+                })
+                .collect();
+            let mut out = serde_json::to_vec_pretty(&log_json(rules, json!(results))).unwrap();
+            out.push(b'\n');
+            String::from_utf8(out).unwrap()
+        };
+        let streamed = |rules: &[Rule], findings: &[Finding]| {
+            let mut out = Vec::new();
+            write_log(rules, findings, &mut out).unwrap();
+            String::from_utf8(out).unwrap()
+        };
+        let rules = check_rules();
+        let mut findings = check_findings(&fixtures::report());
+        assert!(findings.len() > 3);
+        findings.push(Finding {
+            rule_id: "KL999".to_string(),
+            level: Level::Note,
+            message: "a \"quoted\"\nmessage".to_string(),
+            file: "/abs/x y.lua".to_string(),
+            region: Some(Region {
+                start_line: 2,
+                start_column: Some(3),
+                end_line: Some(2),
+                end_column: Some(9),
+            }),
+            fix: Some(Fix {
+                description: "replace".to_string(),
+                region: Region {
+                    start_line: 2,
+                    ..Region::default()
+                },
+                replacement: "a\n\tb".to_string(),
+            }),
+            related: vec![Related {
+                file: "x.lua".to_string(),
+                line: 4,
+                message: "written here".to_string(),
+            }],
+        });
+        for findings in [&[][..], &findings[..1], &findings[..]] {
+            assert_eq!(streamed(&rules, findings), whole(&rules, findings));
+        }
+        assert_eq!(streamed(&[], &[]), whole(&[], &[]));
     }
 
     #[test]

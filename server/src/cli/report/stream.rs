@@ -1,12 +1,13 @@
 //! `check`'s report written while the cases run, a script at a time, for the formats whose
 //! output is a sequence (human, json, github): each script is printed as soon as it and every
 //! script before it are done, then dropped, so memory holds a batch of scripts, not the whole
-//! report. JUnit (its totals open the document) and SARIF (one JSON document) are written whole.
+//! report. SARIF is one JSON document, written around its results array as they come
+//! ([`sarif::LogWriter`]); JUnit (its totals open the document) is written whole.
 
 use std::io::{self, Write};
 
 use super::describe::{ScriptReport, Summary};
-use super::{Format, github, human, json};
+use super::{Format, github, human, json, sarif};
 use crate::project::verdict::Note;
 
 /// A report being written.
@@ -16,12 +17,17 @@ pub struct ReportStream<'a> {
     out: &'a mut dyn Write,
     summary: Summary,
     any_script: bool,
+    /// The SARIF log being written (`--format sarif`).
+    sarif: Option<sarif::LogWriter>,
 }
 
 impl<'a> ReportStream<'a> {
     /// Whether `format` can be written a script at a time.
     pub fn streams(format: Format) -> bool {
-        matches!(format, Format::Human | Format::Json | Format::Github)
+        matches!(
+            format,
+            Format::Human | Format::Json | Format::Github | Format::Sarif
+        )
     }
 
     /// Starts the report (`format` must stream): the remarks about the inputs come first.
@@ -32,9 +38,17 @@ impl<'a> ReportStream<'a> {
         out: &'a mut dyn Write,
     ) -> io::Result<ReportStream<'a>> {
         debug_assert!(Self::streams(format));
+        let mut log = None;
         match format {
             Format::Human => human::begin(notes, color, out)?,
             Format::Github => github::begin(notes, out)?,
+            Format::Sarif => {
+                let mut writer = sarif::LogWriter::begin(&sarif::check_rules(), out)?;
+                for finding in sarif::note_findings(notes) {
+                    writer.result(&finding, out)?;
+                }
+                log = Some(writer);
+            }
             _ => {}
         }
         let mut summary = Summary::default();
@@ -45,6 +59,7 @@ impl<'a> ReportStream<'a> {
             out,
             summary,
             any_script: false,
+            sarif: log,
         })
     }
 
@@ -52,9 +67,15 @@ impl<'a> ReportStream<'a> {
     pub fn script(&mut self, script: &ScriptReport) -> io::Result<()> {
         self.summary.add_script(script);
         self.any_script = true;
-        match self.format {
-            Format::Human => human::script_part(script, self.color, self.out),
-            Format::Github => github::script_part(script, self.out),
+        match (self.format, &mut self.sarif) {
+            (Format::Human, _) => human::script_part(script, self.color, self.out),
+            (Format::Github, _) => github::script_part(script, self.out),
+            (_, Some(log)) => {
+                for finding in sarif::script_findings(script) {
+                    log.result(&finding, self.out)?;
+                }
+                Ok(())
+            }
             _ => json::script_part(script, self.out),
         }
     }
@@ -72,6 +93,9 @@ impl<'a> ReportStream<'a> {
             Format::Github => github::end(&self.summary, self.out)?,
             _ => {}
         }
+        if let Some(log) = self.sarif {
+            log.end(self.out)?;
+        }
         self.out.flush()?;
         Ok(self.summary)
     }
@@ -86,7 +110,7 @@ mod tests {
     #[test]
     fn a_streamed_report_reads_as_the_whole_one() {
         let report = fixtures::report();
-        for format in [Format::Human, Format::Json, Format::Github] {
+        for format in [Format::Human, Format::Json, Format::Github, Format::Sarif] {
             let mut whole = Vec::new();
             super::super::write(&report, format, false, &mut whole).unwrap();
             let mut streamed = Vec::new();
