@@ -218,29 +218,65 @@ fn match_selects(m: &HttpRouteMatch, request: &Request, reading: Reading) -> boo
     headers_hold && query_holds
 }
 
-/// A request `m` selects, built on `base`, and variants that each lack one of its conditions.
-fn match_probes(m: &HttpRouteMatch, base: &Request, values_ignore_case: bool) -> Vec<Request> {
-    let sample = |match_type: Option<&str>, value: &str| match match_type {
-        Some("RegularExpression") => sample_match(value),
-        _ => Some(value.to_owned()),
-    };
-    let mut hit = base.clone();
-    if let Some(path) = &m.path
-        && let Some(sampled) = sample(
-            path.match_type.as_deref(),
-            path.value.as_deref().unwrap_or("/"),
-        )
-    {
-        hit.path = sampled;
-    }
-    for header in m.headers.iter().flatten() {
-        if let Some(value) = sample(header.match_type.as_deref(), &header.value) {
-            hit.headers.insert(header.name.to_ascii_lowercase(), value);
+/// The values a step match's conditions are probed with: a sample each condition selects
+/// (`None` when no sample of a regex was found), computed once per match rather than once per
+/// base request (sampling a regex tries several candidates, each a regex match).
+struct MatchSamples {
+    path: Option<String>,
+    headers: Vec<Option<String>>,
+    query: Vec<Option<String>>,
+}
+
+impl MatchSamples {
+    fn of(m: &HttpRouteMatch) -> MatchSamples {
+        let sample = |match_type: Option<&str>, value: &str| match match_type {
+            Some("RegularExpression") => sample_match(value),
+            _ => Some(value.to_owned()),
+        };
+        MatchSamples {
+            path: m.path.as_ref().and_then(|path| {
+                sample(
+                    path.match_type.as_deref(),
+                    path.value.as_deref().unwrap_or("/"),
+                )
+            }),
+            headers: m
+                .headers
+                .iter()
+                .flatten()
+                .map(|h| sample(h.match_type.as_deref(), &h.value))
+                .collect(),
+            query: m
+                .query_params
+                .iter()
+                .flatten()
+                .map(|q| sample(q.match_type.as_deref(), &q.value))
+                .collect(),
         }
     }
-    for param in m.query_params.iter().flatten() {
-        if let Some(value) = sample(param.match_type.as_deref(), &param.value) {
-            hit.query.insert(param.name.clone(), value);
+}
+
+/// A request `m` selects, built on `base`, and variants that each lack one of its conditions
+/// (`samples` is [`MatchSamples::of`] `m`).
+fn match_probes(
+    m: &HttpRouteMatch,
+    samples: &MatchSamples,
+    base: &Request,
+    values_ignore_case: bool,
+) -> Vec<Request> {
+    let mut hit = base.clone();
+    if let Some(sampled) = &samples.path {
+        hit.path = sampled.clone();
+    }
+    for (header, sampled) in m.headers.iter().flatten().zip(&samples.headers) {
+        if let Some(value) = sampled {
+            hit.headers
+                .insert(header.name.to_ascii_lowercase(), value.clone());
+        }
+    }
+    for (param, sampled) in m.query_params.iter().flatten().zip(&samples.query) {
+        if let Some(value) = sampled {
+            hit.query.insert(param.name.clone(), value.clone());
         }
     }
     let mut variants = vec![hit.clone()];
@@ -375,8 +411,9 @@ pub fn probes(
     let base: Vec<Request> = base.into_iter().take(MAX_BASE_PROBES).collect();
     let mut all: BTreeSet<Request> = base.iter().cloned().collect();
     'matches: for (i, m) in intent.matches.iter().enumerate() {
+        let samples = MatchSamples::of(m);
         for (j, request) in base.iter().enumerate() {
-            all.extend(match_probes(m, request, model.values_ignore_case()));
+            all.extend(match_probes(m, &samples, request, model.values_ignore_case()));
             if all.len() >= MAX_PROBES {
                 let last = i + 1 == intent.matches.len() && j + 1 == base.len();
                 truncated |= !last || all.len() > MAX_PROBES;
