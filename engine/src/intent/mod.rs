@@ -405,7 +405,17 @@ pub fn probes(
     after: &GatewayConfig,
     intent: &Intent,
 ) -> ProbeSet {
-    let mut base: BTreeSet<Request> = model.probes(original).into_iter().collect();
+    probes_beside(model, model.probes(original), after, intent)
+}
+
+/// [`probes`] with the model's probes of the original configuration already made.
+fn probes_beside(
+    model: &dyn RoutingModel,
+    original_probes: Vec<Request>,
+    after: &GatewayConfig,
+    intent: &Intent,
+) -> ProbeSet {
+    let mut base: BTreeSet<Request> = original_probes.into_iter().collect();
     base.extend(model.probes(after));
     let mut truncated = base.len() > MAX_BASE_PROBES;
     let base: Vec<Request> = base.into_iter().take(MAX_BASE_PROBES).collect();
@@ -413,7 +423,12 @@ pub fn probes(
     'matches: for (i, m) in intent.matches.iter().enumerate() {
         let samples = MatchSamples::of(m);
         for (j, request) in base.iter().enumerate() {
-            all.extend(match_probes(m, &samples, request, model.values_ignore_case()));
+            all.extend(match_probes(
+                m,
+                &samples,
+                request,
+                model.values_ignore_case(),
+            ));
             if all.len() >= MAX_PROBES {
                 let last = i + 1 == intent.matches.len() && j + 1 == base.len();
                 truncated |= !last || all.len() > MAX_PROBES;
@@ -474,13 +489,73 @@ pub fn check_step(
     after: &GatewayConfig,
     intent: &Intent,
 ) -> StepReport {
+    check_step_sharing(
+        model,
+        original,
+        after,
+        intent,
+        &mut BeforeRouting::default(),
+    )
+}
+
+/// What the configuration before the rollout does, kept across the steps of a case: every
+/// step of a case routes its probes through the same original configuration, mostly the same
+/// probes, so each probe is routed through it (and its problems listed) once per case rather
+/// than once per step. Holds the configuration it was computed for, and starts again when a
+/// step's differs.
+#[derive(Default)]
+pub(crate) struct BeforeRouting {
+    config: Option<GatewayConfig>,
+    problems: Vec<ConfigProblem>,
+    /// The model's probes of the configuration.
+    probes: Vec<Request>,
+    routed: BTreeMap<Request, Routed>,
+}
+
+impl BeforeRouting {
+    /// Keeps what is known of `config` (or forgets what was known of another).
+    fn of(&mut self, model: &dyn RoutingModel, config: &GatewayConfig) {
+        if self.config.as_ref() != Some(config) {
+            *self = BeforeRouting {
+                config: Some(config.clone()),
+                problems: model.config_problems(config),
+                probes: model.probes(config),
+                routed: BTreeMap::new(),
+            };
+        }
+    }
+
+    /// How `config` (the one [`Self::of`] was last given) routes `request`.
+    fn route(
+        &mut self,
+        model: &dyn RoutingModel,
+        config: &GatewayConfig,
+        request: &Request,
+    ) -> Routed {
+        if let Some(routed) = self.routed.get(request) {
+            return routed.clone();
+        }
+        let routed = model.route(config, request);
+        self.routed.insert(request.clone(), routed.clone());
+        routed
+    }
+}
+
+/// [`check_step`] sharing what is known of `original` with the case's other steps.
+pub(crate) fn check_step_sharing(
+    model: &dyn RoutingModel,
+    original: &GatewayConfig,
+    after: &GatewayConfig,
+    intent: &Intent,
+    before: &mut BeforeRouting,
+) -> StepReport {
     // Each pattern of the configurations and the step's matches is compiled once for the
     // step (or the case, when the caller installed the memo for it), not once per probe; and
     // each configuration is parsed once for the step, not once per probe (both borrowed for
     // the whole call, as `memo` requires).
     crate::routing::matching::with_compiled_patterns(|| {
         crate::routing::memo::with_derived_memo(|| {
-            check_step_compiled(model, original, after, intent)
+            check_step_compiled(model, original, after, intent, before)
         })
     })
 }
@@ -490,9 +565,11 @@ fn check_step_compiled(
     original: &GatewayConfig,
     after: &GatewayConfig,
     intent: &Intent,
+    shared: &mut BeforeRouting,
 ) -> StepReport {
     let mut report = StepReport::default();
-    let known: Vec<ConfigProblem> = model.config_problems(original);
+    shared.of(model, original);
+    let known: &[ConfigProblem] = &shared.problems;
     // A problem the original already has is evidently not one for the user's gateway version
     // (compared by message: the step may move the part that has it, e.g. insert a route).
     for problem in model.config_problems(after) {
@@ -532,12 +609,12 @@ fn check_step_compiled(
     } else {
         intent
     };
-    let probes = probes(model, original, after, intent);
+    let probes = probes_beside(model, shared.probes.clone(), after, intent);
     report.probes = probes.requests.len();
     report.truncated = probes.truncated;
     let mut seen = BTreeSet::new();
     for request in probes.requests {
-        let before = model.route(original, &request);
+        let before = shared.route(model, original, &request);
         let now = model.route(after, &request);
         let by_convention = model.canary_by_convention(after, &request);
         if let Some((actual, expected)) =
