@@ -172,6 +172,23 @@ pub fn annotations(ingress: &JsonValue) -> BTreeMap<String, String> {
         .collect()
 }
 
+/// The annotation `<prefix><key>` (as `notes.get(&format!("{prefix}{key}"))`, without building
+/// the name: models read several annotations for every probe).
+pub fn annotation<'a>(
+    notes: &'a BTreeMap<String, String>,
+    prefix: &str,
+    key: &str,
+) -> Option<&'a String> {
+    notes
+        .iter()
+        .find(|(name, _)| {
+            name.len() == prefix.len() + key.len()
+                && name.starts_with(prefix)
+                && name.ends_with(key)
+        })
+        .map(|(_, value)| value)
+}
+
 /// [`annotations`] of an Ingress that is part of a configuration, once per step (see
 /// [`super::memo`]): only for Ingresses the configuration owns, never a temporary.
 pub fn config_annotations(ingress: &JsonValue) -> std::rc::Rc<BTreeMap<String, String>> {
