@@ -498,18 +498,17 @@ pub fn check_step(
     )
 }
 
-/// What the configuration before the rollout does, kept across the steps of a case: every
-/// step of a case routes its probes through the same original configuration, mostly the same
-/// probes, so each probe is routed through it (and its problems listed) once per case rather
-/// than once per step. Holds the configuration it was computed for, and starts again when a
-/// step's differs.
+/// What the configuration before the rollout gives, kept across the steps of a case: every
+/// step of a case routes its probes through the same original configuration, so its problems
+/// and the model's probes of it are made once per case rather than once per step. Holds the
+/// configuration they were made for, and starts again when a step's differs. (Keeping each
+/// probe's routing through it too cost more than routing again: measured, docs/BENCHMARKS.md.)
 #[derive(Default)]
 pub(crate) struct BeforeRouting {
     config: Option<GatewayConfig>,
     problems: Vec<ConfigProblem>,
     /// The model's probes of the configuration.
     probes: Vec<Request>,
-    routed: BTreeMap<Request, Routed>,
 }
 
 impl BeforeRouting {
@@ -520,24 +519,8 @@ impl BeforeRouting {
                 config: Some(config.clone()),
                 problems: model.config_problems(config),
                 probes: model.probes(config),
-                routed: BTreeMap::new(),
             };
         }
-    }
-
-    /// How `config` (the one [`Self::of`] was last given) routes `request`.
-    fn route(
-        &mut self,
-        model: &dyn RoutingModel,
-        config: &GatewayConfig,
-        request: &Request,
-    ) -> Routed {
-        if let Some(routed) = self.routed.get(request) {
-            return routed.clone();
-        }
-        let routed = model.route(config, request);
-        self.routed.insert(request.clone(), routed.clone());
-        routed
     }
 }
 
@@ -614,7 +597,7 @@ fn check_step_compiled(
     report.truncated = probes.truncated;
     let mut seen = BTreeSet::new();
     for request in probes.requests {
-        let before = shared.route(model, original, &request);
+        let before = model.route(original, &request);
         let now = model.route(after, &request);
         let by_convention = model.canary_by_convention(after, &request);
         if let Some((actual, expected)) =
