@@ -17,6 +17,7 @@ use crate::vm::hooks::RunObserver;
 use crate::vm::{self, Limits, Sandbox, State};
 
 mod prepared;
+pub mod provenance;
 use prepared::PreparedSandboxes;
 
 /// Which rules decide a step's verdict (conformance 2.5 and 2.6).

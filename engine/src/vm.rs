@@ -25,6 +25,7 @@ use arena::{Arena, arena_alloc};
 pub(crate) mod hooks;
 use hooks::RunObserver;
 mod traceback;
+pub(crate) mod writes;
 use traceback::traceback_handler;
 
 /// A raw Lua state pointer, as the C API takes it.

@@ -13,10 +13,12 @@
 #include "lgc.h"
 #include "lmem.h"
 #include "lobject.h"
+#include "lopcodes.h"
 #include "lstate.h"
 #include "lstring.h"
 #include "ltable.h"
 #include "lundump.h"
+#include "lvm.h"
 
 /*
 ** Lets the collector start its first cycle only once `headroom' more bytes
@@ -215,4 +217,123 @@ LUA_API int kruise_load_trusted (lua_State *L, const char *buf, size_t size) {
   R.end = buf + size;
   R.strings = NULL;
   return luaD_pcall(L, load_trusted, &R, savestack(L, L->top), L->errfunc);
+}
+
+
+/*
+** The write recorder: while the host has one on (kruise_record_writes), every
+** store a script makes into a table (`t[k] = v', a constructor's fields and
+** items, rawset, and the C API's stores, so table.insert too) is handed to the
+** host's callback with the table, the key (a string or a number; other keys are
+** not reported) and the line that made it. Off, the VM pays one test of a NULL
+** pointer per store.
+*/
+
+typedef void (*kruise_write_fn) (void *ud, const void *table, const char *skey,
+                                 size_t slen, lua_Number nkey, int line);
+
+/* Whether instruction `i' sets register `reg' (the registers an instruction
+   with an A operand writes: lopcodes.h). */
+static int sets_register (Instruction i, int reg) {
+  OpCode op = GET_OPCODE(i);
+  int a = GETARG_A(i);
+  if (!testAMode(op) || reg < a) return 0;
+  switch (op) {
+    case OP_LOADNIL: return reg <= GETARG_B(i);
+    case OP_CALL: return GETARG_C(i) == 0 || reg <= a + GETARG_C(i) - 2;
+    case OP_VARARG: return GETARG_B(i) == 0 || reg <= a + GETARG_B(i) - 2;
+    case OP_TFORLOOP: return 0;
+    default: return reg == a;
+  }
+}
+
+/* Instructions looked at, at most, to find where a value was made. */
+#define VALUE_SCAN_LIMIT 4096
+
+/* The line of the instruction before `at' that last set register `reg', or
+   `fallback' when none is found. The compiler gives a NEWTABLE the line of the
+   token before the `{' (it is emitted before the brace is read): right for a
+   field `b = {', but for a list item the comma ending the item before, so an
+   item (`list_item') that is a constructor with fields counts from its first
+   field's instruction: `{ name = "x" }' on its own line is that line. */
+static int value_line (Proto *p, int at, int reg, int fallback, int list_item) {
+  int k, steps = 0;
+  for (k = at - 1; k >= 0 && steps < VALUE_SCAN_LIMIT; k--, steps++) {
+    Instruction i = p->code[k];
+    if (sets_register(i, reg)) {
+      if (list_item && GET_OPCODE(i) == OP_NEWTABLE &&
+          (GETARG_B(i) != 0 || GETARG_C(i) != 0) && k + 1 < at)
+        return getline(p, k + 1);
+      return getline(p, k);
+    }
+  }
+  return fallback;
+}
+
+/*
+** The line of the store the innermost Lua frame is making (a store made by a C
+** function, such as table.insert, belongs to the line that called it); 0: none.
+** A SETTABLE's own line is where a constructor's field ends (the compiler
+** emits it after the value), so for a value made in a temporary register (a
+** nested constructor, a call) the line where that value was made counts when
+** it is earlier: `b = {' on line 3 closed on line 5 is line 3. A statement's
+** SETTABLE carries its first line, earlier than its value's.
+*/
+static int store_line (lua_State *L) {
+  CallInfo *ci;
+  for (ci = L->ci; ci > L->base_ci; ci--) {
+    if (isLua(ci)) {
+      Proto *p = ci_func(ci)->l.p;
+      const Instruction *pc = (ci == L->ci) ? L->savedpc : ci->savedpc;
+      int at = pcRel(pc, p);
+      int line = getline(p, at);
+      Instruction i = p->code[at];
+      if (ci == L->ci && GET_OPCODE(i) == OP_SETTABLE && !ISK(GETARG_C(i)) &&
+          luaF_getlocalname(p, GETARG_C(i) + 1, at) == NULL) {
+        int made = value_line(p, at, GETARG_C(i), line, 0);
+        if (made < line) line = made;
+      }
+      return line;
+    }
+  }
+  return 0;
+}
+
+static void record_write (lua_State *L, Table *t, const TValue *key, int line) {
+  global_State *g = G(L);
+  kruise_write_fn fn = (kruise_write_fn)g->kruise_wrec_fn;
+  if (fn == NULL) return;
+  if (line < 0) line = store_line(L);
+  if (ttisstring(key))
+    fn(g->kruise_wrec_ud, t, getstr(rawtsvalue(key)), tsvalue(key)->len, 0, line);
+  else if (ttisnumber(key))
+    fn(g->kruise_wrec_ud, t, NULL, 0, nvalue(key), line);
+}
+
+/* Turns the recorder on (`fn' not NULL) or off. */
+LUA_API void kruise_record_writes (lua_State *L, kruise_write_fn fn, void *ud) {
+  global_State *g = G(L);
+  g->kruise_wrec_fn = (void *)fn;
+  g->kruise_wrec_ud = ud;
+  g->kruise_onwrite = fn ? record_write : NULL;
+}
+
+/*
+** A SETLIST at instruction `at' stores registers reg+1..reg+n under the keys
+** last-n+1..last. Its own line is where the list ends, so each item is given
+** the line of the instruction that last set its register before the SETLIST:
+** for `{ {...}, "x" }', the line of the item's first field or of "x" (the
+** compiler loads an item when the token after it is read, so an item that
+** ends the list, with the `}' on a line of its own, gets that line).
+*/
+void kruise_setlist_writes (lua_State *L, Table *h, int reg, int n, int last,
+                            int at) {
+  Proto *p = ci_func(L->ci)->l.p;
+  int j;
+  for (j = 1; j <= n; j++) {
+    int line = value_line(p, at, reg + j, getline(p, at), 1);
+    TValue key;
+    setnvalue(&key, cast_num(last - n + j));
+    record_write(L, h, &key, line);
+  }
 }

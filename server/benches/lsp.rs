@@ -26,6 +26,9 @@
 //! 9. with `KRUISE_LUA_BENCH_CHECK=10000` (only this then): `kruise-lua check` over the same
 //!    generated workspace (one 3-step case per script), once per `--format`: wall time and peak
 //!    RSS (the child's `ru_maxrss`).
+//!
+//! `KRUISE_LUA_BENCH_BIN=<path>` drives that binary instead of this build's (to measure an
+//! earlier commit's release build with the same client).
 
 use std::collections::HashSet;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -39,6 +42,14 @@ use serde_json::{Value, json};
 #[path = "lsp/hostile.rs"]
 mod hostile;
 
+/// The binary under test: this build's, or `KRUISE_LUA_BENCH_BIN` (to compare two builds, e.g. a
+/// release binary of an earlier commit, with the same client).
+fn server_binary() -> PathBuf {
+    std::env::var_os("KRUISE_LUA_BENCH_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_kruise-lua")))
+}
+
 struct Server {
     child: Child,
     stdin: ChildStdin,
@@ -48,7 +59,7 @@ struct Server {
 
 impl Server {
     fn start() -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_kruise-lua"))
+        let mut child = Command::new(server_binary())
             .arg("lsp")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -431,7 +442,7 @@ fn bench_check(scripts: usize) {
     generate_workspace(&dir, scripts);
     for format in ["json", "human", "github", "junit", "sarif"] {
         let start = Instant::now();
-        let child = Command::new(env!("CARGO_BIN_EXE_kruise-lua"))
+        let child = Command::new(server_binary())
             .args(["check", "--color", "never", "--format", format])
             .arg(&dir)
             .stdin(Stdio::null())

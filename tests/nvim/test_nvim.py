@@ -640,3 +640,354 @@ def test_type_definition_of_obj_reads_and_links_to_cases(editor: Editor):
         what="the comment's link",
     )
     assert [l["target"] for l in links] == [(editor.workspace / FAILING_CASE).as_uri()], links
+
+
+# --- Issue 23: the standard editing features and the defects, in the real client. -------------
+
+HELPERS = [
+    "local function half(w)",
+    "  return w / 2",
+    "end",
+    "local h = half(obj.canaryWeight)",
+]
+
+
+def add_helpers(editor: Editor, bufnr: int) -> int:
+    """Inserts HELPERS after the script's `local spec` line; returns the 0-based line of the first."""
+    at = line_of(editor.workspace / SCRIPT, "local spec") + 1
+    editor.lua("vim.api.nvim_buf_set_lines(..., select(2, ...), select(2, ...), false, select(3, ...))", bufnr, at, HELPERS)
+    return at
+
+
+def request_with(editor: Editor, bufnr: int, method: str, params: dict):
+    """A synchronous request with `params` (the buffer's textDocument added); the first result."""
+    return editor.lua(
+        "local bufnr, method, params = ..."
+        " params.textDocument = {uri = vim.uri_from_bufnr(bufnr)}"
+        " local results = vim.lsp.buf_request_sync(bufnr, method, params, 10000) or {}"
+        " for _, r in pairs(results) do if r.result then return r.result end end"
+        " return vim.NIL",
+        bufnr,
+        method,
+        params,
+    )
+
+
+def test_lsp_folds_close_the_loop_and_its_branch(editor: Editor):
+    """Folding ranges drive Neovim's folds through vim.lsp.foldexpr (0.11+)."""
+    path = editor.workspace / SCRIPT
+    bufnr = editor.edit(SCRIPT)
+    editor.wait_attached(bufnr)
+    editor.nvim.command("setlocal foldmethod=expr foldexpr=v:lua.vim.lsp.foldexpr() foldlevel=99")
+    loop = line_of(path, "for _, backend") + 1  # 1-based, as Vim counts
+    branch = line_of(path, "if backend.name") + 1
+    editor.wait(
+        lambda: editor.lua("return vim.fn.foldlevel(...)", branch + 1) == 2,
+        what="the loop and the `if` to fold (the server's ranges)",
+    )
+    editor.nvim.command("normal! zM")
+    assert editor.lua("return vim.fn.foldclosed(...)", branch + 1) == loop
+    # The loop's `end` stays visible below the closed fold.
+    assert editor.lua("return vim.fn.foldclosed(...)", line_of(path, "return obj.data") + 1) == -1
+
+
+def test_document_highlight_marks_the_write_and_the_reads(editor: Editor):
+    path = editor.workspace / SCRIPT
+    bufnr = editor.edit(SCRIPT)
+    editor.wait_attached(bufnr)
+    line = line_of(path, "local spec")
+    editor.nvim.current.window.cursor = (line + 1, len("local s"))
+    editor.lua("vim.lsp.buf.document_highlight()")
+    marks = editor.wait(
+        lambda: editor.lua(
+            "local out = {}"
+            " for _, m in ipairs(vim.api.nvim_buf_get_extmarks(..., -1, 0, -1, {details = true})) do"
+            "   local group = m[4].hl_group"
+            "   if type(group) == 'string' and group:find('^LspReference') then out[#out + 1] = {m[2], group} end"
+            " end"
+            " table.sort(out, function(a, b) return a[1] < b[1] end) return out",
+            bufnr,
+        ),
+        what="the highlighted references",
+    )
+    assert marks == [[line, "LspReferenceWrite"], [line_of(path, "spec.backends"), "LspReferenceRead"]], marks
+
+
+def test_selection_range_grows_through_the_chain(editor: Editor):
+    path = editor.workspace / SCRIPT
+    bufnr = editor.edit(SCRIPT)
+    editor.wait_attached(bufnr)
+    line = line_of(path, "local spec = obj.data.spec")
+    text = path.read_text().splitlines()[line]
+    if editor.lua("return vim.lsp.buf.selection_range ~= nil"):
+        # Neovim 0.12: the real command, in visual mode, from the cursor in `data`.
+        editor.nvim.current.window.cursor = (line + 1, text.index("data") + 1)
+
+        def selected():
+            return editor.lua(
+                "if vim.fn.mode() ~= 'v' then return vim.NIL end"
+                " return table.concat(vim.fn.getregion(vim.fn.getpos('v'), vim.fn.getpos('.')), '\\n')"
+            )
+
+        seen = []
+        for _ in range(3):
+            before = selected()
+            editor.lua("vim.lsp.buf.selection_range(1)")
+            seen.append(editor.wait(lambda: (lambda s: s if s and s != before else None)(selected()), what="a wider selection"))
+        assert seen == ["data", "obj.data", "obj.data.spec"], seen
+        editor.nvim.input("<Esc>")
+        return
+    # Neovim 0.11 has no command for it: the request, as a plugin would send it.
+    result = request_with(
+        editor, bufnr, "textDocument/selectionRange", {"positions": [{"line": line, "character": text.index("data") + 1}]}
+    )
+    texts, node = [], result[0]
+    while node:
+        r = node["range"]
+        if r["start"]["line"] == r["end"]["line"] == line:
+            texts.append(text[r["start"]["character"] : r["end"]["character"]])
+        node = node.get("parent")
+    assert texts[:4] == ["data", "obj.data", "obj.data.spec", "local spec = obj.data.spec"], texts
+
+
+def test_incoming_calls_fill_the_quickfix_list(editor: Editor):
+    bufnr = editor.edit(SCRIPT)
+    editor.wait_attached(bufnr)
+    first = add_helpers(editor, bufnr)
+    editor.wait_diagnostic(bufnr, "summary")
+    editor.nvim.current.window.cursor = (first + 1, len("local function h"))
+    editor.lua("vim.lsp.buf.incoming_calls()")
+    items = editor.wait(
+        lambda: editor.lua(
+            "local out = {} for _, i in ipairs(vim.fn.getqflist()) do out[#out + 1] = {i.lnum, i.text} end return out"
+        ),
+        what="the callers in the quickfix list",
+    )
+    # The script's top level calls `half` on the helpers' last line.
+    assert [lnum for lnum, _ in items] == [first + 4], items
+    assert "trafficRouting.lua" in items[0][1], items
+
+
+def test_kl006_quick_fix_and_disable_comment(editor: Editor):
+    path = editor.workspace / SCRIPT
+    bufnr = editor.edit(SCRIPT)
+    editor.wait_attached(bufnr)
+    editor.lua("vim.api.nvim_buf_set_lines(..., 2, 2, false, {'counter = 1', 'total = 2'})", bufnr)
+    editor.wait(lambda: len(editor.wait_diagnostic(bufnr, "KL006")) == 2, what="two KL006 findings")
+
+    def apply(line: int, title: str):
+        editor.nvim.current.window.cursor = (line + 1, 0)
+        editor.lua(
+            "local title = ... vim.lsp.buf.code_action({apply = true,"
+            " filter = function(a) return a.title == title end})",
+            title,
+        )
+
+    apply(2, "Declare `counter` with `local`")
+    editor.wait(lambda: editor.buffer_lines(bufnr)[2] == "local counter = 1", what="the declared local")
+    apply(3, "Disable KL006 on this line")
+    editor.wait(
+        lambda: editor.buffer_lines(bufnr)[3:5] == ["-- kruise-lua: disable-next-line KL006", "total = 2"],
+        what="the disable comment",
+    )
+    editor.wait(lambda: not [d for d in editor.diagnostics(bufnr) if d["code"] == "KL006"], what="KL006 to go")
+    # Saved, `kruise-lua lint` honours the comment too.
+    editor.nvim.command("write")
+    import subprocess
+
+    lint = subprocess.run(
+        [str(editor.server), "lint", "--format", "json", str(path)], capture_output=True, text=True, check=False
+    )
+    assert "KL006" not in lint.stdout, lint.stdout
+    assert "total" in path.read_text()
+
+
+def test_document_links_of_a_case_and_a_configmap(editor: Editor):
+    """Neovim draws no document links; the request, as `gx`-style plugins send it."""
+    case = editor.workspace / FAILING_CASE
+    bufnr = editor.edit(FAILING_CASE)
+    editor.wait_attached(bufnr)
+    editor.wait_diagnostic(bufnr, "step-fails")
+    lines = case.read_text().splitlines()
+    links = editor.wait(
+        lambda: (lambda r: r if r and len(r) >= 5 else None)(request_with(editor, bufnr, "textDocument/documentLink", {})),
+        what="the case's links",
+    )
+    by_line = {link["range"]["start"]["line"]: link["target"] for link in links}
+    assert by_line[line_of(case, "expected:")] == (editor.workspace / SCRIPT).as_uri(), by_line
+    steps = [i for i, l in enumerate(lines) if l.lstrip().startswith("- traffic:")]
+    entries = [i for i, l in enumerate(lines) if l.startswith("- apiVersion") or l.startswith("  - apiVersion")]
+    assert by_line[steps[1]].endswith(f"#L{entries[-1] + 1}"), (by_line, entries)
+    map_buf = editor.edit(CONFIGMAP)
+    editor.wait_attached(map_buf)
+    targets = [
+        link["target"] for link in editor.wait(
+            lambda: request_with(editor, map_buf, "textDocument/documentLink", {}), what="the ConfigMap's links"
+        )
+    ]
+    assert (editor.workspace / SCRIPT).as_uri() in targets, targets
+
+
+def test_hover_gives_types_of_a_function_and_a_local(editor: Editor):
+    bufnr = editor.edit(SCRIPT)
+    editor.wait_attached(bufnr)
+    first = add_helpers(editor, bufnr)
+    editor.wait_diagnostic(bufnr, "summary")
+    hover = editor.request(bufnr, "textDocument/hover", first, len("local function ha"))
+    assert "local function half(w) -> number" in hover["contents"]["value"], hover
+    hover = editor.request(bufnr, "textDocument/hover", first + 3, len("local h"))
+    assert "h: number" in hover["contents"]["value"], hover
+
+
+def test_parameter_names_show_only_when_turned_on(editor: Editor):
+    def parameter_labels(bufnr: int):
+        return editor.lua(
+            "local out = {}"
+            " for _, h in ipairs(vim.lsp.inlay_hint.get({bufnr = ...})) do"
+            "   if h.inlay_hint.kind == 2 then out[#out + 1] = {h.inlay_hint.position.line, h.inlay_hint.label} end"
+            " end return out",
+            bufnr,
+        )
+
+    bufnr = editor.edit(SCRIPT)
+    editor.wait_attached(bufnr)
+    first = add_helpers(editor, bufnr)
+    editor.lua("vim.lsp.inlay_hint.enable(true, {bufnr = ...})", bufnr)
+    editor.wait_diagnostic(bufnr, "summary")
+    # Off by default: the call has no `w:` (and hints of other kinds may come).
+    editor.wait(
+        lambda: editor.lua(
+            "local r = vim.lsp.buf_request_sync(..., 'textDocument/inlayHint', {textDocument = {uri = vim.uri_from_bufnr(...)},"
+            " range = {start = {line = 0, character = 0}, ['end'] = {line = 40, character = 0}}}, 10000)"
+            " return r ~= nil",
+            bufnr,
+        ),
+        what="an inlay hint answer",
+    )
+    assert parameter_labels(bufnr) == [], parameter_labels(bufnr)
+    # The setting turned on (what a settings change sends): the server asks Neovim to fetch the
+    # hints again (workspace/inlayHint/refresh), which draws the parameter's name.
+    editor.lua(
+        "vim.lsp.get_clients({name = 'kruise_lua', bufnr = ...})[1]:notify('workspace/didChangeConfiguration',"
+        " {settings = {kruiseLua = {debounceMs = 20, inlayHints = {parameterNames = true}}}})",
+        bufnr,
+    )
+    hints = editor.wait(lambda: parameter_labels(bufnr), what="the parameter name hint")
+    assert [first + 3, "w:"] in hints, hints
+
+
+def test_snippet_completion_expands_a_route_loop(editor: Editor):
+    bufnr = editor.edit(SCRIPT)
+    editor.wait_attached(bufnr)
+    editor.lua("vim.api.nvim_buf_set_lines(..., 2, 2, false, {'forr'})", bufnr)
+    result = editor.request(bufnr, "textDocument/completion", 2, len("forr"))
+    items = result["items"] if isinstance(result, dict) else result
+    snippet = next(i for i in items if i["label"] == "forroutes")
+    assert snippet["insertTextFormat"] == 2, snippet
+    body = snippet.get("textEdit", {}).get("newText") or snippet.get("insertText")
+    # Neovim's own snippet engine expands it where the word was.
+    editor.lua("vim.api.nvim_buf_set_lines(..., 2, 3, false, {''})", bufnr)
+    editor.nvim.current.window.cursor = (3, 0)
+    editor.nvim.command("startinsert")
+    editor.lua("vim.snippet.expand(...)", body)
+    lines = editor.buffer_lines(bufnr)
+    assert lines[2] == "for _, route in ipairs(spec.http or {}) do", lines
+    assert lines[4] == "end", lines
+    editor.nvim.input("<Esc>")
+
+
+def test_dap_configuration_debugs_the_current_script(editor: Editor):
+    """Neovim's counterpart of VS Code's Run and Debug provider: nvim-dap's configurations get
+    one that debugs a step of the current script (nvim-dap itself is a stand-in, as above)."""
+    editor.lua("package.loaded['dap'] = {adapters = {}, configurations = {}, run = function() end}")
+    assert editor.lua("return require('kruise_lua.dap').setup()")
+    configs = editor.lua(
+        "local out = {} for _, c in ipairs(require('dap').configurations.lua or {}) do"
+        " out[#out + 1] = {type = c.type, request = c.request, script = c.script, mode = c.mode} end return out"
+    )
+    assert configs == [{"type": "kruise-lua", "request": "launch", "script": "${file}", "mode": "harness"}], configs
+
+
+def test_step_value_of_a_field_assignment_is_the_assigned_value(editor: Editor):
+    """Defect 4: `backend.weight = …` showed the table (`backend = {…}`), not the weight."""
+    script = editor.workspace / SCRIPT
+    case_buf = editor.edit(FAILING_CASE)
+    editor.wait_attached(case_buf)
+    editor.wait_diagnostic(case_buf, "step-fails")
+    editor.nvim.command("KruiseLuaShowValues 2")
+    script_buf = editor.wait(
+        lambda: editor.lua(
+            "for _, b in ipairs(vim.api.nvim_list_bufs()) do"
+            "  if vim.api.nvim_buf_get_name(b) == ... then return b end"
+            " end return false",
+            str(script),
+        ),
+        what="the script's buffer",
+    )
+    line = line_of(script, "backend.weight = math.max")
+    labels = editor.wait(
+        lambda: (lambda found: found if line in found else None)(inlay_labels(editor, script_buf)),
+        what="the hint of the assignment",
+    )
+    assert "backend.weight = 40" in labels[line], labels
+
+
+def test_hover_of_a_broken_script_keeps_the_angle_brackets(editor: Editor):
+    """Defect 1: `'<name>' expected` with the script's path, escaped for Markdown."""
+    path = editor.workspace / SCRIPT
+    bufnr = editor.edit(SCRIPT)
+    editor.wait_attached(bufnr)
+    editor.lua("vim.api.nvim_buf_set_lines(..., 2, 2, false, {'local x = obj.', 'local y = 1'})", bufnr)
+    case = editor.workspace / FAILING_CASE
+    case_buf = editor.edit(FAILING_CASE)
+    editor.wait_diagnostic(case_buf, "script-does-not-compile")
+    line = line_of(case, 'traffic: "10%"')
+    hover = editor.wait(
+        lambda: (lambda h: h if h and "expected" in str(h["contents"]) else None)(
+            editor.request(case_buf, "textDocument/hover", line, case.read_text().splitlines()[line].index("traffic") + 2)
+        ),
+        what="the step's hover with the syntax error",
+    )
+    value = hover["contents"]["value"]
+    # Markdown-escaped: an entity Neovim's markdown highlighting conceals as `<` (and VS Code
+    # renders as `<`); `<string>` is the script's path (its `_` escaped too).
+    assert "'&lt;name&gt;' expected near 'local'" in value, value
+    assert f"{path.parent.name}/trafficRouting.lua:4:" in value.replace("\\_", "_"), value
+    assert "<string>" not in value and "''" not in value, value
+
+
+def test_no_diagnostic_is_listed_twice(editor: Editor):
+    """Defect 9: a client offered both push and pull got each diagnostic twice."""
+    bufnr = editor.edit(SCRIPT)
+    editor.wait_attached(bufnr)
+    editor.wait_diagnostic(bufnr, "KL007")
+    editor.wait_diagnostic(bufnr, "summary")
+    seen = [(d["lnum"], d["code"], d["message"]) for d in editor.diagnostics(bufnr)]
+    assert len(seen) == len(set(seen)), seen
+    namespaces = editor.lua(
+        "local out = {} for _, d in ipairs(vim.diagnostic.get(...)) do out[d.namespace] = true end"
+        " return vim.tbl_count(out)",
+        bufnr,
+    )
+    assert namespaces == 1, namespaces
+
+
+def test_formatting_a_library_script_changes_nothing(editor: Editor, tmp_path: pathlib.Path):
+    """Defect 13: the library ships the stylua.toml it is written in."""
+    library = tmp_path / "library" / "lua_configuration"
+    shutil.copytree(REPO / "lua_configuration", library)
+    script = library / "kuma.io" / "MeshHTTPRoute" / "trafficRouting.lua"
+    editor.nvim.command(f"edit {script}")
+    bufnr = editor.nvim.current.buffer.number
+    editor.wait_attached(bufnr)
+    original = editor.buffer_lines(bufnr)
+    # One line spaced out of shape: formatting puts it back and changes nothing else.
+    at = next(i for i, l in enumerate(original) if l.startswith("local ") and " = " in l)
+    editor.lua(
+        "vim.api.nvim_buf_set_lines(..., select(2, ...), select(2, ...) + 1, false, {select(3, ...)})",
+        bufnr,
+        at,
+        original[at].replace(" = ", "   =   ", 1),
+    )
+    editor.lua("vim.lsp.buf.format({bufnr = ..., timeout_ms = 20000})", bufnr)
+    assert editor.buffer_lines(bufnr) == original

@@ -11,15 +11,15 @@ use common::{json_lines, run};
 const DEFECTS: &[(&str, &str)] = &[
     (
         "intent/istio-small-weights/trafficRouting.lua",
-        "GET / → legacy 50 %, web 50 % (by spec.http[0]), expected legacy 50 %, web 25 %, web-canary 25 %",
+        "GET / → legacy 50 %, web 50 % (by spec.http[0]), expected legacy 50 %, web 25 %, web-canary 25 % (written at intent/istio-small-weights/trafficRouting.lua:205)",
     ),
     (
         "intent/istio-path-outside-route/trafficRouting.lua",
-        "GET /beta → web-canary 100 % (by spec.http[0]), expected frontend 100 %",
+        "GET /beta → web-canary 100 % (by spec.http[0]), expected frontend 100 % (written at intent/istio-path-outside-route/trafficRouting.lua:183)",
     ),
     (
         "intent/gloo-path-outside-route/trafficRouting.lua",
-        "GET /beta → web-canary:80 100 % (by spec.virtualHost.routes[0]), expected frontend:80 100 %",
+        "GET /beta → web-canary:80 100 % (by spec.virtualHost.routes[0]), expected frontend:80 100 % (written at intent/gloo-path-outside-route/trafficRouting.lua:188)",
     ),
 ];
 
@@ -80,7 +80,41 @@ fn every_format_reports_the_violation() {
         .iter()
         .map(|v| v.as_str().unwrap())
         .collect();
-    assert!(listed.contains(&violation), "{listed:?}");
+    // json keeps the violation's text as the engine wrote it; the line is a field of its own.
+    let (text, _) = violation.split_once(" (written at ").unwrap();
+    assert!(listed.contains(&text), "{listed:?}");
+    let at = &lines[0]["misrouted_written_at"];
+    assert_eq!(at.as_array().unwrap().len(), listed.len(), "{at}");
+    assert_eq!(
+        at[listed.iter().position(|v| *v == text).unwrap()],
+        serde_json::json!({
+            "file": "intent/istio-path-outside-route/trafficRouting.lua",
+            "line": 183,
+            "script_line": 183,
+        })
+    );
+    let sarif = run(&["check", "--format", "sarif", fixture]);
+    let log: serde_json::Value = serde_json::from_str(&sarif.stdout).unwrap();
+    let result = log["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["ruleId"] == "check/misrouted")
+        .expect("a misrouted result");
+    let related = &result["relatedLocations"][0]["physicalLocation"];
+    assert_eq!(
+        related["artifactLocation"]["uri"],
+        "intent/istio-path-outside-route/trafficRouting.lua"
+    );
+    assert_eq!(related["region"]["startLine"], 183);
+    for format in ["junit", "github", "sarif"] {
+        let result = run(&["check", "--format", format, fixture]);
+        assert!(
+            result.stdout.contains("trafficRouting.lua:183"),
+            "{format}: {}",
+            result.stdout
+        );
+    }
     for format in ["junit", "github", "sarif"] {
         let result = run(&["check", "--format", format, fixture]);
         assert_eq!(result.code, 1, "{format}: {result:?}");
@@ -105,7 +139,7 @@ fn every_format_reports_the_violation() {
 const INGRESS_DEFECTS: &[(&str, &str)] = &[
     (
         "intent/nginx-anded-query/trafficrouting_ingress/nginx.lua",
-        "GET shop.example.com/ with x-canary: true → web-canary:80 100 % (by Ingress web spec.rules[0].http.paths[0] and the canary Ingress web-canary's annotations), expected web:80 100 %",
+        "GET shop.example.com/ with x-canary: true → web-canary:80 100 % (by Ingress web spec.rules[0].http.paths[0] and the canary Ingress web-canary's annotations), expected web:80 100 % (written at intent/nginx-anded-query/trafficrouting_ingress/nginx.lua:57)",
     ),
     (
         "intent/higress-weight-beside-header/trafficrouting_ingress/higress.lua",
@@ -138,11 +172,11 @@ fn each_ingress_defect_is_flagged() {
 const ISSUE_20_DEFECTS: &[(&str, &str)] = &[
     (
         "intent-rules/istio-matched-keeps-other-backends/trafficRouting.lua",
-        "GET / with x-canary: 1 → web-canary 90 %, web-legacy 10 % (by spec.http[0]), expected web-canary 100 %",
+        "GET / with x-canary: 1 → web-canary 90 %, web-legacy 10 % (by spec.http[0]), expected web-canary 100 % (written at intent-rules/istio-matched-keeps-other-backends/trafficRouting.lua:13)",
     ),
     (
         "intent-rules/istio-unreduced-stable-weight/trafficRouting.lua",
-        "GET / → web 95.24 %, web-canary 4.76 % (by spec.http[0]), expected web 95 %, web-canary 5 %",
+        "GET / → web 95.24 %, web-canary 4.76 % (by spec.http[0]), expected web 95 %, web-canary 5 % (written at intent-rules/istio-unreduced-stable-weight/trafficRouting.lua:4)",
     ),
     (
         "intent-rules/apisix-equal-priority/trafficRouting.lua",
@@ -150,11 +184,11 @@ const ISSUE_20_DEFECTS: &[(&str, &str)] = &[
     ),
     (
         "intent-rules/nginx-weight-total-below-100/trafficrouting_ingress/nginx.lua",
-        "GET shop.example.com/ → web:80 98 %, web-canary:80 2 % (by Ingress web spec.rules[0].http.paths[0] and the canary Ingress web-canary's annotations), expected web:80 80 %, web-canary:80 20 %",
+        "GET shop.example.com/ → web:80 98 %, web-canary:80 2 % (by Ingress web spec.rules[0].http.paths[0] and the canary Ingress web-canary's annotations), expected web:80 80 %, web-canary:80 20 % (written at intent-rules/nginx-weight-total-below-100/trafficrouting_ingress/nginx.lua:6)",
     ),
     (
         "intent-rules/smi-canary-beside-full-stable/trafficRouting.lua",
-        "GET / → web 83.33 %, web-canary 16.67 % (by spec.backends), expected web 80 %, web-canary 20 %",
+        "GET / → web 83.33 %, web-canary 16.67 % (by spec.backends), expected web 80 %, web-canary 20 % (written at intent-rules/smi-canary-beside-full-stable/trafficRouting.lua:13)",
     ),
     (
         "intent-rules/emissary-query-dropped/trafficRouting.lua",
@@ -162,15 +196,15 @@ const ISSUE_20_DEFECTS: &[(&str, &str)] = &[
     ),
     (
         "intent-rules/aliyun-alb-canary-ordered-after-stable/trafficrouting_ingress/aliyun-alb.lua",
-        "GET shop.example.com/ → web:80 100 % (by Ingress web spec.rules[0].http.paths[0]), expected web:80 80 %, web-canary:80 20 %",
+        "GET shop.example.com/ → web:80 100 % (by Ingress web spec.rules[0].http.paths[0]), expected web:80 80 %, web-canary:80 20 % (written at intent-rules/aliyun-alb-canary-ordered-after-stable/trafficrouting_ingress/aliyun-alb.lua:8)",
     ),
     (
         "intent/higress-exact-value-read-as-regex/trafficrouting_ingress/higress.lua",
-        "GET shop.example.com/ with x-user: alicexsmith → web-canary:80 100 % (by Ingress web spec.rules[0].http.paths[0] and the canary Ingress web-canary's annotations), expected web:80 100 %",
+        "GET shop.example.com/ with x-user: alicexsmith → web-canary:80 100 % (by Ingress web spec.rules[0].http.paths[0] and the canary Ingress web-canary's annotations), expected web:80 100 % (written at intent/higress-exact-value-read-as-regex/trafficrouting_ingress/higress.lua:88)",
     ),
     (
         "intent/mse-exact-value-read-as-regex/trafficrouting_ingress/mse.lua",
-        "GET shop.example.com/ with x-user: alicexsmith → web-canary:80 100 % (by Ingress web spec.rules[0].http.paths[0] and the canary Ingress web-canary's annotations), expected web:80 100 %",
+        "GET shop.example.com/ with x-user: alicexsmith → web-canary:80 100 % (by Ingress web spec.rules[0].http.paths[0] and the canary Ingress web-canary's annotations), expected web:80 100 % (written at intent/mse-exact-value-read-as-regex/trafficrouting_ingress/mse.lua:92)",
     ),
 ];
 
@@ -316,4 +350,90 @@ fn every_model_names_the_route_that_took_the_probe() {
         assert_eq!(result.code, 1, "{fixture}: {result:?}");
         assert!(result.stdout.contains(via), "{fixture}: {}", result.stdout);
     }
+}
+
+/// A ConfigMap script's misrouted step names the manifest's line of the script line that wrote
+/// the route (every format maps it the same way; json also gives the script's own line).
+#[test]
+fn a_configmap_scripts_violation_names_the_manifests_line() {
+    let dir = common::scratch("intent-configmap");
+    let fixture = common::fixtures().join("intent-rules/istio-matched-keeps-other-backends");
+    let script = std::fs::read_to_string(fixture.join("trafficRouting.lua")).unwrap();
+    let mut manifest = String::from(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kruise-rollout-configuration\n  namespace: kruise-rollout\ndata:\n  lua.traffic.routing.VirtualService.networking.istio.io: |\n",
+    );
+    for line in script.lines() {
+        manifest.push_str(&format!("    {line}\n"));
+    }
+    std::fs::write(dir.join("config.yaml"), manifest).unwrap();
+    common::copy_tree(
+        &fixture.join("testdata"),
+        &dir.join("lua_configuration/networking.istio.io/VirtualService/testdata"),
+    );
+    // Script line 13 (`table.insert(spec.http, 1, {match = …, route = route})`) is manifest line
+    // 20: the script starts on line 8.
+    let human = common::run_in(&dir, &["check", "lua_configuration", "config.yaml"]);
+    assert_eq!(human.code, 1, "{human:?}");
+    assert!(
+        human
+            .stdout
+            .contains("expected web-canary 100 % (written at config.yaml:20)"),
+        "{}",
+        human.stdout
+    );
+    let json = common::run_in(
+        &dir,
+        &[
+            "check",
+            "--format",
+            "json",
+            "lua_configuration",
+            "config.yaml",
+        ],
+    );
+    let lines = json_lines(&json.stdout);
+    let misrouted = lines
+        .iter()
+        .find(|line| line["status"] == "misrouted")
+        .expect("a misrouted step");
+    assert_eq!(
+        misrouted["misrouted_written_at"][0],
+        serde_json::json!({"file": "config.yaml", "line": 20, "script_line": 13})
+    );
+}
+
+/// A violation names each backend one way on both sides (issue 20: `web-canary:8080` and
+/// `web-canary` read as two backends): across every intent fixture (all the gateway models),
+/// no service appears in one violation with two different port or subset suffixes.
+#[test]
+fn every_violation_names_a_backend_one_way() {
+    let mut checked = 0;
+    for dir in ["intent", "intent-rules"] {
+        let result = run(&["check", "--format", "json", dir]);
+        for line in json_lines(&result.stdout) {
+            for violation in line["misrouted"].as_array().into_iter().flatten() {
+                let violation = violation.as_str().unwrap();
+                checked += 1;
+                // Backends are written `NAME[/SUBSET][:PORT] SHARE %`.
+                let words: Vec<&str> = violation.split([' ', ',']).collect();
+                let mut names: std::collections::BTreeMap<&str, std::collections::BTreeSet<&str>> =
+                    Default::default();
+                for pair in words.windows(3) {
+                    if pair[2] == "%" && pair[1].parse::<f64>().is_ok() {
+                        let backend = pair[0];
+                        let service = backend.split([':', '/']).next().unwrap();
+                        names.entry(service).or_default().insert(backend);
+                    }
+                }
+                for (service, forms) in names {
+                    assert_eq!(
+                        forms.len(),
+                        1,
+                        "{service} is named {forms:?} in `{violation}`"
+                    );
+                }
+            }
+        }
+    }
+    assert!(checked > 20, "only {checked} violations");
 }

@@ -93,6 +93,8 @@ struct CheckVerdicts {
     statuses: BTreeMap<PathBuf, Vec<String>>,
     /// Per case file, the steps the intent check could not verify.
     intent_not_checked: BTreeMap<PathBuf, BTreeSet<u64>>,
+    /// Per case file, the script lines (file, 1-based line) that wrote misrouting routes.
+    written_at: BTreeMap<PathBuf, BTreeSet<(PathBuf, u64)>>,
 }
 
 fn check_verdicts(dir: &Path) -> CheckVerdicts {
@@ -104,6 +106,7 @@ fn check_verdicts(dir: &Path) -> CheckVerdicts {
         scripts: BTreeMap::new(),
         statuses: BTreeMap::new(),
         intent_not_checked: BTreeMap::new(),
+        written_at: BTreeMap::new(),
     };
     for line in common::json_lines(&run.stdout) {
         let case = dir.join(line["case"].as_str().unwrap());
@@ -119,6 +122,19 @@ fn check_verdicts(dir: &Path) -> CheckVerdicts {
                 .entry(case.clone())
                 .or_default()
                 .insert(step);
+        }
+        for at in line["misrouted_written_at"]
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
+            if let (Some(file), Some(line)) = (at["file"].as_str(), at["line"].as_u64()) {
+                verdicts
+                    .written_at
+                    .entry(case.clone())
+                    .or_default()
+                    .insert((dir.join(file), line));
+            }
         }
         if let Some(step) = line["step"].as_u64() {
             verdicts
@@ -286,6 +302,30 @@ impl Client {
             .collect()
     }
 
+    /// The script places (file, 1-based line) the related information of a case file's
+    /// `step-misrouted` diagnostics points at.
+    fn misrouted_related(&self, case: &Path) -> BTreeSet<(PathBuf, u64)> {
+        self.diagnostics
+            .get(case)
+            .into_iter()
+            .flatten()
+            .filter(|d| d["code"] == json!("step-misrouted"))
+            .flat_map(|d| {
+                d["relatedInformation"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default()
+            })
+            .filter_map(|related| {
+                let location = &related["location"];
+                Some((
+                    path_of(location["uri"].as_str()?),
+                    location["range"]["start"]["line"].as_u64()? + 1,
+                ))
+            })
+            .collect()
+    }
+
     /// The titles of a case file's lenses: the case summary first, then the steps'.
     fn case_lenses(&mut self, case: &Path) -> Vec<String> {
         let lenses = self.request(
@@ -345,6 +385,10 @@ fn check_and_the_language_server_agree_on_every_case() {
         !check.intent_not_checked.is_empty(),
         "no step the intent check could not verify in the corpus"
     );
+    assert!(
+        !check.written_at.is_empty(),
+        "no misrouted step with the script line that wrote its route in the corpus"
+    );
 
     let mut client = Client::start(&dir);
     let counts = client.request(
@@ -381,6 +425,15 @@ fn check_and_the_language_server_agree_on_every_case() {
             if hinted != not_checked {
                 disagreements.push(format!(
                     "{}: intent not checked at steps {hinted:?} (hints), check: {not_checked:?}",
+                    case.display()
+                ));
+            }
+            // The script lines that wrote misrouting routes: `check` and the editor name the same.
+            let written = check.written_at.get(case).cloned().unwrap_or_default();
+            let related = client.misrouted_related(case);
+            if related != written {
+                disagreements.push(format!(
+                    "{}: misrouting routes written at {related:?} (related information), check: {written:?}",
                     case.display()
                 ));
             }

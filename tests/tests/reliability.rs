@@ -953,6 +953,65 @@ fn requests_on_a_large_script_give_their_memory_back() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Rows 8 and 9 of issue 22, memory: a dense script under the 2 MiB byte cap (100,000
+/// `elseif a then` lines, 1.4 MB) peaked at 500× the file (full_moon keeps 300–1,000 bytes a
+/// token, and each request built its tree again). Past the analysis's token limit the script is
+/// refused with a "too large to analyse" diagnostic, and every request stays within a bound.
+#[test]
+fn a_dense_script_under_the_byte_cap_is_refused_by_its_tokens() {
+    let dir = scratch("reliability-lsp-dense-script");
+    let folder = tree_with(&dir, b"return obj.data\n", b"");
+    let script = folder.join("trafficRouting.lua");
+    let uri = format!("file://{}", script.display());
+    let text = format!(
+        "local a = obj.data\nif a then\n{}end\nreturn obj.data\n",
+        "elseif a then\n".repeat(100_000)
+    );
+    let mut lsp = servers::Server::start(&dir, &["lsp"]);
+    lsp.lsp_initialize(&dir);
+    let (_, started) = lsp.memory_mib();
+    lsp.lsp_notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": uri, "languageId": "lua", "version": 1, "text": text}}),
+    );
+    let refused = |m: &Value| {
+        m["method"] == "textDocument/publishDiagnostics"
+            && m["params"]["uri"] == uri
+            && m["params"]["diagnostics"].as_array().is_some_and(|all| {
+                all.iter().any(|d| {
+                    d["message"]
+                        .as_str()
+                        .is_some_and(|m| m.contains("too large to analyse"))
+                })
+            })
+    };
+    let published = lsp.wait("the refusal", refused);
+    let message = published["params"]["diagnostics"].to_string();
+    assert!(message.contains("tokens, over the 100000"), "{message}");
+    let document = json!({"textDocument": {"uri": uri}});
+    let position = json!({"textDocument": {"uri": uri}, "position": {"line": 3, "character": 8}});
+    let requests = [
+        ("textDocument/documentSymbol", document.clone()),
+        ("textDocument/semanticTokens/full", document.clone()),
+        ("textDocument/hover", position.clone()),
+        ("textDocument/foldingRange", document.clone()),
+        ("textDocument/documentHighlight", position.clone()),
+        ("textDocument/completion", position.clone()),
+    ];
+    for (id, (method, params)) in requests.into_iter().enumerate() {
+        let answer = lsp.lsp_request(id as i64 + 1, method, params);
+        assert!(answer.get("result").is_some(), "{method}: {answer}");
+    }
+    let (peak, _) = lsp.memory_mib();
+    assert!(
+        peak <= started + 150,
+        "peak {peak} MiB on a {} KiB script (started at {started} MiB)",
+        text.len() >> 10
+    );
+    lsp.close();
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// Row 11 of issue 22: a group folder that is a symbolic link out of the tree had `new` write
 /// the files at the link's target.
 #[cfg(unix)]

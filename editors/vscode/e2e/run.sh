@@ -6,11 +6,14 @@
 #
 # Inputs (all optional): KRUISE_LUA_BIN (the server; else `cargo build`), KRUISE_LUA_VSIX (the
 # package; else `npm run package`), KRUISE_LUA_E2E_CACHE (where installs are cached; default
-# ~/.cache/kruise-lua-e2e), KRUISE_LUA_E2E_TIMEOUT (the whole suite's limit in seconds, 600),
+# ~/.cache/kruise-lua-e2e), KRUISE_LUA_E2E_TIMEOUT (the whole suite's limit in seconds, 1200),
 # KRUISE_LUA_E2E_CHROMIUM (the browser; default /usr/bin/chromium), KRUISE_LUA_E2E_BUNDLED=1 (the
 # .vsix is a platform package carrying the server: no kruiseLua.server.path setting, no
 # kruise-lua on code-server's PATH nor in its ~/.cargo/bin, and the suite checks the extension
-# says it uses the bundled binary), KRUISE_LUA_E2E_TRACE=1 (the client logs every LSP message
+# says it uses the bundled binary), KRUISE_LUA_E2E_SERVER_FROM=cargo-home|missing (no setting and
+# no kruise-lua on code-server's PATH, the server only in ~/.cargo/bin or nowhere: the suite checks
+# the extension finds it there, or says how to set kruiseLua.server.path; run only `server-choice`
+# with `missing`), KRUISE_LUA_E2E_TRACE=1 (the client logs every LSP message
 # with its time, as JSON, in logs/**/*kruise-lua.log: where a cold start's time goes).
 # Arguments: test names (or parts of them) to run only those.
 set -euo pipefail
@@ -125,10 +128,16 @@ log "installing $(basename "$KRUISE_LUA_VSIX") into a fresh code-server"
 # ones, such as kruiseLua.server.path): the extension uses the fresh binary; nothing else (welcome page, trust prompt,
 # update checks, auto-closing brackets that would change typed text) gets in the tests' way.
 bundled="${KRUISE_LUA_E2E_BUNDLED:-}"
-KRUISE_LUA_BIN="$KRUISE_LUA_BIN" BUNDLED="$bundled" TRACE="${KRUISE_LUA_E2E_TRACE:-}" node -e '
+server_from="${KRUISE_LUA_E2E_SERVER_FROM:-setting}"
+[ "$bundled" = 1 ] && server_from=bundled
+case "$server_from" in
+  setting | bundled | cargo-home | missing) ;;
+  *) die "KRUISE_LUA_E2E_SERVER_FROM is setting, cargo-home or missing, not $server_from" ;;
+esac
+KRUISE_LUA_BIN="$KRUISE_LUA_BIN" SERVER_FROM="$server_from" TRACE="${KRUISE_LUA_E2E_TRACE:-}" node -e '
   const settings = {
     ...(process.env.TRACE === "1" ? { "kruiseLua.trace.server": { verbosity: "verbose", format: "json" } } : {}),
-    ...(process.env.BUNDLED === "1" ? {} : { "kruiseLua.server.path": process.env.KRUISE_LUA_BIN }),
+    ...(process.env.SERVER_FROM === "setting" ? { "kruiseLua.server.path": process.env.KRUISE_LUA_BIN } : {}),
     "security.workspace.trust.enabled": false,
     "workbench.startupEditor": "none",
     "workbench.tips.enabled": false,
@@ -152,11 +161,12 @@ KRUISE_LUA_BIN="$KRUISE_LUA_BIN" BUNDLED="$bundled" TRACE="${KRUISE_LUA_E2E_TRAC
   }
 ' "$tmp/user-data/User/settings.json" "$tmp/user-data/Machine/settings.json"
 
-# Bundled: code-server (and so the extension host) gets a PATH without any kruise-lua and a home
-# without ~/.cargo/bin, so the binary inside the package is the only one it can find.
+# Without the setting: code-server (and so the extension host) gets a PATH without any
+# kruise-lua and a home of its own, whose ~/.cargo/bin holds the server (cargo-home) or nothing
+# (bundled: the binary inside the package is the only one it can find; missing: none is).
 server_path="$PATH"
 server_home="$HOME"
-if [ "$bundled" = 1 ]; then
+if [ "$server_from" != setting ]; then
   server_path=""
   IFS=: read -r -a dirs <<<"$PATH"
   for dir in "${dirs[@]}"; do
@@ -166,6 +176,10 @@ if [ "$bundled" = 1 ]; then
   done
   server_home="$tmp/home"
   mkdir -p "$server_home"
+  if [ "$server_from" = cargo-home ]; then
+    mkdir -p "$server_home/.cargo/bin"
+    ln -s "$KRUISE_LUA_BIN" "$server_home/.cargo/bin/kruise-lua"
+  fi
 fi
 
 port="$(node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')"
@@ -195,10 +209,11 @@ E2E_DEPS="$deps" \
   E2E_WORKSPACE="$tmp/workspace" \
   E2E_SERVER_BIN="$KRUISE_LUA_BIN" \
   E2E_BUNDLED="$bundled" \
+  E2E_SERVER_FROM="$server_from" \
   E2E_USER_DATA="$tmp/user-data" \
   E2E_CHROMIUM="$chromium_bin" \
   E2E_ARTIFACTS="$artifacts" \
-  E2E_TIMEOUT_S="${KRUISE_LUA_E2E_TIMEOUT:-600}" \
+  E2E_TIMEOUT_S="${KRUISE_LUA_E2E_TIMEOUT:-1200}" \
   setsid node "$here/suite.mjs" "$@" &
 suite_pid=$!
 wait "$suite_pid" || status=$?

@@ -25,6 +25,8 @@ const { chromium } = createRequire(path.join(env("E2E_DEPS"), "package.json"))("
 const ctx = {
   serverBin: env("E2E_SERVER_BIN"),
   bundled: process.env.E2E_BUNDLED === "1",
+  // Where the extension must find the server: setting, bundled, cargo-home or missing.
+  serverFrom: process.env.E2E_SERVER_FROM || "setting",
   userData: env("E2E_USER_DATA"),
 };
 

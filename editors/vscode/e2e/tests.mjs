@@ -95,12 +95,23 @@ export const tests = [
     },
   },
   {
-    // Which binary runs: with a platform package and nothing on PATH, the bundled one.
+    // Which binary runs: with a platform package and nothing on PATH, the bundled one; with
+    // neither setting nor PATH, the one in ~/.cargo/bin (defect 8); with none, a message saying
+    // how to set kruiseLua.server.path.
     name: "server-choice",
     async run(wb, ctx) {
-      const expected = ctx.bundled
-        ? /using kruise-lua bundled with the extension: .*[\\/]server[\\/]kruise-lua(\.exe)?$/
-        : /using kruise-lua from the kruiseLua\.server\.path setting: /;
+      if (ctx.serverFrom === "missing") {
+        const toast = await wb.waitForText(SELECTORS.notification, /was not found/, { timeout: 90_000 });
+        assert.match(toast, /kruiseLua\.server\.path/, toast);
+        assert.match(toast, /\.cargo[\\/]bin/, `the message names where it looked: ${toast}`);
+        await wb.screenshot("server-missing");
+        return;
+      }
+      const expected = {
+        bundled: /using kruise-lua bundled with the extension: .*[\\/]server[\\/]kruise-lua(\.exe)?$/,
+        setting: /using kruise-lua from the kruiseLua\.server\.path setting: /,
+        "cargo-home": /using kruise-lua found in ~\/\.cargo\/bin: .*[\\/]\.cargo[\\/]bin[\\/]kruise-lua$/,
+      }[ctx.serverFrom];
       const deadline = Date.now() + WAIT_MS;
       let lines = outputChannelLines(ctx);
       while (!lines.some((l) => expected.test(l)) && Date.now() < deadline) {
@@ -162,6 +173,17 @@ export const tests = [
         return /local obj = \{/.test(text) && /canaryWeight = 50\b/.test(text);
       });
       await wb.screenshot("step-lens-shows-obj");
+      // Defect 11: one read-only `kruise-lua:` document per step, not a new Untitled-N per click.
+      const objTabs = wb.page.locator(".tab").filter({ hasText: "obj-step-2.lua" });
+      assert.equal(await objTabs.count(), 1, "one tab for the obj of step 2");
+      const shown = await wb.editorText();
+      await wb.page.keyboard.type("x");
+      assert.equal(await wb.editorText(), shown, "the obj document is read-only");
+      await wb.runCommandById("workbench.action.focusFirstEditorGroup");
+      await wb.clickCodeLens(/step 2 .*show obj as Lua/);
+      await wb.page.locator(SELECTORS.activeTab).filter({ hasText: "obj-step-2.lua" }).waitFor({ timeout: WAIT_MS });
+      assert.equal(await objTabs.count(), 1, "the second click shows the same tab");
+      assert.equal(await wb.page.locator(".tab").filter({ hasText: /^Untitled/ }).count(), 0, "no Untitled editor");
       await wb.closeActive();
     },
   },
@@ -241,6 +263,16 @@ export const tests = [
       });
       // The line's hint also gives what it read of obj.
       assert.match(line, /obj\.canaryWeight = 50\b/, `the hint of the line: ${line}`);
+      // Defect 4: a field assignment shows the value assigned, not the table (`d = {…}`).
+      const write = wb.positionOf(ISTIO_SCRIPT, "d.weight = scaled(total - canaryPart)");
+      await wb.gotoLine(write.line, 1);
+      const written = await wb.until("the hint of `d.weight = scaled(…)`", async () => {
+        const lines = await wb.editorLines();
+        const found = lines.find((l) => l.trimStart().startsWith("d.weight = scaled(total - canaryPart)"));
+        return /d\.weight = 50\b/.test(found ?? "") ? found : undefined;
+      });
+      assert.doesNotMatch(written, /\bd = \{/, written);
+      await wb.gotoLine(read.line, 1);
       await wb.screenshot("inlay-hints-of-a-step");
       await wb.runCommand("Hide the inline values of a step");
       await wb.until("the hints gone", async () => {
@@ -308,7 +340,11 @@ export const tests = [
         return lines.includes("local stable = obj.stableService") && !lines.includes(spaced);
       });
       await wb.screenshot("format-document");
-      await wb.revertActive();
+      // Defect 13: formatting with the library's stylua.toml changed nothing else: saved, the
+      // file is what it was.
+      const original = fs.readFileSync(wb.file(ISTIO_SCRIPT), "utf8");
+      await wb.save();
+      assert.equal(fs.readFileSync(wb.file(ISTIO_SCRIPT), "utf8"), original, "formatting changed only the spaced line");
     },
   },
   {
@@ -339,6 +375,332 @@ export const tests = [
       assert.match(widget, /semantic token type\s*property/, `the token under the cursor: ${widget}`);
       await wb.screenshot("semantic-tokens");
       await wb.page.keyboard.press("Escape");
+    },
+  },
+  {
+    // The server's folds carry kinds: "Fold All Block Comments" folds the header comment
+    // (VS Code's own indentation folding has no kinds, so it would fold nothing here).
+    name: "folding-the-header-comment",
+    async run(wb) {
+      await wb.openFile(ISTIO_SCRIPT);
+      await wb.gotoLine(1, 1);
+      const inside = "-- Only routes with a destination";
+      const shows = async (prefix) => (await wb.editorLines()).some((l) => l.startsWith(prefix));
+      await wb.until("the header comment in sight", () => shows(inside));
+      await wb.runCommand("Fold All Block Comments");
+      await wb.until("the header folded to its first line", async () => {
+        return (await shows("-- Istio VirtualService")) && !(await shows(inside)) && (await shows("local CANARY_SUBSET"));
+      });
+      await wb.screenshot("folding-the-header-comment");
+      await wb.runCommand("Unfold All");
+      await wb.until("the header unfolded", () => shows(inside));
+    },
+  },
+  {
+    // Document highlight: the declaration drawn as a write, the uses as reads (VS Code's
+    // textual fallback draws neither kind).
+    name: "document-highlight-writes-and-reads",
+    async run(wb) {
+      await wb.openFile(ISTIO_SCRIPT);
+      const at = wb.positionOf(ISTIO_SCRIPT, "local stable = obj.stableService");
+      await wb.gotoLine(at.line, at.column + "local st".length);
+      await wb.page.locator(`${SELECTORS.activeEditor} ${SELECTORS.highlightWrite}`).first().waitFor({ timeout: WAIT_MS });
+      await wb.page.locator(`${SELECTORS.activeEditor} ${SELECTORS.highlightRead}`).first().waitFor({ timeout: WAIT_MS });
+      await wb.screenshot("document-highlight-writes-and-reads");
+    },
+  },
+  {
+    // Expand Selection walks the server's ranges: `data` → `obj.data` → `obj.data.spec` (VS
+    // Code's word and bracket ranges alone jump from the word to the line).
+    name: "expand-selection-through-the-chain",
+    async run(wb) {
+      await wb.openFile(ISTIO_SCRIPT);
+      const at = wb.positionOf(ISTIO_SCRIPT, "local spec = obj.data.spec");
+      await wb.gotoLine(at.line, at.column + "local spec = obj.da".length);
+      const sizes = [];
+      for (let i = 0; i < 4; i++) {
+        const before = await wb.cursorStatus();
+        // Shift+Alt+Right (the palette's "Expand Selection" row can be Expand Line Selection's).
+        await wb.page.keyboard.press("Shift+Alt+ArrowRight");
+        const now = await wb.until("a wider selection", async () => {
+          const shown = await wb.cursorStatus();
+          return shown !== before ? shown : undefined;
+        });
+        sizes.push(Number(/\((\d+) selected\)/.exec(now)?.[1]));
+      }
+      assert.deepEqual(sizes.slice(0, 3), [4, 8, 13], `selected sizes after each expansion: ${sizes}`);
+      await wb.screenshot("expand-selection-through-the-chain");
+      await wb.page.keyboard.press("Escape");
+    },
+  },
+  {
+    name: "call-hierarchy-incoming-calls",
+    async run(wb) {
+      await wb.openFile(ISTIO_SCRIPT);
+      const at = wb.positionOf(ISTIO_SCRIPT, "local function stableSuffix");
+      await wb.gotoLine(at.line, at.column + "local function stable".length);
+      await wb.runCommand("Calls: Show Call Hierarchy");
+      // Incoming calls first: `isStable` calls `stableSuffix`.
+      await wb.waitForText(SELECTORS.sideBarRow, "stableSuffix");
+      await wb.waitForText(SELECTORS.sideBarRow, "isStable");
+      await wb.screenshot("call-hierarchy-incoming-calls");
+      await wb.runCommandById("workbench.view.explorer");
+    },
+  },
+  {
+    // Lint fixes: KL006's "declare it local" and "disable KL001 on this line", whose comment
+    // the server honours (the finding leaves Problems). Each finding is listed once (defect
+    // 9: a client that pulls diagnostics got the pushed ones as well).
+    name: "lint-quick-fix-and-disable-comment",
+    async run(wb) {
+      await wb.openFile(ISTIO_SCRIPT);
+      const at = wb.positionOf(ISTIO_SCRIPT, "local spec = obj.data.spec");
+      await wb.gotoLine(at.line, 1);
+      await wb.page.keyboard.press("End");
+      await wb.page.keyboard.press("Enter");
+      await wb.page.keyboard.type("counter = 1", { delay: 40 });
+      await wb.page.keyboard.press("Enter");
+      await wb.page.keyboard.type("local probe = obj.canaryweight", { delay: 40 });
+      await wb.showProblems("canaryweight");
+      await wb.waitForText(SELECTORS.markerRow, /KL001/);
+
+      await wb.gotoLine(at.line + 1, 2);
+      await wb.quickFix(/Declare `counter` with `local`/);
+      await wb.until("the declared local", async () => (await wb.editorLines()).includes("local counter = 1"));
+      const rows = (await wb.texts(SELECTORS.markerRow)).filter((r) => /KL001/.test(r));
+      assert.equal(rows.length, 1, `the KL001 finding is listed once: ${JSON.stringify(rows)}`);
+      await wb.screenshot("lint-quick-fix");
+
+      const typo = wb.positionOf(ISTIO_SCRIPT, "local spec = obj.data.spec");
+      await wb.gotoLine(typo.line + 2, "local probe = obj.c".length);
+      await wb.quickFix(/Disable KL001 on this line/);
+      await wb.until("the disable comment", async () =>
+        (await wb.editorLines()).includes("-- kruise-lua: disable-next-line KL001"),
+      );
+      await wb.until("KL001 gone from Problems", async () =>
+        (await wb.texts(SELECTORS.markerRow)).every((r) => !/KL001/.test(r)),
+      );
+      await wb.screenshot("lint-disable-comment");
+      await wb.revertActive();
+      await wb.runCommandById("workbench.action.closePanel");
+    },
+  },
+  {
+    // Document links: a case's `expected:` opens its script, a step's line goes to its
+    // `expected[i]` entry, a ConfigMap key opens the bundled script of its provider.
+    name: "document-links-case-script-configmap",
+    async run(wb, ctx) {
+      await wb.openFile(WEIGHTS_CASE);
+      const expected = wb.positionOf(WEIGHTS_CASE, "expected:");
+      await wb.gotoLine(expected.line, 3);
+      await wb.runCommand("Open Link");
+      await wb.page.locator(SELECTORS.activeTab).filter({ hasText: "trafficRouting.lua" }).waitFor({ timeout: WAIT_MS });
+
+      await wb.openFile(WEIGHTS_CASE);
+      const step2 = wb.positionOf(WEIGHTS_CASE, "- traffic: 50%");
+      await wb.gotoLine(step2.line, step2.column + 4);
+      await wb.runCommand("Open Link");
+      const lines = fs.readFileSync(wb.file(WEIGHTS_CASE), "utf8").split("\n");
+      const entries = lines.flatMap((l, i) => (i > expected.line - 1 && l.startsWith("- ") ? [i + 1] : []));
+      await wb.until(`the cursor on expected[1] (line ${entries[1]})`, async () =>
+        (await wb.cursorStatus()).startsWith(`Ln ${entries[1]},`),
+      );
+      await wb.screenshot("document-link-step-to-expected");
+
+      // A ConfigMap shipping the script (its text read from the workspace's own script).
+      const manifest = "deploy/rollout-configuration.yaml";
+      const script = fs.readFileSync(wb.file(ISTIO_SCRIPT), "utf8");
+      fs.mkdirSync(path.dirname(wb.file(manifest)), { recursive: true });
+      fs.writeFileSync(
+        wb.file(manifest),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kruise-rollout-configuration\n  namespace: kruise-rollout\ndata:\n" +
+          "  lua.traffic.routing.VirtualService.networking.istio.io: |\n" +
+          script
+            .split("\n")
+            .map((l) => (l === "" ? "" : `    ${l}`))
+            .join("\n"),
+      );
+      try {
+        await wb.openFile(manifest);
+        const key = wb.positionOf(manifest, "lua.traffic.routing.VirtualService");
+        await wb.gotoLine(key.line, key.column + 4);
+        await wb.runCommand("Open Link");
+        await wb.page.locator(SELECTORS.activeTab).filter({ hasText: "trafficRouting.lua" }).waitFor({ timeout: WAIT_MS });
+        await wb.openFile(manifest);
+        await wb.closeActive();
+      } finally {
+        fs.rmSync(wb.file("deploy"), { recursive: true, force: true });
+      }
+      // The manifest gone, the totals are the tree's again.
+      const totals = checkTotals(ctx, wb);
+      await wb.waitForText(SELECTORS.statusItem, `kruise-lua ${totals.cases} cases, ${totals.steps} steps`);
+    },
+  },
+  {
+    name: "hover-types-of-user-code",
+    async run(wb) {
+      await wb.openFile(ISTIO_SCRIPT);
+      const fn = wb.positionOf(ISTIO_SCRIPT, "local function stableSuffix(host)");
+      await wb.gotoLine(fn.line, fn.column + "local function stable".length);
+      await wb.page.keyboard.press("Control+k");
+      await wb.page.keyboard.press("Control+i");
+      const hover = await wb.waitForText(SELECTORS.hover, /stableSuffix/);
+      assert.match(hover, /local function stableSuffix\(host\) -> \S+/, `the function's type: ${hover}`);
+      await wb.screenshot("hover-types-of-user-code");
+      await wb.page.keyboard.press("Escape");
+      const local = wb.positionOf(ISTIO_SCRIPT, "local useSubset = canary == stable");
+      await wb.gotoLine(local.line, local.column + "local use".length);
+      await wb.page.keyboard.press("Control+k");
+      await wb.page.keyboard.press("Control+i");
+      const typed = await wb.waitForText(SELECTORS.hover, /useSubset/);
+      assert.match(typed, /useSubset: boolean/, `the local's type: ${typed}`);
+      await wb.page.keyboard.press("Escape");
+    },
+  },
+  {
+    // Off by default; the setting turns the names of the script's own functions' parameters on.
+    name: "parameter-name-hints-from-the-setting",
+    async run(wb, ctx) {
+      await wb.openFile(ISTIO_SCRIPT);
+      const call = wb.positionOf(ISTIO_SCRIPT, 'im.uri = stringMatch("path"');
+      await wb.gotoLine(call.line, 1);
+      const callLine = async () => (await wb.editorLines()).find((l) => l.trimStart().startsWith("im.uri = stringMatch("));
+      const plain = await wb.until("the call's line", callLine);
+      assert.doesNotMatch(plain, /what:/, "no parameter names by default");
+      // The setting's checkbox in the Settings editor, as a person turns it on.
+      await wb.setBooleanSetting("kruiseLua.inlayHints.parameterNames", true, ctx.userData);
+      await wb.openFile(ISTIO_SCRIPT);
+      try {
+        await wb.gotoLine(call.line, 1);
+        const hinted = await wb.until("the parameter names", async () => {
+          const line = await callLine();
+          return /stringMatch\(what:\s*"path", matchType:\s*m\.path\.type/.test(line ?? "") ? line : undefined;
+        });
+        assert.match(hinted, /value:\s*m\.path\.value/, hinted);
+        await wb.screenshot("parameter-name-hints-from-the-setting");
+      } finally {
+        await wb.setBooleanSetting("kruiseLua.inlayHints.parameterNames", false, ctx.userData);
+      }
+      await wb.openFile(ISTIO_SCRIPT);
+      await wb.gotoLine(call.line, 1);
+      await wb.until("the names gone", async () => !/what:/.test((await callLine()) ?? "what:"));
+    },
+  },
+  {
+    // Run and Debug without a launch.json: the debugger's dynamic configuration debugs step 1
+    // of the script's first case; "create a launch.json file" writes the same configuration.
+    name: "run-and-debug-configurations",
+    async run(wb) {
+      const cases = fs
+        .readdirSync(wb.file(`${ISTIO}/testdata`))
+        .filter((f) => /\.ya?ml$/.test(f))
+        .sort();
+      // The Run and Debug view without a launch.json: "create a launch.json file", with the
+      // script open, writes the debugger's initial configuration.
+      await wb.openFile(ISTIO_SCRIPT);
+      await wb.runCommandById("workbench.view.debug");
+      const create = wb.page.locator(".part.sidebar a").filter({ hasText: /create a launch\.json file/ }).first();
+      await create.waitFor({ timeout: WAIT_MS });
+      await wb.screenshot("run-and-debug-view");
+      await create.click();
+      const debuggerRow = wb.page.locator(SELECTORS.quickInputRow).filter({ hasText: "kruise-lua" }).first();
+      try {
+        await debuggerRow.waitFor({ timeout: 10_000 });
+        await debuggerRow.click();
+      } catch {
+        // One debugger for Lua files: VS Code does not ask which.
+      }
+      const launch = wb.file(".vscode/launch.json");
+      try {
+        const text = await wb.until("launch.json on disk", () => fs.existsSync(launch) && fs.readFileSync(launch, "utf8"));
+        assert.match(text, /"type": "kruise-lua"/, text);
+        assert.match(text, new RegExp(`testdata/${cases[0].replace(".", "\\.")}`), text);
+        await wb.page.locator(SELECTORS.activeTab).filter({ hasText: "launch.json" }).waitFor({ timeout: WAIT_MS });
+        await wb.screenshot("run-and-debug-launch-json");
+        await wb.closeActive();
+      } finally {
+        fs.rmSync(wb.file(".vscode"), { recursive: true, force: true });
+      }
+      await wb.openFile(ISTIO_SCRIPT);
+      await wb.page.keyboard.press("F1");
+      await wb.page.locator(SELECTORS.quickInputBox).fill(">Debug: Select and Start Debugging");
+      await wb.waitForText(SELECTORS.quickInputRow, "Select and Start Debugging");
+      await wb.page.keyboard.press("Enter");
+      const kind = wb.page.locator(SELECTORS.quickInputRow).filter({ hasText: "kruise-lua" }).first();
+      await kind.waitFor({ timeout: WAIT_MS });
+      await kind.click();
+      const config = wb.page
+        .locator(SELECTORS.quickInputRow)
+        .filter({ hasText: `Debug step 1 of ${cases[0]}` })
+        .first();
+      await config.waitFor({ timeout: WAIT_MS });
+      await wb.screenshot("run-and-debug-dynamic-configuration");
+      await config.click();
+      await wb.runCommandById("workbench.panel.repl.view.focus");
+      const verdict = await wb.waitForText(SELECTORS.replRow, new RegExp(`${cases[0].replace(".", "\\.")}: step 1: `), {
+        timeout: 90_000,
+      });
+      assert.match(verdict, /step 1: PASS/, verdict);
+      await wb.page.locator(SELECTORS.debugToolbar).waitFor({ state: "hidden", timeout: WAIT_MS });
+      await wb.runCommandById("workbench.action.closePanel");
+
+      await wb.runCommandById("workbench.view.explorer");
+    },
+  },
+  {
+    name: "snippet-completion",
+    async run(wb) {
+      await wb.openFile(ISTIO_SCRIPT);
+      const at = wb.positionOf(ISTIO_SCRIPT, "local spec = obj.data.spec");
+      await wb.gotoLine(at.line, 1);
+      await wb.page.keyboard.press("End");
+      await wb.page.keyboard.press("Enter");
+      await wb.page.keyboard.type("forr", { delay: 40 });
+      const row = wb.page.locator(SELECTORS.suggestRow).filter({ hasText: "forroutes" }).first();
+      try {
+        await row.waitFor({ timeout: 10_000 });
+      } catch {
+        await wb.page.keyboard.press("Control+Space");
+        await row.waitFor({ timeout: WAIT_MS });
+      }
+      await wb.screenshot("snippet-completion");
+      await row.click();
+      await wb.until("the expanded loop", async () =>
+        (await wb.editorLines()).includes("for _, route in ipairs(spec.http or {}) do"),
+      );
+      await wb.page.keyboard.press("Escape");
+      await wb.revertActive();
+    },
+  },
+  {
+    // Defect 1: a step's hover quotes the Lua error as written (`'<name>' expected`, which
+    // Markdown took for an HTML tag) with the script's path for `<string>`.
+    name: "hover-of-a-broken-script-keeps-angle-brackets",
+    async run(wb) {
+      await wb.openFile(ISTIO_SCRIPT);
+      const at = wb.positionOf(ISTIO_SCRIPT, "local spec = obj.data.spec");
+      await wb.gotoLine(at.line, 1);
+      await wb.page.keyboard.press("End");
+      await wb.page.keyboard.press("Enter");
+      await wb.page.keyboard.type("local broken = obj.", { delay: 40 });
+      await wb.page.keyboard.press("Escape");
+      await wb.openFile(WEIGHTS_CASE);
+      const step2 = wb.positionOf(WEIGHTS_CASE, "- traffic: 50%");
+      await wb.gotoLine(step2.line, step2.column + "- tra".length);
+      const hover = await wb.until("the step's hover with the syntax error", async () => {
+        await wb.page.keyboard.press("Escape");
+        await wb.page.keyboard.press("Control+k");
+        await wb.page.keyboard.press("Control+i");
+        // (The hover has parts: the step's, with the error, and the document link's.)
+        return await wb.waitForText(SELECTORS.hover, /expected near/, { timeout: 5_000 });
+      });
+      assert.match(hover, /'<name>' expected/, hover);
+      assert.match(hover, /trafficRouting\.lua/, hover);
+      assert.doesNotMatch(hover, /'' expected/, hover);
+      await wb.screenshot("hover-of-a-broken-script");
+      await wb.page.keyboard.press("Escape");
+      await wb.openFile(ISTIO_SCRIPT);
+      await wb.revertActive();
     },
   },
   {

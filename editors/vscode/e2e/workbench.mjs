@@ -40,6 +40,16 @@ export const SELECTORS = {
   tokenInspector: ".token-inspect-widget",
   // The peek view of several locations (go to type definition, references): its file list.
   peekRow: ".peekview-widget .monaco-list-row",
+  // Document highlights: a write (declaration, assignment) and a read of the symbol.
+  highlightWrite: ".wordHighlightStrong",
+  highlightRead: ".wordHighlight",
+  // The side bar's lists (the call hierarchy of the References view, Run and Debug).
+  sideBarRow: ".part.sidebar .monaco-list-row",
+  notification: ".notifications-toasts .notification-toast",
+  // The Settings editor: its search box and a boolean setting's checkbox.
+  settingsSearch: ".settings-editor .settings-header .suggest-input-container",
+  settingRow: ".settings-editor .setting-item-bool",
+  settingCheckbox: ".setting-value-checkbox",
 };
 
 export class Workbench {
@@ -218,6 +228,66 @@ export class Workbench {
   async editorLines() {
     const lines = await this.page.locator(`${SELECTORS.activeEditor} .view-line`).allTextContents();
     return lines.map((l) => l.replace(/\u00a0/g, " "));
+  }
+
+  /** The status bar's cursor item, e.g. "Ln 50, Col 19 (8 selected)". */
+  async cursorStatus() {
+    const items = await this.texts(SELECTORS.statusItem);
+    const found = items.find((t) => /Ln \d+, Col \d+/.test(t));
+    if (found === undefined) {
+      throw new Error(`no cursor position in the status bar: ${JSON.stringify(items)}`);
+    }
+    return found;
+  }
+
+  /**
+   * Sets a boolean user setting through the Settings editor (search, click its checkbox), waits
+   * until VS Code wrote it to `userData`'s settings.json, and closes the editor (a modal in
+   * newer code-servers: Escape).
+   */
+  async setBooleanSetting(id, value, userData) {
+    await this.page.keyboard.press("F1");
+    await this.page.locator(SELECTORS.quickInputBox).fill(">Preferences: Open Settings (UI)");
+    await this.waitForText(SELECTORS.quickInputRow, "Open Settings (UI)");
+    await this.page.keyboard.press("Enter");
+    await this.page.locator(SELECTORS.quickInput).waitFor({ state: "hidden", timeout: WAIT_MS });
+    await this.page.locator(SELECTORS.settingsSearch).waitFor({ timeout: WAIT_MS });
+    await this.page.locator(SELECTORS.settingsSearch).click();
+    await this.page.keyboard.type(id);
+    // The row of that setting (its title is the id's last part in words, "Parameter Names"):
+    // until the search applies, the editor lists other settings.
+    const words = id
+      .split(".")
+      .pop()
+      .replace(/([a-z])([A-Z])/g, "$1 $2");
+    const box = this.page
+      .locator(SELECTORS.settingRow)
+      .filter({ hasText: new RegExp(words, "i") })
+      .locator(SELECTORS.settingCheckbox)
+      .first();
+    await box.waitFor({ timeout: WAIT_MS });
+    await box.click();
+    // Written by VS Code to the user's (or the remote machine's) settings file.
+    const files = ["User", "Machine"].map((scope) => path.join(userData, scope, "settings.json"));
+    const read = (file) => {
+      try {
+        return JSON.parse(fs.readFileSync(file, "utf8"))[id];
+      } catch {
+        return undefined;
+      }
+    };
+    // Back to the default, VS Code may drop the key instead of writing `false`.
+    const done = () => (value ? files.some((f) => read(f) === true) : files.every((f) => read(f) !== true));
+    try {
+      await this.until(`${id} = ${value} in the settings files`, done);
+    } catch (error) {
+      const shown = files.map((f) => (fs.existsSync(f) ? fs.readFileSync(f, "utf8") : "(none)")).join("\n");
+      throw new Error(`${error.message}; the settings files:\n${shown}`);
+    }
+    await this.page.keyboard.press("Escape");
+    await this.page.locator(".settings-editor").first().waitFor({ state: "hidden", timeout: 5_000 }).catch(async () => {
+      await this.runCommandById("workbench.action.closeActiveEditor");
+    });
   }
 
   /** Opens the quick fix menu at the cursor (Ctrl+.) and picks the action whose title matches. */

@@ -23,6 +23,7 @@ pub(crate) use session::Session;
 pub use session::check_hit_condition;
 pub use values::{
     LineValue, MAX_RECORDED_STOPS, StepValues, record_step_values, record_step_values_after,
+    record_step_values_assigned,
 };
 
 /// A line breakpoint of the script, with DAP's optional parts.

@@ -55,10 +55,25 @@ pub fn record_step_values_after(
     watch: &BTreeMap<u32, Vec<String>>,
     after: &BTreeMap<u32, Vec<String>>,
 ) -> StepValues {
+    record_step_values_assigned(step, watch, after, &BTreeMap::new())
+}
+
+/// [`record_step_values_after`], and `assigned` maps a line to (target, assigned expression)
+/// pairs of its single assignments (`route.weight = obj.canaryWeight`): the expression is
+/// evaluated before the line runs and stands for the target's value when the target cannot be
+/// read at the next stop (the write ends a loop body: the next stop is the `for` line, where
+/// the loop's locals are out of scope).
+pub fn record_step_values_assigned(
+    step: StepToRun<'_>,
+    watch: &BTreeMap<u32, Vec<String>>,
+    after: &BTreeMap<u32, Vec<String>>,
+    assigned: &BTreeMap<u32, Vec<(String, String)>>,
+) -> StepValues {
     let control = Control::new(true);
     let mut recorder = Recorder {
         watch,
         after,
+        assigned,
         stops: 0,
         truncated: false,
         frames: HashMap::new(),
@@ -84,11 +99,14 @@ struct FrameState {
     function: String,
     line: u32,
     locals: HashMap<String, String>,
+    /// What the line's single assignments assign, evaluated before it ran: (target, value).
+    assigning: Vec<(String, String)>,
 }
 
 struct Recorder<'w> {
     watch: &'w BTreeMap<u32, Vec<String>>,
     after: &'w BTreeMap<u32, Vec<String>>,
+    assigned: &'w BTreeMap<u32, Vec<(String, String)>>,
     stops: usize,
     truncated: bool,
     frames: HashMap<usize, FrameState>,
@@ -175,6 +193,12 @@ impl Debugger for Recorder<'_> {
             for expression in written {
                 if let Ok(variable) = paused.evaluate(Some(0), expression) {
                     after_values.push((expression.clone(), variable.value));
+                } else if let Some((_, value)) = previous
+                    .assigning
+                    .iter()
+                    .find(|(target, _)| target == expression)
+                {
+                    after_values.push((expression.clone(), value.clone()));
                 }
             }
             let changed: Vec<(String, String)> = changed
@@ -192,12 +216,19 @@ impl Debugger for Recorder<'_> {
                 }
             }
         }
+        let mut assigning = Vec::new();
+        for (target, expression) in self.assigned.get(&stop.line).map_or(&[][..], Vec::as_slice) {
+            if let Ok(variable) = paused.evaluate(Some(0), expression) {
+                assigning.push((target.clone(), variable.value));
+            }
+        }
         self.frames.insert(
             depth,
             FrameState {
                 function,
                 line: stop.line,
                 locals,
+                assigning,
             },
         );
         Resume::StepIn
@@ -352,17 +383,66 @@ return obj.data
         assert_eq!(at(&values, 2, "d"), None, "{values:?}");
     }
 
+    /// Issue 23, defect 4 in a loop: the write is the body's last line, so the next stop is
+    /// the `for` line, where the loop variable is out of scope (`route.weight` read there is a
+    /// global's field) and nothing was shown for the line.
+    #[test]
+    fn a_field_assignment_ending_a_loop_body_shows_the_assigned_value() {
+        let case = parse_case(CASE).unwrap();
+        let script = Script::new(
+            "local spec = obj.data.spec\nfor _, route in ipairs(spec.routes) do\n  if route.name == \"a\" then\n    route.weight = obj.canaryWeight\n  elseif route.name == \"b\" then\n    route.weight = 100 - obj.canaryWeight\n  end\nend\nreturn obj.data\n",
+        );
+        let after: BTreeMap<u32, Vec<String>> = [
+            (4, vec!["route.weight".to_string()]),
+            (6, vec!["route.weight".to_string()]),
+        ]
+        .into_iter()
+        .collect();
+        let assigned: BTreeMap<u32, Vec<(String, String)>> =
+            [(4, "obj.canaryWeight"), (6, "100 - obj.canaryWeight")]
+                .into_iter()
+                .map(|(line, value)| (line, vec![("route.weight".to_string(), value.to_string())]))
+                .collect();
+        let values = record_step_values_assigned(
+            StepToRun {
+                script: &script,
+                flavor: ScriptFlavor::Custom,
+                case: &case,
+                index: 1,
+                mode: Mode::Harness,
+                options: &RunOptions::default(),
+            },
+            &BTreeMap::new(),
+            &after,
+            &assigned,
+        );
+        assert_eq!(
+            at(&values, 4, "route.weight"),
+            Some(("50".into(), 1)),
+            "{values:?}"
+        );
+        assert_eq!(
+            at(&values, 6, "route.weight"),
+            Some(("50".into(), 1)),
+            "{values:?}"
+        );
+    }
+
     #[test]
     fn a_long_loop_stops_recording_and_still_finishes() {
         let case = parse_case(CASE).unwrap();
         let script = "local n = 0\nfor i = 1, 100000 do\n  n = n + 1\nend\nobj.data.spec.n = n\nreturn obj.data\n";
+        // The recorded stops are slow in a debug build on a loaded machine: the run's 1 s
+        // default would make this a timed test; truncation, not the time limit, is under test.
+        let mut options = RunOptions::default();
+        options.limits.timeout = std::time::Duration::from_secs(600);
         let step = StepToRun {
             script: &Script::new(script),
             flavor: ScriptFlavor::Custom,
             case: &case,
             index: 0,
             mode: Mode::Harness,
-            options: &RunOptions::default(),
+            options: &options,
         };
         let values = record_step_values(step, &BTreeMap::new());
         assert!(values.truncated);

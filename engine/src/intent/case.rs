@@ -2,12 +2,12 @@
 //! providers on the original; ingress classes chained, each on the canary Ingress the earlier
 //! steps left) and checks the configuration it leaves.
 
-use crate::luadata::{Data, LuaData};
+use crate::luadata::{Data, IngressData, LuaData};
 use crate::routing::{
     GatewayConfig, RoutingModel, canary_ingress, model_for, representative_stable_ingress,
     stable_of_canary_ingress,
 };
-use crate::runner::{self, Mode, RunOptions, Script};
+use crate::runner::{self, Mode, RunOptions, Script, provenance};
 use crate::schema::patched_resource;
 use crate::script::ScriptFlavor;
 use crate::script::ScriptKind;
@@ -15,7 +15,7 @@ use crate::steps;
 use crate::testcase::TestCase;
 use crate::value::JsonValue;
 
-use super::{BeforeRouting, Intent, StepReport, check_step_sharing};
+use super::{BeforeRouting, Intent, StepReport, check_step_sharing, locate_writes};
 
 /// The intent check of one step.
 #[derive(Debug, Clone, PartialEq)]
@@ -279,7 +279,7 @@ fn check_one(inputs: StepInputs, before: &mut BeforeRouting) -> StepIntentOutcom
         Ok(configs) => configs,
         Err(why) => return NotChecked(why),
     };
-    let report = check_step_sharing(
+    let mut report = check_step_sharing(
         model,
         &configs.before,
         &configs.after,
@@ -288,6 +288,25 @@ fn check_one(inputs: StepInputs, before: &mut BeforeRouting) -> StepIntentOutcom
     );
     if configs.no_paths && report.violations.is_empty() {
         return NotChecked(NO_PATHS.to_owned());
+    }
+    if report.violations.iter().any(|v| v.request.is_some()) {
+        // Misrouted: one more run of this step, recording which line wrote what, so that the
+        // violations can name the script line (steps that route as asked never pay for it).
+        let written = match flavor {
+            ScriptFlavor::Custom => provenance::record_custom(script, &step.obj, options),
+            ScriptFlavor::Ingress => {
+                // The run the controller settled on: the step's obj on the annotations it
+                // left (which that run returns unchanged).
+                let obj = IngressData {
+                    annotations: result.annotations.clone().filter(|map| !map.is_empty()),
+                    ..steps::ingress_obj(&step.obj)
+                };
+                provenance::record_ingress(script, &obj, options)
+            }
+        };
+        if let Some(written) = written {
+            locate_writes(&mut report, &written, flavor == ScriptFlavor::Ingress);
+        }
     }
     StepIntentOutcome::Checked(report)
 }

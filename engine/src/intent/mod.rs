@@ -30,6 +30,7 @@ use crate::routing::matching::{full_match, sample_match};
 use crate::routing::{
     Backend, ConfigProblem, Distribution, GatewayConfig, ProblemKind, Request, Routed, RoutingModel,
 };
+use crate::runner::provenance::{WrittenAt, parse_path};
 
 mod case;
 #[cfg(test)]
@@ -460,6 +461,13 @@ pub struct Violation {
     /// The whole finding as one line: `GET /static with x-canary: 1 → web-canary 100 %,
     /// expected web 100 %`.
     pub message: String,
+    /// Where in the step's resource the route that took the request is (`spec.http[1]`),
+    /// when the model knows.
+    pub route_path: Option<String>,
+    /// The script line (from 1) of the last store the script made to that route (for an
+    /// ingress class: to the canary Ingress's annotations), when a recorded run of the step
+    /// found one ([`locate_writes`]); `None` until then, and for configuration problems.
+    pub script_line: Option<u32>,
 }
 
 /// At most this many routing violations are kept per step (the first ones, in probe order);
@@ -573,6 +581,8 @@ fn check_step_compiled(
             actual: None,
             expected: None,
             message: format!("{what}{at}: {}", problem.message),
+            route_path: None,
+            script_line: None,
         });
     }
     let stripped;
@@ -609,14 +619,14 @@ fn check_step_compiled(
                 continue;
             }
             // Where the step's configuration sent it (`spec.http[0]`), when the model knows.
-            let via = match &now {
-                Routed::To(d) => d
-                    .route_path
-                    .as_ref()
-                    .map(|path| format!(" (by {path})"))
-                    .unwrap_or_default(),
-                Routed::NoRoute => String::new(),
+            let route_path = match &now {
+                Routed::To(d) => d.route_path.clone(),
+                Routed::NoRoute => None,
             };
+            let via = route_path
+                .as_ref()
+                .map(|path| format!(" (by {path})"))
+                .unwrap_or_default();
             report.violations.push(Violation {
                 message: format!(
                     "{} → {actual}{via}, expected {expected}",
@@ -625,10 +635,48 @@ fn check_step_compiled(
                 request: Some(request),
                 actual: Some(actual),
                 expected: Some(expected),
+                route_path,
+                script_line: None,
             });
         }
     }
     report
+}
+
+/// Fills each routing violation's [`Violation::script_line`] from `written`, the stores a
+/// recorded run of the step's script made (`runner::provenance`): where the script last
+/// changed the route that took the request (its last field set, else the line that put it in
+/// place: [`WrittenAt::entry_line`]); when it changed nothing in it, the enclosing entries'
+/// (a Kuma match's rule), up to the resource's top-level list entry (`spec.http[1]`). For an
+/// ingress class (`ingress`), whose script writes only the canary Ingress's annotations, the
+/// last store to any of them.
+pub fn locate_writes(report: &mut StepReport, written: &WrittenAt, ingress: bool) {
+    for violation in &mut report.violations {
+        if violation.request.is_none() {
+            continue;
+        }
+        violation.script_line = if ingress {
+            written.last_write_within(&[])
+        } else {
+            violation
+                .route_path
+                .as_deref()
+                .and_then(parse_path)
+                .and_then(|path| route_line(written, &path))
+        };
+    }
+}
+
+/// [`WrittenAt::entry_line`] of `path`, else of the nearest enclosing list entry that has one,
+/// never above `spec.<list>[i]`.
+fn route_line(written: &WrittenAt, path: &[crate::yaml::PathSeg]) -> Option<u32> {
+    use crate::yaml::PathSeg;
+    written.entry_line(path).or_else(|| {
+        (3..path.len())
+            .rev()
+            .filter(|&len| matches!(path[len - 1], PathSeg::Index(_)))
+            .find_map(|len| written.entry_line(&path[..len]))
+    })
 }
 
 fn describe(routed: &Routed) -> String {

@@ -11,21 +11,36 @@ use serde_json::json;
 
 use super::{Server, file_uri, temp_dir};
 
-/// The shapes of issue 22's table, at the sizes it gives.
+/// The shapes of issue 22's table, at the sizes it gives, and the densest ones the analysis takes.
 fn shapes() -> Vec<(&'static str, String)> {
-    let short_lines: String = (0..100_000)
-        .map(|i| {
-            if i % 3 == 0 {
-                format!("y = x{}\n", i.max(1) - 1)
-            } else {
-                format!("local x{i} = {i}\n")
-            }
-        })
-        .collect();
+    let short_lines = |lines: usize| -> String {
+        (0..lines)
+            .map(|i| {
+                if i % 3 == 0 {
+                    format!("y = x{}\n", i.max(1) - 1)
+                } else {
+                    format!("local x{i} = {i}\n")
+                }
+            })
+            .collect()
+    };
     vec![
         (
             "100,000 short lines, many names (row 8)",
-            short_lines + "return obj.data\n",
+            short_lines(100_000) + "return obj.data\n",
+        ),
+        // The densest shapes just under the analysis's token limit (100,000): what a file the
+        // server does analyse can cost.
+        (
+            "26,000 short lines, many names (95,000 tokens)",
+            short_lines(26_000) + "return obj.data\n",
+        ),
+        (
+            "`elseif` × 33,000 (99,000 tokens)",
+            format!(
+                "local a = obj.data\nif a then\n{}end\nreturn obj.data\n",
+                "elseif a then\n".repeat(33_000)
+            ),
         ),
         (
             "`obj.a.a…`, 500,000 indexes (row 5)",

@@ -8,7 +8,8 @@ use std::ops::Range;
 use full_moon::ast::{Call, Expression, Prefix, Stmt, Suffix, Var};
 use full_moon::tokenizer::TokenReference;
 
-use super::parse::{node_range, parse, token_range};
+use super::parse::{node_range, token_range};
+use super::parsed_script::ParsedScript;
 use super::semantic::{DeclId, Model, param_names};
 use super::walk::{Chain, Visit, walk_block};
 
@@ -99,15 +100,14 @@ fn group<'c, K: PartialEq + Copy>(
 }
 
 /// The functions of `source` and the calls between them.
-pub fn call_graph(source: &str) -> CallGraph {
-    let parsed = parse(source);
-    let model = Model::build(&parsed.ast, source.len());
+pub fn call_graph(script: &ParsedScript) -> CallGraph {
+    let model = script.model();
     let mut collect = Collect {
-        model: &model,
+        model,
         functions: Vec::new(),
         calls: Vec::new(),
     };
-    walk_block(parsed.ast.nodes(), &mut collect);
+    walk_block(script.ast().nodes(), &mut collect);
     let Collect {
         functions, calls, ..
     } = collect;
@@ -352,8 +352,8 @@ impl<'a> Visit<'a> for Collect<'_> {
 /// binds (`weight(`**`w:`**` 1)`), as (argument start, name). Left out: arguments spelled like
 /// their parameter, arguments past the named parameters (`...`), and calls with the receiver
 /// shifting the parameters in a way the definition does not say.
-pub fn parameter_hints(source: &str) -> Vec<(usize, String)> {
-    let graph = call_graph(source);
+pub fn parameter_hints(script: &ParsedScript) -> Vec<(usize, String)> {
+    let graph = call_graph(script);
     let mut hints = Vec::new();
     for call in &graph.calls {
         let function = &graph.functions[call.callee];
@@ -372,7 +372,7 @@ pub fn parameter_hints(source: &str) -> Vec<(usize, String)> {
             if *param == "..." {
                 break;
             }
-            if source.get(arg.clone()) == Some(*param) {
+            if script.source().get(arg.clone()) == Some(*param) {
                 continue;
             }
             hints.push((arg.start, param.to_string()));
@@ -394,7 +394,7 @@ mod tests {
 
     #[test]
     fn functions_and_who_calls_whom() {
-        let graph = call_graph(SOURCE);
+        let graph = call_graph(&ParsedScript::new(SOURCE));
         let names: Vec<&str> = graph.functions.iter().map(|f| f.name.as_str()).collect();
         assert_eq!(names, vec!["weight", "M.route", "helper", "pick"]);
         let weight = graph
@@ -424,7 +424,7 @@ mod tests {
     #[test]
     fn parameter_names_at_call_sites() {
         let source = "local M = {}\nfunction M:scale(w, ...) return w end\nlocal function pair(a, b) return a end\nlocal b = 2\nreturn {spec = {x = pair(1, b), y = M:scale(3, 4), z = M.scale(M, 5), w = print(1)}}\n";
-        let hints: Vec<(String, &str)> = parameter_hints(source)
+        let hints: Vec<(String, &str)> = parameter_hints(&ParsedScript::new(source))
             .into_iter()
             .map(|(at, name)| (name, &source[at..at + 1]))
             .collect();

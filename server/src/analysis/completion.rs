@@ -14,6 +14,7 @@ use full_moon::tokenizer::TokenType;
 use super::lex::tokens;
 use super::library::{self, LibItem};
 use super::obj_schema::{self, Lookup, ObjPath, PathSeg, ShapeKind};
+use super::parsed_script::ParsedScript;
 use super::semantic::{DeclKind, Model, Value, global_value};
 use super::spec_shape::SpecShape;
 use crate::lua_source::is_identifier;
@@ -216,7 +217,12 @@ pub(crate) fn in_comment_or_string(source: &str, offset: usize) -> bool {
 }
 
 /// Completion items at byte `offset` of `source`.
-pub fn complete(source: &str, offset: usize, ctx: &CompletionContext) -> Vec<CompletionItem> {
+pub fn complete(
+    script: &ParsedScript,
+    offset: usize,
+    ctx: &CompletionContext,
+) -> Vec<CompletionItem> {
+    let source = script.source();
     let offset = offset.min(source.len());
     if !source.is_char_boundary(offset) || in_comment_or_string(source, offset) {
         return Vec::new();
@@ -224,21 +230,21 @@ pub fn complete(source: &str, offset: usize, ctx: &CompletionContext) -> Vec<Com
     let replace = word_at(source, offset);
     let word_start = replace.start;
     let prefix = &source[word_start..offset];
-    let model = Model::of_source(source);
+    let model = script.model();
 
     let mut items = match member_operator(source, word_start) {
         Some(operator) => {
             let method = operator == b':';
             match receiver_before(source, word_start - 1) {
                 Some(receiver) => {
-                    let value = receiver_value(&model, &receiver, word_start);
+                    let value = receiver_value(model, &receiver, word_start);
                     member_items(&value, method, ctx, &replace)
                 }
                 None if method => string_methods(&replace),
                 None => Vec::new(),
             }
         }
-        None => scope_items(&model, offset, ctx.flavor, &replace),
+        None => scope_items(model, offset, ctx.flavor, &replace),
     };
     if !prefix.is_empty() {
         let lower = prefix.to_ascii_lowercase();
@@ -425,7 +431,7 @@ mod tests {
             flavor,
             spec_shape: shape,
         };
-        complete(&source, offset, &ctx)
+        complete(&ParsedScript::new(source), offset, &ctx)
             .into_iter()
             .map(|i| i.label)
             .collect()
@@ -488,14 +494,22 @@ mod tests {
     #[test]
     fn item_details_and_docs() {
         let source = "local w = obj.";
-        let items = complete(source, source.len(), &CompletionContext::default());
+        let items = complete(
+            &ParsedScript::new(source),
+            source.len(),
+            &CompletionContext::default(),
+        );
         let canary = items.iter().find(|i| i.label == "canaryWeight").unwrap();
         assert_eq!(canary.kind, CompletionKind::Field);
         assert_eq!(canary.detail.as_deref(), Some("number"));
         assert!(canary.documentation.as_ref().unwrap().contains("-1"));
         assert_eq!(canary.replace_range, source.len()..source.len());
         let source = "local w = obj.canaryW";
-        let items = complete(source, source.len(), &CompletionContext::default());
+        let items = complete(
+            &ParsedScript::new(source),
+            source.len(),
+            &CompletionContext::default(),
+        );
         assert_eq!(items[0].replace_range, 14..source.len());
     }
 
@@ -531,7 +545,7 @@ mod tests {
         // Keys that are not Lua names are inserted with brackets.
         let source = "local r = obj.data.spec.http[1].";
         let items = complete(
-            source,
+            &ParsedScript::new(source),
             source.len(),
             &CompletionContext {
                 flavor: ScriptFlavor::Custom,
@@ -612,7 +626,7 @@ for _, rule in ipairs(spec.http or {}) do
                 flavor: ScriptFlavor::Custom,
                 spec_shape: Some(&shape),
             };
-            complete(&source, offset, &ctx)
+            complete(&ParsedScript::new(source), offset, &ctx)
         };
         let labels =
             |text: &str| -> Vec<String> { items(text).into_iter().map(|i| i.label).collect() };
@@ -650,7 +664,7 @@ for _, rule in ipairs(spec.http or {}) do
             spec_shape: Some(&schema_only),
         };
         let source = "x = obj.data.spec.";
-        let found: Vec<String> = complete(source, source.len(), &ctx)
+        let found: Vec<String> = complete(&ParsedScript::new(source), source.len(), &ctx)
             .into_iter()
             .map(|i| i.label)
             .collect();

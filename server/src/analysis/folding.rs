@@ -9,7 +9,8 @@ use full_moon::ast::{Expression, Stmt};
 use full_moon::tokenizer::TokenType;
 
 use super::lex::tokens;
-use super::parse::{node_range, parse, token_range};
+use super::parse::{node_range, token_range};
+use super::parsed_script::ParsedScript;
 use super::walk::{Visit, walk_block};
 
 /// One foldable region.
@@ -23,10 +24,10 @@ pub struct Fold {
 
 /// Every foldable region of `source`, in source order (parsing recovers, so a broken script
 /// still folds what parsed).
-pub fn folding_ranges(source: &str) -> Vec<Fold> {
-    let parsed = parse(source);
+pub fn folding_ranges(script: &ParsedScript) -> Vec<Fold> {
+    let source = script.source();
     let mut collect = Collect(Vec::new());
-    walk_block(parsed.ast.nodes(), &mut collect);
+    walk_block(script.ast().nodes(), &mut collect);
     let mut folds: Vec<Fold> = collect
         .0
         .into_iter()
@@ -156,7 +157,7 @@ mod tests {
 
     fn lines(source: &str) -> Vec<(usize, usize, bool)> {
         let line = |offset: usize| source[..offset].matches('\n').count();
-        folding_ranges(source)
+        folding_ranges(&ParsedScript::new(source))
             .into_iter()
             .map(|f| (line(f.range.start), line(f.range.end), f.comment))
             .collect()

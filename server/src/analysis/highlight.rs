@@ -8,7 +8,8 @@ use std::ops::Range;
 
 use full_moon::ast::{Expression, FunctionBody, Index, Stmt, Suffix, Var};
 
-use super::parse::{node_range, parse, token_range};
+use super::parse::{node_range, token_range};
+use super::parsed_script::ParsedScript;
 use super::semantic::{DeclKind, Model, Value, global_value};
 use super::walk::{Chain, Visit, walk_block};
 
@@ -69,16 +70,15 @@ pub struct Token {
 }
 
 /// The tokens of `source`, in source order, without overlaps.
-pub fn tokens(source: &str) -> Vec<Token> {
-    let parsed = parse(source);
-    let model = Model::build(&parsed.ast, source.len());
+pub fn tokens(script: &ParsedScript) -> Vec<Token> {
+    let model = script.model();
     let mut collector = Collector {
-        model: &model,
+        model,
         functions: Vec::new(),
         global_functions: HashSet::new(),
         tokens: Vec::new(),
     };
-    walk_block(parsed.ast.nodes(), &mut collector);
+    walk_block(script.ast().nodes(), &mut collector);
     let Collector {
         functions,
         global_functions,
@@ -267,7 +267,7 @@ mod tests {
 
     /// `(text, kind, modifiers)` of every token.
     fn described(source: &str) -> Vec<(&str, TokenKind, u32)> {
-        tokens(source)
+        tokens(&ParsedScript::new(source))
             .into_iter()
             .map(|t| (&source[t.range], t.kind, t.modifiers))
             .collect()
@@ -301,7 +301,7 @@ mod tests {
         expect("format", Function, DEFAULT_LIBRARY);
         expect("canaryWeight", Property, 0);
         // Sorted, no overlaps.
-        let tokens = tokens(source);
+        let tokens = tokens(&ParsedScript::new(source));
         assert!(
             tokens
                 .windows(2)

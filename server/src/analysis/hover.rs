@@ -10,7 +10,8 @@ use super::completion::{
 };
 use super::library;
 use super::obj_schema::{self, Lookup, ObjPath, PathSeg, ShapeKind};
-use super::semantic::{DeclKind, Model, Value, global_value};
+use super::parsed_script::ParsedScript;
+use super::semantic::{DeclKind, Value, global_value};
 use super::spec_shape::{SpecShape, spec_shape_at};
 
 /// What a hover shows.
@@ -27,11 +28,12 @@ pub struct Hover {
 
 /// Hover at byte `offset` of `source`.
 pub fn hover(
-    source: &str,
+    script: &ParsedScript,
     offset: usize,
     flavor: ScriptFlavor,
     spec_shape: Option<&SpecShape>,
 ) -> Option<Hover> {
+    let source = script.source();
     let offset = offset.min(source.len());
     if !source.is_char_boundary(offset) || in_comment_or_string(source, offset) {
         return None;
@@ -45,10 +47,9 @@ pub fn hover(
     if library::KEYWORDS.contains(&name) {
         return None;
     }
-    let parsed = super::parse::parse(source);
-    let model = Model::build(&parsed.ast, source.len());
+    let model = script.model();
     // Types only for the hovers that show them, from the same parse.
-    let types = || super::types::infer_parsed(&parsed.ast, &model, flavor);
+    let types = || super::types::infer_parsed(script.ast(), model, flavor);
 
     // A member: `<receiver>.name` or `<receiver>:name`.
     if let Some(operator) = member_operator(source, start) {
@@ -62,7 +63,7 @@ pub fn hover(
             });
         }
         let receiver = receiver_before(source, start - 1)?;
-        let value = receiver_value(&model, &receiver, start);
+        let value = receiver_value(model, &receiver, start);
         return match value {
             Value::Obj(path) => {
                 let path = path.child(PathSeg::Key(name.to_string()));
@@ -285,7 +286,7 @@ mod tests {
     fn hover_at(text: &str, flavor: ScriptFlavor) -> Option<Hover> {
         let offset = text.find('|').expect("cursor");
         let source = text.replacen('|', "", 1);
-        hover(&source, offset, flavor, None)
+        hover(&ParsedScript::new(source), offset, flavor, None)
     }
 
     fn keys(h: &Hover) -> Vec<&str> {
@@ -358,7 +359,13 @@ mod tests {
         let text = "local spec = obj.data.spec\nspec.http[1].route[2].wei|ght = 5";
         let offset = text.find('|').unwrap();
         let source = text.replacen('|', "", 1);
-        let h = hover(&source, offset, ScriptFlavor::Custom, Some(&shape)).unwrap();
+        let h = hover(
+            &ParsedScript::new(source),
+            offset,
+            ScriptFlavor::Custom,
+            Some(&shape),
+        )
+        .unwrap();
         assert_eq!(
             h.contents,
             "```lua\n(field) obj.data.spec.http[1].route[2].weight: integer\n```\n\n`integer`\n\nShare of the traffic.\n\nFrom the CRD schema of Gizmo test.kruise-lua.dev/v1."
@@ -413,7 +420,13 @@ mod tests {
     fn hover_with(text: &str, shape: &SpecShape) -> Hover {
         let offset = text.find('|').expect("cursor");
         let source = text.replacen('|', "", 1);
-        hover(&source, offset, ScriptFlavor::Custom, Some(shape)).expect("a hover")
+        hover(
+            &ParsedScript::new(source),
+            offset,
+            ScriptFlavor::Custom,
+            Some(shape),
+        )
+        .expect("a hover")
     }
 
     fn istio_shape() -> SpecShape {

@@ -28,6 +28,7 @@ pub mod navigation;
 pub mod obj_reads;
 pub mod obj_schema;
 pub mod parse;
+pub mod parsed_script;
 pub mod rename;
 pub mod selection;
 pub mod semantic;
@@ -56,6 +57,7 @@ pub use navigation::{
 };
 pub use obj_schema::{ObjPath, PathSeg};
 pub use parse::SyntaxError;
+pub use parsed_script::ParsedScript;
 pub use severity::Severity;
 pub use signature::signature_help;
 pub use spec_schema::SpecSchema;
@@ -92,14 +94,31 @@ pub fn analyze_script(
     spec_shape: Option<&SpecShape>,
     configmap_kind: Option<&kruise_lua_engine::script::ScriptKind>,
 ) -> Analysis {
-    let parsed = parse::parse(source);
-    let model = semantic::Model::build(&parsed.ast, source.len());
+    analyze_parsed(
+        &ParsedScript::new(source),
+        flavor,
+        config,
+        spec_shape,
+        configmap_kind,
+    )
+}
+
+/// [`analyze_script`] on a script already parsed (the language server keeps one parse per
+/// document version for every request).
+pub fn analyze_parsed(
+    script: &ParsedScript,
+    flavor: ScriptFlavor,
+    config: &LintConfig,
+    spec_shape: Option<&SpecShape>,
+    configmap_kind: Option<&kruise_lua_engine::script::ScriptKind>,
+) -> Analysis {
+    let source = script.source();
     let ctx = lints::LintContext::new(
         source,
-        &parsed.ast,
-        &model,
+        script.ast(),
+        script.model(),
         flavor,
-        !parsed.errors.is_empty(),
+        !script.errors().is_empty(),
         spec_shape,
     )
     .in_configmap(configmap_kind);
@@ -124,7 +143,7 @@ pub fn analyze_script(
         (a.range.start, a.range.end, a.code).cmp(&(b.range.start, b.range.end, b.code))
     });
     Analysis {
-        syntax_errors: parsed.errors,
+        syntax_errors: script.errors().to_vec(),
         diagnostics,
     }
 }

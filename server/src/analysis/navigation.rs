@@ -5,13 +5,14 @@ use std::ops::Range;
 
 use full_moon::ast::{Block, Expression, FunctionBody, Stmt, Var};
 
-use super::parse::{node_range, parse, token_range};
-use super::semantic::{DeclKind, Model};
+use super::parse::{node_range, token_range};
+use super::parsed_script::ParsedScript;
+use super::semantic::DeclKind;
 
 /// Where the name at `offset` is declared: the local's name token, or for a global the first
 /// place the script assigns it (`function helper()`). None for library globals and unknowns.
-pub fn definition(source: &str, offset: usize) -> Option<Range<usize>> {
-    let model = Model::of_source(source);
+pub fn definition(script: &ParsedScript, offset: usize) -> Option<Range<usize>> {
+    let model = script.model();
     let (decl, name, _) = model.symbol_at(offset)?;
     match decl {
         Some(d) if model.decls[d].kind == DeclKind::SelfParam => {
@@ -28,8 +29,12 @@ pub fn definition(source: &str, offset: usize) -> Option<Range<usize>> {
 
 /// Every use of the name at `offset` (the same local, or the same global), in source order,
 /// with the declaration first when `include_declaration`.
-pub fn references(source: &str, offset: usize, include_declaration: bool) -> Vec<Range<usize>> {
-    let model = Model::of_source(source);
+pub fn references(
+    script: &ParsedScript,
+    offset: usize,
+    include_declaration: bool,
+) -> Vec<Range<usize>> {
+    let model = script.model();
     let Some((decl, name, _)) = model.symbol_at(offset) else {
         return Vec::new();
     };
@@ -59,8 +64,8 @@ pub fn references(source: &str, offset: usize, include_declaration: bool) -> Vec
 
 /// Document highlight: every occurrence of the name at `offset` in source order, each with
 /// whether it writes the name (its declaration, an assignment) or reads it.
-pub fn highlights(source: &str, offset: usize) -> Vec<(Range<usize>, bool)> {
-    let model = Model::of_source(source);
+pub fn highlights(script: &ParsedScript, offset: usize) -> Vec<(Range<usize>, bool)> {
+    let model = script.model();
     let Some((decl, name, _)) = model.symbol_at(offset) else {
         return Vec::new();
     };
@@ -107,9 +112,8 @@ pub struct DocumentSymbol {
 
 /// The outline: functions (local, global, `t.f`, `t:m`, `local f = function`), with nested
 /// functions as children, and top-level locals.
-pub fn document_symbols(source: &str) -> Vec<DocumentSymbol> {
-    let parsed = parse(source);
-    block_symbols(parsed.ast.nodes(), true)
+pub fn document_symbols(script: &ParsedScript) -> Vec<DocumentSymbol> {
+    block_symbols(script.ast().nodes(), true)
 }
 
 fn function_detail(body: &FunctionBody) -> String {
@@ -236,20 +240,23 @@ mod tests {
         let source = "local x = 1\nlocal function f(x)\n  for x = 1, x do print(x) end\n  return x\nend\nprint(x)";
         // `print(x)` inside the loop: the loop variable.
         assert_eq!(
-            definition(source, at(source, "print(x)", 0) + 6),
+            definition(&ParsedScript::new(source), at(source, "print(x)", 0) + 6),
             Some(at(source, "x = 1, x", 0)..at(source, "x = 1, x", 0) + 1)
         );
         // The loop's upper bound `x` is the parameter (evaluated outside the loop scope).
         let bound = at(source, "x do", 0);
         let param = at(source, "f(x)", 0) + 2;
-        assert_eq!(definition(source, bound), Some(param..param + 1));
+        assert_eq!(
+            definition(&ParsedScript::new(source), bound),
+            Some(param..param + 1)
+        );
         // `return x`: the parameter; the final `print(x)`: the first local.
         assert_eq!(
-            definition(source, at(source, "return x", 0) + 7),
+            definition(&ParsedScript::new(source), at(source, "return x", 0) + 7),
             Some(param..param + 1)
         );
         assert_eq!(
-            definition(source, at(source, "print(x)", 1) + 6),
+            definition(&ParsedScript::new(source), at(source, "print(x)", 1) + 6),
             Some(6..7)
         );
     }
@@ -259,21 +266,21 @@ mod tests {
         let source = "local count = 0\nlocal function bump()\n  count = count + 1\nend\nfunction helper() return bump() end\nhelper()";
         let decl = at(source, "count", 0);
         assert_eq!(
-            definition(source, at(source, "count", 2)),
+            definition(&ParsedScript::new(source), at(source, "count", 2)),
             Some(decl..decl + 5)
         );
         let helper = at(source, "helper", 0);
         assert_eq!(
-            definition(source, at(source, "helper", 1)),
+            definition(&ParsedScript::new(source), at(source, "helper", 1)),
             Some(helper..helper + 6)
         );
-        assert_eq!(definition("print(1)", 1), None);
+        assert_eq!(definition(&ParsedScript::new("print(1)"), 1), None);
     }
 
     #[test]
     fn references_of_locals_and_globals() {
         let source = "local spec = obj.data.spec\nlocal function f(spec) return spec end\nspec.x = f(spec)\nreturn spec";
-        let refs = references(source, 6, true);
+        let refs = references(&ParsedScript::new(source), 6, true);
         let texts: Vec<usize> = refs.iter().map(|r| r.start).collect();
         assert_eq!(
             texts,
@@ -284,27 +291,38 @@ mod tests {
                 at(source, "return spec", 1) + 7
             ]
         );
-        assert_eq!(references(source, 6, false).len(), 3);
+        assert_eq!(references(&ParsedScript::new(source), 6, false).len(), 3);
         // The parameter's references stay inside the function.
         let param = at(source, "f(spec)", 0) + 2;
-        assert_eq!(references(source, param, true).len(), 2);
+        assert_eq!(references(&ParsedScript::new(source), param, true).len(), 2);
         let source = "g = 1\nprint(g, g)";
-        assert_eq!(references(source, 0, true).len(), 3);
-        assert_eq!(references(source, 0, false).len(), 2);
+        assert_eq!(references(&ParsedScript::new(source), 0, true).len(), 3);
+        assert_eq!(references(&ParsedScript::new(source), 0, false).len(), 2);
     }
 
     #[test]
     fn highlights_tell_writes_from_reads() {
         let source =
             "local n = 1\nn = n + 1\nlocal function f(n) return n end\nreturn {spec = {n = n}}";
-        let found: Vec<(usize, bool)> = highlights(source, 6)
+        let found: Vec<(usize, bool)> = highlights(&ParsedScript::new(source), 6)
             .into_iter()
             .map(|(r, write)| (source[..r.start].matches('\n').count(), write))
             .collect();
         // The parameter `n` of `f` is another variable.
         assert_eq!(found, vec![(0, true), (1, true), (1, false), (3, false)]);
-        assert!(highlights(source, source.find("return n").unwrap() + 7).len() == 2);
-        assert!(highlights("print(1)", 3).iter().all(|(_, write)| !write));
+        assert!(
+            highlights(
+                &ParsedScript::new(source),
+                source.find("return n").unwrap() + 7
+            )
+            .len()
+                == 2
+        );
+        assert!(
+            highlights(&ParsedScript::new("print(1)"), 3)
+                .iter()
+                .all(|(_, write)| !write)
+        );
     }
 
     #[test]
@@ -312,7 +330,7 @@ mod tests {
         let source = "local json = require('json')\nlocal M = {}\nfunction M.helper(a) local function inner() end return a end\n\
                       function M:method() end\nlocal f = function(x, y) end\nglobal = function() end\n\
                       local function top(n)\n  local hidden = 1\n  return n\nend\nreturn {}";
-        let symbols = document_symbols(source);
+        let symbols = document_symbols(&ParsedScript::new(source));
         let names: Vec<(&str, SymbolKind)> =
             symbols.iter().map(|s| (s.name.as_str(), s.kind)).collect();
         assert_eq!(

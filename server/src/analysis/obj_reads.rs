@@ -7,7 +7,7 @@ use full_moon::ast::{Expression, Index, Suffix};
 
 use super::parse::{node_range, parse, token_range};
 use super::semantic::{Model, Value};
-use super::walk::chains;
+use super::walk::{Visit, chains, walk_block};
 
 /// Expressions per line at most (a line packed with reads shows the first ones).
 const MAX_PER_LINE: usize = 4;
@@ -84,6 +84,59 @@ pub fn field_writes_by_line(source: &str) -> BTreeMap<u32, Vec<String>> {
     writes
 }
 
+/// Line (1-based) → (target, assigned expression) of its single field assignments
+/// (`route.weight = obj.canaryWeight`, one target and one value, each on one line): the step
+/// values evaluate the expression before the line runs, for when the target cannot be read
+/// after it (see `record_step_values_assigned`).
+pub fn field_write_values_by_line(source: &str) -> BTreeMap<u32, Vec<(String, String)>> {
+    struct Assignments<'s> {
+        source: &'s str,
+        found: BTreeMap<u32, Vec<(String, String)>>,
+    }
+    impl<'a> Visit<'a> for Assignments<'_> {
+        fn stmt(&mut self, stmt: &'a full_moon::ast::Stmt) {
+            let full_moon::ast::Stmt::Assignment(assignment) = stmt else {
+                return;
+            };
+            let (Some(full_moon::ast::Var::Expression(var)), Some(value), 1, 1) = (
+                assignment.variables().iter().next(),
+                assignment.expressions().iter().next(),
+                assignment.variables().len(),
+                assignment.expressions().len(),
+            ) else {
+                return;
+            };
+            let (Some(start), Some(end), Some(value)) = (
+                node_range(var.prefix()),
+                var.suffixes().last().and_then(suffix_end),
+                node_range(value),
+            ) else {
+                return;
+            };
+            let (Some(target), Some(value)) =
+                (self.source.get(start.start..end), self.source.get(value))
+            else {
+                return;
+            };
+            if target.contains('\n') || value.contains('\n') {
+                return;
+            }
+            let line = self.source[..start.start].matches('\n').count() as u32 + 1;
+            let on_line = self.found.entry(line).or_default();
+            if on_line.len() < MAX_PER_LINE {
+                on_line.push((target.to_string(), value.to_string()));
+            }
+        }
+    }
+    let parsed = parse(source);
+    let mut visitor = Assignments {
+        source,
+        found: BTreeMap::new(),
+    };
+    walk_block(parsed.ast.nodes(), &mut visitor);
+    visitor.found
+}
+
 /// Adds the source text of `prefix` up to the end of `last` to its line's list: one line only
 /// (a chain split over lines would not fit a line's hint), once each, at most
 /// [`MAX_PER_LINE`] per line.
@@ -152,6 +205,12 @@ mod tests {
             Some(&["obj.data.x".to_string()][..])
         );
         assert_eq!(writes.len(), 2, "{writes:?}");
+        let values = field_write_values_by_line(source);
+        assert_eq!(
+            values.get(&4).map(Vec::as_slice),
+            Some(&[("r.weight".to_string(), "w".to_string())][..]),
+            "{values:?}"
+        );
         // Calls and non-obj chains are not reads; a broken script gives what it can.
         assert!(obj_reads_by_line("string.upper(x)\nlocal t = {}\nprint(t.a)").is_empty());
         assert_eq!(

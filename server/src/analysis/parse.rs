@@ -51,11 +51,7 @@ pub fn parse(source: &str) -> Parsed {
     }
     let runs = shape_limits::runs(source);
     if let Some(message) = shape_limits::analysis_refusal(&runs) {
-        let at = if runs.operators > shape_limits::MAX_OPERATOR_CHAIN {
-            runs.operators_at
-        } else {
-            runs.suffixes_at
-        };
+        let at = shape_limits::refusal_at(&runs);
         let line = source[..at.min(source.len())].matches('\n').count() + 1;
         return Parsed {
             ast: full_moon::parse_fallible("", LuaVersion::lua51()).into_ast(),

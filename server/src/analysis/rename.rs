@@ -5,6 +5,7 @@
 use std::ops::Range;
 
 use super::library::{self, KEYWORDS};
+use super::parsed_script::ParsedScript;
 use super::semantic::{DeclKind, Model};
 
 /// What is renamed: the name's range under the cursor and its current text.
@@ -15,17 +16,20 @@ pub struct RenameTarget {
 }
 
 /// Whether the name at `offset` can be renamed; the refusal says why.
-pub fn prepare_rename(source: &str, offset: usize) -> Result<RenameTarget, String> {
-    let model = Model::of_source(source);
-    target(source, &model, offset).map(|(target, _)| target)
+pub fn prepare_rename(script: &ParsedScript, offset: usize) -> Result<RenameTarget, String> {
+    target(script.source(), script.model(), offset).map(|(target, _)| target)
 }
 
 /// Every range to replace with `new_name` to rename the name at `offset` (declaration and
 /// uses), in source order; refused when the name cannot be renamed, `new_name` is not a Lua
 /// name, or it would capture or be captured by another name.
-pub fn rename(source: &str, offset: usize, new_name: &str) -> Result<Vec<Range<usize>>, String> {
-    let model = Model::of_source(source);
-    let (target, decl) = target(source, &model, offset)?;
+pub fn rename(
+    script: &ParsedScript,
+    offset: usize,
+    new_name: &str,
+) -> Result<Vec<Range<usize>>, String> {
+    let (source, model) = (script.source(), script.model());
+    let (target, decl) = target(source, model, offset)?;
     if !crate::lua_source::is_identifier(new_name) {
         return Err(format!("`{new_name}` is not a Lua name"));
     }
@@ -152,7 +156,11 @@ mod tests {
 
     fn renamed(source: &str, offset: usize, new_name: &str) -> String {
         let mut out = source.to_string();
-        for range in rename(source, offset, new_name).unwrap().into_iter().rev() {
+        for range in rename(&ParsedScript::new(source), offset, new_name)
+            .unwrap()
+            .into_iter()
+            .rev()
+        {
             out.replace_range(range, new_name);
         }
         out
@@ -170,7 +178,7 @@ mod tests {
             renamed(source, at(source, "step", 1), "by"),
             "local count = 0\nlocal function bump(by)\n  count = count + by\n  return by\nend\nlocal step = 2\nbump(step)\nreturn {count = count}"
         );
-        let target = prepare_rename(source, at(source, "bump", 1) + 2).unwrap();
+        let target = prepare_rename(&ParsedScript::new(source), at(source, "bump", 1) + 2).unwrap();
         assert_eq!(target.name, "bump");
     }
 
@@ -186,26 +194,35 @@ mod tests {
     #[test]
     fn refusals_say_why() {
         let source = "local s = string.format('%d', obj.canaryWeight)\nif s then print(s) end\nreturn obj.data";
-        let obj = prepare_rename(source, at(source, "obj", 0)).unwrap_err();
+        let obj = prepare_rename(&ParsedScript::new(source), at(source, "obj", 0)).unwrap_err();
         assert!(obj.contains("`obj`"), "{obj}");
-        let lib = prepare_rename(source, at(source, "string", 0)).unwrap_err();
+        let lib = prepare_rename(&ParsedScript::new(source), at(source, "string", 0)).unwrap_err();
         assert!(lib.contains("provided by Kruise"), "{lib}");
-        let print = prepare_rename(source, at(source, "print", 0)).unwrap_err();
+        let print = prepare_rename(&ParsedScript::new(source), at(source, "print", 0)).unwrap_err();
         assert!(print.contains("provided"), "{print}");
-        let keyword = prepare_rename(source, at(source, "then", 0) + 1).unwrap_err();
+        let keyword =
+            prepare_rename(&ParsedScript::new(source), at(source, "then", 0) + 1).unwrap_err();
         assert!(keyword.contains("keyword"), "{keyword}");
         // Bad new names and captures.
         let s = at(source, "s =", 0);
         assert!(
-            rename(source, s, "end")
+            rename(&ParsedScript::new(source), s, "end")
                 .unwrap_err()
                 .contains("not a Lua name")
         );
-        assert!(rename(source, s, "print").unwrap_err().contains("provided"));
+        assert!(
+            rename(&ParsedScript::new(source), s, "print")
+                .unwrap_err()
+                .contains("provided")
+        );
         let source = "local a = 1\nlocal b = 2\nreturn {a + b}";
-        let err = rename(source, 6, "b").unwrap_err();
+        let err = rename(&ParsedScript::new(source), 6, "b").unwrap_err();
         assert!(err.contains("line 3"), "{err}");
         let source = "local a = 1\nreturn {a, helper()}";
-        assert!(rename(source, 6, "helper").unwrap_err().contains("hide"));
+        assert!(
+            rename(&ParsedScript::new(source), 6, "helper")
+                .unwrap_err()
+                .contains("hide")
+        );
     }
 }

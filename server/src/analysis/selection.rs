@@ -7,15 +7,16 @@ use std::ops::Range;
 use full_moon::ast::{Expression, FunctionBody, LastStmt, Stmt};
 
 use super::completion::word_at;
-use super::parse::{node_range, parse, token_range};
+use super::parse::{node_range, token_range};
+use super::parsed_script::ParsedScript;
 use super::walk::{Chain, Visit, walk_block};
 
 /// For each offset, the ranges holding it, innermost first, each strictly larger than the one
 /// before; the last is the whole script.
-pub fn selection_ranges(source: &str, offsets: &[usize]) -> Vec<Vec<Range<usize>>> {
-    let parsed = parse(source);
+pub fn selection_ranges(script: &ParsedScript, offsets: &[usize]) -> Vec<Vec<Range<usize>>> {
+    let source = script.source();
     let mut collect = Collect(Vec::new());
-    walk_block(parsed.ast.nodes(), &mut collect);
+    walk_block(script.ast().nodes(), &mut collect);
     let mut nodes: Vec<Range<usize>> = collect.0.into_iter().map(|r| trimmed(source, r)).collect();
     nodes.push(0..source.len());
     offsets
@@ -103,7 +104,7 @@ mod tests {
         let source =
             "local function f(a)\n  local w = obj.data.spec\n  return w\nend\nreturn f(1)\n";
         let at = source.find("data").unwrap() + 1;
-        let chain = selection_ranges(source, &[at]).remove(0);
+        let chain = selection_ranges(&ParsedScript::new(source), &[at]).remove(0);
         let texts: Vec<&str> = chain.iter().map(|r| &source[r.clone()]).collect();
         assert_eq!(texts[0], "data");
         assert_eq!(texts[1], "obj.data");

@@ -145,7 +145,8 @@ impl Model {
         builder.model
     }
 
-    /// Parses `source` and resolves its names (for requests that need only the names).
+    /// Parses `source` and resolves its names.
+    #[cfg(test)]
     pub fn of_source(source: &str) -> Model {
         Model::build(&super::parse::parse(source).ast, source.len())
     }

@@ -1,6 +1,6 @@
 //! Shapes of valid Lua that the analysis or the formatter refuse, found by one scan of the
 //! tokens before either parses: the longest run of binary operators in one expression, and the
-//! longest chain of indexes and calls (`obj.a.a…`, `f()()…`).
+//! longest chain of indexes and calls (`obj.a.a…`, `f()()…`), and the number of tokens.
 //!
 //! Why: Lua 5.1's compiler (and gopher-lua's) folds `1 + 1 + …` left to right, so a chain of
 //! 200,000 terms compiles, but full_moon nests it as 200,000 binary-operator nodes, and its
@@ -8,13 +8,23 @@
 //! server overflowed its stack and aborted. StyLua lays a chain of 500,000 calls out in memory
 //! quadratic in its length (it aborted on a failed 140 MB allocation). Real scripts stay far
 //! below both bounds.
+//!
+//! The token count bounds memory (issue 22): full_moon keeps every token with its trivia and
+//! position, 300–1,000 bytes per token once in the tree, so a dense file just under the byte cap
+//! (100,000 `elseif a then` lines, 66,000 short `local`s) took 0.7–1.3 GB per request. Bounded
+//! by tokens, a tree stays near [`MAX_ANALYSED_TOKENS`] × that, whatever the bytes.
 
-use full_moon::tokenizer::{Symbol, TokenType};
+use full_moon::LuaVersion;
+use full_moon::tokenizer::{Lexer, LexerResult, Symbol, TokenType};
 
 /// Binary operators in a row past which a file is not analysed (it may still run).
 pub const MAX_OPERATOR_CHAIN: usize = 500;
 /// Indexes and calls in one chain past which a file is not analysed or formatted.
 pub const MAX_SUFFIX_CHAIN: usize = 1000;
+/// Tokens (names, keywords, literals, symbols; not whitespace or comments) past which a file is
+/// not analysed or formatted: about 13,000 lines of ordinary Lua (the 2,000-line benchmark
+/// script has about 15,000), where Kruise's scripts have a few thousand.
+pub const MAX_ANALYSED_TOKENS: usize = 100_000;
 
 /// The longest runs in one scan.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -26,6 +36,9 @@ pub struct Runs {
     /// The byte offsets where the longest operator run and suffix chain end.
     pub operators_at: usize,
     pub suffixes_at: usize,
+    /// Tokens other than trivia, and where the one past [`MAX_ANALYSED_TOKENS`] starts.
+    pub tokens: usize,
+    pub tokens_over_at: usize,
 }
 
 fn binary(symbol: Symbol) -> bool {
@@ -70,10 +83,23 @@ pub fn runs(source: &str) -> Runs {
     let mut outer: Vec<(usize, usize)> = Vec::new();
     let (mut operators, mut suffixes) = (0usize, 0usize);
     let mut previous: Option<TokenType> = None;
-    for token in super::lex::tokens(source) {
+    // One token at a time: collecting them all first (trivia included) cost 100 bytes a token
+    // on top of the parse this scan guards.
+    let mut lexer = Lexer::new(source, LuaVersion::lua51());
+    while let Some(next) = lexer.consume() {
+        let token = match &next {
+            LexerResult::Ok(token) | LexerResult::Recovered(token, _) => token.token(),
+            LexerResult::Fatal(_) => continue,
+        };
         let kind = token.token_type();
         if kind.is_trivia() {
             continue;
+        }
+        if !matches!(kind, TokenType::Eof) {
+            longest.tokens += 1;
+            if longest.tokens == MAX_ANALYSED_TOKENS + 1 {
+                longest.tokens_over_at = token.start_position().bytes();
+            }
         }
         let continues = previous.as_ref().is_some_and(ends_primary);
         match kind {
@@ -141,12 +167,30 @@ pub fn analysis_refusal(runs: &Runs) -> Option<String> {
             runs.operators
         ));
     }
-    (runs.suffixes > MAX_SUFFIX_CHAIN).then(|| {
-        format!(
+    if runs.suffixes > MAX_SUFFIX_CHAIN {
+        return Some(format!(
             "too long to analyse: a chain of {} indexes and calls is over the {MAX_SUFFIX_CHAIN} the analysis takes (the script may still run)",
             runs.suffixes
+        ));
+    }
+    (runs.tokens > MAX_ANALYSED_TOKENS).then(|| {
+        format!(
+            "too large to analyse: {} tokens, over the {MAX_ANALYSED_TOKENS} the analysis takes (the script may still run)",
+            runs.tokens
         )
     })
+}
+
+/// Where the shape `analysis_refusal` names is: the end of the operator run or the chain, or
+/// the first token past the token limit.
+pub fn refusal_at(runs: &Runs) -> usize {
+    if runs.operators > MAX_OPERATOR_CHAIN {
+        runs.operators_at
+    } else if runs.suffixes > MAX_SUFFIX_CHAIN {
+        runs.suffixes_at
+    } else {
+        runs.tokens_over_at
+    }
 }
 
 /// Why `source` is not formatted, if it is not.
@@ -185,5 +229,25 @@ mod tests {
         assert!(why.contains("1001 indexes and calls"), "{why}");
         assert!(analysis_refusal(&runs(&calls)).is_some());
         assert!(formatting_refusal("local x = obj.data.spec\n").is_none());
+    }
+
+    #[test]
+    fn too_many_tokens_are_refused_where_the_limit_is_passed() {
+        // `x = 1` is three tokens a line.
+        let lines = MAX_ANALYSED_TOKENS / 3;
+        let under = "x = 1\n".repeat(lines);
+        let found = runs(&under);
+        assert_eq!(found.tokens, lines * 3);
+        assert!(analysis_refusal(&found).is_none());
+        let over = "x = 1\n".repeat(lines + 1);
+        let found = runs(&over);
+        let why = analysis_refusal(&found).unwrap();
+        assert!(why.starts_with("too large to analyse"), "{why}");
+        assert!(
+            why.contains(&format!("{} tokens", (lines + 1) * 3)),
+            "{why}"
+        );
+        // Token 100,000 is the last line's `x`; the one past the limit its `=`.
+        assert_eq!(refusal_at(&found), under.len() + 2);
     }
 }

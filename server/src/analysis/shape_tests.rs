@@ -8,7 +8,9 @@ use kruise_lua_engine::script::ScriptFlavor;
 use proptest::prelude::*;
 
 use super::shape_limits::{MAX_OPERATOR_CHAIN, MAX_SUFFIX_CHAIN};
-use super::{LintConfig, analyze_script, document_symbols, highlight, hover, signature_help};
+use super::{
+    LintConfig, ParsedScript, analyze_script, document_symbols, highlight, hover, signature_help,
+};
 
 /// One generated script: `shape` repeated `n` times around or after a seed.
 fn script(shape: u8, n: usize) -> String {
@@ -59,11 +61,12 @@ fn every_pass(source: String, at: usize) -> (bool, Vec<String>) {
                 None,
                 None,
             );
-            let _ = document_symbols(&source);
-            let _ = highlight::tokens(&source);
+            let parsed = ParsedScript::new(source.as_str());
+            let _ = document_symbols(&parsed);
+            let _ = highlight::tokens(&parsed);
             let offset = at % (source.len() + 1);
-            let _ = hover(&source, offset, ScriptFlavor::Custom, None);
-            let _ = signature_help(&source, offset);
+            let _ = hover(&parsed, offset, ScriptFlavor::Custom, None);
+            let _ = signature_help(&parsed, offset);
             let messages = analysis
                 .syntax_errors
                 .iter()

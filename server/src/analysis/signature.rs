@@ -10,7 +10,8 @@ use super::hover::leading_comment;
 use super::lex::tokens;
 use super::library::{self, LibItem};
 use super::navigation::{DocumentSymbol, SymbolKind, document_symbols};
-use super::semantic::{Model, Value, global_value};
+use super::parsed_script::ParsedScript;
+use super::semantic::{Value, global_value};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Signature {
@@ -25,14 +26,15 @@ pub struct Signature {
 }
 
 /// The signature of the call whose argument list holds `offset`.
-pub fn signature_help(source: &str, offset: usize) -> Option<Signature> {
+pub fn signature_help(script: &ParsedScript, offset: usize) -> Option<Signature> {
+    let source = script.source();
     let before: Vec<Token> = tokens(source)
         .into_iter()
         .filter(|t| !t.token_type().is_trivia() && t.end_position().bytes() <= offset)
         .collect();
     let (open, commas) = enclosing_call(&before)?;
     let (callee, method) = callee(&before[..open])?;
-    let (label, documentation, skip) = resolve(source, &callee, method, offset)?;
+    let (label, documentation, skip) = resolve(script, &callee, method, offset)?;
     let parameters = parameter_ranges(&label);
     let skip = skip.min(parameters.len());
     let parameters: Vec<Range<usize>> = parameters[skip..].to_vec();
@@ -115,12 +117,12 @@ fn callee(before_paren: &[Token]) -> Option<(Vec<(String, usize)>, bool)> {
 
 /// Label, documentation and how many leading parameters the call does not pass (`self`).
 fn resolve(
-    source: &str,
+    script: &ParsedScript,
     callee: &[(String, usize)],
     method: bool,
     offset: usize,
 ) -> Option<(String, Option<String>, usize)> {
-    let model = Model::of_source(source);
+    let model = script.model();
     let library_item = |item: &LibItem| (item.signature.to_string(), Some(item.doc.to_string()));
     let (_, first_at) = callee.first()?;
     let value = match model.symbol_at(*first_at) {
@@ -161,10 +163,10 @@ fn resolve(
             Some((Some(d), ..)) => Some(model.decls[d].stmt_range.start),
             _ => None,
         };
-        let doc = declared.and_then(|at| leading_comment(source, at));
+        let doc = declared.and_then(|at| leading_comment(script.source(), at));
         return Some((format!("{name}({})", params.join(", ")), doc, 0));
     }
-    let symbols = document_symbols(source);
+    let symbols = document_symbols(script);
     let found = find_function(&symbols, &name, offset)?;
     let params = found
         .detail
@@ -173,7 +175,7 @@ fn resolve(
         .to_string();
     Some((
         format!("{name}{params}"),
-        leading_comment(source, found.range.start),
+        leading_comment(script.source(), found.range.start),
         0,
     ))
 }
@@ -245,7 +247,7 @@ mod tests {
     fn help(source: &str) -> Signature {
         let offset = source.find('|').expect("cursor");
         let source = source.replacen('|', "", 1);
-        signature_help(&source, offset).expect("signature")
+        signature_help(&ParsedScript::new(source), offset).expect("signature")
     }
 
     fn params(s: &Signature) -> Vec<&str> {
@@ -296,9 +298,12 @@ mod tests {
     #[test]
     fn outside_a_call_nothing() {
         let source = "local x = f(1)\nlocal y = ";
-        assert_eq!(signature_help(source, source.len()), None);
         assert_eq!(
-            signature_help("local t = {a = f(", 17).map(|s| s.label),
+            signature_help(&ParsedScript::new(source), source.len()),
+            None
+        );
+        assert_eq!(
+            signature_help(&ParsedScript::new("local t = {a = f("), 17).map(|s| s.label),
             None
         );
     }

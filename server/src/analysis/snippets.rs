@@ -24,7 +24,9 @@ const CUSTOM: &[Snippet] = &[
     Snippet {
         label: "forroutes",
         detail: "for each route of a list in the spec",
-        body: "for _, ${1:route} in ipairs(${2:spec.${3:http}} or {}) do\n\t${0}\nend",
+        // One placeholder for the list, not `${2:spec.${3:http}}`: Neovim's snippet parser
+        // (vim.snippet, 0.11 and 0.12) rejects a placeholder inside another one's default.
+        body: "for _, ${1:route} in ipairs(${2:spec.http} or {}) do\n\t${0}\nend",
     },
     Snippet {
         label: "weights",
@@ -106,6 +108,24 @@ mod tests {
         assert!(snippets_at("-- sc", 5, Flavor::Custom).is_none());
         let (_, ingress) = snippets_at("", 0, Flavor::Ingress).unwrap();
         assert!(ingress.iter().any(|s| s.body.contains("annotations")));
+    }
+
+    #[test]
+    fn no_placeholder_nests_in_another() {
+        // Neovim's vim.snippet parser fails on `${2:a${3:b}}` ("snippet parsing failed"), so the
+        // snippet would not expand there (the Neovim e2e test expands `forroutes`).
+        for snippet in CUSTOM.iter().chain(INGRESS) {
+            let mut depth = 0;
+            let bytes = snippet.body.as_bytes();
+            for (i, &b) in bytes.iter().enumerate() {
+                if b == b'$' && bytes.get(i + 1) == Some(&b'{') {
+                    assert_eq!(depth, 0, "{}: a placeholder inside another", snippet.label);
+                    depth = 1;
+                } else if b == b'}' && depth > 0 {
+                    depth -= 1;
+                }
+            }
+        }
     }
 
     #[test]

@@ -298,6 +298,7 @@ pub fn sarif_findings(findings: &[Finding]) -> Vec<sarif::Finding> {
                 region: region(fix.start, fix.end),
                 replacement: fix.replacement.clone(),
             }),
+            related: Vec::new(),
         })
         .collect()
 }

@@ -13,6 +13,7 @@ use kruise_lua_engine::steps::{StepOutcome, StepStatus, format_path, short_value
 use kruise_lua_engine::testcase::{TestCase, parse_case};
 use serde_json::Value;
 
+use crate::chunk_positions::ScriptPlace;
 use crate::project::intent::{IntentFinding, IntentUnverified};
 use crate::project::schema_check::{self, SchemaSubject};
 use crate::project::verdict::{CaseFacts, SchemaFinding, Verdict};
@@ -216,7 +217,12 @@ pub fn verdict(
                 "{title}: FAIL (the result matches expected[{index}], but the step misroutes)"
             ));
             if let Some(finding) = facts.intent_finding(index) {
-                lines.extend(finding.lines());
+                // The debugger runs a `.lua` file: its lines are the script's.
+                let file = launch.script_path.display().to_string();
+                lines.extend(finding.lines(ScriptPlace {
+                    file: &file,
+                    first_line: 1,
+                }));
             }
         }
         StepStatus::Pass if step_verdict == Verdict::Invalid => {

@@ -57,7 +57,7 @@ pub fn prepare(
     uri: &Uri,
     offset: usize,
 ) -> Option<Vec<CallHierarchyItem>> {
-    let graph = call_graph(&view.source);
+    let graph = call_graph(view.parsed());
     let function = graph.function_at(offset)?;
     let index = LineIndex::new(host);
     Some(vec![item(view, host, &index, uri, &graph, Some(function))])
@@ -75,7 +75,7 @@ pub fn incoming(
     uri: &Uri,
     of: &CallHierarchyItem,
 ) -> Vec<CallHierarchyIncomingCall> {
-    let graph = call_graph(&view.source);
+    let graph = call_graph(view.parsed());
     let Some(function) = function_of(&graph, of) else {
         return Vec::new();
     };
@@ -99,7 +99,7 @@ pub fn outgoing(
     uri: &Uri,
     of: &CallHierarchyItem,
 ) -> Vec<CallHierarchyOutgoingCall> {
-    let graph = call_graph(&view.source);
+    let graph = call_graph(view.parsed());
     let Some(function) = function_of(&graph, of) else {
         return Vec::new();
     };

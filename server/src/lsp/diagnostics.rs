@@ -339,6 +339,34 @@ fn misrouted(case: &CaseResult, step: usize) -> Option<String> {
     Some(text)
 }
 
+/// The script lines that wrote the routes that took a misrouted step's probes (one entry per
+/// line), as related information: `check` names the same lines (`written at FILE:LINE`).
+fn misrouted_related(
+    case: &CaseResult,
+    step: usize,
+    script_location: &dyn Fn(u32) -> Option<Location>,
+) -> Option<Vec<DiagnosticRelatedInformation>> {
+    let finding = case.facts().intent_finding(step)?;
+    let mut related: Vec<DiagnosticRelatedInformation> = Vec::new();
+    let mut lines = Vec::new();
+    for (i, violation) in finding.violations.iter().enumerate() {
+        let Some(line) = finding.script_line(i) else {
+            continue;
+        };
+        if lines.contains(&line) {
+            continue;
+        }
+        lines.push(line);
+        if let Some(location) = script_location(line) {
+            related.push(DiagnosticRelatedInformation {
+                location,
+                message: format!("written here: {violation}"),
+            });
+        }
+    }
+    (!related.is_empty()).then_some(related)
+}
+
 /// A case file's diagnostics, and what the run says about the script (line, severity, code,
 /// message, error kind).
 fn case_diagnostics(
@@ -446,12 +474,14 @@ fn case_diagnostics(
             ));
         }
         if let Some(violations) = misrouted(case, step.index) {
-            diags.push(diagnostic(
+            let mut d = diagnostic(
                 step_range,
                 DiagnosticSeverity::ERROR,
                 "step-misrouted",
                 format!("step {number} misroutes (intent check): {violations}"),
-            ));
+            );
+            d.related_information = misrouted_related(case, step.index, script_location);
+            diags.push(d);
         }
         // A step the intent check could not verify says so (silence means checked and fine).
         if let Some(why) = case

@@ -2,10 +2,12 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::RwLock;
+use std::sync::{Arc, RwLock};
 
 use kruise_lua_engine::input::{self, ReadError};
 use tower_lsp_server::ls_types::Uri;
+
+use super::parses::ParseCache;
 
 /// Files larger than this are stored but neither analysed nor run (a 10 MB file must not stall
 /// the server): the analysis of a Lua script is linear, but runs and hovers are not free.
@@ -23,6 +25,8 @@ pub struct Document {
 #[derive(Debug, Default)]
 pub struct Documents {
     open: RwLock<HashMap<PathBuf, Document>>,
+    /// The parse of each open buffer's current version, shared by the requests on it.
+    pub parses: Arc<ParseCache>,
 }
 
 /// The path a URI stands for: its file path, or its text for URIs that are not files.
@@ -73,13 +77,16 @@ pub fn read_disk_file(path: &Path) -> Result<Vec<u8>, ReadError> {
 impl Documents {
     pub fn open(&self, uri: Uri, text: String, version: i32) -> PathBuf {
         let path = uri_path(&uri);
-        self.write()
-            .insert(path.clone(), Document { uri, text, version });
+        let mut open = self.write();
+        open.insert(path.clone(), Document { uri, text, version });
+        self.parses.changed(&path, version);
         path
     }
 
     pub fn close(&self, path: &Path) {
-        self.write().remove(path);
+        let mut open = self.write();
+        open.remove(path);
+        self.parses.closed(path);
     }
 
     /// Runs `edit` on an open buffer; returns false when the file is not open.
@@ -88,6 +95,7 @@ impl Documents {
             Some(doc) => {
                 edit(&mut doc.text);
                 doc.version = version;
+                self.parses.changed(path, version);
                 true
             }
             None => false,

@@ -20,7 +20,7 @@ pub fn prepare_rename(
     host: &str,
     offset: usize,
 ) -> Result<lsp::PrepareRenameResponse, String> {
-    let target = analysis::rename::prepare_rename(&view.source, offset)?;
+    let target = analysis::rename::prepare_rename(view.parsed(), offset)?;
     Ok(lsp::PrepareRenameResponse::RangeWithPlaceholder {
         range: view.host_range(host, &LineIndex::new(host), target.range),
         placeholder: target.name,
@@ -35,7 +35,7 @@ pub fn rename(
     new_name: &str,
 ) -> Result<Vec<lsp::TextEdit>, String> {
     let index = LineIndex::new(host);
-    Ok(analysis::rename::rename(&view.source, offset, new_name)?
+    Ok(analysis::rename::rename(view.parsed(), offset, new_name)?
         .into_iter()
         .map(|r| lsp::TextEdit::new(view.host_range(host, &index, r), new_name.to_string()))
         .collect())
@@ -66,7 +66,7 @@ pub fn semantic_tokens(views: &[LuaView], host: &str) -> Vec<SemanticToken> {
     let index = LineIndex::new(host);
     let mut absolute: Vec<(lsp::Position, u32, u32, u32)> = Vec::new();
     for view in views {
-        for token in highlight::tokens(&view.source) {
+        for token in highlight::tokens(view.parsed()) {
             let range = view.host_range(host, &index, token.range);
             if range.start.line != range.end.line {
                 continue; // names are on one line; a mapping across lines is not a name
@@ -184,7 +184,7 @@ fn token_edit(old: &[SemanticToken], new: &[SemanticToken]) -> Vec<lsp::Semantic
 }
 
 pub fn signature_help(view: &LuaView, offset: usize) -> Option<lsp::SignatureHelp> {
-    let found = analysis::signature_help(&view.source, offset)?;
+    let found = analysis::signature_help(view.parsed(), offset)?;
     // Parameter labels as offsets into the label, in the protocol's units.
     let utf16 = |byte: usize| super::text::units(&found.label[..byte]);
     let parameters = found
@@ -253,7 +253,7 @@ pub fn workspace_symbols(session: &Session, query: &str) -> Vec<lsp::SymbolInfor
                 ScriptId::Embedded { key, .. } => key.clone(),
                 ScriptId::File(path) => kind_folder(path),
             };
-            let mut pending = analysis::document_symbols(&view.source);
+            let mut pending = analysis::document_symbols(view.parsed());
             while let Some(symbol) = pending.pop() {
                 if matches_query(&symbol.name, query) {
                     out.push(lsp::SymbolInformation {

@@ -1,19 +1,18 @@
 //! `textDocument/foldingRange`: the analysis layer's folds as lines, the closing line (`end`,
 //! `}`, the next branch) left visible; scripts embedded in a manifest fold inside it.
 
-use std::path::PathBuf;
-
 use tower_lsp_server::ls_types::{FoldingRange, FoldingRangeKind};
 
-use super::lua::views;
+use super::lua::LuaView;
 use super::text::LineIndex;
 use crate::analysis::folding::folding_ranges;
 
-pub fn folds(path: &std::path::Path, text: &str, roots: &[PathBuf]) -> Vec<FoldingRange> {
+/// The folds of every script of a document (`views`, see [`super::lua::views`]).
+pub fn folds(views: &[LuaView], text: &str) -> Vec<FoldingRange> {
     let index = LineIndex::new(text);
     let mut out = Vec::new();
-    for view in views(path, text, roots) {
-        for fold in folding_ranges(&view.source) {
+    for view in views {
+        for fold in folding_ranges(view.parsed()) {
             let range = view.host_range(text, &index, fold.range.clone());
             // A comment folds to its last line; a block keeps its closing line in view.
             let end_line = if fold.comment {

@@ -8,7 +8,7 @@ use super::text::LineIndex;
 
 pub fn highlights(view: &LuaView, host: &str, offset: usize) -> Vec<DocumentHighlight> {
     let index = LineIndex::new(host);
-    crate::analysis::highlights(&view.source, offset)
+    crate::analysis::highlights(view.parsed(), offset)
         .into_iter()
         .map(|(range, write)| DocumentHighlight {
             range: view.host_range(host, &index, range),

@@ -68,7 +68,9 @@ pub fn links(session: &Session, path: &Path, text: &str) -> Vec<DocumentLink> {
                 out.push(DocumentLink {
                     range: step_range,
                     target: at_line(path, expected_range.start.line),
-                    tooltip: Some(format!("expected[{}]: what step {n} must give", step.index)),
+                    // No brackets: VS Code puts the tooltip in a Markdown link's label, where
+                    // `expected[1]` broke the link ("[expected" and a link "1]: …").
+                    tooltip: Some(format!("what step {n} must give (its expected entry)")),
                     data: None,
                 });
                 out.push(DocumentLink {

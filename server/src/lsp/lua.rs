@@ -5,6 +5,7 @@
 use kruise_lua_engine::script::ScriptFlavor;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 
 use kruise_lua_engine::discovery;
 use kruise_lua_engine::value::JsonValue;
@@ -13,11 +14,13 @@ use tower_lsp_server::ls_types::{self as lsp, CompletionItemKind, Diagnostic, Di
 
 use super::diagnostics::{SOURCE, diagnostic, span_range, value_text};
 use super::documents::MAX_ANALYSED_BYTES;
+use super::parses::ParseCache;
 use super::project::{EmbeddedMap, ScriptTarget, embedded_targets, lua_target};
 use super::runs::ScriptResults;
 use super::text::LineIndex;
 use crate::analysis::{
-    self, CompletionContext, CompletionKind, LintConfig, ObjPath, PathSeg, Severity, SpecShape,
+    self, CompletionContext, CompletionKind, LintConfig, ObjPath, ParsedScript, PathSeg, Severity,
+    SpecShape,
 };
 
 /// A script as it sits in a document: the whole `.lua` file, or one embedded script.
@@ -26,9 +29,22 @@ pub struct LuaView {
     pub target: ScriptTarget,
     pub source: String,
     pub map: Option<EmbeddedMap>,
+    /// Its parse, made (or taken from the document's kept one) when a request first needs it.
+    parse: OnceLock<Arc<ParsedScript>>,
+    /// Where kept parses of an open document live, and the document's path.
+    parses: Option<(Arc<ParseCache>, PathBuf)>,
 }
 
 impl LuaView {
+    /// The script parsed and resolved: one parse per document version when the views came from
+    /// [`views_sharing_parses`], else one per view.
+    pub fn parsed(&self) -> &ParsedScript {
+        self.parse.get_or_init(|| match &self.parses {
+            Some((cache, path)) => cache.parsed(path, &self.source),
+            None => Arc::new(ParsedScript::new(self.source.as_str())),
+        })
+    }
+
     pub fn flavor(&self) -> ScriptFlavor {
         self.target.flavor()
     }
@@ -65,6 +81,8 @@ pub fn views(path: &Path, text: &str, roots: &[PathBuf]) -> Vec<LuaView> {
             target: lua_target(path),
             source: text.to_string(),
             map: None,
+            parse: OnceLock::new(),
+            parses: None,
         }];
     }
     embedded_targets(path, text, roots)
@@ -73,8 +91,25 @@ pub fn views(path: &Path, text: &str, roots: &[PathBuf]) -> Vec<LuaView> {
             map: Some(EmbeddedMap::new(text, &script)),
             source: script.source,
             target,
+            parse: OnceLock::new(),
+            parses: None,
         })
         .collect()
+}
+
+/// [`views`] whose parses are shared through `cache` with every request on the same version
+/// of the document at `path` (kept only while it is open: see [`ParseCache`]).
+pub fn views_sharing_parses(
+    path: &Path,
+    text: &str,
+    roots: &[PathBuf],
+    cache: &Arc<ParseCache>,
+) -> Vec<LuaView> {
+    let mut found = views(path, text, roots);
+    for view in &mut found {
+        view.parses = Some((cache.clone(), path.to_path_buf()));
+    }
+    found
 }
 
 /// The view holding a host offset, with the offset in its script.
@@ -103,6 +138,7 @@ pub fn diagnostics(
     path: &Path,
     host: &str,
     roots: &[PathBuf],
+    parses: &Arc<ParseCache>,
     config: &LintConfig,
     spec_shape: &dyn Fn(&ScriptTarget) -> Option<SpecShape>,
 ) -> Vec<Diagnostic> {
@@ -145,11 +181,11 @@ pub fn diagnostics(
             }
         }
     }
-    for view in views(path, host, roots) {
+    for view in views_sharing_parses(path, host, roots, parses) {
         let shape = spec_shape(&view.target);
         let configmap_kind = view.map.and(view.target.kind.as_ref());
-        let analysis = analysis::analyze_script(
-            &view.source,
+        let analysis = analysis::analyze_parsed(
+            view.parsed(),
             view.flavor(),
             config,
             shape.as_ref(),
@@ -241,7 +277,7 @@ pub fn completion(
         flavor: view.flavor(),
         spec_shape,
     };
-    analysis::complete(&view.source, offset, &ctx)
+    analysis::complete(view.parsed(), offset, &ctx)
         .into_iter()
         .map(|item| {
             let range = view.host_range(host, &index, item.replace_range.clone());
@@ -319,7 +355,7 @@ pub fn hover(
     spec_shape: Option<&SpecShape>,
     results: Option<&ScriptResults>,
 ) -> Option<lsp::Hover> {
-    let found = analysis::hover(&view.source, offset, view.flavor(), spec_shape)?;
+    let found = analysis::hover(view.parsed(), offset, view.flavor(), spec_shape)?;
     let mut contents = found.contents;
     if let (Some(path), Some(results)) = (&found.obj_path, results)
         && let Some(values) = values_per_case(path, results)
@@ -338,7 +374,7 @@ pub fn hover(
 }
 
 pub fn definition(view: &LuaView, host: &str, offset: usize) -> Option<lsp::Range> {
-    let range = analysis::definition(&view.source, offset)?;
+    let range = analysis::definition(view.parsed(), offset)?;
     Some(view.host_range(host, &LineIndex::new(host), range))
 }
 
@@ -349,7 +385,7 @@ pub fn references(
     include_declaration: bool,
 ) -> Vec<lsp::Range> {
     let index = LineIndex::new(host);
-    analysis::references(&view.source, offset, include_declaration)
+    analysis::references(view.parsed(), offset, include_declaration)
         .into_iter()
         .map(|r| view.host_range(host, &index, r))
         .collect()
@@ -386,7 +422,7 @@ pub fn document_symbols(views: &[LuaView], host: &str) -> Vec<lsp::DocumentSymbo
     }
     let mut out = Vec::new();
     for view in views {
-        let symbols: Vec<lsp::DocumentSymbol> = analysis::document_symbols(&view.source)
+        let symbols: Vec<lsp::DocumentSymbol> = analysis::document_symbols(view.parsed())
             .into_iter()
             .map(|s| convert(view, host, &index, s))
             .collect();
@@ -428,6 +464,7 @@ mod tests {
             Path::new("/m/cm.yaml"),
             MANIFEST,
             &[],
+            &Default::default(),
             &LintConfig::default(),
             &|_| None,
         );
@@ -443,9 +480,14 @@ mod tests {
     fn configmap_script_for_a_bundled_provider_is_flagged() {
         let manifest = MANIFEST.replace("Route.example.io", "VirtualService.networking.istio.io");
         let codes = |text: &str, path: &str| -> Vec<Option<NumberOrString>> {
-            diagnostics(Path::new(path), text, &[], &LintConfig::default(), &|_| {
-                None
-            })
+            diagnostics(
+                Path::new(path),
+                text,
+                &[],
+                &Default::default(),
+                &LintConfig::default(),
+                &|_| None,
+            )
             .into_iter()
             .map(|d| d.code)
             .collect()
@@ -470,6 +512,7 @@ mod tests {
             Path::new("/x/trafficRouting.lua"),
             "local x = \nreturn obj.data\n",
             &[],
+            &Default::default(),
             &LintConfig::default(),
             &|_| None,
         );

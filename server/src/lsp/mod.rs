@@ -34,6 +34,7 @@ mod lua;
 mod markdown;
 mod messages;
 mod param_hints;
+mod parses;
 pub(crate) mod project;
 mod runs;
 mod schemas;

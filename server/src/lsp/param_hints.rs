@@ -11,7 +11,7 @@ pub fn hints(views: &[LuaView], host: &str, range: Range) -> Vec<InlayHint> {
     let index = LineIndex::new(host);
     let mut out = Vec::new();
     for view in views {
-        for (at, name) in parameter_hints(&view.source) {
+        for (at, name) in parameter_hints(view.parsed()) {
             let position = index.position(host, view.to_host(host, at));
             if position < range.start || position > range.end {
                 continue;

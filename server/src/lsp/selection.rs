@@ -21,7 +21,7 @@ pub fn ranges(views: &[LuaView], host: &str, positions: &[Position]) -> Vec<Sele
                     parent: None,
                 };
             };
-            let chain = selection_ranges(&view.source, &[offset]).remove(0);
+            let chain = selection_ranges(view.parsed(), &[offset]).remove(0);
             // Outermost first, each the parent of the next.
             let mut built: Option<SelectionRange> = None;
             for range in chain.into_iter().rev() {

@@ -193,7 +193,7 @@ fn format_document(
 /// The semantic tokens of an open or on-disk document holding Lua.
 fn document_tokens(session: &Session, path: &std::path::Path) -> Option<Vec<SemanticToken>> {
     let text = session.docs.text(path)?;
-    let views = lua::views(path, &text, &session.roots());
+    let views = session.views(path, &text);
     if views.is_empty() {
         return None;
     }
@@ -449,6 +449,14 @@ impl LanguageServer for Backend {
                 self.session.analyse(&path, None);
             }
             let session = self.session.clone();
+            // The hints a setting changes (inlayHints.parameterNames) are asked for again only
+            // when told: VS Code otherwise kept the old ones until the next edit.
+            if session.caps().inlay_hint_refresh {
+                let client = session.client.clone();
+                tokio::spawn(async move {
+                    let _ = client.inlay_hint_refresh().await;
+                });
+            }
             tokio::spawn(async move { session.run_all().await });
         });
     }
@@ -459,7 +467,7 @@ impl LanguageServer for Backend {
             .guarded("completion", None, move |session| {
                 let (path, text, offset) =
                     locate(&session, &position.text_document.uri, position.position)?;
-                let views = lua::views(&path, &text, &session.roots());
+                let views = session.views(&path, &text);
                 let (view, offset) = lua::view_at(&views, &text, offset)?;
                 let shape = session.spec_shape(&view.target);
                 let mut items = lua::completion(view, &text, offset, shape.as_ref());
@@ -480,7 +488,7 @@ impl LanguageServer for Backend {
                 if let Some((results, i)) = session.case_result(&path) {
                     return case_view::hover(&results, &results.cases[i], &text, offset);
                 }
-                let views = lua::views(&path, &text, &session.roots());
+                let views = session.views(&path, &text);
                 let (view, offset) = lua::view_at(&views, &text, offset)?;
                 let shape = session.spec_shape(&view.target);
                 let results = session.results_for(&view.target.id);
@@ -498,7 +506,7 @@ impl LanguageServer for Backend {
             .guarded("definition", None, move |session| {
                 let uri = position.text_document.uri.clone();
                 let (path, text, offset) = locate(&session, &uri, position.position)?;
-                let views = lua::views(&path, &text, &session.roots());
+                let views = session.views(&path, &text);
                 let (view, offset) = lua::view_at(&views, &text, offset)?;
                 let range = lua::definition(view, &text, offset)?;
                 Some(GotoDefinitionResponse::Scalar(Location::new(uri, range)))
@@ -515,7 +523,7 @@ impl LanguageServer for Backend {
             .guarded("typeDefinition", None, move |session| {
                 let (path, text, offset) =
                     locate(&session, &position.text_document.uri, position.position)?;
-                let views = lua::views(&path, &text, &session.roots());
+                let views = session.views(&path, &text);
                 let (view, offset) = lua::view_at(&views, &text, offset)?;
                 let results = session.results_for(&view.target.id)?;
                 let found = type_definition::type_definition(view, offset, &results);
@@ -531,7 +539,7 @@ impl LanguageServer for Backend {
             .guarded("references", None, move |session| {
                 let uri = position.text_document.uri.clone();
                 let (path, text, offset) = locate(&session, &uri, position.position)?;
-                let views = lua::views(&path, &text, &session.roots());
+                let views = session.views(&path, &text);
                 let (view, offset) = lua::view_at(&views, &text, offset)?;
                 let ranges = lua::references(view, &text, offset, include);
                 Some(
@@ -553,7 +561,7 @@ impl LanguageServer for Backend {
             .guarded("documentSymbol", None, move |session| {
                 let path = uri_path(&uri);
                 let text = session.docs.text(&path)?;
-                let views = lua::views(&path, &text, &session.roots());
+                let views = session.views(&path, &text);
                 if views.is_empty() {
                     return None;
                 }
@@ -583,7 +591,7 @@ impl LanguageServer for Backend {
                         range,
                     ));
                 }
-                let views = lua::views(&path, &text, &session.roots());
+                let views = session.views(&path, &text);
                 let disable =
                     lint_actions::disable_actions(&views, &text, &uri, &params.context.diagnostics);
                 // Lint fixes carried in the diagnostics' data.
@@ -636,7 +644,7 @@ impl LanguageServer for Backend {
                 }
                 let mut lenses = Vec::new();
                 let index = LineIndex::new(&text);
-                for view in lua::views(&path, &text, &session.roots()) {
+                for view in session.views(&path, &text) {
                     let Some(results) = session.results_for(&view.target.id) else {
                         continue;
                     };
@@ -714,7 +722,7 @@ impl LanguageServer for Backend {
             else {
                 return Ok(None);
             };
-            let views = lua::views(&path, &text, &session.roots());
+            let views = session.views(&path, &text);
             let Some((view, offset)) = lua::view_at(&views, &text, offset) else {
                 return Err(request_failed("no Lua script here"));
             };
@@ -732,7 +740,7 @@ impl LanguageServer for Backend {
             let Some((path, text, offset)) = locate(&session, &uri, position.position) else {
                 return Ok(None);
             };
-            let views = lua::views(&path, &text, &session.roots());
+            let views = session.views(&path, &text);
             let Some((view, offset)) = lua::view_at(&views, &text, offset) else {
                 return Err(request_failed("no Lua script here"));
             };
@@ -803,7 +811,7 @@ impl LanguageServer for Backend {
             .guarded("signatureHelp", None, move |session| {
                 let (path, text, offset) =
                     locate(&session, &position.text_document.uri, position.position)?;
-                let views = lua::views(&path, &text, &session.roots());
+                let views = session.views(&path, &text);
                 let (view, offset) = lua::view_at(&views, &text, offset)?;
                 editing::signature_help(view, offset)
             })
@@ -880,7 +888,7 @@ impl LanguageServer for Backend {
                 let text = session.docs.text(&path)?;
                 let mut hints = step_values::inlay_hints(&session, &path, &text, params.range);
                 if session.settings().parameter_hints {
-                    let views = lua::views(&path, &text, &session.roots());
+                    let views = session.views(&path, &text);
                     hints.extend(param_hints::hints(&views, &text, params.range));
                 }
                 Some(hints)
@@ -893,7 +901,7 @@ impl LanguageServer for Backend {
             .guarded("foldingRange", None, move |session| {
                 let path = uri_path(&params.text_document.uri);
                 let text = session.docs.text(&path)?;
-                Some(folding::folds(&path, &text, &session.roots()))
+                Some(folding::folds(&session.views(&path, &text), &text))
             })
             .await)
     }
@@ -907,7 +915,7 @@ impl LanguageServer for Backend {
             .guarded("documentHighlight", None, move |session| {
                 let (path, text, offset) =
                     locate(&session, &position.text_document.uri, position.position)?;
-                let views = lua::views(&path, &text, &session.roots());
+                let views = session.views(&path, &text);
                 let (view, offset) = lua::view_at(&views, &text, offset)?;
                 Some(highlights::highlights(view, &text, offset))
             })
@@ -925,7 +933,7 @@ impl LanguageServer for Backend {
                 if text.len() > MAX_ANALYSED_BYTES {
                     return None;
                 }
-                let views = lua::views(&path, &text, &session.roots());
+                let views = session.views(&path, &text);
                 Some(selection::ranges(&views, &text, &params.positions))
             })
             .await)
@@ -940,7 +948,7 @@ impl LanguageServer for Backend {
             .guarded("prepareCallHierarchy", None, move |session| {
                 let uri = position.text_document.uri.clone();
                 let (path, text, offset) = locate(&session, &uri, position.position)?;
-                let views = lua::views(&path, &text, &session.roots());
+                let views = session.views(&path, &text);
                 let (view, offset) = lua::view_at(&views, &text, offset)?;
                 call_hierarchy::prepare(view, &text, &uri, offset)
             })
@@ -955,7 +963,7 @@ impl LanguageServer for Backend {
             .guarded("incomingCalls", None, move |session| {
                 let item = params.item;
                 let (path, text, offset) = locate(&session, &item.uri, item.selection_range.start)?;
-                let views = lua::views(&path, &text, &session.roots());
+                let views = session.views(&path, &text);
                 let (view, _) = lua::view_at(&views, &text, offset)?;
                 Some(call_hierarchy::incoming(view, &text, &item.uri, &item))
             })
@@ -970,7 +978,7 @@ impl LanguageServer for Backend {
             .guarded("outgoingCalls", None, move |session| {
                 let item = params.item;
                 let (path, text, offset) = locate(&session, &item.uri, item.selection_range.start)?;
-                let views = lua::views(&path, &text, &session.roots());
+                let views = session.views(&path, &text);
                 let (view, _) = lua::view_at(&views, &text, offset)?;
                 Some(call_hierarchy::outgoing(view, &text, &item.uri, &item))
             })

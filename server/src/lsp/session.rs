@@ -185,6 +185,11 @@ impl Session {
         }
     }
 
+    /// The scripts of a document; an open one's share one parse per version between requests.
+    pub fn views(&self, path: &Path, text: &str) -> Vec<lua::LuaView> {
+        lua::views_sharing_parses(path, text, &self.roots(), &self.docs.parses)
+    }
+
     pub fn roots(&self) -> Vec<PathBuf> {
         read(&self.roots).clone()
     }
@@ -450,7 +455,9 @@ impl Session {
                 let config = worker.lint_config(&file);
                 let roots = worker.roots();
                 let diags =
-                    lua::diagnostics(&file, &text, &roots, &config, &|t| worker.spec_shape(t));
+                    lua::diagnostics(&file, &text, &roots, &worker.docs.parses, &config, &|t| {
+                        worker.spec_shape(t)
+                    });
                 Some(diags)
             })
             .await;

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use tower_lsp_server::jsonrpc::{Error, Result};
 use tower_lsp_server::ls_types::{self as lsp};
 
-use kruise_lua_engine::debug::{LineValue, record_step_values_after};
+use kruise_lua_engine::debug::{LineValue, record_step_values_assigned};
 use kruise_lua_engine::runner::{RunOptions, Script};
 use kruise_lua_engine::steps::StepToRun;
 use kruise_lua_engine::vm::Limits;
@@ -18,7 +18,9 @@ use super::documents::uri_path;
 use super::project::ScriptId;
 use super::session::{Session, ShownSlot, ShownValues};
 use super::text::LineIndex;
-use crate::analysis::obj_reads::{field_writes_by_line, obj_reads_by_line};
+use crate::analysis::obj_reads::{
+    field_write_values_by_line, field_writes_by_line, obj_reads_by_line,
+};
 
 pub const SHOW_STEP_VALUES: &str = "kruise-lua.showStepValues";
 pub const HIDE_STEP_VALUES: &str = "kruise-lua.hideStepValues";
@@ -73,6 +75,7 @@ pub async fn show(session: &Arc<Session>, args: &[Value]) -> Result<Option<Value
         let case = worker.cases[i].case.as_ref().ok()?;
         let watch = obj_reads_by_line(&worker.source);
         let written = field_writes_by_line(&worker.source);
+        let assigned = field_write_values_by_line(&worker.source);
         let options = RunOptions {
             limits: Limits {
                 timeout,
@@ -80,7 +83,7 @@ pub async fn show(session: &Arc<Session>, args: &[Value]) -> Result<Option<Value
             },
             ..RunOptions::default()
         };
-        Some(record_step_values_after(
+        Some(record_step_values_assigned(
             StepToRun {
                 script: &Script::new(worker.source.clone()),
                 flavor: worker.target.flavor(),
@@ -91,6 +94,7 @@ pub async fn show(session: &Arc<Session>, args: &[Value]) -> Result<Option<Value
             },
             &watch,
             &written,
+            &assigned,
         ))
     })
     .await

@@ -23,7 +23,7 @@ const MAX_LOCATIONS: usize = 200;
 /// Type definition at script offset `offset` of `view`: where the cases give the `obj` value
 /// read there (nothing elsewhere: the script's own names have their definition).
 pub fn type_definition(view: &LuaView, offset: usize, results: &ScriptResults) -> Vec<Location> {
-    let Some(found) = crate::analysis::hover::hover(&view.source, offset, view.flavor(), None)
+    let Some(found) = crate::analysis::hover::hover(view.parsed(), offset, view.flavor(), None)
     else {
         return Vec::new();
     };

@@ -5,6 +5,8 @@
 
 use kruise_lua_engine::intent::{StepCheck, StepIntentOutcome};
 
+use crate::chunk_positions::ScriptPlace;
+
 /// The violations the intent check found in one step.
 #[derive(Debug, Clone, PartialEq)]
 pub struct IntentFinding {
@@ -17,6 +19,11 @@ pub struct IntentFinding {
     pub violations: Vec<String>,
     /// Violations left out of `violations` (the engine keeps the first few).
     pub more: usize,
+    /// For each of `violations`, the script's line (from 1) of the last store the script made
+    /// to the route that took the probe (for an ingress class, to the canary Ingress's
+    /// annotations), when a recorded run of the step found one (`None` otherwise, and for
+    /// configuration problems). See docs/ROUTING_MODELS.md, "Where a violation was written".
+    pub script_lines: Vec<Option<u32>>,
 }
 
 /// A step that asks something of the routing which the intent check could not verify (no
@@ -65,6 +72,7 @@ impl IntentFinding {
                             .map(|v| v.message.clone())
                             .collect(),
                         more: report.more,
+                        script_lines: report.violations.iter().map(|v| v.script_line).collect(),
                     })
                 }
                 _ => None,
@@ -80,9 +88,32 @@ impl IntentFinding {
         )
     }
 
+    /// `violations[i]` as reports show it: with `(written at FILE:LINE)` when the script line
+    /// is known, the line mapped to the file the user opens (`place`: the script file, or the
+    /// manifest of a ConfigMap script).
+    pub fn violation_text(&self, i: usize, place: ScriptPlace<'_>) -> String {
+        let text = &self.violations[i];
+        match self.script_line(i) {
+            Some(line) => format!(
+                "{text} (written at {}:{})",
+                place.file,
+                place.file_line(line)
+            ),
+            None => text.clone(),
+        }
+    }
+
+    /// The script line (from 1) behind `violations[i]`, when known.
+    pub fn script_line(&self, i: usize) -> Option<u32> {
+        self.script_lines.get(i).copied().flatten()
+    }
+
     /// The whole finding on one line.
-    pub fn message(&self) -> String {
-        let mut text = format!("{}: {}", self.heading(), self.violations.join("; "));
+    pub fn message(&self, place: ScriptPlace<'_>) -> String {
+        let texts: Vec<String> = (0..self.violations.len())
+            .map(|i| self.violation_text(i, place))
+            .collect();
+        let mut text = format!("{}: {}", self.heading(), texts.join("; "));
         if self.more > 0 {
             text.push_str(&format!("; and {} more", self.more));
         }
@@ -90,9 +121,11 @@ impl IntentFinding {
     }
 
     /// The finding as a heading line and one line per violation (the human report).
-    pub fn lines(&self) -> Vec<String> {
+    pub fn lines(&self, place: ScriptPlace<'_>) -> Vec<String> {
         let mut lines = vec![format!("{}:", self.heading())];
-        lines.extend(self.violations.iter().map(|v| format!("  {v}")));
+        lines.extend(
+            (0..self.violations.len()).map(|i| format!("  {}", self.violation_text(i, place))),
+        );
         if self.more > 0 {
             lines.push(format!("  and {} more", self.more));
         }

@@ -174,7 +174,7 @@ fn write_case(out: &mut dyn Write, script: &ScriptReport, case: &CaseReport) -> 
                 "error",
                 &step_location,
                 &format!("{title}: misrouted"),
-                &finding.message(),
+                &finding.message(script.place()),
             )?;
         }
         if let Some(note) = case.intent_unverified(step.index) {

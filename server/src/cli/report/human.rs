@@ -256,7 +256,7 @@ fn write_step(
             file: case.path.clone(),
             line: super::describe::span_line(step.step_span.as_ref()),
         };
-        let mut lines = misrouted.lines();
+        let mut lines = misrouted.lines(script.place());
         lines[0] = format!("{location}: {}", lines[0]);
         write_block(out, DETAIL, &painter.paint(RED, &lines.join("\n")))?;
     }

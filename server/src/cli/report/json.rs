@@ -16,6 +16,9 @@
 //! for a ConfigMap script). `skipped` says why the controller does not run the script for a
 //! step (production mode), else `null`; `status` stays the step's verdict. `misrouted` lists
 //! the intent check's violations for the step (`check --intent`, the default), else `[]`;
+//! `misrouted_written_at` is as long as `misrouted`: for each violation the script line that
+//! last wrote the route that took the probe, `{"file", "line", "script_line"}` (`line` in
+//! `file`, the manifest for a ConfigMap script; `script_line` in the script), or `null`;
 //! `intent_not_checked` says why the intent check could not verify the step (no routing model
 //! for the resource, nothing to probe, probes cut short), else `null` (checked, or nothing to
 //! check, or `--no-intent`).
@@ -58,10 +61,24 @@ pub struct Line<'a> {
     /// The intent check's violations for the step (empty when it routes as asked or was not
     /// checked); a step that passed but misroutes has status `misrouted`.
     pub misrouted: Vec<String>,
+    /// For each of `misrouted`, the script line that last wrote the route that took the probe
+    /// (see docs/ROUTING_MODELS.md), else `null`.
+    pub misrouted_written_at: Vec<Option<WrittenAt>>,
     /// Why the intent check could not verify the step, else `null`.
     pub intent_not_checked: Option<String>,
     pub schema_errors: Vec<SchemaIssue>,
     pub schema_warnings: Vec<SchemaIssue>,
+}
+
+/// Where a misrouted step's script wrote the route that took a probe.
+#[derive(Debug, Serialize)]
+pub struct WrittenAt {
+    /// The file to open: the script, or the manifest of a ConfigMap script.
+    pub file: String,
+    /// The line in `file` (the manifest's YAML line for a ConfigMap script).
+    pub line: u32,
+    /// The line in the script itself (from 1; equal to `line` for a `.lua` file).
+    pub script_line: u32,
 }
 
 /// One schema finding of a step.
@@ -143,6 +160,7 @@ pub fn case_lines<'a>(script: &ScriptReport, case: &'a CaseReport) -> Vec<Line<'
             located_error: None,
             skipped: None,
             misrouted: Vec::new(),
+            misrouted_written_at: Vec::new(),
             intent_not_checked: None,
             schema_errors: Vec::new(),
             schema_warnings: Vec::new(),
@@ -160,6 +178,15 @@ pub fn case_lines<'a>(script: &ScriptReport, case: &'a CaseReport) -> Vec<Line<'
                 line.status = "misrouted";
             }
             line.misrouted.clone_from(&finding.violations);
+            line.misrouted_written_at = (0..finding.violations.len())
+                .map(|i| {
+                    finding.script_line(i).map(|script_line| WrittenAt {
+                        file: script.path.clone(),
+                        line: script.file_line(script_line),
+                        script_line,
+                    })
+                })
+                .collect();
         }
         line.intent_not_checked = case
             .intent_unverified(step.index)
@@ -204,6 +231,7 @@ fn step_line<'a>(
             .map(|error| located_error(script, error)),
         skipped: step.not_called,
         misrouted: Vec::new(),
+        misrouted_written_at: Vec::new(),
         intent_not_checked: None,
         schema_errors: case
             .schema_errors(step.index)
@@ -251,6 +279,7 @@ mod tests {
             "located_error",
             "skipped",
             "misrouted",
+            "misrouted_written_at",
             "intent_not_checked",
             "schema_errors",
             "schema_warnings",

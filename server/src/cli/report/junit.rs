@@ -181,12 +181,12 @@ fn write_case<W: Write>(
             });
         }
         if let Some(finding) = case.intent_finding(step.index) {
-            let message = finding.message();
+            let message = finding.message(script.place());
             elements.push(Element {
                 tag: "failure",
                 kind: "misrouted",
                 message: first_line(&message),
-                body: finding.lines().join("\n"),
+                body: finding.lines(script.place()).join("\n"),
             });
         }
         let schema_errors: Vec<String> = case

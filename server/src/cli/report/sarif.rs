@@ -10,9 +10,11 @@ use std::io::{self, Write};
 use kruise_lua_engine::steps::StepStatus;
 use serde_json::{Value, json};
 
+use crate::project::intent::IntentFinding;
+
 use super::describe::{
-    Location, Report, canonical_texts, case_error_location, case_warning_location, describe_diff,
-    diff_location, error_message, fail_location, step_error_location, step_number,
+    Location, Report, ScriptReport, canonical_texts, case_error_location, case_warning_location,
+    describe_diff, diff_location, error_message, fail_location, step_error_location, step_number,
 };
 
 /// The schema URI the standard publishes for 2.1.0 (errata 01), written as `$schema`.
@@ -74,6 +76,17 @@ pub struct Finding {
     /// None when the finding has no line (the file as a whole).
     pub region: Option<Region>,
     pub fix: Option<Fix>,
+    /// Other places the finding concerns (`relatedLocations`): for a misrouted step, the
+    /// script lines that wrote the routes that took the probes.
+    pub related: Vec<Related>,
+}
+
+/// A `relatedLocations` entry: a file's line and what it has to do with the result.
+#[derive(Debug, Clone)]
+pub struct Related {
+    pub file: String,
+    pub line: u32,
+    pub message: String,
 }
 
 /// Writes one SARIF log with one run holding `findings`, described by `rules` (every
@@ -95,6 +108,27 @@ pub fn write_log(rules: &[Rule], findings: &[Finding], out: &mut dyn Write) -> i
             });
             if let Some(index) = rule_index(&finding.rule_id) {
                 result["ruleIndex"] = json!(index);
+            }
+            if !finding.related.is_empty() {
+                let related: Vec<Value> = finding
+                    .related
+                    .iter()
+                    .enumerate()
+                    .map(|(id, related)| {
+                        json!({
+                            "id": id,
+                            "physicalLocation": {
+                                "artifactLocation": artifact(&related.file),
+                                "region": region_json(Region {
+                                    start_line: related.line,
+                                    ..Region::default()
+                                }),
+                            },
+                            "message": { "text": related.message },
+                        })
+                    })
+                    .collect();
+                result["relatedLocations"] = json!(related);
             }
             if let Some(fix) = &finding.fix {
                 result["fixes"] = json!([{
@@ -253,8 +287,30 @@ pub fn check_rules() -> Vec<Rule> {
 }
 
 /// The results of a `check` run, at the places the other reports point at.
+/// A misrouted step's related locations: each violation's script line, once per line.
+fn misrouted_related(script: &ScriptReport, finding: &IntentFinding) -> Vec<Related> {
+    let mut related: Vec<Related> = Vec::new();
+    for (i, violation) in finding.violations.iter().enumerate() {
+        let Some(line) = finding.script_line(i) else {
+            continue;
+        };
+        let line = script.file_line(line);
+        if related.iter().any(|r| r.line == line) {
+            continue;
+        }
+        related.push(Related {
+            file: script.path.clone(),
+            line,
+            message: format!("written here: {violation}"),
+        });
+    }
+    related
+}
+
 pub fn check_findings(report: &Report) -> Vec<Finding> {
     let mut findings = Vec::new();
+    // Related locations of the next finding pushed (a misrouted step's script lines).
+    let related = std::cell::RefCell::new(Vec::new());
     let mut push = |rule: &str, level, location: &Location, message: String| {
         findings.push(Finding {
             rule_id: rule.to_string(),
@@ -266,6 +322,7 @@ pub fn check_findings(report: &Report) -> Vec<Finding> {
                 ..Region::default()
             }),
             fix: None,
+            related: related.take(),
         })
     };
     for note in &report.notes {
@@ -362,11 +419,13 @@ pub fn check_findings(report: &Report) -> Vec<Finding> {
                     );
                 }
                 if let Some(finding) = case.intent_finding(step.index) {
+                    // The script lines that wrote the routes that took the probes.
+                    related.replace(misrouted_related(script, finding));
                     push(
                         "check/misrouted",
                         Level::Error,
                         &step_location,
-                        format!("{title}: {}", finding.message()),
+                        format!("{title}: {}", finding.message(script.place())),
                     );
                 }
                 if let Some(note) = case.intent_unverified(step.index) {

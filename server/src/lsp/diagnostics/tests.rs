@@ -76,6 +76,18 @@ fn misrouting_step_gets_a_diagnostic_on_the_step() {
         "{}",
         misrouted[0].message
     );
+    // The script line that put the route in place, as `check` names it (`written at …:1`).
+    let related = misrouted[0]
+        .related_information
+        .as_ref()
+        .expect("the script line that wrote the route");
+    assert_eq!(related.len(), 1, "{related:?}");
+    assert_eq!(related[0].location.range.start.line, 0);
+    assert!(
+        related[0].message.starts_with("written here: GET /beta"),
+        "{}",
+        related[0].message
+    );
 }
 
 #[test]
@@ -454,6 +466,7 @@ fn a_run_syntax_error_is_not_repeated_beside_the_analysis() {
         &path,
         script,
         &[],
+        &Default::default(),
         &crate::analysis::LintConfig::default(),
         &|_| None,
     );
