@@ -14,9 +14,12 @@ use regex::Regex;
 /// times against a few patterns).
 #[derive(Default)]
 struct CompiledPatterns {
-    by_form: Vec<((Anchoring, usize), HashMap<String, Option<Rc<Regex>>>)>,
+    by_form: Vec<((Anchoring, usize), PatternMemo)>,
     len: usize,
 }
+
+/// One form's patterns by the pattern as written.
+type PatternMemo = HashMap<String, Option<Rc<Regex>>>;
 
 /// How a pattern is compiled: as written (a search), or anchored at both ends (`^(?:…)$`, a
 /// whole-value match).
