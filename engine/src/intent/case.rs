@@ -15,7 +15,7 @@ use crate::steps;
 use crate::testcase::TestCase;
 use crate::value::JsonValue;
 
-use super::{Intent, StepReport, check_step, locate_writes};
+use super::{BeforeRouting, Intent, StepReport, check_step_sharing, locate_writes};
 
 /// The intent check of one step.
 #[derive(Debug, Clone, PartialEq)]
@@ -179,18 +179,23 @@ fn check_steps_compiled(
     // for the whole case.
     let chained = (flavor == ScriptFlavor::Ingress)
         .then(|| steps::controller_ingress_results(script, case, options));
+    // The steps route through the same original configuration: what it does is shared.
+    let mut before = BeforeRouting::default();
     (0..case.steps.len())
         .map(|index| StepCheck {
             index,
             outcome: check_one(
-                model,
-                script,
-                case,
-                index,
-                original,
-                chained.as_ref().map(|all| &all[index]),
-                results.get(index).and_then(Option::as_ref),
-                options,
+                StepInputs {
+                    model,
+                    script,
+                    case,
+                    index,
+                    original,
+                    chained: chained.as_ref().map(|all| &all[index]),
+                    reused: results.get(index).and_then(Option::as_ref),
+                    options,
+                },
+                &mut before,
             ),
         })
         .collect()
@@ -209,19 +214,31 @@ fn ingress_has_paths(ingress: &JsonValue) -> bool {
         })
 }
 
-/// Step `index`; `chained` is its controller result for an ingress script (`None` for a custom
-/// one, whose result is `reused` from the caller's run or run here).
-#[allow(clippy::too_many_arguments)]
-fn check_one(
-    model: &dyn RoutingModel,
-    script: &Script,
-    case: &TestCase,
+/// What [`check_one`] checks: step `index`; `chained` is its controller result for an ingress
+/// script (`None` for a custom one, whose result is `reused` from the caller's run or run here).
+struct StepInputs<'a> {
+    model: &'a dyn RoutingModel,
+    script: &'a Script,
+    case: &'a TestCase,
     index: usize,
-    original: Option<&JsonValue>,
-    chained: Option<&steps::ControllerIngressResult>,
-    reused: Option<&Data>,
-    options: &RunOptions,
-) -> StepIntentOutcome {
+    original: Option<&'a JsonValue>,
+    chained: Option<&'a steps::ControllerIngressResult>,
+    reused: Option<&'a Data>,
+    options: &'a RunOptions,
+}
+
+/// One step, sharing what the original configuration does with the case's other steps.
+fn check_one(inputs: StepInputs, before: &mut BeforeRouting) -> StepIntentOutcome {
+    let StepInputs {
+        model,
+        script,
+        case,
+        index,
+        original,
+        chained,
+        reused,
+        options,
+    } = inputs;
     use StepIntentOutcome::{NotChecked, ScriptFailed};
     let step = &case.steps[index];
     let Some(intent) = Intent::of(&step.obj, step.traffic_set) else {
@@ -262,7 +279,13 @@ fn check_one(
         Ok(configs) => configs,
         Err(why) => return NotChecked(why),
     };
-    let mut report = check_step(model, &configs.before, &configs.after, &configs.intent);
+    let mut report = check_step_sharing(
+        model,
+        &configs.before,
+        &configs.after,
+        &configs.intent,
+        before,
+    );
     if configs.no_paths && report.violations.is_empty() {
         return NotChecked(NO_PATHS.to_owned());
     }

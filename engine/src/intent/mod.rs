@@ -219,29 +219,65 @@ fn match_selects(m: &HttpRouteMatch, request: &Request, reading: Reading) -> boo
     headers_hold && query_holds
 }
 
-/// A request `m` selects, built on `base`, and variants that each lack one of its conditions.
-fn match_probes(m: &HttpRouteMatch, base: &Request, values_ignore_case: bool) -> Vec<Request> {
-    let sample = |match_type: Option<&str>, value: &str| match match_type {
-        Some("RegularExpression") => sample_match(value),
-        _ => Some(value.to_owned()),
-    };
-    let mut hit = base.clone();
-    if let Some(path) = &m.path
-        && let Some(sampled) = sample(
-            path.match_type.as_deref(),
-            path.value.as_deref().unwrap_or("/"),
-        )
-    {
-        hit.path = sampled;
-    }
-    for header in m.headers.iter().flatten() {
-        if let Some(value) = sample(header.match_type.as_deref(), &header.value) {
-            hit.headers.insert(header.name.to_ascii_lowercase(), value);
+/// The values a step match's conditions are probed with: a sample each condition selects
+/// (`None` when no sample of a regex was found), computed once per match rather than once per
+/// base request (sampling a regex tries several candidates, each a regex match).
+struct MatchSamples {
+    path: Option<String>,
+    headers: Vec<Option<String>>,
+    query: Vec<Option<String>>,
+}
+
+impl MatchSamples {
+    fn of(m: &HttpRouteMatch) -> MatchSamples {
+        let sample = |match_type: Option<&str>, value: &str| match match_type {
+            Some("RegularExpression") => sample_match(value),
+            _ => Some(value.to_owned()),
+        };
+        MatchSamples {
+            path: m.path.as_ref().and_then(|path| {
+                sample(
+                    path.match_type.as_deref(),
+                    path.value.as_deref().unwrap_or("/"),
+                )
+            }),
+            headers: m
+                .headers
+                .iter()
+                .flatten()
+                .map(|h| sample(h.match_type.as_deref(), &h.value))
+                .collect(),
+            query: m
+                .query_params
+                .iter()
+                .flatten()
+                .map(|q| sample(q.match_type.as_deref(), &q.value))
+                .collect(),
         }
     }
-    for param in m.query_params.iter().flatten() {
-        if let Some(value) = sample(param.match_type.as_deref(), &param.value) {
-            hit.query.insert(param.name.clone(), value);
+}
+
+/// A request `m` selects, built on `base`, and variants that each lack one of its conditions
+/// (`samples` is [`MatchSamples::of`] `m`).
+fn match_probes(
+    m: &HttpRouteMatch,
+    samples: &MatchSamples,
+    base: &Request,
+    values_ignore_case: bool,
+) -> Vec<Request> {
+    let mut hit = base.clone();
+    if let Some(sampled) = &samples.path {
+        hit.path = sampled.clone();
+    }
+    for (header, sampled) in m.headers.iter().flatten().zip(&samples.headers) {
+        if let Some(value) = sampled {
+            hit.headers
+                .insert(header.name.to_ascii_lowercase(), value.clone());
+        }
+    }
+    for (param, sampled) in m.query_params.iter().flatten().zip(&samples.query) {
+        if let Some(value) = sampled {
+            hit.query.insert(param.name.clone(), value.clone());
         }
     }
     let mut variants = vec![hit.clone()];
@@ -370,14 +406,30 @@ pub fn probes(
     after: &GatewayConfig,
     intent: &Intent,
 ) -> ProbeSet {
-    let mut base: BTreeSet<Request> = model.probes(original).into_iter().collect();
+    probes_beside(model, model.probes(original), after, intent)
+}
+
+/// [`probes`] with the model's probes of the original configuration already made.
+fn probes_beside(
+    model: &dyn RoutingModel,
+    original_probes: Vec<Request>,
+    after: &GatewayConfig,
+    intent: &Intent,
+) -> ProbeSet {
+    let mut base: BTreeSet<Request> = original_probes.into_iter().collect();
     base.extend(model.probes(after));
     let mut truncated = base.len() > MAX_BASE_PROBES;
     let base: Vec<Request> = base.into_iter().take(MAX_BASE_PROBES).collect();
     let mut all: BTreeSet<Request> = base.iter().cloned().collect();
     'matches: for (i, m) in intent.matches.iter().enumerate() {
+        let samples = MatchSamples::of(m);
         for (j, request) in base.iter().enumerate() {
-            all.extend(match_probes(m, request, model.values_ignore_case()));
+            all.extend(match_probes(
+                m,
+                &samples,
+                request,
+                model.values_ignore_case(),
+            ));
             if all.len() >= MAX_PROBES {
                 let last = i + 1 == intent.matches.len() && j + 1 == base.len();
                 truncated |= !last || all.len() > MAX_PROBES;
@@ -445,13 +497,56 @@ pub fn check_step(
     after: &GatewayConfig,
     intent: &Intent,
 ) -> StepReport {
+    check_step_sharing(
+        model,
+        original,
+        after,
+        intent,
+        &mut BeforeRouting::default(),
+    )
+}
+
+/// What the configuration before the rollout gives, kept across the steps of a case: every
+/// step of a case routes its probes through the same original configuration, so its problems
+/// and the model's probes of it are made once per case rather than once per step. Holds the
+/// configuration they were made for, and starts again when a step's differs. (Keeping each
+/// probe's routing through it too cost more than routing again: measured, docs/BENCHMARKS.md.)
+#[derive(Default)]
+pub(crate) struct BeforeRouting {
+    config: Option<GatewayConfig>,
+    problems: Vec<ConfigProblem>,
+    /// The model's probes of the configuration.
+    probes: Vec<Request>,
+}
+
+impl BeforeRouting {
+    /// Keeps what is known of `config` (or forgets what was known of another).
+    fn of(&mut self, model: &dyn RoutingModel, config: &GatewayConfig) {
+        if self.config.as_ref() != Some(config) {
+            *self = BeforeRouting {
+                config: Some(config.clone()),
+                problems: model.config_problems(config),
+                probes: model.probes(config),
+            };
+        }
+    }
+}
+
+/// [`check_step`] sharing what is known of `original` with the case's other steps.
+pub(crate) fn check_step_sharing(
+    model: &dyn RoutingModel,
+    original: &GatewayConfig,
+    after: &GatewayConfig,
+    intent: &Intent,
+    before: &mut BeforeRouting,
+) -> StepReport {
     // Each pattern of the configurations and the step's matches is compiled once for the
     // step (or the case, when the caller installed the memo for it), not once per probe; and
     // each configuration is parsed once for the step, not once per probe (both borrowed for
     // the whole call, as `memo` requires).
     crate::routing::matching::with_compiled_patterns(|| {
         crate::routing::memo::with_derived_memo(|| {
-            check_step_compiled(model, original, after, intent)
+            check_step_compiled(model, original, after, intent, before)
         })
     })
 }
@@ -461,9 +556,11 @@ fn check_step_compiled(
     original: &GatewayConfig,
     after: &GatewayConfig,
     intent: &Intent,
+    shared: &mut BeforeRouting,
 ) -> StepReport {
     let mut report = StepReport::default();
-    let known: Vec<ConfigProblem> = model.config_problems(original);
+    shared.of(model, original);
+    let known: &[ConfigProblem] = &shared.problems;
     // A problem the original already has is evidently not one for the user's gateway version
     // (compared by message: the step may move the part that has it, e.g. insert a route).
     for problem in model.config_problems(after) {
@@ -505,7 +602,7 @@ fn check_step_compiled(
     } else {
         intent
     };
-    let probes = probes(model, original, after, intent);
+    let probes = probes_beside(model, shared.probes.clone(), after, intent);
     report.probes = probes.requests.len();
     report.truncated = probes.truncated;
     let mut seen = BTreeSet::new();

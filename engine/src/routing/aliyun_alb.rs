@@ -34,8 +34,7 @@ const PREFIX: &str = "alb.ingress.kubernetes.io/";
 const DEFAULT_ORDER: i64 = 10;
 
 fn get<'a>(notes: &'a BTreeMap<String, String>, key: &str) -> Option<&'a str> {
-    notes
-        .get(&format!("{PREFIX}{key}"))
+    super::ingress_rules::annotation(notes, PREFIX, key)
         .map(String::as_str)
         .filter(|v| !v.is_empty())
 }

@@ -52,7 +52,7 @@ impl HigressFamily {
     pub fn read<'a>(&self, notes: &'a BTreeMap<String, String>, key: &str) -> Option<&'a str> {
         [NGINX, self.own]
             .iter()
-            .find_map(|p| notes.get(&format!("{p}{key}")))
+            .find_map(|p| super::ingress_rules::annotation(notes, p, key))
             .map(String::as_str)
             .filter(|v| !v.is_empty())
     }

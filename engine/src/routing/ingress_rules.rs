@@ -120,15 +120,13 @@ pub fn path_matches(path_type: &str, path: &str, request_path: &str) -> bool {
     if path_type == "Exact" {
         return path == request_path;
     }
-    let elements = |p: &str| -> Vec<String> {
-        p.split('/')
-            .filter(|e| !e.is_empty())
-            .map(str::to_owned)
-            .collect()
-    };
-    let prefix = elements(path);
-    let request = elements(request_path);
-    request.len() >= prefix.len() && request[..prefix.len()] == prefix[..]
+    // Element by element, without collecting the elements (this runs for every path of
+    // every probe).
+    fn elements(p: &str) -> impl Iterator<Item = &str> {
+        p.split('/').filter(|e| !e.is_empty())
+    }
+    let mut request = elements(request_path);
+    elements(path).all(|element| request.next() == Some(element))
 }
 
 /// How specific a host is: a precise host 2, a wildcard 1, none 0.
@@ -174,14 +172,38 @@ pub fn annotations(ingress: &JsonValue) -> BTreeMap<String, String> {
         .collect()
 }
 
-/// The canary Ingress's annotations (empty without a canary Ingress).
-pub fn canary_notes(config: &GatewayConfig) -> BTreeMap<String, String> {
+/// The annotation `<prefix><key>` (as `notes.get(&format!("{prefix}{key}"))`, without building
+/// the name: models read several annotations for every probe).
+pub fn annotation<'a>(
+    notes: &'a BTreeMap<String, String>,
+    prefix: &str,
+    key: &str,
+) -> Option<&'a String> {
+    notes
+        .iter()
+        .find(|(name, _)| {
+            name.len() == prefix.len() + key.len()
+                && name.starts_with(prefix)
+                && name.ends_with(key)
+        })
+        .map(|(_, value)| value)
+}
+
+/// [`annotations`] of an Ingress that is part of a configuration, once per step (see
+/// [`super::memo`]): only for Ingresses the configuration owns, never a temporary.
+pub fn config_annotations(ingress: &JsonValue) -> std::rc::Rc<BTreeMap<String, String>> {
+    super::memo::derived(ingress, || annotations(ingress))
+}
+
+/// The canary Ingress's annotations (empty without a canary Ingress), read once per step for
+/// the configuration (see [`config_annotations`]).
+pub fn canary_notes(config: &GatewayConfig) -> std::rc::Rc<BTreeMap<String, String>> {
     match config {
         GatewayConfig::Ingress {
             canary: Some(canary),
             ..
-        } => annotations(canary),
-        _ => BTreeMap::new(),
+        } => config_annotations(canary),
+        _ => std::rc::Rc::default(),
     }
 }
 
@@ -220,7 +242,8 @@ pub fn route_canary_pair(
             .unwrap_or("(unnamed)")
             .to_owned()
     };
-    let via = if annotations(stable).contains_key(super::canary_ingress::REPRESENTATIVE_RULE) {
+    let via = if config_annotations(stable).contains_key(super::canary_ingress::REPRESENTATIVE_RULE)
+    {
         format!("any path of Ingress {}", name(stable))
     } else {
         format!("Ingress {} {}", name(stable), stable_path.location)
@@ -233,7 +256,7 @@ pub fn route_canary_pair(
     let Some(canary_path) = twin(&canary_paths, stable_path) else {
         return stable_only();
     };
-    let notes = annotations(canary);
+    let notes = config_annotations(canary);
     // `None`: the Ingress is not a canary (no `canary: "true"`); both Ingresses then claim
     // the same path and the models treat the stable one as the one served.
     let Some(decision) = decide(&notes, request) else {

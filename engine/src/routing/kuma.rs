@@ -47,8 +47,26 @@ struct Destination<'a> {
 struct Route<'a> {
     matched: Option<&'a JsonValue>,
     rule: Option<&'a JsonValue>,
-    /// Where: `spec.to[0].rules[1].matches[0]`, or `spec.to[0]` for the implicit catch-all.
-    origin: String,
+    at: RouteAt,
+}
+
+/// Where a route comes from: `to[t].rules[r].matches[m]`, or the implicit catch-all of
+/// `to[t]`.
+#[derive(Debug, Clone, Copy)]
+enum RouteAt {
+    Match { t: usize, r: usize, m: usize },
+    CatchAll { t: usize },
+}
+
+impl Route<'_> {
+    /// Where: `spec.to[0].rules[1].matches[0]`, or `spec.to[0]` for the implicit catch-all
+    /// (written only for the route a request takes).
+    fn origin(&self) -> String {
+        match self.at {
+            RouteAt::Match { t, r, m } => format!("spec.to[{t}].rules[{r}].matches[{m}]"),
+            RouteAt::CatchAll { t } => format!("spec.to[{t}] (the implicit catch-all)"),
+        }
+    }
 }
 
 fn path_of(matched: Option<&JsonValue>) -> Option<(&str, &str)> {
@@ -99,10 +117,13 @@ fn destinations(config: &GatewayConfig) -> Vec<Destination<'_>> {
     let Some(spec) = resource.get("spec") else {
         return Vec::new();
     };
+    // Kuma's order of each destination's routes, sorted once per configuration (see
+    // `super::memo`): the check routes every probe through the same configuration.
+    let order = super::memo::derived(resource, || route_order(spec));
     items(spec, "to")
         .iter()
-        .enumerate()
-        .map(|(t, to)| {
+        .zip(order.iter())
+        .map(|(to, order)| {
             let service = to
                 .at(&["targetRef", "name"])
                 .and_then(|v| match v {
@@ -110,35 +131,58 @@ fn destinations(config: &GatewayConfig) -> Vec<Destination<'_>> {
                     _ => None,
                 })
                 .unwrap_or_default();
-            let mut routes: Vec<Route> = items(to, "rules")
+            let rules = items(to, "rules");
+            let routes = order
                 .iter()
-                .enumerate()
-                .flat_map(|(r, rule)| {
-                    items(rule, "matches")
-                        .iter()
-                        .enumerate()
-                        .map(move |(m, matched)| Route {
-                            matched: Some(matched),
+                .filter_map(|&at| match at {
+                    RouteAt::Match { r, m, .. } => {
+                        let rule = rules.get(r)?;
+                        Some(Route {
+                            matched: Some(items(rule, "matches").get(m)?),
                             rule: Some(rule),
-                            origin: format!("spec.to[{t}].rules[{r}].matches[{m}]"),
+                            at,
                         })
+                    }
+                    RouteAt::CatchAll { .. } => Some(Route {
+                        matched: None,
+                        rule: None,
+                        at,
+                    }),
                 })
                 .collect();
-            // `slices.SortStableFunc(routes, CompareMatch)`.
-            routes.sort_by(|a, b| compare(a.matched, b.matched));
-            if !routes.iter().any(|r| r.matched.is_some_and(is_catch_all)) {
-                routes.push(Route {
-                    matched: None,
-                    rule: None,
-                    origin: format!("spec.to[{t}] (the implicit catch-all)"),
-                });
-            }
             let default = to.get("targetRef").map(backend).unwrap_or_default();
             Destination {
                 service,
                 default,
                 routes,
             }
+        })
+        .collect()
+}
+
+/// Each `spec.to[]` entry's routes in Kuma's order: one per match of each rule, stably sorted
+/// by `CompareMatch`, and the implicit catch-all unless a match is exactly that.
+fn route_order(spec: &JsonValue) -> Vec<Vec<RouteAt>> {
+    items(spec, "to")
+        .iter()
+        .enumerate()
+        .map(|(t, to)| {
+            let mut routes: Vec<(Option<&JsonValue>, RouteAt)> = items(to, "rules")
+                .iter()
+                .enumerate()
+                .flat_map(|(r, rule)| {
+                    items(rule, "matches")
+                        .iter()
+                        .enumerate()
+                        .map(move |(m, matched)| (Some(matched), RouteAt::Match { t, r, m }))
+                })
+                .collect();
+            // `slices.SortStableFunc(routes, CompareMatch)`.
+            routes.sort_by(|a, b| compare(a.0, b.0));
+            if !routes.iter().any(|r| r.0.is_some_and(is_catch_all)) {
+                routes.push((None, RouteAt::CatchAll { t }));
+            }
+            routes.into_iter().map(|(_, at)| at).collect()
         })
         .collect()
 }
@@ -498,7 +542,7 @@ impl RoutingModel for KumaMeshHttpRoute {
             .iter()
             .find(|r| route_matches(r.matched, request))
             .map_or(Routed::NoRoute, |r| {
-                distribution(destination, r).via(r.origin.clone())
+                distribution(destination, r).via(r.origin())
             })
     }
 

@@ -7,16 +7,32 @@ use std::rc::Rc;
 
 use regex::Regex;
 
-/// Compiled patterns by (pattern, size limit); `None` records a pattern that failed. Shared
-/// (`Rc`), not cloned: a cloned `Regex` gets a cache pool of its own, whose first search builds
-/// a lazy DFA cache again (most of what a match cost before).
-type CompiledPatterns = HashMap<(String, usize), Option<Rc<Regex>>>;
+/// Compiled patterns by (anchoring, size limit), then by the pattern as written; `None`
+/// records a pattern that failed. Shared (`Rc`), not cloned: a cloned `Regex` gets a cache
+/// pool of its own, whose first search builds a lazy DFA cache again (most of what a match
+/// cost before). Looked up by `&str` (no key built per lookup: a step matches thousands of
+/// times against a few patterns).
+#[derive(Default)]
+struct CompiledPatterns {
+    by_form: Vec<((Anchoring, usize), PatternMemo)>,
+    len: usize,
+}
+
+/// One form's patterns by the pattern as written.
+type PatternMemo = HashMap<String, Option<Rc<Regex>>>;
+
+/// How a pattern is compiled: as written (a search), or anchored at both ends (`^(?:…)$`, a
+/// whole-value match).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Anchoring {
+    AsWritten,
+    Whole,
+}
 
 thread_local! {
     /// Patterns compiled during one [`with_compiled_patterns`] call (and only then): a step's
     /// check routes hundreds of probes through the same few patterns, and compiling a pattern
-    /// such as `\p{L}{200}` costs milliseconds each time. Keyed by the pattern as compiled
-    /// and its size limit; `None` caches a failure.
+    /// such as `\p{L}{200}` costs milliseconds each time. `None` caches a failure.
     static COMPILED: RefCell<Option<CompiledPatterns>> =
         const { RefCell::new(None) };
 }
@@ -35,16 +51,30 @@ pub fn with_compiled_patterns<R>(f: impl FnOnce() -> R) -> R {
 /// `pattern` compiled with `size_limit` (the `regex` crate's limit on the compiled program),
 /// through the memo of [`with_compiled_patterns`] when one is active.
 pub fn compiled(pattern: &str, size_limit: usize) -> Result<Rc<Regex>, regex::Error> {
+    compiled_as(pattern, Anchoring::AsWritten, size_limit)
+}
+
+fn compiled_as(
+    pattern: &str,
+    anchoring: Anchoring,
+    size_limit: usize,
+) -> Result<Rc<Regex>, regex::Error> {
     let build = || {
-        regex::RegexBuilder::new(pattern)
-            .size_limit(size_limit)
-            .build()
-            .map(Rc::new)
+        let mut builder = match anchoring {
+            Anchoring::AsWritten => regex::RegexBuilder::new(pattern),
+            Anchoring::Whole => regex::RegexBuilder::new(&format!("^(?:{pattern})$")),
+        };
+        builder.size_limit(size_limit).build().map(Rc::new)
     };
+    let form = (anchoring, size_limit);
     let cached = COMPILED.with(|cell| {
         let slot = cell.borrow();
-        slot.as_ref()
-            .map(|memo| memo.get(&(pattern.to_owned(), size_limit)).cloned())
+        slot.as_ref().map(|memo| {
+            memo.by_form
+                .iter()
+                .find(|(f, _)| *f == form)
+                .and_then(|(_, patterns)| patterns.get(pattern).cloned())
+        })
     });
     match cached {
         Some(Some(Some(regex))) => Ok(regex),
@@ -55,12 +85,19 @@ pub fn compiled(pattern: &str, size_limit: usize) -> Result<Rc<Regex>, regex::Er
             let built = build();
             COMPILED.with(|cell| {
                 if let Some(memo) = cell.borrow_mut().as_mut()
-                    && memo.len() < COMPILED_LIMIT
+                    && memo.len < COMPILED_LIMIT
                 {
-                    memo.insert(
-                        (pattern.to_owned(), size_limit),
-                        built.as_ref().ok().cloned(),
-                    );
+                    memo.len += 1;
+                    let at = match memo.by_form.iter().position(|(f, _)| *f == form) {
+                        Some(at) => at,
+                        None => {
+                            memo.by_form.push((form, HashMap::new()));
+                            memo.by_form.len() - 1
+                        }
+                    };
+                    memo.by_form[at]
+                        .1
+                        .insert(pattern.to_owned(), built.as_ref().ok().cloned());
                 }
             });
             built
@@ -87,7 +124,7 @@ pub fn re2_problem(pattern: &str) -> Option<String> {
 /// an invalid pattern matches nothing (the gateway rejects the configuration, which
 /// `config_problems` reports).
 pub fn full_match(pattern: &str, text: &str) -> bool {
-    compiled(&format!("^(?:{pattern})$"), DEFAULT_SIZE_LIMIT).is_ok_and(|re| re.is_match(text))
+    compiled_as(pattern, Anchoring::Whole, DEFAULT_SIZE_LIMIT).is_ok_and(|re| re.is_match(text))
 }
 
 /// Whether `pattern` matches somewhere in `text` (an unanchored search, as PCRE's

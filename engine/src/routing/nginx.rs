@@ -29,8 +29,7 @@ pub struct IngressNginx;
 const PREFIX: &str = "nginx.ingress.kubernetes.io/";
 
 fn get<'a>(notes: &'a BTreeMap<String, String>, key: &str) -> Option<&'a str> {
-    notes
-        .get(&format!("{PREFIX}{key}"))
+    super::ingress_rules::annotation(notes, PREFIX, key)
         .map(String::as_str)
         .filter(|v| !v.is_empty())
 }
@@ -189,11 +188,8 @@ impl RoutingModel for IngressNginx {
 /// Requests carrying the canary header (its value, `always`, `never`, something else) and the
 /// canary cookie (`always`, `never`), read from `prefix`'s annotations.
 pub fn header_cookie_probes(notes: &BTreeMap<String, String>, prefix: &str) -> Vec<Request> {
-    let read = |key: &str| {
-        notes
-            .get(&format!("{prefix}{key}"))
-            .filter(|v| !v.is_empty())
-    };
+    let read =
+        |key: &str| super::ingress_rules::annotation(notes, prefix, key).filter(|v| !v.is_empty());
     let mut probes = Vec::new();
     if let Some(name) = read("canary-by-header") {
         let mut values = vec!["always".to_owned(), "never".to_owned(), "other".to_owned()];
