@@ -129,10 +129,7 @@ export const tests = [
     name: "completion-after-obj",
     async run(wb) {
       await wb.openFile(ISTIO_SCRIPT);
-      const at = wb.positionOf(ISTIO_SCRIPT, "local spec = obj.data.spec");
-      await wb.gotoLine(at.line, 1);
-      await wb.page.keyboard.press("End");
-      await wb.page.keyboard.press("Enter");
+      await wb.openLineBelow(ISTIO_SCRIPT, "local spec = obj.data.spec");
       // Typed at a person's pace; the suggest widget opens on the trigger character ".".
       await wb.page.keyboard.type("local probe = obj.", { delay: 40 });
       await wb.waitForText(SELECTORS.suggestRow, "canaryWeight", { timeout: 10_000 });
@@ -454,10 +451,7 @@ export const tests = [
     name: "lint-quick-fix-and-disable-comment",
     async run(wb) {
       await wb.openFile(ISTIO_SCRIPT);
-      const at = wb.positionOf(ISTIO_SCRIPT, "local spec = obj.data.spec");
-      await wb.gotoLine(at.line, 1);
-      await wb.page.keyboard.press("End");
-      await wb.page.keyboard.press("Enter");
+      const at = await wb.openLineBelow(ISTIO_SCRIPT, "local spec = obj.data.spec");
       await wb.page.keyboard.type("counter = 1", { delay: 40 });
       await wb.page.keyboard.press("Enter");
       await wb.page.keyboard.type("local probe = obj.canaryweight", { delay: 40 });
@@ -651,10 +645,7 @@ export const tests = [
     name: "snippet-completion",
     async run(wb) {
       await wb.openFile(ISTIO_SCRIPT);
-      const at = wb.positionOf(ISTIO_SCRIPT, "local spec = obj.data.spec");
-      await wb.gotoLine(at.line, 1);
-      await wb.page.keyboard.press("End");
-      await wb.page.keyboard.press("Enter");
+      await wb.openLineBelow(ISTIO_SCRIPT, "local spec = obj.data.spec");
       await wb.page.keyboard.type("forr", { delay: 40 });
       const row = wb.page.locator(SELECTORS.suggestRow).filter({ hasText: "forroutes" }).first();
       try {
@@ -678,10 +669,7 @@ export const tests = [
     name: "hover-of-a-broken-script-keeps-angle-brackets",
     async run(wb) {
       await wb.openFile(ISTIO_SCRIPT);
-      const at = wb.positionOf(ISTIO_SCRIPT, "local spec = obj.data.spec");
-      await wb.gotoLine(at.line, 1);
-      await wb.page.keyboard.press("End");
-      await wb.page.keyboard.press("Enter");
+      await wb.openLineBelow(ISTIO_SCRIPT, "local spec = obj.data.spec");
       await wb.page.keyboard.type("local broken = obj.", { delay: 40 });
       await wb.page.keyboard.press("Escape");
       await wb.openFile(WEIGHTS_CASE);

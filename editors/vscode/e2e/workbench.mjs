@@ -144,6 +144,18 @@ export class Workbench {
     await this.page.locator(SELECTORS.quickInput).waitFor({ state: "hidden", timeout: WAIT_MS });
   }
 
+  /**
+   * Opens an empty line below the first line of a workspace file holding `needle`, the cursor on
+   * it; returns where `needle` is (as `positionOf`).
+   */
+  async openLineBelow(relative, needle) {
+    const at = this.positionOf(relative, needle);
+    await this.gotoLine(at.line, 1);
+    await this.page.keyboard.press("End");
+    await this.page.keyboard.press("Enter");
+    return at;
+  }
+
   /** The 1-based line and column of the first occurrence of `needle` in a workspace file. */
   positionOf(relative, needle) {
     const lines = fs.readFileSync(this.file(relative), "utf8").split("\n");
