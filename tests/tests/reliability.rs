@@ -913,25 +913,8 @@ fn requests_on_a_large_script_give_their_memory_back() {
         "textDocument/didOpen",
         json!({"textDocument": {"uri": uri, "languageId": "lua", "version": 1, "text": text}}),
     );
+    each_request_answers(&mut lsp, &uri, 4, &["textDocument/definition"]);
     let document = json!({"textDocument": {"uri": uri}});
-    let position = json!({"textDocument": {"uri": uri}, "position": {"line": 4, "character": 8}});
-    let requests = [
-        ("textDocument/documentSymbol", document.clone()),
-        ("textDocument/semanticTokens/full", document.clone()),
-        ("textDocument/hover", position.clone()),
-        ("textDocument/foldingRange", document.clone()),
-        ("textDocument/documentHighlight", position.clone()),
-        ("textDocument/definition", position.clone()),
-        ("textDocument/completion", position.clone()),
-    ];
-    for (id, (method, params)) in requests.into_iter().enumerate() {
-        let answer = lsp.lsp_request(id as i64 + 1, method, params);
-        assert!(
-            answer.get("result").is_some(),
-            "{method}: {}",
-            answer.to_string().chars().take(300).collect::<String>()
-        );
-    }
     lsp.lsp_notify("textDocument/didClose", document);
     let answer = lsp.lsp_request(100, "workspace/symbol", json!({"query": ""}));
     assert!(answer["result"].is_array(), "{answer}");
@@ -951,6 +934,34 @@ fn requests_on_a_large_script_give_their_memory_back() {
     );
     lsp.close();
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Sends the requests an editor makes on an open script (symbols, semantic tokens, folding;
+/// hover, highlight, completion and `more` at `line`, character 8) and requires a result for each.
+fn each_request_answers(lsp: &mut servers::Server, uri: &str, line: u32, more: &[&str]) {
+    let document = json!({"textDocument": {"uri": uri}});
+    let position =
+        json!({"textDocument": {"uri": uri}, "position": {"line": line, "character": 8}});
+    let whole_document = [
+        "textDocument/documentSymbol",
+        "textDocument/semanticTokens/full",
+        "textDocument/foldingRange",
+    ];
+    let at_position = [
+        "textDocument/hover",
+        "textDocument/documentHighlight",
+        "textDocument/completion",
+    ];
+    let requests = (whole_document.iter().map(|m| (*m, &document)))
+        .chain(at_position.iter().chain(more).map(|m| (*m, &position)));
+    for (id, (method, params)) in requests.enumerate() {
+        let answer = lsp.lsp_request(id as i64 + 1, method, params.clone());
+        assert!(
+            answer.get("result").is_some(),
+            "{method}: {}",
+            answer.to_string().chars().take(300).collect::<String>()
+        );
+    }
 }
 
 /// Rows 8 and 9 of issue 22, memory: a dense script under the 2 MiB byte cap (100,000
@@ -988,20 +999,7 @@ fn a_dense_script_under_the_byte_cap_is_refused_by_its_tokens() {
     let published = lsp.wait("the refusal", refused);
     let message = published["params"]["diagnostics"].to_string();
     assert!(message.contains("tokens, over the 100000"), "{message}");
-    let document = json!({"textDocument": {"uri": uri}});
-    let position = json!({"textDocument": {"uri": uri}, "position": {"line": 3, "character": 8}});
-    let requests = [
-        ("textDocument/documentSymbol", document.clone()),
-        ("textDocument/semanticTokens/full", document.clone()),
-        ("textDocument/hover", position.clone()),
-        ("textDocument/foldingRange", document.clone()),
-        ("textDocument/documentHighlight", position.clone()),
-        ("textDocument/completion", position.clone()),
-    ];
-    for (id, (method, params)) in requests.into_iter().enumerate() {
-        let answer = lsp.lsp_request(id as i64 + 1, method, params);
-        assert!(answer.get("result").is_some(), "{method}: {answer}");
-    }
+    each_request_answers(&mut lsp, &uri, 3, &[]);
     let (peak, _) = lsp.memory_mib();
     assert!(
         peak <= started + 150,
