@@ -36,6 +36,7 @@ mod messages;
 mod param_hints;
 mod parses;
 pub(crate) mod project;
+mod run_lanes;
 mod runs;
 mod schemas;
 mod selection;

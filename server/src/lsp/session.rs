@@ -19,9 +19,8 @@ use super::diagnostics::run_diagnostics;
 use super::documents::{Documents, path_uri};
 use super::lua;
 use super::project::{self, DocKind, ScriptId, ScriptTarget};
-use super::runs::{
-    QUICK_PASS, RunSlots, Scheduler, ScriptResults, Slot, Ticket, execute_with, gather,
-};
+use super::run_lanes::{RunSlots, Scheduler, Slot, Ticket};
+use super::runs::{QUICK_PASS, ScriptResults, execute_with, gather};
 use super::schemas::SchemaCache;
 use crate::analysis::{LintConfig, SpecSchema, SpecShape, infer_spec_shape};
 use kruise_lua_engine::script::ScriptKind;

@@ -33,8 +33,11 @@ async fn settled_waits_for_the_newest_request() {
     drop(third);
     waiting.await.unwrap();
 }
+use std::sync::atomic::Ordering;
+
 use super::*;
 use crate::lsp::project::lua_target;
+use crate::lsp::run_lanes::{RunSlots, Scheduler};
 use kruise_lua_engine::steps::StepStatus;
 
 pub(crate) const SCRIPT: &str =
