@@ -5,8 +5,9 @@ use std::collections::BTreeMap;
 
 use full_moon::ast::{Expression, Index, Suffix};
 
-use super::parse::{node_range, parse, token_range};
-use super::semantic::{Model, Value};
+use super::parse::{node_range, token_range};
+use super::parsed_script::ParsedScript;
+use super::semantic::Value;
 use super::walk::{Visit, chains, walk_block};
 
 /// Expressions per line at most (a line packed with reads shows the first ones).
@@ -15,11 +16,10 @@ const MAX_PER_LINE: usize = 4;
 /// Line (1-based) → the source text of each read of a value inside `obj` on it, once each, in
 /// source order. Only plain field reads are taken (`a.b`, `a["b"]`, `a[1]`): evaluating them
 /// calls nothing. Assignment targets are left out (the line's locals show what it wrote).
-pub fn obj_reads_by_line(source: &str) -> BTreeMap<u32, Vec<String>> {
-    let parsed = parse(source);
-    let model = Model::build(&parsed.ast, source.len());
+pub fn obj_reads_by_line(parsed: &ParsedScript) -> BTreeMap<u32, Vec<String>> {
+    let (source, model) = (parsed.source(), parsed.model());
     let mut reads: BTreeMap<u32, Vec<String>> = BTreeMap::new();
-    for chain in chains(parsed.ast.nodes()) {
+    for chain in chains(parsed.ast().nodes()) {
         if chain.write {
             continue;
         }
@@ -56,10 +56,10 @@ pub fn obj_reads_by_line(source: &str) -> BTreeMap<u32, Vec<String>> {
 /// Line (1-based) → the targets of field assignments on it (`d.weight`, `r.route[1].weight`,
 /// `spec["x"]`): plain indexes of a name, whose value after the line shows what the line
 /// wrote (the table itself would only show `{…}`). Once each, in source order.
-pub fn field_writes_by_line(source: &str) -> BTreeMap<u32, Vec<String>> {
-    let parsed = parse(source);
+pub fn field_writes_by_line(parsed: &ParsedScript) -> BTreeMap<u32, Vec<String>> {
+    let source = parsed.source();
     let mut writes: BTreeMap<u32, Vec<String>> = BTreeMap::new();
-    for chain in chains(parsed.ast.nodes()) {
+    for chain in chains(parsed.ast().nodes()) {
         if !chain.write || chain.suffixes.is_empty() {
             continue;
         }
@@ -88,7 +88,7 @@ pub fn field_writes_by_line(source: &str) -> BTreeMap<u32, Vec<String>> {
 /// (`route.weight = obj.canaryWeight`, one target and one value, each on one line): the step
 /// values evaluate the expression before the line runs, for when the target cannot be read
 /// after it (see `record_step_values_assigned`).
-pub fn field_write_values_by_line(source: &str) -> BTreeMap<u32, Vec<(String, String)>> {
+pub fn field_write_values_by_line(parsed: &ParsedScript) -> BTreeMap<u32, Vec<(String, String)>> {
     struct Assignments<'s> {
         source: &'s str,
         found: BTreeMap<u32, Vec<(String, String)>>,
@@ -128,12 +128,11 @@ pub fn field_write_values_by_line(source: &str) -> BTreeMap<u32, Vec<(String, St
             }
         }
     }
-    let parsed = parse(source);
     let mut visitor = Assignments {
-        source,
+        source: parsed.source(),
         found: BTreeMap::new(),
     };
-    walk_block(parsed.ast.nodes(), &mut visitor);
+    walk_block(parsed.ast().nodes(), &mut visitor);
     visitor.found
 }
 
@@ -179,7 +178,8 @@ mod tests {
     #[test]
     fn reads_of_obj_and_its_aliases_per_line() {
         let source = "local spec = obj.data.spec\nlocal w = obj.canaryWeight + obj[\"canaryWeight\"]\nfor _, r in ipairs(spec.routes) do\n  r.weight = w\n  print(r.name, string.upper(obj.stableService))\nend\nobj.data.x = 1\nlocal n = #obj.data.spec.routes[1].name\nreturn obj.data\n";
-        let reads = obj_reads_by_line(source);
+        let parsed = ParsedScript::new(source);
+        let reads = obj_reads_by_line(&parsed);
         let lines: Vec<(u32, Vec<&str>)> = reads
             .iter()
             .map(|(l, r)| (*l, r.iter().map(String::as_str).collect()))
@@ -195,7 +195,7 @@ mod tests {
                 (9, vec!["obj.data"]),
             ]
         );
-        let writes = field_writes_by_line(source);
+        let writes = field_writes_by_line(&parsed);
         assert_eq!(
             writes.get(&4).map(Vec::as_slice),
             Some(&["r.weight".to_string()][..])
@@ -205,16 +205,21 @@ mod tests {
             Some(&["obj.data.x".to_string()][..])
         );
         assert_eq!(writes.len(), 2, "{writes:?}");
-        let values = field_write_values_by_line(source);
+        let values = field_write_values_by_line(&parsed);
         assert_eq!(
             values.get(&4).map(Vec::as_slice),
             Some(&[("r.weight".to_string(), "w".to_string())][..]),
             "{values:?}"
         );
         // Calls and non-obj chains are not reads; a broken script gives what it can.
-        assert!(obj_reads_by_line("string.upper(x)\nlocal t = {}\nprint(t.a)").is_empty());
+        assert!(
+            obj_reads_by_line(&ParsedScript::new(
+                "string.upper(x)\nlocal t = {}\nprint(t.a)"
+            ))
+            .is_empty()
+        );
         assert_eq!(
-            obj_reads_by_line("local w = obj.canaryWeight\nif then").len(),
+            obj_reads_by_line(&ParsedScript::new("local w = obj.canaryWeight\nif then")).len(),
             1
         );
     }

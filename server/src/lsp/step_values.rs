@@ -70,12 +70,15 @@ pub async fn show(session: &Arc<Session>, args: &[Value]) -> Result<Option<Value
     }
     let timeout = session.settings().timeout;
     let worker = results.clone();
-    // The run is Lua: never on the async threads.
+    let (parses, parsed_path) = (session.docs.parses.clone(), script.clone());
+    // The run is Lua and the parse is CPU work: never on the async threads.
     let recorded = tokio::task::spawn_blocking(move || {
         let case = worker.cases[i].case.as_ref().ok()?;
-        let watch = obj_reads_by_line(&worker.source);
-        let written = field_writes_by_line(&worker.source);
-        let assigned = field_write_values_by_line(&worker.source);
+        // The open script's shared parse when it is of the text that ran.
+        let parsed = parses.parsed(&parsed_path, &worker.source);
+        let watch = obj_reads_by_line(&parsed);
+        let written = field_writes_by_line(&parsed);
+        let assigned = field_write_values_by_line(&parsed);
         let options = RunOptions {
             limits: Limits {
                 timeout,
