@@ -7,6 +7,8 @@ use std::path::Path;
 
 use similar::{Algorithm, DiffOp, capture_diff_slices};
 
+use crate::analysis::ParsedScript;
+
 /// StyLua's own configuration file names, in the order StyLua looks for them.
 const STYLUA_FILES: [&str; 2] = ["stylua.toml", ".stylua.toml"];
 
@@ -43,15 +45,15 @@ pub fn config_for(path: &Path) -> Result<stylua_lib::Config, String> {
 /// overlapping `range`; none when it is formatted already. Refused when the script has syntax
 /// errors (as Kruise's Lua 5.1 parses it): formatting guesses would rewrite broken code.
 pub fn format(
-    source: &str,
+    parsed: &ParsedScript,
     config: stylua_lib::Config,
     range: Option<Range<usize>>,
 ) -> Result<Vec<(Range<usize>, String)>, String> {
+    let source = parsed.source();
     if let Some(why) = crate::analysis::shape_limits::formatting_refusal(source) {
         return Err(format!("not formatted: {why}"));
     }
-    let parsed = crate::analysis::parse::parse(source);
-    if let Some(error) = parsed.errors.first() {
+    if let Some(error) = parsed.errors().first() {
         let line = source[..error.range.start.min(source.len())]
             .matches('\n')
             .count()
@@ -95,6 +97,15 @@ fn line_edits(old: &str, new: &str) -> Vec<(Range<usize>, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// [`super::format`] on a script parsed here.
+    fn format(
+        source: &str,
+        config: stylua_lib::Config,
+        range: Option<Range<usize>>,
+    ) -> Result<Vec<(Range<usize>, String)>, String> {
+        super::format(&ParsedScript::new(source), config, range)
+    }
 
     fn apply(source: &str, edits: &[(Range<usize>, String)]) -> String {
         let mut out = source.to_string();
@@ -213,7 +224,8 @@ mod library_style {
         for path in found {
             let source = std::fs::read_to_string(&path).unwrap();
             let config = super::config_for(&path).unwrap();
-            let edits = super::format(&source, config, None).unwrap();
+            let edits =
+                super::format(&super::ParsedScript::new(source.as_str()), config, None).unwrap();
             if edits.is_empty() {
                 continue;
             }

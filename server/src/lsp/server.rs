@@ -181,7 +181,8 @@ fn format_document(
     let index = LineIndex::new(&text);
     let range = range.map(|r| index.offset(&text, r.start)..index.offset(&text, r.end));
     let config = format::config_for(&path).map_err(request_failed)?;
-    let edits = format::format(&text, config, range).map_err(request_failed)?;
+    let parsed = session.docs.parses.parsed(&path, &text);
+    let edits = format::format(&parsed, config, range).map_err(request_failed)?;
     Ok(Some(
         edits
             .into_iter()
