@@ -56,31 +56,21 @@ fn unreserved(c: u8) -> bool {
     c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.' | b'~')
 }
 
+/// RFC 3986's sub-delims, which Go's `shouldEscape` (host mode) and `validEncoded` both let
+/// through.
+fn sub_delim(c: u8) -> bool {
+    matches!(
+        c,
+        b'!' | b'$' | b'&' | b'\'' | b'(' | b')' | b'*' | b'+' | b',' | b';' | b'='
+    )
+}
+
 /// Go `net/url.shouldEscape`, for the modes above.
 fn should_escape(c: u8, mode: Mode) -> bool {
     if unreserved(c) {
         return false;
     }
-    if mode == Mode::Host
-        && matches!(
-            c,
-            b'!' | b'$'
-                | b'&'
-                | b'\''
-                | b'('
-                | b')'
-                | b'*'
-                | b'+'
-                | b','
-                | b';'
-                | b'='
-                | b':'
-                | b'['
-                | b']'
-                | b'<'
-                | b'>'
-                | b'"'
-        )
+    if mode == Mode::Host && (sub_delim(c) || matches!(c, b':' | b'[' | b']' | b'<' | b'>' | b'"'))
     {
         return false;
     }
@@ -144,24 +134,9 @@ fn escape_path(text: &str) -> String {
 /// Go `net/url.validEncoded` in path mode.
 fn valid_encoded_path(text: &str) -> bool {
     text.bytes().all(|c| {
-        matches!(
-            c,
-            b'!' | b'$'
-                | b'&'
-                | b'\''
-                | b'('
-                | b')'
-                | b'*'
-                | b'+'
-                | b','
-                | b';'
-                | b'='
-                | b':'
-                | b'@'
-                | b'['
-                | b']'
-                | b'%'
-        ) || !should_escape(c, Mode::Path)
+        sub_delim(c)
+            || matches!(c, b':' | b'@' | b'[' | b']' | b'%')
+            || !should_escape(c, Mode::Path)
     })
 }
 
