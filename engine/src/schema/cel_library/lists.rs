@@ -12,8 +12,8 @@ use cel::{DeclarationError, Env, ExecutionError};
 type Args<'b, 'v> = Vec<CowVal<'b, 'v>>;
 type Returns<'b, 'v> = Result<CowVal<'b, 'v>, ExecutionError>;
 
-/// The list argument's items, borrowed.
-fn items<'a, 'v>(
+/// The list argument's items, borrowed (`function` names the caller in the error).
+pub(super) fn items<'a, 'v>(
     list: &'a (dyn Val + 'v),
     function: &str,
 ) -> Result<Vec<&'a (dyn Val + 'v)>, ExecutionError> {

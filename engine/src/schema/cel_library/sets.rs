@@ -6,20 +6,10 @@ use cel::common::types::{CelBool, LIST_TYPE};
 use cel::common::value::{CowVal, Val};
 use cel::{DeclarationError, Env, ExecutionError};
 
+use super::lists::items;
+
 type Args<'b, 'v> = Vec<CowVal<'b, 'v>>;
 type Returns<'b, 'v> = Result<CowVal<'b, 'v>, ExecutionError>;
-
-fn items<'a, 'v>(list: &'a (dyn Val + 'v)) -> Result<Vec<&'a (dyn Val + 'v)>, ExecutionError> {
-    let iterable = list.as_iterable().ok_or_else(|| {
-        ExecutionError::function_error("sets", format!("{} is not a list", list.get_type().name()))
-    })?;
-    let mut out = Vec::new();
-    let mut iter = iterable.iter();
-    while let Some(item) = iter.next() {
-        out.push(item);
-    }
-    Ok(out)
-}
 
 /// Every item of `b` is in `a`.
 fn holds_all(a: &[&dyn Val], b: &[&dyn Val]) -> bool {
@@ -27,19 +17,28 @@ fn holds_all(a: &[&dyn Val], b: &[&dyn Val]) -> bool {
 }
 
 fn contains<'b, 'v>(args: Args<'b, 'v>) -> Returns<'b, 'v> {
-    let (a, b) = (items(args[0].as_ref())?, items(args[1].as_ref())?);
+    let (a, b) = (
+        items(args[0].as_ref(), "sets")?,
+        items(args[1].as_ref(), "sets")?,
+    );
     Ok(CowVal::owned(CelBool::from(holds_all(&a, &b))))
 }
 
 fn equivalent<'b, 'v>(args: Args<'b, 'v>) -> Returns<'b, 'v> {
-    let (a, b) = (items(args[0].as_ref())?, items(args[1].as_ref())?);
+    let (a, b) = (
+        items(args[0].as_ref(), "sets")?,
+        items(args[1].as_ref(), "sets")?,
+    );
     Ok(CowVal::owned(CelBool::from(
         holds_all(&a, &b) && holds_all(&b, &a),
     )))
 }
 
 fn intersects<'b, 'v>(args: Args<'b, 'v>) -> Returns<'b, 'v> {
-    let (a, b) = (items(args[0].as_ref())?, items(args[1].as_ref())?);
+    let (a, b) = (
+        items(args[0].as_ref(), "sets")?,
+        items(args[1].as_ref(), "sets")?,
+    );
     let any = b.iter().any(|x| a.iter().any(|y| y.equals(*x)));
     Ok(CowVal::owned(CelBool::from(any)))
 }
