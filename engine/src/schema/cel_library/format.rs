@@ -7,10 +7,8 @@
 //! `url.ParseRequestURI`, kube-openapi strfmt's uuid, byte, date); the messages are this
 //! checker's. `datetime` is reported as not checked (strfmt's date-time parser is not modelled).
 
-use std::any::Any;
-
 use cel::common::types::{CelList, CelOptional, CelString, Type};
-use cel::common::value::{StaticVal, Val};
+use cel::common::value::Val;
 use cel::{DeclarationError, Env, ExecutionError};
 
 use super::not_modelled;
@@ -23,24 +21,7 @@ static FORMAT: Type = Type::new_unspecified_type("kubernetes.NamedFormat");
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Format(&'static str);
 
-impl Val for Format {
-    fn get_type(&self) -> &Type {
-        &FORMAT
-    }
-    fn cel_type() -> &'static Type {
-        &FORMAT
-    }
-    fn equals(&self, other: &dyn Val) -> bool {
-        other.downcast_ref::<Format>() == Some(self)
-    }
-    fn clone_as_boxed<'v>(&self) -> Box<dyn Val + 'v> {
-        Box::new(*self)
-    }
-    fn as_any(&self) -> Option<&dyn Any> {
-        Some(self)
-    }
-}
-impl StaticVal for Format {}
+library_value!(Format, FORMAT);
 
 /// format.go `ConstantFormats`.
 const NAMES: [&str; 13] = [

@@ -5,11 +5,9 @@
 //! refuses them (`parseIPAddr`, `parseCIDR`). A CIDR with bits set after its prefix is accepted,
 //! as `parseCIDR` does (the library's comment says otherwise; its code decides).
 
-use std::any::Any;
 use std::net::{IpAddr, Ipv6Addr};
 
 use cel::common::types::{CelBool, CelInt, CelString, Type};
-use cel::common::value::{StaticVal, Val};
 use cel::{DeclarationError, Env, ExecutionError};
 
 static IP: Type = Type::new_unspecified_type("net.IP");
@@ -24,43 +22,9 @@ pub(crate) struct Cidr {
     bits: u8,
 }
 
-impl Val for Ip {
-    fn get_type(&self) -> &Type {
-        &IP
-    }
-    fn cel_type() -> &'static Type {
-        &IP
-    }
-    fn equals(&self, other: &dyn Val) -> bool {
-        other.downcast_ref::<Ip>() == Some(self)
-    }
-    fn clone_as_boxed<'v>(&self) -> Box<dyn Val + 'v> {
-        Box::new(*self)
-    }
-    fn as_any(&self) -> Option<&dyn Any> {
-        Some(self)
-    }
-}
-impl StaticVal for Ip {}
+library_value!(Ip, IP);
 
-impl Val for Cidr {
-    fn get_type(&self) -> &Type {
-        &CIDR
-    }
-    fn cel_type() -> &'static Type {
-        &CIDR
-    }
-    fn equals(&self, other: &dyn Val) -> bool {
-        other.downcast_ref::<Cidr>() == Some(self)
-    }
-    fn clone_as_boxed<'v>(&self) -> Box<dyn Val + 'v> {
-        Box::new(*self)
-    }
-    fn as_any(&self) -> Option<&dyn Any> {
-        Some(self)
-    }
-}
-impl StaticVal for Cidr {}
+library_value!(Cidr, CIDR);
 
 fn is_4_in_6(addr: &IpAddr) -> bool {
     matches!(addr, IpAddr::V6(v6) if v6.to_ipv4_mapped().is_some())

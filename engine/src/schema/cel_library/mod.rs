@@ -18,6 +18,31 @@
 //! `transformList`, `transformMap`, …, 1.32). The authorizer library is in the
 //! base environment too, but CRD rules have no `authorizer` variable to call it on.
 
+/// `Val` and `StaticVal` for a library's value type: a CEL value of the opaque type `$cel`,
+/// equal by the Rust type's `PartialEq` (each library defines only what differs).
+macro_rules! library_value {
+    ($ty:ty, $cel:expr) => {
+        impl cel::common::value::Val for $ty {
+            fn get_type(&self) -> &cel::common::types::Type {
+                &$cel
+            }
+            fn cel_type() -> &'static cel::common::types::Type {
+                &$cel
+            }
+            fn equals(&self, other: &dyn cel::common::value::Val) -> bool {
+                other.downcast_ref::<$ty>() == Some(self)
+            }
+            fn clone_as_boxed<'v>(&self) -> Box<dyn cel::common::value::Val + 'v> {
+                Box::new(<$ty as Clone>::clone(self))
+            }
+            fn as_any(&self) -> Option<&dyn std::any::Any> {
+                Some(self)
+            }
+        }
+        impl cel::common::value::StaticVal for $ty {}
+    };
+}
+
 mod format;
 mod ip;
 mod lists;

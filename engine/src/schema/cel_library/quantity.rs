@@ -2,11 +2,9 @@
 //! k8s.io/apiserver `pkg/cel/library/quantity.go` declares it, over quantities parsed as
 //! apimachinery `pkg/api/resource/quantity.go` (`ParseQuantity`) parses them.
 
-use std::any::Any;
 use std::cmp::Ordering;
 
 use cel::common::types::{CelBool, CelDouble, CelInt, CelString, Type};
-use cel::common::value::{StaticVal, Val};
 use cel::{DeclarationError, Env, ExecutionError};
 
 use super::not_modelled;
@@ -21,24 +19,7 @@ pub(crate) struct Quantity {
     scale: i32,
 }
 
-impl Val for Quantity {
-    fn get_type(&self) -> &Type {
-        &QUANTITY
-    }
-    fn cel_type() -> &'static Type {
-        &QUANTITY
-    }
-    fn equals(&self, other: &dyn Val) -> bool {
-        other.downcast_ref::<Quantity>() == Some(self)
-    }
-    fn clone_as_boxed<'v>(&self) -> Box<dyn Val + 'v> {
-        Box::new(*self)
-    }
-    fn as_any(&self) -> Option<&dyn Any> {
-        Some(self)
-    }
-}
-impl StaticVal for Quantity {}
+library_value!(Quantity, QUANTITY);
 
 /// 2^63 - 1: apimachinery caps a binary-SI quantity there (`maxAllowed`).
 const MAX_ALLOWED: i128 = i64::MAX as i128;

@@ -4,11 +4,9 @@
 //! `Parse` (strict `MAJOR.MINOR.PATCH[-pre][+build]`, no leading zeros) and with the library's
 //! own `normalizeAndParse` when asked (`v` prefix, missing parts, leading zeros).
 
-use std::any::Any;
 use std::cmp::Ordering;
 
 use cel::common::types::{CelBool, CelInt, CelString, Type};
-use cel::common::value::{StaticVal, Val};
 use cel::{DeclarationError, Env, ExecutionError};
 
 static SEMVER: Type = Type::new_unspecified_type("kubernetes.Semver");
@@ -33,24 +31,7 @@ impl PartialEq for Semver {
     }
 }
 
-impl Val for Semver {
-    fn get_type(&self) -> &Type {
-        &SEMVER
-    }
-    fn cel_type() -> &'static Type {
-        &SEMVER
-    }
-    fn equals(&self, other: &dyn Val) -> bool {
-        other.downcast_ref::<Semver>() == Some(self)
-    }
-    fn clone_as_boxed<'v>(&self) -> Box<dyn Val + 'v> {
-        Box::new(self.clone())
-    }
-    fn as_any(&self) -> Option<&dyn Any> {
-        Some(self)
-    }
-}
-impl StaticVal for Semver {}
+library_value!(Semver, SEMVER);
 
 fn number(text: &str, what: &str) -> Result<u64, String> {
     if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {

@@ -3,11 +3,10 @@
 //! declares it, over URLs parsed as Go's `net/url.ParseRequestURI` parses them (an absolute
 //! URI or an absolute path; `#` is not split off, as a request URI has no fragment).
 
-use std::any::Any;
 use std::collections::HashMap;
 
 use cel::common::types::{CelBool, CelList, CelMap, CelMapKey, CelString, Type};
-use cel::common::value::{StaticVal, Val};
+use cel::common::value::Val;
 use cel::{DeclarationError, Env, ExecutionError};
 
 static URL: Type = Type::new_unspecified_type("kubernetes.URL");
@@ -25,24 +24,7 @@ pub(crate) struct Url {
     raw_query: String,
 }
 
-impl Val for Url {
-    fn get_type(&self) -> &Type {
-        &URL
-    }
-    fn cel_type() -> &'static Type {
-        &URL
-    }
-    fn equals(&self, other: &dyn Val) -> bool {
-        other.downcast_ref::<Url>() == Some(self)
-    }
-    fn clone_as_boxed<'v>(&self) -> Box<dyn Val + 'v> {
-        Box::new(self.clone())
-    }
-    fn as_any(&self) -> Option<&dyn Any> {
-        Some(self)
-    }
-}
-impl StaticVal for Url {}
+library_value!(Url, URL);
 
 /// Go's `shouldEscape` modes used here.
 #[derive(Clone, Copy, PartialEq)]
