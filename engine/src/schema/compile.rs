@@ -117,6 +117,9 @@ pub struct Schema {
     pub list_map_keys: Vec<String>,
     /// The `x-kubernetes-validations` rules, compiled.
     pub cel_rules: Vec<CelRule>,
+    /// Whether this node or one below it declares a `default` (`defaulting.rs`), worked out
+    /// the first time a value is defaulted against it.
+    pub(crate) defaults_below: OnceLock<bool>,
 }
 
 /// A problem in a schema, at a YAML line.

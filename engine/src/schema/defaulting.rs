@@ -11,14 +11,15 @@ use super::compile::{Additional, Schema};
 use crate::value::JsonValue;
 use crate::yaml::PathSeg;
 
-/// `value` with `schema`'s defaults applied; borrowed when nothing was defaulted. The paths
-/// (from `value`) of nulls replaced by a default are added to `replaced_nulls`.
+/// `value` with `schema`'s defaults applied; borrowed when nothing was defaulted (checked
+/// first, without copying: most values get no default even where the schema declares some).
+/// The paths (from `value`) of nulls replaced by a default are added to `replaced_nulls`.
 pub(crate) fn apply_defaults<'v>(
     schema: &Schema,
     value: &'v JsonValue,
     replaced_nulls: &mut Vec<Vec<PathSeg>>,
 ) -> Cow<'v, JsonValue> {
-    if !has_defaults(schema, 0) {
+    if !needs_defaults(schema, value, 0) {
         return Cow::Borrowed(value);
     }
     let mut owned = value.clone();
@@ -30,21 +31,62 @@ pub(crate) fn apply_defaults<'v>(
 /// Schemas are nested at most `compile::MAX_DEPTH` levels; this stays below any stack limit.
 const MAX_DEPTH: usize = 200;
 
-/// Whether any node of `schema` declares a default (most schemas have none: no copy then).
-fn has_defaults(schema: &Schema, depth: usize) -> bool {
+/// Whether any node of `schema` declares a default (most schemas have none), worked out once
+/// per node.
+fn has_defaults(schema: &Schema) -> bool {
+    *schema.defaults_below.get_or_init(|| has_defaults_at(schema, 0))
+}
+
+fn has_defaults_at(schema: &Schema, depth: usize) -> bool {
     if depth > MAX_DEPTH {
         return false;
     }
+    let below = |child: &Schema| match child.defaults_below.get() {
+        Some(known) => *known,
+        None => has_defaults_at(child, depth + 1),
+    };
     schema.default.is_some()
-        || schema
-            .properties
-            .values()
-            .any(|child| has_defaults(child, depth + 1))
-        || schema
-            .items
-            .as_deref()
-            .is_some_and(|items| has_defaults(items, depth + 1))
-        || matches!(&schema.additional, Additional::Schema(values) if has_defaults(values, depth + 1))
+        || schema.properties.values().any(below)
+        || schema.items.as_deref().is_some_and(below)
+        || matches!(&schema.additional, Additional::Schema(values) if below(values))
+}
+
+/// Whether [`default_in_place`] would change `value`: a declared property with a default is
+/// absent, or null where the schema does not allow null, somewhere below. Walks only the
+/// parts of `value` whose schema has defaults below it.
+fn needs_defaults(schema: &Schema, value: &JsonValue, depth: usize) -> bool {
+    if depth > MAX_DEPTH || !has_defaults(schema) {
+        return false;
+    }
+    match value {
+        JsonValue::Object(fields) => {
+            let defaulted_here = schema.properties.iter().any(|(name, child)| {
+                child.default.is_some()
+                    && match fields.get(name) {
+                        None => true,
+                        Some(JsonValue::Null) => !child.nullable,
+                        Some(_) => false,
+                    }
+            });
+            defaulted_here
+                || fields.iter().any(|(name, field)| {
+                    let child = match schema.properties.get(name) {
+                        Some(child) => child,
+                        None => match &schema.additional {
+                            Additional::Schema(values) => values,
+                            _ => return false,
+                        },
+                    };
+                    needs_defaults(child, field, depth + 1)
+                })
+        }
+        JsonValue::Array(items) => schema.items.as_deref().is_some_and(|item_schema| {
+            items
+                .iter()
+                .any(|item| needs_defaults(item_schema, item, depth + 1))
+        }),
+        _ => false,
+    }
 }
 
 fn default_in_place(
@@ -53,7 +95,7 @@ fn default_in_place(
     path: &mut Vec<PathSeg>,
     replaced_nulls: &mut Vec<Vec<PathSeg>>,
 ) {
-    if path.len() > MAX_DEPTH {
+    if path.len() > MAX_DEPTH || !has_defaults(schema) {
         return;
     }
     match value {

@@ -2,7 +2,9 @@
 //! one or many YAML documents per file, and the `List` that `kubectl get crd … -o yaml` prints.
 
 use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
 use std::path::Path;
+use std::sync::Arc;
 
 use super::compile::Schema;
 use crate::yaml::{self, YamlNode, YamlValue};
@@ -17,8 +19,9 @@ pub struct CrdVersion {
     pub name: String,
     pub served: bool,
     pub storage: bool,
-    /// `schema.openAPIV3Schema`; `None` when the version has none.
-    pub schema: Option<Schema>,
+    /// `schema.openAPIV3Schema`; `None` when the version has none. Shared by the versions
+    /// that have the same schema (most multi-version CRDs).
+    pub schema: Option<Arc<Schema>>,
     /// Why the API server would refuse this version for its rules' total estimated cost,
     /// worked out the first time the version validates something (`cel_total_cost.rs`).
     pub(crate) total_cost: std::sync::OnceLock<Option<String>>,
@@ -30,7 +33,7 @@ impl CrdVersion {
             name,
             served,
             storage,
-            schema,
+            schema: schema.map(Arc::new),
             total_cost: std::sync::OnceLock::new(),
         }
     }
@@ -256,17 +259,24 @@ fn read_crd(file: &str, document: &YamlNode) -> Result<Crd, LoadError> {
     };
     let mut versions: Vec<CrdVersion> = Vec::with_capacity(version_nodes.len());
     // Versions often share one schema (a YAML alias, or the same text): compiled once, found
-    // by its canonical JSON text (a lookup, so a CRD of many versions loads in linear time).
-    let mut compiled: HashMap<String, usize> = HashMap::new();
+    // by a hash of its content (a lookup, so a CRD of many versions loads in linear time),
+    // then compared. Only a CRD of several versions needs this.
+    let mut compiled: HashMap<u64, Vec<usize>> = HashMap::new();
+    let several = version_nodes.len() > 1;
     for node in version_nodes {
-        let text = schema_node(node).map(|schema| schema.to_json().to_canonical_json());
-        let same = text
-            .as_ref()
-            .and_then(|text| compiled.get(text))
-            .and_then(|&index| versions[index].schema.clone());
+        let schema = schema_node(node).filter(|_| several);
+        let hash = schema.map(content_hash);
+        let same = schema.zip(hash).and_then(|(schema, hash)| {
+            compiled.get(&hash)?.iter().find_map(|&index| {
+                let earlier = schema_node(version_nodes.get(index)?)?;
+                same_content(earlier, schema)
+                    .then(|| versions[index].schema.clone())
+                    .flatten()
+            })
+        });
         versions.push(read_version(file, node, same)?);
-        if let Some(text) = text {
-            compiled.entry(text).or_insert(versions.len() - 1);
+        if let Some(hash) = hash {
+            compiled.entry(hash).or_default().push(versions.len() - 1);
         }
     }
     let storage = versions.iter().filter(|v| v.storage).count();
@@ -287,6 +297,51 @@ fn read_crd(file: &str, document: &YamlNode) -> Result<Crd, LoadError> {
     })
 }
 
+/// A hash of a node's content (its spans left out), as [`same_content`] compares it.
+fn content_hash(node: &YamlNode) -> u64 {
+    fn feed(node: &YamlNode, hasher: &mut std::collections::hash_map::DefaultHasher) {
+        std::mem::discriminant(&node.value).hash(hasher);
+        match &node.value {
+            YamlValue::Null => {}
+            YamlValue::Bool(b) => b.hash(hasher),
+            YamlValue::Int(i) => i.hash(hasher),
+            YamlValue::Float(f) => f.to_bits().hash(hasher),
+            YamlValue::String(s) => s.hash(hasher),
+            YamlValue::Seq(items) => {
+                items.len().hash(hasher);
+                items.iter().for_each(|item| feed(item, hasher));
+            }
+            YamlValue::Map(entries) => {
+                entries.len().hash(hasher);
+                for (key, value) in entries {
+                    feed(key, hasher);
+                    feed(value, hasher);
+                }
+            }
+        }
+    }
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    feed(node, &mut hasher);
+    hasher.finish()
+}
+
+/// Whether two nodes have the same content (their spans left out): the same schema.
+fn same_content(a: &YamlNode, b: &YamlNode) -> bool {
+    match (&a.value, &b.value) {
+        (YamlValue::Seq(a), YamlValue::Seq(b)) => {
+            a.len() == b.len() && a.iter().zip(b).all(|(a, b)| same_content(a, b))
+        }
+        (YamlValue::Map(a), YamlValue::Map(b)) => {
+            a.len() == b.len()
+                && a.iter().zip(b).all(|((ak, av), (bk, bv))| {
+                    same_content(ak, bk) && same_content(av, bv)
+                })
+        }
+        (YamlValue::Float(a), YamlValue::Float(b)) => a.to_bits() == b.to_bits(),
+        (a, b) => a == b,
+    }
+}
+
 /// A version's `schema.openAPIV3Schema` node.
 fn schema_node(version: &YamlNode) -> Option<&YamlNode> {
     version.get("schema").and_then(|s| s.get("openAPIV3Schema"))
@@ -297,7 +352,7 @@ fn schema_node(version: &YamlNode) -> Option<&YamlNode> {
 fn read_version(
     file: &str,
     node: &YamlNode,
-    compiled: Option<Schema>,
+    compiled: Option<Arc<Schema>>,
 ) -> Result<CrdVersion, LoadError> {
     let name = str_at(node, "name")
         .ok_or_else(|| error(file, node, "a version needs a name"))?
@@ -318,11 +373,15 @@ fn read_version(
     let schema = match schema_node(node) {
         None => None,
         Some(_) if compiled.is_some() => compiled,
-        Some(schema_node) => Some(Schema::compile(schema_node).map_err(|e| LoadError {
-            file: file.to_owned(),
-            line: e.line,
-            message: format!("version {name}: {}", e.message),
-        })?),
+        Some(schema_node) => Some(Arc::new(Schema::compile(schema_node).map_err(|e| {
+            LoadError {
+                file: file.to_owned(),
+                line: e.line,
+                message: format!("version {name}: {}", e.message),
+            }
+        })?)),
     };
-    Ok(CrdVersion::new(name, served, storage, schema))
+    let mut version = CrdVersion::new(name, served, storage, None);
+    version.schema = schema;
+    Ok(version)
 }

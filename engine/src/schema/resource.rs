@@ -94,9 +94,9 @@ fn metadata_of(object: &JsonValue) -> Option<&JsonMap> {
 /// annotation Kruise keeps on the object while a rollout runs (computed from `original` as
 /// [`crate::controller::store_original`] does, unless `original` already has it).
 pub fn patched_resource(original: &JsonValue, result: &Data) -> JsonValue {
-    let mut object = match original {
-        JsonValue::Object(fields) => fields.clone(),
-        _ => JsonMap::new(),
+    let original_fields = match original {
+        JsonValue::Object(fields) => Some(fields),
+        _ => None,
     };
     let mut ignored = Vec::new();
     let original_meta = metadata_of(original);
@@ -112,22 +112,31 @@ pub fn patched_resource(original: &JsonValue, result: &Data) -> JsonValue {
             annotations.remove(ORIGINAL_SPEC_ANNOTATION);
             let labels = string_map(original_meta, "labels", &mut ignored);
             Data {
-                spec: object.get("spec").cloned(),
+                spec: original_fields.and_then(|fields| fields.get("spec")).cloned(),
                 labels: Some(labels).filter(|m| !m.is_empty()),
                 annotations: Some(annotations).filter(|m| !m.is_empty()),
             }
             .to_canonical_json()
         }
     };
-    match &result.spec {
-        Some(spec) => object.insert("spec".to_owned(), spec.clone()),
-        None => object.remove("spec"),
+    // Only what the step leaves as it was is copied from `original` (its spec and metadata
+    // are replaced: copying them to drop them cost more than the rest of this function).
+    let kept = |fields: Option<&JsonMap>, replaced: [&str; 2]| -> JsonMap {
+        fields
+            .into_iter()
+            .flat_map(JsonMap::iter)
+            .filter(|(key, _)| !replaced.contains(&key.as_str()))
+            .map(|(key, value)| (key.clone(), value.clone()))
+            .collect()
     };
-    let mut metadata = original_meta.cloned().unwrap_or_default();
-    match result.labels.as_ref().filter(|m| !m.is_empty()) {
-        Some(labels) => metadata.insert("labels".to_owned(), string_map_json(labels)),
-        None => metadata.remove("labels"),
-    };
+    let mut object = kept(original_fields, ["spec", "metadata"]);
+    if let Some(spec) = &result.spec {
+        object.insert("spec".to_owned(), spec.clone());
+    }
+    let mut metadata = kept(original_meta, ["labels", "annotations"]);
+    if let Some(labels) = result.labels.as_ref().filter(|m| !m.is_empty()) {
+        metadata.insert("labels".to_owned(), string_map_json(labels));
+    }
     let mut annotations = result.annotations.clone().unwrap_or_default();
     annotations.insert(ORIGINAL_SPEC_ANNOTATION.to_owned(), stored);
     metadata.insert("annotations".to_owned(), string_map_json(&annotations));

@@ -132,36 +132,63 @@ struct Walker<'a> {
     prune: bool,
 }
 
-/// The old item a list item is compared with in transition rules: the item of the same key in a
-/// `map` list, the equal item in a `set`; none in an atomic list, which the API server does not
-/// correlate (apiextensions `schema/cel/validation.go`, `validateArray`).
-fn old_list_item<'a>(schema: &Schema, item: &JsonValue, old: Old<'a>) -> Old<'a> {
-    let old_items = match old {
-        Old::Unknown => return Old::Unknown,
-        Old::Value(JsonValue::Array(items)) => items,
-        _ => return Old::Absent,
-    };
-    let found = match schema.list_type.as_deref() {
-        Some("map") => {
-            let key_of = |value: &JsonValue| -> Vec<Option<String>> {
-                schema
-                    .list_map_keys
+/// The old items of a list, ready to be matched with the new ones in transition rules: the
+/// item of the same key in a `map` list, the equal item in a `set`; none in an atomic list,
+/// which the API server does not correlate (apiextensions `schema/cel/validation.go`,
+/// `validateArray`).
+enum OldItems<'a> {
+    Unknown,
+    /// No old list (or an atomic one): every item is new.
+    Absent,
+    /// A `map` list's old items with their keys (worked out once per list, not per item).
+    Map(Vec<(Vec<Option<String>>, &'a JsonValue)>),
+    Set(&'a [JsonValue]),
+}
+
+/// The key of a `map` list's item: its key fields' canonical JSON texts.
+fn list_map_key(schema: &Schema, value: &JsonValue) -> Vec<Option<String>> {
+    schema
+        .list_map_keys
+        .iter()
+        .map(|key| match value {
+            JsonValue::Object(fields) => fields.get(key).map(JsonValue::to_canonical_json),
+            _ => None,
+        })
+        .collect()
+}
+
+impl<'a> OldItems<'a> {
+    fn new(schema: &Schema, old: Old<'a>) -> OldItems<'a> {
+        let old_items = match old {
+            Old::Unknown => return OldItems::Unknown,
+            Old::Value(JsonValue::Array(items)) => items,
+            _ => return OldItems::Absent,
+        };
+        match schema.list_type.as_deref() {
+            Some("map") => OldItems::Map(
+                old_items
                     .iter()
-                    .map(|key| match value {
-                        JsonValue::Object(fields) => {
-                            fields.get(key).map(JsonValue::to_canonical_json)
-                        }
-                        _ => None,
-                    })
-                    .collect()
-            };
-            let key = key_of(item);
-            old_items.iter().find(|old| key_of(old) == key)
+                    .map(|old| (list_map_key(schema, old), old))
+                    .collect(),
+            ),
+            Some("set") => OldItems::Set(old_items),
+            _ => OldItems::Absent,
         }
-        Some("set") => old_items.iter().find(|old| *old == item),
-        _ => None,
-    };
-    found.map_or(Old::Absent, Old::Value)
+    }
+
+    /// The old item `item` is compared with.
+    fn of(&self, schema: &Schema, item: &JsonValue) -> Old<'a> {
+        let found = match self {
+            OldItems::Unknown => return Old::Unknown,
+            OldItems::Absent => None,
+            OldItems::Map(keyed) => {
+                let key = list_map_key(schema, item);
+                keyed.iter().find(|(old, _)| *old == key).map(|(_, old)| *old)
+            }
+            OldItems::Set(items) => items.iter().find(|old| *old == item),
+        };
+        found.map_or(Old::Absent, Old::Value)
+    }
 }
 
 /// The JSON type name the API server sees for a value, and whether it passes `integer`.
@@ -349,8 +376,18 @@ impl Walker<'_> {
         let Some(values) = &schema.enum_values else {
             return;
         };
-        let text = value.to_canonical_json();
-        if !values.iter().any(|(_, allowed)| *allowed == text) {
+        // Canonical JSON texts are equal exactly when two strings are (the encoding is
+        // one-to-one), so a string is compared as it is, without writing its text.
+        let allowed = match value {
+            JsonValue::String(text) => values
+                .iter()
+                .any(|(allowed, _)| matches!(allowed, JsonValue::String(a) if a == text)),
+            _ => {
+                let text = value.to_canonical_json();
+                values.iter().any(|(_, allowed)| *allowed == text)
+            }
+        };
+        if !allowed {
             let allowed: Vec<&str> = values.iter().map(|(_, t)| t.as_str()).collect();
             self.error(
                 "enum",
@@ -445,9 +482,10 @@ impl Walker<'_> {
             );
         }
         if let Some(item_schema) = &schema.items {
+            let old_items = OldItems::new(schema, old);
             for (index, item) in items.iter().enumerate() {
                 self.path.push(PathSeg::Index(index));
-                let old_item = old_list_item(schema, item, old);
+                let old_item = old_items.of(schema, item);
                 self.walk(item_schema, item, old_item, false);
                 self.path.pop();
             }

@@ -6,11 +6,12 @@
 //! [`SchemaSet::insert`] does): `crds/` folders first (the bundled library's schemas live in
 //! `lua_configuration/crds/`), then the toml's `crds`, then `--crd`: a user's CRD wins.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use kruise_lua_engine::input::{self, ReadError};
-use kruise_lua_engine::schema::{Crd, MAX_CRD_FILE_BYTES, SchemaSet};
+use kruise_lua_engine::schema::{Crd, LoadError, MAX_CRD_FILE_BYTES, SchemaSet};
 use rayon::prelude::*;
 use serde::Deserialize;
 
@@ -241,21 +242,87 @@ enum Source {
 impl Loader {
     /// Reads and compiles the files in parallel (parsing a gateway's CRD costs about as much as
     /// running a few dozen steps), then adds their CRDs in walk order, so later ones still win.
+    /// Files of the same content (the same `crds/` folder in many copied roots) are parsed
+    /// once: what a file gives depends only on its text, except the file name it carries.
     fn finish(self) -> CrdSources {
-        let read: Vec<Result<Vec<Crd>, SourceProblem>> = self
+        let read: Vec<Result<(String, String), SourceProblem>> = self
             .sources
             .into_par_iter()
             .map(|source| match source {
-                Source::File(path) => read_file(&path),
+                Source::File(path) => read_text(&path).map(|text| (paths::display(&path), text)),
                 Source::Problem(problem) => Err(problem),
             })
             .collect();
-        let mut set = SchemaSet::new();
+        // Each distinct text, and which one each file has.
+        let mut distinct: Vec<&str> = Vec::new();
+        let mut index_of: HashMap<&str, usize> = HashMap::new();
+        let content: Vec<Option<usize>> = read
+            .iter()
+            .map(|file| {
+                let (_, text) = file.as_ref().ok()?;
+                Some(*index_of.entry(text.as_str()).or_insert_with(|| {
+                    distinct.push(text);
+                    distinct.len() - 1
+                }))
+            })
+            .collect();
+        let mut parsed: Vec<Result<Vec<Option<Crd>>, LoadError>> = distinct
+            .into_par_iter()
+            .map(|text| {
+                let mut set = SchemaSet::new();
+                set.add_text("", text)?;
+                Ok(set.into_crds().into_iter().map(Some).collect())
+            })
+            .collect();
+        // A later CRD for the same group and kind replaces an earlier one in its place
+        // (`SchemaSet::insert`): worked out on the keys, so that only the CRDs that stay are
+        // taken (a file of the same text as a later one has all its CRDs replaced by that
+        // one's, so each parsed CRD is taken at most once).
+        let mut order: Vec<(String, String)> = Vec::new();
+        let mut winner: HashMap<(String, String), (usize, usize, usize)> = HashMap::new();
         let mut problems = Vec::new();
-        for result in read {
-            match result {
-                Ok(crds) => crds.into_iter().for_each(|crd| set.insert(crd)),
-                Err(problem) => problems.push(problem),
+        for (position, (file, content)) in read.iter().zip(&content).enumerate() {
+            let (name, content) = match (file, content) {
+                (Err(problem), _) => {
+                    problems.push(problem.clone());
+                    continue;
+                }
+                (Ok((name, _)), Some(content)) => (name, *content),
+                (Ok(_), None) => continue,
+            };
+            match &parsed[content] {
+                Err(err) => problems.push(SourceProblem {
+                    file: name.clone(),
+                    line: err.line,
+                    message: err.message.clone(),
+                }),
+                Ok(crds) => {
+                    for (at, crd) in crds.iter().enumerate() {
+                        let Some(crd) = crd else { continue };
+                        let key = (crd.group.clone(), crd.kind.clone());
+                        if winner
+                            .insert(key.clone(), (position, content, at))
+                            .is_none()
+                        {
+                            order.push(key);
+                        }
+                    }
+                }
+            }
+        }
+        let mut set = SchemaSet::new();
+        for key in order {
+            let Some(&(position, content, at)) = winner.get(&key) else {
+                continue;
+            };
+            let taken = parsed[content]
+                .as_mut()
+                .ok()
+                .and_then(|crds| crds.get_mut(at))
+                .and_then(Option::take);
+            if let (Some(mut crd), Ok((name, _))) = (taken, &read[position]) {
+                crd.file = name.clone();
+                set.insert(crd);
             }
         }
         CrdSources {
@@ -348,31 +415,21 @@ impl Loader {
     }
 }
 
-/// The CRDs of one file (bounded read), or why it cannot be used.
-fn read_file(path: &Path) -> Result<Vec<Crd>, SourceProblem> {
-    let name = paths::display(path);
+/// A CRD file's text (bounded read), or why it cannot be used.
+fn read_text(path: &Path) -> Result<String, SourceProblem> {
     let problem = |line: u32, message: String| SourceProblem {
-        file: name.clone(),
+        file: paths::display(path),
         line,
         message,
     };
-    let text = match input::read_text(path, MAX_CRD_FILE_BYTES) {
-        Ok(text) => text,
-        Err(ReadError::NotUtf8 { line, column }) => {
-            return Err(problem(
-                line,
-                format!("byte {column} is not valid UTF-8 (kruise-lua reads UTF-8 text only)"),
-            ));
-        }
-        Err(err) => return Err(problem(0, err.to_string())),
-    };
-    let mut set = SchemaSet::new();
-    set.add_text(&name, &text).map_err(|err| SourceProblem {
-        file: err.file,
-        line: err.line,
-        message: err.message,
-    })?;
-    Ok(set.into_crds())
+    match input::read_text(path, MAX_CRD_FILE_BYTES) {
+        Ok(text) => Ok(text),
+        Err(ReadError::NotUtf8 { line, column }) => Err(problem(
+            line,
+            format!("byte {column} is not valid UTF-8 (kruise-lua reads UTF-8 text only)"),
+        )),
+        Err(err) => Err(problem(0, err.to_string())),
+    }
 }
 
 /// A CRD of our own for tests: `kind` in `group`, one version `v1` (served, storage) whose

@@ -45,41 +45,15 @@ pub fn case_findings(
     case_path: &str,
     steps: &[StepOutcome],
 ) -> Vec<SchemaFinding> {
-    // Kruise's original-spec annotation is computed from `original` once per case:
-    // `patched_resource` keeps the annotation an object already has, and replaces its spec,
-    // labels and annotations with the step's, so patching onto this prepared object gives the
-    // same resource without re-encoding the original's spec for every step.
-    let original = schema::patched_resource(&original_object(&case.root), &Data::default());
-    // Kruise writes each step with Update (openkruise/rollouts `custom_network_provider.go`):
-    // transition rules compare with the object before the step, the case's `original` for the
-    // first step and the previous step's result after it.
-    let mut before = original_object(&case.root);
-    let validate = |data: &Data, before: &JsonValue| -> Vec<Finding> {
-        match subject {
-            SchemaSubject::Resource { group, kind } => {
-                schema::validate_patched_update_as(schemas, group, kind, &original, data, before)
-                    .findings
-            }
-            SchemaSubject::IngressAnnotations => {
-                let mut findings = Vec::new();
-                if let Some(annotations) = &data.annotations {
-                    metadata::validate_annotations(annotations, &mut findings);
-                }
-                findings
-            }
+    let mut validator = match subject {
+        SchemaSubject::Resource { group, kind } => {
+            Validator::resource(schemas, group, kind, original_object(&case.root))
         }
+        SchemaSubject::IngressAnnotations => Validator::IngressAnnotations,
     };
     let mut found = Vec::new();
     for step in steps {
         let entry = case.expected.get(step.index);
-        // The output as the engine compared it (its canonical JSON decodes as Kruise decodes a
-        // result), decoded only when it differs from the expectation; a step that errored has
-        // none.
-        let output = || {
-            step.actual
-                .as_deref()
-                .and_then(|json| decode_custom_result(json.as_bytes()).ok())
-        };
         let mut push = |target: SchemaTarget, findings: Vec<Finding>| {
             for finding in findings {
                 let line = entry.and_then(|entry| field_line(&entry.node, &finding));
@@ -92,45 +66,123 @@ pub fn case_findings(
             }
         };
         match entry {
-            // Equal results are checked once, for both.
-            Some(entry) if step.actual.is_some() && step.actual == step.expected => push(
-                SchemaTarget::Both,
-                validate(&entry_data(entry, subject), &before),
-            ),
-            entry => {
-                if let Some(output) = output() {
-                    push(SchemaTarget::Output, validate(&output, &before));
-                }
-                if let Some(entry) = entry {
-                    push(
-                        SchemaTarget::Expected,
-                        validate(&entry_data(entry, subject), &before),
-                    );
-                }
-            }
-        }
-        // The next step updates what this one wrote: its output, else its expectation.
-        let written = match entry {
+            // Equal results are checked once, for both; the next step updates it.
             Some(entry) if step.actual.is_some() && step.actual == step.expected => {
-                Some(entry.data.clone())
+                let checked = validator.validate(&entry.data);
+                push(SchemaTarget::Both, checked.findings);
+                validator.written(checked.resource);
             }
-            entry => output().or_else(|| entry.map(|entry| entry.data.clone())),
-        };
-        if let Some(written) = written {
-            before = schema::patched_resource(&original, &written);
+            entry => {
+                // The output as the engine compared it (its canonical JSON decodes as Kruise
+                // decodes a result); a step that errored has none.
+                let output = step
+                    .actual
+                    .as_deref()
+                    .and_then(|json| decode_custom_result(json.as_bytes()).ok());
+                let output = output.map(|output| validator.validate(&output));
+                let expected = entry.map(|entry| validator.validate(&entry.data));
+                // The next step updates what this one wrote: its output, else its
+                // expectation.
+                let mut written = None;
+                if let Some(output) = output {
+                    push(SchemaTarget::Output, output.findings);
+                    written = Some(output.resource);
+                }
+                if let Some(expected) = expected {
+                    push(SchemaTarget::Expected, expected.findings);
+                    written = written.or(Some(expected.resource));
+                }
+                if let Some(written) = written {
+                    validator.written(written);
+                }
+            }
         }
     }
     found
 }
 
-/// `expected[i]` as it is compared: an ingress-class script's on its annotations only.
-fn entry_data(entry: &kruise_lua_engine::testcase::ExpectedEntry, subject: &SchemaSubject) -> Data {
-    match subject {
-        SchemaSubject::Resource { .. } => entry.data.clone(),
-        SchemaSubject::IngressAnnotations => Data {
-            annotations: entry.data.annotations.clone(),
-            ..Data::default()
-        },
+/// One result checked: its findings, and the resource Kruise would write (`None` for an
+/// ingress-class script, whose resource the checks do not follow).
+struct Checked {
+    findings: Vec<Finding>,
+    resource: Option<JsonValue>,
+}
+
+/// Validates a case's results in step order.
+enum Validator<'a> {
+    Resource {
+        schemas: &'a SchemaSet,
+        group: &'a str,
+        kind: &'a str,
+        /// `original` with Kruise's original-spec annotation, computed once per case:
+        /// `patched_resource` keeps the annotation an object already has, and replaces its
+        /// spec, labels and annotations with the step's, so patching onto this prepared
+        /// object gives the same resource without re-encoding the original's spec for every
+        /// step.
+        original: JsonValue,
+        /// The object before the step: Kruise writes each step with Update
+        /// (openkruise/rollouts `custom_network_provider.go`), so transition rules compare
+        /// with the case's `original` for the first step and the previous step's result after
+        /// it.
+        before: JsonValue,
+    },
+    /// An ingress-class script's annotations (the Ingress is Kubernetes' own type).
+    IngressAnnotations,
+}
+
+impl<'a> Validator<'a> {
+    fn resource(
+        schemas: &'a SchemaSet,
+        group: &'a str,
+        kind: &'a str,
+        original: JsonValue,
+    ) -> Validator<'a> {
+        Validator::Resource {
+            schemas,
+            group,
+            kind,
+            original: schema::patched_resource(&original, &Data::default()),
+            before: original,
+        }
+    }
+
+    /// `data` as `expected[i]` is compared: an ingress-class script's on its annotations
+    /// only.
+    fn validate(&self, data: &Data) -> Checked {
+        match self {
+            Validator::Resource {
+                schemas,
+                group,
+                kind,
+                original,
+                before,
+            } => {
+                let resource = schema::patched_resource(original, data);
+                let findings =
+                    schema::validate_update_as(schemas, group, kind, &resource, before).findings;
+                Checked {
+                    findings,
+                    resource: Some(resource),
+                }
+            }
+            Validator::IngressAnnotations => {
+                let mut findings = Vec::new();
+                if let Some(annotations) = &data.annotations {
+                    metadata::validate_annotations(annotations, &mut findings);
+                }
+                Checked {
+                    findings,
+                    resource: None,
+                }
+            }
+        }
+    }
+
+    /// The step wrote `resource` (as [`Self::validate`] built it).
+    fn written(&mut self, resource: Option<JsonValue>) {
+        if let (Validator::Resource { before, .. }, Some(resource)) = (self, resource) {
+            *before = resource;
+        }
     }
 }
 
