@@ -2,7 +2,6 @@
 //! one or many YAML documents per file, and the `List` that `kubectl get crd … -o yaml` prints.
 
 use std::collections::HashMap;
-use std::hash::{Hash, Hasher};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -297,32 +296,52 @@ fn read_crd(file: &str, document: &YamlNode) -> Result<Crd, LoadError> {
     })
 }
 
-/// A hash of a node's content (its spans left out), as [`same_content`] compares it.
+/// A hash of a node's content (its spans left out) for [`same_content`] to confirm: its
+/// shape, scalars, and each string's length and first bytes (hashing every byte of the
+/// descriptions cost more than the rest of the comparison).
 fn content_hash(node: &YamlNode) -> u64 {
-    fn feed(node: &YamlNode, hasher: &mut std::collections::hash_map::DefaultHasher) {
-        std::mem::discriminant(&node.value).hash(hasher);
+    /// FNV-1a's step (no need for a keyed hash: a collision only costs a comparison).
+    fn mix(hash: &mut u64, word: u64) {
+        *hash = (*hash ^ word).wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    fn feed(node: &YamlNode, hash: &mut u64) {
         match &node.value {
-            YamlValue::Null => {}
-            YamlValue::Bool(b) => b.hash(hasher),
-            YamlValue::Int(i) => i.hash(hasher),
-            YamlValue::Float(f) => f.to_bits().hash(hasher),
-            YamlValue::String(s) => s.hash(hasher),
+            YamlValue::Null => mix(hash, 1),
+            YamlValue::Bool(b) => mix(hash, 2 + u64::from(*b)),
+            YamlValue::Int(i) => {
+                mix(hash, 4);
+                mix(hash, *i as u64);
+            }
+            YamlValue::Float(f) => {
+                mix(hash, 5);
+                mix(hash, f.to_bits());
+            }
+            YamlValue::String(s) => {
+                mix(hash, 6);
+                mix(hash, s.len() as u64);
+                let mut head = [0u8; 8];
+                let shown = s.len().min(8);
+                head[..shown].copy_from_slice(&s.as_bytes()[..shown]);
+                mix(hash, u64::from_le_bytes(head));
+            }
             YamlValue::Seq(items) => {
-                items.len().hash(hasher);
-                items.iter().for_each(|item| feed(item, hasher));
+                mix(hash, 7);
+                mix(hash, items.len() as u64);
+                items.iter().for_each(|item| feed(item, hash));
             }
             YamlValue::Map(entries) => {
-                entries.len().hash(hasher);
+                mix(hash, 8);
+                mix(hash, entries.len() as u64);
                 for (key, value) in entries {
-                    feed(key, hasher);
-                    feed(value, hasher);
+                    feed(key, hash);
+                    feed(value, hash);
                 }
             }
         }
     }
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    feed(node, &mut hasher);
-    hasher.finish()
+    let mut hash = 0xcbf2_9ce4_8422_2325;
+    feed(node, &mut hash);
+    hash
 }
 
 /// Whether two nodes have the same content (their spans left out): the same schema.

@@ -137,9 +137,19 @@ pub fn patched_resource(original: &JsonValue, result: &Data) -> JsonValue {
     if let Some(labels) = result.labels.as_ref().filter(|m| !m.is_empty()) {
         metadata.insert("labels".to_owned(), string_map_json(labels));
     }
-    let mut annotations = result.annotations.clone().unwrap_or_default();
-    annotations.insert(ORIGINAL_SPEC_ANNOTATION.to_owned(), stored);
-    metadata.insert("annotations".to_owned(), string_map_json(&annotations));
+    // The step's annotations with the original-spec one (which replaces one the step wrote).
+    let mut annotations: JsonMap = result
+        .annotations
+        .iter()
+        .flatten()
+        .filter(|(key, _)| key.as_str() != ORIGINAL_SPEC_ANNOTATION)
+        .map(|(key, value)| (key.clone(), JsonValue::String(value.clone())))
+        .collect();
+    annotations.insert(
+        ORIGINAL_SPEC_ANNOTATION.to_owned(),
+        JsonValue::String(stored),
+    );
+    metadata.insert("annotations".to_owned(), JsonValue::Object(annotations));
     object.insert("metadata".to_owned(), JsonValue::Object(metadata));
     JsonValue::Object(object)
 }

@@ -100,7 +100,8 @@ fn run(
     let first = out.len();
     let mut cel = Vec::new();
     let mut walker = Walker {
-        path: path.to_vec(),
+        prefix: path,
+        path: Vec::new(),
         out,
         cel: &mut cel,
         prune: true,
@@ -123,8 +124,19 @@ fn run(
     }
 }
 
-struct Walker<'a> {
-    path: Vec<PathSeg>,
+/// A step of the walker's path, borrowing its key from the value or the schema: the path is
+/// copied into [`PathSeg`]s only for a finding (most fields have none).
+#[derive(Debug, Clone, Copy)]
+enum Seg<'v> {
+    Key(&'v str),
+    Index(usize),
+}
+
+struct Walker<'a, 'v> {
+    /// Where the walk started.
+    prefix: &'a [PathSeg],
+    /// Where it is, below `prefix`.
+    path: Vec<Seg<'v>>,
     out: &'a mut Vec<Finding>,
     /// Outcomes of CEL rules, kept apart: they count only when no blocking error is found.
     cel: &'a mut Vec<Finding>,
@@ -233,16 +245,27 @@ fn show(value: &JsonValue) -> String {
     }
 }
 
-impl Walker<'_> {
+impl<'v> Walker<'_, 'v> {
+    /// The path where the walk is.
+    fn here(&self) -> Vec<PathSeg> {
+        let below = self.path.iter().map(|seg| match seg {
+            Seg::Key(key) => PathSeg::Key((*key).to_owned()),
+            Seg::Index(index) => PathSeg::Index(*index),
+        });
+        self.prefix.iter().cloned().chain(below).collect()
+    }
+
     fn error(&mut self, rule: &'static str, message: String) {
-        self.out.push(Finding::error(&self.path, rule, message));
+        let here = self.here();
+        self.out.push(Finding::error(&here, rule, message));
     }
 
     fn warning(&mut self, rule: &'static str, message: String) {
-        self.out.push(Finding::warning(&self.path, rule, message));
+        let here = self.here();
+        self.out.push(Finding::warning(&here, rule, message));
     }
 
-    fn walk(&mut self, schema: &Schema, value: &JsonValue, old: Old<'_>, root: bool) {
+    fn walk(&mut self, schema: &'v Schema, value: &'v JsonValue, old: Old<'_>, root: bool) {
         if !self.check_type(schema, value) {
             return;
         }
@@ -258,19 +281,19 @@ impl Walker<'_> {
         self.check_junctors(schema, value);
         if self.prune {
             for rule in &schema.cel_rules {
-                let path = &self.path;
                 match rule.evaluate(schema, value, old, root) {
                     CelOutcome::Passed => {}
                     CelOutcome::Failed(failure) => {
-                        let mut at = path.clone();
+                        let mut at = self.here();
                         at.extend(failure.field_path);
                         self.cel.push(Finding::error(&at, "cel", failure.message))
                     }
                     CelOutcome::CrdRefused(reason) => {
-                        self.out.push(Finding::error(path, "crd-cost", reason))
+                        self.out
+                            .push(Finding::error(&self.here(), "crd-cost", reason))
                     }
                     CelOutcome::NotChecked(reason) => self.cel.push(Finding::warning(
-                        path,
+                        &self.here(),
                         "cel",
                         format!(
                             "x-kubernetes-validations rule {} not checked: {reason}",
@@ -467,7 +490,7 @@ impl Walker<'_> {
         }
     }
 
-    fn walk_array(&mut self, schema: &Schema, items: &[JsonValue], old: Old<'_>) {
+    fn walk_array(&mut self, schema: &'v Schema, items: &'v [JsonValue], old: Old<'_>) {
         let count = items.len() as u64;
         if let Some(min) = schema.min_items.filter(|min| count < *min) {
             self.error(
@@ -484,7 +507,7 @@ impl Walker<'_> {
         if let Some(item_schema) = &schema.items {
             let old_items = OldItems::new(schema, old);
             for (index, item) in items.iter().enumerate() {
-                self.path.push(PathSeg::Index(index));
+                self.path.push(Seg::Index(index));
                 let old_item = old_items.of(schema, item);
                 self.walk(item_schema, item, old_item, false);
                 self.path.pop();
@@ -511,7 +534,7 @@ impl Walker<'_> {
             let times = seen.entry(key.as_str()).or_insert(0);
             *times += 1;
             if *times == 2 {
-                self.path.push(PathSeg::Index(index));
+                self.path.push(Seg::Index(index));
                 self.error(rule, describe(index));
                 self.path.pop();
             }
@@ -530,7 +553,7 @@ impl Walker<'_> {
     fn check_list_map(&mut self, schema: &Schema, items: &[JsonValue]) {
         for (index, item) in items.iter().enumerate() {
             if !matches!(item, JsonValue::Object(_) | JsonValue::Null) {
-                self.path.push(PathSeg::Index(index));
+                self.path.push(Seg::Index(index));
                 self.error(
                     "x-kubernetes-list-type",
                     "must be an object for an array of list-type map".to_owned(),
@@ -567,7 +590,7 @@ impl Walker<'_> {
         );
     }
 
-    fn walk_object(&mut self, schema: &Schema, fields: &JsonMap, old: Old<'_>, root: bool) {
+    fn walk_object(&mut self, schema: &'v Schema, fields: &'v JsonMap, old: Old<'_>, root: bool) {
         let embedded = root || schema.embedded_resource;
         if schema.embedded_resource && !root {
             self.check_embedded(fields);
@@ -583,7 +606,7 @@ impl Walker<'_> {
                 continue;
             }
             let child = schema.child(key);
-            self.path.push(PathSeg::Key(key.clone()));
+            self.path.push(Seg::Key(key));
             match child {
                 None => {
                     let keeps = schema.preserve_unknown_fields
@@ -596,7 +619,7 @@ impl Walker<'_> {
                     } else {
                         let message = format!(
                             "the API server would drop `{}`: the schema does not declare it",
-                            format_path(&self.path)
+                            format_path(&self.here())
                         );
                         self.warning("pruned", message);
                     }
@@ -614,7 +637,7 @@ impl Walker<'_> {
                     } else {
                         let message = format!(
                             "the API server would drop `{}`: null in a non-nullable field",
-                            format_path(&self.path)
+                            format_path(&self.here())
                         );
                         self.warning("nullable", message);
                     }
@@ -634,7 +657,7 @@ impl Walker<'_> {
                 .get(name)
                 .is_some_and(|p| p.default.is_some());
             if !present.contains(&name.as_str()) && !defaulted {
-                self.path.push(PathSeg::Key(name.clone()));
+                self.path.push(Seg::Key(name));
                 self.error("required", "required field is missing".to_owned());
                 self.path.pop();
             }
@@ -656,7 +679,7 @@ impl Walker<'_> {
     /// `x-kubernetes-embedded-resource`: `apiVersion` and `kind` are required non-empty strings.
     fn check_embedded(&mut self, fields: &JsonMap) {
         for name in ["apiVersion", "kind"] {
-            self.path.push(PathSeg::Key(name.to_owned()));
+            self.path.push(Seg::Key(name));
             match fields.get(name) {
                 None => self.error(
                     "x-kubernetes-embedded-resource",
@@ -677,7 +700,7 @@ impl Walker<'_> {
     }
 
     /// `allOf`, `anyOf`, `oneOf` and `not`: value validation only (no pruning below them).
-    fn check_junctors(&mut self, schema: &Schema, value: &JsonValue) {
+    fn check_junctors(&mut self, schema: &'v Schema, value: &'v JsonValue) {
         if schema.all_of.is_empty()
             && schema.any_of.is_empty()
             && schema.one_of.is_empty()
@@ -685,11 +708,15 @@ impl Walker<'_> {
         {
             return;
         }
-        let errors_of = |walker: &Walker<'_>, branch: &Schema| -> Vec<Finding> {
+        // `path` is where the branch's errors are reported: only allOf's are kept, the other
+        // junctors only ask whether there are any (so those walks start from no path, without
+        // copying this one).
+        let errors_at = |prefix: &[PathSeg], path: Vec<Seg<'v>>, branch: &'v Schema| {
             let mut out = Vec::new();
             let mut unused = Vec::new();
             let mut sub = Walker {
-                path: walker.path.clone(),
+                prefix,
+                path,
                 out: &mut out,
                 cel: &mut unused,
                 prune: false,
@@ -698,8 +725,9 @@ impl Walker<'_> {
             out.retain(|f| f.severity == Severity::Error);
             out
         };
+        let errors_of = |_: &Walker<'_, 'v>, branch: &'v Schema| errors_at(&[], Vec::new(), branch);
         for branch in &schema.all_of {
-            let errors = errors_of(self, branch);
+            let errors = errors_at(self.prefix, self.path.clone(), branch);
             self.out.extend(errors);
         }
         if !schema.any_of.is_empty() && !schema.any_of.iter().any(|b| errors_of(self, b).is_empty())
