@@ -667,3 +667,48 @@ fn a_crd_over_the_total_cost_limit_is_a_crd_problem() {
         Some("routes.yaml:1, version v1")
     );
 }
+
+/// Versions with the same schema (an alias, or the same text) share one compiled schema;
+/// versions whose schemas differ in a string, even one of equal length and start, do not.
+#[test]
+fn versions_share_a_schema_only_when_it_is_the_same() {
+    let version = |name: &str, storage: bool, description: &str| {
+        format!(
+            "  - name: {name}\n    served: true\n    storage: {storage}\n    schema:\n      openAPIV3Schema:\n        type: object\n        properties:\n          spec: {{type: object, description: {description}}}\n"
+        )
+    };
+    let crd = format!(
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {{name: as.example.com}}\nspec:\n  group: example.com\n  names: {{kind: A, plural: as}}\n  versions:\n{}{}{}",
+        version("v1", true, "route spec one"),
+        version("v2", false, "route spec one"),
+        version("v3", false, "route spec two"),
+    );
+    let mut set = SchemaSet::new();
+    set.add_text("a.yaml", &crd).unwrap();
+    let versions = &set.find("example.com", "A").unwrap().versions;
+    let schema = |index: usize| versions[index].schema.as_ref().unwrap();
+    assert!(std::sync::Arc::ptr_eq(schema(0), schema(1)));
+    assert!(!std::sync::Arc::ptr_eq(schema(0), schema(2)));
+    let description = |index: usize| schema(index).properties["spec"].description.clone();
+    assert_eq!(description(2).as_deref(), Some("route spec two"));
+}
+
+/// A schema that declares defaults leaves a value that needs none as it is (no copy), and a
+/// default still applies where its field is absent, including for transition rules' old value.
+#[test]
+fn defaults_apply_only_where_a_field_lacks_one() {
+    let crd = "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: ds.example.com}\nspec:\n  group: example.com\n  names: {kind: D, plural: ds}\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n        type: object\n        properties:\n          spec:\n            type: object\n            properties:\n              mode: {type: string, default: strict, enum: [strict, loose]}\n              port: {type: integer}\n            x-kubernetes-validations:\n            - rule: self.mode == 'strict' || self.port > 0\n";
+    let mut set = SchemaSet::new();
+    set.add_text("d.yaml", crd).unwrap();
+    let check = |spec: &str| {
+        let object = json(&format!(
+            "apiVersion: example.com/v1\nkind: D\nmetadata: {{name: d}}\nspec: {spec}\n"
+        ));
+        summary(&validate_object(&set, &object))
+    };
+    assert!(check("{mode: loose, port: 1}").is_empty());
+    assert_eq!(check("{mode: loose}"), ["error spec cel"]);
+    // Defaulted to strict: the rule passes.
+    assert!(check("{}").is_empty());
+    assert_eq!(check("{mode: null}"), ["warning spec.mode nullable"]);
+}

@@ -590,6 +590,45 @@ mod tests {
         );
     }
 
+    /// Roots copied from one another have files of the same text: each is parsed once, yet
+    /// every file's problems name that file, and the CRD that stays names the later file.
+    #[test]
+    fn files_of_the_same_text_keep_their_own_names() {
+        let root = scratch("same-text");
+        let bad = "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\n\
+                   spec:\n  names: {kind: X}\n";
+        for copy in ["one", "two"] {
+            std::fs::create_dir_all(root.join(copy).join("crds")).unwrap();
+            std::fs::write(root.join(copy).join("crds/a.yaml"), crd("Alpha", copy)).unwrap();
+            std::fs::write(root.join(copy).join("crds/b.yaml"), crd("Beta", "same")).unwrap();
+            std::fs::write(root.join(copy).join("crds/c-bad.yaml"), bad).unwrap();
+        }
+        let sources = load_roots(&[root.join("one"), root.join("two")], &[]);
+        let base = paths::display(&root);
+        let shown: Vec<String> = sources.problems.iter().map(|p| p.to_string()).collect();
+        assert_eq!(
+            shown,
+            [
+                format!("{base}/one/crds/c-bad.yaml:4: spec.group is missing or not a string"),
+                format!("{base}/two/crds/c-bad.yaml:4: spec.group is missing or not a string"),
+            ]
+        );
+        let file = |kind: &str| {
+            let crd = sources.schemas.find("test.kruise-lua.dev", kind).unwrap();
+            format!("{}:{}", crd.file, crd.line)
+        };
+        assert_eq!(file("Alpha"), format!("{base}/two/crds/a.yaml:1"));
+        assert_eq!(file("Beta"), format!("{base}/two/crds/b.yaml:1"));
+        assert_eq!(fields(&sources, "Alpha"), vec!["two"]);
+        let kinds: Vec<&str> = sources
+            .schemas
+            .crds()
+            .iter()
+            .map(|crd| crd.kind.as_str())
+            .collect();
+        assert_eq!(kinds, ["Alpha", "Beta"]);
+    }
+
     #[test]
     fn toml_problems_name_the_line() {
         let root = scratch("toml");
