@@ -34,7 +34,9 @@ const MAX_DEPTH: usize = 200;
 /// Whether any node of `schema` declares a default (most schemas have none), worked out once
 /// per node.
 fn has_defaults(schema: &Schema) -> bool {
-    *schema.defaults_below.get_or_init(|| has_defaults_at(schema, 0))
+    *schema
+        .defaults_below
+        .get_or_init(|| has_defaults_at(schema, 0))
 }
 
 fn has_defaults_at(schema: &Schema, depth: usize) -> bool {

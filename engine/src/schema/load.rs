@@ -352,9 +352,9 @@ fn same_content(a: &YamlNode, b: &YamlNode) -> bool {
         }
         (YamlValue::Map(a), YamlValue::Map(b)) => {
             a.len() == b.len()
-                && a.iter().zip(b).all(|((ak, av), (bk, bv))| {
-                    same_content(ak, bk) && same_content(av, bv)
-                })
+                && a.iter()
+                    .zip(b)
+                    .all(|((ak, av), (bk, bv))| same_content(ak, bk) && same_content(av, bv))
         }
         (YamlValue::Float(a), YamlValue::Float(b)) => a.to_bits() == b.to_bits(),
         (a, b) => a == b,

@@ -112,7 +112,9 @@ pub fn patched_resource(original: &JsonValue, result: &Data) -> JsonValue {
             annotations.remove(ORIGINAL_SPEC_ANNOTATION);
             let labels = string_map(original_meta, "labels", &mut ignored);
             Data {
-                spec: original_fields.and_then(|fields| fields.get("spec")).cloned(),
+                spec: original_fields
+                    .and_then(|fields| fields.get("spec"))
+                    .cloned(),
                 labels: Some(labels).filter(|m| !m.is_empty()),
                 annotations: Some(annotations).filter(|m| !m.is_empty()),
             }

@@ -195,7 +195,10 @@ impl<'a> OldItems<'a> {
             OldItems::Absent => None,
             OldItems::Map(keyed) => {
                 let key = list_map_key(schema, item);
-                keyed.iter().find(|(old, _)| *old == key).map(|(_, old)| *old)
+                keyed
+                    .iter()
+                    .find(|(old, _)| *old == key)
+                    .map(|(_, old)| *old)
             }
             OldItems::Set(items) => items.iter().find(|old| *old == item),
         };
