@@ -120,6 +120,9 @@ pub struct Schema {
     /// Whether this node or one below it declares a `default` (`defaulting.rs`), worked out
     /// the first time a value is defaulted against it.
     pub(crate) defaults_below: OnceLock<bool>,
+    /// Whether a rule of this node or of one below it may read `oldSelf` (`validate.rs`),
+    /// worked out the first time a value is validated against it.
+    pub(crate) transitions_below: OnceLock<bool>,
 }
 
 /// A problem in a schema, at a YAML line.

@@ -88,6 +88,11 @@ fn run(
             "null in a non-nullable field: the API server would write the default instead",
         ));
     }
+    // The old object only matters to transition rules.
+    let old = match old {
+        Old::Value(_) | Old::Absent if !has_transition_rules(schema) => Old::Unknown,
+        old => old,
+    };
     // The stored object was defaulted when it was written.
     let old_defaulted = match old {
         Old::Value(old) => Some(apply_defaults(schema, old, &mut Vec::new())),
@@ -130,6 +135,41 @@ fn run(
 enum Seg<'v> {
     Key(&'v str),
     Index(usize),
+}
+
+/// Schemas are nested at most `compile::MAX_DEPTH` levels; deeper, a node counts as having
+/// transition rules (which only costs the old value's walk).
+const MAX_RULE_DEPTH: usize = 200;
+
+/// Whether a rule of `schema` or of a node below it may read `oldSelf` (its text names it:
+/// a CEL variable cannot be spelled otherwise), worked out once per node. Below a node
+/// without, the old value is never read (it only serves transition rules), so the walk does
+/// not follow it there.
+fn has_transition_rules(schema: &Schema) -> bool {
+    *schema
+        .transitions_below
+        .get_or_init(|| transition_rules_at(schema, 0))
+}
+
+fn transition_rules_at(schema: &Schema, depth: usize) -> bool {
+    if depth > MAX_RULE_DEPTH {
+        return true;
+    }
+    let below = |child: &Schema| match child.transitions_below.get() {
+        Some(known) => *known,
+        None => transition_rules_at(child, depth + 1),
+    };
+    schema
+        .cel_rules
+        .iter()
+        .any(|rule| rule.rule.contains("oldSelf"))
+        || schema.properties.values().any(below)
+        || schema.items.as_deref().is_some_and(below)
+        || matches!(&schema.additional, Additional::Schema(values) if below(values))
+        || schema.all_of.iter().any(below)
+        || schema.any_of.iter().any(below)
+        || schema.one_of.iter().any(below)
+        || schema.not.as_deref().is_some_and(below)
 }
 
 struct Walker<'a, 'v> {
@@ -269,6 +309,10 @@ impl<'v> Walker<'_, 'v> {
     }
 
     fn walk(&mut self, schema: &'v Schema, value: &'v JsonValue, old: Old<'_>, root: bool) {
+        let old = match old {
+            Old::Value(_) | Old::Absent if !has_transition_rules(schema) => Old::Unknown,
+            old => old,
+        };
         if !self.check_type(schema, value) {
             return;
         }
