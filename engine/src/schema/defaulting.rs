@@ -34,23 +34,23 @@ const MAX_DEPTH: usize = 200;
 /// Whether any node of `schema` declares a default (most schemas have none), worked out once
 /// per node.
 fn has_defaults(schema: &Schema) -> bool {
-    *schema
-        .defaults_below
-        .get_or_init(|| has_defaults_at(schema, 0))
+    has_defaults_at(schema, 0)
 }
 
 fn has_defaults_at(schema: &Schema, depth: usize) -> bool {
+    if let Some(known) = schema.defaults_below.get() {
+        return *known;
+    }
     if depth > MAX_DEPTH {
         return false;
     }
-    let below = |child: &Schema| match child.defaults_below.get() {
-        Some(known) => *known,
-        None => has_defaults_at(child, depth + 1),
-    };
-    schema.default.is_some()
+    let below = |child: &Schema| has_defaults_at(child, depth + 1);
+    let found = schema.default.is_some()
         || schema.properties.values().any(below)
         || schema.items.as_deref().is_some_and(below)
-        || matches!(&schema.additional, Additional::Schema(values) if below(values))
+        || matches!(&schema.additional, Additional::Schema(values) if below(values));
+    // Each node is worked out once, whichever node asked first.
+    *schema.defaults_below.get_or_init(|| found)
 }
 
 /// Whether [`default_in_place`] would change `value`: a declared property with a default is

@@ -296,9 +296,9 @@ fn read_crd(file: &str, document: &YamlNode) -> Result<Crd, LoadError> {
     })
 }
 
-/// A hash of a node's content (its spans left out) for [`same_content`] to confirm: its
-/// shape, scalars, and each string's length and first bytes (hashing every byte of the
-/// descriptions cost more than the rest of the comparison).
+/// A hash of a node's content (its spans left out) for [`same_content`] to confirm, eight
+/// bytes of a string at a time (std's SipHash, a byte at a time, cost more than the rest of
+/// the comparison).
 fn content_hash(node: &YamlNode) -> u64 {
     /// FNV-1a's step (no need for a keyed hash: a collision only costs a comparison).
     fn mix(hash: &mut u64, word: u64) {
@@ -319,10 +319,16 @@ fn content_hash(node: &YamlNode) -> u64 {
             YamlValue::String(s) => {
                 mix(hash, 6);
                 mix(hash, s.len() as u64);
-                let mut head = [0u8; 8];
-                let shown = s.len().min(8);
-                head[..shown].copy_from_slice(&s.as_bytes()[..shown]);
-                mix(hash, u64::from_le_bytes(head));
+                let mut words = s.as_bytes().chunks_exact(8);
+                for word in &mut words {
+                    mix(
+                        hash,
+                        u64::from_le_bytes(word.try_into().unwrap_or_default()),
+                    );
+                }
+                let mut tail = [0u8; 8];
+                tail[..words.remainder().len()].copy_from_slice(words.remainder());
+                mix(hash, u64::from_le_bytes(tail));
             }
             YamlValue::Seq(items) => {
                 mix(hash, 7);

@@ -146,20 +146,18 @@ const MAX_RULE_DEPTH: usize = 200;
 /// without, the old value is never read (it only serves transition rules), so the walk does
 /// not follow it there.
 fn has_transition_rules(schema: &Schema) -> bool {
-    *schema
-        .transitions_below
-        .get_or_init(|| transition_rules_at(schema, 0))
+    transition_rules_at(schema, 0)
 }
 
 fn transition_rules_at(schema: &Schema, depth: usize) -> bool {
+    if let Some(known) = schema.transitions_below.get() {
+        return *known;
+    }
     if depth > MAX_RULE_DEPTH {
         return true;
     }
-    let below = |child: &Schema| match child.transitions_below.get() {
-        Some(known) => *known,
-        None => transition_rules_at(child, depth + 1),
-    };
-    schema
+    let below = |child: &Schema| transition_rules_at(child, depth + 1);
+    let found = schema
         .cel_rules
         .iter()
         .any(|rule| rule.rule.contains("oldSelf"))
@@ -169,7 +167,9 @@ fn transition_rules_at(schema: &Schema, depth: usize) -> bool {
         || schema.all_of.iter().any(below)
         || schema.any_of.iter().any(below)
         || schema.one_of.iter().any(below)
-        || schema.not.as_deref().is_some_and(below)
+        || schema.not.as_deref().is_some_and(below);
+    // Each node is worked out once, whichever node asked first.
+    *schema.transitions_below.get_or_init(|| found)
 }
 
 struct Walker<'a, 'v> {
