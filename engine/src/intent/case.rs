@@ -502,5 +502,10 @@ fn after_config(
             )),
         },
     };
-    model.surroundings(after, &base.before, &obj.stable_service, &obj.canary_service)
+    model.surroundings(
+        after,
+        &base.before,
+        &obj.stable_service,
+        &obj.canary_service,
+    )
 }

@@ -41,8 +41,8 @@ mod table;
 mod tests;
 
 pub use case::{
-    NO_PATHS, StepCheck, StepConfigs, StepIntentOutcome, StepRuns, check_case,
-    check_case_reusing, check_case_with, step_configs,
+    NO_PATHS, StepCheck, StepConfigs, StepIntentOutcome, StepRuns, check_case, check_case_reusing,
+    check_case_with, step_configs,
 };
 pub use probe_set::{MAX_BASE_PROBES, MAX_PROBES, ProbeSet, probes};
 pub use table::{MAX_CLASSES, RequestClass, Share, ShareRole, TrafficTable, traffic_table};
@@ -88,6 +88,26 @@ impl Intent {
         self.selects_as(request, Reading::STRICT)
     }
 
+    /// Whether any request can be read differently by [`Self::readings_differ`]: a match
+    /// has a path prefix, or (with `regex_search`) a regular expression.
+    fn readings_may_differ(&self, regex_search: bool) -> bool {
+        let regex = |t: &Option<String>| regex_search && t.as_deref() == Some("RegularExpression");
+        self.matches.iter().any(|m| {
+            m.path
+                .as_ref()
+                .is_some_and(|path| match path.match_type.as_deref() {
+                    Some("RegularExpression") => regex_search,
+                    Some("Exact") => false,
+                    _ => true,
+                })
+                || m.headers.iter().flatten().any(|h| regex(&h.match_type))
+                || m.query_params
+                    .iter()
+                    .flatten()
+                    .any(|q| regex(&q.match_type))
+        })
+    }
+
     fn selects_as(&self, request: &Request, reading: Reading) -> bool {
         self.matches
             .iter()
@@ -104,12 +124,13 @@ impl Intent {
     /// - with `regex_search` (the gateway only has regexes that search the value: see
     ///   [`RoutingModel::step_regex_may_search`]), a `RegularExpression` found anywhere in the
     ///   value rather than matching all of it.
-    fn readings_differ(&self, request: &Request, regex_search: bool) -> bool {
+    /// `selected` is [`Self::selects`] of `request`.
+    fn readings_differ(&self, request: &Request, regex_search: bool, selected: bool) -> bool {
         let lenient = Reading {
             prefix: PrefixReading::String,
             regex_search,
         };
-        self.selects(request) != self.selects_as(request, lenient)
+        self.readings_may_differ(regex_search) && selected != self.selects_as(request, lenient)
     }
 }
 
@@ -206,7 +227,7 @@ fn match_selects(m: &HttpRouteMatch, request: &Request, reading: Reading) -> boo
         value_selects(
             h.match_type.as_deref(),
             &h.value,
-            request.headers.get(&h.name.to_ascii_lowercase()),
+            header_value(request, &h.name),
             reading,
         )
     });
@@ -219,6 +240,15 @@ fn match_selects(m: &HttpRouteMatch, request: &Request, reading: Reading) -> boo
         )
     });
     headers_hold && query_holds
+}
+
+/// The value of the header `name` (any case) in `request`, whose header names are lower-cased.
+fn header_value<'a>(request: &'a Request, name: &str) -> Option<&'a String> {
+    if name.bytes().any(|b| b.is_ascii_uppercase()) {
+        request.headers.get(&name.to_ascii_lowercase())
+    } else {
+        request.headers.get(name)
+    }
 }
 
 /// One way a step's configuration does not do what the step asks.
@@ -329,10 +359,9 @@ impl BeforeRouting {
         after_probes: Vec<Request>,
         intent: &Intent,
     ) -> &LastProbes {
-        let same = self
-            .last
-            .as_ref()
-            .is_some_and(|last| last.after_probes == after_probes && last.matches == intent.matches);
+        let same = self.last.as_ref().is_some_and(|last| {
+            last.after_probes == after_probes && last.matches == intent.matches
+        });
         if !same {
             let set = probe_set::probes_beside(model, &self.probes, &after_probes, intent);
             let routed = set
@@ -550,12 +579,13 @@ fn misrouting(
         (Some(w), false) => vec![Asked::Weight(0.0), weight(w)],
         (None, _) => vec![Asked::Weight(0.0)],
     };
-    let mut asked: Vec<Asked> = if intent.selects(request) {
+    let selected = intent.selects(request);
+    let mut asked: Vec<Asked> = if selected {
         vec![Asked::Selected]
     } else {
         unselected.clone()
     };
-    if intent.readings_differ(request, model.step_regex_may_search()) {
+    if intent.readings_differ(request, model.step_regex_may_search(), selected) {
         if asked == [Asked::Selected] {
             asked.extend(unselected);
         } else {
@@ -565,15 +595,19 @@ fn misrouting(
     if by_convention && !asked.contains(&Asked::Selected) {
         asked.push(Asked::Selected);
     }
-    let mut expected_texts = Vec::new();
+    // Described only when none of them passes (most probes route as asked).
+    let mut unmet = Vec::new();
     for fraction in &asked {
-        let expected =
-            expected_distribution(model, intent, original, &stable_backends, now, *fraction);
         if *fraction == Asked::Weight(0.0) {
             if untouched() {
                 return None;
             }
-        } else if split_as_asked(
+            unmet.push(None);
+            continue;
+        }
+        let expected =
+            expected_distribution(model, intent, original, &stable_backends, now, *fraction);
+        if split_as_asked(
             model,
             intent,
             original,
@@ -584,8 +618,19 @@ fn misrouting(
         ) {
             return None;
         }
-        expected_texts.push(expected.describe());
+        unmet.push(Some(expected));
     }
+    let expected_texts: Vec<String> = asked
+        .iter()
+        .zip(unmet)
+        .map(|(fraction, expected)| {
+            expected
+                .unwrap_or_else(|| {
+                    expected_distribution(model, intent, original, &stable_backends, now, *fraction)
+                })
+                .describe()
+        })
+        .collect();
     let mut actual = describe(now);
     if let Routed::To(d) = now
         && let Some(missing) = missing_header_changes(model, intent, original, &stable_backends, d)

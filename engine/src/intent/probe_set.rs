@@ -438,7 +438,15 @@ mod tests {
 
     const PATHS: &[&str] = &["/", "/api", "/api/v1", "/static/", "/a.b", "/API"];
     const NAMES: &[&str] = &["x-canary", "X-User", "env", "beta"];
-    const VALUES: &[&str] = &["1", "true", "prod.eu", "Gold", "^b[0-9]+$", ".*Safari.*", ""];
+    const VALUES: &[&str] = &[
+        "1",
+        "true",
+        "prod.eu",
+        "Gold",
+        "^b[0-9]+$",
+        ".*Safari.*",
+        "",
+    ];
     const TYPES: &[Option<&str>] = &[
         None,
         Some("Exact"),
@@ -459,9 +467,10 @@ mod tests {
             request.host = Some(draw.pick(&["a.example.com", "b.example.com"]).into());
         }
         for _ in 0..draw.below(3) {
-            request
-                .headers
-                .insert(draw.pick(NAMES).to_ascii_lowercase(), draw.pick(VALUES).into());
+            request.headers.insert(
+                draw.pick(NAMES).to_ascii_lowercase(),
+                draw.pick(VALUES).into(),
+            );
         }
         if draw.below(3) == 0 {
             request
@@ -486,7 +495,10 @@ mod tests {
     fn route_match(draw: &mut Draw) -> HttpRouteMatch {
         let path = (draw.below(2) == 0).then(|| HttpPathMatch {
             match_type: TYPES[draw.below(TYPES.len())].map(str::to_owned),
-            value: Some(draw.pick(&["/api", "/api/", "^/items/[0-9]+$", "/a.b"]).into()),
+            value: Some(
+                draw.pick(&["/api", "/api/", "^/items/[0-9]+$", "/a.b"])
+                    .into(),
+            ),
         });
         let headers: Vec<NameValueMatch> = (0..draw.below(3)).map(|_| value_match(draw)).collect();
         let query: Vec<NameValueMatch> = (0..draw.below(2)).map(|_| value_match(draw)).collect();
@@ -540,6 +552,9 @@ mod tests {
             }
         }
         // Both kinds, and some cut at MAX_PROBES.
-        assert!(whole > 100 && truncated > 10 && full > 5, "{whole} {truncated} {full}");
+        assert!(
+            whole > 100 && truncated > 10 && full > 5,
+            "{whole} {truncated} {full}"
+        );
     }
 }
