@@ -319,9 +319,10 @@ pub(crate) struct BeforeRouting {
     probes: Vec<Request>,
     /// The probes of the last step checked and where the configuration sends each of them:
     /// the next step with the same probes routes none of them through it again (steps that
-    /// change only weights have the same probes). Keeping the routing of each request by the
-    /// request instead, to look it up in any step, cost more than routing it again (measured:
-    /// docs/BENCHMARKS.md); this keeps it by position.
+    /// change only weights have the same probes), and one with other probes only those the
+    /// last step did not have. (Keeping the routing of every request of the case in a map,
+    /// looked up by request, cost more than routing again: measured, docs/BENCHMARKS.md; two
+    /// sorted probe sets are compared side by side instead.)
     last: Option<LastProbes>,
 }
 
@@ -364,10 +365,34 @@ impl BeforeRouting {
         });
         if !same {
             let set = probe_set::probes_beside(model, &self.probes, &after_probes, intent);
+            // Both sets are in request order: a request the last step routed too is found
+            // by walking them side by side.
+            let mut known = self
+                .last
+                .take()
+                .map(|last| last.set.requests.into_iter().zip(last.routed))
+                .into_iter()
+                .flatten()
+                .peekable();
             let routed = set
                 .requests
                 .iter()
-                .map(|request| model.route(original, request))
+                .map(|request| {
+                    while let Some((earlier, _)) = known.peek() {
+                        match earlier.cmp(request) {
+                            std::cmp::Ordering::Less => {
+                                known.next();
+                            }
+                            std::cmp::Ordering::Equal => {
+                                if let Some((_, routed)) = known.next() {
+                                    return routed;
+                                }
+                            }
+                            std::cmp::Ordering::Greater => break,
+                        }
+                    }
+                    model.route(original, request)
+                })
                 .collect();
             self.last = Some(LastProbes {
                 after_probes,

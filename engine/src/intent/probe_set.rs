@@ -2,9 +2,10 @@
 //! it, and each of the step's matches laid over each of them (a request the match selects,
 //! and requests just beside it), bounded, without duplicates, in request order.
 
-use std::collections::HashMap;
 use std::collections::hash_map::Entry;
-use std::hash::BuildHasher;
+use std::collections::{BTreeMap, HashMap};
+use std::hash::{BuildHasher, Hasher};
+use std::ops::Bound;
 
 use rustc_hash::FxBuildHasher;
 
@@ -52,14 +53,16 @@ impl MatchSamples {
     }
 }
 
-/// A request `m` selects, built on `base`, and variants that each lack one of its conditions
-/// (`samples` is [`MatchSamples::of`] `m`).
+/// Adds to `set` a request `m` selects, built on `base`, and variants that each lack one of its
+/// conditions (`samples` is [`MatchSamples::of`] `m`). A variant is the request `m` selects
+/// with one field changed; it is built only when the set does not hold it yet.
 fn match_probes(
     m: &HttpRouteMatch,
     samples: &MatchSamples,
     base: &Request,
     values_ignore_case: bool,
-) -> Vec<Request> {
+    set: &mut RequestSet,
+) {
     let mut hit = base.clone();
     if let Some(sampled) = &samples.path {
         hit.path = sampled.clone();
@@ -75,67 +78,50 @@ fn match_probes(
             hit.query.insert(param.name.clone(), value.clone());
         }
     }
-    let mut variants = vec![hit.clone()];
-    let with_path = |path: String| {
-        let mut variant = hit.clone();
-        variant.path = path;
-        variant
-    };
+    let mut add = |change: Change| set.insert_variant(&hit, change);
     if let Some(path) = &m.path {
-        variants.push(with_path(base.path.clone()));
+        add(Change::Path(&base.path));
         if path.match_type.as_deref() != Some("RegularExpression") {
             // Below the path, and a longer name sharing its text (neither an exact nor a
             // segment-prefix match).
             let value = path.value.as_deref().unwrap_or("/").trim_end_matches('/');
-            variants.push(with_path(format!("{value}/x")));
-            variants.push(with_path(format!("{value}x")));
+            add(Change::Path(&format!("{value}/x")));
+            add(Change::Path(&format!("{value}x")));
         }
-    }
-    if let Some(path) = &m.path {
         let value = path.value.as_deref().unwrap_or("/");
         for near in near_misses(path.match_type.as_deref(), value, &hit.path, false) {
             if near.starts_with('/') {
-                variants.push(with_path(near));
+                add(Change::Path(&near));
             }
         }
     }
     for header in m.headers.iter().flatten() {
         let name = header.name.to_ascii_lowercase();
-        let mut miss = hit.clone();
-        miss.headers.remove(&name);
-        variants.push(miss);
-        let mut other = hit.clone();
-        other.headers.insert(name.clone(), "__other".to_owned());
-        variants.push(other);
-        let sampled = hit.headers.get(&name).cloned().unwrap_or_default();
+        add(Change::Header(&name, None));
+        add(Change::Header(&name, Some("__other")));
+        let sampled = hit.headers.get(&name).map_or("", String::as_str);
         for near in near_misses(
             header.match_type.as_deref(),
             &header.value,
-            &sampled,
+            sampled,
             values_ignore_case,
         ) {
-            let mut variant = hit.clone();
-            variant.headers.insert(name.clone(), near);
-            variants.push(variant);
+            add(Change::Header(&name, Some(&near)));
         }
     }
     for param in m.query_params.iter().flatten() {
-        let mut miss = hit.clone();
-        miss.query.remove(&param.name);
-        variants.push(miss);
-        let sampled = hit.query.get(&param.name).cloned().unwrap_or_default();
+        add(Change::Query(&param.name, None));
+        let sampled = hit.query.get(&param.name).map_or("", String::as_str);
         for near in near_misses(
             param.match_type.as_deref(),
             &param.value,
-            &sampled,
+            sampled,
             values_ignore_case,
         ) {
-            let mut variant = hit.clone();
-            variant.query.insert(param.name.clone(), near);
-            variants.push(variant);
+            add(Change::Query(&param.name, Some(&near)));
         }
     }
-    variants
+    set.insert(hit);
 }
 
 /// Values just beside a condition, which the step's match must not select unless its type
@@ -225,25 +211,25 @@ pub(super) fn probes_beside(
     after_probes: &[Request],
     intent: &Intent,
 ) -> ProbeSet {
-    let base = sorted_union(original_probes, after_probes, MAX_BASE_PROBES + 1);
+    let mut base = sorted_union(original_probes, after_probes, MAX_BASE_PROBES + 1);
     let mut truncated = base.len() > MAX_BASE_PROBES;
-    let mut all = RequestSet::of_distinct(base, MAX_BASE_PROBES);
-    let base_len = all.requests.len();
+    base.truncate(MAX_BASE_PROBES);
+    let mut all = RequestSet::beside(&base);
     let ignore_case = model.values_ignore_case();
     'matches: for (i, m) in intent.matches.iter().enumerate() {
         let samples = MatchSamples::of(m);
-        for j in 0..base_len {
-            for variant in match_probes(m, &samples, &all.requests[j], ignore_case) {
-                all.insert(variant);
-            }
-            if all.requests.len() >= MAX_PROBES {
-                let last = i + 1 == intent.matches.len() && j + 1 == base_len;
-                truncated |= !last || all.requests.len() > MAX_PROBES;
+        for (j, request) in base.iter().enumerate() {
+            match_probes(m, &samples, request, ignore_case, &mut all);
+            if all.len() >= MAX_PROBES {
+                let last = i + 1 == intent.matches.len() && j + 1 == base.len();
+                truncated |= !last || all.len() > MAX_PROBES;
                 break 'matches;
             }
         }
     }
-    let mut requests = all.requests;
+    let added = all.added;
+    let mut requests = base;
+    requests.extend(added);
     // No two are equal: the unstable sort gives the one order.
     requests.sort_unstable();
     requests.truncate(MAX_PROBES);
@@ -291,51 +277,211 @@ fn sorted_union(a: &[Request], b: &[Request], limit: usize) -> Vec<Request> {
     out
 }
 
-/// Requests without duplicates, in the order they were added. A request is looked up by its
-/// hash (one pass over its text) rather than by comparisons down a tree of requests, and the
-/// order the check needs is made once, by sorting the distinct ones.
-struct RequestSet {
-    requests: Vec<Request>,
-    /// The index of the first request with each hash.
+/// Requests without duplicates: `base` (none equal) and those added beside it. A request is
+/// looked up by its hash (one pass over its text) rather than by comparisons down a tree of
+/// requests, and the order the check needs is made once, by sorting the distinct ones.
+struct RequestSet<'a> {
+    base: &'a [Request],
+    added: Vec<Request>,
+    /// The index (into `base`, then `added`) of the first request with each hash.
     by_hash: HashMap<u64, usize, FxBuildHasher>,
     /// Indices of requests whose hash an earlier, different request has.
     collided: Vec<usize>,
 }
 
-impl RequestSet {
-    /// The set of the first `limit` of `requests`, which holds no two equal ones.
-    fn of_distinct(mut requests: Vec<Request>, limit: usize) -> RequestSet {
-        requests.truncate(limit);
+/// One field of a request changed: a variant of a probe, compared with the requests of a
+/// [`RequestSet`] and hashed without building it.
+#[derive(Clone, Copy)]
+enum Change<'a> {
+    Nothing,
+    Path(&'a str),
+    /// A header set to a value (`Some`) or removed (`None`).
+    Header(&'a str, Option<&'a str>),
+    /// A query parameter set or removed.
+    Query(&'a str, Option<&'a str>),
+}
+
+impl<'a> RequestSet<'a> {
+    fn beside(base: &'a [Request]) -> RequestSet<'a> {
         let mut set = RequestSet {
-            requests: Vec::with_capacity(requests.len() * 4),
-            by_hash: HashMap::with_capacity_and_hasher(requests.len() * 4, FxBuildHasher),
+            base,
+            added: Vec::with_capacity(base.len() * 4),
+            by_hash: HashMap::with_capacity_and_hasher(base.len() * 5, FxBuildHasher),
             collided: Vec::new(),
         };
-        for request in requests {
-            set.insert(request);
+        // No two base requests are equal: only their hashes may be.
+        for (index, request) in base.iter().enumerate() {
+            match set.by_hash.entry(hash_of(request, Change::Nothing)) {
+                Entry::Vacant(slot) => {
+                    slot.insert(index);
+                }
+                Entry::Occupied(_) => set.collided.push(index),
+            }
         }
         set
     }
 
-    /// Adds `request` unless an equal one is there.
-    fn insert(&mut self, request: Request) {
-        let hash = FxBuildHasher.hash_one(&request);
+    fn len(&self) -> usize {
+        self.base.len() + self.added.len()
+    }
+
+    fn get(&self, index: usize) -> &Request {
+        match index.checked_sub(self.base.len()) {
+            None => &self.base[index],
+            Some(added) => &self.added[added],
+        }
+    }
+
+    /// Whether the set holds `of` with `change`, as its hash `hash`; when not, records the
+    /// next index for that hash.
+    fn holds(&mut self, hash: u64, of: &Request, change: Change) -> bool {
+        let next = self.len();
         match self.by_hash.entry(hash) {
             Entry::Vacant(slot) => {
-                slot.insert(self.requests.len());
+                slot.insert(next);
+                false
             }
             Entry::Occupied(first) => {
-                let requests = &self.requests;
-                if requests[*first.get()] == request
-                    || self.collided.iter().any(|&k| requests[k] == request)
+                let first = *first.get();
+                if same_as(self.get(first), of, change)
+                    || self
+                        .collided
+                        .iter()
+                        .any(|&k| same_as(self.get(k), of, change))
                 {
-                    return;
+                    return true;
                 }
-                self.collided.push(requests.len());
+                self.collided.push(next);
+                false
             }
         }
-        self.requests.push(request);
     }
+
+    /// Adds `request` unless an equal one is there.
+    fn insert(&mut self, request: Request) {
+        let hash = hash_of(&request, Change::Nothing);
+        if !self.holds(hash, &request, Change::Nothing) {
+            self.added.push(request);
+        }
+    }
+
+    /// Adds `of` with `change` unless an equal request is there (built only then).
+    fn insert_variant(&mut self, of: &Request, change: Change) {
+        let hash = hash_of(of, change);
+        if !self.holds(hash, of, change) {
+            self.added.push(changed(of, change));
+        }
+    }
+}
+
+/// `of` with `change` made.
+fn changed(of: &Request, change: Change) -> Request {
+    let mut request = of.clone();
+    let set = |map: &mut BTreeMap<String, String>, name: &str, value: Option<&str>| match value {
+        Some(value) => {
+            map.insert(name.to_owned(), value.to_owned());
+        }
+        None => {
+            map.remove(name);
+        }
+    };
+    match change {
+        Change::Nothing => {}
+        Change::Path(path) => request.path = path.to_owned(),
+        Change::Header(name, value) => set(&mut request.headers, name, value),
+        Change::Query(name, value) => set(&mut request.query, name, value),
+    }
+    request
+}
+
+/// The entries of `map` with `name` set to `value` (`Some`) or removed (`None`), in order.
+fn entries_with<'m>(
+    map: &'m BTreeMap<String, String>,
+    change: Option<(&'m str, Option<&'m str>)>,
+) -> impl Iterator<Item = (&'m str, &'m str)> {
+    let pair = |(k, v): (&'m String, &'m String)| (k.as_str(), v.as_str());
+    let all: (Bound<&str>, Bound<&str>) = (Bound::Unbounded, Bound::Unbounded);
+    let (below, middle, above) = match change {
+        None => (map.range::<str, _>(all), None, None),
+        Some((name, value)) => (
+            map.range::<str, _>((Bound::Unbounded, Bound::Excluded(name))),
+            value.map(|value| (name, value)),
+            Some(map.range::<str, _>((Bound::Excluded(name), Bound::Unbounded))),
+        ),
+    };
+    below
+        .map(pair)
+        .chain(middle)
+        .chain(above.into_iter().flatten().map(pair))
+}
+
+/// The header and query entries of `of` with `change` made.
+fn changed_maps<'m>(
+    of: &'m Request,
+    change: Change<'m>,
+) -> (
+    impl Iterator<Item = (&'m str, &'m str)>,
+    impl Iterator<Item = (&'m str, &'m str)>,
+) {
+    let (headers, query) = match change {
+        Change::Header(name, value) => (Some((name, value)), None),
+        Change::Query(name, value) => (None, Some((name, value))),
+        Change::Nothing | Change::Path(_) => (None, None),
+    };
+    (
+        entries_with(&of.headers, headers),
+        entries_with(&of.query, query),
+    )
+}
+
+/// Whether `request` is `of` with `change` made.
+fn same_as(request: &Request, of: &Request, change: Change) -> bool {
+    let path = match change {
+        Change::Path(path) => path,
+        _ => of.path.as_str(),
+    };
+    let (headers, query) = changed_maps(of, change);
+    request.method == of.method
+        && request.host == of.host
+        && request.path == path
+        && request.cookies == of.cookies
+        && entries_with(&request.headers, None).eq(headers)
+        && entries_with(&request.query, None).eq(query)
+}
+
+/// The hash of `of` with `change` made, the same for every way of writing one request.
+fn hash_of(of: &Request, change: Change) -> u64 {
+    fn text(hasher: &mut impl Hasher, text: &str) {
+        hasher.write(text.as_bytes());
+        hasher.write_u8(0xff);
+    }
+    let mut hasher = FxBuildHasher.build_hasher();
+    let path = match change {
+        Change::Path(path) => path,
+        _ => of.path.as_str(),
+    };
+    text(&mut hasher, &of.method);
+    match &of.host {
+        Some(host) => text(&mut hasher, host),
+        None => hasher.write_u8(0),
+    }
+    text(&mut hasher, path);
+    let (headers, query) = changed_maps(of, change);
+    for (name, value) in headers {
+        text(&mut hasher, name);
+        text(&mut hasher, value);
+    }
+    hasher.write_u8(1);
+    for (name, value) in query {
+        text(&mut hasher, name);
+        text(&mut hasher, value);
+    }
+    hasher.write_u8(2);
+    for (name, value) in &of.cookies {
+        text(&mut hasher, name);
+        text(&mut hasher, value);
+    }
+    hasher.finish()
 }
 
 /// The probes of a step, and whether the bounds cut some off.
@@ -401,7 +547,7 @@ mod tests {
         'matches: for (i, m) in intent.matches.iter().enumerate() {
             let samples = MatchSamples::of(m);
             for (j, request) in base.iter().enumerate() {
-                all.extend(match_probes(
+                all.extend(reference_match_probes(
                     m,
                     &samples,
                     request,
@@ -418,6 +564,92 @@ mod tests {
             requests: all.into_iter().take(MAX_PROBES).collect(),
             truncated,
         }
+    }
+
+    /// A request `m` selects, built on `base`, and variants that each lack one of its conditions
+    /// (`samples` is [`MatchSamples::of`] `m`).
+    fn reference_match_probes(
+        m: &HttpRouteMatch,
+        samples: &MatchSamples,
+        base: &Request,
+        values_ignore_case: bool,
+    ) -> Vec<Request> {
+        let mut hit = base.clone();
+        if let Some(sampled) = &samples.path {
+            hit.path = sampled.clone();
+        }
+        for (header, sampled) in m.headers.iter().flatten().zip(&samples.headers) {
+            if let Some(value) = sampled {
+                hit.headers
+                    .insert(header.name.to_ascii_lowercase(), value.clone());
+            }
+        }
+        for (param, sampled) in m.query_params.iter().flatten().zip(&samples.query) {
+            if let Some(value) = sampled {
+                hit.query.insert(param.name.clone(), value.clone());
+            }
+        }
+        let mut variants = vec![hit.clone()];
+        let with_path = |path: String| {
+            let mut variant = hit.clone();
+            variant.path = path;
+            variant
+        };
+        if let Some(path) = &m.path {
+            variants.push(with_path(base.path.clone()));
+            if path.match_type.as_deref() != Some("RegularExpression") {
+                // Below the path, and a longer name sharing its text (neither an exact nor a
+                // segment-prefix match).
+                let value = path.value.as_deref().unwrap_or("/").trim_end_matches('/');
+                variants.push(with_path(format!("{value}/x")));
+                variants.push(with_path(format!("{value}x")));
+            }
+        }
+        if let Some(path) = &m.path {
+            let value = path.value.as_deref().unwrap_or("/");
+            for near in near_misses(path.match_type.as_deref(), value, &hit.path, false) {
+                if near.starts_with('/') {
+                    variants.push(with_path(near));
+                }
+            }
+        }
+        for header in m.headers.iter().flatten() {
+            let name = header.name.to_ascii_lowercase();
+            let mut miss = hit.clone();
+            miss.headers.remove(&name);
+            variants.push(miss);
+            let mut other = hit.clone();
+            other.headers.insert(name.clone(), "__other".to_owned());
+            variants.push(other);
+            let sampled = hit.headers.get(&name).cloned().unwrap_or_default();
+            for near in near_misses(
+                header.match_type.as_deref(),
+                &header.value,
+                &sampled,
+                values_ignore_case,
+            ) {
+                let mut variant = hit.clone();
+                variant.headers.insert(name.clone(), near);
+                variants.push(variant);
+            }
+        }
+        for param in m.query_params.iter().flatten() {
+            let mut miss = hit.clone();
+            miss.query.remove(&param.name);
+            variants.push(miss);
+            let sampled = hit.query.get(&param.name).cloned().unwrap_or_default();
+            for near in near_misses(
+                param.match_type.as_deref(),
+                &param.value,
+                &sampled,
+                values_ignore_case,
+            ) {
+                let mut variant = hit.clone();
+                variant.query.insert(param.name.clone(), near);
+                variants.push(variant);
+            }
+        }
+        variants
     }
 
     /// A small deterministic generator (a linear congruential one), so that failures repeat.
@@ -556,5 +788,29 @@ mod tests {
             whole > 100 && truncated > 10 && full > 5,
             "{whole} {truncated} {full}"
         );
+    }
+
+    /// A variant compared and hashed without building it is equal, and hashes alike, to the
+    /// request built from it, and to no other.
+    #[test]
+    fn variants_compare_and_hash_as_the_requests_they_stand_for() {
+        let mut draw = Draw(7);
+        for i in 0..2000 {
+            let of = request(&mut draw, i);
+            let other = request(&mut draw, i);
+            let name = draw.pick(NAMES).to_ascii_lowercase();
+            let value = draw.pick(VALUES);
+            let set = (draw.below(2) == 0).then_some(value);
+            let change = match draw.below(4) {
+                0 => Change::Nothing,
+                1 => Change::Path(draw.pick(PATHS)),
+                2 => Change::Header(&name, set),
+                _ => Change::Query(&name, set),
+            };
+            let built = changed(&of, change);
+            assert!(same_as(&built, &of, change), "{built:?}");
+            assert_eq!(hash_of(&built, Change::Nothing), hash_of(&of, change));
+            assert_eq!(same_as(&other, &of, change), other == built);
+        }
     }
 }
