@@ -266,9 +266,12 @@ pub fn check_case(
 /// one the controller sees too (no step error, no harness/production difference warning, not
 /// an empty or non-table result, which the two rules encode differently). The expectation's
 /// data stands for an output equal to it (already read); another output is decoded as Kruise
-/// decodes a result. Ingress scripts are replayed by the intent check itself (the controller
-/// chains them).
-fn reusable_results(kind: &ScriptKind, case: &TestCase, steps: &[StepOutcome]) -> Vec<Option<Data>> {
+/// decodes a result. Ingress scripts are chained by the controller: see [`chained_results`].
+fn reusable_results(
+    kind: &ScriptKind,
+    case: &TestCase,
+    steps: &[StepOutcome],
+) -> Vec<Option<Data>> {
     if !matches!(kind, ScriptKind::Custom { .. }) {
         return Vec::new();
     }
@@ -323,9 +326,11 @@ fn chained_results(
 fn ingress_annotations(case: &TestCase, step: &StepOutcome, actual: &str) -> Option<Data> {
     let annotations = match case.expected.get(step.index) {
         Some(entry) if step.actual == step.expected => entry.data.annotations.clone(),
-        _ => kruise_lua_engine::json::decode_custom_result(actual.as_bytes())
-            .ok()?
-            .annotations,
+        _ => {
+            kruise_lua_engine::json::decode_custom_result(actual.as_bytes())
+                .ok()?
+                .annotations
+        }
     };
     let data = Data {
         annotations: annotations.filter(|map| !map.is_empty()),
