@@ -124,6 +124,7 @@ impl Intent {
     /// - with `regex_search` (the gateway only has regexes that search the value: see
     ///   [`RoutingModel::step_regex_may_search`]), a `RegularExpression` found anywhere in the
     ///   value rather than matching all of it.
+    ///
     /// `selected` is [`Self::selects`] of `request`.
     fn readings_differ(&self, request: &Request, regex_search: bool, selected: bool) -> bool {
         let lenient = Reading {
