@@ -81,20 +81,22 @@ fn matcher_applies(matcher: &JsonValue, request: &Request) -> bool {
         .get("caseSensitive")
         .and_then(JsonValue::as_bool)
         .unwrap_or(true);
-    let fold = |s: &str| {
-        if sensitive {
-            s.to_owned()
-        } else {
-            s.to_lowercase()
-        }
-    };
+    // Folded only when the case is ignored (no copy per comparison otherwise).
     let path_ok = if let Some(exact) = text(matcher, "exact") {
-        fold(&request.path) == fold(exact)
+        if sensitive {
+            request.path == exact
+        } else {
+            request.path.to_lowercase() == exact.to_lowercase()
+        }
     } else if let Some(regex) = text(matcher, "regex") {
         full_match(regex, &request.path)
     } else {
         let prefix = text(matcher, "prefix").unwrap_or("/");
-        fold(&request.path).starts_with(&fold(prefix))
+        if sensitive {
+            request.path.starts_with(prefix)
+        } else {
+            request.path.to_lowercase().starts_with(&prefix.to_lowercase())
+        }
     };
     path_ok
         && matcher
@@ -103,8 +105,8 @@ fn matcher_applies(matcher: &JsonValue, request: &Request) -> bool {
             .unwrap_or_default()
             .iter()
             .all(|h| {
-                let name = text(h, "name").unwrap_or("").to_ascii_lowercase();
-                value_matches(h, request.headers.get(&name).map(String::as_str))
+                let name = text(h, "name").unwrap_or("");
+                value_matches(h, super::header_value(request, name))
             })
         && matcher
             .get("queryParameters")
@@ -396,7 +398,12 @@ impl RoutingModel for GlooVirtualService {
             .enumerate()
             .find(|(_, route)| route_applies(route, request))
             .map_or(Routed::NoRoute, |(index, route)| {
-                distribution(route).via(format!("spec.virtualHost.routes[{index}]"))
+                // The same for every request the route takes: made once per route.
+                super::memo::derived(route, || {
+                    distribution(route).via(format!("spec.virtualHost.routes[{index}]"))
+                })
+                .as_ref()
+                .clone()
             })
     }
 

@@ -47,18 +47,21 @@ fn http_routes(config: &GatewayConfig) -> &[JsonValue] {
 /// An empty match, or the regex `*`, checks presence only (`canBeConvertedToPresentMatch`).
 fn string_match(matcher: &JsonValue, value: Option<&str>, ignore_case: bool) -> bool {
     let Some(value) = value else { return false };
-    let fold = |s: &str| {
-        if ignore_case {
-            s.to_lowercase()
-        } else {
-            s.to_owned()
-        }
-    };
+    // Folded only when the case is ignored: a probe compares thousands of times, and a copy
+    // per comparison was most of what it cost.
     if let Some(exact) = matcher.get("exact").and_then(JsonValue::as_str) {
-        return fold(value) == fold(exact);
+        return if ignore_case {
+            value.to_lowercase() == exact.to_lowercase()
+        } else {
+            value == exact
+        };
     }
     if let Some(prefix) = matcher.get("prefix").and_then(JsonValue::as_str) {
-        return fold(value).starts_with(&fold(prefix));
+        return if ignore_case {
+            value.to_lowercase().starts_with(&prefix.to_lowercase())
+        } else {
+            value.starts_with(prefix)
+        };
     }
     match matcher.get("regex").and_then(JsonValue::as_str) {
         Some("*") | None => true,
@@ -78,10 +81,7 @@ fn is_presence(matcher: &JsonValue) -> bool {
 
 fn header<'r>(request: &'r Request, name: &str) -> Option<&'r str> {
     // Envoy keeps header names lower-case; Istio documents match keys as lower-case.
-    request
-        .headers
-        .get(&name.to_ascii_lowercase())
-        .map(String::as_str)
+    super::header_value(request, name)
 }
 
 /// One `HTTPMatchRequest`: every field present must hold.
@@ -474,13 +474,11 @@ impl RoutingModel for IstioVirtualService {
         else {
             return Routed::NoRoute;
         };
-        match distribution(route) {
-            Routed::To(mut d) => {
-                d.route_path = Some(format!("spec.http[{index}]"));
-                Routed::To(d)
-            }
-            no_route => no_route,
-        }
+        // What a route does is the same for every request it takes: made once per route
+        // (see `super::memo`).
+        super::memo::derived(route, || distribution(route).via(format!("spec.http[{index}]")))
+            .as_ref()
+            .clone()
     }
 
     fn probes(&self, config: &GatewayConfig) -> Vec<Request> {
