@@ -83,7 +83,7 @@ impl HigressFamily {
             })
         };
         if let Some(name) = self.read(notes, "canary-by-header") {
-            let value = request.headers.get(&name.to_ascii_lowercase());
+            let value = super::header_value(request, name);
             let regex = if let Some(v) = self.read(notes, "canary-by-header-value") {
                 format!("always|{v}")
             } else if let Some(p) = self.read(notes, "canary-by-header-pattern") {
@@ -170,10 +170,7 @@ impl HigressFamily {
         let pattern_only = self.read(&notes, "canary-by-header-value").is_none()
             && self.read(&notes, "canary-by-header-pattern").is_some();
         !pattern_only
-            && request
-                .headers
-                .get(&name.to_ascii_lowercase())
-                .is_some_and(|v| v == "always")
+            && super::header_value(request, name).is_some_and(|v| v == "always")
     }
 
     pub fn problems(&self, config: &GatewayConfig) -> Vec<ConfigProblem> {

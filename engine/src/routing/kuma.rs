@@ -160,6 +160,30 @@ fn destinations(config: &GatewayConfig) -> Vec<Destination<'_>> {
         .collect()
 }
 
+/// A destination as routing keeps it for a configuration: its routes in Kuma's order, each
+/// with where a request it takes goes (the same for every request: made once per
+/// configuration, see `super::memo`).
+struct TableDestination {
+    service: String,
+    default_service: String,
+    routes: Vec<(RouteAt, Routed)>,
+}
+
+fn route_table(config: &GatewayConfig) -> Vec<TableDestination> {
+    destinations(config)
+        .iter()
+        .map(|d| TableDestination {
+            service: d.service.clone(),
+            default_service: d.default.service.clone(),
+            routes: d
+                .routes
+                .iter()
+                .map(|r| (r.at, distribution(d, r).via(r.origin())))
+                .collect(),
+        })
+        .collect()
+}
+
 /// Each `spec.to[]` entry's routes in Kuma's order: one per match of each rule, stably sorted
 /// by `CompareMatch`, and the implicit catch-all unless a match is exactly that.
 fn route_order(spec: &JsonValue) -> Vec<Vec<RouteAt>> {
@@ -188,7 +212,7 @@ fn route_order(spec: &JsonValue) -> Vec<Vec<RouteAt>> {
 }
 
 /// Envoy's string match of one header or query value.
-fn value_matches(kind: &str, expected: &str, actual: Option<&String>) -> bool {
+fn value_matches(kind: &str, expected: &str, actual: Option<&str>) -> bool {
     match (kind, actual) {
         ("Absent", actual) => actual.is_none(),
         ("Present", actual) => actual.is_some(),
@@ -209,7 +233,11 @@ fn route_matches(matched: Option<&JsonValue>, request: &Request) -> bool {
         Some(("PathPrefix", "/")) => request.path.starts_with('/'),
         Some(("PathPrefix", v)) => {
             let trimmed = v.strip_suffix('/').unwrap_or(v);
-            request.path == trimmed || request.path.starts_with(&format!("{trimmed}/"))
+            // The path itself, or under it after a `/`.
+            request
+                .path
+                .strip_prefix(trimmed)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
         }
         Some(("RegularExpression", v)) => full_match(v, &request.path),
         Some(_) => false,
@@ -218,30 +246,35 @@ fn route_matches(matched: Option<&JsonValue>, request: &Request) -> bool {
     path_ok
         && method_ok
         && {
-            let mut seen = std::collections::BTreeSet::new();
+            // Names seen so far, borrowed (no copy per probe).
+            let mut seen: Vec<&str> = Vec::new();
             items(matched, "headers").iter().all(|h| {
-                let name = str_field(h, "name")
-                    .unwrap_or_default()
-                    .to_ascii_lowercase();
-                // A second matcher for the same name is ignored.
-                !seen.insert(name.clone())
-                    || value_matches(
-                        str_field(h, "type").unwrap_or("Exact"),
-                        str_field(h, "value").unwrap_or_default(),
-                        request.headers.get(&name),
-                    )
+                let name = str_field(h, "name").unwrap_or_default();
+                // A second matcher for the same name (in any case) is ignored.
+                if seen.iter().any(|s| s.eq_ignore_ascii_case(name)) {
+                    return true;
+                }
+                seen.push(name);
+                value_matches(
+                    str_field(h, "type").unwrap_or("Exact"),
+                    str_field(h, "value").unwrap_or_default(),
+                    super::header_value(request, name),
+                )
             })
         }
         && {
-            let mut seen = std::collections::BTreeSet::new();
+            let mut seen: Vec<&str> = Vec::new();
             items(matched, "queryParams").iter().all(|q| {
-                let name = str_field(q, "name").unwrap_or_default().to_owned();
-                !seen.insert(name.clone())
-                    || value_matches(
-                        str_field(q, "type").unwrap_or("Exact"),
-                        str_field(q, "value").unwrap_or_default(),
-                        request.query.get(&name),
-                    )
+                let name = str_field(q, "name").unwrap_or_default();
+                if seen.contains(&name) {
+                    return true;
+                }
+                seen.push(name);
+                value_matches(
+                    str_field(q, "type").unwrap_or("Exact"),
+                    str_field(q, "value").unwrap_or_default(),
+                    request.query.get(name).map(String::as_str),
+                )
             })
         }
 }
@@ -339,23 +372,6 @@ fn distribution(destination: &Destination, route: &Route) -> Routed {
         }
     }
     Routed::To(d)
-}
-
-/// The destination a request is for: the `to` entry named by the host's first label, else
-/// the first one (a mesh request is addressed to one service; probes without host use the
-/// first).
-fn destination_for<'a, 'b>(
-    destinations: &'b [Destination<'a>],
-    request: &Request,
-) -> Option<&'b Destination<'a>> {
-    let label = request
-        .host
-        .as_deref()
-        .map(|h| h.split('.').next().unwrap_or(h));
-    destinations
-        .iter()
-        .find(|d| label.is_some_and(|l| l == d.service || l == d.default.service))
-        .or_else(|| destinations.first())
 }
 
 fn match_literals(matched: &JsonValue) -> Vec<Literal> {
@@ -533,17 +549,41 @@ impl RoutingModel for KumaMeshHttpRoute {
     }
 
     fn route(&self, config: &GatewayConfig, request: &Request) -> Routed {
-        let destinations = destinations(config);
-        let Some(destination) = destination_for(&destinations, request) else {
+        let GatewayConfig::Resource(resource) = config else {
             return Routed::NoRoute;
         };
+        let table = super::memo::derived(config, || route_table(config));
+        let label = request
+            .host
+            .as_deref()
+            .map(|h| h.split('.').next().unwrap_or(h));
+        // The destination a request is for: the `to` entry named by the host's first label,
+        // else the first one (a mesh request is addressed to one service; probes without host
+        // use the first).
+        let Some(destination) = table
+            .iter()
+            .find(|d| label.is_some_and(|l| l == d.service || l == d.default_service))
+            .or_else(|| table.first())
+        else {
+            return Routed::NoRoute;
+        };
+        let to = resource
+            .get("spec")
+            .map_or(&[][..], |spec| items(spec, "to"));
         destination
             .routes
             .iter()
-            .find(|r| route_matches(r.matched, request))
-            .map_or(Routed::NoRoute, |r| {
-                distribution(destination, r).via(r.origin())
+            .find(|(at, _)| {
+                let matched = match *at {
+                    RouteAt::Match { t, r, m } => to
+                        .get(t)
+                        .and_then(|to| items(to, "rules").get(r))
+                        .and_then(|rule| items(rule, "matches").get(m)),
+                    RouteAt::CatchAll { .. } => None,
+                };
+                route_matches(matched, request)
             })
+            .map_or(Routed::NoRoute, |(_, routed)| routed.clone())
     }
 
     fn probes(&self, config: &GatewayConfig) -> Vec<Request> {

@@ -41,6 +41,55 @@ thread_local! {
 /// later ones are compiled on each use.
 const COMPILED_LIMIT: usize = 4096;
 
+thread_local! {
+    /// The patterns this thread compiled last, across [`with_compiled_patterns`] calls: the
+    /// cases of a script (and the scripts of a library) share most of their patterns, and a
+    /// case's memo starts empty. Bounded by [`RECENT_LIMIT`] (emptied when full); only
+    /// successfully compiled patterns are kept. A cache of a pure function: what a pattern
+    /// matches does not depend on it.
+    static RECENT: RefCell<CompiledPatterns> = RefCell::new(CompiledPatterns::default());
+}
+
+/// At most this many patterns are kept in [`RECENT`] (bounded memory: each is also bounded
+/// by its size limit).
+const RECENT_LIMIT: usize = 256;
+
+/// `pattern` in `form` from [`RECENT`], when this thread compiled it lately.
+fn recent(pattern: &str, form: (Anchoring, usize)) -> Option<Rc<Regex>> {
+    RECENT.with(|cell| {
+        let memo = cell.borrow();
+        memo.by_form
+            .iter()
+            .find(|(f, _)| *f == form)
+            .and_then(|(_, patterns)| patterns.get(pattern).cloned().flatten())
+    })
+}
+
+/// Keeps `regex`, compiled from `pattern` in `form`, in [`RECENT`].
+fn remember(pattern: &str, form: (Anchoring, usize), regex: &Rc<Regex>) {
+    RECENT.with(|cell| {
+        let mut memo = cell.borrow_mut();
+        if memo.len >= RECENT_LIMIT {
+            *memo = CompiledPatterns::default();
+        }
+        memo.insert(pattern, form, Some(regex.clone()));
+    })
+}
+
+impl CompiledPatterns {
+    fn insert(&mut self, pattern: &str, form: (Anchoring, usize), regex: Option<Rc<Regex>>) {
+        self.len += 1;
+        let at = match self.by_form.iter().position(|(f, _)| *f == form) {
+            Some(at) => at,
+            None => {
+                self.by_form.push((form, HashMap::new()));
+                self.by_form.len() - 1
+            }
+        };
+        self.by_form[at].1.insert(pattern.to_owned(), regex);
+    }
+}
+
 /// Runs `f` with each pattern compiled at most once: the intent check wraps a step's check in
 /// it. The memo lives only for the call (nested calls share the outer one), so nothing outlives
 /// the check that built it.
@@ -59,14 +108,21 @@ fn compiled_as(
     anchoring: Anchoring,
     size_limit: usize,
 ) -> Result<Rc<Regex>, regex::Error> {
+    let form = (anchoring, size_limit);
     let build = || {
+        if let Some(regex) = recent(pattern, form) {
+            return Ok(regex);
+        }
         let mut builder = match anchoring {
             Anchoring::AsWritten => regex::RegexBuilder::new(pattern),
             Anchoring::Whole => regex::RegexBuilder::new(&format!("^(?:{pattern})$")),
         };
-        builder.size_limit(size_limit).build().map(Rc::new)
+        let built = builder.size_limit(size_limit).build().map(Rc::new);
+        if let Ok(regex) = &built {
+            remember(pattern, form, regex);
+        }
+        built
     };
-    let form = (anchoring, size_limit);
     let cached = COMPILED.with(|cell| {
         let slot = cell.borrow();
         slot.as_ref().map(|memo| {
@@ -87,17 +143,7 @@ fn compiled_as(
                 if let Some(memo) = cell.borrow_mut().as_mut()
                     && memo.len < COMPILED_LIMIT
                 {
-                    memo.len += 1;
-                    let at = match memo.by_form.iter().position(|(f, _)| *f == form) {
-                        Some(at) => at,
-                        None => {
-                            memo.by_form.push((form, HashMap::new()));
-                            memo.by_form.len() - 1
-                        }
-                    };
-                    memo.by_form[at]
-                        .1
-                        .insert(pattern.to_owned(), built.as_ref().ok().cloned());
+                    memo.insert(pattern, form, built.as_ref().ok().cloned());
                 }
             });
             built
