@@ -352,12 +352,20 @@ fn conditions_hold(rule: &JsonValue, request: &Request) -> bool {
 /// A route's hosts against the request's: exact names, and `*.example.com` for any name
 /// under it.
 fn host_rank(hosts: &[String], host: Option<&str>) -> Option<usize> {
-    let host = host?.to_ascii_lowercase();
+    let host = host?;
+    // `hosts` are lower-cased; the request's host is compared without regard to ASCII case,
+    // without a copy (this runs for every route of every probe).
+    let ends_with = |suffix: &str| {
+        host.len()
+            .checked_sub(suffix.len())
+            .filter(|&at| host.is_char_boundary(at))
+            .is_some_and(|at| host[at..].eq_ignore_ascii_case(suffix))
+    };
     hosts
         .iter()
         .filter_map(|h| match h.strip_prefix('*') {
-            Some(suffix) => host.ends_with(suffix).then_some(suffix.len()),
-            None => (*h == host).then_some(usize::MAX),
+            Some(suffix) => ends_with(suffix).then_some(suffix.len()),
+            None => h.eq_ignore_ascii_case(host).then_some(usize::MAX),
         })
         .max()
 }

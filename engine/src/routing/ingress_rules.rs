@@ -101,17 +101,19 @@ pub fn host_matches(rule_host: Option<&str>, request_host: Option<&str>) -> bool
     match (rule_host, request_host) {
         (None, _) => true,
         (Some(_), None) => false,
-        (Some(rule), Some(host)) => {
-            let host = host.to_ascii_lowercase();
-            let rule = rule.to_ascii_lowercase();
-            match rule.strip_prefix("*.") {
-                Some(suffix) => host
-                    .strip_suffix(suffix)
-                    .and_then(|head| head.strip_suffix('.'))
-                    .is_some_and(|label| !label.is_empty() && !label.contains('.')),
-                None => host == rule,
-            }
-        }
+        // Compared without regard to ASCII case, without copying either name (this runs for
+        // every path of every probe).
+        (Some(rule), Some(host)) => match rule.strip_prefix("*.") {
+            Some(suffix) => host
+                .len()
+                .checked_sub(suffix.len())
+                .filter(|&at| host.is_char_boundary(at))
+                .map(|at| host.split_at(at))
+                .filter(|(_, tail)| tail.eq_ignore_ascii_case(suffix))
+                .and_then(|(head, _)| head.strip_suffix('.'))
+                .is_some_and(|label| !label.is_empty() && !label.contains('.')),
+            None => host.eq_ignore_ascii_case(rule),
+        },
     }
 }
 
