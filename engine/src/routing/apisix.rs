@@ -154,6 +154,7 @@ struct TableRoute {
     uri: String,
     priority: i64,
     hosts: Vec<String>,
+    conditions: std::rc::Rc<ReadConditions>,
     routed: Routed,
 }
 
@@ -176,9 +177,19 @@ impl TableRoute {
 
 fn route_table(config: &GatewayConfig) -> Vec<TableRoute> {
     let upstreams = parts(config).1;
+    // One reading per rule, shared by its paths.
+    let mut read: Vec<(usize, std::rc::Rc<ReadConditions>)> = Vec::new();
     radix_routes(config)
         .into_iter()
         .map(|r| TableRoute {
+            conditions: match read.iter().find(|(i, _)| *i == r.rule_index) {
+                Some((_, c)) => c.clone(),
+                None => {
+                    let c = std::rc::Rc::new(ReadConditions::of(r.rule));
+                    read.push((r.rule_index, c.clone()));
+                    c
+                }
+            },
             rule_index: r.rule_index,
             uri: r.uri.to_owned(),
             priority: r.priority,
@@ -282,6 +293,111 @@ fn expr_matches(expr: &JsonValue, request: &Request) -> bool {
         "RegexNotMatch" => !search(false),
         "RegexNotMatchCaseInsensitive" => !search(true),
         _ => false,
+    }
+}
+
+/// A rule's methods and exprs read once per configuration (see [`route_table`]): what
+/// [`conditions_hold`] reads from the resource for every probe.
+struct ReadConditions {
+    /// `None`: the rule has no `match` (it takes nothing).
+    methods: Option<Vec<String>>,
+    exprs: Vec<ReadExpr>,
+}
+
+/// One `exprs[]` entry, read.
+struct ReadExpr {
+    scope: String,
+    name: String,
+    op: String,
+    expected: String,
+    set: Vec<String>,
+    /// The compiled search of a regex operator (`None` when it does not compile).
+    regex: Option<std::rc::Rc<regex::Regex>>,
+}
+
+impl ReadConditions {
+    fn of(rule: &JsonValue) -> Self {
+        let Some(matched) = rule.get("match") else {
+            return ReadConditions {
+                methods: None,
+                exprs: Vec::new(),
+            };
+        };
+        let strings = |value: &JsonValue, key: &str| {
+            items(value, key)
+                .iter()
+                .filter_map(JsonValue::as_str)
+                .map(str::to_owned)
+                .collect::<Vec<_>>()
+        };
+        let exprs = items(matched, "exprs")
+            .iter()
+            .map(|expr| {
+                let text = |path: &[&str]| {
+                    expr.at(path)
+                        .and_then(JsonValue::as_str)
+                        .unwrap_or_default()
+                        .to_owned()
+                };
+                let op = text(&["op"]);
+                let expected = text(&["value"]);
+                let regex = match op.as_str() {
+                    "RegexMatch" | "RegexNotMatch" => compile(&expected).ok(),
+                    "RegexMatchCaseInsensitive" | "RegexNotMatchCaseInsensitive" => {
+                        compile(&format!("(?i){expected}")).ok()
+                    }
+                    _ => None,
+                };
+                ReadExpr {
+                    scope: text(&["subject", "scope"]),
+                    name: text(&["subject", "name"]),
+                    op,
+                    expected,
+                    set: strings(expr, "set"),
+                    regex,
+                }
+            })
+            .collect();
+        ReadConditions {
+            methods: Some(strings(matched, "methods")),
+            exprs,
+        }
+    }
+
+    /// [`conditions_hold`] on what was read.
+    fn hold(&self, request: &Request) -> bool {
+        let Some(methods) = &self.methods else {
+            return false;
+        };
+        (methods.is_empty() || methods.iter().any(|m| *m == request.method))
+            && self.exprs.iter().all(|e| e.matches(request))
+    }
+}
+
+impl ReadExpr {
+    /// [`expr_matches`] on what was read.
+    fn matches(&self, request: &Request) -> bool {
+        let value = var_value(request, &self.scope, &self.name);
+        let expected = self.expected.as_str();
+        let in_set = |v: &str| self.set.iter().any(|s| s == v);
+        let number = |s: &str| s.trim().parse::<f64>().ok();
+        let compare = |f: fn(f64, f64) -> bool| matches!((value.and_then(number), number(expected)), (Some(a), Some(b)) if f(a, b));
+        let search = || {
+            value.is_some_and(|v| self.regex.as_ref().is_some_and(|re| re.is_match(v)))
+        };
+        match self.op.as_str() {
+            "Equal" => value == Some(expected),
+            "NotEqual" => value != Some(expected),
+            "GreaterThan" => compare(|a, b| a > b),
+            "GreaterThanEqual" => compare(|a, b| a >= b),
+            "LessThan" => compare(|a, b| a < b),
+            "LessThanEqual" => compare(|a, b| a <= b),
+            "In" => value.is_some_and(in_set),
+            "NotIn" => !value.is_some_and(in_set),
+            "RegexMatch" | "RegexMatchCaseInsensitive" => search(),
+            "RegexNotMatch" | "RegexNotMatchCaseInsensitive" => !search(),
+            _ => false,
+        }
     }
 }
 
@@ -638,7 +754,6 @@ impl RoutingModel for ApisixRoute {
 
     fn route(&self, config: &GatewayConfig, request: &Request) -> Routed {
         let table = super::memo::derived(config, || route_table(config));
-        let rules = rules(config);
         // radixtree_host_uri: host routes for this host first (exact names before wildcards,
         // longer wildcards first), then routes without hosts. Within each: full paths, then
         // longer prefixes, then higher priority, then document order.
@@ -662,7 +777,7 @@ impl RoutingModel for ApisixRoute {
         });
         candidates
             .into_iter()
-            .find(|(_, r)| conditions_hold(&rules[r.rule_index], request))
+            .find(|(_, r)| r.conditions.hold(request))
             .map_or(Routed::NoRoute, |(_, r)| r.routed.clone())
     }
 
