@@ -157,6 +157,18 @@ const DEFAULT_SIZE_LIMIT: usize = 10 * (1 << 20);
 /// Why `pattern` is not a valid RE2 expression, or `None` when it is. The `regex` crate
 /// follows RE2's syntax (no look-around, no back-references), as the workspace Cargo.toml notes.
 pub fn re2_problem(pattern: &str) -> Option<String> {
+    // A pattern that parses alone and compiles as a whole-value match (the form `full_match`
+    // needs anyway, so it is compiled once for both) is valid; anything else is compiled as
+    // written, which gives the exact error. Compiling was most of what this check cost.
+    let parses = || {
+        regex_syntax::ParserBuilder::new()
+            .build()
+            .parse(pattern)
+            .is_ok()
+    };
+    if parses() && compiled_as(pattern, Anchoring::Whole, DEFAULT_SIZE_LIMIT).is_ok() {
+        return None;
+    }
     compiled(pattern, DEFAULT_SIZE_LIMIT).err().map(|error| {
         // The crate's message spans lines with a caret diagram; the last line says why.
         let text = error.to_string();
