@@ -166,7 +166,8 @@ fn destinations(config: &GatewayConfig) -> Vec<Destination<'_>> {
 struct TableDestination {
     service: String,
     default_service: String,
-    routes: Vec<(RouteAt, Routed)>,
+    /// Each route's match (`None`: the implicit catch-all) and where it sends a request.
+    routes: Vec<(Option<ReadMatch>, Routed)>,
 }
 
 fn route_table(config: &GatewayConfig) -> Vec<TableDestination> {
@@ -178,7 +179,12 @@ fn route_table(config: &GatewayConfig) -> Vec<TableDestination> {
             routes: d
                 .routes
                 .iter()
-                .map(|r| (r.at, distribution(d, r).via(r.origin())))
+                .map(|r| {
+                    (
+                        r.matched.map(ReadMatch::of),
+                        distribution(d, r).via(r.origin()),
+                    )
+                })
                 .collect(),
         })
         .collect()
@@ -223,60 +229,68 @@ fn value_matches(kind: &str, expected: &str, actual: Option<&str>) -> bool {
     }
 }
 
-fn route_matches(matched: Option<&JsonValue>, request: &Request) -> bool {
-    let Some(matched) = matched else {
-        return true;
-    };
-    let path_ok = match path_of(Some(matched)) {
-        None => true,
-        Some(("Exact", v)) => request.path == v,
-        Some(("PathPrefix", "/")) => request.path.starts_with('/'),
-        Some(("PathPrefix", v)) => {
-            let trimmed = v.strip_suffix('/').unwrap_or(v);
-            // The path itself, or under it after a `/`.
-            request
-                .path
-                .strip_prefix(trimmed)
-                .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
-        }
-        Some(("RegularExpression", v)) => full_match(v, &request.path),
-        Some(_) => false,
-    };
-    let method_ok = str_field(matched, "method").is_none_or(|m| m == request.method);
-    path_ok
-        && method_ok
-        && {
-            // Names seen so far, borrowed (no copy per probe).
-            let mut seen: Vec<&str> = Vec::new();
-            items(matched, "headers").iter().all(|h| {
-                let name = str_field(h, "name").unwrap_or_default();
-                // A second matcher for the same name (in any case) is ignored.
-                if seen.iter().any(|s| s.eq_ignore_ascii_case(name)) {
-                    return true;
+/// One match as routing reads it, once per configuration (see [`route_table`]): the
+/// resource is not walked again for every probe.
+struct ReadMatch {
+    /// `(type, value)` of `path`.
+    path: Option<(String, String)>,
+    method: Option<String>,
+    /// `(name, type, value)`, the first matcher of each name only (a second matcher for the
+    /// same name, in any case for headers, is ignored).
+    headers: Vec<(String, String, String)>,
+    query: Vec<(String, String, String)>,
+}
+
+impl ReadMatch {
+    fn of(matched: &JsonValue) -> Self {
+        let read = |key: &str, same: fn(&str, &str) -> bool| {
+            let mut out: Vec<(String, String, String)> = Vec::new();
+            for entry in items(matched, key) {
+                let name = str_field(entry, "name").unwrap_or_default();
+                if out.iter().any(|(seen, _, _)| same(seen, name)) {
+                    continue;
                 }
-                seen.push(name);
-                value_matches(
-                    str_field(h, "type").unwrap_or("Exact"),
-                    str_field(h, "value").unwrap_or_default(),
-                    super::header_value(request, name),
-                )
-            })
+                out.push((
+                    name.to_owned(),
+                    str_field(entry, "type").unwrap_or("Exact").to_owned(),
+                    str_field(entry, "value").unwrap_or_default().to_owned(),
+                ));
+            }
+            out
+        };
+        ReadMatch {
+            path: path_of(Some(matched)).map(|(t, v)| (t.to_owned(), v.to_owned())),
+            method: str_field(matched, "method").map(str::to_owned),
+            headers: read("headers", |a, b| a.eq_ignore_ascii_case(b)),
+            query: read("queryParams", |a, b| a == b),
         }
-        && {
-            let mut seen: Vec<&str> = Vec::new();
-            items(matched, "queryParams").iter().all(|q| {
-                let name = str_field(q, "name").unwrap_or_default();
-                if seen.contains(&name) {
-                    return true;
-                }
-                seen.push(name);
-                value_matches(
-                    str_field(q, "type").unwrap_or("Exact"),
-                    str_field(q, "value").unwrap_or_default(),
-                    request.query.get(name).map(String::as_str),
-                )
+    }
+
+    fn matches(&self, request: &Request) -> bool {
+        let path_ok = match self.path.as_ref().map(|(t, v)| (t.as_str(), v.as_str())) {
+            None => true,
+            Some(("Exact", v)) => request.path == v,
+            Some(("PathPrefix", "/")) => request.path.starts_with('/'),
+            Some(("PathPrefix", v)) => {
+                let trimmed = v.strip_suffix('/').unwrap_or(v);
+                // The path itself, or under it after a `/`.
+                request
+                    .path
+                    .strip_prefix(trimmed)
+                    .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+            }
+            Some(("RegularExpression", v)) => full_match(v, &request.path),
+            Some(_) => false,
+        };
+        path_ok
+            && self.method.as_ref().is_none_or(|m| *m == request.method)
+            && self.headers.iter().all(|(name, kind, value)| {
+                value_matches(kind, value, super::header_value(request, name))
             })
-        }
+            && self.query.iter().all(|(name, kind, value)| {
+                value_matches(kind, value, request.query.get(name).map(String::as_str))
+            })
+    }
 }
 
 /// A Kubernetes Service named by its Kuma service tag, `<name>_<namespace>_svc[_<port>]`
@@ -549,9 +563,7 @@ impl RoutingModel for KumaMeshHttpRoute {
     }
 
     fn route(&self, config: &GatewayConfig, request: &Request) -> Routed {
-        let GatewayConfig::Resource(resource) = config else {
-            return Routed::NoRoute;
-        };
+        // (Empty for a configuration that is no resource: no route.)
         let table = super::memo::derived(config, || route_table(config));
         let label = request
             .host
@@ -567,22 +579,10 @@ impl RoutingModel for KumaMeshHttpRoute {
         else {
             return Routed::NoRoute;
         };
-        let to = resource
-            .get("spec")
-            .map_or(&[][..], |spec| items(spec, "to"));
         destination
             .routes
             .iter()
-            .find(|(at, _)| {
-                let matched = match *at {
-                    RouteAt::Match { t, r, m } => to
-                        .get(t)
-                        .and_then(|to| items(to, "rules").get(r))
-                        .and_then(|rule| items(rule, "matches").get(m)),
-                    RouteAt::CatchAll { .. } => None,
-                };
-                route_matches(matched, request)
-            })
+            .find(|(matched, _)| matched.as_ref().is_none_or(|m| m.matches(request)))
             .map_or(Routed::NoRoute, |(_, routed)| routed.clone())
     }
 
