@@ -233,7 +233,13 @@ fn var_value<'r>(request: &'r Request, scope: &str, name: &str) -> Option<&'r st
         // `http_<name>`: header names compare lower-cased with '-' as '_' (compared byte by
         // byte, without building either name: this runs for every probe).
         "Header" => {
-            let as_var = |b: u8| if b == b'-' { b'_' } else { b.to_ascii_lowercase() };
+            let as_var = |b: u8| {
+                if b == b'-' {
+                    b'_'
+                } else {
+                    b.to_ascii_lowercase()
+                }
+            };
             request
                 .headers
                 .iter()
@@ -382,9 +388,7 @@ impl ReadExpr {
         let in_set = |v: &str| self.set.iter().any(|s| s == v);
         let number = |s: &str| s.trim().parse::<f64>().ok();
         let compare = |f: fn(f64, f64) -> bool| matches!((value.and_then(number), number(expected)), (Some(a), Some(b)) if f(a, b));
-        let search = || {
-            value.is_some_and(|v| self.regex.as_ref().is_some_and(|re| re.is_match(v)))
-        };
+        let search = || value.is_some_and(|v| self.regex.as_ref().is_some_and(|re| re.is_match(v)));
         match self.op.as_str() {
             "Equal" => value == Some(expected),
             "NotEqual" => value != Some(expected),
@@ -455,11 +459,15 @@ fn conditions_hold(rule: &JsonValue, request: &Request) -> bool {
         return false;
     };
     let methods = items(matched, "methods");
-    (methods.iter().filter_map(JsonValue::as_str).next().is_none()
-            || methods
-                .iter()
-                .filter_map(JsonValue::as_str)
-                .any(|m| m == request.method))
+    (methods
+        .iter()
+        .filter_map(JsonValue::as_str)
+        .next()
+        .is_none()
+        || methods
+            .iter()
+            .filter_map(JsonValue::as_str)
+            .any(|m| m == request.method))
         && items(matched, "exprs")
             .iter()
             .all(|e| expr_matches(e, request))

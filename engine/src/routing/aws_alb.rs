@@ -75,7 +75,9 @@ fn glob(pattern: &str, text: &str, ignore_case: bool) -> bool {
                 a.eq_ignore_ascii_case(&b)
             })
         } else {
-            glob_units(pattern.as_bytes(), text.as_bytes(), b'*', b'?', |a, b| a == b)
+            glob_units(pattern.as_bytes(), text.as_bytes(), b'*', b'?', |a, b| {
+                a == b
+            })
         };
     }
     let fold = |s: &str| -> Vec<char> {

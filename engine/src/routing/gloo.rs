@@ -143,7 +143,9 @@ impl Matcher {
             PathMatch::Exact(exact) if self.sensitive => request.path == *exact,
             PathMatch::Exact(exact) => request.path.to_lowercase() == exact.to_lowercase(),
             PathMatch::Regex(regex) => full_match(regex, &request.path),
-            PathMatch::Prefix(prefix) if self.sensitive => request.path.starts_with(prefix.as_str()),
+            PathMatch::Prefix(prefix) if self.sensitive => {
+                request.path.starts_with(prefix.as_str())
+            }
             PathMatch::Prefix(prefix) => request
                 .path
                 .to_lowercase()

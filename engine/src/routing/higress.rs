@@ -186,9 +186,7 @@ impl HigressFamily {
             // cookie rule and, like the header rule, to take no weight.
             return CanaryRule::Query {
                 name: name.to_owned(),
-                expected: self
-                    .read(notes, "canary-by-query-value")
-                    .map(str::to_owned),
+                expected: self.read(notes, "canary-by-query-value").map(str::to_owned),
             };
         }
         if header_only {
@@ -243,8 +241,7 @@ impl HigressFamily {
         };
         let pattern_only = self.read(&notes, "canary-by-header-value").is_none()
             && self.read(&notes, "canary-by-header-pattern").is_some();
-        !pattern_only
-            && super::header_value(request, name).is_some_and(|v| v == "always")
+        !pattern_only && super::header_value(request, name).is_some_and(|v| v == "always")
     }
 
     pub fn problems(&self, config: &GatewayConfig) -> Vec<ConfigProblem> {
