@@ -243,7 +243,6 @@ mod tests {
     #[test]
     fn a_pattern_valid_only_inside_the_whole_value_form_is_still_invalid() {
         // `^(?:a)(b)$` compiles, `a)(b` does not: the check must not take one for the other.
-        assert!(full_match("a)(b", "a)(b") == compiled("a)(b", DEFAULT_SIZE_LIMIT).is_ok());
         let problem = re2_problem("a)(b").expect("an unopened group");
         assert!(problem.starts_with("invalid RE2 regular expression"), "{problem}");
         // Patterns compiled for earlier checks answer the same on this thread.
