@@ -375,7 +375,7 @@ impl ReadConditions {
         let Some(methods) = &self.methods else {
             return false;
         };
-        (methods.is_empty() || methods.iter().any(|m| *m == request.method))
+        (methods.is_empty() || methods.contains(&request.method))
             && self.exprs.iter().all(|e| e.matches(request))
     }
 }

@@ -244,7 +244,10 @@ mod tests {
     fn a_pattern_valid_only_inside_the_whole_value_form_is_still_invalid() {
         // `^(?:a)(b)$` compiles, `a)(b` does not: the check must not take one for the other.
         let problem = re2_problem("a)(b").expect("an unopened group");
-        assert!(problem.starts_with("invalid RE2 regular expression"), "{problem}");
+        assert!(
+            problem.starts_with("invalid RE2 regular expression"),
+            "{problem}"
+        );
         // Patterns compiled for earlier checks answer the same on this thread.
         with_compiled_patterns(|| assert!(full_match("/api/v[0-9]+", "/api/v2")));
         with_compiled_patterns(|| assert!(!full_match("/api/v[0-9]+", "/api/v2/x")));
