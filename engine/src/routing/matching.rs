@@ -50,9 +50,20 @@ thread_local! {
     static RECENT: RefCell<CompiledPatterns> = RefCell::new(CompiledPatterns::default());
 }
 
-/// At most this many patterns are kept in [`RECENT`] (bounded memory: each is also bounded
-/// by its size limit).
+/// At most this many patterns are kept in [`RECENT`].
 const RECENT_LIMIT: usize = 256;
+
+/// Whether a compiled `pattern` may outlive the check that compiled it in [`RECENT`]: short
+/// patterns without counted repetitions (`{n}`) or Unicode property classes (`\p{…}`), the
+/// two ways a short pattern compiles to a program of megabytes (`\p{L}{200}`). Such
+/// patterns are still compiled once per case (the scoped memo), only not kept after it, so
+/// that what a thread keeps stays small whatever the input.
+fn may_stay(pattern: &str) -> bool {
+    pattern.len() <= 256
+        && !pattern.contains('{')
+        && !pattern.contains("\\p")
+        && !pattern.contains("\\P")
+}
 
 /// `pattern` in `form` from [`RECENT`], when this thread compiled it lately.
 fn recent(pattern: &str, form: (Anchoring, usize)) -> Option<Rc<Regex>> {
@@ -118,7 +129,9 @@ fn compiled_as(
             Anchoring::Whole => regex::RegexBuilder::new(&format!("^(?:{pattern})$")),
         };
         let built = builder.size_limit(size_limit).build().map(Rc::new);
-        if let Ok(regex) = &built {
+        if let Ok(regex) = &built
+            && may_stay(pattern)
+        {
             remember(pattern, form, regex);
         }
         built
@@ -248,6 +261,9 @@ mod tests {
             problem.starts_with("invalid RE2 regular expression"),
             "{problem}"
         );
+        assert!(may_stay("^qa-[0-9]+$"));
+        assert!(!may_stay("\\p{L}{200}"));
+        assert!(!may_stay("a{1000}"));
         // Patterns compiled for earlier checks answer the same on this thread.
         with_compiled_patterns(|| assert!(full_match("/api/v[0-9]+", "/api/v2")));
         with_compiled_patterns(|| assert!(!full_match("/api/v[0-9]+", "/api/v2/x")));
