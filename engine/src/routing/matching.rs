@@ -27,6 +27,9 @@ type PatternMemo = HashMap<String, Option<Rc<Regex>>>;
 enum Anchoring {
     AsWritten,
     Whole,
+    /// The whole-value form of a pattern that also parses as written (what [`re2_problem`]
+    /// accepts without compiling the pattern as written); a syntax error otherwise.
+    CheckedWhole,
 }
 
 thread_local! {
@@ -127,6 +130,16 @@ fn compiled_as(
         let mut builder = match anchoring {
             Anchoring::AsWritten => regex::RegexBuilder::new(pattern),
             Anchoring::Whole => regex::RegexBuilder::new(&format!("^(?:{pattern})$")),
+            Anchoring::CheckedWhole => {
+                let parses = regex_syntax::ParserBuilder::new()
+                    .build()
+                    .parse(pattern)
+                    .is_ok();
+                if !parses {
+                    return Err(regex::Error::Syntax(String::new()));
+                }
+                return compiled_as(pattern, Anchoring::Whole, size_limit);
+            }
         };
         let built = builder.size_limit(size_limit).build().map(Rc::new);
         if let Ok(regex) = &built
@@ -173,13 +186,8 @@ pub fn re2_problem(pattern: &str) -> Option<String> {
     // A pattern that parses alone and compiles as a whole-value match (the form `full_match`
     // needs anyway, so it is compiled once for both) is valid; anything else is compiled as
     // written, which gives the exact error. Compiling was most of what this check cost.
-    let parses = || {
-        regex_syntax::ParserBuilder::new()
-            .build()
-            .parse(pattern)
-            .is_ok()
-    };
-    if parses() && compiled_as(pattern, Anchoring::Whole, DEFAULT_SIZE_LIMIT).is_ok() {
+    // (Memoised as a form of its own, so that the parse is not repeated either.)
+    if compiled_as(pattern, Anchoring::CheckedWhole, DEFAULT_SIZE_LIMIT).is_ok() {
         return None;
     }
     compiled(pattern, DEFAULT_SIZE_LIMIT).err().map(|error| {
