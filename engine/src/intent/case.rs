@@ -78,19 +78,32 @@ pub fn check_case(
     case: &TestCase,
     options: &RunOptions,
 ) -> Vec<StepCheck> {
-    check_case_reusing(kind, script, case, options, &[])
+    check_case_reusing(kind, script, case, options, StepRuns::None)
 }
 
-/// [`check_case`] reusing what the caller's own run of the steps left: `results[i]`, when
-/// present, is the resource data step `i` of a custom-provider script returned under the
-/// controller's rules (`check` passes its step outcomes, so the script does not run twice).
-/// Steps without one are run here; ingress scripts are always replayed the controller's way.
+/// What the caller's own run of a case's steps left, for the intent check to reuse instead of
+/// running the script again (`check` passes its step outcomes, so the script does not run
+/// twice).
+#[derive(Debug, Clone, Copy, Default)]
+pub enum StepRuns<'a> {
+    /// Nothing: the check runs the steps itself.
+    #[default]
+    None,
+    /// A custom-provider script: `[i]`, when present, is the resource data step `i` returned
+    /// under the controller's rules; steps without one are run here.
+    Custom(&'a [Option<Data>]),
+    /// An ingress-class script: every step of the case as the controller runs it, chained
+    /// ([`steps::controller_ingress_results`]; used only when it has one per step).
+    Ingress(&'a [steps::ControllerIngressResult]),
+}
+
+/// [`check_case`] reusing what the caller's own run of the steps left (see [`StepRuns`]).
 pub fn check_case_reusing(
     kind: &ScriptKind,
     script: &Script,
     case: &TestCase,
     options: &RunOptions,
-    results: &[Option<Data>],
+    results: StepRuns,
 ) -> Vec<StepCheck> {
     let flavor = ScriptFlavor::from(kind);
     let original = case.root.get("original").map(|node| node.to_json());
@@ -147,7 +160,15 @@ pub fn check_case_with(
     options: &RunOptions,
 ) -> Vec<StepCheck> {
     let original = case.root.get("original").map(|node| node.to_json());
-    check_steps(model, flavor, script, case, original.as_ref(), options, &[])
+    check_steps(
+        model,
+        flavor,
+        script,
+        case,
+        original.as_ref(),
+        options,
+        StepRuns::None,
+    )
 }
 
 /// Every step of `case`, with its `original` already read.
@@ -158,7 +179,7 @@ fn check_steps(
     case: &TestCase,
     original: Option<&JsonValue>,
     options: &RunOptions,
-    results: &[Option<Data>],
+    results: StepRuns,
 ) -> Vec<StepCheck> {
     // The steps of a case share most patterns: compiled once for the case.
     crate::routing::matching::with_compiled_patterns(|| {
@@ -173,14 +194,26 @@ fn check_steps_compiled(
     case: &TestCase,
     original: Option<&JsonValue>,
     options: &RunOptions,
-    results: &[Option<Data>],
+    results: StepRuns,
 ) -> Vec<StepCheck> {
     // Ingress steps chain (each runs on the canary Ingress the earlier ones left): one pass
-    // for the whole case.
-    let chained = (flavor == ScriptFlavor::Ingress)
-        .then(|| steps::controller_ingress_results(script, case, options));
+    // for the whole case, unless the caller's run made it.
+    let ran;
+    let chained = match results {
+        _ if flavor != ScriptFlavor::Ingress => None,
+        StepRuns::Ingress(all) if all.len() == case.steps.len() => Some(all),
+        _ => {
+            ran = steps::controller_ingress_results(script, case, options);
+            Some(ran.as_slice())
+        }
+    };
+    let reused = match results {
+        StepRuns::Custom(results) => results,
+        _ => &[],
+    };
     // The steps route through the same original configuration: what it does is shared.
     let mut before = BeforeRouting::default();
+    let mut configs = BeforeConfigs::default();
     (0..case.steps.len())
         .map(|index| StepCheck {
             index,
@@ -191,10 +224,11 @@ fn check_steps_compiled(
                     case,
                     index,
                     original,
-                    chained: chained.as_ref().map(|all| &all[index]),
-                    reused: results.get(index).and_then(Option::as_ref),
+                    chained: chained.map(|all| &all[index]),
+                    reused: reused.get(index).and_then(Option::as_ref),
                     options,
                 },
+                &mut configs,
                 &mut before,
             ),
         })
@@ -227,8 +261,13 @@ struct StepInputs<'a> {
     options: &'a RunOptions,
 }
 
-/// One step, sharing what the original configuration does with the case's other steps.
-fn check_one(inputs: StepInputs, before: &mut BeforeRouting) -> StepIntentOutcome {
+/// One step, sharing the original configuration, and what it does, with the case's other
+/// steps.
+fn check_one(
+    inputs: StepInputs,
+    configs: &mut BeforeConfigs,
+    before: &mut BeforeRouting,
+) -> StepIntentOutcome {
     let StepInputs {
         model,
         script,
@@ -275,18 +314,17 @@ fn check_one(inputs: StepInputs, before: &mut BeforeRouting) -> StepIntentOutcom
             }
         }
     };
-    let configs = match step_configs(model, flavor, original, &step.obj, intent, result) {
-        Ok(configs) => configs,
+    let base = configs.of(model, flavor, original, &step.obj);
+    let before_seen = match &base.before_seen {
+        Ok(before) => before,
+        Err(why) => return NotChecked(why.clone()),
+    };
+    let after = match after_config(model, base, original, &step.obj, result) {
+        Ok(after) => after,
         Err(why) => return NotChecked(why),
     };
-    let mut report = check_step_sharing(
-        model,
-        &configs.before,
-        &configs.after,
-        &configs.intent,
-        before,
-    );
-    if configs.no_paths && report.violations.is_empty() {
+    let mut report = check_step_sharing(model, before_seen, &after, &intent, before);
+    if base.no_paths && report.violations.is_empty() {
         return NotChecked(NO_PATHS.to_owned());
     }
     if report.violations.iter().any(|v| v.request.is_some()) {
@@ -340,60 +378,134 @@ pub fn step_configs(
     intent: Intent,
     result: &Data,
 ) -> Result<StepConfigs, String> {
-    // An Ingress without paths routes nothing: only configuration problems can be found.
-    let mut no_paths = false;
-    let (before, after) = match flavor {
-        ScriptFlavor::Custom => (
-            GatewayConfig::Resource(original.clone()),
-            GatewayConfig::Resource(patched_resource(original, result)),
-        ),
-        ScriptFlavor::Ingress => {
-            // An `original` that is the canary Ingress stands for the stable one beside it.
-            let stable =
-                stable_of_canary_ingress(original, &obj.stable_service, &obj.canary_service)
-                    .unwrap_or_else(|| original.clone());
-            // Without rules, a class that decides on annotations alone is routed through one
-            // rule standing for every stable-service path (see
-            // `representative_stable_ingress`); any other class routes nothing.
-            let stable = if ingress_has_paths(&stable) {
-                stable
-            } else if model.canary_decision_is_path_independent() {
-                representative_stable_ingress(&stable, &obj.stable_service)
-            } else {
-                no_paths = true;
-                stable
-            };
-            (
-                GatewayConfig::Ingress {
-                    stable: stable.clone(),
-                    canary: None,
-                },
-                GatewayConfig::Ingress {
-                    stable: stable.clone(),
-                    canary: Some(canary_ingress(
-                        &stable,
-                        &obj.stable_service,
-                        &obj.canary_service,
-                        result.annotations.as_ref(),
-                    )),
-                },
-            )
-        }
-    };
-    let surround = |config| {
-        model.surroundings(
-            config,
-            &before,
-            &intent.stable_service,
-            &intent.canary_service,
-        )
-    };
-    let before_seen = surround(before.clone())?;
-    let after_seen = surround(after)?;
+    let base = BeforeConfig::of(model, flavor, original, obj);
+    let before = base.before_seen.clone()?;
+    let after = after_config(model, &base, original, obj, result)?;
     Ok(StepConfigs {
         intent,
-        before: before_seen,
-        after: after_seen,
-        no_paths,
+        before,
+        after,
+        no_paths: base.no_paths,
     })
+}
+
+/// What a step's configurations take from the case rather than from the step: the
+/// configuration before the rollout, made for a step's stable and canary services.
+struct BeforeConfig {
+    /// The stable and canary services it was made for.
+    services: (String, String),
+    flavor: ScriptFlavor,
+    /// The configuration before the rollout, as the script's resource has it (what
+    /// [`RoutingModel::surroundings`] is given as `original`).
+    before: GatewayConfig,
+    /// The same as the gateway sees it ([`RoutingModel::surroundings`]).
+    before_seen: Result<GatewayConfig, String>,
+    /// For an ingress class: the stable Ingress the canary Ingress is built beside.
+    stable: Option<JsonValue>,
+    /// See [`StepConfigs::no_paths`].
+    no_paths: bool,
+}
+
+impl BeforeConfig {
+    fn of(
+        model: &dyn RoutingModel,
+        flavor: ScriptFlavor,
+        original: &JsonValue,
+        obj: &LuaData,
+    ) -> BeforeConfig {
+        // An Ingress without paths routes nothing: only configuration problems can be found.
+        let mut no_paths = false;
+        let (before, stable) = match flavor {
+            ScriptFlavor::Custom => (GatewayConfig::Resource(original.clone()), None),
+            ScriptFlavor::Ingress => {
+                // An `original` that is the canary Ingress stands for the stable one beside it.
+                let stable =
+                    stable_of_canary_ingress(original, &obj.stable_service, &obj.canary_service)
+                        .unwrap_or_else(|| original.clone());
+                // Without rules, a class that decides on annotations alone is routed through
+                // one rule standing for every stable-service path (see
+                // `representative_stable_ingress`); any other class routes nothing.
+                let stable = if ingress_has_paths(&stable) {
+                    stable
+                } else if model.canary_decision_is_path_independent() {
+                    representative_stable_ingress(&stable, &obj.stable_service)
+                } else {
+                    no_paths = true;
+                    stable
+                };
+                let before = GatewayConfig::Ingress {
+                    stable: stable.clone(),
+                    canary: None,
+                };
+                (before, Some(stable))
+            }
+        };
+        let before_seen = model.surroundings(
+            before.clone(),
+            &before,
+            &obj.stable_service,
+            &obj.canary_service,
+        );
+        BeforeConfig {
+            services: (obj.stable_service.clone(), obj.canary_service.clone()),
+            flavor,
+            before,
+            before_seen,
+            stable,
+            no_paths,
+        }
+    }
+}
+
+/// The [`BeforeConfig`] of a case's steps, made again only for a step with other services.
+#[derive(Default)]
+struct BeforeConfigs(Option<BeforeConfig>);
+
+impl BeforeConfigs {
+    fn of(
+        &mut self,
+        model: &dyn RoutingModel,
+        flavor: ScriptFlavor,
+        original: &JsonValue,
+        obj: &LuaData,
+    ) -> &BeforeConfig {
+        let same = self.0.as_ref().is_some_and(|known| {
+            known.flavor == flavor
+                && known.services.0 == obj.stable_service
+                && known.services.1 == obj.canary_service
+        });
+        if !same {
+            self.0 = Some(BeforeConfig::of(model, flavor, original, obj));
+        }
+        self.0.as_ref().expect("made above")
+    }
+}
+
+/// The configuration after a step whose script returned `result`, as the gateway sees it
+/// (`Err(why)` when the model cannot read it alone).
+fn after_config(
+    model: &dyn RoutingModel,
+    base: &BeforeConfig,
+    original: &JsonValue,
+    obj: &LuaData,
+    result: &Data,
+) -> Result<GatewayConfig, String> {
+    let after = match &base.stable {
+        None => GatewayConfig::Resource(patched_resource(original, result)),
+        Some(stable) => GatewayConfig::Ingress {
+            stable: stable.clone(),
+            canary: Some(canary_ingress(
+                stable,
+                &obj.stable_service,
+                &obj.canary_service,
+                result.annotations.as_ref(),
+            )),
+        },
+    };
+    model.surroundings(
+        after,
+        &base.before,
+        &obj.stable_service,
+        &obj.canary_service,
+    )
 }

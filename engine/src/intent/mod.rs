@@ -26,7 +26,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::luadata::{HeaderModifier, HttpRouteMatch, LuaData};
-use crate::routing::matching::{full_match, sample_match};
+use crate::routing::matching::full_match;
 use crate::routing::{
     Backend, ConfigProblem, Distribution, GatewayConfig, ProblemKind, Request, Routed, RoutingModel,
 };
@@ -35,14 +35,16 @@ use crate::runner::provenance::{WrittenAt, parse_path};
 mod case;
 #[cfg(test)]
 mod ingress_tests;
+mod probe_set;
 mod table;
 #[cfg(test)]
 mod tests;
 
 pub use case::{
-    NO_PATHS, StepCheck, StepConfigs, StepIntentOutcome, check_case, check_case_reusing,
+    NO_PATHS, StepCheck, StepConfigs, StepIntentOutcome, StepRuns, check_case, check_case_reusing,
     check_case_with, step_configs,
 };
+pub use probe_set::{MAX_BASE_PROBES, MAX_PROBES, ProbeSet, probes};
 pub use table::{MAX_CLASSES, RequestClass, Share, ShareRole, TrafficTable, traffic_table};
 
 /// What one step asks of the routing.
@@ -86,6 +88,26 @@ impl Intent {
         self.selects_as(request, Reading::STRICT)
     }
 
+    /// Whether any request can be read differently by [`Self::readings_differ`]: a match
+    /// has a path prefix, or (with `regex_search`) a regular expression.
+    fn readings_may_differ(&self, regex_search: bool) -> bool {
+        let regex = |t: &Option<String>| regex_search && t.as_deref() == Some("RegularExpression");
+        self.matches.iter().any(|m| {
+            m.path
+                .as_ref()
+                .is_some_and(|path| match path.match_type.as_deref() {
+                    Some("RegularExpression") => regex_search,
+                    Some("Exact") => false,
+                    _ => true,
+                })
+                || m.headers.iter().flatten().any(|h| regex(&h.match_type))
+                || m.query_params
+                    .iter()
+                    .flatten()
+                    .any(|q| regex(&q.match_type))
+        })
+    }
+
     fn selects_as(&self, request: &Request, reading: Reading) -> bool {
         self.matches
             .iter()
@@ -102,12 +124,14 @@ impl Intent {
     /// - with `regex_search` (the gateway only has regexes that search the value: see
     ///   [`RoutingModel::step_regex_may_search`]), a `RegularExpression` found anywhere in the
     ///   value rather than matching all of it.
-    fn readings_differ(&self, request: &Request, regex_search: bool) -> bool {
+    ///
+    /// `selected` is [`Self::selects`] of `request`.
+    fn readings_differ(&self, request: &Request, regex_search: bool, selected: bool) -> bool {
         let lenient = Reading {
             prefix: PrefixReading::String,
             regex_search,
         };
-        self.selects(request) != self.selects_as(request, lenient)
+        self.readings_may_differ(regex_search) && selected != self.selects_as(request, lenient)
     }
 }
 
@@ -204,7 +228,7 @@ fn match_selects(m: &HttpRouteMatch, request: &Request, reading: Reading) -> boo
         value_selects(
             h.match_type.as_deref(),
             &h.value,
-            request.headers.get(&h.name.to_ascii_lowercase()),
+            header_value(request, &h.name),
             reading,
         )
     });
@@ -219,235 +243,13 @@ fn match_selects(m: &HttpRouteMatch, request: &Request, reading: Reading) -> boo
     headers_hold && query_holds
 }
 
-/// The values a step match's conditions are probed with: a sample each condition selects
-/// (`None` when no sample of a regex was found), computed once per match rather than once per
-/// base request (sampling a regex tries several candidates, each a regex match).
-struct MatchSamples {
-    path: Option<String>,
-    headers: Vec<Option<String>>,
-    query: Vec<Option<String>>,
-}
-
-impl MatchSamples {
-    fn of(m: &HttpRouteMatch) -> MatchSamples {
-        let sample = |match_type: Option<&str>, value: &str| match match_type {
-            Some("RegularExpression") => sample_match(value),
-            _ => Some(value.to_owned()),
-        };
-        MatchSamples {
-            path: m.path.as_ref().and_then(|path| {
-                sample(
-                    path.match_type.as_deref(),
-                    path.value.as_deref().unwrap_or("/"),
-                )
-            }),
-            headers: m
-                .headers
-                .iter()
-                .flatten()
-                .map(|h| sample(h.match_type.as_deref(), &h.value))
-                .collect(),
-            query: m
-                .query_params
-                .iter()
-                .flatten()
-                .map(|q| sample(q.match_type.as_deref(), &q.value))
-                .collect(),
-        }
-    }
-}
-
-/// A request `m` selects, built on `base`, and variants that each lack one of its conditions
-/// (`samples` is [`MatchSamples::of`] `m`).
-fn match_probes(
-    m: &HttpRouteMatch,
-    samples: &MatchSamples,
-    base: &Request,
-    values_ignore_case: bool,
-) -> Vec<Request> {
-    let mut hit = base.clone();
-    if let Some(sampled) = &samples.path {
-        hit.path = sampled.clone();
-    }
-    for (header, sampled) in m.headers.iter().flatten().zip(&samples.headers) {
-        if let Some(value) = sampled {
-            hit.headers
-                .insert(header.name.to_ascii_lowercase(), value.clone());
-        }
-    }
-    for (param, sampled) in m.query_params.iter().flatten().zip(&samples.query) {
-        if let Some(value) = sampled {
-            hit.query.insert(param.name.clone(), value.clone());
-        }
-    }
-    let mut variants = vec![hit.clone()];
-    let with_path = |path: String| {
-        let mut variant = hit.clone();
-        variant.path = path;
-        variant
-    };
-    if let Some(path) = &m.path {
-        variants.push(with_path(base.path.clone()));
-        if path.match_type.as_deref() != Some("RegularExpression") {
-            // Below the path, and a longer name sharing its text (neither an exact nor a
-            // segment-prefix match).
-            let value = path.value.as_deref().unwrap_or("/").trim_end_matches('/');
-            variants.push(with_path(format!("{value}/x")));
-            variants.push(with_path(format!("{value}x")));
-        }
-    }
-    if let Some(path) = &m.path {
-        let value = path.value.as_deref().unwrap_or("/");
-        for near in near_misses(path.match_type.as_deref(), value, &hit.path, false) {
-            if near.starts_with('/') {
-                variants.push(with_path(near));
-            }
-        }
-    }
-    for header in m.headers.iter().flatten() {
-        let name = header.name.to_ascii_lowercase();
-        let mut miss = hit.clone();
-        miss.headers.remove(&name);
-        variants.push(miss);
-        let mut other = hit.clone();
-        other.headers.insert(name.clone(), "__other".to_owned());
-        variants.push(other);
-        let sampled = hit.headers.get(&name).cloned().unwrap_or_default();
-        for near in near_misses(
-            header.match_type.as_deref(),
-            &header.value,
-            &sampled,
-            values_ignore_case,
-        ) {
-            let mut variant = hit.clone();
-            variant.headers.insert(name.clone(), near);
-            variants.push(variant);
-        }
-    }
-    for param in m.query_params.iter().flatten() {
-        let mut miss = hit.clone();
-        miss.query.remove(&param.name);
-        variants.push(miss);
-        let sampled = hit.query.get(&param.name).cloned().unwrap_or_default();
-        for near in near_misses(
-            param.match_type.as_deref(),
-            &param.value,
-            &sampled,
-            values_ignore_case,
-        ) {
-            let mut variant = hit.clone();
-            variant.query.insert(param.name.clone(), near);
-            variants.push(variant);
-        }
-    }
-    variants
-}
-
-/// Values just beside a condition, which the step's match must not select unless its type
-/// says so (the probe's expectation comes from [`Intent::selects`], so a value the match does
-/// select is simply one more hit): the value with a suffix and a prefix of it (an `Exact`
-/// read as a prefix, or an unanchored regex: Istio `regex`, Kuma `RegularExpression`, Traefik
-/// `HeaderRegexp` search the value unanchored in some versions), the value in the other case
-/// (Gateway API `HTTPHeaderMatch` values match case-sensitively), and for a regex the sample
-/// with characters around it; a value with a dot, with another character in its place (the
-/// value read as a regex). `ignore_case`: the gateway cannot match this value
-/// case-sensitively (see [`RoutingModel::values_ignore_case`]), so no other-case probe.
-fn near_misses(
-    match_type: Option<&str>,
-    value: &str,
-    sampled: &str,
-    ignore_case: bool,
-) -> Vec<String> {
-    let mut out = Vec::new();
-    if match_type == Some("RegularExpression") {
-        if !sampled.is_empty() {
-            out.push(format!("{sampled}x"));
-            out.push(format!("x{sampled}"));
-        }
-        return out;
-    }
-    if value.is_empty() {
-        return out;
-    }
-    out.push(format!("{value}x"));
-    let mut shorter = value.to_owned();
-    shorter.pop();
-    if !shorter.is_empty() {
-        out.push(shorter);
-    }
-    // A dot read as a regex (an exact value written into a pattern unquoted: Higress matches
-    // `canary-by-header-value` as the regex `always|<value>`) also takes any character there.
-    if let Some(dot) = value.find('.') {
-        out.push(format!("{}x{}", &value[..dot], &value[dot + 1..]));
-    }
-    let upper = value.to_uppercase();
-    let swapped = if upper == value {
-        value.to_lowercase()
+/// The value of the header `name` (any case) in `request`, whose header names are lower-cased.
+fn header_value<'a>(request: &'a Request, name: &str) -> Option<&'a String> {
+    if name.bytes().any(|b| b.is_ascii_uppercase()) {
+        request.headers.get(&name.to_ascii_lowercase())
     } else {
-        upper
-    };
-    if swapped != value && !ignore_case {
-        out.push(swapped);
+        request.headers.get(name)
     }
-    out
-}
-
-/// At most this many probes come from the resources' routes, and this many in all per step
-/// (the first ones in request order), so a resource with thousands of routes is checked in
-/// bounded time and memory.
-pub const MAX_BASE_PROBES: usize = 500;
-pub const MAX_PROBES: usize = 2000;
-
-/// The probe requests for a step: the model's probes of both configurations, and each step
-/// match laid over each of them (see [`MAX_PROBES`]).
-pub fn probes(
-    model: &dyn RoutingModel,
-    original: &GatewayConfig,
-    after: &GatewayConfig,
-    intent: &Intent,
-) -> ProbeSet {
-    probes_beside(model, model.probes(original), after, intent)
-}
-
-/// [`probes`] with the model's probes of the original configuration already made.
-fn probes_beside(
-    model: &dyn RoutingModel,
-    original_probes: Vec<Request>,
-    after: &GatewayConfig,
-    intent: &Intent,
-) -> ProbeSet {
-    let mut base: BTreeSet<Request> = original_probes.into_iter().collect();
-    base.extend(model.probes(after));
-    let mut truncated = base.len() > MAX_BASE_PROBES;
-    let base: Vec<Request> = base.into_iter().take(MAX_BASE_PROBES).collect();
-    let mut all: BTreeSet<Request> = base.iter().cloned().collect();
-    'matches: for (i, m) in intent.matches.iter().enumerate() {
-        let samples = MatchSamples::of(m);
-        for (j, request) in base.iter().enumerate() {
-            all.extend(match_probes(
-                m,
-                &samples,
-                request,
-                model.values_ignore_case(),
-            ));
-            if all.len() >= MAX_PROBES {
-                let last = i + 1 == intent.matches.len() && j + 1 == base.len();
-                truncated |= !last || all.len() > MAX_PROBES;
-                break 'matches;
-            }
-        }
-    }
-    ProbeSet {
-        requests: all.into_iter().take(MAX_PROBES).collect(),
-        truncated,
-    }
-}
-
-/// The probes of a step, and whether the bounds cut some off.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ProbeSet {
-    pub requests: Vec<Request>,
-    pub truncated: bool,
 }
 
 /// One way a step's configuration does not do what the step asks.
@@ -509,14 +311,31 @@ pub fn check_step(
 /// What the configuration before the rollout gives, kept across the steps of a case: every
 /// step of a case routes its probes through the same original configuration, so its problems
 /// and the model's probes of it are made once per case rather than once per step. Holds the
-/// configuration they were made for, and starts again when a step's differs. (Keeping each
-/// probe's routing through it too cost more than routing again: measured, docs/BENCHMARKS.md.)
+/// configuration they were made for, and starts again when a step's differs.
 #[derive(Default)]
 pub(crate) struct BeforeRouting {
     config: Option<GatewayConfig>,
     problems: Vec<ConfigProblem>,
-    /// The model's probes of the configuration.
+    /// The model's probes of the configuration ([`probe_set::sorted_probes`]).
     probes: Vec<Request>,
+    /// The probes of the last step checked and where the configuration sends each of them:
+    /// the next step with the same probes routes none of them through it again (steps that
+    /// change only weights have the same probes), and one with other probes only those the
+    /// last step did not have. (Keeping the routing of every request of the case in a map,
+    /// looked up by request, cost more than routing again: measured, docs/BENCHMARKS.md; two
+    /// sorted probe sets are compared side by side instead.)
+    last: Option<LastProbes>,
+}
+
+/// What [`BeforeRouting::last`] holds: the probe set and what it was made from.
+struct LastProbes {
+    /// The model's probes of the step's configuration ([`probe_set::sorted_probes`]).
+    after_probes: Vec<Request>,
+    /// The step's matches.
+    matches: Vec<HttpRouteMatch>,
+    set: ProbeSet,
+    /// `routed[i]`: where the configuration sends `set.requests[i]`.
+    routed: Vec<Routed>,
 }
 
 impl BeforeRouting {
@@ -526,9 +345,64 @@ impl BeforeRouting {
             *self = BeforeRouting {
                 config: Some(config.clone()),
                 problems: model.config_problems(config),
-                probes: model.probes(config),
+                probes: probe_set::sorted_probes(model.probes(config)),
+                last: None,
             };
         }
+    }
+
+    /// The probe set of a step whose configuration the model probes with `after_probes`
+    /// ([`probe_set::sorted_probes`]), with where `original` (the configuration [`Self::of`]
+    /// was given) sends each probe: the last step's when the inputs are the same.
+    fn probes_of(
+        &mut self,
+        model: &dyn RoutingModel,
+        original: &GatewayConfig,
+        after_probes: Vec<Request>,
+        intent: &Intent,
+    ) -> &LastProbes {
+        let same = self.last.as_ref().is_some_and(|last| {
+            last.after_probes == after_probes && last.matches == intent.matches
+        });
+        if !same {
+            let set = probe_set::probes_beside(model, &self.probes, &after_probes, intent);
+            // Both sets are in request order: a request the last step routed too is found
+            // by walking them side by side.
+            let mut known = self
+                .last
+                .take()
+                .map(|last| last.set.requests.into_iter().zip(last.routed))
+                .into_iter()
+                .flatten()
+                .peekable();
+            let routed = set
+                .requests
+                .iter()
+                .map(|request| {
+                    while let Some((earlier, _)) = known.peek() {
+                        match earlier.cmp(request) {
+                            std::cmp::Ordering::Less => {
+                                known.next();
+                            }
+                            std::cmp::Ordering::Equal => {
+                                if let Some((_, routed)) = known.next() {
+                                    return routed;
+                                }
+                            }
+                            std::cmp::Ordering::Greater => break,
+                        }
+                    }
+                    model.route(original, request)
+                })
+                .collect();
+            self.last = Some(LastProbes {
+                after_probes,
+                matches: intent.matches.clone(),
+                set,
+                routed,
+            });
+        }
+        self.last.as_ref().expect("made above")
     }
 }
 
@@ -602,16 +476,16 @@ fn check_step_compiled(
     } else {
         intent
     };
-    let probes = probes_beside(model, shared.probes.clone(), after, intent);
-    report.probes = probes.requests.len();
-    report.truncated = probes.truncated;
+    let after_probes = probe_set::sorted_probes(model.probes(after));
+    let probes = shared.probes_of(model, original, after_probes, intent);
+    report.probes = probes.set.requests.len();
+    report.truncated = probes.set.truncated;
     let mut seen = BTreeSet::new();
-    for request in probes.requests {
-        let before = model.route(original, &request);
-        let now = model.route(after, &request);
-        let by_convention = model.canary_by_convention(after, &request);
+    for (request, before) in probes.set.requests.iter().zip(&probes.routed) {
+        let now = model.route(after, request);
+        let by_convention = model.canary_by_convention(after, request);
         if let Some((actual, expected)) =
-            misrouting(model, intent, &request, &before, &now, by_convention)
+            misrouting(model, intent, request, before, &now, by_convention)
             && seen.insert((actual.clone(), expected.clone()))
         {
             if report.violations.len() >= VIOLATIONS_SHOWN {
@@ -632,7 +506,7 @@ fn check_step_compiled(
                     "{} → {actual}{via}, expected {expected}",
                     request.describe()
                 ),
-                request: Some(request),
+                request: Some(request.clone()),
                 actual: Some(actual),
                 expected: Some(expected),
                 route_path,
@@ -731,12 +605,13 @@ fn misrouting(
         (Some(w), false) => vec![Asked::Weight(0.0), weight(w)],
         (None, _) => vec![Asked::Weight(0.0)],
     };
-    let mut asked: Vec<Asked> = if intent.selects(request) {
+    let selected = intent.selects(request);
+    let mut asked: Vec<Asked> = if selected {
         vec![Asked::Selected]
     } else {
         unselected.clone()
     };
-    if intent.readings_differ(request, model.step_regex_may_search()) {
+    if intent.readings_differ(request, model.step_regex_may_search(), selected) {
         if asked == [Asked::Selected] {
             asked.extend(unselected);
         } else {
@@ -746,15 +621,19 @@ fn misrouting(
     if by_convention && !asked.contains(&Asked::Selected) {
         asked.push(Asked::Selected);
     }
-    let mut expected_texts = Vec::new();
+    // Described only when none of them passes (most probes route as asked).
+    let mut unmet = Vec::new();
     for fraction in &asked {
-        let expected =
-            expected_distribution(model, intent, original, &stable_backends, now, *fraction);
         if *fraction == Asked::Weight(0.0) {
             if untouched() {
                 return None;
             }
-        } else if split_as_asked(
+            unmet.push(None);
+            continue;
+        }
+        let expected =
+            expected_distribution(model, intent, original, &stable_backends, now, *fraction);
+        if split_as_asked(
             model,
             intent,
             original,
@@ -765,8 +644,19 @@ fn misrouting(
         ) {
             return None;
         }
-        expected_texts.push(expected.describe());
+        unmet.push(Some(expected));
     }
+    let expected_texts: Vec<String> = asked
+        .iter()
+        .zip(unmet)
+        .map(|(fraction, expected)| {
+            expected
+                .unwrap_or_else(|| {
+                    expected_distribution(model, intent, original, &stable_backends, now, *fraction)
+                })
+                .describe()
+        })
+        .collect();
     let mut actual = describe(now);
     if let Routed::To(d) = now
         && let Some(missing) = missing_header_changes(model, intent, original, &stable_backends, d)

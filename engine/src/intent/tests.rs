@@ -648,3 +648,85 @@ fn an_unreduced_stable_weight_is_caught() {
         {"destination":{"host":"web-canary"},"weight":4}]}]"#);
     assert!(messages(&shared, &rounded, &intent(Some("5%"), None)).is_empty());
 }
+
+/// What a case's steps share (the configuration before the rollout, its probes, the last
+/// step's probe set and their routing through it) changes nothing: every step of every case
+/// of the library and the intent fixtures, checked alone, gives the report `check_case` gives.
+#[test]
+fn steps_sharing_the_case_report_as_each_step_alone() {
+    use crate::routing::model_for;
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let options = RunOptions::default();
+    let mut compared = 0;
+    for tree in [
+        "lua_configuration",
+        "tests/fixtures/intent",
+        "tests/fixtures/intent-rules",
+    ] {
+        let Ok(entries) = crate::discovery::discover(&root.join(tree)) else {
+            continue;
+        };
+        for entry in entries {
+            let script = Script::new(entry.source.as_str());
+            let flavor = ScriptFlavor::from(&entry.kind);
+            for path in entry.cases.into_iter().flatten() {
+                let Ok(case) = parse_case(&std::fs::read_to_string(&path).unwrap()) else {
+                    continue;
+                };
+                let Some(original) = case.root.get("original").map(|node| node.to_json()) else {
+                    continue;
+                };
+                let resource_kind = original.get("apiVersion").and_then(|v| {
+                    Some(ScriptKind::Custom {
+                        group: v.as_str()?.split_once('/')?.0.to_owned(),
+                        kind: original.get("kind")?.as_str()?.to_owned(),
+                    })
+                });
+                let model = match (flavor, &resource_kind) {
+                    (ScriptFlavor::Custom, Some(kind)) => {
+                        model_for(kind).or_else(|| model_for(&entry.kind))
+                    }
+                    _ => model_for(&entry.kind),
+                };
+                let Some(model) = model else { continue };
+                let chained = crate::steps::controller_ingress_results(&script, &case, &options);
+                let checks = check_case(&entry.kind, &script, &case, &options);
+                for (index, step) in case.steps.iter().enumerate() {
+                    let StepIntentOutcome::Checked(shared) = &checks[index].outcome else {
+                        continue;
+                    };
+                    let ran;
+                    let result = match flavor {
+                        ScriptFlavor::Ingress => chained[index].result.as_ref().unwrap(),
+                        ScriptFlavor::Custom => {
+                            ran = crate::runner::run_custom(&script, &step.obj, &options);
+                            ran.result(crate::runner::Mode::Production)
+                                .as_ref()
+                                .unwrap()
+                        }
+                    };
+                    let asked = Intent::of(&step.obj, step.traffic_set).unwrap();
+                    let configs =
+                        step_configs(model.as_ref(), flavor, &original, &step.obj, asked, result)
+                            .unwrap();
+                    let alone = check_step(
+                        model.as_ref(),
+                        &configs.before,
+                        &configs.after,
+                        &configs.intent,
+                    );
+                    let what = format!("{} step {index}", path.display());
+                    assert_eq!(alone.probes, shared.probes, "{what}");
+                    assert_eq!(alone.truncated, shared.truncated, "{what}");
+                    assert_eq!(alone.more, shared.more, "{what}");
+                    let messages = |r: &StepReport| -> Vec<String> {
+                        r.violations.iter().map(|v| v.message.clone()).collect()
+                    };
+                    assert_eq!(messages(&alone), messages(shared), "{what}");
+                    compared += 1;
+                }
+            }
+        }
+    }
+    assert!(compared > 150, "{compared}");
+}

@@ -321,32 +321,38 @@ pub fn pair_probes(config: &GatewayConfig, extra: &[Request]) -> Vec<Request> {
         }
         GatewayConfig::Resource(object) => vec![object],
     };
+    // The probes depend on a path's host, path and type only: the canary Ingress repeats the
+    // stable one's (Kruise copies them), so each is probed once.
+    let mut paths: Vec<IngressPath> = ingresses.into_iter().flat_map(ingress_paths).collect();
+    fn key(p: &IngressPath) -> (Option<&str>, &str, &str) {
+        (p.host.as_deref(), &p.path, &p.path_type)
+    }
+    paths.sort_by(|a, b| key(a).cmp(&key(b)));
+    paths.dedup_by(|a, b| key(a) == key(b));
     let mut probes = Vec::new();
-    for ingress in ingresses {
-        for path in ingress_paths(ingress) {
-            let host = path.host.as_ref().map(|h| h.replace("*.", "x."));
-            let base = path.path.trim_end_matches('/');
-            let mut shapes = vec![path.path.clone(), format!("{base}x")];
-            if path.path_type != "Exact" {
-                shapes.push(format!("{base}/x"));
+    for path in paths {
+        let host = path.host.as_ref().map(|h| h.replace("*.", "x."));
+        let base = path.path.trim_end_matches('/');
+        let mut shapes = vec![path.path.clone(), format!("{base}x")];
+        if path.path_type != "Exact" {
+            shapes.push(format!("{base}/x"));
+        }
+        for shape in shapes {
+            let shape = if shape.is_empty() {
+                "/".to_owned()
+            } else {
+                shape
+            };
+            let mut probe = Request::get(&shape);
+            probe.host = host.clone();
+            for variant in extra {
+                let mut with = probe.clone();
+                with.headers.extend(variant.headers.clone());
+                with.query.extend(variant.query.clone());
+                with.cookies.extend(variant.cookies.clone());
+                probes.push(with);
             }
-            for shape in shapes {
-                let shape = if shape.is_empty() {
-                    "/".to_owned()
-                } else {
-                    shape
-                };
-                let mut probe = Request::get(&shape);
-                probe.host = host.clone();
-                for variant in extra {
-                    let mut with = probe.clone();
-                    with.headers.extend(variant.headers.clone());
-                    with.query.extend(variant.query.clone());
-                    with.cookies.extend(variant.cookies.clone());
-                    probes.push(with);
-                }
-                probes.push(probe);
-            }
+            probes.push(probe);
         }
     }
     probes.sort();

@@ -40,7 +40,7 @@ use crate::value::JsonValue;
 pub use canary_ingress::{canary_ingress, representative_stable_ingress, stable_of_canary_ingress};
 
 /// One HTTP request, as the probes of the intent check build them.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct Request {
     /// `GET`, `POST`, …
     pub method: String,

@@ -2,8 +2,6 @@
 //! conjunctions of [`Cond`]s (one per way the route can match), and [`probes_for`] turns them
 //! into requests that satisfy each conjunction plus variants that miss one condition each.
 
-use std::collections::BTreeSet;
-
 use regex_syntax::hir::{Class, Hir, HirKind};
 
 use super::Request;
@@ -109,74 +107,116 @@ fn concrete_host(pattern: &str) -> String {
     }
 }
 
-/// Applies `literal` to `request` so that it holds (or, for `holds == false`, fails).
-fn apply(request: &mut Request, cond: &Cond, holds: bool) -> Option<()> {
-    match (cond, holds) {
-        (Cond::Host(h), true) => request.host = Some(concrete_host(h)),
-        (Cond::Host(_), false) => request.host = Some(format!("{MISS}.invalid")),
-        (Cond::PathExact(p), true) | (Cond::PathPrefix(p), true) => request.path = p.clone(),
-        (Cond::PathRegex(p), true) => {
+/// What applying `cond` so that it holds writes (a host, path, method or value), built once
+/// per conjunction for the request meeting it and each variant missing another literal: a
+/// pattern is sampled once, not once per request. `None` when it cannot be built (a pattern
+/// too complex to sample).
+fn held_value(cond: &Cond) -> Option<String> {
+    match cond {
+        Cond::Host(h) => Some(concrete_host(h)),
+        Cond::PathExact(p) | Cond::PathPrefix(p) => Some(p.clone()),
+        Cond::PathRegex(p) => {
             let sample = sample_for(p)?;
-            request.path = if sample.starts_with('/') {
+            Some(if sample.starts_with('/') {
                 sample
             } else {
                 format!("/{sample}")
-            };
+            })
         }
-        (Cond::PathExact(p), false) => request.path = format!("{}/{MISS}", p.trim_end_matches('/')),
-        (Cond::PathPrefix(_), false) | (Cond::PathRegex(_), false) => {
-            request.path = format!("/{MISS}")
+        Cond::Method(m) => Some(m.to_ascii_uppercase()),
+        Cond::Header(_, v) | Cond::Query(_, v) | Cond::Cookie(_, v) => value_for(v),
+    }
+}
+
+/// Applies `cond` to `request` so that it holds (writing `held`, its [`held_value`]) or, for
+/// `holds == false`, fails.
+fn apply(request: &mut Request, cond: &Cond, holds: bool, held: &Option<String>) -> Option<()> {
+    if holds {
+        let value = held.clone()?;
+        match cond {
+            Cond::Host(_) => request.host = Some(value),
+            Cond::PathExact(_) | Cond::PathPrefix(_) | Cond::PathRegex(_) => request.path = value,
+            Cond::Method(_) => request.method = value,
+            Cond::Header(name, _) => {
+                request.headers.insert(name.to_ascii_lowercase(), value);
+            }
+            Cond::Query(name, _) => {
+                request.query.insert(name.clone(), value);
+            }
+            Cond::Cookie(name, _) => {
+                request.cookies.insert(name.clone(), value);
+            }
         }
-        (Cond::Method(m), true) => request.method = m.to_ascii_uppercase(),
-        (Cond::Method(m), false) => {
+        return Some(());
+    }
+    match cond {
+        Cond::Host(_) => request.host = Some(format!("{MISS}.invalid")),
+        Cond::PathExact(p) => request.path = format!("{}/{MISS}", p.trim_end_matches('/')),
+        Cond::PathPrefix(_) | Cond::PathRegex(_) => request.path = format!("/{MISS}"),
+        Cond::Method(m) => {
             request.method = if m.eq_ignore_ascii_case("POST") {
                 "GET".to_owned()
             } else {
                 "POST".to_owned()
             }
         }
-        (Cond::Header(name, v), holds) => {
-            apply_value(&mut request.headers, &name.to_ascii_lowercase(), v, holds)?
-        }
-        (Cond::Query(name, v), holds) => apply_value(&mut request.query, name, v, holds)?,
-        (Cond::Cookie(name, v), holds) => apply_value(&mut request.cookies, name, v, holds)?,
+        Cond::Header(name, v) => miss_value(&mut request.headers, &name.to_ascii_lowercase(), v),
+        Cond::Query(name, v) => miss_value(&mut request.query, name, v),
+        Cond::Cookie(name, v) => miss_value(&mut request.cookies, name, v),
     }
     Some(())
 }
 
-fn apply_value(
-    map: &mut std::collections::BTreeMap<String, String>,
-    name: &str,
-    cond: &ValueCond,
-    holds: bool,
-) -> Option<()> {
-    if holds {
-        map.insert(name.to_owned(), value_for(cond)?);
-    } else if matches!(cond, ValueCond::Present) {
+/// Makes the value condition `cond` on `name` fail in `map`.
+fn miss_value(map: &mut std::collections::BTreeMap<String, String>, name: &str, cond: &ValueCond) {
+    if matches!(cond, ValueCond::Present) {
         map.remove(name);
     } else {
         map.insert(name.to_owned(), MISS.to_owned());
     }
-    Some(())
 }
 
-/// A request meeting every literal of `conjunction` (`None` when one cannot be built, e.g. a
-/// pattern too complex to sample). Unconstrained fields: `GET /`, no host, nothing else.
-pub fn request_for(conjunction: &[Literal], host: Option<&str>) -> Option<Request> {
-    let mut request = Request::get("/");
-    request.host = host.map(concrete_host);
-    // Path conditions from the least to the most specific, so that an exact path wins
-    // over a prefix when a route has both.
+/// The order literals are applied in: path conditions from the least to the most specific,
+/// so that an exact path wins over a prefix when a route has both.
+fn application_order(conjunction: &[Literal]) -> Vec<usize> {
     let rank = |c: &Cond| match c {
         Cond::PathPrefix(_) => 1,
         Cond::PathRegex(_) => 2,
         Cond::PathExact(_) => 3,
         _ => 0,
     };
-    let mut ordered: Vec<&Literal> = conjunction.iter().collect();
-    ordered.sort_by_key(|(c, _)| rank(c));
-    for (cond, holds) in ordered {
-        apply(&mut request, cond, *holds)?;
+    let mut order: Vec<usize> = (0..conjunction.len()).collect();
+    order.sort_by_key(|&i| rank(&conjunction[i].0));
+    order
+}
+
+/// A request meeting every literal of `conjunction` (`None` when one cannot be built, e.g. a
+/// pattern too complex to sample). Unconstrained fields: `GET /`, no host, nothing else.
+pub fn request_for(conjunction: &[Literal], host: Option<&str>) -> Option<Request> {
+    let held: Vec<Option<String>> = conjunction.iter().map(|(c, _)| held_value(c)).collect();
+    request_flipping(
+        conjunction,
+        &held,
+        &application_order(conjunction),
+        host,
+        None,
+    )
+}
+
+/// [`request_for`] `conjunction` with literal `flip` (if any) negated; `held` and `order` are
+/// its literals' [`held_value`]s and [`application_order`].
+fn request_flipping(
+    conjunction: &[Literal],
+    held: &[Option<String>],
+    order: &[usize],
+    host: Option<&str>,
+    flip: Option<usize>,
+) -> Option<Request> {
+    let mut request = Request::get("/");
+    request.host = host.map(concrete_host);
+    for &i in order {
+        let (cond, holds) = &conjunction[i];
+        apply(&mut request, cond, *holds != (flip == Some(i)), &held[i])?;
     }
     Some(request)
 }
@@ -184,27 +224,33 @@ pub fn request_for(conjunction: &[Literal], host: Option<&str>) -> Option<Reques
 /// For each conjunction: a request meeting it, and for each literal one request meeting all
 /// the others and missing that one. Duplicates are dropped; the order is stable.
 pub fn probes_for(conjunctions: &[Vec<Literal>], host: Option<&str>) -> Vec<Request> {
-    let mut seen = BTreeSet::new();
-    let mut out = Vec::new();
-    let mut push = |request: Request| {
-        if seen.insert(request.clone()) {
-            out.push(request);
-        }
-    };
-    push(Request::get("/"));
+    let mut out = vec![Request::get("/")];
     for conjunction in conjunctions {
-        if let Some(request) = request_for(conjunction, host) {
-            push(request);
-        }
-        for i in 0..conjunction.len() {
-            let mut flipped = conjunction.clone();
-            flipped[i].1 = !flipped[i].1;
-            if let Some(request) = request_for(&flipped, host) {
-                push(request);
-            }
+        let held: Vec<Option<String>> = conjunction.iter().map(|(c, _)| held_value(c)).collect();
+        let order = application_order(conjunction);
+        for flip in std::iter::once(None).chain((0..conjunction.len()).map(Some)) {
+            out.extend(request_flipping(conjunction, &held, &order, host, flip));
         }
     }
-    out
+    without_later_duplicates(out)
+}
+
+/// `requests` without the requests equal to an earlier one, in order.
+fn without_later_duplicates(requests: Vec<Request>) -> Vec<Request> {
+    // Sorted by request, then position: the first of each run of equal ones is the earliest.
+    let mut by_request: Vec<usize> = (0..requests.len()).collect();
+    by_request.sort_by(|&a, &b| requests[a].cmp(&requests[b]).then(a.cmp(&b)));
+    let mut keep = vec![true; requests.len()];
+    for pair in by_request.windows(2) {
+        if requests[pair[0]] == requests[pair[1]] {
+            keep[pair[1]] = false;
+        }
+    }
+    requests
+        .into_iter()
+        .zip(keep)
+        .filter_map(|(request, keep)| keep.then_some(request))
+        .collect()
 }
 
 #[cfg(test)]
@@ -252,5 +298,151 @@ mod tests {
                 "GET a.example.com/api with x-canary: kruise-probe-miss",
             ]
         );
+    }
+
+    /// Applies `literal` to `request` so that it holds (or, for `holds == false`, fails).
+    fn old_apply(request: &mut Request, cond: &Cond, holds: bool) -> Option<()> {
+        match (cond, holds) {
+            (Cond::Host(h), true) => request.host = Some(concrete_host(h)),
+            (Cond::Host(_), false) => request.host = Some(format!("{MISS}.invalid")),
+            (Cond::PathExact(p), true) | (Cond::PathPrefix(p), true) => request.path = p.clone(),
+            (Cond::PathRegex(p), true) => {
+                let sample = sample_for(p)?;
+                request.path = if sample.starts_with('/') {
+                    sample
+                } else {
+                    format!("/{sample}")
+                };
+            }
+            (Cond::PathExact(p), false) => {
+                request.path = format!("{}/{MISS}", p.trim_end_matches('/'))
+            }
+            (Cond::PathPrefix(_), false) | (Cond::PathRegex(_), false) => {
+                request.path = format!("/{MISS}")
+            }
+            (Cond::Method(m), true) => request.method = m.to_ascii_uppercase(),
+            (Cond::Method(m), false) => {
+                request.method = if m.eq_ignore_ascii_case("POST") {
+                    "GET".to_owned()
+                } else {
+                    "POST".to_owned()
+                }
+            }
+            (Cond::Header(name, v), holds) => {
+                old_apply_value(&mut request.headers, &name.to_ascii_lowercase(), v, holds)?
+            }
+            (Cond::Query(name, v), holds) => old_apply_value(&mut request.query, name, v, holds)?,
+            (Cond::Cookie(name, v), holds) => {
+                old_apply_value(&mut request.cookies, name, v, holds)?
+            }
+        }
+        Some(())
+    }
+
+    fn old_apply_value(
+        map: &mut std::collections::BTreeMap<String, String>,
+        name: &str,
+        cond: &ValueCond,
+        holds: bool,
+    ) -> Option<()> {
+        if holds {
+            map.insert(name.to_owned(), value_for(cond)?);
+        } else if matches!(cond, ValueCond::Present) {
+            map.remove(name);
+        } else {
+            map.insert(name.to_owned(), MISS.to_owned());
+        }
+        Some(())
+    }
+
+    /// The requests as first built (each variant a copy of the conjunction with one literal
+    /// negated, every pattern sampled per request, an ordered set of requests to drop
+    /// duplicates), which [`probes_for`] must give exactly.
+    fn reference(conjunctions: &[Vec<Literal>], host: Option<&str>) -> Vec<Request> {
+        fn single(conjunction: &[Literal], host: Option<&str>) -> Option<Request> {
+            let mut request = Request::get("/");
+            request.host = host.map(concrete_host);
+            let rank = |c: &Cond| match c {
+                Cond::PathPrefix(_) => 1,
+                Cond::PathRegex(_) => 2,
+                Cond::PathExact(_) => 3,
+                _ => 0,
+            };
+            let mut ordered: Vec<&Literal> = conjunction.iter().collect();
+            ordered.sort_by_key(|(c, _)| rank(c));
+            for (cond, holds) in ordered {
+                old_apply(&mut request, cond, *holds)?;
+            }
+            Some(request)
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        let mut out = Vec::new();
+        let mut push = |request: Request| {
+            if seen.insert(request.clone()) {
+                out.push(request);
+            }
+        };
+        push(Request::get("/"));
+        for conjunction in conjunctions {
+            if let Some(request) = single(conjunction, host) {
+                push(request);
+            }
+            for i in 0..conjunction.len() {
+                let mut flipped = conjunction.clone();
+                flipped[i].1 = !flipped[i].1;
+                if let Some(request) = single(&flipped, host) {
+                    push(request);
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn variants_are_the_conjunctions_with_one_literal_negated_without_duplicates() {
+        let mut state = 11u64;
+        let mut below = |n: usize| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((state >> 33) % n as u64) as usize
+        };
+        let values = ["1", "a.b", "^x[0-9]+$", "(", "Gold"];
+        for _ in 0..300 {
+            let mut conjunctions = Vec::new();
+            for _ in 0..below(4) {
+                let mut conjunction = Vec::new();
+                for _ in 0..below(4) {
+                    let v = values[below(values.len())].to_owned();
+                    let value = match below(6) {
+                        0 => ValueCond::Exact(v),
+                        1 => ValueCond::Regex(v),
+                        2 => ValueCond::Prefix(v),
+                        3 => ValueCond::Suffix(v),
+                        4 => ValueCond::Contains(v),
+                        _ => ValueCond::Present,
+                    };
+                    let name = ["x-a", "X-B"][below(2)].to_owned();
+                    let cond = match below(8) {
+                        0 => Cond::Host(["*.a.com", "b.com"][below(2)].into()),
+                        1 => Cond::PathExact(["/api", "/api/"][below(2)].into()),
+                        2 => Cond::PathPrefix("/api".into()),
+                        3 => Cond::PathRegex(["^/v[0-9]+", "("][below(2)].into()),
+                        4 => Cond::Method(["post", "GET"][below(2)].into()),
+                        5 => Cond::Header(name, value),
+                        6 => Cond::Query(name, value),
+                        _ => Cond::Cookie(name, value),
+                    };
+                    conjunction.push((cond, below(3) != 0));
+                }
+                conjunctions.push(conjunction);
+            }
+            let host = [None, Some("*.example.com")][below(2)];
+            assert_eq!(
+                probes_for(&conjunctions, host),
+                reference(&conjunctions, host),
+                "{conjunctions:?}"
+            );
+        }
     }
 }

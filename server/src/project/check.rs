@@ -11,11 +11,13 @@ use std::collections::BTreeSet;
 
 use kruise_lua_engine::intent;
 use kruise_lua_engine::json::KeyOrder;
+use kruise_lua_engine::luadata::Data;
 use kruise_lua_engine::runner::{Mode, RunOptions, Script};
 use kruise_lua_engine::schema::SchemaSet;
 use kruise_lua_engine::script::{ScriptFlavor, ScriptKind};
 use kruise_lua_engine::steps::{
-    CaseOutcome, StepOutcome, StepToRun, diff_canonical, format_path, run_case_step, short_value,
+    CaseOutcome, ControllerIngressResult, StepOutcome, StepToRun, diff_canonical, format_path,
+    run_case_step, short_value,
 };
 use kruise_lua_engine::testcase::{CaseError, TestCase, parse_case};
 use rayon::prelude::*;
@@ -232,7 +234,12 @@ pub fn check_case(
     let intent = match (to_run.kind, checks.intent) {
         (Some(kind), true) => {
             let results = reusable_results(kind, case, &steps);
-            let checked = intent::check_case_reusing(kind, to_run.script, case, options, &results);
+            let chained = chained_results(to_run.flavor, checks.mode, case, &steps);
+            let runs = match &chained {
+                Some(chained) => intent::StepRuns::Ingress(chained),
+                None => intent::StepRuns::Custom(&results),
+            };
+            let checked = intent::check_case_reusing(kind, to_run.script, case, options, runs);
             CaseIntent {
                 misrouted: IntentFinding::from_checks(&checked),
                 unverified: IntentUnverified::from_checks(&checked),
@@ -259,13 +266,12 @@ pub fn check_case(
 /// one the controller sees too (no step error, no harness/production difference warning, not
 /// an empty or non-table result, which the two rules encode differently). The expectation's
 /// data stands for an output equal to it (already read); another output is decoded as Kruise
-/// decodes a result. Ingress scripts are replayed by the intent check itself (the controller
-/// chains them).
+/// decodes a result. Ingress scripts are chained by the controller: see [`chained_results`].
 fn reusable_results(
     kind: &ScriptKind,
     case: &TestCase,
     steps: &[StepOutcome],
-) -> Vec<Option<kruise_lua_engine::luadata::Data>> {
+) -> Vec<Option<Data>> {
     if !matches!(kind, ScriptKind::Custom { .. }) {
         return Vec::new();
     }
@@ -282,6 +288,55 @@ fn reusable_results(
             }
         })
         .collect()
+}
+
+/// Each step of an ingress case as `check`'s own run left it, for the intent check to reuse
+/// instead of replaying the case: in production mode each step ran the controller's way, on
+/// the canary Ingress the earlier steps left (`steps::controller_ingress_step`), which is what
+/// the intent check replays. `None` in harness mode, for a custom provider, or when a step's
+/// annotations cannot be read back exactly from its output.
+fn chained_results(
+    flavor: ScriptFlavor,
+    mode: Mode,
+    case: &TestCase,
+    steps: &[StepOutcome],
+) -> Option<Vec<ControllerIngressResult>> {
+    if flavor != ScriptFlavor::Ingress || mode != Mode::Production {
+        return None;
+    }
+    steps
+        .iter()
+        .map(|step| {
+            let result = match (&step.actual, &step.error) {
+                (Some(actual), _) => Ok(ingress_annotations(case, step, actual)?),
+                (None, Some(error)) => Err(error.clone()),
+                (None, None) => return None,
+            };
+            Some(ControllerIngressResult {
+                result,
+                not_called: step.not_called,
+            })
+        })
+        .collect()
+}
+
+/// The canary Ingress's annotations whose canonical JSON (as an ingress step's result) is
+/// `actual`: the expectation's when the step passed (already read), else `actual` decoded,
+/// when that reads back to the same text.
+fn ingress_annotations(case: &TestCase, step: &StepOutcome, actual: &str) -> Option<Data> {
+    let annotations = match case.expected.get(step.index) {
+        Some(entry) if step.actual == step.expected => entry.data.annotations.clone(),
+        _ => {
+            kruise_lua_engine::json::decode_custom_result(actual.as_bytes())
+                .ok()?
+                .annotations
+        }
+    };
+    let data = Data {
+        annotations: annotations.filter(|map| !map.is_empty()),
+        ..Data::default()
+    };
+    (data.to_canonical_json() == actual).then_some(data)
 }
 
 /// What the intent check says of a case's steps.
@@ -539,14 +594,116 @@ mod tests {
                     .collect();
                 let results = reusable_results(&entry.kind, &case, &steps);
                 assert!(results.iter().any(Option::is_some), "{}", path.display());
-                let reused =
-                    intent::check_case_reusing(&entry.kind, &script, &case, &options, &results);
+                let reused = intent::check_case_reusing(
+                    &entry.kind,
+                    &script,
+                    &case,
+                    &options,
+                    intent::StepRuns::Custom(&results),
+                );
                 let ran = intent::check_case(&entry.kind, &script, &case, &options);
                 assert_eq!(reused, ran, "{}", path.display());
                 compared += 1;
             }
         }
         assert!(compared > 30, "{compared}");
+    }
+
+    /// An ingress case's steps as `check` runs them in production mode read back to what the
+    /// intent check's own chained replay of the case gives, on every ingress case of the
+    /// library and of the fixtures (failing and erroring steps included).
+    #[test]
+    fn ingress_step_outcomes_read_back_to_the_controller_results() {
+        let manifest = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let options = RunOptions::default();
+        let mut compared = 0;
+        let mut roots = vec![manifest.join("../lua_configuration")];
+        for fixture in std::fs::read_dir(manifest.join("../tests/fixtures")).unwrap() {
+            roots.push(fixture.unwrap().path());
+        }
+        let (mut failing, mut erroring) = (0, 0);
+        let mut compare = |script: &Script, case: &TestCase, what: &str| {
+            let steps: Vec<StepOutcome> = (0..case.steps.len())
+                .map(|index| {
+                    run_case_step(StepToRun {
+                        script,
+                        flavor: ScriptFlavor::Ingress,
+                        case,
+                        index,
+                        mode: Mode::Production,
+                        options: &options,
+                    })
+                })
+                .collect();
+            let chained = chained_results(ScriptFlavor::Ingress, Mode::Production, case, &steps);
+            let replayed =
+                kruise_lua_engine::steps::controller_ingress_results(script, case, &options);
+            assert_eq!(chained.as_ref(), Some(&replayed), "{what}");
+            assert_eq!(
+                chained_results(ScriptFlavor::Ingress, Mode::Harness, case, &steps),
+                None
+            );
+            failing += steps.iter().filter(|s| s.actual != s.expected).count();
+            erroring += steps.iter().filter(|s| s.actual.is_none()).count();
+            compared += 1;
+        };
+        // A step that fails, and one the controller never gets past.
+        let script = Script::new(
+            r#"local a = obj.annotations or {}
+if obj.weight == "30" then error("no 30") end
+a["test/weight"] = obj.weight
+a["test/json"] = "<\u{e9}\"\n>"
+return a"#,
+        );
+        let case = parse_case(
+            r#"rollout:
+  spec:
+    strategy:
+      canary:
+        trafficRoutings:
+        - service: web
+          ingress:
+            name: web
+        steps:
+        - traffic: "10%"
+        - traffic: "30%"
+        - traffic: "50%"
+original:
+  apiVersion: networking.k8s.io/v1
+  kind: Ingress
+  metadata:
+    name: web
+expected:
+- apiVersion: networking.k8s.io/v1
+  kind: Ingress
+  metadata:
+    annotations:
+      test/weight: "10"
+"#,
+        )
+        .unwrap();
+        compare(&script, &case, "inline");
+        for root in roots {
+            let Ok(entries) = kruise_lua_engine::discovery::discover(&root) else {
+                continue;
+            };
+            for entry in entries {
+                if !matches!(entry.kind, ScriptKind::Ingress { .. }) {
+                    continue;
+                }
+                let script = Script::new(entry.source.as_str());
+                for path in entry.cases.into_iter().flatten() {
+                    let Ok(case) = parse_case(&std::fs::read_to_string(&path).unwrap()) else {
+                        continue;
+                    };
+                    compare(&script, &case, &path.display().to_string());
+                }
+            }
+        }
+        assert!(
+            compared > 15 && failing > 0 && erroring > 0,
+            "{compared} {failing} {erroring}"
+        );
     }
 
     #[test]

@@ -1,0 +1,855 @@
+//! The probe requests of a step: the model's probes of the configurations before and after
+//! it, and each of the step's matches laid over each of them (a request the match selects,
+//! and requests just beside it), bounded, without duplicates, in request order.
+
+use std::collections::hash_map::Entry;
+use std::collections::{BTreeMap, HashMap};
+use std::hash::{BuildHasher, Hasher};
+
+use rustc_hash::FxBuildHasher;
+
+use crate::luadata::HttpRouteMatch;
+use crate::routing::matching::sample_match;
+use crate::routing::{GatewayConfig, Request, RoutingModel};
+
+use super::Intent;
+
+/// The values a step match's conditions are probed with: a sample each condition selects
+/// (`None` when no sample of a regex was found), computed once per match rather than once per
+/// base request (sampling a regex tries several candidates, each a regex match).
+struct MatchSamples {
+    path: Option<String>,
+    headers: Vec<Option<String>>,
+    query: Vec<Option<String>>,
+}
+
+impl MatchSamples {
+    fn of(m: &HttpRouteMatch) -> MatchSamples {
+        let sample = |match_type: Option<&str>, value: &str| match match_type {
+            Some("RegularExpression") => sample_match(value),
+            _ => Some(value.to_owned()),
+        };
+        MatchSamples {
+            path: m.path.as_ref().and_then(|path| {
+                sample(
+                    path.match_type.as_deref(),
+                    path.value.as_deref().unwrap_or("/"),
+                )
+            }),
+            headers: m
+                .headers
+                .iter()
+                .flatten()
+                .map(|h| sample(h.match_type.as_deref(), &h.value))
+                .collect(),
+            query: m
+                .query_params
+                .iter()
+                .flatten()
+                .map(|q| sample(q.match_type.as_deref(), &q.value))
+                .collect(),
+        }
+    }
+}
+
+/// Adds to `set` a request `m` selects, built on `base`, and variants that each lack one of its
+/// conditions (`samples` is [`MatchSamples::of`] `m`). A variant is the request `m` selects
+/// with one field changed; it is built only when the set does not hold it yet.
+fn match_probes(
+    m: &HttpRouteMatch,
+    samples: &MatchSamples,
+    base: &Request,
+    values_ignore_case: bool,
+    set: &mut RequestSet,
+) {
+    let mut hit = base.clone();
+    if let Some(sampled) = &samples.path {
+        hit.path = sampled.clone();
+    }
+    for (header, sampled) in m.headers.iter().flatten().zip(&samples.headers) {
+        if let Some(value) = sampled {
+            hit.headers
+                .insert(header.name.to_ascii_lowercase(), value.clone());
+        }
+    }
+    for (param, sampled) in m.query_params.iter().flatten().zip(&samples.query) {
+        if let Some(value) = sampled {
+            hit.query.insert(param.name.clone(), value.clone());
+        }
+    }
+    let parts = HashParts::of(&hit);
+    let mut add = |change: Change| set.insert_variant(&hit, parts, change);
+    if let Some(path) = &m.path {
+        add(Change::Path(&base.path));
+        if path.match_type.as_deref() != Some("RegularExpression") {
+            // Below the path, and a longer name sharing its text (neither an exact nor a
+            // segment-prefix match).
+            let value = path.value.as_deref().unwrap_or("/").trim_end_matches('/');
+            add(Change::Path(&format!("{value}/x")));
+            add(Change::Path(&format!("{value}x")));
+        }
+        let value = path.value.as_deref().unwrap_or("/");
+        for near in near_misses(path.match_type.as_deref(), value, &hit.path, false) {
+            if near.starts_with('/') {
+                add(Change::Path(&near));
+            }
+        }
+    }
+    for header in m.headers.iter().flatten() {
+        let name = header.name.to_ascii_lowercase();
+        add(Change::Header(&name, None));
+        add(Change::Header(&name, Some("__other")));
+        let sampled = hit.headers.get(&name).map_or("", String::as_str);
+        for near in near_misses(
+            header.match_type.as_deref(),
+            &header.value,
+            sampled,
+            values_ignore_case,
+        ) {
+            add(Change::Header(&name, Some(&near)));
+        }
+    }
+    for param in m.query_params.iter().flatten() {
+        add(Change::Query(&param.name, None));
+        let sampled = hit.query.get(&param.name).map_or("", String::as_str);
+        for near in near_misses(
+            param.match_type.as_deref(),
+            &param.value,
+            sampled,
+            values_ignore_case,
+        ) {
+            add(Change::Query(&param.name, Some(&near)));
+        }
+    }
+    set.insert(hit, parts);
+}
+
+/// Values just beside a condition, which the step's match must not select unless its type
+/// says so (the probe's expectation comes from [`Intent::selects`], so a value the match does
+/// select is simply one more hit): the value with a suffix and a prefix of it (an `Exact`
+/// read as a prefix, or an unanchored regex: Istio `regex`, Kuma `RegularExpression`, Traefik
+/// `HeaderRegexp` search the value unanchored in some versions), the value in the other case
+/// (Gateway API `HTTPHeaderMatch` values match case-sensitively), and for a regex the sample
+/// with characters around it; a value with a dot, with another character in its place (the
+/// value read as a regex). `ignore_case`: the gateway cannot match this value
+/// case-sensitively (see [`RoutingModel::values_ignore_case`]), so no other-case probe.
+fn near_misses(
+    match_type: Option<&str>,
+    value: &str,
+    sampled: &str,
+    ignore_case: bool,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    if match_type == Some("RegularExpression") {
+        if !sampled.is_empty() {
+            out.push(format!("{sampled}x"));
+            out.push(format!("x{sampled}"));
+        }
+        return out;
+    }
+    if value.is_empty() {
+        return out;
+    }
+    out.push(format!("{value}x"));
+    let mut shorter = value.to_owned();
+    shorter.pop();
+    if !shorter.is_empty() {
+        out.push(shorter);
+    }
+    // A dot read as a regex (an exact value written into a pattern unquoted: Higress matches
+    // `canary-by-header-value` as the regex `always|<value>`) also takes any character there.
+    if let Some(dot) = value.find('.') {
+        out.push(format!("{}x{}", &value[..dot], &value[dot + 1..]));
+    }
+    let upper = value.to_uppercase();
+    let swapped = if upper == value {
+        value.to_lowercase()
+    } else {
+        upper
+    };
+    if swapped != value && !ignore_case {
+        out.push(swapped);
+    }
+    out
+}
+
+/// At most this many probes come from the resources' routes, and this many in all per step
+/// (the first ones in request order), so a resource with thousands of routes is checked in
+/// bounded time and memory.
+pub const MAX_BASE_PROBES: usize = 500;
+pub const MAX_PROBES: usize = 2000;
+
+/// The probe requests for a step: the model's probes of both configurations, and each step
+/// match laid over each of them (see [`MAX_PROBES`]).
+pub fn probes(
+    model: &dyn RoutingModel,
+    original: &GatewayConfig,
+    after: &GatewayConfig,
+    intent: &Intent,
+) -> ProbeSet {
+    probes_beside(
+        model,
+        &sorted_probes(model.probes(original)),
+        &sorted_probes(model.probes(after)),
+        intent,
+    )
+}
+
+/// A model's probes in request order, without duplicates (what [`probes_beside`] takes).
+pub(super) fn sorted_probes(mut probes: Vec<Request>) -> Vec<Request> {
+    // Models mostly return their probes sorted already: a stable sort finds the run.
+    probes.sort();
+    probes.dedup();
+    probes
+}
+
+/// [`probes`] from the model's probes of the original configuration and of the step's, each
+/// [`sorted_probes`].
+pub(super) fn probes_beside(
+    model: &dyn RoutingModel,
+    original_probes: &[Request],
+    after_probes: &[Request],
+    intent: &Intent,
+) -> ProbeSet {
+    let mut base = sorted_union(original_probes, after_probes, MAX_BASE_PROBES + 1);
+    let mut truncated = base.len() > MAX_BASE_PROBES;
+    base.truncate(MAX_BASE_PROBES);
+    let mut all = RequestSet::beside(&base);
+    let ignore_case = model.values_ignore_case();
+    'matches: for (i, m) in intent.matches.iter().enumerate() {
+        let samples = MatchSamples::of(m);
+        for (j, request) in base.iter().enumerate() {
+            match_probes(m, &samples, request, ignore_case, &mut all);
+            if all.len() >= MAX_PROBES {
+                let last = i + 1 == intent.matches.len() && j + 1 == base.len();
+                truncated |= !last || all.len() > MAX_PROBES;
+                break 'matches;
+            }
+        }
+    }
+    let added = all.added;
+    let mut requests = base;
+    requests.extend(added);
+    // No two are equal: the unstable sort gives the one order.
+    requests.sort_unstable();
+    requests.truncate(MAX_PROBES);
+    ProbeSet {
+        requests,
+        truncated,
+    }
+}
+
+/// The first `limit` requests of the union of `a` and `b` (each sorted, without duplicates),
+/// in order and without duplicates.
+fn sorted_union(a: &[Request], b: &[Request], limit: usize) -> Vec<Request> {
+    use std::cmp::Ordering;
+    let mut out = Vec::with_capacity((a.len() + b.len()).min(limit));
+    let (mut i, mut j) = (0, 0);
+    while out.len() < limit {
+        let next = match (a.get(i), b.get(j)) {
+            (Some(x), Some(y)) => match x.cmp(y) {
+                Ordering::Less => {
+                    i += 1;
+                    x
+                }
+                Ordering::Greater => {
+                    j += 1;
+                    y
+                }
+                Ordering::Equal => {
+                    i += 1;
+                    j += 1;
+                    x
+                }
+            },
+            (Some(x), None) => {
+                i += 1;
+                x
+            }
+            (None, Some(y)) => {
+                j += 1;
+                y
+            }
+            (None, None) => break,
+        };
+        out.push(next.clone());
+    }
+    out
+}
+
+/// Requests without duplicates: `base` (none equal) and those added beside it. A request is
+/// looked up by its hash (one pass over its text) rather than by comparisons down a tree of
+/// requests, and the order the check needs is made once, by sorting the distinct ones.
+struct RequestSet<'a> {
+    base: &'a [Request],
+    added: Vec<Request>,
+    /// The index (into `base`, then `added`) of the first request with each hash.
+    by_hash: HashMap<u64, usize, FxBuildHasher>,
+    /// Indices of requests whose hash an earlier, different request has.
+    collided: Vec<usize>,
+}
+
+/// One field of a request changed: a variant of a probe, compared with the requests of a
+/// [`RequestSet`] and hashed without building it.
+#[derive(Clone, Copy)]
+enum Change<'a> {
+    Nothing,
+    Path(&'a str),
+    /// A header set to a value (`Some`) or removed (`None`).
+    Header(&'a str, Option<&'a str>),
+    /// A query parameter set or removed.
+    Query(&'a str, Option<&'a str>),
+}
+
+impl<'a> RequestSet<'a> {
+    fn beside(base: &'a [Request]) -> RequestSet<'a> {
+        let mut set = RequestSet {
+            base,
+            added: Vec::with_capacity(base.len() * 4),
+            by_hash: HashMap::with_capacity_and_hasher(base.len() * 5, FxBuildHasher),
+            collided: Vec::new(),
+        };
+        // No two base requests are equal: only their hashes may be.
+        for (index, request) in base.iter().enumerate() {
+            match set.by_hash.entry(HashParts::of(request).finish()) {
+                Entry::Vacant(slot) => {
+                    slot.insert(index);
+                }
+                Entry::Occupied(_) => set.collided.push(index),
+            }
+        }
+        set
+    }
+
+    fn len(&self) -> usize {
+        self.base.len() + self.added.len()
+    }
+
+    fn get(&self, index: usize) -> &Request {
+        match index.checked_sub(self.base.len()) {
+            None => &self.base[index],
+            Some(added) => &self.added[added],
+        }
+    }
+
+    /// Whether the set holds `of` with `change`, as its hash `hash`; when not, records the
+    /// next index for that hash.
+    fn holds(&mut self, hash: u64, of: &Request, change: Change) -> bool {
+        let next = self.len();
+        match self.by_hash.entry(hash) {
+            Entry::Vacant(slot) => {
+                slot.insert(next);
+                false
+            }
+            Entry::Occupied(first) => {
+                let first = *first.get();
+                if same_as(self.get(first), of, change)
+                    || self
+                        .collided
+                        .iter()
+                        .any(|&k| same_as(self.get(k), of, change))
+                {
+                    return true;
+                }
+                self.collided.push(next);
+                false
+            }
+        }
+    }
+
+    /// Adds `request` (whose [`HashParts`] are `parts`) unless an equal one is there.
+    fn insert(&mut self, request: Request, parts: HashParts) {
+        if !self.holds(parts.finish(), &request, Change::Nothing) {
+            self.added.push(request);
+        }
+    }
+
+    /// Adds `of` (whose [`HashParts`] are `parts`) with `change` unless an equal request is
+    /// there (built only then).
+    fn insert_variant(&mut self, of: &Request, parts: HashParts, change: Change) {
+        let hash = parts.changed(of, change).finish();
+        if !self.holds(hash, of, change) {
+            self.added.push(changed(of, change));
+        }
+    }
+}
+
+/// `of` with `change` made.
+fn changed(of: &Request, change: Change) -> Request {
+    let mut request = of.clone();
+    let set = |map: &mut BTreeMap<String, String>, name: &str, value: Option<&str>| match value {
+        Some(value) => {
+            map.insert(name.to_owned(), value.to_owned());
+        }
+        None => {
+            map.remove(name);
+        }
+    };
+    match change {
+        Change::Nothing => {}
+        Change::Path(path) => request.path = path.to_owned(),
+        Change::Header(name, value) => set(&mut request.headers, name, value),
+        Change::Query(name, value) => set(&mut request.query, name, value),
+    }
+    request
+}
+
+/// Whether `map` is `of` with the entry `change` names set to its value (`Some`) or removed
+/// (`None`); with no change, whether they are equal.
+fn same_map(
+    map: &BTreeMap<String, String>,
+    of: &BTreeMap<String, String>,
+    change: Option<(&str, Option<&str>)>,
+) -> bool {
+    let Some((name, value)) = change else {
+        return map == of;
+    };
+    let had = usize::from(of.contains_key(name));
+    let len_ok = match value {
+        Some(_) => map.len() == of.len() - had + 1,
+        None => map.len() == of.len() - had,
+    };
+    let others = |(k, _): &(&String, &String)| k.as_str() != name;
+    len_ok
+        && map.get(name).map(String::as_str) == value
+        && map.iter().filter(others).eq(of.iter().filter(others))
+}
+
+/// Whether `request` is `of` with `change` made.
+fn same_as(request: &Request, of: &Request, change: Change) -> bool {
+    let (path, headers, query) = match change {
+        Change::Nothing => (of.path.as_str(), None, None),
+        Change::Path(path) => (path, None, None),
+        Change::Header(name, value) => (of.path.as_str(), Some((name, value)), None),
+        Change::Query(name, value) => (of.path.as_str(), None, Some((name, value))),
+    };
+    request.path == path
+        && request.method == of.method
+        && request.host == of.host
+        && request.cookies == of.cookies
+        && same_map(&request.headers, &of.headers, headers)
+        && same_map(&request.query, &of.query, query)
+}
+
+/// The hash of a request in parts, so that the hash of the request with one field changed
+/// takes no second pass over the rest: each map's part is the sum of its entries' hashes (a
+/// map holds a name once), which changing an entry adjusts.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct HashParts {
+    method_host: u64,
+    path: u64,
+    headers: u64,
+    query: u64,
+    cookies: u64,
+}
+
+fn text_hash(texts: &[&str]) -> u64 {
+    let mut hasher = FxBuildHasher.build_hasher();
+    for text in texts {
+        hasher.write(text.as_bytes());
+        hasher.write_u8(0xff);
+    }
+    hasher.finish()
+}
+
+fn map_hash(map: &BTreeMap<String, String>) -> u64 {
+    map.iter()
+        .fold(0, |sum, (k, v)| sum.wrapping_add(text_hash(&[k, v])))
+}
+
+/// `sum` (a [`map_hash`]) with the entry `name` changed from `old` to `new` (`None`: absent).
+fn map_hash_changed(sum: u64, name: &str, old: Option<&String>, new: Option<&str>) -> u64 {
+    let removed = old.map_or(0, |old| text_hash(&[name, old]));
+    let added = new.map_or(0, |new| text_hash(&[name, new]));
+    sum.wrapping_sub(removed).wrapping_add(added)
+}
+
+impl HashParts {
+    fn of(request: &Request) -> HashParts {
+        HashParts {
+            method_host: match &request.host {
+                Some(host) => text_hash(&[&request.method, host]),
+                None => text_hash(&[&request.method]),
+            },
+            path: text_hash(&[&request.path]),
+            headers: map_hash(&request.headers),
+            query: map_hash(&request.query),
+            cookies: map_hash(&request.cookies),
+        }
+    }
+
+    /// The parts of `of` (whose parts these are) with `change` made.
+    fn changed(self, of: &Request, change: Change) -> HashParts {
+        match change {
+            Change::Nothing => self,
+            Change::Path(path) => HashParts {
+                path: text_hash(&[path]),
+                ..self
+            },
+            Change::Header(name, value) => HashParts {
+                headers: map_hash_changed(self.headers, name, of.headers.get(name), value),
+                ..self
+            },
+            Change::Query(name, value) => HashParts {
+                query: map_hash_changed(self.query, name, of.query.get(name), value),
+                ..self
+            },
+        }
+    }
+
+    fn finish(self) -> u64 {
+        let mut hasher = FxBuildHasher.build_hasher();
+        for part in [
+            self.method_host,
+            self.path,
+            self.headers,
+            self.query,
+            self.cookies,
+        ] {
+            hasher.write_u64(part);
+        }
+        hasher.finish()
+    }
+}
+
+/// The probes of a step, and whether the bounds cut some off.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ProbeSet {
+    pub requests: Vec<Request>,
+    pub truncated: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use super::*;
+    use crate::luadata::{HttpPathMatch, NameValueMatch};
+    use crate::routing::{ConfigProblem, Routed};
+    use crate::script::ScriptKind;
+    use crate::value::JsonValue;
+
+    /// A model whose probes are given: `original` for the configuration `"original"`,
+    /// `after` for any other.
+    struct GivenProbes {
+        original: Vec<Request>,
+        after: Vec<Request>,
+        ignore_case: bool,
+    }
+
+    impl RoutingModel for GivenProbes {
+        fn name(&self) -> &'static str {
+            "given probes"
+        }
+        fn applies_to(&self, _kind: &ScriptKind) -> bool {
+            false
+        }
+        fn config_problems(&self, _config: &GatewayConfig) -> Vec<ConfigProblem> {
+            Vec::new()
+        }
+        fn route(&self, _config: &GatewayConfig, _request: &Request) -> Routed {
+            Routed::NoRoute
+        }
+        fn probes(&self, config: &GatewayConfig) -> Vec<Request> {
+            match config {
+                GatewayConfig::Resource(JsonValue::String(name)) if name == "original" => {
+                    self.original.clone()
+                }
+                _ => self.after.clone(),
+            }
+        }
+        fn values_ignore_case(&self) -> bool {
+            self.ignore_case
+        }
+    }
+
+    /// The probe set as the intent check first made it (ordered sets of whole requests),
+    /// which [`probes`] must give exactly.
+    fn reference(model: &dyn RoutingModel, after: &GatewayConfig, intent: &Intent) -> ProbeSet {
+        let original = GatewayConfig::Resource(JsonValue::String("original".into()));
+        let mut base: BTreeSet<Request> = model.probes(&original).into_iter().collect();
+        base.extend(model.probes(after));
+        let mut truncated = base.len() > MAX_BASE_PROBES;
+        let base: Vec<Request> = base.into_iter().take(MAX_BASE_PROBES).collect();
+        let mut all: BTreeSet<Request> = base.iter().cloned().collect();
+        'matches: for (i, m) in intent.matches.iter().enumerate() {
+            let samples = MatchSamples::of(m);
+            for (j, request) in base.iter().enumerate() {
+                all.extend(reference_match_probes(
+                    m,
+                    &samples,
+                    request,
+                    model.values_ignore_case(),
+                ));
+                if all.len() >= MAX_PROBES {
+                    let last = i + 1 == intent.matches.len() && j + 1 == base.len();
+                    truncated |= !last || all.len() > MAX_PROBES;
+                    break 'matches;
+                }
+            }
+        }
+        ProbeSet {
+            requests: all.into_iter().take(MAX_PROBES).collect(),
+            truncated,
+        }
+    }
+
+    /// A request `m` selects, built on `base`, and variants that each lack one of its conditions
+    /// (`samples` is [`MatchSamples::of`] `m`).
+    fn reference_match_probes(
+        m: &HttpRouteMatch,
+        samples: &MatchSamples,
+        base: &Request,
+        values_ignore_case: bool,
+    ) -> Vec<Request> {
+        let mut hit = base.clone();
+        if let Some(sampled) = &samples.path {
+            hit.path = sampled.clone();
+        }
+        for (header, sampled) in m.headers.iter().flatten().zip(&samples.headers) {
+            if let Some(value) = sampled {
+                hit.headers
+                    .insert(header.name.to_ascii_lowercase(), value.clone());
+            }
+        }
+        for (param, sampled) in m.query_params.iter().flatten().zip(&samples.query) {
+            if let Some(value) = sampled {
+                hit.query.insert(param.name.clone(), value.clone());
+            }
+        }
+        let mut variants = vec![hit.clone()];
+        let with_path = |path: String| {
+            let mut variant = hit.clone();
+            variant.path = path;
+            variant
+        };
+        if let Some(path) = &m.path {
+            variants.push(with_path(base.path.clone()));
+            if path.match_type.as_deref() != Some("RegularExpression") {
+                // Below the path, and a longer name sharing its text (neither an exact nor a
+                // segment-prefix match).
+                let value = path.value.as_deref().unwrap_or("/").trim_end_matches('/');
+                variants.push(with_path(format!("{value}/x")));
+                variants.push(with_path(format!("{value}x")));
+            }
+        }
+        if let Some(path) = &m.path {
+            let value = path.value.as_deref().unwrap_or("/");
+            for near in near_misses(path.match_type.as_deref(), value, &hit.path, false) {
+                if near.starts_with('/') {
+                    variants.push(with_path(near));
+                }
+            }
+        }
+        for header in m.headers.iter().flatten() {
+            let name = header.name.to_ascii_lowercase();
+            let mut miss = hit.clone();
+            miss.headers.remove(&name);
+            variants.push(miss);
+            let mut other = hit.clone();
+            other.headers.insert(name.clone(), "__other".to_owned());
+            variants.push(other);
+            let sampled = hit.headers.get(&name).cloned().unwrap_or_default();
+            for near in near_misses(
+                header.match_type.as_deref(),
+                &header.value,
+                &sampled,
+                values_ignore_case,
+            ) {
+                let mut variant = hit.clone();
+                variant.headers.insert(name.clone(), near);
+                variants.push(variant);
+            }
+        }
+        for param in m.query_params.iter().flatten() {
+            let mut miss = hit.clone();
+            miss.query.remove(&param.name);
+            variants.push(miss);
+            let sampled = hit.query.get(&param.name).cloned().unwrap_or_default();
+            for near in near_misses(
+                param.match_type.as_deref(),
+                &param.value,
+                &sampled,
+                values_ignore_case,
+            ) {
+                let mut variant = hit.clone();
+                variant.query.insert(param.name.clone(), near);
+                variants.push(variant);
+            }
+        }
+        variants
+    }
+
+    /// A small deterministic generator (a linear congruential one), so that failures repeat.
+    struct Draw(u64);
+
+    impl Draw {
+        fn below(&mut self, n: usize) -> usize {
+            self.0 = self
+                .0
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((self.0 >> 33) % n as u64) as usize
+        }
+        fn pick<'a>(&mut self, from: &[&'a str]) -> &'a str {
+            from[self.below(from.len())]
+        }
+    }
+
+    const PATHS: &[&str] = &["/", "/api", "/api/v1", "/static/", "/a.b", "/API"];
+    const NAMES: &[&str] = &["x-canary", "X-User", "env", "beta"];
+    const VALUES: &[&str] = &[
+        "1",
+        "true",
+        "prod.eu",
+        "Gold",
+        "^b[0-9]+$",
+        ".*Safari.*",
+        "",
+    ];
+    const TYPES: &[Option<&str>] = &[
+        None,
+        Some("Exact"),
+        Some("PathPrefix"),
+        Some("Prefix"),
+        Some("RegularExpression"),
+    ];
+
+    fn request(draw: &mut Draw, unique: usize) -> Request {
+        let mut request = Request::get(draw.pick(PATHS));
+        if draw.below(4) == 0 {
+            request.path = format!("/r{unique}");
+        }
+        if draw.below(3) == 0 {
+            request.method = "POST".into();
+        }
+        if draw.below(2) == 0 {
+            request.host = Some(draw.pick(&["a.example.com", "b.example.com"]).into());
+        }
+        for _ in 0..draw.below(3) {
+            request.headers.insert(
+                draw.pick(NAMES).to_ascii_lowercase(),
+                draw.pick(VALUES).into(),
+            );
+        }
+        if draw.below(3) == 0 {
+            request
+                .query
+                .insert(draw.pick(NAMES).into(), draw.pick(VALUES).into());
+        }
+        if draw.below(5) == 0 {
+            request.cookies.insert("c".into(), draw.pick(VALUES).into());
+        }
+        request
+    }
+
+    fn value_match(draw: &mut Draw) -> NameValueMatch {
+        let match_type = TYPES[draw.below(TYPES.len())].filter(|t| *t != "PathPrefix");
+        NameValueMatch {
+            match_type: match_type.map(str::to_owned),
+            name: draw.pick(NAMES).into(),
+            value: draw.pick(VALUES).into(),
+        }
+    }
+
+    fn route_match(draw: &mut Draw) -> HttpRouteMatch {
+        let path = (draw.below(2) == 0).then(|| HttpPathMatch {
+            match_type: TYPES[draw.below(TYPES.len())].map(str::to_owned),
+            value: Some(
+                draw.pick(&["/api", "/api/", "^/items/[0-9]+$", "/a.b"])
+                    .into(),
+            ),
+        });
+        let headers: Vec<NameValueMatch> = (0..draw.below(3)).map(|_| value_match(draw)).collect();
+        let query: Vec<NameValueMatch> = (0..draw.below(2)).map(|_| value_match(draw)).collect();
+        HttpRouteMatch {
+            path,
+            headers: Some(headers).filter(|h| !h.is_empty()),
+            query_params: Some(query).filter(|q| !q.is_empty()),
+        }
+    }
+
+    /// Case `seed`: `base` probes a side (duplicates and unsorted included) and `matches`
+    /// step matches at most.
+    fn case(seed: u64, base: usize, matches: usize) -> (GivenProbes, Intent) {
+        let mut draw = Draw(seed);
+        let side = |draw: &mut Draw| -> Vec<Request> {
+            let count = draw.below(base + 1);
+            (0..count).map(|i| request(draw, i)).collect()
+        };
+        let model = GivenProbes {
+            original: side(&mut draw),
+            after: side(&mut draw),
+            ignore_case: draw.below(2) == 0,
+        };
+        let count = draw.below(matches + 1);
+        let intent = Intent {
+            matches: (0..count).map(|_| route_match(&mut draw)).collect(),
+            ..Intent::default()
+        };
+        (model, intent)
+    }
+
+    #[test]
+    fn the_probe_set_is_the_ordered_set_of_every_probe_within_the_bounds() {
+        let after = GatewayConfig::Resource(JsonValue::String("after".into()));
+        let original = GatewayConfig::Resource(JsonValue::String("original".into()));
+        // Small sets, and sets past each bound (MAX_BASE_PROBES, MAX_PROBES), in every mix.
+        let (mut whole, mut truncated, mut full) = (0, 0, 0);
+        for (seeds, base, matches) in [(0..300, 12, 4), (300..320, 700, 3), (320..360, 150, 40)] {
+            for seed in seeds {
+                let (model, intent) = case(seed, base, matches);
+                let expected = reference(&model, &after, &intent);
+                let found = probes(&model, &original, &after, &intent);
+                assert_eq!(found.truncated, expected.truncated, "seed {seed}");
+                assert!(found.requests == expected.requests, "seed {seed}");
+                if found.truncated {
+                    truncated += 1;
+                } else {
+                    whole += 1;
+                }
+                full += usize::from(found.requests.len() == MAX_PROBES);
+            }
+        }
+        // Both kinds, and some cut at MAX_PROBES.
+        assert!(
+            whole > 100 && truncated > 10 && full > 5,
+            "{whole} {truncated} {full}"
+        );
+    }
+
+    /// A variant compared and hashed without building it is equal, and hashes alike, to the
+    /// request built from it, and to no other.
+    #[test]
+    fn variants_compare_and_hash_as_the_requests_they_stand_for() {
+        let mut draw = Draw(7);
+        for i in 0..2000 {
+            let of = request(&mut draw, i);
+            let other = request(&mut draw, i);
+            let names = [
+                draw.pick(NAMES).to_ascii_lowercase(),
+                draw.pick(NAMES).to_ascii_lowercase(),
+            ];
+            let mut change = |name| {
+                let set = (draw.below(2) == 0).then_some(draw.pick(VALUES));
+                match draw.below(4) {
+                    0 => Change::Nothing,
+                    1 => Change::Path(draw.pick(PATHS)),
+                    2 => Change::Header(name, set),
+                    _ => Change::Query(name, set),
+                }
+            };
+            let (change, near) = (change(&names[0]), change(&names[1]));
+            let built = changed(&of, change);
+            assert!(same_as(&built, &of, change), "{built:?}");
+            // Another change of the same request: equal only when it makes the same request.
+            let beside = changed(&of, near);
+            assert_eq!(same_as(&beside, &of, change), beside == built);
+            assert_eq!(
+                HashParts::of(&built),
+                HashParts::of(&of).changed(&of, change)
+            );
+            assert_eq!(same_as(&other, &of, change), other == built);
+        }
+    }
+}
