@@ -22,7 +22,7 @@
 use std::collections::BTreeMap;
 
 use super::ingress_rules::{
-    CanaryDecision, annotations, canary_notes, pair_probes, route_canary_pair,
+    CanaryDecision, annotations, canary_notes, config_annotations, pair_probes, route_canary_pair,
 };
 use super::{ConfigProblem, GatewayConfig, ProblemKind, Request, Routed, RoutingModel};
 use crate::script::ScriptKind;
@@ -41,7 +41,7 @@ fn get<'a>(notes: &'a BTreeMap<String, String>, key: &str) -> Option<&'a str> {
 
 /// The Ingress's place in the rule order: (order, "namespace/name").
 fn rank(ingress: &JsonValue) -> (i64, String) {
-    let order = get(&annotations(ingress), "order")
+    let order = get(&config_annotations(ingress), "order")
         .and_then(|o| o.trim().parse().ok())
         .unwrap_or(DEFAULT_ORDER);
     let name = |k: &str| {
@@ -54,13 +54,19 @@ fn rank(ingress: &JsonValue) -> (i64, String) {
     (order, format!("{}/{}", name("namespace"), name("name")))
 }
 
+/// [`canary_first`]'s answer for a configuration.
+struct CanaryFirst(bool);
+
 /// Whether the canary Ingress's rules come before the stable one's.
 fn canary_first(config: &GatewayConfig) -> bool {
     match config {
         GatewayConfig::Ingress {
             stable,
             canary: Some(canary),
-        } => rank(canary) < rank(stable),
+        } => {
+            // Once per configuration (see `super::memo`): every probe asks.
+            super::memo::derived(config, || CanaryFirst(rank(canary) < rank(stable))).0
+        }
         _ => false,
     }
 }
@@ -77,7 +83,7 @@ fn decide(notes: &BTreeMap<String, String>, request: &Request) -> Option<CanaryD
         })
     };
     if let Some(name) = get(notes, "canary-by-header") {
-        let value = request.headers.get(&name.to_ascii_lowercase());
+        let value = super::header_value(request, name);
         return to(match get(notes, "canary-by-header-value") {
             Some(expected) => value.is_some_and(|v| v == expected),
             None => value.is_some(),

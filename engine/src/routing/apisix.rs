@@ -79,14 +79,6 @@ impl RadixRoute<'_> {
             None => path == self.uri,
         }
     }
-
-    /// The radix tree's rank for a path it matches: full paths first, then longer prefixes.
-    fn specificity(&self) -> (bool, usize) {
-        match self.prefix() {
-            None => (true, self.uri.len()),
-            Some(p) => (false, p.len()),
-        }
-    }
 }
 
 /// The ApisixRoute of a configuration, and the ApisixUpstreams beside it when the
@@ -155,6 +147,59 @@ fn resolve_subset(
     Ok(Some(subset.to_owned()))
 }
 
+/// A [`RadixRoute`] as routing keeps it for a configuration, with where a request it takes
+/// goes (the same for every request: made once per configuration, see `super::memo`).
+struct TableRoute {
+    rule_index: usize,
+    uri: String,
+    priority: i64,
+    hosts: Vec<String>,
+    conditions: std::rc::Rc<ReadConditions>,
+    routed: Routed,
+}
+
+impl TableRoute {
+    fn path_matches(&self, path: &str) -> bool {
+        match self.uri.strip_suffix('*') {
+            Some(prefix) => path.starts_with(prefix),
+            None => path == self.uri,
+        }
+    }
+
+    /// The radix tree's rank for a path it matches: full paths first, then longer prefixes.
+    fn specificity(&self) -> (bool, usize) {
+        match self.uri.strip_suffix('*') {
+            None => (true, self.uri.len()),
+            Some(p) => (false, p.len()),
+        }
+    }
+}
+
+fn route_table(config: &GatewayConfig) -> Vec<TableRoute> {
+    let upstreams = parts(config).1;
+    // One reading per rule, shared by its paths.
+    let mut read: Vec<(usize, std::rc::Rc<ReadConditions>)> = Vec::new();
+    radix_routes(config)
+        .into_iter()
+        .map(|r| TableRoute {
+            conditions: match read.iter().find(|(i, _)| *i == r.rule_index) {
+                Some((_, c)) => c.clone(),
+                None => {
+                    let c = std::rc::Rc::new(ReadConditions::of(r.rule));
+                    read.push((r.rule_index, c.clone()));
+                    c
+                }
+            },
+            rule_index: r.rule_index,
+            uri: r.uri.to_owned(),
+            priority: r.priority,
+            routed: distribution(r.rule, upstreams.as_deref())
+                .via(format!("spec.http[{}]", r.rule_index)),
+            hosts: r.hosts,
+        })
+        .collect()
+}
+
 fn radix_routes(config: &GatewayConfig) -> Vec<RadixRoute<'_>> {
     let mut out = Vec::new();
     for (rule_index, rule) in rules(config).iter().enumerate() {
@@ -180,19 +225,31 @@ fn radix_routes(config: &GatewayConfig) -> Vec<RadixRoute<'_>> {
 }
 
 /// The request's value of a var, as nginx names them.
-fn var_value(request: &Request, scope: &str, name: &str) -> Option<String> {
+fn var_value<'r>(request: &'r Request, scope: &str, name: &str) -> Option<&'r str> {
     match scope {
-        "Path" => Some(request.path.clone()),
-        "Query" => request.query.get(name).cloned(),
-        "Cookie" => request.cookies.get(name).cloned(),
-        // `http_<name>`: header names compare lower-cased with '-' as '_'.
+        "Path" => Some(&request.path),
+        "Query" => request.query.get(name).map(String::as_str),
+        "Cookie" => request.cookies.get(name).map(String::as_str),
+        // `http_<name>`: header names compare lower-cased with '-' as '_' (compared byte by
+        // byte, without building either name: this runs for every probe).
         "Header" => {
-            let wanted = name.to_ascii_lowercase().replace('-', "_");
+            let as_var = |b: u8| {
+                if b == b'-' {
+                    b'_'
+                } else {
+                    b.to_ascii_lowercase()
+                }
+            };
             request
                 .headers
                 .iter()
-                .find(|(n, _)| n.replace('-', "_") == wanted)
-                .map(|(_, v)| v.clone())
+                .find(|(n, _)| {
+                    n.len() == name.len()
+                        && n.bytes()
+                            .zip(name.bytes())
+                            .all(|(a, b)| (if a == b'-' { b'_' } else { a }) == as_var(b))
+                })
+                .map(|(_, v)| v.as_str())
         }
         _ => None,
     }
@@ -210,14 +267,16 @@ fn expr_matches(expr: &JsonValue, request: &Request) -> bool {
         .unwrap_or_default();
     let value = var_value(request, scope, name);
     let expected = str_field(expr, "value").unwrap_or_default();
-    let set: Vec<&str> = items(expr, "set")
-        .iter()
-        .filter_map(JsonValue::as_str)
-        .collect();
+    let in_set = |v: &str| {
+        items(expr, "set")
+            .iter()
+            .filter_map(JsonValue::as_str)
+            .any(|s| s == v)
+    };
     let number = |s: &str| s.trim().parse::<f64>().ok();
-    let compare = |f: fn(f64, f64) -> bool| matches!((value.as_deref().and_then(number), number(expected)), (Some(a), Some(b)) if f(a, b));
+    let compare = |f: fn(f64, f64) -> bool| matches!((value.and_then(number), number(expected)), (Some(a), Some(b)) if f(a, b));
     let search = |case_insensitive: bool| {
-        value.as_deref().is_some_and(|v| {
+        value.is_some_and(|v| {
             let pattern = if case_insensitive {
                 format!("(?i){expected}")
             } else {
@@ -227,19 +286,122 @@ fn expr_matches(expr: &JsonValue, request: &Request) -> bool {
         })
     };
     match str_field(expr, "op").unwrap_or_default() {
-        "Equal" => value.as_deref() == Some(expected),
-        "NotEqual" => value.as_deref() != Some(expected),
+        "Equal" => value == Some(expected),
+        "NotEqual" => value != Some(expected),
         "GreaterThan" => compare(|a, b| a > b),
         "GreaterThanEqual" => compare(|a, b| a >= b),
         "LessThan" => compare(|a, b| a < b),
         "LessThanEqual" => compare(|a, b| a <= b),
-        "In" => value.as_deref().is_some_and(|v| set.contains(&v)),
-        "NotIn" => !value.as_deref().is_some_and(|v| set.contains(&v)),
+        "In" => value.is_some_and(in_set),
+        "NotIn" => !value.is_some_and(in_set),
         "RegexMatch" => search(false),
         "RegexMatchCaseInsensitive" => search(true),
         "RegexNotMatch" => !search(false),
         "RegexNotMatchCaseInsensitive" => !search(true),
         _ => false,
+    }
+}
+
+/// A rule's methods and exprs read once per configuration (see [`route_table`]): what
+/// [`conditions_hold`] reads from the resource for every probe.
+struct ReadConditions {
+    /// `None`: the rule has no `match` (it takes nothing).
+    methods: Option<Vec<String>>,
+    exprs: Vec<ReadExpr>,
+}
+
+/// One `exprs[]` entry, read.
+struct ReadExpr {
+    scope: String,
+    name: String,
+    op: String,
+    expected: String,
+    set: Vec<String>,
+    /// The compiled search of a regex operator (`None` when it does not compile).
+    regex: Option<std::rc::Rc<regex::Regex>>,
+}
+
+impl ReadConditions {
+    fn of(rule: &JsonValue) -> Self {
+        let Some(matched) = rule.get("match") else {
+            return ReadConditions {
+                methods: None,
+                exprs: Vec::new(),
+            };
+        };
+        let strings = |value: &JsonValue, key: &str| {
+            items(value, key)
+                .iter()
+                .filter_map(JsonValue::as_str)
+                .map(str::to_owned)
+                .collect::<Vec<_>>()
+        };
+        let exprs = items(matched, "exprs")
+            .iter()
+            .map(|expr| {
+                let text = |path: &[&str]| {
+                    expr.at(path)
+                        .and_then(JsonValue::as_str)
+                        .unwrap_or_default()
+                        .to_owned()
+                };
+                let op = text(&["op"]);
+                let expected = text(&["value"]);
+                let regex = match op.as_str() {
+                    "RegexMatch" | "RegexNotMatch" => compile(&expected).ok(),
+                    "RegexMatchCaseInsensitive" | "RegexNotMatchCaseInsensitive" => {
+                        compile(&format!("(?i){expected}")).ok()
+                    }
+                    _ => None,
+                };
+                ReadExpr {
+                    scope: text(&["subject", "scope"]),
+                    name: text(&["subject", "name"]),
+                    op,
+                    expected,
+                    set: strings(expr, "set"),
+                    regex,
+                }
+            })
+            .collect();
+        ReadConditions {
+            methods: Some(strings(matched, "methods")),
+            exprs,
+        }
+    }
+
+    /// [`conditions_hold`] on what was read.
+    fn hold(&self, request: &Request) -> bool {
+        let Some(methods) = &self.methods else {
+            return false;
+        };
+        (methods.is_empty() || methods.contains(&request.method))
+            && self.exprs.iter().all(|e| e.matches(request))
+    }
+}
+
+impl ReadExpr {
+    /// [`expr_matches`] on what was read.
+    fn matches(&self, request: &Request) -> bool {
+        let value = var_value(request, &self.scope, &self.name);
+        let expected = self.expected.as_str();
+        let in_set = |v: &str| self.set.iter().any(|s| s == v);
+        let number = |s: &str| s.trim().parse::<f64>().ok();
+        let compare = |f: fn(f64, f64) -> bool| matches!((value.and_then(number), number(expected)), (Some(a), Some(b)) if f(a, b));
+        let search = || value.is_some_and(|v| self.regex.as_ref().is_some_and(|re| re.is_match(v)));
+        match self.op.as_str() {
+            "Equal" => value == Some(expected),
+            "NotEqual" => value != Some(expected),
+            "GreaterThan" => compare(|a, b| a > b),
+            "GreaterThanEqual" => compare(|a, b| a >= b),
+            "LessThan" => compare(|a, b| a < b),
+            "LessThanEqual" => compare(|a, b| a <= b),
+            "In" => value.is_some_and(in_set),
+            "NotIn" => !value.is_some_and(in_set),
+            "RegexMatch" | "RegexMatchCaseInsensitive" => search(),
+            "RegexNotMatch" | "RegexNotMatchCaseInsensitive" => !search(),
+            _ => false,
+        }
     }
 }
 
@@ -288,15 +450,24 @@ fn expr_problem(expr: &JsonValue) -> Option<String> {
 }
 
 fn rule_matches(route: &RadixRoute, request: &Request) -> bool {
-    let Some(matched) = route.rule.get("match") else {
+    route.path_matches(&request.path) && conditions_hold(route.rule, request)
+}
+
+/// A rule's methods and exprs (its paths aside) against the request.
+fn conditions_hold(rule: &JsonValue, request: &Request) -> bool {
+    let Some(matched) = rule.get("match") else {
         return false;
     };
-    let methods: Vec<&str> = items(matched, "methods")
+    let methods = items(matched, "methods");
+    (methods
         .iter()
         .filter_map(JsonValue::as_str)
-        .collect();
-    route.path_matches(&request.path)
-        && (methods.is_empty() || methods.contains(&request.method.as_str()))
+        .next()
+        .is_none()
+        || methods
+            .iter()
+            .filter_map(JsonValue::as_str)
+            .any(|m| m == request.method))
         && items(matched, "exprs")
             .iter()
             .all(|e| expr_matches(e, request))
@@ -305,12 +476,20 @@ fn rule_matches(route: &RadixRoute, request: &Request) -> bool {
 /// A route's hosts against the request's: exact names, and `*.example.com` for any name
 /// under it.
 fn host_rank(hosts: &[String], host: Option<&str>) -> Option<usize> {
-    let host = host?.to_ascii_lowercase();
+    let host = host?;
+    // `hosts` are lower-cased; the request's host is compared without regard to ASCII case,
+    // without a copy (this runs for every route of every probe).
+    let ends_with = |suffix: &str| {
+        host.len()
+            .checked_sub(suffix.len())
+            .filter(|&at| host.is_char_boundary(at))
+            .is_some_and(|at| host[at..].eq_ignore_ascii_case(suffix))
+    };
     hosts
         .iter()
         .filter_map(|h| match h.strip_prefix('*') {
-            Some(suffix) => host.ends_with(suffix).then_some(suffix.len()),
-            None => (*h == host).then_some(usize::MAX),
+            Some(suffix) => ends_with(suffix).then_some(suffix.len()),
+            None => h.eq_ignore_ascii_case(host).then_some(usize::MAX),
         })
         .max()
 }
@@ -409,8 +588,15 @@ fn distribution(rule: &JsonValue, upstreams: Option<&[&JsonValue]>) -> Routed {
 /// the routes in the order it loads them from its configuration store, which the ApisixRoute's
 /// document order does not control (each rule becomes its own route object). Reported as the
 /// Traefik model reports a priority tie.
-fn equal_priority_ties(config: &GatewayConfig, probes: &[Request]) -> Vec<ConfigProblem> {
+fn equal_priority_ties(
+    config: &GatewayConfig,
+    probes: impl FnOnce() -> Vec<Request>,
+) -> Vec<ConfigProblem> {
     let routes = radix_routes(config);
+    // The probes only once two routes tie (most configurations have none, and building the
+    // probes cost most of this check).
+    let mut probes = Some(probes);
+    let mut built = Vec::new();
     let mut problems = Vec::new();
     for (i, a) in routes.iter().enumerate() {
         for b in &routes[i + 1..] {
@@ -427,7 +613,10 @@ fn equal_priority_ties(config: &GatewayConfig, probes: &[Request]) -> Vec<Config
                     && rule_matches(b, p)
                     && (a.hosts.is_empty() || host_rank(&a.hosts, p.host.as_deref()).is_some())
             };
-            if let Some(p) = probes.iter().find(both) {
+            if let Some(build) = probes.take() {
+                built = build();
+            }
+            if let Some(p) = built.iter().find(both) {
                 problems.push(ConfigProblem {
                     path: format!("spec.http[{}].priority", b.rule_index),
                     kind: ProblemKind::Ignored,
@@ -567,16 +756,16 @@ impl RoutingModel for ApisixRoute {
                 });
             }
         }
-        problems.extend(equal_priority_ties(config, &self.probes(config)));
+        problems.extend(equal_priority_ties(config, || self.probes(config)));
         problems
     }
 
     fn route(&self, config: &GatewayConfig, request: &Request) -> Routed {
-        let routes = radix_routes(config);
+        let table = super::memo::derived(config, || route_table(config));
         // radixtree_host_uri: host routes for this host first (exact names before wildcards,
         // longer wildcards first), then routes without hosts. Within each: full paths, then
         // longer prefixes, then higher priority, then document order.
-        let mut candidates: Vec<(usize, &RadixRoute)> = routes
+        let mut candidates: Vec<(usize, &TableRoute)> = table
             .iter()
             .filter_map(|r| {
                 if r.hosts.is_empty() {
@@ -596,11 +785,8 @@ impl RoutingModel for ApisixRoute {
         });
         candidates
             .into_iter()
-            .find(|(_, r)| rule_matches(r, request))
-            .map_or(Routed::NoRoute, |(_, r)| {
-                distribution(r.rule, parts(config).1.as_deref())
-                    .via(format!("spec.http[{}]", r.rule_index))
-            })
+            .find(|(_, r)| r.conditions.hold(request))
+            .map_or(Routed::NoRoute, |(_, r)| r.routed.clone())
     }
 
     fn probes(&self, config: &GatewayConfig) -> Vec<Request> {

@@ -67,6 +67,19 @@ fn strings(value: Option<&JsonValue>) -> Vec<String> {
 
 /// ELB wildcard matching: `*` any run of characters, `?` one character.
 fn glob(pattern: &str, text: &str, ignore_case: bool) -> bool {
+    // ASCII (every probe and nearly every rule): byte by byte, folded while comparing, without
+    // copying either side (this runs for every rule of every probe).
+    if pattern.is_ascii() && text.is_ascii() {
+        return if ignore_case {
+            glob_units(pattern.as_bytes(), text.as_bytes(), b'*', b'?', |a, b| {
+                a.eq_ignore_ascii_case(&b)
+            })
+        } else {
+            glob_units(pattern.as_bytes(), text.as_bytes(), b'*', b'?', |a, b| {
+                a == b
+            })
+        };
+    }
     let fold = |s: &str| -> Vec<char> {
         if ignore_case {
             s.to_lowercase().chars().collect()
@@ -75,13 +88,24 @@ fn glob(pattern: &str, text: &str, ignore_case: bool) -> bool {
         }
     };
     let (p, t) = (fold(pattern), fold(text));
-    // Iterative wildcard matching with one backtrack point (linear in practice).
+    glob_units(&p, &t, '*', '?', |a, b| a == b)
+}
+
+/// [`glob`] on units (bytes or chars), `same` comparing a pattern unit with a text unit:
+/// iterative wildcard matching with one backtrack point (linear in practice).
+fn glob_units<T: Copy + PartialEq>(
+    p: &[T],
+    t: &[T],
+    any_run: T,
+    any_one: T,
+    same: impl Fn(T, T) -> bool,
+) -> bool {
     let (mut pi, mut ti, mut star, mut mark) = (0, 0, None, 0);
     while ti < t.len() {
-        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
+        if pi < p.len() && (p[pi] == any_one || same(p[pi], t[ti])) {
             pi += 1;
             ti += 1;
-        } else if pi < p.len() && p[pi] == '*' {
+        } else if pi < p.len() && p[pi] == any_run {
             star = Some(pi);
             mark = ti;
             pi += 1;
@@ -93,7 +117,7 @@ fn glob(pattern: &str, text: &str, ignore_case: bool) -> bool {
             return false;
         }
     }
-    p[pi..].iter().all(|c| *c == '*')
+    p[pi..].iter().all(|c| *c == any_run)
 }
 
 /// One listener rule: ANDed conditions, then an action.
@@ -365,17 +389,20 @@ fn condition_holds(condition: &JsonValue, request: &Request) -> bool {
             };
             let header = field(c, "httpHeaderName")
                 .and_then(JsonValue::as_str)
-                .unwrap_or("")
-                .to_ascii_lowercase();
-            let Some(value) = request.headers.get(&header) else {
+                .unwrap_or("");
+            let Some(value) = super::header_value(request, header) else {
                 return false;
             };
-            strings(field(c, "values"))
-                .iter()
-                .any(|v| glob(v, value, true))
-                || strings(field(c, "regexValues"))
+            // Borrowed, not collected: this runs for every probe.
+            let listed = |key: &str| {
+                field(c, key)
+                    .and_then(JsonValue::as_array)
+                    .unwrap_or_default()
                     .iter()
-                    .any(|r| super::fields::finds(r, value))
+                    .filter_map(JsonValue::as_str)
+            };
+            listed("values").any(|v| glob(v, value, true))
+                || listed("regexValues").any(|r| super::fields::finds(r, value))
         }
         "query-string" => {
             let pairs = config("queryStringConfig")

@@ -424,7 +424,12 @@ impl RoutingModel for ContourHttpProxy {
             .routes
             .iter()
             .find(|r| r.conditions.matches(request))
-            .map_or(Routed::NoRoute, |r| distribution(r).via(r.origin.clone()))
+            .map_or(Routed::NoRoute, |r| {
+                // The same for every request the route takes: made once per route.
+                super::memo::derived(r, || distribution(r).via(r.origin.clone()))
+                    .as_ref()
+                    .clone()
+            })
     }
 
     fn probes(&self, config: &GatewayConfig) -> Vec<Request> {

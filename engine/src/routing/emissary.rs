@@ -41,8 +41,13 @@ pub const NO_ROUTE: &str = "(no route)";
 /// A header or query condition: name, value (`None`: presence), regex.
 type Condition = (String, Option<String>, bool);
 
-struct MappingView<'a> {
-    object: &'a JsonValue,
+/// One Mapping as routing reads it (owned: a configuration's Mappings are read once per step,
+/// see [`table`]).
+struct MappingView {
+    /// `metadata.name` (`(unnamed)` without one).
+    name: String,
+    /// Its request header operations ([`header_operations`]).
+    ops: BTreeMap<String, Option<String>>,
     prefix: String,
     exact: bool,
     regex: bool,
@@ -101,11 +106,16 @@ fn parse_service(service: &str) -> Backend {
     }
 }
 
-fn view(object: &JsonValue) -> Option<MappingView<'_>> {
+fn view(object: &JsonValue) -> Option<MappingView> {
     let spec = spec(object)?;
     let flag = |key: &str| spec.get(key).and_then(JsonValue::as_bool).unwrap_or(false);
     Some(MappingView {
-        object,
+        name: object
+            .at(&["metadata", "name"])
+            .and_then(JsonValue::as_str)
+            .unwrap_or("(unnamed)")
+            .to_owned(),
+        ops: header_operations(spec),
         prefix: spec.get("prefix").and_then(JsonValue::as_str)?.to_owned(),
         exact: flag("prefix_exact"),
         regex: flag("prefix_regex"),
@@ -133,7 +143,7 @@ fn view(object: &JsonValue) -> Option<MappingView<'_>> {
 }
 
 /// The Mappings of a configuration: one Mapping, or the items of a `kind: List`.
-fn mappings(config: &GatewayConfig) -> Vec<MappingView<'_>> {
+fn mappings(config: &GatewayConfig) -> Vec<MappingView> {
     let GatewayConfig::Resource(object) = config else {
         return Vec::new();
     };
@@ -141,6 +151,28 @@ fn mappings(config: &GatewayConfig) -> Vec<MappingView<'_>> {
         Some(items) => items.iter().filter_map(view).collect(),
         None => view(object).into_iter().collect(),
     }
+}
+
+/// A configuration's Mappings and their groups in the order Emissary tries them, each member
+/// by its index in `all` with its cumulative weight: read once per configuration (see
+/// `super::memo`), as the check routes every probe through the same one.
+struct Table {
+    all: Vec<MappingView>,
+    groups: Vec<Result<Vec<(usize, f64)>, String>>,
+}
+
+fn table(config: &GatewayConfig) -> Table {
+    let all = mappings(config);
+    let at = |m: &MappingView| {
+        all.iter()
+            .position(|other| std::ptr::eq(other, m))
+            .unwrap_or_default()
+    };
+    let groups = groups(&all)
+        .into_iter()
+        .map(|group| group.map(|members| members.into_iter().map(|(m, c)| (at(m), c)).collect()))
+        .collect();
+    Table { all, groups }
 }
 
 /// What `_group_id` hashes: method, prefix, header and query names with values, precedence.
@@ -152,7 +184,7 @@ type GroupKey = (
     i64,
 );
 
-fn group_key(m: &MappingView<'_>) -> GroupKey {
+fn group_key(m: &MappingView) -> GroupKey {
     let pairs = |list: &[Condition]| {
         let mut pairs: Vec<(String, Option<String>)> = list
             .iter()
@@ -179,8 +211,8 @@ fn condition_length(list: &[Condition]) -> usize {
 
 /// The groups in the order Emissary tries them, each with its Mappings' cumulative weights
 /// (`Err` when `normalize_weights_in_mappings` refuses the group).
-fn groups<'a>(all: &'a [MappingView<'a>]) -> Vec<Result<Vec<(&'a MappingView<'a>, f64)>, String>> {
-    let mut grouped: Vec<(_, Vec<&MappingView<'_>>)> = Vec::new();
+fn groups(all: &[MappingView]) -> Vec<Result<Vec<(&MappingView, f64)>, String>> {
+    let mut grouped: Vec<(_, Vec<&MappingView>)> = Vec::new();
     for m in all {
         let key = group_key(m);
         match grouped.iter_mut().find(|(k, _)| *k == key) {
@@ -204,9 +236,7 @@ fn groups<'a>(all: &'a [MappingView<'a>]) -> Vec<Result<Vec<(&'a MappingView<'a>
         .collect()
 }
 
-fn normalize<'a>(
-    members: &[&'a MappingView<'a>],
-) -> Result<Vec<(&'a MappingView<'a>, f64)>, String> {
+fn normalize<'a>(members: &[&'a MappingView]) -> Result<Vec<(&'a MappingView, f64)>, String> {
     if let [only] = members {
         return Ok(vec![(*only, 100.0)]);
     }
@@ -255,17 +285,17 @@ fn round_half_even(x: f64) -> f64 {
     }
 }
 
-fn condition_holds(condition: &Condition, actual: Option<&String>) -> bool {
+fn condition_holds(condition: &Condition, actual: Option<&str>) -> bool {
     let (_, value, regex) = condition;
     match (actual, value) {
         (None, _) => false,
         (Some(_), None) => true,
         (Some(actual), Some(value)) if *regex => full_match(value, actual),
-        (Some(actual), Some(value)) => actual == value,
+        (Some(actual), Some(value)) => actual == value.as_str(),
     }
 }
 
-fn applies(m: &MappingView<'_>, request: &Request) -> bool {
+fn applies(m: &MappingView, request: &Request) -> bool {
     let path_ok = if m.regex {
         full_match(&m.prefix, &request.path)
     } else if m.exact {
@@ -283,17 +313,14 @@ fn applies(m: &MappingView<'_>, request: &Request) -> bool {
         }
         && m.headers
             .iter()
-            .all(|c| condition_holds(c, request.headers.get(&c.0.to_ascii_lowercase())))
+            .all(|c| condition_holds(c, super::header_value(request, &c.0)))
         && m.query
             .iter()
-            .all(|c| condition_holds(c, request.query.get(&c.0)))
+            .all(|c| condition_holds(c, request.query.get(&c.0).map(String::as_str)))
 }
 
-fn header_operations(m: &MappingView<'_>) -> BTreeMap<String, Option<String>> {
+fn header_operations(spec: &JsonValue) -> BTreeMap<String, Option<String>> {
     let mut changes = BTreeMap::new();
-    let Some(spec) = spec(m.object) else {
-        return changes;
-    };
     for (name, value) in spec
         .get("add_request_headers")
         .and_then(JsonValue::as_object)
@@ -387,33 +414,31 @@ impl RoutingModel for EmissaryMapping {
     }
 
     fn route(&self, config: &GatewayConfig, request: &Request) -> Routed {
-        let all = mappings(config);
+        let GatewayConfig::Resource(object) = config else {
+            return Routed::NoRoute;
+        };
+        let table = super::memo::derived(object, || table(config));
         // One random draw per request in 0..100: the first route whose cumulative weight
         // exceeds it takes the request.
         let mut covered = 0.0;
         let mut weights: Vec<(Backend, f64)> = Vec::new();
         let mut changes: BTreeMap<Backend, BTreeMap<String, Option<String>>> = BTreeMap::new();
         // The Mappings that took a share, by name (a split spans several).
-        let mut names: Vec<String> = Vec::new();
-        for group in groups(&all).into_iter().flatten() {
-            for (m, cumulative) in group {
+        let mut names: Vec<&str> = Vec::new();
+        for group in table.groups.iter().flatten() {
+            for &(at, cumulative) in group {
+                let m = &table.all[at];
                 if !applies(m, request) {
                     continue;
                 }
                 let share = (cumulative.min(100.0) - covered).max(0.0);
                 if share > 0.0 {
                     weights.push((m.backend.clone(), share));
-                    let name = m
-                        .object
-                        .at(&["metadata", "name"])
-                        .and_then(JsonValue::as_str)
-                        .unwrap_or("(unnamed)");
-                    if !names.iter().any(|n| n == name) {
-                        names.push(name.to_owned());
+                    if !names.contains(&m.name.as_str()) {
+                        names.push(&m.name);
                     }
-                    let ops = header_operations(m);
-                    if !ops.is_empty() {
-                        changes.insert(m.backend.clone(), ops);
+                    if !m.ops.is_empty() {
+                        changes.insert(m.backend.clone(), m.ops.clone());
                     }
                     covered += share;
                 }

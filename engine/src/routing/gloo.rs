@@ -57,71 +57,128 @@ fn flag(value: &JsonValue, key: &str) -> bool {
     value.get(key).and_then(JsonValue::as_bool).unwrap_or(false)
 }
 
-/// A header or query matcher against the request's value (`None`: absent).
-fn value_matches(matcher: &JsonValue, actual: Option<&str>) -> bool {
-    let wanted = text(matcher, "value").unwrap_or("");
-    let invert = flag(matcher, "invertMatch");
-    let Some(actual) = actual else {
-        // Absent: only an inverted presence check holds.
-        return invert && wanted.is_empty();
-    };
-    let matched = if wanted.is_empty() {
-        true
-    } else if flag(matcher, "regex") {
-        full_match(wanted, actual)
-    } else {
-        actual == wanted
-    };
-    matched != invert
+/// A header or query matcher, read once per configuration (see [`route_table`]).
+struct ValueMatcher {
+    name: String,
+    wanted: String,
+    invert: bool,
+    regex: bool,
 }
 
-fn matcher_applies(matcher: &JsonValue, request: &Request) -> bool {
-    // `caseSensitive` defaults to true (Envoy's RouteMatch.case_sensitive).
-    let sensitive = matcher
-        .get("caseSensitive")
-        .and_then(JsonValue::as_bool)
-        .unwrap_or(true);
-    let fold = |s: &str| {
-        if sensitive {
-            s.to_owned()
-        } else {
-            s.to_lowercase()
+impl ValueMatcher {
+    fn of(matcher: &JsonValue) -> Self {
+        ValueMatcher {
+            name: text(matcher, "name").unwrap_or("").to_owned(),
+            wanted: text(matcher, "value").unwrap_or("").to_owned(),
+            invert: flag(matcher, "invertMatch"),
+            regex: flag(matcher, "regex"),
         }
-    };
-    let path_ok = if let Some(exact) = text(matcher, "exact") {
-        fold(&request.path) == fold(exact)
-    } else if let Some(regex) = text(matcher, "regex") {
-        full_match(regex, &request.path)
-    } else {
-        let prefix = text(matcher, "prefix").unwrap_or("/");
-        fold(&request.path).starts_with(&fold(prefix))
-    };
-    path_ok
-        && matcher
-            .get("headers")
-            .and_then(JsonValue::as_array)
-            .unwrap_or_default()
-            .iter()
-            .all(|h| {
-                let name = text(h, "name").unwrap_or("").to_ascii_lowercase();
-                value_matches(h, request.headers.get(&name).map(String::as_str))
-            })
-        && matcher
-            .get("queryParameters")
-            .and_then(JsonValue::as_array)
-            .unwrap_or_default()
-            .iter()
-            .all(|q| {
-                let name = text(q, "name").unwrap_or("");
-                value_matches(q, request.query.get(name).map(String::as_str))
-            })
+    }
+
+    /// Against the request's value (`None`: absent).
+    fn matches(&self, actual: Option<&str>) -> bool {
+        let Some(actual) = actual else {
+            // Absent: only an inverted presence check holds.
+            return self.invert && self.wanted.is_empty();
+        };
+        let matched = if self.wanted.is_empty() {
+            true
+        } else if self.regex {
+            full_match(&self.wanted, actual)
+        } else {
+            actual == self.wanted
+        };
+        matched != self.invert
+    }
 }
 
-fn route_applies(route: &JsonValue, request: &Request) -> bool {
-    match matchers(route) {
-        [] => request.path.starts_with('/'),
-        list => list.iter().any(|m| matcher_applies(m, request)),
+/// How a matcher tests the path.
+enum PathMatch {
+    Exact(String),
+    Regex(String),
+    Prefix(String),
+}
+
+/// One matcher, read once per configuration.
+struct Matcher {
+    /// `caseSensitive` (default true, Envoy's RouteMatch.case_sensitive).
+    sensitive: bool,
+    path: PathMatch,
+    headers: Vec<ValueMatcher>,
+    query: Vec<ValueMatcher>,
+}
+
+impl Matcher {
+    fn of(matcher: &JsonValue) -> Self {
+        let path = if let Some(exact) = text(matcher, "exact") {
+            PathMatch::Exact(exact.to_owned())
+        } else if let Some(regex) = text(matcher, "regex") {
+            PathMatch::Regex(regex.to_owned())
+        } else {
+            PathMatch::Prefix(text(matcher, "prefix").unwrap_or("/").to_owned())
+        };
+        let list = |key: &str| {
+            matcher
+                .get(key)
+                .and_then(JsonValue::as_array)
+                .unwrap_or_default()
+                .iter()
+                .map(ValueMatcher::of)
+                .collect()
+        };
+        Matcher {
+            sensitive: matcher
+                .get("caseSensitive")
+                .and_then(JsonValue::as_bool)
+                .unwrap_or(true),
+            path,
+            headers: list("headers"),
+            query: list("queryParameters"),
+        }
     }
+
+    fn applies(&self, request: &Request) -> bool {
+        // Folded only when the case is ignored (no copy per comparison otherwise).
+        let path_ok = match &self.path {
+            PathMatch::Exact(exact) if self.sensitive => request.path == *exact,
+            PathMatch::Exact(exact) => request.path.to_lowercase() == exact.to_lowercase(),
+            PathMatch::Regex(regex) => full_match(regex, &request.path),
+            PathMatch::Prefix(prefix) if self.sensitive => {
+                request.path.starts_with(prefix.as_str())
+            }
+            PathMatch::Prefix(prefix) => request
+                .path
+                .to_lowercase()
+                .starts_with(&prefix.to_lowercase()),
+        };
+        path_ok
+            && self
+                .headers
+                .iter()
+                .all(|h| h.matches(super::header_value(request, &h.name)))
+            && self
+                .query
+                .iter()
+                .all(|q| q.matches(request.query.get(&q.name).map(String::as_str)))
+    }
+}
+
+/// A route as routing keeps it: its matchers (none: every path under `/`) and where it sends
+/// a request (the same for every request it takes).
+struct TableRoute {
+    matchers: Vec<Matcher>,
+    routed: Routed,
+}
+
+fn route_table(config: &GatewayConfig) -> Vec<TableRoute> {
+    routes(config)
+        .iter()
+        .enumerate()
+        .map(|(index, route)| TableRoute {
+            matchers: matchers(route).iter().map(Matcher::of).collect(),
+            routed: distribution(route).via(format!("spec.virtualHost.routes[{index}]")),
+        })
+        .collect()
 }
 
 fn backend_of(destination: &JsonValue) -> Option<Backend> {
@@ -391,13 +448,15 @@ impl RoutingModel for GlooVirtualService {
     }
 
     fn route(&self, config: &GatewayConfig, request: &Request) -> Routed {
-        routes(config)
+        // What the routes are is read once per configuration (see `super::memo`).
+        let table = super::memo::derived(config, || route_table(config));
+        table
             .iter()
-            .enumerate()
-            .find(|(_, route)| route_applies(route, request))
-            .map_or(Routed::NoRoute, |(index, route)| {
-                distribution(route).via(format!("spec.virtualHost.routes[{index}]"))
+            .find(|route| match route.matchers.as_slice() {
+                [] => request.path.starts_with('/'),
+                list => list.iter().any(|m| m.applies(request)),
             })
+            .map_or(Routed::NoRoute, |route| route.routed.clone())
     }
 
     fn probes(&self, config: &GatewayConfig) -> Vec<Request> {

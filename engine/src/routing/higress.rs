@@ -47,6 +47,32 @@ pub const HIGRESS: HigressFamily = HigressFamily {
     query: false,
 };
 
+/// A class's reading of the canary annotations (`own` names the class).
+struct ReadRule {
+    own: &'static str,
+    kind: CanaryRule,
+}
+
+/// The canary rule the annotations configure.
+enum CanaryRule {
+    /// No `canary: "true"`.
+    Disabled,
+    /// `canary-by-header`: the header's value against `regex` (`always|<value>` or
+    /// `.*<pattern>.*`), or without one exactly `always`.
+    Header { name: String, regex: Option<String> },
+    /// `canary-by-cookie`: the Cookie header against this regex.
+    Cookie { regex: String },
+    /// MSE's `canary-by-query`.
+    Query {
+        name: String,
+        expected: Option<String>,
+    },
+    /// A header value or pattern without `canary-by-header`: nothing goes to the canary.
+    HeaderOnly,
+    /// The canary's share.
+    Weight(f64),
+}
+
 impl HigressFamily {
     /// `ParseStringASAP`: the nginx name first, then the class's own (non-empty values).
     pub fn read<'a>(&self, notes: &'a BTreeMap<String, String>, key: &str) -> Option<&'a str> {
@@ -66,15 +92,21 @@ impl HigressFamily {
     }
 
     /// The header (value regex) rule, the cookie rule, the query rule, or the weight: the
-    /// first configured one decides, as `Parse` and `CanaryKind` read them.
+    /// first configured one decides, as `Parse` and `CanaryKind` read them. `notes` are a
+    /// configuration's ([`super::ingress_rules::config_annotations`]): what they configure is
+    /// kept for the configuration by their address.
     pub fn decide(
         &self,
         notes: &BTreeMap<String, String>,
         request: &Request,
     ) -> Option<CanaryDecision> {
-        if !self.enabled(notes) {
-            return None;
-        }
+        // The annotations are read once per configuration (see `super::memo`), not per probe.
+        let rule = super::memo::derived(notes, || self.canary_rule(notes));
+        let rule = if rule.own == self.own {
+            rule
+        } else {
+            std::rc::Rc::new(self.canary_rule(notes))
+        };
         let hit = |yes: bool| {
             Some(if yes {
                 CanaryDecision::Canary
@@ -82,43 +114,83 @@ impl HigressFamily {
                 CanaryDecision::Stable
             })
         };
+        match &rule.kind {
+            CanaryRule::Disabled => None,
+            CanaryRule::Header { name, regex: None } => {
+                hit(super::header_value(request, name).is_some_and(|v| v == "always"))
+            }
+            CanaryRule::Header {
+                name,
+                regex: Some(regex),
+            } => hit(super::header_value(request, name).is_some_and(|v| full_match(regex, v))),
+            CanaryRule::Cookie { regex } => {
+                if request.cookies.is_empty() {
+                    return hit(false);
+                }
+                let header: Vec<String> = request
+                    .cookies
+                    .iter()
+                    .map(|(n, v)| format!("{n}={v}"))
+                    .collect();
+                hit(full_match(regex, &header.join("; ")))
+            }
+            CanaryRule::Query { name, expected } => {
+                let value = request.query.get(name);
+                hit(match expected {
+                    Some(e) => value.is_some_and(|v| v == e),
+                    None => value.is_some_and(|v| v == "always"),
+                })
+            }
+            // `Parse` returned after the value/pattern: no weight was read.
+            CanaryRule::HeaderOnly => Some(CanaryDecision::Stable),
+            CanaryRule::Weight(share) => Some(CanaryDecision::Share(*share)),
+        }
+    }
+
+    /// What the annotations make of a request, as [`Self::decide`] applies it.
+    fn canary_rule(&self, notes: &BTreeMap<String, String>) -> ReadRule {
+        let kind = self.canary_rule_kind(notes);
+        ReadRule {
+            own: self.own,
+            kind,
+        }
+    }
+
+    fn canary_rule_kind(&self, notes: &BTreeMap<String, String>) -> CanaryRule {
+        if !self.enabled(notes) {
+            return CanaryRule::Disabled;
+        }
         if let Some(name) = self.read(notes, "canary-by-header") {
-            let value = request.headers.get(&name.to_ascii_lowercase());
             let regex = if let Some(v) = self.read(notes, "canary-by-header-value") {
-                format!("always|{v}")
-            } else if let Some(p) = self.read(notes, "canary-by-header-pattern") {
-                format!(".*{p}.*")
+                Some(format!("always|{v}"))
             } else {
-                return hit(value.is_some_and(|v| v == "always"));
+                self.read(notes, "canary-by-header-pattern")
+                    .map(|p| format!(".*{p}.*"))
             };
-            return hit(value.is_some_and(|v| full_match(&regex, v)));
+            return CanaryRule::Header {
+                name: name.to_owned(),
+                regex,
+            };
         }
         let header_only = self.read(notes, "canary-by-header-value").is_some()
             || self.read(notes, "canary-by-header-pattern").is_some();
         if !header_only && let Some(cookie) = self.read(notes, "canary-by-cookie") {
-            let header: Vec<String> = request
-                .cookies
-                .iter()
-                .map(|(n, v)| format!("{n}={v}"))
-                .collect();
-            let regex = format!("^(.*?;\\s*)?({cookie}=always)(;.*)?$");
-            return hit(!header.is_empty() && full_match(&regex, &header.join("; ")));
+            return CanaryRule::Cookie {
+                regex: format!("^(.*?;\\s*)?({cookie}=always)(;.*)?$"),
+            };
         }
         if self.query
             && let Some(name) = self.read(notes, "canary-by-query")
         {
             // MSE's query canary: the docs give an exact value; assumed to sit after the
             // cookie rule and, like the header rule, to take no weight.
-            let expected = self.read(notes, "canary-by-query-value");
-            let value = request.query.get(name);
-            return hit(match expected {
-                Some(e) => value.is_some_and(|v| v == e),
-                None => value.is_some_and(|v| v == "always"),
-            });
+            return CanaryRule::Query {
+                name: name.to_owned(),
+                expected: self.read(notes, "canary-by-query-value").map(str::to_owned),
+            };
         }
         if header_only {
-            // `Parse` returned after the value/pattern: no weight was read.
-            return Some(CanaryDecision::Stable);
+            return CanaryRule::HeaderOnly;
         }
         let weight = self
             .read(notes, "canary-weight")
@@ -129,7 +201,7 @@ impl HigressFamily {
             .and_then(|w| w.trim().parse::<i64>().ok())
             .filter(|t| *t > 0)
             .unwrap_or(100) as f64;
-        Some(CanaryDecision::Share((weight / total).clamp(0.0, 1.0)))
+        CanaryRule::Weight((weight / total).clamp(0.0, 1.0))
     }
 
     /// The canary requests' header changes from `<own>request-header-control-*`.
@@ -169,11 +241,7 @@ impl HigressFamily {
         };
         let pattern_only = self.read(&notes, "canary-by-header-value").is_none()
             && self.read(&notes, "canary-by-header-pattern").is_some();
-        !pattern_only
-            && request
-                .headers
-                .get(&name.to_ascii_lowercase())
-                .is_some_and(|v| v == "always")
+        !pattern_only && super::header_value(request, name).is_some_and(|v| v == "always")
     }
 
     pub fn problems(&self, config: &GatewayConfig) -> Vec<ConfigProblem> {

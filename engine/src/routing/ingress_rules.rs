@@ -101,17 +101,19 @@ pub fn host_matches(rule_host: Option<&str>, request_host: Option<&str>) -> bool
     match (rule_host, request_host) {
         (None, _) => true,
         (Some(_), None) => false,
-        (Some(rule), Some(host)) => {
-            let host = host.to_ascii_lowercase();
-            let rule = rule.to_ascii_lowercase();
-            match rule.strip_prefix("*.") {
-                Some(suffix) => host
-                    .strip_suffix(suffix)
-                    .and_then(|head| head.strip_suffix('.'))
-                    .is_some_and(|label| !label.is_empty() && !label.contains('.')),
-                None => host == rule,
-            }
-        }
+        // Compared without regard to ASCII case, without copying either name (this runs for
+        // every path of every probe).
+        (Some(rule), Some(host)) => match rule.strip_prefix("*.") {
+            Some(suffix) => host
+                .len()
+                .checked_sub(suffix.len())
+                .filter(|&at| host.is_char_boundary(at))
+                .map(|at| host.split_at(at))
+                .filter(|(_, tail)| tail.eq_ignore_ascii_case(suffix))
+                .and_then(|(head, _)| head.strip_suffix('.'))
+                .is_some_and(|label| !label.is_empty() && !label.contains('.')),
+            None => host.eq_ignore_ascii_case(rule),
+        },
     }
 }
 
@@ -234,22 +236,36 @@ pub fn route_canary_pair(
     let Some(stable_path) = matching_path(&stable_paths, request) else {
         return Routed::NoRoute;
     };
-    let stable_backend = stable_path.backend.clone();
-    let name = |ingress: &JsonValue| {
-        ingress
-            .at(&["metadata", "name"])
-            .and_then(JsonValue::as_str)
-            .unwrap_or("(unnamed)")
-            .to_owned()
-    };
-    let via = if config_annotations(stable).contains_key(super::canary_ingress::REPRESENTATIVE_RULE)
-    {
-        format!("any path of Ingress {}", name(stable))
-    } else {
-        format!("Ingress {} {}", name(stable), stable_path.location)
-    };
-    let stable_only = || Routed::To(Distribution::single(stable_backend.clone())).via(&via);
-    let Some(canary) = canary else {
+    // What the stable path gives and how it is named: the same for every request on it, made
+    // once per path (see `super::memo`).
+    let on_path = super::memo::derived(stable_path, || {
+        let name = |ingress: &JsonValue| {
+            ingress
+                .at(&["metadata", "name"])
+                .and_then(JsonValue::as_str)
+                .unwrap_or("(unnamed)")
+                .to_owned()
+        };
+        let via = if config_annotations(stable)
+            .contains_key(super::canary_ingress::REPRESENTATIVE_RULE)
+        {
+            format!("any path of Ingress {}", name(stable))
+        } else {
+            format!("Ingress {} {}", name(stable), stable_path.location)
+        };
+        let with_canary = canary.map(|canary| {
+            format!(
+                "{via} and the canary Ingress {}'s annotations",
+                name(canary)
+            )
+        });
+        StablePath {
+            stable_only: Routed::To(Distribution::single(stable_path.backend.clone())).via(&via),
+            with_canary,
+        }
+    });
+    let stable_only = || on_path.stable_only.clone();
+    let (Some(canary), Some(via)) = (canary, &on_path.with_canary) else {
         return stable_only();
     };
     let canary_paths = config_ingress_paths(canary);
@@ -262,11 +278,8 @@ pub fn route_canary_pair(
     let Some(decision) = decide(&notes, request) else {
         return stable_only();
     };
-    let via = format!(
-        "{via} and the canary Ingress {}'s annotations",
-        name(canary)
-    );
-    let canary_backend = canary_path.backend.clone();
+    let stable_backend = &stable_path.backend;
+    let canary_backend = &canary_path.backend;
     let share = match decision {
         CanaryDecision::Canary => 1.0,
         CanaryDecision::Stable => 0.0,
@@ -276,13 +289,28 @@ pub fn route_canary_pair(
         (stable_backend.clone(), 1.0 - share),
         (canary_backend.clone(), share),
     ])
-    .unwrap_or_else(|| Distribution::single(stable_backend));
-    let changes = header_changes(&notes);
-    if !changes.is_empty() && share > 0.0 {
-        distribution.header_changes.insert(canary_backend, changes);
+    .unwrap_or_else(|| Distribution::single(stable_backend.clone()));
+    if share > 0.0 {
+        // Read from the annotations once per configuration.
+        let changes = super::memo::derived(&*notes, || CanaryHeaderChanges(header_changes(&notes)));
+        if !changes.0.is_empty() {
+            distribution
+                .header_changes
+                .insert(canary_backend.clone(), changes.0.clone());
+        }
     }
-    Routed::To(distribution).via(via)
+    Routed::To(distribution).via(via.as_str())
 }
+
+/// What a stable path gives a request alone, and how a split of it is named.
+struct StablePath {
+    stable_only: Routed,
+    /// `None` without a canary Ingress.
+    with_canary: Option<String>,
+}
+
+/// The canary requests' header changes a class reads from the canary Ingress's annotations.
+struct CanaryHeaderChanges(BTreeMap<String, Option<String>>);
 
 /// Probes for an Ingress pair: per stable path, a request on it (its host, its path and one
 /// element below a prefix) and one just beside it, plus whatever `extra` adds to each.

@@ -43,29 +43,49 @@ fn http_routes(config: &GatewayConfig) -> &[JsonValue] {
     }
 }
 
-/// An Istio `StringMatch` applied to `value` (`None`: the header or parameter is absent).
-/// An empty match, or the regex `*`, checks presence only (`canBeConvertedToPresentMatch`).
-fn string_match(matcher: &JsonValue, value: Option<&str>, ignore_case: bool) -> bool {
-    let Some(value) = value else { return false };
-    let fold = |s: &str| {
-        if ignore_case {
-            s.to_lowercase()
-        } else {
-            s.to_owned()
+/// An Istio `StringMatch`, read once per configuration (see [`route_table`]).
+enum StringMatch {
+    Exact(String),
+    Prefix(String),
+    Regex(String),
+    /// An empty match, or the regex `*`: presence only (`canBeConvertedToPresentMatch`).
+    Presence,
+}
+
+impl StringMatch {
+    fn of(matcher: &JsonValue) -> Self {
+        if let Some(exact) = matcher.get("exact").and_then(JsonValue::as_str) {
+            return StringMatch::Exact(exact.to_owned());
         }
-    };
-    if let Some(exact) = matcher.get("exact").and_then(JsonValue::as_str) {
-        return fold(value) == fold(exact);
+        if let Some(prefix) = matcher.get("prefix").and_then(JsonValue::as_str) {
+            return StringMatch::Prefix(prefix.to_owned());
+        }
+        match matcher.get("regex").and_then(JsonValue::as_str) {
+            Some("*") | None => StringMatch::Presence,
+            Some(regex) => StringMatch::Regex(regex.to_owned()),
+        }
     }
-    if let Some(prefix) = matcher.get("prefix").and_then(JsonValue::as_str) {
-        return fold(value).starts_with(&fold(prefix));
-    }
-    match matcher.get("regex").and_then(JsonValue::as_str) {
-        Some("*") | None => true,
-        Some(regex) => full_match(regex, value),
+
+    /// Applied to `value` (`None`: the header or parameter is absent).
+    fn holds(&self, value: Option<&str>, ignore_case: bool) -> bool {
+        let Some(value) = value else { return false };
+        // Folded only when the case is ignored: a probe compares thousands of times.
+        match self {
+            StringMatch::Exact(exact) if ignore_case => {
+                value.to_lowercase() == exact.to_lowercase()
+            }
+            StringMatch::Exact(exact) => value == exact,
+            StringMatch::Prefix(prefix) if ignore_case => {
+                value.to_lowercase().starts_with(&prefix.to_lowercase())
+            }
+            StringMatch::Prefix(prefix) => value.starts_with(prefix.as_str()),
+            StringMatch::Regex(regex) => full_match(regex, value),
+            StringMatch::Presence => true,
+        }
     }
 }
 
+/// Whether a matcher only checks presence: no `exact`, no `prefix`, and no regex or `*`.
 fn is_presence(matcher: &JsonValue) -> bool {
     ["exact", "prefix"]
         .iter()
@@ -76,81 +96,119 @@ fn is_presence(matcher: &JsonValue) -> bool {
         )
 }
 
-fn header<'r>(request: &'r Request, name: &str) -> Option<&'r str> {
-    // Envoy keeps header names lower-case; Istio documents match keys as lower-case.
-    request
-        .headers
-        .get(&name.to_ascii_lowercase())
-        .map(String::as_str)
+/// One `HTTPMatchRequest`, read once per configuration.
+struct MatchRequest {
+    ignore_case: bool,
+    uri: Option<StringMatch>,
+    headers: Vec<(String, StringMatch)>,
+    /// With whether the matcher is a presence check ([`is_presence`]).
+    without_headers: Vec<(String, StringMatch, bool)>,
+    query: Vec<(String, StringMatch)>,
+    method: Option<StringMatch>,
+    authority: Option<StringMatch>,
 }
 
-/// One `HTTPMatchRequest`: every field present must hold.
-fn match_applies(condition: &JsonValue, request: &Request) -> bool {
-    let ignore_case = condition
-        .get("ignoreUriCase")
-        .and_then(JsonValue::as_bool)
-        .unwrap_or(false);
-    if let Some(uri) = condition.get("uri")
-        && !string_match(uri, Some(&request.path), ignore_case)
-    {
-        return false;
-    }
-    for (name, matcher) in condition
-        .get("headers")
-        .and_then(JsonValue::as_object)
-        .into_iter()
-        .flatten()
-    {
-        if !string_match(matcher, header(request, name), false) {
-            return false;
-        }
-    }
-    // Inverted header matchers: a missing header reads as "" unless the matcher is a
-    // presence check (TreatMissingHeaderAsEmpty).
-    for (name, matcher) in condition
-        .get("withoutHeaders")
-        .and_then(JsonValue::as_object)
-        .into_iter()
-        .flatten()
-    {
-        let value = header(request, name);
-        let matched = if is_presence(matcher) {
-            value.is_some()
-        } else {
-            string_match(matcher, Some(value.unwrap_or("")), false)
+impl MatchRequest {
+    fn of(condition: &JsonValue) -> Self {
+        let named = |key: &str| {
+            condition
+                .get(key)
+                .and_then(JsonValue::as_object)
+                .into_iter()
+                .flatten()
+                .map(|(name, matcher)| (name.clone(), StringMatch::of(matcher)))
+                .collect()
         };
-        if matched {
-            return false;
+        MatchRequest {
+            ignore_case: condition
+                .get("ignoreUriCase")
+                .and_then(JsonValue::as_bool)
+                .unwrap_or(false),
+            uri: condition.get("uri").map(StringMatch::of),
+            headers: named("headers"),
+            without_headers: condition
+                .get("withoutHeaders")
+                .and_then(JsonValue::as_object)
+                .into_iter()
+                .flatten()
+                .map(|(name, matcher)| {
+                    (name.clone(), StringMatch::of(matcher), is_presence(matcher))
+                })
+                .collect(),
+            query: named("queryParams"),
+            method: condition.get("method").map(StringMatch::of),
+            authority: condition.get("authority").map(StringMatch::of),
         }
     }
-    for (name, matcher) in condition
-        .get("queryParams")
-        .and_then(JsonValue::as_object)
-        .into_iter()
-        .flatten()
-    {
-        if !string_match(matcher, request.query.get(name).map(String::as_str), false) {
+
+    /// Every field present must hold.
+    fn applies(&self, request: &Request) -> bool {
+        if let Some(uri) = &self.uri
+            && !uri.holds(Some(&request.path), self.ignore_case)
+        {
             return false;
         }
+        // Envoy keeps header names lower-case; Istio documents match keys as lower-case.
+        if !self
+            .headers
+            .iter()
+            .all(|(name, m)| m.holds(super::header_value(request, name), false))
+        {
+            return false;
+        }
+        // Inverted header matchers: a missing header reads as "" unless the matcher is a
+        // presence check (TreatMissingHeaderAsEmpty).
+        for (name, matcher, presence) in &self.without_headers {
+            let value = super::header_value(request, name);
+            let matched = if *presence {
+                value.is_some()
+            } else {
+                matcher.holds(Some(value.unwrap_or("")), false)
+            };
+            if matched {
+                return false;
+            }
+        }
+        if !self
+            .query
+            .iter()
+            .all(|(name, m)| m.holds(request.query.get(name).map(String::as_str), false))
+        {
+            return false;
+        }
+        if let Some(method) = &self.method
+            && !method.holds(Some(&request.method), false)
+        {
+            return false;
+        }
+        if let Some(authority) = &self.authority
+            && !authority.holds(request.host.as_deref(), false)
+        {
+            return false;
+        }
+        true
     }
-    if let Some(method) = condition.get("method")
-        && !string_match(method, Some(&request.method), false)
-    {
-        return false;
-    }
-    if let Some(authority) = condition.get("authority")
-        && !string_match(authority, request.host.as_deref(), false)
-    {
-        return false;
-    }
-    true
 }
 
-fn route_applies(route: &JsonValue, request: &Request) -> bool {
-    match route.get("match").and_then(JsonValue::as_array) {
-        None | Some([]) => true,
-        Some(conditions) => conditions.iter().any(|c| match_applies(c, request)),
-    }
+/// An `http` route as routing keeps it: its matches (`None`: no match list, it takes every
+/// request) and where it sends a request (the same for every request it takes).
+struct TableRoute {
+    matches: Option<Vec<MatchRequest>>,
+    routed: Routed,
+}
+
+fn route_table(config: &GatewayConfig) -> Vec<TableRoute> {
+    http_routes(config)
+        .iter()
+        .enumerate()
+        .map(|(index, route)| TableRoute {
+            matches: match route.get("match").and_then(JsonValue::as_array) {
+                None | Some([]) => None,
+                Some(conditions) => Some(conditions.iter().map(MatchRequest::of).collect()),
+            },
+            routed: distribution(route).via(format!("spec.http[{index}]")),
+        })
+        .collect()
 }
 
 /// The request header operations of a `Headers` object: set and add as values, remove as `None`.
@@ -466,21 +524,18 @@ impl RoutingModel for IstioVirtualService {
                 return Routed::NoRoute;
             }
         }
-        // The first route whose match applies wins.
-        let Some((index, route)) = http_routes(config)
+        // The first route whose match applies wins; what routes do is read once per
+        // configuration (see `super::memo`).
+        let table = super::memo::derived(config, || route_table(config));
+        table
             .iter()
-            .enumerate()
-            .find(|(_, route)| route_applies(route, request))
-        else {
-            return Routed::NoRoute;
-        };
-        match distribution(route) {
-            Routed::To(mut d) => {
-                d.route_path = Some(format!("spec.http[{index}]"));
-                Routed::To(d)
-            }
-            no_route => no_route,
-        }
+            .find(|route| {
+                route
+                    .matches
+                    .as_ref()
+                    .is_none_or(|list| list.iter().any(|m| m.applies(request)))
+            })
+            .map_or(Routed::NoRoute, |route| route.routed.clone())
     }
 
     fn probes(&self, config: &GatewayConfig) -> Vec<Request> {

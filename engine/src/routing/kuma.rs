@@ -160,6 +160,36 @@ fn destinations(config: &GatewayConfig) -> Vec<Destination<'_>> {
         .collect()
 }
 
+/// A destination as routing keeps it for a configuration: its routes in Kuma's order, each
+/// with where a request it takes goes (the same for every request: made once per
+/// configuration, see `super::memo`).
+struct TableDestination {
+    service: String,
+    default_service: String,
+    /// Each route's match (`None`: the implicit catch-all) and where it sends a request.
+    routes: Vec<(Option<ReadMatch>, Routed)>,
+}
+
+fn route_table(config: &GatewayConfig) -> Vec<TableDestination> {
+    destinations(config)
+        .iter()
+        .map(|d| TableDestination {
+            service: d.service.clone(),
+            default_service: d.default.service.clone(),
+            routes: d
+                .routes
+                .iter()
+                .map(|r| {
+                    (
+                        r.matched.map(ReadMatch::of),
+                        distribution(d, r).via(r.origin()),
+                    )
+                })
+                .collect(),
+        })
+        .collect()
+}
+
 /// Each `spec.to[]` entry's routes in Kuma's order: one per match of each rule, stably sorted
 /// by `CompareMatch`, and the implicit catch-all unless a match is exactly that.
 fn route_order(spec: &JsonValue) -> Vec<Vec<RouteAt>> {
@@ -188,7 +218,7 @@ fn route_order(spec: &JsonValue) -> Vec<Vec<RouteAt>> {
 }
 
 /// Envoy's string match of one header or query value.
-fn value_matches(kind: &str, expected: &str, actual: Option<&String>) -> bool {
+fn value_matches(kind: &str, expected: &str, actual: Option<&str>) -> bool {
     match (kind, actual) {
         ("Absent", actual) => actual.is_none(),
         ("Present", actual) => actual.is_some(),
@@ -199,51 +229,68 @@ fn value_matches(kind: &str, expected: &str, actual: Option<&String>) -> bool {
     }
 }
 
-fn route_matches(matched: Option<&JsonValue>, request: &Request) -> bool {
-    let Some(matched) = matched else {
-        return true;
-    };
-    let path_ok = match path_of(Some(matched)) {
-        None => true,
-        Some(("Exact", v)) => request.path == v,
-        Some(("PathPrefix", "/")) => request.path.starts_with('/'),
-        Some(("PathPrefix", v)) => {
-            let trimmed = v.strip_suffix('/').unwrap_or(v);
-            request.path == trimmed || request.path.starts_with(&format!("{trimmed}/"))
+/// One match as routing reads it, once per configuration (see [`route_table`]): the
+/// resource is not walked again for every probe.
+struct ReadMatch {
+    /// `(type, value)` of `path`.
+    path: Option<(String, String)>,
+    method: Option<String>,
+    /// `(name, type, value)`, the first matcher of each name only (a second matcher for the
+    /// same name, in any case for headers, is ignored).
+    headers: Vec<(String, String, String)>,
+    query: Vec<(String, String, String)>,
+}
+
+impl ReadMatch {
+    fn of(matched: &JsonValue) -> Self {
+        let read = |key: &str, same: fn(&str, &str) -> bool| {
+            let mut out: Vec<(String, String, String)> = Vec::new();
+            for entry in items(matched, key) {
+                let name = str_field(entry, "name").unwrap_or_default();
+                if out.iter().any(|(seen, _, _)| same(seen, name)) {
+                    continue;
+                }
+                out.push((
+                    name.to_owned(),
+                    str_field(entry, "type").unwrap_or("Exact").to_owned(),
+                    str_field(entry, "value").unwrap_or_default().to_owned(),
+                ));
+            }
+            out
+        };
+        ReadMatch {
+            path: path_of(Some(matched)).map(|(t, v)| (t.to_owned(), v.to_owned())),
+            method: str_field(matched, "method").map(str::to_owned),
+            headers: read("headers", |a, b| a.eq_ignore_ascii_case(b)),
+            query: read("queryParams", |a, b| a == b),
         }
-        Some(("RegularExpression", v)) => full_match(v, &request.path),
-        Some(_) => false,
-    };
-    let method_ok = str_field(matched, "method").is_none_or(|m| m == request.method);
-    path_ok
-        && method_ok
-        && {
-            let mut seen = std::collections::BTreeSet::new();
-            items(matched, "headers").iter().all(|h| {
-                let name = str_field(h, "name")
-                    .unwrap_or_default()
-                    .to_ascii_lowercase();
-                // A second matcher for the same name is ignored.
-                !seen.insert(name.clone())
-                    || value_matches(
-                        str_field(h, "type").unwrap_or("Exact"),
-                        str_field(h, "value").unwrap_or_default(),
-                        request.headers.get(&name),
-                    )
+    }
+
+    fn matches(&self, request: &Request) -> bool {
+        let path_ok = match self.path.as_ref().map(|(t, v)| (t.as_str(), v.as_str())) {
+            None => true,
+            Some(("Exact", v)) => request.path == v,
+            Some(("PathPrefix", "/")) => request.path.starts_with('/'),
+            Some(("PathPrefix", v)) => {
+                let trimmed = v.strip_suffix('/').unwrap_or(v);
+                // The path itself, or under it after a `/`.
+                request
+                    .path
+                    .strip_prefix(trimmed)
+                    .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+            }
+            Some(("RegularExpression", v)) => full_match(v, &request.path),
+            Some(_) => false,
+        };
+        path_ok
+            && self.method.as_ref().is_none_or(|m| *m == request.method)
+            && self.headers.iter().all(|(name, kind, value)| {
+                value_matches(kind, value, super::header_value(request, name))
             })
-        }
-        && {
-            let mut seen = std::collections::BTreeSet::new();
-            items(matched, "queryParams").iter().all(|q| {
-                let name = str_field(q, "name").unwrap_or_default().to_owned();
-                !seen.insert(name.clone())
-                    || value_matches(
-                        str_field(q, "type").unwrap_or("Exact"),
-                        str_field(q, "value").unwrap_or_default(),
-                        request.query.get(&name),
-                    )
+            && self.query.iter().all(|(name, kind, value)| {
+                value_matches(kind, value, request.query.get(name).map(String::as_str))
             })
-        }
+    }
 }
 
 /// A Kubernetes Service named by its Kuma service tag, `<name>_<namespace>_svc[_<port>]`
@@ -339,23 +386,6 @@ fn distribution(destination: &Destination, route: &Route) -> Routed {
         }
     }
     Routed::To(d)
-}
-
-/// The destination a request is for: the `to` entry named by the host's first label, else
-/// the first one (a mesh request is addressed to one service; probes without host use the
-/// first).
-fn destination_for<'a, 'b>(
-    destinations: &'b [Destination<'a>],
-    request: &Request,
-) -> Option<&'b Destination<'a>> {
-    let label = request
-        .host
-        .as_deref()
-        .map(|h| h.split('.').next().unwrap_or(h));
-    destinations
-        .iter()
-        .find(|d| label.is_some_and(|l| l == d.service || l == d.default.service))
-        .or_else(|| destinations.first())
 }
 
 fn match_literals(matched: &JsonValue) -> Vec<Literal> {
@@ -533,17 +563,27 @@ impl RoutingModel for KumaMeshHttpRoute {
     }
 
     fn route(&self, config: &GatewayConfig, request: &Request) -> Routed {
-        let destinations = destinations(config);
-        let Some(destination) = destination_for(&destinations, request) else {
+        // (Empty for a configuration that is no resource: no route.)
+        let table = super::memo::derived(config, || route_table(config));
+        let label = request
+            .host
+            .as_deref()
+            .map(|h| h.split('.').next().unwrap_or(h));
+        // The destination a request is for: the `to` entry named by the host's first label,
+        // else the first one (a mesh request is addressed to one service; probes without host
+        // use the first).
+        let Some(destination) = table
+            .iter()
+            .find(|d| label.is_some_and(|l| l == d.service || l == d.default_service))
+            .or_else(|| table.first())
+        else {
             return Routed::NoRoute;
         };
         destination
             .routes
             .iter()
-            .find(|r| route_matches(r.matched, request))
-            .map_or(Routed::NoRoute, |r| {
-                distribution(destination, r).via(r.origin())
-            })
+            .find(|(matched, _)| matched.as_ref().is_none_or(|m| m.matches(request)))
+            .map_or(Routed::NoRoute, |(_, routed)| routed.clone())
     }
 
     fn probes(&self, config: &GatewayConfig) -> Vec<Request> {

@@ -27,6 +27,9 @@ type PatternMemo = HashMap<String, Option<Rc<Regex>>>;
 enum Anchoring {
     AsWritten,
     Whole,
+    /// The whole-value form of a pattern that also parses as written (what [`re2_problem`]
+    /// accepts without compiling the pattern as written); a syntax error otherwise.
+    CheckedWhole,
 }
 
 thread_local! {
@@ -40,6 +43,66 @@ thread_local! {
 /// At most this many patterns are kept per [`with_compiled_patterns`] call (bounded memory);
 /// later ones are compiled on each use.
 const COMPILED_LIMIT: usize = 4096;
+
+thread_local! {
+    /// The patterns this thread compiled last, across [`with_compiled_patterns`] calls: the
+    /// cases of a script (and the scripts of a library) share most of their patterns, and a
+    /// case's memo starts empty. Bounded by [`RECENT_LIMIT`] (emptied when full); only
+    /// successfully compiled patterns are kept. A cache of a pure function: what a pattern
+    /// matches does not depend on it.
+    static RECENT: RefCell<CompiledPatterns> = RefCell::new(CompiledPatterns::default());
+}
+
+/// At most this many patterns are kept in [`RECENT`].
+const RECENT_LIMIT: usize = 256;
+
+/// Whether a compiled `pattern` may outlive the check that compiled it in [`RECENT`]: short
+/// patterns without counted repetitions (`{n}`) or Unicode property classes (`\p{…}`), the
+/// two ways a short pattern compiles to a program of megabytes (`\p{L}{200}`). Such
+/// patterns are still compiled once per case (the scoped memo), only not kept after it, so
+/// that what a thread keeps stays small whatever the input.
+fn may_stay(pattern: &str) -> bool {
+    pattern.len() <= 256
+        && !pattern.contains('{')
+        && !pattern.contains("\\p")
+        && !pattern.contains("\\P")
+}
+
+/// `pattern` in `form` from [`RECENT`], when this thread compiled it lately.
+fn recent(pattern: &str, form: (Anchoring, usize)) -> Option<Rc<Regex>> {
+    RECENT.with(|cell| {
+        let memo = cell.borrow();
+        memo.by_form
+            .iter()
+            .find(|(f, _)| *f == form)
+            .and_then(|(_, patterns)| patterns.get(pattern).cloned().flatten())
+    })
+}
+
+/// Keeps `regex`, compiled from `pattern` in `form`, in [`RECENT`].
+fn remember(pattern: &str, form: (Anchoring, usize), regex: &Rc<Regex>) {
+    RECENT.with(|cell| {
+        let mut memo = cell.borrow_mut();
+        if memo.len >= RECENT_LIMIT {
+            *memo = CompiledPatterns::default();
+        }
+        memo.insert(pattern, form, Some(regex.clone()));
+    })
+}
+
+impl CompiledPatterns {
+    fn insert(&mut self, pattern: &str, form: (Anchoring, usize), regex: Option<Rc<Regex>>) {
+        self.len += 1;
+        let at = match self.by_form.iter().position(|(f, _)| *f == form) {
+            Some(at) => at,
+            None => {
+                self.by_form.push((form, HashMap::new()));
+                self.by_form.len() - 1
+            }
+        };
+        self.by_form[at].1.insert(pattern.to_owned(), regex);
+    }
+}
 
 /// Runs `f` with each pattern compiled at most once: the intent check wraps a step's check in
 /// it. The memo lives only for the call (nested calls share the outer one), so nothing outlives
@@ -59,14 +122,33 @@ fn compiled_as(
     anchoring: Anchoring,
     size_limit: usize,
 ) -> Result<Rc<Regex>, regex::Error> {
+    let form = (anchoring, size_limit);
     let build = || {
+        if let Some(regex) = recent(pattern, form) {
+            return Ok(regex);
+        }
         let mut builder = match anchoring {
             Anchoring::AsWritten => regex::RegexBuilder::new(pattern),
             Anchoring::Whole => regex::RegexBuilder::new(&format!("^(?:{pattern})$")),
+            Anchoring::CheckedWhole => {
+                let parses = regex_syntax::ParserBuilder::new()
+                    .build()
+                    .parse(pattern)
+                    .is_ok();
+                if !parses {
+                    return Err(regex::Error::Syntax(String::new()));
+                }
+                return compiled_as(pattern, Anchoring::Whole, size_limit);
+            }
         };
-        builder.size_limit(size_limit).build().map(Rc::new)
+        let built = builder.size_limit(size_limit).build().map(Rc::new);
+        if let Ok(regex) = &built
+            && may_stay(pattern)
+        {
+            remember(pattern, form, regex);
+        }
+        built
     };
-    let form = (anchoring, size_limit);
     let cached = COMPILED.with(|cell| {
         let slot = cell.borrow();
         slot.as_ref().map(|memo| {
@@ -87,17 +169,7 @@ fn compiled_as(
                 if let Some(memo) = cell.borrow_mut().as_mut()
                     && memo.len < COMPILED_LIMIT
                 {
-                    memo.len += 1;
-                    let at = match memo.by_form.iter().position(|(f, _)| *f == form) {
-                        Some(at) => at,
-                        None => {
-                            memo.by_form.push((form, HashMap::new()));
-                            memo.by_form.len() - 1
-                        }
-                    };
-                    memo.by_form[at]
-                        .1
-                        .insert(pattern.to_owned(), built.as_ref().ok().cloned());
+                    memo.insert(pattern, form, built.as_ref().ok().cloned());
                 }
             });
             built
@@ -111,6 +183,13 @@ const DEFAULT_SIZE_LIMIT: usize = 10 * (1 << 20);
 /// Why `pattern` is not a valid RE2 expression, or `None` when it is. The `regex` crate
 /// follows RE2's syntax (no look-around, no back-references), as the workspace Cargo.toml notes.
 pub fn re2_problem(pattern: &str) -> Option<String> {
+    // A pattern that parses alone and compiles as a whole-value match (the form `full_match`
+    // needs anyway, so it is compiled once for both) is valid; anything else is compiled as
+    // written, which gives the exact error. Compiling was most of what this check cost.
+    // (Memoised as a form of its own, so that the parse is not repeated either.)
+    if compiled_as(pattern, Anchoring::CheckedWhole, DEFAULT_SIZE_LIMIT).is_ok() {
+        return None;
+    }
     compiled(pattern, DEFAULT_SIZE_LIMIT).err().map(|error| {
         // The crate's message spans lines with a caret diagram; the last line says why.
         let text = error.to_string();
@@ -180,6 +259,22 @@ mod tests {
     fn re2_rejects_look_around() {
         assert!(re2_problem("^(?!x).*").is_some());
         assert!(re2_problem("^qa-[0-9]+$").is_none());
+    }
+
+    #[test]
+    fn a_pattern_valid_only_inside_the_whole_value_form_is_still_invalid() {
+        // `^(?:a)(b)$` compiles, `a)(b` does not: the check must not take one for the other.
+        let problem = re2_problem("a)(b").expect("an unopened group");
+        assert!(
+            problem.starts_with("invalid RE2 regular expression"),
+            "{problem}"
+        );
+        assert!(may_stay("^qa-[0-9]+$"));
+        assert!(!may_stay("\\p{L}{200}"));
+        assert!(!may_stay("a{1000}"));
+        // Patterns compiled for earlier checks answer the same on this thread.
+        with_compiled_patterns(|| assert!(full_match("/api/v[0-9]+", "/api/v2")));
+        with_compiled_patterns(|| assert!(!full_match("/api/v[0-9]+", "/api/v2/x")));
     }
 
     #[test]

@@ -94,6 +94,18 @@ impl Request {
     }
 }
 
+/// The value of the request's header `name` in any case (request header names are held
+/// lower-cased): copies the name only when it has upper-case letters, as models look headers
+/// up for every probe.
+pub fn header_value<'r>(request: &'r Request, name: &str) -> Option<&'r str> {
+    let found = if name.bytes().any(|b| b.is_ascii_uppercase()) {
+        request.headers.get(&name.to_ascii_lowercase())
+    } else {
+        request.headers.get(name)
+    };
+    found.map(String::as_str)
+}
+
 /// Where traffic can go: a service (Kubernetes Service or the gateway's own upstream object),
 /// optionally a subset (Istio DestinationRule subset, Gloo subset) and a port.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]

@@ -59,7 +59,7 @@ fn decide(notes: &BTreeMap<String, String>, request: &Request) -> Option<CanaryD
         return None;
     }
     if let Some(name) = get(notes, "canary-by-header")
-        && let Some(value) = request.headers.get(&name.to_ascii_lowercase())
+        && let Some(value) = super::header_value(request, name)
     {
         if let Some(expected) = get(notes, "canary-by-header-value") {
             if value == expected {

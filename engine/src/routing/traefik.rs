@@ -38,15 +38,8 @@ struct Router {
     index: usize,
     priority: i64,
     rule: Result<Rule, String>,
-    target: Target,
-}
-
-enum Target {
-    /// A single service, used whatever its weight.
-    One(Backend),
-    /// A weighted round robin over these services.
-    Weighted(Vec<(Backend, f64)>),
-    None,
+    /// Where a request the rule matches goes (the same for every request: made once).
+    routed: Routed,
 }
 
 /// A service reference: a Kubernetes Service (`name`, `port`), or with `kind:
@@ -132,16 +125,18 @@ impl TraefikIngressRoute {
                 _ => matched.len() as i64,
             };
             let services = items(route, "services");
-            let target = match services.len() {
-                0 => Target::None,
-                1 => Target::One(backend(&services[0])),
-                _ => Target::Weighted(weighted(services)),
+            let routed = match services.len() {
+                0 => Routed::NoRoute,
+                // A single service, used whatever its weight.
+                1 => Routed::To(Distribution::single(backend(&services[0]))),
+                // A weighted round robin over the services.
+                _ => distribute(&weighted(services)),
             };
             routers.push(Router {
                 index,
                 priority,
                 rule,
-                target,
+                routed: routed.via(path),
             });
         }
         routers.sort_by(|a, b| b.priority.cmp(&a.priority).then(a.index.cmp(&b.index)));
@@ -163,7 +158,9 @@ impl RoutingModel for TraefikIngressRoute {
         let (routers, mut problems) = (&parsed.0, parsed.1.clone());
         // Two routers with the same priority whose rules both match a probe: Traefik's sort is
         // not stable, so which one serves is not defined.
-        let probes = self.probes(config);
+        // The probes only when two routers tie (most configurations have no tie, and
+        // building the probes cost most of this check).
+        let probes = std::cell::OnceCell::new();
         for (i, a) in routers.iter().enumerate() {
             for b in &routers[i + 1..] {
                 let (Ok(ra), Ok(rb)) = (&a.rule, &b.rule) else {
@@ -172,6 +169,7 @@ impl RoutingModel for TraefikIngressRoute {
                 if a.priority != b.priority {
                     continue;
                 }
+                let probes = probes.get_or_init(|| self.probes(config));
                 if let Some(p) = probes.iter().find(|p| ra.matches(p) && rb.matches(p)) {
                     problems.push(ConfigProblem {
                         path: format!("spec.routes[{}].priority", b.index),
@@ -192,12 +190,7 @@ impl RoutingModel for TraefikIngressRoute {
         for router in &parsed.0 {
             let Ok(rule) = &router.rule else { continue };
             if rule.matches(request) {
-                let routed = match &router.target {
-                    Target::One(b) => Routed::To(Distribution::single(b.clone())),
-                    Target::Weighted(w) => distribute(w),
-                    Target::None => Routed::NoRoute,
-                };
-                return routed.via(format!("spec.routes[{}]", router.index));
+                return router.routed.clone();
             }
         }
         Routed::NoRoute
