@@ -44,52 +44,6 @@ thread_local! {
 /// later ones are compiled on each use.
 const COMPILED_LIMIT: usize = 4096;
 
-thread_local! {
-    /// The patterns this thread compiled last, across [`with_compiled_patterns`] calls: the
-    /// cases of a script (and the scripts of a library) share most of their patterns, and a
-    /// case's memo starts empty. Bounded by [`RECENT_LIMIT`] (emptied when full); only
-    /// successfully compiled patterns are kept. A cache of a pure function: what a pattern
-    /// matches does not depend on it.
-    static RECENT: RefCell<CompiledPatterns> = RefCell::new(CompiledPatterns::default());
-}
-
-/// At most this many patterns are kept in [`RECENT`].
-const RECENT_LIMIT: usize = 256;
-
-/// Whether a compiled `pattern` may outlive the check that compiled it in [`RECENT`]: short
-/// patterns without counted repetitions (`{n}`) or Unicode property classes (`\p{…}`), the
-/// two ways a short pattern compiles to a program of megabytes (`\p{L}{200}`). Such
-/// patterns are still compiled once per case (the scoped memo), only not kept after it, so
-/// that what a thread keeps stays small whatever the input.
-fn may_stay(pattern: &str) -> bool {
-    pattern.len() <= 256
-        && !pattern.contains('{')
-        && !pattern.contains("\\p")
-        && !pattern.contains("\\P")
-}
-
-/// `pattern` in `form` from [`RECENT`], when this thread compiled it lately.
-fn recent(pattern: &str, form: (Anchoring, usize)) -> Option<Rc<Regex>> {
-    RECENT.with(|cell| {
-        let memo = cell.borrow();
-        memo.by_form
-            .iter()
-            .find(|(f, _)| *f == form)
-            .and_then(|(_, patterns)| patterns.get(pattern).cloned().flatten())
-    })
-}
-
-/// Keeps `regex`, compiled from `pattern` in `form`, in [`RECENT`].
-fn remember(pattern: &str, form: (Anchoring, usize), regex: &Rc<Regex>) {
-    RECENT.with(|cell| {
-        let mut memo = cell.borrow_mut();
-        if memo.len >= RECENT_LIMIT {
-            *memo = CompiledPatterns::default();
-        }
-        memo.insert(pattern, form, Some(regex.clone()));
-    })
-}
-
 impl CompiledPatterns {
     fn insert(&mut self, pattern: &str, form: (Anchoring, usize), regex: Option<Rc<Regex>>) {
         self.len += 1;
@@ -124,9 +78,6 @@ fn compiled_as(
 ) -> Result<Rc<Regex>, regex::Error> {
     let form = (anchoring, size_limit);
     let build = || {
-        if let Some(regex) = recent(pattern, form) {
-            return Ok(regex);
-        }
         let mut builder = match anchoring {
             Anchoring::AsWritten => regex::RegexBuilder::new(pattern),
             Anchoring::Whole => regex::RegexBuilder::new(&format!("^(?:{pattern})$")),
@@ -141,13 +92,7 @@ fn compiled_as(
                 return compiled_as(pattern, Anchoring::Whole, size_limit);
             }
         };
-        let built = builder.size_limit(size_limit).build().map(Rc::new);
-        if let Ok(regex) = &built
-            && may_stay(pattern)
-        {
-            remember(pattern, form, regex);
-        }
-        built
+        builder.size_limit(size_limit).build().map(Rc::new)
     };
     let cached = COMPILED.with(|cell| {
         let slot = cell.borrow();
@@ -269,12 +214,6 @@ mod tests {
             problem.starts_with("invalid RE2 regular expression"),
             "{problem}"
         );
-        assert!(may_stay("^qa-[0-9]+$"));
-        assert!(!may_stay("\\p{L}{200}"));
-        assert!(!may_stay("a{1000}"));
-        // Patterns compiled for earlier checks answer the same on this thread.
-        with_compiled_patterns(|| assert!(full_match("/api/v[0-9]+", "/api/v2")));
-        with_compiled_patterns(|| assert!(!full_match("/api/v[0-9]+", "/api/v2/x")));
     }
 
     #[test]
