@@ -52,16 +52,9 @@ impl MatchSamples {
     }
 }
 
-/// Adds to `set` a request `m` selects, built on `base`, and variants that each lack one of its
-/// conditions (`samples` is [`MatchSamples::of`] `m`). A variant is the request `m` selects
-/// with one field changed; it is built only when the set does not hold it yet.
-fn match_probes(
-    m: &HttpRouteMatch,
-    samples: &MatchSamples,
-    base: &Request,
-    values_ignore_case: bool,
-    set: &mut RequestSet,
-) {
+/// `base` with the path, headers and query parameters `m` asks for (its `samples`): a request
+/// `m` selects.
+fn selected_request(m: &HttpRouteMatch, samples: &MatchSamples, base: &Request) -> Request {
     let mut hit = base.clone();
     if let Some(sampled) = &samples.path {
         hit.path = sampled.clone();
@@ -77,6 +70,20 @@ fn match_probes(
             hit.query.insert(param.name.clone(), value.clone());
         }
     }
+    hit
+}
+
+/// Adds to `set` a request `m` selects, built on `base`, and variants that each lack one of its
+/// conditions (`samples` is [`MatchSamples::of`] `m`). A variant is the request `m` selects
+/// with one field changed; it is built only when the set does not hold it yet.
+fn match_probes(
+    m: &HttpRouteMatch,
+    samples: &MatchSamples,
+    base: &Request,
+    values_ignore_case: bool,
+    set: &mut RequestSet,
+) {
+    let hit = selected_request(m, samples, base);
     let parts = HashParts::of(&hit);
     let mut add = |change: Change| set.insert_variant(&hit, parts, change);
     if let Some(path) = &m.path {
@@ -602,21 +609,7 @@ mod tests {
         base: &Request,
         values_ignore_case: bool,
     ) -> Vec<Request> {
-        let mut hit = base.clone();
-        if let Some(sampled) = &samples.path {
-            hit.path = sampled.clone();
-        }
-        for (header, sampled) in m.headers.iter().flatten().zip(&samples.headers) {
-            if let Some(value) = sampled {
-                hit.headers
-                    .insert(header.name.to_ascii_lowercase(), value.clone());
-            }
-        }
-        for (param, sampled) in m.query_params.iter().flatten().zip(&samples.query) {
-            if let Some(value) = sampled {
-                hit.query.insert(param.name.clone(), value.clone());
-            }
-        }
+        let hit = selected_request(m, samples, base);
         let mut variants = vec![hit.clone()];
         let with_path = |path: String| {
             let mut variant = hit.clone();

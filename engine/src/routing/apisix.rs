@@ -255,55 +255,8 @@ fn var_value<'r>(request: &'r Request, scope: &str, name: &str) -> Option<&'r st
     }
 }
 
-/// One `exprs[]` entry against the request (lua-resty-expr `compare_funcs`).
-fn expr_matches(expr: &JsonValue, request: &Request) -> bool {
-    let scope = expr
-        .at(&["subject", "scope"])
-        .and_then(JsonValue::as_str)
-        .unwrap_or_default();
-    let name = expr
-        .at(&["subject", "name"])
-        .and_then(JsonValue::as_str)
-        .unwrap_or_default();
-    let value = var_value(request, scope, name);
-    let expected = str_field(expr, "value").unwrap_or_default();
-    let in_set = |v: &str| {
-        items(expr, "set")
-            .iter()
-            .filter_map(JsonValue::as_str)
-            .any(|s| s == v)
-    };
-    let number = |s: &str| s.trim().parse::<f64>().ok();
-    let compare = |f: fn(f64, f64) -> bool| matches!((value.and_then(number), number(expected)), (Some(a), Some(b)) if f(a, b));
-    let search = |case_insensitive: bool| {
-        value.is_some_and(|v| {
-            let pattern = if case_insensitive {
-                format!("(?i){expected}")
-            } else {
-                expected.to_owned()
-            };
-            compile(&pattern).is_ok_and(|re| re.is_match(v))
-        })
-    };
-    match str_field(expr, "op").unwrap_or_default() {
-        "Equal" => value == Some(expected),
-        "NotEqual" => value != Some(expected),
-        "GreaterThan" => compare(|a, b| a > b),
-        "GreaterThanEqual" => compare(|a, b| a >= b),
-        "LessThan" => compare(|a, b| a < b),
-        "LessThanEqual" => compare(|a, b| a <= b),
-        "In" => value.is_some_and(in_set),
-        "NotIn" => !value.is_some_and(in_set),
-        "RegexMatch" => search(false),
-        "RegexMatchCaseInsensitive" => search(true),
-        "RegexNotMatch" => !search(false),
-        "RegexNotMatchCaseInsensitive" => !search(true),
-        _ => false,
-    }
-}
-
-/// A rule's methods and exprs read once per configuration (see [`route_table`]): what
-/// [`conditions_hold`] reads from the resource for every probe.
+/// A rule's methods and exprs (its paths aside), read once per configuration (see
+/// [`route_table`]) so that a probe is not matched against the resource's JSON.
 struct ReadConditions {
     /// `None`: the rule has no `match` (it takes nothing).
     methods: Option<Vec<String>>,
@@ -370,7 +323,7 @@ impl ReadConditions {
         }
     }
 
-    /// [`conditions_hold`] on what was read.
+    /// Whether the request's method and every expr match.
     fn hold(&self, request: &Request) -> bool {
         let Some(methods) = &self.methods else {
             return false;
@@ -381,7 +334,7 @@ impl ReadConditions {
 }
 
 impl ReadExpr {
-    /// [`expr_matches`] on what was read.
+    /// The expr against the request (lua-resty-expr `compare_funcs`).
     fn matches(&self, request: &Request) -> bool {
         let value = var_value(request, &self.scope, &self.name);
         let expected = self.expected.as_str();
@@ -447,30 +400,6 @@ fn expr_problem(expr: &JsonValue) -> Option<String> {
         return Some("empty value".into());
     }
     None
-}
-
-fn rule_matches(route: &RadixRoute, request: &Request) -> bool {
-    route.path_matches(&request.path) && conditions_hold(route.rule, request)
-}
-
-/// A rule's methods and exprs (its paths aside) against the request.
-fn conditions_hold(rule: &JsonValue, request: &Request) -> bool {
-    let Some(matched) = rule.get("match") else {
-        return false;
-    };
-    let methods = items(matched, "methods");
-    (methods
-        .iter()
-        .filter_map(JsonValue::as_str)
-        .next()
-        .is_none()
-        || methods
-            .iter()
-            .filter_map(JsonValue::as_str)
-            .any(|m| m == request.method))
-        && items(matched, "exprs")
-            .iter()
-            .all(|e| expr_matches(e, request))
 }
 
 /// A route's hosts against the request's: exact names, and `*.example.com` for any name
@@ -607,15 +536,17 @@ fn equal_priority_ties(
             {
                 continue;
             }
-            let both = |p: &&Request| {
-                a.path_matches(&p.path)
-                    && rule_matches(a, p)
-                    && rule_matches(b, p)
-                    && (a.hosts.is_empty() || host_rank(&a.hosts, p.host.as_deref()).is_some())
-            };
             if let Some(build) = probes.take() {
                 built = build();
             }
+            let (a_holds, b_holds) = (ReadConditions::of(a.rule), ReadConditions::of(b.rule));
+            let both = |p: &&Request| {
+                a.path_matches(&p.path)
+                    && b.path_matches(&p.path)
+                    && a_holds.hold(p)
+                    && b_holds.hold(p)
+                    && (a.hosts.is_empty() || host_rank(&a.hosts, p.host.as_deref()).is_some())
+            };
             if let Some(p) = built.iter().find(both) {
                 problems.push(ConfigProblem {
                     path: format!("spec.http[{}].priority", b.rule_index),
