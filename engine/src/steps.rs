@@ -16,6 +16,7 @@ use crate::vm::hooks::RunObserver;
 use crate::yaml::{PathSeg, Span};
 
 mod diff;
+pub(crate) use diff::is_plain_key;
 mod production;
 pub use diff::{PathDiff, diff_canonical, format_path, short_value};
 use diff::{diff_values, span_in_expected, unified_yaml_diff};

@@ -84,10 +84,9 @@ pub fn check_case(
 /// What the caller's own run of a case's steps left, for the intent check to reuse instead of
 /// running the script again (`check` passes its step outcomes, so the script does not run
 /// twice).
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy)]
 pub enum StepRuns<'a> {
     /// Nothing: the check runs the steps itself.
-    #[default]
     None,
     /// A custom-provider script: `[i]`, when present, is the resource data step `i` returned
     /// under the controller's rules; steps without one are run here.

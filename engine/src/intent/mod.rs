@@ -199,7 +199,7 @@ fn path_selects(
 fn value_selects(
     match_type: Option<&str>,
     wanted: &str,
-    actual: Option<&String>,
+    actual: Option<&str>,
     reading: Reading,
 ) -> bool {
     let Some(actual) = actual else { return false };
@@ -228,7 +228,7 @@ fn match_selects(m: &HttpRouteMatch, request: &Request, reading: Reading) -> boo
         value_selects(
             h.match_type.as_deref(),
             &h.value,
-            header_value(request, &h.name),
+            crate::routing::header_value(request, &h.name),
             reading,
         )
     });
@@ -236,20 +236,11 @@ fn match_selects(m: &HttpRouteMatch, request: &Request, reading: Reading) -> boo
         value_selects(
             q.match_type.as_deref(),
             &q.value,
-            request.query.get(&q.name),
+            request.query.get(&q.name).map(String::as_str),
             reading,
         )
     });
     headers_hold && query_holds
-}
-
-/// The value of the header `name` (any case) in `request`, whose header names are lower-cased.
-fn header_value<'a>(request: &'a Request, name: &str) -> Option<&'a String> {
-    if name.bytes().any(|b| b.is_ascii_uppercase()) {
-        request.headers.get(&name.to_ascii_lowercase())
-    } else {
-        request.headers.get(name)
-    }
 }
 
 /// One way a step's configuration does not do what the step asks.
@@ -525,12 +516,13 @@ fn check_step_compiled(
 /// ingress class (`ingress`), whose script writes only the canary Ingress's annotations, the
 /// last store to any of them.
 pub fn locate_writes(report: &mut StepReport, written: &WrittenAt, ingress: bool) {
+    let last_write = ingress.then(|| written.last_write_within(&[])).flatten();
     for violation in &mut report.violations {
         if violation.request.is_none() {
             continue;
         }
         violation.script_line = if ingress {
-            written.last_write_within(&[])
+            last_write
         } else {
             violation
                 .route_path

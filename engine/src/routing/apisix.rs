@@ -247,7 +247,7 @@ fn var_value<'r>(request: &'r Request, scope: &str, name: &str) -> Option<&'r st
                     n.len() == name.len()
                         && n.bytes()
                             .zip(name.bytes())
-                            .all(|(a, b)| (if a == b'-' { b'_' } else { a }) == as_var(b))
+                            .all(|(a, b)| as_var(a) == as_var(b))
                 })
                 .map(|(_, v)| v.as_str())
         }

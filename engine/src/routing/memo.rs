@@ -10,47 +10,13 @@
 use std::any::{Any, TypeId};
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::rc::Rc;
 use std::thread::LocalKey;
 
-type Derived = HashMap<(usize, TypeId, TypeId), Rc<dyn Any>, BuildHasherDefault<KeyHasher>>;
-
-/// A hasher for the memo's keys (an address and two type ids), far cheaper than the default
-/// SipHash, which cost more than the lookups it served (a probe looks up several derived
-/// values). Keys are addresses, not input text, so no one can pick colliding keys. The
-/// multiply-rotate step is FxHash's (rust-lang/rustc-hash, `FxHasher`, seed
-/// 0x517cc1b727220a95).
-#[derive(Default)]
-struct KeyHasher(u64);
-
-impl KeyHasher {
-    fn add(&mut self, word: u64) {
-        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x517c_c1b7_2722_0a95);
-    }
-}
-
-impl Hasher for KeyHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        for chunk in bytes.chunks(8) {
-            let mut word = [0u8; 8];
-            word[..chunk.len()].copy_from_slice(chunk);
-            self.add(u64::from_le_bytes(word));
-        }
-    }
-
-    fn write_u64(&mut self, word: u64) {
-        self.add(word);
-    }
-
-    fn write_usize(&mut self, word: usize) {
-        self.add(word as u64);
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
+/// Keyed by an address and two type ids, hashed with rustc-hash's Fx (the default SipHash
+/// cost more than the lookups it served: a probe looks up several derived values). Keys are
+/// addresses, not input text, so no one can pick colliding keys.
+type Derived = HashMap<(usize, TypeId, TypeId), Rc<dyn Any>, rustc_hash::FxBuildHasher>;
 
 thread_local! {
     static DERIVED: RefCell<Option<Derived>> = const { RefCell::new(None) };

@@ -190,21 +190,10 @@ fn application_order(conjunction: &[Literal]) -> Vec<usize> {
     order
 }
 
-/// A request meeting every literal of `conjunction` (`None` when one cannot be built, e.g. a
-/// pattern too complex to sample). Unconstrained fields: `GET /`, no host, nothing else.
-pub fn request_for(conjunction: &[Literal], host: Option<&str>) -> Option<Request> {
-    let held: Vec<Option<String>> = conjunction.iter().map(|(c, _)| held_value(c)).collect();
-    request_flipping(
-        conjunction,
-        &held,
-        &application_order(conjunction),
-        host,
-        None,
-    )
-}
-
-/// [`request_for`] `conjunction` with literal `flip` (if any) negated; `held` and `order` are
-/// its literals' [`held_value`]s and [`application_order`].
+/// A request meeting every literal of `conjunction`, with literal `flip` (if any) negated
+/// (`None` when one cannot be built, e.g. a pattern too complex to sample); `held` and `order`
+/// are its literals' [`held_value`]s and [`application_order`]. Unconstrained fields: `GET /`,
+/// no host, nothing else.
 fn request_flipping(
     conjunction: &[Literal],
     held: &[Option<String>],

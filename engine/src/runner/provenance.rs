@@ -45,7 +45,7 @@ impl WrittenAt {
 
     /// The line of the last store, in run order, to something below `path` (not `path`
     /// itself): the last field the script set in that part.
-    pub fn last_write_inside(&self, path: &[PathSeg]) -> Option<u32> {
+    fn last_write_inside(&self, path: &[PathSeg]) -> Option<u32> {
         self.last_site(path, false)
     }
 
@@ -63,14 +63,6 @@ impl WrittenAt {
             .filter(|(p, site)| site.line > 0 && (with_itself || p.len() > path.len()))
             .max_by_key(|(_, site)| site.order)
             .map(|(_, site)| site.line)
-    }
-
-    /// Every recorded field (for tests and tools).
-    pub fn lines(&self) -> impl Iterator<Item = (&[PathSeg], u32)> {
-        self.sites
-            .iter()
-            .filter(|(_, site)| site.line > 0)
-            .map(|(path, site)| (path.as_slice(), site.line))
     }
 }
 
@@ -163,7 +155,7 @@ impl Walk<'_> {
             while ffi::lua_next(l, idx) != 0 {
                 if let Some((key, seg)) = key_at(l, -2) {
                     path.push(seg);
-                    if let Some(site) = self.log.site(address, &key) {
+                    if let Some(site) = self.log.site(address, key) {
                         self.out.insert(path.clone(), site);
                     }
                     if ffi::lua_type(l, -1) == ffi::LUA_TTABLE {
@@ -233,11 +225,7 @@ pub fn parse_path(text: &str) -> Option<Vec<PathSeg>> {
             };
             let end = rest_key.find(['.', '[']).unwrap_or(rest_key.len());
             let key = &rest_key[..end];
-            if key.is_empty()
-                || !key
-                    .bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || b == b'/')
-            {
+            if !crate::steps::is_plain_key(key) {
                 return None;
             }
             out.push(PathSeg::Key(key.to_owned()));

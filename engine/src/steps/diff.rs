@@ -273,7 +273,7 @@ fn push_segments(out: &mut String, segments: &[PathSeg]) {
     }
 }
 
-fn is_plain_key(key: &str) -> bool {
+pub(crate) fn is_plain_key(key: &str) -> bool {
     !key.is_empty()
         && key
             .bytes()

@@ -56,8 +56,8 @@ pub struct WriteLog {
 
 impl WriteLog {
     /// The last store to `key` of the table at `table` (`lua_topointer`'s address).
-    pub fn site(&self, table: *const c_void, key: &WriteKey) -> Option<WriteSite> {
-        self.sites.get(&(table as usize, key.clone())).copied()
+    pub fn site(&self, table: *const c_void, key: WriteKey) -> Option<WriteSite> {
+        self.sites.get(&(table as usize, key)).copied()
     }
 
     /// Whether some (table, key) pairs were not recorded ([`MAX_RECORDED_WRITES`],
@@ -145,7 +145,7 @@ impl Sandbox {
     /// Turns the recorder off.
     pub(crate) fn stop_recording_writes(&self) {
         // SAFETY: valid state.
-        unsafe { kruise_record_writes(self.state(), None, std::ptr::null_mut()) };
+        unsafe { stop_recording(self.state()) };
     }
 }
 
