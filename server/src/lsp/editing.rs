@@ -8,7 +8,7 @@ use std::sync::Mutex;
 
 use tower_lsp_server::ls_types::{self as lsp, SemanticToken, SemanticTokenModifier};
 
-use super::lua::{LuaView, views};
+use super::lua::LuaView;
 use super::project::{ScriptId, workspace_scripts};
 use super::session::Session;
 use super::text::LineIndex;
@@ -248,7 +248,7 @@ pub fn workspace_symbols(session: &Session, query: &str) -> Vec<lsp::SymbolInfor
             continue;
         };
         let index = LineIndex::new(&text);
-        for view in views(&host, &text, &roots) {
+        for view in session.views(&host, &text) {
             let container = match &view.target.id {
                 ScriptId::Embedded { key, .. } => key.clone(),
                 ScriptId::File(path) => kind_folder(path),
@@ -296,6 +296,7 @@ fn kind_folder(path: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::lsp::lua::views;
 
     fn token(line: u32, start: u32) -> SemanticToken {
         SemanticToken {

@@ -99,6 +99,15 @@ impl ParseCache {
             if state.versions.get(path) != Some(&version) {
                 return parsed;
             }
+            // Requests that missed together each parsed the text: keep (and answer with) the
+            // first parse only, so copies do not crowd other documents out of the budget.
+            if let Some((_, first)) = state
+                .kept
+                .iter()
+                .find(|(p, kept)| p == path && kept.source() == source)
+            {
+                return first.clone();
+            }
             state.kept.push((path.to_path_buf(), parsed.clone()));
             let mut bytes: usize = state.kept.iter().map(|(_, p)| p.source().len()).sum();
             while bytes > MAX_CACHED_BYTES && state.kept.len() > 1 {

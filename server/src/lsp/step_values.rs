@@ -133,7 +133,7 @@ fn lock(slot: &ShownSlot) -> std::sync::MutexGuard<'_, Option<Arc<ShownValues>>>
     slot.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-async fn refresh(session: &Session) {
+pub(super) async fn refresh(session: &Session) {
     if session.caps().inlay_hint_refresh {
         let _ = session.client.inlay_hint_refresh().await;
     }
