@@ -354,11 +354,8 @@ impl Session {
             Duration::ZERO
         };
         let kind = project::classify(path, &text, &self.docs);
-        match &kind {
-            DocKind::Script(_) => self.analyse(path, quick),
-            DocKind::ConfigMap => self.analyse(path, None),
-            DocKind::Case(_) | DocKind::Other => {}
-        }
+        // Runs are requested first: that marks the scripts' last results outdated before the
+        // analysis's first publish of this text could show them as current.
         for target in self.targets_of(path, &text, &kind) {
             self.schedule_run(target, delay);
         }
@@ -370,6 +367,11 @@ impl Session {
             if owner != Some(&target.id) {
                 self.schedule_run(target, delay);
             }
+        }
+        match &kind {
+            DocKind::Script(_) => self.analyse(path, quick),
+            DocKind::ConfigMap => self.analyse(path, None),
+            DocKind::Case(_) | DocKind::Other => {}
         }
     }
 
@@ -569,7 +571,9 @@ impl Session {
                     let newly_shaped = previous_specs.is_none_or(|specs| specs != results.specs())
                         || !same_schemas;
                     let large = results.is_large();
-                    session.set_results(&id, Some(results), diags).await;
+                    session
+                        .set_results(&id, Some(results), diags, &ticket)
+                        .await;
                     if large {
                         tokio::task::spawn_blocking(crate::freed_memory::release);
                     }
@@ -588,7 +592,7 @@ impl Session {
                 Ok(Ok(None)) => {} // superseded while running
                 Ok(Err(())) => {
                     // The script is gone: forget it and clear what its runs said.
-                    session.set_results(&id, None, Vec::new()).await;
+                    session.set_results(&id, None, Vec::new(), &ticket).await;
                 }
                 Err(e) => {
                     session
@@ -693,19 +697,27 @@ impl Session {
     }
 
     /// Keeps a script's latest results (`None`: forgets the script), replaces what its runs
-    /// said in every file, and publishes the files that changed.
+    /// said in every file, and publishes the files that changed; unless `ticket`'s run was
+    /// superseded, which is decided under the store's lock: a request marks the results
+    /// outdated under that lock, so an older run's can never be published as current after it.
     async fn set_results(
         &self,
         id: &ScriptId,
         results: Option<ScriptResults>,
         diagnostics: Vec<(PathBuf, Vec<Diagnostic>)>,
+        ticket: &Ticket,
     ) {
-        match results {
-            Some(results) => write(&self.results).insert(id.clone(), Arc::new(results)),
-            None => write(&self.results).remove(id),
-        };
-        self.publish_with(|store| store.set_runs(id, diagnostics))
-            .await;
+        self.publish_with(|store| {
+            if ticket.superseded() {
+                return Vec::new();
+            }
+            match results {
+                Some(results) => write(&self.results).insert(id.clone(), Arc::new(results)),
+                None => write(&self.results).remove(id),
+            };
+            store.set_runs(id, diagnostics)
+        })
+        .await;
     }
 
     /// What scripts printed during the run, in the server log (never on stdout).
