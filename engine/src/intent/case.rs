@@ -8,7 +8,7 @@ use crate::routing::{
     stable_of_canary_ingress,
 };
 use crate::runner::{self, Mode, RunOptions, Script, provenance};
-use crate::schema::patched_resource;
+use crate::schema::{original_spec_annotation, patched_resource_storing};
 use crate::script::ScriptFlavor;
 use crate::script::ScriptKind;
 use crate::steps;
@@ -399,8 +399,8 @@ struct BeforeConfig {
     before: GatewayConfig,
     /// The same as the gateway sees it ([`RoutingModel::surroundings`]).
     before_seen: Result<GatewayConfig, String>,
-    /// For an ingress class: the stable Ingress the canary Ingress is built beside.
-    stable: Option<JsonValue>,
+    /// What each step's configuration is built from besides the step's result.
+    step_base: StepBase,
     /// See [`StepConfigs::no_paths`].
     no_paths: bool,
 }
@@ -414,8 +414,13 @@ impl BeforeConfig {
     ) -> BeforeConfig {
         // An Ingress without paths routes nothing: only configuration problems can be found.
         let mut no_paths = false;
-        let (before, stable) = match flavor {
-            ScriptFlavor::Custom => (GatewayConfig::Resource(original.clone()), None),
+        let (before, step_base) = match flavor {
+            ScriptFlavor::Custom => (
+                GatewayConfig::Resource(original.clone()),
+                StepBase::Resource {
+                    stored_spec: original_spec_annotation(original),
+                },
+            ),
             ScriptFlavor::Ingress => {
                 // An `original` that is the canary Ingress stands for the stable one beside it.
                 let stable =
@@ -436,7 +441,7 @@ impl BeforeConfig {
                     stable: stable.clone(),
                     canary: None,
                 };
-                (before, Some(stable))
+                (before, StepBase::Ingress { stable })
             }
         };
         let before_seen = model.surroundings(
@@ -450,10 +455,20 @@ impl BeforeConfig {
             flavor,
             before,
             before_seen,
-            stable,
+            step_base,
             no_paths,
         }
     }
+}
+
+/// What [`after_config`] builds a step's configuration from besides the step's result.
+enum StepBase {
+    /// A custom provider: the original-spec annotation every step's resource carries
+    /// ([`original_spec_annotation`]: made once per case rather than once per step, as it
+    /// serialises the original's spec).
+    Resource { stored_spec: String },
+    /// An ingress class: the stable Ingress the canary Ingress is built beside.
+    Ingress { stable: JsonValue },
 }
 
 /// The [`BeforeConfig`] of a case's steps, made again only for a step with other services.
@@ -489,9 +504,11 @@ fn after_config(
     obj: &LuaData,
     result: &Data,
 ) -> Result<GatewayConfig, String> {
-    let after = match &base.stable {
-        None => GatewayConfig::Resource(patched_resource(original, result)),
-        Some(stable) => GatewayConfig::Ingress {
+    let after = match &base.step_base {
+        StepBase::Resource { stored_spec } => {
+            GatewayConfig::Resource(patched_resource_storing(original, stored_spec, result))
+        }
+        StepBase::Ingress { stable } => GatewayConfig::Ingress {
             stable: stable.clone(),
             canary: Some(canary_ingress(
                 stable,

@@ -94,13 +94,15 @@ fn metadata_of(object: &JsonValue) -> Option<&JsonMap> {
 /// annotation Kruise keeps on the object while a rollout runs (computed from `original` as
 /// [`crate::controller::store_original`] does, unless `original` already has it).
 pub fn patched_resource(original: &JsonValue, result: &Data) -> JsonValue {
-    let original_fields = match original {
-        JsonValue::Object(fields) => Some(fields),
-        _ => None,
-    };
-    let mut ignored = Vec::new();
+    patched_resource_storing(original, &original_spec_annotation(original), result)
+}
+
+/// The original-spec annotation [`patched_resource`] puts on every step's resource: the one
+/// `original` has, else `original`'s spec, labels and annotations as Kruise stores them. The
+/// same for every step of a case, so callers that patch many steps make it once.
+pub fn original_spec_annotation(original: &JsonValue) -> String {
     let original_meta = metadata_of(original);
-    let stored = match original_meta
+    match original_meta
         .and_then(|m| m.get("annotations"))
         .and_then(|a| match a {
             JsonValue::Object(a) => a.get(ORIGINAL_SPEC_ANNOTATION),
@@ -108,19 +110,31 @@ pub fn patched_resource(original: &JsonValue, result: &Data) -> JsonValue {
         }) {
         Some(JsonValue::String(text)) => text.clone(),
         _ => {
+            let mut ignored = Vec::new();
             let mut annotations = string_map(original_meta, "annotations", &mut ignored);
             annotations.remove(ORIGINAL_SPEC_ANNOTATION);
             let labels = string_map(original_meta, "labels", &mut ignored);
             Data {
-                spec: original_fields
-                    .and_then(|fields| fields.get("spec"))
-                    .cloned(),
+                spec: match original {
+                    JsonValue::Object(fields) => fields.get("spec").cloned(),
+                    _ => None,
+                },
                 labels: Some(labels).filter(|m| !m.is_empty()),
                 annotations: Some(annotations).filter(|m| !m.is_empty()),
             }
             .to_canonical_json()
         }
+    }
+}
+
+/// [`patched_resource`] with its original-spec annotation given (`stored`:
+/// [`original_spec_annotation`] of `original`).
+pub fn patched_resource_storing(original: &JsonValue, stored: &str, result: &Data) -> JsonValue {
+    let original_fields = match original {
+        JsonValue::Object(fields) => Some(fields),
+        _ => None,
     };
+    let original_meta = metadata_of(original);
     // Only what the step leaves as it was is copied from `original` (its spec and metadata
     // are replaced: copying them to drop them cost more than the rest of this function).
     let kept = |fields: Option<&JsonMap>, replaced: [&str; 2]| -> JsonMap {
@@ -149,7 +163,7 @@ pub fn patched_resource(original: &JsonValue, result: &Data) -> JsonValue {
         .collect();
     annotations.insert(
         ORIGINAL_SPEC_ANNOTATION.to_owned(),
-        JsonValue::String(stored),
+        JsonValue::String(stored.to_owned()),
     );
     metadata.insert("annotations".to_owned(), JsonValue::Object(annotations));
     object.insert("metadata".to_owned(), JsonValue::Object(metadata));
