@@ -23,6 +23,7 @@
 //! services are the same (a TrafficRouting CR, subsets), every backend of that service the
 //! original did not route the request to.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::luadata::{HeaderModifier, HttpRouteMatch, LuaData};
@@ -592,39 +593,38 @@ fn misrouting(
     }
     let weight = |w: u32| Asked::Weight(f64::from(w) / 100.0);
     let unselected = match (intent.weight, intent.matches.is_empty()) {
-        (Some(w), true) => vec![weight(w)],
+        (Some(w), true) => AskedSet::of(&[weight(w)]),
         // Matches take precedence: the weight may or may not apply to the rest.
-        (Some(w), false) => vec![Asked::Weight(0.0), weight(w)],
-        (None, _) => vec![Asked::Weight(0.0)],
+        (Some(w), false) => AskedSet::of(&[Asked::Weight(0.0), weight(w)]),
+        (None, _) => AskedSet::of(&[Asked::Weight(0.0)]),
     };
     let selected = intent.selects(request);
-    let mut asked: Vec<Asked> = if selected {
-        vec![Asked::Selected]
+    let mut asked = if selected {
+        AskedSet::of(&[Asked::Selected])
     } else {
-        unselected.clone()
+        unselected
     };
     if intent.readings_differ(request, model.step_regex_may_search(), selected) {
-        if asked == [Asked::Selected] {
-            asked.extend(unselected);
+        if asked.as_slice() == [Asked::Selected] {
+            asked.extend(unselected.as_slice());
         } else {
             asked.push(Asked::Selected);
         }
     }
-    if by_convention && !asked.contains(&Asked::Selected) {
+    if by_convention && !asked.as_slice().contains(&Asked::Selected) {
         asked.push(Asked::Selected);
     }
-    // Described only when none of them passes (most probes route as asked).
-    let mut unmet = Vec::new();
-    for fraction in &asked {
+    // Checked without building the asked distributions (most probes route as asked); they
+    // are built, to be described, only when none of them passes.
+    for fraction in asked.as_slice() {
         if *fraction == Asked::Weight(0.0) {
             if untouched() {
                 return None;
             }
-            unmet.push(None);
             continue;
         }
         let expected =
-            expected_distribution(model, intent, original, &stable_backends, now, *fraction);
+            expected_shares(model, intent, original, &stable_backends, now, *fraction);
         if split_as_asked(
             model,
             intent,
@@ -636,16 +636,12 @@ fn misrouting(
         ) {
             return None;
         }
-        unmet.push(Some(expected));
     }
     let expected_texts: Vec<String> = asked
+        .as_slice()
         .iter()
-        .zip(unmet)
-        .map(|(fraction, expected)| {
-            expected
-                .unwrap_or_else(|| {
-                    expected_distribution(model, intent, original, &stable_backends, now, *fraction)
-                })
+        .map(|fraction| {
+            expected_distribution(model, intent, original, &stable_backends, now, *fraction)
                 .describe()
         })
         .collect();
@@ -656,6 +652,40 @@ fn misrouting(
         actual.push_str(&format!(" ({missing})"));
     }
     Some((actual, expected_texts.join(" or ")))
+}
+
+/// What a step asks for one request, in the order they are tried: at most three (the step's
+/// matches select it, no weight, the step's weight), held without allocating.
+#[derive(Clone, Copy)]
+struct AskedSet {
+    items: [Asked; 3],
+    len: usize,
+}
+
+impl AskedSet {
+    fn of(items: &[Asked]) -> AskedSet {
+        let mut set = AskedSet {
+            items: [Asked::Selected; 3],
+            len: 0,
+        };
+        set.extend(items);
+        set
+    }
+
+    fn push(&mut self, asked: Asked) {
+        self.items[self.len] = asked;
+        self.len += 1;
+    }
+
+    fn extend(&mut self, items: &[Asked]) {
+        for asked in items {
+            self.push(*asked);
+        }
+    }
+
+    fn as_slice(&self) -> &[Asked] {
+        &self.items[..self.len]
+    }
 }
 
 fn same(a: &Distribution, b: &Routed) -> bool {
@@ -685,6 +715,98 @@ enum Asked {
     Selected,
     /// This fraction of the stable share goes to the canary; other backends keep theirs.
     Weight(f64),
+}
+
+/// The canary backend the step's distributions name: as the step's configuration names it
+/// when it has one, else one made from the step's canary service.
+fn expected_canary<'a>(
+    model: &dyn RoutingModel,
+    intent: &Intent,
+    stable_backends: &[&Backend],
+    now: &'a Routed,
+) -> Cow<'a, Backend> {
+    let named = match now {
+        Routed::To(d) => d
+            .shares
+            .iter()
+            .map(|(b, _)| b)
+            .find(|b| is_canary(model, intent, stable_backends, b)),
+        Routed::NoRoute => None,
+    };
+    match named {
+        Some(backend) => Cow::Borrowed(backend),
+        None => {
+            let mut backend = Backend::service(&intent.canary_service);
+            // Named like the stable backend it stands beside (`web:8080` → `web-canary:8080`),
+            // so that one backend does not read as two (`web-canary:8080` and `web-canary`).
+            backend.port = stable_backends.first().and_then(|b| b.port.clone());
+            if intent.canary_service == intent.stable_service {
+                // Kruise's own Istio script names the canary subset `canary` (upstream
+                // lua_configuration/networking.istio.io/VirtualService/trafficRouting.lua).
+                backend.subset = Some("canary".to_owned());
+            }
+            Cow::Owned(backend)
+        }
+    }
+}
+
+/// The shares of [`expected_distribution`] without copying its backends: the same numbers
+/// in the same order (what [`Distribution::from_weights`] makes of the same weights).
+fn expected_shares<'a>(
+    model: &dyn RoutingModel,
+    intent: &Intent,
+    original: &'a Distribution,
+    stable_backends: &[&Backend],
+    now: &'a Routed,
+    fraction: Asked,
+) -> Vec<(Cow<'a, Backend>, f64)> {
+    let canary = expected_canary(model, intent, stable_backends, now);
+    let Asked::Weight(fraction) = fraction else {
+        // See `expected_distribution`: the canary alone.
+        return vec![(canary, 1.0)];
+    };
+    // Each weight's backend: `Some(i)`, `original.shares[i]`'s; `None`, the canary.
+    let mut weights: Vec<(Option<usize>, f64)> = Vec::with_capacity(original.shares.len() + 1);
+    let mut canary_share = 0.0;
+    for (i, (backend, share)) in original.shares.iter().enumerate() {
+        if stable_backends.contains(&backend) {
+            weights.push((Some(i), share * (1.0 - fraction)));
+            canary_share += share * fraction;
+        } else {
+            weights.push((Some(i), *share));
+        }
+    }
+    weights.push((None, canary_share));
+    let backend_of = |at: Option<usize>| -> &Backend {
+        match at {
+            Some(i) => &original.shares[i].0,
+            None => &canary,
+        }
+    };
+    // `Distribution::from_weights`: each positive weight over the total, summed per
+    // backend in the order given, backends in order.
+    let total: f64 = weights.iter().map(|(_, w)| w.max(0.0)).sum();
+    let mut merged: Vec<(Option<usize>, f64)> = Vec::with_capacity(weights.len());
+    if total > 0.0 {
+        for (at, weight) in &weights {
+            if *weight > 0.0 {
+                let backend = backend_of(*at);
+                match merged.iter_mut().find(|(b, _)| backend_of(*b) == backend) {
+                    Some((_, sum)) => *sum += weight / total,
+                    None => merged.push((*at, weight / total)),
+                }
+            }
+        }
+        merged.sort_by(|(a, _), (b, _)| backend_of(*a).cmp(backend_of(*b)));
+    }
+    let mut canary = Some(canary);
+    merged
+        .into_iter()
+        .map(|(at, share)| match at {
+            Some(i) => (Cow::Borrowed(&original.shares[i].0), share),
+            None => (canary.take().expect("one canary entry"), share),
+        })
+        .collect()
 }
 
 /// The distribution the step asks for a request (see [`Asked`]).
@@ -750,8 +872,8 @@ fn expected_distribution(
 /// beside a canary 5 is 4.76 %, not 5 %). When a share is not a whole percent (the route also
 /// serves other backends: web 90, legacy 10 at 5 % is web 85.5 %), weights that total 100 come
 /// within one point of each share, and so must the configuration.
-fn weight_tolerance(expected: &Distribution) -> f64 {
-    let whole_percents = expected.shares.iter().all(|(_, share)| {
+fn weight_tolerance(expected: &[(Cow<'_, Backend>, f64)]) -> f64 {
+    let whole_percents = expected.iter().all(|(_, share)| {
         let percent = share * 100.0;
         (percent - percent.round()).abs() < 1e-6
     });
@@ -764,7 +886,7 @@ fn split_as_asked(
     original: &Distribution,
     stable_backends: &[&Backend],
     now: &Routed,
-    expected: &Distribution,
+    expected: &[(Cow<'_, Backend>, f64)],
     fraction: Asked,
 ) -> bool {
     let Routed::To(now) = now else { return false };
@@ -773,40 +895,39 @@ fn split_as_asked(
     } else {
         weight_tolerance(expected)
     };
-    let canary_of = |d: &Distribution| -> f64 {
-        d.shares
-            .iter()
+    let want = || expected.iter().map(|(b, s)| (&**b, *s));
+    let got = || now.shares.iter().map(|(b, s)| (b, *s));
+    let canary_of = |shares: &mut dyn Iterator<Item = (&Backend, f64)>| -> f64 {
+        shares
             .filter(|(b, _)| is_canary(model, intent, stable_backends, b))
             .map(|(_, s)| s)
             .sum()
     };
-    let stable_of = |d: &Distribution| -> f64 {
-        d.shares
-            .iter()
+    let stable_of = |shares: &mut dyn Iterator<Item = (&Backend, f64)>| -> f64 {
+        shares
             .filter(|(b, _)| {
-                stable_backends.contains(&b) && !is_canary(model, intent, stable_backends, b)
+                stable_backends.contains(b) && !is_canary(model, intent, stable_backends, b)
             })
             .map(|(_, s)| s)
             .sum()
     };
-    let (want_canary, got_canary) = (canary_of(expected), canary_of(now));
+    let (want_canary, got_canary) = (canary_of(&mut want()), canary_of(&mut got()));
     if (want_canary - got_canary).abs() > tolerance
         || (want_canary > 0.0) != (got_canary > 0.0)
-        || (stable_of(expected) - stable_of(now)).abs() > tolerance
+        || (stable_of(&mut want()) - stable_of(&mut got())).abs() > tolerance
     {
         return false;
     }
     // Backends that are neither stable nor canary keep their share.
-    let others = |d: &Distribution| -> BTreeMap<Backend, f64> {
-        d.shares
-            .iter()
-            .filter(|(b, _)| {
-                !stable_backends.contains(&b) && !is_canary(model, intent, stable_backends, b)
-            })
-            .map(|(b, s)| (b.clone(), *s))
-            .collect()
-    };
-    let (want, got) = (others(expected), others(now));
+    fn others<'b>(
+        shares: impl Iterator<Item = (&'b Backend, f64)>,
+        other: impl Fn(&Backend) -> bool,
+    ) -> BTreeMap<&'b Backend, f64> {
+        shares.filter(|(b, _)| other(b)).collect()
+    }
+    let other =
+        |b: &Backend| !stable_backends.contains(&b) && !is_canary(model, intent, stable_backends, b);
+    let (want, got) = (others(want(), other), others(got(), other));
     if want.len() != got.len()
         || want
             .iter()
