@@ -486,7 +486,7 @@ impl RoutingModel for WeightAnnotationModel {
             return Routed::NoRoute;
         };
         let Some(canary) = canary else {
-            return Routed::To(Distribution::single(stable_backend));
+            return Routed::to(Distribution::single(stable_backend));
         };
         let annotation = |key: &str| {
             canary
@@ -497,12 +497,12 @@ impl RoutingModel for WeightAnnotationModel {
         if let Some(name) = annotation("test/canary-header")
             && request.headers.get(name).map(String::as_str) == Some("always")
         {
-            return Routed::To(Distribution::single(canary_backend));
+            return Routed::to(Distribution::single(canary_backend));
         }
         let weight: f64 = annotation("test/canary-weight")
             .and_then(|w| w.parse().ok())
             .unwrap_or(0.0);
-        Routed::To(
+        Routed::to(
             Distribution::from_weights(&[
                 (stable_backend, 100.0 - weight),
                 (canary_backend, weight),

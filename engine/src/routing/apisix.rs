@@ -507,7 +507,7 @@ fn distribution(rule: &JsonValue, upstreams: Option<&[&JsonValue]>) -> Routed {
             d.header_changes.insert(b.clone(), changes.clone());
         }
     }
-    Routed::To(d)
+    Routed::to(d)
 }
 
 /// Two routes with the same uri, hosts and priority that both take one request: which one

@@ -183,8 +183,8 @@ fn forward(action: &JsonValue) -> Routed {
         .collect();
     match tuples.as_slice() {
         [] => Routed::NoRoute,
-        [(backend, _)] => Routed::To(Distribution::single(backend.clone())),
-        _ => Distribution::from_weights(&tuples).map_or(Routed::NoRoute, Routed::To),
+        [(backend, _)] => Routed::to(Distribution::single(backend.clone())),
+        _ => Distribution::from_weights(&tuples).map_or(Routed::NoRoute, Routed::to),
     }
 }
 
@@ -359,7 +359,7 @@ fn build_listener_rules(
                         ),
                     });
                 }
-                Some(Routed::To(Distribution::single(path.backend.clone())))
+                Some(Routed::to(Distribution::single(path.backend.clone())))
             };
             let name = ingress
                 .at(&["metadata", "name"])

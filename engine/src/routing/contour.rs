@@ -373,7 +373,7 @@ fn distribution(route: &ProxyRoute) -> Routed {
                 .extend(changes.clone());
         }
     }
-    Routed::To(d)
+    Routed::to(d)
 }
 
 impl RoutingModel for ContourHttpProxy {

@@ -455,7 +455,7 @@ impl RoutingModel for EmissaryMapping {
                 d.header_changes = changes;
                 let plural = if names.len() == 1 { "" } else { "s" };
                 d.route_path = Some(format!("Mapping{plural} {}", names.join(", ")));
-                Routed::To(d)
+                Routed::to(d)
             }
             None => Routed::NoRoute,
         }

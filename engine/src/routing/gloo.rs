@@ -287,7 +287,7 @@ fn distribution(route: &JsonValue) -> Routed {
             shares.header_changes.insert(backend, changes);
         }
     }
-    Routed::To(shares)
+    Routed::to(shares)
 }
 
 /// A value a header/query matcher accepts, for probes.

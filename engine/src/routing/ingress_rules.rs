@@ -260,7 +260,7 @@ pub fn route_canary_pair(
             )
         });
         StablePath {
-            stable_only: Routed::To(Distribution::single(stable_path.backend.clone())).via(&via),
+            stable_only: Routed::to(Distribution::single(stable_path.backend.clone())).via(&via),
             with_canary,
         }
     });
@@ -299,7 +299,7 @@ pub fn route_canary_pair(
                 .insert(canary_backend.clone(), changes.0.clone());
         }
     }
-    Routed::To(distribution).via(via.as_str())
+    Routed::to(distribution).via(via.as_str())
 }
 
 /// What a stable path gives a request alone, and how a split of it is named.

@@ -296,7 +296,7 @@ fn distribution(route: &JsonValue) -> Routed {
             shares.header_changes.insert(backend, changes);
         }
     }
-    Routed::To(shares)
+    Routed::to(shares)
 }
 
 /// Whether `host` (a request host) is one of the VirtualService's `hosts` (`*` and `*.suffix`

@@ -385,7 +385,7 @@ fn distribution(destination: &Destination, route: &Route) -> Routed {
             d.header_changes.insert(b.clone(), changes.clone());
         }
     }
-    Routed::To(d)
+    Routed::to(d)
 }
 
 fn match_literals(matched: &JsonValue) -> Vec<Literal> {

@@ -9,6 +9,7 @@
 //! engine.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use crate::script::ScriptKind;
 
@@ -221,19 +222,26 @@ fn format_percent(share: f64) -> String {
 /// What a model decides for one request.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Routed {
-    /// Spread over backends.
-    To(Distribution),
+    /// Spread over backends. Shared: models keep each route's decision in a table made once
+    /// per configuration ([`memo`]) and hand out the same one for every request the route
+    /// takes, so routing a probe copies no backend names.
+    To(Arc<Distribution>),
     /// No route matches: the gateway answers itself (404 or its default).
     NoRoute,
 }
 
 impl Routed {
+    /// Spread over `distribution`'s backends.
+    pub fn to(distribution: Distribution) -> Routed {
+        Routed::To(Arc::new(distribution))
+    }
+
     /// The same decision, naming where in the configuration the route that took the request is
     /// (`spec.http[1]`): violations show it.
     pub fn via(self, path: impl Into<String>) -> Routed {
         match self {
             Routed::To(mut d) => {
-                d.route_path = Some(path.into());
+                Arc::make_mut(&mut d).route_path = Some(path.into());
                 Routed::To(d)
             }
             Routed::NoRoute => Routed::NoRoute,

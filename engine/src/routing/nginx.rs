@@ -343,7 +343,7 @@ mod tests {
         let off = pair(r#""nginx.ingress.kubernetes.io/canary-weight":"50""#);
         assert_eq!(
             IngressNginx.route(&off, &on_host(Request::get("/"))),
-            Routed::To(Distribution::single(Backend {
+            Routed::to(Distribution::single(Backend {
                 service: "web".into(),
                 subset: None,
                 port: Some("80".into())

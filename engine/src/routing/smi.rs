@@ -100,7 +100,7 @@ impl RoutingModel for SmiTrafficSplit {
             })
             .collect();
         Distribution::from_weights(&weights)
-            .map_or(Routed::NoRoute, Routed::To)
+            .map_or(Routed::NoRoute, Routed::to)
             .via("spec.backends")
     }
 

@@ -67,7 +67,7 @@ fn weighted(services: &[JsonValue]) -> Vec<(Backend, f64)> {
 
 fn distribute(weights: &[(Backend, f64)]) -> Routed {
     // All weights zero: the round robin has no server to pick, Traefik answers itself.
-    Distribution::from_weights(weights).map_or(Routed::NoRoute, Routed::To)
+    Distribution::from_weights(weights).map_or(Routed::NoRoute, Routed::to)
 }
 
 fn spec(config: &GatewayConfig) -> Option<&JsonValue> {
@@ -128,7 +128,7 @@ impl TraefikIngressRoute {
             let routed = match services.len() {
                 0 => Routed::NoRoute,
                 // A single service, used whatever its weight.
-                1 => Routed::To(Distribution::single(backend(&services[0]))),
+                1 => Routed::to(Distribution::single(backend(&services[0]))),
                 // A weighted round robin over the services.
                 _ => distribute(&weighted(services)),
             };
@@ -253,11 +253,11 @@ impl RoutingModel for TraefikServiceModel {
         }
         // Mirroring: the main service serves, mirrors get copies whose answers are dropped.
         if let Some(m) = spec.get("mirroring") {
-            return Routed::To(Distribution::single(backend(m))).via("spec.mirroring");
+            return Routed::to(Distribution::single(backend(m))).via("spec.mirroring");
         }
         // Failover: the main service while it is healthy.
         if let Some(name) = spec.get("failover").and_then(|f| str_field(f, "service")) {
-            return Routed::To(Distribution::single(Backend::service(name))).via("spec.failover");
+            return Routed::to(Distribution::single(Backend::service(name))).via("spec.failover");
         }
         if let Some(h) = spec.get("highestRandomWeight") {
             return distribute(&weighted(items(h, "services"))).via("spec.highestRandomWeight");
@@ -403,7 +403,7 @@ mod tests {
         );
         assert_eq!(
             TraefikServiceModel.route(&mirror, &Request::get("/")),
-            Routed::To(Distribution::single(Backend {
+            Routed::to(Distribution::single(Backend {
                 service: "web".into(),
                 subset: None,
                 port: Some("80".into())
