@@ -234,16 +234,36 @@ pub(super) fn probes_beside(
             }
         }
     }
-    let added = all.added;
-    let mut requests = base;
-    requests.extend(added);
-    // No two are equal: the unstable sort gives the one order.
-    requests.sort_unstable();
+    let mut added = all.added;
+    // No two are equal: the unstable sort gives the one order. `base` is in order already,
+    // so only the added ones are sorted, and the two merged.
+    added.sort_unstable();
+    let mut requests = merge_sorted(base, added);
     requests.truncate(MAX_PROBES);
     ProbeSet {
         requests,
         truncated,
     }
+}
+
+/// `a` and `b` (each in order, no request in both) in one ordered list.
+fn merge_sorted(a: Vec<Request>, b: Vec<Request>) -> Vec<Request> {
+    if b.is_empty() {
+        return a;
+    }
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut a, mut b) = (a.into_iter().peekable(), b.into_iter().peekable());
+    loop {
+        let next = match (a.peek(), b.peek()) {
+            (Some(x), Some(y)) if x < y => a.next(),
+            (Some(_), Some(_)) => b.next(),
+            (Some(_), None) => a.next(),
+            (None, Some(_)) => b.next(),
+            (None, None) => break,
+        };
+        out.extend(next);
+    }
+    out
 }
 
 /// The first `limit` requests of the union of `a` and `b` (each sorted, without duplicates),
