@@ -210,28 +210,36 @@ fn check_steps_compiled(
         StepRuns::Custom(results) => results,
         _ => &[],
     };
-    // The steps route through the same original configuration: what it does is shared.
-    let mut before = BeforeRouting::default();
-    let mut configs = BeforeConfigs::default();
-    (0..case.steps.len())
-        .map(|index| StepCheck {
-            index,
-            outcome: check_one(
-                StepInputs {
-                    model,
-                    script,
-                    case,
-                    index,
-                    original,
-                    chained: chained.map(|all| &all[index]),
-                    reused: reused.get(index).and_then(Option::as_ref),
-                    options,
-                },
-                &mut configs,
-                &mut before,
-            ),
-        })
-        .collect()
+    // The steps route through the same original configuration: what it does is shared, and
+    // so are the tables the models derive from it (`routing::memo`, for the whole case). The
+    // memo keys tables by address, so every configuration a step routes through is kept, at
+    // an address of its own, until the case is done (`kept`, `configs`): no later one can
+    // stand at an address an earlier one had.
+    crate::routing::memo::with_derived_memo(|| {
+        let mut before = BeforeRouting::default();
+        let mut configs = BeforeConfigs::default();
+        let mut kept = Vec::new();
+        (0..case.steps.len())
+            .map(|index| StepCheck {
+                index,
+                outcome: check_one(
+                    StepInputs {
+                        model,
+                        script,
+                        case,
+                        index,
+                        original,
+                        chained: chained.map(|all| &all[index]),
+                        reused: reused.get(index).and_then(Option::as_ref),
+                        options,
+                    },
+                    &mut configs,
+                    &mut before,
+                    &mut kept,
+                ),
+            })
+            .collect()
+    })
 }
 
 fn ingress_has_paths(ingress: &JsonValue) -> bool {
@@ -261,11 +269,12 @@ struct StepInputs<'a> {
 }
 
 /// One step, sharing the original configuration, and what it does, with the case's other
-/// steps.
+/// steps. The configuration the step leaves is put in `kept` (see [`check_steps_compiled`]).
 fn check_one(
     inputs: StepInputs,
     configs: &mut BeforeConfigs,
     before: &mut BeforeRouting,
+    kept: &mut Vec<Box<GatewayConfig>>,
 ) -> StepIntentOutcome {
     let StepInputs {
         model,
@@ -319,10 +328,11 @@ fn check_one(
         Err(why) => return NotChecked(why.clone()),
     };
     let after = match after_config(model, base, original, &step.obj, result) {
-        Ok(after) => after,
+        Ok(after) => Box::new(after),
         Err(why) => return NotChecked(why),
     };
     let mut report = check_step_sharing(model, before_seen, &after, &intent, before);
+    kept.push(after);
     if base.no_paths && report.violations.is_empty() {
         return NotChecked(NO_PATHS.to_owned());
     }
@@ -472,8 +482,12 @@ enum StepBase {
 }
 
 /// The [`BeforeConfig`] of a case's steps, made again only for a step with other services.
+/// Each at an address of its own, kept until the case is done (see [`check_steps_compiled`]).
 #[derive(Default)]
-struct BeforeConfigs(Option<BeforeConfig>);
+struct BeforeConfigs {
+    current: Option<Box<BeforeConfig>>,
+    retired: Vec<Box<BeforeConfig>>,
+}
 
 impl BeforeConfigs {
     fn of(
@@ -483,15 +497,16 @@ impl BeforeConfigs {
         original: &JsonValue,
         obj: &LuaData,
     ) -> &BeforeConfig {
-        let same = self.0.as_ref().is_some_and(|known| {
+        let same = self.current.as_ref().is_some_and(|known| {
             known.flavor == flavor
                 && known.services.0 == obj.stable_service
                 && known.services.1 == obj.canary_service
         });
         if !same {
-            self.0 = Some(BeforeConfig::of(model, flavor, original, obj));
+            let made = Box::new(BeforeConfig::of(model, flavor, original, obj));
+            self.retired.extend(self.current.replace(made));
         }
-        self.0.as_ref().expect("made above")
+        self.current.as_ref().expect("made above")
     }
 }
 

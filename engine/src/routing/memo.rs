@@ -1,11 +1,14 @@
 //! What a model derives from one configuration (its parsed routes, rules, Ingress paths), kept
-//! for the length of one step's intent check: the check routes hundreds of probes through the
-//! same two configurations, and parsing them again for every probe was most of its cost.
+//! for the length of one intent check: the check routes hundreds of probes through the same
+//! two configurations, and parsing them again for every probe was most of its cost.
 //!
 //! Entries are keyed by the configuration's address, which is sound only while the
 //! configuration lives and does not change: [`with_derived_memo`] is installed by
 //! `intent::check_step` around one step, which borrows both configurations for its whole
-//! length, and the memo is dropped when it returns. Outside it nothing is kept.
+//! length, and by the check of a whole case, which keeps every configuration its steps route
+//! through (each boxed, at an address of its own) until the case is done, so that the
+//! original's tables are made once per case. The memo is dropped when the outermost call
+//! returns. Outside it nothing is kept.
 
 use std::any::{Any, TypeId};
 use std::cell::RefCell;
