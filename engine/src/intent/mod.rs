@@ -927,6 +927,10 @@ fn split_as_asked(
     }
     let other =
         |b: &Backend| !stable_backends.contains(&b) && !is_canary(model, intent, stable_backends, b);
+    // Most splits have no such backend: nothing to collect then.
+    if !want().any(|(b, _)| other(b)) && !got().any(|(b, _)| other(b)) {
+        return missing_header_changes(model, intent, original, stable_backends, now).is_none();
+    }
     let (want, got) = (others(want(), other), others(got(), other));
     if want.len() != got.len()
         || want
