@@ -140,6 +140,28 @@ fn fail(node: &YamlNode, message: impl Into<String>) -> CompileError {
 }
 
 impl Schema {
+    /// The nodes that describe parts of a value under this one: its properties, its items
+    /// and its additional properties' schema (where structural defaults may sit).
+    pub(crate) fn nested(&self) -> impl Iterator<Item = &Schema> {
+        let additional = match &self.additional {
+            Additional::Schema(values) => Some(&**values),
+            _ => None,
+        };
+        self.properties
+            .values()
+            .chain(self.items.as_deref())
+            .chain(additional)
+    }
+
+    /// The nodes that constrain this same value: `allOf`, `anyOf`, `oneOf` and `not`.
+    pub(crate) fn combined(&self) -> impl Iterator<Item = &Schema> {
+        self.all_of
+            .iter()
+            .chain(&self.any_of)
+            .chain(&self.one_of)
+            .chain(self.not.as_deref())
+    }
+
     /// Reads a schema node (`openAPIV3Schema` or any node below it).
     pub fn compile(node: &YamlNode) -> Result<Schema, CompileError> {
         compile_at(node, 0, &mut None)

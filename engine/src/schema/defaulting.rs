@@ -45,10 +45,7 @@ fn has_defaults_at(schema: &Schema, depth: usize) -> bool {
         return false;
     }
     let below = |child: &Schema| has_defaults_at(child, depth + 1);
-    let found = schema.default.is_some()
-        || schema.properties.values().any(below)
-        || schema.items.as_deref().is_some_and(below)
-        || matches!(&schema.additional, Additional::Schema(values) if below(values));
+    let found = schema.default.is_some() || schema.nested().any(below);
     // Each node is worked out once, whichever node asked first.
     *schema.defaults_below.get_or_init(|| found)
 }

@@ -161,13 +161,7 @@ fn transition_rules_at(schema: &Schema, depth: usize) -> bool {
         .cel_rules
         .iter()
         .any(|rule| rule.rule.contains("oldSelf"))
-        || schema.properties.values().any(below)
-        || schema.items.as_deref().is_some_and(below)
-        || matches!(&schema.additional, Additional::Schema(values) if below(values))
-        || schema.all_of.iter().any(below)
-        || schema.any_of.iter().any(below)
-        || schema.one_of.iter().any(below)
-        || schema.not.as_deref().is_some_and(below);
+        || schema.nested().chain(schema.combined()).any(below);
     // Each node is worked out once, whichever node asked first.
     *schema.transitions_below.get_or_init(|| found)
 }

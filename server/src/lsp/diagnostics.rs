@@ -347,23 +347,16 @@ fn misrouted_related(
     script_location: &dyn Fn(u32) -> Option<Location>,
 ) -> Option<Vec<DiagnosticRelatedInformation>> {
     let finding = case.facts().intent_finding(step)?;
-    let mut related: Vec<DiagnosticRelatedInformation> = Vec::new();
-    let mut lines = Vec::new();
-    for (i, violation) in finding.violations.iter().enumerate() {
-        let Some(line) = finding.script_line(i) else {
-            continue;
-        };
-        if lines.contains(&line) {
-            continue;
-        }
-        lines.push(line);
-        if let Some(location) = script_location(line) {
-            related.push(DiagnosticRelatedInformation {
-                location,
+    let related: Vec<DiagnosticRelatedInformation> = finding
+        .lines_written()
+        .into_iter()
+        .filter_map(|(line, violation)| {
+            Some(DiagnosticRelatedInformation {
+                location: script_location(line)?,
                 message: format!("written here: {violation}"),
-            });
-        }
-    }
+            })
+        })
+        .collect();
     (!related.is_empty()).then_some(related)
 }
 

@@ -188,6 +188,22 @@ impl Ticket {
     }
 }
 
+/// Bumps `key`'s counter in `counters`: the counter (to tell later whether a newer bump
+/// superseded this one) and the value this bump set.
+pub(super) fn next_generation<K: std::hash::Hash + Eq + Clone>(
+    counters: &Mutex<HashMap<K, Arc<AtomicU64>>>,
+    key: &K,
+) -> (Arc<AtomicU64>, u64) {
+    let counter = counters
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .entry(key.clone())
+        .or_default()
+        .clone();
+    let mine = counter.fetch_add(1, Ordering::SeqCst) + 1;
+    (counter, mine)
+}
+
 impl Scheduler {
     /// The delay before running a new request for `id`: none when the script was quiet for
     /// `debounce` (an isolated edit runs at once), else `debounce` (a burst of edits runs once,
@@ -229,14 +245,7 @@ impl Scheduler {
 
     /// Registers a new request for `id`, superseding any earlier one.
     pub fn request(&self, id: &ScriptId) -> Ticket {
-        let generation = self
-            .generations
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .entry(id.clone())
-            .or_default()
-            .clone();
-        let mine = generation.fetch_add(1, Ordering::SeqCst) + 1;
+        let (generation, mine) = next_generation(&self.generations, id);
         let lock = self
             .locks
             .lock()

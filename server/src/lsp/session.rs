@@ -19,7 +19,7 @@ use super::diagnostics::run_diagnostics;
 use super::documents::{Documents, path_uri};
 use super::lua;
 use super::project::{self, DocKind, ScriptId, ScriptTarget};
-use super::run_lanes::{RunSlots, Scheduler, Slot, Ticket};
+use super::run_lanes::{RunSlots, Scheduler, Slot, Ticket, next_generation};
 use super::runs::{QUICK_PASS, ScriptResults, execute_with, gather};
 use super::schemas::SchemaCache;
 use crate::analysis::{LintConfig, SpecSchema, SpecShape, infer_spec_shape};
@@ -408,14 +408,7 @@ impl Session {
     /// `quick` (after an edit; `Some(keep_lints)`) first publishes the fast compile-only
     /// syntax verdict for a Lua file.
     pub fn analyse(self: &Arc<Self>, path: &Path, quick: Option<bool>) {
-        let generation = self
-            .analysis_generation
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .entry(path.to_path_buf())
-            .or_default()
-            .clone();
-        let mine = generation.fetch_add(1, Ordering::SeqCst) + 1;
+        let (generation, mine) = next_generation(&self.analysis_generation, &path.to_path_buf());
         let session = self.clone();
         let path = path.to_path_buf();
         // The quick verdict is computed on the async thread (about a millisecond for 2,000 lines; a

@@ -108,6 +108,20 @@ impl IntentFinding {
         self.script_lines.get(i).copied().flatten()
     }
 
+    /// Each script line that wrote a route that took a probe, once, with the first violation
+    /// it caused (what the editor's and SARIF's related locations show).
+    pub fn lines_written(&self) -> Vec<(u32, &str)> {
+        let mut lines: Vec<(u32, &str)> = Vec::new();
+        for (i, violation) in self.violations.iter().enumerate() {
+            if let Some(line) = self.script_line(i)
+                && !lines.iter().any(|(seen, _)| *seen == line)
+            {
+                lines.push((line, violation));
+            }
+        }
+        lines
+    }
+
     /// The whole finding on one line.
     pub fn message(&self, place: ScriptPlace<'_>) -> String {
         let texts: Vec<String> = (0..self.violations.len())

@@ -363,22 +363,15 @@ pub fn check_rules() -> Vec<Rule> {
 
 /// A misrouted step's related locations: each violation's script line, once per line.
 fn misrouted_related(script: &ScriptReport, finding: &IntentFinding) -> Vec<Related> {
-    let mut related: Vec<Related> = Vec::new();
-    for (i, violation) in finding.violations.iter().enumerate() {
-        let Some(line) = finding.script_line(i) else {
-            continue;
-        };
-        let line = script.file_line(line);
-        if related.iter().any(|r| r.line == line) {
-            continue;
-        }
-        related.push(Related {
+    finding
+        .lines_written()
+        .into_iter()
+        .map(|(line, violation)| Related {
             file: script.path.clone(),
-            line,
+            line: script.file_line(line),
             message: format!("written here: {violation}"),
-        });
-    }
-    related
+        })
+        .collect()
 }
 
 /// The results of a `check` run, at the places the other reports point at.
