@@ -623,8 +623,7 @@ fn misrouting(
             }
             continue;
         }
-        let expected =
-            expected_shares(model, intent, original, &stable_backends, now, *fraction);
+        let expected = expected_shares(model, intent, original, &stable_backends, now, *fraction);
         if split_as_asked(
             model,
             intent,
@@ -925,8 +924,9 @@ fn split_as_asked(
     ) -> BTreeMap<&'b Backend, f64> {
         shares.filter(|(b, _)| other(b)).collect()
     }
-    let other =
-        |b: &Backend| !stable_backends.contains(&b) && !is_canary(model, intent, stable_backends, b);
+    let other = |b: &Backend| {
+        !stable_backends.contains(&b) && !is_canary(model, intent, stable_backends, b)
+    };
     // Most splits have no such backend: nothing to collect then.
     if !want().any(|(b, _)| other(b)) && !got().any(|(b, _)| other(b)) {
         return missing_header_changes(model, intent, original, stable_backends, now).is_none();
