@@ -73,12 +73,89 @@ fn selected_request(m: &HttpRouteMatch, samples: &MatchSamples, base: &Request) 
     hit
 }
 
+/// What [`match_probes`] needs of a step match besides its samples, made once per match
+/// rather than once per base request: its header names lower-cased, the two paths beside a
+/// non-regex path, and each condition's [`near_misses`] around its sample (a condition whose
+/// sample the request `m` selects does not hold, e.g. one overwritten by a later header of
+/// the same name, gets them made for the value it holds).
+struct MatchBeside {
+    header_names: Vec<String>,
+    /// Below the path, and a longer name sharing its text.
+    paths_beside: Vec<String>,
+    path_near: Option<(String, Vec<String>)>,
+    header_near: Vec<Option<(String, Vec<String>)>>,
+    query_near: Vec<Option<(String, Vec<String>)>>,
+}
+
+impl MatchBeside {
+    fn of(m: &HttpRouteMatch, samples: &MatchSamples, ignore_case: bool) -> MatchBeside {
+        let around = |match_type: Option<&str>, value: &str, sampled: &Option<String>, ic| {
+            sampled.as_ref().map(|sampled| {
+                let near = near_misses(match_type, value, sampled, ic);
+                (sampled.clone(), near)
+            })
+        };
+        MatchBeside {
+            header_names: m
+                .headers
+                .iter()
+                .flatten()
+                .map(|h| h.name.to_ascii_lowercase())
+                .collect(),
+            paths_beside: m
+                .path
+                .as_ref()
+                .filter(|path| path.match_type.as_deref() != Some("RegularExpression"))
+                .map(|path| {
+                    let value = path.value.as_deref().unwrap_or("/").trim_end_matches('/');
+                    vec![format!("{value}/x"), format!("{value}x")]
+                })
+                .unwrap_or_default(),
+            path_near: m.path.as_ref().and_then(|path| {
+                let value = path.value.as_deref().unwrap_or("/");
+                around(path.match_type.as_deref(), value, &samples.path, false)
+            }),
+            header_near: m
+                .headers
+                .iter()
+                .flatten()
+                .zip(&samples.headers)
+                .map(|(h, sampled)| around(h.match_type.as_deref(), &h.value, sampled, ignore_case))
+                .collect(),
+            query_near: m
+                .query_params
+                .iter()
+                .flatten()
+                .zip(&samples.query)
+                .map(|(q, sampled)| around(q.match_type.as_deref(), &q.value, sampled, ignore_case))
+                .collect(),
+        }
+    }
+}
+
+/// [`near_misses`] of a condition around `sampled`: the ones made in advance when they were
+/// made around the same value.
+fn near_around<'a>(
+    made: Option<&'a (String, Vec<String>)>,
+    match_type: Option<&str>,
+    value: &str,
+    sampled: &str,
+    ignore_case: bool,
+) -> std::borrow::Cow<'a, [String]> {
+    match made {
+        Some((around, near)) if around == sampled => std::borrow::Cow::Borrowed(near),
+        _ => std::borrow::Cow::Owned(near_misses(match_type, value, sampled, ignore_case)),
+    }
+}
+
 /// Adds to `set` a request `m` selects, built on `base`, and variants that each lack one of its
-/// conditions (`samples` is [`MatchSamples::of`] `m`). A variant is the request `m` selects
-/// with one field changed; it is built only when the set does not hold it yet.
+/// conditions (`samples` is [`MatchSamples::of`] `m`, `beside` [`MatchBeside::of`] it). A
+/// variant is the request `m` selects with one field changed; it is built only when the set
+/// does not hold it yet.
 fn match_probes(
     m: &HttpRouteMatch,
     samples: &MatchSamples,
+    beside: &MatchBeside,
     base: &Request,
     values_ignore_case: bool,
     set: &mut RequestSet,
@@ -88,44 +165,51 @@ fn match_probes(
     let mut add = |change: Change| set.insert_variant(&hit, parts, change);
     if let Some(path) = &m.path {
         add(Change::Path(&base.path));
-        if path.match_type.as_deref() != Some("RegularExpression") {
-            // Below the path, and a longer name sharing its text (neither an exact nor a
-            // segment-prefix match).
-            let value = path.value.as_deref().unwrap_or("/").trim_end_matches('/');
-            add(Change::Path(&format!("{value}/x")));
-            add(Change::Path(&format!("{value}x")));
+        for beside_path in &beside.paths_beside {
+            add(Change::Path(beside_path));
         }
         let value = path.value.as_deref().unwrap_or("/");
-        for near in near_misses(path.match_type.as_deref(), value, &hit.path, false) {
+        let near = near_around(
+            beside.path_near.as_ref(),
+            path.match_type.as_deref(),
+            value,
+            &hit.path,
+            false,
+        );
+        for near in near.iter() {
             if near.starts_with('/') {
-                add(Change::Path(&near));
+                add(Change::Path(near));
             }
         }
     }
-    for header in m.headers.iter().flatten() {
-        let name = header.name.to_ascii_lowercase();
-        add(Change::Header(&name, None));
-        add(Change::Header(&name, Some("__other")));
-        let sampled = hit.headers.get(&name).map_or("", String::as_str);
-        for near in near_misses(
+    for (i, header) in m.headers.iter().flatten().enumerate() {
+        let name = &beside.header_names[i];
+        add(Change::Header(name, None));
+        add(Change::Header(name, Some("__other")));
+        let sampled = hit.headers.get(name).map_or("", String::as_str);
+        let near = near_around(
+            beside.header_near[i].as_ref(),
             header.match_type.as_deref(),
             &header.value,
             sampled,
             values_ignore_case,
-        ) {
-            add(Change::Header(&name, Some(&near)));
+        );
+        for near in near.iter() {
+            add(Change::Header(name, Some(near)));
         }
     }
-    for param in m.query_params.iter().flatten() {
+    for (i, param) in m.query_params.iter().flatten().enumerate() {
         add(Change::Query(&param.name, None));
         let sampled = hit.query.get(&param.name).map_or("", String::as_str);
-        for near in near_misses(
+        let near = near_around(
+            beside.query_near[i].as_ref(),
             param.match_type.as_deref(),
             &param.value,
             sampled,
             values_ignore_case,
-        ) {
-            add(Change::Query(&param.name, Some(&near)));
+        );
+        for near in near.iter() {
+            add(Change::Query(&param.name, Some(near)));
         }
     }
     set.insert(hit, parts);
@@ -225,8 +309,9 @@ pub(super) fn probes_beside(
     let ignore_case = model.values_ignore_case();
     'matches: for (i, m) in intent.matches.iter().enumerate() {
         let samples = MatchSamples::of(m);
+        let beside = MatchBeside::of(m, &samples, ignore_case);
         for (j, request) in base.iter().enumerate() {
-            match_probes(m, &samples, request, ignore_case, &mut all);
+            match_probes(m, &samples, &beside, request, ignore_case, &mut all);
             if all.len() >= MAX_PROBES {
                 let last = i + 1 == intent.matches.len() && j + 1 == base.len();
                 truncated |= !last || all.len() > MAX_PROBES;

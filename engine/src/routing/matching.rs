@@ -16,6 +16,9 @@ use regex::Regex;
 struct CompiledPatterns {
     by_form: Vec<((Anchoring, usize), PatternMemo)>,
     len: usize,
+    /// [`sample_match`] of each pattern sampled (the probe sets of a case's steps sample the
+    /// same patterns again; sampling tries a dozen candidates, each a match).
+    samples: HashMap<String, Option<String>>,
 }
 
 /// One form's patterns by the pattern as written.
@@ -160,6 +163,29 @@ pub fn search(pattern: &str, text: &str) -> bool {
 /// A sample string `pattern` matches in full, for probes: tries the literal text of the
 /// pattern without its anchors and escapes, then a few common shapes. `None` when none fits.
 pub fn sample_match(pattern: &str) -> Option<String> {
+    let known = COMPILED.with(|cell| {
+        let slot = cell.borrow();
+        slot.as_ref().map(|memo| memo.samples.get(pattern).cloned())
+    });
+    match known {
+        Some(Some(sample)) => sample,
+        Some(None) => {
+            let sample = sample_of(pattern);
+            COMPILED.with(|cell| {
+                if let Some(memo) = cell.borrow_mut().as_mut()
+                    && memo.samples.len() < COMPILED_LIMIT
+                {
+                    memo.samples.insert(pattern.to_owned(), sample.clone());
+                }
+            });
+            sample
+        }
+        None => sample_of(pattern),
+    }
+}
+
+/// [`sample_match`] without the memo.
+fn sample_of(pattern: &str) -> Option<String> {
     let stripped = pattern
         .trim_start_matches('^')
         .trim_end_matches('$')
