@@ -2,6 +2,8 @@
 //! providers on the original; ingress classes chained, each on the canary Ingress the earlier
 //! steps left) and checks the configuration it leaves.
 
+use std::pin::Pin;
+
 use crate::luadata::{Data, IngressData, LuaData};
 use crate::routing::{
     GatewayConfig, RoutingModel, canary_ingress, model_for, representative_stable_ingress,
@@ -274,7 +276,7 @@ fn check_one(
     inputs: StepInputs,
     configs: &mut BeforeConfigs,
     before: &mut BeforeRouting,
-    kept: &mut Vec<Box<GatewayConfig>>,
+    kept: &mut Vec<Pin<Box<GatewayConfig>>>,
 ) -> StepIntentOutcome {
     let StepInputs {
         model,
@@ -328,7 +330,7 @@ fn check_one(
         Err(why) => return NotChecked(why.clone()),
     };
     let after = match after_config(model, base, original, &step.obj, result) {
-        Ok(after) => Box::new(after),
+        Ok(after) => Box::pin(after),
         Err(why) => return NotChecked(why),
     };
     let mut report = check_step_sharing(model, before_seen, &after, &intent, before);
@@ -485,8 +487,8 @@ enum StepBase {
 /// Each at an address of its own, kept until the case is done (see [`check_steps_compiled`]).
 #[derive(Default)]
 struct BeforeConfigs {
-    current: Option<Box<BeforeConfig>>,
-    retired: Vec<Box<BeforeConfig>>,
+    current: Option<Pin<Box<BeforeConfig>>>,
+    retired: Vec<Pin<Box<BeforeConfig>>>,
 }
 
 impl BeforeConfigs {
@@ -503,7 +505,7 @@ impl BeforeConfigs {
                 && known.services.1 == obj.canary_service
         });
         if !same {
-            let made = Box::new(BeforeConfig::of(model, flavor, original, obj));
+            let made = Box::pin(BeforeConfig::of(model, flavor, original, obj));
             self.retired.extend(self.current.replace(made));
         }
         self.current.as_ref().expect("made above")
