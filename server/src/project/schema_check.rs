@@ -114,12 +114,10 @@ enum Validator<'a> {
         schemas: &'a SchemaSet,
         group: &'a str,
         kind: &'a str,
-        /// `original` with Kruise's original-spec annotation, computed once per case:
-        /// `patched_resource` keeps the annotation an object already has, and replaces its
-        /// spec, labels and annotations with the step's, so patching onto this prepared
-        /// object gives the same resource without re-encoding the original's spec for every
-        /// step.
+        /// The case's `original`, and Kruise's original-spec annotation of it, computed once
+        /// per case rather than re-encoding the original's spec for every step.
         original: JsonValue,
+        stored_spec: String,
         /// The object before the step: Kruise writes each step with Update
         /// (openkruise/rollouts `custom_network_provider.go`), so transition rules compare
         /// with the case's `original` for the first step and the previous step's result after
@@ -141,8 +139,9 @@ impl<'a> Validator<'a> {
             schemas,
             group,
             kind,
-            original: schema::patched_resource(&original, &Data::default()),
-            before: original,
+            stored_spec: schema::original_spec_annotation(&original),
+            before: original.clone(),
+            original,
         }
     }
 
@@ -155,9 +154,10 @@ impl<'a> Validator<'a> {
                 group,
                 kind,
                 original,
+                stored_spec,
                 before,
             } => {
-                let resource = schema::patched_resource(original, data);
+                let resource = schema::patched_resource_storing(original, stored_spec, data);
                 let findings =
                     schema::validate_update_as(schemas, group, kind, &resource, before).findings;
                 Checked {
