@@ -205,13 +205,15 @@ impl Session {
                     writer.fail(seq, &command, "the step is not stopped");
                 }
             }
+            // As for `continue`: the response goes out before the run is told, so the events
+            // that follow from it (stopped; output, exited, terminated) come after it.
             "pause" => {
-                self.control.request_pause();
                 writer.respond(seq, &command, Value::Null);
+                self.control.request_pause();
             }
             "terminate" => {
-                self.terminate();
                 writer.respond(seq, &command, Value::Null);
+                self.terminate();
             }
             "disconnect" => {
                 self.end();
