@@ -16,6 +16,7 @@ pub mod input;
 pub mod intent;
 pub mod json;
 pub mod luadata;
+pub mod path_text;
 pub mod render;
 pub mod routing;
 pub mod runner;

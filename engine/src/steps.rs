@@ -16,9 +16,9 @@ use crate::vm::hooks::RunObserver;
 use crate::yaml::{PathSeg, Span};
 
 mod diff;
-pub(crate) use diff::is_plain_key;
 mod production;
-pub use diff::{PathDiff, diff_canonical, format_path, short_value};
+pub use crate::path_text::format_path;
+pub use diff::{PathDiff, diff_canonical, short_value};
 use diff::{diff_values, span_in_expected, unified_yaml_diff};
 pub use production::{
     ControllerIngressResult, ControllerIngressStep, NOT_CALLED_NO_TRAFFIC, NOT_CALLED_NOT_CREATED,

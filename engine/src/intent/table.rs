@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 
 use crate::routing::{Backend, Distribution, GatewayConfig, Routed, RoutingModel};
 
-use super::{Intent, is_canary, misrouting, probes};
+use super::misrouting::{is_canary, misrouting};
+use super::{Intent, probes};
 
 /// At most this many request classes are kept per step (the first ones in probe order); the
 /// rest are counted in [`TrafficTable::more_classes`].

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use super::*;
 use crate::luadata::{Data, HttpPathMatch, NameValueMatch};
 use crate::routing::istio::IstioVirtualService;
+use crate::routing::{Backend, Distribution};
 use crate::runner::{RunOptions, Script};
 use crate::script::ScriptFlavor;
 use crate::script::ScriptKind;

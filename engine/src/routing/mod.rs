@@ -268,7 +268,7 @@ pub enum GatewayConfig {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConfigProblem {
     /// Where in the resource (`spec.http[1].match[0].uri`), in the form
-    /// [`crate::steps::format_path`] writes; empty when it concerns the whole object.
+    /// [`crate::path_text::format_path`] writes; empty when it concerns the whole object.
     pub path: String,
     /// `rejected` (the gateway or its admission refuses it) or `ignored` (accepted, without
     /// effect).

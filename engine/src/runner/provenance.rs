@@ -197,44 +197,6 @@ unsafe fn key_at(l: State, idx: c_int) -> Option<(WriteKey, PathSeg)> {
     }
 }
 
-/// Reads a path as [`crate::steps::format_path`] writes it (`spec.http[1].route[0]`,
-/// `annotations["a.b/c"]`); `None` for anything else (a model's description of a route that
-/// is not a path, `(root)`).
-pub fn parse_path(text: &str) -> Option<Vec<PathSeg>> {
-    let mut out = Vec::new();
-    let mut rest = text;
-    while !rest.is_empty() {
-        if let Some(after) = rest.strip_prefix('[') {
-            if after.starts_with('"') {
-                // A quoted key: a JSON string up to the `]`.
-                let mut de = serde_json::Deserializer::from_str(after).into_iter::<String>();
-                let key = de.next()?.ok()?;
-                let used = de.byte_offset();
-                out.push(PathSeg::Key(key));
-                rest = after[used..].strip_prefix(']')?;
-            } else {
-                let end = after.find(']')?;
-                out.push(PathSeg::Index(after[..end].parse().ok()?));
-                rest = &after[end + 1..];
-            }
-        } else {
-            let rest_key = if out.is_empty() {
-                rest
-            } else {
-                rest.strip_prefix('.')?
-            };
-            let end = rest_key.find(['.', '[']).unwrap_or(rest_key.len());
-            let key = &rest_key[..end];
-            if !crate::steps::is_plain_key(key) {
-                return None;
-            }
-            out.push(PathSeg::Key(key.to_owned()));
-            rest = &rest_key[end..];
-        }
-    }
-    (!out.is_empty()).then_some(out)
-}
-
 #[cfg(test)]
 #[path = "provenance_tests.rs"]
 mod tests;

@@ -1,6 +1,7 @@
 //! The write recorder seen through a run's result: each way a script stores a field.
 
 use super::*;
+use crate::path_text::parse_path;
 use crate::yaml::PathSeg::{Index, Key};
 
 fn written(source: &str) -> WrittenAt {

@@ -66,7 +66,7 @@ impl Severity {
 /// One problem at one place of the resource.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Finding {
-    /// Where, from the resource's root (`spec.rules[0].weight`, see [`crate::steps::format_path`]).
+    /// Where, from the resource's root (`spec.rules[0].weight`, see [`crate::path_text::format_path`]).
     pub path: Vec<PathSeg>,
     /// The schema keyword or check that fails: `type`, `required`, `enum`, `pattern`,
     /// `pruned`, `cel`, `label-key`, … (see README "Schema validation (engine)").
@@ -105,7 +105,7 @@ impl Finding {
 
     /// The path as authors write it.
     pub fn path_text(&self) -> String {
-        crate::steps::format_path(&self.path)
+        crate::path_text::format_path(&self.path)
     }
 }
 

@@ -20,7 +20,7 @@ use super::compile::{Additional, Schema, SchemaType};
 use super::defaulting::apply_defaults;
 use super::formats::{FormatCheck, check_string_format};
 use super::{Finding, Severity};
-use crate::steps::format_path;
+use crate::path_text::format_path;
 use crate::value::JsonMap;
 use crate::value::JsonValue;
 use crate::yaml::PathSeg;

@@ -223,63 +223,6 @@ fn renderable(value: &JsonValue) -> bool {
     true
 }
 
-/// A JSON path as authors write it: `spec.http[0].route[1].weight`, keys that are not plain
-/// names quoted (`annotations["nginx.ingress.kubernetes.io/canary"]`: a dotted key would be
-/// ambiguous), and `(root)` for the empty path. A path deeper than twice
-/// `PATH_ENDS_KEPT` levels keeps only its two ends, as
-/// the encoder's error paths do (a 9,000-level path would be tens of kilobytes).
-pub fn format_path(path: &[PathSeg]) -> String {
-    use crate::json::encode::PATH_ENDS_KEPT;
-    if path.is_empty() {
-        return "(root)".to_string();
-    }
-    if path.len() > 2 * PATH_ENDS_KEPT {
-        let hidden = path.len() - 2 * PATH_ENDS_KEPT;
-        let mut out = String::new();
-        push_segments(&mut out, &path[..PATH_ENDS_KEPT]);
-        out.push_str(&format!(" …({hidden} levels)… "));
-        let mut tail = String::new();
-        push_segments(&mut tail, &path[path.len() - PATH_ENDS_KEPT..]);
-        out.push_str(&tail);
-        return out;
-    }
-    let mut out = String::new();
-    push_segments(&mut out, path);
-    out
-}
-
-/// Appends `segments` to `out` in [`format_path`]'s notation (a key after something is
-/// preceded by a dot).
-fn push_segments(out: &mut String, segments: &[PathSeg]) {
-    for seg in segments {
-        match seg {
-            PathSeg::Key(key) if is_plain_key(key) => {
-                if !out.is_empty() {
-                    out.push('.');
-                }
-                out.push_str(key);
-            }
-            PathSeg::Key(key) => {
-                out.push('[');
-                out.push_str(&serde_json::to_string(key).expect("strings always serialize"));
-                out.push(']');
-            }
-            PathSeg::Index(index) => {
-                out.push('[');
-                out.push_str(&index.to_string());
-                out.push(']');
-            }
-        }
-    }
-}
-
-pub(crate) fn is_plain_key(key: &str) -> bool {
-    !key.is_empty()
-        && key
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || b == b'/')
-}
-
 /// A value for a one-line message: compact canonical JSON, or `(absent)`.
 pub fn short_value(value: Option<&JsonValue>) -> String {
     value.map_or_else(|| "(absent)".to_string(), JsonValue::to_canonical_json)
@@ -288,6 +231,7 @@ pub fn short_value(value: Option<&JsonValue>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::path_text::format_path;
 
     fn json(text: &str) -> JsonValue {
         fn convert(value: serde_json::Value) -> JsonValue {
