@@ -78,6 +78,20 @@ impl Pattern {
     }
 }
 
+/// A fact about a schema node and the nodes below it that the walks ask before going down.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Below {
+    /// A node declares a `default` (most schemas have none): defaulting walks only there.
+    Defaults,
+    /// A rule may read `oldSelf` (its text names it: a CEL variable cannot be spelled
+    /// otherwise). Below a node without, the old value is never read (it only serves
+    /// transition rules), so validation does not follow it there.
+    TransitionRules,
+}
+
+/// How deep [`Schema::has_below`] looks; past `MAX_DEPTH`, so only a hostile schema reaches it.
+const LOOKAHEAD_DEPTH: usize = 200;
+
 /// A compiled schema node. Fields are named after the OpenAPI/Kubernetes keywords.
 #[derive(Debug, Clone, Default)]
 pub struct Schema {
@@ -140,26 +154,53 @@ fn fail(node: &YamlNode, message: impl Into<String>) -> CompileError {
 }
 
 impl Schema {
-    /// The nodes that describe parts of a value under this one: its properties, its items
-    /// and its additional properties' schema (where structural defaults may sit).
-    pub(crate) fn nested(&self) -> impl Iterator<Item = &Schema> {
+    /// Whether `what` holds of this node or of a node below it, worked out once per node
+    /// (whichever node asked first) and kept in the node.
+    pub(crate) fn has_below(&self, what: Below) -> bool {
+        self.has_below_at(what, 0)
+    }
+
+    fn has_below_at(&self, what: Below, depth: usize) -> bool {
+        let cell = match what {
+            Below::Defaults => &self.defaults_below,
+            Below::TransitionRules => &self.transitions_below,
+        };
+        if let Some(known) = cell.get() {
+            return *known;
+        }
+        // Compiled schemas nest at most `MAX_DEPTH` levels; deeper, the answer that only
+        // costs work (never a missed default or rule).
+        if depth > LOOKAHEAD_DEPTH {
+            return what == Below::TransitionRules;
+        }
+        let below = |child: &Schema| child.has_below_at(what, depth + 1);
         let additional = match &self.additional {
             Additional::Schema(values) => Some(&**values),
             _ => None,
         };
-        self.properties
+        // The nodes describing parts of this value: where structural defaults may sit.
+        let mut nested = self
+            .properties
             .values()
             .chain(self.items.as_deref())
-            .chain(additional)
-    }
-
-    /// The nodes that constrain this same value: `allOf`, `anyOf`, `oneOf` and `not`.
-    pub(crate) fn combined(&self) -> impl Iterator<Item = &Schema> {
-        self.all_of
-            .iter()
-            .chain(&self.any_of)
-            .chain(&self.one_of)
-            .chain(self.not.as_deref())
+            .chain(additional);
+        let found = match what {
+            Below::Defaults => self.default.is_some() || nested.any(below),
+            Below::TransitionRules => {
+                // The nodes constraining this same value carry rules too.
+                let combined = self
+                    .all_of
+                    .iter()
+                    .chain(&self.any_of)
+                    .chain(&self.one_of)
+                    .chain(self.not.as_deref());
+                self.cel_rules
+                    .iter()
+                    .any(|rule| rule.rule.contains("oldSelf"))
+                    || nested.chain(combined).any(below)
+            }
+        };
+        *cell.get_or_init(|| found)
     }
 
     /// Reads a schema node (`openAPIV3Schema` or any node below it).

@@ -7,7 +7,7 @@
 
 use std::borrow::Cow;
 
-use super::compile::{Additional, Schema};
+use super::compile::{Additional, Below, Schema};
 use crate::value::JsonValue;
 use crate::yaml::PathSeg;
 
@@ -31,30 +31,11 @@ pub(crate) fn apply_defaults<'v>(
 /// Schemas are nested at most `compile::MAX_DEPTH` levels; this stays below any stack limit.
 const MAX_DEPTH: usize = 200;
 
-/// Whether any node of `schema` declares a default (most schemas have none), worked out once
-/// per node.
-fn has_defaults(schema: &Schema) -> bool {
-    has_defaults_at(schema, 0)
-}
-
-fn has_defaults_at(schema: &Schema, depth: usize) -> bool {
-    if let Some(known) = schema.defaults_below.get() {
-        return *known;
-    }
-    if depth > MAX_DEPTH {
-        return false;
-    }
-    let below = |child: &Schema| has_defaults_at(child, depth + 1);
-    let found = schema.default.is_some() || schema.nested().any(below);
-    // Each node is worked out once, whichever node asked first.
-    *schema.defaults_below.get_or_init(|| found)
-}
-
 /// Whether [`default_in_place`] would change `value`: a declared property with a default is
 /// absent, or null where the schema does not allow null, somewhere below. Walks only the
 /// parts of `value` whose schema has defaults below it.
 fn needs_defaults(schema: &Schema, value: &JsonValue, depth: usize) -> bool {
-    if depth > MAX_DEPTH || !has_defaults(schema) {
+    if depth > MAX_DEPTH || !schema.has_below(Below::Defaults) {
         return false;
     }
     match value {
@@ -94,7 +75,7 @@ fn default_in_place(
     path: &mut Vec<PathSeg>,
     replaced_nulls: &mut Vec<Vec<PathSeg>>,
 ) {
-    if path.len() > MAX_DEPTH || !has_defaults(schema) {
+    if path.len() > MAX_DEPTH || !schema.has_below(Below::Defaults) {
         return;
     }
     match value {

@@ -16,7 +16,7 @@
 use std::collections::HashMap;
 
 use super::cel::{CelOutcome, Old};
-use super::compile::{Additional, Schema, SchemaType};
+use super::compile::{Additional, Below, Schema, SchemaType};
 use super::defaulting::apply_defaults;
 use super::formats::{FormatCheck, check_string_format};
 use super::{Finding, Severity};
@@ -90,7 +90,7 @@ fn run(
     }
     // The old object only matters to transition rules.
     let old = match old {
-        Old::Value(_) | Old::Absent if !has_transition_rules(schema) => Old::Unknown,
+        Old::Value(_) | Old::Absent if !schema.has_below(Below::TransitionRules) => Old::Unknown,
         old => old,
     };
     // The stored object was defaulted when it was written.
@@ -135,35 +135,6 @@ fn run(
 enum Seg<'v> {
     Key(&'v str),
     Index(usize),
-}
-
-/// Schemas are nested at most `compile::MAX_DEPTH` levels; deeper, a node counts as having
-/// transition rules (which only costs the old value's walk).
-const MAX_RULE_DEPTH: usize = 200;
-
-/// Whether a rule of `schema` or of a node below it may read `oldSelf` (its text names it:
-/// a CEL variable cannot be spelled otherwise), worked out once per node. Below a node
-/// without, the old value is never read (it only serves transition rules), so the walk does
-/// not follow it there.
-fn has_transition_rules(schema: &Schema) -> bool {
-    transition_rules_at(schema, 0)
-}
-
-fn transition_rules_at(schema: &Schema, depth: usize) -> bool {
-    if let Some(known) = schema.transitions_below.get() {
-        return *known;
-    }
-    if depth > MAX_RULE_DEPTH {
-        return true;
-    }
-    let below = |child: &Schema| transition_rules_at(child, depth + 1);
-    let found = schema
-        .cel_rules
-        .iter()
-        .any(|rule| rule.rule.contains("oldSelf"))
-        || schema.nested().chain(schema.combined()).any(below);
-    // Each node is worked out once, whichever node asked first.
-    *schema.transitions_below.get_or_init(|| found)
 }
 
 struct Walker<'a, 'v> {
@@ -304,7 +275,9 @@ impl<'v> Walker<'_, 'v> {
 
     fn walk(&mut self, schema: &'v Schema, value: &'v JsonValue, old: Old<'_>, root: bool) {
         let old = match old {
-            Old::Value(_) | Old::Absent if !has_transition_rules(schema) => Old::Unknown,
+            Old::Value(_) | Old::Absent if !schema.has_below(Below::TransitionRules) => {
+                Old::Unknown
+            }
             old => old,
         };
         if !self.check_type(schema, value) {
