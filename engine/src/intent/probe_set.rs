@@ -8,7 +8,7 @@ use std::hash::{BuildHasher, Hasher};
 
 use rustc_hash::FxBuildHasher;
 
-use crate::luadata::HttpRouteMatch;
+use crate::luadata::{HttpRouteMatch, NameValueMatch};
 use crate::routing::matching::sample_match;
 use crate::routing::{GatewayConfig, Request, RoutingModel};
 
@@ -95,6 +95,15 @@ impl MatchBeside {
                 (sampled.clone(), near)
             })
         };
+        // A header or query condition's near misses, one per condition.
+        let each_near = |conditions: &Option<Vec<NameValueMatch>>, sampled: &[Option<String>]| {
+            conditions
+                .iter()
+                .flatten()
+                .zip(sampled)
+                .map(|(c, sampled)| around(c.match_type.as_deref(), &c.value, sampled, ignore_case))
+                .collect()
+        };
         MatchBeside {
             header_names: m
                 .headers
@@ -115,20 +124,8 @@ impl MatchBeside {
                 let value = path.value.as_deref().unwrap_or("/");
                 around(path.match_type.as_deref(), value, &samples.path, false)
             }),
-            header_near: m
-                .headers
-                .iter()
-                .flatten()
-                .zip(&samples.headers)
-                .map(|(h, sampled)| around(h.match_type.as_deref(), &h.value, sampled, ignore_case))
-                .collect(),
-            query_near: m
-                .query_params
-                .iter()
-                .flatten()
-                .zip(&samples.query)
-                .map(|(q, sampled)| around(q.match_type.as_deref(), &q.value, sampled, ignore_case))
-                .collect(),
+            header_near: each_near(&m.headers, &samples.headers),
+            query_near: each_near(&m.query_params, &samples.query),
         }
     }
 }
