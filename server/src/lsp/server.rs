@@ -452,8 +452,6 @@ impl LanguageServer for Backend {
             let session = self.session.clone();
             // The hints a setting changes (inlayHints.parameterNames) are asked for again only
             // when told: VS Code otherwise kept the old ones until the next edit.
-            // The hints a setting changes (inlayHints.parameterNames) are asked for again only
-            // when told: VS Code otherwise kept the old ones until the next edit.
             let refreshing = session.clone();
             tokio::spawn(async move { super::step_values::refresh(&refreshing).await });
             tokio::spawn(async move { session.run_all().await });
