@@ -7,7 +7,7 @@
 
 use std::borrow::Cow;
 
-use super::compile::{Additional, Below, Schema};
+use super::compile::{Below, Schema};
 use crate::value::JsonValue;
 use crate::yaml::PathSeg;
 
@@ -50,14 +50,9 @@ fn needs_defaults(schema: &Schema, value: &JsonValue, depth: usize) -> bool {
             });
             defaulted_here
                 || fields.iter().any(|(name, field)| {
-                    let child = match schema.properties.get(name) {
-                        Some(child) => child,
-                        None => match &schema.additional {
-                            Additional::Schema(values) => values,
-                            _ => return false,
-                        },
-                    };
-                    needs_defaults(child, field, depth + 1)
+                    schema
+                        .child(name)
+                        .is_some_and(|child| needs_defaults(child, field, depth + 1))
                 })
         }
         JsonValue::Array(items) => schema.items.as_deref().is_some_and(|item_schema| {
@@ -98,12 +93,8 @@ fn default_in_place(
                 }
             }
             for (name, field) in fields.iter_mut() {
-                let child = match schema.properties.get(name) {
-                    Some(child) => child,
-                    None => match &schema.additional {
-                        Additional::Schema(values) => values,
-                        _ => continue,
-                    },
+                let Some(child) = schema.child(name) else {
+                    continue;
                 };
                 path.push(PathSeg::Key(name.clone()));
                 default_in_place(child, field, path, replaced_nulls);

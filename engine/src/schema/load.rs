@@ -2,6 +2,7 @@
 //! one or many YAML documents per file, and the `List` that `kubectl get crd … -o yaml` prints.
 
 use std::collections::HashMap;
+use std::hash::Hasher;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -27,12 +28,17 @@ pub struct CrdVersion {
 }
 
 impl CrdVersion {
-    pub fn new(name: String, served: bool, storage: bool, schema: Option<Schema>) -> CrdVersion {
+    pub fn new(
+        name: String,
+        served: bool,
+        storage: bool,
+        schema: Option<Arc<Schema>>,
+    ) -> CrdVersion {
         CrdVersion {
             name,
             served,
             storage,
-            schema: schema.map(Arc::new),
+            schema,
             total_cost: std::sync::OnceLock::new(),
         }
     }
@@ -260,23 +266,26 @@ fn read_crd(file: &str, document: &YamlNode) -> Result<Crd, LoadError> {
     // Versions often share one schema (a YAML alias, or the same text): compiled once, found
     // by a hash of its content (a lookup, so a CRD of many versions loads in linear time),
     // then compared. Only a CRD of several versions needs this.
-    let mut compiled: HashMap<u64, Vec<usize>> = HashMap::new();
+    let mut compiled: HashMap<u64, Vec<(&YamlNode, Arc<Schema>)>> = HashMap::new();
     let several = version_nodes.len() > 1;
     for node in version_nodes {
         let schema = schema_node(node).filter(|_| several);
         let hash = schema.map(content_hash);
         let same = schema.zip(hash).and_then(|(schema, hash)| {
-            compiled.get(&hash)?.iter().find_map(|&index| {
-                let earlier = schema_node(version_nodes.get(index)?)?;
-                same_content(earlier, schema)
-                    .then(|| versions[index].schema.clone())
-                    .flatten()
-            })
+            compiled
+                .get(&hash)?
+                .iter()
+                .find(|(earlier, _)| same_content(earlier, schema))
+                .map(|(_, compiled)| Arc::clone(compiled))
         });
-        versions.push(read_version(file, node, same)?);
-        if let Some(hash) = hash {
-            compiled.entry(hash).or_default().push(versions.len() - 1);
+        let version = read_version(file, node, same)?;
+        if let (Some(schema), Some(hash), Some(made)) = (schema, hash, &version.schema) {
+            compiled
+                .entry(hash)
+                .or_default()
+                .push((schema, Arc::clone(made)));
         }
+        versions.push(version);
     }
     let storage = versions.iter().filter(|v| v.storage).count();
     if storage != 1 {
@@ -296,48 +305,35 @@ fn read_crd(file: &str, document: &YamlNode) -> Result<Crd, LoadError> {
     })
 }
 
-/// A hash of a node's content (its spans left out) for [`same_content`] to confirm, eight
-/// bytes of a string at a time (std's SipHash, a byte at a time, cost more than the rest of
-/// the comparison).
+/// A hash of a node's content (its spans left out) for [`same_content`] to confirm, with
+/// rustc-hash's Fx (std's SipHash, a byte at a time, cost more than the rest of the
+/// comparison; no key is needed: a collision only costs a comparison).
 fn content_hash(node: &YamlNode) -> u64 {
-    /// FNV-1a's step (no need for a keyed hash: a collision only costs a comparison).
-    fn mix(hash: &mut u64, word: u64) {
-        *hash = (*hash ^ word).wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    fn feed(node: &YamlNode, hash: &mut u64) {
+    fn feed(node: &YamlNode, hash: &mut rustc_hash::FxHasher) {
         match &node.value {
-            YamlValue::Null => mix(hash, 1),
-            YamlValue::Bool(b) => mix(hash, 2 + u64::from(*b)),
+            YamlValue::Null => hash.write_u8(1),
+            YamlValue::Bool(b) => hash.write_u8(2 + u8::from(*b)),
             YamlValue::Int(i) => {
-                mix(hash, 4);
-                mix(hash, *i as u64);
+                hash.write_u8(4);
+                hash.write_i64(*i);
             }
             YamlValue::Float(f) => {
-                mix(hash, 5);
-                mix(hash, f.to_bits());
+                hash.write_u8(5);
+                hash.write_u64(f.to_bits());
             }
             YamlValue::String(s) => {
-                mix(hash, 6);
-                mix(hash, s.len() as u64);
-                let mut words = s.as_bytes().chunks_exact(8);
-                for word in &mut words {
-                    mix(
-                        hash,
-                        u64::from_le_bytes(word.try_into().unwrap_or_default()),
-                    );
-                }
-                let mut tail = [0u8; 8];
-                tail[..words.remainder().len()].copy_from_slice(words.remainder());
-                mix(hash, u64::from_le_bytes(tail));
+                hash.write_u8(6);
+                hash.write_usize(s.len());
+                hash.write(s.as_bytes());
             }
             YamlValue::Seq(items) => {
-                mix(hash, 7);
-                mix(hash, items.len() as u64);
+                hash.write_u8(7);
+                hash.write_usize(items.len());
                 items.iter().for_each(|item| feed(item, hash));
             }
             YamlValue::Map(entries) => {
-                mix(hash, 8);
-                mix(hash, entries.len() as u64);
+                hash.write_u8(8);
+                hash.write_usize(entries.len());
                 for (key, value) in entries {
                     feed(key, hash);
                     feed(value, hash);
@@ -345,9 +341,9 @@ fn content_hash(node: &YamlNode) -> u64 {
             }
         }
     }
-    let mut hash = 0xcbf2_9ce4_8422_2325;
+    let mut hash = rustc_hash::FxHasher::default();
     feed(node, &mut hash);
-    hash
+    hash.finish()
 }
 
 /// Whether two nodes have the same content (their spans left out): the same schema.
@@ -406,7 +402,5 @@ fn read_version(
             }
         })?)),
     };
-    let mut version = CrdVersion::new(name, served, storage, None);
-    version.schema = schema;
-    Ok(version)
+    Ok(CrdVersion::new(name, served, storage, schema))
 }

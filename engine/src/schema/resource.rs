@@ -115,10 +115,7 @@ pub fn original_spec_annotation(original: &JsonValue) -> String {
             annotations.remove(ORIGINAL_SPEC_ANNOTATION);
             let labels = string_map(original_meta, "labels", &mut ignored);
             Data {
-                spec: match original {
-                    JsonValue::Object(fields) => fields.get("spec").cloned(),
-                    _ => None,
-                },
+                spec: original.get("spec").cloned(),
                 labels: Some(labels).filter(|m| !m.is_empty()),
                 annotations: Some(annotations).filter(|m| !m.is_empty()),
             }
@@ -130,10 +127,7 @@ pub fn original_spec_annotation(original: &JsonValue) -> String {
 /// [`patched_resource`] with its original-spec annotation given (`stored`:
 /// [`original_spec_annotation`] of `original`).
 pub fn patched_resource_storing(original: &JsonValue, stored: &str, result: &Data) -> JsonValue {
-    let original_fields = match original {
-        JsonValue::Object(fields) => Some(fields),
-        _ => None,
-    };
+    let original_fields = original.as_object();
     let original_meta = metadata_of(original);
     // Only what the step leaves as it was is copied from `original` (its spec and metadata
     // are replaced: copying them to drop them cost more than the rest of this function).
@@ -233,18 +227,6 @@ pub fn validate_update_as(
     old: &JsonValue,
 ) -> Validation {
     validate_as(set, group, kind, object, Old::Value(old))
-}
-
-/// [`validate_update_as`] on [`patched_resource`].
-pub fn validate_patched_update_as(
-    set: &SchemaSet,
-    group: &str,
-    kind: &str,
-    original: &JsonValue,
-    result: &Data,
-    old: &JsonValue,
-) -> Validation {
-    validate_update_as(set, group, kind, &patched_resource(original, result), old)
 }
 
 fn validate_as(

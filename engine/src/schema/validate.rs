@@ -89,10 +89,7 @@ fn run(
         ));
     }
     // The old object only matters to transition rules.
-    let old = match old {
-        Old::Value(_) | Old::Absent if !schema.has_below(Below::TransitionRules) => Old::Unknown,
-        old => old,
-    };
+    let old = old_read_by(schema, old);
     // The stored object was defaulted when it was written.
     let old_defaulted = match old {
         Old::Value(old) => Some(apply_defaults(schema, old, &mut Vec::new())),
@@ -135,6 +132,15 @@ fn run(
 enum Seg<'v> {
     Key(&'v str),
     Index(usize),
+}
+
+/// The old value as `schema` reads it: only transition rules read it, so below a node with
+/// none it is left out (the walk then does not follow it).
+fn old_read_by<'o>(schema: &Schema, old: Old<'o>) -> Old<'o> {
+    match old {
+        Old::Value(_) | Old::Absent if !schema.has_below(Below::TransitionRules) => Old::Unknown,
+        old => old,
+    }
 }
 
 struct Walker<'a, 'v> {
@@ -274,12 +280,7 @@ impl<'v> Walker<'_, 'v> {
     }
 
     fn walk(&mut self, schema: &'v Schema, value: &'v JsonValue, old: Old<'_>, root: bool) {
-        let old = match old {
-            Old::Value(_) | Old::Absent if !schema.has_below(Below::TransitionRules) => {
-                Old::Unknown
-            }
-            old => old,
-        };
+        let old = old_read_by(schema, old);
         if !self.check_type(schema, value) {
             return;
         }
@@ -739,13 +740,12 @@ impl<'v> Walker<'_, 'v> {
             out.retain(|f| f.severity == Severity::Error);
             out
         };
-        let errors_of = |_: &Walker<'_, 'v>, branch: &'v Schema| errors_at(&[], Vec::new(), branch);
+        let errors_of = |branch: &'v Schema| errors_at(&[], Vec::new(), branch);
         for branch in &schema.all_of {
             let errors = errors_at(self.prefix, self.path.clone(), branch);
             self.out.extend(errors);
         }
-        if !schema.any_of.is_empty() && !schema.any_of.iter().any(|b| errors_of(self, b).is_empty())
-        {
+        if !schema.any_of.is_empty() && !schema.any_of.iter().any(|b| errors_of(b).is_empty()) {
             self.error(
                 "anyOf",
                 "must match at least one schema of anyOf".to_owned(),
@@ -755,7 +755,7 @@ impl<'v> Walker<'_, 'v> {
             let matching = schema
                 .one_of
                 .iter()
-                .filter(|b| errors_of(self, b).is_empty())
+                .filter(|b| errors_of(b).is_empty())
                 .count();
             if matching != 1 {
                 self.error(
@@ -765,7 +765,7 @@ impl<'v> Walker<'_, 'v> {
             }
         }
         if let Some(not) = &schema.not
-            && errors_of(self, not).is_empty()
+            && errors_of(not).is_empty()
         {
             self.error("not", "must not match the schema in not".to_owned());
         }
