@@ -266,63 +266,42 @@ impl Loader {
                 }))
             })
             .collect();
-        let mut parsed: Vec<Result<Vec<Option<Crd>>, LoadError>> = distinct
+        let parsed: Vec<Result<Vec<Crd>, LoadError>> = distinct
             .into_par_iter()
             .map(|text| {
                 let mut set = SchemaSet::new();
                 set.add_text("", text)?;
-                Ok(set.into_crds().into_iter().map(Some).collect())
+                Ok(set.into_crds())
             })
             .collect();
-        // A later CRD for the same group and kind replaces an earlier one in its place
-        // (`SchemaSet::insert`): worked out on the keys, so that only the CRDs that stay are
-        // taken (a file of the same text as a later one has all its CRDs replaced by that
-        // one's, so each parsed CRD is taken at most once).
-        let mut order: Vec<(String, String)> = Vec::new();
-        let mut winner: HashMap<(String, String), (usize, usize, usize)> = HashMap::new();
+        // In walk order, so a later CRD for the same group and kind replaces an earlier one in
+        // its place (`SchemaSet::insert`). A copy is cheap: the compiled schemas are shared.
+        let mut set = SchemaSet::new();
         let mut problems = Vec::new();
-        for (position, (file, content)) in read.iter().zip(&content).enumerate() {
-            let (name, content) = match (file, content) {
-                (Err(problem), _) => {
+        for (file, content) in read.iter().zip(&content) {
+            let (name, _) = match file {
+                Ok(read) => read,
+                Err(problem) => {
                     problems.push(problem.clone());
                     continue;
                 }
-                (Ok((name, _)), Some(content)) => (name, *content),
-                (Ok(_), None) => continue,
             };
-            match &parsed[content] {
+            // Every file read has its text's index.
+            let Some(content) = content else { continue };
+            match &parsed[*content] {
                 Err(err) => problems.push(SourceProblem {
                     file: name.clone(),
                     line: err.line,
                     message: err.message.clone(),
                 }),
                 Ok(crds) => {
-                    for (at, crd) in crds.iter().enumerate() {
-                        let Some(crd) = crd else { continue };
-                        let key = (crd.group.clone(), crd.kind.clone());
-                        if winner
-                            .insert(key.clone(), (position, content, at))
-                            .is_none()
-                        {
-                            order.push(key);
-                        }
+                    for crd in crds {
+                        set.insert(Crd {
+                            file: name.clone(),
+                            ..crd.clone()
+                        });
                     }
                 }
-            }
-        }
-        let mut set = SchemaSet::new();
-        for key in order {
-            let Some(&(position, content, at)) = winner.get(&key) else {
-                continue;
-            };
-            let taken = parsed[content]
-                .as_mut()
-                .ok()
-                .and_then(|crds| crds.get_mut(at))
-                .and_then(Option::take);
-            if let (Some(mut crd), Ok((name, _))) = (taken, &read[position]) {
-                crd.file = name.clone();
-                set.insert(crd);
             }
         }
         CrdSources {
