@@ -248,7 +248,7 @@ pub fn workspace_symbols(session: &Session, query: &str) -> Vec<lsp::SymbolInfor
             continue;
         };
         let index = LineIndex::new(&text);
-        for view in session.views(&host, &text) {
+        for view in super::lua::views_sharing_parses(&host, &text, &roots, &session.docs.parses) {
             let container = match &view.target.id {
                 ScriptId::Embedded { key, .. } => key.clone(),
                 ScriptId::File(path) => kind_folder(path),
