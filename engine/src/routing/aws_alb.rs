@@ -126,9 +126,9 @@ struct ListenerRule {
     paths: Vec<String>,
     /// Conditions from the annotation other than host/path.
     conditions: Vec<JsonValue>,
+    /// Carries where the rule comes from (`Ingress web-canary spec.rules[0].http.paths[0]`),
+    /// attached once here so routing a probe shares the decision instead of copying it.
     action: Option<Routed>,
-    /// Where it comes from: `Ingress web-canary spec.rules[0].http.paths[0]`.
-    origin: String,
 }
 
 fn parse_annotation(
@@ -369,8 +369,7 @@ fn build_listener_rules(
                 hosts,
                 paths,
                 conditions,
-                action,
-                origin: format!("Ingress {name} {}", path.location),
+                action: action.map(|a| a.via(format!("Ingress {name} {}", path.location))),
             });
         }
     }
@@ -498,11 +497,7 @@ impl RoutingModel for AwsAlb {
         for rule in &listener_rules(config).0 {
             if rule_matches(rule, request) {
                 // A rule whose action could not be built answers 503 (or fails the build).
-                return rule
-                    .action
-                    .clone()
-                    .unwrap_or(Routed::NoRoute)
-                    .via(rule.origin.clone());
+                return rule.action.clone().unwrap_or(Routed::NoRoute);
             }
         }
         Routed::NoRoute
