@@ -2,8 +2,6 @@
 //! providers on the original; ingress classes chained, each on the canary Ingress the earlier
 //! steps left) and checks the configuration it leaves.
 
-use std::pin::Pin;
-
 use crate::luadata::{Data, IngressData, LuaData};
 use crate::routing::{
     GatewayConfig, RoutingModel, canary_ingress, model_for, representative_stable_ingress,
@@ -215,12 +213,11 @@ fn check_steps_compiled(
     // The steps route through the same original configuration: what it does is shared, and
     // so are the tables the models derive from it (`routing::memo`, for the whole case). The
     // memo keys tables by address, so every configuration a step routes through is kept, at
-    // an address of its own, until the case is done (`kept`, `configs`): no later one can
-    // stand at an address an earlier one had.
+    // an address of its own, until the case is done (`configs`): no later one can stand at an
+    // address an earlier one had.
     crate::routing::memo::with_derived_memo(|| {
         let mut before = BeforeRouting::default();
-        let mut configs = BeforeConfigs::default();
-        let mut kept = Vec::new();
+        let mut configs = CaseConfigs::default();
         (0..case.steps.len())
             .map(|index| StepCheck {
                 index,
@@ -237,7 +234,6 @@ fn check_steps_compiled(
                     },
                     &mut configs,
                     &mut before,
-                    &mut kept,
                 ),
             })
             .collect()
@@ -271,12 +267,11 @@ struct StepInputs<'a> {
 }
 
 /// One step, sharing the original configuration, and what it does, with the case's other
-/// steps. The configuration the step leaves is put in `kept` (see [`check_steps_compiled`]).
+/// steps. The configuration the step leaves is kept in `configs` (see [`check_steps_compiled`]).
 fn check_one(
     inputs: StepInputs,
-    configs: &mut BeforeConfigs,
+    configs: &mut CaseConfigs,
     before: &mut BeforeRouting,
-    kept: &mut Vec<Pin<Box<GatewayConfig>>>,
 ) -> StepIntentOutcome {
     let StepInputs {
         model,
@@ -330,12 +325,13 @@ fn check_one(
         Err(why) => return NotChecked(why.clone()),
     };
     let after = match after_config(model, base, original, &step.obj, result) {
-        Ok(after) => Box::pin(after),
+        Ok(after) => Box::new(after),
         Err(why) => return NotChecked(why),
     };
     let mut report = check_step_sharing(model, before_seen, &after, &intent, before);
-    kept.push(after);
-    if base.no_paths && report.violations.is_empty() {
+    let no_paths = base.no_paths;
+    configs.after.push(after);
+    if no_paths && report.violations.is_empty() {
         return NotChecked(NO_PATHS.to_owned());
     }
     if report.violations.iter().any(|v| v.request.is_some()) {
@@ -483,15 +479,22 @@ enum StepBase {
     Ingress { stable: JsonValue },
 }
 
-/// The [`BeforeConfig`] of a case's steps, made again only for a step with other services.
-/// Each at an address of its own, kept until the case is done (see [`check_steps_compiled`]).
+/// The configurations a case's steps route through, each at an address of its own (a box),
+/// kept until the case is done (see [`check_steps_compiled`]).
 #[derive(Default)]
-struct BeforeConfigs {
-    current: Option<Pin<Box<BeforeConfig>>>,
-    retired: Vec<Pin<Box<BeforeConfig>>>,
+#[allow(
+    clippy::vec_box,
+    reason = "each configuration must keep its address while the vector grows (the memo keys by it)"
+)]
+struct CaseConfigs {
+    /// The [`BeforeConfig`] of the steps, made again only for a step with other services: the
+    /// last is the current one.
+    before: Vec<Box<BeforeConfig>>,
+    /// The configuration each step leaves.
+    after: Vec<Box<GatewayConfig>>,
 }
 
-impl BeforeConfigs {
+impl CaseConfigs {
     fn of(
         &mut self,
         model: &dyn RoutingModel,
@@ -499,16 +502,16 @@ impl BeforeConfigs {
         original: &JsonValue,
         obj: &LuaData,
     ) -> &BeforeConfig {
-        let same = self.current.as_ref().is_some_and(|known| {
+        let same = self.before.last().is_some_and(|known| {
             known.flavor == flavor
                 && known.services.0 == obj.stable_service
                 && known.services.1 == obj.canary_service
         });
         if !same {
-            let made = Box::pin(BeforeConfig::of(model, flavor, original, obj));
-            self.retired.extend(self.current.replace(made));
+            let made = Box::new(BeforeConfig::of(model, flavor, original, obj));
+            self.before.push(made);
         }
-        self.current.as_ref().expect("made above")
+        self.before.last().expect("made above")
     }
 }
 
