@@ -204,8 +204,9 @@ fn expected_canary<'a>(
     }
 }
 
-/// The shares of [`expected_distribution`] without copying its backends: the same numbers
-/// in the same order (what [`Distribution::from_weights`] makes of the same weights).
+/// The shares the step asks for a request (see [`Asked`]), without copying their backends:
+/// what [`Distribution::from_weights`] makes of the weights, the same numbers in the same
+/// order (all-zero weights give none).
 fn expected_shares<'a>(
     model: &dyn RoutingModel,
     intent: &Intent,
@@ -216,7 +217,11 @@ fn expected_shares<'a>(
 ) -> Vec<(Cow<'a, Backend>, f64)> {
     let canary = expected_canary(model, intent, stable_backends, now);
     let Asked::Weight(fraction) = fraction else {
-        // See `expected_distribution`: the canary alone.
+        // A request the step's matches select goes to the canary alone: Kruise's Gateway API
+        // provider gives the canary rule the canary as its only backend
+        // (openkruise/rollouts `pkg/trafficrouting/network/gateway/gateway.go`,
+        // `buildCanaryHeaderHttpRoutes`: `BackendRefs` is the canary backend alone), and
+        // Kruise's Istio script does the same (the route's other destinations are not copied).
         return vec![(canary, 1.0)];
     };
     // Each weight's backend: `Some(i)`, `original.shares[i]`'s; `None`, the canary.
@@ -272,48 +277,13 @@ fn expected_distribution(
     now: &Routed,
     fraction: Asked,
 ) -> Distribution {
-    // Name the canary as the step's configuration does when it has one.
-    let canary = match now {
-        Routed::To(d) => d
-            .shares
-            .iter()
-            .map(|(b, _)| b)
-            .find(|b| is_canary(model, intent, stable_backends, b))
-            .cloned(),
-        Routed::NoRoute => None,
+    Distribution {
+        shares: expected_shares(model, intent, original, stable_backends, now, fraction)
+            .into_iter()
+            .map(|(backend, share)| (backend.into_owned(), share))
+            .collect(),
+        ..Distribution::default()
     }
-    .unwrap_or_else(|| {
-        let mut backend = Backend::service(&intent.canary_service);
-        // Named like the stable backend it stands beside (`web:8080` → `web-canary:8080`),
-        // so that one backend does not read as two (`web-canary:8080` and `web-canary`).
-        backend.port = stable_backends.first().and_then(|b| b.port.clone());
-        if intent.canary_service == intent.stable_service {
-            // Kruise's own Istio script names the canary subset `canary` (upstream
-            // lua_configuration/networking.istio.io/VirtualService/trafficRouting.lua).
-            backend.subset = Some("canary".to_owned());
-        }
-        backend
-    });
-    let Asked::Weight(fraction) = fraction else {
-        // A request the step's matches select goes to the canary alone: Kruise's Gateway API
-        // provider gives the canary rule the canary as its only backend
-        // (openkruise/rollouts `pkg/trafficrouting/network/gateway/gateway.go`,
-        // `buildCanaryHeaderHttpRoutes`: `BackendRefs` is the canary backend alone), and
-        // Kruise's Istio script does the same (the route's other destinations are not copied).
-        return Distribution::single(canary);
-    };
-    let mut weights: Vec<(Backend, f64)> = Vec::new();
-    let mut canary_share = 0.0;
-    for (backend, share) in &original.shares {
-        if stable_backends.contains(&backend) {
-            weights.push((backend.clone(), share * (1.0 - fraction)));
-            canary_share += share * fraction;
-        } else {
-            weights.push((backend.clone(), *share));
-        }
-    }
-    weights.push((canary, canary_share));
-    Distribution::from_weights(&weights).unwrap_or_default()
 }
 
 /// How far a weighted share may be from the asked one. Kruise's weight is a whole percent
