@@ -299,7 +299,10 @@ pub(super) fn probes_beside(
     after_probes: &[Request],
     intent: &Intent,
 ) -> ProbeSet {
-    let mut base = sorted_union(original_probes, after_probes, MAX_BASE_PROBES + 1);
+    let mut base: Vec<Request> = sorted_union(original_probes, after_probes, MAX_BASE_PROBES + 1)
+        .into_iter()
+        .cloned()
+        .collect();
     let mut truncated = base.len() > MAX_BASE_PROBES;
     base.truncate(MAX_BASE_PROBES);
     let mut all = RequestSet::beside(&base);
@@ -320,68 +323,38 @@ pub(super) fn probes_beside(
     // No two are equal: the unstable sort gives the one order. `base` is in order already,
     // so only the added ones are sorted, and the two merged.
     added.sort_unstable();
-    let mut requests = merge_sorted(base, added);
-    requests.truncate(MAX_PROBES);
+    let requests = sorted_union(base, added, MAX_PROBES);
     ProbeSet {
         requests,
         truncated,
     }
 }
 
-/// `a` and `b` (each in order, no request in both) in one ordered list.
-fn merge_sorted(a: Vec<Request>, b: Vec<Request>) -> Vec<Request> {
-    if b.is_empty() {
-        return a;
-    }
-    let mut out = Vec::with_capacity(a.len() + b.len());
+/// The first `limit` items of the union of `a` and `b` (each sorted, without duplicates), in
+/// order and without duplicates (an item in both is taken from `a`).
+fn sorted_union<T: Ord>(
+    a: impl IntoIterator<Item = T>,
+    b: impl IntoIterator<Item = T>,
+    limit: usize,
+) -> Vec<T> {
+    use std::cmp::Ordering;
     let (mut a, mut b) = (a.into_iter().peekable(), b.into_iter().peekable());
-    loop {
+    let mut out = Vec::with_capacity((a.size_hint().0 + b.size_hint().0).min(limit));
+    while out.len() < limit {
         let next = match (a.peek(), b.peek()) {
-            (Some(x), Some(y)) if x < y => a.next(),
-            (Some(_), Some(_)) => b.next(),
+            (Some(x), Some(y)) => match x.cmp(y) {
+                Ordering::Less => a.next(),
+                Ordering::Greater => b.next(),
+                Ordering::Equal => {
+                    b.next();
+                    a.next()
+                }
+            },
             (Some(_), None) => a.next(),
             (None, Some(_)) => b.next(),
             (None, None) => break,
         };
         out.extend(next);
-    }
-    out
-}
-
-/// The first `limit` requests of the union of `a` and `b` (each sorted, without duplicates),
-/// in order and without duplicates.
-fn sorted_union(a: &[Request], b: &[Request], limit: usize) -> Vec<Request> {
-    use std::cmp::Ordering;
-    let mut out = Vec::with_capacity((a.len() + b.len()).min(limit));
-    let (mut i, mut j) = (0, 0);
-    while out.len() < limit {
-        let next = match (a.get(i), b.get(j)) {
-            (Some(x), Some(y)) => match x.cmp(y) {
-                Ordering::Less => {
-                    i += 1;
-                    x
-                }
-                Ordering::Greater => {
-                    j += 1;
-                    y
-                }
-                Ordering::Equal => {
-                    i += 1;
-                    j += 1;
-                    x
-                }
-            },
-            (Some(x), None) => {
-                i += 1;
-                x
-            }
-            (None, Some(y)) => {
-                j += 1;
-                y
-            }
-            (None, None) => break,
-        };
-        out.push(next.clone());
     }
     out
 }
