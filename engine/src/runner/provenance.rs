@@ -43,17 +43,12 @@ impl WrittenAt {
         self.last_site(path, true)
     }
 
-    /// The line of the last store, in run order, to something below `path` (not `path`
-    /// itself): the last field the script set in that part.
-    fn last_write_inside(&self, path: &[PathSeg]) -> Option<u32> {
-        self.last_site(path, false)
-    }
-
     /// Where the script last changed the entry at `path` (a route): the last field it set in
     /// it, or, when it set none (it put a table from `obj` in place as it was), the line that
     /// put it there. `None` when the script did neither.
     pub fn entry_line(&self, path: &[PathSeg]) -> Option<u32> {
-        self.last_write_inside(path).or_else(|| self.line_of(path))
+        // The last store to something below `path` (not `path` itself).
+        self.last_site(path, false).or_else(|| self.line_of(path))
     }
 
     fn last_site(&self, path: &[PathSeg], with_itself: bool) -> Option<u32> {
