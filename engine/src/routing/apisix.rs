@@ -62,22 +62,32 @@ fn is_apisix(kind: &ScriptKind, wanted: &str) -> bool {
 struct RadixRoute<'a> {
     rule_index: usize,
     rule: &'a JsonValue,
+    /// The rule's `match` (a rule without one makes no route).
+    matched: &'a JsonValue,
     uri: &'a str,
     priority: i64,
     hosts: Vec<String>,
 }
 
-impl RadixRoute<'_> {
-    /// `Some(prefix)` for a `*` path.
-    fn prefix(&self) -> Option<&str> {
-        self.uri.strip_suffix('*')
-    }
+/// `Some(prefix)` for a `*` route path.
+fn uri_prefix(uri: &str) -> Option<&str> {
+    uri.strip_suffix('*')
+}
 
-    fn path_matches(&self, path: &str) -> bool {
-        match self.prefix() {
-            Some(prefix) => path.starts_with(prefix),
-            None => path == self.uri,
-        }
+/// Whether a route path takes the request path `path`.
+fn uri_matches(uri: &str, path: &str) -> bool {
+    match uri_prefix(uri) {
+        Some(prefix) => path.starts_with(prefix),
+        None => path == uri,
+    }
+}
+
+/// The radix tree's rank for a path a route path matches: full paths first, then longer
+/// prefixes.
+fn uri_specificity(uri: &str) -> (bool, usize) {
+    match uri_prefix(uri) {
+        None => (true, uri.len()),
+        Some(p) => (false, p.len()),
     }
 }
 
@@ -158,23 +168,6 @@ struct TableRoute {
     routed: Routed,
 }
 
-impl TableRoute {
-    fn path_matches(&self, path: &str) -> bool {
-        match self.uri.strip_suffix('*') {
-            Some(prefix) => path.starts_with(prefix),
-            None => path == self.uri,
-        }
-    }
-
-    /// The radix tree's rank for a path it matches: full paths first, then longer prefixes.
-    fn specificity(&self) -> (bool, usize) {
-        match self.uri.strip_suffix('*') {
-            None => (true, self.uri.len()),
-            Some(p) => (false, p.len()),
-        }
-    }
-}
-
 fn route_table(config: &GatewayConfig) -> Vec<TableRoute> {
     let upstreams = parts(config).1;
     // One reading per rule, shared by its paths.
@@ -185,7 +178,7 @@ fn route_table(config: &GatewayConfig) -> Vec<TableRoute> {
             conditions: match read.iter().find(|(i, _)| *i == r.rule_index) {
                 Some((_, c)) => c.clone(),
                 None => {
-                    let c = std::rc::Rc::new(ReadConditions::of(r.rule));
+                    let c = std::rc::Rc::new(ReadConditions::of(r.matched));
                     read.push((r.rule_index, c.clone()));
                     c
                 }
@@ -215,6 +208,7 @@ fn radix_routes(config: &GatewayConfig) -> Vec<RadixRoute<'_>> {
             out.push(RadixRoute {
                 rule_index,
                 rule,
+                matched,
                 uri,
                 priority: int_field(rule, "priority").unwrap_or(0),
                 hosts: hosts.clone(),
@@ -258,8 +252,7 @@ fn var_value<'r>(request: &'r Request, scope: &str, name: &str) -> Option<&'r st
 /// A rule's methods and exprs (its paths aside), read once per configuration (see
 /// [`route_table`]) so that a probe is not matched against the resource's JSON.
 struct ReadConditions {
-    /// `None`: the rule has no `match` (it takes nothing).
-    methods: Option<Vec<String>>,
+    methods: Vec<String>,
     exprs: Vec<ReadExpr>,
 }
 
@@ -275,13 +268,8 @@ struct ReadExpr {
 }
 
 impl ReadConditions {
-    fn of(rule: &JsonValue) -> Self {
-        let Some(matched) = rule.get("match") else {
-            return ReadConditions {
-                methods: None,
-                exprs: Vec::new(),
-            };
-        };
+    /// The conditions of a rule's `match`.
+    fn of(matched: &JsonValue) -> Self {
         let strings = |value: &JsonValue, key: &str| {
             items(value, key)
                 .iter()
@@ -318,17 +306,14 @@ impl ReadConditions {
             })
             .collect();
         ReadConditions {
-            methods: Some(strings(matched, "methods")),
+            methods: strings(matched, "methods"),
             exprs,
         }
     }
 
     /// Whether the request's method and every expr match.
     fn hold(&self, request: &Request) -> bool {
-        let Some(methods) = &self.methods else {
-            return false;
-        };
-        (methods.is_empty() || methods.contains(&request.method))
+        (self.methods.is_empty() || self.methods.contains(&request.method))
             && self.exprs.iter().all(|e| e.matches(request))
     }
 }
@@ -519,13 +504,12 @@ fn distribution(rule: &JsonValue, upstreams: Option<&[&JsonValue]>) -> Routed {
 /// Traefik model reports a priority tie.
 fn equal_priority_ties(
     config: &GatewayConfig,
-    probes: impl FnOnce() -> Vec<Request>,
+    probes: impl Fn() -> Vec<Request>,
 ) -> Vec<ConfigProblem> {
     let routes = radix_routes(config);
     // The probes only once two routes tie (most configurations have none, and building the
     // probes cost most of this check).
-    let mut probes = Some(probes);
-    let mut built = Vec::new();
+    let built = std::cell::OnceCell::new();
     let mut problems = Vec::new();
     for (i, a) in routes.iter().enumerate() {
         for b in &routes[i + 1..] {
@@ -536,13 +520,11 @@ fn equal_priority_ties(
             {
                 continue;
             }
-            if let Some(build) = probes.take() {
-                built = build();
-            }
-            let (a_holds, b_holds) = (ReadConditions::of(a.rule), ReadConditions::of(b.rule));
+            let built = built.get_or_init(&probes);
+            let (a_holds, b_holds) = (ReadConditions::of(a.matched), ReadConditions::of(b.matched));
+            // The same uri (above): one path test is both routes'.
             let both = |p: &&Request| {
-                a.path_matches(&p.path)
-                    && b.path_matches(&p.path)
+                uri_matches(a.uri, &p.path)
                     && a_holds.hold(p)
                     && b_holds.hold(p)
                     && (a.hosts.is_empty() || host_rank(&a.hosts, p.host.as_deref()).is_some())
@@ -568,12 +550,12 @@ fn equal_priority_ties(
 
 fn literals(route: &RadixRoute) -> Vec<Literal> {
     let mut out = Vec::new();
-    match route.prefix() {
+    match uri_prefix(route.uri) {
         Some(p) if p != "/" && !p.is_empty() => out.push((Cond::PathPrefix(p.to_owned()), true)),
         Some(_) => {}
         None => out.push((Cond::PathExact(route.uri.to_owned()), true)),
     }
-    let matched = route.rule.get("match").unwrap_or(&JsonValue::Null);
+    let matched = route.matched;
     if let Some(m) = items(matched, "methods")
         .first()
         .and_then(JsonValue::as_str)
@@ -706,11 +688,11 @@ impl RoutingModel for ApisixRoute {
                         .map(|rank| (rank.saturating_add(1), r))
                 }
             })
-            .filter(|(_, r)| r.path_matches(&request.path))
+            .filter(|(_, r)| uri_matches(&r.uri, &request.path))
             .collect();
         candidates.sort_by(|(ha, a), (hb, b)| {
             hb.cmp(ha)
-                .then_with(|| b.specificity().cmp(&a.specificity()))
+                .then_with(|| uri_specificity(&b.uri).cmp(&uri_specificity(&a.uri)))
                 .then_with(|| b.priority.cmp(&a.priority))
                 .then_with(|| a.rule_index.cmp(&b.rule_index))
         });
