@@ -161,6 +161,11 @@ struct Table {
     groups: Vec<Result<Vec<(usize, f64)>, String>>,
 }
 
+/// The [`Table`] of a configuration, shared by routing, probes and configuration problems.
+fn memo_table(config: &GatewayConfig) -> std::rc::Rc<Table> {
+    super::memo::derived(config, || table(config))
+}
+
 fn table(config: &GatewayConfig) -> Table {
     let all = mappings(config);
     let at = |m: &MappingView| {
@@ -374,18 +379,18 @@ impl RoutingModel for EmissaryMapping {
     }
 
     fn config_problems(&self, config: &GatewayConfig) -> Vec<ConfigProblem> {
-        let all = mappings(config);
+        let table = memo_table(config);
         let mut problems = Vec::new();
-        for group in groups(&all) {
+        for group in &table.groups {
             if let Err(message) = group {
                 problems.push(ConfigProblem {
                     path: "spec.weight".to_owned(),
                     kind: ProblemKind::Rejected,
-                    message,
+                    message: message.clone(),
                 });
             }
         }
-        for m in &all {
+        for m in &table.all {
             let mut regexes: Vec<(String, &str)> = Vec::new();
             if m.regex {
                 regexes.push(("spec.prefix".to_owned(), &m.prefix));
@@ -414,10 +419,10 @@ impl RoutingModel for EmissaryMapping {
     }
 
     fn route(&self, config: &GatewayConfig, request: &Request) -> Routed {
-        let GatewayConfig::Resource(object) = config else {
+        if !matches!(config, GatewayConfig::Resource(_)) {
             return Routed::NoRoute;
-        };
-        let table = super::memo::derived(object, || table(config));
+        }
+        let table = memo_table(config);
         // One random draw per request in 0..100: the first route whose cumulative weight
         // exceeds it takes the request.
         let mut covered = 0.0;
@@ -463,7 +468,7 @@ impl RoutingModel for EmissaryMapping {
 
     fn probes(&self, config: &GatewayConfig) -> Vec<Request> {
         let mut probes = vec![Request::get("/"), Request::get("/__no_such_path")];
-        for m in mappings(config) {
+        for m in &memo_table(config).all {
             let mut hit = Request::get("/");
             hit.path = if m.regex {
                 sample_match(&m.prefix).unwrap_or_else(|| m.prefix.clone())
