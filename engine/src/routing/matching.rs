@@ -7,22 +7,36 @@ use std::rc::Rc;
 
 use regex::Regex;
 
-/// Compiled patterns by (anchoring, size limit), then by the pattern as written; `None`
-/// records a pattern that failed. Shared (`Rc`), not cloned: a cloned `Regex` gets a cache
-/// pool of its own, whose first search builds a lazy DFA cache again (most of what a match
-/// cost before). Looked up by `&str` (no key built per lookup: a step matches thousands of
-/// times against a few patterns).
+/// Patterns compiled once and shared: a step's check routes hundreds of probes through the same
+/// few patterns, the steps and cases of a script share most of them, and compiling a pattern
+/// such as `\p{L}{200}` costs milliseconds each time. Filled while it is active (see
+/// [`with_compiled_patterns`], [`with_pattern_memo`]); nothing outside it is kept.
+///
+/// Bounded: at most [`COMPILED_LIMIT`] patterns and [`COMPILED_BUDGET`] bytes of compiled
+/// programs, each program counted at the size tier it compiled within ([`SIZE_TIERS`], an upper
+/// bound of its size: the `regex` crate refuses a program past the limit it is given). A
+/// pattern that would pass either bound empties the memo first (what the cases before kept is
+/// dropped, what the current step needs is compiled again), so a memo that lives for a whole
+/// run holds no more than this whatever the input. (The lazy DFA caches of each `Regex` are
+/// bounded by the crate itself, 2 MiB by default.)
 #[derive(Default)]
-struct CompiledPatterns {
-    by_form: Vec<((Anchoring, usize), PatternMemo)>,
+pub struct PatternMemo {
+    /// By (anchoring, size limit), then by the pattern as written; `None` records a pattern
+    /// that failed. Shared (`Rc`), not cloned: a cloned `Regex` gets a cache pool of its own,
+    /// whose first search builds a lazy DFA cache again (most of what a match cost before).
+    /// Looked up by `&str` (no key built per lookup: a step matches thousands of times against
+    /// a few patterns).
+    by_form: Vec<((Anchoring, usize), FormMemo)>,
     len: usize,
+    /// The compiled size counted so far (see [`PatternMemo`]).
+    bytes: usize,
     /// [`sample_match`] of each pattern sampled (the probe sets of a case's steps sample the
     /// same patterns again; sampling tries a dozen candidates, each a match).
     samples: HashMap<String, Option<String>>,
 }
 
 /// One form's patterns by the pattern as written.
-type PatternMemo = HashMap<String, Option<Rc<Regex>>>;
+type FormMemo = HashMap<String, Option<Rc<Regex>>>;
 
 /// How a pattern is compiled: as written (a search), or anchored at both ends (`^(?:…)$`, a
 /// whole-value match).
@@ -36,20 +50,49 @@ enum Anchoring {
 }
 
 thread_local! {
-    /// Patterns compiled during one [`with_compiled_patterns`] call (and only then): a step's
-    /// check routes hundreds of probes through the same few patterns, and compiling a pattern
-    /// such as `\p{L}{200}` costs milliseconds each time. `None` caches a failure.
-    static COMPILED: RefCell<Option<CompiledPatterns>> =
+    /// The memo active on this thread, if any: installed by [`with_compiled_patterns`] (for
+    /// one call) or lent by [`with_pattern_memo`] (a memo its caller keeps between calls).
+    static COMPILED: RefCell<Option<PatternMemo>> =
         const { RefCell::new(None) };
 }
 
-/// At most this many patterns are kept per [`with_compiled_patterns`] call (bounded memory);
-/// later ones are compiled on each use.
+/// At most this many patterns (and samples) are kept in one memo.
 const COMPILED_LIMIT: usize = 4096;
 
-impl CompiledPatterns {
-    fn insert(&mut self, pattern: &str, form: (Anchoring, usize), regex: Option<Rc<Regex>>) {
+/// At most this many bytes of compiled programs are kept in one memo (see [`PatternMemo`]).
+const COMPILED_BUDGET: usize = 64 << 20;
+
+/// The size limits a pattern is compiled with, smallest first, before the limit its caller
+/// asked for: a program is counted at the first it fits in. A pattern past a tier stops
+/// compiling as soon as it passes it, so the smaller tiers cost a fraction of the compile that
+/// follows; most patterns fit the first.
+const SIZE_TIERS: [usize; 2] = [64 << 10, 1 << 20];
+
+impl PatternMemo {
+    fn get(&self, pattern: &str, form: (Anchoring, usize)) -> Option<Option<Rc<Regex>>> {
+        self.by_form
+            .iter()
+            .find(|(f, _)| *f == form)
+            .and_then(|(_, patterns)| patterns.get(pattern).cloned())
+    }
+
+    fn insert(
+        &mut self,
+        pattern: &str,
+        form: (Anchoring, usize),
+        regex: Option<Rc<Regex>>,
+        bytes: usize,
+    ) {
+        if self.len >= COMPILED_LIMIT || self.bytes + bytes > COMPILED_BUDGET {
+            self.by_form.clear();
+            self.len = 0;
+            self.bytes = 0;
+        }
+        if bytes > COMPILED_BUDGET {
+            return;
+        }
         self.len += 1;
+        self.bytes += bytes;
         let at = match self.by_form.iter().position(|(f, _)| *f == form) {
             Some(at) => at,
             None => {
@@ -61,11 +104,20 @@ impl CompiledPatterns {
     }
 }
 
-/// Runs `f` with each pattern compiled at most once: the intent check wraps a step's check in
-/// it. The memo lives only for the call (nested calls share the outer one), so nothing outlives
-/// the check that built it.
+/// Runs `f` with each pattern compiled at most once: the intent check wraps a case's (or a
+/// step's) check in it. Inside [`with_pattern_memo`] it shares that memo; otherwise the memo
+/// lives only for the call (nested calls share the outer one), so nothing outlives the check
+/// that built it.
 pub fn with_compiled_patterns<R>(f: impl FnOnce() -> R) -> R {
     super::memo::scoped(&COMPILED, f)
+}
+
+/// Runs `f` with `memo` as the memo of compiled patterns, kept by the caller for its next
+/// calls: a worker checking many cases compiles the patterns they share once (a script's
+/// cases start from the same configuration). Bounded as [`PatternMemo`] says. Inside another
+/// active memo, `f` shares that one and `memo` is left as it was.
+pub fn with_pattern_memo<R>(memo: &mut PatternMemo, f: impl FnOnce() -> R) -> R {
+    super::memo::lent(&COMPILED, memo, f)
 }
 
 /// `pattern` compiled with `size_limit` (the `regex` crate's limit on the compiled program),
@@ -80,49 +132,65 @@ fn compiled_as(
     size_limit: usize,
 ) -> Result<Rc<Regex>, regex::Error> {
     let form = (anchoring, size_limit);
-    let build = || {
-        let mut builder = match anchoring {
-            Anchoring::AsWritten => regex::RegexBuilder::new(pattern),
-            Anchoring::Whole => regex::RegexBuilder::new(&format!("^(?:{pattern})$")),
-            Anchoring::CheckedWhole => {
-                let parses = regex_syntax::ParserBuilder::new()
-                    .build()
-                    .parse(pattern)
-                    .is_ok();
-                if !parses {
-                    return Err(regex::Error::Syntax(String::new()));
-                }
-                return compiled_as(pattern, Anchoring::Whole, size_limit);
-            }
-        };
-        builder.size_limit(size_limit).build().map(Rc::new)
-    };
-    let cached = COMPILED.with(|cell| {
-        let slot = cell.borrow();
-        slot.as_ref().map(|memo| {
-            memo.by_form
-                .iter()
-                .find(|(f, _)| *f == form)
-                .and_then(|(_, patterns)| patterns.get(pattern).cloned())
-        })
-    });
+    let cached = COMPILED.with(|cell| cell.borrow().as_ref().map(|memo| memo.get(pattern, form)));
     match cached {
         Some(Some(Some(regex))) => Ok(regex),
         // A failure is cached as `None`: build again to get its error (rare, and cheap:
         // failures stop early).
-        Some(Some(None)) | None => build(),
+        Some(Some(None)) => build(pattern, anchoring, size_limit).0,
+        None => build(pattern, anchoring, size_limit).0,
         Some(None) => {
-            let built = build();
+            let (built, bytes) = build(pattern, anchoring, size_limit);
             COMPILED.with(|cell| {
-                if let Some(memo) = cell.borrow_mut().as_mut()
-                    && memo.len < COMPILED_LIMIT
-                {
-                    memo.insert(pattern, form, built.as_ref().ok().cloned());
+                if let Some(memo) = cell.borrow_mut().as_mut() {
+                    memo.insert(pattern, form, built.as_ref().ok().cloned(), bytes);
                 }
             });
             built
         }
     }
+}
+
+/// `pattern` compiled in the form `anchoring` says, with the bytes it counts for in a memo
+/// (see [`PatternMemo`]).
+fn build(
+    pattern: &str,
+    anchoring: Anchoring,
+    size_limit: usize,
+) -> (Result<Rc<Regex>, regex::Error>, usize) {
+    let anchored;
+    let source = match anchoring {
+        Anchoring::AsWritten => pattern,
+        Anchoring::Whole => {
+            anchored = format!("^(?:{pattern})$");
+            &anchored
+        }
+        Anchoring::CheckedWhole => {
+            let parses = regex_syntax::ParserBuilder::new()
+                .build()
+                .parse(pattern)
+                .is_ok();
+            if !parses {
+                return (Err(regex::Error::Syntax(String::new())), 0);
+            }
+            // The whole form's own entry counts its size; this one shares it.
+            return (compiled_as(pattern, Anchoring::Whole, size_limit), 0);
+        }
+    };
+    for tier in SIZE_TIERS.into_iter().filter(|&tier| tier < size_limit) {
+        match regex::RegexBuilder::new(source).size_limit(tier).build() {
+            Ok(regex) => return (Ok(Rc::new(regex)), tier),
+            Err(regex::Error::CompiledTooBig(_)) => continue,
+            // Any other error does not depend on the limit.
+            Err(error) => return (Err(error), 0),
+        }
+    }
+    let built = regex::RegexBuilder::new(source)
+        .size_limit(size_limit)
+        .build()
+        .map(Rc::new);
+    let bytes = if built.is_ok() { size_limit } else { 0 };
+    (built, bytes)
 }
 
 /// The `regex` crate's default size limit (its `RegexBuilder::size_limit` documentation).
@@ -172,9 +240,10 @@ pub fn sample_match(pattern: &str) -> Option<String> {
         Some(None) => {
             let sample = sample_of(pattern);
             COMPILED.with(|cell| {
-                if let Some(memo) = cell.borrow_mut().as_mut()
-                    && memo.samples.len() < COMPILED_LIMIT
-                {
+                if let Some(memo) = cell.borrow_mut().as_mut() {
+                    if memo.samples.len() >= COMPILED_LIMIT {
+                        memo.samples.clear();
+                    }
                     memo.samples.insert(pattern.to_owned(), sample.clone());
                 }
             });
@@ -240,6 +309,40 @@ mod tests {
             problem.starts_with("invalid RE2 regular expression"),
             "{problem}"
         );
+    }
+
+    #[test]
+    fn a_lent_memo_keeps_patterns_and_stays_within_its_budget() {
+        let mut memo = PatternMemo::default();
+        with_pattern_memo(&mut memo, || assert!(full_match("a+", "aa")));
+        assert!(
+            memo.get("a+", (Anchoring::Whole, DEFAULT_SIZE_LIMIT))
+                .is_some()
+        );
+        assert_eq!(
+            memo.bytes, SIZE_TIERS[0],
+            "a small program counts at the first tier"
+        );
+        // `\p{L}{200}` compiles past the tiers (hundreds of KiB of program per copy of the
+        // class): counted at the caller's limit, so a handful fill the budget, and the memo
+        // starts over rather than grow.
+        with_pattern_memo(&mut memo, || {
+            for n in 0..12 {
+                assert!(re2_problem(&format!("\\p{{L}}{{{}}}", 200 + n)).is_none());
+                assert!(memo_bytes() <= COMPILED_BUDGET);
+            }
+        });
+        assert!(memo.bytes <= COMPILED_BUDGET && memo.bytes >= DEFAULT_SIZE_LIMIT);
+        let kept = memo
+            .by_form
+            .iter()
+            .find(|(form, _)| *form == (Anchoring::Whole, DEFAULT_SIZE_LIMIT))
+            .map_or(0, |(_, patterns)| patterns.len());
+        assert!(kept < 12, "{kept}");
+    }
+
+    fn memo_bytes() -> usize {
+        COMPILED.with(|cell| cell.borrow().as_ref().map_or(0, |memo| memo.bytes))
     }
 
     #[test]

@@ -57,6 +57,43 @@ pub(crate) fn scoped<T: Default + 'static, R>(
     f()
 }
 
+/// Runs `f` with `value` lent to `slot` for the length of the call and handed back when it ends
+/// (a panic included), so that its caller keeps what `f` added for later calls: how a memo
+/// lives longer than one check while the engine keeps no state of its own. When `slot` already
+/// holds a value, `f` shares it and `value` is left as it was.
+pub(crate) fn lent<T: Default + 'static, R>(
+    slot: &'static LocalKey<RefCell<Option<T>>>,
+    value: &mut T,
+    f: impl FnOnce() -> R,
+) -> R {
+    let installed = slot.with(|cell| {
+        let mut current = cell.borrow_mut();
+        if current.is_some() {
+            return false;
+        }
+        *current = Some(std::mem::take(value));
+        true
+    });
+    struct HandBack<'a, T: 'static> {
+        slot: &'static LocalKey<RefCell<Option<T>>>,
+        value: Option<&'a mut T>,
+    }
+    impl<T: 'static> Drop for HandBack<'_, T> {
+        fn drop(&mut self) {
+            if let Some(value) = self.value.take()
+                && let Some(lent) = self.slot.with(|cell| cell.borrow_mut().take())
+            {
+                *value = lent;
+            }
+        }
+    }
+    let _guard = HandBack {
+        slot,
+        value: installed.then_some(value),
+    };
+    f()
+}
+
 /// `build()`'s value for `source` (a configuration or a part of it), built once per memo.
 /// Without an active memo it is built every time.
 pub fn derived<K: 'static + ?Sized, T: 'static>(source: &K, build: impl FnOnce() -> T) -> Rc<T> {
@@ -104,5 +141,36 @@ mod tests {
         derived(&source, build);
         derived(&source, build);
         assert_eq!(builds.get(), 3);
+    }
+
+    thread_local! {
+        static LENT: RefCell<Option<Vec<u32>>> = const { RefCell::new(None) };
+    }
+
+    fn push(n: u32) {
+        LENT.with(|cell| cell.borrow_mut().as_mut().expect("installed").push(n));
+    }
+
+    #[test]
+    fn a_lent_value_comes_back_with_what_was_added_and_a_nested_call_shares_it() {
+        let mut kept = vec![1];
+        lent(&LENT, &mut kept, || {
+            push(2);
+            let mut other = vec![9];
+            lent(&LENT, &mut other, || push(3));
+            assert_eq!(other, [9]);
+            scoped(&LENT, || push(4));
+        });
+        assert_eq!(kept, [1, 2, 3, 4]);
+        assert!(LENT.with(|cell| cell.borrow().is_none()));
+        let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            lent(&LENT, &mut kept, || {
+                push(5);
+                panic!("checked");
+            })
+        }));
+        assert!(unwound.is_err());
+        assert_eq!(kept, [1, 2, 3, 4, 5]);
+        assert!(LENT.with(|cell| cell.borrow().is_none()));
     }
 }
