@@ -166,8 +166,11 @@ fn build(
             &anchored
         }
         Anchoring::CheckedWhole => {
-            let parses = regex_syntax::ParserBuilder::new()
-                .build()
+            // Its syntax tree alone (no translation, which expands Unicode classes): the
+            // whole form holds that tree as written, so it translates and compiles exactly
+            // when the whole form does; a pattern that only the wrapping balances (`a)(b`)
+            // fails here.
+            let parses = regex_syntax::ast::parse::Parser::new()
                 .parse(pattern)
                 .is_ok();
             if !parses {

@@ -12,7 +12,6 @@ use std::collections::BTreeSet;
 use kruise_lua_engine::intent;
 use kruise_lua_engine::json::KeyOrder;
 use kruise_lua_engine::luadata::Data;
-use kruise_lua_engine::routing::matching::{PatternMemo, with_pattern_memo};
 use kruise_lua_engine::runner::{Mode, RunOptions, Script};
 use kruise_lua_engine::schema::SchemaSet;
 use kruise_lua_engine::script::{ScriptFlavor, ScriptKind};
@@ -95,16 +94,11 @@ pub fn run_each<E>(
             .enumerate()
             .flat_map(|(index, plan)| plan.jobs.iter().map(move |job| (index, job)))
             .collect();
-        // Each worker keeps the patterns it compiled for its next cases (a script's cases
-        // share their configuration's patterns): compiled once per worker, not once per case.
-        let results: Vec<CaseReport> = work
-            .par_iter()
-            .map_init(PatternMemo::default, |patterns, (index, job)| {
-                with_pattern_memo(patterns, || {
-                    run_job(&batch[*index], job, checks, options, schemas)
-                })
-            })
-            .collect();
+        // Each worker keeps the patterns it compiles for the cases it takes next.
+        let results: Vec<CaseReport> =
+            super::workers::map_keeping_patterns(&work, |(index, job)| {
+                run_job(&batch[*index], job, checks, options, schemas)
+            });
         let mut scripts: Vec<ScriptReport> = batch.iter().map(|plan| plan.header.clone()).collect();
         for ((index, _), result) in work.iter().zip(results) {
             scripts[*index].cases.push(result);

@@ -13,6 +13,7 @@ pub mod plan;
 pub mod schema_check;
 pub mod targets;
 pub mod verdict;
+pub mod workers;
 pub mod yaml_edit;
 
 /// The stack of every thread that runs scripts, compares or reports their results: a result
