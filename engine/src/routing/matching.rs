@@ -12,13 +12,15 @@ use regex::Regex;
 /// such as `\p{L}{200}` costs milliseconds each time. Filled while it is active (see
 /// [`with_compiled_patterns`], [`with_pattern_memo`]); nothing outside it is kept.
 ///
-/// Bounded: at most [`COMPILED_LIMIT`] patterns and [`COMPILED_BUDGET`] bytes of compiled
-/// programs, each program counted at the size tier it compiled within ([`SIZE_TIERS`], an upper
-/// bound of its size: the `regex` crate refuses a program past the limit it is given). A
-/// pattern that would pass either bound empties the memo first (what the cases before kept is
-/// dropped, what the current step needs is compiled again), so a memo that lives for a whole
-/// run holds no more than this whatever the input. (The lazy DFA caches of each `Regex` are
-/// bounded by the crate itself, 2 MiB by default.)
+/// Bounded: within one call it keeps at most [`COMPILED_LIMIT`] patterns (later ones are
+/// compiled on each use), as a step's check needs them all at once (dropping one it still uses
+/// would compile it again for every probe). What a memo carries from one call of
+/// [`with_pattern_memo`] to the next is bounded tighter: at most [`CARRIED_LIMIT`] patterns
+/// and [`CARRIED_BYTES`] of compiled programs, else it starts the next call empty. A program
+/// counts [`SMALL_PROGRAM`] when it compiles within that size limit, else the limit it was
+/// compiled with (an upper bound: the `regex` crate refuses a program past its limit). So a
+/// memo kept for a whole run holds, between cases, no more than that whatever the input.
+/// (Each `Regex`'s lazy DFA cache is bounded by the crate itself, 2 MiB by default.)
 #[derive(Default)]
 pub struct PatternMemo {
     /// By (anchoring, size limit), then by the pattern as written; `None` records a pattern
@@ -59,14 +61,19 @@ thread_local! {
 /// At most this many patterns (and samples) are kept in one memo.
 const COMPILED_LIMIT: usize = 4096;
 
-/// At most this many bytes of compiled programs are kept in one memo (see [`PatternMemo`]).
-const COMPILED_BUDGET: usize = 64 << 20;
+/// At most this many patterns (and samples) are carried from one call of
+/// [`with_pattern_memo`] to the next (see [`PatternMemo`]).
+const CARRIED_LIMIT: usize = 1024;
 
-/// The size limits a pattern is compiled with, smallest first, before the limit its caller
-/// asked for: a program is counted at the first it fits in. A pattern past a tier stops
-/// compiling as soon as it passes it, so the smaller tiers cost a fraction of the compile that
-/// follows; most patterns fit the first.
-const SIZE_TIERS: [usize; 2] = [64 << 10, 1 << 20];
+/// At most this many bytes of compiled programs are carried from one call of
+/// [`with_pattern_memo`] to the next (see [`PatternMemo`]).
+const CARRIED_BYTES: usize = 64 << 20;
+
+/// The size limit a pattern is compiled with first, when its caller's is larger: a program
+/// within it counts this much in [`PatternMemo`]'s bound, a larger one the caller's limit. A
+/// pattern past it stops compiling as soon as it passes it (a few percent of its full compile,
+/// measured on `\p{L}{200}`); the patterns of routes fit it.
+const SMALL_PROGRAM: usize = 64 << 10;
 
 impl PatternMemo {
     fn get(&self, pattern: &str, form: (Anchoring, usize)) -> Option<Option<Rc<Regex>>> {
@@ -83,12 +90,7 @@ impl PatternMemo {
         regex: Option<Rc<Regex>>,
         bytes: usize,
     ) {
-        if self.len >= COMPILED_LIMIT || self.bytes + bytes > COMPILED_BUDGET {
-            self.by_form.clear();
-            self.len = 0;
-            self.bytes = 0;
-        }
-        if bytes > COMPILED_BUDGET {
+        if self.len >= COMPILED_LIMIT {
             return;
         }
         self.len += 1;
@@ -117,6 +119,10 @@ pub fn with_compiled_patterns<R>(f: impl FnOnce() -> R) -> R {
 /// cases start from the same configuration). Bounded as [`PatternMemo`] says. Inside another
 /// active memo, `f` shares that one and `memo` is left as it was.
 pub fn with_pattern_memo<R>(memo: &mut PatternMemo, f: impl FnOnce() -> R) -> R {
+    if memo.len > CARRIED_LIMIT || memo.bytes > CARRIED_BYTES || memo.samples.len() > CARRIED_LIMIT
+    {
+        *memo = PatternMemo::default();
+    }
     super::memo::lent(&COMPILED, memo, f)
 }
 
@@ -180,10 +186,13 @@ fn build(
             return (compiled_as(pattern, Anchoring::Whole, size_limit), 0);
         }
     };
-    for tier in SIZE_TIERS.into_iter().filter(|&tier| tier < size_limit) {
-        match regex::RegexBuilder::new(source).size_limit(tier).build() {
-            Ok(regex) => return (Ok(Rc::new(regex)), tier),
-            Err(regex::Error::CompiledTooBig(_)) => continue,
+    if SMALL_PROGRAM < size_limit {
+        match regex::RegexBuilder::new(source)
+            .size_limit(SMALL_PROGRAM)
+            .build()
+        {
+            Ok(regex) => return (Ok(Rc::new(regex)), SMALL_PROGRAM),
+            Err(regex::Error::CompiledTooBig(_)) => {}
             // Any other error does not depend on the limit.
             Err(error) => return (Err(error), 0),
         }
@@ -243,10 +252,9 @@ pub fn sample_match(pattern: &str) -> Option<String> {
         Some(None) => {
             let sample = sample_of(pattern);
             COMPILED.with(|cell| {
-                if let Some(memo) = cell.borrow_mut().as_mut() {
-                    if memo.samples.len() >= COMPILED_LIMIT {
-                        memo.samples.clear();
-                    }
+                if let Some(memo) = cell.borrow_mut().as_mut()
+                    && memo.samples.len() < COMPILED_LIMIT
+                {
                     memo.samples.insert(pattern.to_owned(), sample.clone());
                 }
             });
@@ -315,37 +323,37 @@ mod tests {
     }
 
     #[test]
-    fn a_lent_memo_keeps_patterns_and_stays_within_its_budget() {
+    fn a_lent_memo_keeps_patterns_and_carries_a_bounded_amount() {
         let mut memo = PatternMemo::default();
         with_pattern_memo(&mut memo, || assert!(full_match("a+", "aa")));
         assert!(
             memo.get("a+", (Anchoring::Whole, DEFAULT_SIZE_LIMIT))
                 .is_some()
         );
-        assert_eq!(
-            memo.bytes, SIZE_TIERS[0],
-            "a small program counts at the first tier"
-        );
-        // `\p{L}{200}` compiles past the tiers (hundreds of KiB of program per copy of the
-        // class): counted at the caller's limit, so a handful fill the budget, and the memo
-        // starts over rather than grow.
+        assert_eq!(memo.bytes, SMALL_PROGRAM, "a small program counts as small");
+        // `\p{L}{200}` compiles past the small size (hundreds of KiB of program per copy of
+        // the class): each counts the caller's limit. One call keeps them all (its step may
+        // use each for every probe), the next call starts empty.
+        let big = |n: usize| format!("\\p{{L}}{{{}}}", 200 + n);
+        let count = CARRIED_BYTES / DEFAULT_SIZE_LIMIT + 1;
         with_pattern_memo(&mut memo, || {
-            for n in 0..12 {
-                assert!(re2_problem(&format!("\\p{{L}}{{{}}}", 200 + n)).is_none());
-                assert!(memo_bytes() <= COMPILED_BUDGET);
+            for n in 0..count {
+                assert!(re2_problem(&big(n)).is_none());
             }
         });
-        assert!(memo.bytes <= COMPILED_BUDGET && memo.bytes >= DEFAULT_SIZE_LIMIT);
-        let kept = memo
-            .by_form
-            .iter()
-            .find(|(form, _)| *form == (Anchoring::Whole, DEFAULT_SIZE_LIMIT))
-            .map_or(0, |(_, patterns)| patterns.len());
-        assert!(kept < 12, "{kept}");
-    }
-
-    fn memo_bytes() -> usize {
-        COMPILED.with(|cell| cell.borrow().as_ref().map_or(0, |memo| memo.bytes))
+        assert!(memo.bytes > CARRIED_BYTES);
+        for n in 0..count {
+            assert!(
+                memo.get(&big(n), (Anchoring::Whole, DEFAULT_SIZE_LIMIT))
+                    .is_some()
+            );
+        }
+        with_pattern_memo(&mut memo, || assert!(full_match("b+", "b")));
+        assert_eq!(memo.bytes, SMALL_PROGRAM, "started empty");
+        assert!(
+            memo.get("a+", (Anchoring::Whole, DEFAULT_SIZE_LIMIT))
+                .is_none()
+        );
     }
 
     #[test]
