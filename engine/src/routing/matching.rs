@@ -331,9 +331,9 @@ mod tests {
                 .is_some()
         );
         assert_eq!(memo.bytes, SMALL_PROGRAM, "a small program counts as small");
-        // `\p{L}{200}` compiles past the small size (hundreds of KiB of program per copy of
-        // the class): each counts the caller's limit. One call keeps them all (its step may
-        // use each for every probe), the next call starts empty.
+        // `\p{L}{200}` compiles past the small size (200 copies of the class's UTF-8
+        // automaton), so each counts the caller's limit. One call keeps them all (its step may
+        // use each for every probe); the next call starts empty.
         let big = |n: usize| format!("\\p{{L}}{{{}}}", 200 + n);
         let count = CARRIED_BYTES / DEFAULT_SIZE_LIMIT + 1;
         with_pattern_memo(&mut memo, || {
