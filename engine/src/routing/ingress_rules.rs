@@ -17,7 +17,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{Backend, Distribution, GatewayConfig, Request, Routed};
+use super::{Backend, Distribution, GatewayConfig, Request, Routed, SmolStr};
 use crate::value::JsonValue;
 
 /// One `spec.rules[].http.paths[]` entry with its rule's host.
@@ -344,12 +344,12 @@ pub fn pair_probes(config: &GatewayConfig, extra: &[Request]) -> Vec<Request> {
                 shape
             };
             let mut probe = Request::get(&shape);
-            probe.host = host.clone();
+            probe.host = host.as_deref().map(SmolStr::from);
             for variant in extra {
                 let mut with = probe.clone();
-                with.headers.extend(variant.headers.clone());
-                with.query.extend(variant.query.clone());
-                with.cookies.extend(variant.cookies.clone());
+                with.headers.extend(variant.headers.iter());
+                with.query.extend(variant.query.iter());
+                with.cookies.extend(variant.cookies.iter());
                 probes.push(with);
             }
             probes.push(probe);
