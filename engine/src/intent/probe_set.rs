@@ -68,12 +68,12 @@ fn selected_request(samples: &MatchSamples, names: &MatchNames, base: &Request) 
 /// `values` with each name set to its sample, in turn (a later condition on the same name
 /// wins); the same shared list when there is nothing to set.
 fn with_samples(values: &NameValues, names: &[SmolStr], samples: &[Option<SmolStr>]) -> NameValues {
-    let set = names
-        .iter()
-        .zip(samples)
-        .filter_map(|(name, sampled)| Some((name.clone(), sampled.clone()?)));
     let mut values = values.clone();
-    values.extend(set);
+    for (name, sampled) in names.iter().zip(samples) {
+        if let Some(sampled) = sampled {
+            values = values.with(name, Some(sampled));
+        }
+    }
     values
 }
 
@@ -517,15 +517,20 @@ fn same_map(
     let Some((name, value)) = change else {
         return map == of;
     };
-    let had = usize::from(of.contains_key(name));
-    let len_ok = match value {
-        Some(_) => map.len() == of.len() - had + 1,
-        None => map.len() == of.len() - had,
+    // `of`'s entries before and after `name`, and `map`'s: those with `name`'s in between.
+    let (entries, of_entries) = (map.entries(), of.entries());
+    let (before, after) = match of.position(name) {
+        Ok(i) => (&of_entries[..i], &of_entries[i + 1..]),
+        Err(i) => (&of_entries[..i], &of_entries[i..]),
     };
-    let others = |(k, _): &(&str, &str)| *k != name.as_str();
-    len_ok
-        && map.get(name) == value.map(SmolStr::as_str)
-        && map.iter().filter(others).eq(of.iter().filter(others))
+    let middle = usize::from(value.is_some());
+    entries.len() == before.len() + middle + after.len()
+        && entries[..before.len()] == *before
+        && entries[before.len() + middle..] == *after
+        && value.is_none_or(|value| {
+            let (held_name, held) = &entries[before.len()];
+            held_name == name && held == value
+        })
 }
 
 /// Whether `request` is `of` with `change` made.

@@ -345,12 +345,14 @@ pub fn pair_probes(config: &GatewayConfig, extra: &[Request]) -> Vec<Request> {
             };
             let mut probe = Request::get(&shape);
             probe.host = host.as_deref().map(SmolStr::from);
+            // `probe` has no headers, query or cookies: each variant's are taken whole.
             for variant in extra {
-                let mut with = probe.clone();
-                with.headers.extend(variant.headers.iter());
-                with.query.extend(variant.query.iter());
-                with.cookies.extend(variant.cookies.iter());
-                probes.push(with);
+                probes.push(Request {
+                    headers: variant.headers.clone(),
+                    query: variant.query.clone(),
+                    cookies: variant.cookies.clone(),
+                    ..probe.clone()
+                });
             }
             probes.push(probe);
         }

@@ -3,6 +3,7 @@
 //! so a copy shares every text and name/value list with its original and only the changed
 //! field is new.
 
+use std::cmp::Ordering;
 use std::fmt;
 use std::sync::Arc;
 
@@ -10,7 +11,7 @@ pub use smol_str::SmolStr;
 
 /// One HTTP request, as the probes of the intent check build them. Its order (method, host,
 /// path, headers, query, cookies, each in turn) is the order the intent check sends probes in.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub struct Request {
     /// `GET`, `POST`, …
     pub method: SmolStr,
@@ -64,6 +65,27 @@ impl Request {
     }
 }
 
+/// Field by field, as the texts compare (written out rather than derived so that the texts
+/// compare as `str`s inline: the intent check sorts thousands of probes per step).
+impl Ord for Request {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.method
+            .as_str()
+            .cmp(other.method.as_str())
+            .then_with(|| self.host.as_deref().cmp(&other.host.as_deref()))
+            .then_with(|| self.path.as_str().cmp(other.path.as_str()))
+            .then_with(|| self.headers.cmp(&other.headers))
+            .then_with(|| self.query.cmp(&other.query))
+            .then_with(|| self.cookies.cmp(&other.cookies))
+    }
+}
+
+impl PartialOrd for Request {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
 /// The value of the request's header `name` in any case (request header names are held
 /// lower-cased): copies the name only when it has upper-case letters, as models look headers
 /// up for every probe.
@@ -79,7 +101,7 @@ pub fn header_value<'r>(request: &'r Request, name: &str) -> Option<&'r str> {
 /// order, as a map from name to value behaves: it compares, orders and prints as a
 /// `BTreeMap<String, String>` with the same entries would. Copies share the entries: a copy
 /// costs a count, and changing an entry builds the one new list.
-#[derive(Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Default, PartialEq, Eq, Hash)]
 pub struct NameValues(
     /// Sorted by name, names distinct; `None` when empty (never an empty list), so that an
     /// empty one allocates nothing and equal ones are equal as values.
@@ -96,7 +118,8 @@ impl NameValues {
         self.0.as_deref().unwrap_or(&[])
     }
 
-    fn position(&self, name: &str) -> Result<usize, usize> {
+    /// Where `name` is in [`Self::entries`] (`Ok`), or would be inserted (`Err`).
+    pub fn position(&self, name: &str) -> Result<usize, usize> {
         self.entries()
             .binary_search_by(|(held, _)| held.as_str().cmp(name))
     }
@@ -167,6 +190,22 @@ impl NameValues {
 
     pub fn clear(&mut self) {
         self.0 = None;
+    }
+}
+
+/// Entry by entry, as a map's entries compare; lists shared by both are equal without a look.
+impl Ord for NameValues {
+    fn cmp(&self, other: &Self) -> Ordering {
+        match (&self.0, &other.0) {
+            (Some(a), Some(b)) if Arc::ptr_eq(a, b) => Ordering::Equal,
+            _ => self.iter().cmp(other.iter()),
+        }
+    }
+}
+
+impl PartialOrd for NameValues {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
     }
 }
 
@@ -294,6 +333,69 @@ mod tests {
             let (a, b) = (&maps[next(maps.len())], &maps[next(maps.len())]);
             assert_eq!(a.0.cmp(&b.0), a.1.cmp(&b.1));
             assert_eq!(a.0 == b.0, a.1 == b.1);
+        }
+    }
+
+    /// A request as plain owned data, ordered as `Request` was when it held these types.
+    type Plain = (
+        String,
+        Option<String>,
+        String,
+        BTreeMap<String, String>,
+        BTreeMap<String, String>,
+        BTreeMap<String, String>,
+    );
+
+    fn plain(r: &Request) -> Plain {
+        let map = |m: &NameValues| -> BTreeMap<String, String> {
+            m.iter().map(|(n, v)| (n.to_owned(), v.to_owned())).collect()
+        };
+        (
+            r.method.to_string(),
+            r.host.as_ref().map(SmolStr::to_string),
+            r.path.to_string(),
+            map(&r.headers),
+            map(&r.query),
+            map(&r.cookies),
+        )
+    }
+
+    /// The probes' order (the order findings are reported in) is the order of their fields.
+    #[test]
+    fn requests_order_and_compare_field_by_field() {
+        let texts = ["", "GET", "POST", "/", "/a", "/a/b", "a.example.com", "x", "y"];
+        let mut state = 5_u64;
+        let mut next = |n: usize| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((state >> 33) % n as u64) as usize
+        };
+        let mut requests: Vec<Request> = Vec::new();
+        for _ in 0..400 {
+            let mut r = Request::get(texts[3 + next(3)]);
+            if next(3) == 0 {
+                r.method = texts[next(3)].into();
+            }
+            if next(2) == 0 {
+                r.host = Some(texts[6 + next(3)].into());
+            }
+            for map in [&mut r.headers, &mut r.query, &mut r.cookies] {
+                for _ in 0..next(3) {
+                    map.insert(texts[7 + next(2)], texts[next(texts.len())]);
+                }
+            }
+            // Sometimes a copy sharing the lists of an earlier request.
+            if !requests.is_empty() && next(4) == 0 {
+                r.headers = requests[next(requests.len())].headers.clone();
+            }
+            requests.push(r);
+        }
+        for a in &requests {
+            for b in requests.iter().step_by(7) {
+                assert_eq!(a.cmp(b), plain(a).cmp(&plain(b)), "{a:?} {b:?}");
+                assert_eq!(a == b, plain(a) == plain(b));
+            }
         }
     }
 
