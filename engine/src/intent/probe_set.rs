@@ -60,8 +60,16 @@ fn selected_request(samples: &MatchSamples, names: &MatchNames, base: &Request) 
     if let Some(sampled) = &samples.path {
         hit.path = sampled.clone();
     }
-    hit.headers = with_samples(&base.headers, &names.headers, &samples.headers);
-    hit.query = with_samples(&base.query, &names.query, &samples.query);
+    hit.headers = if base.headers.is_empty() {
+        names.headers_alone.clone()
+    } else {
+        with_samples(&base.headers, &names.headers, &samples.headers)
+    };
+    hit.query = if base.query.is_empty() {
+        names.query_alone.clone()
+    } else {
+        with_samples(&base.query, &names.query, &samples.query)
+    };
     hit
 }
 
@@ -78,27 +86,34 @@ fn with_samples(values: &NameValues, names: &[SmolStr], samples: &[Option<SmolSt
 }
 
 /// A step match's header names lower-cased and its query parameter names, as request texts,
-/// made once per match.
+/// and the headers and query of a request that had none once the match's `samples` are set:
+/// made once per match (most base requests have none).
 struct MatchNames {
     headers: Vec<SmolStr>,
     query: Vec<SmolStr>,
+    headers_alone: NameValues,
+    query_alone: NameValues,
 }
 
 impl MatchNames {
-    fn of(m: &HttpRouteMatch) -> MatchNames {
+    fn of(m: &HttpRouteMatch, samples: &MatchSamples) -> MatchNames {
+        let headers: Vec<SmolStr> = m
+            .headers
+            .iter()
+            .flatten()
+            .map(|h| SmolStr::from(h.name.to_ascii_lowercase()))
+            .collect();
+        let query: Vec<SmolStr> = m
+            .query_params
+            .iter()
+            .flatten()
+            .map(|q| SmolStr::from(q.name.as_str()))
+            .collect();
         MatchNames {
-            headers: m
-                .headers
-                .iter()
-                .flatten()
-                .map(|h| SmolStr::from(h.name.to_ascii_lowercase()))
-                .collect(),
-            query: m
-                .query_params
-                .iter()
-                .flatten()
-                .map(|q| SmolStr::from(q.name.as_str()))
-                .collect(),
+            headers_alone: with_samples(&NameValues::new(), &headers, &samples.headers),
+            query_alone: with_samples(&NameValues::new(), &query, &samples.query),
+            headers,
+            query,
         }
     }
 }
@@ -135,7 +150,7 @@ impl MatchBeside {
                 .collect()
         };
         MatchBeside {
-            names: MatchNames::of(m),
+            names: MatchNames::of(m, samples),
             paths_beside: m
                 .path
                 .as_ref()
@@ -176,7 +191,7 @@ fn near_around<'a>(
 /// Adds to `set` a request `m` selects, built on `base`, and variants that each lack one of its
 /// conditions (`samples` is [`MatchSamples::of`] `m`, `beside` [`MatchBeside::of`] it). A
 /// variant is the request `m` selects with one field changed; it is built only when the set
-/// does not hold it yet.
+/// does not hold it yet. `expanded`: the requests `m` selects whose variants are in `set`.
 fn match_probes(
     m: &HttpRouteMatch,
     samples: &MatchSamples,
@@ -184,12 +199,19 @@ fn match_probes(
     base: &Request,
     values_ignore_case: bool,
     set: &mut RequestSet,
+    expanded: &mut ExpandedHits,
 ) {
     let hit = selected_request(samples, &beside.names, base);
     let parts = HashParts::of(&hit);
+    if m.path.is_some() {
+        // The one variant made of `base` rather than of `hit`.
+        set.insert_variant(&hit, parts, Change::Path(&base.path));
+    }
+    if !expanded.first(&hit, parts.finish()) {
+        return;
+    }
     let mut add = |change: Change| set.insert_variant(&hit, parts, change);
     if let Some(path) = &m.path {
-        add(Change::Path(&base.path));
         for beside_path in &beside.paths_beside {
             add(Change::Path(beside_path));
         }
@@ -239,6 +261,24 @@ fn match_probes(
         }
     }
     set.insert(hit, parts);
+}
+
+/// The requests a step match selects that [`match_probes`] made the variants of. Base requests
+/// that differ only in what the match sets (their paths, for a match on the path) give the
+/// same selected request, whose variants but one are then in the set already.
+#[derive(Default)]
+struct ExpandedHits(HashMap<u64, Vec<Request>, FxBuildHasher>);
+
+impl ExpandedHits {
+    /// Whether `hit` (whose [`HashParts`] finish as `hash`) is new here; records it.
+    fn first(&mut self, hit: &Request, hash: u64) -> bool {
+        let held = self.0.entry(hash).or_default();
+        if held.contains(hit) {
+            return false;
+        }
+        held.push(hit.clone());
+        true
+    }
 }
 
 /// Values just beside a condition, which the step's match must not select unless its type
@@ -339,8 +379,17 @@ pub(super) fn probes_beside(
     'matches: for (i, m) in intent.matches.iter().enumerate() {
         let samples = MatchSamples::of(m);
         let beside = MatchBeside::of(m, &samples, ignore_case);
+        let mut expanded = ExpandedHits::default();
         for (j, request) in base.iter().enumerate() {
-            match_probes(m, &samples, &beside, request, ignore_case, &mut all);
+            match_probes(
+                m,
+                &samples,
+                &beside,
+                request,
+                ignore_case,
+                &mut all,
+                &mut expanded,
+            );
             if all.len() >= MAX_PROBES {
                 let last = i + 1 == intent.matches.len() && j + 1 == base.len();
                 truncated |= !last || all.len() > MAX_PROBES;

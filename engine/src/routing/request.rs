@@ -348,7 +348,9 @@ mod tests {
 
     fn plain(r: &Request) -> Plain {
         let map = |m: &NameValues| -> BTreeMap<String, String> {
-            m.iter().map(|(n, v)| (n.to_owned(), v.to_owned())).collect()
+            m.iter()
+                .map(|(n, v)| (n.to_owned(), v.to_owned()))
+                .collect()
         };
         (
             r.method.to_string(),
@@ -363,7 +365,17 @@ mod tests {
     /// The probes' order (the order findings are reported in) is the order of their fields.
     #[test]
     fn requests_order_and_compare_field_by_field() {
-        let texts = ["", "GET", "POST", "/", "/a", "/a/b", "a.example.com", "x", "y"];
+        let texts = [
+            "",
+            "GET",
+            "POST",
+            "/",
+            "/a",
+            "/a/b",
+            "a.example.com",
+            "x",
+            "y",
+        ];
         let mut state = 5_u64;
         let mut next = |n: usize| {
             state = state
