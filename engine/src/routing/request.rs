@@ -3,7 +3,6 @@
 //! so a copy shares every text and name/value list with its original and only the changed
 //! field is new.
 
-use std::cmp::Ordering;
 use std::fmt;
 use std::sync::Arc;
 
@@ -11,7 +10,7 @@ pub use smol_str::SmolStr;
 
 /// One HTTP request, as the probes of the intent check build them. Its order (method, host,
 /// path, headers, query, cookies, each in turn) is the order the intent check sends probes in.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct Request {
     /// `GET`, `POST`, …
     pub method: SmolStr,
@@ -65,27 +64,6 @@ impl Request {
     }
 }
 
-/// Field by field, as the texts compare (written out rather than derived so that the texts
-/// compare as `str`s inline: the intent check sorts thousands of probes per step).
-impl Ord for Request {
-    fn cmp(&self, other: &Self) -> Ordering {
-        self.method
-            .as_str()
-            .cmp(other.method.as_str())
-            .then_with(|| self.host.as_deref().cmp(&other.host.as_deref()))
-            .then_with(|| self.path.as_str().cmp(other.path.as_str()))
-            .then_with(|| self.headers.cmp(&other.headers))
-            .then_with(|| self.query.cmp(&other.query))
-            .then_with(|| self.cookies.cmp(&other.cookies))
-    }
-}
-
-impl PartialOrd for Request {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
 /// The value of the request's header `name` in any case (request header names are held
 /// lower-cased): copies the name only when it has upper-case letters, as models look headers
 /// up for every probe.
@@ -101,10 +79,11 @@ pub fn header_value<'r>(request: &'r Request, name: &str) -> Option<&'r str> {
 /// order, as a map from name to value behaves: it compares, orders and prints as a
 /// `BTreeMap<String, String>` with the same entries would. Copies share the entries: a copy
 /// costs a count, and changing an entry builds the one new list.
-#[derive(Clone, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct NameValues(
     /// Sorted by name, names distinct; `None` when empty (never an empty list), so that an
-    /// empty one allocates nothing and equal ones are equal as values.
+    /// empty one allocates nothing, equal ones are equal as values, and it orders before
+    /// any other as an empty map does (lists order entry by entry, as maps do).
     Option<Arc<[(SmolStr, SmolStr)]>>,
 );
 
@@ -190,22 +169,6 @@ impl NameValues {
 
     pub fn clear(&mut self) {
         self.0 = None;
-    }
-}
-
-/// Entry by entry, as a map's entries compare; lists shared by both are equal without a look.
-impl Ord for NameValues {
-    fn cmp(&self, other: &Self) -> Ordering {
-        match (&self.0, &other.0) {
-            (Some(a), Some(b)) if Arc::ptr_eq(a, b) => Ordering::Equal,
-            _ => self.iter().cmp(other.iter()),
-        }
-    }
-}
-
-impl PartialOrd for NameValues {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
     }
 }
 
