@@ -1,0 +1,62 @@
+//! The resource Kruise writes for each step of a custom-provider case: the step's output
+//! patched onto the case's `original` ([`OriginalResource::patched`]). Schema validation checks
+//! it and the intent check routes its probes through it, for the same steps: `check` makes it
+//! once per step and hands it to both ([`super::check::check_case`]).
+
+use std::borrow::Cow;
+
+use kruise_lua_engine::json::decode_custom_result;
+use kruise_lua_engine::luadata::Data;
+use kruise_lua_engine::schema::OriginalResource;
+use kruise_lua_engine::steps::StepOutcome;
+use kruise_lua_engine::testcase::TestCase;
+use kruise_lua_engine::value::JsonValue;
+use kruise_lua_engine::yaml::YamlNode;
+
+/// A case's `original`, and the steps' outputs patched onto it.
+pub struct StepResources {
+    pub original: OriginalResource,
+    /// `outputs[i]`: the resource of `steps[i]`'s output, where it was asked for and the step
+    /// has an output.
+    pub outputs: Vec<Option<JsonValue>>,
+}
+
+impl StepResources {
+    /// The resources of the outputs of the `steps` that `wanted` picks, patched onto
+    /// `original` (the case's `original` node).
+    pub fn new(
+        original: Option<&YamlNode>,
+        case: &TestCase,
+        steps: &[StepOutcome],
+        wanted: impl Fn(&StepOutcome) -> bool,
+    ) -> StepResources {
+        let original = OriginalResource::new(original.map_or(JsonValue::Null, YamlNode::to_json));
+        let outputs = steps
+            .iter()
+            .map(|step| {
+                if !wanted(step) {
+                    return None;
+                }
+                let data = output_data(case, step)?;
+                Some(original.patched(&data))
+            })
+            .collect();
+        StepResources { original, outputs }
+    }
+
+    /// The resource of `steps[index]`'s output, when made.
+    pub fn output(&self, index: usize) -> Option<&JsonValue> {
+        self.outputs.get(index).and_then(Option::as_ref)
+    }
+}
+
+/// A step's output as data: the expectation's when the output equals it (already read), else
+/// the output's canonical JSON decoded as Kruise decodes a result; `None` when the step has no
+/// output (it errored) or it does not decode.
+pub fn output_data<'a>(case: &'a TestCase, step: &StepOutcome) -> Option<Cow<'a, Data>> {
+    let actual = step.actual.as_deref()?;
+    match case.expected.get(step.index) {
+        Some(entry) if step.actual == step.expected => Some(Cow::Borrowed(&entry.data)),
+        _ => decode_custom_result(actual.as_bytes()).ok().map(Cow::Owned),
+    }
+}
