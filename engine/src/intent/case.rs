@@ -2,6 +2,8 @@
 //! providers on the original; ingress classes chained, each on the canary Ingress the earlier
 //! steps left) and checks the configuration it leaves.
 
+use std::cell::OnceCell;
+
 use crate::luadata::{Data, IngressData, LuaData};
 use crate::routing::{
     GatewayConfig, RoutingModel, canary_ingress, model_for, representative_stable_ingress,
@@ -217,15 +219,16 @@ fn check_steps_compiled(
 ) -> Vec<StepCheck> {
     // Ingress steps chain (each runs on the canary Ingress the earlier ones left): one pass
     // for the whole case, unless the caller's run made it.
-    let ran;
-    let chained = match results {
-        _ if flavor != ScriptFlavor::Ingress => None,
-        StepRuns::Ingress(all) if all.len() == case.steps.len() => Some(all),
-        _ => {
-            ran = steps::controller_ingress_results(script, case, options);
-            Some(ran.as_slice())
-        }
-    };
+    let chain = (flavor == ScriptFlavor::Ingress).then(|| Chain {
+        given: match results {
+            StepRuns::Ingress(all) if all.len() == case.steps.len() => Some(all),
+            _ => None,
+        },
+        ran: OnceCell::new(),
+        script,
+        case,
+        options,
+    });
     let (stored_spec, mut reused) = match results {
         StepRuns::Custom {
             original,
@@ -251,7 +254,7 @@ fn check_steps_compiled(
                         case,
                         index,
                         original,
-                        chained: chained.map(|all| &all[index]),
+                        chained: chain.as_ref(),
                         reused: reused.next().flatten(),
                         stored_spec,
                         options,
@@ -262,6 +265,29 @@ fn check_steps_compiled(
             })
             .collect()
     })
+}
+
+/// An ingress case's steps as the controller runs them: the caller's, else replayed in one
+/// pass when a step first needs them (a case none of whose steps asks anything of the routing
+/// never runs the script here).
+struct Chain<'a> {
+    given: Option<&'a [steps::ControllerIngressResult]>,
+    ran: OnceCell<Vec<steps::ControllerIngressResult>>,
+    script: &'a Script,
+    case: &'a TestCase,
+    options: &'a RunOptions,
+}
+
+impl Chain<'_> {
+    fn step(&self, index: usize) -> &steps::ControllerIngressResult {
+        let all = match self.given {
+            Some(all) => all,
+            None => self.ran.get_or_init(|| {
+                steps::controller_ingress_results(self.script, self.case, self.options)
+            }),
+        };
+        &all[index]
+    }
 }
 
 fn ingress_has_paths(ingress: &JsonValue) -> bool {
@@ -277,8 +303,8 @@ fn ingress_has_paths(ingress: &JsonValue) -> bool {
         })
 }
 
-/// What [`check_one`] checks: step `index`; `chained` is its controller result for an ingress
-/// script (`None` for a custom one, whose resource is `reused` from the caller's run, or run and
+/// What [`check_one`] checks: step `index`; `chained` holds the controller results for an
+/// ingress script (`None` for a custom one, whose resource is `reused` from the caller's run, or run and
 /// made here: `stored_spec` is the original's original-spec annotation when the caller made it).
 struct StepInputs<'a> {
     model: &'a dyn RoutingModel,
@@ -286,7 +312,7 @@ struct StepInputs<'a> {
     case: &'a TestCase,
     index: usize,
     original: Option<&'a JsonValue>,
-    chained: Option<&'a steps::ControllerIngressResult>,
+    chained: Option<&'a Chain<'a>>,
     reused: Option<JsonValue>,
     stored_spec: Option<&'a str>,
     options: &'a RunOptions,
@@ -323,8 +349,9 @@ fn check_one(
     };
     let (flavor, ran);
     let left = match (chained, reused) {
-        (Some(chained), _) => {
+        (Some(chain), _) => {
             flavor = ScriptFlavor::Ingress;
+            let chained = chain.step(index);
             if let Some(why) = chained.not_called {
                 return ScriptFailed(format!("the controller does not run the script: {why}"));
             }

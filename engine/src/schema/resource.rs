@@ -114,12 +114,8 @@ pub fn original_spec_annotation(original: &JsonValue) -> String {
             let mut annotations = string_map(original_meta, "annotations", &mut ignored);
             annotations.remove(ORIGINAL_SPEC_ANNOTATION);
             let labels = string_map(original_meta, "labels", &mut ignored);
-            Data {
-                spec: original.get("spec").cloned(),
-                labels: Some(labels).filter(|m| !m.is_empty()),
-                annotations: Some(annotations).filter(|m| !m.is_empty()),
-            }
-            .to_canonical_json()
+            // `Data { spec, labels, annotations }.to_canonical_json()`, without copying the spec.
+            crate::json::parts_to_canonical(original.get("spec"), Some(&labels), Some(&annotations))
         }
     }
 }
