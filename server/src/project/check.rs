@@ -262,8 +262,10 @@ pub fn check_case(
             // The intent check reads the `original` key as written; schema validation, as
             // Kruise's test, in any case: the resources are shared when both read one node.
             let same_original = !schema_wants
-                || match (schema_check::original_node(&case.root), intent::case_original(case))
-                {
+                || match (
+                    schema_check::original_node(&case.root),
+                    intent::case_original(case),
+                ) {
                     (Some(read), Some(routed)) => std::ptr::eq(read, routed),
                     _ => false,
                 };
@@ -734,6 +736,60 @@ expected:
             compared > 15 && failing > 0 && erroring > 0,
             "{compared} {failing} {erroring}"
         );
+    }
+
+    /// Schema validation and the intent check share each step's resource: the intent check's
+    /// findings are the same whether schema validation runs beside it or not, also when the
+    /// two read different `original`s (schema validation, as Kruise's test, reads an
+    /// `Original:` key; the intent check only `original:`).
+    #[test]
+    fn the_intent_check_finds_the_same_with_or_without_schema_validation() {
+        let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/fixtures/intent/istio-small-weights");
+        let script =
+            Script::new(std::fs::read_to_string(fixture.join("trafficRouting.lua")).unwrap());
+        let text = std::fs::read_to_string(fixture.join("testdata/case.yaml")).unwrap();
+        let kind = ScriptKind::Custom {
+            group: "networking.istio.io".to_owned(),
+            kind: "VirtualService".to_owned(),
+        };
+        let subject = SchemaSubject::from(&kind);
+        let schemas = SchemaSet::new();
+        let checks = Checks {
+            mode: Mode::Harness,
+            shuffle: 0,
+            intent: true,
+            parallel_steps: false,
+        };
+        let options = RunOptions::default();
+        let run = |text: &str, schemas: Option<&SchemaSet>| {
+            let case = parse_case(text).unwrap();
+            let to_run = CaseToRun {
+                script: &script,
+                flavor: ScriptFlavor::Custom,
+                kind: Some(&kind),
+                subject: &subject,
+                case: &case,
+                case_path: "case.yaml",
+                script_line: &|line| Location {
+                    file: "trafficRouting.lua".to_owned(),
+                    line: Some(line),
+                },
+            };
+            let checked = check_case(&to_run, checks, &options, schemas, &|| false).unwrap();
+            (
+                format!("{:?}", checked.intent.misrouted),
+                format!("{:?}", checked.intent.unverified),
+            )
+        };
+        let alone = run(&text, None);
+        assert_ne!(alone.0, "[]");
+        assert_eq!(run(&text, Some(&schemas)), alone);
+        let renamed = text.replace("\noriginal:", "\nOriginal:");
+        assert_ne!(renamed, text);
+        let alone = run(&renamed, None);
+        assert!(alone.1.contains("no original resource"), "{alone:?}");
+        assert_eq!(run(&renamed, Some(&schemas)), alone);
     }
 
     #[test]
