@@ -84,8 +84,8 @@ pub fn check_case(
     check_case_reusing(kind, script, case, options, StepRuns::None)
 }
 
-/// The case's `original` node, which the intent check routes through ([`case_original`]
-/// converted to JSON; a caller handing [`StepRuns::Custom`] over reads this one).
+/// The case's `original` node: the intent check routes through it (converted to JSON), and a
+/// caller that hands [`StepRuns::Custom`] over makes its resources from this node.
 pub fn case_original(case: &TestCase) -> Option<&YamlNode> {
     case.root.get("original")
 }
@@ -304,8 +304,9 @@ fn ingress_has_paths(ingress: &JsonValue) -> bool {
 }
 
 /// What [`check_one`] checks: step `index`; `chained` holds the controller results for an
-/// ingress script (`None` for a custom one, whose resource is `reused` from the caller's run, or run and
-/// made here: `stored_spec` is the original's original-spec annotation when the caller made it).
+/// ingress script (`None` for a custom one, whose resource is `reused` from the caller's run,
+/// or run and made here: `stored_spec` is the original's original-spec annotation when the
+/// caller made it).
 struct StepInputs<'a> {
     model: &'a dyn RoutingModel,
     script: &'a Script,
