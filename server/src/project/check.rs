@@ -274,13 +274,15 @@ pub fn check_case(
                 (None, Some(StepResources { original, outputs }))
                     if intent_wants && same_original =>
                 {
+                    let mut resources = std::mem::take(outputs);
+                    for step in steps.iter().filter(|step| !reusable(step)) {
+                        if let Some(resource) = resources.get_mut(step.index) {
+                            *resource = None;
+                        }
+                    }
                     intent::StepRuns::Custom {
                         original,
-                        resources: std::mem::take(outputs)
-                            .into_iter()
-                            .zip(&steps)
-                            .map(|(output, step)| output.filter(|_| reusable(step)))
-                            .collect(),
+                        resources,
                     }
                 }
                 _ => intent::StepRuns::None,

@@ -16,14 +16,14 @@ use kruise_lua_engine::yaml::YamlNode;
 /// A case's `original`, and the steps' outputs patched onto it.
 pub struct StepResources {
     pub original: OriginalResource,
-    /// `outputs[i]`: the resource of `steps[i]`'s output, where it was asked for and the step
-    /// has an output.
+    /// `outputs[i]`: the resource of the output of the case's step `i`, where it was asked for
+    /// and the step has an output (one entry per step of the case).
     pub outputs: Vec<Option<JsonValue>>,
 }
 
 impl StepResources {
-    /// The resources of the outputs of the `steps` that `wanted` picks, patched onto
-    /// `original` (the case's `original` node).
+    /// The resources of the outputs of the `steps` (outcomes of `case`'s steps, any of them)
+    /// that `wanted` picks, patched onto `original` (the case's `original` node).
     pub fn new(
         original: Option<&YamlNode>,
         case: &TestCase,
@@ -31,16 +31,14 @@ impl StepResources {
         wanted: impl Fn(&StepOutcome) -> bool,
     ) -> StepResources {
         let original = OriginalResource::new(original.map_or(JsonValue::Null, YamlNode::to_json));
-        let outputs = steps
-            .iter()
-            .map(|step| {
-                if !wanted(step) {
-                    return None;
-                }
-                let data = output_data(case, step)?;
-                Some(original.patched(&data))
-            })
-            .collect();
+        let mut outputs = vec![None; case.steps.len()];
+        for step in steps.iter().filter(|step| wanted(step)) {
+            if let Some(slot) = outputs.get_mut(step.index)
+                && let Some(data) = output_data(case, step)
+            {
+                *slot = Some(original.patched(&data));
+            }
+        }
         StepResources { original, outputs }
     }
 
