@@ -58,3 +58,62 @@ pub fn output_data<'a>(case: &'a TestCase, step: &StepOutcome) -> Option<Cow<'a,
         _ => decode_custom_result(actual.as_bytes()).ok().map(Cow::Owned),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kruise_lua_engine::runner::{Mode, RunOptions, Script};
+    use kruise_lua_engine::script::ScriptFlavor;
+    use kruise_lua_engine::steps::{StepToRun, run_case_step};
+    use kruise_lua_engine::testcase::parse_case;
+
+    const CASE: &str = "rollout:
+  apiVersion: rollouts.kruise.io/v1beta1
+  kind: Rollout
+  metadata: {name: web}
+  spec:
+    strategy:
+      canary:
+        trafficRoutings:
+        - service: web
+          customNetworkRefs:
+          - {apiVersion: test.kruise-lua.dev/v1, kind: Gizmo, name: g}
+        steps:
+        - traffic: 20%
+        - traffic: 50%
+original:
+  apiVersion: test.kruise-lua.dev/v1
+  kind: Gizmo
+  metadata: {name: g}
+  spec: {weight: 0}
+expected:
+- apiVersion: test.kruise-lua.dev/v1
+  kind: Gizmo
+  spec: {weight: 20}
+- apiVersion: test.kruise-lua.dev/v1
+  kind: Gizmo
+  spec: {weight: 50}
+";
+
+    /// A step's resource is found at its index in the case, also when it is the only outcome
+    /// given (the debugger validates the step it stopped in alone).
+    #[test]
+    fn an_output_resource_is_kept_at_its_steps_index() {
+        let case = parse_case(CASE).unwrap();
+        let script = Script::new("return {spec = {weight = obj.canaryWeight}}");
+        let outcome = run_case_step(StepToRun {
+            script: &script,
+            flavor: ScriptFlavor::Custom,
+            case: &case,
+            index: 1,
+            mode: Mode::Harness,
+            options: &RunOptions::default(),
+        });
+        let resources = StepResources::new(case.root.get("original"), &case, &[outcome], |_| true);
+        assert_eq!(resources.outputs.len(), 2);
+        assert_eq!(resources.output(0), None);
+        let made = resources.output(1).expect("made").to_canonical_json();
+        assert!(made.contains(r#""spec":{"weight":50}"#), "{made}");
+        assert!(made.contains("original-spec-configuration"), "{made}");
+    }
+}
