@@ -424,7 +424,7 @@ fn condition_holds(condition: &JsonValue, request: &Request) -> bool {
         "http-request-method" => {
             strings(config("httpRequestMethodConfig").and_then(|c| field(c, "values")))
                 .iter()
-                .any(|m| m == &request.method)
+                .any(|m| *m == request.method)
         }
         _ => false,
     }
