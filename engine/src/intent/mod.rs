@@ -237,7 +237,7 @@ fn match_selects(m: &HttpRouteMatch, request: &Request, reading: Reading) -> boo
         value_selects(
             q.match_type.as_deref(),
             &q.value,
-            request.query.get(&q.name).map(String::as_str),
+            request.query.get(&q.name),
             reading,
         )
     });
