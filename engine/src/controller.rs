@@ -56,7 +56,7 @@ use std::collections::BTreeMap;
 use crate::error::{ErrorKind, ScriptError};
 use crate::json::decode_custom_result;
 use crate::luadata::{
-    Data, HeaderModifier, HttpRouteMatch, IngressData, LuaData, reaches_provider,
+    Data, HeaderModifier, HttpRouteMatch, IngressData, LuaData, reaches_provider, string_map_json,
 };
 use crate::runner::{self, Mode, RunOptions, Script};
 use crate::value::JsonValue;
@@ -291,8 +291,8 @@ pub fn ensure_ingress_routes(
     options: &RunOptions,
 ) -> IngressRoutes {
     let mut prints = Vec::new();
-    let run = |obj: &IngressData, prints: &mut Vec<String>| {
-        let run = runner::run_ingress(script, obj, options);
+    let run = |obj: &JsonValue, prints: &mut Vec<String>| {
+        let run = runner::run_ingress_json(script, obj, options);
         prints.extend(run.prints);
         run.result.map(Option::unwrap_or_default)
     };
@@ -324,7 +324,7 @@ pub fn ensure_ingress_routes(
                 request_header_modifier: None,
             };
             runs += 1;
-            match run(&create, &mut prints) {
+            match run(&create.to_json(), &mut prints) {
                 Ok(created) => created,
                 Err(error) => {
                     return IngressRoutes {
@@ -338,15 +338,24 @@ pub fn ensure_ingress_routes(
         }
     };
     let mut previous = None;
-    let mut step_obj = None;
+    let step_obj = Some(IngressData {
+        annotations: Some(live.clone()).filter(|map| !map.is_empty()),
+        ..step.clone()
+    });
+    // The step's obj as the script gets it, made once: each run replaces only its annotations
+    // with the live ones (what `IngressData { annotations, ..step }.to_json()` gives).
+    let mut obj = step.to_json();
     while runs < INGRESS_RUN_LIMIT {
-        let obj = IngressData {
-            annotations: Some(live.clone()).filter(|map| !map.is_empty()),
-            ..step.clone()
-        };
+        if let JsonValue::Object(fields) = &mut obj
+            && let Some(annotations) = fields.get_mut("annotations")
+        {
+            *annotations = match live.is_empty() {
+                true => JsonValue::Null,
+                false => string_map_json(&live),
+            };
+        }
         runs += 1;
         let result = run(&obj, &mut prints);
-        step_obj.get_or_insert(obj);
         match result {
             Err(error) => {
                 return IngressRoutes {

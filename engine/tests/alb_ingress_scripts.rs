@@ -76,10 +76,10 @@ fn request(path: &str, headers: &[(&str, &str)], query: &[(&str, &str)]) -> Requ
     let mut r = Request::get(path);
     r.host = Some("shop.com".into());
     for (k, v) in headers {
-        r.headers.insert((*k).into(), (*v).into());
+        r.headers.insert(*k, *v);
     }
     for (k, v) in query {
-        r.query.insert((*k).into(), (*v).into());
+        r.query.insert(*k, *v);
     }
     r
 }

@@ -2,18 +2,21 @@
 //! providers on the original; ingress classes chained, each on the canary Ingress the earlier
 //! steps left) and checks the configuration it leaves.
 
+use std::cell::OnceCell;
+
 use crate::luadata::{Data, IngressData, LuaData};
 use crate::routing::{
     GatewayConfig, RoutingModel, canary_ingress, model_for, representative_stable_ingress,
     stable_of_canary_ingress,
 };
 use crate::runner::{self, Mode, RunOptions, Script, provenance};
-use crate::schema::{original_spec_annotation, patched_resource_storing};
+use crate::schema::{OriginalResource, original_spec_annotation, patched_resource_storing};
 use crate::script::ScriptFlavor;
 use crate::script::ScriptKind;
 use crate::steps;
 use crate::testcase::TestCase;
 use crate::value::JsonValue;
+use crate::yaml::YamlNode;
 
 use super::{BeforeRouting, Intent, StepReport, check_step_sharing, locate_writes};
 
@@ -81,16 +84,28 @@ pub fn check_case(
     check_case_reusing(kind, script, case, options, StepRuns::None)
 }
 
+/// The case's `original` node: the intent check routes through it (converted to JSON), and a
+/// caller that hands [`StepRuns::Custom`] over makes its resources from this node.
+pub fn case_original(case: &TestCase) -> Option<&YamlNode> {
+    case.root.get("original")
+}
+
 /// What the caller's own run of a case's steps left, for the intent check to reuse instead of
 /// running the script again (`check` passes its step outcomes, so the script does not run
 /// twice).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub enum StepRuns<'a> {
     /// Nothing: the check runs the steps itself.
     None,
-    /// A custom-provider script: `[i]`, when present, is the resource data step `i` returned
-    /// under the controller's rules; steps without one are run here.
-    Custom(&'a [Option<Data>]),
+    /// A custom-provider script: the case's `original` ([`case_original`]) as the caller
+    /// read it, and `resources[i]`, when present, the resource step `i` leaves under the
+    /// controller's rules (its result patched onto `original`: [`OriginalResource::patched`]);
+    /// steps without one are run here. (Schema validation patches the same results onto the
+    /// same original: the caller makes each resource once for both.)
+    Custom {
+        original: &'a OriginalResource,
+        resources: Vec<Option<JsonValue>>,
+    },
     /// An ingress-class script: every step of the case as the controller runs it, chained
     /// ([`steps::controller_ingress_results`]; used only when it has one per step).
     Ingress(&'a [steps::ControllerIngressResult]),
@@ -105,8 +120,15 @@ pub fn check_case_reusing(
     results: StepRuns,
 ) -> Vec<StepCheck> {
     let flavor = ScriptFlavor::from(kind);
-    let original = case.root.get("original").map(|node| node.to_json());
-    let resource_kind = original.as_ref().and_then(|object| {
+    let converted;
+    let original = match &results {
+        StepRuns::Custom { original, .. } => Some(original.object()),
+        _ => {
+            converted = case_original(case).map(YamlNode::to_json);
+            converted.as_ref()
+        }
+    };
+    let resource_kind = original.and_then(|object| {
         let group = object.get("apiVersion")?.as_str()?.split_once('/')?.0;
         Some(ScriptKind::Custom {
             group: group.to_owned(),
@@ -144,7 +166,7 @@ pub fn check_case_reusing(
         flavor,
         script,
         case,
-        original.as_ref(),
+        original,
         options,
         results,
     )
@@ -158,7 +180,7 @@ pub fn check_case_with(
     case: &TestCase,
     options: &RunOptions,
 ) -> Vec<StepCheck> {
-    let original = case.root.get("original").map(|node| node.to_json());
+    let original = case_original(case).map(YamlNode::to_json);
     check_steps(
         model,
         flavor,
@@ -197,18 +219,22 @@ fn check_steps_compiled(
 ) -> Vec<StepCheck> {
     // Ingress steps chain (each runs on the canary Ingress the earlier ones left): one pass
     // for the whole case, unless the caller's run made it.
-    let ran;
-    let chained = match results {
-        _ if flavor != ScriptFlavor::Ingress => None,
-        StepRuns::Ingress(all) if all.len() == case.steps.len() => Some(all),
-        _ => {
-            ran = steps::controller_ingress_results(script, case, options);
-            Some(ran.as_slice())
-        }
-    };
-    let reused = match results {
-        StepRuns::Custom(results) => results,
-        _ => &[],
+    let chain = (flavor == ScriptFlavor::Ingress).then(|| Chain {
+        given: match results {
+            StepRuns::Ingress(all) if all.len() == case.steps.len() => Some(all),
+            _ => None,
+        },
+        ran: OnceCell::new(),
+        script,
+        case,
+        options,
+    });
+    let (stored_spec, mut reused) = match results {
+        StepRuns::Custom {
+            original,
+            resources,
+        } => (Some(original.stored_spec()), resources.into_iter()),
+        _ => (None, Vec::new().into_iter()),
     };
     // The steps route through the same original configuration: what it does is shared, and
     // so are the tables the models derive from it (`routing::memo`, for the whole case). The
@@ -228,8 +254,9 @@ fn check_steps_compiled(
                         case,
                         index,
                         original,
-                        chained: chained.map(|all| &all[index]),
-                        reused: reused.get(index).and_then(Option::as_ref),
+                        chained: chain.as_ref(),
+                        reused: reused.next().flatten(),
+                        stored_spec,
                         options,
                     },
                     &mut configs,
@@ -238,6 +265,29 @@ fn check_steps_compiled(
             })
             .collect()
     })
+}
+
+/// An ingress case's steps as the controller runs them: the caller's, else replayed in one
+/// pass when a step first needs them (a case none of whose steps asks anything of the routing
+/// never runs the script here).
+struct Chain<'a> {
+    given: Option<&'a [steps::ControllerIngressResult]>,
+    ran: OnceCell<Vec<steps::ControllerIngressResult>>,
+    script: &'a Script,
+    case: &'a TestCase,
+    options: &'a RunOptions,
+}
+
+impl Chain<'_> {
+    fn step(&self, index: usize) -> &steps::ControllerIngressResult {
+        let all = match self.given {
+            Some(all) => all,
+            None => self.ran.get_or_init(|| {
+                steps::controller_ingress_results(self.script, self.case, self.options)
+            }),
+        };
+        &all[index]
+    }
 }
 
 fn ingress_has_paths(ingress: &JsonValue) -> bool {
@@ -253,16 +303,19 @@ fn ingress_has_paths(ingress: &JsonValue) -> bool {
         })
 }
 
-/// What [`check_one`] checks: step `index`; `chained` is its controller result for an ingress
-/// script (`None` for a custom one, whose result is `reused` from the caller's run or run here).
+/// What [`check_one`] checks: step `index`; `chained` holds the controller results for an
+/// ingress script (`None` for a custom one, whose resource is `reused` from the caller's run,
+/// or run and made here: `stored_spec` is the original's original-spec annotation when the
+/// caller made it).
 struct StepInputs<'a> {
     model: &'a dyn RoutingModel,
     script: &'a Script,
     case: &'a TestCase,
     index: usize,
     original: Option<&'a JsonValue>,
-    chained: Option<&'a steps::ControllerIngressResult>,
-    reused: Option<&'a Data>,
+    chained: Option<&'a Chain<'a>>,
+    reused: Option<JsonValue>,
+    stored_spec: Option<&'a str>,
     options: &'a RunOptions,
 }
 
@@ -281,6 +334,7 @@ fn check_one(
         original,
         chained,
         reused,
+        stored_spec,
         options,
     } = inputs;
     use StepIntentOutcome::{NotChecked, ScriptFailed};
@@ -295,36 +349,42 @@ fn check_one(
         ScriptFailed(format!("the script fails on this step ({error})"))
     };
     let (flavor, ran);
-    let result: &Data = match (chained, reused) {
-        (Some(chained), _) => {
+    let left = match (chained, reused) {
+        (Some(chain), _) => {
             flavor = ScriptFlavor::Ingress;
+            let chained = chain.step(index);
             if let Some(why) = chained.not_called {
                 return ScriptFailed(format!("the controller does not run the script: {why}"));
             }
             match &chained.result {
-                Ok(result) => result,
+                Ok(result) => StepLeft::Result(result),
                 Err(error) => return failed(error),
             }
         }
         (None, Some(reused)) => {
             flavor = ScriptFlavor::Custom;
-            reused
+            StepLeft::Resource(reused)
         }
         (None, None) => {
             flavor = ScriptFlavor::Custom;
             ran = runner::run_custom(script, &step.obj, options);
             match ran.result(Mode::Production) {
-                Ok(result) => result,
+                Ok(result) => StepLeft::Result(result),
                 Err(error) => return failed(error),
             }
         }
     };
-    let base = configs.of(model, flavor, original, &step.obj);
+    // An ingress step's provenance run starts from the annotations it left.
+    let ingress_result = match &left {
+        StepLeft::Result(result) if flavor == ScriptFlavor::Ingress => Some(*result),
+        _ => None,
+    };
+    let base = configs.of(model, flavor, original, &step.obj, stored_spec);
     let before_seen = match &base.before_seen {
         Ok(before) => before,
         Err(why) => return NotChecked(why.clone()),
     };
-    let after = match after_config(model, base, original, &step.obj, result) {
+    let after = match after_config(model, base, original, &step.obj, left) {
         Ok(after) => Box::new(after),
         Err(why) => return NotChecked(why),
     };
@@ -337,9 +397,9 @@ fn check_one(
     if report.violations.iter().any(|v| v.request.is_some()) {
         // Misrouted: one more run of this step, recording which line wrote what, so that the
         // violations can name the script line (steps that route as asked never pay for it).
-        let written = match flavor {
-            ScriptFlavor::Custom => provenance::record_custom(script, &step.obj, options),
-            ScriptFlavor::Ingress => {
+        let written = match ingress_result {
+            None => provenance::record_custom(script, &step.obj, options),
+            Some(result) => {
                 // The run the controller settled on: the step's obj on the annotations it
                 // left (which that run returns unchanged).
                 let obj = IngressData {
@@ -385,9 +445,9 @@ pub fn step_configs(
     intent: Intent,
     result: &Data,
 ) -> Result<StepConfigs, String> {
-    let base = BeforeConfig::of(model, flavor, original, obj);
+    let base = BeforeConfig::of(model, flavor, original, obj, None);
     let before = base.before_seen.clone()?;
-    let after = after_config(model, &base, original, obj, result)?;
+    let after = after_config(model, &base, original, obj, StepLeft::Result(result))?;
     Ok(StepConfigs {
         intent,
         before,
@@ -414,11 +474,13 @@ struct BeforeConfig {
 }
 
 impl BeforeConfig {
+    /// `stored_spec`: the original's original-spec annotation, when the caller made it.
     fn of(
         model: &dyn RoutingModel,
         flavor: ScriptFlavor,
         original: &JsonValue,
         obj: &LuaData,
+        stored_spec: Option<&str>,
     ) -> BeforeConfig {
         // An Ingress without paths routes nothing: only configuration problems can be found.
         let mut no_paths = false;
@@ -426,7 +488,8 @@ impl BeforeConfig {
             ScriptFlavor::Custom => (
                 GatewayConfig::Resource(original.clone()),
                 StepBase::Resource {
-                    stored_spec: original_spec_annotation(original),
+                    stored_spec: stored_spec
+                        .map_or_else(|| original_spec_annotation(original), str::to_owned),
                 },
             ),
             ScriptFlavor::Ingress => {
@@ -501,6 +564,7 @@ impl CaseConfigs {
         flavor: ScriptFlavor,
         original: &JsonValue,
         obj: &LuaData,
+        stored_spec: Option<&str>,
     ) -> &BeforeConfig {
         let same = self.before.last().is_some_and(|known| {
             known.flavor == flavor
@@ -508,27 +572,37 @@ impl CaseConfigs {
                 && known.services.1 == obj.canary_service
         });
         if !same {
-            let made = Box::new(BeforeConfig::of(model, flavor, original, obj));
+            let made = Box::new(BeforeConfig::of(model, flavor, original, obj, stored_spec));
             self.before.push(made);
         }
         self.before.last().expect("made above")
     }
 }
 
-/// The configuration after a step whose script returned `result`, as the gateway sees it
-/// (`Err(why)` when the model cannot read it alone).
+/// What a step left, as the intent check has it.
+enum StepLeft<'a> {
+    /// The script's result: a custom provider's (patched onto the original here), an ingress
+    /// class's canary Ingress annotations.
+    Result(&'a Data),
+    /// A custom provider's resource, already patched by the caller ([`StepRuns::Custom`]).
+    Resource(JsonValue),
+}
+
+/// The configuration after a step that left `left`, as the gateway sees it (`Err(why)` when
+/// the model cannot read it alone).
 fn after_config(
     model: &dyn RoutingModel,
     base: &BeforeConfig,
     original: &JsonValue,
     obj: &LuaData,
-    result: &Data,
+    left: StepLeft,
 ) -> Result<GatewayConfig, String> {
-    let after = match &base.step_base {
-        StepBase::Resource { stored_spec } => {
+    let after = match (&base.step_base, left) {
+        (_, StepLeft::Resource(resource)) => GatewayConfig::Resource(resource),
+        (StepBase::Resource { stored_spec }, StepLeft::Result(result)) => {
             GatewayConfig::Resource(patched_resource_storing(original, stored_spec, result))
         }
-        StepBase::Ingress { stable } => GatewayConfig::Ingress {
+        (StepBase::Ingress { stable }, StepLeft::Result(result)) => GatewayConfig::Ingress {
             stable: stable.clone(),
             canary: Some(canary_ingress(
                 stable,

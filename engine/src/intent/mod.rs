@@ -42,8 +42,8 @@ mod table;
 mod tests;
 
 pub use case::{
-    NO_PATHS, StepCheck, StepConfigs, StepIntentOutcome, StepRuns, check_case, check_case_reusing,
-    check_case_with, step_configs,
+    NO_PATHS, StepCheck, StepConfigs, StepIntentOutcome, StepRuns, case_original, check_case,
+    check_case_reusing, check_case_with, step_configs,
 };
 pub use probe_set::{MAX_BASE_PROBES, MAX_PROBES, ProbeSet, probes};
 pub use table::{MAX_CLASSES, RequestClass, Share, ShareRole, TrafficTable, traffic_table};
@@ -237,7 +237,7 @@ fn match_selects(m: &HttpRouteMatch, request: &Request, reading: Reading) -> boo
         value_selects(
             q.match_type.as_deref(),
             &q.value,
-            request.query.get(&q.name).map(String::as_str),
+            request.query.get(&q.name),
             reading,
         )
     });

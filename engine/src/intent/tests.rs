@@ -496,7 +496,7 @@ impl RoutingModel for WeightAnnotationModel {
         };
         let canary_backend = backend(canary).unwrap();
         if let Some(name) = annotation("test/canary-header")
-            && request.headers.get(name).map(String::as_str) == Some("always")
+            && request.headers.get(name) == Some("always")
         {
             return Routed::to(Distribution::single(canary_backend));
         }

@@ -15,7 +15,7 @@ use std::ffi::c_int;
 
 use mlua::{Lua, Value};
 
-pub(crate) use result::field_name_matches;
+pub(crate) use result::{field_name_matches, parts_to_canonical};
 
 use crate::luadata::Data;
 use crate::value::JsonValue;

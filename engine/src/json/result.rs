@@ -150,13 +150,26 @@ pub(super) fn write_string_map(out: &mut String, map: &BTreeMap<String, String>)
 
 /// See [`Data::to_canonical_json`].
 pub(super) fn data_to_canonical(data: &Data) -> String {
+    parts_to_canonical(
+        data.spec.as_ref(),
+        data.labels.as_ref(),
+        data.annotations.as_ref(),
+    )
+}
+
+/// [`data_to_canonical`] of the [`Data`] with these members, without building it.
+pub(crate) fn parts_to_canonical(
+    spec: Option<&JsonValue>,
+    labels: Option<&BTreeMap<String, String>>,
+    annotations: Option<&BTreeMap<String, String>>,
+) -> String {
     let mut out = String::from("{");
-    if let Some(spec) = &data.spec {
+    if let Some(spec) = spec {
         start_member(&mut out, "spec");
         spec.write_canonical(&mut out);
     }
-    for (name, map) in [("labels", &data.labels), ("annotations", &data.annotations)] {
-        if let Some(map) = map.as_ref().filter(|m| !m.is_empty()) {
+    for (name, map) in [("labels", labels), ("annotations", annotations)] {
+        if let Some(map) = map.filter(|m| !m.is_empty()) {
             start_member(&mut out, name);
             write_string_map(&mut out, map);
         }

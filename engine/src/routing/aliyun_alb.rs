@@ -248,9 +248,9 @@ mod tests {
             "alb.ingress.kubernetes.io/canary-by-cookie":"c","alb.ingress.kubernetes.io/canary-weight":"100""#,
         );
         let mut r = request();
-        r.cookies.insert("c".into(), "always".into());
+        r.cookies.insert("c", "always");
         assert_eq!(share(&config, &r), 0.0);
-        r.headers.insert("x-canary".into(), "yes".into());
+        r.headers.insert("x-canary", "yes");
         assert_eq!(share(&config, &r), 1.0);
         assert_eq!(AliyunAlb.config_problems(&config).len(), 2);
     }
@@ -261,9 +261,9 @@ mod tests {
             r#""alb.ingress.kubernetes.io/canary":"true","alb.ingress.kubernetes.io/order":"1","alb.ingress.kubernetes.io/canary-by-cookie":"c""#,
         );
         let mut r = request();
-        r.cookies.insert("c".into(), "yes".into());
+        r.cookies.insert("c", "yes");
         assert_eq!(share(&config, &r), 0.0);
-        r.cookies.insert("c".into(), "always".into());
+        r.cookies.insert("c", "always");
         assert_eq!(share(&config, &r), 1.0);
     }
 }

@@ -222,8 +222,8 @@ fn radix_routes(config: &GatewayConfig) -> Vec<RadixRoute<'_>> {
 fn var_value<'r>(request: &'r Request, scope: &str, name: &str) -> Option<&'r str> {
     match scope {
         "Path" => Some(&request.path),
-        "Query" => request.query.get(name).map(String::as_str),
-        "Cookie" => request.cookies.get(name).map(String::as_str),
+        "Query" => request.query.get(name),
+        "Cookie" => request.cookies.get(name),
         // `http_<name>`: header names compare lower-cased with '-' as '_' (compared byte by
         // byte, without building either name: this runs for every probe).
         "Header" => {
@@ -243,7 +243,7 @@ fn var_value<'r>(request: &'r Request, scope: &str, name: &str) -> Option<&'r st
                             .zip(name.bytes())
                             .all(|(a, b)| as_var(a) == as_var(b))
                 })
-                .map(|(_, v)| v.as_str())
+                .map(|(_, v)| v)
         }
         _ => None,
     }
@@ -313,7 +313,7 @@ impl ReadConditions {
 
     /// Whether the request's method and every expr match.
     fn hold(&self, request: &Request) -> bool {
-        (self.methods.is_empty() || self.methods.contains(&request.method))
+        (self.methods.is_empty() || self.methods.iter().any(|m| *m == request.method))
             && self.exprs.iter().all(|e| e.matches(request))
     }
 }
@@ -782,8 +782,8 @@ mod tests {
         let step = GatewayConfig::Resource(case.expected[0].clone());
         let mut r = Request::get("/static/app.js");
         r.host = Some("web.example.com".into());
-        r.headers.insert("x-canary".into(), "true".into());
-        r.headers.insert("user-agent".into(), "an iPhone".into());
+        r.headers.insert("x-canary", "true");
+        r.headers.insert("user-agent", "an iPhone");
         assert_eq!(to(&step, &r), "static:80 100 %");
         r.path = "/home".into();
         assert_eq!(to(&step, &r), "web-canary:8080 100 %");
@@ -830,7 +830,7 @@ mod tests {
             "web:80 75 %, web-canary:80 25 %"
         );
         let mut r = Request::get("/");
-        r.headers.insert("x-env".into(), "prod".into());
+        r.headers.insert("x-env", "prod");
         assert_eq!(to(&c, &r), "no route");
     }
 
@@ -843,7 +843,7 @@ mod tests {
         let step = GatewayConfig::Resource(case.expected[0].clone());
         assert!(V2.config_problems(&step).is_empty());
         let mut r = Request::get("/cart.v2/items");
-        r.query.insert("beta".into(), "1".into());
+        r.query.insert("beta", "1");
         let Routed::To(d) = V2.route(&step, &r) else {
             panic!()
         };

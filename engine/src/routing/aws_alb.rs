@@ -424,7 +424,7 @@ fn condition_holds(condition: &JsonValue, request: &Request) -> bool {
         "http-request-method" => {
             strings(config("httpRequestMethodConfig").and_then(|c| field(c, "values")))
                 .iter()
-                .any(|m| m == &request.method)
+                .any(|m| *m == request.method)
         }
         _ => false,
     }
@@ -614,10 +614,10 @@ mod tests {
         );
         let config = config(&notes);
         let mut r = request();
-        r.headers.insert("x-canary".into(), "YES".into());
+        r.headers.insert("x-canary", "YES");
         // Header alone: the ANDed query condition misses, the stable rule takes it.
         assert_eq!(share(&config, &r), 0.0);
-        r.query.insert("beta".into(), "1".into());
+        r.query.insert("beta", "1");
         assert!((share(&config, &r) - 0.2).abs() < 1e-9);
     }
 

@@ -476,7 +476,7 @@ mod tests {
             "  - conditions: [{prefix: /}]\n    services: [{name: web}]\n  - conditions: [{prefix: /}, {header: {name: x-canary, exact: 'true'}}]\n    services: [{name: web-canary}]\n  - conditions: [{exact: /login}]\n    services: [{name: auth}]\n",
         );
         let mut r = Request::get("/x");
-        r.headers.insert("x-canary".into(), "true".into());
+        r.headers.insert("x-canary", "true");
         assert_eq!(to(&c, &r), "web-canary 100 %");
         assert_eq!(to(&c, &Request::get("/x")), "web 100 %");
         r.path = "/login".into();
@@ -507,7 +507,7 @@ mod tests {
         );
         assert_eq!(to(&list, &Request::get("/users")), "web 100 %");
         let mut r = Request::get("/admin/x");
-        r.headers.insert("x-canary".into(), "1".into());
+        r.headers.insert("x-canary", "1");
         assert_eq!(to(&list, &r), "admin-canary 100 %");
         // Without the header, nothing under /admin matches: the root's `/` route serves.
         assert_eq!(to(&list, &Request::get("/admin/x")), "web 100 %");
@@ -564,7 +564,7 @@ mod tests {
         let c = GatewayConfig::Resource(case.original.clone());
         let mut r = Request::get("/api/x");
         r.host = Some("api.example.com".into());
-        r.headers.insert("x-region".into(), "eu".into());
+        r.headers.insert("x-region", "eu");
         let Routed::To(d) = ContourHttpProxy.route(&c, &r) else {
             panic!()
         };

@@ -457,23 +457,23 @@ fn text_matches(
 /// Envoy's `HeaderMatcher` as Contour configures it.
 fn header_matches(h: &HeaderCond, request: &Request) -> bool {
     let value = match h.name.as_str() {
-        ":method" => Some(request.method.clone()),
-        ":authority" | "host" => request.host.clone(),
-        ":path" => Some(request.path.clone()),
-        name => request.headers.get(name).cloned(),
+        ":method" => Some(request.method.as_str()),
+        ":authority" | "host" => request.host.as_deref(),
+        ":path" => Some(request.path.as_str()),
+        name => request.headers.get(name),
     };
     let value = match value {
         Some(v) => v,
         // A missing header: only `notpresent` matches, unless an inverted match treats it
         // as empty.
-        None if h.missing_as_empty => String::new(),
+        None if h.missing_as_empty => "",
         None => return h.kind == HeaderKind::Present && h.invert,
     };
     let hit = match h.kind {
         HeaderKind::Present => true,
-        HeaderKind::Exact => text_matches(&value, &h.value, h.ignore_case, |a, b| a == b),
-        HeaderKind::Contains => text_matches(&value, &h.value, h.ignore_case, |a, b| a.contains(b)),
-        HeaderKind::Regex => full_match(&h.value, &value),
+        HeaderKind::Exact => text_matches(value, &h.value, h.ignore_case, |a, b| a == b),
+        HeaderKind::Contains => text_matches(value, &h.value, h.ignore_case, |a, b| a.contains(b)),
+        HeaderKind::Regex => full_match(&h.value, value),
     };
     hit != h.invert
 }

@@ -321,7 +321,7 @@ fn applies(m: &MappingView, request: &Request) -> bool {
             .all(|c| condition_holds(c, super::header_value(request, &c.0)))
         && m.query
             .iter()
-            .all(|c| condition_holds(c, request.query.get(&c.0).map(String::as_str)))
+            .all(|c| condition_holds(c, request.query.get(&c.0)))
 }
 
 fn header_operations(spec: &JsonValue) -> BTreeMap<String, Option<String>> {
@@ -471,12 +471,12 @@ impl RoutingModel for EmissaryMapping {
         for m in &memo_table(config).all {
             let mut hit = Request::get("/");
             hit.path = if m.regex {
-                sample_match(&m.prefix).unwrap_or_else(|| m.prefix.clone())
+                sample_match(&m.prefix).map_or_else(|| m.prefix.as_str().into(), Into::into)
             } else {
-                m.prefix.clone()
+                m.prefix.as_str().into()
             };
             if let Some(method) = &m.method {
-                hit.method = method.clone();
+                hit.method = method.as_str().into();
             }
             for (name, value) in samples(&m.headers) {
                 hit.headers.insert(name.to_ascii_lowercase(), value);
@@ -486,7 +486,7 @@ impl RoutingModel for EmissaryMapping {
             }
             probes.push(hit.clone());
             let mut below = hit.clone();
-            below.path = format!("{}/x", m.prefix.trim_end_matches('/'));
+            below.path = format!("{}/x", m.prefix.trim_end_matches('/')).into();
             probes.push(below);
             for (name, _, _) in &m.headers {
                 let mut miss = hit.clone();

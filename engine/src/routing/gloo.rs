@@ -159,7 +159,7 @@ impl Matcher {
             && self
                 .query
                 .iter()
-                .all(|q| q.matches(request.query.get(&q.name).map(String::as_str)))
+                .all(|q| q.matches(request.query.get(&q.name)))
     }
 }
 
@@ -305,13 +305,13 @@ fn sample(matcher: &JsonValue) -> Option<String> {
 fn probes_for(matcher: &JsonValue) -> Vec<Request> {
     let mut request = Request::get("/");
     if let Some(exact) = text(matcher, "exact") {
-        request.path = exact.to_owned();
+        request.path = exact.into();
     } else if let Some(regex) = text(matcher, "regex") {
         if let Some(path) = sample_match(regex) {
-            request.path = path;
+            request.path = path.into();
         }
     } else if let Some(prefix) = text(matcher, "prefix") {
-        request.path = prefix.to_owned();
+        request.path = prefix.into();
     }
     let headers = matcher
         .get("headers")
@@ -334,7 +334,7 @@ fn probes_for(matcher: &JsonValue) -> Vec<Request> {
     let mut out = vec![request.clone()];
     let mut with_path = |path: String| {
         let mut variant = request.clone();
-        variant.path = path;
+        variant.path = path.into();
         out.push(variant);
     };
     if let Some(prefix) = text(matcher, "prefix") {

@@ -495,7 +495,7 @@ pub(super) mod tests {
         );
         for (value, expected) in [("a.b", 1.0), ("axb", 1.0), ("always", 1.0), ("a.bc", 0.0)] {
             let mut r = request();
-            r.headers.insert("x-user".into(), value.into());
+            r.headers.insert("x-user", value);
             assert_eq!(share(&config, &r), expected, "{value}");
         }
     }
@@ -514,10 +514,10 @@ pub(super) mod tests {
     fn cookie_rule_matches_name_equals_always_in_the_cookie_header() {
         let config = pair(r#""higress.io/canary":"true","higress.io/canary-by-cookie":"beta""#);
         let mut r = request();
-        r.cookies.insert("a".into(), "1".into());
-        r.cookies.insert("beta".into(), "always".into());
+        r.cookies.insert("a", "1");
+        r.cookies.insert("beta", "always");
         assert_eq!(share(&config, &r), 1.0);
-        r.cookies.insert("beta".into(), "never".into());
+        r.cookies.insert("beta", "never");
         assert_eq!(share(&config, &r), 0.0);
     }
 

@@ -17,7 +17,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{Backend, Distribution, GatewayConfig, Request, Routed};
+use super::{Backend, Distribution, GatewayConfig, Request, Routed, SmolStr};
 use crate::value::JsonValue;
 
 /// One `spec.rules[].http.paths[]` entry with its rule's host.
@@ -344,13 +344,15 @@ pub fn pair_probes(config: &GatewayConfig, extra: &[Request]) -> Vec<Request> {
                 shape
             };
             let mut probe = Request::get(&shape);
-            probe.host = host.clone();
+            probe.host = host.as_deref().map(SmolStr::from);
+            // `probe` has no headers, query or cookies: each variant's are taken whole.
             for variant in extra {
-                let mut with = probe.clone();
-                with.headers.extend(variant.headers.clone());
-                with.query.extend(variant.query.clone());
-                with.cookies.extend(variant.cookies.clone());
-                probes.push(with);
+                probes.push(Request {
+                    headers: variant.headers.clone(),
+                    query: variant.query.clone(),
+                    cookies: variant.cookies.clone(),
+                    ..probe.clone()
+                });
             }
             probes.push(probe);
         }

@@ -172,7 +172,7 @@ impl MatchRequest {
         if !self
             .query
             .iter()
-            .all(|(name, m)| m.holds(request.query.get(name).map(String::as_str), false))
+            .all(|(name, m)| m.holds(request.query.get(name), false))
         {
             return false;
         }
@@ -332,9 +332,9 @@ fn probes_for(condition: &JsonValue) -> Vec<Request> {
     let mut request = Request::get("/");
     if let Some(path) = condition.get("uri").and_then(sample) {
         request.path = if path.starts_with('/') {
-            path
+            path.into()
         } else {
-            format!("/{path}")
+            format!("/{path}").into()
         };
     }
     let mut headers = Vec::new();
@@ -368,19 +368,19 @@ fn probes_for(condition: &JsonValue) -> Vec<Request> {
         .and_then(|m| m.get("exact"))
         .and_then(JsonValue::as_str)
     {
-        request.method = method.to_owned();
+        request.method = method.into();
     }
     if let Some(host) = condition
         .get("authority")
         .and_then(|m| m.get("exact"))
         .and_then(JsonValue::as_str)
     {
-        request.host = Some(host.to_owned());
+        request.host = Some(host.into());
     }
     let mut out = vec![request.clone()];
     if let Some(uri) = condition.get("uri") {
         let mut miss = request.clone();
-        miss.path = "/__no_such_path".to_owned();
+        miss.path = "/__no_such_path".into();
         out.push(miss);
         // Below a prefix, and a longer name sharing its text (a string prefix matches both).
         if let Some(prefix) = uri.get("prefix").and_then(JsonValue::as_str) {
@@ -389,7 +389,7 @@ fn probes_for(condition: &JsonValue) -> Vec<Request> {
                 format!("{prefix}x"),
             ] {
                 let mut below = request.clone();
-                below.path = path;
+                below.path = path.into();
                 out.push(below);
             }
         }

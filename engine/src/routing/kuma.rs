@@ -287,9 +287,10 @@ impl ReadMatch {
             && self.headers.iter().all(|(name, kind, value)| {
                 value_matches(kind, value, super::header_value(request, name))
             })
-            && self.query.iter().all(|(name, kind, value)| {
-                value_matches(kind, value, request.query.get(name).map(String::as_str))
-            })
+            && self
+                .query
+                .iter()
+                .all(|(name, kind, value)| value_matches(kind, value, request.query.get(name)))
     }
 }
 
@@ -644,7 +645,7 @@ mod tests {
             "prefixes are /-separated"
         );
         let mut r = Request::get("/a/b/c");
-        r.headers.insert("x".into(), "1".into());
+        r.headers.insert("x", "1");
         assert_eq!(to(&c, &r), "exact 100 %");
         // Same path: the match with more headers is served first, whatever the document
         // order.
@@ -652,7 +653,7 @@ mod tests {
             "    - matches: [{path: {type: PathPrefix, value: /}}]\n    - matches: [{path: {type: PathPrefix, value: /}, headers: [{name: x-canary, value: '1'}]}]\n      default: {backendRefs: [{kind: MeshService, name: canary}]}\n",
         );
         let mut r = Request::get("/");
-        r.headers.insert("x-canary".into(), "1".into());
+        r.headers.insert("x-canary", "1");
         assert_eq!(to(&c, &r), "canary 100 %");
         assert_eq!(to(&c, &Request::get("/")), "web 100 %");
     }
@@ -719,8 +720,8 @@ mod tests {
         let step = GatewayConfig::Resource(case.expected[0].clone());
         assert!(KumaMeshHttpRoute.config_problems(&step).is_empty());
         let mut r = Request::get("/orders/v2/items");
-        r.headers.insert("x-env".into(), "prod".into());
-        r.query.insert("preview".into(), "true".into());
+        r.headers.insert("x-env", "prod");
+        r.query.insert("preview", "true");
         let Routed::To(d) = KumaMeshHttpRoute.route(&step, &r) else {
             panic!()
         };

@@ -31,6 +31,7 @@ pub mod memo;
 pub mod mse;
 pub mod nginx;
 pub mod probe;
+mod request;
 pub mod smi;
 #[cfg(test)]
 mod testing;
@@ -39,73 +40,7 @@ pub mod traefik_rule;
 
 use crate::value::JsonValue;
 pub use canary_ingress::{canary_ingress, representative_stable_ingress, stable_of_canary_ingress};
-
-/// One HTTP request, as the probes of the intent check build them.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-pub struct Request {
-    /// `GET`, `POST`, …
-    pub method: String,
-    /// The `Host`/`:authority` without port; `None` matches any host-independent route only
-    /// where the gateway would (models document what they do with it).
-    pub host: Option<String>,
-    /// The path without the query string, starting with `/`.
-    pub path: String,
-    /// Header names lower-cased (HTTP header names are case-insensitive); one value each.
-    pub headers: BTreeMap<String, String>,
-    /// Query parameters, one value each.
-    pub query: BTreeMap<String, String>,
-    /// Cookies by name.
-    pub cookies: BTreeMap<String, String>,
-}
-
-impl Request {
-    /// A `GET` of `path` with nothing else set.
-    pub fn get(path: &str) -> Self {
-        Request {
-            method: "GET".to_owned(),
-            path: path.to_owned(),
-            ..Request::default()
-        }
-    }
-
-    /// The request as a log line: `GET example.com/static?a=1 with x-canary: 1, cookie c=v`.
-    pub fn describe(&self) -> String {
-        let mut text = format!("{} ", self.method);
-        if let Some(host) = &self.host {
-            text.push_str(host);
-        }
-        text.push_str(&self.path);
-        let mut first = true;
-        for (name, value) in &self.query {
-            text.push(if first { '?' } else { '&' });
-            first = false;
-            text.push_str(&format!("{name}={value}"));
-        }
-        let extras: Vec<String> = self
-            .headers
-            .iter()
-            .map(|(n, v)| format!("{n}: {v}"))
-            .chain(self.cookies.iter().map(|(n, v)| format!("cookie {n}={v}")))
-            .collect();
-        if !extras.is_empty() {
-            text.push_str(" with ");
-            text.push_str(&extras.join(", "));
-        }
-        text
-    }
-}
-
-/// The value of the request's header `name` in any case (request header names are held
-/// lower-cased): copies the name only when it has upper-case letters, as models look headers
-/// up for every probe.
-pub fn header_value<'r>(request: &'r Request, name: &str) -> Option<&'r str> {
-    let found = if name.bytes().any(|b| b.is_ascii_uppercase()) {
-        request.headers.get(&name.to_ascii_lowercase())
-    } else {
-        request.headers.get(name)
-    };
-    found.map(String::as_str)
-}
+pub use request::{NameValues, Request, SmolStr, header_value};
 
 /// Where traffic can go: a service (Kubernetes Service or the gateway's own upstream object),
 /// optionally a subset (Istio DestinationRule subset, Gloo subset) and a port.
@@ -421,7 +356,7 @@ mod tests {
     #[test]
     fn descriptions_read_like_the_report() {
         let mut request = Request::get("/static");
-        request.headers.insert("x-canary".into(), "1".into());
+        request.headers.insert("x-canary", "1");
         assert_eq!(request.describe(), "GET /static with x-canary: 1");
         let d = Distribution::from_weights(&[
             (Backend::service("web"), 2.0),

@@ -86,9 +86,9 @@ mod tests {
             "mse.ingress.kubernetes.io/canary-by-query-value":"1""#,
         );
         let mut r = request();
-        r.query.insert("beta".into(), "1".into());
+        r.query.insert("beta", "1");
         assert_eq!(share(&config, &r), 1.0);
-        r.query.insert("beta".into(), "2".into());
+        r.query.insert("beta", "2");
         assert_eq!(share(&config, &r), 0.0);
     }
 

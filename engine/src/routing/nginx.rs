@@ -252,7 +252,7 @@ mod tests {
 
     fn with_header(name: &str, value: &str) -> Request {
         let mut r = on_host(Request::get("/a"));
-        r.headers.insert(name.into(), value.into());
+        r.headers.insert(name, value);
         r
     }
 
@@ -263,12 +263,10 @@ mod tests {
             "nginx.ingress.kubernetes.io/canary-by-cookie":"c","nginx.ingress.kubernetes.io/canary-weight":"30""#,
         );
         let mut never_header_always_cookie = with_header("x-canary", "never");
-        never_header_always_cookie
-            .cookies
-            .insert("c".into(), "always".into());
+        never_header_always_cookie.cookies.insert("c", "always");
         assert_eq!(canary_share(&config, &never_header_always_cookie), 0.0);
         let mut cookie = on_host(Request::get("/"));
-        cookie.cookies.insert("c".into(), "always".into());
+        cookie.cookies.insert("c", "always");
         assert_eq!(canary_share(&config, &cookie), 1.0);
         // Another header value falls through to the cookie, then the weight.
         assert!((canary_share(&config, &with_header("x-canary", "maybe")) - 0.3).abs() < 1e-9);

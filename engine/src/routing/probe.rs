@@ -4,7 +4,7 @@
 
 use regex_syntax::hir::{Class, Hir, HirKind};
 
-use super::Request;
+use super::{NameValues, Request, SmolStr};
 
 /// A value condition on a header, query parameter or cookie.
 #[derive(Debug, Clone, PartialEq)]
@@ -134,9 +134,11 @@ fn apply(request: &mut Request, cond: &Cond, holds: bool, held: &Option<String>)
     if holds {
         let value = held.clone()?;
         match cond {
-            Cond::Host(_) => request.host = Some(value),
-            Cond::PathExact(_) | Cond::PathPrefix(_) | Cond::PathRegex(_) => request.path = value,
-            Cond::Method(_) => request.method = value,
+            Cond::Host(_) => request.host = Some(value.into()),
+            Cond::PathExact(_) | Cond::PathPrefix(_) | Cond::PathRegex(_) => {
+                request.path = value.into()
+            }
+            Cond::Method(_) => request.method = value.into(),
             Cond::Header(name, _) => {
                 request.headers.insert(name.to_ascii_lowercase(), value);
             }
@@ -150,15 +152,15 @@ fn apply(request: &mut Request, cond: &Cond, holds: bool, held: &Option<String>)
         return Some(());
     }
     match cond {
-        Cond::Host(_) => request.host = Some(format!("{MISS}.invalid")),
-        Cond::PathExact(p) => request.path = format!("{}/{MISS}", p.trim_end_matches('/')),
-        Cond::PathPrefix(_) | Cond::PathRegex(_) => request.path = format!("/{MISS}"),
+        Cond::Host(_) => request.host = Some(format!("{MISS}.invalid").into()),
+        Cond::PathExact(p) => request.path = format!("{}/{MISS}", p.trim_end_matches('/')).into(),
+        Cond::PathPrefix(_) | Cond::PathRegex(_) => request.path = format!("/{MISS}").into(),
         Cond::Method(m) => {
-            request.method = if m.eq_ignore_ascii_case("POST") {
-                "GET".to_owned()
+            request.method = SmolStr::new_static(if m.eq_ignore_ascii_case("POST") {
+                "GET"
             } else {
-                "POST".to_owned()
-            }
+                "POST"
+            })
         }
         Cond::Header(name, v) => miss_value(&mut request.headers, &name.to_ascii_lowercase(), v),
         Cond::Query(name, v) => miss_value(&mut request.query, name, v),
@@ -168,11 +170,11 @@ fn apply(request: &mut Request, cond: &Cond, holds: bool, held: &Option<String>)
 }
 
 /// Makes the value condition `cond` on `name` fail in `map`.
-fn miss_value(map: &mut std::collections::BTreeMap<String, String>, name: &str, cond: &ValueCond) {
+fn miss_value(map: &mut NameValues, name: &str, cond: &ValueCond) {
     if matches!(cond, ValueCond::Present) {
         map.remove(name);
     } else {
-        map.insert(name.to_owned(), MISS.to_owned());
+        map.insert(name, MISS);
     }
 }
 
@@ -202,7 +204,7 @@ fn request_flipping(
     flip: Option<usize>,
 ) -> Option<Request> {
     let mut request = Request::get("/");
-    request.host = host.map(concrete_host);
+    request.host = host.map(|host| concrete_host(host).into());
     for &i in order {
         let (cond, holds) = &conjunction[i];
         apply(&mut request, cond, *holds != (flip == Some(i)), &held[i])?;
@@ -292,29 +294,29 @@ mod tests {
     /// Applies `literal` to `request` so that it holds (or, for `holds == false`, fails).
     fn old_apply(request: &mut Request, cond: &Cond, holds: bool) -> Option<()> {
         match (cond, holds) {
-            (Cond::Host(h), true) => request.host = Some(concrete_host(h)),
-            (Cond::Host(_), false) => request.host = Some(format!("{MISS}.invalid")),
-            (Cond::PathExact(p), true) | (Cond::PathPrefix(p), true) => request.path = p.clone(),
+            (Cond::Host(h), true) => request.host = Some(concrete_host(h).into()),
+            (Cond::Host(_), false) => request.host = Some(format!("{MISS}.invalid").into()),
+            (Cond::PathExact(p), true) | (Cond::PathPrefix(p), true) => request.path = p.into(),
             (Cond::PathRegex(p), true) => {
                 let sample = sample_for(p)?;
                 request.path = if sample.starts_with('/') {
-                    sample
+                    sample.into()
                 } else {
-                    format!("/{sample}")
+                    format!("/{sample}").into()
                 };
             }
             (Cond::PathExact(p), false) => {
-                request.path = format!("{}/{MISS}", p.trim_end_matches('/'))
+                request.path = format!("{}/{MISS}", p.trim_end_matches('/')).into()
             }
             (Cond::PathPrefix(_), false) | (Cond::PathRegex(_), false) => {
-                request.path = format!("/{MISS}")
+                request.path = format!("/{MISS}").into()
             }
-            (Cond::Method(m), true) => request.method = m.to_ascii_uppercase(),
+            (Cond::Method(m), true) => request.method = m.to_ascii_uppercase().into(),
             (Cond::Method(m), false) => {
                 request.method = if m.eq_ignore_ascii_case("POST") {
-                    "GET".to_owned()
+                    "GET".into()
                 } else {
-                    "POST".to_owned()
+                    "POST".into()
                 }
             }
             (Cond::Header(name, v), holds) => {
@@ -329,17 +331,17 @@ mod tests {
     }
 
     fn old_apply_value(
-        map: &mut std::collections::BTreeMap<String, String>,
+        map: &mut NameValues,
         name: &str,
         cond: &ValueCond,
         holds: bool,
     ) -> Option<()> {
         if holds {
-            map.insert(name.to_owned(), value_for(cond)?);
+            map.insert(name, value_for(cond)?);
         } else if matches!(cond, ValueCond::Present) {
             map.remove(name);
         } else {
-            map.insert(name.to_owned(), MISS.to_owned());
+            map.insert(name, MISS);
         }
         Some(())
     }
@@ -350,7 +352,7 @@ mod tests {
     fn reference(conjunctions: &[Vec<Literal>], host: Option<&str>) -> Vec<Request> {
         fn single(conjunction: &[Literal], host: Option<&str>) -> Option<Request> {
             let mut request = Request::get("/");
-            request.host = host.map(concrete_host);
+            request.host = host.map(|host| concrete_host(host).into());
             let rank = |c: &Cond| match c {
                 Cond::PathPrefix(_) => 1,
                 Cond::PathRegex(_) => 2,

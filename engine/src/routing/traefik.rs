@@ -280,7 +280,7 @@ mod tests {
 
     fn request(host: &str, path: &str, header: Option<(&str, &str)>) -> Request {
         let mut r = Request::get(path);
-        r.host = Some(host.to_owned());
+        r.host = Some(host.into());
         if let Some((k, v)) = header {
             r.headers.insert(k.to_owned(), v.to_owned());
         }

@@ -153,7 +153,7 @@ impl Leaf {
             }),
             Leaf::Path(tests) => tests.iter().any(|t| t.test(&request.path)),
             Leaf::PathPrefix(prefix) => request.path.starts_with(prefix.as_str()),
-            Leaf::Method(methods) => methods.contains(&request.method),
+            Leaf::Method(methods) => methods.iter().any(|m| *m == request.method),
             Leaf::Headers(pairs) => pairs.iter().all(|(name, test)| {
                 request
                     .headers
@@ -730,7 +730,7 @@ mod tests {
 
     fn req(host: &str, path: &str, headers: &[(&str, &str)], query: &[(&str, &str)]) -> Request {
         let mut r = Request::get(path);
-        r.host = Some(host.to_owned());
+        r.host = Some(host.into());
         for (k, v) in headers {
             r.headers.insert(k.to_string(), v.to_string());
         }

@@ -36,8 +36,9 @@ pub use cel_library::KUBERNETES_VERSION as CEL_KUBERNETES_VERSION;
 pub use compile::{Additional, Schema, SchemaType};
 pub use load::{Crd, CrdVersion, LoadError, MAX_FILE_BYTES as MAX_CRD_FILE_BYTES, SchemaSet};
 pub use resource::{
-    SchemaChoice, Validation, original_spec_annotation, patched_resource, patched_resource_storing,
-    validate_object, validate_object_as, validate_patched, validate_patched_as, validate_update_as,
+    OriginalResource, SchemaChoice, Validation, original_spec_annotation, patched_resource,
+    patched_resource_storing, validate_object, validate_object_as, validate_patched,
+    validate_patched_as, validate_update_as,
 };
 pub use validate::validate_value;
 

@@ -114,12 +114,8 @@ pub fn original_spec_annotation(original: &JsonValue) -> String {
             let mut annotations = string_map(original_meta, "annotations", &mut ignored);
             annotations.remove(ORIGINAL_SPEC_ANNOTATION);
             let labels = string_map(original_meta, "labels", &mut ignored);
-            Data {
-                spec: original.get("spec").cloned(),
-                labels: Some(labels).filter(|m| !m.is_empty()),
-                annotations: Some(annotations).filter(|m| !m.is_empty()),
-            }
-            .to_canonical_json()
+            // `Data { spec, labels, annotations }.to_canonical_json()`, without copying the spec.
+            crate::json::parts_to_canonical(original.get("spec"), Some(&labels), Some(&annotations))
         }
     }
 }
@@ -162,6 +158,40 @@ pub fn patched_resource_storing(original: &JsonValue, stored: &str, result: &Dat
     metadata.insert("annotations".to_owned(), JsonValue::Object(annotations));
     object.insert("metadata".to_owned(), JsonValue::Object(metadata));
     JsonValue::Object(object)
+}
+
+/// A case's `original` made ready to patch each step's result onto
+/// ([`OriginalResource::patched`]): the object and its original-spec annotation, made once per
+/// case. Schema validation and the intent check both patch every step onto it, so the caller
+/// that runs both makes it (and each step's resource) once and hands it to both.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OriginalResource {
+    object: JsonValue,
+    stored_spec: String,
+}
+
+impl OriginalResource {
+    pub fn new(object: JsonValue) -> OriginalResource {
+        OriginalResource {
+            stored_spec: original_spec_annotation(&object),
+            object,
+        }
+    }
+
+    /// The original object.
+    pub fn object(&self) -> &JsonValue {
+        &self.object
+    }
+
+    /// Its [`original_spec_annotation`].
+    pub fn stored_spec(&self) -> &str {
+        &self.stored_spec
+    }
+
+    /// [`patched_resource`] of the original and `result`.
+    pub fn patched(&self, result: &Data) -> JsonValue {
+        patched_resource_storing(&self.object, &self.stored_spec, result)
+    }
 }
 
 /// [`validate_object`] on [`patched_resource`]: what the API server says about a step's result.

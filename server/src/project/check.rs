@@ -24,6 +24,7 @@ use rayon::prelude::*;
 
 use super::intent::{IntentFinding, IntentUnverified};
 use super::schema_check::{self, SchemaSubject};
+use super::step_resources::StepResources;
 use super::targets::{Job, Planned};
 use super::verdict::{
     CaseReport, Location, OrderFinding, Report, SchemaFinding, ScriptReport, Verdict,
@@ -232,13 +233,60 @@ pub fn check_case(
     if cancelled() {
         return None;
     }
-    let intent = match (to_run.kind, checks.intent) {
-        (Some(kind), true) => {
-            let results = reusable_results(kind, case, &steps);
+    // A custom provider's steps, each patched onto the case's `original` as Kruise writes it:
+    // made once for schema validation and the intent check, which both want them.
+    let intent_kind = to_run.kind.filter(|_| checks.intent);
+    let schema_wants =
+        schemas.is_some() && matches!(to_run.subject, SchemaSubject::Resource { .. });
+    let intent_wants = matches!(intent_kind, Some(ScriptKind::Custom { .. }));
+    let mut resources = (schema_wants || intent_wants).then(|| {
+        let node = match schema_wants {
+            true => schema_check::original_node(&case.root),
+            false => intent::case_original(case),
+        };
+        StepResources::new(node, case, &steps, |step| schema_wants || reusable(step))
+    });
+    let schema = match schemas {
+        Some(schemas) => schema_check::case_findings_sharing(
+            schemas,
+            to_run.subject,
+            case,
+            to_run.case_path,
+            &steps,
+            resources.as_ref(),
+        ),
+        None => Vec::new(),
+    };
+    let intent = match intent_kind {
+        Some(kind) => {
             let chained = chained_results(to_run.flavor, checks.mode, case, &steps);
-            let runs = match &chained {
-                Some(chained) => intent::StepRuns::Ingress(chained),
-                None => intent::StepRuns::Custom(&results),
+            // The intent check reads the `original` key as written; schema validation, as
+            // Kruise's test, in any case: the resources are shared when both read one node.
+            let same_original = !schema_wants
+                || match (
+                    schema_check::original_node(&case.root),
+                    intent::case_original(case),
+                ) {
+                    (Some(read), Some(routed)) => std::ptr::eq(read, routed),
+                    _ => false,
+                };
+            let runs = match (&chained, resources.as_mut()) {
+                (Some(chained), _) => intent::StepRuns::Ingress(chained),
+                (None, Some(StepResources { original, outputs }))
+                    if intent_wants && same_original =>
+                {
+                    let mut resources = std::mem::take(outputs);
+                    for step in steps.iter().filter(|step| !reusable(step)) {
+                        if let Some(resource) = resources.get_mut(step.index) {
+                            *resource = None;
+                        }
+                    }
+                    intent::StepRuns::Custom {
+                        original,
+                        resources,
+                    }
+                }
+                _ => intent::StepRuns::None,
             };
             let checked = intent::check_case_reusing(kind, to_run.script, case, options, runs);
             CaseIntent {
@@ -246,13 +294,7 @@ pub fn check_case(
                 unverified: IntentUnverified::from_checks(&checked),
             }
         }
-        _ => CaseIntent::default(),
-    };
-    let schema = match schemas {
-        Some(schemas) => {
-            schema_check::case_findings(schemas, to_run.subject, case, to_run.case_path, &steps)
-        }
-        None => Vec::new(),
+        None => CaseIntent::default(),
     };
     Some(CaseChecks {
         steps,
@@ -262,33 +304,17 @@ pub fn check_case(
     })
 }
 
-/// What each step of a custom-provider script returned, from the run `check` just did, for the
-/// intent check to reuse instead of running the script again: only where that result is the
-/// one the controller sees too (no step error, no harness/production difference warning, not
-/// an empty or non-table result, which the two rules encode differently). The expectation's
-/// data stands for an output equal to it (already read); another output is decoded as Kruise
-/// decodes a result. Ingress scripts are chained by the controller: see [`chained_results`].
-fn reusable_results(
-    kind: &ScriptKind,
-    case: &TestCase,
-    steps: &[StepOutcome],
-) -> Vec<Option<Data>> {
-    if !matches!(kind, ScriptKind::Custom { .. }) {
-        return Vec::new();
-    }
-    steps
-        .iter()
-        .map(|step| {
-            let actual = step.actual.as_deref()?;
-            if step.error.is_some() || !step.warnings.is_empty() || matches!(actual, "[]" | "{}") {
-                return None;
-            }
-            match case.expected.get(step.index) {
-                Some(entry) if step.actual == step.expected => Some(entry.data.clone()),
-                _ => kruise_lua_engine::json::decode_custom_result(actual.as_bytes()).ok(),
-            }
-        })
-        .collect()
+/// Whether what a custom-provider step returned in the run `check` just did is the result the
+/// controller sees too, for the intent check to reuse instead of running the script again: no
+/// step error, no harness/production difference warning, not an empty or non-table result
+/// (which the two rules encode differently). Ingress scripts are chained by the controller:
+/// see [`chained_results`].
+fn reusable(step: &StepOutcome) -> bool {
+    step.actual
+        .as_deref()
+        .is_some_and(|actual| !matches!(actual, "[]" | "{}"))
+        && step.error.is_none()
+        && step.warnings.is_empty()
 }
 
 /// Each step of an ingress case as `check`'s own run left it, for the intent check to reuse
@@ -593,14 +619,22 @@ mod tests {
                         })
                     })
                     .collect();
-                let results = reusable_results(&entry.kind, &case, &steps);
-                assert!(results.iter().any(Option::is_some), "{}", path.display());
+                let resources =
+                    StepResources::new(intent::case_original(&case), &case, &steps, reusable);
+                assert!(
+                    resources.outputs.iter().any(Option::is_some),
+                    "{}",
+                    path.display()
+                );
                 let reused = intent::check_case_reusing(
                     &entry.kind,
                     &script,
                     &case,
                     &options,
-                    intent::StepRuns::Custom(&results),
+                    intent::StepRuns::Custom {
+                        original: &resources.original,
+                        resources: resources.outputs.clone(),
+                    },
                 );
                 let ran = intent::check_case(&entry.kind, &script, &case, &options);
                 assert_eq!(reused, ran, "{}", path.display());
@@ -705,6 +739,60 @@ expected:
             compared > 15 && failing > 0 && erroring > 0,
             "{compared} {failing} {erroring}"
         );
+    }
+
+    /// Schema validation and the intent check share each step's resource: the intent check's
+    /// findings are the same whether schema validation runs beside it or not, also when the
+    /// two read different `original`s (schema validation, as Kruise's test, reads an
+    /// `Original:` key; the intent check only `original:`).
+    #[test]
+    fn the_intent_check_finds_the_same_with_or_without_schema_validation() {
+        let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/fixtures/intent/istio-small-weights");
+        let script =
+            Script::new(std::fs::read_to_string(fixture.join("trafficRouting.lua")).unwrap());
+        let text = std::fs::read_to_string(fixture.join("testdata/case.yaml")).unwrap();
+        let kind = ScriptKind::Custom {
+            group: "networking.istio.io".to_owned(),
+            kind: "VirtualService".to_owned(),
+        };
+        let subject = SchemaSubject::from(&kind);
+        let schemas = SchemaSet::new();
+        let checks = Checks {
+            mode: Mode::Harness,
+            shuffle: 0,
+            intent: true,
+            parallel_steps: false,
+        };
+        let options = RunOptions::default();
+        let run = |text: &str, schemas: Option<&SchemaSet>| {
+            let case = parse_case(text).unwrap();
+            let to_run = CaseToRun {
+                script: &script,
+                flavor: ScriptFlavor::Custom,
+                kind: Some(&kind),
+                subject: &subject,
+                case: &case,
+                case_path: "case.yaml",
+                script_line: &|line| Location {
+                    file: "trafficRouting.lua".to_owned(),
+                    line: Some(line),
+                },
+            };
+            let checked = check_case(&to_run, checks, &options, schemas, &|| false).unwrap();
+            (
+                format!("{:?}", checked.intent.misrouted),
+                format!("{:?}", checked.intent.unverified),
+            )
+        };
+        let alone = run(&text, None);
+        assert_ne!(alone.0, "[]");
+        assert_eq!(run(&text, Some(&schemas)), alone);
+        let renamed = text.replace("\noriginal:", "\nOriginal:");
+        assert_ne!(renamed, text);
+        let alone = run(&renamed, None);
+        assert!(alone.1.contains("no original resource"), "{alone:?}");
+        assert_eq!(run(&renamed, Some(&schemas)), alone);
     }
 
     #[test]

@@ -11,6 +11,7 @@ pub mod intent;
 pub mod paths;
 pub mod plan;
 pub mod schema_check;
+pub mod step_resources;
 pub mod targets;
 pub mod verdict;
 pub mod workers;

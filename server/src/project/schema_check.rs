@@ -3,7 +3,8 @@
 //! and kind ([`kruise_lua_engine::schema`]); an ingress-class script's annotations against
 //! Kubernetes' annotation rules. The findings become [`SchemaFinding`]s of the case report.
 
-use kruise_lua_engine::json::decode_custom_result;
+use std::borrow::Cow;
+
 use kruise_lua_engine::luadata::Data;
 use kruise_lua_engine::schema::{self, Finding, SchemaSet, metadata};
 use kruise_lua_engine::script::ScriptKind;
@@ -12,6 +13,7 @@ use kruise_lua_engine::testcase::TestCase;
 use kruise_lua_engine::value::JsonValue;
 use kruise_lua_engine::yaml::{YamlNode, YamlValue};
 
+use super::step_resources::{StepResources, output_data};
 use super::verdict::{SchemaFinding, SchemaTarget, case_field_location, span_line};
 
 /// What a script's results are checked as.
@@ -45,11 +47,41 @@ pub fn case_findings(
     case_path: &str,
     steps: &[StepOutcome],
 ) -> Vec<SchemaFinding> {
-    let mut validator = match subject {
-        SchemaSubject::Resource { group, kind } => {
-            Validator::resource(schemas, group, kind, original_object(&case.root))
+    let resources = match subject {
+        SchemaSubject::Resource { .. } => Some(StepResources::new(
+            original_node(&case.root),
+            case,
+            steps,
+            |_| true,
+        )),
+        SchemaSubject::IngressAnnotations => None,
+    };
+    case_findings_sharing(schemas, subject, case, case_path, steps, resources.as_ref())
+}
+
+/// [`case_findings`] with the steps' output resources already made (`resources`, for a
+/// [`SchemaSubject::Resource`]: made from [`original_node`], for every step with an output;
+/// see [`super::check::check_case`], which shares them with the intent check).
+pub fn case_findings_sharing(
+    schemas: &SchemaSet,
+    subject: &SchemaSubject,
+    case: &TestCase,
+    case_path: &str,
+    steps: &[StepOutcome],
+    resources: Option<&StepResources>,
+) -> Vec<SchemaFinding> {
+    let mut validator = match (subject, resources) {
+        (SchemaSubject::Resource { group, kind }, Some(resources)) => Validator::Resource {
+            schemas,
+            group,
+            kind,
+            before: Cow::Borrowed(resources.original.object()),
+            resources,
+        },
+        (SchemaSubject::Resource { .. }, None) => {
+            return case_findings(schemas, subject, case, case_path, steps);
         }
-        SchemaSubject::IngressAnnotations => Validator::IngressAnnotations,
+        (SchemaSubject::IngressAnnotations, _) => Validator::IngressAnnotations,
     };
     let mut found = Vec::new();
     for step in steps {
@@ -68,19 +100,16 @@ pub fn case_findings(
         match entry {
             // Equal results are checked once, for both; the next step updates it.
             Some(entry) if step.actual.is_some() && step.actual == step.expected => {
-                let checked = validator.validate(&entry.data);
+                let checked = validator.validate(&entry.data, Some(step.index));
                 push(SchemaTarget::Both, checked.findings);
                 validator.written(checked.resource);
             }
             entry => {
                 // The output as the engine compared it (its canonical JSON decodes as Kruise
                 // decodes a result); a step that errored has none.
-                let output = step
-                    .actual
-                    .as_deref()
-                    .and_then(|json| decode_custom_result(json.as_bytes()).ok());
-                let output = output.map(|output| validator.validate(&output));
-                let expected = entry.map(|entry| validator.validate(&entry.data));
+                let output = output_data(case, step)
+                    .map(|output| validator.validate(&output, Some(step.index)));
+                let expected = entry.map(|entry| validator.validate(&entry.data, None));
                 // The next step updates what this one wrote: its output, else its
                 // expectation.
                 let mut written = None;
@@ -103,9 +132,9 @@ pub fn case_findings(
 
 /// One result checked: its findings, and the resource Kruise would write (`None` for an
 /// ingress-class script, whose resource the checks do not follow).
-struct Checked {
+struct Checked<'a> {
     findings: Vec<Finding>,
-    resource: Option<JsonValue>,
+    resource: Option<Cow<'a, JsonValue>>,
 }
 
 /// Validates a case's results in step order.
@@ -114,50 +143,36 @@ enum Validator<'a> {
         schemas: &'a SchemaSet,
         group: &'a str,
         kind: &'a str,
-        /// The case's `original`, and Kruise's original-spec annotation of it, computed once
-        /// per case rather than re-encoding the original's spec for every step.
-        original: JsonValue,
-        stored_spec: String,
+        /// The case's `original` (with Kruise's original-spec annotation of it, made once per
+        /// case) and the steps' outputs patched onto it.
+        resources: &'a StepResources,
         /// The object before the step: Kruise writes each step with Update
         /// (openkruise/rollouts `custom_network_provider.go`), so transition rules compare
         /// with the case's `original` for the first step and the previous step's result after
         /// it.
-        before: JsonValue,
+        before: Cow<'a, JsonValue>,
     },
     /// An ingress-class script's annotations (the Ingress is Kubernetes' own type).
     IngressAnnotations,
 }
 
 impl<'a> Validator<'a> {
-    fn resource(
-        schemas: &'a SchemaSet,
-        group: &'a str,
-        kind: &'a str,
-        original: JsonValue,
-    ) -> Validator<'a> {
-        Validator::Resource {
-            schemas,
-            group,
-            kind,
-            stored_spec: schema::original_spec_annotation(&original),
-            before: original.clone(),
-            original,
-        }
-    }
-
     /// `data` as `expected[i]` is compared: an ingress-class script's on its annotations
-    /// only.
-    fn validate(&self, data: &Data) -> Checked {
+    /// only. `output`: the step whose output `data` is (its resource is already made).
+    fn validate(&self, data: &Data, output: Option<usize>) -> Checked<'a> {
         match self {
             Validator::Resource {
                 schemas,
                 group,
                 kind,
-                original,
-                stored_spec,
+                resources,
                 before,
             } => {
-                let resource = schema::patched_resource_storing(original, stored_spec, data);
+                let resources: &'a StepResources = resources;
+                let resource = match output.and_then(|index| resources.output(index)) {
+                    Some(made) => Cow::Borrowed(made),
+                    None => Cow::Owned(resources.original.patched(data)),
+                };
                 let findings =
                     schema::validate_update_as(schemas, group, kind, &resource, before).findings;
                 Checked {
@@ -179,7 +194,7 @@ impl<'a> Validator<'a> {
     }
 
     /// The step wrote `resource` (as [`Self::validate`] built it).
-    fn written(&mut self, resource: Option<JsonValue>) {
+    fn written(&mut self, resource: Option<Cow<'a, JsonValue>>) {
         if let (Validator::Resource { before, .. }, Some(resource)) = (self, resource) {
             *before = resource;
         }
@@ -189,8 +204,13 @@ impl<'a> Validator<'a> {
 /// The case's `original` resource (Kruise's test matches the field name case-insensitively,
 /// as `encoding/json` does); `null` when absent.
 pub fn original_object(root: &YamlNode) -> JsonValue {
+    original_node(root).map_or(JsonValue::Null, YamlNode::to_json)
+}
+
+/// The node of [`original_object`].
+pub fn original_node(root: &YamlNode) -> Option<&YamlNode> {
     let YamlValue::Map(entries) = &root.value else {
-        return JsonValue::Null;
+        return None;
     };
     entries
         .iter()
@@ -199,7 +219,7 @@ pub fn original_object(root: &YamlNode) -> JsonValue {
             key.key_string()
                 .is_some_and(|key| key.eq_ignore_ascii_case("original"))
         })
-        .map_or(JsonValue::Null, |(_, value)| value.to_json())
+        .map(|(_, value)| value)
 }
 
 /// `original.apiVersion` of a case: the CRD version its resource is checked (and its spec

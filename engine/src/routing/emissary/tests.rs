@@ -89,7 +89,7 @@ fn header_conditions_outrank_and_form_their_own_group() {
     ]);
     assert_eq!(route(&config, &Request::get("/")), "web 100 %");
     let mut request = Request::get("/");
-    request.headers.insert("x-canary".into(), "1".into());
+    request.headers.insert("x-canary", "1");
     // Its own group: a lone Mapping gets 100 whatever its weight.
     assert_eq!(route(&config, &request), "web-canary 100 %");
 }
@@ -101,11 +101,9 @@ fn regex_headers_presence_and_query() {
         r#"{"prefix":"/","service":"web"}"#,
     ]);
     let mut request = Request::get("/");
-    request
-        .headers
-        .insert("user-agent".into(), "x Android y".into());
+    request.headers.insert("user-agent", "x Android y");
     assert_eq!(route(&config, &request), "web 100 %");
-    request.query.insert("beta".into(), "anything".into());
+    request.query.insert("beta", "anything");
     assert_eq!(route(&config, &request), "canary 100 %");
 }
 

@@ -67,12 +67,12 @@ fn header_and_query_matchers() {
         kube("web")
     ));
     let mut request = Request::get("/");
-    request.headers.insert("x-canary".into(), "qa-7".into());
+    request.headers.insert("x-canary", "qa-7");
     assert_eq!(route(&config, &request), "web:80 100 %");
     // An empty query value checks presence.
-    request.query.insert("beta".into(), "anything".into());
+    request.query.insert("beta", "anything");
     assert_eq!(route(&config, &request), "web-canary:80 100 %");
-    request.headers.insert("x-canary".into(), "qa-x".into());
+    request.headers.insert("x-canary", "qa-x");
     assert_eq!(route(&config, &request), "web:80 100 %");
 }
 
@@ -86,7 +86,7 @@ fn inverted_value_matchers_need_the_header() {
     ));
     let mut request = Request::get("/");
     assert_eq!(route(&config, &request), "other:80 100 %");
-    request.headers.insert("x-beta".into(), "2".into());
+    request.headers.insert("x-beta", "2");
     assert_eq!(route(&config, &request), "stable:80 100 %");
 }
 

@@ -22,7 +22,7 @@ fn route(config: &GatewayConfig, request: &Request) -> String {
 
 fn with_header(path: &str, name: &str, value: &str) -> Request {
     let mut request = Request::get(path);
-    request.headers.insert(name.into(), value.into());
+    request.headers.insert(name, value);
     request
 }
 
@@ -108,9 +108,9 @@ fn query_params() {
         {"match":[{"queryParams":{"v":{"regex":"b[0-9]+"}}}],"route":[{"destination":{"host":"canary"}}]},
         {"route":[{"destination":{"host":"web"}}]}]"#);
     let mut request = Request::get("/");
-    request.query.insert("v".into(), "b12".into());
+    request.query.insert("v", "b12");
     assert_eq!(route(&config, &request), "canary 100 %");
-    request.query.insert("v".into(), "xb12".into());
+    request.query.insert("v", "xb12");
     assert_eq!(route(&config, &request), "web 100 %");
 }
 
