@@ -29,6 +29,9 @@ pub mod value;
 pub mod vm;
 pub mod yaml;
 
+#[cfg(test)]
+mod test_draw;
+
 pub use error::{ErrorKind, ScriptError};
 pub use luadata::{Data, IngressData, LuaData};
 pub use value::JsonValue;

@@ -694,6 +694,7 @@ mod tests {
     use crate::luadata::{HttpPathMatch, NameValueMatch};
     use crate::routing::{ConfigProblem, Routed};
     use crate::script::ScriptKind;
+    use crate::test_draw::Draw;
     use crate::value::JsonValue;
 
     /// A model whose probes are given: `original` for the configuration `"original"`,
@@ -856,22 +857,6 @@ mod tests {
             }
         }
         variants
-    }
-
-    /// A small deterministic generator (a linear congruential one), so that failures repeat.
-    struct Draw(u64);
-
-    impl Draw {
-        fn below(&mut self, n: usize) -> usize {
-            self.0 = self
-                .0
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((self.0 >> 33) % n as u64) as usize
-        }
-        fn pick<'a>(&mut self, from: &[&'a str]) -> &'a str {
-            from[self.below(from.len())]
-        }
     }
 
     const PATHS: &[&str] = &["/", "/api", "/api/v1", "/static/", "/a.b", "/API"];

@@ -37,24 +37,8 @@ pub(crate) fn scoped<T: Default + 'static, R>(
     slot: &'static LocalKey<RefCell<Option<T>>>,
     f: impl FnOnce() -> R,
 ) -> R {
-    let installed = slot.with(|cell| {
-        let mut current = cell.borrow_mut();
-        if current.is_some() {
-            return false;
-        }
-        *current = Some(T::default());
-        true
-    });
-    struct Uninstall<T: 'static>(Option<&'static LocalKey<RefCell<Option<T>>>>);
-    impl<T: 'static> Drop for Uninstall<T> {
-        fn drop(&mut self) {
-            if let Some(slot) = self.0 {
-                slot.with(|cell| *cell.borrow_mut() = None);
-            }
-        }
-    }
-    let _guard = Uninstall(installed.then_some(slot));
-    f()
+    // A fresh value lent for the call and dropped after it is handed back.
+    lent(slot, &mut T::default(), f)
 }
 
 /// Runs `f` with `value` lent to `slot` for the length of the call and handed back when it ends

@@ -391,13 +391,8 @@ mod tests {
 
     #[test]
     fn variants_are_the_conjunctions_with_one_literal_negated_without_duplicates() {
-        let mut state = 11u64;
-        let mut below = |n: usize| {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((state >> 33) % n as u64) as usize
-        };
+        let mut draw = crate::test_draw::Draw(11);
+        let mut below = |n: usize| draw.below(n);
         let values = ["1", "a.b", "^x[0-9]+$", "(", "Gold"];
         for _ in 0..300 {
             let mut conjunctions = Vec::new();

@@ -251,13 +251,8 @@ mod tests {
             "true",
             "a value long enough to be kept on the heap",
         ];
-        let mut state = 17_u64;
-        let mut next = |n: usize| {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((state >> 33) % n as u64) as usize
-        };
+        let mut draw = crate::test_draw::Draw(17);
+        let mut next = |n: usize| draw.below(n);
         let mut maps: Vec<(NameValues, BTreeMap<String, String>)> =
             vec![(NameValues::new(), BTreeMap::new())];
         for _ in 0..3000 {
@@ -341,13 +336,8 @@ mod tests {
             "x",
             &long[..40],
         ];
-        let mut state = 5_u64;
-        let mut next = |n: usize| {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((state >> 33) % n as u64) as usize
-        };
+        let mut draw = crate::test_draw::Draw(5);
+        let mut next = |n: usize| draw.below(n);
         let mut requests: Vec<Request> = Vec::new();
         for _ in 0..400 {
             let mut r = Request::get(texts[3 + next(3)]);
