@@ -8,6 +8,7 @@
 mod map;
 
 pub use map::JsonMap;
+pub(crate) use map::sort_keeping_last;
 /// The iterators of [`JsonMap`].
 pub mod map_iter {
     pub use super::map::{IntoIter, Iter, IterMut};

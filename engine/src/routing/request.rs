@@ -212,20 +212,9 @@ impl<N: Into<SmolStr>, V: Into<SmolStr>> Extend<(N, V)> for NameValues {
         }
         let mut all: Vec<(SmolStr, SmolStr)> = self.entries().to_vec();
         all.extend(new);
-        // A stable sort keeps same-named entries in the order given: the last one wins.
-        all.sort_by(|a, b| a.0.cmp(&b.0));
-        let mut distinct: Vec<(SmolStr, SmolStr)> = Vec::with_capacity(all.len());
-        for entry in all {
-            match distinct.last_mut() {
-                Some(last) if last.0 == entry.0 => *last = entry,
-                _ => distinct.push(entry),
-            }
-        }
-        *self = if distinct.is_empty() {
-            NameValues(None)
-        } else {
-            NameValues(Some(distinct.into()))
-        };
+        // The last of same-named entries wins, as inserting them in turn would.
+        crate::value::sort_keeping_last(&mut all);
+        *self = NameValues(Some(all.into()));
     }
 }
 

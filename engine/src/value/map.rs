@@ -174,17 +174,24 @@ impl FromIterator<(String, JsonValue)> for JsonMap {
         if entries.len() >= LARGE_FROM {
             return JsonMap(Repr::Large(entries.into_iter().collect()));
         }
-        // Stable: equal keys keep their order, so the last of each run is the later member.
-        entries.sort_by(|a, b| a.0.cmp(&b.0));
-        let mut unique: Vec<(String, JsonValue)> = Vec::with_capacity(entries.len());
-        for entry in entries {
-            match unique.last_mut() {
-                Some(last) if last.0 == entry.0 => *last = entry,
-                _ => unique.push(entry),
-            }
-        }
-        JsonMap(Repr::Small(unique))
+        sort_keeping_last(&mut entries);
+        JsonMap(Repr::Small(entries))
     }
+}
+
+/// Sorts `entries` by key and keeps, of each key, the entry that came last: what inserting
+/// them into a map in turn leaves.
+pub(crate) fn sort_keeping_last<K: Ord, V>(entries: &mut Vec<(K, V)>) {
+    // Stable: equal keys keep their order, so the last of each run is the later entry.
+    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    // `dedup_by` keeps the first of a run: move each later one into its place.
+    entries.dedup_by(|later, kept| {
+        let same = later.0 == kept.0;
+        if same {
+            std::mem::swap(later, kept);
+        }
+        same
+    });
 }
 
 impl Extend<(String, JsonValue)> for JsonMap {
