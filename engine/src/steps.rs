@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use crate::error::{ErrorKind, ScriptError};
 use crate::luadata::{Data, IngressData, LuaData};
+use crate::path_text::format_path;
 use crate::runner::{self, Mode, Obj, Results, RunOptions, Script};
 use crate::script::ScriptFlavor;
 use crate::testcase::{CaseError, CaseWarning, TestCase};
@@ -17,7 +18,6 @@ use crate::yaml::{PathSeg, Span};
 
 mod diff;
 mod production;
-pub use crate::path_text::format_path;
 pub use diff::{PathDiff, diff_canonical, short_value};
 use diff::{diff_values, span_in_expected, unified_yaml_diff};
 pub use production::{

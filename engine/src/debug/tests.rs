@@ -234,7 +234,7 @@ fn evaluation_changes_nothing_and_set_variable_does() {
     assert_eq!(debugger.outputs, [Output::Print("weight\t30".to_owned())]);
     assert_eq!(outcome.status, StepStatus::Fail);
     assert_eq!(
-        crate::steps::format_path(&outcome.diff[0].path),
+        crate::path_text::format_path(&outcome.diff[0].path),
         "spec.port"
     );
     assert!(outcome.actual.unwrap().contains(r#""port":60"#));

@@ -116,8 +116,9 @@ pub fn with_compiled_patterns<R>(f: impl FnOnce() -> R) -> R {
 
 /// Runs `f` with `memo` as the memo of compiled patterns, kept by the caller for its next
 /// calls: a worker checking many cases compiles the patterns they share once (a script's
-/// cases start from the same configuration). Bounded as [`PatternMemo`] says. Inside another
-/// active memo, `f` shares that one and `memo` is left as it was.
+/// cases start from the same configuration). Bounded as [`PatternMemo`] says: a memo carrying
+/// more than its bound between calls is emptied first. Inside another active memo, `f` shares
+/// that one and `memo` is not used.
 pub fn with_pattern_memo<R>(memo: &mut PatternMemo, f: impl FnOnce() -> R) -> R {
     if memo.len > CARRIED_LIMIT || memo.bytes > CARRIED_BYTES || memo.samples.len() > CARRIED_LIMIT
     {
@@ -143,8 +144,7 @@ fn compiled_as(
         Some(Some(Some(regex))) => Ok(regex),
         // A failure is cached as `None`: build again to get its error (rare, and cheap:
         // failures stop early).
-        Some(Some(None)) => build(pattern, anchoring, size_limit).0,
-        None => build(pattern, anchoring, size_limit).0,
+        Some(Some(None)) | None => build(pattern, anchoring, size_limit).0,
         Some(None) => {
             let (built, bytes) = build(pattern, anchoring, size_limit);
             COMPILED.with(|cell| {

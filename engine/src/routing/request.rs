@@ -123,9 +123,7 @@ impl NameValues {
 
     /// `(name, value)` in name order.
     pub fn iter(&self) -> impl DoubleEndedIterator<Item = (&str, &str)> + ExactSizeIterator {
-        self.entries()
-            .iter()
-            .map(|(name, value)| (name.as_str(), value.as_str()))
+        self.into_iter()
     }
 
     /// The values, in name order.

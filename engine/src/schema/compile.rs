@@ -90,7 +90,7 @@ pub(crate) enum Below {
 }
 
 /// How deep [`Schema::has_below`] looks; past `MAX_DEPTH`, so only a hostile schema reaches it.
-const LOOKAHEAD_DEPTH: usize = 200;
+pub(super) const LOOKAHEAD_DEPTH: usize = 200;
 
 /// A compiled schema node. Fields are named after the OpenAPI/Kubernetes keywords.
 #[derive(Debug, Clone, Default)]
@@ -133,10 +133,10 @@ pub struct Schema {
     pub cel_rules: Vec<CelRule>,
     /// Whether this node or one below it declares a `default` (`defaulting.rs`), worked out
     /// the first time a value is defaulted against it.
-    pub(crate) defaults_below: OnceLock<bool>,
+    defaults_below: OnceLock<bool>,
     /// Whether a rule of this node or of one below it may read `oldSelf` (`validate.rs`),
     /// worked out the first time a value is validated against it.
-    pub(crate) transitions_below: OnceLock<bool>,
+    transitions_below: OnceLock<bool>,
 }
 
 /// A problem in a schema, at a YAML line.

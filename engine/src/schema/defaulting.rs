@@ -28,8 +28,9 @@ pub(crate) fn apply_defaults<'v>(
     Cow::Owned(owned)
 }
 
-/// Schemas are nested at most `compile::MAX_DEPTH` levels; this stays below any stack limit.
-const MAX_DEPTH: usize = 200;
+// Schemas are nested at most `compile::MAX_DEPTH` levels; the walk stops where the look-ahead
+// does, below any stack limit.
+use super::compile::LOOKAHEAD_DEPTH as MAX_DEPTH;
 
 /// Whether [`default_in_place`] would change `value`: a declared property with a default is
 /// absent, or null where the schema does not allow null, somewhere below. Walks only the

@@ -278,8 +278,12 @@ fn read_crd(file: &str, document: &YamlNode) -> Result<Crd, LoadError> {
                 .find(|(earlier, _)| same_content(earlier, schema))
                 .map(|(_, compiled)| Arc::clone(compiled))
         });
+        let reused = same.is_some();
         let version = read_version(file, node, same)?;
-        if let (Some(schema), Some(hash), Some(made)) = (schema, hash, &version.schema) {
+        // A version that reused an earlier schema adds nothing new to look up.
+        if let (false, Some(schema), Some(hash), Some(made)) =
+            (reused, schema, hash, &version.schema)
+        {
             compiled
                 .entry(hash)
                 .or_default()

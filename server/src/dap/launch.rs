@@ -7,9 +7,10 @@ use std::path::{Path, PathBuf};
 
 use kruise_lua_engine::discovery;
 use kruise_lua_engine::input::{self, DEFAULT_MAX_INPUT_BYTES};
+use kruise_lua_engine::path_text::format_path;
 use kruise_lua_engine::runner::{Mode, RunOptions, Script};
 use kruise_lua_engine::script::ScriptFlavor;
-use kruise_lua_engine::steps::{StepOutcome, StepStatus, format_path, short_value};
+use kruise_lua_engine::steps::{StepOutcome, StepStatus, short_value};
 use kruise_lua_engine::testcase::{TestCase, parse_case};
 use serde_json::Value;
 

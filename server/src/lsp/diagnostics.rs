@@ -5,7 +5,8 @@
 use std::path::PathBuf;
 
 use kruise_lua_engine::error::ErrorKind;
-use kruise_lua_engine::steps::{StepOutcome, StepStatus, format_path};
+use kruise_lua_engine::path_text::format_path;
+use kruise_lua_engine::steps::{StepOutcome, StepStatus};
 use kruise_lua_engine::value::JsonValue;
 use kruise_lua_engine::yaml::Span;
 use tower_lsp_server::ls_types::{

@@ -12,12 +12,13 @@ use std::collections::BTreeSet;
 use kruise_lua_engine::intent;
 use kruise_lua_engine::json::KeyOrder;
 use kruise_lua_engine::luadata::Data;
+use kruise_lua_engine::path_text::format_path;
 use kruise_lua_engine::runner::{Mode, RunOptions, Script};
 use kruise_lua_engine::schema::SchemaSet;
 use kruise_lua_engine::script::{ScriptFlavor, ScriptKind};
 use kruise_lua_engine::steps::{
-    CaseOutcome, ControllerIngressResult, StepOutcome, StepToRun, diff_canonical, format_path,
-    run_case_step, short_value,
+    CaseOutcome, ControllerIngressResult, StepOutcome, StepToRun, diff_canonical, run_case_step,
+    short_value,
 };
 use kruise_lua_engine::testcase::{CaseError, TestCase, parse_case};
 use rayon::prelude::*;

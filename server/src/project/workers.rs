@@ -29,14 +29,9 @@ pub fn map_keeping_patterns<T: Sync, R: Send>(items: &[T], run: impl Fn(&T) -> R
             done
         })
         .collect();
-    let mut results: Vec<Option<R>> = std::iter::repeat_with(|| None).take(items.len()).collect();
-    for (index, result) in taken.into_iter().flatten() {
-        results[index] = Some(result);
-    }
-    results
-        .into_iter()
-        .map(|result| result.expect("every item is taken by one worker"))
-        .collect()
+    let mut done: Vec<(usize, R)> = taken.into_iter().flatten().collect();
+    done.sort_unstable_by_key(|(index, _)| *index);
+    done.into_iter().map(|(_, result)| result).collect()
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-pub use kruise_lua_engine::steps::format_path;
+pub use kruise_lua_engine::path_text::format_path;
 use kruise_lua_engine::steps::{FieldDiff, StepOutcome};
 use kruise_lua_engine::testcase::{CaseError, CaseWarning};
 use kruise_lua_engine::value::JsonValue;
