@@ -177,6 +177,7 @@ impl StepChecks {
                     &launch.case,
                     &launch.case_path.display().to_string(),
                     std::slice::from_ref(outcome),
+                    None,
                 )
             })
             .unwrap_or_default();

@@ -157,6 +157,7 @@ impl ScriptResults {
                     parsed,
                     &case.path.display().to_string(),
                     &case.steps,
+                    None,
                 ),
                 _ => Vec::new(),
             };

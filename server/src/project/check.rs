@@ -235,59 +235,43 @@ pub fn check_case(
         return None;
     }
     // A custom provider's steps, each patched onto the case's `original` as Kruise writes it:
-    // made once for schema validation and the intent check, which both want them.
-    let intent_kind = to_run.kind.filter(|_| checks.intent);
-    let schema_wants =
-        schemas.is_some() && matches!(to_run.subject, SchemaSubject::Resource { .. });
-    let intent_wants = matches!(intent_kind, Some(ScriptKind::Custom { .. }));
-    let mut resources = (schema_wants || intent_wants).then(|| {
-        let node = match schema_wants {
-            true => schema_check::original_node(&case.root),
-            false => intent::case_original(case),
-        };
-        StepResources::new(node, case, &steps, |step| schema_wants || reusable(step))
-    });
+    // made once for schema validation, then handed to the intent check.
+    let schema_resources = match (schemas, to_run.subject) {
+        (Some(_), SchemaSubject::Resource { .. }) => Some(StepResources::new(
+            schema_check::original_node(&case.root),
+            case,
+            &steps,
+            |_| true,
+        )),
+        _ => None,
+    };
     let schema = match schemas {
-        Some(schemas) => schema_check::case_findings_sharing(
+        Some(schemas) => schema_check::case_findings(
             schemas,
             to_run.subject,
             case,
             to_run.case_path,
             &steps,
-            resources.as_ref(),
+            schema_resources.as_ref(),
         ),
         None => Vec::new(),
     };
-    let intent = match intent_kind {
+    let intent = match to_run.kind.filter(|_| checks.intent) {
         Some(kind) => {
             let chained = chained_results(to_run.flavor, checks.mode, case, &steps);
-            // The intent check reads the `original` key as written; schema validation, as
-            // Kruise's test, in any case: the resources are shared when both read one node.
-            let same_original = !schema_wants
-                || match (
-                    schema_check::original_node(&case.root),
-                    intent::case_original(case),
-                ) {
-                    (Some(read), Some(routed)) => std::ptr::eq(read, routed),
-                    _ => false,
-                };
+            let mut resources = match (&chained, kind) {
+                (None, ScriptKind::Custom { .. }) => {
+                    Some(intent_resources(case, &steps, schema_resources))
+                }
+                _ => None,
+            };
             let runs = match (&chained, resources.as_mut()) {
                 (Some(chained), _) => intent::StepRuns::Ingress(chained),
-                (None, Some(StepResources { original, outputs }))
-                    if intent_wants && same_original =>
-                {
-                    let mut resources = std::mem::take(outputs);
-                    for step in steps.iter().filter(|step| !reusable(step)) {
-                        if let Some(resource) = resources.get_mut(step.index) {
-                            *resource = None;
-                        }
-                    }
-                    intent::StepRuns::Custom {
-                        original,
-                        resources,
-                    }
-                }
-                _ => intent::StepRuns::None,
+                (None, Some(StepResources { original, outputs })) => intent::StepRuns::Custom {
+                    original,
+                    resources: std::mem::take(outputs),
+                },
+                (None, None) => intent::StepRuns::None,
             };
             let checked = intent::check_case_reusing(kind, to_run.script, case, options, runs);
             CaseIntent {
@@ -303,6 +287,32 @@ pub fn check_case(
         intent,
         schema,
     })
+}
+
+/// The resources of a custom provider's case the intent check reuses: each [`reusable`] step's
+/// output patched onto the case's `original` (it runs the other steps itself). Schema
+/// validation's (`schema`) are taken when it read the same `original` node (it reads the key in
+/// any case, as Kruise's test does; the intent check as written), else they are made here.
+fn intent_resources(
+    case: &TestCase,
+    steps: &[StepOutcome],
+    schema: Option<StepResources>,
+) -> StepResources {
+    let routed = intent::case_original(case);
+    let same_node = match (schema_check::original_node(&case.root), routed) {
+        (Some(read), Some(routed)) => std::ptr::eq(read, routed),
+        (read, routed) => read.is_none() && routed.is_none(),
+    };
+    let mut made = match schema {
+        Some(made) if same_node => made,
+        _ => return StepResources::new(routed, case, steps, reusable),
+    };
+    for step in steps.iter().filter(|step| !reusable(step)) {
+        if let Some(resource) = made.outputs.get_mut(step.index) {
+            *resource = None;
+        }
+    }
+    made
 }
 
 /// Whether what a custom-provider step returned in the run `check` just did is the result the

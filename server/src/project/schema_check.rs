@@ -39,30 +39,11 @@ impl From<&ScriptKind> for SchemaSubject {
 }
 
 /// The schema findings of every step of a case (in step order, each target's in the engine's
-/// order). `case_path` is the case file as reports show it.
+/// order). `case_path` is the case file as reports show it. `resources`: for a
+/// [`SchemaSubject::Resource`], the steps' outputs patched onto [`original_node`], when the
+/// caller made them already (for every step with an output; [`super::check::check_case`]
+/// shares them with the intent check); `None` makes them here.
 pub fn case_findings(
-    schemas: &SchemaSet,
-    subject: &SchemaSubject,
-    case: &TestCase,
-    case_path: &str,
-    steps: &[StepOutcome],
-) -> Vec<SchemaFinding> {
-    let resources = match subject {
-        SchemaSubject::Resource { .. } => Some(StepResources::new(
-            original_node(&case.root),
-            case,
-            steps,
-            |_| true,
-        )),
-        SchemaSubject::IngressAnnotations => None,
-    };
-    case_findings_sharing(schemas, subject, case, case_path, steps, resources.as_ref())
-}
-
-/// [`case_findings`] with the steps' output resources already made (`resources`, for a
-/// [`SchemaSubject::Resource`]: made from [`original_node`], for every step with an output;
-/// see [`super::check::check_case`], which shares them with the intent check).
-pub fn case_findings_sharing(
     schemas: &SchemaSet,
     subject: &SchemaSubject,
     case: &TestCase,
@@ -70,18 +51,25 @@ pub fn case_findings_sharing(
     steps: &[StepOutcome],
     resources: Option<&StepResources>,
 ) -> Vec<SchemaFinding> {
-    let mut validator = match (subject, resources) {
-        (SchemaSubject::Resource { group, kind }, Some(resources)) => Validator::Resource {
-            schemas,
-            group,
-            kind,
-            before: Cow::Borrowed(resources.original.object()),
-            resources,
-        },
-        (SchemaSubject::Resource { .. }, None) => {
-            return case_findings(schemas, subject, case, case_path, steps);
+    let made;
+    let mut validator = match subject {
+        SchemaSubject::Resource { group, kind } => {
+            let resources = match resources {
+                Some(resources) => resources,
+                None => {
+                    made = StepResources::new(original_node(&case.root), case, steps, |_| true);
+                    &made
+                }
+            };
+            Validator::Resource {
+                schemas,
+                group,
+                kind,
+                before: Cow::Borrowed(resources.original.object()),
+                resources,
+            }
         }
-        (SchemaSubject::IngressAnnotations, _) => Validator::IngressAnnotations,
+        SchemaSubject::IngressAnnotations => Validator::IngressAnnotations,
     };
     let mut found = Vec::new();
     for step in steps {
@@ -99,17 +87,15 @@ pub fn case_findings_sharing(
         };
         match entry {
             // Equal results are checked once, for both; the next step updates it.
-            Some(entry) if step.actual.is_some() && step.actual == step.expected => {
-                let checked = validator.validate(&entry.data, Some(step.index));
-                push(SchemaTarget::Both, checked.findings);
-                validator.written(checked.resource);
+            Some(_) if step.actual.is_some() && step.actual == step.expected => {
+                if let Some(checked) = validator.validate_output(case, step) {
+                    push(SchemaTarget::Both, checked.findings);
+                    validator.written(checked.resource);
+                }
             }
             entry => {
-                // The output as the engine compared it (its canonical JSON decodes as Kruise
-                // decodes a result); a step that errored has none.
-                let output = output_data(case, step)
-                    .map(|output| validator.validate(&output, Some(step.index)));
-                let expected = entry.map(|entry| validator.validate(&entry.data, None));
+                let output = validator.validate_output(case, step);
+                let expected = entry.map(|entry| validator.validate(&entry.data));
                 // The next step updates what this one wrote: its output, else its
                 // expectation.
                 let mut written = None;
@@ -157,28 +143,27 @@ enum Validator<'a> {
 }
 
 impl<'a> Validator<'a> {
-    /// `data` as `expected[i]` is compared: an ingress-class script's on its annotations
-    /// only. `output`: the step whose output `data` is (its resource is already made).
-    fn validate(&self, data: &Data, output: Option<usize>) -> Checked<'a> {
+    /// The output of `step` (`None` when it errored): a resource's as already made, an
+    /// ingress-class script's annotations as the engine compared them (its canonical JSON
+    /// decoded as Kruise decodes a result).
+    fn validate_output(&self, case: &TestCase, step: &StepOutcome) -> Option<Checked<'a>> {
         match self {
-            Validator::Resource {
-                schemas,
-                group,
-                kind,
-                resources,
-                before,
-            } => {
+            Validator::Resource { resources, .. } => {
                 let resources: &'a StepResources = resources;
-                let resource = match output.and_then(|index| resources.output(index)) {
-                    Some(made) => Cow::Borrowed(made),
-                    None => Cow::Owned(resources.original.patched(data)),
-                };
-                let findings =
-                    schema::validate_update_as(schemas, group, kind, &resource, before).findings;
-                Checked {
-                    findings,
-                    resource: Some(resource),
-                }
+                let made = resources.output(step.index)?;
+                Some(self.validate_resource(Cow::Borrowed(made)))
+            }
+            Validator::IngressAnnotations => {
+                output_data(case, step).map(|output| self.validate(&output))
+            }
+        }
+    }
+
+    /// `data` as `expected[i]` is compared: an ingress-class script's on its annotations only.
+    fn validate(&self, data: &Data) -> Checked<'a> {
+        match self {
+            Validator::Resource { resources, .. } => {
+                self.validate_resource(Cow::Owned(resources.original.patched(data)))
             }
             Validator::IngressAnnotations => {
                 let mut findings = Vec::new();
@@ -193,6 +178,25 @@ impl<'a> Validator<'a> {
         }
     }
 
+    /// `resource` checked against the CRD as an update of the object before the step.
+    fn validate_resource(&self, resource: Cow<'a, JsonValue>) -> Checked<'a> {
+        let Validator::Resource {
+            schemas,
+            group,
+            kind,
+            before,
+            ..
+        } = self
+        else {
+            unreachable!("only a resource's validator makes resources");
+        };
+        let findings = schema::validate_update_as(schemas, group, kind, &resource, before).findings;
+        Checked {
+            findings,
+            resource: Some(resource),
+        }
+    }
+
     /// The step wrote `resource` (as [`Self::validate`] built it).
     fn written(&mut self, resource: Option<Cow<'a, JsonValue>>) {
         if let (Validator::Resource { before, .. }, Some(resource)) = (self, resource) {
@@ -202,12 +206,7 @@ impl<'a> Validator<'a> {
 }
 
 /// The case's `original` resource (Kruise's test matches the field name case-insensitively,
-/// as `encoding/json` does); `null` when absent.
-pub fn original_object(root: &YamlNode) -> JsonValue {
-    original_node(root).map_or(JsonValue::Null, YamlNode::to_json)
-}
-
-/// The node of [`original_object`].
+/// as `encoding/json` does).
 pub fn original_node(root: &YamlNode) -> Option<&YamlNode> {
     let YamlValue::Map(entries) = &root.value else {
         return None;
@@ -225,11 +224,8 @@ pub fn original_node(root: &YamlNode) -> Option<&YamlNode> {
 /// `original.apiVersion` of a case: the CRD version its resource is checked (and its spec
 /// completed) against.
 pub fn original_api_version(case: &TestCase) -> Option<String> {
-    match original_object(&case.root) {
-        JsonValue::Object(fields) => match fields.get("apiVersion") {
-            Some(JsonValue::String(version)) => Some(version.clone()),
-            _ => None,
-        },
+    match &original_node(&case.root)?.get("apiVersion")?.value {
+        YamlValue::String(version) => Some(version.clone()),
         _ => None,
     }
 }
@@ -309,7 +305,7 @@ expected:
             group: "test.kruise-lua.dev".into(),
             kind: "Gizmo".into(),
         };
-        case_findings(&schemas, &subject, &case, "case.yaml", &steps)
+        case_findings(&schemas, &subject, &case, "case.yaml", &steps, None)
     }
 
     fn shown(found: &[SchemaFinding]) -> Vec<String> {
