@@ -8,13 +8,6 @@ use std::collections::BTreeMap;
 use super::Intent;
 use crate::routing::{Backend, Distribution, Request, Routed, RoutingModel};
 
-fn describe(routed: &Routed) -> String {
-    match routed {
-        Routed::To(d) => d.describe(),
-        Routed::NoRoute => "no route".to_owned(),
-    }
-}
-
 /// `None` when `now` is what the step asks for `request`, else (actual, expected) texts.
 /// `by_convention`: the gateway sends `request` to the canary whatever the script writes
 /// ([`RoutingModel::canary_by_convention`]), so that passes too.
@@ -28,7 +21,7 @@ pub(super) fn misrouting(
 ) -> Option<(String, String)> {
     let Routed::To(original) = before else {
         // Nothing served this request: the step must leave it so.
-        return (now != before).then(|| (describe(now), describe(before)));
+        return (now != before).then(|| (now.describe(), before.describe()));
     };
     let stable_backends: Vec<&Backend> = original
         .shares
@@ -44,7 +37,7 @@ pub(super) fn misrouting(
         .sum();
     let untouched = || same(original, now);
     if stable_share <= 0.0 {
-        return (!untouched()).then(|| (describe(now), describe(before)));
+        return (!untouched()).then(|| (now.describe(), before.describe()));
     }
     let weight = |w: u32| Asked::Weight(f64::from(w) / 100.0);
     let unselected = match (intent.weight, intent.matches.is_empty()) {
@@ -99,7 +92,7 @@ pub(super) fn misrouting(
                 .describe()
         })
         .collect();
-    let mut actual = describe(now);
+    let mut actual = now.describe();
     if let Routed::To(d) = now
         && let Some(missing) = missing_header_changes(model, intent, original, &stable_backends, d)
     {

@@ -129,8 +129,8 @@ fn table(
         )
         .map(|(_, expected)| expected);
         let key = (
-            routed_text(&routed_before),
-            routed_text(&routed_after),
+            routed_before.describe(),
+            routed_after.describe(),
             verdict.clone(),
         );
         match index.get(&key) {
@@ -173,13 +173,6 @@ fn table(
 
 /// The index of a class left out past [`MAX_CLASSES`].
 const CUT: usize = usize::MAX;
-
-fn routed_text(routed: &Routed) -> String {
-    match routed {
-        Routed::To(d) => d.describe(),
-        Routed::NoRoute => "no route".to_owned(),
-    }
-}
 
 fn shares_of(
     model: &dyn RoutingModel,

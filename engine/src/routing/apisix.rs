@@ -734,10 +734,7 @@ mod tests {
     }
 
     fn to(config: &GatewayConfig, request: &Request) -> String {
-        match V2.route(config, request) {
-            Routed::To(d) => d.describe(),
-            Routed::NoRoute => "no route".into(),
-        }
+        V2.route(config, request).describe()
     }
 
     #[test]

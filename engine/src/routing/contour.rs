@@ -455,10 +455,7 @@ mod tests {
     }
 
     fn to(config: &GatewayConfig, request: &Request) -> String {
-        match ContourHttpProxy.route(config, request) {
-            Routed::To(d) => d.describe(),
-            Routed::NoRoute => "no route".into(),
-        }
+        ContourHttpProxy.route(config, request).describe()
     }
 
     #[test]

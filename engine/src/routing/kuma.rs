@@ -618,10 +618,7 @@ mod tests {
     }
 
     fn to(config: &GatewayConfig, request: &Request) -> String {
-        match KumaMeshHttpRoute.route(config, request) {
-            Routed::To(d) => d.describe(),
-            Routed::NoRoute => "no route".into(),
-        }
+        KumaMeshHttpRoute.route(config, request).describe()
     }
 
     #[test]

@@ -166,6 +166,14 @@ pub enum Routed {
 }
 
 impl Routed {
+    /// As messages show it: the distribution ([`Distribution::describe`]) or `no route`.
+    pub fn describe(&self) -> String {
+        match self {
+            Routed::To(d) => d.describe(),
+            Routed::NoRoute => "no route".to_owned(),
+        }
+    }
+
     /// Spread over `distribution`'s backends.
     pub fn to(distribution: Distribution) -> Routed {
         Routed::To(Arc::new(distribution))

@@ -122,10 +122,7 @@ mod tests {
     }
 
     fn route(config: &GatewayConfig) -> String {
-        match SmiTrafficSplit.route(config, &Request::get("/")) {
-            Routed::To(d) => d.describe(),
-            Routed::NoRoute => "no route".into(),
-        }
+        SmiTrafficSplit.route(config, &Request::get("/")).describe()
     }
 
     #[test]

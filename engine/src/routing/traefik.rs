@@ -288,10 +288,7 @@ mod tests {
     }
 
     fn to(config: &GatewayConfig, r: &Request) -> String {
-        match TraefikIngressRoute.route(config, r) {
-            Routed::To(d) => d.describe(),
-            Routed::NoRoute => "no route".into(),
-        }
+        TraefikIngressRoute.route(config, r).describe()
     }
 
     #[test]

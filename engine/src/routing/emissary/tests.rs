@@ -20,10 +20,7 @@ fn list(specs: &[&str]) -> GatewayConfig {
 }
 
 fn route(config: &GatewayConfig, request: &Request) -> String {
-    match EmissaryMapping.route(config, request) {
-        Routed::To(d) => d.describe(),
-        Routed::NoRoute => "no route".to_owned(),
-    }
+    EmissaryMapping.route(config, request).describe()
 }
 
 #[test]

@@ -10,10 +10,7 @@ fn vs(routes: &str) -> GatewayConfig {
 }
 
 fn route(config: &GatewayConfig, request: &Request) -> String {
-    match GlooVirtualService.route(config, request) {
-        Routed::To(d) => d.describe(),
-        Routed::NoRoute => "no route".to_owned(),
-    }
+    GlooVirtualService.route(config, request).describe()
 }
 
 fn kube(name: &str) -> String {

@@ -14,10 +14,7 @@ fn vs_version(api_version: &str, http: &str) -> GatewayConfig {
 }
 
 fn route(config: &GatewayConfig, request: &Request) -> String {
-    match IstioVirtualService.route(config, request) {
-        Routed::To(d) => d.describe(),
-        Routed::NoRoute => "no route".to_owned(),
-    }
+    IstioVirtualService.route(config, request).describe()
 }
 
 fn with_header(path: &str, name: &str, value: &str) -> Request {
