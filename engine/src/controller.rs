@@ -56,7 +56,7 @@ use std::collections::BTreeMap;
 use crate::error::{ErrorKind, ScriptError};
 use crate::json::decode_custom_result;
 use crate::luadata::{
-    Data, HeaderModifier, HttpRouteMatch, IngressData, LuaData, reaches_provider, string_map_json,
+    Data, HeaderModifier, HttpRouteMatch, IngressData, LuaData, annotations_json, reaches_provider,
 };
 use crate::runner::{self, Mode, RunOptions, Script};
 use crate::value::JsonValue;
@@ -338,22 +338,14 @@ pub fn ensure_ingress_routes(
         }
     };
     let mut previous = None;
-    let step_obj = Some(IngressData {
+    let step_obj = IngressData {
         annotations: Some(live.clone()).filter(|map| !map.is_empty()),
         ..step.clone()
-    });
-    // The step's obj as the script gets it, made once: each run replaces only its annotations
-    // with the live ones (what `IngressData { annotations, ..step }.to_json()` gives).
-    let mut obj = step.to_json();
+    };
+    // The step's obj as the script gets it, made once: a run that changes the live annotations
+    // replaces only them.
+    let mut obj = step_obj.to_json();
     while runs < INGRESS_RUN_LIMIT {
-        if let JsonValue::Object(fields) = &mut obj
-            && let Some(annotations) = fields.get_mut("annotations")
-        {
-            *annotations = match live.is_empty() {
-                true => JsonValue::Null,
-                false => string_map_json(&live),
-            };
-        }
         runs += 1;
         let result = run(&obj, &mut prints);
         match result {
@@ -361,7 +353,7 @@ pub fn ensure_ingress_routes(
                 return IngressRoutes {
                     canary: Some(live),
                     ensure: IngressEnsure::Failed(error),
-                    step_obj,
+                    step_obj: Some(step_obj),
                     prints,
                 };
             }
@@ -369,11 +361,19 @@ pub fn ensure_ingress_routes(
                 return IngressRoutes {
                     canary: Some(live),
                     ensure: IngressEnsure::Settled { runs },
-                    step_obj,
+                    step_obj: Some(step_obj),
                     prints,
                 };
             }
-            Ok(result) => previous = Some(std::mem::replace(&mut live, result)),
+            Ok(result) => {
+                previous = Some(std::mem::replace(&mut live, result));
+                if let JsonValue::Object(fields) = &mut obj {
+                    fields.insert(
+                        "annotations".to_owned(),
+                        annotations_json(Some(&live).filter(|map| !map.is_empty())),
+                    );
+                }
+            }
         }
     }
     let changing = previous
@@ -382,7 +382,7 @@ pub fn ensure_ingress_routes(
     IngressRoutes {
         canary: Some(live),
         ensure: IngressEnsure::Unsettled { runs, changing },
-        step_obj,
+        step_obj: Some(step_obj),
         prints,
     }
 }

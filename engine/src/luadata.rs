@@ -166,6 +166,11 @@ impl Data {
     }
 }
 
+/// An Ingress's annotations as the script's `obj.annotations` holds them: `null` when absent.
+pub fn annotations_json(annotations: Option<&BTreeMap<String, String>>) -> JsonValue {
+    annotations.map_or(JsonValue::Null, string_map_json)
+}
+
 /// A string→string map (labels, annotations) as a JSON object.
 pub fn string_map_json(map: &BTreeMap<String, String>) -> JsonValue {
     JsonValue::Object(
@@ -285,9 +290,7 @@ impl IngressData {
         let mut obj = JsonMap::new();
         obj.insert(
             "annotations".to_string(),
-            self.annotations
-                .as_ref()
-                .map_or(JsonValue::Null, string_map_json),
+            annotations_json(self.annotations.as_ref()),
         );
         obj.insert(
             "canaryService".to_string(),

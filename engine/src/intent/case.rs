@@ -348,7 +348,9 @@ fn check_one(
     let failed = |error: &dyn std::fmt::Display| {
         ScriptFailed(format!("the script fails on this step ({error})"))
     };
-    let (flavor, ran);
+    // `ingress_result`: an ingress step's, whose provenance run starts from the annotations
+    // it left.
+    let (flavor, ran, ingress_result);
     let left = match (chained, reused) {
         (Some(chain), _) => {
             flavor = ScriptFlavor::Ingress;
@@ -357,27 +359,27 @@ fn check_one(
                 return ScriptFailed(format!("the controller does not run the script: {why}"));
             }
             match &chained.result {
-                Ok(result) => StepLeft::Result(result),
+                Ok(result) => {
+                    ingress_result = Some(result);
+                    StepLeft::Result(result)
+                }
                 Err(error) => return failed(error),
             }
         }
         (None, Some(reused)) => {
             flavor = ScriptFlavor::Custom;
+            ingress_result = None;
             StepLeft::Resource(reused)
         }
         (None, None) => {
             flavor = ScriptFlavor::Custom;
+            ingress_result = None;
             ran = runner::run_custom(script, &step.obj, options);
             match ran.result(Mode::Production) {
                 Ok(result) => StepLeft::Result(result),
                 Err(error) => return failed(error),
             }
         }
-    };
-    // An ingress step's provenance run starts from the annotations it left.
-    let ingress_result = match &left {
-        StepLeft::Result(result) if flavor == ScriptFlavor::Ingress => Some(*result),
-        _ => None,
     };
     let base = configs.of(model, flavor, original, &step.obj, stored_spec);
     let before_seen = match &base.before_seen {
