@@ -3,8 +3,8 @@
 //! and requests just beside it), bounded, without duplicates, in request order.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::collections::hash_map::Entry;
+use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasher, Hasher};
 
 use rustc_hash::FxBuildHasher;
@@ -191,7 +191,10 @@ fn near_around<'a>(
 /// Adds to `set` a request `m` selects, built on `base`, and variants that each lack one of its
 /// conditions (`samples` is [`MatchSamples::of`] `m`, `beside` [`MatchBeside::of`] it). A
 /// variant is the request `m` selects with one field changed; it is built only when the set
-/// does not hold it yet. `expanded`: the requests `m` selects whose variants are in `set`.
+/// does not hold it yet. `expanded`: where in `set` the requests `m` selected so far are whose
+/// variants are in `set` too. Base requests that differ only in what the match sets (their
+/// paths, for a match on the path) give the same selected request, whose variants but one are
+/// then in the set already.
 fn match_probes(
     m: &HttpRouteMatch,
     samples: &MatchSamples,
@@ -199,7 +202,7 @@ fn match_probes(
     base: &Request,
     values_ignore_case: bool,
     set: &mut RequestSet,
-    expanded: &mut ExpandedHits,
+    expanded: &mut HashSet<usize, FxBuildHasher>,
 ) {
     let hit = selected_request(samples, &beside.names, base);
     let parts = HashParts::of(&hit);
@@ -207,7 +210,8 @@ fn match_probes(
         // The one variant made of `base` rather than of `hit`.
         set.insert_variant(&hit, parts, Change::Path(&base.path));
     }
-    if !expanded.first(&hit, parts.finish()) {
+    // A copy of a request shares its texts and lists: cheap.
+    if !expanded.insert(set.insert(hit.clone(), parts)) {
         return;
     }
     let mut add = |change: Change| set.insert_variant(&hit, parts, change);
@@ -259,25 +263,6 @@ fn match_probes(
         for near in near.iter() {
             add(Change::Query(name, Some(near)));
         }
-    }
-    set.insert(hit, parts);
-}
-
-/// The requests a step match selects that [`match_probes`] made the variants of. Base requests
-/// that differ only in what the match sets (their paths, for a match on the path) give the
-/// same selected request, whose variants but one are then in the set already.
-#[derive(Default)]
-struct ExpandedHits(HashMap<u64, Vec<Request>, FxBuildHasher>);
-
-impl ExpandedHits {
-    /// Whether `hit` (whose [`HashParts`] finish as `hash`) is new here; records it.
-    fn first(&mut self, hit: &Request, hash: u64) -> bool {
-        let held = self.0.entry(hash).or_default();
-        if held.contains(hit) {
-            return false;
-        }
-        held.push(hit.clone());
-        true
     }
 }
 
@@ -379,7 +364,7 @@ pub(super) fn probes_beside(
     'matches: for (i, m) in intent.matches.iter().enumerate() {
         let samples = MatchSamples::of(m);
         let beside = MatchBeside::of(m, &samples, ignore_case);
-        let mut expanded = ExpandedHits::default();
+        let mut expanded = HashSet::default();
         for (j, request) in base.iter().enumerate() {
             match_probes(
                 m,
@@ -495,43 +480,44 @@ impl<'a> RequestSet<'a> {
         }
     }
 
-    /// Whether the set holds `of` with `change`, as its hash `hash`; when not, records the
-    /// next index for that hash.
-    fn holds(&mut self, hash: u64, of: &Request, change: Change) -> bool {
+    /// Where the set holds `of` with `change`, as its hash `hash`; when it does not, `None`,
+    /// and the next index is recorded for that hash.
+    fn held_at(&mut self, hash: u64, of: &Request, change: Change) -> Option<usize> {
         let next = self.len();
         match self.by_hash.entry(hash) {
             Entry::Vacant(slot) => {
                 slot.insert(next);
-                false
+                None
             }
             Entry::Occupied(first) => {
                 let first = *first.get();
-                if same_as(self.get(first), of, change)
-                    || self
-                        .collided
-                        .iter()
-                        .any(|&k| same_as(self.get(k), of, change))
-                {
-                    return true;
+                let held = std::iter::once(first)
+                    .chain(self.collided.iter().copied())
+                    .find(|&k| same_as(self.get(k), of, change));
+                if held.is_none() {
+                    self.collided.push(next);
                 }
-                self.collided.push(next);
-                false
+                held
             }
         }
     }
 
-    /// Adds `request` (whose [`HashParts`] are `parts`) unless an equal one is there.
-    fn insert(&mut self, request: Request, parts: HashParts) {
-        if !self.holds(parts.finish(), &request, Change::Nothing) {
-            self.added.push(request);
-        }
+    /// Adds `request` (whose [`HashParts`] are `parts`) unless an equal one is there; where
+    /// the set holds it.
+    fn insert(&mut self, request: Request, parts: HashParts) -> usize {
+        let next = self.len();
+        self.held_at(parts.finish(), &request, Change::Nothing)
+            .unwrap_or_else(|| {
+                self.added.push(request);
+                next
+            })
     }
 
     /// Adds `of` (whose [`HashParts`] are `parts`) with `change` unless an equal request is
     /// there (built only then).
     fn insert_variant(&mut self, of: &Request, parts: HashParts, change: Change) {
         let hash = parts.changed(of, change).finish();
-        if !self.holds(hash, of, change) {
+        if self.held_at(hash, of, change).is_none() {
             self.added.push(changed(of, change));
         }
     }
