@@ -553,11 +553,8 @@ fn same_map(
         return map == of;
     };
     // `of`'s entries before and after `name`, and `map`'s: those with `name`'s in between.
-    let (entries, of_entries) = (map.entries(), of.entries());
-    let (before, after) = match of.position(name) {
-        Ok(i) => (&of_entries[..i], &of_entries[i + 1..]),
-        Err(i) => (&of_entries[..i], &of_entries[i..]),
-    };
+    let entries = map.entries();
+    let (before, after) = of.around(name);
     let middle = usize::from(value.is_some());
     entries.len() == before.len() + middle + after.len()
         && entries[..before.len()] == *before

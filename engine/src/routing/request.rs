@@ -75,6 +75,9 @@ pub fn header_value<'r>(request: &'r Request, name: &str) -> Option<&'r str> {
     }
 }
 
+/// One name and its value.
+pub type Entry = (SmolStr, SmolStr);
+
 /// Names with one value each (a request's headers, query parameters or cookies), in name
 /// order, as a map from name to value behaves: it compares, orders and prints as a
 /// `BTreeMap<String, String>` with the same entries would. Copies share the entries: a copy
@@ -98,9 +101,18 @@ impl NameValues {
     }
 
     /// Where `name` is in [`Self::entries`] (`Ok`), or would be inserted (`Err`).
-    pub fn position(&self, name: &str) -> Result<usize, usize> {
+    fn position(&self, name: &str) -> Result<usize, usize> {
         self.entries()
             .binary_search_by(|(held, _)| held.as_str().cmp(name))
+    }
+
+    /// The entries before `name` and those after it (its own left out).
+    pub fn around(&self, name: &str) -> (&[Entry], &[Entry]) {
+        let entries = self.entries();
+        match self.position(name) {
+            Ok(i) => (&entries[..i], &entries[i + 1..]),
+            Err(i) => entries.split_at(i),
+        }
     }
 
     /// The value of `name`.
@@ -134,21 +146,18 @@ impl NameValues {
     /// A copy with `name` set to `value` (`Some`) or absent (`None`); the entries it keeps are
     /// shared texts, so this costs the one new list.
     pub fn with(&self, name: &SmolStr, value: Option<&SmolStr>) -> NameValues {
-        let entries = self.entries();
-        let (kept, at) = match self.position(name) {
-            Ok(i) => (&entries[..i], i + 1),
-            Err(i) => (&entries[..i], i),
-        };
+        let (before, after) = self.around(name);
         let new = value.map(|value| (name.clone(), value.clone()));
-        if kept.len() + usize::from(new.is_some()) + (entries.len() - at) == 0 {
+        if before.len() + usize::from(new.is_some()) + after.len() == 0 {
             return NameValues(None);
         }
         // Collected straight into the shared list: one allocation.
         NameValues(Some(
-            kept.iter()
+            before
+                .iter()
                 .cloned()
                 .chain(new)
-                .chain(entries[at..].iter().cloned())
+                .chain(after.iter().cloned())
                 .collect(),
         ))
     }
