@@ -441,14 +441,46 @@ local function define_lens_commands()
   end
 end
 
+--- Buffers whose lens request is on its way: "sent", or "again" when asked meanwhile.
+local lens_requests = {}
+
+--- Asks the buffer's client for its lenses and shows them. Neovim does not take the server's
+--- `workspace/codeLens/refresh`, and `vim.lsp.codelens.refresh` drops a request while the
+--- buffer's last one is on its way: a run that ended while that one was answered (with the
+--- lenses from before the run) would have shown stale lenses until the next edit. So a request
+--- made meanwhile is sent once the answer arrives.
 local function refresh_codelens(bufnr)
   if not vim.api.nvim_buf_is_valid(bufnr) then
     return
   end
-  if vim.fn.has("nvim-0.10") == 1 then
-    pcall(vim.lsp.codelens.refresh, { bufnr = bufnr })
-  elseif bufnr == vim.api.nvim_get_current_buf() then
-    pcall(vim.lsp.codelens.refresh)
+  if lens_requests[bufnr] then
+    lens_requests[bufnr] = "again"
+    return
+  end
+  local client = M.attached_client(bufnr)
+  if not client then
+    return
+  end
+  local params = { textDocument = vim.lsp.util.make_text_document_params(bufnr) }
+  local function on_lenses(err, result, ctx)
+    local again = lens_requests[bufnr] == "again"
+    lens_requests[bufnr] = nil
+    if vim.api.nvim_buf_is_valid(bufnr) then
+      pcall(vim.lsp.codelens.on_codelens, err, result, ctx)
+      if again then
+        refresh_codelens(bufnr)
+      end
+    end
+  end
+  lens_requests[bufnr] = "sent"
+  local sent
+  if vim.fn.has("nvim-0.11") == 1 then
+    sent = client:request("textDocument/codeLens", params, on_lenses, bufnr)
+  else
+    sent = client.request("textDocument/codeLens", params, on_lenses, bufnr)
+  end
+  if not sent then
+    lens_requests[bufnr] = nil
   end
 end
 
@@ -481,6 +513,8 @@ local function define_autocmds()
         if not client or client.name ~= M.NAME then
           return
         end
+        -- A request of a client that stopped is never answered.
+        lens_requests[args.buf] = nil
         refresh_codelens(args.buf)
         -- DiagnosticChanged: runs finish after edits; their diagnostics arrive, so do fresh lenses.
         vim.api.nvim_create_autocmd({ "BufEnter", "InsertLeave", "BufWritePost", "DiagnosticChanged" }, {
