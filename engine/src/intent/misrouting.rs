@@ -190,7 +190,7 @@ fn expected_canary<'a>(
             if intent.canary_service == intent.stable_service {
                 // Kruise's own Istio script names the canary subset `canary` (upstream
                 // lua_configuration/networking.istio.io/VirtualService/trafficRouting.lua).
-                backend.subset = Some("canary".to_owned());
+                backend.subset = Some("canary".into());
             }
             Cow::Owned(backend)
         }

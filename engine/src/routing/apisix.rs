@@ -36,6 +36,7 @@ use std::collections::BTreeMap;
 use crate::script::ScriptKind;
 use crate::value::JsonValue;
 
+use super::SmolStr;
 use super::fields::{compile, int_field, items, port_field, str_field};
 use super::probe::{Cond, Literal, ValueCond, probes_for};
 use super::{
@@ -462,8 +463,10 @@ fn weights(rule: &JsonValue, upstreams: Option<&[&JsonValue]>) -> Vec<(Backend, 
     let backends = items(rule, "backends").iter().map(|b| {
         let service = str_field(b, "serviceName").unwrap_or_default();
         let backend = Backend {
-            service: service.to_owned(),
-            subset: resolve_subset(service, str_field(b, "subset"), upstreams).unwrap_or(None),
+            service: service.into(),
+            subset: resolve_subset(service, str_field(b, "subset"), upstreams)
+                .unwrap_or(None)
+                .map(SmolStr::from),
             port: port_field(b, "servicePort"),
         };
         (backend, int_field(b, "weight").unwrap_or(100).max(0) as f64)

@@ -34,6 +34,7 @@
 
 use std::collections::BTreeMap;
 
+use super::SmolStr;
 use super::ingress_rules::{IngressPath, annotations, ingress_paths, pair_probes};
 use super::{
     Backend, ConfigProblem, Distribution, GatewayConfig, ProblemKind, Request, Routed, RoutingModel,
@@ -173,9 +174,9 @@ fn forward(action: &JsonValue) -> Routed {
                 .unwrap_or(1.0);
             (
                 Backend {
-                    service: service.to_owned(),
+                    service: service.into(),
                     subset: None,
-                    port,
+                    port: port.map(SmolStr::from),
                 },
                 weight,
             )

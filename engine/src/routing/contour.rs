@@ -286,7 +286,7 @@ impl Builder<'_> {
                 .filter(|s| s.get("mirror").and_then(JsonValue::as_bool) != Some(true))
                 .map(|s| {
                     let backend = Backend {
-                        service: str_field(s, "name").unwrap_or_default().to_owned(),
+                        service: str_field(s, "name").unwrap_or_default().into(),
                         subset: None,
                         port: port_field(s, "port"),
                     };

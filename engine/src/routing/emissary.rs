@@ -26,6 +26,7 @@
 use std::cmp::Reverse;
 use std::collections::BTreeMap;
 
+use super::SmolStr;
 use super::matching::{full_match, re2_problem, sample_match};
 use super::{
     Backend, ConfigProblem, Distribution, GatewayConfig, ProblemKind, Request, Routed, RoutingModel,
@@ -100,9 +101,9 @@ fn parse_service(service: &str) -> Backend {
         _ => (without_scheme, None),
     };
     Backend {
-        service: name.to_owned(),
+        service: name.into(),
         subset: None,
-        port,
+        port: port.map(SmolStr::from),
     }
 }
 

@@ -5,6 +5,7 @@
 use regex::Regex;
 
 use crate::value::JsonValue;
+use smol_str::SmolStr;
 
 /// The string at `value.key`.
 pub fn str_field<'a>(value: &'a JsonValue, key: &str) -> Option<&'a str> {
@@ -26,11 +27,11 @@ pub fn int_field(value: &JsonValue, key: &str) -> Option<i64> {
 }
 
 /// A port as a resource names it: a number or a name.
-pub fn port_field(value: &JsonValue, key: &str) -> Option<String> {
+pub fn port_field(value: &JsonValue, key: &str) -> Option<SmolStr> {
     match value.get(key)? {
-        JsonValue::String(s) => Some(s.clone()),
-        JsonValue::Int(i) => Some(i.to_string()),
-        JsonValue::Float(f) if f.fract() == 0.0 => Some(format!("{}", *f as i64)),
+        JsonValue::String(s) => Some(s.as_str().into()),
+        JsonValue::Int(i) => Some(smol_str::format_smolstr!("{i}")),
+        JsonValue::Float(f) if f.fract() == 0.0 => Some(smol_str::format_smolstr!("{}", *f as i64)),
         _ => None,
     }
 }

@@ -22,6 +22,7 @@
 //! backend's subset (`key=value,…`). Not modelled: `upstreamGroup` and `delegateAction` (other
 //! objects: the request counts as not routed), `methods`, virtual-host options, domains.
 
+use super::SmolStr;
 use super::matching::{full_match, re2_problem, sample_match};
 use super::{
     Backend, ConfigProblem, Distribution, GatewayConfig, ProblemKind, Request, Routed, RoutingModel,
@@ -205,9 +206,9 @@ fn backend_of(destination: &JsonValue) -> Option<Backend> {
                 .join(",")
         });
     Some(Backend {
-        service,
-        subset,
-        port,
+        service: service.into(),
+        subset: subset.map(SmolStr::from),
+        port: port.map(SmolStr::from),
     })
 }
 

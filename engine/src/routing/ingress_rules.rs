@@ -84,9 +84,9 @@ pub fn ingress_paths(ingress: &JsonValue) -> Vec<IngressPath> {
                     .unwrap_or("ImplementationSpecific")
                     .to_owned(),
                 backend: Backend {
-                    service: name.to_owned(),
+                    service: name.into(),
                     subset: None,
-                    port: port_name.clone().or(port_number),
+                    port: port_name.clone().or(port_number).map(SmolStr::from),
                 },
                 port_name,
                 location: format!("spec.rules[{r}].http.paths[{p}]"),

@@ -24,6 +24,7 @@
 
 use std::collections::BTreeMap;
 
+use super::SmolStr;
 use super::matching::{full_match, re2_problem, sample_match};
 use super::{
     Backend, ConfigProblem, Distribution, GatewayConfig, ProblemKind, Request, Routed, RoutingModel,
@@ -247,7 +248,7 @@ fn backend_of(destination: &JsonValue) -> Backend {
         target
             .and_then(|t| t.get(key))
             .and_then(JsonValue::as_str)
-            .map(str::to_owned)
+            .map(SmolStr::from)
     };
     Backend {
         service: text("host").unwrap_or_default(),
@@ -255,7 +256,7 @@ fn backend_of(destination: &JsonValue) -> Backend {
         port: target
             .and_then(|t| t.at(&["port", "number"]))
             .and_then(JsonValue::as_f64)
-            .map(|n| n.to_string()),
+            .map(|n| smol_str::format_smolstr!("{n}")),
     }
 }
 

@@ -25,6 +25,7 @@ use std::collections::BTreeMap;
 use crate::script::ScriptKind;
 use crate::value::JsonValue;
 
+use super::SmolStr;
 use super::fields::{int_field, items, port_field, str_field};
 use super::matching::{full_match, re2_problem};
 use super::probe::{Cond, Literal, ValueCond, probes_for};
@@ -165,7 +166,7 @@ fn destinations(config: &GatewayConfig) -> Vec<Destination<'_>> {
 /// configuration, see `super::memo`).
 struct TableDestination {
     service: String,
-    default_service: String,
+    default_service: SmolStr,
     /// Each route's match (`None`: the implicit catch-all) and where it sends a request.
     routes: Vec<(Option<ReadMatch>, Routed)>,
 }
@@ -330,9 +331,9 @@ fn backend(reference: &JsonValue) -> Backend {
         .unwrap_or_default();
     let (service, tag_port) = service_and_port(name);
     Backend {
-        service,
-        subset: (!tags.is_empty()).then(|| tags.join(",")),
-        port: port_field(reference, "port").or(tag_port),
+        service: service.into(),
+        subset: (!tags.is_empty()).then(|| tags.join(",").into()),
+        port: port_field(reference, "port").or(tag_port.map(SmolStr::from)),
     }
 }
 

@@ -46,23 +46,23 @@ pub use request::{NameValues, Request, SmolStr, header_value};
 /// optionally a subset (Istio DestinationRule subset, Gloo subset) and a port.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct Backend {
-    pub service: String,
-    pub subset: Option<String>,
+    pub service: SmolStr,
+    pub subset: Option<SmolStr>,
     /// The port as the resource names it (a number or a port name), when it does.
-    pub port: Option<String>,
+    pub port: Option<SmolStr>,
 }
 
 impl Backend {
     pub fn service(name: &str) -> Self {
         Backend {
-            service: name.to_owned(),
+            service: name.into(),
             ..Backend::default()
         }
     }
 
     /// `web`, `web/v2` (subset), `web:8080`.
     pub fn describe(&self) -> String {
-        let mut text = self.service.clone();
+        let mut text = self.service.to_string();
         if let Some(subset) = &self.subset {
             text.push('/');
             text.push_str(subset);
@@ -113,14 +113,23 @@ impl Distribution {
         if total <= 0.0 {
             return None;
         }
-        let mut merged: BTreeMap<Backend, f64> = BTreeMap::new();
-        for (backend, weight) in weights {
-            if *weight > 0.0 {
-                *merged.entry(backend.clone()).or_default() += weight / total;
+        let mut shares: Vec<(Backend, f64)> = weights
+            .iter()
+            .filter(|(_, weight)| *weight > 0.0)
+            .map(|(backend, weight)| (backend.clone(), weight / total))
+            .collect();
+        // In backend order, a backend named twice getting the sum of its shares in document
+        // order (a stable sort keeps that order among equal backends).
+        shares.sort_by(|a, b| a.0.cmp(&b.0));
+        shares.dedup_by(|later, kept| {
+            let same = later.0 == kept.0;
+            if same {
+                kept.1 += later.1;
             }
-        }
+            same
+        });
         Some(Distribution {
-            shares: merged.into_iter().collect(),
+            shares,
             header_changes: BTreeMap::new(),
             route_path: None,
         })

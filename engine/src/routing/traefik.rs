@@ -51,7 +51,7 @@ fn backend(service: &JsonValue) -> Backend {
         return Backend::service(&format!("TraefikService {name}"));
     }
     Backend {
-        service: name.to_owned(),
+        service: name.into(),
         subset: None,
         port: port_field(service, "port"),
     }
