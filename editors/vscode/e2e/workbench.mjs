@@ -179,16 +179,18 @@ export class Workbench {
    * RegExp) and returns that element's text.
    */
   async waitForText(selector, text, { timeout = WAIT_MS } = {}) {
-    const locator = this.page.locator(selector).filter({ hasText: text }).first();
+    // The first *visible* match: a list can hold rows in the DOM that are out of sight, and
+    // waiting on the first match in document order would wait on such a row.
+    const locator = this.page.locator(selector).filter({ hasText: text }).filter({ visible: true }).first();
     try {
       await locator.waitFor({ timeout });
     } catch (error) {
-      const shown = await this.page
-        .locator(selector)
-        .allInnerTexts()
-        .catch(() => []);
+      const texts = (l) => l.allInnerTexts().catch(() => []);
+      const visible = await texts(this.page.locator(selector).filter({ visible: true }));
+      const all = await texts(this.page.locator(selector));
       throw new Error(
-        `no ${selector} showing ${text} within ${timeout} ms; shown: ${JSON.stringify(shown.slice(0, 20))}`,
+        `no ${selector} showing ${text} within ${timeout} ms; visible: ${JSON.stringify(visible.slice(0, 20))}` +
+          `; in the DOM: ${JSON.stringify(all.slice(0, 20))}`,
         { cause: error },
       );
     }
