@@ -28,7 +28,9 @@ use std::collections::BTreeSet;
 use crate::luadata::{HeaderModifier, HttpRouteMatch, LuaData};
 use crate::path_text::parse_path;
 use crate::routing::matching::full_match;
-use crate::routing::{ConfigProblem, GatewayConfig, ProblemKind, Request, Routed, RoutingModel};
+use crate::routing::{
+    ConfigProblem, GatewayConfig, ProblemKind, Request, Routed, RoutingModel, SmolStr,
+};
 use crate::runner::provenance::WrittenAt;
 use misrouting::misrouting;
 
@@ -486,7 +488,7 @@ fn check_step_compiled(
             }
             // Where the step's configuration sent it (`spec.http[0]`), when the model knows.
             let route_path = match &now {
-                Routed::To(d) => d.route_path.clone(),
+                Routed::To(d) => d.route_path.as_ref().map(SmolStr::to_string),
                 Routed::NoRoute => None,
             };
             let via = route_path

@@ -197,7 +197,7 @@ fn path_patterns(path: &IngressPath) -> Vec<String> {
             let base = path.path.trim_end_matches('/');
             vec![base.to_owned(), format!("{base}/*")]
         }
-        _ => vec![path.path.clone()],
+        _ => vec![path.path.to_string()],
     }
 }
 
@@ -291,7 +291,7 @@ fn build_listener_rules(
         let notes = annotations(ingress);
         for path in sorted_paths(ingress) {
             let service = path.backend.service.clone();
-            let mut hosts: Vec<String> = path.host.iter().cloned().collect();
+            let mut hosts: Vec<String> = path.host.iter().map(SmolStr::to_string).collect();
             let mut paths = path_patterns(&path);
             let mut conditions = Vec::new();
             match parse_annotation(&notes, &format!("conditions.{service}")) {

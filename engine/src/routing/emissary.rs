@@ -460,7 +460,10 @@ impl RoutingModel for EmissaryMapping {
             Some(mut d) => {
                 d.header_changes = changes;
                 let plural = if names.len() == 1 { "" } else { "s" };
-                d.route_path = Some(format!("Mapping{plural} {}", names.join(", ")));
+                d.route_path = Some(smol_str::format_smolstr!(
+                    "Mapping{plural} {}",
+                    names.join(", ")
+                ));
                 Routed::to(d)
             }
             None => Routed::NoRoute,

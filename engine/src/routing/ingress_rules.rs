@@ -23,13 +23,13 @@ use crate::value::JsonValue;
 /// One `spec.rules[].http.paths[]` entry with its rule's host.
 #[derive(Debug, Clone, PartialEq)]
 pub struct IngressPath {
-    pub host: Option<String>,
-    pub path: String,
+    pub host: Option<SmolStr>,
+    pub path: SmolStr,
     /// `Exact`, `Prefix` or `ImplementationSpecific` (a missing pathType reads as the last).
-    pub path_type: String,
+    pub path_type: SmolStr,
     pub backend: Backend,
     /// `backend.service.port.name`, when the port is named (AWS's `use-annotation`).
-    pub port_name: Option<String>,
+    pub port_name: Option<SmolStr>,
     /// Where in the Ingress (`spec.rules[0].http.paths[1]`).
     pub location: String,
 }
@@ -52,7 +52,7 @@ pub fn ingress_paths(ingress: &JsonValue) -> Vec<IngressPath> {
             .get("host")
             .and_then(JsonValue::as_str)
             .filter(|h| !h.is_empty())
-            .map(str::to_owned);
+            .map(SmolStr::from);
         let entries = rule
             .at(&["http", "paths"])
             .and_then(JsonValue::as_array)
@@ -66,27 +66,27 @@ pub fn ingress_paths(ingress: &JsonValue) -> Vec<IngressPath> {
             let port_name = service
                 .and_then(|s| s.at(&["port", "name"]))
                 .and_then(JsonValue::as_str)
-                .map(str::to_owned);
+                .map(SmolStr::from);
             let port_number = service
                 .and_then(|s| s.at(&["port", "number"]))
                 .and_then(JsonValue::as_f64)
-                .map(|n| format!("{n}"));
+                .map(|n| smol_str::format_smolstr!("{n}"));
             paths.push(IngressPath {
                 host: host.clone(),
                 path: entry
                     .get("path")
                     .and_then(JsonValue::as_str)
                     .unwrap_or("/")
-                    .to_owned(),
+                    .into(),
                 path_type: entry
                     .get("pathType")
                     .and_then(JsonValue::as_str)
                     .unwrap_or("ImplementationSpecific")
-                    .to_owned(),
+                    .into(),
                 backend: Backend {
                     service: name.into(),
                     subset: None,
-                    port: port_name.clone().or(port_number).map(SmolStr::from),
+                    port: port_name.clone().or(port_number),
                 },
                 port_name,
                 location: format!("spec.rules[{r}].http.paths[{p}]"),
@@ -254,7 +254,7 @@ pub fn route_canary_pair(
             format!("Ingress {} {}", name(stable), stable_path.location)
         };
         let with_canary = canary.map(|canary| {
-            format!(
+            smol_str::format_smolstr!(
                 "{via} and the canary Ingress {}'s annotations",
                 name(canary)
             )
@@ -299,14 +299,14 @@ pub fn route_canary_pair(
                 .insert(canary_backend.clone(), changes.0.clone());
         }
     }
-    Routed::to(distribution).via(via.as_str())
+    Routed::to(distribution).via(via.clone())
 }
 
 /// What a stable path gives a request alone, and how a split of it is named.
 struct StablePath {
     stable_only: Routed,
     /// `None` without a canary Ingress.
-    with_canary: Option<String>,
+    with_canary: Option<SmolStr>,
 }
 
 /// The canary requests' header changes a class reads from the canary Ingress's annotations.
@@ -333,7 +333,7 @@ pub fn pair_probes(config: &GatewayConfig, extra: &[Request]) -> Vec<Request> {
     for path in paths {
         let host = path.host.as_ref().map(|h| h.replace("*.", "x."));
         let base = path.path.trim_end_matches('/');
-        let mut shapes = vec![path.path.clone(), format!("{base}x")];
+        let mut shapes = vec![path.path.to_string(), format!("{base}x")];
         if path.path_type != "Exact" {
             shapes.push(format!("{base}/x"));
         }

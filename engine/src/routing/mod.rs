@@ -86,7 +86,7 @@ pub struct Distribution {
     pub header_changes: BTreeMap<Backend, BTreeMap<String, Option<String>>>,
     /// Where in the resource the route that took the request is (`spec.http[1]`), when the
     /// model knows: violations name it. Not part of where the request goes.
-    pub route_path: Option<String>,
+    pub route_path: Option<SmolStr>,
 }
 
 impl PartialEq for Distribution {
@@ -190,7 +190,7 @@ impl Routed {
 
     /// The same decision, naming where in the configuration the route that took the request is
     /// (`spec.http[1]`): violations show it.
-    pub fn via(self, path: impl Into<String>) -> Routed {
+    pub fn via(self, path: impl Into<SmolStr>) -> Routed {
         match self {
             Routed::To(mut d) => {
                 Arc::make_mut(&mut d).route_path = Some(path.into());

@@ -7,6 +7,8 @@
 //! syntax `v2` or `v3`, anything else is v3), `pkg/muxer/http/matcher.go` (`httpFuncs`, v3) and
 //! `pkg/muxer/http/matcher_v2.go` (`httpFuncsV2`, v2: gorilla/mux templates).
 
+use std::borrow::Cow;
+
 use regex::Regex;
 
 use super::Request;
@@ -144,7 +146,12 @@ impl Leaf {
             // matcher.go `host`: no host → no match; hosts compare lower-cased, a trailing dot
             // on either side is ignored.
             Leaf::Host(hosts) => request.host.as_deref().is_some_and(|host| {
-                let host = host.to_ascii_lowercase();
+                // Copied only when it has upper case (this runs for every probe and rule).
+                let host = if host.bytes().any(|b| b.is_ascii_uppercase()) {
+                    Cow::Owned(host.to_ascii_lowercase())
+                } else {
+                    Cow::Borrowed(host)
+                };
                 let host = host.strip_suffix('.').unwrap_or(&host);
                 hosts.iter().any(|t| match t {
                     Text::Exact(h) => h.strip_suffix('.').unwrap_or(h) == host,
@@ -426,11 +433,26 @@ fn canonical(name: &str, syntax: Syntax) -> Option<&'static str> {
         Syntax::V2 => &V2_MATCHERS,
         Syntax::V3 => &V3_MATCHERS,
     };
+    // Compared byte by byte (the names are ASCII): this runs for every matcher of every rule.
+    let spelled = |name: &str, m: &str, case: fn(usize, u8) -> u8| {
+        name.len() == m.len()
+            && name
+                .bytes()
+                .zip(m.bytes())
+                .enumerate()
+                .all(|(i, (a, b))| a == case(i, b))
+    };
     names.iter().copied().find(|m| {
-        let lower = m.to_ascii_lowercase();
-        let mut title = lower.clone();
-        title[..1].make_ascii_uppercase();
-        name == *m || name == lower || name == m.to_ascii_uppercase() || name == title
+        name == *m
+            || spelled(name, m, |_, b| b.to_ascii_lowercase())
+            || spelled(name, m, |_, b| b.to_ascii_uppercase())
+            || spelled(name, m, |i, b| {
+                if i == 0 {
+                    b.to_ascii_uppercase()
+                } else {
+                    b.to_ascii_lowercase()
+                }
+            })
     })
 }
 
