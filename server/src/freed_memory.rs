@@ -5,6 +5,9 @@
 //! memory of a big parse, message or run otherwise stays with the process after the work is done
 //! (issue 22: 13 requests on a 2 MB script left 2.5 GB behind).
 
+/// Work this long was on a large file: its memory is handed back when it ends.
+pub const HEAVY_WORK: std::time::Duration = std::time::Duration::from_millis(50);
+
 /// Returns free memory of every arena to the system.
 pub fn release() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]

@@ -28,8 +28,6 @@ const REQUEST_STACK: usize = 64 << 20;
 /// How long a request may work before it is answered without a result (the analyses are linear
 /// in the file; this is the safety net for what is not).
 const REQUEST_BUDGET: std::time::Duration = std::time::Duration::from_secs(20);
-/// A request working this long has parsed a large file: its freed memory is handed back.
-const HEAVY_REQUEST: std::time::Duration = std::time::Duration::from_millis(50);
 
 pub struct Backend {
     session: Arc<Session>,
@@ -73,7 +71,7 @@ impl Backend {
                 }));
                 // Long work is work on a large file, whose parse leaves its memory in this
                 // thread's arena; answered first, so the client does not wait for the trim.
-                if started.elapsed() >= HEAVY_REQUEST {
+                if started.elapsed() >= crate::freed_memory::HEAVY_WORK {
                     crate::freed_memory::release();
                 }
             });

@@ -447,6 +447,7 @@ impl Session {
                 if generation_check.load(Ordering::SeqCst) != mine {
                     return None;
                 }
+                let started = std::time::Instant::now();
                 let text = worker.docs.text(&file)?;
                 let config = worker.lint_config(&file);
                 let roots = worker.roots();
@@ -454,19 +455,26 @@ impl Session {
                     lua::diagnostics(&file, &text, &roots, &worker.docs.parses, &config, &|t| {
                         worker.spec_shape(t)
                     });
-                Some(diags)
+                Some((diags, started.elapsed() >= crate::freed_memory::HEAVY_WORK))
             })
             .await;
-            let Ok(Some(diags)) = computed else { return };
-            if generation.load(Ordering::SeqCst) != mine {
+            let Ok(Some((diags, heavy))) = computed else {
                 return;
+            };
+            if generation.load(Ordering::SeqCst) == mine {
+                session
+                    .publish_with(|store| {
+                        let all = store.set_analysis(&path, diags);
+                        vec![(path.clone(), all)]
+                    })
+                    .await;
             }
-            session
-                .publish_with(|store| {
-                    let all = store.set_analysis(&path, diags);
-                    vec![(path.clone(), all)]
-                })
-                .await;
+            // A large file's parse left its memory in the arena of the blocking thread: handed
+            // back after the publish (nothing else trimmed it before some later long request:
+            // closing a large script that is on disk analyses it again, and kept 230 MiB).
+            if heavy {
+                tokio::task::spawn_blocking(crate::freed_memory::release);
+            }
         });
     }
 
