@@ -62,7 +62,7 @@ fn canary_share(
     request: &Request,
 ) -> f64 {
     let config = GatewayConfig::Ingress {
-        stable: stable.clone(),
+        stable: stable.clone().into(),
         canary: Some(canary_ingress(stable, "web", "web-canary", Some(result))),
     };
     assert_eq!(model.config_problems(&config), vec![]);
@@ -116,7 +116,7 @@ fn aws_canary_rules_come_before_other_services_paths_of_the_stable_ingress() {
     let ingress = stable(AWS_STABLE, r#"{"name":"use-annotation"}"#);
     let weighted = run("aws-alb", AWS_STABLE, "20", "null", "null").unwrap();
     let config = GatewayConfig::Ingress {
-        stable: ingress.clone(),
+        stable: ingress.clone().into(),
         canary: Some(canary_ingress(
             &ingress,
             "web",
@@ -131,7 +131,7 @@ fn aws_canary_rules_come_before_other_services_paths_of_the_stable_ingress() {
     assert!((static_files.share_of_service("web") - 0.8).abs() < 1e-9);
     // Without the canary Ingress, /static goes to its own service.
     let alone = GatewayConfig::Ingress {
-        stable: ingress,
+        stable: ingress.into(),
         canary: None,
     };
     let Routed::To(before) = AwsAlb.route(&alone, &request("/static/x", &[], &[])) else {

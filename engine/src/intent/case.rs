@@ -3,6 +3,7 @@
 //! steps left) and checks the configuration it leaves.
 
 use std::cell::OnceCell;
+use std::sync::Arc;
 
 use crate::luadata::{Data, IngressData, LuaData};
 use crate::routing::{
@@ -510,6 +511,7 @@ impl BeforeConfig {
                     no_paths = true;
                     stable
                 };
+                let stable = Arc::new(stable);
                 let before = GatewayConfig::Ingress {
                     stable: stable.clone(),
                     canary: None,
@@ -541,7 +543,7 @@ enum StepBase {
     /// serialises the original's spec).
     Resource { stored_spec: String },
     /// An ingress class: the stable Ingress the canary Ingress is built beside.
-    Ingress { stable: JsonValue },
+    Ingress { stable: Arc<JsonValue> },
 }
 
 /// The configurations a case's steps route through, each at an address of its own (a box),

@@ -158,7 +158,7 @@ impl RoutingModel for AliyunAlb {
         }
         if let GatewayConfig::Ingress { stable, canary } = config {
             for (ingress, which) in
-                std::iter::once((stable, "stable")).chain(canary.iter().map(|c| (c, "canary")))
+                std::iter::once((&**stable, "stable")).chain(canary.iter().map(|c| (c, "canary")))
             {
                 if let Some(order) = get(&annotations(ingress), "order")
                     && !order

@@ -258,7 +258,7 @@ fn rank(ingress: &JsonValue) -> (i64, String) {
 /// The Ingresses sharing the stable one's load balancer, in group order.
 fn members(config: &GatewayConfig) -> Vec<&JsonValue> {
     let (stable, canary) = match config {
-        GatewayConfig::Ingress { stable, canary } => (stable, canary.as_ref()),
+        GatewayConfig::Ingress { stable, canary } => (&**stable, canary.as_ref()),
         GatewayConfig::Resource(object) => (object, None),
     };
     let mut members = vec![stable];
@@ -474,7 +474,7 @@ impl RoutingModel for AwsAlb {
                         .into(),
                 });
             }
-            for (ingress, which) in [(stable, "stable"), (canary, "canary")] {
+            for (ingress, which) in [(&**stable, "stable"), (canary, "canary")] {
                 if let Some(order) = annotations(ingress).get(&format!("{PREFIX}group.order"))
                     && !order
                         .trim()
@@ -578,7 +578,7 @@ mod tests {
 
     fn config(canary_notes: &str) -> GatewayConfig {
         GatewayConfig::Ingress {
-            stable: ingress("web", "web", r#"{"name":"use-annotation"}"#, STABLE_ACTION),
+            stable: ingress("web", "web", r#"{"name":"use-annotation"}"#, STABLE_ACTION).into(),
             canary: Some(ingress(
                 "web-canary",
                 "web-canary",
@@ -632,7 +632,7 @@ mod tests {
         );
         let canary = ingress("web-canary", "web-canary", r#"{"number":80}"#, CANARY_SPLIT);
         let config = GatewayConfig::Ingress {
-            stable,
+            stable: stable.into(),
             canary: Some(canary),
         };
         // The action is ignored: the canary rule forwards everything to the canary service.

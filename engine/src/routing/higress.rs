@@ -453,7 +453,7 @@ pub(super) mod tests {
             .unwrap()
         };
         GatewayConfig::Ingress {
-            stable: ingress("web", "web", ""),
+            stable: ingress("web", "web", "").into(),
             canary: Some(ingress("web-canary", "web-canary", notes)),
         }
     }

@@ -229,7 +229,7 @@ pub fn route_canary_pair(
     header_changes: impl Fn(&BTreeMap<String, String>) -> BTreeMap<String, Option<String>>,
 ) -> Routed {
     let (stable, canary) = match config {
-        GatewayConfig::Ingress { stable, canary } => (stable, canary.as_ref()),
+        GatewayConfig::Ingress { stable, canary } => (&**stable, canary.as_ref()),
         GatewayConfig::Resource(object) => (object, None),
     };
     let stable_paths = config_ingress_paths(stable);
@@ -237,40 +237,47 @@ pub fn route_canary_pair(
         return Routed::NoRoute;
     };
     // What the stable path gives and how it is named: the same for every request on it, made
-    // once per path (see `super::memo`).
+    // once per path (see `super::memo`). The stable Ingress is shared by every configuration of
+    // a case, so this must not depend on the canary Ingress (which is the step's).
     let on_path = super::memo::derived(stable_path, || {
-        let name = |ingress: &JsonValue| {
-            ingress
-                .at(&["metadata", "name"])
-                .and_then(JsonValue::as_str)
-                .unwrap_or("(unnamed)")
-                .to_owned()
-        };
         let via = if config_annotations(stable)
             .contains_key(super::canary_ingress::REPRESENTATIVE_RULE)
         {
-            format!("any path of Ingress {}", name(stable))
+            smol_str::format_smolstr!("any path of Ingress {}", ingress_name(stable))
         } else {
-            format!("Ingress {} {}", name(stable), stable_path.location)
+            smol_str::format_smolstr!("Ingress {} {}", ingress_name(stable), stable_path.location)
         };
-        let with_canary = canary.map(|canary| {
-            smol_str::format_smolstr!(
-                "{via} and the canary Ingress {}'s annotations",
-                name(canary)
-            )
-        });
         StablePath {
-            stable_only: Routed::to(Distribution::single(stable_path.backend.clone())).via(&via),
-            with_canary,
+            stable_only: Routed::to(Distribution::single(stable_path.backend.clone()))
+                .via(via.clone()),
+            via,
         }
     });
     let stable_only = || on_path.stable_only.clone();
-    let (Some(canary), Some(via)) = (canary, &on_path.with_canary) else {
+    let Some(canary) = canary else {
         return stable_only();
     };
     let canary_paths = config_ingress_paths(canary);
     let Some(canary_path) = twin(&canary_paths, stable_path) else {
         return stable_only();
+    };
+    // How a split on this pair is named, once per canary path (the step's); made again in the
+    // rare case of another stable path with the same twin.
+    let named = |on_path: &StablePath| {
+        smol_str::format_smolstr!(
+            "{} and the canary Ingress {}'s annotations",
+            on_path.via,
+            ingress_name(canary)
+        )
+    };
+    let split = super::memo::derived(canary_path, || SplitName {
+        stable_path: std::ptr::from_ref(stable_path).addr(),
+        via: named(&on_path),
+    });
+    let via = if split.stable_path == std::ptr::from_ref(stable_path).addr() {
+        split.via.clone()
+    } else {
+        named(&on_path)
     };
     let notes = config_annotations(canary);
     // `None`: the Ingress is not a canary (no `canary: "true"`); both Ingresses then claim
@@ -299,14 +306,27 @@ pub fn route_canary_pair(
                 .insert(canary_backend.clone(), changes.0.clone());
         }
     }
-    Routed::to(distribution).via(via.clone())
+    Routed::to(distribution).via(via)
 }
 
-/// What a stable path gives a request alone, and how a split of it is named.
+/// What a stable path gives a request alone, and how the path is named.
 struct StablePath {
     stable_only: Routed,
-    /// `None` without a canary Ingress.
-    with_canary: Option<SmolStr>,
+    via: SmolStr,
+}
+
+/// How a split on a canary path is named, and the stable path it was named for.
+struct SplitName {
+    stable_path: usize,
+    via: SmolStr,
+}
+
+/// `metadata.name` of an Ingress, `(unnamed)` without one.
+fn ingress_name(ingress: &JsonValue) -> &str {
+    ingress
+        .at(&["metadata", "name"])
+        .and_then(JsonValue::as_str)
+        .unwrap_or("(unnamed)")
 }
 
 /// The canary requests' header changes a class reads from the canary Ingress's annotations.
@@ -317,7 +337,7 @@ struct CanaryHeaderChanges(BTreeMap<String, Option<String>>);
 pub fn pair_probes(config: &GatewayConfig, extra: &[Request]) -> Vec<Request> {
     let ingresses: Vec<&JsonValue> = match config {
         GatewayConfig::Ingress { stable, canary } => {
-            std::iter::once(stable).chain(canary.as_ref()).collect()
+            std::iter::once(&**stable).chain(canary.as_ref()).collect()
         }
         GatewayConfig::Resource(object) => vec![object],
     };

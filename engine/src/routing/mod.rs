@@ -209,9 +209,11 @@ pub enum GatewayConfig {
     Resource(JsonValue),
     /// An ingress class: the stable Ingress (the user's) and, once Kruise created it, the
     /// canary Ingress (a copy pointing at the canary service, carrying the script's
-    /// annotations; [`canary_ingress`] builds it as Kruise does).
+    /// annotations; [`canary_ingress`] builds it as Kruise does). The stable Ingress is shared
+    /// by the configuration before the rollout and after each step of a case, and so is what
+    /// models derive from it ([`memo`] keys by its address).
     Ingress {
-        stable: JsonValue,
+        stable: Arc<JsonValue>,
         canary: Option<JsonValue>,
     },
 }

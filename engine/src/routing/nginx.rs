@@ -233,7 +233,7 @@ mod tests {
             .unwrap()
         };
         GatewayConfig::Ingress {
-            stable: ingress("web", "web", ""),
+            stable: ingress("web", "web", "").into(),
             canary: Some(ingress("web-canary", "web-canary", annotations)),
         }
     }
@@ -254,6 +254,36 @@ mod tests {
         let mut r = on_host(Request::get("/a"));
         r.headers.insert(name, value);
         r
+    }
+
+    /// The configurations of a case share their stable Ingress (and what is derived from it):
+    /// each must still be routed with its own canary Ingress, or none.
+    #[test]
+    fn configurations_sharing_a_stable_ingress_route_with_their_own_canary() {
+        let canary = pair(
+            r#""nginx.ingress.kubernetes.io/canary":"true","nginx.ingress.kubernetes.io/canary-weight":"100""#,
+        );
+        let GatewayConfig::Ingress { stable, .. } = &canary else {
+            unreachable!()
+        };
+        let before = GatewayConfig::Ingress {
+            stable: stable.clone(),
+            canary: None,
+        };
+        let request = on_host(Request::get("/a"));
+        crate::routing::memo::with_derived_memo(|| {
+            assert_eq!(canary_share(&before, &request), 0.0);
+            assert_eq!(canary_share(&canary, &request), 1.0);
+            let Routed::To(split) = IngressNginx.route(&canary, &request) else {
+                panic!("no route")
+            };
+            assert_eq!(
+                split.route_path.as_deref(),
+                Some(
+                    "Ingress web spec.rules[0].http.paths[0] and the canary Ingress web-canary's annotations"
+                )
+            );
+        });
     }
 
     #[test]
