@@ -896,16 +896,7 @@ fn requests_on_a_large_script_give_their_memory_back() {
     let folder = tree_with(&dir, b"return obj.data\n", b"");
     let script = folder.join("trafficRouting.lua");
     let uri = format!("file://{}", script.display());
-    let text: String = (0..20_000)
-        .map(|i| {
-            if i % 3 == 0 {
-                format!("y = x{}\n", i.max(1) - 1)
-            } else {
-                format!("local x{i} = {i}\n")
-            }
-        })
-        .chain(["return obj.data\n".to_string()])
-        .collect();
+    let text = many_names(20_000);
     let mut lsp = servers::Server::start(&dir, &["lsp"]);
     lsp.lsp_initialize(&dir);
     let (_, started) = lsp.memory_mib();
@@ -918,19 +909,10 @@ fn requests_on_a_large_script_give_their_memory_back() {
     lsp.lsp_notify("textDocument/didClose", document);
     let answer = lsp.lsp_request(100, "workspace/symbol", json!({"query": ""}));
     assert!(answer["result"].is_array(), "{answer}");
-    // The trim after close runs beside the message loop: give it a moment.
-    let mut kept = u64::MAX;
-    for _ in 0..50 {
-        kept = lsp.memory_mib().1;
-        if kept <= started + 64 {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
-    assert!(
-        kept <= started + 64,
-        "{kept} MiB kept after closing a {} KiB script (started at {started} MiB)",
-        text.len() >> 10
+    assert_memory_back(
+        &lsp,
+        started,
+        &format!("closing a {} KiB script", text.len() >> 10),
     );
     lsp.close();
     std::fs::remove_dir_all(&dir).unwrap();
@@ -943,16 +925,7 @@ fn requests_on_a_large_script_give_their_memory_back() {
 #[test]
 fn closing_a_large_script_on_disk_gives_its_analysis_memory_back() {
     let dir = scratch("reliability-lsp-large-script-on-disk");
-    let text: String = (0..20_000)
-        .map(|i| {
-            if i % 3 == 0 {
-                format!("y = x{}\n", i.max(1) - 1)
-            } else {
-                format!("local x{i} = {i}\n")
-            }
-        })
-        .chain(["return obj.data\n".to_string()])
-        .collect();
+    let text = many_names(20_000);
     let folder = tree_with(&dir, text.as_bytes(), b"");
     let uri = format!("file://{}", folder.join("trafficRouting.lua").display());
     let mut lsp = servers::Server::start(&dir, &["lsp"]);
@@ -980,21 +953,42 @@ fn closing_a_large_script_on_disk_gives_its_analysis_memory_back() {
         json!({"textDocument": {"uri": uri}}),
     );
     lsp.wait("the analysis of the disk's text", analysed(&uri));
+    assert_memory_back(
+        &lsp,
+        started,
+        &format!("closing a {} KiB script that is on disk", text.len() >> 10),
+    );
+    lsp.close();
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A script of `lines` short lines, two locals to a global assignment reading the last
+/// (many names, a few tokens a line: the densest text for the analysis), returning `obj.data`.
+fn many_names(lines: usize) -> String {
+    (0..lines)
+        .map(|i| {
+            if i % 3 == 0 {
+                format!("y = x{}\n", i.max(1) - 1)
+            } else {
+                format!("local x{i} = {i}\n")
+            }
+        })
+        .chain(["return obj.data\n".to_string()])
+        .collect()
+}
+
+/// Requires the server's RSS back within 64 MiB of `started` after `what`, allowing it five
+/// seconds (the trim runs beside the message loop).
+fn assert_memory_back(lsp: &servers::Server, started: u64, what: &str) {
     let mut kept = u64::MAX;
     for _ in 0..50 {
         kept = lsp.memory_mib().1;
         if kept <= started + 64 {
-            break;
+            return;
         }
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
-    assert!(
-        kept <= started + 64,
-        "{kept} MiB kept after closing a {} KiB script that is on disk (started at {started} MiB)",
-        text.len() >> 10
-    );
-    lsp.close();
-    std::fs::remove_dir_all(&dir).unwrap();
+    panic!("{kept} MiB kept after {what} (started at {started} MiB)");
 }
 
 /// Sends the requests an editor makes on an open script (symbols, semantic tokens, folding;
