@@ -338,8 +338,12 @@ pub fn ensure_ingress_routes(
         }
     };
     let mut previous = None;
+    // The live annotations as the script gets them: absent when empty.
+    fn present(live: &BTreeMap<String, String>) -> Option<&BTreeMap<String, String>> {
+        Some(live).filter(|map| !map.is_empty())
+    }
     let step_obj = IngressData {
-        annotations: Some(live.clone()).filter(|map| !map.is_empty()),
+        annotations: present(&live).cloned(),
         ..step.clone()
     };
     // The step's obj as the script gets it, made once: a run that changes the live annotations
@@ -368,10 +372,7 @@ pub fn ensure_ingress_routes(
             Ok(result) => {
                 previous = Some(std::mem::replace(&mut live, result));
                 if let JsonValue::Object(fields) = &mut obj {
-                    fields.insert(
-                        "annotations".to_owned(),
-                        annotations_json(Some(&live).filter(|map| !map.is_empty())),
-                    );
+                    fields.insert("annotations".to_owned(), annotations_json(present(&live)));
                 }
             }
         }

@@ -351,10 +351,14 @@ fn check_one(
     };
     // `ingress_result`: an ingress step's, whose provenance run starts from the annotations
     // it left.
-    let (flavor, ran, ingress_result);
+    let flavor = if chained.is_some() {
+        ScriptFlavor::Ingress
+    } else {
+        ScriptFlavor::Custom
+    };
+    let (ran, ingress_result);
     let left = match (chained, reused) {
         (Some(chain), _) => {
-            flavor = ScriptFlavor::Ingress;
             let chained = chain.step(index);
             if let Some(why) = chained.not_called {
                 return ScriptFailed(format!("the controller does not run the script: {why}"));
@@ -368,12 +372,10 @@ fn check_one(
             }
         }
         (None, Some(reused)) => {
-            flavor = ScriptFlavor::Custom;
             ingress_result = None;
             StepLeft::Resource(reused)
         }
         (None, None) => {
-            flavor = ScriptFlavor::Custom;
             ingress_result = None;
             ran = runner::run_custom(script, &step.obj, options);
             match ran.result(Mode::Production) {

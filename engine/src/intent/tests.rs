@@ -674,7 +674,7 @@ fn steps_sharing_the_case_report_as_each_step_alone() {
                 let Ok(case) = parse_case(&std::fs::read_to_string(&path).unwrap()) else {
                     continue;
                 };
-                let Some(original) = case.root.get("original").map(|node| node.to_json()) else {
+                let Some(original) = case_original(&case).map(|node| node.to_json()) else {
                     continue;
                 };
                 let resource_kind = original.get("apiVersion").and_then(|v| {

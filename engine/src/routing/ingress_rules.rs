@@ -270,11 +270,12 @@ pub fn route_canary_pair(
             ingress_name(canary)
         )
     };
+    let stable_at = std::ptr::from_ref(stable_path).addr();
     let split = super::memo::derived(canary_path, || SplitName {
-        stable_path: std::ptr::from_ref(stable_path).addr(),
+        stable_path: stable_at,
         via: named(&on_path),
     });
-    let via = if split.stable_path == std::ptr::from_ref(stable_path).addr() {
+    let via = if split.stable_path == stable_at {
         split.via.clone()
     } else {
         named(&on_path)
@@ -351,7 +352,10 @@ pub fn pair_probes(config: &GatewayConfig, extra: &[Request]) -> Vec<Request> {
     paths.dedup_by(|a, b| key(a) == key(b));
     let mut probes = Vec::new();
     for path in paths {
-        let host = path.host.as_ref().map(|h| h.replace("*.", "x."));
+        let host = path
+            .host
+            .as_ref()
+            .map(|h| SmolStr::from(h.replace("*.", "x.")));
         let base = path.path.trim_end_matches('/');
         let mut shapes = vec![path.path.to_string(), format!("{base}x")];
         if path.path_type != "Exact" {
@@ -364,7 +368,7 @@ pub fn pair_probes(config: &GatewayConfig, extra: &[Request]) -> Vec<Request> {
                 shape
             };
             let mut probe = Request::get(&shape);
-            probe.host = host.as_deref().map(SmolStr::from);
+            probe.host = host.clone();
             // `probe` has no headers, query or cookies: each variant's are taken whole.
             for variant in extra {
                 probes.push(Request {

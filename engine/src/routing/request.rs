@@ -3,6 +3,7 @@
 //! so a copy shares every text and name/value list with its original and only the changed
 //! field is new.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 
@@ -65,13 +66,18 @@ impl Request {
 }
 
 /// The value of the request's header `name` in any case (request header names are held
-/// lower-cased): copies the name only when it has upper-case letters, as models look headers
-/// up for every probe.
+/// lower-cased).
 pub fn header_value<'r>(request: &'r Request, name: &str) -> Option<&'r str> {
-    if name.bytes().any(|b| b.is_ascii_uppercase()) {
-        request.headers.get(&name.to_ascii_lowercase())
+    request.headers.get(&ascii_lowercase(name))
+}
+
+/// `text` in ASCII lower case, copied only when it has upper-case letters: models compare
+/// names and hosts this way for every probe.
+pub fn ascii_lowercase(text: &str) -> Cow<'_, str> {
+    if text.bytes().any(|b| b.is_ascii_uppercase()) {
+        Cow::Owned(text.to_ascii_lowercase())
     } else {
-        request.headers.get(name)
+        Cow::Borrowed(text)
     }
 }
 
@@ -87,7 +93,7 @@ pub struct NameValues(
     /// Sorted by name, names distinct; `None` when empty (never an empty list), so that an
     /// empty one allocates nothing, equal ones are equal as values, and it orders before
     /// any other as an empty map does (lists order entry by entry, as maps do).
-    Option<Arc<[(SmolStr, SmolStr)]>>,
+    Option<Arc<[Entry]>>,
 );
 
 impl NameValues {
@@ -96,7 +102,7 @@ impl NameValues {
     }
 
     /// The entries, in name order.
-    pub fn entries(&self) -> &[(SmolStr, SmolStr)] {
+    pub fn entries(&self) -> &[Entry] {
         self.0.as_deref().unwrap_or(&[])
     }
 
@@ -187,10 +193,8 @@ impl fmt::Debug for NameValues {
 
 impl<'a> IntoIterator for &'a NameValues {
     type Item = (&'a str, &'a str);
-    type IntoIter = std::iter::Map<
-        std::slice::Iter<'a, (SmolStr, SmolStr)>,
-        fn(&'a (SmolStr, SmolStr)) -> (&'a str, &'a str),
-    >;
+    type IntoIter =
+        std::iter::Map<std::slice::Iter<'a, Entry>, fn(&'a Entry) -> (&'a str, &'a str)>;
 
     fn into_iter(self) -> Self::IntoIter {
         self.entries()
@@ -210,14 +214,14 @@ impl<N: Into<SmolStr>, V: Into<SmolStr>> FromIterator<(N, V)> for NameValues {
 
 impl<N: Into<SmolStr>, V: Into<SmolStr>> Extend<(N, V)> for NameValues {
     fn extend<I: IntoIterator<Item = (N, V)>>(&mut self, entries: I) {
-        let new: Vec<(SmolStr, SmolStr)> = entries
+        let new: Vec<Entry> = entries
             .into_iter()
             .map(|(n, v)| (n.into(), v.into()))
             .collect();
         if new.is_empty() {
             return;
         }
-        let mut all: Vec<(SmolStr, SmolStr)> = self.entries().to_vec();
+        let mut all: Vec<Entry> = self.entries().to_vec();
         all.extend(new);
         // The last of same-named entries wins, as inserting them in turn would.
         crate::value::sort_keeping_last(&mut all);

@@ -7,13 +7,12 @@
 //! syntax `v2` or `v3`, anything else is v3), `pkg/muxer/http/matcher.go` (`httpFuncs`, v3) and
 //! `pkg/muxer/http/matcher_v2.go` (`httpFuncsV2`, v2: gorilla/mux templates).
 
-use std::borrow::Cow;
-
 use regex::Regex;
 
 use super::Request;
 use super::fields::compile;
 use super::probe::{Cond, Literal, ValueCond};
+use super::request::ascii_lowercase;
 
 /// The deepest nesting of parentheses and `!` accepted (bounded recursion).
 const MAX_DEPTH: usize = 64;
@@ -146,12 +145,7 @@ impl Leaf {
             // matcher.go `host`: no host → no match; hosts compare lower-cased, a trailing dot
             // on either side is ignored.
             Leaf::Host(hosts) => request.host.as_deref().is_some_and(|host| {
-                // Copied only when it has upper case (this runs for every probe and rule).
-                let host = if host.bytes().any(|b| b.is_ascii_uppercase()) {
-                    Cow::Owned(host.to_ascii_lowercase())
-                } else {
-                    Cow::Borrowed(host)
-                };
+                let host = ascii_lowercase(host);
                 let host = host.strip_suffix('.').unwrap_or(&host);
                 hosts.iter().any(|t| match t {
                     Text::Exact(h) => h.strip_suffix('.').unwrap_or(h) == host,

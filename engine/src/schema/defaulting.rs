@@ -28,15 +28,15 @@ pub(crate) fn apply_defaults<'v>(
     Cow::Owned(owned)
 }
 
-// Schemas are nested at most `compile::MAX_DEPTH` levels; the walk stops where the look-ahead
+// Compiled schemas nest at most 100 levels (`compile`); the walk stops where the look-ahead
 // does, below any stack limit.
-use super::compile::LOOKAHEAD_DEPTH as MAX_DEPTH;
+use super::compile::LOOKAHEAD_DEPTH;
 
 /// Whether [`default_in_place`] would change `value`: a declared property with a default is
 /// absent, or null where the schema does not allow null, somewhere below. Walks only the
 /// parts of `value` whose schema has defaults below it.
 fn needs_defaults(schema: &Schema, value: &JsonValue, depth: usize) -> bool {
-    if depth > MAX_DEPTH || !schema.has_below(Below::Defaults) {
+    if depth > LOOKAHEAD_DEPTH || !schema.has_below(Below::Defaults) {
         return false;
     }
     match value {
@@ -71,7 +71,7 @@ fn default_in_place(
     path: &mut Vec<PathSeg>,
     replaced_nulls: &mut Vec<Vec<PathSeg>>,
 ) {
-    if path.len() > MAX_DEPTH || !schema.has_below(Below::Defaults) {
+    if path.len() > LOOKAHEAD_DEPTH || !schema.has_below(Below::Defaults) {
         return;
     }
     match value {
