@@ -25,7 +25,7 @@ use rayon::prelude::*;
 
 use super::intent::{IntentFinding, IntentUnverified};
 use super::schema_check::{self, SchemaSubject};
-use super::step_resources::StepResources;
+use super::step_resources::{StepResources, output_data};
 use super::targets::{Job, Planned};
 use super::verdict::{
     CaseReport, Location, OrderFinding, Report, SchemaFinding, ScriptReport, Verdict,
@@ -237,12 +237,9 @@ pub fn check_case(
     // A custom provider's steps, each patched onto the case's `original` as Kruise writes it:
     // made once for schema validation, then handed to the intent check.
     let schema_resources = match (schemas, to_run.subject) {
-        (Some(_), SchemaSubject::Resource { .. }) => Some(StepResources::new(
-            schema_check::original_node(&case.root),
-            case,
-            &steps,
-            |_| true,
-        )),
+        (Some(_), SchemaSubject::Resource { .. }) => {
+            Some(schema_check::case_resources(case, &steps))
+        }
         _ => None,
     };
     let schema = match schemas {
@@ -259,19 +256,17 @@ pub fn check_case(
     let intent = match to_run.kind.filter(|_| checks.intent) {
         Some(kind) => {
             let chained = chained_results(to_run.flavor, checks.mode, case, &steps);
-            let mut resources = match (&chained, kind) {
-                (None, ScriptKind::Custom { .. }) => {
-                    Some(intent_resources(case, &steps, schema_resources))
-                }
-                _ => None,
-            };
-            let runs = match (&chained, resources.as_mut()) {
+            let made;
+            let runs = match (&chained, kind) {
                 (Some(chained), _) => intent::StepRuns::Ingress(chained),
-                (None, Some(StepResources { original, outputs })) => intent::StepRuns::Custom {
-                    original,
-                    resources: std::mem::take(outputs),
-                },
-                (None, None) => intent::StepRuns::None,
+                (None, ScriptKind::Custom { .. }) => {
+                    made = intent_resources(case, &steps, schema_resources);
+                    intent::StepRuns::Custom {
+                        original: &made.original,
+                        resources: made.outputs,
+                    }
+                }
+                _ => intent::StepRuns::None,
             };
             let checked = intent::check_case_reusing(kind, to_run.script, case, options, runs);
             CaseIntent {
@@ -299,10 +294,8 @@ fn intent_resources(
     schema: Option<StepResources>,
 ) -> StepResources {
     let routed = intent::case_original(case);
-    let same_node = match (schema_check::original_node(&case.root), routed) {
-        (Some(read), Some(routed)) => std::ptr::eq(read, routed),
-        (read, routed) => read.is_none() && routed.is_none(),
-    };
+    let same_node = schema_check::original_node(&case.root).map(std::ptr::from_ref)
+        == routed.map(std::ptr::from_ref);
     let mut made = match schema {
         Some(made) if same_node => made,
         _ => return StepResources::new(routed, case, steps, reusable),
@@ -362,14 +355,7 @@ fn chained_results(
 /// `actual`: the expectation's when the step passed (already read), else `actual` decoded,
 /// when that reads back to the same text.
 fn ingress_annotations(case: &TestCase, step: &StepOutcome, actual: &str) -> Option<Data> {
-    let annotations = match case.expected.get(step.index) {
-        Some(entry) if step.actual == step.expected => entry.data.annotations.clone(),
-        _ => {
-            kruise_lua_engine::json::decode_custom_result(actual.as_bytes())
-                .ok()?
-                .annotations
-        }
-    };
+    let annotations = output_data(case, step)?.annotations.clone();
     let data = Data {
         annotations: annotations.filter(|map| !map.is_empty()),
         ..Data::default()
@@ -644,7 +630,7 @@ mod tests {
                     &options,
                     intent::StepRuns::Custom {
                         original: &resources.original,
-                        resources: resources.outputs.clone(),
+                        resources: resources.outputs,
                     },
                 );
                 let ran = intent::check_case(&entry.kind, &script, &case, &options);

@@ -57,7 +57,7 @@ pub fn case_findings(
             let resources = match resources {
                 Some(resources) => resources,
                 None => {
-                    made = StepResources::new(original_node(&case.root), case, steps, |_| true);
+                    made = case_resources(case, steps);
                     &made
                 }
             };
@@ -203,6 +203,12 @@ impl<'a> Validator<'a> {
             *before = resource;
         }
     }
+}
+
+/// Every step's output patched onto the case's `original` ([`original_node`]), as schema
+/// validation checks them.
+pub fn case_resources(case: &TestCase, steps: &[StepOutcome]) -> StepResources {
+    StepResources::new(original_node(&case.root), case, steps, |_| true)
 }
 
 /// The case's `original` resource (Kruise's test matches the field name case-insensitively,

@@ -62,6 +62,7 @@ pub fn output_data<'a>(case: &'a TestCase, step: &StepOutcome) -> Option<Cow<'a,
 #[cfg(test)]
 mod tests {
     use super::*;
+    use kruise_lua_engine::intent;
     use kruise_lua_engine::runner::{Mode, RunOptions, Script};
     use kruise_lua_engine::script::ScriptFlavor;
     use kruise_lua_engine::steps::{StepToRun, run_case_step};
@@ -109,7 +110,8 @@ expected:
             mode: Mode::Harness,
             options: &RunOptions::default(),
         });
-        let resources = StepResources::new(case.root.get("original"), &case, &[outcome], |_| true);
+        let resources =
+            StepResources::new(intent::case_original(&case), &case, &[outcome], |_| true);
         assert_eq!(resources.outputs.len(), 2);
         assert_eq!(resources.output(0), None);
         let made = resources.output(1).expect("made").to_canonical_json();
