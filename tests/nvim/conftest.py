@@ -115,6 +115,14 @@ class Editor:
             bufnr,
         )
 
+    def lens_titles(self, bufnr: int) -> list:
+        """The titles of the buffer's code lenses that have a command, in the client's order."""
+        return self.lua(
+            "local out = {} for _, l in ipairs(vim.lsp.codelens.get(...)) do"
+            " if l.command then out[#out + 1] = l.command.title end end return out",
+            bufnr,
+        )
+
     def wait_diagnostic(self, bufnr: int, code: str, timeout: float = 15.0):
         return self.wait(
             lambda: [d for d in self.diagnostics(bufnr) if d["code"] == code],

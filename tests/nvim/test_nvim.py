@@ -109,12 +109,7 @@ def test_accept_fixes_the_case_and_its_diagnostic_clears(editor: Editor):
     # would say it again on line 1, is left out).
     script_buf = editor.edit(SCRIPT)
     editor.wait(
-        lambda: "✓ 2/2 cases pass"
-        in editor.lua(
-            "local out = {} for _, l in ipairs(vim.lsp.codelens.get(...)) do"
-            " if l.command then out[#out + 1] = l.command.title end end return out",
-            script_buf,
-        ),
+        lambda: "✓ 2/2 cases pass" in editor.lens_titles(script_buf),
         what="the lens to say 2/2",
     )
     assert not [d for d in editor.diagnostics(script_buf) if d["code"] == "summary"], editor.diagnostics(script_buf)
@@ -244,11 +239,7 @@ def test_lenses_are_asked_again_when_a_run_ends_while_they_are_answered(editor: 
         "_G.held[2](nil, {{range = {start = {line = 0, character = 0}, ['end'] = {line = 0, character = 0}},"
         "  command = {title = 'after the run', command = 'none'}}})"
     )
-    titles = editor.lua(
-        "local out = {} for _, l in ipairs(vim.lsp.codelens.get(...)) do"
-        " if l.command then out[#out + 1] = l.command.title end end return out",
-        bufnr,
-    )
+    titles = editor.lens_titles(bufnr)
     assert titles == ["after the run"], titles
 
 
@@ -644,15 +635,7 @@ def test_library_script_opened_cold_shows_its_lens(editor: Editor, tmp_path: pat
     editor.nvim.command(f"edit {script}")
     bufnr = editor.nvim.current.buffer.number
     titles = editor.wait(
-        lambda: [
-            t
-            for t in editor.lua(
-                "local out = {} for _, l in ipairs(vim.lsp.codelens.get(...)) do"
-                " if l.command then out[#out + 1] = l.command.title end end return out",
-                bufnr,
-            )
-            if "cases pass" in t
-        ],
+        lambda: [t for t in editor.lens_titles(bufnr) if "cases pass" in t],
         what="the script's lens",
     )
     elapsed = time.monotonic() - started

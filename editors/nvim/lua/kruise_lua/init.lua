@@ -125,6 +125,15 @@ function M.attached_client(bufnr)
   return get_clients({ name = M.NAME, bufnr = bufnr })[1]
 end
 
+--- Sends a request through `client` (the method call changed form in Neovim 0.11); whether it
+--- was sent.
+local function request(client, method, params, handler, bufnr)
+  if vim.fn.has("nvim-0.11") == 1 then
+    return client:request(method, params, handler, bufnr)
+  end
+  return client.request(method, params, handler, bufnr)
+end
+
 --- The kruise-lua client of a buffer, else any kruise-lua client.
 function M.client(bufnr)
   return M.attached_client(bufnr or vim.api.nvim_get_current_buf()) or get_clients({ name = M.NAME })[1]
@@ -270,11 +279,7 @@ function M.execute(command, arguments, on_result, bufnr)
       on_result(result)
     end
   end
-  if vim.fn.has("nvim-0.11") == 1 then
-    client:request("workspace/executeCommand", params, handler, bufnr)
-  else
-    client.request("workspace/executeCommand", params, handler, bufnr)
-  end
+  request(client, "workspace/executeCommand", params, handler, bufnr)
   return true
 end
 
@@ -473,13 +478,7 @@ local function refresh_codelens(bufnr)
     end
   end
   lens_requests[bufnr] = "sent"
-  local sent
-  if vim.fn.has("nvim-0.11") == 1 then
-    sent = client:request("textDocument/codeLens", params, on_lenses, bufnr)
-  else
-    sent = client.request("textDocument/codeLens", params, on_lenses, bufnr)
-  end
-  if not sent then
+  if not request(client, "textDocument/codeLens", params, on_lenses, bufnr) then
     lens_requests[bufnr] = nil
   end
 end
