@@ -931,28 +931,25 @@ fn closing_a_large_script_on_disk_gives_its_analysis_memory_back() {
     let mut lsp = servers::Server::start(&dir, &["lsp"]);
     lsp.lsp_initialize(&dir);
     let (_, started) = lsp.memory_mib();
-    let analysed = |uri: &str| {
-        let uri = uri.to_owned();
-        move |m: &Value| {
-            m["method"] == "textDocument/publishDiagnostics"
-                && m["params"]["uri"] == uri.as_str()
-                && m["params"]["diagnostics"].as_array().is_some_and(|all| {
-                    // The analysis's lints (a run publishes on its own).
-                    all.iter()
-                        .any(|d| d["code"].as_str().is_some_and(|c| c.starts_with("KL")))
-                })
-        }
+    let analysed = |m: &Value| {
+        m["method"] == "textDocument/publishDiagnostics"
+            && m["params"]["uri"] == uri.as_str()
+            && m["params"]["diagnostics"].as_array().is_some_and(|all| {
+                // The analysis's lints (a run publishes on its own).
+                all.iter()
+                    .any(|d| d["code"].as_str().is_some_and(|c| c.starts_with("KL")))
+            })
     };
     lsp.lsp_notify(
         "textDocument/didOpen",
         json!({"textDocument": {"uri": uri, "languageId": "lua", "version": 1, "text": text}}),
     );
-    lsp.wait("the open script's analysis", analysed(&uri));
+    lsp.wait("the open script's analysis", analysed);
     lsp.lsp_notify(
         "textDocument/didClose",
         json!({"textDocument": {"uri": uri}}),
     );
-    lsp.wait("the analysis of the disk's text", analysed(&uri));
+    lsp.wait("the analysis of the disk's text", analysed);
     assert_memory_back(
         &lsp,
         started,
