@@ -450,3 +450,80 @@ fn transition_rules_compare_each_step_with_the_object_before_it() {
         "{errors:#?}"
     );
 }
+
+/// CRD validation ratcheting (Kubernetes 1.33, KEP-4008): Kruise updates the gateway object,
+/// so a field the step leaves as the object before it had it passes even when the CRD now
+/// refuses its value (a warning says so), while the same value written anew is an error.
+#[test]
+fn an_invalid_value_the_step_leaves_unchanged_is_ratcheted() {
+    let dir = tree_without_crds_folder("schema_ratcheting");
+    let strict = std::fs::read_to_string(dir.join("strict/weighted.yaml")).unwrap();
+    let with_owner = strict.replacen(
+        "              properties:\n                routes:\n",
+        "              properties:\n                owner:\n                  type: string\n                  pattern: '^[a-z]+$'\n                routes:\n",
+        1,
+    );
+    assert_ne!(with_owner, strict, "the fixture CRD changed");
+    std::fs::write(dir.join("owner.yaml"), with_owner).unwrap();
+    let testdata = dir.join("lua_configuration/example.io/Weighted/testdata");
+    let good = std::fs::read_to_string(testdata.join("good.yaml")).unwrap();
+    let owned = good.replace(
+        "  spec:\n    routes:\n",
+        "  spec:\n    owner: Team-A\n    routes:\n",
+    );
+    assert_eq!(owned.matches("owner: Team-A").count(), 2, "{owned}");
+    std::fs::write(testdata.join("owned.yaml"), owned).unwrap();
+    let check = |script: Option<&str>| {
+        if let Some(script) = script {
+            std::fs::write(
+                dir.join("lua_configuration/example.io/Weighted/trafficRouting.lua"),
+                script,
+            )
+            .unwrap();
+        }
+        let result = run_in(
+            &dir,
+            &[
+                "check",
+                "--format",
+                "json",
+                "--crd",
+                "owner.yaml",
+                "--filter",
+                "owned",
+                "lua_configuration",
+            ],
+        );
+        let lines = json_lines(&result.stdout);
+        line_of(&lines, "owned.yaml").clone()
+    };
+    let step = check(None);
+    assert_eq!(step["status"], "pass", "{step:#}");
+    let warning = &step["schema_warnings"][0];
+    assert_eq!(warning["rule"], "pattern", "{step:#}");
+    assert_eq!(warning["path"], "spec.owner", "{step:#}");
+    assert!(
+        warning["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("CRD validation ratcheting")),
+        "{step:#}"
+    );
+    // A script that writes another invalid value there is refused.
+    let renamed = std::fs::read_to_string(
+        dir.join("lua_configuration/example.io/Weighted/trafficRouting.lua"),
+    )
+    .unwrap()
+    .replace(
+        "return { spec = spec }",
+        "spec.owner = \"Team-B\"\nreturn { spec = spec }",
+    );
+    let step = check(Some(&renamed));
+    assert_eq!(step["status"], "fail", "{step:#}");
+    let errors = step["schema_errors"].as_array().unwrap();
+    assert!(
+        errors
+            .iter()
+            .any(|e| e["rule"] == "pattern" && e["path"] == "spec.owner"),
+        "{step:#}"
+    );
+}

@@ -123,6 +123,10 @@ pub(crate) struct Failure {
     /// The rule's `fieldPath` when the rule is false (an evaluation error is reported at the
     /// rule's node).
     pub field_path: Vec<PathSeg>,
+    /// Whether an update that leaves the rule's value unchanged lets it through (CRD
+    /// validation ratcheting, `ratchet.rs`): a false rule that does not read `oldSelf`; never
+    /// an evaluation error.
+    pub ratchets: bool,
 }
 
 /// What evaluating a rule gave.

@@ -208,6 +208,7 @@ impl CelRule {
             CelOutcome::Failed(Failure {
                 message,
                 field_path: Vec::new(),
+                ratchets: false,
             })
         };
         match executed {
@@ -236,6 +237,7 @@ impl CelRule {
                 CelOutcome::Failed(Failure {
                     message,
                     field_path: text.field_path.clone(),
+                    ratchets: !transition,
                 })
             }
             Ok(other) => {
@@ -365,7 +367,8 @@ mod tests {
             outcome(&schema, "{low: 3, high: 2}"),
             CelOutcome::Failed(Failure {
                 message: "low must not exceed high".into(),
-                field_path: Vec::new()
+                field_path: Vec::new(),
+                ratchets: true,
             })
         );
         // A missing field is an error, as in the API server.
@@ -411,6 +414,7 @@ mod tests {
             CelOutcome::Failed(Failure {
                 message: "Forbidden: low 3 exceeds high".into(),
                 field_path: vec![PathSeg::Key("low".into())],
+                ratchets: true,
             })
         );
         // A messageExpression giving an empty string falls back to the message.
@@ -422,6 +426,7 @@ mod tests {
             CelOutcome::Failed(Failure {
                 message: "static".into(),
                 field_path: Vec::new(),
+                ratchets: true,
             })
         );
         assert_eq!(
@@ -520,7 +525,8 @@ mod tests {
             outcome(jwks, "ftp://example.com/keys"),
             CelOutcome::Failed(Failure {
                 message: "url must have scheme http:// or https://".into(),
-                field_path: Vec::new()
+                field_path: Vec::new(),
+                ratchets: true,
             })
         );
         // Not a URL at all: an evaluation error, reported as the API server reports it.

@@ -28,6 +28,7 @@ mod defaulting;
 mod formats;
 mod load;
 pub mod metadata;
+mod ratchet;
 mod resource;
 mod validate;
 

@@ -19,6 +19,7 @@ use super::cel::{CelOutcome, Old};
 use super::compile::{Additional, Below, Schema, SchemaType};
 use super::defaulting::apply_defaults;
 use super::formats::{FormatCheck, check_string_format};
+use super::ratchet::{self, Correlation, NOT_RATCHETED, RATCHETED};
 use super::{Finding, Severity};
 use crate::path_text::format_path;
 use crate::value::JsonMap;
@@ -88,17 +89,14 @@ fn run(
             "null in a non-nullable field: the API server would write the default instead",
         ));
     }
-    // The old object only matters to transition rules.
-    let old = old_read_by(schema, old);
-    // The stored object was defaulted when it was written.
+    // The stored object was defaulted when it was written. Transition rules read it, and
+    // an update ratchets the errors of what it leaves unchanged (`ratchet.rs`).
     let old_defaulted = match old {
         Old::Value(old) => Some(apply_defaults(schema, old, &mut Vec::new())),
         _ => None,
     };
-    let old = match &old_defaulted {
-        Some(old) => Old::Value(old),
-        None => old,
-    };
+    let correlated = old_defaulted.as_deref();
+    let old = correlated.map_or(old, Old::Value);
     let first = out.len();
     let mut cel = Vec::new();
     let mut walker = Walker {
@@ -107,8 +105,12 @@ fn run(
         out,
         cel: &mut cel,
         prune: true,
+        correlation: Correlation::default(),
     };
-    walker.walk(schema, value, old, root);
+    walker.walk(schema, value, old, correlated, root);
+    if let Some(old) = correlated {
+        ratchet::list_types(&mut out[first..], || has_list_type_errors(schema, old));
+    }
     let blocked = out[first..]
         .iter()
         .any(|f| f.severity == Severity::Error && BLOCKING_RULES.contains(&f.rule));
@@ -124,6 +126,22 @@ fn run(
     } else {
         out.extend(cel);
     }
+}
+
+/// The list-type errors of `old` (for [`ratchet::list_types`]).
+fn has_list_type_errors(schema: &Schema, old: &JsonValue) -> bool {
+    let mut findings = Vec::new();
+    let mut unused = Vec::new();
+    Walker {
+        prefix: &[],
+        path: Vec::new(),
+        out: &mut findings,
+        cel: &mut unused,
+        prune: true,
+        correlation: Correlation::default(),
+    }
+    .walk(schema, old, Old::Unknown, None, true);
+    findings.iter().any(ratchet::is_list_type_error)
 }
 
 /// A step of the walker's path, borrowing its key from the value or the schema: the path is
@@ -153,6 +171,8 @@ struct Walker<'a, 'v> {
     cel: &'a mut Vec<Finding>,
     /// False inside `allOf`/`anyOf`/`oneOf`/`not`: those only validate values.
     prune: bool,
+    /// The correlated old values of an update, for ratcheting (empty otherwise).
+    correlation: Correlation<'v>,
 }
 
 /// The old items of a list, ready to be matched with the new ones in transition rules: the
@@ -271,7 +291,12 @@ impl<'v> Walker<'_, 'v> {
 
     fn error(&mut self, rule: &'static str, message: String) {
         let here = self.here();
-        self.out.push(Finding::error(&here, rule, message));
+        let finding = if !NOT_RATCHETED.contains(&rule) && self.correlation.unchanged() {
+            Finding::warning(&here, rule, message + RATCHETED)
+        } else {
+            Finding::error(&here, rule, message)
+        };
+        self.out.push(finding);
     }
 
     fn warning(&mut self, rule: &'static str, message: String) {
@@ -279,7 +304,33 @@ impl<'v> Walker<'_, 'v> {
         self.out.push(Finding::warning(&here, rule, message));
     }
 
-    fn walk(&mut self, schema: &'v Schema, value: &'v JsonValue, old: Old<'_>, root: bool) {
+    /// Walks `value`; `old` is its old value as transition rules read it, `correlated` its old
+    /// value as ratcheting correlates it (none in `set` and atomic lists).
+    fn walk(
+        &mut self,
+        schema: &'v Schema,
+        value: &'v JsonValue,
+        old: Old<'_>,
+        correlated: Option<&'v JsonValue>,
+        root: bool,
+    ) {
+        if let Some(correlated) = correlated {
+            self.correlation.enter(value, correlated);
+        }
+        self.walk_correlated(schema, value, old, correlated, root);
+        if correlated.is_some() {
+            self.correlation.leave();
+        }
+    }
+
+    fn walk_correlated(
+        &mut self,
+        schema: &'v Schema,
+        value: &'v JsonValue,
+        old: Old<'_>,
+        correlated: Option<&'v JsonValue>,
+        root: bool,
+    ) {
         let old = old_read_by(schema, old);
         if !self.check_type(schema, value) {
             return;
@@ -289,8 +340,14 @@ impl<'v> Walker<'_, 'v> {
         match value {
             JsonValue::Int(_) | JsonValue::Float(_) => self.check_number(schema, value),
             JsonValue::String(s) => self.check_string(schema, s),
-            JsonValue::Array(items) => self.walk_array(schema, items, old),
-            JsonValue::Object(fields) => self.walk_object(schema, fields, old, root),
+            JsonValue::Array(items) => self.walk_array(schema, items, old, correlated),
+            JsonValue::Object(fields) => {
+                let correlated = correlated.and_then(|old| match old {
+                    JsonValue::Object(fields) => Some(fields),
+                    _ => None,
+                });
+                self.walk_object(schema, fields, old, correlated, root)
+            }
             JsonValue::Null | JsonValue::Bool(_) => {}
         }
         self.check_junctors(schema, value);
@@ -301,7 +358,12 @@ impl<'v> Walker<'_, 'v> {
                     CelOutcome::Failed(failure) => {
                         let mut at = self.here();
                         at.extend(failure.field_path);
-                        self.cel.push(Finding::error(&at, "cel", failure.message))
+                        self.cel
+                            .push(if failure.ratchets && self.correlation.unchanged() {
+                                Finding::warning(&at, "cel", failure.message + RATCHETED)
+                            } else {
+                                Finding::error(&at, "cel", failure.message)
+                            })
                     }
                     CelOutcome::CrdRefused(reason) => {
                         self.out
@@ -505,7 +567,13 @@ impl<'v> Walker<'_, 'v> {
         }
     }
 
-    fn walk_array(&mut self, schema: &'v Schema, items: &'v [JsonValue], old: Old<'_>) {
+    fn walk_array(
+        &mut self,
+        schema: &'v Schema,
+        items: &'v [JsonValue],
+        old: Old<'_>,
+        correlated: Option<&'v JsonValue>,
+    ) {
         let count = items.len() as u64;
         if let Some(min) = schema.min_items.filter(|min| count < *min) {
             self.error(
@@ -521,10 +589,21 @@ impl<'v> Walker<'_, 'v> {
         }
         if let Some(item_schema) = &schema.items {
             let old_items = OldItems::new(schema, old);
+            // Only a `map` list's items are correlated for ratcheting, by their keys.
+            let correlated_items = match correlated {
+                Some(old) if schema.list_type.as_deref() == Some("map") => {
+                    OldItems::new(schema, Old::Value(old))
+                }
+                _ => OldItems::Unknown,
+            };
             for (index, item) in items.iter().enumerate() {
                 self.path.push(Seg::Index(index));
                 let old_item = old_items.of(schema, item);
-                self.walk(item_schema, item, old_item, false);
+                let correlated_item = match correlated_items.of(schema, item) {
+                    Old::Value(old) => Some(old),
+                    _ => None,
+                };
+                self.walk(item_schema, item, old_item, correlated_item, false);
                 self.path.pop();
             }
         }
@@ -605,7 +684,14 @@ impl<'v> Walker<'_, 'v> {
         );
     }
 
-    fn walk_object(&mut self, schema: &'v Schema, fields: &'v JsonMap, old: Old<'_>, root: bool) {
+    fn walk_object(
+        &mut self,
+        schema: &'v Schema,
+        fields: &'v JsonMap,
+        old: Old<'_>,
+        correlated: Option<&'v JsonMap>,
+        root: bool,
+    ) {
         let embedded = root || schema.embedded_resource;
         if schema.embedded_resource && !root {
             self.check_embedded(fields);
@@ -660,7 +746,8 @@ impl<'v> Walker<'_, 'v> {
                 Some(child) => {
                     kept += 1;
                     present.push(key);
-                    self.walk(child, value, old.field(key), false);
+                    let correlated = correlated.and_then(|old| old.get(key));
+                    self.walk(child, value, old.field(key), correlated, false);
                 }
             }
             self.path.pop();
@@ -735,15 +822,24 @@ impl<'v> Walker<'_, 'v> {
                 out: &mut out,
                 cel: &mut unused,
                 prune: false,
+                correlation: Correlation::default(),
             };
-            sub.walk(branch, value, Old::Unknown, false);
+            sub.walk(branch, value, Old::Unknown, None, false);
             out.retain(|f| f.severity == Severity::Error);
             out
         };
         let errors_of = |branch: &'v Schema| errors_at(&[], Vec::new(), branch);
+        // allOf's errors are this node's: ratcheted with it.
+        let unchanged = self.correlation.unchanged();
         for branch in &schema.all_of {
             let errors = errors_at(self.prefix, self.path.clone(), branch);
-            self.out.extend(errors);
+            self.out.extend(errors.into_iter().map(|error| {
+                if unchanged && !NOT_RATCHETED.contains(&error.rule) {
+                    Finding::warning(&error.path, error.rule, error.message + RATCHETED)
+                } else {
+                    error
+                }
+            }));
         }
         if !schema.any_of.is_empty() && !schema.any_of.iter().any(|b| errors_of(b).is_empty()) {
             self.error(
