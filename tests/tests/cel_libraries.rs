@@ -12,15 +12,22 @@ use std::path::PathBuf;
 use common::{json_lines, run_in, scratch};
 use serde_json::Value;
 
-const SCRIPT: &str = "return obj.data\n";
+/// Writes the case's values itself (they wait under `spec.staged` in `original`): values the
+/// update left as they were would be ratcheted (CRD validation ratcheting), not checked.
+const SCRIPT: &str = "local spec = {}\nfor name, value in pairs(obj.data.spec.staged) do\n  spec[name] = value\nend\nreturn { spec = spec }\n";
 
 /// A case whose object (`example.io/v1` Demo) has the given `spec` lines.
 fn case(spec: &str) -> String {
-    let object = format!(
-        "  apiVersion: example.io/v1\n  kind: Demo\n  metadata:\n    name: demo\n  spec:\n{spec}"
-    );
+    let object = |spec: &str| {
+        format!(
+            "  apiVersion: example.io/v1\n  kind: Demo\n  metadata:\n    name: demo\n  spec:\n{spec}"
+        )
+    };
+    let staged: String = spec.lines().map(|line| format!("  {line}\n")).collect();
+    let original = object(&format!("    staged:\n{staged}"));
+    let object = object(spec);
     format!(
-        "rollout:\n  apiVersion: rollouts.kruise.io/v1beta1\n  kind: Rollout\n  metadata:\n    name: demo\n  spec:\n    workloadRef:\n      apiVersion: apps/v1\n      kind: Deployment\n      name: demo\n    strategy:\n      canary:\n        steps:\n        - traffic: 20%\n        trafficRoutings:\n        - service: demo\n          customNetworkRefs:\n          - apiVersion: example.io/v1\n            kind: Demo\n            name: demo\noriginal:\n{object}expected:\n-{}",
+        "rollout:\n  apiVersion: rollouts.kruise.io/v1beta1\n  kind: Rollout\n  metadata:\n    name: demo\n  spec:\n    workloadRef:\n      apiVersion: apps/v1\n      kind: Deployment\n      name: demo\n    strategy:\n      canary:\n        steps:\n        - traffic: 20%\n        trafficRoutings:\n        - service: demo\n          customNetworkRefs:\n          - apiVersion: example.io/v1\n            kind: Demo\n            name: demo\noriginal:\n{original}expected:\n-{}",
         &object[1..]
     )
 }
