@@ -24,6 +24,26 @@ fn tree_without_crds_folder(name: &str) -> PathBuf {
     dir
 }
 
+/// The JSON line of case `<case>.yaml`'s step, from `check --format json` run in `dir` on its
+/// `lua_configuration` with `--crd crd`.
+fn json_step_with_crd(dir: &Path, crd: &str, case: &str) -> Value {
+    let result = run_in(
+        dir,
+        &[
+            "check",
+            "--format",
+            "json",
+            "--crd",
+            crd,
+            "--filter",
+            case,
+            "lua_configuration",
+        ],
+    );
+    let lines = json_lines(&result.stdout);
+    line_of(&lines, &format!("{case}.yaml")).clone()
+}
+
 /// The JSON line of the step of the case whose path ends with `case`.
 fn line_of<'a>(lines: &'a [Value], case: &str) -> &'a Value {
     lines
@@ -423,22 +443,8 @@ fn transition_rules_compare_each_step_with_the_object_before_it() {
     );
     assert_ne!(with_rule, strict, "the fixture CRD changed");
     std::fs::write(dir.join("transition.yaml"), with_rule).unwrap();
-    let result = run_in(
-        &dir,
-        &[
-            "check",
-            "--format",
-            "json",
-            "--crd",
-            "transition.yaml",
-            "--filter",
-            "good",
-            "lua_configuration",
-        ],
-    );
-    let lines = json_lines(&result.stdout);
-    let step = line_of(&lines, "good.yaml");
-    assert_eq!(step["status"], "invalid", "{}", result.stdout);
+    let step = json_step_with_crd(&dir, "transition.yaml", "good");
+    assert_eq!(step["status"], "invalid", "{step:#}");
     let errors = step["schema_errors"].as_array().unwrap();
     assert!(
         errors.iter().any(|e| e["rule"] == "cel"
@@ -481,21 +487,7 @@ fn an_invalid_value_the_step_leaves_unchanged_is_ratcheted() {
             )
             .unwrap();
         }
-        let result = run_in(
-            &dir,
-            &[
-                "check",
-                "--format",
-                "json",
-                "--crd",
-                "owner.yaml",
-                "--filter",
-                "owned",
-                "lua_configuration",
-            ],
-        );
-        let lines = json_lines(&result.stdout);
-        line_of(&lines, "owned.yaml").clone()
+        json_step_with_crd(&dir, "owner.yaml", "owned")
     };
     let step = check(None);
     assert_eq!(step["status"], "pass", "{step:#}");
