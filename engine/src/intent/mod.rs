@@ -304,11 +304,14 @@ pub fn check_step(
 
 /// What the configuration before the rollout gives, kept across the steps of a case: every
 /// step of a case routes its probes through the same original configuration, so its problems
-/// and the model's probes of it are made once per case rather than once per step. Holds the
-/// configuration they were made for, and starts again when a step's differs.
+/// and the model's probes of it are made once per case rather than once per step. Knows the
+/// configuration they were made for by its address, and starts again when a step's is another:
+/// a case keeps every configuration it routes through until it is done
+/// (`case::check_steps_compiled`), so an address names one configuration for as long as this
+/// lives, and telling them apart costs no comparison of two resources.
 #[derive(Default)]
 pub(crate) struct BeforeRouting {
-    config: Option<GatewayConfig>,
+    config_at: Option<usize>,
     problems: Vec<ConfigProblem>,
     /// The model's probes of the configuration ([`probe_set::sorted_probes`]).
     probes: Vec<Request>,
@@ -335,9 +338,10 @@ struct LastProbes {
 impl BeforeRouting {
     /// Keeps what is known of `config` (or forgets what was known of another).
     fn of(&mut self, model: &dyn RoutingModel, config: &GatewayConfig) {
-        if self.config.as_ref() != Some(config) {
+        let at = std::ptr::from_ref(config) as usize;
+        if self.config_at != Some(at) {
             *self = BeforeRouting {
-                config: Some(config.clone()),
+                config_at: Some(at),
                 problems: model.config_problems(config),
                 probes: probe_set::sorted_probes(model.probes(config)),
                 last: None,
