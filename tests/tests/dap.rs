@@ -435,3 +435,94 @@ fn a_step_that_misroutes_ends_in_a_failing_verdict() {
     assert_eq!(exit_code, 1);
     client.disconnect();
 }
+
+/// A CRD of our own for [`a_later_steps_schema_verdict_is_checks`]: a weight that may only grow
+/// (a transition rule).
+const GROWING_CRD: &str = "apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: growings.example.io
+spec:
+  group: example.io
+  scope: Namespaced
+  names: {kind: Growing, plural: growings}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              weight:
+                type: integer
+                x-kubernetes-validations:
+                - rule: self >= oldSelf
+                  message: the weight may only grow
+";
+
+const GROWING_CASE: &str = "rollout:
+  apiVersion: rollouts.kruise.io/v1beta1
+  kind: Rollout
+  spec:
+    strategy:
+      canary:
+        trafficRoutings:
+        - service: web
+          customNetworkRefs:
+          - {apiVersion: example.io/v1, kind: Growing, name: web}
+        steps:
+        - traffic: 20%
+        - traffic: 30%
+original:
+  apiVersion: example.io/v1
+  kind: Growing
+  metadata: {name: web}
+  spec: {weight: 50}
+expected:
+- apiVersion: example.io/v1
+  kind: Growing
+  metadata: {name: web}
+  spec: {weight: 20}
+- apiVersion: example.io/v1
+  kind: Growing
+  metadata: {name: web}
+  spec: {weight: 30}
+";
+
+/// The debugger's verdict on a later step is `check`'s: Kruise updates the object the step
+/// before left, so step 2 (30 after 20) keeps the weight growing, though 30 is below the
+/// `original`'s 50 (which step 1 broke, and is invalid for).
+#[test]
+fn a_later_steps_schema_verdict_is_checks() {
+    let dir = common::scratch("dap-later-step-schema");
+    let root = dir.join("lua_configuration");
+    let folder = root.join("example.io/Growing");
+    std::fs::create_dir_all(folder.join("testdata")).unwrap();
+    std::fs::create_dir_all(root.join("crds")).unwrap();
+    std::fs::write(root.join("crds/growing.yaml"), GROWING_CRD).unwrap();
+    let script = folder.join("trafficRouting.lua");
+    std::fs::write(&script, "return { spec = { weight = obj.canaryWeight } }\n").unwrap();
+    let case = folder.join("testdata/case.yaml");
+    std::fs::write(&case, GROWING_CASE).unwrap();
+    let checked = common::run_in(&dir, &["check", "--format", "json", "lua_configuration"]);
+    let statuses: Vec<Value> = common::json_lines(&checked.stdout)
+        .iter()
+        .map(|line| line["status"].clone())
+        .collect();
+    assert_eq!(statuses, [json!("invalid"), json!("pass")], "{checked:?}");
+    for (step, verdict) in [(1, "step 1: INVALID"), (2, "step 2: PASS")] {
+        let mut client = Client::start();
+        client.launch(
+            json!({"script": script, "case": case, "step": step}),
+            &script,
+            json!([]),
+        );
+        let (console, _) = client.finish();
+        assert!(console.contains(verdict), "{console}");
+        client.disconnect();
+    }
+}

@@ -10,7 +10,7 @@ use kruise_lua_engine::input::{self, DEFAULT_MAX_INPUT_BYTES};
 use kruise_lua_engine::path_text::format_path;
 use kruise_lua_engine::runner::{Mode, RunOptions, Script};
 use kruise_lua_engine::script::ScriptFlavor;
-use kruise_lua_engine::steps::{StepOutcome, StepStatus, short_value};
+use kruise_lua_engine::steps::{StepOutcome, StepStatus, StepToRun, run_case_step, short_value};
 use kruise_lua_engine::testcase::{TestCase, parse_case};
 use serde_json::Value;
 
@@ -171,14 +171,32 @@ impl StepChecks {
             .collect();
         let schema = crd_sources::for_paths(std::slice::from_ref(&launch.script_path), &[])
             .map(|sources| {
-                schema_check::case_findings(
+                // Kruise updates the object the step before left (transition rules and
+                // ratcheting compare with it), so the steps before this one run too, as
+                // `check` runs them, without the debugger.
+                let mut steps: Vec<StepOutcome> = (0..outcome.index)
+                    .map(|index| {
+                        run_case_step(StepToRun {
+                            script: &launch.script,
+                            flavor: launch.flavor,
+                            case: &launch.case,
+                            index,
+                            mode: launch.mode,
+                            options: &launch.options,
+                        })
+                    })
+                    .collect();
+                steps.push(outcome.clone());
+                let mut findings = schema_check::case_findings(
                     &sources.schemas,
                     &SchemaSubject::from(&entry.kind),
                     &launch.case,
                     &launch.case_path.display().to_string(),
-                    std::slice::from_ref(outcome),
+                    &steps,
                     None,
-                )
+                );
+                findings.retain(|finding| finding.step == outcome.index);
+                findings
             })
             .unwrap_or_default();
         Some(StepChecks {

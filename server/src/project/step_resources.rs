@@ -97,7 +97,7 @@ expected:
 ";
 
     /// A step's resource is found at its index in the case, also when it is the only outcome
-    /// given (the debugger validates the step it stopped in alone).
+    /// given.
     #[test]
     fn an_output_resource_is_kept_at_its_steps_index() {
         let case = parse_case(CASE).unwrap();
