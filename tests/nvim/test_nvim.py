@@ -920,9 +920,14 @@ def test_snippet_completion_expands_a_route_loop(editor: Editor):
     editor.lua("vim.api.nvim_buf_set_lines(..., 2, 3, false, {''})", bufnr)
     editor.nvim.current.window.cursor = (3, 0)
     editor.nvim.command("startinsert")
+    # `startinsert` takes effect once Neovim is back in its loop, and the snippet engine feeds
+    # keys to select the first placeholder that depend on the mode it finds: expanding before
+    # insert mode began typed them into the buffer (a flake under load).
+    editor.wait(lambda: editor.lua("return vim.fn.mode()") == "i", what="insert mode")
     editor.lua("vim.snippet.expand(...)", body)
+    expected = "for _, route in ipairs(spec.http or {}) do"
+    editor.wait(lambda: editor.buffer_lines(bufnr)[2] == expected, what="the expanded loop")
     lines = editor.buffer_lines(bufnr)
-    assert lines[2] == "for _, route in ipairs(spec.http or {}) do", lines
     assert lines[4] == "end", lines
     editor.nvim.input("<Esc>")
 
