@@ -1,6 +1,7 @@
 //! Validating a value against a compiled [`Schema`] with the API server's order and rules:
 //! defaulting first (`defaulting.rs`), then pruning (undeclared fields and non-nullable nulls
 //! are dropped, reported as warnings), then value validation of what is left (errors), then list-type uniqueness.
+//! On an update, the errors of values the update leaves unchanged are ratcheted (`ratchet.rs`).
 //!
 //! Sources, all read, none copied: pruning is apiextensions-apiserver
 //! `pkg/apiserver/schema/pruning/algorithm.go` (`prune`, `skipPrune`: fields of
@@ -9,11 +10,9 @@
 //! `pkg/validation/validate` (`type.go` `typeValidator.Validate`: an int64 passes `integer`, a
 //! float64 only when integral and within swag's `IsFloat64AJSONInteger` bound of 2^53-1; `validator.go`
 //! `stringValidator` counts runes for lengths, `pattern` is an unanchored search);
-//! list types are `schema/listtype/validation.go` (`validateListSet`, `validateListMap`: the
+//! list types are `schema/listtype/validation.go` (`validate/list_type.rs`; `validateListSet`, `validateListMap`: the
 //! second occurrence of a value or key is reported, once); embedded resources are
 //! `schema/objectmeta/validation.go` (`validateEmbeddedResource`).
-
-use std::collections::HashMap;
 
 use super::cel::{CelOutcome, Old};
 use super::compile::{Additional, Below, Schema, SchemaType};
@@ -25,6 +24,8 @@ use crate::path_text::format_path;
 use crate::value::JsonMap;
 use crate::value::JsonValue;
 use crate::yaml::PathSeg;
+
+mod list_type;
 
 /// swag's `maxJSONFloat`/`minJSONFloat`: beyond ±(2^53-1) a float64 is not a JSON integer.
 const MAX_JSON_INTEGER: f64 = 9_007_199_254_740_991.0;
@@ -614,74 +615,6 @@ impl<'v> Walker<'_, 'v> {
                 _ => {}
             }
         }
-    }
-
-    /// Every item after the first that repeats an earlier one, reported once per value.
-    fn report_duplicates(
-        &mut self,
-        keys: &[String],
-        describe: impl Fn(usize) -> String,
-        rule: &'static str,
-    ) {
-        let mut seen: HashMap<&str, usize> = HashMap::new();
-        for (index, key) in keys.iter().enumerate() {
-            let times = seen.entry(key.as_str()).or_insert(0);
-            *times += 1;
-            if *times == 2 {
-                self.path.push(Seg::Index(index));
-                self.error(rule, describe(index));
-                self.path.pop();
-            }
-        }
-    }
-
-    fn check_list_set(&mut self, items: &[JsonValue]) {
-        let keys: Vec<String> = items.iter().map(JsonValue::to_canonical_json).collect();
-        self.report_duplicates(
-            &keys,
-            |i| format!("duplicate item {} in a list of type set", show(&items[i])),
-            "x-kubernetes-list-type",
-        );
-    }
-
-    fn check_list_map(&mut self, schema: &Schema, items: &[JsonValue]) {
-        for (index, item) in items.iter().enumerate() {
-            if !matches!(item, JsonValue::Object(_) | JsonValue::Null) {
-                self.path.push(Seg::Index(index));
-                self.error(
-                    "x-kubernetes-list-type",
-                    "must be an object for an array of list-type map".to_owned(),
-                );
-                self.path.pop();
-                return;
-            }
-        }
-        // The key of an item: the present key fields as an object (absent ones left out,
-        // as `validateListMap` builds it).
-        let key_of = |item: &JsonValue| -> JsonValue {
-            let mut key = JsonMap::new();
-            if let JsonValue::Object(fields) = item {
-                for name in &schema.list_map_keys {
-                    if let Some(v) = fields.get(name) {
-                        key.insert(name.clone(), v.clone());
-                    }
-                }
-            }
-            JsonValue::Object(key)
-        };
-        let keys: Vec<JsonValue> = items.iter().map(key_of).collect();
-        let texts: Vec<String> = keys.iter().map(JsonValue::to_canonical_json).collect();
-        self.report_duplicates(
-            &texts,
-            |i| {
-                format!(
-                    "duplicate key {} in a list of type map (keys: {})",
-                    show(&keys[i]),
-                    schema.list_map_keys.join(", ")
-                )
-            },
-            "x-kubernetes-list-map-keys",
-        );
     }
 
     fn walk_object(
