@@ -83,6 +83,22 @@ impl<'v> Correlation<'v> {
         });
     }
 
+    /// The correlated nodes above the walk's node (`entered`: whether the node entered
+    /// itself): the rules of an `allOf` branch are ratcheted by the node's parent.
+    pub(super) fn above(&self, entered: bool) -> Correlation<'v> {
+        let keep = self.nodes.len() - usize::from(entered);
+        Correlation {
+            nodes: self.nodes[..keep]
+                .iter()
+                .map(|node| Node {
+                    new: node.new,
+                    old: node.old,
+                    equal: node.equal.clone(),
+                })
+                .collect(),
+        }
+    }
+
     /// Leaves the node [`Self::enter`] entered last.
     pub(super) fn leave(&mut self) {
         self.nodes.pop();
@@ -259,6 +275,61 @@ properties:
                 "x-kubernetes-list-map-keys",
                 Warning
             )]
+        );
+    }
+
+    /// Rules of an `allOf` branch run on the node's value, as the API server runs them, and
+    /// are ratcheted by the node's parent, not the node (`nearestParentCorrelation`).
+    #[test]
+    fn rules_of_an_all_of_branch_run_and_ratchet_with_the_parent() {
+        use Severity::{Error, Warning};
+        const BRANCHED: &str = "type: object
+properties:
+  a:
+    type: object
+    properties:
+      count: {type: integer}
+    allOf:
+    - x-kubernetes-validations:
+      - rule: self.count > 0
+        message: count must be positive
+    anyOf:
+    - x-kubernetes-validations:
+      - rule: self.count > 100
+  b: {type: integer}
+";
+        let s = schema(BRANCHED);
+        let mut out = Vec::new();
+        validate_root(&s, &json("{a: {count: -1}}"), Old::Unknown, &mut out);
+        let found: Vec<_> = out
+            .iter()
+            .map(|f| (f.path_text(), f.rule, f.severity))
+            .collect();
+        assert_eq!(found, [("a".to_owned(), "cel", Error)], "{out:?}");
+        assert!(
+            out[0].message.starts_with("count must be positive"),
+            "{out:?}"
+        );
+        let old = "{a: {count: -1}, b: 1}";
+        assert_eq!(
+            update(BRANCHED, old, old),
+            [("a".to_owned(), "cel", Warning)]
+        );
+        // A rule deeper in a branch is said not to be checked.
+        let deeper = schema(
+            "type: object\nproperties:\n  count: {type: integer}\nallOf:\n- properties:\n    count:\n      x-kubernetes-validations:\n      - rule: self > 0\n",
+        );
+        let mut out = Vec::new();
+        validate_root(&deeper, &json("{count: -1}"), Old::Unknown, &mut out);
+        assert!(
+            matches!(&out[..], [f] if f.severity == Warning && f.path_text() == "count"
+                && f.message.contains("below the top of an allOf branch")),
+            "{out:?}"
+        );
+        // `a` is unchanged but its parent is not: the branch's rule is not ratcheted.
+        assert_eq!(
+            update(BRANCHED, "{a: {count: -1}, b: 2}", old),
+            [("a".to_owned(), "cel", Error)]
         );
     }
 }

@@ -25,6 +25,7 @@ use crate::value::JsonMap;
 use crate::value::JsonValue;
 use crate::yaml::PathSeg;
 
+mod junctors;
 mod list_type;
 
 /// swag's `maxJSONFloat`/`minJSONFloat`: beyond ±(2^53-1) a float64 is not a JSON integer.
@@ -106,6 +107,7 @@ fn run(
         out,
         cel: &mut cel,
         prune: true,
+        rules: Rules::All,
         correlation: Correlation::default(),
     };
     walker.walk(schema, value, old, correlated, root);
@@ -139,10 +141,28 @@ fn has_list_type_errors(schema: &Schema, old: &JsonValue) -> bool {
         out: &mut findings,
         cel: &mut unused,
         prune: true,
+        rules: Rules::None,
         correlation: Correlation::default(),
     }
     .walk(schema, old, Old::Unknown, None, true);
     findings.iter().any(ratchet::is_list_type_error)
+}
+
+/// Which `x-kubernetes-validations` rules a walk runs. apiextensions `schema/cel/validation.go`
+/// runs the rules of the schema and of its `allOf` branches (typed by the node's own schema:
+/// `validator(nestedToStructural(&allOf), nodeSchema, …)`), none under `anyOf`, `oneOf` or
+/// `not`.
+#[derive(Clone, Copy)]
+enum Rules<'v> {
+    /// Every rule, typed by the schema walked.
+    All,
+    /// None (a branch of `anyOf`, `oneOf` or `not`, whose errors only decide a match).
+    None,
+    /// The top of an `allOf` branch: its rules run typed by the node's schema, given here.
+    BranchTop(&'v Schema),
+    /// Below the top of an `allOf` branch: its rules are reported as not checked (typing them
+    /// would need the node's schema walked alongside).
+    BranchBelow,
 }
 
 /// A step of the walker's path, borrowing its key from the value or the schema: the path is
@@ -172,6 +192,8 @@ struct Walker<'a, 'v> {
     cel: &'a mut Vec<Finding>,
     /// False inside `allOf`/`anyOf`/`oneOf`/`not`: those only validate values.
     prune: bool,
+    /// Which `x-kubernetes-validations` rules run where the walk is.
+    rules: Rules<'v>,
     /// The correlated old values of an update, for ratcheting (empty otherwise).
     correlation: Correlation<'v>,
 }
@@ -338,6 +360,10 @@ impl<'v> Walker<'_, 'v> {
         }
         self.check_format(schema, value);
         self.check_enum(schema, value);
+        let rules = self.rules;
+        if let Rules::BranchTop(_) = rules {
+            self.rules = Rules::BranchBelow;
+        }
         match value {
             JsonValue::Int(_) | JsonValue::Float(_) => self.check_number(schema, value),
             JsonValue::String(s) => self.check_string(schema, s),
@@ -351,10 +377,30 @@ impl<'v> Walker<'_, 'v> {
             }
             JsonValue::Null | JsonValue::Bool(_) => {}
         }
-        self.check_junctors(schema, value);
-        if self.prune {
+        self.rules = rules;
+        self.check_junctors(schema, value, old, correlated.is_some());
+        let typed_by = match rules {
+            Rules::All => schema,
+            Rules::BranchTop(node) => node,
+            Rules::None => return,
+            Rules::BranchBelow => {
+                for rule in &schema.cel_rules {
+                    self.cel.push(Finding::warning(
+                        &self.here(),
+                        "cel",
+                        format!(
+                            "x-kubernetes-validations rule {} not checked: it sits below the top \
+                             of an allOf branch",
+                            super::cel::short_rule(&rule.rule)
+                        ),
+                    ));
+                }
+                return;
+            }
+        };
+        {
             for rule in &schema.cel_rules {
-                match rule.evaluate(schema, value, old, root) {
+                match rule.evaluate(typed_by, value, old, root) {
                     CelOutcome::Passed => {}
                     CelOutcome::Failed(failure) => {
                         let mut at = self.here();
@@ -731,72 +777,6 @@ impl<'v> Walker<'_, 'v> {
                 ),
             }
             self.path.pop();
-        }
-    }
-
-    /// `allOf`, `anyOf`, `oneOf` and `not`: value validation only (no pruning below them).
-    fn check_junctors(&mut self, schema: &'v Schema, value: &'v JsonValue) {
-        if schema.all_of.is_empty()
-            && schema.any_of.is_empty()
-            && schema.one_of.is_empty()
-            && schema.not.is_none()
-        {
-            return;
-        }
-        // `path` is where the branch's errors are reported: only allOf's are kept, the other
-        // junctors only ask whether there are any (so those walks start from no path, without
-        // copying this one).
-        let errors_at = |prefix: &[PathSeg], path: Vec<Seg<'v>>, branch: &'v Schema| {
-            let mut out = Vec::new();
-            let mut unused = Vec::new();
-            let mut sub = Walker {
-                prefix,
-                path,
-                out: &mut out,
-                cel: &mut unused,
-                prune: false,
-                correlation: Correlation::default(),
-            };
-            sub.walk(branch, value, Old::Unknown, None, false);
-            out.retain(|f| f.severity == Severity::Error);
-            out
-        };
-        let errors_of = |branch: &'v Schema| errors_at(&[], Vec::new(), branch);
-        // allOf's errors are this node's: ratcheted with it.
-        let unchanged = self.correlation.unchanged();
-        for branch in &schema.all_of {
-            let errors = errors_at(self.prefix, self.path.clone(), branch);
-            self.out.extend(errors.into_iter().map(|error| {
-                if unchanged && !NOT_RATCHETED.contains(&error.rule) {
-                    Finding::warning(&error.path, error.rule, error.message + RATCHETED)
-                } else {
-                    error
-                }
-            }));
-        }
-        if !schema.any_of.is_empty() && !schema.any_of.iter().any(|b| errors_of(b).is_empty()) {
-            self.error(
-                "anyOf",
-                "must match at least one schema of anyOf".to_owned(),
-            );
-        }
-        if !schema.one_of.is_empty() {
-            let matching = schema
-                .one_of
-                .iter()
-                .filter(|b| errors_of(b).is_empty())
-                .count();
-            if matching != 1 {
-                self.error(
-                    "oneOf",
-                    format!("must match exactly one schema of oneOf, matches {matching}"),
-                );
-            }
-        }
-        if let Some(not) = &schema.not
-            && errors_of(not).is_empty()
-        {
-            self.error("not", "must not match the schema in not".to_owned());
         }
     }
 }
