@@ -133,19 +133,9 @@ fn run(
 
 /// The list-type errors of `old` (for [`ratchet::list_types`]).
 fn has_list_type_errors(schema: &Schema, old: &JsonValue) -> bool {
-    let mut findings = Vec::new();
-    let mut unused = Vec::new();
-    Walker {
-        prefix: &[],
-        path: Vec::new(),
-        out: &mut findings,
-        cel: &mut unused,
-        prune: true,
-        rules: Rules::None,
-        correlation: Correlation::default(),
-    }
-    .walk(schema, old, Old::Unknown, None, true);
-    findings.iter().any(ratchet::is_list_type_error)
+    Walker::findings_of(schema, old, true)
+        .iter()
+        .any(ratchet::is_list_type_error)
 }
 
 /// Which `x-kubernetes-validations` rules a walk runs. apiextensions `schema/cel/validation.go`
@@ -303,6 +293,24 @@ fn show(value: &JsonValue) -> String {
 }
 
 impl<'v> Walker<'_, 'v> {
+    /// The findings of `value` against `schema` alone, from no path and with no rules: for
+    /// what only asks whether there are errors (`prune` as at the root of a resource, else
+    /// as in a junctor's branch).
+    fn findings_of(schema: &'v Schema, value: &'v JsonValue, prune: bool) -> Vec<Finding> {
+        let mut out = Vec::new();
+        Walker {
+            prefix: &[],
+            path: Vec::new(),
+            out: &mut out,
+            cel: &mut Vec::new(),
+            prune,
+            rules: Rules::None,
+            correlation: Correlation::default(),
+        }
+        .walk(schema, value, Old::Unknown, None, prune);
+        out
+    }
+
     /// The path where the walk is.
     fn here(&self) -> Vec<PathSeg> {
         let below = self.path.iter().map(|seg| match seg {

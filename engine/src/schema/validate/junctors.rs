@@ -2,7 +2,7 @@
 //! `schemaPropsValidator`): value validation only, and the rules of `allOf` branches
 //! (apiextensions `schema/cel/validation.go`).
 
-use super::{Correlation, NOT_RATCHETED, RATCHETED, Rules, Walker};
+use super::{NOT_RATCHETED, RATCHETED, Rules, Walker};
 use crate::schema::cel::Old;
 use crate::schema::compile::Schema;
 use crate::schema::{Finding, Severity};
@@ -28,19 +28,9 @@ impl<'v> Walker<'_, 'v> {
         // The other junctors only ask whether a branch has errors, so those walks start from
         // no path (without copying this one) and run no rules.
         let has_errors = |branch: &'v Schema| {
-            let mut out = Vec::new();
-            let mut unused = Vec::new();
-            Walker {
-                prefix: &[],
-                path: Vec::new(),
-                out: &mut out,
-                cel: &mut unused,
-                prune: false,
-                rules: Rules::None,
-                correlation: Correlation::default(),
-            }
-            .walk(branch, value, Old::Unknown, None, false);
-            out.iter().any(|f| f.severity == Severity::Error)
+            Walker::findings_of(branch, value, false)
+                .iter()
+                .any(|f| f.severity == Severity::Error)
         };
         // allOf's errors are this node's, reported here: its schema errors ratchet with it; its
         // rules run on this value (and its old value), their failures ratcheted by this node's
