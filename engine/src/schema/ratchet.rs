@@ -14,6 +14,8 @@
 //! - apiextensions `schema/cel/validation.go` (`validateExpressions`, `shouldRatchetError`): a
 //!   false rule that does not read `oldSelf` is ratcheted by its node's correlation (or the
 //!   nearest correlated ancestor's); an evaluation error, and a transition rule, never are.
+//!   The rules of an `allOf` branch are ratcheted by the node's parent
+//!   (`nearestParentCorrelation` alone).
 //! - `pkg/registry/customresource/strategy.go` (`ValidateUpdate`): list-type uniqueness is
 //!   checked apart, and its errors are dropped when the old object already had some.
 //!   Embedded-resource and metadata rules are not ratcheted.
@@ -39,6 +41,12 @@ pub(super) const NOT_RATCHETED: [&str; 3] = [
     "x-kubernetes-embedded-resource",
 ];
 
+/// Whether `finding` is an error the update lets through.
+pub(super) fn is_ratcheted(finding: &Finding) -> bool {
+    finding.severity == Severity::Warning && finding.message.ends_with(RATCHETED)
+}
+
+/// Whether `finding` is a list-type uniqueness error.
 pub(super) fn is_list_type_error(finding: &Finding) -> bool {
     finding.severity == Severity::Error && LIST_TYPE_RULES.contains(&finding.rule)
 }
@@ -66,6 +74,7 @@ pub(super) struct Correlation<'v> {
     nodes: Vec<Node<'v>>,
 }
 
+#[derive(Clone)]
 struct Node<'v> {
     new: &'v JsonValue,
     old: &'v JsonValue,
@@ -88,14 +97,7 @@ impl<'v> Correlation<'v> {
     pub(super) fn above(&self, entered: bool) -> Correlation<'v> {
         let keep = self.nodes.len() - usize::from(entered);
         Correlation {
-            nodes: self.nodes[..keep]
-                .iter()
-                .map(|node| Node {
-                    new: node.new,
-                    old: node.old,
-                    equal: node.equal.clone(),
-                })
-                .collect(),
+            nodes: self.nodes[..keep].to_vec(),
         }
     }
 
@@ -325,6 +327,12 @@ properties:
             matches!(&out[..], [f] if f.severity == Warning && f.path_text() == "count"
                 && f.message.contains("below the top of an allOf branch")),
             "{out:?}"
+        );
+        // A branch's schema error under an unchanged parent is a warning, not dropped.
+        let required = "type: object\nproperties:\n  a:\n    type: object\n    allOf:\n    - required: [count]\n";
+        assert_eq!(
+            update(required, "{a: {}}", "{a: {}}"),
+            [("a.count".to_owned(), "required", Warning)]
         );
         // `a` is unchanged but its parent is not: the branch's rule is not ratcheted.
         assert_eq!(

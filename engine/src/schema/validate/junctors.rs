@@ -5,6 +5,7 @@
 use super::{NOT_RATCHETED, RATCHETED, Rules, Walker};
 use crate::schema::cel::Old;
 use crate::schema::compile::Schema;
+use crate::schema::ratchet;
 use crate::schema::{Finding, Severity};
 use crate::value::JsonValue;
 
@@ -52,7 +53,7 @@ impl<'v> Walker<'_, 'v> {
             .walk(branch, value, old, None, false);
             self.out.extend(
                 out.into_iter()
-                    .filter(|f| f.severity == Severity::Error)
+                    .filter(|f| f.severity == Severity::Error || ratchet::is_ratcheted(f))
                     .map(|error| {
                         if unchanged && !NOT_RATCHETED.contains(&error.rule) {
                             Finding::warning(&error.path, error.rule, error.message + RATCHETED)
