@@ -24,9 +24,10 @@ use std::cell::Cell;
 
 use super::{Finding, Severity};
 use crate::value::JsonValue;
+use crate::yaml::PathSeg;
 
 /// What ratcheted findings add to their message.
-pub(super) const RATCHETED: &str = " (unchanged from the object before the update, so the API \
+const RATCHETED: &str = " (unchanged from the object before the update, so the API \
      server lets it through: CRD validation ratcheting)";
 
 /// The rules of list-type uniqueness, which the API server checks apart from the schema.
@@ -35,16 +36,11 @@ const LIST_TYPE_RULES: [&str; 2] = ["x-kubernetes-list-type", "x-kubernetes-list
 /// Errors the API server raises outside the schema validator, so that ratcheting by value
 /// never lets them through: list-type uniqueness (see [`list_types`]) and embedded resources'
 /// `apiVersion`/`kind` (`schema/objectmeta`).
-pub(super) const NOT_RATCHETED: [&str; 3] = [
+const NOT_RATCHETED: [&str; 3] = [
     LIST_TYPE_RULES[0],
     LIST_TYPE_RULES[1],
     "x-kubernetes-embedded-resource",
 ];
-
-/// Whether `finding` is an error the update lets through.
-pub(super) fn is_ratcheted(finding: &Finding) -> bool {
-    finding.severity == Severity::Warning && finding.message.ends_with(RATCHETED)
-}
 
 /// Whether `finding` is a list-type uniqueness error.
 pub(super) fn is_list_type_error(finding: &Finding) -> bool {
@@ -74,7 +70,6 @@ pub(super) struct Correlation<'v> {
     nodes: Vec<Node<'v>>,
 }
 
-#[derive(Clone)]
 struct Node<'v> {
     new: &'v JsonValue,
     old: &'v JsonValue,
@@ -92,18 +87,34 @@ impl<'v> Correlation<'v> {
         });
     }
 
-    /// The correlated nodes above the walk's node (`entered`: whether the node entered
+    /// `walk` with the walk's node left out for a while (`entered`: whether the node entered
     /// itself): the rules of an `allOf` branch are ratcheted by the node's parent.
-    pub(super) fn above(&self, entered: bool) -> Correlation<'v> {
-        let keep = self.nodes.len() - usize::from(entered);
-        Correlation {
-            nodes: self.nodes[..keep].to_vec(),
-        }
+    pub(super) fn above<R>(&mut self, entered: bool, walk: impl FnOnce(&mut Self) -> R) -> R {
+        let node = if entered { self.nodes.pop() } else { None };
+        let walked = walk(self);
+        self.nodes.extend(node);
+        walked
     }
 
     /// Leaves the node [`Self::enter`] entered last.
     pub(super) fn leave(&mut self) {
         self.nodes.pop();
+    }
+
+    /// An error at `at` as the update leaves it: a warning saying so when `ratchets` (the kind
+    /// of error ratchets at all) and [`Self::unchanged`], else an error.
+    pub(super) fn finding(
+        &self,
+        at: &[PathSeg],
+        rule: &'static str,
+        message: String,
+        ratchets: bool,
+    ) -> Finding {
+        if ratchets && !NOT_RATCHETED.contains(&rule) && self.unchanged() {
+            Finding::warning(at, rule, message + RATCHETED)
+        } else {
+            Finding::error(at, rule, message)
+        }
     }
 
     /// Whether errors raised where the walk is are ratcheted: the nearest correlated node (the
@@ -334,6 +345,16 @@ properties:
             update(required, "{a: {}}", "{a: {}}"),
             [("a.count".to_owned(), "required", Warning)]
         );
+        // Ratcheted once, not once by the branch and again by its node.
+        let unchanged = json("{a: {}}");
+        let mut out = Vec::new();
+        validate_root(
+            &schema(required),
+            &unchanged,
+            Old::Value(&unchanged),
+            &mut out,
+        );
+        assert_eq!(out[0].message.matches("ratcheting").count(), 1, "{out:?}");
         // `a` is unchanged but its parent is not: the branch's rule is not ratcheted.
         assert_eq!(
             update(BRANCHED, "{a: {count: -1}, b: 2}", old),

@@ -18,7 +18,7 @@ use super::cel::{CelOutcome, Old};
 use super::compile::{Additional, Below, Schema, SchemaType};
 use super::defaulting::apply_defaults;
 use super::formats::{FormatCheck, check_string_format};
-use super::ratchet::{self, Correlation, NOT_RATCHETED, RATCHETED};
+use super::ratchet::{self, Correlation};
 use super::{Finding, Severity};
 use crate::path_text::format_path;
 use crate::value::JsonMap;
@@ -101,6 +101,7 @@ fn run(
     let old = correlated.map_or(old, Old::Value);
     let first = out.len();
     let mut cel = Vec::new();
+    let mut correlation = Correlation::default();
     let mut walker = Walker {
         prefix: path,
         path: Vec::new(),
@@ -108,7 +109,7 @@ fn run(
         cel: &mut cel,
         prune: true,
         rules: Rules::All,
-        correlation: Correlation::default(),
+        correlation: &mut correlation,
     };
     walker.walk(schema, value, old, correlated, root);
     if let Some(old) = correlated {
@@ -185,7 +186,7 @@ struct Walker<'a, 'v> {
     /// Which `x-kubernetes-validations` rules run where the walk is.
     rules: Rules<'v>,
     /// The correlated old values of an update, for ratcheting (empty otherwise).
-    correlation: Correlation<'v>,
+    correlation: &'a mut Correlation<'v>,
 }
 
 /// The old items of a list, ready to be matched with the new ones in transition rules: the
@@ -305,7 +306,7 @@ impl<'v> Walker<'_, 'v> {
             cel: &mut Vec::new(),
             prune,
             rules: Rules::None,
-            correlation: Correlation::default(),
+            correlation: &mut Correlation::default(),
         }
         .walk(schema, value, Old::Unknown, None, prune);
         out
@@ -320,13 +321,12 @@ impl<'v> Walker<'_, 'v> {
         self.prefix.iter().cloned().chain(below).collect()
     }
 
+    /// An error here, ratcheted by the nearest correlated node; inside an `allOf` branch, left
+    /// for the branch's caller to ratchet (they are its node's errors: see `junctors.rs`).
     fn error(&mut self, rule: &'static str, message: String) {
         let here = self.here();
-        let finding = if !NOT_RATCHETED.contains(&rule) && self.correlation.unchanged() {
-            Finding::warning(&here, rule, message + RATCHETED)
-        } else {
-            Finding::error(&here, rule, message)
-        };
+        let ratchets = !matches!(self.rules, Rules::BranchTop(_) | Rules::BranchBelow);
+        let finding = self.correlation.finding(&here, rule, message, ratchets);
         self.out.push(finding);
     }
 
@@ -376,13 +376,7 @@ impl<'v> Walker<'_, 'v> {
             JsonValue::Int(_) | JsonValue::Float(_) => self.check_number(schema, value),
             JsonValue::String(s) => self.check_string(schema, s),
             JsonValue::Array(items) => self.walk_array(schema, items, old, correlated),
-            JsonValue::Object(fields) => {
-                let correlated = correlated.and_then(|old| match old {
-                    JsonValue::Object(fields) => Some(fields),
-                    _ => None,
-                });
-                self.walk_object(schema, fields, old, correlated, root)
-            }
+            JsonValue::Object(fields) => self.walk_object(schema, fields, old, correlated, root),
             JsonValue::Null | JsonValue::Bool(_) => {}
         }
         self.rules = rules;
@@ -406,33 +400,29 @@ impl<'v> Walker<'_, 'v> {
                 return;
             }
         };
-        {
-            for rule in &schema.cel_rules {
-                match rule.evaluate(typed_by, value, old, root) {
-                    CelOutcome::Passed => {}
-                    CelOutcome::Failed(failure) => {
-                        let mut at = self.here();
-                        at.extend(failure.field_path);
-                        self.cel
-                            .push(if failure.ratchets && self.correlation.unchanged() {
-                                Finding::warning(&at, "cel", failure.message + RATCHETED)
-                            } else {
-                                Finding::error(&at, "cel", failure.message)
-                            })
-                    }
-                    CelOutcome::CrdRefused(reason) => {
-                        self.out
-                            .push(Finding::error(&self.here(), "crd-cost", reason))
-                    }
-                    CelOutcome::NotChecked(reason) => self.cel.push(Finding::warning(
-                        &self.here(),
-                        "cel",
-                        format!(
-                            "x-kubernetes-validations rule {} not checked: {reason}",
-                            super::cel::short_rule(&rule.rule)
-                        ),
-                    )),
+        for rule in &schema.cel_rules {
+            match rule.evaluate(typed_by, value, old, root) {
+                CelOutcome::Passed => {}
+                CelOutcome::Failed(failure) => {
+                    let mut at = self.here();
+                    at.extend(failure.field_path);
+                    let finding =
+                        self.correlation
+                            .finding(&at, "cel", failure.message, failure.ratchets);
+                    self.cel.push(finding)
                 }
+                CelOutcome::CrdRefused(reason) => {
+                    self.out
+                        .push(Finding::error(&self.here(), "crd-cost", reason))
+                }
+                CelOutcome::NotChecked(reason) => self.cel.push(Finding::warning(
+                    &self.here(),
+                    "cel",
+                    format!(
+                        "x-kubernetes-validations rule {} not checked: {reason}",
+                        super::cel::short_rule(&rule.rule)
+                    ),
+                )),
             }
         }
     }
@@ -676,7 +666,7 @@ impl<'v> Walker<'_, 'v> {
         schema: &'v Schema,
         fields: &'v JsonMap,
         old: Old<'_>,
-        correlated: Option<&'v JsonMap>,
+        correlated: Option<&'v JsonValue>,
         root: bool,
     ) {
         let embedded = root || schema.embedded_resource;

@@ -2,11 +2,10 @@
 //! `schemaPropsValidator`): value validation only, and the rules of `allOf` branches
 //! (apiextensions `schema/cel/validation.go`).
 
-use super::{NOT_RATCHETED, RATCHETED, Rules, Walker};
+use super::{Rules, Walker};
+use crate::schema::Severity;
 use crate::schema::cel::Old;
 use crate::schema::compile::Schema;
-use crate::schema::ratchet;
-use crate::schema::{Finding, Severity};
 use crate::value::JsonValue;
 
 impl<'v> Walker<'_, 'v> {
@@ -37,32 +36,27 @@ impl<'v> Walker<'_, 'v> {
         // rules run on this value (and its old value), their failures ratcheted by this node's
         // parent, as `validate` in apiextensions `schema/cel/validation.go` passes the allOf
         // validators `nearestParentCorrelation` alone.
-        let unchanged = self.correlation.unchanged();
         for branch in &schema.all_of {
             let mut out = Vec::new();
-            let mut rules = Vec::new();
-            Walker {
-                prefix: self.prefix,
-                path: self.path.clone(),
-                out: &mut out,
-                cel: &mut rules,
-                prune: false,
-                rules: Rules::BranchTop(schema),
-                correlation: self.correlation.above(entered),
+            let (prefix, path) = (self.prefix, self.path.clone());
+            self.correlation.above(entered, |parent| {
+                Walker {
+                    prefix,
+                    path,
+                    out: &mut out,
+                    cel: &mut *self.cel,
+                    prune: false,
+                    rules: Rules::BranchTop(schema),
+                    correlation: parent,
+                }
+                .walk(branch, value, old, None, false)
+            });
+            for error in out.into_iter().filter(|f| f.severity == Severity::Error) {
+                let finding =
+                    self.correlation
+                        .finding(&error.path, error.rule, error.message, true);
+                self.out.push(finding);
             }
-            .walk(branch, value, old, None, false);
-            self.out.extend(
-                out.into_iter()
-                    .filter(|f| f.severity == Severity::Error || ratchet::is_ratcheted(f))
-                    .map(|error| {
-                        if unchanged && !NOT_RATCHETED.contains(&error.rule) {
-                            Finding::warning(&error.path, error.rule, error.message + RATCHETED)
-                        } else {
-                            error
-                        }
-                    }),
-            );
-            self.cel.extend(rules);
         }
         if !schema.any_of.is_empty() && schema.any_of.iter().all(&has_errors) {
             self.error(
