@@ -15,9 +15,10 @@ use kruise_lua_engine::testcase::{TestCase, parse_case};
 use serde_json::Value;
 
 use crate::chunk_positions::ScriptPlace;
+use crate::project::check::{CaseToRun, Checks};
 use crate::project::intent::{IntentFinding, IntentUnverified};
-use crate::project::schema_check::{self, SchemaSubject};
-use crate::project::verdict::{CaseFacts, SchemaFinding, Verdict};
+use crate::project::schema_check::SchemaSubject;
+use crate::project::verdict::{CaseFacts, Location, SchemaFinding, Verdict};
 use crate::project::{check, crd_sources, targets};
 
 /// The step a session debugs.
@@ -131,6 +132,18 @@ impl Launch {
         same(Path::new(path), &self.script_path)
     }
 
+    /// Step `index` of the launched case, as this launch runs it.
+    pub fn step(&self, index: usize) -> StepToRun<'_> {
+        StepToRun {
+            script: &self.script,
+            flavor: self.flavor,
+            case: &self.case,
+            index,
+            mode: self.mode,
+            options: &self.options,
+        }
+    }
+
     /// The thread's name: which case and step.
     pub fn title(&self) -> String {
         let case = self
@@ -157,8 +170,52 @@ impl StepChecks {
             .ok()?
             .into_iter()
             .next()?;
-        let intent =
-            check::intent_findings(&entry.kind, &launch.script, &launch.case, &launch.options);
+        let subject = SchemaSubject::from(&entry.kind);
+        // Checked as `check` checks the case: Kruise updates the object the step before left
+        // (transition rules and ratcheting compare with it), so a custom provider's steps
+        // before this one run too, without the debugger, and the intent check reuses them (an
+        // ingress class's steps are replayed by the intent check, and validated alone).
+        let before = match subject {
+            SchemaSubject::Resource { .. } => outcome.index,
+            SchemaSubject::IngressAnnotations => 0,
+        };
+        let mut steps: Vec<StepOutcome> = (outcome.index - before..outcome.index)
+            .map(|index| run_case_step(launch.step(index)))
+            .collect();
+        steps.push(outcome.clone());
+        let schemas = crd_sources::for_paths(std::slice::from_ref(&launch.script_path), &[])
+            .ok()
+            .map(|sources| sources.schemas);
+        let case_path = launch.case_path.display().to_string();
+        let script_path = launch.script_path.display().to_string();
+        let to_run = CaseToRun {
+            script: &launch.script,
+            flavor: launch.flavor,
+            kind: Some(&entry.kind),
+            subject: &subject,
+            case: &launch.case,
+            case_path: &case_path,
+            // The debugger runs a `.lua` file: its lines are the script's.
+            script_line: &|line| Location {
+                file: script_path.clone(),
+                line: Some(line),
+            },
+        };
+        let checks = Checks {
+            mode: launch.mode,
+            shuffle: 0,
+            intent: true,
+            parallel_steps: false,
+        };
+        let (intent, mut schema) = check::step_findings(
+            &to_run,
+            checks,
+            &launch.options,
+            schemas.as_deref(),
+            &steps,
+            before,
+        );
+        schema.retain(|finding| finding.step == outcome.index);
         let misrouted = intent
             .misrouted
             .into_iter()
@@ -169,36 +226,6 @@ impl StepChecks {
             .into_iter()
             .filter(|note| note.step == outcome.index)
             .collect();
-        let schema = crd_sources::for_paths(std::slice::from_ref(&launch.script_path), &[])
-            .map(|sources| {
-                // Kruise updates the object the step before left (transition rules and
-                // ratcheting compare with it), so the steps before this one run too, as
-                // `check` runs them, without the debugger.
-                let mut steps: Vec<StepOutcome> = (0..outcome.index)
-                    .map(|index| {
-                        run_case_step(StepToRun {
-                            script: &launch.script,
-                            flavor: launch.flavor,
-                            case: &launch.case,
-                            index,
-                            mode: launch.mode,
-                            options: &launch.options,
-                        })
-                    })
-                    .collect();
-                steps.push(outcome.clone());
-                let mut findings = schema_check::case_findings(
-                    &sources.schemas,
-                    &SchemaSubject::from(&entry.kind),
-                    &launch.case,
-                    &launch.case_path.display().to_string(),
-                    &steps,
-                    None,
-                );
-                findings.retain(|finding| finding.step == outcome.index);
-                findings
-            })
-            .unwrap_or_default();
         Some(StepChecks {
             schema,
             misrouted,

@@ -16,7 +16,6 @@ use std::sync::mpsc::{Sender, channel};
 use std::thread::JoinHandle;
 
 use kruise_lua_engine::debug::{self, Breakpoint, Control, Resume};
-use kruise_lua_engine::steps::StepToRun;
 use serde_json::{Value, json};
 
 use crate::framing::{Frame, FrameDecoder};
@@ -328,28 +327,17 @@ impl Session {
             .spawn(move || {
                 // A bug in the engine must still end the session in the client.
                 let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    debug::run_step(
-                        StepToRun {
-                            script: &launch.script,
-                            flavor: launch.flavor,
-                            case: &launch.case,
-                            index: launch.index,
-                            mode: launch.mode,
-                            options: &launch.options,
-                        },
-                        &control,
-                        &mut bridge,
-                    )
+                    debug::run_step(launch.step(launch.index), &control, &mut bridge)
                 }));
                 let passed = match ran {
                     Ok(outcome) => {
-                        let checks = launch::StepChecks::of(&launch, &outcome);
-                        let (text, passed) = launch::verdict(
-                            &launch,
-                            &outcome,
-                            checks.as_ref(),
-                            control.terminating(),
-                        );
+                        // A run the client ended has no verdict to check.
+                        let terminated = control.terminating();
+                        let checks = (!terminated)
+                            .then(|| launch::StepChecks::of(&launch, &outcome))
+                            .flatten();
+                        let (text, passed) =
+                            launch::verdict(&launch, &outcome, checks.as_ref(), terminated);
                         writer.output("console", &text, None);
                         passed
                     }

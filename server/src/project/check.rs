@@ -224,7 +224,6 @@ pub fn check_case(
     schemas: Option<&SchemaSet>,
     cancelled: &(dyn Fn() -> bool + Sync),
 ) -> Option<CaseChecks> {
-    let case = to_run.case;
     let steps = run_steps(to_run, checks, options, cancelled)?;
     let order_dependent = if checks.shuffle > 0 {
         order_findings(to_run, &steps, checks, options)
@@ -234,11 +233,34 @@ pub fn check_case(
     if cancelled() {
         return None;
     }
+    let (intent, schema) = step_findings(to_run, checks, options, schemas, &steps, steps.len());
+    Some(CaseChecks {
+        steps,
+        order_dependent,
+        intent,
+        schema,
+    })
+}
+
+/// What the intent check and schema validation find in a case whose first steps already ran
+/// (`steps`: their outcomes, from the first, in order): schema validation checks each as an
+/// update of the one before, and the intent check reuses the first `reused` of them and runs
+/// the other steps itself. [`check_case`] gives it every step; the debugger the steps up to
+/// the one it stopped in, reusing those before it.
+pub fn step_findings(
+    to_run: &CaseToRun,
+    checks: Checks,
+    options: &RunOptions,
+    schemas: Option<&SchemaSet>,
+    steps: &[StepOutcome],
+    reused: usize,
+) -> (CaseIntent, Vec<SchemaFinding>) {
+    let case = to_run.case;
     // A custom provider's steps, each patched onto the case's `original` as Kruise writes it:
     // made once for schema validation, then handed to the intent check.
     let schema_resources = match (schemas, to_run.subject) {
         (Some(_), SchemaSubject::Resource { .. }) => {
-            Some(schema_check::case_resources(case, &steps))
+            Some(schema_check::case_resources(case, steps))
         }
         _ => None,
     };
@@ -248,19 +270,20 @@ pub fn check_case(
             to_run.subject,
             case,
             to_run.case_path,
-            &steps,
+            steps,
             schema_resources.as_ref(),
         ),
         None => Vec::new(),
     };
+    let reused = &steps[..reused];
     let intent = match to_run.kind.filter(|_| checks.intent) {
         Some(kind) => {
-            let chained = chained_results(to_run.flavor, checks.mode, case, &steps);
+            let chained = chained_results(to_run.flavor, checks.mode, case, reused);
             let made;
             let runs = match (&chained, kind) {
                 (Some(chained), _) => intent::StepRuns::Ingress(chained),
                 (None, ScriptKind::Custom { .. }) => {
-                    made = intent_resources(case, &steps, schema_resources);
+                    made = intent_resources(case, reused, schema_resources);
                     intent::StepRuns::Custom {
                         original: &made.original,
                         resources: made.outputs,
@@ -276,16 +299,12 @@ pub fn check_case(
         }
         None => CaseIntent::default(),
     };
-    Some(CaseChecks {
-        steps,
-        order_dependent,
-        intent,
-        schema,
-    })
+    (intent, schema)
 }
 
-/// The resources of a custom provider's case the intent check reuses: each [`reusable`] step's
-/// output patched onto the case's `original` (it runs the other steps itself). Schema
+/// The resources of a custom provider's case the intent check reuses: the output of each of
+/// `steps` that is [`reusable`], patched onto the case's `original` (it runs the other steps
+/// itself). Schema
 /// validation's (`schema`) are taken when it read the same `original` node (it reads the key in
 /// any case, as Kruise's test does; the intent check as written), else they are made here.
 fn intent_resources(
@@ -300,8 +319,11 @@ fn intent_resources(
         Some(made) if same_node => made,
         _ => return StepResources::new(routed, case, steps, reusable),
     };
-    for step in steps.iter().filter(|step| !reusable(step)) {
-        if let Some(resource) = made.outputs.get_mut(step.index) {
+    for (index, resource) in made.outputs.iter_mut().enumerate() {
+        if !steps
+            .iter()
+            .any(|step| step.index == index && reusable(step))
+        {
             *resource = None;
         }
     }
@@ -370,20 +392,6 @@ pub struct CaseIntent {
     pub misrouted: Vec<IntentFinding>,
     /// The steps it could not verify, and why (every front end says so).
     pub unverified: Vec<IntentUnverified>,
-}
-
-/// The intent check of `case`: what `check`, the language server and the debugger all use.
-pub fn intent_findings(
-    kind: &ScriptKind,
-    script: &Script,
-    case: &TestCase,
-    options: &RunOptions,
-) -> CaseIntent {
-    let checks = intent::check_case(kind, script, case, options);
-    CaseIntent {
-        misrouted: IntentFinding::from_checks(&checks),
-        unverified: IntentUnverified::from_checks(&checks),
-    }
 }
 
 /// A case that yields no step checks nothing (often a typo: `step:` for `steps:`, which Kruise
