@@ -479,17 +479,8 @@ fn an_invalid_value_the_step_leaves_unchanged_is_ratcheted() {
     );
     assert_eq!(owned.matches("owner: Team-A").count(), 2, "{owned}");
     std::fs::write(testdata.join("owned.yaml"), owned).unwrap();
-    let check = |script: Option<&str>| {
-        if let Some(script) = script {
-            std::fs::write(
-                dir.join("lua_configuration/example.io/Weighted/trafficRouting.lua"),
-                script,
-            )
-            .unwrap();
-        }
-        json_step_with_crd(&dir, "owner.yaml", "owned")
-    };
-    let step = check(None);
+    let script = dir.join("lua_configuration/example.io/Weighted/trafficRouting.lua");
+    let step = json_step_with_crd(&dir, "owner.yaml", "owned");
     assert_eq!(step["status"], "pass", "{step:#}");
     let warning = &step["schema_warnings"][0];
     assert_eq!(warning["rule"], "pattern", "{step:#}");
@@ -501,15 +492,12 @@ fn an_invalid_value_the_step_leaves_unchanged_is_ratcheted() {
         "{step:#}"
     );
     // A script that writes another invalid value there is refused.
-    let renamed = std::fs::read_to_string(
-        dir.join("lua_configuration/example.io/Weighted/trafficRouting.lua"),
-    )
-    .unwrap()
-    .replace(
+    let renamed = std::fs::read_to_string(&script).unwrap().replace(
         "return { spec = spec }",
         "spec.owner = \"Team-B\"\nreturn { spec = spec }",
     );
-    let step = check(Some(&renamed));
+    std::fs::write(&script, renamed).unwrap();
+    let step = json_step_with_crd(&dir, "owner.yaml", "owned");
     assert_eq!(step["status"], "fail", "{step:#}");
     let errors = step["schema_errors"].as_array().unwrap();
     assert!(
