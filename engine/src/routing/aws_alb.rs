@@ -35,7 +35,7 @@
 use std::collections::BTreeMap;
 
 use super::SmolStr;
-use super::ingress_rules::{IngressPath, annotations, ingress_paths, pair_probes};
+use super::ingress_rules::{IngressPath, annotations, ingress_name, ingress_paths, pair_probes};
 use super::{
     Backend, ConfigProblem, Distribution, GatewayConfig, ProblemKind, Request, Routed, RoutingModel,
 };
@@ -362,10 +362,7 @@ fn build_listener_rules(
                 }
                 Some(Routed::to(Distribution::single(path.backend.clone())))
             };
-            let name = ingress
-                .at(&["metadata", "name"])
-                .and_then(JsonValue::as_str)
-                .unwrap_or("(unnamed)");
+            let name = ingress_name(ingress);
             rules.push(ListenerRule {
                 hosts,
                 paths,

@@ -323,7 +323,7 @@ struct SplitName {
 }
 
 /// `metadata.name` of an Ingress, `(unnamed)` without one.
-fn ingress_name(ingress: &JsonValue) -> &str {
+pub(super) fn ingress_name(ingress: &JsonValue) -> &str {
     ingress
         .at(&["metadata", "name"])
         .and_then(JsonValue::as_str)
