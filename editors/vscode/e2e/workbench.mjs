@@ -207,7 +207,10 @@ export class Workbench {
    * list draws only the rows in sight, so a test filters rather than scrolls).
    */
   async showProblems(filter = "") {
-    await this.runCommandById("workbench.actions.view.problems");
+    // The view's focus command, not "View: Toggle Problems" (workbench.actions.view.problems):
+    // that one hides the panel when VS Code counts the Problems view as focused, which made
+    // the panel vanish under a test once (CI, stop 32).
+    await this.runCommandById("workbench.panel.markers.view.focus");
     await this.page.locator(SELECTORS.markersPanel).waitFor({ timeout: WAIT_MS });
     const box = this.page.locator(SELECTORS.problemsFilter).first();
     await box.waitFor({ timeout: WAIT_MS });
