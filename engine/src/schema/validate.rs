@@ -411,7 +411,25 @@ impl<'v> Walker<'_, 'v> {
                             .finding(&at, "cel", failure.message, failure.ratchets);
                     self.cel.push(finding)
                 }
-                CelOutcome::CrdRefused(reason) => {
+                // apiextensions `validation.go` walks junctor branches without a CEL context:
+                // their rules are not costed when the CRD is accepted, and run under the
+                // runtime budget, which we cannot count (so we do not run this one).
+                CelOutcome::CrdRefused { cost, .. } if matches!(rules, Rules::BranchTop(_)) => {
+                    self.cel.push(Finding::warning(
+                        &self.here(),
+                        "cel",
+                        format!(
+                            "x-kubernetes-validations rule {} not checked: its estimated cost \
+                             is {cost}, more than the {} this checker evaluates (the API \
+                             server accepts it in an allOf branch, where it does not cost \
+                             rules, and runs it under a runtime cost budget this checker \
+                             cannot count)",
+                            super::cel::short_rule(&rule.rule),
+                            super::cel_cost::STATIC_ESTIMATED_COST_LIMIT
+                        ),
+                    ))
+                }
+                CelOutcome::CrdRefused { reason, .. } => {
                     self.out
                         .push(Finding::error(&self.here(), "crd-cost", reason))
                 }
@@ -807,6 +825,39 @@ mod tests {
         let s = schema("not: {enum: [x]}");
         assert_eq!(rules(&s, JsonValue::String("x".into())), [("not", Error)]);
         assert!(rules(&s, JsonValue::String("y".into())).is_empty());
+    }
+
+    /// A rule over the per-rule cost limit makes the API server refuse the CRD, except in an
+    /// `allOf` branch: the API server walks junctor branches without a CEL context, so it
+    /// neither compiles nor costs their rules when it accepts the CRD (apiextensions
+    /// `validation.go`), and runs them under its runtime budget, which we cannot count. There
+    /// the rule is not checked, and says so.
+    #[test]
+    fn a_costly_rule_refuses_the_crd_except_in_an_all_of_branch() {
+        const RULE: &str = "self.all(a, self.all(b, a != b))";
+        let value = crate::value::JsonValue::Array(vec![JsonValue::String("x".into())]);
+        let at_node = schema(&format!(
+            "type: array\nitems: {{type: string}}\nx-kubernetes-validations:\n- rule: '{RULE}'\n"
+        ));
+        let mut out = Vec::new();
+        validate_root(&at_node, &value, Old::Unknown, &mut out);
+        assert_eq!(
+            out.iter().map(|f| (f.rule, f.severity)).collect::<Vec<_>>(),
+            [("crd-cost", Error)],
+            "{out:?}"
+        );
+        let in_branch = schema(&format!(
+            "type: array\nitems: {{type: string}}\nallOf:\n- x-kubernetes-validations:\n  - rule: '{RULE}'\n"
+        ));
+        let mut out = Vec::new();
+        validate_root(&in_branch, &value, Old::Unknown, &mut out);
+        assert_eq!(
+            out.iter().map(|f| (f.rule, f.severity)).collect::<Vec<_>>(),
+            [("cel", Warning)],
+            "{out:?}"
+        );
+        assert!(out[0].message.contains("not checked"), "{out:?}");
+        assert!(out[0].message.contains("allOf"), "{out:?}");
     }
 
     #[test]
