@@ -140,20 +140,31 @@ fn has_list_type_errors(schema: &Schema, old: &JsonValue) -> bool {
 }
 
 /// Which `x-kubernetes-validations` rules a walk runs. apiextensions `schema/cel/validation.go`
-/// runs the rules of the schema and of its `allOf` branches (typed by the node's own schema:
-/// `validator(nestedToStructural(&allOf), nodeSchema, …)`), none under `anyOf`, `oneOf` or
-/// `not`.
+/// runs the rules of the schema and of its `allOf` branches, none under `anyOf`, `oneOf` or
+/// `not`. A branch's rules, at its top and below it, are typed by the node's own schema at the
+/// same place (`validator(nestedToStructural(&allOf), nodeSchema, …)` walks the two together).
 #[derive(Clone, Copy)]
 enum Rules<'v> {
     /// Every rule, typed by the schema walked.
     All,
     /// None (a branch of `anyOf`, `oneOf` or `not`, whose errors only decide a match).
     None,
-    /// The top of an `allOf` branch: its rules run typed by the node's schema, given here.
-    BranchTop(&'v Schema),
-    /// Below the top of an `allOf` branch: its rules are reported as not checked (typing them
-    /// would need the node's schema walked alongside).
-    BranchBelow,
+    /// Inside an `allOf` branch: the node's schema at this place, which types the branch's
+    /// rules here; none where the branch has a field or items the node's schema lacks, where
+    /// the API server runs no rule ("Can only add value validations for fields that are on the
+    /// structural spine of the schema").
+    Branch(Option<&'v Schema>),
+}
+
+impl<'v> Rules<'v> {
+    /// The rules of a child of the walked node, whose schema in the node's own schema (inside
+    /// an `allOf` branch) `child` finds.
+    fn below(self, child: impl FnOnce(&'v Schema) -> Option<&'v Schema>) -> Rules<'v> {
+        match self {
+            Rules::Branch(Some(node)) => Rules::Branch(child(node)),
+            rules => rules,
+        }
+    }
 }
 
 /// A step of the walker's path, borrowing its key from the value or the schema: the path is
@@ -325,7 +336,7 @@ impl<'v> Walker<'_, 'v> {
     /// for the branch's caller to ratchet (they are its node's errors: see `junctors.rs`).
     fn error(&mut self, rule: &'static str, message: String) {
         let here = self.here();
-        let ratchets = !matches!(self.rules, Rules::BranchTop(_) | Rules::BranchBelow);
+        let ratchets = !matches!(self.rules, Rules::Branch(_));
         let finding = self.correlation.finding(&here, rule, message, ratchets);
         self.out.push(finding);
     }
@@ -369,9 +380,6 @@ impl<'v> Walker<'_, 'v> {
         self.check_format(schema, value);
         self.check_enum(schema, value);
         let rules = self.rules;
-        if let Rules::BranchTop(_) = rules {
-            self.rules = Rules::BranchBelow;
-        }
         match value {
             JsonValue::Int(_) | JsonValue::Float(_) => self.check_number(schema, value),
             JsonValue::String(s) => self.check_string(schema, s),
@@ -379,26 +387,11 @@ impl<'v> Walker<'_, 'v> {
             JsonValue::Object(fields) => self.walk_object(schema, fields, old, correlated, root),
             JsonValue::Null | JsonValue::Bool(_) => {}
         }
-        self.rules = rules;
         self.check_junctors(schema, value, old, correlated.is_some());
         let typed_by = match rules {
             Rules::All => schema,
-            Rules::BranchTop(node) => node,
-            Rules::None => return,
-            Rules::BranchBelow => {
-                for rule in &schema.cel_rules {
-                    self.cel.push(Finding::warning(
-                        &self.here(),
-                        "cel",
-                        format!(
-                            "x-kubernetes-validations rule {} not checked: it sits below the top \
-                             of an allOf branch",
-                            super::cel::short_rule(&rule.rule)
-                        ),
-                    ));
-                }
-                return;
-            }
+            Rules::Branch(Some(node)) => node,
+            Rules::Branch(None) | Rules::None => return,
         };
         for rule in &schema.cel_rules {
             match rule.evaluate(typed_by, value, old, root) {
@@ -414,7 +407,7 @@ impl<'v> Walker<'_, 'v> {
                 // apiextensions `validation.go` walks junctor branches without a CEL context:
                 // their rules are not costed when the CRD is accepted, and run under the
                 // runtime budget, which we cannot count (so we do not run this one).
-                CelOutcome::CrdRefused { cost, .. } if matches!(rules, Rules::BranchTop(_)) => {
+                CelOutcome::CrdRefused { cost, .. } if matches!(rules, Rules::Branch(_)) => {
                     self.cel.push(Finding::warning(
                         &self.here(),
                         "cel",
@@ -651,7 +644,14 @@ impl<'v> Walker<'_, 'v> {
             );
         }
         if let Some(item_schema) = &schema.items {
-            let old_items = OldItems::new(schema, old);
+            // In an allOf branch, the old items are matched by the node's list type (the
+            // branch's own schema has none: the API server's branch validator reads
+            // `nodeSchema`'s).
+            let listed_by = match self.rules {
+                Rules::Branch(Some(node)) => node,
+                _ => schema,
+            };
+            let old_items = OldItems::new(listed_by, old);
             // Only a `map` list's items are correlated for ratcheting, by their keys.
             let correlated_items = match correlated {
                 Some(old) if schema.list_type.as_deref() == Some("map") => {
@@ -661,12 +661,15 @@ impl<'v> Walker<'_, 'v> {
             };
             for (index, item) in items.iter().enumerate() {
                 self.path.push(Seg::Index(index));
-                let old_item = old_items.of(schema, item);
+                let old_item = old_items.of(listed_by, item);
                 let correlated_item = match correlated_items.of(schema, item) {
                     Old::Value(old) => Some(old),
                     _ => None,
                 };
+                let rules = self.rules;
+                self.rules = rules.below(|node| node.items.as_deref());
                 self.walk(item_schema, item, old_item, correlated_item, false);
+                self.rules = rules;
                 self.path.pop();
             }
         }
@@ -742,7 +745,10 @@ impl<'v> Walker<'_, 'v> {
                     kept += 1;
                     present.push(key);
                     let correlated = correlated.and_then(|old| old.get(key));
+                    let rules = self.rules;
+                    self.rules = rules.below(|node| node.child(key));
                     self.walk(child, value, old.field(key), correlated, false);
+                    self.rules = rules;
                 }
             }
             self.path.pop();
@@ -798,172 +804,4 @@ impl<'v> Walker<'_, 'v> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::yaml::parse_first_document;
-
-    fn schema(yaml: &str) -> Schema {
-        Schema::compile(&parse_first_document(yaml).unwrap().unwrap()).unwrap()
-    }
-
-    fn rules(schema: &Schema, value: JsonValue) -> Vec<(&'static str, super::super::Severity)> {
-        let mut out = Vec::new();
-        validate_value(schema, &value, &[], &mut out);
-        out.iter().map(|f| (f.rule, f.severity)).collect()
-    }
-
-    use super::super::Severity::{Error, Warning};
-
-    #[test]
-    fn junctors_validate_values() {
-        let s = schema("anyOf: [{minimum: 10}, {maximum: 0}]");
-        assert_eq!(rules(&s, JsonValue::Int(5)), [("anyOf", Error)]);
-        assert!(rules(&s, JsonValue::Int(11)).is_empty());
-        let s = schema("allOf: [{minimum: 1}, {maximum: 3}]");
-        assert_eq!(rules(&s, JsonValue::Int(4)), [("maximum", Error)]);
-        assert!(rules(&s, JsonValue::Int(2)).is_empty());
-        let s = schema("not: {enum: [x]}");
-        assert_eq!(rules(&s, JsonValue::String("x".into())), [("not", Error)]);
-        assert!(rules(&s, JsonValue::String("y".into())).is_empty());
-    }
-
-    /// A rule over the per-rule cost limit makes the API server refuse the CRD, except in an
-    /// `allOf` branch: the API server walks junctor branches without a CEL context, so it
-    /// neither compiles nor costs their rules when it accepts the CRD (apiextensions
-    /// `validation.go`), and runs them under its runtime budget, which we cannot count. There
-    /// the rule is not checked, and says so.
-    #[test]
-    fn a_costly_rule_refuses_the_crd_except_in_an_all_of_branch() {
-        const RULE: &str = "self.all(a, self.all(b, a != b))";
-        let value = crate::value::JsonValue::Array(vec![JsonValue::String("x".into())]);
-        let at_node = schema(&format!(
-            "type: array\nitems: {{type: string}}\nx-kubernetes-validations:\n- rule: '{RULE}'\n"
-        ));
-        let mut out = Vec::new();
-        validate_root(&at_node, &value, Old::Unknown, &mut out);
-        assert_eq!(
-            out.iter().map(|f| (f.rule, f.severity)).collect::<Vec<_>>(),
-            [("crd-cost", Error)],
-            "{out:?}"
-        );
-        let in_branch = schema(&format!(
-            "type: array\nitems: {{type: string}}\nallOf:\n- x-kubernetes-validations:\n  - rule: '{RULE}'\n"
-        ));
-        let mut out = Vec::new();
-        validate_root(&in_branch, &value, Old::Unknown, &mut out);
-        assert_eq!(
-            out.iter().map(|f| (f.rule, f.severity)).collect::<Vec<_>>(),
-            [("cel", Warning)],
-            "{out:?}"
-        );
-        assert!(out[0].message.contains("not checked"), "{out:?}");
-        assert!(out[0].message.contains("allOf"), "{out:?}");
-    }
-
-    #[test]
-    fn multiple_of() {
-        let s = schema("type: number\nmultipleOf: 0.5");
-        assert_eq!(rules(&s, JsonValue::Float(0.75)), [("multipleOf", Error)]);
-        assert!(rules(&s, JsonValue::Float(1.5)).is_empty());
-    }
-
-    #[test]
-    fn patterns_the_regex_crate_refuses_are_not_checked() {
-        // Go's RE2 accepts `\Q…\E` quoting; the regex crate does not.
-        let s = schema(r"{type: string, pattern: '^\Q.\E$'}");
-        assert_eq!(
-            rules(&s, JsonValue::String(".".into())),
-            [("pattern", Warning)]
-        );
-    }
-
-    #[test]
-    fn integers_beyond_what_json_keeps_exact() {
-        let s = schema("type: integer\nformat: int64");
-        // 1e16 goes out as digits and is decoded as int64; 1e19 goes out as digits too but does
-        // not fit int64, and 1e21 goes out as `1e+21`: both are float64 beyond swag's 2^53-1.
-        assert!(rules(&s, JsonValue::Float(1e16)).is_empty());
-        assert_eq!(rules(&s, JsonValue::Float(1e19)), [("type", Error)]);
-        assert_eq!(rules(&s, JsonValue::Float(1e21)), [("type", Error)]);
-        assert!(rules(&s, JsonValue::Float(9007199254740991.0)).is_empty());
-        assert!(rules(&s, JsonValue::Int(i64::MAX)).is_empty());
-    }
-
-    #[test]
-    fn additional_properties_true_keeps_everything() {
-        let s = schema("type: object\nadditionalProperties: true");
-        let value = JsonValue::Object(JsonMap::from([("a".into(), JsonValue::Int(1))]));
-        assert!(rules(&s, value).is_empty());
-        let s = schema("type: object\nadditionalProperties: false");
-        let value = JsonValue::Object(JsonMap::from([("a".into(), JsonValue::Int(1))]));
-        assert_eq!(rules(&s, value), [("pruned", Warning)]);
-    }
-
-    #[test]
-    fn defaults_apply_before_list_keys_and_rules() {
-        // The issue's examples: a list-map key defaulted to TCP makes two items one key, and a
-        // rule reading a defaulted field finds it.
-        let ports = schema(
-            "type: array\nx-kubernetes-list-type: map\nx-kubernetes-list-map-keys: [name, protocol]\nitems:\n  type: object\n  required: [name]\n  properties:\n    name: {type: string}\n    protocol: {type: string, default: TCP}\n",
-        );
-        let items = |yaml: &str| parse_first_document(yaml).unwrap().unwrap().to_json();
-        assert_eq!(
-            rules(&ports, items("[{name: a}, {name: a, protocol: TCP}]")),
-            [("x-kubernetes-list-map-keys", Error)]
-        );
-        let backend = schema(
-            "type: object\nproperties:\n  group: {type: string, default: ''}\n  kind: {type: string, default: Service}\n  port: {type: integer}\nx-kubernetes-validations:\n- rule: \"(size(self.group) == 0 && self.kind == 'Service') ? has(self.port) : true\"\n",
-        );
-        assert!(rules(&backend, items("{port: 80}")).is_empty());
-        assert_eq!(rules(&backend, items("{}")), [("cel", Error)]);
-    }
-
-    #[test]
-    fn transition_rules_compare_with_the_old_object() {
-        let s = schema(
-            "type: object\nproperties:\n  routes:\n    type: array\n    x-kubernetes-list-type: map\n    x-kubernetes-list-map-keys: [name]\n    items:\n      type: object\n      properties:\n        name: {type: string}\n        weight:\n          type: integer\n          x-kubernetes-validations:\n          - rule: self >= oldSelf\n            message: weight may only grow\n",
-        );
-        let json = |yaml: &str| parse_first_document(yaml).unwrap().unwrap().to_json();
-        let update = |new: &str, old: Old<'_>| {
-            let mut out = Vec::new();
-            validate_root(&s, &json(new), old, &mut out);
-            out.iter()
-                .map(|f| (f.path_text(), f.severity, f.message.clone()))
-                .collect::<Vec<_>>()
-        };
-        let old = json("{routes: [{name: a, weight: 5}, {name: b, weight: 5}]}");
-        // Items are matched by key, whatever their order; a new item has no old value.
-        assert!(
-            update(
-                "{routes: [{name: c, weight: 1}, {name: b, weight: 6}, {name: a, weight: 5}]}",
-                Old::Value(&old)
-            )
-            .is_empty()
-        );
-        assert_eq!(
-            update("{routes: [{name: b, weight: 4}]}", Old::Value(&old)),
-            [(
-                "routes[0].weight".to_owned(),
-                Error,
-                "weight may only grow".to_owned()
-            )]
-        );
-        // Without the old object the rule is not checked, and says so.
-        assert!(matches!(
-            update("{routes: [{name: b, weight: 4}]}", Old::Unknown).as_slice(),
-            [(_, Warning, m)] if m.contains("oldSelf")
-        ));
-    }
-
-    #[test]
-    fn nesting_beyond_the_limit_is_a_compile_error() {
-        use crate::yaml::{YamlNode, YamlValue};
-        let key = |k: &str| YamlNode::synthetic(YamlValue::String(k.into()));
-        let mut node = YamlNode::synthetic(YamlValue::Map(vec![(key("type"), key("string"))]));
-        for _ in 0..150 {
-            node = YamlNode::synthetic(YamlValue::Map(vec![(key("items"), node)]));
-        }
-        let error = Schema::compile(&node).unwrap_err();
-        assert!(error.message.contains("deeper than"), "{}", error.message);
-    }
-}
+mod tests;

@@ -36,6 +36,12 @@ impl<'v> Walker<'_, 'v> {
         // rules run on this value (and its old value), their failures ratcheted by this node's
         // parent, as `validate` in apiextensions `schema/cel/validation.go` passes the allOf
         // validators `nearestParentCorrelation` alone.
+        // Typed by the node's schema: this one, or, in a branch's own allOf, the node's that
+        // types the branch.
+        let branch_rules = match self.rules {
+            Rules::All => Rules::Branch(Some(schema)),
+            rules => rules,
+        };
         for branch in &schema.all_of {
             let mut out = Vec::new();
             let (prefix, path) = (self.prefix, self.path.clone());
@@ -46,7 +52,7 @@ impl<'v> Walker<'_, 'v> {
                     out: &mut out,
                     cel: &mut *self.cel,
                     prune: false,
-                    rules: Rules::BranchTop(schema),
+                    rules: branch_rules,
                     correlation: parent,
                 }
                 .walk(branch, value, old, None, false)

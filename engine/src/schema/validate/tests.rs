@@ -1,0 +1,232 @@
+//! The walker's own rules: junctors, numbers, patterns, costly rules and `allOf` branches
+//! typed by the node's schema.
+
+use super::*;
+use crate::yaml::parse_first_document;
+
+fn schema(yaml: &str) -> Schema {
+    Schema::compile(&parse_first_document(yaml).unwrap().unwrap()).unwrap()
+}
+
+fn rules(schema: &Schema, value: JsonValue) -> Vec<(&'static str, super::super::Severity)> {
+    let mut out = Vec::new();
+    validate_value(schema, &value, &[], &mut out);
+    out.iter().map(|f| (f.rule, f.severity)).collect()
+}
+
+use super::super::Severity::{Error, Warning};
+
+#[test]
+fn junctors_validate_values() {
+    let s = schema("anyOf: [{minimum: 10}, {maximum: 0}]");
+    assert_eq!(rules(&s, JsonValue::Int(5)), [("anyOf", Error)]);
+    assert!(rules(&s, JsonValue::Int(11)).is_empty());
+    let s = schema("allOf: [{minimum: 1}, {maximum: 3}]");
+    assert_eq!(rules(&s, JsonValue::Int(4)), [("maximum", Error)]);
+    assert!(rules(&s, JsonValue::Int(2)).is_empty());
+    let s = schema("not: {enum: [x]}");
+    assert_eq!(rules(&s, JsonValue::String("x".into())), [("not", Error)]);
+    assert!(rules(&s, JsonValue::String("y".into())).is_empty());
+}
+
+/// A rule over the per-rule cost limit makes the API server refuse the CRD, except in an
+/// `allOf` branch: the API server walks junctor branches without a CEL context, so it
+/// neither compiles nor costs their rules when it accepts the CRD (apiextensions
+/// `validation.go`), and runs them under its runtime budget, which we cannot count. There
+/// the rule is not checked, and says so.
+#[test]
+fn a_costly_rule_refuses_the_crd_except_in_an_all_of_branch() {
+    const RULE: &str = "self.all(a, self.all(b, a != b))";
+    let value = crate::value::JsonValue::Array(vec![JsonValue::String("x".into())]);
+    let at_node = schema(&format!(
+        "type: array\nitems: {{type: string}}\nx-kubernetes-validations:\n- rule: '{RULE}'\n"
+    ));
+    let mut out = Vec::new();
+    validate_root(&at_node, &value, Old::Unknown, &mut out);
+    assert_eq!(
+        out.iter().map(|f| (f.rule, f.severity)).collect::<Vec<_>>(),
+        [("crd-cost", Error)],
+        "{out:?}"
+    );
+    let in_branch = schema(&format!(
+        "type: array\nitems: {{type: string}}\nallOf:\n- x-kubernetes-validations:\n  - rule: '{RULE}'\n"
+    ));
+    let mut out = Vec::new();
+    validate_root(&in_branch, &value, Old::Unknown, &mut out);
+    assert_eq!(
+        out.iter().map(|f| (f.rule, f.severity)).collect::<Vec<_>>(),
+        [("cel", Warning)],
+        "{out:?}"
+    );
+    assert!(out[0].message.contains("not checked"), "{out:?}");
+    assert!(out[0].message.contains("allOf"), "{out:?}");
+}
+
+/// Below the top of an `allOf` branch, rules run typed by the node's schema at the same
+/// place (a field's, an item's), and so do those of an `allOf` inside the branch; where the
+/// branch has a field the node's schema lacks, no rule runs, as in the API server.
+#[test]
+fn rules_below_the_top_of_an_all_of_branch_run_typed_by_the_node() {
+    let s = schema(
+        "type: object
+properties:
+  count: {type: integer}
+  tags: {type: array, items: {type: string}}
+allOf:
+- properties:
+    count:
+      x-kubernetes-validations:
+      - rule: self > 0
+    tags:
+      items:
+        x-kubernetes-validations:
+        - rule: self.startsWith('t')
+    ghost:
+      x-kubernetes-validations:
+      - rule: 'false'
+  allOf:
+  - properties:
+      count:
+        x-kubernetes-validations:
+        - rule: self > 5
+",
+    );
+    let value = crate::yaml::parse_first_document("{count: -1, tags: [tx, ux], ghost: 1}")
+        .unwrap()
+        .unwrap()
+        .to_json();
+    let mut out = Vec::new();
+    validate_root(&s, &value, Old::Unknown, &mut out);
+    let mut found: Vec<_> = out
+        .iter()
+        .map(|f| (f.path_text(), f.rule, f.severity, f.message.as_str()))
+        .collect();
+    found.sort();
+    assert_eq!(
+        found,
+        [
+            ("count".to_owned(), "cel", Error, "failed rule: self > 0"),
+            ("count".to_owned(), "cel", Error, "failed rule: self > 5"),
+            (
+                "ghost".to_owned(),
+                "pruned",
+                Warning,
+                "the API server would drop `ghost`: the schema does not declare it"
+            ),
+            (
+                "tags[1]".to_owned(),
+                "cel",
+                Error,
+                "failed rule: self.startsWith('t')"
+            ),
+        ],
+        "{out:#?}"
+    );
+}
+
+#[test]
+fn multiple_of() {
+    let s = schema("type: number\nmultipleOf: 0.5");
+    assert_eq!(rules(&s, JsonValue::Float(0.75)), [("multipleOf", Error)]);
+    assert!(rules(&s, JsonValue::Float(1.5)).is_empty());
+}
+
+#[test]
+fn patterns_the_regex_crate_refuses_are_not_checked() {
+    // Go's RE2 accepts `\Q…\E` quoting; the regex crate does not.
+    let s = schema(r"{type: string, pattern: '^\Q.\E$'}");
+    assert_eq!(
+        rules(&s, JsonValue::String(".".into())),
+        [("pattern", Warning)]
+    );
+}
+
+#[test]
+fn integers_beyond_what_json_keeps_exact() {
+    let s = schema("type: integer\nformat: int64");
+    // 1e16 goes out as digits and is decoded as int64; 1e19 goes out as digits too but does
+    // not fit int64, and 1e21 goes out as `1e+21`: both are float64 beyond swag's 2^53-1.
+    assert!(rules(&s, JsonValue::Float(1e16)).is_empty());
+    assert_eq!(rules(&s, JsonValue::Float(1e19)), [("type", Error)]);
+    assert_eq!(rules(&s, JsonValue::Float(1e21)), [("type", Error)]);
+    assert!(rules(&s, JsonValue::Float(9007199254740991.0)).is_empty());
+    assert!(rules(&s, JsonValue::Int(i64::MAX)).is_empty());
+}
+
+#[test]
+fn additional_properties_true_keeps_everything() {
+    let s = schema("type: object\nadditionalProperties: true");
+    let value = JsonValue::Object(JsonMap::from([("a".into(), JsonValue::Int(1))]));
+    assert!(rules(&s, value).is_empty());
+    let s = schema("type: object\nadditionalProperties: false");
+    let value = JsonValue::Object(JsonMap::from([("a".into(), JsonValue::Int(1))]));
+    assert_eq!(rules(&s, value), [("pruned", Warning)]);
+}
+
+#[test]
+fn defaults_apply_before_list_keys_and_rules() {
+    // The issue's examples: a list-map key defaulted to TCP makes two items one key, and a
+    // rule reading a defaulted field finds it.
+    let ports = schema(
+        "type: array\nx-kubernetes-list-type: map\nx-kubernetes-list-map-keys: [name, protocol]\nitems:\n  type: object\n  required: [name]\n  properties:\n    name: {type: string}\n    protocol: {type: string, default: TCP}\n",
+    );
+    let items = |yaml: &str| parse_first_document(yaml).unwrap().unwrap().to_json();
+    assert_eq!(
+        rules(&ports, items("[{name: a}, {name: a, protocol: TCP}]")),
+        [("x-kubernetes-list-map-keys", Error)]
+    );
+    let backend = schema(
+        "type: object\nproperties:\n  group: {type: string, default: ''}\n  kind: {type: string, default: Service}\n  port: {type: integer}\nx-kubernetes-validations:\n- rule: \"(size(self.group) == 0 && self.kind == 'Service') ? has(self.port) : true\"\n",
+    );
+    assert!(rules(&backend, items("{port: 80}")).is_empty());
+    assert_eq!(rules(&backend, items("{}")), [("cel", Error)]);
+}
+
+#[test]
+fn transition_rules_compare_with_the_old_object() {
+    let s = schema(
+        "type: object\nproperties:\n  routes:\n    type: array\n    x-kubernetes-list-type: map\n    x-kubernetes-list-map-keys: [name]\n    items:\n      type: object\n      properties:\n        name: {type: string}\n        weight:\n          type: integer\n          x-kubernetes-validations:\n          - rule: self >= oldSelf\n            message: weight may only grow\n",
+    );
+    let json = |yaml: &str| parse_first_document(yaml).unwrap().unwrap().to_json();
+    let update = |new: &str, old: Old<'_>| {
+        let mut out = Vec::new();
+        validate_root(&s, &json(new), old, &mut out);
+        out.iter()
+            .map(|f| (f.path_text(), f.severity, f.message.clone()))
+            .collect::<Vec<_>>()
+    };
+    let old = json("{routes: [{name: a, weight: 5}, {name: b, weight: 5}]}");
+    // Items are matched by key, whatever their order; a new item has no old value.
+    assert!(
+        update(
+            "{routes: [{name: c, weight: 1}, {name: b, weight: 6}, {name: a, weight: 5}]}",
+            Old::Value(&old)
+        )
+        .is_empty()
+    );
+    assert_eq!(
+        update("{routes: [{name: b, weight: 4}]}", Old::Value(&old)),
+        [(
+            "routes[0].weight".to_owned(),
+            Error,
+            "weight may only grow".to_owned()
+        )]
+    );
+    // Without the old object the rule is not checked, and says so.
+    assert!(matches!(
+        update("{routes: [{name: b, weight: 4}]}", Old::Unknown).as_slice(),
+        [(_, Warning, m)] if m.contains("oldSelf")
+    ));
+}
+
+#[test]
+fn nesting_beyond_the_limit_is_a_compile_error() {
+    use crate::yaml::{YamlNode, YamlValue};
+    let key = |k: &str| YamlNode::synthetic(YamlValue::String(k.into()));
+    let mut node = YamlNode::synthetic(YamlValue::Map(vec![(key("type"), key("string"))]));
+    for _ in 0..150 {
+        node = YamlNode::synthetic(YamlValue::Map(vec![(key("items"), node)]));
+    }
+    let error = Schema::compile(&node).unwrap_err();
+    assert!(error.message.contains("deeper than"), "{}", error.message);
+}
