@@ -668,6 +668,32 @@ fn a_crd_over_the_total_cost_limit_is_a_crd_problem() {
     );
 }
 
+/// apiextensions' structural-schema check refuses `x-kubernetes-validations` inside `allOf`,
+/// `anyOf`, `oneOf` and `not` ("must be empty to be structural"): the CRD is reported, and
+/// the rule, which never runs in a cluster, does not run here either.
+#[test]
+fn a_crd_with_rules_inside_a_junctor_is_refused() {
+    let crd = "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: routes.example.com\nspec:\n  group: example.com\n  names: {kind: Route, plural: routes}\n  scope: Namespaced\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n        type: object\n        properties:\n          spec:\n            type: object\n            properties:\n              port: {type: integer}\n            allOf:\n            - x-kubernetes-validations:\n              - rule: self.port > 0\n";
+    let mut set = SchemaSet::new();
+    set.add_text("routes.yaml", crd).unwrap();
+    let object =
+        json("apiVersion: example.com/v1\nkind: Route\nmetadata: {name: r}\nspec: {port: -1}\n");
+    let v = validate_object(&set, &object);
+    assert_eq!(
+        summary(&v),
+        ["error (root) crd-structural"],
+        "{:#?}",
+        v.findings
+    );
+    assert!(
+        v.findings[0].message.contains(
+            "openAPIV3Schema.properties.spec.allOf[0].x-kubernetes-validations must be empty to be structural"
+        ),
+        "{}",
+        v.findings[0].message
+    );
+}
+
 /// Versions with the same schema (an alias, or the same text) share one compiled schema;
 /// versions whose schemas differ in a string, even one of equal length and start, do not.
 #[test]

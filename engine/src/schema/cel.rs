@@ -76,12 +76,8 @@ pub(super) enum Check {
         cost: u64,
         message_cost: u64,
     },
-    /// The API server would refuse the CRD because of this rule: its estimated cost, over
-    /// the per-rule limit, and the finding's message.
-    CrdRefused {
-        cost: u64,
-        reason: String,
-    },
+    /// The API server would refuse the CRD because of this rule.
+    CrdRefused(String),
     Refused(String),
 }
 
@@ -89,7 +85,7 @@ impl std::fmt::Debug for Check {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Check::Ready { program, .. } => f.debug_tuple("Ready").field(program).finish(),
-            Check::CrdRefused { reason, .. } => f.debug_tuple("CrdRefused").field(reason).finish(),
+            Check::CrdRefused(reason) => f.debug_tuple("CrdRefused").field(reason).finish(),
             Check::Refused(reason) => f.debug_tuple("Refused").field(reason).finish(),
         }
     }
@@ -140,12 +136,8 @@ pub(crate) enum CelOutcome {
     /// The rule is false or its evaluation fails as it would in the API server.
     Failed(Failure),
     NotChecked(String),
-    /// The API server refuses the CRD itself because of this rule: its estimated cost is over
-    /// the per-rule limit (as in [`Check::CrdRefused`]).
-    CrdRefused {
-        cost: u64,
-        reason: String,
-    },
+    /// The API server refuses the CRD itself because of this rule (its estimated cost).
+    CrdRefused(String),
 }
 
 impl CelRule {

@@ -62,7 +62,7 @@ impl CelRule {
             Check::Ready {
                 cost, message_cost, ..
             } => (*cost, *message_cost),
-            Check::CrdRefused { .. } => (cel_cost::STATIC_ESTIMATED_COST_LIMIT, 0),
+            Check::CrdRefused(_) => (cel_cost::STATIC_ESTIMATED_COST_LIMIT, 0),
             Check::Refused(_) => (0, 0),
         }
     }
@@ -74,17 +74,14 @@ impl CelRule {
         if let Some(schema) = schema {
             let cost = cel_cost::estimate(program.expression(), schema);
             if cost > cel_cost::STATIC_ESTIMATED_COST_LIMIT {
-                return Err(Check::CrdRefused {
-                    cost,
-                    reason: format!(
-                        "the API server refuses this CRD: the estimated cost of rule {} is \
-                         {cost}, more than the {} it allows a rule (apiextensions \
-                         StaticEstimatedCostLimit; shorten the lists it walks with maxItems, \
-                         maxLength, maxProperties)",
-                        short_rule(&self.rule),
-                        cel_cost::STATIC_ESTIMATED_COST_LIMIT
-                    ),
-                });
+                return Err(Check::CrdRefused(format!(
+                    "the API server refuses this CRD: the estimated cost of rule {} is \
+                     {cost}, more than the {} it allows a rule (apiextensions \
+                     StaticEstimatedCostLimit; shorten the lists it walks with maxItems, \
+                     maxLength, maxProperties)",
+                    short_rule(&self.rule),
+                    cel_cost::STATIC_ESTIMATED_COST_LIMIT
+                )));
             }
         }
         Ok(program)
@@ -140,12 +137,7 @@ impl CelRule {
                 transition,
                 ..
             } => (program, message, *transition),
-            Check::CrdRefused { cost, reason } => {
-                return CelOutcome::CrdRefused {
-                    cost: *cost,
-                    reason: reason.clone(),
-                };
-            }
+            Check::CrdRefused(reason) => return CelOutcome::CrdRefused(reason.clone()),
             Check::Refused(reason) => return CelOutcome::NotChecked(reason.clone()),
         };
         // apiextensions-apiserver `pkg/apiserver/schema/cel/validation.go`: a transition rule

@@ -22,9 +22,10 @@ pub struct CrdVersion {
     /// `schema.openAPIV3Schema`; `None` when the version has none. Shared by the versions
     /// that have the same schema (most multi-version CRDs).
     pub schema: Option<Arc<Schema>>,
-    /// Why the API server would refuse this version for its rules' total estimated cost,
-    /// worked out the first time the version validates something (`cel_total_cost.rs`).
-    pub(crate) total_cost: std::sync::OnceLock<Option<String>>,
+    /// Why the API server would refuse this version for its rules (a finding's rule and
+    /// message: rules inside junctors, `structural.rs`; their total estimated cost,
+    /// `cel_total_cost.rs`), worked out the first time the version validates something.
+    pub(crate) refusals: std::sync::OnceLock<Vec<(&'static str, String)>>,
 }
 
 impl CrdVersion {
@@ -39,7 +40,7 @@ impl CrdVersion {
             served,
             storage,
             schema,
-            total_cost: std::sync::OnceLock::new(),
+            refusals: std::sync::OnceLock::new(),
         }
     }
 }

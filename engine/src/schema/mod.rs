@@ -30,6 +30,7 @@ mod load;
 pub mod metadata;
 mod ratchet;
 mod resource;
+mod structural;
 mod validate;
 
 pub use cel::{CelRule, RuleText};

@@ -87,15 +87,6 @@ impl<'v> Correlation<'v> {
         });
     }
 
-    /// `walk` with the walk's node left out for a while (`entered`: whether the node entered
-    /// itself): the rules of an `allOf` branch are ratcheted by the node's parent.
-    pub(super) fn above<R>(&mut self, entered: bool, walk: impl FnOnce(&mut Self) -> R) -> R {
-        let node = if entered { self.nodes.pop() } else { None };
-        let walked = walk(self);
-        self.nodes.extend(node);
-        walked
-    }
-
     /// Leaves the node [`Self::enter`] entered last.
     pub(super) fn leave(&mut self) {
         self.nodes.pop();
@@ -291,60 +282,21 @@ properties:
         );
     }
 
-    /// Rules of an `allOf` branch run on the node's value, as the API server runs them, and
-    /// are ratcheted by the node's parent, not the node (`nearestParentCorrelation`).
+    /// An `allOf` branch's errors are its node's, ratcheted once, by the node; an `allOf`
+    /// inside a branch as well (its errors were ratcheted by the branch, then dropped as
+    /// warnings by the branch's caller).
     #[test]
-    fn rules_of_an_all_of_branch_run_and_ratchet_with_the_parent() {
+    fn all_of_errors_ratchet_once_with_their_node() {
         use Severity::{Error, Warning};
-        const BRANCHED: &str = "type: object
-properties:
-  a:
-    type: object
-    properties:
-      count: {type: integer}
-    allOf:
-    - x-kubernetes-validations:
-      - rule: self.count > 0
-        message: count must be positive
-    anyOf:
-    - x-kubernetes-validations:
-      - rule: self.count > 100
-  b: {type: integer}
-";
-        let s = schema(BRANCHED);
-        let mut out = Vec::new();
-        validate_root(&s, &json("{a: {count: -1}}"), Old::Unknown, &mut out);
-        let found: Vec<_> = out
-            .iter()
-            .map(|f| (f.path_text(), f.rule, f.severity))
-            .collect();
-        assert_eq!(found, [("a".to_owned(), "cel", Error)], "{out:?}");
-        assert!(
-            out[0].message.starts_with("count must be positive"),
-            "{out:?}"
-        );
-        let old = "{a: {count: -1}, b: 1}";
+        // A branch's schema error under an unchanged node is a warning, not dropped.
+        let required = "type: object\nproperties:\n  a:\n    type: object\n    allOf:\n    - required: [count]\n  b: {type: integer}\n";
         assert_eq!(
-            update(BRANCHED, old, old),
-            [("a".to_owned(), "cel", Warning)]
-        );
-        // A rule deeper in a branch runs too (`validate.rs` tests its typing), its failure
-        // ratcheted by the branch node's parent as well.
-        let deeper = "type: object\nproperties:\n  a:\n    type: object\n    properties:\n      count: {type: integer}\n    allOf:\n    - properties:\n        count:\n          x-kubernetes-validations:\n          - rule: self > 0\n  b: {type: integer}\n";
-        let unchanged = "{a: {count: -1}, b: 1}";
-        assert_eq!(
-            update(deeper, unchanged, unchanged),
-            [("a.count".to_owned(), "cel", Warning)]
-        );
-        assert_eq!(
-            update(deeper, "{a: {count: -1}, b: 2}", unchanged),
-            [("a.count".to_owned(), "cel", Error)]
-        );
-        // A branch's schema error under an unchanged parent is a warning, not dropped.
-        let required = "type: object\nproperties:\n  a:\n    type: object\n    allOf:\n    - required: [count]\n";
-        assert_eq!(
-            update(required, "{a: {}}", "{a: {}}"),
+            update(required, "{a: {}, b: 1}", "{a: {}, b: 2}"),
             [("a.count".to_owned(), "required", Warning)]
+        );
+        assert_eq!(
+            update(required, "{a: {}, b: 1}", "{b: 1}"),
+            [("a.count".to_owned(), "required", Error)]
         );
         // Ratcheted once, not once by the branch and again by its node.
         let unchanged = json("{a: {}}");
@@ -356,10 +308,15 @@ properties:
             &mut out,
         );
         assert_eq!(out[0].message.matches("ratcheting").count(), 1, "{out:?}");
-        // `a` is unchanged but its parent is not: the branch's rule is not ratcheted.
+        // An allOf inside a branch.
+        let nested = "type: object\nproperties:\n  a:\n    type: object\n    properties:\n      num: {type: integer}\n    allOf:\n    - allOf:\n      - properties:\n          num: {minimum: 1}\n  b: {type: integer}\n";
         assert_eq!(
-            update(BRANCHED, "{a: {count: -1}, b: 2}", old),
-            [("a".to_owned(), "cel", Error)]
+            update(nested, "{a: {num: 0}, b: 1}", "{a: {num: 0}, b: 2}"),
+            [("a.num".to_owned(), "minimum", Warning)]
+        );
+        assert_eq!(
+            update(nested, "{a: {num: 0}}", "{a: {num: 5}}"),
+            [("a.num".to_owned(), "minimum", Error)]
         );
     }
 }

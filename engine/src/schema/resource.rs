@@ -331,11 +331,15 @@ fn validate_as(
             // mismatch with the cluster, the first thing to check.
             let first = findings.len();
             validate_root(schema, object, old, &mut findings);
-            let refused = version
-                .total_cost
-                .get_or_init(|| super::cel_total_cost::refusal(schema));
-            if let Some(reason) = refused {
-                findings.push(Finding::error(&[], "crd-cost", reason.clone()));
+            let refusals = version.refusals.get_or_init(|| {
+                let structural = super::structural::nested_rules_refusal(schema)
+                    .map(|reason| ("crd-structural", reason));
+                let cost =
+                    super::cel_total_cost::refusal(schema).map(|reason| ("crd-cost", reason));
+                structural.into_iter().chain(cost).collect()
+            });
+            for (rule, reason) in refusals {
+                findings.push(Finding::error(&[], rule, reason.clone()));
             }
             let source = format!("{}:{}, version {}", crd.file, crd.line, version.name);
             for finding in &mut findings[first..] {

@@ -139,32 +139,18 @@ fn has_list_type_errors(schema: &Schema, old: &JsonValue) -> bool {
         .any(ratchet::is_list_type_error)
 }
 
-/// Which `x-kubernetes-validations` rules a walk runs. apiextensions `schema/cel/validation.go`
-/// runs the rules of the schema and of its `allOf` branches, none under `anyOf`, `oneOf` or
-/// `not`. A branch's rules, at its top and below it, are typed by the node's own schema at the
-/// same place (`validator(nestedToStructural(&allOf), nodeSchema, …)` walks the two together).
+/// Which `x-kubernetes-validations` rules a walk runs: those of the schema walked, and none
+/// inside `allOf`, `anyOf`, `oneOf` or `not` (the API server refuses a CRD with rules there:
+/// `structural.rs`).
 #[derive(Clone, Copy)]
-enum Rules<'v> {
-    /// Every rule, typed by the schema walked.
+enum Rules {
+    /// Every rule of the schema walked.
     All,
     /// None (a branch of `anyOf`, `oneOf` or `not`, whose errors only decide a match).
     None,
-    /// Inside an `allOf` branch: the node's schema at this place, which types the branch's
-    /// rules here; none where the branch has a field or items the node's schema lacks, where
-    /// the API server runs no rule ("Can only add value validations for fields that are on the
-    /// structural spine of the schema").
-    Branch(Option<&'v Schema>),
-}
-
-impl<'v> Rules<'v> {
-    /// The rules of a child of the walked node, whose schema in the node's own schema (inside
-    /// an `allOf` branch) `child` finds.
-    fn below(self, child: impl FnOnce(&'v Schema) -> Option<&'v Schema>) -> Rules<'v> {
-        match self {
-            Rules::Branch(Some(node)) => Rules::Branch(child(node)),
-            rules => rules,
-        }
-    }
+    /// None, inside an `allOf` branch: its errors are the node's, which the branch's caller
+    /// ratchets (`junctors.rs`).
+    Branch,
 }
 
 /// A step of the walker's path, borrowing its key from the value or the schema: the path is
@@ -195,7 +181,7 @@ struct Walker<'a, 'v> {
     /// False inside `allOf`/`anyOf`/`oneOf`/`not`: those only validate values.
     prune: bool,
     /// Which `x-kubernetes-validations` rules run where the walk is.
-    rules: Rules<'v>,
+    rules: Rules,
     /// The correlated old values of an update, for ratcheting (empty otherwise).
     correlation: &'a mut Correlation<'v>,
 }
@@ -336,7 +322,7 @@ impl<'v> Walker<'_, 'v> {
     /// for the branch's caller to ratchet (they are its node's errors: see `junctors.rs`).
     fn error(&mut self, rule: &'static str, message: String) {
         let here = self.here();
-        let ratchets = !matches!(self.rules, Rules::Branch(_));
+        let ratchets = !matches!(self.rules, Rules::Branch);
         let finding = self.correlation.finding(&here, rule, message, ratchets);
         self.out.push(finding);
     }
@@ -379,7 +365,6 @@ impl<'v> Walker<'_, 'v> {
         }
         self.check_format(schema, value);
         self.check_enum(schema, value);
-        let rules = self.rules;
         match value {
             JsonValue::Int(_) | JsonValue::Float(_) => self.check_number(schema, value),
             JsonValue::String(s) => self.check_string(schema, s),
@@ -387,14 +372,12 @@ impl<'v> Walker<'_, 'v> {
             JsonValue::Object(fields) => self.walk_object(schema, fields, old, correlated, root),
             JsonValue::Null | JsonValue::Bool(_) => {}
         }
-        self.check_junctors(schema, value, old, correlated.is_some());
-        let typed_by = match rules {
-            Rules::All => schema,
-            Rules::Branch(Some(node)) => node,
-            Rules::Branch(None) | Rules::None => return,
-        };
+        self.check_junctors(schema, value, old);
+        if !matches!(self.rules, Rules::All) {
+            return;
+        }
         for rule in &schema.cel_rules {
-            match rule.evaluate(typed_by, value, old, root) {
+            match rule.evaluate(schema, value, old, root) {
                 CelOutcome::Passed => {}
                 CelOutcome::Failed(failure) => {
                     let mut at = self.here();
@@ -404,25 +387,7 @@ impl<'v> Walker<'_, 'v> {
                             .finding(&at, "cel", failure.message, failure.ratchets);
                     self.cel.push(finding)
                 }
-                // apiextensions `validation.go` walks junctor branches without a CEL context:
-                // their rules are not costed when the CRD is accepted, and run under the
-                // runtime budget, which we cannot count (so we do not run this one).
-                CelOutcome::CrdRefused { cost, .. } if matches!(rules, Rules::Branch(_)) => {
-                    self.cel.push(Finding::warning(
-                        &self.here(),
-                        "cel",
-                        format!(
-                            "x-kubernetes-validations rule {} not checked: its estimated cost \
-                             is {cost}, more than the {} this checker evaluates (the API \
-                             server accepts it in an allOf branch, where it does not cost \
-                             rules, and runs it under a runtime cost budget this checker \
-                             cannot count)",
-                            super::cel::short_rule(&rule.rule),
-                            super::cel_cost::STATIC_ESTIMATED_COST_LIMIT
-                        ),
-                    ))
-                }
-                CelOutcome::CrdRefused { reason, .. } => {
+                CelOutcome::CrdRefused(reason) => {
                     self.out
                         .push(Finding::error(&self.here(), "crd-cost", reason))
                 }
@@ -644,14 +609,7 @@ impl<'v> Walker<'_, 'v> {
             );
         }
         if let Some(item_schema) = &schema.items {
-            // In an allOf branch, the old items are matched by the node's list type (the
-            // branch's own schema has none: the API server's branch validator reads
-            // `nodeSchema`'s).
-            let listed_by = match self.rules {
-                Rules::Branch(Some(node)) => node,
-                _ => schema,
-            };
-            let old_items = OldItems::new(listed_by, old);
+            let old_items = OldItems::new(schema, old);
             // Only a `map` list's items are correlated for ratcheting, by their keys.
             let correlated_items = match correlated {
                 Some(old) if schema.list_type.as_deref() == Some("map") => {
@@ -661,15 +619,12 @@ impl<'v> Walker<'_, 'v> {
             };
             for (index, item) in items.iter().enumerate() {
                 self.path.push(Seg::Index(index));
-                let old_item = old_items.of(listed_by, item);
+                let old_item = old_items.of(schema, item);
                 let correlated_item = match correlated_items.of(schema, item) {
                     Old::Value(old) => Some(old),
                     _ => None,
                 };
-                let rules = self.rules;
-                self.rules = rules.below(|node| node.items.as_deref());
                 self.walk(item_schema, item, old_item, correlated_item, false);
-                self.rules = rules;
                 self.path.pop();
             }
         }
@@ -745,10 +700,7 @@ impl<'v> Walker<'_, 'v> {
                     kept += 1;
                     present.push(key);
                     let correlated = correlated.and_then(|old| old.get(key));
-                    let rules = self.rules;
-                    self.rules = rules.below(|node| node.child(key));
                     self.walk(child, value, old.field(key), correlated, false);
-                    self.rules = rules;
                 }
             }
             self.path.pop();

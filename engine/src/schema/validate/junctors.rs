@@ -1,6 +1,6 @@
 //! `allOf`, `anyOf`, `oneOf` and `not` (kube-openapi `pkg/validation/validate`
-//! `schemaPropsValidator`): value validation only, and the rules of `allOf` branches
-//! (apiextensions `schema/cel/validation.go`).
+//! `schemaPropsValidator`): value validation only (a CRD with rules in them is refused:
+//! `structural.rs`).
 
 use super::{Rules, Walker};
 use crate::schema::Severity;
@@ -10,13 +10,11 @@ use crate::value::JsonValue;
 
 impl<'v> Walker<'_, 'v> {
     /// `allOf`, `anyOf`, `oneOf` and `not`: value validation only (no pruning below them).
-    /// `entered`: whether this node entered [`Self::correlation`] (it has an old value).
     pub(super) fn check_junctors(
         &mut self,
         schema: &'v Schema,
         value: &'v JsonValue,
         old: Old<'_>,
-        entered: bool,
     ) {
         if schema.all_of.is_empty()
             && schema.any_of.is_empty()
@@ -32,36 +30,35 @@ impl<'v> Walker<'_, 'v> {
                 .iter()
                 .any(|f| f.severity == Severity::Error)
         };
-        // allOf's errors are this node's, reported here: its schema errors ratchet with it; its
-        // rules run on this value (and its old value), their failures ratcheted by this node's
-        // parent, as `validate` in apiextensions `schema/cel/validation.go` passes the allOf
-        // validators `nearestParentCorrelation` alone.
-        // Typed by the node's schema: this one, or, in a branch's own allOf, the node's that
-        // types the branch.
-        let branch_rules = match self.rules {
-            Rules::All => Rules::Branch(Some(schema)),
-            rules => rules,
-        };
+        // allOf's errors are this node's, reported here and ratcheted with it (inside a branch,
+        // left to the outermost branch's caller, as the walker leaves its own). The branch's
+        // warnings (what it could not check) are reported as they are. Its rules do not run:
+        // the API server refuses a CRD with rules there (`structural.rs`).
+        let ratchets = !matches!(self.rules, Rules::Branch);
         for branch in &schema.all_of {
             let mut out = Vec::new();
-            let (prefix, path) = (self.prefix, self.path.clone());
-            self.correlation.above(entered, |parent| {
-                Walker {
-                    prefix,
-                    path,
-                    out: &mut out,
-                    cel: &mut *self.cel,
-                    prune: false,
-                    rules: branch_rules,
-                    correlation: parent,
+            Walker {
+                prefix: self.prefix,
+                path: self.path.clone(),
+                out: &mut out,
+                cel: &mut *self.cel,
+                prune: false,
+                rules: Rules::Branch,
+                correlation: &mut *self.correlation,
+            }
+            .walk(branch, value, old, None, false);
+            for finding in out {
+                if finding.severity == Severity::Error {
+                    let finding = self.correlation.finding(
+                        &finding.path,
+                        finding.rule,
+                        finding.message,
+                        ratchets,
+                    );
+                    self.out.push(finding);
+                } else {
+                    self.out.push(finding);
                 }
-                .walk(branch, value, old, None, false)
-            });
-            for error in out.into_iter().filter(|f| f.severity == Severity::Error) {
-                let finding =
-                    self.correlation
-                        .finding(&error.path, error.rule, error.message, true);
-                self.out.push(finding);
             }
         }
         if !schema.any_of.is_empty() && schema.any_of.iter().all(&has_errors) {

@@ -1,0 +1,96 @@
+//! The one structural-schema rule that decides which `x-kubernetes-validations` exist: the API
+//! server refuses a CRD with rules inside `allOf`, `anyOf`, `oneOf` or `not` (apiextensions
+//! `pkg/apiserver/schema/validation.go`, `validateNestedValueValidation`: "must be empty to be
+//! structural"; CRDs are checked with `ValidateStructural`, whose options forbid nested rules).
+//! So no such rule ever runs in a cluster, and none runs here: the CRD is reported instead.
+
+use super::compile::{Additional, Schema};
+
+/// Why the API server refuses a CRD version whose schema is `root` for rules inside junctors
+/// (the first place, and how many there are), or `None`.
+pub(crate) fn nested_rules_refusal(root: &Schema) -> Option<String> {
+    let mut places = Vec::new();
+    find(root, "openAPIV3Schema", false, &mut places);
+    let first = places.first()?;
+    let more = match places.len() - 1 {
+        0 => String::new(),
+        1 => " (and 1 more place)".to_owned(),
+        n => format!(" (and {n} more places)"),
+    };
+    Some(format!(
+        "the API server refuses this CRD: {first}.x-kubernetes-validations must be empty to be \
+         structural{more} (apiextensions allows no x-kubernetes-validations inside allOf, anyOf, \
+         oneOf or not, so these rules never run)"
+    ))
+}
+
+/// The places below `schema` (at `at`) holding rules inside a junctor (`in_junctor`: `schema`
+/// itself is in one). Compiled schemas nest at most 100 levels, which bounds the recursion.
+fn find(schema: &Schema, at: &str, in_junctor: bool, places: &mut Vec<String>) {
+    if in_junctor && !schema.cel_rules.is_empty() {
+        places.push(at.to_owned());
+    }
+    for (name, child) in &schema.properties {
+        find(
+            child,
+            &format!("{at}.properties.{name}"),
+            in_junctor,
+            places,
+        );
+    }
+    if let Additional::Schema(child) = &schema.additional {
+        find(
+            child,
+            &format!("{at}.additionalProperties"),
+            in_junctor,
+            places,
+        );
+    }
+    if let Some(items) = &schema.items {
+        find(items, &format!("{at}.items"), in_junctor, places);
+    }
+    let junctors = [
+        ("allOf", &schema.all_of),
+        ("anyOf", &schema.any_of),
+        ("oneOf", &schema.one_of),
+    ];
+    for (name, branches) in junctors {
+        for (index, branch) in branches.iter().enumerate() {
+            find(branch, &format!("{at}.{name}[{index}]"), true, places);
+        }
+    }
+    if let Some(not) = &schema.not {
+        find(not, &format!("{at}.not"), true, places);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::yaml::parse_first_document;
+
+    fn refusal(yaml: &str) -> Option<String> {
+        let schema = Schema::compile(&parse_first_document(yaml).unwrap().unwrap()).unwrap();
+        nested_rules_refusal(&schema)
+    }
+
+    #[test]
+    fn rules_inside_junctors_refuse_the_crd_and_rules_beside_them_do_not() {
+        assert_eq!(
+            refusal(
+                "type: object\nproperties:\n  a:\n    type: integer\n    x-kubernetes-validations:\n    - rule: self > 0\n    allOf:\n    - minimum: 1\n"
+            ),
+            None
+        );
+        let refused = refusal(
+            "type: object\nproperties:\n  a:\n    type: object\n    properties:\n      num: {type: integer}\n    allOf:\n    - properties:\n        num:\n          x-kubernetes-validations:\n          - rule: self > 0\n    anyOf:\n    - x-kubernetes-validations:\n      - rule: has(self.num)\n",
+        )
+        .expect("refused");
+        assert!(
+            refused.contains(
+                "openAPIV3Schema.properties.a.allOf[0].properties.num.x-kubernetes-validations must be empty to be structural (and 1 more place)"
+            ),
+            "{refused}"
+        );
+    }
+}
