@@ -187,16 +187,16 @@ struct Walker<'a, 'v> {
 }
 
 /// The old items of a list, ready to be matched with the new ones in transition rules: the
-/// item of the same key in a `map` list, the equal item in a `set`; none in an atomic list,
-/// which the API server does not correlate (apiextensions `schema/cel/validation.go`,
-/// `validateArray`).
+/// item of the same key in a `map` list; none in a `set` or atomic list, which the API server
+/// does not correlate ("only map-type lists support self-oldSelf correlation for cel rules":
+/// apiextensions `schema/cel/validation.go`, `validateArray`), so their items' transition
+/// rules do not run.
 enum OldItems<'a> {
     Unknown,
-    /// No old list (or an atomic one): every item is new.
+    /// No old list (or one that is not a `map`): every item is new.
     Absent,
     /// A `map` list's old items with their keys (worked out once per list, not per item).
     Map(Vec<(Vec<Option<String>>, &'a JsonValue)>),
-    Set(&'a [JsonValue]),
 }
 
 /// The key of a `map` list's item: its key fields' canonical JSON texts.
@@ -225,7 +225,6 @@ impl<'a> OldItems<'a> {
                     .map(|old| (list_map_key(schema, old), old))
                     .collect(),
             ),
-            Some("set") => OldItems::Set(old_items),
             _ => OldItems::Absent,
         }
     }
@@ -242,7 +241,6 @@ impl<'a> OldItems<'a> {
                     .find(|(old, _)| *old == key)
                     .map(|(_, old)| *old)
             }
-            OldItems::Set(items) => items.iter().find(|old| *old == item),
         };
         found.map_or(Old::Absent, Old::Value)
     }

@@ -62,6 +62,26 @@ allOf:
     );
 }
 
+/// A `set` list's items are not matched with the old ones for transition rules, as the API
+/// server matches only a `map` list's (by key): an item rule reading `oldSelf` does not run.
+/// (It ran against the equal old item, and `self != oldSelf` failed.)
+#[test]
+fn transition_rules_of_set_items_do_not_run() {
+    let s = schema(
+        "type: array
+x-kubernetes-list-type: set
+items:
+  type: string
+  x-kubernetes-validations:
+  - rule: self != oldSelf
+",
+    );
+    let list = parse_first_document("[a, b]").unwrap().unwrap().to_json();
+    let mut out = Vec::new();
+    validate_root(&s, &list, Old::Value(&list), &mut out);
+    assert!(out.is_empty(), "{out:#?}");
+}
+
 #[test]
 fn multiple_of() {
     let s = schema("type: number\nmultipleOf: 0.5");
