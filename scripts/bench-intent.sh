@@ -25,9 +25,17 @@ done
 cpu() {
   local samples=()
   for _ in $(seq 1 "$runs"); do
-    # `check` exits 1 only on failures; the library is green, so any other code is an error.
-    /usr/bin/time -f "%U %S" -o "$tmp/time" "$@" >/dev/null 2>&1 || true
-    samples+=("$(awk '{printf "%.3f", $1 + $2}' "$tmp/time")")
+    # `check` exits 1 on failures and 0 without; any other code (a crash, a usage error) stops
+    # the benchmark rather than timing it.
+    local status=0
+    /usr/bin/time -f "%U %S" -o "$tmp/time" "$@" >/dev/null 2>"$tmp/stderr" || status=$?
+    if [ "$status" -gt 1 ]; then
+      echo "bench-intent: $* exited with $status:" >&2
+      tail -5 "$tmp/stderr" >&2
+      exit 2
+    fi
+    # GNU time writes "Command exited with non-zero status 1" above the figures then.
+    samples+=("$(tail -1 "$tmp/time" | awk '{printf "%.3f", $1 + $2}')")
   done
   printf '%s\n' "${samples[@]}" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'
 }
