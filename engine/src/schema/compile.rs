@@ -186,18 +186,12 @@ impl Schema {
             .chain(additional);
         let found = match what {
             Below::Defaults => self.default.is_some() || nested.any(below),
+            // Rules inside junctors never run (`structural.rs`), so they are not looked for.
             Below::TransitionRules => {
-                // The nodes constraining this same value carry rules too.
-                let combined = self
-                    .all_of
-                    .iter()
-                    .chain(&self.any_of)
-                    .chain(&self.one_of)
-                    .chain(self.not.as_deref());
                 self.cel_rules
                     .iter()
                     .any(|rule| rule.rule.contains("oldSelf"))
-                    || nested.chain(combined).any(below)
+                    || nested.any(below)
             }
         };
         *cell.get_or_init(|| found)

@@ -14,8 +14,6 @@
 //! - apiextensions `schema/cel/validation.go` (`validateExpressions`, `shouldRatchetError`): a
 //!   false rule that does not read `oldSelf` is ratcheted by its node's correlation (or the
 //!   nearest correlated ancestor's); an evaluation error, and a transition rule, never are.
-//!   The rules of an `allOf` branch are ratcheted by the node's parent
-//!   (`nearestParentCorrelation` alone).
 //! - `pkg/registry/customresource/strategy.go` (`ValidateUpdate`): list-type uniqueness is
 //!   checked apart, and its errors are dropped when the old object already had some.
 //!   Embedded-resource and metadata rules are not ratcheted.

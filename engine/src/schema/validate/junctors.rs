@@ -3,9 +3,9 @@
 //! `structural.rs`).
 
 use super::{Rules, Walker};
-use crate::schema::Severity;
 use crate::schema::cel::Old;
 use crate::schema::compile::Schema;
+use crate::schema::{Finding, Severity};
 use crate::value::JsonValue;
 
 impl<'v> Walker<'_, 'v> {
@@ -23,17 +23,10 @@ impl<'v> Walker<'_, 'v> {
         {
             return;
         }
-        // The other junctors only ask whether a branch has errors, so those walks start from
-        // no path (without copying this one) and run no rules.
-        let has_errors = |branch: &'v Schema| {
-            Walker::findings_of(branch, value, false)
-                .iter()
-                .any(|f| f.severity == Severity::Error)
-        };
         // allOf's errors are this node's, reported here and ratcheted with it (inside a branch,
         // left to the outermost branch's caller, as the walker leaves its own). The branch's
-        // warnings (what it could not check) are reported as they are. Its rules do not run:
-        // the API server refuses a CRD with rules there (`structural.rs`).
+        // warnings (what it could not check) are reported as they are, once per place. Its
+        // rules do not run: the API server refuses a CRD with rules there (`structural.rs`).
         let ratchets = !matches!(self.rules, Rules::Branch);
         for branch in &schema.all_of {
             let mut out = Vec::new();
@@ -56,30 +49,92 @@ impl<'v> Walker<'_, 'v> {
                         ratchets,
                     );
                     self.out.push(finding);
-                } else {
+                } else if !self.out.contains(&finding) {
                     self.out.push(finding);
                 }
             }
         }
-        if !schema.any_of.is_empty() && schema.any_of.iter().all(&has_errors) {
-            self.error(
-                "anyOf",
-                "must match at least one schema of anyOf".to_owned(),
-            );
-        }
-        if !schema.one_of.is_empty() {
-            let matching = schema.one_of.iter().filter(|b| !has_errors(b)).count();
-            if matching != 1 {
-                self.error(
-                    "oneOf",
-                    format!("must match exactly one schema of oneOf, matches {matching}"),
-                );
+        // The other junctors only ask whether a branch matches, so those walks start from no
+        // path (without copying this one) and run no rules. A branch that could not check
+        // something, and found no error, may or may not match: the junctor then says it was
+        // not checked rather than deciding.
+        let judge = |branch: &'v Schema| {
+            let found = Walker::findings_of(branch, value, false);
+            if found.iter().any(|f| f.severity == Severity::Error) {
+                Judged::Fails
+            } else if let Some(unsure) = found.iter().find(|f| is_not_checked(f)) {
+                Judged::Unknown(unsure.message.clone())
+            } else {
+                Judged::Passes
+            }
+        };
+        if !schema.any_of.is_empty() {
+            let judged: Vec<Judged> = schema.any_of.iter().map(judge).collect();
+            if !judged.iter().any(|j| matches!(j, Judged::Passes)) {
+                match judged.iter().find_map(Judged::unknown) {
+                    Some(why) => self.warning(
+                        "anyOf",
+                        format!("anyOf not checked: no branch surely matches, and one may ({why})"),
+                    ),
+                    None => self.error(
+                        "anyOf",
+                        "must match at least one schema of anyOf".to_owned(),
+                    ),
+                }
             }
         }
-        if let Some(not) = &schema.not
-            && !has_errors(not)
-        {
-            self.error("not", "must not match the schema in not".to_owned());
+        if !schema.one_of.is_empty() {
+            let judged: Vec<Judged> = schema.one_of.iter().map(judge).collect();
+            let matching = judged
+                .iter()
+                .filter(|j| matches!(j, Judged::Passes))
+                .count();
+            match judged.iter().find_map(Judged::unknown) {
+                Some(why) if matching < 2 => self.warning(
+                    "oneOf",
+                    format!(
+                        "oneOf not checked: {matching} branch(es) surely match, and one may ({why})"
+                    ),
+                ),
+                _ if matching != 1 => self.error(
+                    "oneOf",
+                    format!("must match exactly one schema of oneOf, matches {matching}"),
+                ),
+                _ => {}
+            }
+        }
+        if let Some(not) = &schema.not {
+            match judge(not) {
+                Judged::Fails => {}
+                Judged::Passes => self.error("not", "must not match the schema in not".to_owned()),
+                Judged::Unknown(why) => self.warning(
+                    "not",
+                    format!("not: not checked, the value may match the schema in not ({why})"),
+                ),
+            }
         }
     }
+}
+
+/// How a branch of `anyOf`, `oneOf` or `not` judges a value.
+enum Judged {
+    Fails,
+    Passes,
+    /// No error, but something it could not check (the first such warning's message).
+    Unknown(String),
+}
+
+impl Judged {
+    fn unknown(&self) -> Option<&str> {
+        match self {
+            Judged::Unknown(why) => Some(why),
+            _ => None,
+        }
+    }
+}
+
+/// A warning that something was not checked (a `pattern` the regex crate refuses, a format
+/// this module does not know, …): every such message says "not checked".
+fn is_not_checked(finding: &Finding) -> bool {
+    finding.severity == Severity::Warning && finding.message.contains("not checked")
 }

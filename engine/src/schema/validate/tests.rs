@@ -1,5 +1,5 @@
-//! The walker's own rules: junctors, numbers, patterns, costly rules and `allOf` branches
-//! typed by the node's schema.
+//! The walker's own rules: junctors, numbers, patterns, and what `allOf` branches and `set`
+//! lists leave to rules.
 
 use super::*;
 use crate::yaml::parse_first_document;
@@ -80,6 +80,30 @@ items:
     let mut out = Vec::new();
     validate_root(&s, &list, Old::Value(&list), &mut out);
     assert!(out.is_empty(), "{out:#?}");
+}
+
+/// A branch of `anyOf`, `oneOf` or `not` that could not check something and found no error may
+/// or may not match: the junctor says it was not checked instead of deciding (`anyOf` passed
+/// and `not` failed in silence). A warning repeated by two `allOf` branches is given once.
+#[test]
+fn junctors_say_when_a_branch_could_not_be_checked() {
+    // Go's RE2 accepts `\Q…\E` quoting; the regex crate does not.
+    let unsure = r"{pattern: '^\Q.\E$'}";
+    let x = || JsonValue::String("x".into());
+    let s = schema(&format!("anyOf: [{unsure}, {{maxLength: 0}}]"));
+    assert_eq!(rules(&s, x()), [("anyOf", Warning)]);
+    let s = schema(&format!("anyOf: [{unsure}, {{minLength: 1}}]"));
+    assert!(rules(&s, x()).is_empty());
+    let s = schema(&format!("not: {unsure}"));
+    assert_eq!(rules(&s, x()), [("not", Warning)]);
+    let s = schema(&format!("oneOf: [{unsure}, {{minLength: 1}}]"));
+    assert_eq!(rules(&s, x()), [("oneOf", Warning)]);
+    let s = schema(&format!(
+        "oneOf: [{unsure}, {{minLength: 1}}, {{maxLength: 5}}]"
+    ));
+    assert_eq!(rules(&s, x()), [("oneOf", Error)]);
+    let s = schema(&format!("allOf: [{unsure}, {unsure}]"));
+    assert_eq!(rules(&s, x()), [("pattern", Warning)]);
 }
 
 #[test]
