@@ -687,7 +687,7 @@ fn a_crd_with_rules_inside_a_junctor_is_refused() {
     );
     assert!(
         v.findings[0].message.contains(
-            "openAPIV3Schema.properties.spec.allOf[0].x-kubernetes-validations must be empty to be structural"
+            "openAPIV3Schema.properties[spec].allOf[0].x-kubernetes-validations must be empty to be structural"
         ),
         "{}",
         v.findings[0].message

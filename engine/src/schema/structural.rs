@@ -24,8 +24,9 @@ pub(crate) fn nested_rules_refusal(root: &Schema) -> Option<String> {
     ))
 }
 
-/// The places below `schema` (at `at`) holding rules inside a junctor (`in_junctor`: `schema`
-/// itself is in one). Compiled schemas nest at most 100 levels, which bounds the recursion.
+/// The places below `schema` (at `at`, a field path written as the API server writes it)
+/// holding rules inside a junctor (`in_junctor`: `schema` itself is in one), depth first.
+/// Compiled schemas nest at most 100 levels, which bounds the recursion.
 fn find(schema: &Schema, at: &str, in_junctor: bool, places: &mut Vec<String>) {
     if in_junctor && !schema.cel_rules.is_empty() {
         places.push(at.to_owned());
@@ -33,7 +34,7 @@ fn find(schema: &Schema, at: &str, in_junctor: bool, places: &mut Vec<String>) {
     for (name, child) in &schema.properties {
         find(
             child,
-            &format!("{at}.properties.{name}"),
+            &format!("{at}.properties[{name}]"),
             in_junctor,
             places,
         );
@@ -88,7 +89,7 @@ mod tests {
         .expect("refused");
         assert!(
             refused.contains(
-                "openAPIV3Schema.properties.a.allOf[0].properties.num.x-kubernetes-validations must be empty to be structural (and 1 more place)"
+                "openAPIV3Schema.properties[a].allOf[0].properties[num].x-kubernetes-validations must be empty to be structural (and 1 more place)"
             ),
             "{refused}"
         );

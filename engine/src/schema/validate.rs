@@ -15,7 +15,7 @@
 //! `schema/objectmeta/validation.go` (`validateEmbeddedResource`).
 
 use super::cel::{CelOutcome, Old};
-use super::compile::{Additional, Below, Schema, SchemaType};
+use super::compile::{Below, Schema, SchemaType};
 use super::defaulting::apply_defaults;
 use super::formats::{FormatCheck, check_string_format};
 use super::ratchet::{self, Correlation};
@@ -24,9 +24,11 @@ use crate::path_text::format_path;
 use crate::value::JsonMap;
 use crate::value::JsonValue;
 use crate::yaml::PathSeg;
+use pruned::Fate;
 
 mod junctors;
 mod list_type;
+mod pruned;
 
 /// swag's `maxJSONFloat`/`minJSONFloat`: beyond ±(2^53-1) a float64 is not a JSON integer.
 const MAX_JSON_INTEGER: f64 = 9_007_199_254_740_991.0;
@@ -370,7 +372,7 @@ impl<'v> Walker<'_, 'v> {
             JsonValue::Object(fields) => self.walk_object(schema, fields, old, correlated, root),
             JsonValue::Null | JsonValue::Bool(_) => {}
         }
-        self.check_junctors(schema, value, old);
+        self.check_junctors(schema, value, root);
         if !matches!(self.rules, Rules::All) {
             return;
         }
@@ -643,58 +645,54 @@ impl<'v> Walker<'_, 'v> {
         correlated: Option<&'v JsonValue>,
         root: bool,
     ) {
-        let embedded = root || schema.embedded_resource;
         if schema.embedded_resource && !root {
             self.check_embedded(fields);
         }
         let mut kept = 0u64;
         let mut present: Vec<&str> = Vec::with_capacity(fields.len());
         for (key, value) in fields {
-            if root && META_FIELDS.contains(&key.as_str()) {
+            // Inside a junctor's branch nothing is pruned: the value it walks is already
+            // pruned (`junctors.rs`), so what would be dropped is walked as it is.
+            let fate = match pruned::fate(schema, key, value, root) {
+                Fate::Undeclared if !self.prune => Fate::Kept,
+                Fate::Null { schema, .. } if !self.prune => Fate::Declared(schema),
+                fate => fate,
+            };
+            self.path.push(Seg::Key(key));
+            match fate {
                 // The resource's own apiVersion/kind/metadata: checked by the API server's
                 // object-meta rules (metadata.rs), not by the CRD schema.
-                kept += 1;
-                present.push(key);
-                continue;
-            }
-            let child = schema.child(key);
-            self.path.push(Seg::Key(key));
-            match child {
-                None => {
-                    let keeps = schema.preserve_unknown_fields
-                        || matches!(schema.additional, Additional::Any)
-                        || (embedded && META_FIELDS.contains(&key.as_str()))
-                        || !self.prune;
-                    if keeps {
-                        kept += 1;
-                        present.push(key);
-                    } else {
-                        let message = format!(
-                            "the API server would drop `{}`: the schema does not declare it",
-                            format_path(&self.here())
-                        );
-                        self.warning("pruned", message);
-                    }
+                Fate::Meta | Fate::Kept => {
+                    kept += 1;
+                    present.push(key);
                 }
-                Some(child)
-                    if matches!(value, JsonValue::Null) && !child.nullable && self.prune =>
-                {
-                    if child.default.is_some() {
-                        kept += 1;
-                        present.push(key);
-                        self.warning(
-                            "nullable",
-                            "null in a non-nullable field: the API server would write the default instead".to_owned(),
-                        );
-                    } else {
-                        let message = format!(
-                            "the API server would drop `{}`: null in a non-nullable field",
-                            format_path(&self.here())
-                        );
-                        self.warning("nullable", message);
-                    }
+                Fate::Undeclared => {
+                    let message = format!(
+                        "the API server would drop `{}`: the schema does not declare it",
+                        format_path(&self.here())
+                    );
+                    self.warning("pruned", message);
                 }
-                Some(child) => {
+                Fate::Null {
+                    defaulted: true, ..
+                } => {
+                    kept += 1;
+                    present.push(key);
+                    self.warning(
+                        "nullable",
+                        "null in a non-nullable field: the API server would write the default instead".to_owned(),
+                    );
+                }
+                Fate::Null {
+                    defaulted: false, ..
+                } => {
+                    let message = format!(
+                        "the API server would drop `{}`: null in a non-nullable field",
+                        format_path(&self.here())
+                    );
+                    self.warning("nullable", message);
+                }
+                Fate::Declared(child) => {
                     kept += 1;
                     present.push(key);
                     let correlated = correlated.and_then(|old| old.get(key));

@@ -2,20 +2,17 @@
 //! `schemaPropsValidator`): value validation only (a CRD with rules in them is refused:
 //! `structural.rs`).
 
+use super::pruned::pruned;
 use super::{Rules, Walker};
 use crate::schema::cel::Old;
 use crate::schema::compile::Schema;
+use crate::schema::ratchet::Correlation;
 use crate::schema::{Finding, Severity};
 use crate::value::JsonValue;
 
 impl<'v> Walker<'_, 'v> {
     /// `allOf`, `anyOf`, `oneOf` and `not`: value validation only (no pruning below them).
-    pub(super) fn check_junctors(
-        &mut self,
-        schema: &'v Schema,
-        value: &'v JsonValue,
-        old: Old<'_>,
-    ) {
+    pub(super) fn check_junctors(&mut self, schema: &'v Schema, value: &'v JsonValue, root: bool) {
         if schema.all_of.is_empty()
             && schema.any_of.is_empty()
             && schema.one_of.is_empty()
@@ -23,6 +20,15 @@ impl<'v> Walker<'_, 'v> {
         {
             return;
         }
+        // The branches validate the value as pruning leaves it (the API server prunes first):
+        // a field the walk reports as dropped does not satisfy a branch's `required`. Inside
+        // a branch the value is already pruned.
+        let pruned = if self.prune {
+            pruned(schema, value, root, 0)
+        } else {
+            None
+        };
+        let value = pruned.as_ref().unwrap_or(value);
         // allOf's errors are this node's, reported here and ratcheted with it (inside a branch,
         // left to the outermost branch's caller, as the walker leaves its own). The branch's
         // warnings (what it could not check) are reported as they are, once per place. Its
@@ -30,16 +36,18 @@ impl<'v> Walker<'_, 'v> {
         let ratchets = !matches!(self.rules, Rules::Branch);
         for branch in &schema.all_of {
             let mut out = Vec::new();
+            // No rule runs and nothing is correlated in a branch, so it needs neither the old
+            // value nor the correlation (its errors are ratcheted below).
             Walker {
                 prefix: self.prefix,
                 path: self.path.clone(),
                 out: &mut out,
-                cel: &mut *self.cel,
+                cel: &mut Vec::new(),
                 prune: false,
                 rules: Rules::Branch,
-                correlation: &mut *self.correlation,
+                correlation: &mut Correlation::default(),
             }
-            .walk(branch, value, old, None, false);
+            .walk(branch, value, Old::Unknown, None, false);
             for finding in out {
                 if finding.severity == Severity::Error {
                     let finding = self.correlation.finding(

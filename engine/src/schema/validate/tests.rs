@@ -106,6 +106,45 @@ fn junctors_say_when_a_branch_could_not_be_checked() {
     assert_eq!(rules(&s, x()), [("pattern", Warning)]);
 }
 
+/// The API server prunes before it validates, so a junctor's branches see neither undeclared
+/// fields nor nulls in fields that do not allow them: neither satisfies a branch's
+/// `required` (both did).
+#[test]
+fn junctor_branches_validate_the_pruned_value() {
+    let s = schema(
+        "type: object
+properties:
+  x: {type: string}
+allOf:
+- required: [x]
+anyOf:
+- required: [ghost]
+- required: [x]
+",
+    );
+    let value = parse_first_document("{x: null, ghost: 1}")
+        .unwrap()
+        .unwrap()
+        .to_json();
+    let mut out = Vec::new();
+    validate_value(&s, &value, &[], &mut out);
+    let mut found: Vec<_> = out
+        .iter()
+        .map(|f| (f.path_text(), f.rule, f.severity))
+        .collect();
+    found.sort();
+    assert_eq!(
+        found,
+        [
+            ("(root)".to_owned(), "anyOf", Error),
+            ("ghost".to_owned(), "pruned", Warning),
+            ("x".to_owned(), "nullable", Warning),
+            ("x".to_owned(), "required", Error),
+        ],
+        "{out:#?}"
+    );
+}
+
 #[test]
 fn multiple_of() {
     let s = schema("type: number\nmultipleOf: 0.5");
