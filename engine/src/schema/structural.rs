@@ -10,7 +10,7 @@ use super::compile::{Additional, Schema};
 /// (the first place, and how many there are), or `None`.
 pub(crate) fn nested_rules_refusal(root: &Schema) -> Option<String> {
     let mut places = Vec::new();
-    find(root, "openAPIV3Schema", false, &mut places);
+    find(root, &mut Vec::new(), false, &mut places);
     let first = places.first()?;
     let more = match places.len() - 1 {
         0 => String::new(),
@@ -24,44 +24,67 @@ pub(crate) fn nested_rules_refusal(root: &Schema) -> Option<String> {
     ))
 }
 
-/// The places below `schema` (at `at`, a field path written as the API server writes it)
-/// holding rules inside a junctor (`in_junctor`: `schema` itself is in one), depth first.
-/// Compiled schemas nest at most 100 levels, which bounds the recursion.
-fn find(schema: &Schema, at: &str, in_junctor: bool, places: &mut Vec<String>) {
-    if in_junctor && !schema.cel_rules.is_empty() {
-        places.push(at.to_owned());
+/// A step of a schema path, written as the API server writes field paths.
+#[derive(Clone, Copy)]
+enum Part<'s> {
+    Property(&'s str),
+    AdditionalProperties,
+    Items,
+    Branch(&'static str, usize),
+    Not,
+}
+
+impl std::fmt::Display for Part<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Part::Property(name) => write!(f, ".properties[{name}]"),
+            Part::AdditionalProperties => f.write_str(".additionalProperties"),
+            Part::Items => f.write_str(".items"),
+            Part::Branch(junctor, index) => write!(f, ".{junctor}[{index}]"),
+            Part::Not => f.write_str(".not"),
+        }
     }
+}
+
+/// The places below `schema` (at `at`, from `openAPIV3Schema`; written out only for a place
+/// found) holding rules inside a junctor (`in_junctor`: `schema` itself is in one), depth
+/// first. Compiled schemas nest at most 100 levels, which bounds the recursion.
+fn find<'s>(
+    schema: &'s Schema,
+    at: &mut Vec<Part<'s>>,
+    in_junctor: bool,
+    places: &mut Vec<String>,
+) {
+    if in_junctor && !schema.cel_rules.is_empty() {
+        let path: String = at.iter().map(Part::to_string).collect();
+        places.push(format!("openAPIV3Schema{path}"));
+    }
+    let mut below = |child: &'s Schema, part: Part<'s>, in_junctor: bool| {
+        at.push(part);
+        find(child, at, in_junctor, places);
+        at.pop();
+    };
     for (name, child) in &schema.properties {
-        find(
-            child,
-            &format!("{at}.properties[{name}]"),
-            in_junctor,
-            places,
-        );
+        below(child, Part::Property(name), in_junctor);
     }
     if let Additional::Schema(child) = &schema.additional {
-        find(
-            child,
-            &format!("{at}.additionalProperties"),
-            in_junctor,
-            places,
-        );
+        below(child, Part::AdditionalProperties, in_junctor);
     }
     if let Some(items) = &schema.items {
-        find(items, &format!("{at}.items"), in_junctor, places);
+        below(items, Part::Items, in_junctor);
     }
     let junctors = [
         ("allOf", &schema.all_of),
         ("anyOf", &schema.any_of),
         ("oneOf", &schema.one_of),
     ];
-    for (name, branches) in junctors {
+    for (junctor, branches) in junctors {
         for (index, branch) in branches.iter().enumerate() {
-            find(branch, &format!("{at}.{name}[{index}]"), true, places);
+            below(branch, Part::Branch(junctor, index), true);
         }
     }
     if let Some(not) = &schema.not {
-        find(not, &format!("{at}.not"), true, places);
+        below(not, Part::Not, true);
     }
 }
 

@@ -108,9 +108,8 @@ fn run(
         prefix: path,
         path: Vec::new(),
         out,
-        cel: &mut cel,
+        cel: Some(&mut cel),
         prune: true,
-        rules: Rules::All,
         correlation: &mut correlation,
     };
     walker.walk(schema, value, old, correlated, root);
@@ -141,20 +140,6 @@ fn has_list_type_errors(schema: &Schema, old: &JsonValue) -> bool {
         .any(ratchet::is_list_type_error)
 }
 
-/// Which `x-kubernetes-validations` rules a walk runs: those of the schema walked, and none
-/// inside `allOf`, `anyOf`, `oneOf` or `not` (the API server refuses a CRD with rules there:
-/// `structural.rs`).
-#[derive(Clone, Copy)]
-enum Rules {
-    /// Every rule of the schema walked.
-    All,
-    /// None (a branch of `anyOf`, `oneOf` or `not`, whose errors only decide a match).
-    None,
-    /// None, inside an `allOf` branch: its errors are the node's, which the branch's caller
-    /// ratchets (`junctors.rs`).
-    Branch,
-}
-
 /// A step of the walker's path, borrowing its key from the value or the schema: the path is
 /// copied into [`PathSeg`]s only for a finding (most fields have none).
 #[derive(Debug, Clone, Copy)]
@@ -179,12 +164,14 @@ struct Walker<'a, 'v> {
     path: Vec<Seg<'v>>,
     out: &'a mut Vec<Finding>,
     /// Outcomes of CEL rules, kept apart: they count only when no blocking error is found.
-    cel: &'a mut Vec<Finding>,
+    /// `None` for a walk that runs no rule: inside `allOf`, `anyOf`, `oneOf` or `not` (the API
+    /// server refuses a CRD with rules there: `structural.rs`), or one that only asks whether
+    /// a value has errors.
+    cel: Option<&'a mut Vec<Finding>>,
     /// False inside `allOf`/`anyOf`/`oneOf`/`not`: those only validate values.
     prune: bool,
-    /// Which `x-kubernetes-validations` rules run where the walk is.
-    rules: Rules,
-    /// The correlated old values of an update, for ratcheting (empty otherwise).
+    /// The correlated old values of an update, for ratcheting (empty otherwise, and in a
+    /// junctor's branch, whose errors its node ratchets: `junctors.rs`).
     correlation: &'a mut Correlation<'v>,
 }
 
@@ -300,9 +287,8 @@ impl<'v> Walker<'_, 'v> {
             prefix: &[],
             path: Vec::new(),
             out: &mut out,
-            cel: &mut Vec::new(),
+            cel: None,
             prune,
-            rules: Rules::None,
             correlation: &mut Correlation::default(),
         }
         .walk(schema, value, Old::Unknown, None, prune);
@@ -318,13 +304,18 @@ impl<'v> Walker<'_, 'v> {
         self.prefix.iter().cloned().chain(below).collect()
     }
 
-    /// An error here, ratcheted by the nearest correlated node; inside an `allOf` branch, left
-    /// for the branch's caller to ratchet (they are its node's errors: see `junctors.rs`).
+    /// An error here, ratcheted by the nearest correlated node.
     fn error(&mut self, rule: &'static str, message: String) {
         let here = self.here();
-        let ratchets = !matches!(self.rules, Rules::Branch);
-        let finding = self.correlation.finding(&here, rule, message, ratchets);
+        let finding = self.correlation.finding(&here, rule, message, true);
         self.out.push(finding);
+    }
+
+    /// A rule's outcome, kept apart from the other findings (see [`Self::cel`]).
+    fn rule_outcome(&mut self, finding: Finding) {
+        if let Some(cel) = self.cel.as_deref_mut() {
+            cel.push(finding);
+        }
     }
 
     fn warning(&mut self, rule: &'static str, message: String) {
@@ -373,7 +364,7 @@ impl<'v> Walker<'_, 'v> {
             JsonValue::Null | JsonValue::Bool(_) => {}
         }
         self.check_junctors(schema, value, root);
-        if !matches!(self.rules, Rules::All) {
+        if self.cel.is_none() {
             return;
         }
         for rule in &schema.cel_rules {
@@ -385,13 +376,13 @@ impl<'v> Walker<'_, 'v> {
                     let finding =
                         self.correlation
                             .finding(&at, "cel", failure.message, failure.ratchets);
-                    self.cel.push(finding)
+                    self.rule_outcome(finding)
                 }
                 CelOutcome::CrdRefused(reason) => {
                     self.out
                         .push(Finding::error(&self.here(), "crd-cost", reason))
                 }
-                CelOutcome::NotChecked(reason) => self.cel.push(Finding::warning(
+                CelOutcome::NotChecked(reason) => self.rule_outcome(Finding::warning(
                     &self.here(),
                     "cel",
                     format!(

@@ -304,9 +304,9 @@ pub fn step_findings(
 
 /// The resources of a custom provider's case the intent check reuses: the output of each of
 /// `steps` that is [`reusable`], patched onto the case's `original` (it runs the other steps
-/// itself). Schema
-/// validation's (`schema`) are taken when it read the same `original` node (it reads the key in
-/// any case, as Kruise's test does; the intent check as written), else they are made here.
+/// itself). Schema validation's (`schema`) are taken when it read the same `original` node (it
+/// reads the key in any case, as Kruise's test does; the intent check as written), else they
+/// are made here.
 fn intent_resources(
     case: &TestCase,
     steps: &[StepOutcome],

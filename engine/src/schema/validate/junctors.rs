@@ -2,8 +2,8 @@
 //! `schemaPropsValidator`): value validation only (a CRD with rules in them is refused:
 //! `structural.rs`).
 
+use super::Walker;
 use super::pruned::pruned;
-use super::{Rules, Walker};
 use crate::schema::cel::Old;
 use crate::schema::compile::Schema;
 use crate::schema::ratchet::Correlation;
@@ -29,22 +29,19 @@ impl<'v> Walker<'_, 'v> {
             None
         };
         let value = pruned.as_ref().unwrap_or(value);
-        // allOf's errors are this node's, reported here and ratcheted with it (inside a branch,
-        // left to the outermost branch's caller, as the walker leaves its own). The branch's
-        // warnings (what it could not check) are reported as they are, once per place. Its
-        // rules do not run: the API server refuses a CRD with rules there (`structural.rs`).
-        let ratchets = !matches!(self.rules, Rules::Branch);
+        // allOf's errors are this node's, reported here and ratcheted with it: the branch walks
+        // with no correlation, so its errors (and those of an allOf inside it) come back as
+        // errors for the outermost node to ratchet. The branch's warnings (what it could not
+        // check) are reported as they are, once per place. Its rules do not run: the API server
+        // refuses a CRD with rules there (`structural.rs`).
         for branch in &schema.all_of {
             let mut out = Vec::new();
-            // No rule runs and nothing is correlated in a branch, so it needs neither the old
-            // value nor the correlation (its errors are ratcheted below).
             Walker {
                 prefix: self.prefix,
                 path: self.path.clone(),
                 out: &mut out,
-                cel: &mut Vec::new(),
+                cel: None,
                 prune: false,
-                rules: Rules::Branch,
                 correlation: &mut Correlation::default(),
             }
             .walk(branch, value, Old::Unknown, None, false);
@@ -54,7 +51,7 @@ impl<'v> Walker<'_, 'v> {
                         &finding.path,
                         finding.rule,
                         finding.message,
-                        ratchets,
+                        true,
                     );
                     self.out.push(finding);
                 } else if !self.out.contains(&finding) {
