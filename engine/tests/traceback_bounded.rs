@@ -1,0 +1,66 @@
+//! A script that tail-calls itself until the deadline leaves millions of lost tail calls on
+//! the stack; gopher-lua's traceback of the timeout names one line per lost tail call, and
+//! shows only the first and last seven. Building it must take memory for the lines shown,
+//! not for the lines named: before, every line was made (a `check` of such a script took
+//! 2.5 GB and was aborted under a 4 GB address-space limit). Its own test binary, so that the
+//! allocator counting the Rust heap's peak sees this run alone.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use kruise_lua_engine::JsonValue;
+use kruise_lua_engine::error::ErrorKind;
+use kruise_lua_engine::runner::{self, RunOptions};
+
+/// The system allocator, counting the bytes held now and the most held at once.
+struct Counting;
+
+static HELD: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: every call is passed on to the system allocator unchanged; only counters are added.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let block = unsafe { System.alloc(layout) };
+        if !block.is_null() {
+            let held = HELD.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
+            PEAK.fetch_max(held, Ordering::Relaxed);
+        }
+        block
+    }
+
+    unsafe fn dealloc(&self, block: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(block, layout) };
+        HELD.fetch_sub(layout.size(), Ordering::Relaxed);
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+#[test]
+fn a_timeout_among_millions_of_tail_calls_keeps_the_traceback_small() {
+    let obj = JsonValue::parse_go_interface(b"{}").unwrap();
+    let script = runner::Script::new("local function f(n) return f(n + 1) end\nf(1)\nreturn obj");
+    let before = HELD.load(Ordering::Relaxed);
+    PEAK.store(before, Ordering::Relaxed);
+    let run = runner::run_custom_json(&script, &obj, &RunOptions::default());
+    let grown = PEAK.load(Ordering::Relaxed) - before;
+
+    let error = run.production.unwrap_err();
+    assert_eq!(error.kind, ErrorKind::Timeout);
+    // (The Lua state's own memory comes from its arena, outside this count.)
+    assert!(
+        grown < 16 << 20,
+        "the run held {} MiB of Rust heap at its peak",
+        grown >> 20
+    );
+    let tail = "\t(tailcall): ?\n";
+    let want = format!(
+        "stack traceback:\n\t<string>:1: in function <<string>:1>\n{}\t...\n{}\
+         \t<string>:2: in main chunk\n\t[G]: ?",
+        tail.repeat(6),
+        tail.repeat(5)
+    );
+    assert_eq!(error.traceback.as_deref(), Some(want.as_str()));
+}
