@@ -370,6 +370,27 @@ pub fn execute_with(
                     };
                 }
             };
+            if oversized {
+                // Not run: the editor must not show its cases as passing (`check`, which has
+                // no such limit, runs them).
+                return CaseResult {
+                    case: Err(CaseError {
+                        message: format!(
+                            "not run: the script has {} bytes, more than the {MAX_ANALYSED_BYTES} \
+                             the editor runs (`kruise-lua check` runs it)",
+                            input.source.len()
+                        ),
+                        span: None,
+                    }),
+                    path,
+                    text,
+                    stamp,
+                    steps: Vec::new(),
+                    misrouted: Vec::new(),
+                    intent_unverified: Vec::new(),
+                    schema: Vec::new(),
+                };
+            }
             let reuse = same_script
                 .then(|| {
                     previous?

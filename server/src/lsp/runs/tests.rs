@@ -73,6 +73,31 @@ fn runs_steps_and_reports_failures() {
     assert_eq!(results.passed_count(), 0);
 }
 
+/// A script over the editor's size limit is not run: its cases say so, rather than passing
+/// with no steps while `check` (which runs it) fails them.
+#[test]
+fn cases_of_a_script_too_large_to_run_say_so_and_do_not_pass() {
+    let padding = format!("--{}\n", "x".repeat(1000)).repeat(MAX_ANALYSED_BYTES / 1000 + 1);
+    let script = format!("{SCRIPT}{padding}");
+    let results = execute(
+        input(&script, CASE),
+        None,
+        Mode::Harness,
+        &RunOptions::default(),
+        &|| false,
+    )
+    .unwrap();
+    let case = &results.cases[0];
+    let error = case.case.as_ref().expect_err("a case of an unrun script");
+    assert!(
+        error.message.starts_with("not run: the script has"),
+        "{}",
+        error.message
+    );
+    assert!(case.steps.is_empty());
+    assert_eq!(results.passed_count(), 0);
+}
+
 #[test]
 fn unchanged_cases_are_reused_and_cancel_stops() {
     let first = execute(
