@@ -7,6 +7,7 @@ use std::sync::OnceLock;
 use regex::Regex;
 
 use super::cel::{self, CelRule, RuleText};
+use super::re2::{self, PatternError};
 
 use crate::value::JsonValue;
 use crate::yaml::{YamlNode, YamlValue};
@@ -60,7 +61,7 @@ pub enum Additional {
 #[derive(Debug, Clone)]
 pub struct Pattern {
     pub source: String,
-    compiled: OnceLock<Result<Regex, String>>,
+    compiled: OnceLock<Result<Regex, PatternError>>,
 }
 
 impl Pattern {
@@ -71,10 +72,10 @@ impl Pattern {
         }
     }
 
-    /// The regex, or why the regex crate cannot compile it.
-    pub fn regex(&self) -> &Result<Regex, String> {
-        self.compiled
-            .get_or_init(|| Regex::new(&self.source).map_err(|e| e.to_string()))
+    /// The regex, read with Go's syntax as the API server reads it (`re2.rs`), or why there
+    /// is none.
+    pub(crate) fn regex(&self) -> &Result<Regex, PatternError> {
+        self.compiled.get_or_init(|| re2::compile(&self.source))
     }
 }
 
@@ -264,8 +265,8 @@ fn compile_at(
                 );
             }
             "pattern" => {
-                // Go's regexp (RE2) is what kube-openapi uses; the regex crate has the same
-                // syntax family. What it refuses is reported as "not checked" when used.
+                // Go's regexp (RE2) is what kube-openapi uses; `re2.rs` reads Go's syntax into
+                // the regex crate's, when a value is first matched against it.
                 schema.pattern = Some(Pattern::new(string(value, &key)?));
             }
             "minimum" => schema.minimum = Some(number(value, &key)?),

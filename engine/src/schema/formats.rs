@@ -4,7 +4,10 @@
 //! from the schema there and so never fail. Integer formats are not range-checked by the API
 //! server (kube-openapi `validate/type.go` only compares type names); see `validate.rs`.
 
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::net::{IpAddr, Ipv6Addr};
+use std::sync::LazyLock;
+
+use regex::Regex;
 
 /// What a string format says about a value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,8 +27,9 @@ pub(crate) fn check_string_format(format: &str, value: &str) -> FormatCheck {
         "password" => true,
         // govalidator.IsBase64: standard alphabet, padded, length a multiple of 4.
         "byte" => is_base64(value),
-        // kube-openapi strfmt: net.ParseIP plus the family's separator.
-        "ipv4" => value.parse::<Ipv4Addr>().is_ok(),
+        // kube-openapi strfmt/default.go `isIPv4`: k8s.io/utils `ParseIPSloppy` accepts it and
+        // it has a `.` (so an IPv6 address written with an IPv4 tail, `::ffff:10.0.0.1`, is one).
+        "ipv4" => parse_ip_sloppy(value).is_some() && value.contains('.'),
         "ipv6" => value.contains(':') && value.parse::<Ipv6Addr>().is_ok(),
         "cidr" => is_cidr(value),
         "uuid" => is_uuid(value, None),
@@ -57,9 +61,12 @@ pub(crate) fn check_string_format(format: &str, value: &str) -> FormatCheck {
     }
 }
 
+/// kube-openapi `govalidator/patterns.go` `Base64`:
+/// `^(?:[A-Za-z0-9+\/]{4})*(?:[A-Za-z0-9+\/]{2}==|[A-Za-z0-9+\/]{3}=|[A-Za-z0-9+\/]{4})$`,
+/// which needs at least one group of four: the empty string is not base64 there.
 fn is_base64(value: &str) -> bool {
     let bytes = value.as_bytes();
-    if !bytes.len().is_multiple_of(4) {
+    if bytes.is_empty() || !bytes.len().is_multiple_of(4) {
         return false;
     }
     let padding = bytes.iter().rev().take_while(|&&b| b == b'=').count();
@@ -71,18 +78,53 @@ fn is_base64(value: &str) -> bool {
         .all(|&b| b.is_ascii_alphanumeric() || b == b'+' || b == b'/')
 }
 
-fn is_cidr(value: &str) -> bool {
+/// k8s.io/utils `net/parse.go`: the regex `ParseIPSloppy` and `ParseCIDRSloppy` strip leading
+/// zeros of a dotted quad (and of a prefix length after it) with, before parsing again.
+static LEADING_ZEROS: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(^|:)0*(0|[1-9][0-9]*)\.0*(0|[1-9][0-9]*)\.0*(0|[1-9][0-9]*)\.0*(0|[1-9][0-9]*)((/)0*(0|[1-9][0-9]*))?$",
+    )
+    .expect("a valid regex")
+});
+
+/// `stripZeros` in k8s.io/utils `net/parse.go`.
+const STRIP_ZEROS: &str = "${1}${2}.${3}.${4}.${5}${7}${8}";
+
+/// Go's `net.ParseIP` (Go 1.22+: `netip.ParseAddr` without a zone): dotted-quad IPv4 with no
+/// leading zeros, or IPv6 (with an optional IPv4 tail), which is what Rust's parser accepts.
+fn parse_ip(value: &str) -> Option<IpAddr> {
+    value.parse::<IpAddr>().ok()
+}
+
+/// k8s.io/utils `ParseIPSloppy`: `net.ParseIP`, else `net.ParseIP` once leading zeros are
+/// stripped (so `010.0.0.1` is 10.0.0.1, as Go before 1.17 read it).
+fn parse_ip_sloppy(value: &str) -> Option<IpAddr> {
+    parse_ip(value).or_else(|| parse_ip(&LEADING_ZEROS.replace_all(value, STRIP_ZEROS)))
+}
+
+/// Go's `net.ParseCIDR`: an address and a decimal prefix length (any number of digits) at
+/// most the address's bit length (128 for an IPv6 address with an IPv4 tail).
+fn parse_cidr(value: &str) -> bool {
     let Some((ip, bits)) = value.split_once('/') else {
         return false;
     };
-    let Ok(ip) = ip.parse::<IpAddr>() else {
+    let Some(ip) = parse_ip(ip) else {
         return false;
     };
-    let max = if ip.is_ipv4() { 32 } else { 128 };
+    let max: u64 = if ip.is_ipv4() { 32 } else { 128 };
+    // Go's `dtoi` gives up past 0xFFFFFF, far above any bit length.
     !bits.is_empty()
-        && bits.len() <= 3
         && bits.bytes().all(|b| b.is_ascii_digit())
-        && bits.parse::<u32>().is_ok_and(|n| n <= max)
+        && bits
+            .trim_start_matches('0')
+            .parse::<u64>()
+            .map_or(bits.trim_start_matches('0').is_empty(), |n| n <= max)
+}
+
+/// kube-openapi strfmt/default.go `isCIDR`: k8s.io/utils `ParseCIDRSloppy`, which retries
+/// `net.ParseCIDR` with leading zeros stripped.
+fn is_cidr(value: &str) -> bool {
+    parse_cidr(value) || parse_cidr(&LEADING_ZEROS.replace_all(value, STRIP_ZEROS))
 }
 
 /// `(?i)^[0-9a-f]{8}-?[0-9a-f]{4}-?V[0-9a-f]{3}-?[89ab][0-9a-f]{3}-?[0-9a-f]{12}$` for
@@ -165,10 +207,26 @@ mod tests {
         let cases = [
             ("ipv4", "10.0.0.1", Valid),
             ("ipv4", "10.0.0.256", Invalid),
+            // k8s.io/utils ParseIPSloppy: leading zeros are decimal; an IPv6 address with an
+            // IPv4 tail has a dot.
+            ("ipv4", "010.0.0.1", Valid),
+            ("ipv4", "0010.00.0.001", Valid),
+            ("ipv4", "::ffff:10.0.0.1", Valid),
+            ("ipv4", "::ffff:010.0.0.1", Valid),
+            ("ipv4", "0256.0.0.1", Invalid),
+            ("ipv4", "::1", Invalid),
+            ("ipv4", "10.0.0", Invalid),
             ("ipv6", "::1", Valid),
             ("ipv6", "10.0.0.1", Invalid),
             ("cidr", "10.0.0.0/8", Valid),
             ("cidr", "10.0.0.0/33", Invalid),
+            ("cidr", "010.0.0.0/8", Valid),
+            ("cidr", "10.0.0.0/008", Valid),
+            ("cidr", "10.0.0.0/0000000008", Valid),
+            ("cidr", "::ffff:10.0.0.0/104", Valid),
+            ("cidr", "::ffff:10.0.0.0/129", Invalid),
+            ("cidr", "10.0.0.0/", Invalid),
+            ("cidr", "10.0.0.0/+8", Invalid),
             ("uuid", "123e4567-e89b-12d3-a456-426614174000", Valid),
             ("uuid", "123e4567e89b12d3a456426614174000", Valid),
             ("uuid", "123e4567-e89b-12d3-a456", Invalid),
@@ -178,6 +236,10 @@ mod tests {
             ("date", "2023-02-29", Invalid),
             ("byte", "aGVsbG8=", Valid),
             ("byte", "aGVsbG8", Invalid),
+            // govalidator's Base64 regex needs one group of four.
+            ("byte", "", Invalid),
+            ("byte", "AA==", Valid),
+            ("byte", "A===", Invalid),
             ("hexcolor", "#fff", Valid),
             ("hexcolor", "#ffff", Invalid),
             ("k8s-short-name", "web-1", Valid),

@@ -29,6 +29,7 @@ mod formats;
 mod load;
 pub mod metadata;
 mod ratchet;
+mod re2;
 mod resource;
 mod structural;
 mod validate;

@@ -19,6 +19,7 @@ use super::compile::{Below, Schema, SchemaType};
 use super::defaulting::apply_defaults;
 use super::formats::{FormatCheck, check_string_format};
 use super::ratchet::{self, Correlation};
+use super::re2::PatternError;
 use super::{Finding, Severity};
 use crate::path_text::format_path;
 use crate::value::JsonMap;
@@ -491,6 +492,11 @@ impl<'v> Walker<'_, 'v> {
         // Canonical JSON texts are equal exactly when two strings are (the encoding is
         // one-to-one), so a string is compared as it is, without writing its text.
         let allowed = match value {
+            // kube-openapi `SchemaValidator.Validate` hands a null to the common validator
+            // (validators[6]), whose `basicCommonValidator.Validate` compares only values with a
+            // type (`reflect.ValueOf(nil)` is not valid): a null matches no entry of an enum,
+            // not even a null one. A nullable field with an enum cannot be set to null.
+            JsonValue::Null => false,
             JsonValue::String(text) => values
                 .iter()
                 .any(|(allowed, _)| matches!(allowed, JsonValue::String(a) if a == text)),
@@ -568,12 +574,18 @@ impl<'v> Walker<'_, 'v> {
                     format!("{text:?} does not match the pattern {}", pattern.source),
                 ),
                 Ok(_) => {}
-                Err(reason) => self.warning(
+                // kube-openapi `validate.Pattern` fails every value against a pattern Go's
+                // regexp refuses (and apiextensions refuses the CRD).
+                Err(PatternError::Invalid(reason)) => self.error(
                     "pattern",
                     format!(
-                        "pattern {} not checked (the regex crate refuses it: {reason})",
+                        "{text:?} does not match the pattern {}: the pattern is invalid ({reason})",
                         pattern.source
                     ),
+                ),
+                Err(reason @ PatternError::Unsupported(_)) => self.warning(
+                    "pattern",
+                    format!("pattern {} not checked ({reason})", pattern.source),
                 ),
             }
         }
