@@ -197,11 +197,19 @@ impl Walk<'_> {
             self.anchored
                 .push((layout.anchor, layout.start..layout.end));
         }
+        if let (Kind::Map { flow, entries }, YamlValue::Map(nodes), JsonValue::Object(wanted)) =
+            (&layout.kind, &node.value, target)
+            && !is_plain_map(entries, nodes)
+            && let Some(written) = written_entries(entries, nodes)
+        {
+            return self.diff_merged_map(layout, *flow, &written, nodes, wanted, context);
+        }
         match (&layout.kind, &node.value, target) {
             (Kind::Map { flow, entries }, YamlValue::Map(nodes), JsonValue::Object(wanted))
                 if is_plain_map(entries, nodes) =>
             {
-                self.diff_map(layout, *flow, entries, nodes, wanted, context)
+                let entries: Vec<_> = entries.iter().zip(nodes).collect();
+                self.diff_map(layout, *flow, &entries, wanted, context)
             }
             (Kind::Seq { flow, items }, YamlValue::Seq(nodes), JsonValue::Array(wanted))
                 if items.len() == nodes.len() && !items.is_empty() && !wanted.is_empty() =>
@@ -212,16 +220,17 @@ impl Walk<'_> {
         }
     }
 
+    /// Edits turning a map into `wanted` entry by entry: `entries` are its written entries,
+    /// each with the reader's key and value for it.
     fn diff_map(
         &mut self,
         layout: &Layout,
         flow: bool,
-        entries: &[(Layout, Layout)],
-        nodes: &[(YamlNode, YamlNode)],
+        entries: &[WrittenEntry],
         wanted: &kruise_lua_engine::value::JsonMap,
         context: Context,
     ) {
-        let keys: Vec<Option<String>> = nodes.iter().map(|(k, _)| k.key_string()).collect();
+        let keys: Vec<Option<String>> = entries.iter().map(|(_, (k, _))| k.key_string()).collect();
         let kept: Vec<bool> = keys
             .iter()
             .map(|k| k.as_ref().is_some_and(|k| wanted.contains_key(k)))
@@ -240,7 +249,7 @@ impl Walk<'_> {
         } else {
             Context::MapValue(0, 0)
         };
-        for (((key, value), (_, node)), name) in entries.iter().zip(nodes).zip(&keys) {
+        for (((key, value), (_, node)), name) in entries.iter().zip(&keys) {
             if let Some(want) = name.as_ref().and_then(|k| wanted.get(k)) {
                 let context = match inner {
                     Context::MapValue(..) => Context::MapValue(key.start, key.end),
@@ -249,7 +258,8 @@ impl Walk<'_> {
                 self.diff(value, node, want, context);
             }
         }
-        let spans: Vec<(usize, usize)> = entries.iter().map(|(k, v)| (k.start, v.end)).collect();
+        let spans: Vec<(usize, usize)> =
+            entries.iter().map(|((k, v), _)| (k.start, v.end)).collect();
         self.remove_runs(&spans, &kept, flow);
         let last = kept.iter().rposition(|k| *k).unwrap_or(0);
         for (key, value) in added {
@@ -270,6 +280,53 @@ impl Walk<'_> {
                     .push((at..at, format!("{}{}{block}", self.eol, spaces(column))));
             }
         }
+    }
+
+    /// Edits turning a map with `<<` merge entries into `wanted`, leaving the merges as they
+    /// are: the written entries are edited, removed or added as in a plain map, and a key the
+    /// merges give is written out only when its value must change. A key only the merges give
+    /// cannot be removed by an edit: then the map is written anew. (`rewrite_expected` checks
+    /// the result reads back as wanted, and writes the entry anew when it does not: a removed
+    /// entry that uncovers a merged value of the same key, say.)
+    fn diff_merged_map(
+        &mut self,
+        layout: &Layout,
+        flow: bool,
+        written: &[WrittenEntry],
+        nodes: &[(YamlNode, YamlNode)],
+        wanted: &kruise_lua_engine::value::JsonMap,
+        context: Context,
+    ) {
+        let written_keys: Vec<Option<String>> =
+            written.iter().map(|(_, (k, _))| k.key_string()).collect();
+        let is_written = |key: &str| written_keys.iter().any(|k| k.as_deref() == Some(key));
+        let mut merged = kruise_lua_engine::value::JsonMap::new();
+        for (key, value) in nodes {
+            if let Some(key) = key.key_string()
+                && !is_written(&key)
+            {
+                merged.insert(key, value.to_json());
+            }
+        }
+        let whole = |walk: &mut Self| {
+            walk.replace(layout, &JsonValue::Object(wanted.clone()), context);
+        };
+        if merged.keys().any(|key| !wanted.contains_key(key))
+            || !written_keys
+                .iter()
+                .flatten()
+                .any(|key| wanted.contains_key(key))
+        {
+            return whole(self);
+        }
+        let mut explicit = kruise_lua_engine::value::JsonMap::new();
+        for (key, value) in wanted.iter() {
+            let from_merge = merged.get(key).is_some_and(|held| same(held, value));
+            if is_written(key) || !from_merge {
+                explicit.insert(key.clone(), value.clone());
+            }
+        }
+        self.diff_map(layout, flow, written, &explicit, context);
     }
 
     fn diff_seq(&mut self, flow: bool, items: &[Layout], nodes: &[YamlNode], wanted: &[JsonValue]) {
@@ -523,6 +580,34 @@ fn is_plain_map(entries: &[(Layout, Layout)], nodes: &[(YamlNode, YamlNode)]) ->
             !matches!(&k.kind, Kind::Scalar { plain_text: Some(t) } if t == "<<")
                 && !matches!(k.kind, Kind::Alias)
         })
+}
+
+/// A map entry as written (key and value layouts) with the reader's key and value for it.
+type WrittenEntry<'a> = (&'a (Layout, Layout), &'a (YamlNode, YamlNode));
+
+/// The entries of a map with `<<` merges written in it, each found among the reader's
+/// entries by where its key starts; the merges themselves left out. `None` when an entry
+/// cannot be told apart so (an alias as a key, a key written twice).
+fn written_entries<'a>(
+    entries: &'a [(Layout, Layout)],
+    nodes: &'a [(YamlNode, YamlNode)],
+) -> Option<Vec<WrittenEntry<'a>>> {
+    let mut written = Vec::new();
+    for entry in entries {
+        let (key, _) = entry;
+        match &key.kind {
+            Kind::Scalar {
+                plain_text: Some(t),
+            } if t == "<<" => continue,
+            Kind::Alias => return None,
+            _ => {}
+        }
+        let node = nodes
+            .iter()
+            .find(|(k, _)| k.span.start.offset == key.start)?;
+        written.push((entry, node));
+    }
+    Some(written)
 }
 
 /// Refuses edits that would change an anchored node another node repeats through an alias

@@ -112,18 +112,34 @@ fn block_scalars_tags_and_aliases_from_elsewhere() {
     );
 }
 
+/// A map with a `<<` merge is edited around the merge: only the value that differs changes,
+/// a merged key whose value must change is written out, and the merge line stays.
 #[test]
-fn merge_keys_are_rewritten_whole() {
-    let text = "base: &b {w: 1, x: 2}\nexpected:\n- <<: *b\n  y: 3\n";
-    let new = rewrite(text, 0, r#"{"w":1,"x":5,"y":3}"#).unwrap();
-    assert!(
-        new.starts_with("base: &b {w: 1, x: 2}\nexpected:\n- "),
-        "{new}"
-    );
+fn maps_with_merge_keys_change_only_what_differs() {
+    let text = "original:\n  spec: &base\n    canary: 0\n    keep: anchored\nexpected:\n- spec:\n    <<: *base\n    canary: 51\n    note: x\n";
+    let new = rewrite(
+        text,
+        0,
+        r#"{"spec":{"canary":50,"keep":"anchored","note":"x"}}"#,
+    )
+    .unwrap();
+    assert_eq!(new, text.replace("canary: 51", "canary: 50"));
+    let new = rewrite(
+        text,
+        0,
+        r#"{"spec":{"canary":51,"keep":"moved","note":"x"}}"#,
+    )
+    .unwrap();
+    assert_eq!(new, text.replace("note: x", "note: x\n    keep: moved"));
+    // A merged key to drop cannot be edited away: the entry is written anew.
+    let new = rewrite(text, 0, r#"{"spec":{"canary":51,"note":"x"}}"#).unwrap();
+    assert!(!new.contains("<<"), "{new}");
+    // Dropping the written `canary` would uncover the merged 0: written anew too.
+    let new = rewrite(text, 0, r#"{"spec":{"keep":"anchored","note":"x"}}"#).unwrap();
     let doc = parse_first_document(&new).unwrap().unwrap();
     assert_eq!(
         doc.get("expected").unwrap().to_json().to_canonical_json(),
-        r#"[{"w":1,"x":5,"y":3}]"#
+        r#"[{"spec":{"keep":"anchored","note":"x"}}]"#
     );
 }
 
