@@ -12,12 +12,12 @@ use clap::Args;
 
 use super::options::{ColorArg, InputArgs, LimitArgs, ModeArg};
 use super::report::stream::ReportStream;
-use super::report::{self, Format, Location};
+use super::report::{self, Format};
 use crate::project::UsageError;
-use crate::project::check::{Checks, run, run_each};
-use crate::project::crd_sources::{self, CrdSources, SourceProblem};
+use crate::project::check::{Checks, crd_errors, run, run_each};
+use crate::project::crd_sources::{self, CrdSources};
 use crate::project::targets::plan;
-use crate::project::verdict::Summary;
+use crate::project::verdict::{Note, Summary};
 
 #[derive(Debug, Args)]
 pub struct CheckArgs {
@@ -102,7 +102,8 @@ fn stream(args: &CheckArgs, filters: &[String], color: bool) -> Result<u8, Usage
         intent: !args.no_intent,
         parallel_steps: true,
     };
-    let crd_code = report_crd_problems(schemas.as_ref());
+    let crd_errors = crd_errors(schemas.as_ref());
+    echo_crd_errors(args.format, &crd_errors);
     if args.format == Format::Json {
         // JSON Lines has no place for remarks about the inputs themselves.
         for note in &notes {
@@ -112,18 +113,18 @@ fn stream(args: &CheckArgs, filters: &[String], color: bool) -> Result<u8, Usage
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let written = (|| {
-        let mut stream = ReportStream::begin(args.format, color, &notes, &mut out)?;
+        let mut stream = ReportStream::begin(args.format, color, &notes, &crd_errors, &mut out)?;
         run_each(
             planned,
             checks,
             &args.limits.run_options(),
-            schemas.as_ref().map(|sources| &*sources.schemas),
+            schemas.as_ref(),
             &mut |script| stream.script(&script),
         )?;
         stream.end(args.shuffle)
     })();
     match written {
-        Ok(summary) => Ok(summary.exit_code_denying(args.deny_warnings).max(crd_code)),
+        Ok(summary) => Ok(summary.exit_code_denying(args.deny_warnings)),
         // A closed pipe (`| head`) ends the command quietly, as `write_stdout` does.
         Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => Ok(super::options::EXIT_OK),
         Err(err) => Err(UsageError(format!(
@@ -133,23 +134,18 @@ fn stream(args: &CheckArgs, filters: &[String], color: bool) -> Result<u8, Usage
     }
 }
 
-/// Says on stderr which CRDs could not be used (their kinds go unvalidated: never a silent
-/// pass); the exit code that implies.
-fn report_crd_problems(schemas: Option<&CrdSources>) -> u8 {
-    let Some(sources) = schemas else {
-        return super::options::EXIT_OK;
-    };
-    for problem in &sources.problems {
-        super::options::write_stderr_line(&super::terminal::escape_controls(&format!(
-            "{}: error: CRD not loaded: {}",
-            problem_location(problem),
-            problem.message
-        )));
+/// Repeats the CRD errors (which every format's report carries) on stderr for the formats
+/// read by machines, whose stdout often goes to a file nobody looks at: the run exits 1, and
+/// the log says why. The human report shows them itself.
+fn echo_crd_errors(format: Format, crd_errors: &[Note]) {
+    if format == Format::Human {
+        return;
     }
-    if sources.problems.is_empty() {
-        super::options::EXIT_OK
-    } else {
-        super::options::EXIT_FINDINGS
+    for error in crd_errors {
+        super::options::write_stderr_line(&super::terminal::escape_controls(&format!(
+            "{}: error: {}",
+            error.location, error.message
+        )));
     }
 }
 
@@ -205,13 +201,9 @@ pub(crate) fn render(
         intent: !args.no_intent,
         parallel_steps: true,
     };
-    let mut report = run(
-        planned,
-        checks,
-        &options,
-        schemas.as_ref().map(|sources| &*sources.schemas),
-    );
+    let mut report = run(planned, checks, &options, schemas.as_ref());
     report.notes = notes;
+    echo_crd_errors(args.format, &report.crd_errors);
     let summary = Summary::of(&report);
     if matches!(args.format, Format::Json | Format::Junit) {
         // These formats have no place for remarks about the inputs themselves.
@@ -225,7 +217,6 @@ pub(crate) fn render(
         summary: summary.line(),
         code: summary.exit_code_denying(args.deny_warnings),
     };
-    rendered.code = rendered.code.max(report_crd_problems(schemas.as_ref()));
     let written = if args.lint {
         let (mut findings, files) = super::lint::lint_paths(
             &args.paths,
@@ -270,12 +261,4 @@ fn schemas(args: &CheckArgs) -> Result<Option<CrdSources>, UsageError> {
         return Ok(None);
     }
     crd_sources::for_paths(&args.paths, &args.crds).map(Some)
-}
-
-/// `file:line` of a CRD source problem (`file` alone when the line is unknown).
-fn problem_location(problem: &SourceProblem) -> Location {
-    Location {
-        file: problem.file.clone(),
-        line: Some(problem.line).filter(|line| *line > 0),
-    }
 }

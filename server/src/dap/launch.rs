@@ -17,7 +17,7 @@ use serde_json::Value;
 use crate::chunk_positions::ScriptPlace;
 use crate::project::check::{CaseToRun, Checks};
 use crate::project::intent::{IntentFinding, IntentUnverified};
-use crate::project::schema_check::SchemaSubject;
+use crate::project::schema_check::{SchemaNotChecked, SchemaSubject};
 use crate::project::verdict::{CaseFacts, Location, SchemaFinding, Verdict};
 use crate::project::{check, crd_sources, targets};
 
@@ -162,6 +162,8 @@ pub struct StepChecks {
     pub misrouted: Vec<IntentFinding>,
     /// Why the intent check could not verify the step, when it could not (said in the verdict).
     pub intent_unverified: Vec<IntentUnverified>,
+    /// Why the step was not checked against a CRD schema, when it was not (said in the verdict).
+    pub schema_not_checked: Option<SchemaNotChecked>,
 }
 
 impl StepChecks {
@@ -183,9 +185,7 @@ impl StepChecks {
             .map(|index| run_case_step(launch.step(index)))
             .collect();
         steps.push(outcome.clone());
-        let schemas = crd_sources::for_paths(std::slice::from_ref(&launch.script_path), &[])
-            .ok()
-            .map(|sources| sources.schemas);
+        let schemas = crd_sources::for_paths(std::slice::from_ref(&launch.script_path), &[]).ok();
         let case_path = launch.case_path.display().to_string();
         let script_path = launch.script_path.display().to_string();
         let to_run = CaseToRun {
@@ -207,15 +207,16 @@ impl StepChecks {
             intent: true,
             parallel_steps: false,
         };
-        let (intent, mut schema) = check::step_findings(
+        let (intent, schema) = check::step_findings(
             &to_run,
             checks,
             &launch.options,
-            schemas.as_deref(),
+            schemas.as_ref(),
             &steps,
             before,
         );
-        schema.retain(|finding| finding.step == outcome.index);
+        let mut schema_findings = schema.findings;
+        schema_findings.retain(|finding| finding.step == outcome.index);
         let misrouted = intent
             .misrouted
             .into_iter()
@@ -227,9 +228,10 @@ impl StepChecks {
             .filter(|note| note.step == outcome.index)
             .collect();
         Some(StepChecks {
-            schema,
+            schema: schema_findings,
             misrouted,
             intent_unverified,
+            schema_not_checked: schema.not_checked,
         })
     }
 }
@@ -254,6 +256,7 @@ pub fn verdict(
         schema: checks.map_or(&[][..], |c| &c.schema),
         misrouted: checks.map_or(&[][..], |c| &c.misrouted),
         intent_unverified: checks.map_or(&[][..], |c| &c.intent_unverified),
+        schema_not_checked: checks.and_then(|c| c.schema_not_checked.as_ref()),
         order_dependent: &[],
     };
     let step_verdict = facts.step_verdict(outcome);
@@ -317,6 +320,9 @@ pub fn verdict(
         lines.push(format!("warning: {}", finding.message()));
     }
     if let Some(note) = facts.intent_unverified(index) {
+        lines.push(format!("note: {}", note.message()));
+    }
+    if let Some(note) = facts.schema_not_checked(index) {
         lines.push(format!("note: {}", note.message()));
     }
     if checks.is_none() {

@@ -491,6 +491,15 @@ fn case_diagnostics(
                 format!("step {number}: intent check not done: {why}"),
             ));
         }
+        // So does a step not checked against a CRD schema (no CRD for the script's kind).
+        if let Some(note) = case.facts().schema_not_checked(step.index) {
+            diags.push(diagnostic(
+                step_range,
+                DiagnosticSeverity::HINT,
+                "step-schema-not-checked",
+                format!("step {number}: {}", note.message()),
+            ));
+        }
         match step.status {
             StepStatus::Pass => {
                 // Production mode: the controller does not run the script for this step.

@@ -21,8 +21,9 @@ use super::documents::{Documents, FileStamp, disk_stamp};
 use super::project::{EmbeddedMap, ScriptId, ScriptTarget};
 use crate::project::MAX_ANALYSED_BYTES;
 use crate::project::check::{self as check, CaseChecks, CaseToRun, Checks};
+use crate::project::crd_sources::SourceProblem;
 use crate::project::intent::{IntentFinding, IntentUnverified};
-use crate::project::schema_check::{self, SchemaSubject};
+use crate::project::schema_check::{self, CaseSchema, SchemaNotChecked, SchemaSubject};
 use crate::project::verdict::{CaseFacts, Location, SchemaFinding, Verdict};
 
 /// One case file's outcome.
@@ -44,6 +45,9 @@ pub struct CaseResult {
     /// What the API server would say about each step's output and `expected[i]` (see
     /// [`ScriptResults::validate_schemas`]), in step order.
     pub schema: Vec<SchemaFinding>,
+    /// Why the steps were not checked against a CRD schema (no CRD loaded for the script's
+    /// kind): a hint on each step, as `check` says it.
+    pub schema_not_checked: Option<SchemaNotChecked>,
 }
 
 impl CaseResult {
@@ -67,6 +71,7 @@ impl CaseResult {
             schema: &self.schema,
             misrouted: &self.misrouted,
             intent_unverified: &self.intent_unverified,
+            schema_not_checked: self.schema_not_checked.as_ref(),
             // The language server does not rerun cases in shuffled key order.
             order_dependent: &[],
         }
@@ -145,22 +150,30 @@ impl ScriptResults {
     }
 
     /// Validates every case's steps against `schemas` as `check` does
-    /// ([`schema_check::case_findings`]); each run does it again for every case (reused
-    /// outcomes too: the schemas may have changed since).
-    pub fn validate_schemas(&mut self, schemas: Option<Arc<SchemaSet>>) {
+    /// ([`schema_check::case_schema`]; `problems`: the CRD sources of the root that could not
+    /// be used, which a step of their kind names); each run does it again for every case
+    /// (reused outcomes too: the schemas may have changed since).
+    pub fn validate_schemas(
+        &mut self,
+        schemas: Option<Arc<SchemaSet>>,
+        problems: &[SourceProblem],
+    ) {
         let subject = self.target.kind.as_ref().map(SchemaSubject::from);
         for case in &mut self.cases {
-            case.schema = match (&schemas, &subject, &case.case) {
-                (Some(schemas), Some(subject), Ok(parsed)) => schema_check::case_findings(
+            let checked = match (&schemas, &subject, &case.case) {
+                (Some(schemas), Some(subject), Ok(parsed)) => schema_check::case_schema(
                     schemas,
+                    problems,
                     subject,
                     parsed,
                     &case.path.display().to_string(),
                     &case.steps,
                     None,
                 ),
-                _ => Vec::new(),
+                _ => CaseSchema::default(),
             };
+            case.schema = checked.findings;
+            case.schema_not_checked = checked.not_checked;
         }
         self.schemas = schemas;
     }
@@ -367,6 +380,7 @@ pub fn execute_with(
                         misrouted: Vec::new(),
                         intent_unverified: Vec::new(),
                         schema: Vec::new(),
+                        schema_not_checked: None,
                     };
                 }
             };
@@ -413,6 +427,7 @@ pub fn execute_with(
                     misrouted: Vec::new(),
                     intent_unverified: Vec::new(),
                     schema: Vec::new(),
+                    schema_not_checked: None,
                 },
             }
         })

@@ -7,6 +7,8 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use kruise_lua_engine::schema::SchemaSet;
+
 use crate::analysis::LintConfig;
 use crate::project::crd_sources::{self, CRDS_FOLDER, CrdSources};
 
@@ -66,6 +68,13 @@ impl SchemaCache {
         }
         relevant
     }
+}
+
+/// The schemas of a script outside every root: none, one set shared by all runs.
+pub fn no_crds() -> Arc<SchemaSet> {
+    static NO_CRDS: std::sync::LazyLock<Arc<SchemaSet>> =
+        std::sync::LazyLock::new(|| Arc::new(SchemaSet::new()));
+    NO_CRDS.clone()
 }
 
 /// Reads a root's CRDs: its `crds/` folder, then its kruise-lua.toml `crds`.

@@ -678,7 +678,16 @@ impl Session {
                         client.log_message(MessageType::WARNING, message).await;
                     });
                 }
-                r.validate_schemas(loaded.map(|(loaded, _)| loaded.sources.schemas.clone()));
+                // Outside a root `check` still validates labels and annotations and says no
+                // CRD was loaded: so does the editor, with one empty set shared by every run
+                // (a run's schemas being the previous run's is what tells they did not change).
+                match loaded {
+                    Some((loaded, _)) => r.validate_schemas(
+                        Some(loaded.sources.schemas.clone()),
+                        &loaded.sources.problems,
+                    ),
+                    None => r.validate_schemas(Some(super::schemas::no_crds()), &[]),
+                }
                 let diags = run_diagnostics(&r);
                 (r, diags)
             }))

@@ -14,7 +14,6 @@ use kruise_lua_engine::json::KeyOrder;
 use kruise_lua_engine::luadata::Data;
 use kruise_lua_engine::path_text::format_path;
 use kruise_lua_engine::runner::{Mode, RunOptions, Script};
-use kruise_lua_engine::schema::SchemaSet;
 use kruise_lua_engine::script::{ScriptFlavor, ScriptKind};
 use kruise_lua_engine::steps::{
     CaseOutcome, ControllerIngressResult, StepOutcome, StepToRun, diff_canonical, run_case_step,
@@ -23,13 +22,12 @@ use kruise_lua_engine::steps::{
 use kruise_lua_engine::testcase::{CaseError, TestCase, parse_case};
 use rayon::prelude::*;
 
+use super::crd_sources::CrdSources;
 use super::intent::{IntentFinding, IntentUnverified};
-use super::schema_check::{self, SchemaSubject};
+use super::schema_check::{self, CaseSchema, SchemaSubject};
 use super::step_resources::{StepResources, output_data};
 use super::targets::{Job, Planned};
-use super::verdict::{
-    CaseReport, Location, OrderFinding, Report, SchemaFinding, ScriptReport, Verdict,
-};
+use super::verdict::{CaseReport, Location, Note, OrderFinding, Report, ScriptReport, Verdict};
 use crate::analysis::{self, LintConfig};
 
 /// What a run checks besides the expected results.
@@ -46,12 +44,13 @@ pub struct Checks {
 }
 
 /// Runs every job in parallel and assembles the report in plan order; with `schemas`, each
-/// step's output and expectation are validated too.
+/// step's output and expectation are validated too, and the CRD sources that could not be
+/// used are the report's errors.
 pub fn run(
     planned: Vec<Planned>,
     checks: Checks,
     options: &RunOptions,
-    schemas: Option<&SchemaSet>,
+    schemas: Option<&CrdSources>,
 ) -> Report {
     let mut scripts = Vec::with_capacity(planned.len());
     let collected: Result<(), std::convert::Infallible> =
@@ -64,7 +63,15 @@ pub fn run(
         scripts,
         shuffle_runs: checks.shuffle,
         notes: Vec::new(),
+        crd_errors: crd_errors(schemas),
     }
+}
+
+/// The errors about the CRD sources of a run that could not be used (none with `--no-schema`).
+pub fn crd_errors(schemas: Option<&CrdSources>) -> Vec<Note> {
+    schemas
+        .map(|sources| sources.problems.iter().map(Note::crd_not_loaded).collect())
+        .unwrap_or_default()
 }
 
 /// How many cases run between two hand-overs of finished scripts: enough to keep every core
@@ -78,7 +85,7 @@ pub fn run_each<E>(
     planned: Vec<Planned>,
     checks: Checks,
     options: &RunOptions,
-    schemas: Option<&SchemaSet>,
+    schemas: Option<&CrdSources>,
     each: &mut dyn FnMut(ScriptReport) -> Result<(), E>,
 ) -> Result<(), E> {
     let mut planned = planned.into_iter().peekable();
@@ -119,7 +126,7 @@ fn run_job(
     job: &Job,
     checks: Checks,
     options: &RunOptions,
-    schemas: Option<&SchemaSet>,
+    schemas: Option<&CrdSources>,
 ) -> CaseReport {
     let failed = |error: CaseError| CaseReport {
         path: job.path.clone(),
@@ -132,6 +139,7 @@ fn run_job(
         misrouted: Vec::new(),
         intent_unverified: Vec::new(),
         schema: Vec::new(),
+        schema_not_checked: None,
     };
     let text = match &job.input {
         Ok(text) => text,
@@ -149,6 +157,7 @@ fn run_job(
             misrouted: Vec::new(),
             intent_unverified: Vec::new(),
             schema: Vec::new(),
+            schema_not_checked: None,
         };
     }
     let locate = |lua_line: u32| Location {
@@ -183,7 +192,8 @@ fn run_job(
         order_dependent: checked.order_dependent,
         misrouted: checked.intent.misrouted,
         intent_unverified: checked.intent.unverified,
-        schema: checked.schema,
+        schema: checked.schema.findings,
+        schema_not_checked: checked.schema.not_checked,
     }
 }
 
@@ -209,7 +219,7 @@ pub struct CaseChecks {
     pub steps: Vec<StepOutcome>,
     pub order_dependent: Vec<OrderFinding>,
     pub intent: CaseIntent,
-    pub schema: Vec<SchemaFinding>,
+    pub schema: CaseSchema,
 }
 
 /// Runs a case the one way every front end runs it: each step through the engine, the intent
@@ -221,7 +231,7 @@ pub fn check_case(
     to_run: &CaseToRun,
     checks: Checks,
     options: &RunOptions,
-    schemas: Option<&SchemaSet>,
+    schemas: Option<&CrdSources>,
     cancelled: &(dyn Fn() -> bool + Sync),
 ) -> Option<CaseChecks> {
     let steps = run_steps(to_run, checks, options, cancelled)?;
@@ -251,10 +261,10 @@ pub fn step_findings(
     to_run: &CaseToRun,
     checks: Checks,
     options: &RunOptions,
-    schemas: Option<&SchemaSet>,
+    schemas: Option<&CrdSources>,
     steps: &[StepOutcome],
     reused: usize,
-) -> (CaseIntent, Vec<SchemaFinding>) {
+) -> (CaseIntent, CaseSchema) {
     let case = to_run.case;
     // A custom provider's steps, each patched onto the case's `original` as Kruise writes it:
     // made once for schema validation, then handed to the intent check.
@@ -265,15 +275,16 @@ pub fn step_findings(
         _ => None,
     };
     let schema = match schemas {
-        Some(schemas) => schema_check::case_findings(
-            schemas,
+        Some(sources) => schema_check::case_schema(
+            &sources.schemas,
+            &sources.problems,
             to_run.subject,
             case,
             to_run.case_path,
             steps,
             schema_resources.as_ref(),
         ),
-        None => Vec::new(),
+        None => CaseSchema::default(),
     };
     let reused = &steps[..reused];
     let intent = match to_run.kind.filter(|_| checks.intent) {
@@ -762,7 +773,7 @@ expected:
             kind: "VirtualService".to_owned(),
         };
         let subject = SchemaSubject::from(&kind);
-        let schemas = SchemaSet::new();
+        let schemas = CrdSources::default();
         let checks = Checks {
             mode: Mode::Harness,
             shuffle: 0,
@@ -770,7 +781,7 @@ expected:
             parallel_steps: false,
         };
         let options = RunOptions::default();
-        let run = |text: &str, schemas: Option<&SchemaSet>| {
+        let run = |text: &str, schemas: Option<&CrdSources>| {
             let case = parse_case(text).unwrap();
             let to_run = CaseToRun {
                 script: &script,

@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use kruise_lua_engine::input::{self, ReadError};
 use kruise_lua_engine::schema::{Crd, LoadError, MAX_CRD_FILE_BYTES, SchemaSet};
+use kruise_lua_engine::yaml::{self, YamlNode, YamlValue};
 use rayon::prelude::*;
 use serde::Deserialize;
 
@@ -44,6 +45,27 @@ pub struct SourceProblem {
     pub file: String,
     pub line: u32,
     pub message: String,
+    /// The (group, kind) of every CRD the file declares, none of which was loaded from it (a
+    /// file is loaded whole or not at all); `None` when that is not known (unreadable, not
+    /// YAML, a path that names nothing), so the file may have held any kind's CRD.
+    pub kinds: Option<Vec<(String, String)>>,
+}
+
+impl SourceProblem {
+    /// Whether this file may have held the CRD of `group`/`kind`: it declares it, or what it
+    /// declares is not known.
+    pub fn may_declare(&self, group: &str, kind: &str) -> bool {
+        self.kinds.as_ref().is_none_or(|kinds| {
+            kinds
+                .iter()
+                .any(|(declared_group, declared)| declared_group == group && declared == kind)
+        })
+    }
+
+    /// Whether this file declares the CRD of `group`/`kind` (known, not guessed).
+    pub fn declares(&self, group: &str, kind: &str) -> bool {
+        self.kinds.is_some() && self.may_declare(group, kind)
+    }
 }
 
 impl std::fmt::Display for SourceProblem {
@@ -144,6 +166,7 @@ pub fn config_crds(root: &Path) -> Result<Vec<PathBuf>, SourceProblem> {
         file: file.clone(),
         line,
         message,
+        kinds: None,
     };
     let text = match input::read_text(&toml_path, input::DEFAULT_MAX_INPUT_BYTES) {
         Ok(text) => text,
@@ -266,6 +289,7 @@ impl Loader {
                 }))
             })
             .collect();
+        let distinct_texts = distinct.clone();
         let parsed: Vec<Result<Vec<Crd>, LoadError>> = distinct
             .into_par_iter()
             .map(|text| {
@@ -293,6 +317,7 @@ impl Loader {
                     file: name.clone(),
                     line: err.line,
                     message: err.message.clone(),
+                    kinds: declared_kinds(distinct_texts[*content]),
                 }),
                 Ok(crds) => {
                     for crd in crds {
@@ -315,6 +340,7 @@ impl Loader {
             file: paths::display(path),
             line,
             message,
+            kinds: None,
         }));
     }
 
@@ -400,6 +426,7 @@ fn read_text(path: &Path) -> Result<String, SourceProblem> {
         file: paths::display(path),
         line,
         message,
+        kinds: None,
     };
     match input::read_text(path, MAX_CRD_FILE_BYTES) {
         Ok(text) => Ok(text),
@@ -409,6 +436,51 @@ fn read_text(path: &Path) -> Result<String, SourceProblem> {
         )),
         Err(err) => Err(problem(0, err.to_string())),
     }
+}
+
+/// The (group, kind) of every CRD document in a file the loader refused (a CRD document, or
+/// one in a `List`), read from `spec.group` and `spec.names.kind`, so the steps of those kinds
+/// can say their CRD was not loaded; `None` when that cannot be told (the text is not YAML, or
+/// a CRD document does not name its group and kind): the file could have held any kind's.
+fn declared_kinds(text: &str) -> Option<Vec<(String, String)>> {
+    fn string_at<'a>(node: &'a YamlNode, path: &[&str]) -> Option<&'a str> {
+        let mut node = node;
+        for key in path {
+            node = node.get(key)?;
+        }
+        match &node.value {
+            YamlValue::String(text) => Some(text),
+            _ => None,
+        }
+    }
+    /// Adds the kinds `node` declares; `None` when one of its CRDs does not say.
+    fn collect(node: &YamlNode, out: &mut Vec<(String, String)>) -> Option<()> {
+        match string_at(node, &["kind"]) {
+            Some("CustomResourceDefinition") => {
+                let group = string_at(node, &["spec", "group"])?;
+                let kind = string_at(node, &["spec", "names", "kind"])?;
+                out.push((group.to_owned(), kind.to_owned()));
+            }
+            Some("List" | "CustomResourceDefinitionList") => {
+                if let Some(items) = node.get("items") {
+                    let YamlValue::Seq(items) = &items.value else {
+                        return None;
+                    };
+                    for item in items {
+                        collect(item, out)?;
+                    }
+                }
+            }
+            _ => {}
+        }
+        Some(())
+    }
+    let documents = yaml::parse_documents(text).ok()?;
+    let mut kinds = Vec::new();
+    for document in &documents {
+        collect(document, &mut kinds)?;
+    }
+    Some(kinds)
 }
 
 /// A CRD of our own for tests: `kind` in `group`, one version `v1` (served, storage) whose
@@ -547,6 +619,10 @@ mod tests {
         let shown: Vec<String> = sources.problems.iter().map(|p| p.to_string()).collect();
         let base = paths::display(&root);
         assert_eq!(shown.len(), 4, "{shown:#?}");
+        // What each refused file declares, so the steps of those kinds can name it: the first
+        // names no group (unknown, as for text that is not YAML or a file never read).
+        let kinds: Vec<_> = sources.problems.iter().map(|p| p.kinds.clone()).collect();
+        assert_eq!(kinds, [None, None, None, None]);
         assert_eq!(
             shown[0],
             format!("{base}/crds/b-bad.yaml:5: spec.group is missing or not a string")
@@ -661,5 +737,30 @@ mod tests {
         let sources = load_roots(&[root], &[]);
         assert!(sources.schemas.is_empty());
         assert!(sources.problems.is_empty());
+    }
+
+    /// A refused file names the kinds it declares (every CRD of it, a `List`'s too), so a step
+    /// of one of them says its CRD was not loaded.
+    #[test]
+    fn a_refused_file_names_the_kinds_it_declares() {
+        let root = scratch("declared");
+        let bad = test_crd("test.kruise-lua.dev", "Alpha", "{weight: {type: banana}}");
+        let file = root.join("two.yaml");
+        std::fs::write(&file, format!("{}---\n{bad}", crd("Beta", "b"))).unwrap();
+        let sources = load(None, &[file], &[]);
+        assert_eq!(sources.problems.len(), 1, "{:?}", sources.problems);
+        let problem = &sources.problems[0];
+        assert!(problem.declares("test.kruise-lua.dev", "Alpha"));
+        assert!(
+            problem.declares("test.kruise-lua.dev", "Beta"),
+            "a file loads whole or not at all"
+        );
+        assert!(!problem.may_declare("test.kruise-lua.dev", "Gamma"));
+        assert!(
+            sources
+                .schemas
+                .find("test.kruise-lua.dev", "Beta")
+                .is_none()
+        );
     }
 }

@@ -13,7 +13,9 @@ use kruise_lua_engine::testcase::TestCase;
 use kruise_lua_engine::value::JsonValue;
 use kruise_lua_engine::yaml::{YamlNode, YamlValue};
 
+use super::crd_sources::SourceProblem;
 use super::step_resources::{StepResources, output_data};
+pub use super::verdict::SchemaNotChecked;
 use super::verdict::{SchemaFinding, SchemaTarget, case_field_location, span_line};
 
 /// What a script's results are checked as.
@@ -35,6 +37,64 @@ impl From<&ScriptKind> for SchemaSubject {
             },
             ScriptKind::Ingress { .. } => SchemaSubject::IngressAnnotations,
         }
+    }
+}
+
+/// Why results of `subject` go without a CRD schema, given the CRDs loaded (`schemas`) and the
+/// files that could not be (`problems`); `None` when a CRD for its group and kind is loaded.
+///
+/// An ingress-class script gets `None`: the canary Ingress is Kubernetes' own type (no CRD),
+/// and the one thing the script changes on it, the annotations, is checked with the rules the
+/// API server applies to them (key syntax, 256 KiB in all); the rest of the Ingress is copied
+/// from the stable Ingress, not written by the script.
+pub fn not_checked(
+    subject: &SchemaSubject,
+    schemas: &SchemaSet,
+    problems: &[SourceProblem],
+) -> Option<SchemaNotChecked> {
+    let SchemaSubject::Resource { group, kind } = subject else {
+        return None;
+    };
+    if schemas.find(group, kind).is_some() {
+        return None;
+    }
+    const ONLY_METADATA: &str = "only labels and annotations were checked";
+    let reason = if let Some(problem) = problems.iter().find(|p| p.declares(group, kind)) {
+        format!("the CRD for {kind} ({group}) was not loaded ({problem}): {ONLY_METADATA}")
+    } else if let Some(problem) = problems.iter().find(|p| p.may_declare(group, kind)) {
+        format!(
+            "no CRD for {kind} ({group}) was loaded, and a CRD source that could not be used may hold it ({problem}): {ONLY_METADATA}"
+        )
+    } else {
+        format!("no CRD for {kind} ({group}) was loaded (give one with --crd): {ONLY_METADATA}")
+    };
+    Some(SchemaNotChecked { reason })
+}
+
+/// What schema validation says of a case: the findings of every step ([`case_findings`]) and,
+/// when the script's kind has no CRD loaded, why its steps were not checked against one
+/// ([`not_checked`]).
+#[derive(Debug, Clone, Default)]
+pub struct CaseSchema {
+    pub findings: Vec<SchemaFinding>,
+    pub not_checked: Option<SchemaNotChecked>,
+}
+
+/// [`case_findings`] and [`not_checked`] against the CRDs loaded (`schemas`) and the CRD
+/// sources that could not be (`problems`): schema validation of a case as every front end
+/// runs it.
+pub fn case_schema(
+    schemas: &SchemaSet,
+    problems: &[SourceProblem],
+    subject: &SchemaSubject,
+    case: &TestCase,
+    case_path: &str,
+    steps: &[StepOutcome],
+    resources: Option<&StepResources>,
+) -> CaseSchema {
+    CaseSchema {
+        findings: case_findings(schemas, subject, case, case_path, steps, resources),
+        not_checked: not_checked(subject, schemas, problems),
     }
 }
 
@@ -345,5 +405,61 @@ expected:
                 "case.yaml:21 expected[0] spec.weight: 150 must be less than or equal to 100 (maximum) [CRD gizmo.yaml:1, version v1]",
             ]
         );
+    }
+
+    /// The one wording of "schema not checked", for a kind with no CRD, a kind whose CRD file
+    /// was refused, and a kind a file that could not be read may have held; none for an
+    /// ingress class (its annotations are checked) or a kind with a CRD.
+    #[test]
+    fn not_checked_says_why_once_for_every_front_end() {
+        let route = SchemaSubject::Resource {
+            group: "example.io".into(),
+            kind: "Route".into(),
+        };
+        let problem = |kinds: Option<Vec<(String, String)>>| SourceProblem {
+            file: "crds/route.yaml".into(),
+            line: 12,
+            message: "version v1: unknown type \"banana\"".into(),
+            kinds,
+        };
+        let reason = |problems: &[SourceProblem]| {
+            not_checked(&route, &SchemaSet::new(), problems).map(|note| note.message())
+        };
+        assert_eq!(
+            reason(&[]).as_deref(),
+            Some(
+                "schema not checked: no CRD for Route (example.io) was loaded (give one with --crd): only labels and annotations were checked"
+            )
+        );
+        let declared = problem(Some(vec![("example.io".into(), "Route".into())]));
+        assert_eq!(
+            reason(&[declared]).as_deref(),
+            Some(
+                "schema not checked: the CRD for Route (example.io) was not loaded (crds/route.yaml:12: version v1: unknown type \"banana\"): only labels and annotations were checked"
+            )
+        );
+        let other_kind = problem(Some(vec![("example.io".into(), "Other".into())]));
+        assert!(
+            reason(&[other_kind])
+                .unwrap()
+                .contains("(give one with --crd)")
+        );
+        assert!(
+            reason(&[problem(None)])
+                .unwrap()
+                .contains("a CRD source that could not be used may hold it (crds/route.yaml:12:")
+        );
+        assert_eq!(
+            not_checked(&SchemaSubject::IngressAnnotations, &SchemaSet::new(), &[]),
+            None
+        );
+        let mut schemas = SchemaSet::new();
+        schemas
+            .add_text(
+                "route.yaml",
+                &crate::project::crd_sources::test_crd("example.io", "Route", "{}"),
+            )
+            .unwrap();
+        assert_eq!(not_checked(&route, &schemas, &[problem(None)]), None);
     }
 }

@@ -11,6 +11,7 @@ use kruise_lua_engine::schema;
 use kruise_lua_engine::steps::{CaseOutcome, StepOutcome, StepStatus};
 use kruise_lua_engine::yaml::Span;
 
+use super::crd_sources::SourceProblem;
 use super::intent::{IntentFinding, IntentUnverified};
 use crate::chunk_positions::ScriptPlace;
 
@@ -22,13 +23,31 @@ pub struct Report {
     pub shuffle_runs: u32,
     /// Remarks about the inputs themselves (e.g. a ConfigMap Kruise would not read).
     pub notes: Vec<Note>,
+    /// CRD files (or `kruise-lua.toml` `crds` entries) that could not be used: errors, shown
+    /// in every format at the file and line, and exit code 1 (the steps of their kinds say
+    /// they were not checked against them: [`CaseReport::schema_not_checked`]).
+    pub crd_errors: Vec<Note>,
 }
 
-/// A remark about an input file, shown as a warning.
+/// A remark about an input file (a warning), or an error about one (a CRD not loaded).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Note {
     pub location: Location,
     pub message: String,
+}
+
+impl Note {
+    /// The error about a CRD source that could not be used, at its file and line: what every
+    /// format shows of it (`CRD not loaded: <cause>`).
+    pub fn crd_not_loaded(problem: &SourceProblem) -> Note {
+        Note {
+            location: Location {
+                file: problem.file.clone(),
+                line: Some(problem.line).filter(|line| *line > 0),
+            },
+            message: format!("CRD not loaded: {}", problem.message),
+        }
+    }
 }
 
 /// One script and the outcome of each of its cases.
@@ -63,8 +82,12 @@ pub struct CaseReport {
     /// Steps the intent check could not verify, and why (shown in every format).
     pub intent_unverified: Vec<IntentUnverified>,
     /// What the API server would say about each step's output and `expected[i]` (empty with
-    /// `--no-schema`, or when no CRD is loaded for the script's kind).
+    /// `--no-schema`; only label and annotation findings when no CRD is loaded for the
+    /// script's kind).
     pub schema: Vec<SchemaFinding>,
+    /// Why the steps were not checked against a CRD schema though schema validation is on (no
+    /// CRD loaded for the script's kind), shown on every step in every format.
+    pub schema_not_checked: Option<SchemaNotChecked>,
 }
 
 /// One schema finding of a step: on its output (patched onto the case's original as Kruise
@@ -122,6 +145,22 @@ impl SchemaFinding {
             self.finding.message,
             self.finding.rule
         )
+    }
+}
+
+/// Why a script's results were not checked against a CRD schema, though schema validation is
+/// on: every step of its cases says so in every front end (silence means "checked and fine").
+/// `reason` is worded once, in `schema_check::not_checked`, for `check`, the language server,
+/// the debugger and `plan`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SchemaNotChecked {
+    pub reason: String,
+}
+
+impl SchemaNotChecked {
+    /// `schema not checked: <why>`.
+    pub fn message(&self) -> String {
+        format!("schema not checked: {}", self.reason)
     }
 }
 
@@ -269,6 +308,9 @@ pub struct CaseFacts<'a> {
     pub misrouted: &'a [IntentFinding],
     /// Steps the intent check could not verify: not a failure, but every front end says so.
     pub intent_unverified: &'a [IntentUnverified],
+    /// Why no step of the case was checked against a CRD schema: not a failure, but every
+    /// front end says so on each step.
+    pub schema_not_checked: Option<&'a SchemaNotChecked>,
     pub order_dependent: &'a [OrderFinding],
 }
 
@@ -327,6 +369,13 @@ impl<'a> CaseFacts<'a> {
         self.intent_unverified.iter().find(|note| note.step == step)
     }
 
+    /// Why step `step` was not checked against a CRD schema, when it was not (the same for
+    /// every step of the case: the script's kind has no CRD loaded).
+    pub fn schema_not_checked(&self, step: usize) -> Option<&'a SchemaNotChecked> {
+        self.schema_not_checked
+            .filter(|_| self.steps.iter().any(|outcome| outcome.index == step))
+    }
+
     /// Whether a step that passed still fails: its result depends on key order, or its
     /// configuration misroutes.
     pub fn fails_despite_pass(&self, step: usize) -> bool {
@@ -352,6 +401,7 @@ impl CaseReport {
             schema: &self.schema,
             misrouted: &self.misrouted,
             intent_unverified: &self.intent_unverified,
+            schema_not_checked: self.schema_not_checked.as_ref(),
             order_dependent: &self.order_dependent,
         }
     }
@@ -390,6 +440,11 @@ impl CaseReport {
         self.facts().intent_unverified(step)
     }
 
+    /// Why the step was not checked against a CRD schema, when it was not.
+    pub fn schema_not_checked(&self, step: usize) -> Option<&SchemaNotChecked> {
+        self.facts().schema_not_checked(step)
+    }
+
     pub fn fails_despite_pass(&self, step: usize) -> bool {
         self.facts().fails_despite_pass(step)
     }
@@ -423,12 +478,14 @@ pub struct Summary {
     /// Steps the intent check finds misrouting (`--intent`); they make the exit code 1.
     pub misrouted: usize,
     pub skipped_scripts: usize,
+    /// CRD sources that could not be used ([`Report::crd_errors`]); they make the exit code 1.
+    pub crd_errors: usize,
 }
 
 impl Summary {
     pub fn of(report: &Report) -> Summary {
         let mut summary = Summary::of_scripts(&report.scripts);
-        summary.warnings += report.notes.len();
+        summary.add_inputs(&report.notes, &report.crd_errors);
         summary
     }
 
@@ -439,6 +496,12 @@ impl Summary {
             summary.add_script(script);
         }
         summary
+    }
+
+    /// Adds the counts of the remarks and errors about the inputs themselves.
+    pub fn add_inputs(&mut self, notes: &[Note], crd_errors: &[Note]) {
+        self.warnings += notes.len();
+        self.crd_errors += crd_errors.len();
     }
 
     /// Adds one script's counts (a report written while it runs counts a script at a time).
@@ -472,7 +535,14 @@ impl Summary {
 
     /// 0 when every step passed deterministically, 1 otherwise.
     pub fn exit_code(&self) -> u8 {
-        if self.failed + self.invalid + self.errors + self.nondeterministic + self.misrouted > 0 {
+        if self.failed
+            + self.invalid
+            + self.errors
+            + self.nondeterministic
+            + self.misrouted
+            + self.crd_errors
+            > 0
+        {
             1
         } else {
             0
@@ -507,6 +577,7 @@ impl Summary {
             (self.skipped_steps, "step skipped", "steps skipped"),
             (self.warnings, "warning", "warnings"),
             (self.skipped_scripts, "script skipped", "scripts skipped"),
+            (self.crd_errors, "CRD not loaded", "CRDs not loaded"),
         ] {
             if n > 0 {
                 let _ = write!(line, ", {}", count(n, one, many));

@@ -153,7 +153,7 @@ pub fn execute(args: PlanArgs) -> Result<u8, UsageError> {
     let settings = Settings {
         scripts: &sources,
         options: &options,
-        schemas: schemas.as_ref().map(|s| &*s.schemas),
+        schemas: schemas.as_ref(),
     };
     let plan = plan::plan(&rollout, &resources, &settings).map_err(UsageError)?;
     if let Some(path) = &args.save_case {

@@ -16,15 +16,25 @@ use crate::project::paths;
 use crate::project::verdict::Note;
 
 pub fn write(report: &Report, out: &mut dyn Write) -> io::Result<()> {
-    begin(&report.notes, out)?;
+    begin(&report.notes, &report.crd_errors, out)?;
     for script in &report.scripts {
         script_part(script, out)?;
     }
     end(&Summary::of(report), out)
 }
 
-/// What comes before the scripts: the remarks about the inputs.
-pub fn begin(notes: &[Note], out: &mut dyn Write) -> io::Result<()> {
+/// What comes before the scripts: the CRD sources that could not be used (errors), and the
+/// remarks about the inputs.
+pub fn begin(notes: &[Note], crd_errors: &[Note], out: &mut dyn Write) -> io::Result<()> {
+    for error in crd_errors {
+        command(
+            out,
+            "error",
+            &error.location,
+            "CRD not loaded",
+            &error.message,
+        )?;
+    }
     for note in notes {
         command(
             out,
@@ -183,6 +193,15 @@ fn write_case(out: &mut dyn Write, script: &ScriptReport, case: &CaseReport) -> 
                 "notice",
                 &step_location,
                 &format!("{title}: intent not checked"),
+                &note.message(),
+            )?;
+        }
+        if let Some(note) = case.schema_not_checked(step.index) {
+            command(
+                out,
+                "notice",
+                &step_location,
+                &format!("{title}: schema not checked"),
                 &note.message(),
             )?;
         }

@@ -47,7 +47,7 @@ impl Painter {
 }
 
 pub fn write(report: &Report, color: bool, out: &mut dyn Write) -> io::Result<()> {
-    begin(&report.notes, color, out)?;
+    begin(&report.notes, &report.crd_errors, color, out)?;
     for script in &report.scripts {
         script_part(script, color, out)?;
     }
@@ -60,9 +60,19 @@ pub fn write(report: &Report, color: bool, out: &mut dyn Write) -> io::Result<()
     )
 }
 
-/// What comes before the scripts: the remarks about the inputs.
-pub fn begin(notes: &[Note], color: bool, out: &mut dyn Write) -> io::Result<()> {
+/// What comes before the scripts: the CRD sources that could not be used, and the remarks
+/// about the inputs.
+pub fn begin(
+    notes: &[Note],
+    crd_errors: &[Note],
+    color: bool,
+    out: &mut dyn Write,
+) -> io::Result<()> {
     let painter = Painter { color };
+    for error in crd_errors {
+        let text = format!("{}: error: {}", error.location, error.message);
+        writeln!(out, "{}", painter.paint(RED, &text))?;
+    }
     for note in notes {
         let text = format!("{}: warning: {}", note.location, note.message);
         writeln!(out, "{}", painter.paint(YELLOW, &text))?;
@@ -261,6 +271,14 @@ fn write_step(
         write_block(out, DETAIL, &painter.paint(RED, &lines.join("\n")))?;
     }
     if let Some(note) = case.intent_unverified(step.index) {
+        let location = Location {
+            file: case.path.clone(),
+            line: super::describe::span_line(step.step_span.as_ref()),
+        };
+        let text = format!("{location}: {}", note.message());
+        write_block(out, DETAIL, &painter.paint(YELLOW, &text))?;
+    }
+    if let Some(note) = case.schema_not_checked(step.index) {
         let location = Location {
             file: case.path.clone(),
             line: super::describe::span_line(step.step_span.as_ref()),

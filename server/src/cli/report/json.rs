@@ -26,7 +26,15 @@
 //!
 //! `schema_errors` and `schema_warnings` list what the API server would say about the step's
 //! output and its `expected[i]` (see [`SchemaIssue`]); a passing step with schema errors has
-//! `status` `invalid`. Both are empty with `--no-schema`.
+//! `status` `invalid`. Both are empty with `--no-schema`. `schema_not_checked` says why the
+//! step was not checked against a CRD schema though validation is on (no CRD for the script's
+//! kind was loaded, or its CRD file could not be used: only labels and annotations were
+//! checked), else `null` (checked against a CRD, an ingress class's annotations, or
+//! `--no-schema`).
+//!
+//! A CRD source that could not be used comes first, as its own object
+//! `{"type": "crd", "file", "line", "severity": "error", "message"}` (the step objects have no
+//! `type`; `check --lint`'s findings are `"type": "lint"` objects).
 
 use std::io::{self, Write};
 
@@ -34,6 +42,8 @@ use kruise_lua_engine::steps::{StepOutcome, StepStatus};
 use serde::Serialize;
 
 use kruise_lua_engine::ErrorKind;
+
+use crate::project::verdict::Note;
 
 use super::describe::{
     CaseReport, Report, SchemaFinding, ScriptReport, Verdict, case_error_location,
@@ -68,6 +78,19 @@ pub struct Line<'a> {
     pub intent_not_checked: Option<String>,
     pub schema_errors: Vec<SchemaIssue>,
     pub schema_warnings: Vec<SchemaIssue>,
+    /// Why the step was not checked against a CRD schema, else `null`.
+    pub schema_not_checked: Option<String>,
+}
+
+/// A CRD source that could not be used (its kinds' steps were not checked against it).
+#[derive(Debug, Serialize)]
+pub struct CrdErrorLine<'a> {
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub file: &'a str,
+    pub line: Option<u32>,
+    pub severity: &'static str,
+    pub message: &'a str,
 }
 
 /// Where a misrouted step's script wrote the route that took a probe.
@@ -112,6 +135,7 @@ impl SchemaIssue {
 }
 
 pub fn write(report: &Report, out: &mut dyn Write) -> io::Result<()> {
+    begin(&report.crd_errors, out)?;
     for script in &report.scripts {
         script_part(script, out)?;
     }
@@ -164,6 +188,7 @@ pub fn case_lines<'a>(script: &ScriptReport, case: &'a CaseReport) -> Vec<Line<'
             intent_not_checked: None,
             schema_errors: Vec::new(),
             schema_warnings: Vec::new(),
+            schema_not_checked: None,
         });
     }
     for step in &case.outcome.steps {
@@ -194,6 +219,22 @@ pub fn case_lines<'a>(script: &ScriptReport, case: &'a CaseReport) -> Vec<Line<'
         lines.push(line);
     }
     lines
+}
+
+/// What comes before the steps: one object per CRD source that could not be used.
+pub fn begin(crd_errors: &[Note], out: &mut dyn Write) -> io::Result<()> {
+    for error in crd_errors {
+        let line = CrdErrorLine {
+            kind: "crd",
+            file: &error.location.file,
+            line: error.location.line,
+            severity: "error",
+            message: &error.message,
+        };
+        serde_json::to_writer(&mut *out, &line)?;
+        writeln!(out)?;
+    }
+    Ok(())
 }
 
 fn step_line<'a>(
@@ -241,6 +282,9 @@ fn step_line<'a>(
             .schema_warnings(step.index)
             .map(SchemaIssue::of)
             .collect(),
+        schema_not_checked: case
+            .schema_not_checked(step.index)
+            .map(|note| note.reason.clone()),
     }
 }
 
@@ -283,6 +327,7 @@ mod tests {
             "intent_not_checked",
             "schema_errors",
             "schema_warnings",
+            "schema_not_checked",
         ];
         assert_eq!(lines[0].as_object().unwrap().len(), keys.len());
         let mut out = Vec::new();

@@ -4,6 +4,9 @@
 //! failures of type `nondeterministic`, and steps the intent check finds misrouting failures of
 //! type `misrouted`. Warnings go to the testcase's `<system-err>` (so CI
 //! shows them, and `--deny-warnings` failures are explained), prints to its `<system-out>`.
+//! A CRD source that could not be used is an `<error type="crd-not-loaded">` testcase of a
+//! first testsuite, `CRDs`; a step not checked against a CRD schema (no CRD for its kind) says
+//! so in its `<system-err>`, as a step the intent check could not verify does.
 //! Written with quick-xml so every value is escaped.
 
 use std::borrow::Cow;
@@ -18,6 +21,7 @@ use super::describe::{
     diff_location, step_error_location, step_number,
 };
 use crate::project::paths;
+use crate::project::verdict::Note;
 
 pub fn write(report: &Report, out: &mut dyn Write) -> io::Result<()> {
     let mut writer = Writer::new_with_indent(out, b' ', 2);
@@ -31,10 +35,11 @@ pub fn write(report: &Report, out: &mut dyn Write) -> io::Result<()> {
             &(summary.failed + summary.invalid + nondeterministic_passes(&report.scripts))
                 .to_string(),
         ),
-        ("errors", &summary.errors.to_string()),
+        ("errors", &(summary.errors + summary.crd_errors).to_string()),
         ("skipped", &summary.skipped_steps.to_string()),
     ]);
     writer.write_event(Event::Start(suites))?;
+    write_crd_suite(&mut writer, &report.crd_errors)?;
     for script in &report.scripts {
         write_suite(&mut writer, script)?;
     }
@@ -42,9 +47,49 @@ pub fn write(report: &Report, out: &mut dyn Write) -> io::Result<()> {
     writer.into_inner().write_all(b"\n")
 }
 
-/// Every step is a testcase.
+/// Every step is a testcase, and so is every CRD source that could not be used.
 fn tests(summary: &Summary) -> usize {
-    summary.passed + summary.skipped_steps + summary.failed + summary.invalid + summary.errors
+    summary.passed
+        + summary.skipped_steps
+        + summary.failed
+        + summary.invalid
+        + summary.errors
+        + summary.crd_errors
+}
+
+/// The CRD sources that could not be used: a testsuite `CRDs` with an erroring testcase per
+/// source (none when every CRD loaded).
+fn write_crd_suite<W: Write>(writer: &mut Writer<W>, crd_errors: &[Note]) -> io::Result<()> {
+    if crd_errors.is_empty() {
+        return Ok(());
+    }
+    let count = crd_errors.len().to_string();
+    let suite = BytesStart::new("testsuite").with_attributes([
+        ("name", "CRDs"),
+        ("tests", count.as_str()),
+        ("failures", "0"),
+        ("errors", count.as_str()),
+        ("skipped", "0"),
+    ]);
+    writer.write_event(Event::Start(suite))?;
+    for error in crd_errors {
+        let element = Element {
+            tag: "error",
+            kind: "crd-not-loaded",
+            message: first_line(&error.message),
+            body: format!("{}: error: {}", error.location, error.message),
+        };
+        write_testcase(
+            writer,
+            &error.location.to_string(),
+            "CRDs",
+            &error.location.file,
+            &[element],
+            &[],
+            &[],
+        )?;
+    }
+    writer.write_event(Event::End(BytesEnd::new("testsuite")))
 }
 
 /// Steps that passed but were found order-dependent or misrouting (and are not already
@@ -221,6 +266,10 @@ fn write_case<W: Write>(
         // Not a failure, but CI must see that the step's routing was not verified.
         step_warnings.extend(
             case.intent_unverified(step.index)
+                .map(|note| format!("note: {}", note.message())),
+        );
+        step_warnings.extend(
+            case.schema_not_checked(step.index)
                 .map(|note| format!("note: {}", note.message())),
         );
         let prints: Vec<String> = step

@@ -149,6 +149,7 @@ pub(crate) mod fixtures {
                     misrouted: vec![],
                     intent_unverified: vec![],
                     schema: vec![],
+                    schema_not_checked: None,
                 },
                 CaseReport {
                     path: "lua_configuration/example.io/Demo/testdata/fail.yaml".into(),
@@ -161,6 +162,7 @@ pub(crate) mod fixtures {
                     misrouted: vec![],
                     intent_unverified: vec![],
                     schema: vec![],
+                    schema_not_checked: None,
                 },
                 CaseReport {
                     path: "lua_configuration/example.io/Demo/testdata/error.yaml".into(),
@@ -173,6 +175,7 @@ pub(crate) mod fixtures {
                     misrouted: vec![],
                     intent_unverified: vec![],
                     schema: vec![],
+                    schema_not_checked: None,
                 },
                 CaseReport {
                     path: "lua_configuration/example.io/Demo/testdata/broken.yaml".into(),
@@ -188,6 +191,7 @@ pub(crate) mod fixtures {
                     misrouted: vec![],
                     intent_unverified: vec![],
                     schema: vec![],
+                    schema_not_checked: None,
                 },
             ],
         };
@@ -195,6 +199,7 @@ pub(crate) mod fixtures {
             scripts: vec![script],
             shuffle_runs: 0,
             notes: Vec::new(),
+            crd_errors: Vec::new(),
         }
     }
 }

@@ -335,6 +335,18 @@ pub fn check_rules() -> Vec<Rule> {
             Level::Note,
         ),
         rule(
+            "check/crd-not-loaded",
+            "crd-not-loaded",
+            "A CRD file (or a kruise-lua.toml crds entry) could not be used: the steps of its kinds were not checked against it",
+            Level::Error,
+        ),
+        rule(
+            "check/schema-not-checked",
+            "schema-not-checked",
+            "A step was not checked against a CRD schema (no CRD for the script's kind was loaded): only labels and annotations were",
+            Level::Note,
+        ),
+        rule(
             "check/invalid",
             "invalid",
             "The API server would reject a step's output or expected value (CRD schema, label and annotation rules)",
@@ -376,7 +388,7 @@ fn misrouted_related(script: &ScriptReport, finding: &IntentFinding) -> Vec<Rela
 
 /// The results of a `check` run, at the places the other reports point at.
 pub fn check_findings(report: &Report) -> Vec<Finding> {
-    let mut findings = note_findings(&report.notes);
+    let mut findings = input_findings(&report.notes, &report.crd_errors);
     for script in &report.scripts {
         findings.extend(script_findings(script));
     }
@@ -399,19 +411,26 @@ fn check_finding(rule: &str, level: Level, location: &Location, message: String)
     }
 }
 
-/// The remarks about the inputs themselves (they open the results).
-pub fn note_findings(notes: &[Note]) -> Vec<Finding> {
-    notes
-        .iter()
-        .map(|note| {
-            check_finding(
-                "check/warning",
-                Level::Warning,
-                &note.location,
-                note.message.clone(),
-            )
-        })
-        .collect()
+/// The errors and remarks about the inputs themselves (they open the results): the CRD
+/// sources that could not be used, then the remarks.
+pub fn input_findings(notes: &[Note], crd_errors: &[Note]) -> Vec<Finding> {
+    let errors = crd_errors.iter().map(|error| {
+        check_finding(
+            "check/crd-not-loaded",
+            Level::Error,
+            &error.location,
+            error.message.clone(),
+        )
+    });
+    let remarks = notes.iter().map(|note| {
+        check_finding(
+            "check/warning",
+            Level::Warning,
+            &note.location,
+            note.message.clone(),
+        )
+    });
+    errors.chain(remarks).collect()
 }
 
 /// The results of one script of a `check` run, in report order.
@@ -522,6 +541,14 @@ pub fn script_findings(script: &ScriptReport) -> Vec<Finding> {
                 if let Some(note) = case.intent_unverified(step.index) {
                     push(
                         "check/intent-not-checked",
+                        Level::Note,
+                        &step_location,
+                        format!("{title}: {}", note.message()),
+                    );
+                }
+                if let Some(note) = case.schema_not_checked(step.index) {
+                    push(
+                        "check/schema-not-checked",
                         Level::Note,
                         &step_location,
                         format!("{title}: {}", note.message()),

@@ -30,29 +30,31 @@ impl<'a> ReportStream<'a> {
         )
     }
 
-    /// Starts the report (`format` must stream): the remarks about the inputs come first.
+    /// Starts the report (`format` must stream): the CRD sources that could not be used and
+    /// the remarks about the inputs come first.
     pub fn begin(
         format: Format,
         color: bool,
         notes: &[Note],
+        crd_errors: &[Note],
         out: &'a mut dyn Write,
     ) -> io::Result<ReportStream<'a>> {
         debug_assert!(Self::streams(format));
         let mut log = None;
         match format {
-            Format::Human => human::begin(notes, color, out)?,
-            Format::Github => github::begin(notes, out)?,
+            Format::Human => human::begin(notes, crd_errors, color, out)?,
+            Format::Github => github::begin(notes, crd_errors, out)?,
             Format::Sarif => {
                 let mut writer = sarif::LogWriter::begin(&sarif::check_rules(), out)?;
-                for finding in sarif::note_findings(notes) {
+                for finding in sarif::input_findings(notes, crd_errors) {
                     writer.result(&finding, out)?;
                 }
                 log = Some(writer);
             }
-            _ => {}
+            _ => json::begin(crd_errors, out)?,
         }
         let mut summary = Summary::default();
-        summary.warnings += notes.len();
+        summary.add_inputs(notes, crd_errors);
         Ok(ReportStream {
             format,
             color,
@@ -114,8 +116,14 @@ mod tests {
             let mut whole = Vec::new();
             super::super::write(&report, format, false, &mut whole).unwrap();
             let mut streamed = Vec::new();
-            let mut stream =
-                ReportStream::begin(format, false, &report.notes, &mut streamed).unwrap();
+            let mut stream = ReportStream::begin(
+                format,
+                false,
+                &report.notes,
+                &report.crd_errors,
+                &mut streamed,
+            )
+            .unwrap();
             for script in &report.scripts {
                 stream.script(script).unwrap();
             }

@@ -161,7 +161,7 @@ fn validated(script: &str, case: &str) -> ScriptResults {
     let mut results = run(script, case);
     let mut set = kruise_lua_engine::schema::SchemaSet::new();
     set.add_text("route.yaml", &route_crd()).unwrap();
-    results.validate_schemas(Some(std::sync::Arc::new(set)));
+    results.validate_schemas(Some(std::sync::Arc::new(set)), &[]);
     results
 }
 

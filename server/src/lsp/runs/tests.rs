@@ -301,14 +301,14 @@ fn schema_findings_follow_the_schemas_given_and_api_versions_come_from_original(
     .unwrap();
     assert_eq!(results.api_versions(), vec!["x/v1".to_string()]);
     assert!(results.cases[0].schema.is_empty(), "not validated yet");
-    results.validate_schemas(set(100));
+    results.validate_schemas(set(100), &[]);
     assert!(results.cases[0].schema.is_empty());
     // A stricter CRD (the file changed): the same outcomes are validated again.
-    results.validate_schemas(set(10));
+    results.validate_schemas(set(10), &[]);
     let steps: Vec<usize> = results.cases[0].schema.iter().map(|f| f.step).collect();
     assert!(steps.contains(&0) && steps.contains(&1), "{steps:?}");
     assert!(results.schemas.is_some());
-    results.validate_schemas(None);
+    results.validate_schemas(None, &[]);
     assert!(results.cases[0].schema.is_empty() && results.schemas.is_none());
 }
 

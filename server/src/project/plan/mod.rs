@@ -6,9 +6,10 @@
 //! probes and routing models) and the schema findings. Front ends render a [`Plan`] (the
 //! CLI's `plan` formats) and save it as a test case ([`case_file`]).
 
+use crate::project::crd_sources::CrdSources;
 use kruise_lua_engine::intent::TrafficTable;
 use kruise_lua_engine::runner::RunOptions;
-use kruise_lua_engine::schema::{Finding, SchemaSet, Severity};
+use kruise_lua_engine::schema::{Finding, Severity};
 use kruise_lua_engine::script::ScriptKind;
 use kruise_lua_engine::value::JsonValue;
 
@@ -166,8 +167,8 @@ impl Stage {
 pub struct Settings<'a> {
     pub scripts: &'a ScriptSources,
     pub options: &'a RunOptions,
-    /// `None`: schema validation is off.
-    pub schemas: Option<&'a SchemaSet>,
+    /// The CRDs loaded and the sources that could not be; `None`: schema validation is off.
+    pub schemas: Option<&'a CrdSources>,
 }
 
 /// One traffic routing of the Rollout and the provider it names.

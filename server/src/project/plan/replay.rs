@@ -25,6 +25,7 @@ use kruise_lua_engine::value::JsonValue;
 use super::case_file::{CaseInputs, case_text, expected_entry, without_server_fields};
 use super::manifests::Manifest;
 use super::{ResourcePlan, Settings, Stage, StageKind, Traffic, asks, diff, provider, string_map};
+use crate::project::schema_check::{self, SchemaSubject};
 
 /// Plans `resource` with the script for `kind` under the (narrowed) Rollout `rollout`.
 pub fn plan_resource(
@@ -382,12 +383,14 @@ impl Replay<'_> {
             stage.schema_unchecked = Some("schema validation is off (--no-schema)".to_owned());
             return;
         };
-        let validation = schema::validate_update_as(schemas, group, kind, now, before);
-        if validation.schema.is_none() {
-            stage.schema_unchecked = Some(format!(
-                "no CRD for {kind} ({group}) was loaded (give one with --crd): only labels and annotations were checked"
-            ));
-        }
+        let validation = schema::validate_update_as(&schemas.schemas, group, kind, now, before);
+        let subject = SchemaSubject::Resource {
+            group: group.to_owned(),
+            kind: kind.to_owned(),
+        };
+        stage.schema_unchecked =
+            schema_check::not_checked(&subject, &schemas.schemas, &schemas.problems)
+                .map(|note| note.reason);
         stage.schema = validation.findings;
     }
 
