@@ -403,6 +403,7 @@ pub fn execute_with(
                     misrouted: Vec::new(),
                     intent_unverified: Vec::new(),
                     schema: Vec::new(),
+                    schema_not_checked: None,
                 };
             }
             let reuse = same_script
