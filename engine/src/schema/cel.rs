@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use cel::{Env, Program};
+use cel::{Env, IdedExpr, Program};
 
 use crate::value::JsonValue;
 use crate::yaml::PathSeg;
@@ -19,7 +19,14 @@ use crate::yaml::PathSeg;
 pub struct RuleEnv {
     pub(super) env: Arc<Env>,
     /// Parsed programs, or why a text cannot be checked, by rule text.
-    pub(super) parsed: Mutex<HashMap<String, Result<Arc<Program>, String>>>,
+    pub(super) parsed: Mutex<HashMap<String, Result<Arc<Parsed>, String>>>,
+}
+
+/// A rule's text parsed, and the tree that is evaluated: the same with the calls of the
+/// evaluation meter put in (`cel_bounds::metered`).
+pub(super) struct Parsed {
+    pub(super) program: Program,
+    pub(super) metered: IdedExpr,
 }
 
 pub(crate) fn environment() -> Arc<RuleEnv> {
@@ -69,8 +76,8 @@ impl std::fmt::Debug for CelRule {
 #[derive(Clone)]
 pub(super) enum Check {
     Ready {
-        program: Arc<Program>,
-        message: Option<Arc<Program>>,
+        program: Arc<Parsed>,
+        message: Option<Arc<Parsed>>,
         transition: bool,
         /// Estimated costs of the rule and of its messageExpression (cel_cost.rs).
         cost: u64,
@@ -84,7 +91,7 @@ pub(super) enum Check {
 impl std::fmt::Debug for Check {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Check::Ready { program, .. } => f.debug_tuple("Ready").field(program).finish(),
+            Check::Ready { program, .. } => f.debug_tuple("Ready").field(&program.program).finish(),
             Check::CrdRefused(reason) => f.debug_tuple("CrdRefused").field(reason).finish(),
             Check::Refused(reason) => f.debug_tuple("Refused").field(reason).finish(),
         }
@@ -185,4 +192,133 @@ pub(crate) fn parse_field_path(text: &str) -> Option<Vec<PathSeg>> {
         }
     }
     Some(segments)
+}
+
+/// Words CEL reserves (k8s.io/apiserver `pkg/cel/escaping.go`, `celReservedSymbols`): a
+/// property named so is `__word__` in CEL.
+const CEL_RESERVED_SYMBOLS: [&str; 21] = [
+    "true",
+    "false",
+    "null",
+    "in",
+    "as",
+    "break",
+    "const",
+    "continue",
+    "else",
+    "for",
+    "function",
+    "if",
+    "import",
+    "let",
+    "loop",
+    "package",
+    "namespace",
+    "return",
+    "var",
+    "void",
+    "while",
+];
+
+/// The name a property of an object with `properties` has in CEL, as the API server exposes it
+/// (k8s.io/apiserver `pkg/cel/escaping.go`, `Escape`, used by `pkg/cel/common/schemas.go` and
+/// `valuesunstructured.go`): a reserved word becomes `__word__`; otherwise `__` becomes
+/// `__underscores__`, `.` `__dot__`, `-` `__dash__` and `/` `__slash__`. `None` (the property
+/// is not accessible) for an empty name, one starting with a digit, or one with any character
+/// but ASCII letters, digits and `_.-/`.
+pub(crate) fn escape_property(name: &str) -> Option<String> {
+    if name.is_empty() || name.starts_with(|c: char| c.is_ascii_digit()) {
+        return None;
+    }
+    if CEL_RESERVED_SYMBOLS.contains(&name) {
+        return Some(format!("__{name}__"));
+    }
+    let mut escaped = String::with_capacity(name.len());
+    let mut rest = name;
+    while let Some(c) = rest.chars().next() {
+        // Scanned as escaping.go's `expandMatcher` matches, leftmost first: `__` before `_`.
+        if let Some(after) = rest.strip_prefix("__") {
+            escaped.push_str("__underscores__");
+            rest = after;
+            continue;
+        }
+        match c {
+            '.' => escaped.push_str("__dot__"),
+            '-' => escaped.push_str("__dash__"),
+            '/' => escaped.push_str("__slash__"),
+            c if c.is_ascii_alphanumeric() || c == '_' => escaped.push(c),
+            _ => return None,
+        }
+        rest = &rest[c.len_utf8()..];
+    }
+    Some(escaped)
+}
+
+/// The property a CEL field name stands for (escaping.go, `Unescape`): each `__word__` (two
+/// underscores, characters other than `_`, two underscores, leftmost first) is replaced by what
+/// it escapes; `None` when one escapes nothing, or a reserved word's is not the whole name.
+pub(crate) fn unescape_property(field: &str) -> Option<String> {
+    let mut out = String::with_capacity(field.len());
+    let mut rest = field;
+    while !rest.is_empty() {
+        if let Some(after) = rest.strip_prefix("__") {
+            let word_end = after.find('_').unwrap_or(after.len());
+            if word_end > 0 && after[word_end..].starts_with("__") {
+                let word = &after[..word_end];
+                let whole = 2 + word_end + 2 == field.len();
+                match word {
+                    "underscores" => out.push_str("__"),
+                    "dot" => out.push('.'),
+                    "dash" => out.push('-'),
+                    "slash" => out.push('/'),
+                    word if CEL_RESERVED_SYMBOLS.contains(&word) && whole => out.push_str(word),
+                    _ => return None,
+                }
+                rest = &after[word_end + 2..];
+                continue;
+            }
+        }
+        let c = rest.chars().next().unwrap_or('_');
+        out.push(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn property_names_escape_and_unescape_as_in_the_api_server() {
+        // k8s.io/apiserver `pkg/cel/escaping.go` (and its tests' cases).
+        for (name, escaped) in [
+            ("namespace", Some("__namespace__")),
+            ("if", Some("__if__")),
+            ("plain_name", Some("plain_name")),
+            ("_leading", Some("_leading")),
+            ("a-b", Some("a__dash__b")),
+            ("a.b/c", Some("a__dot__b__slash__c")),
+            ("x__y", Some("x__underscores__y")),
+            ("___x", Some("__underscores___x")),
+            ("namespaces", Some("namespaces")),
+            ("1st", None),
+            ("a b", None),
+            ("ünicode", None),
+            ("", None),
+        ] {
+            assert_eq!(escape_property(name).as_deref(), escaped, "{name}");
+            if let Some(escaped) = escaped {
+                assert_eq!(
+                    unescape_property(escaped).as_deref(),
+                    Some(name),
+                    "{escaped}"
+                );
+            }
+        }
+        // Escapes that stand for nothing, or a reserved word's inside a longer name.
+        assert_eq!(unescape_property("__foo__"), None);
+        assert_eq!(unescape_property("a__if__b"), None);
+        assert_eq!(unescape_property("___dot__").as_deref(), Some("_."));
+    }
 }

@@ -10,11 +10,18 @@
 //! recursion limit, 250 by default, and its 100,000 code point expression limit: cel-go
 //! `parser/options.go`), and no published CRD's rule comes near them. A rule beyond them is
 //! reported as not checked, never guessed.
+//!
+//! Evaluation runs under a budget too (see [`evaluate_metered`]), so that a rule whose estimated cost
+//! missed something still ends, in bounded memory.
 
+use std::cell::Cell;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use cel::IdedExpr;
-use cel::common::ast::{EntryExpr, Expr};
+use cel::common::ast::{CallExpr, EntryExpr, Expr};
+use cel::common::types::{CelBytes, CelString, DYN_TYPE};
+use cel::common::value::{CowVal, Val};
+use cel::{DeclarationError, Env, ExecutionError};
 
 /// The longest rule (in characters) handed to the parser: parse time grows with the text
 /// (about 0.3 ms per token in a debug build).
@@ -215,9 +222,260 @@ fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
         .unwrap_or_else(|| "a panic".to_owned())
 }
 
+/// apiserver `pkg/apis/cel/config.go`, `PerCallLimit`: the runtime cost the API server lets one
+/// evaluation of a rule reach before it cancels it ("operation cancelled: actual cost limit
+/// exceeded"). Our meter counts in units of the same order (one per iteration, a list's items,
+/// a tenth of a string's characters) but not cel-go's exact figure.
+pub(crate) const PER_CALL_LIMIT: u64 = 1_000_000;
+
+/// The function a metered tree calls on a value it builds or walks: charges its size, hands it
+/// on. Its name cannot be written in CEL source (it starts with `@`).
+const CHARGE: &str = "@kruise_charge";
+/// The function a metered `all`/`exists` calls on its loop condition each iteration.
+const TICK: &str = "@kruise_tick";
+
+thread_local! {
+    /// What is left of the running evaluation's budget (`None`: no evaluation is metered on
+    /// this thread), and whether it ran out.
+    static BUDGET: Cell<Option<u64>> = const { Cell::new(None) };
+    static OVERRUN: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Registers the meter's functions in the rules' environment.
+pub(crate) fn register_meter(env: &mut Env) -> Result<(), DeclarationError> {
+    env.add_overload(CHARGE, "@kruise_charge(dyn)", vec![DYN_TYPE], charge_size)?;
+    env.add_overload(TICK, "@kruise_tick(dyn)", vec![DYN_TYPE], charge_one)?;
+    Ok(())
+}
+
+/// Takes `amount` from the running evaluation's budget; once it is spent, every charge fails,
+/// so loops stop at their next iteration and no list is built further.
+fn charge(amount: u64) -> Result<(), ExecutionError> {
+    let Some(left) = BUDGET.get() else {
+        return Ok(());
+    };
+    if OVERRUN.get() || amount > left {
+        OVERRUN.set(true);
+        return Err(ExecutionError::function_error(
+            "cost",
+            format!("evaluation exceeded the budget of {PER_CALL_LIMIT}"),
+        ));
+    }
+    BUDGET.set(Some(left - amount));
+    Ok(())
+}
+
+/// What a value costs to have built or to walk: one, plus its items (list, map) or a tenth of
+/// its characters or bytes (cel-go's `StringTraversalCostFactor`).
+fn size_cost(value: &dyn Val) -> u64 {
+    let size = if let Some(text) = value.downcast_ref::<CelString>() {
+        text.inner().len() as u64 / 10
+    } else if let Some(bytes) = value.downcast_ref::<CelBytes>() {
+        bytes.inner().len() as u64 / 10
+    } else {
+        value
+            .as_sizer()
+            .map_or(0, |sizer| u64::try_from(*sizer.size().inner()).unwrap_or(0))
+    };
+    size.saturating_add(1)
+}
+
+fn charge_size<'b, 'v>(mut args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    let value = one_argument(&mut args, CHARGE)?;
+    charge(size_cost(value.as_ref()))?;
+    Ok(value)
+}
+
+fn charge_one<'b, 'v>(mut args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    let value = one_argument(&mut args, TICK)?;
+    charge(1)?;
+    Ok(value)
+}
+
+fn one_argument<'b, 'v>(
+    args: &mut Vec<CowVal<'b, 'v>>,
+    function: &str,
+) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    if args.len() != 1 {
+        return Err(ExecutionError::invalid_argument_count(1, args.len()));
+    }
+    args.pop()
+        .ok_or_else(|| ExecutionError::function_error(function, "no argument"))
+}
+
+/// Runs `evaluate` (which evaluates a [`metered`] tree) with a budget of [`PER_CALL_LIMIT`] and
+/// at least [`EVAL_RED_ZONE`] of stack, a panic becoming `Err`. `Ok((result, true))` when the
+/// budget ran out: then the result is not the rule's (an error stopped it part way, or a
+/// branch that failed on the budget was absorbed by `||`/`&&`).
+pub(crate) fn evaluate_metered<T>(evaluate: impl FnOnce() -> T) -> Result<(T, bool), String> {
+    struct Reset(Option<u64>, bool);
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            BUDGET.set(self.0);
+            OVERRUN.set(self.1);
+        }
+    }
+    let _reset = Reset(BUDGET.get(), OVERRUN.get());
+    BUDGET.set(Some(PER_CALL_LIMIT));
+    OVERRUN.set(false);
+    let result = evaluate_guarded(evaluate)?;
+    Ok((result, OVERRUN.get()))
+}
+
+/// `tree` with the meter's calls put in, evaluated in its place: each comprehension charges
+/// for its iterations (the whole range up front for `map`, `filter` and `exists_one`, which
+/// walk all of it; one per iteration for `all` and `exists`, which may stop early), and each
+/// call that can build a value (any but the operators, which give a boolean or a value that
+/// already exists, and `+`, which can build one) charges the size of what it gives. The tree
+/// must stay as the crate expands macros where the crate looks at its shape: a call on a
+/// comprehension's accumulator is left as it is.
+pub(crate) fn metered(tree: &IdedExpr) -> IdedExpr {
+    let mut out = tree.clone();
+    let mut accumulators = Vec::new();
+    meter_node(&mut out, &mut accumulators);
+    out
+}
+
+fn wrap(node: &mut IdedExpr, function: &str) {
+    let id = node.id;
+    let inner = std::mem::replace(
+        node,
+        IdedExpr {
+            id,
+            expr: Expr::Unspecified,
+        },
+    );
+    node.expr = Expr::Call(CallExpr {
+        func_name: function.to_owned(),
+        target: None,
+        args: vec![inner],
+    });
+}
+
+/// Recurses once per level: call it on a tree whose depth is bounded ([`MAX_TREE_DEPTH`]).
+fn meter_node(node: &mut IdedExpr, accumulators: &mut Vec<String>) {
+    match &mut node.expr {
+        Expr::Comprehension(c) => {
+            meter_node(&mut c.iter_range, accumulators);
+            meter_node(&mut c.accu_init, accumulators);
+            accumulators.push(c.accu_var.clone());
+            meter_node(&mut c.loop_cond, accumulators);
+            meter_node(&mut c.loop_step, accumulators);
+            meter_node(&mut c.result, accumulators);
+            accumulators.pop();
+            if matches!(c.loop_cond.expr, Expr::Literal(_)) {
+                wrap(&mut c.iter_range, CHARGE);
+            } else {
+                wrap(&mut c.loop_cond, TICK);
+            }
+        }
+        Expr::Call(call) => {
+            let on_accumulator =
+                call.target.iter().map(|t| &**t).chain(&call.args).any(
+                    |operand| matches!(&operand.expr, Expr::Ident(n) if accumulators.contains(n)),
+                );
+            let builds = call.func_name == "_+_" || !is_operator(&call.func_name);
+            if let Some(target) = call.target.as_deref_mut() {
+                meter_node(target, accumulators);
+            }
+            for arg in &mut call.args {
+                meter_node(arg, accumulators);
+            }
+            if builds && !on_accumulator {
+                wrap(node, CHARGE);
+            }
+        }
+        Expr::List(list) => {
+            for element in &mut list.elements {
+                meter_node(element, accumulators);
+            }
+        }
+        Expr::Map(map) => {
+            for entry in &mut map.entries {
+                if let EntryExpr::MapEntry(e) = &mut entry.expr {
+                    meter_node(&mut e.key, accumulators);
+                    meter_node(&mut e.value, accumulators);
+                }
+            }
+        }
+        Expr::Struct(s) => {
+            for entry in &mut s.entries {
+                match &mut entry.expr {
+                    EntryExpr::StructField(f) => meter_node(&mut f.value, accumulators),
+                    EntryExpr::MapEntry(e) => {
+                        meter_node(&mut e.key, accumulators);
+                        meter_node(&mut e.value, accumulators);
+                    }
+                }
+            }
+        }
+        Expr::Select(select) => meter_node(&mut select.operand, accumulators),
+        Expr::Ident(_) | Expr::Literal(_) | Expr::Unspecified => {}
+    }
+}
+
+/// Operators and the crate's internal functions (`_+_`, `!_`, `@in`, `@not_strictly_false`).
+fn is_operator(name: &str) -> bool {
+    name.starts_with(['_', '@', '!', '-'])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Arc;
+
+    /// `rule` evaluated as rules are (metered, in the rules' environment), bypassing the
+    /// estimated cost: whether the budget ran out, and the result.
+    fn run_metered(rule: &str) -> (Result<cel::Value, ExecutionError>, bool) {
+        let env = crate::schema::cel_library::environment();
+        let program = env.compile(rule).unwrap();
+        let tree = metered(program.expression());
+        let context = cel::Context::with_env(Arc::clone(&env));
+        evaluate_metered(|| cel::Value::resolve(&tree, &context)).unwrap()
+    }
+
+    #[test]
+    fn evaluation_stops_when_its_budget_is_spent() {
+        // What the estimate refuses, run anyway: the meter stops it (it would loop 10^12
+        // times, or build 10^10 items).
+        for hostile in [
+            "lists.range(1000000).all(x, lists.range(1000000).all(y, y >= 0))",
+            "lists.range(100000).map(x, lists.range(100000)).size() > 0",
+            "lists.range(1000).all(x, lists.range(1000).all(y, lists.range(1000).exists(z, z < 0)) || true)",
+            "lists.range(1000).all(a, lists.range(1000).all(b, a + b >= 0))",
+        ] {
+            let (result, overrun) = run_metered(hostile);
+            assert!(overrun, "{hostile}: {result:?}");
+        }
+        // Within the budget, results are as unmetered, errors a later item overrides included.
+        for (rule, expected) in [
+            (
+                "lists.range(100).map(x, x * 2).filter(y, y > 100).size() == 49",
+                true,
+            ),
+            ("[0, 1].exists(x, 10 / x > 1)", true),
+            ("[1, 0].all(x, 10 / x > 100)", false),
+            ("lists.range(4).sortBy(x, -x) == [3, 2, 1, 0]", true),
+            (
+                "['a', 'b'].exists_one(s, s == 'b') && 'ab'.startsWith('a')",
+                true,
+            ),
+            (
+                "lists.range(100).all(a, lists.range(100).all(b, a + b >= 0))",
+                true,
+            ),
+        ] {
+            let (result, overrun) = run_metered(rule);
+            assert!(!overrun, "{rule}");
+            assert_eq!(result, Ok(cel::Value::Bool(expected)), "{rule}");
+        }
+        let (result, overrun) = run_metered("[1, 0].all(x, 10 / x > 1)");
+        assert!(!overrun);
+        assert!(
+            matches!(result, Err(ExecutionError::DivisionByZero(_))),
+            "{result:?}"
+        );
+    }
 
     #[test]
     fn nesting_counts_brackets_and_operator_chains() {

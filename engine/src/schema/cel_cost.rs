@@ -1,7 +1,8 @@
 //! The API server's estimated-cost check of an `x-kubernetes-validations` rule, done before
 //! the rule is evaluated: a rule whose worst-case cost exceeds the per-expression limit makes
-//! the API server refuse the CRD, and since the `cel` crate has no cost or step hook, refusing
-//! such rules is also what bounds our own evaluation time and memory.
+//! the API server refuse the CRD, and refusing such rules is the first thing that bounds our
+//! own evaluation time and memory (the second is the meter evaluation runs under,
+//! `cel_bounds::evaluate_metered`).
 //!
 //! The model follows cel-go's `checker/cost.go` as the API server drives it
 //! (apiextensions-apiserver `pkg/apiserver/schema/cel/compilation.go` and `model/`): every
@@ -16,16 +17,17 @@
 use cel::IdedExpr;
 use cel::common::ast::{EntryExpr, Expr, LiteralValue};
 
+use super::cel::unescape_property;
 use super::compile::{Additional, Schema, SchemaType};
+use crate::value::JsonValue;
 
 /// apiextensions-apiserver `pkg/apis/apiextensions/validation/validation.go`,
 /// `StaticEstimatedCostLimit`: the largest estimated cost of one rule.
 pub(crate) const STATIC_ESTIMATED_COST_LIMIT: u64 = 10_000_000;
 
 // apiserver `pkg/apis/cel/config.go` bounds run time too: `PerCallLimit` (1,000,000) per
-// evaluation and `RuntimeCELCostBudget` (10,000,000) per request. The `cel` crate cannot count
-// cost while it runs, so the static limit is what bounds our evaluation: a rule within it
-// stays within the runtime budget's order on any object the API server accepts.
+// evaluation, which our meter mirrors (`cel_bounds::PER_CALL_LIMIT`), and
+// `RuntimeCELCostBudget` (10,000,000) per request.
 
 /// apiserver `pkg/cel/limits.go`, `MaxRequestSizeBytes` (3 MiB): bounds lists, maps and
 /// strings the schema leaves unbounded.
@@ -81,9 +83,13 @@ impl<'s> Shape<'s> {
         let Shape::Schema(schema) = self else {
             return Shape::Unknown;
         };
+        // A field of an object with properties is named in CEL by its escaped name
+        // (`__namespace__` for `namespace`: `cel.rs`, `escape_property`).
         let child = match name {
-            Some(name) => schema.properties.get(name),
-            None => None,
+            Some(name) if !schema.properties.is_empty() => {
+                unescape_property(name).and_then(|property| schema.properties.get(&property))
+            }
+            _ => None,
         };
         match (child, &schema.additional, schema.schema_type) {
             (Some(child), _, _) => Shape::Schema(child),
@@ -111,7 +117,24 @@ fn schema_size(schema: &Schema) -> u64 {
         Some(SchemaType::Array) => schema.max_items.unwrap_or_else(|| {
             from_request(schema.items.as_deref().map_or(1, min_serialized_size))
         }),
-        Some(SchemaType::String) => schema.max_length.unwrap_or(MAX_REQUEST_SIZE_BYTES),
+        // k8s.io/apiserver `pkg/cel/common/schemas.go`, `SchemaDeclType`: without `maxLength`,
+        // a string with an `enum` is as long as its longest value (`estimateMaxStringEnumLength`,
+        // in bytes); only a free string is sized by the request.
+        Some(SchemaType::String) => {
+            schema
+                .max_length
+                .unwrap_or_else(|| match schema.enum_values.as_deref() {
+                    Some(values) if !values.is_empty() => values
+                        .iter()
+                        .filter_map(|(value, _)| match value {
+                            JsonValue::String(s) => Some(s.len() as u64),
+                            _ => None,
+                        })
+                        .max()
+                        .unwrap_or(0),
+                    _ => MAX_REQUEST_SIZE_BYTES,
+                })
+        }
         Some(SchemaType::Object) => match &schema.additional {
             // A map: `"":` plus the smallest value per entry.
             Additional::Schema(values) => schema
@@ -196,12 +219,23 @@ fn estimate_expr<'s>(node: &IdedExpr, scope: &mut Scope<'s>) -> (u64, Shape<'s>)
             (cost, Shape::Unknown)
         }
         Expr::Call(call) => {
+            // `lists.range(n)` is a call of `range` on `lists`, a namespace, not a value.
+            let namespace = match call.target.as_deref().map(|t| &t.expr) {
+                Some(Expr::Ident(name)) if !scope.iter().any(|(n, _)| n == name) => {
+                    Some(name.as_str())
+                }
+                _ => None,
+            };
             let mut cost = 1u64;
             let mut shapes = Vec::with_capacity(call.args.len() + 1);
-            for operand in call.target.iter().map(|t| &**t).chain(&call.args) {
+            let target = call.target.iter().filter(|_| namespace.is_none());
+            for operand in target.map(|t| &**t).chain(&call.args) {
                 let (c, shape) = estimate_expr(operand, scope);
                 cost = cost.saturating_add(c);
                 shapes.push(shape);
+            }
+            if let Some((own, shape)) = list_function(namespace, call, &shapes) {
+                return (cost.saturating_add(own), shape);
             }
             // Functions that walk a string or list cost a tenth of its size (cel-go charges
             // 0.1 per character or item for comparisons, `contains`, `matches`, …).
@@ -233,6 +267,13 @@ fn estimate_expr<'s>(node: &IdedExpr, scope: &mut Scope<'s>) -> (u64, Shape<'s>)
                     }
                 }
                 ("_+_", [a, b]) => Shape::Sized(a.size().saturating_add(b.size())),
+                // Optionals and `dyn` hand their operand on: a list stays as large.
+                (
+                    "value" | "orValue" | "or" | "dyn" | "of" | "ofNonZeroValue",
+                    [first, rest @ ..],
+                ) => rest.iter().fold(first.clone(), |a, b| {
+                    if b.size() > a.size() { b.clone() } else { a }
+                }),
                 ("_?_:_", [_, a, b]) => {
                     if a.size() >= b.size() {
                         a.clone()
@@ -284,6 +325,85 @@ fn estimate_expr<'s>(node: &IdedExpr, scope: &mut Scope<'s>) -> (u64, Shape<'s>)
                 .saturating_add(result_cost);
             (cost, result)
         }
+    }
+}
+
+/// cel-go `common/cost.go`, `ListCreateBaseCost`: what allocating a list costs besides its
+/// items.
+const LIST_CREATE_BASE_COST: u64 = 10;
+
+/// The lists extension's functions that build a list (cel-go `ext/lists.go`, version 3, in the
+/// Kubernetes base environment since 1.34): their own cost and the list they give, as cel-go's
+/// `estimateListsRange`, `estimateListSlice`, `estimateListFlatten`, `estimateListReverse`,
+/// `estimateListDistinct`, `estimateListSort` and `estimateListSortBy` estimate them. `shapes`
+/// are the operands' (the target first); `None` for any other function.
+fn list_function<'s>(
+    namespace: Option<&str>,
+    call: &cel::common::ast::CallExpr,
+    shapes: &[Shape<'s>],
+) -> Option<(u64, Shape<'s>)> {
+    // cel-go `estimateAllocatingListCall`: the result's size times a factor, plus the call and
+    // the allocation.
+    let allocating = |factor: u64, size: u64, item: Shape<'s>| {
+        let cost = size
+            .saturating_mul(factor)
+            .saturating_add(1 + LIST_CREATE_BASE_COST);
+        (
+            cost,
+            Shape::List {
+                size,
+                item: Box::new(item),
+            },
+        )
+    };
+    // `nodeAsUintValue`: a literal's value, else `unknown` (the size is then not known).
+    let literal = |node: Option<&IdedExpr>, unknown: u64| match node.map(|n| &n.expr) {
+        Some(Expr::Literal(LiteralValue::Int(n))) => u64::try_from(*n.inner()).unwrap_or(0),
+        Some(Expr::Literal(LiteralValue::UInt(n))) => *n.inner(),
+        _ => unknown,
+    };
+    let has_target = call.target.is_some() && namespace.is_none();
+    let name = call.func_name.as_str();
+    match (namespace, name, has_target, shapes) {
+        (Some("lists"), "range", _, [_]) => {
+            let size = literal(call.args.first(), u64::MAX);
+            Some(allocating(1, size, Shape::Sized(1)))
+        }
+        (None, "lists.range", false, [_]) => {
+            let size = literal(call.args.first(), u64::MAX);
+            Some(allocating(1, size, Shape::Sized(1)))
+        }
+        (None, "slice", true, [list, _, _]) => {
+            let start = literal(call.args.first(), 0);
+            let end = literal(call.args.get(1), list.size());
+            Some(allocating(1, end.saturating_sub(start), list.item()))
+        }
+        (None, "reverse", true, [list]) => Some(allocating(1, list.size(), list.item())),
+        (None, "flatten", true, [list, depth @ ..]) => {
+            let depth = if depth.is_empty() {
+                1
+            } else {
+                literal(call.args.first(), u64::MAX)
+            };
+            // cel-go sizes the result as the list flattened; its items are the items' items.
+            Some(allocating(depth, list.size(), list.item().item()))
+        }
+        // Quadratic: each item compared with the others; cel-go also gives the result the
+        // squared size.
+        (None, "distinct", true, [list]) => {
+            let size = list.size().saturating_mul(list.size());
+            Some(allocating(2, size, list.item()))
+        }
+        (None, "sort", true, [list]) => {
+            let size = list.size().saturating_mul(list.size());
+            Some(allocating(2, size, list.item()))
+        }
+        // `sortBy` expands to `list.@sortByAssociatedKeys(keys)`, estimated on the keys.
+        (None, "@sortByAssociatedKeys", true, [list, keys]) => {
+            let size = keys.size().saturating_mul(keys.size());
+            Some(allocating(2, size, list.item()))
+        }
+        _ => None,
     }
 }
 
@@ -375,6 +495,56 @@ mod tests {
         estimate(tree.expression(), &schema)
     }
 
+    /// The cost of `rule` parsed in the rules' own environment (`lists.range`, `sortBy`, …).
+    fn cost_in_env(schema: &str, rule: &str) -> u64 {
+        let schema = Schema::compile(&parse_first_document(schema).unwrap().unwrap()).unwrap();
+        let tree = crate::schema::cel_library::environment()
+            .compile(rule)
+            .unwrap();
+        estimate(tree.expression(), &schema)
+    }
+
+    #[test]
+    fn lists_the_library_builds_are_sized_as_cel_go_sizes_them() {
+        // `lists.range(n)` has n items (cel-go `ext/lists.go`, `estimateListsRange`): walking
+        // it is no longer priced as walking one item, so these rules, which would run for
+        // ever or exhaust memory, are refused as the API server refuses them.
+        let object = "type: object\nproperties:\n  name: {type: string, maxLength: 10}\n";
+        for hostile in [
+            "lists.range(1000000).all(x, lists.range(1000000).all(y, y >= 0))",
+            "lists.range(100000).map(x, lists.range(100000)).size() > 0",
+            "lists.range(100000).map(x, [x]).flatten().all(y, lists.range(100000).all(z, z >= y))",
+            "lists.range(5000).sort().all(x, lists.range(5000).reverse().all(y, y >= 0))",
+            "lists.range(100000).slice(0, 100000).all(x, lists.range(100000).all(y, y >= 0))",
+            "lists.range(4000).distinct().all(x, x >= 0)",
+            "lists.range(100000).sortBy(x, -x).all(x, lists.range(100000).all(y, y >= 0))",
+        ] {
+            let cost = cost_in_env(object, hostile);
+            assert!(cost > STATIC_ESTIMATED_COST_LIMIT, "{hostile}: {cost}");
+        }
+        // Small ranges stay cheap.
+        let small = cost_in_env(
+            object,
+            "lists.range(10).all(x, lists.range(10).all(y, y >= 0))",
+        );
+        assert!(small < 1_000, "{small}");
+        // A size the rule computes is not known: as large as a list can be.
+        let computed = cost_in_env(object, "lists.range(self.name.size()).all(x, x >= 0)");
+        assert!(computed > 1_000_000, "{computed}");
+    }
+
+    #[test]
+    fn escaped_property_names_are_sized_by_their_schema() {
+        // k8s.io/apiserver `pkg/cel/escaping.go`: `namespace` is `__namespace__` in CEL and
+        // `a-b` is `a__dash__b`; sized from their schema, not as unknown (3 MiB) values.
+        let refs = "type: array\nmaxItems: 1000\nitems:\n  type: object\n  properties:\n    namespace: {type: string, maxLength: 63}\n    a-b: {type: string, maxLength: 63}\n";
+        let cost = cost(
+            refs,
+            "self.all(r, r.__namespace__.contains('x') && r.a__dash__b.contains('y'))",
+        );
+        assert!(cost < 100_000, "{cost}");
+    }
+
     const NESTED: &str = "type: array\nmaxItems: 100\nitems:\n  type: array\n  maxItems: 100\n  items:\n    type: array\n    maxItems: 100\n    items:\n      type: array\n      maxItems: 100\n      items: {type: integer}\n";
 
     #[test]
@@ -414,6 +584,29 @@ mod tests {
         // list stays cheap (Istio's duration rules, on unbounded route lists).
         let cost = cost("type: string\n", "duration(self) >= duration('1ms')");
         assert!(cost < 10, "{cost}");
+    }
+
+    #[test]
+    fn enum_strings_are_as_long_as_their_longest_value() {
+        // Gateway API's HTTPRoute: a rule on every path match of 1024, the path's `type` an enum
+        // without maxLength. The API server sizes it by its longest value (17 bytes), so the
+        // CRD is accepted; sized by the request, each rule would cost millions.
+        let paths = "type: array\nmaxItems: 1024\nitems:\n  type: object\n  properties:\n    type: {type: string, enum: [Exact, PathPrefix, RegularExpression]}\n";
+        let cost = cost(
+            paths,
+            "self.all(p, p.type in ['Exact', 'PathPrefix', 'RegularExpression'])",
+        );
+        assert!(cost < 100_000, "{cost}");
+        // A free string still counts as long as a request allows.
+        let free = cost_of_free_string();
+        assert!(free > 100_000, "{free}");
+    }
+
+    fn cost_of_free_string() -> u64 {
+        cost(
+            "type: array\nmaxItems: 1024\nitems: {type: string}\n",
+            "self.all(p, p in ['Exact', 'PathPrefix', 'RegularExpression'])",
+        )
     }
 
     #[test]

@@ -14,9 +14,9 @@ use std::sync::Arc;
 use cel::common::types::CelOptional;
 use cel::common::value::Val;
 use cel::objects::Key;
-use cel::{Context, ExecutionError, Program, Value};
+use cel::{Context, ExecutionError, Value};
 
-use super::cel::{CelOutcome, CelRule, Check, Failure, Old, short_rule};
+use super::cel::{CelOutcome, CelRule, Check, Failure, Old, Parsed, escape_property, short_rule};
 use super::compile::{Additional, Schema, SchemaType};
 use super::{cel_bounds, cel_cost, cel_library};
 use crate::value::JsonValue;
@@ -39,11 +39,11 @@ impl CelRule {
                 .message_expression
                 .as_deref()
                 .and_then(|source| self.parse(source, None).ok());
-            let transition = parsed.references().has_variable("oldSelf");
-            let cost = cel_cost::estimate(parsed.expression(), schema);
+            let transition = parsed.program.references().has_variable("oldSelf");
+            let cost = cel_cost::estimate(parsed.program.expression(), schema);
             let message_cost = message
                 .as_ref()
-                .map_or(0, |m| cel_cost::estimate(m.expression(), schema));
+                .map_or(0, |m| cel_cost::estimate(m.program.expression(), schema));
             Check::Ready {
                 program: parsed,
                 message,
@@ -69,10 +69,10 @@ impl CelRule {
 
     /// Parses `source` within our bounds (once per text, see `RuleEnv`), and with `schema`
     /// given, checks its estimated cost.
-    fn parse(&self, source: &str, schema: Option<&Schema>) -> Result<Arc<Program>, Check> {
+    fn parse(&self, source: &str, schema: Option<&Schema>) -> Result<Arc<Parsed>, Check> {
         let program = self.parsed(source).map_err(Check::Refused)?;
         if let Some(schema) = schema {
-            let cost = cel_cost::estimate(program.expression(), schema);
+            let cost = cel_cost::estimate(program.program.expression(), schema);
             if cost > cel_cost::STATIC_ESTIMATED_COST_LIMIT {
                 return Err(Check::CrdRefused(format!(
                     "the API server refuses this CRD: the estimated cost of rule {} is \
@@ -89,7 +89,7 @@ impl CelRule {
 
     /// `source` parsed, or why it cannot be checked: from the environment's cache, else
     /// parsed now (outside the lock) and kept.
-    fn parsed(&self, source: &str) -> Result<Arc<Program>, String> {
+    fn parsed(&self, source: &str) -> Result<Arc<Parsed>, String> {
         if let Some(reason) = cel_bounds::refuse_before_parse(source) {
             return Err(reason);
         }
@@ -115,7 +115,8 @@ impl CelRule {
             if let Some(reason) = cel_library::unsupported_function(program.expression(), &env) {
                 return Err(reason);
             }
-            Ok(Arc::new(program))
+            let metered = cel_bounds::metered(program.expression());
+            Ok(Arc::new(Parsed { program, metered }))
         });
         let result = parsed.unwrap_or_else(Err);
         cache().insert(source.to_owned(), result.clone());
@@ -200,10 +201,23 @@ impl CelRule {
                 .filter(|m| !m.is_empty())
                 .map_or_else(|| short_rule(&text.rule), str::to_owned)
         };
-        let executed = match cel_bounds::evaluate_guarded(|| program.execute(&context)) {
-            Ok(executed) => executed,
-            Err(panic) => return CelOutcome::NotChecked(panic),
-        };
+        let executed =
+            match cel_bounds::evaluate_metered(|| Value::resolve(&program.metered, &context)) {
+                Ok((_, true)) => {
+                    // The API server counts cost as it runs and cancels a rule past its per-call
+                    // limit; our meter counts in the same order, not to cel-go's figure, so
+                    // whether the API server stops this rule too is likely but not certain.
+                    return CelOutcome::NotChecked(format!(
+                        "evaluating it costs more than {} by our count (steps and the sizes of \
+                         what it builds), the API server's limit for one rule (PerCallLimit), \
+                         which likely stops it with \"operation cancelled: actual cost limit \
+                         exceeded\"",
+                        cel_bounds::PER_CALL_LIMIT
+                    ));
+                }
+                Ok((executed, false)) => executed,
+                Err(panic) => return CelOutcome::NotChecked(panic),
+            };
         let at_node = |message: String| {
             CelOutcome::Failed(Failure {
                 message,
@@ -216,7 +230,11 @@ impl CelRule {
             Ok(Value::Bool(false)) => {
                 let message = message_program
                     .as_ref()
-                    .and_then(|p| cel_bounds::evaluate_guarded(|| p.execute(&context)).ok())
+                    .and_then(|p| {
+                        cel_bounds::evaluate_metered(|| Value::resolve(&p.metered, &context)).ok()
+                    })
+                    // Past the budget, the message falls back as on any failure.
+                    .and_then(|(result, overrun)| (!overrun).then_some(result))
                     .and_then(|result| match result {
                         // An empty or multi-line result falls back to the message.
                         Ok(Value::String(s)) if !s.trim().is_empty() && !s.contains('\n') => {
@@ -309,6 +327,12 @@ fn to_cel(schema: Option<&Schema>, value: &JsonValue, root: bool, depth: usize) 
             Value::List(Arc::new(list))
         }
         JsonValue::Object(fields) => {
+            // An object with declared properties has its fields under their escaped names
+            // (`__namespace__`, `a__dash__b`); a name that cannot be escaped stays as it is,
+            // which no field selection can name (it is iterated so too: apiserver
+            // `pkg/cel/common/valuesunstructured.go`, `unstructuredMap.Iterator`). A map's
+            // keys (`additionalProperties`) are data and are not escaped.
+            let structured = schema.is_some_and(|s| !s.properties.is_empty());
             let mut map = HashMap::new();
             for (key, field) in fields {
                 let child = match schema {
@@ -332,8 +356,12 @@ fn to_cel(schema: Option<&Schema>, value: &JsonValue, root: bool, depth: usize) 
                         }
                     },
                 };
+                let name = match structured.then(|| escape_property(key)).flatten() {
+                    Some(escaped) => escaped,
+                    None => key.clone(),
+                };
                 let converted = to_cel(child, field, false, depth + 1)?;
-                map.insert(Key::String(Arc::new(key.clone())), converted);
+                map.insert(Key::String(Arc::new(name)), converted);
             }
             Value::Map(map.into())
         }
@@ -542,6 +570,44 @@ mod tests {
         assert!(
             matches!(outcome(quantity, "lots"), CelOutcome::Failed(f) if f.message.contains("evaluating rule"))
         );
+    }
+
+    #[test]
+    fn rules_that_would_run_for_ever_or_exhaust_memory_end() {
+        // Each walks or builds lists of `lists.range`: the estimate prices what they build, so
+        // the API server refuses such a CRD, and they are not run.
+        for hostile in [
+            "lists.range(1000000).all(x, lists.range(1000000).all(y, y >= 0))",
+            "lists.range(100000).map(x, lists.range(100000)).size() > 0",
+        ] {
+            let schema = format!(
+                "type: object\nproperties:\n  name: {{type: string, maxLength: 10}}\nx-kubernetes-validations:\n- rule: '{hostile}'\n"
+            );
+            assert!(
+                matches!(outcome(&schema, "{name: a}"), CelOutcome::CrdRefused(m) if m.contains("StaticEstimatedCostLimit")),
+                "{hostile}"
+            );
+        }
+    }
+
+    #[test]
+    fn property_names_are_escaped_as_the_api_server_escapes_them() {
+        // k8s.io/apiserver `pkg/cel/escaping.go`: reserved words become `__word__`; `__`, `.`,
+        // `-` and `/` become `__underscores__`, `__dot__`, `__dash__`, `__slash__`; a name
+        // with any other character, or starting with a digit, is not accessible.
+        let schema = "type: object\nproperties:\n  namespace: {type: string}\n  if: {type: integer}\n  a-b: {type: integer}\n  a.b/c: {type: integer}\n  x__y: {type: integer}\n  plain_name: {type: integer}\n  1st: {type: integer}\n  a b: {type: integer}\nx-kubernetes-validations:\n- rule: \"has(self.__namespace__) && self.__namespace__ == 'ns' && self.__if__ == 1 && self.a__dash__b == 2 && self.a__dot__b__slash__c == 3 && self.x__underscores__y == 4 && self.plain_name == 5 && !has(self.a) && !has(self.a__dot__b)\"\n";
+        let value =
+            "{namespace: ns, if: 1, a-b: 2, a.b/c: 3, x__y: 4, plain_name: 5, 1st: 6, a b: 7}";
+        assert_eq!(outcome(schema, value), CelOutcome::Passed);
+        // Without the field, `has` is false (and the rule fails), as in the API server.
+        let absent = "{if: 1, a-b: 2, a.b/c: 3, x__y: 4, plain_name: 5}";
+        assert!(matches!(outcome(schema, absent), CelOutcome::Failed(_)));
+        // The unescaped names are not fields in CEL.
+        let raw = "type: object\nproperties:\n  a-b: {type: integer}\nx-kubernetes-validations:\n- rule: \"!has(self.a) && self.a__dash__b == 2\"\n";
+        assert_eq!(outcome(raw, "{a-b: 2}"), CelOutcome::Passed);
+        // A map's keys (additionalProperties) are data, not escaped.
+        let map = "type: object\nadditionalProperties: {type: integer}\nx-kubernetes-validations:\n- rule: \"self['a-b'] == 2 && !('a__dash__b' in self)\"\n";
+        assert_eq!(outcome(map, "{a-b: 2}"), CelOutcome::Passed);
     }
 
     #[test]

@@ -83,6 +83,8 @@ fn register(env: &mut Env) -> Result<(), DeclarationError> {
     ip::register(env)?;
     format::register(env)?;
     semver::register(env)?;
+    // The evaluation meter's functions (`cel_bounds::metered` puts their calls in a rule).
+    cel_bounds::register_meter(env)?;
     Ok(())
 }
 
