@@ -3,15 +3,20 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::io::{BufReader, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::Receiver;
+use std::time::Duration;
 
 use serde_json::{Value, json};
+
+/// Waiting longer than this for an answer means the server stopped answering.
+const HANG: Duration = Duration::from_secs(60);
 
 struct Server {
     child: Child,
     stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
+    messages: Receiver<Value>,
 }
 
 impl Server {
@@ -24,11 +29,11 @@ impl Server {
             .spawn()
             .expect("start kruise-lua lsp");
         let stdin = child.stdin.take().unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
+        let messages = common::frames_of(BufReader::new(child.stdout.take().unwrap()));
         Server {
             child,
             stdin,
-            stdout,
+            messages,
         }
     }
 
@@ -38,35 +43,32 @@ impl Server {
     }
 
     fn send(&mut self, message: Value) {
-        let body = message.to_string();
+        self.send_body(&message.to_string());
+    }
+
+    fn send_body(&mut self, body: &str) {
         self.raw(format!("Content-Length: {}\r\n\r\n{body}", body.len()).as_bytes());
     }
 
-    /// The next response (server notifications are skipped).
+    /// The next response (server notifications and requests are skipped).
     fn response(&mut self) -> Value {
         loop {
-            let mut length = 0;
-            loop {
-                let mut line = String::new();
-                assert!(
-                    self.stdout.read_line(&mut line).unwrap() > 0,
-                    "server ended"
-                );
-                let line = line.trim_end();
-                if line.is_empty() {
-                    break;
-                }
-                if let Some(n) = line.strip_prefix("Content-Length: ") {
-                    length = n.parse().unwrap();
-                }
-            }
-            let mut body = vec![0; length];
-            self.stdout.read_exact(&mut body).unwrap();
-            let message: Value = serde_json::from_slice(&body).unwrap();
+            let message = self
+                .messages
+                .recv_timeout(HANG)
+                .unwrap_or_else(|e| panic!("no answer from the server ({e})"));
             if message.get("method").is_none() {
                 return message;
             }
         }
+    }
+
+    /// The server still answers a valid request, with `id`.
+    fn still_serves(&mut self, id: i64) {
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": "workspace/symbol", "params": {"query": "zz"}}));
+        let answer = self.response();
+        assert_eq!(answer["id"], id, "{answer}");
+        assert!(answer["result"].is_array(), "{answer}");
     }
 
     fn initialize(&mut self) {
@@ -100,7 +102,7 @@ fn malformed_messages_are_answered_and_logged_and_the_server_goes_on() {
     ];
     let codes = [-32700, -32600, -32600, -32600, -32600, -32600];
     for (body, code) in malformed.iter().zip(codes) {
-        server.raw(format!("Content-Length: {}\r\n\r\n{body}", body.len()).as_bytes());
+        server.send_body(body);
         let answer = server.response();
         assert_eq!(answer["error"]["code"], code, "{answer}");
     }
@@ -119,4 +121,116 @@ fn exit_without_shutdown_exits_one() {
     server.send(json!({"jsonrpc": "2.0", "method": "exit"}));
     let (status, stderr) = server.finish();
     assert_eq!(status, 1, "{stderr}");
+}
+
+/// Ends the session as a client should, and checks the server saw it through.
+fn shut_down(mut server: Server) {
+    server.send(json!({"jsonrpc": "2.0", "id": "bye", "method": "shutdown"}));
+    assert_eq!(server.response()["id"], "bye");
+    server.send(json!({"jsonrpc": "2.0", "method": "exit"}));
+    let (status, stderr) = server.finish();
+    assert_eq!(status, 0, "{stderr}");
+}
+
+/// tower-lsp-server's decoder fails on a repeated member ("duplicate field") and its read loop
+/// then ends: such a message is refused before it, naming the key, and serving goes on.
+#[test]
+fn a_repeated_key_is_refused_and_the_server_goes_on() {
+    let mut server = Server::start();
+    server.initialize();
+    let repeated = [
+        (
+            r#"{"jsonrpc":"2.0","id":505,"id":506,"method":"workspace/symbol","params":{"query":""}}"#,
+            "id",
+            Value::Null,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":7,"method":"workspace/symbol","method":"workspace/symbol","params":{"query":""}}"#,
+            "method",
+            json!(7),
+        ),
+        (
+            r#"{"jsonrpc":"2.0","jsonrpc":"2.0","id":8,"method":"workspace/symbol","params":{"query":""}}"#,
+            "jsonrpc",
+            json!(8),
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":9,"method":"workspace/symbol","params":{"query":""},"params":{"query":""}}"#,
+            "params",
+            json!(9),
+        ),
+        (
+            r#"{"jsonrpc":"2.0","method":"textDocument/didSave","method":"x"}"#,
+            "method",
+            Value::Null,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":3,"result":null,"result":null}"#,
+            "result",
+            Value::Null,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":3,"error":{"code":1,"code":2,"message":"m"}}"#,
+            "error.code",
+            Value::Null,
+        ),
+    ];
+    for (i, (body, key, id)) in repeated.into_iter().enumerate() {
+        server.send_body(body);
+        let answer = server.response();
+        assert_eq!(answer["error"]["code"], -32600, "{body}: {answer}");
+        assert_eq!(answer["id"], id, "{body}: {answer}");
+        let message = answer["error"]["message"].as_str().unwrap();
+        assert!(
+            message.contains(&format!("`{key}` is repeated")),
+            "{message}"
+        );
+        server.still_serves(100 + i as i64);
+    }
+    // Inside `params` the last of a repeated key counts, as the service reads it.
+    server.send_body(r#"{"jsonrpc":"2.0","id":20,"method":"workspace/symbol","params":{"query":"a","query":""}}"#);
+    let answer = server.response();
+    assert!(answer["result"].is_array(), "{answer}");
+    shut_down(server);
+}
+
+/// `exit` is a notification: sent with an id it is refused as other notifications sent as
+/// requests are, and the server goes on (tower-lsp-server stopped reading at it, unanswered).
+#[test]
+fn exit_sent_as_a_request_is_refused_and_the_server_goes_on() {
+    let mut server = Server::start();
+    server.initialize();
+    server.send(json!({"jsonrpc": "2.0", "id": 2, "method": "exit"}));
+    let answer = server.response();
+    assert_eq!(answer["id"], 2, "{answer}");
+    assert_eq!(answer["error"]["code"], -32600, "{answer}");
+    server.still_serves(3);
+    // So is another notification sent as a request.
+    server.send(json!({"jsonrpc": "2.0", "id": 4, "method": "initialized", "params": {}}));
+    assert_eq!(server.response()["error"]["code"], -32600);
+    shut_down(server);
+}
+
+/// The LSP spec: a `$/` request the server does not implement gets MethodNotFound
+/// (tower-lsp-server drops that answer for every `$/` method, so it is given before it).
+#[test]
+fn dollar_requests_get_method_not_found() {
+    let mut server = Server::start();
+    server.initialize();
+    for (id, method) in ["$/unknown", "$/progress", "$/setTrace", "$/logTrace"]
+        .into_iter()
+        .enumerate()
+    {
+        server.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": {}}));
+        let answer = server.response();
+        assert_eq!(answer["id"], id, "{answer}");
+        assert_eq!(answer["error"]["code"], -32601, "{method}: {answer}");
+    }
+    // `$/cancelRequest` is served: a notification, refused with an id as the others are.
+    server.send(
+        json!({"jsonrpc": "2.0", "id": 10, "method": "$/cancelRequest", "params": {"id": 1}}),
+    );
+    assert_eq!(server.response()["error"]["code"], -32600);
+    server.still_serves(11);
+    shut_down(server);
 }

@@ -7,13 +7,21 @@
 //! the first message its codec cannot decode (tokio-util's `FramedRead` ends the stream after a
 //! decode error), so one bad message used to end the server with exit code 0. Only messages that
 //! its `jsonrpc::Message` (untagged `Request` | `Response`, `Error` with `deny_unknown_fields`,
-//! `Id` = i64 | string | null) decodes are forwarded.
+//! `Id` = i64 | string | null) decodes are forwarded; a key repeated where those types decode it
+//! (the message's own members, a response's `error`) fails their derived `Deserialize` ("duplicate
+//! field"), so such a message is refused here too.
+//!
+//! Some valid messages are answered here because the service would never answer them: `exit` sent
+//! with an id (tower-lsp-server stops reading at any `exit`), and `$/` requests (it drops their
+//! MethodNotFound, which the LSP spec allows for `$/` notifications only).
 
+use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value, json};
 
 /// JSON-RPC 2.0 error codes (jsonrpc.org/specification, "Error object").
 pub const PARSE_ERROR: i64 = -32700;
 pub const INVALID_REQUEST: i64 = -32600;
+pub const METHOD_NOT_FOUND: i64 = -32601;
 pub const INVALID_PARAMS: i64 = -32602;
 
 /// What to do with one message body.
@@ -29,6 +37,8 @@ pub enum Verdict {
         response: Option<Value>,
         reason: String,
     },
+    /// A valid request the service would leave unanswered: answer with `response` instead.
+    Unserved { method: String, response: Value },
 }
 
 /// An error response (`id` null when the request's id could not be read).
@@ -54,8 +64,8 @@ fn valid_id(id: &Value) -> bool {
 
 /// Checks one message body against JSON-RPC 2.0 and the shapes tower-lsp-server decodes.
 pub fn check_message(body: &[u8]) -> Verdict {
-    let value: Value = match serde_json::from_slice(body) {
-        Ok(value) => value,
+    let Envelope { value, repeated } = match Envelope::read(body) {
+        Ok(envelope) => envelope,
         Err(e) => return reject(Value::Null, PARSE_ERROR, format!("parse error: {e}")),
     };
     let Value::Object(message) = value else {
@@ -71,8 +81,22 @@ pub fn check_message(body: &[u8]) -> Verdict {
         );
     };
     let id = message.get("id");
-    // The id to answer with: the request's own when it is a valid one.
-    let answer_id = id.filter(|id| valid_id(id)).cloned().unwrap_or(Value::Null);
+    // The id to answer with: the request's own when it is a valid one, and it is not itself the
+    // repeated key (which of two ids would be a guess).
+    let answer_id = id
+        .filter(|id| valid_id(id) && repeated.as_deref() != Some("id"))
+        .cloned()
+        .unwrap_or(Value::Null);
+    if let Some(key) = repeated {
+        // A response is never answered with its own id: the client would take the error for
+        // the answer to its request of that id.
+        let is_response = !message.contains_key("method");
+        return reject(
+            if is_response { Value::Null } else { answer_id },
+            INVALID_REQUEST,
+            format!("invalid request: the key `{key}` is repeated"),
+        );
+    }
     if let Some(id) = id
         && !valid_id(id)
     {
@@ -113,6 +137,29 @@ pub fn check_message(body: &[u8]) -> Verdict {
                     },
                 };
             }
+            if id.is_some() {
+                if method == "exit" {
+                    return reject(
+                        answer_id,
+                        INVALID_REQUEST,
+                        "invalid request: `exit` is a notification (sent with an id it is refused; the server keeps serving)".into(),
+                    );
+                }
+                // `$/cancelRequest` is the one `$/` method served (a notification: the service
+                // answers it sent with an id, as other notifications, with -32600).
+                if method.starts_with("$/") && method != "$/cancelRequest" {
+                    let mut response = error_response(
+                        answer_id,
+                        METHOD_NOT_FOUND,
+                        &format!("method not found: {method}"),
+                    );
+                    response["error"]["data"] = Value::from(method.as_str());
+                    return Verdict::Unserved {
+                        method: method.clone(),
+                        response,
+                    };
+                }
+            }
             Verdict::Forward {
                 method: Some(method.clone()),
                 is_request: id.is_some(),
@@ -124,6 +171,113 @@ pub fn check_message(body: &[u8]) -> Verdict {
             "invalid request: `method` must be a string".into(),
         ),
         None => check_response(&message, id),
+    }
+}
+
+/// A message as serde_json reads it, and the first key its top-level object or that object's
+/// `error` member repeats (serde_json's `Map` keeps the last value silently).
+#[derive(Debug)]
+struct Envelope {
+    value: Value,
+    repeated: Option<String>,
+}
+
+impl Envelope {
+    fn read(body: &[u8]) -> serde_json::Result<Envelope> {
+        let mut deserializer = serde_json::Deserializer::from_slice(body);
+        let envelope = EnvelopeSeed { depth: 0 }.deserialize(&mut deserializer)?;
+        deserializer.end()?;
+        Ok(envelope)
+    }
+}
+
+/// Reads one value, noting repeated keys at `depth` 0 (the message) and 1 (its `error`); deeper
+/// members (`params`, `result`, `error.data`) go to serde_json as they are, where the last of a
+/// repeated key counts, as it does when the service decodes them.
+struct EnvelopeSeed {
+    depth: u8,
+}
+
+impl<'de> DeserializeSeed<'de> for EnvelopeSeed {
+    type Value = Envelope;
+
+    fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<Envelope, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+fn plain(value: Value) -> Envelope {
+    Envelope {
+        value,
+        repeated: None,
+    }
+}
+
+impl<'de> Visitor<'de> for EnvelopeSeed {
+    type Value = Envelope;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut members: A) -> Result<Envelope, A::Error> {
+        let mut map = Map::new();
+        let mut repeated = None;
+        while let Some(key) = members.next_key::<String>()? {
+            let value = if self.depth == 0 && key == "error" {
+                let error = members.next_value_seed(EnvelopeSeed { depth: 1 })?;
+                if let Some(inner) = error.repeated {
+                    repeated.get_or_insert(format!("error.{inner}"));
+                }
+                error.value
+            } else {
+                members.next_value::<Value>()?
+            };
+            if map.contains_key(&key) {
+                repeated.get_or_insert(key.clone());
+            }
+            map.insert(key, value);
+        }
+        Ok(Envelope {
+            value: Value::Object(map),
+            repeated,
+        })
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut items: A) -> Result<Envelope, A::Error> {
+        let mut array = Vec::new();
+        while let Some(item) = items.next_element::<Value>()? {
+            array.push(item);
+        }
+        Ok(plain(Value::Array(array)))
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<Envelope, E> {
+        Ok(plain(Value::Bool(v)))
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<Envelope, E> {
+        Ok(plain(Value::from(v)))
+    }
+
+    fn visit_u64<E>(self, v: u64) -> Result<Envelope, E> {
+        Ok(plain(Value::from(v)))
+    }
+
+    fn visit_f64<E>(self, v: f64) -> Result<Envelope, E> {
+        Ok(plain(Value::from(v)))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Envelope, E> {
+        Ok(plain(Value::from(v)))
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Envelope, E> {
+        Ok(plain(Value::String(v)))
+    }
+
+    fn visit_unit<E>(self) -> Result<Envelope, E> {
+        Ok(plain(Value::Null))
     }
 }
 
@@ -272,6 +426,90 @@ mod tests {
     }
 
     #[test]
+    fn a_repeated_key_is_refused_naming_it() {
+        let cases: &[(&str, &str, Value)] = &[
+            (
+                r#"{"jsonrpc":"2.0","id":5,"id":6,"method":"x"}"#,
+                "id",
+                Value::Null,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":5,"method":"x","method":"y"}"#,
+                "method",
+                json!(5),
+            ),
+            (
+                r#"{"jsonrpc":"2.0","method":"x","params":{},"params":[]}"#,
+                "params",
+                Value::Null,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":5,"result":1,"result":1}"#,
+                "result",
+                Value::Null,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":5,"error":{"code":1,"message":"m","message":"n"}}"#,
+                "error.message",
+                Value::Null,
+            ),
+            // An escape spells the same key.
+            (
+                r#"{"jsonrpc":"2.0","\u0069d":1,"id":2,"method":"x"}"#,
+                "id",
+                Value::Null,
+            ),
+        ];
+        for (body, key, id) in cases {
+            let verdict = check_message(body.as_bytes());
+            let Verdict::Reject {
+                response: Some(response),
+                reason,
+            } = verdict
+            else {
+                panic!("{body}: {verdict:?}")
+            };
+            assert!(reason.contains(&format!("`{key}` is repeated")), "{reason}");
+            assert_eq!(response["error"]["code"], INVALID_REQUEST, "{body}");
+            assert_eq!(&response["id"], id, "{body}");
+        }
+        // Deeper down the last one counts, as the service decodes it.
+        let body = r#"{"jsonrpc":"2.0","id":5,"method":"x","params":{"a":1,"a":2}}"#;
+        assert!(matches!(
+            check_message(body.as_bytes()),
+            Verdict::Forward { .. }
+        ));
+    }
+
+    #[test]
+    fn requests_the_service_would_leave_unanswered_are_answered() {
+        let exit = r#"{"jsonrpc":"2.0","id":2,"method":"exit"}"#;
+        assert_eq!(
+            code_and_id(check_message(exit.as_bytes())),
+            (INVALID_REQUEST, json!(2))
+        );
+        for method in ["$/unknown", "$/progress", "$/setTrace", "$/logTrace"] {
+            let body = json!({"jsonrpc": "2.0", "id": "d", "method": method, "params": {}});
+            let Verdict::Unserved { response, .. } = check_message(body.to_string().as_bytes())
+            else {
+                panic!("{method} was not answered")
+            };
+            assert_eq!(response["error"]["code"], METHOD_NOT_FOUND, "{response}");
+            assert_eq!(response["id"], "d", "{response}");
+        }
+        // Served by the service: the notifications, and `$/cancelRequest` whatever its form.
+        for body in [
+            r#"{"jsonrpc":"2.0","method":"$/setTrace","params":{"value":"off"}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"$/cancelRequest","params":{"id":1}}"#,
+        ] {
+            assert!(
+                matches!(check_message(body.as_bytes()), Verdict::Forward { .. }),
+                "{body}"
+            );
+        }
+    }
+
+    #[test]
     fn valid_messages_pass_and_bad_notifications_are_only_logged() {
         for body in [
             r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{}}}"#,
@@ -349,6 +587,28 @@ mod tests {
         fn checker_is_total(value in json_value()) {
             let body = serde_json::to_vec(&value).unwrap();
             forwarded_decodes(&body);
+        }
+
+        /// A valid message with members added as text, so a key may be repeated (a `Value`
+        /// cannot hold that).
+        #[test]
+        fn checker_is_total_on_repeated_keys(
+            valid in prop_oneof![
+                Just(r#""jsonrpc":"2.0","id":1,"method":"m""#),
+                Just(r#""jsonrpc":"2.0","method":"m""#),
+                Just(r#""jsonrpc":"2.0","id":1,"result":null"#),
+                Just(r#""jsonrpc":"2.0","id":1,"error":{"code":1,"message":"m"}"#),
+            ],
+            members in prop::collection::vec(
+                (prop_oneof![Just("jsonrpc"), Just("id"), Just("method"), Just("params"),
+                             Just("result"), Just("error")],
+                 json_value()),
+                0..3,
+            )
+        ) {
+            let mut written = vec![valid.to_string()];
+            written.extend(members.iter().map(|(key, value)| format!("\"{key}\":{value}")));
+            forwarded_decodes(format!("{{{}}}", written.join(",")).as_bytes());
         }
 
         #[test]

@@ -1,7 +1,7 @@
 //! The stdio transport: our own framing reader in front of tower-lsp-server. Every message from
 //! the client is framed and checked ([`crate::framing`], [`messages`]); malformed ones are answered with a JSON-RPC
-//! error and logged to stderr, valid ones are re-framed into tower-lsp-server over an in-memory
-//! pipe. One writer task owns the output, so our answers and the service's messages never
+//! error and logged to stderr, requests the service would leave unanswered (`$/` methods) are
+//! answered here, valid ones are re-framed into tower-lsp-server over an in-memory pipe. One writer task owns the output, so our answers and the service's messages never
 //! interleave inside a frame.
 
 use serde_json::{Value, json};
@@ -140,6 +140,10 @@ async fn read_client<I: AsyncRead + Unpin>(
                             Ending::ExitWithoutShutdown
                         };
                     }
+                }
+                Verdict::Unserved { method, response } => {
+                    eprintln!("kruise-lua lsp: request `{method}` is not served (MethodNotFound)");
+                    let _ = out.send(response.to_string().into_bytes()).await;
                 }
                 Verdict::Reject { response, reason } => {
                     eprintln!("kruise-lua lsp: malformed message: {reason}");
