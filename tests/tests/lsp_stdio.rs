@@ -63,6 +63,21 @@ impl Server {
         }
     }
 
+    /// The next response, and the server's notifications before it.
+    fn response_and_notifications(&mut self) -> (Value, Vec<Value>) {
+        let mut notifications = Vec::new();
+        loop {
+            let message = self
+                .messages
+                .recv_timeout(HANG)
+                .unwrap_or_else(|e| panic!("no answer from the server ({e})"));
+            if message.get("method").is_none() {
+                return (message, notifications);
+            }
+            notifications.push(message);
+        }
+    }
+
     /// The server still answers a valid request, with `id`.
     fn still_serves(&mut self, id: i64) {
         self.send(json!({"jsonrpc": "2.0", "id": id, "method": "workspace/symbol", "params": {"query": "zz"}}));
@@ -232,5 +247,50 @@ fn dollar_requests_get_method_not_found() {
     );
     assert_eq!(server.response()["error"]["code"], -32600);
     server.still_serves(11);
+    shut_down(server);
+}
+
+/// A folder given as a document, opened and closed, is not taken for a folder moved into the
+/// workspace: the server does not walk it (`file:///` walked the whole disk, and `runAll`
+/// waited for runs of every script found there). Here the folder is outside the workspace and
+/// holds a script with a case: nothing of it is run or published.
+#[test]
+fn a_folder_opened_and_closed_as_a_document_walks_nothing() {
+    let workspace = common::scratch("folder-doc-workspace");
+    let outside = common::scratch("folder-doc-outside");
+    let script = outside.join("x.io/Route");
+    std::fs::create_dir_all(script.join("testdata")).unwrap();
+    std::fs::write(script.join("trafficRouting.lua"), "return obj.data\n").unwrap();
+    std::fs::write(
+        script.join("testdata/c.yaml"),
+        "rollout:\n  spec:\n    strategy:\n      canary:\n        steps:\n        - traffic: 20%\n\
+         original:\n  spec: {a: 1}\nexpected:\n- spec: {a: 2}\n",
+    )
+    .unwrap();
+    let folder = format!("file://{}", outside.display());
+    let mut server = Server::start();
+    server.send(
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "capabilities": {}, "rootUri": format!("file://{}", workspace.display())}}),
+    );
+    assert_eq!(server.response()["id"], 0);
+    server.send(json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}));
+    let document = json!({"uri": folder, "languageId": "lua", "version": 1, "text": ""});
+    server.send(json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": document}}));
+    server.send(json!({"jsonrpc": "2.0", "method": "textDocument/didClose", "params": {"textDocument": {"uri": folder}}}));
+    server.send(json!({"jsonrpc": "2.0", "id": 1, "method": "workspace/executeCommand", "params": {"command": "kruise-lua.runAll", "arguments": []}}));
+    let (answer, notifications) = server.response_and_notifications();
+    assert_eq!(answer["id"], 1, "{answer}");
+    let outside_text = outside.display().to_string();
+    let about_outside: Vec<&Value> = notifications
+        .iter()
+        .filter(|n| {
+            n["params"]["uri"]
+                .as_str()
+                .is_some_and(|uri| uri.contains(&outside_text) && uri != folder)
+        })
+        .collect();
+    assert!(about_outside.is_empty(), "{about_outside:?}");
+    server.still_serves(2);
     shut_down(server);
 }

@@ -420,8 +420,12 @@ impl LanguageServer for Backend {
             if path.is_file() {
                 self.session.analyse(&path, None);
             }
-            // The disk is the truth again.
-            self.session.on_disk_change(&path, !path.exists());
+            // The disk is the truth again. (A folder given as a document, `file:///` say, was
+            // never one: closing it changed nothing on disk, and taking it for a folder moved
+            // here walked all it holds.)
+            if !path.is_dir() {
+                self.session.on_disk_change(&path, !path.exists());
+            }
         });
         // What the closed file's text, tokens and requests held goes back to the system.
         tokio::task::spawn_blocking(crate::freed_memory::release);

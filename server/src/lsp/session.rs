@@ -811,7 +811,12 @@ impl Session {
             }
         }
         if !removed && path.is_dir() {
-            // A folder created, or renamed or moved here: what it holds is new.
+            // A folder created, or renamed or moved here: what it holds is new, when it is in
+            // the workspace (a client's event for a folder outside it, `/` say, must not have
+            // the server walk the disk).
+            if !self.roots().iter().any(|root| path.starts_with(root)) {
+                return;
+            }
             for file in relevant_files_under(path) {
                 self.on_change_disk_only(&file);
             }
