@@ -64,3 +64,26 @@ fn a_timeout_among_millions_of_tail_calls_keeps_the_traceback_small() {
     );
     assert_eq!(error.traceback.as_deref(), Some(want.as_str()));
 }
+
+/// Frames between two runs of lost tail calls keep their lines (the run of the inner
+/// frame is skipped by its count, not searched for: a search could jump over `f`).
+#[test]
+fn frames_between_runs_of_lost_tail_calls_are_named() {
+    let obj = JsonValue::parse_go_interface(b"{}").unwrap();
+    let script = runner::Script::new(
+        "local function g(n) if n == 0 then error('x') end return g(n - 1) end\n\
+         local function f() local r = g(3) return r end\n\
+         local function h() return f() end\n\
+         h()\nreturn obj",
+    );
+    let run = runner::run_custom_json(&script, &obj, &RunOptions::default());
+    let error = run.production.unwrap_err();
+    let tail = "\t(tailcall): ?\n";
+    let want = format!(
+        "stack traceback:\n\t[G]: in function 'error'\n\t<string>:1: in function <<string>:1>\n\
+         {}\t<string>:2: in function <<string>:2>\n{}\t<string>:4: in main chunk\n\t[G]: ?",
+        tail.repeat(3),
+        tail
+    );
+    assert_eq!(error.traceback.as_deref(), Some(want.as_str()));
+}

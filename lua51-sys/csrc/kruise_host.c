@@ -337,3 +337,18 @@ void kruise_setlist_writes (lua_State *L, Table *h, int reg, int n, int last,
     record_write(L, h, &key, line);
   }
 }
+
+
+/*
+** The lost tail calls of the frame at call level `level' (lua_getstack
+** counts each as one level above that frame): 0 when there is no such
+** frame, it is itself a lost tail call, or it is not a Lua function. Lets a
+** traceback step over millions of them at once.
+*/
+LUA_API int kruise_lost_tail_calls (lua_State *L, int level) {
+  lua_Debug ar;
+  CallInfo *ci;
+  if (!lua_getstack(L, level, &ar) || ar.i_ci == 0) return 0;
+  ci = L->base_ci + ar.i_ci;
+  return isLua(ci) ? ci->tailcalls : 0;
+}

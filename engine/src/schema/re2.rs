@@ -528,23 +528,26 @@ fn parse_escape(text: &str) -> Result<(u32, usize), PatternError> {
                 // Any number of hex digits (at least one) up to `}`, never past U+10FFFF.
                 let mut rune: u32 = 0;
                 let mut digits = 0;
-                for c in braced.chars() {
+                // Go's message quotes the escape up to and with the character that ended it
+                // (all of the text when it ran out): `consumed`, in bytes from the `\`.
+                let mut consumed = text.len();
+                for (at, c) in braced.char_indices() {
                     if c == '}' && digits > 0 {
-                        return Ok((rune, 3 + digits + 1));
+                        return Ok((rune, 3 + at + 1));
                     }
-                    match c.to_digit(16) {
-                        Some(digit) if rune <= 0x10FFFF => {
-                            rune = rune * 16 + digit;
-                            digits += 1;
-                            if rune > 0x10FFFF {
-                                break;
-                            }
-                        }
-                        _ => break,
+                    let end = 3 + at + c.len_utf8();
+                    let Some(digit) = c.to_digit(16) else {
+                        consumed = end;
+                        break;
+                    };
+                    rune = rune * 16 + digit;
+                    digits += 1;
+                    if rune > 0x10FFFF {
+                        consumed = end;
+                        break;
                     }
                 }
-                let len = (3 + digits + 1).min(text.len());
-                Err(go_error(INVALID_ESCAPE, &text[..len]))
+                Err(go_error(INVALID_ESCAPE, &text[..consumed]))
             } else {
                 let hex: Vec<char> = after.chars().take(2).collect();
                 match hex.as_slice() {

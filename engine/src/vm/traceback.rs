@@ -7,6 +7,11 @@ use mlua::ffi;
 
 use super::{State, context};
 
+unsafe extern "C" {
+    /// The lost tail calls above the frame at a call level (lua51-sys `kruise_host.c`).
+    fn kruise_lost_tail_calls(state: State, level: c_int) -> c_int;
+}
+
 /// The message handler of a chunk's run: records gopher-lua's traceback of the error in
 /// the run context (the error value itself is left as it is).
 pub(super) unsafe extern "C-unwind" fn traceback_handler(l: State) -> c_int {
@@ -54,14 +59,9 @@ unsafe fn gopher_traceback(l: State) -> String {
         unsafe { ffi::lua_getinfo(l, c"Snl".as_ptr(), &mut ar) };
         let what = text(ar.what);
         if what == "tail" {
-            // A tail-recursive loop cut short by the timeout leaves millions of lost tail
-            // calls: their lines are counted, not made, and the run of them skipped at once.
-            let after = unsafe { first_level_past_tail_calls(l, level) };
-            lines.push_repeated(
-                "\t(tailcall): ?",
-                usize::try_from(after - level).unwrap_or(0),
-            );
-            level = after;
+            // (Reached only past a frame whose lost tail calls were not counted below.)
+            lines.push("\t(tailcall): ?");
+            level += 1;
             continue;
         }
         let source = text(ar.short_src.as_ptr());
@@ -95,7 +95,11 @@ unsafe fn gopher_traceback(l: State) -> String {
             }
         };
         lines.push(&format!("\t{place} in {name}"));
-        level += 1;
+        // A tail-recursive loop cut short by the timeout leaves millions of lost tail calls
+        // above the frame: their lines are counted, not made, and their levels skipped at once.
+        let lost = unsafe { kruise_lost_tail_calls(l, level) }.max(0);
+        lines.push_repeated("\t(tailcall): ?", lost as usize);
+        level += 1 + lost;
     }
     lines.push("\t[G]: ?");
     format!("stack traceback:\n{}", lines.shown().join("\n"))
@@ -144,41 +148,4 @@ impl Lines {
         self.first.extend(self.last);
         self.first
     }
-}
-
-/// The first level above `tail` (a level of a lost tail call: `lua_getinfo` says its `what`
-/// is `tail`) that is not a lost tail call, or is past the stack. A frame's lost tail calls
-/// are consecutive levels, and each `lua_getstack` walks the frames, not the levels: found
-/// by doubling steps and then halving them, in a few dozen calls for millions of levels.
-///
-/// # Safety
-/// `l` is a valid state.
-unsafe fn first_level_past_tail_calls(l: State, tail: c_int) -> c_int {
-    // SAFETY: as in gopher_traceback: lua_getstack and lua_getinfo fill the record, whose
-    // `what` is a static NUL-terminated string.
-    let is_tail = |level: c_int| unsafe {
-        let mut ar: ffi::lua_Debug = std::mem::zeroed();
-        ffi::lua_getstack(l, level, &mut ar) != 0
-            && ffi::lua_getinfo(l, c"S".as_ptr(), &mut ar) != 0
-            && std::ffi::CStr::from_ptr(ar.what) == c"tail"
-    };
-    // `low` is a lost tail call, `high` is not.
-    let (mut low, mut step) = (tail, 1);
-    let mut high = loop {
-        let probe = tail.saturating_add(step);
-        if probe == c_int::MAX || !is_tail(probe) {
-            break probe;
-        }
-        low = probe;
-        step = step.saturating_mul(2);
-    };
-    while high - low > 1 {
-        let middle = low + (high - low) / 2;
-        if is_tail(middle) {
-            low = middle;
-        } else {
-            high = middle;
-        }
-    }
-    high
 }

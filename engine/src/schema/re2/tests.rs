@@ -134,6 +134,24 @@ fn what_go_refuses_is_invalid_with_gos_message() {
             r"\u0041",
             "error parsing regexp: invalid escape sequence: `\\u`",
         ),
+        // The message quotes what Go consumed: up to and with a character of any width, or
+        // the digit that passed U+10FFFF (slicing by characters counted as bytes panicked).
+        (
+            "\\x{é}",
+            "error parsing regexp: invalid escape sequence: `\\x{é`",
+        ),
+        (
+            "\\x{12é",
+            "error parsing regexp: invalid escape sequence: `\\x{12é`",
+        ),
+        (
+            r"\x{110000}",
+            "error parsing regexp: invalid escape sequence: `\\x{110000`",
+        ),
+        (
+            r"\x{12",
+            "error parsing regexp: invalid escape sequence: `\\x{12`",
+        ),
         (
             r"\1",
             "error parsing regexp: invalid escape sequence: `\\1`",
