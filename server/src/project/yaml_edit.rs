@@ -202,14 +202,18 @@ impl Walk<'_> {
             && !is_plain_map(entries, nodes)
             && let Some(written) = written_entries(entries, nodes)
         {
-            return self.diff_merged_map(layout, *flow, &written, nodes, wanted, context);
+            let merges: Vec<&(Layout, Layout)> = entries
+                .iter()
+                .filter(|(key, _)| is_merge_key(key))
+                .collect();
+            return self.diff_merged_map(layout, *flow, &written, &merges, nodes, wanted, context);
         }
         match (&layout.kind, &node.value, target) {
             (Kind::Map { flow, entries }, YamlValue::Map(nodes), JsonValue::Object(wanted))
                 if is_plain_map(entries, nodes) =>
             {
                 let entries: Vec<_> = entries.iter().zip(nodes).collect();
-                self.diff_map(layout, *flow, &entries, wanted, context)
+                self.diff_map(layout, *flow, &entries, &[], wanted, context)
             }
             (Kind::Seq { flow, items }, YamlValue::Seq(nodes), JsonValue::Array(wanted))
                 if items.len() == nodes.len() && !items.is_empty() && !wanted.is_empty() =>
@@ -221,12 +225,14 @@ impl Walk<'_> {
     }
 
     /// Edits turning a map into `wanted` entry by entry: `entries` are its written entries,
-    /// each with the reader's key and value for it.
+    /// each with the reader's key and value for it; `merges` its `<<` entries, which stay as
+    /// they are (no removal runs across them).
     fn diff_map(
         &mut self,
         layout: &Layout,
         flow: bool,
         entries: &[WrittenEntry],
+        merges: &[&(Layout, Layout)],
         wanted: &kruise_lua_engine::value::JsonMap,
         context: Context,
     ) {
@@ -258,8 +264,15 @@ impl Walk<'_> {
                 self.diff(value, node, want, context);
             }
         }
-        let spans: Vec<(usize, usize)> =
-            entries.iter().map(|((k, v), _)| (k.start, v.end)).collect();
+        // The entries in the order written, the merges among them as kept.
+        let mut written: Vec<((usize, usize), bool)> = entries
+            .iter()
+            .map(|((k, v), _)| (k.start, v.end))
+            .zip(kept)
+            .chain(merges.iter().map(|(k, v)| ((k.start, v.end), true)))
+            .collect();
+        written.sort_by_key(|((start, _), _)| *start);
+        let (spans, kept): (Vec<(usize, usize)>, Vec<bool>) = written.into_iter().unzip();
         self.remove_runs(&spans, &kept, flow);
         let last = kept.iter().rposition(|k| *k).unwrap_or(0);
         for (key, value) in added {
@@ -293,6 +306,7 @@ impl Walk<'_> {
         layout: &Layout,
         flow: bool,
         written: &[WrittenEntry],
+        merges: &[&(Layout, Layout)],
         nodes: &[(YamlNode, YamlNode)],
         wanted: &kruise_lua_engine::value::JsonMap,
         context: Context,
@@ -326,7 +340,7 @@ impl Walk<'_> {
                 explicit.insert(key.clone(), value.clone());
             }
         }
-        self.diff_map(layout, flow, written, &explicit, context);
+        self.diff_map(layout, flow, written, merges, &explicit, context);
     }
 
     fn diff_seq(&mut self, flow: bool, items: &[Layout], nodes: &[YamlNode], wanted: &[JsonValue]) {
@@ -576,10 +590,14 @@ fn scalar_text(value: &JsonValue) -> String {
 /// entries are then the written ones, in order).
 fn is_plain_map(entries: &[(Layout, Layout)], nodes: &[(YamlNode, YamlNode)]) -> bool {
     entries.len() == nodes.len()
-        && entries.iter().all(|(k, _)| {
-            !matches!(&k.kind, Kind::Scalar { plain_text: Some(t) } if t == "<<")
-                && !matches!(k.kind, Kind::Alias)
-        })
+        && entries
+            .iter()
+            .all(|(k, _)| !is_merge_key(k) && !matches!(k.kind, Kind::Alias))
+}
+
+/// Whether a key is a `<<` merge (written plain, as the reader takes it).
+fn is_merge_key(key: &Layout) -> bool {
+    matches!(&key.kind, Kind::Scalar { plain_text: Some(t) } if t == "<<")
 }
 
 /// A map entry as written (key and value layouts) with the reader's key and value for it.
@@ -596,9 +614,7 @@ fn written_entries<'a>(
     for entry in entries {
         let (key, _) = entry;
         match &key.kind {
-            Kind::Scalar {
-                plain_text: Some(t),
-            } if t == "<<" => continue,
+            _ if is_merge_key(key) => continue,
             Kind::Alias => return None,
             _ => {}
         }

@@ -131,6 +131,14 @@ fn maps_with_merge_keys_change_only_what_differs() {
     )
     .unwrap();
     assert_eq!(new, text.replace("note: x", "note: x\n    keep: moved"));
+    // A written entry removed before or after the merge leaves the merge line, in block and
+    // flow style.
+    let block = "base: &b {w: 1}\nexpected:\n- a: 1\n  <<: *b\n  c: 2\n";
+    let new = rewrite(block, 0, r#"{"w":1,"c":2}"#).unwrap();
+    assert_eq!(new, "base: &b {w: 1}\nexpected:\n- <<: *b\n  c: 2\n");
+    let flow = "base: &b {w: 1}\nexpected:\n- {x: 1, <<: *b, z: 2}\n";
+    let new = rewrite(flow, 0, r#"{"w":1,"z":2}"#).unwrap();
+    assert_eq!(new, "base: &b {w: 1}\nexpected:\n- {<<: *b, z: 2}\n");
     // A merged key to drop cannot be edited away: the entry is written anew.
     let new = rewrite(text, 0, r#"{"spec":{"canary":51,"note":"x"}}"#).unwrap();
     assert!(!new.contains("<<"), "{new}");
