@@ -52,18 +52,10 @@ impl Server {
 
     /// The next response (server notifications and requests are skipped).
     fn response(&mut self) -> Value {
-        loop {
-            let message = self
-                .messages
-                .recv_timeout(HANG)
-                .unwrap_or_else(|e| panic!("no answer from the server ({e})"));
-            if message.get("method").is_none() {
-                return message;
-            }
-        }
+        self.response_and_notifications().0
     }
 
-    /// The next response, and the server's notifications before it.
+    /// The next response, and the server's notifications and requests before it.
     fn response_and_notifications(&mut self) -> (Value, Vec<Value>) {
         let mut notifications = Vec::new();
         loop {

@@ -60,7 +60,7 @@ fn check(dir: &Path, format: &str, extra: &[&str]) -> common::Run {
 
 const CRD_FILE: &str = "lua_configuration/crds/route.yaml";
 const REFUSED: &str = "the CRD for Route (example.io) was not loaded (lua_configuration/crds/route.yaml:20: version v1alpha1: unknown type \"banana\"): only labels and annotations were checked";
-const MISSING: &str = "no CRD for Route (example.io) was loaded (give one with --crd): only labels and annotations were checked";
+const MISSING: &str = "no CRD for Route (example.io) was loaded (add it to the crds/ folder or to kruise-lua.toml crds, or pass --crd): only labels and annotations were checked";
 
 /// The scaffold's steps: three cases, five steps.
 const STEPS: usize = 5;

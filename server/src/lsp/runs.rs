@@ -51,6 +51,26 @@ pub struct CaseResult {
 }
 
 impl CaseResult {
+    /// A case as read, before any of its steps ran (`case`: parsed, or why it cannot run).
+    fn unrun(
+        path: PathBuf,
+        text: String,
+        stamp: Option<FileStamp>,
+        case: Result<TestCase, CaseError>,
+    ) -> CaseResult {
+        CaseResult {
+            path,
+            text,
+            stamp,
+            case,
+            steps: Vec::new(),
+            misrouted: Vec::new(),
+            intent_unverified: Vec::new(),
+            schema: Vec::new(),
+            schema_not_checked: None,
+        }
+    }
+
     /// The case's name: its file name without extension.
     pub fn name(&self) -> String {
         self.path
@@ -371,40 +391,21 @@ pub fn execute_with(
             let text = match text {
                 Ok(text) => text,
                 Err(len) => {
-                    return CaseResult {
-                        case: Err(too_large(len)),
-                        path,
-                        text: String::new(),
-                        stamp: None,
-                        steps: Vec::new(),
-                        misrouted: Vec::new(),
-                        intent_unverified: Vec::new(),
-                        schema: Vec::new(),
-                        schema_not_checked: None,
-                    };
+                    return CaseResult::unrun(path, String::new(), None, Err(too_large(len)));
                 }
             };
             if oversized {
                 // Not run: the editor must not show its cases as passing (`check`, which has
                 // no such limit, runs them).
-                return CaseResult {
-                    case: Err(CaseError {
-                        message: format!(
-                            "not run: the script has {} bytes, more than the {MAX_ANALYSED_BYTES} \
-                             the editor runs (`kruise-lua check` runs it)",
-                            input.source.len()
-                        ),
-                        span: None,
-                    }),
-                    path,
-                    text,
-                    stamp,
-                    steps: Vec::new(),
-                    misrouted: Vec::new(),
-                    intent_unverified: Vec::new(),
-                    schema: Vec::new(),
-                    schema_not_checked: None,
+                let not_run = CaseError {
+                    message: format!(
+                        "not run: the script has {} bytes, more than the {MAX_ANALYSED_BYTES} \
+                         the editor runs (`kruise-lua check` runs it)",
+                        input.source.len()
+                    ),
+                    span: None,
                 };
+                return CaseResult::unrun(path, text, stamp, Err(not_run));
             }
             let reuse = same_script
                 .then(|| {
@@ -419,17 +420,10 @@ pub fn execute_with(
                     stamp,
                     ..done.clone()
                 },
-                None => CaseResult {
-                    case: testcase::parse_case(&text),
-                    path,
-                    text,
-                    stamp,
-                    steps: Vec::new(),
-                    misrouted: Vec::new(),
-                    intent_unverified: Vec::new(),
-                    schema: Vec::new(),
-                    schema_not_checked: None,
-                },
+                None => {
+                    let case = testcase::parse_case(&text);
+                    CaseResult::unrun(path, text, stamp, case)
+                }
             }
         })
         .collect();

@@ -814,7 +814,14 @@ impl Session {
             // A folder created, or renamed or moved here: what it holds is new, when it is in
             // the workspace (a client's event for a folder outside it, `/` say, must not have
             // the server walk the disk).
-            if !self.roots().iter().any(|root| path.starts_with(root)) {
+            // (Compared as given and with links resolved: a watcher may report real paths,
+            // `/private/var/…` on macOS for a workspace opened as `/var/…`.)
+            let roots = self.roots();
+            let canonical = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+            let inside = roots
+                .iter()
+                .any(|root| path.starts_with(root) || canonical(path).starts_with(canonical(root)));
+            if !inside {
                 return;
             }
             for file in relevant_files_under(path) {

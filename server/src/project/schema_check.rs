@@ -66,7 +66,9 @@ pub fn not_checked(
             "no CRD for {kind} ({group}) was loaded, and a CRD source that could not be used may hold it ({problem}): {ONLY_METADATA}"
         )
     } else {
-        format!("no CRD for {kind} ({group}) was loaded (give one with --crd): {ONLY_METADATA}")
+        format!(
+            "no CRD for {kind} ({group}) was loaded (add it to the crds/ folder or to kruise-lua.toml crds, or pass --crd): {ONLY_METADATA}"
+        )
     };
     Some(SchemaNotChecked { reason })
 }
@@ -428,7 +430,7 @@ expected:
         assert_eq!(
             reason(&[]).as_deref(),
             Some(
-                "schema not checked: no CRD for Route (example.io) was loaded (give one with --crd): only labels and annotations were checked"
+                "schema not checked: no CRD for Route (example.io) was loaded (add it to the crds/ folder or to kruise-lua.toml crds, or pass --crd): only labels and annotations were checked"
             )
         );
         let declared = problem(Some(vec![("example.io".into(), "Route".into())]));
@@ -442,7 +444,7 @@ expected:
         assert!(
             reason(&[other_kind])
                 .unwrap()
-                .contains("(give one with --crd)")
+                .contains("(add it to the crds/ folder or to kruise-lua.toml crds, or pass --crd)")
         );
         assert!(
             reason(&[problem(None)])
