@@ -116,6 +116,15 @@ impl CelRule {
                 return Err(reason);
             }
             let metered = cel_bounds::metered(program.expression());
+            // Within MAX_METERED_DEPTH by construction; checked, as the stack is sized by it.
+            let depth = cel_bounds::tree_depth(&metered);
+            if depth > cel_bounds::MAX_METERED_DEPTH {
+                return Err(format!(
+                    "its metered tree is {depth} levels deep, more than the {} this checker \
+                     evaluates",
+                    cel_bounds::MAX_METERED_DEPTH
+                ));
+            }
             Ok(Arc::new(Parsed { program, metered }))
         });
         let result = parsed.unwrap_or_else(Err);
