@@ -527,12 +527,12 @@ fn parse_escape(text: &str) -> Result<(u32, usize), PatternError> {
             if let Some(braced) = after.strip_prefix('{') {
                 // Any number of hex digits (at least one) up to `}`, never past U+10FFFF.
                 let mut rune: u32 = 0;
-                let mut digits = 0;
                 // Go's message quotes the escape up to and with the character that ended it
-                // (all of the text when it ran out): `consumed`, in bytes from the `\`.
+                // (all of the text when it ran out): `consumed`, in bytes from the `\`. Every
+                // character before `at` is a hex digit, so `at` also counts them.
                 let mut consumed = text.len();
                 for (at, c) in braced.char_indices() {
-                    if c == '}' && digits > 0 {
+                    if c == '}' && at > 0 {
                         return Ok((rune, 3 + at + 1));
                     }
                     let end = 3 + at + c.len_utf8();
@@ -541,7 +541,6 @@ fn parse_escape(text: &str) -> Result<(u32, usize), PatternError> {
                         break;
                     };
                     rune = rune * 16 + digit;
-                    digits += 1;
                     if rune > 0x10FFFF {
                         consumed = end;
                         break;
