@@ -206,7 +206,12 @@ impl Walk<'_> {
                 .iter()
                 .filter(|(key, _)| is_merge_key(key))
                 .collect();
-            return self.diff_merged_map(layout, *flow, &written, &merges, nodes, wanted, context);
+            let map = MergedMap {
+                written: &written,
+                merges: &merges,
+                nodes,
+            };
+            return self.diff_merged_map(layout, *flow, map, wanted, context);
         }
         match (&layout.kind, &node.value, target) {
             (Kind::Map { flow, entries }, YamlValue::Map(nodes), JsonValue::Object(wanted))
@@ -305,12 +310,15 @@ impl Walk<'_> {
         &mut self,
         layout: &Layout,
         flow: bool,
-        written: &[WrittenEntry],
-        merges: &[&(Layout, Layout)],
-        nodes: &[(YamlNode, YamlNode)],
+        map: MergedMap,
         wanted: &kruise_lua_engine::value::JsonMap,
         context: Context,
     ) {
+        let MergedMap {
+            written,
+            merges,
+            nodes,
+        } = map;
         let written_keys: Vec<Option<String>> =
             written.iter().map(|(_, (k, _))| k.key_string()).collect();
         let is_written = |key: &str| written_keys.iter().any(|k| k.as_deref() == Some(key));
@@ -598,6 +606,14 @@ fn is_plain_map(entries: &[(Layout, Layout)], nodes: &[(YamlNode, YamlNode)]) ->
 /// Whether a key is a `<<` merge (written plain, as the reader takes it).
 fn is_merge_key(key: &Layout) -> bool {
     matches!(&key.kind, Kind::Scalar { plain_text: Some(t) } if t == "<<")
+}
+
+/// A map with `<<` merges: its written entries ([`written_entries`]), its merge entries and
+/// the reader's entries (the merged keys among them).
+struct MergedMap<'a> {
+    written: &'a [WrittenEntry<'a>],
+    merges: &'a [&'a (Layout, Layout)],
+    nodes: &'a [(YamlNode, YamlNode)],
 }
 
 /// A map entry as written (key and value layouts) with the reader's key and value for it.
