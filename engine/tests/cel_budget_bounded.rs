@@ -6,37 +6,13 @@
 //! charged (400 MB for a 20,000 character string, 10^12 bytes for a 1 MB one). Its own test
 //! binary, so that the allocator counting the Rust heap's peak sees this run alone.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
+mod counting;
 
 use kruise_lua_engine::JsonValue;
 use kruise_lua_engine::schema::{SchemaSet, Severity, validate_object};
 
-/// The system allocator, counting the bytes held now and the most held at once.
-struct Counting;
-
-static HELD: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: every call is passed on to the system allocator unchanged; only counters are added.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let block = unsafe { System.alloc(layout) };
-        if !block.is_null() {
-            let held = HELD.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
-            PEAK.fetch_max(held, Ordering::Relaxed);
-        }
-        block
-    }
-
-    unsafe fn dealloc(&self, block: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(block, layout) };
-        HELD.fetch_sub(layout.size(), Ordering::Relaxed);
-    }
-}
-
 #[global_allocator]
-static ALLOCATOR: Counting = Counting;
+static ALLOCATOR: counting::Counting = counting::Counting;
 
 const CRD: &str = "apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
@@ -78,10 +54,7 @@ fn calls_that_would_build_past_the_budget_stop_before_building() {
         )
         .unwrap();
         drop(text);
-        let before = HELD.load(Ordering::Relaxed);
-        PEAK.store(before, Ordering::Relaxed);
-        let v = validate_object(&set, &object);
-        let grown = PEAK.load(Ordering::Relaxed) - before;
+        let (v, grown) = counting::peak_growth(|| validate_object(&set, &object));
         assert!(
             grown < 64 << 20,
             "{length}: the check held {} MiB of Rust heap at its peak",

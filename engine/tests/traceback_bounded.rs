@@ -5,47 +5,21 @@
 //! 2.5 GB and was aborted under a 4 GB address-space limit). Its own test binary, so that the
 //! allocator counting the Rust heap's peak sees this run alone.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
+mod counting;
 
 use kruise_lua_engine::JsonValue;
 use kruise_lua_engine::error::ErrorKind;
 use kruise_lua_engine::runner::{self, RunOptions};
 
-/// The system allocator, counting the bytes held now and the most held at once.
-struct Counting;
-
-static HELD: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: every call is passed on to the system allocator unchanged; only counters are added.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let block = unsafe { System.alloc(layout) };
-        if !block.is_null() {
-            let held = HELD.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
-            PEAK.fetch_max(held, Ordering::Relaxed);
-        }
-        block
-    }
-
-    unsafe fn dealloc(&self, block: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(block, layout) };
-        HELD.fetch_sub(layout.size(), Ordering::Relaxed);
-    }
-}
-
 #[global_allocator]
-static ALLOCATOR: Counting = Counting;
+static ALLOCATOR: counting::Counting = counting::Counting;
 
 #[test]
 fn a_timeout_among_millions_of_tail_calls_keeps_the_traceback_small() {
     let obj = JsonValue::parse_go_interface(b"{}").unwrap();
     let script = runner::Script::new("local function f(n) return f(n + 1) end\nf(1)\nreturn obj");
-    let before = HELD.load(Ordering::Relaxed);
-    PEAK.store(before, Ordering::Relaxed);
-    let run = runner::run_custom_json(&script, &obj, &RunOptions::default());
-    let grown = PEAK.load(Ordering::Relaxed) - before;
+    let (run, grown) =
+        counting::peak_growth(|| runner::run_custom_json(&script, &obj, &RunOptions::default()));
 
     let error = run.production.unwrap_err();
     assert_eq!(error.kind, ErrorKind::Timeout);
