@@ -199,27 +199,11 @@ impl Walk<'_> {
         }
         if let (Kind::Map { flow, entries }, YamlValue::Map(nodes), JsonValue::Object(wanted)) =
             (&layout.kind, &node.value, target)
-            && !is_plain_map(entries, nodes)
             && let Some(written) = written_entries(entries, nodes)
         {
-            let merges: Vec<&(Layout, Layout)> = entries
-                .iter()
-                .filter(|(key, _)| is_merge_key(key))
-                .collect();
-            let map = MergedMap {
-                written: &written,
-                merges: &merges,
-                nodes,
-            };
-            return self.diff_merged_map(layout, *flow, map, wanted, context);
+            return self.diff_map(layout, *flow, &written, nodes, wanted, context);
         }
         match (&layout.kind, &node.value, target) {
-            (Kind::Map { flow, entries }, YamlValue::Map(nodes), JsonValue::Object(wanted))
-                if is_plain_map(entries, nodes) =>
-            {
-                let entries: Vec<_> = entries.iter().zip(nodes).collect();
-                self.diff_map(layout, *flow, &entries, &[], wanted, context)
-            }
             (Kind::Seq { flow, items }, YamlValue::Seq(nodes), JsonValue::Array(wanted))
                 if items.len() == nodes.len() && !items.is_empty() && !wanted.is_empty() =>
             {
@@ -232,7 +216,7 @@ impl Walk<'_> {
     /// Edits turning a map into `wanted` entry by entry: `entries` are its written entries,
     /// each with the reader's key and value for it; `merges` its `<<` entries, which stay as
     /// they are (no removal runs across them).
-    fn diff_map(
+    fn diff_entries(
         &mut self,
         layout: &Layout,
         flow: bool,
@@ -300,25 +284,29 @@ impl Walk<'_> {
         }
     }
 
-    /// Edits turning a map with `<<` merge entries into `wanted`, leaving the merges as they
-    /// are: the written entries are edited, removed or added as in a plain map, and a key the
-    /// merges give is written out only when its value must change. A key only the merges give
-    /// cannot be removed by an edit: then the map is written anew. (`rewrite_expected` checks
-    /// the result reads back as wanted, and writes the entry anew when it does not: a removed
-    /// entry that uncovers a merged value of the same key, say.)
-    fn diff_merged_map(
+    /// Edits turning a map (its written entries: [`written_entries`]) into `wanted`. A map
+    /// with `<<` merges keeps them as they are: its written entries are edited, removed or
+    /// added as in a plain map, and a key the merges give is written out only when its value
+    /// must change. A key only the merges give cannot be removed by an edit: then the map is
+    /// written anew. (`rewrite_expected` checks the result reads back as wanted, and writes
+    /// the entry anew when it does not: a removed entry that uncovers a merged value of the
+    /// same key, say.)
+    fn diff_map(
         &mut self,
         layout: &Layout,
         flow: bool,
-        map: MergedMap,
+        written: &[WrittenEntry],
+        nodes: &[(YamlNode, YamlNode)],
         wanted: &kruise_lua_engine::value::JsonMap,
         context: Context,
     ) {
-        let MergedMap {
-            written,
-            merges,
-            nodes,
-        } = map;
+        let merges: Vec<&(Layout, Layout)> = match &layout.kind {
+            Kind::Map { entries, .. } => entries.iter().filter(|(k, _)| is_merge_key(k)).collect(),
+            _ => Vec::new(),
+        };
+        if merges.is_empty() {
+            return self.diff_entries(layout, flow, written, &[], wanted, context);
+        }
         let written_keys: Vec<Option<String>> =
             written.iter().map(|(_, (k, _))| k.key_string()).collect();
         let is_written = |key: &str| written_keys.iter().any(|k| k.as_deref() == Some(key));
@@ -330,16 +318,14 @@ impl Walk<'_> {
                 merged.insert(key, value.to_json());
             }
         }
-        let whole = |walk: &mut Self| {
-            walk.replace(layout, &JsonValue::Object(wanted.clone()), context);
-        };
+        // (Nothing written kept: written anew too, as a plain map is.)
         if merged.keys().any(|key| !wanted.contains_key(key))
             || !written_keys
                 .iter()
                 .flatten()
                 .any(|key| wanted.contains_key(key))
         {
-            return whole(self);
+            return self.replace(layout, &JsonValue::Object(wanted.clone()), context);
         }
         let mut explicit = kruise_lua_engine::value::JsonMap::new();
         for (key, value) in wanted.iter() {
@@ -348,7 +334,7 @@ impl Walk<'_> {
                 explicit.insert(key.clone(), value.clone());
             }
         }
-        self.diff_map(layout, flow, written, merges, &explicit, context);
+        self.diff_entries(layout, flow, written, &merges, &explicit, context);
     }
 
     fn diff_seq(&mut self, flow: bool, items: &[Layout], nodes: &[YamlNode], wanted: &[JsonValue]) {
@@ -608,24 +594,19 @@ fn is_merge_key(key: &Layout) -> bool {
     matches!(&key.kind, Kind::Scalar { plain_text: Some(t) } if t == "<<")
 }
 
-/// A map with `<<` merges: its written entries ([`written_entries`]), its merge entries and
-/// the reader's entries (the merged keys among them).
-struct MergedMap<'a> {
-    written: &'a [WrittenEntry<'a>],
-    merges: &'a [&'a (Layout, Layout)],
-    nodes: &'a [(YamlNode, YamlNode)],
-}
-
 /// A map entry as written (key and value layouts) with the reader's key and value for it.
 type WrittenEntry<'a> = (&'a (Layout, Layout), &'a (YamlNode, YamlNode));
 
-/// The entries of a map with `<<` merges written in it, each found among the reader's
-/// entries by where its key starts; the merges themselves left out. `None` when an entry
-/// cannot be told apart so (an alias as a key, a key written twice).
+/// The entries written in a map, each with the reader's: side by side in a plain map, else
+/// found among the reader's entries by where its key starts, the `<<` merges left out. `None`
+/// when an entry cannot be told apart so (an alias as a key, a key written twice).
 fn written_entries<'a>(
     entries: &'a [(Layout, Layout)],
     nodes: &'a [(YamlNode, YamlNode)],
 ) -> Option<Vec<WrittenEntry<'a>>> {
+    if is_plain_map(entries, nodes) {
+        return Some(entries.iter().zip(nodes).collect());
+    }
     let mut written = Vec::new();
     for entry in entries {
         let (key, _) = entry;
