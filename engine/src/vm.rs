@@ -62,6 +62,9 @@ unsafe extern "C-unwind" {
     fn kruise_presize_strings(state: State, size: c_int);
     /// lua_load for bytecode dumped by this process, without re-verifying it.
     fn kruise_load_trusted(state: State, bytecode: *const c_char, size: usize) -> c_int;
+    /// The lost tail calls above the frame at a call level (what `lua_getstack` counts as
+    /// that many levels), for the traceback.
+    fn kruise_lost_tail_calls(state: State, level: c_int) -> c_int;
 }
 
 /// String-table slots of a fresh sandbox: about what the libraries and a script intern

@@ -5,12 +5,7 @@ use std::ffi::{c_char, c_int};
 
 use mlua::ffi;
 
-use super::{State, context};
-
-unsafe extern "C" {
-    /// The lost tail calls above the frame at a call level (lua51-sys `kruise_host.c`).
-    fn kruise_lost_tail_calls(state: State, level: c_int) -> c_int;
-}
+use super::{State, context, kruise_lost_tail_calls};
 
 /// The message handler of a chunk's run: records gopher-lua's traceback of the error in
 /// the run context (the error value itself is left as it is).

@@ -431,7 +431,7 @@ pub fn execute_with(
     let todo: Vec<usize> = cases
         .iter()
         .enumerate()
-        .filter(|(_, c)| c.steps.is_empty() && !oversized)
+        .filter(|(_, c)| c.steps.is_empty())
         .filter(|(_, c)| c.case.as_ref().is_ok_and(|case| !case.steps.is_empty()))
         .map(|(i, _)| i)
         .collect();
