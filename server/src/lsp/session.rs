@@ -816,11 +816,12 @@ impl Session {
             // the server walk the disk).
             // (Compared as given and with links resolved: a watcher may report real paths,
             // `/private/var/…` on macOS for a workspace opened as `/var/…`.)
-            let roots = self.roots();
             let canonical = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
-            let inside = roots
+            let real = canonical(path);
+            let inside = self
+                .roots()
                 .iter()
-                .any(|root| path.starts_with(root) || canonical(path).starts_with(canonical(root)));
+                .any(|root| path.starts_with(root) || real.starts_with(canonical(root)));
             if !inside {
                 return;
             }
