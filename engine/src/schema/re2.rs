@@ -24,6 +24,7 @@
 //! its size limit) is [`PatternError::Unsupported`]: not checked, rather than guessed.
 
 use std::fmt;
+use std::rc::Rc;
 
 use regex::Regex;
 
@@ -54,6 +55,33 @@ impl fmt::Display for PatternError {
 pub(crate) fn compile(pattern: &str) -> Result<Regex, PatternError> {
     let translated = translate(pattern)?;
     Regex::new(&translated).map_err(|error| PatternError::Unsupported(error.to_string()))
+}
+
+/// At most this many patterns are kept by [`compile_shared`] on one thread.
+const SHARED_LIMIT: usize = 256;
+
+thread_local! {
+    /// [`compile_shared`]'s patterns, as compiled (or refused) the first time.
+    static SHARED: std::cell::RefCell<std::collections::HashMap<String, Result<Rc<Regex>, PatternError>>> =
+        std::cell::RefCell::default();
+}
+
+/// [`compile`], kept per thread by pattern: CEL's regex functions are called once per value
+/// a rule walks (`self.all(x, x.matches(p))`), with the same few patterns. Shared by `Rc`
+/// rather than cloned, as a clone of a `Regex` gets a cache of its own. Past
+/// [`SHARED_LIMIT`] patterns the kept ones are dropped and kept anew.
+pub(crate) fn compile_shared(pattern: &str) -> Result<Rc<Regex>, PatternError> {
+    SHARED.with_borrow_mut(|shared| {
+        if let Some(compiled) = shared.get(pattern) {
+            return compiled.clone();
+        }
+        if shared.len() >= SHARED_LIMIT {
+            shared.clear();
+        }
+        let compiled = compile(pattern).map(Rc::new);
+        shared.insert(pattern.to_owned(), compiled.clone());
+        compiled
+    })
 }
 
 /// The `regex` crate pattern for Go pattern `pattern`, or why there is none.

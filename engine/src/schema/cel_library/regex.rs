@@ -5,6 +5,8 @@
 //! crate's syntax, is left out: its `regex` feature is off). The regex crate's leftmost-first
 //! matching follows Go's (an empty match right after a match is skipped in both).
 
+use std::rc::Rc;
+
 use cel::common::types::{CelBool, CelInt, CelList, CelString};
 use cel::common::value::Val;
 use cel::{DeclarationError, Env, ExecutionError};
@@ -13,8 +15,8 @@ use crate::schema::re2::{self, PatternError};
 
 /// A pattern Go refuses fails the call, as in cel-go; one Go accepts but the regex crate
 /// cannot compile leaves the rule not checked.
-fn compile(pattern: &str, function: &str) -> Result<regex::Regex, ExecutionError> {
-    re2::compile(pattern).map_err(|error| match error {
+fn compile(pattern: &str, function: &str) -> Result<Rc<regex::Regex>, ExecutionError> {
+    re2::compile_shared(pattern).map_err(|error| match error {
         PatternError::Invalid(reason) => ExecutionError::function_error(function, reason),
         PatternError::Unsupported(_) => super::not_modelled(function, error),
     })
