@@ -27,6 +27,8 @@ pub struct RuleEnv {
 pub(super) struct Parsed {
     pub(super) program: Program,
     pub(super) metered: IdedExpr,
+    /// How many levels deep `metered` is: what its evaluation needs of the stack.
+    pub(super) metered_depth: usize,
 }
 
 pub(crate) fn environment() -> Arc<RuleEnv> {

@@ -47,14 +47,17 @@ pub(crate) const MAX_METERED_DEPTH: usize = 3 * MAX_TREE_DEPTH;
 /// Stack for parsing one rule (allocated lazily by the OS; the scan keeps use far below it).
 const PARSE_STACK: usize = 64 << 20;
 
-/// Evaluation gets at least this much stack: when the caller's thread has less left, it runs
-/// on a fresh one of [`EVAL_STACK`] (reserved, not committed: the OS gives pages as they are
-/// touched). 48 KiB per level of a metered tree [`MAX_METERED_DEPTH`] deep: the evaluator
+/// The stack an evaluation of a metered tree `depth` levels deep gets at least: when the
+/// caller's thread has less left, it runs on a fresh one twice as large (reserved, not
+/// committed: the OS gives pages as they are touched). 48 KiB per level: the evaluator
 /// recurses once per level, and a chain of 766 metered levels took between 28 and 32 MiB in a
-/// debug build (about 40 KiB a level; the test `deepest_metered_tree_evaluates` runs it with
-/// just this much stack).
-const EVAL_RED_ZONE: usize = MAX_METERED_DEPTH * (48 << 10);
-const EVAL_STACK: usize = 2 * EVAL_RED_ZONE;
+/// debug build (about 40 KiB a level; the test `deepest_metered_tree_evaluates` runs the
+/// deepest with just this much stack); never less than 4 MiB, as comparing nested values
+/// recurses too. Sized per rule, so that the common shallow rule runs on the caller's stack
+/// rather than on one mapped for the deepest.
+fn eval_red_zone(depth: usize) -> usize {
+    (depth * (48 << 10)).max(4 << 20)
+}
 
 /// Why a rule is not handed to the crate, or `None` when it may be.
 pub(crate) fn refuse_before_parse(rule: &str) -> Option<String> {
@@ -220,10 +223,12 @@ pub(crate) fn parse_guarded<T>(parse: impl FnOnce() -> T) -> Result<T, String> {
         .map_err(|panic| format!("the CEL crate failed on it ({})", panic_text(&*panic)))
 }
 
-/// Runs an evaluation with at least [`EVAL_RED_ZONE`] of stack, a panic becoming `Err`.
-pub(crate) fn evaluate_guarded<T>(evaluate: impl FnOnce() -> T) -> Result<T, String> {
+/// Runs an evaluation of a metered tree `depth` levels deep with at least
+/// [`eval_red_zone`] of stack, a panic becoming `Err`.
+fn evaluate_guarded<T>(depth: usize, evaluate: impl FnOnce() -> T) -> Result<T, String> {
+    let red_zone = eval_red_zone(depth);
     catch_unwind(AssertUnwindSafe(|| {
-        stacker::maybe_grow(EVAL_RED_ZONE, EVAL_STACK, evaluate)
+        stacker::maybe_grow(red_zone, 2 * red_zone, evaluate)
     }))
     .map_err(|panic| format!("the CEL crate failed on it ({})", panic_text(&*panic)))
 }
@@ -642,11 +647,14 @@ fn one_argument<'b, 'v>(
         .ok_or_else(|| ExecutionError::function_error(function, "no argument"))
 }
 
-/// Runs `evaluate` (which evaluates a [`metered`] tree) with a budget of [`PER_CALL_LIMIT`] and
-/// at least [`EVAL_RED_ZONE`] of stack, a panic becoming `Err`. `Ok((result, true))` when the
+/// Runs `evaluate` (which evaluates a [`metered`] tree `depth` levels deep) with a budget of
+/// [`PER_CALL_LIMIT`] and at least [`eval_red_zone`] of stack, a panic becoming `Err`. `Ok((result, true))` when the
 /// budget ran out: then the result is not the rule's (an error stopped it part way, or a
 /// branch that failed on the budget was absorbed by `||`/`&&`).
-pub(crate) fn evaluate_metered<T>(evaluate: impl FnOnce() -> T) -> Result<(T, bool), String> {
+pub(crate) fn evaluate_metered<T>(
+    depth: usize,
+    evaluate: impl FnOnce() -> T,
+) -> Result<(T, bool), String> {
     struct Reset(Option<u64>, bool, HashMap<(i64, i64), Size>);
     impl Drop for Reset {
         fn drop(&mut self) {
@@ -658,7 +666,7 @@ pub(crate) fn evaluate_metered<T>(evaluate: impl FnOnce() -> T) -> Result<(T, bo
     let _reset = Reset(BUDGET.get(), OVERRUN.get(), NOTES.take());
     BUDGET.set(Some(PER_CALL_LIMIT));
     OVERRUN.set(false);
-    let result = evaluate_guarded(evaluate)?;
+    let result = evaluate_guarded(depth, evaluate)?;
     Ok((result, OVERRUN.get()))
 }
 
@@ -825,7 +833,7 @@ mod tests {
         let program = env.compile(rule).unwrap();
         let tree = metered(program.expression());
         let context = cel::Context::with_env(Arc::clone(&env));
-        evaluate_metered(|| cel::Value::resolve(&tree, &context)).unwrap()
+        evaluate_metered(tree_depth(&tree), || cel::Value::resolve(&tree, &context)).unwrap()
     }
 
     #[test]
@@ -919,7 +927,7 @@ mod tests {
         }
     }
 
-    /// The deepest metered tree the checker evaluates runs within [`EVAL_RED_ZONE`]: on a
+    /// The deepest metered tree the checker evaluates runs within its [`eval_red_zone`]: on a
     /// thread with just that much stack left, the evaluation runs in place (no new stack).
     #[test]
     fn deepest_metered_tree_evaluates() {
@@ -959,10 +967,10 @@ mod tests {
         assert!(depth <= MAX_METERED_DEPTH, "{depth}");
         assert!(depth > 3 * MAX_TREE_DEPTH - 10, "{depth}");
         let outcome = std::thread::Builder::new()
-            .stack_size(EVAL_RED_ZONE + (256 << 10))
+            .stack_size(eval_red_zone(depth) + (256 << 10))
             .spawn(move || {
                 let context = cel::Context::with_env(Arc::clone(&env));
-                evaluate_metered(|| cel::Value::resolve(&tree, &context)).unwrap()
+                evaluate_metered(depth, || cel::Value::resolve(&tree, &context)).unwrap()
             })
             .unwrap()
             .join()

@@ -125,7 +125,11 @@ impl CelRule {
                     cel_bounds::MAX_METERED_DEPTH
                 ));
             }
-            Ok(Arc::new(Parsed { program, metered }))
+            Ok(Arc::new(Parsed {
+                program,
+                metered,
+                metered_depth: depth,
+            }))
         });
         let result = parsed.unwrap_or_else(Err);
         cache().insert(source.to_owned(), result.clone());
@@ -210,23 +214,24 @@ impl CelRule {
                 .filter(|m| !m.is_empty())
                 .map_or_else(|| short_rule(&text.rule), str::to_owned)
         };
-        let executed =
-            match cel_bounds::evaluate_metered(|| Value::resolve(&program.metered, &context)) {
-                Ok((_, true)) => {
-                    // The API server counts cost as it runs and cancels a rule past its per-call
-                    // limit; our meter counts in the same order, not to cel-go's figure, so
-                    // whether the API server stops this rule too is likely but not certain.
-                    return CelOutcome::NotChecked(format!(
-                        "evaluating it costs more than {} by our count (steps and the sizes of \
+        let executed = match cel_bounds::evaluate_metered(program.metered_depth, || {
+            Value::resolve(&program.metered, &context)
+        }) {
+            Ok((_, true)) => {
+                // The API server counts cost as it runs and cancels a rule past its per-call
+                // limit; our meter counts in the same order, not to cel-go's figure, so
+                // whether the API server stops this rule too is likely but not certain.
+                return CelOutcome::NotChecked(format!(
+                    "evaluating it costs more than {} by our count (steps and the sizes of \
                          what it builds), the API server's limit for one rule (PerCallLimit), \
                          which likely stops it with \"operation cancelled: actual cost limit \
                          exceeded\"",
-                        cel_bounds::PER_CALL_LIMIT
-                    ));
-                }
-                Ok((executed, false)) => executed,
-                Err(panic) => return CelOutcome::NotChecked(panic),
-            };
+                    cel_bounds::PER_CALL_LIMIT
+                ));
+            }
+            Ok((executed, false)) => executed,
+            Err(panic) => return CelOutcome::NotChecked(panic),
+        };
         let at_node = |message: String| {
             CelOutcome::Failed(Failure {
                 message,
@@ -240,7 +245,10 @@ impl CelRule {
                 let message = message_program
                     .as_ref()
                     .and_then(|p| {
-                        cel_bounds::evaluate_metered(|| Value::resolve(&p.metered, &context)).ok()
+                        cel_bounds::evaluate_metered(p.metered_depth, || {
+                            Value::resolve(&p.metered, &context)
+                        })
+                        .ok()
                     })
                     // Past the budget, the message falls back as on any failure.
                     .and_then(|(result, overrun)| (!overrun).then_some(result))
