@@ -535,7 +535,6 @@ impl Grows {
             ("flatten", true, 0 | 1) => Some(Grows::Flatten),
             ("format", true, 1) => Some(Grows::Format),
             ("range", false, 1) if namespace => Some(Grows::Range),
-            ("lists.range", false, 1) if call.target.is_none() => Some(Grows::Range),
             ("_+_", false, 2) if call.target.is_none() => Some(Grows::Add),
             _ => None,
         }
@@ -816,8 +815,9 @@ fn meter_node(node: &mut IdedExpr, accumulators: &mut Vec<String>) {
     }
 }
 
-/// Operators and the crate's internal functions (`_+_`, `!_`, `@in`, `@not_strictly_false`).
-fn is_operator(name: &str) -> bool {
+/// Operators and the crate's internal functions (`_+_`, `!_`, `@in`, `@not_strictly_false`),
+/// always declared.
+pub(crate) fn is_operator(name: &str) -> bool {
     name.starts_with(['_', '@', '!', '-'])
 }
 

@@ -19,7 +19,6 @@ use cel::common::ast::{EntryExpr, Expr, LiteralValue};
 
 use super::cel::unescape_property;
 use super::compile::{Additional, Schema, SchemaType};
-use crate::value::JsonValue;
 
 /// apiextensions-apiserver `pkg/apis/apiextensions/validation/validation.go`,
 /// `StaticEstimatedCostLimit`: the largest estimated cost of one rule.
@@ -126,10 +125,8 @@ fn schema_size(schema: &Schema) -> u64 {
                 .unwrap_or_else(|| match schema.enum_values.as_deref() {
                     Some(values) if !values.is_empty() => values
                         .iter()
-                        .filter_map(|(value, _)| match value {
-                            JsonValue::String(s) => Some(s.len() as u64),
-                            _ => None,
-                        })
+                        .filter_map(|(value, _)| value.as_str())
+                        .map(|s| s.len() as u64)
                         .max()
                         .unwrap_or(0),
                     _ => MAX_REQUEST_SIZE_BYTES,
@@ -369,10 +366,6 @@ fn list_function<'s>(
             let size = literal(call.args.first(), u64::MAX);
             Some(allocating(1, size, Shape::Sized(1)))
         }
-        (None, "lists.range", false, [_]) => {
-            let size = literal(call.args.first(), u64::MAX);
-            Some(allocating(1, size, Shape::Sized(1)))
-        }
         (None, "slice", true, [list, _, _]) => {
             let start = literal(call.args.first(), 0);
             let end = literal(call.args.get(1), list.size());
@@ -390,11 +383,7 @@ fn list_function<'s>(
         }
         // Quadratic: each item compared with the others; cel-go also gives the result the
         // squared size.
-        (None, "distinct", true, [list]) => {
-            let size = list.size().saturating_mul(list.size());
-            Some(allocating(2, size, list.item()))
-        }
-        (None, "sort", true, [list]) => {
+        (None, "distinct" | "sort", true, [list]) => {
             let size = list.size().saturating_mul(list.size());
             Some(allocating(2, size, list.item()))
         }

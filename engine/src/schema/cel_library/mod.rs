@@ -109,7 +109,7 @@ pub(crate) fn unsupported_function(root: &IdedExpr, env: &Arc<Env>) -> Option<St
         let Expr::Call(call) = &node.expr else {
             continue;
         };
-        if is_operator(&call.func_name) || !seen.insert(call_key(call)) {
+        if cel_bounds::is_operator(&call.func_name) || !seen.insert(call_key(call)) {
             continue;
         }
         let name = match qualified_name(call, &variables) {
@@ -131,11 +131,6 @@ fn call_key(call: &CallExpr) -> (String, bool, usize) {
         call.target.is_some(),
         call.args.len(),
     )
-}
-
-/// Operators and the crate's internal functions (`_+_`, `!_`, `@in`, …), always declared.
-fn is_operator(name: &str) -> bool {
-    name.starts_with(['_', '@', '!', '-'])
 }
 
 /// Variables a rule can name: `self`, `oldSelf` and every comprehension's variables.
