@@ -395,7 +395,6 @@ impl<'p> Translator<'p> {
                 Some(end) => (&body[..end], 2 + end + 2),
                 None => (body, rest.len()),
             };
-            let literal = literal.to_owned();
             self.at += consumed;
             for c in literal.chars() {
                 self.literal(u32::from(c));
@@ -461,18 +460,11 @@ impl<'p> Translator<'p> {
         }
         t = &t[1..];
         self.at = self.whole.len() - t.len();
-        match (body.is_empty(), negated) {
-            (true, false) => self.out.push_str(MATCHES_NOTHING),
-            (true, true) => self.out.push_str(ANY_CHARACTER),
-            (false, _) => {
-                self.out.push('[');
-                if negated {
-                    self.out.push('^');
-                }
-                self.out.push_str(&body);
-                self.out.push(']');
-            }
+        NamedSet {
+            negated,
+            items: body,
         }
+        .push_alone(&mut self.out);
         self.item(1);
         Ok(())
     }
@@ -674,7 +666,8 @@ impl NamedSet {
     /// Standing alone (outside a class).
     fn push_alone(&self, out: &mut String) {
         if self.items.is_empty() {
-            // Go's `\p{Cs}`: no valid UTF-8 text has a surrogate.
+            // An empty set (Go's `\p{Cs}`, which no valid UTF-8 text holds, or a class that
+            // names nothing): the crate has no empty class.
             let set = if self.negated {
                 ANY_CHARACTER
             } else {

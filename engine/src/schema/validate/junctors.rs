@@ -74,18 +74,31 @@ impl<'v> Walker<'_, 'v> {
             }
         };
         if !schema.any_of.is_empty() {
-            let judged: Vec<Judged> = schema.any_of.iter().map(judge).collect();
-            if !judged.iter().any(|j| matches!(j, Judged::Passes)) {
-                match judged.iter().find_map(Judged::unknown) {
-                    Some(why) => self.warning(
-                        "anyOf",
-                        format!("anyOf not checked: no branch surely matches, and one may ({why})"),
-                    ),
-                    None => self.error(
-                        "anyOf",
-                        "must match at least one schema of anyOf".to_owned(),
-                    ),
+            // The first branch that surely matches settles it: the rest are not walked.
+            let mut unsure = None;
+            let mut passes = false;
+            for branch in &schema.any_of {
+                match judge(branch) {
+                    Judged::Passes => {
+                        passes = true;
+                        break;
+                    }
+                    Judged::Unknown(why) => {
+                        unsure.get_or_insert(why);
+                    }
+                    Judged::Fails => {}
                 }
+            }
+            match (passes, unsure) {
+                (true, _) => {}
+                (false, Some(why)) => self.warning(
+                    "anyOf",
+                    format!("anyOf not checked: no branch surely matches, and one may ({why})"),
+                ),
+                (false, None) => self.error(
+                    "anyOf",
+                    "must match at least one schema of anyOf".to_owned(),
+                ),
             }
         }
         if !schema.one_of.is_empty() {
