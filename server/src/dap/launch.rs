@@ -17,8 +17,8 @@ use serde_json::Value;
 use crate::chunk_positions::ScriptPlace;
 use crate::project::check::{CaseToRun, Checks};
 use crate::project::intent::{IntentFinding, IntentUnverified};
-use crate::project::schema_check::{SchemaNotChecked, SchemaSubject};
-use crate::project::verdict::{CaseFacts, Location, SchemaFinding, Verdict};
+use crate::project::schema_check::SchemaSubject;
+use crate::project::verdict::{CaseFacts, Location, SchemaFinding, SchemaNotChecked, Verdict};
 use crate::project::{check, crd_sources, targets};
 
 /// The step a session debugs.
@@ -319,11 +319,8 @@ pub fn verdict(
     for finding in facts.schema_findings(index).filter(|f| !f.is_error()) {
         lines.push(format!("warning: {}", finding.message()));
     }
-    if let Some(note) = facts.intent_unverified(index) {
-        lines.push(format!("note: {}", note.message()));
-    }
-    if let Some(note) = facts.schema_not_checked(index) {
-        lines.push(format!("note: {}", note.message()));
+    for note in facts.step_notes(index) {
+        lines.push(format!("note: {}", note.message));
     }
     if checks.is_none() {
         lines.push(

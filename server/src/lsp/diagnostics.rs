@@ -492,7 +492,7 @@ fn case_diagnostics(
             ));
         }
         // So does a step not checked against a CRD schema (no CRD for the script's kind).
-        if let Some(note) = case.facts().schema_not_checked(step.index) {
+        if let Some(note) = case.facts().schema_not_checked() {
             diags.push(diagnostic(
                 step_range,
                 DiagnosticSeverity::HINT,

@@ -23,8 +23,8 @@ use crate::project::MAX_ANALYSED_BYTES;
 use crate::project::check::{self as check, CaseChecks, CaseToRun, Checks};
 use crate::project::crd_sources::SourceProblem;
 use crate::project::intent::{IntentFinding, IntentUnverified};
-use crate::project::schema_check::{self, CaseSchema, SchemaNotChecked, SchemaSubject};
-use crate::project::verdict::{CaseFacts, Location, SchemaFinding, Verdict};
+use crate::project::schema_check::{self, CaseSchema, SchemaSubject};
+use crate::project::verdict::{CaseFacts, Location, SchemaFinding, SchemaNotChecked, Verdict};
 
 /// One case file's outcome.
 #[derive(Debug, Clone)]

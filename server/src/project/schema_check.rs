@@ -15,7 +15,7 @@ use kruise_lua_engine::yaml::{YamlNode, YamlValue};
 
 use super::crd_sources::SourceProblem;
 use super::step_resources::{StepResources, output_data};
-pub use super::verdict::SchemaNotChecked;
+use super::verdict::SchemaNotChecked;
 use super::verdict::{SchemaFinding, SchemaTarget, case_field_location, span_line};
 
 /// What a script's results are checked as.

@@ -157,6 +157,23 @@ pub struct SchemaNotChecked {
     pub reason: String,
 }
 
+/// A part of a step's checks that did not run, and why (silence means checked and fine):
+/// [`CaseFacts::step_notes`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepNote {
+    /// `intent` or `schema`.
+    pub check: &'static str,
+    /// `intent not checked: …` / `schema not checked: …`.
+    pub message: String,
+}
+
+impl StepNote {
+    /// `intent-not-checked`, `schema-not-checked`: what report formats name the note by.
+    pub fn id(&self) -> String {
+        format!("{}-not-checked", self.check)
+    }
+}
+
 impl SchemaNotChecked {
     /// `schema not checked: <why>`.
     pub fn message(&self) -> String {
@@ -369,11 +386,24 @@ impl<'a> CaseFacts<'a> {
         self.intent_unverified.iter().find(|note| note.step == step)
     }
 
-    /// Why step `step` was not checked against a CRD schema, when it was not (the same for
-    /// every step of the case: the script's kind has no CRD loaded).
-    pub fn schema_not_checked(&self, step: usize) -> Option<&'a SchemaNotChecked> {
+    /// Why the case's steps were not checked against a CRD schema, when they were not (the
+    /// script's kind has no CRD loaded: the same for every step).
+    pub fn schema_not_checked(&self) -> Option<&'a SchemaNotChecked> {
         self.schema_not_checked
-            .filter(|_| self.steps.iter().any(|outcome| outcome.index == step))
+    }
+
+    /// What step `step`'s verdict does not cover, as every front end shows it beside the step:
+    /// the intent check's note, then schema validation's.
+    pub fn step_notes(&self, step: usize) -> Vec<StepNote> {
+        let intent = self.intent_unverified(step).map(|note| StepNote {
+            check: "intent",
+            message: note.message(),
+        });
+        let schema = self.schema_not_checked.map(|note| StepNote {
+            check: "schema",
+            message: note.message(),
+        });
+        intent.into_iter().chain(schema).collect()
     }
 
     /// Whether a step that passed still fails: its result depends on key order, or its
@@ -440,9 +470,13 @@ impl CaseReport {
         self.facts().intent_unverified(step)
     }
 
-    /// Why the step was not checked against a CRD schema, when it was not.
-    pub fn schema_not_checked(&self, step: usize) -> Option<&SchemaNotChecked> {
-        self.facts().schema_not_checked(step)
+    /// Why the case's steps were not checked against a CRD schema, when they were not.
+    pub fn schema_not_checked(&self) -> Option<&SchemaNotChecked> {
+        self.facts().schema_not_checked()
+    }
+
+    pub fn step_notes(&self, step: usize) -> Vec<StepNote> {
+        self.facts().step_notes(step)
     }
 
     pub fn fails_despite_pass(&self, step: usize) -> bool {

@@ -187,22 +187,13 @@ fn write_case(out: &mut dyn Write, script: &ScriptReport, case: &CaseReport) -> 
                 &finding.message(script.place()),
             )?;
         }
-        if let Some(note) = case.intent_unverified(step.index) {
+        for note in case.step_notes(step.index) {
             command(
                 out,
                 "notice",
                 &step_location,
-                &format!("{title}: intent not checked"),
-                &note.message(),
-            )?;
-        }
-        if let Some(note) = case.schema_not_checked(step.index) {
-            command(
-                out,
-                "notice",
-                &step_location,
-                &format!("{title}: schema not checked"),
-                &note.message(),
+                &format!("{title}: {} not checked", note.check),
+                &note.message,
             )?;
         }
         for warning in super::describe::step_warnings(script, step) {

@@ -270,21 +270,16 @@ fn write_step(
         lines[0] = format!("{location}: {}", lines[0]);
         write_block(out, DETAIL, &painter.paint(RED, &lines.join("\n")))?;
     }
-    if let Some(note) = case.intent_unverified(step.index) {
+    let notes = case.step_notes(step.index);
+    if !notes.is_empty() {
         let location = Location {
             file: case.path.clone(),
             line: super::describe::span_line(step.step_span.as_ref()),
         };
-        let text = format!("{location}: {}", note.message());
-        write_block(out, DETAIL, &painter.paint(YELLOW, &text))?;
-    }
-    if let Some(note) = case.schema_not_checked(step.index) {
-        let location = Location {
-            file: case.path.clone(),
-            line: super::describe::span_line(step.step_span.as_ref()),
-        };
-        let text = format!("{location}: {}", note.message());
-        write_block(out, DETAIL, &painter.paint(YELLOW, &text))?;
+        for note in notes {
+            let text = format!("{location}: {}", note.message);
+            write_block(out, DETAIL, &painter.paint(YELLOW, &text))?;
+        }
     }
     for found in case.schema_findings(step.index) {
         let (style, label) = if found.is_error() {

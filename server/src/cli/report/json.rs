@@ -282,9 +282,7 @@ fn step_line<'a>(
             .schema_warnings(step.index)
             .map(SchemaIssue::of)
             .collect(),
-        schema_not_checked: case
-            .schema_not_checked(step.index)
-            .map(|note| note.reason.clone()),
+        schema_not_checked: case.schema_not_checked().map(|note| note.reason.clone()),
     }
 }
 

@@ -265,12 +265,9 @@ fn write_case<W: Write>(
         );
         // Not a failure, but CI must see that the step's routing was not verified.
         step_warnings.extend(
-            case.intent_unverified(step.index)
-                .map(|note| format!("note: {}", note.message())),
-        );
-        step_warnings.extend(
-            case.schema_not_checked(step.index)
-                .map(|note| format!("note: {}", note.message())),
+            case.step_notes(step.index)
+                .into_iter()
+                .map(|note| format!("note: {}", note.message)),
         );
         let prints: Vec<String> = step
             .prints

@@ -538,20 +538,12 @@ pub fn script_findings(script: &ScriptReport) -> Vec<Finding> {
                         format!("{title}: {}", finding.message(script.place())),
                     );
                 }
-                if let Some(note) = case.intent_unverified(step.index) {
+                for note in case.step_notes(step.index) {
                     push(
-                        "check/intent-not-checked",
+                        &format!("check/{}", note.id()),
                         Level::Note,
                         &step_location,
-                        format!("{title}: {}", note.message()),
-                    );
-                }
-                if let Some(note) = case.schema_not_checked(step.index) {
-                    push(
-                        "check/schema-not-checked",
-                        Level::Note,
-                        &step_location,
-                        format!("{title}: {}", note.message()),
+                        format!("{title}: {}", note.message),
                     );
                 }
                 for warning in super::describe::step_warnings(script, step) {
