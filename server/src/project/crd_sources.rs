@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use kruise_lua_engine::input::{self, ReadError};
-use kruise_lua_engine::schema::{Crd, LoadError, MAX_CRD_FILE_BYTES, SchemaSet};
+use kruise_lua_engine::schema::{Crd, MAX_CRD_FILE_BYTES, SchemaSet};
 use kruise_lua_engine::yaml::{self, YamlNode, YamlValue};
 use rayon::prelude::*;
 use serde::Deserialize;
@@ -289,13 +289,21 @@ impl Loader {
                 }))
             })
             .collect();
-        let distinct_texts = distinct.clone();
-        let parsed: Vec<Result<Vec<Crd>, LoadError>> = distinct
+        // A text the loader refuses is read for the kinds it declares there, once per text
+        // like the load itself (the problem gets each file's name below).
+        let parsed: Vec<Result<Vec<Crd>, SourceProblem>> = distinct
             .into_par_iter()
             .map(|text| {
                 let mut set = SchemaSet::new();
-                set.add_text("", text)?;
-                Ok(set.into_crds())
+                match set.add_text("", text) {
+                    Ok(_) => Ok(set.into_crds()),
+                    Err(err) => Err(SourceProblem {
+                        file: String::new(),
+                        line: err.line,
+                        message: err.message,
+                        kinds: declared_kinds(text),
+                    }),
+                }
             })
             .collect();
         // In walk order, so a later CRD for the same group and kind replaces an earlier one in
@@ -313,11 +321,9 @@ impl Loader {
             // Every file read has its text's index.
             let Some(content) = content else { continue };
             match &parsed[*content] {
-                Err(err) => problems.push(SourceProblem {
+                Err(problem) => problems.push(SourceProblem {
                     file: name.clone(),
-                    line: err.line,
-                    message: err.message.clone(),
-                    kinds: declared_kinds(distinct_texts[*content]),
+                    ..problem.clone()
                 }),
                 Ok(crds) => {
                     for crd in crds {
