@@ -103,13 +103,7 @@ fn stream(args: &CheckArgs, filters: &[String], color: bool) -> Result<u8, Usage
         parallel_steps: true,
     };
     let crd_errors = crd_errors(schemas.as_ref());
-    echo_crd_errors(args.format, &crd_errors);
-    if args.format == Format::Json {
-        // JSON Lines has no place for remarks about the inputs themselves.
-        for note in &notes {
-            eprintln!("{}: warning: {}", note.location, note.message);
-        }
-    }
+    echo_inputs(args.format, &notes, &crd_errors);
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let written = (|| {
@@ -134,18 +128,23 @@ fn stream(args: &CheckArgs, filters: &[String], color: bool) -> Result<u8, Usage
     }
 }
 
-/// Repeats the CRD errors (which every format's report carries) on stderr for the formats
-/// read by machines, whose stdout often goes to a file nobody looks at: the run exits 1, and
-/// the log says why. The human report shows them itself.
-fn echo_crd_errors(format: Format, crd_errors: &[Note]) {
-    if format == Format::Human {
-        return;
+/// Writes on stderr what a format's report does not show of the inputs: the remarks about
+/// them for JSON and JUnit, which have no place for them; and the CRD errors (which every
+/// format's report carries) for the formats read by machines, whose stdout often goes to a
+/// file nobody looks at: the run exits 1, and the log says why. The human report shows both.
+fn echo_inputs(format: Format, notes: &[Note], crd_errors: &[Note]) {
+    if format != Format::Human {
+        for error in crd_errors {
+            super::options::write_stderr_line(&super::terminal::escape_controls(&format!(
+                "{}: error: {}",
+                error.location, error.message
+            )));
+        }
     }
-    for error in crd_errors {
-        super::options::write_stderr_line(&super::terminal::escape_controls(&format!(
-            "{}: error: {}",
-            error.location, error.message
-        )));
+    if matches!(format, Format::Json | Format::Junit) {
+        for note in notes {
+            eprintln!("{}: warning: {}", note.location, note.message);
+        }
     }
 }
 
@@ -203,14 +202,8 @@ pub(crate) fn render(
     };
     let mut report = run(planned, checks, &options, schemas.as_ref());
     report.notes = notes;
-    echo_crd_errors(args.format, &report.crd_errors);
+    echo_inputs(args.format, &report.notes, &report.crd_errors);
     let summary = Summary::of(&report);
-    if matches!(args.format, Format::Json | Format::Junit) {
-        // These formats have no place for remarks about the inputs themselves.
-        for note in &report.notes {
-            eprintln!("{}: warning: {}", note.location, note.message);
-        }
-    }
     let mut out = Vec::new();
     let mut rendered = Rendered {
         report: Vec::new(),
