@@ -10,7 +10,7 @@ use super::compile::{Additional, Schema};
 /// (the first place, and how many there are), or `None`.
 pub(crate) fn nested_rules_refusal(root: &Schema) -> Option<String> {
     let mut places = Vec::new();
-    find(root, &mut Vec::new(), false, &mut places);
+    find(root, &mut "openAPIV3Schema".to_owned(), false, &mut places);
     let first = places.first()?;
     let more = match places.len() - 1 {
         0 => String::new(),
@@ -24,54 +24,28 @@ pub(crate) fn nested_rules_refusal(root: &Schema) -> Option<String> {
     ))
 }
 
-/// A step of a schema path, written as the API server writes field paths.
-#[derive(Clone, Copy)]
-enum Part<'s> {
-    Property(&'s str),
-    AdditionalProperties,
-    Items,
-    Branch(&'static str, usize),
-    Not,
-}
-
-impl std::fmt::Display for Part<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Part::Property(name) => write!(f, ".properties[{name}]"),
-            Part::AdditionalProperties => f.write_str(".additionalProperties"),
-            Part::Items => f.write_str(".items"),
-            Part::Branch(junctor, index) => write!(f, ".{junctor}[{index}]"),
-            Part::Not => f.write_str(".not"),
-        }
-    }
-}
-
-/// The places below `schema` (at `at`, from `openAPIV3Schema`; written out only for a place
-/// found) holding rules inside a junctor (`in_junctor`: `schema` itself is in one), depth
-/// first. Compiled schemas nest at most 100 levels, which bounds the recursion.
-fn find<'s>(
-    schema: &'s Schema,
-    at: &mut Vec<Part<'s>>,
-    in_junctor: bool,
-    places: &mut Vec<String>,
-) {
+/// The places below `schema` (at `at`, from `openAPIV3Schema`, written as the API server
+/// writes field paths) holding rules inside a junctor (`in_junctor`: `schema` itself is in
+/// one), depth first. Runs once per CRD version. Compiled schemas nest at most 100 levels,
+/// which bounds the recursion.
+fn find(schema: &Schema, at: &mut String, in_junctor: bool, places: &mut Vec<String>) {
     if in_junctor && !schema.cel_rules.is_empty() {
-        let path: String = at.iter().map(Part::to_string).collect();
-        places.push(format!("openAPIV3Schema{path}"));
+        places.push(at.clone());
     }
-    let mut below = |child: &'s Schema, part: Part<'s>, in_junctor: bool| {
-        at.push(part);
+    let mut below = |child: &Schema, step: std::fmt::Arguments, in_junctor: bool| {
+        let len = at.len();
+        std::fmt::Write::write_fmt(at, step).expect("writing to a String");
         find(child, at, in_junctor, places);
-        at.pop();
+        at.truncate(len);
     };
     for (name, child) in &schema.properties {
-        below(child, Part::Property(name), in_junctor);
+        below(child, format_args!(".properties[{name}]"), in_junctor);
     }
     if let Additional::Schema(child) = &schema.additional {
-        below(child, Part::AdditionalProperties, in_junctor);
+        below(child, format_args!(".additionalProperties"), in_junctor);
     }
     if let Some(items) = &schema.items {
-        below(items, Part::Items, in_junctor);
+        below(items, format_args!(".items"), in_junctor);
     }
     let junctors = [
         ("allOf", &schema.all_of),
@@ -80,11 +54,11 @@ fn find<'s>(
     ];
     for (junctor, branches) in junctors {
         for (index, branch) in branches.iter().enumerate() {
-            below(branch, Part::Branch(junctor, index), true);
+            below(branch, format_args!(".{junctor}[{index}]"), true);
         }
     }
     if let Some(not) = &schema.not {
-        below(not, Part::Not, true);
+        below(not, format_args!(".not"), true);
     }
 }
 
