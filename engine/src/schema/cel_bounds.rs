@@ -276,8 +276,6 @@ thread_local! {
 struct Size {
     /// A string's or bytes' length in bytes.
     bytes: u64,
-    /// A string's length in code points.
-    chars: u64,
     /// A list's or map's items.
     items: u64,
     /// An int's value.
@@ -290,7 +288,6 @@ fn size_of(value: &dyn Val, rendered: bool) -> Size {
     let mut size = Size::default();
     if let Some(text) = value.downcast_ref::<CelString>() {
         size.bytes = text.inner().len() as u64;
-        size.chars = text.inner().chars().count() as u64;
     } else if let Some(bytes) = value.downcast_ref::<CelBytes>() {
         size.bytes = bytes.inner().len() as u64;
     } else if let Some(int) = value.downcast_ref::<CelInt>() {
@@ -378,19 +375,19 @@ fn charge(amount: u64) -> Result<(), ExecutionError> {
     Ok(())
 }
 
-/// What a value costs to have built or to walk: one, plus its items (list, map) or a tenth of
-/// its characters or bytes (cel-go's `StringTraversalCostFactor`).
+impl Size {
+    /// What a value of this size costs to have built or to walk: one, plus its items (list,
+    /// map) or a tenth of its bytes (cel-go's `StringTraversalCostFactor`).
+    fn cost(&self) -> u64 {
+        (self.bytes / 10)
+            .saturating_add(self.items)
+            .saturating_add(1)
+    }
+}
+
+/// [`Size::cost`] of a value.
 fn size_cost(value: &dyn Val) -> u64 {
-    let size = if let Some(text) = value.downcast_ref::<CelString>() {
-        text.inner().len() as u64 / 10
-    } else if let Some(bytes) = value.downcast_ref::<CelBytes>() {
-        bytes.inner().len() as u64 / 10
-    } else {
-        value
-            .as_sizer()
-            .map_or(0, |sizer| u64::try_from(*sizer.size().inner()).unwrap_or(0))
-    };
-    size.saturating_add(1)
+    size_of(value, false).cost()
 }
 
 fn charge_size<'b, 'v>(mut args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
@@ -543,7 +540,18 @@ impl Grows {
     /// An upper bound of the cost ([`size_cost`]) of what the call builds, from its last
     /// operand `last` and the others' noted sizes (`noted(i)`, `i` in evaluation order).
     fn bound(self, last: &dyn Val, noted: impl Fn(i64) -> Option<Size>) -> u64 {
-        let text_cost = |bytes: u64| bytes / 10 + 1;
+        let text_cost = |bytes: u64| {
+            Size {
+                bytes,
+                ..Size::default()
+            }
+            .cost()
+        };
+        // A string's code points, read only where a split or replace needs them.
+        let chars = || {
+            last.downcast_ref::<CelString>()
+                .map_or(0, |text| text.inner().chars().count() as u64)
+        };
         let count = |slot| noted(slot).and_then(|s| s.int);
         // A noted operand missing (a call stopped part way leaves none): no bound.
         let missing = u64::MAX;
@@ -556,7 +564,7 @@ impl Grows {
                 let mut matches = match s.bytes.checked_div(old.bytes) {
                     Some(m) => m,
                     // An empty `old` matches before each code point and at the end.
-                    None => s.chars + 1,
+                    None => chars() + 1,
                 };
                 if let Some(n) = count(2).and_then(|n| u64::try_from(n).ok()) {
                     matches = matches.min(n);
@@ -570,7 +578,7 @@ impl Grows {
                 };
                 let mut parts = match s.bytes.checked_div(sep.bytes) {
                     Some(m) => m + 1,
-                    None => s.chars,
+                    None => chars(),
                 };
                 if let Some(n) = count(1).and_then(|n| u64::try_from(n).ok()) {
                     parts = parts.min(n);
@@ -609,9 +617,12 @@ impl Grows {
                     return missing;
                 };
                 let b = size_of(last, false);
-                let bytes = a.bytes.saturating_add(b.bytes);
-                let items = a.items.saturating_add(b.items);
-                (bytes / 10).saturating_add(items).saturating_add(1)
+                Size {
+                    bytes: a.bytes.saturating_add(b.bytes),
+                    items: a.items.saturating_add(b.items),
+                    ..Size::default()
+                }
+                .cost()
             }
         }
     }
