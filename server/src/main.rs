@@ -13,6 +13,8 @@ mod lsp;
 mod lua_source;
 mod message_limits;
 mod project;
+#[cfg(test)]
+mod test_scratch;
 
 fn main() -> std::process::ExitCode {
     cli::main()

@@ -109,11 +109,7 @@ spec:
 ";
 
     fn scratch(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!(
-            "kruise-lua-lsp-schemas-{}-{name}",
-            std::process::id()
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
+        let dir = crate::test_scratch::folder("kruise-lua-lsp-schemas", name);
         std::fs::create_dir_all(dir.join("g.io/Kind/testdata")).unwrap();
         dir
     }

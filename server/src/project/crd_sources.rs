@@ -522,13 +522,7 @@ mod tests {
 
     /// A scratch folder of this test's own, emptied first.
     fn scratch(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!(
-            "kruise-lua-crd-sources-{}-{name}",
-            std::process::id()
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        dir
+        crate::test_scratch::folder("kruise-lua-crd-sources", name)
     }
 
     /// A CRD for `kind` in group `test.kruise-lua.dev` whose spec has the one field `field`.

@@ -103,9 +103,19 @@ pub fn run(args: &[&str]) -> Run {
     run_in(&fixtures(), args)
 }
 
-/// A fresh scratch folder for one test.
+/// A fresh scratch folder for one test: `<temp>/kruise-lua-e2e-<checkout>/<test binary>/<name>`,
+/// emptied when the test runs again, so runs do not pile up folders (the process id used to be
+/// in the name: every run left a hundred). Named by the checkout so that two checkouts' suites
+/// can run at once; not under `target/`, whose `.gitignore` and project files would be found
+/// by the walks the tests exercise.
 pub fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("kruise-lua-e2e-{}-{name}", std::process::id()));
+    use std::hash::{Hash, Hasher};
+    let mut checkout = std::collections::hash_map::DefaultHasher::new();
+    env!("CARGO_MANIFEST_DIR").hash(&mut checkout);
+    let dir = std::env::temp_dir()
+        .join(format!("kruise-lua-e2e-{:08x}", checkout.finish() as u32))
+        .join(env!("CARGO_CRATE_NAME"))
+        .join(name);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
