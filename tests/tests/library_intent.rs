@@ -349,6 +349,12 @@ const REFUSED: &[Refused] = &[
         message: "before the rule with path (none) of another service",
     },
     Refused {
+        name: "kuma-header-overtakes-query-rule",
+        script: "trafficRouting.lua",
+        library: KUMA,
+        message: "would overtake another rule's match (path /api, 1 query parameter(s))",
+    },
+    Refused {
         name: "mse-weight-beside-header",
         script: "trafficrouting_ingress/mse.lua",
         library: "trafficrouting_ingress/mse.lua",

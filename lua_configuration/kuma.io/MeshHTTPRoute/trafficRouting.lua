@@ -249,12 +249,17 @@ local function addHeaderFilter(conf)
   end
 end
 
--- Whether Kuma's order cannot tell two matches apart (compare.go CompareMatch: path, then the
--- number of headers, then of query parameters; the canary copies the rule's method).
-local function tiesWith(a, b)
-  return comparePath(a.path, b.path) == 0
-    and #(a.headers or {}) == #(b.headers or {})
-    and #(a.queryParams or {}) == #(b.queryParams or {})
+-- Kuma's order of two whole matches (compare.go CompareMatch): by path, then a method before
+-- none, then more headers first, then more query parameters first. -1: a sorts first, 1: b does.
+local function compareMatch(a, b)
+  local byPath = comparePath(a.path, b.path)
+  if byPath ~= 0 then return byPath end
+  if (a.method ~= nil) ~= (b.method ~= nil) then return a.method ~= nil and -1 or 1 end
+  for _, field in ipairs({ "headers", "queryParams" }) do
+    local na, nb = #(a[field] or {}), #(b[field] or {})
+    if na ~= nb then return na > nb and -1 or 1 end
+  end
+  return 0
 end
 
 -- Whether two paths may select a common request (a regular expression is assumed to).
@@ -263,6 +268,39 @@ local function mayOverlap(a, b)
     return true
   end
   return intersectPath(a, b) ~= false
+end
+
+-- Whether two matches may select a common request: their paths may overlap, their methods
+-- agree, and no header or query parameter is required Exact with two different values.
+local function mayBothMatch(a, b)
+  if not mayOverlap(a.path, b.path) then return false end
+  if a.method ~= nil and b.method ~= nil and a.method ~= b.method then return false end
+  for _, field in ipairs({ "headers", "queryParams" }) do
+    for _, x in ipairs(a[field] or {}) do
+      for _, y in ipairs(b[field] or {}) do
+        if
+          x.name == y.name
+          and (x.type or "Exact") == "Exact"
+          and (y.type or "Exact") == "Exact"
+          and x.value ~= y.value
+        then
+          return false
+        end
+      end
+    end
+  end
+  return true
+end
+
+-- How a match reads in an error: its path and how many headers and query parameters it has.
+local function describeMatch(m)
+  local text = "path " .. (m.path and m.path.value or "(none)")
+  if m.method ~= nil then text = m.method .. " " .. text end
+  if #(m.headers or {}) > 0 then text = text .. ", " .. #m.headers .. " header(s)" end
+  if #(m.queryParams or {}) > 0 then
+    text = text .. ", " .. #m.queryParams .. " query parameter(s)"
+  end
+  return text
 end
 
 -- The canary rule of a stable rule, or nil when the step selects none of its requests. Kuma sorts
@@ -277,7 +315,7 @@ local function canaryRule(rule, stableRef, others)
     for _, extra in ipairs(rolloutMatches) do
       local m = mergeMatch(base, extra)
       if m ~= nil then
-        if tiesWith(m, base) then
+        if compareMatch(m, base) == 0 then
           error(
             "Kuma cannot order the canary rule before the rule with path "
               .. (base.path and base.path.value or "(none)")
@@ -286,17 +324,15 @@ local function canaryRule(rule, stableRef, others)
         end
         for _, other in ipairs(others) do
           for _, om in ipairs(other.matches or {}) do
-            if
-              comparePath(om.path, base.path) < 0
-              and comparePath(m.path, om.path) <= 0
-              and mayOverlap(m.path, om.path)
-            then
+            -- A rule sorted before the stable one took some of its requests; a canary match
+            -- that sorts before that rule (or ties it) would take them back.
+            if compareMatch(om, base) < 0 and compareMatch(m, om) <= 0 and mayBothMatch(m, om) then
               error(
-                "the step's path "
-                  .. m.path.value
-                  .. " would overtake another rule's path "
-                  .. om.path.value
-                  .. " in Kuma's rule order, taking requests the stable service never served"
+                "the step's match ("
+                  .. describeMatch(m)
+                  .. ") would overtake another rule's match ("
+                  .. describeMatch(om)
+                  .. ") in Kuma's rule order, taking requests the stable service never served"
               )
             end
           end
