@@ -23,7 +23,8 @@ const DEFECTS: &[(&str, &str)] = &[
     ),
 ];
 
-/// Each fixture's one step passes its expectation but misroutes, with `violation` in the report.
+/// Each fixture's one step gets its expected result but misroutes (so it is not counted as
+/// passed), with `violation` in the report.
 fn assert_each_flagged(defects: &[(&str, &str)]) {
     for (fixture, violation) in defects {
         assert_flagged(fixture, violation, run(&["check", fixture]));
@@ -44,7 +45,7 @@ fn assert_flagged(fixture: &str, violation: &str, result: common::Run) {
             .lines()
             .last()
             .unwrap()
-            .starts_with("1 passed, 0 failed, 0 errors, 1 misrouted"),
+            .starts_with("0 passed, 0 failed, 0 errors, 1 misrouted"),
         "{fixture}: {result:?}"
     );
 }
@@ -124,6 +125,12 @@ fn every_format_reports_the_violation() {
             result.stdout
         );
     }
+    // JUnit counts the misrouted step once, as a failure (not a pass beside the failure).
+    let junit = run(&["check", "--format", "junit", fixture]).stdout;
+    assert!(
+        junit.contains(r#"<testsuites name="kruise-lua" tests="1" failures="1" errors="0""#),
+        "{junit}"
+    );
     let github = run(&["check", "--format", "github", fixture]);
     assert!(
         github.stdout.contains(
@@ -162,7 +169,7 @@ fn each_ingress_defect_is_flagged() {
                 .lines()
                 .last()
                 .unwrap()
-                .starts_with("1 passed, 0 failed, 0 errors, 1 misrouted"),
+                .starts_with("0 passed, 0 failed, 0 errors, 1 misrouted"),
             "{fixture}: {result:?}"
         );
     }

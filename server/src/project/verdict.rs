@@ -497,6 +497,8 @@ impl ScriptReport {
 /// Counts for the final line, and the exit code they imply.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Summary {
+    /// Steps whose verdict is pass (not those that got their expected result but misroute or
+    /// depend on key order: they count under `misrouted` and `nondeterministic` only).
     pub passed: usize,
     /// Passing steps the controller does not run the script for (production mode).
     pub skipped_steps: usize,
@@ -511,6 +513,10 @@ pub struct Summary {
     pub nondeterministic: usize,
     /// Steps the intent check finds misrouting (`--intent`); they make the exit code 1.
     pub misrouted: usize,
+    /// Steps that got their expected result but fail all the same (they misroute or depend on
+    /// key order): counted once here, beside `misrouted` and `nondeterministic`, which count
+    /// the findings (a failing step can have them too).
+    pub expected_but_failing: usize,
     pub skipped_scripts: usize,
     /// CRD sources that could not be used ([`Report::crd_errors`]); they make the exit code 1.
     pub crd_errors: usize,
@@ -552,16 +558,21 @@ impl Summary {
                 summary.errors += 1;
             }
             summary.warnings += case.schema.iter().filter(|f| !f.is_error()).count();
+            let facts = case.facts();
             for step in &case.outcome.steps {
                 summary.warnings += step.warnings.len();
-                match step.status {
-                    StepStatus::Pass if case.schema_errors(step.index).next().is_some() => {
-                        summary.invalid += 1
+                // By the step's verdict, as the editor counts: a step that got its expected
+                // result but misroutes or depends on key order is not "passed"; it is counted
+                // under `misrouted` or `nondeterministic` above.
+                match facts.step_verdict(step) {
+                    Verdict::Pass if skip_reason(step).is_some() => summary.skipped_steps += 1,
+                    Verdict::Pass => summary.passed += 1,
+                    Verdict::Invalid => summary.invalid += 1,
+                    Verdict::Fail if step.status == StepStatus::Pass => {
+                        summary.expected_but_failing += 1
                     }
-                    StepStatus::Pass if skip_reason(step).is_some() => summary.skipped_steps += 1,
-                    StepStatus::Pass => summary.passed += 1,
-                    StepStatus::Fail => summary.failed += 1,
-                    StepStatus::Error => summary.errors += 1,
+                    Verdict::Fail => summary.failed += 1,
+                    Verdict::Error => summary.errors += 1,
                 }
             }
         }
