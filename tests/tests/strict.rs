@@ -312,6 +312,28 @@ fn shuffle_names_the_pairs_line_and_the_differing_paths() {
         "{result:?}"
     );
     assert!(result.stdout.contains("(sorted order: \""), "{result:?}");
+    // Not counted as passed, and not a "pass" in JSON: the step's verdict is a failure.
+    assert!(
+        result
+            .lines()
+            .last()
+            .unwrap()
+            .starts_with("0 passed, 0 failed, 0 errors, 1 nondeterministic"),
+        "{result:?}"
+    );
+    let json = run(&[
+        "check",
+        "--shuffle",
+        "8",
+        "--format",
+        "json",
+        "order/lua_configuration",
+    ]);
+    let statuses: Vec<serde_json::Value> = json_lines(&json.stdout)
+        .iter()
+        .map(|line| line["status"].clone())
+        .collect();
+    assert_eq!(statuses, ["nondeterministic"], "{json:?}");
 }
 
 // ---- the controller-difference warning ----

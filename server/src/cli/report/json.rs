@@ -199,9 +199,6 @@ pub fn case_lines<'a>(script: &ScriptReport, case: &'a CaseReport) -> Vec<Line<'
         }
         let mut line = step_line(script, case, step, warnings);
         if let Some(finding) = case.intent_finding(step.index) {
-            if line.status == "pass" {
-                line.status = "misrouted";
-            }
             line.misrouted.clone_from(&finding.violations);
             line.misrouted_written_at = (0..finding.violations.len())
                 .map(|i| {
@@ -244,6 +241,10 @@ fn step_line<'a>(
     warnings: Vec<String>,
 ) -> Line<'a> {
     let (status, line) = match step.status {
+        // A step that got its expected result but fails all the same says why in its status,
+        // as the other formats do: it is not a pass (the verdict is decided in `verdict`).
+        StepStatus::Pass if case.intent_finding(step.index).is_some() => ("misrouted", None),
+        StepStatus::Pass if case.order_finding(step.index).is_some() => ("nondeterministic", None),
         StepStatus::Pass if case.step_verdict(step) == Verdict::Invalid => (
             Verdict::Invalid.as_str(),
             case.schema_errors(step.index)
