@@ -380,7 +380,7 @@ fn a_resource_over_16_mib_is_refused_naming_the_file() {
 fn hundreds_of_matches_are_probed_within_the_bounds() {
     let dir = scratch("plan-matches");
     let mut rollout = String::from(
-        "apiVersion: rollouts.kruise.io/v1beta1\nkind: Rollout\nmetadata: {name: many}\nspec:\n  strategy:\n    canary:\n      trafficRoutings:\n      - service: shop\n        customNetworkRefs:\n        - {apiVersion: networking.istio.io/v1beta1, kind: VirtualService, name: shop}\n      steps:\n      - matches:\n",
+        "apiVersion: rollouts.kruise.io/v1beta1\nkind: Rollout\nmetadata: {name: many}\nspec:\n  strategy:\n    canary:\n      trafficRoutings:\n      - service: shop\n        customNetworkRefs:\n        - {apiVersion: networking.istio.io/v1beta1, kind: VirtualService, name: shop}\n      steps:\n      - replicas: 1\n        matches:\n",
     );
     for i in 0..400 {
         rollout.push_str(&format!(
@@ -461,4 +461,47 @@ fn colour_only_when_asked() {
             .contains("\x1b[31m✗ step 1: traffic 10%\x1b[0m"),
         "{coloured:?}"
     );
+}
+
+/// Steps Kruise's Rollout webhook refuses (openkruise/rollouts
+/// `pkg/webhook/rollout/validating`: traffic "0%" < traffic <= "100%" as an integer percentage in
+/// the canary strategy, replicas required) make the plan fail in every format, naming the field:
+/// such a Rollout never runs. They were planned with ✓ and exit 0, "abc" and "10.5%" shown as 0 %.
+#[test]
+fn steps_the_rollout_webhook_rejects_fail_the_plan() {
+    let dir = scratch("plan-webhook");
+    let path = dir.join("rollout.yaml");
+    std::fs::write(
+        &path,
+        "apiVersion: rollouts.kruise.io/v1beta1\nkind: Rollout\nmetadata: {name: shop, namespace: store}\nspec:\n  strategy:\n    canary:\n      trafficRoutings:\n      - service: shop\n        customNetworkRefs:\n        - {apiVersion: networking.istio.io/v1beta1, kind: VirtualService, name: shop}\n      steps:\n      - {traffic: 10%, replicas: 1}\n      - {traffic: \"10.5%\", replicas: 1}\n",
+    )
+    .unwrap();
+    let args = |format: &'static str| {
+        vec![
+            "--rollout".to_owned(),
+            path.to_str().unwrap().to_owned(),
+            "--resource".to_owned(),
+            "plan/istio.yaml".to_owned(),
+            "--format".to_owned(),
+            format.to_owned(),
+        ]
+    };
+    let why = "spec.strategy.canary.steps[1].traffic \"10.5%\": traffic must be percentage with \"0%\" < traffic <= \"100%\" in canary strategy";
+    for format in ["human", "json", "html"] {
+        let args = args(format);
+        let result = plan(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        assert_eq!(result.code, 1, "{format}: {result:?}");
+        let shown = if format == "html" {
+            why.replace('"', "&quot;").replace('<', "&lt;")
+        } else if format == "json" {
+            why.replace('"', "\\\"")
+        } else {
+            why.to_owned()
+        };
+        assert!(
+            result.stdout.contains(&shown),
+            "{format}: {}",
+            result.stdout
+        );
+    }
 }

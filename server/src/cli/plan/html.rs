@@ -62,6 +62,13 @@ pub fn render(plan: &Plan) -> String {
         out,
         "<p class=\"legend\"><span><i class=\"sw\" style=\"background:{STABLE_COLOR}\"></i>stable</span><span><i class=\"sw\" style=\"background:{CANARY_COLOR}\"></i>canary</span><span><i class=\"sw\" style=\"background:{OTHER_COLOR}\"></i>other backends</span></p>"
     );
+    for why in &plan.rejected {
+        let _ = writeln!(
+            out,
+            "<p class=\"bad\">✗ the Rollout webhook would reject this Rollout: {}</p>",
+            escape(why)
+        );
+    }
     for note in &plan.notes {
         let _ = writeln!(out, "<p class=\"note\">note: {}</p>", escape(note));
     }

@@ -52,6 +52,13 @@ pub fn render(plan: &Plan, color: bool) -> String {
         BOLD,
         &format!("Plan of {} ({})", plan.rollout, plan.rollout_place),
     );
+    for why in &plan.rejected {
+        out.painted(
+            0,
+            RED,
+            &format!("✗ the Rollout webhook would reject this Rollout: {why}"),
+        );
+    }
     for note in &plan.notes {
         out.painted(0, YELLOW, &format!("note: {note}"));
     }
@@ -279,6 +286,9 @@ pub fn summary(plan: &Plan) -> String {
     );
     if unplanned > 0 {
         text.push_str(&format!(", {unplanned} resource(s) not planned"));
+    }
+    if !plan.rejected.is_empty() {
+        text.push_str("; the Rollout webhook would reject the Rollout");
     }
     text
 }

@@ -17,6 +17,7 @@ pub fn render(plan: &Plan) -> String {
         "rollout_place": plan.rollout_place,
         "failed": plan.has_failures(),
         "notes": plan.notes,
+        "rejected": plan.rejected,
         "resources": plan.resources.iter().map(resource).collect::<Vec<_>>(),
     });
     let mut text = serde_json::to_string_pretty(&document).unwrap_or_default();

@@ -13,6 +13,7 @@ use kruise_lua_engine::schema::{Finding, Severity};
 use kruise_lua_engine::script::ScriptKind;
 use kruise_lua_engine::value::JsonValue;
 
+pub mod admission;
 pub mod case_file;
 pub mod diff;
 pub mod manifests;
@@ -37,15 +38,20 @@ pub struct Plan {
     /// Remarks on the inputs: references without a resource, resources nobody references,
     /// traffic routings Kruise does not run a script for.
     pub notes: Vec<String>,
+    /// Why Kruise's admission webhook would reject the Rollout ([`admission`]): such a Rollout
+    /// never runs, so the plan fails whatever its stages show.
+    pub rejected: Vec<String>,
     pub resources: Vec<ResourcePlan>,
 }
 
 impl Plan {
-    /// Whether a stage errors, is invalid or misroutes, or a resource cannot be planned.
+    /// Whether the webhook would reject the Rollout, a stage errors, is invalid or misroutes,
+    /// or a resource cannot be planned.
     pub fn has_failures(&self) -> bool {
-        self.resources
-            .iter()
-            .any(|resource| resource.error.is_some() || resource.stages.iter().any(Stage::failed))
+        !self.rejected.is_empty()
+            || self.resources.iter().any(|resource| {
+                resource.error.is_some() || resource.stages.iter().any(Stage::failed)
+            })
     }
 }
 
@@ -331,6 +337,7 @@ pub fn plan(
         rollout: rollout.describe(),
         rollout_place: rollout.place.clone(),
         notes: Vec::new(),
+        rejected: admission::rejections(rollout),
         resources: Vec::new(),
     };
     let mut used = vec![false; resources.len()];
