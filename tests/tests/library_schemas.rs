@@ -458,6 +458,107 @@ spec:
     assert_eq!(findings(&v), Vec::<String>::new());
 }
 
+/// A realistic HTTPProxy (Contour's API reference, projectcontour.io/docs/main/config/api/)
+/// using the Route and Service fields beside the ones the scripts write: none is pruned (the
+/// compact CRD used to lack `retryPolicy` and its siblings, so `check` warned that the API server
+/// would drop them from a correct resource). Values the reference refuses still are errors.
+#[test]
+fn the_bundled_contour_schema_keeps_every_route_and_service_field() {
+    let set = bundled_schemas();
+    let parse = |text: &str| {
+        kruise_lua_engine::yaml::parse_first_document(text)
+            .unwrap()
+            .unwrap()
+            .to_json()
+    };
+    let proxy = "apiVersion: projectcontour.io/v1
+kind: HTTPProxy
+metadata: {name: shop}
+spec:
+  virtualhost:
+    fqdn: shop.example.com
+    tls: {secretName: shop-tls, clientValidation: {caSecret: ca}}
+    corsPolicy: {allowOrigin: ['*'], allowMethods: [GET]}
+    rateLimitPolicy: {local: {requests: 100, unit: minute}}
+    authorization: {extensionRef: {name: authz}}
+    jwtProviders: [{name: main, remoteJWKS: {uri: 'https://auth.example.com/jwks'}}]
+    ipAllowPolicy: [{source: Peer, cidr: 10.0.0.0/8}]
+  routes:
+  - conditions: [{prefix: /api}]
+    services:
+    - name: web
+      port: 8080
+      weight: 90
+      protocol: h2c
+      validation: {caSecret: ca, subjectName: web.shop, subjectNames: [web.shop]}
+      cookieRewritePolicies: [{name: session, pathRewrite: {value: /}}]
+      slowStartPolicy: {window: 5s, aggression: '1.0'}
+    - {name: web-mirror, port: 8080, mirror: true}
+    enableWebsockets: true
+    permitInsecure: false
+    authPolicy: {disabled: true, context: {tier: api}}
+    timeoutPolicy: {response: 5s, idle: 1m, idleConnection: 1h}
+    retryPolicy:
+      count: 3
+      perTryTimeout: 150ms
+      retryOn: [5xx, gateway-error, retriable-status-codes]
+      retriableStatusCodes: [503]
+    healthCheckPolicy:
+      path: /healthz
+      intervalSeconds: 5
+      timeoutSeconds: 2
+      unhealthyThresholdCount: 3
+      healthyThresholdCount: 5
+      expectedStatuses: [{start: 200, end: 300}]
+    loadBalancerPolicy:
+      strategy: RequestHash
+      requestHashPolicies: [{headerHashOptions: {headerName: x-user}}]
+    pathRewritePolicy: {replacePrefix: [{prefix: /api, replacement: /}]}
+    requestHeadersPolicy: {set: [{name: x-shop, value: '1'}], remove: [x-debug]}
+    responseHeadersPolicy: {remove: [server]}
+    cookieRewritePolicies: [{name: session, secure: true}]
+    rateLimitPolicy: {global: {descriptors: [{entries: [{genericKey: {value: shop}}]}]}}
+    internalRedirectPolicy: {maxInternalRedirects: 2}
+    jwtVerificationPolicy: {require: main}
+    ipDenyPolicy: [{source: Remote, cidr: 192.0.2.1}]
+  - conditions: [{prefix: /old}]
+    requestRedirectPolicy: {scheme: https, statusCode: 301}
+  - conditions: [{prefix: /gone}]
+    directResponsePolicy: {statusCode: 410, body: gone}
+  tcpproxy:
+    loadBalancerPolicy: {strategy: Random}
+    healthCheckPolicy: {intervalSeconds: 10}
+    services: [{name: db, port: 5432}]
+status: {currentStatus: valid, description: Valid HTTPProxy}
+";
+    let v = validate_object_as(&set, "projectcontour.io", "HTTPProxy", &parse(proxy));
+    assert_eq!(findings(&v), Vec::<String>::new());
+
+    // The modelled fields still check their values.
+    let wrong = proxy
+        .replace("count: 3", "count: -2")
+        .replace("retryOn: [5xx,", "retryOn: [6xx,")
+        .replace("source: Peer", "source: Anyone")
+        .replace("statusCode: 410", "statusCode: 100");
+    let found = findings(&validate_object_as(
+        &set,
+        "projectcontour.io",
+        "HTTPProxy",
+        &parse(&wrong),
+    ));
+    for field in [
+        "spec.routes[0].retryPolicy.count",
+        "spec.routes[0].retryPolicy.retryOn[0]",
+        "spec.virtualhost.ipAllowPolicy[0].source",
+        "spec.routes[2].directResponsePolicy.statusCode",
+    ] {
+        assert!(
+            found.iter().any(|f| f.contains(field)),
+            "{field} not in {found:#?}"
+        );
+    }
+}
+
 /// The issue's differences from Istio's published CRD (istio/api
 /// kubernetes/customresourcedefinitions.gen.yaml at the commit the headers name): a load
 /// balancer is simple or consistentHash, not both, and a consistent hash has one key and one

@@ -204,8 +204,146 @@ fn a_kind_without_a_crd_says_on_every_step_that_its_schema_was_not_checked() {
         assert_eq!(line["schema_not_checked"], Value::Null, "{line}");
     }
 
-    // `plan` words the same note the same way.
-    assert!(MISSING.starts_with("no CRD for Route (example.io) was loaded"));
+    // `plan` words the same note the same way, for each stage of the same kind's resource.
+    std::fs::write(dir.join("rollout.yaml"), ROUTE_ROLLOUT).unwrap();
+    std::fs::write(dir.join("route.yaml"), ROUTE).unwrap();
+    let plan = run_in(
+        &dir,
+        &[
+            "plan",
+            "--tree",
+            "lua_configuration",
+            "--rollout",
+            "rollout.yaml",
+            "--resource",
+            "route.yaml",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(plan.code, 0, "{plan:?}");
+    let plan: Value = serde_json::from_str(&plan.stdout).unwrap();
+    let stages = plan["resources"][0]["stages"].as_array().unwrap();
+    assert!(!stages.is_empty(), "{plan:#}");
+    for stage in stages {
+        assert_eq!(stage["schema_unchecked"], MISSING, "{stage:#}");
+    }
+}
+
+/// A Rollout over the scaffold's Route, for `plan`.
+const ROUTE_ROLLOUT: &str = "apiVersion: rollouts.kruise.io/v1beta1
+kind: Rollout
+metadata: {name: web}
+spec:
+  workloadRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  strategy:
+    canary:
+      trafficRoutings:
+      - service: web
+        customNetworkRefs:
+        - {apiVersion: example.io/v1alpha1, kind: Route, name: web}
+      steps:
+      - traffic: 20%
+";
+
+/// The Route `ROUTE_ROLLOUT` names.
+const ROUTE: &str = "apiVersion: example.io/v1alpha1
+kind: Route
+metadata: {name: web}
+spec:
+  routes:
+  - backend: web
+";
+
+/// A CRD for routes.example.io that takes any spec.
+const ROUTE_CRD: &str = "apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: routes.example.io
+spec:
+  group: example.io
+  names: {kind: Route, plural: routes}
+  scope: Namespaced
+  versions:
+    - name: v1alpha1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema:
+          type: object
+          properties:
+            spec:
+              type: object
+              x-kubernetes-preserve-unknown-fields: true
+";
+
+/// The `schema_not_checked` of every step `check --format json PATH` (run in `dir`) reports.
+fn notes(dir: &Path, path: &str) -> Vec<Value> {
+    let run = run_in(dir, &["check", "--format", "json", path]);
+    let lines = json_lines(&run.stdout);
+    assert!(!lines.is_empty(), "{run:?}");
+    lines
+        .iter()
+        .map(|line| line["schema_not_checked"].clone())
+        .collect()
+}
+
+/// A script folder inside a tree, a script in it, the folder named `.` from inside it and the
+/// tree all find the tree's `crds/` (a folder PATH used to be taken for a root of its own, so
+/// every step of `check <tree>/<group>/<Kind>` said no CRD was loaded).
+#[test]
+fn every_path_into_a_tree_finds_the_trees_crds() {
+    let dir = route_tree("folder-root", Some(ROUTE_CRD));
+    let script_folder = dir.join("lua_configuration/example.io/Route");
+    for (cwd, path) in [
+        (dir.as_path(), "lua_configuration"),
+        (dir.as_path(), "lua_configuration/example.io/Route"),
+        (dir.as_path(), "lua_configuration/example.io"),
+        (
+            dir.as_path(),
+            "lua_configuration/example.io/Route/trafficRouting.lua",
+        ),
+        (script_folder.as_path(), "."),
+    ] {
+        let notes = notes(cwd, path);
+        assert_eq!(notes.len(), STEPS, "{path}: {notes:?}");
+        assert!(notes.iter().all(Value::is_null), "{path}: {notes:?}");
+    }
+    // The bundled tree's own script folder, as QA ran it.
+    for note in notes(
+        &fixtures(),
+        "../../lua_configuration/networking.istio.io/DestinationRule",
+    ) {
+        assert_eq!(note, Value::Null);
+    }
+}
+
+/// A script outside the `<group>/<Kind>/` layout (a regression fixture's folder) is checked as
+/// its case's resource is typed, and the note names that type, not the fixture's folders.
+#[test]
+fn a_script_outside_the_layout_is_checked_as_its_cases_resource() {
+    let fixture = "intent/istio-small-weights";
+    for note in notes(&fixtures(), fixture) {
+        let note = note.as_str().unwrap_or_default().to_owned();
+        assert!(
+            note.starts_with("no CRD for VirtualService (networking.istio.io) was loaded"),
+            "{note}"
+        );
+    }
+    // With the bundled CRDs, the VirtualService's is found: validation looked for it.
+    let run = run(&[
+        "check",
+        "--format",
+        "json",
+        "--crd",
+        "../../lua_configuration/crds",
+        fixture,
+    ]);
+    let lines = json_lines(&run.stdout);
+    assert!(!lines.is_empty(), "{run:?}");
+    for line in &lines {
+        assert_eq!(line["schema_not_checked"], Value::Null, "{line}");
+    }
 }
 
 #[test]

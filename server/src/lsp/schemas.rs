@@ -141,6 +141,9 @@ spec:
             .for_path(&root.join("g.io/Kind/testdata/case.yaml"))
             .unwrap();
         assert!(!fresh && Arc::ptr_eq(&first, &again));
+        // A script folder inside the root is in the same root (one rule with `check`'s).
+        let (folder, fresh) = cache.for_path(&root.join("g.io/Kind")).unwrap();
+        assert!(!fresh && Arc::ptr_eq(&first, &folder));
 
         // Unrelated files keep the cache; a CRD file, the toml or a listed folder drop it.
         assert!(!cache.invalidate(&root.join("g.io/Kind/testdata/case.yaml")));

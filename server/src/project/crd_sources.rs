@@ -132,22 +132,32 @@ pub fn for_paths(paths: &[PathBuf], explicit: &[PathBuf]) -> Result<CrdSources, 
     Ok(load_roots(&roots, explicit))
 }
 
-/// The `lua_configuration` root a `check` PATH belongs to, for its `crds/` folder and
-/// kruise-lua.toml: a folder PATH is a root itself; for a file (a script, a case, a ConfigMap
-/// manifest), the nearest folder above it holding `crds/` or kruise-lua.toml (the search stops
-/// at a repository root, a folder holding `.git`, as the lint configuration's does).
+/// The `lua_configuration` root a PATH belongs to, for its `crds/` folder and kruise-lua.toml:
+/// the nearest folder holding `crds/` or kruise-lua.toml at or above a folder PATH, or above a
+/// file PATH (a script, a case, a ConfigMap manifest); the search stops at a repository root,
+/// a folder holding `.git`, as the lint configuration's does. One rule whatever the PATH
+/// names, so `check`, `lint`, `plan --tree`, the language server and the debugger find the same
+/// CRDs for a tree, one of its script folders or one of its files. The search goes above the
+/// working folder too (`check .` in a script folder); a root below the working folder is
+/// given relative to it, as the PATH was, so reports name its CRD files as the user wrote the
+/// PATH. `None` when no folder up to there has either.
 pub fn root_of(path: &Path) -> Option<PathBuf> {
-    if path.is_dir() {
-        return Some(path.to_path_buf());
-    }
-    for dir in path.ancestors().skip(1) {
-        let dir = if dir.as_os_str().is_empty() {
-            Path::new(".")
-        } else {
-            dir
-        };
+    let absolute = std::path::absolute(path).ok()?;
+    let cwd = if path.is_absolute() {
+        None
+    } else {
+        std::env::current_dir().ok()
+    };
+    // A folder may be the root itself; a file never is.
+    let skip = usize::from(!path.is_dir());
+    for dir in absolute.ancestors().skip(skip) {
         if dir.join(CRDS_FOLDER).is_dir() || dir.join(LintConfig::FILE_NAME).is_file() {
-            return Some(dir.to_path_buf());
+            let relative = cwd.as_deref().and_then(|cwd| dir.strip_prefix(cwd).ok());
+            return Some(match relative {
+                Some(relative) if relative.as_os_str().is_empty() => PathBuf::from("."),
+                Some(relative) => relative.to_path_buf(),
+                None => dir.to_path_buf(),
+            });
         }
         if dir.join(".git").exists() {
             break;
@@ -716,18 +726,33 @@ mod tests {
         assert!(sources.schemas.is_empty());
     }
 
+    /// One rule for every PATH: a file, a script folder inside the tree and the tree itself
+    /// all find the folder holding `crds/` (a script folder used to be taken for a root of
+    /// its own, without the tree's CRDs).
     #[test]
-    fn a_file_path_finds_the_root_holding_crds_or_the_toml() {
+    fn every_path_finds_the_root_holding_crds_or_the_toml() {
         let root = scratch("root-of");
         std::fs::create_dir_all(root.join("lua/crds")).unwrap();
         std::fs::create_dir_all(root.join("lua/g.io/Kind/testdata")).unwrap();
         let case = root.join("lua/g.io/Kind/testdata/case.yaml");
         std::fs::write(&case, "").unwrap();
         assert_eq!(root_of(&case), Some(root.join("lua")));
-        assert_eq!(root_of(&root.join("lua/g.io")), Some(root.join("lua/g.io")));
+        assert_eq!(root_of(&root.join("lua/g.io/Kind")), Some(root.join("lua")));
+        assert_eq!(root_of(&root.join("lua/g.io")), Some(root.join("lua")));
+        assert_eq!(root_of(&root.join("lua")), Some(root.join("lua")));
+        // A folder holding only the toml is a root too.
+        std::fs::create_dir_all(root.join("toml/g.io/Kind")).unwrap();
+        std::fs::write(root.join("toml/kruise-lua.toml"), "").unwrap();
+        assert_eq!(
+            root_of(&root.join("toml/g.io/Kind")),
+            Some(root.join("toml"))
+        );
+        // The search stops at a repository.
         std::fs::create_dir_all(root.join("other/.git")).unwrap();
+        std::fs::create_dir_all(root.join("other/g.io")).unwrap();
         std::fs::write(root.join("other/x.lua"), "").unwrap();
         assert_eq!(root_of(&root.join("other/x.lua")), None);
+        assert_eq!(root_of(&root.join("other/g.io")), None);
     }
 
     #[test]

@@ -28,6 +28,45 @@ pub enum SchemaSubject {
     IngressAnnotations,
 }
 
+impl SchemaSubject {
+    /// What `case`'s results are validated as, and what its note names when no CRD is
+    /// loaded: a custom provider's results are the case's `original` patched, so they are of
+    /// `original`'s type (its `apiVersion` group and `kind`), which is what the API server
+    /// validates an object as, and how Kruise picks the script (from a customNetworkRef), as
+    /// the intent check reads it. The script's folders (`<group>/<Kind>`) decide only when
+    /// `original` does not say: a script kept outside that layout (a regression fixture's
+    /// `intent/istio-small-weights/`) has folders that name no kind.
+    pub fn for_case(&self, case: &TestCase) -> Cow<'_, SchemaSubject> {
+        let SchemaSubject::Resource { .. } = self else {
+            return Cow::Borrowed(self);
+        };
+        match original_type(case) {
+            Some((group, kind)) => {
+                let resolved = SchemaSubject::Resource { group, kind };
+                if resolved == *self {
+                    Cow::Borrowed(self)
+                } else {
+                    Cow::Owned(resolved)
+                }
+            }
+            None => Cow::Borrowed(self),
+        }
+    }
+}
+
+/// The group and kind of the case's `original` ([`original_node`]): `apiVersion`'s group
+/// (none for a core `v1`, which no CRD serves) and `kind`; `None` when either is missing.
+fn original_type(case: &TestCase) -> Option<(String, String)> {
+    let original = original_node(&case.root)?;
+    let string = |key: &str| match &original.get(key)?.value {
+        YamlValue::String(text) if !text.is_empty() => Some(text.clone()),
+        _ => None,
+    };
+    let api_version = string("apiVersion")?;
+    let (group, _version) = api_version.split_once('/')?;
+    Some((group.to_owned(), string("kind")?))
+}
+
 impl From<&ScriptKind> for SchemaSubject {
     fn from(kind: &ScriptKind) -> SchemaSubject {
         match kind {
@@ -84,7 +123,8 @@ pub struct CaseSchema {
 
 /// [`case_findings`] and [`not_checked`] against the CRDs loaded (`schemas`) and the CRD
 /// sources that could not be (`problems`): schema validation of a case as every front end
-/// runs it.
+/// runs it, for the type the case's resource is ([`SchemaSubject::for_case`]), so the note
+/// names the kind validation looked for.
 pub fn case_schema(
     schemas: &SchemaSet,
     problems: &[SourceProblem],
@@ -94,14 +134,16 @@ pub fn case_schema(
     steps: &[StepOutcome],
     resources: Option<&StepResources>,
 ) -> CaseSchema {
+    let subject = subject.for_case(case);
     CaseSchema {
-        findings: case_findings(schemas, subject, case, case_path, steps, resources),
-        not_checked: not_checked(subject, schemas, problems),
+        findings: case_findings(schemas, &subject, case, case_path, steps, resources),
+        not_checked: not_checked(&subject, schemas, problems),
     }
 }
 
 /// The schema findings of every step of a case (in step order, each target's in the engine's
-/// order). `case_path` is the case file as reports show it. `resources`: for a
+/// order), validated as `subject` (already [`SchemaSubject::for_case`]: [`case_schema`]
+/// resolves it). `case_path` is the case file as reports show it. `resources`: for a
 /// [`SchemaSubject::Resource`], the steps' outputs patched onto [`original_node`], when the
 /// caller made them already (for every step with an output; [`super::check::check_case`]
 /// shares them with the intent check); `None` makes them here.
@@ -406,6 +448,70 @@ expected:
                 "case.yaml:22 expected[0] spec.extra: the API server would drop `spec.extra`: the schema does not declare it (pruned) [CRD gizmo.yaml:1, version v1]",
                 "case.yaml:21 expected[0] spec.weight: 150 must be less than or equal to 100 (maximum) [CRD gizmo.yaml:1, version v1]",
             ]
+        );
+    }
+
+    /// A script outside the `<group>/<Kind>/` layout (a fixture folder `intent/small-weights/`)
+    /// is validated as its case's `original` is typed, and a missing CRD is named by that
+    /// type, not by the folders; a resource's type wins over the folders in the layout too,
+    /// as the API server validates an object by its own type.
+    #[test]
+    fn a_case_is_validated_as_its_original_is_typed_whatever_the_folders_say() {
+        let case = parse_case(CASE).unwrap();
+        let folders = SchemaSubject::Resource {
+            group: "intent".into(),
+            kind: "small-weights".into(),
+        };
+        let gizmo = SchemaSubject::Resource {
+            group: "test.kruise-lua.dev".into(),
+            kind: "Gizmo".into(),
+        };
+        assert_eq!(*folders.for_case(&case), gizmo);
+        let script = Script::new("return {spec = {weight = 150}}".to_string());
+        let steps = vec![run_case_step(StepToRun {
+            script: &script,
+            flavor: ScriptFlavor::Custom,
+            case: &case,
+            index: 0,
+            mode: Mode::Harness,
+            options: &RunOptions::default(),
+        })];
+        let none = case_schema(
+            &SchemaSet::new(),
+            &[],
+            &folders,
+            &case,
+            "case.yaml",
+            &steps,
+            None,
+        );
+        assert_eq!(
+            none.not_checked.map(|note| note.message()).as_deref(),
+            Some(
+                "schema not checked: no CRD for Gizmo (test.kruise-lua.dev) was loaded (add it to the crds/ folder or to kruise-lua.toml crds, or pass --crd): only labels and annotations were checked"
+            )
+        );
+        let mut schemas = SchemaSet::new();
+        schemas.add_text("gizmo.yaml", &crd()).unwrap();
+        let checked = case_schema(&schemas, &[], &folders, &case, "case.yaml", &steps, None);
+        assert!(checked.not_checked.is_none());
+        assert!(
+            shown(&checked.findings)
+                .iter()
+                .any(|f| f.contains("spec.weight: 150 must be less than or equal to 100")),
+            "{:?}",
+            shown(&checked.findings)
+        );
+        // An `original` whose `apiVersion` names no group: the folders decide.
+        let untyped = parse_case(&CASE.replace(
+            "  apiVersion: test.kruise-lua.dev/v1\n  kind: Gizmo\n  metadata: {name: g}",
+            "  apiVersion: v1\n  kind: Gizmo\n  metadata: {name: g}",
+        ))
+        .unwrap();
+        assert_eq!(*folders.for_case(&untyped), folders);
+        assert_eq!(
+            *SchemaSubject::IngressAnnotations.for_case(&case),
+            SchemaSubject::IngressAnnotations
         );
     }
 
