@@ -195,7 +195,7 @@ const ISSUE_20_DEFECTS: &[(&str, &str)] = &[
     ),
     (
         "intent-rules/smi-canary-beside-full-stable/trafficRouting.lua",
-        "GET / → web 83.33 %, web-canary 16.67 % (by spec.backends), expected web 80 %, web-canary 20 % (written at intent-rules/smi-canary-beside-full-stable/trafficRouting.lua:13)",
+        "GET web-apex/ → web 83.33 %, web-canary 16.67 % (by spec.backends), expected web 80 %, web-canary 20 % (written at intent-rules/smi-canary-beside-full-stable/trafficRouting.lua:13)",
     ),
     (
         "intent-rules/emissary-query-dropped/trafficRouting.lua",
@@ -220,6 +220,16 @@ fn each_issue_20_defect_is_flagged() {
     assert_each_flagged(ISSUE_20_DEFECTS);
 }
 
+/// A TrafficSplit whose root (`spec.service`) the step moves: the original root's clients are
+/// no longer split, they reach the root service itself (SMI probes address the root).
+#[test]
+fn a_moved_smi_root_is_flagged() {
+    assert_each_flagged(&[(
+        "intent-rules/smi-root-moved-to-canary/trafficRouting.lua",
+        "GET web-apex/ → web-apex 100 % (by spec.service), expected web 80 %, web-canary 20 % (written at intent-rules/smi-root-moved-to-canary/trafficRouting.lua:5)",
+    )]);
+}
+
 /// (fixture, the library script it runs, a violation the intent check must report): limits of
 /// the library's own scripts, so the fixture holds only the case and the script is the
 /// library's, put beside it at test time (a copy would drift from what it documents).
@@ -228,6 +238,11 @@ const LIBRARY_DEFECTS: &[(&str, &str, &str)] = &[
         "intent-rules/contour-header-route-overtaken",
         "projectcontour.io/HTTPProxy/trafficRouting.lua",
         "GET shop.example.com/ with x-canary: true, x-tester: yes → web-canary:8080 100 % (by spec.routes[1]), expected web-preview:8080 100 %",
+    ),
+    (
+        "intent-rules/istio-other-namespace",
+        "networking.istio.io/VirtualService/trafficRouting.lua",
+        "GET /pay → web-canary.payments.svc.cluster.local 20 %, web.payments.svc.cluster.local 80 % (by spec.http[0]), expected web.payments.svc.cluster.local 100 %",
     ),
     (
         "intent-rules/aws-alb-canary-shadows-other-paths",

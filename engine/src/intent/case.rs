@@ -346,6 +346,7 @@ fn check_one(
     let Some(original) = original.filter(|o| matches!(o, JsonValue::Object(_))) else {
         return NotChecked("the case has no original resource to route through".to_owned());
     };
+    let intent = intent.in_namespace_of(original);
     let failed = |error: &dyn std::fmt::Display| {
         ScriptFailed(format!("the script fails on this step ({error})"))
     };
@@ -454,7 +455,7 @@ pub fn step_configs(
     let before = base.before_seen.clone()?;
     let after = after_config(model, &base, original, obj, StepLeft::Result(result))?;
     Ok(StepConfigs {
-        intent,
+        intent: intent.in_namespace_of(original),
         before,
         after,
         no_paths: base.no_paths,

@@ -27,7 +27,7 @@ pub(super) fn misrouting(
         .shares
         .iter()
         .map(|(b, _)| b)
-        .filter(|b| model.is_service(b, &intent.stable_service))
+        .filter(|b| intent.is_stable(model, b))
         .collect();
     let stable_share: f64 = original
         .shares
@@ -151,7 +151,7 @@ pub(super) fn is_canary(
     stable_backends: &[&Backend],
     backend: &Backend,
 ) -> bool {
-    model.is_service(backend, &intent.canary_service)
+    intent.is_canary_service(model, backend)
         && (intent.canary_service != intent.stable_service || !stable_backends.contains(&backend))
 }
 

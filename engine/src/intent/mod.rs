@@ -29,9 +29,10 @@ use crate::luadata::{HeaderModifier, HttpRouteMatch, LuaData};
 use crate::path_text::parse_path;
 use crate::routing::matching::full_match;
 use crate::routing::{
-    ConfigProblem, GatewayConfig, ProblemKind, Request, Routed, RoutingModel, SmolStr,
+    Backend, ConfigProblem, GatewayConfig, ProblemKind, Request, Routed, RoutingModel, SmolStr,
 };
 use crate::runner::provenance::WrittenAt;
+use crate::value::JsonValue;
 use misrouting::misrouting;
 
 mod case;
@@ -60,6 +61,11 @@ pub struct Intent {
     pub header_modifier: Option<HeaderModifier>,
     pub stable_service: String,
     pub canary_service: String,
+    /// The namespace of the Rollout's services: the step's resource's own
+    /// `metadata.namespace` ([`crate::routing::resource_namespace`]), `None` when the case
+    /// gives none. A backend qualified with another namespace is another Service
+    /// ([`crate::routing::names_service`]).
+    pub namespace: Option<String>,
 }
 
 impl Intent {
@@ -82,7 +88,29 @@ impl Intent {
             header_modifier: obj.request_header_modifier.clone(),
             stable_service: obj.stable_service.clone(),
             canary_service: obj.canary_service.clone(),
+            // The obj carries no namespace (Kruise hands the script the resource's spec,
+            // labels and annotations): [`Self::in_namespace_of`] sets it from the resource.
+            namespace: None,
         })
+    }
+
+    /// The same intent for the Rollout whose step's resource is `original` (its
+    /// `metadata.namespace`, see [`Intent::namespace`]).
+    pub fn in_namespace_of(self, original: &JsonValue) -> Intent {
+        Intent {
+            namespace: crate::routing::object_namespace(original).map(str::to_owned),
+            ..self
+        }
+    }
+
+    /// Whether `backend` is a backend of the stable service.
+    pub(crate) fn is_stable(&self, model: &dyn RoutingModel, backend: &Backend) -> bool {
+        model.is_service(backend, &self.stable_service, self.namespace.as_deref())
+    }
+
+    /// Whether `backend` is a backend of the canary service.
+    pub(crate) fn is_canary_service(&self, model: &dyn RoutingModel, backend: &Backend) -> bool {
+        model.is_service(backend, &self.canary_service, self.namespace.as_deref())
     }
 
     /// Whether `request` is one the step's matches select (read strictly: the Gateway API's

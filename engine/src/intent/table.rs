@@ -150,7 +150,7 @@ fn table(
                 .shares
                 .iter()
                 .map(|(b, _)| b.clone())
-                .filter(|b| model.is_service(b, &intent.stable_service))
+                .filter(|b| intent.is_stable(model, b))
                 .collect(),
             Routed::NoRoute => Vec::new(),
         };
@@ -187,7 +187,7 @@ fn shares_of(
         .map(|(backend, share)| {
             let role = if is_canary(model, intent, &stable_refs, backend) {
                 ShareRole::Canary
-            } else if model.is_service(backend, &intent.stable_service) {
+            } else if intent.is_stable(model, backend) {
                 ShareRole::Stable
             } else {
                 ShareRole::Other

@@ -215,6 +215,63 @@ fn routes_that_never_served_the_stable_service_stay_untouched() {
     );
 }
 
+/// A VirtualService of namespace `shop` whose `/pay` route goes to the `web` Service of
+/// namespace `payments`: that route never served the Rollout's `web` (of `shop`), so the step
+/// must leave it as it was (QA's istio-other-ns).
+#[test]
+fn a_same_named_service_of_another_namespace_is_not_the_stable_one() {
+    let in_shop = |http: &str| {
+        let GatewayConfig::Resource(JsonValue::Object(mut object)) = vs(http) else {
+            unreachable!()
+        };
+        object.insert(
+            "metadata".to_owned(),
+            JsonValue::parse_go_interface(br#"{"name":"web","namespace":"shop"}"#).unwrap(),
+        );
+        GatewayConfig::Resource(JsonValue::Object(object))
+    };
+    let original = in_shop(
+        r#"[
+        {"match":[{"uri":{"prefix":"/pay"}}],"route":[{"destination":{"host":"web.payments.svc.cluster.local"}}]},
+        {"route":[{"destination":{"host":"web.shop.svc.cluster.local"}}]}]"#,
+    );
+    let after = in_shop(
+        r#"[
+        {"match":[{"uri":{"prefix":"/pay"}}],"route":[
+            {"destination":{"host":"web.payments.svc.cluster.local"},"weight":80},
+            {"destination":{"host":"web-canary.payments.svc.cluster.local"},"weight":20}]},
+        {"route":[
+            {"destination":{"host":"web.shop.svc.cluster.local"},"weight":80},
+            {"destination":{"host":"web-canary.shop.svc.cluster.local"},"weight":20}]}]"#,
+    );
+    let asked = Intent {
+        namespace: Some("shop".into()),
+        ..intent(Some("20%"), None)
+    };
+    assert_eq!(
+        messages(&original, &after, &asked),
+        [
+            "GET /pay → web-canary.payments.svc.cluster.local 20 %, web.payments.svc.cluster.local 80 % (by spec.http[0]), expected web.payments.svc.cluster.local 100 %"
+        ]
+    );
+    // The intent takes the namespace from the resource, as the case check does.
+    let GatewayConfig::Resource(resource) = &original else {
+        unreachable!()
+    };
+    assert_eq!(
+        intent(Some("20%"), None)
+            .in_namespace_of(resource)
+            .namespace,
+        Some("shop".to_owned())
+    );
+    // A resource that gives no namespace cannot tell them apart: either one may be the
+    // Rollout's (see `routing::names_service`).
+    assert_eq!(
+        messages(&original, &after, &intent(Some("20%"), None)),
+        Vec::<String>::new()
+    );
+}
+
 #[test]
 fn with_both_matches_and_traffic_either_reading_passes() {
     let original = vs(r#"[{"route":[{"destination":{"host":"web"}}]}]"#);
@@ -730,4 +787,45 @@ fn steps_sharing_the_case_report_as_each_step_alone() {
         }
     }
     assert!(compared > 150, "{compared}");
+}
+
+/// SMI: a step that moves `spec.service` (the root service clients call) to the canary leaves
+/// the original root's clients unsplit, going to the root service itself (QA's smi-bs-root).
+#[test]
+fn an_smi_split_of_another_root_does_not_split_the_original_roots_traffic() {
+    use crate::routing::smi::SmiTrafficSplit;
+    let split = |root: &str, backends: &str| {
+        let text = format!(
+            r#"{{"apiVersion":"split.smi-spec.io/v1alpha4","kind":"TrafficSplit","metadata":{{"name":"web","namespace":"shop"}},"spec":{{"service":"{root}","backends":{backends}}}}}"#
+        );
+        GatewayConfig::Resource(JsonValue::parse_go_interface(text.as_bytes()).unwrap())
+    };
+    let original = split("web-apex", r#"[{"service":"web","weight":100}]"#);
+    let moved = split(
+        "web-canary",
+        r#"[{"service":"web","weight":80},{"service":"web-canary","weight":20}]"#,
+    );
+    let asked = intent(Some("20%"), None);
+    let found: Vec<String> = check_step(&SmiTrafficSplit, &original, &moved, &asked)
+        .violations
+        .into_iter()
+        .map(|v| v.message)
+        .collect();
+    assert_eq!(
+        found,
+        [
+            "GET web-apex/ → web-apex 100 % (by spec.service), expected web 80 %, web-canary 20 %",
+            "GET web-canary/ → web 80 %, web-canary 20 % (by spec.backends), expected web-canary 100 %",
+        ]
+    );
+    // The same split under the original root is what the step asks.
+    let kept = split(
+        "web-apex",
+        r#"[{"service":"web","weight":80},{"service":"web-canary","weight":20}]"#,
+    );
+    assert!(
+        check_step(&SmiTrafficSplit, &original, &kept, &asked)
+            .violations
+            .is_empty()
+    );
 }

@@ -529,12 +529,17 @@ impl RoutingModel for EmissaryMapping {
         if stable_service == canary_service {
             return Ok(config);
         }
-        if self.is_service(&mapping.backend, stable_service) {
+        // `service: web` names the Service in the Mapping's own namespace, `web.shop:8080` the
+        // one of `shop` (Emissary's default service resolution: the `ambassador` Module's
+        // `use_ambassador_namespace_for_service_resolution` is off by default,
+        // https://www.getambassador.io/docs/emissary/latest/topics/running/ambassador).
+        let namespace = super::object_namespace(before);
+        if self.is_service(&mapping.backend, stable_service, namespace) {
             return Err(format!(
                 "the Mapping routes to the stable service {stable_service}; Emissary splits traffic between Mappings, so the check needs the canary Mapping the script edits"
             ));
         }
-        if !self.is_service(&mapping.backend, canary_service) {
+        if !self.is_service(&mapping.backend, canary_service, namespace) {
             return Ok(config);
         }
         let service = before

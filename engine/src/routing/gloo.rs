@@ -383,7 +383,14 @@ impl RoutingModel for GlooVirtualService {
             if group == "gateway.solo.io" && kind == "VirtualService")
     }
 
-    fn is_service(&self, backend: &Backend, service: &str) -> bool {
+    /// The VirtualService's namespace is not read: Gloo's VirtualServices usually live in its
+    /// own namespace (`gloo-system`, as every Gloo case of the library has them) apart from
+    /// the Services they route to, and each destination names its Service's namespace itself
+    /// (a `kube` ref's `namespace`, a discovered upstream's `<namespace>-` prefix), so the
+    /// resource's namespace says nothing of which one is the Rollout's. A Service of the
+    /// stable name in any namespace counts as the stable one (a known gap,
+    /// docs/ROUTING_MODELS.md).
+    fn is_service(&self, backend: &Backend, service: &str, _namespace: Option<&str>) -> bool {
         backend.service == service || upstream_names_service(&backend.service, service)
     }
 

@@ -42,6 +42,8 @@ struct Destination<'a> {
     /// Where requests no rule sends elsewhere go: the destination itself.
     default: Backend,
     routes: Vec<Route<'a>>,
+    /// The MeshHTTPRoute's own namespace, when it gives one (see [`backend`]).
+    namespace: Option<&'a str>,
 }
 
 /// One match of one rule (or the implicit catch-all, `rule == None`).
@@ -121,6 +123,7 @@ fn destinations(config: &GatewayConfig) -> Vec<Destination<'_>> {
     // Kuma's order of each destination's routes, sorted once per configuration (see
     // `super::memo`): the check routes every probe through the same configuration.
     let order = super::memo::derived(resource, || route_order(spec));
+    let namespace = super::object_namespace(resource);
     items(spec, "to")
         .iter()
         .zip(order.iter())
@@ -151,11 +154,15 @@ fn destinations(config: &GatewayConfig) -> Vec<Destination<'_>> {
                     }),
                 })
                 .collect();
-            let default = to.get("targetRef").map(backend).unwrap_or_default();
+            let default = to
+                .get("targetRef")
+                .map(|r| backend(r, namespace))
+                .unwrap_or_default();
             Destination {
                 service,
                 default,
                 routes,
+                namespace,
             }
         })
         .collect()
@@ -297,20 +304,28 @@ impl ReadMatch {
 
 /// A Kubernetes Service named by its Kuma service tag, `<name>_<namespace>_svc[_<port>]`
 /// (kumahq/kuma `pkg/plugins/runtime/k8s/util/util.go` `ServiceTag`; Kubernetes names have no
-/// `_`): the Service's name and port. Other names stand as they are.
-fn service_and_port(tag: &str) -> (String, Option<String>) {
+/// `_`): the Service's name, namespace and port. Other names stand as they are.
+fn service_and_port(tag: &str) -> (String, Option<&str>, Option<String>) {
     let parts: Vec<&str> = tag.split('_').collect();
     match parts.as_slice() {
-        [name, _namespace, "svc"] => ((*name).to_owned(), None),
-        [name, _namespace, "svc", port] if port.parse::<u16>().is_ok() => {
-            ((*name).to_owned(), Some((*port).to_owned()))
-        }
-        _ => (tag.to_owned(), None),
+        [name, namespace, "svc"] => ((*name).to_owned(), Some(*namespace), None),
+        [name, namespace, "svc", port] if port.parse::<u16>().is_ok() => (
+            (*name).to_owned(),
+            Some(*namespace),
+            Some((*port).to_owned()),
+        ),
+        _ => (tag.to_owned(), None, None),
     }
 }
 
 /// A backendRef: `MeshServiceSubset` tags become the subset (`version=v2`, sorted by key).
-fn backend(reference: &JsonValue) -> Backend {
+///
+/// A Service of another namespace than the route's own (`own`: its service tag's namespace,
+/// or the reference's `namespace` field, kumahq/kuma `api/common/v1alpha1/targetref.go`
+/// `TargetRef.Namespace`) is named `<name>.<namespace>`, so that it is not taken for the
+/// Service of the same name beside the route. When the route gives no namespace, names stay
+/// bare (the check cannot tell then; see `routing::names_service`).
+fn backend(reference: &JsonValue, own: Option<&str>) -> Backend {
     let tags: Vec<String> = match reference.get("tags") {
         Some(JsonValue::Object(tags)) => tags
             .iter()
@@ -329,7 +344,14 @@ fn backend(reference: &JsonValue) -> Backend {
                 .and_then(JsonValue::as_str)
         })
         .unwrap_or_default();
-    let (service, tag_port) = service_and_port(name);
+    let (service, tag_namespace, tag_port) = service_and_port(name);
+    let namespace = str_field(reference, "namespace")
+        .filter(|ns| !ns.is_empty())
+        .or(tag_namespace);
+    let service = match (namespace, own) {
+        (Some(ns), Some(own)) if ns != own => format!("{service}.{ns}"),
+        _ => service,
+    };
     Backend {
         service: service.into(),
         subset: (!tags.is_empty()).then(|| tags.join(",").into()),
@@ -375,7 +397,12 @@ fn distribution(destination: &Destination, route: &Route) -> Routed {
         vec![(destination.default.clone(), 1.0)]
     } else {
         refs.iter()
-            .map(|r| (backend(r), int_field(r, "weight").unwrap_or(1) as f64))
+            .map(|r| {
+                (
+                    backend(r, destination.namespace),
+                    int_field(r, "weight").unwrap_or(1) as f64,
+                )
+            })
             .collect()
     };
     let Some(mut d) = Distribution::from_weights(&weights) else {
@@ -622,6 +649,32 @@ mod tests {
         KumaMeshHttpRoute.route(config, request).describe()
     }
 
+    /// A service tag or backendRef naming another namespace than the route's is another
+    /// Service: it keeps its namespace, so it is not taken for the Rollout's `web`.
+    #[test]
+    fn a_service_of_another_namespace_keeps_its_namespace() {
+        let in_namespace = |namespace: &str| {
+            GatewayConfig::Resource(json(&format!(
+                "metadata: {{name: web, namespace: {namespace}}}\nspec:\n  targetRef: {{kind: Mesh}}\n  to:\n  - targetRef: {{kind: MeshService, name: web_shop_svc_80}}\n    rules:\n    - matches: [{{path: {{type: PathPrefix, value: /pay}}}}]\n      default: {{backendRefs: [{{kind: MeshService, name: web_payments_svc_80}}]}}\n    - matches: [{{path: {{type: PathPrefix, value: /api}}}}]\n      default: {{backendRefs: [{{kind: MeshService, name: web, namespace: payments, weight: 1}}, {{kind: MeshService, name: web, namespace: shop, weight: 1}}]}}\n"
+            )))
+        };
+        let shop = in_namespace("shop");
+        assert_eq!(to(&shop, &Request::get("/pay")), "web.payments:80 100 %");
+        assert_eq!(
+            to(&shop, &Request::get("/api")),
+            "web 50 %, web.payments 50 %"
+        );
+        assert_eq!(to(&shop, &Request::get("/other")), "web:80 100 %");
+        let Routed::To(d) = KumaMeshHttpRoute.route(&shop, &Request::get("/pay")) else {
+            panic!("no route")
+        };
+        assert!(!KumaMeshHttpRoute.is_service(&d.shares[0].0, "web", Some("shop")));
+        // In `payments`, the `shop` Service is the other one.
+        let payments = in_namespace("payments");
+        assert_eq!(to(&payments, &Request::get("/pay")), "web:80 100 %");
+        assert_eq!(to(&payments, &Request::get("/other")), "web.shop:80 100 %");
+    }
+
     #[test]
     fn regex_rule_sorts_after_a_prefix_rule() {
         // The canary rule comes first in the document, yet the PathPrefix rule is served first.
@@ -672,7 +725,7 @@ mod tests {
             to(&c, &Request::get("/other")),
             "backend:3001 80 %, backend-canary:3001 20 %"
         );
-        assert_eq!(service_and_port("a_b_c"), ("a_b_c".to_owned(), None));
+        assert_eq!(service_and_port("a_b_c"), ("a_b_c".to_owned(), None, None));
     }
 
     #[test]

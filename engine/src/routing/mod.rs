@@ -263,15 +263,13 @@ pub trait RoutingModel: Send + Sync {
         false
     }
 
-    /// Whether `backend` is the Kubernetes Service `service` (any subset or port of it). By
-    /// default its name is `service`, or a DNS name under it (`web.default.svc.cluster.local`);
-    /// a gateway that names backends otherwise (Gloo's discovered upstreams) says how.
-    fn is_service(&self, backend: &Backend, service: &str) -> bool {
-        backend.service == service
-            || backend
-                .service
-                .strip_prefix(service)
-                .is_some_and(|rest| rest.starts_with('.'))
+    /// Whether `backend` is the Kubernetes Service `service` of `namespace` (any subset or port
+    /// of it); `namespace` is the resource's own `metadata.namespace` (see
+    /// [`resource_namespace`]), `None` when the resource gives none. By default the backend's
+    /// name is one of the Service's DNS names ([`names_service`]); a gateway that names
+    /// backends otherwise (Gloo's discovered upstreams) says how.
+    fn is_service(&self, backend: &Backend, service: &str, namespace: Option<&str>) -> bool {
+        names_service(&backend.service, service, namespace)
     }
 
     /// For an ingress class: whether the canary decision reads nothing but the canary Ingress's
@@ -326,6 +324,62 @@ pub trait RoutingModel: Send + Sync {
     }
 }
 
+/// Whether `name` is a DNS name of the Service `service` in `namespace`: `service` itself,
+/// `service.<namespace>`, `service.<namespace>.svc` or `service.<namespace>.svc.<cluster
+/// domain>` (Kubernetes "DNS for Services and Pods",
+/// https://kubernetes.io/docs/concepts/services-networking/dns-pod-service/: a Service's
+/// record is `<service>.<namespace>.svc.<cluster-domain>`, and a pod's search path resolves the
+/// shorter forms; a short name is the Service of the referring object's own namespace, as
+/// Istio's `Destination.host` says: "reviews" in a rule of namespace `foo` is
+/// `reviews.foo.svc.cluster.local`, and `reviews.bar.svc.cluster.local` another Service,
+/// https://istio.io/latest/docs/reference/config/networking/virtual-service/#Destination).
+///
+/// `namespace` is the namespace of the resource that names the backend (`None` when it gives
+/// none). Kruise reads a Rollout's custom resource in the Rollout's namespace
+/// (openkruise/rollouts `pkg/trafficrouting/network/customNetworkProvider/
+/// custom_network_provider.go`, `RolloutNs`), where the Rollout's Services are too, so a name
+/// qualified with another namespace is another Service. A resource without namespace is one the
+/// case does not place; any namespace qualifier is then accepted (the check cannot tell which
+/// namespace the Rollout has; giving `metadata.namespace` in the case lets it). Other names
+/// (`web.example.com`, `web-v2`) are not the Service.
+pub fn names_service(name: &str, service: &str, namespace: Option<&str>) -> bool {
+    let Some(rest) = name.strip_prefix(service) else {
+        return false;
+    };
+    if rest.is_empty() {
+        return true;
+    }
+    let Some(qualifier) = rest.strip_prefix('.') else {
+        return false;
+    };
+    let (ns, tail) = qualifier.split_once('.').unwrap_or((qualifier, ""));
+    !ns.is_empty()
+        && namespace.is_none_or(|own| own == ns)
+        && (tail.is_empty()
+            || tail == "svc"
+            || tail
+                .strip_prefix("svc.")
+                .is_some_and(|domain| !domain.is_empty()))
+}
+
+/// The namespace the resource of `config` is in (`metadata.namespace`; for an ingress class,
+/// the stable Ingress's), when it gives one: the namespace [`RoutingModel::is_service`] reads
+/// backends in.
+pub fn resource_namespace(config: &GatewayConfig) -> Option<&str> {
+    match config {
+        GatewayConfig::Resource(object) => object_namespace(object),
+        GatewayConfig::Ingress { stable, .. } => object_namespace(stable),
+    }
+}
+
+/// An object's `metadata.namespace`, when it gives a non-empty one.
+pub fn object_namespace(object: &JsonValue) -> Option<&str> {
+    object
+        .at(&["metadata", "namespace"])
+        .and_then(JsonValue::as_str)
+        .filter(|ns| !ns.is_empty())
+}
+
 /// Every model the engine has, in no particular order.
 pub fn models() -> Vec<Box<dyn RoutingModel>> {
     vec![
@@ -370,6 +424,37 @@ mod tests {
         .unwrap();
         assert_eq!(d.shares, vec![(web, 1.0)]);
         assert!(Distribution::from_weights(&[(canary, 0.0)]).is_none());
+    }
+
+    #[test]
+    fn service_names_are_read_in_the_resources_namespace() {
+        let is = |name: &str, namespace: Option<&str>| names_service(name, "web", namespace);
+        for name in [
+            "web",
+            "web.shop",
+            "web.shop.svc",
+            "web.shop.svc.cluster.local",
+            "web.shop.svc.corp.internal",
+        ] {
+            assert!(is(name, Some("shop")), "{name}");
+            assert!(is(name, None), "{name}");
+        }
+        // Another namespace's Service of the same name, and names that are no Service DNS
+        // name of it.
+        for name in [
+            "web.payments",
+            "web.payments.svc.cluster.local",
+            "web-canary.shop",
+            "webx",
+            "web.",
+            "web.shop.svc.",
+            "web.shop.example.com",
+        ] {
+            assert!(!is(name, Some("shop")), "{name}");
+        }
+        // A resource without namespace: any namespace may be the Rollout's.
+        assert!(is("web.payments.svc.cluster.local", None));
+        assert!(!is("web.example.com", None));
     }
 
     #[test]

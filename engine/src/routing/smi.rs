@@ -13,9 +13,17 @@
 //!   model assumes every request matches them (the split applies to all probes).
 //! - Ports are not part of the spec (a backend without the root service's port gets nothing;
 //!   not modelled).
+//! - `spec.service` is "the root service that clients use to communicate": only traffic
+//!   addressed to it is split. A probe is a request addressed to a service (its host): one to
+//!   the root is split over the backends, one to another service goes to that service as if no
+//!   TrafficSplit were there. The probes of a configuration address its root, so the intent
+//!   check sends the original root's clients through the step's configuration too: a step that
+//!   changes `spec.service` leaves them going to the original root service itself, unsplit
+//!   (and splits the traffic of the new root's clients instead).
 
 use super::{
-    Backend, ConfigProblem, Distribution, GatewayConfig, ProblemKind, Request, Routed, RoutingModel,
+    Backend, ConfigProblem, Distribution, GatewayConfig, ProblemKind, Request, Routed,
+    RoutingModel, SmolStr, names_service,
 };
 use crate::script::ScriptKind;
 use crate::value::JsonValue;
@@ -29,6 +37,17 @@ fn backends(config: &GatewayConfig) -> &[JsonValue] {
             .and_then(JsonValue::as_array)
             .unwrap_or_default(),
         GatewayConfig::Ingress { .. } => &[],
+    }
+}
+
+/// `spec.service`, the root service whose clients' traffic is split.
+fn root(config: &GatewayConfig) -> Option<&str> {
+    match config {
+        GatewayConfig::Resource(object) => object
+            .at(&["spec", "service"])
+            .and_then(JsonValue::as_str)
+            .filter(|root| !root.is_empty()),
+        GatewayConfig::Ingress { .. } => None,
     }
 }
 
@@ -85,7 +104,17 @@ impl RoutingModel for SmiTrafficSplit {
             .collect()
     }
 
-    fn route(&self, config: &GatewayConfig, _request: &Request) -> Routed {
+    fn route(&self, config: &GatewayConfig, request: &Request) -> Routed {
+        // A request addressed to another service than the root is not this split's: it goes to
+        // the service it is addressed to. (A request without host is taken as addressed to the
+        // root.)
+        if let (Some(host), Some(root)) = (request.host.as_deref(), root(config)) {
+            let namespace = super::resource_namespace(config);
+            if !names_service(host, root, namespace) && !names_service(root, host, namespace) {
+                return Routed::to(Distribution::single(Backend::service(host)))
+                    .via("spec.service");
+            }
+        }
         let weights: Vec<(Backend, f64)> = backends(config)
             .iter()
             .map(|backend| {
@@ -104,9 +133,12 @@ impl RoutingModel for SmiTrafficSplit {
             .via("spec.backends")
     }
 
-    fn probes(&self, _config: &GatewayConfig) -> Vec<Request> {
-        // Every request to the root service is split the same way.
-        vec![Request::get("/")]
+    fn probes(&self, config: &GatewayConfig) -> Vec<Request> {
+        // Every request to the root service is split the same way: one request, addressed to
+        // the root (see the module's notes).
+        let mut request = Request::get("/");
+        request.host = root(config).map(SmolStr::from);
+        vec![request]
     }
 }
 
@@ -123,6 +155,32 @@ mod tests {
 
     fn route(config: &GatewayConfig) -> String {
         SmiTrafficSplit.route(config, &Request::get("/")).describe()
+    }
+
+    #[test]
+    fn only_requests_to_the_root_service_are_split() {
+        // `split` gives the root `web`.
+        let config = split(
+            "v1alpha4",
+            r#"[{"service":"web-v1","weight":3},{"service":"web-v2","weight":1}]"#,
+        );
+        let to = |host: Option<&str>| {
+            let mut request = Request::get("/");
+            request.host = host.map(SmolStr::from);
+            SmiTrafficSplit.route(&config, &request).describe()
+        };
+        assert_eq!(to(Some("web")), "web-v1 75 %, web-v2 25 %");
+        assert_eq!(
+            to(Some("web.shop.svc.cluster.local")),
+            "web-v1 75 %, web-v2 25 %"
+        );
+        assert_eq!(to(None), "web-v1 75 %, web-v2 25 %");
+        // A client of another service reaches that service: this split is not its.
+        assert_eq!(to(Some("web-apex")), "web-apex 100 %");
+        // The probes address the root.
+        let probes = SmiTrafficSplit.probes(&config);
+        assert_eq!(probes.len(), 1);
+        assert_eq!(probes[0].describe(), "GET web/");
     }
 
     #[test]

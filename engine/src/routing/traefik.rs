@@ -45,23 +45,38 @@ struct Router {
 /// A service reference: a Kubernetes Service (`name`, `port`), or with `kind:
 /// TraefikService` another TraefikService, which the model does not follow: it stands as one
 /// backend named `TraefikService <name>`, never mistaken for the Service of the same name.
-fn backend(service: &JsonValue) -> Backend {
+///
+/// A reference's `namespace` defaults to the resource's own (`own`); a Service of another
+/// namespace (Traefik accepts it with `allowCrossNamespace`) is named `<name>.<namespace>`, so
+/// that it is not taken for the Service of the same name beside the resource (traefik/traefik
+/// `pkg/provider/kubernetes/crd/`, `namespaceOrFallback`; "namespace" of a
+/// service reference, https://doc.traefik.io/traefik/routing/providers/kubernetes-crd/).
+fn backend(service: &JsonValue, own: Option<&str>) -> Backend {
     let name = str_field(service, "name").unwrap_or_default();
     if str_field(service, "kind") == Some("TraefikService") {
         return Backend::service(&format!("TraefikService {name}"));
     }
+    // When the resource gives no namespace, names stay bare (the check cannot tell then; see
+    // `routing::names_service`).
+    let name: super::SmolStr = match (
+        str_field(service, "namespace").filter(|ns| !ns.is_empty()),
+        own,
+    ) {
+        (Some(ns), Some(own)) if ns != own => format!("{name}.{ns}").into(),
+        _ => name.into(),
+    };
     Backend {
-        service: name.into(),
+        service: name,
         subset: None,
         port: port_field(service, "port"),
     }
 }
 
 /// `buildServicesLB`: a missing weight is 1.
-fn weighted(services: &[JsonValue]) -> Vec<(Backend, f64)> {
+fn weighted(services: &[JsonValue], own: Option<&str>) -> Vec<(Backend, f64)> {
     services
         .iter()
-        .map(|s| (backend(s), int_field(s, "weight").unwrap_or(1) as f64))
+        .map(|s| (backend(s, own), int_field(s, "weight").unwrap_or(1) as f64))
         .collect()
 }
 
@@ -91,6 +106,7 @@ impl TraefikIngressRoute {
         let Some(spec) = spec(config) else {
             return (routers, problems);
         };
+        let own = super::resource_namespace(config);
         for (index, route) in items(spec, "routes").iter().enumerate() {
             let path = format!("spec.routes[{index}]");
             if let Some(kind) = str_field(route, "kind").filter(|k| !k.is_empty() && *k != "Rule") {
@@ -128,9 +144,9 @@ impl TraefikIngressRoute {
             let routed = match services.len() {
                 0 => Routed::NoRoute,
                 // A single service, used whatever its weight.
-                1 => Routed::to(Distribution::single(backend(&services[0]))),
+                1 => Routed::to(Distribution::single(backend(&services[0], own))),
                 // A weighted round robin over the services.
-                _ => distribute(&weighted(services)),
+                _ => distribute(&weighted(services, own)),
             };
             routers.push(Router {
                 index,
@@ -223,7 +239,7 @@ impl RoutingModel for TraefikServiceModel {
         };
         let mut problems = Vec::new();
         if let Some(w) = spec.get("weighted") {
-            if distribute(&weighted(items(w, "services"))) == Routed::NoRoute {
+            if distribute(&weighted(items(w, "services"), None)) == Routed::NoRoute {
                 problems.push(ConfigProblem {
                     path: "spec.weighted.services".into(),
                     kind: ProblemKind::Rejected,
@@ -248,19 +264,21 @@ impl RoutingModel for TraefikServiceModel {
         let Some(spec) = spec(config) else {
             return Routed::NoRoute;
         };
+        let own = super::resource_namespace(config);
         if let Some(w) = spec.get("weighted") {
-            return distribute(&weighted(items(w, "services"))).via("spec.weighted");
+            return distribute(&weighted(items(w, "services"), own)).via("spec.weighted");
         }
         // Mirroring: the main service serves, mirrors get copies whose answers are dropped.
         if let Some(m) = spec.get("mirroring") {
-            return Routed::to(Distribution::single(backend(m))).via("spec.mirroring");
+            return Routed::to(Distribution::single(backend(m, own))).via("spec.mirroring");
         }
         // Failover: the main service while it is healthy.
         if let Some(name) = spec.get("failover").and_then(|f| str_field(f, "service")) {
             return Routed::to(Distribution::single(Backend::service(name))).via("spec.failover");
         }
         if let Some(h) = spec.get("highestRandomWeight") {
-            return distribute(&weighted(items(h, "services"))).via("spec.highestRandomWeight");
+            return distribute(&weighted(items(h, "services"), own))
+                .via("spec.highestRandomWeight");
         }
         Routed::NoRoute
     }
@@ -408,5 +426,34 @@ mod tests {
         );
         let zero = resource("spec:\n  weighted:\n    services: [{name: web, weight: 0}]\n");
         assert_eq!(TraefikServiceModel.config_problems(&zero).len(), 1);
+    }
+
+    /// A service reference's `namespace` other than the resource's names another Service:
+    /// it is not the Rollout's `web`, whichever model is asked.
+    #[test]
+    fn a_service_of_another_namespace_keeps_its_namespace() {
+        let split = resource(
+            "metadata: {name: web, namespace: shop}\nspec:\n  weighted:\n    services:\n    - {name: web, namespace: payments, weight: 1}\n    - {name: web, namespace: shop, weight: 1}\n    - {name: web, weight: 2}\n",
+        );
+        let Routed::To(d) = TraefikServiceModel.route(&split, &Request::get("/")) else {
+            panic!("no route")
+        };
+        assert_eq!(d.describe(), "web 75 %, web.payments 25 %");
+        let stable: Vec<bool> = d
+            .shares
+            .iter()
+            .map(|(b, _)| TraefikServiceModel.is_service(b, "web", Some("shop")))
+            .collect();
+        assert_eq!(stable, [true, false]);
+        // The same in an IngressRoute's services.
+        let route = resource(
+            "metadata: {name: web, namespace: shop}\nspec:\n  routes:\n  - match: PathPrefix(`/`)\n    services: [{name: web, namespace: payments}]\n",
+        );
+        assert_eq!(
+            TraefikIngressRoute
+                .route(&route, &Request::get("/"))
+                .describe(),
+            "web.payments 100 %"
+        );
     }
 }

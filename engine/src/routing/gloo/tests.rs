@@ -112,9 +112,9 @@ fn upstreams_subsets_and_discovered_names() {
         "default-web-80 90 %, default-web-80/track=canary 10 %"
     );
     let web = Backend::service("default-web-80");
-    assert!(GlooVirtualService.is_service(&web, "web"));
-    assert!(!GlooVirtualService.is_service(&Backend::service("web-80"), "web"));
-    assert!(!GlooVirtualService.is_service(&web, "eb"));
+    assert!(GlooVirtualService.is_service(&web, "web", None));
+    assert!(!GlooVirtualService.is_service(&Backend::service("web-80"), "web", None));
+    assert!(!GlooVirtualService.is_service(&web, "eb", None));
 }
 
 #[test]
