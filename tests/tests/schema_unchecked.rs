@@ -244,6 +244,7 @@ spec:
         - {apiVersion: example.io/v1alpha1, kind: Route, name: web}
       steps:
       - traffic: 20%
+        replicas: 1
 ";
 
 /// The Route `ROUTE_ROLLOUT` names.
