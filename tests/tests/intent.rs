@@ -270,6 +270,92 @@ fn each_library_script_limit_is_flagged() {
     }
 }
 
+/// (fixture, the violation that the routes after a condition the model did not evaluate
+/// show, the partly-checked note or `None` when the condition is now modelled): the QA repros
+/// where such a route took every probe and a 50/50 split of a 5 % step passed in silence.
+const UNEVALUATED: &[(&str, &str, Option<&str>)] = &[
+    (
+        "intent/istio-port-route-not-evaluated/trafficRouting.lua",
+        "GET / → web 50 %, web-canary 50 % (by spec.http[1]), expected web 95 %, web-canary 5 %",
+        Some(
+            "partly checked: spec.http[0].match[0].port is not evaluated (probes are taken as not meeting it)",
+        ),
+    ),
+    (
+        "intent/apisix-remote-addrs-not-evaluated/trafficRouting.lua",
+        "GET shop.example.com/ → web:8080 50 %, web-canary:8080 50 % (by spec.http[1]), expected web:8080 95 %, web-canary:8080 5 %",
+        Some(
+            "partly checked: spec.http[0].match.remoteAddrs is not evaluated (probes are taken as not meeting it)",
+        ),
+    ),
+    (
+        "intent/gloo-methods-ignored/trafficRouting.lua",
+        "GET / → default-web-8080 50 %, default-web-canary-8080 50 % (by spec.virtualHost.routes[1]), expected default-web-8080 95 %, default-web-canary-8080 5 %",
+        None,
+    ),
+];
+
+/// A condition the model does not evaluate no longer hides the routes after it: they are
+/// probed (the split is flagged), and the step says what was not evaluated, in every format.
+#[test]
+fn a_condition_the_model_does_not_evaluate_is_passed_over_and_noted() {
+    for (fixture, violation, note) in UNEVALUATED {
+        let result = run(&["check", fixture]);
+        match note {
+            Some(note) => assert!(
+                result
+                    .stdout
+                    .contains(&format!("intent check not done: {note}")),
+                "{fixture}: {}",
+                result.stdout
+            ),
+            None => assert!(
+                !result.stdout.contains("intent check not done"),
+                "{result:?}"
+            ),
+        }
+        assert_flagged(fixture, violation, result);
+    }
+    let (fixture, _, note) = UNEVALUATED[0];
+    let note = note.unwrap();
+    let json = run(&["check", "--format", "json", fixture]);
+    let lines = json_lines(&json.stdout);
+    assert_eq!(lines[0]["intent_not_checked"], note, "{lines:?}");
+    for (format, mark) in [
+        ("junit", "note: intent check not done"),
+        ("github", "::notice file="),
+        ("sarif", "intent check not done"),
+    ] {
+        let result = run(&["check", "--format", format, fixture]);
+        assert_eq!(result.code, 1, "{format}: {result:?}");
+        assert!(
+            result.stdout.contains(mark) && result.stdout.contains(note),
+            "{format}: {}",
+            result.stdout
+        );
+    }
+}
+
+/// A Traefik rule past the model's bounds (nested deeper than it evaluates) is neither
+/// Traefik's rejection nor skipped in silence: the step, whose 50/50 split no probe can judge,
+/// passes with a partly-checked note.
+#[test]
+fn a_rule_past_the_models_bounds_is_noted_not_rejected() {
+    let fixture = "intent/traefik-rule-past-model-bounds/trafficRouting.lua";
+    let result = run(&["check", fixture]);
+    assert_eq!(result.code, 0, "{result:?}");
+    assert!(!result.stdout.contains("the gateway rejects"), "{result:?}");
+    assert!(
+        result.stdout.contains(
+            "intent check not done: partly checked: spec.routes[0].match is not evaluated: the \
+             rule nests parentheses or `!` more than 64 deep, deeper than the model evaluates, so \
+             where requests go is not known and no probe is judged"
+        ),
+        "{}",
+        result.stdout
+    );
+}
+
 /// A step the intent check cannot verify (no routing model for the resource) says so in every
 /// format; a step that asks nothing says nothing.
 #[test]

@@ -461,15 +461,20 @@ fn check_step_compiled(
     let mut report = StepReport::default();
     shared.of(model, original);
     let known: &[ConfigProblem] = &shared.problems;
+    let after_problems = model.config_problems(after);
+    let (limits, past_bounds) = model_limits(&after_problems, known);
+    report.unchecked = limits;
     // A problem the original already has is evidently not one for the user's gateway version
     // (compared by message: the step may move the part that has it, e.g. insert a route).
-    for problem in model.config_problems(after) {
+    for problem in after_problems {
         if known.iter().any(|k| k.message == problem.message) {
             continue;
         }
         let what = match problem.kind {
             ProblemKind::Rejected => "the gateway rejects",
             ProblemKind::Ignored => "the gateway ignores",
+            // Noted above: the model's limits, not the configuration's faults.
+            ProblemKind::NotEvaluated | ProblemKind::PastModelBounds => continue,
         };
         let at = if problem.path.is_empty() {
             String::new()
@@ -506,6 +511,11 @@ fn check_step_compiled(
     let probes = shared.probes_of(model, original, after_probes, intent);
     report.probes = probes.set.requests.len();
     report.truncated = probes.set.truncated;
+    if past_bounds {
+        // Where a request goes is not known past the model's bounds: judging the probes could
+        // only give false alarms (or false comfort); the note says routing is not checked.
+        return report;
+    }
     let mut seen = BTreeSet::new();
     for (request, before) in probes.set.requests.iter().zip(&probes.routed) {
         let now = model.route(after, request);
@@ -541,6 +551,62 @@ fn check_step_compiled(
         }
     }
     report
+}
+
+/// The notes of the step's model limits ([`ProblemKind::is_model_limit`]) for
+/// [`StepReport::unchecked`], `{path} {message}`: the step's configuration's, then the
+/// original's that the step's does not have at the same place of the same shape (a step that
+/// inserts a route moves `spec.http[0].match[0].port` to `spec.http[1].match[0].port`: one
+/// note). With whether one of them is past the model's bounds, so that no probe is judged.
+fn model_limits(after: &[ConfigProblem], original: &[ConfigProblem]) -> (Vec<String>, bool) {
+    fn limits(problems: &[ConfigProblem]) -> Vec<&ConfigProblem> {
+        problems
+            .iter()
+            .filter(|p| p.kind.is_model_limit())
+            .collect()
+    }
+    let (after, original) = (limits(after), limits(original));
+    let same_place = |a: &ConfigProblem, b: &ConfigProblem| {
+        a.message == b.message && path_shape(&a.path) == path_shape(&b.path)
+    };
+    let mut notes: Vec<String> = Vec::new();
+    for problem in after.iter().copied().chain(
+        original
+            .iter()
+            .copied()
+            .filter(|o| !after.iter().any(|a| same_place(a, o))),
+    ) {
+        let note = if problem.path.is_empty() {
+            problem.message.clone()
+        } else {
+            format!("{} {}", problem.path, problem.message)
+        };
+        if !notes.contains(&note) {
+            notes.push(note);
+        }
+    }
+    let past_bounds = after
+        .iter()
+        .chain(&original)
+        .any(|p| p.kind == ProblemKind::PastModelBounds);
+    (notes, past_bounds)
+}
+
+/// `path` without its list indices (`spec.http[].match[].port`); keys in brackets stay.
+fn path_shape(path: &str) -> String {
+    let mut shape = String::with_capacity(path.len());
+    let mut rest = path;
+    while let Some(open) = rest.find('[') {
+        shape.push_str(&rest[..=open]);
+        rest = &rest[open + 1..];
+        if let Some(close) = rest.find(']')
+            && rest[..close].bytes().all(|b| b.is_ascii_digit())
+        {
+            rest = &rest[close..];
+        }
+    }
+    shape.push_str(rest);
+    shape
 }
 
 /// Fills each routing violation's [`Violation::script_line`] from `written`, the stores a

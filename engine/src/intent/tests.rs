@@ -829,3 +829,58 @@ fn an_smi_split_of_another_root_does_not_split_the_original_roots_traffic() {
             .is_empty()
     );
 }
+
+/// QA repro `istio-bs-port`: a port-9090 route before the main route took every probe, so a
+/// 50/50 split of the main route passed a 5 % step in silence. The port route is now taken as
+/// not met (the main route is probed and the split caught) and the step says what was not
+/// evaluated, once, though the step's route list differs from the original's.
+#[test]
+fn an_unevaluated_condition_is_passed_over_and_noted() {
+    let original = vs(r#"[
+        {"match":[{"port":9090}],"route":[{"destination":{"host":"web-metrics"}}]},
+        {"route":[{"destination":{"host":"web"}}]}]"#);
+    let split = |canary: u32| {
+        vs(&format!(
+            r#"[
+        {{"match":[{{"port":9090}}],"route":[{{"destination":{{"host":"web-metrics"}}}}]}},
+        {{"route":[{{"destination":{{"host":"web"}},"weight":{}}},
+                   {{"destination":{{"host":"web-canary"}},"weight":{canary}}}]}}]"#,
+            100 - canary
+        ))
+    };
+    let step = intent(Some("5%"), None);
+    let wrong = check_step(&IstioVirtualService, &original, &split(50), &step);
+    assert!(
+        wrong.violations[0].message.contains("web-canary 50 %"),
+        "{wrong:?}"
+    );
+    let note = "spec.http[0].match[0].port is not evaluated (probes are taken as not meeting it)";
+    assert_eq!(wrong.unchecked, [note]);
+    let right = check_step(&IstioVirtualService, &original, &split(5), &step);
+    assert!(right.violations.is_empty(), "{right:?}");
+    assert_eq!(right.unchecked, [note]);
+    // A step that moves the condition (a canary route inserted first) notes it once, where
+    // the step's configuration has it.
+    let moved = vs(r#"[
+        {"match":[{"headers":{"x-canary":{"exact":"1"}}}],"route":[{"destination":{"host":"web-canary"}}]},
+        {"match":[{"port":9090}],"route":[{"destination":{"host":"web-metrics"}}]},
+        {"route":[{"destination":{"host":"web"}}]}]"#);
+    let report = check_step(
+        &IstioVirtualService,
+        &original,
+        &moved,
+        &intent(None, Some(vec![header_match("x-canary", "1")])),
+    );
+    assert!(report.violations.is_empty(), "{report:?}");
+    assert_eq!(
+        report.unchecked,
+        ["spec.http[1].match[0].port is not evaluated (probes are taken as not meeting it)"]
+    );
+    let outcome = case::StepIntentOutcome::Checked(report);
+    assert!(
+        outcome
+            .unverified()
+            .unwrap()
+            .starts_with("partly checked: spec.http[1].match[0].port is not evaluated")
+    );
+}

@@ -30,6 +30,13 @@
 //! routes without hosts). Facts from api7/lua-resty-expr `lib/resty/expr/v1.lua`
 //! (`compare_funcs`: `==` fails on a missing value, `~=` holds for one, `~~`/`~*` are
 //! unanchored PCRE searches that fail on a missing value; a `!` negates the result).
+//!
+//! Not evaluated ([`unevaluated_conditions`]): `match.remoteAddrs` ("Remote address
+//! predicates, items can be valid IPv4 address or IPv6 address or CIDR",
+//! `ApisixRouteHTTPMatch.RemoteAddrs`), `match.filter_func` (a Lua function) and exprs of the
+//! `Variable` and `Body` scopes (nginx variables and the request body, which probes do not
+//! carry). They restrict the match, so a rule with one is taken as not met by the probes and
+//! each is reported as a [`ProblemKind::NotEvaluated`].
 
 use std::collections::BTreeMap;
 
@@ -250,9 +257,30 @@ fn var_value<'r>(request: &'r Request, scope: &str, name: &str) -> Option<&'r st
     }
 }
 
+/// Where in a rule's `match` (relative to it) the conditions the model does not evaluate are:
+/// `remoteAddrs`, `filter_func`, `exprs[i]` of scope `Variable` or `Body` (with the scope).
+fn unevaluated_conditions(matched: &JsonValue) -> Vec<(String, Option<&str>)> {
+    let mut out: Vec<(String, Option<&str>)> = ["remoteAddrs", "filter_func"]
+        .into_iter()
+        .filter(|key| super::fields::is_set(matched.get(key)))
+        .map(|key| (key.to_owned(), None))
+        .collect();
+    for (e, expr) in items(matched, "exprs").iter().enumerate() {
+        if let Some(scope @ ("Variable" | "Body")) =
+            expr.at(&["subject", "scope"]).and_then(JsonValue::as_str)
+        {
+            out.push((format!("exprs[{e}]"), Some(scope)));
+        }
+    }
+    out
+}
+
 /// A rule's methods and exprs (its paths aside), read once per configuration (see
 /// [`route_table`]) so that a probe is not matched against the resource's JSON.
 struct ReadConditions {
+    /// The rule has a condition the model does not evaluate ([`unevaluated_conditions`]): no
+    /// probe meets it.
+    unevaluated: bool,
     methods: Vec<String>,
     exprs: Vec<ReadExpr>,
 }
@@ -307,6 +335,7 @@ impl ReadConditions {
             })
             .collect();
         ReadConditions {
+            unevaluated: !unevaluated_conditions(matched).is_empty(),
             methods: strings(matched, "methods"),
             exprs,
         }
@@ -314,7 +343,8 @@ impl ReadConditions {
 
     /// Whether the request's method and every expr match.
     fn hold(&self, request: &Request) -> bool {
-        (self.methods.is_empty() || self.methods.iter().any(|m| *m == request.method))
+        !self.unevaluated
+            && (self.methods.is_empty() || self.methods.iter().any(|m| *m == request.method))
             && self.exprs.iter().all(|e| e.matches(request))
     }
 }
@@ -624,6 +654,18 @@ impl RoutingModel for ApisixRoute {
         let mut problems = Vec::new();
         for (i, rule) in rules(config).iter().enumerate() {
             let at = format!("spec.http[{i}]");
+            if let Some(matched) = rule.get("match") {
+                for (what, scope) in unevaluated_conditions(matched) {
+                    let mut problem = ConfigProblem::not_evaluated(format!("{at}.match.{what}"));
+                    if let Some(scope) = scope {
+                        problem.message = format!(
+                            "is not evaluated: probes carry no {scope} value (they are taken as \
+                             not meeting it)"
+                        );
+                    }
+                    problems.push(problem);
+                }
+            }
             for (e, expr) in rule
                 .get("match")
                 .map_or(&[][..], |m| items(m, "exprs"))
@@ -832,6 +874,37 @@ mod tests {
         let mut r = Request::get("/");
         r.headers.insert("x-env", "prod");
         assert_eq!(to(&c, &r), "no route");
+    }
+
+    /// QA repro `apisix-bs-remoteaddrs`: a rule for an office network (`remoteAddrs`) took
+    /// every probe, so the main rule after it was never probed. Conditions the model does not
+    /// evaluate (`remoteAddrs`, `filter_func`, `Variable`/`Body` exprs, even under an operator
+    /// a missing value satisfies) are taken as not met and reported.
+    #[test]
+    fn unevaluated_conditions_are_not_met_and_reported() {
+        for (condition, path) in [
+            (
+                "remoteAddrs: [10.0.0.0/8]",
+                "spec.http[0].match.remoteAddrs",
+            ),
+            (
+                "filter_func: 'function(vars) return true end'",
+                "spec.http[0].match.filter_func",
+            ),
+            (
+                "exprs: [{subject: {scope: Variable, name: remote_addr}, op: NotEqual, value: x}]",
+                "spec.http[0].match.exprs[0]",
+            ),
+        ] {
+            let c = route(&format!(
+                "  - name: office\n    priority: 10\n    match:\n      paths: [/*]\n      {condition}\n    backends:\n    - {{serviceName: office, servicePort: 80}}\n  - name: main\n    match: {{paths: [/*]}}\n    backends:\n    - {{serviceName: web, servicePort: 80}}\n"
+            ));
+            assert_eq!(to(&c, &Request::get("/")), "web:80 100 %", "{condition}");
+            let problems = V2.config_problems(&c);
+            assert_eq!(problems.len(), 1, "{condition}: {problems:?}");
+            assert_eq!(problems[0].kind, ProblemKind::NotEvaluated);
+            assert_eq!(problems[0].path, path);
+        }
     }
 
     #[test]

@@ -29,7 +29,8 @@
 //! - ELB docs, listener rule conditions: `*` and `?` wildcards; host, header values and query
 //!   strings compare case-insensitively, path patterns case-sensitively.
 //!
-//! Not modelled: `source-ip` (probes carry no client address, so it never matches), regex
+//! Not evaluated: `source-ip` (probes carry no client address, so the rule is taken as not met,
+//! reported as a [`ProblemKind::NotEvaluated`]). Not modelled: regex
 //! values other than as an unanchored search, authentication, transforms.
 
 use std::collections::BTreeMap;
@@ -310,10 +311,24 @@ fn build_listener_rules(
                         match name {
                             "host-header" => hosts.extend(strings(config_of("hostHeaderConfig"))),
                             "path-pattern" => paths.extend(strings(config_of("pathPatternConfig"))),
-                            "http-header"
-                            | "query-string"
-                            | "http-request-method"
-                            | "source-ip" => conditions.push(condition.clone()),
+                            "http-header" | "query-string" | "http-request-method" => {
+                                conditions.push(condition.clone())
+                            }
+                            // Probes carry no client address: the rule is taken as not met
+                            // (`condition_holds`), and the check says so.
+                            "source-ip" => {
+                                problems.push(ConfigProblem {
+                                    path: format!(
+                                        "metadata.annotations[\"{PREFIX}conditions.{service}\"]"
+                                    ),
+                                    kind: ProblemKind::NotEvaluated,
+                                    message: "is not evaluated where it tests source-ip: probes \
+                                              carry no client address (they are taken as not \
+                                              meeting it)"
+                                        .into(),
+                                });
+                                conditions.push(condition.clone())
+                            }
                             other => problems.push(ConfigProblem {
                                 path: format!(
                                     "metadata.annotations[\"{PREFIX}conditions.{service}\"]"
@@ -617,6 +632,21 @@ mod tests {
         assert_eq!(share(&config, &r), 0.0);
         r.query.insert("beta", "1");
         assert!((share(&config, &r) - 0.2).abs() < 1e-9);
+    }
+
+    /// A `source-ip` condition never holds for a probe (no client address): reported rather
+    /// than passed over in silence.
+    #[test]
+    fn source_ip_conditions_are_not_met_and_reported() {
+        let notes = format!(
+            r#"{CANARY_SPLIT},"alb.ingress.kubernetes.io/conditions.web-canary":"[{{\"field\":\"source-ip\",\"sourceIpConfig\":{{\"values\":[\"10.0.0.0/8\"]}}}}]""#
+        );
+        let config = config(&notes);
+        assert_eq!(share(&config, &request()), 0.0);
+        let problems = AwsAlb.config_problems(&config);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert_eq!(problems[0].kind, ProblemKind::NotEvaluated);
+        assert!(problems[0].message.contains("source-ip"));
     }
 
     #[test]

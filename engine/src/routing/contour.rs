@@ -33,7 +33,8 @@ use super::{
 
 pub struct ContourHttpProxy;
 
-/// How deep includes are followed (bounded recursion; Contour itself only refuses cycles).
+/// How deep includes are followed (bounded recursion; Contour itself only refuses cycles, so
+/// a deeper chain is [`ProblemKind::PastModelBounds`], not a rejection).
 const MAX_INCLUDE_DEPTH: usize = 64;
 
 /// One route of the virtual host, as Contour's DAG holds it.
@@ -186,12 +187,16 @@ impl Builder<'_> {
             return Vec::new();
         }
         if visited.len() >= MAX_INCLUDE_DEPTH {
-            self.reject(
-                format!("{prefix}spec.includes"),
-                format!(
-                    "includes nested deeper than {MAX_INCLUDE_DEPTH}, more than the model follows"
+            // The model's bound, not Contour's: the proxy is valid as far as the model knows,
+            // and where the deeper includes send requests is not known.
+            self.problems.push(ConfigProblem {
+                path: format!("{prefix}spec.includes"),
+                kind: ProblemKind::PastModelBounds,
+                message: format!(
+                    "is not evaluated: includes nest deeper than {MAX_INCLUDE_DEPTH}, more than \
+                     the model follows, so where requests go is not known and no probe is judged"
                 ),
-            );
+            });
             return Vec::new();
         }
         visited.push(id);
@@ -522,11 +527,20 @@ mod tests {
         }
         let c = GatewayConfig::Resource(json(&yaml));
         let problems = ContourHttpProxy.config_problems(&c);
+        // The model's bound, not Contour's (which only refuses cycles): not a rejection, so
+        // the proxy still serves; the intent check judges no probe of such a step.
         assert!(
-            problems.iter().any(|p| p.message.contains("nested deeper")),
+            problems
+                .iter()
+                .any(|p| p.kind == ProblemKind::PastModelBounds
+                    && p.message.contains("nest deeper than 64")),
             "{problems:?}"
         );
-        assert_eq!(to(&c, &Request::get("/")), "no route");
+        assert!(
+            problems.iter().all(|p| p.kind != ProblemKind::Rejected),
+            "{problems:?}"
+        );
+        assert_eq!(to(&c, &Request::get("/")), "s0 100 %");
     }
 
     #[test]

@@ -20,8 +20,11 @@
 //!   regex (Envoy's full-match `safe_regex`); `add_request_headers` (`{name: value}` or
 //!   `{name: {value, append}}`) and `remove_request_headers` change canary-bound requests.
 //!
-//! The service is `[scheme://]name[.namespace][:port]`. Not modelled: `host`/`host_regex`
-//! beyond an exact `host`, `case_sensitive`, rewrites, Host `mappingSelector`s.
+//! The service is `[scheme://]name[.namespace][:port]`. Not evaluated: a `host` or `method`
+//! read as a regex (`host_regex: true`, `method_regex: true`, `irhttpmapping.py`): the
+//! Mapping is taken as not met by the probes and reported as a
+//! [`ProblemKind::NotEvaluated`]. Not modelled: `case_sensitive`, rewrites, Host
+//! `mappingSelector`s.
 
 use std::cmp::Reverse;
 use std::collections::BTreeMap;
@@ -56,6 +59,9 @@ struct MappingView {
     query: Vec<Condition>,
     method: Option<String>,
     host: Option<String>,
+    /// The fields read as regexes that the model does not evaluate (`host`, `method`): no
+    /// probe meets the Mapping.
+    unevaluated: Vec<&'static str>,
     precedence: i64,
     weight: Option<f64>,
     backend: Backend,
@@ -130,6 +136,11 @@ fn view(object: &JsonValue) -> Option<MappingView> {
             .get("host")
             .and_then(JsonValue::as_str)
             .map(str::to_owned),
+        unevaluated: [("host", "host_regex"), ("method", "method_regex")]
+            .into_iter()
+            .filter(|(key, regex)| flag(regex) && spec.get(key).is_some())
+            .map(|(key, _)| key)
+            .collect(),
         precedence: spec
             .get("precedence")
             .and_then(JsonValue::as_f64)
@@ -302,6 +313,9 @@ fn condition_holds(condition: &Condition, actual: Option<&str>) -> bool {
 }
 
 fn applies(m: &MappingView, request: &Request) -> bool {
+    if !m.unevaluated.is_empty() {
+        return false;
+    }
     let path_ok = if m.regex {
         full_match(&m.prefix, &request.path)
     } else if m.exact {
@@ -392,6 +406,17 @@ impl RoutingModel for EmissaryMapping {
             }
         }
         for m in &table.all {
+            for key in &m.unevaluated {
+                problems.push(ConfigProblem {
+                    path: format!("spec.{key}"),
+                    kind: ProblemKind::NotEvaluated,
+                    message: format!(
+                        "is not evaluated: Mapping {} reads it as a regex (probes are taken as \
+                         not meeting it)",
+                        m.name
+                    ),
+                });
+            }
             let mut regexes: Vec<(String, &str)> = Vec::new();
             if m.regex {
                 regexes.push(("spec.prefix".to_owned(), &m.prefix));

@@ -36,6 +36,18 @@ pub fn port_field(value: &JsonValue, key: &str) -> Option<SmolStr> {
     }
 }
 
+/// Whether `value` is set to something: present, not null, and not an empty string, list or
+/// map (Go's decoding leaves those as the zero value, which restricts nothing).
+pub fn is_set(value: Option<&JsonValue>) -> bool {
+    match value {
+        None | Some(JsonValue::Null) => false,
+        Some(JsonValue::String(s)) => !s.is_empty(),
+        Some(JsonValue::Array(a)) => !a.is_empty(),
+        Some(JsonValue::Object(o)) => !o.is_empty(),
+        Some(_) => true,
+    }
+}
+
 /// The size limit of one compiled pattern: resources are user input, and a pattern that
 /// compiles to more than this is refused like an invalid one (bounded memory).
 const REGEX_SIZE_LIMIT: usize = 1 << 20;

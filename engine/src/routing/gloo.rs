@@ -17,10 +17,15 @@
 //!   `{header: {key, value}, append}`, `requestHeadersToRemove`) on the route and on a
 //!   weighted destination.
 //!
+//! - `matchers.proto` (`Matcher.methods`: "HTTP Method/Verb(s) to match on. If none specified,
+//!   the matcher will ignore the HTTP Method"; `connectMatcher` for CONNECT requests) and
+//!   `route_config.go` `GlooMatcherToEnvoyMatcher`: the methods become one `:method` header
+//!   matcher, the regex of the methods joined by `|` (Envoy `safe_regex`: a full match).
+//!
 //! Backends: `upstream: {name}` (discovered Kubernetes upstreams are named
 //! `<namespace>-<service>-<port>`), `kube: {ref: {name}, port}`; `subset.values` becomes the
 //! backend's subset (`key=value,…`). Not modelled: `upstreamGroup` and `delegateAction` (other
-//! objects: the request counts as not routed), `methods`, virtual-host options, domains.
+//! objects: the request counts as not routed), virtual-host options, domains.
 
 use super::SmolStr;
 use super::matching::{full_match, re2_problem, sample_match};
@@ -98,6 +103,20 @@ enum PathMatch {
     Exact(String),
     Regex(String),
     Prefix(String),
+    /// `connectMatcher`: CONNECT requests (any path), Envoy's `ConnectMatcher`.
+    Connect,
+}
+
+/// The `:method` regex Gloo makes of a matcher's `methods` (none: any method).
+fn methods_regex(matcher: &JsonValue) -> Option<String> {
+    let methods: Vec<&str> = matcher
+        .get("methods")
+        .and_then(JsonValue::as_array)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(JsonValue::as_str)
+        .collect();
+    (!methods.is_empty()).then(|| methods.join("|"))
 }
 
 /// One matcher, read once per configuration.
@@ -105,6 +124,8 @@ struct Matcher {
     /// `caseSensitive` (default true, Envoy's RouteMatch.case_sensitive).
     sensitive: bool,
     path: PathMatch,
+    /// [`methods_regex`].
+    methods: Option<String>,
     headers: Vec<ValueMatcher>,
     query: Vec<ValueMatcher>,
 }
@@ -115,6 +136,8 @@ impl Matcher {
             PathMatch::Exact(exact.to_owned())
         } else if let Some(regex) = text(matcher, "regex") {
             PathMatch::Regex(regex.to_owned())
+        } else if matcher.get("connectMatcher").is_some() {
+            PathMatch::Connect
         } else {
             PathMatch::Prefix(text(matcher, "prefix").unwrap_or("/").to_owned())
         };
@@ -133,6 +156,7 @@ impl Matcher {
                 .and_then(JsonValue::as_bool)
                 .unwrap_or(true),
             path,
+            methods: methods_regex(matcher),
             headers: list("headers"),
             query: list("queryParameters"),
         }
@@ -151,8 +175,13 @@ impl Matcher {
                 .path
                 .to_lowercase()
                 .starts_with(&prefix.to_lowercase()),
+            PathMatch::Connect => request.method == "CONNECT",
         };
         path_ok
+            && self
+                .methods
+                .as_ref()
+                .is_none_or(|methods| full_match(methods, &request.method))
             && self
                 .headers
                 .iter()
@@ -303,6 +332,9 @@ fn sample(matcher: &JsonValue) -> Option<String> {
     }
 }
 
+/// Methods probes are sent with.
+const METHODS: [&str; 7] = ["GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS"];
+
 fn probes_for(matcher: &JsonValue) -> Vec<Request> {
     let mut request = Request::get("/");
     if let Some(exact) = text(matcher, "exact") {
@@ -332,7 +364,28 @@ fn probes_for(matcher: &JsonValue) -> Vec<Request> {
             request.query.insert(name.to_owned(), value);
         }
     }
+    // A listed method, and (below) one the methods do not take.
+    let methods = methods_regex(matcher);
+    if let Some(methods) = &methods
+        && let Some(method) = METHODS
+            .iter()
+            .map(|m| m.to_string())
+            .find(|m| full_match(methods, m))
+            .or_else(|| sample_match(methods))
+    {
+        request.method = method.into();
+    }
+    if matcher.get("connectMatcher").is_some() {
+        request.method = "CONNECT".into();
+    }
     let mut out = vec![request.clone()];
+    if let Some(methods) = &methods
+        && let Some(other) = METHODS.iter().find(|m| !full_match(methods, m))
+    {
+        let mut miss = request.clone();
+        miss.method = (*other).into();
+        out.push(miss);
+    }
     let mut with_path = |path: String| {
         let mut variant = request.clone();
         variant.path = path.into();
@@ -399,12 +452,17 @@ impl RoutingModel for GlooVirtualService {
         for (r, route) in routes(config).iter().enumerate() {
             for (m, matcher) in matchers(route).iter().enumerate() {
                 let base = format!("spec.virtualHost.routes[{r}].matchers[{m}]");
-                if let Some(problem) = text(matcher, "regex").and_then(re2_problem) {
-                    problems.push(ConfigProblem {
-                        path: format!("{base}.regex"),
-                        kind: ProblemKind::Rejected,
-                        message: problem,
-                    });
+                for (key, regex) in [
+                    ("regex", text(matcher, "regex").map(str::to_owned)),
+                    ("methods", methods_regex(matcher)),
+                ] {
+                    if let Some(problem) = regex.as_deref().and_then(re2_problem) {
+                        problems.push(ConfigProblem {
+                            path: format!("{base}.{key}"),
+                            kind: ProblemKind::Rejected,
+                            message: problem,
+                        });
+                    }
                 }
                 for key in ["headers", "queryParameters"] {
                     for (i, entry) in matcher

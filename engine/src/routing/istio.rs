@@ -16,8 +16,12 @@
 //!   match applies is used; the match list is ORed and the fields of one match are ANDed; a
 //!   route without `match` matches everything.
 //!
-//! Not modelled: `port`, `sourceLabels`, `gateways`, `sourceNamespace` and `scheme` conditions
-//! (requests are assumed to come from where the route applies), `delegate` (the delegated
+//! Not evaluated: the `port`, `sourceLabels`, `gateways`, `sourceNamespace` and `scheme`
+//! conditions ([`UNEVALUATED`]). They restrict the match (Istio's reference,
+//! https://istio.io/latest/docs/reference/config/networking/virtual-service/#HTTPMatchRequest),
+//! and a probe carries none of them (it stands for a request on the default port from an
+//! arbitrary client), so a match that has one is taken as not met and each is reported as a
+//! [`ProblemKind::NotEvaluated`]. Not modelled: `delegate` (the delegated
 //! VirtualService is another object), `mirror`, `rewrite`, fault injection. A route with
 //! `redirect`, `directResponse` or `delegate` and no destinations answers the request itself
 //! ([`Routed::NoRoute`]).
@@ -25,6 +29,7 @@
 use std::collections::BTreeMap;
 
 use super::SmolStr;
+use super::fields::is_set;
 use super::matching::{full_match, re2_problem, sample_match};
 use super::{
     Backend, ConfigProblem, Distribution, GatewayConfig, ProblemKind, Request, Routed, RoutingModel,
@@ -97,8 +102,20 @@ fn is_presence(matcher: &JsonValue) -> bool {
         )
 }
 
+/// The `HTTPMatchRequest` fields that restrict a match and that the model does not evaluate
+/// (nothing a probe carries tells them): a match with one of them set is taken as not met.
+const UNEVALUATED: [&str; 5] = [
+    "port",
+    "sourceLabels",
+    "gateways",
+    "sourceNamespace",
+    "scheme",
+];
+
 /// One `HTTPMatchRequest`, read once per configuration.
 struct MatchRequest {
+    /// One of [`UNEVALUATED`] is set: no probe meets the match.
+    unevaluated: bool,
     ignore_case: bool,
     uri: Option<StringMatch>,
     headers: Vec<(String, StringMatch)>,
@@ -121,6 +138,7 @@ impl MatchRequest {
                 .collect()
         };
         MatchRequest {
+            unevaluated: UNEVALUATED.iter().any(|key| is_set(condition.get(key))),
             ignore_case: condition
                 .get("ignoreUriCase")
                 .and_then(JsonValue::as_bool)
@@ -144,6 +162,9 @@ impl MatchRequest {
 
     /// Every field present must hold.
     fn applies(&self, request: &Request) -> bool {
+        if self.unevaluated {
+            return false;
+        }
         if let Some(uri) = &self.uri
             && !uri.holds(Some(&request.path), self.ignore_case)
         {
@@ -441,6 +462,11 @@ impl RoutingModel for IstioVirtualService {
                 .enumerate()
             {
                 let base = format!("spec.http[{r}].match[{m}]");
+                for key in UNEVALUATED {
+                    if is_set(condition.get(key)) {
+                        problems.push(ConfigProblem::not_evaluated(format!("{base}.{key}")));
+                    }
+                }
                 let mut matchers: Vec<(String, &JsonValue)> = Vec::new();
                 for key in ["uri", "method", "authority", "scheme"] {
                     if let Some(matcher) = condition.get(key) {

@@ -218,22 +218,58 @@ pub enum GatewayConfig {
     },
 }
 
-/// A configuration the gateway would reject, or a part of it the gateway ignores.
+/// A configuration the gateway would reject, a part of it the gateway ignores, or a part the
+/// model does not evaluate.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConfigProblem {
     /// Where in the resource (`spec.http[1].match[0].uri`), in the form
     /// [`crate::path_text::format_path`] writes; empty when it concerns the whole object.
     pub path: String,
-    /// `rejected` (the gateway or its admission refuses it) or `ignored` (accepted, without
-    /// effect).
     pub kind: ProblemKind,
+    /// For `Rejected` and `Ignored`, what the gateway says; for `NotEvaluated` and
+    /// `PastModelBounds`, what follows the path in the check's note (`is not evaluated …`).
     pub message: String,
+}
+
+impl ConfigProblem {
+    /// A match condition at `path` that the model does not evaluate (a port, source labels, a
+    /// client address: nothing a probe carries), so routing takes the probes as not meeting it.
+    pub fn not_evaluated(path: String) -> Self {
+        ConfigProblem {
+            path,
+            kind: ProblemKind::NotEvaluated,
+            message: "is not evaluated (probes are taken as not meeting it)".to_owned(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum ProblemKind {
+    /// The gateway or its admission refuses it.
     Rejected,
+    /// The gateway accepts it, without effect.
     Ignored,
+    /// A condition the model does not evaluate. Routing takes the probes (requests on the
+    /// default port from an arbitrary client) as not meeting it, so the routes after it are
+    /// probed; the intent check says the step is only partly checked, naming it. Not a fault
+    /// of the configuration.
+    NotEvaluated,
+    /// A part past the model's own bounds (kept so that hostile input costs bounded time and
+    /// memory: a Traefik rule with too many matchers), which the gateway may well accept. The
+    /// model cannot tell which requests it takes, so the intent check judges no probe of the
+    /// step and says so. Not a fault of the configuration.
+    PastModelBounds,
+}
+
+impl ProblemKind {
+    /// Whether the problem is about the model, not the configuration: the intent check notes
+    /// it (the step is partly checked) rather than reporting a violation.
+    pub fn is_model_limit(self) -> bool {
+        matches!(
+            self,
+            ProblemKind::NotEvaluated | ProblemKind::PastModelBounds
+        )
+    }
 }
 
 /// A model of how one gateway (and version) routes requests.
@@ -244,7 +280,9 @@ pub trait RoutingModel: Send + Sync {
     /// Whether this model is the one for a script of this kind.
     fn applies_to(&self, kind: &ScriptKind) -> bool;
 
-    /// What the gateway would refuse, or accept and ignore, in this configuration.
+    /// What the gateway would refuse, or accept and ignore, in this configuration; and the
+    /// conditions of it the model does not evaluate ([`ProblemKind::NotEvaluated`],
+    /// [`ProblemKind::PastModelBounds`]), so that the check never passes them in silence.
     fn config_problems(&self, config: &GatewayConfig) -> Vec<ConfigProblem>;
 
     /// Where `request` goes under `config`.

@@ -14,7 +14,7 @@ use crate::script::ScriptKind;
 
 use super::fields::{int_field, items, port_field, str_field};
 use super::probe::probes_for;
-use super::traefik_rule::{Rule, Syntax};
+use super::traefik_rule::{Rule, RuleError, Syntax};
 use super::{
     Backend, ConfigProblem, Distribution, GatewayConfig, ProblemKind, Request, Routed, RoutingModel,
 };
@@ -37,7 +37,7 @@ pub struct TraefikServiceModel;
 struct Router {
     index: usize,
     priority: i64,
-    rule: Result<Rule, String>,
+    rule: Result<Rule, RuleError>,
     /// Where a request the rule matches goes (the same for every request: made once).
     routed: Routed,
 }
@@ -128,12 +128,30 @@ impl TraefikIngressRoute {
             }
             let syntax = Syntax::of(str_field(route, "syntax"));
             let rule = Rule::parse(matched, syntax);
-            if let Err(e) = &rule {
-                problems.push(ConfigProblem {
+            match &rule {
+                Err(RuleError::Invalid(e)) => problems.push(ConfigProblem {
                     path: format!("{path}.match"),
                     kind: ProblemKind::Rejected,
                     message: format!("error while parsing rule {matched}: {e}"),
-                });
+                }),
+                // The model's bound, not Traefik's: the router is left out of routing (it is
+                // taken as matching nothing), so no probe of the step can be judged.
+                Err(RuleError::PastBounds(e)) => problems.push(ConfigProblem {
+                    path: format!("{path}.match"),
+                    kind: ProblemKind::PastModelBounds,
+                    message: format!(
+                        "is not evaluated: {e}, so where requests go is not known and no probe \
+                         is judged"
+                    ),
+                }),
+                Ok(rule) if rule.tests_client_ip() => problems.push(ConfigProblem {
+                    path: format!("{path}.match"),
+                    kind: ProblemKind::NotEvaluated,
+                    message: "is not evaluated where it tests ClientIP: probes carry no client \
+                              address (they are taken as not meeting it)"
+                        .into(),
+                }),
+                Ok(_) => {}
             }
             // router.go: priority 0 (or unset) means the rule's length in bytes.
             let priority = match int_field(route, "priority") {
@@ -353,6 +371,75 @@ mod tests {
         assert_eq!(problems[0].kind, ProblemKind::Rejected);
         let r = request("a.com", "/", Some(("x-canary", "1")));
         assert_eq!(to(&config, &r), "web 100 %");
+    }
+
+    /// QA repros `traefik-256hosts` (a correct step reported as "the gateway rejects …") and
+    /// `traefik-300hosts-silent`, `traefik-depth100-silent` (a wrong 50/50 step passed in
+    /// silence): a rule past the model's bounds is the model's limit, not Traefik's. The step
+    /// is partly checked, saying so, and no probe is judged (none could be, without false
+    /// alarms).
+    #[test]
+    fn rules_past_the_models_bounds_leave_the_step_partly_checked() {
+        let hosts = |n: usize| {
+            (0..n)
+                .map(|i| format!("Host(`h{i}.com`)"))
+                .collect::<Vec<_>>()
+                .join(" || ")
+        };
+        let config = |rule: &str, services: &str| {
+            resource(&format!(
+                "spec:\n  routes:\n  - match: {rule}\n    services: {services}\n"
+            ))
+        };
+        let deep = format!("{}Host(`a.com`){}", "(".repeat(100), ")".repeat(100));
+        for rule in [hosts(300), deep] {
+            let original = config(&rule, "[{name: web, port: 80}]");
+            let problems = TraefikIngressRoute.config_problems(&original);
+            assert_eq!(problems.len(), 1, "{problems:?}");
+            assert_eq!(problems[0].kind, ProblemKind::PastModelBounds);
+            assert_eq!(problems[0].path, "spec.routes[0].match");
+            let wrong = config(
+                &rule,
+                "[{name: web, port: 80, weight: 50}, {name: web-canary, port: 80, weight: 50}]",
+            );
+            let intent = crate::intent::Intent {
+                weight: Some(5),
+                stable_service: "web".into(),
+                canary_service: "web-canary".into(),
+                ..crate::intent::Intent::default()
+            };
+            let report =
+                crate::intent::check_step(&TraefikIngressRoute, &original, &wrong, &intent);
+            assert!(report.violations.is_empty(), "{report:?}");
+            assert_eq!(report.unchecked.len(), 1, "{report:?}");
+            assert!(
+                report.unchecked[0].starts_with("spec.routes[0].match is not evaluated: the rule"),
+                "{report:?}"
+            );
+            let outcome = crate::intent::StepIntentOutcome::Checked(report);
+            assert!(
+                outcome
+                    .unverified()
+                    .unwrap()
+                    .starts_with("partly checked: ")
+            );
+        }
+        // 256 matchers are within the bounds.
+        let within = config(&hosts(256), "[{name: web, port: 80}]");
+        assert!(TraefikIngressRoute.config_problems(&within).is_empty());
+    }
+
+    /// `ClientIP` never matches a probe (they carry no client address): reported, not silent.
+    #[test]
+    fn client_ip_is_not_evaluated_and_reported() {
+        let config = resource(
+            "spec:\n  routes:\n  - match: ClientIP(`10.0.0.0/8`)\n    priority: 100\n    services: [{name: office}]\n  - match: PathPrefix(`/`)\n    services: [{name: web}]\n",
+        );
+        assert_eq!(to(&config, &request("a", "/", None)), "web 100 %");
+        let problems = TraefikIngressRoute.config_problems(&config);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert_eq!(problems[0].kind, ProblemKind::NotEvaluated);
+        assert_eq!(problems[0].path, "spec.routes[0].match");
     }
 
     #[test]

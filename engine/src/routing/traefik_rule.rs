@@ -14,11 +14,23 @@ use super::fields::compile;
 use super::probe::{Cond, Literal, ValueCond};
 use super::request::ascii_lowercase;
 
-/// The deepest nesting of parentheses and `!` accepted (bounded recursion).
+/// The deepest nesting of parentheses and `!` the model evaluates (bounded recursion).
+/// Traefik documents no such limit: a deeper rule is [`RuleError::PastBounds`], not invalid.
 const MAX_DEPTH: usize = 64;
-/// The most matchers a rule may hold: evaluation recurses once per operator, so a longer rule
-/// is refused by the model (with this reason) rather than risking the stack.
+/// The most matchers the model evaluates in one rule: evaluation recurses once per operator,
+/// so a longer rule is left unevaluated ([`RuleError::PastBounds`]) rather than risking the
+/// stack. Traefik documents no such limit.
 const MAX_MATCHERS: usize = 256;
+
+/// Why a rule cannot be matched against requests.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RuleError {
+    /// Traefik refuses the rule: the router is dropped.
+    Invalid(String),
+    /// The rule is past the model's own bounds ([`MAX_DEPTH`], [`MAX_MATCHERS`]); Traefik may
+    /// well accept it, and which requests it takes is not known.
+    PastBounds(String),
+}
 
 /// The rule syntax of a router.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -95,25 +107,47 @@ enum Tree {
 }
 
 impl Rule {
-    /// Parses `rule` under `syntax`; the error is what Traefik would report (the router is
-    /// then dropped).
-    pub fn parse(rule: &str, syntax: Syntax) -> Result<Rule, String> {
-        let tokens = tokenize(rule)?;
+    /// Parses `rule` under `syntax`; an invalid rule's error is what Traefik would report (the
+    /// router is then dropped).
+    pub fn parse(rule: &str, syntax: Syntax) -> Result<Rule, RuleError> {
+        let tokens = tokenize(rule).map_err(RuleError::Invalid)?;
         let mut parser = Parser {
             tokens,
             at: 0,
             calls: 0,
+            past_bounds: false,
         };
-        let expr = parser.or(0)?;
+        let parsed = parser.or(0);
+        let expr = parsed.map_err(|e| {
+            if parser.past_bounds {
+                RuleError::PastBounds(e)
+            } else {
+                RuleError::Invalid(e)
+            }
+        })?;
         if parser.at != parser.tokens.len() {
-            return Err(format!(
+            return Err(RuleError::Invalid(format!(
                 "unexpected {} in rule",
                 parser.tokens[parser.at].show()
-            ));
+            )));
         }
         Ok(Rule {
-            tree: resolve(&expr, syntax)?,
+            tree: resolve(&expr, syntax).map_err(RuleError::Invalid)?,
         })
+    }
+
+    /// Whether the rule tests `ClientIP`, which the model does not evaluate (probes carry no
+    /// client address).
+    pub fn tests_client_ip(&self) -> bool {
+        fn walk(tree: &Tree) -> bool {
+            match tree {
+                Tree::Leaf(Leaf::ClientIp, _) => true,
+                Tree::Leaf(..) => false,
+                Tree::Not(inner) => walk(inner),
+                Tree::And(a, b) | Tree::Or(a, b) => walk(a) || walk(b),
+            }
+        }
+        walk(&self.tree)
     }
 
     pub fn matches(&self, request: &Request) -> bool {
@@ -302,6 +336,8 @@ struct Parser {
     tokens: Vec<Token>,
     at: usize,
     calls: usize,
+    /// Set when parsing stopped at one of the model's bounds.
+    past_bounds: bool,
 }
 
 impl Parser {
@@ -350,7 +386,10 @@ impl Parser {
 
     fn unary(&mut self, depth: usize) -> Result<Expr, String> {
         if depth > MAX_DEPTH {
-            return Err("rule nested too deeply".into());
+            self.past_bounds = true;
+            return Err(format!(
+                "the rule nests parentheses or `!` more than {MAX_DEPTH} deep, deeper than the model evaluates"
+            ));
         }
         if self.eat(&Token::Not) {
             return Ok(Expr::Not(Box::new(self.unary(depth + 1)?)));
@@ -381,6 +420,7 @@ impl Parser {
                 }
                 self.calls += 1;
                 if self.calls > MAX_MATCHERS {
+                    self.past_bounds = true;
                     return Err(format!(
                         "the rule has more than {MAX_MATCHERS} matchers, more than the model evaluates"
                     ));
@@ -772,7 +812,10 @@ mod tests {
     #[test]
     fn v3_matchers_are_refused_under_v2_and_back() {
         let err = Rule::parse("Header(`X-Canary`, `1`)", Syntax::V2).unwrap_err();
-        assert!(err.contains("a v3 matcher"), "{err}");
+        assert!(
+            matches!(&err, RuleError::Invalid(e) if e.contains("a v3 matcher")),
+            "{err:?}"
+        );
         assert!(Rule::parse("QueryRegexp(`a`, `b`)", Syntax::V2).is_err());
         assert!(Rule::parse("Headers(`X-Canary`, `1`)", Syntax::V3).is_err());
         assert!(Rule::parse("Headers(`X-Canary`, `1`)", Syntax::V2).is_ok());
@@ -815,14 +858,29 @@ mod tests {
         ] {
             assert!(Rule::parse(bad, Syntax::V3).is_err(), "{bad}");
         }
+    }
+
+    /// QA repros `traefik-256hosts`, `traefik-depth100-silent`: the model's own bounds were
+    /// reported as Traefik's rejection. They are past the model's bounds, not invalid.
+    #[test]
+    fn rules_past_the_models_bounds_are_not_invalid() {
         let deep = format!("{}Host(`a`){}", "(".repeat(500), ")".repeat(500));
-        assert!(Rule::parse(&deep, Syntax::V3).is_err());
+        assert!(matches!(
+            Rule::parse(&deep, Syntax::V3),
+            Err(RuleError::PastBounds(e)) if e.contains("more than 64 deep")
+        ));
         let long = vec!["Host(`a`)"; 100_000].join(" && ");
-        assert!(
-            Rule::parse(&long, Syntax::V3)
-                .unwrap_err()
-                .contains("more than 256 matchers")
-        );
+        assert!(matches!(
+            Rule::parse(&long, Syntax::V3),
+            Err(RuleError::PastBounds(e)) if e.contains("more than 256 matchers")
+        ));
+        let within = vec!["Host(`a`)"; 256].join(" || ");
+        assert!(Rule::parse(&within, Syntax::V3).is_ok());
+        // An invalid rule within the bounds stays invalid.
+        assert!(matches!(
+            Rule::parse("Host(`a`) &&", Syntax::V3),
+            Err(RuleError::Invalid(_))
+        ));
     }
 
     #[test]

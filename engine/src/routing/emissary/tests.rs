@@ -171,3 +171,18 @@ fn the_stable_mapping_is_implied_beside_the_canary_one() {
             .is_err()
     );
 }
+
+/// A `host` or `method` read as a regex is not evaluated: the Mapping is taken as not met
+/// (it was compared as an exact host, or ignored without a request host) and reported.
+#[test]
+fn regex_hosts_and_methods_are_not_met_and_reported() {
+    let config = list(&[
+        r#"{"prefix":"/","service":"tenant:80","host":".*\\.example\\.com","host_regex":true,"precedence":10}"#,
+        r#"{"prefix":"/","service":"web:80"}"#,
+    ]);
+    assert_eq!(route(&config, &Request::get("/a")), "web:80 100 %");
+    let problems = EmissaryMapping.config_problems(&config);
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert_eq!(problems[0].kind, ProblemKind::NotEvaluated);
+    assert_eq!(problems[0].path, "spec.host");
+}

@@ -162,3 +162,48 @@ fn problems_zero_total_and_invalid_regex() {
         ]
     );
 }
+
+/// QA repro `gloo-bs-methods`: a route for POST only took every probe (its methods were
+/// ignored), so the routes after it were never probed. Gloo matches the methods as one
+/// `:method` regex; the probes carry a listed method and one that is not.
+#[test]
+fn methods_restrict_a_matcher_and_probes_exercise_them() {
+    let config = vs(&format!(
+        r#"[{{"matchers":[{{"prefix":"/","methods":["POST","PUT"]}}],"routeAction":{{"single":{}}}}},
+            {{"matchers":[{{"prefix":"/"}}],"routeAction":{{"single":{}}}}}]"#,
+        kube("writer"),
+        kube("web")
+    ));
+    let mut post = Request::get("/");
+    post.method = "POST".into();
+    assert_eq!(route(&config, &post), "writer:80 100 %");
+    assert_eq!(route(&config, &Request::get("/")), "web:80 100 %");
+    let probes = GlooVirtualService.probes(&config);
+    assert!(probes.iter().any(|p| p.method == "POST"), "{probes:?}");
+    assert!(probes.iter().any(|p| p.method == "GET"), "{probes:?}");
+    // A method list that is not a valid regex is refused with the route.
+    let bad = vs(&format!(
+        r#"[{{"matchers":[{{"prefix":"/","methods":["("]}}],"routeAction":{{"single":{}}}}}]"#,
+        kube("web")
+    ));
+    let problems = GlooVirtualService.config_problems(&bad);
+    assert_eq!(
+        problems[0].path,
+        "spec.virtualHost.routes[0].matchers[0].methods"
+    );
+}
+
+/// A `connectMatcher` takes CONNECT requests only (it was read as the default prefix `/`).
+#[test]
+fn connect_matchers_take_connect_requests_only() {
+    let config = vs(&format!(
+        r#"[{{"matchers":[{{"connectMatcher":{{}}}}],"routeAction":{{"single":{}}}}},
+            {{"routeAction":{{"single":{}}}}}]"#,
+        kube("tunnel"),
+        kube("web")
+    ));
+    assert_eq!(route(&config, &Request::get("/")), "web:80 100 %");
+    let mut connect = Request::get("/");
+    connect.method = "CONNECT".into();
+    assert_eq!(route(&config, &connect), "tunnel:80 100 %");
+}

@@ -224,3 +224,38 @@ fn probes_hit_and_miss_each_match() {
     assert_eq!(hits, 3, "{probes:?}");
     assert_eq!(probes.len(), 7);
 }
+
+/// QA repro `istio-bs-port`: a route restricted to port 9090 (or source labels, gateways, …)
+/// took every probe, so the routes after it were never probed. The model does not evaluate
+/// those conditions: the match is taken as not met, and each one is reported.
+#[test]
+fn unevaluated_conditions_are_not_met_and_reported() {
+    for condition in [
+        r#"{"port":9090}"#,
+        r#"{"sourceLabels":{"app":"tester"}}"#,
+        r#"{"gateways":["mesh"]}"#,
+        r#"{"sourceNamespace":"qa"}"#,
+        r#"{"scheme":{"exact":"https"},"uri":{"prefix":"/"}}"#,
+    ] {
+        let config = vs(&format!(
+            r#"[{{"match":[{condition}],"route":[{{"destination":{{"host":"web-metrics"}}}}]}},
+            {{"route":[{{"destination":{{"host":"web"}}}}]}}]"#
+        ));
+        assert_eq!(
+            route(&config, &Request::get("/")),
+            "web 100 %",
+            "{condition}"
+        );
+        let problems = IstioVirtualService.config_problems(&config);
+        assert_eq!(problems.len(), 1, "{condition}: {problems:?}");
+        assert_eq!(problems[0].kind, ProblemKind::NotEvaluated);
+        let key = condition[2..].split('"').next().unwrap();
+        assert_eq!(problems[0].path, format!("spec.http[0].match[0].{key}"));
+    }
+    // Empty values restrict nothing (Go's zero values).
+    let empty = vs(
+        r#"[{"match":[{"sourceLabels":{},"gateways":[]}],"route":[{"destination":{"host":"web-metrics"}}]}]"#,
+    );
+    assert_eq!(route(&empty, &Request::get("/")), "web-metrics 100 %");
+    assert!(IstioVirtualService.config_problems(&empty).is_empty());
+}
