@@ -3,11 +3,16 @@
 //! never overwrites. Both go through a temporary file in the target's own folder, fsync'd,
 //! then moved into place, and fsync the folder so the move survives a crash. Symlinks are
 //! followed: the link stays a link and its target gets the new text, with its permissions.
+//! Only a regular file is replaced: what is there is read as every input is read
+//! ([`kruise_lua_engine::input`]: non-blocking, regular files only), so a FIFO never blocks
+//! the writer and a device node is never swapped for a regular file.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+
+use kruise_lua_engine::input::{self, ReadError};
 
 /// Why a replacement did not happen.
 #[derive(Debug)]
@@ -16,6 +21,12 @@ pub enum ReplaceError {
     /// editor or elsewhere): nothing was written.
     Changed {
         path: PathBuf,
+    },
+    /// Something other than a regular file is there (`what`: "a FIFO", "a device"…): it is
+    /// neither read (that could block) nor replaced.
+    NotRegular {
+        path: PathBuf,
+        what: &'static str,
     },
     Io {
         path: PathBuf,
@@ -29,6 +40,11 @@ impl std::fmt::Display for ReplaceError {
             ReplaceError::Changed { path } => write!(
                 f,
                 "{}: not written, the file changed on disk since it was read",
+                path.display()
+            ),
+            ReplaceError::NotRegular { path, what } => write!(
+                f,
+                "{}: is {what}, not a regular file; nothing was written",
                 path.display()
             ),
             ReplaceError::Io { path, error } => write!(f, "{}: {error}", path.display()),
@@ -62,8 +78,21 @@ fn replace_file_with(
     let changed = || ReplaceError::Changed {
         path: path.to_path_buf(),
     };
-    if fs::read(&target).map_err(io_error(&target))? != expected {
-        return Err(changed());
+    match holds(&target, expected) {
+        Ok(true) => {}
+        Ok(false) => return Err(changed()),
+        Err(Unreadable::NotRegular(what)) => {
+            return Err(ReplaceError::NotRegular {
+                path: path.to_path_buf(),
+                what,
+            });
+        }
+        Err(Unreadable::Io(error)) => {
+            return Err(ReplaceError::Io {
+                path: target,
+                error,
+            });
+        }
     }
     let permissions = fs::metadata(&target)
         .map_err(io_error(&target))?
@@ -109,6 +138,38 @@ fn replace_file_with(
     }
 }
 
+/// Why the text at a path could not be compared.
+enum Unreadable {
+    NotRegular(&'static str),
+    Io(io::Error),
+}
+
+impl From<Unreadable> for io::Error {
+    fn from(why: Unreadable) -> io::Error {
+        match why {
+            Unreadable::Io(error) => error,
+            Unreadable::NotRegular(what) => io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("is {what}, not a regular file"),
+            ),
+        }
+    }
+}
+
+/// Whether `path` is a regular file holding exactly `expected`. Read as inputs are read
+/// ([`input::read_bytes`]): a FIFO or device put there is refused by its type, never opened
+/// blocking nor read; a file longer than `expected` is not read past that length.
+fn holds(path: &Path, expected: &[u8]) -> Result<bool, Unreadable> {
+    match input::read_bytes(path, expected.len() as u64) {
+        Ok(bytes) => Ok(bytes == expected),
+        Err(ReadError::TooLarge { .. }) => Ok(false),
+        Err(ReadError::NotRegular { what }) => Err(Unreadable::NotRegular(what)),
+        Err(ReadError::Io(error)) => Err(Unreadable::Io(error)),
+        // read_bytes does not decode; any other refusal means the bytes are not `expected`.
+        Err(ReadError::NotUtf8 { .. }) => Ok(false),
+    }
+}
+
 /// How a commit failed: before anything moved, or after the swap (the temporary name then
 /// holds the file's previous text).
 enum Stuck {
@@ -130,13 +191,14 @@ fn commit_if_unchanged(temp: &Path, target: &Path, expected: &[u8]) -> Result<bo
         let exchange = || renameat_with(CWD, temp, CWD, target, RenameFlags::EXCHANGE);
         match exchange() {
             Ok(()) => {
-                let swapped_out = fs::read(temp);
-                if matches!(&swapped_out, Ok(old) if old == expected) {
+                let swapped_out = holds(temp, expected);
+                if matches!(swapped_out, Ok(true)) {
                     return Ok(true);
                 }
-                // Someone wrote in between (or it cannot be read): put their text back.
+                // Someone wrote in between (or put a FIFO there, or it cannot be read): put
+                // what they left back.
                 exchange().map_err(|e| Stuck::Swapped(e.into()))?;
-                return swapped_out.map(|_| false).map_err(Stuck::Before);
+                return swapped_out.map_err(|why| Stuck::Before(why.into()));
             }
             // File systems without RENAME_EXCHANGE: the check-then-rename below.
             Err(e)
@@ -146,7 +208,7 @@ fn commit_if_unchanged(temp: &Path, target: &Path, expected: &[u8]) -> Result<bo
             Err(e) => return Err(Stuck::Before(e.into())),
         }
     }
-    if fs::read(target).map_err(Stuck::Before)? != expected {
+    if !holds(target, expected).map_err(|why| Stuck::Before(why.into()))? {
         return Ok(false);
     }
     fs::rename(temp, target).map_err(Stuck::Before)?;
@@ -323,6 +385,52 @@ mod tests {
         assert!(err.to_string().contains("read-only"), "{err}");
         assert_eq!(fs::read_to_string(&file).unwrap(), "old");
         assert_eq!(entries(&dir), ["c.yaml"]);
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A FIFO is refused without blocking (it used to be opened blocking, waiting for a
+    /// writer for ever), and a device node is left a device (it used to be read as empty and
+    /// swapped for a regular file).
+    #[cfg(all(target_os = "linux", target_env = "gnu"))] // libc is a dependency there
+    #[test]
+    fn only_regular_files_are_replaced() {
+        let dir = scratch("special");
+        let make = |name: &str, mode: libc::mode_t, device: libc::dev_t| {
+            let path = dir.join(name);
+            let c_path = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+            // SAFETY: a valid NUL-terminated path; mknod only creates a node in our folder.
+            (unsafe { libc::mknod(c_path.as_ptr(), mode, device) } == 0).then_some(path)
+        };
+        let fifo = make("fifo.yaml", libc::S_IFIFO | 0o644, 0).expect("mkfifo");
+        let err = replace_file(&fifo, b"", b"new").unwrap_err();
+        assert!(
+            matches!(err, ReplaceError::NotRegular { what: "a FIFO", .. }),
+            "{err}"
+        );
+        assert!(
+            err.to_string()
+                .ends_with("fifo.yaml: is a FIFO, not a regular file; nothing was written"),
+            "{err}"
+        );
+        // A character device (what /dev/null is) needs root to create: checked where it can be.
+        if let Some(device) = make("dev.yaml", libc::S_IFCHR | 0o666, libc::makedev(1, 3)) {
+            let err = replace_file(&device, b"", b"new").unwrap_err();
+            assert!(
+                matches!(
+                    err,
+                    ReplaceError::NotRegular {
+                        what: "a device",
+                        ..
+                    }
+                ),
+                "{err}"
+            );
+            use std::os::unix::fs::FileTypeExt;
+            let kind = fs::symlink_metadata(&device).unwrap().file_type();
+            assert!(kind.is_char_device(), "{kind:?}");
+        }
+        let names = entries(&dir);
+        assert!(names.iter().all(|n| !n.ends_with(".tmp")), "{names:?}");
         fs::remove_dir_all(&dir).unwrap();
     }
 

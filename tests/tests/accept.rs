@@ -113,8 +113,45 @@ fn a_step_whose_script_fails_is_not_accepted() {
         result.stderr.contains("step 1: not accepted:"),
         "{result:?}"
     );
-    assert!(result.stderr.contains("no weights today"), "{result:?}");
+    // At the script's file and line, as `run` and `check` show it (it read "runtime error:
+    // <string>:1: no weights today").
+    assert!(
+        result.stderr.contains(
+            "step 1: not accepted: lua_configuration/example.io/Weighted/trafficRouting.lua:1: runtime error: no weights today"
+        ),
+        "{result:?}"
+    );
+    assert!(!result.stderr.contains("<string>"), "{result:?}");
     assert_eq!(std::fs::read_to_string(dir.join(CASE)).unwrap(), broken);
+}
+
+/// A file that cannot be written is never said to be rewritten: the steps read "would be
+/// rewritten" (as with --dry-run), then the error (it said "rewritten", then failed).
+#[cfg(unix)]
+#[test]
+fn a_read_only_case_is_not_said_to_be_rewritten() {
+    use std::os::unix::fs::PermissionsExt;
+    let (dir, _, broken) = broken_tree("accept-read-only", "\n");
+    let path = dir.join(CASE);
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o444)).unwrap();
+    let result = run_in(&dir, &["accept", CASE]);
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+    assert_eq!(result.code, 2, "{result:?}");
+    assert!(
+        result
+            .stderr
+            .contains("step 1: expected[0] would be rewritten"),
+        "{result:?}"
+    );
+    assert!(!result.stderr.contains("] rewritten"), "{result:?}");
+    let error = result.stderr.lines().last().unwrap_or_default();
+    assert!(
+        error.starts_with("kruise-lua: error: ")
+            && error.ends_with("rollout_steps.yaml: the file is read-only"),
+        "{result:?}"
+    );
+    assert!(result.stdout.starts_with("--- "), "{result:?}");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), broken);
 }
 
 #[test]

@@ -630,6 +630,30 @@ fn shuffle_reports_scripts_that_depend_on_pairs_order() {
     );
 }
 
+/// `--shuffle` is bounded (0 to 1000): 4294967295 aborted allocating 96 GiB for the reruns'
+/// results up front, and 1000000 ran for hours. Out of range is a usage error naming the range.
+#[test]
+fn shuffle_out_of_range_is_a_usage_error() {
+    for n in ["4294967295", "1001"] {
+        let result = common::run_in_within(&fixtures(), 20, &["check", "--shuffle", n, TREE]);
+        assert_eq!(result.code, 2, "{n}: {result:?}");
+        assert!(
+            result.stderr.contains("--shuffle <N>") && result.stderr.contains("0..=1000"),
+            "{n}: {result:?}"
+        );
+    }
+    let top = common::run_in_within(
+        &fixtures(),
+        60,
+        &["check", "--shuffle", "1000", "order/lua_configuration"],
+    );
+    assert_eq!(top.code, 1, "{top:?}");
+    assert!(
+        top.stdout.contains("in 1001 runs with shuffled key order"),
+        "{top:?}"
+    );
+}
+
 // ---- obj ----
 
 /// Runs `probe` once with the engine's `obj` for `obj_source`'s step and once after

@@ -1,8 +1,10 @@
 //! The documentation agrees with the binary: every `kruise-lua <command> [--flag…]` shown in
 //! README.md, CONTRIBUTING.md and docs/*.md (fenced code blocks and inline code) names a
 //! subcommand that `kruise-lua --help` lists and only flags that `kruise-lua <command> --help`
-//! prints. The help is read from the built binary, so a command added or renamed by anyone
-//! keeps this test true without editing it.
+//! prints; and the other way round, every option `kruise-lua <command> --help` lists is
+//! described in docs/CLI.md under a heading that names `kruise-lua <command>`. The help is
+//! read from the built binary, so a command or option added or renamed by anyone keeps this
+//! test true without editing it.
 
 mod common;
 
@@ -280,5 +282,124 @@ fn a_wrong_subcommand_or_flag_is_reported() {
         ),
         "{}",
         found[1]
+    );
+}
+
+/// The options a `--help` text lists: the flags of its option lines (`  -h, --help`,
+/// `      --tree <DIR>`), not those its prose mentions (plan's help once listed check's exit
+/// codes, whose `--shuffle` then counted as one of plan's flags).
+fn options_of_help(text: &str) -> BTreeSet<String> {
+    let mut options = BTreeSet::new();
+    for line in text.lines() {
+        let line = line.trim_start();
+        if !line.starts_with('-') {
+            continue;
+        }
+        for word in line.split_whitespace() {
+            let word = word.trim_end_matches(',');
+            if word.starts_with('<') || word.starts_with('[') {
+                continue;
+            }
+            match flag_of(word) {
+                Some(flag) => options.insert(flag),
+                None => break,
+            };
+        }
+    }
+    for builtin in ["--help", "-h", "--version", "-V"] {
+        options.remove(builtin);
+    }
+    options
+}
+
+/// The text of the sections of a Markdown document whose heading names `kruise-lua
+/// <command>` (`### \`kruise-lua plan --rollout …\``), each up to the next heading of its level
+/// or above.
+fn sections_on(text: &str, command: &str) -> String {
+    let named = |heading: &str| {
+        let wanted = format!("kruise-lua {command}");
+        heading.match_indices(&wanted).any(|(at, _)| {
+            let after = &heading[at + wanted.len()..];
+            after.is_empty() || after.starts_with([' ', '`'])
+        })
+    };
+    let level = |line: &str| {
+        let hashes = line.chars().take_while(|c| *c == '#').count();
+        (hashes > 0 && line[hashes..].starts_with(' ')).then_some(hashes)
+    };
+    let mut out = String::new();
+    let mut inside: Option<usize> = None;
+    let mut fenced = false;
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+        }
+        if let Some(depth) = level(line).filter(|_| !fenced) {
+            if inside.is_some_and(|open| depth <= open) {
+                inside = None;
+            }
+            if inside.is_none() && named(line) {
+                inside = Some(depth);
+            }
+        }
+        if inside.is_some() {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// The options of `command` (from its `--help` text) that docs/CLI.md's sections on it do
+/// not mention.
+fn undocumented(doc: &str, command: &str, help_text: &str) -> Vec<String> {
+    let sections = sections_on(doc, command);
+    if sections.is_empty() {
+        return vec![format!(
+            "`kruise-lua {command}`: no section of docs/CLI.md has a heading naming it"
+        )];
+    }
+    let documented = flags_in(&sections);
+    options_of_help(help_text)
+        .into_iter()
+        .filter(|option| !documented.contains(option))
+        .map(|option| {
+            format!("`kruise-lua {command} {option}`: in --help, not in docs/CLI.md's sections on {command}")
+        })
+        .collect()
+}
+
+#[test]
+fn every_option_in_the_help_is_in_cli_md() {
+    let doc = fs::read_to_string(common::workspace().join("docs/CLI.md")).expect("docs/CLI.md");
+    let mut missing = Vec::new();
+    let commands = subcommands();
+    assert!(commands.contains("plan"), "{commands:?}");
+    for command in commands.iter().filter(|c| *c != "help") {
+        missing.extend(undocumented(&doc, command, &help(&[command, "--help"])));
+    }
+    assert!(
+        missing.is_empty(),
+        "options `--help` lists that docs/CLI.md does not describe:\n{}",
+        missing.join("\n")
+    );
+}
+
+/// The reverse check finds an option missing from a command's sections, and reads neither
+/// prose flags in the help nor another command's section.
+#[test]
+fn an_option_missing_from_the_docs_is_reported() {
+    let doc = "## Overview\n\n### `kruise-lua check`\n\n`--mode`, `--format json`.\n\n#### Formats\n\n`--color`\n\n### `kruise-lua checker`\n\n`--tree`\n\n## Other\n\n`--filter`\n";
+    let help_text = "Usage: kruise-lua check\n\nOptions:\n      --mode <MODE>\n          Rules\n      --format <FORMAT>\n      --color <WHEN>\n      --tree <DIR>\n      --filter <SUBSTR>\n  -h, --help\n          Print help\n\nExit codes:\n  1  --shuffle finds one\n";
+    assert_eq!(
+        undocumented(doc, "check", help_text),
+        [
+            "`kruise-lua check --filter`: in --help, not in docs/CLI.md's sections on check",
+            "`kruise-lua check --tree`: in --help, not in docs/CLI.md's sections on check",
+        ]
+    );
+    assert_eq!(
+        undocumented(doc, "lsp", help_text),
+        ["`kruise-lua lsp`: no section of docs/CLI.md has a heading naming it"]
     );
 }

@@ -146,6 +146,36 @@ fn configmap_findings_are_at_manifest_positions() {
     );
 }
 
+/// A script that is not a regular file is read as `check` reads it: an error naming it
+/// (exit 2), never linted as an empty script (it got a bogus KL003 "the script does not return a
+/// table", exit 1) nor touched by --fix.
+#[cfg(unix)]
+#[test]
+fn a_fifo_script_is_an_error_as_in_check() {
+    let dir = tree("lint-fifo");
+    let script = dir.join("lua_configuration/example.io/Fifo/trafficRouting.lua");
+    std::fs::create_dir_all(script.parent().unwrap().join("testdata")).unwrap();
+    common::mkfifo(&script);
+    let wanted = "fail to read script lua_configuration/example.io/Fifo/trafficRouting.lua: is a FIFO, not a regular file";
+    for args in [
+        &["lint", "lua_configuration"][..],
+        &["lint", "--fix", "lua_configuration"],
+        &["check", "lua_configuration"],
+    ] {
+        let result = common::run_in_within(&dir, 60, args);
+        assert_eq!(result.code, 2, "{args:?}: {result:?}");
+        assert!(result.stderr.contains(wanted), "{args:?}: {result:?}");
+        assert!(!result.stdout.contains("KL003"), "{args:?}: {result:?}");
+    }
+    use std::os::unix::fs::FileTypeExt;
+    assert!(
+        std::fs::symlink_metadata(&script)
+            .unwrap()
+            .file_type()
+            .is_fifo()
+    );
+}
+
 #[test]
 fn fix_rewrites_only_the_fixed_bytes_in_scripts_and_manifests() {
     let dir = tree("lint-fix");

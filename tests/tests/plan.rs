@@ -318,6 +318,200 @@ fn a_case_is_not_saved_for_a_script_that_fails() {
     assert!(!target.exists());
 }
 
+/// `plan` with the Splitter fixtures (one resource, its own script), run bounded.
+fn plan_splitter(save_case: &Path) -> common::Run {
+    common::run_in_within(
+        &fixtures(),
+        20,
+        &[
+            "plan",
+            "--rollout",
+            "plan/rollout-splitter.yaml",
+            "--resource",
+            "plan/splitter.yaml",
+            "--script",
+            "plan/splitter.lua",
+            "--save-case",
+            save_case.to_str().unwrap(),
+        ],
+    )
+}
+
+/// `--save-case` writes regular files only: a FIFO used to block `plan` for ever (opened to be
+/// read), a device node was read as empty and replaced by a regular file, and a symlink to
+/// nothing gave "file exists". Each is now refused, named with what it is, and left as it was.
+#[cfg(unix)]
+#[test]
+fn save_case_refuses_fifos_devices_and_dangling_links() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = scratch("plan-save-special");
+    let fifo = dir.join("fifo.yaml");
+    common::mkfifo(&fifo);
+    let result = plan_splitter(&fifo);
+    assert_eq!(result.code, 2, "{result:?}");
+    assert!(
+        result
+            .stderr
+            .contains("fifo.yaml: is a FIFO, not a regular file; nothing was written"),
+        "{result:?}"
+    );
+    assert!(
+        std::fs::symlink_metadata(&fifo)
+            .unwrap()
+            .file_type()
+            .is_fifo()
+    );
+
+    // A stand-in for /dev/null in the scratch folder (creating one needs root).
+    let device = dir.join("dev.yaml");
+    let made = std::process::Command::new("mknod")
+        .args([device.to_str().unwrap(), "c", "1", "3"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if made {
+        let result = plan_splitter(&device);
+        assert_eq!(result.code, 2, "{result:?}");
+        assert!(
+            result
+                .stderr
+                .contains("dev.yaml: is a device, not a regular file; nothing was written"),
+            "{result:?}"
+        );
+        let kind = std::fs::symlink_metadata(&device).unwrap().file_type();
+        assert!(kind.is_char_device(), "{kind:?}");
+    }
+
+    let link = dir.join("dl.yaml");
+    std::os::unix::fs::symlink("missing/target.yaml", &link).unwrap();
+    let result = plan_splitter(&link);
+    assert_eq!(result.code, 2, "{result:?}");
+    assert!(
+        result.stderr.contains(
+            "dl.yaml: is a symbolic link to missing/target.yaml, which does not exist; nothing was written"
+        ),
+        "{result:?}"
+    );
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+
+    // A regular file is still replaced, and a second save over it too.
+    let case = dir.join("case.yaml");
+    std::fs::write(&case, "old\n").unwrap();
+    let result = plan_splitter(&case);
+    assert_eq!(result.code, 0, "{result:?}");
+    assert!(
+        std::fs::read_to_string(&case)
+            .unwrap()
+            .contains("expected:")
+    );
+    let names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(names.iter().all(|n| !n.ends_with(".tmp")), "{names:?}");
+}
+
+/// Two resources of one kind: each gets its own file (the second used to replace the first's
+/// case, both named `<stem>-<kind>`).
+#[test]
+fn two_resources_of_one_kind_are_saved_apart() {
+    let dir = scratch("plan-save-two");
+    let rollout = std::fs::read_to_string(fixtures().join("plan/rollout-splitter.yaml"))
+        .unwrap()
+        .replace(
+            "          name: shop\n",
+            "          name: shop\n        - apiVersion: mesh.example.org/v1\n          kind: Splitter\n          name: cart\n",
+        );
+    let resources = std::fs::read_to_string(fixtures().join("plan/splitter.yaml")).unwrap();
+    let resources = format!(
+        "{resources}---\n{}",
+        resources.replace("name: shop", "name: cart")
+    );
+    std::fs::write(dir.join("rollout.yaml"), rollout).unwrap();
+    std::fs::write(dir.join("splitters.yaml"), resources).unwrap();
+    let script = fixtures().join("plan/splitter.lua");
+    let result = common::run_in_within(
+        &dir,
+        20,
+        &[
+            "plan",
+            "--rollout",
+            "rollout.yaml",
+            "--resource",
+            "splitters.yaml",
+            "--script",
+            script.to_str().unwrap(),
+            "--save-case",
+            "saved.yaml",
+        ],
+    );
+    assert_eq!(result.code, 0, "{result:?}");
+    let shop = std::fs::read_to_string(dir.join("saved-splitter-shop.yaml")).unwrap();
+    let cart = std::fs::read_to_string(dir.join("saved-splitter-cart.yaml")).unwrap();
+    assert!(shop.contains("name: shop"), "{shop}");
+    assert!(cart.contains("name: cart"), "{cart}");
+    assert!(!dir.join("saved-splitter.yaml").exists());
+}
+
+/// A `--tree` that does not exist, and the default `lua_configuration` when nothing else can
+/// give a script, are usage errors naming the folder (they were a plan of failures, exit 1,
+/// saying "no script for …: none, in a --config ConfigMap, or given with --script").
+#[test]
+fn a_missing_tree_is_a_usage_error_naming_it() {
+    let args = [
+        "--rollout",
+        "plan/rollout-splitter.yaml",
+        "--resource",
+        "plan/splitter.yaml",
+    ];
+    let mut named = vec!["plan", "--tree", "no-such-tree"];
+    named.extend(args);
+    let result = run(&named);
+    assert_eq!(result.code, 2, "{result:?}");
+    assert!(
+        result
+            .stderr
+            .contains("no-such-tree: no such file or directory (--tree)"),
+        "{result:?}"
+    );
+    // tests/fixtures holds no lua_configuration.
+    let mut default = vec!["plan"];
+    default.extend(args);
+    let result = run(&default);
+    assert_eq!(result.code, 2, "{result:?}");
+    assert!(
+        result
+            .stderr
+            .contains("lua_configuration: no such directory (the default --tree)"),
+        "{result:?}"
+    );
+    // A --script gives the scripts: the absent default is no error.
+    default.extend(["--script", "plan/splitter.lua"]);
+    let result = run(&default);
+    assert_eq!(result.code, 0, "{result:?}");
+    // A resource no source serves says what each source lacks.
+    let result = run(&[
+        "plan",
+        "--rollout",
+        "plan/rollout-splitter.yaml",
+        "--resource",
+        "plan/splitter.yaml",
+        "--config",
+        "plan/configmap.yaml",
+    ]);
+    assert_eq!(result.code, 1, "{result:?}");
+    assert!(
+        result.stdout.contains(
+            "no script for Splitter (mesh.example.org): no --script, no lua_configuration tree (--tree), and none in plan/configmap.yaml"
+        ),
+        "{result:?}"
+    );
+}
+
 // ---- hostile inputs ----
 
 #[test]

@@ -15,6 +15,7 @@ use super::options::{
     EXIT_FINDINGS, EXIT_OK, InputArgs, LimitArgs, ModeArg, write_stderr_line, write_stdout,
 };
 use super::terminal::escape_controls;
+use crate::chunk_positions::{ScriptPlace, message_after_position};
 use crate::project::accept::{StepAcceptance, accept_case, write_accepted};
 use crate::project::targets::script_of_case;
 use crate::project::{UsageError, paths, read_text};
@@ -80,6 +81,13 @@ pub fn execute(args: AcceptArgs) -> Result<u8, UsageError> {
         &selected,
     )
     .map_err(|why| UsageError(format!("{case_name}: {why}")))?;
+    // Written first, so a step is said to be rewritten only once it is: a file that cannot be
+    // written (read-only, changed meanwhile) is reported as --dry-run would, then the error.
+    let changed = acceptance.new_text != text;
+    let written = (changed && !args.dry_run)
+        .then(|| write_accepted(&args.case, &text, &acceptance.new_text).map_err(UsageError));
+    let rewritten = matches!(written, Some(Ok(())));
+    let script_name = paths::display(&script_path);
     let mut code = EXIT_OK;
     for (index, status) in &acceptance.steps {
         let number = index + 1;
@@ -89,12 +97,29 @@ pub fn execute(args: AcceptArgs) -> Result<u8, UsageError> {
             }
             StepAcceptance::Accepted => format!(
                 "{case_name}: step {number}: expected[{index}] {}",
-                if args.dry_run {
-                    "would be rewritten"
-                } else {
+                if rewritten {
                     "rewritten"
+                } else {
+                    "would be rewritten"
                 }
             ),
+            StepAcceptance::Errored(error) => {
+                code = EXIT_FINDINGS;
+                // As `run` and `check` show it: at the script's file and line.
+                let line = error
+                    .line
+                    .map(|line| format!(":{line}"))
+                    .unwrap_or_default();
+                let place = ScriptPlace {
+                    file: &script_name,
+                    first_line: 1,
+                };
+                format!(
+                    "{case_name}: step {number}: not accepted: {script_name}{line}: {} error: {}",
+                    error.kind,
+                    message_after_position(&error.message, place)
+                )
+            }
             StepAcceptance::Refused(why) => {
                 code = EXIT_FINDINGS;
                 format!("{case_name}: step {number}: not accepted: {why}")
@@ -102,7 +127,7 @@ pub fn execute(args: AcceptArgs) -> Result<u8, UsageError> {
         };
         write_stderr_line(&escape_controls(&line));
     }
-    if acceptance.new_text == text {
+    if !changed {
         return Ok(code);
     }
     let diff = similar::TextDiff::from_lines(&text, &acceptance.new_text)
@@ -111,8 +136,8 @@ pub fn execute(args: AcceptArgs) -> Result<u8, UsageError> {
         .header(&case_name, &case_name)
         .to_string();
     write_stdout(escape_controls(&diff).as_bytes())?;
-    if !args.dry_run {
-        write_accepted(&args.case, &text, &acceptance.new_text).map_err(UsageError)?;
+    match written {
+        Some(Err(error)) => Err(error),
+        _ => Ok(code),
     }
-    Ok(code)
 }

@@ -19,6 +19,11 @@ use crate::project::crd_sources::{self, CrdSources};
 use crate::project::targets::plan;
 use crate::project::verdict::{Note, Summary};
 
+/// The most `--shuffle` reruns. Each reruns every step of every case; a few dozen catch a
+/// script that depends on key order (each run is a fresh random order), and a thousand
+/// already take a thousand times a plain check, so a larger N is a typo or a hang.
+pub const MAX_SHUFFLE: u32 = 1000;
+
 #[derive(Debug, Args)]
 pub struct CheckArgs {
     /// lua_configuration trees, trafficRouting.lua scripts, test case files (run with their
@@ -35,8 +40,9 @@ pub struct CheckArgs {
     #[arg(long = "filter", value_name = "SUBSTR", value_delimiter = ',')]
     pub filters: Vec<String>,
     /// Rerun each case N times with obj's keys in shuffled order and report steps whose
-    /// result changes (they depend on pairs() order; exit code 1)
-    #[arg(long, value_name = "N", default_value_t = 0)]
+    /// result changes (they depend on pairs() order; exit code 1). N is 0 (off) to 1000: each
+    /// rerun runs every step again, so --shuffle 100 takes about 100 times as long
+    #[arg(long, value_name = "N", default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=MAX_SHUFFLE as i64))]
     pub shuffle: u32,
     /// Exit 1 when there is any warning (unknown case fields, results the controller would
     /// see differently, inputs Kruise would not read; with --lint, lint warnings), not only on

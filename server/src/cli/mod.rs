@@ -52,7 +52,7 @@ pub enum Command {
     Run(run::RunArgs),
     /// Show what a Rollout does to your gateway resources step by step: each step's diff,
     /// traffic split and findings (exit 1 when a step errors, is invalid or misroutes)
-    #[command(after_help = EXIT_CODES_HELP)]
+    #[command(after_help = plan::EXIT_CODES_HELP)]
     Plan(plan::PlanArgs),
     /// Scaffold a script folder (`<group>/<Kind>` or `ingress/<class>`) with the three
     /// recommended test cases

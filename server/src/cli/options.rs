@@ -54,7 +54,8 @@ impl ColorArg {
     }
 }
 
-/// The run budget options shared by `check` and `run`.
+/// The run budget options shared by every command that runs scripts (`check`, `obj`, `run`,
+/// `plan`, `accept`).
 #[derive(Debug, Clone, Args)]
 pub struct LimitArgs {
     /// Wall-clock budget of one script run, in milliseconds (Kruise's is 1000)
@@ -92,7 +93,7 @@ impl ServeArgs {
     }
 }
 
-/// The input size option shared by `check`, `obj` and `run`.
+/// The input size option shared by every command that reads scripts, cases or manifests.
 #[derive(Debug, Clone, Args)]
 pub struct InputArgs {
     /// Largest script, test case or manifest read, in MiB (reading a case costs a few dozen

@@ -5,6 +5,7 @@
 
 use std::path::Path;
 
+use kruise_lua_engine::error::ScriptError;
 use kruise_lua_engine::runner::{Mode, RunOptions, Script};
 use kruise_lua_engine::script::ScriptFlavor;
 use kruise_lua_engine::steps::{StepOutcome, StepStatus, StepToRun, run_case_step};
@@ -91,8 +92,9 @@ pub enum StepAcceptance {
     Passes,
     /// Its `expected` entry is rewritten to the actual output.
     Accepted,
-    /// It has no actual output to accept (the script fails, or there is no `expected` entry
-    /// to rewrite), and why.
+    /// The script fails on it: no output to accept.
+    Errored(ScriptError),
+    /// It has no actual output to accept, and why.
     Refused(String),
 }
 
@@ -151,10 +153,11 @@ pub fn accept_case(
             let status = match outcome.status {
                 StepStatus::Pass => StepAcceptance::Passes,
                 StepStatus::Fail => StepAcceptance::Accepted,
-                StepStatus::Error => StepAcceptance::Refused(match &outcome.error {
-                    Some(error) => format!("{} error: {}", error.kind, error.message),
-                    None => "no output".to_owned(),
-                }),
+                StepStatus::Error => match &outcome.error {
+                    // Whole, so a front end can place its `<string>:LINE:` in the script file.
+                    Some(error) => StepAcceptance::Errored(error.clone()),
+                    None => StepAcceptance::Refused("no output".to_owned()),
+                },
             };
             (outcome.index, status)
         })

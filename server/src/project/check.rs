@@ -488,45 +488,96 @@ fn order_findings(
     checks: Checks,
     options: &RunOptions,
 ) -> Vec<OrderFinding> {
+    let base_results = step_results(base);
     let rerun = |run: u32| {
         let options = RunOptions {
             key_order: KeyOrder::Shuffled(shuffle_seed(run)),
             ..*options
         };
         let steps = run_steps(to_run, checks, &options, &|| false).unwrap_or_default();
-        step_results(&steps)
+        let mut seen = Reruns::new(base_results.len());
+        seen.add(&base_results, step_results(&steps));
+        seen
     };
-    let reruns: Vec<Vec<StepResult>> = if checks.parallel_steps {
-        (0..checks.shuffle).into_par_iter().map(rerun).collect()
+    // Folded as they finish, never collected: memory grows with the distinct results seen,
+    // not with N (a Vec of N reruns was allocated up front: 24 bytes × 2^32 for a large N).
+    let merge = |mut left: Reruns, right: Reruns| {
+        left.merge(right);
+        left
+    };
+    let empty = || Reruns::new(base_results.len());
+    let reruns = if checks.parallel_steps {
+        (0..checks.shuffle)
+            .into_par_iter()
+            .map(rerun)
+            .reduce(empty, merge)
     } else {
-        (0..checks.shuffle).map(rerun).collect()
+        (0..checks.shuffle).map(rerun).fold(empty(), merge)
     };
-    let base_results = step_results(base);
     let mut findings = Vec::new();
     // Located once per case, and only when some step turns out order-dependent.
     let mut calls: Option<Vec<Location>> = None;
-    for (index, base_result) in base_results.iter().enumerate() {
-        let mut distinct: BTreeSet<&StepResult> = BTreeSet::from([base_result]);
-        let mut sample = None;
-        for rerun in &reruns {
-            if let Some(result) = rerun.get(index) {
-                distinct.insert(result);
-                if result != base_result && sample.is_none() {
-                    sample = Some(describe_difference(base_result, result));
-                }
-            }
-        }
-        if let Some(sample) = sample {
+    for (index, (base_result, step)) in base_results.iter().zip(reruns.steps).enumerate() {
+        if let Some(first_other) = &step.first_other {
+            let mut distinct = step.others;
+            distinct.insert(base_result.clone());
             findings.push(OrderFinding {
                 step: base[index].index,
                 distinct: distinct.len(),
-                runs: reruns.len() + 1,
-                sample,
+                runs: reruns.runs + 1,
+                sample: describe_difference(base_result, first_other),
                 pairs_calls: calls.get_or_insert_with(|| pairs_calls(to_run)).clone(),
             });
         }
     }
     findings
+}
+
+/// What shuffled reruns gave, per step, merged run by run in run order.
+struct Reruns {
+    /// How many reruns were merged.
+    runs: usize,
+    steps: Vec<StepReruns>,
+}
+
+#[derive(Default)]
+struct StepReruns {
+    /// The distinct results that differ from the sorted-order run's.
+    others: BTreeSet<StepResult>,
+    /// The earliest run's differing result: the sample a report shows (the same at every
+    /// thread count, as runs merge in run order).
+    first_other: Option<StepResult>,
+}
+
+impl Reruns {
+    fn new(steps: usize) -> Reruns {
+        Reruns {
+            runs: 0,
+            steps: (0..steps).map(|_| StepReruns::default()).collect(),
+        }
+    }
+
+    /// Adds one rerun's results.
+    fn add(&mut self, base: &[StepResult], results: Vec<StepResult>) {
+        self.runs += 1;
+        for ((step, base), result) in self.steps.iter_mut().zip(base).zip(results) {
+            if &result != base {
+                step.first_other.get_or_insert_with(|| result.clone());
+                step.others.insert(result);
+            }
+        }
+    }
+
+    /// Adds the reruns of `later`, all after this one's.
+    fn merge(&mut self, later: Reruns) {
+        self.runs += later.runs;
+        for (step, later) in self.steps.iter_mut().zip(later.steps) {
+            if step.first_other.is_none() {
+                step.first_other = later.first_other;
+            }
+            step.others.extend(later.others);
+        }
+    }
 }
 
 /// How a shuffled run's result differs from the sorted-order one: the differing JSON paths

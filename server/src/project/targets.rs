@@ -490,6 +490,11 @@ pub fn collect(roots: &[PathBuf], limit_bytes: u64) -> Result<Vec<Target>, Usage
             continue;
         };
         for entry in entries {
+            // A script that could not be read (a FIFO, a device, non-UTF-8 text) has no
+            // source to lint: the same usage error `check` gives, not an empty script.
+            if let Some(error) = &entry.read_error {
+                return Err(UsageError(error.clone()));
+            }
             let ScriptOrigin::File(path) = entry.origin else {
                 continue;
             };

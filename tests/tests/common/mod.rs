@@ -182,3 +182,34 @@ pub fn frames_of(
     });
     messages
 }
+
+/// Runs `kruise-lua ARGS` in `dir` as [`run_in`] does, killed after `seconds`: a hang fails
+/// the test (exit 124 from `timeout`) instead of blocking the suite.
+pub fn run_in_within(dir: &Path, seconds: u32, args: &[&str]) -> Run {
+    let output: Output = Command::new("timeout")
+        .current_dir(dir)
+        .args(["-k", "5", &seconds.to_string()])
+        .arg(binary())
+        .args(args)
+        .env("NO_COLOR", "1")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run timeout kruise-lua");
+    let run = Run {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    };
+    assert_ne!(
+        run.code, 124,
+        "hung (killed after {seconds} s): {args:?}\n{run:?}"
+    );
+    run
+}
+
+/// Makes a FIFO at `path` (`mkfifo`).
+#[cfg(unix)]
+pub fn mkfifo(path: &Path) {
+    let status = Command::new("mkfifo").arg(path).status().unwrap();
+    assert!(status.success(), "mkfifo {}", path.display());
+}

@@ -33,9 +33,10 @@ pub struct PlanArgs {
     /// documents and `kind: List` as `kubectl get -o yaml` prints them)
     #[arg(long = "resource", value_name = "RESOURCE.yaml", required = true)]
     pub resources: Vec<PathBuf>,
-    /// The lua_configuration tree whose bundled scripts (and crds/ folder) are used
-    #[arg(long, value_name = "DIR", default_value = "lua_configuration")]
-    pub tree: PathBuf,
+    /// The lua_configuration tree whose bundled scripts (and crds/ folder) are used [default:
+    /// lua_configuration, which may be absent when --config or --script gives the scripts]
+    #[arg(long, value_name = "DIR")]
+    pub tree: Option<PathBuf>,
     /// A kruise-rollout-configuration ConfigMap manifest holding scripts (repeatable)
     #[arg(long = "config", value_name = "CONFIGMAP.yaml")]
     pub configs: Vec<PathBuf>,
@@ -64,6 +65,21 @@ pub struct PlanArgs {
     #[command(flatten)]
     pub input: InputArgs,
 }
+
+/// `plan`'s exit codes, as `--help` lists them (docs/CLI.md says the same).
+pub const EXIT_CODES_HELP: &str = "Exit codes:
+  0  every stage of every resource was planned: no step errors, is invalid or misroutes
+  1  Kruise's Rollout webhook would refuse the Rollout, a step errors, is invalid (the API
+     server would refuse it) or misroutes (the intent check), a resource has no script, or
+     a CRD file cannot be used
+  2  usage or I/O error: a bad option; a missing or unreadable input, --tree, --config,
+     --script or --crd; a manifest that does not parse (its file and line named); no
+     Rollout in --rollout; a Rollout of more than 200 steps; more than 1,000 objects in
+     an input or in all; an input over --max-input-size; a --save-case file that cannot
+     be written";
+
+/// The tree `--tree` defaults to.
+const DEFAULT_TREE: &str = "lua_configuration";
 
 /// How the plan is shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
@@ -234,13 +250,38 @@ fn script_sources(args: &PlanArgs) -> Result<ScriptSources, UsageError> {
             scripts: read.scripts,
         });
     }
-    if args.tree.is_dir() {
-        sources.tree = Some(args.tree.clone());
-    }
+    sources.tree = tree(args)?;
     Ok(sources)
 }
 
-/// Writes each planned resource's case (atomically); one resource: `path` itself.
+/// The tree plan looks in, if any. A `--tree` must be a folder; the default
+/// `lua_configuration` may be absent only when `--config` or `--script` can give the scripts
+/// (else no resource could get one: a usage error naming the folder, not a plan of failures).
+fn tree(args: &PlanArgs) -> Result<Option<PathBuf>, UsageError> {
+    let (tree, named) = match &args.tree {
+        Some(tree) => (tree.clone(), true),
+        None => (PathBuf::from(DEFAULT_TREE), false),
+    };
+    let shown = paths::display(&tree);
+    match std::fs::metadata(&tree) {
+        Ok(meta) if meta.is_dir() => Ok(Some(tree)),
+        Ok(_) => Err(UsageError(format!(
+            "{shown}: not a directory (--tree names a lua_configuration folder)"
+        ))),
+        Err(err) if named => Err(UsageError(format!(
+            "{shown}: {} (--tree)",
+            io_message(&err)
+        ))),
+        Err(_) if args.configs.is_empty() && args.scripts.is_empty() => Err(UsageError(format!(
+            "{shown}: no such directory (the default --tree); name the scripts' tree with --tree, a ConfigMap with --config or a script with --script"
+        ))),
+        // The scripts come from --config or --script; a resource they do not serve says so.
+        Err(_) => Ok(None),
+    }
+}
+
+/// Writes each planned resource's case (atomically); one resource: `path` itself. Every
+/// target is checked before the first is written, so a refused one leaves nothing half done.
 fn save_cases(plan: &Plan, path: &Path, input: &InputArgs) -> Result<(), UsageError> {
     let cases: Vec<_> = plan
         .resources
@@ -252,13 +293,31 @@ fn save_cases(plan: &Plan, path: &Path, input: &InputArgs) -> Result<(), UsageEr
             "--save-case: no resource could be planned".to_owned(),
         ));
     }
-    for (resource, case) in &cases {
-        let target = if cases.len() == 1 {
-            path.to_path_buf()
-        } else {
-            per_resource_path(path, &resource.resource, &case.kind)
-        };
-        let shown = paths::display(&target);
+    let mut targets: Vec<PathBuf> = cases
+        .iter()
+        .map(|(resource, case)| {
+            if cases.len() == 1 {
+                path.to_path_buf()
+            } else {
+                per_resource_path(path, &resource.resource, &case.kind, false)
+            }
+        })
+        .collect();
+    // Two resources of one kind would get one file, the second replacing the first's case:
+    // each of them is named after its resource too.
+    for i in 0..targets.len() {
+        if targets.iter().filter(|t| **t == targets[i]).count() > 1 {
+            let same = targets[i].clone();
+            for (j, (resource, case)) in cases.iter().enumerate() {
+                if targets[j] == same {
+                    targets[j] = per_resource_path(path, &resource.resource, &case.kind, true);
+                }
+            }
+        }
+    }
+    let mut texts = Vec::new();
+    for ((resource, case), target) in cases.iter().zip(&targets) {
+        let shown = paths::display(target);
         let text = case_file::saved_case(case, &plan.rollout)
             .map_err(|why| UsageError(format!("{shown}: {}: {why}", resource.resource)))?;
         if text.len() as u64 > input.limit_bytes() {
@@ -267,7 +326,12 @@ fn save_cases(plan: &Plan, path: &Path, input: &InputArgs) -> Result<(), UsageEr
                 text.len()
             )));
         }
-        write_case(&target, text.as_bytes())?;
+        existing_case(target, input.limit_bytes())?;
+        texts.push(text);
+    }
+    for (((resource, case), target), text) in cases.iter().zip(&targets).zip(&texts) {
+        let shown = paths::display(target);
+        write_case(target, text.as_bytes(), input.limit_bytes())?;
         write_stderr_line(&format!("wrote {shown} ({})", resource.resource));
         if !case.modes_differ.is_empty() {
             let steps: Vec<String> = case.modes_differ.iter().map(|n| n.to_string()).collect();
@@ -280,31 +344,77 @@ fn save_cases(plan: &Plan, path: &Path, input: &InputArgs) -> Result<(), UsageEr
     Ok(())
 }
 
-/// Writes a case atomically: a new file, or in place of the file as it was just read (a file
-/// changed in between is left alone and reported).
-fn write_case(target: &Path, text: &[u8]) -> Result<(), UsageError> {
-    use crate::atomic_write::{create_new_file, replace_file};
-    match std::fs::read(target) {
-        Ok(existing) => {
-            replace_file(target, &existing, text).map_err(|err| UsageError(err.to_string()))
+/// What `target` holds now: `None` when nothing is there (a case is created), the bytes of a
+/// regular file (replaced only if they do not change meanwhile). Anything else is refused
+/// with what it is: a FIFO or device is read as every input is ([`input::read_bytes`]:
+/// non-blocking, by its type), never opened for writing nor replaced by a regular file; a
+/// symlink to nothing is not followed (it would create a file where the user did not look).
+fn existing_case(target: &Path, limit: u64) -> Result<Option<Vec<u8>>, UsageError> {
+    use kruise_lua_engine::input::{self, ReadError};
+    let shown = paths::display(target);
+    match input::read_bytes(target, limit) {
+        Ok(existing) => Ok(Some(existing)),
+        Err(ReadError::Io(err)) if err.kind() == std::io::ErrorKind::NotFound => {
+            match std::fs::read_link(target) {
+                Ok(link) => Err(UsageError(format!(
+                    "{shown}: is a symbolic link to {}, which does not exist; nothing was written (create the file it points to, or remove the link)",
+                    link.display()
+                ))),
+                Err(_) => Ok(None),
+            }
         }
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
-            create_new_file(target, text).map_err(|err| UsageError::io(target, &err))
-        }
-        Err(err) => Err(UsageError::io(target, &err)),
+        Err(ReadError::NotRegular { what }) => Err(UsageError(format!(
+            "{shown}: is {what}, not a regular file; nothing was written (--save-case writes regular files only)"
+        ))),
+        Err(ReadError::TooLarge { size, .. }) => Err(UsageError(format!(
+            "{shown}: is {size} bytes, more than a case `check` reads (--max-input-size); not replaced"
+        ))),
+        Err(ReadError::Io(err)) => Err(UsageError::io(target, &err)),
+        Err(other) => Err(UsageError(format!("{shown}: {other}"))),
     }
 }
 
-/// `dir/name.yaml` + `VirtualService web` → `dir/name-virtualservice.yaml`; when `dir` is the
-/// `testdata/` of a tree's `<group>/<Kind>/` and the tree has a script for the resource's own
-/// provider (`kind`) with a `testdata/`, the file goes there instead, where `check`
-/// runs it with its script.
-fn per_resource_path(path: &Path, resource: &str, kind: &ScriptKind) -> PathBuf {
-    let kind_name = resource
-        .split(' ')
-        .next()
-        .unwrap_or("")
-        .to_ascii_lowercase();
+/// Writes a case atomically ([`crate::atomic_write`]): a new file, or in place of the regular
+/// file as it is read now (a file changed in between is left alone and reported).
+fn write_case(target: &Path, text: &[u8], limit: u64) -> Result<(), UsageError> {
+    use crate::atomic_write::{create_new_file, replace_file};
+    match existing_case(target, limit)? {
+        Some(existing) => {
+            replace_file(target, &existing, text).map_err(|err| UsageError(err.to_string()))
+        }
+        None => create_new_file(target, text).map_err(|err| {
+            if err.kind() == std::io::ErrorKind::AlreadyExists {
+                UsageError(format!(
+                    "{}: appeared while plan ran; nothing was written",
+                    paths::display(target)
+                ))
+            } else {
+                UsageError::io(target, &err)
+            }
+        }),
+    }
+}
+
+/// `dir/name.yaml` + `VirtualService web` → `dir/name-virtualservice.yaml` (with `named`,
+/// `dir/name-virtualservice-web.yaml`); when `dir` is the `testdata/` of a tree's
+/// `<group>/<Kind>/` and the tree has a script for the resource's own provider (`kind`) with a
+/// `testdata/`, the file goes there instead, where `check` runs it with its script.
+fn per_resource_path(path: &Path, resource: &str, kind: &ScriptKind, named: bool) -> PathBuf {
+    let mut words = resource.split(' ');
+    let mut kind_name = words.next().unwrap_or("").to_ascii_lowercase();
+    if named {
+        // A valid Kubernetes name is safe in a file name; the manifest's may not be valid.
+        let name: String = words
+            .next()
+            .unwrap_or("")
+            .chars()
+            .map(|c| match c {
+                'a'..='z' | '0'..='9' | '-' | '.' => c,
+                _ => '_',
+            })
+            .collect();
+        kind_name = format!("{kind_name}-{name}");
+    }
     let stem = path
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())

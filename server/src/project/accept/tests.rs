@@ -130,7 +130,9 @@ fn a_failing_script_is_refused_not_accepted() {
         &[],
     )
     .unwrap();
-    assert!(matches!(&acceptance.steps[0].1, StepAcceptance::Refused(why) if why.contains("boom")));
+    assert!(
+        matches!(&acceptance.steps[0].1, StepAcceptance::Errored(error) if error.message.contains("boom"))
+    );
     assert_eq!(acceptance.new_text, text);
 }
 

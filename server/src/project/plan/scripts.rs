@@ -106,22 +106,35 @@ impl ScriptSources {
                 None => from_tree()?,
             },
         };
-        found.ok_or_else(|| {
-            let tree = self
-                .tree
-                .as_deref()
-                .map(|tree| {
-                    format!(
-                        " in {}",
-                        crate::project::paths::display(&bundled_path(tree, kind))
-                    )
-                })
-                .unwrap_or_default();
-            format!(
-                "no script for {}: none{tree}, in a --config ConfigMap, or given with --script",
-                describe_kind(kind)
-            )
-        })
+        found.ok_or_else(|| self.not_found(kind))
+    }
+
+    /// Why no script serves `kind`: each source and what it lacks, in the order Kruise looks.
+    fn not_found(&self, kind: &ScriptKind) -> String {
+        let shown = crate::project::paths::display;
+        let tree = match &self.tree {
+            Some(tree) => format!("no {}", shown(&bundled_path(tree, kind))),
+            None => "no lua_configuration tree (--tree)".to_owned(),
+        };
+        let configmaps = if self.configmaps.is_empty() {
+            "no --config ConfigMap".to_owned()
+        } else {
+            let names: Vec<&str> = self.configmaps.iter().map(|c| c.path.as_str()).collect();
+            format!("none in {}", names.join(", "))
+        };
+        let given = if self.given.is_empty() {
+            "no --script"
+        } else {
+            "the --script files serve other providers"
+        };
+        let (first, second) = match kind {
+            ScriptKind::Custom { .. } => (tree, configmaps),
+            ScriptKind::Ingress { .. } => (configmaps, tree),
+        };
+        format!(
+            "no script for {}: {given}, {first}, and {second}",
+            describe_kind(kind)
+        )
     }
 }
 
@@ -182,11 +195,24 @@ mod tests {
             group: "b.io".into(),
             kind: "B".into(),
         };
-        assert!(
-            sources
-                .find(&other)
-                .unwrap_err()
-                .starts_with("no script for B (b.io): none in ")
+        // Each source is named with what it lacks (it read "none, in a --config ConfigMap, or
+        // given with --script" when there was no tree).
+        let missing = sources.find(&other).unwrap_err();
+        let at = bundled_path(&tree, &other);
+        assert_eq!(
+            missing,
+            format!(
+                "no script for B (b.io): no --script, no {}, and none in cm.yaml",
+                crate::project::paths::display(&at)
+            )
+        );
+        let bare = ScriptSources {
+            max_bytes: 1 << 20,
+            ..ScriptSources::default()
+        };
+        assert_eq!(
+            bare.find(&other).unwrap_err(),
+            "no script for B (b.io): no --script, no lua_configuration tree (--tree), and no --config ConfigMap"
         );
         std::fs::remove_dir_all(&tree).unwrap();
     }
