@@ -36,18 +36,19 @@ use std::path::{Component, Path, PathBuf};
 use crate::input::{self, DEFAULT_MAX_INPUT_BYTES, ReadError};
 use crate::script::ScriptKind;
 use crate::testcase::{CaseError, CaseWarning};
-use crate::yaml::{self, YamlNode, YamlValue};
+use crate::yaml::scalar_map::ScalarMap;
+use crate::yaml::{self, YamlValue};
 
 /// Where a script's source comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ScriptOrigin {
     File(PathBuf),
-    /// The value of `key` in a ConfigMap manifest; `line` is the 1-based line where the
-    /// script's first line sits in the manifest.
+    /// The value of `key` in a ConfigMap manifest; `lines` holds the 1-based manifest line
+    /// where each script line starts (a double-quoted script has many on one line).
     ConfigMap {
         path: PathBuf,
         key: String,
-        line: u32,
+        lines: Vec<u32>,
     },
 }
 
@@ -365,6 +366,31 @@ pub struct EmbeddedScript {
     pub source: String,
     /// 1-based line of the script's first line in the manifest.
     pub line: u32,
+    /// The 1-based manifest line where each script line starts.
+    pub lines: Vec<u32>,
+    /// Where each byte of the script comes from in the manifest.
+    pub map: ScalarMap,
+}
+
+/// The 1-based manifest line where each line of `script` starts.
+fn manifest_lines(manifest: &str, script: &str, map: &ScalarMap) -> Vec<u32> {
+    std::iter::once(0)
+        .chain(script.match_indices('\n').map(|(i, _)| i + 1))
+        .map(|offset| line_at(manifest, map.to_source(offset)))
+        .collect()
+}
+
+/// The 1-based line of byte `offset` in `text`.
+fn line_at(text: &str, offset: usize) -> u32 {
+    let offset = offset.min(text.len());
+    u32::try_from(
+        text.as_bytes()[..offset]
+            .iter()
+            .filter(|b| **b == b'\n')
+            .count()
+            + 1,
+    )
+    .unwrap_or(u32::MAX)
 }
 
 /// The scripts of a manifest, with remarks about what Kruise would not read as written
@@ -435,11 +461,20 @@ pub fn read_configmap(source: &str) -> Result<ConfigMapScripts, CaseError> {
                 });
                 continue;
             };
+            let map = ScalarMap::read(
+                source,
+                key.span.end.offset,
+                key.span.start.column.saturating_sub(1) as usize,
+                value.span.start.offset..value.span.end.offset,
+                script,
+            );
             scripts.push(EmbeddedScript {
                 kind,
                 key: key_text.clone(),
                 source: script.clone(),
-                line: script_first_line(source, key, value),
+                line: line_at(source, map.to_source(0)),
+                lines: manifest_lines(source, script, &map),
+                map,
             });
         }
     }
@@ -465,31 +500,6 @@ pub fn script_kind_of_key(key: &str) -> Option<ScriptKind> {
         group: group.to_string(),
         kind: kind.to_string(),
     })
-}
-
-/// The manifest line holding the script's first line: the line after a `|`/`>` indicator for
-/// block scalars, else the line where the value starts.
-fn script_first_line(source: &str, key: &YamlNode, value: &YamlNode) -> u32 {
-    let bytes = source.as_bytes();
-    let mut i = key.span.end.offset;
-    // Past the closing quote of a quoted key, the `:` and blanks, and any anchor or tag.
-    while i < bytes.len() && matches!(bytes[i], b'"' | b'\'' | b' ' | b'\t' | b':') {
-        i += 1;
-    }
-    while i < bytes.len() && matches!(bytes[i], b'&' | b'!') {
-        while i < bytes.len() && !matches!(bytes[i], b' ' | b'\t' | b'\n' | b'\r') {
-            i += 1;
-        }
-        while i < bytes.len() && matches!(bytes[i], b' ' | b'\t') {
-            i += 1;
-        }
-    }
-    // A plain scalar cannot start with `|` or `>`: there, they are block scalar indicators.
-    if matches!(bytes.get(i), Some(b'|' | b'>')) {
-        let indicator_line = bytes[..i].iter().filter(|b| **b == b'\n').count() as u32 + 1;
-        return indicator_line + 1;
-    }
-    value.span.start.line
 }
 
 /// Script entries for ConfigMap scripts, with cases from a tree when one is given:
@@ -519,7 +529,7 @@ pub fn pair_with_testdata(
                 origin: ScriptOrigin::ConfigMap {
                     path: manifest.to_path_buf(),
                     key: script.key,
-                    line: script.line,
+                    lines: script.lines,
                 },
                 source: script.source,
                 cases,

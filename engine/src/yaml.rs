@@ -41,6 +41,7 @@ use crate::value::JsonValue;
 
 mod flow;
 mod scalar;
+pub mod scalar_map;
 use flow::{FlowFix, Restore};
 use scalar::resolve_scalar;
 

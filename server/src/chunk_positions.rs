@@ -6,19 +6,26 @@
 /// The chunk name the engine gives scripts, as gopher-lua does in Kruise (`<string>`).
 const CHUNK: &str = "<string>:";
 
-/// Where a script's lines are: the file shown to the user, and that file's 1-based line that
-/// holds the script's line 1 (1 for a `.lua` file; the block scalar's first line in a
-/// ConfigMap manifest).
+/// Where a script's lines are: the file shown to the user, that file's 1-based line that
+/// holds the script's line 1 (1 for a `.lua` file), and for a script embedded in a ConfigMap
+/// the file line of each script line (a double-quoted YAML string puts many on one line, a
+/// folded one spreads one over several: no offset from the first line would do).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ScriptPlace<'a> {
     pub file: &'a str,
     pub first_line: u32,
+    /// The file line of each script line; empty for a `.lua` file.
+    pub lines: &'a [u32],
 }
 
 impl ScriptPlace<'_> {
-    /// The file line holding the script's line `lua_line`.
+    /// The file line holding the script's line `lua_line` (a line past the last, as Lua's
+    /// `<eof>` errors give, on the last).
     pub fn file_line(&self, lua_line: u32) -> u32 {
-        self.first_line.max(1) + lua_line.saturating_sub(1)
+        match self.lines {
+            [] => self.first_line.max(1) + lua_line.saturating_sub(1),
+            lines => lines[(lua_line.max(1) as usize - 1).min(lines.len() - 1)],
+        }
     }
 }
 
@@ -70,11 +77,27 @@ mod tests {
     const FILE: ScriptPlace<'static> = ScriptPlace {
         file: "lua_configuration/x/Y/trafficRouting.lua",
         first_line: 1,
+        lines: &[],
     };
     const CONFIGMAP: ScriptPlace<'static> = ScriptPlace {
         file: "cm.yaml",
         first_line: 7,
+        lines: &[7, 8, 9, 10, 11, 12, 13, 14, 15],
     };
+    /// A double-quoted script: lines 1–3 on line 7, the rest folded onto lines 8 and 9.
+    const QUOTED: ScriptPlace<'static> = ScriptPlace {
+        file: "cm.yaml",
+        first_line: 7,
+        lines: &[7, 7, 7, 8, 9],
+    };
+
+    #[test]
+    fn each_script_line_has_its_own_place() {
+        assert_eq!(map_positions("<string>:3: boom", QUOTED), "cm.yaml:7: boom");
+        assert_eq!(map_positions("<string>:4: x", QUOTED), "cm.yaml:8: x");
+        // Lua's `<eof>` line is the last.
+        assert_eq!(map_positions("<string>:6: x", QUOTED), "cm.yaml:9: x");
+    }
 
     #[test]
     fn every_chunk_position_is_mapped() {

@@ -428,6 +428,47 @@ fn colour_only_when_asked_or_on_a_terminal() {
 // ---- inputs: ConfigMaps, single scripts, filters ----
 
 #[test]
+fn runtime_errors_in_a_double_quoted_configmap_script_name_their_manifest_line() {
+    let dir = common::scratch("cm-quoted-error");
+    std::fs::create_dir_all(dir.join("tree/example.io/Route/testdata")).unwrap();
+    std::fs::write(
+        dir.join("tree/example.io/Route/testdata/c.yaml"),
+        "rollout:\n  spec:\n    strategy:\n      canary:\n        trafficRoutings:\n        - service: web\n        steps:\n        - traffic: \"20%\"\noriginal:\n  apiVersion: example.io/v1alpha1\n  kind: Route\n  metadata:\n    name: web\n  spec: {}\nexpected:\n- apiVersion: example.io/v1alpha1\n  kind: Route\n  metadata:\n    name: web\n  spec: {}\n",
+    )
+    .unwrap();
+    // Script line 3 is on manifest line 7 (the key's line), not 7 + 2.
+    std::fs::write(
+        dir.join("cm.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kruise-rollout-configuration\n  namespace: kruise-rollout\ndata:\n  lua.traffic.routing.Route.example.io: \"local a = 1\\nlocal b = 2\\nerror('boom on script line 3')\\nreturn obj.data\\n\"\n  lua.traffic.routing.Other.example.io: |\n    local unused = 1\n    return obj.data\n",
+    )
+    .unwrap();
+    let result = common::run_in(&dir, &["check", "tree", "cm.yaml", "--no-intent"]);
+    assert!(
+        result
+            .stdout
+            .contains("cm.yaml:7: runtime error: boom on script line 3"),
+        "{result:?}"
+    );
+    let json = common::run_in(
+        &dir,
+        &[
+            "check",
+            "--format",
+            "json",
+            "tree",
+            "cm.yaml",
+            "--no-intent",
+        ],
+    );
+    let lines = json_lines(&json.stdout);
+    let error = lines
+        .iter()
+        .find(|l| l["error_kind"] == "runtime")
+        .unwrap_or_else(|| panic!("{json:?}"));
+    assert_eq!(error["line"], 7, "{json:?}");
+}
+
+#[test]
 fn configmap_scripts_run_with_testdata_from_a_tree() {
     let result = run(&[
         "check",

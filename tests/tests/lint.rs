@@ -210,6 +210,106 @@ fn fix_rewrites_only_the_fixed_bytes_in_scripts_and_manifests() {
     );
 }
 
+/// QA's manifest: the Route script is a double-quoted YAML string (two leading empty lines
+/// as `\n` escapes), the Other script a block scalar that holds the same misspelling-looking
+/// text in a string literal.
+const QUOTED_MANIFEST: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kruise-rollout-configuration\n  namespace: kruise-rollout\ndata:\n  lua.traffic.routing.Route.example.io: \"\\n\\n  local w = obj.canaryweight\\nreturn {spec = {w = w}}\\n\"\n  lua.traffic.routing.Other.example.io: |\n    local s =\"obj.canaryweight\"\n    return {spec = {s = s}}\n";
+
+#[test]
+fn findings_and_fixes_in_a_double_quoted_script_stay_in_its_string() {
+    let dir = scratch("lint-quoted-configmap");
+    write(&dir, "cm.yaml", QUOTED_MANIFEST);
+    let result = run_in(&dir, &["lint", "--format", "json", "cm.yaml"]);
+    let lines = json_lines(&result.stdout);
+    let kl001: Vec<&Value> = lines.iter().filter(|l| l["code"] == "KL001").collect();
+    assert_eq!(kl001.len(), 1, "{result:?}");
+    assert_eq!(kl001[0]["key"], "lua.traffic.routing.Route.example.io");
+    // Line 7, on the `canaryweight` after the escapes (it was 9:19, in the Other script).
+    let column = QUOTED_MANIFEST
+        .lines()
+        .nth(6)
+        .unwrap()
+        .find("canaryweight")
+        .unwrap()
+        + 1;
+    assert_eq!(
+        (kl001[0]["line"].as_u64(), kl001[0]["column"].as_u64()),
+        (Some(7), Some(column as u64)),
+        "{result:?}"
+    );
+    assert_eq!(kl001[0]["end_column"].as_u64(), Some(column as u64 + 12));
+
+    let result = run_in(&dir, &["lint", "--fix", "cm.yaml"]);
+    assert!(
+        result.stdout.contains("fixed 1 problem in 1 file"),
+        "{result:?}"
+    );
+    let fixed = std::fs::read_to_string(dir.join("cm.yaml")).unwrap();
+    // The Route script is fixed; the Other script's bytes are untouched.
+    assert_eq!(
+        fixed,
+        QUOTED_MANIFEST.replacen(
+            "local w = obj.canaryweight",
+            "local w = obj.canaryWeight",
+            1
+        )
+    );
+    assert!(fixed.contains("local s =\"obj.canaryweight\""));
+}
+
+#[test]
+fn hints_in_a_double_quoted_script_sit_on_its_own_line() {
+    let dir = scratch("lint-quoted-hint");
+    let manifest = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kruise-rollout-configuration\n  namespace: kruise-rollout\ndata:\n  lua.traffic.routing.Route.example.io: \"local a = 1\\nlocal b = 2\\nerror('boom on script line 3')\\nreturn obj.data\\n\"\n  lua.traffic.routing.Other.example.io: |\n    local unused = 1\n    return obj.data\n";
+    write(&dir, "cm.yaml", manifest);
+    let result = run_in(&dir, &["lint", "--format", "json", "cm.yaml"]);
+    let lines = json_lines(&result.stdout);
+    let b = lines
+        .iter()
+        .find(|l| l["code"] == "KL007" && l["message"].as_str().unwrap().contains("`b`"))
+        .unwrap_or_else(|| panic!("{result:?}"));
+    assert_eq!(b["key"], "lua.traffic.routing.Route.example.io");
+    let column = manifest.lines().nth(6).unwrap().find("b = 2").unwrap() + 1;
+    assert_eq!(
+        (b["line"].as_u64(), b["column"].as_u64()),
+        (Some(7), Some(column as u64)),
+        "{result:?}"
+    );
+}
+
+#[test]
+fn a_fix_next_to_an_escape_is_written_between_them() {
+    let dir = scratch("lint-quoted-escape");
+    let manifest = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kruise-rollout-configuration\ndata:\n  lua.traffic.routing.Route.example.io: \"local w =\\u0020obj.canaryweight\\nreturn {spec = {w = w}}\"\n";
+    write(&dir, "cm.yaml", manifest);
+    let result = run_in(&dir, &["lint", "--fix", "cm.yaml"]);
+    let fixed = std::fs::read_to_string(dir.join("cm.yaml")).unwrap();
+    assert_eq!(
+        fixed,
+        manifest.replace("canaryweight", "canaryWeight"),
+        "{result:?}"
+    );
+}
+
+#[test]
+fn a_fix_that_cannot_be_written_into_the_yaml_string_is_refused_with_its_reason() {
+    let dir = scratch("lint-binary-refused");
+    // A `!!binary` script: its text is base64 in the manifest, no fix can be spelled there.
+    let manifest = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kruise-rollout-configuration\ndata:\n  lua.traffic.routing.Route.example.io: !!binary bG9jYWwgdyA9IG9iai5jYW5hcnl3ZWlnaHQKcmV0dXJuIHtzcGVjID0ge3cgPSB3fX0K\n";
+    write(&dir, "cm.yaml", manifest);
+    let result = run_in(&dir, &["lint", "--fix", "cm.yaml"]);
+    assert_eq!(
+        std::fs::read_to_string(dir.join("cm.yaml")).unwrap(),
+        manifest
+    );
+    assert!(result.stdout.contains("fixed 0 problems"), "{result:?}");
+    assert!(
+        result.stdout.contains("cm.yaml:6:")
+            && result.stdout.contains("= no automatic fix here: kruise-lua could not place this YAML string's text in the file"),
+        "{result:?}"
+    );
+}
+
 /// The official SARIF 2.1.0 schema (tests/fixtures/sarif, see its README).
 fn sarif_validator() -> jsonschema::Validator {
     let text = std::fs::read_to_string(fixtures().join("sarif/sarif-schema-2.1.0.json")).unwrap();

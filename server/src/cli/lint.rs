@@ -182,10 +182,7 @@ fn lint_target(
             configmap_kind,
         );
         let to_file = |range: Range<usize>| match &script.map {
-            Some(map) => {
-                map.to_host(&target.text, &script.source, range.start)
-                    ..map.to_host(&target.text, &script.source, range.end)
-            }
+            Some(map) => map.to_host(range.start)..map.to_host(range.end),
             None => range,
         };
         let key = script.key.as_deref();
@@ -210,21 +207,31 @@ fn lint_target(
                 &diagnostic.message,
                 range,
             );
-            finding.fix = diagnostic.fix.and_then(|fix| {
-                let range = to_file(fix.range.clone());
-                // In a manifest the fix must land on exactly the same text, on one line of the
-                // block scalar (a line break would need the block's indentation).
-                let lands = target.text.get(range.clone())
-                    == Some(&script.source[fix.range.clone()])
-                    && (script.map.is_none() || !fix.replacement.contains('\n'));
-                lands.then(|| FileFix {
-                    title: fix.title,
-                    start: lines.pos(range.start),
-                    end: lines.pos(range.end),
-                    range,
-                    replacement: fix.replacement,
-                })
-            });
+            if let Some(fix) = diagnostic.fix {
+                // In a manifest the fix is written in the script's YAML style, and only when
+                // the manifest then reads back as the script with the fix.
+                let edit = match &script.map {
+                    Some(map) => map.edit(
+                        &target.text,
+                        &script.source,
+                        fix.range.clone(),
+                        &fix.replacement,
+                    ),
+                    None => Ok((fix.range.clone(), fix.replacement)),
+                };
+                match edit {
+                    Ok((range, replacement)) => {
+                        finding.fix = Some(FileFix {
+                            title: fix.title,
+                            start: lines.pos(range.start),
+                            end: lines.pos(range.end),
+                            range,
+                            replacement,
+                        })
+                    }
+                    Err(why) => finding.fix_refused = Some(why),
+                }
+            }
             findings.push(finding);
         }
     }
@@ -295,6 +302,7 @@ impl<'a> LineStarts<'a> {
             start,
             end,
             fix: None,
+            fix_refused: None,
         }
     }
 }

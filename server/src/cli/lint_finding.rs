@@ -55,6 +55,9 @@ pub struct Finding {
     /// The text of the start line, for the human report.
     pub source_line: String,
     pub fix: Option<FileFix>,
+    /// Why the lint's fix is not offered here (it cannot be written into the manifest's YAML
+    /// string exactly), so the reader knows to fix it by hand.
+    pub fix_refused: Option<String>,
 }
 
 /// The code of syntax errors (not a lint: they cannot be turned off).

@@ -165,6 +165,9 @@ pub fn write_human(findings: &[Finding], color: bool, out: &mut dyn Write) -> io
         if let Some(fix) = &f.fix {
             writeln!(out, "{pad} = fix: {}", fix.title)?;
         }
+        if let Some(why) = &f.fix_refused {
+            writeln!(out, "{pad} = no automatic fix here: {why}")?;
+        }
         writeln!(out)?;
     }
     Ok(())
@@ -195,6 +198,7 @@ pub fn write_json(findings: &[Finding], out: &mut dyn Write) -> io::Result<()> {
             "severity": f.severity.to_string(),
             "message": f.message,
             "fix": fix,
+            "fix_refused": f.fix_refused,
         });
         writeln!(out, "{line}")?;
     }

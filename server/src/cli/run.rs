@@ -128,6 +128,7 @@ pub fn execute(args: RunArgs) -> Result<u8, UsageError> {
                 let place = ScriptPlace {
                     file: &script_name,
                     first_line: 1,
+                    lines: &[],
                 };
                 write_stderr_line(&escape_controls(&format!(
                     "{script_name}{line}: step {number}: {} error: {}",

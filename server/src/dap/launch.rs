@@ -272,6 +272,7 @@ pub fn verdict(
                 lines.extend(finding.lines(ScriptPlace {
                     file: &file,
                     first_line: 1,
+                    lines: &[],
                 }));
             }
         }

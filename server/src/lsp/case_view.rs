@@ -108,10 +108,8 @@ fn error_text(results: &ScriptResults, error: &kruise_lua_engine::error::ScriptE
     let file = results.target.id.host().display().to_string();
     let place = ScriptPlace {
         file: &file,
-        first_line: results
-            .embedded
-            .as_ref()
-            .map_or(1, |map| map.first_line as u32 + 1),
+        first_line: 1,
+        lines: results.embedded.as_ref().map_or(&[], |map| map.lines()),
     };
     escape(&format!(
         "{} error: {}",

@@ -131,9 +131,15 @@ pub fn run_diagnostics(results: &ScriptResults) -> Vec<(PathBuf, Vec<Diagnostic>
     let script_line_range = |line: u32| -> Range {
         match &results.embedded {
             None => line_range(&results.host_text, &host_index, line),
+            // The script line's own bytes: a double-quoted script has several on one
+            // manifest line.
             Some(map) => {
-                let host_line = map.first_line as u32 + line;
-                line_range(&results.host_text, &host_index, host_line)
+                let source = &results.source;
+                let start = nth_line_start(source, line);
+                let end = source[start..]
+                    .find('\n')
+                    .map_or(source.len(), |i| start + i);
+                host_index.range(&results.host_text, map.to_host(start)..map.to_host(end))
             }
         }
     };
@@ -146,10 +152,8 @@ pub fn run_diagnostics(results: &ScriptResults) -> Vec<(PathBuf, Vec<Diagnostic>
     let host_name = host.display().to_string();
     let place = ScriptPlace {
         file: &host_name,
-        first_line: results
-            .embedded
-            .as_ref()
-            .map_or(1, |map| map.first_line as u32 + 1),
+        first_line: 1,
+        lines: results.embedded.as_ref().map_or(&[], |map| map.lines()),
     };
     let return_line = top_level_return_line(&results.source);
     let mut script_diags = Vec::new();
@@ -652,3 +656,15 @@ fn schema_diagnostics(
 
 #[cfg(test)]
 mod tests;
+
+/// The byte offset where 1-based line `line` of `text` starts (its end for a line past the
+/// last).
+fn nth_line_start(text: &str, line: u32) -> usize {
+    match line.max(1) - 1 {
+        0 => 0,
+        n => text
+            .match_indices('\n')
+            .nth(n as usize - 1)
+            .map_or(text.len(), |(i, _)| i + 1),
+    }
+}

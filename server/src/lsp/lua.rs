@@ -49,16 +49,18 @@ impl LuaView {
         self.target.flavor()
     }
 
-    pub fn to_host(&self, host: &str, offset: usize) -> usize {
+    // `_host`: the map knows the manifest's offsets already; every caller still names the
+    // document it reads, as for a `.lua` file.
+    pub fn to_host(&self, _host: &str, offset: usize) -> usize {
         match &self.map {
-            Some(map) => map.to_host(host, &self.source, offset),
+            Some(map) => map.to_host(offset),
             None => offset,
         }
     }
 
-    pub fn to_script(&self, host: &str, offset: usize) -> Option<usize> {
+    pub fn to_script(&self, _host: &str, offset: usize) -> Option<usize> {
         match &self.map {
-            Some(map) => map.to_script(host, &self.source, offset),
+            Some(map) => map.to_script(offset),
             None => Some(offset),
         }
     }
@@ -88,7 +90,7 @@ pub fn views(path: &Path, text: &str, roots: &[PathBuf]) -> Vec<LuaView> {
     embedded_targets(path, text, roots)
         .into_iter()
         .map(|(target, script)| LuaView {
-            map: Some(EmbeddedMap::new(text, &script)),
+            map: Some(EmbeddedMap::new(&script)),
             source: script.source,
             target,
             parse: OnceLock::new(),
@@ -183,7 +185,7 @@ pub fn diagnostics(
     }
     for view in views_sharing_parses(path, host, roots, parses) {
         let shape = spec_shape(&view.target);
-        let configmap_kind = view.map.and(view.target.kind.as_ref());
+        let configmap_kind = view.map.as_ref().and(view.target.kind.as_ref());
         let analysis = analysis::analyze_parsed(
             view.parsed(),
             view.flavor(),
@@ -200,13 +202,20 @@ pub fn diagnostics(
             ));
         }
         for finding in analysis.diagnostics {
-            let data = finding.fix.as_ref().map(|fix| {
-                let range = view.host_range(host, &index, fix.range.clone());
-                serde_json::json!({
+            // The fix as the manifest must spell it (the same check as `lint --fix`): none
+            // when it cannot be written into the script's YAML string exactly.
+            let data = finding.fix.as_ref().and_then(|fix| {
+                let (range, replacement) = match &view.map {
+                    Some(map) => map
+                        .edit(host, &view.source, fix.range.clone(), &fix.replacement)
+                        .ok()?,
+                    None => (fix.range.clone(), fix.replacement.clone()),
+                };
+                Some(serde_json::json!({
                     "title": fix.title,
-                    "range": range,
-                    "replacement": fix.replacement,
-                })
+                    "range": index.range(host, range),
+                    "replacement": replacement,
+                }))
             });
             out.push(Diagnostic {
                 data,
@@ -474,6 +483,38 @@ mod tests {
             .expect("unknown obj field");
         assert_eq!(kl001.range.start, lsp::Position::new(6, 18));
         assert_eq!(kl001.range.end, lsp::Position::new(6, 30));
+    }
+
+    #[test]
+    fn embedded_lint_and_its_fix_land_in_a_double_quoted_script() {
+        // QA's manifest: the quoted Route script's typo is on line 7 (0-based 6); the Other
+        // script below holds the same text in a string literal, which must not be touched.
+        let manifest = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kruise-rollout-configuration\ndata:\n  x: 1\n  lua.traffic.routing.Route.example.io: \"\\n\\n  local w = obj.canaryweight\\nreturn {spec = {w = w}}\\n\"\n  lua.traffic.routing.Other.example.io: |\n    local s =\"obj.canaryweight\"\n    return {spec = {s = s}}\n";
+        let diags = diagnostics(
+            Path::new("/m/cm.yaml"),
+            manifest,
+            &[],
+            &Default::default(),
+            &LintConfig::default(),
+            &|_| None,
+        );
+        let kl001: Vec<&Diagnostic> = diags
+            .iter()
+            .filter(|d| d.code == Some(NumberOrString::String("KL001".into())))
+            .collect();
+        assert_eq!(kl001.len(), 1, "{diags:?}");
+        let column = manifest
+            .lines()
+            .nth(6)
+            .unwrap()
+            .find("canaryweight")
+            .unwrap() as u32;
+        assert_eq!(kl001[0].range.start, lsp::Position::new(6, column));
+        assert_eq!(kl001[0].range.end, lsp::Position::new(6, column + 12));
+        let data = kl001[0].data.as_ref().expect("a fix");
+        assert_eq!(data["replacement"], "canaryWeight");
+        assert_eq!(data["range"]["start"]["line"], 6);
+        assert_eq!(data["range"]["start"]["character"], column);
     }
 
     #[test]

@@ -292,23 +292,14 @@ mod tests {
             .unwrap()
             .scripts
             .remove(0);
-        let map = EmbeddedMap::new(MANIFEST, &script);
-        assert_eq!(
-            map,
-            EmbeddedMap {
-                first_line: 6,
-                indent: 4
-            }
-        );
+        let map = EmbeddedMap::new(&script);
+        assert_eq!(map.host_line(1), 7);
         let in_script = script.source.find("canaryWeight").unwrap();
-        let in_host = map.to_host(MANIFEST, &script.source, in_script);
+        let in_host = map.to_host(in_script);
         assert_eq!(&MANIFEST[in_host..in_host + 12], "canaryWeight");
-        assert_eq!(
-            map.to_script(MANIFEST, &script.source, in_host),
-            Some(in_script)
-        );
+        assert_eq!(map.to_script(in_host), Some(in_script));
         // The key line is outside the script.
         let key = MANIFEST.find("lua.traffic").unwrap();
-        assert_eq!(map.to_script(MANIFEST, &script.source, key), None);
+        assert_eq!(map.to_script(key), None);
     }
 }

@@ -273,7 +273,7 @@ pub fn gather(
                 .scripts
                 .into_iter()
                 .find(|s| &s.key == key)?;
-            let map = EmbeddedMap::new(&host_text, &script);
+            let map = EmbeddedMap::new(&script);
             (script.source, Some(map))
         }
     };
@@ -453,7 +453,7 @@ pub fn execute_with(
     let script_line = |lua_line: u32| Location {
         file: host.clone(),
         line: Some(match &embedded {
-            Some(map) => map.first_line as u32 + lua_line,
+            Some(map) => map.host_line(lua_line),
             None => lua_line,
         }),
     };
@@ -524,7 +524,7 @@ impl ScriptResults {
             target: self.target.clone(),
             source: self.source.clone(),
             host_text: self.host_text.clone(),
-            embedded: self.embedded,
+            embedded: self.embedded.clone(),
             cases_error: self.cases_error.clone(),
             cases: self
                 .cases

@@ -1,65 +1,104 @@
 //! Where a ConfigMap's embedded script sits in its manifest: script offsets to manifest offsets
-//! and back (the language server's positions, `lint`'s findings).
+//! and back, script lines to manifest lines, and an edit of the script written into the
+//! manifest. One implementation for `lint` (findings, `--fix`), `check`'s error lines and the
+//! language server (diagnostics, code actions and every other range); the YAML side is the
+//! engine's [`ScalarMap`], which knows every scalar style.
 
-use kruise_lua_engine::discovery::EmbeddedScript;
+use std::ops::Range;
 
-/// How an embedded script's lines sit in its manifest: a literal block scalar puts script line
-/// `n` (0-based) on manifest line `first_line + n`, after `indent` bytes of indentation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+use kruise_lua_engine::discovery::{EmbeddedScript, read_configmap};
+use kruise_lua_engine::yaml::scalar_map::ScalarMap;
+
+/// How an embedded script's bytes and lines sit in its manifest.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EmbeddedMap {
-    /// 0-based manifest line of the script's first line.
-    pub first_line: usize,
-    pub indent: usize,
+    scalar: ScalarMap,
+    /// The 1-based manifest line where each script line starts.
+    lines: Vec<u32>,
 }
 
 impl EmbeddedMap {
-    pub fn new(manifest: &str, script: &EmbeddedScript) -> EmbeddedMap {
-        let first_line = script.line.saturating_sub(1) as usize;
-        let indent = manifest
-            .lines()
-            .skip(first_line)
-            .find(|line| !line.trim().is_empty())
-            .map_or(0, |line| line.len() - line.trim_start_matches(' ').len());
-        EmbeddedMap { first_line, indent }
+    pub fn new(script: &EmbeddedScript) -> EmbeddedMap {
+        EmbeddedMap {
+            scalar: script.map.clone(),
+            lines: script.lines.clone(),
+        }
     }
 
     /// The manifest byte offset of a script byte offset.
-    pub fn to_host(self, manifest: &str, script: &str, offset: usize) -> usize {
-        let offset = offset.min(script.len());
-        let line = script[..offset].bytes().filter(|b| *b == b'\n').count();
-        let column = offset - script[..offset].rfind('\n').map_or(0, |i| i + 1);
-        let host_line_start = line_start(manifest, self.first_line + line);
-        let host_line_end = manifest[host_line_start..]
-            .find('\n')
-            .map_or(manifest.len(), |i| host_line_start + i);
-        (host_line_start + self.indent + column).min(host_line_end)
+    pub fn to_host(&self, offset: usize) -> usize {
+        self.scalar.to_source(offset)
     }
 
     /// The script byte offset of a manifest byte offset, when it falls inside the script.
-    pub fn to_script(self, manifest: &str, script: &str, offset: usize) -> Option<usize> {
-        let offset = offset.min(manifest.len());
-        let host_line = manifest[..offset].bytes().filter(|b| *b == b'\n').count();
-        let line = host_line.checked_sub(self.first_line)?;
-        let script_lines = script.lines().count().max(1);
-        if line >= script_lines {
-            return None;
-        }
-        let column = offset - line_start(manifest, host_line);
-        let start = line_start(script, line);
-        let end = script[start..]
-            .find('\n')
-            .map_or(script.len(), |i| start + i);
-        Some((start + column.saturating_sub(self.indent)).min(end))
+    pub fn to_script(&self, offset: usize) -> Option<usize> {
+        self.scalar.to_value(offset)
     }
-}
 
-fn line_start(text: &str, line: usize) -> usize {
-    if line == 0 {
-        return 0;
+    /// The 1-based manifest line where script line `lua_line` (1-based, as Lua counts)
+    /// starts; a line past the script's last (Lua's `<eof>`) is its last.
+    pub fn host_line(&self, lua_line: u32) -> u32 {
+        let index = (lua_line.max(1) - 1) as usize;
+        self.lines
+            .get(index)
+            .or(self.lines.last())
+            .copied()
+            .unwrap_or(1)
     }
-    text.bytes()
-        .enumerate()
-        .filter(|(_, b)| *b == b'\n')
-        .nth(line - 1)
-        .map_or(text.len(), |(i, _)| i + 1)
+
+    /// The 1-based manifest line of each script line (for [`crate::chunk_positions`]).
+    pub fn lines(&self) -> &[u32] {
+        &self.lines
+    }
+
+    /// Script range `range` of `script` replaced by `replacement`, written into `manifest`:
+    /// the manifest range to replace and its new text. Refused (with the reason) unless the
+    /// range spells exactly that script text in the manifest and the edited manifest reads
+    /// back as this script edited and every other script as it was: a fix never lands in
+    /// another key's bytes, nor changes the script otherwise than asked.
+    pub fn edit(
+        &self,
+        manifest: &str,
+        script: &str,
+        range: Range<usize>,
+        replacement: &str,
+    ) -> Result<(Range<usize>, String), String> {
+        let (at, text) = self.scalar.source_edit(range.clone(), replacement)?;
+        let content = self.scalar.content();
+        if at.start < content.start || at.end > content.end {
+            return Err("the edit would reach outside the script's YAML string".into());
+        }
+        let mut edited_manifest = manifest.to_string();
+        edited_manifest.replace_range(at.clone(), &text);
+        let mut edited_script = script.to_string();
+        edited_script.replace_range(range, replacement);
+        let unchanged = "the edit cannot be written into this YAML string exactly (its folding \
+                         or indentation would change the script); edit the manifest by hand";
+        let before = read_configmap(manifest).map_err(|e| e.message)?.scripts;
+        let after = read_configmap(&edited_manifest)
+            .map_err(|_| unchanged.to_string())?
+            .scripts;
+        let this = before
+            .iter()
+            .position(|s| s.map == self.scalar && s.source == script)
+            .ok_or("the script is no longer in the manifest")?;
+        let reads_back = before.len() == after.len()
+            && before
+                .iter()
+                .zip(&after)
+                .enumerate()
+                .all(|(i, (old, new))| {
+                    old.key == new.key
+                        && if i == this {
+                            new.source == edited_script
+                        } else {
+                            new.source == old.source
+                        }
+                });
+        if reads_back {
+            Ok((at, text))
+        } else {
+            Err(unchanged.into())
+        }
+    }
 }

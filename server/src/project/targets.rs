@@ -342,9 +342,11 @@ fn no_cases_reason(entry: &ScriptEntry) -> Option<String> {
 
 /// The report header of a discovered script (discovery keeps PATHs as given).
 fn header(entry: &ScriptEntry) -> ScriptReport {
-    let (path, key, first_line) = match &entry.origin {
-        ScriptOrigin::File(path) => (path.clone(), None, 1),
-        ScriptOrigin::ConfigMap { path, key, line } => (path.clone(), Some(key.clone()), *line),
+    let (path, key, lines) = match &entry.origin {
+        ScriptOrigin::File(path) => (path.clone(), None, Vec::new()),
+        ScriptOrigin::ConfigMap { path, key, lines } => {
+            (path.clone(), Some(key.clone()), lines.clone())
+        }
     };
     let case_base = match (&entry.origin, &entry.cases) {
         (ScriptOrigin::File(_), _) => path.parent().map(paths::display).unwrap_or_default(),
@@ -363,7 +365,8 @@ fn header(entry: &ScriptEntry) -> ScriptReport {
     ScriptReport {
         path: paths::display(&path),
         key,
-        first_line,
+        first_line: lines.first().copied().unwrap_or(1),
+        lines,
         case_base,
         cases: Vec::new(),
         skipped: None,
@@ -479,7 +482,7 @@ pub fn collect(roots: &[PathBuf], limit_bytes: u64) -> Result<Vec<Target>, Usage
             let scripts = read
                 .scripts
                 .into_iter()
-                .map(|script| embedded(root, &text, &trees, script))
+                .map(|script| embedded(root, &trees, script))
                 .collect();
             let notes = read
                 .notes
@@ -543,7 +546,7 @@ fn push_target(
 }
 
 /// An embedded script, with its cases from the first tree among the PATHs that has some.
-fn embedded(manifest: &Path, text: &str, trees: &[&Path], script: EmbeddedScript) -> TargetScript {
+fn embedded(manifest: &Path, trees: &[&Path], script: EmbeddedScript) -> TargetScript {
     let cases = trees
         .iter()
         .filter_map(|tree| {
@@ -553,7 +556,7 @@ fn embedded(manifest: &Path, text: &str, trees: &[&Path], script: EmbeddedScript
         .next()
         .unwrap_or_default();
     TargetScript {
-        map: Some(EmbeddedMap::new(text, &script)),
+        map: Some(EmbeddedMap::new(&script)),
         key: Some(script.key),
         kind: script.kind,
         source: script.source,

@@ -59,6 +59,9 @@ pub struct ScriptReport {
     pub key: Option<String>,
     /// Line of `path` where the script's line 1 sits (1 for a `.lua` file).
     pub first_line: u32,
+    /// For a ConfigMap script, the line of `path` where each script line starts (see
+    /// [`ScriptPlace`]); empty for a `.lua` file.
+    pub lines: Vec<u32>,
     /// Display folder case names are shown relative to in the human report.
     pub case_base: String,
     pub cases: Vec<CaseReport>,
@@ -238,6 +241,7 @@ impl ScriptReport {
         ScriptPlace {
             file: &self.path,
             first_line: self.first_line,
+            lines: &self.lines,
         }
     }
 }

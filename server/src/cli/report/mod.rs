@@ -131,6 +131,7 @@ pub(crate) mod fixtures {
             path: "lua_configuration/example.io/Demo/trafficRouting.lua".into(),
             key: None,
             first_line: 1,
+            lines: Vec::new(),
             case_base: "lua_configuration/example.io/Demo".into(),
             skipped: None,
             syntax_error: None,

@@ -287,11 +287,12 @@ fn error_messages_name_the_manifest_and_its_yaml_line_not_lua_chunk_positions() 
     let input = RunInput {
         target,
         source: script.into(),
-        host_text: manifest,
-        embedded: Some(crate::lsp::project::EmbeddedMap {
-            first_line: 5,
-            indent: 4,
-        }),
+        host_text: manifest.clone(),
+        embedded: Some(crate::lsp::project::EmbeddedMap::new(
+            &kruise_lua_engine::discovery::read_configmap(&manifest)
+                .unwrap()
+                .scripts[0],
+        )),
         cases_error: None,
         cases: vec![(PathBuf::from("/t/x/Route/testdata/three.yaml"), CASE.into())],
     };

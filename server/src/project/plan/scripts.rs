@@ -158,6 +158,8 @@ mod tests {
             key: "k".into(),
             source: source.into(),
             line: 1,
+            lines: vec![1],
+            map: kruise_lua_engine::yaml::scalar_map::ScalarMap::opaque(source.len(), 0),
         }
     }
 
