@@ -113,6 +113,7 @@ pub fn execute(args: AcceptArgs) -> Result<u8, UsageError> {
                 let place = ScriptPlace {
                     file: &script_name,
                     first_line: 1,
+                    lines: &[],
                 };
                 format!(
                     "{case_name}: step {number}: not accepted: {script_name}{line}: {} error: {}",
