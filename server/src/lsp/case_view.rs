@@ -324,6 +324,7 @@ mod tests {
             host_text: script.into(),
             embedded: None,
             cases_error: None,
+            script_error: None,
             cases: vec![(PathBuf::from("/t/x/Route/testdata/c.yaml"), CASE.into())],
         };
         let results = execute(input, None, Mode::Harness, &RunOptions::default(), &|| {

@@ -151,9 +151,29 @@ pub fn run_diagnostics(results: &ScriptResults) -> Vec<(PathBuf, Vec<Diagnostic>
             .as_ref()
             .map_or(1, |map| map.first_line as u32 + 1),
     };
+    if let Some(reason) = &results.target.skipped {
+        // Not run, as `check` lists it: "skipped: … never read".
+        let start = script_line_range(1).start;
+        let d = diagnostic(
+            Range::new(start, start),
+            DiagnosticSeverity::INFORMATION,
+            "skipped",
+            format!("skipped: {reason}"),
+        );
+        return vec![(host, vec![d])];
+    }
     let return_line = top_level_return_line(&results.source);
     let mut script_diags = Vec::new();
     let mut out = Vec::new();
+    if let Some(error) = &results.script_error {
+        // `check` refuses the file (its line is the host file's): none of its cases ran.
+        script_diags.push(diagnostic(
+            line_range(&results.host_text, &host_index, error.line),
+            DiagnosticSeverity::ERROR,
+            "read",
+            error.message.clone(),
+        ));
+    }
     let mut syntax_reported = false;
     type Group = (
         u32,

@@ -39,6 +39,7 @@ pub(crate) mod project;
 mod run_lanes;
 mod runs;
 mod schemas;
+mod script_lens;
 mod selection;
 mod server;
 mod session;

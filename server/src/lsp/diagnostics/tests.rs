@@ -15,6 +15,7 @@ fn run(script: &str, case: &str) -> ScriptResults {
         host_text: script.into(),
         embedded: None,
         cases_error: None,
+        script_error: None,
         cases: vec![(PathBuf::from("/t/x/Route/testdata/three.yaml"), case.into())],
     };
     execute(input, None, Mode::Harness, &RunOptions::default(), &|| {
@@ -293,6 +294,7 @@ fn error_messages_name_the_manifest_and_its_yaml_line_not_lua_chunk_positions() 
             indent: 4,
         }),
         cases_error: None,
+        script_error: None,
         cases: vec![(PathBuf::from("/t/x/Route/testdata/three.yaml"), CASE.into())],
     };
     let results = execute(input, None, Mode::Harness, &RunOptions::default(), &|| {
@@ -342,6 +344,7 @@ fn production_mode_marks_steps_the_controller_skips() {
             host_text: script.into(),
             embedded: None,
             cases_error: None,
+            script_error: None,
             cases: vec![(
                 PathBuf::from("/t/x/Route/testdata/c.yaml"),
                 case.clone().into(),
@@ -391,6 +394,7 @@ fn timeout_lands_on_top_level_return() {
         host_text: script.into(),
         embedded: None,
         cases_error: None,
+        script_error: None,
         cases: vec![(PathBuf::from("/t/c.yaml"), CASE.into())],
     };
     let results = execute(input, None, Mode::Harness, &options, &|| false).unwrap();
