@@ -25,6 +25,7 @@ mod diagnostic_store;
 mod diagnostics;
 pub(crate) mod documents;
 mod editing;
+mod folders;
 mod folding;
 mod format;
 mod highlights;

@@ -655,18 +655,8 @@ impl LanguageServer for Backend {
                 .collect()
         };
         let (added, removed) = (paths(event.added), paths(event.removed));
-        let roots = {
-            let mut roots = write(&self.session.roots);
-            roots.retain(|r| !removed.contains(r));
-            for root in added {
-                if !roots.contains(&root) {
-                    roots.push(root);
-                }
-            }
-            roots.clone()
-        };
-        // Watch the new set of folders, then run what they hold (diagnostics of scripts in a
-        // removed folder stay until their files change: the client may still show them).
+        let roots = self.session.change_folders(added, removed).await;
+        // Watch the new set of folders, then run what they hold.
         let session = self.session.clone();
         let watched = tokio::task::spawn_blocking(move || watcher::start(session, roots))
             .await
