@@ -107,17 +107,13 @@ impl CaseResult {
         self.verdict() == Verdict::Pass
     }
 
-    /// The 1-based numbers of steps that pass but are invalid (as `check`'s verdict).
-    pub fn invalid_steps(&self) -> Vec<usize> {
-        self.facts().steps_with(Verdict::Invalid)
-    }
-
     /// Whether the case's verdict is `invalid` (every step passes, some are invalid).
     pub fn invalid(&self) -> bool {
         self.verdict() == Verdict::Invalid
     }
 
     /// The 1-based numbers of steps that do not pass: they fail, error or misroute.
+    #[cfg(test)]
     pub fn failing_steps(&self) -> Vec<usize> {
         let facts = self.facts();
         self.steps
