@@ -150,8 +150,12 @@ pub fn is_ingress_script(relative: &Path) -> bool {
 /// server): gopher-lua would run its bytes as they are, but scripts travel as UTF-8 text
 /// here, and running a repaired copy could differ from Kruise without a word.
 fn read_script(path: &Path) -> Result<String, String> {
-    input::read_text(path, DEFAULT_MAX_INPUT_BYTES)
-        .map_err(|e| format!("fail to read script {}: {e}", go_display(path)))
+    input::read_text(path, DEFAULT_MAX_INPUT_BYTES).map_err(|e| script_read_error(path, &e))
+}
+
+/// Why the script at `path` was not read, as every front end says it.
+pub fn script_read_error(path: &Path, error: &input::ReadError) -> String {
+    format!("fail to read script {}: {error}", go_display(path))
 }
 
 /// Upstream takes the group and Kind from the two folder names above the script.
@@ -540,6 +544,25 @@ pub fn pair_with_testdata(
         .collect()
 }
 
+/// Which of two scripts for one provider Kruise reads: its bundled script (a
+/// `lua_configuration` tree) or the ConfigMap's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Precedence {
+    Bundled,
+    ConfigMap,
+}
+
+/// Kruise's lookup order when both a bundled script and a ConfigMap script exist for `kind`:
+/// a custom provider's bundled script wins (the ConfigMap entry is never read), an ingress
+/// class's ConfigMap script wins. The one statement of that rule: [`resolve`], `check` and the
+/// language server all ask it.
+pub fn read_when_both(kind: &ScriptKind) -> Precedence {
+    match kind {
+        ScriptKind::Custom { .. } => Precedence::Bundled,
+        ScriptKind::Ingress { .. } => Precedence::ConfigMap,
+    }
+}
+
 /// The scripts Kruise would actually run, from bundled ones (a `lua_configuration` tree) and
 /// ConfigMap ones, following its lookup order:
 ///
@@ -554,9 +577,9 @@ pub fn resolve(bundled: Vec<ScriptEntry>, configmap: Vec<ScriptEntry>) -> Vec<Sc
     for entry in configmap {
         match out.iter().position(|b| b.kind == entry.kind) {
             None => out.push(entry),
-            Some(i) => match entry.kind {
-                ScriptKind::Custom { .. } => {}
-                ScriptKind::Ingress { .. } => {
+            Some(i) => match read_when_both(&entry.kind) {
+                Precedence::Bundled => {}
+                Precedence::ConfigMap => {
                     let has_cases = matches!(&entry.cases, Ok(c) if !c.is_empty());
                     let old = std::mem::replace(&mut out[i], entry);
                     if !has_cases {

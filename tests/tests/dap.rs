@@ -526,3 +526,43 @@ fn a_later_steps_schema_verdict_is_checks() {
         client.disconnect();
     }
 }
+
+/// A step that runs into its time budget stops as a timeout, as its verdict and `check` call
+/// it (error_kind timeout), not as a runtime error; and a request on a frame the run does not
+/// have names the id the client sent (it said `no frame N-1`).
+#[test]
+fn a_timeout_stops_as_a_timeout_and_unknown_frames_are_named_as_sent() {
+    let (script, case) = files("dap-runs-out", "while true do end\nreturn obj.data\n", CASE);
+    let mut client = Client::start();
+    client.launch(
+        json!({"script": script, "case": case, "timeout": 200}),
+        &script,
+        json!([]),
+    );
+    let stop = client.stopped("exception");
+    assert!(
+        stop["description"]
+            .as_str()
+            .is_some_and(|text| text.starts_with("Timeout: ")),
+        "{stop}"
+    );
+    for (command, arguments) in [
+        ("evaluate", json!({"expression": "1", "frameId": 999})),
+        ("scopes", json!({"frameId": 999})),
+    ] {
+        let id = client.send(command, arguments);
+        let answer = client.wait(command, |m| {
+            m["type"] == "response" && m["request_seq"] == id
+        });
+        assert_eq!(answer["success"], false, "{answer}");
+        assert_eq!(answer["message"], "no frame 999", "{answer}");
+    }
+    client.request("continue", json!({"threadId": 1}));
+    let (console, _) = client.finish();
+    assert!(
+        console.contains("timeout: <string>:1: context deadline exceeded"),
+        "{console}"
+    );
+    assert!(!console.contains("runtime error"), "{console}");
+    client.disconnect();
+}

@@ -286,3 +286,61 @@ fn a_folder_opened_and_closed_as_a_document_walks_nothing() {
     server.still_serves(2);
     shut_down(server);
 }
+
+/// A removed workspace folder's scripts leave the workspace: `runAll` no longer runs or counts
+/// them (they were still counted, their results kept, after `didChangeWorkspaceFolders`).
+#[test]
+fn a_removed_workspace_folder_is_no_longer_run_or_counted() {
+    let folders: Vec<std::path::PathBuf> = ["removed-folder-a", "removed-folder-b"]
+        .iter()
+        .map(|name| {
+            let root = common::scratch(name);
+            let script = root.join("x.io/Route");
+            std::fs::create_dir_all(script.join("testdata")).unwrap();
+            std::fs::write(script.join("trafficRouting.lua"), "return obj.data\n").unwrap();
+            std::fs::write(
+                script.join("testdata/c.yaml"),
+                "rollout:\n  spec:\n    strategy:\n      canary:\n        steps:\n        - traffic: 20%\n\
+                 original:\n  spec: {a: 1}\nexpected:\n- spec: {a: 1}\n",
+            )
+            .unwrap();
+            root
+        })
+        .collect();
+    let folder = |root: &std::path::PathBuf| json!({"uri": format!("file://{}", root.display()), "name": root.display().to_string()});
+    let mut server = Server::start();
+    server.send(
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "capabilities": {"workspace": {"workspaceFolders": true}},
+        "workspaceFolders": [folder(&folders[0]), folder(&folders[1])]}}),
+    );
+    assert_eq!(server.response()["id"], 0);
+    server.send(json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}));
+    let run_all = |server: &mut Server, id: i64| -> Value {
+        server.send(json!({"jsonrpc": "2.0", "id": id, "method": "workspace/executeCommand", "params": {"command": "kruise-lua.runAll", "arguments": []}}));
+        loop {
+            let answer = server.response();
+            if answer["id"] == id {
+                return answer["result"].clone();
+            }
+        }
+    };
+    let both = run_all(&mut server, 1);
+    assert_eq!(
+        (both["scripts"].clone(), both["cases"].clone()),
+        (json!(2), json!(2)),
+        "{both}"
+    );
+    server.send(
+        json!({"jsonrpc": "2.0", "method": "workspace/didChangeWorkspaceFolders", "params": {
+        "event": {"added": [], "removed": [folder(&folders[0])]}}}),
+    );
+    let one = run_all(&mut server, 2);
+    assert_eq!(
+        (one["scripts"].clone(), one["cases"].clone()),
+        (json!(1), json!(1)),
+        "{one}"
+    );
+    server.still_serves(3);
+    shut_down(server);
+}

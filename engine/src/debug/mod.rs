@@ -63,6 +63,9 @@ pub struct Stop {
     pub line: u32,
     /// The error message of an exception stop.
     pub message: Option<String>,
+    /// For an exception stop, the budget the run spent, if that is what raised it (a timeout
+    /// is a timeout, not a runtime error, as the verdict and `check` call it).
+    pub limit: Option<crate::vm::LimitHit>,
 }
 
 /// How to go on from a stop.

@@ -105,6 +105,7 @@ impl<'a> Session<'a> {
                 reason,
                 line,
                 message: None,
+                limit: None,
             };
             self.stop(l, 0, &stop);
         }
@@ -271,6 +272,7 @@ impl RunObserver for Session<'_> {
                 reason: StopReason::Exception,
                 line,
                 message: Some(message),
+                limit: context.limit_hit(),
             };
             session.stop(l, base, &stop);
         }));

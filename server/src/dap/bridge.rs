@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Receiver;
 
 use kruise_lua_engine::debug::{Debugger, Output, Paused, Resume, Stop, StopReason, Variable};
+use kruise_lua_engine::vm::LimitHit;
 use serde_json::{Value, json};
 
 use super::protocol::{Request, Writer};
@@ -47,11 +48,19 @@ impl Debugger for Bridge {
             "allThreadsStopped": true,
         });
         if let Some(message) = &stop.message {
-            body["description"] = json!(format!("Runtime error: {message}"));
+            // Named as the verdict and `check` name it (error_kind timeout, memory).
+            let what = match stop.limit {
+                Some(LimitHit::Timeout) => "timeout",
+                Some(LimitHit::Memory) => "out of memory",
+                None => "runtime error",
+            };
+            let mut described = what.to_string();
+            described[..1].make_ascii_uppercase();
+            body["description"] = json!(format!("{described}: {message}"));
             body["text"] = json!(message);
             self.writer.output(
                 "stderr",
-                &format!("runtime error: {message}"),
+                &format!("{what}: {message}"),
                 Some((&self.script_path, stop.line)),
             );
         }
@@ -131,17 +140,19 @@ impl Bridge {
     }
 }
 
-/// A frame id of ours (index + 1) as the engine's frame index.
-fn frame_index(id: Option<i64>) -> Result<Option<usize>, String> {
-    match id {
-        None => Ok(None),
-        Some(id) if id >= 1 => Ok(Some((id - 1) as usize)),
-        Some(id) => Err(format!("no frame {id}")),
+/// A frame id of ours (index + 1) as the engine's frame index, when the stopped run has that
+/// frame: an unknown id is named as the client sent it (the engine counts frames from 0).
+fn frame_index(id: Option<i64>, paused: &Paused<'_>) -> Result<Option<usize>, String> {
+    let Some(id) = id else { return Ok(None) };
+    match usize::try_from(id) {
+        Ok(index @ 1..) if index <= paused.frames().len() => Ok(Some(index - 1)),
+        _ => Err(format!("no frame {id}")),
     }
 }
 
 fn scopes(request: &Request, paused: &mut Paused<'_>) -> Result<Value, String> {
-    let frame = frame_index(request.int_arg("frameId"))?.ok_or("scopes needs a `frameId`")?;
+    let frame =
+        frame_index(request.int_arg("frameId"), paused)?.ok_or("scopes needs a `frameId`")?;
     let scopes: Vec<Value> = paused
         .scopes(frame)?
         .into_iter()
@@ -190,7 +201,7 @@ fn evaluate(request: &Request, paused: &mut Paused<'_>) -> Result<Value, String>
         .str_arg("expression")
         .ok_or("evaluate needs an `expression`")?;
     // Without a frame (a watch before any frame is picked) the innermost one is meant.
-    let frame = frame_index(request.int_arg("frameId"))?.or(Some(0));
+    let frame = frame_index(request.int_arg("frameId"), paused)?.or(Some(0));
     let variable = paused.evaluate(frame, expression)?;
     Ok(json!({
         "result": variable.value,

@@ -44,6 +44,7 @@ mod tests {
             host_text: SCRIPT.into(),
             embedded: None,
             cases_error: None,
+            script_error: None,
             cases: vec![(PathBuf::from("/t/c.yaml"), case.into())],
         };
         execute(input, None, Mode::Harness, &RunOptions::default(), &|| {

@@ -14,7 +14,7 @@ use super::project::ScriptId;
 use super::runs::{CaseResult, ScriptResults};
 use super::text::LineIndex;
 use crate::chunk_positions::{ScriptPlace, map_positions};
-use crate::project::verdict::Verdict;
+use crate::project::verdict::StepLabel;
 use crate::project::yaml_edit::Edit;
 
 fn contains(span: Option<Span>, offset: usize) -> bool {
@@ -37,6 +37,72 @@ fn prints_block(step: &StepOutcome) -> String {
         "\n\n**print output:**\n```text\n{}\n```",
         step.prints.join("\n")
     )
+}
+
+/// The steps of a case that do not pass, grouped by how they fail, in step order:
+/// `[(Fail, [1]), (Error, [2])]` (numbers from 1).
+fn failing_by_label(case: &CaseResult) -> Vec<(StepLabel, Vec<usize>)> {
+    let facts = case.facts();
+    let mut groups: Vec<(StepLabel, Vec<usize>)> = Vec::new();
+    for step in &case.steps {
+        let label = facts.step_label(step);
+        if label == StepLabel::Pass {
+            continue;
+        }
+        match groups.iter_mut().find(|(l, _)| *l == label) {
+            Some((_, steps)) => steps.push(step.index + 1),
+            None => groups.push((label, vec![step.index + 1])),
+        }
+    }
+    groups
+}
+
+/// The case lens's title: `✓ all 2 step(s) pass`, `✗ 1 of 2 step(s) fail`, `✗ 2 of 2 step(s)
+/// error`, `✗ 2 of 2 step(s) do not pass: 1 fail, 1 error`.
+fn steps_lens_title(case: &CaseResult) -> String {
+    let total = case.steps.len();
+    let groups = failing_by_label(case);
+    let failing: usize = groups.iter().map(|(_, steps)| steps.len()).sum();
+    match groups.as_slice() {
+        [] => format!("✓ all {total} step(s) pass"),
+        [(StepLabel::Invalid, _)] => {
+            format!("✗ {failing} of {total} step(s) invalid (the API server would reject them)")
+        }
+        [(label, _)] => format!("✗ {failing} of {total} step(s) {}", label.verb_plural()),
+        _ => {
+            let parts: Vec<String> = groups
+                .iter()
+                .map(|(label, steps)| format!("{} {}", steps.len(), label.as_str()))
+                .collect();
+            format!(
+                "✗ {failing} of {total} step(s) do not pass: {}",
+                parts.join(", ")
+            )
+        }
+    }
+}
+
+/// What a case's failing steps do, for the script's summary: `step 1 fails, step 2 errors`,
+/// `steps 1, 2 error`, `step 1 misroutes`, `step 1 invalid (schema)`.
+pub fn failing_steps_phrase(case: &CaseResult) -> String {
+    failing_by_label(case)
+        .iter()
+        .map(|(label, steps)| {
+            let list = steps
+                .iter()
+                .map(|s| s.to_string())
+                .collect::<Vec<_>>()
+                .join(", ");
+            let (noun, verb) = match (steps.len(), label) {
+                (1, StepLabel::Invalid) => ("step", "invalid (schema)"),
+                (_, StepLabel::Invalid) => ("steps", "invalid (schema)"),
+                (1, label) => ("step", label.verb()),
+                (_, label) => ("steps", label.verb_plural()),
+            };
+            format!("{noun} {list} {verb}")
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Hover inside a case: on a failing `expected[i]`, the diff; on a step, its obj and outcome.
@@ -227,21 +293,7 @@ pub fn code_lenses(
         Ok(parsed) if parsed.steps.is_empty() => {
             "✗ the case yields no step, so it checks nothing".to_string()
         }
-        Ok(_) => {
-            let failing = case.failing_steps();
-            let invalid = case.invalid_steps();
-            if failing.is_empty() && invalid.is_empty() {
-                format!("✓ all {} step(s) pass", case.steps.len())
-            } else if failing.is_empty() {
-                format!(
-                    "✗ {} of {} step(s) invalid (the API server would reject them)",
-                    invalid.len(),
-                    case.steps.len()
-                )
-            } else {
-                format!("✗ {} of {} step(s) fail", failing.len(), case.steps.len())
-            }
-        }
+        Ok(_) => steps_lens_title(case),
     };
     lenses.push(lsp::CodeLens {
         range: lsp::Range::default(),
@@ -260,12 +312,13 @@ pub fn code_lenses(
         let Some(span) = step.step_span else { continue };
         let position = index.position(text, span.start.offset);
         // The step's verdict as `check` decides it (schema errors, the intent check).
-        let (mark, word) = match (facts.step_verdict(step), step.status) {
-            (Verdict::Pass, _) => ("✓", status_word(step)),
-            (Verdict::Invalid, _) => ("✗", "is invalid"),
-            (_, StepStatus::Pass) => ("✗", "misroutes"),
-            _ => ("✗", status_word(step)),
+        let label = facts.step_label(step);
+        let mark = if label == StepLabel::Pass {
+            "✓"
+        } else {
+            "✗"
         };
+        let word = label.verb();
         lenses.push(lsp::CodeLens {
             range: lsp::Range::new(position, position),
             command: Some(lsp::Command::new(
@@ -322,6 +375,7 @@ mod tests {
             host_text: script.into(),
             embedded: None,
             cases_error: None,
+            script_error: None,
             cases: vec![(PathBuf::from("/t/x/Route/testdata/c.yaml"), CASE.into())],
         };
         let results = execute(input, None, Mode::Harness, &RunOptions::default(), &|| {

@@ -155,9 +155,29 @@ pub fn run_diagnostics(results: &ScriptResults) -> Vec<(PathBuf, Vec<Diagnostic>
         first_line: 1,
         lines: results.embedded.as_ref().map_or(&[], |map| map.lines()),
     };
+    if let Some(reason) = &results.target.skipped {
+        // Not run, as `check` lists it: "skipped: … never read".
+        let start = script_line_range(1).start;
+        let d = diagnostic(
+            Range::new(start, start),
+            DiagnosticSeverity::INFORMATION,
+            "skipped",
+            format!("skipped: {reason}"),
+        );
+        return vec![(host, vec![d])];
+    }
     let return_line = top_level_return_line(&results.source);
     let mut script_diags = Vec::new();
     let mut out = Vec::new();
+    if let Some(error) = &results.script_error {
+        // `check` refuses the file (its line is the host file's): none of its cases ran.
+        script_diags.push(diagnostic(
+            line_range(&results.host_text, &host_index, error.line),
+            DiagnosticSeverity::ERROR,
+            "read",
+            error.message.clone(),
+        ));
+    }
     let mut syntax_reported = false;
     type Group = (
         u32,
@@ -253,33 +273,7 @@ pub fn run_diagnostics(results: &ScriptResults) -> Vec<(PathBuf, Vec<Diagnostic>
             .map(|c| match &c.case {
                 Err(_) => format!("{} cannot be read", c.name()),
                 Ok(parsed) if parsed.steps.is_empty() => format!("{} yields no step", c.name()),
-                Ok(_) if c.invalid() => {
-                    let steps = c.invalid_steps();
-                    let list = steps
-                        .iter()
-                        .map(|s| s.to_string())
-                        .collect::<Vec<_>>()
-                        .join(", ");
-                    format!(
-                        "{} step{} {list} invalid (schema)",
-                        c.name(),
-                        if steps.len() > 1 { "s" } else { "" },
-                    )
-                }
-                Ok(_) => {
-                    let steps = c.failing_steps();
-                    let list = steps
-                        .iter()
-                        .map(|s| s.to_string())
-                        .collect::<Vec<_>>()
-                        .join(", ");
-                    format!(
-                        "{} step{} {list} fail{}",
-                        c.name(),
-                        if steps.len() > 1 { "s" } else { "" },
-                        if steps.len() > 1 { "" } else { "s" }
-                    )
-                }
+                Ok(_) => format!("{} {}", c.name(), super::case_view::failing_steps_phrase(c)),
             })
             .collect();
         if !failing.is_empty() {
@@ -321,6 +315,29 @@ pub fn run_diagnostics(results: &ScriptResults) -> Vec<(PathBuf, Vec<Diagnostic>
     }
     out.push((host, script_diags));
     out
+}
+
+/// What a step's verdict does not cover (the intent check not done, no CRD schema), one hint
+/// per note of [`CaseFacts::step_notes`](crate::project::verdict::CaseFacts::step_notes), the
+/// notes every front end shows (silence means checked and fine).
+fn step_note_diagnostics(case: &CaseResult, step: &StepOutcome, range: Range) -> Vec<Diagnostic> {
+    case.facts()
+        .step_notes(step.index)
+        .into_iter()
+        .map(|note| {
+            diagnostic(
+                range,
+                DiagnosticSeverity::HINT,
+                // `step-intent-not-checked`, `step-schema-not-checked`.
+                if note.check == "intent" {
+                    "step-intent-not-checked"
+                } else {
+                    "step-schema-not-checked"
+                },
+                format!("step {}: {}", step.index + 1, note.message),
+            )
+        })
+        .collect()
 }
 
 /// What a step says about the script: line, severity, code, `case X step N`, message, kind.
@@ -446,6 +463,13 @@ fn case_diagnostics(
             ),
             Some(error.kind),
         ));
+        // No step ran, so none was checked: each says so, as `check` says it.
+        for step in &case.steps {
+            let step_range = step
+                .step_span
+                .map_or(first_line, |s| span_range(text, &index, s));
+            diags.extend(step_note_diagnostics(case, step, step_range));
+        }
         return (diags, script_side);
     }
     for step in &case.steps {
@@ -481,29 +505,7 @@ fn case_diagnostics(
             d.related_information = misrouted_related(case, step.index, script_location);
             diags.push(d);
         }
-        // A step the intent check could not verify says so (silence means checked and fine).
-        if let Some(why) = case
-            .intent_unverified
-            .iter()
-            .find(|note| note.step == step.index)
-            .map(|note| &note.reason)
-        {
-            diags.push(diagnostic(
-                step_range,
-                DiagnosticSeverity::HINT,
-                "step-intent-not-checked",
-                format!("step {number}: intent check not done: {why}"),
-            ));
-        }
-        // So does a step not checked against a CRD schema (no CRD for the script's kind).
-        if let Some(note) = case.facts().schema_not_checked() {
-            diags.push(diagnostic(
-                step_range,
-                DiagnosticSeverity::HINT,
-                "step-schema-not-checked",
-                format!("step {number}: {}", note.message()),
-            ));
-        }
+        diags.extend(step_note_diagnostics(case, step, step_range));
         match step.status {
             StepStatus::Pass => {
                 // Production mode: the controller does not run the script for this step.

@@ -117,12 +117,22 @@ impl Documents {
     /// The text of a file: the open buffer, or the file on disk (`None` when unreadable, not a
     /// regular file, or larger than [`MAX_ANALYSED_BYTES`]; see [`read_disk_file`]).
     pub fn text(&self, path: &Path) -> Option<String> {
+        self.read(path).map(|(text, _)| text)
+    }
+
+    /// A file's text as [`Documents::text`] has it, and why `check` would refuse it: a file on
+    /// disk that is not UTF-8 (`check` reads UTF-8 only; a buffer is always UTF-8: it came as a
+    /// JSON string). The text is then the lossy reading, for positions only: never run it.
+    pub fn read(&self, path: &Path) -> Option<(String, Option<ReadError>)> {
         if let Some(doc) = self.read_lock().get(path) {
-            return Some(doc.text.clone());
+            return Some((doc.text.clone(), None));
         }
-        read_disk_file(path)
-            .ok()
-            .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+        let bytes = read_disk_file(path).ok()?;
+        if std::str::from_utf8(&bytes).is_ok() {
+            return String::from_utf8(bytes).ok().map(|text| (text, None));
+        }
+        let lossy = String::from_utf8_lossy(&bytes).into_owned();
+        Some((lossy, input::utf8_text(bytes).err()))
     }
 
     /// Whether a file exists as a buffer or on disk.

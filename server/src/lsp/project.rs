@@ -12,6 +12,8 @@ use kruise_lua_engine::value::JsonValue;
 
 use super::documents::Documents;
 pub use crate::project::embedded::EmbeddedMap;
+use crate::project::targets::unread_script;
+use kruise_lua_engine::discovery::Precedence;
 
 /// A script the server runs: a Lua file, or one key of a ConfigMap manifest.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -52,6 +54,9 @@ pub struct ScriptTarget {
     pub testdata: Option<PathBuf>,
     /// Upstream's test fails for a custom script without a `testdata` folder.
     pub testdata_required: bool,
+    /// Why Kruise never reads this script (a ConfigMap script for a provider whose tree bundles
+    /// one, as `check` says it): it is not run, and none of its cases are counted.
+    pub skipped: Option<String>,
 }
 
 impl ScriptTarget {
@@ -103,6 +108,7 @@ pub fn lua_target(path: &Path) -> ScriptTarget {
         // Only a custom provider must have its testdata folder (upstream's rule).
         testdata_required: matches!(kind, Some(ScriptKind::Custom { .. })),
         kind,
+        skipped: None,
     }
 }
 
@@ -181,27 +187,48 @@ pub fn embedded_targets(
         .scripts
         .into_iter()
         .map(|script| {
-            let testdata = trees
+            let folders: Vec<PathBuf> = trees
                 .iter()
-                .map(|tree| {
-                    discovery::testdata_dir(
-                        &discovery::script_folder(tree, &script.kind),
-                        &script.kind,
-                    )
-                })
+                .map(|tree| discovery::script_folder(tree, &script.kind))
+                .collect();
+            let testdata = folders
+                .iter()
+                .map(|folder| discovery::testdata_dir(folder, &script.kind))
                 .find(|dir| dir.is_dir());
+            // A tree beside it that bundles a script for the same provider: Kruise reads one
+            // of the two, by the rule `check` follows (`targets::unread_script`).
+            let bundled = folders
+                .iter()
+                .map(|folder| bundled_script(folder, &script.kind))
+                .find(|path| path.is_file());
+            let skipped = bundled.and_then(|bundled| {
+                let configmap = format!("{}#{}", manifest.display(), script.key);
+                let (read, reason) =
+                    unread_script(&script.kind, &bundled.display().to_string(), &configmap);
+                (read == Precedence::Bundled).then_some(reason)
+            });
             let target = ScriptTarget {
                 id: ScriptId::Embedded {
                     manifest: manifest.to_path_buf(),
                     key: script.key.clone(),
                 },
                 kind: Some(script.kind.clone()),
-                testdata,
+                // A script Kruise never reads runs no case: the tree's script owns them.
+                testdata: if skipped.is_some() { None } else { testdata },
                 testdata_required: false,
+                skipped,
             };
             (target, script)
         })
         .collect()
+}
+
+/// The script a tree bundles for `kind` in its `folder` (`discovery::script_folder`).
+fn bundled_script(folder: &Path, kind: &ScriptKind) -> PathBuf {
+    match kind {
+        ScriptKind::Custom { .. } => folder.join(CUSTOM_SCRIPT_NAME),
+        ScriptKind::Ingress { class } => folder.join(format!("{class}.lua")),
+    }
 }
 
 /// Every script under the roots (bundled trees and ConfigMap manifests), for the first run.
@@ -263,6 +290,39 @@ mod tests {
     use super::*;
 
     const MANIFEST: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kruise-rollout-configuration\ndata:\n  lua.traffic.routing.Route.example.io: |\n    local w = obj.canaryWeight\n    return obj.data\n";
+
+    /// A ConfigMap script for a custom provider whose tree beside it bundles a script is never
+    /// read by Kruise (`check` lists it skipped): it runs none of the tree's cases, which stay
+    /// the bundled script's (defect: it ran them too, and the case showed either verdict).
+    /// An ingress class's ConfigMap script is the one read, so it keeps its cases.
+    #[test]
+    fn a_configmap_script_kruise_never_reads_takes_no_cases() {
+        let dir = crate::test_scratch::folder("kruise-lua-lsp-project", "never-read");
+        let tree = dir.join("lua_configuration");
+        let route = tree.join("example.io/Route");
+        std::fs::create_dir_all(route.join("testdata")).unwrap();
+        std::fs::create_dir_all(tree.join("trafficrouting_ingress/testdata/nginx")).unwrap();
+        std::fs::write(route.join("trafficRouting.lua"), "return obj.data\n").unwrap();
+        std::fs::write(tree.join("trafficrouting_ingress/nginx.lua"), "return {}\n").unwrap();
+        let manifest = dir.join("cm.yaml");
+        let text = format!(
+            "{MANIFEST}  lua.traffic.routing.ingress.nginx: |\n    return obj.annotations\n"
+        );
+        let targets = embedded_targets(&manifest, &text, std::slice::from_ref(&dir));
+        let (route_cm, nginx_cm) = (&targets[0].0, &targets[1].0);
+        let reason = route_cm.skipped.as_deref().expect("skipped");
+        assert!(
+            reason.starts_with("Kruise runs the bundled script for example.io/Route (")
+                && reason.ends_with("); this ConfigMap script is never read"),
+            "{reason}"
+        );
+        assert_eq!(route_cm.testdata, None, "it runs no case");
+        assert_eq!(nginx_cm.skipped, None);
+        assert_eq!(
+            nginx_cm.testdata,
+            Some(tree.join("trafficrouting_ingress/testdata/nginx"))
+        );
+    }
 
     #[test]
     fn layout_decides_kind_and_testdata() {

@@ -24,7 +24,9 @@ use crate::project::check::{self as check, CaseChecks, CaseToRun, Checks};
 use crate::project::crd_sources::SourceProblem;
 use crate::project::intent::{IntentFinding, IntentUnverified};
 use crate::project::schema_check::{self, CaseSchema, SchemaSubject};
+use crate::project::targets::unreadable_case;
 use crate::project::verdict::{CaseFacts, Location, SchemaFinding, SchemaNotChecked, Verdict};
+use kruise_lua_engine::input::ReadError;
 
 /// One case file's outcome.
 #[derive(Debug, Clone)]
@@ -105,17 +107,13 @@ impl CaseResult {
         self.verdict() == Verdict::Pass
     }
 
-    /// The 1-based numbers of steps that pass but are invalid (as `check`'s verdict).
-    pub fn invalid_steps(&self) -> Vec<usize> {
-        self.facts().steps_with(Verdict::Invalid)
-    }
-
     /// Whether the case's verdict is `invalid` (every step passes, some are invalid).
     pub fn invalid(&self) -> bool {
         self.verdict() == Verdict::Invalid
     }
 
     /// The 1-based numbers of steps that do not pass: they fail, error or misroute.
+    #[cfg(test)]
     pub fn failing_steps(&self) -> Vec<usize> {
         let facts = self.facts();
         self.steps
@@ -137,6 +135,8 @@ pub struct ScriptResults {
     pub embedded: Option<EmbeddedMap>,
     /// Why there are no cases, when the folder is missing and required.
     pub cases_error: Option<CaseError>,
+    /// Why the script's file was not run (see [`RunInput::script_error`]).
+    pub script_error: Option<ScriptReadError>,
     pub cases: Vec<CaseResult>,
     pub mode: Mode,
     /// The CRD schemas the steps were validated against (`None`: not validated).
@@ -228,13 +228,25 @@ pub struct RunInput {
     pub host_text: String,
     pub embedded: Option<EmbeddedMap>,
     pub cases_error: Option<CaseError>,
+    /// Why the script's file cannot be run, as `check` refuses it (not UTF-8 on disk): its
+    /// cases are not run, the file gets the error.
+    pub script_error: Option<ScriptReadError>,
     pub cases: Vec<(PathBuf, CaseText)>,
+}
+
+/// A script file `check` would refuse to read: the line of the problem and its message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScriptReadError {
+    pub line: u32,
+    pub message: String,
 }
 
 /// One case file's content as a run reads it.
 pub struct CaseText {
-    /// Its text, or its size when it is too large to read at all.
-    pub text: Result<String, u64>,
+    /// Its text, or why it cannot be a case (too large to read at all, not UTF-8).
+    pub text: Result<String, CaseError>,
+    /// For a file that is not UTF-8, its lossy reading: where the error's position points.
+    pub shown: String,
     /// Where it was read on disk (`None`: an open buffer).
     pub stamp: Option<FileStamp>,
 }
@@ -243,6 +255,7 @@ impl From<String> for CaseText {
     fn from(text: String) -> CaseText {
         CaseText {
             text: Ok(text),
+            shown: String::new(),
             stamp: None,
         }
     }
@@ -262,7 +275,14 @@ pub fn gather(
     docs: &Documents,
     previous: Option<&ScriptResults>,
 ) -> Option<RunInput> {
-    let host_text = docs.text(target.id.host())?;
+    let (host_text, unreadable) = docs.read(target.id.host())?;
+    let script_error = unreadable.map(|error| ScriptReadError {
+        line: match error {
+            ReadError::NotUtf8 { line, .. } => line,
+            _ => 1,
+        },
+        message: discovery::script_read_error(target.id.host(), &error),
+    });
     let (source, embedded) = match &target.id {
         ScriptId::File(_) => (host_text.clone(), None),
         ScriptId::Embedded { key, .. } => {
@@ -305,6 +325,7 @@ pub fn gather(
         host_text,
         embedded,
         cases_error,
+        script_error,
         cases,
     })
 }
@@ -320,7 +341,8 @@ fn read_case(
     let stamp = disk_stamp(&path)?;
     if stamp.len > MAX_ANALYSED_BYTES as u64 {
         let text = CaseText {
-            text: Err(stamp.len),
+            text: Err(too_large(stamp.len)),
+            shown: String::new(),
             stamp: Some(stamp),
         };
         return Some((path, text));
@@ -332,15 +354,43 @@ fn read_case(
                 .find(|c| c.path == path && c.stamp == Some(stamp))
         })
         .map(|c| c.text.clone());
+    let mut shown = String::new();
     let text = match known {
-        Some(text) => text,
-        None => docs.text(&path)?,
+        Some(text) => Ok(text),
+        // As `check` reads it: a file that is not UTF-8 is a case error, not a repaired copy.
+        None => match docs.read(&path)? {
+            (lossy, Some(error)) => {
+                let mut error = unreadable_case(&error);
+                if let Some(span) = &mut error.span {
+                    // On the line of the bad byte (the error's `line`, from 1).
+                    let line = span.start.line.saturating_sub(1) as usize;
+                    let start = lossy
+                        .split_inclusive('\n')
+                        .take(line)
+                        .map(str::len)
+                        .sum::<usize>();
+                    span.start.offset = start;
+                    span.end.offset = start;
+                }
+                shown = lossy;
+                Err(error)
+            }
+            (text, None) => Ok(text),
+        },
     };
     let text = CaseText {
-        text: Ok(text),
+        text,
+        shown,
         stamp: Some(stamp),
     };
     Some((path, text))
+}
+
+fn too_large(len: u64) -> CaseError {
+    CaseError {
+        message: format!("the case file is too large to run ({len} bytes)"),
+        span: None,
+    }
 }
 
 /// Runs every case of `input` in turn on this thread (see [`execute_with`]).
@@ -379,21 +429,25 @@ pub fn execute_with(
     let mut cases: Vec<CaseResult> = input
         .cases
         .into_iter()
-        .map(|(path, CaseText { text, stamp })| {
-            let too_large = |len: u64| CaseError {
-                message: format!("the case file is too large to run ({len} bytes)"),
-                span: None,
-            };
+        .map(|(path, CaseText { text, shown, stamp })| {
             let text = match text {
-                Ok(text) if text.len() > MAX_ANALYSED_BYTES => Err(text.len() as u64),
+                Ok(text) if text.len() > MAX_ANALYSED_BYTES => Err(too_large(text.len() as u64)),
                 other => other,
             };
             let text = match text {
                 Ok(text) => text,
-                Err(len) => {
-                    return CaseResult::unrun(path, String::new(), None, Err(too_large(len)));
+                Err(error) => {
+                    return CaseResult::unrun(path, shown, None, Err(error));
                 }
             };
+            if let Some(error) = &input.script_error {
+                // `check` refuses the script: nothing of it runs here either.
+                let not_run = CaseError {
+                    message: format!("not run: {}", error.message),
+                    span: None,
+                };
+                return CaseResult::unrun(path, text, stamp, Err(not_run));
+            }
             if oversized {
                 // Not run: the editor must not show its cases as passing (`check`, which has
                 // no such limit, runs them).
@@ -500,6 +554,7 @@ pub fn execute_with(
         host_text: input.host_text,
         embedded,
         cases_error: input.cases_error,
+        script_error: input.script_error,
         cases,
         mode,
         schemas: None,
@@ -526,6 +581,7 @@ impl ScriptResults {
             host_text: self.host_text.clone(),
             embedded: self.embedded.clone(),
             cases_error: self.cases_error.clone(),
+            script_error: self.script_error.clone(),
             cases: self
                 .cases
                 .iter()

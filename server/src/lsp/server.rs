@@ -18,7 +18,7 @@ use super::session::{ClientCaps, Session, Settings, write};
 use super::text::{LineIndex, apply_changes};
 use super::{
     call_hierarchy, case_view, folding, format, highlights, links, lint_actions, param_hints,
-    selection, snippets, step_values, type_definition, watcher,
+    script_lens, selection, snippets, step_values, type_definition, watcher,
 };
 
 /// The stack of a request's thread: full_moon's parser, the walks over its AST and the AST's
@@ -641,41 +641,7 @@ impl LanguageServer for Backend {
                 if let Some((results, i)) = session.case_result(&path) {
                     return Some(case_view::code_lenses(&results, i, &uri, &text));
                 }
-                let mut lenses = Vec::new();
-                let index = LineIndex::new(&text);
-                for view in session.views(&path, &text) {
-                    let Some(results) = session.results_for(&view.target.id) else {
-                        continue;
-                    };
-                    let total = results.cases.len();
-                    if total == 0 {
-                        continue;
-                    }
-                    let position = index.position(&text, view.to_host(&text, 0));
-                    lenses.push(CodeLens {
-                        range: Range::new(position, position),
-                        command: Some(Command::new(
-                            format!(
-                                "{} {}/{} cases pass{}",
-                                if results.passed_count() == total {
-                                    "✓"
-                                } else {
-                                    "✗"
-                                },
-                                results.passed_count(),
-                                total,
-                                match results.invalid_count() {
-                                    0 => String::new(),
-                                    n => format!(", {n} invalid"),
-                                }
-                            ),
-                            commands::RUN_ALL.into(),
-                            None,
-                        )),
-                        data: None,
-                    });
-                }
-                Some(lenses)
+                Some(script_lens::script_lenses(&session, &path, &text))
             })
             .await)
     }
@@ -689,18 +655,8 @@ impl LanguageServer for Backend {
                 .collect()
         };
         let (added, removed) = (paths(event.added), paths(event.removed));
-        let roots = {
-            let mut roots = write(&self.session.roots);
-            roots.retain(|r| !removed.contains(r));
-            for root in added {
-                if !roots.contains(&root) {
-                    roots.push(root);
-                }
-            }
-            roots.clone()
-        };
-        // Watch the new set of folders, then run what they hold (diagnostics of scripts in a
-        // removed folder stay until their files change: the client may still show them).
+        let roots = self.session.change_folders(added, removed).await;
+        // Watch the new set of folders, then run what they hold.
         let session = self.session.clone();
         let watched = tokio::task::spawn_blocking(move || watcher::start(session, roots))
             .await

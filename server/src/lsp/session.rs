@@ -696,7 +696,7 @@ impl Session {
     }
 
     /// Whether a script's runs go first: the user has it or one of its cases open.
-    fn is_foreground(&self, target: &ScriptTarget) -> bool {
+    pub(super) fn is_foreground(&self, target: &ScriptTarget) -> bool {
         self.docs.is_open(target.id.host())
             || target.testdata.as_ref().is_some_and(|testdata| {
                 self.docs
@@ -728,6 +728,13 @@ impl Session {
             store.set_runs(id, diagnostics)
         })
         .await;
+    }
+
+    /// Forgets a script that left the workspace: a run of it under way is superseded, and
+    /// what its runs said is withdrawn from every file.
+    pub async fn forget(&self, id: &ScriptId) {
+        let ticket = self.scheduler.request(id);
+        self.set_results(id, None, Vec::new(), &ticket).await;
     }
 
     /// What scripts printed during the run, in the server log (never on stdout).

@@ -10,8 +10,9 @@
 use std::path::{Path, PathBuf};
 
 use kruise_lua_engine::discovery::{
-    CUSTOM_SCRIPT_NAME, ConfigMapScripts, EmbeddedScript, INGRESS_FOLDER, ScriptEntry,
-    ScriptOrigin, discover, pair_with_testdata, read_configmap, resolve, testdata_dir,
+    CUSTOM_SCRIPT_NAME, ConfigMapScripts, EmbeddedScript, INGRESS_FOLDER, Precedence, ScriptEntry,
+    ScriptOrigin, discover, pair_with_testdata, read_configmap, read_when_both, resolve,
+    testdata_dir,
 };
 use kruise_lua_engine::runner::Script;
 use kruise_lua_engine::script::ScriptFlavor;
@@ -306,21 +307,36 @@ fn ignored_scripts(
         let Some(bundled_entry) = bundled.iter().find(|b| b.kind == entry.kind) else {
             continue;
         };
-        match &entry.kind {
-            ScriptKind::Custom { group, kind } => ignored.push((
-                entry.clone(),
-                format!(
-                    "Kruise runs the bundled script for {group}/{kind} ({}); this ConfigMap script is never read",
-                    header(bundled_entry).id()
-                ),
-            )),
-            ScriptKind::Ingress { class } => ignored.push((
-                bundled_entry.clone(),
-                format!("the ConfigMap script for ingress class `{class}` ({}) replaces it", header(entry).id()),
-            )),
-        }
+        let bundled_id = header(bundled_entry).id();
+        let (read, reason) = unread_script(&entry.kind, &bundled_id, &header(entry).id());
+        ignored.push(match read {
+            Precedence::Bundled => (entry.clone(), reason),
+            Precedence::ConfigMap => (bundled_entry.clone(), reason),
+        });
     }
     ignored
+}
+
+/// Of a bundled script and a ConfigMap script for the same provider `kind` (named by their
+/// ids, `path` and `path#key`), the one Kruise reads (the engine's [`read_when_both`]) and why
+/// the other is never read, as `check` and the language server word it.
+pub fn unread_script(kind: &ScriptKind, bundled: &str, configmap: &str) -> (Precedence, String) {
+    let read = read_when_both(kind);
+    let reason = match (read, kind) {
+        (Precedence::Bundled, ScriptKind::Custom { group, kind }) => format!(
+            "Kruise runs the bundled script for {group}/{kind} ({bundled}); this ConfigMap script is never read"
+        ),
+        (Precedence::Bundled, ScriptKind::Ingress { class }) => format!(
+            "Kruise runs the bundled script for ingress class `{class}` ({bundled}); this ConfigMap script is never read"
+        ),
+        (Precedence::ConfigMap, ScriptKind::Ingress { class }) => {
+            format!("the ConfigMap script for ingress class `{class}` ({configmap}) replaces it")
+        }
+        (Precedence::ConfigMap, ScriptKind::Custom { group, kind }) => {
+            format!("the ConfigMap script for {group}/{kind} ({configmap}) replaces it")
+        }
+    };
+    (read, reason)
 }
 
 /// Why a script with no case files is not run (`None`: it is shown, with nothing to run).
@@ -392,29 +408,38 @@ fn read_case(path: &Path, limit_bytes: u64) -> Result<Result<String, CaseError>,
     match input::read_text(path, limit_bytes) {
         Ok(text) => Ok(Ok(text)),
         Err(ReadError::Io(err)) => Err(UsageError::io(path, &err)),
-        Err(ReadError::NotRegular {
+        Err(other) => Ok(Err(unreadable_case(&other))),
+    }
+}
+
+/// The case error of a case file that was read but cannot be a case (a folder, non-UTF-8
+/// text, too large), as `check` and the language server both say it.
+pub fn unreadable_case(error: &kruise_lua_engine::input::ReadError) -> CaseError {
+    use kruise_lua_engine::input::ReadError;
+    match error {
+        ReadError::NotRegular {
             what: "a directory",
-        }) => Ok(Err(CaseError {
+        } => CaseError {
             message: "is a directory, not a test case file".to_string(),
             span: None,
-        })),
-        Err(ReadError::NotUtf8 { line, column }) => {
+        },
+        ReadError::NotUtf8 { line, column } => {
             let at = kruise_lua_engine::yaml::Pos {
-                line,
-                column,
+                line: *line,
+                column: *column,
                 offset: 0,
             };
-            Ok(Err(CaseError {
+            CaseError {
                 message: format!(
                     "byte {column} is not valid UTF-8 (kruise-lua reads UTF-8 text only)"
                 ),
                 span: Some(kruise_lua_engine::yaml::Span { start: at, end: at }),
-            }))
+            }
         }
-        Err(other) => Ok(Err(CaseError {
+        other => CaseError {
             message: other.to_string(),
             span: None,
-        })),
+        },
     }
 }
 

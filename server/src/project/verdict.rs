@@ -296,13 +296,52 @@ pub enum Verdict {
     Error,
 }
 
-impl Verdict {
+/// A step's verdict as it reads beside the step: the verdict, and for a step that got its
+/// expected result yet fails, why (it misroutes, or depends on key order). `check`'s JSON
+/// `status` and the editor's words are these.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StepLabel {
+    Pass,
+    Invalid,
+    Fail,
+    Error,
+    Misrouted,
+    Nondeterministic,
+}
+
+impl StepLabel {
     pub fn as_str(self) -> &'static str {
         match self {
-            Verdict::Pass => "pass",
-            Verdict::Invalid => "invalid",
-            Verdict::Fail => "fail",
-            Verdict::Error => "error",
+            StepLabel::Pass => "pass",
+            StepLabel::Invalid => "invalid",
+            StepLabel::Fail => "fail",
+            StepLabel::Error => "error",
+            StepLabel::Misrouted => "misrouted",
+            StepLabel::Nondeterministic => "nondeterministic",
+        }
+    }
+
+    /// What one step does: `step 2 errors`.
+    pub fn verb(self) -> &'static str {
+        match self {
+            StepLabel::Pass => "passes",
+            StepLabel::Invalid => "is invalid",
+            StepLabel::Fail => "fails",
+            StepLabel::Error => "errors",
+            StepLabel::Misrouted => "misroutes",
+            StepLabel::Nondeterministic => "is nondeterministic",
+        }
+    }
+
+    /// What several steps do: `steps 1, 2 error`.
+    pub fn verb_plural(self) -> &'static str {
+        match self {
+            StepLabel::Pass => "pass",
+            StepLabel::Invalid => "are invalid",
+            StepLabel::Fail => "fail",
+            StepLabel::Error => "error",
+            StepLabel::Misrouted => "misroute",
+            StepLabel::Nondeterministic => "are nondeterministic",
         }
     }
 }
@@ -363,6 +402,24 @@ impl<'a> CaseFacts<'a> {
         }
     }
 
+    /// The step's verdict as it reads ([`StepLabel`]): a step that got its expected result but
+    /// fails misroutes (the intent check) or is nondeterministic (key order).
+    pub fn step_label(&self, step: &StepOutcome) -> StepLabel {
+        match self.step_verdict(step) {
+            Verdict::Pass => StepLabel::Pass,
+            Verdict::Invalid => StepLabel::Invalid,
+            Verdict::Error => StepLabel::Error,
+            Verdict::Fail if step.status == StepStatus::Pass => {
+                if self.intent_finding(step.index).is_some() {
+                    StepLabel::Misrouted
+                } else {
+                    StepLabel::Nondeterministic
+                }
+            }
+            Verdict::Fail => StepLabel::Fail,
+        }
+    }
+
     /// The schema findings of step `index`, errors and warnings.
     pub fn schema_findings(
         &self,
@@ -415,15 +472,6 @@ impl<'a> CaseFacts<'a> {
     pub fn fails_despite_pass(&self, step: usize) -> bool {
         self.order_finding(step).is_some() || self.intent_finding(step).is_some()
     }
-
-    /// The 1-based numbers of the steps with verdict `verdict`.
-    pub fn steps_with(&self, verdict: Verdict) -> Vec<usize> {
-        self.steps
-            .iter()
-            .filter(|step| self.step_verdict(step) == verdict)
-            .map(|step| step_number(step.index))
-            .collect()
-    }
 }
 
 impl CaseReport {
@@ -446,6 +494,10 @@ impl CaseReport {
 
     pub fn step_verdict(&self, step: &StepOutcome) -> Verdict {
         self.facts().step_verdict(step)
+    }
+
+    pub fn step_label(&self, step: &StepOutcome) -> StepLabel {
+        self.facts().step_label(step)
     }
 
     pub fn schema_findings(&self, index: usize) -> impl Iterator<Item = &SchemaFinding> {

@@ -38,16 +38,16 @@
 
 use std::io::{self, Write};
 
-use kruise_lua_engine::steps::{StepOutcome, StepStatus};
+use kruise_lua_engine::steps::StepOutcome;
 use serde::Serialize;
 
 use kruise_lua_engine::ErrorKind;
 
-use crate::project::verdict::Note;
+use crate::project::verdict::{Note, StepLabel};
 
 use super::describe::{
-    CaseReport, Report, SchemaFinding, ScriptReport, Verdict, case_error_location,
-    case_warning_location, fail_location, located_error, step_error_location, step_number,
+    CaseReport, Report, SchemaFinding, ScriptReport, case_error_location, case_warning_location,
+    fail_location, located_error, step_error_location, step_number,
 };
 
 /// One line of the report.
@@ -240,20 +240,18 @@ fn step_line<'a>(
     step: &'a StepOutcome,
     warnings: Vec<String>,
 ) -> Line<'a> {
-    let (status, line) = match step.status {
-        // A step that got its expected result but fails all the same says why in its status,
-        // as the other formats do: it is not a pass (the verdict is decided in `verdict`).
-        StepStatus::Pass if case.intent_finding(step.index).is_some() => ("misrouted", None),
-        StepStatus::Pass if case.order_finding(step.index).is_some() => ("nondeterministic", None),
-        StepStatus::Pass if case.step_verdict(step) == Verdict::Invalid => (
-            Verdict::Invalid.as_str(),
-            case.schema_errors(step.index)
-                .find_map(|found| found.location.line),
-        ),
-        StepStatus::Pass => ("pass", None),
-        StepStatus::Fail => ("fail", fail_location(case, step).line),
-        StepStatus::Error => ("error", step_error_location(script, case, step).line),
+    // The step's verdict as it reads (`project::verdict::StepLabel`): a step that got its
+    // expected result but fails all the same says why in its status, as the other formats do.
+    let label = case.step_label(step);
+    let line = match label {
+        StepLabel::Invalid => case
+            .schema_errors(step.index)
+            .find_map(|found| found.location.line),
+        StepLabel::Fail => fail_location(case, step).line,
+        StepLabel::Error => step_error_location(script, case, step).line,
+        StepLabel::Pass | StepLabel::Misrouted | StepLabel::Nondeterministic => None,
     };
+    let status = label.as_str();
     Line {
         script: script.id(),
         case: &case.path,

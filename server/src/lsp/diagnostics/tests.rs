@@ -15,6 +15,7 @@ fn run(script: &str, case: &str) -> ScriptResults {
         host_text: script.into(),
         embedded: None,
         cases_error: None,
+        script_error: None,
         cases: vec![(PathBuf::from("/t/x/Route/testdata/three.yaml"), case.into())],
     };
     execute(input, None, Mode::Harness, &RunOptions::default(), &|| {
@@ -294,6 +295,7 @@ fn error_messages_name_the_manifest_and_its_yaml_line_not_lua_chunk_positions() 
                 .scripts[0],
         )),
         cases_error: None,
+        script_error: None,
         cases: vec![(PathBuf::from("/t/x/Route/testdata/three.yaml"), CASE.into())],
     };
     let results = execute(input, None, Mode::Harness, &RunOptions::default(), &|| {
@@ -343,6 +345,7 @@ fn production_mode_marks_steps_the_controller_skips() {
             host_text: script.into(),
             embedded: None,
             cases_error: None,
+            script_error: None,
             cases: vec![(
                 PathBuf::from("/t/x/Route/testdata/c.yaml"),
                 case.clone().into(),
@@ -392,6 +395,7 @@ fn timeout_lands_on_top_level_return() {
         host_text: script.into(),
         embedded: None,
         cases_error: None,
+        script_error: None,
         cases: vec![(PathBuf::from("/t/c.yaml"), CASE.into())],
     };
     let results = execute(input, None, Mode::Harness, &options, &|| false).unwrap();
@@ -490,4 +494,61 @@ fn a_run_syntax_error_is_not_repeated_beside_the_analysis() {
 
 fn files_of(results: &ScriptResults) -> Vec<(PathBuf, Vec<Diagnostic>)> {
     run_diagnostics(results)
+}
+
+/// The summary and the case lens word each failing step by its verdict, as `check` counts it
+/// (`1 failed, 1 error`): a step that errors is not said to fail (it said `steps 1, 2 fail`
+/// and `✗ 2 of 2 step(s) fail`). A script that does not compile still says, on each step, what
+/// was not checked, as `check` attaches those notes to every step (they were dropped).
+#[test]
+fn failing_steps_are_worded_by_verdict_and_keep_their_notes() {
+    let script = "if obj.canaryWeight == 50 then error('boom') end\n\
+                  obj.data.spec.weight = obj.canaryWeight + 1\nreturn obj.data\n";
+    let results = run(script, CASE);
+    let summary = |results: &ScriptResults| {
+        run_diagnostics(results)
+            .into_iter()
+            .flat_map(|(_, diags)| diags)
+            .find(|d| d.code == Some(NumberOrString::String("summary".into())))
+            .unwrap()
+            .message
+    };
+    assert_eq!(
+        summary(&results),
+        "0/1 cases pass (0/2 steps) — three step 1 fails, step 2 errors"
+    );
+    let lenses = crate::lsp::case_view::code_lenses(
+        &results,
+        0,
+        &"file:///t/x/Route/testdata/three.yaml".parse().unwrap(),
+        CASE,
+    );
+    let title = lenses[0].command.as_ref().unwrap().title.clone();
+    assert_eq!(title, "✗ 2 of 2 step(s) do not pass: 1 fail, 1 error");
+
+    let broken = run("return {\n", CASE);
+    assert_eq!(
+        summary(&broken),
+        "0/1 cases pass (0/2 steps) — three steps 1, 2 error"
+    );
+    let case_codes: Vec<String> = run_diagnostics(&broken)
+        .into_iter()
+        .filter(|(path, _)| path.ends_with("three.yaml"))
+        .flat_map(|(_, diags)| diags)
+        .filter_map(|d| match d.code {
+            Some(NumberOrString::String(code)) => Some(code),
+            _ => None,
+        })
+        .collect();
+    let notes = case_codes
+        .iter()
+        .filter(|code| code.ends_with("-not-checked"))
+        .count();
+    let facts_notes: usize = broken.cases[0]
+        .steps
+        .iter()
+        .map(|step| broken.cases[0].facts().step_notes(step.index).len())
+        .sum();
+    assert!(facts_notes > 0, "the case has notes to show");
+    assert_eq!(notes, facts_notes, "{case_codes:?}");
 }

@@ -51,6 +51,7 @@ fn input(script: &str, case: &str) -> RunInput {
         host_text: script.into(),
         embedded: None,
         cases_error: None,
+        script_error: None,
         cases: vec![(PathBuf::from("/t/x/Route/testdata/c.yaml"), case.into())],
     }
 }
@@ -322,4 +323,65 @@ fn newer_requests_supersede() {
     assert!(first.superseded());
     assert!(!second.superseded());
     assert!(Arc::ptr_eq(&first.lock(), &second.lock()));
+}
+
+/// Files on disk are read as `check` reads them: a case file that is not UTF-8 is a case
+/// error saying so (on the bad byte's line), and a script file that is not UTF-8 runs none of
+/// its cases and carries `check`'s "fail to read script" (defect: both passed in the editor,
+/// read as a repaired copy).
+#[test]
+fn files_that_are_not_utf8_are_refused_as_check_refuses_them() {
+    let dir = crate::test_scratch::folder("kruise-lua-lsp-runs", "not-utf8");
+    let kind = dir.join("example.io/Route");
+    std::fs::create_dir_all(kind.join("testdata")).unwrap();
+    std::fs::write(kind.join("trafficRouting.lua"), SCRIPT).unwrap();
+    let mut bad_case = b"# ok\n# caf\xe9\n".to_vec();
+    bad_case.extend_from_slice(CASE.as_bytes());
+    std::fs::write(kind.join("testdata/bad.yaml"), &bad_case).unwrap();
+    std::fs::write(kind.join("testdata/good.yaml"), CASE).unwrap();
+    let docs = Documents::default();
+    let target = lua_target(&kind.join("trafficRouting.lua"));
+    let run = || {
+        let input = gather(&target, &docs, None).unwrap();
+        execute(input, None, Mode::Harness, &RunOptions::default(), &|| {
+            false
+        })
+        .unwrap()
+    };
+    let results = run();
+    assert!(results.script_error.is_none());
+    let bad = results
+        .cases
+        .iter()
+        .find(|c| c.path.ends_with("bad.yaml"))
+        .unwrap();
+    let error = bad.case.as_ref().unwrap_err();
+    assert_eq!(
+        error.message,
+        "byte 6 is not valid UTF-8 (kruise-lua reads UTF-8 text only)"
+    );
+    let at = error.span.unwrap().start;
+    assert_eq!((at.line, at.offset), (2, "# ok\n".len()));
+    assert!(!bad.passed());
+
+    let mut bad_script = b"-- caf\xe9\n".to_vec();
+    bad_script.extend_from_slice(SCRIPT.as_bytes());
+    std::fs::write(kind.join("trafficRouting.lua"), &bad_script).unwrap();
+    std::fs::remove_file(kind.join("testdata/bad.yaml")).unwrap();
+    let results = run();
+    let error = results
+        .script_error
+        .as_ref()
+        .expect("the script is refused");
+    assert_eq!(error.line, 1);
+    assert!(
+        error.message.starts_with("fail to read script ")
+            && error
+                .message
+                .ends_with("line 1: byte 7 is not valid UTF-8 (kruise-lua reads UTF-8 text only)"),
+        "{}",
+        error.message
+    );
+    assert_eq!(results.passed_count(), 0, "no case of it passes");
+    assert!(results.cases[0].steps.is_empty(), "nothing of it ran");
 }
