@@ -34,6 +34,9 @@ pub struct IntentUnverified {
     /// The step's index in the case.
     pub step: usize,
     pub reason: String,
+    /// Whether some probes were judged (the check ran, cut short or past what the model
+    /// evaluates) rather than none.
+    pub partly: bool,
 }
 
 impl IntentUnverified {
@@ -45,14 +48,24 @@ impl IntentUnverified {
                 Some(IntentUnverified {
                     step: check.index,
                     reason: check.outcome.unverified()?,
+                    partly: matches!(&check.outcome, StepIntentOutcome::Checked(report) if report.probes > 0),
                 })
             })
             .collect()
     }
 
-    /// `intent check not done: <why>`.
+    /// `intent check not done: <why>`, or `intent check partly done: <why>` when some probes
+    /// were judged.
     pub fn message(&self) -> String {
-        format!("intent check not done: {}", self.reason)
+        if self.partly {
+            let why = self
+                .reason
+                .strip_prefix("partly checked: ")
+                .unwrap_or(&self.reason);
+            format!("intent check partly done: {why}")
+        } else {
+            format!("intent check not done: {}", self.reason)
+        }
     }
 }
 
