@@ -273,7 +273,11 @@ pub fn run_diagnostics(results: &ScriptResults) -> Vec<(PathBuf, Vec<Diagnostic>
             .map(|c| match &c.case {
                 Err(_) => format!("{} cannot be read", c.name()),
                 Ok(parsed) if parsed.steps.is_empty() => format!("{} yields no step", c.name()),
-                Ok(_) => format!("{} {}", c.name(), super::case_view::failing_steps_phrase(c)),
+                Ok(_) => format!(
+                    "{} {}",
+                    c.name(),
+                    super::step_phrases::failing_steps_phrase(c)
+                ),
             })
             .collect();
         if !failing.is_empty() {

@@ -45,6 +45,7 @@ mod selection;
 mod server;
 mod session;
 mod snippets;
+mod step_phrases;
 mod step_values;
 mod text;
 mod transport;
