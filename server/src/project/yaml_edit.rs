@@ -234,8 +234,9 @@ impl Walk<'_> {
             .iter()
             .filter(|(k, _)| !keys.iter().any(|have| have.as_ref() == Some(*k)))
             .collect();
-        if !kept.contains(&true) {
-            // Nothing of the old map stays: write it anew.
+        if !kept.contains(&true) && merges.is_empty() {
+            // Nothing of the old map stays: write it anew. (A merge always stays, so a map
+            // with one is never written anew here: the keys go below its merge lines.)
             let target = JsonValue::Object(wanted.clone());
             return self.replace(layout, &target, context);
         }
@@ -318,13 +319,10 @@ impl Walk<'_> {
                 merged.insert(key, value.to_json());
             }
         }
-        // (Nothing written kept: written anew too, as a plain map is.)
-        if merged.keys().any(|key| !wanted.contains_key(key))
-            || !written_keys
-                .iter()
-                .flatten()
-                .any(|key| wanted.contains_key(key))
-        {
+        // Only a merged key that must go makes the map written anew: the merge lines stay
+        // otherwise, even when no written entry does (`- <<: *be` alone, a whole entry that
+        // is one merge), and what differs goes below them.
+        if merged.keys().any(|key| !wanted.contains_key(key)) {
             return self.replace(layout, &JsonValue::Object(wanted.clone()), context);
         }
         let mut explicit = kruise_lua_engine::value::JsonMap::new();
