@@ -217,6 +217,8 @@ enum Quote {
     Double,
     /// `|-` block scalar (in block context; double-quoted in flow context).
     Literal,
+    /// `>` block scalar (as `Literal`; its value ends with a line break).
+    Folded,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -241,6 +243,7 @@ fn scalar() -> impl Strategy<Value = Gen> {
         Quote::Single,
         Quote::Double,
         Quote::Literal,
+        Quote::Folded,
     ]);
     (value, quote).prop_map(|(v, q)| Gen::Scalar(v, q))
 }
@@ -318,7 +321,9 @@ impl Emitter {
             || !matches!(value, JsonValue::String(_));
         match quote {
             Quote::Single if matches!(value, JsonValue::String(_)) => format!("'{text}'"),
-            Quote::Double | Quote::Literal if matches!(value, JsonValue::String(_)) => {
+            Quote::Double | Quote::Literal | Quote::Folded
+                if matches!(value, JsonValue::String(_)) =>
+            {
                 format!("\"{text}\"")
             }
             _ if plain_ok => text,
@@ -374,8 +379,16 @@ impl Emitter {
     fn block(&mut self, node: &Gen, column: usize, after_key: bool) {
         let style = match node {
             Gen::Map(_, s) | Gen::Seq(_, s) => *s,
-            Gen::Scalar(JsonValue::String(text), Quote::Literal) if !text.is_empty() => {
-                self.out.push_str(if after_key { " |-" } else { "|-" });
+            Gen::Scalar(JsonValue::String(text), quote @ (Quote::Literal | Quote::Folded))
+                if !text.is_empty() =>
+            {
+                let indicator = if matches!(quote, Quote::Literal) {
+                    "|-"
+                } else {
+                    ">"
+                };
+                self.out
+                    .push_str(&format!("{}{indicator}", if after_key { " " } else { "" }));
                 let inner = if after_key {
                     column + self.step
                 } else {
@@ -537,9 +550,12 @@ fn mutate(value: &JsonValue, rng: &mut u64) -> JsonValue {
             }
             JsonValue::Array(out)
         }
-        scalar => match next(rng, 4) {
+        scalar => match next(rng, 6) {
             0 => JsonValue::String("changed: yes".into()),
             1 => JsonValue::Float(2.5),
+            // Lines, which a block scalar may hold.
+            2 => JsonValue::String("two\nlines".into()),
+            3 => JsonValue::String("a\n\nb c\n".into()),
             _ => scalar.clone(),
         },
     }
@@ -793,4 +809,63 @@ fn merge_only_maps_keep_the_merge_and_add_what_differs() {
     let text = format!("{anchors}expected:\n- <<: *a\n");
     let new = rewrite(&text, 0, r#"{"port":80}"#).unwrap();
     assert_eq!(new, format!("{anchors}expected:\n- port: 80\n"));
+}
+
+/// QA: a changed block scalar keeps its style (indicator, chomping, indentation, the comment
+/// on its header line) when the new value can be written in it; else it is quoted.
+#[test]
+fn block_scalars_keep_their_style() {
+    let cases = [
+        // Literal, clip: the changed line only.
+        (
+            "expected:\n- s: |  # lines\n    line1\n    line2\n  t: 1\n",
+            r#"{"s":"line1\nline2 changed\n","t":1}"#,
+            "expected:\n- s: |  # lines\n    line1\n    line2 changed\n  t: 1\n",
+        ),
+        // Literal, strip, deeper indentation, lines added and an empty one.
+        (
+            "expected:\n- s: |-\n      a\n  t: 1\n",
+            r#"{"s":"a\n\nb  c","t":1}"#,
+            "expected:\n- s: |-\n      a\n\n      b  c\n  t: 1\n",
+        ),
+        // Folded: a line break is written as an empty line.
+        (
+            "expected:\n- s: >\n    some\n    words\n",
+            r#"{"s":"other words\nnext\n"}"#,
+            "expected:\n- s: >\n    other words\n\n    next\n",
+        ),
+        // A sequence item, with an anchor and a tag.
+        (
+            "expected:\n- - &x !!str |-\n    one\n",
+            r#"["two"]"#,
+            "expected:\n- - &x !!str |-\n    two\n",
+        ),
+        // A value the style cannot hold is quoted: clip needs one final line break.
+        (
+            "expected:\n- s: |\n    a\n",
+            r#"{"s":"flat"}"#,
+            "expected:\n- s: flat\n",
+        ),
+        // Written anew, it keeps its anchor (its tag was for the old value).
+        (
+            "expected:\n- s: &x !!str |\n    a\n",
+            r#"{"s":"flat"}"#,
+            "expected:\n- s: &x flat\n",
+        ),
+        // Strip cannot end with one.
+        (
+            "expected:\n- s: |-\n    a\n",
+            r#"{"s":"a\n"}"#,
+            "expected:\n- s: \"a\\n\"\n",
+        ),
+        // A first line starting with spaces would change the indentation read.
+        (
+            "expected:\n- s: |-\n    a\n",
+            r#"{"s":"  a"}"#,
+            "expected:\n- s: \"  a\"\n",
+        ),
+    ];
+    for (text, target, want) in cases {
+        assert_eq!(rewrite(text, 0, target).as_deref(), Ok(want), "{text:?}");
+    }
 }
