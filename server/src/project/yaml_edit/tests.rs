@@ -635,7 +635,7 @@ proptest! {
                 _ => None,
             })
             && let JsonValue::Object(wanted) = &target
-            && merge.keys().iter().all(|k| wanted.contains_key(*k))
+            && merge.keys().iter().all(|k| wanted.contains_key(k))
         {
             prop_assert_eq!(
                 entry_merges(&new, index),
