@@ -632,3 +632,50 @@ fn fields_the_crd_does_not_declare_are_kl014_with_the_crd_at_hand() {
     let missing = run_in(&dir, &["lint", "--crd", "nowhere.yaml", "lc"]);
     assert_eq!(missing.code, 2, "{missing:?}");
 }
+
+/// QA: a watched folder deleted and made again (a branch switch, a generator) is watched
+/// again: at once (removed and copied back before the watcher looks) and after a while
+/// (a run in between says it is missing); a later edit in it reruns.
+#[test]
+fn check_watch_follows_a_folder_deleted_and_made_again() {
+    let dir = tree("check-watch-recreated");
+    let lc = dir.join("lua_configuration");
+    let fixture = fixtures().join("tree/lua_configuration");
+    let case = lc.join("example.io/Weighted/testdata/rollout_steps.yaml");
+    let watching = Watching::start(&dir, &["check", "--watch", "lua_configuration"]);
+    let first = watching.next_summary();
+    assert!(first.starts_with("7 passed, 0 failed"), "{first}");
+
+    // Removed and copied back at once, then a step's expectation broken.
+    std::fs::remove_dir_all(&lc).unwrap();
+    copy_tree(&fixture, &lc);
+    let text = std::fs::read_to_string(&case).unwrap();
+    assert!(text.contains("weight: 80"), "{text}");
+    std::fs::write(&case, text.replacen("weight: 80", "weight: 81", 1)).unwrap();
+    watching.summaries_until(|s| s.contains(", 1 failed"));
+
+    // Removed, reported missing, then copied back (passing again).
+    std::fs::remove_dir_all(&lc).unwrap();
+    watching.summaries_until(|s| s.starts_with("kruise-lua: error:"));
+    copy_tree(&fixture, &lc);
+    watching.summaries_until(|s| s.starts_with("7 passed, 0 failed"));
+    let text = std::fs::read_to_string(&case).unwrap();
+    std::fs::write(&case, text.replacen("weight: 80", "weight: 81", 1)).unwrap();
+    watching.summaries_until(|s| s.contains(", 1 failed"));
+}
+
+/// `lint --watch` shares the watch: a deleted folder is reported, then linted again when it
+/// comes back, and a later edit in it reruns.
+#[test]
+fn lint_watch_follows_a_folder_deleted_and_made_again() {
+    let dir = tree("lint-watch-recreated");
+    let lc = dir.join("lua_configuration");
+    let watching = Watching::start(&dir, &["lint", "--watch", "lua_configuration"]);
+    assert_eq!(watching.next_summary(), "no problems in 2 files");
+    std::fs::remove_dir_all(&lc).unwrap();
+    watching.summaries_until(|s| s.starts_with("kruise-lua: error:"));
+    copy_tree(&fixtures().join("tree/lua_configuration"), &lc);
+    watching.summaries_until(|s| s == "no problems in 2 files");
+    misspell(&dir);
+    watching.summaries_until(|s| s == "1 problem (1 error) in 2 files, 1 fixable with --fix");
+}

@@ -3,7 +3,8 @@
 //! taken together). Each run clears the terminal and prints a one-line summary and the report.
 //! `check` reruns only the scripts the changed files belong to; `lint` reruns everything (it is
 //! cheap). Runs until interrupted; an error in one run (a file deleted meanwhile) is printed
-//! and the watch goes on.
+//! and the watch goes on. A watched folder that is deleted (a branch switch, a generator) is
+//! waited for through its nearest existing parent, and watched again when it comes back.
 
 use std::io::{IsTerminal, Write};
 use std::path::{Component, Path, PathBuf};
@@ -11,7 +12,8 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use kruise_lua_engine::discovery::{CUSTOM_SCRIPT_NAME, INGRESS_FOLDER};
-use notify::{EventKind, RecursiveMode, Watcher};
+use notify::event::ModifyKind;
+use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher};
 
 use crate::project::UsageError;
 use crate::project::paths;
@@ -25,50 +27,206 @@ pub struct Outcome {
 /// How long the watcher waits for more events of the same save before running.
 const SETTLE: Duration = Duration::from_millis(150);
 
+/// How many times in a row the watches are set up again when the folders change while that is
+/// done (a folder that comes back between the look and the watch): past it, the next event
+/// tries again.
+const REARM_ROUNDS: usize = 8;
+
+/// How often the watches are tried again while one could not be set up.
+const RETRY: Duration = Duration::from_secs(1);
+
+/// What the watcher tells the loop.
+enum Signal {
+    /// These paths were created, removed or changed; `gone`: removed or renamed away.
+    Changed { paths: Vec<PathBuf>, gone: bool },
+    /// Events were lost (the kernel's queue overflowed): everything may have changed.
+    Rescan,
+}
+
+/// One watch as set up: the folder, how, and which file it was (a folder deleted and made
+/// again under the same name is another one, and its watch is gone with the old one).
+#[derive(Debug, Clone, PartialEq)]
+struct Armed {
+    path: PathBuf,
+    recursive: bool,
+    identity: Option<(u64, u64)>,
+    /// The watcher said the folder itself was removed or renamed: its watch is gone even if
+    /// a folder of that name, maybe with the same inode number reused, is there now.
+    lost: bool,
+}
+
+/// The watch a PATH (absolute) needs now: a folder, recursively; a file through its folder
+/// (editors save by renaming a new file over the old one), recursively for a script, whose
+/// cases live beside it. While that folder is gone, its nearest existing parent, not
+/// recursively (one folder's events, whatever the tree), to see it come back.
+fn wanted(root: &Path) -> Armed {
+    let (path, recursive) = if root.is_dir() {
+        (root.to_path_buf(), true)
+    } else {
+        let dir = parent(root);
+        let script = root.extension().is_some_and(|e| e == "lua");
+        if dir.is_dir() {
+            (dir, script)
+        } else {
+            (nearest_existing(&dir), false)
+        }
+    };
+    let identity = identity(&path);
+    Armed {
+        path,
+        recursive,
+        identity,
+        lost: false,
+    }
+}
+
+/// The nearest folder that exists among `path`'s parents.
+fn nearest_existing(path: &Path) -> PathBuf {
+    path.ancestors()
+        .skip(1)
+        .find(|p| p.is_dir())
+        .map_or_else(|| PathBuf::from("/"), Path::to_path_buf)
+}
+
+/// Which file a path is (device and inode), where the platform says.
+fn identity(path: &Path) -> Option<(u64, u64)> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        None
+    }
+}
+
+/// A watcher over the PATHs' watches, sending to `tx` (a folder two PATHs need is watched
+/// once). A fresh watcher each time they change: the old one's watches on a deleted folder
+/// are gone or stale, and dropping it removes them all.
+fn watcher_over(
+    armed: &[Armed],
+    tx: &mpsc::Sender<Signal>,
+) -> Result<RecommendedWatcher, (PathBuf, notify::Error)> {
+    let tx = tx.clone();
+    let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+        let Ok(event) = event else { return };
+        if event.need_rescan() {
+            let _ = tx.send(Signal::Rescan);
+        } else if matches!(
+            event.kind,
+            EventKind::Create(_) | EventKind::Remove(_) | EventKind::Modify(_)
+        ) {
+            let gone = matches!(
+                event.kind,
+                EventKind::Remove(_) | EventKind::Modify(ModifyKind::Name(_))
+            );
+            let _ = tx.send(Signal::Changed {
+                paths: event.paths,
+                gone,
+            });
+        }
+    })
+    .map_err(|err| (PathBuf::new(), err))?;
+    let mut folders: Vec<(&Path, bool)> = Vec::new();
+    for a in armed {
+        match folders.iter_mut().find(|(path, _)| *path == a.path) {
+            Some((_, recursive)) => *recursive |= a.recursive,
+            None => folders.push((&a.path, a.recursive)),
+        }
+    }
+    for (path, recursive) in folders {
+        let mode = if recursive {
+            RecursiveMode::Recursive
+        } else {
+            RecursiveMode::NonRecursive
+        };
+        watcher
+            .watch(path, mode)
+            .map_err(|err| (path.to_path_buf(), err))?;
+    }
+    Ok(watcher)
+}
+
 /// Runs `run` now and after every change under `roots`, forever (until the process is
 /// interrupted). `run` gets the changed files (empty for the first run).
 pub fn watch(
     roots: &[PathBuf],
     run: &mut dyn FnMut(&[PathBuf]) -> Result<Outcome, UsageError>,
 ) -> Result<u8, UsageError> {
-    let (tx, rx) = mpsc::channel::<PathBuf>();
-    let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
-        let Ok(event) = event else { return };
-        if matches!(
-            event.kind,
-            EventKind::Create(_) | EventKind::Remove(_) | EventKind::Modify(_)
-        ) {
-            for path in event.paths {
-                let _ = tx.send(path);
-            }
-        }
-    })
-    .map_err(|err| UsageError(format!("cannot watch files: {err}")))?;
-    let mut watched: Vec<PathBuf> = Vec::new();
-    for root in roots {
-        let absolute = std::path::absolute(root).unwrap_or_else(|_| root.clone());
-        // A script's cases live beside it; a file is watched through its folder, since editors
-        // save by renaming a new file over the old one.
-        let (dir, mode) = if root.is_dir() {
-            (absolute.clone(), RecursiveMode::Recursive)
-        } else if root.extension().is_some_and(|e| e == "lua") {
-            (parent(&absolute), RecursiveMode::Recursive)
-        } else {
-            (parent(&absolute), RecursiveMode::NonRecursive)
-        };
-        watcher
-            .watch(&dir, mode)
-            .map_err(|err| UsageError(format!("{}: cannot watch: {err}", paths::display(root))))?;
-        watched.push(absolute);
-    }
+    let (tx, rx) = mpsc::channel::<Signal>();
+    let watched: Vec<PathBuf> = roots
+        .iter()
+        .map(|root| std::path::absolute(root).unwrap_or_else(|_| root.clone()))
+        .collect();
+    let mut armed: Vec<Armed> = watched.iter().map(|root| wanted(root)).collect();
+    let mut watcher = watcher_over(&armed, &tx).map_err(|(path, err)| {
+        let root = roots
+            .iter()
+            .zip(&armed)
+            .find(|(_, a)| a.path == path)
+            .map_or(path.as_path(), |(root, _)| root.as_path());
+        UsageError(format!("{}: cannot watch: {err}", paths::display(root)))
+    })?;
+    // The watches in `armed` could not all be set up (a folder went away meanwhile).
+    let mut unarmed = false;
     show(run(&[]));
     loop {
-        let Ok(first) = rx.recv() else {
-            return Ok(super::options::EXIT_USAGE);
+        // While a watch could not be set up, try again each second even without an event.
+        let first = if unarmed {
+            match rx.recv_timeout(RETRY) {
+                Ok(signal) => Some(signal),
+                Err(mpsc::RecvTimeoutError::Timeout) => None,
+                Err(mpsc::RecvTimeoutError::Disconnected) => return Ok(super::options::EXIT_USAGE),
+            }
+        } else {
+            let Ok(signal) = rx.recv() else {
+                return Ok(super::options::EXIT_USAGE);
+            };
+            Some(signal)
         };
-        let mut changed = vec![first];
-        while let Ok(path) = rx.recv_timeout(SETTLE) {
-            changed.push(path);
+        let mut signals: Vec<Signal> = first.into_iter().collect();
+        while let Ok(signal) = rx.recv_timeout(SETTLE) {
+            signals.push(signal);
+        }
+        let mut changed = Vec::new();
+        for signal in signals {
+            match signal {
+                Signal::Changed { paths, gone } => {
+                    if gone {
+                        for a in armed.iter_mut().filter(|a| paths.contains(&a.path)) {
+                            a.lost = true;
+                        }
+                    }
+                    changed.extend(paths);
+                }
+                Signal::Rescan => changed.extend(watched.iter().cloned()),
+            }
+        }
+        // A watched folder deleted, or made again: watch what is there now, and rerun each
+        // PATH whose watch moved (what was written into a folder before its watch was set up
+        // sent no event). Looked at again after the new watches are set up, since the folder
+        // may have come back in between.
+        for _ in 0..REARM_ROUNDS {
+            let now: Vec<Armed> = watched.iter().map(|root| wanted(root)).collect();
+            if now == armed && !unarmed {
+                break;
+            }
+            for ((root, before), after) in watched.iter().zip(&armed).zip(&now) {
+                if before != after {
+                    changed.push(root.clone());
+                }
+            }
+            armed = now;
+            match watcher_over(&armed, &tx) {
+                Ok(fresh) => {
+                    drop(std::mem::replace(&mut watcher, fresh));
+                    unarmed = false;
+                }
+                // A folder went away meanwhile: look again (now, or at the next event).
+                Err(_) => unarmed = true,
+            }
         }
         changed.retain(|path| relevant(path, &watched));
         changed.sort();
@@ -215,6 +373,30 @@ mod tests {
         );
         assert_eq!(script_of("lc/kruise-lua.toml"), None);
         assert_eq!(script_of("configmap.yaml"), None);
+    }
+
+    /// A PATH that is gone is waited for through its nearest existing folder, alone; one that
+    /// is there is watched as before.
+    #[test]
+    fn a_missing_path_is_waited_for_through_its_nearest_existing_parent() {
+        let root = std::path::absolute(std::env::temp_dir()).unwrap();
+        let gone = root.join("kruise-lua-no-such-folder/lc");
+        let armed = wanted(&gone);
+        assert_eq!(
+            (armed.path.as_path(), armed.recursive),
+            (root.as_path(), false)
+        );
+        let script = root.join("kruise-lua-no-such-folder/trafficRouting.lua");
+        assert_eq!(wanted(&script).path, root);
+        assert_eq!(
+            (wanted(&root).path, wanted(&root).recursive),
+            (root.clone(), true)
+        );
+        let file = root.join("case.yaml");
+        assert_eq!(
+            (wanted(&file).path, wanted(&file).recursive),
+            (root.clone(), false)
+        );
     }
 
     #[test]

@@ -37,6 +37,8 @@ struct Layout {
 enum Kind {
     Scalar {
         plain_text: Option<String>,
+        /// A `|` or `>` block scalar (its indicator at the layout's `content`).
+        block: bool,
     },
     Alias,
     Seq {
@@ -234,8 +236,9 @@ impl Walk<'_> {
             .iter()
             .filter(|(k, _)| !keys.iter().any(|have| have.as_ref() == Some(*k)))
             .collect();
-        if !kept.contains(&true) {
-            // Nothing of the old map stays: write it anew.
+        if !kept.contains(&true) && merges.is_empty() {
+            // Nothing of the old map stays: write it anew. (A merge always stays, so a map
+            // with one is never written anew here: the keys go below its merge lines.)
             let target = JsonValue::Object(wanted.clone());
             return self.replace(layout, &target, context);
         }
@@ -318,13 +321,10 @@ impl Walk<'_> {
                 merged.insert(key, value.to_json());
             }
         }
-        // (Nothing written kept: written anew too, as a plain map is.)
-        if merged.keys().any(|key| !wanted.contains_key(key))
-            || !written_keys
-                .iter()
-                .flatten()
-                .any(|key| wanted.contains_key(key))
-        {
+        // Only a merged key that must go makes the map written anew: the merge lines stay
+        // otherwise, even when no written entry does (`- <<: *be` alone, a whole entry that
+        // is one merge), and what differs goes below them.
+        if merged.keys().any(|key| !wanted.contains_key(key)) {
             return self.replace(layout, &JsonValue::Object(wanted.clone()), context);
         }
         let mut explicit = kruise_lua_engine::value::JsonMap::new();
@@ -411,6 +411,12 @@ impl Walk<'_> {
 
     /// Replaces a whole node with `target`, keeping its anchor.
     fn replace(&mut self, layout: &Layout, target: &JsonValue, context: Context) {
+        if let (Kind::Scalar { block: true, .. }, JsonValue::String(value)) = (&layout.kind, target)
+            && let Some(edit) = self.block_scalar(layout, value)
+        {
+            self.edits.push(edit);
+            return;
+        }
         let anchor = anchor_text(&self.text[layout.start..layout.content]);
         let mut range = layout.start..layout.end;
         if range.is_empty() {
@@ -489,6 +495,79 @@ impl Walk<'_> {
             }
         };
         self.edits.push((range, text));
+    }
+
+    /// The lines of a block scalar rewritten to hold `value` in the same style: its header
+    /// line (properties, indicator, comment) and the indentation of its lines kept. None when
+    /// that style cannot hold the value (the caller then quotes it): an explicit indentation
+    /// or `+` (keep) indicator, a value the chomping indicator would change (clip reads one
+    /// final line break, strip none), characters a block scalar cannot hold, or a value that
+    /// does not read back the same from the lines written (a first line starting with a
+    /// space, say, would set the indentation).
+    fn block_scalar(&self, layout: &Layout, value: &str) -> Option<Edit> {
+        let header_end = self.line_end(layout.content);
+        let indicator = self.text[layout.content..header_end]
+            .split_whitespace()
+            .next()?;
+        if indicator.contains(|c: char| c == '+' || c.is_ascii_digit()) {
+            return None;
+        }
+        // The lines after the header up to the end of the last non-blank one (its trailing
+        // spaces are the value's too); the file must go on after it, as the value's final
+        // line break comes from there.
+        let first_line = self.text[header_end..].find('\n')? + header_end + 1;
+        let end = self.line_end(layout.end);
+        if layout.end <= first_line || end >= self.text.len() {
+            return None;
+        }
+        let column = self.text[first_line..end]
+            .split('\n')
+            .find(|line| !line.trim().is_empty())
+            .map(|line| line.len() - line.trim_start_matches(' ').len())?;
+        let body = if indicator.contains('-') {
+            value
+        } else {
+            value.strip_suffix('\n')?
+        };
+        if body.is_empty()
+            || body.ends_with('\n')
+            || body
+                .chars()
+                .any(|c| (c.is_control() && c != '\n' && c != '\t') || c == '\u{feff}')
+        {
+            return None;
+        }
+        let lines = if indicator.starts_with('>') {
+            folded_lines(body)
+        } else {
+            body.split('\n').collect()
+        };
+        // Read back on its own: the style holds the value only if these lines give it.
+        let mut alone = format!("k: {indicator}\n");
+        for line in &lines {
+            if !line.is_empty() {
+                alone.push_str("  ");
+                alone.push_str(line);
+            }
+            alone.push('\n');
+        }
+        let read = parse_first_document(&alone).ok()??.get("k")?.to_json();
+        if !same(&read, &JsonValue::String(value.to_string())) {
+            return None;
+        }
+        let indent = spaces(column);
+        let text = lines
+            .iter()
+            .map(|line| {
+                if line.is_empty() {
+                    String::new()
+                } else {
+                    format!("{indent}{line}")
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(self.eol);
+        Some((first_line..end, text))
     }
 
     /// A block rendering whose first line goes where the cursor is and whose other lines are
@@ -575,6 +654,23 @@ fn flow_text(value: &JsonValue) -> String {
     }
 }
 
+/// The lines of a folded (`>`) block scalar that read back as `body` (no final line break):
+/// a line break between two lines is written as an empty line, since a single one folds into
+/// a space. (Lines starting with a space are not folded at all; the read-back check in
+/// [`Walk::block_scalar`] refuses what this does not write right.)
+fn folded_lines(body: &str) -> Vec<&str> {
+    let mut lines = Vec::new();
+    let mut previous_text = false;
+    for segment in body.split('\n') {
+        if previous_text {
+            lines.push("");
+        }
+        lines.push(segment);
+        previous_text = !segment.is_empty();
+    }
+    lines
+}
+
 /// A scalar (or an empty collection) as one line of YAML.
 fn scalar_text(value: &JsonValue) -> String {
     to_yaml(value).trim_end_matches('\n').to_string()
@@ -591,7 +687,7 @@ fn is_plain_map(entries: &[(Layout, Layout)], nodes: &[(YamlNode, YamlNode)]) ->
 
 /// Whether a key is a `<<` merge (written plain, as the reader takes it).
 fn is_merge_key(key: &Layout) -> bool {
-    matches!(&key.kind, Kind::Scalar { plain_text: Some(t) } if t == "<<")
+    matches!(&key.kind, Kind::Scalar { plain_text: Some(t), .. } if t == "<<")
 }
 
 /// A map entry as written (key and value layouts) with the reader's key and value for it.
@@ -753,6 +849,7 @@ fn scan(text: &str) -> Result<Scan, String> {
                     _ => (start, properties_end(text, start, end), end),
                 };
                 let plain_text = (style == ScalarStyle::Plain).then(|| value.to_string());
+                let block = matches!(style, ScalarStyle::Literal | ScalarStyle::Folded);
                 add(
                     &mut stack,
                     &mut root,
@@ -762,7 +859,7 @@ fn scan(text: &str) -> Result<Scan, String> {
                         content,
                         end,
                         anchor,
-                        kind: Kind::Scalar { plain_text },
+                        kind: Kind::Scalar { plain_text, block },
                     },
                 );
             }
@@ -873,14 +970,23 @@ fn properties_end(text: &str, start: usize, end: usize) -> usize {
     at.min(end)
 }
 
-/// A block scalar's bounds: the parser's span is its content (trailing blank lines included);
-/// the node starts at its properties and `|`/`>` indicator on the line above, and ends at its
-/// last non-blank character.
+/// A block scalar's bounds: the parser's span is its content (trailing blank lines included),
+/// or starts at its properties when it has some; the node starts at its properties and
+/// `|`/`>` indicator on its header line, and ends at its last non-blank character.
 fn block_scalar_bounds(text: &str, start: usize, end: usize) -> (usize, usize, usize) {
     let content_end = start + text[start..end].trim_end().len();
-    // The header line: the last line before the content that holds the indicator.
-    let header_end = text[..start].trim_end().len();
-    let header_start = text[..header_end].rfind('\n').map_or(0, |i| i + 1);
+    // The header line: the one the span starts on when it starts at the properties, else the
+    // last line before the content.
+    let (header_start, header_end) = if text[start..].starts_with(['&', '!']) {
+        let line_end = text[start..].find('\n').map_or(text.len(), |i| start + i);
+        (start, line_end)
+    } else {
+        let header_end = text[..start].trim_end().len();
+        (
+            text[..header_end].rfind('\n').map_or(0, |i| i + 1),
+            header_end,
+        )
+    };
     let header = &text[header_start..header_end];
     // Drop a trailing comment, then take the tokens from the first property or indicator.
     let code = header.find(" #").map_or(header, |i| &header[..i]);

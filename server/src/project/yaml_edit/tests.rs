@@ -163,6 +163,51 @@ enum Gen {
     Seq(Vec<Gen>, Style),
     /// `*base`, the root's anchored `{w: 1}`.
     Alias,
+    /// The value of a `<<` key (the map's entry `"<<"`).
+    Merge(Merge),
+}
+
+/// What a `<<` merges: the root's anchored maps, one of which merges another.
+#[derive(Debug, Clone, Copy)]
+enum Merge {
+    /// `*base`: `{w: 1}`.
+    Base,
+    /// `*more`: `{<<: *base, v: 2}`, a merge of a merge.
+    More,
+    /// `[*more, *other]`: a list of merges (`other` is `{u: 3}`).
+    List,
+}
+
+impl Merge {
+    fn text(self) -> &'static str {
+        match self {
+            Merge::Base => "*base",
+            Merge::More => "*more",
+            Merge::List => "[*more, *other]",
+        }
+    }
+
+    /// The keys it gives.
+    fn keys(self) -> &'static [&'static str] {
+        match self {
+            Merge::Base => &["w"],
+            Merge::More => &["w", "v"],
+            Merge::List => &["w", "v", "u"],
+        }
+    }
+}
+
+fn merge() -> impl Strategy<Value = Merge> {
+    prop::sample::select(vec![Merge::Base, Merge::More, Merge::List])
+}
+
+/// `entries` with a `<<` merge at `at` (0: first), when there is one.
+fn with_merge(mut entries: Vec<(String, Gen)>, merge: Option<(Merge, u8)>) -> Vec<(String, Gen)> {
+    if let Some((merge, at)) = merge {
+        let at = usize::from(at) % (entries.len() + 1);
+        entries.insert(at, ("<<".into(), Gen::Merge(merge)));
+    }
+    entries
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -172,6 +217,8 @@ enum Quote {
     Double,
     /// `|-` block scalar (in block context; double-quoted in flow context).
     Literal,
+    /// `>` block scalar (as `Literal`; its value ends with a line break).
+    Folded,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -196,6 +243,7 @@ fn scalar() -> impl Strategy<Value = Gen> {
         Quote::Single,
         Quote::Double,
         Quote::Literal,
+        Quote::Folded,
     ]);
     (value, quote).prop_map(|(v, q)| Gen::Scalar(v, q))
 }
@@ -216,10 +264,14 @@ fn node() -> impl Strategy<Value = Gen> {
         prop_oneof![
             (
                 prop::collection::btree_map(prop::sample::select(KEYS), inner.clone(), 1..4),
-                style()
+                style(),
+                prop::option::weighted(0.2, (merge(), any::<u8>())),
             )
-                .prop_map(|(m, s)| Gen::Map(
-                    m.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+                .prop_map(|(m, s, merge)| Gen::Map(
+                    with_merge(
+                        m.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+                        merge
+                    ),
                     s
                 )),
             (prop::collection::vec(inner, 1..4), style()).prop_map(|(v, s)| Gen::Seq(v, s)),
@@ -227,22 +279,28 @@ fn node() -> impl Strategy<Value = Gen> {
     })
 }
 
-/// An entry: a non-empty map whose keys come in a shuffled order.
+/// An entry: a non-empty map whose keys come in a shuffled order, a `<<` merge among them
+/// (first, last, or alone) in about a third of them.
 fn entry() -> impl Strategy<Value = Gen> {
     (
-        prop::collection::vec((prop::sample::select(KEYS), node()), 1..5),
+        prop::collection::vec((prop::sample::select(KEYS), node()), 0..5),
         style(),
+        prop::option::weighted(0.35, (merge(), any::<u8>())),
+        merge(),
     )
-        .prop_map(|(mut entries, style)| {
+        .prop_map(|(mut entries, style, merged, fallback)| {
             let mut seen = std::collections::HashSet::new();
             entries.retain(|(k, _)| seen.insert(*k));
-            Gen::Map(
-                entries
-                    .into_iter()
-                    .map(|(k, v)| (k.to_string(), v))
-                    .collect(),
-                style,
-            )
+            let entries = entries
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect::<Vec<_>>();
+            // No key: the entry is one merge.
+            let merged = match merged {
+                None if entries.is_empty() => Some((fallback, 0)),
+                other => other,
+            };
+            Gen::Map(with_merge(entries, merged), style)
         })
 }
 
@@ -263,7 +321,9 @@ impl Emitter {
             || !matches!(value, JsonValue::String(_));
         match quote {
             Quote::Single if matches!(value, JsonValue::String(_)) => format!("'{text}'"),
-            Quote::Double | Quote::Literal if matches!(value, JsonValue::String(_)) => {
+            Quote::Double | Quote::Literal | Quote::Folded
+                if matches!(value, JsonValue::String(_)) =>
+            {
                 format!("\"{text}\"")
             }
             _ if plain_ok => text,
@@ -272,7 +332,7 @@ impl Emitter {
     }
 
     fn key(&self, key: &str) -> String {
-        if key.chars().all(|c| c.is_ascii_alphabetic()) && key != "on" {
+        if key == "<<" || key.chars().all(|c| c.is_ascii_alphabetic()) && key != "on" {
             key.to_string()
         } else {
             format!("\"{key}\"")
@@ -292,6 +352,7 @@ impl Emitter {
         match node {
             Gen::Scalar(v, q) => self.scalar(v, *q),
             Gen::Alias => "*base".into(),
+            Gen::Merge(merge) => merge.text().into(),
             Gen::Map(entries, style) => {
                 let anchor = self.anchor(style);
                 let body: Vec<String> = entries
@@ -318,8 +379,16 @@ impl Emitter {
     fn block(&mut self, node: &Gen, column: usize, after_key: bool) {
         let style = match node {
             Gen::Map(_, s) | Gen::Seq(_, s) => *s,
-            Gen::Scalar(JsonValue::String(text), Quote::Literal) if !text.is_empty() => {
-                self.out.push_str(if after_key { " |-" } else { "|-" });
+            Gen::Scalar(JsonValue::String(text), quote @ (Quote::Literal | Quote::Folded))
+                if !text.is_empty() =>
+            {
+                let indicator = if matches!(quote, Quote::Literal) {
+                    "|-"
+                } else {
+                    ">"
+                };
+                self.out
+                    .push_str(&format!("{}{indicator}", if after_key { " " } else { "" }));
                 let inner = if after_key {
                     column + self.step
                 } else {
@@ -411,6 +480,10 @@ fn emit(
     e.newline(0);
     e.out.push_str("base: &base {w: 1}");
     e.newline(0);
+    e.out.push_str("more: &more {<<: *base, v: 2}");
+    e.newline(0);
+    e.out.push_str("other: &other {u: 3}");
+    e.newline(0);
     e.out.push_str("expected:");
     if flow_list {
         let items: Vec<String> = entries.iter().map(|g| e.flow(g)).collect();
@@ -477,9 +550,12 @@ fn mutate(value: &JsonValue, rng: &mut u64) -> JsonValue {
             }
             JsonValue::Array(out)
         }
-        scalar => match next(rng, 4) {
+        scalar => match next(rng, 6) {
             0 => JsonValue::String("changed: yes".into()),
             1 => JsonValue::Float(2.5),
+            // Lines, which a block scalar may hold.
+            2 => JsonValue::String("two\nlines".into()),
+            3 => JsonValue::String("a\n\nb c\n".into()),
             _ => scalar.clone(),
         },
     }
@@ -540,9 +616,11 @@ proptest! {
             target.to_canonical_json(),
             "{}\n---\n{}", text, new
         );
-        // Every byte outside the entry's lines is the same.
-        let start = entry.span.start.offset;
-        let end = line_end(&text, entry.span.end.offset.max(start));
+        // Every byte outside the entry's lines is the same. (Its extent as written: the
+        // reader's span of a map leaves out a last `<<` line, which gives no entry of its own.)
+        let (written_start, written_end) = entry_extent(&text, index);
+        let start = entry.span.start.offset.min(written_start);
+        let end = line_end(&text, entry.span.end.offset.max(written_end).max(start));
         prop_assert_eq!(&new[..start], &text[..start]);
         let tail = &text[end..];
         prop_assert!(new.ends_with(tail), "{}\n---\n{}", text, new);
@@ -550,7 +628,50 @@ proptest! {
         if crlf {
             prop_assert!(!new.replace("\r\n", "").contains('\n'), "{:?}", new);
         }
+        // An entry's merge stays unless a key it gives must go.
+        if let Gen::Map(written, _) = &entries[index]
+            && let Some(merge) = written.iter().find_map(|(_, v)| match v {
+                Gen::Merge(m) => Some(*m),
+                _ => None,
+            })
+            && let JsonValue::Object(wanted) = &target
+            && merge.keys().iter().all(|k| wanted.contains_key(k))
+        {
+            prop_assert_eq!(
+                entry_merges(&new, index),
+                vec![merge.text().to_string()],
+                "{}\n---\n{}", text, new
+            );
+        }
     }
+}
+
+/// `f` of the layout of `expected[index]` as written.
+fn with_entry<T>(text: &str, index: usize, f: impl FnOnce(&Layout) -> T) -> T {
+    let scan = scan(text).unwrap();
+    let doc = parse_first_document(text).unwrap().unwrap();
+    let (list, _) = expected_sequence(&scan.root, &doc).unwrap();
+    let Kind::Seq { items, .. } = &list.kind else {
+        panic!("{text}")
+    };
+    f(&items[index])
+}
+
+/// Where `expected[index]` starts and ends as written.
+fn entry_extent(text: &str, index: usize) -> (usize, usize) {
+    with_entry(text, index, |entry| (entry.start, entry.end))
+}
+
+/// The value texts of the `<<` merges of the map `expected[index]`.
+fn entry_merges(text: &str, index: usize) -> Vec<String> {
+    with_entry(text, index, |entry| match &entry.kind {
+        Kind::Map { entries, .. } => entries
+            .iter()
+            .filter(|(k, _)| is_merge_key(k))
+            .map(|(_, v)| text[v.start..v.end].to_string())
+            .collect(),
+        _ => Vec::new(),
+    })
 }
 
 #[test]
@@ -609,4 +730,142 @@ fn the_fallback_writes_the_entry_anew_keeping_its_anchor() {
         apply_edits(text, edits),
         "expected:\n- &e0\n  a: 1\n  b: 3\n- x: 1\n"
     );
+}
+
+/// QA: maps made only of merges (a sequence item whose first key is `<<`, a whole entry that
+/// is one merge), nested merges, merges of merges and `<<: [*a, *b]` lists keep their merge
+/// lines; only the keys whose values differ from the merged ones are written below them.
+#[test]
+fn merge_only_maps_keep_the_merge_and_add_what_differs() {
+    let anchors = "a: &a {port: 80, service: web}\nb: &b {<<: *a, zone: x}\nc: &c {tier: 1}\n";
+    let cases = [
+        // A sequence item that is one merge, a key added.
+        (
+            "expected:\n- <<: *a\n",
+            r#"{"port":80,"service":"web","weight":80}"#,
+            "expected:\n- <<: *a\n  weight: 80\n",
+        ),
+        // A merged key whose value changes is written out below the merge.
+        (
+            "expected:\n- <<: *a\n",
+            r#"{"port":81,"service":"web"}"#,
+            "expected:\n- <<: *a\n  port: 81\n",
+        ),
+        // The first key of an item is the merge, a written key follows.
+        (
+            "expected:\n- <<: *a\n  weight: 1\n",
+            r#"{"port":80,"service":"web","weight":2}"#,
+            "expected:\n- <<: *a\n  weight: 2\n",
+        ),
+        // Nested: a merge-only map inside a merge-only entry's written key.
+        (
+            "expected:\n- <<: *c\n  spec:\n    <<: *a\n",
+            r#"{"tier":1,"spec":{"port":80,"service":"web","weight":5}}"#,
+            "expected:\n- <<: *c\n  spec:\n    <<: *a\n    weight: 5\n",
+        ),
+        // A merge of a map that itself merges.
+        (
+            "expected:\n- <<: *b\n",
+            r#"{"port":80,"service":"web","zone":"q"}"#,
+            "expected:\n- <<: *b\n  zone: q\n",
+        ),
+        // A list of merges.
+        (
+            "expected:\n- <<: [*a, *c]\n",
+            r#"{"port":80,"service":"web","tier":2}"#,
+            "expected:\n- <<: [*a, *c]\n  tier: 2\n",
+        ),
+        // Flow style.
+        (
+            "expected:\n- {<<: *a}\n",
+            r#"{"port":80,"service":"web","weight":80}"#,
+            "expected:\n- {<<: *a, weight: 80}\n",
+        ),
+        // Deeper in the entry.
+        (
+            "expected:\n- spec:\n    backends:\n    - <<: *a\n",
+            r#"{"spec":{"backends":[{"port":80,"service":"web","weight":80}]}}"#,
+            "expected:\n- spec:\n    backends:\n    - <<: *a\n      weight: 80\n",
+        ),
+    ];
+    for (entry, target, want) in cases {
+        let text = format!("{anchors}{entry}");
+        assert_eq!(
+            rewrite(&text, 0, target).as_deref(),
+            Ok(format!("{anchors}{want}").as_str()),
+            "{entry:?}"
+        );
+    }
+    // A whole entry that is one merge of the case's `original`: only the part that differs
+    // is written out below it.
+    let text = "original: &orig\n  kind: R\n  spec:\n    weight: 0\nexpected:\n- <<: *orig\n";
+    assert_eq!(
+        rewrite(text, 0, r#"{"kind":"R","spec":{"weight":80}}"#).as_deref(),
+        Ok(
+            "original: &orig\n  kind: R\n  spec:\n    weight: 0\nexpected:\n- <<: *orig\n  spec:\n    weight: 80\n"
+        )
+    );
+    // A merged key to drop still makes the map written anew.
+    let text = format!("{anchors}expected:\n- <<: *a\n");
+    let new = rewrite(&text, 0, r#"{"port":80}"#).unwrap();
+    assert_eq!(new, format!("{anchors}expected:\n- port: 80\n"));
+}
+
+/// QA: a changed block scalar keeps its style (indicator, chomping, indentation, the comment
+/// on its header line) when the new value can be written in it; else it is quoted.
+#[test]
+fn block_scalars_keep_their_style() {
+    let cases = [
+        // Literal, clip: the changed line only.
+        (
+            "expected:\n- s: |  # lines\n    line1\n    line2\n  t: 1\n",
+            r#"{"s":"line1\nline2 changed\n","t":1}"#,
+            "expected:\n- s: |  # lines\n    line1\n    line2 changed\n  t: 1\n",
+        ),
+        // Literal, strip, deeper indentation, lines added and an empty one.
+        (
+            "expected:\n- s: |-\n      a\n  t: 1\n",
+            r#"{"s":"a\n\nb  c","t":1}"#,
+            "expected:\n- s: |-\n      a\n\n      b  c\n  t: 1\n",
+        ),
+        // Folded: a line break is written as an empty line.
+        (
+            "expected:\n- s: >\n    some\n    words\n",
+            r#"{"s":"other words\nnext\n"}"#,
+            "expected:\n- s: >\n    other words\n\n    next\n",
+        ),
+        // A sequence item, with an anchor and a tag.
+        (
+            "expected:\n- - &x !!str |-\n    one\n",
+            r#"["two"]"#,
+            "expected:\n- - &x !!str |-\n    two\n",
+        ),
+        // A value the style cannot hold is quoted: clip needs one final line break.
+        (
+            "expected:\n- s: |\n    a\n",
+            r#"{"s":"flat"}"#,
+            "expected:\n- s: flat\n",
+        ),
+        // Written anew, it keeps its anchor (its tag was for the old value).
+        (
+            "expected:\n- s: &x !!str |\n    a\n",
+            r#"{"s":"flat"}"#,
+            "expected:\n- s: &x flat\n",
+        ),
+        // Strip cannot end with one.
+        (
+            "expected:\n- s: |-\n    a\n",
+            r#"{"s":"a\n"}"#,
+            "expected:\n- s: \"a\\n\"\n",
+        ),
+        // A first line starting with spaces would change the indentation read.
+        (
+            "expected:\n- s: |-\n    a\n",
+            r#"{"s":"  a"}"#,
+            "expected:\n- s: \"  a\"\n",
+        ),
+    ];
+    for (text, target, want) in cases {
+        assert_eq!(rewrite(text, 0, target).as_deref(), Ok(want), "{text:?}");
+    }
 }
