@@ -99,50 +99,115 @@ impl<'s> Shape<'s> {
     }
 }
 
-/// The smallest serialized size of a value of `schema` (model/schemas.go, `estimateMinSizeJSON`).
+/// The smallest serialized size of a value of `schema`: the `MinSerializedSize` of the CEL type
+/// k8s.io/apiserver `pkg/cel/common/schemas.go` `SchemaDeclType` gives it, with the minimum sizes
+/// of `pkg/cel/limits.go` and `pkg/cel/types.go`. A node the API server gives no CEL type (an
+/// array without `items`, an untyped node) counts as 1, the smallest of any (`DynType`).
 pub(crate) fn min_serialized_size(schema: &Schema) -> u64 {
-    match schema.schema_type {
-        Some(SchemaType::Boolean) => 4,
-        Some(SchemaType::Integer | SchemaType::Number) => 1,
-        Some(SchemaType::String) => 2 + schema.min_length.unwrap_or(0),
-        // `{}`, `[]`, or an int-or-string's shortest form.
-        _ => 2,
+    decl_min_size(schema).unwrap_or(1)
+}
+
+/// `SchemaDeclType(…).MinSerializedSize`, `None` where it gives no type.
+fn decl_min_size(schema: &Schema) -> Option<u64> {
+    // "smallest value for a serialized x-kubernetes-int-or-string is 0".
+    if schema.int_or_string {
+        return Some(1);
+    }
+    match schema.schema_type? {
+        // `NewListType`: `[]`, whatever the items (`minItems` is not read).
+        SchemaType::Array => schema.items.as_deref().and_then(decl_min_size).map(|_| 2),
+        SchemaType::Object => match &schema.additional {
+            // `NewMapType`: `{}` (`minProperties` is not read).
+            Additional::Schema(values) => decl_min_size(values).map(|_| 2),
+            // An object: `{}` plus, for each required property without a default (defaults
+            // are filled in server-side), `"name":` and its value's smallest size, "+ 4" for
+            // the quotes, the colon and a comma.
+            _ => Some(schema.required.iter().fold(2u64, |size, name| {
+                let minimum = schema
+                    .properties
+                    .get(name)
+                    .filter(|property| property.default.is_none())
+                    .and_then(decl_min_size);
+                size.saturating_add(minimum.map_or(0, |m| name.len() as u64 + m + 4))
+            })),
+        },
+        SchemaType::String => Some(match schema.format.as_deref() {
+            // `MinDurationSizeJSON`, `JSONDateSize`, `MinDatetimeSizeJSON`.
+            Some("duration") => 3,
+            Some("date") => 12,
+            Some("date-time") => 21,
+            // `MinStringSize`, `""` (`minLength` is not read).
+            _ => 2,
+        }),
+        // `MinBoolSize`, `MinNumberSize`.
+        SchemaType::Boolean => Some(4),
+        SchemaType::Integer | SchemaType::Number => Some(1),
     }
 }
 
+/// apiserver `pkg/cel/limits.go` `MaxDurationSizeJSON`, `JSONDateSize`, `MaxDatetimeSizeJSON`:
+/// the longest duration, date and date-time strings (`estimateMaxStringLengthPerRequest`).
+const MAX_DURATION_SIZE_JSON: u64 = 32;
+const JSON_DATE_SIZE: u64 = 12;
+const MAX_DATETIME_SIZE_JSON: u64 = 32;
+
+/// The `MaxElements` of the CEL type k8s.io/apiserver `pkg/cel/common/schemas.go`
+/// `SchemaDeclType` gives `schema`: what cel-go's estimator reads as the value's size.
 fn schema_size(schema: &Schema) -> u64 {
-    let from_request = |min_item: u64| (MAX_REQUEST_SIZE_BYTES - 2) / (min_item + 1);
+    // `estimateMaxStringLengthPerRequest`, for a string without a format bound.
+    let request_string = MAX_REQUEST_SIZE_BYTES - 2;
+    // `estimateMaxElementsFromMaxLength`: maxLength counts code points, sizes are in bytes,
+    // "and an individual unicode code point can be up to 4 bytes long".
+    let from_max_length = |max_length: u64| max_length.saturating_mul(4);
+    if schema.int_or_string {
+        return schema.max_length.map_or(request_string, from_max_length);
+    }
     match schema.schema_type {
+        // `estimateMaxArrayItemsFromMinSize`: `[` and `]`, then an item and a comma each.
         Some(SchemaType::Array) => schema.max_items.unwrap_or_else(|| {
-            from_request(schema.items.as_deref().map_or(1, min_serialized_size))
+            (MAX_REQUEST_SIZE_BYTES - 2)
+                / (schema.items.as_deref().map_or(1, min_serialized_size) + 1)
         }),
-        // k8s.io/apiserver `pkg/cel/common/schemas.go`, `SchemaDeclType`: without `maxLength`,
-        // a string with an `enum` is as long as its longest value (`estimateMaxStringEnumLength`,
-        // in bytes); only a free string is sized by the request.
-        Some(SchemaType::String) => {
-            schema
-                .max_length
-                .unwrap_or_else(|| match schema.enum_values.as_deref() {
-                    Some(values) if !values.is_empty() => values
-                        .iter()
-                        .filter_map(|(value, _)| value.as_str())
-                        .map(|s| s.len() as u64)
-                        .max()
-                        .unwrap_or(0),
-                    _ => MAX_REQUEST_SIZE_BYTES,
-                })
-        }
+        Some(SchemaType::String) => match (schema.format.as_deref(), schema.max_length) {
+            // A `byte` string's maxLength is not multiplied.
+            (Some("byte"), Some(max_length)) => max_length,
+            (Some("byte"), None) => request_string,
+            // `duration`, `date` and `date-time` are sized by their format, maxLength unread.
+            (Some("duration"), _) => MAX_DURATION_SIZE_JSON,
+            (Some("date"), _) => JSON_DATE_SIZE,
+            (Some("date-time"), _) => MAX_DATETIME_SIZE_JSON,
+            (_, Some(max_length)) => from_max_length(max_length),
+            // Without `maxLength`, a string with an `enum` is as long as its longest value
+            // (`estimateMaxStringEnumLength`, in bytes); only a free string is sized by the
+            // request.
+            (_, None) => match schema.enum_values.as_deref() {
+                Some(values) if !values.is_empty() => values
+                    .iter()
+                    .filter_map(|(value, _)| value.as_str())
+                    .map(|s| s.len() as u64)
+                    .max()
+                    .unwrap_or(0),
+                _ => request_string,
+            },
+        },
         Some(SchemaType::Object) => match &schema.additional {
-            // A map: `"":` plus the smallest value per entry.
-            Additional::Schema(values) => schema
+            // `estimateMaxAdditionalPropertiesFromMinSize`: `"":` and a comma (+ 6) around
+            // each value.
+            Additional::Schema(values) => schema.max_properties.unwrap_or_else(|| {
+                (MAX_REQUEST_SIZE_BYTES - 2) / (min_serialized_size(values) + 6)
+            }),
+            // No CEL map type for these (`SchemaDeclType` makes one only of an
+            // `additionalProperties` schema): sized as the most `"":{}` entries a request holds.
+            Additional::Any => schema
                 .max_properties
-                .unwrap_or_else(|| from_request(3 + min_serialized_size(values))),
-            Additional::Any => schema.max_properties.unwrap_or_else(|| from_request(4)),
-            _ if schema.preserve_unknown_fields => from_request(4),
+                .unwrap_or((MAX_REQUEST_SIZE_BYTES - 2) / 5),
+            _ if schema.preserve_unknown_fields => (MAX_REQUEST_SIZE_BYTES - 2) / 5,
             _ => schema.properties.len() as u64,
         },
-        Some(_) => 1,
-        None => from_request(1),
+        // `BoolType`, `IntType`, `DoubleType`: no `MaxElements`, so 0 (cel-go's estimator reads
+        // `self.port` as of size 0; `self.port == 1` costs nothing more than its operands).
+        Some(_) => 0,
+        None => request_string,
     }
 }
 
@@ -161,7 +226,8 @@ type Scope<'s> = Vec<(String, Shape<'s>)>;
 /// Cost and shape of one node.
 fn estimate_expr<'s>(node: &IdedExpr, scope: &mut Scope<'s>) -> (u64, Shape<'s>) {
     match &node.expr {
-        Expr::Literal(LiteralValue::String(s)) => (0, Shape::Sized(s.len() as u64)),
+        // cel-go `computeExprSize`: a string literal's size is its count of code points.
+        Expr::Literal(LiteralValue::String(s)) => (0, Shape::Sized(s.chars().count() as u64)),
         Expr::Literal(LiteralValue::Bytes(b)) => (0, Shape::Sized(b.len() as u64)),
         Expr::Literal(_) | Expr::Unspecified => (0, Shape::Sized(1)),
         Expr::Ident(name) => {
@@ -174,10 +240,16 @@ fn estimate_expr<'s>(node: &IdedExpr, scope: &mut Scope<'s>) -> (u64, Shape<'s>)
         }
         Expr::Select(select) => {
             let (cost, operand) = estimate_expr(&select.operand, scope);
-            (cost.saturating_add(1), operand.field(Some(&select.field)))
+            // cel-go `costSelect`: a presence test (`has(self.x)`) costs its operand and the
+            // presence test cost, which Kubernetes sets to 0 (apiserver
+            // `pkg/cel/environment/base.go`, `checker.PresenceTestHasCost(false)`); a field
+            // selection costs 1 more (`selectAndIdentCost`).
+            let own = u64::from(!select.test);
+            (cost.saturating_add(own), operand.field(Some(&select.field)))
         }
         Expr::List(list) => {
-            let mut cost = 1u64;
+            // cel-go `costCreateList`: the items plus `ListCreateBaseCost`.
+            let mut cost = LIST_CREATE_BASE_COST;
             let mut item = Shape::Sized(1);
             for element in &list.elements {
                 let (c, shape) = estimate_expr(element, scope);
@@ -194,7 +266,8 @@ fn estimate_expr<'s>(node: &IdedExpr, scope: &mut Scope<'s>) -> (u64, Shape<'s>)
             )
         }
         Expr::Map(map) => {
-            let mut cost = 1u64;
+            // cel-go `costCreateMap`: `MapCreateBaseCost`.
+            let mut cost = MAP_CREATE_BASE_COST;
             for entry in &map.entries {
                 if let EntryExpr::MapEntry(e) = &entry.expr {
                     cost = cost
@@ -205,7 +278,8 @@ fn estimate_expr<'s>(node: &IdedExpr, scope: &mut Scope<'s>) -> (u64, Shape<'s>)
             (cost, Shape::Sized(map.entries.len() as u64))
         }
         Expr::Struct(s) => {
-            let mut cost = 1u64;
+            // cel-go `costCreateStruct`: `StructCreateBaseCost`.
+            let mut cost = STRUCT_CREATE_BASE_COST;
             for entry in &s.entries {
                 let value = match &entry.expr {
                     EntryExpr::StructField(f) => &f.value,
@@ -223,38 +297,30 @@ fn estimate_expr<'s>(node: &IdedExpr, scope: &mut Scope<'s>) -> (u64, Shape<'s>)
                 }
                 _ => None,
             };
-            let mut cost = 1u64;
+            let mut costs = Vec::with_capacity(call.args.len() + 1);
             let mut shapes = Vec::with_capacity(call.args.len() + 1);
             let target = call.target.iter().filter(|_| namespace.is_none());
-            for operand in target.map(|t| &**t).chain(&call.args) {
+            let operands: Vec<&IdedExpr> = target.map(|t| &**t).chain(&call.args).collect();
+            for operand in &operands {
                 let (c, shape) = estimate_expr(operand, scope);
-                cost = cost.saturating_add(c);
+                costs.push(c);
                 shapes.push(shape);
             }
+            let operands_cost = costs.iter().fold(0u64, |sum, c| sum.saturating_add(*c));
             if let Some((own, shape)) = list_function(namespace, call, &shapes) {
-                return (cost.saturating_add(own), shape);
+                return (operands_cost.saturating_add(1).saturating_add(own), shape);
             }
-            // Functions that walk a string or list cost a tenth of its size (cel-go charges
-            // 0.1 per character or item for comparisons, `contains`, `matches`, …).
-            // Equality stops at the shorter operand; a prefix or suffix test walks the
-            // prefix or suffix only.
-            let walked_operands = match call.func_name.as_str() {
-                "startsWith" | "endsWith" => &shapes[shapes.len().min(1)..],
-                _ => &shapes[..],
+            let cost = match (call.func_name.as_str(), costs.as_slice()) {
+                // cel-go `functionCost`, `LogicalOr`/`LogicalAnd`: the operands only.
+                ("_&&_" | "_||_", _) => operands_cost,
+                // `Conditional`: the condition and the dearer branch.
+                ("_?_:_", [condition, then, otherwise]) => {
+                    condition.saturating_add(*then.max(otherwise))
+                }
+                _ => {
+                    operands_cost.saturating_add(own_call_cost(&call.func_name, &operands, &shapes))
+                }
             };
-            let sizes = walked_operands
-                .iter()
-                .filter(|s| !matches!(s, Shape::Schema(schema) if is_scalar(schema)))
-                .map(Shape::size);
-            let walked = if matches!(call.func_name.as_str(), "_==_" | "_!=_") {
-                sizes.min()
-            } else {
-                sizes.max()
-            }
-            .unwrap_or(0);
-            if walks_operands(&call.func_name) {
-                cost = cost.saturating_add(walked / 10);
-            }
             let shape = match (call.func_name.as_str(), shapes.as_slice()) {
                 ("_[_]", [container, _]) => container.field(None),
                 ("_+_", [a @ Shape::List { .. }, b]) | ("_+_", [a, b @ Shape::List { .. }]) => {
@@ -287,7 +353,7 @@ fn estimate_expr<'s>(node: &IdedExpr, scope: &mut Scope<'s>) -> (u64, Shape<'s>)
                     "lowerAscii" | "upperAscii" | "replace" | "substring" | "trim" | "join"
                     | "format" | "string" | "quote" | "reverse" | "sort",
                     _,
-                ) => Shape::Sized(walked.max(1)),
+                ) => Shape::Sized(shapes.iter().map(Shape::size).max().unwrap_or(0).max(1)),
                 _ => Shape::Sized(1),
             };
             (cost, shape)
@@ -325,9 +391,83 @@ fn estimate_expr<'s>(node: &IdedExpr, scope: &mut Scope<'s>) -> (u64, Shape<'s>)
     }
 }
 
+/// cel-go `common.StringTraversalCostFactor` (0.1) applied as `MultiplyByCostFactor` does:
+/// rounded up.
+fn traversal(size: u64) -> u64 {
+    size.div_ceil(10)
+}
+
+/// What a call costs besides its operands (cel-go `checker/cost.go` `functionCost`, after
+/// k8s.io/apiserver `pkg/cel/library/cost.go` `EstimateCallCost`, which leaves the operators
+/// below to cel-go). `operands` and `shapes` are the target's and the arguments', target
+/// first.
+fn own_call_cost(name: &str, operands: &[&IdedExpr], shapes: &[Shape<'_>]) -> u64 {
+    // A number, bool, … (cel-go's scalar overloads: `_<_` on ints costs 1, not a walk).
+    let scalar = |i: usize| {
+        matches!(shapes.get(i), Some(Shape::Schema(schema)) if is_scalar(schema))
+            || matches!(
+                operands.get(i).map(|o| &o.expr),
+                Some(Expr::Literal(
+                    LiteralValue::Int(_)
+                        | LiteralValue::UInt(_)
+                        | LiteralValue::Double(_)
+                        | LiteralValue::Boolean(_)
+                        | LiteralValue::Null
+                ))
+            )
+    };
+    let size = |i: usize| shapes.get(i).map_or(0, Shape::size);
+    match name {
+        // `Equals`, `NotEquals`, and `LessString`, …, `GreaterEqualsBytes`: the smaller of
+        // the two sizes, a tenth per unit, and nothing for the call itself (a path to an int
+        // is of size 0, so `self.port == 1` costs its operands only).
+        "_==_" | "_!=_" => traversal(size(0).min(size(1))),
+        "_<_" | "_<=_" | "_>_" | "_>=_" => {
+            if scalar(0) || scalar(1) {
+                1
+            } else {
+                traversal(size(0).min(size(1)))
+            }
+        }
+        // `InList`: the list's size, one per item (a map's `in` is O(1)).
+        "@in" => match shapes.get(1) {
+            Some(list @ Shape::List { .. }) => list.size(),
+            Some(Shape::Schema(schema)) if schema.schema_type == Some(SchemaType::Array) => {
+                schema_size(schema)
+            }
+            _ => 1,
+        },
+        // `AddList` costs 1; `AddString`/`AddBytes` a tenth of the result's size; numbers 1.
+        "_+_" => {
+            if matches!(shapes, [Shape::List { .. }, _] | [_, Shape::List { .. }])
+                || matches!(shapes, [Shape::Schema(s), _] | [_, Shape::Schema(s)]
+                    if s.schema_type == Some(SchemaType::Array))
+                || scalar(0)
+                || scalar(1)
+            {
+                1
+            } else {
+                traversal(size(0).saturating_add(size(1)))
+            }
+        }
+        // `StartsWithString`, `EndsWithString`: a tenth of the prefix or suffix.
+        "startsWith" | "endsWith" => traversal(size(1)),
+        // The other functions whose cost grows with their operands: the call, and a tenth of
+        // the largest operand.
+        _ if walks_operands(name) => {
+            1 + traversal(shapes.iter().map(Shape::size).max().unwrap_or(0))
+        }
+        _ => 1,
+    }
+}
+
 /// cel-go `common/cost.go`, `ListCreateBaseCost`: what allocating a list costs besides its
 /// items.
 const LIST_CREATE_BASE_COST: u64 = 10;
+/// cel-go `common/cost.go`, `MapCreateBaseCost`.
+const MAP_CREATE_BASE_COST: u64 = 30;
+/// cel-go `common/cost.go`, `StructCreateBaseCost`.
+const STRUCT_CREATE_BASE_COST: u64 = 40;
 
 /// The lists extension's functions that build a list (cel-go `ext/lists.go`, version 3, in the
 /// Kubernetes base environment since 1.34): their own cost and the list they give, as cel-go's
@@ -586,7 +726,8 @@ mod tests {
             "self.all(p, p.type in ['Exact', 'PathPrefix', 'RegularExpression'])",
         );
         assert!(cost < 100_000, "{cost}");
-        // A free string still counts as long as a request allows.
+        // A free string still counts as long as a request allows, for a function that walks
+        // it (`in` does not: cel-go's `InList` costs the list's size).
         let free = cost_of_free_string();
         assert!(free > 100_000, "{free}");
     }
@@ -594,8 +735,81 @@ mod tests {
     fn cost_of_free_string() -> u64 {
         cost(
             "type: array\nmaxItems: 1024\nitems: {type: string}\n",
-            "self.all(p, p in ['Exact', 'PathPrefix', 'RegularExpression'])",
+            "self.all(p, p.lowerAscii() in ['exact', 'pathprefix', 'regularexpression'])",
         )
+    }
+
+    #[test]
+    fn rule_costs_are_cel_gos() {
+        // cel-go `checker/cost.go` with Kubernetes' options (has() costs its operand only):
+        // `!_` 1 + has 1 = 2; `_==_` min(serviceType's 4 * 10 = 40, 'http' 4) * 0.1 rounded
+        // up = 1, + operands 2 = 3; `_||_` the operands only: 2 + 3 = 5.
+        let settings = "type: object\nproperties:\n  httpSettings: {type: object}\n  serviceType: {type: string, maxLength: 10}\n";
+        assert_eq!(
+            cost(
+                settings,
+                "!has(self.httpSettings) || self.serviceType == 'http'"
+            ),
+            5
+        );
+        // Each ternary: its condition 1 + max(0, 0); each int `_+_` 1 + operands: 3, 5, 7;
+        // `== 1` min(1, 1) * 0.1 = 1, + 7: 8.
+        let header = "type: object\nproperties:\n  exact: {type: string}\n  prefix: {type: string}\n  suffix: {type: string}\n  contains: {type: string}\n";
+        assert_eq!(
+            cost(
+                header,
+                "(has(self.exact) ? 1 : 0) + (has(self.prefix) ? 1 : 0) + (has(self.suffix) ? 1 : 0) + (has(self.contains) ? 1 : 0) == 1"
+            ),
+            8
+        );
+        // `_&&_` and `_||_` add nothing: (1 + 2) + (2 + 1) = 6.
+        assert_eq!(
+            cost(
+                "type: object\nproperties:\n  a: {type: object}\n  b: {type: object}\n",
+                "(has(self.a) && !has(self.b)) || (!has(self.a) && has(self.b))"
+            ),
+            6
+        );
+        // maxLength counts code points, the size bytes: 250 * 4 = 1000, a tenth is 100;
+        // + operands (self.n[0]: 3, self.m: 2) = 105; the ternary adds its condition: 106.
+        let names = "type: object\nproperties:\n  m: {type: string, maxLength: 250}\n  n: {type: array, maxItems: 8, items: {type: string}}\n";
+        assert_eq!(cost(names, "has(self.n) ? self.n[0] == self.m : true"), 106);
+        // `in` a list costs the list's size (`InList`), a list literal 10 (`ListCreateBaseCost`).
+        assert_eq!(cost(names, "self.m in ['a', 'b', 'c']"), 2 + 10 + 3);
+        // An int comparison costs 1 and its operands; a path to an int is of size 0.
+        let port = "type: object\nproperties:\n  port: {type: integer}\n";
+        assert_eq!(cost(port, "self.port < 65536"), 3);
+        assert_eq!(cost(port, "self.port == 1"), 2);
+    }
+
+    #[test]
+    fn smallest_sizes_are_the_api_servers() {
+        let compile =
+            |yaml: &str| Schema::compile(&parse_first_document(yaml).unwrap().unwrap()).unwrap();
+        // `{}` + `"a":` "" (1 + 2 + 4) + `"bb":` 0 (2 + 1 + 4); optional and defaulted
+        // properties do not count, nor does minLength.
+        let object = compile(
+            "type: object\nrequired: [a, bb, c, d]\nproperties:\n  a: {type: string, minLength: 5}\n  bb: {type: integer}\n  c: {type: boolean, default: true}\n  e: {type: string}\n",
+        );
+        assert_eq!(min_serialized_size(&object), 2 + 7 + 7);
+        // A list of such objects holds (3 MiB - 2) / (16 + 1) of them.
+        let list = compile(
+            "type: array\nitems:\n  type: object\n  required: [a, bb]\n  properties:\n    a: {type: string}\n    bb: {type: integer}\n",
+        );
+        assert_eq!(schema_size(&list), (MAX_REQUEST_SIZE_BYTES - 2) / 17);
+        // A map: (3 MiB - 2) / (value + 6).
+        let map = compile("type: object\nadditionalProperties: {type: string}\n");
+        assert_eq!(schema_size(&map), (MAX_REQUEST_SIZE_BYTES - 2) / 8);
+        // Strings: maxLength * 4; a duration's longest form; a free string 3 MiB - 2.
+        assert_eq!(schema_size(&compile("type: string\nmaxLength: 63\n")), 252);
+        assert_eq!(
+            schema_size(&compile("type: string\nformat: duration\n")),
+            32
+        );
+        assert_eq!(
+            schema_size(&compile("type: string\n")),
+            MAX_REQUEST_SIZE_BYTES - 2
+        );
     }
 
     #[test]

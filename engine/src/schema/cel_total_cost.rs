@@ -122,4 +122,76 @@ mod tests {
         // Bounded, it is fine; and a schema without rules is not even parsed.
         assert_eq!(refusal(&schema("    maxItems: 100\n")), None);
     }
+
+    /// The shape of Contour's HTTPProxy upstream validation (an object with required strings,
+    /// under unbounded lists, its rule comparing a list's first item with a field), at four
+    /// places. Written for this test, not copied.
+    fn upstreams() -> Schema {
+        let upstream = "type: object\n\
+             required: [secretRef, hostName]\n\
+             properties:\n\
+             \x20 secretRef: {type: string, minLength: 1, maxLength: 100}\n\
+             \x20 hostName: {type: string, minLength: 1, maxLength: 200}\n\
+             \x20 hostNames: {type: array, maxItems: 4, minItems: 1, items: {type: string}}\n\
+             x-kubernetes-validations:\n\
+             - rule: 'has(self.hostNames) ? self.hostNames[0] == self.hostName : true'\n";
+        let indented = |by: usize| {
+            upstream
+                .lines()
+                .map(|line| format!("{}{line}\n", " ".repeat(by)))
+                .collect::<String>()
+        };
+        let list = |name: &str, field: &str| {
+            format!(
+                "  {name}:\n    type: array\n    items:\n      type: object\n      properties:\n        {field}:\n{}",
+                indented(10)
+            )
+        };
+        let yaml = format!(
+            "type: object\nproperties:\n{}{}{}{}",
+            list("routes", "upstream"),
+            list("mirrors", "upstream"),
+            list("tcp", "upstream"),
+            list("includes", "upstream"),
+        );
+        Schema::compile(&parse_first_document(&yaml).unwrap().unwrap()).unwrap()
+    }
+
+    #[test]
+    fn a_rule_under_unbounded_lists_counts_as_often_as_its_smallest_object_fits() {
+        // The API server's figures (k8s.io/apiserver `pkg/cel/common/schemas.go`, cel-go
+        // `checker/cost.go`, apiextensions `compilation.go` `maxCardinality`):
+        //
+        // The upstream object's smallest serialization (`SchemaDeclType` MinSerializedSize):
+        // `{}` = 2, plus each required property without a default, len(name) + its smallest
+        // value (a string: `""`, 2, whatever its minLength) + 4:
+        //   2 + (9 + 2 + 4) [secretRef] + (8 + 2 + 4) [hostName] = 31,
+        // so it fits 3 MiB / (31 + 1) = 3,145,728 / 32 = 98,304 times in a request.
+        //
+        // The rule's cost (PresenceTestHasCost(false): `has()` costs only its operand):
+        //   has(self.hostNames)           self 1                                    = 1
+        //   self.hostNames[0]             self 1 + .hostNames 1 + index 1           = 3
+        //   self.hostName                 self 1 + .hostName 1                      = 2
+        //   _==_  min(item size 3,145,726 (free string: 3 MiB - 2),
+        //             hostName 200 * 4 = 800 bytes) * 0.1 = 80, + operands 3 + 2    = 85
+        //   _?_:_ condition 1 + max(85, literal true 0)                            = 86
+        //
+        // Total: 4 places * 86 * 98,304 = 33,816,576, within the 100,000,000 allowed.
+        // (Before, the object was sized 2 whatever its required fields, so 3 MiB / 3 =
+        // 1,048,576 copies, and the rule cost 29: 4 * 29 * 1,048,576 = 121,634,816, refused.)
+        let root = upstreams();
+        let mut nodes = Vec::new();
+        collect(&root, Some(1), &mut nodes);
+        assert_eq!(nodes.len(), 4);
+        let mut total = 0;
+        for (schema, cardinality) in &nodes {
+            assert_eq!(*cardinality, None, "under an unbounded list");
+            assert_eq!(fallback_cardinality(schema), 98_304);
+            let (cost, message) = schema.cel_rules[0].estimated_costs(schema);
+            assert_eq!((cost, message), (86, 0));
+            total += cost * fallback_cardinality(schema);
+        }
+        assert_eq!(total, 33_816_576);
+        assert_eq!(refusal(&root), None);
+    }
 }
