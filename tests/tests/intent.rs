@@ -275,21 +275,21 @@ fn each_library_script_limit_is_flagged() {
 /// where such a route took every probe and a 50/50 split of a 5 % step passed in silence.
 const UNEVALUATED: &[(&str, &str, Option<&str>)] = &[
     (
-        "intent/istio-port-route-not-evaluated/trafficRouting.lua",
+        "intent-rules/istio-port-route-not-evaluated/trafficRouting.lua",
         "GET / → web 50 %, web-canary 50 % (by spec.http[1]), expected web 95 %, web-canary 5 %",
         Some(
             "partly checked: spec.http[0].match[0].port is not evaluated (probes are taken as not meeting it)",
         ),
     ),
     (
-        "intent/apisix-remote-addrs-not-evaluated/trafficRouting.lua",
+        "intent-rules/apisix-remote-addrs-not-evaluated/trafficRouting.lua",
         "GET shop.example.com/ → web:8080 50 %, web-canary:8080 50 % (by spec.http[1]), expected web:8080 95 %, web-canary:8080 5 %",
         Some(
             "partly checked: spec.http[0].match.remoteAddrs is not evaluated (probes are taken as not meeting it)",
         ),
     ),
     (
-        "intent/gloo-methods-ignored/trafficRouting.lua",
+        "intent-rules/gloo-methods-ignored/trafficRouting.lua",
         "GET / → default-web-8080 50 %, default-web-canary-8080 50 % (by spec.virtualHost.routes[1]), expected default-web-8080 95 %, default-web-canary-8080 5 %",
         None,
     ),
@@ -344,7 +344,7 @@ fn a_condition_the_model_does_not_evaluate_is_passed_over_and_noted() {
 /// passes with a partly-checked note.
 #[test]
 fn a_rule_past_the_models_bounds_is_noted_not_rejected() {
-    let fixture = "intent/traefik-rule-past-model-bounds/trafficRouting.lua";
+    let fixture = "intent-rules/traefik-rule-past-model-bounds/trafficRouting.lua";
     let result = run(&["check", fixture]);
     assert_eq!(result.code, 0, "{result:?}");
     assert!(!result.stdout.contains("the gateway rejects"), "{result:?}");
