@@ -344,3 +344,181 @@ fn a_removed_workspace_folder_is_no_longer_run_or_counted() {
     server.still_serves(3);
     shut_down(server);
 }
+
+/// Per file URI, the last diagnostics the server published.
+type Published = std::collections::HashMap<String, Vec<Value>>;
+
+/// Keeps a published list; answers a request from the server with null.
+fn take_notification(server: &mut Server, published: &mut Published, message: &Value) {
+    if message["method"] == "textDocument/publishDiagnostics" {
+        let params = &message["params"];
+        let list = params["diagnostics"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        published.insert(params["uri"].as_str().unwrap().to_string(), list);
+    } else if message.get("id").is_some() {
+        let id = message["id"].clone();
+        server.send(json!({"jsonrpc": "2.0", "id": id, "result": null}));
+    }
+}
+
+/// Reads messages until none came for a second.
+fn settle(server: &mut Server, published: &mut Published) {
+    while let Ok(message) = server.messages.recv_timeout(Duration::from_secs(1)) {
+        if message.get("method").is_some() {
+            take_notification(server, published, &message);
+        }
+    }
+}
+
+/// Request `id`'s result, keeping what is published meanwhile.
+fn call(
+    server: &mut Server,
+    published: &mut Published,
+    id: i64,
+    method: &str,
+    params: Value,
+) -> Value {
+    server.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+    loop {
+        let (answer, notifications) = server.response_and_notifications();
+        for message in &notifications {
+            take_notification(server, published, message);
+        }
+        if answer["id"] == id {
+            return answer["result"].clone();
+        }
+    }
+}
+
+fn file_uri(path: &std::path::Path) -> String {
+    format!("file://{}", path.display())
+}
+
+/// The titles of a file's code lenses.
+fn lens_titles(
+    server: &mut Server,
+    published: &mut Published,
+    id: i64,
+    path: &std::path::Path,
+) -> Vec<String> {
+    let params = json!({"textDocument": {"uri": file_uri(path)}});
+    call(server, published, id, "textDocument/codeLens", params)
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|lens| lens["command"]["title"].as_str().map(String::from))
+        .collect()
+}
+
+/// A bundled ingress-class script that a ConfigMap script of the workspace replaces is never
+/// read by Kruise: the editor runs the case with the ConfigMap's script and shows its verdict,
+/// the bundled script gets `skipped` and runAll counts as `check <tree> <manifest>` does
+/// (defect: the bundled script ran the case too, and the case could show its verdict). With
+/// the manifest's script gone, the bundled script runs the case again, as `check <tree>` does.
+#[test]
+fn a_bundled_ingress_script_a_configmap_replaces_is_skipped_as_check_skips_it() {
+    let root = common::scratch("ingress-configmap");
+    let ingress = root.join("lua_configuration/trafficrouting_ingress");
+    std::fs::create_dir_all(ingress.join("testdata/demo")).unwrap();
+    let bundled = ingress.join("demo.lua");
+    std::fs::write(&bundled, "return { [\"x/w\"] = \"bundled\" }\n").unwrap();
+    let case = ingress.join("testdata/demo/c.yaml");
+    std::fs::write(
+        &case,
+        "rollout:\n  spec:\n    strategy:\n      canary:\n        trafficRoutings:\n        - service: shop\n        steps:\n        - traffic: 30%\n\
+         original:\n  apiVersion: networking.k8s.io/v1\n  kind: Ingress\n  metadata:\n    name: shop\n\
+         expected:\n- apiVersion: networking.k8s.io/v1\n  kind: Ingress\n  metadata:\n    name: shop\n    annotations:\n      x/w: configmap\n",
+    )
+    .unwrap();
+    let manifest = root.join("cm.yaml");
+    let configmap = |data: &str| {
+        format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kruise-rollout-configuration\ndata:{data}"
+        )
+    };
+    let with_script = configmap(
+        "\n  lua.traffic.routing.ingress.demo: |\n    return { [\"x/w\"] = \"configmap\" }\n",
+    );
+    std::fs::write(&manifest, with_script).unwrap();
+
+    // What `check` says, with the manifest and without.
+    let check = common::run_in(&root, &["check", "lua_configuration", "cm.yaml"]);
+    assert_eq!(check.code, 0, "{check:?}");
+    assert!(
+        check
+            .stdout
+            .contains("1 passed, 0 failed, 0 errors, 1 script skipped"),
+        "{check:?}"
+    );
+    let alone = common::run_in(&root, &["check", "lua_configuration"]);
+    assert!(alone.stdout.contains("0 passed, 1 failed"), "{alone:?}");
+
+    let mut server = Server::start();
+    let mut published = Published::new();
+    let params = json!({"capabilities": {}, "rootUri": file_uri(&root)});
+    call(&mut server, &mut published, 0, "initialize", params);
+    server.send(json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}));
+    // Opened at once, as an editor restoring its tabs does: before the workspace is walked.
+    let text = std::fs::read_to_string(&bundled).unwrap();
+    let document =
+        json!({"uri": file_uri(&bundled), "languageId": "lua", "version": 1, "text": text});
+    server.send(json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": document}}));
+    let run_all = json!({"command": "kruise-lua.runAll", "arguments": []});
+    let counts = call(
+        &mut server,
+        &mut published,
+        1,
+        "workspace/executeCommand",
+        run_all.clone(),
+    );
+    assert_eq!(
+        counts,
+        json!({"scripts": 1, "cases": 1, "passed": 1, "steps": 1, "stepsPassed": 1, "skipped": 1}),
+        "as check counts: 1 passed, 1 script skipped"
+    );
+    settle(&mut server, &mut published);
+    let on_bundled: Vec<(&str, &str)> = published[&file_uri(&bundled)]
+        .iter()
+        .map(|d| {
+            (
+                d["code"].as_str().unwrap_or_default(),
+                d["message"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    let reason = format!(
+        "skipped: the ConfigMap script for ingress class `demo` ({}#lua.traffic.routing.ingress.demo) replaces it",
+        manifest.display()
+    );
+    assert_eq!(on_bundled, vec![("skipped", reason.as_str())]);
+    let on_case = lens_titles(&mut server, &mut published, 2, &case);
+    assert_eq!(
+        on_case[0], "✓ all 1 step(s) pass",
+        "the ConfigMap script's verdict"
+    );
+    let on_script = lens_titles(&mut server, &mut published, 3, &bundled);
+    assert_eq!(on_script, vec!["skipped: Kruise never reads this script"]);
+
+    // The manifest's script removed (in the editor): the bundled script is read again.
+    let document = json!({"uri": file_uri(&manifest), "languageId": "yaml", "version": 1, "text": configmap(" {}\n")});
+    server.send(json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": document}}));
+    settle(&mut server, &mut published);
+    let counts = call(
+        &mut server,
+        &mut published,
+        4,
+        "workspace/executeCommand",
+        run_all,
+    );
+    assert_eq!(
+        counts,
+        json!({"scripts": 1, "cases": 1, "passed": 0, "steps": 1, "stepsPassed": 0, "skipped": 0}),
+        "as check counts the tree alone"
+    );
+    let on_case = lens_titles(&mut server, &mut published, 5, &case);
+    assert!(on_case[0].starts_with('✗'), "{on_case:?}");
+    server.still_serves(99);
+    shut_down(server);
+}

@@ -6,6 +6,9 @@
 //! it could not verify by the intent check (`intent_not_checked`) are those the language server
 //! marks with a `step-intent-not-checked` hint.
 //!
+//! A ConfigMap manifest beside the tree replaces a bundled ingress-class script: `check` runs
+//! its case with the ConfigMap's script and lists the bundled one skipped; so must the editor.
+//!
 //! The language server does not rerun cases in shuffled key order, so the order-dependent case
 //! is compared with `check` without `--shuffle` (the settings the editor runs it with).
 
@@ -81,8 +84,26 @@ fn corpus(dir: &Path) -> PathBuf {
         plain_case(20, "").replace("Plain", "Syntax"),
     )
     .unwrap();
+    // A bundled ingress-class script that `cm.yaml` replaces (the case passes with the
+    // ConfigMap's script, fails with the bundled one).
+    let ingress = tree.join("trafficrouting_ingress");
+    std::fs::create_dir_all(ingress.join("testdata/demo")).unwrap();
+    std::fs::write(
+        ingress.join("demo.lua"),
+        "return { [\"x/w\"] = \"bundled\" }\n",
+    )
+    .unwrap();
+    std::fs::write(ingress.join("testdata/demo/replaced.yaml"), INGRESS_CASE).unwrap();
+    std::fs::write(dir.join(MANIFEST), INGRESS_CONFIGMAP).unwrap();
     tree
 }
+
+/// The ConfigMap manifest of the corpus, beside its tree.
+const MANIFEST: &str = "cm.yaml";
+
+const INGRESS_CONFIGMAP: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kruise-rollout-configuration\ndata:\n  lua.traffic.routing.ingress.demo: |\n    return { [\"x/w\"] = \"configmap\" }\n";
+
+const INGRESS_CASE: &str = "rollout:\n  spec:\n    strategy:\n      canary:\n        trafficRoutings:\n        - service: shop\n        steps:\n        - traffic: 30%\noriginal:\n  apiVersion: networking.k8s.io/v1\n  kind: Ingress\n  metadata:\n    name: shop\nexpected:\n- apiVersion: networking.k8s.io/v1\n  kind: Ingress\n  metadata:\n    name: shop\n    annotations:\n      x/w: configmap\n";
 
 /// Per case file, whether `check --format json` says it passes, and per script its cases.
 struct CheckVerdicts {
@@ -98,7 +119,10 @@ struct CheckVerdicts {
 }
 
 fn check_verdicts(dir: &Path) -> CheckVerdicts {
-    let run = common::run_in(dir, &["check", "--format", "json", "lua_configuration"]);
+    let run = common::run_in(
+        dir,
+        &["check", "--format", "json", "lua_configuration", MANIFEST],
+    );
     assert_eq!(run.code, 1, "{run:?}");
     let mut verdicts = CheckVerdicts {
         cases: BTreeMap::new(),
@@ -110,7 +134,9 @@ fn check_verdicts(dir: &Path) -> CheckVerdicts {
     };
     for line in common::json_lines(&run.stdout) {
         let case = dir.join(line["case"].as_str().unwrap());
-        let script = dir.join(line["script"].as_str().unwrap());
+        // A ConfigMap script (`cm.yaml#key`) is shown in its manifest.
+        let script = line["script"].as_str().unwrap();
+        let script = dir.join(script.split_once('#').map_or(script, |(host, _)| host));
         let status = line["status"].as_str().unwrap().to_string();
         let passes = status == "pass";
         let entry = verdicts.cases.entry(case.clone()).or_insert(true);
@@ -365,6 +391,17 @@ fn summary_counts(message: &str) -> (usize, usize) {
     (passed.parse().unwrap(), total.parse().unwrap())
 }
 
+/// `N` of `N script(s) skipped` in the last line of `check`'s human report (0 when absent).
+fn skipped_scripts(report: &str) -> usize {
+    let last = report.lines().last().unwrap_or_default();
+    last.split(", ")
+        .find_map(|part| {
+            let (n, what) = part.split_once(' ')?;
+            what.starts_with("script").then(|| n.parse().ok())?
+        })
+        .unwrap_or(0)
+}
+
 #[test]
 fn check_and_the_language_server_agree_on_every_case() {
     let dir = common::scratch("parity");
@@ -485,6 +522,16 @@ fn check_and_the_language_server_agree_on_every_case() {
     if counts["steps"] != json!(steps) || counts["stepsPassed"] != json!(steps_passed) {
         disagreements.push(format!(
             "runAll {counts}, check: {steps_passed}/{steps} steps pass"
+        ));
+    }
+    // Scripts Kruise never reads (the bundled ingress script `cm.yaml` replaces): `check`
+    // lists them skipped, runAll counts them apart.
+    let human = common::run_in(&dir, &["check", "lua_configuration", MANIFEST]);
+    let skipped = skipped_scripts(&human.stdout);
+    assert!(skipped > 0, "no skipped script in the corpus: {human:?}");
+    if counts["skipped"] != json!(skipped) {
+        disagreements.push(format!(
+            "runAll {counts}, check: {skipped} script(s) skipped"
         ));
     }
     // The status bar's counts: the sum of the summaries.

@@ -4,7 +4,8 @@
 //! * [`documents`], [`text`]: open buffers (the truth for open files; disk for the rest),
 //!   incremental sync, positions (UTF-16, or UTF-8 when the client offers it);
 //! * [`project`]: which file is a script, a case or a ConfigMap manifest, and how embedded
-//!   scripts map into their manifest;
+//!   scripts map into their manifest; [`configmap_index`]: the workspace's ConfigMap scripts,
+//!   which decide whether Kruise reads a bundled ingress-class script;
 //! * [`runs`], [`session`]: live test runs (debounced, superseded runs cancelled, one run per
 //!   script in flight, on blocking threads), [`diagnostics`] from their outcomes;
 //! * [`lua`]: the analysis layer's diagnostics, completion, hover, navigation;
@@ -21,6 +22,7 @@ mod accept;
 mod call_hierarchy;
 mod case_view;
 mod commands;
+mod configmap_index;
 mod diagnostic_store;
 mod diagnostics;
 pub(crate) mod documents;

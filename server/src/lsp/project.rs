@@ -55,11 +55,33 @@ pub struct ScriptTarget {
     /// Upstream's test fails for a custom script without a `testdata` folder.
     pub testdata_required: bool,
     /// Why Kruise never reads this script (a ConfigMap script for a provider whose tree bundles
-    /// one, as `check` says it): it is not run, and none of its cases are counted.
+    /// one, or a bundled ingress-class script a ConfigMap script replaces, as `check` says it):
+    /// it is not run, and none of its cases are counted.
     pub skipped: Option<String>,
+    /// For a ConfigMap script Kruise reads instead of a tree's bundled script (an ingress
+    /// class): that script, and why it is never read. The workspace's ConfigMap index
+    /// (`configmap_index.rs`) marks the bundled script skipped from it.
+    pub replaces: Option<Replaced>,
+}
+
+/// A bundled script a ConfigMap script replaces, and why Kruise never reads it (`check`'s
+/// words, from `targets::unread_script`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Replaced {
+    pub bundled: PathBuf,
+    pub reason: String,
 }
 
 impl ScriptTarget {
+    /// This script as Kruise never reading it, for `reason`: it runs no case (another script
+    /// owns them) and shows `skipped: reason`.
+    pub fn unread(mut self, reason: String) -> ScriptTarget {
+        self.skipped = Some(reason);
+        self.testdata = None;
+        self.testdata_required = false;
+        self
+    }
+
     pub fn flavor(&self) -> ScriptFlavor {
         match self.kind {
             Some(ScriptKind::Ingress { .. }) => ScriptFlavor::Ingress,
@@ -109,6 +131,7 @@ pub fn lua_target(path: &Path) -> ScriptTarget {
         testdata_required: matches!(kind, Some(ScriptKind::Custom { .. })),
         kind,
         skipped: None,
+        replaces: None,
     }
 }
 
@@ -201,12 +224,26 @@ pub fn embedded_targets(
                 .iter()
                 .map(|folder| bundled_script(folder, &script.kind))
                 .find(|path| path.is_file());
-            let skipped = bundled.and_then(|bundled| {
+            let (mut skipped, mut replaces) = (None, None);
+            if let Some(bundled) = bundled {
                 let configmap = format!("{}#{}", manifest.display(), script.key);
                 let (read, reason) =
                     unread_script(&script.kind, &bundled.display().to_string(), &configmap);
-                (read == Precedence::Bundled).then_some(reason)
-            });
+                match read {
+                    Precedence::Bundled => skipped = Some(reason),
+                    Precedence::ConfigMap => replaces = Some(Replaced { bundled, reason }),
+                }
+            }
+            // The script Kruise reads runs the cases; one that replaces a bundled script
+            // without cases of its own takes the bundled script's (the engine's `resolve`).
+            let testdata = match (&skipped, &replaces) {
+                (Some(_), _) => None,
+                (None, Some(replaced)) => testdata.or_else(|| {
+                    let folder = replaced.bundled.parent().unwrap_or(Path::new(""));
+                    Some(discovery::testdata_dir(folder, &script.kind))
+                }),
+                (None, None) => testdata,
+            };
             let target = ScriptTarget {
                 id: ScriptId::Embedded {
                     manifest: manifest.to_path_buf(),
@@ -214,9 +251,10 @@ pub fn embedded_targets(
                 },
                 kind: Some(script.kind.clone()),
                 // A script Kruise never reads runs no case: the tree's script owns them.
-                testdata: if skipped.is_some() { None } else { testdata },
+                testdata,
                 testdata_required: false,
                 skipped,
+                replaces,
             };
             (target, script)
         })
@@ -294,7 +332,8 @@ mod tests {
     /// A ConfigMap script for a custom provider whose tree beside it bundles a script is never
     /// read by Kruise (`check` lists it skipped): it runs none of the tree's cases, which stay
     /// the bundled script's (defect: it ran them too, and the case showed either verdict).
-    /// An ingress class's ConfigMap script is the one read, so it keeps its cases.
+    /// An ingress class's ConfigMap script is the one read, so it keeps its cases and names the
+    /// bundled script it replaces.
     #[test]
     fn a_configmap_script_kruise_never_reads_takes_no_cases() {
         let dir = crate::test_scratch::folder("kruise-lua-lsp-project", "never-read");
@@ -317,7 +356,25 @@ mod tests {
             "{reason}"
         );
         assert_eq!(route_cm.testdata, None, "it runs no case");
+        assert_eq!(route_cm.replaces, None);
         assert_eq!(nginx_cm.skipped, None);
+        // The ingress class's ConfigMap script replaces the bundled one (`check` lists that
+        // one skipped, with this reason).
+        let replaced = nginx_cm
+            .replaces
+            .as_ref()
+            .expect("replaces the bundled script");
+        assert_eq!(
+            replaced.bundled,
+            tree.join("trafficrouting_ingress/nginx.lua")
+        );
+        assert_eq!(
+            replaced.reason,
+            format!(
+                "the ConfigMap script for ingress class `nginx` ({}#lua.traffic.routing.ingress.nginx) replaces it",
+                manifest.display()
+            )
+        );
         assert_eq!(
             nginx_cm.testdata,
             Some(tree.join("trafficrouting_ingress/testdata/nginx"))

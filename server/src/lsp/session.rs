@@ -14,6 +14,7 @@ use tokio::task::JoinHandle;
 use tower_lsp_server::Client;
 use tower_lsp_server::ls_types::{Diagnostic, MessageType};
 
+use super::configmap_index::ConfigMapIndex;
 use super::diagnostic_store::DiagnosticStore;
 use super::diagnostics::run_diagnostics;
 use super::documents::{Documents, path_uri};
@@ -24,6 +25,11 @@ use super::runs::{QUICK_PASS, ScriptResults, execute_with, gather};
 use super::schemas::SchemaCache;
 use crate::analysis::{LintConfig, SpecSchema, SpecShape, infer_spec_shape};
 use kruise_lua_engine::script::ScriptKind;
+
+mod configmaps;
+mod disk_files;
+
+use disk_files::{is_relevant_file, relevant_files_under};
 
 /// Client settings (`initializationOptions` or `workspace/didChangeConfiguration`, either bare
 /// or under a `kruiseLua` key).
@@ -153,6 +159,8 @@ pub struct Session {
     pub shutting_down: AtomicBool,
     /// The step values shown as inlay hints (`kruise-lua.showStepValues`), if any.
     pub step_values: ShownSlot,
+    /// The workspace's ConfigMap scripts: which bundled scripts Kruise never reads.
+    pub(super) configmaps: Mutex<ConfigMapIndex>,
 }
 
 // A panic elsewhere must not make the state unreachable: poisoned locks are used as they are.
@@ -183,6 +191,7 @@ impl Session {
             analysis_generation: Mutex::default(),
             shutting_down: AtomicBool::new(false),
             step_values: Default::default(),
+            configmaps: Mutex::default(),
         }
     }
 
@@ -353,10 +362,12 @@ impl Session {
         } else {
             Duration::ZERO
         };
-        let kind = project::classify(path, &text, &self.docs);
+        let kind = self.classify(path, &text);
         // Runs are requested first: that marks the scripts' last results outdated before the
         // analysis's first publish of this text could show them as current.
-        for target in self.targets_of(path, &text, &kind) {
+        let targets = self.targets_of(path, &text, &kind);
+        self.index_document(path, &kind, &targets, delay);
+        for target in targets {
             self.schedule_run(target, delay);
         }
         let owner = match &kind {
@@ -482,6 +493,8 @@ impl Session {
     /// a quiet period runs at once); a later request for the same script supersedes this one,
     /// and at most one run per script is in flight.
     pub fn schedule_run(self: &Arc<Self>, target: ScriptTarget, delay: Duration) -> JoinHandle<()> {
+        // As Kruise reads it now: a bundled script a ConfigMap script replaces is skipped.
+        let target = self.as_read(target);
         let delay = self.scheduler.delay_for(&target.id, delay);
         let ticket = self.scheduler.request(&target.id);
         // What the last run said belongs to an older text from now on; if the new run takes a
@@ -776,15 +789,18 @@ impl Session {
                 .unwrap_or_default();
         for path in self.docs.open_paths() {
             let text = self.docs.text(&path).unwrap_or_default();
-            let kind = project::classify(&path, &text, &self.docs);
+            let kind = self.classify(&path, &text);
             targets.extend(self.targets_of(&path, &text, &kind));
         }
         targets.sort_by(|a, b| a.id.cmp(&b.id));
         targets.dedup_by(|a, b| a.id == b.id);
+        // A bundled script whose reader the walk changed runs again even when asked meanwhile
+        // (a file opened at startup ran before the index knew the ConfigMap replacing it).
+        let reread = self.rebuild_index(&targets);
         let ids: Vec<ScriptId> = targets.iter().map(|t| t.id.clone()).collect();
         let handles: Vec<JoinHandle<()>> = targets
             .into_iter()
-            .filter(|t| !self.scheduler.requested_since(&t.id, &before))
+            .filter(|t| !self.scheduler.requested_since(&t.id, &before) || reread.contains(&t.id))
             .map(|t| self.schedule_run(t, Duration::ZERO))
             .collect();
         for handle in handles {
@@ -908,47 +924,17 @@ impl Session {
     fn on_change_disk_only(self: &Arc<Self>, path: &Path) {
         let text = self.docs.text(path).unwrap_or_default();
         let debounce = self.settings().debounce;
-        let kind = project::classify(path, &text, &self.docs);
+        let kind = self.classify(path, &text);
         // (The script itself may come twice, from the file and from its last run; the second
         // request supersedes the first.)
         let targets = self.targets_of(path, &text, &kind);
+        self.index_document(path, &kind, &targets, debounce);
+        // A script appeared or went: ConfigMap scripts for its provider pair anew.
+        self.reindex_for_script(path, debounce);
         for target in targets.into_iter().chain(self.readers_of(path)) {
             self.schedule_run(target, debounce);
         }
     }
-}
-
-/// Scripts, cases and manifests by their extension.
-fn is_relevant_file(path: &Path) -> bool {
-    path.extension()
-        .and_then(|e| e.to_str())
-        .is_some_and(|e| matches!(e, "lua" | "yaml" | "yml"))
-}
-
-/// The scripts, cases and manifests in a folder that appeared (bounded depth; hidden folders and
-/// `target` skipped).
-fn relevant_files_under(dir: &Path) -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    let mut stack = vec![(dir.to_path_buf(), 0)];
-    while let Some((dir, depth)) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            let path = entry.path();
-            let Ok(kind) = entry.file_type() else {
-                continue;
-            };
-            let name = entry.file_name();
-            let hidden = name.to_string_lossy().starts_with('.') || name == "target";
-            if kind.is_dir() && !hidden && depth < 8 {
-                stack.push((path, depth + 1));
-            } else if kind.is_file() && is_relevant_file(&path) {
-                files.push(path);
-            }
-        }
-    }
-    files
 }
 
 #[cfg(test)]
