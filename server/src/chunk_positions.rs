@@ -70,6 +70,29 @@ pub fn message_after_position(text: &str, place: ScriptPlace<'_>) -> String {
     map_positions(body, place)
 }
 
+/// A `.lua` file's script error as `run` and `accept` print it: where (`FILE:LINE`, or `FILE`
+/// without a line) and what (`KIND error: MESSAGE`, the message's own positions mapped).
+pub fn file_script_error(
+    file: &str,
+    error: &kruise_lua_engine::error::ScriptError,
+) -> (String, String) {
+    let place = ScriptPlace {
+        file,
+        first_line: 1,
+        lines: &[],
+    };
+    let at = match error.line {
+        Some(line) => format!("{file}:{line}"),
+        None => file.to_owned(),
+    };
+    let what = format!(
+        "{} error: {}",
+        error.kind,
+        message_after_position(&error.message, place)
+    );
+    (at, what)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -15,7 +15,7 @@ use super::options::{
     EXIT_FINDINGS, EXIT_OK, InputArgs, LimitArgs, ModeArg, write_stderr_line, write_stdout,
 };
 use super::terminal::escape_controls;
-use crate::chunk_positions::{ScriptPlace, message_after_position};
+use crate::chunk_positions::file_script_error;
 use crate::project::accept::{StepAcceptance, accept_case, write_accepted};
 use crate::project::targets::script_of_case;
 use crate::project::{UsageError, paths, read_text};
@@ -106,20 +106,8 @@ pub fn execute(args: AcceptArgs) -> Result<u8, UsageError> {
             StepAcceptance::Errored(error) => {
                 code = EXIT_FINDINGS;
                 // As `run` and `check` show it: at the script's file and line.
-                let line = error
-                    .line
-                    .map(|line| format!(":{line}"))
-                    .unwrap_or_default();
-                let place = ScriptPlace {
-                    file: &script_name,
-                    first_line: 1,
-                    lines: &[],
-                };
-                format!(
-                    "{case_name}: step {number}: not accepted: {script_name}{line}: {} error: {}",
-                    error.kind,
-                    message_after_position(&error.message, place)
-                )
+                let (at, what) = file_script_error(&script_name, error);
+                format!("{case_name}: step {number}: not accepted: {at}: {what}")
             }
             StepAcceptance::Refused(why) => {
                 code = EXIT_FINDINGS;

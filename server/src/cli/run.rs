@@ -17,7 +17,7 @@ use kruise_lua_engine::steps::{controller_ingress_step, ingress_obj};
 use kruise_lua_engine::value::{JsonMap, JsonValue};
 use kruise_lua_engine::yaml::{YamlNode, YamlValue};
 
-use crate::chunk_positions::{ScriptPlace, message_after_position};
+use crate::chunk_positions::file_script_error;
 
 use super::options::{
     EXIT_FINDINGS, EXIT_OK, InputArgs, LimitArgs, ModeArg, SelectedCase, load_case_steps,
@@ -121,20 +121,8 @@ pub fn execute(args: RunArgs) -> Result<u8, UsageError> {
                 out.push_str(&resource(original.as_ref(), data));
             }
             Err(error) => {
-                let line = error
-                    .line
-                    .map(|line| format!(":{line}"))
-                    .unwrap_or_default();
-                let place = ScriptPlace {
-                    file: &script_name,
-                    first_line: 1,
-                    lines: &[],
-                };
-                write_stderr_line(&escape_controls(&format!(
-                    "{script_name}{line}: step {number}: {} error: {}",
-                    error.kind,
-                    message_after_position(&error.message, place)
-                )));
+                let (at, what) = file_script_error(&script_name, error);
+                write_stderr_line(&escape_controls(&format!("{at}: step {number}: {what}")));
                 code = EXIT_FINDINGS;
             }
         }
