@@ -112,10 +112,13 @@ pub fn scratch(name: &str) -> PathBuf {
     use std::hash::{Hash, Hasher};
     let mut checkout = std::collections::hash_map::DefaultHasher::new();
     env!("CARGO_MANIFEST_DIR").hash(&mut checkout);
-    let dir = std::env::temp_dir()
-        .join(format!("kruise-lua-e2e-{:08x}", checkout.finish() as u32))
-        .join(env!("CARGO_CRATE_NAME"))
-        .join(name);
+    let root =
+        std::env::temp_dir().join(format!("kruise-lua-e2e-{:08x}", checkout.finish() as u32));
+    // A repository root marker: the searches for a tree's `crds/` and kruise-lua.toml stop at
+    // a folder holding `.git`, so that a `crds/` folder anyone leaves in the temp folder above
+    // is not read by every test (it once made the language server keep 100 MiB more).
+    std::fs::create_dir_all(root.join(".git")).unwrap();
+    let dir = root.join(env!("CARGO_CRATE_NAME")).join(name);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
