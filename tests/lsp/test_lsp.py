@@ -350,7 +350,7 @@ async def test_run_all_command_and_code_lens(client: LanguageClient):
         types.ExecuteCommandParams(command="kruise-lua.runAll", arguments=[])
     )
     # Route (2 cases, one failing), the demo ingress class, the ConfigMap's Gateway (failing).
-    assert summary == {"scripts": 3, "cases": 4, "passed": 2, "steps": 6, "stepsPassed": 4}, summary
+    assert summary == {"scripts": 3, "cases": 4, "passed": 2, "steps": 6, "stepsPassed": 4, "skipped": 0}, summary
     case = route(client) / "testdata" / "wrong_weight.yaml"
     open_file(client, case)
     lenses = await client.text_document_code_lens_async(

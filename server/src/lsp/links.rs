@@ -7,10 +7,8 @@
 //!   `testdata/weights.yaml`) links to that case. (The other way from a script to its cases is
 //!   "go to type definition" on what it reads of `obj`: see `type_definition.rs`.)
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use kruise_lua_engine::discovery::CUSTOM_SCRIPT_NAME;
-use kruise_lua_engine::script::ScriptKind;
 use tower_lsp_server::ls_types::{DocumentLink, Position, Range, Uri};
 
 use super::documents::path_uri;
@@ -93,12 +91,9 @@ pub fn links(session: &Session, path: &Path, text: &str) -> Vec<DocumentLink> {
         return out;
     }
     for view in &views {
-        let (ScriptId::Embedded { key, .. }, Some(kind), Some(testdata)) =
-            (&view.target.id, &view.target.kind, &view.target.testdata)
+        let (ScriptId::Embedded { key, .. }, Some(script)) =
+            (&view.target.id, &view.target.bundled)
         else {
-            continue;
-        };
-        let Some(script) = bundled_script(kind, testdata) else {
             continue;
         };
         let Some(at) = text.find(&format!("{key}:")) else {
@@ -106,7 +101,7 @@ pub fn links(session: &Session, path: &Path, text: &str) -> Vec<DocumentLink> {
         };
         out.push(DocumentLink {
             range: index.range(text, at..at + key.len()),
-            target: path_uri(&script),
+            target: path_uri(script),
             tooltip: Some("the bundled script for this provider".into()),
             data: None,
         });
@@ -161,13 +156,4 @@ fn case_mentions(
         }
     }
     out
-}
-
-/// The bundled script next to a provider's cases folder, if it exists.
-fn bundled_script(kind: &ScriptKind, testdata: &Path) -> Option<PathBuf> {
-    let script = match kind {
-        ScriptKind::Custom { .. } => testdata.parent()?.join(CUSTOM_SCRIPT_NAME),
-        ScriptKind::Ingress { class } => testdata.parent()?.parent()?.join(format!("{class}.lua")),
-    };
-    script.is_file().then_some(script)
 }

@@ -62,6 +62,9 @@ pub struct ScriptTarget {
     /// class): that script, and why it is never read. The workspace's ConfigMap index
     /// (`configmap_index.rs`) marks the bundled script skipped from it.
     pub replaces: Option<Replaced>,
+    /// For a ConfigMap script: the tree's bundled script for the same provider, when the
+    /// workspace has one (whichever of the two Kruise reads; the key's document link).
+    pub bundled: Option<PathBuf>,
 }
 
 /// A bundled script a ConfigMap script replaces, and why Kruise never reads it (`check`'s
@@ -132,6 +135,7 @@ pub fn lua_target(path: &Path) -> ScriptTarget {
         kind,
         skipped: None,
         replaces: None,
+        bundled: None,
     }
 }
 
@@ -225,7 +229,7 @@ pub fn embedded_targets(
                 .map(|folder| bundled_script(folder, &script.kind))
                 .find(|path| path.is_file());
             let (mut skipped, mut replaces) = (None, None);
-            if let Some(bundled) = bundled {
+            if let Some(bundled) = bundled.clone() {
                 let configmap = format!("{}#{}", manifest.display(), script.key);
                 let (read, reason) =
                     unread_script(&script.kind, &bundled.display().to_string(), &configmap);
@@ -255,6 +259,7 @@ pub fn embedded_targets(
                 testdata_required: false,
                 skipped,
                 replaces,
+                bundled,
             };
             (target, script)
         })
