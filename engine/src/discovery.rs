@@ -376,25 +376,25 @@ pub struct EmbeddedScript {
     pub map: ScalarMap,
 }
 
-/// The 1-based manifest line where each line of `script` starts.
+/// The 1-based manifest line where each line of `script` starts. The map's source offsets
+/// ascend with the script's, so the newlines are counted once, from one line start to the
+/// next (counting from the manifest's start for each line was quadratic on a long script).
 fn manifest_lines(manifest: &str, script: &str, map: &ScalarMap) -> Vec<u32> {
+    let bytes = manifest.as_bytes();
+    let (mut at, mut line) = (0usize, 1usize);
     std::iter::once(0)
         .chain(script.match_indices('\n').map(|(i, _)| i + 1))
-        .map(|offset| line_at(manifest, map.to_source(offset)))
+        .map(|offset| {
+            let to = map.to_source(offset).min(bytes.len());
+            if to < at {
+                // Not expected (see above); counted again from the start rather than wrong.
+                (at, line) = (0, 1);
+            }
+            line += bytes[at..to].iter().filter(|b| **b == b'\n').count();
+            at = to;
+            u32::try_from(line).unwrap_or(u32::MAX)
+        })
         .collect()
-}
-
-/// The 1-based line of byte `offset` in `text`.
-fn line_at(text: &str, offset: usize) -> u32 {
-    let offset = offset.min(text.len());
-    u32::try_from(
-        text.as_bytes()[..offset]
-            .iter()
-            .filter(|b| **b == b'\n')
-            .count()
-            + 1,
-    )
-    .unwrap_or(u32::MAX)
 }
 
 /// The scripts of a manifest, with remarks about what Kruise would not read as written
@@ -472,12 +472,13 @@ pub fn read_configmap(source: &str) -> Result<ConfigMapScripts, CaseError> {
                 value.span.start.offset..value.span.end.offset,
                 script,
             );
+            let lines = manifest_lines(source, script, &map);
             scripts.push(EmbeddedScript {
                 kind,
                 key: key_text.clone(),
                 source: script.clone(),
-                line: line_at(source, map.to_source(0)),
-                lines: manifest_lines(source, script, &map),
+                line: lines[0],
+                lines,
                 map,
             });
         }

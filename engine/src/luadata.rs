@@ -139,7 +139,7 @@ impl LuaData {
 }
 
 /// Go's `strconv.Atoi` on a 64-bit platform: optional sign, then decimal digits only.
-fn go_atoi(text: &str) -> Option<i64> {
+pub fn go_atoi(text: &str) -> Option<i64> {
     let digits = text.strip_prefix(['+', '-']).unwrap_or(text);
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return None;

@@ -293,10 +293,7 @@ mod tests {
     use super::*;
 
     fn scratch(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("kl-atomic-{name}-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&dir);
-        fs::create_dir_all(&dir).unwrap();
-        dir
+        crate::test_scratch::folder("kl-atomic", name)
     }
 
     fn entries(dir: &Path) -> Vec<String> {

@@ -13,7 +13,7 @@ mod servers;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use common::{binary, fixtures, scratch};
+use common::{binary, fixtures, mkfifo, scratch};
 use serde_json::{Value, json};
 
 /// Address space for one run (the binary maps a few hundred MB of its own before reading
@@ -351,12 +351,6 @@ fn many_steps_share_one_big_original() {
     assert_eq!(obj.code, 0, "{obj:?}");
     assert!(obj.stdout.contains("step 999 of 1000"), "{obj:?}");
     std::fs::remove_dir_all(&dir).unwrap();
-}
-
-#[cfg(unix)]
-fn mkfifo(path: &Path) {
-    let status = Command::new("mkfifo").arg(path).status().unwrap();
-    assert!(status.success());
 }
 
 #[cfg(unix)]

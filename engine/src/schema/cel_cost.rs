@@ -568,17 +568,7 @@ fn is_scalar(schema: &Schema) -> bool {
 fn walks_operands(name: &str) -> bool {
     matches!(
         name,
-        "_==_"
-            | "_!=_"
-            | "_<_"
-            | "_<=_"
-            | "_>_"
-            | "_>=_"
-            | "_+_"
-            | "@in"
-            | "contains"
-            | "startsWith"
-            | "endsWith"
+        "contains"
             | "matches"
             | "find"
             | "findAll"

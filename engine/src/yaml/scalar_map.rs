@@ -12,15 +12,8 @@
 
 use std::ops::Range;
 
-/// How a scalar is written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ScalarStyle {
-    Plain,
-    SingleQuoted,
-    DoubleQuoted,
-    Literal,
-    Folded,
-}
+/// How a scalar is written: the parser's own style.
+pub use saphyr_parser::ScalarStyle;
 
 /// A run of the value and the source bytes it comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]

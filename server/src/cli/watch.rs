@@ -108,7 +108,7 @@ fn identity(path: &Path) -> Option<(u64, u64)> {
 fn watcher_over(
     armed: &[Armed],
     tx: &mpsc::Sender<Signal>,
-) -> Result<RecommendedWatcher, (PathBuf, notify::Error)> {
+) -> Result<RecommendedWatcher, (Option<PathBuf>, notify::Error)> {
     let tx = tx.clone();
     let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
         let Ok(event) = event else { return };
@@ -128,7 +128,7 @@ fn watcher_over(
             });
         }
     })
-    .map_err(|err| (PathBuf::new(), err))?;
+    .map_err(|err| (None, err))?;
     let mut folders: Vec<(&Path, bool)> = Vec::new();
     for a in armed {
         match folders.iter_mut().find(|(path, _)| *path == a.path) {
@@ -144,7 +144,7 @@ fn watcher_over(
         };
         watcher
             .watch(path, mode)
-            .map_err(|err| (path.to_path_buf(), err))?;
+            .map_err(|err| (Some(path.to_path_buf()), err))?;
     }
     Ok(watcher)
 }
@@ -162,6 +162,10 @@ pub fn watch(
         .collect();
     let mut armed: Vec<Armed> = watched.iter().map(|root| wanted(root)).collect();
     let mut watcher = watcher_over(&armed, &tx).map_err(|(path, err)| {
+        // `None`: the watcher itself could not be made, before any folder was watched.
+        let Some(path) = path else {
+            return UsageError(format!("cannot watch files: {err}"));
+        };
         let root = roots
             .iter()
             .zip(&armed)

@@ -127,12 +127,13 @@ impl Documents {
         if let Some(doc) = self.read_lock().get(path) {
             return Some((doc.text.clone(), None));
         }
-        let bytes = read_disk_file(path).ok()?;
-        if std::str::from_utf8(&bytes).is_ok() {
-            return String::from_utf8(bytes).ok().map(|text| (text, None));
-        }
-        let lossy = String::from_utf8_lossy(&bytes).into_owned();
-        Some((lossy, input::utf8_text(bytes).err()))
+        Some(match String::from_utf8(read_disk_file(path).ok()?) {
+            Ok(text) => (text, None),
+            Err(not_utf8) => (
+                String::from_utf8_lossy(not_utf8.as_bytes()).into_owned(),
+                input::utf8_text(not_utf8.into_bytes()).err(),
+            ),
+        })
     }
 
     /// Whether a file exists as a buffer or on disk.

@@ -12,6 +12,7 @@ use kruise_lua_engine::value::JsonValue;
 
 use super::documents::Documents;
 pub use crate::project::embedded::EmbeddedMap;
+use crate::project::plan::scripts::bundled_path;
 use crate::project::targets::unread_script;
 use kruise_lua_engine::discovery::Precedence;
 
@@ -224,9 +225,9 @@ pub fn embedded_targets(
                 .find(|dir| dir.is_dir());
             // A tree beside it that bundles a script for the same provider: Kruise reads one
             // of the two, by the rule `check` follows (`targets::unread_script`).
-            let bundled = folders
+            let bundled = trees
                 .iter()
-                .map(|folder| bundled_script(folder, &script.kind))
+                .map(|tree| bundled_path(tree, &script.kind))
                 .find(|path| path.is_file());
             let (mut skipped, mut replaces) = (None, None);
             if let Some(bundled) = bundled.clone() {
@@ -264,14 +265,6 @@ pub fn embedded_targets(
             (target, script)
         })
         .collect()
-}
-
-/// The script a tree bundles for `kind` in its `folder` (`discovery::script_folder`).
-fn bundled_script(folder: &Path, kind: &ScriptKind) -> PathBuf {
-    match kind {
-        ScriptKind::Custom { .. } => folder.join(CUSTOM_SCRIPT_NAME),
-        ScriptKind::Ingress { class } => folder.join(format!("{class}.lua")),
-    }
 }
 
 /// Every script under the roots (bundled trees and ConfigMap manifests), for the first run.

@@ -62,7 +62,7 @@ fn original_type(case: &TestCase) -> Option<(String, String)> {
         YamlValue::String(text) if !text.is_empty() => Some(text.clone()),
         _ => None,
     };
-    let api_version = string("apiVersion")?;
+    let api_version = original_api_version(case)?;
     let (group, _version) = api_version.split_once('/')?;
     Some((group.to_owned(), string("kind")?))
 }

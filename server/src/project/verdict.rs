@@ -620,15 +620,15 @@ impl Summary {
                 // By the step's verdict, as the editor counts: a step that got its expected
                 // result but misroutes or depends on key order is not "passed"; it is counted
                 // under `misrouted` or `nondeterministic` above.
-                match facts.step_verdict(step) {
-                    Verdict::Pass if skip_reason(step).is_some() => summary.skipped_steps += 1,
-                    Verdict::Pass => summary.passed += 1,
-                    Verdict::Invalid => summary.invalid += 1,
-                    Verdict::Fail if step.status == StepStatus::Pass => {
+                match facts.step_label(step) {
+                    StepLabel::Pass if skip_reason(step).is_some() => summary.skipped_steps += 1,
+                    StepLabel::Pass => summary.passed += 1,
+                    StepLabel::Invalid => summary.invalid += 1,
+                    StepLabel::Misrouted | StepLabel::Nondeterministic => {
                         summary.expected_but_failing += 1
                     }
-                    Verdict::Fail => summary.failed += 1,
-                    Verdict::Error => summary.errors += 1,
+                    StepLabel::Fail => summary.failed += 1,
+                    StepLabel::Error => summary.errors += 1,
                 }
             }
         }

@@ -10,6 +10,7 @@
 //! partition style's replica limit (`PartitionReplicasLimitWithTraffic`, set by the
 //! controller's environment).
 
+use kruise_lua_engine::luadata::go_atoi;
 use kruise_lua_engine::value::JsonValue;
 
 use super::manifests::Manifest;
@@ -72,7 +73,7 @@ fn scaled(value: &JsonValue) -> Result<(i64, bool), String> {
                     "invalid value for IntOrString: invalid type: string is not a percentage ({text:?})"
                 ));
             };
-            atoi(digits).map(|n| (n, true)).ok_or_else(|| {
+            go_atoi(digits).map(|n| (n, true)).ok_or_else(|| {
                 format!("invalid value for IntOrString: {text:?} is not an integer percentage")
             })
         }
@@ -81,15 +82,6 @@ fn scaled(value: &JsonValue) -> Result<(i64, bool), String> {
             show(other)
         )),
     }
-}
-
-/// Go's `strconv.Atoi`: an optional sign and decimal digits, nothing else.
-fn atoi(text: &str) -> Option<i64> {
-    let digits = text.strip_prefix(['+', '-']).unwrap_or(text);
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    text.parse().ok()
 }
 
 fn steps_of<'a>(strategy: &'a JsonValue, path: &str, out: &mut Vec<String>) -> &'a [JsonValue] {

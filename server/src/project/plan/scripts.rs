@@ -165,7 +165,7 @@ mod tests {
 
     #[test]
     fn kruise_order_bundled_wins_for_custom_and_configmap_for_ingress() {
-        let tree = std::env::temp_dir().join(format!("kl-plan-scripts-{}", std::process::id()));
+        let tree = crate::test_scratch::folder("kl-plan-scripts", "order");
         let custom = ScriptKind::Custom {
             group: "a.io".into(),
             kind: "A".into(),
