@@ -699,3 +699,34 @@ fn steps_the_rollout_webhook_rejects_fail_the_plan() {
         );
     }
 }
+
+/// A route condition the Istio model does not evaluate (`port`) leaves the step partly
+/// checked: `plan` says so in every format, as `check` does (the same note), rather than
+/// showing the traffic table as if every route had been probed.
+#[test]
+fn a_step_the_intent_check_only_partly_verifies_says_so() {
+    let dir = scratch("plan-partly");
+    let resource = "apiVersion: networking.istio.io/v1beta1\nkind: VirtualService\nmetadata: {name: shop, namespace: store}\nspec:\n  hosts: [shop.example.org]\n  http:\n  - match:\n    - port: 8443\n    route:\n    - destination: {host: shop-tls}\n  - route:\n    - destination: {host: shop}\n";
+    let path = dir.join("vs.yaml");
+    std::fs::write(&path, resource).unwrap();
+    let note = "partly checked: spec.http[0].match[0].port is not evaluated";
+    let human = plan(&[
+        "--rollout",
+        "plan/rollout-vs-only.yaml",
+        "--resource",
+        path.to_str().unwrap(),
+    ]);
+    assert_eq!(human.code, 0, "{human:?}");
+    assert!(human.stdout.contains(note), "{}", human.stdout);
+    let json = plan(&[
+        "--rollout",
+        "plan/rollout-vs-only.yaml",
+        "--resource",
+        path.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    let value: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    let stage = &value["resources"][0]["stages"][1];
+    assert!(stage["warnings"].to_string().contains(note), "{stage}");
+}

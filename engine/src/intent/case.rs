@@ -45,40 +45,11 @@ pub enum StepIntentOutcome {
 
 impl StepIntentOutcome {
     /// Why the step's routing is not (fully) verified, when the user must be told: a step
-    /// not checked, or checked with its probe set cut short.
+    /// not checked, or checked only in part ([`StepReport::unverified`]).
     pub fn unverified(&self) -> Option<String> {
         match self {
             StepIntentOutcome::NotChecked(why) => Some(why.clone()),
-            StepIntentOutcome::Checked(report)
-                if report.probes == 0 && report.unchecked.is_empty() =>
-            {
-                Some(
-                    "nothing to probe: the configurations have no route to send a request through"
-                        .to_owned(),
-                )
-            }
-            StepIntentOutcome::Checked(report)
-                if report.probes == 0 || report.truncated || !report.unchecked.is_empty() =>
-            {
-                let mut why = Vec::new();
-                // Beside a model limit (every route has a condition the model takes as not
-                // met), both are said.
-                if report.probes == 0 {
-                    why.push(
-                        "nothing to probe: the configurations have no route to send a request \
-                         through"
-                            .to_owned(),
-                    );
-                }
-                if report.truncated {
-                    why.push(format!(
-                        "the probe set was cut at {} requests (the first ones in request order)",
-                        report.probes
-                    ));
-                }
-                why.extend(report.unchecked.iter().cloned());
-                Some(format!("partly checked: {}", why.join("; ")))
-            }
+            StepIntentOutcome::Checked(report) => report.unverified(),
             _ => None,
         }
     }

@@ -313,6 +313,38 @@ pub struct StepReport {
     pub unchecked: Vec<String>,
 }
 
+/// Why a checked step says nothing of where requests go: no route sends one anywhere.
+pub const NOTHING_TO_PROBE: &str =
+    "nothing to probe: the configurations have no route to send a request through";
+
+impl StepReport {
+    /// Why the step's routing is not fully verified, when the user must be told: nothing to
+    /// probe, the probe set cut short, or parts the model does not evaluate
+    /// ([`Self::unchecked`]). `None`: checked and fine (or misrouted, as the violations say).
+    pub fn unverified(&self) -> Option<String> {
+        if self.probes == 0 && self.unchecked.is_empty() {
+            return Some(NOTHING_TO_PROBE.to_owned());
+        }
+        if self.probes > 0 && !self.truncated && self.unchecked.is_empty() {
+            return None;
+        }
+        // Beside a model limit (every route has a condition the model takes as not met), both
+        // are said.
+        let mut why = Vec::new();
+        if self.probes == 0 {
+            why.push(NOTHING_TO_PROBE.to_owned());
+        }
+        if self.truncated {
+            why.push(format!(
+                "the probe set was cut at {} requests (the first ones in request order)",
+                self.probes
+            ));
+        }
+        why.extend(self.unchecked.iter().cloned());
+        Some(format!("partly checked: {}", why.join("; ")))
+    }
+}
+
 /// Checks one step: `original` is the configuration before the rollout, `after` the one the
 /// step leaves (both as the gateway sees them: see [`RoutingModel::surroundings`]).
 pub fn check_step(

@@ -9,7 +9,9 @@ use std::collections::BTreeMap;
 
 use kruise_lua_engine::ScriptError;
 use kruise_lua_engine::controller::{IngressEnsure, ensure_ingress_routes};
-use kruise_lua_engine::intent::{Intent, NO_PATHS, check_step, step_configs, traffic_table};
+use kruise_lua_engine::intent::{
+    Intent, NO_PATHS, NOTHING_TO_PROBE, check_step, step_configs, traffic_table,
+};
 use kruise_lua_engine::luadata::{Data, LuaData};
 use kruise_lua_engine::render::to_yaml;
 use kruise_lua_engine::routing::{
@@ -416,6 +418,8 @@ impl Replay<'_> {
             }
         };
         let report = check_step(model, &configs.before, &configs.after, &configs.intent);
+        // What `check` says of a step only partly verified, said here the same way.
+        let unverified = report.unverified();
         stage.more_violations = report.more;
         stage.violations = report.violations.into_iter().map(|v| v.message).collect();
         if configs.no_paths && stage.violations.is_empty() {
@@ -424,18 +428,11 @@ impl Replay<'_> {
         }
         let table = traffic_table(model, &configs.before, &configs.after, &configs.intent);
         if table.probes == 0 {
-            stage.traffic = Traffic::Unavailable(
-                "nothing to probe: the configurations have no route to send a request through"
-                    .to_owned(),
-            );
+            stage.traffic =
+                Traffic::Unavailable(unverified.unwrap_or_else(|| NOTHING_TO_PROBE.to_owned()));
             return;
         }
-        if table.truncated {
-            stage.warnings.push(format!(
-                "partly checked: the probe set was cut at {} requests (the first ones in request order)",
-                table.probes
-            ));
-        }
+        stage.warnings.extend(unverified);
         stage.traffic = Traffic::Table(table);
     }
 }
