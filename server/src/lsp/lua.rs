@@ -22,6 +22,7 @@ use crate::analysis::{
     self, CompletionContext, CompletionKind, LintConfig, ObjPath, ParsedScript, PathSeg, Severity,
     SpecShape,
 };
+use crate::project::embedded;
 
 /// A script as it sits in a document: the whole `.lua` file, or one embedded script.
 #[derive(Debug, Clone)]
@@ -162,6 +163,8 @@ pub fn diagnostics(
     if !is_lua && !super::project::looks_like_configmap(host) {
         return out; // a test case or other YAML: no Lua here
     }
+    // A manifest's scripts as read, which a fix written into it must leave as they are.
+    let mut embedded = Vec::new();
     if !is_lua {
         let range = |span: Option<Span>| {
             span.map_or(lsp::Range::default(), |s| span_range(host, &index, s))
@@ -180,6 +183,7 @@ pub fn diagnostics(
                         note.message,
                     ));
                 }
+                embedded = manifest.scripts;
             }
         }
     }
@@ -205,12 +209,9 @@ pub fn diagnostics(
             // The fix as the manifest must spell it (the same check as `lint --fix`): none
             // when it cannot be written into the script's YAML string exactly.
             let data = finding.fix.as_ref().and_then(|fix| {
-                let (range, replacement) = match &view.map {
-                    Some(map) => map
-                        .edit(host, &view.source, fix.range.clone(), &fix.replacement)
-                        .ok()?,
-                    None => (fix.range.clone(), fix.replacement.clone()),
-                };
+                let in_manifest = view.map.as_ref().map(|map| (map, &embedded[..]));
+                let (range, replacement) =
+                    embedded::fix_edit(host, in_manifest, &view.source, fix).ok()?;
                 Some(serde_json::json!({
                     "title": fix.title,
                     "range": index.range(host, range),
