@@ -19,6 +19,7 @@ use kruise_lua_engine::schema::SchemaSet;
 
 use super::documents::{Documents, FileStamp, disk_stamp};
 use super::project::{EmbeddedMap, ScriptId, ScriptTarget};
+use super::text::LineIndex;
 use crate::project::MAX_ANALYSED_BYTES;
 use crate::project::check::{self as check, CaseChecks, CaseToRun, Checks};
 use crate::project::crd_sources::SourceProblem;
@@ -364,11 +365,7 @@ fn read_case(
                 if let Some(span) = &mut error.span {
                     // On the line of the bad byte (the error's `line`, from 1).
                     let line = span.start.line.saturating_sub(1) as usize;
-                    let start = lossy
-                        .split_inclusive('\n')
-                        .take(line)
-                        .map(str::len)
-                        .sum::<usize>();
+                    let start = LineIndex::new(&lossy).line_start(line, &lossy);
                     span.start.offset = start;
                     span.end.offset = start;
                 }
