@@ -156,7 +156,6 @@ pub fn run_diagnostics(results: &ScriptResults) -> Vec<(PathBuf, Vec<Diagnostic>
     let host_name = host.display().to_string();
     let place = ScriptPlace {
         file: &host_name,
-        first_line: 1,
         lines: results.embedded.as_ref().map_or(&[], |map| map.lines()),
     };
     if let Some(reason) = &results.target.skipped {

@@ -381,7 +381,6 @@ fn header(entry: &ScriptEntry) -> ScriptReport {
     ScriptReport {
         path: paths::display(&path),
         key,
-        first_line: lines.first().copied().unwrap_or(1),
         lines,
         case_base,
         cases: Vec::new(),
