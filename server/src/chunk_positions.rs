@@ -6,15 +6,13 @@
 /// The chunk name the engine gives scripts, as gopher-lua does in Kruise (`<string>`).
 const CHUNK: &str = "<string>:";
 
-/// Where a script's lines are: the file shown to the user, that file's 1-based line that
-/// holds the script's line 1 (1 for a `.lua` file), and for a script embedded in a ConfigMap
-/// the file line of each script line (a double-quoted YAML string puts many on one line, a
-/// folded one spreads one over several: no offset from the first line would do).
+/// Where a script's lines are: the file shown to the user and, for a script embedded in a
+/// ConfigMap, the file line of each script line (a double-quoted YAML string puts many on one
+/// line, a folded one spreads one over several: no offset from the first line would do).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ScriptPlace<'a> {
     pub file: &'a str,
-    pub first_line: u32,
-    /// The file line of each script line; empty for a `.lua` file.
+    /// The file line of each script line; empty for a `.lua` file (the script is the file).
     pub lines: &'a [u32],
 }
 
@@ -23,7 +21,7 @@ impl ScriptPlace<'_> {
     /// `<eof>` errors give, on the last).
     pub fn file_line(&self, lua_line: u32) -> u32 {
         match self.lines {
-            [] => self.first_line.max(1) + lua_line.saturating_sub(1),
+            [] => lua_line.max(1),
             lines => lines[(lua_line.max(1) as usize - 1).min(lines.len() - 1)],
         }
     }
@@ -76,11 +74,7 @@ pub fn file_script_error(
     file: &str,
     error: &kruise_lua_engine::error::ScriptError,
 ) -> (String, String) {
-    let place = ScriptPlace {
-        file,
-        first_line: 1,
-        lines: &[],
-    };
+    let place = ScriptPlace { file, lines: &[] };
     let at = match error.line {
         Some(line) => format!("{file}:{line}"),
         None => file.to_owned(),
@@ -99,18 +93,15 @@ mod tests {
 
     const FILE: ScriptPlace<'static> = ScriptPlace {
         file: "lua_configuration/x/Y/trafficRouting.lua",
-        first_line: 1,
         lines: &[],
     };
     const CONFIGMAP: ScriptPlace<'static> = ScriptPlace {
         file: "cm.yaml",
-        first_line: 7,
         lines: &[7, 8, 9, 10, 11, 12, 13, 14, 15],
     };
     /// A double-quoted script: lines 1–3 on line 7, the rest folded onto lines 8 and 9.
     const QUOTED: ScriptPlace<'static> = ScriptPlace {
         file: "cm.yaml",
-        first_line: 7,
         lines: &[7, 7, 7, 8, 9],
     };
 

@@ -22,6 +22,7 @@ use crate::analysis::{self, LintConfig, Severity, SpecSchema, SpecShape, infer_s
 use crate::project::MAX_ANALYSED_BYTES;
 use crate::project::UsageError;
 use crate::project::crd_sources;
+use crate::project::embedded;
 use crate::project::schema_check;
 use crate::project::targets::{Target, collect};
 
@@ -210,16 +211,8 @@ fn lint_target(
             if let Some(fix) = diagnostic.fix {
                 // In a manifest the fix is written in the script's YAML style, and only when
                 // the manifest then reads back as the script with the fix.
-                let edit = match &script.map {
-                    Some(map) => map.edit(
-                        &target.text,
-                        &script.source,
-                        fix.range.clone(),
-                        &fix.replacement,
-                    ),
-                    None => Ok((fix.range.clone(), fix.replacement)),
-                };
-                match edit {
+                let embedded = script.map.as_ref().map(|map| (map, &target.embedded[..]));
+                match embedded::fix_edit(&target.text, embedded, &script.source, &fix) {
                     Ok((range, replacement)) => {
                         finding.fix = Some(FileFix {
                             title: fix.title,

@@ -53,6 +53,27 @@ struct Armed {
     /// The watcher said the folder itself was removed or renamed: its watch is gone even if
     /// a folder of that name, maybe with the same inode number reused, is there now.
     lost: bool,
+    /// Which changed paths belong to the PATH, worked out with its watch (a PATH that becomes
+    /// a folder, or stops being one, changes its watch too).
+    covers: Covers,
+}
+
+/// The changed paths that belong to a PATH.
+#[derive(Debug, Clone, PartialEq)]
+enum Covers {
+    /// Everything under a folder: the PATH's own, or a script's (its cases live beside it).
+    Under(PathBuf),
+    /// The file itself.
+    Exactly(PathBuf),
+}
+
+impl Covers {
+    fn contains(&self, path: &Path) -> bool {
+        match self {
+            Covers::Under(folder) => path.starts_with(folder),
+            Covers::Exactly(file) => path == file,
+        }
+    }
 }
 
 /// The watch a PATH (absolute) needs now: a folder, recursively; a file through its folder
@@ -60,15 +81,20 @@ struct Armed {
 /// cases live beside it. While that folder is gone, its nearest existing parent, not
 /// recursively (one folder's events, whatever the tree), to see it come back.
 fn wanted(root: &Path) -> Armed {
-    let (path, recursive) = if root.is_dir() {
-        (root.to_path_buf(), true)
+    let script = root.extension().is_some_and(|e| e == "lua");
+    let (path, recursive, covers) = if root.is_dir() {
+        (root.to_path_buf(), true, Covers::Under(root.to_path_buf()))
     } else {
         let dir = parent(root);
-        let script = root.extension().is_some_and(|e| e == "lua");
-        if dir.is_dir() {
-            (dir, script)
+        let covers = if script {
+            Covers::Under(dir.clone())
         } else {
-            (nearest_existing(&dir), false)
+            Covers::Exactly(root.to_path_buf())
+        };
+        if dir.is_dir() {
+            (dir, script, covers)
+        } else {
+            (nearest_existing(&dir), false, covers)
         }
     };
     let identity = identity(&path);
@@ -77,6 +103,7 @@ fn wanted(root: &Path) -> Armed {
         recursive,
         identity,
         lost: false,
+        covers,
     }
 }
 
@@ -232,7 +259,7 @@ pub fn watch(
                 Err(_) => unarmed = true,
             }
         }
-        changed.retain(|path| relevant(path, &watched));
+        changed.retain(|path| relevant(path, &armed));
         changed.sort();
         changed.dedup();
         if !changed.is_empty() {
@@ -247,23 +274,16 @@ fn parent(path: &Path) -> PathBuf {
         .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
 }
 
-/// Whether a changed path can matter: under a watched folder or one of the watched files, and
-/// not a temporary file (ours from `--fix`, or an editor's).
-fn relevant(path: &Path, watched: &[PathBuf]) -> bool {
+/// Whether a changed path can matter: under a watched folder or one of the watched files (as
+/// `armed`, the watches of the PATHs as they are now, says), and not a temporary file (ours
+/// from `--fix`, or an editor's).
+fn relevant(path: &Path, armed: &[Armed]) -> bool {
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy())
         .unwrap_or_default();
     let temporary = name.ends_with(".tmp") || name.ends_with('~') || name.ends_with(".swp");
-    let inside = watched.iter().any(|root| {
-        if root.is_dir() {
-            path.starts_with(root)
-        } else if root.extension().is_some_and(|e| e == "lua") {
-            path.starts_with(parent(root))
-        } else {
-            path == root
-        }
-    });
+    let inside = armed.iter().any(|a| a.covers.contains(path));
     inside
         && !temporary
         && !path
@@ -406,10 +426,21 @@ mod tests {
     #[test]
     fn temporary_and_git_files_are_ignored() {
         let root = std::env::temp_dir();
-        let watched = vec![root.clone()];
+        let watched = vec![wanted(&root)];
         assert!(relevant(&root.join("a/trafficRouting.lua"), &watched));
         assert!(!relevant(&root.join("a/.x.lua.kruise-lua.tmp"), &watched));
         assert!(!relevant(&root.join(".git/index"), &watched));
         assert!(!relevant(Path::new("/elsewhere/x.lua"), &watched));
+    }
+
+    /// A script PATH covers its folder (its cases live there), another file only itself.
+    #[test]
+    fn a_file_path_covers_its_script_folder_or_itself() {
+        let root = std::env::temp_dir().join("kruise-lua-watch-covers");
+        let script = vec![wanted(&root.join("trafficRouting.lua"))];
+        assert!(relevant(&root.join("testdata/case.yaml"), &script));
+        let manifest = vec![wanted(&root.join("cm.yaml"))];
+        assert!(relevant(&root.join("cm.yaml"), &manifest));
+        assert!(!relevant(&root.join("other.yaml"), &manifest));
     }
 }

@@ -271,7 +271,6 @@ pub fn verdict(
                 let file = launch.script_path.display().to_string();
                 lines.extend(finding.lines(ScriptPlace {
                     file: &file,
-                    first_line: 1,
                     lines: &[],
                 }));
             }

@@ -109,7 +109,6 @@ fn error_text(results: &ScriptResults, error: &kruise_lua_engine::error::ScriptE
     let file = results.target.id.host().display().to_string();
     let place = ScriptPlace {
         file: &file,
-        first_line: 1,
         lines: results.embedded.as_ref().map_or(&[], |map| map.lines()),
     };
     escape(&format!(

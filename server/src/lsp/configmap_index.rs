@@ -27,8 +27,8 @@ impl ConfigMapIndex {
     fn replacements(&self) -> BTreeMap<&Path, &ScriptTarget> {
         let mut out = BTreeMap::new();
         for target in self.manifests.values().flatten() {
-            if let Some(replaced) = &target.replaces {
-                out.entry(replaced.bundled.as_path()).or_insert(target);
+            if let Some((bundled, _)) = target.replaced() {
+                out.entry(bundled).or_insert(target);
             }
         }
         out
@@ -80,8 +80,8 @@ impl ConfigMapIndex {
             return target;
         };
         let target = project::lua_target(path);
-        match self.replacing(path).and_then(|cm| cm.replaces.as_ref()) {
-            Some(replaced) => target.unread(replaced.reason.clone()),
+        match self.replacing(path).and_then(ScriptTarget::replaced) {
+            Some((_, reason)) => target.unread(reason.to_owned()),
             None => target,
         }
     }
@@ -104,8 +104,8 @@ impl ConfigMapIndex {
         self.replacements()
             .into_iter()
             .filter_map(|(bundled, cm)| {
-                let reason = cm.replaces.as_ref()?.reason.clone();
-                Some((bundled.to_path_buf(), (cm.id.clone(), reason)))
+                let (_, reason) = cm.replaced()?;
+                Some((bundled.to_path_buf(), (cm.id.clone(), reason.to_owned())))
             })
             .collect()
     }

@@ -128,14 +128,18 @@ pub fn run_diagnostics(results: &ScriptResults) -> Vec<(PathBuf, Vec<Diagnostic>
     let script_uri = path_uri(&host);
     let script_name = results.target.id.display();
     // A script line (1-based) as a range in the host file.
+    let source_index = results
+        .embedded
+        .as_ref()
+        .map(|map| (map, LineIndex::new(&results.source)));
     let script_line_range = |line: u32| -> Range {
-        match &results.embedded {
+        match &source_index {
             None => line_range(&results.host_text, &host_index, line),
             // The script line's own bytes: a double-quoted script has several on one
             // manifest line.
-            Some(map) => {
+            Some((map, index)) => {
                 let source = &results.source;
-                let start = nth_line_start(source, line);
+                let start = index.line_start(line.max(1) as usize - 1, source);
                 let end = source[start..]
                     .find('\n')
                     .map_or(source.len(), |i| start + i);
@@ -152,7 +156,6 @@ pub fn run_diagnostics(results: &ScriptResults) -> Vec<(PathBuf, Vec<Diagnostic>
     let host_name = host.display().to_string();
     let place = ScriptPlace {
         file: &host_name,
-        first_line: 1,
         lines: results.embedded.as_ref().map_or(&[], |map| map.lines()),
     };
     if let Some(reason) = &results.target.skipped {
@@ -662,15 +665,3 @@ fn schema_diagnostics(
 
 #[cfg(test)]
 mod tests;
-
-/// The byte offset where 1-based line `line` of `text` starts (its end for a line past the
-/// last).
-fn nth_line_start(text: &str, line: u32) -> usize {
-    match line.max(1) - 1 {
-        0 => 0,
-        n => text
-            .match_indices('\n')
-            .nth(n as usize - 1)
-            .map_or(text.len(), |(i, _)| i + 1),
-    }
-}

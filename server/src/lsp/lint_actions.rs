@@ -73,10 +73,10 @@ pub fn disable_actions(
         // The script's first line: line 0 of a Lua file, the block scalar's first line in a
         // manifest (indented like it).
         let offset = index.offset(host, diagnostic.range.start);
-        let Some((view, _)) = view_at(views, host, offset) else {
+        let Some((view, _)) = view_at(views, offset) else {
             continue;
         };
-        let first = index.position(host, view.to_host(host, 0));
+        let first = index.position(host, view.to_host(0));
         let first_text = lines.get(first.line as usize).copied().unwrap_or("");
         let indent: String = first_text
             .chars()

@@ -22,6 +22,7 @@ use crate::analysis::{
     self, CompletionContext, CompletionKind, LintConfig, ObjPath, ParsedScript, PathSeg, Severity,
     SpecShape,
 };
+use crate::project::embedded;
 
 /// A script as it sits in a document: the whole `.lua` file, or one embedded script.
 #[derive(Debug, Clone)]
@@ -49,16 +50,16 @@ impl LuaView {
         self.target.flavor()
     }
 
-    // `_host`: the map knows the manifest's offsets already; every caller still names the
-    // document it reads, as for a `.lua` file.
-    pub fn to_host(&self, _host: &str, offset: usize) -> usize {
+    /// The document offset of a script offset.
+    pub fn to_host(&self, offset: usize) -> usize {
         match &self.map {
             Some(map) => map.to_host(offset),
             None => offset,
         }
     }
 
-    pub fn to_script(&self, _host: &str, offset: usize) -> Option<usize> {
+    /// The script offset of a document offset, when it falls inside the script.
+    pub fn to_script(&self, offset: usize) -> Option<usize> {
         match &self.map {
             Some(map) => map.to_script(offset),
             None => Some(offset),
@@ -66,10 +67,7 @@ impl LuaView {
     }
 
     pub fn host_range(&self, host: &str, index: &LineIndex, range: Range<usize>) -> lsp::Range {
-        index.range(
-            host,
-            self.to_host(host, range.start)..self.to_host(host, range.end),
-        )
+        index.range(host, self.to_host(range.start)..self.to_host(range.end))
     }
 }
 
@@ -115,14 +113,10 @@ pub fn views_sharing_parses(
 }
 
 /// The view holding a host offset, with the offset in its script.
-pub fn view_at<'a>(
-    views: &'a [LuaView],
-    host: &str,
-    offset: usize,
-) -> Option<(&'a LuaView, usize)> {
+pub fn view_at(views: &[LuaView], offset: usize) -> Option<(&LuaView, usize)> {
     views
         .iter()
-        .find_map(|view| Some((view, view.to_script(host, offset)?)))
+        .find_map(|view| Some((view, view.to_script(offset)?)))
 }
 
 fn severity(severity: Severity) -> DiagnosticSeverity {
@@ -162,6 +156,8 @@ pub fn diagnostics(
     if !is_lua && !super::project::looks_like_configmap(host) {
         return out; // a test case or other YAML: no Lua here
     }
+    // A manifest's scripts as read, which a fix written into it must leave as they are.
+    let mut embedded = Vec::new();
     if !is_lua {
         let range = |span: Option<Span>| {
             span.map_or(lsp::Range::default(), |s| span_range(host, &index, s))
@@ -180,6 +176,7 @@ pub fn diagnostics(
                         note.message,
                     ));
                 }
+                embedded = manifest.scripts;
             }
         }
     }
@@ -205,12 +202,9 @@ pub fn diagnostics(
             // The fix as the manifest must spell it (the same check as `lint --fix`): none
             // when it cannot be written into the script's YAML string exactly.
             let data = finding.fix.as_ref().and_then(|fix| {
-                let (range, replacement) = match &view.map {
-                    Some(map) => map
-                        .edit(host, &view.source, fix.range.clone(), &fix.replacement)
-                        .ok()?,
-                    None => (fix.range.clone(), fix.replacement.clone()),
-                };
+                let in_manifest = view.map.as_ref().map(|map| (map, &embedded[..]));
+                let (range, replacement) =
+                    embedded::fix_edit(host, in_manifest, &view.source, fix).ok()?;
                 Some(serde_json::json!({
                     "title": fix.title,
                     "range": index.range(host, range),
@@ -570,7 +564,7 @@ mod tests {
         let host = MANIFEST.replace("obj.canaryweight", "obj.can");
         let views = views(Path::new("/m/cm.yaml"), &host, &[]);
         let offset = host.find("obj.can").unwrap() + 7;
-        let (view, script_offset) = view_at(&views, &host, offset).unwrap();
+        let (view, script_offset) = view_at(&views, offset).unwrap();
         let items = completion(view, &host, script_offset, None);
         let item = items
             .iter()

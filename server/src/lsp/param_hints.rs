@@ -12,7 +12,7 @@ pub fn hints(views: &[LuaView], host: &str, range: Range) -> Vec<InlayHint> {
     let mut out = Vec::new();
     for view in views {
         for (at, name) in parameter_hints(view.parsed()) {
-            let position = index.position(host, view.to_host(host, at));
+            let position = index.position(host, view.to_host(at));
             if position < range.start || position > range.end {
                 continue;
             }

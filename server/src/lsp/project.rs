@@ -59,24 +59,22 @@ pub struct ScriptTarget {
     /// one, or a bundled ingress-class script a ConfigMap script replaces, as `check` says it):
     /// it is not run, and none of its cases are counted.
     pub skipped: Option<String>,
-    /// For a ConfigMap script Kruise reads instead of a tree's bundled script (an ingress
-    /// class): that script, and why it is never read. The workspace's ConfigMap index
-    /// (`configmap_index.rs`) marks the bundled script skipped from it.
-    pub replaces: Option<Replaced>,
+    /// For a ConfigMap script Kruise reads instead of the tree's bundled script
+    /// ([`Self::bundled`]; an ingress class): why that one is never read (`check`'s words, from
+    /// `targets::unread_script`). The workspace's ConfigMap index (`configmap_index.rs`) marks
+    /// the bundled script skipped from it.
+    pub replaces: Option<String>,
     /// For a ConfigMap script: the tree's bundled script for the same provider, when the
     /// workspace has one (whichever of the two Kruise reads; the key's document link).
     pub bundled: Option<PathBuf>,
 }
 
-/// A bundled script a ConfigMap script replaces, and why Kruise never reads it (`check`'s
-/// words, from `targets::unread_script`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Replaced {
-    pub bundled: PathBuf,
-    pub reason: String,
-}
-
 impl ScriptTarget {
+    /// The bundled script this ConfigMap script replaces, and why Kruise never reads it.
+    pub fn replaced(&self) -> Option<(&Path, &str)> {
+        Some((self.bundled.as_deref()?, self.replaces.as_deref()?))
+    }
+
     /// This script as Kruise never reading it, for `reason`: it runs no case (another script
     /// owns them) and shows `skipped: reason`.
     pub fn unread(mut self, reason: String) -> ScriptTarget {
@@ -230,24 +228,24 @@ pub fn embedded_targets(
                 .map(|tree| bundled_path(tree, &script.kind))
                 .find(|path| path.is_file());
             let (mut skipped, mut replaces) = (None, None);
-            if let Some(bundled) = bundled.clone() {
+            if let Some(bundled) = &bundled {
                 let configmap = format!("{}#{}", manifest.display(), script.key);
                 let (read, reason) =
                     unread_script(&script.kind, &bundled.display().to_string(), &configmap);
                 match read {
                     Precedence::Bundled => skipped = Some(reason),
-                    Precedence::ConfigMap => replaces = Some(Replaced { bundled, reason }),
+                    Precedence::ConfigMap => replaces = Some(reason),
                 }
             }
             // The script Kruise reads runs the cases; one that replaces a bundled script
             // without cases of its own takes the bundled script's (the engine's `resolve`).
-            let testdata = match (&skipped, &replaces) {
-                (Some(_), _) => None,
-                (None, Some(replaced)) => testdata.or_else(|| {
-                    let folder = replaced.bundled.parent().unwrap_or(Path::new(""));
+            let testdata = match (&skipped, &replaces, &bundled) {
+                (Some(_), ..) => None,
+                (None, Some(_), Some(bundled)) => testdata.or_else(|| {
+                    let folder = bundled.parent().unwrap_or(Path::new(""));
                     Some(discovery::testdata_dir(folder, &script.kind))
                 }),
-                (None, None) => testdata,
+                _ => testdata,
             };
             let target = ScriptTarget {
                 id: ScriptId::Embedded {
@@ -358,16 +356,10 @@ mod tests {
         assert_eq!(nginx_cm.skipped, None);
         // The ingress class's ConfigMap script replaces the bundled one (`check` lists that
         // one skipped, with this reason).
-        let replaced = nginx_cm
-            .replaces
-            .as_ref()
-            .expect("replaces the bundled script");
+        let (bundled, reason) = nginx_cm.replaced().expect("replaces the bundled script");
+        assert_eq!(bundled, tree.join("trafficrouting_ingress/nginx.lua"));
         assert_eq!(
-            replaced.bundled,
-            tree.join("trafficrouting_ingress/nginx.lua")
-        );
-        assert_eq!(
-            replaced.reason,
+            reason,
             format!(
                 "the ConfigMap script for ingress class `nginx` ({}#lua.traffic.routing.ingress.nginx) replaces it",
                 manifest.display()

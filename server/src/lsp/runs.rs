@@ -19,6 +19,7 @@ use kruise_lua_engine::schema::SchemaSet;
 
 use super::documents::{Documents, FileStamp, disk_stamp};
 use super::project::{EmbeddedMap, ScriptId, ScriptTarget};
+use super::text::LineIndex;
 use crate::project::MAX_ANALYSED_BYTES;
 use crate::project::check::{self as check, CaseChecks, CaseToRun, Checks};
 use crate::project::crd_sources::SourceProblem;
@@ -243,10 +244,10 @@ pub struct ScriptReadError {
 
 /// One case file's content as a run reads it.
 pub struct CaseText {
-    /// Its text, or why it cannot be a case (too large to read at all, not UTF-8).
-    pub text: Result<String, CaseError>,
-    /// For a file that is not UTF-8, its lossy reading: where the error's position points.
-    pub shown: String,
+    /// Its text, or why it cannot be a case (too large to read at all, not UTF-8) and what is
+    /// shown of it: for a file that is not UTF-8, its lossy reading, where the error's
+    /// position points; else nothing.
+    pub text: Result<String, (CaseError, String)>,
     /// Where it was read on disk (`None`: an open buffer).
     pub stamp: Option<FileStamp>,
 }
@@ -255,7 +256,6 @@ impl From<String> for CaseText {
     fn from(text: String) -> CaseText {
         CaseText {
             text: Ok(text),
-            shown: String::new(),
             stamp: None,
         }
     }
@@ -341,8 +341,7 @@ fn read_case(
     let stamp = disk_stamp(&path)?;
     if stamp.len > MAX_ANALYSED_BYTES as u64 {
         let text = CaseText {
-            text: Err(too_large(stamp.len)),
-            shown: String::new(),
+            text: Err((too_large(stamp.len), String::new())),
             stamp: Some(stamp),
         };
         return Some((path, text));
@@ -354,7 +353,6 @@ fn read_case(
                 .find(|c| c.path == path && c.stamp == Some(stamp))
         })
         .map(|c| c.text.clone());
-    let mut shown = String::new();
     let text = match known {
         Some(text) => Ok(text),
         // As `check` reads it: a file that is not UTF-8 is a case error, not a repaired copy.
@@ -364,23 +362,17 @@ fn read_case(
                 if let Some(span) = &mut error.span {
                     // On the line of the bad byte (the error's `line`, from 1).
                     let line = span.start.line.saturating_sub(1) as usize;
-                    let start = lossy
-                        .split_inclusive('\n')
-                        .take(line)
-                        .map(str::len)
-                        .sum::<usize>();
+                    let start = LineIndex::new(&lossy).line_start(line, &lossy);
                     span.start.offset = start;
                     span.end.offset = start;
                 }
-                shown = lossy;
-                Err(error)
+                Err((error, lossy))
             }
             (text, None) => Ok(text),
         },
     };
     let text = CaseText {
         text,
-        shown,
         stamp: Some(stamp),
     };
     Some((path, text))
@@ -429,14 +421,16 @@ pub fn execute_with(
     let mut cases: Vec<CaseResult> = input
         .cases
         .into_iter()
-        .map(|(path, CaseText { text, shown, stamp })| {
+        .map(|(path, CaseText { text, stamp })| {
             let text = match text {
-                Ok(text) if text.len() > MAX_ANALYSED_BYTES => Err(too_large(text.len() as u64)),
+                Ok(text) if text.len() > MAX_ANALYSED_BYTES => {
+                    Err((too_large(text.len() as u64), String::new()))
+                }
                 other => other,
             };
             let text = match text {
                 Ok(text) => text,
-                Err(error) => {
+                Err((error, shown)) => {
                     return CaseResult::unrun(path, shown, None, Err(error));
                 }
             };

@@ -34,7 +34,7 @@ pub fn script_lenses(session: &Session, path: &Path, text: &str) -> Vec<CodeLens
                 }
             )
         };
-        let position = index.position(text, view.to_host(text, 0));
+        let position = index.position(text, view.to_host(0));
         lenses.push(CodeLens {
             range: Range::new(position, position),
             command: Some(Command::new(title, commands::RUN_ALL.into(), None)),

@@ -15,7 +15,7 @@ pub fn ranges(views: &[LuaView], host: &str, positions: &[Position]) -> Vec<Sele
         .iter()
         .map(|&position| {
             let offset = index.offset(host, position);
-            let Some((view, offset)) = view_at(views, host, offset) else {
+            let Some((view, offset)) = view_at(views, offset) else {
                 return SelectionRange {
                     range: tower_lsp_server::ls_types::Range::new(position, position),
                     parent: None,

@@ -467,7 +467,7 @@ impl LanguageServer for Backend {
                 let (path, text, offset) =
                     locate(&session, &position.text_document.uri, position.position)?;
                 let views = session.views(&path, &text);
-                let (view, offset) = lua::view_at(&views, &text, offset)?;
+                let (view, offset) = lua::view_at(&views, offset)?;
                 let shape = session.spec_shape(&view.target);
                 let mut items = lua::completion(view, &text, offset, shape.as_ref());
                 if session.caps().snippets {
@@ -488,7 +488,7 @@ impl LanguageServer for Backend {
                     return case_view::hover(&results, &results.cases[i], &text, offset);
                 }
                 let views = session.views(&path, &text);
-                let (view, offset) = lua::view_at(&views, &text, offset)?;
+                let (view, offset) = lua::view_at(&views, offset)?;
                 let shape = session.spec_shape(&view.target);
                 let results = session.results_for(&view.target.id);
                 lua::hover(view, &text, offset, shape.as_ref(), results.as_deref())
@@ -506,7 +506,7 @@ impl LanguageServer for Backend {
                 let uri = position.text_document.uri.clone();
                 let (path, text, offset) = locate(&session, &uri, position.position)?;
                 let views = session.views(&path, &text);
-                let (view, offset) = lua::view_at(&views, &text, offset)?;
+                let (view, offset) = lua::view_at(&views, offset)?;
                 let range = lua::definition(view, &text, offset)?;
                 Some(GotoDefinitionResponse::Scalar(Location::new(uri, range)))
             })
@@ -523,7 +523,7 @@ impl LanguageServer for Backend {
                 let (path, text, offset) =
                     locate(&session, &position.text_document.uri, position.position)?;
                 let views = session.views(&path, &text);
-                let (view, offset) = lua::view_at(&views, &text, offset)?;
+                let (view, offset) = lua::view_at(&views, offset)?;
                 let results = session.results_for(&view.target.id)?;
                 let found = type_definition::type_definition(view, offset, &results);
                 (!found.is_empty()).then_some(GotoDefinitionResponse::Array(found))
@@ -539,7 +539,7 @@ impl LanguageServer for Backend {
                 let uri = position.text_document.uri.clone();
                 let (path, text, offset) = locate(&session, &uri, position.position)?;
                 let views = session.views(&path, &text);
-                let (view, offset) = lua::view_at(&views, &text, offset)?;
+                let (view, offset) = lua::view_at(&views, offset)?;
                 let ranges = lua::references(view, &text, offset, include);
                 Some(
                     ranges
@@ -678,7 +678,7 @@ impl LanguageServer for Backend {
                 return Ok(None);
             };
             let views = session.views(&path, &text);
-            let Some((view, offset)) = lua::view_at(&views, &text, offset) else {
+            let Some((view, offset)) = lua::view_at(&views, offset) else {
                 return Err(request_failed("no Lua script here"));
             };
             editing::prepare_rename(view, &text, offset)
@@ -696,7 +696,7 @@ impl LanguageServer for Backend {
                 return Ok(None);
             };
             let views = session.views(&path, &text);
-            let Some((view, offset)) = lua::view_at(&views, &text, offset) else {
+            let Some((view, offset)) = lua::view_at(&views, offset) else {
                 return Err(request_failed("no Lua script here"));
             };
             let edits =
@@ -767,7 +767,7 @@ impl LanguageServer for Backend {
                 let (path, text, offset) =
                     locate(&session, &position.text_document.uri, position.position)?;
                 let views = session.views(&path, &text);
-                let (view, offset) = lua::view_at(&views, &text, offset)?;
+                let (view, offset) = lua::view_at(&views, offset)?;
                 editing::signature_help(view, offset)
             })
             .await)
@@ -871,7 +871,7 @@ impl LanguageServer for Backend {
                 let (path, text, offset) =
                     locate(&session, &position.text_document.uri, position.position)?;
                 let views = session.views(&path, &text);
-                let (view, offset) = lua::view_at(&views, &text, offset)?;
+                let (view, offset) = lua::view_at(&views, offset)?;
                 Some(highlights::highlights(view, &text, offset))
             })
             .await)
@@ -904,7 +904,7 @@ impl LanguageServer for Backend {
                 let uri = position.text_document.uri.clone();
                 let (path, text, offset) = locate(&session, &uri, position.position)?;
                 let views = session.views(&path, &text);
-                let (view, offset) = lua::view_at(&views, &text, offset)?;
+                let (view, offset) = lua::view_at(&views, offset)?;
                 call_hierarchy::prepare(view, &text, &uri, offset)
             })
             .await)
@@ -919,7 +919,7 @@ impl LanguageServer for Backend {
                 let item = params.item;
                 let (path, text, offset) = locate(&session, &item.uri, item.selection_range.start)?;
                 let views = session.views(&path, &text);
-                let (view, _) = lua::view_at(&views, &text, offset)?;
+                let (view, _) = lua::view_at(&views, offset)?;
                 Some(call_hierarchy::incoming(view, &text, &item.uri, &item))
             })
             .await)
@@ -934,7 +934,7 @@ impl LanguageServer for Backend {
                 let item = params.item;
                 let (path, text, offset) = locate(&session, &item.uri, item.selection_range.start)?;
                 let views = session.views(&path, &text);
-                let (view, _) = lua::view_at(&views, &text, offset)?;
+                let (view, _) = lua::view_at(&views, offset)?;
                 Some(call_hierarchy::outgoing(view, &text, &item.uri, &item))
             })
             .await)

@@ -495,24 +495,27 @@ fn order_findings(
             ..*options
         };
         let steps = run_steps(to_run, checks, &options, &|| false).unwrap_or_default();
-        let mut seen = Reruns::new(base_results.len());
-        seen.add(&base_results, step_results(&steps));
-        seen
+        step_results(&steps)
     };
     // Folded as they finish, never collected: memory grows with the distinct results seen,
     // not with N (a Vec of N reruns was allocated up front: 24 bytes × 2^32 for a large N).
-    let merge = |mut left: Reruns, right: Reruns| {
-        left.merge(right);
-        left
-    };
+    // One `Reruns` per worker's run of consecutive reruns, merged in run order.
     let empty = || Reruns::new(base_results.len());
+    let add = |mut seen: Reruns, run: u32| {
+        seen.add(&base_results, rerun(run));
+        seen
+    };
     let reruns = if checks.parallel_steps {
+        let merge = |mut left: Reruns, right: Reruns| {
+            left.merge(right);
+            left
+        };
         (0..checks.shuffle)
             .into_par_iter()
-            .map(rerun)
+            .fold(empty, add)
             .reduce(empty, merge)
     } else {
-        (0..checks.shuffle).map(rerun).fold(empty(), merge)
+        (0..checks.shuffle).fold(empty(), add)
     };
     let mut findings = Vec::new();
     // Located once per case, and only when some step turns out order-dependent.

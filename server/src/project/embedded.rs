@@ -9,6 +9,8 @@ use std::ops::Range;
 use kruise_lua_engine::discovery::{EmbeddedScript, read_configmap};
 use kruise_lua_engine::yaml::scalar_map::ScalarMap;
 
+use crate::analysis::Fix;
+
 /// How an embedded script's bytes and lines sit in its manifest.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EmbeddedMap {
@@ -51,14 +53,16 @@ impl EmbeddedMap {
         &self.lines
     }
 
-    /// Script range `range` of `script` replaced by `replacement`, written into `manifest`:
-    /// the manifest range to replace and its new text. Refused (with the reason) unless the
-    /// range spells exactly that script text in the manifest and the edited manifest reads
-    /// back as this script edited and every other script as it was: a fix never lands in
-    /// another key's bytes, nor changes the script otherwise than asked.
+    /// Script range `range` of `script` replaced by `replacement`, written into `manifest`
+    /// (whose scripts, as read, are `before`): the manifest range to replace and its new text.
+    /// Refused (with the reason) unless the range spells exactly that script text in the
+    /// manifest and the edited manifest reads back as this script edited and every other
+    /// script as it was: a fix never lands in another key's bytes, nor changes the script
+    /// otherwise than asked.
     pub fn edit(
         &self,
         manifest: &str,
+        before: &[EmbeddedScript],
         script: &str,
         range: Range<usize>,
         replacement: &str,
@@ -74,7 +78,6 @@ impl EmbeddedMap {
         edited_script.replace_range(range, replacement);
         let unchanged = "the edit cannot be written into this YAML string exactly (its folding \
                          or indentation would change the script); edit the manifest by hand";
-        let before = read_configmap(manifest).map_err(|e| e.message)?.scripts;
         let after = read_configmap(&edited_manifest)
             .map_err(|_| unchanged.to_string())?
             .scripts;
@@ -100,5 +103,21 @@ impl EmbeddedMap {
         } else {
             Err(unchanged.into())
         }
+    }
+}
+
+/// A lint fix of `script` as the file holding it must spell it: as it is in a `.lua` file
+/// (`embedded` is `None`); in a manifest, written into the script's YAML string by
+/// [`EmbeddedMap::edit`] (`embedded`: the script's map and the manifest's scripts as read).
+/// One rule for `lint --fix` and the editor's code action.
+pub fn fix_edit(
+    file: &str,
+    embedded: Option<(&EmbeddedMap, &[EmbeddedScript])>,
+    script: &str,
+    fix: &Fix,
+) -> Result<(Range<usize>, String), String> {
+    match embedded {
+        Some((map, before)) => map.edit(file, before, script, fix.range.clone(), &fix.replacement),
+        None => Ok((fix.range.clone(), fix.replacement.clone())),
     }
 }

@@ -381,7 +381,6 @@ fn header(entry: &ScriptEntry) -> ScriptReport {
     ScriptReport {
         path: paths::display(&path),
         key,
-        first_line: lines.first().copied().unwrap_or(1),
         lines,
         case_base,
         cases: Vec::new(),
@@ -449,6 +448,9 @@ pub struct Target {
     pub display: String,
     pub text: String,
     pub scripts: Vec<TargetScript>,
+    /// A manifest's scripts as read (empty for a `.lua` file): what the manifest with a fix
+    /// written into it must read back as ([`super::embedded::fix_edit`]).
+    pub embedded: Vec<EmbeddedScript>,
     /// Remarks on a manifest (line, message).
     pub notes: Vec<(Option<u32>, String)>,
 }
@@ -506,7 +508,7 @@ pub fn collect(roots: &[PathBuf], limit_bytes: u64) -> Result<Vec<Target>, Usage
             total += read.scripts.len();
             let scripts = read
                 .scripts
-                .into_iter()
+                .iter()
                 .map(|script| embedded(root, &trees, script))
                 .collect();
             let notes = read
@@ -514,7 +516,15 @@ pub fn collect(roots: &[PathBuf], limit_bytes: u64) -> Result<Vec<Target>, Usage
                 .into_iter()
                 .map(|note| (span_line(note.span.as_ref()), note.message))
                 .collect();
-            push_target(&mut targets, root.clone(), text, scripts, notes);
+            let target = Target {
+                display: paths::display(root),
+                path: root.clone(),
+                text,
+                scripts,
+                embedded: read.scripts,
+                notes,
+            };
+            push_target(&mut targets, target);
             continue;
         };
         for entry in entries {
@@ -534,7 +544,15 @@ pub fn collect(roots: &[PathBuf], limit_bytes: u64) -> Result<Vec<Target>, Usage
                 map: None,
                 cases: entry.cases.unwrap_or_default(),
             };
-            push_target(&mut targets, path, entry.source, vec![script], Vec::new());
+            let target = Target {
+                display: paths::display(&path),
+                path,
+                text: entry.source,
+                scripts: vec![script],
+                embedded: Vec::new(),
+                notes: Vec::new(),
+            };
+            push_target(&mut targets, target);
         }
     }
     if total == 0 {
@@ -547,31 +565,19 @@ pub fn collect(roots: &[PathBuf], limit_bytes: u64) -> Result<Vec<Target>, Usage
     Ok(targets)
 }
 
-fn push_target(
-    targets: &mut Vec<Target>,
-    path: PathBuf,
-    text: String,
-    scripts: Vec<TargetScript>,
-    notes: Vec<(Option<u32>, String)>,
-) {
+/// Adds `target` unless its file is listed already.
+fn push_target(targets: &mut Vec<Target>, target: Target) {
     let same = |a: &Path, b: &Path| match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
         (Ok(a), Ok(b)) => a == b,
         _ => a == b,
     };
-    if targets.iter().any(|t| same(&t.path, &path)) {
-        return;
+    if !targets.iter().any(|t| same(&t.path, &target.path)) {
+        targets.push(target);
     }
-    targets.push(Target {
-        display: paths::display(&path),
-        path,
-        text,
-        scripts,
-        notes,
-    });
 }
 
 /// An embedded script, with its cases from the first tree among the PATHs that has some.
-fn embedded(manifest: &Path, trees: &[&Path], script: EmbeddedScript) -> TargetScript {
+fn embedded(manifest: &Path, trees: &[&Path], script: &EmbeddedScript) -> TargetScript {
     let cases = trees
         .iter()
         .filter_map(|tree| {
@@ -581,10 +587,10 @@ fn embedded(manifest: &Path, trees: &[&Path], script: EmbeddedScript) -> TargetS
         .next()
         .unwrap_or_default();
     TargetScript {
-        map: Some(EmbeddedMap::new(&script)),
-        key: Some(script.key),
-        kind: script.kind,
-        source: script.source,
+        map: Some(EmbeddedMap::new(script)),
+        key: Some(script.key.clone()),
+        kind: script.kind.clone(),
+        source: script.source.clone(),
         cases,
     }
 }

@@ -57,8 +57,6 @@ pub struct ScriptReport {
     pub path: String,
     /// The ConfigMap key, for a script embedded in a manifest.
     pub key: Option<String>,
-    /// Line of `path` where the script's line 1 sits (1 for a `.lua` file).
-    pub first_line: u32,
     /// For a ConfigMap script, the line of `path` where each script line starts (see
     /// [`ScriptPlace`]); empty for a `.lua` file.
     pub lines: Vec<u32>,
@@ -236,11 +234,15 @@ impl ScriptReport {
         self.place().file_line(lua_line)
     }
 
+    /// Line of [`ScriptReport::path`] where the script's line 1 sits (1 for a `.lua` file).
+    pub fn first_line(&self) -> u32 {
+        self.file_line(1)
+    }
+
     /// Where the script's lines are, for mapping Lua's `<string>:LINE:` positions.
     pub fn place(&self) -> ScriptPlace<'_> {
         ScriptPlace {
             file: &self.path,
-            first_line: self.first_line,
             lines: &self.lines,
         }
     }

@@ -316,6 +316,8 @@ fn save_cases(plan: &Plan, path: &Path, input: &InputArgs) -> Result<(), UsageEr
         }
     }
     let mut texts = Vec::new();
+    // What each target holds now, read once: written over only if it is still that.
+    let mut existing = Vec::new();
     for ((resource, case), target) in cases.iter().zip(&targets) {
         let shown = paths::display(target);
         let text = case_file::saved_case(case, &plan.rollout)
@@ -326,12 +328,17 @@ fn save_cases(plan: &Plan, path: &Path, input: &InputArgs) -> Result<(), UsageEr
                 text.len()
             )));
         }
-        existing_case(target, input.limit_bytes())?;
+        existing.push(existing_case(target, input.limit_bytes())?);
         texts.push(text);
     }
-    for (((resource, case), target), text) in cases.iter().zip(&targets).zip(&texts) {
+    for (i, ((resource, case), target)) in cases.iter().zip(&targets).enumerate() {
         let shown = paths::display(target);
-        write_case(target, text.as_bytes(), input.limit_bytes())?;
+        // A file two resources of one kind and name share holds the earlier one's case by now.
+        let now = match targets[..i].iter().rposition(|earlier| earlier == target) {
+            Some(earlier) => Some(texts[earlier].as_bytes().to_vec()),
+            None => existing[i].take(),
+        };
+        write_case(target, texts[i].as_bytes(), now)?;
         write_stderr_line(&format!("wrote {shown} ({})", resource.resource));
         if !case.modes_differ.is_empty() {
             let steps: Vec<String> = case.modes_differ.iter().map(|n| n.to_string()).collect();
@@ -374,11 +381,12 @@ fn existing_case(target: &Path, limit: u64) -> Result<Option<Vec<u8>>, UsageErro
     }
 }
 
-/// Writes a case atomically ([`crate::atomic_write`]): a new file, or in place of the regular
-/// file as it is read now (a file changed in between is left alone and reported).
-fn write_case(target: &Path, text: &[u8], limit: u64) -> Result<(), UsageError> {
+/// Writes a case atomically ([`crate::atomic_write`]): a new file where there was none
+/// (`existing` is `None`), or in place of the regular file that held `existing` (a file
+/// changed since is left alone and reported).
+fn write_case(target: &Path, text: &[u8], existing: Option<Vec<u8>>) -> Result<(), UsageError> {
     use crate::atomic_write::{create_new_file, replace_file};
-    match existing_case(target, limit)? {
+    match existing {
         Some(existing) => {
             replace_file(target, &existing, text).map_err(|err| UsageError(err.to_string()))
         }

@@ -52,7 +52,7 @@ pub fn script_part(script: &ScriptReport, out: &mut dyn Write) -> io::Result<()>
     if let Some(reason) = &script.skipped {
         let location = Location {
             file: script.path.clone(),
-            line: Some(script.first_line.max(1)),
+            line: Some(script.first_line()),
         };
         command(
             out,

@@ -130,7 +130,6 @@ pub(crate) mod fixtures {
         let script = ScriptReport {
             path: "lua_configuration/example.io/Demo/trafficRouting.lua".into(),
             key: None,
-            first_line: 1,
             lines: Vec::new(),
             case_base: "lua_configuration/example.io/Demo".into(),
             skipped: None,
@@ -246,7 +245,7 @@ mod tests {
     fn lua_positions_map_to_the_script_file() {
         let script = ScriptReport {
             path: "cm.yaml".into(),
-            first_line: 10,
+            lines: (10..20).collect(),
             ..Default::default()
         };
         let error = ScriptError::new(
@@ -334,7 +333,7 @@ mod tests {
     #[test]
     fn configmap_lines_are_offset() {
         let script = ScriptReport {
-            first_line: 10,
+            lines: (10..20).collect(),
             key: Some("lua.traffic.routing.K.g".into()),
             path: "cm.yaml".into(),
             ..Default::default()

@@ -447,7 +447,7 @@ pub fn script_findings(script: &ScriptReport) -> Vec<Finding> {
         if let Some(reason) = &script.skipped {
             let location = Location {
                 file: script.path.clone(),
-                line: Some(script.first_line.max(1)),
+                line: Some(script.first_line()),
             };
             push(
                 "check/skipped",

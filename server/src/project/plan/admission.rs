@@ -113,23 +113,46 @@ fn replicas(value: &JsonValue, at: &str, out: &mut Vec<String>) -> Option<(i64, 
     }
 }
 
+/// Field `key` of a step or routing, unless it is absent or null (the webhook's Go structs
+/// read both as unset).
+fn given<'a>(object: &'a JsonValue, key: &str) -> Option<&'a JsonValue> {
+    object
+        .get(key)
+        .filter(|value| !matches!(value, JsonValue::Null))
+}
+
+/// Each step checked by `check` (which pushes its rejections and gives the step's replicas),
+/// up to the first step rejected, as the webhook stops there; the steps' replicas when none
+/// was.
+fn checked_steps(
+    steps: &[JsonValue],
+    path: &str,
+    out: &mut Vec<String>,
+    mut check: impl FnMut(&JsonValue, &str, &mut Vec<String>) -> Option<(i64, bool)>,
+) -> Option<Vec<(i64, bool)>> {
+    let mut sizes = Vec::with_capacity(steps.len());
+    for (i, step) in steps.iter().enumerate() {
+        let before = out.len();
+        let size = check(step, &format!("{path}.steps[{i}]"), out);
+        match size {
+            Some(size) if out.len() == before => sizes.push(size),
+            _ => return None,
+        }
+    }
+    Some(sizes)
+}
+
 fn v1beta1_steps(strategy: &JsonValue, path: &str, floor: Floor, out: &mut Vec<String>) {
     let steps = steps_of(strategy, path, out);
-    let mut sizes = Vec::new();
-    for (i, step) in steps.iter().enumerate() {
-        let at = format!("{path}.steps[{i}]");
-        // The webhook stops at the first step it rejects.
-        let before = out.len();
-        match step.get("replicas") {
-            None | Some(JsonValue::Null) => {
-                out.push(format!("{at}.replicas: replicas cannot be empty"))
+    let sizes = checked_steps(steps, path, out, |step, at, out| {
+        let size = match given(step, "replicas") {
+            None => {
+                out.push(format!("{at}.replicas: replicas cannot be empty"));
+                None
             }
-            Some(value) => sizes.push(replicas(value, &at, out)),
-        }
-        if let Some(traffic) = step
-            .get("traffic")
-            .filter(|t| !matches!(t, JsonValue::Null))
-        {
+            Some(value) => replicas(value, at, out),
+        };
+        if let Some(traffic) = given(step, "traffic") {
             // `traffic` is a *string read with intstr.FromString: "20" (no %) is refused too.
             let weight = match traffic {
                 JsonValue::String(_) => scaled(traffic),
@@ -150,45 +173,49 @@ fn v1beta1_steps(strategy: &JsonValue, path: &str, floor: Floor, out: &mut Vec<S
                 ));
             }
         }
-        if out.len() > before {
-            return;
-        }
+        size
+    });
+    if let Some(sizes) = sizes {
+        non_decreasing(&sizes, path, out);
     }
-    non_decreasing(&sizes, path, out);
 }
 
 fn v1alpha1_steps(canary: &JsonValue, out: &mut Vec<String>) {
     let path = "spec.strategy.canary";
     let steps = steps_of(canary, path, out);
+    let sizes = checked_steps(steps, path, out, |step, at, out| {
+        match (given(step, "replicas"), given(step, "weight")) {
+            (None, None) => {
+                out.push(format!(
+                    "{at}: weight and replicas cannot be empty at the same time"
+                ));
+                None
+            }
+            (Some(value), _) => replicas(value, at, out),
+            (None, Some(weight)) => match weight.as_f64() {
+                Some(w) if w > 0.0 && w <= 100.0 => Some((w as i64, true)),
+                _ => {
+                    out.push(format!(
+                        "{at}.weight {}: weight must be positive number, and less than or equal to replicasLimitWithTraffic (defaults to 30)",
+                        show(weight)
+                    ));
+                    None
+                }
+            },
+        }
+    });
+    let Some(sizes) = sizes else {
+        return;
+    };
     let has_routing = canary
         .get("trafficRoutings")
         .and_then(JsonValue::as_array)
         .is_some_and(|r| !r.is_empty());
-    let mut sizes = Vec::new();
-    let mut weights = Vec::new();
-    for (i, step) in steps.iter().enumerate() {
-        let at = format!("{path}.steps[{i}]");
-        let weight = step.get("weight").filter(|w| !matches!(w, JsonValue::Null));
-        let before = out.len();
-        match (step.get("replicas").filter(|r| !matches!(r, JsonValue::Null)), weight) {
-            (None, None) => out.push(format!(
-                "{at}: weight and replicas cannot be empty at the same time"
-            )),
-            (Some(value), _) => sizes.push(replicas(value, &at, out)),
-            (None, Some(weight)) => match weight.as_f64() {
-                Some(w) if w > 0.0 && w <= 100.0 => sizes.push(Some((w as i64, true))),
-                _ => out.push(format!(
-                    "{at}.weight {}: weight must be positive number, and less than or equal to replicasLimitWithTraffic (defaults to 30)",
-                    show(weight)
-                )),
-            },
-        }
-        weights.push(weight.and_then(JsonValue::as_f64));
-        if out.len() > before {
-            return;
-        }
-    }
     if has_routing {
+        let weights: Vec<Option<f64>> = steps
+            .iter()
+            .map(|step| given(step, "weight").and_then(JsonValue::as_f64))
+            .collect();
         for (i, pair) in weights.windows(2).enumerate() {
             if let [Some(prev), Some(curr)] = pair
                 && curr < prev
@@ -206,9 +233,9 @@ fn v1alpha1_steps(canary: &JsonValue, out: &mut Vec<String>) {
 
 /// Steps' replicas must not decrease where two neighbours are comparable (both percentages or
 /// both counts).
-fn non_decreasing(sizes: &[Option<(i64, bool)>], path: &str, out: &mut Vec<String>) {
+fn non_decreasing(sizes: &[(i64, bool)], path: &str, out: &mut Vec<String>) {
     for (i, pair) in sizes.windows(2).enumerate() {
-        if let [Some((prev, prev_percent)), Some((curr, curr_percent))] = pair
+        if let [(prev, prev_percent), (curr, curr_percent)] = pair
             && prev_percent == curr_percent
             && curr < prev
         {
@@ -251,11 +278,7 @@ fn routings(strategy: &JsonValue, path: &str, out: &mut Vec<String>) {
                 "{at}.service: TrafficRouting.Service cannot be empty"
             ));
         }
-        let set = |key: &str| {
-            routing
-                .get(key)
-                .is_some_and(|v| !matches!(v, JsonValue::Null))
-        };
+        let set = |key: &str| given(routing, key).is_some();
         if !set("gateway") && !set("ingress") && !set("customNetworkRefs") {
             out.push(format!("{at}: TrafficRoutings are not set"));
         }
