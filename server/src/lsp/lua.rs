@@ -69,6 +69,31 @@ impl LuaView {
     pub fn host_range(&self, host: &str, index: &LineIndex, range: Range<usize>) -> lsp::Range {
         index.range(host, self.to_host(range.start)..self.to_host(range.end))
     }
+
+    /// The document edit that replaces script range `range` with `text`: for a ConfigMap
+    /// script, `text` as its YAML string spells it (escaped in a double-quoted one, `'`
+    /// doubled in a single-quoted one); `None` when that string cannot hold it (a line break
+    /// in a plain or quoted one).
+    pub fn host_edit(
+        &self,
+        host: &str,
+        index: &LineIndex,
+        range: Range<usize>,
+        text: &str,
+    ) -> Option<lsp::TextEdit> {
+        let (range, text) = match &self.map {
+            Some(map) => map.source_edit(range, text).ok()?,
+            None => (range, text.to_owned()),
+        };
+        Some(lsp::TextEdit::new(index.range(host, range), text))
+    }
+
+    /// Whether text typed into the script lands in the document as typed, line breaks and
+    /// indentation included (a `.lua` file or a literal `|` block; editors indent a multi-line
+    /// insertion like the line it starts on, which is what such a block needs).
+    pub fn takes_lines_as_typed(&self) -> bool {
+        self.map.as_ref().is_none_or(EmbeddedMap::is_literal_block)
+    }
 }
 
 /// The scripts of a document: one for a `.lua` file, one per script key of a manifest.
@@ -282,13 +307,11 @@ pub fn completion(
     };
     analysis::complete(view.parsed(), offset, &ctx)
         .into_iter()
-        .map(|item| {
-            let range = view.host_range(host, &index, item.replace_range.clone());
-            let new_text = item
-                .insert_text
-                .clone()
-                .unwrap_or_else(|| item.label.clone());
-            lsp::CompletionItem {
+        .filter_map(|item| {
+            let new_text = item.insert_text.as_deref().unwrap_or(&item.label);
+            // An item whose text the script's YAML string cannot hold is not offered.
+            let edit = view.host_edit(host, &index, item.replace_range.clone(), new_text)?;
+            Some(lsp::CompletionItem {
                 kind: Some(completion_kind(item.kind)),
                 detail: item.detail,
                 documentation: item.documentation.map(|value| {
@@ -297,12 +320,10 @@ pub fn completion(
                         value,
                     })
                 }),
-                text_edit: Some(lsp::CompletionTextEdit::Edit(lsp::TextEdit::new(
-                    range, new_text,
-                ))),
+                text_edit: Some(lsp::CompletionTextEdit::Edit(edit)),
                 label: item.label,
                 ..lsp::CompletionItem::default()
-            }
+            })
         })
         .collect()
 }
@@ -574,6 +595,24 @@ mod tests {
             panic!()
         };
         assert_eq!(edit.range.start, lsp::Position::new(6, 18));
+    }
+
+    /// Completion text goes into a double-quoted ConfigMap script escaped, as the YAML string
+    /// needs (`["x-y"]` is written `[\"x-y\"]`), and no snippet is offered there.
+    #[test]
+    fn completion_in_a_double_quoted_script_is_escaped() {
+        let host = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kruise-rollout-configuration\ndata:\n  lua.traffic.routing.Route.example.io: \"local t = {[\\\"x-y\\\"] = 1}\\nreturn t.\"\n";
+        let views = views(Path::new("/m/cm.yaml"), host, &[]);
+        assert_eq!(views[0].source, "local t = {[\"x-y\"] = 1}\nreturn t.");
+        let offset = host.find("t.\"").unwrap() + 2;
+        let (view, script_offset) = view_at(&views, offset).unwrap();
+        let items = completion(view, host, script_offset, None);
+        let item = items.iter().find(|i| i.label == "x-y").expect("x-y");
+        let Some(lsp::CompletionTextEdit::Edit(edit)) = &item.text_edit else {
+            panic!()
+        };
+        assert_eq!(edit.new_text, "[\\\"x-y\\\"]");
+        assert!(super::super::snippets::items(view, host, script_offset).is_empty());
     }
 
     #[test]

@@ -10,6 +10,10 @@ use super::text::LineIndex;
 use crate::analysis::snippets::snippets_at;
 
 pub fn items(view: &LuaView, host: &str, offset: usize) -> Vec<CompletionItem> {
+    // Every snippet spans lines: a quoted or folded ConfigMap string cannot take them as typed.
+    if !view.takes_lines_as_typed() {
+        return Vec::new();
+    }
     let Some((replace, snippets)) = snippets_at(&view.source, offset, view.flavor()) else {
         return Vec::new();
     };

@@ -7,7 +7,7 @@
 use std::ops::Range;
 
 use kruise_lua_engine::discovery::{EmbeddedScript, read_configmap};
-use kruise_lua_engine::yaml::scalar_map::ScalarMap;
+use kruise_lua_engine::yaml::scalar_map::{ScalarMap, ScalarStyle};
 
 use crate::analysis::Fix;
 
@@ -46,6 +46,24 @@ impl EmbeddedMap {
             .or(self.lines.last())
             .copied()
             .unwrap_or(1)
+    }
+
+    /// Script range `range` replaced by `text`, as the manifest spells it: the manifest range
+    /// and `text` in the YAML string's style, or why that style cannot hold it. Unlike
+    /// [`fix_edit`], nothing is read back: for an edit the user reviews as it lands (a
+    /// completion), not one written unseen.
+    pub fn source_edit(
+        &self,
+        range: Range<usize>,
+        text: &str,
+    ) -> Result<(Range<usize>, String), String> {
+        self.scalar.source_edit(range, text)
+    }
+
+    /// Whether the script is a literal (`|`) block: its lines are the manifest's lines
+    /// indented.
+    pub fn is_literal_block(&self) -> bool {
+        self.scalar.style() == ScalarStyle::Literal
     }
 
     /// The 1-based manifest line of each script line (for [`crate::chunk_positions`]).
