@@ -27,8 +27,11 @@
 //! `lua.traffic.routing.<Kind>.<group>` for a custom provider, and
 //! `lua.traffic.routing.ingress.<class>` for an ingress class ([`parse_configmap`]). When a
 //! script for the same provider exists in both places, Kruise prefers the bundled one for custom
-//! providers and the ConfigMap one for ingress classes ([`resolve`]).
+//! providers and the ConfigMap one for ingress classes ([`resolve`]). Kruise reads one such
+//! ConfigMap: of several ConfigMap scripts for one provider, the first given is taken
+//! ([`taken_configmap_scripts`]).
 
+use std::collections::BTreeMap;
 use std::fs;
 use std::io;
 use std::path::{Component, Path, PathBuf};
@@ -564,9 +567,30 @@ pub fn read_when_both(kind: &ScriptKind) -> Precedence {
     }
 }
 
+/// Of several ConfigMap scripts for the same provider (two manifests, a dev and a prod
+/// variant, say), the one Kruise reads: it reads one `kruise-rollout-configuration` ConfigMap,
+/// so one script per provider is taken, the **first** in the order given (`check`: the order
+/// of its PATHs; the language server: manifest path order, which is the walk order), and
+/// every other is skipped, naming it. Which of the taken one and a bundled script is read is
+/// [`read_when_both`]'s to say. The one statement of that rule: [`resolve`], `check` and the
+/// language server all ask it.
+///
+/// For each of `kinds` (the providers of the ConfigMap scripts, in order), the index of the
+/// script taken for its provider: its own index when it is the one taken.
+pub fn taken_configmap_scripts<'a>(kinds: impl IntoIterator<Item = &'a ScriptKind>) -> Vec<usize> {
+    let mut first: BTreeMap<&ScriptKind, usize> = BTreeMap::new();
+    kinds
+        .into_iter()
+        .enumerate()
+        .map(|(at, kind)| *first.entry(kind).or_insert(at))
+        .collect()
+}
+
 /// The scripts Kruise would actually run, from bundled ones (a `lua_configuration` tree) and
 /// ConfigMap ones, following its lookup order:
 ///
+/// * of several ConfigMap scripts for one provider, the first is taken and the others are
+///   dropped ([`taken_configmap_scripts`]);
 /// * custom provider: the **bundled** script wins; a ConfigMap script for the same
 ///   group/Kind is dropped (Kruise never reads it);
 /// * ingress class: the **ConfigMap** script wins; it takes the bundled script's place, and
@@ -574,8 +598,13 @@ pub fn read_when_both(kind: &ScriptKind) -> Precedence {
 ///
 /// Bundled entries keep their order; ConfigMap scripts for other providers follow, in order.
 pub fn resolve(bundled: Vec<ScriptEntry>, configmap: Vec<ScriptEntry>) -> Vec<ScriptEntry> {
+    let taken = taken_configmap_scripts(configmap.iter().map(|entry| &entry.kind));
     let mut out = bundled;
-    for entry in configmap {
+    for (at, entry) in configmap.into_iter().enumerate() {
+        if taken[at] != at {
+            // Another ConfigMap script for the provider is taken.
+            continue;
+        }
         match out.iter().position(|b| b.kind == entry.kind) {
             None => out.push(entry),
             Some(i) => match read_when_both(&entry.kind) {
@@ -837,6 +866,58 @@ data:
                 kind: "Route".into()
             }
         );
+    }
+
+    /// Two manifests with a script for the same provider (a dev and a prod variant): Kruise
+    /// reads one ConfigMap, so the first given is taken and the other is dropped, for an
+    /// ingress class (which replaces the bundled script) as for a custom provider without a
+    /// bundled script (defect: the last ingress script replaced the first, and of two custom
+    /// ones the second was dropped as if the first were bundled).
+    #[test]
+    fn of_two_configmap_scripts_for_one_provider_the_first_is_taken() {
+        let ingress = |class: &str| ScriptKind::Ingress {
+            class: class.into(),
+        };
+        let split = ScriptKind::Custom {
+            group: "example.io".into(),
+            kind: "Split".into(),
+        };
+        let kinds = [ingress("mse"), split.clone(), ingress("mse"), split.clone()];
+        assert_eq!(taken_configmap_scripts(&kinds), vec![0, 1, 0, 1]);
+
+        let entry = |kind: &ScriptKind, origin: &str, cases: Vec<PathBuf>| ScriptEntry {
+            kind: kind.clone(),
+            origin: ScriptOrigin::ConfigMap {
+                path: PathBuf::from(origin),
+                key: String::new(),
+                lines: vec![1],
+            },
+            source: format!("-- {origin}"),
+            cases: Ok(cases),
+            skipped_cases: Vec::new(),
+            read_error: None,
+        };
+        let bundled = ScriptEntry {
+            origin: ScriptOrigin::File(PathBuf::from("trafficrouting_ingress/mse.lua")),
+            source: "-- bundled".into(),
+            ..entry(&ingress("mse"), "", vec![PathBuf::from("mse/case.yaml")])
+        };
+        let configmaps = vec![
+            entry(&ingress("mse"), "a.yaml", Vec::new()),
+            entry(&split, "a.yaml", Vec::new()),
+            entry(&ingress("mse"), "b.yaml", Vec::new()),
+            entry(&split, "b.yaml", Vec::new()),
+        ];
+        let resolved = resolve(vec![bundled], configmaps);
+        let sources: Vec<&str> = resolved.iter().map(|e| e.source.as_str()).collect();
+        assert_eq!(sources, vec!["-- a.yaml", "-- a.yaml"]);
+        assert_eq!(resolved[0].kind, ingress("mse"));
+        assert_eq!(
+            resolved[0].cases,
+            Ok(vec![PathBuf::from("mse/case.yaml")]),
+            "the taken script runs the bundled script's cases"
+        );
+        assert_eq!(resolved[1].kind, split);
     }
 
     #[cfg(unix)]

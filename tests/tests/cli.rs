@@ -607,6 +607,168 @@ fn ingress_class_scripts_run_their_cases_and_configmap_ones_replace_them() {
     );
 }
 
+/// Two manifests with a script for the same provider (a dev and a prod variant): Kruise reads
+/// one `kruise-rollout-configuration` ConfigMap, so the first given is taken and runs the
+/// cases, and the other is listed skipped naming it, in every report format; the bundled
+/// ingress-class script is listed skipped once, naming the script taken. So for a custom
+/// provider without a bundled script. (Defect: the last ingress-class script given replaced
+/// the first without a word and the bundled script was listed twice, once as replaced by the
+/// script that did not run; the second custom one was dropped without a word.)
+#[test]
+fn of_two_configmap_scripts_for_one_provider_the_first_given_is_taken() {
+    let dir = scratch("two-configmaps");
+    let tree = dir.join("lua_configuration");
+    copy_tree(&fixtures().join("ingress/lua_configuration"), &tree);
+    copy_tree(
+        &fixtures().join("tree/lua_configuration/example.io/Weighted/testdata"),
+        &tree.join("example.io/Split/testdata"),
+    );
+    let indented =
+        |script: &str| -> String { script.lines().map(|line| format!("    {line}\n")).collect() };
+    let demo = std::fs::read_to_string(tree.join("trafficrouting_ingress/demo.lua")).unwrap();
+    let split = std::fs::read_to_string(
+        fixtures().join("tree/lua_configuration/example.io/Weighted/trafficRouting.lua"),
+    )
+    .unwrap();
+    let manifest = |tail: &str| {
+        format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kruise-rollout-configuration\ndata:\n  lua.traffic.routing.ingress.demo: |\n{}  lua.traffic.routing.Split.example.io: |\n{}",
+            indented(&format!("{demo}{tail}")),
+            indented(&format!("{split}{tail}")),
+        )
+    };
+    std::fs::write(dir.join("a-config.yaml"), manifest("")).unwrap();
+    std::fs::write(
+        dir.join("b-config.yaml"),
+        manifest("error(\"b is broken\")\n"),
+    )
+    .unwrap();
+    fn args(format: &str) -> Vec<&str> {
+        vec![
+            "check",
+            "--format",
+            format,
+            "lua_configuration",
+            "a-config.yaml",
+            "b-config.yaml",
+        ]
+    }
+    let taken = |provider: &str, key: &str| {
+        format!(
+            "another ConfigMap script for {provider} (a-config.yaml#{key}) is taken: Kruise reads one kruise-rollout-configuration ConfigMap"
+        )
+    };
+    let (demo_key, split_key) = (
+        "lua.traffic.routing.ingress.demo",
+        "lua.traffic.routing.Split.example.io",
+    );
+    let demo_taken = taken("ingress class `demo`", demo_key);
+    let split_taken = taken("example.io/Split", split_key);
+    let replaced = format!(
+        "the ConfigMap script for ingress class `demo` (a-config.yaml#{demo_key}) replaces it"
+    );
+
+    let human = run_in(&dir, &args("human"));
+    assert_eq!(human.code, 0, "a's scripts run, b's never: {human:?}");
+    for expected in [
+        format!("- b-config.yaml [{demo_key}]\n    skipped: {demo_taken}\n"),
+        format!("- b-config.yaml [{split_key}]\n    skipped: {split_taken}\n"),
+        format!("- lua_configuration/trafficrouting_ingress/demo.lua\n    skipped: {replaced}\n"),
+    ] {
+        assert_eq!(
+            human.stdout.matches(&expected).count(),
+            1,
+            "{expected}\n{human:?}"
+        );
+    }
+    let summary = *human.lines().last().unwrap();
+    assert!(
+        summary.starts_with("7 passed, 0 failed, 0 errors")
+            && summary.ends_with("3 scripts skipped"),
+        "{human:?}"
+    );
+
+    let json = run_in(&dir, &args("json"));
+    assert_eq!(json.code, 0, "{json:?}");
+    let lines = json_lines(&json.stdout);
+    let scripts: std::collections::BTreeSet<&str> = lines
+        .iter()
+        .map(|l| l["script"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        scripts,
+        [
+            format!("a-config.yaml#{demo_key}"),
+            format!("a-config.yaml#{split_key}")
+        ]
+        .iter()
+        .map(String::as_str)
+        .collect(),
+        "{json:?}"
+    );
+
+    let junit = run_in(&dir, &args("junit"));
+    for reason in [&demo_taken, &split_taken, &replaced] {
+        let skipped = format!("<skipped message=\"{reason}\"/>");
+        assert_eq!(
+            junit.stdout.matches(&skipped).count(),
+            1,
+            "{skipped}\n{junit:?}"
+        );
+    }
+    let github = run_in(&dir, &args("github"));
+    for (script, reason) in [
+        (format!("b-config.yaml#{demo_key}"), &demo_taken),
+        (format!("b-config.yaml#{split_key}"), &split_taken),
+        (
+            "lua_configuration/trafficrouting_ingress/demo.lua".to_string(),
+            &replaced,
+        ),
+    ] {
+        let notice = format!("{script} skipped::{reason}");
+        assert_eq!(
+            github.stdout.matches(&notice).count(),
+            1,
+            "{notice}\n{github:?}"
+        );
+    }
+    let sarif: Value = serde_json::from_str(&run_in(&dir, &args("sarif")).stdout).unwrap();
+    let skipped: Vec<&str> = sarif["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["ruleId"] == "check/skipped")
+        .map(|r| r["message"]["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        skipped,
+        vec![
+            format!("lua_configuration/trafficrouting_ingress/demo.lua skipped: {replaced}"),
+            format!("b-config.yaml#{demo_key} skipped: {demo_taken}"),
+            format!("b-config.yaml#{split_key} skipped: {split_taken}"),
+        ],
+        "{sarif:#}"
+    );
+
+    // Given the other way round, b is taken: it runs the cases, and fails.
+    let reversed = run_in(
+        &dir,
+        &[
+            "check",
+            "lua_configuration",
+            "b-config.yaml",
+            "a-config.yaml",
+        ],
+    );
+    assert_eq!(reversed.code, 1, "{reversed:?}");
+    assert!(
+        reversed.stdout.contains(&format!(
+            "- a-config.yaml [{demo_key}]\n    skipped: another ConfigMap script for ingress class `demo` (b-config.yaml#{demo_key}) is taken"
+        )),
+        "{reversed:?}"
+    );
+}
+
 #[test]
 fn a_single_script_runs_with_its_sibling_testdata() {
     let result = run(&["check", "--format", "json", WEIGHTED_SCRIPT]);

@@ -412,6 +412,128 @@ fn lens_titles(
         .collect()
 }
 
+/// Two manifests of the workspace with a script for the same provider (a dev and a prod
+/// variant; an ingress class with a bundled script, a custom provider without one): Kruise
+/// reads one ConfigMap, so the editor takes the first by path, as `check` takes the first
+/// given (the walk order): it runs the cases, the other shows `skipped` naming it (diagnostic
+/// and lens), the bundled script's `skipped` names it, and runAll counts as `check` does
+/// (defect: both ConfigMap scripts ran the cases, where `check` ran only the last given).
+#[test]
+fn of_two_manifests_with_a_script_for_one_provider_the_editor_takes_the_first_as_check_does() {
+    let root = common::scratch("two-configmaps");
+    let tree = root.join("lua_configuration");
+    let ingress = tree.join("trafficrouting_ingress");
+    std::fs::create_dir_all(ingress.join("testdata/demo")).unwrap();
+    let bundled = ingress.join("demo.lua");
+    std::fs::write(&bundled, "return { [\"x/w\"] = \"bundled\" }\n").unwrap();
+    let ingress_case = ingress.join("testdata/demo/c.yaml");
+    std::fs::write(
+        &ingress_case,
+        "rollout:\n  spec:\n    strategy:\n      canary:\n        trafficRoutings:\n        - service: shop\n        steps:\n        - traffic: 30%\n\
+         original:\n  apiVersion: networking.k8s.io/v1\n  kind: Ingress\n  metadata:\n    name: shop\n\
+         expected:\n- apiVersion: networking.k8s.io/v1\n  kind: Ingress\n  metadata:\n    name: shop\n    annotations:\n      x/w: configmap\n",
+    )
+    .unwrap();
+    let split_cases = tree.join("example.io/Split/testdata");
+    std::fs::create_dir_all(&split_cases).unwrap();
+    let weighted = common::fixtures().join("tree/lua_configuration/example.io/Weighted");
+    std::fs::copy(
+        weighted.join("testdata/traffic_routing.yaml"),
+        split_cases.join("traffic_routing.yaml"),
+    )
+    .unwrap();
+    let split = std::fs::read_to_string(weighted.join("trafficRouting.lua")).unwrap();
+    let indented: String = split.lines().map(|l| format!("    {l}\n")).collect();
+    let manifest = |ingress_value: &str, split_script: &str| {
+        format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kruise-rollout-configuration\ndata:\n  lua.traffic.routing.ingress.demo: |\n    return {{ [\"x/w\"] = \"{ingress_value}\" }}\n  lua.traffic.routing.Split.example.io: |\n{split_script}"
+        )
+    };
+    let (a, b) = (root.join("a-config.yaml"), root.join("b-config.yaml"));
+    std::fs::write(&a, manifest("configmap", &indented)).unwrap();
+    std::fs::write(&b, manifest("b", "    return obj.data\n")).unwrap();
+
+    // What `check` says, the manifests given in walk order.
+    let check = common::run_in(
+        &root,
+        &[
+            "check",
+            "lua_configuration",
+            "a-config.yaml",
+            "b-config.yaml",
+        ],
+    );
+    assert_eq!(check.code, 0, "{check:?}");
+    assert!(
+        check
+            .stdout
+            .contains("2 passed, 0 failed, 0 errors, 3 scripts skipped"),
+        "{check:?}"
+    );
+
+    let mut server = Server::start();
+    let mut published = Published::new();
+    let params = json!({"capabilities": {}, "rootUri": file_uri(&root)});
+    call(&mut server, &mut published, 0, "initialize", params);
+    server.send(json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}));
+    let run_all = json!({"command": "kruise-lua.runAll", "arguments": []});
+    let counts = call(
+        &mut server,
+        &mut published,
+        1,
+        "workspace/executeCommand",
+        run_all,
+    );
+    assert_eq!(
+        counts,
+        json!({"scripts": 2, "cases": 2, "passed": 2, "steps": 2, "stepsPassed": 2, "skipped": 3}),
+        "as check counts: 2 passed, 3 scripts skipped"
+    );
+    settle(&mut server, &mut published);
+    let messages = |published: &Published, path: &std::path::Path| -> Vec<String> {
+        let mut messages: Vec<String> = published[&file_uri(path)]
+            .iter()
+            .filter(|d| d["code"] == "skipped")
+            .map(|d| d["message"].as_str().unwrap().to_string())
+            .collect();
+        messages.sort();
+        messages
+    };
+    let taken = |provider: &str, key: &str| {
+        format!(
+            "skipped: another ConfigMap script for {provider} ({}#{key}) is taken: Kruise reads one kruise-rollout-configuration ConfigMap",
+            a.display()
+        )
+    };
+    assert_eq!(
+        messages(&published, &b),
+        vec![
+            taken("example.io/Split", "lua.traffic.routing.Split.example.io"),
+            taken("ingress class `demo`", "lua.traffic.routing.ingress.demo"),
+        ]
+    );
+    assert_eq!(messages(&published, &a), Vec::<String>::new());
+    assert_eq!(
+        messages(&published, &bundled),
+        vec![format!(
+            "skipped: the ConfigMap script for ingress class `demo` ({}#lua.traffic.routing.ingress.demo) replaces it",
+            a.display()
+        )]
+    );
+    assert_eq!(
+        lens_titles(&mut server, &mut published, 2, &b),
+        vec!["skipped: Kruise never reads this script"; 2]
+    );
+    assert_eq!(
+        lens_titles(&mut server, &mut published, 3, &a),
+        vec!["✓ 1/1 cases pass"; 2]
+    );
+    let on_case = lens_titles(&mut server, &mut published, 4, &ingress_case);
+    assert_eq!(on_case[0], "✓ all 1 step(s) pass", "a's verdict");
+    server.still_serves(99);
+    shut_down(server);
+}
+
 /// A bundled ingress-class script that a ConfigMap script of the workspace replaces is never
 /// read by Kruise: the editor runs the case with the ConfigMap's script and shows its verdict,
 /// the bundled script gets `skipped` and runAll counts as `check <tree> <manifest>` does

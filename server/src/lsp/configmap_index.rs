@@ -1,47 +1,80 @@
 //! The workspace's ConfigMap manifests, as far as they decide which script Kruise reads.
 //!
-//! A ConfigMap script for an ingress class replaces the tree's bundled
+//! Kruise reads one `kruise-rollout-configuration` ConfigMap: of several ConfigMap scripts for
+//! the same provider (a dev and a prod variant of the manifest), the first by manifest path
+//! (the walk order) is taken and every other is skipped, naming it (the engine's
+//! `discovery::taken_configmap_scripts`, asked here over every manifest, as `check` asks it
+//! over its PATHs). A ConfigMap script for an ingress class replaces the tree's bundled
 //! `trafficrouting_ingress/<class>.lua` (the engine's `discovery::read_when_both`, asked once
 //! per manifest by [`project::embedded_targets`]): the bundled script is then never read — it
-//! runs no case and shows `skipped` — and its cases are the ConfigMap script's, as `check` runs
-//! them. Whether a Lua file is such a script depends on the manifests, not on the file, so the
-//! session keeps them here: filled by the workspace walk (`run_all`), updated when a manifest
-//! changes (an edit, the watcher) and when a script appears or goes on disk; a run or an edit
-//! of the Lua file only looks it up (`session/configmaps.rs`).
+//! runs no case and shows `skipped`, naming the ConfigMap script taken — and its cases are that
+//! script's, as `check` runs them. Whether a script is read depends on the manifests, not on
+//! the file, so the session keeps them here: filled by the workspace walk (`run_all`), updated
+//! when a manifest changes (an edit, the watcher) and when a script appears or goes on disk; a
+//! run or an edit of a script only looks it up (`session/configmaps.rs`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use kruise_lua_engine::discovery::taken_configmap_scripts;
+use kruise_lua_engine::script::ScriptKind;
+
 use super::project::{self, ScriptId, ScriptTarget};
+use crate::project::targets::{another_configmap_taken, unread_script};
 
 /// The scripts of every ConfigMap manifest of the workspace (and the open ones).
 #[derive(Debug, Default)]
 pub struct ConfigMapIndex {
-    /// Per manifest, in path order (when two replace the same bundled script, the first one
-    /// is taken, so the choice does not depend on the order of events), its scripts.
+    /// Per manifest, in path order (which decides the ConfigMap script taken for a provider,
+    /// so the choice does not depend on the order of events), its scripts as
+    /// [`project::embedded_targets`] makes them.
     manifests: BTreeMap<PathBuf, Vec<ScriptTarget>>,
 }
 
+/// A script the workspace's manifests leave unread: the script taken in its place, and why.
+struct Unread<'a> {
+    reader: &'a ScriptTarget,
+    reason: String,
+}
+
 impl ConfigMapIndex {
-    /// Per bundled script a ConfigMap script replaces: that ConfigMap script.
-    fn replacements(&self) -> BTreeMap<&Path, &ScriptTarget> {
+    /// Per script Kruise never reads because of the manifests (a bundled ingress-class script
+    /// a ConfigMap script replaces, a ConfigMap script for a provider another one is taken
+    /// for): the script taken in its place, and why, in `check`'s words.
+    fn unread(&self) -> BTreeMap<ScriptId, Unread<'_>> {
+        let scripts: Vec<(&ScriptTarget, &ScriptKind)> = self
+            .manifests
+            .values()
+            .flatten()
+            .filter_map(|target| Some((target, target.kind.as_ref()?)))
+            .collect();
+        let taken = taken_configmap_scripts(scripts.iter().map(|(_, kind)| *kind));
         let mut out = BTreeMap::new();
-        for target in self.manifests.values().flatten() {
-            if let Some((bundled, _)) = target.replaced() {
-                out.entry(bundled).or_insert(target);
+        for (at, &(script, kind)) in scripts.iter().enumerate() {
+            let (reader, _) = scripts[taken[at]];
+            if let Some((bundled, _)) = script.replaced() {
+                // Replaced by the ConfigMap script taken for the class, whichever manifest's.
+                let (_, reason) =
+                    unread_script(kind, &bundled.display().to_string(), &reader.id.full_name());
+                out.entry(ScriptId::File(bundled.to_path_buf()))
+                    .or_insert(Unread { reader, reason });
+            }
+            // One whose tree's bundled script wins says so already (and so does `check`).
+            if reader.id != script.id && script.skipped.is_none() {
+                let reason = match &reader.skipped {
+                    // The script taken is never read either: the bundled one is.
+                    Some(reason) => reason.clone(),
+                    None => another_configmap_taken(kind, &reader.id.full_name()),
+                };
+                out.insert(script.id.clone(), Unread { reader, reason });
             }
         }
         out
     }
 
-    /// The ConfigMap script Kruise reads instead of the bundled script at `bundled`.
-    pub fn replacing(&self, bundled: &Path) -> Option<&ScriptTarget> {
-        self.replacements().get(bundled).copied()
-    }
-
     /// What a manifest holds now (no scripts: it is no ConfigMap manifest any more); returns
-    /// the bundled scripts whose reader changed (replaced, no longer replaced, or by another).
-    pub fn set(&mut self, manifest: &Path, targets: Vec<ScriptTarget>) -> Vec<PathBuf> {
+    /// the scripts whose reader changed (left unread, read again, or for another reason).
+    pub fn set(&mut self, manifest: &Path, targets: Vec<ScriptTarget>) -> Vec<ScriptId> {
         let before = self.readers();
         if targets.is_empty() {
             self.manifests.remove(manifest);
@@ -52,7 +85,10 @@ impl ConfigMapIndex {
     }
 
     /// Replaces the whole index (the workspace walked again); returns what [`Self::set`] does.
-    pub fn replace_all(&mut self, manifests: BTreeMap<PathBuf, Vec<ScriptTarget>>) -> Vec<PathBuf> {
+    pub fn replace_all(
+        &mut self,
+        manifests: BTreeMap<PathBuf, Vec<ScriptTarget>>,
+    ) -> Vec<ScriptId> {
         let before = self.readers();
         self.manifests = manifests;
         changed(&before, &self.readers())
@@ -63,8 +99,22 @@ impl ConfigMapIndex {
         self.manifests.get(manifest).map(Vec::as_slice)
     }
 
+    /// The script `id` names, to run again when its reader changed: a Lua file's target made
+    /// from its path, a ConfigMap script's as indexed (`None`: no longer indexed).
+    pub fn target(&self, id: &ScriptId) -> Option<ScriptTarget> {
+        match id {
+            ScriptId::File(path) => Some(project::lua_target(path)),
+            ScriptId::Embedded { manifest, .. } => self
+                .manifests
+                .get(manifest)?
+                .iter()
+                .find(|target| &target.id == id)
+                .cloned(),
+        }
+    }
+
     /// The manifests holding a script of `kind`.
-    pub fn manifests_with(&self, kind: &kruise_lua_engine::script::ScriptKind) -> Vec<PathBuf> {
+    pub fn manifests_with(&self, kind: &ScriptKind) -> Vec<PathBuf> {
         self.manifests
             .iter()
             .filter(|(_, targets)| targets.iter().any(|t| t.kind.as_ref() == Some(kind)))
@@ -72,60 +122,52 @@ impl ConfigMapIndex {
             .collect()
     }
 
-    /// `target` as Kruise reads it: a bundled script a ConfigMap script replaces is skipped,
-    /// with `check`'s reason (a Lua file's target is made anew from its path, so one taken
-    /// from an older run does not keep an older state).
+    /// `target` as Kruise reads it: a bundled script a ConfigMap script replaces, and a
+    /// ConfigMap script another one is taken before, is skipped with `check`'s reason (a Lua
+    /// file's target is made anew from its path, so one taken from an older run does not keep
+    /// an older state).
     pub fn as_read(&self, target: ScriptTarget) -> ScriptTarget {
-        let ScriptId::File(path) = &target.id else {
-            return target;
+        let target = match &target.id {
+            ScriptId::File(path) => project::lua_target(path),
+            ScriptId::Embedded { .. } => target,
         };
-        let target = project::lua_target(path);
-        match self.replacing(path).and_then(ScriptTarget::replaced) {
-            Some((_, reason)) => target.unread(reason.to_owned()),
+        match self.unread().remove(&target.id) {
+            Some(unread) => target.unread(unread.reason),
             None => target,
         }
     }
 
     /// The script that runs the cases the layout gives `owner` (a bundled script): the
-    /// ConfigMap script that replaces it, or `owner` itself.
+    /// ConfigMap script taken in its place, or `owner` itself.
     pub fn case_reader(&self, owner: ScriptTarget) -> ScriptTarget {
         match &owner.id {
-            ScriptId::File(path) => match self.replacing(path) {
-                Some(configmap) => configmap.clone(),
+            ScriptId::File(_) => match self.unread().get(&owner.id) {
+                Some(unread) => unread.reader.clone(),
                 None => self.as_read(owner),
             },
             ScriptId::Embedded { .. } => owner,
         }
     }
 
-    /// What changes are compared by: per bundled script, the ConfigMap script that replaces
-    /// it and the reason.
-    fn readers(&self) -> BTreeMap<PathBuf, (ScriptId, String)> {
-        self.replacements()
+    /// What changes are compared by: per script left unread, the script taken and the reason.
+    fn readers(&self) -> BTreeMap<ScriptId, (ScriptId, String)> {
+        self.unread()
             .into_iter()
-            .filter_map(|(bundled, cm)| {
-                let (_, reason) = cm.replaced()?;
-                Some((bundled.to_path_buf(), (cm.id.clone(), reason.to_owned())))
-            })
+            .map(|(id, unread)| (id, (unread.reader.id.clone(), unread.reason)))
             .collect()
     }
 }
 
 fn changed(
-    before: &BTreeMap<PathBuf, (ScriptId, String)>,
-    after: &BTreeMap<PathBuf, (ScriptId, String)>,
-) -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = before
+    before: &BTreeMap<ScriptId, (ScriptId, String)>,
+    after: &BTreeMap<ScriptId, (ScriptId, String)>,
+) -> Vec<ScriptId> {
+    let mut out: Vec<ScriptId> = before
         .iter()
-        .filter(|(bundled, reader)| after.get(*bundled) != Some(reader))
-        .map(|(bundled, _)| bundled.clone())
+        .filter(|(id, reader)| after.get(*id) != Some(reader))
+        .map(|(id, _)| id.clone())
         .collect();
-    out.extend(
-        after
-            .keys()
-            .filter(|bundled| !before.contains_key(*bundled))
-            .cloned(),
-    );
+    out.extend(after.keys().filter(|id| !before.contains_key(*id)).cloned());
     out
 }
 
@@ -163,7 +205,8 @@ mod tests {
         );
 
         let mut index = ConfigMapIndex::default();
-        assert_eq!(index.set(&manifest, targets), vec![bundled.clone()]);
+        let bundled_id = ScriptId::File(bundled.clone());
+        assert_eq!(index.set(&manifest, targets), vec![bundled_id.clone()]);
         let read = index.as_read(lua_target(&bundled));
         let reason = read.skipped.as_deref().expect("skipped");
         assert_eq!(
@@ -177,11 +220,75 @@ mod tests {
         assert_eq!(index.case_reader(lua_target(&bundled)), configmap);
 
         // The manifest no longer holds a ConfigMap script: the bundled script is read again.
-        assert_eq!(index.set(&manifest, Vec::new()), vec![bundled.clone()]);
+        assert_eq!(index.set(&manifest, Vec::new()), vec![bundled_id]);
         assert_eq!(index.as_read(lua_target(&bundled)), lua_target(&bundled));
         assert_eq!(
             index.case_reader(lua_target(&bundled)),
             lua_target(&bundled)
         );
+    }
+
+    /// Two manifests with a script for the same ingress class (a dev and a prod variant):
+    /// Kruise reads one ConfigMap, so the first by path is taken, as `check a.yaml b.yaml`
+    /// takes the first it is given. The other is skipped naming it, and the bundled script is
+    /// skipped naming it too (defect: both ConfigMap scripts ran the class's cases, and
+    /// `check` ran the last one given). With the first one's script gone, the second is taken;
+    /// the scripts whose reader changed are returned to run again.
+    #[test]
+    fn of_two_manifests_with_a_script_for_one_class_the_first_by_path_is_taken() {
+        let dir = crate::test_scratch::folder("kruise-lua-lsp-index", "two-manifests");
+        let ingress = dir.join("lua_configuration/trafficrouting_ingress");
+        std::fs::create_dir_all(ingress.join("testdata/nginx")).unwrap();
+        let bundled = ingress.join("nginx.lua");
+        std::fs::write(&bundled, "return {}\n").unwrap();
+        let targets_of = |manifest: &Path, text: &str| -> Vec<ScriptTarget> {
+            embedded_targets(manifest, text, std::slice::from_ref(&dir))
+                .into_iter()
+                .map(|(target, _)| target)
+                .collect()
+        };
+        let (a, b) = (dir.join("a-config.yaml"), dir.join("b-config.yaml"));
+        let (a_targets, b_targets) = (targets_of(&a, MANIFEST), targets_of(&b, MANIFEST));
+        let (a_script, b_script) = (a_targets[0].clone(), b_targets[0].clone());
+        let key = "lua.traffic.routing.ingress.nginx";
+
+        let mut index = ConfigMapIndex::default();
+        // Indexed in the other order: the path decides, not the order of events.
+        index.set(&b, b_targets.clone());
+        assert_eq!(
+            index.set(&a, a_targets),
+            vec![ScriptId::File(bundled.clone()), b_script.id.clone()],
+            "the bundled script is replaced by a now, and b is no longer taken"
+        );
+        assert_eq!(index.as_read(a_script.clone()), a_script, "a is taken");
+        let b_read = index.as_read(b_script.clone());
+        assert_eq!(
+            b_read.skipped,
+            Some(format!(
+                "another ConfigMap script for ingress class `nginx` ({}#{key}) is taken: Kruise reads one kruise-rollout-configuration ConfigMap",
+                a.display()
+            ))
+        );
+        assert_eq!(b_read.testdata, None, "b runs no case");
+        let bundled_read = index.as_read(lua_target(&bundled));
+        assert_eq!(
+            bundled_read.skipped,
+            Some(format!(
+                "the ConfigMap script for ingress class `nginx` ({}#{key}) replaces it",
+                a.display()
+            ))
+        );
+        assert_eq!(index.case_reader(lua_target(&bundled)), a_script);
+
+        // a's script gone: b is taken, and the bundled script's reason names it.
+        let mut changed = index.set(&a, Vec::new());
+        changed.sort();
+        assert_eq!(
+            changed,
+            vec![ScriptId::File(bundled.clone()), b_script.id.clone()]
+        );
+        assert_eq!(index.target(&b_script.id), Some(b_script.clone()));
+        assert_eq!(index.as_read(b_script.clone()), b_script);
+        assert_eq!(index.case_reader(lua_target(&bundled)), b_script);
     }
 }

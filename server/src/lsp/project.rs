@@ -32,6 +32,15 @@ impl ScriptId {
         }
     }
 
+    /// The name `check`'s reasons give the script (`targets::unread_script`): its path, or
+    /// `manifest#key`.
+    pub fn full_name(&self) -> String {
+        match self {
+            ScriptId::File(path) => path.display().to_string(),
+            ScriptId::Embedded { manifest, key } => format!("{}#{key}", manifest.display()),
+        }
+    }
+
     /// A short name for messages: the file name, or `manifest.yaml#key`.
     pub fn display(&self) -> String {
         let file = |p: &Path| {
@@ -56,8 +65,9 @@ pub struct ScriptTarget {
     /// Upstream's test fails for a custom script without a `testdata` folder.
     pub testdata_required: bool,
     /// Why Kruise never reads this script (a ConfigMap script for a provider whose tree bundles
-    /// one, or a bundled ingress-class script a ConfigMap script replaces, as `check` says it):
-    /// it is not run, and none of its cases are counted.
+    /// one, a bundled ingress-class script a ConfigMap script replaces, or a ConfigMap script
+    /// for a provider another manifest's script is taken for, as `check` says it): it is not
+    /// run, and none of its cases are counted.
     pub skipped: Option<String>,
     /// For a ConfigMap script Kruise reads instead of the tree's bundled script
     /// ([`Self::bundled`]; an ingress class): why that one is never read (`check`'s words, from
@@ -227,11 +237,17 @@ pub fn embedded_targets(
                 .iter()
                 .map(|tree| bundled_path(tree, &script.kind))
                 .find(|path| path.is_file());
+            let id = ScriptId::Embedded {
+                manifest: manifest.to_path_buf(),
+                key: script.key.clone(),
+            };
             let (mut skipped, mut replaces) = (None, None);
             if let Some(bundled) = &bundled {
-                let configmap = format!("{}#{}", manifest.display(), script.key);
-                let (read, reason) =
-                    unread_script(&script.kind, &bundled.display().to_string(), &configmap);
+                let (read, reason) = unread_script(
+                    &script.kind,
+                    &bundled.display().to_string(),
+                    &id.full_name(),
+                );
                 match read {
                     Precedence::Bundled => skipped = Some(reason),
                     Precedence::ConfigMap => replaces = Some(reason),
@@ -248,10 +264,7 @@ pub fn embedded_targets(
                 _ => testdata,
             };
             let target = ScriptTarget {
-                id: ScriptId::Embedded {
-                    manifest: manifest.to_path_buf(),
-                    key: script.key.clone(),
-                },
+                id,
                 kind: Some(script.kind.clone()),
                 // A script Kruise never reads runs no case: the tree's script owns them.
                 testdata,

@@ -493,7 +493,8 @@ impl Session {
     /// a quiet period runs at once); a later request for the same script supersedes this one,
     /// and at most one run per script is in flight.
     pub fn schedule_run(self: &Arc<Self>, target: ScriptTarget, delay: Duration) -> JoinHandle<()> {
-        // As Kruise reads it now: a bundled script a ConfigMap script replaces is skipped.
+        // As Kruise reads it now: a bundled script a ConfigMap script replaces is skipped, and
+        // so is a ConfigMap script another manifest's is taken before.
         let target = self.as_read(target);
         let delay = self.scheduler.delay_for(&target.id, delay);
         let ticket = self.scheduler.request(&target.id);
@@ -794,7 +795,7 @@ impl Session {
         }
         targets.sort_by(|a, b| a.id.cmp(&b.id));
         targets.dedup_by(|a, b| a.id == b.id);
-        // A bundled script whose reader the walk changed runs again even when asked meanwhile
+        // A script whose reader the walk changed runs again even when asked meanwhile
         // (a file opened at startup ran before the index knew the ConfigMap replacing it).
         let reread = self.rebuild_index(&targets);
         let ids: Vec<ScriptId> = targets.iter().map(|t| t.id.clone()).collect();

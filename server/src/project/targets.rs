@@ -3,16 +3,16 @@
 //! tree), test case files (run alone, with the script Kruise's test pairs them with) and
 //! `kruise-rollout-configuration` ConfigMap manifests. A ConfigMap script takes its cases from
 //! the first tree among the PATHs that has testdata for its provider, and the scripts that run
-//! follow Kruise's lookup order (the engine's [`resolve`]): the bundled script wins for a custom
-//! provider, the ConfigMap one for an ingress class. Scripts Kruise would never read are
-//! listed as skipped.
+//! follow Kruise's lookup order (the engine's [`resolve`]): of several ConfigMap scripts for one
+//! provider the first given is taken, the bundled script wins for a custom provider, the
+//! ConfigMap one for an ingress class. Scripts Kruise would never read are listed as skipped.
 
 use std::path::{Path, PathBuf};
 
 use kruise_lua_engine::discovery::{
-    CUSTOM_SCRIPT_NAME, ConfigMapScripts, EmbeddedScript, INGRESS_FOLDER, Precedence, ScriptEntry,
-    ScriptOrigin, discover, pair_with_testdata, read_configmap, read_when_both, resolve,
-    testdata_dir,
+    CONFIGMAP_NAME, CUSTOM_SCRIPT_NAME, ConfigMapScripts, EmbeddedScript, INGRESS_FOLDER,
+    Precedence, ScriptEntry, ScriptOrigin, discover, pair_with_testdata, read_configmap,
+    read_when_both, resolve, taken_configmap_scripts, testdata_dir,
 };
 use kruise_lua_engine::runner::Script;
 use kruise_lua_engine::script::ScriptFlavor;
@@ -296,25 +296,56 @@ pub fn discover_script(path: &Path) -> Result<Vec<ScriptEntry>, UsageError> {
 }
 
 /// Scripts Kruise never runs once ConfigMaps are taken into account, and why: a ConfigMap
-/// custom-provider script whose provider has a bundled script (the bundled one wins), and a
-/// bundled ingress-class script replaced by a ConfigMap one.
+/// custom-provider script whose provider has a bundled script (the bundled one wins), a
+/// bundled ingress-class script replaced by a ConfigMap one (listed once, naming the one
+/// taken), and a ConfigMap script for a provider another ConfigMap script given before it
+/// already has (the engine's [`taken_configmap_scripts`]).
 fn ignored_scripts(
     bundled: &[ScriptEntry],
     from_configmaps: &[ScriptEntry],
 ) -> Vec<(ScriptEntry, String)> {
+    let taken = taken_configmap_scripts(from_configmaps.iter().map(|entry| &entry.kind));
     let mut ignored = Vec::new();
-    for entry in from_configmaps {
+    for (at, entry) in from_configmaps.iter().enumerate() {
+        let taken_id = header(&from_configmaps[taken[at]]).id();
         let Some(bundled_entry) = bundled.iter().find(|b| b.kind == entry.kind) else {
+            if taken[at] != at {
+                ignored.push((
+                    entry.clone(),
+                    another_configmap_taken(&entry.kind, &taken_id),
+                ));
+            }
             continue;
         };
         let bundled_id = header(bundled_entry).id();
-        let (read, reason) = unread_script(&entry.kind, &bundled_id, &header(entry).id());
-        ignored.push(match read {
-            Precedence::Bundled => (entry.clone(), reason),
-            Precedence::ConfigMap => (bundled_entry.clone(), reason),
-        });
+        let (read, reason) = unread_script(&entry.kind, &bundled_id, &taken_id);
+        match read {
+            // Every ConfigMap script for the provider: the bundled one is read.
+            Precedence::Bundled => ignored.push((entry.clone(), reason)),
+            Precedence::ConfigMap if taken[at] == at => {
+                ignored.push((bundled_entry.clone(), reason));
+            }
+            Precedence::ConfigMap => {
+                ignored.push((
+                    entry.clone(),
+                    another_configmap_taken(&entry.kind, &taken_id),
+                ));
+            }
+        }
     }
     ignored
+}
+
+/// Why a ConfigMap script for `kind` is never read when another one (`taken`, named by its id
+/// `path#key`) is taken, as `check` and the language server word it.
+pub fn another_configmap_taken(kind: &ScriptKind, taken: &str) -> String {
+    let provider = match kind {
+        ScriptKind::Ingress { class } => format!("ingress class `{class}`"),
+        ScriptKind::Custom { group, kind } => format!("{group}/{kind}"),
+    };
+    format!(
+        "another ConfigMap script for {provider} ({taken}) is taken: Kruise reads one {CONFIGMAP_NAME} ConfigMap"
+    )
 }
 
 /// Of a bundled script and a ConfigMap script for the same provider `kind` (named by their

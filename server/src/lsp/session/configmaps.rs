@@ -17,7 +17,7 @@ impl Session {
     }
 
     /// What a document is, as Kruise reads the workspace: a bundled script a ConfigMap script
-    /// replaces is skipped, and its cases are the ConfigMap script's.
+    /// replaces is skipped, and its cases are the ConfigMap script's (the one taken).
     pub(super) fn classify(&self, path: &Path, text: &str) -> DocKind {
         match project::classify(path, text, &self.docs) {
             DocKind::Script(target) => DocKind::Script(self.configmap_index().as_read(target)),
@@ -32,8 +32,9 @@ impl Session {
     }
 
     /// A document changed: when it is (or was) a ConfigMap manifest, its scripts (`targets`,
-    /// as [`Session::classify`] found it) go into the index, and the bundled scripts whose
-    /// reader changed run again (to be skipped, or to run their cases again).
+    /// as [`Session::classify`] found it) go into the index, and the scripts whose reader
+    /// changed (bundled ones, other manifests' scripts for the same provider) run again (to be
+    /// skipped, or to run their cases again).
     pub(super) fn index_document(
         self: &Arc<Self>,
         path: &Path,
@@ -41,18 +42,21 @@ impl Session {
         targets: &[ScriptTarget],
         delay: Duration,
     ) {
-        let changed = match kind {
-            DocKind::ConfigMap => self.configmap_index().set(path, targets.to_vec()),
-            _ => {
-                let mut index = self.configmap_index();
-                if index.scripts_of(path).is_none() {
-                    return;
+        let rerun: Vec<ScriptTarget> = {
+            let mut index = self.configmap_index();
+            let changed = match kind {
+                DocKind::ConfigMap => index.set(path, targets.to_vec()),
+                _ => {
+                    if index.scripts_of(path).is_none() {
+                        return;
+                    }
+                    index.set(path, Vec::new())
                 }
-                index.set(path, Vec::new())
-            }
+            };
+            changed.iter().filter_map(|id| index.target(id)).collect()
         };
-        for bundled in changed {
-            self.schedule_run(project::lua_target(&bundled), delay);
+        for target in rerun {
+            self.schedule_run(target, delay);
         }
     }
 
@@ -88,8 +92,8 @@ impl Session {
     }
 
     /// The workspace was walked (`targets`: every script found, the open documents' too):
-    /// the index is made anew from its ConfigMap scripts. Returns the bundled scripts whose
-    /// reader changed: they run again even when a run of theirs was asked meanwhile.
+    /// the index is made anew from its ConfigMap scripts. Returns the scripts whose reader
+    /// changed: they run again even when a run of theirs was asked meanwhile.
     pub(super) fn rebuild_index(&self, targets: &[ScriptTarget]) -> Vec<ScriptId> {
         let mut manifests: BTreeMap<PathBuf, Vec<ScriptTarget>> = BTreeMap::new();
         for target in targets {
@@ -100,10 +104,6 @@ impl Session {
                     .push(target.clone());
             }
         }
-        self.configmap_index()
-            .replace_all(manifests)
-            .into_iter()
-            .map(ScriptId::File)
-            .collect()
+        self.configmap_index().replace_all(manifests)
     }
 }
