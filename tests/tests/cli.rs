@@ -6,7 +6,7 @@ mod common;
 
 use std::collections::BTreeMap;
 
-use common::{copy_tree, fixtures, json_lines, read_case, run, run_in, scratch};
+use common::{copy_tree, fixtures, json_lines, json_objects_of, read_case, run, run_in, scratch};
 use kruise_lua_engine::luadata::LuaData;
 use kruise_lua_engine::runner::{RunOptions, Script, run_custom};
 use kruise_lua_engine::yaml::parse_first_document;
@@ -478,7 +478,7 @@ fn configmap_scripts_run_with_testdata_from_a_tree() {
         CONFIGMAP,
     ]);
     assert_eq!(result.code, 1, "the broken Mirror edit fails: {result:?}");
-    let lines = json_lines(&result.stdout);
+    let lines = json_objects_of(&result.stdout, None);
     assert_eq!(lines.len(), 3, "{result:?}");
     let split = format!("{CONFIGMAP}#lua.traffic.routing.Split.example.io");
     for (line, step) in lines[..2].iter().zip(1..) {
@@ -535,12 +535,23 @@ fn bundled_custom_scripts_win_over_configmap_ones() {
         "{result:?}"
     );
     let json = run(&["check", "--format", "json", TREE, CONFIGMAP]);
-    let lines = json_lines(&json.stdout);
+    let lines = json_objects_of(&json.stdout, None);
     assert_eq!(lines.len(), 7, "only the tree's steps run: {json:?}");
     assert!(
         lines
             .iter()
             .all(|l| l["script"].as_str().unwrap().starts_with("tree/"))
+    );
+    // The ConfigMap script never read says so in JSON too, as an object of its own.
+    let skipped = json_objects_of(&json.stdout, Some("skipped"));
+    assert!(
+        skipped.iter().any(|l| l["script"]
+            == format!("{CONFIGMAP}#lua.traffic.routing.Weighted.example.io").as_str()
+            && l["message"]
+                .as_str()
+                .unwrap()
+                .ends_with("this ConfigMap script is never read")),
+        "{json:?}"
     );
 }
 
@@ -579,8 +590,14 @@ fn ingress_class_scripts_run_their_cases_and_configmap_ones_replace_them() {
         "ingress/configmap.yaml",
     ]);
     assert_eq!(with_configmap.code, 1, "{with_configmap:?}");
-    let lines = json_lines(&with_configmap.stdout);
+    let lines = json_objects_of(&with_configmap.stdout, None);
     assert_eq!(lines.len(), 2, "{with_configmap:?}");
+    let skipped = json_objects_of(&with_configmap.stdout, Some("skipped"));
+    assert_eq!(skipped.len(), 1, "{with_configmap:?}");
+    assert_eq!(
+        skipped[0]["script"],
+        "ingress/lua_configuration/trafficrouting_ingress/demo.lua"
+    );
     for line in &lines {
         assert_eq!(
             line["script"],
@@ -690,7 +707,29 @@ fn of_two_configmap_scripts_for_one_provider_the_first_given_is_taken() {
 
     let json = run_in(&dir, &args("json"));
     assert_eq!(json.code, 0, "{json:?}");
-    let lines = json_lines(&json.stdout);
+    let skipped: std::collections::BTreeSet<(String, String)> =
+        json_objects_of(&json.stdout, Some("skipped"))
+            .iter()
+            .map(|l| (l["script"].to_string(), l["message"].to_string()))
+            .collect();
+    let expected_skipped: std::collections::BTreeSet<(String, String)> = [
+        (format!("b-config.yaml#{demo_key}"), &demo_taken),
+        (format!("b-config.yaml#{split_key}"), &split_taken),
+        (
+            "lua_configuration/trafficrouting_ingress/demo.lua".to_string(),
+            &replaced,
+        ),
+    ]
+    .iter()
+    .map(|(script, reason)| {
+        (
+            Value::from(script.as_str()).to_string(),
+            Value::from(reason.as_str()).to_string(),
+        )
+    })
+    .collect();
+    assert_eq!(skipped, expected_skipped, "{json:?}");
+    let lines = json_objects_of(&json.stdout, None);
     let scripts: std::collections::BTreeSet<&str> = lines
         .iter()
         .map(|l| l["script"].as_str().unwrap())

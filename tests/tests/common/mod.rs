@@ -152,6 +152,14 @@ pub fn json_lines(stdout: &str) -> Vec<Value> {
         .collect()
 }
 
+/// The objects of a JSON Lines report of a `"type"` (`None`: the step objects, which have none).
+pub fn json_objects_of(stdout: &str, kind: Option<&str>) -> Vec<Value> {
+    json_lines(stdout)
+        .into_iter()
+        .filter(|line| line.get("type").and_then(Value::as_str) == kind)
+        .collect()
+}
+
 /// Reads a server's Content-Length frames (LSP, DAP) on a thread of its own: each JSON message
 /// arrives on the returned channel, which closes when the stream ends or breaks.
 pub fn frames_of(

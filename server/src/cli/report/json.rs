@@ -34,7 +34,8 @@
 //!
 //! A CRD source that could not be used comes first, as its own object
 //! `{"type": "crd", "file", "line", "severity": "error", "message"}` (the step objects have no
-//! `type`; `check --lint`'s findings are `"type": "lint"` objects).
+//! `type`; `check --lint`'s findings are `"type": "lint"` objects). A script `check` does not
+//! run is `{"type": "skipped", "script", "message"}` (the reason), where its steps would be.
 
 use std::io::{self, Write};
 
@@ -93,6 +94,17 @@ pub struct CrdErrorLine<'a> {
     pub message: &'a str,
 }
 
+/// A script `check` does not run (a ConfigMap script Kruise never reads, a bundled one a
+/// ConfigMap script replaces, one with no cases to run), and why: its own object, as it has no
+/// step to carry it.
+#[derive(Debug, Serialize)]
+pub struct SkippedScriptLine<'a> {
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub script: String,
+    pub message: &'a str,
+}
+
 /// Where a misrouted step's script wrote the route that took a probe.
 #[derive(Debug, Serialize)]
 pub struct WrittenAt {
@@ -142,8 +154,17 @@ pub fn write(report: &Report, out: &mut dyn Write) -> io::Result<()> {
     Ok(())
 }
 
-/// The lines of one script's cases.
+/// The lines of one script's cases (or the one saying why it is skipped).
 pub fn script_part(script: &ScriptReport, out: &mut dyn Write) -> io::Result<()> {
+    if let Some(reason) = &script.skipped {
+        let line = SkippedScriptLine {
+            kind: "skipped",
+            script: script.id(),
+            message: reason,
+        };
+        serde_json::to_writer(&mut *out, &line)?;
+        out.write_all(b"\n")?;
+    }
     for case in &script.cases {
         for line in case_lines(script, case) {
             serde_json::to_writer(&mut *out, &line)?;
@@ -348,6 +369,31 @@ mod tests {
         assert_eq!(
             lines[0]["warnings"][0],
             "lua_configuration/example.io/Demo/testdata/pass.yaml:12: unknown field `weight` in steps[0]"
+        );
+    }
+
+    /// A skipped script has no step to say it: its own `"type": "skipped"` object does, as
+    /// the other formats list it.
+    #[test]
+    fn a_skipped_script_is_an_object_of_its_own() {
+        let mut report = fixtures::report();
+        let mut skipped = report.scripts[0].clone();
+        skipped.path = "cm.yaml".into();
+        skipped.key = Some("lua.traffic.routing.ingress.mse".into());
+        skipped.cases.clear();
+        skipped.skipped = Some("another ConfigMap script is taken".into());
+        report.scripts.push(skipped);
+        let mut out = Vec::new();
+        write(&report, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let last: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+        assert_eq!(
+            last,
+            serde_json::json!({
+                "type": "skipped",
+                "script": "cm.yaml#lua.traffic.routing.ingress.mse",
+                "message": "another ConfigMap script is taken",
+            })
         );
     }
 
