@@ -32,17 +32,20 @@
 //! * Only the first document counts ([`parse_first_document`]); [`parse_case_document`] notes
 //!   when more follow.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
-use saphyr_parser::{Event, Marker, Parser, ScalarStyle, ScanError};
+use saphyr_parser::{Event, Parser, ScalarStyle, ScanError};
 
 use crate::go::json_text::go_special_float;
 use crate::value::JsonValue;
 
 mod flow;
+mod positions;
 mod scalar;
 pub mod scalar_map;
 use flow::{FlowFix, Restore};
+use positions::Positions;
 use scalar::resolve_scalar;
 
 /// A position in the source: 1-based line and column (in chars), and the byte offset.
@@ -236,13 +239,19 @@ impl YamlNode {
     /// they are, integers in decimal, floats with Go's `%g` at 32-bit precision, booleans as
     /// `"true"`/`"false"`. `None` for keys it rejects (null, collections).
     pub fn key_string(&self) -> Option<String> {
-        match &self.value {
-            YamlValue::String(s) => Some(s.clone()),
-            YamlValue::Int(i) => Some(i.to_string()),
-            YamlValue::Float(f) => Some(go_format_float_g32(*f)),
-            YamlValue::Bool(b) => Some(b.to_string()),
-            YamlValue::Null | YamlValue::Seq(_) | YamlValue::Map(_) => None,
-        }
+        self.key_text().map(Cow::into_owned)
+    }
+
+    /// [`YamlNode::key_string`], borrowed when the key is a string (most are): readers that
+    /// only compare keys need no copy.
+    pub fn key_text(&self) -> Option<Cow<'_, str>> {
+        Some(Cow::Owned(match &self.value {
+            YamlValue::String(s) => return Some(Cow::Borrowed(s)),
+            YamlValue::Int(i) => i.to_string(),
+            YamlValue::Float(f) => go_format_float_g32(*f),
+            YamlValue::Bool(b) => b.to_string(),
+            YamlValue::Null | YamlValue::Seq(_) | YamlValue::Map(_) => return None,
+        }))
     }
 
     /// The value under `key` of a map node. `key` is compared exactly.
@@ -261,7 +270,7 @@ impl YamlNode {
             YamlValue::Map(entries) => entries
                 .iter()
                 .rev()
-                .find(|(k, _)| k.key_string().as_deref() == Some(key)),
+                .find(|(k, _)| k.key_text().as_deref() == Some(key)),
             _ => None,
         }
     }
@@ -299,97 +308,6 @@ pub(crate) fn go_format_float_g32(f: f64) -> String {
 
 // ---------------------------------------------------------------------------------------------
 // Building the tree from parser events.
-
-/// Turns the parser's markers (which count chars) into byte offsets. Only every
-/// [`CHARS_PER_CHECKPOINT`]th char's offset is stored (an index per char cost 8 bytes per
-/// byte of input: 160 MB for a 20 MB case); a lookup walks at most that many chars from the
-/// checkpoint before it. ASCII text needs no table at all.
-struct Positions<'a> {
-    source: &'a str,
-    chars: usize,
-    /// The text's last line (YAML breaks lines at `\n`, `\r\n` and a lone `\r`): the parser
-    /// can put an error at the end of the text on the line after it.
-    last_line: u32,
-    /// `None` when every char is one byte.
-    checkpoints: Option<Vec<usize>>,
-}
-
-const CHARS_PER_CHECKPOINT: usize = 64;
-
-impl<'a> Positions<'a> {
-    fn new(source: &'a str) -> Self {
-        let bytes = source.as_bytes();
-        let breaks = bytes
-            .iter()
-            .enumerate()
-            .filter(|(i, b)| **b == b'\n' || (**b == b'\r' && bytes.get(i + 1) != Some(&b'\n')))
-            .count();
-        let last_line = u32::try_from(breaks + 1).unwrap_or(u32::MAX);
-        if source.is_ascii() {
-            return Positions {
-                source,
-                chars: source.len(),
-                last_line,
-                checkpoints: None,
-            };
-        }
-        let mut checkpoints = Vec::with_capacity(source.len() / CHARS_PER_CHECKPOINT + 1);
-        let mut chars = 0;
-        for (byte, _) in source.char_indices() {
-            if chars % CHARS_PER_CHECKPOINT == 0 {
-                checkpoints.push(byte);
-            }
-            chars += 1;
-        }
-        Positions {
-            source,
-            chars,
-            last_line,
-            checkpoints: Some(checkpoints),
-        }
-    }
-
-    /// The byte offset of char `index` (the end of the text past the last char).
-    fn byte_offset(&self, index: usize) -> usize {
-        let index = index.min(self.chars);
-        let Some(checkpoints) = &self.checkpoints else {
-            return index;
-        };
-        if index == self.chars {
-            return self.source.len();
-        }
-        let base = checkpoints[index / CHARS_PER_CHECKPOINT];
-        self.source[base..]
-            .char_indices()
-            .nth(index % CHARS_PER_CHECKPOINT)
-            .map_or(self.source.len(), |(b, _)| base + b)
-    }
-
-    fn pos(&self, m: &Marker) -> Pos {
-        Pos {
-            line: (m.line() as u32).min(self.last_line),
-            column: m.col() as u32 + 1,
-            offset: self.byte_offset(m.index()),
-        }
-    }
-
-    /// The position of a byte offset (at a char boundary), counting lines as the parser does.
-    fn pos_at_offset(&self, offset: usize) -> Pos {
-        let before = self.source.get(..offset).unwrap_or(self.source);
-        let bytes = before.as_bytes();
-        let breaks = bytes
-            .iter()
-            .enumerate()
-            .filter(|(i, b)| **b == b'\n' || (**b == b'\r' && bytes.get(i + 1) != Some(&b'\n')))
-            .count();
-        let line_start = before.rfind(['\n', '\r']).map_or(0, |i| i + 1);
-        Pos {
-            line: u32::try_from(breaks + 1).unwrap_or(u32::MAX),
-            column: u32::try_from(before[line_start..].chars().count() + 1).unwrap_or(u32::MAX),
-            offset: before.len(),
-        }
-    }
-}
 
 /// How much a node stands for once its aliases are expanded: nodes (as go-yaml v2 counts
 /// decode operations), scalar bytes, and the collections nested in it (0 for a scalar).
@@ -713,11 +631,10 @@ impl Builder<'_> {
                     Some((_, true)) => apply_merge(entries, node)?,
                     Some((key, false)) => {
                         let pos = key.span.start;
-                        let text = self.source[key.span.start.offset..key.span.end.offset]
-                            .chars()
-                            .take(80)
-                            .collect::<String>();
+                        let key_text = key.span.start.offset..key.span.end.offset;
                         if let Some(first) = entries.insert(key, node) {
+                            // Written only for a duplicate (it cost a string per entry).
+                            let text = self.source[key_text].chars().take(80).collect::<String>();
                             self.notes.push(YamlNote {
                                 message: format!(
                                     "the key `{text}` is written twice in this mapping (first on line {}); Kruise keeps the later value",

@@ -2,7 +2,7 @@
 //! patterns compiled, so every step is validated without re-reading the CRD.
 
 use std::collections::BTreeMap;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use regex::Regex;
 
@@ -200,7 +200,16 @@ impl Schema {
 
     /// Reads a schema node (`openAPIV3Schema` or any node below it).
     pub fn compile(node: &YamlNode) -> Result<Schema, CompileError> {
-        compile_at(node, 0, &mut None)
+        Schema::compile_sharing(node, &OnceLock::new())
+    }
+
+    /// [`Schema::compile`] with the CEL environment of `env` (made at the first rule met, and
+    /// kept there for the next schemas: making one costs as much as compiling a small CRD).
+    pub(crate) fn compile_sharing(
+        node: &YamlNode,
+        env: &OnceLock<Arc<cel::RuleEnv>>,
+    ) -> Result<Schema, CompileError> {
+        compile_at(node, 0, env)
     }
 
     /// The schema for a declared property, or for any key under `additionalProperties`.
@@ -216,7 +225,7 @@ impl Schema {
 fn compile_at(
     node: &YamlNode,
     depth: usize,
-    env: &mut Option<std::sync::Arc<cel::RuleEnv>>,
+    env: &OnceLock<Arc<cel::RuleEnv>>,
 ) -> Result<Schema, CompileError> {
     if depth > MAX_DEPTH {
         return Err(fail(
@@ -229,10 +238,10 @@ fn compile_at(
     };
     let mut schema = Schema::default();
     for (key_node, value) in entries {
-        let Some(key) = key_node.key_string() else {
+        let Some(key) = key_node.key_text() else {
             return Err(fail(key_node, "schema keys must be strings"));
         };
-        match key.as_str() {
+        match &*key {
             "type" => {
                 schema.schema_type = Some(match string(value, &key)?.as_str() {
                     "object" => SchemaType::Object,
@@ -352,7 +361,7 @@ fn compile_at(
                             None => false,
                         },
                     };
-                    let env = env.get_or_insert_with(cel::environment);
+                    let env = env.get_or_init(cel::environment);
                     schema.cel_rules.push(CelRule::compile(text, env));
                 }
             }
@@ -374,7 +383,7 @@ fn schema_list(
     node: &YamlNode,
     key: &str,
     depth: usize,
-    env: &mut Option<std::sync::Arc<cel::RuleEnv>>,
+    env: &OnceLock<Arc<cel::RuleEnv>>,
 ) -> Result<Vec<Schema>, CompileError> {
     let YamlValue::Seq(items) = &node.value else {
         return Err(fail(node, format!("`{key}` must be a list of schemas")));

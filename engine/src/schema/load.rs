@@ -6,6 +6,7 @@ use std::hash::Hasher;
 use std::path::Path;
 use std::sync::Arc;
 
+use super::cel::RuleEnv;
 use super::compile::Schema;
 use crate::yaml::{self, YamlNode, YamlValue};
 
@@ -90,6 +91,14 @@ impl std::fmt::Display for LoadError {
 
 impl std::error::Error for LoadError {}
 
+/// What reading many CRD texts shares ([`SchemaSet::add_text_sharing`]): the CEL environment
+/// their rules are compiled in, made at the first rule met. Making one cost as much as reading a
+/// small CRD, and was done for every CRD with rules.
+#[derive(Default)]
+pub struct SharedRuleEnv {
+    env: std::sync::OnceLock<Arc<RuleEnv>>,
+}
+
 /// The CRDs validation can use, one per group and kind. Built once and shared by every step.
 #[derive(Debug, Clone, Default)]
 pub struct SchemaSet {
@@ -137,6 +146,17 @@ impl SchemaSet {
     /// Reads every CRD in `text` (named `file` in errors). Documents that are not CRDs are
     /// skipped. Returns how many CRDs were added.
     pub fn add_text(&mut self, file: &str, text: &str) -> Result<usize, LoadError> {
+        self.add_text_sharing(file, text, &SharedRuleEnv::default())
+    }
+
+    /// [`SchemaSet::add_text`], compiling rules in `shared`'s CEL environment (for a caller
+    /// that reads many texts).
+    pub fn add_text_sharing(
+        &mut self,
+        file: &str,
+        text: &str,
+        shared: &SharedRuleEnv,
+    ) -> Result<usize, LoadError> {
         let documents = yaml::parse_documents(text).map_err(|e| LoadError {
             file: file.to_owned(),
             line: e.pos.line,
@@ -144,7 +164,7 @@ impl SchemaSet {
         })?;
         let mut found = Vec::new();
         for document in &documents {
-            collect_crds(file, document, &mut found)?;
+            collect_crds(file, document, &shared.env, &mut found)?;
         }
         let added = found.len();
         for crd in found {
@@ -207,20 +227,25 @@ fn str_at<'a>(node: &'a YamlNode, key: &str) -> Option<&'a str> {
 }
 
 /// The CRDs of one document: a CRD, or a `List` of them.
-fn collect_crds(file: &str, document: &YamlNode, out: &mut Vec<Crd>) -> Result<(), LoadError> {
+fn collect_crds(
+    file: &str,
+    document: &YamlNode,
+    env: &RuleEnvCell,
+    out: &mut Vec<Crd>,
+) -> Result<(), LoadError> {
     if !matches!(document.value, YamlValue::Map(_)) {
         // An empty document (`---` alone) or a stray scalar: nothing to read.
         return Ok(());
     }
     match str_at(document, "kind") {
-        Some("CustomResourceDefinition") => out.push(read_crd(file, document)?),
+        Some("CustomResourceDefinition") => out.push(read_crd(file, document, env)?),
         Some(kind) if kind == "List" || kind == "CustomResourceDefinitionList" => {
             if let Some(items) = document.get("items") {
                 let YamlValue::Seq(items) = &items.value else {
                     return Err(error(file, items, "`items` of a List must be a list"));
                 };
                 for item in items {
-                    collect_crds(file, item, out)?;
+                    collect_crds(file, item, env, out)?;
                 }
             }
         }
@@ -229,7 +254,10 @@ fn collect_crds(file: &str, document: &YamlNode, out: &mut Vec<Crd>) -> Result<(
     Ok(())
 }
 
-fn read_crd(file: &str, document: &YamlNode) -> Result<Crd, LoadError> {
+/// Where the CEL environment of the rules read is kept (see [`SharedRuleEnv`]).
+type RuleEnvCell = std::sync::OnceLock<Arc<RuleEnv>>;
+
+fn read_crd(file: &str, document: &YamlNode, env: &RuleEnvCell) -> Result<Crd, LoadError> {
     let api_version = str_at(document, "apiVersion").unwrap_or("");
     if api_version != "apiextensions.k8s.io/v1" {
         return Err(error(
@@ -280,7 +308,7 @@ fn read_crd(file: &str, document: &YamlNode) -> Result<Crd, LoadError> {
                 .map(|(_, compiled)| Arc::clone(compiled))
         });
         let reused = same.is_some();
-        let version = read_version(file, node, same)?;
+        let version = read_version(file, node, same, env)?;
         // A version that reused an earlier schema adds nothing new to look up.
         if let (false, Some(schema), Some(hash), Some(made)) =
             (reused, schema, hash, &version.schema)
@@ -379,6 +407,7 @@ fn read_version(
     file: &str,
     node: &YamlNode,
     compiled: Option<Arc<Schema>>,
+    env: &RuleEnvCell,
 ) -> Result<CrdVersion, LoadError> {
     let name = str_at(node, "name")
         .ok_or_else(|| error(file, node, "a version needs a name"))?
@@ -399,13 +428,13 @@ fn read_version(
     let schema = match schema_node(node) {
         None => None,
         Some(_) if compiled.is_some() => compiled,
-        Some(schema_node) => Some(Arc::new(Schema::compile(schema_node).map_err(|e| {
-            LoadError {
+        Some(schema_node) => Some(Arc::new(
+            Schema::compile_sharing(schema_node, env).map_err(|e| LoadError {
                 file: file.to_owned(),
                 line: e.line,
                 message: format!("version {name}: {}", e.message),
-            }
-        })?)),
+            })?,
+        )),
     };
     Ok(CrdVersion::new(name, served, storage, schema))
 }

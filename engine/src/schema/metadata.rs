@@ -124,8 +124,12 @@ fn at(key: &str, field: &str) -> Vec<PathSeg> {
 }
 
 /// Checks labels (`metadata.labels`): keys are qualified names, values valid label values.
-pub fn validate_labels(labels: &BTreeMap<String, String>, out: &mut Vec<Finding>) {
+pub fn validate_labels<K: AsRef<str>, V: AsRef<str>>(
+    labels: &BTreeMap<K, V>,
+    out: &mut Vec<Finding>,
+) {
     for (key, value) in labels {
+        let (key, value) = (key.as_ref(), value.as_ref());
         if let Some(reason) = qualified_name_error(key) {
             out.push(Finding::error(
                 &at(key, "labels"),
@@ -145,11 +149,21 @@ pub fn validate_labels(labels: &BTreeMap<String, String>, out: &mut Vec<Finding>
 
 /// Checks annotations (`metadata.annotations`): keys are qualified names once lower-cased, and
 /// keys plus values stay within [`TOTAL_ANNOTATION_SIZE_LIMIT`] bytes.
-pub fn validate_annotations(annotations: &BTreeMap<String, String>, out: &mut Vec<Finding>) {
+pub fn validate_annotations<K: AsRef<str>, V: AsRef<str>>(
+    annotations: &BTreeMap<K, V>,
+    out: &mut Vec<Finding>,
+) {
     let mut total = 0usize;
     for (key, value) in annotations {
-        total += key.len() + value.len();
-        if let Some(reason) = qualified_name_error(&key.to_lowercase()) {
+        let key = key.as_ref();
+        total += key.len() + value.as_ref().len();
+        // Lower-cased only when that changes it (it did cost a string per annotation).
+        let lower = if key.bytes().any(|b| b.is_ascii_uppercase() || !b.is_ascii()) {
+            std::borrow::Cow::Owned(key.to_lowercase())
+        } else {
+            std::borrow::Cow::Borrowed(key)
+        };
+        if let Some(reason) = qualified_name_error(&lower) {
             out.push(Finding::error(
                 &at(key, "annotations"),
                 "annotation-key",

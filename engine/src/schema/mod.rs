@@ -37,11 +37,14 @@ mod validate;
 pub use cel::{CelRule, RuleText};
 pub use cel_library::KUBERNETES_VERSION as CEL_KUBERNETES_VERSION;
 pub use compile::{Additional, Schema, SchemaType};
-pub use load::{Crd, CrdVersion, LoadError, MAX_FILE_BYTES as MAX_CRD_FILE_BYTES, SchemaSet};
+pub use load::{
+    Crd, CrdVersion, LoadError, MAX_FILE_BYTES as MAX_CRD_FILE_BYTES, SchemaSet, SharedRuleEnv,
+};
+pub use re2::with_shared_patterns;
 pub use resource::{
-    OriginalResource, SchemaChoice, Validation, original_spec_annotation, patched_resource,
-    patched_resource_storing, validate_object, validate_object_as, validate_patched,
-    validate_patched_as, validate_update_as,
+    DefaultedObject, OriginalResource, SchemaChoice, Validation, original_spec_annotation,
+    patched_resource, patched_resource_storing, validate_object, validate_object_as,
+    validate_patched, validate_patched_as, validate_update_as, validate_update_chained,
 };
 pub use validate::validate_value;
 

@@ -143,7 +143,13 @@ mod tests {
     fn update(schema_yaml: &str, new: &str, old: &str) -> Vec<(String, &'static str, Severity)> {
         let (new, old) = (json(new), json(old));
         let mut out = Vec::new();
-        validate_root(&schema(schema_yaml), &new, Old::Value(&old), &mut out);
+        validate_root(
+            &schema(schema_yaml),
+            &new,
+            Old::Value(&old),
+            false,
+            &mut out,
+        );
         out.into_iter()
             .map(|f| (f.path_text(), f.rule, f.severity))
             .collect()
@@ -199,7 +205,7 @@ properties:
         // Without the old object (a create), nothing is ratcheted.
         let s = schema(PORTS);
         let mut out = Vec::new();
-        validate_root(&s, &json(old), Old::Unknown, &mut out);
+        validate_root(&s, &json(old), Old::Unknown, false, &mut out);
         assert!(out.iter().all(|f| f.severity == Error), "{out:?}");
     }
 
@@ -303,6 +309,7 @@ properties:
             &schema(required),
             &unchanged,
             Old::Value(&unchanged),
+            false,
             &mut out,
         );
         assert_eq!(out[0].message.matches("ratcheting").count(), 1, "{out:?}");

@@ -57,31 +57,45 @@ pub(crate) fn compile(pattern: &str) -> Result<Regex, PatternError> {
     Regex::new(&translated).map_err(|error| PatternError::Unsupported(error.to_string()))
 }
 
-/// At most this many patterns are kept by [`compile_shared`] on one thread.
+/// At most this many patterns are kept by [`compile_shared`]'s memo.
 const SHARED_LIMIT: usize = 256;
 
+/// Compiled (or refused) patterns by their Go text.
+type Compiled = std::collections::HashMap<String, Result<Rc<Regex>, PatternError>>;
+
 thread_local! {
-    /// [`compile_shared`]'s patterns, as compiled (or refused) the first time.
-    static SHARED: std::cell::RefCell<std::collections::HashMap<String, Result<Rc<Regex>, PatternError>>> =
-        std::cell::RefCell::default();
+    /// [`compile_shared`]'s patterns, while [`with_shared_patterns`] runs.
+    static SHARED: std::cell::RefCell<Option<Compiled>> = const { std::cell::RefCell::new(None) };
 }
 
-/// [`compile`], kept per thread by pattern: CEL's regex functions are called once per value
-/// a rule walks (`self.all(x, x.matches(p))`), with the same few patterns. Shared by `Rc`
-/// rather than cloned, as a clone of a `Regex` gets a cache of its own. Past
-/// [`SHARED_LIMIT`] patterns the kept ones are dropped and kept anew.
+/// Runs `f` with each pattern of CEL's regex functions compiled at most once (nested calls
+/// share the outer memo); the memo is dropped when the outermost call returns, so nothing
+/// outlives the validation that filled it (the language server validates for days).
+pub fn with_shared_patterns<R>(f: impl FnOnce() -> R) -> R {
+    crate::routing::memo::scoped(&SHARED, f)
+}
+
+/// [`compile`], kept by pattern inside [`with_shared_patterns`]: CEL's regex functions are
+/// called once per value a rule walks (`self.all(x, x.matches(p))`), with the same few
+/// patterns. Shared by `Rc` rather than cloned, as a clone of a `Regex` gets a cache of its
+/// own. Past [`SHARED_LIMIT`] patterns the kept ones are dropped and kept anew. Outside
+/// [`with_shared_patterns`] every call compiles.
 pub(crate) fn compile_shared(pattern: &str) -> Result<Rc<Regex>, PatternError> {
+    let found = SHARED.with_borrow(|shared| shared.as_ref().map(|memo| memo.get(pattern).cloned()));
+    let compiled = match found {
+        Some(Some(compiled)) => return compiled,
+        Some(None) => compile(pattern).map(Rc::new),
+        None => return compile(pattern).map(Rc::new),
+    };
     SHARED.with_borrow_mut(|shared| {
-        if let Some(compiled) = shared.get(pattern) {
-            return compiled.clone();
+        if let Some(memo) = shared.as_mut() {
+            if memo.len() >= SHARED_LIMIT {
+                memo.clear();
+            }
+            memo.insert(pattern.to_owned(), compiled.clone());
         }
-        if shared.len() >= SHARED_LIMIT {
-            shared.clear();
-        }
-        let compiled = compile(pattern).map(Rc::new);
-        shared.insert(pattern.to_owned(), compiled.clone());
-        compiled
-    })
+    });
+    compiled
 }
 
 /// The `regex` crate pattern for Go pattern `pattern`, or why there is none.

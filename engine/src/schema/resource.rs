@@ -2,9 +2,12 @@
 //! the original object) checked against the CRD for its group and kind, plus Kubernetes' own
 //! label and annotation rules.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use super::cel::Old;
+use super::compile::Schema;
 use super::load::SchemaSet;
 use super::metadata::{validate_annotations, validate_labels};
 use super::validate::validate_root;
@@ -47,12 +50,13 @@ impl Validation {
     }
 }
 
-/// A string map member of `metadata`, its non-string values reported.
-fn string_map(
-    metadata: Option<&JsonMap>,
+/// A string map member of `metadata`, its non-string values reported (borrowed: a resource's
+/// annotations hold Kruise's copy of its original spec, validated at every step).
+fn string_map<'a>(
+    metadata: Option<&'a JsonMap>,
     field: &str,
     out: &mut Vec<Finding>,
-) -> BTreeMap<String, String> {
+) -> BTreeMap<&'a str, &'a str> {
     let mut map = BTreeMap::new();
     let Some(JsonValue::Object(entries)) = metadata.and_then(|m| m.get(field)) else {
         return map;
@@ -60,7 +64,7 @@ fn string_map(
     for (key, value) in entries {
         match value {
             JsonValue::String(s) => {
-                map.insert(key.clone(), s.clone());
+                map.insert(key.as_str(), s.as_str());
             }
             other => {
                 let path = [
@@ -111,9 +115,14 @@ pub fn original_spec_annotation(original: &JsonValue) -> String {
         Some(JsonValue::String(text)) => text.clone(),
         _ => {
             let mut ignored = Vec::new();
-            let mut annotations = string_map(original_meta, "annotations", &mut ignored);
+            let owned = |map: BTreeMap<&str, &str>| -> BTreeMap<String, String> {
+                map.into_iter()
+                    .map(|(key, value)| (key.to_owned(), value.to_owned()))
+                    .collect()
+            };
+            let mut annotations = owned(string_map(original_meta, "annotations", &mut ignored));
             annotations.remove(ORIGINAL_SPEC_ANNOTATION);
-            let labels = string_map(original_meta, "labels", &mut ignored);
+            let labels = owned(string_map(original_meta, "labels", &mut ignored));
             // `Data { spec, labels, annotations }.to_canonical_json()`, without copying the spec.
             crate::json::parts_to_canonical(original.get("spec"), Some(&labels), Some(&annotations))
         }
@@ -243,7 +252,7 @@ pub fn validate_object_as(
     kind: &str,
     object: &JsonValue,
 ) -> Validation {
-    validate_as(set, group, kind, object, Old::Unknown)
+    validate_as(set, group, kind, object, Old::Unknown, None).0
 }
 
 /// [`validate_object_as`] for an `Update` from `old` (the object before it), so transition
@@ -256,7 +265,33 @@ pub fn validate_update_as(
     object: &JsonValue,
     old: &JsonValue,
 ) -> Validation {
-    validate_as(set, group, kind, object, Old::Value(old))
+    validate_as(set, group, kind, object, Old::Value(old), None).0
+}
+
+/// A resource defaulted against the CRD version it was validated with
+/// ([`validate_update_chained`]), for the update that follows, whose old object it is: Kruise
+/// writes each step as an update of the step before, so a step's resource is the new object of
+/// one validation and the old one of the next, and is defaulted once for both.
+#[derive(Debug, Clone)]
+pub struct DefaultedObject {
+    schema: Arc<Schema>,
+    /// `None` when defaulting left the object as it was.
+    value: Option<JsonValue>,
+}
+
+/// [`validate_update_as`] in a chain of updates: `old_defaulted` is what validating `old` gave
+/// (when it was validated), taken as `old` defaulted when it was made with the same schema.
+/// Returns the validation and `object` defaulted (`None` when no schema validated it), for
+/// the next update of the chain.
+pub fn validate_update_chained(
+    set: &SchemaSet,
+    group: &str,
+    kind: &str,
+    object: &JsonValue,
+    old: &JsonValue,
+    old_defaulted: Option<&DefaultedObject>,
+) -> (Validation, Option<DefaultedObject>) {
+    validate_as(set, group, kind, object, Old::Value(old), old_defaulted)
 }
 
 fn validate_as(
@@ -265,7 +300,8 @@ fn validate_as(
     kind: &str,
     object: &JsonValue,
     old: Old<'_>,
-) -> Validation {
+    old_defaulted: Option<&DefaultedObject>,
+) -> (Validation, Option<DefaultedObject>) {
     let mut findings = Vec::new();
     let metadata = metadata_of(object);
     validate_labels(
@@ -281,10 +317,13 @@ fn validate_as(
         .filter(|(object_group, _)| *object_group == group)
         .map(|(_, version)| version);
     let Some(crd) = set.find(group, kind) else {
-        return Validation {
-            schema: None,
-            findings,
-        };
+        return (
+            Validation {
+                schema: None,
+                findings,
+            },
+            None,
+        );
     };
     let chosen = match version {
         None => crd
@@ -306,10 +345,13 @@ fn validate_as(
                 "apiVersion",
                 message,
             ));
-            return Validation {
-                schema: None,
-                findings,
-            };
+            return (
+                Validation {
+                    schema: None,
+                    findings,
+                },
+                None,
+            );
         }
     };
     let choice = SchemaChoice {
@@ -325,12 +367,27 @@ fn validate_as(
             format!("version {:?} of {kind}.{group} is not served", version.name),
         ));
     }
+    let mut defaulted = None;
     match &version.schema {
         Some(schema) => {
             // Every finding of the CRD's schema names the CRD it comes from: on a version
             // mismatch with the cluster, the first thing to check.
             let first = findings.len();
-            validate_root(schema, object, old, &mut findings);
+            // The old object as validating it left it, when that was against this schema.
+            let (old, old_is_defaulted) = match (old, old_defaulted) {
+                (Old::Value(old), Some(made)) if Arc::ptr_eq(&made.schema, schema) => {
+                    (Old::Value(made.value.as_ref().unwrap_or(old)), true)
+                }
+                (old, _) => (old, false),
+            };
+            let value = validate_root(schema, object, old, old_is_defaulted, &mut findings);
+            defaulted = Some(DefaultedObject {
+                schema: Arc::clone(schema),
+                value: match value {
+                    Cow::Owned(value) => Some(value),
+                    Cow::Borrowed(_) => None,
+                },
+            });
             let refusals = version.refusals.get_or_init(|| {
                 let structural = super::structural::nested_rules_refusal(schema)
                     .map(|reason| ("crd-structural", reason));
@@ -355,8 +412,89 @@ fn validate_as(
             ),
         )),
     }
-    Validation {
-        schema: Some(choice),
-        findings,
+    (
+        Validation {
+            schema: Some(choice),
+            findings,
+        },
+        defaulted,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::yaml::parse_first_document;
+
+    const CRD: &str = "apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: gizmos.test.dev}
+spec:
+  group: test.dev
+  names: {kind: Gizmo, plural: gizmos}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              mode: {type: string, default: fast}
+              weight:
+                type: integer
+                x-kubernetes-validations:
+                - {rule: self >= oldSelf, message: weight may only grow}
+            x-kubernetes-validations:
+            - {rule: self.mode == oldSelf.mode, message: mode is immutable}
+";
+
+    /// Each step's resource, defaulted while it is validated, is the old object of the next
+    /// step as it would be if defaulted again: the findings of a chain are those of each
+    /// update on its own.
+    #[test]
+    fn a_chain_of_updates_defaults_each_object_once_and_finds_the_same() {
+        let mut set = SchemaSet::new();
+        set.add_text("gizmo.yaml", CRD).unwrap();
+        let object = |spec: &str| {
+            parse_first_document(&format!(
+                "{{apiVersion: test.dev/v1, kind: Gizmo, metadata: {{name: g}}, spec: {spec}}}"
+            ))
+            .unwrap()
+            .unwrap()
+            .to_json()
+        };
+        let steps = [
+            object("{weight: 1}"),
+            object("{weight: 2, mode: fast}"),
+            object("{weight: 1}"),
+            object("{weight: 3, mode: slow}"),
+        ];
+        let mut defaulted: Option<DefaultedObject> = None;
+        let mut found = Vec::new();
+        for pair in steps.windows(2) {
+            let (validation, next) = validate_update_chained(
+                &set,
+                "test.dev",
+                "Gizmo",
+                &pair[1],
+                &pair[0],
+                defaulted.as_ref(),
+            );
+            let alone = validate_update_as(&set, "test.dev", "Gizmo", &pair[1], &pair[0]);
+            assert_eq!(validation, alone);
+            found.extend(validation.findings.into_iter().map(|f| f.message));
+            defaulted = next;
+            // Defaulting adds `mode` where it is missing, and copies nothing otherwise.
+            let value = defaulted.as_ref().unwrap().value.as_ref();
+            assert_eq!(
+                value.is_some(),
+                pair[1].get("spec").unwrap().get("mode").is_none()
+            );
+        }
+        assert_eq!(found, ["weight may only grow", "mode is immutable"]);
     }
 }

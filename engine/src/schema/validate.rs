@@ -14,6 +14,8 @@
 //! second occurrence of a value or key is reported, once); embedded resources are
 //! `schema/objectmeta/validation.go` (`validateEmbeddedResource`).
 
+use std::borrow::Cow;
+
 use super::cel::{CelOutcome, Old};
 use super::compile::{Below, Schema, SchemaType};
 use super::defaulting::apply_defaults;
@@ -47,19 +49,23 @@ pub fn validate_value(
     path: &[PathSeg],
     out: &mut Vec<Finding>,
 ) {
-    run(schema, value, Old::Unknown, path, false, out);
+    run(schema, value, Old::Unknown, false, path, false, out);
 }
 
 /// Validates a whole resource: the root is an embedded resource whose `apiVersion`, `kind` and
 /// `metadata` are the API server's business, not the schema's.
-/// `old` is the object before the update (for transition rules), when this is one.
-pub(crate) fn validate_root(
+/// `old` is the object before the update (for transition rules), when this is one;
+/// `old_defaulted`: it is defaulted against `schema` already (as this returned it when it was
+/// validated). Returns `value` defaulted against `schema` (borrowed when defaulting changed
+/// nothing), for the update that follows to read as its old object.
+pub(crate) fn validate_root<'v>(
     schema: &Schema,
-    value: &JsonValue,
+    value: &'v JsonValue,
     old: Old<'_>,
+    old_defaulted: bool,
     out: &mut Vec<Finding>,
-) {
-    run(schema, value, old, &[], true, out);
+) -> Cow<'v, JsonValue> {
+    run(schema, value, old, old_defaulted, &[], true, out)
 }
 
 /// Schema errors of these kinds make the API server skip every CEL rule (apiextensions-apiserver
@@ -74,17 +80,60 @@ const BLOCKING_RULES: [&str; 6] = [
     "type",
 ];
 
-fn run(
+fn run<'v>(
+    schema: &Schema,
+    value: &'v JsonValue,
+    old: Old<'_>,
+    old_defaulted: bool,
+    path: &[PathSeg],
+    root: bool,
+    out: &mut Vec<Finding>,
+) -> Cow<'v, JsonValue> {
+    // The rules' regex patterns are compiled once per validation (or per caller's wider
+    // scope, e.g. a case's steps), and dropped after it.
+    super::re2::with_shared_patterns(|| {
+        run_validation(schema, value, old, old_defaulted, path, root, out)
+    })
+}
+
+fn run_validation<'v>(
+    schema: &Schema,
+    value: &'v JsonValue,
+    old: Old<'_>,
+    old_defaulted: bool,
+    path: &[PathSeg],
+    root: bool,
+    out: &mut Vec<Finding>,
+) -> Cow<'v, JsonValue> {
+    // The API server defaults while decoding, before pruning and validation.
+    let mut replaced_nulls = Vec::new();
+    let defaulted = apply_defaults(schema, value, &mut replaced_nulls);
+    validate_defaulted(
+        schema,
+        &defaulted,
+        replaced_nulls,
+        old,
+        old_defaulted,
+        path,
+        root,
+        out,
+    );
+    defaulted
+}
+
+/// [`run_validation`] once `value` is defaulted (`replaced_nulls`: the nulls defaulting
+/// replaced, from `value`).
+#[allow(clippy::too_many_arguments)]
+fn validate_defaulted(
     schema: &Schema,
     value: &JsonValue,
+    replaced_nulls: Vec<Vec<PathSeg>>,
     old: Old<'_>,
+    old_defaulted: bool,
     path: &[PathSeg],
     root: bool,
     out: &mut Vec<Finding>,
 ) {
-    // The API server defaults while decoding, before pruning and validation.
-    let mut replaced_nulls = Vec::new();
-    let value = &*apply_defaults(schema, value, &mut replaced_nulls);
     for replaced in replaced_nulls {
         let mut at = path.to_vec();
         at.extend(replaced);
@@ -97,6 +146,7 @@ fn run(
     // The stored object was defaulted when it was written. Transition rules read it, and
     // an update ratchets the errors of what it leaves unchanged (`ratchet.rs`).
     let old_defaulted = match old {
+        Old::Value(old) if old_defaulted => Some(Cow::Borrowed(old)),
         Old::Value(old) => Some(apply_defaults(schema, old, &mut Vec::new())),
         _ => None,
     };

@@ -474,3 +474,33 @@ fn flow_scalars_with_colons_read_as_go_yaml_v2() {
     let error = parse_first_document("a: 1\nb: [x, ::1]\n").unwrap_err();
     assert_eq!((error.pos.line, error.pos.column, error.pos.offset), (2, 8, 12));
 }
+
+/// Byte offsets of non-ASCII text are found from the last lookup when it lies before the char
+/// looked up, from a checkpoint otherwise: the same offsets in any order of lookups.
+#[test]
+fn byte_offsets_are_the_same_whatever_the_order_of_lookups() {
+    let source = "ä-b€c\n".repeat(100);
+    let positions = Positions::new(&source);
+    let truth: Vec<usize> = source
+        .char_indices()
+        .map(|(byte, _)| byte)
+        .chain([source.len()])
+        .collect();
+    let chars = truth.len() - 1;
+    let order = (0..=chars)
+        .chain((0..=chars).rev())
+        .chain((0..=chars).map(|i| (i * 37) % (chars + 1)));
+    for index in order {
+        assert_eq!(positions.byte_offset(index), truth[index], "char {index}");
+    }
+}
+
+/// Lines end at `\n`, `\r\n` and a lone `\r`, as the parser counts them.
+#[test]
+fn line_breaks_count_every_kind_of_line_end_once() {
+    assert_eq!(positions::line_breaks(b"a: 1\nb: 2\n"), 2);
+    assert_eq!(positions::line_breaks(b"a: 1\r\nb: 2\rc: 3\n\r"), 4);
+    assert_eq!(positions::line_breaks(b""), 0);
+    let error = parse_first_document("a: 1\r\nb: 2\rc: [\n").unwrap_err();
+    assert_eq!(error.pos.line, 4);
+}

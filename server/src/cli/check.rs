@@ -92,7 +92,14 @@ pub fn execute(args: CheckArgs) -> Result<u8, UsageError> {
     if !args.lint && ReportStream::streams(args.format) {
         return stream(&args, &filters(&args), args.color.enabled());
     }
-    let rendered = render(&args, &filters(&args), args.color.enabled())?;
+    let schemas = schemas(&args)?;
+    let rendered = render_with(
+        &args,
+        &filters(&args),
+        args.color.enabled(),
+        schemas.as_ref(),
+    )?;
+    leave_for_exit(schemas);
     super::options::write_stdout(&rendered.report)?;
     Ok(rendered.code)
 }
@@ -123,6 +130,7 @@ fn stream(args: &CheckArgs, filters: &[String], color: bool) -> Result<u8, Usage
         )?;
         stream.end(args.shuffle)
     })();
+    leave_for_exit(schemas);
     match written {
         Ok(summary) => Ok(summary.exit_code_denying(args.deny_warnings)),
         // A closed pipe (`| head`) ends the command quietly, as `write_stdout` does.
@@ -197,7 +205,16 @@ pub(crate) fn render(
     filters: &[String],
     color: bool,
 ) -> Result<Rendered, UsageError> {
-    let schemas = schemas(args)?;
+    render_with(args, filters, color, schemas(args)?.as_ref())
+}
+
+/// [`render`] with the run's CRD schemas loaded already.
+fn render_with(
+    args: &CheckArgs,
+    filters: &[String],
+    color: bool,
+    schemas: Option<&CrdSources>,
+) -> Result<Rendered, UsageError> {
     let (planned, notes) = plan(&args.paths, filters, args.input.limit_bytes())?;
     let options = args.limits.run_options();
     let checks = Checks {
@@ -206,7 +223,7 @@ pub(crate) fn render(
         intent: !args.no_intent,
         parallel_steps: true,
     };
-    let mut report = run(planned, checks, &options, schemas.as_ref());
+    let mut report = run(planned, checks, &options, schemas);
     report.notes = notes;
     echo_inputs(args.format, &report.notes, &report.crd_errors);
     let summary = Summary::of(&report);
@@ -220,7 +237,7 @@ pub(crate) fn render(
         let (mut findings, files) = super::lint::lint_paths(
             &args.paths,
             &args.input,
-            schemas.as_ref().map(|sources| &sources.schemas),
+            schemas.map(|sources| &sources.schemas),
         )?;
         if !filters.is_empty() {
             findings.retain(|f| {
@@ -251,6 +268,14 @@ pub(crate) fn render(
     written.map_err(|err| UsageError(format!("writing the report: {err}")))?;
     rendered.report = out;
     Ok(rendered)
+}
+
+/// The run's CRD schemas, once a one-shot `check` is done with them: the process exits right
+/// after, so they are left to it rather than freed one schema node at a time, which nobody
+/// waits for (issue 20: a few million instructions for the bundled CRDs). Not for `--watch`,
+/// which loads them again for every run, nor for the language server.
+fn leave_for_exit(schemas: Option<CrdSources>) {
+    std::mem::forget(schemas);
 }
 
 /// The CRD schemas of the run (`None` with `--no-schema`): every PATH's `crds/` folder and

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use kruise_lua_engine::input::{self, ReadError};
-use kruise_lua_engine::schema::{Crd, MAX_CRD_FILE_BYTES, SchemaSet};
+use kruise_lua_engine::schema::{Crd, MAX_CRD_FILE_BYTES, SchemaSet, SharedRuleEnv};
 use kruise_lua_engine::yaml::{self, YamlNode, YamlValue};
 use rayon::prelude::*;
 use serde::Deserialize;
@@ -301,11 +301,13 @@ impl Loader {
             .collect();
         // A text the loader refuses is read for the kinds it declares there, once per text
         // like the load itself (the problem gets each file's name below).
+        // One CEL environment for every file's rules.
+        let rule_env = SharedRuleEnv::default();
         let parsed: Vec<Result<Vec<Crd>, SourceProblem>> = distinct
             .into_par_iter()
             .map(|text| {
                 let mut set = SchemaSet::new();
-                match set.add_text("", text) {
+                match set.add_text_sharing("", text, &rule_env) {
                     Ok(_) => Ok(set.into_crds()),
                     Err(err) => Err(SourceProblem {
                         file: String::new(),

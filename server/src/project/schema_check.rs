@@ -6,7 +6,7 @@
 use std::borrow::Cow;
 
 use kruise_lua_engine::luadata::Data;
-use kruise_lua_engine::schema::{self, Finding, SchemaSet, metadata};
+use kruise_lua_engine::schema::{self, DefaultedObject, Finding, SchemaSet, metadata};
 use kruise_lua_engine::script::ScriptKind;
 use kruise_lua_engine::steps::StepOutcome;
 use kruise_lua_engine::testcase::TestCase;
@@ -155,6 +155,21 @@ pub fn case_findings(
     steps: &[StepOutcome],
     resources: Option<&StepResources>,
 ) -> Vec<SchemaFinding> {
+    // The steps' rules match the same few regex patterns: compiled once for the case.
+    schema::with_shared_patterns(|| {
+        case_findings_sharing(schemas, subject, case, case_path, steps, resources)
+    })
+}
+
+/// [`case_findings`] inside its memo of compiled patterns.
+fn case_findings_sharing(
+    schemas: &SchemaSet,
+    subject: &SchemaSubject,
+    case: &TestCase,
+    case_path: &str,
+    steps: &[StepOutcome],
+    resources: Option<&StepResources>,
+) -> Vec<SchemaFinding> {
     let made;
     let mut validator = match subject {
         SchemaSubject::Resource { group, kind } => {
@@ -170,6 +185,7 @@ pub fn case_findings(
                 group,
                 kind,
                 before: Cow::Borrowed(resources.original.object()),
+                before_defaulted: None,
                 resources,
             }
         }
@@ -194,7 +210,7 @@ pub fn case_findings(
             Some(_) if step.actual.is_some() && step.actual == step.expected => {
                 if let Some(checked) = validator.validate_output(case, step) {
                     push(SchemaTarget::Both, checked.findings);
-                    validator.written(checked.resource);
+                    validator.written(checked.resource, checked.defaulted);
                 }
             }
             entry => {
@@ -205,14 +221,14 @@ pub fn case_findings(
                 let mut written = None;
                 if let Some(output) = output {
                     push(SchemaTarget::Output, output.findings);
-                    written = Some(output.resource);
+                    written = Some((output.resource, output.defaulted));
                 }
                 if let Some(expected) = expected {
                     push(SchemaTarget::Expected, expected.findings);
-                    written = written.or(Some(expected.resource));
+                    written = written.or(Some((expected.resource, expected.defaulted)));
                 }
-                if let Some(written) = written {
-                    validator.written(written);
+                if let Some((resource, defaulted)) = written {
+                    validator.written(resource, defaulted);
                 }
             }
         }
@@ -225,6 +241,8 @@ pub fn case_findings(
 struct Checked<'a> {
     findings: Vec<Finding>,
     resource: Option<Cow<'a, JsonValue>>,
+    /// The resource defaulted against its CRD, for the next step's validation.
+    defaulted: Option<DefaultedObject>,
 }
 
 /// Validates a case's results in step order.
@@ -241,6 +259,8 @@ enum Validator<'a> {
         /// with the case's `original` for the first step and the previous step's result after
         /// it.
         before: Cow<'a, JsonValue>,
+        /// `before` as its own validation defaulted it (none for the case's `original`).
+        before_defaulted: Option<DefaultedObject>,
     },
     /// An ingress-class script's annotations (the Ingress is Kubernetes' own type).
     IngressAnnotations,
@@ -277,6 +297,7 @@ impl<'a> Validator<'a> {
                 Checked {
                     findings,
                     resource: None,
+                    defaulted: None,
                 }
             }
         }
@@ -289,22 +310,45 @@ impl<'a> Validator<'a> {
             group,
             kind,
             before,
+            before_defaulted,
             ..
         } = self
         else {
             unreachable!("only a resource's validator makes resources");
         };
-        let findings = schema::validate_update_as(schemas, group, kind, &resource, before).findings;
+        let (validation, defaulted) = schema::validate_update_chained(
+            schemas,
+            group,
+            kind,
+            &resource,
+            before,
+            before_defaulted.as_ref(),
+        );
         Checked {
-            findings,
+            findings: validation.findings,
             resource: Some(resource),
+            defaulted,
         }
     }
 
-    /// The step wrote `resource` (as [`Self::validate`] built it).
-    fn written(&mut self, resource: Option<Cow<'a, JsonValue>>) {
-        if let (Validator::Resource { before, .. }, Some(resource)) = (self, resource) {
+    /// The step wrote `resource` (as [`Self::validate`] built it; `defaulted` as its
+    /// validation defaulted it).
+    fn written(
+        &mut self,
+        resource: Option<Cow<'a, JsonValue>>,
+        defaulted: Option<DefaultedObject>,
+    ) {
+        if let (
+            Validator::Resource {
+                before,
+                before_defaulted,
+                ..
+            },
+            Some(resource),
+        ) = (self, resource)
+        {
             *before = resource;
+            *before_defaulted = defaulted;
         }
     }
 }

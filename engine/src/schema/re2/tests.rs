@@ -241,3 +241,23 @@ fn what_only_newer_go_reads_is_not_checked() {
         );
     }
 }
+
+/// CEL's patterns are compiled once inside `with_shared_patterns` (nested scopes share it), and
+/// nothing is kept once the outermost scope returns: the language server validates for days.
+#[test]
+fn shared_patterns_live_only_as_long_as_their_scope() {
+    let kept = || SHARED.with_borrow(|shared| shared.as_ref().map(|memo| memo.len()));
+    assert_eq!(kept(), None);
+    let outside = compile_shared("^a+$").unwrap();
+    assert!(!Rc::ptr_eq(&outside, &compile_shared("^a+$").unwrap()));
+    assert_eq!(kept(), None);
+    with_shared_patterns(|| {
+        let first = compile_shared("^a+$").unwrap();
+        with_shared_patterns(|| {
+            assert!(Rc::ptr_eq(&first, &compile_shared("^a+$").unwrap()));
+        });
+        assert!(compile_shared("a{1001}").is_err());
+        assert_eq!(kept(), Some(2));
+    });
+    assert_eq!(kept(), None);
+}

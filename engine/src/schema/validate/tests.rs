@@ -52,7 +52,7 @@ allOf:
         .unwrap()
         .to_json();
     let mut out = Vec::new();
-    validate_root(&s, &value, Old::Unknown, &mut out);
+    validate_root(&s, &value, Old::Unknown, false, &mut out);
     assert_eq!(
         out.iter()
             .map(|f| (f.path_text(), f.rule, f.severity))
@@ -78,7 +78,7 @@ items:
     );
     let list = parse_first_document("[a, b]").unwrap().unwrap().to_json();
     let mut out = Vec::new();
-    validate_root(&s, &list, Old::Value(&list), &mut out);
+    validate_root(&s, &list, Old::Value(&list), false, &mut out);
     assert!(out.is_empty(), "{out:#?}");
 }
 
@@ -222,7 +222,7 @@ fn transition_rules_compare_with_the_old_object() {
     let json = |yaml: &str| parse_first_document(yaml).unwrap().unwrap().to_json();
     let update = |new: &str, old: Old<'_>| {
         let mut out = Vec::new();
-        validate_root(&s, &json(new), old, &mut out);
+        validate_root(&s, &json(new), old, false, &mut out);
         out.iter()
             .map(|f| (f.path_text(), f.severity, f.message.clone()))
             .collect::<Vec<_>>()
