@@ -23,8 +23,11 @@
 //! The service is `[scheme://]name[.namespace][:port]`. Not evaluated: a `host` or `method`
 //! read as a regex (`host_regex: true`, `method_regex: true`, `irhttpmapping.py`): the
 //! Mapping is taken as not met by the probes and reported as a
-//! [`ProblemKind::NotEvaluated`]. Not modelled: `case_sensitive`, rewrites, Host
-//! `mappingSelector`s.
+//! [`ProblemKind::NotEvaluated`]. `case_sensitive: false` makes the `prefix` (and
+//! `prefix_exact` path) compare in ASCII case-insensitively: Emissary hands it to the Envoy
+//! route's `match.case_sensitive`, which Envoy applies to prefix and path matches and ignores
+//! for `safe_regex` (Emissary's Mapping reference; Envoy's `route_components.proto`
+//! `RouteMatch.case_sensitive`). Not modelled: rewrites, Host `mappingSelector`s.
 
 use std::cmp::Reverse;
 use std::collections::BTreeMap;
@@ -55,6 +58,8 @@ struct MappingView {
     prefix: String,
     exact: bool,
     regex: bool,
+    /// `case_sensitive: false`: the prefix or exact path compared ignoring ASCII case.
+    ignore_case: bool,
     headers: Vec<Condition>,
     query: Vec<Condition>,
     method: Option<String>,
@@ -126,6 +131,7 @@ fn view(object: &JsonValue) -> Option<MappingView> {
         prefix: spec.get("prefix").and_then(JsonValue::as_str)?.to_owned(),
         exact: flag("prefix_exact"),
         regex: flag("prefix_regex"),
+        ignore_case: spec.get("case_sensitive").and_then(JsonValue::as_bool) == Some(false),
         headers: conditions(spec, "headers", "regex_headers"),
         query: conditions(spec, "query_parameters", "regex_query_parameters"),
         method: spec
@@ -316,12 +322,17 @@ fn applies(m: &MappingView, request: &Request) -> bool {
     if !m.unevaluated.is_empty() {
         return false;
     }
+    let (path, prefix) = (request.path.as_bytes(), m.prefix.as_bytes());
     let path_ok = if m.regex {
         full_match(&m.prefix, &request.path)
+    } else if m.ignore_case {
+        let start = path.get(..prefix.len());
+        start.is_some_and(|start| start.eq_ignore_ascii_case(prefix))
+            && (!m.exact || path.len() == prefix.len())
     } else if m.exact {
-        request.path == m.prefix
+        path == prefix
     } else {
-        request.path.starts_with(&m.prefix)
+        path.starts_with(prefix)
     };
     path_ok
         && m.method
@@ -514,6 +525,12 @@ impl RoutingModel for EmissaryMapping {
                 hit.query.insert(name, value);
             }
             probes.push(hit.clone());
+            if m.ignore_case && !m.regex {
+                // The prefix in other case: what `case_sensitive: false` lets in.
+                let mut other_case = hit.clone();
+                other_case.path = m.prefix.to_ascii_uppercase().into();
+                probes.push(other_case);
+            }
             let mut below = hit.clone();
             below.path = format!("{}/x", m.prefix.trim_end_matches('/')).into();
             probes.push(below);

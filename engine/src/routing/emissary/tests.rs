@@ -186,3 +186,29 @@ fn regex_hosts_and_methods_are_not_met_and_reported() {
     assert_eq!(problems[0].kind, ProblemKind::NotEvaluated);
     assert_eq!(problems[0].path, "spec.host");
 }
+
+#[test]
+fn case_insensitive_prefixes_ignore_ascii_case_and_regexes_do_not() {
+    let config = list(&[
+        r#"{"prefix":"/api","service":"api","case_sensitive":false}"#,
+        r#"{"prefix":"/Exact","prefix_exact":true,"service":"exact","case_sensitive":false}"#,
+        r#"{"prefix":"/re/.*","prefix_regex":true,"service":"re","case_sensitive":false}"#,
+        r#"{"prefix":"/","service":"web"}"#,
+    ]);
+    assert_eq!(route(&config, &Request::get("/API/v1")), "api 100 %");
+    assert_eq!(route(&config, &Request::get("/exact")), "exact 100 %");
+    assert_eq!(route(&config, &Request::get("/exact/x")), "web 100 %");
+    // Envoy ignores case_sensitive for a regex path.
+    assert_eq!(route(&config, &Request::get("/RE/x")), "web 100 %");
+    assert!(
+        EmissaryMapping
+            .probes(&config)
+            .iter()
+            .any(|probe| probe.path == "/API")
+    );
+    let sensitive = list(&[
+        r#"{"prefix":"/api","service":"api"}"#,
+        r#"{"prefix":"/","service":"web"}"#,
+    ]);
+    assert_eq!(route(&sensitive, &Request::get("/API/v1")), "web 100 %");
+}
