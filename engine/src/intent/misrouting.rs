@@ -23,8 +23,8 @@ pub(super) fn misrouting(
     let Routed::To(original) = before else {
         return unserved(before, now);
     };
-    let reading = RequestReading::of(model, intent, request, by_convention);
-    judged(model, intent, original, now, reading)
+    let read = || RequestReading::of(model, intent, request, by_convention);
+    judged(model, intent, original, now, read)
 }
 
 /// The verdict on a request nothing served before the step: the step must leave it so.
@@ -63,21 +63,23 @@ impl RequestReading {
 }
 
 /// [`misrouting`] for the probes of one step (one model and intent), judging each pair of
-/// decisions once: a verdict reads nothing of the request but its [`RequestReading`], and the
-/// models hand out one shared decision per route ([`Routed::To`]), so most probes of a step
-/// meet a pair an earlier probe did. The decisions are known by address; each entry holds them,
-/// so no other decision can stand at an address an entry names while the entry lives.
+/// decisions once: a verdict reads nothing of the request but its [`RequestReading`] (and that
+/// only when the request went to the stable service before the step), and the models hand out
+/// one shared decision per route ([`Routed::To`]), so most probes of a step meet a pair an
+/// earlier probe did. The decisions are known by address; each entry holds them, so no other
+/// decision can stand at an address an entry names while the entry lives.
 #[derive(Default)]
 pub(super) struct Verdicts {
     judged: Vec<Judged>,
 }
 
 /// One verdict of [`Verdicts`]: the decisions before and after the step, how the request was
-/// read, and the verdict ([`misrouting`]'s).
+/// read (`None`: the verdict of the pair reads nothing of it), and the verdict
+/// ([`misrouting`]'s).
 type Judged = (
     Arc<Distribution>,
     Routed,
-    RequestReading,
+    Option<RequestReading>,
     Option<(String, String)>,
 );
 
@@ -99,20 +101,34 @@ impl Verdicts {
         let Routed::To(original) = before else {
             return unserved(before, now);
         };
-        let reading = RequestReading::of(model, intent, request, by_convention);
-        let same_now = |held: &Routed| match (held, now) {
-            (Routed::To(a), Routed::To(b)) => Arc::ptr_eq(a, b),
-            (Routed::NoRoute, Routed::NoRoute) => true,
-            _ => false,
+        let read = || RequestReading::of(model, intent, request, by_convention);
+        let pair = |(b, n, ..): &&Judged| {
+            Arc::ptr_eq(b, original)
+                && match (n, now) {
+                    (Routed::To(a), Routed::To(b)) => Arc::ptr_eq(a, b),
+                    (Routed::NoRoute, Routed::NoRoute) => true,
+                    _ => false,
+                }
         };
-        if let Some((.., verdict)) = self
-            .judged
-            .iter()
-            .find(|(b, n, r, _)| Arc::ptr_eq(b, original) && same_now(n) && *r == reading)
-        {
-            return verdict.clone();
+        // Whether a pair's verdict reads the request depends on `original` alone: every entry
+        // of a pair has a reading, or none has.
+        let mut reading = None;
+        match self.judged.iter().find(pair) {
+            Some((.., None, verdict)) => return verdict.clone(),
+            Some(_) => {
+                let known = read();
+                if let Some((.., verdict)) =
+                    self.judged.iter().find(|e| pair(e) && e.2 == Some(known))
+                {
+                    return verdict.clone();
+                }
+                reading = Some(known);
+            }
+            None => {}
         }
-        let verdict = judged(model, intent, original, now, reading);
+        let verdict = judged(model, intent, original, now, || {
+            *reading.get_or_insert_with(read)
+        });
         if self.judged.len() < VERDICTS_KEPT {
             self.judged
                 .push((original.clone(), now.clone(), reading, verdict.clone()));
@@ -127,14 +143,15 @@ impl Verdicts {
     }
 }
 
-/// [`misrouting`] of a request the configuration before the step sent to `original`, read as
-/// `reading` says.
+/// [`misrouting`] of a request the configuration before the step sent to `original`; `read`
+/// reads the request, called only when the verdict depends on it (the request went to the
+/// stable service before the step).
 fn judged(
     model: &dyn RoutingModel,
     intent: &Intent,
     original: &Distribution,
     now: &Routed,
-    reading: RequestReading,
+    read: impl FnOnce() -> RequestReading,
 ) -> Option<(String, String)> {
     let stable_backends: Vec<&Backend> = original
         .shares
@@ -163,7 +180,7 @@ fn judged(
         selected,
         readings_differ,
         by_convention,
-    } = reading;
+    } = read();
     let mut asked = if selected {
         AskedSet::of(&[Asked::Selected])
     } else {
