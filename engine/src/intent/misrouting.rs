@@ -4,6 +4,7 @@
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use super::Intent;
 use crate::routing::{Backend, Distribution, Request, Routed, RoutingModel};
@@ -20,9 +21,138 @@ pub(super) fn misrouting(
     by_convention: bool,
 ) -> Option<(String, String)> {
     let Routed::To(original) = before else {
-        // Nothing served this request: the step must leave it so.
-        return (now != before).then(|| (now.describe(), before.describe()));
+        return unserved(before, now);
     };
+    let read = || RequestReading::of(model, intent, request, by_convention);
+    judged(model, intent, original, now, read)
+}
+
+/// The verdict on a request nothing served before the step: the step must leave it so.
+fn unserved(before: &Routed, now: &Routed) -> Option<(String, String)> {
+    (now != before).then(|| (now.describe(), before.describe()))
+}
+
+/// All [`misrouting`] reads of a request besides where it goes: whether the step's matches
+/// select it, whether the two readings of them differ on it, and whether the gateway sends it
+/// to the canary by a convention of its own.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct RequestReading {
+    selected: bool,
+    readings_differ: bool,
+    by_convention: bool,
+}
+
+impl RequestReading {
+    fn of(
+        model: &dyn RoutingModel,
+        intent: &Intent,
+        request: &Request,
+        by_convention: bool,
+    ) -> RequestReading {
+        let selected = intent.selects(request);
+        RequestReading {
+            selected,
+            readings_differ: intent.readings_differ(
+                request,
+                model.step_regex_may_search(),
+                selected,
+            ),
+            by_convention,
+        }
+    }
+}
+
+/// [`misrouting`] for the probes of one step (one model and intent), judging each pair of
+/// decisions once: a verdict reads nothing of the request but its [`RequestReading`] (and that
+/// only when the request went to the stable service before the step), and the models hand out
+/// one shared decision per route ([`Routed::To`]), so most probes of a step meet a pair an
+/// earlier probe did. The decisions are known by address; each entry holds them, so no other
+/// decision can stand at an address an entry names while the entry lives.
+#[derive(Default)]
+pub(super) struct Verdicts {
+    judged: Vec<Judged>,
+}
+
+/// One verdict of [`Verdicts`]: the decisions before and after the step, how the request was
+/// read (`None`: the verdict of the pair reads nothing of it), and the verdict
+/// ([`misrouting`]'s).
+type Judged = (
+    Arc<Distribution>,
+    Routed,
+    Option<RequestReading>,
+    Option<(String, String)>,
+);
+
+/// At most this many verdicts are kept per step (later pairs are judged each time): a step
+/// routes its probes through a few routes, and a lookup walks the entries.
+const VERDICTS_KEPT: usize = 64;
+
+impl Verdicts {
+    /// [`misrouting`] of `request`, `before` and `now` under the step's `model` and `intent`.
+    pub(super) fn of(
+        &mut self,
+        model: &dyn RoutingModel,
+        intent: &Intent,
+        request: &Request,
+        before: &Routed,
+        now: &Routed,
+        by_convention: bool,
+    ) -> Option<(String, String)> {
+        let Routed::To(original) = before else {
+            return unserved(before, now);
+        };
+        let read = || RequestReading::of(model, intent, request, by_convention);
+        let pair = |(b, n, ..): &&Judged| {
+            Arc::ptr_eq(b, original)
+                && match (n, now) {
+                    (Routed::To(a), Routed::To(b)) => Arc::ptr_eq(a, b),
+                    (Routed::NoRoute, Routed::NoRoute) => true,
+                    _ => false,
+                }
+        };
+        // Whether a pair's verdict reads the request depends on `original` alone: every entry
+        // of a pair has a reading, or none has.
+        let mut reading = None;
+        match self.judged.iter().find(pair) {
+            Some((.., None, verdict)) => return verdict.clone(),
+            Some(_) => {
+                let known = read();
+                if let Some((.., verdict)) =
+                    self.judged.iter().find(|e| pair(e) && e.2 == Some(known))
+                {
+                    return verdict.clone();
+                }
+                reading = Some(known);
+            }
+            None => {}
+        }
+        let verdict = judged(model, intent, original, now, || {
+            *reading.get_or_insert_with(read)
+        });
+        if self.judged.len() < VERDICTS_KEPT {
+            self.judged
+                .push((original.clone(), now.clone(), reading, verdict.clone()));
+        }
+        verdict
+    }
+
+    /// How many verdicts are kept.
+    #[cfg(test)]
+    pub(super) fn len(&self) -> usize {
+        self.judged.len()
+    }
+}
+
+/// [`misrouting`] of a request the configuration before the step sent to `original`; `read`
+/// reads the request, called only when the verdict depends on it (the request went to the
+/// stable service before the step).
+fn judged(
+    model: &dyn RoutingModel,
+    intent: &Intent,
+    original: &Distribution,
+    now: &Routed,
+    read: impl FnOnce() -> RequestReading,
+) -> Option<(String, String)> {
     let stable_backends: Vec<&Backend> = original
         .shares
         .iter()
@@ -37,7 +167,7 @@ pub(super) fn misrouting(
         .sum();
     let untouched = || same(original, now);
     if stable_share <= 0.0 {
-        return (!untouched()).then(|| (now.describe(), before.describe()));
+        return (!untouched()).then(|| (now.describe(), original.describe()));
     }
     let weight = |w: u32| Asked::Weight(f64::from(w) / 100.0);
     let unselected = match (intent.weight, intent.matches.is_empty()) {
@@ -46,13 +176,17 @@ pub(super) fn misrouting(
         (Some(w), false) => AskedSet::of(&[Asked::Weight(0.0), weight(w)]),
         (None, _) => AskedSet::of(&[Asked::Weight(0.0)]),
     };
-    let selected = intent.selects(request);
+    let RequestReading {
+        selected,
+        readings_differ,
+        by_convention,
+    } = read();
     let mut asked = if selected {
         AskedSet::of(&[Asked::Selected])
     } else {
         unselected
     };
-    if intent.readings_differ(request, model.step_regex_may_search(), selected) {
+    if readings_differ {
         if asked.as_slice() == [Asked::Selected] {
             asked.extend(unselected.as_slice());
         } else {

@@ -33,7 +33,6 @@ use crate::routing::{
 };
 use crate::runner::provenance::WrittenAt;
 use crate::value::JsonValue;
-use misrouting::misrouting;
 
 mod case;
 #[cfg(test)]
@@ -549,11 +548,12 @@ fn check_step_compiled(
         return report;
     }
     let mut seen = BTreeSet::new();
+    let mut verdicts = misrouting::Verdicts::default();
     for (request, before) in probes.set.requests.iter().zip(&probes.routed) {
         let now = model.route(after, request);
         let by_convention = model.canary_by_convention(after, request);
         if let Some((actual, expected)) =
-            misrouting(model, intent, request, before, &now, by_convention)
+            verdicts.of(model, intent, request, before, &now, by_convention)
             && seen.insert((actual.clone(), expected.clone()))
         {
             if report.violations.len() >= VIOLATIONS_SHOWN {

@@ -884,3 +884,31 @@ fn an_unevaluated_condition_is_passed_over_and_noted() {
             .starts_with("partly checked: spec.http[1].match[0].port is not evaluated")
     );
 }
+
+/// A step's check judges each pair of decisions once and reuses the verdict for the probes
+/// that meet it again: each is the verdict the probe gets alone.
+#[test]
+fn reused_verdicts_are_each_probes_own() {
+    let original = vs(TWO_ROUTES);
+    let after = vs(r#"[
+        {"match":[{"headers":{"x-canary":{"exact":"1"}}}],"route":[{"destination":{"host":"web-canary"}}]},
+        {"match":[{"uri":{"prefix":"/api"}}],"route":[{"destination":{"host":"web"}}]},
+        {"match":[{"uri":{"prefix":"/"}}],"route":[{"destination":{"host":"frontend"}}]}]"#);
+    let intent = intent(Some("20%"), Some(vec![header_match("x-canary", "2")]));
+    let model = IstioVirtualService;
+    crate::routing::memo::with_derived_memo(|| {
+        let set = probes(&model, &original, &after, &intent);
+        let mut verdicts = misrouting::Verdicts::default();
+        let mut misrouted = 0;
+        for request in &set.requests {
+            let before = model.route(&original, request);
+            let now = model.route(&after, request);
+            let alone = misrouting::misrouting(&model, &intent, request, &before, &now, false);
+            misrouted += usize::from(alone.is_some());
+            let reused = verdicts.of(&model, &intent, request, &before, &now, false);
+            assert_eq!(reused, alone, "{}", request.describe());
+        }
+        assert!(misrouted > 0 && misrouted < set.requests.len());
+        assert!(verdicts.len() < set.requests.len(), "verdicts reused");
+    });
+}

@@ -211,6 +211,9 @@ const DEFAULT_SIZE_LIMIT: usize = 10 * (1 << 20);
 /// Why `pattern` is not a valid RE2 expression, or `None` when it is. The `regex` crate
 /// follows RE2's syntax (no look-around, no back-references), as the workspace Cargo.toml notes.
 pub fn re2_problem(pattern: &str) -> Option<String> {
+    if plain_text(pattern) {
+        return None;
+    }
     // A pattern that parses alone and compiles as a whole-value match (the form `full_match`
     // needs anyway, so it is compiled once for both) is valid; anything else is compiled as
     // written, which gives the exact error. Compiling was most of what this check cost.
@@ -226,17 +229,55 @@ pub fn re2_problem(pattern: &str) -> Option<String> {
     })
 }
 
+/// Whether `pattern` is plain text: no character the RE2 syntax reads as an operator outside a
+/// class (flags, groups, classes, repetitions, anchors and escapes all need one of these), so
+/// that it is valid and matches exactly its own text. Such patterns (paths, methods, header
+/// values) are most of what the models match, and compiling one cost more than all its uses.
+/// Bounded in length (a few thousand NFA states at most), so that it is far within the size
+/// limit it would be compiled with.
+fn plain_text(pattern: &str) -> bool {
+    pattern.len() <= PLAIN_TEXT_MAX
+        && !pattern.bytes().any(|b| {
+            matches!(
+                b,
+                b'\\'
+                    | b'.'
+                    | b'+'
+                    | b'*'
+                    | b'?'
+                    | b'('
+                    | b')'
+                    | b'|'
+                    | b'['
+                    | b']'
+                    | b'{'
+                    | b'}'
+                    | b'^'
+                    | b'$'
+            )
+        })
+}
+
+/// The longest pattern [`plain_text`] takes as plain text.
+const PLAIN_TEXT_MAX: usize = 1024;
+
 /// Whether `pattern` matches all of `text`. Envoy's `safe_regex` matchers match the whole
 /// value (envoy/type/matcher/v3/regex.proto: "The regex match must match the full string");
 /// an invalid pattern matches nothing (the gateway rejects the configuration, which
 /// `config_problems` reports).
 pub fn full_match(pattern: &str, text: &str) -> bool {
+    if plain_text(pattern) {
+        return text == pattern;
+    }
     compiled_as(pattern, Anchoring::Whole, DEFAULT_SIZE_LIMIT).is_ok_and(|re| re.is_match(text))
 }
 
 /// Whether `pattern` matches somewhere in `text` (an unanchored search, as PCRE's
 /// `ngx.re.match` in ingress-nginx does); an invalid pattern matches nothing.
 pub fn search(pattern: &str, text: &str) -> bool {
+    if plain_text(pattern) {
+        return text.contains(pattern);
+    }
     compiled(pattern, DEFAULT_SIZE_LIMIT).is_ok_and(|re| re.is_match(text))
 }
 
@@ -304,6 +345,52 @@ mod tests {
         assert!(full_match("/api/v[0-9]+", "/api/v2"));
         assert!(!full_match("/api/v[0-9]+", "/api/v2/users"));
         assert!(!full_match("a(", "a("));
+    }
+
+    /// Plain-text patterns are answered without compiling them: exactly as the compiled
+    /// pattern answers.
+    #[test]
+    fn plain_text_patterns_match_as_compiled() {
+        let texts = [
+            "", "/api", "/api/v2", "x/api", "GET", "get", "a b", "é-x", "beta=1",
+        ];
+        for pattern in [
+            "",
+            "/api",
+            "GET",
+            "a b",
+            "é-x",
+            "beta=1",
+            "x-canary#1",
+            "&~-",
+        ] {
+            assert!(plain_text(pattern), "{pattern}");
+            assert!(re2_problem(pattern).is_none());
+            let whole = build(pattern, Anchoring::Whole, DEFAULT_SIZE_LIMIT)
+                .0
+                .unwrap();
+            let written = build(pattern, Anchoring::AsWritten, DEFAULT_SIZE_LIMIT)
+                .0
+                .unwrap();
+            for text in texts.into_iter().chain([pattern]) {
+                assert_eq!(
+                    full_match(pattern, text),
+                    whole.is_match(text),
+                    "{pattern} {text}"
+                );
+                assert_eq!(
+                    search(pattern, text),
+                    written.is_match(text),
+                    "{pattern} {text}"
+                );
+            }
+        }
+        for pattern in [
+            "a.b", "a+", "(a)", "[a]", "a{2}", "^a", "a$", "a|b", "\\d", "a?",
+        ] {
+            assert!(!plain_text(pattern), "{pattern}");
+        }
+        assert!(!plain_text(&"a".repeat(PLAIN_TEXT_MAX + 1)));
     }
 
     #[test]
