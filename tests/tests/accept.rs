@@ -1,6 +1,7 @@
 //! End-to-end tests of `kruise-lua accept`: the failing steps' actual output written as their
 //! `expected` entries in place (every other byte kept: comments, anchors, CRLF), `--step`,
-//! `--dry-run`, a step whose script fails, and a case outside a testdata folder.
+//! `--dry-run`, a step whose script fails, a case outside a testdata folder, and a `|+` block
+//! scalar kept in its style.
 
 mod common;
 
@@ -178,4 +179,51 @@ fn a_case_outside_testdata_needs_its_script_named() {
         result.stderr.contains("expected[0] rewritten"),
         "{result:?}"
     );
+}
+
+/// A `|+` (keep) block in `expected` stays a `|+` block: its changed line is rewritten in
+/// place and the empty line after it (the value's second final line break) kept, every other
+/// byte as it was (it became a quoted one-line string).
+#[test]
+fn a_keep_block_scalar_keeps_its_style() {
+    let (dir, good, _) = broken_tree("accept-keep-block", "\n");
+    let script = dir.join("lua_configuration/example.io/Weighted/trafficRouting.lua");
+    let source = std::fs::read_to_string(&script).unwrap();
+    let noted = source.replacen(
+        "return { spec",
+        "annotations[\"example.io/note\"] = \"canary \" .. obj.canaryWeight .. \"%\\n\\n\"\nreturn { spec",
+        1,
+    );
+    assert_ne!(noted, source);
+    std::fs::write(&script, noted).unwrap();
+    let note = |weight: &str, written: &str| {
+        format!(
+            "      example.io/canary-weight: \"{weight}\"\n      example.io/note: |+ # as logged\n        canary {written}%\n\n"
+        )
+    };
+    let with_notes = |first: &str| {
+        good.replacen(
+            "      example.io/canary-weight: \"20\"\n",
+            &note("20", first),
+            1,
+        )
+        .replacen(
+            "      example.io/canary-weight: \"50\"\n",
+            &note("50", "50"),
+            1,
+        )
+    };
+    let (broken, fixed) = (with_notes("21"), with_notes("20"));
+    assert_ne!(broken, good);
+    std::fs::write(dir.join(CASE), &broken).unwrap();
+
+    let result = run_in(&dir, &["accept", CASE]);
+    assert_eq!(result.code, 0, "{result:?}");
+    assert!(
+        result.stderr.contains("step 1: expected[0] rewritten"),
+        "{result:?}"
+    );
+    assert_eq!(std::fs::read_to_string(dir.join(CASE)).unwrap(), fixed);
+    let check = run_in(&dir, &["check", CASE]);
+    assert_eq!(check.code, 0, "{check:?}");
 }

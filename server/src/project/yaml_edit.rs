@@ -77,7 +77,7 @@ fn plan(
                 walk.anchored
                     .push((layout.anchor, layout.start..layout.end));
             }
-            walk.replace(layout, target, context);
+            walk.rewrite_node(layout, node, target, context);
         }
     }
     let Walk {
@@ -167,7 +167,7 @@ impl Walk<'_> {
             {
                 self.diff_seq(*flow, items, nodes, wanted)
             }
-            _ => self.replace(layout, target, context),
+            _ => self.rewrite_node(layout, node, target, context),
         }
     }
 
@@ -365,14 +365,27 @@ impl Walk<'_> {
         }
     }
 
-    /// Replaces a whole node with `target`, keeping its anchor.
-    fn replace(&mut self, layout: &Layout, target: &JsonValue, context: Context) {
+    /// Replaces a node (whose value is `node`) with `target`: a block scalar keeps its style
+    /// when that style can hold the new value, anything else is written anew.
+    fn rewrite_node(
+        &mut self,
+        layout: &Layout,
+        node: &YamlNode,
+        target: &JsonValue,
+        context: Context,
+    ) {
         if let (Kind::Scalar { block: true, .. }, JsonValue::String(value)) = (&layout.kind, target)
-            && let Some(edit) = self.block_scalar(layout, value)
+            && let JsonValue::String(old) = node.to_json()
+            && let Some(edits) = self.block_scalar(layout, &old, value, context)
         {
-            self.edits.push(edit);
+            self.edits.extend(edits);
             return;
         }
+        self.replace(layout, target, context);
+    }
+
+    /// Replaces a whole node with `target`, keeping its anchor.
+    fn replace(&mut self, layout: &Layout, target: &JsonValue, context: Context) {
         let anchor = anchor_text(&self.text[layout.start..layout.content]);
         let mut range = layout.start..layout.end;
         if range.is_empty() {
@@ -453,77 +466,42 @@ impl Walk<'_> {
         self.edits.push((range, text));
     }
 
-    /// The lines of a block scalar rewritten to hold `value` in the same style: its header
-    /// line (properties, indicator, comment) and the indentation of its lines kept. None when
-    /// that style cannot hold the value (the caller then quotes it): an explicit indentation
-    /// or `+` (keep) indicator, a value the chomping indicator would change (clip reads one
-    /// final line break, strip none), characters a block scalar cannot hold, or a value that
-    /// does not read back the same from the lines written (a first line starting with a
-    /// space, say, would set the indentation).
-    fn block_scalar(&self, layout: &Layout, value: &str) -> Option<Edit> {
-        let header_end = self.line_end(layout.content);
-        let indicator = self.text[layout.content..header_end]
-            .split_whitespace()
-            .next()?;
-        if indicator.contains(|c: char| c == '+' || c.is_ascii_digit()) {
-            return None;
-        }
-        // The lines after the header up to the end of the last non-blank one (its trailing
-        // spaces are the value's too); the file must go on after it, as the value's final
-        // line break comes from there.
-        let first_line = self.text[header_end..].find('\n')? + header_end + 1;
-        let end = self.line_end(layout.end);
-        if layout.end <= first_line || end >= self.text.len() {
-            return None;
-        }
-        let column = self.text[first_line..end]
-            .split('\n')
-            .find(|line| !line.trim().is_empty())
-            .map(|line| line.len() - line.trim_start_matches(' ').len())?;
-        let body = if indicator.contains('-') {
-            value
-        } else {
-            value.strip_suffix('\n')?
-        };
-        if body.is_empty()
-            || body.ends_with('\n')
-            || body
-                .chars()
-                .any(|c| (c.is_control() && c != '\n' && c != '\t') || c == '\u{feff}')
-        {
-            return None;
-        }
-        let lines = if indicator.starts_with('>') {
-            folded_lines(body)
-        } else {
-            body.split('\n').collect()
-        };
-        // Read back on its own: the style holds the value only if these lines give it.
-        let mut alone = format!("k: {indicator}\n");
-        for line in &lines {
-            if !line.is_empty() {
-                alone.push_str("  ");
-                alone.push_str(line);
-            }
-            alone.push('\n');
-        }
-        let read = parse_first_document(&alone).ok()??.get("k")?.to_json();
-        if !same(&read, &JsonValue::String(value.to_string())) {
-            return None;
-        }
-        let indent = spaces(column);
-        let text = lines
-            .iter()
-            .map(|line| {
-                if line.is_empty() {
-                    String::new()
+    /// The edits writing `value` into a block scalar in its own style ([`block_scalar`]), or
+    /// None when that style cannot hold it.
+    fn block_scalar(
+        &self,
+        layout: &Layout,
+        old: &str,
+        value: &str,
+        context: Context,
+    ) -> Option<Vec<Edit>> {
+        let parent = match context {
+            Context::MapValue(key, _) => {
+                // An explicit `? key` entry is indented as its `?`.
+                let line = self.line_start(key);
+                let before = self.text[line..key].trim_end_matches(' ');
+                Some(self.column(if before.ends_with('?') {
+                    line + before.len() - 1
                 } else {
-                    format!("{indent}{line}")
-                }
-            })
-            .collect::<Vec<_>>()
-            .join(self.eol);
-        Some((first_line..end, text))
+                    key
+                }))
+            }
+            Context::SeqItem => {
+                let dash = self.dash(layout);
+                self.text[dash..]
+                    .starts_with('-')
+                    .then(|| self.column(dash))
+            }
+            Context::Flow => None,
+        };
+        let site = block_scalar::Site {
+            text: self.text,
+            eol: self.eol,
+            indicator: layout.content,
+            end: layout.end,
+            parent,
+        };
+        block_scalar::rewrite(&site, old, value)
     }
 
     /// A block rendering whose first line goes where the cursor is and whose other lines are
@@ -608,23 +586,6 @@ fn flow_text(value: &JsonValue) -> String {
         }
         scalar => scalar_text(scalar),
     }
-}
-
-/// The lines of a folded (`>`) block scalar that read back as `body` (no final line break):
-/// a line break between two lines is written as an empty line, since a single one folds into
-/// a space. (Lines starting with a space are not folded at all; the read-back check in
-/// [`Walk::block_scalar`] refuses what this does not write right.)
-fn folded_lines(body: &str) -> Vec<&str> {
-    let mut lines = Vec::new();
-    let mut previous_text = false;
-    for segment in body.split('\n') {
-        if previous_text {
-            lines.push("");
-        }
-        lines.push(segment);
-        previous_text = !segment.is_empty();
-    }
-    lines
 }
 
 /// A scalar (or an empty collection) as one line of YAML.
@@ -736,6 +697,7 @@ fn verify(old: &YamlNode, new_text: &str, targets: &[(usize, JsonValue)]) -> Res
     Ok(())
 }
 
+mod block_scalar;
 mod layout;
 
 #[cfg(test)]

@@ -858,11 +858,148 @@ fn block_scalars_keep_their_style() {
             r#"{"s":"a\n"}"#,
             "expected:\n- s: \"a\\n\"\n",
         ),
-        // A first line starting with spaces would change the indentation read.
+        // A first line starting with spaces needs an indentation indicator: the one for the
+        // indentation written (4, under a key at 2) is added.
         (
             "expected:\n- s: |-\n    a\n",
             r#"{"s":"  a"}"#,
-            "expected:\n- s: \"  a\"\n",
+            "expected:\n- s: |2-\n      a\n",
+        ),
+    ];
+    for (text, target, want) in cases {
+        assert_eq!(rewrite(text, 0, target).as_deref(), Ok(want), "{text:?}");
+    }
+}
+
+/// Keep chomping (`+`) and indentation indicators (`|2`): the block keeps its header and
+/// indentation, its final line breaks written as the empty lines keep reads (YAML 1.2 §8.1.1),
+/// and what follows it stays.
+#[test]
+fn keep_chomping_and_indentation_indicators_keep_the_block() {
+    let cases = [
+        // `|+` before another key: the empty lines after it are the value's final breaks.
+        (
+            "expected:\n- s: |+  # kept\n    a\n\n  t: 1\n",
+            r#"{"s":"b\n\n\n","t":1}"#,
+            "expected:\n- s: |+  # kept\n    b\n\n\n  t: 1\n",
+        ),
+        // The same count of final breaks: only the content line changes.
+        (
+            "expected:\n- s: |+\n    a\n\n  t: 1\n",
+            r#"{"s":"a\nb\n\n","t":1}"#,
+            "expected:\n- s: |+\n    a\n    b\n\n  t: 1\n",
+        ),
+        // Fewer, before a comment line that ends the block (and stays).
+        (
+            "expected:\n- s: |+\n    a\n\n\n# next\n  t: 1\n",
+            r#"{"s":"a\n","t":1}"#,
+            "expected:\n- s: |+\n    a\n# next\n  t: 1\n",
+        ),
+        // `|+` at the end of the file: the file ends with the value's final breaks.
+        (
+            "expected:\n- s: |+\n    a\n",
+            r#"{"s":"a\nb\n\n"}"#,
+            "expected:\n- s: |+\n    a\n    b\n\n",
+        ),
+        // `>+`: folded, a line break written as an empty line, at the end of the file.
+        (
+            "expected:\n- s: >+\n    a\n\n",
+            r#"{"s":"x y\nz\n"}"#,
+            "expected:\n- s: >+\n    x y\n\n    z\n",
+        ),
+        // `|2` under a key at column 2: content at column 4, a first line starting with spaces.
+        (
+            "expected:\n- s: |2\n      a\n  t: 1\n",
+            r#"{"s":"   b\nc\n","t":1}"#,
+            "expected:\n- s: |2\n       b\n    c\n  t: 1\n",
+        ),
+        // `|-2` as a sequence item: counted from the `-` at column 0.
+        (
+            "expected:\n- |-2\n    x\n",
+            r#"" y\nz""#,
+            "expected:\n- |-2\n   y\n  z\n",
+        ),
+        // `|+2` with a comment, its trailing empty line dropped for a value with one break.
+        (
+            "expected:\n- s: |+2 # kept\n     a\n\n  t: 1\n",
+            r#"{"s":" b\n","t":1}"#,
+            "expected:\n- s: |+2 # kept\n     b\n  t: 1\n",
+        ),
+        // A sequence item without an indicator gets the one for its indentation.
+        (
+            "expected:\n- |\n  a\n",
+            r#"" b\n""#,
+            "expected:\n- |2\n   b\n",
+        ),
+        // The parent's indentation is the `?`'s for an explicit key, the key's properties',
+        // and the key's when the header is on a line of its own.
+        (
+            "expected:\n- ? s\n  : |2\n      a\n",
+            r#"{"s":"  b\n"}"#,
+            "expected:\n- ? s\n  : |2\n      b\n",
+        ),
+        (
+            "expected:\n- &k s: |2\n      a\n",
+            r#"{"s":"  b\n"}"#,
+            "expected:\n- &k s: |2\n      b\n",
+        ),
+        (
+            "expected:\n- s:\n    |2\n      a\n",
+            r#"{"s":"  b\n"}"#,
+            "expected:\n- s:\n    |2\n      b\n",
+        ),
+        // A compact nested sequence item, at the end of the file.
+        (
+            "expected:\n- - |+\n    a\n\n",
+            r#"["x\n"]"#,
+            "expected:\n- - |+\n    x\n",
+        ),
+        // CRLF: the empty lines get the file's line ending.
+        (
+            "expected:\r\n- s: |+\r\n    a\r\n  t: 1\r\n",
+            r#"{"s":"b\n\n","t":1}"#,
+            "expected:\r\n- s: |+\r\n    b\r\n\r\n  t: 1\r\n",
+        ),
+        // Blank lines holding more spaces than the indentation (content, for literal) after
+        // the last one are written as empty lines.
+        (
+            "expected:\n- s: |\n    a\n      \n  t: 1\n",
+            r#"{"s":"b\n","t":1}"#,
+            "expected:\n- s: |\n    b\n\n  t: 1\n",
+        ),
+    ];
+    for (text, target, want) in cases {
+        assert_eq!(rewrite(text, 0, target).as_deref(), Ok(want), "{text:?}");
+    }
+}
+
+/// A value a keep or indentation-indicator block cannot hold is quoted, as before.
+#[test]
+fn values_those_blocks_cannot_hold_are_quoted() {
+    let cases = [
+        // Keep reads the line break that ends the block: a value without one.
+        (
+            "expected:\n- s: |+\n    a\n  t: 1\n",
+            r#"{"s":"flat","t":1}"#,
+            "expected:\n- s: flat\n  t: 1\n",
+        ),
+        // At the end of the file too (the reader gives the last line a break).
+        (
+            "expected:\n- s: >+\n    a\n",
+            r#"{"s":"x"}"#,
+            "expected:\n- s: x\n",
+        ),
+        // An indentation indicator past 9 would be needed.
+        (
+            "expected:\n- s: |\n              a\n",
+            r#"{"s":" b\n"}"#,
+            "expected:\n- s: \" b\\n\"\n",
+        ),
+        // Nothing but line breaks.
+        (
+            "expected:\n- s: |+2\n     a\n",
+            r#"{"s":"\n\n"}"#,
+            "expected:\n- s: \"\\n\\n\"\n",
         ),
     ];
     for (text, target, want) in cases {
