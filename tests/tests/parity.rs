@@ -535,6 +535,17 @@ fn check_and_the_language_server_agree_on_every_case() {
             "runAll {counts}, check: {skipped} script(s) skipped"
         ));
     }
+    // JSON says so too, one object a skipped script.
+    let json = common::run_in(
+        &dir,
+        &["check", "--format", "json", "lua_configuration", MANIFEST],
+    );
+    let json_skipped = common::json_objects_of(&json.stdout, Some("skipped")).len();
+    if json_skipped != skipped {
+        disagreements.push(format!(
+            "check --format json: {json_skipped} skipped object(s), human: {skipped}"
+        ));
+    }
     // The status bar's counts: the sum of the summaries.
     let status: (usize, usize) = client
         .diagnostics
