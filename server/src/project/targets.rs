@@ -307,44 +307,47 @@ fn ignored_scripts(
     let taken = taken_configmap_scripts(from_configmaps.iter().map(|entry| &entry.kind));
     let mut ignored = Vec::new();
     for (at, entry) in from_configmaps.iter().enumerate() {
-        let taken_id = header(&from_configmaps[taken[at]]).id();
-        let Some(bundled_entry) = bundled.iter().find(|b| b.kind == entry.kind) else {
-            if taken[at] != at {
+        let taken_id = || header(&from_configmaps[taken[at]]).id();
+        let bundled_entry = bundled.iter().find(|b| b.kind == entry.kind);
+        let read = bundled_entry.map(|_| read_when_both(&entry.kind));
+        match (bundled_entry, read) {
+            // Every ConfigMap script for the provider: the bundled one is read.
+            (Some(bundled_entry), Some(Precedence::Bundled)) => {
+                let bundled_id = header(bundled_entry).id();
+                let (_, reason) = unread_script(&entry.kind, &bundled_id, &taken_id());
+                ignored.push((entry.clone(), reason));
+            }
+            _ if taken[at] != at => {
                 ignored.push((
                     entry.clone(),
-                    another_configmap_taken(&entry.kind, &taken_id),
+                    another_configmap_taken(&entry.kind, &taken_id()),
                 ));
             }
-            continue;
-        };
-        let bundled_id = header(bundled_entry).id();
-        let (read, reason) = unread_script(&entry.kind, &bundled_id, &taken_id);
-        match read {
-            // Every ConfigMap script for the provider: the bundled one is read.
-            Precedence::Bundled => ignored.push((entry.clone(), reason)),
-            Precedence::ConfigMap if taken[at] == at => {
+            (Some(bundled_entry), Some(Precedence::ConfigMap)) => {
+                let bundled_id = header(bundled_entry).id();
+                let (_, reason) = unread_script(&entry.kind, &bundled_id, &taken_id());
                 ignored.push((bundled_entry.clone(), reason));
             }
-            Precedence::ConfigMap => {
-                ignored.push((
-                    entry.clone(),
-                    another_configmap_taken(&entry.kind, &taken_id),
-                ));
-            }
+            _ => {}
         }
     }
     ignored
 }
 
+/// A provider as the skip reasons name it: ``ingress class `nginx` ``, `example.io/Split`.
+fn provider_name(kind: &ScriptKind) -> String {
+    match kind {
+        ScriptKind::Ingress { class } => format!("ingress class `{class}`"),
+        ScriptKind::Custom { group, kind } => format!("{group}/{kind}"),
+    }
+}
+
 /// Why a ConfigMap script for `kind` is never read when another one (`taken`, named by its id
 /// `path#key`) is taken, as `check` and the language server word it.
 pub fn another_configmap_taken(kind: &ScriptKind, taken: &str) -> String {
-    let provider = match kind {
-        ScriptKind::Ingress { class } => format!("ingress class `{class}`"),
-        ScriptKind::Custom { group, kind } => format!("{group}/{kind}"),
-    };
     format!(
-        "another ConfigMap script for {provider} ({taken}) is taken: Kruise reads one {CONFIGMAP_NAME} ConfigMap"
+        "another ConfigMap script for {} ({taken}) is taken: Kruise reads one {CONFIGMAP_NAME} ConfigMap",
+        provider_name(kind)
     )
 }
 
@@ -353,18 +356,13 @@ pub fn another_configmap_taken(kind: &ScriptKind, taken: &str) -> String {
 /// the other is never read, as `check` and the language server word it.
 pub fn unread_script(kind: &ScriptKind, bundled: &str, configmap: &str) -> (Precedence, String) {
     let read = read_when_both(kind);
-    let reason = match (read, kind) {
-        (Precedence::Bundled, ScriptKind::Custom { group, kind }) => format!(
-            "Kruise runs the bundled script for {group}/{kind} ({bundled}); this ConfigMap script is never read"
+    let provider = provider_name(kind);
+    let reason = match read {
+        Precedence::Bundled => format!(
+            "Kruise runs the bundled script for {provider} ({bundled}); this ConfigMap script is never read"
         ),
-        (Precedence::Bundled, ScriptKind::Ingress { class }) => format!(
-            "Kruise runs the bundled script for ingress class `{class}` ({bundled}); this ConfigMap script is never read"
-        ),
-        (Precedence::ConfigMap, ScriptKind::Ingress { class }) => {
-            format!("the ConfigMap script for ingress class `{class}` ({configmap}) replaces it")
-        }
-        (Precedence::ConfigMap, ScriptKind::Custom { group, kind }) => {
-            format!("the ConfigMap script for {group}/{kind} ({configmap}) replaces it")
+        Precedence::ConfigMap => {
+            format!("the ConfigMap script for {provider} ({configmap}) replaces it")
         }
     };
     (read, reason)
