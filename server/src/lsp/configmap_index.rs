@@ -141,9 +141,11 @@ impl ConfigMapIndex {
     /// ConfigMap script taken in its place, or `owner` itself.
     pub fn case_reader(&self, owner: ScriptTarget) -> ScriptTarget {
         match &owner.id {
-            ScriptId::File(_) => match self.unread().get(&owner.id) {
+            // Read by Kruise unless a ConfigMap script is taken in its place (no other reason
+            // leaves a Lua file unread: `as_read` would find none).
+            ScriptId::File(path) => match self.unread().remove(&owner.id) {
                 Some(unread) => unread.reader.clone(),
-                None => self.as_read(owner),
+                None => project::lua_target(path),
             },
             ScriptId::Embedded { .. } => owner,
         }
