@@ -4,6 +4,7 @@
 mod common;
 
 use std::io::{BufReader, Write};
+use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::Receiver;
 use std::time::Duration;
@@ -412,6 +413,24 @@ fn lens_titles(
         .collect()
 }
 
+/// A tree's bundled ingress-class script `demo` (its annotation says `bundled`) and one case
+/// whose expected annotation is a ConfigMap script's (`configmap`): the script and the case.
+fn demo_ingress_tree(tree: &Path) -> (PathBuf, PathBuf) {
+    let ingress = tree.join("trafficrouting_ingress");
+    std::fs::create_dir_all(ingress.join("testdata/demo")).unwrap();
+    let bundled = ingress.join("demo.lua");
+    std::fs::write(&bundled, "return { [\"x/w\"] = \"bundled\" }\n").unwrap();
+    let case = ingress.join("testdata/demo/c.yaml");
+    std::fs::write(
+        &case,
+        "rollout:\n  spec:\n    strategy:\n      canary:\n        trafficRoutings:\n        - service: shop\n        steps:\n        - traffic: 30%\n\
+         original:\n  apiVersion: networking.k8s.io/v1\n  kind: Ingress\n  metadata:\n    name: shop\n\
+         expected:\n- apiVersion: networking.k8s.io/v1\n  kind: Ingress\n  metadata:\n    name: shop\n    annotations:\n      x/w: configmap\n",
+    )
+    .unwrap();
+    (bundled, case)
+}
+
 /// Two manifests of the workspace with a script for the same provider (a dev and a prod
 /// variant; an ingress class with a bundled script, a custom provider without one): Kruise
 /// reads one ConfigMap, so the editor takes the first by path, as `check` takes the first
@@ -422,18 +441,7 @@ fn lens_titles(
 fn of_two_manifests_with_a_script_for_one_provider_the_editor_takes_the_first_as_check_does() {
     let root = common::scratch("two-configmaps");
     let tree = root.join("lua_configuration");
-    let ingress = tree.join("trafficrouting_ingress");
-    std::fs::create_dir_all(ingress.join("testdata/demo")).unwrap();
-    let bundled = ingress.join("demo.lua");
-    std::fs::write(&bundled, "return { [\"x/w\"] = \"bundled\" }\n").unwrap();
-    let ingress_case = ingress.join("testdata/demo/c.yaml");
-    std::fs::write(
-        &ingress_case,
-        "rollout:\n  spec:\n    strategy:\n      canary:\n        trafficRoutings:\n        - service: shop\n        steps:\n        - traffic: 30%\n\
-         original:\n  apiVersion: networking.k8s.io/v1\n  kind: Ingress\n  metadata:\n    name: shop\n\
-         expected:\n- apiVersion: networking.k8s.io/v1\n  kind: Ingress\n  metadata:\n    name: shop\n    annotations:\n      x/w: configmap\n",
-    )
-    .unwrap();
+    let (bundled, ingress_case) = demo_ingress_tree(&tree);
     let split_cases = tree.join("example.io/Split/testdata");
     std::fs::create_dir_all(&split_cases).unwrap();
     let weighted = common::fixtures().join("tree/lua_configuration/example.io/Weighted");
@@ -542,18 +550,7 @@ fn of_two_manifests_with_a_script_for_one_provider_the_editor_takes_the_first_as
 #[test]
 fn a_bundled_ingress_script_a_configmap_replaces_is_skipped_as_check_skips_it() {
     let root = common::scratch("ingress-configmap");
-    let ingress = root.join("lua_configuration/trafficrouting_ingress");
-    std::fs::create_dir_all(ingress.join("testdata/demo")).unwrap();
-    let bundled = ingress.join("demo.lua");
-    std::fs::write(&bundled, "return { [\"x/w\"] = \"bundled\" }\n").unwrap();
-    let case = ingress.join("testdata/demo/c.yaml");
-    std::fs::write(
-        &case,
-        "rollout:\n  spec:\n    strategy:\n      canary:\n        trafficRoutings:\n        - service: shop\n        steps:\n        - traffic: 30%\n\
-         original:\n  apiVersion: networking.k8s.io/v1\n  kind: Ingress\n  metadata:\n    name: shop\n\
-         expected:\n- apiVersion: networking.k8s.io/v1\n  kind: Ingress\n  metadata:\n    name: shop\n    annotations:\n      x/w: configmap\n",
-    )
-    .unwrap();
+    let (bundled, case) = demo_ingress_tree(&root.join("lua_configuration"));
     let manifest = root.join("cm.yaml");
     let configmap = |data: &str| {
         format!(
