@@ -530,14 +530,7 @@ impl Walk<'_> {
 
     /// The end of `at`'s line, before its line break.
     fn line_end(&self, at: usize) -> usize {
-        let end = self.text[at..]
-            .find('\n')
-            .map_or(self.text.len(), |i| at + i);
-        if end > at && self.text[..end].ends_with('\r') {
-            end - 1
-        } else {
-            end
-        }
+        block_scalar::line_end(self.text, at)
     }
 
     /// The column (in chars) of a byte offset.

@@ -200,8 +200,8 @@ fn indented(lines: &[&str], pad: &str, eol: &str) -> String {
         .join(eol)
 }
 
-/// The end of `at`'s line, before its line break.
-fn line_end(text: &str, at: usize) -> usize {
+/// The end of `at`'s line, before its line break (a CRLF's `\r` included in the break).
+pub(super) fn line_end(text: &str, at: usize) -> usize {
     let end = text[at..].find('\n').map_or(text.len(), |i| at + i);
     if end > at && text[..end].ends_with('\r') {
         end - 1
