@@ -69,6 +69,9 @@ pub enum Command {
 
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    if matches!(cli.command, Command::Lsp(_) | Command::Dap(_)) {
+        crate::freed_memory::one_arena();
+    }
     // Steps run on rayon's pool, reports are written on the command's thread: both with
     // stacks for the deepest results (see WORKER_STACK).
     let _ = rayon::ThreadPoolBuilder::new()
