@@ -187,9 +187,11 @@ fn check_steps(
     options: &RunOptions,
     results: StepRuns,
 ) -> Vec<StepCheck> {
-    // The steps of a case share most patterns: compiled once for the case.
+    // The steps of a case share most patterns: compiled (and sampled) once for the case.
     crate::routing::matching::with_compiled_patterns(|| {
-        check_steps_compiled(model, flavor, script, case, original, options, results)
+        crate::routing::probe::with_sample_memo(|| {
+            check_steps_compiled(model, flavor, script, case, original, options, results)
+        })
     })
 }
 
