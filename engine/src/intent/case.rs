@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use crate::luadata::{Data, IngressData, LuaData};
 use crate::routing::{
-    GatewayConfig, RoutingModel, canary_ingress, model_for, representative_stable_ingress,
-    stable_of_canary_ingress,
+    GatewayConfig, RoutingModel, bare_canary_ingress, model_for, representative_stable_ingress,
+    stable_of_canary_ingress, with_canary_annotations,
 };
 use crate::runner::{self, Mode, RunOptions, Script, provenance};
 use crate::schema::{OriginalResource, original_spec_annotation, patched_resource_storing};
@@ -500,12 +500,13 @@ impl BeforeConfig {
                     no_paths = true;
                     stable
                 };
+                let canary = bare_canary_ingress(&stable, &obj.stable_service, &obj.canary_service);
                 let stable = Arc::new(stable);
                 let before = GatewayConfig::Ingress {
                     stable: stable.clone(),
                     canary: None,
                 };
-                (before, StepBase::Ingress { stable })
+                (before, StepBase::Ingress { stable, canary })
             }
         };
         let before_seen = model.surroundings(
@@ -531,8 +532,13 @@ enum StepBase {
     /// ([`original_spec_annotation`]: made once per case rather than once per step, as it
     /// serialises the original's spec).
     Resource { stored_spec: String },
-    /// An ingress class: the stable Ingress the canary Ingress is built beside.
-    Ingress { stable: Arc<JsonValue> },
+    /// An ingress class: the stable Ingress the canary Ingress is built beside, and that
+    /// canary Ingress without annotations (made once per case: each step's differs from it
+    /// only in the annotations its script leaves).
+    Ingress {
+        stable: Arc<JsonValue>,
+        canary: JsonValue,
+    },
 }
 
 /// The configurations a case's steps route through, each at an address of its own (a box),
@@ -595,15 +601,15 @@ fn after_config(
         (StepBase::Resource { stored_spec }, StepLeft::Result(result)) => {
             GatewayConfig::Resource(patched_resource_storing(original, stored_spec, result))
         }
-        (StepBase::Ingress { stable }, StepLeft::Result(result)) => GatewayConfig::Ingress {
-            stable: stable.clone(),
-            canary: Some(canary_ingress(
-                stable,
-                &obj.stable_service,
-                &obj.canary_service,
-                result.annotations.as_ref(),
-            )),
-        },
+        (StepBase::Ingress { stable, canary }, StepLeft::Result(result)) => {
+            GatewayConfig::Ingress {
+                stable: stable.clone(),
+                canary: Some(with_canary_annotations(
+                    canary.clone(),
+                    result.annotations.as_ref(),
+                )),
+            }
+        }
     };
     model.surroundings(
         after,

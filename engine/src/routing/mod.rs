@@ -39,7 +39,10 @@ pub mod traefik;
 pub mod traefik_rule;
 
 use crate::value::JsonValue;
-pub use canary_ingress::{canary_ingress, representative_stable_ingress, stable_of_canary_ingress};
+pub use canary_ingress::{
+    bare_canary_ingress, canary_ingress, representative_stable_ingress, stable_of_canary_ingress,
+    with_canary_annotations,
+};
 pub use request::{NameValues, Request, SmolStr, header_value};
 
 /// Where traffic can go: a service (Kubernetes Service or the gateway's own upstream object),
