@@ -372,9 +372,9 @@ fn check_one(
         }
     };
     let base = configs.of(model, flavor, original, &step.obj, stored_spec);
-    let before_seen = match &base.before_seen {
+    let before_seen = match base.seen() {
         Ok(before) => before,
-        Err(why) => return NotChecked(why.clone()),
+        Err(why) => return NotChecked(why.to_owned()),
     };
     let after = match after_config(model, base, original, &step.obj, left) {
         Ok(after) => Box::new(after),
@@ -438,7 +438,7 @@ pub fn step_configs(
     result: &Data,
 ) -> Result<StepConfigs, String> {
     let base = BeforeConfig::of(model, flavor, original, obj, None);
-    let before = base.before_seen.clone()?;
+    let before = base.seen().map_err(str::to_owned)?.clone();
     let after = after_config(model, &base, original, obj, StepLeft::Result(result))?;
     Ok(StepConfigs {
         intent: intent.in_namespace_of(original),
@@ -457,8 +457,10 @@ struct BeforeConfig {
     /// The configuration before the rollout, as the script's resource has it (what
     /// [`RoutingModel::surroundings`] is given as `original`).
     before: GatewayConfig,
-    /// The same as the gateway sees it ([`RoutingModel::surroundings`]).
-    before_seen: Result<GatewayConfig, String>,
+    /// The same as the gateway sees it ([`RoutingModel::surroundings`]); `Ok(None)` when that
+    /// is [`Self::before`] itself (a model that adds nothing to a configuration: no copy is
+    /// kept). See [`Self::seen`].
+    before_seen: Result<Option<GatewayConfig>, String>,
     /// What each step's configuration is built from besides the step's result.
     step_base: StepBase,
     /// See [`StepConfigs::no_paths`].
@@ -466,6 +468,16 @@ struct BeforeConfig {
 }
 
 impl BeforeConfig {
+    /// The configuration before the rollout as the gateway sees it, or why the model cannot
+    /// read it alone.
+    fn seen(&self) -> Result<&GatewayConfig, &str> {
+        match &self.before_seen {
+            Ok(Some(seen)) => Ok(seen),
+            Ok(None) => Ok(&self.before),
+            Err(why) => Err(why),
+        }
+    }
+
     /// `stored_spec`: the original's original-spec annotation, when the caller made it.
     fn of(
         model: &dyn RoutingModel,
@@ -509,12 +521,18 @@ impl BeforeConfig {
                 (before, StepBase::Ingress { stable, canary })
             }
         };
-        let before_seen = model.surroundings(
-            before.clone(),
-            &before,
-            &obj.stable_service,
-            &obj.canary_service,
-        );
+        let before_seen = if model.adds_surroundings() {
+            model
+                .surroundings(
+                    before.clone(),
+                    &before,
+                    &obj.stable_service,
+                    &obj.canary_service,
+                )
+                .map(Some)
+        } else {
+            Ok(None)
+        };
         BeforeConfig {
             services: (obj.stable_service.clone(), obj.canary_service.clone()),
             flavor,
