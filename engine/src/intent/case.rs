@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use crate::luadata::{Data, IngressData, LuaData};
 use crate::routing::{
-    GatewayConfig, RoutingModel, canary_ingress, model_for, representative_stable_ingress,
-    stable_of_canary_ingress,
+    GatewayConfig, RoutingModel, bare_canary_ingress, model_for, representative_stable_ingress,
+    stable_of_canary_ingress, with_canary_annotations,
 };
 use crate::runner::{self, Mode, RunOptions, Script, provenance};
 use crate::schema::{OriginalResource, original_spec_annotation, patched_resource_storing};
@@ -187,9 +187,11 @@ fn check_steps(
     options: &RunOptions,
     results: StepRuns,
 ) -> Vec<StepCheck> {
-    // The steps of a case share most patterns: compiled once for the case.
+    // The steps of a case share most patterns: compiled (and sampled) once for the case.
     crate::routing::matching::with_compiled_patterns(|| {
-        check_steps_compiled(model, flavor, script, case, original, options, results)
+        crate::routing::probe::with_sample_memo(|| {
+            check_steps_compiled(model, flavor, script, case, original, options, results)
+        })
     })
 }
 
@@ -370,9 +372,9 @@ fn check_one(
         }
     };
     let base = configs.of(model, flavor, original, &step.obj, stored_spec);
-    let before_seen = match &base.before_seen {
+    let before_seen = match base.seen() {
         Ok(before) => before,
-        Err(why) => return NotChecked(why.clone()),
+        Err(why) => return NotChecked(why.to_owned()),
     };
     let after = match after_config(model, base, original, &step.obj, left) {
         Ok(after) => Box::new(after),
@@ -436,7 +438,7 @@ pub fn step_configs(
     result: &Data,
 ) -> Result<StepConfigs, String> {
     let base = BeforeConfig::of(model, flavor, original, obj, None);
-    let before = base.before_seen.clone()?;
+    let before = base.seen().map_err(str::to_owned)?.clone();
     let after = after_config(model, &base, original, obj, StepLeft::Result(result))?;
     Ok(StepConfigs {
         intent: intent.in_namespace_of(original),
@@ -455,8 +457,10 @@ struct BeforeConfig {
     /// The configuration before the rollout, as the script's resource has it (what
     /// [`RoutingModel::surroundings`] is given as `original`).
     before: GatewayConfig,
-    /// The same as the gateway sees it ([`RoutingModel::surroundings`]).
-    before_seen: Result<GatewayConfig, String>,
+    /// The same as the gateway sees it ([`RoutingModel::surroundings`]); `Ok(None)` when that
+    /// is [`Self::before`] itself (a model that adds nothing to a configuration: no copy is
+    /// kept). See [`Self::seen`].
+    before_seen: Result<Option<GatewayConfig>, String>,
     /// What each step's configuration is built from besides the step's result.
     step_base: StepBase,
     /// See [`StepConfigs::no_paths`].
@@ -464,6 +468,16 @@ struct BeforeConfig {
 }
 
 impl BeforeConfig {
+    /// The configuration before the rollout as the gateway sees it, or why the model cannot
+    /// read it alone.
+    fn seen(&self) -> Result<&GatewayConfig, &str> {
+        match &self.before_seen {
+            Ok(Some(seen)) => Ok(seen),
+            Ok(None) => Ok(&self.before),
+            Err(why) => Err(why),
+        }
+    }
+
     /// `stored_spec`: the original's original-spec annotation, when the caller made it.
     fn of(
         model: &dyn RoutingModel,
@@ -498,20 +512,27 @@ impl BeforeConfig {
                     no_paths = true;
                     stable
                 };
+                let canary = bare_canary_ingress(&stable, &obj.stable_service, &obj.canary_service);
                 let stable = Arc::new(stable);
                 let before = GatewayConfig::Ingress {
                     stable: stable.clone(),
                     canary: None,
                 };
-                (before, StepBase::Ingress { stable })
+                (before, StepBase::Ingress { stable, canary })
             }
         };
-        let before_seen = model.surroundings(
-            before.clone(),
-            &before,
-            &obj.stable_service,
-            &obj.canary_service,
-        );
+        let before_seen = if model.adds_surroundings() {
+            model
+                .surroundings(
+                    before.clone(),
+                    &before,
+                    &obj.stable_service,
+                    &obj.canary_service,
+                )
+                .map(Some)
+        } else {
+            Ok(None)
+        };
         BeforeConfig {
             services: (obj.stable_service.clone(), obj.canary_service.clone()),
             flavor,
@@ -529,8 +550,13 @@ enum StepBase {
     /// ([`original_spec_annotation`]: made once per case rather than once per step, as it
     /// serialises the original's spec).
     Resource { stored_spec: String },
-    /// An ingress class: the stable Ingress the canary Ingress is built beside.
-    Ingress { stable: Arc<JsonValue> },
+    /// An ingress class: the stable Ingress the canary Ingress is built beside, and that
+    /// canary Ingress without annotations (made once per case: each step's differs from it
+    /// only in the annotations its script leaves).
+    Ingress {
+        stable: Arc<JsonValue>,
+        canary: JsonValue,
+    },
 }
 
 /// The configurations a case's steps route through, each at an address of its own (a box),
@@ -593,15 +619,15 @@ fn after_config(
         (StepBase::Resource { stored_spec }, StepLeft::Result(result)) => {
             GatewayConfig::Resource(patched_resource_storing(original, stored_spec, result))
         }
-        (StepBase::Ingress { stable }, StepLeft::Result(result)) => GatewayConfig::Ingress {
-            stable: stable.clone(),
-            canary: Some(canary_ingress(
-                stable,
-                &obj.stable_service,
-                &obj.canary_service,
-                result.annotations.as_ref(),
-            )),
-        },
+        (StepBase::Ingress { stable, canary }, StepLeft::Result(result)) => {
+            GatewayConfig::Ingress {
+                stable: stable.clone(),
+                canary: Some(with_canary_annotations(
+                    canary.clone(),
+                    result.annotations.as_ref(),
+                )),
+            }
+        }
     };
     model.surroundings(
         after,

@@ -19,6 +19,34 @@ pub fn canary_ingress(
     canary_service: &str,
     annotations: Option<&BTreeMap<String, String>>,
 ) -> JsonValue {
+    with_canary_annotations(
+        bare_canary_ingress(stable, stable_service, canary_service),
+        annotations,
+    )
+}
+
+/// `canary` (a [`bare_canary_ingress`]) carrying the script's `annotations`: what
+/// [`canary_ingress`] makes, for a case whose steps build their canary Ingresses beside one
+/// stable Ingress (only the annotations differ from step to step).
+pub fn with_canary_annotations(
+    mut canary: JsonValue,
+    annotations: Option<&BTreeMap<String, String>>,
+) -> JsonValue {
+    if let Some(annotations) = annotations.filter(|a| !a.is_empty())
+        && let JsonValue::Object(object) = &mut canary
+        && let Some(JsonValue::Object(metadata)) = object.get_mut("metadata")
+    {
+        metadata.insert("annotations".to_owned(), string_map_json(annotations));
+    }
+    canary
+}
+
+/// The canary Ingress for `stable` without annotations.
+pub fn bare_canary_ingress(
+    stable: &JsonValue,
+    stable_service: &str,
+    canary_service: &str,
+) -> JsonValue {
     let mut metadata = JsonMap::new();
     if let Some(name) = stable.at(&["metadata", "name"]).and_then(JsonValue::as_str) {
         // defaultCanaryIngressName: "<name>-canary".
@@ -31,9 +59,6 @@ pub fn canary_ingress(
         if let Some(value) = stable.at(&["metadata", key]) {
             metadata.insert(key.to_owned(), value.clone());
         }
-    }
-    if let Some(annotations) = annotations.filter(|a| !a.is_empty()) {
-        metadata.insert("annotations".to_owned(), string_map_json(annotations));
     }
     let mut spec = JsonMap::new();
     for key in ["ingressClassName", "tls"] {

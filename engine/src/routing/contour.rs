@@ -127,25 +127,24 @@ fn build_virtual_host(config: &GatewayConfig) -> VirtualHost {
         return vhost;
     }
     // `AddRoute`: the later of two routes with the same conditions replaces the earlier.
-    let mut kept: Vec<ProxyRoute> = Vec::new();
+    // Each route's key is written once, beside it, not once per route compared with it.
+    let mut kept: Vec<(String, ProxyRoute)> = Vec::new();
     for route in routes {
-        if let Some(i) = kept
-            .iter()
-            .position(|r| r.conditions.key() == route.conditions.key())
-        {
+        let key = route.conditions.key();
+        if let Some(i) = kept.iter().position(|(held, _)| *held == key) {
             vhost.problems.push(ConfigProblem {
                 path: route.origin.clone(),
                 kind: ProblemKind::Ignored,
                 message: format!(
                     "{} has the same conditions: Contour keeps only the later route",
-                    kept[i].origin
+                    kept[i].1.origin
                 ),
             });
             kept.remove(i);
         }
-        kept.push(route);
+        kept.push((key, route));
     }
-    vhost.routes = stable_sort(kept);
+    vhost.routes = stable_sort(kept.into_iter().map(|(_, route)| route).collect());
     vhost
 }
 
@@ -541,6 +540,34 @@ mod tests {
             "{problems:?}"
         );
         assert_eq!(to(&c, &Request::get("/")), "s0 100 %");
+    }
+
+    #[test]
+    fn the_later_of_two_routes_with_the_same_conditions_replaces_the_earlier() {
+        let c = proxy(
+            "  - conditions: [{prefix: /a}]\n    services: [{name: first}]\n  - conditions: [{prefix: /b}]\n    services: [{name: other}]\n  - conditions: [{prefix: /a}]\n    services: [{name: second}]\n  - conditions: [{prefix: /a}]\n    services: [{name: third}]\n",
+        );
+        assert_eq!(to(&c, &Request::get("/a")), "third 100 %");
+        assert_eq!(to(&c, &Request::get("/b")), "other 100 %");
+        let problems = ContourHttpProxy.config_problems(&c);
+        let said: Vec<(&str, &str)> = problems
+            .iter()
+            .map(|p| (p.path.as_str(), p.message.as_str()))
+            .collect();
+        assert_eq!(
+            said,
+            [
+                (
+                    "spec.routes[2]",
+                    "spec.routes[0] has the same conditions: Contour keeps only the later route"
+                ),
+                (
+                    "spec.routes[3]",
+                    "spec.routes[2] has the same conditions: Contour keeps only the later route"
+                ),
+            ]
+        );
+        assert!(problems.iter().all(|p| p.kind == ProblemKind::Ignored));
     }
 
     #[test]

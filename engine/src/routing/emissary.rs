@@ -550,6 +550,10 @@ impl RoutingModel for EmissaryMapping {
         probes
     }
 
+    fn adds_surroundings(&self) -> bool {
+        true
+    }
+
     /// The script edits the canary Mapping; the gateway also has the stable Mapping the
     /// canary one was copied from (the library script's setup): the original with the stable
     /// service and no weight.

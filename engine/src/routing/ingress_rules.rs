@@ -15,6 +15,7 @@
 //! - A rule without `host` matches every host; `*.foo.com` matches exactly one DNS label in
 //!   front of `foo.com`. Precise hosts are preferred over wildcards, wildcards over no host.
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 
 use super::{Backend, Distribution, GatewayConfig, Request, Routed, SmolStr};
@@ -274,8 +275,10 @@ pub fn route_canary_pair(
     let split = super::memo::derived(canary_path, || SplitName {
         stable_path: stable_at,
         via: named(&on_path),
+        routed: RefCell::new(Vec::new()),
     });
-    let via = if split.stable_path == stable_at {
+    let named_here = split.stable_path == stable_at;
+    let via = if named_here {
         split.via.clone()
     } else {
         named(&on_path)
@@ -286,13 +289,43 @@ pub fn route_canary_pair(
     let Some(decision) = decide(&notes, request) else {
         return stable_only();
     };
-    let stable_backend = &stable_path.backend;
-    let canary_backend = &canary_path.backend;
     let share = match decision {
         CanaryDecision::Canary => 1.0,
         CanaryDecision::Stable => 0.0,
         CanaryDecision::Share(s) => s.clamp(0.0, 1.0),
     };
+    if !named_here {
+        return split_routed(stable_path, canary_path, share, &notes, header_changes, via);
+    }
+    // The pair's decisions are few (the canary alone, the stable alone, the weight): each is
+    // made once and handed out shared, as the other models hand out a route's.
+    let key = share.to_bits();
+    if let Some((_, routed)) = split.routed.borrow().iter().find(|(held, _)| *held == key) {
+        return routed.clone();
+    }
+    let routed = split_routed(stable_path, canary_path, share, &notes, header_changes, via);
+    let mut kept = split.routed.borrow_mut();
+    if kept.len() < SPLITS_KEPT {
+        kept.push((key, routed.clone()));
+    }
+    routed
+}
+
+/// At most this many decisions are kept per pair of paths (see [`SplitName::routed`]).
+const SPLITS_KEPT: usize = 16;
+
+/// Where a request on `stable_path`, whose twin on the canary Ingress (annotated `notes`) is
+/// `canary_path`, goes when the canary takes `share` of it, named `via`.
+fn split_routed(
+    stable_path: &IngressPath,
+    canary_path: &IngressPath,
+    share: f64,
+    notes: &BTreeMap<String, String>,
+    header_changes: impl Fn(&BTreeMap<String, String>) -> BTreeMap<String, Option<String>>,
+    via: SmolStr,
+) -> Routed {
+    let stable_backend = &stable_path.backend;
+    let canary_backend = &canary_path.backend;
     let mut distribution = Distribution::from_weights(&[
         (stable_backend.clone(), 1.0 - share),
         (canary_backend.clone(), share),
@@ -300,7 +333,7 @@ pub fn route_canary_pair(
     .unwrap_or_else(|| Distribution::single(stable_backend.clone()));
     if share > 0.0 {
         // Read from the annotations once per configuration.
-        let changes = super::memo::derived(&*notes, || CanaryHeaderChanges(header_changes(&notes)));
+        let changes = super::memo::derived(notes, || CanaryHeaderChanges(header_changes(notes)));
         if !changes.0.is_empty() {
             distribution
                 .header_changes
@@ -320,6 +353,10 @@ struct StablePath {
 struct SplitName {
     stable_path: usize,
     via: SmolStr,
+    /// Where the requests split on this pair went, by the canary's share (its bits): the
+    /// same share gives the same distribution (the backends and the canary configuration's
+    /// header changes are the pair's).
+    routed: RefCell<Vec<(u64, Routed)>>,
 }
 
 /// `metadata.name` of an Ingress, `(unnamed)` without one.

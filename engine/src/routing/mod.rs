@@ -39,7 +39,10 @@ pub mod traefik;
 pub mod traefik_rule;
 
 use crate::value::JsonValue;
-pub use canary_ingress::{canary_ingress, representative_stable_ingress, stable_of_canary_ingress};
+pub use canary_ingress::{
+    bare_canary_ingress, canary_ingress, representative_stable_ingress, stable_of_canary_ingress,
+    with_canary_annotations,
+};
 pub use request::{NameValues, Request, SmolStr, header_value};
 
 /// Where traffic can go: a service (Kubernetes Service or the gateway's own upstream object),
@@ -360,6 +363,13 @@ pub trait RoutingModel: Send + Sync {
     ) -> Result<GatewayConfig, String> {
         Ok(config)
     }
+
+    /// Whether [`Self::surroundings`] may hand back anything but the configuration it is
+    /// given: when not, a caller keeping a configuration beside what the gateway sees of it
+    /// keeps one copy, not two. A model that overrides `surroundings` says yes.
+    fn adds_surroundings(&self) -> bool {
+        false
+    }
 }
 
 /// Whether `name` is a DNS name of the Service `service` in `namespace`: `service` itself,
@@ -449,6 +459,34 @@ pub fn model_for(kind: &ScriptKind) -> Option<Box<dyn RoutingModel>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A model that says it adds nothing to a configuration hands back the one it is given
+    /// (the intent check then keeps no copy of the configuration before the rollout).
+    #[test]
+    fn models_adding_no_surroundings_hand_the_configuration_back() {
+        let resource = GatewayConfig::Resource(testing::json(
+            "apiVersion: getambassador.io/v2\nkind: Mapping\nmetadata: {name: web-canary}\nspec: {prefix: /, service: web-canary, weight: 10}\n",
+        ));
+        let ingress = GatewayConfig::Ingress {
+            stable: Arc::new(testing::json("kind: Ingress\nmetadata: {name: web}\n")),
+            canary: None,
+        };
+        for model in models() {
+            for config in [&resource, &ingress] {
+                let seen = model.surroundings(config.clone(), config, "web", "web-canary");
+                if !model.adds_surroundings() {
+                    assert_eq!(seen.as_ref(), Ok(config), "{}", model.name());
+                }
+            }
+        }
+        // Emissary adds the stable Mapping beside the canary one.
+        let emissary = emissary::EmissaryMapping;
+        assert!(emissary.adds_surroundings());
+        assert_ne!(
+            emissary.surroundings(resource.clone(), &resource, "web", "web-canary"),
+            Ok(resource.clone())
+        );
+    }
 
     #[test]
     fn weights_normalise_and_merge() {

@@ -286,6 +286,44 @@ mod tests {
         });
     }
 
+    /// Requests split alike on one pair of paths get one shared decision (the intent check
+    /// judges a pair of decisions once, knowing them by address), and each split its own.
+    #[test]
+    fn requests_split_alike_share_one_decision() {
+        let config = pair(
+            r#""nginx.ingress.kubernetes.io/canary":"true","nginx.ingress.kubernetes.io/canary-by-header":"x-canary",
+            "nginx.ingress.kubernetes.io/canary-weight":"30""#,
+        );
+        let route = |request: &Request| match IngressNginx.route(&config, request) {
+            Routed::To(d) => d,
+            Routed::NoRoute => panic!("no route"),
+        };
+        crate::routing::memo::with_derived_memo(|| {
+            let (weighted, other_path) = (
+                route(&on_host(Request::get("/a"))),
+                route(&on_host(Request::get("/b"))),
+            );
+            let (always, always_again) = (
+                route(&with_header("x-canary", "always")),
+                route(&with_header("x-canary", "always")),
+            );
+            let never = route(&with_header("x-canary", "never"));
+            assert!(std::sync::Arc::ptr_eq(&weighted, &other_path));
+            assert!(std::sync::Arc::ptr_eq(&always, &always_again));
+            assert!(!std::sync::Arc::ptr_eq(&weighted, &always));
+            assert!(!std::sync::Arc::ptr_eq(&never, &always));
+            assert!((weighted.share_of_service("web-canary") - 0.3).abs() < 1e-9);
+            assert_eq!(always.share_of_service("web-canary"), 1.0);
+            assert_eq!(never.share_of_service("web-canary"), 0.0);
+            assert_eq!(
+                always.route_path.as_deref(),
+                Some(
+                    "Ingress web spec.rules[0].http.paths[0] and the canary Ingress web-canary's annotations"
+                )
+            );
+        });
+    }
+
     #[test]
     fn header_beats_cookie_beats_weight() {
         let config = pair(
