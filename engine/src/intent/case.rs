@@ -458,8 +458,7 @@ struct BeforeConfig {
     /// [`RoutingModel::surroundings`] is given as `original`).
     before: GatewayConfig,
     /// The same as the gateway sees it ([`RoutingModel::surroundings`]); `Ok(None)` when that
-    /// is [`Self::before`] itself (a model that adds nothing to a configuration: no copy is
-    /// kept). See [`Self::seen`].
+    /// is [`Self::before`] itself (no copy is kept). See [`Self::seen`].
     before_seen: Result<Option<GatewayConfig>, String>,
     /// What each step's configuration is built from besides the step's result.
     step_base: StepBase,
@@ -521,18 +520,8 @@ impl BeforeConfig {
                 (before, StepBase::Ingress { stable, canary })
             }
         };
-        let before_seen = if model.adds_surroundings() {
-            model
-                .surroundings(
-                    before.clone(),
-                    &before,
-                    &obj.stable_service,
-                    &obj.canary_service,
-                )
-                .map(Some)
-        } else {
-            Ok(None)
-        };
+        let before_seen =
+            model.surroundings(&before, &before, &obj.stable_service, &obj.canary_service);
         BeforeConfig {
             services: (obj.stable_service.clone(), obj.canary_service.clone()),
             flavor,
@@ -629,10 +618,11 @@ fn after_config(
             }
         }
     };
-    model.surroundings(
-        after,
+    let seen = model.surroundings(
+        &after,
         &base.before,
         &obj.stable_service,
         &obj.canary_service,
-    )
+    )?;
+    Ok(seen.unwrap_or(after))
 }

@@ -550,30 +550,25 @@ impl RoutingModel for EmissaryMapping {
         probes
     }
 
-    fn adds_surroundings(&self) -> bool {
-        true
-    }
-
     /// The script edits the canary Mapping; the gateway also has the stable Mapping the
     /// canary one was copied from (the library script's setup): the original with the stable
     /// service and no weight.
     fn surroundings(
         &self,
-        config: GatewayConfig,
+        config: &GatewayConfig,
         original: &GatewayConfig,
         stable_service: &str,
         canary_service: &str,
-    ) -> Result<GatewayConfig, String> {
-        let (GatewayConfig::Resource(object), GatewayConfig::Resource(before)) =
-            (&config, original)
+    ) -> Result<Option<GatewayConfig>, String> {
+        let (GatewayConfig::Resource(object), GatewayConfig::Resource(before)) = (config, original)
         else {
-            return Ok(config);
+            return Ok(None);
         };
         let Some(mapping) = view(before) else {
-            return Ok(config);
+            return Ok(None);
         };
         if stable_service == canary_service {
-            return Ok(config);
+            return Ok(None);
         }
         // `service: web` names the Service in the Mapping's own namespace, `web.shop:8080` the
         // one of `shop` (Emissary's default service resolution: the `ambassador` Module's
@@ -586,7 +581,7 @@ impl RoutingModel for EmissaryMapping {
             ));
         }
         if !self.is_service(&mapping.backend, canary_service, namespace) {
-            return Ok(config);
+            return Ok(None);
         }
         let service = before
             .at(&["spec", "service"])
@@ -603,7 +598,7 @@ impl RoutingModel for EmissaryMapping {
             spec.remove("add_request_headers");
             spec.remove("remove_request_headers");
         }
-        Ok(GatewayConfig::Resource(JsonValue::Object(
+        Ok(Some(GatewayConfig::Resource(JsonValue::Object(
             crate::value::JsonMap::from([
                 ("apiVersion".to_owned(), JsonValue::String("v1".to_owned())),
                 ("kind".to_owned(), JsonValue::String("List".to_owned())),
@@ -612,7 +607,7 @@ impl RoutingModel for EmissaryMapping {
                     JsonValue::Array(vec![stable, object.clone()]),
                 ),
             ]),
-        )))
+        ))))
     }
 }
 

@@ -349,26 +349,20 @@ pub trait RoutingModel: Send + Sync {
     }
 
     /// The configuration the gateway sees when the script's resource is `config` (`original`
-    /// is that resource before the rollout). By default `config` itself. A gateway that
-    /// combines several objects into one decision adds the ones a Rollout's setup implies
-    /// (Emissary groups the canary Mapping a script edits with the stable Mapping beside it),
-    /// as a `kind: List` resource with `items`. `Err(why)` when the resource alone cannot show
-    /// where traffic goes (the intent check then skips the step and says why).
+    /// is that resource before the rollout): `None` when it is `config` itself, the default,
+    /// so that callers keep no second copy. A gateway that combines several objects into one
+    /// decision adds the ones a Rollout's setup implies (Emissary groups the canary Mapping a
+    /// script edits with the stable Mapping beside it), as a `kind: List` resource with
+    /// `items`. `Err(why)` when the resource alone cannot show where traffic goes (the intent
+    /// check then skips the step and says why).
     fn surroundings(
         &self,
-        config: GatewayConfig,
+        _config: &GatewayConfig,
         _original: &GatewayConfig,
         _stable_service: &str,
         _canary_service: &str,
-    ) -> Result<GatewayConfig, String> {
-        Ok(config)
-    }
-
-    /// Whether [`Self::surroundings`] may hand back anything but the configuration it is
-    /// given: when not, a caller keeping a configuration beside what the gateway sees of it
-    /// keeps one copy, not two. A model that overrides `surroundings` says yes.
-    fn adds_surroundings(&self) -> bool {
-        false
+    ) -> Result<Option<GatewayConfig>, String> {
+        Ok(None)
     }
 }
 
@@ -459,34 +453,6 @@ pub fn model_for(kind: &ScriptKind) -> Option<Box<dyn RoutingModel>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A model that says it adds nothing to a configuration hands back the one it is given
-    /// (the intent check then keeps no copy of the configuration before the rollout).
-    #[test]
-    fn models_adding_no_surroundings_hand_the_configuration_back() {
-        let resource = GatewayConfig::Resource(testing::json(
-            "apiVersion: getambassador.io/v2\nkind: Mapping\nmetadata: {name: web-canary}\nspec: {prefix: /, service: web-canary, weight: 10}\n",
-        ));
-        let ingress = GatewayConfig::Ingress {
-            stable: Arc::new(testing::json("kind: Ingress\nmetadata: {name: web}\n")),
-            canary: None,
-        };
-        for model in models() {
-            for config in [&resource, &ingress] {
-                let seen = model.surroundings(config.clone(), config, "web", "web-canary");
-                if !model.adds_surroundings() {
-                    assert_eq!(seen.as_ref(), Ok(config), "{}", model.name());
-                }
-            }
-        }
-        // Emissary adds the stable Mapping beside the canary one.
-        let emissary = emissary::EmissaryMapping;
-        assert!(emissary.adds_surroundings());
-        assert_ne!(
-            emissary.surroundings(resource.clone(), &resource, "web", "web-canary"),
-            Ok(resource.clone())
-        );
-    }
 
     #[test]
     fn weights_normalise_and_merge() {

@@ -158,8 +158,9 @@ fn the_stable_mapping_is_implied_beside_the_canary_one() {
         r#"{"prefix":"/","service":"http://web-canary.prod:8080","weight":30}"#,
     ));
     let seen = EmissaryMapping
-        .surroundings(after, &original, "web", "web-canary")
-        .unwrap();
+        .surroundings(&after, &original, "web", "web-canary")
+        .unwrap()
+        .expect("the stable Mapping is added");
     assert_eq!(
         route(&seen, &Request::get("/")),
         "web-canary.prod:8080 30 %, web.prod:8080 70 %"
@@ -167,8 +168,14 @@ fn the_stable_mapping_is_implied_beside_the_canary_one() {
     let stable = GatewayConfig::Resource(mapping(r#"{"prefix":"/","service":"web:80"}"#));
     assert!(
         EmissaryMapping
-            .surroundings(stable.clone(), &stable, "web", "web-canary")
+            .surroundings(&stable, &stable, "web", "web-canary")
             .is_err()
+    );
+    // A Mapping to neither service is what the gateway sees, unchanged.
+    let other = GatewayConfig::Resource(mapping(r#"{"prefix":"/","service":"api:80"}"#));
+    assert_eq!(
+        EmissaryMapping.surroundings(&other, &other, "web", "web-canary"),
+        Ok(None)
     );
 }
 
