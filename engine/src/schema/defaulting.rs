@@ -11,21 +11,24 @@ use super::compile::{Additional, Below, Schema};
 use crate::value::JsonValue;
 use crate::yaml::PathSeg;
 
-/// `value` with `schema`'s defaults applied; borrowed when nothing was defaulted (most values
-/// get no default even where the schema declares some).
+/// `value` with `schema`'s defaults applied; borrowed when nothing was defaulted (checked
+/// first, without copying: most values get no default even where the schema declares some).
 /// The paths (from `value`) of nulls replaced by a default are added to `replaced_nulls`.
 pub(crate) fn apply_defaults<'v>(
     schema: &Schema,
     value: &'v JsonValue,
     replaced_nulls: &mut Vec<Vec<PathSeg>>,
 ) -> Cow<'v, JsonValue> {
-    match defaulted(schema, value, &mut Vec::new(), replaced_nulls) {
-        Some(owned) => Cow::Owned(owned),
-        None => Cow::Borrowed(value),
+    if !needs_defaults(schema, value, 0) {
+        return Cow::Borrowed(value);
     }
+    let mut owned = value.clone();
+    let mut path = Vec::new();
+    default_in_place(schema, &mut owned, &mut path, replaced_nulls);
+    Cow::Owned(owned)
 }
 
-/// A step of the defaulting walk's path, a declared property's name borrowed from the
+/// A step of [`default_in_place`]'s path, a declared property's name borrowed from the
 /// schema: copied into a [`PathSeg`] only for a replaced null (the walk visits every field
 /// with defaults below). An `additionalProperties` key is the value's own, copied.
 enum Seg<'s> {
@@ -38,17 +41,12 @@ enum Seg<'s> {
 // does, below any stack limit.
 use super::compile::LOOKAHEAD_DEPTH;
 
-/// `value` (at `path`) with `schema`'s defaults applied, `None` when none applies anywhere
-/// below: one walk, which copies an object or list only when something below it changes (an
-/// object that gets a default itself is copied whole and defaulted in place).
-fn defaulted<'s>(
-    schema: &'s Schema,
-    value: &JsonValue,
-    path: &mut Vec<Seg<'s>>,
-    replaced_nulls: &mut Vec<Vec<PathSeg>>,
-) -> Option<JsonValue> {
-    if path.len() > LOOKAHEAD_DEPTH || !schema.has_below(Below::Defaults) {
-        return None;
+/// Whether [`default_in_place`] would change `value`: a declared property with a default is
+/// absent, or null where the schema does not allow null, somewhere below. Walks only the
+/// parts of `value` whose schema has defaults below it.
+fn needs_defaults(schema: &Schema, value: &JsonValue, depth: usize) -> bool {
+    if depth > LOOKAHEAD_DEPTH || !schema.has_below(Below::Defaults) {
+        return false;
     }
     match value {
         JsonValue::Object(fields) => {
@@ -60,78 +58,19 @@ fn defaulted<'s>(
                         Some(_) => false,
                     }
             });
-            if defaulted_here {
-                let mut owned = value.clone();
-                default_in_place(schema, &mut owned, path, replaced_nulls);
-                return Some(owned);
-            }
-            // The members are copied from the first one that changes on.
-            let mut changed: Option<Vec<(String, JsonValue)>> = None;
-            for (index, (name, field)) in fields.iter().enumerate() {
-                let below = match child_of(schema, name) {
-                    Some((seg, child)) => {
-                        path.push(seg);
-                        let below = defaulted(child, field, path, replaced_nulls);
-                        path.pop();
-                        below
-                    }
-                    None => None,
-                };
-                match (below, &mut changed) {
-                    (None, None) => {}
-                    (None, Some(members)) => members.push((name.clone(), field.clone())),
-                    (Some(new), Some(members)) => members.push((name.clone(), new)),
-                    (Some(new), None) => {
-                        let mut members = Vec::with_capacity(fields.len());
-                        members.extend(
-                            fields
-                                .iter()
-                                .take(index)
-                                .map(|(name, field)| (name.clone(), field.clone())),
-                        );
-                        members.push((name.clone(), new));
-                        changed = Some(members);
-                    }
-                }
-            }
-            changed.map(|members| JsonValue::Object(members.into_iter().collect()))
+            defaulted_here
+                || fields.iter().any(|(name, field)| {
+                    schema
+                        .child(name)
+                        .is_some_and(|child| needs_defaults(child, field, depth + 1))
+                })
         }
-        JsonValue::Array(items) => {
-            let item_schema = schema.items.as_deref()?;
-            let mut changed: Option<Vec<JsonValue>> = None;
-            for (index, item) in items.iter().enumerate() {
-                path.push(Seg::Index(index));
-                let below = defaulted(item_schema, item, path, replaced_nulls);
-                path.pop();
-                match (below, &mut changed) {
-                    (None, None) => {}
-                    (None, Some(copied)) => copied.push(item.clone()),
-                    (Some(new), Some(copied)) => copied.push(new),
-                    (Some(new), None) => {
-                        let mut copied = Vec::with_capacity(items.len());
-                        copied.extend_from_slice(&items[..index]);
-                        copied.push(new);
-                        changed = Some(copied);
-                    }
-                }
-            }
-            changed.map(JsonValue::Array)
-        }
-        _ => None,
-    }
-}
-
-/// The schema of field `name` of an object `schema` describes, with the path step to it; `None`
-/// when the field has none or no default sits below it.
-fn child_of<'s>(schema: &'s Schema, name: &str) -> Option<(Seg<'s>, &'s Schema)> {
-    match schema.properties.get_key_value(name) {
-        Some((declared, child)) => Some((Seg::Property(declared), child)),
-        None => match &schema.additional {
-            Additional::Schema(child) if child.has_below(Below::Defaults) => {
-                Some((Seg::Key(name.to_owned()), &**child))
-            }
-            _ => None,
-        },
+        JsonValue::Array(items) => schema.items.as_deref().is_some_and(|item_schema| {
+            items
+                .iter()
+                .any(|item| needs_defaults(item_schema, item, depth + 1))
+        }),
+        _ => false,
     }
 }
 
@@ -171,8 +110,15 @@ fn default_in_place<'s>(
                 }
             }
             for (name, field) in fields.iter_mut() {
-                let Some((seg, child)) = child_of(schema, name) else {
-                    continue;
+                // A declared property's name is borrowed from the schema (the same text).
+                let (seg, child) = match schema.properties.get_key_value(name.as_str()) {
+                    Some((declared, child)) => (Seg::Property(declared), child),
+                    None => match &schema.additional {
+                        Additional::Schema(child) if child.has_below(Below::Defaults) => {
+                            (Seg::Key(name.clone()), &**child)
+                        }
+                        _ => continue,
+                    },
                 };
                 path.push(seg);
                 default_in_place(child, field, path, replaced_nulls);
@@ -216,11 +162,10 @@ mod tests {
         );
     }
 
-    /// Only what changes is copied, in one walk: an unchanged value comes back borrowed, and
-    /// the nulls replaced in list items, map values and below a default are reported in the
-    /// order the walk meets them, each at its path.
+    /// An unchanged value comes back borrowed (nothing copied); the nulls replaced in list
+    /// items and map values are reported in the order the walk meets them, each at its path.
     #[test]
-    fn a_value_is_copied_only_when_a_default_applies_and_replaced_nulls_keep_their_order() {
+    fn an_unchanged_value_is_borrowed_and_replaced_nulls_keep_their_order() {
         let schema = Schema::compile(
             &parse_first_document(
                 "type: object\nproperties:\n  items:\n    type: array\n    items:\n      type: object\n      properties:\n        mode: {type: string, default: fast}\n  by:\n    type: object\n    additionalProperties:\n      type: object\n      properties:\n        size: {type: integer, default: 1}\n  other: {type: string}\n",
