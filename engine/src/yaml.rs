@@ -190,14 +190,17 @@ impl YamlNode {
             YamlValue::Seq(items) => {
                 JsonValue::Array(items.iter().map(YamlNode::to_json).collect())
             }
-            YamlValue::Map(entries) => {
-                let mut out = crate::value::JsonMap::new();
-                for (k, v) in entries {
-                    let key = k.key_string().unwrap_or_else(|| "null".to_string());
-                    out.insert(key, v.to_json());
-                }
-                JsonValue::Object(out)
-            }
+            // Gathered, then sorted once: a later entry of an equal key wins, as inserting
+            // them in turn (which grew the object once per entry) left it.
+            YamlValue::Map(entries) => JsonValue::Object(
+                entries
+                    .iter()
+                    .map(|(k, v)| {
+                        let key = k.key_string().unwrap_or_else(|| "null".to_string());
+                        (key, v.to_json())
+                    })
+                    .collect(),
+            ),
         }
     }
 

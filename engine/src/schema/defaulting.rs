@@ -7,7 +7,7 @@
 
 use std::borrow::Cow;
 
-use super::compile::{Below, Schema};
+use super::compile::{Additional, Below, Schema};
 use crate::value::JsonValue;
 use crate::yaml::PathSeg;
 
@@ -26,6 +26,15 @@ pub(crate) fn apply_defaults<'v>(
     let mut path = Vec::new();
     default_in_place(schema, &mut owned, &mut path, replaced_nulls);
     Cow::Owned(owned)
+}
+
+/// A step of [`default_in_place`]'s path, a declared property's name borrowed from the
+/// schema: copied into a [`PathSeg`] only for a replaced null (the walk visits every field
+/// with defaults below). An `additionalProperties` key is the value's own, copied.
+enum Seg<'s> {
+    Property(&'s str),
+    Key(String),
+    Index(usize),
 }
 
 // Compiled schemas nest at most 100 levels (`compile`); the walk stops where the look-ahead
@@ -65,10 +74,10 @@ fn needs_defaults(schema: &Schema, value: &JsonValue, depth: usize) -> bool {
     }
 }
 
-fn default_in_place(
-    schema: &Schema,
+fn default_in_place<'s>(
+    schema: &'s Schema,
     value: &mut JsonValue,
-    path: &mut Vec<PathSeg>,
+    path: &mut Vec<Seg<'s>>,
     replaced_nulls: &mut Vec<Vec<PathSeg>>,
 ) {
     if path.len() > LOOKAHEAD_DEPTH || !schema.has_below(Below::Defaults) {
@@ -86,18 +95,32 @@ fn default_in_place(
                     }
                     Some(JsonValue::Null) if !child.nullable => {
                         fields.insert(name.clone(), default.clone());
-                        path.push(PathSeg::Key(name.clone()));
-                        replaced_nulls.push(path.clone());
-                        path.pop();
+                        let mut at: Vec<PathSeg> = path
+                            .iter()
+                            .map(|seg| match seg {
+                                Seg::Property(key) => PathSeg::Key((*key).to_owned()),
+                                Seg::Key(key) => PathSeg::Key(key.clone()),
+                                Seg::Index(index) => PathSeg::Index(*index),
+                            })
+                            .collect();
+                        at.push(PathSeg::Key(name.clone()));
+                        replaced_nulls.push(at);
                     }
                     Some(_) => {}
                 }
             }
             for (name, field) in fields.iter_mut() {
-                let Some(child) = schema.child(name) else {
-                    continue;
+                // A declared property's name is borrowed from the schema (the same text).
+                let (seg, child) = match schema.properties.get_key_value(name.as_str()) {
+                    Some((declared, child)) => (Seg::Property(declared), child),
+                    None => match &schema.additional {
+                        Additional::Schema(child) if child.has_below(Below::Defaults) => {
+                            (Seg::Key(name.clone()), &**child)
+                        }
+                        _ => continue,
+                    },
                 };
-                path.push(PathSeg::Key(name.clone()));
+                path.push(seg);
                 default_in_place(child, field, path, replaced_nulls);
                 path.pop();
             }
@@ -105,7 +128,7 @@ fn default_in_place(
         JsonValue::Array(items) => {
             if let Some(item_schema) = schema.items.as_deref() {
                 for (index, item) in items.iter_mut().enumerate() {
-                    path.push(PathSeg::Index(index));
+                    path.push(Seg::Index(index));
                     default_in_place(item_schema, item, path, replaced_nulls);
                     path.pop();
                 }
@@ -137,5 +160,39 @@ mod tests {
             defaulted(schema, "{policy: {mode: null}}"),
             r#"{"note":"x","policy":{"mode":"strict"}}"#
         );
+    }
+
+    /// An unchanged value comes back borrowed (nothing copied); the nulls replaced in list
+    /// items and map values are reported in the order the walk meets them, each at its path.
+    #[test]
+    fn an_unchanged_value_is_borrowed_and_replaced_nulls_keep_their_order() {
+        let schema = Schema::compile(
+            &parse_first_document(
+                "type: object\nproperties:\n  items:\n    type: array\n    items:\n      type: object\n      properties:\n        mode: {type: string, default: fast}\n  by:\n    type: object\n    additionalProperties:\n      type: object\n      properties:\n        size: {type: integer, default: 1}\n  other: {type: string}\n",
+            )
+            .unwrap()
+            .unwrap(),
+        )
+        .unwrap();
+        let json = |text: &str| parse_first_document(text).unwrap().unwrap().to_json();
+        let unchanged = json("{items: [{mode: slow}], by: {a: {size: 2}}, other: x}");
+        let mut nulls = Vec::new();
+        assert!(matches!(
+            apply_defaults(&schema, &unchanged, &mut nulls),
+            Cow::Borrowed(_)
+        ));
+        assert!(nulls.is_empty());
+        let value =
+            json("{other: x, items: [{mode: slow}, {mode: null}], by: {a: {size: null}, b: {}}}");
+        let made = apply_defaults(&schema, &value, &mut nulls);
+        assert_eq!(
+            made.to_canonical_json(),
+            r#"{"by":{"a":{"size":1},"b":{"size":1}},"items":[{"mode":"slow"},{"mode":"fast"}],"other":"x"}"#
+        );
+        let shown: Vec<String> = nulls
+            .iter()
+            .map(|path| crate::path_text::format_path(path))
+            .collect();
+        assert_eq!(shown, ["by.a.size", "items[1].mode"]);
     }
 }

@@ -23,10 +23,9 @@ const DNS1123_SUBDOMAIN_MAX: usize = 253;
 
 /// Why `key` is not a qualified name (`prefix/name` or `name`), or `None` when it is one.
 pub fn qualified_name_error(key: &str) -> Option<String> {
-    let parts: Vec<&str> = key.split('/').collect();
-    let name = match parts.as_slice() {
-        [name] => *name,
-        [prefix, name] => {
+    let name = match key.split_once('/') {
+        None => key,
+        Some((prefix, name)) if !name.contains('/') => {
             if prefix.is_empty() {
                 return Some("the prefix before `/` must not be empty".to_owned());
             }

@@ -157,7 +157,8 @@ fn validate_defaulted(
     let mut correlation = Correlation::default();
     let mut walker = Walker {
         prefix: path,
-        path: Vec::new(),
+        // Room for a resource's usual depth, so the path is not grown as the walk descends.
+        path: Vec::with_capacity(16),
         out,
         cel: Some(&mut cel),
         prune: true,
@@ -235,20 +236,30 @@ enum OldItems<'a> {
     Unknown,
     /// No old list (or one that is not a `map`): every item is new.
     Absent,
-    /// A `map` list's old items with their keys (worked out once per list, not per item).
-    Map(Vec<(Vec<Option<String>>, &'a JsonValue)>),
+    /// A `map` list's old items.
+    Map(&'a [JsonValue]),
 }
 
-/// The key of a `map` list's item: its key fields' canonical JSON texts.
-fn list_map_key(schema: &Schema, value: &JsonValue) -> Vec<Option<String>> {
+/// Whether two items of a `map` list have the same key: each key field absent from both, or
+/// present in both with the same canonical JSON text (compared without writing the text for
+/// strings, whose encoding is one-to-one and the only one that starts with a quote).
+fn same_list_map_key(schema: &Schema, a: &JsonValue, b: &JsonValue) -> bool {
+    fn field<'j>(value: &'j JsonValue, key: &str) -> Option<&'j JsonValue> {
+        match value {
+            JsonValue::Object(fields) => fields.get(key),
+            _ => None,
+        }
+    }
     schema
         .list_map_keys
         .iter()
-        .map(|key| match value {
-            JsonValue::Object(fields) => fields.get(key).map(JsonValue::to_canonical_json),
-            _ => None,
+        .all(|key| match (field(a, key), field(b, key)) {
+            (None, None) => true,
+            (Some(JsonValue::String(a)), Some(JsonValue::String(b))) => a == b,
+            (Some(JsonValue::String(_)), Some(_)) | (Some(_), Some(JsonValue::String(_))) => false,
+            (Some(a), Some(b)) => a.to_canonical_json() == b.to_canonical_json(),
+            _ => false,
         })
-        .collect()
 }
 
 impl<'a> OldItems<'a> {
@@ -259,28 +270,19 @@ impl<'a> OldItems<'a> {
             _ => return OldItems::Absent,
         };
         match schema.list_type.as_deref() {
-            Some("map") => OldItems::Map(
-                old_items
-                    .iter()
-                    .map(|old| (list_map_key(schema, old), old))
-                    .collect(),
-            ),
+            Some("map") => OldItems::Map(old_items),
             _ => OldItems::Absent,
         }
     }
 
-    /// The old item `item` is compared with.
+    /// The old item `item` is compared with: the first of the same key.
     fn of(&self, schema: &Schema, item: &JsonValue) -> Old<'a> {
         let found = match self {
             OldItems::Unknown => return Old::Unknown,
             OldItems::Absent => None,
-            OldItems::Map(keyed) => {
-                let key = list_map_key(schema, item);
-                keyed
-                    .iter()
-                    .find(|(old, _)| *old == key)
-                    .map(|(_, old)| *old)
-            }
+            OldItems::Map(old_items) => old_items
+                .iter()
+                .find(|old| same_list_map_key(schema, old, item)),
         };
         found.map_or(Old::Absent, Old::Value)
     }
@@ -702,23 +704,13 @@ impl<'v> Walker<'_, 'v> {
             self.check_embedded(fields);
         }
         let mut kept = 0u64;
-        let mut present: Vec<&str> = Vec::with_capacity(fields.len());
         for (key, value) in fields {
-            // Inside a junctor's branch nothing is pruned: the value it walks is already
-            // pruned (`junctors.rs`), so what would be dropped is walked as it is.
-            let fate = match pruned::fate(schema, key, value, root) {
-                Fate::Undeclared if !self.prune => Fate::Kept,
-                Fate::Null { schema, .. } if !self.prune => Fate::Declared(schema),
-                fate => fate,
-            };
+            let fate = self.fate(schema, key, value, root);
             self.path.push(Seg::Key(key));
             match fate {
                 // The resource's own apiVersion/kind/metadata: checked by the API server's
                 // object-meta rules (metadata.rs), not by the CRD schema.
-                Fate::Meta | Fate::Kept => {
-                    kept += 1;
-                    present.push(key);
-                }
+                Fate::Meta | Fate::Kept => kept += 1,
                 Fate::Undeclared => {
                     let message = format!(
                         "the API server would drop `{}`: the schema does not declare it",
@@ -730,7 +722,6 @@ impl<'v> Walker<'_, 'v> {
                     defaulted: true, ..
                 } => {
                     kept += 1;
-                    present.push(key);
                     self.warning(
                         "nullable",
                         "null in a non-nullable field: the API server would write the default instead".to_owned(),
@@ -747,7 +738,6 @@ impl<'v> Walker<'_, 'v> {
                 }
                 Fate::Declared(child) => {
                     kept += 1;
-                    present.push(key);
                     let correlated = correlated.and_then(|old| old.get(key));
                     self.walk(child, value, old.field(key), correlated, false);
                 }
@@ -760,7 +750,19 @@ impl<'v> Walker<'_, 'v> {
                 .properties
                 .get(name)
                 .is_some_and(|p| p.default.is_some());
-            if !present.contains(&name.as_str()) && !defaulted {
+            // Present: there, and not dropped by pruning (looked up again for the few
+            // required names rather than collected for every object walked).
+            let present = fields.get(name).is_some_and(|value| {
+                !matches!(
+                    self.fate(schema, name, value, root),
+                    Fate::Undeclared
+                        | Fate::Null {
+                            defaulted: false,
+                            ..
+                        }
+                )
+            });
+            if !present && !defaulted {
                 self.path.push(Seg::Key(name));
                 self.error("required", "required field is missing".to_owned());
                 self.path.pop();
@@ -777,6 +779,17 @@ impl<'v> Walker<'_, 'v> {
                 "maxProperties",
                 format!("must have at most {max} fields, has {kept}"),
             );
+        }
+    }
+
+    /// What pruning does with field `key` of an object `schema` describes, as this walk sees
+    /// it: inside a junctor's branch nothing is pruned (the value it walks is already pruned:
+    /// `junctors.rs`), so what would be dropped is walked as it is.
+    fn fate(&self, schema: &'v Schema, key: &str, value: &JsonValue, root: bool) -> Fate<'v> {
+        match pruned::fate(schema, key, value, root) {
+            Fate::Undeclared if !self.prune => Fate::Kept,
+            Fate::Null { schema, .. } if !self.prune => Fate::Declared(schema),
+            fate => fate,
         }
     }
 
