@@ -21,9 +21,10 @@
 //!   the scalar bytes copied through aliases ([`MAX_ALIAS_EXPANDED_BYTES`]), which go-yaml
 //!   does not need (its strings are shared, ours are copied). Both are checked at the alias,
 //!   from sizes recorded with each anchor, before anything is copied: an expansion past the
-//!   bounds is never built. An anchor keeps a copy of its node, so the copies anchors keep are
-//!   bounded too (16 MiB beyond twice the text's size): anchors nested around one large value
-//!   would otherwise copy it once per anchor.
+//!   bounds is never built. Anchored nodes are bounded too, by what copies of them would hold
+//!   (16 MiB beyond twice the text's size): each anchor kept a copy once, and anchors nested
+//!   around one large value copied it once per anchor. Anchors are now found where they lie in
+//!   the tree ([`anchors`]); the bound stays, so the same documents are read.
 //! * Nesting is bounded ([`MAX_NESTING_DEPTH`], counted while parsing, aliases included with
 //!   the depth of their anchor's node): a deeper document fails at the line of the collection
 //!   (or alias) that crosses the bound, so no later walk over the tree can overflow the stack.
@@ -33,17 +34,18 @@
 //!   when more follow.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 
 use saphyr_parser::{Event, Parser, ScalarStyle, ScanError};
 
 use crate::go::json_text::go_special_float;
 use crate::value::JsonValue;
 
+mod anchors;
 mod flow;
 mod positions;
 mod scalar;
 pub mod scalar_map;
+use anchors::Anchors;
 use flow::{FlowFix, Restore};
 use positions::Positions;
 use scalar::resolve_scalar;
@@ -421,8 +423,8 @@ impl IndexKey {
 
 impl MapEntries {
     /// Sets `key` to `value` as a Go map does: an equal key keeps its place and takes the new
-    /// key node and value. Returns the position of the key it replaced, if any.
-    fn insert(&mut self, key: YamlNode, value: YamlNode) -> Option<Pos> {
+    /// key node and value. Returns where the entry is, and the entry it replaced, if any.
+    fn insert(&mut self, key: YamlNode, value: YamlNode) -> (usize, Option<(YamlNode, YamlNode)>) {
         if self.index.is_none() && self.entries.len() >= INDEX_FROM {
             let index = self
                 .entries
@@ -439,21 +441,41 @@ impl MapEntries {
             _ => self.entries.iter().position(|(k, _)| k.value == key.value),
         };
         if let Some(i) = found {
-            let replaced = self.entries[i].0.span.start;
-            self.entries[i] = (key, value);
-            return Some(replaced);
+            let replaced = std::mem::replace(&mut self.entries[i], (key, value));
+            return (i, Some(replaced));
         }
         if let (Some(index), Some(k)) = (&mut self.index, indexed_key) {
             index.insert(k, self.entries.len());
         }
         self.entries.push((key, value));
-        None
+        (self.entries.len() - 1, None)
+    }
+
+    /// [`MapEntries::insert`] into the map open at `depth`, whose anchors `anchors` tracks.
+    fn insert_tracked(
+        &mut self,
+        key: YamlNode,
+        value: YamlNode,
+        anchors: &mut Anchors,
+        depth: usize,
+    ) -> (usize, Option<Pos>) {
+        let (at, replaced) = self.insert(key, value);
+        let first = replaced.map(|(old_key, old_value)| {
+            anchors.replaced(depth, at, &old_value);
+            old_key.span.start
+        });
+        (at, first)
     }
 }
 
-/// Applies a `<<` merge value to `entries`: a map, or a sequence of maps where earlier maps
-/// take precedence.
-fn apply_merge(entries: &mut MapEntries, value: YamlNode) -> Result<(), YamlError> {
+/// Applies a `<<` merge value to `entries` (of the map open at `depth`): a map, or a sequence
+/// of maps where earlier maps take precedence.
+fn apply_merge(
+    entries: &mut MapEntries,
+    value: YamlNode,
+    anchors: &mut Anchors,
+    depth: usize,
+) -> Result<(), YamlError> {
     let want_map = |n: &YamlNode| {
         error_at(
             n.span.start,
@@ -463,7 +485,7 @@ fn apply_merge(entries: &mut MapEntries, value: YamlNode) -> Result<(), YamlErro
     match value.value {
         YamlValue::Map(merged) => {
             for (k, v) in merged {
-                entries.insert(k, v);
+                entries.insert_tracked(k, v, anchors, depth);
             }
         }
         YamlValue::Seq(items) => {
@@ -471,7 +493,7 @@ fn apply_merge(entries: &mut MapEntries, value: YamlNode) -> Result<(), YamlErro
                 match item.value {
                     YamlValue::Map(merged) => {
                         for (k, v) in merged {
-                            entries.insert(k, v);
+                            entries.insert_tracked(k, v, anchors, depth);
                         }
                     }
                     _ => return Err(want_map(&item)),
@@ -507,9 +529,8 @@ struct AliasBudget {
     aliased: u64,
     /// Scalar bytes copied through aliases (our own bound, see [`MAX_ALIAS_EXPANDED_BYTES`]).
     aliased_bytes: u64,
-    /// What the anchored nodes' copies cost (text bytes plus a node's size per node): an
-    /// anchor keeps a copy of its node, so anchors nested around one big value would copy it
-    /// once per anchor.
+    /// What copies of the anchored nodes would cost (text bytes plus a node's size per node):
+    /// the bound set when each anchor kept a copy of its node, kept (see the module's notes).
     anchored_bytes: u64,
 }
 
@@ -517,8 +538,8 @@ struct AliasBudget {
 const NODE_BYTES: u64 = std::mem::size_of::<YamlNode>() as u64;
 
 impl AliasBudget {
-    /// Counts the copy an anchor keeps of a node of `size` at `pos`; fails once the copies
-    /// exceed [`MAX_ALIAS_EXPANDED_BYTES`] beyond what the text itself holds.
+    /// Counts an anchored node of `size` at `pos` as the copy an anchor once kept; fails once
+    /// the copies would exceed [`MAX_ALIAS_EXPANDED_BYTES`] beyond what the text itself holds.
     fn count_anchor(&mut self, size: Size, pos: Pos, source_len: usize) -> Result<(), YamlError> {
         let cost = size
             .bytes
@@ -578,8 +599,8 @@ struct Builder<'a> {
     positions: Positions<'a>,
     source: &'a str,
     stack: Vec<Frame>,
-    /// Each anchored node with its expanded size.
-    anchors: HashMap<usize, (YamlNode, Size)>,
+    /// Each anchored node (where it lies) with its expanded size.
+    anchors: Anchors,
     budget: AliasBudget,
     notes: Vec<YamlNote>,
     /// The finished root of the current document.
@@ -604,14 +625,20 @@ impl Builder<'_> {
         if anchor != 0 {
             self.budget
                 .count_anchor(size, node.span.start, self.source.len())?;
-            self.anchors.insert(anchor, (node.clone(), size));
         }
+        // The anchors below `node` were in the frame it closed, one deeper than its parent.
+        let inner = self.stack.len();
+        let depth = inner.saturating_sub(1);
         match self.stack.last_mut() {
-            None => self.root = Some(node),
+            None => {
+                self.anchors.at_root(inner, anchor, size);
+                self.root = Some(node)
+            }
             Some(Frame::Seq {
                 items, size: total, ..
             }) => {
                 total.add_child(size);
+                self.anchors.placed(inner, items.len(), anchor, size);
                 items.push(node)
             }
             Some(Frame::Map {
@@ -626,13 +653,20 @@ impl Builder<'_> {
                         if matches!(node.value, YamlValue::Seq(_) | YamlValue::Map(_)) {
                             return Err(error_at(node.span.start, "invalid map key: a collection"));
                         }
+                        self.anchors.taken(inner, &node, anchor, size);
                         *pending = Some((node, is_merge_key));
                     }
-                    Some((_, true)) => apply_merge(entries, node)?,
+                    Some((_, true)) => {
+                        self.anchors.taken(inner, &node, anchor, size);
+                        apply_merge(entries, node, &mut self.anchors, depth)?
+                    }
                     Some((key, false)) => {
                         let pos = key.span.start;
                         let key_text = key.span.start.offset..key.span.end.offset;
-                        if let Some(first) = entries.insert(key, node) {
+                        let (at, first) =
+                            entries.insert_tracked(key, node, &mut self.anchors, depth);
+                        self.anchors.placed(inner, at, anchor, size);
+                        if let Some(first) = first {
                             // Written only for a duplicate (it cost a string per entry).
                             let text = self.source[key_text].chars().take(80).collect::<String>();
                             self.notes.push(YamlNote {
@@ -743,7 +777,7 @@ fn parse_events<'a>(
         positions: Positions::new(source),
         source,
         stack: Vec::new(),
-        anchors: HashMap::new(),
+        anchors: Anchors::default(),
         budget: AliasBudget::default(),
         notes: Vec::new(),
         root: None,
@@ -779,14 +813,16 @@ fn parse_events<'a>(
                 }
             }
             Event::Alias(id) => {
-                let Some((target, size)) = b.anchors.get(&id) else {
+                let Some(size) = b.anchors.size(id) else {
                     return Err(error_at(start, "unknown anchor referenced"));
                 };
-                let size = *size;
                 b.check_depth(size.depth, start)?;
                 b.budget.count_alias(size, start)?;
+                let Some(target) = b.anchors.resolve(id, &b.stack, b.root.as_ref()) else {
+                    return Err(error_at(start, "unknown anchor referenced"));
+                };
                 let node = YamlNode {
-                    value: target.value.clone(),
+                    value: target.clone(),
                     span: Span { start, end },
                 };
                 let alias_size = Size {
