@@ -389,35 +389,88 @@ fn depth_error(pos: Pos) -> YamlError {
 #[derive(Default)]
 struct MapEntries {
     entries: Vec<(YamlNode, YamlNode)>,
-    /// Position in `entries` by key, once there are [`INDEX_FROM`] of them.
-    index: Option<std::collections::HashMap<IndexKey, usize>>,
+    /// Positions in `entries` by key, once there are [`INDEX_FROM`] of them.
+    index: Option<KeyIndex>,
 }
 
 /// Small mappings are scanned; an index costs more than it saves there.
 const INDEX_FROM: usize = 16;
 
-/// A scalar key as [`YamlValue`]'s equality sees it: `Int(1)` and `Float(1.0)` differ, `0.0`
-/// equals `-0.0`, and NaN equals nothing (so it is never indexed).
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-enum IndexKey {
-    Null,
-    Bool(bool),
-    Int(i64),
-    Float(u64),
-    String(String),
+/// The entries of a mapping by a hash of their key, which the entries themselves confirm (keys
+/// are not copied into the index: a CRD's `properties` maps made it copy thousands). Keyed
+/// with std's random state, as a map of the keys was, so that no text can make keys collide.
+struct KeyIndex {
+    state: std::hash::RandomState,
+    /// The first entry of each hash.
+    first: std::collections::HashMap<u64, usize, rustc_hash::FxBuildHasher>,
+    /// For each entry, the next one whose key has the same hash ([`NO_ENTRY`]: none).
+    next: Vec<usize>,
 }
 
-impl IndexKey {
-    fn of(value: &YamlValue) -> Option<IndexKey> {
-        Some(match value {
-            YamlValue::Null => IndexKey::Null,
-            YamlValue::Bool(b) => IndexKey::Bool(*b),
-            YamlValue::Int(i) => IndexKey::Int(*i),
+/// The end of a chain of [`KeyIndex::next`].
+const NO_ENTRY: usize = usize::MAX;
+
+impl KeyIndex {
+    fn new(entries: &[(YamlNode, YamlNode)]) -> KeyIndex {
+        let mut index = KeyIndex {
+            state: std::hash::RandomState::new(),
+            first: std::collections::HashMap::default(),
+            next: Vec::with_capacity(entries.len()),
+        };
+        for (k, _) in entries {
+            index.push(&k.value);
+        }
+        index
+    }
+
+    /// The hash of a scalar key as [`YamlValue`]'s equality sees it: `Int(1)` and `Float(1.0)`
+    /// differ, `0.0` equals `-0.0`, and NaN equals nothing (so it is never indexed).
+    fn hash(&self, key: &YamlValue) -> Option<u64> {
+        use std::hash::{BuildHasher, Hash, Hasher};
+        let mut hasher = self.state.build_hasher();
+        match key {
+            YamlValue::Null => 0u8.hash(&mut hasher),
+            YamlValue::Bool(b) => (1u8, b).hash(&mut hasher),
+            YamlValue::Int(i) => (2u8, i).hash(&mut hasher),
             YamlValue::Float(f) if f.is_nan() => return None,
-            YamlValue::Float(f) => IndexKey::Float(if *f == 0.0 { 0 } else { f.to_bits() }),
-            YamlValue::String(s) => IndexKey::String(s.clone()),
+            YamlValue::Float(f) => (3u8, if *f == 0.0 { 0 } else { f.to_bits() }).hash(&mut hasher),
+            YamlValue::String(s) => (4u8, s).hash(&mut hasher),
             YamlValue::Seq(_) | YamlValue::Map(_) => return None,
-        })
+        }
+        Some(hasher.finish())
+    }
+
+    /// Where `key` is in `entries`; `Err` when it cannot be indexed (NaN, a collection).
+    fn find(&self, entries: &[(YamlNode, YamlNode)], key: &YamlValue) -> Result<Option<usize>, ()> {
+        let hash = self.hash(key).ok_or(())?;
+        let mut at = self.first.get(&hash).copied().unwrap_or(NO_ENTRY);
+        while at != NO_ENTRY {
+            if entries[at].0.value == *key {
+                return Ok(Some(at));
+            }
+            at = self.next[at];
+        }
+        Ok(None)
+    }
+
+    /// Indexes the entry after the last, whose key is `key`.
+    fn push(&mut self, key: &YamlValue) {
+        let at = self.next.len();
+        self.next.push(NO_ENTRY);
+        let Some(hash) = self.hash(key) else { return };
+        match self.first.entry(hash) {
+            std::collections::hash_map::Entry::Vacant(slot) => {
+                slot.insert(at);
+            }
+            std::collections::hash_map::Entry::Occupied(slot) => {
+                // A collision of different keys (a key already there is replaced, not pushed).
+                let mut last = *slot.get();
+                while self.next[last] != NO_ENTRY {
+                    last = self.next[last];
+                }
+                self.next[last] = at;
+            }
+        }
     }
 }
 
@@ -426,26 +479,22 @@ impl MapEntries {
     /// key node and value. Returns where the entry is, and the entry it replaced, if any.
     fn insert(&mut self, key: YamlNode, value: YamlNode) -> (usize, Option<(YamlNode, YamlNode)>) {
         if self.index.is_none() && self.entries.len() >= INDEX_FROM {
-            let index = self
-                .entries
-                .iter()
-                .enumerate()
-                .filter_map(|(i, (k, _))| IndexKey::of(&k.value).map(|k| (k, i)))
-                .collect();
-            self.index = Some(index);
+            self.index = Some(KeyIndex::new(&self.entries));
         }
-        let indexed_key = IndexKey::of(&key.value);
-        let found = match (&self.index, &indexed_key) {
-            (Some(index), Some(k)) => index.get(k).copied(),
-            (Some(_), None) if matches!(key.value, YamlValue::Float(_)) => None, // NaN
-            _ => self.entries.iter().position(|(k, _)| k.value == key.value),
+        let found = match &self.index {
+            Some(index) => match index.find(&self.entries, &key.value) {
+                Ok(found) => found,
+                Err(()) if matches!(key.value, YamlValue::Float(_)) => None, // NaN
+                Err(()) => self.entries.iter().position(|(k, _)| k.value == key.value),
+            },
+            None => self.entries.iter().position(|(k, _)| k.value == key.value),
         };
         if let Some(i) = found {
             let replaced = std::mem::replace(&mut self.entries[i], (key, value));
             return (i, Some(replaced));
         }
-        if let (Some(index), Some(k)) = (&mut self.index, indexed_key) {
-            index.insert(k, self.entries.len());
+        if let Some(index) = &mut self.index {
+            index.push(&key.value);
         }
         self.entries.push((key, value));
         (self.entries.len() - 1, None)
