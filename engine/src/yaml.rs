@@ -891,7 +891,8 @@ fn parse_events<'a>(
                 let is_merge_key = text == "<<"
                     && ((style == ScalarStyle::Plain && tag_text.is_none())
                         || tag_text.as_deref() == Some("tag:yaml.org,2002:merge"));
-                let value = resolve_scalar(&text, style, tag_text.as_deref())
+                let bytes = text.len() as u64;
+                let value = resolve_scalar(text, style, tag_text.as_deref())
                     .map_err(|m| error_at(start, m))?;
                 // go-yaml v2 does not decode a merge key itself, only its value.
                 let size = if is_merge_key {
@@ -900,7 +901,7 @@ fn parse_events<'a>(
                     b.budget.count_node();
                     Size {
                         nodes: 1,
-                        bytes: text.len() as u64,
+                        bytes,
                         depth: 0,
                     }
                 };
