@@ -67,11 +67,11 @@ impl Anchors {
     /// put at `index` in the list of the frame at `inner - 1`; the anchors below it were in
     /// the frame at `inner` (closed, if the node is a collection).
     pub(super) fn placed(&mut self, inner: usize, index: usize, anchor: usize, size: Size) {
-        let depth = inner.saturating_sub(1);
-        let below = self.take_frame(inner);
-        if below.is_empty() && anchor == 0 {
+        if anchor == 0 && !self.holds(inner) {
             return;
         }
+        let depth = inner.saturating_sub(1);
+        let below = self.take_frame(inner);
         if self.by_frame.len() <= depth {
             self.by_frame.resize_with(depth + 1, HashMap::new);
         }
@@ -113,6 +113,9 @@ impl Anchors {
     /// A finished node is taken apart or kept aside (a merge value, a key): it and what is
     /// anchored below it are copied ([`Anchors::placed`]'s arguments).
     pub(super) fn taken(&mut self, inner: usize, node: &YamlNode, anchor: usize, size: Size) {
+        if anchor == 0 && !self.holds(inner) {
+            return;
+        }
         for id in self.take_frame(inner).into_values().flatten() {
             self.copy_out(id, node, 0);
         }
@@ -153,6 +156,13 @@ impl Anchors {
                 self.nodes.remove(&id);
             }
         }
+    }
+
+    /// Whether anchors lie below the frame at `depth` (most nodes hold none: nothing to do).
+    fn holds(&self, depth: usize) -> bool {
+        self.by_frame
+            .get(depth)
+            .is_some_and(|frame| !frame.is_empty())
     }
 
     /// The anchors below the frame at `depth`, which no longer holds them.
