@@ -21,9 +21,10 @@
 //!   the scalar bytes copied through aliases ([`MAX_ALIAS_EXPANDED_BYTES`]), which go-yaml
 //!   does not need (its strings are shared, ours are copied). Both are checked at the alias,
 //!   from sizes recorded with each anchor, before anything is copied: an expansion past the
-//!   bounds is never built. An anchor keeps a copy of its node, so the copies anchors keep are
-//!   bounded too (16 MiB beyond twice the text's size): anchors nested around one large value
-//!   would otherwise copy it once per anchor.
+//!   bounds is never built. Anchored nodes are bounded too, by what copies of them would hold
+//!   (16 MiB beyond twice the text's size): each anchor kept a copy once, and anchors nested
+//!   around one large value copied it once per anchor. Anchors are now found where they lie in
+//!   the tree ([`anchors`]); the bound stays, so the same documents are read.
 //! * Nesting is bounded ([`MAX_NESTING_DEPTH`], counted while parsing, aliases included with
 //!   the depth of their anchor's node): a deeper document fails at the line of the collection
 //!   (or alias) that crosses the bound, so no later walk over the tree can overflow the stack.
@@ -33,18 +34,21 @@
 //!   when more follow.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 
 use saphyr_parser::{Event, Parser, ScalarStyle, ScanError};
 
 use crate::go::json_text::go_special_float;
 use crate::value::JsonValue;
 
+mod anchors;
 mod flow;
+mod mapping;
 mod positions;
 mod scalar;
 pub mod scalar_map;
+use anchors::Anchors;
 use flow::{FlowFix, Restore};
+use mapping::{MapEntries, apply_merge};
 use positions::Positions;
 use scalar::resolve_scalar;
 
@@ -384,108 +388,6 @@ fn depth_error(pos: Pos) -> YamlError {
     )
 }
 
-/// The entries of a mapping being built. Each key is checked against the earlier ones (a Go map
-/// keeps one value per key); past [`INDEX_FROM`] entries an index by key makes that check O(1),
-/// so a flat mapping of n keys is built in O(n), not O(n²).
-#[derive(Default)]
-struct MapEntries {
-    entries: Vec<(YamlNode, YamlNode)>,
-    /// Position in `entries` by key, once there are [`INDEX_FROM`] of them.
-    index: Option<std::collections::HashMap<IndexKey, usize>>,
-}
-
-/// Small mappings are scanned; an index costs more than it saves there.
-const INDEX_FROM: usize = 16;
-
-/// A scalar key as [`YamlValue`]'s equality sees it: `Int(1)` and `Float(1.0)` differ, `0.0`
-/// equals `-0.0`, and NaN equals nothing (so it is never indexed).
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-enum IndexKey {
-    Null,
-    Bool(bool),
-    Int(i64),
-    Float(u64),
-    String(String),
-}
-
-impl IndexKey {
-    fn of(value: &YamlValue) -> Option<IndexKey> {
-        Some(match value {
-            YamlValue::Null => IndexKey::Null,
-            YamlValue::Bool(b) => IndexKey::Bool(*b),
-            YamlValue::Int(i) => IndexKey::Int(*i),
-            YamlValue::Float(f) if f.is_nan() => return None,
-            YamlValue::Float(f) => IndexKey::Float(if *f == 0.0 { 0 } else { f.to_bits() }),
-            YamlValue::String(s) => IndexKey::String(s.clone()),
-            YamlValue::Seq(_) | YamlValue::Map(_) => return None,
-        })
-    }
-}
-
-impl MapEntries {
-    /// Sets `key` to `value` as a Go map does: an equal key keeps its place and takes the new
-    /// key node and value. Returns the position of the key it replaced, if any.
-    fn insert(&mut self, key: YamlNode, value: YamlNode) -> Option<Pos> {
-        if self.index.is_none() && self.entries.len() >= INDEX_FROM {
-            let index = self
-                .entries
-                .iter()
-                .enumerate()
-                .filter_map(|(i, (k, _))| IndexKey::of(&k.value).map(|k| (k, i)))
-                .collect();
-            self.index = Some(index);
-        }
-        let indexed_key = IndexKey::of(&key.value);
-        let found = match (&self.index, &indexed_key) {
-            (Some(index), Some(k)) => index.get(k).copied(),
-            (Some(_), None) if matches!(key.value, YamlValue::Float(_)) => None, // NaN
-            _ => self.entries.iter().position(|(k, _)| k.value == key.value),
-        };
-        if let Some(i) = found {
-            let replaced = self.entries[i].0.span.start;
-            self.entries[i] = (key, value);
-            return Some(replaced);
-        }
-        if let (Some(index), Some(k)) = (&mut self.index, indexed_key) {
-            index.insert(k, self.entries.len());
-        }
-        self.entries.push((key, value));
-        None
-    }
-}
-
-/// Applies a `<<` merge value to `entries`: a map, or a sequence of maps where earlier maps
-/// take precedence.
-fn apply_merge(entries: &mut MapEntries, value: YamlNode) -> Result<(), YamlError> {
-    let want_map = |n: &YamlNode| {
-        error_at(
-            n.span.start,
-            "map merge requires map or sequence of maps as the value",
-        )
-    };
-    match value.value {
-        YamlValue::Map(merged) => {
-            for (k, v) in merged {
-                entries.insert(k, v);
-            }
-        }
-        YamlValue::Seq(items) => {
-            for item in items.into_iter().rev() {
-                match item.value {
-                    YamlValue::Map(merged) => {
-                        for (k, v) in merged {
-                            entries.insert(k, v);
-                        }
-                    }
-                    _ => return Err(want_map(&item)),
-                }
-            }
-        }
-        _ => return Err(want_map(&value)),
-    }
-    Ok(())
-}
-
 /// go-yaml v2's `allowedAliasRatio` (gopkg.in/yaml.v2 v2.4.0, decode.go): the share of decode
 /// operations that may come from alias expansion, 99% up to 400,000 operations, falling
 /// linearly to 10% at 4,000,000.
@@ -510,9 +412,8 @@ struct AliasBudget {
     aliased: u64,
     /// Scalar bytes copied through aliases (our own bound, see [`MAX_ALIAS_EXPANDED_BYTES`]).
     aliased_bytes: u64,
-    /// What the anchored nodes' copies cost (text bytes plus a node's size per node): an
-    /// anchor keeps a copy of its node, so anchors nested around one big value would copy it
-    /// once per anchor.
+    /// What copies of the anchored nodes would cost (text bytes plus a node's size per node):
+    /// the bound set when each anchor kept a copy of its node, kept (see the module's notes).
     anchored_bytes: u64,
 }
 
@@ -520,8 +421,8 @@ struct AliasBudget {
 const NODE_BYTES: u64 = std::mem::size_of::<YamlNode>() as u64;
 
 impl AliasBudget {
-    /// Counts the copy an anchor keeps of a node of `size` at `pos`; fails once the copies
-    /// exceed [`MAX_ALIAS_EXPANDED_BYTES`] beyond what the text itself holds.
+    /// Counts an anchored node of `size` at `pos` as the copy an anchor once kept; fails once
+    /// the copies would exceed [`MAX_ALIAS_EXPANDED_BYTES`] beyond what the text itself holds.
     fn count_anchor(&mut self, size: Size, pos: Pos, source_len: usize) -> Result<(), YamlError> {
         let cost = size
             .bytes
@@ -581,8 +482,8 @@ struct Builder<'a> {
     positions: Positions<'a>,
     source: &'a str,
     stack: Vec<Frame>,
-    /// Each anchored node with its expanded size.
-    anchors: HashMap<usize, (YamlNode, Size)>,
+    /// Each anchored node (where it lies) with its expanded size.
+    anchors: Anchors,
     budget: AliasBudget,
     notes: Vec<YamlNote>,
     /// The finished root of the current document.
@@ -607,14 +508,20 @@ impl Builder<'_> {
         if anchor != 0 {
             self.budget
                 .count_anchor(size, node.span.start, self.source.len())?;
-            self.anchors.insert(anchor, (node.clone(), size));
         }
+        // The anchors below `node` were in the frame it closed, one deeper than its parent.
+        let inner = self.stack.len();
+        let depth = inner.saturating_sub(1);
         match self.stack.last_mut() {
-            None => self.root = Some(node),
+            None => {
+                self.anchors.at_root(inner, anchor, size);
+                self.root = Some(node)
+            }
             Some(Frame::Seq {
                 items, size: total, ..
             }) => {
                 total.add_child(size);
+                self.anchors.placed(inner, items.len(), anchor, size);
                 items.push(node)
             }
             Some(Frame::Map {
@@ -629,13 +536,20 @@ impl Builder<'_> {
                         if matches!(node.value, YamlValue::Seq(_) | YamlValue::Map(_)) {
                             return Err(error_at(node.span.start, "invalid map key: a collection"));
                         }
+                        self.anchors.taken(inner, &node, anchor, size);
                         *pending = Some((node, is_merge_key));
                     }
-                    Some((_, true)) => apply_merge(entries, node)?,
+                    Some((_, true)) => {
+                        self.anchors.taken(inner, &node, anchor, size);
+                        apply_merge(entries, node, &mut self.anchors, depth)?
+                    }
                     Some((key, false)) => {
                         let pos = key.span.start;
                         let key_text = key.span.start.offset..key.span.end.offset;
-                        if let Some(first) = entries.insert(key, node) {
+                        let (at, first) =
+                            entries.insert_tracked(key, node, &mut self.anchors, depth);
+                        self.anchors.placed(inner, at, anchor, size);
+                        if let Some(first) = first {
                             // Written only for a duplicate (it cost a string per entry).
                             let text = self.source[key_text].chars().take(80).collect::<String>();
                             self.notes.push(YamlNote {
@@ -746,7 +660,7 @@ fn parse_events<'a>(
         positions: Positions::new(source),
         source,
         stack: Vec::new(),
-        anchors: HashMap::new(),
+        anchors: Anchors::default(),
         budget: AliasBudget::default(),
         notes: Vec::new(),
         root: None,
@@ -782,14 +696,16 @@ fn parse_events<'a>(
                 }
             }
             Event::Alias(id) => {
-                let Some((target, size)) = b.anchors.get(&id) else {
+                let Some(size) = b.anchors.size(id) else {
                     return Err(error_at(start, "unknown anchor referenced"));
                 };
-                let size = *size;
                 b.check_depth(size.depth, start)?;
                 b.budget.count_alias(size, start)?;
+                let Some(target) = b.anchors.resolve(id, &b.stack, b.root.as_ref()) else {
+                    return Err(error_at(start, "unknown anchor referenced"));
+                };
                 let node = YamlNode {
-                    value: target.value.clone(),
+                    value: target.clone(),
                     span: Span { start, end },
                 };
                 let alias_size = Size {
@@ -809,7 +725,8 @@ fn parse_events<'a>(
                 let is_merge_key = text == "<<"
                     && ((style == ScalarStyle::Plain && tag_text.is_none())
                         || tag_text.as_deref() == Some("tag:yaml.org,2002:merge"));
-                let value = resolve_scalar(&text, style, tag_text.as_deref())
+                let bytes = text.len() as u64;
+                let value = resolve_scalar(text, style, tag_text.as_deref())
                     .map_err(|m| error_at(start, m))?;
                 // go-yaml v2 does not decode a merge key itself, only its value.
                 let size = if is_merge_key {
@@ -818,7 +735,7 @@ fn parse_events<'a>(
                     b.budget.count_node();
                     Size {
                         nodes: 1,
-                        bytes: text.len() as u64,
+                        bytes,
                         depth: 0,
                     }
                 };

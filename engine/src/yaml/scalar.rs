@@ -2,6 +2,8 @@
 //! booleans, nulls, integers (`0x`, `0o`, `0b`, leading-`0` octal, `_`), floats, timestamps
 //! (kept as strings), and explicit tags checked against what the text resolves to.
 
+use std::borrow::Cow;
+
 use saphyr_parser::ScalarStyle;
 
 use super::YamlValue;
@@ -201,7 +203,7 @@ fn resolve_text(text: &str, tag: Option<&str>) -> Resolved {
     Resolved::Str
 }
 
-fn resolved_to_value(r: Resolved, text: &str) -> YamlValue {
+fn resolved_to_value(r: Resolved, text: Cow<'_, str>) -> YamlValue {
     match r {
         Resolved::Null => YamlValue::Null,
         Resolved::Bool(b) => YamlValue::Bool(b),
@@ -209,7 +211,7 @@ fn resolved_to_value(r: Resolved, text: &str) -> YamlValue {
         // Beyond int64: Go keeps a uint64, which JSON decoding later reads as a float64.
         Resolved::Uint(u) => YamlValue::Float(u as f64),
         Resolved::Float(f) => YamlValue::Float(f),
-        Resolved::Str | Resolved::Timestamp => YamlValue::String(text.to_string()),
+        Resolved::Str | Resolved::Timestamp => YamlValue::String(text.into_owned()),
     }
 }
 
@@ -247,30 +249,32 @@ fn decode_base64(text: &str) -> Option<Vec<u8>> {
     Some(out)
 }
 
-/// Resolves one scalar event as go-yaml v2 decodes it into `interface{}`.
+/// Resolves one scalar event as go-yaml v2 decodes it into `interface{}`. A string takes
+/// `text` as it is (the parser's own buffer for a plain scalar: a copy cost an allocation per
+/// scalar, as many as the parser's).
 pub(super) fn resolve_scalar(
-    text: &str,
+    text: Cow<'_, str>,
     style: ScalarStyle,
     tag: Option<&str>,
 ) -> Result<YamlValue, String> {
     let Some(tag) = tag else {
         return Ok(if style == ScalarStyle::Plain {
-            resolved_to_value(resolve_text(text, None), text)
+            resolved_to_value(resolve_text(&text, None), text)
         } else {
-            YamlValue::String(text.to_string())
+            YamlValue::String(text.into_owned())
         });
     };
     let Some(short) = tag.strip_prefix(TAG_PREFIX) else {
         // Local and unknown tags: the text as a string.
-        return Ok(YamlValue::String(text.to_string()));
+        return Ok(YamlValue::String(text.into_owned()));
     };
     match short {
-        "str" => Ok(YamlValue::String(text.to_string())),
-        "binary" => decode_base64(text)
+        "str" => Ok(YamlValue::String(text.into_owned())),
+        "binary" => decode_base64(&text)
             .map(|bytes| YamlValue::String(String::from_utf8_lossy(&bytes).into_owned()))
             .ok_or_else(|| "!!binary value contains invalid base64 data".to_string()),
         "bool" | "int" | "float" | "null" | "timestamp" => {
-            let r = resolve_text(text, Some(tag));
+            let r = resolve_text(&text, Some(tag));
             let wanted = format!("!!{short}");
             if r.short_tag() == wanted {
                 return Ok(resolved_to_value(r, text));
@@ -289,7 +293,7 @@ pub(super) fn resolve_scalar(
                 wanted
             ))
         }
-        _ => Ok(YamlValue::String(text.to_string())),
+        _ => Ok(YamlValue::String(text.into_owned())),
     }
 }
 

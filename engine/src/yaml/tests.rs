@@ -108,6 +108,78 @@ fn spans_count_chars_and_bytes() {
     assert_eq!(&src[u.span.start.offset..u.span.end.offset], "ü");
 }
 
+/// The value of `key` in `doc` as JSON.
+fn json_at(doc: &YamlNode, key: &str) -> JsonValue {
+    doc.get(key).unwrap().to_json()
+}
+
+/// `text`, a one-document YAML text, as JSON.
+fn json_of(text: &str) -> JsonValue {
+    parse_first_document(text).unwrap().unwrap().to_json()
+}
+
+#[test]
+fn aliases_find_their_anchored_node_wherever_the_builder_put_it() {
+    // Nested anchors, in frames still open and in finished nodes; the copy keeps the spans of
+    // the anchored node's children.
+    let src = "a: &x {k: [1, &y {m: 2}]}\nb: *y\nc: *x\nd:\n  list:\n    - &z {p: [1, {q: 2}]}\n    - *z\n";
+    let doc = parse_first_document(src).unwrap().unwrap();
+    assert_eq!(json_at(&doc, "b"), json_of(r#"{"m":2}"#));
+    assert_eq!(json_at(&doc, "c"), json_at(&doc, "a"));
+    assert_eq!(
+        doc.get("c").unwrap().get("k").unwrap().span,
+        doc.get("a").unwrap().get("k").unwrap().span
+    );
+    let YamlValue::Seq(list) = &doc.get("d").unwrap().get("list").unwrap().value else {
+        panic!("a list")
+    };
+    assert_eq!(list[0].to_json(), list[1].to_json());
+    // A value replaced by a later one of the same key: what was anchored in it stays.
+    let src = "m:\n  k: &x {v: [1, &w 2]}\n  k: 3\n  r: *x\n  s: *w\nt: *x\n";
+    let doc = parse_first_document(src).unwrap().unwrap();
+    let m = doc.get("m").unwrap();
+    assert_eq!(json_at(m, "k"), json_of("3"));
+    assert_eq!(json_at(m, "r"), json_of(r#"{"v":[1,2]}"#));
+    assert_eq!(json_at(m, "s"), json_of("2"));
+    assert_eq!(json_at(&doc, "t"), json_of(r#"{"v":[1,2]}"#));
+    // Replaced by a merge (go-yaml v2 merges in place, over the earlier `w`).
+    let src = "base: &b {w: 1}\nm:\n  w: &x [5]\n  <<: *b\n  r: *x\n";
+    let doc = parse_first_document(src).unwrap().unwrap();
+    let m = doc.get("m").unwrap();
+    assert_eq!(
+        (json_at(m, "w"), json_at(m, "r")),
+        (json_of("1"), json_of("[5]"))
+    );
+    // Anchored in a merge value, or the merge value itself.
+    let src = "m:\n  <<: &all {a: &x [7]}\n  b: *x\nwhole: *all\nl:\n  <<: [{c: &y 8}]\n  d: *y\n";
+    let doc = parse_first_document(src).unwrap().unwrap();
+    let m = doc.get("m").unwrap();
+    assert_eq!(
+        (json_at(m, "a"), json_at(m, "b")),
+        (json_of("[7]"), json_of("[7]"))
+    );
+    assert_eq!(json_at(&doc, "whole"), json_of(r#"{"a":[7]}"#));
+    assert_eq!(json_at(doc.get("l").unwrap(), "d"), json_of("8"));
+    // An anchored key, an anchor written again (an alias takes the latest), a sequence.
+    let src = "&k key: v\nother: *k\nx: &n 1\nfirst: *n\nz: &n 2\nlatest: *n\n";
+    let doc = parse_first_document(src).unwrap().unwrap();
+    assert_eq!(json_at(&doc, "other"), json_of(r#""key""#));
+    assert_eq!(
+        (json_at(&doc, "first"), json_at(&doc, "latest")),
+        (json_of("1"), json_of("2"))
+    );
+    let doc = parse_first_document("- &a {x: [1]}\n- *a\n")
+        .unwrap()
+        .unwrap();
+    assert_eq!(doc.to_json(), json_of(r#"[{"x":[1]},{"x":[1]}]"#));
+    // A document does not see the anchors of the one before.
+    assert!(parse_documents("a: &x {b: 1}\n---\nc: *x\n").is_err());
+    assert_eq!(
+        parse_documents("a: &x {b: 1}\nc: *x\n---\nd: &x [2]\ne: *x\n").unwrap()[1].to_json(),
+        json_of(r#"{"d":[2],"e":[2]}"#)
+    );
+}
+
 #[test]
 fn anchors_aliases_and_merges() {
     let src = "base: &b {x: 1, w: 2}\nother: *b\nmerged:\n  w: 0\n  <<: *b\n  z: 3\nlist:\n  <<: [{p: 1}, {p: 2, q: 2}]\n";

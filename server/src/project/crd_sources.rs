@@ -288,7 +288,7 @@ impl Loader {
             .collect();
         // Each distinct text, and which one each file has.
         let mut distinct: Vec<&str> = Vec::new();
-        let mut index_of: HashMap<&str, usize> = HashMap::new();
+        let mut index_of: HashMap<&str, usize, rustc_hash::FxBuildHasher> = HashMap::default();
         let content: Vec<Option<usize>> = read
             .iter()
             .map(|file| {
