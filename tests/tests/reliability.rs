@@ -925,25 +925,17 @@ fn closing_a_large_script_on_disk_gives_its_analysis_memory_back() {
     let mut lsp = servers::Server::start(&dir, &["lsp"]);
     lsp.lsp_initialize(&dir);
     let (_, started) = lsp.memory_mib();
-    let analysed = |m: &Value| {
-        m["method"] == "textDocument/publishDiagnostics"
-            && m["params"]["uri"] == uri.as_str()
-            && m["params"]["diagnostics"].as_array().is_some_and(|all| {
-                // The analysis's lints (a run publishes on its own).
-                all.iter()
-                    .any(|d| d["code"].as_str().is_some_and(|c| c.starts_with("KL")))
-            })
-    };
+    let analysed = lints_published(&uri);
     lsp.lsp_notify(
         "textDocument/didOpen",
         json!({"textDocument": {"uri": uri, "languageId": "lua", "version": 1, "text": text}}),
     );
-    lsp.wait("the open script's analysis", analysed);
+    lsp.wait("the open script's analysis", &analysed);
     lsp.lsp_notify(
         "textDocument/didClose",
         json!({"textDocument": {"uri": uri}}),
     );
-    lsp.wait("the analysis of the disk's text", analysed);
+    lsp.wait("the analysis of the disk's text", &analysed);
     assert_memory_back(
         &lsp,
         started,
@@ -972,14 +964,7 @@ fn requests_on_a_dense_analysed_script_reuse_each_others_memory() {
         "textDocument/didOpen",
         json!({"textDocument": {"uri": uri, "languageId": "lua", "version": 1, "text": text}}),
     );
-    lsp.wait("the open script's analysis", |m| {
-        m["method"] == "textDocument/publishDiagnostics"
-            && m["params"]["uri"] == uri.as_str()
-            && m["params"]["diagnostics"].as_array().is_some_and(|all| {
-                all.iter()
-                    .any(|d| d["code"].as_str().is_some_and(|c| c.starts_with("KL")))
-            })
-    });
+    lsp.wait("the open script's analysis", lints_published(&uri));
     each_request_answers(&mut lsp, &uri, 4, &["textDocument/definition"]);
     let (peak, _) = lsp.memory_mib();
     assert!(
@@ -989,6 +974,18 @@ fn requests_on_a_dense_analysed_script_reuse_each_others_memory() {
     );
     lsp.close();
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Whether a message publishes the analysis's lints for `uri` (a run publishes on its own).
+fn lints_published(uri: &str) -> impl Fn(&Value) -> bool + '_ {
+    move |m| {
+        m["method"] == "textDocument/publishDiagnostics"
+            && m["params"]["uri"] == uri
+            && m["params"]["diagnostics"].as_array().is_some_and(|all| {
+                all.iter()
+                    .any(|d| d["code"].as_str().is_some_and(|c| c.starts_with("KL")))
+            })
+    }
 }
 
 /// A script of `lines` short lines, two locals to a global assignment reading the last
