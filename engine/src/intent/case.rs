@@ -189,9 +189,7 @@ fn check_steps(
 ) -> Vec<StepCheck> {
     // The steps of a case share most patterns: compiled (and sampled) once for the case.
     crate::routing::matching::with_compiled_patterns(|| {
-        crate::routing::probe::with_sample_memo(|| {
-            check_steps_compiled(model, flavor, script, case, original, options, results)
-        })
+        check_steps_compiled(model, flavor, script, case, original, options, results)
     })
 }
 

@@ -476,10 +476,8 @@ pub(crate) fn check_step_sharing(
     // each configuration is parsed once for the step, not once per probe (both borrowed for
     // the whole call, as `memo` requires).
     crate::routing::matching::with_compiled_patterns(|| {
-        crate::routing::probe::with_sample_memo(|| {
-            crate::routing::memo::with_derived_memo(|| {
-                check_step_compiled(model, original, after, intent, before)
-            })
+        crate::routing::memo::with_derived_memo(|| {
+            check_step_compiled(model, original, after, intent, before)
         })
     })
 }

@@ -34,8 +34,13 @@ pub struct PatternMemo {
     bytes: usize,
     /// [`sample_match`] of each pattern sampled (the probe sets of a case's steps sample the
     /// same patterns again; sampling tries a dozen candidates, each a match).
-    samples: HashMap<String, Option<String>>,
+    samples: Samples,
+    /// [`super::probe::sample_for`] of each route condition's regex (parsed, not compiled).
+    regex_samples: Samples,
 }
+
+/// Samples by the pattern as written.
+type Samples = HashMap<String, Option<String>>;
 
 /// One form's patterns by the pattern as written.
 type FormMemo = HashMap<String, Option<Rc<Regex>>>;
@@ -120,7 +125,10 @@ pub fn with_compiled_patterns<R>(f: impl FnOnce() -> R) -> R {
 /// more than its bound between calls is emptied first. Inside another active memo, `f` shares
 /// that one and `memo` is not used.
 pub fn with_pattern_memo<R>(memo: &mut PatternMemo, f: impl FnOnce() -> R) -> R {
-    if memo.len > CARRIED_LIMIT || memo.bytes > CARRIED_BYTES || memo.samples.len() > CARRIED_LIMIT
+    if memo.len > CARRIED_LIMIT
+        || memo.bytes > CARRIED_BYTES
+        || memo.samples.len() > CARRIED_LIMIT
+        || memo.regex_samples.len() > CARRIED_LIMIT
     {
         *memo = PatternMemo::default();
     }
@@ -284,24 +292,45 @@ pub fn search(pattern: &str, text: &str) -> bool {
 /// A sample string `pattern` matches in full, for probes: tries the literal text of the
 /// pattern without its anchors and escapes, then a few common shapes. `None` when none fits.
 pub fn sample_match(pattern: &str) -> Option<String> {
+    kept_sample(pattern, |memo| &mut memo.samples, || sample_of(pattern))
+}
+
+/// `sample()`, the probe's sample of a route condition's regex `pattern`, made once while a
+/// memo of compiled patterns is active (it lives as long as the patterns it samples).
+pub(crate) fn kept_regex_sample(
+    pattern: &str,
+    sample: impl FnOnce() -> Option<String>,
+) -> Option<String> {
+    kept_sample(pattern, |memo| &mut memo.regex_samples, sample)
+}
+
+/// `sample()` for `pattern`, kept in the active memo's `samples` (at most [`COMPILED_LIMIT`]);
+/// made every time without an active memo.
+fn kept_sample(
+    pattern: &str,
+    samples: fn(&mut PatternMemo) -> &mut Samples,
+    sample: impl FnOnce() -> Option<String>,
+) -> Option<String> {
     let known = COMPILED.with(|cell| {
-        let slot = cell.borrow();
-        slot.as_ref().map(|memo| memo.samples.get(pattern).cloned())
+        let mut memo = cell.borrow_mut();
+        memo.as_mut()
+            .map(|memo| samples(memo).get(pattern).cloned())
     });
     match known {
-        Some(Some(sample)) => sample,
+        Some(Some(kept)) => kept,
         Some(None) => {
-            let sample = sample_of(pattern);
+            let made = sample();
             COMPILED.with(|cell| {
-                if let Some(memo) = cell.borrow_mut().as_mut()
-                    && memo.samples.len() < COMPILED_LIMIT
-                {
-                    memo.samples.insert(pattern.to_owned(), sample.clone());
+                if let Some(memo) = cell.borrow_mut().as_mut() {
+                    let kept = samples(memo);
+                    if kept.len() < COMPILED_LIMIT {
+                        kept.insert(pattern.to_owned(), made.clone());
+                    }
                 }
             });
-            sample
+            made
         }
-        None => sample_of(pattern),
+        None => sample(),
     }
 }
 

@@ -2,9 +2,6 @@
 //! conjunctions of [`Cond`]s (one per way the route can match), and [`probes_for`] turns them
 //! into requests that satisfy each conjunction plus variants that miss one condition each.
 
-use std::cell::RefCell;
-use std::collections::HashMap;
-
 use regex_syntax::hir::{Class, Hir, HirKind};
 
 use super::{NameValues, Request, SmolStr};
@@ -43,48 +40,13 @@ const SAMPLE_LIMIT: usize = 256;
 /// A value no route condition is expected to use.
 const MISS: &str = "kruise-probe-miss";
 
-thread_local! {
-    /// [`sample_for`] of each pattern sampled while [`with_sample_memo`] is active: the
-    /// configurations a case's steps route through hold mostly the same patterns, and parsing
-    /// one costs more than building the probes around its sample.
-    static SAMPLES: RefCell<Option<SampleMemo>> = const { RefCell::new(None) };
-}
-
-/// Samples by the pattern as written.
-type SampleMemo = HashMap<String, Option<String>, rustc_hash::FxBuildHasher>;
-
-/// At most this many samples are kept in one memo (later patterns are parsed on each use).
-const SAMPLES_KEPT: usize = 1024;
-
-/// Runs `f` with each pattern [`sample_for`] is given parsed at most once; nested calls share
-/// the outer memo, and nothing is kept after the outermost call.
-pub(crate) fn with_sample_memo<R>(f: impl FnOnce() -> R) -> R {
-    super::memo::scoped(&SAMPLES, f)
-}
-
 /// A string matching `pattern` (Go/RE2 syntax), when one short enough is easy to build: the
 /// first branch of each alternation, the minimum of each repetition, a readable member of
 /// each class.
 pub fn sample_for(pattern: &str) -> Option<String> {
-    let known = SAMPLES.with(|cell| {
-        let memo = cell.borrow();
-        memo.as_ref().map(|memo| memo.get(pattern).cloned())
-    });
-    match known {
-        Some(Some(sample)) => sample,
-        Some(None) => {
-            let sample = parsed_sample(pattern);
-            SAMPLES.with(|cell| {
-                if let Some(memo) = cell.borrow_mut().as_mut()
-                    && memo.len() < SAMPLES_KEPT
-                {
-                    memo.insert(pattern.to_owned(), sample.clone());
-                }
-            });
-            sample
-        }
-        None => parsed_sample(pattern),
-    }
+    // The configurations a case's steps route through hold mostly the same patterns, and
+    // parsing one costs more than building the probes around its sample.
+    super::matching::kept_regex_sample(pattern, || parsed_sample(pattern))
 }
 
 /// [`sample_for`] without the memo.
