@@ -180,6 +180,25 @@ mod tests {
 
     const MANIFEST: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kruise-rollout-configuration\ndata:\n  lua.traffic.routing.ingress.nginx: |\n    return obj.annotations\n";
 
+    /// A scratch folder holding the bundled `nginx` ingress script (and its testdata folder),
+    /// and that script's path.
+    fn bundled_nginx_tree(name: &str) -> (PathBuf, PathBuf) {
+        let dir = crate::test_scratch::folder("kruise-lua-lsp-index", name);
+        let ingress = dir.join("lua_configuration/trafficrouting_ingress");
+        std::fs::create_dir_all(ingress.join("testdata/nginx")).unwrap();
+        let bundled = ingress.join("nginx.lua");
+        std::fs::write(&bundled, "return {}\n").unwrap();
+        (dir, bundled)
+    }
+
+    /// The ConfigMap scripts of `manifest` (its text `text`) in the workspace `dir`.
+    fn configmap_targets(dir: &Path, manifest: &Path, text: &str) -> Vec<ScriptTarget> {
+        embedded_targets(manifest, text, std::slice::from_ref(&dir.to_path_buf()))
+            .into_iter()
+            .map(|(target, _)| target)
+            .collect()
+    }
+
     /// A bundled ingress-class script that a workspace ConfigMap script replaces is never read
     /// by Kruise (`check` lists it skipped: "the ConfigMap script for ingress class `nginx`
     /// (…) replaces it"): its target runs no case and says so, and its cases are the
@@ -187,17 +206,10 @@ mod tests {
     /// verdict). Without the manifest, the bundled script is read again.
     #[test]
     fn a_bundled_ingress_script_a_configmap_replaces_is_skipped_and_its_cases_are_the_configmaps() {
-        let dir = crate::test_scratch::folder("kruise-lua-lsp-index", "ingress");
-        let ingress = dir.join("lua_configuration/trafficrouting_ingress");
-        std::fs::create_dir_all(ingress.join("testdata/nginx")).unwrap();
-        let bundled = ingress.join("nginx.lua");
-        std::fs::write(&bundled, "return {}\n").unwrap();
+        let (dir, bundled) = bundled_nginx_tree("ingress");
+        let ingress = bundled.parent().unwrap();
         let manifest = dir.join("cm.yaml");
-        let targets: Vec<ScriptTarget> =
-            embedded_targets(&manifest, MANIFEST, std::slice::from_ref(&dir))
-                .into_iter()
-                .map(|(target, _)| target)
-                .collect();
+        let targets = configmap_targets(&dir, &manifest, MANIFEST);
         let configmap = targets[0].clone();
         assert_eq!(configmap.skipped, None);
         assert_eq!(
@@ -238,17 +250,8 @@ mod tests {
     /// the scripts whose reader changed are returned to run again.
     #[test]
     fn of_two_manifests_with_a_script_for_one_class_the_first_by_path_is_taken() {
-        let dir = crate::test_scratch::folder("kruise-lua-lsp-index", "two-manifests");
-        let ingress = dir.join("lua_configuration/trafficrouting_ingress");
-        std::fs::create_dir_all(ingress.join("testdata/nginx")).unwrap();
-        let bundled = ingress.join("nginx.lua");
-        std::fs::write(&bundled, "return {}\n").unwrap();
-        let targets_of = |manifest: &Path, text: &str| -> Vec<ScriptTarget> {
-            embedded_targets(manifest, text, std::slice::from_ref(&dir))
-                .into_iter()
-                .map(|(target, _)| target)
-                .collect()
-        };
+        let (dir, bundled) = bundled_nginx_tree("two-manifests");
+        let targets_of = |manifest: &Path, text: &str| configmap_targets(&dir, manifest, text);
         let (a, b) = (dir.join("a-config.yaml"), dir.join("b-config.yaml"));
         let (a_targets, b_targets) = (targets_of(&a, MANIFEST), targets_of(&b, MANIFEST));
         let (a_script, b_script) = (a_targets[0].clone(), b_targets[0].clone());
