@@ -96,6 +96,7 @@ fn run<'v>(
     })
 }
 
+/// [`run`] inside its memo of patterns: `value` defaulted, validated, and returned defaulted.
 fn run_validation<'v>(
     schema: &Schema,
     value: &'v JsonValue,
@@ -108,32 +109,7 @@ fn run_validation<'v>(
     // The API server defaults while decoding, before pruning and validation.
     let mut replaced_nulls = Vec::new();
     let defaulted = apply_defaults(schema, value, &mut replaced_nulls);
-    validate_defaulted(
-        schema,
-        &defaulted,
-        replaced_nulls,
-        old,
-        old_defaulted,
-        path,
-        root,
-        out,
-    );
-    defaulted
-}
-
-/// [`run_validation`] once `value` is defaulted (`replaced_nulls`: the nulls defaulting
-/// replaced, from `value`).
-#[allow(clippy::too_many_arguments)]
-fn validate_defaulted(
-    schema: &Schema,
-    value: &JsonValue,
-    replaced_nulls: Vec<Vec<PathSeg>>,
-    old: Old<'_>,
-    old_defaulted: bool,
-    path: &[PathSeg],
-    root: bool,
-    out: &mut Vec<Finding>,
-) {
+    let value = &*defaulted;
     for replaced in replaced_nulls {
         let mut at = path.to_vec();
         at.extend(replaced);
@@ -183,6 +159,7 @@ fn validate_defaulted(
     } else {
         out.extend(cel);
     }
+    defaulted
 }
 
 /// The list-type errors of `old` (for [`ratchet::list_types`]).
