@@ -214,10 +214,19 @@ impl Schema {
 
     /// The schema for a declared property, or for any key under `additionalProperties`.
     pub fn child(&self, key: &str) -> Option<&Schema> {
-        self.properties.get(key).or(match &self.additional {
-            Additional::Schema(schema) => Some(schema),
-            _ => None,
-        })
+        self.child_declared(key).map(|(_, schema)| schema)
+    }
+
+    /// [`Self::child`], with the declared property's name as the schema holds it (`None` for
+    /// an `additionalProperties` key): a walk's path can borrow it instead of copying the key.
+    pub fn child_declared(&self, key: &str) -> Option<(Option<&str>, &Schema)> {
+        match self.properties.get_key_value(key) {
+            Some((declared, schema)) => Some((Some(declared.as_str()), schema)),
+            None => match &self.additional {
+                Additional::Schema(schema) => Some((None, schema)),
+                _ => None,
+            },
+        }
     }
 }
 

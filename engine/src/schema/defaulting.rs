@@ -7,7 +7,7 @@
 
 use std::borrow::Cow;
 
-use super::compile::{Additional, Below, Schema};
+use super::compile::{Below, Schema};
 use crate::value::JsonValue;
 use crate::yaml::PathSeg;
 
@@ -110,17 +110,14 @@ fn default_in_place<'s>(
                 }
             }
             for (name, field) in fields.iter_mut() {
-                // A declared property's name is borrowed from the schema (the same text).
-                let (seg, child) = match schema.properties.get_key_value(name.as_str()) {
-                    Some((declared, child)) => (Seg::Property(declared), child),
-                    None => match &schema.additional {
-                        Additional::Schema(child) if child.has_below(Below::Defaults) => {
-                            (Seg::Key(name.clone()), &**child)
-                        }
-                        _ => continue,
-                    },
+                let Some((declared, child)) = schema.child_declared(name) else {
+                    continue;
                 };
-                path.push(seg);
+                if !child.has_below(Below::Defaults) {
+                    continue;
+                }
+                // A declared property's name is borrowed from the schema (the same text).
+                path.push(declared.map_or_else(|| Seg::Key(name.clone()), Seg::Property));
                 default_in_place(child, field, path, replaced_nulls);
                 path.pop();
             }
