@@ -49,7 +49,23 @@ impl RequestReading {
         request: &Request,
         by_convention: bool,
     ) -> RequestReading {
-        let selected = intent.selects(request);
+        Self::selected(
+            model,
+            intent,
+            request,
+            intent.selects(request),
+            by_convention,
+        )
+    }
+
+    /// [`Self::of`] of a request whose `selected` is known.
+    fn selected(
+        model: &dyn RoutingModel,
+        intent: &Intent,
+        request: &Request,
+        selected: bool,
+        by_convention: bool,
+    ) -> RequestReading {
         RequestReading {
             selected,
             readings_differ: intent.readings_differ(
@@ -59,6 +75,16 @@ impl RequestReading {
             ),
             by_convention,
         }
+    }
+
+    /// Whether a request read as `self` is asked at least what one read as `less` is: the
+    /// same selection, and the two readings' difference and the gateway's convention each
+    /// add to what is asked ([`judged`] tries the asked fractions in turn and passes at the
+    /// first that holds), so a verdict that passes for `less` passes for `self` too.
+    fn asks_at_least(self, less: RequestReading) -> bool {
+        self.selected == less.selected
+            && self.readings_differ >= less.readings_differ
+            && self.by_convention >= less.by_convention
     }
 }
 
@@ -88,7 +114,9 @@ type Judged = (
 const VERDICTS_KEPT: usize = 64;
 
 impl Verdicts {
-    /// [`misrouting`] of `request`, `before` and `now` under the step's `model` and `intent`.
+    /// [`misrouting`] of `request`, `before` and `now` under the step's `model` and `intent`;
+    /// `by_convention` gives [`misrouting`]'s `by_convention`, asked only when the verdict
+    /// depends on it.
     pub(super) fn of(
         &mut self,
         model: &dyn RoutingModel,
@@ -96,13 +124,13 @@ impl Verdicts {
         request: &Request,
         before: &Routed,
         now: &Routed,
-        by_convention: bool,
+        by_convention: impl FnOnce() -> bool,
     ) -> Option<(String, String)> {
         let Routed::To(original) = before else {
             return unserved(before, now);
         };
-        let read = || RequestReading::of(model, intent, request, by_convention);
-        let pair = |(b, n, ..): &&Judged| {
+        let mut by_convention = Some(by_convention);
+        let pair = |(b, n, ..): &Judged| {
             Arc::ptr_eq(b, original)
                 && match (n, now) {
                     (Routed::To(a), Routed::To(b)) => Arc::ptr_eq(a, b),
@@ -112,22 +140,49 @@ impl Verdicts {
         };
         // Whether a pair's verdict reads the request depends on `original` alone: every entry
         // of a pair has a reading, or none has.
-        let mut reading = None;
-        match self.judged.iter().find(pair) {
+        let mut reading = match self.judged.iter().find(|e| pair(e)) {
             Some((.., None, verdict)) => return verdict.clone(),
+            None => None,
             Some(_) => {
-                let known = read();
+                // Most probes pass: a passing verdict of the pair for a reading that asks no
+                // more than this request's settles it before the request is read in full
+                // (the gateway's convention, its selection, the readings' difference: each
+                // a match of conditions against it).
+                let passes_below = |known: RequestReading| {
+                    self.judged.iter().any(|e| {
+                        pair(e)
+                            && e.3.is_none()
+                            && e.2.is_some_and(|passed| known.asks_at_least(passed))
+                    })
+                };
+                let least = |selected, by_convention| RequestReading {
+                    selected,
+                    readings_differ: false,
+                    by_convention,
+                };
+                if passes_below(least(true, false)) && passes_below(least(false, false)) {
+                    return None;
+                }
+                let by_convention = by_convention.take().expect("asked once")();
+                let selected = intent.selects(request);
+                if passes_below(least(selected, by_convention)) {
+                    return None;
+                }
+                let known =
+                    RequestReading::selected(model, intent, request, selected, by_convention);
                 if let Some((.., verdict)) =
                     self.judged.iter().find(|e| pair(e) && e.2 == Some(known))
                 {
                     return verdict.clone();
                 }
-                reading = Some(known);
+                Some(known)
             }
-            None => {}
-        }
+        };
         let verdict = judged(model, intent, original, now, || {
-            *reading.get_or_insert_with(read)
+            *reading.get_or_insert_with(|| {
+                let by_convention = by_convention.take().expect("asked once")();
+                RequestReading::of(model, intent, request, by_convention)
+            })
         });
         if self.judged.len() < VERDICTS_KEPT {
             self.judged

@@ -551,7 +551,7 @@ fn check_step_compiled(
     let mut verdicts = misrouting::Verdicts::default();
     for (request, before) in probes.set.requests.iter().zip(&probes.routed) {
         let now = model.route(after, request);
-        let by_convention = model.canary_by_convention(after, request);
+        let by_convention = || model.canary_by_convention(after, request);
         if let Some((actual, expected)) =
             verdicts.of(model, intent, request, before, &now, by_convention)
             && seen.insert((actual.clone(), expected.clone()))

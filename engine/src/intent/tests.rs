@@ -905,10 +905,63 @@ fn reused_verdicts_are_each_probes_own() {
             let now = model.route(&after, request);
             let alone = misrouting::misrouting(&model, &intent, request, &before, &now, false);
             misrouted += usize::from(alone.is_some());
-            let reused = verdicts.of(&model, &intent, request, &before, &now, false);
+            let reused = verdicts.of(&model, &intent, request, &before, &now, || false);
             assert_eq!(reused, alone, "{}", request.describe());
         }
         assert!(misrouted > 0 && misrouted < set.requests.len());
         assert!(verdicts.len() < set.requests.len(), "verdicts reused");
     });
+}
+
+/// A pair's passing verdict for a reading that asks no more than a probe's (the same
+/// selection, the readings agreeing, no gateway convention) settles the probe before it is
+/// read in full: with a path prefix (whose two readings differ on `/apix`) and conventions
+/// that hold for some probes, on a step that routes as asked and on two that do not, every
+/// verdict is still the one the probe gets alone, and the convention is asked of fewer probes.
+#[test]
+fn verdicts_settled_by_a_lesser_reading_are_each_probes_own() {
+    let original = vs(TWO_ROUTES);
+    let intent = intent(Some("20%"), Some(vec![path_match("PathPrefix", "/api")]));
+    let right = vs(r#"[
+        {"match":[{"uri":{"prefix":"/api"}}],"route":[{"destination":{"host":"web-canary"}}]},
+        {"match":[{"uri":{"prefix":"/"}}],"route":[{"destination":{"host":"frontend"}}]}]"#);
+    let unweighted = vs(r#"[
+        {"match":[{"uri":{"exact":"/api"}}],"route":[{"destination":{"host":"web-canary"}}]},
+        {"match":[{"uri":{"prefix":"/api"}}],"route":[{"destination":{"host":"web"}}]},
+        {"match":[{"uri":{"prefix":"/"}}],"route":[{"destination":{"host":"frontend"}}]}]"#);
+    let everything = vs(r#"[
+        {"route":[{"destination":{"host":"web-canary"}}]}]"#);
+    let model = IstioVirtualService;
+    let conventions: [fn(usize) -> bool; 3] = [|_| false, |i| i % 3 == 0, |_| true];
+    let (mut misrouted, mut passed, mut asked, mut judged) = (0, 0, 0, 0);
+    for after in [&right, &unweighted, &everything] {
+        for convention in conventions {
+            crate::routing::memo::with_derived_memo(|| {
+                let set = probes(&model, &original, after, &intent);
+                let mut verdicts = misrouting::Verdicts::default();
+                for (i, request) in set.requests.iter().enumerate() {
+                    let before = model.route(&original, request);
+                    let now = model.route(after, request);
+                    let alone = misrouting::misrouting(
+                        &model,
+                        &intent,
+                        request,
+                        &before,
+                        &now,
+                        convention(i),
+                    );
+                    let reused = verdicts.of(&model, &intent, request, &before, &now, || {
+                        asked += 1;
+                        convention(i)
+                    });
+                    assert_eq!(reused, alone, "{}", request.describe());
+                    misrouted += usize::from(alone.is_some());
+                    passed += usize::from(alone.is_none());
+                    judged += 1;
+                }
+            });
+        }
+    }
+    assert!(misrouted > 0 && passed > 0, "{misrouted} {passed}");
+    assert!(asked < judged, "{asked} of {judged}");
 }
