@@ -51,13 +51,23 @@ impl<'a> Positions<'a> {
                 last: Default::default(),
             };
         }
+        // A stretch of ASCII between two checkpoints (most of a text with a few non-ASCII
+        // chars) is skipped at once; only stretches holding others are walked char by char.
+        let bytes = source.as_bytes();
         let mut checkpoints = Vec::with_capacity(source.len() / CHARS_PER_CHECKPOINT + 1);
-        let mut chars = 0;
-        for (byte, _) in source.char_indices() {
-            if chars % CHARS_PER_CHECKPOINT == 0 {
-                checkpoints.push(byte);
+        let (mut byte, mut chars) = (0, 0);
+        while byte < bytes.len() {
+            checkpoints.push(byte);
+            let ascii_end = (byte + CHARS_PER_CHECKPOINT).min(bytes.len());
+            if bytes[byte..ascii_end].is_ascii() {
+                chars += ascii_end - byte;
+                byte = ascii_end;
+                continue;
             }
-            chars += 1;
+            let mut stretch = source[byte..].char_indices().skip(1);
+            let taken = (&mut stretch).take(CHARS_PER_CHECKPOINT - 1).count();
+            chars += taken + 1;
+            byte = stretch.next().map_or(bytes.len(), |(next, _)| byte + next);
         }
         Positions {
             source,
