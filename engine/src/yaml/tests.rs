@@ -573,6 +573,16 @@ fn line_breaks_count_every_kind_of_line_end_once() {
     assert_eq!(positions::line_breaks(b"a: 1\nb: 2\n"), 2);
     assert_eq!(positions::line_breaks(b"a: 1\r\nb: 2\rc: 3\n\r"), 4);
     assert_eq!(positions::line_breaks(b""), 0);
+    // Texts longer than a counting block, with breaks of each kind in and after the blocks.
+    for (text, breaks) in [
+        ("a\n".repeat(100), 100),
+        (format!("{}\r", "a".repeat(63)), 1),
+        (format!("{}\r{}", "\n".repeat(64), "a\r\nb".repeat(30)), 95),
+        (format!("{}\r\n", "x".repeat(127)), 1),
+        ("\n".repeat(300), 300),
+    ] {
+        assert_eq!(positions::line_breaks(text.as_bytes()), breaks, "{text:?}");
+    }
     let error = parse_first_document("a: 1\r\nb: 2\rc: [\n").unwrap_err();
     assert_eq!(error.pos.line, 4);
 }
