@@ -573,6 +573,50 @@ fn line_breaks_count_every_kind_of_line_end_once() {
     assert_eq!(positions::line_breaks(b"a: 1\nb: 2\n"), 2);
     assert_eq!(positions::line_breaks(b"a: 1\r\nb: 2\rc: 3\n\r"), 4);
     assert_eq!(positions::line_breaks(b""), 0);
+    // Texts longer than a counting block, with breaks of each kind in and after the blocks.
+    for (text, breaks) in [
+        ("a\n".repeat(100), 100),
+        (format!("{}\r", "a".repeat(63)), 1),
+        (format!("{}\r{}", "\n".repeat(64), "a\r\nb".repeat(30)), 95),
+        (format!("{}\r\n", "x".repeat(127)), 1),
+        ("\n".repeat(300), 300),
+    ] {
+        assert_eq!(positions::line_breaks(text.as_bytes()), breaks, "{text:?}");
+    }
     let error = parse_first_document("a: 1\r\nb: 2\rc: [\n").unwrap_err();
     assert_eq!(error.pos.line, 4);
+}
+
+/// Every char's byte offset is found, in texts whose non-ASCII chars sit anywhere between the
+/// checkpoints (a stretch of ASCII is skipped at once, others are walked).
+#[test]
+fn byte_offsets_of_chars_in_mixed_texts() {
+    use super::positions::Positions;
+    let mut texts = vec![
+        String::new(),
+        "é".to_owned(),
+        "a".repeat(64),
+        "a".repeat(200),
+    ];
+    for at in [0, 1, 62, 63, 64, 65, 127, 128, 130] {
+        let mut text: String = "ab".repeat(100);
+        text.insert_str(at, "“ü”");
+        texts.push(text.clone());
+        texts.push(format!("{}😀", &text[..at]));
+    }
+    texts.push("ü".repeat(300));
+    for text in &texts {
+        let positions = Positions::new(text);
+        let offsets: Vec<usize> = text.char_indices().map(|(byte, _)| byte).collect();
+        for (index, offset) in offsets.iter().enumerate() {
+            assert_eq!(
+                positions.byte_offset(index),
+                *offset,
+                "{text:?} char {index}"
+            );
+        }
+        // Past the last char: the end of the text.
+        assert_eq!(positions.byte_offset(offsets.len()), text.len());
+        assert_eq!(positions.byte_offset(offsets.len() + 5), text.len());
+    }
 }

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use super::{Seg, Walker, show};
+use super::{Seg, Walker, same_list_map_key, show};
 use crate::schema::compile::Schema;
 use crate::value::{JsonMap, JsonValue};
 
@@ -49,31 +49,58 @@ impl Walker<'_, '_> {
                 return;
             }
         }
-        // The key of an item: the present key fields as an object (absent ones left out,
-        // as `validateListMap` builds it).
-        let key_of = |item: &JsonValue| -> JsonValue {
-            let mut key = JsonMap::new();
-            if let JsonValue::Object(fields) = item {
-                for name in &schema.list_map_keys {
-                    if let Some(v) = fields.get(name) {
-                        key.insert(name.clone(), v.clone());
-                    }
+        // Few items are compared pairwise by their key fields, as `same_list_map_key` matches
+        // old items (keys equal exactly when their canonical texts are): building each item's
+        // key object and text cost more than the rest of the walk over a list.
+        if items.len() <= PAIRWISE_ITEMS {
+            for (index, item) in items.iter().enumerate() {
+                let earlier = items[..index]
+                    .iter()
+                    .filter(|other| same_list_map_key(schema, other, item))
+                    .count();
+                if earlier == 1 {
+                    self.path.push(Seg::Index(index));
+                    let message = duplicate_key_message(schema, item);
+                    self.error("x-kubernetes-list-map-keys", message);
+                    self.path.pop();
                 }
             }
-            JsonValue::Object(key)
-        };
-        let keys: Vec<JsonValue> = items.iter().map(key_of).collect();
-        let texts: Vec<String> = keys.iter().map(JsonValue::to_canonical_json).collect();
+            return;
+        }
+        let texts: Vec<String> = items
+            .iter()
+            .map(|item| key_of(schema, item).to_canonical_json())
+            .collect();
         self.report_duplicates(
             &texts,
-            |i| {
-                format!(
-                    "duplicate key {} in a list of type map (keys: {})",
-                    show(&keys[i]),
-                    schema.list_map_keys.join(", ")
-                )
-            },
+            |i| duplicate_key_message(schema, &items[i]),
             "x-kubernetes-list-map-keys",
         );
     }
+}
+
+/// Lists of a map type up to this many items are checked for duplicate keys pairwise (a
+/// longer list by its items' key texts, in linear time).
+const PAIRWISE_ITEMS: usize = 16;
+
+/// The key of an item of a `map` list: its present key fields as an object (absent ones left
+/// out, as `validateListMap` builds it).
+fn key_of(schema: &Schema, item: &JsonValue) -> JsonValue {
+    let mut key = JsonMap::new();
+    if let JsonValue::Object(fields) = item {
+        for name in &schema.list_map_keys {
+            if let Some(v) = fields.get(name) {
+                key.insert(name.clone(), v.clone());
+            }
+        }
+    }
+    JsonValue::Object(key)
+}
+
+fn duplicate_key_message(schema: &Schema, item: &JsonValue) -> String {
+    format!(
+        "duplicate key {} in a list of type map (keys: {})",
+        show(&key_of(schema, item)),
+        schema.list_map_keys.join(", ")
+    )
 }

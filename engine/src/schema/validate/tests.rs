@@ -262,3 +262,45 @@ fn nesting_beyond_the_limit_is_a_compile_error() {
     let error = Schema::compile(&node).unwrap_err();
     assert!(error.message.contains("deeper than"), "{}", error.message);
 }
+
+/// A `map` list's duplicate keys are found the same in a short list (compared pairwise) and a
+/// long one (by key texts): each key's second item is reported, once; absent key fields and
+/// null items are keys too, and `1` equals `1.0` (the same text).
+#[test]
+fn list_map_duplicates_short_and_long_lists_alike() {
+    let s = schema(
+        "type: array\nx-kubernetes-list-type: map\nx-kubernetes-list-map-keys: [name, port]\nitems:\n  type: object\n  nullable: true\n  properties:\n    name: {type: string}\n    port: {type: number}\n",
+    );
+    let found = |yaml: &str| {
+        let value = parse_first_document(yaml).unwrap().unwrap().to_json();
+        let mut out = Vec::new();
+        validate_value(&s, &value, &[], &mut out);
+        out.iter()
+            .map(|f| (f.path_text(), f.message.clone()))
+            .collect::<Vec<_>>()
+    };
+    let items = "{name: a, port: 1}, {name: a, port: 1.0}, {name: b}, {name: a, port: 1}, {name: b}, {port: 2}, null, {name: b, port: 2}, {}";
+    let short = found(&format!("[{items}]"));
+    assert_eq!(
+        short
+            .iter()
+            .map(|(path, _)| path.as_str())
+            .collect::<Vec<_>>(),
+        ["[1]", "[4]", "[8]"]
+    );
+    assert_eq!(
+        short[0].1,
+        "duplicate key {\"name\":\"a\",\"port\":1} in a list of type map (keys: name, port)"
+    );
+    // The same items after 20 of distinct keys.
+    let distinct: Vec<String> = (0..20).map(|i| format!("{{name: d{i}}}")).collect();
+    let long = found(&format!("[{}, {items}]", distinct.join(", ")));
+    let shifted: Vec<(String, String)> = short
+        .iter()
+        .map(|(path, message)| {
+            let index: usize = path[1..path.len() - 1].parse().unwrap();
+            (format!("[{}]", index + 20), message.clone())
+        })
+        .collect();
+    assert_eq!(long, shifted);
+}
