@@ -163,9 +163,10 @@ impl RoutingModel for IngressNginx {
                 message,
             })
         };
-        let has_canary_keys = notes
-            .keys()
-            .any(|k| k.starts_with(&format!("{PREFIX}canary-")));
+        let has_canary_keys = notes.keys().any(|k| {
+            k.strip_prefix(PREFIX)
+                .is_some_and(|key| key.starts_with("canary-"))
+        });
         if has_canary_keys && get(&notes, "canary") != Some("true") {
             problem(
                 "canary",
