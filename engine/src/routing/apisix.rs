@@ -722,29 +722,36 @@ impl RoutingModel for ApisixRoute {
         let table = super::memo::derived(config, || route_table(config));
         // radixtree_host_uri: host routes for this host first (exact names before wildcards,
         // longer wildcards first), then routes without hosts. Within each: full paths, then
-        // longer prefixes, then higher priority, then document order.
-        let mut candidates: Vec<(usize, &TableRoute)> = table
-            .iter()
-            .filter_map(|r| {
-                if r.hosts.is_empty() {
-                    Some((0, r))
-                } else {
-                    host_rank(&r.hosts, request.host.as_deref())
-                        .map(|rank| (rank.saturating_add(1), r))
-                }
+        // longer prefixes, then higher priority, then document order. The first route in that
+        // order whose conditions hold takes the request: the least by that order among those
+        // that hold, found in one pass without sorting (a route's conditions are tested only
+        // when it would come before the best one so far). Ties keep the earlier route of the
+        // table, as the stable sort this replaces did.
+        let rank = |r: &TableRoute| {
+            let host = if r.hosts.is_empty() {
+                0
+            } else {
+                host_rank(&r.hosts, request.host.as_deref())?.saturating_add(1)
+            };
+            uri_matches(&r.uri, &request.path).then(|| {
+                (
+                    std::cmp::Reverse(host),
+                    std::cmp::Reverse(uri_specificity(&r.uri)),
+                    std::cmp::Reverse(r.priority),
+                    r.rule_index,
+                )
             })
-            .filter(|(_, r)| uri_matches(&r.uri, &request.path))
-            .collect();
-        candidates.sort_by(|(ha, a), (hb, b)| {
-            hb.cmp(ha)
-                .then_with(|| uri_specificity(&b.uri).cmp(&uri_specificity(&a.uri)))
-                .then_with(|| b.priority.cmp(&a.priority))
-                .then_with(|| a.rule_index.cmp(&b.rule_index))
-        });
-        candidates
-            .into_iter()
-            .find(|(_, r)| r.conditions.hold(request))
-            .map_or(Routed::NoRoute, |(_, r)| r.routed.clone())
+        };
+        let mut best: Option<(_, &TableRoute)> = None;
+        for r in table.iter() {
+            let Some(key) = rank(r) else {
+                continue;
+            };
+            if best.as_ref().is_none_or(|(held, _)| key < *held) && r.conditions.hold(request) {
+                best = Some((key, r));
+            }
+        }
+        best.map_or(Routed::NoRoute, |(_, r)| r.routed.clone())
     }
 
     fn probes(&self, config: &GatewayConfig) -> Vec<Request> {
@@ -756,7 +763,7 @@ impl RoutingModel for ApisixRoute {
             }
             conjunctions.push(literals);
         }
-        probes_for(&conjunctions, None)
+        probes_for(conjunctions, None)
     }
 }
 

@@ -36,7 +36,9 @@
 use std::collections::BTreeMap;
 
 use super::SmolStr;
-use super::ingress_rules::{IngressPath, annotations, ingress_name, ingress_paths, pair_probes};
+use super::ingress_rules::{
+    IngressPath, annotation, config_annotations, config_ingress_paths, ingress_name, pair_probes,
+};
 use super::{
     Backend, ConfigProblem, Distribution, GatewayConfig, ProblemKind, Request, Routed, RoutingModel,
 };
@@ -133,17 +135,50 @@ struct ListenerRule {
     action: Option<Routed>,
 }
 
+/// The annotation `<PREFIX><kind>.<service>` (`conditions.web`), found without building its
+/// name.
+fn service_annotation<'a>(
+    notes: &'a BTreeMap<String, String>,
+    kind: &str,
+    service: &str,
+) -> Option<&'a String> {
+    notes
+        .iter()
+        .find(|(name, _)| {
+            name.len() == PREFIX.len() + kind.len() + 1 + service.len()
+                && name.starts_with(PREFIX)
+                && name[PREFIX.len()..].starts_with(kind)
+                && name[PREFIX.len() + kind.len()..].starts_with('.')
+                && name.ends_with(service)
+        })
+        .map(|(_, value)| value)
+}
+
+/// The JSON of annotation `<PREFIX><kind>.<service>`, when the Ingress has it: parsed once per
+/// case for each text (see [`super::memo::derived_from_value`]), as the configurations of a
+/// case carry the same annotations.
 fn parse_annotation(
     notes: &BTreeMap<String, String>,
-    key: &str,
-) -> Result<Option<JsonValue>, String> {
-    match notes.get(&format!("{PREFIX}{key}")) {
-        None => Ok(None),
-        Some(text) => JsonValue::parse_go_interface(text.as_bytes())
-            .map(Some)
-            .map_err(|e| format!("{PREFIX}{key} is not JSON: {e}")),
+    kind: &str,
+    service: &str,
+) -> Result<Option<std::rc::Rc<JsonValue>>, String> {
+    let Some(text) = service_annotation(notes, kind, service) else {
+        return Ok(None);
+    };
+    let parsed = super::memo::derived_from_value(AnnotationText(text.clone()), |text| {
+        JsonValue::parse_go_interface(text.0.as_bytes())
+            .map(std::rc::Rc::new)
+            .map_err(|e| e.to_string())
+    });
+    match &*parsed {
+        Ok(json) => Ok(Some(json.clone())),
+        Err(e) => Err(format!("{PREFIX}{kind}.{service} is not JSON: {e}")),
     }
 }
+
+/// An annotation's text, as the key its parsed JSON is kept by.
+#[derive(PartialEq, Eq, Hash)]
+struct AnnotationText(String);
 
 /// The requests a `forward` action sends where.
 fn forward(action: &JsonValue) -> Routed {
@@ -204,9 +239,9 @@ fn path_patterns(path: &IngressPath) -> Vec<String> {
 
 /// Paths of one Ingress in rule order (`sortIngressPaths` per Ingress rule).
 fn sorted_paths(ingress: &JsonValue) -> Vec<IngressPath> {
-    let all = ingress_paths(ingress);
+    let all = config_ingress_paths(ingress);
     let mut rules: Vec<Vec<IngressPath>> = Vec::new();
-    for path in all {
+    for path in all.iter().cloned() {
         let rule = path.location.split(".http").next().unwrap_or("").to_owned();
         match rules.last_mut() {
             Some(last) if last[0].location.starts_with(&rule) => last.push(path),
@@ -234,16 +269,16 @@ fn sorted_paths(ingress: &JsonValue) -> Vec<IngressPath> {
     out
 }
 
+/// The Ingress's IngressGroup (`group.name`), when it names one. The Ingress is one of a
+/// configuration's (its annotations are read once per step, see [`config_annotations`]).
 fn group(ingress: &JsonValue) -> Option<String> {
-    annotations(ingress)
-        .get(&format!("{PREFIX}group.name"))
+    annotation(&config_annotations(ingress), PREFIX, "group.name")
         .filter(|g| !g.is_empty())
         .cloned()
 }
 
 fn rank(ingress: &JsonValue) -> (i64, String) {
-    let order = annotations(ingress)
-        .get(&format!("{PREFIX}group.order"))
+    let order = annotation(&config_annotations(ingress), PREFIX, "group.order")
         .and_then(|o| o.trim().parse().ok())
         .unwrap_or(0);
     let name = |k: &str| {
@@ -251,7 +286,6 @@ fn rank(ingress: &JsonValue) -> (i64, String) {
             .at(&["metadata", k])
             .and_then(JsonValue::as_str)
             .unwrap_or_default()
-            .to_owned()
     };
     (order, format!("{}/{}", name("namespace"), name("name")))
 }
@@ -269,7 +303,7 @@ fn members(config: &GatewayConfig) -> Vec<&JsonValue> {
     {
         members.push(canary);
     }
-    members.sort_by_key(|m| rank(m));
+    members.sort_by_cached_key(|m| rank(m));
     members
 }
 
@@ -289,13 +323,13 @@ fn build_listener_rules(
 ) -> Vec<ListenerRule> {
     let mut rules = Vec::new();
     for ingress in members(config) {
-        let notes = annotations(ingress);
+        let notes = config_annotations(ingress);
         for path in sorted_paths(ingress) {
             let service = path.backend.service.clone();
             let mut hosts: Vec<String> = path.host.iter().map(SmolStr::to_string).collect();
             let mut paths = path_patterns(&path);
             let mut conditions = Vec::new();
-            match parse_annotation(&notes, &format!("conditions.{service}")) {
+            match parse_annotation(&notes, "conditions", &service) {
                 Err(message) => problems.push(ConfigProblem {
                     path: format!("metadata.annotations[\"{PREFIX}conditions.{service}\"]"),
                     kind: ProblemKind::Rejected,
@@ -342,7 +376,7 @@ fn build_listener_rules(
                 Ok(None) => {}
             }
             let action = if path.port_name.as_deref() == Some("use-annotation") {
-                match parse_annotation(&notes, &format!("actions.{service}")) {
+                match parse_annotation(&notes, "actions", &service) {
                     Ok(Some(action)) => Some(forward(&action)),
                     Ok(None) => {
                         problems.push(ConfigProblem {
@@ -365,7 +399,7 @@ fn build_listener_rules(
                     }
                 }
             } else {
-                if notes.contains_key(&format!("{PREFIX}actions.{service}")) {
+                if service_annotation(&notes, "actions", &service).is_some() {
                     problems.push(ConfigProblem {
                         path: format!("metadata.annotations[\"{PREFIX}actions.{service}\"]"),
                         kind: ProblemKind::Ignored,
@@ -487,7 +521,7 @@ impl RoutingModel for AwsAlb {
                 });
             }
             for (ingress, which) in [(&**stable, "stable"), (canary, "canary")] {
-                if let Some(order) = annotations(ingress).get(&format!("{PREFIX}group.order"))
+                if let Some(order) = annotation(&config_annotations(ingress), PREFIX, "group.order")
                     && !order
                         .trim()
                         .parse::<i64>()

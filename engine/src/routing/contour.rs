@@ -443,7 +443,7 @@ impl RoutingModel for ContourHttpProxy {
             .iter()
             .map(|r| r.conditions.literals())
             .collect();
-        probes_for(&conjunctions, vhost.fqdn.as_deref())
+        probes_for(conjunctions, vhost.fqdn.as_deref())
     }
 }
 

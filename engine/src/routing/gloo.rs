@@ -28,7 +28,7 @@
 //! objects: the request counts as not routed), virtual-host options, domains.
 
 use super::SmolStr;
-use super::matching::{full_match, re2_problem, sample_match};
+use super::matching::{WholeValueRegex, full_match, re2_problem, sample_match};
 use super::{
     Backend, ConfigProblem, Distribution, GatewayConfig, ProblemKind, Request, Routed, RoutingModel,
 };
@@ -68,7 +68,8 @@ struct ValueMatcher {
     name: String,
     wanted: String,
     invert: bool,
-    regex: bool,
+    /// The value as a regex, when `regex` is set.
+    regex: Option<WholeValueRegex>,
 }
 
 impl ValueMatcher {
@@ -77,7 +78,8 @@ impl ValueMatcher {
             name: text(matcher, "name").unwrap_or("").to_owned(),
             wanted: text(matcher, "value").unwrap_or("").to_owned(),
             invert: flag(matcher, "invertMatch"),
-            regex: flag(matcher, "regex"),
+            regex: flag(matcher, "regex")
+                .then(|| WholeValueRegex::new(text(matcher, "value").unwrap_or(""))),
         }
     }
 
@@ -89,8 +91,8 @@ impl ValueMatcher {
         };
         let matched = if self.wanted.is_empty() {
             true
-        } else if self.regex {
-            full_match(&self.wanted, actual)
+        } else if let Some(regex) = &self.regex {
+            regex.is_match(actual)
         } else {
             actual == self.wanted
         };
@@ -101,7 +103,7 @@ impl ValueMatcher {
 /// How a matcher tests the path.
 enum PathMatch {
     Exact(String),
-    Regex(String),
+    Regex(WholeValueRegex),
     Prefix(String),
     /// `connectMatcher`: CONNECT requests (any path), Envoy's `ConnectMatcher`.
     Connect,
@@ -125,7 +127,7 @@ struct Matcher {
     sensitive: bool,
     path: PathMatch,
     /// [`methods_regex`].
-    methods: Option<String>,
+    methods: Option<WholeValueRegex>,
     headers: Vec<ValueMatcher>,
     query: Vec<ValueMatcher>,
 }
@@ -135,7 +137,7 @@ impl Matcher {
         let path = if let Some(exact) = text(matcher, "exact") {
             PathMatch::Exact(exact.to_owned())
         } else if let Some(regex) = text(matcher, "regex") {
-            PathMatch::Regex(regex.to_owned())
+            PathMatch::Regex(WholeValueRegex::new(regex))
         } else if matcher.get("connectMatcher").is_some() {
             PathMatch::Connect
         } else {
@@ -156,7 +158,7 @@ impl Matcher {
                 .and_then(JsonValue::as_bool)
                 .unwrap_or(true),
             path,
-            methods: methods_regex(matcher),
+            methods: methods_regex(matcher).map(WholeValueRegex::new),
             headers: list("headers"),
             query: list("queryParameters"),
         }
@@ -167,7 +169,7 @@ impl Matcher {
         let path_ok = match &self.path {
             PathMatch::Exact(exact) if self.sensitive => request.path == *exact,
             PathMatch::Exact(exact) => request.path.to_lowercase() == exact.to_lowercase(),
-            PathMatch::Regex(regex) => full_match(regex, &request.path),
+            PathMatch::Regex(regex) => regex.is_match(&request.path),
             PathMatch::Prefix(prefix) if self.sensitive => {
                 request.path.starts_with(prefix.as_str())
             }
@@ -181,7 +183,7 @@ impl Matcher {
             && self
                 .methods
                 .as_ref()
-                .is_none_or(|methods| full_match(methods, &request.method))
+                .is_none_or(|methods| methods.is_match(&request.method))
             && self
                 .headers
                 .iter()

@@ -26,7 +26,7 @@ use std::collections::BTreeMap;
 use super::ingress_rules::{
     CanaryDecision, canary_notes, header_lines, pair_probes, route_canary_pair,
 };
-use super::matching::{full_match, re2_problem};
+use super::matching::{WholeValueRegex, re2_problem};
 use super::{ConfigProblem, GatewayConfig, ProblemKind, Request, Routed, RoutingModel};
 use crate::script::ScriptKind;
 
@@ -51,6 +51,9 @@ pub const HIGRESS: HigressFamily = HigressFamily {
 struct ReadRule {
     own: &'static str,
     kind: CanaryRule,
+    /// The header whose value `always` sends a request to the canary by the class's own
+    /// convention ([`HigressFamily::canary_by_convention`]), when there is one.
+    always_header: Option<String>,
 }
 
 /// The canary rule the annotations configure.
@@ -59,9 +62,12 @@ enum CanaryRule {
     Disabled,
     /// `canary-by-header`: the header's value against `regex` (`always|<value>` or
     /// `.*<pattern>.*`), or without one exactly `always`.
-    Header { name: String, regex: Option<String> },
+    Header {
+        name: String,
+        regex: Option<WholeValueRegex>,
+    },
     /// `canary-by-cookie`: the Cookie header against this regex.
-    Cookie { regex: String },
+    Cookie { regex: WholeValueRegex },
     /// MSE's `canary-by-query`.
     Query {
         name: String,
@@ -100,13 +106,7 @@ impl HigressFamily {
         notes: &BTreeMap<String, String>,
         request: &Request,
     ) -> Option<CanaryDecision> {
-        // The annotations are read once per configuration (see `super::memo`), not per probe.
-        let rule = super::memo::derived(notes, || self.canary_rule(notes));
-        let rule = if rule.own == self.own {
-            rule
-        } else {
-            std::rc::Rc::new(self.canary_rule(notes))
-        };
+        let rule = self.read_rule(notes);
         let hit = |yes: bool| {
             Some(if yes {
                 CanaryDecision::Canary
@@ -122,7 +122,7 @@ impl HigressFamily {
             CanaryRule::Header {
                 name,
                 regex: Some(regex),
-            } => hit(super::header_value(request, name).is_some_and(|v| full_match(regex, v))),
+            } => hit(super::header_value(request, name).is_some_and(|v| regex.is_match(v))),
             CanaryRule::Cookie { regex } => {
                 if request.cookies.is_empty() {
                     return hit(false);
@@ -132,7 +132,7 @@ impl HigressFamily {
                     .iter()
                     .map(|(n, v)| format!("{n}={v}"))
                     .collect();
-                hit(full_match(regex, &header.join("; ")))
+                hit(regex.is_match(&header.join("; ")))
             }
             CanaryRule::Query { name, expected } => {
                 let value = request.query.get(name);
@@ -147,12 +147,25 @@ impl HigressFamily {
         }
     }
 
-    /// What the annotations make of a request, as [`Self::decide`] applies it.
+    /// [`Self::canary_rule`] of a configuration's annotations, read once per configuration
+    /// (see `super::memo`), not per probe.
+    fn read_rule(&self, notes: &BTreeMap<String, String>) -> std::rc::Rc<ReadRule> {
+        let rule = super::memo::derived(notes, || self.canary_rule(notes));
+        if rule.own == self.own {
+            rule
+        } else {
+            std::rc::Rc::new(self.canary_rule(notes))
+        }
+    }
+
+    /// What the annotations make of a request, as [`Self::decide`] and
+    /// [`Self::canary_by_convention`] apply it.
     fn canary_rule(&self, notes: &BTreeMap<String, String>) -> ReadRule {
         let kind = self.canary_rule_kind(notes);
         ReadRule {
             own: self.own,
             kind,
+            always_header: self.always_header(notes).map(str::to_owned),
         }
     }
 
@@ -166,7 +179,8 @@ impl HigressFamily {
             } else {
                 self.read(notes, "canary-by-header-pattern")
                     .map(|p| format!(".*{p}.*"))
-            };
+            }
+            .map(WholeValueRegex::new);
             return CanaryRule::Header {
                 name: name.to_owned(),
                 regex,
@@ -176,7 +190,7 @@ impl HigressFamily {
             || self.read(notes, "canary-by-header-pattern").is_some();
         if !header_only && let Some(cookie) = self.read(notes, "canary-by-cookie") {
             return CanaryRule::Cookie {
-                regex: format!("^(.*?;\\s*)?({cookie}=always)(;.*)?$"),
+                regex: WholeValueRegex::new(format!("^(.*?;\\s*)?({cookie}=always)(;.*)?$")),
             };
         }
         if self.query
@@ -232,16 +246,31 @@ impl HigressFamily {
     /// regex `always|<value>` (or exactly `always` without a value or pattern), so a request
     /// whose canary header is `always` reaches the canary whatever value the script wrote.
     pub fn canary_by_convention(&self, config: &GatewayConfig, request: &Request) -> bool {
-        let notes = canary_notes(config);
-        if !self.enabled(&notes) {
-            return false;
-        }
-        let Some(name) = self.read(&notes, "canary-by-header") else {
+        // Only a configuration's own annotations are read through the memo (keyed by their
+        // address); without a canary Ingress there are none, and no canary.
+        let GatewayConfig::Ingress {
+            canary: Some(canary),
+            ..
+        } = config
+        else {
             return false;
         };
-        let pattern_only = self.read(&notes, "canary-by-header-value").is_none()
-            && self.read(&notes, "canary-by-header-pattern").is_some();
-        !pattern_only && super::header_value(request, name).is_some_and(|v| v == "always")
+        self.read_rule(&super::ingress_rules::config_annotations(canary))
+            .always_header
+            .as_ref()
+            .is_some_and(|name| super::header_value(request, name) == Some("always"))
+    }
+
+    /// The header of [`Self::canary_by_convention`]: `canary-by-header` of an enabled canary,
+    /// unless a pattern alone (no value) says what the header must hold.
+    fn always_header<'a>(&self, notes: &'a BTreeMap<String, String>) -> Option<&'a str> {
+        if !self.enabled(notes) {
+            return None;
+        }
+        let name = self.read(notes, "canary-by-header")?;
+        let pattern_only = self.read(notes, "canary-by-header-value").is_none()
+            && self.read(notes, "canary-by-header-pattern").is_some();
+        (!pattern_only).then_some(name)
     }
 
     pub fn problems(&self, config: &GatewayConfig) -> Vec<ConfigProblem> {

@@ -144,17 +144,24 @@ fn host_rank(host: Option<&str>) -> u8 {
 /// The path `request` lands on among `paths`: the most specific matching host, then the
 /// longest matching path, `Exact` before `Prefix` on equal length.
 pub fn matching_path<'p>(paths: &'p [IngressPath], request: &Request) -> Option<&'p IngressPath> {
+    matching_index(paths, request).map(|at| &paths[at])
+}
+
+/// Where [`matching_path`]'s path is in `paths`.
+fn matching_index(paths: &[IngressPath], request: &Request) -> Option<usize> {
     paths
         .iter()
-        .filter(|p| host_matches(p.host.as_deref(), request.host.as_deref()))
-        .filter(|p| path_matches(&p.path_type, &p.path, &request.path))
-        .max_by_key(|p| {
+        .enumerate()
+        .filter(|(_, p)| host_matches(p.host.as_deref(), request.host.as_deref()))
+        .filter(|(_, p)| path_matches(&p.path_type, &p.path, &request.path))
+        .max_by_key(|(_, p)| {
             (
                 host_rank(p.host.as_deref()),
                 p.path.trim_end_matches('/').len(),
                 p.path_type == "Exact",
             )
         })
+        .map(|(at, _)| at)
 }
 
 /// The canary Ingress's path for the same host, path and pathType as `stable`.
@@ -229,64 +236,18 @@ pub fn route_canary_pair(
     decide: impl Fn(&BTreeMap<String, String>, &Request) -> Option<CanaryDecision>,
     header_changes: impl Fn(&BTreeMap<String, String>) -> BTreeMap<String, Option<String>>,
 ) -> Routed {
-    let (stable, canary) = match config {
-        GatewayConfig::Ingress { stable, canary } => (&**stable, canary.as_ref()),
-        GatewayConfig::Resource(object) => (object, None),
-    };
-    let stable_paths = config_ingress_paths(stable);
-    let Some(stable_path) = matching_path(&stable_paths, request) else {
+    let table = super::memo::derived(config, || PairTable::of(config));
+    let Some(at) = matching_index(&table.stable_paths, request) else {
         return Routed::NoRoute;
     };
-    // What the stable path gives and how it is named: the same for every request on it, made
-    // once per path (see `super::memo`). The stable Ingress is shared by every configuration of
-    // a case, so this must not depend on the canary Ingress (which is the step's).
-    let on_path = super::memo::derived(stable_path, || {
-        let via = if config_annotations(stable)
-            .contains_key(super::canary_ingress::REPRESENTATIVE_RULE)
-        {
-            smol_str::format_smolstr!("any path of Ingress {}", ingress_name(stable))
-        } else {
-            smol_str::format_smolstr!("Ingress {} {}", ingress_name(stable), stable_path.location)
-        };
-        StablePath {
-            stable_only: Routed::to(Distribution::single(stable_path.backend.clone()))
-                .via(via.clone()),
-            via,
-        }
-    });
+    let on_path = &table.on_path[at];
     let stable_only = || on_path.stable_only.clone();
-    let Some(canary) = canary else {
+    let (Some(canary), Some(twin)) = (&table.canary, table.twins[at]) else {
         return stable_only();
     };
-    let canary_paths = config_ingress_paths(canary);
-    let Some(canary_path) = twin(&canary_paths, stable_path) else {
-        return stable_only();
-    };
-    // How a split on this pair is named, once per canary path (the step's); made again in the
-    // rare case of another stable path with the same twin.
-    let named = |on_path: &StablePath| {
-        smol_str::format_smolstr!(
-            "{} and the canary Ingress {}'s annotations",
-            on_path.via,
-            ingress_name(canary)
-        )
-    };
-    let stable_at = std::ptr::from_ref(stable_path).addr();
-    let split = super::memo::derived(canary_path, || SplitName {
-        stable_path: stable_at,
-        via: named(&on_path),
-        routed: RefCell::new(Vec::new()),
-    });
-    let named_here = split.stable_path == stable_at;
-    let via = if named_here {
-        split.via.clone()
-    } else {
-        named(&on_path)
-    };
-    let notes = config_annotations(canary);
     // `None`: the Ingress is not a canary (no `canary: "true"`); both Ingresses then claim
     // the same path and the models treat the stable one as the one served.
-    let Some(decision) = decide(&notes, request) else {
+    let Some(decision) = decide(&canary.notes, request) else {
         return stable_only();
     };
     let share = match decision {
@@ -294,21 +255,94 @@ pub fn route_canary_pair(
         CanaryDecision::Stable => 0.0,
         CanaryDecision::Share(s) => s.clamp(0.0, 1.0),
     };
-    if !named_here {
-        return split_routed(stable_path, canary_path, share, &notes, header_changes, via);
-    }
+    let (stable_path, canary_path) = (&table.stable_paths[at], &canary.paths[twin]);
+    // How a split on this pair is named, once per stable path and step.
+    let split = table.splits[at].get_or_init(|| SplitName {
+        via: smol_str::format_smolstr!(
+            "{} and the canary Ingress {}'s annotations",
+            on_path.via,
+            canary.name
+        ),
+        routed: RefCell::new(Vec::new()),
+    });
     // The pair's decisions are few (the canary alone, the stable alone, the weight): each is
     // made once and handed out shared, as the other models hand out a route's.
     let key = share.to_bits();
     if let Some((_, routed)) = split.routed.borrow().iter().find(|(held, _)| *held == key) {
         return routed.clone();
     }
-    let routed = split_routed(stable_path, canary_path, share, &notes, header_changes, via);
+    let routed = split_routed(
+        stable_path,
+        canary_path,
+        share,
+        &canary.notes,
+        header_changes,
+        split.via.clone(),
+    );
     let mut kept = split.routed.borrow_mut();
     if kept.len() < SPLITS_KEPT {
         kept.push((key, routed.clone()));
     }
     routed
+}
+
+/// What routing reads of a configuration's Ingress pair, once per configuration (see
+/// `super::memo`): a request then costs one lookup of the table and a walk of the stable
+/// paths, not a lookup per part.
+struct PairTable {
+    stable_paths: std::rc::Rc<Vec<IngressPath>>,
+    /// Per stable path, what it gives alone and how it is named: the stable Ingress is shared
+    /// by every configuration of a case, and so is this (made once per path, by its address).
+    on_path: Vec<std::rc::Rc<StablePath>>,
+    /// Per stable path, its twin's index in the canary Ingress's paths ([`twin`]).
+    twins: Vec<Option<usize>>,
+    /// Per stable path, how a split on it and its twin is named, when a request needs it.
+    splits: Vec<std::cell::OnceCell<SplitName>>,
+    canary: Option<CanaryPart>,
+}
+
+/// The canary Ingress as [`PairTable`] reads it.
+struct CanaryPart {
+    paths: std::rc::Rc<Vec<IngressPath>>,
+    notes: std::rc::Rc<BTreeMap<String, String>>,
+    name: String,
+}
+
+impl PairTable {
+    fn of(config: &GatewayConfig) -> Self {
+        let (stable, canary) = match config {
+            GatewayConfig::Ingress { stable, canary } => (&**stable, canary.as_ref()),
+            GatewayConfig::Resource(object) => (object, None),
+        };
+        let stable_paths = config_ingress_paths(stable);
+        let on_path = stable_paths
+            .iter()
+            .map(|path| super::memo::derived(path, || StablePath::of(stable, path)))
+            .collect();
+        let canary = canary.map(|canary| CanaryPart {
+            paths: config_ingress_paths(canary),
+            notes: config_annotations(canary),
+            name: ingress_name(canary).to_owned(),
+        });
+        let twins = stable_paths
+            .iter()
+            .map(|path| {
+                let canary = canary.as_ref()?;
+                let found = twin(&canary.paths, path)?;
+                canary.paths.iter().position(|p| std::ptr::eq(p, found))
+            })
+            .collect();
+        PairTable {
+            splits: stable_paths
+                .iter()
+                .map(|_| std::cell::OnceCell::new())
+                .collect(),
+            stable_paths,
+            on_path,
+            twins,
+            canary,
+        }
+    }
 }
 
 /// At most this many decisions are kept per pair of paths (see [`SplitName::routed`]).
@@ -349,9 +383,26 @@ struct StablePath {
     via: SmolStr,
 }
 
-/// How a split on a canary path is named, and the stable path it was named for.
+impl StablePath {
+    /// For `path` of the Ingress `stable`. It must not depend on the canary Ingress (which is
+    /// the step's): it is shared by the case's configurations.
+    fn of(stable: &JsonValue, path: &IngressPath) -> Self {
+        let via = if config_annotations(stable)
+            .contains_key(super::canary_ingress::REPRESENTATIVE_RULE)
+        {
+            smol_str::format_smolstr!("any path of Ingress {}", ingress_name(stable))
+        } else {
+            smol_str::format_smolstr!("Ingress {} {}", ingress_name(stable), path.location)
+        };
+        StablePath {
+            stable_only: Routed::to(Distribution::single(path.backend.clone())).via(via.clone()),
+            via,
+        }
+    }
+}
+
+/// How a split on a stable path and its twin is named.
 struct SplitName {
-    stable_path: usize,
     via: SmolStr,
     /// Where the requests split on this pair went, by the canary's share (its bits): the
     /// same share gives the same distribution (the backends and the canary configuration's
@@ -381,7 +432,9 @@ pub fn pair_probes(config: &GatewayConfig, extra: &[Request]) -> Vec<Request> {
     };
     // The probes depend on a path's host, path and type only: the canary Ingress repeats the
     // stable one's (Kruise copies them), so each is probed once.
-    let mut paths: Vec<IngressPath> = ingresses.into_iter().flat_map(ingress_paths).collect();
+    let read: Vec<std::rc::Rc<Vec<IngressPath>>> =
+        ingresses.into_iter().map(config_ingress_paths).collect();
+    let mut paths: Vec<&IngressPath> = read.iter().flat_map(|paths| paths.iter()).collect();
     fn key(p: &IngressPath) -> (Option<&str>, &str, &str) {
         (p.host.as_deref(), &p.path, &p.path_type)
     }

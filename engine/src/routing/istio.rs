@@ -30,7 +30,7 @@ use std::collections::BTreeMap;
 
 use super::SmolStr;
 use super::fields::is_set;
-use super::matching::{full_match, re2_problem, sample_match};
+use super::matching::{WholeValueRegex, re2_problem, sample_match};
 use super::{
     Backend, ConfigProblem, Distribution, GatewayConfig, ProblemKind, Request, Routed, RoutingModel,
 };
@@ -53,7 +53,7 @@ fn http_routes(config: &GatewayConfig) -> &[JsonValue] {
 enum StringMatch {
     Exact(String),
     Prefix(String),
-    Regex(String),
+    Regex(WholeValueRegex),
     /// An empty match, or the regex `*`: presence only (`canBeConvertedToPresentMatch`).
     Presence,
 }
@@ -68,7 +68,7 @@ impl StringMatch {
         }
         match matcher.get("regex").and_then(JsonValue::as_str) {
             Some("*") | None => StringMatch::Presence,
-            Some(regex) => StringMatch::Regex(regex.to_owned()),
+            Some(regex) => StringMatch::Regex(WholeValueRegex::new(regex)),
         }
     }
 
@@ -85,7 +85,7 @@ impl StringMatch {
                 value.to_lowercase().starts_with(&prefix.to_lowercase())
             }
             StringMatch::Prefix(prefix) => value.starts_with(prefix.as_str()),
-            StringMatch::Regex(regex) => full_match(regex, value),
+            StringMatch::Regex(regex) => regex.is_match(value),
             StringMatch::Presence => true,
         }
     }

@@ -510,16 +510,17 @@ impl RoutingModel for KumaMeshHttpRoute {
         };
         for (t, to) in items(spec, "to").iter().enumerate() {
             for (r, rule) in items(to, "rules").iter().enumerate() {
-                let base = format!("spec.to[{t}].rules[{r}]");
+                // Paths are written only for a problem (most configurations have none).
+                let base = || format!("spec.to[{t}].rules[{r}]");
                 for (m, matched) in items(rule, "matches").iter().enumerate() {
-                    let at_match = format!("{base}.matches[{m}]");
+                    let at_match = || format!("{}.matches[{m}]", base());
                     if let Some((kind, value)) = path_of(Some(matched)) {
-                        let at_value = format!("{at_match}.path.value");
+                        let at_value = || format!("{}.path.value", at_match());
                         match kind {
                             "PathPrefix" if value != "/" => {
                                 if value.ends_with('/') {
                                     rejected(
-                                        at_value.clone(),
+                                        at_value(),
                                         format!(
                                             "{value:?} does not need a trailing slash because only a `/`-separated prefix or an entire path is matched"
                                         ),
@@ -527,17 +528,17 @@ impl RoutingModel for KumaMeshHttpRoute {
                                 }
                                 if !value.starts_with('/') {
                                     rejected(
-                                        at_value,
+                                        at_value(),
                                         format!("{value:?} must be an absolute path"),
                                     );
                                 }
                             }
                             "Exact" if !value.starts_with('/') => {
-                                rejected(at_value, format!("{value:?} must be an absolute path"))
+                                rejected(at_value(), format!("{value:?} must be an absolute path"))
                             }
                             "RegularExpression" => {
                                 if let Some(e) = re2_problem(value) {
-                                    rejected(at_value, format!("Envoy refuses it: {e}"));
+                                    rejected(at_value(), format!("Envoy refuses it: {e}"));
                                 }
                             }
                             _ => {}
@@ -549,7 +550,7 @@ impl RoutingModel for KumaMeshHttpRoute {
                             && !str_field(header, "value").unwrap_or_default().is_empty()
                         {
                             rejected(
-                                format!("{at_match}.headers[{h}].value"),
+                                format!("{}.headers[{h}].value", at_match()),
                                 format!("must not be defined for type {kind}"),
                             );
                         }
@@ -559,7 +560,7 @@ impl RoutingModel for KumaMeshHttpRoute {
                         let name = str_field(query, "name").unwrap_or_default();
                         if !names.insert(name) {
                             rejected(
-                                format!("{at_match}.queryParams[{q}].name"),
+                                format!("{}.queryParams[{q}].name", at_match()),
                                 format!("multiple entries for name {name}"),
                             );
                         }
@@ -570,7 +571,7 @@ impl RoutingModel for KumaMeshHttpRoute {
                     .map_or(&[][..], |d| items(d, "backendRefs"));
                 if !refs.is_empty() && refs.iter().all(|r| int_field(r, "weight") == Some(0)) {
                     rejected(
-                        format!("{base}.default.backendRefs"),
+                        format!("{}.default.backendRefs", base()),
                         "every backendRef has weight 0: no request can be served".into(),
                     );
                 }
@@ -581,7 +582,7 @@ impl RoutingModel for KumaMeshHttpRoute {
                         .and_then(header_modifier_problem)
                     {
                         rejected(
-                            format!("{base}.default.filters[{f}].requestHeaderModifier"),
+                            format!("{}.default.filters[{f}].requestHeaderModifier", base()),
                             message,
                         );
                     }
@@ -624,7 +625,7 @@ impl RoutingModel for KumaMeshHttpRoute {
                 .filter_map(|r| r.matched)
                 .map(match_literals)
                 .collect();
-            for p in probes_for(&conjunctions, Some(&destination.service)) {
+            for p in probes_for(conjunctions, Some(&destination.service)) {
                 if !out.contains(&p) {
                     out.push(p);
                 }

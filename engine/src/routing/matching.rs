@@ -280,6 +280,46 @@ pub fn full_match(pattern: &str, text: &str) -> bool {
     compiled_as(pattern, Anchoring::Whole, DEFAULT_SIZE_LIMIT).is_ok_and(|re| re.is_match(text))
 }
 
+/// [`full_match`] of one pattern, for a table a model keeps per configuration: the pattern is
+/// compiled (through the memo) when a value is first matched, and later matches use the
+/// compiled pattern without looking it up again (a step matches thousands of probes against
+/// the same few patterns).
+#[derive(Debug)]
+pub struct WholeValueRegex {
+    pattern: String,
+    /// [`plain_text`] of the pattern.
+    plain: bool,
+    /// The whole-value form, `None` when the pattern does not compile (it matches nothing).
+    compiled: std::cell::OnceCell<Option<Rc<Regex>>>,
+}
+
+impl WholeValueRegex {
+    pub fn new(pattern: impl Into<String>) -> Self {
+        let pattern = pattern.into();
+        WholeValueRegex {
+            plain: plain_text(&pattern),
+            pattern,
+            compiled: std::cell::OnceCell::new(),
+        }
+    }
+
+    /// The pattern as written.
+    pub fn pattern(&self) -> &str {
+        &self.pattern
+    }
+
+    /// [`full_match`]`(self.pattern(), text)`.
+    pub fn is_match(&self, text: &str) -> bool {
+        if self.plain {
+            return text == self.pattern;
+        }
+        self.compiled
+            .get_or_init(|| compiled_as(&self.pattern, Anchoring::Whole, DEFAULT_SIZE_LIMIT).ok())
+            .as_ref()
+            .is_some_and(|re| re.is_match(text))
+    }
+}
+
 /// Whether `pattern` matches somewhere in `text` (an unanchored search, as PCRE's
 /// `ngx.re.match` in ingress-nginx does); an invalid pattern matches nothing.
 pub fn search(pattern: &str, text: &str) -> bool {
@@ -368,6 +408,32 @@ fn sample_of(pattern: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_kept_whole_value_regex_matches_as_full_match_does() {
+        for pattern in ["web", "v[0-9]+", "a|b", "(", ".*canary.*", "always|1"] {
+            let kept = WholeValueRegex::new(pattern);
+            for text in [
+                "web",
+                "v12",
+                "xv1",
+                "a",
+                "b",
+                "ab",
+                "(",
+                "my-canary-x",
+                "always",
+                "1",
+                "",
+            ] {
+                assert_eq!(
+                    kept.is_match(text),
+                    full_match(pattern, text),
+                    "{pattern} {text}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn regexes_match_the_whole_value() {

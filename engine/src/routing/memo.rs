@@ -9,10 +9,15 @@
 //! through (each boxed, at an address of its own) until the case is done, so that the
 //! original's tables are made once per case. The memo is dropped when the outermost call
 //! returns. Outside it nothing is kept.
+//!
+//! What a model makes of a piece of input alone (a Traefik rule's text, a route's probe
+//! conditions) is kept beside, keyed by that input's value ([`derived_from_value`]): the
+//! configurations of a case are distinct objects, yet mostly repeat the original's routes.
 
 use std::any::{Any, TypeId};
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::hash::Hash;
 use std::rc::Rc;
 use std::thread::LocalKey;
 
@@ -21,13 +26,21 @@ use std::thread::LocalKey;
 /// addresses, not input text, so no one can pick colliding keys.
 type Derived = HashMap<(usize, TypeId, TypeId), Rc<dyn Any>, rustc_hash::FxBuildHasher>;
 
+/// Values built from a piece of input (a rule's text, a route's conditions) rather than from
+/// one configuration, by the type of the input and of the value: each holds a
+/// `HashMap<K, Rc<T>>` keyed by the input itself, hashed with the default SipHash (these keys
+/// are input, which could be chosen to collide under Fx).
+type ByValue = HashMap<(TypeId, TypeId), Box<dyn Any>, rustc_hash::FxBuildHasher>;
+
 thread_local! {
     static DERIVED: RefCell<Option<Derived>> = const { RefCell::new(None) };
+    static BY_VALUE: RefCell<Option<ByValue>> = const { RefCell::new(None) };
 }
 
-/// Runs `f` with a memo of derived values; nested calls share the outer memo.
+/// Runs `f` with a memo of derived values ([`derived`], [`derived_from_value`]); nested calls
+/// share the outer memo.
 pub fn with_derived_memo<R>(f: impl FnOnce() -> R) -> R {
-    scoped(&DERIVED, f)
+    scoped(&DERIVED, || scoped(&BY_VALUE, f))
 }
 
 /// Runs `f` with `slot` holding a fresh value for the length of the call, emptied when it ends
@@ -104,6 +117,43 @@ pub fn derived<K: 'static + ?Sized, T: 'static>(source: &K, build: impl FnOnce()
     }
 }
 
+/// `build()`'s value for the input `key`, built once per memo for equal keys: the
+/// configurations of a case mostly repeat the original's routes (a step changes weights and
+/// adds a route or two), so what a model makes of a route's text or conditions is made once
+/// for the case, not once per configuration. Without an active memo it is built every time.
+/// Bounded as the memo is: its keys are parts of the configurations the case keeps.
+pub fn derived_from_value<K, T>(key: K, build: impl FnOnce(&K) -> T) -> Rc<T>
+where
+    K: Hash + Eq + 'static,
+    T: 'static,
+{
+    let types = (TypeId::of::<K>(), TypeId::of::<T>());
+    let found = BY_VALUE.with(|cell| {
+        cell.borrow().as_ref().map(|memo| {
+            memo.get(&types)
+                .and_then(|values| values.downcast_ref::<HashMap<K, Rc<T>>>())
+                .and_then(|values| values.get(&key).cloned())
+        })
+    });
+    match found {
+        Some(Some(value)) => value,
+        Some(None) => {
+            let value = Rc::new(build(&key));
+            BY_VALUE.with(|cell| {
+                if let Some(memo) = cell.borrow_mut().as_mut() {
+                    memo.entry(types)
+                        .or_insert_with(|| Box::new(HashMap::<K, Rc<T>>::new()))
+                        .downcast_mut::<HashMap<K, Rc<T>>>()
+                        .unwrap_or_else(|| unreachable!("keyed by the values' types"))
+                        .insert(key, value.clone());
+                }
+            });
+            value
+        }
+        None => Rc::new(build(&key)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -124,6 +174,23 @@ mod tests {
         assert_eq!(builds.get(), 1);
         derived(&source, build);
         derived(&source, build);
+        assert_eq!(builds.get(), 3);
+    }
+
+    #[test]
+    fn built_once_per_equal_input_inside_the_memo() {
+        let builds = Cell::new(0);
+        let build = |text: &String| {
+            builds.set(builds.get() + 1);
+            text.len()
+        };
+        with_derived_memo(|| {
+            assert_eq!(*derived_from_value("rule".to_owned(), build), 4);
+            assert_eq!(*derived_from_value("rule".to_owned(), build), 4);
+            assert_eq!(*derived_from_value("other".to_owned(), build), 5);
+        });
+        assert_eq!(builds.get(), 2);
+        derived_from_value("rule".to_owned(), build);
         assert_eq!(builds.get(), 3);
     }
 

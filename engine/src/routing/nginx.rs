@@ -55,29 +55,35 @@ fn weight_total(notes: &BTreeMap<String, String>) -> Option<i64> {
 }
 
 fn decide(notes: &BTreeMap<String, String>, request: &Request) -> Option<CanaryDecision> {
-    if get(notes, "canary") != Some("true") {
-        return None;
-    }
-    if let Some(name) = get(notes, "canary-by-header")
+    // The annotations are read once per configuration (see `super::memo`), not per probe.
+    let rule = super::memo::derived(notes, || CanaryRules::of(notes));
+    let rule = rule.as_ref().as_ref()?;
+    if let Some((name, on_header)) = &rule.header
         && let Some(value) = super::header_value(request, name)
     {
-        if let Some(expected) = get(notes, "canary-by-header-value") {
-            if value == expected {
-                return Some(CanaryDecision::Canary);
+        match on_header {
+            OnHeader::Value(expected) => {
+                if value == expected {
+                    return Some(CanaryDecision::Canary);
+                }
             }
-        } else if let Some(pattern) = get(notes, "canary-by-header-pattern") {
-            match super::fields::compile(pattern) {
-                Ok(re) if re.is_match(value) => return Some(CanaryDecision::Canary),
-                Ok(_) => {}
-                Err(_) => return Some(CanaryDecision::Stable),
+            OnHeader::Pattern(pattern, compiled) => {
+                match compiled.get_or_init(|| super::fields::compile(pattern).ok()) {
+                    Some(re) if re.is_match(value) => return Some(CanaryDecision::Canary),
+                    Some(_) => {}
+                    None => return Some(CanaryDecision::Stable),
+                }
             }
-        } else if value == "always" {
-            return Some(CanaryDecision::Canary);
-        } else if value == "never" {
-            return Some(CanaryDecision::Stable);
+            OnHeader::AlwaysOrNever => {
+                if value == "always" {
+                    return Some(CanaryDecision::Canary);
+                } else if value == "never" {
+                    return Some(CanaryDecision::Stable);
+                }
+            }
         }
     }
-    if let Some(name) = get(notes, "canary-by-cookie")
+    if let Some(name) = &rule.cookie
         && let Some(value) = request.cookies.get(name)
     {
         if value == "always" {
@@ -87,7 +93,55 @@ fn decide(notes: &BTreeMap<String, String>, request: &Request) -> Option<CanaryD
             return Some(CanaryDecision::Stable);
         }
     }
-    Some(CanaryDecision::Share(weight_share(notes)))
+    Some(CanaryDecision::Share(rule.share))
+}
+
+/// The canary annotations as [`decide`] applies them, in the order the balancer tries them.
+struct CanaryRules {
+    /// `canary-by-header` and what its value is compared with.
+    header: Option<(String, OnHeader)>,
+    /// `canary-by-cookie`.
+    cookie: Option<String>,
+    /// [`weight_share`].
+    share: f64,
+}
+
+/// What a request's canary header is compared with.
+enum OnHeader {
+    /// `canary-by-header-value`.
+    Value(String),
+    /// `canary-by-header-pattern`, compiled when a request carries the header (`None`: it
+    /// does not compile).
+    Pattern(
+        String,
+        std::cell::OnceCell<Option<std::rc::Rc<regex::Regex>>>,
+    ),
+    /// Neither: `always` and `never`.
+    AlwaysOrNever,
+}
+
+impl CanaryRules {
+    /// The rules of a canary Ingress (`None`: not a canary, no `canary: "true"`).
+    fn of(notes: &BTreeMap<String, String>) -> Option<Self> {
+        if get(notes, "canary") != Some("true") {
+            return None;
+        }
+        let header = get(notes, "canary-by-header").map(|name| {
+            let on_header = if let Some(expected) = get(notes, "canary-by-header-value") {
+                OnHeader::Value(expected.to_owned())
+            } else if let Some(pattern) = get(notes, "canary-by-header-pattern") {
+                OnHeader::Pattern(pattern.to_owned(), std::cell::OnceCell::new())
+            } else {
+                OnHeader::AlwaysOrNever
+            };
+            (name.to_owned(), on_header)
+        });
+        Some(CanaryRules {
+            header,
+            cookie: get(notes, "canary-by-cookie").map(str::to_owned),
+            share: weight_share(notes),
+        })
+    }
 }
 
 impl RoutingModel for IngressNginx {
@@ -109,9 +163,10 @@ impl RoutingModel for IngressNginx {
                 message,
             })
         };
-        let has_canary_keys = notes
-            .keys()
-            .any(|k| k.starts_with(&format!("{PREFIX}canary-")));
+        let has_canary_keys = notes.keys().any(|k| {
+            k.strip_prefix(PREFIX)
+                .is_some_and(|key| key.starts_with("canary-"))
+        });
         if has_canary_keys && get(&notes, "canary") != Some("true") {
             problem(
                 "canary",

@@ -7,7 +7,7 @@ use regex_syntax::hir::{Class, Hir, HirKind};
 use super::{NameValues, Request, SmolStr};
 
 /// A value condition on a header, query parameter or cookie.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum ValueCond {
     Exact(String),
     /// A regular expression (a sample that matches it is built for the probe).
@@ -19,7 +19,7 @@ pub enum ValueCond {
 }
 
 /// One condition of a route, as probes need it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Cond {
     Host(String),
     PathExact(String),
@@ -117,35 +117,33 @@ fn concrete_host(pattern: &str) -> String {
 /// What applying `cond` so that it holds writes (a host, path, method or value), built once
 /// per conjunction for the request meeting it and each variant missing another literal: a
 /// pattern is sampled once, not once per request. `None` when it cannot be built (a pattern
-/// too complex to sample).
-fn held_value(cond: &Cond) -> Option<String> {
-    match cond {
-        Cond::Host(h) => Some(concrete_host(h)),
-        Cond::PathExact(p) | Cond::PathPrefix(p) => Some(p.clone()),
+/// too complex to sample). A shared text: each request holding it costs no copy.
+fn held_value(cond: &Cond) -> Option<SmolStr> {
+    Some(match cond {
+        Cond::Host(h) => concrete_host(h).into(),
+        Cond::PathExact(p) | Cond::PathPrefix(p) => p.as_str().into(),
         Cond::PathRegex(p) => {
             let sample = sample_for(p)?;
-            Some(if sample.starts_with('/') {
-                sample
+            if sample.starts_with('/') {
+                sample.into()
             } else {
-                format!("/{sample}")
-            })
+                smol_str::format_smolstr!("/{sample}")
+            }
         }
-        Cond::Method(m) => Some(m.to_ascii_uppercase()),
-        Cond::Header(_, v) | Cond::Query(_, v) | Cond::Cookie(_, v) => value_for(v),
-    }
+        Cond::Method(m) => m.to_ascii_uppercase().into(),
+        Cond::Header(_, v) | Cond::Query(_, v) | Cond::Cookie(_, v) => value_for(v)?.into(),
+    })
 }
 
 /// Applies `cond` to `request` so that it holds (writing `held`, its [`held_value`]) or, for
 /// `holds == false`, fails.
-fn apply(request: &mut Request, cond: &Cond, holds: bool, held: &Option<String>) -> Option<()> {
+fn apply(request: &mut Request, cond: &Cond, holds: bool, held: &Option<SmolStr>) -> Option<()> {
     if holds {
         let value = held.clone()?;
         match cond {
-            Cond::Host(_) => request.host = Some(value.into()),
-            Cond::PathExact(_) | Cond::PathPrefix(_) | Cond::PathRegex(_) => {
-                request.path = value.into()
-            }
-            Cond::Method(_) => request.method = value.into(),
+            Cond::Host(_) => request.host = Some(value),
+            Cond::PathExact(_) | Cond::PathPrefix(_) | Cond::PathRegex(_) => request.path = value,
+            Cond::Method(_) => request.method = value,
             Cond::Header(name, _) => {
                 request.headers.insert(name.to_ascii_lowercase(), value);
             }
@@ -205,7 +203,7 @@ fn application_order(conjunction: &[Literal]) -> Vec<usize> {
 /// no host, nothing else.
 fn request_flipping(
     conjunction: &[Literal],
-    held: &[Option<String>],
+    held: &[Option<SmolStr>],
     order: &[usize],
     host: Option<&str>,
     flip: Option<usize>,
@@ -220,11 +218,22 @@ fn request_flipping(
 }
 
 /// For each conjunction: a request meeting it, and for each literal one request meeting all
-/// the others and missing that one. Duplicates are dropped; the order is stable.
-pub fn probes_for(conjunctions: &[Vec<Literal>], host: Option<&str>) -> Vec<Request> {
+/// the others and missing that one. Duplicates are dropped; the order is stable. Built once
+/// per case for equal conditions (see [`super::memo::derived_from_value`]): the steps of a
+/// case mostly keep the original's routes and their conditions.
+pub fn probes_for(conjunctions: Vec<Vec<Literal>>, host: Option<&str>) -> Vec<Request> {
+    let key = (conjunctions, host.map(SmolStr::from));
+    let probes = super::memo::derived_from_value(key, |(conjunctions, host)| {
+        built_probes(conjunctions, host.as_deref())
+    });
+    Vec::clone(&probes)
+}
+
+/// [`probes_for`] without the memo.
+fn built_probes(conjunctions: &[Vec<Literal>], host: Option<&str>) -> Vec<Request> {
     let mut out = vec![Request::get("/")];
     for conjunction in conjunctions {
-        let held: Vec<Option<String>> = conjunction.iter().map(|(c, _)| held_value(c)).collect();
+        let held: Vec<Option<SmolStr>> = conjunction.iter().map(|(c, _)| held_value(c)).collect();
         let order = application_order(conjunction);
         for flip in std::iter::once(None).chain((0..conjunction.len()).map(Some)) {
             out.extend(request_flipping(conjunction, &held, &order, host, flip));
@@ -285,7 +294,7 @@ mod tests {
                 true,
             ),
         ];
-        let probes = probes_for(&[conj], Some("a.example.com"));
+        let probes = probes_for(vec![conj], Some("a.example.com"));
         let describe: Vec<String> = probes.iter().map(Request::describe).collect();
         assert_eq!(
             describe,
@@ -432,7 +441,7 @@ mod tests {
             }
             let host = [None, Some("*.example.com")][below(2)];
             assert_eq!(
-                probes_for(&conjunctions, host),
+                probes_for(conjunctions.clone(), host),
                 reference(&conjunctions, host),
                 "{conjunctions:?}"
             );

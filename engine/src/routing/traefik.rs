@@ -37,7 +37,10 @@ pub struct TraefikServiceModel;
 struct Router {
     index: usize,
     priority: i64,
-    rule: Result<Rule, RuleError>,
+    /// Parsed once per case for each rule text and syntax (see
+    /// [`super::memo::derived_from_value`]): the steps of a case mostly keep the original's
+    /// rules.
+    rule: std::rc::Rc<Result<Rule, RuleError>>,
     /// Where a request the rule matches goes (the same for every request: made once).
     routed: Routed,
 }
@@ -127,8 +130,10 @@ impl TraefikIngressRoute {
                 continue;
             }
             let syntax = Syntax::of(str_field(route, "syntax"));
-            let rule = Rule::parse(matched, syntax);
-            match &rule {
+            let rule = super::memo::derived_from_value((matched.to_owned(), syntax), |(m, s)| {
+                Rule::parse(m, *s)
+            });
+            match &*rule {
                 Err(RuleError::Invalid(e)) => problems.push(ConfigProblem {
                     path: format!("{path}.match"),
                     kind: ProblemKind::Rejected,
@@ -197,7 +202,7 @@ impl RoutingModel for TraefikIngressRoute {
         let probes = std::cell::OnceCell::new();
         for (i, a) in routers.iter().enumerate() {
             for b in &routers[i + 1..] {
-                let (Ok(ra), Ok(rb)) = (&a.rule, &b.rule) else {
+                let (Ok(ra), Ok(rb)) = (&*a.rule, &*b.rule) else {
                     continue;
                 };
                 if a.priority != b.priority {
@@ -222,7 +227,7 @@ impl RoutingModel for TraefikIngressRoute {
     fn route(&self, config: &GatewayConfig, request: &Request) -> Routed {
         let parsed = Self::routers(config);
         for router in &parsed.0 {
-            let Ok(rule) = &router.rule else { continue };
+            let Ok(rule) = &*router.rule else { continue };
             if rule.matches(request) {
                 return router.routed.clone();
             }
@@ -235,10 +240,10 @@ impl RoutingModel for TraefikIngressRoute {
         let conjunctions: Vec<_> = parsed
             .0
             .iter()
-            .filter_map(|r| r.rule.as_ref().ok())
+            .filter_map(|r| (*r.rule).as_ref().ok())
             .flat_map(|r| r.conjunctions(PROBE_CONJUNCTIONS))
             .collect();
-        probes_for(&conjunctions, None)
+        probes_for(conjunctions, None)
     }
 }
 

@@ -33,7 +33,7 @@ pub enum RuleError {
 }
 
 /// The rule syntax of a router.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Syntax {
     V2,
     V3,
