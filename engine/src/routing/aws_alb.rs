@@ -142,16 +142,7 @@ fn service_annotation<'a>(
     kind: &str,
     service: &str,
 ) -> Option<&'a String> {
-    notes
-        .iter()
-        .find(|(name, _)| {
-            name.len() == PREFIX.len() + kind.len() + 1 + service.len()
-                && name.starts_with(PREFIX)
-                && name[PREFIX.len()..].starts_with(kind)
-                && name[PREFIX.len() + kind.len()..].starts_with('.')
-                && name.ends_with(service)
-        })
-        .map(|(_, value)| value)
+    super::ingress_rules::annotation_named(notes, &[PREFIX, kind, ".", service])
 }
 
 /// The JSON of annotation `<PREFIX><kind>.<service>`, when the Ingress has it: parsed once per

@@ -189,12 +189,27 @@ pub fn annotation<'a>(
     prefix: &str,
     key: &str,
 ) -> Option<&'a String> {
+    annotation_named(notes, &[prefix, key])
+}
+
+/// The annotation whose name is `parts` written one after another, found without writing it.
+pub fn annotation_named<'a>(
+    notes: &'a BTreeMap<String, String>,
+    parts: &[&str],
+) -> Option<&'a String> {
+    let length: usize = parts.iter().map(|part| part.len()).sum();
     notes
         .iter()
         .find(|(name, _)| {
-            name.len() == prefix.len() + key.len()
-                && name.starts_with(prefix)
-                && name.ends_with(key)
+            let mut rest = name.as_str();
+            name.len() == length
+                && parts.iter().all(|part| match rest.strip_prefix(part) {
+                    Some(after) => {
+                        rest = after;
+                        true
+                    }
+                    None => false,
+                })
         })
         .map(|(_, value)| value)
 }
@@ -491,6 +506,28 @@ pub fn header_lines(text: &str) -> Vec<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_annotation_is_found_by_its_name_in_parts() {
+        let notes: BTreeMap<String, String> = [
+            ("alb.ingress.kubernetes.io/conditions.web", "a"),
+            ("alb.ingress.kubernetes.io/conditions.web-canary", "b"),
+            ("alb.ingress.kubernetes.io/conditionsXweb", "c"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect();
+        let prefix = "alb.ingress.kubernetes.io/";
+        let named = |parts: &[&str]| annotation_named(&notes, parts).map(String::as_str);
+        assert_eq!(named(&[prefix, "conditions", ".", "web"]), Some("a"));
+        assert_eq!(named(&[prefix, "conditions", ".", "web-canary"]), Some("b"));
+        assert_eq!(named(&[prefix, "conditions", ".", "we"]), None);
+        assert_eq!(named(&[prefix, "conditions", ".", "canary"]), None);
+        assert_eq!(
+            annotation(&notes, prefix, "conditionsXweb").map(String::as_str),
+            Some("c")
+        );
+    }
 
     #[test]
     fn prefix_matches_element_wise_and_ignores_a_trailing_slash() {
