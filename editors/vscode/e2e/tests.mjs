@@ -455,8 +455,7 @@ export const tests = [
       await wb.page.keyboard.type("counter = 1", { delay: 40 });
       await wb.page.keyboard.press("Enter");
       await wb.page.keyboard.type("local probe = obj.canaryweight", { delay: 40 });
-      await wb.showProblems("canaryweight");
-      await wb.waitForText(SELECTORS.markerRow, /KL001/);
+      await wb.waitForProblem("canaryweight", /KL001/);
 
       await wb.gotoLine(at.line + 1, 2);
       await wb.quickFix(/Declare `counter` with `local`/);
@@ -701,8 +700,7 @@ export const tests = [
       const at = wb.positionOf(ISTIO_SCRIPT, "c.weight = canaryPart");
       await wb.gotoLine(at.line, at.column);
       await wb.replaceToEndOfLine("c.weight = canaryPart + 1");
-      await wb.showProblems("weights.yaml");
-      await wb.waitForText(SELECTORS.markerRow, "weights.yaml");
+      await wb.waitForProblem("weights.yaml", "weights.yaml");
       // The failing step's diff (the broken weights also misroute: that diagnostic is listed too).
       const problem = await wb.waitForText(SELECTORS.markerRow, /step 1 fails/);
       assert.match(problem, /weight/);

@@ -218,6 +218,26 @@ export class Workbench {
   }
 
   /**
+   * Opens the Problems view filtered by `filter` and waits for a row showing `text`; returns
+   * its text. The filter is typed again while no such row shows: VS Code can keep a problem
+   * hidden that the filter matches when the problem's message changes under it (a finding
+   * on a word still being typed, then on the whole word: the view said "Showing 0 of 1").
+   */
+  async waitForProblem(filter, text, { timeout = WAIT_MS } = {}) {
+    const until = Date.now() + timeout;
+    for (;;) {
+      await this.showProblems(filter);
+      const left = until - Date.now();
+      try {
+        return await this.waitForText(SELECTORS.markerRow, text, { timeout: Math.min(5_000, Math.max(left, 1)) });
+      } catch (error) {
+        if (Date.now() >= until) throw error;
+        await this.page.locator(SELECTORS.problemsFilter).first().fill("");
+      }
+    }
+  }
+
+  /**
    * Clicks the code lens whose title matches `title` (a string, contained, or a RegExp); the
    * first lens a session asks for waits for the server to start (a longer `timeout`).
    */
