@@ -164,11 +164,12 @@ fn matching_index(paths: &[IngressPath], request: &Request) -> Option<usize> {
         .map(|(at, _)| at)
 }
 
-/// The canary Ingress's path for the same host, path and pathType as `stable`.
-pub fn twin<'p>(canary: &'p [IngressPath], stable: &IngressPath) -> Option<&'p IngressPath> {
-    canary
-        .iter()
-        .find(|c| c.host == stable.host && c.path == stable.path && c.path_type == stable.path_type)
+/// Where the canary Ingress's path for the same host, path and pathType as `stable` is in
+/// `canary`.
+fn twin(canary: &[IngressPath], stable: &IngressPath) -> Option<usize> {
+    canary.iter().position(|c| {
+        c.host == stable.host && c.path == stable.path && c.path_type == stable.path_type
+    })
 }
 
 /// An Ingress's annotations (strings only: Kubernetes annotations are strings).
@@ -341,16 +342,11 @@ impl PairTable {
         });
         let twins = stable_paths
             .iter()
-            .map(|path| {
-                let canary = canary.as_ref()?;
-                let found = twin(&canary.paths, path)?;
-                canary.paths.iter().position(|p| std::ptr::eq(p, found))
-            })
+            .map(|path| twin(&canary.as_ref()?.paths, path))
             .collect();
         PairTable {
-            splits: stable_paths
-                .iter()
-                .map(|_| std::cell::OnceCell::new())
+            splits: std::iter::repeat_with(std::cell::OnceCell::new)
+                .take(stable_paths.len())
                 .collect(),
             stable_paths,
             on_path,
