@@ -9,29 +9,24 @@ use crate::schema::compile::Schema;
 use crate::value::{JsonMap, JsonValue};
 
 impl Walker<'_, '_> {
-    /// Every item after the first that repeats an earlier one, reported once per value.
+    /// Reports the items at `second_occurrences` (each the second of its value or key).
     fn report_duplicates(
         &mut self,
-        keys: &[String],
+        second_occurrences: impl IntoIterator<Item = usize>,
         describe: impl Fn(usize) -> String,
         rule: &'static str,
     ) {
-        let mut seen: HashMap<&str, usize> = HashMap::new();
-        for (index, key) in keys.iter().enumerate() {
-            let times = seen.entry(key.as_str()).or_insert(0);
-            *times += 1;
-            if *times == 2 {
-                self.path.push(Seg::Index(index));
-                self.error(rule, describe(index));
-                self.path.pop();
-            }
+        for index in second_occurrences {
+            self.path.push(Seg::Index(index));
+            self.error(rule, describe(index));
+            self.path.pop();
         }
     }
 
     pub(super) fn check_list_set(&mut self, items: &[JsonValue]) {
         let keys: Vec<String> = items.iter().map(JsonValue::to_canonical_json).collect();
         self.report_duplicates(
-            &keys,
+            second_occurrences(&keys),
             |i| format!("duplicate item {} in a list of type set", show(&items[i])),
             "x-kubernetes-list-type",
         );
@@ -52,31 +47,42 @@ impl Walker<'_, '_> {
         // Few items are compared pairwise by their key fields, as `same_list_map_key` matches
         // old items (keys equal exactly when their canonical texts are): building each item's
         // key object and text cost more than the rest of the walk over a list.
-        if items.len() <= PAIRWISE_ITEMS {
-            for (index, item) in items.iter().enumerate() {
-                let earlier = items[..index]
-                    .iter()
-                    .filter(|other| same_list_map_key(schema, other, item))
-                    .count();
-                if earlier == 1 {
-                    self.path.push(Seg::Index(index));
-                    let message = duplicate_key_message(schema, item);
-                    self.error("x-kubernetes-list-map-keys", message);
-                    self.path.pop();
-                }
-            }
-            return;
-        }
-        let texts: Vec<String> = items
-            .iter()
-            .map(|item| key_of(schema, item).to_canonical_json())
-            .collect();
+        let seconds = if items.len() <= PAIRWISE_ITEMS {
+            (0..items.len())
+                .filter(|&index| {
+                    items[..index]
+                        .iter()
+                        .filter(|other| same_list_map_key(schema, other, &items[index]))
+                        .count()
+                        == 1
+                })
+                .collect()
+        } else {
+            let texts: Vec<String> = items
+                .iter()
+                .map(|item| key_of(schema, item).to_canonical_json())
+                .collect();
+            second_occurrences(&texts)
+        };
         self.report_duplicates(
-            &texts,
+            seconds,
             |i| duplicate_key_message(schema, &items[i]),
             "x-kubernetes-list-map-keys",
         );
     }
+}
+
+/// The indices of the items of `keys` that are the second of their key.
+fn second_occurrences(keys: &[String]) -> Vec<usize> {
+    let mut seen: HashMap<&str, usize> = HashMap::new();
+    keys.iter()
+        .enumerate()
+        .filter_map(|(index, key)| {
+            let times = seen.entry(key.as_str()).or_insert(0);
+            *times += 1;
+            (*times == 2).then_some(index)
+        })
+        .collect()
 }
 
 /// Lists of a map type up to this many items are checked for duplicate keys pairwise (a
