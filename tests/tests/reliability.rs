@@ -887,17 +887,8 @@ fn the_language_server_answers_on_pathological_lua() {
 #[test]
 fn requests_on_a_large_script_give_their_memory_back() {
     let dir = scratch("reliability-lsp-large-script");
-    let folder = tree_with(&dir, b"return obj.data\n", b"");
-    let script = folder.join("trafficRouting.lua");
-    let uri = format!("file://{}", script.display());
     let text = many_names(20_000);
-    let mut lsp = servers::Server::start(&dir, &["lsp"]);
-    lsp.lsp_initialize(&dir);
-    let (_, started) = lsp.memory_mib();
-    lsp.lsp_notify(
-        "textDocument/didOpen",
-        json!({"textDocument": {"uri": uri, "languageId": "lua", "version": 1, "text": text}}),
-    );
+    let (mut lsp, uri, started) = server_with_open_script(&dir, b"return obj.data\n", &text);
     each_request_answers(&mut lsp, &uri, 4, &["textDocument/definition"]);
     let document = json!({"textDocument": {"uri": uri}});
     lsp.lsp_notify("textDocument/didClose", document);
@@ -920,16 +911,8 @@ fn requests_on_a_large_script_give_their_memory_back() {
 fn closing_a_large_script_on_disk_gives_its_analysis_memory_back() {
     let dir = scratch("reliability-lsp-large-script-on-disk");
     let text = many_names(20_000);
-    let folder = tree_with(&dir, text.as_bytes(), b"");
-    let uri = format!("file://{}", folder.join("trafficRouting.lua").display());
-    let mut lsp = servers::Server::start(&dir, &["lsp"]);
-    lsp.lsp_initialize(&dir);
-    let (_, started) = lsp.memory_mib();
+    let (mut lsp, uri, started) = server_with_open_script(&dir, text.as_bytes(), &text);
     let analysed = lints_published(&uri);
-    lsp.lsp_notify(
-        "textDocument/didOpen",
-        json!({"textDocument": {"uri": uri, "languageId": "lua", "version": 1, "text": text}}),
-    );
     lsp.wait("the open script's analysis", &analysed);
     lsp.lsp_notify(
         "textDocument/didClose",
@@ -955,15 +938,7 @@ fn closing_a_large_script_on_disk_gives_its_analysis_memory_back() {
 fn requests_on_a_dense_analysed_script_reuse_each_others_memory() {
     let dir = scratch("reliability-lsp-dense-analysed");
     let text = many_names(26_000);
-    let folder = tree_with(&dir, text.as_bytes(), b"");
-    let uri = format!("file://{}", folder.join("trafficRouting.lua").display());
-    let mut lsp = servers::Server::start(&dir, &["lsp"]);
-    lsp.lsp_initialize(&dir);
-    let (_, started) = lsp.memory_mib();
-    lsp.lsp_notify(
-        "textDocument/didOpen",
-        json!({"textDocument": {"uri": uri, "languageId": "lua", "version": 1, "text": text}}),
-    );
+    let (mut lsp, uri, started) = server_with_open_script(&dir, text.as_bytes(), &text);
     lsp.wait("the open script's analysis", lints_published(&uri));
     each_request_answers(&mut lsp, &uri, 4, &["textDocument/definition"]);
     let (peak, _) = lsp.memory_mib();
@@ -974,6 +949,25 @@ fn requests_on_a_dense_analysed_script_reuse_each_others_memory() {
     );
     lsp.close();
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A language server on a tree in `dir` whose script holds `on_disk`, with `text` open in it:
+/// the server, the script's URI and the server's RSS (MiB) before the open.
+fn server_with_open_script(
+    dir: &Path,
+    on_disk: &[u8],
+    text: &str,
+) -> (servers::Server, String, u64) {
+    let folder = tree_with(dir, on_disk, b"");
+    let uri = format!("file://{}", folder.join("trafficRouting.lua").display());
+    let mut lsp = servers::Server::start(dir, &["lsp"]);
+    lsp.lsp_initialize(dir);
+    let (_, started) = lsp.memory_mib();
+    lsp.lsp_notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": uri, "languageId": "lua", "version": 1, "text": text}}),
+    );
+    (lsp, uri, started)
 }
 
 /// Whether a message publishes the analysis's lints for `uri` (a run publishes on its own).
