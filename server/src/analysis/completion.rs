@@ -203,7 +203,7 @@ pub(crate) fn receiver_value(model: &Model, receiver: &Receiver, offset: usize) 
 
 /// Whether `offset` is inside a comment or a string literal.
 pub(crate) fn in_comment_or_string(source: &str, offset: usize) -> bool {
-    tokens(source).iter().any(|t| {
+    tokens(source).any(|t| {
         let (start, end) = (t.start_position().bytes(), t.end_position().bytes());
         match t.token_type() {
             TokenType::StringLiteral { .. } | TokenType::MultiLineComment { .. } => {

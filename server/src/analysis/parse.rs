@@ -84,7 +84,7 @@ fn parse_with_full_moon(source: &str) -> Parsed {
     if result.errors().is_empty() || !source.contains(';') {
         return finish(source, result);
     }
-    let stray = stray_semicolons(&significant_tokens(source));
+    let stray = stray_semicolons(&significant_tokens(source).collect::<Vec<_>>());
     if stray.is_empty() {
         return finish(source, result);
     }
@@ -247,11 +247,8 @@ fn finish(text: &str, result: full_moon::ast::AstResult) -> Parsed {
 }
 
 /// The non-trivia tokens of `source` (no whitespace or comments).
-fn significant_tokens(source: &str) -> Vec<Token> {
-    tokens(source)
-        .into_iter()
-        .filter(|t| !t.token_type().is_trivia() && t.token_kind() != TokenKind::Eof)
-        .collect()
+fn significant_tokens(source: &str) -> impl Iterator<Item = Token> + use<> {
+    tokens(source).filter(|t| !t.token_type().is_trivia() && t.token_kind() != TokenKind::Eof)
 }
 
 /// Offsets of the `;` that are empty statements: a `;` where a statement could start (at the

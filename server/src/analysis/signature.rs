@@ -29,7 +29,6 @@ pub struct Signature {
 pub fn signature_help(script: &ParsedScript, offset: usize) -> Option<Signature> {
     let source = script.source();
     let before: Vec<Token> = tokens(source)
-        .into_iter()
         .filter(|t| !t.token_type().is_trivia() && t.end_position().bytes() <= offset)
         .collect();
     let (open, commas) = enclosing_call(&before)?;

@@ -7,11 +7,15 @@
 //! Memory is bounded: full_moon keeps every token with its trivia (a tree is 100–200× its
 //! source), so only scripts up to [`MAX_CACHED_SCRIPT_BYTES`] are kept, of open documents only,
 //! and at most [`MAX_CACHED_BYTES`] of source over all documents (least recently used first out).
-//! A larger script is parsed per request, as before, and its tree freed when the request ends.
+//! A larger script is not kept, but a text being parsed or still in use is one parse: a request
+//! for it waits for the parse under way or takes the one some other work holds (an editor asks
+//! for symbols, tokens, folding, lenses... of a file at once, while the open's analysis and a
+//! run's reanalysis parse it too: each parsed it alone, and the trees of a 430 KiB script were
+//! alive together, 650 MiB). Its tree is freed when the last work holding it ends.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex, Weak};
 
 use crate::analysis::ParsedScript;
 
@@ -20,8 +24,8 @@ pub const MAX_CACHED_SCRIPT_BYTES: usize = 256 * 1024;
 /// The source bytes of all kept parses together.
 pub const MAX_CACHED_BYTES: usize = 1024 * 1024;
 
-/// The kept parses, and the version of each open document (a parse started on one version is
-/// not kept once the document has moved on).
+/// The kept parses, the parses under way and in use, and the version of each open document (a
+/// parse started on one version is not kept once the document has moved on).
 #[derive(Debug, Default)]
 pub struct ParseCache {
     state: Mutex<State>,
@@ -33,6 +37,10 @@ struct State {
     versions: HashMap<PathBuf, i32>,
     /// Kept parses with the document they belong to, least recently used first.
     kept: Vec<(PathBuf, Arc<ParsedScript>)>,
+    /// Parses not kept that some work may still hold.
+    in_use: Vec<(PathBuf, Weak<ParsedScript>)>,
+    /// Parses under way.
+    in_flight: Vec<(PathBuf, Arc<Flight>)>,
 }
 
 impl State {
@@ -42,6 +50,73 @@ impl State {
             .partition(|(p, _)| p == path);
         self.kept = kept;
         gone.into_iter().map(|(_, parsed)| parsed).collect()
+    }
+
+    /// A parse of exactly `source` for `path` that exists now: kept (then used most recently),
+    /// or held by some work.
+    fn existing(&mut self, path: &Path, source: &str) -> Option<Arc<ParsedScript>> {
+        if let Some(at) = self
+            .kept
+            .iter()
+            .position(|(p, parsed)| p == path && parsed.source() == source)
+        {
+            let hit = self.kept.remove(at);
+            let parsed = hit.1.clone();
+            self.kept.push(hit);
+            return Some(parsed);
+        }
+        self.in_use.retain(|(_, parsed)| parsed.strong_count() > 0);
+        self.in_use
+            .iter()
+            .filter(|(p, _)| p == path)
+            .filter_map(|(_, parsed)| parsed.upgrade())
+            .find(|parsed| parsed.source() == source)
+    }
+}
+
+/// A parse under way, which other requests for the same text wait for.
+#[derive(Debug)]
+struct Flight {
+    source: String,
+    /// `Some` once the parse ended: its result, or `None` when it panicked.
+    ended: Mutex<Option<Option<Arc<ParsedScript>>>>,
+    signal: Condvar,
+}
+
+impl Flight {
+    fn end(&self, parsed: Option<Arc<ParsedScript>>) {
+        let mut ended = self.ended.lock().unwrap_or_else(|e| e.into_inner());
+        if ended.is_none() {
+            *ended = Some(parsed);
+        }
+        self.signal.notify_all();
+    }
+
+    fn wait(&self) -> Option<Arc<ParsedScript>> {
+        let mut ended = self.ended.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            if let Some(parsed) = &*ended {
+                return parsed.clone();
+            }
+            ended = self.signal.wait(ended).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+}
+
+/// Ends a flight when its parse panicked, so that no request waits for it forever.
+struct Parsing<'a> {
+    cache: &'a ParseCache,
+    path: &'a Path,
+    flight: Arc<Flight>,
+}
+
+impl Drop for Parsing<'_> {
+    fn drop(&mut self) {
+        self.cache
+            .lock()
+            .in_flight
+            .retain(|(p, flight)| !(p.as_path() == self.path && Arc::ptr_eq(flight, &self.flight)));
+        self.flight.end(None);
     }
 }
 
@@ -66,56 +141,77 @@ impl ParseCache {
         drop(gone);
     }
 
-    /// The parse of `source`, a script of the document at `path`: the kept one when it is of
-    /// exactly this text, else parsed now on the calling thread (a request's thread, never the
-    /// async runtime's) and kept when the document is open, unchanged meanwhile, and the script
-    /// small enough.
+    /// The parse of `source`, a script of the document at `path`: one that exists of exactly
+    /// this text (kept, or held by other work), or the one under way, else parsed now on the
+    /// calling thread (a request's thread, never the async runtime's), and kept when the
+    /// document is open, unchanged meanwhile, and the script small enough.
     pub fn parsed(&self, path: &Path, source: &str) -> Arc<ParsedScript> {
-        let version = {
+        let (version, parsing) = {
             let mut state = self.lock();
-            let Some(&version) = state.versions.get(path) else {
-                drop(state);
-                return Arc::new(ParsedScript::new(source));
-            };
-            if let Some(at) = state
-                .kept
-                .iter()
-                .position(|(p, parsed)| p == path && parsed.source() == source)
-            {
-                let hit = state.kept.remove(at);
-                let parsed = hit.1.clone();
-                state.kept.push(hit);
+            if let Some(parsed) = state.existing(path, source) {
                 return parsed;
             }
-            version
+            let under_way = state
+                .in_flight
+                .iter()
+                .find(|(p, flight)| p == path && flight.source == source)
+                .map(|(_, flight)| flight.clone());
+            match under_way {
+                Some(flight) => (None, Err(flight)),
+                None => {
+                    let flight = Arc::new(Flight {
+                        source: source.to_string(),
+                        ended: Mutex::default(),
+                        signal: Condvar::new(),
+                    });
+                    state.in_flight.push((path.to_path_buf(), flight.clone()));
+                    let version = state.versions.get(path).copied();
+                    (
+                        version,
+                        Ok(Parsing {
+                            cache: self,
+                            path,
+                            flight,
+                        }),
+                    )
+                }
+            }
+        };
+        let parsing = match parsing {
+            Ok(parsing) => parsing,
+            // `None`: that parse panicked; this request parses again (and so answers with the
+            // same failure as its own).
+            Err(flight) => {
+                return flight
+                    .wait()
+                    .unwrap_or_else(|| Arc::new(ParsedScript::new(source)));
+            }
         };
         let parsed = Arc::new(ParsedScript::new(source));
-        if source.len() > MAX_CACHED_SCRIPT_BYTES {
-            return parsed;
-        }
         let mut evicted = Vec::new();
         {
             let mut state = self.lock();
-            if state.versions.get(path) != Some(&version) {
-                return parsed;
-            }
-            // Requests that missed together each parsed the text: keep (and answer with) the
-            // first parse only, so copies do not crowd other documents out of the budget.
-            if let Some((_, first)) = state
-                .kept
-                .iter()
-                .find(|(p, kept)| p == path && kept.source() == source)
-            {
-                return first.clone();
-            }
-            state.kept.push((path.to_path_buf(), parsed.clone()));
-            let mut bytes: usize = state.kept.iter().map(|(_, p)| p.source().len()).sum();
-            while bytes > MAX_CACHED_BYTES && state.kept.len() > 1 {
-                let (_, old) = state.kept.remove(0);
-                bytes -= old.source().len();
-                evicted.push(old);
+            state.in_flight.retain(|(p, flight)| {
+                !(p.as_path() == path && Arc::ptr_eq(flight, &parsing.flight))
+            });
+            let keep = version.is_some()
+                && state.versions.get(path).copied() == version
+                && source.len() <= MAX_CACHED_SCRIPT_BYTES;
+            if keep {
+                state.kept.push((path.to_path_buf(), parsed.clone()));
+                let mut bytes: usize = state.kept.iter().map(|(_, p)| p.source().len()).sum();
+                while bytes > MAX_CACHED_BYTES && state.kept.len() > 1 {
+                    let (_, old) = state.kept.remove(0);
+                    bytes -= old.source().len();
+                    evicted.push(old);
+                }
+            } else {
+                state
+                    .in_use
+                    .push((path.to_path_buf(), Arc::downgrade(&parsed)));
             }
         }
+        parsing.flight.end(Some(parsed.clone()));
         drop(evicted);
         parsed
     }
@@ -142,9 +238,9 @@ mod tests {
         // Not open: parsed each time, nothing kept.
         let first = cache.parsed(path, "local a = 1");
         assert_eq!(cache.kept(), 0);
+        drop(first);
         cache.changed(path, 1);
         let kept = cache.parsed(path, "local a = 1");
-        assert!(!Arc::ptr_eq(&first, &kept));
         assert!(Arc::ptr_eq(&kept, &cache.parsed(path, "local a = 1")));
         assert_eq!(cache.kept(), 1);
         // An edit drops it; the old text is never served for the new one.
@@ -155,6 +251,37 @@ mod tests {
         assert!(!Arc::ptr_eq(&edited, &cache.parsed(path, "local a = 1")));
         cache.closed(path);
         assert_eq!(cache.kept(), 0);
+    }
+
+    #[test]
+    fn a_large_text_asked_for_at_once_is_one_parse_freed_with_its_last_holder() {
+        let cache = ParseCache::default();
+        let path = Path::new("/w/big.lua");
+        cache.changed(path, 1);
+        let big = "local x = 1\n".repeat(MAX_CACHED_SCRIPT_BYTES / 12 + 1);
+        let start = std::sync::Barrier::new(4);
+        let parses: Vec<Arc<ParsedScript>> = std::thread::scope(|scope| {
+            let asked: Vec<_> = (0..4)
+                .map(|_| {
+                    scope.spawn(|| {
+                        start.wait();
+                        cache.parsed(path, &big)
+                    })
+                })
+                .collect();
+            asked.into_iter().map(|t| t.join().unwrap()).collect()
+        });
+        assert!(parses.iter().all(|p| Arc::ptr_eq(p, &parses[0])));
+        assert_eq!(cache.kept(), 0, "too large to keep");
+        // Another text of the same document is never answered with it.
+        let edited = format!("{big}local y = 2\n");
+        assert_eq!(cache.parsed(path, &edited).source(), edited);
+        // In use: the same parse; once no work holds it, it is gone.
+        let held = cache.parsed(path, &big);
+        assert!(Arc::ptr_eq(&held, &parses[0]));
+        let tree = Arc::downgrade(&held);
+        drop((parses, held));
+        assert!(tree.upgrade().is_none());
     }
 
     #[test]

@@ -156,6 +156,10 @@ pub struct Session {
     lens_refresh_pending: AtomicBool,
     /// Per file, the latest analysis request (older results are dropped).
     analysis_generation: Mutex<HashMap<PathBuf, Arc<AtomicU64>>>,
+    /// Per file, held while an analysis of it runs: one at a time, so that analyses requested
+    /// faster than they end (edits in a large file, a run ending during the open's analysis)
+    /// do not each hold a tree of their own text at once.
+    analysis_lanes: Mutex<HashMap<PathBuf, Arc<tokio::sync::Mutex<()>>>>,
     pub shutting_down: AtomicBool,
     /// The step values shown as inlay hints (`kruise-lua.showStepValues`), if any.
     pub step_values: ShownSlot,
@@ -189,6 +193,7 @@ impl Session {
             published: Mutex::default(),
             lens_refresh_pending: AtomicBool::new(false),
             analysis_generation: Mutex::default(),
+            analysis_lanes: Mutex::default(),
             shutting_down: AtomicBool::new(false),
             step_values: Default::default(),
             configmaps: Mutex::default(),
@@ -451,6 +456,8 @@ impl Session {
                         .await;
                 }
             }
+            let lane = session.analysis_lane(&path);
+            let running = lane.lock().await;
             let worker = session.clone();
             let file = path.clone();
             let generation_check = generation.clone();
@@ -469,6 +476,7 @@ impl Session {
                 Some((diags, started.elapsed() >= crate::freed_memory::HEAVY_WORK))
             })
             .await;
+            drop(running);
             let Ok(Some((diags, heavy))) = computed else {
                 return;
             };
@@ -487,6 +495,16 @@ impl Session {
                 tokio::task::spawn_blocking(crate::freed_memory::release);
             }
         });
+    }
+
+    /// The lock an analysis of `path` holds while it runs.
+    fn analysis_lane(&self, path: &Path) -> Arc<tokio::sync::Mutex<()>> {
+        self.analysis_lanes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(path.to_path_buf())
+            .or_default()
+            .clone()
     }
 
     /// Requests a run of a script's cases, debounced by `delay` (leading edge: a request after
