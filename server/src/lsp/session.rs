@@ -554,7 +554,8 @@ impl Session {
             }
             let settings = session.settings();
             let previous = session.results_for(&target.id);
-            let previous_specs = previous.as_ref().map(|p| p.specs());
+            // No results yet reads as no specs and no schemas: the lints saw no shape either.
+            let previous_specs = previous.as_ref().map(|p| p.specs()).unwrap_or_default();
             let previous_schemas = previous.as_ref().and_then(|p| p.schemas.clone());
             let full_timeout = settings.timeout;
             // A background run first gives each step a short budget, so scripts that loop
@@ -601,8 +602,7 @@ impl Session {
                         (None, None) => true,
                         _ => false,
                     };
-                    let newly_shaped = previous_specs.is_none_or(|specs| specs != results.specs())
-                        || !same_schemas;
+                    let newly_shaped = previous_specs != results.specs() || !same_schemas;
                     let large = results.is_large();
                     session
                         .set_results(&id, Some(results), diags, &ticket)
