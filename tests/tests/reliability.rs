@@ -305,6 +305,73 @@ fn large_cases_stay_proportional_and_over_the_limit_are_refused() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Issue 22 ("analysis linear or near-linear in the file"), four lints and the name model that
+/// were quadratic, each on a script just under the analysis's token limit: a table's keys were
+/// copied at each use of the local holding it and searched per key written (10,000 writes to
+/// `t["k…"]`: past the CPU bound), directives were searched, and their lines counted from the
+/// top, per finding (16,000 directives: minutes), each global function was looked for among
+/// every read (9,000 functions), each global write among every use and statement (8,667
+/// writes: 72 % of the analysis).
+#[test]
+fn lint_is_linear_in_table_keys_directives_and_globals() {
+    let dir = scratch("reliability-lint-linear");
+    let scripts = [
+        (
+            "Keys",
+            format!(
+                "local t = {{}}\n{}return obj.data\n",
+                (0..10_000)
+                    .map(|i| format!("t[\"k{i}\"] = t[\"k{}\"]\n", i.max(1) - 1))
+                    .collect::<String>()
+            ),
+        ),
+        (
+            "Directives",
+            (0..16_000)
+                .map(|i| format!("-- kruise-lua: disable-next-line KL006\ng{i} = 1\n"))
+                .chain(["return obj.data\n".to_string()])
+                .collect(),
+        ),
+        (
+            "Functions",
+            (0..9_000)
+                .map(|i| match i {
+                    0 => "function g0() return 1 end\n".to_string(),
+                    _ => format!("function g{i}() return g{}() end\n", i - 1),
+                })
+                .chain(["return obj.data\n".to_string()])
+                .collect(),
+        ),
+        ("Writes", many_names(26_000)),
+    ];
+    for (kind, text) in &scripts {
+        let folder = dir.join("lua/example.io").join(kind);
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::write(folder.join("trafficRouting.lua"), text).unwrap();
+    }
+    let lint = run_bounded(&dir, &["lint", "--format", "json", "lua"]);
+    assert!(matches!(lint.code, 0 | 1), "{}", lint.stderr);
+    let found = |kind: &str, code: &str| {
+        lint.stdout
+            .lines()
+            .filter(|l| {
+                l.contains(&format!("/{kind}/")) && l.contains(&format!("\"code\":\"{code}\""))
+            })
+            .count()
+    };
+    assert!(
+        !lint.stdout.contains("too large to analyse"),
+        "{}",
+        lint.stdout
+    );
+    // Every write to a directive's next line is let be; the last function is never called.
+    assert_eq!(found("Directives", "KL006"), 0);
+    assert_eq!(found("Functions", "KL006"), 9_000);
+    assert_eq!(found("Functions", "KL013"), 1);
+    assert_eq!(found("Writes", "KL006"), 8_667);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn a_flat_mapping_of_many_keys_is_read_in_linear_time() {
     let dir = scratch("reliability-flat");

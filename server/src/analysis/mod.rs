@@ -123,14 +123,13 @@ pub fn analyze_parsed(
     )
     .in_configmap(configmap_kind);
     let mut diagnostics = Vec::new();
-    let directives = suppress::directives(source);
+    let suppressions = suppress::Suppressions::of(source);
     for lint in lints::all() {
         let Some(severity) = config.severity(lint.code(), lint.default_severity()) else {
             continue;
         };
         let found = lint.check(&ctx).into_iter();
-        let found =
-            found.filter(|d| !suppress::is_disabled(source, &directives, lint.code(), &d.range));
+        let found = found.filter(|d| !suppressions.disables(lint.code(), &d.range));
         diagnostics.extend(found.map(|d| Diagnostic {
             code: lint.code(),
             severity,

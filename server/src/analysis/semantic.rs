@@ -7,8 +7,9 @@
 //! variables and parameters inside the body, and the locals of a `repeat` block in its `until`
 //! condition.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ops::Range;
+use std::sync::Arc;
 
 use full_moon::ast::{
     Ast, BinOp, Block, Call, Expression, Field, FunctionArgs, FunctionBody, Index, LastStmt,
@@ -54,8 +55,9 @@ pub enum Value {
         returns: Box<Value>,
     },
     /// A table built by a constructor: the string keys it was given there, in order, then the
-    /// ones assigned later through the local that holds it (`t.name = ...`).
-    Table { fields: Vec<String> },
+    /// ones assigned later through the local that holds it (`t.name = ...`). Shared: each use of
+    /// the local takes the value, and copying the keys per use was quadratic in a large table.
+    Table { fields: Arc<Vec<String>> },
 }
 
 /// Segments of the deepest `obj` path the analysis follows.
@@ -139,6 +141,7 @@ impl Model {
             model: Model::default(),
             scopes: vec![Vec::new()],
             active: HashMap::new(),
+            table_keys: HashMap::new(),
             source_len,
         };
         builder.block(ast.nodes(), source_len);
@@ -185,7 +188,7 @@ impl Model {
             .collect();
         // A later-starting scope is nested in (or follows) an earlier one, so it shadows it.
         visible.sort_by_key(|&d| std::cmp::Reverse(self.decls[d].visible.start));
-        let mut seen = std::collections::HashSet::new();
+        let mut seen = HashSet::new();
         visible.retain(|&d| seen.insert(self.decls[d].name.as_str()));
         visible
     }
@@ -220,7 +223,7 @@ impl Model {
                 returns: Box::new(self.returns_of(function.body())),
             },
             Expression::TableConstructor(table) => Value::Table {
-                fields: constructor_keys(table),
+                fields: Arc::new(constructor_keys(table)),
             },
             _ => Value::Unknown,
         }
@@ -379,6 +382,8 @@ struct Builder {
     scopes: Vec<Vec<DeclId>>,
     /// For each name, the declarations currently in scope, innermost last.
     active: HashMap<String, Vec<DeclId>>,
+    /// The keys of each table local assigned a field so far, to add a key once.
+    table_keys: HashMap<DeclId, HashSet<String>>,
     source_len: usize,
 }
 
@@ -724,10 +729,14 @@ impl Builder {
         let Some(decl) = self.lookup(&identifier(token)) else {
             return;
         };
-        if let Value::Table { fields } = &mut self.model.decls[decl].value
-            && !fields.contains(&key)
-        {
-            fields.push(key);
+        if let Value::Table { fields } = &mut self.model.decls[decl].value {
+            let known = self
+                .table_keys
+                .entry(decl)
+                .or_insert_with(|| fields.iter().cloned().collect());
+            if known.insert(key.clone()) {
+                Arc::make_mut(fields).push(key);
+            }
         }
     }
 
@@ -797,6 +806,8 @@ impl Builder {
 /// The string keys a table constructor gives (`{a = 1, ["b"] = 2}`: `a`, `b`).
 fn constructor_keys(table: &full_moon::ast::TableConstructor) -> Vec<String> {
     let mut keys: Vec<String> = Vec::new();
+    // Seen keys by value: a search of `keys` per field was quadratic in a large table.
+    let mut seen = HashSet::new();
     for field in table.fields().iter() {
         let key = match field {
             Field::NameKey { key, .. } => Some(identifier(key).to_string()),
@@ -807,7 +818,7 @@ fn constructor_keys(table: &full_moon::ast::TableConstructor) -> Vec<String> {
             _ => None,
         };
         if let Some(key) = key
-            && !keys.contains(&key)
+            && seen.insert(key.clone())
         {
             keys.push(key);
         }

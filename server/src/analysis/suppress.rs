@@ -9,6 +9,7 @@
 //! Codes are separated by spaces or commas; a directive without codes disables every lint there.
 //! Syntax errors are never disabled: the script cannot run.
 
+use std::collections::HashMap;
 use std::ops::Range;
 
 use full_moon::tokenizer::TokenType;
@@ -39,7 +40,9 @@ pub fn directives(source: &str) -> Vec<Directive> {
     if !source.contains(MARKER) {
         return Vec::new();
     }
-    let line_of = |offset: usize| source[..offset].matches('\n').count();
+    // Lines counted from the last comment on (comments come in order): counting from the top
+    // for each was quadratic in a file of many directives.
+    let (mut counted_to, mut line) = (0, 0);
     let mut found = Vec::new();
     for token in tokens(source) {
         let TokenType::SingleLineComment { comment } = token.token_type() else {
@@ -51,7 +54,9 @@ pub fn directives(source: &str) -> Vec<Directive> {
         let mut words = rest
             .split(|c: char| c.is_whitespace() || c == ',')
             .filter(|w| !w.is_empty());
-        let line = line_of(token.start_position().bytes());
+        let at = token.start_position().bytes();
+        line += source[counted_to..at].matches('\n').count();
+        counted_to = at;
         let scope = match words.next() {
             Some("disable") => Scope::File,
             Some("disable-next-line") => Scope::Line(line + 1),
@@ -66,26 +71,46 @@ pub fn directives(source: &str) -> Vec<Directive> {
     found
 }
 
-/// Whether a finding of `code` starting at byte `start` is disabled by one of `directives`.
-pub fn is_disabled(
-    source: &str,
-    directives: &[Directive],
-    code: &str,
-    range: &Range<usize>,
-) -> bool {
-    if directives.is_empty() {
-        return false;
+/// A script's directives, ready to be asked of each finding (a line's directives by its
+/// number, a finding's line by the offsets of the line breaks).
+#[derive(Debug, Default)]
+pub struct Suppressions {
+    file: Vec<Directive>,
+    lines: HashMap<usize, Vec<Directive>>,
+    line_breaks: Vec<usize>,
+}
+
+impl Suppressions {
+    pub fn of(source: &str) -> Suppressions {
+        let mut suppressions = Suppressions::default();
+        for directive in directives(source) {
+            match directive.scope {
+                Scope::File => suppressions.file.push(directive),
+                Scope::Line(line) => suppressions.lines.entry(line).or_default().push(directive),
+            }
+        }
+        if !suppressions.lines.is_empty() {
+            suppressions.line_breaks = source.match_indices('\n').map(|(at, _)| at).collect();
+        }
+        suppressions
     }
-    let line = source[..range.start.min(source.len())]
-        .matches('\n')
-        .count();
-    directives.iter().any(|d| {
-        let here = match d.scope {
-            Scope::File => true,
-            Scope::Line(l) => l == line,
+
+    /// Whether a finding of `code` starting at byte `range.start` is disabled.
+    pub fn disables(&self, code: &str, range: &Range<usize>) -> bool {
+        let applies = |d: &Directive| {
+            d.codes.is_empty() || d.codes.iter().any(|c| c.eq_ignore_ascii_case(code))
         };
-        here && (d.codes.is_empty() || d.codes.iter().any(|c| c.eq_ignore_ascii_case(code)))
-    })
+        if self.file.iter().any(applies) {
+            return true;
+        }
+        if self.lines.is_empty() {
+            return false;
+        }
+        let line = self.line_breaks.partition_point(|&at| at < range.start);
+        self.lines
+            .get(&line)
+            .is_some_and(|here| here.iter().any(applies))
+    }
 }
 
 /// The comment that disables `code` on the line below (indented like `line_text`).

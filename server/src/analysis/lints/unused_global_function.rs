@@ -24,9 +24,14 @@ impl Lint for UnusedGlobalFunction {
             return Vec::new();
         }
         let globals = || ctx.model.refs.iter().filter(|r| r.decl.is_none());
+        // Read once: asked of each function, the search was quadratic in the globals.
+        let read: std::collections::HashSet<&str> = globals()
+            .filter(|r| !r.write)
+            .map(|r| r.name.as_str())
+            .collect();
         globals()
             .filter(|r| r.write && ctx.source[..r.range.start].trim_end().ends_with("function"))
-            .filter(|f| !globals().any(|r| !r.write && r.name == f.name))
+            .filter(|f| !read.contains(f.name.as_str()))
             .map(|f| {
                 LintDiagnostic::new(
                     f.range.clone(),
