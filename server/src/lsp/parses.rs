@@ -52,6 +52,12 @@ impl State {
         gone.into_iter().map(|(_, parsed)| parsed).collect()
     }
 
+    /// `flight`, of the text of `path`, is no longer under way.
+    fn land(&mut self, path: &Path, flight: &Arc<Flight>) {
+        self.in_flight
+            .retain(|(p, under_way)| !(p.as_path() == path && Arc::ptr_eq(under_way, flight)));
+    }
+
     /// A parse of exactly `source` for `path` that exists now: kept (then used most recently),
     /// or held by some work.
     fn existing(&mut self, path: &Path, source: &str) -> Option<Arc<ParsedScript>> {
@@ -103,7 +109,8 @@ impl Flight {
     }
 }
 
-/// Ends a flight when its parse panicked, so that no request waits for it forever.
+/// A parse under way on this thread: dropped, it ends its flight (with no parse when the parse
+/// panicked), so that no request waits for it forever.
 struct Parsing<'a> {
     cache: &'a ParseCache,
     path: &'a Path,
@@ -112,10 +119,7 @@ struct Parsing<'a> {
 
 impl Drop for Parsing<'_> {
     fn drop(&mut self) {
-        self.cache
-            .lock()
-            .in_flight
-            .retain(|(p, flight)| !(p.as_path() == self.path && Arc::ptr_eq(flight, &self.flight)));
+        self.cache.lock().land(self.path, &self.flight);
         self.flight.end(None);
     }
 }
@@ -179,8 +183,8 @@ impl ParseCache {
         };
         let parsing = match parsing {
             Ok(parsing) => parsing,
-            // `None`: that parse panicked; this request parses again (and so answers with the
-            // same failure as its own).
+            // `None`: that parse panicked; this request parses the text itself (and fails as
+            // that one did, on its own thread).
             Err(flight) => {
                 return flight
                     .wait()
@@ -191,9 +195,9 @@ impl ParseCache {
         let mut evicted = Vec::new();
         {
             let mut state = self.lock();
-            state.in_flight.retain(|(p, flight)| {
-                !(p.as_path() == path && Arc::ptr_eq(flight, &parsing.flight))
-            });
+            // Landed under the same lock as it is kept or listed in use: a request between
+            // the two would find neither and parse the text again.
+            state.land(path, &parsing.flight);
             let keep = version.is_some()
                 && state.versions.get(path).copied() == version
                 && source.len() <= MAX_CACHED_SCRIPT_BYTES;
