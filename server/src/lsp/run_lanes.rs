@@ -1,6 +1,7 @@
 //! Where and when the editor's runs execute: the foreground, background and slow lanes with
 //! their thread pools ([`RunSlots`]), and one run in flight per script, superseded runs
-//! cancelled ([`Scheduler`]). What a run does is `runs.rs`.
+//! cancelled ([`Scheduler`], on [`Lanes`], which the analyses of files use too). What a run
+//! does is `runs.rs`.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -140,25 +141,90 @@ impl Default for RunSlots {
 /// request superseded).
 #[derive(Default)]
 pub struct Scheduler {
-    generations: Mutex<HashMap<ScriptId, Arc<AtomicU64>>>,
+    lanes: Lanes<ScriptId>,
     last_request: Mutex<HashMap<ScriptId, std::time::Instant>>,
-    locks: Mutex<HashMap<ScriptId, Arc<tokio::sync::Mutex<()>>>>,
     ended: Mutex<HashMap<ScriptId, Arc<tokio::sync::watch::Sender<u64>>>>,
+}
+
+/// Work per key where a newer request supersedes the older ones and one piece of work holds
+/// the key's lock at a time: the editor's runs per script ([`Scheduler`]) and its analyses per
+/// file (`Session::analyse`).
+pub struct Lanes<K> {
+    generations: Mutex<HashMap<K, Arc<AtomicU64>>>,
+    locks: Mutex<HashMap<K, Arc<tokio::sync::Mutex<()>>>>,
+}
+
+impl<K> Default for Lanes<K> {
+    fn default() -> Self {
+        Lanes {
+            generations: Mutex::default(),
+            locks: Mutex::default(),
+        }
+    }
+}
+
+/// One request of a [`Lanes`] key.
+pub struct LaneTicket {
+    generation: Arc<AtomicU64>,
+    mine: u64,
+    lock: Arc<tokio::sync::Mutex<()>>,
+}
+
+impl LaneTicket {
+    /// Whether a newer request came after this one.
+    pub fn superseded(&self) -> bool {
+        self.generation.load(Ordering::SeqCst) != self.mine
+    }
+
+    /// The key's lock, which the work holds while it runs.
+    pub fn lock(&self) -> Arc<tokio::sync::Mutex<()>> {
+        self.lock.clone()
+    }
+
+    /// [`LaneTicket::superseded`], usable from a blocking thread.
+    pub fn canceller(&self) -> impl Fn() -> bool + Send + Sync + 'static {
+        let generation = self.generation.clone();
+        let mine = self.mine;
+        move || generation.load(Ordering::SeqCst) != mine
+    }
+}
+
+impl<K: std::hash::Hash + Eq + Clone> Lanes<K> {
+    /// Registers a new request for `key`, superseding any earlier one.
+    pub fn request(&self, key: &K) -> LaneTicket {
+        let generation = lock(&self.generations)
+            .entry(key.clone())
+            .or_default()
+            .clone();
+        let mine = generation.fetch_add(1, Ordering::SeqCst) + 1;
+        LaneTicket {
+            generation,
+            mine,
+            lock: lock(&self.locks).entry(key.clone()).or_default().clone(),
+        }
+    }
+
+    /// The counter of `key`'s requests, when it had any.
+    fn requested(&self, key: &K) -> Option<Arc<AtomicU64>> {
+        lock(&self.generations).get(key).cloned()
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// A ticket for one requested run. Dropping the ticket of the newest request (its run ended,
 /// whichever way) marks its generation as ended.
 pub struct Ticket {
-    generation: Arc<AtomicU64>,
-    mine: u64,
-    lock: Arc<tokio::sync::Mutex<()>>,
+    lane: LaneTicket,
     ended: Arc<tokio::sync::watch::Sender<u64>>,
 }
 
 impl Drop for Ticket {
     fn drop(&mut self) {
         if !self.superseded() {
-            let mine = self.mine;
+            let mine = self.lane.mine;
             self.ended.send_if_modified(|ended| {
                 let newer = *ended < mine;
                 if newer {
@@ -173,35 +239,17 @@ impl Drop for Ticket {
 impl Ticket {
     /// Whether a newer request came after this one.
     pub fn superseded(&self) -> bool {
-        self.generation.load(Ordering::SeqCst) != self.mine
+        self.lane.superseded()
     }
 
     pub fn lock(&self) -> Arc<tokio::sync::Mutex<()>> {
-        self.lock.clone()
+        self.lane.lock()
     }
 
     /// A check usable from a blocking thread.
     pub fn canceller(&self) -> impl Fn() -> bool + Send + Sync + 'static {
-        let generation = self.generation.clone();
-        let mine = self.mine;
-        move || generation.load(Ordering::SeqCst) != mine
+        self.lane.canceller()
     }
-}
-
-/// Bumps `key`'s counter in `counters`: the counter (to tell later whether a newer bump
-/// superseded this one) and the value this bump set.
-pub(super) fn next_generation<K: std::hash::Hash + Eq + Clone>(
-    counters: &Mutex<HashMap<K, Arc<AtomicU64>>>,
-    key: &K,
-) -> (Arc<AtomicU64>, u64) {
-    let counter = counters
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .entry(key.clone())
-        .or_default()
-        .clone();
-    let mine = counter.fetch_add(1, Ordering::SeqCst) + 1;
-    (counter, mine)
 }
 
 impl Scheduler {
@@ -224,9 +272,7 @@ impl Scheduler {
     /// The number of runs requested so far for each script: with [`Scheduler::requested_since`],
     /// tells which scripts got a request after this moment.
     pub fn requests_now(&self) -> HashMap<ScriptId, u64> {
-        self.generations
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
+        lock(&self.lanes.generations)
             .iter()
             .map(|(id, generation)| (id.clone(), generation.load(Ordering::SeqCst)))
             .collect()
@@ -235,28 +281,16 @@ impl Scheduler {
     /// Whether a run of `id` was requested after `before` was taken ([`Scheduler::requests_now`]).
     pub fn requested_since(&self, id: &ScriptId, before: &HashMap<ScriptId, u64>) -> bool {
         let now = self
-            .generations
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(id)
+            .lanes
+            .requested(id)
             .map_or(0, |generation| generation.load(Ordering::SeqCst));
         now > before.get(id).copied().unwrap_or(0)
     }
 
     /// Registers a new request for `id`, superseding any earlier one.
     pub fn request(&self, id: &ScriptId) -> Ticket {
-        let (generation, mine) = next_generation(&self.generations, id);
-        let lock = self
-            .locks
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .entry(id.clone())
-            .or_default()
-            .clone();
         Ticket {
-            generation,
-            mine,
-            lock,
+            lane: self.lanes.request(id),
             ended: self.ended_of(id),
         }
     }
@@ -273,13 +307,7 @@ impl Scheduler {
     /// Waits until the newest run requested for `id` has ended (a request made meanwhile is
     /// waited for too).
     pub async fn settled(&self, id: &ScriptId) {
-        let generation = self
-            .generations
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(id)
-            .cloned();
-        let Some(generation) = generation else {
+        let Some(generation) = self.lanes.requested(id) else {
             return;
         };
         let mut ended = self.ended_of(id).subscribe();

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use std::time::Duration;
 
@@ -20,7 +20,7 @@ use super::diagnostics::run_diagnostics;
 use super::documents::{Documents, path_uri};
 use super::lua;
 use super::project::{self, DocKind, ScriptId, ScriptTarget};
-use super::run_lanes::{RunSlots, Scheduler, Slot, Ticket, next_generation};
+use super::run_lanes::{Lanes, RunSlots, Scheduler, Slot, Ticket};
 use super::runs::{QUICK_PASS, ScriptResults, execute_with, gather};
 use super::schemas::SchemaCache;
 use crate::analysis::{LintConfig, SpecSchema, SpecShape, infer_spec_shape};
@@ -154,12 +154,10 @@ pub struct Session {
     published: Mutex<HashMap<PathBuf, u64>>,
     /// A `workspace/codeLens/refresh` is already on its way.
     lens_refresh_pending: AtomicBool,
-    /// Per file, the latest analysis request (older results are dropped).
-    analysis_generation: Mutex<HashMap<PathBuf, Arc<AtomicU64>>>,
-    /// Per file, held while an analysis of it runs: one at a time, so that analyses requested
-    /// faster than they end (edits in a large file, a run ending during the open's analysis)
-    /// do not each hold a tree of their own text at once.
-    analysis_lanes: Mutex<HashMap<PathBuf, Arc<tokio::sync::Mutex<()>>>>,
+    /// Per file, the latest analysis request (older results are dropped), and one analysis
+    /// running at a time: analyses requested faster than they end (edits in a large file, a
+    /// run ending during the open's analysis) do not each hold a tree of their own text at once.
+    analyses: Lanes<PathBuf>,
     pub shutting_down: AtomicBool,
     /// The step values shown as inlay hints (`kruise-lua.showStepValues`), if any.
     pub step_values: ShownSlot,
@@ -192,8 +190,7 @@ impl Session {
             publishing: tokio::sync::Mutex::new(()),
             published: Mutex::default(),
             lens_refresh_pending: AtomicBool::new(false),
-            analysis_generation: Mutex::default(),
-            analysis_lanes: Mutex::default(),
+            analyses: Lanes::default(),
             shutting_down: AtomicBool::new(false),
             step_values: Default::default(),
             configmaps: Mutex::default(),
@@ -424,7 +421,7 @@ impl Session {
     /// `quick` (after an edit; `Some(keep_lints)`) first publishes the fast compile-only
     /// syntax verdict for a Lua file.
     pub fn analyse(self: &Arc<Self>, path: &Path, quick: Option<bool>) {
-        let (generation, mine) = next_generation(&self.analysis_generation, &path.to_path_buf());
+        let ticket = self.analyses.request(&path.to_path_buf());
         let session = self.clone();
         let path = path.to_path_buf();
         // The quick verdict is computed on the async thread (about a millisecond for 2,000 lines; a
@@ -446,7 +443,7 @@ impl Session {
                     None
                 };
                 if let Some(syntax) = verdict
-                    && generation.load(Ordering::SeqCst) == mine
+                    && !ticket.superseded()
                 {
                     session
                         .publish_with(|store| {
@@ -456,13 +453,13 @@ impl Session {
                         .await;
                 }
             }
-            let lane = session.analysis_lane(&path);
+            let lane = ticket.lock();
             let running = lane.lock().await;
             let worker = session.clone();
             let file = path.clone();
-            let generation_check = generation.clone();
+            let superseded = ticket.canceller();
             let computed = tokio::task::spawn_blocking(move || {
-                if generation_check.load(Ordering::SeqCst) != mine {
+                if superseded() {
                     return None;
                 }
                 let started = std::time::Instant::now();
@@ -480,7 +477,7 @@ impl Session {
             let Ok(Some((diags, heavy))) = computed else {
                 return;
             };
-            if generation.load(Ordering::SeqCst) == mine {
+            if !ticket.superseded() {
                 session
                     .publish_with(|store| {
                         let all = store.set_analysis(&path, diags);
@@ -495,16 +492,6 @@ impl Session {
                 tokio::task::spawn_blocking(crate::freed_memory::release);
             }
         });
-    }
-
-    /// The lock an analysis of `path` holds while it runs.
-    fn analysis_lane(&self, path: &Path) -> Arc<tokio::sync::Mutex<()>> {
-        self.analysis_lanes
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .entry(path.to_path_buf())
-            .or_default()
-            .clone()
     }
 
     /// Requests a run of a script's cases, debounced by `delay` (leading edge: a request after
