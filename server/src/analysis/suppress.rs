@@ -75,18 +75,20 @@ pub fn directives(source: &str) -> Vec<Directive> {
 /// number, a finding's line by the offsets of the line breaks).
 #[derive(Debug, Default)]
 pub struct Suppressions {
-    file: Vec<Directive>,
-    lines: HashMap<usize, Vec<Directive>>,
+    /// The codes of each file-wide directive (none: every lint).
+    file: Vec<Vec<String>>,
+    /// The codes of each directive on a line, by the line.
+    lines: HashMap<usize, Vec<Vec<String>>>,
     line_breaks: Vec<usize>,
 }
 
 impl Suppressions {
     pub fn of(source: &str) -> Suppressions {
         let mut suppressions = Suppressions::default();
-        for directive in directives(source) {
-            match directive.scope {
-                Scope::File => suppressions.file.push(directive),
-                Scope::Line(line) => suppressions.lines.entry(line).or_default().push(directive),
+        for Directive { scope, codes } in directives(source) {
+            match scope {
+                Scope::File => suppressions.file.push(codes),
+                Scope::Line(line) => suppressions.lines.entry(line).or_default().push(codes),
             }
         }
         if !suppressions.lines.is_empty() {
@@ -97,8 +99,8 @@ impl Suppressions {
 
     /// Whether a finding of `code` starting at byte `range.start` is disabled.
     pub fn disables(&self, code: &str, range: &Range<usize>) -> bool {
-        let applies = |d: &Directive| {
-            d.codes.is_empty() || d.codes.iter().any(|c| c.eq_ignore_ascii_case(code))
+        let applies = |codes: &Vec<String>| {
+            codes.is_empty() || codes.iter().any(|c| c.eq_ignore_ascii_case(code))
         };
         if self.file.iter().any(applies) {
             return true;
